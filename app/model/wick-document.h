@@ -1,0 +1,274 @@
+/* wick-document.h — a candle-graph trace read into compact arrays.
+ *
+ * The document model is shared by the app's views, wick-trace and the live
+ * window. Records are stored struct-of-arrays style: one GArray of small plain
+ * structs per record kind, strings interned in one pool (WickStr offsets), so a
+ * trace of millions of spans costs tens of bytes a span and no GObject each.
+ *
+ * Reading follows spec/candle-graph-trace-10.md exactly: the same accept and
+ * reject decisions, the same messages, the same health codes and gradient
+ * verdicts. A document that failed to parse still holds every record decoded
+ * before the failing line, so the app can show a truncated trace.
+ *
+ * Owned by the model area. The layout of the structs below is a contract with
+ * the views: fields may be added, not renamed or removed.
+ */
+#pragma once
+
+#include <gio/gio.h>
+#include <wick/wick.h>
+
+G_BEGIN_DECLS
+
+/* Offset into the document's string pool; 0 means absent. */
+typedef guint32 WickStr;
+
+typedef enum
+{
+  WICK_SPAN_FLAG_CLOSED = 1 << 0,
+  WICK_SPAN_FLAG_MEASURED = 1 << 1,
+  WICK_SPAN_FLAG_HAS_PARENT_ID = 1 << 2,
+} WickSpanFlags;
+
+typedef struct
+{
+  WickStr id;
+  WickStr name;
+  WickStr parent_id;     /* as written; 0 when absent */
+  gint32 parent;         /* index into spans, -1 when absent or unknown */
+  guint32 record_index;  /* 0-based index of its span_start among records */
+  guint64 start_ns;
+  guint64 duration_ns;   /* 0 while open */
+  guint16 depth;         /* 0 for roots and spans whose parent is unknown */
+  guint8 kind;           /* WickSpanKind */
+  guint8 step;           /* WickStep */
+  guint8 flags;          /* WickSpanFlags */
+} WickSpan;
+
+typedef struct
+{
+  WickStr span_id;
+  gint32 span;           /* span index, -1 when unknown */
+  WickStr op_name;
+  guint32 inputs_offset; /* into shape_pool/str lists: see wick_document_op_inputs() */
+  guint32 n_inputs;
+  WickStr output;        /* 0 when absent */
+  guint32 shape_offset;  /* into the u64 pool */
+  guint32 rank;
+  WickStr dtype;
+  WickStr device;
+  guint64 duration_ns;
+  guint64 timestamp_ns;
+  guint64 output_dense_bytes; /* derived when absent and the dtype is known */
+  guint64 input_dense_bytes;
+  gboolean has_output_dense_bytes;
+} WickOp;
+
+typedef struct
+{
+  WickStr span_id;
+  gint32 span;
+  WickStr tensor_id;
+  WickStr label;
+  guint32 shape_offset;
+  guint32 rank;
+  WickStr dtype;
+  WickStr device;
+  guint64 dense_bytes;
+  gboolean has_dense_bytes;
+  gboolean requires_grad;
+  guint8 category;       /* WickMemoryCategory */
+} WickTensor;
+
+typedef struct
+{
+  WickStr span_id;
+  gint32 span;
+  WickStr label;
+  guint32 shape_offset;
+  guint32 rank;
+  WickStr dtype;
+  guint64 elements;
+  guint64 non_finite;
+  double rms, abs_max, mean;
+} WickTensorStats;
+
+typedef struct
+{
+  guint64 timestamp_ns;
+  WickStr storage_id;
+  WickStr tensor_id;
+  WickStr span_id;
+  gint32 span;
+  WickStr op_name;
+  WickStr device;
+  guint64 bytes;
+  guint8 action;         /* WickMemoryAction */
+  guint8 category;       /* WickMemoryCategory */
+  guint32 shape_offset;
+  guint32 rank;
+  WickStr dtype;
+} WickMemoryEvent;
+
+typedef enum
+{
+  WICK_DEVICE_MEMORY_USED = 1 << 0,
+  WICK_DEVICE_MEMORY_FREE = 1 << 1,
+  WICK_DEVICE_MEMORY_RESERVED = 1 << 2,
+  WICK_DEVICE_MEMORY_CAPACITY = 1 << 3,
+} WickDeviceMemoryFields;
+
+typedef struct
+{
+  guint64 timestamp_ns;
+  WickStr device;
+  guint8 present;        /* WickDeviceMemoryFields */
+  guint64 used_bytes, free_bytes, reserved_bytes, capacity_bytes;
+} WickDeviceMemorySample;
+
+typedef struct
+{
+  WickStr span_id;
+  gint32 span;
+  WickStr device;
+  WickStr stream_id;
+  WickStr clock_id;
+  WickStr backend;
+  guint64 start_ns;
+  guint64 duration_ns;
+} WickDeviceInterval;
+
+typedef struct
+{
+  WickStr event_id;
+  WickStr root;
+  WickStr key;
+  guint8 state;          /* WickGradientState */
+  gboolean has_norm;
+  double norm;
+} WickGradient;
+
+typedef enum { WICK_EDGE_CALL, WICK_EDGE_DATA } WickEdgeKind;
+
+typedef struct
+{
+  guint8 edge_kind;      /* WickEdgeKind */
+  WickStr from;          /* from_span or from_tensor */
+  WickStr to;            /* to_span or to_tensor */
+  guint64 host_duration_ns;
+} WickEdge;
+
+/* A Wick-only record (kind "wick_..."), kept as its JSON text. candle-graph
+ * rejects these kinds; see wick_document_get_extension_line(). */
+typedef struct
+{
+  WickStr kind;
+  WickStr json;          /* the whole line */
+  guint64 timestamp_ns;  /* its "timestamp_ns" field, 0 when absent */
+  guint32 line;          /* 1-based physical line */
+} WickExtensionRecord;
+
+typedef enum { WICK_SEVERITY_ERROR, WICK_SEVERITY_WARNING } WickSeverity;
+
+typedef enum
+{
+  WICK_RECORD_NONE,
+  WICK_RECORD_META,
+  WICK_RECORD_SPAN,
+  WICK_RECORD_OP,
+  WICK_RECORD_TENSOR,
+  WICK_RECORD_TENSOR_STATS,
+  WICK_RECORD_MEMORY,
+  WICK_RECORD_DEVICE_MEMORY,
+  WICK_RECORD_DEVICE_INTERVAL,
+  WICK_RECORD_GRADIENT,
+  WICK_RECORD_EDGE,
+  WICK_RECORD_TERMINAL,
+  WICK_RECORD_EXTENSION,
+} WickRecordType;
+
+typedef struct
+{
+  const char *code;      /* static string, e.g. "root_count" */
+  WickSeverity severity;
+  char *message;
+  WickRecordType record_type;
+  gint64 record_index;   /* index into the array of that type, -1 when none */
+  char *record_id;       /* span id or gradient event id, NULL when none */
+} WickHealthIssue;
+
+typedef enum
+{
+  WICK_COVERAGE_VERDICT_COMPLETE,
+  WICK_COVERAGE_VERDICT_PARTIAL,
+  WICK_COVERAGE_VERDICT_INVALID,
+  WICK_COVERAGE_VERDICT_UNAVAILABLE,
+} WickCoverageVerdict;
+
+typedef struct
+{
+  gboolean failed;       /* FALSE: the whole file parsed */
+  guint64 line;          /* 1-based physical line for decode errors, 0 otherwise */
+  gint64 record_index;   /* 0-based record index for stream-rule errors, -1 otherwise */
+  char *message;         /* the spec's message, e.g. "parse trace JSONL line 3 from t.jsonl" */
+  char *cause;           /* the decoder's cause, e.g. "missing field `key`"; may be NULL */
+} WickParseError;
+
+#define WICK_TYPE_DOCUMENT (wick_document_get_type ())
+G_DECLARE_FINAL_TYPE (WickDocument, wick_document, WICK, DOCUMENT, GObject)
+
+typedef void (*WickProgressFunc) (double fraction, gpointer user_data);
+
+WickDocument *wick_document_new (void);
+
+/* Reads a trace file. Returns FALSE with @error on I/O errors, cancellation
+ * and parse errors; in the last case the document keeps what was read and
+ * wick_document_get_parse_error() says where and why. Safe to call from a
+ * worker thread; the document must not be shared until it returns. */
+gboolean wick_document_load_file (WickDocument *self, const char *path,
+                                  GCancellable *cancellable, WickProgressFunc progress,
+                                  gpointer user_data, GError **error);
+
+/* Incremental reading (live sessions, tests): feed physical lines without their
+ * terminator, then finish. */
+gboolean wick_document_feed_line (WickDocument *self, const char *line, gsize length,
+                                  GError **error);
+gboolean wick_document_finish (WickDocument *self, GError **error);
+
+const char *wick_document_str (WickDocument *self, WickStr str);
+const char *wick_document_get_path (WickDocument *self);
+const WickParseError *wick_document_get_parse_error (WickDocument *self);
+
+const WickSpan *wick_document_get_spans (WickDocument *self, guint *n_spans);
+const WickOp *wick_document_get_ops (WickDocument *self, guint *n_ops);
+const WickTensor *wick_document_get_tensors (WickDocument *self, guint *n_tensors);
+const WickTensorStats *wick_document_get_tensor_stats (WickDocument *self, guint *n);
+const WickMemoryEvent *wick_document_get_memory (WickDocument *self, guint *n);
+const WickDeviceMemorySample *wick_document_get_device_memory (WickDocument *self, guint *n);
+const WickDeviceInterval *wick_document_get_device_intervals (WickDocument *self, guint *n);
+const WickGradient *wick_document_get_gradients (WickDocument *self, guint *n);
+const WickEdge *wick_document_get_edges (WickDocument *self, guint *n);
+const WickExtensionRecord *wick_document_get_extensions (WickDocument *self, guint *n);
+const guint64 *wick_document_get_shape (WickDocument *self, guint32 offset);
+const WickStr *wick_document_get_op_inputs (WickDocument *self, const WickOp *op);
+
+/* Meta as read (NULL strings when absent); JSON text of the whole meta line. */
+const char *wick_document_get_meta_json (WickDocument *self);
+const char *wick_document_get_schema (WickDocument *self);
+const char *wick_document_get_entrypoint (WickDocument *self);
+const char *wick_document_get_run_id (WickDocument *self);
+WickPhase wick_document_get_phase (WickDocument *self);
+gboolean wick_document_has_terminal (WickDocument *self);
+gboolean wick_document_get_capture_complete (WickDocument *self);
+const char *wick_document_get_terminal_reason (WickDocument *self);
+guint64 wick_document_get_terminal_ns (WickDocument *self);
+/* The end of the latest host evidence (spec §4 rule 6.7), for time axes. */
+guint64 wick_document_get_end_ns (WickDocument *self);
+
+/* Health (spec §6–7), in the spec's order. Valid after a successful load or finish. */
+const WickHealthIssue *wick_document_get_health (WickDocument *self, guint *n_issues);
+gboolean wick_document_get_structurally_valid (WickDocument *self);
+WickCoverageVerdict wick_document_get_gradient_coverage (WickDocument *self);
+const char *wick_coverage_verdict_to_string (WickCoverageVerdict verdict);
+
+G_END_DECLS

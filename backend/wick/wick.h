@@ -1,0 +1,15 @@
+/* wick.h — libwick, the recording library linked into a profiled process.
+ *
+ * Include this header only. Everything is prefixed wick_, handles are opaque,
+ * and every call that can fail returns false (or NULL) and fills a WickError
+ * with a human sentence.
+ */
+#pragma once
+
+#define WICK_INSIDE
+#include "wick-session.h"
+#include "wick-ring.h"
+#include "wick-live.h"
+#include "wick-weights.h"
+#include "wick-stages.h"
+#undef WICK_INSIDE

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds Wick with warnings as errors, and runs every
+# suite (backend, model, app under Xvfb, integration, cuda, fuzz), then an
+# ASan+UBSan build of the non-GUI suites and a short libFuzzer run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools/install-deps.sh
+
+export GTK_A11Y=none NO_AT_BRIDGE=1
+jobs=$(nproc)
+
+echo "== build (warnings are errors)"
+rm -rf _build-test
+meson setup _build-test -Dwerror_ci=true >/dev/null
+meson compile -C _build-test -j "$jobs"
+
+echo "== tests"
+status=0
+xvfb-run -a -s "-screen 0 1600x1000x24" dbus-run-session -- \
+  meson test -C _build-test --print-errorlogs --num-processes "$jobs" || status=1
+
+echo "== ASan+UBSan (backend, model, integration, fuzz suites)"
+rm -rf _build-asan
+CC=clang meson setup _build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+  -Dfuzz=true -Dcuda=disabled >/dev/null
+meson compile -C _build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C _build-asan --print-errorlogs --num-processes "$jobs" \
+  --suite backend --suite model --suite integration --suite fuzz || status=1
+
+echo "== libFuzzer, briefly"
+tools/fuzz.sh _build-asan 20 || status=1
+
+python3 tools/summarize-tests.py _build-test/meson-logs/testlog.json _build-asan/meson-logs/testlog.json
+exit $status
