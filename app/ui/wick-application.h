@@ -1,0 +1,46 @@
+/* wick-application.h — the Wick application: one window per document.
+ *
+ * Application id io.github.wickprofiler.Wick. Actions: app.open (file
+ * chooser), app.open-example, app.attach (disabled until the live UI installs
+ * a handler), app.shortcuts, app.about, app.quit. `wick FILE...` opens one
+ * window per file; with no file, one window on the welcome page.
+ *
+ * For the live area (app/ui/live/): define
+ *   void wick_live_ui_register (WickApplication *app);
+ * in a file appended to wick_ui_sources and set `wick_ui_live_enabled = true`
+ * in app/ui/live/meson.build; the application calls it once at startup. Call
+ * wick_application_set_attach_handler() from there to enable "Attach to
+ * process…".
+ */
+#pragma once
+
+#include <adwaita.h>
+
+G_BEGIN_DECLS
+
+#define WICK_APPLICATION_ID "io.github.wickprofiler.Wick"
+
+#define WICK_TYPE_APPLICATION (wick_application_get_type ())
+G_DECLARE_FINAL_TYPE (WickApplication, wick_application, WICK, APPLICATION, AdwApplication)
+
+/* Called when the user picks "Attach to process…"; @parent is the window the
+ * request came from (may be on its welcome page: reuse it with
+ * wick_window_set_document(), or open a new window). */
+typedef void (*WickAttachHandler) (WickApplication *app, GtkWindow *parent, gpointer user_data);
+
+WickApplication *wick_application_new (void);
+
+/* Installs the attach handler and enables app.attach. */
+void wick_application_set_attach_handler (WickApplication *self, WickAttachHandler handler,
+                                          gpointer user_data, GDestroyNotify destroy);
+
+/* Opens @file in a window: reuses @reuse when it shows the welcome page, else a new one. */
+void wick_application_open_file (WickApplication *self, GFile *file, GtkWindow *reuse);
+
+/* The example trace bundled in data/ (installed or in the source tree). */
+char *wick_application_get_example_path (void);
+
+/* Optional hook provided by app/ui/live (see above). */
+void wick_live_ui_register (WickApplication *app);
+
+G_END_DECLS

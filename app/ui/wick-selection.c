@@ -1,0 +1,116 @@
+/* wick-selection.c — see wick-selection.h for the contract. */
+#include "wick-selection.h"
+
+struct _WickSelection
+{
+  GObject parent_instance;
+  guint64 visible_start, visible_end;
+  guint64 range_start, range_end;
+  WickRecordType record_type;
+  gint64 record_index;
+};
+
+G_DEFINE_FINAL_TYPE (WickSelection, wick_selection, G_TYPE_OBJECT)
+
+enum { CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void
+wick_selection_class_init (WickSelectionClass *klass)
+{
+  /* changed (WickSelectionChange what) */
+  signals[CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                   NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT);
+}
+
+static void
+wick_selection_init (WickSelection *self)
+{
+  self->record_type = WICK_RECORD_NONE;
+  self->record_index = -1;
+}
+
+WickSelection *
+wick_selection_new (void)
+{
+  return g_object_new (WICK_TYPE_SELECTION, NULL);
+}
+
+void
+wick_selection_get_visible (WickSelection *self, guint64 *start_ns, guint64 *end_ns)
+{
+  g_return_if_fail (WICK_IS_SELECTION (self));
+  if (start_ns)
+    *start_ns = self->visible_start;
+  if (end_ns)
+    *end_ns = self->visible_end;
+}
+
+void
+wick_selection_set_visible (WickSelection *self, guint64 start_ns, guint64 end_ns)
+{
+  g_return_if_fail (WICK_IS_SELECTION (self));
+  if (end_ns <= start_ns)
+    end_ns = start_ns + 1;
+  if (start_ns == self->visible_start && end_ns == self->visible_end)
+    return;
+  self->visible_start = start_ns;
+  self->visible_end = end_ns;
+  g_signal_emit (self, signals[CHANGED], 0, (guint) WICK_SELECTION_CHANGED_VISIBLE);
+}
+
+void
+wick_selection_get_range (WickSelection *self, guint64 *start_ns, guint64 *end_ns)
+{
+  g_return_if_fail (WICK_IS_SELECTION (self));
+  if (start_ns)
+    *start_ns = self->range_start;
+  if (end_ns)
+    *end_ns = self->range_end;
+}
+
+void
+wick_selection_set_range (WickSelection *self, guint64 start_ns, guint64 end_ns)
+{
+  g_return_if_fail (WICK_IS_SELECTION (self));
+  if (end_ns < start_ns)
+    {
+      guint64 tmp = start_ns;
+      start_ns = end_ns;
+      end_ns = tmp;
+    }
+  if (start_ns == self->range_start && end_ns == self->range_end)
+    return;
+  self->range_start = start_ns;
+  self->range_end = end_ns;
+  g_signal_emit (self, signals[CHANGED], 0, (guint) WICK_SELECTION_CHANGED_RANGE);
+}
+
+gboolean
+wick_selection_has_range (WickSelection *self)
+{
+  g_return_val_if_fail (WICK_IS_SELECTION (self), FALSE);
+  return self->range_end > self->range_start;
+}
+
+WickRecordType
+wick_selection_get_record (WickSelection *self, gint64 *index)
+{
+  g_return_val_if_fail (WICK_IS_SELECTION (self), WICK_RECORD_NONE);
+  if (index)
+    *index = self->record_index;
+  return self->record_type;
+}
+
+void
+wick_selection_set_record (WickSelection *self, WickRecordType type, gint64 index)
+{
+  g_return_if_fail (WICK_IS_SELECTION (self));
+  if (type == WICK_RECORD_NONE)
+    index = -1;
+  if (type == self->record_type && index == self->record_index)
+    return;
+  self->record_type = type;
+  self->record_index = index;
+  g_signal_emit (self, signals[CHANGED], 0, (guint) WICK_SELECTION_CHANGED_RECORD);
+}

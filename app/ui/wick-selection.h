@@ -1,0 +1,40 @@
+/* wick-selection.h — the time range and record that every view of a window shares.
+ *
+ * One WickSelection per window. Views read it and write it; they never talk to
+ * each other. The visible range is what the timeline and memory chart show;
+ * the selected range is a box-selected interval (empty when start == end);
+ * the selected record is (type, index) into the document's arrays, with
+ * WICK_RECORD_NONE for nothing. Every setter emits "changed" only when a value
+ * actually changed, so views may write back what they read without loops.
+ */
+#pragma once
+
+#include <glib-object.h>
+
+#include "model/wick-document.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_SELECTION (wick_selection_get_type ())
+G_DECLARE_FINAL_TYPE (WickSelection, wick_selection, WICK, SELECTION, GObject)
+
+typedef enum
+{
+  WICK_SELECTION_CHANGED_VISIBLE = 1 << 0,
+  WICK_SELECTION_CHANGED_RANGE = 1 << 1,
+  WICK_SELECTION_CHANGED_RECORD = 1 << 2,
+} WickSelectionChange;
+
+WickSelection *wick_selection_new (void);
+
+void wick_selection_get_visible (WickSelection *self, guint64 *start_ns, guint64 *end_ns);
+void wick_selection_set_visible (WickSelection *self, guint64 start_ns, guint64 end_ns);
+
+void wick_selection_get_range (WickSelection *self, guint64 *start_ns, guint64 *end_ns);
+void wick_selection_set_range (WickSelection *self, guint64 start_ns, guint64 end_ns);
+gboolean wick_selection_has_range (WickSelection *self);
+
+WickRecordType wick_selection_get_record (WickSelection *self, gint64 *index);
+void wick_selection_set_record (WickSelection *self, WickRecordType type, gint64 index);
+
+G_END_DECLS
