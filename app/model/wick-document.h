@@ -214,12 +214,76 @@ typedef struct
   char *cause;           /* the decoder's cause, e.g. "missing field `key`"; may be NULL */
 } WickParseError;
 
+
+/* The meta record as read (spec §3.1). Strings are pool offsets (0 = absent);
+ * lists are offsets into the document's WickStr list pool. */
+typedef struct
+{
+  WickStr root, key, family;
+} WickExpectedGradientEntry;
+
+typedef struct
+{
+  WickStr family;
+  guint8 expectation;    /* WickGradientExpectation */
+  guint64 min_present;
+} WickGradientFamilyContract;
+
+typedef struct
+{
+  gboolean present;
+  WickStr implementation_id; /* optional */
+  WickStr workload_id, model_id, config_id, data_id, seed_policy;
+  guint64 physical_batch, accumulation_steps;
+  WickStr precision, device_state;
+  WickStr pair_id;           /* optional */
+} WickComparisonIdentityMeta;
+
+typedef struct
+{
+  gboolean present;          /* FALSE until a meta record was read */
+  WickStr schema;
+  WickStr run_id, correlation_id, entrypoint, timestamp, device, candle_version;
+  guint8 phase;              /* WickPhase */
+  guint8 timing_mode;        /* WickTimingMode */
+  gboolean measured_region_device_synchronized;
+  guint64 capture_step, warmup_steps;
+  WickComparisonIdentityMeta comparison_identity;
+  guint32 tags_offset, n_tags; /* pairs (key, value) in the WickStr list pool */
+  /* capture_contract */
+  guint8 measurement_scope;  /* WickMeasurementScope */
+  guint8 operations, tensors, gradients, logical_memory, physical_memory,
+      device_timing;         /* WickCoverage */
+  guint32 required_labels_offset, n_required_labels;
+  guint32 gpu_labels_offset, n_gpu_labels;
+  guint32 cpu_labels_offset, n_cpu_labels;
+  gboolean has_gradient_contract;
+  WickStr manifest_sha256;
+  GArray *expected;          /* WickExpectedGradientEntry, NULL without a contract */
+  GArray *families;          /* WickGradientFamilyContract, NULL without a contract */
+} WickTraceMeta;
+
 #define WICK_TYPE_DOCUMENT (wick_document_get_type ())
 G_DECLARE_FINAL_TYPE (WickDocument, wick_document, WICK, DOCUMENT, GObject)
 
 typedef void (*WickProgressFunc) (double fraction, gpointer user_data);
 
 WickDocument *wick_document_new (void);
+
+/* With @extensions TRUE (construct property "extensions", default FALSE), lines
+ * whose kind starts with "wick_" are kept as WickExtensionRecord and left out of
+ * the candle-graph stream; the document remembers the first one so the app can
+ * say "candle-graph would reject line N". With FALSE they are decode errors, as
+ * candle-graph has them (unknown variant). */
+WickDocument *wick_document_new_with_extensions (gboolean extensions);
+gboolean wick_document_get_extensions_enabled (WickDocument *self);
+/* 1-based physical line of the first wick_ record, 0 when none. */
+guint64 wick_document_get_first_extension_line (WickDocument *self);
+
+/* Signal "changed" (no arguments) is emitted on the thread that fed records,
+ * after wick_document_feed_line() added records (at most once per
+ * wick_document_analyze()/finish, coalesced by the caller's pace) and after
+ * the analysis was refreshed. wick_document_load_file() does not emit it. */
 
 /* Reads a trace file. Returns FALSE with @error on I/O errors, cancellation
  * and parse errors; in the last case the document keeps what was read and
@@ -234,6 +298,19 @@ gboolean wick_document_load_file (WickDocument *self, const char *path,
 gboolean wick_document_feed_line (WickDocument *self, const char *line, gsize length,
                                   GError **error);
 gboolean wick_document_finish (WickDocument *self, GError **error);
+
+/* Live analysis of a document still being fed (no terminal yet): health and
+ * coverage are computed on what is there by candle-graph's rules, as though the
+ * capture were complete and ended at the latest evidence, except that spans
+ * still open are not reported (open_span) since they are running; the
+ * stream-end rules (missing meta/terminal) are not applied. Emits "changed".
+ * After finish, the final analysis replaces this. */
+void wick_document_analyze (WickDocument *self);
+/* TRUE once wick_document_finish() or load_file() ran. */
+gboolean wick_document_is_finished (WickDocument *self);
+/* Physical lines and records (non-empty lines of the candle-graph stream) read. */
+guint64 wick_document_get_n_lines (WickDocument *self);
+guint64 wick_document_get_n_records (WickDocument *self);
 
 const char *wick_document_str (WickDocument *self, WickStr str);
 const char *wick_document_get_path (WickDocument *self);
@@ -251,9 +328,22 @@ const WickEdge *wick_document_get_edges (WickDocument *self, guint *n);
 const WickExtensionRecord *wick_document_get_extensions (WickDocument *self, guint *n);
 const guint64 *wick_document_get_shape (WickDocument *self, guint32 offset);
 const WickStr *wick_document_get_op_inputs (WickDocument *self, const WickOp *op);
+/* The WickStr list pool (op inputs, meta label lists, tags). */
+const WickStr *wick_document_get_str_list (WickDocument *self, guint32 offset);
+/* Byte length of a pooled string (strings may hold NUL bytes). */
+gsize wick_document_str_len (WickDocument *self, WickStr str);
+/* The spans array keeps file order (stable indices while a live document grows);
+ * this is the permutation by id in byte order, candle-graph's order. Valid after
+ * analysis. */
+const guint32 *wick_document_get_spans_by_id (WickDocument *self, guint *n_spans);
+/* Span index for an id, -1 when none. */
+gint32 wick_document_find_span (WickDocument *self, const char *id);
+/* Per record kind counts (WickRecordType), for summaries. */
+guint64 wick_document_get_record_count (WickDocument *self, WickRecordType type);
 
 /* Meta as read (NULL strings when absent); JSON text of the whole meta line. */
 const char *wick_document_get_meta_json (WickDocument *self);
+const WickTraceMeta *wick_document_get_meta (WickDocument *self);
 const char *wick_document_get_schema (WickDocument *self);
 const char *wick_document_get_entrypoint (WickDocument *self);
 const char *wick_document_get_run_id (WickDocument *self);
@@ -270,5 +360,9 @@ const WickHealthIssue *wick_document_get_health (WickDocument *self, guint *n_is
 gboolean wick_document_get_structurally_valid (WickDocument *self);
 WickCoverageVerdict wick_document_get_gradient_coverage (WickDocument *self);
 const char *wick_coverage_verdict_to_string (WickCoverageVerdict verdict);
+/* Human reason for the gradient coverage verdict, e.g. "declared gradient
+ * coverage is none and no gradient was recorded". */
+const char *wick_document_get_gradient_coverage_reason (WickDocument *self);
+const char *wick_severity_to_string (WickSeverity severity);
 
 G_END_DECLS
