@@ -92,14 +92,14 @@ typedef enum
   WICK_DTYPE_U64,
   WICK_DTYPE_F64,
   WICK_N_DTYPES,
-} WickDtype;
+} WickWeightDtype;
 
 /* "F32", ... or NULL for an out-of-range value. */
-const char *wick_dtype_name (WickDtype dtype);
+const char *wick_weight_dtype_name (WickWeightDtype dtype);
 /* Bytes per element, 0 for an out-of-range value. */
-size_t wick_dtype_size (WickDtype dtype);
+size_t wick_weight_dtype_size (WickWeightDtype dtype);
 /* Parses a safetensors dtype name; false if unknown. */
-bool wick_dtype_from_name (const char *name, WickDtype *out);
+bool wick_weight_dtype_from_name (const char *name, WickWeightDtype *out);
 
 #define WICK_WEIGHT_MAX_DIMS 8
 
@@ -110,7 +110,7 @@ typedef struct
 {
   const char *name;
   void *data;
-  WickDtype dtype;
+  WickWeightDtype dtype;
   const uint64_t *shape;
   size_t n_dims; /* at most WICK_WEIGHT_MAX_DIMS; 0 is a scalar */
 } WickWeightParam;

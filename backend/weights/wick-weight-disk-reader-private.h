@@ -1,0 +1,52 @@
+/* wick-weight-disk-reader-private.h — the disk tier's restore path: tensors
+ * are read from their checkpoint shards into staging buffers (pinned for
+ * CUDA) by reader threads while the calling thread copies full buffers to
+ * their destinations, so reads and copies overlap.
+ *
+ * Protocol: the work is cut into chunks of at most one staging slot; chunk c
+ * uses slot c % WICK_DISK_SLOTS and is read by reader thread
+ * (c % WICK_DISK_SLOTS) % WICK_DISK_READERS, so a slot always has one reader.
+ * A reader waits until its slot is empty and the fence of the slot's last
+ * copy has passed, reads (converting the dtype if the file's differs from the
+ * live one) and marks the slot full with the chunk number; the copier takes
+ * chunks in order, issues the copy and a fence, and marks the slot empty.
+ * Any error stops every thread; the first message is kept. The pages of the
+ * file are read with pread into the staging buffer: never mapped, and never
+ * handed to the device straight from the page cache.
+ */
+#pragma once
+
+#include "wick-safetensors-private.h"
+#include "wick-weight-backing-private.h"
+
+#define WICK_DISK_SLOTS 8
+#define WICK_DISK_READERS 4
+#define WICK_DISK_SLOT_BYTES (16u << 20)
+
+typedef struct
+{
+  void *destination;
+  int fd;
+  const char *path;
+  uint64_t file_offset; /* absolute */
+  uint64_t count;       /* elements */
+  WickWeightDtype file_dtype;
+  WickWeightDtype live_dtype;
+} WickDiskJob;
+
+typedef struct
+{
+  const WickWeightBacking *backing;
+  void *slots[WICK_DISK_SLOTS];
+  void *fences[WICK_DISK_SLOTS];
+  void *scratch[WICK_DISK_READERS]; /* for dtype conversion; plain memory */
+  size_t slot_bytes;
+} WickDiskStaging;
+
+/* Allocates staging for up to slot_bytes a slot (lazily grown). */
+bool wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *backing,
+                                size_t slot_bytes, WickError *error);
+void wick_disk_staging_free (WickDiskStaging *staging);
+
+bool wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs,
+                     WickError *error);

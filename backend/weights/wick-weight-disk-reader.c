@@ -1,0 +1,256 @@
+/* wick-weight-disk-reader.c — reads disk-tier tensors through staging
+ * buffers with reader threads (protocol in wick-weight-disk-reader-private.h). */
+#include "wick-weight-disk-reader-private.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct
+{
+  size_t job;
+  uint64_t first; /* element */
+  uint64_t count;
+} Chunk;
+
+typedef struct
+{
+  WickDiskStaging *staging;
+  const WickDiskJob *jobs;
+  Chunk *chunks;
+  size_t n_chunks;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  bool full[WICK_DISK_SLOTS];
+  size_t chunk_in[WICK_DISK_SLOTS];
+  bool fence_pending[WICK_DISK_SLOTS];
+  bool failed;
+  WickError error;
+} Pipeline;
+
+typedef struct
+{
+  Pipeline *pipeline;
+  unsigned reader;
+} Reader;
+
+bool
+wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *backing,
+                           size_t slot_bytes, WickError *error)
+{
+  if (staging->backing == backing && staging->slot_bytes >= slot_bytes)
+    return true;
+  wick_disk_staging_free (staging);
+  staging->backing = backing;
+  staging->slot_bytes = slot_bytes;
+  for (int i = 0; i < WICK_DISK_SLOTS; i++)
+    {
+      staging->slots[i] = backing->host_alloc (slot_bytes);
+      staging->fences[i] = backing->fence_new ();
+      if (staging->slots[i] == NULL || staging->fences[i] == NULL)
+        {
+          wick_disk_staging_free (staging);
+          snprintf (error->message, sizeof error->message,
+                    "cannot allocate %d staging buffers of %zu bytes", WICK_DISK_SLOTS,
+                    slot_bytes);
+          return false;
+        }
+    }
+  return true;
+}
+
+void
+wick_disk_staging_free (WickDiskStaging *staging)
+{
+  for (int i = 0; i < WICK_DISK_SLOTS && staging->backing != NULL; i++)
+    {
+      if (staging->slots[i] != NULL)
+        staging->backing->host_free (staging->slots[i], staging->slot_bytes);
+      if (staging->fences[i] != NULL)
+        staging->backing->fence_free (staging->fences[i]);
+    }
+  memset (staging, 0, sizeof *staging);
+}
+
+static void
+pipeline_fail (Pipeline *pipeline, const WickError *error)
+{
+  pthread_mutex_lock (&pipeline->lock);
+  if (!pipeline->failed)
+    pipeline->error = *error;
+  pipeline->failed = true;
+  pthread_cond_broadcast (&pipeline->changed);
+  pthread_mutex_unlock (&pipeline->lock);
+}
+
+/* Reads one chunk into its slot, converting through scratch when needed. */
+static bool
+read_chunk (Pipeline *pipeline, const Chunk *chunk, void *slot, void **scratch, WickError *error)
+{
+  const WickDiskJob *job = &pipeline->jobs[chunk->job];
+  size_t file_size = wick_weight_dtype_size (job->file_dtype);
+  uint64_t offset = job->file_offset + chunk->first * file_size;
+  size_t bytes = (size_t) chunk->count * file_size;
+  if (job->file_dtype == job->live_dtype)
+    return wick_read_exact (job->fd, slot, bytes, offset, job->path, error);
+  if (*scratch == NULL)
+    *scratch = malloc (pipeline->staging->slot_bytes * 4);
+  if (*scratch == NULL)
+    {
+      snprintf (error->message, sizeof error->message, "out of memory for dtype conversion");
+      return false;
+    }
+  if (!wick_read_exact (job->fd, *scratch, bytes, offset, job->path, error))
+    return false;
+  wick_weight_dtype_convert (job->file_dtype, *scratch, job->live_dtype, slot, (size_t) chunk->count);
+  return true;
+}
+
+static void *
+reader_main (void *data)
+{
+  Reader *reader = data;
+  Pipeline *pipeline = reader->pipeline;
+  const WickWeightBacking *backing = pipeline->staging->backing;
+  void *scratch = NULL;
+  WickError error;
+  for (size_t c = 0; c < pipeline->n_chunks; c++)
+    {
+      size_t slot = c % WICK_DISK_SLOTS;
+      if (slot % WICK_DISK_READERS != reader->reader)
+        continue;
+      pthread_mutex_lock (&pipeline->lock);
+      while (pipeline->full[slot] && !pipeline->failed)
+        pthread_cond_wait (&pipeline->changed, &pipeline->lock);
+      bool stop = pipeline->failed;
+      bool wait_fence = pipeline->fence_pending[slot];
+      pipeline->fence_pending[slot] = false;
+      pthread_mutex_unlock (&pipeline->lock);
+      if (stop)
+        break;
+      if ((wait_fence && !backing->fence_wait (pipeline->staging->fences[slot], &error))
+          || !read_chunk (pipeline, &pipeline->chunks[c], pipeline->staging->slots[slot],
+                          &scratch, &error))
+        {
+          pipeline_fail (pipeline, &error);
+          break;
+        }
+      pthread_mutex_lock (&pipeline->lock);
+      pipeline->full[slot] = true;
+      pipeline->chunk_in[slot] = c;
+      pthread_cond_broadcast (&pipeline->changed);
+      pthread_mutex_unlock (&pipeline->lock);
+    }
+  free (scratch);
+  return NULL;
+}
+
+/* The calling thread's part: copies chunks to their destinations in order. */
+static void
+copy_chunks (Pipeline *pipeline)
+{
+  const WickWeightBacking *backing = pipeline->staging->backing;
+  WickError error;
+  for (size_t c = 0; c < pipeline->n_chunks; c++)
+    {
+      size_t slot = c % WICK_DISK_SLOTS;
+      pthread_mutex_lock (&pipeline->lock);
+      while (!(pipeline->full[slot] && pipeline->chunk_in[slot] == c) && !pipeline->failed)
+        pthread_cond_wait (&pipeline->changed, &pipeline->lock);
+      bool stop = pipeline->failed;
+      pthread_mutex_unlock (&pipeline->lock);
+      if (stop)
+        return;
+      const Chunk *chunk = &pipeline->chunks[c];
+      const WickDiskJob *job = &pipeline->jobs[chunk->job];
+      size_t live_size = wick_weight_dtype_size (job->live_dtype);
+      char *destination = (char *) job->destination + chunk->first * live_size;
+      if (!backing->copy_from_staging (destination, pipeline->staging->slots[slot],
+                                       (size_t) chunk->count * live_size, &error)
+          || !backing->fence_record (pipeline->staging->fences[slot], &error))
+        {
+          pipeline_fail (pipeline, &error);
+          return;
+        }
+      pthread_mutex_lock (&pipeline->lock);
+      pipeline->full[slot] = false;
+      pipeline->fence_pending[slot] = true;
+      pthread_cond_broadcast (&pipeline->changed);
+      pthread_mutex_unlock (&pipeline->lock);
+    }
+}
+
+static bool
+make_chunks (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, Chunk **out,
+             size_t *n_out, WickError *error)
+{
+  size_t n = 0, capacity = 0;
+  Chunk *chunks = NULL;
+  for (size_t j = 0; j < n_jobs; j++)
+    {
+      uint64_t per_chunk = staging->slot_bytes / wick_weight_dtype_size (jobs[j].live_dtype);
+      for (uint64_t first = 0; first < jobs[j].count; first += per_chunk)
+        {
+          if (n == capacity)
+            {
+              capacity = capacity ? capacity * 2 : 64;
+              Chunk *grown = realloc (chunks, capacity * sizeof *grown);
+              if (grown == NULL)
+                {
+                  free (chunks);
+                  snprintf (error->message, sizeof error->message, "out of memory");
+                  return false;
+                }
+              chunks = grown;
+            }
+          uint64_t left = jobs[j].count - first;
+          chunks[n++] = (Chunk){ j, first, left < per_chunk ? left : per_chunk };
+        }
+    }
+  *out = chunks;
+  *n_out = n;
+  return true;
+}
+
+bool
+wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs,
+                WickError *error)
+{
+  Pipeline pipeline;
+  memset (&pipeline, 0, sizeof pipeline);
+  pipeline.staging = staging;
+  pipeline.jobs = jobs;
+  if (!make_chunks (staging, jobs, n_jobs, &pipeline.chunks, &pipeline.n_chunks, error))
+    return false;
+  pthread_mutex_init (&pipeline.lock, NULL);
+  pthread_cond_init (&pipeline.changed, NULL);
+  Reader readers[WICK_DISK_READERS];
+  pthread_t threads[WICK_DISK_READERS];
+  unsigned started = 0;
+  for (unsigned r = 0; r < WICK_DISK_READERS; r++)
+    {
+      readers[r] = (Reader){ &pipeline, r };
+      if (pthread_create (&threads[r], NULL, reader_main, &readers[r]) != 0)
+        {
+          WickError thread_error;
+          snprintf (thread_error.message, sizeof thread_error.message,
+                    "cannot start a disk reader thread");
+          pipeline_fail (&pipeline, &thread_error);
+          break;
+        }
+      started++;
+    }
+  copy_chunks (&pipeline);
+  for (unsigned r = 0; r < started; r++)
+    pthread_join (threads[r], NULL);
+  WickError finish_error;
+  if (!staging->backing->finish (&finish_error) && !pipeline.failed)
+    pipeline_fail (&pipeline, &finish_error);
+  pthread_mutex_destroy (&pipeline.lock);
+  pthread_cond_destroy (&pipeline.changed);
+  free (pipeline.chunks);
+  if (pipeline.failed)
+    *error = pipeline.error;
+  return !pipeline.failed;
+}

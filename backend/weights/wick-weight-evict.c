@@ -1,0 +1,558 @@
+/* wick-weight-evict.c — moving a module's bytes: provenance checks against
+ * the checkpoint, eviction (plan, spill, release, with rollback), restore
+ * (recommit, then fill from the RAM spill or the disk tier), and the trace
+ * records of both. Called with the module marked busy (see
+ * wick-weight-store-private.h). */
+#include "wick-weight-store-private.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define SAMPLE_BYTES 65536u
+
+static bool
+fail (WickError *error, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
+
+static bool
+fail (WickError *error, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  vsnprintf (error->message, sizeof error->message, format, args);
+  va_end (args);
+  return false;
+}
+
+static double
+now_seconds (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* ---- provenance ------------------------------------------------------------ */
+
+size_t
+wick_weight_candidate_keys (const char *full, const char *out[4])
+{
+  size_t n = 0;
+  out[n++] = full;
+  const char *p = full;
+  while (n < 4 && (p = strchr (p, '.')) != NULL && p[1] != '\0')
+    out[n++] = ++p;
+  return n;
+}
+
+/* Compares count elements at element first of the file tensor, converted to
+ * the live dtype, with the same elements of the live buffer. */
+static bool
+sample_equal (const WickWeightModule *module, const WickWeightParamState *param, void *live,
+              const WickSafetensorsShard *shard, const WickSafetensorsTensor *tensor,
+              uint64_t first, uint64_t count, bool *equal, WickError *error)
+{
+  size_t file_size = wick_weight_dtype_size (tensor->dtype);
+  size_t live_size = wick_weight_dtype_size (param->dtype);
+  /* count * live_size <= SAMPLE_BYTES, and file elements are at most 4x wider */
+  unsigned char *buffer = malloc (SAMPLE_BYTES * 6);
+  if (buffer == NULL)
+    return fail (error, "out of memory");
+  unsigned char *file_bytes = buffer;
+  unsigned char *converted = buffer + SAMPLE_BYTES * 4;
+  unsigned char *live_bytes = buffer + SAMPLE_BYTES * 5;
+  uint64_t offset = shard->header.data_offset + tensor->begin + first * file_size;
+  bool ok = wick_read_exact (shard->fd, file_bytes, (size_t) count * file_size, offset,
+                             shard->path, error)
+            && module->backing->copy_to_host (live_bytes, (char *) live + first * live_size,
+                                              (size_t) count * live_size, error);
+  if (ok)
+    {
+      wick_weight_dtype_convert (tensor->dtype, file_bytes, param->dtype, converted, (size_t) count);
+      *equal = memcmp (converted, live_bytes, (size_t) count * live_size) == 0;
+    }
+  free (buffer);
+  return ok;
+}
+
+/* Whether key's tensor proves the parameter: same shape, convertible dtype,
+ * first and last 64 KiB equal. Otherwise reason says why not. */
+static bool
+candidate_matches (const WickWeightModule *module, const WickWeightParamState *param, void *live,
+                   const char *key, const WickSafetensorsShard *shard,
+                   const WickSafetensorsTensor *tensor, char *reason, size_t reason_size)
+{
+  char file_shape[128], live_shape[128];
+  if (tensor->n_dims != param->n_dims
+      || memcmp (tensor->shape, param->shape, param->n_dims * sizeof *param->shape) != 0)
+    {
+      wick_format_shape (tensor->shape, tensor->n_dims, file_shape, sizeof file_shape);
+      wick_format_shape (param->shape, param->n_dims, live_shape, sizeof live_shape);
+      snprintf (reason, reason_size, "key '%s': shape %s differs from the live %s", key,
+                file_shape, live_shape);
+      return false;
+    }
+  if (!wick_weight_dtype_convertible (tensor->dtype, param->dtype))
+    {
+      snprintf (reason, reason_size, "key '%s': dtype %s cannot be converted to the live %s", key,
+                wick_weight_dtype_name (tensor->dtype), wick_weight_dtype_name (param->dtype));
+      return false;
+    }
+  uint64_t n = SAMPLE_BYTES / wick_weight_dtype_size (param->dtype);
+  if (n > param->count)
+    n = param->count;
+  bool head = true, tail = true;
+  WickError error;
+  if (n > 0
+      && (!sample_equal (module, param, live, shard, tensor, 0, n, &head, &error)
+          || (head
+              && !sample_equal (module, param, live, shard, tensor, param->count - n, n, &tail,
+                                &error))))
+    {
+      snprintf (reason, reason_size, "key '%.200s': %.290s", key, error.message);
+      return false;
+    }
+  if (!head || !tail)
+    snprintf (reason, reason_size, "key '%s': the %s 64 KiB differ from the live bytes", key,
+              head ? "last" : "first");
+  return head && tail;
+}
+
+/* Looks for a verified checkpoint source of a storage's first parameter. */
+static bool
+find_disk_source (WickWeightModule *module, WickWeightStorage *storage)
+{
+  WickWeightParamState *param = &module->params[storage->param];
+  char full[512];
+  const char *keys[4];
+  snprintf (full, sizeof full, "%s.%s", module->name, param->name);
+  size_t n_keys = wick_weight_candidate_keys (full, keys);
+  param->reason[0] = '\0';
+  for (size_t k = 0; k < n_keys; k++)
+    {
+      const WickSafetensorsShard *shard;
+      const WickSafetensorsTensor *tensor;
+      char reason[512];
+      WickCheckpointLookup lookup
+        = wick_checkpoint_find (&module->checkpoint, keys[k], &shard, &tensor, reason,
+                                sizeof reason);
+      if (lookup == WICK_LOOKUP_ABSENT)
+        continue;
+      if (lookup == WICK_LOOKUP_FOUND
+          && candidate_matches (module, param, storage->base, keys[k], shard, tensor, reason,
+                                sizeof reason))
+        {
+          storage->shard = (size_t) (shard - module->checkpoint.shards);
+          storage->file_offset = shard->header.data_offset + tensor->begin;
+          storage->file_dtype = tensor->dtype;
+          snprintf (param->key, sizeof param->key, "%s", keys[k]);
+          snprintf (param->shard, sizeof param->shard, "%s", shard->path);
+          return true;
+        }
+      if (param->reason[0] == '\0')
+        snprintf (param->reason, sizeof param->reason, "%s", reason);
+    }
+  if (param->reason[0] == '\0')
+    {
+      size_t used = (size_t) snprintf (param->reason, sizeof param->reason, "no key among ");
+      for (size_t k = 0; k < n_keys && used < sizeof param->reason; k++)
+        used += (size_t) snprintf (param->reason + used, sizeof param->reason - used,
+                                   k ? ", '%s'" : "'%s'", keys[k]);
+      if (used < sizeof param->reason)
+        snprintf (param->reason + used, sizeof param->reason - used, " in the checkpoint");
+    }
+  return false;
+}
+
+/* Decides each storage's tier. tier DISK fails if a storage cannot go there. */
+static bool
+plan_tiers (WickWeightModule *module, WickTier tier, const char *checkpoint_error,
+            WickError *error)
+{
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      WickWeightStorage *storage = &module->storages[s];
+      WickWeightParamState *param = &module->params[storage->param];
+      param->key[0] = param->shard[0] = '\0';
+      bool disk = false;
+      if (tier == WICK_TIER_RAM)
+        snprintf (param->reason, sizeof param->reason, "the RAM tier was asked for");
+      else if (module->checkpoint_path == NULL)
+        snprintf (param->reason, sizeof param->reason, "the module has no checkpoint");
+      else if (checkpoint_error != NULL)
+        snprintf (param->reason, sizeof param->reason, "checkpoint: %.490s", checkpoint_error);
+      else
+        disk = find_disk_source (module, storage);
+      if (!disk && tier == WICK_TIER_DISK)
+        return fail (error, "parameter '%s' cannot go to the disk tier: %s", param->name,
+                     param->reason);
+      storage->tier = disk ? WICK_TIER_DISK : WICK_TIER_RAM;
+      if (disk)
+        param->reason[0] = '\0';
+    }
+  for (size_t i = 0; i < module->n_params; i++)
+    {
+      WickWeightParamState *param = &module->params[i];
+      const WickWeightParamState *first = &module->params[module->storages[param->storage].param];
+      if (param != first)
+        {
+          memcpy (param->key, first->key, sizeof param->key);
+          memcpy (param->shard, first->shard, sizeof param->shard);
+          memcpy (param->reason, first->reason, sizeof param->reason);
+        }
+    }
+  return true;
+}
+
+/* ---- spills ------------------------------------------------------------------ */
+
+void
+wick_weight_module_free_spills (WickWeightModule *module)
+{
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      WickWeightStorage *storage = &module->storages[s];
+      if (storage->spill != NULL)
+        module->backing->host_free (storage->spill, storage->spill_size);
+      storage->spill = NULL;
+      storage->spill_size = 0;
+      storage->spill_holds_data = false;
+    }
+}
+
+/* Copies the RAM-tier storages out. Pinned spills of CUDA modules are kept
+ * after a restore and reused here (pinning costs more than the copy). */
+static bool
+spill_ram_storages (WickWeightModule *module, WickError *error)
+{
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      WickWeightStorage *storage = &module->storages[s];
+      if (storage->tier != WICK_TIER_RAM)
+        continue;
+      if (storage->spill == NULL)
+        {
+          storage->spill = module->backing->host_alloc (storage->bytes);
+          storage->spill_size = storage->bytes;
+          if (storage->spill == NULL)
+            return fail (error, "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
+                         storage->bytes,
+                         module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
+                         module->params[storage->param].name);
+        }
+      if (!module->backing->copy_to_host (storage->spill, storage->base, storage->bytes, error))
+        return false;
+      storage->spill_holds_data = true;
+    }
+  return true;
+}
+
+/* After a restore (or a failed eviction): host spills go, pinned ones stay. */
+static void
+settle_spills (WickWeightModule *module)
+{
+  if (module->memory == WICK_WEIGHT_MEMORY_HOST)
+    wick_weight_module_free_spills (module);
+  else
+    for (size_t s = 0; s < module->n_storages; s++)
+      module->storages[s].spill_holds_data = false;
+}
+
+/* ---- filling storages back ----------------------------------------------------- */
+
+static bool
+check_shard_unchanged (const WickSafetensorsShard *shard, WickError *error)
+{
+  struct stat st;
+  if (fstat (shard->fd, &st) != 0)
+    return fail (error, "%s: cannot stat the checkpoint shard", shard->path);
+  WickFileIdentity now = { st.st_dev, st.st_ino, st.st_size, st.st_mtim };
+  if (!wick_file_identity_equal (&now, &shard->identity))
+    return fail (error, "%s: the checkpoint file changed since the eviction verified it",
+                 shard->path);
+  return true;
+}
+
+/* Recommits and refills every released storage; stops at the first error
+ * with the storages done so far resident. */
+static bool
+refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *restored_bytes,
+                 WickError *error)
+{
+  WickDiskJob *jobs = calloc (module->n_storages + 1, sizeof *jobs);
+  size_t *job_storage = calloc (module->n_storages + 1, sizeof *job_storage);
+  size_t n_jobs = 0;
+  bool ok = jobs != NULL && job_storage != NULL;
+  if (!ok)
+    fail (error, "out of memory");
+  for (size_t s = 0; ok && s < module->n_storages; s++)
+    {
+      WickWeightStorage *storage = &module->storages[s];
+      if (!storage->released)
+        continue;
+      if (storage->tier == WICK_TIER_DISK)
+        ok = check_shard_unchanged (&module->checkpoint.shards[storage->shard], error);
+      if (ok)
+        ok = module->backing->recommit (storage->base, storage->size, error);
+      if (!ok)
+        break;
+      storage->released = false;
+      if (storage->tier == WICK_TIER_RAM)
+        {
+          ok = module->backing->copy_from_host (storage->base, storage->spill, storage->bytes,
+                                                error);
+          if (ok)
+            *restored_bytes += storage->bytes;
+          else
+            {
+              WickError ignored;
+              storage->released = module->backing->release (storage->base, storage->size,
+                                                            &ignored);
+            }
+          continue;
+        }
+      const WickWeightParamState *param = &module->params[storage->param];
+      const WickSafetensorsShard *shard = &module->checkpoint.shards[storage->shard];
+      jobs[n_jobs] = (WickDiskJob){ storage->base,      shard->fd,        shard->path,
+                                    storage->file_offset, param->count, storage->file_dtype,
+                                    param->dtype };
+      job_storage[n_jobs++] = s;
+    }
+  if (ok && n_jobs > 0)
+    {
+      pthread_mutex_lock (&store->staging_lock);
+      ok = wick_disk_staging_reserve (&store->staging, module->backing, WICK_DISK_SLOT_BYTES,
+                                      error)
+           && wick_disk_read (&store->staging, jobs, n_jobs, error);
+      pthread_mutex_unlock (&store->staging_lock);
+      for (size_t j = 0; ok && j < n_jobs; j++)
+        *restored_bytes += module->storages[job_storage[j]].bytes;
+    }
+  if (!ok && n_jobs > 0 && jobs != NULL)
+    /* A failed disk read leaves those storages mapped but with unknown bytes:
+     * release them again so that a retry reads them anew. */
+    for (size_t j = 0; j < n_jobs; j++)
+      {
+        WickError ignored;
+        WickWeightStorage *storage = &module->storages[job_storage[j]];
+        if (module->backing->release (storage->base, storage->size, &ignored))
+          storage->released = true;
+      }
+  free (jobs);
+  free (job_storage);
+  return ok;
+}
+
+/* ---- trace records -------------------------------------------------------- */
+
+static void
+json_escape (const char *in, char *out, size_t size)
+{
+  size_t used = 0;
+  for (; *in && used + 7 < size; in++)
+    {
+      unsigned char c = (unsigned char) *in;
+      if (c == '"' || c == '\\')
+        {
+          out[used++] = '\\';
+          out[used++] = (char) c;
+        }
+      else if (c < 0x20)
+        used += (size_t) snprintf (out + used, size - used, "\\u%04x", c);
+      else
+        out[used++] = (char) c;
+    }
+  out[used] = '\0';
+}
+
+static void
+record_device_memory (WickWeightStore *store, WickWeightModule *module)
+{
+  char device[32];
+  WickDeviceMemoryRecord sample;
+  WickError ignored;
+  memset (&sample, 0, sizeof sample);
+  if (store->session == NULL
+      || !module->backing->sample (device, &sample.used_bytes, &sample.free_bytes,
+                                   &sample.capacity_bytes))
+    return;
+  sample.timestamp_ns = WICK_NOW;
+  sample.device = device;
+  sample.has_used_bytes = sample.has_free_bytes = sample.has_capacity_bytes = true;
+  wick_session_record_device_memory (store->session, &sample, &ignored);
+}
+
+static const char *
+tier_name (WickTier tier)
+{
+  return tier == WICK_TIER_DISK ? "disk" : tier == WICK_TIER_RAM ? "ram" : "auto";
+}
+
+static void
+record_event (WickWeightStore *store, WickWeightModule *module, const char *kind,
+              const char *details, bool ok, const WickError *error)
+{
+  if (store->session == NULL)
+    return;
+  char name[256], message[1100], fields[2048];
+  json_escape (module->name, name, sizeof name);
+  json_escape (ok ? "" : error->message, message, sizeof message);
+  snprintf (fields, sizeof fields,
+            "\"module\":\"%s\",\"memory\":\"%s\",%s,\"ok\":%s%s%s%s", name,
+            module->backing->name, details, ok ? "true" : "false", ok ? "" : ",\"error\":\"",
+            ok ? "" : message, ok ? "" : "\"");
+  WickError ignored;
+  wick_session_record_extension (store->session, kind, fields, &ignored);
+}
+
+/* ---- evict ------------------------------------------------------------------------ */
+
+static void
+count_tiers (WickWeightModule *module)
+{
+  module->stats.disk = module->stats.ram = 0;
+  for (size_t i = 0; i < module->n_params; i++)
+    {
+      const WickWeightStorage *storage = &module->storages[module->params[i].storage];
+      if (!storage->released)
+        continue;
+      if (storage->tier == WICK_TIER_DISK)
+        module->stats.disk++;
+      else
+        module->stats.ram++;
+    }
+}
+
+/* Puts back storages [0, released) after a failed release. */
+static bool
+roll_back (WickWeightStore *store, WickWeightModule *module, WickError *error)
+{
+  uint64_t bytes = 0;
+  return refill_storages (store, module, &bytes, error);
+}
+
+static bool
+release_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *freed,
+                  WickError *error)
+{
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      WickWeightStorage *storage = &module->storages[s];
+      WickError release_error;
+      if (module->backing->release (storage->base, storage->size, &release_error))
+        {
+          storage->released = true;
+          *freed += storage->bytes;
+          continue;
+        }
+      WickError rollback_error;
+      bool rolled_back = roll_back (store, module, &rollback_error);
+      return fail (error,
+                   "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
+                   module->params[storage->param].name, release_error.message,
+                   rolled_back ? "the parameters already released were restored"
+                               : "restoring the parameters already released failed too: ",
+                   rolled_back ? "" : rollback_error.message);
+    }
+  return true;
+}
+
+static bool
+evict_steps (WickWeightStore *store, WickWeightModule *module, WickTier tier, uint64_t *freed,
+             WickError *error)
+{
+  WickError checkpoint_error;
+  bool checkpoint_ok = false;
+  if (!module->backing->synchronize (error))
+    return false;
+  if (tier != WICK_TIER_RAM && module->checkpoint_path != NULL)
+    {
+      checkpoint_ok = wick_checkpoint_open (module->checkpoint_path, &module->checkpoint,
+                                            &checkpoint_error);
+      module->checkpoint_open = checkpoint_ok;
+    }
+  bool ok = plan_tiers (module, tier, checkpoint_ok ? NULL : checkpoint_error.message, error)
+            && spill_ram_storages (module, error) && release_storages (store, module, freed, error);
+  if (!ok)
+    {
+      for (size_t s = 0; s < module->n_storages; s++)
+        module->storages[s].tier = module->storages[s].released ? module->storages[s].tier
+                                                                 : WICK_TIER_AUTO;
+      settle_spills (module);
+    }
+  return ok;
+}
+
+bool
+wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, WickTier tier,
+                          WickError *error)
+{
+  double start = now_seconds ();
+  uint64_t freed = 0;
+  record_device_memory (store, module);
+  bool ok = evict_steps (store, module, tier, &freed, error);
+  bool any_disk = false;
+  for (size_t s = 0; s < module->n_storages; s++)
+    any_disk = any_disk || (module->storages[s].released && module->storages[s].tier == WICK_TIER_DISK);
+  if (module->checkpoint_open && !any_disk)
+    {
+      wick_checkpoint_close (&module->checkpoint);
+      module->checkpoint_open = false;
+    }
+  bool any_released = false;
+  for (size_t s = 0; s < module->n_storages; s++)
+    any_released = any_released || module->storages[s].released;
+  module->state = any_released ? WICK_MODULE_EVICTED : WICK_MODULE_RESIDENT;
+  count_tiers (module);
+  module->stats.resident = module->state == WICK_MODULE_RESIDENT;
+  module->stats.freed_bytes = ok ? freed : 0;
+  module->stats.evict_seconds = now_seconds () - start;
+  record_device_memory (store, module);
+  char details[512];
+  snprintf (details, sizeof details,
+            "\"tier\":\"%s\",\"parameters\":%" PRIu64 ",\"disk\":%" PRIu64 ",\"ram\":%" PRIu64
+            ",\"freed_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64,
+            tier_name (tier), module->stats.parameters, module->stats.disk, module->stats.ram,
+            module->stats.freed_bytes, (uint64_t) (module->stats.evict_seconds * 1e9));
+  record_event (store, module, "wick_weight_evict", details, ok, error);
+  return ok;
+}
+
+/* ---- restore ---------------------------------------------------------------------- */
+
+bool
+wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, WickError *error)
+{
+  double start = now_seconds ();
+  uint64_t bytes = 0;
+  uint64_t disk = module->stats.disk, ram = module->stats.ram;
+  record_device_memory (store, module);
+  bool ok = refill_storages (store, module, &bytes, error);
+  count_tiers (module);
+  if (ok)
+    {
+      module->state = WICK_MODULE_RESIDENT;
+      settle_spills (module);
+      if (module->checkpoint_open)
+        wick_checkpoint_close (&module->checkpoint);
+      module->checkpoint_open = false;
+      module->stats.restored_count++;
+    }
+  module->stats.resident = module->state == WICK_MODULE_RESIDENT;
+  module->stats.restored = disk + ram - module->stats.disk - module->stats.ram;
+  module->stats.restored_bytes = bytes;
+  module->stats.restore_seconds = now_seconds () - start;
+  record_device_memory (store, module);
+  char details[512];
+  snprintf (details, sizeof details,
+            "\"disk\":%" PRIu64 ",\"ram\":%" PRIu64 ",\"restored\":%" PRIu64
+            ",\"restored_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64,
+            disk, ram, module->stats.restored, bytes,
+            (uint64_t) (module->stats.restore_seconds * 1e9));
+  record_event (store, module, "wick_weight_restore", details, ok, error);
+  return ok;
+}

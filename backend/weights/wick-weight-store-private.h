@@ -1,0 +1,101 @@
+/* wick-weight-store-private.h — the weight store's internal types, shared by
+ * wick-weight-store.c (registration, queries, locking), wick-weight-evict.c
+ * (provenance, evict, restore, drop) and the tests.
+ *
+ * A module's parameters are grouped into storages: one per distinct data
+ * pointer, i.e. one per allocation. Tied parameters (several names on one
+ * pointer) share a storage, which is stashed once and restored once, at the
+ * same address, so the names stay tied. Each storage carries its own tier and
+ * released flag, so a partial failure leaves an exact record of what is where.
+ *
+ * Locking: store->lock guards the module list and each module's state, users
+ * and busy flag. Eviction and restore run with the module marked busy and the
+ * lock dropped, so queries stay quick while gigabytes move.
+ */
+#pragma once
+
+#include "wick-safetensors-private.h"
+#include "wick-weight-backing-private.h"
+#include "wick-weight-disk-reader-private.h"
+
+#include <pthread.h>
+
+typedef struct
+{
+  char *name;
+  WickWeightDtype dtype;
+  uint64_t shape[WICK_WEIGHT_MAX_DIMS];
+  size_t n_dims;
+  uint64_t count;
+  uint64_t bytes;
+  size_t storage;
+  bool tied;
+  char key[256];
+  char shard[1024];
+  char reason[512];
+} WickWeightParamState;
+
+typedef struct
+{
+  void *base;
+  size_t size;          /* of the allocation */
+  uint64_t bytes;       /* live bytes */
+  size_t param;         /* the first parameter on it */
+  WickTier tier;        /* of the last eviction; AUTO before any */
+  bool released;        /* no memory behind it now */
+  /* disk tier */
+  size_t shard;
+  uint64_t file_offset; /* absolute */
+  WickWeightDtype file_dtype;
+  /* RAM tier */
+  void *spill;
+  size_t spill_size;
+  bool spill_holds_data;
+} WickWeightStorage;
+
+typedef enum { WICK_MODULE_RESIDENT, WICK_MODULE_EVICTED, WICK_MODULE_DROPPED } WickModuleState;
+
+typedef struct
+{
+  char name[128];
+  WickWeightMemory memory;
+  const WickWeightBacking *backing;
+  char *checkpoint_path;
+  WickCheckpoint checkpoint; /* open while a storage is on the disk tier */
+  bool checkpoint_open;
+  WickWeightParamState *params;
+  size_t n_params;
+  WickWeightStorage *storages;
+  size_t n_storages;
+  WickModuleState state;
+  unsigned users;
+  unsigned evictions_waiting;
+  bool busy;
+  WickWeightStats stats;
+} WickWeightModule;
+
+struct WickWeightStore
+{
+  WickSession *session;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  WickWeightModule **modules;
+  size_t n_modules;
+  WickDiskStaging staging; /* used by one busy module at a time: staging_lock */
+  pthread_mutex_t staging_lock;
+};
+
+/* wick-weight-evict.c; called with the module busy and store->lock not held. */
+bool wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, WickTier tier,
+                               WickError *error);
+bool wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module,
+                                 WickError *error);
+void wick_weight_module_free_spills (WickWeightModule *module);
+
+/* The candidate checkpoint keys of "module.param": the full name, then with
+ * 1, 2 and 3 leading components stripped. Returns how many (at most 4); each
+ * is a pointer into full. */
+size_t wick_weight_candidate_keys (const char *full, const char *out[4]);
+
+/* How long evict waits for users (use_begin without use_end), in seconds. */
+extern unsigned wick_weight_store_evict_wait_seconds;

@@ -1,0 +1,663 @@
+/* wick-weight-store.c — the weight store's registration, queries and locking
+ * (types and locking rules in wick-weight-store-private.h; the moving of
+ * bytes is in wick-weight-evict.c). */
+#include "wick-weight-store-private.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+unsigned wick_weight_store_evict_wait_seconds = 10;
+
+static bool
+fail (WickError *error, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
+
+static bool
+fail (WickError *error, const char *format, ...)
+{
+  if (error == NULL)
+    return false;
+  va_list args;
+  va_start (args, format);
+  vsnprintf (error->message, sizeof error->message, format, args);
+  va_end (args);
+  return false;
+}
+
+static void
+store_destroy (void *data)
+{
+  WickWeightStore *store = data;
+  store->session = NULL;
+  wick_weight_store_free (store);
+}
+
+WickWeightStore *
+wick_weight_store_new (WickSession *session, WickError *error)
+{
+  if (session != NULL && wick_session_get_slot (session, WICK_SLOT_WEIGHTS) != NULL)
+    {
+      fail (error, "the session already has a weight store");
+      return NULL;
+    }
+  WickWeightStore *store = calloc (1, sizeof *store);
+  if (store == NULL)
+    {
+      fail (error, "out of memory");
+      return NULL;
+    }
+  store->session = session;
+  pthread_mutex_init (&store->lock, NULL);
+  pthread_cond_init (&store->changed, NULL);
+  pthread_mutex_init (&store->staging_lock, NULL);
+  if (session != NULL)
+    wick_session_set_slot (session, WICK_SLOT_WEIGHTS, store, store_destroy);
+  return store;
+}
+
+WickWeightStore *
+wick_session_get_weight_store (WickSession *session)
+{
+  return session != NULL ? wick_session_get_slot (session, WICK_SLOT_WEIGHTS) : NULL;
+}
+
+static void
+module_free (WickWeightModule *module)
+{
+  wick_weight_module_free_spills (module);
+  for (size_t i = 0; i < module->n_storages; i++)
+    wick_weight_allocation_unhold (module->storages[i].base);
+  for (size_t i = 0; i < module->n_params; i++)
+    free (module->params[i].name);
+  if (module->checkpoint_open)
+    wick_checkpoint_close (&module->checkpoint);
+  free (module->params);
+  free (module->storages);
+  free (module->checkpoint_path);
+  free (module);
+}
+
+void
+wick_weight_store_free (WickWeightStore *store)
+{
+  if (store == NULL)
+    return;
+  for (size_t i = 0; i < store->n_modules; i++)
+    module_free (store->modules[i]);
+  free (store->modules);
+  wick_disk_staging_free (&store->staging);
+  pthread_mutex_destroy (&store->lock);
+  pthread_cond_destroy (&store->changed);
+  pthread_mutex_destroy (&store->staging_lock);
+  free (store);
+}
+
+static WickWeightModule *
+find_locked (WickWeightStore *store, const char *name)
+{
+  for (size_t i = 0; i < store->n_modules; i++)
+    if (strcmp (store->modules[i]->name, name) == 0)
+      return store->modules[i];
+  return NULL;
+}
+
+/* ---- registration ------------------------------------------------------ */
+
+static bool
+check_param (const WickWeightParam *param, size_t index, WickWeightParamState *state,
+             WickError *error)
+{
+  if (param->name == NULL || param->name[0] == '\0')
+    return fail (error, "parameter %zu has no name", index);
+  if (strlen (param->name) >= sizeof ((WickWeightParamInfo *) 0)->name)
+    return fail (error, "parameter '%.60s...': name longer than 255 bytes", param->name);
+  if (param->data == NULL)
+    return fail (error, "parameter '%s': no data", param->name);
+  if (wick_weight_dtype_size (param->dtype) == 0)
+    return fail (error, "parameter '%s': unknown dtype %d", param->name, (int) param->dtype);
+  if (param->n_dims > WICK_WEIGHT_MAX_DIMS || (param->n_dims > 0 && param->shape == NULL))
+    return fail (error, "parameter '%s': a shape needs 0 to %d dimensions", param->name,
+                 WICK_WEIGHT_MAX_DIMS);
+  state->count = 1;
+  for (size_t d = 0; d < param->n_dims; d++)
+    if (__builtin_mul_overflow (state->count, param->shape[d], &state->count))
+      return fail (error, "parameter '%s': its element count overflows", param->name);
+  if (__builtin_mul_overflow (state->count, (uint64_t) wick_weight_dtype_size (param->dtype),
+                              &state->bytes))
+    return fail (error, "parameter '%s': its byte size overflows", param->name);
+  state->dtype = param->dtype;
+  state->n_dims = param->n_dims;
+  if (param->n_dims > 0)
+    memcpy (state->shape, param->shape, param->n_dims * sizeof *param->shape);
+  state->name = strdup (param->name);
+  return state->name != NULL || fail (error, "out of memory");
+}
+
+/* Finds or adds the storage of params[index], holding its allocation. */
+static bool
+attach_storage (WickWeightModule *module, const WickWeightParam *param, size_t index,
+                WickError *error)
+{
+  WickWeightParamState *state = &module->params[index];
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      WickWeightStorage *storage = &module->storages[s];
+      if (storage->base != param->data)
+        continue;
+      if (storage->bytes != state->bytes)
+        return fail (error,
+                     "parameter '%s' is tied to '%s' (same storage) but is %" PRIu64
+                     " bytes, not %" PRIu64,
+                     param->name, module->params[storage->param].name, state->bytes,
+                     storage->bytes);
+      state->storage = s;
+      state->tied = true;
+      return true;
+    }
+  WickWeightAllocation allocation;
+  WickError hold_error;
+  if (!wick_weight_allocation_hold (param->data, module->memory, state->bytes, &hold_error))
+    return fail (error, "parameter '%s': %s", param->name, hold_error.message);
+  wick_weight_allocation_get (param->data, &allocation);
+  WickWeightStorage *storage = &module->storages[module->n_storages];
+  memset (storage, 0, sizeof *storage);
+  storage->base = param->data;
+  storage->size = allocation.size;
+  storage->bytes = state->bytes;
+  storage->param = index;
+  storage->tier = WICK_TIER_AUTO;
+  state->storage = module->n_storages++;
+  return true;
+}
+
+static bool
+check_module_info (WickWeightStore *store, const WickWeightModuleInfo *info, WickError *error)
+{
+  if (store == NULL || info == NULL)
+    return fail (error, "no store or no module description");
+  if (info->name == NULL || info->name[0] == '\0')
+    return fail (error, "a module needs a name");
+  if (strlen (info->name) >= sizeof ((WickWeightStats *) 0)->module)
+    return fail (error, "module '%.60s...': name longer than 127 bytes", info->name);
+  if (info->n_params == 0 || info->params == NULL)
+    return fail (error, "module '%s': no parameters", info->name);
+  if (info->memory != WICK_WEIGHT_MEMORY_HOST && info->memory != WICK_WEIGHT_MEMORY_CUDA)
+    return fail (error, "module '%s': unknown memory kind %d", info->name, (int) info->memory);
+  if (wick_weight_backing_for (info->memory) == NULL)
+    return fail (error, "module '%s': CUDA memory, but libwick was built without CUDA",
+                 info->name);
+  for (size_t i = 0; i < info->n_params; i++)
+    for (size_t j = 0; j < i; j++)
+      if (info->params[i].name != NULL && info->params[j].name != NULL
+          && strcmp (info->params[i].name, info->params[j].name) == 0)
+        return fail (error, "module '%s': parameter '%s' appears twice", info->name,
+                     info->params[i].name);
+  return true;
+}
+
+/* Storages of other modules must not share an allocation with this one. */
+static bool
+check_not_shared_locked (WickWeightStore *store, WickWeightModule *module, WickError *error)
+{
+  for (size_t m = 0; m < store->n_modules; m++)
+    for (size_t s = 0; s < store->modules[m]->n_storages; s++)
+      for (size_t t = 0; t < module->n_storages; t++)
+        if (store->modules[m]->storages[s].base == module->storages[t].base)
+          return fail (error,
+                       "module '%s': parameter '%s' shares its storage with module '%s': tied "
+                       "parameters must be registered in one module",
+                       module->name, module->params[module->storages[t].param].name,
+                       store->modules[m]->name);
+  return true;
+}
+
+static WickWeightModule *
+module_new (const WickWeightModuleInfo *info, WickError *error)
+{
+  WickWeightModule *module = calloc (1, sizeof *module);
+  if (module == NULL)
+    return fail (error, "out of memory"), NULL;
+  snprintf (module->name, sizeof module->name, "%s", info->name);
+  module->memory = info->memory;
+  module->backing = wick_weight_backing_for (info->memory);
+  module->params = calloc (info->n_params, sizeof *module->params);
+  module->storages = calloc (info->n_params, sizeof *module->storages);
+  module->checkpoint_path = info->checkpoint ? strdup (info->checkpoint) : NULL;
+  if (module->params == NULL || module->storages == NULL
+      || (info->checkpoint != NULL && module->checkpoint_path == NULL))
+    {
+      module_free (module);
+      return fail (error, "out of memory"), NULL;
+    }
+  WickError param_error;
+  for (size_t i = 0; i < info->n_params; i++)
+    {
+      if (!check_param (&info->params[i], i, &module->params[i], &param_error)
+          || !attach_storage (module, &info->params[i], i, &param_error))
+        {
+          module->n_params = i + 1;
+          module_free (module);
+          return fail (error, "module '%s': %s", info->name, param_error.message), NULL;
+        }
+      module->n_params = i + 1;
+    }
+  snprintf (module->stats.module, sizeof module->stats.module, "%s", module->name);
+  module->stats.parameters = module->n_params;
+  for (size_t s = 0; s < module->n_storages; s++)
+    module->stats.bytes += module->storages[s].bytes;
+  module->stats.resident = true;
+  return module;
+}
+
+bool
+wick_weight_store_register_module (WickWeightStore *store, const WickWeightModuleInfo *info,
+                                   WickError *error)
+{
+  if (!check_module_info (store, info, error))
+    return false;
+  WickWeightModule *module = module_new (info, error);
+  if (module == NULL)
+    return false;
+  pthread_mutex_lock (&store->lock);
+  bool ok = true;
+  WickWeightModule **grown = NULL;
+  if (find_locked (store, module->name) != NULL)
+    ok = fail (error, "module '%s' is already registered", module->name);
+  else if (!check_not_shared_locked (store, module, error))
+    ok = false;
+  else if ((grown = realloc (store->modules, (store->n_modules + 1) * sizeof *grown)) == NULL)
+    ok = fail (error, "out of memory");
+  if (ok)
+    {
+      store->modules = grown;
+      store->modules[store->n_modules++] = module;
+    }
+  pthread_mutex_unlock (&store->lock);
+  if (!ok)
+    module_free (module);
+  return ok;
+}
+
+/* ---- waiting for a module ---------------------------------------------- */
+
+/* Waits until the module is not busy (and, for an eviction, unused), then
+ * marks it busy. Called and returns with store->lock held. */
+static bool
+acquire_locked (WickWeightStore *store, WickWeightModule *module, bool for_eviction,
+                WickError *error)
+{
+  struct timespec deadline;
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += wick_weight_store_evict_wait_seconds;
+  if (for_eviction)
+    module->evictions_waiting++;
+  int result = 0;
+  while ((module->busy || (for_eviction && module->users > 0)) && result != ETIMEDOUT)
+    result = for_eviction ? pthread_cond_timedwait (&store->changed, &store->lock, &deadline)
+                          : pthread_cond_wait (&store->changed, &store->lock);
+  if (for_eviction)
+    module->evictions_waiting--;
+  if (module->busy || (for_eviction && module->users > 0))
+    {
+      pthread_cond_broadcast (&store->changed);
+      return fail (error, "module '%s' is still in use after %u s: not evicted", module->name,
+                   wick_weight_store_evict_wait_seconds);
+    }
+  module->busy = true;
+  return true;
+}
+
+static void
+release_locked (WickWeightStore *store, WickWeightModule *module)
+{
+  module->busy = false;
+  pthread_cond_broadcast (&store->changed);
+}
+
+static WickWeightModule *
+lookup_locked (WickWeightStore *store, const char *name, WickError *error)
+{
+  WickWeightModule *module = name != NULL ? find_locked (store, name) : NULL;
+  if (module == NULL)
+    fail (error, "no module named '%s' is registered", name ? name : "(null)");
+  return module;
+}
+
+/* ---- evict, restore, drop ---------------------------------------------- */
+
+bool
+wick_weight_store_evict (WickWeightStore *store, const char *name, WickTier tier,
+                         WickWeightStats *out, WickError *error)
+{
+  if (store == NULL)
+    return fail (error, "no weight store");
+  if (tier != WICK_TIER_AUTO && tier != WICK_TIER_DISK && tier != WICK_TIER_RAM)
+    return fail (error, "unknown tier %d", (int) tier);
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = lookup_locked (store, name, error);
+  bool ok = module != NULL && acquire_locked (store, module, true, error);
+  if (ok)
+    {
+      pthread_mutex_unlock (&store->lock);
+      if (module->state == WICK_MODULE_DROPPED)
+        ok = fail (error, "module '%s' was dropped: its weights are gone", module->name);
+      else if (module->state == WICK_MODULE_RESIDENT)
+        ok = wick_weight_module_evict (store, module, tier, error);
+      pthread_mutex_lock (&store->lock);
+      if (out != NULL)
+        *out = module->stats;
+      release_locked (store, module);
+    }
+  pthread_mutex_unlock (&store->lock);
+  return ok;
+}
+
+/* Restores under the lock protocol; module busy is taken and given back. */
+static bool
+restore_module_locked (WickWeightStore *store, WickWeightModule *module, WickWeightStats *out,
+                       WickError *error)
+{
+  if (!acquire_locked (store, module, false, error))
+    return false;
+  bool ok = true;
+  pthread_mutex_unlock (&store->lock);
+  if (module->state == WICK_MODULE_DROPPED)
+    ok = fail (error, "module '%s' was dropped: its weights are gone", module->name);
+  else if (module->state == WICK_MODULE_EVICTED)
+    ok = wick_weight_module_restore (store, module, error);
+  else
+    {
+      module->stats.restored = 0;
+      module->stats.restored_bytes = 0;
+    }
+  pthread_mutex_lock (&store->lock);
+  if (out != NULL)
+    *out = module->stats;
+  release_locked (store, module);
+  return ok;
+}
+
+bool
+wick_weight_store_restore (WickWeightStore *store, const char *name, WickWeightStats *out,
+                           WickError *error)
+{
+  if (store == NULL)
+    return fail (error, "no weight store");
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = lookup_locked (store, name, error);
+  bool ok = module != NULL && restore_module_locked (store, module, out, error);
+  pthread_mutex_unlock (&store->lock);
+  return ok;
+}
+
+bool
+wick_weight_store_restore_all (WickWeightStore *store, uint64_t *restored_modules,
+                               WickError *error)
+{
+  uint64_t restored = 0;
+  bool ok = true;
+  if (restored_modules != NULL)
+    *restored_modules = 0;
+  if (store == NULL)
+    return fail (error, "no weight store");
+  pthread_mutex_lock (&store->lock);
+  for (size_t i = 0; i < store->n_modules; i++)
+    {
+      WickWeightModule *module = store->modules[i];
+      if (module->state != WICK_MODULE_EVICTED)
+        continue;
+      WickError module_error;
+      if (restore_module_locked (store, module, NULL, &module_error))
+        restored++;
+      else if (ok)
+        {
+          ok = false;
+          if (error != NULL)
+            *error = module_error;
+        }
+    }
+  pthread_mutex_unlock (&store->lock);
+  if (restored_modules != NULL)
+    *restored_modules = restored;
+  return ok;
+}
+
+bool
+wick_weight_store_drop (WickWeightStore *store, const char *name, WickError *error)
+{
+  if (store == NULL)
+    return fail (error, "no weight store");
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = lookup_locked (store, name, error);
+  bool ok = module != NULL && acquire_locked (store, module, false, error);
+  if (ok)
+    {
+      wick_weight_module_free_spills (module);
+      if (module->state == WICK_MODULE_EVICTED)
+        {
+          module->state = WICK_MODULE_DROPPED;
+          module->stats.disk = module->stats.ram = 0;
+          if (module->checkpoint_open)
+            wick_checkpoint_close (&module->checkpoint);
+          module->checkpoint_open = false;
+        }
+      release_locked (store, module);
+    }
+  pthread_mutex_unlock (&store->lock);
+  return ok;
+}
+
+void
+wick_weight_store_trim (WickWeightStore *store)
+{
+  if (store == NULL)
+    return;
+  pthread_mutex_lock (&store->lock);
+  for (size_t i = 0; i < store->n_modules; i++)
+    {
+      WickWeightModule *module = store->modules[i];
+      if (module->state == WICK_MODULE_RESIDENT && !module->busy)
+        wick_weight_module_free_spills (module);
+    }
+  pthread_mutex_unlock (&store->lock);
+  pthread_mutex_lock (&store->staging_lock);
+  wick_disk_staging_free (&store->staging);
+  pthread_mutex_unlock (&store->staging_lock);
+}
+
+bool
+wick_weight_store_unregister_module (WickWeightStore *store, const char *name, WickError *error)
+{
+  if (store == NULL)
+    return fail (error, "no weight store");
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = lookup_locked (store, name, error);
+  bool ok = module != NULL && restore_module_locked (store, module, NULL, error);
+  if (ok && module->users > 0)
+    ok = fail (error, "module '%s' is in use", module->name);
+  if (ok)
+    {
+      size_t i = 0;
+      while (store->modules[i] != module)
+        i++;
+      store->modules[i] = store->modules[--store->n_modules];
+      pthread_cond_broadcast (&store->changed);
+    }
+  pthread_mutex_unlock (&store->lock);
+  if (ok)
+    module_free (module);
+  return ok;
+}
+
+/* ---- residency for the host program ------------------------------------ */
+
+bool
+wick_weight_store_is_resident (WickWeightStore *store, const char *name)
+{
+  if (store == NULL || name == NULL)
+    return false;
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = find_locked (store, name);
+  bool resident = module != NULL && module->state == WICK_MODULE_RESIDENT && !module->busy;
+  pthread_mutex_unlock (&store->lock);
+  return resident;
+}
+
+static bool
+make_resident_locked (WickWeightStore *store, WickWeightModule *module, WickError *error)
+{
+  /* Let a waiting eviction go first, so a busy training loop cannot starve it. */
+  while (module->evictions_waiting > 0 || module->busy)
+    pthread_cond_wait (&store->changed, &store->lock);
+  if (module->state == WICK_MODULE_RESIDENT)
+    return true;
+  return restore_module_locked (store, module, NULL, error);
+}
+
+bool
+wick_weight_store_ensure_resident (WickWeightStore *store, const char *name, WickError *error)
+{
+  if (store == NULL)
+    return fail (error, "no weight store");
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = lookup_locked (store, name, error);
+  bool ok = module != NULL && make_resident_locked (store, module, error);
+  pthread_mutex_unlock (&store->lock);
+  return ok;
+}
+
+bool
+wick_weight_store_use_begin (WickWeightStore *store, const char *name, WickError *error)
+{
+  if (store == NULL)
+    return fail (error, "no weight store");
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = lookup_locked (store, name, error);
+  bool ok = module != NULL && make_resident_locked (store, module, error);
+  if (ok)
+    module->users++;
+  pthread_mutex_unlock (&store->lock);
+  return ok;
+}
+
+void
+wick_weight_store_use_end (WickWeightStore *store, const char *name)
+{
+  if (store == NULL || name == NULL)
+    return;
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = find_locked (store, name);
+  if (module != NULL && module->users > 0)
+    {
+      module->users--;
+      pthread_cond_broadcast (&store->changed);
+    }
+  pthread_mutex_unlock (&store->lock);
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+size_t
+wick_weight_store_n_modules (WickWeightStore *store)
+{
+  if (store == NULL)
+    return 0;
+  pthread_mutex_lock (&store->lock);
+  size_t n = store->n_modules;
+  pthread_mutex_unlock (&store->lock);
+  return n;
+}
+
+bool
+wick_weight_store_module_stats (WickWeightStore *store, size_t index, WickWeightStats *out)
+{
+  if (store == NULL || out == NULL)
+    return false;
+  pthread_mutex_lock (&store->lock);
+  bool ok = index < store->n_modules;
+  if (ok)
+    *out = store->modules[index]->stats;
+  pthread_mutex_unlock (&store->lock);
+  return ok;
+}
+
+bool
+wick_weight_store_find_stats (WickWeightStore *store, const char *name, WickWeightStats *out)
+{
+  if (store == NULL || name == NULL || out == NULL)
+    return false;
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = find_locked (store, name);
+  if (module != NULL)
+    *out = module->stats;
+  pthread_mutex_unlock (&store->lock);
+  return module != NULL;
+}
+
+void
+wick_weight_store_total_stats (WickWeightStore *store, WickWeightStats *out)
+{
+  memset (out, 0, sizeof *out);
+  snprintf (out->module, sizeof out->module, "total");
+  out->resident = true;
+  if (store == NULL)
+    return;
+  pthread_mutex_lock (&store->lock);
+  for (size_t i = 0; i < store->n_modules; i++)
+    {
+      const WickWeightStats *s = &store->modules[i]->stats;
+      out->parameters += s->parameters;
+      out->bytes += s->bytes;
+      out->disk += s->disk;
+      out->ram += s->ram;
+      out->freed_bytes += s->freed_bytes;
+      out->restored_bytes += s->restored_bytes;
+      out->restored += s->restored;
+      out->restored_count += s->restored_count;
+      out->evict_seconds += s->evict_seconds;
+      out->restore_seconds += s->restore_seconds;
+      out->resident = out->resident && s->resident;
+    }
+  pthread_mutex_unlock (&store->lock);
+}
+
+static WickWeightPlace
+param_place (const WickWeightModule *module, const WickWeightStorage *storage)
+{
+  if (module->state == WICK_MODULE_DROPPED && storage->released)
+    return WICK_PLACE_DROPPED;
+  if (!storage->released)
+    return WICK_PLACE_RESIDENT;
+  return storage->tier == WICK_TIER_DISK ? WICK_PLACE_DISK : WICK_PLACE_RAM;
+}
+
+bool
+wick_weight_store_param_info (WickWeightStore *store, const char *name, size_t index,
+                              WickWeightParamInfo *out)
+{
+  if (store == NULL || name == NULL || out == NULL)
+    return false;
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = find_locked (store, name);
+  bool ok = module != NULL && index < module->n_params;
+  if (ok)
+    {
+      const WickWeightParamState *param = &module->params[index];
+      const WickWeightStorage *storage = &module->storages[param->storage];
+      memset (out, 0, sizeof *out);
+      snprintf (out->name, sizeof out->name, "%s", param->name);
+      out->place = param_place (module, storage);
+      out->last_tier = storage->tier;
+      out->bytes = param->bytes;
+      out->tied = param->tied;
+      snprintf (out->key, sizeof out->key, "%s", param->key);
+      snprintf (out->shard, sizeof out->shard, "%s", param->shard);
+      snprintf (out->reason, sizeof out->reason, "%s", param->reason);
+    }
+  pthread_mutex_unlock (&store->lock);
+  return ok;
+}
