@@ -2,6 +2,33 @@
  * graph, certify it against its eager path on parity and net speedup, or
  * refuse it with a reason. Owned by the stages area.
  *
+ * Contract (docs/stages.md has the long form):
+ *
+ * - The host registers a stage on a session: an enqueue callback that puts the
+ *   stage's work on the CUDA stream it is given, the named windows (device
+ *   buffers the host may rewrite between calls), the output buffer, and
+ *   optionally a reference callback that computes the eager output into a
+ *   buffer the library passes. Without a reference the library takes the
+ *   eager enqueue's own output as the reference.
+ * - wick_stage_run() is what the host calls each step instead of its enqueue:
+ *   it launches the certified graph, or runs the enqueue callback (eager)
+ *   when the stage is not captured. Its fast path is two atomic operations
+ *   and the launch: no lock, allocation or system call.
+ * - wick_stage_capture() may be called from any thread (the control socket's
+ *   thread does): it waits for the wick_stage_run() calls in flight, holds
+ *   new ones back until it is done (the workload pauses for the capture),
+ *   warms the stage up on a side stream, records it into a graph in
+ *   thread-local capture mode, and certifies it on parity (cosine, max abs,
+ *   p99 abs of the replay against the reference, float64 accumulation on the
+ *   device) and on speedup (median of alternating eager/replay rounds timed
+ *   with CUDA events). A failure of either gate, or any error while
+ *   capturing, destroys the graph and leaves the stage eager.
+ * - Every capture, accepted or refused, writes a `wick_stage_certification`
+ *   record into the session's trace and live ring.
+ * - Without CUDA (not built, or no device at run time) everything links and
+ *   works eagerly; capture is refused with a reason that says no CUDA device
+ *   is available. The stream handed to callbacks is then NULL.
+ *
  * The functions below marked [control] are what the control socket calls;
  * their names and result structs are a contract with backend/live/.
  */
@@ -61,6 +88,85 @@ bool wick_stage_release (WickStage *stage, WickError *error);
 
 /* Whether this process can capture at all, and why not. */
 bool wick_cuda_available (WickError *why_not);
+
+/* --- Registration and use by the host program ---------------------------- */
+
+typedef enum
+{
+  WICK_STAGE_DTYPE_F32,
+  WICK_STAGE_DTYPE_F16,
+  WICK_STAGE_DTYPE_BF16,
+  WICK_STAGE_DTYPE_F64,
+  WICK_STAGE_DTYPE_I32,
+  WICK_STAGE_DTYPE_I64,
+  WICK_STAGE_DTYPE_U8,
+} WickStageDType;
+
+#define WICK_STAGE_MAX_RANK 8
+#define WICK_STAGE_MAX_WINDOWS 32
+
+/* "f32", "f16", "bf16", "f64", "i32", "i64", "u8"; NULL for an unknown value. */
+const char *wick_stage_dtype_name (WickStageDType dtype);
+/* Bytes of one element; 0 for an unknown value. */
+size_t wick_stage_dtype_size (WickStageDType dtype);
+
+/* A device buffer with its form. For windows `name` is the window's name;
+ * for the output it is optional. shape has `rank` entries, each >= 1. */
+typedef struct
+{
+  const char *name;
+  void *data;
+  WickStageDType dtype;
+  const int64_t *shape;
+  size_t rank;
+} WickStageBuffer;
+
+/* Enqueues the stage's work on `stream` (a cudaStream_t; NULL without CUDA).
+ * Must be graph-safe to be accepted: no synchronisation, no allocation, no
+ * host branching on device values, every varying input read from a window. */
+typedef void (*WickStageEnqueueFunc) (void *stream, void *user_data);
+/* Enqueues the eager computation of the stage's output into `output` (a
+ * buffer of the output's dtype and shape that the library owns). */
+typedef void (*WickStageReferenceFunc) (void *stream, void *output, void *user_data);
+
+typedef struct
+{
+  const char *name;                  /* unique within the session, < 128 bytes */
+  WickStageEnqueueFunc enqueue;      /* required */
+  WickStageReferenceFunc reference;  /* optional */
+  void *user_data;
+  void (*destroy_user_data) (void *user_data); /* optional, at session close */
+  const WickStageBuffer *windows;
+  size_t n_windows;                  /* at most WICK_STAGE_MAX_WINDOWS */
+  WickStageBuffer output;            /* f32, f16, bf16 or f64 */
+} WickStageInfo;
+
+/* Registers a stage; the session keeps it until it closes. Names, shapes and
+ * window lists are copied. Returns NULL and fills error on a malformed info
+ * or a duplicate name. */
+WickStage *wick_session_register_stage (WickSession *session, const WickStageInfo *info,
+                                        WickError *error);
+
+/* Runs the stage once on `stream`: the certified graph when captured, the
+ * enqueue callback otherwise. Asynchronous like any launch. Returns false
+ * only when the graph launch itself fails (the stage then turns eager). */
+bool wick_stage_run (WickStage *stage, void *stream, WickError *error);
+
+/* Copies n_bytes from `data` (host or device memory) into the window `name`,
+ * after the stage's work already enqueued on the last stream it ran on.
+ * Refuses, naming what was expected and what came, when the name is not a
+ * window, or the dtype, the shape or the byte count does not match. */
+bool wick_stage_write_window (WickStage *stage, const char *name, const void *data,
+                              size_t n_bytes, WickStageDType dtype, const int64_t *shape,
+                              size_t rank, WickError *error);
+
+size_t wick_stage_n_windows (WickStage *stage);
+/* The window's name, dtype and shape (pointers owned by the stage). */
+bool wick_stage_get_window (WickStage *stage, size_t index, WickStageBuffer *out);
+/* The output's dtype and shape (name NULL). */
+bool wick_stage_get_output (WickStage *stage, WickStageBuffer *out);
+/* The last capture's certificate; false when the stage was never captured. */
+bool wick_stage_get_certification (WickStage *stage, WickCertification *out);
 
 #ifdef __cplusplus
 }

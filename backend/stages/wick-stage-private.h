@@ -1,0 +1,48 @@
+/* wick-stage-private.h — what libwick's own files and tests may use of stages.
+ *
+ * wick_stage_new() builds a stage that belongs to no session (session may be
+ * NULL: no certification record is then written); the session registry uses
+ * it and frees its stages with wick_stage_free() when the session closes.
+ */
+#pragma once
+
+#include "wick-stage-gates.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+  WickStage *wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *error);
+  void wick_stage_free (WickStage *stage);
+
+  /* The fields of a `wick_stage_certification` record, i.e. the inside of a
+   * JSON object, for this stage and certificate. Returns false when `size` is
+   * too small. Non-finite figures are written as null. */
+  bool wick_stage_certification_json (WickStage *stage, const WickCertification *cert, char *buffer,
+                                      size_t size);
+
+  /* Validates options (NULL: the defaults) into out; 0 rounds or iterations
+   * mean the default. False with a sentence naming the field otherwise. */
+  bool wick_capture_options_validate (const WickCaptureOptions *options, WickCaptureOptions *out,
+                                      WickError *error);
+
+  /* A bounded JSON writer: appends while there is room, remembers overflow. */
+  typedef struct
+  {
+    char *data;
+    size_t size;
+    size_t used; /* > size - 1 once something did not fit */
+  } WickJsonBuffer;
+
+  void wick_stage_json_append (WickJsonBuffer *json, const char *format, ...)
+    __attribute__ ((format (printf, 2, 3)));
+  /* Appends text as a JSON string literal, quotes included. */
+  void wick_stage_json_string (WickJsonBuffer *json, const char *text);
+
+  /* "[64, 64]" */
+  void wick_stage_format_shape (char *buffer, size_t size, const int64_t *shape, size_t rank);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,691 @@
+/* wick-stage.c — a registered stage: its windows and output, its run path
+ * (graph when certified, eager otherwise) and its capture and release.
+ *
+ * Concurrency. The host runs a stage from its own thread(s) with
+ * wick_stage_run(); capture and release may come from any thread (the
+ * control socket's). The run path takes no lock:
+ *
+ *   run:     active_runs += 1; if exclusive { active_runs -= 1; wait on mutex;
+ *            retry } ... launch exec or enqueue ...; active_runs -= 1
+ *   capture: lock mutex; exclusive = 1; wait until active_runs == 0; ...;
+ *            publish exec; exclusive = 0; unlock mutex
+ *
+ * With sequentially consistent atomics either the runner sees `exclusive`
+ * and backs off, or the capturer sees the runner's count and waits for it:
+ * no run overlaps a capture or a release, and a run held back sleeps on the
+ * mutex, not in a spin. The exec pointer is published with release order and
+ * read with acquire order.
+ */
+#include "wick-stage-private.h"
+
+#include "wick-stage-device.h"
+
+/* wick-session-private.h defines WICK_COMPILATION itself */
+#undef WICK_COMPILATION
+#include "wick-session-private.h"
+
+#include <stdarg.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STAGE_NAME_MAX 128
+
+typedef struct
+{
+  char *name;
+  void *data;
+  WickStageDType dtype;
+  int64_t shape[WICK_STAGE_MAX_RANK];
+  size_t rank;
+  size_t elements;
+  size_t bytes;
+} StageBuffer;
+
+struct WickStage
+{
+  WickSession *session;
+  char *name;
+  WickStageEnqueueFunc enqueue;
+  WickStageReferenceFunc reference;
+  void *user_data;
+  void (*destroy_user_data) (void *user_data);
+  StageBuffer windows[WICK_STAGE_MAX_WINDOWS];
+  size_t n_windows;
+  StageBuffer output;
+  bool on_device; /* registered while a CUDA device was available */
+  int device;
+
+  _Atomic (void *) exec;
+  _Atomic (void *) last_stream;
+  atomic_uint active_runs;
+  atomic_bool exclusive;
+  atomic_int state;
+  _Atomic (void *) failed_exec; /* a graph whose launch failed, destroyed later */
+
+  pthread_mutex_t mutex; /* capture and release; the certificate below */
+  WickCertification cert;
+  bool has_cert;
+};
+
+static void stage_set_error (WickError *error, const char *format, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+static void
+stage_set_error (WickError *error, const char *format, ...)
+{
+  if (error == NULL)
+    return;
+  va_list args;
+  va_start (args, format);
+  vsnprintf (error->message, sizeof error->message, format, args);
+  va_end (args);
+}
+
+const char *
+wick_stage_dtype_name (WickStageDType dtype)
+{
+  switch (dtype)
+    {
+      case WICK_STAGE_DTYPE_F32:
+        return "f32";
+      case WICK_STAGE_DTYPE_F16:
+        return "f16";
+      case WICK_STAGE_DTYPE_BF16:
+        return "bf16";
+      case WICK_STAGE_DTYPE_F64:
+        return "f64";
+      case WICK_STAGE_DTYPE_I32:
+        return "i32";
+      case WICK_STAGE_DTYPE_I64:
+        return "i64";
+      case WICK_STAGE_DTYPE_U8:
+        return "u8";
+    }
+  return NULL;
+}
+
+size_t
+wick_stage_dtype_size (WickStageDType dtype)
+{
+  switch (dtype)
+    {
+      case WICK_STAGE_DTYPE_U8:
+        return 1;
+      case WICK_STAGE_DTYPE_F16:
+      case WICK_STAGE_DTYPE_BF16:
+        return 2;
+      case WICK_STAGE_DTYPE_F32:
+      case WICK_STAGE_DTYPE_I32:
+        return 4;
+      case WICK_STAGE_DTYPE_F64:
+      case WICK_STAGE_DTYPE_I64:
+        return 8;
+    }
+  return 0;
+}
+
+void
+wick_stage_format_shape (char *buffer, size_t size, const int64_t *shape, size_t rank)
+{
+  size_t used = (size_t)snprintf (buffer, size, "[");
+  for (size_t i = 0; i < rank && used < size; i++)
+    used += (size_t)snprintf (buffer + used, size - used, "%s%lld", i > 0 ? ", " : "",
+                              (long long)shape[i]);
+  if (used < size)
+    snprintf (buffer + used, size - used, "]");
+}
+
+void
+wick_capture_options_init (WickCaptureOptions *options)
+{
+  options->warmup = 3;
+  options->gate_cos = 0.999;
+  options->min_speedup = 1.02;
+  options->timing_rounds = 7;
+  options->timing_iterations = 20;
+}
+
+bool
+wick_capture_options_validate (const WickCaptureOptions *options, WickCaptureOptions *out,
+                               WickError *error)
+{
+  WickCaptureOptions defaults;
+  wick_capture_options_init (&defaults);
+  *out = options != NULL ? *options : defaults;
+  if (!(out->gate_cos >= 0.0 && out->gate_cos <= 1.0))
+    {
+      stage_set_error (error, "capture options: gate_cos must be between 0 and 1, got %g",
+                       out->gate_cos);
+      return false;
+    }
+  if (!(out->min_speedup >= 0.0 && out->min_speedup <= 1000.0))
+    {
+      stage_set_error (error, "capture options: min_speedup must be between 0 and 1000, got %g",
+                       out->min_speedup);
+      return false;
+    }
+  if (out->warmup > 1000)
+    {
+      stage_set_error (error, "capture options: warmup must be at most 1000, got %u", out->warmup);
+      return false;
+    }
+  if (out->timing_rounds > 1000 || out->timing_iterations > 100000)
+    {
+      stage_set_error (error,
+                       "capture options: at most 1000 timing rounds of 100000 iterations, got "
+                       "%u rounds of %u",
+                       out->timing_rounds, out->timing_iterations);
+      return false;
+    }
+  if (out->timing_rounds == 0)
+    out->timing_rounds = defaults.timing_rounds;
+  if (out->timing_iterations == 0)
+    out->timing_iterations = defaults.timing_iterations;
+  return true;
+}
+
+/* Copies and validates one buffer description; `what` names it in errors. */
+static bool
+stage_buffer_init (StageBuffer *buffer, const WickStageBuffer *from, const char *stage,
+                   const char *what, WickError *error)
+{
+  if (wick_stage_dtype_size (from->dtype) == 0)
+    {
+      stage_set_error (error, "stage '%s': %s has an unknown dtype (%d)", stage, what,
+                       (int)from->dtype);
+      return false;
+    }
+  if (from->data == NULL)
+    {
+      stage_set_error (error, "stage '%s': %s has no data pointer", stage, what);
+      return false;
+    }
+  if (from->rank > WICK_STAGE_MAX_RANK || (from->rank > 0 && from->shape == NULL))
+    {
+      stage_set_error (error, "stage '%s': %s has rank %zu, must be at most %d with a shape", stage,
+                       what, from->rank, WICK_STAGE_MAX_RANK);
+      return false;
+    }
+  size_t elements = 1;
+  for (size_t i = 0; i < from->rank; i++)
+    {
+      int64_t extent = from->shape[i];
+      if (extent < 1 || (uint64_t)extent > SIZE_MAX / elements / 8)
+        {
+          stage_set_error (error, "stage '%s': %s has shape[%zu] = %lld, must be >= 1", stage, what,
+                           i, (long long)extent);
+          return false;
+        }
+      buffer->shape[i] = extent;
+      elements *= (size_t)extent;
+    }
+  buffer->name = from->name != NULL ? strdup (from->name) : NULL;
+  buffer->data = from->data;
+  buffer->dtype = from->dtype;
+  buffer->rank = from->rank;
+  buffer->elements = elements;
+  buffer->bytes = elements * wick_stage_dtype_size (from->dtype);
+  return true;
+}
+
+static bool
+stage_check_name (const char *name, const char *stage, const char *what, WickError *error)
+{
+  if (name == NULL || name[0] == '\0' || strlen (name) >= STAGE_NAME_MAX)
+    {
+      stage_set_error (error, "stage '%s': %s needs a name of 1 to %d bytes", stage, what,
+                       STAGE_NAME_MAX - 1);
+      return false;
+    }
+  return true;
+}
+
+static bool
+stage_add_windows (WickStage *stage, const WickStageInfo *info, WickError *error)
+{
+  if (info->n_windows > WICK_STAGE_MAX_WINDOWS || (info->n_windows > 0 && info->windows == NULL))
+    {
+      stage_set_error (error, "stage '%s': %zu windows, at most %d are allowed", stage->name,
+                       info->n_windows, WICK_STAGE_MAX_WINDOWS);
+      return false;
+    }
+  for (size_t i = 0; i < info->n_windows; i++)
+    {
+      const WickStageBuffer *from = &info->windows[i];
+      char what[STAGE_NAME_MAX + 32];
+      snprintf (what, sizeof what, "window %zu", i);
+      if (!stage_check_name (from->name, stage->name, what, error))
+        return false;
+      snprintf (what, sizeof what, "window '%s'", from->name);
+      for (size_t j = 0; j < i; j++)
+        if (strcmp (info->windows[j].name, from->name) == 0)
+          {
+            stage_set_error (error, "stage '%s': window '%s' is declared twice", stage->name,
+                             from->name);
+            return false;
+          }
+      if (!stage_buffer_init (&stage->windows[i], from, stage->name, what, error))
+        return false;
+      stage->n_windows = i + 1;
+    }
+  return true;
+}
+
+static bool
+stage_is_float (WickStageDType dtype)
+{
+  return dtype == WICK_STAGE_DTYPE_F32 || dtype == WICK_STAGE_DTYPE_F16
+         || dtype == WICK_STAGE_DTYPE_BF16 || dtype == WICK_STAGE_DTYPE_F64;
+}
+
+WickStage *
+wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *error)
+{
+  if (info == NULL || !stage_check_name (info->name, "?", "the stage", error))
+    return NULL;
+  if (info->enqueue == NULL)
+    {
+      stage_set_error (error, "stage '%s': the enqueue callback is required", info->name);
+      return NULL;
+    }
+  if (!stage_is_float (info->output.dtype))
+    {
+      const char *dtype = wick_stage_dtype_name (info->output.dtype);
+      stage_set_error (error, "stage '%s': the output must be f32, f16, bf16 or f64, got %s",
+                       info->name, dtype != NULL ? dtype : "an unknown dtype");
+      return NULL;
+    }
+  WickStage *stage = calloc (1, sizeof *stage);
+  if (stage == NULL || (stage->name = strdup (info->name)) == NULL)
+    {
+      free (stage);
+      stage_set_error (error, "stage '%s': out of memory", info->name);
+      return NULL;
+    }
+  pthread_mutex_init (&stage->mutex, NULL);
+  stage->session = session;
+  if (!stage_add_windows (stage, info, error)
+      || !stage_buffer_init (&stage->output, &info->output, stage->name, "the output", error))
+    {
+      wick_stage_free (stage);
+      return NULL;
+    }
+  stage->enqueue = info->enqueue;
+  stage->reference = info->reference;
+  stage->user_data = info->user_data;
+  stage->destroy_user_data = info->destroy_user_data;
+  stage->on_device = wick_stage_device_available (NULL, 0);
+  stage->device = stage->on_device ? wick_stage_device_current () : -1;
+  atomic_init (&stage->exec, NULL);
+  atomic_init (&stage->last_stream, NULL);
+  atomic_init (&stage->active_runs, 0);
+  atomic_init (&stage->exclusive, false);
+  atomic_init (&stage->state, WICK_STAGE_EAGER);
+  atomic_init (&stage->failed_exec, NULL);
+  return stage;
+}
+
+void
+wick_stage_free (WickStage *stage)
+{
+  if (stage == NULL)
+    return;
+  wick_stage_device_destroy (atomic_load (&stage->exec));
+  wick_stage_device_destroy (atomic_load (&stage->failed_exec));
+  if (stage->destroy_user_data != NULL)
+    stage->destroy_user_data (stage->user_data);
+  for (size_t i = 0; i < stage->n_windows; i++)
+    free (stage->windows[i].name);
+  free (stage->output.name);
+  pthread_mutex_destroy (&stage->mutex);
+  free (stage->name);
+  free (stage);
+}
+
+const char *
+wick_stage_name (WickStage *stage)
+{
+  return stage != NULL ? stage->name : NULL;
+}
+
+WickStageState
+wick_stage_state (WickStage *stage)
+{
+  return stage != NULL ? (WickStageState)atomic_load (&stage->state) : WICK_STAGE_EAGER;
+}
+
+size_t
+wick_stage_n_windows (WickStage *stage)
+{
+  return stage != NULL ? stage->n_windows : 0;
+}
+
+bool
+wick_stage_get_window (WickStage *stage, size_t index, WickStageBuffer *out)
+{
+  if (stage == NULL || index >= stage->n_windows)
+    return false;
+  const StageBuffer *window = &stage->windows[index];
+  out->name = window->name;
+  out->data = window->data;
+  out->dtype = window->dtype;
+  out->shape = window->shape;
+  out->rank = window->rank;
+  return true;
+}
+
+bool
+wick_stage_get_output (WickStage *stage, WickStageBuffer *out)
+{
+  if (stage == NULL)
+    return false;
+  out->name = NULL;
+  out->data = stage->output.data;
+  out->dtype = stage->output.dtype;
+  out->shape = stage->output.shape;
+  out->rank = stage->output.rank;
+  return true;
+}
+
+bool
+wick_stage_get_certification (WickStage *stage, WickCertification *out)
+{
+  if (stage == NULL)
+    return false;
+  pthread_mutex_lock (&stage->mutex);
+  bool has = stage->has_cert;
+  if (has)
+    *out = stage->cert;
+  pthread_mutex_unlock (&stage->mutex);
+  return has;
+}
+
+bool
+wick_cuda_available (WickError *why_not)
+{
+  char why[sizeof why_not->message];
+  if (wick_stage_device_available (why, sizeof why))
+    return true;
+  stage_set_error (why_not, "%s", why);
+  return false;
+}
+
+/* --- run ----------------------------------------------------------------- */
+
+static void
+stage_enter_run (WickStage *stage)
+{
+  for (;;)
+    {
+      atomic_fetch_add (&stage->active_runs, 1);
+      if (!atomic_load (&stage->exclusive))
+        return;
+      atomic_fetch_sub (&stage->active_runs, 1);
+      pthread_mutex_lock (&stage->mutex);
+      pthread_mutex_unlock (&stage->mutex);
+    }
+}
+
+bool
+wick_stage_run (WickStage *stage, void *stream, WickError *error)
+{
+  if (stage == NULL)
+    {
+      stage_set_error (error, "wick_stage_run: no stage");
+      return false;
+    }
+  stage_enter_run (stage);
+  atomic_store_explicit (&stage->last_stream, stream, memory_order_relaxed);
+  void *exec = atomic_load_explicit (&stage->exec, memory_order_acquire);
+  bool ok = true;
+  if (exec != NULL)
+    {
+      char why[256];
+      ok = wick_stage_device_launch (exec, stream, why, sizeof why);
+      if (!ok)
+        {
+          /* turn eager for good; the graph is destroyed by the next capture,
+           * release or the session's end, never under a concurrent run */
+          void *expected = exec;
+          if (atomic_compare_exchange_strong (&stage->exec, &expected, NULL))
+            {
+              atomic_store (&stage->failed_exec, exec);
+              atomic_store (&stage->state, WICK_STAGE_EAGER);
+            }
+          stage_set_error (error, "stage '%s': %s; it runs eager from now on", stage->name, why);
+        }
+    }
+  if (exec == NULL || !ok)
+    stage->enqueue (stream, stage->user_data);
+  atomic_fetch_sub (&stage->active_runs, 1);
+  return ok;
+}
+
+/* --- capture and release -------------------------------------------------- */
+
+static void
+stage_exclusive_begin (WickStage *stage)
+{
+  pthread_mutex_lock (&stage->mutex);
+  atomic_store (&stage->exclusive, true);
+  while (atomic_load (&stage->active_runs) != 0)
+    sched_yield ();
+}
+
+static void
+stage_exclusive_end (WickStage *stage)
+{
+  atomic_store (&stage->exclusive, false);
+  pthread_mutex_unlock (&stage->mutex);
+}
+
+/* Destroys the current graph (and one whose launch failed). Exclusive only. */
+static void
+stage_drop_graphs (WickStage *stage)
+{
+  wick_stage_device_destroy (atomic_exchange (&stage->exec, NULL));
+  wick_stage_device_destroy (atomic_exchange (&stage->failed_exec, NULL));
+}
+
+static void
+stage_record (WickStage *stage, const char *kind, const char *fields)
+{
+  if (stage->session == NULL)
+    return;
+  WickError ignored;
+  wick_session_record_extension (stage->session, kind, fields, &ignored);
+}
+
+static void
+stage_record_certification (WickStage *stage, const WickCertification *cert)
+{
+  size_t size = 16384;
+  char *fields = malloc (size);
+  if (fields != NULL && wick_stage_certification_json (stage, cert, fields, size))
+    stage_record (stage, "wick_stage_certification", fields);
+  free (fields);
+}
+
+static void
+stage_certification_init (WickStage *stage, const WickCaptureOptions *options,
+                          WickCertification *cert)
+{
+  memset (cert, 0, sizeof *cert);
+  snprintf (cert->stage, sizeof cert->stage, "%s", stage->name);
+  cert->gate_cos = options->gate_cos;
+  cert->min_speedup = options->min_speedup;
+  cert->parity_checked = options->gate_cos > 0.0;
+  cert->speedup_checked = options->min_speedup > 0.0;
+  cert->warmup = options->warmup;
+  cert->parity_cos = cert->max_abs = cert->p99_abs = NAN;
+  cert->eager_ms = cert->replay_ms = NAN;
+  cert->speedup_median = cert->speedup_min = cert->speedup_max = NAN;
+}
+
+bool
+wick_stage_capture (WickStage *stage, const WickCaptureOptions *options, WickCertification *out,
+                    WickError *error)
+{
+  WickCaptureOptions checked;
+  if (stage == NULL || out == NULL)
+    {
+      stage_set_error (error, "wick_stage_capture: no stage or no certificate to fill");
+      return false;
+    }
+  if (!wick_capture_options_validate (options, &checked, error))
+    return false;
+  WickCertification cert;
+  stage_certification_init (stage, &checked, &cert);
+
+  stage_exclusive_begin (stage);
+  stage_drop_graphs (stage);
+  char why[256];
+  void *exec = NULL;
+  if (!wick_stage_device_available (why, sizeof why))
+    wick_gate_judge (&cert, why);
+  else if (!stage->on_device)
+    wick_gate_judge (&cert, "no CUDA device is available to this stage: it was registered "
+                            "before CUDA could be used");
+  else
+    {
+      WickStageWork work = {
+        .name = stage->name,
+        .enqueue = stage->enqueue,
+        .reference = stage->reference,
+        .user_data = stage->user_data,
+        .output = stage->output.data,
+        .output_dtype = stage->output.dtype,
+        .output_elements = stage->output.elements,
+        .device = stage->device,
+      };
+      exec = wick_stage_device_capture (&work, &checked, &cert);
+    }
+  atomic_store (&stage->state, exec != NULL ? WICK_STAGE_CAPTURED : WICK_STAGE_REFUSED);
+  atomic_store_explicit (&stage->exec, exec, memory_order_release);
+  stage->cert = cert;
+  stage->has_cert = true;
+  stage_exclusive_end (stage);
+
+  stage_record_certification (stage, &cert);
+  *out = cert;
+  return true;
+}
+
+bool
+wick_stage_release (WickStage *stage, WickError *error)
+{
+  if (stage == NULL)
+    {
+      stage_set_error (error, "wick_stage_release: no stage");
+      return false;
+    }
+  stage_exclusive_begin (stage);
+  stage_drop_graphs (stage);
+  atomic_store (&stage->state, WICK_STAGE_EAGER);
+  stage_exclusive_end (stage);
+
+  char fields[STAGE_NAME_MAX * 6 + 16];
+  WickJsonBuffer json = { fields, sizeof fields, 0 };
+  wick_stage_json_append (&json, "\"stage\":");
+  wick_stage_json_string (&json, stage->name);
+  stage_record (stage, "wick_stage_release", fields);
+  return true;
+}
+
+/* --- windows -------------------------------------------------------------- */
+
+static const StageBuffer *
+stage_find_window (WickStage *stage, const char *name)
+{
+  for (size_t i = 0; i < stage->n_windows; i++)
+    if (strcmp (stage->windows[i].name, name) == 0)
+      return &stage->windows[i];
+  return NULL;
+}
+
+static void
+stage_unknown_window (WickStage *stage, const char *name, WickError *error)
+{
+  char names[256] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < stage->n_windows && used < sizeof names; i++)
+    used += (size_t)snprintf (names + used, sizeof names - used, "%s%s", i > 0 ? ", " : "",
+                              stage->windows[i].name);
+  if (stage->n_windows == 0)
+    stage_set_error (error, "stage '%s' has no window '%s': it declares no windows", stage->name,
+                     name);
+  else
+    stage_set_error (error, "stage '%s' has no window '%s'; its windows are %s", stage->name, name,
+                     names);
+}
+
+static bool
+stage_same_shape (const StageBuffer *window, const int64_t *shape, size_t rank)
+{
+  if (window->rank != rank)
+    return false;
+  for (size_t i = 0; i < rank; i++)
+    if (window->shape[i] != shape[i])
+      return false;
+  return true;
+}
+
+bool
+wick_stage_write_window (WickStage *stage, const char *name, const void *data, size_t n_bytes,
+                         WickStageDType dtype, const int64_t *shape, size_t rank, WickError *error)
+{
+  if (stage == NULL || name == NULL || data == NULL || (rank > 0 && shape == NULL))
+    {
+      stage_set_error (error, "wick_stage_write_window: stage, window name, data and shape are "
+                              "required");
+      return false;
+    }
+  const StageBuffer *window = stage_find_window (stage, name);
+  if (window == NULL)
+    {
+      stage_unknown_window (stage, name, error);
+      return false;
+    }
+  const char *mismatch = NULL;
+  if (dtype != window->dtype)
+    mismatch = "dtype";
+  else if (rank > WICK_STAGE_MAX_RANK || !stage_same_shape (window, shape, rank))
+    mismatch = "shape";
+  else if (n_bytes != window->bytes)
+    mismatch = "size";
+  if (mismatch != NULL)
+    {
+      char want_shape[160], got_shape[160];
+      wick_stage_format_shape (want_shape, sizeof want_shape, window->shape, window->rank);
+      wick_stage_format_shape (got_shape, sizeof got_shape, shape,
+                               rank <= WICK_STAGE_MAX_RANK ? rank : WICK_STAGE_MAX_RANK);
+      const char *got_dtype = wick_stage_dtype_name (dtype);
+      stage_set_error (error,
+                       "window '%s' of stage '%s' refused a %s mismatch: expected %s %s (%zu "
+                       "bytes), got %s %s%s (%zu bytes); a replay over a coerced write would be "
+                       "silently wrong",
+                       name, stage->name, mismatch, wick_stage_dtype_name (window->dtype),
+                       want_shape, window->bytes, got_dtype != NULL ? got_dtype : "unknown dtype",
+                       got_shape, rank > WICK_STAGE_MAX_RANK ? "..." : "", n_bytes);
+      return false;
+    }
+  if (!stage->on_device)
+    {
+      memmove (window->data, data, n_bytes);
+      return true;
+    }
+  char why[256];
+  void *stream = atomic_load_explicit (&stage->last_stream, memory_order_relaxed);
+  if (!wick_stage_device_copy (window->data, data, n_bytes, stream, why, sizeof why))
+    {
+      stage_set_error (error, "window '%s' of stage '%s': %s", name, stage->name, why);
+      return false;
+    }
+  return true;
+}
