@@ -1,0 +1,57 @@
+/* wick-live-stream.h — a live session's ring turned into trace/10 JSONL lines.
+ *
+ * Wraps libwick's ring reader (follow mode: it never slows the producer) and
+ * its stateful JSONL formatter, so the lines always make a parseable trace:
+ * meta first, open spans synthesized at attach, span_end only after its
+ * span_start, the terminal last. Counts what the producer dropped and what this
+ * reader lost (lapped) from the ring's own records, so the UI can show them.
+ * wick_live_stream_drain() never blocks; call it from one thread.
+ */
+#pragma once
+
+#include <glib.h>
+#include <wick/wick.h>
+
+G_BEGIN_DECLS
+
+typedef struct _WickLiveStream WickLiveStream;
+
+/* @line has no newline and is valid only during the call. */
+typedef void (*WickLiveLineFunc) (const char *line, gsize length, gpointer user_data);
+
+/* Takes a duplicate of @ring_fd (the caller keeps its own). With @strict the
+ * wick_ extension lines are left out (pure trace/10). */
+WickLiveStream *wick_live_stream_new (int ring_fd, gboolean strict, GError **error);
+void wick_live_stream_free (WickLiveStream *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickLiveStream, wick_live_stream_free)
+
+const WickRingInfo *wick_live_stream_get_info (WickLiveStream *self);
+
+/* Delivers lines for up to @max_records records (0: all available) and
+ * returns the number of records read. */
+guint64 wick_live_stream_drain (WickLiveStream *self, gsize max_records, WickLiveLineFunc emit,
+                                gpointer user_data);
+/* Drains in chunks until nothing is left or @budget_us has passed. */
+guint64 wick_live_stream_drain_for (WickLiveStream *self, gint64 budget_us, WickLiveLineFunc emit,
+                                    gpointer user_data);
+
+WickProducerState wick_live_stream_get_producer_state (WickLiveStream *self);
+gboolean wick_live_stream_is_drained (WickLiveStream *self);
+/* Whether the session's terminal record arrived. */
+gboolean wick_live_stream_has_terminal (WickLiveStream *self);
+
+/* Records the producer dropped (announced in the ring), records this reader
+ * lost, and the session time of the last drop (0 when none). */
+guint64 wick_live_stream_get_dropped (WickLiveStream *self);
+guint64 wick_live_stream_get_lost (WickLiveStream *self);
+guint64 wick_live_stream_get_last_drop_ns (WickLiveStream *self);
+/* Records read and lines emitted so far. */
+guint64 wick_live_stream_get_records (WickLiveStream *self);
+guint64 wick_live_stream_get_lines (WickLiveStream *self);
+void wick_live_stream_get_reader_stats (WickLiveStream *self, WickRingReaderStats *stats);
+
+/* Emits the terminal (once): the session's own, or a failed one with @reason. */
+void wick_live_stream_finish (WickLiveStream *self, const char *reason, WickLiveLineFunc emit,
+                              gpointer user_data);
+
+G_END_DECLS

@@ -1,0 +1,34 @@
+/* wick-demo-recording.h — what wick-demo records about its model.
+ *
+ * Wraps the model's phases (data, forward, backward, optimizer) in spans and
+ * records around them: ops with shapes and durations, tensors by memory
+ * category, logical memory alloc/free by (device "cpu", storage), tensor stats
+ * of the loss input, and host memory samples (device_memory on device "cpu":
+ * the process's resident set from /proc/self/statm and the machine's memory
+ * as capacity — host RSS, not a GPU's memory; the meta's tags say so).
+ */
+#pragma once
+
+#include <wick/wick.h>
+
+#include "wick-demo-model.h"
+
+typedef struct
+{
+  WickSession *session;
+  WickDemoModel *model;
+  uint64_t step;
+} WickDemoRecorder;
+
+/* Parameters and optimizer state: tensors and allocations, in a "setup" span. */
+void wick_demo_record_setup (WickDemoRecorder *recorder);
+/* Frees what setup allocated, in a "teardown" span. */
+void wick_demo_record_teardown (WickDemoRecorder *recorder);
+
+/* One training step in the current span; returns the loss. @gradients (may be
+ * NULL) receives each parameter's gradient after backward. */
+double wick_demo_record_step (WickDemoRecorder *recorder,
+                              WickParameterGradient gradients[WICK_DEMO_N_PARAMS]);
+
+/* A device_memory sample of the host (RSS, capacity). */
+void wick_demo_record_host_memory (WickSession *session);

@@ -1,0 +1,159 @@
+/* wick-control-directory.c — the per-user socket directory and stale sockets.
+ *
+ * $XDG_RUNTIME_DIR/wick/ when XDG_RUNTIME_DIR is set and absolute, otherwise
+ * <TMPDIR or /tmp>/wick-<uid>/. The directory is created 0700; an existing one
+ * is accepted only when it is a real directory (not a symlink) owned by us with
+ * no permission for group or others, so another user cannot plant or read
+ * sockets. Socket names are "<pid>-<n>.sock"; a socket is stale when its pid
+ * is gone or when connecting to it is refused.
+ */
+#include "config.h"
+
+#include "wick-control-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static bool
+check_directory (const char *path, WickError *error)
+{
+  struct stat st;
+  if (lstat (path, &st) != 0)
+    {
+      snprintf (error->message, sizeof error->message, "control directory %s: %s", path,
+                strerror (errno));
+      return false;
+    }
+  if (!S_ISDIR (st.st_mode))
+    {
+      snprintf (error->message, sizeof error->message,
+                "control directory %s is not a directory (a symlink or file is refused)", path);
+      return false;
+    }
+  if (st.st_uid != geteuid ())
+    {
+      snprintf (error->message, sizeof error->message,
+                "control directory %s is owned by uid %u, not by this user (uid %u)", path,
+                (unsigned)st.st_uid, (unsigned)geteuid ());
+      return false;
+    }
+  if ((st.st_mode & 077) != 0)
+    {
+      snprintf (error->message, sizeof error->message,
+                "control directory %s has mode %04o; it must be 0700", path,
+                (unsigned)(st.st_mode & 07777));
+      return false;
+    }
+  return true;
+}
+
+static bool
+base_directory (char *out, size_t out_size, WickError *error)
+{
+  const char *runtime = getenv ("XDG_RUNTIME_DIR");
+  int n;
+  if (runtime != NULL && runtime[0] == '/')
+    n = snprintf (out, out_size, "%s/wick", runtime);
+  else
+    {
+      const char *tmp = getenv ("TMPDIR");
+      if (tmp == NULL || tmp[0] != '/')
+        tmp = "/tmp";
+      n = snprintf (out, out_size, "%s/wick-%u", tmp, (unsigned)geteuid ());
+    }
+  if (n < 0 || (size_t)n >= out_size || (size_t)n > WICK_CONTROL_MAX_DIRECTORY)
+    {
+      snprintf (error->message, sizeof error->message,
+                "control directory path is longer than %d bytes", WICK_CONTROL_MAX_DIRECTORY);
+      return false;
+    }
+  return true;
+}
+
+bool
+wick_control_directory (char *out, size_t out_size, WickError *error)
+{
+  WickError local;
+  if (error == NULL)
+    error = &local;
+  if (!base_directory (out, out_size, error))
+    return false;
+  if (mkdir (out, 0700) != 0 && errno != EEXIST)
+    {
+      snprintf (error->message, sizeof error->message, "cannot create control directory %s: %s",
+                out, strerror (errno));
+      return false;
+    }
+  return check_directory (out, error);
+}
+
+bool
+wick_control_parse_socket_name (const char *name, pid_t *pid)
+{
+  char *end;
+  errno = 0;
+  long value = strtol (name, &end, 10);
+  if (errno != 0 || end == name || value <= 0 || *end != '-')
+    return false;
+  const char *suffix = strrchr (end, '.');
+  if (suffix == NULL || strcmp (suffix, ".sock") != 0)
+    return false;
+  *pid = (pid_t)value;
+  return true;
+}
+
+bool
+wick_control_socket_is_stale (const char *path, pid_t pid)
+{
+  if (kill (pid, 0) != 0 && errno == ESRCH)
+    return true;
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return false;
+  struct sockaddr_un address = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof address.sun_path)
+    {
+      close (fd);
+      return false;
+    }
+  strcpy (address.sun_path, path);
+  bool stale = connect (fd, (struct sockaddr *)&address, sizeof address) != 0
+               && (errno == ECONNREFUSED || errno == ENOENT);
+  close (fd);
+  return stale;
+}
+
+unsigned
+wick_control_remove_stale_sockets (void)
+{
+  char directory[WICK_CONTROL_MAX_DIRECTORY + 1];
+  WickError error;
+  if (!wick_control_directory (directory, sizeof directory, &error))
+    return 0;
+  DIR *dir = opendir (directory);
+  if (dir == NULL)
+    return 0;
+  unsigned removed = 0;
+  struct dirent *entry;
+  while ((entry = readdir (dir)) != NULL)
+    {
+      pid_t pid;
+      char path[WICK_CONTROL_MAX_DIRECTORY + 300];
+      if (!wick_control_parse_socket_name (entry->d_name, &pid))
+        continue;
+      snprintf (path, sizeof path, "%s/%s", directory, entry->d_name);
+      if (wick_control_socket_is_stale (path, pid) && unlink (path) == 0)
+        removed++;
+    }
+  closedir (dir);
+  return removed;
+}

@@ -1,0 +1,46 @@
+/* wick-control-private.h — what the files of backend/live/ share.
+ *
+ * The control server (wick-control-server.c) owns the socket and its thread;
+ * commands (wick-control-commands.c) turn a parsed request into a reply;
+ * wick-control-session.c is the only file that reads the recording core's
+ * session state (metadata, ring fd, drop counts, marks).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wick-session-private.h"
+#include "wick-control-message.h"
+
+/* Room for "<dir>/<pid>-<n>.sock" in sockaddr_un.sun_path (108 bytes). */
+#define WICK_CONTROL_MAX_DIRECTORY 80
+
+bool wick_control_parse_socket_name (const char *name, pid_t *pid);
+bool wick_control_socket_is_stale (const char *path, pid_t pid);
+
+/* What "hello" reports about the session. */
+typedef struct
+{
+  char program[256];
+  int64_t pid;
+  char entrypoint[256];
+  char run_id[128];
+  char started[40]; /* ISO-8601 UTC of the session's open */
+  uint64_t started_unix_ns;
+  const char *policy; /* "drop", "block", "overwrite" */
+  uint64_t dropped;   /* records dropped so far, all producers */
+  int ring_fd;        /* owned by the session; -1 when it has no ring */
+  bool strict;
+  bool finished;
+} WickControlSessionInfo;
+
+void wick_control_session_info (WickSession *session, WickControlSessionInfo *out);
+bool wick_control_session_mark (WickSession *session, const char *label, WickError *error);
+
+/* Runs one request against the session and writes its reply (without the
+ * "v" envelope, which the server adds). Never fails: errors become
+ * {"ok": false, "error": ...}. Sets *send_ring_fd for "hello". */
+void wick_control_execute (WickSession *session, const WickControlRequest *request,
+                           WickControlWriter *reply, bool *send_ring_fd);
