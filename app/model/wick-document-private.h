@@ -1,0 +1,91 @@
+/* wick-document-private.h — the document's storage, shared by the model's
+ * files (reader, health, derived views). Not for the app or the CLI. */
+#pragma once
+
+#include "wick-document.h"
+#include "wick-string-pool.h"
+#include "wick-json-scanner.h"
+#include "wick-trace-record.h"
+
+G_BEGIN_DECLS
+
+/* WickStr -> index, open addressing. */
+typedef struct
+{
+  guint32 *keys;   /* 0 = empty */
+  guint32 *values;
+  gsize n_slots;
+  gsize n_items;
+} WickIdMap;
+
+void wick_id_map_init (WickIdMap *map);
+void wick_id_map_clear (WickIdMap *map);
+/* Inserts when absent; returns the index stored for @key (the old one if any). */
+guint32 wick_id_map_insert (WickIdMap *map, guint32 key, guint32 value);
+gint64 wick_id_map_lookup (const WickIdMap *map, guint32 key);
+
+enum { WICK_N_RECORD_TYPES = WICK_RECORD_EXTENSION + 1 };
+
+struct _WickDocument
+{
+  GObject parent_instance;
+
+  gboolean extensions;
+  char *path;
+  WickStringPool *pool;
+
+  GArray *spans, *ops, *tensors, *tensor_stats, *memory, *device_memory, *device_intervals,
+      *gradients, *edges, *extension_records;
+  GArray *u64_pool;     /* guint64: shapes */
+  GArray *str_list;     /* WickStr: op inputs, labels, tags */
+
+  WickTraceMeta meta;
+  char *meta_json;
+  gboolean has_terminal;
+  guint8 outcome;       /* WICK_OUTCOME_* */
+  guint64 terminal_ns;
+  WickStr terminal_reason;
+
+  guint64 n_lines;
+  guint64 n_records;
+  guint64 first_extension_line;
+  guint64 end_ns;
+  guint64 counts[WICK_N_RECORD_TYPES];
+  WickIdMap span_ids;
+
+  char *stream_error;   /* first §4 violation, applied at finish */
+  gint64 stream_error_index;
+  WickParseError parse_error;
+  gboolean decode_failed;
+  gboolean finished;
+  WickTraceDecoder *decoder;
+  GString *cause;
+
+  /* analysis */
+  GArray *health;       /* WickHealthIssue */
+  guint32 *spans_by_id;
+  guint n_spans_by_id;
+  gboolean analysed;
+  gboolean structurally_valid;
+  WickCoverageVerdict coverage;
+  char *coverage_reason;
+};
+
+/* Health and coverage per spec §6–7 into the document's analysis fields. With
+ * @live, the capture is taken as still running (see wick_document_analyze). */
+void wick_health_analyze (WickDocument *self, gboolean live);
+void wick_health_clear (WickDocument *self);
+
+/* Spec §7.4 digest of a contract's expected list, "sha256:" + hex. */
+char *wick_manifest_digest (WickDocument *self, const GArray *expected);
+/* Spec §7.3; NULL when the contract is valid. */
+char *wick_gradient_contract_validate (WickDocument *self);
+
+static inline gboolean
+wick_document_str_is_blank (WickDocument *self, WickStr str)
+{
+  return wick_rust_is_blank (wick_string_pool_get (self->pool, str),
+                                 wick_string_pool_get_len (self->pool, str));
+}
+
+G_END_DECLS

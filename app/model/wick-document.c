@@ -1,0 +1,1230 @@
+/* wick-document.c — reading a candle-graph trace into compact arrays.
+ *
+ * Reading is line by line (spec §1): split on \n, drop a trailing \r, check
+ * UTF-8, trim (Rust's str::trim), skip empty lines, decode one record per line
+ * (wick-trace-record.c). A decode error stops reading; what was decoded stays.
+ * The per-event stream rules of §4 are checked as records arrive, but the
+ * first violation is reported only at finish, after every line decoded, as
+ * candle-graph applies them after decoding; the end-of-stream rules follow.
+ */
+#include "config.h"
+
+#include "wick-document-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { PROP_0, PROP_EXTENSIONS, N_PROPS };
+enum { SIGNAL_CHANGED, N_SIGNALS };
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (WickDocument, wick_document, G_TYPE_OBJECT)
+
+/* ---- id map ----------------------------------------------------------- */
+
+void
+wick_id_map_init (WickIdMap *map)
+{
+  map->n_slots = 256;
+  map->n_items = 0;
+  map->keys = g_new0 (guint32, map->n_slots);
+  map->values = g_new0 (guint32, map->n_slots);
+}
+
+void
+wick_id_map_clear (WickIdMap *map)
+{
+  g_clear_pointer (&map->keys, g_free);
+  g_clear_pointer (&map->values, g_free);
+  map->n_slots = map->n_items = 0;
+}
+
+static inline gsize
+id_hash (guint32 key)
+{
+  guint64 h = (guint64) key * 0x9E3779B97F4A7C15ull;
+  return (gsize) (h >> 20);
+}
+
+static void
+id_map_grow (WickIdMap *map)
+{
+  WickIdMap bigger;
+
+  bigger.n_slots = map->n_slots * 2;
+  bigger.n_items = 0;
+  bigger.keys = g_new0 (guint32, bigger.n_slots);
+  bigger.values = g_new0 (guint32, bigger.n_slots);
+  for (gsize i = 0; i < map->n_slots; i++)
+    if (map->keys[i] != 0)
+      wick_id_map_insert (&bigger, map->keys[i], map->values[i]);
+  wick_id_map_clear (map);
+  *map = bigger;
+}
+
+guint32
+wick_id_map_insert (WickIdMap *map, guint32 key, guint32 value)
+{
+  gsize mask = map->n_slots - 1;
+  gsize j = id_hash (key) & mask;
+
+  while (map->keys[j] != 0)
+    {
+      if (map->keys[j] == key)
+        return map->values[j];
+      j = (j + 1) & mask;
+    }
+  map->keys[j] = key;
+  map->values[j] = value;
+  if (++map->n_items * 2 > map->n_slots)
+    id_map_grow (map);
+  return value;
+}
+
+gint64
+wick_id_map_lookup (const WickIdMap *map, guint32 key)
+{
+  gsize mask = map->n_slots - 1;
+  gsize j = id_hash (key) & mask;
+
+  if (key == 0)
+    return -1;
+  while (map->keys[j] != 0)
+    {
+      if (map->keys[j] == key)
+        return map->values[j];
+      j = (j + 1) & mask;
+    }
+  return -1;
+}
+
+/* ---- object ----------------------------------------------------------- */
+
+static void
+clear_meta (WickTraceMeta *meta)
+{
+  g_clear_pointer (&meta->expected, g_array_unref);
+  g_clear_pointer (&meta->families, g_array_unref);
+  memset (meta, 0, sizeof *meta);
+}
+
+static void
+wick_document_finalize (GObject *object)
+{
+  WickDocument *self = WICK_DOCUMENT (object);
+
+  wick_health_clear (self);
+  g_free (self->path);
+  wick_string_pool_free (self->pool);
+  g_array_unref (self->spans);
+  g_array_unref (self->ops);
+  g_array_unref (self->tensors);
+  g_array_unref (self->tensor_stats);
+  g_array_unref (self->memory);
+  g_array_unref (self->device_memory);
+  g_array_unref (self->device_intervals);
+  g_array_unref (self->gradients);
+  g_array_unref (self->edges);
+  g_array_unref (self->extension_records);
+  g_array_unref (self->u64_pool);
+  g_array_unref (self->str_list);
+  clear_meta (&self->meta);
+  g_free (self->meta_json);
+  wick_id_map_clear (&self->span_ids);
+  g_free (self->stream_error);
+  g_free (self->parse_error.message);
+  g_free (self->parse_error.cause);
+  wick_trace_decoder_free (self->decoder);
+  g_string_free (self->cause, TRUE);
+
+  G_OBJECT_CLASS (wick_document_parent_class)->finalize (object);
+}
+
+static void
+wick_document_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  WickDocument *self = WICK_DOCUMENT (object);
+
+  switch (prop_id)
+    {
+    case PROP_EXTENSIONS: g_value_set_boolean (value, self->extensions); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+wick_document_set_property (GObject *object, guint prop_id, const GValue *value,
+                            GParamSpec *pspec)
+{
+  WickDocument *self = WICK_DOCUMENT (object);
+
+  switch (prop_id)
+    {
+    case PROP_EXTENSIONS:
+      self->extensions = g_value_get_boolean (value);
+      wick_trace_decoder_free (self->decoder);
+      self->decoder = wick_trace_decoder_new (self->extensions);
+      break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+wick_document_class_init (WickDocumentClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = wick_document_finalize;
+  object_class->get_property = wick_document_get_property;
+  object_class->set_property = wick_document_set_property;
+
+  properties[PROP_EXTENSIONS] =
+      g_param_spec_boolean ("extensions", NULL, NULL, FALSE,
+                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void
+wick_document_init (WickDocument *self)
+{
+  self->pool = wick_string_pool_new ();
+  self->spans = g_array_new (FALSE, FALSE, sizeof (WickSpan));
+  self->ops = g_array_new (FALSE, FALSE, sizeof (WickOp));
+  self->tensors = g_array_new (FALSE, FALSE, sizeof (WickTensor));
+  self->tensor_stats = g_array_new (FALSE, FALSE, sizeof (WickTensorStats));
+  self->memory = g_array_new (FALSE, FALSE, sizeof (WickMemoryEvent));
+  self->device_memory = g_array_new (FALSE, FALSE, sizeof (WickDeviceMemorySample));
+  self->device_intervals = g_array_new (FALSE, FALSE, sizeof (WickDeviceInterval));
+  self->gradients = g_array_new (FALSE, FALSE, sizeof (WickGradient));
+  self->edges = g_array_new (FALSE, FALSE, sizeof (WickEdge));
+  self->extension_records = g_array_new (FALSE, FALSE, sizeof (WickExtensionRecord));
+  self->u64_pool = g_array_new (FALSE, FALSE, sizeof (guint64));
+  self->str_list = g_array_new (FALSE, FALSE, sizeof (WickStr));
+  wick_id_map_init (&self->span_ids);
+  self->stream_error_index = -1;
+  self->parse_error.record_index = -1;
+  self->decoder = wick_trace_decoder_new (FALSE);
+  self->cause = g_string_new (NULL);
+}
+
+WickDocument *
+wick_document_new (void)
+{
+  return g_object_new (WICK_TYPE_DOCUMENT, NULL);
+}
+
+WickDocument *
+wick_document_new_with_extensions (gboolean extensions)
+{
+  return g_object_new (WICK_TYPE_DOCUMENT, "extensions", extensions, NULL);
+}
+
+gboolean
+wick_document_get_extensions_enabled (WickDocument *self)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
+  return self->extensions;
+}
+
+guint64
+wick_document_get_first_extension_line (WickDocument *self)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), 0);
+  return self->first_extension_line;
+}
+
+/* ---- record commit ---------------------------------------------------- */
+
+static WickStr
+intern_value (WickDocument *self, const WickValue *value)
+{
+  if (!value->set)
+    return 0;
+  return wick_string_pool_intern (self->pool, value->str, value->len);
+}
+
+static guint32
+store_shape (WickDocument *self, const WickValue *list, guint32 *rank)
+{
+  guint32 offset = self->u64_pool->len;
+  const WickValue *elements = wick_trace_decoder_values (self->decoder, list->offset);
+
+  *rank = list->len;
+  for (guint32 i = 0; i < list->len; i++)
+    g_array_append_val (self->u64_pool, elements[i].u64);
+  return offset;
+}
+
+static guint32
+store_str_list (WickDocument *self, const WickValue *list, guint32 stride, guint32 *count)
+{
+  guint32 offset = self->str_list->len;
+  const WickValue *elements = wick_trace_decoder_values (self->decoder, list->offset);
+
+  *count = list->len;
+  for (guint32 i = 0; i < list->len * stride; i++)
+    {
+      WickStr s = intern_value (self, &elements[i]);
+      g_array_append_val (self->str_list, s);
+    }
+  return offset;
+}
+
+static void
+stream_error (WickDocument *self, char *message)
+{
+  if (self->stream_error == NULL)
+    {
+      self->stream_error = message;
+      self->stream_error_index = (gint64) self->n_records;
+    }
+  else
+    g_free (message);
+}
+
+static inline void
+extend_end (WickDocument *self, guint64 start, guint64 duration)
+{
+  guint64 end = start > G_MAXUINT64 - duration ? G_MAXUINT64 : start + duration;
+
+  if (end > self->end_ns)
+    self->end_ns = end;
+}
+
+static int
+dtype_size (const char *dtype, gsize len)
+{
+  static const struct { const char *name; int size; } sizes[] = {
+    { "u8", 1 }, { "i8", 1 }, { "bool", 1 }, { "f8", 1 },
+    { "u16", 2 }, { "i16", 2 }, { "f16", 2 }, { "bf16", 2 },
+    { "u32", 4 }, { "i32", 4 }, { "f32", 4 },
+    { "u64", 8 }, { "i64", 8 }, { "f64", 8 },
+  };
+
+  wick_rust_trim (&dtype, &len);
+  for (gsize i = 0; i < G_N_ELEMENTS (sizes); i++)
+    if (strlen (sizes[i].name) == len && g_ascii_strncasecmp (sizes[i].name, dtype, len) == 0)
+      return sizes[i].size;
+  return 0;
+}
+
+/* product(shape) × dtype size, saturating; FALSE when the dtype is unknown. */
+static gboolean
+dense_bytes (WickDocument *self, guint32 shape_offset, guint32 rank, const WickValue *dtype,
+             guint64 *out)
+{
+  int size = dtype_size (dtype->str, dtype->len);
+  guint64 n = 1;
+
+  if (size == 0)
+    return FALSE;
+  for (guint32 i = 0; i < rank; i++)
+    {
+      guint64 d = g_array_index (self->u64_pool, guint64, shape_offset + i);
+      n = (d != 0 && n > G_MAXUINT64 / d) ? G_MAXUINT64 : n * d;
+    }
+  *out = n > G_MAXUINT64 / (guint64) size ? G_MAXUINT64 : n * (guint64) size;
+  return TRUE;
+}
+
+static void
+commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len)
+{
+  WickTraceMeta *meta = &self->meta;
+  const WickValue *cc = wick_trace_decoder_values (self->decoder, v[META_CAPTURE_CONTRACT].offset);
+
+  if (self->n_records != 0)
+    stream_error (self, g_strdup_printf ("meta event must be the first non-empty trace record, "
+                                         "found at index %" G_GUINT64_FORMAT,
+                                         self->n_records));
+  if (meta->present)
+    return;
+  meta->present = TRUE;
+  self->meta_json = g_strndup (line, len);
+  meta->schema = intern_value (self, &v[META_SCHEMA]);
+  meta->run_id = intern_value (self, &v[META_RUN_ID]);
+  meta->correlation_id = intern_value (self, &v[META_CORRELATION_ID]);
+  meta->entrypoint = intern_value (self, &v[META_ENTRYPOINT]);
+  meta->timestamp = intern_value (self, &v[META_TIMESTAMP]);
+  meta->device = intern_value (self, &v[META_DEVICE]);
+  meta->candle_version = intern_value (self, &v[META_CANDLE_VERSION]);
+  meta->phase = (guint8) v[META_PHASE].variant;
+  meta->timing_mode = (guint8) v[META_TIMING_MODE].variant;
+  meta->measured_region_device_synchronized = v[META_MEASURED_REGION_DEVICE_SYNCHRONIZED].boolean;
+  meta->capture_step = v[META_CAPTURE_STEP].u64;
+  meta->warmup_steps = v[META_WARMUP_STEPS].u64;
+  meta->tags_offset = store_str_list (self, &v[META_TAGS], 2, &meta->n_tags);
+
+  if (v[META_COMPARISON_IDENTITY].set)
+    {
+      const WickValue *ci =
+          wick_trace_decoder_values (self->decoder, v[META_COMPARISON_IDENTITY].offset);
+      WickComparisonIdentityMeta *c = &meta->comparison_identity;
+      c->present = TRUE;
+      c->implementation_id = intern_value (self, &ci[CI_IMPLEMENTATION_ID]);
+      c->workload_id = intern_value (self, &ci[CI_WORKLOAD_ID]);
+      c->model_id = intern_value (self, &ci[CI_MODEL_ID]);
+      c->config_id = intern_value (self, &ci[CI_CONFIG_ID]);
+      c->data_id = intern_value (self, &ci[CI_DATA_ID]);
+      c->seed_policy = intern_value (self, &ci[CI_SEED_POLICY]);
+      c->physical_batch = ci[CI_PHYSICAL_BATCH].u64;
+      c->accumulation_steps = ci[CI_ACCUMULATION_STEPS].u64;
+      c->precision = intern_value (self, &ci[CI_PRECISION]);
+      c->device_state = intern_value (self, &ci[CI_DEVICE_STATE]);
+      c->pair_id = intern_value (self, &ci[CI_PAIR_ID]);
+    }
+
+  meta->measurement_scope = (guint8) cc[CC_MEASUREMENT_SCOPE].variant;
+  meta->operations = (guint8) cc[CC_OPERATIONS].variant;
+  meta->tensors = (guint8) cc[CC_TENSORS].variant;
+  meta->gradients = (guint8) cc[CC_GRADIENTS].variant;
+  meta->logical_memory = (guint8) cc[CC_LOGICAL_MEMORY].variant;
+  meta->physical_memory = (guint8) cc[CC_PHYSICAL_MEMORY].variant;
+  meta->device_timing = (guint8) cc[CC_DEVICE_TIMING].variant;
+  meta->required_labels_offset =
+      store_str_list (self, &cc[CC_REQUIRED_LABELS], 1, &meta->n_required_labels);
+  meta->gpu_labels_offset = store_str_list (self, &cc[CC_GPU_LABELS], 1, &meta->n_gpu_labels);
+  meta->cpu_labels_offset = store_str_list (self, &cc[CC_CPU_LABELS], 1, &meta->n_cpu_labels);
+
+  if (cc[CC_GRADIENT_CONTRACT].set)
+    {
+      const WickValue *gc =
+          wick_trace_decoder_values (self->decoder, cc[CC_GRADIENT_CONTRACT].offset);
+      const WickValue *expected = wick_trace_decoder_values (self->decoder, gc[GC_EXPECTED].offset);
+      const WickValue *families = wick_trace_decoder_values (self->decoder, gc[GC_FAMILIES].offset);
+      meta->has_gradient_contract = TRUE;
+      meta->manifest_sha256 = intern_value (self, &gc[GC_MANIFEST_SHA256]);
+      meta->expected = g_array_new (FALSE, FALSE, sizeof (WickExpectedGradientEntry));
+      meta->families = g_array_new (FALSE, FALSE, sizeof (WickGradientFamilyContract));
+      for (guint32 i = 0; i < gc[GC_EXPECTED].len; i++)
+        {
+          const WickValue *e = expected + 3 * i;
+          WickExpectedGradientEntry entry = {
+            intern_value (self, &e[EXP_ROOT]), intern_value (self, &e[EXP_KEY]),
+            intern_value (self, &e[EXP_FAMILY]),
+          };
+          g_array_append_val (meta->expected, entry);
+        }
+      for (guint32 i = 0; i < gc[GC_FAMILIES].len; i++)
+        {
+          const WickValue *f = families + 3 * i;
+          WickGradientFamilyContract family = {
+            intern_value (self, &f[FAM_FAMILY]), (guint8) f[FAM_EXPECTATION].variant,
+            f[FAM_MIN_PRESENT].u64,
+          };
+          g_array_append_val (meta->families, family);
+        }
+    }
+}
+
+static void
+commit_span_start (WickDocument *self, const WickValue *v)
+{
+  WickSpan span = { 0 };
+  guint32 index = self->spans->len;
+
+  span.id = intern_value (self, &v[SS_ID]);
+  span.name = intern_value (self, &v[SS_NAME]);
+  span.parent_id = intern_value (self, &v[SS_PARENT_ID]);
+  span.parent = -1;
+  span.record_index = (guint32) self->n_records;
+  span.start_ns = v[SS_START_NS].u64;
+  span.kind = (guint8) v[SS_SPAN_KIND].variant;
+  span.step = v[SS_STEP].set ? (guint8) (v[SS_STEP].variant + 1) : WICK_STEP_NONE;
+  span.flags = (v[SS_MEASURED].boolean ? WICK_SPAN_FLAG_MEASURED : 0)
+               | (v[SS_PARENT_ID].set ? WICK_SPAN_FLAG_HAS_PARENT_ID : 0);
+  if (wick_id_map_insert (&self->span_ids, span.id, index) != index)
+    {
+      GString *message = g_string_new ("duplicate span_start id `");
+      g_string_append_len (message, v[SS_ID].str, v[SS_ID].len);
+      g_string_append_printf (message, "` at index %" G_GUINT64_FORMAT, self->n_records);
+      stream_error (self, g_string_free (message, FALSE));
+    }
+  extend_end (self, span.start_ns, 0);
+  g_array_append_val (self->spans, span);
+}
+
+static void
+commit_span_end (WickDocument *self, const WickValue *v)
+{
+  WickStr id = wick_string_pool_lookup (self->pool, v[SE_ID].str, v[SE_ID].len);
+  gint64 index = wick_id_map_lookup (&self->span_ids, id);
+  WickSpan *span;
+  GString *message;
+
+  if (index < 0 || (span = &g_array_index (self->spans, WickSpan, index))->flags
+                       & WICK_SPAN_FLAG_CLOSED)
+    {
+      message = g_string_new (index < 0 ? "span_end for unknown span `" : "duplicate span_end for `");
+      g_string_append_len (message, v[SE_ID].str, v[SE_ID].len);
+      g_string_append_printf (message, "` at index %" G_GUINT64_FORMAT, self->n_records);
+      stream_error (self, g_string_free (message, FALSE));
+      return;
+    }
+  span->flags |= WICK_SPAN_FLAG_CLOSED;
+  span->duration_ns = v[SE_DURATION_NS].u64;
+  extend_end (self, span->start_ns, span->duration_ns);
+}
+
+static void
+commit_op (WickDocument *self, const WickValue *v)
+{
+  WickOp op = { 0 };
+
+  op.span_id = intern_value (self, &v[OP_SPAN_ID]);
+  op.span = -1;
+  op.op_name = intern_value (self, &v[OP_OP_NAME]);
+  op.inputs_offset = store_str_list (self, &v[OP_INPUTS], 1, &op.n_inputs);
+  op.output = intern_value (self, &v[OP_OUTPUT]);
+  op.shape_offset = store_shape (self, &v[OP_SHAPE], &op.rank);
+  op.dtype = intern_value (self, &v[OP_DTYPE]);
+  op.device = intern_value (self, &v[OP_DEVICE]);
+  op.duration_ns = v[OP_DURATION_NS].u64;
+  op.timestamp_ns = v[OP_TIMESTAMP_NS].u64;
+  op.input_dense_bytes = v[OP_INPUT_DENSE_BYTES].u64;
+  op.has_output_dense_bytes = v[OP_OUTPUT_DENSE_BYTES].set;
+  if (op.has_output_dense_bytes)
+    op.output_dense_bytes = v[OP_OUTPUT_DENSE_BYTES].u64;
+  else
+    dense_bytes (self, op.shape_offset, op.rank, &v[OP_DTYPE], &op.output_dense_bytes);
+  extend_end (self, op.timestamp_ns, op.duration_ns);
+  g_array_append_val (self->ops, op);
+}
+
+static void
+commit_tensor (WickDocument *self, const WickValue *v)
+{
+  WickTensor t = { 0 };
+
+  t.span_id = intern_value (self, &v[T_SPAN_ID]);
+  t.span = -1;
+  t.tensor_id = intern_value (self, &v[T_TENSOR_ID]);
+  t.label = intern_value (self, &v[T_LABEL]);
+  t.shape_offset = store_shape (self, &v[T_SHAPE], &t.rank);
+  t.dtype = intern_value (self, &v[T_DTYPE]);
+  t.device = intern_value (self, &v[T_DEVICE]);
+  t.requires_grad = v[T_REQUIRES_GRAD].boolean;
+  t.has_dense_bytes = v[T_DENSE_BYTES].set;
+  if (t.has_dense_bytes)
+    t.dense_bytes = v[T_DENSE_BYTES].u64;
+  else
+    dense_bytes (self, t.shape_offset, t.rank, &v[T_DTYPE], &t.dense_bytes);
+  t.category = (guint8) v[T_CATEGORY].variant;
+  g_array_append_val (self->tensors, t);
+}
+
+/* Spec §3.6. */
+static gboolean
+tensor_stats_valid (const WickValue *v, const WickTraceDecoder *decoder)
+{
+  const WickValue *shape = wick_trace_decoder_values ((WickTraceDecoder *) decoder,
+                                                      v[TS_SHAPE].offset);
+  guint64 product = 1;
+
+  if (wick_rust_is_blank (v[TS_LABEL].str, v[TS_LABEL].len))
+    return FALSE;
+  for (guint32 i = 0; i < v[TS_SHAPE].len; i++)
+    {
+      guint64 d = shape[i].u64;
+      if (d != 0 && product > G_MAXUINT64 / d)
+        return FALSE;
+      product *= d;
+    }
+  if (product != v[TS_ELEMENTS].u64 || v[TS_NON_FINITE].u64 > v[TS_ELEMENTS].u64)
+    return FALSE;
+  if (!isfinite (v[TS_RMS].f64) || v[TS_RMS].f64 < 0.0)
+    return FALSE;
+  if (!isfinite (v[TS_ABS_MAX].f64) || v[TS_ABS_MAX].f64 < 0.0)
+    return FALSE;
+  return isfinite (v[TS_MEAN].f64);
+}
+
+static void
+commit_tensor_stats (WickDocument *self, const WickValue *v)
+{
+  WickTensorStats s = { 0 };
+
+  if (!tensor_stats_valid (v, self->decoder))
+    stream_error (self, g_strdup_printf ("invalid tensor_stats event at index %" G_GUINT64_FORMAT,
+                                         self->n_records));
+  s.span_id = intern_value (self, &v[TS_SPAN_ID]);
+  s.span = -1;
+  s.label = intern_value (self, &v[TS_LABEL]);
+  s.shape_offset = store_shape (self, &v[TS_SHAPE], &s.rank);
+  s.dtype = intern_value (self, &v[TS_DTYPE]);
+  s.elements = v[TS_ELEMENTS].u64;
+  s.non_finite = v[TS_NON_FINITE].u64;
+  s.rms = v[TS_RMS].f64;
+  s.abs_max = v[TS_ABS_MAX].f64;
+  s.mean = v[TS_MEAN].f64;
+  g_array_append_val (self->tensor_stats, s);
+}
+
+static void
+commit_memory (WickDocument *self, const WickValue *v)
+{
+  WickMemoryEvent m = { 0 };
+
+  m.timestamp_ns = v[MEM_TIMESTAMP_NS].u64;
+  m.storage_id = intern_value (self, &v[MEM_STORAGE_ID]);
+  m.tensor_id = intern_value (self, &v[MEM_TENSOR_ID]);
+  m.span_id = intern_value (self, &v[MEM_SPAN_ID]);
+  m.span = -1;
+  m.op_name = intern_value (self, &v[MEM_OP_NAME]);
+  m.device = intern_value (self, &v[MEM_DEVICE]);
+  m.bytes = v[MEM_BYTES].u64;
+  m.action = (guint8) v[MEM_ACTION].variant;
+  m.category = (guint8) v[MEM_CATEGORY].variant;
+  m.shape_offset = store_shape (self, &v[MEM_SHAPE], &m.rank);
+  m.dtype = intern_value (self, &v[MEM_DTYPE]);
+  extend_end (self, m.timestamp_ns, 0);
+  g_array_append_val (self->memory, m);
+}
+
+static void
+commit_device_memory (WickDocument *self, const WickValue *v)
+{
+  WickDeviceMemorySample s = { 0 };
+
+  s.timestamp_ns = v[DM_TIMESTAMP_NS].u64;
+  s.device = intern_value (self, &v[DM_DEVICE]);
+  if (v[DM_USED_BYTES].set)
+    s.present |= WICK_DEVICE_MEMORY_USED, s.used_bytes = v[DM_USED_BYTES].u64;
+  if (v[DM_FREE_BYTES].set)
+    s.present |= WICK_DEVICE_MEMORY_FREE, s.free_bytes = v[DM_FREE_BYTES].u64;
+  if (v[DM_RESERVED_BYTES].set)
+    s.present |= WICK_DEVICE_MEMORY_RESERVED, s.reserved_bytes = v[DM_RESERVED_BYTES].u64;
+  if (v[DM_CAPACITY_BYTES].set)
+    s.present |= WICK_DEVICE_MEMORY_CAPACITY, s.capacity_bytes = v[DM_CAPACITY_BYTES].u64;
+  extend_end (self, s.timestamp_ns, 0);
+  g_array_append_val (self->device_memory, s);
+}
+
+static void
+commit_device_interval (WickDocument *self, const WickValue *v)
+{
+  WickDeviceInterval d = { 0 };
+
+  d.span_id = intern_value (self, &v[DI_SPAN_ID]);
+  d.span = -1;
+  d.device = intern_value (self, &v[DI_DEVICE]);
+  d.stream_id = intern_value (self, &v[DI_STREAM_ID]);
+  d.clock_id = intern_value (self, &v[DI_CLOCK_ID]);
+  d.backend = intern_value (self, &v[DI_BACKEND]);
+  d.start_ns = v[DI_START_NS].u64;
+  d.duration_ns = v[DI_DURATION_NS].u64;
+  g_array_append_val (self->device_intervals, d);
+}
+
+static void
+commit_gradient (WickDocument *self, const WickValue *v)
+{
+  WickGradient g = { 0 };
+
+  g.event_id = intern_value (self, &v[GR_EVENT_ID]);
+  g.root = intern_value (self, &v[GR_ROOT]);
+  g.key = intern_value (self, &v[GR_KEY]);
+  g.state = (guint8) v[GR_STATE].variant;
+  g.has_norm = v[GR_NORM].set;
+  g.norm = g.has_norm ? v[GR_NORM].f64 : 0.0;
+  g_array_append_val (self->gradients, g);
+}
+
+static void
+commit_edge (WickDocument *self, const WickValue *v)
+{
+  WickEdge e = { 0 };
+
+  e.edge_kind = (guint8) wick_trace_decoder_edge_kind (self->decoder);
+  if (e.edge_kind == WICK_EDGE_CALL)
+    {
+      e.from = intern_value (self, &v[CALL_FROM_SPAN]);
+      e.to = intern_value (self, &v[CALL_TO_SPAN]);
+      e.host_duration_ns = v[CALL_HOST_DURATION_NS].u64;
+    }
+  else
+    {
+      e.from = intern_value (self, &v[DATA_FROM_TENSOR]);
+      e.to = intern_value (self, &v[DATA_TO_TENSOR]);
+    }
+  g_array_append_val (self->edges, e);
+}
+
+static void
+commit_terminal (WickDocument *self, const WickValue *v)
+{
+  self->has_terminal = TRUE;
+  self->outcome = (guint8) v[TERM_OUTCOME].variant;
+  self->terminal_ns = v[TERM_TIMESTAMP_NS].u64;
+  self->terminal_reason = intern_value (self, &v[TERM_REASON]);
+}
+
+static const WickRecordType record_types[WICK_N_KINDS] = {
+  WICK_RECORD_META, WICK_RECORD_SPAN, WICK_RECORD_SPAN, WICK_RECORD_OP, WICK_RECORD_TENSOR,
+  WICK_RECORD_TENSOR_STATS, WICK_RECORD_MEMORY, WICK_RECORD_DEVICE_MEMORY,
+  WICK_RECORD_DEVICE_INTERVAL, WICK_RECORD_GRADIENT, WICK_RECORD_EDGE, WICK_RECORD_TERMINAL,
+};
+
+static void
+commit_record (WickDocument *self, WickRecordKind kind, const char *line, gsize len)
+{
+  const WickValue *v = wick_trace_decoder_values (self->decoder, 0);
+
+  if (self->has_terminal)
+    stream_error (self, g_strdup_printf ("terminal event must be the final trace record; found "
+                                         "another event at index %" G_GUINT64_FORMAT,
+                                         self->n_records));
+  if (kind != WICK_KIND_SPAN_END)
+    self->counts[record_types[kind]]++;
+  switch (kind)
+    {
+    case WICK_KIND_META: commit_meta (self, v, line, len); break;
+    case WICK_KIND_SPAN_START: commit_span_start (self, v); break;
+    case WICK_KIND_SPAN_END: commit_span_end (self, v); break;
+    case WICK_KIND_OP: commit_op (self, v); break;
+    case WICK_KIND_TENSOR: commit_tensor (self, v); break;
+    case WICK_KIND_TENSOR_STATS: commit_tensor_stats (self, v); break;
+    case WICK_KIND_MEMORY: commit_memory (self, v); break;
+    case WICK_KIND_DEVICE_MEMORY: commit_device_memory (self, v); break;
+    case WICK_KIND_DEVICE_INTERVAL: commit_device_interval (self, v); break;
+    case WICK_KIND_GRADIENT: commit_gradient (self, v); break;
+    case WICK_KIND_EDGE: commit_edge (self, v); break;
+    case WICK_KIND_TERMINAL:
+      if (!self->has_terminal)
+        commit_terminal (self, v);
+      break;
+    default: g_assert_not_reached ();
+    }
+  self->n_records++;
+}
+
+static void
+commit_extension (WickDocument *self, const char *line, gsize len)
+{
+  WickExtensionRecord r = { 0 };
+  gsize kind_len;
+  const char *kind = wick_trace_decoder_extension_kind (self->decoder, &kind_len);
+
+  r.kind = wick_string_pool_intern (self->pool, kind, kind_len);
+  r.json = wick_string_pool_intern (self->pool, line, len);
+  r.timestamp_ns = wick_trace_decoder_extension_timestamp (self->decoder);
+  r.line = (guint32) self->n_lines;
+  if (self->first_extension_line == 0)
+    self->first_extension_line = self->n_lines;
+  self->counts[WICK_RECORD_EXTENSION]++;
+  g_array_append_val (self->extension_records, r);
+}
+
+/* ---- lines ------------------------------------------------------------ */
+
+/* Rust's str::from_utf8: well-formed UTF-8, no surrogates, no overlongs. */
+static gboolean
+utf8_valid (const char *data, gsize len)
+{
+  const unsigned char *p = (const unsigned char *) data;
+  const unsigned char *end = p + len;
+
+  while (p < end)
+    {
+      if (*p < 0x80)
+        {
+          while (end - p >= 8)
+            {
+              guint64 chunk;
+              memcpy (&chunk, p, 8);
+              if (chunk & 0x8080808080808080ull)
+                break;
+              p += 8;
+            }
+          while (p < end && *p < 0x80)
+            p++;
+          continue;
+        }
+      if (*p >= 0xC2 && *p <= 0xDF)
+        {
+          if (end - p < 2 || (p[1] & 0xC0) != 0x80)
+            return FALSE;
+          p += 2;
+        }
+      else if (*p >= 0xE0 && *p <= 0xEF)
+        {
+          if (end - p < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
+            return FALSE;
+          if ((*p == 0xE0 && p[1] < 0xA0) || (*p == 0xED && p[1] > 0x9F))
+            return FALSE;
+          p += 3;
+        }
+      else if (*p >= 0xF0 && *p <= 0xF4)
+        {
+          if (end - p < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80
+              || (p[3] & 0xC0) != 0x80)
+            return FALSE;
+          if ((*p == 0xF0 && p[1] < 0x90) || (*p == 0xF4 && p[1] > 0x8F))
+            return FALSE;
+          p += 4;
+        }
+      else
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static const char *
+display_path (WickDocument *self)
+{
+  return self->path ? self->path : "<stream>";
+}
+
+static gboolean
+set_decode_error (WickDocument *self, const char *verb, const char *cause, GError **error)
+{
+  self->decode_failed = TRUE;
+  self->parse_error.failed = TRUE;
+  self->parse_error.line = self->n_lines;
+  self->parse_error.record_index = -1;
+  self->parse_error.message = g_strdup_printf ("%s trace JSONL line %" G_GUINT64_FORMAT " from %s",
+                                               verb, self->n_lines, display_path (self));
+  self->parse_error.cause = g_strdup (cause);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", self->parse_error.message,
+               cause);
+  return FALSE;
+}
+
+gboolean
+wick_document_feed_line (WickDocument *self, const char *line, gsize length, GError **error)
+{
+  WickRecordKind kind;
+
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
+  if (self->decode_failed || self->finished)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the document no longer accepts lines");
+      return FALSE;
+    }
+  self->n_lines++;
+  if (length > 0 && line[length - 1] == '\r')
+    length--;
+  if (!utf8_valid (line, length))
+    return set_decode_error (self, "read", "stream did not contain valid UTF-8", error);
+  wick_rust_trim (&line, &length);
+  if (length == 0)
+    return TRUE;
+  if (!wick_trace_decoder_decode (self->decoder, line, length, &kind, self->cause))
+    return set_decode_error (self, "parse", self->cause->str, error);
+  if (kind == WICK_KIND_EXTENSION)
+    commit_extension (self, line, length);
+  else
+    commit_record (self, kind, line, length);
+  return TRUE;
+}
+
+/* Spec §4 rule 6, after every line decoded. */
+static char *
+end_of_stream_error (WickDocument *self)
+{
+  const char *schema;
+
+  if (!self->meta.present)
+    return g_strdup ("trace stream is missing a meta event with run metadata");
+  if (!self->has_terminal)
+    return g_strdup ("trace stream is missing its terminal event");
+  schema = wick_document_str (self, self->meta.schema);
+  if (strcmp (schema, "candle-graph/trace/10") != 0 && strcmp (schema, "candle-graph/trace/9") != 0)
+    return g_strdup_printf ("unsupported trace schema \"%s\"; expected \"candle-graph/trace/10\" or "
+                            "\"candle-graph/trace/9\"",
+                            schema);
+  if (strcmp (schema, "candle-graph/trace/9") == 0 && self->tensor_stats->len > 0)
+    return g_strdup ("trace schema \"candle-graph/trace/9\" does not define tensor_stats events; "
+                     "producers emitting tensor statistics must declare \"candle-graph/trace/10\"");
+  if (self->outcome == WICK_OUTCOME_COMPLETE && self->terminal_reason != 0)
+    return g_strdup ("complete terminal event cannot contain a failure reason");
+  if (self->outcome == WICK_OUTCOME_FAILED
+      && (self->terminal_reason == 0 || wick_document_str_is_blank (self, self->terminal_reason)))
+    return g_strdup ("failed terminal event requires a non-empty reason");
+  if (self->terminal_ns < self->end_ns)
+    return g_strdup_printf ("terminal timestamp %" G_GUINT64_FORMAT
+                            " precedes host evidence ending at %" G_GUINT64_FORMAT,
+                            self->terminal_ns, self->end_ns);
+  return NULL;
+}
+
+static gboolean
+finish (WickDocument *self, GError **error)
+{
+  char *message;
+
+  if (self->finished)
+    return !self->parse_error.failed;
+  self->finished = TRUE;
+  if (self->decode_failed)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s",
+                   self->parse_error.message, self->parse_error.cause);
+      return FALSE;
+    }
+  if (self->stream_error != NULL)
+    {
+      self->parse_error.record_index = self->stream_error_index;
+      message = g_strdup (self->stream_error);
+    }
+  else
+    message = end_of_stream_error (self);
+  if (message != NULL)
+    {
+      self->parse_error.failed = TRUE;
+      self->parse_error.message = message;
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", message);
+      return FALSE;
+    }
+  wick_health_analyze (self, FALSE);
+  return TRUE;
+}
+
+gboolean
+wick_document_finish (WickDocument *self, GError **error)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
+  ok = finish (self, error);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+  return ok;
+}
+
+void
+wick_document_analyze (WickDocument *self)
+{
+  g_return_if_fail (WICK_IS_DOCUMENT (self));
+  if (!self->finished)
+    wick_health_analyze (self, TRUE);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+gboolean
+wick_document_is_finished (WickDocument *self)
+{
+  return self->finished;
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+#define READ_CHUNK (4 << 20)
+
+gboolean
+wick_document_load_file (WickDocument *self, const char *path, GCancellable *cancellable,
+                         WickProgressFunc progress, gpointer user_data, GError **error)
+{
+  g_autofree char *buffer = NULL;
+  gsize capacity = READ_CHUNK * 2;
+  gsize filled = 0;
+  guint64 consumed = 0;
+  guint64 total = 0;
+  struct stat st;
+  int fd;
+  gboolean ok = TRUE;
+  gboolean at_eof = FALSE;
+
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  g_free (self->path);
+  self->path = g_strdup (path);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "open %s: %s", path,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  if (fstat (fd, &st) == 0)
+    total = (guint64) st.st_size;
+#ifdef POSIX_FADV_SEQUENTIAL
+  posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  buffer = g_malloc (capacity);
+
+  while (ok && !at_eof)
+    {
+      gssize n;
+      const char *p, *end, *nl;
+
+      if (capacity - filled < READ_CHUNK)
+        {
+          capacity = MAX (capacity * 2, filled + READ_CHUNK);
+          buffer = g_realloc (buffer, capacity);
+        }
+      n = read (fd, buffer + filled, capacity - filled);
+      if (n < 0)
+        {
+          int saved = errno;
+          if (saved == EINTR)
+            continue;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "read %s: %s", path,
+                       g_strerror (saved));
+          ok = FALSE;
+          break;
+        }
+      if (n == 0)
+        at_eof = TRUE;
+      filled += (gsize) n;
+
+      p = buffer;
+      end = buffer + filled;
+      while ((nl = memchr (p, '\n', (gsize) (end - p))) != NULL)
+        {
+          if (!wick_document_feed_line (self, p, (gsize) (nl - p), error))
+            {
+              ok = FALSE;
+              break;
+            }
+          p = nl + 1;
+        }
+      if (ok && at_eof && p < end)
+        {
+          if (!wick_document_feed_line (self, p, (gsize) (end - p), error))
+            ok = FALSE;
+          p = end;
+        }
+      consumed += (guint64) (p - buffer);
+      memmove (buffer, p, (gsize) (end - p));
+      filled = (gsize) (end - p);
+
+      if (ok && g_cancellable_set_error_if_cancelled (cancellable, error))
+        ok = FALSE;
+      if (ok && progress != NULL && total > 0)
+        progress (MIN (1.0, (double) consumed / (double) total), user_data);
+    }
+  close (fd);
+  if (!ok)
+    {
+      self->finished = TRUE;
+      return FALSE;
+    }
+  return finish (self, error);
+}
+
+/* ---- accessors -------------------------------------------------------- */
+
+const char *
+wick_document_str (WickDocument *self, WickStr str)
+{
+  return wick_string_pool_get (self->pool, str);
+}
+
+gsize
+wick_document_str_len (WickDocument *self, WickStr str)
+{
+  return wick_string_pool_get_len (self->pool, str);
+}
+
+const char *
+wick_document_get_path (WickDocument *self)
+{
+  return self->path;
+}
+
+const WickParseError *
+wick_document_get_parse_error (WickDocument *self)
+{
+  return &self->parse_error;
+}
+
+#define ARRAY_GETTER(Type, name, field)                                   \
+  const Type *wick_document_get_##name (WickDocument *self, guint *n)     \
+  {                                                                       \
+    g_return_val_if_fail (WICK_IS_DOCUMENT (self), NULL);                 \
+    if (n != NULL)                                                        \
+      *n = self->field->len;                                              \
+    return (const Type *) (gpointer) self->field->data;                   \
+  }
+
+ARRAY_GETTER (WickSpan, spans, spans)
+ARRAY_GETTER (WickOp, ops, ops)
+ARRAY_GETTER (WickTensor, tensors, tensors)
+ARRAY_GETTER (WickTensorStats, tensor_stats, tensor_stats)
+ARRAY_GETTER (WickMemoryEvent, memory, memory)
+ARRAY_GETTER (WickDeviceMemorySample, device_memory, device_memory)
+ARRAY_GETTER (WickDeviceInterval, device_intervals, device_intervals)
+ARRAY_GETTER (WickGradient, gradients, gradients)
+ARRAY_GETTER (WickEdge, edges, edges)
+ARRAY_GETTER (WickExtensionRecord, extensions, extension_records)
+
+const guint64 *
+wick_document_get_shape (WickDocument *self, guint32 offset)
+{
+  return &g_array_index (self->u64_pool, guint64, 0) + offset;
+}
+
+const WickStr *
+wick_document_get_str_list (WickDocument *self, guint32 offset)
+{
+  return &g_array_index (self->str_list, WickStr, 0) + offset;
+}
+
+const WickStr *
+wick_document_get_op_inputs (WickDocument *self, const WickOp *op)
+{
+  return wick_document_get_str_list (self, op->inputs_offset);
+}
+
+const guint32 *
+wick_document_get_spans_by_id (WickDocument *self, guint *n_spans)
+{
+  if (n_spans != NULL)
+    *n_spans = self->n_spans_by_id;
+  return self->spans_by_id;
+}
+
+gint32
+wick_document_find_span (WickDocument *self, const char *id)
+{
+  WickStr str = wick_string_pool_lookup (self->pool, id, strlen (id));
+
+  return (gint32) wick_id_map_lookup (&self->span_ids, str);
+}
+
+guint64
+wick_document_get_record_count (WickDocument *self, WickRecordType type)
+{
+  g_return_val_if_fail ((int) type < (int) WICK_N_RECORD_TYPES, 0);
+  return self->counts[type];
+}
+
+guint64
+wick_document_get_n_lines (WickDocument *self)
+{
+  return self->n_lines;
+}
+
+guint64
+wick_document_get_n_records (WickDocument *self)
+{
+  return self->n_records;
+}
+
+const char *
+wick_document_get_meta_json (WickDocument *self)
+{
+  return self->meta_json;
+}
+
+const WickTraceMeta *
+wick_document_get_meta (WickDocument *self)
+{
+  return &self->meta;
+}
+
+const char *
+wick_document_get_schema (WickDocument *self)
+{
+  return wick_document_str (self, self->meta.schema);
+}
+
+const char *
+wick_document_get_entrypoint (WickDocument *self)
+{
+  return wick_document_str (self, self->meta.entrypoint);
+}
+
+const char *
+wick_document_get_run_id (WickDocument *self)
+{
+  return wick_document_str (self, self->meta.run_id);
+}
+
+WickPhase
+wick_document_get_phase (WickDocument *self)
+{
+  return (WickPhase) self->meta.phase;
+}
+
+gboolean
+wick_document_has_terminal (WickDocument *self)
+{
+  return self->has_terminal;
+}
+
+gboolean
+wick_document_get_capture_complete (WickDocument *self)
+{
+  return self->has_terminal && self->outcome == WICK_OUTCOME_COMPLETE;
+}
+
+const char *
+wick_document_get_terminal_reason (WickDocument *self)
+{
+  return wick_document_str (self, self->terminal_reason);
+}
+
+guint64
+wick_document_get_terminal_ns (WickDocument *self)
+{
+  return self->terminal_ns;
+}
+
+guint64
+wick_document_get_end_ns (WickDocument *self)
+{
+  return self->end_ns;
+}
+
+const WickHealthIssue *
+wick_document_get_health (WickDocument *self, guint *n_issues)
+{
+  if (self->health == NULL)
+    {
+      if (n_issues != NULL)
+        *n_issues = 0;
+      return NULL;
+    }
+  if (n_issues != NULL)
+    *n_issues = self->health->len;
+  return (const WickHealthIssue *) (gpointer) self->health->data;
+}
+
+gboolean
+wick_document_get_structurally_valid (WickDocument *self)
+{
+  return self->analysed && self->structurally_valid;
+}
+
+WickCoverageVerdict
+wick_document_get_gradient_coverage (WickDocument *self)
+{
+  return self->analysed ? self->coverage : WICK_COVERAGE_VERDICT_UNAVAILABLE;
+}
+
+const char *
+wick_document_get_gradient_coverage_reason (WickDocument *self)
+{
+  return self->coverage_reason;
+}
+
+const char *
+wick_coverage_verdict_to_string (WickCoverageVerdict verdict)
+{
+  switch (verdict)
+    {
+    case WICK_COVERAGE_VERDICT_COMPLETE: return "complete";
+    case WICK_COVERAGE_VERDICT_PARTIAL: return "partial";
+    case WICK_COVERAGE_VERDICT_INVALID: return "invalid";
+    case WICK_COVERAGE_VERDICT_UNAVAILABLE: return "unavailable";
+    default: return "unknown";
+    }
+}
+
+const char *
+wick_severity_to_string (WickSeverity severity)
+{
+  return severity == WICK_SEVERITY_ERROR ? "error" : "warning";
+}

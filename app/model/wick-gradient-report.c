@@ -1,0 +1,146 @@
+/* wick-gradient-report.c — the gradient coverage table (see the header). */
+#include "config.h"
+
+#include "wick-gradient-report.h"
+
+#include "wick-document-private.h"
+
+#include <string.h>
+
+static gint32
+first_gradient (WickDocument *document, WickStr root, WickStr key, guint32 *count)
+{
+  guint n;
+  const WickGradient *gradients = wick_document_get_gradients (document, &n);
+  gint32 first = -1;
+
+  *count = 0;
+  for (guint i = 0; i < n; i++)
+    if (gradients[i].root == root && gradients[i].key == key)
+      {
+        if (first < 0)
+          first = (gint32) i;
+        (*count)++;
+      }
+  return first;
+}
+
+static void
+fill_entries (WickGradientReport *report, WickDocument *document, const WickTraceMeta *meta)
+{
+  const WickGradient *gradients = wick_document_get_gradients (document, NULL);
+
+  for (guint i = 0; i < meta->expected->len; i++)
+    {
+      const WickExpectedGradientEntry *e = &g_array_index (meta->expected, WickExpectedGradientEntry, i);
+      WickGradientEntryRow row = { e->root, e->key, e->family, -1, 0, FALSE, 0, FALSE, 0.0 };
+      row.gradient = first_gradient (document, e->root, e->key, &row.observed_count);
+      if (row.gradient >= 0)
+        {
+          const WickGradient *g = &gradients[row.gradient];
+          row.observed = TRUE;
+          row.state = g->state;
+          row.has_norm = g->has_norm;
+          row.norm = g->norm;
+        }
+      g_array_append_val (report->entries, row);
+    }
+}
+
+static void
+fill_families (WickGradientReport *report, const WickTraceMeta *meta, gboolean failed)
+{
+  for (guint i = 0; i < meta->families->len; i++)
+    {
+      const WickGradientFamilyContract *f = &g_array_index (meta->families, WickGradientFamilyContract, i);
+      WickGradientFamilyRow row = { f->family, f->expectation, f->min_present, 0 };
+      gboolean complete;
+
+      for (guint j = 0; j < report->entries->len; j++)
+        {
+          const WickGradientEntryRow *e = &g_array_index (report->entries, WickGradientEntryRow, j);
+          if (e->family != f->family)
+            continue;
+          row.members++;
+          if (!e->observed)
+            continue;
+          row.observed++;
+          row.present += e->state == WICK_GRADIENT_PRESENT;
+          row.attached += e->state != WICK_GRADIENT_MISSING;
+          row.non_finite += e->state == WICK_GRADIENT_NON_FINITE;
+        }
+      complete = row.observed == row.members;
+      row.ok = TRUE;
+      row.verdict = "ok";
+      if (row.members == 0)
+        row.ok = FALSE, row.verdict = "no members";
+      else if (row.non_finite > 0)
+        row.ok = FALSE, row.verdict = "non-finite";
+      else if (f->expectation == WICK_EXPECT_ACTIVE && (!failed || complete)
+               && row.present < f->min_present)
+        row.ok = FALSE, row.verdict = "below minimum";
+      else if (f->expectation == WICK_EXPECT_INACTIVE && row.attached > 0)
+        row.ok = FALSE, row.verdict = "leakage";
+      else if (f->expectation == WICK_EXPECT_DATA_CONDITIONAL && (!failed || complete)
+               && row.present > 0 && row.present < f->min_present)
+        row.ok = FALSE, row.verdict = "below minimum";
+      g_array_append_val (report->families, row);
+    }
+}
+
+WickGradientReport *
+wick_gradient_report_new (WickDocument *document)
+{
+  const WickTraceMeta *meta = wick_document_get_meta (document);
+  WickGradientReport *report = g_new0 (WickGradientReport, 1);
+  gboolean failed = wick_document_has_terminal (document)
+                    && !wick_document_get_capture_complete (document);
+
+  report->entries = g_array_new (FALSE, FALSE, sizeof (WickGradientEntryRow));
+  report->families = g_array_new (FALSE, FALSE, sizeof (WickGradientFamilyRow));
+  wick_document_get_gradients (document, &report->n_gradients);
+  report->declared = meta->gradients;
+  report->verdict = wick_document_get_gradient_coverage (document);
+  report->reason = g_strdup (wick_document_get_gradient_coverage_reason (document));
+  if (!meta->present || !meta->has_gradient_contract)
+    return report;
+
+  report->has_contract = TRUE;
+  report->declared_sha256 = g_strdup (wick_document_str (document, meta->manifest_sha256));
+  report->computed_sha256 = wick_manifest_digest (document, meta->expected);
+  report->digest_matches = g_strcmp0 (report->declared_sha256, report->computed_sha256) == 0;
+  report->contract_error = wick_gradient_contract_validate (document);
+  fill_entries (report, document, meta);
+  fill_families (report, meta, failed);
+  return report;
+}
+
+void
+wick_gradient_report_free (WickGradientReport *report)
+{
+  if (report == NULL)
+    return;
+  g_array_unref (report->entries);
+  g_array_unref (report->families);
+  g_free (report->declared_sha256);
+  g_free (report->computed_sha256);
+  g_free (report->contract_error);
+  g_free (report->reason);
+  g_free (report);
+}
+
+const char *
+wick_gradient_state_to_string (WickGradientState state)
+{
+  static const char *const names[] = { "present", "missing", "zero", "non_finite" };
+
+  return (guint) state < G_N_ELEMENTS (names) ? names[state] : "unknown";
+}
+
+const char *
+wick_gradient_expectation_to_string (WickGradientExpectation expectation)
+{
+  static const char *const names[] = { "active", "inactive", "data_conditional" };
+
+  return (guint) expectation < G_N_ELEMENTS (names) ? names[expectation] : "unknown";
+}

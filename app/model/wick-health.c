@@ -1,0 +1,1213 @@
+/* wick-health.c — structural health and gradient verdicts (spec §6–7).
+ *
+ * Issues are appended in the spec's order: provenance, terminal, spans (in id
+ * byte order), evidence records (file order, by group), edges, memory pairing,
+ * gradients and the exact contract, absent planes, semantic labels. Messages
+ * are candle-graph's where the spec or its source fix them; codes and
+ * severities always are.
+ */
+#include "config.h"
+
+#include "wick-document-private.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct
+{
+  WickDocument *doc;
+  GArray *issues;
+  gboolean failed;
+  gboolean live;
+} Health;
+
+static const char *
+S (Health *h, WickStr str)
+{
+  const char *s = wick_document_str (h->doc, str);
+  return s ? s : "";
+}
+
+static void
+add_issue (Health *h, const char *code, WickSeverity severity, char *message,
+           WickRecordType type, gint64 index, const char *record_id)
+{
+  WickHealthIssue issue = { code, severity, message, type, index, g_strdup (record_id) };
+
+  g_array_append_val (h->issues, issue);
+}
+
+static void
+error (Health *h, const char *code, char *message)
+{
+  add_issue (h, code, WICK_SEVERITY_ERROR, message, WICK_RECORD_NONE, -1, NULL);
+}
+
+static void
+warning (Health *h, const char *code, char *message)
+{
+  add_issue (h, code, WICK_SEVERITY_WARNING, message, WICK_RECORD_NONE, -1, NULL);
+}
+
+static WickSeverity
+failed_severity (Health *h)
+{
+  return h->failed ? WICK_SEVERITY_WARNING : WICK_SEVERITY_ERROR;
+}
+
+static void
+debug_str (Health *h, GString *out, WickStr str)
+{
+  wick_rust_debug_str (out, S (h, str), wick_document_str_len (h->doc, str));
+}
+
+static gboolean
+blank (Health *h, WickStr str)
+{
+  return str == 0 || wick_document_str_is_blank (h->doc, str);
+}
+
+static int
+compare_strs (WickDocument *doc, WickStr a, WickStr b)
+{
+  gsize la = wick_document_str_len (doc, a), lb = wick_document_str_len (doc, b);
+  int c = memcmp (wick_document_str (doc, a), wick_document_str (doc, b), MIN (la, lb));
+
+  if (c != 0)
+    return c;
+  return la < lb ? -1 : la > lb;
+}
+
+static inline guint64
+saturating_add (guint64 a, guint64 b)
+{
+  return a > G_MAXUINT64 - b ? G_MAXUINT64 : a + b;
+}
+
+/* ---- provenance ------------------------------------------------------- */
+
+static char *
+provenance_error (Health *h)
+{
+  const WickTraceMeta *m = &h->doc->meta;
+  const WickComparisonIdentityMeta *c = &m->comparison_identity;
+  struct { WickStr value; const char *name; } required[] = {
+    { m->run_id, "run_id" }, { m->correlation_id, "correlation_id" },
+    { m->entrypoint, "entrypoint" }, { m->timestamp, "timestamp" }, { m->device, "device" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (required); i++)
+    if (blank (h, required[i].value))
+      return g_strdup_printf ("run metadata %s must not be empty", required[i].name);
+  if (m->capture_step == 0)
+    return g_strdup ("run metadata capture_step must be one-based");
+  if (m->warmup_steps >= m->capture_step)
+    return g_strdup_printf ("run metadata warmup_steps %" G_GUINT64_FORMAT
+                            " must be less than capture_step %" G_GUINT64_FORMAT,
+                            m->warmup_steps, m->capture_step);
+  if (c->present)
+    {
+      struct { WickStr value; const char *name; } identity[] = {
+        { c->workload_id, "workload_id" }, { c->model_id, "model_id" },
+        { c->config_id, "config_id" }, { c->data_id, "data_id" },
+        { c->seed_policy, "seed_policy" }, { c->precision, "precision" },
+        { c->device_state, "device_state" },
+      };
+      for (gsize i = 0; i < G_N_ELEMENTS (identity); i++)
+        if (blank (h, identity[i].value))
+          return g_strdup_printf ("comparison identity %s must not be empty", identity[i].name);
+      if (c->implementation_id != 0 && blank (h, c->implementation_id))
+        return g_strdup ("comparison identity implementation_id must not be empty when present");
+      if (c->pair_id != 0 && blank (h, c->pair_id))
+        return g_strdup ("comparison identity pair_id must not be empty when present");
+      if (c->physical_batch == 0)
+        return g_strdup ("comparison identity physical_batch must be positive");
+      if (c->accumulation_steps == 0)
+        return g_strdup ("comparison identity accumulation_steps must be positive");
+    }
+  return NULL;
+}
+
+/* ---- spans ------------------------------------------------------------ */
+
+static int
+compare_span_ids (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  WickDocument *doc = user_data;
+  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+
+  return compare_strs (doc, spans[*(const guint32 *) a].id, spans[*(const guint32 *) b].id);
+}
+
+static void
+sort_spans_by_id (WickDocument *doc)
+{
+  g_free (doc->spans_by_id);
+  doc->n_spans_by_id = doc->spans->len;
+  doc->spans_by_id = g_new (guint32, MAX (1, doc->spans->len));
+  for (guint i = 0; i < doc->spans->len; i++)
+    doc->spans_by_id[i] = i;
+  g_qsort_with_data (doc->spans_by_id, (gint) doc->spans->len, sizeof (guint32),
+                     compare_span_ids, doc);
+}
+
+enum { WALK_UNKNOWN, WALK_ACTIVE, WALK_ACYCLIC, WALK_CYCLE };
+
+/* Resolves parent indices and depths; marks spans whose ancestor walk revisits
+ * a span (members of a cycle and spans below one). */
+static guint8 *
+resolve_hierarchy (WickDocument *doc)
+{
+  WickSpan *spans = (WickSpan *) (gpointer) doc->spans->data;
+  guint n = doc->spans->len;
+  guint8 *state = g_new0 (guint8, MAX (1, n));
+  gint32 *parent = g_new (gint32, MAX (1, n));
+  g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (guint32));
+
+  for (guint i = 0; i < n; i++)
+    parent[i] = spans[i].parent_id ? (gint32) wick_id_map_lookup (&doc->span_ids,
+                                                                  spans[i].parent_id)
+                                   : -1;
+  for (guint i = 0; i < n; i++)
+    {
+      gint32 j = (gint32) i;
+      guint8 outcome;
+
+      if (state[i] != WALK_UNKNOWN)
+        continue;
+      g_array_set_size (stack, 0);
+      while (j >= 0 && state[j] == WALK_UNKNOWN)
+        {
+          state[j] = WALK_ACTIVE;
+          g_array_append_val (stack, j);
+          j = parent[j];
+        }
+      outcome = (j >= 0 && (state[j] == WALK_ACTIVE || state[j] == WALK_CYCLE)) ? WALK_CYCLE
+                                                                                : WALK_ACYCLIC;
+      for (gint k = (gint) stack->len - 1; k >= 0; k--)
+        {
+          guint32 s = g_array_index (stack, guint32, k);
+          state[s] = outcome;
+          if (outcome == WALK_CYCLE)
+            {
+              spans[s].parent = -1;
+              spans[s].depth = 0;
+            }
+          else
+            {
+              spans[s].parent = parent[s];
+              spans[s].depth = parent[s] < 0 ? 0 : (guint16) MIN (spans[parent[s]].depth + 1u,
+                                                                 G_MAXUINT16);
+            }
+        }
+    }
+  g_free (parent);
+  return state;
+}
+
+static void
+check_span (Health *h, guint i, const guint8 *state)
+{
+  WickDocument *doc = h->doc;
+  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+  const WickSpan *span = &spans[i];
+  const char *id = S (h, span->id);
+
+  if (!(span->flags & WICK_SPAN_FLAG_CLOSED) && !h->live)
+    add_issue (h, "open_span", failed_severity (h),
+               g_strdup_printf (h->failed ? "span `%s` was interrupted" : "span `%s` was not closed",
+                                id),
+               WICK_RECORD_SPAN, i, id);
+  if (span->flags & WICK_SPAN_FLAG_HAS_PARENT_ID)
+    {
+      gint64 p = wick_id_map_lookup (&doc->span_ids, span->parent_id);
+      if (p < 0)
+        add_issue (h, "unknown_parent", WICK_SEVERITY_ERROR,
+                   g_strdup_printf ("span `%s` refers to missing parent `%s`", id,
+                                    S (h, span->parent_id)),
+                   WICK_RECORD_SPAN, i, id);
+      else if ((span->flags & WICK_SPAN_FLAG_CLOSED) && (spans[p].flags & WICK_SPAN_FLAG_CLOSED))
+        {
+          guint64 child_end = saturating_add (span->start_ns, span->duration_ns);
+          guint64 parent_end = saturating_add (spans[p].start_ns, spans[p].duration_ns);
+          if (span->start_ns < spans[p].start_ns || child_end > parent_end)
+            add_issue (h, "child_outside_parent", WICK_SEVERITY_ERROR,
+                       g_strdup_printf ("span `%s` lies outside parent `%s`", id,
+                                        S (h, span->parent_id)),
+                       WICK_RECORD_SPAN, i, id);
+        }
+    }
+  if (state[i] == WALK_CYCLE)
+    add_issue (h, "span_cycle", WICK_SEVERITY_ERROR,
+               g_strdup_printf ("span `%s` participates in a parent cycle", id), WICK_RECORD_SPAN,
+               i, id);
+}
+
+static void
+check_spans (Health *h)
+{
+  WickDocument *doc = h->doc;
+  const WickSpan *spans;
+  guint roots = 0, measured = 0;
+  guint8 *state;
+
+  sort_spans_by_id (doc);
+  state = resolve_hierarchy (doc);
+  spans = (const WickSpan *) (gpointer) doc->spans->data;
+  for (guint i = 0; i < doc->spans->len; i++)
+    {
+      roots += !(spans[i].flags & WICK_SPAN_FLAG_HAS_PARENT_ID);
+      measured += !!(spans[i].flags & WICK_SPAN_FLAG_MEASURED);
+    }
+  if (roots != 1)
+    error (h, "root_count", g_strdup_printf ("expected exactly one root span, found %u", roots));
+  if (measured != 1 && !h->failed)
+    error (h, "measurement_count",
+           g_strdup_printf ("expected exactly one measured region, found %u", measured));
+  for (guint k = 0; k < doc->n_spans_by_id; k++)
+    check_span (h, doc->spans_by_id[k], state);
+  g_free (state);
+}
+
+/* ---- evidence records ------------------------------------------------- */
+
+static gint32
+resolve_span (Health *h, WickStr span_id)
+{
+  return (gint32) wick_id_map_lookup (&h->doc->span_ids, span_id);
+}
+
+static void
+unknown_span (Health *h, const char *what, WickStr span_id, WickRecordType type, guint index)
+{
+  add_issue (h, "unknown_span", WICK_SEVERITY_ERROR,
+             g_strdup_printf ("%s evidence refers to missing span `%s`", what, S (h, span_id)),
+             type, index, S (h, span_id));
+}
+
+static void
+check_evidence_spans (Health *h)
+{
+  WickDocument *doc = h->doc;
+
+  for (guint i = 0; i < doc->ops->len; i++)
+    {
+      WickOp *op = &g_array_index (doc->ops, WickOp, i);
+      if ((op->span = resolve_span (h, op->span_id)) < 0)
+        unknown_span (h, "operation", op->span_id, WICK_RECORD_OP, i);
+    }
+  for (guint i = 0; i < doc->tensors->len; i++)
+    {
+      WickTensor *t = &g_array_index (doc->tensors, WickTensor, i);
+      if ((t->span = resolve_span (h, t->span_id)) < 0)
+        unknown_span (h, "tensor", t->span_id, WICK_RECORD_TENSOR, i);
+    }
+  for (guint i = 0; i < doc->tensor_stats->len; i++)
+    {
+      WickTensorStats *s = &g_array_index (doc->tensor_stats, WickTensorStats, i);
+      if ((s->span = resolve_span (h, s->span_id)) < 0)
+        unknown_span (h, "tensor statistics", s->span_id, WICK_RECORD_TENSOR_STATS, i);
+    }
+  for (guint i = 0; i < doc->memory->len; i++)
+    {
+      WickMemoryEvent *m = &g_array_index (doc->memory, WickMemoryEvent, i);
+      if ((m->span = resolve_span (h, m->span_id)) < 0)
+        unknown_span (h, "memory", m->span_id, WICK_RECORD_MEMORY, i);
+    }
+  for (guint i = 0; i < doc->device_intervals->len; i++)
+    {
+      WickDeviceInterval *d = &g_array_index (doc->device_intervals, WickDeviceInterval, i);
+      if ((d->span = resolve_span (h, d->span_id)) < 0)
+        unknown_span (h, "device interval", d->span_id, WICK_RECORD_DEVICE_INTERVAL, i);
+    }
+}
+
+static void
+check_evidence_timing (Health *h)
+{
+  WickDocument *doc = h->doc;
+  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+
+  for (guint i = 0; i < doc->device_intervals->len; i++)
+    {
+      const WickDeviceInterval *d = &g_array_index (doc->device_intervals, WickDeviceInterval, i);
+      if (d->duration_ns == 0)
+        add_issue (h, "empty_device_interval", WICK_SEVERITY_ERROR,
+                   g_strdup_printf ("device interval for `%s` has zero duration", S (h, d->span_id)),
+                   WICK_RECORD_DEVICE_INTERVAL, i, S (h, d->span_id));
+    }
+  for (guint i = 0; i < doc->ops->len; i++)
+    {
+      const WickOp *op = &g_array_index (doc->ops, WickOp, i);
+      const WickSpan *span;
+      if (op->span < 0 || !((span = &spans[op->span])->flags & WICK_SPAN_FLAG_CLOSED))
+        continue;
+      if (op->timestamp_ns < span->start_ns
+          || saturating_add (op->timestamp_ns, op->duration_ns)
+                 > saturating_add (span->start_ns, span->duration_ns))
+        add_issue (h, "operation_outside_span", WICK_SEVERITY_ERROR,
+                   g_strdup_printf ("operation `%s` lies outside span `%s`", S (h, op->op_name),
+                                    S (h, op->span_id)),
+                   WICK_RECORD_OP, i, S (h, op->span_id));
+    }
+  for (guint i = 0; i < doc->memory->len; i++)
+    {
+      const WickMemoryEvent *m = &g_array_index (doc->memory, WickMemoryEvent, i);
+      const WickSpan *span;
+      if (m->span < 0 || !((span = &spans[m->span])->flags & WICK_SPAN_FLAG_CLOSED))
+        continue;
+      if (m->timestamp_ns < span->start_ns
+          || m->timestamp_ns > saturating_add (span->start_ns, span->duration_ns))
+        add_issue (h, "memory_outside_span", WICK_SEVERITY_ERROR,
+                   g_strdup_printf ("memory event for storage `%s` at %" G_GUINT64_FORMAT
+                                    " ns lies outside span `%s`",
+                                    S (h, m->storage_id), m->timestamp_ns, S (h, m->span_id)),
+                   WICK_RECORD_MEMORY, i, S (h, m->span_id));
+    }
+  for (guint i = 0; i < doc->device_memory->len; i++)
+    {
+      const WickDeviceMemorySample *s = &g_array_index (doc->device_memory, WickDeviceMemorySample, i);
+      if (s->present == 0)
+        add_issue (h, "empty_device_memory_sample", WICK_SEVERITY_ERROR,
+                   g_strdup_printf ("device-memory sample for `%s` contains no measurements",
+                                    S (h, s->device)),
+                   WICK_RECORD_DEVICE_MEMORY, i, NULL);
+    }
+}
+
+static void
+check_edges (Health *h)
+{
+  WickDocument *doc = h->doc;
+  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+  WickIdMap known;
+
+  wick_id_map_init (&known);
+  for (guint i = 0; i < doc->tensors->len; i++)
+    wick_id_map_insert (&known, g_array_index (doc->tensors, WickTensor, i).tensor_id, 1);
+  for (guint i = 0; i < doc->ops->len; i++)
+    {
+      const WickOp *op = &g_array_index (doc->ops, WickOp, i);
+      const WickStr *inputs = wick_document_get_op_inputs (doc, op);
+      for (guint j = 0; j < op->n_inputs; j++)
+        wick_id_map_insert (&known, inputs[j], 1);
+      if (op->output != 0)
+        wick_id_map_insert (&known, op->output, 1);
+    }
+
+  for (guint i = 0; i < doc->edges->len; i++)
+    {
+      const WickEdge *e = &g_array_index (doc->edges, WickEdge, i);
+      const char *from = S (h, e->from), *to = S (h, e->to);
+      if (e->edge_kind == WICK_EDGE_CALL)
+        {
+          gint64 f = wick_id_map_lookup (&doc->span_ids, e->from);
+          gint64 t = wick_id_map_lookup (&doc->span_ids, e->to);
+          if (f < 0 || t < 0)
+            {
+              add_issue (h, "unknown_call_edge_span", WICK_SEVERITY_ERROR,
+                         g_strdup_printf ("call edge `%s` -> `%s` refers to a missing span", from, to),
+                         WICK_RECORD_EDGE, i, NULL);
+              continue;
+            }
+          if (!(spans[t].flags & WICK_SPAN_FLAG_HAS_PARENT_ID) || spans[t].parent_id != e->from)
+            add_issue (h, "call_edge_hierarchy_mismatch", WICK_SEVERITY_ERROR,
+                       g_strdup_printf ("call edge `%s` -> `%s` does not match the span hierarchy",
+                                        from, to),
+                       WICK_RECORD_EDGE, i, to);
+          if ((spans[t].flags & WICK_SPAN_FLAG_CLOSED) && e->host_duration_ns != spans[t].duration_ns)
+            add_issue (h, "call_edge_duration_mismatch", WICK_SEVERITY_ERROR,
+                       g_strdup_printf ("call edge `%s` -> `%s` reports %" G_GUINT64_FORMAT
+                                        " ns but the span reports %" G_GUINT64_FORMAT " ns",
+                                        from, to, e->host_duration_ns, spans[t].duration_ns),
+                       WICK_RECORD_EDGE, i, to);
+        }
+      else if (wick_document_str_len (doc, e->from) == 0 || wick_document_str_len (doc, e->to) == 0)
+        add_issue (h, "empty_data_edge_endpoint", WICK_SEVERITY_ERROR,
+                   g_strdup ("data-edge tensor IDs cannot be empty"), WICK_RECORD_EDGE, i, NULL);
+      else if (wick_id_map_lookup (&known, e->from) < 0 || wick_id_map_lookup (&known, e->to) < 0)
+        add_issue (h, "unknown_data_edge_tensor", WICK_SEVERITY_ERROR,
+                   g_strdup_printf ("data edge `%s` -> `%s` refers to unknown tensor evidence",
+                                    from, to),
+                   WICK_RECORD_EDGE, i, NULL);
+    }
+  wick_id_map_clear (&known);
+}
+
+/* ---- memory pairing (§6.1) -------------------------------------------- */
+
+typedef struct
+{
+  guint64 bytes;
+  GArray *tensor_ids; /* WickStr */
+} LiveStorage;
+
+static void
+live_storage_free (gpointer data)
+{
+  LiveStorage *live = data;
+
+  g_array_unref (live->tensor_ids);
+  g_free (live);
+}
+
+static int
+compare_memory_time (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  const WickMemoryEvent *events = user_data;
+  guint64 x = events[*(const guint32 *) a].timestamp_ns;
+  guint64 y = events[*(const guint32 *) b].timestamp_ns;
+
+  return x < y ? -1 : x > y;
+}
+
+guint32 *wick_memory_sorted_indices (WickDocument *doc);
+
+guint32 *
+wick_memory_sorted_indices (WickDocument *doc)
+{
+  guint n = doc->memory->len;
+  guint32 *order = g_new (guint32, MAX (1, n));
+
+  for (guint i = 0; i < n; i++)
+    order[i] = i;
+  g_qsort_with_data (order, (gint) n, sizeof (guint32), compare_memory_time, doc->memory->data);
+  return order;
+}
+
+static void
+check_memory_pairing (Health *h)
+{
+  WickDocument *doc = h->doc;
+  const WickMemoryEvent *events = (const WickMemoryEvent *) (gpointer) doc->memory->data;
+  g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                                       live_storage_free);
+  guint32 *order = wick_memory_sorted_indices (doc);
+
+  for (guint k = 0; k < doc->memory->len; k++)
+    {
+      guint32 i = order[k];
+      const WickMemoryEvent *m = &events[i];
+      gint64 key = (gint64) (((guint64) m->device << 32) | m->storage_id);
+      LiveStorage *storage = g_hash_table_lookup (live, &key);
+
+      if (m->action == WICK_MEMORY_ALLOC)
+        {
+          if (storage == NULL)
+            {
+              storage = g_new0 (LiveStorage, 1);
+              storage->bytes = m->bytes;
+              storage->tensor_ids = g_array_new (FALSE, FALSE, sizeof (WickStr));
+              g_array_append_val (storage->tensor_ids, m->tensor_id);
+              g_hash_table_insert (live, g_memdup2 (&key, sizeof key), storage);
+            }
+          else if (storage->bytes != m->bytes)
+            add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
+                       g_strdup_printf ("storage `%s` on `%s` has conflicting allocation sizes",
+                                        S (h, m->storage_id), S (h, m->device)),
+                       WICK_RECORD_MEMORY, i, NULL);
+          else
+            {
+              gboolean known = FALSE;
+              for (guint j = 0; j < storage->tensor_ids->len && !known; j++)
+                known = g_array_index (storage->tensor_ids, WickStr, j) == m->tensor_id;
+              if (known)
+                add_issue (h, "duplicate_allocation", WICK_SEVERITY_ERROR,
+                           g_strdup_printf ("tensor `%s` repeated an allocation for storage `%s` "
+                                            "on `%s`",
+                                            S (h, m->tensor_id), S (h, m->storage_id),
+                                            S (h, m->device)),
+                           WICK_RECORD_MEMORY, i, NULL);
+              else
+                g_array_append_val (storage->tensor_ids, m->tensor_id);
+            }
+        }
+      else if (storage == NULL)
+        add_issue (h, "unpaired_free", WICK_SEVERITY_ERROR,
+                   g_strdup_printf ("storage `%s` on `%s` was freed while not live",
+                                    S (h, m->storage_id), S (h, m->device)),
+                   WICK_RECORD_MEMORY, i, NULL);
+      else
+        {
+          guint64 bytes = storage->bytes;
+          g_hash_table_remove (live, &key);
+          if (bytes != m->bytes)
+            add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
+                       g_strdup_printf ("storage `%s` allocated %" G_GUINT64_FORMAT
+                                        " bytes but freed %" G_GUINT64_FORMAT,
+                                        S (h, m->storage_id), bytes, m->bytes),
+                       WICK_RECORD_MEMORY, i, NULL);
+        }
+    }
+  g_free (order);
+  if (g_hash_table_size (live) > 0)
+    warning (h, "retained_allocations",
+             g_strdup_printf ("%u storages remained live at capture end", g_hash_table_size (live)));
+}
+
+/* ---- gradients (§7) --------------------------------------------------- */
+
+static gboolean
+norm_is_valid (const WickGradient *g)
+{
+  switch (g->state)
+    {
+    case WICK_GRADIENT_PRESENT: return g->has_norm && isfinite (g->norm) && g->norm > 0.0;
+    case WICK_GRADIENT_ZERO: return g->has_norm && g->norm == 0.0 && !signbit (g->norm);
+    default: return !g->has_norm;
+    }
+}
+
+static const char *const state_names[] = { "present", "missing", "zero", "non_finite" };
+
+static void
+gradient_key_debug (Health *h, GString *out, WickStr root, WickStr key)
+{
+  g_string_append_c (out, '(');
+  debug_str (h, out, root);
+  g_string_append (out, ", ");
+  debug_str (h, out, key);
+  g_string_append_c (out, ')');
+}
+
+static void
+check_gradient_events (Health *h)
+{
+  WickDocument *doc = h->doc;
+  WickIdMap seen;
+
+  wick_id_map_init (&seen);
+  for (guint i = 0; i < doc->gradients->len; i++)
+    {
+      const WickGradient *g = &g_array_index (doc->gradients, WickGradient, i);
+      const char *id = S (h, g->event_id);
+      if (blank (h, g->event_id))
+        add_issue (h, "empty_gradient_event_id", WICK_SEVERITY_ERROR,
+                   g_strdup ("gradient event IDs must not be empty"), WICK_RECORD_GRADIENT, i, id);
+      if (blank (h, g->root) || blank (h, g->key))
+        add_issue (h, "empty_gradient_parameter_key", WICK_SEVERITY_ERROR,
+                   g_strdup ("gradient roots and parameter keys must not be empty"),
+                   WICK_RECORD_GRADIENT, i, id);
+      if (wick_id_map_insert (&seen, g->event_id, i) != i)
+        {
+          GString *m = g_string_new ("gradient event ID ");
+          debug_str (h, m, g->event_id);
+          g_string_append (m, " occurs more than once");
+          add_issue (h, "duplicate_gradient_event_id", WICK_SEVERITY_ERROR,
+                     g_string_free (m, FALSE), WICK_RECORD_GRADIENT, i, id);
+        }
+      if (!norm_is_valid (g))
+        {
+          GString *m = g_string_new ("gradient ");
+          gradient_key_debug (h, m, g->root, g->key);
+          g_string_append_printf (m, " state `%s` is inconsistent with norm ",
+                                  state_names[g->state]);
+          if (g->has_norm)
+            {
+              g_string_append (m, "Some(");
+              wick_rust_debug_f64 (m, g->norm);
+              g_string_append_c (m, ')');
+            }
+          else
+            g_string_append (m, "None");
+          add_issue (h, "gradient_state_norm_inconsistent", WICK_SEVERITY_ERROR,
+                     g_string_free (m, FALSE), WICK_RECORD_GRADIENT, i, id);
+        }
+    }
+  wick_id_map_clear (&seen);
+}
+
+char *
+wick_manifest_digest (WickDocument *self, const GArray *expected)
+{
+  static const char domain[] = "candle-graph/gradient-manifest/1";
+  g_autoptr (GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
+  guint8 zero = 0;
+
+  g_checksum_update (sum, (const guchar *) domain, sizeof domain - 1);
+  g_checksum_update (sum, &zero, 1);
+  for (guint i = 0; i < expected->len; i++)
+    {
+      const WickExpectedGradientEntry *e = &g_array_index (expected, WickExpectedGradientEntry, i);
+      WickStr parts[3] = { e->root, e->key, e->family };
+      for (int k = 0; k < 3; k++)
+        {
+          guint64 len = wick_document_str_len (self, parts[k]);
+          guint8 le[8];
+          for (int b = 0; b < 8; b++)
+            le[b] = (guint8) (len >> (8 * b));
+          g_checksum_update (sum, le, 8);
+          g_checksum_update (sum, (const guchar *) wick_document_str (self, parts[k]), (gssize) len);
+        }
+    }
+  return g_strconcat ("sha256:", g_checksum_get_string (sum), NULL);
+}
+
+static guint
+family_members (WickDocument *doc, WickStr family)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < doc->meta.expected->len; i++)
+    n += g_array_index (doc->meta.expected, WickExpectedGradientEntry, i).family == family;
+  return n;
+}
+
+static int
+compare_strs_qsort (gconstpointer a, gconstpointer b, gpointer doc)
+{
+  return compare_strs (doc, *(const WickStr *) a, *(const WickStr *) b);
+}
+
+char *
+wick_gradient_contract_validate (WickDocument *self)
+{
+  const WickTraceMeta *m = &self->meta;
+  Health hh = { self, NULL, FALSE, FALSE };
+  Health *h = &hh;
+  g_autofree char *digest = NULL;
+  g_autoptr (GHashTable) declared = NULL;
+  g_autoptr (GArray) used = NULL;
+
+  if (m->expected->len == 0)
+    return g_strdup ("gradient manifest must not be empty");
+  if (m->families->len == 0)
+    return g_strdup ("gradient families must not be empty");
+  digest = wick_manifest_digest (self, m->expected);
+  if (strcmp (digest, S (h, m->manifest_sha256)) != 0
+      || wick_document_str_len (self, m->manifest_sha256) != strlen (digest))
+    return g_strdup ("gradient manifest SHA-256 does not match its ordered parameter manifest");
+
+  declared = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  for (guint i = 0; i < m->expected->len; i++)
+    {
+      WickExpectedGradientEntry *e = &g_array_index (m->expected, WickExpectedGradientEntry, i);
+      gint64 *key = g_new (gint64, 1);
+      if (blank (h, e->root) || blank (h, e->key) || blank (h, e->family))
+        {
+          g_free (key);
+          return g_strdup ("gradient manifest root, key, and family must not be empty");
+        }
+      *key = (gint64) (((guint64) e->root << 32) | e->key);
+      if (g_hash_table_contains (declared, key))
+        {
+          GString *msg = g_string_new ("gradient manifest declares ");
+          gradient_key_debug (h, msg, e->root, e->key);
+          g_string_append (msg, " more than once");
+          g_free (key);
+          return g_string_free (msg, FALSE);
+        }
+      g_hash_table_add (declared, key);
+    }
+
+  for (guint i = 0; i < m->families->len; i++)
+    {
+      const WickGradientFamilyContract *f = &g_array_index (m->families, WickGradientFamilyContract, i);
+      guint members;
+      GString *name = g_string_new (NULL);
+      debug_str (h, name, f->family);
+      if (blank (h, f->family))
+        {
+          g_string_free (name, TRUE);
+          return g_strdup ("gradient family name must not be empty");
+        }
+      for (guint j = 0; j < i; j++)
+        if (g_array_index (m->families, WickGradientFamilyContract, j).family == f->family)
+          {
+            char *msg = g_strdup_printf ("gradient family %s is declared more than once", name->str);
+            g_string_free (name, TRUE);
+            return msg;
+          }
+      members = family_members (self, f->family);
+      if (members == 0)
+        {
+          char *msg = g_strdup_printf ("gradient family %s has no manifest members", name->str);
+          g_string_free (name, TRUE);
+          return msg;
+        }
+      if (f->expectation == WICK_EXPECT_INACTIVE && f->min_present != 0)
+        {
+          char *msg = g_strdup_printf ("inactive gradient family %s must have min_present=0",
+                                       name->str);
+          g_string_free (name, TRUE);
+          return msg;
+        }
+      if (f->expectation != WICK_EXPECT_INACTIVE
+          && (f->min_present < 1 || f->min_present > members))
+        {
+          char *msg = g_strdup_printf ("active or data-conditional gradient family %s needs "
+                                       "min_present in 1..=%u",
+                                       name->str, members);
+          g_string_free (name, TRUE);
+          return msg;
+        }
+      g_string_free (name, TRUE);
+    }
+
+  used = g_array_new (FALSE, FALSE, sizeof (WickStr));
+  for (guint i = 0; i < m->expected->len; i++)
+    g_array_append_val (used, g_array_index (m->expected, WickExpectedGradientEntry, i).family);
+  g_array_sort_with_data (used, compare_strs_qsort, self);
+  for (guint i = 0; i < used->len; i++)
+    {
+      WickStr family = g_array_index (used, WickStr, i);
+      gboolean has_contract = FALSE;
+      if (i > 0 && g_array_index (used, WickStr, i - 1) == family)
+        continue;
+      for (guint j = 0; j < m->families->len; j++)
+        has_contract |= g_array_index (m->families, WickGradientFamilyContract, j).family == family;
+      if (!has_contract)
+        {
+          GString *msg = g_string_new ("gradient manifest family ");
+          debug_str (h, msg, family);
+          g_string_append (msg, " has no family contract");
+          return g_string_free (msg, FALSE);
+        }
+    }
+  return NULL;
+}
+
+typedef struct
+{
+  WickStr root, key;
+  guint count;
+  guint first;
+} ObservedKey;
+
+static int
+compare_observed (gconstpointer a, gconstpointer b, gpointer doc)
+{
+  const ObservedKey *x = a, *y = b;
+  int c = compare_strs (doc, x->root, y->root);
+
+  return c != 0 ? c : compare_strs (doc, x->key, y->key);
+}
+
+/* (root, key) -> ObservedKey, in sorted order; also a lookup table. */
+static GArray *
+observe_gradients (WickDocument *doc, GHashTable **index_out)
+{
+  GArray *observed = g_array_new (FALSE, FALSE, sizeof (ObservedKey));
+  GHashTable *index = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+
+  for (guint i = 0; i < doc->gradients->len; i++)
+    {
+      const WickGradient *g = &g_array_index (doc->gradients, WickGradient, i);
+      gint64 key = (gint64) (((guint64) g->root << 32) | g->key);
+      gpointer slot;
+      if (g_hash_table_lookup_extended (index, &key, NULL, &slot))
+        g_array_index (observed, ObservedKey, GPOINTER_TO_UINT (slot)).count++;
+      else
+        {
+          ObservedKey o = { g->root, g->key, 1, i };
+          g_hash_table_insert (index, g_memdup2 (&key, sizeof key),
+                               GUINT_TO_POINTER (observed->len));
+          g_array_append_val (observed, o);
+        }
+    }
+  g_array_sort_with_data (observed, compare_observed, doc);
+  g_hash_table_remove_all (index);
+  for (guint i = 0; i < observed->len; i++)
+    {
+      const ObservedKey *o = &g_array_index (observed, ObservedKey, i);
+      gint64 key = (gint64) (((guint64) o->root << 32) | o->key);
+      g_hash_table_insert (index, g_memdup2 (&key, sizeof key), GUINT_TO_POINTER (i));
+    }
+  *index_out = index;
+  return observed;
+}
+
+static void
+check_manifest (Health *h)
+{
+  WickDocument *doc = h->doc;
+  const WickTraceMeta *m = &doc->meta;
+  GHashTable *index;
+  GArray *observed = observe_gradients (doc, &index);
+  g_autoptr (GHashTable) expected = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+
+  for (guint i = 0; i < m->expected->len; i++)
+    {
+      const WickExpectedGradientEntry *e = &g_array_index (m->expected, WickExpectedGradientEntry, i);
+      gint64 key = (gint64) (((guint64) e->root << 32) | e->key);
+      g_hash_table_add (expected, g_memdup2 (&key, sizeof key));
+    }
+  for (guint i = 0; i < observed->len; i++)
+    {
+      const ObservedKey *o = &g_array_index (observed, ObservedKey, i);
+      gint64 key = (gint64) (((guint64) o->root << 32) | o->key);
+      const char *id = S (h, g_array_index (doc->gradients, WickGradient, o->first).event_id);
+      if (o->count != 1)
+        {
+          GString *msg = g_string_new ("gradient ");
+          gradient_key_debug (h, msg, o->root, o->key);
+          g_string_append_printf (msg, " occurs %u times; expected exactly once", o->count);
+          add_issue (h, "gradient_manifest_duplicate_key", WICK_SEVERITY_ERROR,
+                     g_string_free (msg, FALSE), WICK_RECORD_GRADIENT, o->first, id);
+        }
+      if (!g_hash_table_contains (expected, &key))
+        {
+          GString *msg = g_string_new ("gradient ");
+          gradient_key_debug (h, msg, o->root, o->key);
+          g_string_append (msg, " is absent from the manifest");
+          add_issue (h, "gradient_manifest_undeclared_key", WICK_SEVERITY_ERROR,
+                     g_string_free (msg, FALSE), WICK_RECORD_GRADIENT, o->first, id);
+        }
+    }
+  for (guint i = 0; i < m->expected->len; i++)
+    {
+      const WickExpectedGradientEntry *e = &g_array_index (m->expected, WickExpectedGradientEntry, i);
+      gint64 key = (gint64) (((guint64) e->root << 32) | e->key);
+      if (!g_hash_table_contains (index, &key))
+        {
+          GString *msg = g_string_new ("manifest gradient ");
+          gradient_key_debug (h, msg, e->root, e->key);
+          g_string_append (msg, " was not captured");
+          add_issue (h, "gradient_manifest_missing_key", failed_severity (h),
+                     g_string_free (msg, FALSE), WICK_RECORD_NONE, -1, NULL);
+        }
+    }
+
+  for (guint i = 0; i < m->families->len; i++)
+    {
+      const WickGradientFamilyContract *f = &g_array_index (m->families, WickGradientFamilyContract, i);
+      guint expected_members = 0, members = 0, present = 0, attached = 0, non_finite = 0;
+      gboolean complete_family;
+      GString *name = g_string_new (NULL);
+
+      debug_str (h, name, f->family);
+      for (guint j = 0; j < m->expected->len; j++)
+        {
+          const WickExpectedGradientEntry *e = &g_array_index (m->expected, WickExpectedGradientEntry, j);
+          gint64 key = (gint64) (((guint64) e->root << 32) | e->key);
+          gpointer slot;
+          const WickGradient *g;
+          if (e->family != f->family)
+            continue;
+          expected_members++;
+          if (!g_hash_table_lookup_extended (index, &key, NULL, &slot))
+            continue;
+          g = &g_array_index (doc->gradients, WickGradient,
+                              g_array_index (observed, ObservedKey, GPOINTER_TO_UINT (slot)).first);
+          members++;
+          present += g->state == WICK_GRADIENT_PRESENT;
+          attached += g->state != WICK_GRADIENT_MISSING;
+          non_finite += g->state == WICK_GRADIENT_NON_FINITE;
+        }
+      complete_family = members == expected_members;
+      if (non_finite > 0)
+        error (h, "gradient_family_non_finite",
+               g_strdup_printf ("gradient family %s contains %u non-finite gradients", name->str,
+                                non_finite));
+      if (f->expectation == WICK_EXPECT_ACTIVE && (!h->failed || complete_family)
+          && present < f->min_present)
+        error (h, "gradient_active_family_below_minimum",
+               g_strdup_printf ("active gradient family %s has %u present gradients; requires at "
+                                "least %" G_GUINT64_FORMAT,
+                                name->str, present, f->min_present));
+      else if (f->expectation == WICK_EXPECT_INACTIVE && attached > 0)
+        error (h, "gradient_inactive_family_leakage",
+               g_strdup_printf ("inactive gradient family %s has %u attached gradients", name->str,
+                                attached));
+      else if (f->expectation == WICK_EXPECT_DATA_CONDITIONAL && (!h->failed || complete_family)
+               && present > 0 && present < f->min_present)
+        error (h, "gradient_conditional_family_below_minimum",
+               g_strdup_printf ("data-conditional gradient family %s was attached but has %u "
+                                "present gradients; requires at least %" G_GUINT64_FORMAT,
+                                name->str, present, f->min_present));
+      g_string_free (name, TRUE);
+    }
+  g_hash_table_unref (index);
+  g_array_unref (observed);
+}
+
+static void
+check_gradients (Health *h)
+{
+  WickDocument *doc = h->doc;
+  const WickTraceMeta *m = &doc->meta;
+  char *contract_error;
+
+  check_gradient_events (h);
+  if (m->gradients == WICK_COVERAGE_COMPLETE && !m->has_gradient_contract)
+    {
+      error (h, "gradient_contract_missing",
+             g_strdup ("complete gradient coverage requires an exact gradient contract"));
+      return;
+    }
+  if (m->gradients != WICK_COVERAGE_COMPLETE && m->has_gradient_contract)
+    {
+      error (h, "gradient_contract_without_complete_coverage",
+             g_strdup ("an exact gradient contract requires complete declared gradient coverage"));
+      return;
+    }
+  if (!m->has_gradient_contract)
+    return;
+  if ((contract_error = wick_gradient_contract_validate (doc)) != NULL)
+    {
+      error (h, "gradient_contract_invalid", contract_error);
+      return;
+    }
+  check_manifest (h);
+}
+
+/* ---- planes and labels ------------------------------------------------ */
+
+static guint
+step_count (WickDocument *doc, WickStep step)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < doc->spans->len; i++)
+    n += g_array_index (doc->spans, WickSpan, i).step == step;
+  return n;
+}
+
+static void
+check_planes (Health *h)
+{
+  WickDocument *doc = h->doc;
+  gboolean train = doc->meta.phase == WICK_PHASE_TRAIN;
+  struct { gboolean empty; const char *code, *message; } planes[] = {
+    { doc->ops->len == 0, "operations_absent", "no operation evidence was captured" },
+    { doc->tensors->len == 0, "tensors_absent", "no tensor checkpoints were captured" },
+    { doc->memory->len == 0, "logical_memory_absent", "no logical storage events were captured" },
+    { doc->device_memory->len == 0, "physical_memory_absent",
+      "no physical device-memory samples were captured" },
+    { doc->device_intervals->len == 0, "device_timing_absent",
+      "no device timing intervals were captured" },
+    { train && doc->gradients->len == 0, "gradients_absent",
+      "no gradient facts were captured for this training run" },
+    { train && step_count (doc, WICK_STEP_FORWARD) == 0, "forward_absent",
+      "no forward span was tagged" },
+    { train && step_count (doc, WICK_STEP_BACKWARD) == 0, "backward_absent",
+      "no backward span was tagged" },
+    { train && step_count (doc, WICK_STEP_OPTIMIZER) == 0, "optimizer_absent",
+      "no optimizer span was tagged" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (planes); i++)
+    if (planes[i].empty)
+      warning (h, planes[i].code, g_strdup (planes[i].message));
+}
+
+static gboolean
+list_contains (const WickStr *list, guint n, WickStr s)
+{
+  for (guint i = 0; i < n; i++)
+    if (list[i] == s)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+label_issue (Health *h, const char *code, char *message)
+{
+  add_issue (h, code, failed_severity (h), message, WICK_RECORD_NONE, -1, NULL);
+}
+
+static void
+check_required_labels (Health *h)
+{
+  WickDocument *doc = h->doc;
+  const WickTraceMeta *m = &doc->meta;
+  const WickStr *labels = wick_document_get_str_list (doc, m->required_labels_offset);
+
+  for (guint i = 0; i < m->n_required_labels; i++)
+    {
+      guint count = 0;
+      if (blank (h, labels[i]))
+        label_issue (h, "empty_required_semantic_label",
+                     g_strdup ("required semantic labels must not be empty"));
+      if (list_contains (labels, i, labels[i]))
+        label_issue (h, "duplicate_required_semantic_label",
+                     g_strdup_printf ("required semantic label `%s` is declared more than once",
+                                      S (h, labels[i])));
+      for (guint j = 0; j < doc->spans->len; j++)
+        count += g_array_index (doc->spans, WickSpan, j).name == labels[i];
+      if (count != 1)
+        label_issue (h, "required_semantic_label_cardinality",
+                     g_strdup_printf ("required semantic label `%s` must occur exactly once; "
+                                      "observed %u",
+                                      S (h, labels[i]), count));
+    }
+}
+
+static void
+check_label_classification (Health *h)
+{
+  WickDocument *doc = h->doc;
+  const WickTraceMeta *m = &doc->meta;
+  const WickStr *required = wick_document_get_str_list (doc, m->required_labels_offset);
+  struct { const WickStr *labels; guint n; const char *list; } lists[] = {
+    { wick_document_get_str_list (doc, m->gpu_labels_offset), m->n_gpu_labels, "GPU-expected" },
+    { wick_document_get_str_list (doc, m->cpu_labels_offset), m->n_cpu_labels, "CPU-only" },
+  };
+  g_autoptr (GArray) classified = g_array_new (FALSE, FALSE, sizeof (WickStr));
+  gboolean partition = TRUE;
+
+  if (m->n_gpu_labels == 0 && m->n_cpu_labels == 0)
+    return;
+  for (gsize l = 0; l < G_N_ELEMENTS (lists); l++)
+    for (guint i = 0; i < lists[l].n; i++)
+      {
+        WickStr label = lists[l].labels[i];
+        const char *text = S (h, label);
+        if (blank (h, label))
+          label_issue (h, "empty_semantic_label_classification",
+                       g_strdup_printf ("%s semantic label classifications must not be empty",
+                                        lists[l].list));
+        if (list_contains (lists[l].labels, i, label))
+          label_issue (h, "duplicate_semantic_label_classification",
+                       g_strdup_printf ("%s semantic label `%s` is listed more than once",
+                                        lists[l].list, text));
+        if (!list_contains (required, m->n_required_labels, label))
+          label_issue (h, "unrequired_semantic_label_classification",
+                       g_strdup_printf ("%s semantic label `%s` is not a required semantic label",
+                                        lists[l].list, text));
+        if (list_contains ((const WickStr *) (gpointer) classified->data, classified->len, label))
+          label_issue (h, "overlapping_semantic_label_classification",
+                       g_strdup_printf ("semantic label `%s` is classified more than once", text));
+        else
+          g_array_append_val (classified, label);
+      }
+  for (guint i = 0; i < m->n_required_labels && partition; i++)
+    partition = list_contains ((const WickStr *) (gpointer) classified->data, classified->len,
+                               required[i]);
+  for (guint i = 0; i < classified->len && partition; i++)
+    partition = list_contains (required, m->n_required_labels,
+                               g_array_index (classified, WickStr, i));
+  if (!partition)
+    label_issue (h, "incomplete_semantic_label_partition",
+                 g_strdup ("GPU-expected and CPU-only semantic labels must partition the required "
+                           "semantic labels"));
+}
+
+/* ---- verdict (§7.6) --------------------------------------------------- */
+
+static gboolean
+is_gradient_code (const char *code)
+{
+  return g_str_has_prefix (code, "gradient_") || strcmp (code, "duplicate_gradient_event_id") == 0
+         || strcmp (code, "empty_gradient_event_id") == 0;
+}
+
+static void
+coverage_verdict (Health *h, gboolean valid)
+{
+  WickDocument *doc = h->doc;
+  const WickTraceMeta *m = &doc->meta;
+  WickCoverageVerdict verdict;
+  const char *reason;
+  g_autofree char *contract_error = NULL;
+
+  if (m->gradients != WICK_COVERAGE_COMPLETE)
+    {
+      verdict = doc->gradients->len == 0 ? WICK_COVERAGE_VERDICT_UNAVAILABLE
+                                         : WICK_COVERAGE_VERDICT_PARTIAL;
+      reason = doc->gradients->len == 0
+                   ? "gradient coverage is not declared complete and no gradient was recorded"
+                   : "gradient coverage is not declared complete: the recorded gradients are partial "
+                     "evidence";
+    }
+  else if (!m->has_gradient_contract)
+    verdict = WICK_COVERAGE_VERDICT_INVALID,
+    reason = "complete gradient coverage is declared without an exact gradient contract";
+  else if ((contract_error = wick_gradient_contract_validate (doc)) != NULL)
+    verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "the gradient contract is invalid";
+  else
+    {
+      gboolean any_error = FALSE, any_warning = FALSE;
+      for (guint i = 0; i < h->issues->len; i++)
+        {
+          const WickHealthIssue *issue = &g_array_index (h->issues, WickHealthIssue, i);
+          if (!is_gradient_code (issue->code))
+            continue;
+          any_error |= issue->severity == WICK_SEVERITY_ERROR;
+          any_warning |= issue->severity == WICK_SEVERITY_WARNING;
+        }
+      if (any_error)
+        verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "gradient checks report errors";
+      else if (any_warning)
+        verdict = WICK_COVERAGE_VERDICT_PARTIAL,
+        reason = "gradient checks report gaps of an interrupted capture";
+      else
+        verdict = WICK_COVERAGE_VERDICT_COMPLETE,
+        reason = "every manifest gradient was captured once and every family meets its expectation";
+    }
+  if (!valid && (verdict == WICK_COVERAGE_VERDICT_PARTIAL || verdict == WICK_COVERAGE_VERDICT_COMPLETE))
+    verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "the trace is not structurally valid";
+  if (h->failed && verdict == WICK_COVERAGE_VERDICT_COMPLETE)
+    verdict = WICK_COVERAGE_VERDICT_PARTIAL, reason = "the capture failed";
+  doc->coverage = verdict;
+  g_free (doc->coverage_reason);
+  doc->coverage_reason = g_strdup (reason);
+}
+
+/* Frees the strings of the contract validation used only for the verdict. */
+static void
+free_issue (gpointer data)
+{
+  WickHealthIssue *issue = data;
+
+  g_free (issue->message);
+  g_free (issue->record_id);
+}
+
+void
+wick_health_clear (WickDocument *self)
+{
+  g_clear_pointer (&self->health, g_array_unref);
+  g_clear_pointer (&self->spans_by_id, g_free);
+  g_clear_pointer (&self->coverage_reason, g_free);
+  self->n_spans_by_id = 0;
+  self->analysed = FALSE;
+}
+
+void
+wick_health_analyze (WickDocument *self, gboolean live)
+{
+  Health h = { self, NULL, FALSE, live };
+  gboolean has_meta = self->meta.present;
+  gboolean valid = TRUE;
+
+  wick_health_clear (self);
+  h.issues = g_array_new (FALSE, FALSE, sizeof (WickHealthIssue));
+  g_array_set_clear_func (h.issues, free_issue);
+  h.failed = self->has_terminal && self->outcome == WICK_OUTCOME_FAILED;
+
+  if (has_meta)
+    {
+      char *provenance = provenance_error (&h);
+      if (provenance != NULL)
+        error (&h, "run_provenance_invalid", provenance);
+    }
+  if (h.failed)
+    warning (&h, "capture_failed",
+             g_strdup (self->terminal_reason ? S (&h, self->terminal_reason)
+                                             : "capture ended with a failed outcome"));
+  check_spans (&h);
+  check_evidence_spans (&h);
+  check_evidence_timing (&h);
+  check_edges (&h);
+  check_memory_pairing (&h);
+  if (has_meta)
+    {
+      check_gradients (&h);
+      check_planes (&h);
+      check_required_labels (&h);
+      check_label_classification (&h);
+    }
+  for (guint i = 0; i < h.issues->len; i++)
+    valid &= g_array_index (h.issues, WickHealthIssue, i).severity != WICK_SEVERITY_ERROR;
+  self->health = h.issues;
+  self->structurally_valid = valid;
+  if (has_meta)
+    coverage_verdict (&h, valid);
+  else
+    {
+      self->coverage = WICK_COVERAGE_VERDICT_UNAVAILABLE;
+      self->coverage_reason = g_strdup ("no run metadata was read");
+    }
+  self->analysed = TRUE;
+}

@@ -1,0 +1,848 @@
+/* wick-json-scanner.c — strict JSON with serde_json's rules (see the header). */
+#include "config.h"
+
+#include "wick-json-scanner.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SERDE_RECURSION_LIMIT 128
+
+void
+wick_json_scanner_init (WickJsonScanner *scanner, const char *start, const char *end,
+                        GString *error, char *unescape_buffer)
+{
+  scanner->start = start;
+  scanner->p = start;
+  scanner->end = end;
+  scanner->remaining_depth = SERDE_RECURSION_LIMIT;
+  scanner->error = error;
+  scanner->unescape = unescape_buffer;
+  scanner->unescape_len = 0;
+  g_string_truncate (error, 0);
+}
+
+gboolean
+wick_json_failed (const WickJsonScanner *scanner)
+{
+  return scanner->error->len > 0;
+}
+
+gboolean
+wick_json_fail (WickJsonScanner *scanner, const char *format, ...)
+{
+  va_list args;
+
+  if (scanner->error->len > 0)
+    return FALSE;
+  va_start (args, format);
+  g_string_append_vprintf (scanner->error, format, args);
+  va_end (args);
+  return FALSE;
+}
+
+static inline gboolean
+is_json_space (char c)
+{
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+void
+wick_json_skip_whitespace (WickJsonScanner *scanner)
+{
+  while (scanner->p < scanner->end && is_json_space (*scanner->p))
+    scanner->p++;
+}
+
+gboolean
+wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type)
+{
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a value");
+  switch (*scanner->p)
+    {
+    case 'n': *type = WICK_JSON_NULL; return TRUE;
+    case 't': *type = WICK_JSON_TRUE; return TRUE;
+    case 'f': *type = WICK_JSON_FALSE; return TRUE;
+    case '"': *type = WICK_JSON_STRING; return TRUE;
+    case '[': *type = WICK_JSON_ARRAY; return TRUE;
+    case '{': *type = WICK_JSON_OBJECT; return TRUE;
+    case '-':
+    case '0' ... '9': *type = WICK_JSON_NUMBER; return TRUE;
+    default: return wick_json_fail (scanner, "expected value");
+    }
+}
+
+static gboolean
+skip_ident (WickJsonScanner *scanner, const char *ident)
+{
+  gsize len = strlen (ident);
+
+  for (gsize i = 0; i < len; i++)
+    {
+      if (scanner->p + i >= scanner->end)
+        return wick_json_fail (scanner, "EOF while parsing a value");
+      if (scanner->p[i] != ident[i])
+        return wick_json_fail (scanner, "expected ident");
+    }
+  scanner->p += len;
+  return TRUE;
+}
+
+/* ---- strings ---------------------------------------------------------- */
+
+static int
+hex_value (char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+static gboolean
+read_hex4 (WickJsonScanner *scanner, guint *out)
+{
+  guint n = 0;
+
+  for (int i = 0; i < 4; i++)
+    {
+      int v;
+      if (scanner->p >= scanner->end)
+        return wick_json_fail (scanner, "EOF while parsing a string");
+      v = hex_value (*scanner->p);
+      if (v < 0)
+        return wick_json_fail (scanner, "invalid escape");
+      n = n * 16 + (guint) v;
+      scanner->p++;
+    }
+  *out = n;
+  return TRUE;
+}
+
+static gsize
+encode_utf8 (guint cp, char *out)
+{
+  if (cp < 0x80)
+    {
+      out[0] = (char) cp;
+      return 1;
+    }
+  if (cp < 0x800)
+    {
+      out[0] = (char) (0xC0 | (cp >> 6));
+      out[1] = (char) (0x80 | (cp & 0x3F));
+      return 2;
+    }
+  if (cp < 0x10000)
+    {
+      out[0] = (char) (0xE0 | (cp >> 12));
+      out[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
+      out[2] = (char) (0x80 | (cp & 0x3F));
+      return 3;
+    }
+  out[0] = (char) (0xF0 | (cp >> 18));
+  out[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
+  out[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
+  out[3] = (char) (0x80 | (cp & 0x3F));
+  return 4;
+}
+
+static gboolean
+read_unicode_escape (WickJsonScanner *scanner, guint *cp)
+{
+  guint n, n2;
+
+  if (!read_hex4 (scanner, &n))
+    return FALSE;
+  if (n >= 0xDC00 && n <= 0xDFFF)
+    return wick_json_fail (scanner, "lone leading surrogate in hex escape");
+  if (n < 0xD800 || n > 0xDBFF)
+    {
+      *cp = n;
+      return TRUE;
+    }
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a string");
+  if (*scanner->p != '\\')
+    return wick_json_fail (scanner, "unexpected end of hex escape");
+  scanner->p++;
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a string");
+  if (*scanner->p != 'u')
+    return wick_json_fail (scanner, "unexpected end of hex escape");
+  scanner->p++;
+  if (!read_hex4 (scanner, &n2))
+    return FALSE;
+  if (n2 < 0xDC00 || n2 > 0xDFFF)
+    return wick_json_fail (scanner, "lone leading surrogate in hex escape");
+  *cp = 0x10000 + ((n - 0xD800) << 10) + (n2 - 0xDC00);
+  return TRUE;
+}
+
+static gboolean
+read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const char **str,
+                   gsize *len)
+{
+  char *out = scanner->unescape + scanner->unescape_len;
+  char *o = out;
+  gsize prefix = (gsize) (scanner->p - literal_start);
+
+  memcpy (o, literal_start, prefix);
+  o += prefix;
+  for (;;)
+    {
+      unsigned char c;
+      if (scanner->p >= scanner->end)
+        return wick_json_fail (scanner, "EOF while parsing a string");
+      c = (unsigned char) *scanner->p++;
+      if (c == '"')
+        break;
+      if (c < 0x20)
+        return wick_json_fail (scanner,
+                               "control character (\\u0000-\\u001F) found while parsing a string");
+      if (c != '\\')
+        {
+          *o++ = (char) c;
+          continue;
+        }
+      if (scanner->p >= scanner->end)
+        return wick_json_fail (scanner, "EOF while parsing a string");
+      c = (unsigned char) *scanner->p++;
+      switch (c)
+        {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '/': *o++ = '/'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u':
+          {
+            guint cp = 0;
+            if (!read_unicode_escape (scanner, &cp))
+              return FALSE;
+            o += encode_utf8 (cp, o);
+            break;
+          }
+        default: return wick_json_fail (scanner, "invalid escape");
+        }
+    }
+  *str = out;
+  *len = (gsize) (o - out);
+  scanner->unescape_len += *len;
+  return TRUE;
+}
+
+gboolean
+wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
+{
+  const char *literal_start;
+  const char *p;
+
+  g_assert (scanner->p < scanner->end && *scanner->p == '"');
+  literal_start = ++scanner->p;
+  for (p = literal_start; p < scanner->end; p++)
+    {
+      unsigned char c = (unsigned char) *p;
+      if (c == '"')
+        {
+          *str = literal_start;
+          *len = (gsize) (p - literal_start);
+          scanner->p = p + 1;
+          return TRUE;
+        }
+      if (c == '\\')
+        {
+          scanner->p = p;
+          return read_escaped_tail (scanner, literal_start, str, len);
+        }
+      if (c < 0x20)
+        {
+          scanner->p = p;
+          return wick_json_fail (scanner,
+                                 "control character (\\u0000-\\u001F) found while parsing a string");
+        }
+    }
+  scanner->p = p;
+  return wick_json_fail (scanner, "EOF while parsing a string");
+}
+
+/* ---- numbers ---------------------------------------------------------- */
+
+static gboolean
+scan_digits (WickJsonScanner *scanner)
+{
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a value");
+  if (!g_ascii_isdigit (*scanner->p))
+    return wick_json_fail (scanner, "invalid number");
+  while (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
+    scanner->p++;
+  return TRUE;
+}
+
+static gboolean
+parse_float_token (WickJsonScanner *scanner, const char *token, gsize len, double *out)
+{
+  char small[64];
+  g_autofree char *large = NULL;
+  char *buffer = small;
+  double value;
+
+  if (len >= sizeof small)
+    buffer = large = g_malloc (len + 1);
+  memcpy (buffer, token, len);
+  buffer[len] = '\0';
+  value = g_ascii_strtod (buffer, NULL);
+  if (isinf (value))
+    return wick_json_fail (scanner, "number out of range");
+  *out = value;
+  return TRUE;
+}
+
+gboolean
+wick_json_read_number (WickJsonScanner *scanner, WickJsonNumber *number)
+{
+  const char *token = scanner->p;
+  gboolean negative = FALSE;
+  gboolean overflow = FALSE;
+  gboolean is_float = FALSE;
+  guint64 significand = 0;
+
+  if (*scanner->p == '-')
+    {
+      negative = TRUE;
+      scanner->p++;
+    }
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a value");
+  if (*scanner->p == '0')
+    {
+      scanner->p++;
+      if (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
+        return wick_json_fail (scanner, "invalid number");
+    }
+  else if (*scanner->p >= '1' && *scanner->p <= '9')
+    {
+      while (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
+        {
+          guint digit = (guint) (*scanner->p - '0');
+          if (significand > (G_MAXUINT64 - digit) / 10)
+            overflow = TRUE;
+          else
+            significand = significand * 10 + digit;
+          scanner->p++;
+        }
+    }
+  else
+    return wick_json_fail (scanner, "invalid number");
+
+  if (scanner->p < scanner->end && *scanner->p == '.')
+    {
+      scanner->p++;
+      is_float = TRUE;
+      if (!scan_digits (scanner))
+        return FALSE;
+    }
+  if (scanner->p < scanner->end && (*scanner->p == 'e' || *scanner->p == 'E'))
+    {
+      scanner->p++;
+      is_float = TRUE;
+      if (scanner->p < scanner->end && (*scanner->p == '+' || *scanner->p == '-'))
+        scanner->p++;
+      if (!scan_digits (scanner))
+        return FALSE;
+    }
+
+  if (is_float || overflow)
+    {
+      number->kind = WICK_JSON_F64;
+      return parse_float_token (scanner, token, (gsize) (scanner->p - token), &number->f64);
+    }
+  if (!negative)
+    {
+      number->kind = WICK_JSON_U64;
+      number->u64 = significand;
+      number->f64 = (double) significand;
+      return TRUE;
+    }
+  if (significand == 0 || significand > (guint64) G_MAXINT64 + 1)
+    {
+      number->kind = WICK_JSON_F64;
+      number->f64 = -(double) significand;
+      return TRUE;
+    }
+  number->kind = WICK_JSON_I64;
+  number->i64 = significand == (guint64) G_MAXINT64 + 1 ? G_MININT64 : -(gint64) significand;
+  number->f64 = (double) number->i64;
+  return TRUE;
+}
+
+/* ---- containers ------------------------------------------------------- */
+
+gboolean
+wick_json_object_begin (WickJsonScanner *scanner)
+{
+  g_assert (*scanner->p == '{');
+  if (--scanner->remaining_depth == 0)
+    return wick_json_fail (scanner, "recursion limit exceeded");
+  scanner->p++;
+  return TRUE;
+}
+
+gboolean
+wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **key,
+                       gsize *key_len)
+{
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing an object");
+  if (*first)
+    {
+      *first = FALSE;
+      if (*scanner->p == '}')
+        {
+          scanner->p++;
+          scanner->remaining_depth++;
+          return FALSE;
+        }
+    }
+  else
+    {
+      if (*scanner->p == '}')
+        {
+          scanner->p++;
+          scanner->remaining_depth++;
+          return FALSE;
+        }
+      if (*scanner->p != ',')
+        return wick_json_fail (scanner, "expected `,` or `}`");
+      scanner->p++;
+      wick_json_skip_whitespace (scanner);
+      if (scanner->p >= scanner->end)
+        return wick_json_fail (scanner, "EOF while parsing an object");
+      if (*scanner->p == '}')
+        return wick_json_fail (scanner, "trailing comma");
+    }
+  if (*scanner->p != '"')
+    return wick_json_fail (scanner, "key must be a string");
+  if (!wick_json_read_string (scanner, key, key_len))
+    return FALSE;
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing an object");
+  if (*scanner->p != ':')
+    return wick_json_fail (scanner, "expected `:`");
+  scanner->p++;
+  return TRUE;
+}
+
+gboolean
+wick_json_array_begin (WickJsonScanner *scanner)
+{
+  g_assert (*scanner->p == '[');
+  if (--scanner->remaining_depth == 0)
+    return wick_json_fail (scanner, "recursion limit exceeded");
+  scanner->p++;
+  return TRUE;
+}
+
+gboolean
+wick_json_array_next (WickJsonScanner *scanner, gboolean *first)
+{
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a list");
+  if (*scanner->p == ']')
+    {
+      if (!*first)
+        {
+          scanner->p++;
+          scanner->remaining_depth++;
+          return FALSE;
+        }
+      scanner->p++;
+      scanner->remaining_depth++;
+      *first = FALSE;
+      return FALSE;
+    }
+  if (!*first)
+    {
+      if (*scanner->p != ',')
+        return wick_json_fail (scanner, "expected `,` or `]`");
+      scanner->p++;
+      wick_json_skip_whitespace (scanner);
+      if (scanner->p < scanner->end && *scanner->p == ']')
+        return wick_json_fail (scanner, "trailing comma");
+    }
+  *first = FALSE;
+  return TRUE;
+}
+
+gboolean
+wick_json_skip_value (WickJsonScanner *scanner)
+{
+  WickJsonType type;
+
+  if (!wick_json_peek_type (scanner, &type))
+    return FALSE;
+  switch (type)
+    {
+    case WICK_JSON_NULL: return skip_ident (scanner, "null");
+    case WICK_JSON_TRUE: return skip_ident (scanner, "true");
+    case WICK_JSON_FALSE: return skip_ident (scanner, "false");
+    case WICK_JSON_NUMBER:
+      {
+        WickJsonNumber number;
+        return wick_json_read_number (scanner, &number);
+      }
+    case WICK_JSON_STRING:
+      {
+        const char *s;
+        gsize len;
+        gsize mark = scanner->unescape_len;
+        gboolean ok = wick_json_read_string (scanner, &s, &len);
+        scanner->unescape_len = mark;
+        return ok;
+      }
+    case WICK_JSON_ARRAY:
+      {
+        gboolean first = TRUE;
+        if (!wick_json_array_begin (scanner))
+          return FALSE;
+        while (wick_json_array_next (scanner, &first))
+          if (!wick_json_skip_value (scanner))
+            return FALSE;
+        return !wick_json_failed (scanner);
+      }
+    case WICK_JSON_OBJECT:
+      {
+        gboolean first = TRUE;
+        const char *key;
+        gsize key_len;
+        gsize mark = scanner->unescape_len;
+        if (!wick_json_object_begin (scanner))
+          return FALSE;
+        while (wick_json_object_next (scanner, &first, &key, &key_len))
+          {
+            scanner->unescape_len = mark;
+            if (!wick_json_skip_value (scanner))
+              return FALSE;
+          }
+        scanner->unescape_len = mark;
+        return !wick_json_failed (scanner);
+      }
+    default: g_assert_not_reached ();
+    }
+}
+
+/* ---- descriptions and formatting -------------------------------------- */
+
+void
+wick_json_describe_value (WickJsonScanner *scanner, GString *out)
+{
+  WickJsonScanner probe = *scanner;
+  GString *scratch_error = g_string_new (NULL);
+  WickJsonType type;
+
+  probe.error = scratch_error;
+  if (!wick_json_peek_type (&probe, &type))
+    g_string_append (out, "value");
+  else
+    switch (type)
+      {
+      case WICK_JSON_NULL: g_string_append (out, "null"); break;
+      case WICK_JSON_TRUE: g_string_append (out, "boolean `true`"); break;
+      case WICK_JSON_FALSE: g_string_append (out, "boolean `false`"); break;
+      case WICK_JSON_ARRAY: g_string_append (out, "sequence"); break;
+      case WICK_JSON_OBJECT: g_string_append (out, "map"); break;
+      case WICK_JSON_STRING:
+        {
+          const char *s;
+          gsize len;
+          if (wick_json_read_string (&probe, &s, &len))
+            {
+              g_string_append (out, "string ");
+              wick_rust_debug_str (out, s, len);
+            }
+          break;
+        }
+      case WICK_JSON_NUMBER:
+        {
+          WickJsonNumber n;
+          if (!wick_json_read_number (&probe, &n))
+            break;
+          if (n.kind == WICK_JSON_U64)
+            g_string_append_printf (out, "integer `%" G_GUINT64_FORMAT "`", n.u64);
+          else if (n.kind == WICK_JSON_I64)
+            g_string_append_printf (out, "integer `%" G_GINT64_FORMAT "`", n.i64);
+          else
+            {
+              g_string_append (out, "floating point `");
+              wick_json_format_f64 (out, n.f64);
+              g_string_append_c (out, '`');
+            }
+          break;
+        }
+      default: break;
+      }
+  g_string_free (scratch_error, TRUE);
+}
+
+/* Shortest decimal digits that read back as @value (positive, finite, non-zero);
+ * returns the decimal exponent of the first digit. */
+static int
+shortest_digits (double value, char digits[32], int *n_digits)
+{
+  char buffer[40];
+  int exponent = 0;
+
+  for (int precision = 1; precision <= 17; precision++)
+    {
+      snprintf (buffer, sizeof buffer, "%.*e", precision - 1, value);
+      if (strtod (buffer, NULL) == value)
+        break;
+    }
+  {
+    const char *p = buffer;
+    int n = 0;
+    for (; *p && *p != 'e'; p++)
+      if (g_ascii_isdigit (*p))
+        digits[n++] = *p;
+    if (*p == 'e')
+      exponent = atoi (p + 1);
+    while (n > 1 && digits[n - 1] == '0')
+      n--;
+    digits[n] = '\0';
+    *n_digits = n;
+  }
+  return exponent;
+}
+
+void
+wick_json_format_f64 (GString *out, double value)
+{
+  char digits[32];
+  int n, e10, k, kk;
+
+  if (signbit (value))
+    g_string_append_c (out, '-');
+  value = fabs (value);
+  if (value == 0.0)
+    {
+      g_string_append (out, "0.0");
+      return;
+    }
+  e10 = shortest_digits (value, digits, &n);
+  k = e10 - (n - 1);
+  kk = n + k;
+  if (k >= 0 && kk <= 16)
+    {
+      g_string_append (out, digits);
+      for (int i = 0; i < k; i++)
+        g_string_append_c (out, '0');
+      g_string_append (out, ".0");
+    }
+  else if (kk > 0 && kk <= 16)
+    {
+      g_string_append_len (out, digits, kk);
+      g_string_append_c (out, '.');
+      g_string_append (out, digits + kk);
+    }
+  else if (kk > -5 && kk <= 0)
+    {
+      g_string_append (out, "0.");
+      for (int i = 0; i < -kk; i++)
+        g_string_append_c (out, '0');
+      g_string_append (out, digits);
+    }
+  else if (n == 1)
+    g_string_append_printf (out, "%ce%d", digits[0], kk - 1);
+  else
+    g_string_append_printf (out, "%c.%se%d", digits[0], digits + 1, kk - 1);
+}
+
+void
+wick_rust_debug_f64 (GString *out, double value)
+{
+  char digits[32];
+  int n, e10;
+  double magnitude = fabs (value);
+
+  if (isnan (value))
+    {
+      g_string_append (out, "NaN");
+      return;
+    }
+  if (isinf (value))
+    {
+      g_string_append (out, value > 0 ? "inf" : "-inf");
+      return;
+    }
+  if (signbit (value))
+    g_string_append_c (out, '-');
+  if (magnitude == 0.0)
+    {
+      g_string_append (out, "0.0");
+      return;
+    }
+  e10 = shortest_digits (magnitude, digits, &n);
+  if (magnitude >= 1e-4 && magnitude < 1e16)
+    {
+      int int_digits = e10 + 1;
+      if (int_digits <= 0)
+        {
+          g_string_append (out, "0.");
+          for (int i = 0; i < -int_digits; i++)
+            g_string_append_c (out, '0');
+          g_string_append (out, digits);
+        }
+      else if (int_digits >= n)
+        {
+          g_string_append (out, digits);
+          for (int i = n; i < int_digits; i++)
+            g_string_append_c (out, '0');
+          g_string_append (out, ".0");
+        }
+      else
+        {
+          g_string_append_len (out, digits, int_digits);
+          g_string_append_c (out, '.');
+          g_string_append (out, digits + int_digits);
+        }
+      return;
+    }
+  if (n == 1)
+    g_string_append_printf (out, "%ce%d", digits[0], e10);
+  else
+    g_string_append_printf (out, "%c.%se%d", digits[0], digits + 1, e10);
+}
+
+void
+wick_json_append_string (GString *out, const char *str, gsize len)
+{
+  static const char hex[] = "0123456789abcdef";
+  gsize run = 0;
+
+  g_string_append_c (out, '"');
+  for (gsize i = 0; i < len; i++)
+    {
+      unsigned char c = (unsigned char) str[i];
+      if (c >= 0x20 && c != '"' && c != '\\')
+        continue;
+      g_string_append_len (out, str + run, (gssize) (i - run));
+      run = i + 1;
+      switch (c)
+        {
+        case '"': g_string_append (out, "\\\""); break;
+        case '\\': g_string_append (out, "\\\\"); break;
+        case '\b': g_string_append (out, "\\b"); break;
+        case '\f': g_string_append (out, "\\f"); break;
+        case '\n': g_string_append (out, "\\n"); break;
+        case '\r': g_string_append (out, "\\r"); break;
+        case '\t': g_string_append (out, "\\t"); break;
+        default:
+          g_string_append (out, "\\u00");
+          g_string_append_c (out, hex[c >> 4]);
+          g_string_append_c (out, hex[c & 15]);
+          break;
+        }
+    }
+  g_string_append_len (out, str + run, (gssize) (len - run));
+  g_string_append_c (out, '"');
+}
+
+void
+wick_rust_debug_str (GString *out, const char *str, gsize len)
+{
+  g_string_append_c (out, '"');
+  for (gsize i = 0; i < len; i++)
+    {
+      unsigned char c = (unsigned char) str[i];
+      switch (c)
+        {
+        case '"': g_string_append (out, "\\\""); break;
+        case '\\': g_string_append (out, "\\\\"); break;
+        case '\n': g_string_append (out, "\\n"); break;
+        case '\r': g_string_append (out, "\\r"); break;
+        case '\t': g_string_append (out, "\\t"); break;
+        case '\0': g_string_append (out, "\\0"); break;
+        default:
+          if (c < 0x20 || c == 0x7f)
+            g_string_append_printf (out, "\\u{%x}", c);
+          else
+            g_string_append_c (out, (char) c);
+        }
+    }
+  g_string_append_c (out, '"');
+}
+
+/* Length of a Unicode White_Space character at @p (UTF-8), 0 when none. */
+static gsize
+white_space_at (const unsigned char *p, gsize avail)
+{
+  if (avail >= 1 && ((p[0] >= 0x09 && p[0] <= 0x0D) || p[0] == 0x20))
+    return 1;
+  if (avail >= 2 && p[0] == 0xC2 && (p[1] == 0x85 || p[1] == 0xA0))
+    return 2;
+  if (avail >= 3 && p[0] == 0xE1 && p[1] == 0x9A && p[2] == 0x80)
+    return 3;
+  if (avail >= 3 && p[0] == 0xE2 && p[1] == 0x80
+      && ((p[2] >= 0x80 && p[2] <= 0x8A) || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF))
+    return 3;
+  if (avail >= 3 && p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0x9F)
+    return 3;
+  if (avail >= 3 && p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80)
+    return 3;
+  return 0;
+}
+
+/* Length of a trailing White_Space character ending at @end, 0 when none. */
+static gsize
+white_space_before (const unsigned char *start, const unsigned char *end)
+{
+  gsize avail = (gsize) (end - start);
+
+  for (gsize len = 1; len <= 3 && len <= avail; len++)
+    {
+      const unsigned char *p = end - len;
+      if ((len == 1 || (*p & 0xC0) != 0x80) && white_space_at (p, len) == len)
+        return len;
+      if ((*p & 0xC0) != 0x80)
+        break;
+    }
+  return 0;
+}
+
+void
+wick_rust_trim (const char **str, gsize *len)
+{
+  const unsigned char *p = (const unsigned char *) *str;
+  const unsigned char *end = p + *len;
+  gsize n;
+
+  while (p < end && (n = white_space_at (p, (gsize) (end - p))) > 0)
+    p += n;
+  while (end > p && (n = white_space_before (p, end)) > 0)
+    end -= n;
+  *str = (const char *) p;
+  *len = (gsize) (end - p);
+}
+
+gboolean
+wick_rust_is_blank (const char *str, gsize len)
+{
+  wick_rust_trim (&str, &len);
+  return len == 0;
+}

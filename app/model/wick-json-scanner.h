@@ -1,0 +1,104 @@
+/* wick-json-scanner.h — strict JSON with serde_json's rules, for one JSONL line.
+ *
+ * The dialect is RFC 8259 exactly as serde_json reads it (spec §1): no NaN,
+ * Infinity, comments or trailing commas; whitespace is space, \t, \n, \r;
+ * strings are valid UTF-8 (the caller checked the line) with the standard
+ * escapes, control characters rejected, \u surrogates paired; numbers follow
+ * serde_json's classification: an integer without sign that fits u64 is U64, a
+ * negative integer that fits i64 is I64 (-0 is F64 -0.0), everything else
+ * (fraction, exponent, too many digits) is F64, and an F64 that overflows is
+ * "number out of range"; nesting deeper than 127 arrays/objects is "recursion
+ * limit exceeded".
+ *
+ * The scanner works on a borrowed buffer [start, end) and never reads outside
+ * it. Errors are serde_json's message texts (without "at line L column C"),
+ * stored in the scanner; functions return FALSE once an error is set.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  WICK_JSON_NULL,
+  WICK_JSON_FALSE,
+  WICK_JSON_TRUE,
+  WICK_JSON_NUMBER,
+  WICK_JSON_STRING,
+  WICK_JSON_ARRAY,
+  WICK_JSON_OBJECT,
+} WickJsonType;
+
+typedef enum
+{
+  WICK_JSON_U64,
+  WICK_JSON_I64,
+  WICK_JSON_F64,
+} WickJsonNumberKind;
+
+typedef struct
+{
+  WickJsonNumberKind kind;
+  guint64 u64;
+  gint64 i64;
+  double f64;
+} WickJsonNumber;
+
+typedef struct
+{
+  const char *start;
+  const char *p;
+  const char *end;
+  int remaining_depth;
+  GString *error;       /* empty while no error */
+  char *unescape;       /* scratch for unescaped strings, at least end-start bytes */
+  gsize unescape_len;
+} WickJsonScanner;
+
+void wick_json_scanner_init (WickJsonScanner *scanner, const char *start, const char *end,
+                             GString *error, char *unescape_buffer);
+
+gboolean wick_json_failed (const WickJsonScanner *scanner);
+gboolean wick_json_fail (WickJsonScanner *scanner, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+void wick_json_skip_whitespace (WickJsonScanner *scanner);
+/* The type of the value at the cursor (after whitespace), judged by its first
+ * byte; sets "expected value" / "EOF while parsing a value" when none. */
+gboolean wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type);
+/* Validates and steps over one value. */
+gboolean wick_json_skip_value (WickJsonScanner *scanner);
+
+/* Reads a string value at the cursor (which must be at '"'). The result points
+ * into the line when it has no escapes, into the unescape buffer otherwise;
+ * it stays valid until the scanner is re-initialised. */
+gboolean wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len);
+gboolean wick_json_read_number (WickJsonScanner *scanner, WickJsonNumber *number);
+
+/* Object iteration: call begin at '{', then next_member until it returns FALSE
+ * with no error (end of object); on TRUE the cursor is at the member's value. */
+gboolean wick_json_object_begin (WickJsonScanner *scanner);
+gboolean wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **key,
+                                gsize *key_len);
+gboolean wick_json_array_begin (WickJsonScanner *scanner);
+/* TRUE with the cursor at the next element, FALSE at the end (or on error). */
+gboolean wick_json_array_next (WickJsonScanner *scanner, gboolean *first);
+
+/* serde's description of the value at the cursor for "invalid type" messages
+ * ("null", "boolean `true`", "integer `5`", "floating point `1.5`",
+ * "string \"x\"", "sequence", "map"). Does not move the cursor. */
+void wick_json_describe_value (WickJsonScanner *scanner, GString *out);
+
+/* Formatting shared with the writer. */
+void wick_json_format_f64 (GString *out, double value);     /* ryu/serde_json layout */
+void wick_json_append_string (GString *out, const char *str, gsize len); /* quoted */
+/* Rust's {:?} of a str and of an f64. */
+void wick_rust_debug_str (GString *out, const char *str, gsize len);
+void wick_rust_debug_f64 (GString *out, double value);
+/* Rust's str::trim(): TRUE when only Unicode White_Space. */
+gboolean wick_rust_is_blank (const char *str, gsize len);
+/* Rust's str::trim() bounds. */
+void wick_rust_trim (const char **str, gsize *len);
+
+G_END_DECLS

@@ -1,0 +1,28 @@
+/* wick-string-pool.h — interned strings of a document.
+ *
+ * Every distinct byte string is stored once, as [u32 length][bytes][NUL], and
+ * named by the offset of its bytes (a WickStr); offset 0 means "absent", so the
+ * empty string is a real entry. Equal strings have equal offsets, which makes
+ * id lookups and equality checks integer comparisons. Strings may contain NUL
+ * bytes (JSON "\u0000"): use the length, not strlen, where that matters.
+ * Offsets are 32-bit: a document holds at most 4 GiB of distinct strings.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct _WickStringPool WickStringPool;
+
+WickStringPool *wick_string_pool_new (void);
+void wick_string_pool_free (WickStringPool *pool);
+/* Returns 0 (and sets nothing) only when the pool is full. */
+guint32 wick_string_pool_intern (WickStringPool *pool, const char *str, gsize len);
+/* The offset of an interned string, 0 when it was never interned. */
+guint32 wick_string_pool_lookup (WickStringPool *pool, const char *str, gsize len);
+const char *wick_string_pool_get (WickStringPool *pool, guint32 offset);
+gsize wick_string_pool_get_len (WickStringPool *pool, guint32 offset);
+gsize wick_string_pool_get_size (WickStringPool *pool);
+
+G_END_DECLS
