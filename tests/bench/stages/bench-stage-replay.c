@@ -1,0 +1,202 @@
+/* bench-stage-replay.c — replay cost per kernel of a certified stage against
+ * a bare stream capture + cudaGraphLaunch of the same chain, in the same run.
+ *
+ * For chains of 128, 512 and 2048 small dependent kernels (one block of 128
+ * threads each), it times, with CUDA events on one stream:
+ *   eager  the chain launched kernel by kernel (the stage's eager path)
+ *   bare   cudaStreamBeginCapture … cudaGraphLaunch of the same kernels
+ *   wick   wick_stage_run() of the stage certified by wick_stage_capture()
+ * in rounds that alternate bare and wick (median of rounds, and the median of
+ * the per-round ratio wick/bare), and the wall time of wick_stage_capture()
+ * (warm-up, capture, parity, speedup timing). Target: wick/bare <= 1.05.
+ * tools/device/bench-stages.sh runs it beside bench-torch-graph.py.
+ *
+ * Exits 77 (skipped) where no CUDA device is available. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stage-test-kernels.h"
+#include "stages/wick-stage-private.h"
+
+#define BENCH_N 128
+#define BENCH_ROUNDS 11
+
+typedef struct
+{
+  float *input, *output;
+  int kernels;
+} BenchChain;
+
+static void
+bench_enqueue (void *stream, void *user_data)
+{
+  BenchChain *chain = user_data;
+  stage_test_chain (chain->input, chain->output, BENCH_N, chain->kernels, stream);
+}
+
+static double
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+typedef enum { RUN_EAGER, RUN_BARE, RUN_WICK } RunKind;
+
+typedef struct
+{
+  BenchChain chain;
+  void *stream, *bare, *start, *stop;
+  WickStage *stage;
+  int launches; /* per timed block */
+} Bench;
+
+/* Microseconds per kernel of one timed block of launches. */
+static double
+time_block (Bench *bench, RunKind kind)
+{
+  stage_test_event_record (bench->start, bench->stream);
+  for (int i = 0; i < bench->launches; i++)
+    switch (kind)
+      {
+      case RUN_EAGER:
+        bench_enqueue (bench->stream, &bench->chain);
+        break;
+      case RUN_BARE:
+        stage_test_graph_launch (bench->bare, bench->stream);
+        break;
+      case RUN_WICK:
+        wick_stage_run (bench->stage, bench->stream, NULL);
+        break;
+      }
+  stage_test_event_record (bench->stop, bench->stream);
+  double ms = stage_test_event_ms (bench->start, bench->stop);
+  return ms * 1e3 / ((double) bench->launches * bench->chain.kernels);
+}
+
+static bool
+bench_setup (Bench *bench, int kernels, WickCertification *cert, double *capture_ms)
+{
+  memset (bench, 0, sizeof *bench);
+  bench->chain.kernels = kernels;
+  bench->chain.input = stage_test_alloc (BENCH_N * sizeof (float));
+  bench->chain.output = stage_test_alloc (BENCH_N * sizeof (float));
+  float host[BENCH_N];
+  for (int i = 0; i < BENCH_N; i++)
+    host[i] = sinf ((float) i);
+  stage_test_upload (bench->chain.input, host, sizeof host);
+  bench->stream = stage_test_stream_new ();
+  bench->start = stage_test_event_new ();
+  bench->stop = stage_test_event_new ();
+  bench->launches = kernels >= 2048 ? 10 : kernels >= 512 ? 20 : 50;
+
+  static const int64_t shape[1] = { BENCH_N };
+  WickStageInfo info = {
+    .name = "chain",
+    .enqueue = bench_enqueue,
+    .user_data = &bench->chain,
+    .windows = &(WickStageBuffer){ "input", bench->chain.input, WICK_STAGE_DTYPE_F32, shape, 1 },
+    .n_windows = 1,
+    .output = { NULL, bench->chain.output, WICK_STAGE_DTYPE_F32, shape, 1 },
+  };
+  WickError error = { "" };
+  bench->stage = wick_stage_new (NULL, &info, &error);
+  if (bench->stage == NULL)
+    {
+      fprintf (stderr, "bench-stage-replay: %s\n", error.message);
+      return false;
+    }
+  double begin = now_ms ();
+  wick_stage_capture (bench->stage, NULL, cert, &error);
+  *capture_ms = now_ms () - begin;
+  if (!cert->accepted)
+    {
+      fprintf (stderr, "bench-stage-replay: chain of %d refused: %s\n", kernels, cert->reason);
+      return false;
+    }
+  bench->bare = stage_test_bare_graph (bench->chain.input, bench->chain.output, BENCH_N, kernels,
+                                       bench->stream);
+  return bench->bare != NULL;
+}
+
+static void
+bench_teardown (Bench *bench)
+{
+  wick_stage_free (bench->stage);
+  if (bench->bare != NULL)
+    stage_test_graph_free (bench->bare);
+  stage_test_event_free (bench->start);
+  stage_test_event_free (bench->stop);
+  stage_test_stream_free (bench->stream);
+  stage_test_free (bench->chain.input);
+  stage_test_free (bench->chain.output);
+}
+
+static int
+bench_chain (int kernels)
+{
+  Bench bench;
+  WickCertification cert;
+  double capture_ms = 0.0;
+  if (!bench_setup (&bench, kernels, &cert, &capture_ms))
+    {
+      bench_teardown (&bench);
+      return 1;
+    }
+  /* warm-up of every path */
+  time_block (&bench, RUN_EAGER);
+  time_block (&bench, RUN_BARE);
+  time_block (&bench, RUN_WICK);
+
+  double eager[BENCH_ROUNDS], bare[BENCH_ROUNDS], wick[BENCH_ROUNDS], ratio[BENCH_ROUNDS];
+  for (int r = 0; r < BENCH_ROUNDS; r++)
+    {
+      eager[r] = time_block (&bench, RUN_EAGER);
+      if (r % 2 == 0)
+        {
+          bare[r] = time_block (&bench, RUN_BARE);
+          wick[r] = time_block (&bench, RUN_WICK);
+        }
+      else
+        {
+          wick[r] = time_block (&bench, RUN_WICK);
+          bare[r] = time_block (&bench, RUN_BARE);
+        }
+      ratio[r] = wick[r] / bare[r];
+    }
+  double ratio_min = ratio[0], ratio_max = ratio[0];
+  for (int r = 1; r < BENCH_ROUNDS; r++)
+    {
+      ratio_min = fmin (ratio_min, ratio[r]);
+      ratio_max = fmax (ratio_max, ratio[r]);
+    }
+  double ratio_median = wick_gate_median (ratio, BENCH_ROUNDS);
+  printf ("RESULT kernels=%d eager_us_per_kernel=%.4f bare_us_per_kernel=%.4f "
+          "wick_us_per_kernel=%.4f wick_over_bare=%.4f wick_over_bare_min=%.4f "
+          "wick_over_bare_max=%.4f capture_gating_ms=%.2f cert_speedup=%.3f cert_kernel_nodes=%llu\n",
+          kernels, wick_gate_median (eager, BENCH_ROUNDS), wick_gate_median (bare, BENCH_ROUNDS),
+          wick_gate_median (wick, BENCH_ROUNDS), ratio_median, ratio_min, ratio_max, capture_ms,
+          cert.speedup_median, (unsigned long long) cert.kernel_nodes);
+  bench_teardown (&bench);
+  return 0;
+}
+
+int
+main (void)
+{
+  WickError why = { "" };
+  if (!wick_cuda_available (&why))
+    {
+      printf ("bench-stage-replay: skipped, %s\n", why.message);
+      return 77;
+    }
+  int status = 0;
+  const int chains[3] = { 128, 512, 2048 };
+  for (int i = 0; i < 3; i++)
+    status |= bench_chain (chains[i]);
+  return status;
+}

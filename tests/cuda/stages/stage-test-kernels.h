@@ -1,0 +1,56 @@
+/* stage-test-kernels.h — kernels and CUDA helpers for the stage tests and
+ * benchmarks, behind C functions so that the tests need no CUDA headers.
+ *
+ * Chain: `kernels` dependent launches over n floats; the first reads
+ * `input`, every later one updates `output` in place (x = x·a_k + b_k).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void stage_test_chain (const float *input, float *output, int n, int kernels, void *stream);
+/* The chain on the CPU, with the device's arithmetic (fmaf). */
+void stage_test_chain_cpu (const float *input, float *output, int n, int kernels);
+
+/* One long kernel: each of n threads runs `iterations` dependent FMAs. */
+void stage_test_long_kernel (const float *input, float *output, int n, int iterations,
+                             void *stream);
+
+/* output = input + gauss (seed, i): seed is a kernel argument. */
+void stage_test_noise (const float *input, float *output, int n, uint64_t seed, void *stream);
+
+/* output = convert (input · (1 + scale · ((i % 3) - 1))) to f16 or bf16. */
+void stage_test_to_half (const float *input, void *output, int n, float scale, void *stream);
+void stage_test_to_bfloat (const float *input, void *output, int n, float scale, void *stream);
+void stage_test_scale (const float *input, float *output, int n, float scale, void *stream);
+
+void *stage_test_alloc (size_t bytes);
+void stage_test_free (void *pointer);
+bool stage_test_upload (void *dst, const void *src, size_t bytes);
+bool stage_test_download (void *dst, const void *src, size_t bytes);
+void *stage_test_stream_new (void);
+void stage_test_stream_free (void *stream);
+/* cudaStreamSynchronize; returns the error code (0 success). */
+int stage_test_stream_synchronize (void *stream);
+int stage_test_last_error (void);
+
+/* A bare graph of the chain: stream capture, instantiate, then launches. */
+void *stage_test_bare_graph (const float *input, float *output, int n, int kernels, void *stream);
+bool stage_test_graph_launch (void *exec, void *stream);
+void stage_test_graph_free (void *exec);
+
+/* Events: milliseconds between two records on stream. */
+void *stage_test_event_new (void);
+void stage_test_event_free (void *event);
+void stage_test_event_record (void *event, void *stream);
+double stage_test_event_ms (void *start, void *stop);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# On the GPU machine: builds libwick, its tests and benchmarks with CUDA
+# (-Dapp=disabled: no GTK there) into _build-device. Keeps going past targets
+# of other areas that fail, so one area's breakage does not hide the rest.
+# Usage: tools/device/build.sh [extra meson options]
+source "$(dirname "$0")/env.sh"
+echo "== device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo none)"
+echo "== meson $($WICK_MESON --version), nvcc $(nvcc --version | tail -1), cuda root $WICK_NVCC_ROOT"
+if [ ! -e _build-device/build.ninja ]; then
+  $WICK_MESON setup _build-device -Dapp=disabled -Dcuda=enabled -Dnvcc_root="$WICK_NVCC_ROOT" "$@"
+fi
+ninja -C _build-device -k 0 -j "$(nproc)" || echo "== build: some targets failed (see above)"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Run HERE (Debian 12), not on the GPU machine: downloads the Debian packages
+# that the GPU machine lacks to build and test libwick (GLib for the test
+# framework, pkgconf, libcrypto headers, meson as a fallback) into .device/debs
+# (ignored by git). Pass `carry: [".device"]` to the device tool; the scripts
+# beside this one unpack them there with dpkg -x into /tmp/wick-sysroot.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .device/debs
+cd .device/debs
+packages=(
+  libglib2.0-dev libglib2.0-0 libglib2.0-dev-bin
+  libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
+  libffi-dev zlib1g-dev libmount-dev libblkid-dev libselinux1-dev libsepol-dev
+  libssl-dev libssl3
+  pkgconf pkgconf-bin libpkgconf3
+  meson
+)
+apt-get download "${packages[@]}"
+ls -l
