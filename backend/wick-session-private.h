@@ -7,7 +7,9 @@
  */
 #pragma once
 
+#ifndef WICK_COMPILATION
 #define WICK_COMPILATION
+#endif
 #include "wick/wick.h"
 
 typedef enum

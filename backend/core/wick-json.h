@@ -1,0 +1,42 @@
+/* wick-json.h — building compact JSON text as candle-graph's writer (serde_json)
+ * lays it out: strings escaped as serde_json does ("\"", "\\", \b \f \n \r \t,
+ * other control bytes as \u00XX, everything else verbatim) with invalid UTF-8
+ * replaced by U+FFFD; floats in shortest round-trip form laid out as ryu does
+ * (2.0, 0.42, -0.0, 1e16, 1.5e-7); non-finite floats as null.
+ *
+ * A WickJson grows on the heap; wick_json_reset keeps its storage. Allocation
+ * failure sets failed and further appends do nothing.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct
+{
+  char *data;
+  size_t length;
+  size_t capacity;
+  bool failed;
+} WickJson;
+
+void wick_json_init (WickJson *json);
+void wick_json_clear (WickJson *json);
+void wick_json_reset (WickJson *json);
+void wick_json_append (WickJson *json, const char *bytes, size_t length);
+void wick_json_raw (WickJson *json, const char *text);
+void wick_json_string (WickJson *json, const char *string);
+void wick_json_string_len (WickJson *json, const char *string, size_t length);
+void wick_json_u64 (WickJson *json, uint64_t value);
+void wick_json_double (WickJson *json, double value);
+void wick_json_bool (WickJson *json, bool value);
+/* ,"key": (or "key": right after an opening brace) */
+void wick_json_key (WickJson *json, const char *key);
+/* the same with the key JSON-escaped */
+void wick_json_key_escaped (WickJson *json, const char *key);
+void wick_json_u64_array (WickJson *json, const uint64_t *values, size_t n);
+void wick_json_string_array (WickJson *json, const char *const *values, size_t n);
+
+/* Shortest round-trip text of a finite double into buffer (>= 32 bytes). */
+size_t wick_format_double (double value, char *buffer);

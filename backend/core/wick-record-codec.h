@@ -1,0 +1,65 @@
+/* wick-record-codec.h — payloads of ring records (layout in wick-ring-layout.h).
+ *
+ * Variable records are a sequence of 8-byte cells: u64 and f64 values,
+ * strings as { u32 length, bytes, NUL, zero padding to 8 } (length
+ * 0xffffffff: absent optional string, 8 bytes), u64 arrays as { u64 count,
+ * values }, string arrays as { u64 count, strings }. The encoder measures
+ * (base NULL) or writes; the decoder checks every length against the record
+ * and every string for its NUL and for embedded NULs, and never reads outside
+ * [record, record + size).
+ */
+#pragma once
+
+#include "wick-ring-layout.h"
+
+#define WICK_INSIDE
+#include "wick/wick-ring.h"
+#undef WICK_INSIDE
+
+typedef struct
+{
+  uint8_t *base; /* NULL: measure only */
+  size_t pos;
+} WickEncoder;
+
+void wick_encode_u64 (WickEncoder *encoder, uint64_t value);
+void wick_encode_double (WickEncoder *encoder, double value);
+void wick_encode_string (WickEncoder *encoder, const char *string);
+void wick_encode_optional_string (WickEncoder *encoder, const char *string);
+void wick_encode_u64_array (WickEncoder *encoder, const uint64_t *values, size_t n);
+void wick_encode_string_array (WickEncoder *encoder, const char *const *values, size_t n);
+
+/* Encodes the payload of a variable record of the given kind from a
+ * WickRingRecord view (kind-specific union member). */
+void wick_encode_payload (WickEncoder *encoder, uint8_t kind, const WickRingRecord *record);
+
+/* Read-only view of the string arena, for span names. */
+typedef struct
+{
+  const uint8_t *base;
+  uint64_t used;     /* read with acquire by the caller */
+} WickArenaView;
+
+/* Resolves an interned handle; NULL when it is outside the arena or malformed. */
+const char *wick_arena_resolve (const WickArenaView *arena, uint32_t handle);
+
+#define WICK_DECODE_MAX_STRINGS 2048
+
+typedef struct
+{
+  const char *strings[WICK_DECODE_MAX_STRINGS];
+} WickDecodeScratch;
+
+typedef enum
+{
+  WICK_DECODE_OK,
+  WICK_DECODE_UNKNOWN_KIND, /* skip it */
+  WICK_DECODE_PAD,          /* skip it */
+  WICK_DECODE_MALFORMED,    /* error filled */
+} WickDecodeResult;
+
+/* record points at an 8-aligned private copy of size bytes (header
+ * included); size is already validated against framing. */
+WickDecodeResult wick_record_decode (const uint8_t *record, size_t size,
+                                     const WickArenaView *arena, WickDecodeScratch *scratch,
+                                     WickRingRecord *out, char *error, size_t error_size);

@@ -1,0 +1,563 @@
+/* wick-ring-producer.c — the producer side of the ring: the memfd, a ring per
+ * recording thread, and the slow path of reserving space (chunk padding, the
+ * hold readers' limit, drop / block / overwrite, DROPPED records).
+ *
+ * Invariants: a producer writes only its own ring and only between the
+ * positions it may (see wick-ring-layout.h); a ring has at most one owner;
+ * nothing here runs on the hot path except through wick_producer_reserve's
+ * rare miss.
+ */
+#include "wick-session-internal.h"
+
+#include "wick-record-codec.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__thread WickProducerCache wick_producer_cache __attribute__ ((tls_model ("initial-exec")));
+
+void
+wick_set_error (WickError *error, const char *format, ...)
+{
+  if (error == NULL)
+    return;
+  va_list args;
+  va_start (args, format);
+  vsnprintf (error->message, sizeof error->message, format, args);
+  va_end (args);
+}
+
+/* ---------------------------------------------------------------------------
+ * Threads: which producers this thread holds, released when it exits.
+ */
+
+#define THREAD_MAX_SESSIONS 16
+
+typedef struct
+{
+  uint64_t serial;
+  WickProducer *producer;
+} ThreadClaim;
+
+static __thread ThreadClaim thread_claims[THREAD_MAX_SESSIONS];
+static pthread_key_t thread_exit_key;
+static pthread_once_t thread_exit_once = PTHREAD_ONCE_INIT;
+
+/* Sessions alive, so that a thread exiting after a session closed does not
+ * touch freed memory. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static WickSession *live_sessions[256];
+static size_t n_live_sessions;
+
+static bool
+session_is_live_locked (uint64_t serial, WickSession **out)
+{
+  for (size_t i = 0; i < n_live_sessions; i++)
+    if (live_sessions[i]->serial == serial)
+      {
+        *out = live_sessions[i];
+        return true;
+      }
+  return false;
+}
+
+static void
+release_producer_locked (WickSession *session, WickProducer *producer)
+{
+  pthread_mutex_lock (&session->lock);
+  if (producer->in_use)
+    {
+      producer->control->next_seq = producer->seq;
+      atomic_store_explicit (&producer->control->owner_tid, 0, memory_order_release);
+      producer->in_use = 0;
+    }
+  pthread_mutex_unlock (&session->lock);
+}
+
+static void
+thread_exit (void *unused)
+{
+  pthread_mutex_lock (&live_lock);
+  for (size_t i = 0; i < THREAD_MAX_SESSIONS; i++)
+    {
+      WickSession *session;
+      if (thread_claims[i].producer != NULL
+          && session_is_live_locked (thread_claims[i].serial, &session))
+        release_producer_locked (session, thread_claims[i].producer);
+      thread_claims[i].producer = NULL;
+      thread_claims[i].serial = 0;
+    }
+  pthread_mutex_unlock (&live_lock);
+  wick_producer_cache.serial = 0;
+  wick_producer_cache.producer = NULL;
+}
+
+static void
+thread_exit_key_create (void)
+{
+  pthread_key_create (&thread_exit_key, thread_exit);
+}
+
+bool
+wick_session_register_live (WickSession *session)
+{
+  bool ok = false;
+  pthread_mutex_lock (&live_lock);
+  if (n_live_sessions < sizeof live_sessions / sizeof live_sessions[0])
+    {
+      live_sessions[n_live_sessions++] = session;
+      ok = true;
+    }
+  pthread_mutex_unlock (&live_lock);
+  return ok;
+}
+
+void
+wick_producer_forget_session (WickSession *session)
+{
+  pthread_mutex_lock (&live_lock);
+  for (size_t i = 0; i < n_live_sessions; i++)
+    if (live_sessions[i] == session)
+      {
+        live_sessions[i] = live_sessions[--n_live_sessions];
+        break;
+      }
+  pthread_mutex_unlock (&live_lock);
+  for (size_t i = 0; i < THREAD_MAX_SESSIONS; i++)
+    if (thread_claims[i].serial == session->serial)
+      {
+        thread_claims[i].serial = 0;
+        thread_claims[i].producer = NULL;
+      }
+  if (wick_producer_cache.serial == session->serial)
+    {
+      wick_producer_cache.serial = 0;
+      wick_producer_cache.producer = NULL;
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * The memfd
+ */
+
+static uint64_t
+random_generation (void)
+{
+  uint64_t value = 0;
+  FILE *file = fopen ("/dev/urandom", "rb");
+  if (file != NULL)
+    {
+      if (fread (&value, sizeof value, 1, file) != 1)
+        value = 0;
+      fclose (file);
+    }
+  return value ^ wick_clock_monotonic_ns ();
+}
+
+static bool
+is_power_of_two (uint64_t n)
+{
+  return n != 0 && (n & (n - 1)) == 0;
+}
+
+bool
+wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
+                  size_t arena_bytes, WickError *error)
+{
+  if (ring_bytes == 0)
+    ring_bytes = 4u << 20;
+  if (max_threads == 0)
+    max_threads = 32;
+  if (arena_bytes == 0)
+    arena_bytes = 1u << 20;
+  if (!is_power_of_two (ring_bytes) || ring_bytes < WICK_RING_MIN_RING_BYTES
+      || ring_bytes > WICK_RING_MAX_RING_BYTES)
+    {
+      wick_set_error (error, "session options: ring_bytes %zu must be a power of two between "
+                      "256 KiB and 4 GiB", ring_bytes);
+      return false;
+    }
+  if (max_threads > WICK_RING_MAX_RINGS)
+    {
+      wick_set_error (error, "session options: max_threads %zu exceeds %d", max_threads,
+                      WICK_RING_MAX_RINGS);
+      return false;
+    }
+  if (arena_bytes < 4096 || arena_bytes > (UINT64_C (1) << 31))
+    {
+      wick_set_error (error, "session options: string_arena_bytes %zu must be between 4 KiB and "
+                      "2 GiB", arena_bytes);
+      return false;
+    }
+  arena_bytes = (arena_bytes + 4095) & ~(size_t) 4095;
+  uint64_t meta_offset = WICK_RING_HEADER_BYTES;
+  uint64_t arena_offset = meta_offset + WICK_RING_META_CAPACITY;
+  uint64_t controls_offset = arena_offset + arena_bytes;
+  uint64_t data_offset = controls_offset + (uint64_t) max_threads * WICK_RING_CONTROL_BYTES;
+  uint64_t total = data_offset + (uint64_t) max_threads * ring_bytes;
+
+  int fd = memfd_create ("wick-ring", MFD_CLOEXEC);
+  if (fd < 0)
+    {
+      wick_set_error (error, "memfd_create for the ring failed: %s", strerror (errno));
+      return false;
+    }
+  if (ftruncate (fd, (off_t) total) != 0)
+    {
+      wick_set_error (error, "sizing the ring memfd to %llu bytes failed: %s",
+                      (unsigned long long) total, strerror (errno));
+      close (fd);
+      return false;
+    }
+  void *map = mmap (NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED)
+    {
+      wick_set_error (error, "mapping the ring memfd failed: %s", strerror (errno));
+      close (fd);
+      return false;
+    }
+  session->producers = calloc (max_threads, sizeof (WickProducer));
+  if (session->producers == NULL)
+    {
+      munmap (map, total);
+      close (fd);
+      wick_set_error (error, "out of memory for %zu producers", max_threads);
+      return false;
+    }
+  session->memfd = fd;
+  session->map = map;
+  session->map_bytes = total;
+  session->header = map;
+  session->controls = (WickRingControl *) (void *) ((uint8_t *) map + controls_offset);
+  session->data = (uint8_t *) map + data_offset;
+  session->ring_bytes = ring_bytes;
+  session->n_rings = (uint32_t) max_threads;
+
+  WickRingHeader *h = session->header;
+  h->version = WICK_RING_FORMAT_VERSION;
+  h->header_bytes = WICK_RING_HEADER_BYTES;
+  h->file_bytes = total;
+  h->pid = getpid ();
+  h->policy = (uint32_t) session->policy;
+  h->start_unix_ns = session->start_unix_ns;
+  h->generation = random_generation ();
+  h->n_rings = (uint32_t) max_threads;
+  h->strict = session->strict;
+  h->ring_bytes = ring_bytes;
+  h->chunk_bytes = WICK_RING_CHUNK_BYTES;
+  h->max_record_bytes = WICK_RING_MAX_RECORD;
+  h->meta_offset = meta_offset;
+  h->meta_capacity = WICK_RING_META_CAPACITY;
+  h->arena_offset = arena_offset;
+  h->arena_capacity = arena_bytes;
+  h->controls_offset = controls_offset;
+  h->control_bytes = WICK_RING_CONTROL_BYTES;
+  h->data_offset = data_offset;
+  atomic_store (&h->arena_used, 8);
+  atomic_store (&h->state, WICK_RING_STATE_RUNNING);
+  atomic_store_explicit ((_Atomic uint64_t *) &h->magic, WICK_RING_MAGIC, memory_order_release);
+  return true;
+}
+
+void
+wick_ring_destroy (WickSession *session)
+{
+  if (session->map != NULL)
+    munmap (session->map, session->map_bytes);
+  if (session->memfd >= 0)
+    close (session->memfd);
+  free (session->producers);
+  session->map = NULL;
+  session->memfd = -1;
+  session->producers = NULL;
+}
+
+bool
+wick_ring_set_meta (WickSession *session, const char *line, size_t length, WickError *error)
+{
+  if (length > WICK_RING_META_CAPACITY)
+    {
+      wick_set_error (error, "the meta record is %zu bytes, more than the ring's %d",
+                      length, WICK_RING_META_CAPACITY);
+      return false;
+    }
+  memcpy (session->map + session->header->meta_offset, line, length);
+  session->header->meta_length = (uint32_t) length;
+  return true;
+}
+
+uint64_t
+wick_ring_total_dropped (WickSession *session)
+{
+  uint64_t total = atomic_load (&session->unclaimed_drops);
+  uint32_t n = atomic_load (&session->header->rings_in_use);
+  for (uint32_t i = 0; i < n && i < session->n_rings; i++)
+    total += atomic_load_explicit (&session->controls[i].dropped, memory_order_relaxed);
+  return total;
+}
+
+/* Spans open on all threads (not counting the root s1). */
+size_t
+wick_ring_open_spans (WickSession *session)
+{
+  size_t open = 0;
+  uint32_t n = atomic_load (&session->header->rings_in_use);
+  for (uint32_t i = 0; i < n && i < session->n_rings; i++)
+    open += (size_t) (atomic_load (&session->controls[i].depth_gen) & 0xffffffffu);
+  return open;
+}
+
+/* ---------------------------------------------------------------------------
+ * Claiming a ring
+ */
+
+static uint64_t
+chunk_end (uint64_t position)
+{
+  return (position | (WICK_RING_CHUNK_BYTES - 1)) + 1;
+}
+
+static uint64_t
+hold_limit (WickSession *session, WickProducer *producer)
+{
+  if (session->policy == WICK_RING_OVERWRITE)
+    return UINT64_MAX;
+  uint64_t limit = UINT64_MAX;
+  for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
+    {
+      if (atomic_load_explicit (&session->header->holder_state[slot], memory_order_acquire)
+          != WICK_HOLDER_ACTIVE)
+        continue;
+      uint64_t tail
+        = atomic_load_explicit (&producer->control->hold_tail[slot], memory_order_acquire);
+      /* A tail ahead of head is corrupt; treat it as caught up. */
+      if (tail > producer->head)
+        tail = producer->head;
+      if (tail + producer->capacity < limit)
+        limit = tail + producer->capacity;
+    }
+  return limit;
+}
+
+static void
+refresh_fast_end (WickSession *session, WickProducer *producer)
+{
+  uint64_t limit = hold_limit (session, producer);
+  uint64_t end = chunk_end (producer->head);
+  producer->fast_end = limit < end ? limit : end;
+}
+
+WickProducer *
+wick_producer_get_slow (WickSession *session)
+{
+  for (size_t i = 0; i < THREAD_MAX_SESSIONS; i++)
+    if (thread_claims[i].serial == session->serial && thread_claims[i].producer != NULL)
+      {
+        wick_producer_cache.serial = session->serial;
+        wick_producer_cache.producer = thread_claims[i].producer;
+        return thread_claims[i].producer;
+      }
+  size_t claim_slot = THREAD_MAX_SESSIONS;
+  for (size_t i = 0; i < THREAD_MAX_SESSIONS; i++)
+    if (thread_claims[i].producer == NULL)
+      {
+        claim_slot = i;
+        break;
+      }
+  if (claim_slot == THREAD_MAX_SESSIONS)
+    return NULL;
+  pthread_once (&thread_exit_once, thread_exit_key_create);
+
+  WickProducer *producer = NULL;
+  pthread_mutex_lock (&session->lock);
+  for (uint32_t i = 0; i < session->n_rings; i++)
+    if (!session->producers[i].in_use)
+      {
+        producer = &session->producers[i];
+        WickRingControl *control = &session->controls[i];
+        uint64_t commit = atomic_load (&control->commit);
+        memset (producer, 0, sizeof *producer);
+        producer->session = session;
+        producer->serial = session->serial;
+        producer->control = control;
+        producer->data = session->data + (uint64_t) i * session->ring_bytes;
+        producer->capacity = session->ring_bytes;
+        producer->mask = session->ring_bytes - 1;
+        producer->head = commit;
+        producer->seq = control->next_seq;
+        producer->index = i;
+        producer->generation = (uint32_t) (atomic_load (&control->depth_gen) >> 32);
+        producer->tid = (int) syscall (SYS_gettid);
+        producer->in_use = 1;
+        atomic_store (&control->owner_tid, producer->tid);
+        wick_producer_publish_depth (producer);
+        refresh_fast_end (session, producer);
+        if (atomic_load (&session->header->rings_in_use) < i + 1)
+          atomic_store_explicit (&session->header->rings_in_use, i + 1, memory_order_release);
+        break;
+      }
+  pthread_mutex_unlock (&session->lock);
+  if (producer == NULL)
+    return NULL;
+  thread_claims[claim_slot].serial = session->serial;
+  thread_claims[claim_slot].producer = producer;
+  pthread_setspecific (thread_exit_key, (void *) 1);
+  wick_producer_cache.serial = session->serial;
+  wick_producer_cache.producer = producer;
+  return producer;
+}
+
+/* ---------------------------------------------------------------------------
+ * The slow path of reserve
+ */
+
+/* Releases hold-reader slots whose process is gone. Rate-limited: at most
+ * every 10 ms of session time per producer. */
+static void
+release_dead_holders (WickSession *session, WickProducer *producer, uint64_t now)
+{
+  if (now < producer->next_liveness_ns)
+    return;
+  producer->next_liveness_ns = now + 10 * 1000 * 1000;
+  for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
+    {
+      if (atomic_load (&session->header->holder_state[slot]) != WICK_HOLDER_ACTIVE)
+        continue;
+      int pid = atomic_load (&session->header->holder_pid[slot]);
+      if (pid == session->header->pid || pid <= 0)
+        continue;
+      if (kill (pid, 0) != 0 && errno == ESRCH)
+        {
+          uint32_t expected = WICK_HOLDER_ACTIVE;
+          atomic_compare_exchange_strong (&session->header->holder_state[slot], &expected,
+                                          WICK_HOLDER_FREE);
+        }
+    }
+}
+
+static void
+count_drop (WickProducer *producer, uint64_t now)
+{
+  if (producer->pending_drops == 0)
+    producer->first_drop_ns = now;
+  producer->last_drop_ns = now;
+  producer->pending_drops++;
+  producer->dropped_total++;
+  atomic_store_explicit (&producer->control->dropped, producer->dropped_total,
+                         memory_order_relaxed);
+}
+
+/* Whether size bytes (plus chunk padding) fit below the hold limit now. */
+static bool
+space_for (WickSession *session, WickProducer *producer, uint64_t size)
+{
+  uint64_t limit = hold_limit (session, producer);
+  uint64_t start = producer->head;
+  if (start + size > chunk_end (start))
+    start = chunk_end (start);
+  return start + size <= limit;
+}
+
+static void
+write_padding_if_needed (WickProducer *producer, uint64_t size)
+{
+  uint64_t end = chunk_end (producer->head);
+  if (producer->head + size <= end)
+    return;
+  uint64_t pad = end - producer->head;
+  WickRecordHeader *header = (void *) (producer->data + (producer->head & producer->mask));
+  atomic_thread_fence (memory_order_release);
+  header->words = (uint16_t) (pad / 8);
+  header->kind = WICK_KIND_PAD;
+  header->version = 1;
+  header->seq = producer->seq;
+  producer->head = end;
+  atomic_store_explicit (&producer->control->commit, producer->head, memory_order_release);
+}
+
+static void
+write_dropped_record (WickSession *session, WickProducer *producer)
+{
+  WickRingRecord record;
+  memset (&record, 0, sizeof record);
+  record.dropped.count = producer->pending_drops;
+  record.dropped.first_ns = producer->first_drop_ns;
+  record.dropped.last_ns = producer->last_drop_ns;
+  record.dropped.total = producer->dropped_total;
+  WickEncoder encoder = { NULL, 8 };
+  wick_encode_payload (&encoder, WICK_KIND_DROPPED, &record);
+  uint64_t size = encoder.pos;
+  write_padding_if_needed (producer, size);
+  encoder.base = producer->data + (producer->head & producer->mask);
+  encoder.pos = 8;
+  atomic_thread_fence (memory_order_release);
+  wick_encode_payload (&encoder, WICK_KIND_DROPPED, &record);
+  wick_producer_commit (producer, encoder.base, size, WICK_KIND_DROPPED);
+  producer->pending_drops = 0;
+}
+
+#define DROPPED_RECORD_BYTES 40
+
+void *
+wick_producer_reserve_slow (WickProducer *producer, uint64_t size)
+{
+  WickSession *session = producer->session;
+  uint64_t extra = producer->pending_drops > 0 ? DROPPED_RECORD_BYTES + WICK_RING_MAX_RECORD : 0;
+  if (!space_for (session, producer, size + extra))
+    {
+      uint64_t now = wick_session_clock (session);
+      release_dead_holders (session, producer, now);
+      if (session->policy == WICK_RING_BLOCK)
+        {
+          struct timespec pause = { 0, 20 * 1000 };
+          while (!space_for (session, producer, size + extra))
+            {
+              nanosleep (&pause, NULL);
+              release_dead_holders (session, producer, wick_session_clock (session));
+            }
+        }
+      else if (!space_for (session, producer, size + extra))
+        {
+          count_drop (producer, now);
+          refresh_fast_end (session, producer);
+          return NULL;
+        }
+    }
+  if (producer->pending_drops > 0)
+    write_dropped_record (session, producer);
+  write_padding_if_needed (producer, size);
+  refresh_fast_end (session, producer);
+  atomic_thread_fence (memory_order_release);
+  return producer->data + (producer->head & producer->mask);
+}
+
+/* For the records that must not be lost (the root's end, the terminal): waits
+ * for space whatever the policy, up to timeout_ns; never counts a drop. */
+void *
+wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t timeout_ns)
+{
+  WickSession *session = producer->session;
+  uint64_t extra = producer->pending_drops > 0 ? DROPPED_RECORD_BYTES + WICK_RING_MAX_RECORD : 0;
+  uint64_t deadline = wick_clock_monotonic_ns () + timeout_ns;
+  struct timespec pause = { 0, 50 * 1000 };
+  while (!space_for (session, producer, size + extra))
+    {
+      if (wick_clock_monotonic_ns () > deadline)
+        return NULL;
+      producer->next_liveness_ns = 0;
+      release_dead_holders (session, producer, wick_session_clock (session));
+      nanosleep (&pause, NULL);
+    }
+  if (producer->pending_drops > 0)
+    write_dropped_record (session, producer);
+  write_padding_if_needed (producer, size);
+  refresh_fast_end (session, producer);
+  atomic_thread_fence (memory_order_release);
+  return producer->data + (producer->head & producer->mask);
+}

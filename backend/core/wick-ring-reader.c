@@ -1,0 +1,649 @@
+/* wick-ring-reader.c — reading a session's ring from any process (wick-ring.h).
+ *
+ * Everything in the mapping is tainted: the header is validated once and only
+ * the reader's own copies of its sizes and offsets are used afterwards; every
+ * record length is checked against its chunk, the ring, the commit position
+ * and the largest record; records are copied out before they are decoded, and
+ * a follow reader checks after the copy that the producer had not reached
+ * them (the lapping rule of wick-ring-layout.h).
+ */
+#include "wick-session-internal.h"
+
+#include "wick-record-codec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct
+{
+  uint64_t pos;
+  uint32_t expected_seq;
+  bool seq_known;
+  bool broken;
+  uint64_t last_ns;
+} ReaderRing;
+
+struct WickRingReader
+{
+  int fd;
+  uint8_t *map;
+  size_t map_bytes;
+  const WickRingHeader *header; /* tainted */
+  WickRingReaderMode mode;
+  int holder_slot;
+
+  /* validated copies */
+  uint32_t n_rings;
+  uint64_t ring_bytes;
+  uint64_t arena_offset;
+  uint64_t arena_capacity;
+  uint64_t controls_offset;
+  uint64_t control_bytes;
+  uint64_t data_offset;
+  uint32_t root_name;
+  char *meta_line;
+
+  WickRingInfo info;
+  ReaderRing *rings;
+  bool drained;
+
+  /* records delivered before the live ones: meta, root, open spans */
+  WickSpanPayload *intro_spans;
+  uint32_t *intro_rings;
+  size_t n_intro_spans;
+  size_t intro_next; /* 0: meta, 1: root, 2..: spans */
+  bool intro_done;
+
+  WickRingReaderStats stats;
+  uint64_t record_copy[WICK_RING_MAX_RECORD / 8];
+  WickDecodeScratch scratch;
+};
+
+static void
+note_error (WickRingReader *reader, const char *format, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+static void
+note_error (WickRingReader *reader, const char *format, ...)
+{
+  if (reader->stats.first_error[0] != '\0')
+    return;
+  va_list args;
+  va_start (args, format);
+  vsnprintf (reader->stats.first_error, sizeof reader->stats.first_error, format, args);
+  va_end (args);
+}
+
+static WickRingControl *
+ring_control (WickRingReader *reader, uint32_t index)
+{
+  return (WickRingControl *) (void *) (reader->map + reader->controls_offset
+                                       + (uint64_t) index * reader->control_bytes);
+}
+
+static const uint8_t *
+ring_data (WickRingReader *reader, uint32_t index)
+{
+  return reader->map + reader->data_offset + (uint64_t) index * reader->ring_bytes;
+}
+
+static bool
+region_fits (uint64_t offset, uint64_t size, uint64_t file_bytes)
+{
+  return offset % 8 == 0 && offset <= file_bytes && size <= file_bytes - offset;
+}
+
+/* Checks the header's sizes and offsets against the file and copies them. */
+static bool
+validate_header (WickRingReader *reader, uint64_t file_bytes, WickError *error)
+{
+  WickRingHeader h;
+  memcpy (&h, reader->map, sizeof h);
+  if (h.magic != WICK_RING_MAGIC)
+    {
+      wick_set_error (error, "not a Wick ring (bad magic)");
+      return false;
+    }
+  if (h.version != WICK_RING_FORMAT_VERSION)
+    {
+      wick_set_error (error, "ring format version %u is not supported (this reader reads %d)",
+                      h.version, WICK_RING_FORMAT_VERSION);
+      return false;
+    }
+  uint64_t controls = (uint64_t) h.n_rings * h.control_bytes;
+  bool ok = h.header_bytes == WICK_RING_HEADER_BYTES && h.n_rings >= 1
+            && h.n_rings <= WICK_RING_MAX_RINGS && h.chunk_bytes == WICK_RING_CHUNK_BYTES
+            && h.max_record_bytes == WICK_RING_MAX_RECORD
+            && h.ring_bytes >= WICK_RING_MIN_RING_BYTES && h.ring_bytes <= WICK_RING_MAX_RING_BYTES
+            && (h.ring_bytes & (h.ring_bytes - 1)) == 0
+            && h.control_bytes >= sizeof (WickRingControl) && h.control_bytes <= (1u << 20)
+            && h.meta_length <= h.meta_capacity
+            && region_fits (h.meta_offset, h.meta_capacity, file_bytes)
+            && region_fits (h.arena_offset, h.arena_capacity, file_bytes)
+            && h.arena_capacity <= UINT32_MAX
+            && region_fits (h.controls_offset, controls, file_bytes)
+            && h.control_bytes % 8 == 0
+            && region_fits (h.data_offset, (uint64_t) h.n_rings * h.ring_bytes, file_bytes)
+            && h.policy <= WICK_RING_OVERWRITE;
+  if (!ok)
+    {
+      wick_set_error (error, "ring header: sizes or offsets do not fit the %llu-byte memfd",
+                      (unsigned long long) file_bytes);
+      return false;
+    }
+  reader->n_rings = h.n_rings;
+  reader->ring_bytes = h.ring_bytes;
+  reader->arena_offset = h.arena_offset;
+  reader->arena_capacity = h.arena_capacity;
+  reader->controls_offset = h.controls_offset;
+  reader->control_bytes = h.control_bytes;
+  reader->data_offset = h.data_offset;
+  reader->root_name = h.root_name;
+  reader->meta_line = malloc (h.meta_length + 1);
+  if (reader->meta_line == NULL)
+    {
+      wick_set_error (error, "out of memory reading the meta line");
+      return false;
+    }
+  memcpy (reader->meta_line, reader->map + h.meta_offset, h.meta_length);
+  reader->meta_line[h.meta_length] = '\0';
+  reader->info.pid = h.pid;
+  memcpy (reader->info.program, h.program, sizeof reader->info.program);
+  memcpy (reader->info.entrypoint, h.entrypoint, sizeof reader->info.entrypoint);
+  memcpy (reader->info.run_id, h.run_id, sizeof reader->info.run_id);
+  reader->info.program[sizeof reader->info.program - 1] = '\0';
+  reader->info.entrypoint[sizeof reader->info.entrypoint - 1] = '\0';
+  reader->info.run_id[sizeof reader->info.run_id - 1] = '\0';
+  reader->info.start_unix_ns = h.start_unix_ns;
+  reader->info.policy = (WickRingPolicy) h.policy;
+  reader->info.version = h.version;
+  reader->info.n_rings = h.n_rings;
+  reader->info.ring_bytes = h.ring_bytes;
+  reader->info.strict = h.strict != 0;
+  return true;
+}
+
+static WickArenaView
+arena_view (WickRingReader *reader)
+{
+  WickArenaView view;
+  view.base = reader->map + reader->arena_offset;
+  view.used = atomic_load_explicit (&reader->header->arena_used, memory_order_acquire);
+  if (view.used > reader->arena_capacity)
+    view.used = reader->arena_capacity;
+  return view;
+}
+
+static uint32_t
+rings_in_use (WickRingReader *reader)
+{
+  uint32_t n = atomic_load_explicit (&reader->header->rings_in_use, memory_order_acquire);
+  return n < reader->n_rings ? n : reader->n_rings;
+}
+
+/* Copies ring index's open spans between two equal reads of depth_gen. */
+static size_t
+snapshot_stack (WickRingReader *reader, uint32_t index, WickSpanPayload *out)
+{
+  WickRingControl *control = ring_control (reader, index);
+  for (int attempt = 0; attempt < 1000; attempt++)
+    {
+      uint64_t before = atomic_load_explicit (&control->depth_gen, memory_order_acquire);
+      uint32_t depth = (uint32_t) (before & 0xffffffffu);
+      if (depth > WICK_RING_MAX_DEPTH)
+        return 0;
+      memcpy (out, (const void *) control->stack, depth * sizeof *out);
+      atomic_thread_fence (memory_order_acquire);
+      if (atomic_load_explicit (&control->depth_gen, memory_order_relaxed) == before)
+        return depth;
+    }
+  note_error (reader, "ring %u: the open-span stack kept changing; its spans were not "
+              "snapshotted", index);
+  return 0;
+}
+
+static bool
+take_snapshot (WickRingReader *reader)
+{
+  uint32_t n = rings_in_use (reader);
+  reader->intro_spans = calloc ((size_t) n * WICK_RING_MAX_DEPTH + 1, sizeof (WickSpanPayload));
+  reader->intro_rings = calloc ((size_t) n * WICK_RING_MAX_DEPTH + 1, sizeof (uint32_t));
+  if (reader->intro_spans == NULL || reader->intro_rings == NULL)
+    return false;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      size_t depth = snapshot_stack (reader, i, reader->intro_spans + reader->n_intro_spans);
+      for (size_t d = 0; d < depth; d++)
+        reader->intro_rings[reader->n_intro_spans + d] = i;
+      reader->n_intro_spans += depth;
+    }
+  return true;
+}
+
+static bool
+claim_holder_slot (WickRingReader *reader, WickError *error)
+{
+  WickRingHeader *header = (WickRingHeader *) reader->header;
+  for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
+    {
+      uint32_t expected = WICK_HOLDER_FREE;
+      if (!atomic_compare_exchange_strong (&header->holder_state[slot], &expected,
+                                           WICK_HOLDER_CLAIMING))
+        continue;
+      atomic_store (&header->holder_pid[slot], (int32_t) getpid ());
+      for (uint32_t i = 0; i < reader->n_rings; i++)
+        {
+          WickRingControl *control = ring_control (reader, i);
+          atomic_store_explicit (&control->hold_tail[slot], reader->rings[i].pos,
+                                 memory_order_release);
+        }
+      atomic_store_explicit (&header->holder_state[slot], WICK_HOLDER_ACTIVE,
+                             memory_order_release);
+      reader->holder_slot = slot;
+      return true;
+    }
+  wick_set_error (error, "all %d hold-reader slots are taken", WICK_RING_MAX_HOLDERS);
+  return false;
+}
+
+WickRingReader *
+wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
+{
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      wick_set_error (error, "the ring fd is not open: %s", strerror (errno));
+      return NULL;
+    }
+  if ((uint64_t) st.st_size < WICK_RING_HEADER_BYTES)
+    {
+      wick_set_error (error, "not a Wick ring (%lld bytes, smaller than its header)",
+                      (long long) st.st_size);
+      return NULL;
+    }
+  WickRingReader *reader = calloc (1, sizeof *reader);
+  if (reader == NULL)
+    {
+      wick_set_error (error, "out of memory for a ring reader");
+      return NULL;
+    }
+  reader->holder_slot = -1;
+  reader->mode = mode;
+  reader->fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
+  reader->map_bytes = (size_t) st.st_size;
+  int prot = mode == WICK_RING_READER_HOLD ? PROT_READ | PROT_WRITE : PROT_READ;
+  reader->map = reader->fd < 0 ? MAP_FAILED
+                               : mmap (NULL, reader->map_bytes, prot, MAP_SHARED, reader->fd, 0);
+  if (reader->map == MAP_FAILED)
+    {
+      wick_set_error (error, "mapping the ring failed: %s%s", strerror (errno),
+                      mode == WICK_RING_READER_HOLD ? " (a hold reader needs a writable fd)" : "");
+      reader->map = NULL;
+      wick_ring_reader_free (reader);
+      return NULL;
+    }
+  reader->header = (const WickRingHeader *) (const void *) reader->map;
+  if (!validate_header (reader, (uint64_t) st.st_size, error))
+    {
+      wick_ring_reader_free (reader);
+      return NULL;
+    }
+  reader->rings = calloc (reader->n_rings, sizeof *reader->rings);
+  if (reader->rings == NULL)
+    {
+      wick_set_error (error, "out of memory for a ring reader");
+      wick_ring_reader_free (reader);
+      return NULL;
+    }
+  for (uint32_t i = 0; i < reader->n_rings; i++)
+    reader->rings[i].pos
+      = atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire);
+  if (!take_snapshot (reader)
+      || (mode == WICK_RING_READER_HOLD && !claim_holder_slot (reader, error)))
+    {
+      if (reader->intro_spans == NULL)
+        wick_set_error (error, "out of memory for a ring reader");
+      wick_ring_reader_free (reader);
+      return NULL;
+    }
+  return reader;
+}
+
+WickRingReader *
+wick_ring_reader_new (int fd, WickError *error)
+{
+  return wick_ring_reader_new_full (fd, WICK_RING_READER_FOLLOW, error);
+}
+
+void
+wick_ring_reader_free (WickRingReader *reader)
+{
+  if (reader == NULL)
+    return;
+  if (reader->holder_slot >= 0)
+    atomic_store (&((WickRingHeader *) reader->header)->holder_state[reader->holder_slot],
+                  WICK_HOLDER_FREE);
+  if (reader->map != NULL)
+    munmap (reader->map, reader->map_bytes);
+  if (reader->fd >= 0)
+    close (reader->fd);
+  free (reader->meta_line);
+  free (reader->rings);
+  free (reader->intro_spans);
+  free (reader->intro_rings);
+  free (reader);
+}
+
+const WickRingInfo *
+wick_ring_reader_get_info (WickRingReader *reader)
+{
+  return &reader->info;
+}
+
+WickProducerState
+wick_ring_reader_get_producer_state (WickRingReader *reader)
+{
+  uint32_t state = atomic_load_explicit (&reader->header->state, memory_order_acquire);
+  if (state == WICK_RING_STATE_FINISHED)
+    return WICK_PRODUCER_FINISHED;
+  if (reader->info.pid > 0 && reader->info.pid != getpid () && kill (reader->info.pid, 0) != 0
+      && errno == ESRCH)
+    return WICK_PRODUCER_DEAD;
+  return WICK_PRODUCER_RUNNING;
+}
+
+void
+wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *stats)
+{
+  *stats = reader->stats;
+  uint32_t n = rings_in_use (reader);
+  stats->producer_dropped = 0;
+  for (uint32_t i = 0; i < n; i++)
+    stats->producer_dropped
+      += atomic_load_explicit (&ring_control (reader, i)->dropped, memory_order_relaxed);
+}
+
+bool
+wick_ring_reader_is_drained (WickRingReader *reader)
+{
+  return reader->drained;
+}
+
+/* ---------------------------------------------------------------------------
+ * Draining
+ */
+
+typedef struct
+{
+  WickRingRecordFunc callback;
+  void *user_data;
+  size_t max_records;
+  size_t delivered;
+  bool stop;
+} Delivery;
+
+static void
+deliver (WickRingReader *reader, Delivery *d, const WickRingRecord *record)
+{
+  reader->stats.records++;
+  d->delivered++;
+  if (!d->callback (record, d->user_data) || (d->max_records > 0 && d->delivered >= d->max_records))
+    d->stop = true;
+}
+
+static void
+deliver_intro (WickRingReader *reader, Delivery *d)
+{
+  WickArenaView arena = arena_view (reader);
+  while (!reader->intro_done && !d->stop)
+    {
+      WickRingRecord record;
+      memset (&record, 0, sizeof record);
+      size_t step = reader->intro_next++;
+      if (step == 0)
+        {
+          record.kind = WICK_RING_RECORD_META;
+          record.meta.line = reader->meta_line;
+        }
+      else
+        {
+          WickSpanPayload span = { .id = 1, .name = reader->root_name };
+          uint32_t ring = 0;
+          if (step >= 2)
+            {
+              if (step - 2 >= reader->n_intro_spans)
+                {
+                  reader->intro_done = true;
+                  break;
+                }
+              span = reader->intro_spans[step - 2];
+              ring = reader->intro_rings[step - 2];
+            }
+          record.kind = WICK_RING_RECORD_SPAN_START;
+          record.ring = ring;
+          record.span.id = span.id;
+          record.span.parent = span.parent;
+          record.span.name = wick_arena_resolve (&arena, span.name);
+          record.span.span_kind = span.span_kind <= WICK_SPAN_MODULE ? span.span_kind : 0;
+          record.span.step = span.step <= WICK_STEP_OPTIMIZER ? span.step : 0;
+          record.span.measured = span.measured != 0;
+          record.span.synthesized = step >= 2;
+          record.span.start_ns = span.start_ns;
+          if (record.span.name == NULL || span.id == 0)
+            {
+              reader->stats.malformed++;
+              note_error (reader, "an open span in the snapshot names no valid string");
+              continue;
+            }
+        }
+      deliver (reader, d, &record);
+    }
+}
+
+static void
+break_ring (WickRingReader *reader, uint32_t index, const char *why, uint64_t pos, uint64_t value)
+{
+  reader->rings[index].broken = true;
+  reader->stats.broken_rings++;
+  note_error (reader, "ring %u at position %llu: %s (%llu); reading of this ring stopped", index,
+              (unsigned long long) pos, why, (unsigned long long) value);
+}
+
+/* Whether position pos may have been overwritten given commit c. */
+static bool
+is_lapped (WickRingReader *reader, uint64_t pos, uint64_t commit)
+{
+  return reader->mode == WICK_RING_READER_FOLLOW
+         && pos + reader->ring_bytes < commit + WICK_RING_MAX_RECORD;
+}
+
+static void
+resync (WickRingReader *reader, uint32_t index, uint64_t commit)
+{
+  ReaderRing *ring = &reader->rings[index];
+  uint64_t safe = commit + WICK_RING_MAX_RECORD - reader->ring_bytes;
+  uint64_t target = (safe + WICK_RING_CHUNK_BYTES - 1) & ~(uint64_t) (WICK_RING_CHUNK_BYTES - 1);
+  ring->pos = target < commit ? target : commit;
+}
+
+static void
+note_seq (WickRingReader *reader, Delivery *d, uint32_t index, uint32_t seq)
+{
+  ReaderRing *ring = &reader->rings[index];
+  if (ring->seq_known && seq != ring->expected_seq)
+    {
+      WickRingRecord lost;
+      memset (&lost, 0, sizeof lost);
+      lost.kind = WICK_RING_RECORD_LOST;
+      lost.ring = index;
+      lost.lost.count = (uint32_t) (seq - ring->expected_seq);
+      lost.lost.after_ns = ring->last_ns;
+      reader->stats.lost += lost.lost.count;
+      deliver (reader, d, &lost);
+    }
+  ring->seq_known = true;
+  ring->expected_seq = seq + 1;
+}
+
+static void
+note_time (ReaderRing *ring, const WickRingRecord *record)
+{
+  switch (record->kind)
+    {
+    case WICK_RING_RECORD_SPAN_START:
+      ring->last_ns = record->span.start_ns;
+      break;
+    case WICK_RING_RECORD_SPAN_END:
+      ring->last_ns = record->span.start_ns + record->span.duration_ns;
+      break;
+    case WICK_RING_RECORD_MEMORY:
+      ring->last_ns = record->memory.timestamp_ns;
+      break;
+    case WICK_RING_RECORD_EXTENSION:
+      ring->last_ns = record->extension.timestamp_ns;
+      break;
+    default:
+      break;
+    }
+}
+
+/* Reads one record of ring index; false when there is nothing (more) to read now. */
+static bool
+read_one (WickRingReader *reader, Delivery *d, uint32_t index)
+{
+  ReaderRing *ring = &reader->rings[index];
+  WickRingControl *control = ring_control (reader, index);
+  uint64_t commit = atomic_load_explicit (&control->commit, memory_order_acquire);
+  if (commit == ring->pos)
+    return false;
+  if (commit < ring->pos)
+    {
+      break_ring (reader, index, "the commit position went backwards", ring->pos, commit);
+      return false;
+    }
+  if (is_lapped (reader, ring->pos, commit))
+    {
+      resync (reader, index, commit);
+      return true;
+    }
+  const uint8_t *data = ring_data (reader, index);
+  uint64_t offset = ring->pos & (reader->ring_bytes - 1);
+  uint64_t in_chunk = ring->pos & (WICK_RING_CHUNK_BYTES - 1);
+  WickRecordHeader header;
+  memcpy (&header, data + offset, sizeof header);
+  uint64_t size = (uint64_t) header.words * 8;
+  const char *framing = NULL;
+  if (header.words == 0)
+    framing = "zero record length";
+  else if (in_chunk + size > WICK_RING_CHUNK_BYTES)
+    framing = "record length crosses its chunk";
+  else if (size > commit - ring->pos)
+    framing = "record length runs past the committed data";
+  else if (size > WICK_RING_MAX_RECORD && header.kind != WICK_KIND_PAD)
+    framing = "record length exceeds the largest record";
+  if (header.kind != WICK_KIND_PAD && framing == NULL)
+    memcpy (reader->record_copy, data + offset, size);
+  atomic_thread_fence (memory_order_acquire);
+  uint64_t after = atomic_load_explicit (&control->commit, memory_order_relaxed);
+  if (is_lapped (reader, ring->pos, after))
+    {
+      resync (reader, index, after);
+      return true;
+    }
+  if (framing != NULL)
+    {
+      break_ring (reader, index, framing, ring->pos, size);
+      return false;
+    }
+  ring->pos += size;
+  if (header.kind == WICK_KIND_PAD)
+    return true;
+  note_seq (reader, d, index, header.seq);
+  if (d->stop)
+    {
+      ring->pos -= size; /* deliver it on the next drain */
+      ring->expected_seq = header.seq;
+      return false;
+    }
+  WickRingRecord record;
+  char error[160];
+  WickArenaView arena = arena_view (reader);
+  switch (wick_record_decode ((const uint8_t *) reader->record_copy, size, &arena,
+                              &reader->scratch, &record, error, sizeof error))
+    {
+    case WICK_DECODE_OK:
+      record.ring = index;
+      note_time (ring, &record);
+      deliver (reader, d, &record);
+      break;
+    case WICK_DECODE_UNKNOWN_KIND:
+      reader->stats.unknown_skipped++;
+      break;
+    case WICK_DECODE_PAD:
+      break;
+    case WICK_DECODE_MALFORMED:
+      reader->stats.malformed++;
+      note_error (reader, "ring %u: %s", index, error);
+      break;
+    }
+  return true;
+}
+
+static void
+publish_hold_tail (WickRingReader *reader, uint32_t index)
+{
+  if (reader->holder_slot < 0)
+    return;
+  WickRingControl *control = ring_control (reader, index);
+  atomic_store_explicit (&control->hold_tail[reader->holder_slot], reader->rings[index].pos,
+                         memory_order_release);
+}
+
+long
+wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingRecordFunc callback,
+                        void *user_data, WickError *error)
+{
+  if (reader == NULL || callback == NULL)
+    {
+      wick_set_error (error, "wick_ring_reader_drain: a reader and a callback are required");
+      return -1;
+    }
+  Delivery d = { callback, user_data, max_records, 0, false };
+  deliver_intro (reader, &d);
+  bool progress = true;
+  while (progress && !d.stop)
+    {
+      progress = false;
+      uint32_t n = rings_in_use (reader);
+      for (uint32_t i = 0; i < n && !d.stop; i++)
+        {
+          if (reader->rings[i].broken)
+            continue;
+          for (int batch = 0; batch < 4096 && !d.stop; batch++)
+            {
+              if (!read_one (reader, &d, i))
+                break;
+              progress = true;
+            }
+          publish_hold_tail (reader, i);
+        }
+    }
+  reader->drained = !d.stop && reader->intro_done;
+  if (reader->drained)
+    {
+      uint32_t n = rings_in_use (reader);
+      for (uint32_t i = 0; i < n; i++)
+        if (!reader->rings[i].broken
+            && atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire)
+                 != reader->rings[i].pos)
+          reader->drained = false;
+    }
+  return (long) d.delivered;
+}

@@ -1,0 +1,188 @@
+/* wick-session-internal.h — the session object and the producer side of the
+ * ring, shared by the files of backend/core only.
+ *
+ * A WickProducer is one thread's claim on one ring of the session's memfd.
+ * Its fields are private to that thread; the shared words it publishes are in
+ * WickRingControl (wick-ring-layout.h). The hot path is
+ * wick_producer_reserve + wick_producer_commit: a compare against fast_end,
+ * the stores of the record, one release store of commit.
+ */
+#pragma once
+
+#include "wick-session-private.h"
+
+#include "wick-clock.h"
+#include "wick-ring-layout.h"
+
+#include <pthread.h>
+#include <string.h>
+
+typedef struct WickJsonlWriter WickJsonlWriter;
+typedef struct WickInternTable WickInternTable;
+
+typedef struct
+{
+  WickSession *session;
+  uint64_t serial;
+  WickRingControl *control;
+  uint8_t *data;
+  uint64_t capacity;
+  uint64_t mask;
+  uint64_t head;
+  uint64_t fast_end;      /* head + size <= fast_end: the record fits without checks */
+  uint32_t seq;
+  uint32_t index;
+  uint32_t depth;
+  uint32_t generation;
+  uint64_t next_id;       /* span ids of this thread's current block */
+  uint64_t id_end;
+  uint64_t pending_drops; /* dropped since the last DROPPED record */
+  uint64_t first_drop_ns;
+  uint64_t last_drop_ns;
+  uint64_t dropped_total;
+  uint64_t next_liveness_ns;
+  int tid;
+  int in_use;
+} WickProducer;
+
+struct WickSession
+{
+  uint64_t serial;
+  uint64_t start_ns;      /* wick_clock_now_ns at open */
+  uint64_t start_unix_ns;
+  int memfd;
+  uint8_t *map;
+  size_t map_bytes;
+  WickRingHeader *header;
+  WickRingControl *controls;
+  uint8_t *data;
+  uint64_t ring_bytes;
+  uint32_t n_rings;
+  WickRingPolicy policy;
+  bool strict;
+
+  pthread_mutex_t lock;   /* ring claims, interning, finish */
+  WickProducer *producers;
+  WickInternTable *intern;
+  _Atomic uint64_t next_id_block;
+  _Atomic uint64_t next_gradient;
+  _Atomic int measurement_begun;
+  _Atomic int finished;
+  _Atomic uint64_t unclaimed_drops; /* records lost because no ring was free */
+
+  WickJsonlWriter *writer;
+  char *program;
+  char *entrypoint;
+  char *run_id;
+
+  struct
+  {
+    void *data;
+    void (*destroy) (void *data);
+  } slots[WICK_N_SLOTS];
+};
+
+#define WICK_SPAN_ID_BLOCK 256
+
+/* Error helper: formats into error->message when error is not NULL. */
+void wick_set_error (WickError *error, const char *format, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+static inline uint64_t
+wick_session_clock (WickSession *session)
+{
+  return wick_clock_now_ns () - session->start_ns;
+}
+
+/* The calling thread's producer for session, claiming a ring on first use;
+ * NULL when every ring is taken (the record is counted as dropped). */
+WickProducer *wick_producer_get_slow (WickSession *session);
+
+typedef struct
+{
+  uint64_t serial;
+  WickProducer *producer;
+} WickProducerCache;
+
+extern __thread WickProducerCache wick_producer_cache __attribute__ ((tls_model ("initial-exec")));
+
+static inline WickProducer *
+wick_producer_get (WickSession *session)
+{
+  if (__builtin_expect (wick_producer_cache.serial == session->serial, 1))
+    return wick_producer_cache.producer;
+  return wick_producer_get_slow (session);
+}
+
+void *wick_producer_reserve_slow (WickProducer *producer, uint64_t size);
+void *wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t timeout_ns);
+
+/* Space for a record of size bytes (multiple of 8, <= WICK_RING_MAX_RECORD),
+ * or NULL when it was dropped (counted). */
+static inline void *
+wick_producer_reserve (WickProducer *producer, uint64_t size)
+{
+  if (__builtin_expect (producer->head + size <= producer->fast_end, 1))
+    {
+      atomic_thread_fence (memory_order_release);
+      return producer->data + (producer->head & producer->mask);
+    }
+  return wick_producer_reserve_slow (producer, size);
+}
+
+static inline void
+wick_producer_commit (WickProducer *producer, void *record, uint64_t size, uint8_t kind)
+{
+  WickRecordHeader *header = record;
+  header->words = (uint16_t) (size / 8);
+  header->kind = kind;
+  header->version = 1;
+  header->seq = producer->seq++;
+  producer->head += size;
+  atomic_store_explicit (&producer->control->commit, producer->head, memory_order_release);
+}
+
+/* Publishes the open-span stack depth (seqlock word, see the layout). */
+static inline void
+wick_producer_publish_depth (WickProducer *producer)
+{
+  producer->generation++;
+  atomic_store_explicit (&producer->control->depth_gen,
+                         ((uint64_t) producer->generation << 32) | producer->depth,
+                         memory_order_release);
+}
+
+/* Records, off the hot path (wick-session-records.c). */
+bool wick_session_write_terminal (WickSession *session, bool complete, uint64_t timestamp_ns,
+                                  const char *reason, WickError *error);
+bool wick_session_write_span_end_root (WickSession *session, uint64_t duration_ns,
+                                       WickError *error);
+
+/* Producers (wick-ring-producer.c). */
+bool wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
+                       size_t arena_bytes, WickError *error);
+void wick_ring_destroy (WickSession *session);
+bool wick_ring_set_meta (WickSession *session, const char *line, size_t length,
+                         WickError *error);
+bool wick_session_register_live (WickSession *session);
+void wick_producer_forget_session (WickSession *session);
+uint64_t wick_ring_total_dropped (WickSession *session);
+size_t wick_ring_open_spans (WickSession *session);
+
+/* Interning (wick-intern.c). */
+WickInternTable *wick_intern_table_new (uint64_t arena_capacity);
+void wick_intern_table_free (WickInternTable *table);
+/* Lock-free lookup; returns 0 when absent. */
+WickString wick_intern_lookup (WickSession *session, const char *string, size_t length,
+                               uint32_t hash);
+uint32_t wick_intern_hash (const char *string, size_t length);
+
+/* Slots (wick-session-slots.c). */
+void wick_session_destroy_slots (WickSession *session);
+
+/* Writer (wick-jsonl-writer.c). */
+WickJsonlWriter *wick_jsonl_writer_start (WickSession *session, const char *path,
+                                          WickError *error);
+/* Drains everything committed so far into the file and flushes it. */
+bool wick_jsonl_writer_sync (WickJsonlWriter *writer, WickError *error);
+void wick_jsonl_writer_stop (WickJsonlWriter *writer);

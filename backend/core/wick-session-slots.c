@@ -1,0 +1,42 @@
+/* wick-session-slots.c — extension slots of a session (wick-session-private.h).
+ *
+ * Slots are set before the session is shared with other threads and destroyed
+ * by wick_session_close in reverse slot order, before the ring goes away, so a
+ * destroy function may still record.
+ */
+#include "wick-session-internal.h"
+
+void *
+wick_session_get_slot (WickSession *session, WickSessionSlot slot)
+{
+  if (session == NULL || (unsigned) slot >= WICK_N_SLOTS)
+    return NULL;
+  return session->slots[slot].data;
+}
+
+void
+wick_session_set_slot (WickSession *session, WickSessionSlot slot, void *data,
+                       void (*destroy) (void *data))
+{
+  if (session == NULL || (unsigned) slot >= WICK_N_SLOTS)
+    return;
+  if (session->slots[slot].destroy != NULL && session->slots[slot].data != NULL
+      && session->slots[slot].data != data)
+    session->slots[slot].destroy (session->slots[slot].data);
+  session->slots[slot].data = data;
+  session->slots[slot].destroy = destroy;
+}
+
+void
+wick_session_destroy_slots (WickSession *session)
+{
+  for (int slot = WICK_N_SLOTS - 1; slot >= 0; slot--)
+    {
+      void *data = session->slots[slot].data;
+      void (*destroy) (void *) = session->slots[slot].destroy;
+      session->slots[slot].data = NULL;
+      session->slots[slot].destroy = NULL;
+      if (destroy != NULL && data != NULL)
+        destroy (data);
+    }
+}
