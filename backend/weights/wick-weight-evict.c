@@ -322,17 +322,23 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
                                     param->dtype };
       job_storage[n_jobs++] = s;
     }
-  if (ok && n_jobs > 0)
+  /* The disk storages recommitted before any failure are read in any case. */
+  bool read_ok = true;
+  if (n_jobs > 0)
     {
+      WickError read_error;
       pthread_mutex_lock (&store->staging_lock);
-      ok = wick_disk_staging_reserve (&store->staging, module->backing, WICK_DISK_SLOT_BYTES,
-                                      error)
-           && wick_disk_read (&store->staging, jobs, n_jobs, error);
+      read_ok = wick_disk_staging_reserve (&store->staging, module->backing,
+                                           WICK_DISK_SLOT_BYTES, &read_error)
+                && wick_disk_read (&store->staging, jobs, n_jobs, &read_error);
       pthread_mutex_unlock (&store->staging_lock);
-      for (size_t j = 0; ok && j < n_jobs; j++)
+      for (size_t j = 0; read_ok && j < n_jobs; j++)
         *restored_bytes += module->storages[job_storage[j]].bytes;
+      if (!read_ok && ok)
+        *error = read_error;
+      ok = ok && read_ok;
     }
-  if (!ok && n_jobs > 0 && jobs != NULL)
+  if (!read_ok)
     /* A failed disk read leaves those storages mapped but with unknown bytes:
      * release them again so that a retry reads them anew. */
     for (size_t j = 0; j < n_jobs; j++)

@@ -476,7 +476,9 @@ wick_weight_store_unregister_module (WickWeightStore *store, const char *name, W
     return fail (error, "no weight store");
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = lookup_locked (store, name, error);
-  bool ok = module != NULL && restore_module_locked (store, module, NULL, error);
+  bool ok = module != NULL
+            && (module->state == WICK_MODULE_DROPPED
+                || restore_module_locked (store, module, NULL, error));
   if (ok && module->users > 0)
     ok = fail (error, "module '%s' is in use", module->name);
   if (ok)

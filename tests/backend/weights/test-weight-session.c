@@ -1,0 +1,127 @@
+/* test-weight-session.c — a store registered in a session: found through
+ * wick_session_get_weight_store, freed with the session, and its evictions and
+ * restores written to the trace as wick_weight_evict / wick_weight_restore
+ * records between device_memory samples (what the memory chart draws). */
+#include "weights-test-util.h"
+
+#include <string.h>
+
+static WickSession *
+open_session (const char *jsonl_path, bool strict)
+{
+  WickRunInfo run = { 0 };
+  run.entrypoint = "weights_test";
+  run.phase = WICK_PHASE_TRAIN;
+  run.capture_step = 1;
+  run.device = "cpu";
+  run.timing_mode = WICK_TIMING_HOST;
+  WickCaptureContract contract = { 0 };
+  contract.measurement_scope = WICK_SCOPE_PROFILED_WORK;
+  WickSessionOptions options = { 0 };
+  options.jsonl_path = jsonl_path;
+  options.strict = strict;
+  WickError error = { "" };
+  WickSession *session = wick_session_open (&run, &contract, &options, &error);
+  if (session == NULL)
+    g_error ("wick_session_open: %s", error.message);
+  return session;
+}
+
+typedef struct
+{
+  char **lines;
+  guint n;
+} Trace;
+
+static Trace
+read_trace (const char *path)
+{
+  char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  Trace trace = { g_strsplit (text, "\n", -1), 0 };
+  trace.n = g_strv_length (trace.lines);
+  g_free (text);
+  return trace;
+}
+
+static int
+find_line (const Trace *trace, int from, const char *needle)
+{
+  for (guint i = (guint) from; i < trace->n; i++)
+    if (strstr (trace->lines[i], needle) != NULL)
+      return (int) i;
+  return -1;
+}
+
+static void
+test_session_records (void)
+{
+  char *dir = weights_test_tmpdir ();
+  char *path = g_build_filename (dir, "trace.jsonl", NULL);
+  WickSession *session = open_session (path, false);
+  WickError error = { "" };
+  WickWeightStore *store = wick_weight_store_new (session, &error);
+  g_assert_nonnull (store);
+  g_assert_true (wick_session_get_weight_store (session) == store);
+  g_assert_null (wick_weight_store_new (session, &error));
+  g_assert_cmpstr (error.message, ==, "the session already has a weight store");
+
+  const size_t bytes = 8u << 20;
+  float *weights = wick_weight_alloc_host (bytes, &error);
+  weights_test_fill (weights, bytes, 9);
+  const uint64_t shape[] = { bytes / 4 };
+  WickWeightParam param = { "w", weights, WICK_DTYPE_F32, shape, 1 };
+  WickWeightModuleInfo info = { "mod\"el", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
+  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (store, "mod\"el", WICK_TIER_AUTO, &stats, &error));
+  g_assert_true (wick_weight_store_restore (store, "mod\"el", &stats, &error));
+  g_assert_false (wick_weight_store_restore (store, "missing", &stats, &error));
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session); /* frees the store too */
+  g_assert_true (wick_weight_free_host (weights, &error));
+
+  Trace trace = read_trace (path);
+  int before = find_line (&trace, 0, "\"kind\":\"device_memory\"");
+  int evict = find_line (&trace, 0, "\"kind\":\"wick_weight_evict\"");
+  g_assert_cmpint (before, >=, 0);
+  g_assert_cmpint (evict, >, before);
+  g_assert_cmpint (find_line (&trace, before + 1, "\"kind\":\"device_memory\""), <, evict);
+  const char *record = trace.lines[evict];
+  g_assert_nonnull (strstr (record, "\"module\":\"mod\\\"el\""));
+  g_assert_nonnull (strstr (record, "\"memory\":\"host\""));
+  g_assert_nonnull (strstr (record, "\"tier\":\"auto\""));
+  g_assert_nonnull (strstr (record, "\"disk\":0,\"ram\":1"));
+  g_assert_nonnull (strstr (record, "\"freed_bytes\":8388608"));
+  g_assert_nonnull (strstr (record, "\"ok\":true"));
+  g_assert_nonnull (strstr (trace.lines[before], "\"device\":\"cpu\""));
+  int restore = find_line (&trace, evict, "\"kind\":\"wick_weight_restore\"");
+  g_assert_cmpint (restore, >, evict);
+  g_assert_nonnull (strstr (trace.lines[restore], "\"restored\":1"));
+  g_assert_nonnull (strstr (trace.lines[restore], "\"restored_bytes\":8388608"));
+  int between = find_line (&trace, evict, "\"kind\":\"device_memory\"");
+  g_assert_cmpint (between, >, evict);
+  g_assert_cmpint (between, <, restore);
+  g_assert_cmpint (find_line (&trace, restore, "\"kind\":\"device_memory\""), >, restore);
+  g_strfreev (trace.lines);
+
+  /* A strict trace carries no wick_ records. */
+  session = open_session (path, true);
+  store = wick_weight_store_new (session, &error);
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session);
+  trace = read_trace (path);
+  g_assert_cmpint (find_line (&trace, 0, "wick_weight"), ==, -1);
+  g_strfreev (trace.lines);
+  weights_test_rmdir (dir);
+  g_free (path);
+  g_free (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/weights/session/records", test_session_records);
+  return g_test_run ();
+}

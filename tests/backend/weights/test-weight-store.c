@@ -1,0 +1,845 @@
+/* test-weight-store.c — the weight store on host memory (the same logic as
+ * on CUDA, run in CI): bit-exact round trips on both tiers, provenance,
+ * hostile checkpoints, tied parameters, rollback, the abort path, residency
+ * for the host program, and that evicted pages really leave the process. */
+#include "weights-test-util.h"
+
+#include "wick-weight-backing-private.h"
+#include "wick-weight-store-private.h"
+
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define N_PARAMS 4
+
+/* A small model: an embedding tied to the head, a BF16 matrix stored as F32
+ * in the checkpoint, an F16 bias. */
+typedef struct
+{
+  char *dir;
+  char *checkpoint;
+  float *embed; /* [256, 512] F32, tied: "embed.weight" and "head.weight" */
+  uint16_t *matrix; /* [1024, 1024] BF16 */
+  uint16_t *bias;   /* [1024] F16 */
+  WickWeightParam params[N_PARAMS];
+  uint64_t embed_shape[2], matrix_shape[2], bias_shape[1];
+  WickWeightStore *store;
+} Model;
+
+static void
+bf16_from_f32 (const float *in, uint16_t *out, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      uint32_t bits;
+      memcpy (&bits, &in[i], 4);
+      out[i] = (uint16_t) (bits >> 16);
+    }
+}
+
+/* Writes the checkpoint the model "loaded": keys without the module prefix,
+ * the matrix as F32 (a dtype cast on load). */
+static void
+model_write_checkpoint (Model *model, const char *path)
+{
+  float *matrix_f32 = g_new (float, 1024 * 1024);
+  for (size_t i = 0; i < 1024 * 1024; i++)
+    {
+      uint32_t bits = (uint32_t) model->matrix[i] << 16;
+      memcpy (&matrix_f32[i], &bits, 4);
+    }
+  WickWeightParam tensors[] = {
+    { "embed.weight", model->embed, WICK_DTYPE_F32, model->embed_shape, 2 },
+    { "layers.0.weight", matrix_f32, WICK_DTYPE_F32, model->matrix_shape, 2 },
+    { "layers.0.bias", model->bias, WICK_DTYPE_F16, model->bias_shape, 1 },
+  };
+  WickError error;
+  g_assert_true (wick_safetensors_write (path, tensors, 3, WICK_WEIGHT_MEMORY_HOST, NULL, 0,
+                                         &error));
+  g_free (matrix_f32);
+}
+
+static void
+model_init (Model *model, gboolean with_checkpoint)
+{
+  WickError error = { "" };
+  memset (model, 0, sizeof *model);
+  model->dir = weights_test_tmpdir ();
+  model->checkpoint = g_build_filename (model->dir, "model.safetensors", NULL);
+  model->embed = wick_weight_alloc_host (256 * 512 * 4, &error);
+  model->matrix = wick_weight_alloc_host (1024 * 1024 * 2, &error);
+  model->bias = wick_weight_alloc_host (1024 * 2, &error);
+  g_assert_nonnull (model->embed);
+  g_assert_nonnull (model->matrix);
+  g_assert_nonnull (model->bias);
+  weights_test_fill_bf16_exact_f32 (model->embed, 256 * 512, 1);
+  float *values = g_new (float, 1024 * 1024);
+  weights_test_fill_bf16_exact_f32 (values, 1024 * 1024, 2);
+  bf16_from_f32 (values, model->matrix, 1024 * 1024);
+  g_free (values);
+  for (size_t i = 0; i < 1024; i++)
+    model->bias[i] = (uint16_t) (0x3000 + i); /* finite F16 values */
+  model->embed_shape[0] = 256, model->embed_shape[1] = 512;
+  model->matrix_shape[0] = 1024, model->matrix_shape[1] = 1024;
+  model->bias_shape[0] = 1024;
+  model->params[0] = (WickWeightParam){ "embed.weight", model->embed, WICK_DTYPE_F32,
+                                        model->embed_shape, 2 };
+  model->params[1] = (WickWeightParam){ "layers.0.weight", model->matrix, WICK_DTYPE_BF16,
+                                        model->matrix_shape, 2 };
+  model->params[2] = (WickWeightParam){ "layers.0.bias", model->bias, WICK_DTYPE_F16,
+                                        model->bias_shape, 1 };
+  model->params[3] = (WickWeightParam){ "head.weight", model->embed, WICK_DTYPE_F32,
+                                        model->embed_shape, 2 };
+  if (with_checkpoint)
+    model_write_checkpoint (model, model->checkpoint);
+  model->store = wick_weight_store_new (NULL, &error);
+  g_assert_nonnull (model->store);
+}
+
+static void
+model_register (Model *model, const char *checkpoint)
+{
+  WickWeightModuleInfo info = { "net", model->params, N_PARAMS, WICK_WEIGHT_MEMORY_HOST,
+                                checkpoint };
+  WickError error = { "" };
+  g_assert_true (wick_weight_store_register_module (model->store, &info, &error));
+  g_assert_cmpstr (error.message, ==, "");
+}
+
+static void
+model_clear (Model *model)
+{
+  WickError error = { "" };
+  wick_weight_store_free (model->store);
+  g_assert_true (wick_weight_free_host (model->embed, &error));
+  g_assert_true (wick_weight_free_host (model->matrix, &error));
+  g_assert_true (wick_weight_free_host (model->bias, &error));
+  weights_test_rmdir (model->dir);
+  g_free (model->dir);
+  g_free (model->checkpoint);
+}
+
+typedef struct
+{
+  char *embed, *matrix, *bias;
+} Hashes;
+
+static Hashes
+model_hash (const Model *model)
+{
+  return (Hashes){ weights_test_sha256 (model->embed, 256 * 512 * 4),
+                   weights_test_sha256 (model->matrix, 1024 * 1024 * 2),
+                   weights_test_sha256 (model->bias, 1024 * 2) };
+}
+
+static void
+assert_hashes (const Model *model, const Hashes *expected)
+{
+  Hashes now = model_hash (model);
+  g_assert_cmpstr (now.embed, ==, expected->embed);
+  g_assert_cmpstr (now.matrix, ==, expected->matrix);
+  g_assert_cmpstr (now.bias, ==, expected->bias);
+  g_free (now.embed), g_free (now.matrix), g_free (now.bias);
+}
+
+static void
+hashes_free (Hashes *hashes)
+{
+  g_free (hashes->embed), g_free (hashes->matrix), g_free (hashes->bias);
+}
+
+static size_t
+resident_pages (void *base, size_t bytes)
+{
+  size_t page = (size_t) sysconf (_SC_PAGESIZE);
+  size_t n = (bytes + page - 1) / page;
+  unsigned char *vector = g_malloc (n);
+  g_assert_cmpint (mincore (base, bytes, vector), ==, 0);
+  size_t resident = 0;
+  for (size_t i = 0; i < n; i++)
+    resident += vector[i] & 1;
+  g_free (vector);
+  return resident;
+}
+
+static const uint64_t model_bytes = 256 * 512 * 4 + 1024 * 1024 * 2 + 1024 * 2;
+
+/* ---- round trips ---------------------------------------------------------------- */
+
+static void
+round_trips (WickTier tier, uint64_t expect_disk, uint64_t expect_ram)
+{
+  Model model;
+  model_init (&model, TRUE);
+  model_register (&model, model.checkpoint);
+  Hashes before = model_hash (&model);
+  void *pointers[3] = { model.embed, model.matrix, model.bias };
+  WickError error = { "" };
+  for (int cycle = 0; cycle < 20; cycle++)
+    {
+      WickWeightStats stats;
+      g_assert_true (wick_weight_store_evict (model.store, "net", tier, &stats, &error));
+      g_assert_cmpstr (error.message, ==, "");
+      g_assert_false (stats.resident);
+      g_assert_cmpuint (stats.parameters, ==, 4);
+      g_assert_cmpuint (stats.disk, ==, expect_disk);
+      g_assert_cmpuint (stats.ram, ==, expect_ram);
+      g_assert_cmpuint (stats.freed_bytes, ==, model_bytes);
+      g_assert_cmpuint (stats.bytes, ==, model_bytes);
+      g_assert_false (wick_weight_store_is_resident (model.store, "net"));
+      g_assert_cmpuint (resident_pages (model.matrix, 1024 * 1024 * 2), ==, 0);
+      g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+      g_assert_true (stats.resident);
+      g_assert_cmpuint (stats.restored, ==, 4);
+      g_assert_cmpuint (stats.restored_bytes, ==, model_bytes);
+      g_assert_cmpuint (stats.restored_count, ==, (uint64_t) cycle + 1);
+      g_assert_cmpuint (stats.disk, ==, 0);
+      g_assert_cmpuint (stats.ram, ==, 0);
+      g_assert_true (model.embed == pointers[0] && model.matrix == pointers[1]
+                     && model.bias == pointers[2]);
+      assert_hashes (&model, &before);
+    }
+  WickWeightStats total;
+  wick_weight_store_total_stats (model.store, &total);
+  g_assert_cmpstr (total.module, ==, "total");
+  g_assert_cmpuint (total.restored_count, ==, 20);
+  g_assert_true (total.resident);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
+static void
+test_round_trip_disk (void)
+{
+  round_trips (WICK_TIER_DISK, 4, 0);
+}
+
+static void
+test_round_trip_ram (void)
+{
+  round_trips (WICK_TIER_RAM, 0, 4);
+}
+
+static void
+test_param_info (void)
+{
+  Model model;
+  model_init (&model, TRUE);
+  model_register (&model, model.checkpoint);
+  WickError error;
+  WickWeightParamInfo info;
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_RESIDENT);
+  g_assert_cmpint (info.last_tier, ==, WICK_TIER_AUTO);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, NULL, &error));
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_cmpstr (info.name, ==, "layers.0.weight");
+  g_assert_cmpint (info.place, ==, WICK_PLACE_DISK);
+  g_assert_cmpstr (info.key, ==, "layers.0.weight"); /* "net." stripped */
+  g_assert_cmpstr (info.shard, ==, model.checkpoint);
+  g_assert_cmpstr (info.reason, ==, "");
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 3, &info));
+  g_assert_cmpstr (info.name, ==, "head.weight");
+  g_assert_true (info.tied);
+  g_assert_cmpint (info.place, ==, WICK_PLACE_DISK);
+  g_assert_cmpstr (info.key, ==, "embed.weight");
+  g_assert_false (wick_weight_store_param_info (model.store, "net", 4, &info));
+  g_assert_false (wick_weight_store_param_info (model.store, "other", 0, &info));
+  g_assert_true (wick_weight_store_restore (model.store, "net", NULL, &error));
+  model_clear (&model);
+}
+
+/* ---- provenance ------------------------------------------------------------------- */
+
+static void
+test_mutated_weight_goes_to_ram (void)
+{
+  Model model;
+  model_init (&model, TRUE);
+  model_register (&model, model.checkpoint);
+  model.matrix[5] ^= 0x0001;           /* the optimizer moved it: first 64 KiB differ */
+  model.bias[1023] ^= 0x0100;          /* last 64 KiB (the whole bias) differ */
+  Hashes changed = model_hash (&model);
+  WickError error = { "" };
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  g_assert_cmpuint (stats.disk, ==, 2);
+  g_assert_cmpuint (stats.ram, ==, 2);
+  WickWeightParamInfo info;
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
+  g_assert_cmpstr (info.reason, ==,
+                   "key 'layers.0.weight': the first 64 KiB differ from the live bytes");
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 2, &info));
+  g_assert_cmpstr (info.reason, ==,
+                   "key 'layers.0.bias': the first 64 KiB differ from the live bytes");
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  assert_hashes (&model, &changed);
+
+  /* A change in the last 64 KiB only. */
+  model.matrix[5] ^= 0x0001;
+  model.matrix[1024 * 1024 - 1] ^= 0x0001;
+  Hashes changed_again = model_hash (&model);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
+  g_assert_cmpstr (info.reason, ==,
+                   "key 'layers.0.weight': the last 64 KiB differ from the live bytes");
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  assert_hashes (&model, &changed_again);
+  hashes_free (&changed);
+  hashes_free (&changed_again);
+  model_clear (&model);
+}
+
+static void
+test_disk_tier_refused (void)
+{
+  Model model;
+  model_init (&model, TRUE);
+  model_register (&model, model.checkpoint);
+  model.bias[0] ^= 1;
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  WickWeightStats stats;
+  g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_DISK, &stats, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "parameter 'layers.0.bias' cannot go to the disk tier: key 'layers.0.bias': "
+                   "the first 64 KiB differ from the live bytes");
+  g_assert_true (stats.resident);
+  g_assert_cmpuint (stats.freed_bytes, ==, 0);
+  g_assert_true (wick_weight_store_is_resident (model.store, "net"));
+  g_assert_cmpuint (resident_pages (model.matrix, 1024 * 1024 * 2), ==, 1024 * 1024 * 2 / 4096);
+  assert_hashes (&model, &before);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
+static void
+test_no_checkpoint_goes_to_ram (void)
+{
+  Model model;
+  model_init (&model, FALSE);
+  model_register (&model, NULL);
+  WickError error;
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  g_assert_cmpuint (stats.ram, ==, 4);
+  WickWeightParamInfo info;
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 0, &info));
+  g_assert_cmpstr (info.reason, ==, "the module has no checkpoint");
+  g_assert_true (wick_weight_store_restore (model.store, "net", NULL, &error));
+  model_clear (&model);
+}
+
+static void
+test_checkpoint_key_mismatches (void)
+{
+  Model model;
+  model_init (&model, FALSE);
+  /* A checkpoint whose keys match nothing, or match with another shape. */
+  float other[4] = { 0 };
+  const uint64_t shape[] = { 4 };
+  WickWeightParam tensors[] = { { "layers.0.weight", other, WICK_DTYPE_F32, shape, 1 } };
+  WickError error = { "" };
+  g_assert_true (wick_safetensors_write (model.checkpoint, tensors, 1, WICK_WEIGHT_MEMORY_HOST,
+                                         NULL, 0, &error));
+  model_register (&model, model.checkpoint);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, NULL, &error));
+  WickWeightParamInfo info;
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 0, &info));
+  g_assert_cmpstr (info.reason, ==,
+                   "no key among 'net.embed.weight', 'embed.weight', 'weight' in the checkpoint");
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_cmpstr (info.reason, ==,
+                   "key 'layers.0.weight': shape [4] differs from the live [1024, 1024]");
+  g_assert_true (wick_weight_store_restore (model.store, "net", NULL, &error));
+  model_clear (&model);
+}
+
+static const struct
+{
+  const char *name;
+  uint64_t declared; /* 0: the header's own length */
+  const char *header;
+  size_t data_bytes;
+  const char *error; /* after "checkpoint: PATH: " */
+} hostile[] = {
+  { "huge-header-length", G_MAXUINT64, "{}", 0,
+    "header length 18446744073709551615 exceeds the limit of 100000000 bytes" },
+  { "header-past-end", 4096, "{}", 0, "header length 4096 runs past the end of the file (10 bytes)" },
+  { "offsets-past-end", 0,
+    "{\"embed.weight\":{\"dtype\":\"F32\",\"shape\":[256,512],\"data_offsets\":[0,524288]}}", 64,
+    "header: tensor 'embed.weight': data_offsets end 524288 is past the end of the data (64 "
+    "bytes)" },
+  { "overlapping", 0,
+    "{\"a\":{\"dtype\":\"F32\",\"shape\":[8],\"data_offsets\":[0,32]},"
+    "\"b\":{\"dtype\":\"F32\",\"shape\":[8],\"data_offsets\":[16,48]}}",
+    48, "header: tensors 'a' [0, 32) and 'b' [16, 48) overlap" },
+  { "wrong-dtype-size", 0,
+    "{\"layers.0.bias\":{\"dtype\":\"F16\",\"shape\":[1024],\"data_offsets\":[0,4096]}}", 4096,
+    "header: tensor 'layers.0.bias': data_offsets [0, 4096] hold 4096 bytes but shape [1024] of "
+    "F16 needs 2048" },
+  { "invalid-json", 0, "{\"embed.weight\":{\"dtype\":\"F32\",,}}", 0,
+    "header: invalid JSON: byte 31: expected a string key in object" },
+  { "truncated", 0, "{\"a\":{\"dtype\":\"F3", 0,
+    "header: invalid JSON: byte 14: unterminated string" },
+};
+
+static void
+write_hostile (const char *path, size_t index)
+{
+  char *data = g_malloc0 (hostile[index].data_bytes + 1);
+  if (hostile[index].declared != 0)
+    weights_test_write_prefix (path, hostile[index].declared, hostile[index].header);
+  else
+    weights_test_write_raw (path, hostile[index].header, data, hostile[index].data_bytes);
+  g_free (data);
+}
+
+static void
+test_hostile_checkpoints (void)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS (hostile); i++)
+    {
+      Model model;
+      model_init (&model, FALSE);
+      write_hostile (model.checkpoint, i);
+      model_register (&model, model.checkpoint);
+      Hashes before = model_hash (&model);
+      WickError error = { "" };
+      WickWeightStats stats;
+      g_test_message ("hostile checkpoint: %s", hostile[i].name);
+      g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+      g_assert_cmpuint (stats.ram, ==, 4);
+      g_assert_cmpuint (stats.disk, ==, 0);
+      WickWeightParamInfo info;
+      g_assert_true (wick_weight_store_param_info (model.store, "net", 2, &info));
+      char *expected = g_strdup_printf ("checkpoint: %s: %s", model.checkpoint, hostile[i].error);
+      g_assert_cmpstr (info.reason, ==, expected);
+      g_free (expected);
+      g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+      assert_hashes (&model, &before);
+
+      g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_DISK, &stats,
+                                               &error));
+      g_assert_true (g_str_has_prefix (error.message,
+                                       "parameter 'embed.weight' cannot go to the disk tier: "
+                                       "checkpoint: "));
+      g_assert_true (wick_weight_store_is_resident (model.store, "net"));
+      hashes_free (&before);
+      model_clear (&model);
+    }
+}
+
+static void
+test_checkpoint_changed_after_evict (void)
+{
+  Model model;
+  model_init (&model, TRUE);
+  model_register (&model, model.checkpoint);
+  WickError error = { "" };
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_DISK, NULL, &error));
+  /* Rewriting in place (same inode) changes size or time: the restore refuses. */
+  int fd = g_open (model.checkpoint, O_WRONLY | O_APPEND, 0);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, "x", 1), ==, 1);
+  close (fd);
+  g_assert_false (wick_weight_store_restore (model.store, "net", NULL, &error));
+  char *expected = g_strdup_printf ("%s: the checkpoint file changed since the eviction verified it",
+                                    model.checkpoint);
+  g_assert_cmpstr (error.message, ==, expected);
+  g_free (expected);
+  g_assert_false (wick_weight_store_is_resident (model.store, "net"));
+  /* The host gives up on it: drop makes it final. */
+  g_assert_true (wick_weight_store_drop (model.store, "net", &error));
+  g_assert_false (wick_weight_store_ensure_resident (model.store, "net", &error));
+  g_assert_cmpstr (error.message, ==, "module 'net' was dropped: its weights are gone");
+  WickWeightParamInfo info;
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 0, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_DROPPED);
+  g_assert_true (wick_weight_store_unregister_module (model.store, "net", &error));
+  model_clear (&model);
+}
+
+/* ---- tied parameters -------------------------------------------------------------- */
+
+static void
+test_tied_parameters (void)
+{
+  Model model;
+  model_init (&model, FALSE);
+  model_register (&model, NULL);
+  WickError error;
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, &stats, &error));
+  /* Four names, three storages: the tied pair is stashed once. */
+  g_assert_cmpuint (stats.ram, ==, 4);
+  g_assert_cmpuint (stats.freed_bytes, ==, model_bytes);
+  WickWeightModule *module = model.store->modules[0];
+  g_assert_cmpuint (module->n_storages, ==, 3);
+  g_assert_nonnull (module->storages[0].spill);
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  g_assert_true (model.params[0].data == model.params[3].data);
+  /* Still one storage: a write through one name is seen through the other. */
+  ((float *) model.params[0].data)[7] = 42.0f;
+  g_assert_cmpfloat (((float *) model.params[3].data)[7], ==, 42.0f);
+  model_clear (&model);
+}
+
+/* ---- failures and the abort path ------------------------------------------------- */
+
+static void
+test_evict_rollback (void)
+{
+  for (WickTier tier = WICK_TIER_DISK; tier <= WICK_TIER_RAM; tier++)
+    {
+      Model model;
+      model_init (&model, TRUE);
+      model_register (&model, model.checkpoint);
+      Hashes before = model_hash (&model);
+      WickError error = { "" };
+      WickWeightStats stats;
+      wick_weight_fail_release_after = 3; /* the third storage's release fails */
+      g_assert_false (wick_weight_store_evict (model.store, "net", tier, &stats, &error));
+      g_assert_true (g_str_has_prefix (error.message,
+                                       "module 'net': releasing parameter 'layers.0.bias' "
+                                       "failed: release of 0x"));
+      g_assert_true (g_str_has_suffix (error.message,
+                                       " failed (injected); the parameters already released "
+                                       "were restored"));
+      g_assert_true (stats.resident);
+      g_assert_cmpuint (stats.disk + stats.ram, ==, 0);
+      g_assert_true (wick_weight_store_is_resident (model.store, "net"));
+      assert_hashes (&model, &before);
+      /* And the module still evicts and restores afterwards. */
+      g_assert_true (wick_weight_store_evict (model.store, "net", tier, &stats, &error));
+      g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+      assert_hashes (&model, &before);
+      hashes_free (&before);
+      model_clear (&model);
+    }
+}
+
+static void
+test_restore_failure_then_retry (void)
+{
+  Model model;
+  model_init (&model, TRUE);
+  model_register (&model, model.checkpoint);
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  wick_weight_fail_recommit_after = 2;
+  g_assert_false (wick_weight_store_restore (model.store, "net", &stats, &error));
+  g_assert_true (g_str_has_suffix (error.message, " failed (injected)"));
+  g_assert_false (stats.resident);
+  /* The embedding's storage (two tied names) came back before the matrix failed. */
+  g_assert_cmpuint (stats.restored, ==, 2);
+  g_assert_cmpuint (stats.disk + stats.ram, ==, 2);
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  g_assert_true (stats.resident);
+  assert_hashes (&model, &before);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
+static void
+test_restore_all (void)
+{
+  Model model;
+  model_init (&model, TRUE);
+  model_register (&model, model.checkpoint);
+  /* A second module with its own buffer, no checkpoint. */
+  WickError error = { "" };
+  double *extra = wick_weight_alloc_host (3 * 8, &error);
+  extra[0] = 1.5, extra[1] = -2.0, extra[2] = 1e300;
+  const uint64_t shape[] = { 3 };
+  WickWeightParam param = { "scale", extra, WICK_DTYPE_F64, shape, 1 };
+  WickWeightModuleInfo info = { "adapter", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
+  g_assert_true (wick_weight_store_register_module (model.store, &info, &error));
+  g_assert_cmpuint (wick_weight_store_n_modules (model.store), ==, 2);
+  Hashes before = model_hash (&model);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, NULL, &error));
+  g_assert_true (wick_weight_store_evict (model.store, "adapter", WICK_TIER_AUTO, NULL, &error));
+  WickWeightStats total;
+  wick_weight_store_total_stats (model.store, &total);
+  g_assert_false (total.resident);
+  g_assert_cmpuint (total.disk, ==, 4);
+  g_assert_cmpuint (total.ram, ==, 1);
+  g_assert_cmpuint (total.freed_bytes, ==, model_bytes + 24);
+  uint64_t restored = 0;
+  g_assert_true (wick_weight_store_restore_all (model.store, &restored, &error));
+  g_assert_cmpuint (restored, ==, 2);
+  assert_hashes (&model, &before);
+  g_assert_cmpfloat (extra[2], ==, 1e300);
+  g_assert_true (wick_weight_store_restore_all (model.store, &restored, &error));
+  g_assert_cmpuint (restored, ==, 0);
+  g_assert_true (wick_weight_store_unregister_module (model.store, "adapter", &error));
+  g_assert_true (wick_weight_free_host (extra, &error));
+  hashes_free (&before);
+  model_clear (&model);
+}
+
+/* ---- registration --------------------------------------------------------------------- */
+
+static void
+expect_register_error (WickWeightStore *store, const WickWeightParam *params, size_t n,
+                       const char *message)
+{
+  WickWeightModuleInfo info = { "bad", params, n, WICK_WEIGHT_MEMORY_HOST, NULL };
+  WickError error = { "" };
+  g_assert_false (wick_weight_store_register_module (store, &info, &error));
+  g_assert_cmpstr (error.message, ==, message);
+}
+
+static void
+test_registration_errors (void)
+{
+  Model model;
+  model_init (&model, FALSE);
+  model_register (&model, NULL);
+  WickError error = { "" };
+  const uint64_t shape[] = { 16 };
+  float *plain = g_new0 (float, 16);
+  char *message;
+
+  WickWeightParam foreign = { "w", plain, WICK_DTYPE_F32, shape, 1 };
+  message = g_strdup_printf ("module 'bad': parameter 'w': %p is not memory from "
+                             "wick_weight_alloc_host: the store can only release and restore at "
+                             "the same address memory it allocated",
+                             (void *) plain);
+  expect_register_error (model.store, &foreign, 1, message);
+  g_free (message);
+
+  char *base = wick_weight_alloc_host (8192, &error);
+  WickWeightParam inside = { "w", base + 4096, WICK_DTYPE_F32, shape, 1 };
+  message = g_strdup_printf ("module 'bad': parameter 'w': %p is inside the allocation at %p, not "
+                             "at its start: each parameter (or set of tied parameters) needs an "
+                             "allocation of its own",
+                             (void *) (base + 4096), (void *) base);
+  expect_register_error (model.store, &inside, 1, message);
+  g_free (message);
+
+  const uint64_t big[] = { 4096 };
+  WickWeightParam too_big = { "w", base, WICK_DTYPE_F32, big, 1 };
+  message = g_strdup_printf ("module 'bad': parameter 'w': 16384 bytes do not fit the 8192-byte "
+                             "allocation at %p",
+                             (void *) base);
+  expect_register_error (model.store, &too_big, 1, message);
+  g_free (message);
+
+  const uint64_t other[] = { 8 };
+  WickWeightParam tied_sizes[] = { { "a", base, WICK_DTYPE_F32, shape, 1 },
+                                   { "b", base, WICK_DTYPE_F32, other, 1 } };
+  expect_register_error (model.store, tied_sizes, 2,
+                         "module 'bad': parameter 'b' is tied to 'a' (same storage) but is 32 "
+                         "bytes, not 64");
+  WickWeightParam twice[] = { { "a", base, WICK_DTYPE_F32, shape, 1 },
+                              { "a", base, WICK_DTYPE_F32, shape, 1 } };
+  expect_register_error (model.store, twice, 2, "module 'bad': parameter 'a' appears twice");
+  WickWeightParam shared = { "w", model.embed, WICK_DTYPE_F32, shape, 1 };
+  expect_register_error (model.store, &shared, 1,
+                         "module 'bad': parameter 'w' shares its storage with module 'net': tied "
+                         "parameters must be registered in one module");
+  WickWeightParam no_name = { NULL, base, WICK_DTYPE_F32, shape, 1 };
+  expect_register_error (model.store, &no_name, 1, "module 'bad': parameter 0 has no name");
+  expect_register_error (model.store, NULL, 0, "module 'bad': no parameters");
+  WickWeightModuleInfo duplicate = { "net", &tied_sizes[0], 1, WICK_WEIGHT_MEMORY_HOST, NULL };
+  g_assert_false (wick_weight_store_register_module (model.store, &duplicate, &error));
+  g_assert_cmpstr (error.message, ==, "module 'net' is already registered");
+  /* None of the refused registrations kept a hold on the allocation. */
+  g_assert_true (wick_weight_free_host (base, &error));
+  g_assert_false (wick_weight_free_host (model.embed, &error));
+  message = g_strdup_printf ("%p is still held by 1 registered parameter(s): unregister the "
+                             "module first",
+                             (void *) model.embed);
+  g_assert_cmpstr (error.message, ==, message);
+  g_free (message);
+  g_assert_false (wick_weight_store_evict (model.store, "nope", WICK_TIER_AUTO, NULL, &error));
+  g_assert_cmpstr (error.message, ==, "no module named 'nope' is registered");
+#if !WICK_HAVE_CUDA
+  g_assert_null (wick_weight_alloc_device (64, &error));
+  g_assert_cmpstr (error.message, ==, "libwick was built without CUDA");
+#endif
+  g_free (plain);
+  model_clear (&model);
+}
+
+/* ---- residency for the host program ------------------------------------------------ */
+
+static void
+test_ensure_resident_restores_on_demand (void)
+{
+  Model model;
+  model_init (&model, TRUE);
+  model_register (&model, model.checkpoint);
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, NULL, &error));
+  g_assert_true (wick_weight_store_ensure_resident (model.store, "net", &error));
+  g_assert_true (wick_weight_store_is_resident (model.store, "net"));
+  assert_hashes (&model, &before);
+  g_assert_true (wick_weight_store_ensure_resident (model.store, "net", &error));
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_find_stats (model.store, "net", &stats));
+  g_assert_cmpuint (stats.restored_count, ==, 1);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
+typedef struct
+{
+  WickWeightStore *store;
+  gboolean ok;
+  gint64 finished_at;
+} EvictThread;
+
+static gpointer
+evict_thread (gpointer data)
+{
+  EvictThread *thread = data;
+  WickError error;
+  thread->ok = wick_weight_store_evict (thread->store, "net", WICK_TIER_RAM, NULL, &error);
+  thread->finished_at = g_get_monotonic_time ();
+  return NULL;
+}
+
+static void
+test_evict_waits_for_users (void)
+{
+  Model model;
+  model_init (&model, FALSE);
+  model_register (&model, NULL);
+  WickError error;
+  g_assert_true (wick_weight_store_use_begin (model.store, "net", &error));
+  EvictThread data = { model.store, FALSE, 0 };
+  GThread *thread = g_thread_new ("evict", evict_thread, &data);
+  g_usleep (100000);
+  /* Still held: the eviction waits, and the weights are still here. */
+  g_assert_true (wick_weight_store_is_resident (model.store, "net"));
+  g_assert_cmpint (data.finished_at, ==, 0);
+  gint64 released_at = g_get_monotonic_time ();
+  wick_weight_store_use_end (model.store, "net");
+  g_thread_join (thread);
+  g_assert_true (data.ok);
+  g_assert_cmpint (data.finished_at, >=, released_at);
+  g_assert_false (wick_weight_store_is_resident (model.store, "net"));
+  /* The next step's use_begin restores on demand. */
+  g_assert_true (wick_weight_store_use_begin (model.store, "net", &error));
+  g_assert_true (wick_weight_store_is_resident (model.store, "net"));
+  wick_weight_store_use_end (model.store, "net");
+
+  /* An eviction gives up on a module held too long. */
+  unsigned saved = wick_weight_store_evict_wait_seconds;
+  wick_weight_store_evict_wait_seconds = 1;
+  g_assert_true (wick_weight_store_use_begin (model.store, "net", &error));
+  g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, NULL, &error));
+  g_assert_cmpstr (error.message, ==, "module 'net' is still in use after 1 s: not evicted");
+  wick_weight_store_use_end (model.store, "net");
+  wick_weight_store_evict_wait_seconds = saved;
+  g_assert_true (wick_weight_store_is_resident (model.store, "net"));
+  model_clear (&model);
+}
+
+static void
+test_drop (void)
+{
+  Model model;
+  model_init (&model, FALSE);
+  model_register (&model, NULL);
+  WickError error = { "" };
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, NULL, &error));
+  g_assert_nonnull (model.store->modules[0]->storages[1].spill);
+  g_assert_true (wick_weight_store_drop (model.store, "net", &error));
+  g_assert_null (model.store->modules[0]->storages[1].spill);
+  g_assert_false (wick_weight_store_restore (model.store, "net", NULL, &error));
+  g_assert_cmpstr (error.message, ==, "module 'net' was dropped: its weights are gone");
+  g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, NULL, &error));
+  g_assert_cmpstr (error.message, ==, "module 'net' was dropped: its weights are gone");
+  uint64_t restored = 7;
+  g_assert_true (wick_weight_store_restore_all (model.store, &restored, &error));
+  g_assert_cmpuint (restored, ==, 0);
+  g_assert_cmpuint (resident_pages (model.matrix, 1024 * 1024 * 2), ==, 0);
+  g_assert_true (wick_weight_store_unregister_module (model.store, "net", &error));
+  model_clear (&model);
+}
+
+/* ---- memory really leaves -------------------------------------------------------------- */
+
+static uint64_t
+rss_bytes (void)
+{
+  char *text = NULL;
+  g_assert_true (g_file_get_contents ("/proc/self/statm", &text, NULL, NULL));
+  unsigned long long pages_total, pages_resident;
+  g_assert_cmpint (sscanf (text, "%llu %llu", &pages_total, &pages_resident), ==, 2);
+  g_free (text);
+  return (uint64_t) pages_resident * (uint64_t) sysconf (_SC_PAGESIZE);
+}
+
+static void
+test_rss_drops (void)
+{
+  const size_t bytes = 64u << 20;
+  WickError error = { "" };
+  float *weights = wick_weight_alloc_host (bytes, &error);
+  weights_test_fill (weights, bytes, 3);
+  char *before = weights_test_sha256 (weights, bytes);
+  char *dir = weights_test_tmpdir ();
+  char *path = g_build_filename (dir, "big.safetensors", NULL);
+  const uint64_t shape[] = { bytes / 4 };
+  WickWeightParam param = { "w", weights, WICK_DTYPE_F32, shape, 1 };
+  g_assert_true (wick_safetensors_write (path, &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL, 0,
+                                         &error));
+  WickWeightStore *store = wick_weight_store_new (NULL, &error);
+  WickWeightModuleInfo info = { "big", &param, 1, WICK_WEIGHT_MEMORY_HOST, path };
+  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  g_assert_cmpuint (resident_pages (weights, bytes), ==, bytes / 4096);
+  uint64_t rss_resident = rss_bytes ();
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (store, "big", WICK_TIER_DISK, &stats, &error));
+  g_assert_cmpuint (stats.freed_bytes, ==, bytes);
+  g_assert_cmpuint (resident_pages (weights, bytes), ==, 0);
+  uint64_t rss_evicted = rss_bytes ();
+  g_test_message ("RSS %" G_GUINT64_FORMAT " MiB resident, %" G_GUINT64_FORMAT " MiB evicted",
+                  rss_resident >> 20, rss_evicted >> 20);
+  g_assert_cmpuint (rss_resident - rss_evicted, >=, bytes - (4u << 20));
+  g_assert_true (wick_weight_store_restore (store, "big", &stats, &error));
+  g_assert_cmpuint (resident_pages (weights, bytes), ==, bytes / 4096);
+  char *after = weights_test_sha256 (weights, bytes);
+  g_assert_cmpstr (after, ==, before);
+  wick_weight_store_free (store);
+  g_assert_true (wick_weight_free_host (weights, &error));
+  weights_test_rmdir (dir);
+  g_free (before), g_free (after), g_free (path), g_free (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/weights/store/round-trip-disk", test_round_trip_disk);
+  g_test_add_func ("/weights/store/round-trip-ram", test_round_trip_ram);
+  g_test_add_func ("/weights/store/param-info", test_param_info);
+  g_test_add_func ("/weights/store/mutated-weight-goes-to-ram", test_mutated_weight_goes_to_ram);
+  g_test_add_func ("/weights/store/disk-tier-refused", test_disk_tier_refused);
+  g_test_add_func ("/weights/store/no-checkpoint", test_no_checkpoint_goes_to_ram);
+  g_test_add_func ("/weights/store/checkpoint-key-mismatches", test_checkpoint_key_mismatches);
+  g_test_add_func ("/weights/store/hostile-checkpoints", test_hostile_checkpoints);
+  g_test_add_func ("/weights/store/checkpoint-changed", test_checkpoint_changed_after_evict);
+  g_test_add_func ("/weights/store/tied", test_tied_parameters);
+  g_test_add_func ("/weights/store/evict-rollback", test_evict_rollback);
+  g_test_add_func ("/weights/store/restore-failure-retry", test_restore_failure_then_retry);
+  g_test_add_func ("/weights/store/restore-all", test_restore_all);
+  g_test_add_func ("/weights/store/registration-errors", test_registration_errors);
+  g_test_add_func ("/weights/store/ensure-resident", test_ensure_resident_restores_on_demand);
+  g_test_add_func ("/weights/store/evict-waits-for-users", test_evict_waits_for_users);
+  g_test_add_func ("/weights/store/drop", test_drop);
+  g_test_add_func ("/weights/store/rss-drops", test_rss_drops);
+  return g_test_run ();
+}
