@@ -904,7 +904,7 @@ void
 wick_document_analyze (WickDocument *self)
 {
   g_return_if_fail (WICK_IS_DOCUMENT (self));
-  if (!self->finished)
+  if (!self->finished || self->parse_error.failed)
     wick_health_analyze (self, TRUE);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }

@@ -304,7 +304,8 @@ gboolean wick_document_finish (WickDocument *self, GError **error);
  * capture were complete and ended at the latest evidence, except that spans
  * still open are not reported (open_span) since they are running; the
  * stream-end rules (missing meta/terminal) are not applied. Emits "changed".
- * After finish, the final analysis replaces this. */
+ * After a successful finish, the final analysis stands and this only emits
+ * "changed"; after a parse error it analyses what was read, the same way. */
 void wick_document_analyze (WickDocument *self);
 /* TRUE once wick_document_finish() or load_file() ran. */
 gboolean wick_document_is_finished (WickDocument *self);

@@ -590,7 +590,7 @@ wick_json_describe_value (WickJsonScanner *scanner, GString *out)
           else
             {
               g_string_append (out, "floating point `");
-              wick_json_format_f64 (out, n.f64);
+              wick_rust_display_f64 (out, n.f64);
               g_string_append_c (out, '`');
             }
           break;
@@ -845,4 +845,43 @@ wick_rust_is_blank (const char *str, gsize len)
 {
   wick_rust_trim (&str, &len);
   return len == 0;
+}
+
+/* Rust's {} of an f64 (never an exponent), with serde's ".0" for integers. */
+void
+wick_rust_display_f64 (GString *out, double value)
+{
+  char digits[32];
+  int n, e10, int_digits;
+
+  if (signbit (value))
+    g_string_append_c (out, '-');
+  value = fabs (value);
+  if (value == 0.0)
+    {
+      g_string_append (out, "0.0");
+      return;
+    }
+  e10 = shortest_digits (value, digits, &n);
+  int_digits = e10 + 1;
+  if (int_digits <= 0)
+    {
+      g_string_append (out, "0.");
+      for (int i = 0; i < -int_digits; i++)
+        g_string_append_c (out, '0');
+      g_string_append (out, digits);
+    }
+  else if (int_digits >= n)
+    {
+      g_string_append (out, digits);
+      for (int i = n; i < int_digits; i++)
+        g_string_append_c (out, '0');
+      g_string_append (out, ".0");
+    }
+  else
+    {
+      g_string_append_len (out, digits, int_digits);
+      g_string_append_c (out, '.');
+      g_string_append (out, digits + int_digits);
+    }
 }
