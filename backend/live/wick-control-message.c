@@ -295,7 +295,10 @@ parse_number (Parser *parser, WickControlField *field)
   if (int_digits == 0)
     return fail_at (parser, "invalid number");
   if (int_digits > 1 && parser->data[int_start] == '0')
-    return fail_at (parser, "number with a leading zero");
+    {
+      parser->pos = start;
+      return fail_at (parser, "number with a leading zero");
+    }
   if (parser->pos < parser->length && parser->data[parser->pos] == '.')
     {
       parser->pos++;

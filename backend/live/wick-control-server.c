@@ -305,11 +305,12 @@ server_thread (void *data)
         }
       if (fds[0].revents != 0)
         break;
-      if (fds[1].revents & POLLIN)
-        server_accept (server);
+      /* Clients first: a closed connection frees its slot for the next one. */
       for (nfds_t i = 2; i < n; i++)
         if (fds[i].revents != 0 && !client_read (server, &server->clients[map[i]]))
           client_close (&server->clients[map[i]]);
+      if (fds[1].revents & POLLIN)
+        server_accept (server);
     }
   return NULL;
 }

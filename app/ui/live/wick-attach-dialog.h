@@ -1,0 +1,32 @@
+/* wick-attach-dialog.h — "Attach to Process…": the live sessions of this user.
+ *
+ * A modal window listing every session that answers on the control directory
+ * (program, pid, entrypoint, start time, ring policy, drops), refreshed on
+ * open and with a Refresh button; the listing runs off the main thread.
+ * Activating a row (or Attach) attaches: the parent window is reused when it
+ * shows the welcome page, otherwise a new window opens.
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "wick-application.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_ATTACH_DIALOG (wick_attach_dialog_get_type ())
+G_DECLARE_FINAL_TYPE (WickAttachDialog, wick_attach_dialog, WICK, ATTACH_DIALOG, AdwWindow)
+
+WickAttachDialog *wick_attach_dialog_new (WickApplication *app, GtkWindow *parent);
+void wick_attach_dialog_refresh (WickAttachDialog *self);
+/* Sessions listed (tests wait for the listing with wick_attach_dialog_is_listing). */
+guint wick_attach_dialog_get_n_sessions (WickAttachDialog *self);
+gboolean wick_attach_dialog_is_listing (WickAttachDialog *self);
+/* Attaches to the @index-th session listed; returns the window showing it. */
+GtkWindow *wick_attach_dialog_attach (WickAttachDialog *self, guint index, GError **error);
+
+/* Attaches the session of @pid in @window when it is empty, else in a new window. */
+GtkWindow *wick_live_ui_attach_pid (WickApplication *app, GtkWindow *window, gint64 pid,
+                                    GError **error);
+
+G_END_DECLS

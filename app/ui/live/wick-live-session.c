@@ -1,0 +1,343 @@
+/* wick-live-session.c — a window attached to a live process (see the header). */
+#include "config.h"
+
+#include "wick-live-session.h"
+
+#include <glib/gi18n.h>
+#include <unistd.h>
+
+#include "live/wick-live-stream.h"
+#include "wick-stages-panel.h"
+#include "wick-weights-panel.h"
+
+#define ANALYZE_INTERVAL_US 250000
+
+struct _WickLiveSession
+{
+  GObject parent_instance;
+  WickWindow *window; /* weak */
+  WickLiveSessionInfo *info;
+  WickLiveStream *stream;
+  WickDocument *document;
+  GString *lines;
+  guint tick_id;
+  gint64 last_analyze_us;
+  gboolean analyze_pending;
+  guint64 shown_dropped;
+  guint64 shown_lost;
+  gboolean ended;
+  gboolean feed_failed;
+};
+
+G_DEFINE_FINAL_TYPE (WickLiveSession, wick_live_session, G_TYPE_OBJECT)
+
+static void
+wick_live_session_dispose (GObject *object)
+{
+  WickLiveSession *self = WICK_LIVE_SESSION (object);
+  if (self->window != NULL)
+    {
+      if (self->tick_id != 0)
+        gtk_widget_remove_tick_callback (GTK_WIDGET (self->window), self->tick_id);
+      g_object_remove_weak_pointer (G_OBJECT (self->window), (gpointer *)&self->window);
+      self->window = NULL;
+    }
+  self->tick_id = 0;
+  G_OBJECT_CLASS (wick_live_session_parent_class)->dispose (object);
+}
+
+static void
+wick_live_session_finalize (GObject *object)
+{
+  WickLiveSession *self = WICK_LIVE_SESSION (object);
+  g_clear_pointer (&self->stream, wick_live_stream_free);
+  g_clear_pointer (&self->info, wick_live_session_info_free);
+  g_clear_object (&self->document);
+  g_string_free (self->lines, TRUE);
+  G_OBJECT_CLASS (wick_live_session_parent_class)->finalize (object);
+}
+
+static void
+wick_live_session_class_init (WickLiveSessionClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  object_class->dispose = wick_live_session_dispose;
+  object_class->finalize = wick_live_session_finalize;
+}
+
+static void
+wick_live_session_init (WickLiveSession *self)
+{
+  self->lines = g_string_new (NULL);
+}
+
+static void
+on_line (const char *line, gsize length, gpointer user_data)
+{
+  WickLiveSession *self = user_data;
+  g_string_append_len (self->lines, line, (gssize)length);
+  g_string_append_c (self->lines, '\n');
+  if (self->feed_failed)
+    return;
+  g_autoptr (GError) error = NULL;
+  if (!wick_document_feed_line (self->document, line, length, &error))
+    {
+      /* The formatter keeps the stream parseable; this would be a bug. Say so. */
+      self->feed_failed = TRUE;
+      g_autofree char *message = g_strdup_printf (_ ("The live trace could not be read: %s"),
+                                                  error != NULL ? error->message : "?");
+      if (self->window != NULL)
+        wick_window_show_banner (self->window, "feed", message, NULL, NULL);
+    }
+}
+
+static void
+update_loss_banners (WickLiveSession *self)
+{
+  guint64 dropped = wick_live_stream_get_dropped (self->stream);
+  guint64 lost = wick_live_stream_get_lost (self->stream);
+  if (dropped != self->shown_dropped)
+    {
+      self->shown_dropped = dropped;
+      g_autofree char *message = g_strdup_printf (
+        g_dngettext (GETTEXT_PACKAGE,
+                     "%" G_GUINT64_FORMAT
+                     " record dropped by the process: its ring was full, the trace has a gap",
+                     "%" G_GUINT64_FORMAT
+                     " records dropped by the process: its ring was full, the trace has gaps",
+                     dropped),
+        dropped);
+      wick_window_show_banner (self->window, "dropped", message, NULL, NULL);
+    }
+  if (lost != self->shown_lost)
+    {
+      self->shown_lost = lost;
+      g_autofree char *message = g_strdup_printf (
+        g_dngettext (
+          GETTEXT_PACKAGE, "%" G_GUINT64_FORMAT " record lost: this window fell behind the process",
+          "%" G_GUINT64_FORMAT " records lost: this window fell behind the process", lost),
+        lost);
+      wick_window_show_banner (self->window, "lost", message, NULL, NULL);
+    }
+}
+
+static const char *
+end_reason (WickProducerState state)
+{
+  return state == WICK_PRODUCER_DEAD
+           ? "capture cut: the process exited without finishing its trace"
+           : "capture cut: the process stopped recording without a terminal record";
+}
+
+static void
+show_end (WickLiveSession *self, WickProducerState state)
+{
+  g_autofree char *message = NULL;
+  if (wick_live_stream_has_terminal (self->stream))
+    message
+      = g_strdup_printf (_ ("Process %" G_GINT64_FORMAT " finished its trace"), self->info->pid);
+  else if (state == WICK_PRODUCER_DEAD)
+    message = g_strdup_printf (_ ("Process %" G_GINT64_FORMAT " exited without finishing its "
+                                  "trace"),
+                               self->info->pid);
+  else
+    message
+      = g_strdup_printf (_ ("Process %" G_GINT64_FORMAT " stopped recording"), self->info->pid);
+  wick_window_show_banner (self->window, "ended", message, _ ("Save As…"), "win.save-as");
+  g_autofree char *subtitle
+    = g_strdup_printf (_ ("pid %" G_GINT64_FORMAT " · ended"), self->info->pid);
+  wick_window_set_title_text (self->window, self->info->program, subtitle);
+  wick_window_set_live (self->window, FALSE);
+}
+
+static void
+finish_stream (WickLiveSession *self, WickProducerState state)
+{
+  wick_live_stream_finish (self->stream, end_reason (state), on_line, self);
+  g_autoptr (GError) error = NULL;
+  if (!self->feed_failed && !wick_document_finish (self->document, &error))
+    g_warning ("live document: %s", error != NULL ? error->message : "finish failed");
+  self->ended = TRUE;
+  show_end (self, state);
+}
+
+/* Drains for at most @budget_us; returns TRUE while the session goes on. */
+static gboolean
+pump (WickLiveSession *self, gint64 budget_us)
+{
+  guint64 n = wick_live_stream_drain_for (self->stream, budget_us, on_line, self);
+  gint64 now = g_get_monotonic_time ();
+  if (n > 0)
+    self->analyze_pending = TRUE;
+  if (self->analyze_pending && now - self->last_analyze_us >= ANALYZE_INTERVAL_US
+      && !self->feed_failed)
+    {
+      wick_document_analyze (self->document);
+      self->last_analyze_us = now;
+      self->analyze_pending = FALSE;
+    }
+  if (n > 0)
+    wick_window_document_changed (self->window);
+  update_loss_banners (self);
+  WickProducerState state = wick_live_stream_get_producer_state (self->stream);
+  if (wick_live_stream_has_terminal (self->stream)
+      || (state != WICK_PRODUCER_RUNNING && wick_live_stream_is_drained (self->stream)))
+    {
+      finish_stream (self, state);
+      wick_window_document_changed (self->window);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+on_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
+{
+  WickLiveSession *self = user_data;
+  if (pump (self, WICK_LIVE_FRAME_BUDGET_US))
+    return G_SOURCE_CONTINUE;
+  self->tick_id = 0;
+  return G_SOURCE_REMOVE;
+}
+
+void
+wick_live_session_pump (WickLiveSession *self, gint64 budget_us)
+{
+  g_return_if_fail (WICK_IS_LIVE_SESSION (self));
+  if (!self->ended && self->window != NULL && !pump (self, budget_us) && self->tick_id != 0)
+    {
+      gtk_widget_remove_tick_callback (GTK_WIDGET (self->window), self->tick_id);
+      self->tick_id = 0;
+    }
+}
+
+gboolean
+wick_live_session_save (WickLiveSession *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (WICK_IS_LIVE_SESSION (self), FALSE);
+  if (!self->ended && self->window != NULL)
+    pump (self, G_USEC_PER_SEC / 10);
+  g_autoptr (GString) text = g_string_new_len (self->lines->str, (gssize)self->lines->len);
+  if (!self->ended)
+    g_string_append_printf (
+      text,
+      "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":%" G_GUINT64_FORMAT
+      ",\"reason\":\"capture cut: saved while the "
+      "process was still running\"}\n",
+      wick_document_get_end_ns (self->document));
+  return g_file_set_contents (path, text->str, (gssize)text->len, error);
+}
+
+static void
+on_save_response (GtkNativeDialog *dialog, int response, gpointer user_data)
+{
+  WickLiveSession *self = user_data;
+  if (response == GTK_RESPONSE_ACCEPT && self->window != NULL)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = g_file_get_path (file);
+      g_autoptr (GError) error = NULL;
+      g_autofree char *message = NULL;
+      if (wick_live_session_save (self, path, &error))
+        message = g_strdup_printf (_ ("Saved %s"), path);
+      else
+        message = g_strdup_printf (_ ("Could not save: %s"), error->message);
+      wick_window_add_toast (self->window, adw_toast_new (message));
+    }
+  g_object_unref (dialog);
+  g_object_unref (self);
+}
+
+static void
+on_save_as (WickWindow *window, gpointer user_data)
+{
+  WickLiveSession *self = user_data;
+  GtkFileChooserNative *chooser
+    = gtk_file_chooser_native_new (_ ("Save Live Trace"), GTK_WINDOW (window),
+                                   GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Save"), _ ("_Cancel"));
+  g_autofree char *name
+    = g_strdup_printf ("%s-%" G_GINT64_FORMAT ".jsonl", self->info->program, self->info->pid);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
+  g_signal_connect (chooser, "response", G_CALLBACK (on_save_response), g_object_ref (self));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+}
+
+static void
+setup_window (WickLiveSession *self)
+{
+  WickWindow *window = self->window;
+  wick_window_set_document (window, self->document);
+  wick_window_set_live (window, TRUE);
+  wick_window_set_follow_newest (window, TRUE);
+  g_autofree char *subtitle = g_strdup_printf (_ ("pid %" G_GINT64_FORMAT " · live · %s"),
+                                               self->info->pid, self->info->entrypoint);
+  wick_window_set_title_text (window, self->info->program, subtitle);
+  wick_window_set_save_handler (window, on_save_as, self, NULL);
+  wick_window_add_page (window, "weights", _ ("Weights"), "drive-harddisk-symbolic",
+                        wick_weights_panel_new (window, self->info->socket_path));
+  wick_window_add_page (window, "stages", _ ("Stages"), "media-record-symbolic",
+                        wick_stages_panel_new (window, self->info->socket_path));
+  self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (window), on_tick, self, NULL);
+}
+
+WickLiveSession *
+wick_live_session_attach (WickWindow *window, const char *socket_path, GError **error)
+{
+  g_return_val_if_fail (WICK_IS_WINDOW (window), NULL);
+  g_autoptr (WickLiveConnection) connection = wick_live_connection_new (socket_path, error);
+  if (connection == NULL)
+    return NULL;
+  int ring_fd = -1;
+  g_autoptr (WickLiveSessionInfo) info = wick_live_connection_hello (connection, &ring_fd, error);
+  if (info == NULL)
+    return NULL;
+  if (ring_fd < 0)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   _ ("The session sent no ring to read"));
+      return NULL;
+    }
+  WickLiveStream *stream = wick_live_stream_new (ring_fd, FALSE, error);
+  close (ring_fd);
+  if (stream == NULL)
+    return NULL;
+  WickLiveSession *self = g_object_new (WICK_TYPE_LIVE_SESSION, NULL);
+  self->info = g_steal_pointer (&info);
+  self->stream = stream;
+  self->document = wick_document_new_with_extensions (TRUE);
+  self->window = window;
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *)&self->window);
+  g_object_set_data_full (G_OBJECT (window), "wick-live-session", self, g_object_unref);
+  setup_window (self);
+  return self;
+}
+
+const WickLiveSessionInfo *
+wick_live_session_get_info (WickLiveSession *self)
+{
+  return self->info;
+}
+
+const char *
+wick_live_session_get_socket_path (WickLiveSession *self)
+{
+  return self->info->socket_path;
+}
+
+WickWindow *
+wick_live_session_get_window (WickLiveSession *self)
+{
+  return self->window;
+}
+
+gboolean
+wick_live_session_is_ended (WickLiveSession *self)
+{
+  return self->ended;
+}
+
+guint64
+wick_live_session_get_dropped (WickLiveSession *self)
+{
+  return wick_live_stream_get_dropped (self->stream);
+}

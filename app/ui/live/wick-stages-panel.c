@@ -1,0 +1,496 @@
+/* wick-stages-panel.c — the Stages page of a live window (see the header). */
+#include "config.h"
+
+#include "wick-stages-panel.h"
+
+#include <glib/gi18n.h>
+
+#include "live/wick-live-client.h"
+
+#define REFRESH_INTERVAL_S 1
+
+typedef struct
+{
+  AdwActionRow *row;
+  GtkWidget *capture;
+  GtkWidget *release;
+  char *state;
+} StageRow;
+
+struct _WickStagesPanel
+{
+  GtkBox parent_instance;
+  WickWindow *window; /* weak */
+  char *socket_path;
+  GtkWidget *unavailable; /* group shown without CUDA */
+  AdwActionRow *unavailable_row;
+  char *unavailable_reason;
+  GtkSpinButton *gate_cos;
+  GtkSpinButton *min_speedup;
+  GtkSpinButton *warmup;
+  AdwPreferencesGroup *stages;
+  GtkWidget *empty;
+  GtkWidget *card_box;
+  char *last_verdict;
+  GHashTable *rows; /* stage name -> StageRow */
+  guint refresh_id;
+  guint pending;
+  gboolean listing;
+  gboolean cuda;
+};
+
+G_DEFINE_FINAL_TYPE (WickStagesPanel, wick_stages_panel, GTK_TYPE_BOX)
+
+static void
+stage_row_free (StageRow *row)
+{
+  g_free (row->state);
+  g_free (row);
+}
+
+static void
+toast (WickStagesPanel *self, const char *message)
+{
+  if (self->window != NULL)
+    wick_window_add_toast (self->window, adw_toast_new (message));
+}
+
+typedef void (*ReplyFunc) (WickStagesPanel *self, JsonObject *reply);
+
+typedef struct
+{
+  WickStagesPanel *self;
+  ReplyFunc func;
+  char *what;
+} Request;
+
+static void
+on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Request *request = user_data;
+  WickStagesPanel *self = request->self;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonObject) reply = wick_live_request_finish (result, &error);
+  self->pending--;
+  gboolean is_list = g_strcmp0 (request->what, "list") == 0;
+  if (reply != NULL)
+    request->func (self, reply);
+  else if (!is_list)
+    {
+      g_autofree char *message
+        = g_strdup_printf (_ ("%s failed: %s"), request->what, error->message);
+      toast (self, message);
+    }
+  if (is_list)
+    self->listing = FALSE;
+  g_free (request->what);
+  g_object_unref (self);
+  g_free (request);
+}
+
+static void
+send_request (WickStagesPanel *self, JsonObject *object, int timeout_ms, ReplyFunc func,
+              const char *what)
+{
+  Request *request = g_new0 (Request, 1);
+  request->self = g_object_ref (self);
+  request->func = func;
+  request->what = g_strdup (what);
+  self->pending++;
+  wick_live_request_async (self->socket_path, object, timeout_ms, NULL, on_reply, request);
+}
+
+static void
+on_capture_clicked (GtkButton *button, gpointer user_data)
+{
+  wick_stages_panel_capture (user_data, g_object_get_data (G_OBJECT (button), "stage"));
+}
+
+static void
+on_release_clicked (GtkButton *button, gpointer user_data)
+{
+  wick_stages_panel_release (user_data, g_object_get_data (G_OBJECT (button), "stage"));
+}
+
+static StageRow *
+stage_row_new (WickStagesPanel *self, const char *name)
+{
+  StageRow *row = g_new0 (StageRow, 1);
+  row->row = ADW_ACTION_ROW (adw_action_row_new ());
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row->row), name);
+  row->capture = gtk_button_new_with_mnemonic (_ ("_Capture"));
+  row->release = gtk_button_new_with_mnemonic (_ ("_Release"));
+  gtk_widget_add_css_class (row->capture, "suggested-action");
+  GtkWidget *buttons[] = { row->capture, row->release };
+  for (gsize i = 0; i < G_N_ELEMENTS (buttons); i++)
+    {
+      gtk_widget_set_valign (buttons[i], GTK_ALIGN_CENTER);
+      g_object_set_data_full (G_OBJECT (buttons[i]), "stage", g_strdup (name), g_free);
+      adw_action_row_add_suffix (row->row, buttons[i]);
+    }
+  g_signal_connect (row->capture, "clicked", G_CALLBACK (on_capture_clicked), self);
+  g_signal_connect (row->release, "clicked", G_CALLBACK (on_release_clicked), self);
+  adw_preferences_group_add (self->stages, GTK_WIDGET (row->row));
+  return row;
+}
+
+static const char *
+state_label (const char *state)
+{
+  if (g_strcmp0 (state, "eager") == 0)
+    return _ ("eager: runs its kernels one by one");
+  if (g_strcmp0 (state, "captured") == 0)
+    return _ ("captured: replays a certified CUDA graph");
+  if (g_strcmp0 (state, "refused") == 0)
+    return _ ("refused: stays eager (see the certificate)");
+  return state;
+}
+
+static void
+update_stage_row (WickStagesPanel *self, StageRow *row, const char *state)
+{
+  adw_action_row_set_subtitle (row->row, state_label (state));
+  gtk_widget_set_sensitive (row->capture, self->cuda && g_strcmp0 (state, "captured") != 0);
+  gtk_widget_set_sensitive (row->release, g_strcmp0 (state, "captured") == 0);
+  if (!self->cuda)
+    gtk_widget_set_tooltip_text (row->capture, self->unavailable_reason);
+  g_free (row->state);
+  row->state = g_strdup (state);
+}
+
+static void
+update_availability (WickStagesPanel *self, JsonObject *reply)
+{
+  self->cuda = json_object_get_boolean_member_with_default (reply, "cuda", FALSE);
+  g_clear_pointer (&self->unavailable_reason, g_free);
+  if (!self->cuda)
+    self->unavailable_reason = g_strdup (json_object_get_string_member_with_default (
+      reply, "cuda_unavailable", _ ("the process has no CUDA device")));
+  gtk_widget_set_visible (self->unavailable, !self->cuda);
+  if (!self->cuda)
+    adw_action_row_set_subtitle (self->unavailable_row, self->unavailable_reason);
+}
+
+static void
+on_list (WickStagesPanel *self, JsonObject *reply)
+{
+  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
+    return;
+  update_availability (self, reply);
+  JsonArray *stages = json_object_get_array_member (reply, "stages");
+  guint n = stages != NULL ? json_array_get_length (stages) : 0;
+  for (guint i = 0; i < n; i++)
+    {
+      JsonObject *stage = json_array_get_object_element (stages, i);
+      const char *name = json_object_get_string_member_with_default (stage, "name", NULL);
+      if (name == NULL)
+        continue;
+      StageRow *row = g_hash_table_lookup (self->rows, name);
+      if (row == NULL)
+        {
+          row = stage_row_new (self, name);
+          g_hash_table_insert (self->rows, g_strdup (name), row);
+        }
+      update_stage_row (self, row,
+                        json_object_get_string_member_with_default (stage, "state", "?"));
+    }
+  gtk_widget_set_visible (self->empty, g_hash_table_size (self->rows) == 0);
+}
+
+static void
+card_add (AdwPreferencesGroup *card, const char *title, const char *value)
+{
+  GtkWidget *row = adw_action_row_new ();
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  GtkWidget *label = gtk_label_new (value);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (label), 1.0f);
+  gtk_widget_add_css_class (label, "numeric");
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), label);
+  adw_preferences_group_add (card, row);
+}
+
+/* A number of the reply with @precision digits ('f' fixed or 'g' general) and a
+ * suffix, or a dash when the figure is absent (null: not measured). */
+static char *
+figure (JsonObject *reply, const char *member, char style, int precision, const char *suffix)
+{
+  JsonNode *node = json_object_get_member (reply, member);
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return g_strdup ("—");
+  double value = json_node_get_double (node);
+  if (style == 'f')
+    return g_strdup_printf ("%.*f%s", precision, value, suffix);
+  return g_strdup_printf ("%.*g%s", precision, value, suffix);
+}
+
+/* The certificate as a card: verdict and reason first, then the figures. */
+static void
+show_certificate (WickStagesPanel *self, JsonObject *reply)
+{
+  GtkWidget *old = gtk_widget_get_first_child (self->card_box);
+  if (old != NULL)
+    gtk_box_remove (GTK_BOX (self->card_box), old);
+  AdwPreferencesGroup *card = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
+  const char *verdict = json_object_get_string_member_with_default (reply, "verdict", "?");
+  g_autofree char *title
+    = g_strdup_printf (_ ("Certificate of %s: %s"),
+                       json_object_get_string_member_with_default (reply, "stage", "?"), verdict);
+  adw_preferences_group_set_title (card, title);
+  adw_preferences_group_set_description (
+    card, json_object_get_string_member_with_default (reply, "reason", ""));
+  gboolean parity = json_object_get_boolean_member_with_default (reply, "parity_checked", FALSE);
+  gboolean speedup = json_object_get_boolean_member_with_default (reply, "speedup_checked", FALSE);
+  g_autofree char *gate_cos
+    = parity ? figure (reply, "gate_cos", 'g', 6, "") : g_strdup (_ ("skipped"));
+  g_autofree char *min_speedup
+    = speedup ? figure (reply, "min_speedup", 'g', 6, "×") : g_strdup (_ ("skipped"));
+  g_autofree char *gates
+    = g_strdup_printf (_ ("cos ≥ %s, speedup ≥ %s, warm-up %" G_GINT64_FORMAT), gate_cos,
+                       min_speedup, json_object_get_int_member_with_default (reply, "warmup", 0));
+  g_autofree char *cos = figure (reply, "parity_cos", 'f', 6, "");
+  g_autofree char *max_abs = figure (reply, "max_abs", 'g', 3, "");
+  g_autofree char *p99 = figure (reply, "p99_abs", 'g', 3, "");
+  g_autofree char *eager = figure (reply, "eager_ms", 'f', 4, " ms");
+  g_autofree char *replay = figure (reply, "replay_ms", 'f', 4, " ms");
+  g_autofree char *median = figure (reply, "speedup_median", 'f', 3, "×");
+  g_autofree char *min = figure (reply, "speedup_min", 'f', 3, "");
+  g_autofree char *max = figure (reply, "speedup_max", 'f', 3, "");
+  g_autofree char *speed = g_strdup_printf (_ ("%s (min %s, max %s)"), median, min, max);
+  g_autofree char *nodes = g_strdup_printf (
+    "%" G_GINT64_FORMAT, json_object_get_int_member_with_default (reply, "kernel_nodes", 0));
+  card_add (card, _ ("Gates"), gates);
+  card_add (card, _ ("Parity cosine"), cos);
+  g_autofree char *abs_errors = g_strdup_printf ("%s / %s", max_abs, p99);
+  g_autofree char *times = g_strdup_printf ("%s / %s", eager, replay);
+  card_add (card, _ ("Max abs / p99 abs"), abs_errors);
+  card_add (card, _ ("Eager / replay"), times);
+  card_add (card, _ ("Speedup (median)"), speed);
+  card_add (card, _ ("Kernel nodes"), nodes);
+  gtk_box_append (GTK_BOX (self->card_box), GTK_WIDGET (card));
+  g_free (self->last_verdict);
+  self->last_verdict = g_strdup (verdict);
+}
+
+static void
+on_captured (WickStagesPanel *self, JsonObject *reply)
+{
+  g_autofree char *message = NULL;
+  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
+    message = g_strdup_printf (_ ("Capture failed: %s"),
+                               json_object_get_string_member_with_default (reply, "error", "?"));
+  else
+    {
+      show_certificate (self, reply);
+      message = g_strdup_printf (
+        _ ("%s: %s"), json_object_get_string_member_with_default (reply, "stage", "?"),
+        json_object_get_string_member_with_default (reply, "verdict", "?"));
+    }
+  toast (self, message);
+  wick_stages_panel_refresh (self);
+}
+
+static void
+on_released (WickStagesPanel *self, JsonObject *reply)
+{
+  g_autofree char *message = NULL;
+  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
+    message = g_strdup_printf (_ ("Release failed: %s"),
+                               json_object_get_string_member_with_default (reply, "error", "?"));
+  else
+    message = g_strdup_printf (_ ("Released %s: it runs eagerly again"),
+                               json_object_get_string_member_with_default (reply, "stage", "?"));
+  toast (self, message);
+  wick_stages_panel_refresh (self);
+}
+
+void
+wick_stages_panel_refresh (WickStagesPanel *self)
+{
+  g_return_if_fail (WICK_IS_STAGES_PANEL (self));
+  if (self->listing)
+    return;
+  self->listing = TRUE;
+  g_autoptr (JsonObject) request = wick_live_request_new ("list");
+  send_request (self, request, WICK_LIVE_REQUEST_TIMEOUT_MS, on_list, "list");
+}
+
+void
+wick_stages_panel_capture (WickStagesPanel *self, const char *stage)
+{
+  g_autoptr (JsonObject) request = wick_live_request_new ("capture");
+  json_object_set_string_member (request, "stage", stage);
+  json_object_set_double_member (request, "gate_cos", gtk_spin_button_get_value (self->gate_cos));
+  json_object_set_double_member (request, "min_speedup",
+                                 gtk_spin_button_get_value (self->min_speedup));
+  json_object_set_int_member (request, "warmup", gtk_spin_button_get_value_as_int (self->warmup));
+  send_request (self, request, WICK_LIVE_CAPTURE_TIMEOUT_MS, on_captured, _ ("Capture"));
+}
+
+void
+wick_stages_panel_release (WickStagesPanel *self, const char *stage)
+{
+  g_autoptr (JsonObject) request = wick_live_request_new ("release");
+  json_object_set_string_member (request, "stage", stage);
+  send_request (self, request, WICK_LIVE_REQUEST_TIMEOUT_MS, on_released, _ ("Release"));
+}
+
+static gboolean
+on_refresh_timeout (gpointer user_data)
+{
+  WickStagesPanel *self = user_data;
+  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
+    wick_stages_panel_refresh (self);
+  return G_SOURCE_CONTINUE;
+}
+
+guint
+wick_stages_panel_get_n_stages (WickStagesPanel *self)
+{
+  return g_hash_table_size (self->rows);
+}
+
+const char *
+wick_stages_panel_get_state (WickStagesPanel *self, const char *stage)
+{
+  StageRow *row = g_hash_table_lookup (self->rows, stage);
+  return row != NULL ? row->state : NULL;
+}
+
+const char *
+wick_stages_panel_get_unavailable_reason (WickStagesPanel *self)
+{
+  return self->unavailable_reason;
+}
+
+const char *
+wick_stages_panel_get_last_verdict (WickStagesPanel *self)
+{
+  return self->last_verdict;
+}
+
+guint
+wick_stages_panel_get_pending (WickStagesPanel *self)
+{
+  return self->pending;
+}
+
+static void
+wick_stages_panel_dispose (GObject *object)
+{
+  WickStagesPanel *self = WICK_STAGES_PANEL (object);
+  g_clear_handle_id (&self->refresh_id, g_source_remove);
+  if (self->window != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (self->window), (gpointer *)&self->window);
+  self->window = NULL;
+  G_OBJECT_CLASS (wick_stages_panel_parent_class)->dispose (object);
+}
+
+static void
+wick_stages_panel_finalize (GObject *object)
+{
+  WickStagesPanel *self = WICK_STAGES_PANEL (object);
+  g_hash_table_unref (self->rows);
+  g_free (self->socket_path);
+  g_free (self->unavailable_reason);
+  g_free (self->last_verdict);
+  G_OBJECT_CLASS (wick_stages_panel_parent_class)->finalize (object);
+}
+
+static void
+wick_stages_panel_class_init (WickStagesPanelClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  object_class->dispose = wick_stages_panel_dispose;
+  object_class->finalize = wick_stages_panel_finalize;
+}
+
+static GtkSpinButton *
+add_spin_row (AdwPreferencesGroup *group, const char *title, const char *subtitle, double value,
+              double min, double max, double step, guint digits)
+{
+  GtkWidget *row = adw_action_row_new ();
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+  GtkWidget *spin = gtk_spin_button_new_with_range (min, max, step);
+  gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), digits);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
+  gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), spin);
+  adw_preferences_group_add (group, row);
+  return GTK_SPIN_BUTTON (spin);
+}
+
+static GtkWidget *
+build_unavailable (WickStagesPanel *self)
+{
+  AdwPreferencesGroup *group = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
+  self->unavailable_row = ADW_ACTION_ROW (adw_action_row_new ());
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->unavailable_row),
+                                 _ ("Capture is unavailable in this process"));
+  GtkWidget *icon = gtk_image_new_from_icon_name ("dialog-warning-symbolic");
+  gtk_widget_add_css_class (icon, "warning");
+  adw_action_row_add_prefix (self->unavailable_row, icon);
+  adw_preferences_group_add (group, GTK_WIDGET (self->unavailable_row));
+  gtk_widget_set_visible (GTK_WIDGET (group), FALSE);
+  return GTK_WIDGET (group);
+}
+
+static void
+wick_stages_panel_init (WickStagesPanel *self)
+{
+  self->rows
+    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)stage_row_free);
+  gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
+  GtkWidget *scrolled = gtk_scrolled_window_new ();
+  gtk_widget_set_vexpand (scrolled, TRUE);
+  GtkWidget *clamp = adw_clamp_new ();
+  adw_clamp_set_maximum_size (ADW_CLAMP (clamp), 760);
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 18);
+  gtk_widget_set_margin_top (box, 24);
+  gtk_widget_set_margin_bottom (box, 24);
+  gtk_widget_set_margin_start (box, 12);
+  gtk_widget_set_margin_end (box, 12);
+
+  self->unavailable = build_unavailable (self);
+  AdwPreferencesGroup *gates = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
+  adw_preferences_group_set_title (gates, _ ("Capture Gates"));
+  adw_preferences_group_set_description (
+    gates, _ ("A capture is accepted only when the replayed graph matches the eager reference "
+              "and is a net win. 0 skips a gate."));
+  self->gate_cos = add_spin_row (gates, _ ("Parity cosine"),
+                                 _ ("Minimum cosine similarity against the eager output"), 0.999,
+                                 0.0, 1.0, 0.0001, 4);
+  self->min_speedup = add_spin_row (gates, _ ("Minimum speedup"),
+                                    _ ("Median eager/replay time ratio over alternating rounds"),
+                                    1.02, 0.0, 100.0, 0.01, 2);
+  self->warmup
+    = add_spin_row (gates, _ ("Warm-up runs"), _ ("Eager runs before recording"), 3, 0, 1000, 1, 0);
+  self->stages = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
+  adw_preferences_group_set_title (self->stages, _ ("Stages"));
+  self->empty = gtk_label_new (_ ("The process registered no stages."));
+  gtk_widget_add_css_class (self->empty, "dim-label");
+  self->card_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+
+  gtk_box_append (GTK_BOX (box), self->unavailable);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->stages));
+  gtk_box_append (GTK_BOX (box), self->empty);
+  gtk_box_append (GTK_BOX (box), self->card_box);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (gates));
+  adw_clamp_set_child (ADW_CLAMP (clamp), box);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), clamp);
+  gtk_box_append (GTK_BOX (self), scrolled);
+}
+
+GtkWidget *
+wick_stages_panel_new (WickWindow *window, const char *socket_path)
+{
+  WickStagesPanel *self = g_object_new (WICK_TYPE_STAGES_PANEL, NULL);
+  self->window = window;
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *)&self->window);
+  self->socket_path = g_strdup (socket_path);
+  self->refresh_id = g_timeout_add_seconds (REFRESH_INTERVAL_S, on_refresh_timeout, self);
+  wick_stages_panel_refresh (self);
+  return GTK_WIDGET (self);
+}

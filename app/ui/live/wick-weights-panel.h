@@ -1,0 +1,35 @@
+/* wick-weights-panel.h — the Weights page of a live window.
+ *
+ * Lists the weight modules the process registered (name, bytes, parameters,
+ * where each is now: resident, disk, ram) from the control socket's "list",
+ * refreshed every second while shown, with Evict (tier Auto, Disk or RAM),
+ * Restore and Restore all buttons. Requests run off the main thread; results
+ * and errors appear as toasts on the window. The evictions and restores
+ * themselves appear on the timeline as the weight store's wick_ records.
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "wick-window.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_WEIGHTS_PANEL (wick_weights_panel_get_type ())
+G_DECLARE_FINAL_TYPE (WickWeightsPanel, wick_weights_panel, WICK, WEIGHTS_PANEL, GtkBox)
+
+GtkWidget *wick_weights_panel_new (WickWindow *window, const char *socket_path);
+
+/* Asks the process for its modules now (tests call this, then iterate). */
+void wick_weights_panel_refresh (WickWeightsPanel *self);
+/* Rows shown, for tests: module count, and a module's "where", NULL if absent. */
+guint wick_weights_panel_get_n_modules (WickWeightsPanel *self);
+const char *wick_weights_panel_get_where (WickWeightsPanel *self, const char *module);
+/* What the buttons do (tier "auto", "disk" or "ram"). */
+void wick_weights_panel_evict (WickWeightsPanel *self, const char *module, const char *tier);
+void wick_weights_panel_restore (WickWeightsPanel *self, const char *module);
+void wick_weights_panel_restore_all (WickWeightsPanel *self);
+/* Requests in flight (tests wait for 0). */
+guint wick_weights_panel_get_pending (WickWeightsPanel *self);
+
+G_END_DECLS

@@ -1,0 +1,478 @@
+/* test-live-demo.c — wick-demo and wick-trace as real processes: sessions
+ * listing, control list / evict / restore / capture, attach mid-run to a file
+ * the model parses, the demo's own trace file, stale sockets after SIGKILL,
+ * and clients or servers of another uid refused. Every process is started
+ * here, runs under a timeout and is killed at the end of its test.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "live/wick-live-client.h"
+#include "wick-document.h"
+
+#define NOBODY "65534"
+
+static char *runtime_dir;
+static const char *wick_trace;
+static const char *wick_demo;
+
+typedef struct
+{
+  GPid pid;
+  gboolean reaped;
+  int status;
+} Demo;
+
+static char **
+demo_environment (const char *tmpdir, gboolean with_runtime_dir)
+{
+  char **env = g_get_environ ();
+  env = g_environ_unsetenv (env, "XDG_RUNTIME_DIR");
+  if (with_runtime_dir)
+    env = g_environ_setenv (env, "XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  if (tmpdir != NULL)
+    env = g_environ_setenv (env, "TMPDIR", tmpdir, TRUE);
+  return env;
+}
+
+/* Starts wick-demo (optionally as nobody) and waits until its socket answers. */
+static Demo *
+start_demo (gboolean as_nobody, const char *tmpdir, const char *extra)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  if (as_nobody)
+    {
+      g_ptr_array_add (argv, "setpriv");
+      g_ptr_array_add (argv, "--reuid=" NOBODY);
+      g_ptr_array_add (argv, "--regid=" NOBODY);
+      g_ptr_array_add (argv, "--clear-groups");
+    }
+  g_ptr_array_add (argv, (char *)wick_demo);
+  g_ptr_array_add (argv, "--quiet");
+  g_ptr_array_add (argv, "--rate");
+  g_ptr_array_add (argv, "50");
+  if (extra != NULL)
+    g_ptr_array_add (argv, (char *)extra);
+  g_ptr_array_add (argv, NULL);
+  g_auto (GStrv) env = demo_environment (tmpdir, !as_nobody);
+  Demo *demo = g_new0 (Demo, 1);
+  g_autoptr (GError) error = NULL;
+  g_spawn_async (NULL, (char **)argv->pdata, env,
+                 G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, &demo->pid,
+                 &error);
+  g_assert_no_error (error);
+  return demo;
+}
+
+static gboolean
+demo_exited (Demo *demo, int timeout_ms)
+{
+  for (int waited = 0; !demo->reaped; waited += 10)
+    {
+      pid_t pid = waitpid (demo->pid, &demo->status, WNOHANG);
+      if (pid == demo->pid)
+        demo->reaped = TRUE;
+      else if (waited >= timeout_ms)
+        return FALSE;
+      else
+        g_usleep (10000);
+    }
+  return TRUE;
+}
+
+/* SIGTERM, then SIGKILL after 20 s; returns the exit status (-1 if killed). */
+static int
+stop_demo (Demo *demo)
+{
+  if (!demo->reaped)
+    kill (demo->pid, SIGTERM);
+  if (!demo_exited (demo, 20000))
+    {
+      kill (demo->pid, SIGKILL);
+      demo_exited (demo, 5000);
+      g_free (demo);
+      return -1;
+    }
+  int status = WIFEXITED (demo->status) ? WEXITSTATUS (demo->status) : -1;
+  g_spawn_close_pid (demo->pid);
+  g_free (demo);
+  return status;
+}
+
+/* The demo's session, once its socket answers (ASan builds start slowly). */
+static char *
+wait_for_socket (Demo *demo)
+{
+  for (int i = 0; i < 600; i++)
+    {
+      char *path = wick_live_find_socket (demo->pid, NULL);
+      if (path != NULL)
+        return path;
+      g_assert_false (demo_exited (demo, 0));
+      g_usleep (50000);
+    }
+  g_assert_not_reached ();
+}
+
+/* Runs a tool under `timeout`, returning its exit status and stdout. */
+static int
+run_tool (const char *const *args, char **out, gboolean as_nobody)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  const char *prefix[] = { "timeout", "-k", "5", "60", NULL };
+  for (int i = 0; prefix[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *)prefix[i]);
+  if (as_nobody)
+    {
+      g_ptr_array_add (argv, "setpriv");
+      g_ptr_array_add (argv, "--reuid=" NOBODY);
+      g_ptr_array_add (argv, "--regid=" NOBODY);
+      g_ptr_array_add (argv, "--clear-groups");
+    }
+  for (int i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *)args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_auto (GStrv) env = demo_environment (NULL, TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *err = NULL;
+  int status = 0;
+  g_spawn_sync (NULL, (char **)argv->pdata, env, G_SPAWN_SEARCH_PATH, NULL, NULL, out, &err,
+                &status, &error);
+  g_assert_no_error (error);
+  if (err != NULL && err[0] != '\0')
+    g_test_message ("%s stderr: %s", args[0], err);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+static JsonNode *
+parse_json (const char *text)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  json_parser_load_from_data (parser, text, -1, &error);
+  g_assert_no_error (error);
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+/* `wick-trace control PID ARGS...`: the reply object and the exit status. */
+static JsonObject *
+control (GPid pid, int *status, ...)
+{
+  g_autofree char *pid_text = g_strdup_printf ("%d", (int)pid);
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
+  g_ptr_array_add (args, (char *)wick_trace);
+  g_ptr_array_add (args, "control");
+  g_ptr_array_add (args, pid_text);
+  va_list list;
+  va_start (list, status);
+  const char *arg;
+  while ((arg = va_arg (list, const char *)) != NULL)
+    g_ptr_array_add (args, (char *)arg);
+  va_end (list);
+  g_ptr_array_add (args, NULL);
+  g_autofree char *out = NULL;
+  *status = run_tool ((const char *const *)args->pdata, &out, FALSE);
+  g_assert_nonnull (out);
+  g_assert_cmpuint (strlen (out), >, 0);
+  g_assert_true (g_str_has_suffix (out, "}\n")); /* one JSON object on one line */
+  g_assert_true (strchr (out, '\n') == out + strlen (out) - 1);
+  g_autoptr (JsonNode) node = parse_json (out);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
+  return json_object_ref (json_node_get_object (node));
+}
+
+static JsonObject *
+find_named (JsonArray *array, const char *name)
+{
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonObject *object = json_array_get_object_element (array, i);
+      if (g_strcmp0 (json_object_get_string_member (object, "name"), name) == 0)
+        return object;
+    }
+  return NULL;
+}
+
+static void
+test_sessions_and_list (void)
+{
+  Demo *demo = start_demo (FALSE, NULL, NULL);
+  g_autofree char *socket_path = wait_for_socket (demo);
+  g_autofree char *out = NULL;
+  const char *sessions[] = { wick_trace, "sessions", "--json", NULL };
+  g_assert_cmpint (run_tool (sessions, &out, FALSE), ==, 0);
+  g_autoptr (JsonNode) node = parse_json (out);
+  JsonArray *array = json_node_get_array (node);
+  g_assert_cmpuint (json_array_get_length (array), ==, 1);
+  JsonObject *session = json_array_get_object_element (array, 0);
+  g_assert_cmpint (json_object_get_int_member (session, "pid"), ==, demo->pid);
+  g_assert_cmpstr (json_object_get_string_member (session, "program"), ==, "wick-demo");
+  g_assert_cmpstr (json_object_get_string_member (session, "entrypoint"), ==, "wick_demo.train");
+  g_assert_true (g_str_has_suffix (json_object_get_string_member (session, "started"), "Z"));
+  g_assert_cmpint (json_object_get_int_member (session, "dropped"), >=, 0);
+
+  int status;
+  g_autoptr (JsonObject) reply = control (demo->pid, &status, "list", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (json_object_get_boolean_member (reply, "ok"));
+  JsonArray *modules = json_object_get_array_member (reply, "modules");
+  g_assert_cmpuint (json_array_get_length (modules), ==, 3);
+  JsonObject *embedding = find_named (modules, "embedding");
+  g_assert_nonnull (embedding);
+  g_assert_cmpint (json_object_get_int_member (embedding, "bytes"), ==, 8192 * 128 * 4);
+  g_assert_cmpint (json_object_get_int_member (embedding, "parameters"), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (embedding, "where"), ==, "resident");
+  JsonObject *trunk = find_named (modules, "trunk");
+  g_assert_cmpint (json_object_get_int_member (trunk, "bytes"), ==,
+                   (256 * 128 + 256 + 256 * 256) * 4);
+  g_assert_cmpint (json_object_get_int_member (trunk, "parameters"), ==, 3);
+  g_assert_cmpint (json_object_get_int_member (find_named (modules, "head"), "bytes"), ==,
+                   8 * 256 * 4);
+  JsonArray *stages = json_object_get_array_member (reply, "stages");
+  g_assert_nonnull (find_named (stages, "denoise"));
+  g_assert_cmpstr (json_object_get_string_member (find_named (stages, "denoise"), "state"), ==,
+                   "eager");
+  g_assert_nonnull (find_named (stages, "denoise-rng"));
+  g_assert_cmpint (stop_demo (demo), ==, 0);
+  g_assert_false (g_file_test (socket_path, G_FILE_TEST_EXISTS));
+}
+
+static WickDocument *
+load_trace (const char *path, gboolean extensions)
+{
+  WickDocument *document = wick_document_new_with_extensions (extensions);
+  g_autoptr (GError) error = NULL;
+  gboolean ok = wick_document_load_file (document, path, NULL, NULL, NULL, &error);
+  const WickParseError *parse = wick_document_get_parse_error (document);
+  if (parse != NULL && parse->failed)
+    g_test_message ("parse error: %s (%s)", parse->message, parse->cause ? parse->cause : "");
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  return document;
+}
+
+static void
+test_attach_mid_run (void)
+{
+  Demo *demo = start_demo (FALSE, NULL, NULL);
+  g_autofree char *socket_path = wait_for_socket (demo);
+  g_usleep (300000); /* let it run a few steps so the attach is mid-run */
+  g_autofree char *pid_text = g_strdup_printf ("%d", (int)demo->pid);
+  g_autofree char *path = g_build_filename (runtime_dir, "attach.jsonl", NULL);
+  g_autofree char *strict_path = g_build_filename (runtime_dir, "attach-strict.jsonl", NULL);
+  const char *attach[]
+    = { wick_trace, "attach", "--duration", "1", "--output", path, pid_text, NULL };
+  const char *attach_strict[] = { wick_trace, "attach",    "--strict", "--duration", "0.5",
+                                  "--output", strict_path, pid_text,   NULL };
+  g_autofree char *out = NULL, *out_strict = NULL;
+  g_assert_cmpint (run_tool (attach, &out, FALSE), ==, 0);
+  g_assert_cmpint (run_tool (attach_strict, &out_strict, FALSE), ==, 0);
+  g_assert_cmpint (stop_demo (demo), ==, 0);
+
+  g_autoptr (WickDocument) document = load_trace (path, TRUE);
+  g_assert_true (wick_document_has_terminal (document));
+  g_assert_false (wick_document_get_capture_complete (document));
+  g_assert_cmpstr (wick_document_get_terminal_reason (document), ==,
+                   "capture cut: wick-trace attach stopped after 1 s while the process was "
+                   "still running");
+  g_assert_cmpstr (wick_document_get_entrypoint (document), ==, "wick_demo.train");
+  guint n_spans, n_ops, n_memory, n_samples;
+  wick_document_get_spans (document, &n_spans);
+  wick_document_get_ops (document, &n_ops);
+  wick_document_get_memory (document, &n_memory);
+  wick_document_get_device_memory (document, &n_samples);
+  g_assert_cmpuint (n_spans, >, 10);
+  g_assert_cmpuint (n_ops, >, 10);
+  g_assert_cmpuint (n_memory, >, 10);
+  g_assert_cmpuint (n_samples, >, 5);
+
+  /* --strict: pure trace/10, which a reader without extensions accepts. */
+  g_autoptr (WickDocument) strict = load_trace (strict_path, FALSE);
+  g_assert_true (wick_document_has_terminal (strict));
+  guint n_extensions;
+  wick_document_get_extensions (strict, &n_extensions);
+  g_assert_cmpuint (n_extensions, ==, 0);
+}
+
+static void
+test_demo_trace_file (void)
+{
+  g_autofree char *path = g_build_filename (runtime_dir, "demo.jsonl", NULL);
+  const char *args[]
+    = { wick_demo, "--quiet", "--rate", "0", "--steps", "6", "--trace", path, NULL };
+  g_autofree char *out = NULL;
+  g_assert_cmpint (run_tool (args, &out, FALSE), ==, 0);
+  g_autoptr (WickDocument) document = load_trace (path, TRUE);
+  g_assert_true (wick_document_get_capture_complete (document));
+  guint n_issues;
+  const WickHealthIssue *issues = wick_document_get_health (document, &n_issues);
+  for (guint i = 0; i < n_issues; i++)
+    if (issues[i].severity == WICK_SEVERITY_ERROR)
+      g_test_message ("health error %s: %s", issues[i].code, issues[i].message);
+  g_assert_true (wick_document_get_structurally_valid (document));
+  g_assert_cmpint (wick_document_get_gradient_coverage (document), ==,
+                   WICK_COVERAGE_VERDICT_COMPLETE);
+  guint n_gradients;
+  wick_document_get_gradients (document, &n_gradients);
+  g_assert_cmpuint (n_gradients, ==, 5);
+}
+
+static void
+test_evict_restore_capture (void)
+{
+  Demo *demo = start_demo (FALSE, NULL, NULL);
+  g_autofree char *socket_path = wait_for_socket (demo);
+  int status;
+  g_autoptr (JsonObject) evict = control (demo->pid, &status, "evict", "embedding", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (json_object_get_boolean_member (evict, "ok"));
+  g_assert_cmpstr (json_object_get_string_member (evict, "module"), ==, "embedding");
+  g_assert_cmpint (json_object_get_int_member (evict, "disk"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (evict, "ram"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (evict, "freed_bytes"), ==, 8192 * 128 * 4);
+  g_autoptr (JsonObject) list = control (demo->pid, &status, "list", NULL);
+  JsonArray *modules = json_object_get_array_member (list, "modules");
+  g_assert_cmpstr (json_object_get_string_member (find_named (modules, "embedding"), "where"), ==,
+                   "disk");
+  g_autoptr (JsonObject) restore = control (demo->pid, &status, "restore", "embedding", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (json_object_get_int_member (restore, "restored"), ==, 1);
+
+  /* The trunk trains, so it no longer matches the checkpoint: RAM tier. */
+  g_autoptr (JsonObject) evict_trunk
+    = control (demo->pid, &status, "evict", "trunk", "--tier", "auto", NULL);
+  g_assert_cmpint (json_object_get_int_member (evict_trunk, "ram"), ==, 3);
+  g_autoptr (JsonObject) all = control (demo->pid, &status, "restore-all", NULL);
+  g_assert_true (json_object_get_boolean_member (all, "ok"));
+
+  g_autoptr (JsonObject) unknown = control (demo->pid, &status, "evict", "nope", NULL);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_false (json_object_get_boolean_member (unknown, "ok"));
+  g_assert_nonnull (json_object_get_string_member (unknown, "error"));
+
+  g_autoptr (JsonObject) mark = control (demo->pid, &status, "mark", "checkpoint", NULL);
+  g_assert_true (json_object_get_boolean_member (mark, "ok"));
+
+  WickError why;
+  if (!wick_cuda_available (&why))
+    {
+      g_autoptr (JsonObject) capture
+        = control (demo->pid, &status, "capture", "denoise", "--gate-cos", "0.99", NULL);
+      g_assert_cmpint (status, ==, 0);
+      g_assert_true (json_object_get_boolean_member (capture, "ok"));
+      g_assert_cmpstr (json_object_get_string_member (capture, "verdict"), ==, "refused");
+      g_assert_nonnull (strstr (json_object_get_string_member (capture, "reason"), "CUDA"));
+    }
+  g_assert_cmpint (stop_demo (demo), ==, 0);
+}
+
+static void
+test_stale_after_kill (void)
+{
+  Demo *demo = start_demo (FALSE, NULL, NULL);
+  g_autofree char *socket_path = wait_for_socket (demo);
+  kill (demo->pid, SIGKILL);
+  g_assert_true (demo_exited (demo, 10000));
+  g_assert_true (g_file_test (socket_path, G_FILE_TEST_EXISTS));
+  g_autofree char *out = NULL;
+  const char *sessions[] = { wick_trace, "sessions", "--json", NULL };
+  g_assert_cmpint (run_tool (sessions, &out, FALSE), ==, 0);
+  g_assert_cmpstr (out, ==, "[]\n");
+  g_assert_false (g_file_test (socket_path, G_FILE_TEST_EXISTS));
+  g_spawn_close_pid (demo->pid);
+  g_free (demo);
+}
+
+static void
+test_other_uid_client_refused (void)
+{
+  if (geteuid () != 0)
+    {
+      g_test_skip ("running a client as another user needs root (setpriv --reuid)");
+      return;
+    }
+  Demo *demo = start_demo (FALSE, NULL, NULL);
+  g_autofree char *socket_path = wait_for_socket (demo);
+  g_autofree char *pid_text = g_strdup_printf ("%d", (int)demo->pid);
+  const char *args[] = { wick_trace, "control", pid_text, "list", NULL };
+  g_autofree char *out = NULL;
+  g_assert_cmpint (run_tool (args, &out, TRUE), ==, 3);
+  g_autoptr (JsonNode) node = parse_json (out);
+  JsonObject *reply = json_node_get_object (node);
+  g_assert_false (json_object_get_boolean_member (reply, "ok"));
+  /* The 0700 directory of another user is already out of reach. */
+  g_autofree char *expected
+    = g_strdup_printf ("cannot create control directory %s/wick: Permission denied", runtime_dir);
+  g_assert_cmpstr (json_object_get_string_member (reply, "error"), ==, expected);
+  g_assert_cmpint (stop_demo (demo), ==, 0);
+}
+
+/* A session of nobody, reached by root by path (root passes the 0700
+ * directory): the session itself refuses the peer by SO_PEERCRED. */
+static void
+test_other_uid_peer_refused (void)
+{
+  if (geteuid () != 0)
+    {
+      g_test_skip ("running a session as another user needs root (setpriv --reuid)");
+      return;
+    }
+  g_autofree char *tmpdir = g_dir_make_tmp ("wick-live-nobody-XXXXXX", NULL);
+  g_assert_nonnull (tmpdir);
+  g_assert_cmpint (chown (tmpdir, 65534, 65534), ==, 0);
+  Demo *demo = start_demo (TRUE, tmpdir, NULL);
+  g_autofree char *socket_path
+    = g_strdup_printf ("%s/wick-65534/%d-0.sock", tmpdir, (int)demo->pid);
+  g_autoptr (WickLiveConnection) connection = NULL;
+  for (int i = 0; i < 600 && connection == NULL; i++)
+    {
+      g_assert_false (demo_exited (demo, 0));
+      connection = wick_live_connection_new (socket_path, NULL);
+      if (connection == NULL)
+        g_usleep (50000);
+    }
+  g_assert_nonnull (connection);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonObject) request = wick_live_request_new ("list");
+  g_autoptr (JsonObject) reply
+    = wick_live_connection_request (connection, request, 5000, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_false (json_object_get_boolean_member (reply, "ok"));
+  g_assert_cmpstr (json_object_get_string_member (reply, "error"), ==,
+                   "permission denied: peer uid 0 is not the session's uid 65534 (SO_PEERCRED)");
+  g_assert_cmpint (stop_demo (demo), ==, 0);
+  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", tmpdir);
+  g_assert_cmpint (system (command), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  wick_trace = g_getenv ("WICK_TRACE");
+  wick_demo = g_getenv ("WICK_DEMO");
+  g_assert_nonnull (wick_trace);
+  g_assert_nonnull (wick_demo);
+  runtime_dir = g_dir_make_tmp ("wick-live-demo-XXXXXX", NULL);
+  g_chmod (runtime_dir, 0700);
+  g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  g_test_add_func ("/live/demo/sessions-and-list", test_sessions_and_list);
+  g_test_add_func ("/live/demo/attach-mid-run", test_attach_mid_run);
+  g_test_add_func ("/live/demo/trace-file", test_demo_trace_file);
+  g_test_add_func ("/live/demo/evict-restore-capture", test_evict_restore_capture);
+  g_test_add_func ("/live/demo/stale-after-kill", test_stale_after_kill);
+  g_test_add_func ("/live/demo/other-uid-client-refused", test_other_uid_client_refused);
+  g_test_add_func ("/live/demo/other-uid-peer-refused", test_other_uid_peer_refused);
+  int status = g_test_run ();
+  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
+  if (system (command) != 0)
+    g_printerr ("could not remove %s\n", runtime_dir);
+  g_free (runtime_dir);
+  return status;
+}
