@@ -1,0 +1,241 @@
+/* wick-application.c — see wick-application.h for the contract. */
+#include "config.h"
+
+#include "wick-application.h"
+
+#include <glib/gi18n.h>
+
+#include "wick-window.h"
+
+struct _WickApplication
+{
+  AdwApplication parent_instance;
+  WickAttachHandler attach_handler;
+  gpointer attach_data;
+  GDestroyNotify attach_destroy;
+};
+
+G_DEFINE_FINAL_TYPE (WickApplication, wick_application, ADW_TYPE_APPLICATION)
+
+char *
+wick_application_get_example_path (void)
+{
+  const char *env = g_getenv ("WICK_EXAMPLE_TRACE");
+  if (env && *env)
+    return g_strdup (env);
+  char *installed = g_build_filename (WICK_PKGDATADIR, "example-trace.jsonl", NULL);
+  if (g_file_test (installed, G_FILE_TEST_IS_REGULAR))
+    return installed;
+  g_free (installed);
+  return g_build_filename (WICK_SOURCE_DIR, "data", "example-trace.jsonl", NULL);
+}
+
+static GtkWindow *
+active_window (WickApplication *self)
+{
+  return gtk_application_get_active_window (GTK_APPLICATION (self));
+}
+
+void
+wick_application_open_file (WickApplication *self, GFile *file, GtkWindow *reuse)
+{
+  WickWindow *window = NULL;
+  if (reuse && WICK_IS_WINDOW (reuse) && wick_window_is_empty (WICK_WINDOW (reuse)))
+    window = WICK_WINDOW (reuse);
+  else
+    window = wick_window_new (GTK_APPLICATION (self));
+  gtk_window_present (GTK_WINDOW (window));
+  wick_window_load_file (window, file);
+}
+
+static void
+on_open_response (GtkNativeDialog *dialog, int response, WickApplication *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      GtkWindow *parent = gtk_native_dialog_get_transient_for (dialog);
+      g_autoptr (GListModel) files = gtk_file_chooser_get_files (GTK_FILE_CHOOSER (dialog));
+      for (guint i = 0; i < g_list_model_get_n_items (files); i++)
+        {
+          g_autoptr (GFile) file = g_list_model_get_item (files, i);
+          wick_application_open_file (self, file, parent);
+        }
+    }
+  g_object_unref (dialog);
+}
+
+static void
+action_open (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  WickApplication *self = user_data;
+  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (_("Open Trace"), active_window (self),
+                                                              GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (dialog), TRUE);
+  GtkFileFilter *filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, _("Traces (JSONL, JSON)"));
+  gtk_file_filter_add_pattern (filter, "*.jsonl");
+  gtk_file_filter_add_pattern (filter, "*.json");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+  g_object_unref (filter);
+  filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, _("All files"));
+  gtk_file_filter_add_pattern (filter, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+  g_object_unref (filter);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+action_open_example (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  WickApplication *self = user_data;
+  g_autofree char *path = wick_application_get_example_path ();
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  wick_application_open_file (self, file, active_window (self));
+}
+
+static void
+action_new_window (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  gtk_window_present (GTK_WINDOW (wick_window_new (GTK_APPLICATION (user_data))));
+}
+
+static void
+action_attach (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  WickApplication *self = user_data;
+  if (self->attach_handler)
+    self->attach_handler (self, active_window (self), self->attach_data);
+}
+
+static void
+action_about (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  WickApplication *self = user_data;
+  const char *developers[] = { "The Wick developers", NULL };
+  GtkWidget *about = adw_about_window_new ();
+  g_object_set (about, "application-name", "Wick", "application-icon", WICK_APPLICATION_ID,
+                "version", WICK_VERSION, "developers", developers, "license-type", GTK_LICENSE_MIT_X11,
+                "website", "https://github.com/wickprofiler/wick",
+                "comments", _("Trace explorer for GPU and ML workloads: span timelines, memory by category, "
+                              "gradient coverage and live capture."),
+                "translator-credits", _("translator-credits"), NULL);
+  gtk_window_set_transient_for (GTK_WINDOW (about), active_window (self));
+  gtk_window_present (GTK_WINDOW (about));
+}
+
+static void
+action_quit (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (user_data));
+  for (GList *l = g_list_copy (windows), *it = l; it; it = it->next)
+    {
+      gtk_window_close (it->data);
+      if (it->next == NULL)
+        g_list_free (l);
+    }
+}
+
+static const GActionEntry app_actions[] = {
+  { "open", action_open },
+  { "open-example", action_open_example },
+  { "new-window", action_new_window },
+  { "attach", action_attach },
+  { "about", action_about },
+  { "quit", action_quit },
+};
+
+static void
+wick_application_startup (GApplication *app)
+{
+  G_APPLICATION_CLASS (wick_application_parent_class)->startup (app);
+  WickApplication *self = WICK_APPLICATION (app);
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions), app);
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (app), "attach")),
+                               self->attach_handler != NULL);
+  struct { const char *action; const char *accels[3]; } accels[] = {
+    { "app.open", { "<Control>o", NULL } },
+    { "app.new-window", { "<Control>n", NULL } },
+    { "app.quit", { "<Control>q", NULL } },
+    { "window.close", { "<Control>w", NULL } },
+    { "win.export", { "<Control>e", NULL } },
+    { "win.search", { "<Control>f", NULL } },
+    { "win.find-next", { "<Control>g", NULL } },
+    { "win.find-previous", { "<Control><Shift>g", NULL } },
+    { "win.zoom-fit", { "<Control>0", NULL } },
+    { "win.zoom-selection", { "<Control>r", NULL } },
+    { "win.toggle-details", { "F9", NULL } },
+    { "win.show-page::timeline", { "<Alt>1", NULL } },
+    { "win.show-page::memory", { "<Alt>2", NULL } },
+    { "win.show-page::coverage", { "<Alt>3", NULL } },
+    { "win.show-page::health", { "<Alt>4", NULL } },
+    { "win.show-page::costs", { "<Alt>5", NULL } },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
+    gtk_application_set_accels_for_action (GTK_APPLICATION (app), accels[i].action, accels[i].accels);
+#ifdef WICK_HAVE_LIVE_UI
+  wick_live_ui_register (self);
+#endif
+}
+
+static void
+wick_application_activate (GApplication *app)
+{
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+wick_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
+{
+  for (int i = 0; i < n_files; i++)
+    wick_application_open_file (WICK_APPLICATION (app), files[i], NULL);
+}
+
+static void
+wick_application_dispose (GObject *object)
+{
+  WickApplication *self = WICK_APPLICATION (object);
+  if (self->attach_destroy)
+    self->attach_destroy (self->attach_data);
+  self->attach_destroy = NULL;
+  G_OBJECT_CLASS (wick_application_parent_class)->dispose (object);
+}
+
+static void
+wick_application_class_init (WickApplicationClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = wick_application_dispose;
+  G_APPLICATION_CLASS (klass)->startup = wick_application_startup;
+  G_APPLICATION_CLASS (klass)->activate = wick_application_activate;
+  G_APPLICATION_CLASS (klass)->open = wick_application_open;
+}
+
+static void
+wick_application_init (WickApplication *self)
+{
+}
+
+WickApplication *
+wick_application_new (void)
+{
+  return g_object_new (WICK_TYPE_APPLICATION, "application-id", WICK_APPLICATION_ID, "flags",
+                       G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE,
+                       "resource-base-path", "/io/github/wickprofiler/Wick", NULL);
+}
+
+void
+wick_application_set_attach_handler (WickApplication *self, WickAttachHandler handler,
+                                     gpointer user_data, GDestroyNotify destroy)
+{
+  g_return_if_fail (WICK_IS_APPLICATION (self));
+  if (self->attach_destroy)
+    self->attach_destroy (self->attach_data);
+  self->attach_handler = handler;
+  self->attach_data = user_data;
+  self->attach_destroy = destroy;
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "attach");
+  if (action)
+    g_simple_action_set_enabled (G_SIMPLE_ACTION (action), handler != NULL);
+}

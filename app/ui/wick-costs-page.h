@@ -1,0 +1,29 @@
+/* wick-costs-page.h — span costs by name, and the ops and tensors tables.
+ *
+ * Three tables under a switcher, one filter entry for all: span costs
+ * (name, count, total, self, mean, max; sorted by total), ops (name, span,
+ * shape, dtype, device, duration, bytes) and tensors (id, label, category,
+ * shape, dtype, device, bytes). Every column sorts. Selecting an op or a
+ * tensor selects it in the shared selection; activating a span-cost row
+ * emits "search-name" so the window can highlight those spans on the
+ * timeline.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "wick-selection.h"
+#include "wick-table.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_COSTS_PAGE (wick_costs_page_get_type ())
+G_DECLARE_FINAL_TYPE (WickCostsPage, wick_costs_page, WICK, COSTS_PAGE, GtkWidget)
+
+GtkWidget *wick_costs_page_new (WickSelection *selection);
+void wick_costs_page_set_document (WickCostsPage *self, WickDocument *document);
+void wick_costs_page_document_changed (WickCostsPage *self);
+WickTable *wick_costs_page_get_table (WickCostsPage *self, const char *name); /* "spans", "ops", "tensors" */
+void wick_costs_page_set_filter (WickCostsPage *self, const char *text);
+
+G_END_DECLS

@@ -1,0 +1,249 @@
+/* wick-coverage-page.c — see wick-coverage-page.h for the contract. */
+#include "wick-coverage-page.h"
+
+#include <glib/gi18n.h>
+
+#include "model/wick-gradient-report.h"
+
+struct _WickCoveragePage
+{
+  GtkWidget parent_instance;
+  GtkWidget *box;
+  GtkWidget *verdict;
+  GtkWidget *reason;
+  GtkWidget *digest;
+  WickTable *table;
+  WickSelection *selection;
+  WickDocument *document;
+  WickGradientReport *report;
+};
+
+G_DEFINE_FINAL_TYPE (WickCoveragePage, wick_coverage_page, GTK_TYPE_WIDGET)
+
+static const WickGradientFamilyRow *
+family (WickCoveragePage *self, guint index)
+{
+  return &g_array_index (self->report->families, WickGradientFamilyRow, index);
+}
+
+static const WickGradientEntryRow *
+entry (WickCoveragePage *self, guint index)
+{
+  return &g_array_index (self->report->entries, WickGradientEntryRow, index);
+}
+
+static char *
+text_name (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  if (kind == 0)
+    return g_strdup (wick_document_str (self->document, family (self, index)->family));
+  const WickGradientEntryRow *e = entry (self, index);
+  return g_strdup (wick_document_str (self->document, e->key));
+}
+
+static char *
+text_root (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  return kind == 0 ? NULL : g_strdup (wick_document_str (self->document, entry (self, index)->root));
+}
+
+static char *
+text_state (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  if (kind == 0)
+    return g_strdup (wick_gradient_expectation_to_string (family (self, index)->expectation));
+  const WickGradientEntryRow *e = entry (self, index);
+  if (!e->observed)
+    return g_strdup (_("not recorded"));
+  if (e->observed_count > 1)
+    return g_strdup_printf (_("%s (×%u)"), wick_gradient_state_to_string (e->state), e->observed_count);
+  return g_strdup (wick_gradient_state_to_string (e->state));
+}
+
+static char *
+text_norm (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  if (kind == 0)
+    return g_strdup_printf (_("min present %" G_GUINT64_FORMAT), family (self, index)->min_present);
+  const WickGradientEntryRow *e = entry (self, index);
+  return e->observed && e->has_norm ? g_strdup_printf ("%.6g", e->norm) : g_strdup ("—");
+}
+
+static char *
+text_counts (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  if (kind != 0)
+    return NULL;
+  const WickGradientFamilyRow *f = family (self, index);
+  return g_strdup_printf (_("%u members · %u present · %u attached"), f->members, f->present, f->attached);
+}
+
+static char *
+text_verdict (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  return kind == 0 ? g_strdup (family (self, index)->verdict) : NULL;
+}
+
+static GArray *
+children (gpointer data, guint index)
+{
+  WickCoveragePage *self = data;
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint));
+  WickStr name = family (self, index)->family;
+  for (guint i = 0; i < self->report->entries->len; i++)
+    if (entry (self, i)->family == name)
+      g_array_append_val (out, i);
+  return out;
+}
+
+static void
+on_row (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  if (kind == 1 && entry (self, index)->gradient >= 0)
+    wick_selection_set_record (self->selection, WICK_RECORD_GRADIENT, entry (self, index)->gradient);
+}
+
+static void
+update_header (WickCoveragePage *self)
+{
+  WickGradientReport *r = self->report;
+  static const char *css[] = { "success", "warning", "error", "dim-label" };
+  for (guint i = 0; i < G_N_ELEMENTS (css); i++)
+    gtk_widget_remove_css_class (self->verdict, css[i]);
+  g_autofree char *verdict = g_strdup_printf (_("Gradient coverage: %s"), wick_coverage_verdict_to_string (r->verdict));
+  gtk_label_set_text (GTK_LABEL (self->verdict), verdict);
+  gtk_widget_add_css_class (self->verdict, css[MIN (r->verdict, 3)]);
+  gtk_label_set_text (GTK_LABEL (self->reason), r->reason ? r->reason : "");
+  if (!r->has_contract)
+    {
+      g_autofree char *text = g_strdup_printf (g_dngettext (NULL, "No gradient contract declared; %u gradient record.",
+                                                            "No gradient contract declared; %u gradient records.",
+                                                            r->n_gradients), r->n_gradients);
+      gtk_label_set_text (GTK_LABEL (self->digest), text);
+      return;
+    }
+  g_autofree char *digest = NULL;
+  if (r->digest_matches)
+    digest = g_strdup_printf (_("Manifest digest matches: %s"), r->computed_sha256);
+  else
+    digest = g_strdup_printf (_("Manifest digest does not match: declared %s, recomputed %s"),
+                              r->declared_sha256 ? r->declared_sha256 : "—",
+                              r->computed_sha256 ? r->computed_sha256 : "—");
+  if (r->contract_error)
+    {
+      g_autofree char *more = g_strdup_printf ("%s\n%s", digest, r->contract_error);
+      gtk_label_set_text (GTK_LABEL (self->digest), more);
+    }
+  else
+    gtk_label_set_text (GTK_LABEL (self->digest), digest);
+}
+
+static void
+wick_coverage_page_dispose (GObject *object)
+{
+  WickCoveragePage *self = WICK_COVERAGE_PAGE (object);
+  g_clear_pointer (&self->box, gtk_widget_unparent);
+  g_clear_pointer (&self->table, wick_table_free);
+  g_clear_pointer (&self->report, wick_gradient_report_free);
+  g_clear_object (&self->selection);
+  g_clear_object (&self->document);
+  G_OBJECT_CLASS (wick_coverage_page_parent_class)->dispose (object);
+}
+
+static void
+wick_coverage_page_class_init (WickCoveragePageClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = wick_coverage_page_dispose;
+  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+}
+
+static GtkWidget *
+header_label (const char *css)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  if (css)
+    gtk_widget_add_css_class (label, css);
+  return label;
+}
+
+static void
+wick_coverage_page_init (WickCoveragePage *self)
+{
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+  GtkWidget *header = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
+  gtk_widget_set_margin_start (header, 18);
+  gtk_widget_set_margin_end (header, 18);
+  gtk_widget_set_margin_top (header, 12);
+  gtk_widget_set_margin_bottom (header, 12);
+  self->verdict = header_label ("title-3");
+  self->reason = header_label (NULL);
+  self->digest = header_label ("caption");
+  gtk_widget_add_css_class (self->digest, "monospace");
+  gtk_box_append (GTK_BOX (header), self->verdict);
+  gtk_box_append (GTK_BOX (header), self->reason);
+  gtk_box_append (GTK_BOX (header), self->digest);
+  gtk_box_append (GTK_BOX (self->box), header);
+  gtk_box_append (GTK_BOX (self->box), gtk_separator_new (GTK_ORIENTATION_HORIZONTAL));
+
+  self->table = wick_table_new (self);
+  wick_table_set_tree (self->table, children);
+  wick_table_add_column (self->table, _("Family / key"), text_name, NULL, TRUE, FALSE);
+  wick_table_add_column (self->table, _("Root"), text_root, NULL, FALSE, FALSE);
+  wick_table_add_column (self->table, _("Expectation / state"), text_state, NULL, FALSE, FALSE);
+  wick_table_add_column (self->table, _("Norm"), text_norm, NULL, FALSE, TRUE);
+  wick_table_add_column (self->table, _("Counts"), text_counts, NULL, FALSE, FALSE);
+  wick_table_add_column (self->table, _("Verdict"), text_verdict, NULL, FALSE, FALSE);
+  wick_table_set_row_func (self->table, on_row);
+  gtk_box_append (GTK_BOX (self->box), wick_table_get_widget (self->table));
+}
+
+GtkWidget *
+wick_coverage_page_new (WickSelection *selection)
+{
+  WickCoveragePage *self = g_object_new (WICK_TYPE_COVERAGE_PAGE, NULL);
+  self->selection = g_object_ref (selection);
+  return GTK_WIDGET (self);
+}
+
+void
+wick_coverage_page_set_document (WickCoveragePage *self, WickDocument *document)
+{
+  g_set_object (&self->document, document);
+  wick_coverage_page_document_changed (self);
+}
+
+void
+wick_coverage_page_document_changed (WickCoveragePage *self)
+{
+  wick_table_set_rows (self->table, 0);
+  g_clear_pointer (&self->report, wick_gradient_report_free);
+  if (self->document == NULL)
+    return;
+  self->report = wick_gradient_report_new (self->document);
+  wick_table_set_rows (self->table, self->report->families->len);
+  update_header (self);
+}
+
+WickTable *
+wick_coverage_page_get_table (WickCoveragePage *self)
+{
+  return self->table;
+}
+
+const char *
+wick_coverage_page_get_verdict_text (WickCoveragePage *self)
+{
+  return gtk_label_get_text (GTK_LABEL (self->verdict));
+}

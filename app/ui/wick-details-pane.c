@@ -1,0 +1,512 @@
+/* wick-details-pane.c — see wick-details-pane.h for the contract. */
+#include "wick-details-pane.h"
+
+#include <glib/gi18n.h>
+#include <json-glib/json-glib.h>
+
+#include "model/wick-span-costs.h"
+#include "wick-format.h"
+#include "wick-record-text.h"
+
+#define MAX_LISTED 200
+
+struct _WickDetailsPane
+{
+  GtkWidget parent_instance;
+  GtkWidget *scrolled;
+  GtkWidget *box;
+  GtkWidget *title;
+  GtkWidget *grid;
+  guint grid_rows;
+  WickSelection *selection;
+  WickDocument *document;
+  WickSpanIndex *span_index;
+};
+
+G_DEFINE_FINAL_TYPE (WickDetailsPane, wick_details_pane, GTK_TYPE_WIDGET)
+
+static void
+add_field (WickDetailsPane *self, const char *key, const char *value)
+{
+  GtkWidget *k = gtk_label_new (key);
+  gtk_label_set_xalign (GTK_LABEL (k), 1.0);
+  gtk_label_set_yalign (GTK_LABEL (k), 0.0);
+  gtk_widget_add_css_class (k, "dim-label");
+  GtkWidget *v = gtk_label_new (value ? value : "—");
+  gtk_label_set_xalign (GTK_LABEL (v), 0.0);
+  gtk_label_set_selectable (GTK_LABEL (v), TRUE);
+  gtk_label_set_wrap (GTK_LABEL (v), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (v), PANGO_WRAP_WORD_CHAR);
+  gtk_widget_set_hexpand (v, TRUE);
+  gtk_grid_attach (GTK_GRID (self->grid), k, 0, self->grid_rows, 1, 1);
+  gtk_grid_attach (GTK_GRID (self->grid), v, 1, self->grid_rows, 1, 1);
+  self->grid_rows++;
+}
+
+static void
+add_field_take (WickDetailsPane *self, const char *key, char *value)
+{
+  add_field (self, key, value);
+  g_free (value);
+}
+
+static void
+add_heading (WickDetailsPane *self, const char *text)
+{
+  GtkWidget *label = gtk_label_new (text);
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+  gtk_widget_add_css_class (label, "heading");
+  gtk_widget_set_margin_top (label, 12);
+  gtk_box_append (GTK_BOX (self->box), label);
+}
+
+typedef struct
+{
+  WickSelection *selection;
+  WickRecordType type;
+  gint64 index;
+} Link;
+
+static void
+on_row_activated (GtkListBox *list, GtkListBoxRow *row, gpointer user_data)
+{
+  Link *link = g_object_get_data (G_OBJECT (row), "wick-link");
+  if (link)
+    wick_selection_set_record (link->selection, link->type, link->index);
+}
+
+static GtkWidget *
+add_list (WickDetailsPane *self)
+{
+  GtkWidget *list = gtk_list_box_new ();
+  gtk_widget_add_css_class (list, "boxed-list");
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+  g_signal_connect (list, "row-activated", G_CALLBACK (on_row_activated), NULL);
+  gtk_box_append (GTK_BOX (self->box), list);
+  return list;
+}
+
+static void
+add_list_row (WickDetailsPane *self, GtkWidget *list, const char *title, const char *subtitle,
+              WickRecordType type, gint64 index)
+{
+  GtkWidget *row = gtk_list_box_row_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  gtk_widget_set_margin_start (box, 8);
+  gtk_widget_set_margin_end (box, 8);
+  gtk_widget_set_margin_top (box, 4);
+  gtk_widget_set_margin_bottom (box, 4);
+  GtkWidget *t = gtk_label_new (title);
+  gtk_label_set_xalign (GTK_LABEL (t), 0.0);
+  gtk_label_set_ellipsize (GTK_LABEL (t), PANGO_ELLIPSIZE_END);
+  GtkWidget *s = gtk_label_new (subtitle);
+  gtk_label_set_xalign (GTK_LABEL (s), 0.0);
+  gtk_label_set_ellipsize (GTK_LABEL (s), PANGO_ELLIPSIZE_END);
+  gtk_widget_add_css_class (s, "dim-label");
+  gtk_widget_add_css_class (s, "caption");
+  gtk_box_append (GTK_BOX (box), t);
+  gtk_box_append (GTK_BOX (box), s);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+  Link *link = g_new (Link, 1);
+  *link = (Link) { self->selection, type, index };
+  g_object_set_data_full (G_OBJECT (row), "wick-link", link, g_free);
+  gtk_list_box_append (GTK_LIST_BOX (list), row);
+}
+
+static void
+clear (WickDetailsPane *self)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (self->box)))
+    gtk_box_remove (GTK_BOX (self->box), child);
+  self->title = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (self->title), 0.0);
+  gtk_label_set_wrap (GTK_LABEL (self->title), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (self->title), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (GTK_LABEL (self->title), TRUE);
+  gtk_widget_add_css_class (self->title, "title-3");
+  gtk_box_append (GTK_BOX (self->box), self->title);
+  self->grid = gtk_grid_new ();
+  gtk_grid_set_column_spacing (GTK_GRID (self->grid), 12);
+  gtk_grid_set_row_spacing (GTK_GRID (self->grid), 4);
+  gtk_box_append (GTK_BOX (self->box), self->grid);
+  self->grid_rows = 0;
+}
+
+static char *
+rel_time (WickDetailsPane *self, guint64 t)
+{
+  guint64 origin = wick_document_origin_ns (self->document);
+  g_autofree char *rel = wick_format_duration (t >= origin ? t - origin : 0);
+  return g_strdup_printf ("+%s  (%" G_GUINT64_FORMAT " ns)", rel, t);
+}
+
+static char *
+bytes_text (guint64 bytes)
+{
+  g_autofree char *human = wick_format_bytes (bytes);
+  return g_strdup_printf ("%s (%" G_GUINT64_FORMAT " B)", human, bytes);
+}
+
+static void
+show_span_contents (WickDetailsPane *self, guint index)
+{
+  WickDocument *doc = self->document;
+  guint n;
+  const guint32 *ops = wick_span_index_get_ops (self->span_index, index, &n);
+  if (n > 0)
+    {
+      g_autofree char *heading = g_strdup_printf (g_dngettext (NULL, "%u op", "%u ops", n), n);
+      add_heading (self, heading);
+      GtkWidget *list = add_list (self);
+      const WickOp *all = wick_document_get_ops (doc, NULL);
+      for (guint i = 0; i < MIN (n, MAX_LISTED); i++)
+        {
+          const WickOp *op = &all[ops[i]];
+          g_autofree char *shape = wick_format_shape (doc, op->shape_offset, op->rank);
+          g_autofree char *dur = wick_format_duration (op->duration_ns);
+          g_autofree char *out = wick_format_bytes (op->output_dense_bytes);
+          g_autofree char *sub = g_strdup_printf ("%s %s · %s · %s · out %s", wick_document_str (doc, op->dtype), shape,
+                                                  wick_document_str (doc, op->device), dur, out);
+          add_list_row (self, list, wick_document_str (doc, op->op_name), sub, WICK_RECORD_OP, ops[i]);
+        }
+    }
+  const guint32 *tensors = wick_span_index_get_tensors (self->span_index, index, &n);
+  if (n > 0)
+    {
+      g_autofree char *heading = g_strdup_printf (g_dngettext (NULL, "%u tensor", "%u tensors", n), n);
+      add_heading (self, heading);
+      GtkWidget *list = add_list (self);
+      const WickTensor *all = wick_document_get_tensors (doc, NULL);
+      for (guint i = 0; i < MIN (n, MAX_LISTED); i++)
+        {
+          const WickTensor *t = &all[tensors[i]];
+          g_autofree char *shape = wick_format_shape (doc, t->shape_offset, t->rank);
+          g_autofree char *bytes = wick_format_bytes (t->dense_bytes);
+          g_autofree char *sub = g_strdup_printf ("%s · %s %s · %s · %s", wick_category_name (t->category),
+                                                  wick_document_str (doc, t->dtype), shape,
+                                                  wick_document_str (doc, t->device), bytes);
+          const char *label = wick_document_str (doc, t->label);
+          add_list_row (self, list, label ? label : wick_document_str (doc, t->tensor_id), sub,
+                        WICK_RECORD_TENSOR, tensors[i]);
+        }
+    }
+  const guint32 *intervals = wick_span_index_get_device_intervals (self->span_index, index, &n);
+  if (n > 0)
+    {
+      add_heading (self, _("Device intervals"));
+      GtkWidget *list = add_list (self);
+      const WickDeviceInterval *all = wick_document_get_device_intervals (doc, NULL);
+      for (guint i = 0; i < MIN (n, MAX_LISTED); i++)
+        {
+          const WickDeviceInterval *iv = &all[intervals[i]];
+          g_autofree char *dur = wick_format_duration (iv->duration_ns);
+          g_autofree char *title = g_strdup_printf ("%s · stream %s", wick_document_str (doc, iv->device),
+                                                    wick_document_str (doc, iv->stream_id));
+          g_autofree char *sub = g_strdup_printf ("%s · %s", wick_document_str (doc, iv->backend), dur);
+          add_list_row (self, list, title, sub, WICK_RECORD_DEVICE_INTERVAL, intervals[i]);
+        }
+    }
+}
+
+static void
+show_span (WickDetailsPane *self, guint index)
+{
+  WickDocument *doc = self->document;
+  const WickSpan *span = &wick_document_get_spans (doc, NULL)[index];
+  gtk_label_set_text (GTK_LABEL (self->title), wick_document_str (doc, span->name));
+  add_field (self, _("Kind"), wick_span_kind_name (span->kind));
+  add_field (self, _("Step"), wick_step_name (span->step));
+  add_field (self, _("Id"), wick_document_str (doc, span->id));
+  if (span->parent >= 0)
+    {
+      const WickSpan *parent = &wick_document_get_spans (doc, NULL)[span->parent];
+      add_field_take (self, _("Parent"), g_strdup_printf ("%s (%s)", wick_document_str (doc, parent->name),
+                                                          wick_document_str (doc, parent->id)));
+    }
+  else
+    add_field (self, _("Parent"), span->parent_id ? wick_document_str (doc, span->parent_id) : _("none (root)"));
+  add_field_take (self, _("Start"), rel_time (self, span->start_ns));
+  if (span->flags & WICK_SPAN_FLAG_CLOSED)
+    add_field_take (self, _("Duration"), wick_format_duration (span->duration_ns));
+  else
+    add_field (self, _("Duration"), _("open (no span_end)"));
+  add_field_take (self, _("Self time"), wick_format_duration (wick_span_index_get_self_ns (self->span_index, index)));
+  add_field (self, _("Measured"), (span->flags & WICK_SPAN_FLAG_MEASURED) ? _("yes") : _("no"));
+  add_field_take (self, _("Depth"), g_strdup_printf ("%u", span->depth));
+  add_field_take (self, _("Allocated here"), bytes_text (wick_span_index_get_bytes_allocated (self->span_index, index)));
+  add_field_take (self, _("Freed here"), bytes_text (wick_span_index_get_bytes_freed (self->span_index, index)));
+  guint n_children;
+  wick_span_index_get_children (self->span_index, index, &n_children);
+  add_field_take (self, _("Children"), g_strdup_printf ("%u", n_children));
+  show_span_contents (self, index);
+}
+
+static void
+show_op (WickDetailsPane *self, guint index)
+{
+  WickDocument *doc = self->document;
+  const WickOp *op = &wick_document_get_ops (doc, NULL)[index];
+  gtk_label_set_text (GTK_LABEL (self->title), wick_document_str (doc, op->op_name));
+  add_field (self, _("Record"), "op");
+  add_field (self, _("Span"), wick_document_str (doc, op->span_id));
+  const WickStr *inputs = wick_document_get_op_inputs (doc, op);
+  GString *in = g_string_new (NULL);
+  for (guint i = 0; inputs && i < op->n_inputs; i++)
+    g_string_append_printf (in, "%s%s", i ? ", " : "", wick_document_str (doc, inputs[i]));
+  add_field (self, _("Inputs"), in->len ? in->str : "—");
+  g_string_free (in, TRUE);
+  add_field (self, _("Output"), op->output ? wick_document_str (doc, op->output) : NULL);
+  add_field_take (self, _("Shape"), wick_format_shape (doc, op->shape_offset, op->rank));
+  add_field (self, _("Dtype"), wick_document_str (doc, op->dtype));
+  add_field (self, _("Device"), wick_document_str (doc, op->device));
+  add_field_take (self, _("Timestamp"), rel_time (self, op->timestamp_ns));
+  add_field_take (self, _("Duration"), wick_format_duration (op->duration_ns));
+  add_field_take (self, _("Input bytes"), bytes_text (op->input_dense_bytes));
+  add_field_take (self, _("Output bytes"), bytes_text (op->output_dense_bytes));
+}
+
+static void
+show_tensor (WickDetailsPane *self, guint index)
+{
+  WickDocument *doc = self->document;
+  const WickTensor *t = &wick_document_get_tensors (doc, NULL)[index];
+  gtk_label_set_text (GTK_LABEL (self->title), t->label ? wick_document_str (doc, t->label) : wick_document_str (doc, t->tensor_id));
+  add_field (self, _("Record"), "tensor");
+  add_field (self, _("Tensor id"), wick_document_str (doc, t->tensor_id));
+  add_field (self, _("Span"), wick_document_str (doc, t->span_id));
+  add_field (self, _("Category"), wick_category_name (t->category));
+  add_field_take (self, _("Shape"), wick_format_shape (doc, t->shape_offset, t->rank));
+  add_field (self, _("Dtype"), wick_document_str (doc, t->dtype));
+  add_field (self, _("Device"), wick_document_str (doc, t->device));
+  add_field_take (self, _("Dense bytes"), bytes_text (t->dense_bytes));
+  add_field (self, _("Requires grad"), t->requires_grad ? _("yes") : _("no"));
+}
+
+static void
+show_memory (WickDetailsPane *self, guint index)
+{
+  WickDocument *doc = self->document;
+  const WickMemoryEvent *m = &wick_document_get_memory (doc, NULL)[index];
+  g_autofree char *title = g_strdup_printf ("%s %s", m->action == WICK_MEMORY_ALLOC ? "alloc" : "free",
+                                            wick_document_str (doc, m->storage_id));
+  gtk_label_set_text (GTK_LABEL (self->title), title);
+  add_field (self, _("Record"), "memory");
+  add_field_take (self, _("Timestamp"), rel_time (self, m->timestamp_ns));
+  add_field (self, _("Device"), wick_document_str (doc, m->device));
+  add_field (self, _("Storage"), wick_document_str (doc, m->storage_id));
+  add_field (self, _("Tensor id"), wick_document_str (doc, m->tensor_id));
+  add_field (self, _("Span"), wick_document_str (doc, m->span_id));
+  add_field (self, _("Op"), m->op_name ? wick_document_str (doc, m->op_name) : NULL);
+  add_field_take (self, _("Bytes"), bytes_text (m->bytes));
+  add_field (self, _("Category"), wick_category_name (m->category));
+  add_field_take (self, _("Shape"), wick_format_shape (doc, m->shape_offset, m->rank));
+  add_field (self, _("Dtype"), wick_document_str (doc, m->dtype));
+}
+
+static void
+show_interval (WickDetailsPane *self, guint index)
+{
+  WickDocument *doc = self->document;
+  const WickDeviceInterval *iv = &wick_document_get_device_intervals (doc, NULL)[index];
+  gtk_label_set_text (GTK_LABEL (self->title), _("Device interval"));
+  add_field (self, _("Span"), wick_document_str (doc, iv->span_id));
+  add_field (self, _("Device"), wick_document_str (doc, iv->device));
+  add_field (self, _("Stream"), wick_document_str (doc, iv->stream_id));
+  add_field (self, _("Clock"), wick_document_str (doc, iv->clock_id));
+  add_field (self, _("Backend"), wick_document_str (doc, iv->backend));
+  add_field_take (self, _("Start (device clock)"), g_strdup_printf ("%" G_GUINT64_FORMAT " ns", iv->start_ns));
+  add_field_take (self, _("Duration"), wick_format_duration (iv->duration_ns));
+  if (iv->span >= 0)
+    show_span_contents (self, iv->span);
+}
+
+static void
+show_generic (WickDetailsPane *self, WickRecordType type, gint64 index)
+{
+  WickDocument *doc = self->document;
+  g_autofree char *title = wick_record_title (doc, type, index);
+  gtk_label_set_text (GTK_LABEL (self->title), title);
+  if (type == WICK_RECORD_EXTENSION)
+    {
+      const WickExtensionRecord *ext = &wick_document_get_extensions (doc, NULL)[index];
+      add_field_take (self, _("Line"), g_strdup_printf ("%u", ext->line));
+      if (ext->timestamp_ns)
+        add_field_take (self, _("Timestamp"), rel_time (self, ext->timestamp_ns));
+      g_autoptr (JsonParser) parser = json_parser_new ();
+      if (json_parser_load_from_data (parser, wick_document_str (doc, ext->json), -1, NULL))
+        {
+          JsonObject *object = json_node_get_object (json_parser_get_root (parser));
+          g_autoptr (GList) members = object ? json_object_get_members (object) : NULL;
+          for (GList *l = members; l; l = l->next)
+            {
+              JsonNode *node = json_object_get_member (object, l->data);
+              if (JSON_NODE_HOLDS_VALUE (node))
+                {
+                  GValue value = G_VALUE_INIT;
+                  json_node_get_value (node, &value);
+                  GValue text = G_VALUE_INIT;
+                  g_value_init (&text, G_TYPE_STRING);
+                  if (g_value_transform (&value, &text))
+                    add_field (self, l->data, g_value_get_string (&text));
+                  g_value_unset (&text);
+                  g_value_unset (&value);
+                }
+              else
+                add_field_take (self, l->data, json_to_string (node, FALSE));
+            }
+        }
+    }
+  else if (type == WICK_RECORD_GRADIENT)
+    {
+      static const char *states[] = { "present", "missing", "zero", "non_finite" };
+      const WickGradient *g = &wick_document_get_gradients (doc, NULL)[index];
+      add_field (self, _("Event id"), wick_document_str (doc, g->event_id));
+      add_field (self, _("Root"), wick_document_str (doc, g->root));
+      add_field (self, _("Key"), wick_document_str (doc, g->key));
+      add_field (self, _("State"), states[MIN (g->state, 3)]);
+      add_field_take (self, _("Norm"), g->has_norm ? g_strdup_printf ("%.6g", g->norm) : g_strdup ("—"));
+    }
+  else if (type == WICK_RECORD_DEVICE_MEMORY)
+    {
+      const WickDeviceMemorySample *s = &wick_document_get_device_memory (doc, NULL)[index];
+      add_field_take (self, _("Timestamp"), rel_time (self, s->timestamp_ns));
+      add_field (self, _("Device"), wick_document_str (doc, s->device));
+      if (s->present & WICK_DEVICE_MEMORY_USED)
+        add_field_take (self, _("Used"), bytes_text (s->used_bytes));
+      if (s->present & WICK_DEVICE_MEMORY_RESERVED)
+        add_field_take (self, _("Reserved"), bytes_text (s->reserved_bytes));
+      if (s->present & WICK_DEVICE_MEMORY_FREE)
+        add_field_take (self, _("Free"), bytes_text (s->free_bytes));
+      if (s->present & WICK_DEVICE_MEMORY_CAPACITY)
+        add_field_take (self, _("Capacity"), bytes_text (s->capacity_bytes));
+    }
+  else if (type == WICK_RECORD_META)
+    add_field (self, _("JSON"), wick_document_get_meta_json (doc));
+  else if (type == WICK_RECORD_TERMINAL)
+    {
+      add_field (self, _("Outcome"), wick_document_get_capture_complete (doc) ? "complete" : "failed");
+      add_field (self, _("Reason"), wick_document_get_terminal_reason (doc));
+      add_field_take (self, _("Timestamp"), rel_time (self, wick_document_get_terminal_ns (doc)));
+    }
+}
+
+static void
+show_nothing (WickDetailsPane *self)
+{
+  gtk_label_set_text (GTK_LABEL (self->title), _("Nothing selected"));
+  GtkWidget *hint = gtk_label_new (_("Click a span, a device interval or a marker on the timeline, "
+                                     "or a row in a table, to see all its fields here."));
+  gtk_label_set_wrap (GTK_LABEL (hint), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (hint), 0.0);
+  gtk_widget_add_css_class (hint, "dim-label");
+  gtk_box_append (GTK_BOX (self->box), hint);
+}
+
+static void
+refresh (WickDetailsPane *self)
+{
+  clear (self);
+  gint64 index;
+  WickRecordType type = wick_selection_get_record (self->selection, &index);
+  if (self->document == NULL || type == WICK_RECORD_NONE || index < 0)
+    {
+      show_nothing (self);
+      return;
+    }
+  if (self->span_index == NULL)
+    self->span_index = wick_span_index_new (self->document);
+  switch (type)
+    {
+    case WICK_RECORD_SPAN:
+      show_span (self, index);
+      break;
+    case WICK_RECORD_OP:
+      show_op (self, index);
+      break;
+    case WICK_RECORD_TENSOR:
+      show_tensor (self, index);
+      break;
+    case WICK_RECORD_MEMORY:
+      show_memory (self, index);
+      break;
+    case WICK_RECORD_DEVICE_INTERVAL:
+      show_interval (self, index);
+      break;
+    default:
+      show_generic (self, type, index);
+      break;
+    }
+}
+
+static void
+on_selection_changed (WickSelection *selection, guint what, WickDetailsPane *self)
+{
+  if (what & WICK_SELECTION_CHANGED_RECORD)
+    refresh (self);
+}
+
+static void
+wick_details_pane_dispose (GObject *object)
+{
+  WickDetailsPane *self = WICK_DETAILS_PANE (object);
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data (self->selection, self);
+  g_clear_object (&self->selection);
+  g_clear_object (&self->document);
+  g_clear_pointer (&self->span_index, wick_span_index_free);
+  g_clear_pointer (&self->scrolled, gtk_widget_unparent);
+  G_OBJECT_CLASS (wick_details_pane_parent_class)->dispose (object);
+}
+
+static void
+wick_details_pane_class_init (WickDetailsPaneClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = wick_details_pane_dispose;
+  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "wickdetails");
+}
+
+static void
+wick_details_pane_init (WickDetailsPane *self)
+{
+  self->scrolled = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scrolled), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_set_margin_start (self->box, 12);
+  gtk_widget_set_margin_end (self->box, 12);
+  gtk_widget_set_margin_top (self->box, 12);
+  gtk_widget_set_margin_bottom (self->box, 12);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), self->box);
+  gtk_widget_set_parent (self->scrolled, GTK_WIDGET (self));
+}
+
+GtkWidget *
+wick_details_pane_new (WickSelection *selection)
+{
+  WickDetailsPane *self = g_object_new (WICK_TYPE_DETAILS_PANE, NULL);
+  self->selection = g_object_ref (selection);
+  g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
+  refresh (self);
+  return GTK_WIDGET (self);
+}
+
+void
+wick_details_pane_set_document (WickDetailsPane *self, WickDocument *document)
+{
+  g_set_object (&self->document, document);
+  wick_details_pane_document_changed (self);
+}
+
+void
+wick_details_pane_document_changed (WickDetailsPane *self)
+{
+  g_clear_pointer (&self->span_index, wick_span_index_free);
+  refresh (self);
+}
+
+const char *
+wick_details_pane_get_title (WickDetailsPane *self)
+{
+  return gtk_label_get_text (GTK_LABEL (self->title));
+}

@@ -1,0 +1,26 @@
+/* wick-details-pane.h — every field of the selected record.
+ *
+ * Follows the shared selection. For a span: its fields, timing (start from the
+ * trace's first span, duration, self time), parent, bytes allocated and freed
+ * in it, and the ops, tensors and device intervals it holds (click one to
+ * select it). For other records: all their fields; Wick extension records
+ * show their JSON.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "wick-selection.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_DETAILS_PANE (wick_details_pane_get_type ())
+G_DECLARE_FINAL_TYPE (WickDetailsPane, wick_details_pane, WICK, DETAILS_PANE, GtkWidget)
+
+GtkWidget *wick_details_pane_new (WickSelection *selection);
+void wick_details_pane_set_document (WickDetailsPane *self, WickDocument *document);
+void wick_details_pane_document_changed (WickDetailsPane *self);
+/* The title shown (record name), for tests. */
+const char *wick_details_pane_get_title (WickDetailsPane *self);
+
+G_END_DECLS

@@ -1,0 +1,219 @@
+/* wick-health-page.c — see wick-health-page.h for the contract. */
+#include "wick-health-page.h"
+
+#include <glib/gi18n.h>
+
+#include "wick-record-text.h"
+
+struct _WickHealthPage
+{
+  GtkWidget parent_instance;
+  GtkWidget *box;
+  GtkWidget *title;
+  GtkWidget *subtitle;
+  GtkWidget *icon;
+  WickTable *table;
+  WickSelection *selection;
+  WickDocument *document;
+  guint n_errors, n_warnings;
+};
+
+G_DEFINE_FINAL_TYPE (WickHealthPage, wick_health_page, GTK_TYPE_WIDGET)
+
+static const WickHealthIssue *
+issue (WickHealthPage *self, guint index)
+{
+  return &wick_document_get_health (self->document, NULL)[index];
+}
+
+static char *
+text_severity (gpointer data, guint kind, guint index)
+{
+  return g_strdup (wick_severity_to_string (issue (data, index)->severity));
+}
+
+static char *
+text_code (gpointer data, guint kind, guint index)
+{
+  return g_strdup (issue (data, index)->code);
+}
+
+static char *
+text_message (gpointer data, guint kind, guint index)
+{
+  return g_strdup (issue (data, index)->message);
+}
+
+static char *
+text_record (gpointer data, guint kind, guint index)
+{
+  WickHealthPage *self = data;
+  const WickHealthIssue *i = issue (self, index);
+  if (i->record_type == WICK_RECORD_NONE || i->record_index < 0)
+    return g_strdup (i->record_id ? i->record_id : "");
+  g_autofree char *title = wick_record_title (self->document, i->record_type, i->record_index);
+  return i->record_id ? g_strdup_printf ("%s (%s)", title, i->record_id) : g_steal_pointer (&title);
+}
+
+static int
+compare_severity (gpointer data, guint a, guint b)
+{
+  int sa = issue (data, a)->severity, sb = issue (data, b)->severity;
+  return sa != sb ? (sa < sb ? -1 : 1) : (a < b ? -1 : a > b);
+}
+
+static int
+compare_code (gpointer data, guint a, guint b)
+{
+  int c = g_strcmp0 (issue (data, a)->code, issue (data, b)->code);
+  return c ? c : (a < b ? -1 : a > b);
+}
+
+static int
+compare_message (gpointer data, guint a, guint b)
+{
+  return g_strcmp0 (issue (data, a)->message, issue (data, b)->message);
+}
+
+static void
+on_row (gpointer data, guint kind, guint index)
+{
+  WickHealthPage *self = data;
+  const WickHealthIssue *i = issue (self, index);
+  if (i->record_type != WICK_RECORD_NONE && i->record_index >= 0)
+    wick_selection_set_record (self->selection, i->record_type, i->record_index);
+}
+
+static void
+update_header (WickHealthPage *self)
+{
+  guint n = 0;
+  const WickHealthIssue *issues = self->document ? wick_document_get_health (self->document, &n) : NULL;
+  self->n_errors = self->n_warnings = 0;
+  for (guint i = 0; i < n; i++)
+    issues[i].severity == WICK_SEVERITY_ERROR ? self->n_errors++ : self->n_warnings++;
+  const WickParseError *parse = self->document ? wick_document_get_parse_error (self->document) : NULL;
+  gtk_widget_remove_css_class (self->title, "error");
+  gtk_widget_remove_css_class (self->title, "warning");
+  gtk_widget_remove_css_class (self->title, "success");
+  if (parse && parse->failed)
+    {
+      gtk_label_set_text (GTK_LABEL (self->title), _("The trace did not parse to the end"));
+      g_autofree char *sub = g_strdup_printf (_("%s%s%s. The records read before it are shown."),
+                                              parse->message, parse->cause ? ": " : "",
+                                              parse->cause ? parse->cause : "");
+      gtk_label_set_text (GTK_LABEL (self->subtitle), sub);
+      gtk_widget_add_css_class (self->title, "error");
+      gtk_image_set_from_icon_name (GTK_IMAGE (self->icon), "dialog-error-symbolic");
+      return;
+    }
+  g_autofree char *errors = g_strdup_printf (g_dngettext (NULL, "%u error", "%u errors", self->n_errors), self->n_errors);
+  g_autofree char *warnings = g_strdup_printf (g_dngettext (NULL, "%u warning", "%u warnings", self->n_warnings), self->n_warnings);
+  g_autofree char *title = g_strdup_printf ("%s, %s", errors, warnings);
+  gtk_label_set_text (GTK_LABEL (self->title), title);
+  gboolean valid = self->document && wick_document_get_structurally_valid (self->document);
+  gtk_label_set_text (GTK_LABEL (self->subtitle),
+                      valid ? _("The trace is structurally valid.")
+                            : _("The trace is not structurally valid: its errors are listed below."));
+  gtk_widget_add_css_class (self->title, self->n_errors ? "error" : self->n_warnings ? "warning" : "success");
+  gtk_image_set_from_icon_name (GTK_IMAGE (self->icon), self->n_errors ? "dialog-error-symbolic"
+                                                        : self->n_warnings ? "dialog-warning-symbolic"
+                                                                           : "emblem-ok-symbolic");
+}
+
+static void
+wick_health_page_dispose (GObject *object)
+{
+  WickHealthPage *self = WICK_HEALTH_PAGE (object);
+  g_clear_pointer (&self->box, gtk_widget_unparent);
+  g_clear_pointer (&self->table, wick_table_free);
+  g_clear_object (&self->selection);
+  g_clear_object (&self->document);
+  G_OBJECT_CLASS (wick_health_page_parent_class)->dispose (object);
+}
+
+static void
+wick_health_page_class_init (WickHealthPageClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = wick_health_page_dispose;
+  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+wick_health_page_init (WickHealthPage *self)
+{
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+  GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+  gtk_widget_set_margin_start (header, 18);
+  gtk_widget_set_margin_end (header, 18);
+  gtk_widget_set_margin_top (header, 12);
+  gtk_widget_set_margin_bottom (header, 12);
+  self->icon = gtk_image_new_from_icon_name ("emblem-ok-symbolic");
+  gtk_image_set_pixel_size (GTK_IMAGE (self->icon), 32);
+  gtk_box_append (GTK_BOX (header), self->icon);
+  GtkWidget *texts = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  self->title = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (self->title), 0);
+  gtk_widget_add_css_class (self->title, "title-3");
+  self->subtitle = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (self->subtitle), 0);
+  gtk_label_set_wrap (GTK_LABEL (self->subtitle), TRUE);
+  gtk_label_set_selectable (GTK_LABEL (self->subtitle), TRUE);
+  gtk_box_append (GTK_BOX (texts), self->title);
+  gtk_box_append (GTK_BOX (texts), self->subtitle);
+  gtk_box_append (GTK_BOX (header), texts);
+  gtk_box_append (GTK_BOX (self->box), header);
+  gtk_box_append (GTK_BOX (self->box), gtk_separator_new (GTK_ORIENTATION_HORIZONTAL));
+
+  self->table = wick_table_new (self);
+  wick_table_add_column (self->table, _("Severity"), text_severity, compare_severity, FALSE, FALSE);
+  wick_table_add_column (self->table, _("Code"), text_code, compare_code, FALSE, FALSE);
+  wick_table_add_column (self->table, _("Message"), text_message, compare_message, TRUE, FALSE);
+  wick_table_add_column (self->table, _("Record"), text_record, NULL, FALSE, FALSE);
+  wick_table_set_row_func (self->table, on_row);
+  gtk_box_append (GTK_BOX (self->box), wick_table_get_widget (self->table));
+}
+
+GtkWidget *
+wick_health_page_new (WickSelection *selection)
+{
+  WickHealthPage *self = g_object_new (WICK_TYPE_HEALTH_PAGE, NULL);
+  self->selection = g_object_ref (selection);
+  return GTK_WIDGET (self);
+}
+
+void
+wick_health_page_set_document (WickHealthPage *self, WickDocument *document)
+{
+  g_set_object (&self->document, document);
+  wick_health_page_document_changed (self);
+}
+
+void
+wick_health_page_document_changed (WickHealthPage *self)
+{
+  guint n = 0;
+  if (self->document)
+    wick_document_get_health (self->document, &n);
+  wick_table_set_rows (self->table, n);
+  update_header (self);
+}
+
+WickTable *
+wick_health_page_get_table (WickHealthPage *self)
+{
+  return self->table;
+}
+
+guint
+wick_health_page_get_n_errors (WickHealthPage *self)
+{
+  return self->n_errors;
+}
+
+guint
+wick_health_page_get_n_warnings (WickHealthPage *self)
+{
+  return self->n_warnings;
+}

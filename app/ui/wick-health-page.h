@@ -1,0 +1,28 @@
+/* wick-health-page.h — the trace's health issues and parse status.
+ *
+ * A status header (parse error with file, line and reason; or the counts of
+ * errors and warnings and whether the trace is structurally valid), then
+ * every issue (severity, code, message, record) in the spec's order.
+ * Selecting or activating an issue selects its record in the shared
+ * selection, so the timeline and details pane go to it.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "wick-selection.h"
+#include "wick-table.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_HEALTH_PAGE (wick_health_page_get_type ())
+G_DECLARE_FINAL_TYPE (WickHealthPage, wick_health_page, WICK, HEALTH_PAGE, GtkWidget)
+
+GtkWidget *wick_health_page_new (WickSelection *selection);
+void wick_health_page_set_document (WickHealthPage *self, WickDocument *document);
+void wick_health_page_document_changed (WickHealthPage *self);
+WickTable *wick_health_page_get_table (WickHealthPage *self);
+guint wick_health_page_get_n_errors (WickHealthPage *self);
+guint wick_health_page_get_n_warnings (WickHealthPage *self);
+
+G_END_DECLS

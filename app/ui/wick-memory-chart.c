@@ -1,0 +1,582 @@
+/* wick-memory-chart.c — see wick-memory-chart.h for the contract. */
+#include "wick-memory-chart.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <pango/pangocairo.h>
+#include <string.h>
+
+#include "wick-format.h"
+#include "wick-palette.h"
+
+const guint wick_memory_stack_order[5] = {
+  WICK_CATEGORY_PARAMETER, WICK_CATEGORY_OPTIMIZER, WICK_CATEGORY_GRADIENT,
+  WICK_CATEGORY_ACTIVATION, WICK_CATEGORY_OTHER,
+};
+
+typedef struct
+{
+  char *name;
+  const WickMemorySeries *logical;       /* NULL when none */
+  const WickDeviceMemorySeries *physical; /* NULL when none */
+  guint64 peak_total, max_physical, capacity;
+} ChartDevice;
+
+struct _WickMemoryChart
+{
+  GPtrArray *logical;
+  GPtrArray *physical;
+  GArray *devices; /* ChartDevice */
+  guint64 start_ns, end_ns;
+};
+
+static ChartDevice *
+chart_device (WickMemoryChart *self, WickDocument *document, WickStr device)
+{
+  const char *name = wick_document_str (document, device);
+  for (guint i = 0; i < self->devices->len; i++)
+    {
+      ChartDevice *d = &g_array_index (self->devices, ChartDevice, i);
+      if (g_strcmp0 (d->name, name) == 0)
+        return d;
+    }
+  ChartDevice d = { g_strdup (name ? name : "?"), NULL, NULL, 0, 0, 0 };
+  g_array_append_val (self->devices, d);
+  return &g_array_index (self->devices, ChartDevice, self->devices->len - 1);
+}
+
+static void
+extend (WickMemoryChart *self, guint64 t)
+{
+  self->start_ns = MIN (self->start_ns, t);
+  self->end_ns = MAX (self->end_ns, t);
+}
+
+WickMemoryChart *
+wick_memory_chart_new (WickDocument *document)
+{
+  WickMemoryChart *self = g_new0 (WickMemoryChart, 1);
+  self->logical = wick_memory_series_build (document);
+  self->physical = wick_device_memory_series_build (document);
+  self->devices = g_array_new (FALSE, TRUE, sizeof (ChartDevice));
+  self->start_ns = G_MAXUINT64;
+  for (guint i = 0; i < self->logical->len; i++)
+    {
+      const WickMemorySeries *series = g_ptr_array_index (self->logical, i);
+      ChartDevice *d = chart_device (self, document, series->device);
+      d->logical = series;
+      d->peak_total = series->peak_total;
+      if (series->points->len > 0)
+        {
+          extend (self, g_array_index (series->points, WickMemoryPoint, 0).t_ns);
+          extend (self, g_array_index (series->points, WickMemoryPoint, series->points->len - 1).t_ns);
+        }
+    }
+  for (guint i = 0; i < self->physical->len; i++)
+    {
+      const WickDeviceMemorySeries *series = g_ptr_array_index (self->physical, i);
+      ChartDevice *d = chart_device (self, document, series->device);
+      d->physical = series;
+      d->max_physical = MAX (series->max[WICK_DEVICE_SERIES_USED], series->max[WICK_DEVICE_SERIES_RESERVED]);
+      d->capacity = series->max[WICK_DEVICE_SERIES_CAPACITY];
+      for (guint k = 0; k < WICK_N_DEVICE_SERIES; k++)
+        for (guint j = 0; j < series->series[k]->len; j++)
+          extend (self, g_array_index (series->series[k], WickSamplePoint, j).t_ns);
+    }
+  if (self->start_ns == G_MAXUINT64)
+    self->start_ns = self->end_ns = 0;
+  return self;
+}
+
+void
+wick_memory_chart_free (WickMemoryChart *self)
+{
+  if (self == NULL)
+    return;
+  for (guint i = 0; i < self->devices->len; i++)
+    g_free (g_array_index (self->devices, ChartDevice, i).name);
+  g_array_unref (self->devices);
+  g_ptr_array_unref (self->logical);
+  g_ptr_array_unref (self->physical);
+  g_free (self);
+}
+
+guint
+wick_memory_chart_get_n_devices (WickMemoryChart *self)
+{
+  return self->devices->len;
+}
+
+const char *
+wick_memory_chart_get_device_name (WickMemoryChart *self, guint i)
+{
+  g_return_val_if_fail (i < self->devices->len, NULL);
+  return g_array_index (self->devices, ChartDevice, i).name;
+}
+
+const WickMemorySeries *
+wick_memory_chart_get_logical (WickMemoryChart *self, guint i)
+{
+  g_return_val_if_fail (i < self->devices->len, NULL);
+  return g_array_index (self->devices, ChartDevice, i).logical;
+}
+
+void
+wick_memory_chart_get_extent (WickMemoryChart *self, guint64 *start_ns, guint64 *end_ns)
+{
+  *start_ns = self->start_ns;
+  *end_ns = MAX (self->end_ns, self->start_ns + 1);
+}
+
+static gint64
+point_at (const WickMemorySeries *series, guint64 t)
+{
+  guint lo = 0, hi = series->points->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (g_array_index (series->points, WickMemoryPoint, mid).t_ns <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return (gint64) lo - 1;
+}
+
+static gboolean
+sample_at (const WickDeviceMemorySeries *series, WickDeviceSeriesKind kind, guint64 t, guint64 *value)
+{
+  gboolean found = FALSE;
+  guint64 best_t = 0;
+  if (series == NULL)
+    return FALSE;
+  for (guint i = 0; i < series->series[kind]->len; i++)
+    {
+      const WickSamplePoint *p = &g_array_index (series->series[kind], WickSamplePoint, i);
+      if (p->t_ns <= t && (!found || p->t_ns >= best_t))
+        {
+          found = TRUE;
+          best_t = p->t_ns;
+          *value = p->value;
+        }
+    }
+  return found;
+}
+
+double
+wick_memory_viewport_time_to_x (const WickMemoryViewport *view, guint64 t)
+{
+  double plot = MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
+  return WICK_MEMORY_AXIS + ((double) t - (double) view->start_ns) /
+                              (double) (view->end_ns - view->start_ns) * plot;
+}
+
+guint64
+wick_memory_viewport_x_to_time (const WickMemoryViewport *view, double x)
+{
+  double plot = MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
+  double t = view->start_ns + (x - WICK_MEMORY_AXIS) / plot * (view->end_ns - view->start_ns);
+  return t <= 0 ? 0 : (guint64) t;
+}
+
+void
+wick_memory_chart_panel (WickMemoryChart *self, const WickMemoryViewport *view, guint i,
+                         cairo_rectangle_t *rect)
+{
+  guint n = MAX (self->devices->len, 1);
+  double top = WICK_MEMORY_LEGEND, bottom = view->height - WICK_MEMORY_RULER;
+  double each = (bottom - top) / n;
+  rect->x = WICK_MEMORY_AXIS;
+  rect->width = MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
+  rect->y = top + i * each + 22;
+  rect->height = MAX (each - 30, 10);
+}
+
+static void
+text (cairo_t *cr, const char *s, double x, double y, gboolean bold, double align)
+{
+  cairo_new_path (cr);
+  PangoLayout *layout = pango_cairo_create_layout (cr);
+  PangoFontDescription *font = pango_font_description_from_string (bold ? "Sans Bold 8" : "Sans 8");
+  pango_layout_set_font_description (layout, font);
+  pango_layout_set_text (layout, s, -1);
+  int w, h;
+  pango_layout_get_pixel_size (layout, &w, &h);
+  cairo_move_to (cr, x - align * w, y);
+  pango_cairo_show_layout (cr, layout);
+  cairo_new_path (cr);
+  pango_font_description_free (font);
+  g_object_unref (layout);
+}
+
+static void
+draw_legend (cairo_t *cr, const WickMemoryViewport *view)
+{
+  WickRgb fg = wick_palette_foreground (view->dark);
+  double x = WICK_MEMORY_AXIS;
+  for (guint k = 0; k < 5; k++)
+    {
+      guint c = wick_memory_stack_order[k];
+      wick_palette_set (cr, wick_palette_category (c, view->dark), 0.85);
+      cairo_rectangle (cr, x, 9, 12, 12);
+      cairo_fill (cr);
+      wick_palette_set (cr, fg, 0.9);
+      text (cr, wick_palette_category_name (c), x + 16, 8, FALSE, 0);
+      x += 100;
+    }
+  static const double dash[] = { 5, 3 }, dot[] = { 1.5, 2.5 };
+  const char *names[] = { N_("used"), N_("reserved"), N_("capacity") };
+  for (guint k = 0; k < 3; k++)
+    {
+      wick_palette_set (cr, wick_palette_device (k, view->dark), 1);
+      cairo_set_line_width (cr, 2);
+      cairo_set_dash (cr, k == 0 ? NULL : k == 1 ? dash : dot, k == 0 ? 0 : 2, 0);
+      cairo_move_to (cr, x, 15);
+      cairo_line_to (cr, x + 20, 15);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+      wick_palette_set (cr, fg, 0.9);
+      text (cr, _(names[k]), x + 24, 8, FALSE, 0);
+      x += 100;
+    }
+  cairo_set_line_width (cr, 1);
+}
+
+static void
+draw_stack (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *view,
+            const cairo_rectangle_t *panel, double scale)
+{
+  /* One column per pixel: the point with the largest total in it, or the
+   * value carried over from the point before. */
+  const WickMemorySeries *series = device->logical;
+  int columns = (int) panel->width + 1;
+  g_autofree guint64 *values = g_new0 (guint64, (gsize) columns * WICK_N_CATEGORIES);
+  g_autofree gboolean *set = g_new0 (gboolean, columns);
+  guint64 carry[WICK_N_CATEGORIES] = { 0 };
+  gint64 first = point_at (series, view->start_ns);
+  if (first >= 0)
+    memcpy (carry, g_array_index (series->points, WickMemoryPoint, first).live, sizeof carry);
+  for (guint i = first < 0 ? 0 : first + 1; i < series->points->len; i++)
+    {
+      const WickMemoryPoint *p = &g_array_index (series->points, WickMemoryPoint, i);
+      if (p->t_ns > view->end_ns)
+        break;
+      int col = CLAMP ((int) (wick_memory_viewport_time_to_x (view, p->t_ns) - panel->x), 0, columns - 1);
+      guint64 total = 0, held = 0;
+      for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+        {
+          total += p->live[c];
+          held += values[col * WICK_N_CATEGORIES + c];
+        }
+      if (!set[col] || total >= held)
+        memcpy (&values[col * WICK_N_CATEGORIES], p->live, sizeof carry);
+      set[col] = TRUE;
+    }
+  for (int col = 0; col < columns; col++)
+    {
+      if (!set[col])
+        memcpy (&values[col * WICK_N_CATEGORIES], carry, sizeof carry);
+      else
+        memcpy (carry, &values[col * WICK_N_CATEGORIES], sizeof carry);
+    }
+
+  g_autofree double *base = g_new0 (double, columns);
+  double bottom = panel->y + panel->height;
+  for (guint k = 0; k < 5; k++)
+    {
+      guint c = wick_memory_stack_order[k];
+      cairo_move_to (cr, panel->x, bottom - base[0]);
+      for (int col = 0; col < columns; col++)
+        {
+          double top = base[col] + values[col * WICK_N_CATEGORIES + c] * scale;
+          cairo_line_to (cr, panel->x + col, bottom - top);
+          cairo_line_to (cr, panel->x + col + 1, bottom - top);
+        }
+      for (int col = columns - 1; col >= 0; col--)
+        {
+          cairo_line_to (cr, panel->x + col + 1, bottom - base[col]);
+          cairo_line_to (cr, panel->x + col, bottom - base[col]);
+        }
+      cairo_close_path (cr);
+      wick_palette_set (cr, wick_palette_category (c, view->dark), 0.78);
+      cairo_fill (cr);
+      for (int col = 0; col < columns; col++)
+        base[col] += values[col * WICK_N_CATEGORIES + c] * scale;
+    }
+}
+
+static void
+draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *view,
+               const cairo_rectangle_t *panel, double scale, guint64 y_max)
+{
+  static const double dash[] = { 5, 3 }, dot[] = { 1.5, 2.5 };
+  const WickDeviceSeriesKind kinds[] = { WICK_DEVICE_SERIES_USED, WICK_DEVICE_SERIES_RESERVED,
+                                         WICK_DEVICE_SERIES_CAPACITY };
+  double bottom = panel->y + panel->height;
+  for (guint k = 0; k < 3; k++)
+    {
+      GArray *points = device->physical->series[kinds[k]];
+      if (points->len == 0 || (k == 2 && device->capacity > y_max))
+        continue;
+      double prev_y = 0;
+      for (guint i = 0; i < points->len; i++)
+        {
+          const WickSamplePoint *p = &g_array_index (points, WickSamplePoint, i);
+          double x = CLAMP (wick_memory_viewport_time_to_x (view, p->t_ns), panel->x, panel->x + panel->width);
+          double y = bottom - p->value * scale;
+          if (i == 0)
+            cairo_move_to (cr, x, y);
+          else
+            {
+              cairo_line_to (cr, x, prev_y);
+              cairo_line_to (cr, x, y);
+            }
+          prev_y = y;
+        }
+      cairo_line_to (cr, panel->x + panel->width, prev_y);
+      wick_palette_set (cr, wick_palette_device (k, view->dark), 1);
+      cairo_set_line_width (cr, 2);
+      cairo_set_dash (cr, k == 0 ? NULL : k == 1 ? dash : dot, k == 0 ? 0 : 2, 0);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
+      cairo_set_line_width (cr, 1);
+    }
+}
+
+static gboolean
+overlaps (const cairo_rectangle_t *a, const cairo_rectangle_t *b)
+{
+  return a->x < b->x + b->width && b->x < a->x + a->width && a->y < b->y + b->height &&
+         b->y < a->y + a->height;
+}
+
+static void
+draw_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *view,
+            const cairo_rectangle_t *panel, double scale)
+{
+  const WickMemorySeries *series = device->logical;
+  double bottom = panel->y + panel->height;
+  cairo_rectangle_t placed[5];
+  guint n_placed = 0;
+  for (guint k = 5; k-- > 0;)
+    {
+      guint c = wick_memory_stack_order[k];
+      if (series->peak[c] == 0 || series->peak_ns[c] < view->start_ns || series->peak_ns[c] > view->end_ns)
+        continue;
+      gint64 point = point_at (series, series->peak_ns[c]);
+      double base = 0;
+      if (point >= 0)
+        for (guint j = 0; j < k; j++)
+          base += g_array_index (series->points, WickMemoryPoint, point).live[wick_memory_stack_order[j]];
+      double x = wick_memory_viewport_time_to_x (view, series->peak_ns[c]);
+      double y = bottom - (base + series->peak[c]) * scale;
+      cairo_new_path (cr);
+      wick_palette_set (cr, wick_palette_category (c, view->dark), 1);
+      cairo_arc (cr, x, y, 4, 0, 2 * G_PI);
+      cairo_fill_preserve (cr);
+      wick_palette_set (cr, wick_palette_foreground (view->dark), 0.9);
+      cairo_stroke (cr);
+      g_autofree char *value = wick_format_bytes (series->peak[c]);
+      g_autofree char *label = g_strdup_printf (_("%s peak %s"), wick_palette_category_name (c), value);
+      gboolean right = x > panel->x + panel->width - 180;
+      cairo_rectangle_t box = { right ? x - 176 : x + 7, MAX (y - 16, panel->y - 14), 170, 13 };
+      for (guint tries = 0; tries < 12; tries++)
+        {
+          gboolean clash = FALSE;
+          for (guint i = 0; i < n_placed; i++)
+            clash |= overlaps (&box, &placed[i]);
+          if (!clash)
+            break;
+          box.y += 13;
+        }
+      placed[n_placed++] = box;
+      if (fabs (box.y - (y - 16)) > 2)
+        {
+          wick_palette_set (cr, wick_palette_category (c, view->dark), 0.8);
+          cairo_move_to (cr, x, y);
+          cairo_line_to (cr, right ? box.x + box.width : box.x, box.y + 7);
+          cairo_stroke (cr);
+        }
+      wick_palette_set (cr, wick_palette_foreground (view->dark), 0.95);
+      text (cr, label, right ? box.x + box.width - 2 : box.x + 2, box.y, TRUE, right ? 1 : 0);
+      cairo_new_path (cr);
+    }
+}
+
+static void
+draw_axis (cairo_t *cr, const WickMemoryViewport *view, const cairo_rectangle_t *panel, guint64 y_max)
+{
+  WickRgb fg = wick_palette_foreground (view->dark);
+  for (guint i = 0; i <= 4; i++)
+    {
+      double y = floor (panel->y + panel->height - panel->height * i / 4.0) + 0.5;
+      wick_palette_set (cr, wick_palette_grid (view->dark), 1);
+      cairo_move_to (cr, panel->x, y);
+      cairo_line_to (cr, panel->x + panel->width, y);
+      cairo_stroke (cr);
+      g_autofree char *label = wick_format_bytes (y_max / 4 * i);
+      wick_palette_set (cr, fg, 0.7);
+      text (cr, label, panel->x - 6, y - 7, FALSE, 1);
+    }
+}
+
+static void
+draw_time_axis (cairo_t *cr, const WickMemoryViewport *view)
+{
+  double ns_per_px = (double) (view->end_ns - view->start_ns) / MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
+  guint64 step = 1;
+  static const guint mult[] = { 1, 2, 5 };
+  gboolean found = FALSE;
+  for (guint64 decade = 1; !found && decade < G_GUINT64_CONSTANT (1000000000000000000); decade *= 10)
+    for (guint m = 0; m < 3 && !found; m++)
+      if ((double) (decade * mult[m]) >= ns_per_px * 90)
+        {
+          step = decade * mult[m];
+          found = TRUE;
+        }
+  guint64 rel0 = view->start_ns > view->origin_ns ? view->start_ns - view->origin_ns : 0;
+  double y = view->height - WICK_MEMORY_RULER;
+  wick_palette_set (cr, wick_palette_foreground (view->dark), 0.3);
+  cairo_move_to (cr, WICK_MEMORY_AXIS, y + 0.5);
+  cairo_line_to (cr, view->width - 16, y + 0.5);
+  cairo_stroke (cr);
+  for (guint64 rel = rel0 / step * step; view->origin_ns + rel <= view->end_ns; rel += step)
+    {
+      double x = floor (wick_memory_viewport_time_to_x (view, view->origin_ns + rel)) + 0.5;
+      if (x < WICK_MEMORY_AXIS)
+        continue;
+      cairo_move_to (cr, x, y);
+      cairo_line_to (cr, x, y + 5);
+      cairo_stroke (cr);
+      g_autofree char *label = wick_format_time_label (rel, step);
+      text (cr, label, x, y + 6, FALSE, 0.5);
+    }
+}
+
+static void
+append_bytes (GString *lines, const char *name, guint64 value)
+{
+  g_autofree char *b = wick_format_bytes (value);
+  g_string_append_printf (lines, "\n%-10s %10s", name, b);
+}
+
+static void
+draw_readout (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view)
+{
+  guint64 t = wick_memory_viewport_x_to_time (view, view->hover_x);
+  WickRgb fg = wick_palette_foreground (view->dark);
+  wick_palette_set (cr, fg, 0.5);
+  cairo_move_to (cr, floor (view->hover_x) + 0.5, WICK_MEMORY_LEGEND);
+  cairo_line_to (cr, floor (view->hover_x) + 0.5, view->height - WICK_MEMORY_RULER);
+  cairo_stroke (cr);
+  for (guint d = 0; d < self->devices->len; d++)
+    {
+      const ChartDevice *device = &g_array_index (self->devices, ChartDevice, d);
+      cairo_rectangle_t panel;
+      wick_memory_chart_panel (self, view, d, &panel);
+      g_autoptr (GString) lines = g_string_new (NULL);
+      g_autofree char *when = wick_format_duration (t > view->origin_ns ? t - view->origin_ns : 0);
+      g_string_append_printf (lines, "%s @ %s", device->name, when);
+      guint64 live[WICK_N_CATEGORIES] = { 0 }, total = 0, value;
+      if (device->logical)
+        wick_memory_series_at (device->logical, t, live);
+      for (guint k = 5; k-- > 0;)
+        {
+          guint c = wick_memory_stack_order[k];
+          total += live[c];
+          append_bytes (lines, wick_palette_category_name (c), live[c]);
+        }
+      append_bytes (lines, _("logical"), total);
+      if (sample_at (device->physical, WICK_DEVICE_SERIES_USED, t, &value))
+        append_bytes (lines, _("used"), value);
+      if (sample_at (device->physical, WICK_DEVICE_SERIES_RESERVED, t, &value))
+        append_bytes (lines, _("reserved"), value);
+      if (sample_at (device->physical, WICK_DEVICE_SERIES_CAPACITY, t, &value))
+        append_bytes (lines, _("capacity"), value);
+      PangoLayout *layout = pango_cairo_create_layout (cr);
+      PangoFontDescription *font = pango_font_description_from_string ("Monospace 8");
+      pango_layout_set_font_description (layout, font);
+      pango_layout_set_text (layout, lines->str, -1);
+      int w, h;
+      pango_layout_get_pixel_size (layout, &w, &h);
+      double x = view->hover_x + 12;
+      if (x + w + 12 > view->width)
+        x = view->hover_x - w - 20;
+      double y = panel.y + 4;
+      cairo_rectangle (cr, x - 6, y - 4, w + 12, h + 8);
+      cairo_set_source_rgba (cr, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1, 0.92);
+      cairo_fill_preserve (cr);
+      wick_palette_set (cr, fg, 0.3);
+      cairo_stroke (cr);
+      wick_palette_set (cr, fg, 1);
+      cairo_move_to (cr, x, y);
+      pango_cairo_show_layout (cr, layout);
+      pango_font_description_free (font);
+      g_object_unref (layout);
+    }
+}
+
+void
+wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view)
+{
+  g_return_if_fail (view->end_ns > view->start_ns);
+  cairo_save (cr);
+  cairo_set_line_width (cr, 1);
+  wick_palette_set (cr, wick_palette_background (view->dark), 1);
+  cairo_paint (cr);
+  draw_legend (cr, view);
+  guint n = self->devices->len;
+  if (n == 0)
+    {
+      wick_palette_set (cr, wick_palette_foreground (view->dark), 0.6);
+      text (cr, _("This trace has no memory records."), view->width / 2.0, view->height / 2.0, FALSE, 0.5);
+    }
+  for (guint d = 0; d < n; d++)
+    {
+      const ChartDevice *device = &g_array_index (self->devices, ChartDevice, d);
+      cairo_rectangle_t panel;
+      wick_memory_chart_panel (self, view, d, &panel);
+      guint64 y_max = MAX (MAX (device->peak_total, device->max_physical), 1);
+      if (device->capacity > 0 && device->capacity <= y_max * 3 / 2)
+        y_max = MAX (y_max, device->capacity);
+      y_max = y_max + y_max / 10;
+      double scale = panel.height / (double) y_max;
+
+      wick_palette_set (cr, wick_palette_foreground (view->dark), 1);
+      g_autofree char *title = NULL;
+      if (device->capacity > y_max)
+        {
+          g_autofree char *cap = wick_format_bytes (device->capacity);
+          title = g_strdup_printf (_("%s — capacity %s (off scale)"), device->name, cap);
+        }
+      else
+        title = g_strdup (device->name);
+      text (cr, title, panel.x, panel.y - 20, TRUE, 0);
+      draw_axis (cr, view, &panel, y_max);
+      cairo_save (cr);
+      cairo_rectangle (cr, panel.x, panel.y - 20, panel.width, panel.height + 20);
+      cairo_clip (cr);
+      if (device->logical)
+        draw_stack (device, cr, view, &panel, scale);
+      if (device->physical)
+        draw_physical (device, cr, view, &panel, scale, y_max);
+      cairo_restore (cr);
+      if (device->logical)
+        draw_peaks (device, cr, view, &panel, scale);
+    }
+  if (view->range_end > view->range_start)
+    {
+      double x0 = MAX (wick_memory_viewport_time_to_x (view, view->range_start), WICK_MEMORY_AXIS);
+      double x1 = MIN (wick_memory_viewport_time_to_x (view, view->range_end), view->width - 16);
+      if (x1 > x0)
+        {
+          wick_palette_set (cr, wick_palette_accent (view->dark), 0.15);
+          cairo_rectangle (cr, x0, WICK_MEMORY_LEGEND, x1 - x0, view->height - WICK_MEMORY_LEGEND - WICK_MEMORY_RULER);
+          cairo_fill (cr);
+        }
+    }
+  draw_time_axis (cr, view);
+  if (view->hover_x >= WICK_MEMORY_AXIS && view->hover_x <= view->width - 16)
+    draw_readout (self, cr, view);
+  cairo_restore (cr);
+}

@@ -1,0 +1,55 @@
+/* wick-memory-chart.h — the memory chart, drawn with cairo alone.
+ *
+ * Per device, one panel: the stacked area of live logical bytes by category
+ * (parameter at the bottom, then optimizer, gradient, activation, other), a
+ * peak marker with its value for each category, and the physical samples as
+ * separate lines (used solid, reserved dashed, capacity dotted when on
+ * scale). A legend on top, a time axis at the bottom; with a hover position,
+ * a readout of every series at that time.
+ */
+#pragma once
+
+#include <cairo.h>
+
+#include "model/wick-memory-series.h"
+
+G_BEGIN_DECLS
+
+#define WICK_MEMORY_AXIS 78
+#define WICK_MEMORY_LEGEND 30
+#define WICK_MEMORY_RULER 22
+
+/* The series of one document, per device (logical and physical matched by
+ * device name, in order of first appearance). */
+typedef struct _WickMemoryChart WickMemoryChart;
+
+typedef struct
+{
+  guint64 start_ns, end_ns;
+  guint64 origin_ns;     /* time shown as 0 on the axis */
+  int width, height;
+  gboolean dark;
+  double hover_x;        /* < 0: no readout */
+  guint64 range_start, range_end;
+} WickMemoryViewport;
+
+WickMemoryChart *wick_memory_chart_new (WickDocument *document);
+void wick_memory_chart_free (WickMemoryChart *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickMemoryChart, wick_memory_chart_free)
+
+guint wick_memory_chart_get_n_devices (WickMemoryChart *self);
+const char *wick_memory_chart_get_device_name (WickMemoryChart *self, guint i);
+/* Logical series of device @i, NULL when it has no memory events. */
+const WickMemorySeries *wick_memory_chart_get_logical (WickMemoryChart *self, guint i);
+void wick_memory_chart_get_extent (WickMemoryChart *self, guint64 *start_ns, guint64 *end_ns);
+
+void wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view);
+double wick_memory_viewport_time_to_x (const WickMemoryViewport *view, guint64 t);
+guint64 wick_memory_viewport_x_to_time (const WickMemoryViewport *view, double x);
+/* The panel rectangle of device @i (plot area, without axis). */
+void wick_memory_chart_panel (WickMemoryChart *self, const WickMemoryViewport *view, guint i,
+                              cairo_rectangle_t *rect);
+/* Bottom-to-top drawing order of the categories. */
+extern const guint wick_memory_stack_order[5];
+
+G_END_DECLS

@@ -1,0 +1,222 @@
+/* wick-memory-view.c — see wick-memory-view.h for the contract. */
+#include "wick-memory-view.h"
+
+#include <adwaita.h>
+#include <math.h>
+
+struct _WickMemoryView
+{
+  GtkWidget parent_instance;
+  WickSelection *selection;
+  WickDocument *document;
+  WickMemoryChart *chart;
+  gboolean dirty;
+  double hover_x, pointer_x;
+  guint64 drag_start, drag_end;
+  gboolean drag_box;
+};
+
+G_DEFINE_FINAL_TYPE (WickMemoryView, wick_memory_view, GTK_TYPE_WIDGET)
+
+static void
+ensure_chart (WickMemoryView *self)
+{
+  if (self->document && (self->chart == NULL || self->dirty))
+    {
+      g_clear_pointer (&self->chart, wick_memory_chart_free);
+      self->chart = wick_memory_chart_new (self->document);
+      self->dirty = FALSE;
+    }
+}
+
+WickMemoryChart *
+wick_memory_view_get_chart (WickMemoryView *self)
+{
+  ensure_chart (self);
+  return self->chart;
+}
+
+void
+wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
+{
+  memset (out, 0, sizeof *out);
+  wick_selection_get_visible (self->selection, &out->start_ns, &out->end_ns);
+  wick_selection_get_range (self->selection, &out->range_start, &out->range_end);
+  out->width = MAX (gtk_widget_get_width (GTK_WIDGET (self)), WICK_MEMORY_AXIS + 40);
+  out->height = MAX (gtk_widget_get_height (GTK_WIDGET (self)), 120);
+  out->dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
+  out->hover_x = self->hover_x;
+  /* Times read from the first span, as on the timeline's ruler. */
+  guint n;
+  const WickSpan *spans = self->document ? wick_document_get_spans (self->document, &n) : NULL;
+  out->origin_ns = G_MAXUINT64;
+  for (guint i = 0; spans && i < n; i++)
+    out->origin_ns = MIN (out->origin_ns, spans[i].start_ns);
+  if (out->origin_ns == G_MAXUINT64)
+    out->origin_ns = 0;
+}
+
+static void
+wick_memory_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  WickMemoryView *self = WICK_MEMORY_VIEW (widget);
+  ensure_chart (self);
+  if (self->chart == NULL)
+    return;
+  WickMemoryViewport view;
+  wick_memory_view_get_params (self, &view);
+  if (view.end_ns <= view.start_ns + 1)
+    return;
+  cairo_t *cr = gtk_snapshot_append_cairo (
+    snapshot, &GRAPHENE_RECT_INIT (0, 0, gtk_widget_get_width (widget), gtk_widget_get_height (widget)));
+  wick_memory_chart_draw (self->chart, cr, &view);
+  cairo_destroy (cr);
+}
+
+static void
+zoom (WickMemoryView *self, double factor, double anchor_x)
+{
+  guint64 start, end;
+  wick_selection_get_visible (self->selection, &start, &end);
+  double plot = MAX (gtk_widget_get_width (GTK_WIDGET (self)) - WICK_MEMORY_AXIS - 16, 1);
+  double frac = CLAMP ((anchor_x - WICK_MEMORY_AXIS) / plot, 0, 1);
+  double width = (double) (end - start), anchor = start + frac * width;
+  double new_width = MAX (width * factor, 200);
+  double new_start = MAX (anchor - frac * new_width, 0);
+  wick_selection_set_visible (self->selection, (guint64) new_start, (guint64) (new_start + new_width));
+}
+
+static void
+pan (WickMemoryView *self, guint64 start, guint64 end, double dx)
+{
+  double plot = MAX (gtk_widget_get_width (GTK_WIDGET (self)) - WICK_MEMORY_AXIS - 16, 1);
+  double ns = dx * (double) (end - start) / plot;
+  double new_start = MAX ((double) start + ns, 0);
+  wick_selection_set_visible (self->selection, (guint64) new_start, (guint64) new_start + (end - start));
+}
+
+static gboolean
+on_scroll (GtkEventControllerScroll *controller, double dx, double dy, WickMemoryView *self)
+{
+  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
+  guint64 start, end;
+  wick_selection_get_visible (self->selection, &start, &end);
+  if (state & GDK_CONTROL_MASK)
+    zoom (self, pow (1.15, dy), self->pointer_x);
+  else
+    pan (self, start, end, (dx + dy) * 40);
+  return TRUE;
+}
+
+static void
+on_motion (GtkEventControllerMotion *controller, double x, double y, WickMemoryView *self)
+{
+  self->hover_x = self->pointer_x = x;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_leave (GtkEventControllerMotion *controller, WickMemoryView *self)
+{
+  self->hover_x = -1;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_drag_begin (GtkGestureDrag *gesture, double x, double y, WickMemoryView *self)
+{
+  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
+  wick_selection_get_visible (self->selection, &self->drag_start, &self->drag_end);
+  self->drag_box = (state & GDK_SHIFT_MASK) != 0;
+}
+
+static void
+on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickMemoryView *self)
+{
+  double x0, y0;
+  gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
+  if (self->drag_box)
+    {
+      WickMemoryViewport view;
+      wick_memory_view_get_params (self, &view);
+      view.start_ns = self->drag_start;
+      view.end_ns = self->drag_end;
+      guint64 a = wick_memory_viewport_x_to_time (&view, x0), b = wick_memory_viewport_x_to_time (&view, x0 + dx);
+      wick_selection_set_range (self->selection, MIN (a, b), MAX (a, b));
+    }
+  else
+    pan (self, self->drag_start, self->drag_end, -dx);
+}
+
+static void
+on_selection_changed (WickSelection *selection, guint what, WickMemoryView *self)
+{
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+wick_memory_view_dispose (GObject *object)
+{
+  WickMemoryView *self = WICK_MEMORY_VIEW (object);
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data (self->selection, self);
+  g_clear_object (&self->selection);
+  g_clear_object (&self->document);
+  g_clear_pointer (&self->chart, wick_memory_chart_free);
+  G_OBJECT_CLASS (wick_memory_view_parent_class)->dispose (object);
+}
+
+static void
+wick_memory_view_class_init (WickMemoryViewClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = wick_memory_view_dispose;
+  GTK_WIDGET_CLASS (klass)->snapshot = wick_memory_view_snapshot;
+  gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "wickmemorychart");
+}
+
+static void
+wick_memory_view_init (WickMemoryView *self)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+  self->hover_x = -1;
+  gtk_widget_set_hexpand (widget, TRUE);
+  gtk_widget_set_vexpand (widget, TRUE);
+  gtk_widget_set_focusable (widget, TRUE);
+  GtkEventController *scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+  g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
+  gtk_widget_add_controller (widget, scroll);
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
+  gtk_widget_add_controller (widget, motion);
+  GtkGesture *drag = gtk_gesture_drag_new ();
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
+  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
+                           G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
+}
+
+GtkWidget *
+wick_memory_view_new (WickSelection *selection)
+{
+  WickMemoryView *self = g_object_new (WICK_TYPE_MEMORY_VIEW, NULL);
+  self->selection = g_object_ref (selection);
+  g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
+  return GTK_WIDGET (self);
+}
+
+void
+wick_memory_view_set_document (WickMemoryView *self, WickDocument *document)
+{
+  g_set_object (&self->document, document);
+  self->dirty = TRUE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+wick_memory_view_document_changed (WickMemoryView *self)
+{
+  self->dirty = TRUE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}

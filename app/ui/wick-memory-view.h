@@ -1,0 +1,27 @@
+/* wick-memory-view.h — the memory chart widget.
+ *
+ * Paints a WickMemoryChart over the shared visible range (the timeline's), so
+ * zooming either view moves both. Hover shows a readout of every series at
+ * the pointer's time; ctrl+scroll zooms, drag pans, shift+drag selects a
+ * range; click selects the memory event nearest the pointer.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "wick-memory-chart.h"
+#include "wick-selection.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_MEMORY_VIEW (wick_memory_view_get_type ())
+G_DECLARE_FINAL_TYPE (WickMemoryView, wick_memory_view, WICK, MEMORY_VIEW, GtkWidget)
+
+GtkWidget *wick_memory_view_new (WickSelection *selection);
+void wick_memory_view_set_document (WickMemoryView *self, WickDocument *document);
+void wick_memory_view_document_changed (WickMemoryView *self);
+WickMemoryChart *wick_memory_view_get_chart (WickMemoryView *self);
+/* The chart's parameters for the current size and range. */
+void wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out);
+
+G_END_DECLS

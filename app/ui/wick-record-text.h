@@ -1,0 +1,19 @@
+/* wick-record-text.h — the words and numbers shown for records, shared by the
+ * details pane, the tables and tooltips. */
+#pragma once
+
+#include "model/wick-document.h"
+
+G_BEGIN_DECLS
+
+const char *wick_span_kind_name (guint kind);
+const char *wick_step_name (guint step);
+const char *wick_category_name (guint category);
+/* "[64, 128]" or "[]" */
+char *wick_format_shape (WickDocument *document, guint32 offset, guint32 rank);
+/* Time relative to the trace's first span, for display. */
+guint64 wick_document_origin_ns (WickDocument *document);
+/* "Name (type #index)" for a record, for headers and toasts. */
+char *wick_record_title (WickDocument *document, WickRecordType type, gint64 index);
+
+G_END_DECLS

@@ -1,0 +1,375 @@
+/* wick-table.c — see wick-table.h for the contract. */
+#include "wick-table.h"
+
+#include <string.h>
+
+struct _WickTableRow
+{
+  GObject parent_instance;
+  guint kind, index;
+};
+
+G_DEFINE_FINAL_TYPE (WickTableRow, wick_table_row, G_TYPE_OBJECT)
+
+static void
+wick_table_row_class_init (WickTableRowClass *klass)
+{
+}
+
+static void
+wick_table_row_init (WickTableRow *self)
+{
+}
+
+static WickTableRow *
+row_new (guint kind, guint index)
+{
+  WickTableRow *row = g_object_new (WICK_TYPE_TABLE_ROW, NULL);
+  row->kind = kind;
+  row->index = index;
+  return row;
+}
+
+guint
+wick_table_row_get_kind (WickTableRow *row)
+{
+  return row->kind;
+}
+
+guint
+wick_table_row_get_index (WickTableRow *row)
+{
+  return row->index;
+}
+
+typedef struct
+{
+  WickTableTextFunc text;
+  WickTableCompareFunc compare;
+  gboolean numeric;
+} Column;
+
+struct _WickTable
+{
+  gpointer data;
+  GtkWidget *scrolled;
+  GtkColumnView *view;
+  GListStore *store;
+  GtkFilterListModel *filtered;
+  GtkSortListModel *sorted;
+  GtkSingleSelection *selection;
+  GtkCustomFilter *filter;
+  GPtrArray *columns; /* Column */
+  char *needle;
+  WickTableChildrenFunc children;
+  WickTableRowFunc row_func;
+  gboolean quiet;
+};
+
+static WickTableRow *
+unwrap (gpointer item)
+{
+  if (GTK_IS_TREE_LIST_ROW (item))
+    {
+      gpointer inner = gtk_tree_list_row_get_item (item);
+      g_object_unref (inner); /* the row holds it */
+      return inner;
+    }
+  return item;
+}
+
+static void
+setup_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  Column *column = user_data;
+  GtkWidget *label = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (label), column->numeric ? 1.0 : 0.0);
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  if (column->numeric)
+    gtk_widget_add_css_class (label, "numeric");
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+setup_expander (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  GtkWidget *expander = gtk_tree_expander_new ();
+  GtkWidget *label = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_tree_expander_set_child (GTK_TREE_EXPANDER (expander), label);
+  gtk_list_item_set_child (item, expander);
+}
+
+static void
+bind_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  WickTable *self = g_object_get_data (G_OBJECT (factory), "wick-table");
+  Column *column = user_data;
+  gpointer object = gtk_list_item_get_item (item);
+  GtkWidget *child = gtk_list_item_get_child (item);
+  if (GTK_IS_TREE_EXPANDER (child))
+    {
+      gtk_tree_expander_set_list_row (GTK_TREE_EXPANDER (child), object);
+      child = gtk_tree_expander_get_child (GTK_TREE_EXPANDER (child));
+    }
+  WickTableRow *row = unwrap (object);
+  g_autofree char *text = column->text (self->data, row->kind, row->index);
+  gtk_label_set_text (GTK_LABEL (child), text ? text : "");
+  if (row->kind == 0 && self->children)
+    gtk_widget_add_css_class (child, "heading");
+  else
+    gtk_widget_remove_css_class (child, "heading");
+}
+
+typedef struct
+{
+  WickTable *table;
+  Column *column;
+} SortData;
+
+static int
+sort_rows (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  SortData *sort = user_data;
+  WickTableRow *ra = unwrap ((gpointer) a), *rb = unwrap ((gpointer) b);
+  return sort->column->compare (sort->table->data, ra->index, rb->index);
+}
+
+static gboolean
+filter_row (gpointer item, gpointer user_data)
+{
+  WickTable *self = user_data;
+  if (self->needle == NULL)
+    return TRUE;
+  WickTableRow *row = unwrap (item);
+  for (guint c = 0; c < self->columns->len; c++)
+    {
+      Column *column = g_ptr_array_index (self->columns, c);
+      g_autofree char *text = column->text (self->data, row->kind, row->index);
+      if (text == NULL)
+        continue;
+      g_autofree char *folded = g_utf8_casefold (text, -1);
+      if (strstr (folded, self->needle))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+notify_row (WickTable *self, guint position)
+{
+  if (self->row_func == NULL || self->quiet || position == GTK_INVALID_LIST_POSITION)
+    return;
+  g_autoptr (GObject) item = g_list_model_get_item (G_LIST_MODEL (self->selection), position);
+  if (item == NULL)
+    return;
+  WickTableRow *row = unwrap (item);
+  self->row_func (self->data, row->kind, row->index);
+}
+
+static void
+on_selection_changed (GtkSelectionModel *model, guint position, guint n, WickTable *self)
+{
+  notify_row (self, gtk_single_selection_get_selected (self->selection));
+}
+
+static void
+on_activate (GtkColumnView *view, guint position, WickTable *self)
+{
+  notify_row (self, position);
+}
+
+WickTable *
+wick_table_new (gpointer data)
+{
+  WickTable *self = g_new0 (WickTable, 1);
+  self->data = data;
+  self->columns = g_ptr_array_new_with_free_func (g_free);
+  self->store = g_list_store_new (WICK_TYPE_TABLE_ROW);
+  self->filter = gtk_custom_filter_new (filter_row, self, NULL);
+  self->filtered = gtk_filter_list_model_new (G_LIST_MODEL (g_object_ref (self->store)),
+                                              GTK_FILTER (g_object_ref (self->filter)));
+  self->view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
+  self->sorted = gtk_sort_list_model_new (G_LIST_MODEL (g_object_ref (self->filtered)),
+                                          g_object_ref (gtk_column_view_get_sorter (self->view)));
+  self->selection = gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->sorted)));
+  gtk_single_selection_set_autoselect (self->selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->selection, TRUE);
+  gtk_column_view_set_model (self->view, GTK_SELECTION_MODEL (g_object_ref (self->selection)));
+  gtk_column_view_set_show_column_separators (self->view, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->view), "data-table");
+  g_signal_connect (self->selection, "selection-changed", G_CALLBACK (on_selection_changed), self);
+  g_signal_connect (self->view, "activate", G_CALLBACK (on_activate), self);
+  self->scrolled = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), GTK_WIDGET (self->view));
+  gtk_widget_set_vexpand (self->scrolled, TRUE);
+  g_object_ref_sink (self->scrolled);
+  return self;
+}
+
+void
+wick_table_free (WickTable *self)
+{
+  if (self == NULL)
+    return;
+  g_signal_handlers_disconnect_by_data (self->selection, self);
+  g_signal_handlers_disconnect_by_data (self->view, self);
+  gtk_custom_filter_set_filter_func (self->filter, NULL, NULL, NULL);
+  g_object_unref (self->scrolled);
+  g_object_unref (self->selection);
+  g_object_unref (self->sorted);
+  g_object_unref (self->filtered);
+  g_object_unref (self->filter);
+  g_object_unref (self->store);
+  g_ptr_array_unref (self->columns);
+  g_free (self->needle);
+  g_free (self);
+}
+
+GtkWidget *
+wick_table_get_widget (WickTable *self)
+{
+  return self->scrolled;
+}
+
+GtkColumnView *
+wick_table_get_column_view (WickTable *self)
+{
+  return self->view;
+}
+
+void
+wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc text,
+                       WickTableCompareFunc compare, gboolean expand, gboolean numeric)
+{
+  Column *column = g_new0 (Column, 1);
+  column->text = text;
+  column->compare = compare;
+  column->numeric = numeric;
+  g_ptr_array_add (self->columns, column);
+
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+  g_object_set_data (G_OBJECT (factory), "wick-table", self);
+  gboolean expander = self->children != NULL && self->columns->len == 1;
+  g_signal_connect (factory, "setup", G_CALLBACK (expander ? setup_expander : setup_label), column);
+  g_signal_connect (factory, "bind", G_CALLBACK (bind_label), column);
+  GtkColumnViewColumn *view_column = gtk_column_view_column_new (title, factory);
+  gtk_column_view_column_set_resizable (view_column, TRUE);
+  gtk_column_view_column_set_expand (view_column, expand);
+  if (compare)
+    {
+      SortData *sort = g_new0 (SortData, 1);
+      sort->table = self;
+      sort->column = column;
+      GtkSorter *sorter = GTK_SORTER (gtk_custom_sorter_new (sort_rows, sort, g_free));
+      gtk_column_view_column_set_sorter (view_column, sorter);
+      g_object_unref (sorter);
+    }
+  gtk_column_view_append_column (self->view, view_column);
+  g_object_unref (view_column);
+}
+
+static GListModel *
+create_children (gpointer item, gpointer user_data)
+{
+  WickTable *self = user_data;
+  WickTableRow *row = item;
+  if (row->kind != 0 || self->children == NULL)
+    return NULL;
+  g_autoptr (GArray) indices = self->children (self->data, row->index);
+  if (indices == NULL || indices->len == 0)
+    return NULL;
+  GListStore *store = g_list_store_new (WICK_TYPE_TABLE_ROW);
+  for (guint i = 0; i < indices->len; i++)
+    {
+      g_autoptr (WickTableRow) child = row_new (1, g_array_index (indices, guint, i));
+      g_list_store_append (store, child);
+    }
+  return G_LIST_MODEL (store);
+}
+
+void
+wick_table_set_tree (WickTable *self, WickTableChildrenFunc children)
+{
+  g_return_if_fail (self->columns->len == 0);
+  self->children = children;
+  GtkTreeListModel *tree = gtk_tree_list_model_new (G_LIST_MODEL (g_object_ref (self->store)), FALSE,
+                                                    TRUE, create_children, self, NULL);
+  gtk_filter_list_model_set_model (self->filtered, G_LIST_MODEL (tree));
+  g_object_unref (tree);
+  gtk_sort_list_model_set_sorter (self->sorted, NULL);
+}
+
+void
+wick_table_set_rows (WickTable *self, guint n_rows)
+{
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint i = 0; i < n_rows; i++)
+    g_ptr_array_add (rows, row_new (0, i));
+  self->quiet = TRUE;
+  g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
+                       rows->pdata, rows->len);
+  self->quiet = FALSE;
+}
+
+void
+wick_table_set_filter (WickTable *self, const char *text)
+{
+  g_clear_pointer (&self->needle, g_free);
+  if (text && *text)
+    self->needle = g_utf8_casefold (text, -1);
+  gtk_filter_changed (GTK_FILTER (self->filter), GTK_FILTER_CHANGE_DIFFERENT);
+}
+
+void
+wick_table_sort_by (WickTable *self, guint column, gboolean descending)
+{
+  GListModel *columns = gtk_column_view_get_columns (self->view);
+  g_autoptr (GtkColumnViewColumn) view_column = g_list_model_get_item (columns, column);
+  g_return_if_fail (view_column != NULL);
+  gtk_column_view_sort_by_column (self->view, view_column,
+                                  descending ? GTK_SORT_DESCENDING : GTK_SORT_ASCENDING);
+}
+
+guint
+wick_table_get_n_shown (WickTable *self)
+{
+  return g_list_model_get_n_items (G_LIST_MODEL (self->selection));
+}
+
+gboolean
+wick_table_get_shown (WickTable *self, guint position, guint *kind, guint *index)
+{
+  g_autoptr (GObject) item = g_list_model_get_item (G_LIST_MODEL (self->selection), position);
+  if (item == NULL)
+    return FALSE;
+  WickTableRow *row = unwrap (item);
+  *kind = row->kind;
+  *index = row->index;
+  return TRUE;
+}
+
+void
+wick_table_set_row_func (WickTable *self, WickTableRowFunc func)
+{
+  self->row_func = func;
+}
+
+gboolean
+wick_table_select (WickTable *self, guint kind, guint index)
+{
+  guint n = wick_table_get_n_shown (self);
+  for (guint i = 0; i < n; i++)
+    {
+      guint k, x;
+      if (wick_table_get_shown (self, i, &k, &x) && k == kind && x == index)
+        {
+          self->quiet = TRUE;
+          gtk_single_selection_set_selected (self->selection, i);
+          self->quiet = FALSE;
+          return TRUE;
+        }
+    }
+  return FALSE;
+}

@@ -1,0 +1,54 @@
+/* wick-table.h — a sortable, filterable GtkColumnView over record indices.
+ *
+ * The tables (span costs, ops, tensors, health, coverage) show rows of the
+ * document's plain arrays without a GObject per record in the model: a row is
+ * a small WickTableRow (kind, index) created on demand. Each column is a text
+ * function and an optional compare function (clicking its header sorts). A
+ * filter keeps rows where any column's text contains the filter text,
+ * ignoring case. In tree mode, root rows (kind 0) expand into the children
+ * the children function lists (kind 1).
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_TABLE_ROW (wick_table_row_get_type ())
+G_DECLARE_FINAL_TYPE (WickTableRow, wick_table_row, WICK, TABLE_ROW, GObject)
+
+guint wick_table_row_get_kind (WickTableRow *row);
+guint wick_table_row_get_index (WickTableRow *row);
+
+typedef char *(*WickTableTextFunc) (gpointer data, guint kind, guint index);
+typedef int (*WickTableCompareFunc) (gpointer data, guint index_a, guint index_b);
+typedef GArray *(*WickTableChildrenFunc) (gpointer data, guint index); /* guint indices */
+typedef void (*WickTableRowFunc) (gpointer data, guint kind, guint index);
+
+typedef struct _WickTable WickTable;
+
+/* @data is passed to every callback; the table does not own it. */
+WickTable *wick_table_new (gpointer data);
+void wick_table_free (WickTable *self);
+
+/* The scrolled window holding the column view (owned by the table until packed). */
+GtkWidget *wick_table_get_widget (WickTable *self);
+GtkColumnView *wick_table_get_column_view (WickTable *self);
+
+void wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc text,
+                            WickTableCompareFunc compare, gboolean expand, gboolean numeric);
+/* Rows 0..n-1 (kind 0). */
+void wick_table_set_rows (WickTable *self, guint n_rows);
+void wick_table_set_tree (WickTable *self, WickTableChildrenFunc children);
+void wick_table_set_filter (WickTable *self, const char *text);
+/* Sorts by column @column (descending when @descending). */
+void wick_table_sort_by (WickTable *self, guint column, gboolean descending);
+guint wick_table_get_n_shown (WickTable *self);
+/* The row shown at @position (kind and index), FALSE past the end. */
+gboolean wick_table_get_shown (WickTable *self, guint position, guint *kind, guint *index);
+/* Called when a row is selected or activated. */
+void wick_table_set_row_func (WickTable *self, WickTableRowFunc func);
+/* Selects the shown row with this kind and index, if shown. */
+gboolean wick_table_select (WickTable *self, guint kind, guint index);
+
+G_END_DECLS

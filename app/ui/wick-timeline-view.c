@@ -1,0 +1,612 @@
+/* wick-timeline-view.c — see wick-timeline-view.h for the contract. */
+#include "wick-timeline-view.h"
+
+#include <adwaita.h>
+#include <glib/gi18n.h>
+#include <math.h>
+
+#include "wick-format.h"
+
+#define MIN_VISIBLE_NS 200
+
+struct _WickTimelineView
+{
+  GtkWidget parent_instance;
+  WickSelection *selection;
+  WickDocument *document;
+  WickTimelineScene *scene;
+  gboolean scene_dirty;
+  double scroll_y;
+  double pointer_x, pointer_y;
+  double hover_x;
+  guint8 *matches;
+  GArray *match_list; /* guint32 span indices by start */
+  gint current_match;
+  gboolean follow;
+  /* drag */
+  guint64 drag_start_ns, drag_end_ns;
+  double drag_scroll_y;
+  gboolean drag_box;
+  double zoom_begin_width;
+  guint64 zoom_begin_start, zoom_begin_end;
+};
+
+G_DEFINE_FINAL_TYPE (WickTimelineView, wick_timeline_view, GTK_TYPE_WIDGET)
+
+enum { PROP_0, PROP_FOLLOW, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+static gboolean
+is_dark (void)
+{
+  return adw_style_manager_get_dark (adw_style_manager_get_default ());
+}
+
+static void
+ensure_scene (WickTimelineView *self)
+{
+  if (self->document == NULL)
+    return;
+  if (self->scene == NULL || self->scene_dirty)
+    {
+      g_clear_pointer (&self->scene, wick_timeline_scene_free);
+      self->scene = wick_timeline_scene_new (self->document);
+      self->scene_dirty = FALSE;
+    }
+}
+
+void
+wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *out)
+{
+  memset (out, 0, sizeof *out);
+  wick_selection_get_visible (self->selection, &out->start_ns, &out->end_ns);
+  wick_selection_get_range (self->selection, &out->range_start, &out->range_end);
+  out->selected_type = wick_selection_get_record (self->selection, &out->selected_index);
+  out->width = MAX (gtk_widget_get_width (GTK_WIDGET (self)), WICK_TIMELINE_GUTTER + 10);
+  out->height = MAX (gtk_widget_get_height (GTK_WIDGET (self)), 50);
+  out->scroll_y = self->scroll_y;
+  out->dark = is_dark ();
+  out->matches = self->matches;
+  out->hover_x = self->hover_x;
+}
+
+WickTimelineScene *
+wick_timeline_view_get_scene (WickTimelineView *self)
+{
+  ensure_scene (self);
+  return self->scene;
+}
+
+static void
+set_visible_clamped (WickTimelineView *self, gint64 start, gint64 end)
+{
+  guint64 extent_start, extent_end;
+  if (self->scene == NULL)
+    return;
+  wick_timeline_scene_get_extent (self->scene, &extent_start, &extent_end);
+  gint64 full = (gint64) (extent_end - extent_start);
+  gint64 margin = full / 20 + 1;
+  gint64 width = MAX (end - start, MIN_VISIBLE_NS);
+  width = MIN (width, full + 2 * margin);
+  gint64 lo = (gint64) extent_start - margin, hi = (gint64) extent_end + margin;
+  if (start < lo)
+    start = lo;
+  if (start + width > hi)
+    start = hi - width;
+  start = MAX (start, 0);
+  wick_selection_set_visible (self->selection, start, start + width);
+}
+
+void
+wick_timeline_view_zoom_to_fit (WickTimelineView *self)
+{
+  ensure_scene (self);
+  if (self->scene == NULL)
+    return;
+  guint64 start, end;
+  wick_timeline_scene_get_extent (self->scene, &start, &end);
+  guint64 pad = (end - start) / 50;
+  wick_selection_set_visible (self->selection, start > pad ? start - pad : 0, end + pad);
+}
+
+static void
+leave_follow (WickTimelineView *self)
+{
+  if (self->follow)
+    wick_timeline_view_set_follow (self, FALSE);
+}
+
+static double
+plot_width (WickTimelineView *self)
+{
+  return MAX (gtk_widget_get_width (GTK_WIDGET (self)) - WICK_TIMELINE_GUTTER, 1);
+}
+
+void
+wick_timeline_view_zoom (WickTimelineView *self, double factor, double anchor_x)
+{
+  guint64 start, end;
+  ensure_scene (self);
+  wick_selection_get_visible (self->selection, &start, &end);
+  double frac = CLAMP ((anchor_x - WICK_TIMELINE_GUTTER) / plot_width (self), 0, 1);
+  double width = (double) (end - start);
+  double anchor = start + frac * width;
+  double new_width = MAX (width * factor, MIN_VISIBLE_NS);
+  leave_follow (self);
+  set_visible_clamped (self, (gint64) (anchor - frac * new_width),
+                       (gint64) (anchor - frac * new_width + new_width));
+}
+
+void
+wick_timeline_view_pan (WickTimelineView *self, double dx)
+{
+  guint64 start, end;
+  ensure_scene (self);
+  wick_selection_get_visible (self->selection, &start, &end);
+  double ns = dx * (double) (end - start) / plot_width (self);
+  leave_follow (self);
+  set_visible_clamped (self, (gint64) start + (gint64) ns, (gint64) end + (gint64) ns);
+}
+
+static void
+scroll_tracks (WickTimelineView *self, double dy)
+{
+  int content = self->scene ? wick_timeline_scene_get_content_height (self->scene) : 0;
+  double max = MAX (content - gtk_widget_get_height (GTK_WIDGET (self)), 0);
+  self->scroll_y = CLAMP (self->scroll_y + dy, 0, max);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  WickTimelineView *self = WICK_TIMELINE_VIEW (widget);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  ensure_scene (self);
+  if (self->scene == NULL || width <= WICK_TIMELINE_GUTTER || height <= 0)
+    return;
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (self, &view);
+  if (view.end_ns <= view.start_ns + 1)
+    return;
+  cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  wick_timeline_scene_draw (self->scene, cr, &view);
+  cairo_destroy (cr);
+}
+
+static gboolean
+on_scroll (GtkEventControllerScroll *controller, double dx, double dy, WickTimelineView *self)
+{
+  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
+  if (state & GDK_CONTROL_MASK)
+    {
+      wick_timeline_view_zoom (self, pow (1.15, dy), self->pointer_x);
+      return TRUE;
+    }
+  if (state & GDK_SHIFT_MASK)
+    {
+      wick_timeline_view_pan (self, (dy + dx) * 40);
+      return TRUE;
+    }
+  if (dx != 0)
+    wick_timeline_view_pan (self, dx * 40);
+  if (dy != 0)
+    {
+      int content = self->scene ? wick_timeline_scene_get_content_height (self->scene) : 0;
+      if (content > gtk_widget_get_height (GTK_WIDGET (self)))
+        scroll_tracks (self, dy * 30);
+      else
+        wick_timeline_view_pan (self, dy * 40);
+    }
+  return TRUE;
+}
+
+static void
+on_motion (GtkEventControllerMotion *controller, double x, double y, WickTimelineView *self)
+{
+  self->pointer_x = x;
+  self->pointer_y = y;
+  self->hover_x = x;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_leave (GtkEventControllerMotion *controller, WickTimelineView *self)
+{
+  self->hover_x = -1;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_drag_begin (GtkGestureDrag *gesture, double x, double y, WickTimelineView *self)
+{
+  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
+  wick_selection_get_visible (self->selection, &self->drag_start_ns, &self->drag_end_ns);
+  self->drag_scroll_y = self->scroll_y;
+  self->drag_box = (state & GDK_SHIFT_MASK) != 0;
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+}
+
+static guint64
+time_at (WickTimelineView *self, guint64 start, guint64 end, double x)
+{
+  WickTimelineViewport view = { .start_ns = start, .end_ns = end,
+                                .width = gtk_widget_get_width (GTK_WIDGET (self)) };
+  return wick_timeline_viewport_x_to_time (&view, x);
+}
+
+static void
+on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView *self)
+{
+  double x0, y0;
+  gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
+  if (self->drag_box)
+    {
+      guint64 a = time_at (self, self->drag_start_ns, self->drag_end_ns, MAX (x0, WICK_TIMELINE_GUTTER));
+      guint64 b = time_at (self, self->drag_start_ns, self->drag_end_ns, MAX (x0 + dx, WICK_TIMELINE_GUTTER));
+      wick_selection_set_range (self->selection, MIN (a, b), MAX (a, b));
+      return;
+    }
+  if (fabs (dx) < 3 && fabs (dy) < 3)
+    return;
+  double ns = dx * (double) (self->drag_end_ns - self->drag_start_ns) / plot_width (self);
+  leave_follow (self);
+  set_visible_clamped (self, (gint64) self->drag_start_ns - (gint64) ns,
+                       (gint64) self->drag_end_ns - (gint64) ns);
+  int content = self->scene ? wick_timeline_scene_get_content_height (self->scene) : 0;
+  double max = MAX (content - gtk_widget_get_height (GTK_WIDGET (self)), 0);
+  self->scroll_y = CLAMP (self->drag_scroll_y - dy, 0, max);
+}
+
+static void
+on_drag_end (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView *self)
+{
+  if (fabs (dx) >= 3 || fabs (dy) >= 3 || self->scene == NULL)
+    return;
+  double x0, y0;
+  gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (self, &view);
+  gint64 index;
+  WickRecordType type = wick_timeline_scene_hit (self->scene, &view, x0, y0, &index);
+  wick_selection_set_record (self->selection, type, index);
+  if (!self->drag_box && type == WICK_RECORD_NONE)
+    wick_selection_set_range (self->selection, 0, 0);
+}
+
+static void
+on_zoom_begin (GtkGesture *gesture, GdkEventSequence *sequence, WickTimelineView *self)
+{
+  wick_selection_get_visible (self->selection, &self->zoom_begin_start, &self->zoom_begin_end);
+}
+
+static void
+on_zoom_scale (GtkGestureZoom *gesture, double scale, WickTimelineView *self)
+{
+  double cx, cy;
+  if (!gtk_gesture_get_bounding_box_center (GTK_GESTURE (gesture), &cx, &cy))
+    cx = gtk_widget_get_width (GTK_WIDGET (self)) / 2.0;
+  wick_selection_set_visible (self->selection, self->zoom_begin_start, self->zoom_begin_end);
+  wick_timeline_view_zoom (self, 1.0 / MAX (scale, 0.01), cx);
+}
+
+static gboolean
+on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModifierType state,
+        WickTimelineView *self)
+{
+  double center = WICK_TIMELINE_GUTTER + plot_width (self) / 2;
+  double anchor = self->hover_x >= WICK_TIMELINE_GUTTER ? self->hover_x : center;
+  if (state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
+    return FALSE;
+  switch (keyval)
+    {
+    case GDK_KEY_plus:
+    case GDK_KEY_equal:
+    case GDK_KEY_KP_Add:
+    case GDK_KEY_w:
+      wick_timeline_view_zoom (self, 0.7, anchor);
+      return TRUE;
+    case GDK_KEY_minus:
+    case GDK_KEY_KP_Subtract:
+    case GDK_KEY_s:
+      wick_timeline_view_zoom (self, 1 / 0.7, anchor);
+      return TRUE;
+    case GDK_KEY_0:
+    case GDK_KEY_KP_0:
+      leave_follow (self);
+      wick_timeline_view_zoom_to_fit (self);
+      return TRUE;
+    case GDK_KEY_a:
+    case GDK_KEY_Left:
+      wick_timeline_view_pan (self, -plot_width (self) / 8);
+      return TRUE;
+    case GDK_KEY_d:
+    case GDK_KEY_Right:
+      wick_timeline_view_pan (self, plot_width (self) / 8);
+      return TRUE;
+    case GDK_KEY_Up:
+      scroll_tracks (self, -WICK_TIMELINE_ROW);
+      return TRUE;
+    case GDK_KEY_Down:
+      scroll_tracks (self, WICK_TIMELINE_ROW);
+      return TRUE;
+    case GDK_KEY_Escape:
+      wick_selection_set_range (self->selection, 0, 0);
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+static gboolean
+on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
+                  WickTimelineView *self)
+{
+  if (self->scene == NULL || keyboard)
+    return FALSE;
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (self, &view);
+  gint64 index;
+  WickRecordType type = wick_timeline_scene_hit (self->scene, &view, x, y, &index);
+  WickDocument *doc = self->document;
+  g_autofree char *markup = NULL;
+  static const char *kinds[] = { "function", "op", "module" };
+  static const char *steps[] = { "—", "forward", "backward", "optimizer" };
+  if (type == WICK_RECORD_SPAN)
+    {
+      const WickSpan *span = &wick_document_get_spans (doc, NULL)[index];
+      g_autofree char *dur = (span->flags & WICK_SPAN_FLAG_CLOSED) ? wick_format_duration (span->duration_ns)
+                                                                 : g_strdup (_("open"));
+      g_autofree char *name = g_markup_escape_text (wick_document_str (doc, span->name), -1);
+      markup = g_strdup_printf ("<b>%s</b>\n%s · %s %s · %s %s", name, kinds[MIN (span->kind, 2)],
+                                _("step"), steps[MIN (span->step, 3)], _("duration"), dur);
+    }
+  else if (type == WICK_RECORD_DEVICE_INTERVAL)
+    {
+      const WickDeviceInterval *iv = &wick_document_get_device_intervals (doc, NULL)[index];
+      g_autofree char *dur = wick_format_duration (iv->duration_ns);
+      const char *span_name = iv->span >= 0 ? wick_document_str (doc, wick_document_get_spans (doc, NULL)[iv->span].name) : "?";
+      g_autofree char *name = g_markup_escape_text (span_name, -1);
+      markup = g_strdup_printf ("<b>%s</b>\n%s · %s %s · %s", name,
+                                wick_document_str (doc, iv->device), _("stream"),
+                                wick_document_str (doc, iv->stream_id), dur);
+    }
+  else if (type == WICK_RECORD_EXTENSION)
+    {
+      const WickExtensionRecord *ext = &wick_document_get_extensions (doc, NULL)[index];
+      g_autofree char *json = g_markup_escape_text (wick_document_str (doc, ext->json), MIN (wick_document_str_len (doc, ext->json), 300));
+      markup = g_strdup_printf ("<b>%s</b>\n<tt>%s</tt>", wick_document_str (doc, ext->kind), json);
+    }
+  if (markup == NULL)
+    return FALSE;
+  gtk_tooltip_set_markup (tooltip, markup);
+  return TRUE;
+}
+
+static void
+on_selection_changed (WickSelection *selection, guint what, WickTimelineView *self)
+{
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+wick_timeline_view_dispose (GObject *object)
+{
+  WickTimelineView *self = WICK_TIMELINE_VIEW (object);
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data (self->selection, self);
+  g_clear_object (&self->selection);
+  g_clear_object (&self->document);
+  g_clear_pointer (&self->scene, wick_timeline_scene_free);
+  g_clear_pointer (&self->matches, g_free);
+  g_clear_pointer (&self->match_list, g_array_unref);
+  G_OBJECT_CLASS (wick_timeline_view_parent_class)->dispose (object);
+}
+
+static void
+wick_timeline_view_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  WickTimelineView *self = WICK_TIMELINE_VIEW (object);
+  if (prop_id == PROP_FOLLOW)
+    g_value_set_boolean (value, self->follow);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+wick_timeline_view_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  WickTimelineView *self = WICK_TIMELINE_VIEW (object);
+  if (prop_id == PROP_FOLLOW)
+    wick_timeline_view_set_follow (self, g_value_get_boolean (value));
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+wick_timeline_view_class_init (WickTimelineViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  object_class->dispose = wick_timeline_view_dispose;
+  object_class->get_property = wick_timeline_view_get_property;
+  object_class->set_property = wick_timeline_view_set_property;
+  widget_class->snapshot = wick_timeline_view_snapshot;
+  properties[PROP_FOLLOW] = g_param_spec_boolean ("follow", NULL, NULL, FALSE,
+                                                  G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+  gtk_widget_class_set_css_name (widget_class, "wicktimeline");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
+}
+
+static void
+wick_timeline_view_init (WickTimelineView *self)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+  self->hover_x = -1;
+  self->current_match = -1;
+  gtk_widget_set_focusable (widget, TRUE);
+  gtk_widget_set_hexpand (widget, TRUE);
+  gtk_widget_set_vexpand (widget, TRUE);
+  gtk_widget_set_has_tooltip (widget, TRUE);
+  g_signal_connect (widget, "query-tooltip", G_CALLBACK (on_query_tooltip), self);
+
+  GtkEventController *scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+  g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
+  gtk_widget_add_controller (widget, scroll);
+
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
+  gtk_widget_add_controller (widget, motion);
+
+  GtkGesture *drag = gtk_gesture_drag_new ();
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
+
+  GtkGesture *zoom = gtk_gesture_zoom_new ();
+  g_signal_connect (zoom, "begin", G_CALLBACK (on_zoom_begin), self);
+  g_signal_connect (zoom, "scale-changed", G_CALLBACK (on_zoom_scale), self);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (zoom));
+
+  GtkEventController *keys = gtk_event_controller_key_new ();
+  g_signal_connect (keys, "key-pressed", G_CALLBACK (on_key), self);
+  gtk_widget_add_controller (widget, keys);
+
+  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
+                           G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
+}
+
+GtkWidget *
+wick_timeline_view_new (WickSelection *selection)
+{
+  WickTimelineView *self = g_object_new (WICK_TYPE_TIMELINE_VIEW, NULL);
+  self->selection = g_object_ref (selection);
+  g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
+  return GTK_WIDGET (self);
+}
+
+void
+wick_timeline_view_set_document (WickTimelineView *self, WickDocument *document)
+{
+  g_return_if_fail (WICK_IS_TIMELINE_VIEW (self));
+  g_set_object (&self->document, document);
+  g_clear_pointer (&self->scene, wick_timeline_scene_free);
+  g_clear_pointer (&self->matches, g_free);
+  g_clear_pointer (&self->match_list, g_array_unref);
+  self->scroll_y = 0;
+  if (document)
+    wick_timeline_view_zoom_to_fit (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+wick_timeline_view_document_changed (WickTimelineView *self)
+{
+  self->scene_dirty = TRUE;
+  if (self->follow && self->document)
+    {
+      guint64 start, end;
+      wick_selection_get_visible (self->selection, &start, &end);
+      guint64 width = end > start ? end - start : 1000000000;
+      guint64 newest = wick_document_get_end_ns (self->document);
+      wick_selection_set_visible (self->selection, newest > width ? newest - width : 0,
+                                  MAX (newest, width));
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+wick_timeline_view_set_follow (WickTimelineView *self, gboolean follow)
+{
+  if (self->follow == follow)
+    return;
+  self->follow = follow;
+  if (follow)
+    wick_timeline_view_document_changed (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FOLLOW]);
+}
+
+gboolean
+wick_timeline_view_get_follow (WickTimelineView *self)
+{
+  return self->follow;
+}
+
+static int
+compare_span_start (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  const WickSpan *spans = user_data;
+  guint64 sa = spans[*(const guint32 *) a].start_ns, sb = spans[*(const guint32 *) b].start_ns;
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+guint
+wick_timeline_view_set_search (WickTimelineView *self, const char *text)
+{
+  g_clear_pointer (&self->matches, g_free);
+  g_clear_pointer (&self->match_list, g_array_unref);
+  self->current_match = -1;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  if (text == NULL || *text == '\0' || self->document == NULL)
+    return 0;
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (self->document, &n);
+  g_autofree char *needle = g_utf8_casefold (text, -1);
+  g_autoptr (GHashTable) by_name = g_hash_table_new (NULL, NULL);
+  self->matches = g_new0 (guint8, MAX (n, 1));
+  self->match_list = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint i = 0; i < n; i++)
+    {
+      gpointer cached;
+      gboolean match;
+      if (g_hash_table_lookup_extended (by_name, GUINT_TO_POINTER (spans[i].name), NULL, &cached))
+        match = GPOINTER_TO_INT (cached);
+      else
+        {
+          g_autofree char *name = g_utf8_casefold (wick_document_str (self->document, spans[i].name), -1);
+          match = strstr (name, needle) != NULL;
+          g_hash_table_insert (by_name, GUINT_TO_POINTER (spans[i].name), GINT_TO_POINTER (match));
+        }
+      if (match)
+        {
+          guint32 index = i;
+          self->matches[i] = 1;
+          g_array_append_val (self->match_list, index);
+        }
+    }
+  g_qsort_with_data (self->match_list->data, self->match_list->len, sizeof (guint32), compare_span_start,
+                (gpointer) spans);
+  return self->match_list->len;
+}
+
+gint
+wick_timeline_view_step_match (WickTimelineView *self, int direction)
+{
+  if (self->match_list == NULL || self->match_list->len == 0)
+    return -1;
+  gint n = self->match_list->len;
+  self->current_match = self->current_match < 0 ? (direction > 0 ? 0 : n - 1)
+                                                : ((self->current_match + direction) % n + n) % n;
+  guint32 span = g_array_index (self->match_list, guint32, self->current_match);
+  const WickSpan *s = &wick_document_get_spans (self->document, NULL)[span];
+  wick_selection_set_record (self->selection, WICK_RECORD_SPAN, span);
+  guint64 start, end;
+  wick_selection_get_visible (self->selection, &start, &end);
+  guint64 width = end - start;
+  guint64 dur = MAX (s->duration_ns, 1);
+  if (dur > width * 8 / 10 || dur * 200 < width)
+    width = dur * 5 / 2 + 1000;
+  gint64 center = (gint64) (s->start_ns + dur / 2);
+  leave_follow (self);
+  ensure_scene (self);
+  set_visible_clamped (self, center - (gint64) width / 2, center + (gint64) width / 2);
+  /* Bring its row into view. */
+  double row_y = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + s->depth * WICK_TIMELINE_ROW;
+  double height = gtk_widget_get_height (GTK_WIDGET (self));
+  if (row_y - self->scroll_y > height - WICK_TIMELINE_ROW || row_y - self->scroll_y < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW)
+    scroll_tracks (self, row_y - self->scroll_y - height / 2);
+  return self->current_match;
+}

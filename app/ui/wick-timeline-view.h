@@ -1,0 +1,53 @@
+/* wick-timeline-view.h — the span timeline widget.
+ *
+ * Paints a WickTimelineScene through gtk_snapshot_append_cairo. The visible
+ * range, box-selected range and selected record live in the shared
+ * WickSelection; this widget only keeps its vertical scroll, hover and search.
+ *
+ * Input: ctrl+scroll and pinch zoom around the pointer; scroll pans (vertical
+ * wheel scrolls tracks when they overflow, horizontal wheel or shift pans
+ * time); drag pans; shift+drag box-selects a range; click selects the record
+ * under the pointer; + / − / 0 zoom in, out and to fit; W/S zoom and A/D pan
+ * (as in Perfetto and Tracy); Escape clears the range.
+ *
+ * Follow mode (live): after the document changes, the visible range keeps its
+ * width and ends at the document's end. Any zoom or pan by the user leaves
+ * follow mode ("follow" property turns FALSE).
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "wick-selection.h"
+#include "wick-timeline-scene.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_TIMELINE_VIEW (wick_timeline_view_get_type ())
+G_DECLARE_FINAL_TYPE (WickTimelineView, wick_timeline_view, WICK, TIMELINE_VIEW, GtkWidget)
+
+GtkWidget *wick_timeline_view_new (WickSelection *selection);
+
+void wick_timeline_view_set_document (WickTimelineView *self, WickDocument *document);
+/* The document grew: rebuild the scene before the next frame. */
+void wick_timeline_view_document_changed (WickTimelineView *self);
+WickTimelineScene *wick_timeline_view_get_scene (WickTimelineView *self);
+
+/* Zoom by @factor (< 1 zooms in) keeping the time under widget x @anchor_x. */
+void wick_timeline_view_zoom (WickTimelineView *self, double factor, double anchor_x);
+/* Pan by @dx pixels (positive moves later in time). */
+void wick_timeline_view_pan (WickTimelineView *self, double dx);
+void wick_timeline_view_zoom_to_fit (WickTimelineView *self);
+
+/* Search: spans whose name contains @text (case-insensitive); NULL or "" clears.
+ * Returns the number of matches; next/previous select and reveal one. */
+guint wick_timeline_view_set_search (WickTimelineView *self, const char *text);
+gint wick_timeline_view_step_match (WickTimelineView *self, int direction);
+
+void wick_timeline_view_set_follow (WickTimelineView *self, gboolean follow);
+gboolean wick_timeline_view_get_follow (WickTimelineView *self);
+
+/* The view's parameters as of the last layout (for tests and export). */
+void wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *out);
+
+G_END_DECLS

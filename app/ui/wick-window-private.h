@@ -1,0 +1,18 @@
+/* wick-window-private.h — what the app's tests may reach inside a window. */
+#pragma once
+
+#include "wick-window.h"
+
+G_BEGIN_DECLS
+
+/* "timeline", "memory", "coverage", "health", "costs", "details". */
+GtkWidget *wick_window_get_view (WickWindow *self, const char *name);
+/* "welcome", "loading" or "document". */
+const char *wick_window_get_state (WickWindow *self);
+double wick_window_get_progress (WickWindow *self);
+void wick_window_cancel_load (WickWindow *self);
+guint wick_window_get_n_banners (WickWindow *self);
+void wick_window_search (WickWindow *self, const char *text);
+const char *wick_window_get_match_text (WickWindow *self);
+
+G_END_DECLS
