@@ -1062,13 +1062,21 @@ ARRAY_GETTER (WickExtensionRecord, extensions, extension_records)
 const guint64 *
 wick_document_get_shape (WickDocument *self, guint32 offset)
 {
-  return &g_array_index (self->u64_pool, guint64, 0) + offset;
+  static const guint64 empty[1];
+
+  if (offset >= self->u64_pool->len)
+    return empty;
+  return (const guint64 *) (gpointer) self->u64_pool->data + offset;
 }
 
 const WickStr *
 wick_document_get_str_list (WickDocument *self, guint32 offset)
 {
-  return &g_array_index (self->str_list, WickStr, 0) + offset;
+  static const WickStr empty[1];
+
+  if (offset >= self->str_list->len)
+    return empty;
+  return (const WickStr *) (gpointer) self->str_list->data + offset;
 }
 
 const WickStr *

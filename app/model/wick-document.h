@@ -280,10 +280,12 @@ gboolean wick_document_get_extensions_enabled (WickDocument *self);
 /* 1-based physical line of the first wick_ record, 0 when none. */
 guint64 wick_document_get_first_extension_line (WickDocument *self);
 
-/* Signal "changed" (no arguments) is emitted on the thread that fed records,
- * after wick_document_feed_line() added records (at most once per
- * wick_document_analyze()/finish, coalesced by the caller's pace) and after
- * the analysis was refreshed. wick_document_load_file() does not emit it. */
+/* Signal "changed" (no arguments) is emitted on the calling thread by
+ * wick_document_analyze() and wick_document_finish(): a live reader feeds a
+ * batch of lines, then calls analyze once, so views redraw once per batch.
+ * wick_document_load_file() never emits it (it runs on a worker thread; its
+ * progress callback is called on that thread too). Pointers returned by the
+ * getters (arrays, strings) are valid until the next feed_line. */
 
 /* Reads a trace file. Returns FALSE with @error on I/O errors, cancellation
  * and parse errors; in the last case the document keeps what was read and

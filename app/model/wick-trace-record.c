@@ -767,7 +767,13 @@ scan_tags (WickTraceDecoder *decoder, TagScan *scan)
           if (!wick_json_peek_type (scanner, &type))
             return FALSE;
           if (type != WICK_JSON_STRING)
-            return fail_invalid_type (decoder, "variant identifier");
+            {
+              WickJsonScanner probe = *scanner;
+              if (!wick_json_skip_value (scanner))
+                return FALSE;
+              *scanner = probe;
+              return fail_invalid_type (decoder, "variant identifier");
+            }
           if (!wick_json_read_string (scanner, &str, &len))
             return FALSE;
           if (decoder->extensions && len >= 5 && memcmp (str, "wick_", 5) == 0)
