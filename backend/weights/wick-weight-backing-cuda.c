@@ -68,6 +68,12 @@ load_driver (void)
 {
   int count = 0;
   cudaError_t result = cudaGetDeviceCount (&count);
+  if (result == cudaErrorInsufficientDriver)
+    {
+      snprintf (driver.error, sizeof driver.error,
+                "no CUDA device: no CUDA driver is installed, or it is older than the runtime");
+      return;
+    }
   if (result != cudaSuccess || count == 0)
     {
       snprintf (driver.error, sizeof driver.error, "no CUDA device (%s)",
@@ -281,20 +287,19 @@ cuda_copy_to_host (void *destination, const void *source, size_t bytes, WickErro
 }
 
 static bool
-cuda_copy_from_host (void *destination, const void *source, size_t bytes, WickError *error)
-{
-  return runtime_ok (cudaMemcpyAsync (destination, source, bytes, cudaMemcpyHostToDevice,
-                                      stream ()),
-                     "cudaMemcpyAsync (host to device)", error)
-         && cuda_finish (error);
-}
-
-static bool
 cuda_copy_from_staging (void *destination, const void *source, size_t bytes, WickError *error)
 {
   return runtime_ok (cudaMemcpyAsync (destination, source, bytes, cudaMemcpyHostToDevice,
                                       stream ()),
                      "cudaMemcpyAsync (staging to device)", error);
+}
+
+static bool
+cuda_copy_to_staging (void *destination, const void *source, size_t bytes, WickError *error)
+{
+  return runtime_ok (cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost,
+                                      stream ()),
+                     "cudaMemcpyAsync (device to pinned host)", error);
 }
 
 static void *
@@ -366,8 +371,8 @@ static const WickWeightBacking cuda_backing = {
   .release = cuda_release,
   .recommit = cuda_recommit,
   .copy_to_host = cuda_copy_to_host,
-  .copy_from_host = cuda_copy_from_host,
   .copy_from_staging = cuda_copy_from_staging,
+  .copy_to_staging = cuda_copy_to_staging,
   .fence_new = cuda_fence_new,
   .fence_record = cuda_fence_record,
   .fence_wait = cuda_fence_wait,

@@ -31,15 +31,16 @@ typedef struct
   /* Back an allocation's addresses with fresh memory again. */
   bool (*recommit) (void *base, size_t size, WickError *error);
 
-  /* Synchronous copies between the backing and ordinary host memory. */
+  /* A synchronous copy from the backing to ordinary host memory. */
   bool (*copy_to_host) (void *destination, const void *source, size_t bytes, WickError *error);
-  bool (*copy_from_host) (void *destination, const void *source, size_t bytes,
-                          WickError *error);
 
-  /* Asynchronous copy from staging memory, and a fence after it: the disk
-   * pipeline waits on a staging buffer's fence before refilling it. */
+  /* Asynchronous copies between the backing and memory from host_alloc
+   * (pinned for CUDA), complete at the next finish; and a fence after them:
+   * the disk pipeline waits on a staging buffer's fence before refilling it. */
   bool (*copy_from_staging) (void *destination, const void *source, size_t bytes,
                              WickError *error);
+  bool (*copy_to_staging) (void *destination, const void *source, size_t bytes,
+                           WickError *error);
   void *(*fence_new) (void);
   bool (*fence_record) (void *fence, WickError *error);
   bool (*fence_wait) (void *fence, WickError *error);

@@ -244,11 +244,13 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
                          module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
                          module->params[storage->param].name);
         }
-      if (!module->backing->copy_to_host (storage->spill, storage->base, storage->bytes, error))
+      /* Queued: copies run back to back while the next spill is allocated. */
+      if (!module->backing->copy_to_staging (storage->spill, storage->base, storage->bytes,
+                                             error))
         return false;
       storage->spill_holds_data = true;
     }
-  return true;
+  return module->backing->finish (error);
 }
 
 /* After a restore (or a failed eviction): host spills go, pinned ones stay. */
@@ -303,8 +305,9 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
       storage->released = false;
       if (storage->tier == WICK_TIER_RAM)
         {
-          ok = module->backing->copy_from_host (storage->base, storage->spill, storage->bytes,
-                                                error);
+          /* Queued: the copy overlaps the next storage's recommit. */
+          ok = module->backing->copy_from_staging (storage->base, storage->spill,
+                                                   storage->bytes, error);
           if (ok)
             *restored_bytes += storage->bytes;
           else
@@ -321,6 +324,12 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
                                     storage->file_offset, param->count, storage->file_dtype,
                                     param->dtype };
       job_storage[n_jobs++] = s;
+    }
+  WickError finish_error;
+  if (!module->backing->finish (&finish_error) && ok)
+    {
+      *error = finish_error;
+      ok = false;
     }
   /* The disk storages recommitted before any failure are read in any case. */
   bool read_ok = true;
@@ -517,7 +526,6 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
   module->stats.resident = module->state == WICK_MODULE_RESIDENT;
   module->stats.freed_bytes = ok ? freed : 0;
   module->stats.evict_seconds = now_seconds () - start;
-  record_device_memory (store, module);
   char details[512];
   snprintf (details, sizeof details,
             "\"tier\":\"%s\",\"parameters\":%" PRIu64 ",\"disk\":%" PRIu64 ",\"ram\":%" PRIu64
@@ -525,6 +533,7 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
             tier_name (tier), module->stats.parameters, module->stats.disk, module->stats.ram,
             module->stats.freed_bytes, (uint64_t) (module->stats.evict_seconds * 1e9));
   record_event (store, module, "wick_weight_evict", details, ok, error);
+  record_device_memory (store, module);
   return ok;
 }
 
@@ -552,7 +561,6 @@ wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, Wi
   module->stats.restored = disk + ram - module->stats.disk - module->stats.ram;
   module->stats.restored_bytes = bytes;
   module->stats.restore_seconds = now_seconds () - start;
-  record_device_memory (store, module);
   char details[512];
   snprintf (details, sizeof details,
             "\"disk\":%" PRIu64 ",\"ram\":%" PRIu64 ",\"restored\":%" PRIu64
@@ -560,5 +568,6 @@ wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, Wi
             disk, ram, module->stats.restored, bytes,
             (uint64_t) (module->stats.restore_seconds * 1e9));
   record_event (store, module, "wick_weight_restore", details, ok, error);
+  record_device_memory (store, module);
   return ok;
 }

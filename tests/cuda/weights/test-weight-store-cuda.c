@@ -1,0 +1,430 @@
+/* test-weight-store-cuda.c — the weight store on CUDA device memory (suite
+ * cuda): bit-exact round trips on both tiers, provenance, hostile checkpoints,
+ * tied parameters, rollback and the abort path as on the host, plus pointer
+ * stability, device memory really returned to the driver, and a captured CUDA
+ * graph reading the weights that replays correctly after evict and restore.
+ * Every test skips with the reason where there is no device. */
+#include "weights-cuda-kernels.h"
+#include "weights-test-util.h"
+
+#include "wick-weight-backing-private.h"
+#include "wick-weight-store-private.h"
+
+#include <string.h>
+
+#define ROWS 1024
+#define COLS 1024
+#define BIG (2048 * 2048)
+
+typedef struct
+{
+  char *dir, *checkpoint;
+  float *embed;     /* [ROWS, COLS] F32, tied: embed.weight and head.weight */
+  uint16_t *matrix; /* [BIG] BF16, F32 in the checkpoint */
+  uint16_t *bias;   /* [2048] F16 */
+  uint64_t embed_shape[2], matrix_shape[1], bias_shape[1];
+  WickWeightParam params[4];
+  WickWeightStore *store;
+} DeviceModel;
+
+static char error_text[512];
+
+static gboolean
+skip_without_device (void)
+{
+  WickError error = { "" };
+  void *probe = wick_weight_alloc_device (1, &error);
+  if (probe == NULL)
+    {
+      char *message = g_strdup_printf ("the weight store cannot use CUDA here: %s", error.message);
+      g_test_skip (message);
+      g_free (message);
+      return TRUE;
+    }
+  g_assert_true (wick_weight_free_device (probe, &error));
+  return FALSE;
+}
+
+static void *
+device_alloc (size_t bytes)
+{
+  WickError error = { "" };
+  void *p = wick_weight_alloc_device (bytes, &error);
+  if (p == NULL)
+    g_error ("wick_weight_alloc_device: %s", error.message);
+  return p;
+}
+
+static void
+to_device (void *device, const void *host, size_t bytes)
+{
+  if (!weights_test_copy (device, host, bytes, true, error_text, sizeof error_text))
+    g_error ("%s", error_text);
+}
+
+static void
+to_host (void *host, const void *device, size_t bytes)
+{
+  if (!weights_test_copy (host, device, bytes, false, error_text, sizeof error_text))
+    g_error ("%s", error_text);
+}
+
+static char *
+device_sha256 (const void *device, size_t bytes)
+{
+  void *host = g_malloc (bytes);
+  to_host (host, device, bytes);
+  char *hash = weights_test_sha256 (host, bytes);
+  g_free (host);
+  return hash;
+}
+
+static void
+model_init (DeviceModel *model, gboolean with_checkpoint)
+{
+  memset (model, 0, sizeof *model);
+  model->dir = weights_test_tmpdir ();
+  model->checkpoint = g_build_filename (model->dir, "model.safetensors", NULL);
+  model->embed = device_alloc (ROWS * COLS * 4);
+  model->matrix = device_alloc (BIG * 2);
+  model->bias = device_alloc (2048 * 2);
+  float *embed = g_new (float, ROWS * COLS);
+  float *matrix_f32 = g_new (float, BIG);
+  uint16_t *matrix = g_new (uint16_t, BIG);
+  uint16_t bias[2048];
+  weights_test_fill_bf16_exact_f32 (embed, ROWS * COLS, 11);
+  weights_test_fill_bf16_exact_f32 (matrix_f32, BIG, 12);
+  for (size_t i = 0; i < BIG; i++)
+    {
+      uint32_t bits;
+      memcpy (&bits, &matrix_f32[i], 4);
+      matrix[i] = (uint16_t) (bits >> 16);
+    }
+  for (size_t i = 0; i < 2048; i++)
+    bias[i] = (uint16_t) (0x2000 + i);
+  to_device (model->embed, embed, ROWS * COLS * 4);
+  to_device (model->matrix, matrix, BIG * 2);
+  to_device (model->bias, bias, sizeof bias);
+  model->embed_shape[0] = ROWS, model->embed_shape[1] = COLS;
+  model->matrix_shape[0] = BIG;
+  model->bias_shape[0] = 2048;
+  model->params[0] = (WickWeightParam){ "embed.weight", model->embed, WICK_DTYPE_F32,
+                                        model->embed_shape, 2 };
+  model->params[1] = (WickWeightParam){ "matrix", model->matrix, WICK_DTYPE_BF16,
+                                        model->matrix_shape, 1 };
+  model->params[2] = (WickWeightParam){ "bias", model->bias, WICK_DTYPE_F16, model->bias_shape,
+                                        1 };
+  model->params[3] = (WickWeightParam){ "head.weight", model->embed, WICK_DTYPE_F32,
+                                        model->embed_shape, 2 };
+  WickError error = { "" };
+  if (with_checkpoint)
+    {
+      /* The embedding and bias are written from the device (the writer's
+       * CUDA path), the matrix as F32 from the host (a cast on load). */
+      WickWeightParam from_device[] = { model->params[0], model->params[2] };
+      WickWeightParam from_host[] = { { "matrix", matrix_f32, WICK_DTYPE_F32,
+                                        model->matrix_shape, 1 } };
+      char *device_part = g_build_filename (model->dir, "model-00001.safetensors", NULL);
+      char *host_part = g_build_filename (model->dir, "model-00002.safetensors", NULL);
+      g_assert_true (wick_safetensors_write (device_part, from_device, 2, WICK_WEIGHT_MEMORY_CUDA,
+                                             NULL, 0, &error));
+      g_assert_true (wick_safetensors_write (host_part, from_host, 1, WICK_WEIGHT_MEMORY_HOST,
+                                             NULL, 0, &error));
+      g_free (device_part);
+      g_free (host_part);
+    }
+  g_free (embed), g_free (matrix_f32), g_free (matrix);
+  model->store = wick_weight_store_new (NULL, &error);
+  WickWeightModuleInfo info = { "net", model->params, 4, WICK_WEIGHT_MEMORY_CUDA,
+                                with_checkpoint ? model->dir : NULL };
+  g_assert_true (wick_weight_store_register_module (model->store, &info, &error));
+  g_assert_cmpstr (error.message, ==, "");
+}
+
+static void
+model_clear (DeviceModel *model)
+{
+  WickError error = { "" };
+  wick_weight_store_free (model->store);
+  g_assert_true (wick_weight_free_device (model->embed, &error));
+  g_assert_true (wick_weight_free_device (model->matrix, &error));
+  g_assert_true (wick_weight_free_device (model->bias, &error));
+  weights_test_rmdir (model->dir);
+  g_free (model->dir), g_free (model->checkpoint);
+}
+
+typedef struct
+{
+  char *embed, *matrix, *bias;
+} Hashes;
+
+static Hashes
+model_hash (const DeviceModel *model)
+{
+  return (Hashes){ device_sha256 (model->embed, ROWS * COLS * 4),
+                   device_sha256 (model->matrix, BIG * 2), device_sha256 (model->bias, 4096) };
+}
+
+static void
+assert_hashes (const DeviceModel *model, const Hashes *expected)
+{
+  Hashes now = model_hash (model);
+  g_assert_cmpstr (now.embed, ==, expected->embed);
+  g_assert_cmpstr (now.matrix, ==, expected->matrix);
+  g_assert_cmpstr (now.bias, ==, expected->bias);
+  g_free (now.embed), g_free (now.matrix), g_free (now.bias);
+}
+
+static void
+hashes_free (Hashes *hashes)
+{
+  g_free (hashes->embed), g_free (hashes->matrix), g_free (hashes->bias);
+}
+
+static const uint64_t model_bytes = ROWS * COLS * 4 + BIG * 2 + 4096;
+
+static void
+round_trips (WickTier tier, uint64_t disk, uint64_t ram)
+{
+  if (skip_without_device ())
+    return;
+  DeviceModel model;
+  model_init (&model, TRUE);
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  for (int cycle = 0; cycle < 10; cycle++)
+    {
+      WickWeightStats stats;
+      g_assert_true (wick_weight_store_evict (model.store, "net", tier, &stats, &error));
+      g_assert_cmpstr (error.message, ==, "");
+      g_assert_cmpuint (stats.disk, ==, disk);
+      g_assert_cmpuint (stats.ram, ==, ram);
+      g_assert_cmpuint (stats.freed_bytes, ==, model_bytes);
+      WickWeightAllocation allocation;
+      g_assert_true (wick_weight_allocation_get (model.matrix, &allocation));
+      g_assert_true (allocation.released);
+      g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+      g_assert_cmpuint (stats.restored, ==, 4);
+      g_assert_cmpuint (stats.restored_bytes, ==, model_bytes);
+      /* Same addresses (the parameters' pointers never changed), same bytes. */
+      g_assert_true (model.params[1].data == (void *) model.matrix);
+      assert_hashes (&model, &before);
+    }
+  /* The restored mapping is ordinary writable device memory. */
+  if (!weights_test_increment (model.embed, ROWS * COLS, error_text, sizeof error_text))
+    g_error ("%s", error_text);
+  float first[2], expected[2];
+  char *embed_host = g_malloc (ROWS * COLS * 4);
+  weights_test_fill_bf16_exact_f32 ((float *) embed_host, ROWS * COLS, 11);
+  memcpy (expected, embed_host, sizeof expected);
+  g_free (embed_host);
+  to_host (first, model.params[3].data, sizeof first); /* through the tied name */
+  g_assert_cmpfloat (first[0], ==, expected[0] + 1.0f);
+  g_assert_cmpfloat (first[1], ==, expected[1] + 1.0f);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
+static void
+test_round_trip_disk (void)
+{
+  round_trips (WICK_TIER_DISK, 4, 0);
+}
+
+static void
+test_round_trip_ram (void)
+{
+  round_trips (WICK_TIER_RAM, 0, 4);
+}
+
+static void
+test_mutated_goes_to_ram (void)
+{
+  if (skip_without_device ())
+    return;
+  DeviceModel model;
+  model_init (&model, TRUE);
+  uint16_t changed = 0x1234;
+  to_device (model.matrix + 3, &changed, 2);
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  g_assert_cmpuint (stats.disk, ==, 3);
+  g_assert_cmpuint (stats.ram, ==, 1);
+  WickWeightParamInfo info;
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
+  g_assert_cmpstr (info.reason, ==, "key 'matrix': the first 64 KiB differ from the live bytes");
+  g_assert_true (wick_weight_store_param_info (model.store, "net", 0, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_DISK);
+  g_assert_true (g_str_has_suffix (info.shard, "model-00001.safetensors"));
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  assert_hashes (&model, &before);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
+static void
+test_hostile_checkpoint (void)
+{
+  if (skip_without_device ())
+    return;
+  DeviceModel model;
+  model_init (&model, FALSE);
+  char *path = g_build_filename (model.dir, "model.safetensors", NULL);
+  weights_test_write_prefix (path, G_MAXUINT64, "{}");
+  WickWeightModuleInfo info = { "hostile", NULL, 0, WICK_WEIGHT_MEMORY_CUDA, path };
+  float *w = device_alloc (4096);
+  const uint64_t shape[] = { 1024 };
+  WickWeightParam param = { "w", w, WICK_DTYPE_F32, shape, 1 };
+  info.params = &param, info.n_params = 1;
+  WickError error = { "" };
+  g_assert_true (wick_weight_store_register_module (model.store, &info, &error));
+  char *before = device_sha256 (w, 4096);
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (model.store, "hostile", WICK_TIER_AUTO, &stats, &error));
+  g_assert_cmpuint (stats.ram, ==, 1);
+  WickWeightParamInfo param_info;
+  g_assert_true (wick_weight_store_param_info (model.store, "hostile", 0, &param_info));
+  char *expected = g_strdup_printf ("checkpoint: %s: header length 18446744073709551615 exceeds "
+                                    "the limit of 100000000 bytes",
+                                    path);
+  g_assert_cmpstr (param_info.reason, ==, expected);
+  g_assert_true (wick_weight_store_restore (model.store, "hostile", &stats, &error));
+  char *after = device_sha256 (w, 4096);
+  g_assert_cmpstr (after, ==, before);
+  g_assert_true (wick_weight_store_unregister_module (model.store, "hostile", &error));
+  g_assert_true (wick_weight_free_device (w, &error));
+  g_free (expected), g_free (before), g_free (after), g_free (path);
+  model_clear (&model);
+}
+
+static void
+test_device_memory_returns (void)
+{
+  if (skip_without_device ())
+    return;
+  const size_t bytes = 512u << 20;
+  WickError error = { "" };
+  float *big = device_alloc (bytes);
+  float *host = g_malloc (bytes);
+  weights_test_fill (host, bytes, 5);
+  to_device (big, host, bytes);
+  char *before = weights_test_sha256 (host, bytes);
+  g_free (host);
+  WickWeightStore *store = wick_weight_store_new (NULL, &error);
+  const uint64_t shape[] = { bytes / 4 };
+  WickWeightParam param = { "w", big, WICK_DTYPE_F32, shape, 1 };
+  WickWeightModuleInfo info = { "big", &param, 1, WICK_WEIGHT_MEMORY_CUDA, NULL };
+  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  size_t free_resident, free_evicted, free_restored, total;
+  for (int tier = WICK_TIER_RAM; tier >= WICK_TIER_AUTO; tier -= 2)
+    {
+      g_assert_true (weights_test_mem_info (&free_resident, &total));
+      g_assert_true (wick_weight_store_evict (store, "big", (WickTier) tier, NULL, &error));
+      g_assert_true (weights_test_mem_info (&free_evicted, &total));
+      g_test_message ("device free: %zu MiB resident, %zu MiB evicted", free_resident >> 20,
+                      free_evicted >> 20);
+      g_assert_cmpuint (free_evicted - free_resident, >=, bytes - (2u << 20));
+      g_assert_true (wick_weight_store_restore (store, "big", NULL, &error));
+      g_assert_true (weights_test_mem_info (&free_restored, &total));
+      g_assert_cmpuint (free_evicted - free_restored, >=, bytes - (2u << 20));
+      char *after = device_sha256 (big, bytes);
+      g_assert_cmpstr (after, ==, before);
+      g_free (after);
+    }
+  wick_weight_store_free (store);
+  g_assert_true (wick_weight_free_device (big, &error));
+  g_free (before);
+}
+
+static void
+replay (WeightsTestGraph *graph, const float *y, float *out)
+{
+  if (!weights_test_graph_replay (graph, error_text, sizeof error_text))
+    g_error ("%s", error_text);
+  to_host (out, y, ROWS * 4);
+}
+
+static void
+test_captured_graph_survives (void)
+{
+  if (skip_without_device ())
+    return;
+  DeviceModel model;
+  model_init (&model, TRUE);
+  float *x = device_alloc (COLS * 4);
+  float *y = device_alloc (ROWS * 4);
+  float x_host[COLS];
+  weights_test_fill_bf16_exact_f32 (x_host, COLS, 7);
+  to_device (x, x_host, sizeof x_host);
+  WeightsTestGraph *graph = weights_test_graph_new (model.embed, x, y, ROWS, COLS, error_text,
+                                                    sizeof error_text);
+  if (graph == NULL)
+    g_error ("%s", error_text);
+  float *reference = g_new (float, ROWS), *out = g_new (float, ROWS);
+  replay (graph, y, reference);
+  g_assert_cmpfloat (reference[0], !=, 0.0f);
+  WickError error = { "" };
+  for (WickTier tier = WICK_TIER_DISK; tier <= WICK_TIER_RAM; tier++)
+    for (int cycle = 0; cycle < 3; cycle++)
+      {
+        g_assert_true (wick_weight_store_evict (model.store, "net", tier, NULL, &error));
+        g_assert_true (wick_weight_store_restore (model.store, "net", NULL, &error));
+        memset (out, 0, ROWS * 4);
+        replay (graph, y, out);
+        g_assert_cmpmem (out, ROWS * 4, reference, ROWS * 4);
+      }
+  weights_test_graph_free (graph);
+  g_assert_true (wick_weight_free_device (x, &error));
+  g_assert_true (wick_weight_free_device (y, &error));
+  g_free (reference), g_free (out);
+  model_clear (&model);
+}
+
+static void
+test_rollback_and_restore_all (void)
+{
+  if (skip_without_device ())
+    return;
+  DeviceModel model;
+  model_init (&model, TRUE);
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  WickWeightStats stats;
+  wick_weight_fail_release_after = 3;
+  g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  g_assert_true (g_str_has_suffix (error.message,
+                                   "failed (injected); the parameters already released were "
+                                   "restored"));
+  g_assert_true (stats.resident);
+  assert_hashes (&model, &before);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  uint64_t restored = 0;
+  g_assert_true (wick_weight_store_restore_all (model.store, &restored, &error));
+  g_assert_cmpuint (restored, ==, 1);
+  assert_hashes (&model, &before);
+  /* A retained pinned spill is freed by trim. */
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, &stats, &error));
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  g_assert_nonnull (model.store->modules[0]->storages[0].spill);
+  wick_weight_store_trim (model.store);
+  g_assert_null (model.store->modules[0]->storages[0].spill);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/weights/cuda/round-trip-disk", test_round_trip_disk);
+  g_test_add_func ("/weights/cuda/round-trip-ram", test_round_trip_ram);
+  g_test_add_func ("/weights/cuda/mutated-goes-to-ram", test_mutated_goes_to_ram);
+  g_test_add_func ("/weights/cuda/hostile-checkpoint", test_hostile_checkpoint);
+  g_test_add_func ("/weights/cuda/device-memory-returns", test_device_memory_returns);
+  g_test_add_func ("/weights/cuda/captured-graph-survives", test_captured_graph_survives);
+  g_test_add_func ("/weights/cuda/rollback-and-restore-all", test_rollback_and_restore_all);
+  return g_test_run ();
+}
