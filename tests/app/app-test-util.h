@@ -1,0 +1,78 @@
+/* app-test-util.h — helpers for the app's tests: synthetic traces, pixel reads. */
+#pragma once
+
+#include <cairo.h>
+#include <gio/gio.h>
+
+#include "model/wick-document.h"
+
+/* A document from JSONL text fed line by line (extensions kept). */
+static inline WickDocument *
+app_test_document_from_text (const char *text)
+{
+  WickDocument *document = wick_document_new_with_extensions (TRUE);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i]; i++)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!wick_document_feed_line (document, lines[i], strlen (lines[i]), &error))
+        g_error ("line %u: %s", i + 1, error->message);
+    }
+  g_autoptr (GError) error = NULL;
+  wick_document_finish (document, &error);
+  return document;
+}
+
+/* The example trace shipped in data/. */
+static inline char *
+app_test_example_path (void)
+{
+  return g_build_filename (WICK_SOURCE_DIR, "data", "example-trace.jsonl", NULL);
+}
+
+static inline WickDocument *
+app_test_load_example (void)
+{
+  g_autofree char *path = app_test_example_path ();
+  WickDocument *document = wick_document_new_with_extensions (TRUE);
+  g_autoptr (GError) error = NULL;
+  if (!wick_document_load_file (document, path, NULL, NULL, NULL, &error))
+    g_error ("%s: %s", path, error->message);
+  return document;
+}
+
+/* RGB of an ARGB32 (premultiplied, opaque here) pixel. */
+static inline guint32
+app_test_pixel (cairo_surface_t *surface, int x, int y)
+{
+  cairo_surface_flush (surface);
+  const guint8 *data = cairo_image_surface_get_data (surface);
+  int stride = cairo_image_surface_get_stride (surface);
+  return *(const guint32 *) (data + (gsize) y * stride + (gsize) x * 4) & 0xffffff;
+}
+
+static inline guint32
+app_test_rgb (double r, double g, double b)
+{
+  return ((guint32) (r * 255 + 0.5) << 16) | ((guint32) (g * 255 + 0.5) << 8) | (guint32) (b * 255 + 0.5);
+}
+
+/* Counts pixels within @tolerance (per channel) of @rgb. */
+static inline guint
+app_test_count_colour (cairo_surface_t *surface, guint32 rgb, int tolerance)
+{
+  cairo_surface_flush (surface);
+  int w = cairo_image_surface_get_width (surface), h = cairo_image_surface_get_height (surface);
+  guint count = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        guint32 p = app_test_pixel (surface, x, y);
+        int dr = (int) (p >> 16 & 0xff) - (int) (rgb >> 16 & 0xff);
+        int dg = (int) (p >> 8 & 0xff) - (int) (rgb >> 8 & 0xff);
+        int db = (int) (p & 0xff) - (int) (rgb & 0xff);
+        if (ABS (dr) <= tolerance && ABS (dg) <= tolerance && ABS (db) <= tolerance)
+          count++;
+      }
+  return count;
+}

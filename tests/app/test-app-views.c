@@ -1,0 +1,355 @@
+/* test-app-views.c — the drawing code without GTK: index, timeline and memory
+ * pixels, file rendering and `wick-trace render`. Suite: app. */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "app-test-util.h"
+#include "ui/wick-format.h"
+#include "ui/wick-memory-chart.h"
+#include "ui/wick-palette.h"
+#include "ui/wick-render.h"
+#include "ui/wick-timeline-index.h"
+#include "ui/wick-timeline-scene.h"
+
+#define META "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"r\",\"correlation_id\":\"c\"," \
+             "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1," \
+             "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{" \
+             "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\"," \
+             "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+
+/* s1 [0, 1 ms) root; s2 [100 ns, 500 µs) and s3 [600 µs, 900 µs) at depth 1. */
+static const char *nested_trace =
+  META
+  "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}\n"
+  "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"early\",\"start_ns\":100,\"span_kind\":\"function\",\"step\":\"forward\"}\n"
+  "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":499900}\n"
+  "{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s1\",\"name\":\"late\",\"start_ns\":600000,\"span_kind\":\"function\",\"step\":\"backward\"}\n"
+  "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":300000}\n"
+  "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":1000000}\n"
+  "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":1000000}";
+
+static void
+test_format (void)
+{
+  g_autofree char *a = wick_format_duration (850);
+  g_autofree char *b = wick_format_duration (1500);
+  g_autofree char *c = wick_format_duration (3210000);
+  g_autofree char *d = wick_format_duration (1500000000);
+  g_autofree char *e = wick_format_bytes (512);
+  g_autofree char *f = wick_format_bytes (1536);
+  g_autofree char *g = wick_format_bytes (G_GUINT64_CONSTANT (80) << 30);
+  g_assert_cmpstr (a, ==, "850 ns");
+  g_assert_cmpstr (b, ==, "1.5 µs");
+  g_assert_cmpstr (c, ==, "3.21 ms");
+  g_assert_cmpstr (d, ==, "1.500 s");
+  g_assert_cmpstr (e, ==, "512 B");
+  g_assert_cmpstr (f, ==, "1.50 KiB");
+  g_assert_cmpstr (g, ==, "80.0 GiB");
+}
+
+static int
+index_of (WickDocument *document, const char *id)
+{
+  gint32 i = wick_document_find_span (document, id);
+  g_assert_cmpint (i, >=, 0);
+  return i;
+}
+
+static void
+test_index_overlap (void)
+{
+  g_autoptr (WickDocument) document = app_test_document_from_text (nested_trace);
+  g_autoptr (WickTimelineIndex) index = wick_timeline_index_new (document);
+  g_assert_cmpuint (wick_timeline_index_get_n_depths (index), ==, 2);
+  const WickTimelineDepth *depth = wick_timeline_index_get_depth (index, 1);
+  g_assert_cmpuint (depth->n_spans, ==, 2);
+  /* A query starting at 400 µs must begin with s2, which started at 100 ns. */
+  guint first = wick_timeline_depth_first_overlapping (depth, 400000);
+  g_assert_cmpuint (first, ==, 0);
+  g_assert_cmpint (depth->spans[first], ==, index_of (document, "s2"));
+  /* After s2 ended only s3 remains. */
+  first = wick_timeline_depth_first_overlapping (depth, 550000);
+  g_assert_cmpint (depth->spans[first], ==, index_of (document, "s3"));
+  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 450000, 0), ==, index_of (document, "s2"));
+  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 550000, 0), ==, -1);
+  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 560000, 60000), ==, index_of (document, "s3"));
+}
+
+static void
+test_index_mipmap (void)
+{
+  /* 3000 spans of pseudo-random lengths at depth 1: every level keeps, per
+   * bucket, the longest span starting in it. */
+  GString *text = g_string_new (META);
+  g_string_append (text, "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}\n");
+  guint64 t = 10, seed = 12345;
+  for (guint i = 0; i < 3000; i++)
+    {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      guint64 dur = 1 + (seed >> 33) % 5000;
+      g_string_append_printf (text, "{\"kind\":\"span_start\",\"id\":\"c%u\",\"parent_id\":\"r\",\"name\":\"n%u\",\"start_ns\":%" G_GUINT64_FORMAT ",\"span_kind\":\"op\"}\n"
+                                    "{\"kind\":\"span_end\",\"id\":\"c%u\",\"duration_ns\":%" G_GUINT64_FORMAT "}\n",
+                              i, i % 7, t, i, dur);
+      t += dur + (seed >> 40) % 300;
+    }
+  g_string_append_printf (text, "{\"kind\":\"span_end\",\"id\":\"r\",\"duration_ns\":%" G_GUINT64_FORMAT "}\n"
+                                "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}", t, t);
+  g_autoptr (WickDocument) document = app_test_document_from_text (text->str);
+  g_string_free (text, TRUE);
+  g_autoptr (WickTimelineIndex) index = wick_timeline_index_new (document);
+  const WickSpan *spans = wick_document_get_spans (document, NULL);
+  const WickTimelineDepth *depth = wick_timeline_index_get_depth (index, 1);
+  guint64 origin = wick_timeline_index_get_start_ns (index);
+  guint64 base = wick_timeline_index_get_base_ns (index);
+  g_assert_cmpuint (depth->n_levels, >, 3);
+  for (guint level = 0; level < depth->n_levels; level++)
+    {
+      guint64 width = base << level;
+      guint64 n_buckets = (wick_timeline_index_get_end_ns (index) - origin) / width + 1;
+      g_assert_cmpuint (depth->level_counts[level], <=, MIN (depth->n_spans, n_buckets));
+      for (guint e = 0; e < depth->level_counts[level]; e++)
+        {
+          const WickMipEntry *entry = &depth->levels[level][e];
+          for (guint i = 0; i < depth->n_spans; i++)
+            {
+              const WickSpan *s = &spans[depth->spans[i]];
+              if ((s->start_ns - origin) / width == entry->bucket)
+                g_assert_cmpuint (s->duration_ns, <=, spans[entry->span].duration_ns);
+            }
+        }
+    }
+  /* Zoomed out to 1 ns per 1000 px of a 10 µs+ trace: a level, not raw. */
+  g_assert_cmpint (wick_timeline_index_pick_level (index, (double) t / 100), >=, 0);
+  g_assert_cmpint (wick_timeline_index_pick_level (index, 1), ==, -1);
+}
+
+static cairo_surface_t *
+draw_timeline (WickDocument *document, WickTimelineViewport *view)
+{
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view->width, view->height);
+  cairo_t *cr = cairo_create (surface);
+  wick_timeline_scene_draw (scene, cr, view);
+  cairo_destroy (cr);
+  return surface;
+}
+
+static void
+test_timeline_pixels (void)
+{
+  g_autoptr (WickDocument) document = app_test_document_from_text (nested_trace);
+  WickTimelineViewport view = { .start_ns = 400000, .end_ns = 700000, .width = 150 + 300, .height = 120,
+                                .selected_type = WICK_RECORD_NONE, .selected_index = -1, .hover_x = -1,
+                                .no_labels = TRUE };
+  cairo_surface_t *surface = draw_timeline (document, &view);
+  const WickSpan *spans = wick_document_get_spans (document, NULL);
+  int y1 = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + WICK_TIMELINE_ROW + WICK_TIMELINE_ROW / 2;
+  /* One pixel per 1000 ns: s2 (started before the view) covers x 150..249,
+   * nothing at 250..349, s3 from 350. */
+  WickRgb early = wick_palette_span (wick_palette_span_colour_id (spans[index_of (document, "s2")].step, "early"), FALSE);
+  WickRgb late = wick_palette_span (wick_palette_span_colour_id (spans[index_of (document, "s3")].step, "late"), FALSE);
+  WickRgb bg = wick_palette_background (FALSE);
+  g_assert_cmphex (app_test_pixel (surface, 160, y1), ==, app_test_rgb (early.r, early.g, early.b));
+  g_assert_cmphex (app_test_pixel (surface, 240, y1), ==, app_test_rgb (early.r, early.g, early.b));
+  g_assert_cmphex (app_test_pixel (surface, 300, y1), ==, app_test_rgb (bg.r, bg.g, bg.b));
+  g_assert_cmphex (app_test_pixel (surface, 400, y1), ==, app_test_rgb (late.r, late.g, late.b));
+  cairo_surface_destroy (surface);
+}
+
+static void
+test_timeline_search_dims (void)
+{
+  g_autoptr (WickDocument) document = app_test_document_from_text (nested_trace);
+  guint8 matches[3] = { 0 };
+  matches[index_of (document, "s3")] = 1;
+  WickTimelineViewport view = { .start_ns = 400000, .end_ns = 700000, .width = 450, .height = 120,
+                                .selected_type = WICK_RECORD_NONE, .selected_index = -1, .hover_x = -1,
+                                .no_labels = TRUE, .matches = matches };
+  cairo_surface_t *surface = draw_timeline (document, &view);
+  const WickSpan *spans = wick_document_get_spans (document, NULL);
+  int y1 = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + WICK_TIMELINE_ROW + WICK_TIMELINE_ROW / 2;
+  WickRgb early = wick_palette_span (wick_palette_span_colour_id (spans[index_of (document, "s2")].step, "early"), FALSE);
+  WickRgb late = wick_palette_span (wick_palette_span_colour_id (spans[index_of (document, "s3")].step, "late"), FALSE);
+  /* The match keeps its colour; the other span is dimmed over white. */
+  g_assert_cmphex (app_test_pixel (surface, 400, y1), ==, app_test_rgb (late.r, late.g, late.b));
+  guint32 dimmed = app_test_pixel (surface, 200, y1);
+  g_assert_cmphex (dimmed, !=, app_test_rgb (early.r, early.g, early.b));
+  g_assert_cmpuint (dimmed >> 16 & 0xff, >, (guint) (early.r * 255));
+  cairo_surface_destroy (surface);
+}
+
+static void
+test_timeline_example (void)
+{
+  g_autoptr (WickDocument) document = app_test_load_example ();
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  /* The example: host spans, a copy stream and a compute stream. */
+  g_assert_cmpuint (wick_timeline_scene_get_n_tracks (scene), ==, 3);
+  g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, 1), ==, "cuda:0 · stream 13");
+  g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, 2), ==, "cuda:0 · stream 7");
+  WickTimelineViewport view = { .width = 1600, .height = 500, .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1, .hover_x = -1 };
+  wick_timeline_scene_get_extent (scene, &view.start_ns, &view.end_ns);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+  cairo_t *cr = cairo_create (surface);
+  wick_timeline_scene_draw (scene, cr, &view);
+  cairo_destroy (cr);
+  /* Every train_step span is painted in its colour at its centre. */
+  guint n, checked = 0;
+  const WickSpan *spans = wick_document_get_spans (document, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      if (g_strcmp0 (wick_document_str (document, spans[i].name), "train_step") != 0)
+        continue;
+      cairo_rectangle_t r;
+      g_assert_true (wick_timeline_scene_span_rect (scene, &view, i, &r));
+      WickRgb rgb = wick_palette_span (wick_palette_span_colour_id (spans[i].step, "train_step"), FALSE);
+      /* Below the label, above the bottom edge. */
+      g_assert_cmphex (app_test_pixel (surface, (int) (r.x + r.width * 0.9), (int) (r.y + r.height - 3)), ==,
+                       app_test_rgb (rgb.r, rgb.g, rgb.b));
+      checked++;
+    }
+  g_assert_cmpuint (checked, ==, 8);
+  /* The hit test finds what is drawn. */
+  cairo_rectangle_t r;
+  gint32 root = wick_document_find_span (document, "s1");
+  wick_timeline_scene_span_rect (scene, &view, root, &r);
+  gint64 hit;
+  g_assert_cmpint (wick_timeline_scene_hit (scene, &view, 800, r.y + 5, &hit), ==, WICK_RECORD_SPAN);
+  g_assert_cmpint (hit, ==, root);
+  cairo_surface_destroy (surface);
+}
+
+static void
+test_memory_categories (void)
+{
+  g_autoptr (WickDocument) document = app_test_load_example ();
+  g_autoptr (WickMemoryChart) chart = wick_memory_chart_new (document);
+  g_assert_cmpuint (wick_memory_chart_get_n_devices (chart), ==, 1);
+  g_assert_cmpstr (wick_memory_chart_get_device_name (chart, 0), ==, "cuda:0");
+  for (int dark = 0; dark <= 1; dark++)
+    {
+      WickMemoryViewport view = { .width = 1200, .height = 600, .hover_x = -1, .dark = dark };
+      wick_memory_chart_get_extent (chart, &view.start_ns, &view.end_ns);
+      cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+      cairo_t *cr = cairo_create (surface);
+      wick_memory_chart_draw (chart, cr, &view);
+      cairo_destroy (cr);
+      WickRgb bg = wick_palette_background (dark);
+      for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+        {
+          WickRgb rgb = wick_palette_category (c, dark);
+          /* Areas are 78% opaque over the background. */
+          guint32 blended = app_test_rgb (rgb.r * 0.78 + bg.r * 0.22, rgb.g * 0.78 + bg.g * 0.22,
+                                          rgb.b * 0.78 + bg.b * 0.22);
+          guint count = app_test_count_colour (surface, blended, 2);
+          if (count < 40)
+            g_error ("category %s (dark %d): %u pixels of #%06x", wick_palette_category_name (c), dark, count, blended);
+        }
+      cairo_surface_destroy (surface);
+    }
+}
+
+static void
+check_magic (const char *path, const char *magic)
+{
+  g_autofree char *contents = NULL;
+  gsize length;
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  g_assert_cmpuint (length, >, 1000);
+  g_assert_true (memcmp (contents, magic, strlen (magic)) == 0);
+}
+
+static void
+test_render_formats (void)
+{
+  g_autoptr (WickDocument) document = app_test_load_example ();
+  g_autofree char *dir = g_dir_make_tmp ("wick-render-XXXXXX", NULL);
+  const char *ext[] = { "png", "svg", "pdf" };
+  const char *magic[] = { "\x89PNG", "<?xml", "%PDF" };
+  for (WickRenderView v = WICK_RENDER_TIMELINE; v <= WICK_RENDER_HEALTH; v++)
+    for (guint e = 0; e < 3; e++)
+      {
+        g_autofree char *name = g_strdup_printf ("%s.%s", wick_render_view_to_string (v), ext[e]);
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        WickRenderOptions options = { v, 800, 500, 0, 0, FALSE };
+        g_autoptr (GError) error = NULL;
+        g_assert_true (wick_render_to_file (document, &options, path, &error));
+        g_assert_no_error (error);
+        check_magic (path, magic[e]);
+        g_unlink (path);
+      }
+  g_autofree char *bad = g_build_filename (dir, "view.bmp", NULL);
+  WickRenderOptions options = { WICK_RENDER_TIMELINE, 800, 500, 0, 0, FALSE };
+  g_autoptr (GError) error = NULL;
+  g_assert_false (wick_render_to_file (document, &options, bad, &error));
+  g_autofree char *expected = g_strdup_printf ("Cannot tell the format of “%s”: the name must end in .png, .svg or .pdf", bad);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_rmdir (dir);
+}
+
+static int
+run_cli (const char *const *args, char **err)
+{
+  const char *exe = g_getenv ("WICK_TRACE");
+  g_assert_nonnull (exe);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) exe);
+  for (guint i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  int status;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, err,
+                               &status, &error));
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+static void
+test_render_cli (void)
+{
+  if (g_getenv ("WICK_TRACE") == NULL)
+    {
+      g_test_skip ("WICK_TRACE is not set (run through meson test)");
+      return;
+    }
+  g_autofree char *trace = app_test_example_path ();
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "t.png", NULL);
+  g_autofree char *err = NULL;
+  const char *ok[] = { "render", "--view", "timeline", "--output", out, "--size", "640x360",
+                       "--range", "0:2000000", trace, NULL };
+  g_assert_cmpint (run_cli (ok, &err), ==, 0);
+  cairo_surface_t *png = cairo_image_surface_create_from_png (out);
+  g_assert_cmpint (cairo_image_surface_get_width (png), ==, 640);
+  g_assert_cmpint (cairo_image_surface_get_height (png), ==, 360);
+  cairo_surface_destroy (png);
+  g_unlink (out);
+  g_clear_pointer (&err, g_free);
+  const char *bad_view[] = { "render", "--view", "flame", "--output", out, trace, NULL };
+  g_assert_cmpint (run_cli (bad_view, &err), ==, 3);
+  g_assert_nonnull (strstr (err, "wick-trace render: --view must be timeline, memory, coverage or health"));
+  g_clear_pointer (&err, g_free);
+  const char *bad_size[] = { "render", "--view", "memory", "--output", out, "--size", "10x", trace, NULL };
+  g_assert_cmpint (run_cli (bad_size, &err), ==, 3);
+  g_assert_nonnull (strstr (err, "--size must be WxH"));
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/views/format", test_format);
+  g_test_add_func ("/views/index/overlap", test_index_overlap);
+  g_test_add_func ("/views/index/mipmap", test_index_mipmap);
+  g_test_add_func ("/views/timeline/pixels", test_timeline_pixels);
+  g_test_add_func ("/views/timeline/search-dims", test_timeline_search_dims);
+  g_test_add_func ("/views/timeline/example", test_timeline_example);
+  g_test_add_func ("/views/memory/categories", test_memory_categories);
+  g_test_add_func ("/views/render/formats", test_render_formats);
+  g_test_add_func ("/views/render/cli", test_render_cli);
+  return g_test_run ();
+}

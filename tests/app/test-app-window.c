@@ -1,0 +1,412 @@
+/* test-app-window.c — the app's window under Xvfb: loading, widget state,
+ * pixels of the painted widgets, zoom and pan, selection across views,
+ * loader progress and cancel. Suite: app. */
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "app-test-util.h"
+#include "ui/wick-application.h"
+#include "ui/wick-costs-page.h"
+#include "ui/wick-coverage-page.h"
+#include "ui/wick-details-pane.h"
+#include "ui/wick-health-page.h"
+#include "ui/wick-memory-view.h"
+#include "ui/wick-palette.h"
+#include "ui/wick-timeline-view.h"
+#include "ui/wick-window-private.h"
+
+static WickApplication *app;
+
+static void
+iterate_until (gboolean (*done) (gpointer), gpointer data, guint timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+  while (!done (data))
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("timed out after %u ms", timeout_ms);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+static void
+iterate_for (guint ms)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
+  while (g_get_monotonic_time () < end)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+static gboolean
+is_document (gpointer window)
+{
+  return g_strcmp0 (wick_window_get_state (window), "document") == 0;
+}
+
+static gboolean
+is_mapped_and_sized (gpointer widget)
+{
+  return gtk_widget_get_mapped (widget) && gtk_widget_get_width (widget) > 200;
+}
+
+static WickWindow *
+open_window (const char *path)
+{
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_present (GTK_WINDOW (window));
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  wick_window_load_file (window, file);
+  iterate_until (is_document, window, 20000);
+  return window;
+}
+
+static WickWindow *
+open_example (void)
+{
+  g_autofree char *path = app_test_example_path ();
+  WickWindow *window = open_window (path);
+  GtkWidget *timeline = wick_window_get_view (window, "timeline");
+  iterate_until (is_mapped_and_sized, timeline, 10000);
+  iterate_for (50);
+  return window;
+}
+
+static cairo_surface_t *
+render_widget (GtkWidget *widget)
+{
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  gsk_render_node_unref (node);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  gdk_texture_download (texture, cairo_image_surface_get_data (surface), cairo_image_surface_get_stride (surface));
+  cairo_surface_mark_dirty (surface);
+  return surface;
+}
+
+static void
+close_window (WickWindow *window)
+{
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_for (20);
+}
+
+static void
+test_widget_state (void)
+{
+  WickWindow *window = open_example ();
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  g_assert_cmpuint (wick_timeline_scene_get_n_tracks (scene), ==, 3);
+
+  /* Coverage: three families, expanded into their nine entries. */
+  WickCoveragePage *coverage = WICK_COVERAGE_PAGE (wick_window_get_view (window, "coverage"));
+  WickTable *table = wick_coverage_page_get_table (coverage);
+  g_assert_cmpuint (wick_table_get_n_shown (table), ==, 3 + 9);
+  guint kind, index;
+  g_assert_true (wick_table_get_shown (table, 0, &kind, &index));
+  g_assert_cmpuint (kind, ==, 0);
+  g_assert_true (wick_table_get_shown (table, 1, &kind, &index));
+  g_assert_cmpuint (kind, ==, 1);
+  g_assert_cmpstr (wick_coverage_page_get_verdict_text (coverage), ==, "Gradient coverage: complete");
+
+  WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
+  g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 0);
+  g_assert_cmpuint (wick_health_page_get_n_warnings (health), ==, 0);
+  g_assert_cmpuint (wick_window_get_n_banners (window), ==, 0);
+
+  /* Costs: every span name once, sorted by total: the root first. */
+  WickCostsPage *costs = WICK_COSTS_PAGE (wick_window_get_view (window, "costs"));
+  WickTable *spans = wick_costs_page_get_table (costs, "spans");
+  g_assert_cmpuint (wick_table_get_n_shown (spans), >, 10);
+  /* Filtering ops by text. */
+  WickTable *ops = wick_costs_page_get_table (costs, "ops");
+  guint all_ops = wick_table_get_n_shown (ops);
+  guint n_ops;
+  wick_document_get_ops (wick_window_get_document (window), &n_ops);
+  g_assert_cmpuint (all_ops, ==, n_ops);
+  wick_costs_page_set_filter (costs, "adamw_update");
+  guint filtered = wick_table_get_n_shown (ops);
+  g_assert_cmpuint (filtered, ==, 8 * 8); /* eight parameters, eight steps */
+  wick_costs_page_set_filter (costs, NULL);
+  g_assert_cmpuint (wick_table_get_n_shown (ops), ==, n_ops);
+  close_window (window);
+}
+
+static void
+test_timeline_pixels (void)
+{
+  WickWindow *window = open_example ();
+  GtkWidget *widget = wick_window_get_view (window, "timeline");
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  WickDocument *document = wick_window_get_document (window);
+  cairo_surface_t *surface = render_widget (widget);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  gboolean dark = view.dark;
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (document, &n);
+  guint checked = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      const char *name = wick_document_str (document, spans[i].name);
+      if (g_strcmp0 (name, "forward") != 0 && g_strcmp0 (name, "backward") != 0)
+        continue;
+      cairo_rectangle_t r;
+      g_assert_true (wick_timeline_scene_span_rect (wick_timeline_view_get_scene (timeline), &view, i, &r));
+      WickRgb rgb = wick_palette_span (wick_palette_span_colour_id (spans[i].step, name), dark);
+      guint32 pixel = app_test_pixel (surface, (int) (r.x + r.width - 3), (int) (r.y + r.height - 2));
+      g_assert_cmphex (pixel, ==, app_test_rgb (rgb.r, rgb.g, rgb.b));
+      checked++;
+    }
+  g_assert_cmpuint (checked, ==, 16);
+  cairo_surface_destroy (surface);
+
+  /* The memory chart widget paints all five categories. */
+  wick_window_show_page (window, "memory");
+  GtkWidget *memory = wick_window_get_view (window, "memory");
+  iterate_until (is_mapped_and_sized, memory, 5000);
+  iterate_for (50);
+  surface = render_widget (memory);
+  WickRgb bg = wick_palette_background (dark);
+  for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+    {
+      WickRgb rgb = wick_palette_category (c, dark);
+      guint32 blended = app_test_rgb (rgb.r * 0.78 + bg.r * 0.22, rgb.g * 0.78 + bg.g * 0.22, rgb.b * 0.78 + bg.b * 0.22);
+      g_assert_cmpuint (app_test_count_colour (surface, blended, 2), >, 40);
+    }
+  cairo_surface_destroy (surface);
+  close_window (window);
+}
+
+static void
+test_zoom_pan (void)
+{
+  WickWindow *window = open_example ();
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
+  WickSelection *selection = wick_window_get_selection (window);
+  int width = gtk_widget_get_width (GTK_WIDGET (timeline));
+  guint64 s0, e0, s1, e1;
+  wick_selection_get_visible (selection, &s0, &e0);
+  /* Zoom in by half around the middle of the plot: the middle time stays. */
+  double mid_x = WICK_TIMELINE_GUTTER + (width - WICK_TIMELINE_GUTTER) / 2.0;
+  guint64 mid_t = s0 + (e0 - s0) / 2;
+  wick_timeline_view_zoom (timeline, 0.5, mid_x);
+  wick_selection_get_visible (selection, &s1, &e1);
+  g_assert_cmpuint (e1 - s1, ==, (e0 - s0) / 2);
+  g_assert_cmpint (ABS ((gint64) (s1 + (e1 - s1) / 2) - (gint64) mid_t), <=, 2);
+  /* Pan right by 100 px: 100 px worth of time later. */
+  double ns_per_px = (double) (e1 - s1) / (width - WICK_TIMELINE_GUTTER);
+  wick_timeline_view_pan (timeline, 100);
+  guint64 s2, e2;
+  wick_selection_get_visible (selection, &s2, &e2);
+  g_assert_cmpint (ABS ((gint64) (s2 - s1) - (gint64) (100 * ns_per_px)), <=, 1);
+  g_assert_cmpuint (e2 - s2, ==, e1 - s1);
+  /* The keyboard: + zooms in, 0 fits everything again. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-in", NULL);
+  guint64 s3, e3;
+  wick_selection_get_visible (selection, &s3, &e3);
+  g_assert_cmpuint (e3 - s3, <, e2 - s2);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-fit", NULL);
+  wick_selection_get_visible (selection, &s3, &e3);
+  g_assert_cmpuint (s3, ==, s0);
+  g_assert_cmpuint (e3, ==, e0);
+  /* Search highlights and steps through matches. */
+  wick_window_search (window, "zero_grad");
+  g_assert_cmpstr (wick_window_get_match_text (window), ==, "8 matches");
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.find-next", NULL);
+  g_assert_cmpstr (wick_window_get_match_text (window), ==, "1 of 8");
+  gint64 selected;
+  g_assert_cmpint (wick_selection_get_record (selection, &selected), ==, WICK_RECORD_SPAN);
+  WickDocument *document = wick_window_get_document (window);
+  g_assert_cmpstr (wick_document_str (document, wick_document_get_spans (document, NULL)[selected].name), ==, "zero_grad");
+  close_window (window);
+}
+
+static void
+test_selection_propagates (void)
+{
+  WickWindow *window = open_example ();
+  WickSelection *selection = wick_window_get_selection (window);
+  WickDocument *document = wick_window_get_document (window);
+  WickDetailsPane *details = WICK_DETAILS_PANE (wick_window_get_view (window, "details"));
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
+  g_assert_cmpstr (wick_details_pane_get_title (details), ==, "Nothing selected");
+
+  /* Click a span on the timeline: the details pane shows it. */
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  gint32 root = wick_document_find_span (document, "s1");
+  cairo_rectangle_t r;
+  wick_timeline_scene_span_rect (wick_timeline_view_get_scene (timeline), &view, root, &r);
+  gint64 index;
+  WickRecordType type = wick_timeline_scene_hit (wick_timeline_view_get_scene (timeline), &view, 700, r.y + 4, &index);
+  g_assert_cmpint (type, ==, WICK_RECORD_SPAN);
+  wick_selection_set_record (selection, type, index);
+  g_assert_cmpstr (wick_details_pane_get_title (details), ==, "train_mlp");
+
+  /* Selecting an op row in the costs page selects the op everywhere. */
+  WickCostsPage *costs = WICK_COSTS_PAGE (wick_window_get_view (window, "costs"));
+  WickTable *ops = wick_costs_page_get_table (costs, "ops");
+  GtkSelectionModel *model = gtk_column_view_get_model (wick_table_get_column_view (ops));
+  guint position = 0, k, i;
+  for (guint p = 0; p < wick_table_get_n_shown (ops); p++)
+    if (wick_table_get_shown (ops, p, &k, &i) && i == 7)
+      position = p;
+  gtk_selection_model_select_item (model, position, TRUE);
+  g_assert_cmpint (wick_selection_get_record (selection, &index), ==, WICK_RECORD_OP);
+  g_assert_cmpint (index, ==, 7);
+  const WickOp *op = &wick_document_get_ops (document, NULL)[7];
+  g_assert_cmpstr (wick_details_pane_get_title (details), ==, wick_document_str (document, op->op_name));
+  /* ...and the timeline shows the op's time. */
+  guint64 start, end;
+  wick_selection_get_visible (selection, &start, &end);
+  g_assert_cmpuint (op->timestamp_ns + op->duration_ns, >=, start);
+  g_assert_cmpuint (op->timestamp_ns, <=, end);
+  close_window (window);
+}
+
+static const char *broken_trace =
+  "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
+  "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1,"
+  "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"
+  "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","
+  "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+  "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}\n"
+  "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"child\",\"start_ns\":10,\"span_kind\":\"function\"}\n"
+  "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":5000}\n"
+  "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":1000}\n"
+  "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":6000}\n";
+
+static void
+test_health_errors_shown (void)
+{
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp ("wick-health-XXXXXX.jsonl", &path, NULL);
+  g_assert_true (fd >= 0);
+  close (fd);
+  g_assert_true (g_file_set_contents (path, broken_trace, -1, NULL));
+  WickWindow *window = open_window (path);
+  WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
+  /* s2 ends after its parent: child_outside_parent, shown and banner-raised. */
+  g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 1);
+  /* operations, tensors, logical and physical memory, device timing absent. */
+  g_assert_cmpuint (wick_health_page_get_n_warnings (health), ==, 5);
+  g_assert_cmpuint (wick_window_get_n_banners (window), ==, 1);
+  WickTable *table = wick_health_page_get_table (health);
+  g_assert_cmpuint (wick_table_get_n_shown (table), ==, 6);
+  const WickHealthIssue *first = wick_document_get_health (wick_window_get_document (window), NULL);
+  g_assert_cmpstr (first->code, ==, "child_outside_parent");
+  /* Activating the issue selects its span. */
+  GtkSelectionModel *model = gtk_column_view_get_model (wick_table_get_column_view (table));
+  gtk_selection_model_select_item (model, 0, TRUE);
+  gint64 index;
+  WickSelection *selection = wick_window_get_selection (window);
+  g_assert_cmpint (wick_selection_get_record (selection, &index), ==, WICK_RECORD_SPAN);
+  g_assert_cmpint (index, ==, wick_document_find_span (wick_window_get_document (window), "s2"));
+  close_window (window);
+
+  /* A parse error on line 4: the meta and the two spans before it stay viewable. */
+  g_auto (GStrv) lines = g_strsplit (broken_trace, "\n", -1);
+  g_autofree char *truncated = g_strdup_printf ("%s\n%s\n%s\n{oops\n", lines[0], lines[1], lines[2]);
+  g_assert_true (g_file_set_contents (path, truncated, -1, NULL));
+  window = open_window (path);
+  g_assert_cmpuint (wick_window_get_n_banners (window), ==, 1);
+  const WickParseError *parse = wick_document_get_parse_error (wick_window_get_document (window));
+  g_assert_true (parse->failed);
+  g_assert_cmpuint (parse->line, ==, 4);
+  guint n_spans;
+  wick_document_get_spans (wick_window_get_document (window), &n_spans);
+  g_assert_cmpuint (n_spans, ==, 2);
+  close_window (window);
+  g_unlink (path);
+}
+
+static gboolean
+has_progress (gpointer window)
+{
+  double p = wick_window_get_progress (window);
+  return p > 0.0 && p < 1.0;
+}
+
+static gboolean
+not_loading (gpointer window)
+{
+  return g_strcmp0 (wick_window_get_state (window), "loading") != 0;
+}
+
+static void
+test_loader_cancel (void)
+{
+  /* A large trace: 400 000 spans. */
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp ("wick-large-XXXXXX.jsonl", &path, NULL);
+  FILE *out = fdopen (fd, "w");
+  fputs ("{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
+         "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1,"
+         "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"
+         "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","
+         "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+         "{\"kind\":\"span_start\",\"id\":\"s\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}\n",
+         out);
+  for (guint i = 0; i < 400000; i++)
+    fprintf (out, "{\"kind\":\"span_start\",\"id\":\"c%u\",\"parent_id\":\"s\",\"name\":\"work_item\",\"start_ns\":%u,\"span_kind\":\"function\"}\n"
+                  "{\"kind\":\"span_end\",\"id\":\"c%u\",\"duration_ns\":90}\n", i, i * 100, i);
+  fprintf (out, "{\"kind\":\"span_end\",\"id\":\"s\",\"duration_ns\":40000000}\n"
+                "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":40000000}\n");
+  fclose (out);
+
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  wick_window_load_file (window, file);
+  g_assert_cmpstr (wick_window_get_state (window), ==, "loading");
+  iterate_until (has_progress, window, 20000);
+  wick_window_cancel_load (window);
+  iterate_until (not_loading, window, 20000);
+  /* Cancelled: back to the welcome page, nothing shown. */
+  g_assert_cmpstr (wick_window_get_state (window), ==, "welcome");
+  g_assert_null (wick_window_get_document (window));
+
+  /* Loaded to the end, the same file opens with all its spans. */
+  wick_window_load_file (window, file);
+  iterate_until (is_document, window, 60000);
+  guint n;
+  wick_document_get_spans (wick_window_get_document (window), &n);
+  g_assert_cmpuint (n, ==, 400001);
+  close_window (window);
+  g_unlink (path);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  gtk_init ();
+  adw_init ();
+  app = wick_application_new ();
+  g_application_register (G_APPLICATION (app), NULL, NULL);
+  g_test_add_func ("/window/widget-state", test_widget_state);
+  g_test_add_func ("/window/pixels", test_timeline_pixels);
+  g_test_add_func ("/window/zoom-pan-search", test_zoom_pan);
+  g_test_add_func ("/window/selection-propagates", test_selection_propagates);
+  g_test_add_func ("/window/health-errors-shown", test_health_errors_shown);
+  g_test_add_func ("/window/loader-cancel", test_loader_cancel);
+  int status = g_test_run ();
+  g_object_unref (app);
+  return status;
+}
