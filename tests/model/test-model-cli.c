@@ -1,0 +1,246 @@
+/* test-model-cli.c — wick-trace check/summary/convert, run as a user runs
+ * them: exit codes, the JSON shape of check --json, the extension hint and a
+ * strict conversion that candle-graph accepts. Argument 1 (or $WICK_TRACE) is
+ * the wick-trace binary. */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+static const char *wick_trace;
+
+static char *
+data_path (const char *name)
+{
+  const char *dir = g_getenv ("WICK_TEST_DATA");
+
+  return g_build_filename (dir ? dir : "tests/data", "model", name, NULL);
+}
+
+static int
+run (char **out, const char *first, ...)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *err = NULL;
+  va_list args;
+  int status = 0;
+
+  g_ptr_array_add (argv, (gpointer) wick_trace);
+  va_start (args, first);
+  for (const char *a = first; a != NULL; a = va_arg (args, const char *))
+    g_ptr_array_add (argv, (gpointer) a);
+  va_end (args);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status));
+  return WEXITSTATUS (status);
+}
+
+static JsonObject *
+parse_object (const char *line, JsonParser *parser)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (json_parser_load_from_data (parser, line, -1, &error));
+  g_assert_no_error (error);
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+static void
+test_cli_check_valid_json (void)
+{
+  g_autofree char *path = data_path ("train-contract.jsonl");
+  g_autofree char *out = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o;
+
+  g_assert_cmpint (run (&out, "check", "--json", path, NULL), ==, 0);
+  o = parse_object (out, parser);
+  g_assert_cmpstr (json_object_get_string_member (o, "file"), ==, path);
+  g_assert_cmpstr (json_object_get_string_member (o, "parse"), ==, "ok");
+  g_assert_false (json_object_has_member (o, "error"));
+  g_assert_true (json_object_get_boolean_member (o, "structurally_valid"));
+  g_assert_true (json_object_get_boolean_member (o, "capture_complete"));
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (o, "health")), ==, 0);
+  g_assert_cmpstr (json_object_get_string_member (o, "gradient_coverage"), ==, "complete");
+  g_assert_nonnull (strchr (out, '\n'));
+  g_assert_cmpuint (strlen (strchr (out, '\n')), ==, 1);
+}
+
+static void
+test_cli_check_health_errors (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "two-roots.jsonl", NULL);
+  g_autofree char *valid = data_path ("valid-infer.jsonl");
+  g_autofree char *text = NULL;
+  g_autofree char *out = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GString) modified = NULL;
+  JsonObject *o, *issue;
+
+  g_assert_true (g_file_get_contents (valid, &text, NULL, NULL));
+  modified = g_string_new (text);
+  g_string_replace (modified, "\"parent_id\":\"s1\",", "", 1);
+  g_assert_true (g_file_set_contents (path, modified->str, -1, NULL));
+
+  g_assert_cmpint (run (&out, "check", "--json", path, NULL), ==, 1);
+  o = parse_object (out, parser);
+  g_assert_cmpstr (json_object_get_string_member (o, "parse"), ==, "ok");
+  g_assert_false (json_object_get_boolean_member (o, "structurally_valid"));
+  issue = json_array_get_object_element (json_object_get_array_member (o, "health"), 0);
+  g_assert_cmpstr (json_object_get_string_member (issue, "code"), ==, "root_count");
+  g_assert_cmpstr (json_object_get_string_member (issue, "severity"), ==, "error");
+  g_assert_cmpstr (json_object_get_string_member (issue, "message"), ==,
+                   "expected exactly one root span, found 2");
+  issue = json_array_get_object_element (json_object_get_array_member (o, "health"), 1);
+  g_assert_cmpstr (json_object_get_string_member (issue, "code"), ==, "call_edge_hierarchy_mismatch");
+  g_assert_cmpstr (json_object_get_string_member (issue, "record"), ==, "s2");
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static void
+test_cli_check_parse_error (void)
+{
+  g_autofree char *path = data_path ("truncated.jsonl");
+  g_autofree char *out = NULL;
+  g_autofree char *expected = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o;
+
+  g_assert_cmpint (run (&out, "check", "--json", path, NULL), ==, 2);
+  o = parse_object (out, parser);
+  expected = g_strdup_printf ("parse trace JSONL line 6 from %s: EOF while parsing a string", path);
+  g_assert_cmpstr (json_object_get_string_member (o, "parse"), ==, "error");
+  g_assert_cmpstr (json_object_get_string_member (o, "error"), ==, expected);
+  g_assert_cmpstr (json_object_get_string_member (o, "cause"), ==, "EOF while parsing a string");
+  g_assert_cmpint (json_object_get_int_member (o, "line"), ==, 6);
+  g_assert_false (json_object_get_boolean_member (o, "structurally_valid"));
+  g_assert_false (json_object_get_boolean_member (o, "capture_complete"));
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (o, "health")), ==, 0);
+  g_assert_cmpstr (json_object_get_string_member (o, "gradient_coverage"), ==, "unavailable");
+}
+
+static void
+test_cli_check_worst_status (void)
+{
+  g_autofree char *valid = data_path ("valid-infer.jsonl");
+  g_autofree char *broken = data_path ("truncated.jsonl");
+  g_autofree char *out = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  g_assert_cmpint (run (&out, "check", "--json", valid, broken, valid, NULL), ==, 2);
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 4);
+  g_assert_cmpstr (lines[3], ==, "");
+  g_assert_cmpint (run (NULL, "check", "--json", valid, "/nonexistent/trace.jsonl", NULL), ==, 3);
+}
+
+static void
+test_cli_usage (void)
+{
+  g_autofree char *valid = data_path ("valid-infer.jsonl");
+
+  g_assert_cmpint (run (NULL, "check", NULL), ==, 3);
+  g_assert_cmpint (run (NULL, "check", "--bogus", valid, NULL), ==, 3);
+  g_assert_cmpint (run (NULL, "summary", NULL), ==, 3);
+  g_assert_cmpint (run (NULL, "convert", valid, NULL), ==, 3);
+}
+
+static void
+test_cli_extension_hint (void)
+{
+  g_autofree char *path = data_path ("with-extensions.jsonl");
+  g_autofree char *out = NULL;
+
+  g_assert_cmpint (run (&out, "check", path, NULL), ==, 2);
+  g_assert_nonnull (strstr (out, "unknown variant `wick_mark`"));
+  g_assert_nonnull (strstr (out, "hint: line 4 is a Wick extension record"));
+  g_assert_nonnull (strstr (out, "wick-trace convert --strict"));
+}
+
+static void
+test_cli_convert_strict (void)
+{
+  g_autofree char *path = data_path ("with-extensions.jsonl");
+  g_autofree char *valid = data_path ("valid-infer.jsonl");
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *out_path = g_build_filename (dir, "strict.jsonl", NULL);
+  g_autofree char *written = NULL, *expected = NULL, *out = NULL;
+
+  g_assert_cmpint (run (NULL, "convert", "--strict", path, "--output", out_path, NULL), ==, 0);
+  g_assert_true (g_file_get_contents (out_path, &written, NULL, NULL));
+  g_assert_true (g_file_get_contents (valid, &expected, NULL, NULL));
+  /* the fixture is in candle-graph's writer layout: the rewrite is identical */
+  g_assert_cmpstr (written, ==, expected);
+  g_assert_cmpint (run (&out, "check", "--json", out_path, NULL), ==, 0);
+  g_unlink (out_path);
+  g_rmdir (dir);
+}
+
+static void
+test_cli_convert_chrome (void)
+{
+  g_autofree char *path = data_path ("train-contract.jsonl");
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *out_path = g_build_filename (dir, "trace.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  JsonArray *events;
+  guint spans = 0;
+
+  g_assert_cmpint (run (NULL, "convert", "--chrome", path, "--output", out_path, NULL), ==, 0);
+  g_assert_true (json_parser_load_from_file (parser, out_path, &error));
+  g_assert_no_error (error);
+  events = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)),
+                                         "traceEvents");
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *e = json_array_get_object_element (events, i);
+      if (g_strcmp0 (json_object_get_string_member_with_default (e, "cat", ""), "span,module") == 0)
+        spans++;
+    }
+  g_assert_cmpuint (spans, ==, 2);
+  g_unlink (out_path);
+  g_rmdir (dir);
+}
+
+static void
+test_cli_summary (void)
+{
+  g_autofree char *path = data_path ("train-contract.jsonl");
+  g_autofree char *out = NULL;
+
+  g_assert_cmpint (run (&out, "summary", path, NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "run:         run-7"));
+  g_assert_nonnull (strstr (out, "measured region: measured (span s2) 95 ns"));
+  g_assert_nonnull (strstr (out, "  train_step"));
+  g_assert_nonnull (strstr (out, "    gradient    4096 at 55 ns"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  wick_trace = argc > 1 ? argv[1] : g_getenv ("WICK_TRACE");
+  if (wick_trace == NULL)
+    {
+      g_printerr ("usage: test-model-cli WICK_TRACE_BINARY\n");
+      return 77;
+    }
+  g_test_add_func ("/model/cli/check-valid-json", test_cli_check_valid_json);
+  g_test_add_func ("/model/cli/check-health-errors", test_cli_check_health_errors);
+  g_test_add_func ("/model/cli/check-parse-error", test_cli_check_parse_error);
+  g_test_add_func ("/model/cli/check-worst-status", test_cli_check_worst_status);
+  g_test_add_func ("/model/cli/usage", test_cli_usage);
+  g_test_add_func ("/model/cli/extension-hint", test_cli_extension_hint);
+  g_test_add_func ("/model/cli/convert-strict", test_cli_convert_strict);
+  g_test_add_func ("/model/cli/convert-chrome", test_cli_convert_chrome);
+  g_test_add_func ("/model/cli/summary", test_cli_summary);
+  return g_test_run ();
+}

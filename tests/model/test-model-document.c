@@ -1,0 +1,312 @@
+/* test-model-document.c — reading files: partial documents after errors,
+ * extension mode, live feeding and analysis, progress and cancellation. */
+#include "config.h"
+
+#include <glib/gstdio.h>
+
+#include "model-test-util.h"
+
+static char *
+data_path (const char *name)
+{
+  const char *dir = g_getenv ("WICK_TEST_DATA");
+
+  return g_build_filename (dir ? dir : "tests/data", "model", name, NULL);
+}
+
+static WickDocument *
+load (const char *name, gboolean extensions, GError **error)
+{
+  g_autofree char *path = data_path (name);
+  WickDocument *doc = wick_document_new_with_extensions (extensions);
+
+  wick_document_load_file (doc, path, NULL, NULL, NULL, error);
+  return doc;
+}
+
+static void
+test_document_valid_file (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = load ("valid-infer.jsonl", FALSE, &error);
+  guint n;
+  const WickOp *ops = wick_document_get_ops (doc, &n);
+  const WickSpan *spans;
+  const WickStr *inputs;
+
+  g_assert_no_error (error);
+  g_assert_true (wick_document_get_structurally_valid (doc));
+  g_assert_cmpstr (wick_document_get_schema (doc), ==, "candle-graph/trace/10");
+  g_assert_cmpstr (wick_document_get_entrypoint (doc), ==, "demo");
+  g_assert_cmpint (wick_document_get_phase (doc), ==, WICK_PHASE_INFER);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_cmpstr (wick_document_str (doc, ops[0].op_name), ==, "matmul");
+  g_assert_cmpuint (ops[0].rank, ==, 2);
+  g_assert_cmpuint (wick_document_get_shape (doc, ops[0].shape_offset)[1], ==, 3);
+  /* output_dense_bytes is absent: derived as 2*3*4 */
+  g_assert_false (ops[0].has_output_dense_bytes);
+  g_assert_cmpuint (ops[0].output_dense_bytes, ==, 24);
+  inputs = wick_document_get_op_inputs (doc, &ops[0]);
+  g_assert_cmpuint (ops[0].n_inputs, ==, 2);
+  g_assert_cmpstr (wick_document_str (doc, inputs[1]), ==, "t1");
+  spans = wick_document_get_spans (doc, &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpint (spans[1].parent, ==, 0);
+  g_assert_cmpuint (spans[1].depth, ==, 1);
+  g_assert_cmpint (ops[0].span, ==, 1);
+  g_assert_cmpint (wick_document_find_span (doc, "s2"), ==, 1);
+  g_assert_cmpuint (wick_document_get_end_ns (doc), ==, 100);
+  g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_MEMORY), ==, 2);
+  g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_SPAN), ==, 2);
+}
+
+static void
+test_document_truncated_crash (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = load ("truncated.jsonl", FALSE, &error);
+  g_autofree char *path = data_path ("truncated.jsonl");
+  g_autofree char *message = g_strdup_printf ("parse trace JSONL line 6 from %s", path);
+  guint n;
+
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_cmpstr (parse_message (doc), ==, message);
+  g_assert_cmpstr (parse_cause (doc), ==, "EOF while parsing a string");
+  g_assert_cmpuint (wick_document_get_parse_error (doc)->line, ==, 6);
+  /* the five records before the cut line are kept */
+  g_assert_cmpuint (wick_document_get_n_records (doc), ==, 5);
+  wick_document_get_ops (doc, &n);
+  g_assert_cmpuint (n, ==, 1);
+  wick_document_get_spans (doc, &n);
+  g_assert_cmpuint (n, ==, 2);
+  /* analysing what is there works */
+  wick_document_analyze (doc);
+  g_assert_null (find_issue (doc, "root_count"));
+  g_assert_true (wick_document_get_structurally_valid (doc));
+}
+
+static void
+test_document_crlf_and_blank_lines (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = load ("crlf-blank.jsonl", FALSE, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (wick_document_get_structurally_valid (doc));
+  g_assert_cmpuint (wick_document_get_n_lines (doc), ==, 16);
+  g_assert_cmpuint (wick_document_get_n_records (doc), ==, 14);
+}
+
+static void
+test_document_invalid_utf8_file (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = load ("invalid-utf8.jsonl", FALSE, &error);
+  g_autofree char *path = data_path ("invalid-utf8.jsonl");
+  g_autofree char *message = g_strdup_printf ("read trace JSONL line 4 from %s", path);
+
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_cmpstr (parse_message (doc), ==, message);
+  g_assert_cmpuint (wick_document_get_n_records (doc), ==, 3);
+}
+
+static void
+test_document_missing_file (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = load ("no-such-file.jsonl", FALSE, &error);
+
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_assert_false (wick_document_get_parse_error (doc)->failed);
+}
+
+static void
+test_document_extensions_rejected_by_default (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = load ("with-extensions.jsonl", FALSE, &error);
+
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_true (g_str_has_prefix (parse_cause (doc), "unknown variant `wick_mark`, expected one of"));
+  g_assert_cmpuint (wick_document_get_parse_error (doc)->line, ==, 4);
+  g_assert_cmpuint (wick_document_get_first_extension_line (doc), ==, 0);
+}
+
+static void
+test_document_extension_mode (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = load ("with-extensions.jsonl", TRUE, &error);
+  guint n;
+  const WickExtensionRecord *records = wick_document_get_extensions (doc, &n);
+
+  g_assert_no_error (error);
+  g_assert_true (wick_document_get_extensions_enabled (doc));
+  g_assert_true (wick_document_get_structurally_valid (doc));
+  g_assert_cmpuint (wick_document_get_first_extension_line (doc), ==, 4);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpstr (wick_document_str (doc, records[0].kind), ==, "wick_mark");
+  g_assert_cmpuint (records[0].timestamp_ns, ==, 11);
+  g_assert_cmpuint (records[0].line, ==, 4);
+  g_assert_cmpstr (wick_document_str (doc, records[1].kind), ==, "wick_drops");
+  g_assert_cmpuint (records[1].line, ==, 9);
+  g_assert_true (g_str_has_prefix (wick_document_str (doc, records[1].json), "{\"kind\":\"wick_drops\""));
+  /* extension lines are not candle-graph records */
+  g_assert_cmpuint (wick_document_get_n_records (doc), ==, 14);
+  g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_EXTENSION), ==, 2);
+}
+
+static void
+test_document_extension_still_strict_json (void)
+{
+  g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
+  const char *bad = "{\"kind\":\"wick_mark\",\"x\":[1,]}";
+  const char *dup = "{\"kind\":\"wick_mark\",\"kind\":\"wick_mark\"}";
+  g_autoptr (WickDocument) doc2 = wick_document_new_with_extensions (TRUE);
+
+  g_assert_false (wick_document_feed_line (doc, bad, strlen (bad), NULL));
+  g_assert_cmpstr (parse_cause (doc), ==, "trailing comma");
+  g_assert_false (wick_document_feed_line (doc2, dup, strlen (dup), NULL));
+  g_assert_cmpstr (parse_cause (doc2), ==, "duplicate field `kind`");
+}
+
+static void
+on_changed (WickDocument *doc, int *count)
+{
+  (*count)++;
+}
+
+static void
+test_document_live_feeding (void)
+{
+  g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
+  const char *lines[] = {
+    META_INFER, ROOT_START,
+    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"fwd\",\"start_ns\":5,\"span_kind\":\"op\"}",
+    "{\"kind\":\"wick_mark\",\"timestamp_ns\":6}",
+  };
+  int changed = 0;
+  g_autofree char *codes = NULL;
+
+  g_signal_connect (doc, "changed", G_CALLBACK (on_changed), &changed);
+  for (gsize i = 0; i < G_N_ELEMENTS (lines); i++)
+    g_assert_true (wick_document_feed_line (doc, lines[i], strlen (lines[i]), NULL));
+  g_assert_cmpint (changed, ==, 0);
+  wick_document_analyze (doc);
+  g_assert_cmpint (changed, ==, 1);
+  g_assert_false (wick_document_is_finished (doc));
+  /* running spans are not open_span issues while the capture runs */
+  codes = issue_codes (doc, FALSE);
+  g_assert_cmpstr (codes, ==, "");
+  g_assert_true (wick_document_get_structurally_valid (doc));
+  g_assert_false (wick_document_get_capture_complete (doc));
+  g_assert_cmpint (wick_document_get_spans (doc, NULL)[1].parent, ==, 0);
+
+  {
+    const char *end = "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":5}";
+    g_assert_true (wick_document_feed_line (doc, end, strlen (end), NULL));
+  }
+  g_assert_true (wick_document_feed_line (doc, ROOT_END, strlen (ROOT_END), NULL));
+  g_assert_true (wick_document_feed_line (doc, TERMINAL, strlen (TERMINAL), NULL));
+  g_assert_true (wick_document_finish (doc, NULL));
+  g_assert_cmpint (changed, ==, 2);
+  g_assert_true (wick_document_is_finished (doc));
+  g_assert_true (wick_document_get_capture_complete (doc));
+  g_assert_false (wick_document_feed_line (doc, TERMINAL, strlen (TERMINAL), NULL));
+}
+
+static void
+test_document_live_unterminated_finish (void)
+{
+  g_autoptr (WickDocument) doc = parse_lines (META_INFER, ROOT_START, NULL);
+
+  g_assert_cmpstr (parse_message (doc), ==, "trace stream is missing its terminal event");
+  wick_document_analyze (doc);
+  g_assert_true (wick_document_get_structurally_valid (doc));
+}
+
+static void
+write_big_trace (const char *path, guint n_spans)
+{
+  g_autoptr (GString) text = g_string_new (META_INFER "\n" ROOT_START "\n");
+
+  for (guint i = 2; i < n_spans + 2; i++)
+    g_string_append_printf (text,
+                            "{\"kind\":\"span_start\",\"id\":\"s%u\",\"parent_id\":\"s1\",\"name\":"
+                            "\"work\",\"start_ns\":%u,\"span_kind\":\"function\"}\n"
+                            "{\"kind\":\"span_end\",\"id\":\"s%u\",\"duration_ns\":1}\n",
+                            i, i, i);
+  g_string_append_printf (text, "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%u}\n"
+                                "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%u}\n",
+                          n_spans + 10, n_spans + 10);
+  g_assert_true (g_file_set_contents (path, text->str, (gssize) text->len, NULL));
+}
+
+typedef struct
+{
+  double last;
+  int calls;
+  GCancellable *cancel_at_first;
+} Progress;
+
+static void
+on_progress (double fraction, gpointer user_data)
+{
+  Progress *p = user_data;
+
+  g_assert_cmpfloat (fraction, >=, p->last);
+  g_assert_cmpfloat (fraction, <=, 1.0);
+  p->last = fraction;
+  p->calls++;
+  if (p->cancel_at_first != NULL)
+    g_cancellable_cancel (p->cancel_at_first);
+}
+
+static void
+test_document_progress_and_cancel (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-model-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "big.jsonl", NULL);
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (WickDocument) cancelled = wick_document_new ();
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr (GError) error = NULL;
+  Progress progress = { 0 };
+  Progress cancel = { 0, 0, cancellable };
+  guint n;
+
+  write_big_trace (path, 120000); /* ~15 MB: several read chunks */
+  g_assert_true (wick_document_load_file (doc, path, NULL, on_progress, &progress, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (progress.calls, >, 1);
+  g_assert_cmpfloat (progress.last, ==, 1.0);
+  wick_document_get_spans (doc, &n);
+  g_assert_cmpuint (n, ==, 120001);
+  g_assert_true (wick_document_get_structurally_valid (doc));
+
+  g_assert_false (wick_document_load_file (cancelled, path, cancellable, on_progress, &cancel, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (cancel.calls, ==, 1);
+  wick_document_get_spans (cancelled, &n);
+  g_assert_cmpuint (n, <, 120001);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/model/document/valid-file", test_document_valid_file);
+  g_test_add_func ("/model/document/truncated-crash", test_document_truncated_crash);
+  g_test_add_func ("/model/document/crlf-and-blank-lines", test_document_crlf_and_blank_lines);
+  g_test_add_func ("/model/document/invalid-utf8-file", test_document_invalid_utf8_file);
+  g_test_add_func ("/model/document/missing-file", test_document_missing_file);
+  g_test_add_func ("/model/document/extensions-rejected-by-default", test_document_extensions_rejected_by_default);
+  g_test_add_func ("/model/document/extension-mode", test_document_extension_mode);
+  g_test_add_func ("/model/document/extension-still-strict-json", test_document_extension_still_strict_json);
+  g_test_add_func ("/model/document/live-feeding", test_document_live_feeding);
+  g_test_add_func ("/model/document/live-unterminated-finish", test_document_live_unterminated_finish);
+  g_test_add_func ("/model/document/progress-and-cancel", test_document_progress_and_cancel);
+  return g_test_run ();
+}
