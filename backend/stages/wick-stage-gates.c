@@ -37,44 +37,49 @@ gate_swap (double *v, size_t i, size_t j)
   v[j] = t;
 }
 
-/* Lomuto partition around the median of three of [lo, hi]; returns the pivot's
- * final index. */
-static size_t
-gate_partition (double *v, size_t lo, size_t hi)
+static double
+gate_median_of_three (double a, double b, double c)
 {
-  size_t mid = lo + (hi - lo) / 2;
-  if (gate_less (v[mid], v[lo]))
-    gate_swap (v, mid, lo);
-  if (gate_less (v[hi], v[lo]))
-    gate_swap (v, hi, lo);
-  if (gate_less (v[mid], v[hi]))
-    gate_swap (v, mid, hi);
-  double pivot = v[hi];
-  size_t store = lo;
-  for (size_t i = lo; i < hi; i++)
-    if (gate_less (v[i], pivot))
-      gate_swap (v, i, store++);
-  gate_swap (v, store, hi);
-  return store;
+  if (gate_less (b, a))
+    {
+      double t = a;
+      a = b;
+      b = t;
+    }
+  if (gate_less (c, b))
+    b = gate_less (c, a) ? a : c;
+  return b;
 }
 
+/* Quickselect with a three-way partition, so that the many equal values of a
+ * parity check (an exact replay gives n zeros) take one linear pass. */
 double
 wick_gate_order_statistic (double *v, size_t n, size_t k)
 {
   if (n == 0 || k >= n)
     return NAN;
   size_t lo = 0, hi = n - 1;
-  while (lo < hi)
+  for (;;)
     {
-      size_t p = gate_partition (v, lo, hi);
-      if (p == k)
-        return v[p];
-      if (k < p)
-        hi = p - 1;
+      double pivot = gate_median_of_three (v[lo], v[lo + (hi - lo) / 2], v[hi]);
+      /* [lo, lt) < pivot, [lt, i) == pivot, (gt, hi] > pivot */
+      size_t lt = lo, i = lo, gt = hi + 1;
+      while (i < gt)
+        {
+          if (gate_less (v[i], pivot))
+            gate_swap (v, lt++, i++);
+          else if (gate_less (pivot, v[i]))
+            gate_swap (v, i, --gt);
+          else
+            i++;
+        }
+      if (k < lt)
+        hi = lt - 1;
+      else if (k >= gt)
+        lo = gt;
       else
-        lo = p + 1;
+        return pivot;
     }
-  return v[k];
 }
 
 double

@@ -3,10 +3,11 @@
 # (-Dapp=disabled: no GTK there) into _build-device. Keeps going past targets
 # of other areas that fail, so one area's breakage does not hide the rest.
 # Usage: tools/device/build.sh [extra meson options]
+# WICK_DEVICE_TARGETS="tests/cuda/stages/test-stage-capture ..." builds only those.
 source "$(dirname "$0")/env.sh"
 echo "== device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo none)"
 echo "== meson $($WICK_MESON --version), nvcc $(nvcc --version | tail -1), cuda root $WICK_NVCC_ROOT"
 if [ ! -e _build-device/build.ninja ]; then
   $WICK_MESON setup _build-device -Dapp=disabled -Dcuda=enabled -Dnvcc_root="$WICK_NVCC_ROOT" "$@"
 fi
-ninja -C _build-device -k 0 -j "$(nproc)" || echo "== build: some targets failed (see above)"
+ninja -C _build-device -k 0 -j "$(nproc)" ${WICK_DEVICE_TARGETS:-} || echo "== build: some targets failed (see above)"

@@ -98,6 +98,10 @@ test_p99_order_statistic (void)
   for (size_t i = 0; i < 1000; i++)
     v[i] = i < 989 ? 0.0 : 1.0;
   g_assert_cmpfloat (wick_gate_p99 (v, 1000), ==, 1.0);
+  /* an exact replay: a million equal values select in linear time */
+  static double zeros[1000000];
+  g_assert_cmpfloat (wick_gate_p99 (zeros, G_N_ELEMENTS (zeros)), ==, 0.0);
+  g_assert_cmpfloat (wick_gate_median (zeros, G_N_ELEMENTS (zeros)), ==, 0.0);
   /* NaN sorts above +inf: one NaN in 3 is the p99 */
   double with_nan[3] = { NAN, 1.0, INFINITY };
   g_assert_true (isnan (wick_gate_p99 (with_nan, 3)));

@@ -1,8 +1,8 @@
 /* bench-stage-replay.c — replay cost per kernel of a certified stage against
  * a bare stream capture + cudaGraphLaunch of the same chain, in the same run.
  *
- * For chains of 128, 512 and 2048 small dependent kernels (one block of 128
- * threads each), it times, with CUDA events on one stream:
+ * For chains of 128, 512 and 2048 small dependent kernels over 128 floats
+ * (one block of 128 threads each; the 128 chain also at 32 and 256), it times, with CUDA events on one stream:
  *   eager  the chain launched kernel by kernel (the stage's eager path)
  *   bare   cudaStreamBeginCapture … cudaGraphLaunch of the same kernels
  *   wick   wick_stage_run() of the stage certified by wick_stage_capture()
@@ -28,13 +28,15 @@ typedef struct
 {
   float *input, *output;
   int kernels;
+  int threads;
 } BenchChain;
 
 static void
 bench_enqueue (void *stream, void *user_data)
 {
   BenchChain *chain = user_data;
-  stage_test_chain (chain->input, chain->output, BENCH_N, chain->kernels, stream);
+  stage_test_chain_threads (chain->input, chain->output, BENCH_N, chain->kernels, chain->threads,
+                            stream);
 }
 
 static double
@@ -79,10 +81,11 @@ time_block (Bench *bench, RunKind kind)
 }
 
 static bool
-bench_setup (Bench *bench, int kernels, WickCertification *cert, double *capture_ms)
+bench_setup (Bench *bench, int kernels, int threads, WickCertification *cert, double *capture_ms)
 {
   memset (bench, 0, sizeof *bench);
   bench->chain.kernels = kernels;
+  bench->chain.threads = threads;
   bench->chain.input = stage_test_alloc (BENCH_N * sizeof (float));
   bench->chain.output = stage_test_alloc (BENCH_N * sizeof (float));
   float host[BENCH_N];
@@ -119,7 +122,7 @@ bench_setup (Bench *bench, int kernels, WickCertification *cert, double *capture
       return false;
     }
   bench->bare = stage_test_bare_graph (bench->chain.input, bench->chain.output, BENCH_N, kernels,
-                                       bench->stream);
+                                       threads, bench->stream);
   return bench->bare != NULL;
 }
 
@@ -137,12 +140,12 @@ bench_teardown (Bench *bench)
 }
 
 static int
-bench_chain (int kernels)
+bench_chain (int kernels, int threads)
 {
   Bench bench;
   WickCertification cert;
   double capture_ms = 0.0;
-  if (!bench_setup (&bench, kernels, &cert, &capture_ms))
+  if (!bench_setup (&bench, kernels, threads, &cert, &capture_ms))
     {
       bench_teardown (&bench);
       return 1;
@@ -175,10 +178,10 @@ bench_chain (int kernels)
       ratio_max = fmax (ratio_max, ratio[r]);
     }
   double ratio_median = wick_gate_median (ratio, BENCH_ROUNDS);
-  printf ("RESULT kernels=%d eager_us_per_kernel=%.4f bare_us_per_kernel=%.4f "
+  printf ("RESULT kernels=%d threads=%d eager_us_per_kernel=%.4f bare_us_per_kernel=%.4f "
           "wick_us_per_kernel=%.4f wick_over_bare=%.4f wick_over_bare_min=%.4f "
           "wick_over_bare_max=%.4f capture_gating_ms=%.2f cert_speedup=%.3f cert_kernel_nodes=%llu\n",
-          kernels, wick_gate_median (eager, BENCH_ROUNDS), wick_gate_median (bare, BENCH_ROUNDS),
+          kernels, threads, wick_gate_median (eager, BENCH_ROUNDS), wick_gate_median (bare, BENCH_ROUNDS),
           wick_gate_median (wick, BENCH_ROUNDS), ratio_median, ratio_min, ratio_max, capture_ms,
           cert.speedup_median, (unsigned long long) cert.kernel_nodes);
   bench_teardown (&bench);
@@ -195,8 +198,11 @@ main (void)
       return 77;
     }
   int status = 0;
-  const int chains[3] = { 128, 512, 2048 };
-  for (int i = 0; i < 3; i++)
-    status |= bench_chain (chains[i]);
+  /* 128 threads a block, as torch's elementwise kernels on 128 floats; then
+   * the 128-kernel chain at 32 and 256 threads, to show the launch shape's
+   * share of the per-kernel cost */
+  const int chains[5][2] = { { 128, 128 }, { 512, 128 }, { 2048, 128 }, { 128, 32 }, { 128, 256 } };
+  for (int i = 0; i < 5; i++)
+    status |= bench_chain (chains[i][0], chains[i][1]);
   return status;
 }

@@ -110,12 +110,20 @@ scale_kernel (const float *input, float *output, int n, float scale)
 } // namespace
 
 extern "C" void
-stage_test_chain (const float *input, float *output, int n, int kernels, void *stream)
+stage_test_chain_threads (const float *input, float *output, int n, int kernels, int threads,
+                          void *stream)
 {
   cudaStream_t s = (cudaStream_t) stream;
-  chain_first<<<blocks_for (n), kThreads, 0, s>>> (input, output, n);
+  int blocks = (n + threads - 1) / threads;
+  chain_first<<<blocks, threads, 0, s>>> (input, output, n);
   for (int k = 1; k < kernels; k++)
-    chain_next<<<blocks_for (n), kThreads, 0, s>>> (output, n, chain_a (k), chain_b (k));
+    chain_next<<<blocks, threads, 0, s>>> (output, n, chain_a (k), chain_b (k));
+}
+
+extern "C" void
+stage_test_chain (const float *input, float *output, int n, int kernels, void *stream)
+{
+  stage_test_chain_threads (input, output, n, kernels, kThreads, stream);
 }
 
 extern "C" void
@@ -215,14 +223,15 @@ stage_test_last_error (void)
 }
 
 extern "C" void *
-stage_test_bare_graph (const float *input, float *output, int n, int kernels, void *stream)
+stage_test_bare_graph (const float *input, float *output, int n, int kernels, int threads,
+                       void *stream)
 {
   cudaStream_t s = (cudaStream_t) stream;
   cudaGraph_t graph = NULL;
   cudaGraphExec_t exec = NULL;
   if (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
     return NULL;
-  stage_test_chain (input, output, n, kernels, stream);
+  stage_test_chain_threads (input, output, n, kernels, threads, stream);
   if (cudaStreamEndCapture (s, &graph) != cudaSuccess)
     return NULL;
   cudaError_t err = cudaGraphInstantiate (&exec, graph, 0);

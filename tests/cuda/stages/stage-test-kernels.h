@@ -15,6 +15,9 @@ extern "C" {
 #endif
 
 void stage_test_chain (const float *input, float *output, int n, int kernels, void *stream);
+/* The same with `threads` per block (stage_test_chain uses 256). */
+void stage_test_chain_threads (const float *input, float *output, int n, int kernels, int threads,
+                               void *stream);
 /* The chain on the CPU, with the device's arithmetic (fmaf). */
 void stage_test_chain_cpu (const float *input, float *output, int n, int kernels);
 
@@ -41,7 +44,8 @@ int stage_test_stream_synchronize (void *stream);
 int stage_test_last_error (void);
 
 /* A bare graph of the chain: stream capture, instantiate, then launches. */
-void *stage_test_bare_graph (const float *input, float *output, int n, int kernels, void *stream);
+void *stage_test_bare_graph (const float *input, float *output, int n, int kernels, int threads,
+                             void *stream);
 bool stage_test_graph_launch (void *exec, void *stream);
 void stage_test_graph_free (void *exec);
 
