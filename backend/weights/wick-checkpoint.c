@@ -19,8 +19,8 @@
 #define INDEX_NAME "model.safetensors.index.json"
 #define MAX_INDEX_BYTES (64u << 20)
 
-static bool
-fail (WickError *error, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
+static bool fail (WickError *error, const char *format, ...)
+  __attribute__ ((format (printf, 2, 3)));
 
 static bool
 fail (WickError *error, const char *format, ...)
@@ -48,7 +48,7 @@ read_header (WickSafetensorsShard *shard, WickError *error)
   if (!S_ISREG (st.st_mode))
     return fail (error, "not a regular file");
   shard->identity = (WickFileIdentity){ st.st_dev, st.st_ino, st.st_size, st.st_mtim };
-  uint64_t file_size = (uint64_t) st.st_size;
+  uint64_t file_size = (uint64_t)st.st_size;
   uint8_t prefix[8];
   uint64_t length;
   if (file_size < 8)
@@ -61,8 +61,8 @@ read_header (WickSafetensorsShard *shard, WickError *error)
   if (json == NULL)
     return fail (error, "out of memory for a %" PRIu64 "-byte header", length);
   bool ok = wick_read_exact (shard->fd, json, length, 8, shard->path, error)
-            && wick_safetensors_parse_header (json, length, file_size - 8 - length,
-                                              &shard->header, error);
+            && wick_safetensors_parse_header (json, length, file_size - 8 - length, &shard->header,
+                                              error);
   free (json);
   shard->header.data_offset = 8 + length;
   return ok;
@@ -84,7 +84,8 @@ shard_open (WickSafetensorsShard *shard, const char *path)
   shard->fd = open (path, O_RDONLY | O_CLOEXEC);
   if (shard->fd < 0)
     {
-      snprintf (shard->error, sizeof shard->error, "%.300s: cannot open: %.100s", path, strerror (errno));
+      snprintf (shard->error, sizeof shard->error, "%.300s: cannot open: %.100s", path,
+                strerror (errno));
       return false;
     }
   if (!read_header (shard, &error))
@@ -109,7 +110,7 @@ shard_close (WickSafetensorsShard *shard)
 static int
 compare_keys (const void *a, const void *b)
 {
-  return strcmp (((const WickCheckpointKey *) a)->key, ((const WickCheckpointKey *) b)->key);
+  return strcmp (((const WickCheckpointKey *)a)->key, ((const WickCheckpointKey *)b)->key);
 }
 
 /* Sorts keys and refuses a key that two shards claim. */
@@ -259,12 +260,12 @@ read_small_file (const char *path, char **out, size_t *length, WickError *error)
   struct stat st;
   if (fd < 0)
     return fail (error, "%s: cannot open: %s", path, strerror (errno));
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > MAX_INDEX_BYTES)
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (uint64_t)st.st_size > MAX_INDEX_BYTES)
     {
       close (fd);
       return fail (error, "%s: not a regular file of at most %u bytes", path, MAX_INDEX_BYTES);
     }
-  *length = (size_t) st.st_size;
+  *length = (size_t)st.st_size;
   *out = malloc (*length + 1);
   bool ok = *out != NULL && wick_read_exact (fd, *out, *length, 0, path, error);
   close (fd);
@@ -287,8 +288,7 @@ open_with_index (WickCheckpoint *checkpoint, const char *directory, const char *
   WickError index_error;
   if (!read_small_file (index_path, &json, &length, error))
     return false;
-  bool ok = wick_checkpoint_parse_index (json, length, &keys, &shard_names, &n_keys,
-                                         &index_error);
+  bool ok = wick_checkpoint_parse_index (json, length, &keys, &shard_names, &n_keys, &index_error);
   free (json);
   if (!ok)
     return fail (error, "%s: %s", index_path, index_error.message);
@@ -309,7 +309,7 @@ open_with_index (WickCheckpoint *checkpoint, const char *directory, const char *
 static int
 compare_strings (const void *a, const void *b)
 {
-  return strcmp (*(char *const *) a, *(char *const *) b);
+  return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
 static bool
@@ -404,7 +404,7 @@ wick_checkpoint_find (const WickCheckpoint *checkpoint, const char *key,
                       const WickSafetensorsShard **shard_out,
                       const WickSafetensorsTensor **tensor_out, char *reason, size_t reason_size)
 {
-  WickCheckpointKey probe = { .key = (char *) key };
+  WickCheckpointKey probe = { .key = (char *)key };
   const WickCheckpointKey *found
     = checkpoint->n_keys
         ? bsearch (&probe, checkpoint->keys, checkpoint->n_keys, sizeof probe, compare_keys)

@@ -23,13 +23,13 @@ static const struct
 const char *
 wick_weight_dtype_name (WickWeightDtype dtype)
 {
-  return (unsigned) dtype < WICK_N_DTYPES ? dtypes[dtype].name : NULL;
+  return (unsigned)dtype < WICK_N_DTYPES ? dtypes[dtype].name : NULL;
 }
 
 size_t
 wick_weight_dtype_size (WickWeightDtype dtype)
 {
-  return (unsigned) dtype < WICK_N_DTYPES ? dtypes[dtype].size : 0;
+  return (unsigned)dtype < WICK_N_DTYPES ? dtypes[dtype].size : 0;
 }
 
 bool
@@ -38,7 +38,7 @@ wick_weight_dtype_from_name (const char *name, WickWeightDtype *out)
   for (unsigned i = 0; i < WICK_N_DTYPES; i++)
     if (strcmp (dtypes[i].name, name) == 0)
       {
-        *out = (WickWeightDtype) i;
+        *out = (WickWeightDtype)i;
         return true;
       }
   return false;
@@ -76,14 +76,14 @@ bits_float (uint32_t bits)
 static float
 half_to_float (uint16_t h)
 {
-  uint32_t sign = (uint32_t) (h >> 15) << 31;
+  uint32_t sign = (uint32_t)(h >> 15) << 31;
   uint32_t exponent = (h >> 10) & 0x1F;
   uint32_t mantissa = h & 0x3FF;
   if (exponent == 0x1F)
     return bits_float (sign | 0x7F800000u | (mantissa << 13));
   if (exponent == 0)
     {
-      float value = ldexpf ((float) mantissa, -24);
+      float value = ldexpf ((float)mantissa, -24);
       return sign ? -value : value;
     }
   return bits_float (sign | ((exponent + 112) << 23) | (mantissa << 13));
@@ -93,39 +93,39 @@ static uint16_t
 float_to_half (float value)
 {
   uint32_t bits = float_bits (value);
-  uint16_t sign = (uint16_t) ((bits >> 16) & 0x8000);
+  uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
   uint32_t exponent = (bits >> 23) & 0xFF;
   uint32_t mantissa = bits & 0x7FFFFF;
   if (exponent == 0xFF)
-    return (uint16_t) (sign | 0x7C00 | (mantissa ? 0x200 | (mantissa >> 13) : 0));
-  int e = (int) exponent - 127 + 15;
+    return (uint16_t)(sign | 0x7C00 | (mantissa ? 0x200 | (mantissa >> 13) : 0));
+  int e = (int)exponent - 127 + 15;
   if (e >= 0x1F)
-    return (uint16_t) (sign | 0x7C00);
+    return (uint16_t)(sign | 0x7C00);
   if (e <= 0)
     {
       /* Subnormal half (or zero): shift the full mantissa into place, round to nearest even. */
       if (e < -10)
         return sign;
       uint32_t full = mantissa | 0x800000;
-      uint32_t shift = (uint32_t) (14 - e);
+      uint32_t shift = (uint32_t)(14 - e);
       uint32_t half = full >> shift;
       uint32_t rest = full & ((1u << shift) - 1);
       uint32_t midpoint = 1u << (shift - 1);
       if (rest > midpoint || (rest == midpoint && (half & 1)))
         half++;
-      return (uint16_t) (sign | half);
+      return (uint16_t)(sign | half);
     }
-  uint32_t half = ((uint32_t) e << 10) | (mantissa >> 13);
+  uint32_t half = ((uint32_t)e << 10) | (mantissa >> 13);
   uint32_t rest = mantissa & 0x1FFF;
   if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
     half++; /* may carry into the exponent, up to infinity: correct */
-  return (uint16_t) (sign | half);
+  return (uint16_t)(sign | half);
 }
 
 static float
 bf16_to_float (uint16_t b)
 {
-  return bits_float ((uint32_t) b << 16);
+  return bits_float ((uint32_t)b << 16);
 }
 
 static uint16_t
@@ -133,9 +133,9 @@ float_to_bf16 (float value)
 {
   uint32_t bits = float_bits (value);
   if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x7FFFFF))
-    return (uint16_t) ((bits >> 16) | 0x40); /* quiet NaN */
+    return (uint16_t)((bits >> 16) | 0x40); /* quiet NaN */
   uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);
-  return (uint16_t) ((bits + rounding) >> 16);
+  return (uint16_t)((bits + rounding) >> 16);
 }
 
 static double
@@ -146,18 +146,18 @@ load_element (WickWeightDtype dtype, const unsigned char *p)
   double d;
   switch (dtype)
     {
-    case WICK_DTYPE_F16:
-      memcpy (&h, p, 2);
-      return half_to_float (h);
-    case WICK_DTYPE_BF16:
-      memcpy (&h, p, 2);
-      return bf16_to_float (h);
-    case WICK_DTYPE_F32:
-      memcpy (&f, p, 4);
-      return f;
-    default:
-      memcpy (&d, p, 8);
-      return d;
+      case WICK_DTYPE_F16:
+        memcpy (&h, p, 2);
+        return half_to_float (h);
+      case WICK_DTYPE_BF16:
+        memcpy (&h, p, 2);
+        return bf16_to_float (h);
+      case WICK_DTYPE_F32:
+        memcpy (&f, p, 4);
+        return f;
+      default:
+        memcpy (&d, p, 8);
+        return d;
     }
 }
 
@@ -168,29 +168,29 @@ store_element (WickWeightDtype dtype, double value, unsigned char *p)
   float f;
   switch (dtype)
     {
-    case WICK_DTYPE_F16:
-      /* via float: F64 → F16 double rounding differs from torch only in
-       * ties that F64 checkpoints of F16 weights do not produce */
-      h = float_to_half ((float) value);
-      memcpy (p, &h, 2);
-      break;
-    case WICK_DTYPE_BF16:
-      h = float_to_bf16 ((float) value);
-      memcpy (p, &h, 2);
-      break;
-    case WICK_DTYPE_F32:
-      f = (float) value;
-      memcpy (p, &f, 4);
-      break;
-    default:
-      memcpy (p, &value, 8);
-      break;
+      case WICK_DTYPE_F16:
+        /* via float: F64 → F16 double rounding differs from torch only in
+         * ties that F64 checkpoints of F16 weights do not produce */
+        h = float_to_half ((float)value);
+        memcpy (p, &h, 2);
+        break;
+      case WICK_DTYPE_BF16:
+        h = float_to_bf16 ((float)value);
+        memcpy (p, &h, 2);
+        break;
+      case WICK_DTYPE_F32:
+        f = (float)value;
+        memcpy (p, &f, 4);
+        break;
+      default:
+        memcpy (p, &value, 8);
+        break;
     }
 }
 
 void
-wick_weight_dtype_convert (WickWeightDtype from, const void *source, WickWeightDtype to, void *destination,
-                    size_t count)
+wick_weight_dtype_convert (WickWeightDtype from, const void *source, WickWeightDtype to,
+                           void *destination, size_t count)
 {
   size_t from_size = wick_weight_dtype_size (from);
   size_t to_size = wick_weight_dtype_size (to);

@@ -113,8 +113,8 @@ typedef enum
 
 WickCheckpointLookup wick_checkpoint_find (const WickCheckpoint *checkpoint, const char *key,
                                            const WickSafetensorsShard **shard,
-                                           const WickSafetensorsTensor **tensor,
-                                           char *reason, size_t reason_size);
+                                           const WickSafetensorsTensor **tensor, char *reason,
+                                           size_t reason_size);
 
 /* Reads exactly count bytes at offset (retrying short reads). */
 bool wick_read_exact (int fd, void *buffer, size_t count, uint64_t offset, const char *path,
@@ -126,8 +126,8 @@ bool wick_read_exact (int fd, void *buffer, size_t count, uint64_t offset, const
  * among F64, F32, F16, BF16. */
 bool wick_weight_dtype_convertible (WickWeightDtype from, WickWeightDtype to);
 /* Converts count elements; rounding to nearest even, as torch's .to() does. */
-void wick_weight_dtype_convert (WickWeightDtype from, const void *source, WickWeightDtype to, void *destination,
-                         size_t count);
+void wick_weight_dtype_convert (WickWeightDtype from, const void *source, WickWeightDtype to,
+                                void *destination, size_t count);
 
 /* Formats [2, 3] into out. */
 void wick_format_shape (const uint64_t *shape, size_t n_dims, char *out, size_t size);

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool
-fail (WickError *error, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
+static bool fail (WickError *error, const char *format, ...)
+  __attribute__ ((format (printf, 2, 3)));
 
 static bool
 fail (WickError *error, const char *format, ...)
@@ -65,8 +65,8 @@ parse_shape (const WickJsonDocument *document, const WickJsonNode *node, const c
   for (const WickJsonNode *dim = wick_weights_json_first (document, node); dim != NULL;
        dim = wick_weights_json_next (document, dim), i++)
     if (!wick_weights_json_uint64 (dim, &tensor->shape[i]))
-      return fail (error, "tensor '%.200s': shape[%zu] is not a non-negative 64-bit integer",
-                   name, i);
+      return fail (error, "tensor '%.200s': shape[%zu] is not a non-negative 64-bit integer", name,
+                   i);
   tensor->n_dims = i;
   return true;
 }
@@ -78,14 +78,13 @@ parse_offsets (const WickJsonDocument *document, const WickJsonNode *node, const
   if (node == NULL)
     return fail (error, "tensor '%.200s': missing \"data_offsets\"", name);
   if (node->kind != WICK_JSON_ARRAY || node->n_children != 2)
-    return fail (error, "tensor '%.200s': \"data_offsets\" is not an array of two integers",
-                 name);
+    return fail (error, "tensor '%.200s': \"data_offsets\" is not an array of two integers", name);
   const WickJsonNode *begin = wick_weights_json_first (document, node);
   const WickJsonNode *end = wick_weights_json_next (document, begin);
   if (!wick_weights_json_uint64 (begin, &tensor->begin)
       || !wick_weights_json_uint64 (end, &tensor->end))
-    return fail (error,
-                 "tensor '%.200s': \"data_offsets\" are not non-negative 64-bit integers", name);
+    return fail (error, "tensor '%.200s': \"data_offsets\" are not non-negative 64-bit integers",
+                 name);
   if (tensor->begin > tensor->end)
     return fail (error,
                  "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] begin after they end",
@@ -103,7 +102,7 @@ check_size (const char *name, const WickSafetensorsTensor *tensor, uint64_t data
       return fail (error, "tensor '%.200s': the element count of its shape overflows 64 bits",
                    name);
   uint64_t bytes;
-  if (__builtin_mul_overflow (count, (uint64_t) wick_weight_dtype_size (tensor->dtype), &bytes))
+  if (__builtin_mul_overflow (count, (uint64_t)wick_weight_dtype_size (tensor->dtype), &bytes))
     return fail (error, "tensor '%.200s': its byte size overflows 64 bits", name);
   if (bytes != tensor->end - tensor->begin)
     {
@@ -141,8 +140,8 @@ parse_tensor (const WickJsonDocument *document, const WickJsonNode *entry, uint6
     return fail (error, "tensor '%.200s': unknown dtype '%.40s'", name, dtype->text);
   if (!parse_shape (document, wick_weights_json_member (document, entry, "shape"), name, tensor,
                     error)
-      || !parse_offsets (document, wick_weights_json_member (document, entry, "data_offsets"),
-                         name, tensor, error))
+      || !parse_offsets (document, wick_weights_json_member (document, entry, "data_offsets"), name,
+                         tensor, error))
     return false;
   return check_size (name, tensor, data_size, error);
 }
@@ -154,7 +153,7 @@ parse_metadata (const WickJsonDocument *document, const WickJsonNode *node,
   if (node->kind != WICK_JSON_OBJECT)
     return fail (error, "\"__metadata__\" is %s, not an object",
                  wick_weights_json_kind_name (node->kind));
-  out->metadata = calloc (2 * (size_t) node->n_children + 1, sizeof (char *));
+  out->metadata = calloc (2 * (size_t)node->n_children + 1, sizeof (char *));
   if (out->metadata == NULL)
     return fail (error, "out of memory");
   for (const WickJsonNode *item = wick_weights_json_first (document, node); item != NULL;
@@ -283,7 +282,7 @@ wick_safetensors_parse_bytes (const uint8_t *data, size_t size, WickSafetensorsH
     return fail (error, "the file is %zu bytes, shorter than the 8-byte header length", size);
   if (!wick_safetensors_header_length (data, size, &length, error))
     return false;
-  if (!wick_safetensors_parse_header ((const char *) data + 8, length, size - 8 - length, out,
+  if (!wick_safetensors_parse_header ((const char *)data + 8, length, size - 8 - length, out,
                                       error))
     return false;
   out->data_offset = 8 + length;
@@ -305,7 +304,7 @@ wick_safetensors_header_clear (WickSafetensorsHeader *header)
 const WickSafetensorsTensor *
 wick_safetensors_header_find (const WickSafetensorsHeader *header, const char *name)
 {
-  WickSafetensorsTensor key = { .name = (char *) name };
+  WickSafetensorsTensor key = { .name = (char *)name };
   if (header->n_tensors == 0)
     return NULL;
   return bsearch (&key, header->tensors, header->n_tensors, sizeof key, compare_by_name);
@@ -314,9 +313,9 @@ wick_safetensors_header_find (const WickSafetensorsHeader *header, const char *n
 void
 wick_format_shape (const uint64_t *shape, size_t n_dims, char *out, size_t size)
 {
-  size_t used = (size_t) snprintf (out, size, "[");
+  size_t used = (size_t)snprintf (out, size, "[");
   for (size_t i = 0; i < n_dims && used < size; i++)
-    used += (size_t) snprintf (out + used, size - used, i ? ", %" PRIu64 : "%" PRIu64, shape[i]);
+    used += (size_t)snprintf (out + used, size - used, i ? ", %" PRIu64 : "%" PRIu64, shape[i]);
   if (used < size)
     snprintf (out + used, size - used, "]");
 }
@@ -328,7 +327,7 @@ wick_read_exact (int fd, void *buffer, size_t count, uint64_t offset, const char
   char *p = buffer;
   while (count > 0)
     {
-      ssize_t got = pread (fd, p, count, (off_t) offset);
+      ssize_t got = pread (fd, p, count, (off_t)offset);
       if (got < 0 && errno == EINTR)
         continue;
       if (got < 0)
@@ -337,8 +336,8 @@ wick_read_exact (int fd, void *buffer, size_t count, uint64_t offset, const char
       if (got == 0)
         return fail (error, "%s: unexpected end of file at byte %" PRIu64, path, offset);
       p += got;
-      count -= (size_t) got;
-      offset += (uint64_t) got;
+      count -= (size_t)got;
+      offset += (uint64_t)got;
     }
   return true;
 }
@@ -377,8 +376,8 @@ text_append (TextBuffer *text, const char *bytes, size_t n)
   text->data[text->length] = '\0';
 }
 
-static void
-text_printf (TextBuffer *text, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
+static void text_printf (TextBuffer *text, const char *format, ...)
+  __attribute__ ((format (printf, 2, 3)));
 
 static void
 text_printf (TextBuffer *text, const char *format, ...)
@@ -388,8 +387,8 @@ text_printf (TextBuffer *text, const char *format, ...)
   va_start (args, format);
   int n = vsnprintf (small, sizeof small, format, args);
   va_end (args);
-  if (n > 0 && (size_t) n < sizeof small)
-    text_append (text, small, (size_t) n);
+  if (n > 0 && (size_t)n < sizeof small)
+    text_append (text, small, (size_t)n);
   else
     text->failed = true;
 }
@@ -400,16 +399,16 @@ text_json_string (TextBuffer *text, const char *s)
   text_append (text, "\"", 1);
   for (; *s; s++)
     {
-      unsigned char c = (unsigned char) *s;
+      unsigned char c = (unsigned char)*s;
       if (c == '"' || c == '\\')
         {
-          char escaped[2] = { '\\', (char) c };
+          char escaped[2] = { '\\', (char)c };
           text_append (text, escaped, 2);
         }
       else if (c < 0x20)
         text_printf (text, "\\u%04x", c);
       else
-        text_append (text, (const char *) &c, 1);
+        text_append (text, (const char *)&c, 1);
     }
   text_append (text, "\"", 1);
 }
@@ -420,13 +419,13 @@ tensor_bytes (const WickWeightParam *tensor, uint64_t *out, WickError *error)
   uint64_t count = 1;
   size_t element = wick_weight_dtype_size (tensor->dtype);
   if (element == 0)
-    return fail (error, "tensor '%.200s': unknown dtype %d", tensor->name, (int) tensor->dtype);
+    return fail (error, "tensor '%.200s': unknown dtype %d", tensor->name, (int)tensor->dtype);
   if (tensor->n_dims > WICK_WEIGHT_MAX_DIMS || (tensor->n_dims > 0 && tensor->shape == NULL))
     return fail (error, "tensor '%.200s': invalid shape", tensor->name);
   for (size_t i = 0; i < tensor->n_dims; i++)
     if (__builtin_mul_overflow (count, tensor->shape[i], &count))
       return fail (error, "tensor '%.200s': its element count overflows", tensor->name);
-  if (__builtin_mul_overflow (count, (uint64_t) element, out))
+  if (__builtin_mul_overflow (count, (uint64_t)element, out))
     return fail (error, "tensor '%.200s': its byte size overflows", tensor->name);
   return true;
 }
@@ -460,7 +459,8 @@ build_header (const WickWeightParam *tensors, size_t n_tensors, const WickTag *m
       if (n_metadata > 0 || i > 0)
         text_append (text, ",", 1);
       text_json_string (text, tensors[i].name);
-      text_printf (text, ":{\"dtype\":\"%s\",\"shape\":[", wick_weight_dtype_name (tensors[i].dtype));
+      text_printf (text, ":{\"dtype\":\"%s\",\"shape\":[",
+                   wick_weight_dtype_name (tensors[i].dtype));
       for (size_t d = 0; d < tensors[i].n_dims; d++)
         text_printf (text, d ? ",%" PRIu64 : "%" PRIu64, tensors[i].shape[d]);
       text_printf (text, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", offset, offset + bytes);
@@ -485,14 +485,14 @@ write_all (int fd, const void *data, size_t count, const char *path, WickError *
       if (n < 0)
         return fail (error, "%s: write failed: %s", path, strerror (errno));
       p += n;
-      count -= (size_t) n;
+      count -= (size_t)n;
     }
   return true;
 }
 
 static bool
-write_tensor_data (int fd, const WickWeightParam *tensor, WickWeightMemory memory,
-                   const char *path, WickError *error)
+write_tensor_data (int fd, const WickWeightParam *tensor, WickWeightMemory memory, const char *path,
+                   WickError *error)
 {
   uint64_t bytes;
   if (!tensor_bytes (tensor, &bytes, error))
@@ -511,8 +511,8 @@ write_tensor_data (int fd, const WickWeightParam *tensor, WickWeightMemory memor
   bool ok = true;
   for (uint64_t done = 0; ok && done < bytes; done += chunk)
     {
-      size_t n = bytes - done < chunk ? (size_t) (bytes - done) : chunk;
-      ok = backing->copy_to_host (bounce, (const char *) tensor->data + done, n, error)
+      size_t n = bytes - done < chunk ? (size_t)(bytes - done) : chunk;
+      ok = backing->copy_to_host (bounce, (const char *)tensor->data + done, n, error)
            && write_all (fd, bounce, n, path, error);
     }
   free (bounce);
@@ -532,7 +532,7 @@ wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t
       return false;
     }
   char temporary[4096];
-  if ((size_t) snprintf (temporary, sizeof temporary, "%s.tmp", path) >= sizeof temporary)
+  if ((size_t)snprintf (temporary, sizeof temporary, "%s.tmp", path) >= sizeof temporary)
     {
       free (text.data);
       return fail (error, "%.200s: path too long", path);
@@ -545,7 +545,7 @@ wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t
     }
   uint8_t prefix[8];
   for (int i = 0; i < 8; i++)
-    prefix[i] = (uint8_t) ((uint64_t) text.length >> (8 * i));
+    prefix[i] = (uint8_t)((uint64_t)text.length >> (8 * i));
   bool ok = write_all (fd, prefix, 8, temporary, error)
             && write_all (fd, text.data, text.length, temporary, error);
   for (size_t i = 0; ok && i < n_tensors; i++)

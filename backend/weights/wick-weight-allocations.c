@@ -66,8 +66,7 @@ wick_weight_allocation_get (void *base, WickWeightAllocation *out)
 static const char *
 memory_name (WickWeightMemory memory)
 {
-  return memory == WICK_WEIGHT_MEMORY_CUDA ? "wick_weight_alloc_device"
-                                           : "wick_weight_alloc_host";
+  return memory == WICK_WEIGHT_MEMORY_CUDA ? "wick_weight_alloc_device" : "wick_weight_alloc_host";
 }
 
 bool

@@ -20,8 +20,8 @@
 
 typedef CUresult (*ReserveFn) (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
 typedef CUresult (*FreeAddressFn) (CUdeviceptr, size_t);
-typedef CUresult (*CreateFn) (CUmemGenericAllocationHandle *, size_t,
-                              const CUmemAllocationProp *, unsigned long long);
+typedef CUresult (*CreateFn) (CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                              unsigned long long);
 typedef CUresult (*ReleaseFn) (CUmemGenericAllocationHandle);
 typedef CUresult (*MapFn) (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
                            unsigned long long);
@@ -52,8 +52,8 @@ static bool
 load_entry (const char *symbol, void **out)
 {
   enum cudaDriverEntryPointQueryResult status;
-  cudaError_t result = cudaGetDriverEntryPointByVersion (symbol, out, 12000, cudaEnableDefault,
-                                                         &status);
+  cudaError_t result
+    = cudaGetDriverEntryPointByVersion (symbol, out, 12000, cudaEnableDefault, &status);
   if (result != cudaSuccess || status != cudaDriverEntryPointSuccess || *out == NULL)
     {
       snprintf (driver.error, sizeof driver.error, "the CUDA driver has no %s (%s)", symbol,
@@ -80,14 +80,14 @@ load_driver (void)
                 result != cudaSuccess ? cudaGetErrorString (result) : "none found");
       return;
     }
-  driver.ok = load_entry ("cuMemAddressReserve", (void **) &driver.reserve)
-              && load_entry ("cuMemAddressFree", (void **) &driver.free_address)
-              && load_entry ("cuMemCreate", (void **) &driver.create)
-              && load_entry ("cuMemRelease", (void **) &driver.release)
-              && load_entry ("cuMemMap", (void **) &driver.map)
-              && load_entry ("cuMemUnmap", (void **) &driver.unmap)
-              && load_entry ("cuMemSetAccess", (void **) &driver.set_access)
-              && load_entry ("cuMemGetAllocationGranularity", (void **) &driver.granularity);
+  driver.ok = load_entry ("cuMemAddressReserve", (void **)&driver.reserve)
+              && load_entry ("cuMemAddressFree", (void **)&driver.free_address)
+              && load_entry ("cuMemCreate", (void **)&driver.create)
+              && load_entry ("cuMemRelease", (void **)&driver.release)
+              && load_entry ("cuMemMap", (void **)&driver.map)
+              && load_entry ("cuMemUnmap", (void **)&driver.unmap)
+              && load_entry ("cuMemSetAccess", (void **)&driver.set_access)
+              && load_entry ("cuMemGetAllocationGranularity", (void **)&driver.granularity);
 }
 
 static bool
@@ -115,7 +115,7 @@ driver_ok (CUresult result, const char *what, WickError *error)
   if (result == CUDA_SUCCESS)
     return true;
   snprintf (error->message, sizeof error->message, "%s failed: CUDA driver error %d", what,
-            (int) result);
+            (int)result);
   return false;
 }
 
@@ -178,9 +178,11 @@ wick_weight_alloc_device (size_t bytes, WickError *error)
       driver.free_address (base, size);
       return NULL;
     }
-  WickWeightAllocation allocation = { .base = (void *) (uintptr_t) base, .size = size,
-                                      .memory = WICK_WEIGHT_MEMORY_CUDA, .device = device,
-                                      .handle = (uint64_t) handle };
+  WickWeightAllocation allocation = { .base = (void *)(uintptr_t)base,
+                                      .size = size,
+                                      .memory = WICK_WEIGHT_MEMORY_CUDA,
+                                      .device = device,
+                                      .handle = (uint64_t)handle };
   if (!wick_weight_allocation_add (&allocation, error))
     {
       driver.unmap (base, size);
@@ -198,12 +200,12 @@ wick_weight_free_device (void *ptr, WickError *error)
   if (!driver_ready (error)
       || !wick_weight_allocation_remove (ptr, WICK_WEIGHT_MEMORY_CUDA, &allocation, error))
     return false;
-  CUdeviceptr base = (CUdeviceptr) (uintptr_t) allocation.base;
+  CUdeviceptr base = (CUdeviceptr)(uintptr_t)allocation.base;
   cudaSetDevice (allocation.device);
   if (!allocation.released)
     {
       driver.unmap (base, allocation.size);
-      driver.release ((CUmemGenericAllocationHandle) allocation.handle);
+      driver.release ((CUmemGenericAllocationHandle)allocation.handle);
     }
   return driver_ok (driver.free_address (base, allocation.size), "cuMemAddressFree", error);
 }
@@ -215,8 +217,7 @@ lookup (void *base, WickWeightAllocation *allocation, WickError *error)
     return false;
   if (!wick_weight_allocation_get (base, allocation))
     {
-      snprintf (error->message, sizeof error->message, "%p is not a Wick device allocation",
-                base);
+      snprintf (error->message, sizeof error->message, "%p is not a Wick device allocation", base);
       return false;
     }
   return runtime_ok (cudaSetDevice (allocation->device), "cudaSetDevice", error);
@@ -233,10 +234,10 @@ cuda_release (void *base, size_t size, WickError *error)
       snprintf (error->message, sizeof error->message, "release of %p failed (injected)", base);
       return false;
     }
-  CUdeviceptr address = (CUdeviceptr) (uintptr_t) base;
+  CUdeviceptr address = (CUdeviceptr)(uintptr_t)base;
   if (!driver_ok (driver.unmap (address, allocation.size), "cuMemUnmap", error))
     return false;
-  driver_ok (driver.release ((CUmemGenericAllocationHandle) allocation.handle), "cuMemRelease",
+  driver_ok (driver.release ((CUmemGenericAllocationHandle)allocation.handle), "cuMemRelease",
              error);
   wick_weight_allocation_set_released (base, true, 0);
   return true;
@@ -254,10 +255,10 @@ cuda_recommit (void *base, size_t size, WickError *error)
       snprintf (error->message, sizeof error->message, "recommit of %p failed (injected)", base);
       return false;
     }
-  if (!map_physical ((CUdeviceptr) (uintptr_t) base, allocation.size, allocation.device, &handle,
+  if (!map_physical ((CUdeviceptr)(uintptr_t)base, allocation.size, allocation.device, &handle,
                      error))
     return false;
-  wick_weight_allocation_set_released (base, false, (uint64_t) handle);
+  wick_weight_allocation_set_released (base, false, (uint64_t)handle);
   return true;
 }
 
@@ -280,26 +281,26 @@ cuda_finish (WickError *error)
 static bool
 cuda_copy_to_host (void *destination, const void *source, size_t bytes, WickError *error)
 {
-  return runtime_ok (cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost,
-                                      stream ()),
-                     "cudaMemcpyAsync (device to host)", error)
+  return runtime_ok (
+           cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost, stream ()),
+           "cudaMemcpyAsync (device to host)", error)
          && cuda_finish (error);
 }
 
 static bool
 cuda_copy_from_staging (void *destination, const void *source, size_t bytes, WickError *error)
 {
-  return runtime_ok (cudaMemcpyAsync (destination, source, bytes, cudaMemcpyHostToDevice,
-                                      stream ()),
-                     "cudaMemcpyAsync (staging to device)", error);
+  return runtime_ok (
+    cudaMemcpyAsync (destination, source, bytes, cudaMemcpyHostToDevice, stream ()),
+    "cudaMemcpyAsync (staging to device)", error);
 }
 
 static bool
 cuda_copy_to_staging (void *destination, const void *source, size_t bytes, WickError *error)
 {
-  return runtime_ok (cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost,
-                                      stream ()),
-                     "cudaMemcpyAsync (device to pinned host)", error);
+  return runtime_ok (
+    cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost, stream ()),
+    "cudaMemcpyAsync (device to pinned host)", error);
 }
 
 static void *
@@ -314,19 +315,19 @@ cuda_fence_new (void)
 static bool
 cuda_fence_record (void *fence, WickError *error)
 {
-  return runtime_ok (cudaEventRecord ((cudaEvent_t) fence, stream ()), "cudaEventRecord", error);
+  return runtime_ok (cudaEventRecord ((cudaEvent_t)fence, stream ()), "cudaEventRecord", error);
 }
 
 static bool
 cuda_fence_wait (void *fence, WickError *error)
 {
-  return runtime_ok (cudaEventSynchronize ((cudaEvent_t) fence), "cudaEventSynchronize", error);
+  return runtime_ok (cudaEventSynchronize ((cudaEvent_t)fence), "cudaEventSynchronize", error);
 }
 
 static void
 cuda_fence_free (void *fence)
 {
-  cudaEventDestroy ((cudaEvent_t) fence);
+  cudaEventDestroy ((cudaEvent_t)fence);
 }
 
 static bool
@@ -356,7 +357,8 @@ cuda_sample (char device[32], uint64_t *used, uint64_t *free_bytes, uint64_t *ca
 {
   int ordinal;
   size_t free_memory, total;
-  if (cudaGetDevice (&ordinal) != cudaSuccess || cudaMemGetInfo (&free_memory, &total) != cudaSuccess)
+  if (cudaGetDevice (&ordinal) != cudaSuccess
+      || cudaMemGetInfo (&free_memory, &total) != cudaSuccess)
     return false;
   snprintf (device, 32, "cuda:%d", ordinal);
   *used = total - free_memory;

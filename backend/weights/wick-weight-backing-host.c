@@ -12,7 +12,7 @@
 static size_t
 page_round (size_t bytes)
 {
-  size_t page = (size_t) sysconf (_SC_PAGESIZE);
+  size_t page = (size_t)sysconf (_SC_PAGESIZE);
   return (bytes + page - 1) / page * page;
 }
 
@@ -27,8 +27,8 @@ wick_weight_alloc_host (size_t bytes, WickError *error)
                 strerror (errno));
       return NULL;
     }
-  WickWeightAllocation allocation = { .base = base, .size = size,
-                                      .memory = WICK_WEIGHT_MEMORY_HOST };
+  WickWeightAllocation allocation
+    = { .base = base, .size = size, .memory = WICK_WEIGHT_MEMORY_HOST };
   if (!wick_weight_allocation_add (&allocation, error))
     {
       munmap (base, size);
@@ -55,12 +55,12 @@ host_release (void *base, size_t size, WickError *error)
       snprintf (error->message, sizeof error->message, "release of %p failed (injected)", base);
       return false;
     }
-  void *p = mmap (base, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
-                  -1, 0);
+  void *p
+    = mmap (base, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     {
-      snprintf (error->message, sizeof error->message, "cannot release %zu bytes at %p: %s",
-                size, base, strerror (errno));
+      snprintf (error->message, sizeof error->message, "cannot release %zu bytes at %p: %s", size,
+                base, strerror (errno));
       return false;
     }
   wick_weight_allocation_set_released (base, true, 0);
@@ -75,12 +75,12 @@ host_recommit (void *base, size_t size, WickError *error)
       snprintf (error->message, sizeof error->message, "recommit of %p failed (injected)", base);
       return false;
     }
-  void *p = mmap (base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-                  0);
+  void *p
+    = mmap (base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED)
     {
-      snprintf (error->message, sizeof error->message, "cannot map %zu bytes at %p again: %s",
-                size, base, strerror (errno));
+      snprintf (error->message, sizeof error->message, "cannot map %zu bytes at %p again: %s", size,
+                base, strerror (errno));
       return false;
     }
   wick_weight_allocation_set_released (base, false, 0);
@@ -97,7 +97,7 @@ host_copy (void *destination, const void *source, size_t bytes, WickError *error
 static void *
 host_fence_new (void)
 {
-  return (void *) 1;
+  return (void *)1;
 }
 
 static bool
@@ -144,7 +144,7 @@ meminfo_bytes (const char *field)
       }
   if (file != NULL)
     fclose (file);
-  return (uint64_t) kib * 1024;
+  return (uint64_t)kib * 1024;
 }
 
 /* "Device" memory of the host backing: this process's resident set. */
@@ -159,7 +159,7 @@ host_sample (char device[32], uint64_t *used, uint64_t *free_bytes, uint64_t *ca
   if (!ok)
     return false;
   snprintf (device, 32, "cpu");
-  *used = (uint64_t) pages_resident * (uint64_t) sysconf (_SC_PAGESIZE);
+  *used = (uint64_t)pages_resident * (uint64_t)sysconf (_SC_PAGESIZE);
   *free_bytes = meminfo_bytes ("MemAvailable");
   *capacity = meminfo_bytes ("MemTotal");
   return true;

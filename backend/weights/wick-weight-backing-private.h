@@ -37,10 +37,8 @@ typedef struct
   /* Asynchronous copies between the backing and memory from host_alloc
    * (pinned for CUDA), complete at the next finish; and a fence after them:
    * the disk pipeline waits on a staging buffer's fence before refilling it. */
-  bool (*copy_from_staging) (void *destination, const void *source, size_t bytes,
-                             WickError *error);
-  bool (*copy_to_staging) (void *destination, const void *source, size_t bytes,
-                           WickError *error);
+  bool (*copy_from_staging) (void *destination, const void *source, size_t bytes, WickError *error);
+  bool (*copy_to_staging) (void *destination, const void *source, size_t bytes, WickError *error);
   void *(*fence_new) (void);
   bool (*fence_record) (void *fence, WickError *error);
   bool (*fence_wait) (void *fence, WickError *error);
@@ -70,10 +68,10 @@ typedef struct
   void *base;
   size_t size; /* the whole mapping: a multiple of the page or granularity */
   WickWeightMemory memory;
-  int device;           /* CUDA ordinal */
-  uint64_t handle;      /* CUDA physical allocation handle while mapped */
-  unsigned users;       /* registered parameters holding it */
-  bool released;        /* evicted: no physical memory behind it */
+  int device;      /* CUDA ordinal */
+  uint64_t handle; /* CUDA physical allocation handle while mapped */
+  unsigned users;  /* registered parameters holding it */
+  bool released;   /* evicted: no physical memory behind it */
 } WickWeightAllocation;
 
 /* All take the registry lock. */
@@ -84,8 +82,8 @@ bool wick_weight_allocation_hold (void *base, WickWeightMemory memory, size_t by
                                   WickError *error);
 void wick_weight_allocation_unhold (void *base);
 /* Removes the registry entry (which must have no users) and hands it back. */
-bool wick_weight_allocation_remove (void *base, WickWeightMemory memory,
-                                    WickWeightAllocation *out, WickError *error);
+bool wick_weight_allocation_remove (void *base, WickWeightMemory memory, WickWeightAllocation *out,
+                                    WickError *error);
 void wick_weight_allocation_set_released (void *base, bool released, uint64_t handle);
 
 /* Fault injection for the rollback tests (wick-weight-store-private.h). */

@@ -52,8 +52,7 @@ wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *ba
         {
           wick_disk_staging_free (staging);
           snprintf (error->message, sizeof error->message,
-                    "cannot allocate %d staging buffers of %zu bytes", WICK_DISK_SLOTS,
-                    slot_bytes);
+                    "cannot allocate %d staging buffers of %zu bytes", WICK_DISK_SLOTS, slot_bytes);
           return false;
         }
     }
@@ -91,7 +90,7 @@ read_chunk (Pipeline *pipeline, const Chunk *chunk, void *slot, void **scratch, 
   const WickDiskJob *job = &pipeline->jobs[chunk->job];
   size_t file_size = wick_weight_dtype_size (job->file_dtype);
   uint64_t offset = job->file_offset + chunk->first * file_size;
-  size_t bytes = (size_t) chunk->count * file_size;
+  size_t bytes = (size_t)chunk->count * file_size;
   if (job->file_dtype == job->live_dtype)
     return wick_read_exact (job->fd, slot, bytes, offset, job->path, error);
   if (*scratch == NULL)
@@ -103,7 +102,8 @@ read_chunk (Pipeline *pipeline, const Chunk *chunk, void *slot, void **scratch, 
     }
   if (!wick_read_exact (job->fd, *scratch, bytes, offset, job->path, error))
     return false;
-  wick_weight_dtype_convert (job->file_dtype, *scratch, job->live_dtype, slot, (size_t) chunk->count);
+  wick_weight_dtype_convert (job->file_dtype, *scratch, job->live_dtype, slot,
+                             (size_t)chunk->count);
   return true;
 }
 
@@ -130,8 +130,8 @@ reader_main (void *data)
       if (stop)
         break;
       if ((wait_fence && !backing->fence_wait (pipeline->staging->fences[slot], &error))
-          || !read_chunk (pipeline, &pipeline->chunks[c], pipeline->staging->slots[slot],
-                          &scratch, &error))
+          || !read_chunk (pipeline, &pipeline->chunks[c], pipeline->staging->slots[slot], &scratch,
+                          &error))
         {
           pipeline_fail (pipeline, &error);
           break;
@@ -165,9 +165,9 @@ copy_chunks (Pipeline *pipeline)
       const Chunk *chunk = &pipeline->chunks[c];
       const WickDiskJob *job = &pipeline->jobs[chunk->job];
       size_t live_size = wick_weight_dtype_size (job->live_dtype);
-      char *destination = (char *) job->destination + chunk->first * live_size;
+      char *destination = (char *)job->destination + chunk->first * live_size;
       if (!backing->copy_from_staging (destination, pipeline->staging->slots[slot],
-                                       (size_t) chunk->count * live_size, &error)
+                                       (size_t)chunk->count * live_size, &error)
           || !backing->fence_record (pipeline->staging->fences[slot], &error))
         {
           pipeline_fail (pipeline, &error);
@@ -214,8 +214,7 @@ make_chunks (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, C
 }
 
 bool
-wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs,
-                WickError *error)
+wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, WickError *error)
 {
   Pipeline pipeline;
   memset (&pipeline, 0, sizeof pipeline);

@@ -15,8 +15,8 @@
 
 #define SAMPLE_BYTES 65536u
 
-static bool
-fail (WickError *error, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
+static bool fail (WickError *error, const char *format, ...)
+  __attribute__ ((format (printf, 2, 3)));
 
 static bool
 fail (WickError *error, const char *format, ...)
@@ -33,7 +33,7 @@ now_seconds (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- provenance ------------------------------------------------------------ */
@@ -66,14 +66,14 @@ sample_equal (const WickWeightModule *module, const WickWeightParamState *param,
   unsigned char *converted = buffer + SAMPLE_BYTES * 4;
   unsigned char *live_bytes = buffer + SAMPLE_BYTES * 5;
   uint64_t offset = shard->header.data_offset + tensor->begin + first * file_size;
-  bool ok = wick_read_exact (shard->fd, file_bytes, (size_t) count * file_size, offset,
-                             shard->path, error)
-            && module->backing->copy_to_host (live_bytes, (char *) live + first * live_size,
-                                              (size_t) count * live_size, error);
+  bool ok
+    = wick_read_exact (shard->fd, file_bytes, (size_t)count * file_size, offset, shard->path, error)
+      && module->backing->copy_to_host (live_bytes, (char *)live + first * live_size,
+                                        (size_t)count * live_size, error);
   if (ok)
     {
-      wick_weight_dtype_convert (tensor->dtype, file_bytes, param->dtype, converted, (size_t) count);
-      *equal = memcmp (converted, live_bytes, (size_t) count * live_size) == 0;
+      wick_weight_dtype_convert (tensor->dtype, file_bytes, param->dtype, converted, (size_t)count);
+      *equal = memcmp (converted, live_bytes, (size_t)count * live_size) == 0;
     }
   free (buffer);
   return ok;
@@ -92,8 +92,8 @@ candidate_matches (const WickWeightModule *module, const WickWeightParamState *p
     {
       wick_format_shape (tensor->shape, tensor->n_dims, file_shape, sizeof file_shape);
       wick_format_shape (param->shape, param->n_dims, live_shape, sizeof live_shape);
-      snprintf (reason, reason_size, "key '%s': shape %s differs from the live %s", key,
-                file_shape, live_shape);
+      snprintf (reason, reason_size, "key '%s': shape %s differs from the live %s", key, file_shape,
+                live_shape);
       return false;
     }
   if (!wick_weight_dtype_convertible (tensor->dtype, param->dtype))
@@ -137,16 +137,15 @@ find_disk_source (WickWeightModule *module, WickWeightStorage *storage)
       const WickSafetensorsShard *shard;
       const WickSafetensorsTensor *tensor;
       char reason[512];
-      WickCheckpointLookup lookup
-        = wick_checkpoint_find (&module->checkpoint, keys[k], &shard, &tensor, reason,
-                                sizeof reason);
+      WickCheckpointLookup lookup = wick_checkpoint_find (&module->checkpoint, keys[k], &shard,
+                                                          &tensor, reason, sizeof reason);
       if (lookup == WICK_LOOKUP_ABSENT)
         continue;
       if (lookup == WICK_LOOKUP_FOUND
           && candidate_matches (module, param, storage->base, keys[k], shard, tensor, reason,
                                 sizeof reason))
         {
-          storage->shard = (size_t) (shard - module->checkpoint.shards);
+          storage->shard = (size_t)(shard - module->checkpoint.shards);
           storage->file_offset = shard->header.data_offset + tensor->begin;
           storage->file_dtype = tensor->dtype;
           snprintf (param->key, sizeof param->key, "%s", keys[k]);
@@ -158,10 +157,10 @@ find_disk_source (WickWeightModule *module, WickWeightStorage *storage)
     }
   if (param->reason[0] == '\0')
     {
-      size_t used = (size_t) snprintf (param->reason, sizeof param->reason, "no key among ");
+      size_t used = (size_t)snprintf (param->reason, sizeof param->reason, "no key among ");
       for (size_t k = 0; k < n_keys && used < sizeof param->reason; k++)
-        used += (size_t) snprintf (param->reason + used, sizeof param->reason - used,
-                                   k ? ", '%s'" : "'%s'", keys[k]);
+        used += (size_t)snprintf (param->reason + used, sizeof param->reason - used,
+                                  k ? ", '%s'" : "'%s'", keys[k]);
       if (used < sizeof param->reason)
         snprintf (param->reason + used, sizeof param->reason - used, " in the checkpoint");
     }
@@ -170,8 +169,7 @@ find_disk_source (WickWeightModule *module, WickWeightStorage *storage)
 
 /* Decides each storage's tier. tier DISK fails if a storage cannot go there. */
 static bool
-plan_tiers (WickWeightModule *module, WickTier tier, const char *checkpoint_error,
-            WickError *error)
+plan_tiers (WickWeightModule *module, WickTier tier, const char *checkpoint_error, WickError *error)
 {
   for (size_t s = 0; s < module->n_storages; s++)
     {
@@ -245,8 +243,7 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
                          module->params[storage->param].name);
         }
       /* Queued: copies run back to back while the next spill is allocated. */
-      if (!module->backing->copy_to_staging (storage->spill, storage->base, storage->bytes,
-                                             error))
+      if (!module->backing->copy_to_staging (storage->spill, storage->base, storage->bytes, error))
         return false;
       storage->spill_holds_data = true;
     }
@@ -306,23 +303,22 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
       if (storage->tier == WICK_TIER_RAM)
         {
           /* Queued: the copy overlaps the next storage's recommit. */
-          ok = module->backing->copy_from_staging (storage->base, storage->spill,
-                                                   storage->bytes, error);
+          ok = module->backing->copy_from_staging (storage->base, storage->spill, storage->bytes,
+                                                   error);
           if (ok)
             *restored_bytes += storage->bytes;
           else
             {
               WickError ignored;
-              storage->released = module->backing->release (storage->base, storage->size,
-                                                            &ignored);
+              storage->released = module->backing->release (storage->base, storage->size, &ignored);
             }
           continue;
         }
       const WickWeightParamState *param = &module->params[storage->param];
       const WickSafetensorsShard *shard = &module->checkpoint.shards[storage->shard];
-      jobs[n_jobs] = (WickDiskJob){ storage->base,      shard->fd,        shard->path,
-                                    storage->file_offset, param->count, storage->file_dtype,
-                                    param->dtype };
+      jobs[n_jobs]
+        = (WickDiskJob){ storage->base, shard->fd,           shard->path, storage->file_offset,
+                         param->count,  storage->file_dtype, param->dtype };
       job_storage[n_jobs++] = s;
     }
   WickError finish_error;
@@ -337,8 +333,8 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
     {
       WickError read_error;
       pthread_mutex_lock (&store->staging_lock);
-      read_ok = wick_disk_staging_reserve (&store->staging, module->backing,
-                                           WICK_DISK_SLOT_BYTES, &read_error)
+      read_ok = wick_disk_staging_reserve (&store->staging, module->backing, WICK_DISK_SLOT_BYTES,
+                                           &read_error)
                 && wick_disk_read (&store->staging, jobs, n_jobs, &read_error);
       pthread_mutex_unlock (&store->staging_lock);
       for (size_t j = 0; read_ok && j < n_jobs; j++)
@@ -370,16 +366,16 @@ json_escape (const char *in, char *out, size_t size)
   size_t used = 0;
   for (; *in && used + 7 < size; in++)
     {
-      unsigned char c = (unsigned char) *in;
+      unsigned char c = (unsigned char)*in;
       if (c == '"' || c == '\\')
         {
           out[used++] = '\\';
-          out[used++] = (char) c;
+          out[used++] = (char)c;
         }
       else if (c < 0x20)
-        used += (size_t) snprintf (out + used, size - used, "\\u%04x", c);
+        used += (size_t)snprintf (out + used, size - used, "\\u%04x", c);
       else
-        out[used++] = (char) c;
+        out[used++] = (char)c;
     }
   out[used] = '\0';
 }
@@ -416,8 +412,7 @@ record_event (WickWeightStore *store, WickWeightModule *module, const char *kind
   char name[256], message[1100], fields[2048];
   json_escape (module->name, name, sizeof name);
   json_escape (ok ? "" : error->message, message, sizeof message);
-  snprintf (fields, sizeof fields,
-            "\"module\":\"%s\",\"memory\":\"%s\",%s,\"ok\":%s%s%s%s", name,
+  snprintf (fields, sizeof fields, "\"module\":\"%s\",\"memory\":\"%s\",%s,\"ok\":%s%s%s%s", name,
             module->backing->name, details, ok ? "true" : "false", ok ? "" : ",\"error\":\"",
             ok ? "" : message, ok ? "" : "\"");
   WickError ignored;
@@ -466,8 +461,7 @@ release_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *fr
         }
       WickError rollback_error;
       bool rolled_back = roll_back (store, module, &rollback_error);
-      return fail (error,
-                   "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
+      return fail (error, "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
                    module->params[storage->param].name, release_error.message,
                    rolled_back ? "the parameters already released were restored"
                                : "restoring the parameters already released failed too: ",
@@ -486,8 +480,8 @@ evict_steps (WickWeightStore *store, WickWeightModule *module, WickTier tier, ui
     return false;
   if (tier != WICK_TIER_RAM && module->checkpoint_path != NULL)
     {
-      checkpoint_ok = wick_checkpoint_open (module->checkpoint_path, &module->checkpoint,
-                                            &checkpoint_error);
+      checkpoint_ok
+        = wick_checkpoint_open (module->checkpoint_path, &module->checkpoint, &checkpoint_error);
       module->checkpoint_open = checkpoint_ok;
     }
   bool ok = plan_tiers (module, tier, checkpoint_ok ? NULL : checkpoint_error.message, error)
@@ -495,8 +489,8 @@ evict_steps (WickWeightStore *store, WickWeightModule *module, WickTier tier, ui
   if (!ok)
     {
       for (size_t s = 0; s < module->n_storages; s++)
-        module->storages[s].tier = module->storages[s].released ? module->storages[s].tier
-                                                                 : WICK_TIER_AUTO;
+        module->storages[s].tier
+          = module->storages[s].released ? module->storages[s].tier : WICK_TIER_AUTO;
       settle_spills (module);
     }
   return ok;
@@ -512,7 +506,8 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
   bool ok = evict_steps (store, module, tier, &freed, error);
   bool any_disk = false;
   for (size_t s = 0; s < module->n_storages; s++)
-    any_disk = any_disk || (module->storages[s].released && module->storages[s].tier == WICK_TIER_DISK);
+    any_disk
+      = any_disk || (module->storages[s].released && module->storages[s].tier == WICK_TIER_DISK);
   if (module->checkpoint_open && !any_disk)
     {
       wick_checkpoint_close (&module->checkpoint);
@@ -531,7 +526,7 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
             "\"tier\":\"%s\",\"parameters\":%" PRIu64 ",\"disk\":%" PRIu64 ",\"ram\":%" PRIu64
             ",\"freed_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64,
             tier_name (tier), module->stats.parameters, module->stats.disk, module->stats.ram,
-            module->stats.freed_bytes, (uint64_t) (module->stats.evict_seconds * 1e9));
+            module->stats.freed_bytes, (uint64_t)(module->stats.evict_seconds * 1e9));
   record_event (store, module, "wick_weight_evict", details, ok, error);
   record_device_memory (store, module);
   return ok;
@@ -566,7 +561,7 @@ wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, Wi
             "\"disk\":%" PRIu64 ",\"ram\":%" PRIu64 ",\"restored\":%" PRIu64
             ",\"restored_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64,
             disk, ram, module->stats.restored, bytes,
-            (uint64_t) (module->stats.restore_seconds * 1e9));
+            (uint64_t)(module->stats.restore_seconds * 1e9));
   record_event (store, module, "wick_weight_restore", details, ok, error);
   record_device_memory (store, module);
   return ok;

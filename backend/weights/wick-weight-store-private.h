@@ -38,11 +38,11 @@ typedef struct
 typedef struct
 {
   void *base;
-  size_t size;          /* of the allocation */
-  uint64_t bytes;       /* live bytes */
-  size_t param;         /* the first parameter on it */
-  WickTier tier;        /* of the last eviction; AUTO before any */
-  bool released;        /* no memory behind it now */
+  size_t size;    /* of the allocation */
+  uint64_t bytes; /* live bytes */
+  size_t param;   /* the first parameter on it */
+  WickTier tier;  /* of the last eviction; AUTO before any */
+  bool released;  /* no memory behind it now */
   /* disk tier */
   size_t shard;
   uint64_t file_offset; /* absolute */
@@ -53,7 +53,12 @@ typedef struct
   bool spill_holds_data;
 } WickWeightStorage;
 
-typedef enum { WICK_MODULE_RESIDENT, WICK_MODULE_EVICTED, WICK_MODULE_DROPPED } WickModuleState;
+typedef enum
+{
+  WICK_MODULE_RESIDENT,
+  WICK_MODULE_EVICTED,
+  WICK_MODULE_DROPPED
+} WickModuleState;
 
 typedef struct
 {

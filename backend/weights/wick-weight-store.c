@@ -13,8 +13,8 @@
 
 unsigned wick_weight_store_evict_wait_seconds = 10;
 
-static bool
-fail (WickError *error, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
+static bool fail (WickError *error, const char *format, ...)
+  __attribute__ ((format (printf, 2, 3)));
 
 static bool
 fail (WickError *error, const char *format, ...)
@@ -113,12 +113,12 @@ check_param (const WickWeightParam *param, size_t index, WickWeightParamState *s
 {
   if (param->name == NULL || param->name[0] == '\0')
     return fail (error, "parameter %zu has no name", index);
-  if (strlen (param->name) >= sizeof ((WickWeightParamInfo *) 0)->name)
+  if (strlen (param->name) >= sizeof ((WickWeightParamInfo *)0)->name)
     return fail (error, "parameter '%.60s...': name longer than 255 bytes", param->name);
   if (param->data == NULL)
     return fail (error, "parameter '%s': no data", param->name);
   if (wick_weight_dtype_size (param->dtype) == 0)
-    return fail (error, "parameter '%s': unknown dtype %d", param->name, (int) param->dtype);
+    return fail (error, "parameter '%s': unknown dtype %d", param->name, (int)param->dtype);
   if (param->n_dims > WICK_WEIGHT_MAX_DIMS || (param->n_dims > 0 && param->shape == NULL))
     return fail (error, "parameter '%s': a shape needs 0 to %d dimensions", param->name,
                  WICK_WEIGHT_MAX_DIMS);
@@ -126,7 +126,7 @@ check_param (const WickWeightParam *param, size_t index, WickWeightParamState *s
   for (size_t d = 0; d < param->n_dims; d++)
     if (__builtin_mul_overflow (state->count, param->shape[d], &state->count))
       return fail (error, "parameter '%s': its element count overflows", param->name);
-  if (__builtin_mul_overflow (state->count, (uint64_t) wick_weight_dtype_size (param->dtype),
+  if (__builtin_mul_overflow (state->count, (uint64_t)wick_weight_dtype_size (param->dtype),
                               &state->bytes))
     return fail (error, "parameter '%s': its byte size overflows", param->name);
   state->dtype = param->dtype;
@@ -149,11 +149,10 @@ attach_storage (WickWeightModule *module, const WickWeightParam *param, size_t i
       if (storage->base != param->data)
         continue;
       if (storage->bytes != state->bytes)
-        return fail (error,
-                     "parameter '%s' is tied to '%s' (same storage) but is %" PRIu64
-                     " bytes, not %" PRIu64,
-                     param->name, module->params[storage->param].name, state->bytes,
-                     storage->bytes);
+        return fail (
+          error,
+          "parameter '%s' is tied to '%s' (same storage) but is %" PRIu64 " bytes, not %" PRIu64,
+          param->name, module->params[storage->param].name, state->bytes, storage->bytes);
       state->storage = s;
       state->tied = true;
       return true;
@@ -181,15 +180,14 @@ check_module_info (WickWeightStore *store, const WickWeightModuleInfo *info, Wic
     return fail (error, "no store or no module description");
   if (info->name == NULL || info->name[0] == '\0')
     return fail (error, "a module needs a name");
-  if (strlen (info->name) >= sizeof ((WickWeightStats *) 0)->module)
+  if (strlen (info->name) >= sizeof ((WickWeightStats *)0)->module)
     return fail (error, "module '%.60s...': name longer than 127 bytes", info->name);
   if (info->n_params == 0 || info->params == NULL)
     return fail (error, "module '%s': no parameters", info->name);
   if (info->memory != WICK_WEIGHT_MEMORY_HOST && info->memory != WICK_WEIGHT_MEMORY_CUDA)
-    return fail (error, "module '%s': unknown memory kind %d", info->name, (int) info->memory);
+    return fail (error, "module '%s': unknown memory kind %d", info->name, (int)info->memory);
   if (wick_weight_backing_for (info->memory) == NULL)
-    return fail (error, "module '%s': CUDA memory, but libwick was built without CUDA",
-                 info->name);
+    return fail (error, "module '%s': CUDA memory, but libwick was built without CUDA", info->name);
   for (size_t i = 0; i < info->n_params; i++)
     for (size_t j = 0; j < i; j++)
       if (info->params[i].name != NULL && info->params[j].name != NULL
@@ -336,7 +334,7 @@ wick_weight_store_evict (WickWeightStore *store, const char *name, WickTier tier
   if (store == NULL)
     return fail (error, "no weight store");
   if (tier != WICK_TIER_AUTO && tier != WICK_TIER_DISK && tier != WICK_TIER_RAM)
-    return fail (error, "unknown tier %d", (int) tier);
+    return fail (error, "unknown tier %d", (int)tier);
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = lookup_locked (store, name, error);
   bool ok = module != NULL && acquire_locked (store, module, true, error);
@@ -395,8 +393,7 @@ wick_weight_store_restore (WickWeightStore *store, const char *name, WickWeightS
 }
 
 bool
-wick_weight_store_restore_all (WickWeightStore *store, uint64_t *restored_modules,
-                               WickError *error)
+wick_weight_store_restore_all (WickWeightStore *store, uint64_t *restored_modules, WickError *error)
 {
   uint64_t restored = 0;
   bool ok = true;

@@ -60,7 +60,7 @@ new_node (JsonParser *parser, WickJsonKind kind)
   memset (node, 0, sizeof *node);
   node->kind = kind;
   node->offset = parser->position;
-  return (int64_t) document->n_nodes++;
+  return (int64_t)document->n_nodes++;
 }
 
 static int
@@ -86,7 +86,7 @@ read_hex4 (JsonParser *parser, uint32_t *out)
       int digit = hex_digit (parser->data[parser->position + i]);
       if (digit < 0)
         return parser_fail (parser, parser->position + i, "invalid hex digit in \\u escape");
-      value = value * 16 + (uint32_t) digit;
+      value = value * 16 + (uint32_t)digit;
     }
   parser->position += 4;
   *out = value;
@@ -98,26 +98,26 @@ encode_utf8 (uint32_t code, char *out)
 {
   if (code < 0x80)
     {
-      out[0] = (char) code;
+      out[0] = (char)code;
       return 1;
     }
   if (code < 0x800)
     {
-      out[0] = (char) (0xC0 | (code >> 6));
-      out[1] = (char) (0x80 | (code & 0x3F));
+      out[0] = (char)(0xC0 | (code >> 6));
+      out[1] = (char)(0x80 | (code & 0x3F));
       return 2;
     }
   if (code < 0x10000)
     {
-      out[0] = (char) (0xE0 | (code >> 12));
-      out[1] = (char) (0x80 | ((code >> 6) & 0x3F));
-      out[2] = (char) (0x80 | (code & 0x3F));
+      out[0] = (char)(0xE0 | (code >> 12));
+      out[1] = (char)(0x80 | ((code >> 6) & 0x3F));
+      out[2] = (char)(0x80 | (code & 0x3F));
       return 3;
     }
-  out[0] = (char) (0xF0 | (code >> 18));
-  out[1] = (char) (0x80 | ((code >> 12) & 0x3F));
-  out[2] = (char) (0x80 | ((code >> 6) & 0x3F));
-  out[3] = (char) (0x80 | (code & 0x3F));
+  out[0] = (char)(0xF0 | (code >> 18));
+  out[1] = (char)(0x80 | ((code >> 12) & 0x3F));
+  out[2] = (char)(0x80 | ((code >> 6) & 0x3F));
+  out[3] = (char)(0x80 | (code & 0x3F));
   return 4;
 }
 
@@ -131,18 +131,34 @@ decode_escape (JsonParser *parser, char *out)
   unsigned char c = parser->data[parser->position++];
   switch (c)
     {
-    case '"': out[0] = '"'; return 1;
-    case '\\': out[0] = '\\'; return 1;
-    case '/': out[0] = '/'; return 1;
-    case 'b': out[0] = '\b'; return 1;
-    case 'f': out[0] = '\f'; return 1;
-    case 'n': out[0] = '\n'; return 1;
-    case 'r': out[0] = '\r'; return 1;
-    case 't': out[0] = '\t'; return 1;
-    case 'u':
-      break;
-    default:
-      return parser_fail (parser, at, "invalid escape in string"), 0;
+      case '"':
+        out[0] = '"';
+        return 1;
+      case '\\':
+        out[0] = '\\';
+        return 1;
+      case '/':
+        out[0] = '/';
+        return 1;
+      case 'b':
+        out[0] = '\b';
+        return 1;
+      case 'f':
+        out[0] = '\f';
+        return 1;
+      case 'n':
+        out[0] = '\n';
+        return 1;
+      case 'r':
+        out[0] = '\r';
+        return 1;
+      case 't':
+        out[0] = '\t';
+        return 1;
+      case 'u':
+        break;
+      default:
+        return parser_fail (parser, at, "invalid escape in string"), 0;
     }
   uint32_t code;
   if (!read_hex4 (parser, &code))
@@ -225,8 +241,8 @@ parse_string (JsonParser *parser, const char **text, size_t *length)
           written += n;
           continue;
         }
-      size_t n = utf8_sequence_length (parser->data + parser->position,
-                                       parser->length - parser->position);
+      size_t n
+        = utf8_sequence_length (parser->data + parser->position, parser->length - parser->position);
       if (n == 0)
         return parser_fail (parser, parser->position, "invalid UTF-8 in string");
       memcpy (out + written, parser->data + parser->position, n);
@@ -275,17 +291,17 @@ parse_number (JsonParser *parser, WickJsonNode *node)
       if (!parse_digits (parser))
         return false;
     }
-  if (!at_end (parser) && (parser->data[parser->position] == 'e'
-                           || parser->data[parser->position] == 'E'))
+  if (!at_end (parser)
+      && (parser->data[parser->position] == 'e' || parser->data[parser->position] == 'E'))
     {
       parser->position++;
-      if (!at_end (parser) && (parser->data[parser->position] == '+'
-                               || parser->data[parser->position] == '-'))
+      if (!at_end (parser)
+          && (parser->data[parser->position] == '+' || parser->data[parser->position] == '-'))
         parser->position++;
       if (!parse_digits (parser))
         return false;
     }
-  node->text = (const char *) parser->data + start;
+  node->text = (const char *)parser->data + start;
   node->length = parser->position - start;
   return true;
 }
@@ -308,10 +324,10 @@ link_child (JsonParser *parser, int64_t parent, uint32_t *last, int64_t child)
 {
   WickJsonNode *nodes = parser->document->nodes;
   if (*last == 0)
-    nodes[parent].first_child = (uint32_t) child;
+    nodes[parent].first_child = (uint32_t)child;
   else
-    nodes[*last].next_sibling = (uint32_t) child;
-  *last = (uint32_t) child;
+    nodes[*last].next_sibling = (uint32_t)child;
+  *last = (uint32_t)child;
   nodes[parent].n_children++;
 }
 
@@ -356,13 +372,16 @@ parse_container (JsonParser *parser, unsigned depth, bool object)
       skip_whitespace (parser);
       if (at_end (parser))
         return parser_fail (parser, parser->position,
-                            object ? "unterminated object" : "unterminated array"), -1;
-      char c = (char) parser->data[parser->position++];
+                            object ? "unterminated object" : "unterminated array"),
+               -1;
+      char c = (char)parser->data[parser->position++];
       if (c == close)
         return self;
       if (c != ',')
         return parser_fail (parser, parser->position - 1,
-                            object ? "expected ',' or '}' in object" : "expected ',' or ']' in array"), -1;
+                            object ? "expected ',' or '}' in object"
+                                   : "expected ',' or ']' in array"),
+               -1;
       skip_whitespace (parser);
     }
 }
@@ -380,30 +399,30 @@ parse_value (JsonParser *parser, unsigned depth)
   bool ok;
   switch (c)
     {
-    case '"':
-      self = new_node (parser, WICK_JSON_STRING);
-      ok = self >= 0
-           && parse_string (parser, &parser->document->nodes[self].text,
-                            &parser->document->nodes[self].length);
-      break;
-    case 't':
-      self = new_node (parser, WICK_JSON_TRUE);
-      ok = self >= 0 && parse_literal (parser, "true", 4);
-      break;
-    case 'f':
-      self = new_node (parser, WICK_JSON_FALSE);
-      ok = self >= 0 && parse_literal (parser, "false", 5);
-      break;
-    case 'n':
-      self = new_node (parser, WICK_JSON_NULL);
-      ok = self >= 0 && parse_literal (parser, "null", 4);
-      break;
-    default:
-      if (c != '-' && (c < '0' || c > '9'))
-        return parser_fail (parser, parser->position, "unexpected character"), -1;
-      self = new_node (parser, WICK_JSON_NUMBER);
-      ok = self >= 0 && parse_number (parser, &parser->document->nodes[self]);
-      break;
+      case '"':
+        self = new_node (parser, WICK_JSON_STRING);
+        ok = self >= 0
+             && parse_string (parser, &parser->document->nodes[self].text,
+                              &parser->document->nodes[self].length);
+        break;
+      case 't':
+        self = new_node (parser, WICK_JSON_TRUE);
+        ok = self >= 0 && parse_literal (parser, "true", 4);
+        break;
+      case 'f':
+        self = new_node (parser, WICK_JSON_FALSE);
+        ok = self >= 0 && parse_literal (parser, "false", 5);
+        break;
+      case 'n':
+        self = new_node (parser, WICK_JSON_NULL);
+        ok = self >= 0 && parse_literal (parser, "null", 4);
+        break;
+      default:
+        if (c != '-' && (c < '0' || c > '9'))
+          return parser_fail (parser, parser->position, "unexpected character"), -1;
+        self = new_node (parser, WICK_JSON_NUMBER);
+        ok = self >= 0 && parse_number (parser, &parser->document->nodes[self]);
+        break;
     }
   return ok ? self : -1;
 }
@@ -422,7 +441,7 @@ wick_weights_json_parse (const char *data, size_t length, WickJsonDocument *docu
                 length);
       return false;
     }
-  JsonParser parser = { (const unsigned char *) data, length, 0, document, error };
+  JsonParser parser = { (const unsigned char *)data, length, 0, document, error };
   if (parse_value (&parser, 0) < 0)
     {
       wick_weights_json_clear (document);
@@ -490,7 +509,7 @@ wick_weights_json_uint64 (const WickJsonNode *node, uint64_t *out)
       char c = node->text[i];
       if (c < '0' || c > '9')
         return false;
-      uint64_t digit = (uint64_t) (c - '0');
+      uint64_t digit = (uint64_t)(c - '0');
       if (value > (UINT64_MAX - digit) / 10)
         return false;
       value = value * 10 + digit;
@@ -502,7 +521,7 @@ wick_weights_json_uint64 (const WickJsonNode *node, uint64_t *out)
 const char *
 wick_weights_json_kind_name (WickJsonKind kind)
 {
-  static const char *const names[] = { "null", "false", "true", "a number",
-                                       "a string", "an array", "an object" };
+  static const char *const names[]
+    = { "null", "false", "true", "a number", "a string", "an array", "an object" };
   return kind <= WICK_JSON_OBJECT ? names[kind] : "?";
 }

@@ -35,181 +35,191 @@
 #include "wick-session.h"
 
 #ifdef __cplusplus
-extern "C" {
+extern "C"
+{
 #endif
 
-typedef struct WickWeightStore WickWeightStore;
+  typedef struct WickWeightStore WickWeightStore;
 
-typedef enum { WICK_TIER_AUTO, WICK_TIER_DISK, WICK_TIER_RAM } WickTier;
+  typedef enum
+  {
+    WICK_TIER_AUTO,
+    WICK_TIER_DISK,
+    WICK_TIER_RAM
+  } WickTier;
 
-typedef struct
-{
-  char module[128];
-  uint64_t parameters;      /* parameters in the module */
-  uint64_t bytes;           /* live bytes of the module when resident */
-  uint64_t disk;            /* parameters now on the disk tier */
-  uint64_t ram;             /* parameters now on the RAM tier */
-  uint64_t freed_bytes;     /* by the last eviction */
-  uint64_t restored_bytes;  /* by the last restore */
-  uint64_t restored;        /* parameters restored by the last restore */
-  uint64_t restored_count;  /* restores so far */
-  double evict_seconds;     /* duration of the last eviction */
-  double restore_seconds;   /* duration of the last restore */
-  bool resident;
-} WickWeightStats;
+  typedef struct
+  {
+    char module[128];
+    uint64_t parameters;     /* parameters in the module */
+    uint64_t bytes;          /* live bytes of the module when resident */
+    uint64_t disk;           /* parameters now on the disk tier */
+    uint64_t ram;            /* parameters now on the RAM tier */
+    uint64_t freed_bytes;    /* by the last eviction */
+    uint64_t restored_bytes; /* by the last restore */
+    uint64_t restored;       /* parameters restored by the last restore */
+    uint64_t restored_count; /* restores so far */
+    double evict_seconds;    /* duration of the last eviction */
+    double restore_seconds;  /* duration of the last restore */
+    bool resident;
+  } WickWeightStats;
 
-/* [control] The weight store registered with a session, or NULL. */
-WickWeightStore *wick_session_get_weight_store (WickSession *session);
+  /* [control] The weight store registered with a session, or NULL. */
+  WickWeightStore *wick_session_get_weight_store (WickSession *session);
 
-/* [control] */
-size_t wick_weight_store_n_modules (WickWeightStore *store);
-bool wick_weight_store_module_stats (WickWeightStore *store, size_t index, WickWeightStats *out);
-bool wick_weight_store_evict (WickWeightStore *store, const char *module, WickTier tier,
-                              WickWeightStats *out, WickError *error);
-bool wick_weight_store_restore (WickWeightStore *store, const char *module,
+  /* [control] */
+  size_t wick_weight_store_n_modules (WickWeightStore *store);
+  bool wick_weight_store_module_stats (WickWeightStore *store, size_t index, WickWeightStats *out);
+  bool wick_weight_store_evict (WickWeightStore *store, const char *module, WickTier tier,
                                 WickWeightStats *out, WickError *error);
-bool wick_weight_store_restore_all (WickWeightStore *store, uint64_t *restored_modules,
-                                    WickError *error);
+  bool wick_weight_store_restore (WickWeightStore *store, const char *module, WickWeightStats *out,
+                                  WickError *error);
+  bool wick_weight_store_restore_all (WickWeightStore *store, uint64_t *restored_modules,
+                                      WickError *error);
 
-/* ---- Registration and the rest of the store -------------------------- */
+  /* ---- Registration and the rest of the store -------------------------- */
 
-/* Safetensors dtypes; the names are safetensors' ("F32", "BF16", ...). */
-typedef enum
-{
-  WICK_DTYPE_BOOL,
-  WICK_DTYPE_U8,
-  WICK_DTYPE_I8,
-  WICK_DTYPE_F8_E4M3,
-  WICK_DTYPE_F8_E5M2,
-  WICK_DTYPE_I16,
-  WICK_DTYPE_U16,
-  WICK_DTYPE_F16,
-  WICK_DTYPE_BF16,
-  WICK_DTYPE_I32,
-  WICK_DTYPE_U32,
-  WICK_DTYPE_F32,
-  WICK_DTYPE_I64,
-  WICK_DTYPE_U64,
-  WICK_DTYPE_F64,
-  WICK_N_DTYPES,
-} WickWeightDtype;
+  /* Safetensors dtypes; the names are safetensors' ("F32", "BF16", ...). */
+  typedef enum
+  {
+    WICK_DTYPE_BOOL,
+    WICK_DTYPE_U8,
+    WICK_DTYPE_I8,
+    WICK_DTYPE_F8_E4M3,
+    WICK_DTYPE_F8_E5M2,
+    WICK_DTYPE_I16,
+    WICK_DTYPE_U16,
+    WICK_DTYPE_F16,
+    WICK_DTYPE_BF16,
+    WICK_DTYPE_I32,
+    WICK_DTYPE_U32,
+    WICK_DTYPE_F32,
+    WICK_DTYPE_I64,
+    WICK_DTYPE_U64,
+    WICK_DTYPE_F64,
+    WICK_N_DTYPES,
+  } WickWeightDtype;
 
-/* "F32", ... or NULL for an out-of-range value. */
-const char *wick_weight_dtype_name (WickWeightDtype dtype);
-/* Bytes per element, 0 for an out-of-range value. */
-size_t wick_weight_dtype_size (WickWeightDtype dtype);
-/* Parses a safetensors dtype name; false if unknown. */
-bool wick_weight_dtype_from_name (const char *name, WickWeightDtype *out);
+  /* "F32", ... or NULL for an out-of-range value. */
+  const char *wick_weight_dtype_name (WickWeightDtype dtype);
+  /* Bytes per element, 0 for an out-of-range value. */
+  size_t wick_weight_dtype_size (WickWeightDtype dtype);
+  /* Parses a safetensors dtype name; false if unknown. */
+  bool wick_weight_dtype_from_name (const char *name, WickWeightDtype *out);
 
 #define WICK_WEIGHT_MAX_DIMS 8
 
-typedef enum { WICK_WEIGHT_MEMORY_HOST, WICK_WEIGHT_MEMORY_CUDA } WickWeightMemory;
+  typedef enum
+  {
+    WICK_WEIGHT_MEMORY_HOST,
+    WICK_WEIGHT_MEMORY_CUDA
+  } WickWeightMemory;
 
-/* One named tensor: a parameter of a module, or a tensor to write. */
-typedef struct
-{
-  const char *name;
-  void *data;
-  WickWeightDtype dtype;
-  const uint64_t *shape;
-  size_t n_dims; /* at most WICK_WEIGHT_MAX_DIMS; 0 is a scalar */
-} WickWeightParam;
+  /* One named tensor: a parameter of a module, or a tensor to write. */
+  typedef struct
+  {
+    const char *name;
+    void *data;
+    WickWeightDtype dtype;
+    const uint64_t *shape;
+    size_t n_dims; /* at most WICK_WEIGHT_MAX_DIMS; 0 is a scalar */
+  } WickWeightParam;
 
-typedef struct
-{
-  const char *name;              /* unique in the store, at most 127 bytes */
-  const WickWeightParam *params; /* names unique in the module; copied */
-  size_t n_params;
-  WickWeightMemory memory;       /* where every buffer of the module lives */
-  const char *checkpoint;        /* optional: a .safetensors file, or a directory with
-                                    model.safetensors.index.json or *.safetensors shards */
-} WickWeightModuleInfo;
+  typedef struct
+  {
+    const char *name;              /* unique in the store, at most 127 bytes */
+    const WickWeightParam *params; /* names unique in the module; copied */
+    size_t n_params;
+    WickWeightMemory memory; /* where every buffer of the module lives */
+    const char *checkpoint;  /* optional: a .safetensors file, or a directory with
+                                model.safetensors.index.json or *.safetensors shards */
+  } WickWeightModuleInfo;
 
-/* A new store. With a session, the store is registered in it (the control
- * socket finds it through wick_session_get_weight_store), records its
- * evictions and restores into the session's trace, and is freed with the
- * session; a session holds at most one store. Without one, free it with
- * wick_weight_store_free(). */
-WickWeightStore *wick_weight_store_new (WickSession *session, WickError *error);
-/* Frees a store made without a session. Evicted modules stay released; their
- * RAM spills are freed. */
-void wick_weight_store_free (WickWeightStore *store);
+  /* A new store. With a session, the store is registered in it (the control
+   * socket finds it through wick_session_get_weight_store), records its
+   * evictions and restores into the session's trace, and is freed with the
+   * session; a session holds at most one store. Without one, free it with
+   * wick_weight_store_free(). */
+  WickWeightStore *wick_weight_store_new (WickSession *session, WickError *error);
+  /* Frees a store made without a session. Evicted modules stay released; their
+   * RAM spills are freed. */
+  void wick_weight_store_free (WickWeightStore *store);
 
-bool wick_weight_store_register_module (WickWeightStore *store, const WickWeightModuleInfo *info,
-                                        WickError *error);
-/* Restores the module if it is evicted, then forgets it. */
-bool wick_weight_store_unregister_module (WickWeightStore *store, const char *module,
+  bool wick_weight_store_register_module (WickWeightStore *store, const WickWeightModuleInfo *info,
                                           WickError *error);
+  /* Restores the module if it is evicted, then forgets it. */
+  bool wick_weight_store_unregister_module (WickWeightStore *store, const char *module,
+                                            WickError *error);
 
-/* Makes the module's eviction final: its RAM spills are freed and it can no
- * longer be restored (use_begin and ensure_resident then fail). A resident
- * module only drops its retained spill buffers. */
-bool wick_weight_store_drop (WickWeightStore *store, const char *module, WickError *error);
+  /* Makes the module's eviction final: its RAM spills are freed and it can no
+   * longer be restored (use_begin and ensure_resident then fail). A resident
+   * module only drops its retained spill buffers. */
+  bool wick_weight_store_drop (WickWeightStore *store, const char *module, WickError *error);
 
-/* Frees the pinned spill buffers that resident CUDA modules keep for their
- * next RAM-tier eviction (pinning is slow; docs/weights.md). */
-void wick_weight_store_trim (WickWeightStore *store);
+  /* Frees the pinned spill buffers that resident CUDA modules keep for their
+   * next RAM-tier eviction (pinning is slow; docs/weights.md). */
+  void wick_weight_store_trim (WickWeightStore *store);
 
-bool wick_weight_store_find_stats (WickWeightStore *store, const char *module,
-                                   WickWeightStats *out);
-/* Sums over every module; out->module is "total", out->resident whether all are. */
-void wick_weight_store_total_stats (WickWeightStore *store, WickWeightStats *out);
+  bool wick_weight_store_find_stats (WickWeightStore *store, const char *module,
+                                     WickWeightStats *out);
+  /* Sums over every module; out->module is "total", out->resident whether all are. */
+  void wick_weight_store_total_stats (WickWeightStore *store, WickWeightStats *out);
 
-/* False for an unknown, evicted or dropped module. */
-bool wick_weight_store_is_resident (WickWeightStore *store, const char *module);
-/* Restores the module on demand if it is evicted. */
-bool wick_weight_store_ensure_resident (WickWeightStore *store, const char *module,
-                                        WickError *error);
-/* ensure_resident, then holds the module resident until use_end: an
- * eviction asked for meanwhile waits for use_end. Calls nest. */
-bool wick_weight_store_use_begin (WickWeightStore *store, const char *module, WickError *error);
-void wick_weight_store_use_end (WickWeightStore *store, const char *module);
+  /* False for an unknown, evicted or dropped module. */
+  bool wick_weight_store_is_resident (WickWeightStore *store, const char *module);
+  /* Restores the module on demand if it is evicted. */
+  bool wick_weight_store_ensure_resident (WickWeightStore *store, const char *module,
+                                          WickError *error);
+  /* ensure_resident, then holds the module resident until use_end: an
+   * eviction asked for meanwhile waits for use_end. Calls nest. */
+  bool wick_weight_store_use_begin (WickWeightStore *store, const char *module, WickError *error);
+  void wick_weight_store_use_end (WickWeightStore *store, const char *module);
 
-typedef enum
-{
-  WICK_PLACE_RESIDENT,
-  WICK_PLACE_DISK,
-  WICK_PLACE_RAM,
-  WICK_PLACE_DROPPED,
-} WickWeightPlace;
+  typedef enum
+  {
+    WICK_PLACE_RESIDENT,
+    WICK_PLACE_DISK,
+    WICK_PLACE_RAM,
+    WICK_PLACE_DROPPED,
+  } WickWeightPlace;
 
-/* Where one parameter is and why: the checkpoint key and shard of a disk-tier
- * parameter, or the reason the last eviction put it on the RAM tier. */
-typedef struct
-{
-  char name[256];
-  WickWeightPlace place;
-  WickTier last_tier; /* WICK_TIER_DISK or WICK_TIER_RAM after an eviction; AUTO before */
-  uint64_t bytes;
-  bool tied;          /* shares its storage with an earlier parameter of the module */
-  char key[256];      /* disk tier: the checkpoint key */
-  char shard[1024];   /* disk tier: the shard file */
-  char reason[512];   /* RAM tier: why not the disk tier */
-} WickWeightParamInfo;
+  /* Where one parameter is and why: the checkpoint key and shard of a disk-tier
+   * parameter, or the reason the last eviction put it on the RAM tier. */
+  typedef struct
+  {
+    char name[256];
+    WickWeightPlace place;
+    WickTier last_tier; /* WICK_TIER_DISK or WICK_TIER_RAM after an eviction; AUTO before */
+    uint64_t bytes;
+    bool tied;        /* shares its storage with an earlier parameter of the module */
+    char key[256];    /* disk tier: the checkpoint key */
+    char shard[1024]; /* disk tier: the shard file */
+    char reason[512]; /* RAM tier: why not the disk tier */
+  } WickWeightParamInfo;
 
-bool wick_weight_store_param_info (WickWeightStore *store, const char *module, size_t index,
-                                   WickWeightParamInfo *out);
+  bool wick_weight_store_param_info (WickWeightStore *store, const char *module, size_t index,
+                                     WickWeightParamInfo *out);
 
-/* ---- Memory the store can release and restore in place --------------- */
+  /* ---- Memory the store can release and restore in place --------------- */
 
-/* Page-aligned anonymous memory, zero-filled, rounded up to whole pages. */
-void *wick_weight_alloc_host (size_t bytes, WickError *error);
-/* False if ptr is not from wick_weight_alloc_host or a module still holds it. */
-bool wick_weight_free_host (void *ptr, WickError *error);
-/* CUDA device memory on the current device through the driver's virtual
- * memory management, rounded up to the allocation granularity. NULL with a
- * reason where CUDA is not built in or there is no device. */
-void *wick_weight_alloc_device (size_t bytes, WickError *error);
-bool wick_weight_free_device (void *ptr, WickError *error);
+  /* Page-aligned anonymous memory, zero-filled, rounded up to whole pages. */
+  void *wick_weight_alloc_host (size_t bytes, WickError *error);
+  /* False if ptr is not from wick_weight_alloc_host or a module still holds it. */
+  bool wick_weight_free_host (void *ptr, WickError *error);
+  /* CUDA device memory on the current device through the driver's virtual
+   * memory management, rounded up to the allocation granularity. NULL with a
+   * reason where CUDA is not built in or there is no device. */
+  void *wick_weight_alloc_device (size_t bytes, WickError *error);
+  bool wick_weight_free_device (void *ptr, WickError *error);
 
-/* ---- Safetensors ----------------------------------------------------- */
+  /* ---- Safetensors ----------------------------------------------------- */
 
-/* Writes tensors (host or CUDA memory) to a safetensors file: the header is
- * padded with spaces to 8 bytes, data follows in the given order. metadata
- * (optional) becomes __metadata__. Written to PATH.tmp, then renamed. */
-bool wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t n_tensors,
-                             WickWeightMemory memory, const WickTag *metadata, size_t n_metadata,
-                             WickError *error);
+  /* Writes tensors (host or CUDA memory) to a safetensors file: the header is
+   * padded with spaces to 8 bytes, data follows in the given order. metadata
+   * (optional) becomes __metadata__. Written to PATH.tmp, then renamed. */
+  bool wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t n_tensors,
+                               WickWeightMemory memory, const WickTag *metadata, size_t n_metadata,
+                               WickError *error);
 
 #ifdef __cplusplus
 }

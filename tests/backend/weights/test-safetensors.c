@@ -78,11 +78,11 @@ test_json_values (void)
     item = wick_weights_json_next (&document, item);
   g_assert_cmpint (item->kind, ==, WICK_JSON_STRING);
   g_assert_cmpstr (item->text, ==, "\xc3\xa9\xf0\x9f\x98\x80\n");
-  g_assert_true (wick_weights_json_uint64 (wick_weights_json_member (&document, root, "b"),
-                                           &value));
+  g_assert_true (
+    wick_weights_json_uint64 (wick_weights_json_member (&document, root, "b"), &value));
   g_assert_cmpuint (value, ==, G_MAXUINT64);
-  g_assert_false (wick_weights_json_uint64 (wick_weights_json_member (&document, root, "c"),
-                                            &value));
+  g_assert_false (
+    wick_weights_json_uint64 (wick_weights_json_member (&document, root, "c"), &value));
   wick_weights_json_clear (&document);
 }
 
@@ -94,13 +94,13 @@ file_bytes (uint64_t declared, const char *header, size_t data_bytes)
   GByteArray *bytes = g_byte_array_new ();
   for (int i = 0; i < 8; i++)
     {
-      guint8 b = (guint8) (declared >> (8 * i));
+      guint8 b = (guint8)(declared >> (8 * i));
       g_byte_array_append (bytes, &b, 1);
     }
-  g_byte_array_append (bytes, (const guint8 *) header, (guint) strlen (header));
+  g_byte_array_append (bytes, (const guint8 *)header, (guint)strlen (header));
   for (size_t i = 0; i < data_bytes; i++)
     {
-      guint8 b = (guint8) i;
+      guint8 b = (guint8)i;
       g_byte_array_append (bytes, &b, 1);
     }
   return g_byte_array_free_to_bytes (bytes);
@@ -120,7 +120,7 @@ expect_file_error (uint64_t declared, const char *header, size_t data_bytes, con
   g_bytes_unref (bytes);
 }
 
-#define TENSOR(name, dtype, shape, offsets)                                                    \
+#define TENSOR(name, dtype, shape, offsets)                                                        \
   "\"" name "\":{\"dtype\":\"" dtype "\",\"shape\":" shape ",\"data_offsets\":" offsets "}"
 
 static void
@@ -134,7 +134,7 @@ test_header_errors (void)
 {
   WickSafetensorsHeader parsed;
   WickError error;
-  g_assert_false (wick_safetensors_parse_bytes ((const uint8_t *) "abc", 3, &parsed, &error));
+  g_assert_false (wick_safetensors_parse_bytes ((const uint8_t *)"abc", 3, &parsed, &error));
   g_assert_cmpstr (error.message, ==, "the file is 3 bytes, shorter than the 8-byte header length");
   expect_file_error (G_MAXUINT64, "{}", 0,
                      "header length 18446744073709551615 exceeds the limit of 100000000 bytes");
@@ -146,17 +146,18 @@ test_header_errors (void)
                        "header: invalid JSON: byte 8: expected a string key in object");
   expect_header_error ("{} x", 0,
                        "header: invalid JSON: byte 3: unexpected characters after the JSON value");
-  expect_header_error ("{" TENSOR ("a", "F32", "[4]", "[0,16]") "}", 8,
-                       "header: tensor 'a': data_offsets end 16 is past the end of the data (8 bytes)");
+  expect_header_error (
+    "{" TENSOR ("a", "F32", "[4]", "[0,16]") "}", 8,
+    "header: tensor 'a': data_offsets end 16 is past the end of the data (8 bytes)");
   expect_header_error ("{" TENSOR ("a", "F32", "[3]", "[0,16]") "}", 16,
                        "header: tensor 'a': data_offsets [0, 16] hold 16 bytes but shape [3] of "
                        "F32 needs 12");
-  expect_header_error ("{" TENSOR ("a", "F32", "[4]", "[0,16]") "," TENSOR ("b", "F32", "[4]",
-                                                                           "[8,24]") "}",
-                       24, "header: tensors 'a' [0, 16) and 'b' [8, 24) overlap");
-  expect_header_error ("{" TENSOR ("b", "F32", "[4]", "[8,24]") "," TENSOR ("a", "U8", "[32]",
-                                                                           "[0,32]") "}",
-                       32, "header: tensors 'a' [0, 32) and 'b' [8, 24) overlap");
+  expect_header_error (
+    "{" TENSOR ("a", "F32", "[4]", "[0,16]") "," TENSOR ("b", "F32", "[4]", "[8,24]") "}", 24,
+    "header: tensors 'a' [0, 16) and 'b' [8, 24) overlap");
+  expect_header_error (
+    "{" TENSOR ("b", "F32", "[4]", "[8,24]") "," TENSOR ("a", "U8", "[32]", "[0,32]") "}", 32,
+    "header: tensors 'a' [0, 32) and 'b' [8, 24) overlap");
   expect_header_error ("{" TENSOR ("a", "F99", "[4]", "[0,16]") "}", 16,
                        "header: tensor 'a': unknown dtype 'F99'");
   expect_header_error ("{" TENSOR ("a", "F32", "[4294967296,4294967296]", "[0,16]") "}", 16,
@@ -182,9 +183,9 @@ test_header_errors (void)
   expect_header_error ("{\"a\":{\"dtype\":7,\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
                        "header: tensor 'a': \"dtype\" is a number, not a string");
   expect_header_error ("{\"a\":3}", 0, "header: tensor 'a': entry is a number, not an object");
-  expect_header_error ("{" TENSOR ("a", "F32", "[1]", "[0,4]") "," TENSOR ("a", "F32", "[1]",
-                                                                         "[4,8]") "}",
-                       8, "header: tensor 'a' appears twice");
+  expect_header_error (
+    "{" TENSOR ("a", "F32", "[1]", "[0,4]") "," TENSOR ("a", "F32", "[1]", "[4,8]") "}", 8,
+    "header: tensor 'a' appears twice");
   expect_header_error ("{\"__metadata__\":{\"k\":1}}", 0,
                        "header: \"__metadata__\" value of 'k' is a number, not a string");
   expect_header_error ("{\"__metadata__\":[]}", 0,
@@ -196,11 +197,11 @@ test_header_errors (void)
 static void
 test_header_valid (void)
 {
-  const char *header = "{\"__metadata__\":{\"format\":\"pt\"}," TENSOR ("w", "BF16", "[2,3]",
-                                                                        "[0,12]") ","
-                       TENSOR ("empty", "F32", "[0,5]", "[12,12]") ","
-                       TENSOR ("also_empty", "F32", "[0]", "[12,12]") ","
-                       TENSOR ("s", "F64", "[]", "[12,20]") "}    ";
+  const char *header
+    = "{\"__metadata__\":{\"format\":\"pt\"}," TENSOR ("w", "BF16", "[2,3]", "[0,12]") "," TENSOR (
+      "empty", "F32", "[0,5]", "[12,12]") "," TENSOR ("also_empty", "F32", "[0]",
+                                                      "[12,12]") "," TENSOR ("s", "F64", "[]",
+                                                                             "[12,20]") "}    ";
   GBytes *bytes = file_bytes (strlen (header), header, 20);
   gsize size;
   const guint8 *data = g_bytes_get_data (bytes, &size);
@@ -246,8 +247,8 @@ test_writer_round_trip (void)
   };
   WickTag metadata[] = { { "format", "pt" } };
   WickError error = { "" };
-  g_assert_true (wick_safetensors_write (path, tensors, 3, WICK_WEIGHT_MEMORY_HOST, metadata, 1,
-                                         &error));
+  g_assert_true (
+    wick_safetensors_write (path, tensors, 3, WICK_WEIGHT_MEMORY_HOST, metadata, 1, &error));
   g_assert_cmpstr (error.message, ==, "");
 
   WickCheckpoint checkpoint;
@@ -257,9 +258,9 @@ test_writer_round_trip (void)
   const WickSafetensorsShard *shard;
   const WickSafetensorsTensor *tensor;
   char reason[256];
-  g_assert_cmpint (wick_checkpoint_find (&checkpoint, "layer.\"quoted\"", &shard, &tensor, reason,
-                                         sizeof reason),
-                   ==, WICK_LOOKUP_FOUND);
+  g_assert_cmpint (
+    wick_checkpoint_find (&checkpoint, "layer.\"quoted\"", &shard, &tensor, reason, sizeof reason),
+    ==, WICK_LOOKUP_FOUND);
   g_assert_cmpuint (shard->header.data_offset % 8, ==, 0);
   g_assert_cmpuint (shard->header.n_metadata, ==, 1);
   float read_a[6];
@@ -272,9 +273,9 @@ test_writer_round_trip (void)
   g_assert_true (wick_read_exact (shard->fd, &read_c, 8, shard->header.data_offset + tensor->begin,
                                   path, &error));
   g_assert_cmpint (read_c, ==, -7);
-  g_assert_cmpint (wick_checkpoint_find (&checkpoint, "nope", &shard, &tensor, reason,
-                                         sizeof reason),
-                   ==, WICK_LOOKUP_ABSENT);
+  g_assert_cmpint (
+    wick_checkpoint_find (&checkpoint, "nope", &shard, &tensor, reason, sizeof reason), ==,
+    WICK_LOOKUP_ABSENT);
   wick_checkpoint_close (&checkpoint);
 
   char *tmp = g_strconcat (path, ".tmp", NULL);
@@ -322,8 +323,8 @@ write_shard (const char *dir, const char *name, const char *key, float value)
   const uint64_t shape[] = { 1 };
   WickWeightParam tensor = { key, &value, WICK_DTYPE_F32, shape, 1 };
   WickError error;
-  g_assert_true (wick_safetensors_write (path, &tensor, 1, WICK_WEIGHT_MEMORY_HOST, NULL, 0,
-                                         &error));
+  g_assert_true (
+    wick_safetensors_write (path, &tensor, 1, WICK_WEIGHT_MEMORY_HOST, NULL, 0, &error));
   g_free (path);
 }
 

@@ -47,9 +47,9 @@ read_trace (const char *path)
 static int
 find_line (const Trace *trace, int from, const char *needle)
 {
-  for (guint i = (guint) from; i < trace->n; i++)
+  for (guint i = (guint)from; i < trace->n; i++)
     if (strstr (trace->lines[i], needle) != NULL)
-      return (int) i;
+      return (int)i;
   return -1;
 }
 

@@ -21,7 +21,7 @@ typedef struct
 {
   char *dir;
   char *checkpoint;
-  float *embed; /* [256, 512] F32, tied: "embed.weight" and "head.weight" */
+  float *embed;     /* [256, 512] F32, tied: "embed.weight" and "head.weight" */
   uint16_t *matrix; /* [1024, 1024] BF16 */
   uint16_t *bias;   /* [1024] F16 */
   WickWeightParam params[N_PARAMS];
@@ -36,7 +36,7 @@ bf16_from_f32 (const float *in, uint16_t *out, size_t n)
     {
       uint32_t bits;
       memcpy (&bits, &in[i], 4);
-      out[i] = (uint16_t) (bits >> 16);
+      out[i] = (uint16_t)(bits >> 16);
     }
 }
 
@@ -48,7 +48,7 @@ model_write_checkpoint (Model *model, const char *path)
   float *matrix_f32 = g_new (float, 1024 * 1024);
   for (size_t i = 0; i < 1024 * 1024; i++)
     {
-      uint32_t bits = (uint32_t) model->matrix[i] << 16;
+      uint32_t bits = (uint32_t)model->matrix[i] << 16;
       memcpy (&matrix_f32[i], &bits, 4);
     }
   WickWeightParam tensors[] = {
@@ -57,8 +57,8 @@ model_write_checkpoint (Model *model, const char *path)
     { "layers.0.bias", model->bias, WICK_DTYPE_F16, model->bias_shape, 1 },
   };
   WickError error;
-  g_assert_true (wick_safetensors_write (path, tensors, 3, WICK_WEIGHT_MEMORY_HOST, NULL, 0,
-                                         &error));
+  g_assert_true (
+    wick_safetensors_write (path, tensors, 3, WICK_WEIGHT_MEMORY_HOST, NULL, 0, &error));
   g_free (matrix_f32);
 }
 
@@ -81,18 +81,18 @@ model_init (Model *model, gboolean with_checkpoint)
   bf16_from_f32 (values, model->matrix, 1024 * 1024);
   g_free (values);
   for (size_t i = 0; i < 1024; i++)
-    model->bias[i] = (uint16_t) (0x3000 + i); /* finite F16 values */
+    model->bias[i] = (uint16_t)(0x3000 + i); /* finite F16 values */
   model->embed_shape[0] = 256, model->embed_shape[1] = 512;
   model->matrix_shape[0] = 1024, model->matrix_shape[1] = 1024;
   model->bias_shape[0] = 1024;
-  model->params[0] = (WickWeightParam){ "embed.weight", model->embed, WICK_DTYPE_F32,
-                                        model->embed_shape, 2 };
+  model->params[0]
+    = (WickWeightParam){ "embed.weight", model->embed, WICK_DTYPE_F32, model->embed_shape, 2 };
   model->params[1] = (WickWeightParam){ "layers.0.weight", model->matrix, WICK_DTYPE_BF16,
                                         model->matrix_shape, 2 };
-  model->params[2] = (WickWeightParam){ "layers.0.bias", model->bias, WICK_DTYPE_F16,
-                                        model->bias_shape, 1 };
-  model->params[3] = (WickWeightParam){ "head.weight", model->embed, WICK_DTYPE_F32,
-                                        model->embed_shape, 2 };
+  model->params[2]
+    = (WickWeightParam){ "layers.0.bias", model->bias, WICK_DTYPE_F16, model->bias_shape, 1 };
+  model->params[3]
+    = (WickWeightParam){ "head.weight", model->embed, WICK_DTYPE_F32, model->embed_shape, 2 };
   if (with_checkpoint)
     model_write_checkpoint (model, model->checkpoint);
   model->store = wick_weight_store_new (NULL, &error);
@@ -102,8 +102,8 @@ model_init (Model *model, gboolean with_checkpoint)
 static void
 model_register (Model *model, const char *checkpoint)
 {
-  WickWeightModuleInfo info = { "net", model->params, N_PARAMS, WICK_WEIGHT_MEMORY_HOST,
-                                checkpoint };
+  WickWeightModuleInfo info
+    = { "net", model->params, N_PARAMS, WICK_WEIGHT_MEMORY_HOST, checkpoint };
   WickError error = { "" };
   g_assert_true (wick_weight_store_register_module (model->store, &info, &error));
   g_assert_cmpstr (error.message, ==, "");
@@ -154,7 +154,7 @@ hashes_free (Hashes *hashes)
 static size_t
 resident_pages (void *base, size_t bytes)
 {
-  size_t page = (size_t) sysconf (_SC_PAGESIZE);
+  size_t page = (size_t)sysconf (_SC_PAGESIZE);
   size_t n = (bytes + page - 1) / page;
   unsigned char *vector = g_malloc (n);
   g_assert_cmpint (mincore (base, bytes, vector), ==, 0);
@@ -195,7 +195,7 @@ round_trips (WickTier tier, uint64_t expect_disk, uint64_t expect_ram)
       g_assert_true (stats.resident);
       g_assert_cmpuint (stats.restored, ==, 4);
       g_assert_cmpuint (stats.restored_bytes, ==, model_bytes);
-      g_assert_cmpuint (stats.restored_count, ==, (uint64_t) cycle + 1);
+      g_assert_cmpuint (stats.restored_count, ==, (uint64_t)cycle + 1);
       g_assert_cmpuint (stats.disk, ==, 0);
       g_assert_cmpuint (stats.ram, ==, 0);
       g_assert_true (model.embed == pointers[0] && model.matrix == pointers[1]
@@ -260,8 +260,8 @@ test_mutated_weight_goes_to_ram (void)
   Model model;
   model_init (&model, TRUE);
   model_register (&model, model.checkpoint);
-  model.matrix[5] ^= 0x0001;           /* the optimizer moved it: first 64 KiB differ */
-  model.bias[1023] ^= 0x0100;          /* last 64 KiB (the whole bias) differ */
+  model.matrix[5] ^= 0x0001;  /* the optimizer moved it: first 64 KiB differ */
+  model.bias[1023] ^= 0x0100; /* last 64 KiB (the whole bias) differ */
   Hashes changed = model_hash (&model);
   WickError error = { "" };
   WickWeightStats stats;
@@ -370,7 +370,8 @@ static const struct
 } hostile[] = {
   { "huge-header-length", G_MAXUINT64, "{}", 0,
     "header length 18446744073709551615 exceeds the limit of 100000000 bytes" },
-  { "header-past-end", 4096, "{}", 0, "header length 4096 runs past the end of the file (10 bytes)" },
+  { "header-past-end", 4096, "{}", 0,
+    "header length 4096 runs past the end of the file (10 bytes)" },
   { "offsets-past-end", 0,
     "{\"embed.weight\":{\"dtype\":\"F32\",\"shape\":[256,512],\"data_offsets\":[0,524288]}}", 64,
     "header: tensor 'embed.weight': data_offsets end 524288 is past the end of the data (64 "
@@ -424,8 +425,7 @@ test_hostile_checkpoints (void)
       g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
       assert_hashes (&model, &before);
 
-      g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_DISK, &stats,
-                                               &error));
+      g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_DISK, &stats, &error));
       g_assert_true (g_str_has_prefix (error.message,
                                        "parameter 'embed.weight' cannot go to the disk tier: "
                                        "checkpoint: "));
@@ -449,8 +449,8 @@ test_checkpoint_changed_after_evict (void)
   g_assert_cmpint (write (fd, "x", 1), ==, 1);
   close (fd);
   g_assert_false (wick_weight_store_restore (model.store, "net", NULL, &error));
-  char *expected = g_strdup_printf ("%s: the checkpoint file changed since the eviction verified it",
-                                    model.checkpoint);
+  char *expected = g_strdup_printf (
+    "%s: the checkpoint file changed since the eviction verified it", model.checkpoint);
   g_assert_cmpstr (error.message, ==, expected);
   g_free (expected);
   g_assert_false (wick_weight_store_is_resident (model.store, "net"));
@@ -485,8 +485,8 @@ test_tied_parameters (void)
   g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
   g_assert_true (model.params[0].data == model.params[3].data);
   /* Still one storage: a write through one name is seen through the other. */
-  ((float *) model.params[0].data)[7] = 42.0f;
-  g_assert_cmpfloat (((float *) model.params[3].data)[7], ==, 42.0f);
+  ((float *)model.params[0].data)[7] = 42.0f;
+  g_assert_cmpfloat (((float *)model.params[3].data)[7], ==, 42.0f);
   model_clear (&model);
 }
 
@@ -612,7 +612,7 @@ test_registration_errors (void)
   message = g_strdup_printf ("module 'bad': parameter 'w': %p is not memory from "
                              "wick_weight_alloc_host: the store can only release and restore at "
                              "the same address memory it allocated",
-                             (void *) plain);
+                             (void *)plain);
   expect_register_error (model.store, &foreign, 1, message);
   g_free (message);
 
@@ -621,7 +621,7 @@ test_registration_errors (void)
   message = g_strdup_printf ("module 'bad': parameter 'w': %p is inside the allocation at %p, not "
                              "at its start: each parameter (or set of tied parameters) needs an "
                              "allocation of its own",
-                             (void *) (base + 4096), (void *) base);
+                             (void *)(base + 4096), (void *)base);
   expect_register_error (model.store, &inside, 1, message);
   g_free (message);
 
@@ -629,18 +629,18 @@ test_registration_errors (void)
   WickWeightParam too_big = { "w", base, WICK_DTYPE_F32, big, 1 };
   message = g_strdup_printf ("module 'bad': parameter 'w': 16384 bytes do not fit the 8192-byte "
                              "allocation at %p",
-                             (void *) base);
+                             (void *)base);
   expect_register_error (model.store, &too_big, 1, message);
   g_free (message);
 
   const uint64_t other[] = { 8 };
-  WickWeightParam tied_sizes[] = { { "a", base, WICK_DTYPE_F32, shape, 1 },
-                                   { "b", base, WICK_DTYPE_F32, other, 1 } };
+  WickWeightParam tied_sizes[]
+    = { { "a", base, WICK_DTYPE_F32, shape, 1 }, { "b", base, WICK_DTYPE_F32, other, 1 } };
   expect_register_error (model.store, tied_sizes, 2,
                          "module 'bad': parameter 'b' is tied to 'a' (same storage) but is 32 "
                          "bytes, not 64");
-  WickWeightParam twice[] = { { "a", base, WICK_DTYPE_F32, shape, 1 },
-                              { "a", base, WICK_DTYPE_F32, shape, 1 } };
+  WickWeightParam twice[]
+    = { { "a", base, WICK_DTYPE_F32, shape, 1 }, { "a", base, WICK_DTYPE_F32, shape, 1 } };
   expect_register_error (model.store, twice, 2, "module 'bad': parameter 'a' appears twice");
   WickWeightParam shared = { "w", model.embed, WICK_DTYPE_F32, shape, 1 };
   expect_register_error (model.store, &shared, 1,
@@ -657,7 +657,7 @@ test_registration_errors (void)
   g_assert_false (wick_weight_free_host (model.embed, &error));
   message = g_strdup_printf ("%p is still held by 1 registered parameter(s): unregister the "
                              "module first",
-                             (void *) model.embed);
+                             (void *)model.embed);
   g_assert_cmpstr (error.message, ==, message);
   g_free (message);
   g_assert_false (wick_weight_store_evict (model.store, "nope", WICK_TIER_AUTO, NULL, &error));
@@ -779,7 +779,7 @@ rss_bytes (void)
   unsigned long long pages_total, pages_resident;
   g_assert_cmpint (sscanf (text, "%llu %llu", &pages_total, &pages_resident), ==, 2);
   g_free (text);
-  return (uint64_t) pages_resident * (uint64_t) sysconf (_SC_PAGESIZE);
+  return (uint64_t)pages_resident * (uint64_t)sysconf (_SC_PAGESIZE);
 }
 
 static void
@@ -794,8 +794,8 @@ test_rss_drops (void)
   char *path = g_build_filename (dir, "big.safetensors", NULL);
   const uint64_t shape[] = { bytes / 4 };
   WickWeightParam param = { "w", weights, WICK_DTYPE_F32, shape, 1 };
-  g_assert_true (wick_safetensors_write (path, &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL, 0,
-                                         &error));
+  g_assert_true (
+    wick_safetensors_write (path, &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL, 0, &error));
   WickWeightStore *store = wick_weight_store_new (NULL, &error);
   WickWeightModuleInfo info = { "big", &param, 1, WICK_WEIGHT_MEMORY_HOST, path };
   g_assert_true (wick_weight_store_register_module (store, &info, &error));

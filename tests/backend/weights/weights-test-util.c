@@ -37,7 +37,7 @@ write_prefix_bytes (GByteArray *bytes, uint64_t length)
 {
   for (int i = 0; i < 8; i++)
     {
-      guint8 b = (guint8) (length >> (8 * i));
+      guint8 b = (guint8)(length >> (8 * i));
       g_byte_array_append (bytes, &b, 1);
     }
 }
@@ -47,11 +47,11 @@ weights_test_write_raw (const char *path, const char *header, const void *data, 
 {
   GByteArray *bytes = g_byte_array_new ();
   write_prefix_bytes (bytes, strlen (header));
-  g_byte_array_append (bytes, (const guint8 *) header, (guint) strlen (header));
+  g_byte_array_append (bytes, (const guint8 *)header, (guint)strlen (header));
   if (data_bytes > 0)
-    g_byte_array_append (bytes, data, (guint) data_bytes);
+    g_byte_array_append (bytes, data, (guint)data_bytes);
   GError *error = NULL;
-  g_file_set_contents (path, (const char *) bytes->data, bytes->len, &error);
+  g_file_set_contents (path, (const char *)bytes->data, bytes->len, &error);
   g_assert_no_error (error);
   g_byte_array_unref (bytes);
 }
@@ -61,9 +61,9 @@ weights_test_write_prefix (const char *path, uint64_t header_length, const char 
 {
   GByteArray *bytes = g_byte_array_new ();
   write_prefix_bytes (bytes, header_length);
-  g_byte_array_append (bytes, (const guint8 *) rest, (guint) strlen (rest));
+  g_byte_array_append (bytes, (const guint8 *)rest, (guint)strlen (rest));
   GError *error = NULL;
-  g_file_set_contents (path, (const char *) bytes->data, bytes->len, &error);
+  g_file_set_contents (path, (const char *)bytes->data, bytes->len, &error);
   g_assert_no_error (error);
   g_byte_array_unref (bytes);
 }
@@ -84,7 +84,7 @@ weights_test_fill (void *data, size_t bytes, uint32_t seed)
       state ^= state << 13;
       state ^= state >> 7;
       state ^= state << 17;
-      p[i] = (unsigned char) (state >> 24);
+      p[i] = (unsigned char)(state >> 24);
     }
 }
 
@@ -94,7 +94,7 @@ weights_test_fill_bf16_exact_f32 (float *data, size_t count, uint32_t seed)
   GRand *rand = g_rand_new_with_seed (seed);
   for (size_t i = 0; i < count; i++)
     {
-      float value = (float) g_rand_double_range (rand, -2.0, 2.0);
+      float value = (float)g_rand_double_range (rand, -2.0, 2.0);
       guint32 bits;
       memcpy (&bits, &value, 4);
       bits &= 0xFFFF0000u;

@@ -46,14 +46,14 @@ check_cuda (cudaError_t result, const char *what)
 static int
 compare_doubles (const void *a, const void *b)
 {
-  double x = *(const double *) a, y = *(const double *) b;
+  double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
 static double
 median (double *values, int n)
 {
-  qsort (values, (size_t) n, sizeof *values, compare_doubles);
+  qsort (values, (size_t)n, sizeof *values, compare_doubles);
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
@@ -83,12 +83,12 @@ static void
 baseline (void **params, size_t each, int n, int reps, double *h2d, double *d2h)
 {
   void *pinned;
-  void **device = calloc ((size_t) n, sizeof *device);
+  void **device = calloc ((size_t)n, sizeof *device);
   check_cuda (cudaHostAlloc (&pinned, each, cudaHostAllocDefault), "cudaHostAlloc");
   for (int i = 0; i < n; i++)
     check_cuda (cudaMalloc (&device[i], each), "cudaMalloc");
   memset (pinned, 1, each);
-  double *up = calloc ((size_t) reps, sizeof *up), *down = calloc ((size_t) reps, sizeof *down);
+  double *up = calloc ((size_t)reps, sizeof *up), *down = calloc ((size_t)reps, sizeof *down);
   time_pinned_copy (device, pinned, each, n, true); /* warm-up */
   for (int r = 0; r < reps; r++)
     {
@@ -107,8 +107,8 @@ baseline (void **params, size_t each, int n, int reps, double *h2d, double *d2h)
 static double
 torch_load_seconds (const char *script, const char *path, int reps)
 {
-  char command[4096];
-  snprintf (command, sizeof command, "python3 '%s' '%s' %d 2>&1", script, path, reps);
+  char command[8300];
+  snprintf (command, sizeof command, "python3 '%.4000s' '%.4000s' %d 2>&1", script, path, reps);
   FILE *pipe = popen (command, "r");
   char line[512];
   double seconds = -1;
@@ -152,7 +152,7 @@ cycle (WickWeightStore *store, WickTier tier, int reps, Timing *evict, Timing *r
 {
   WickWeightStats stats;
   WickError error;
-  double *e = calloc ((size_t) reps, sizeof *e), *r = calloc ((size_t) reps, sizeof *r);
+  double *e = calloc ((size_t)reps, sizeof *e), *r = calloc ((size_t)reps, sizeof *r);
   for (int i = 0; i <= reps; i++)
     {
       if (!wick_weight_store_evict (store, "bench", tier, &stats, &error))
@@ -180,7 +180,7 @@ verify (void **params, const unsigned char *expected, size_t each, int n)
     {
       check_cuda (cudaMemcpy (host, params[i], each, cudaMemcpyDeviceToHost), "cudaMemcpy");
       for (size_t j = 0; j < each; j++)
-        if (host[j] != (unsigned char) (expected[j] + i))
+        if (host[j] != (unsigned char)(expected[j] + i))
           die ("verify", "restored bytes differ from the original");
     }
   free (host);
@@ -200,15 +200,15 @@ main (int argc, char **argv)
     }
   wick_weight_free_device (probe, &error);
   int n = options.params;
-  size_t each = (size_t) (options.gib * (double) (1u << 30) / n) / 4 * 4;
-  double gb = (double) each * n / 1e9;
+  size_t each = (size_t)(options.gib * (double)(1u << 30) / n) / 4 * 4;
+  double gb = (double)each * n / 1e9;
 
-  void **params = calloc ((size_t) n, sizeof *params);
+  void **params = calloc ((size_t)n, sizeof *params);
   unsigned char *source = malloc (each);
   for (size_t j = 0; j < each; j++)
-    source[j] = (unsigned char) (j * 2654435761u >> 13);
-  WickWeightParam *list = calloc ((size_t) n, sizeof *list);
-  char (*names)[32] = calloc ((size_t) n, sizeof *names);
+    source[j] = (unsigned char)(j * 2654435761u >> 13);
+  WickWeightParam *list = calloc ((size_t)n, sizeof *list);
+  char (*names)[32] = calloc ((size_t)n, sizeof *names);
   uint64_t shape[1] = { each / 4 };
   for (int i = 0; i < n; i++)
     {
@@ -221,17 +221,17 @@ main (int argc, char **argv)
       list[i] = (WickWeightParam){ names[i], params[i], WICK_DTYPE_F32, shape, 1 };
     }
   for (size_t j = 0; j < each; j++)
-    source[j] = (unsigned char) (source[j] - n + 1); /* parameter i holds source + i */
+    source[j] = (unsigned char)(source[j] - n + 1); /* parameter i holds source + i */
 
   double h2d, d2h;
   baseline (params, each, n, options.reps, &h2d, &d2h);
 
   char path[4096];
-  snprintf (path, sizeof path, "%s/bench-weights-%d.safetensors", options.dir, (int) getpid ());
-  if (!wick_safetensors_write (path, list, (size_t) n, WICK_WEIGHT_MEMORY_CUDA, NULL, 0, &error))
+  snprintf (path, sizeof path, "%s/bench-weights-%d.safetensors", options.dir, (int)getpid ());
+  if (!wick_safetensors_write (path, list, (size_t)n, WICK_WEIGHT_MEMORY_CUDA, NULL, 0, &error))
     die ("wick_safetensors_write", error.message);
   WickWeightStore *store = wick_weight_store_new (NULL, &error);
-  WickWeightModuleInfo info = { "bench", list, (size_t) n, WICK_WEIGHT_MEMORY_CUDA, path };
+  WickWeightModuleInfo info = { "bench", list, (size_t)n, WICK_WEIGHT_MEMORY_CUDA, path };
   if (!wick_weight_store_register_module (store, &info, &error))
     die ("register", error.message);
 
@@ -255,8 +255,8 @@ main (int argc, char **argv)
   printf ("  %-34s %8.2f GB/s  (cold %.2f GB/s)\n", "restore, disk tier", gb / disk_restore.warm,
           gb / disk_restore.cold);
   if (torch > 0)
-    printf ("  %-34s %8.2f GB/s  disk restore is %.2fx\n",
-            "torch safetensors load_file(cuda)", gb / torch, torch / disk_restore.warm);
+    printf ("  %-34s %8.2f GB/s  disk restore is %.2fx\n", "torch safetensors load_file(cuda)",
+            gb / torch, torch / disk_restore.warm);
   else
     printf ("  %-34s unavailable (python3 with torch and safetensors)\n",
             "torch safetensors load_file(cuda)");

@@ -88,7 +88,7 @@ model_init (DeviceModel *model, gboolean with_checkpoint)
   model->embed = device_alloc (ROWS * COLS * 4);
   model->matrix = device_alloc (BIG * 2);
   model->bias = device_alloc (2048 * 2);
-  float *embed = g_new (float, ROWS * COLS);
+  float *embed = g_new (float, ROWS *COLS);
   float *matrix_f32 = g_new (float, BIG);
   uint16_t *matrix = g_new (uint16_t, BIG);
   uint16_t bias[2048];
@@ -98,45 +98,44 @@ model_init (DeviceModel *model, gboolean with_checkpoint)
     {
       uint32_t bits;
       memcpy (&bits, &matrix_f32[i], 4);
-      matrix[i] = (uint16_t) (bits >> 16);
+      matrix[i] = (uint16_t)(bits >> 16);
     }
   for (size_t i = 0; i < 2048; i++)
-    bias[i] = (uint16_t) (0x2000 + i);
+    bias[i] = (uint16_t)(0x2000 + i);
   to_device (model->embed, embed, ROWS * COLS * 4);
   to_device (model->matrix, matrix, BIG * 2);
   to_device (model->bias, bias, sizeof bias);
   model->embed_shape[0] = ROWS, model->embed_shape[1] = COLS;
   model->matrix_shape[0] = BIG;
   model->bias_shape[0] = 2048;
-  model->params[0] = (WickWeightParam){ "embed.weight", model->embed, WICK_DTYPE_F32,
-                                        model->embed_shape, 2 };
-  model->params[1] = (WickWeightParam){ "matrix", model->matrix, WICK_DTYPE_BF16,
-                                        model->matrix_shape, 1 };
-  model->params[2] = (WickWeightParam){ "bias", model->bias, WICK_DTYPE_F16, model->bias_shape,
-                                        1 };
-  model->params[3] = (WickWeightParam){ "head.weight", model->embed, WICK_DTYPE_F32,
-                                        model->embed_shape, 2 };
+  model->params[0]
+    = (WickWeightParam){ "embed.weight", model->embed, WICK_DTYPE_F32, model->embed_shape, 2 };
+  model->params[1]
+    = (WickWeightParam){ "matrix", model->matrix, WICK_DTYPE_BF16, model->matrix_shape, 1 };
+  model->params[2] = (WickWeightParam){ "bias", model->bias, WICK_DTYPE_F16, model->bias_shape, 1 };
+  model->params[3]
+    = (WickWeightParam){ "head.weight", model->embed, WICK_DTYPE_F32, model->embed_shape, 2 };
   WickError error = { "" };
   if (with_checkpoint)
     {
       /* The embedding and bias are written from the device (the writer's
        * CUDA path), the matrix as F32 from the host (a cast on load). */
       WickWeightParam from_device[] = { model->params[0], model->params[2] };
-      WickWeightParam from_host[] = { { "matrix", matrix_f32, WICK_DTYPE_F32,
-                                        model->matrix_shape, 1 } };
+      WickWeightParam from_host[]
+        = { { "matrix", matrix_f32, WICK_DTYPE_F32, model->matrix_shape, 1 } };
       char *device_part = g_build_filename (model->dir, "model-00001.safetensors", NULL);
       char *host_part = g_build_filename (model->dir, "model-00002.safetensors", NULL);
       g_assert_true (wick_safetensors_write (device_part, from_device, 2, WICK_WEIGHT_MEMORY_CUDA,
                                              NULL, 0, &error));
-      g_assert_true (wick_safetensors_write (host_part, from_host, 1, WICK_WEIGHT_MEMORY_HOST,
-                                             NULL, 0, &error));
+      g_assert_true (
+        wick_safetensors_write (host_part, from_host, 1, WICK_WEIGHT_MEMORY_HOST, NULL, 0, &error));
       g_free (device_part);
       g_free (host_part);
     }
   g_free (embed), g_free (matrix_f32), g_free (matrix);
   model->store = wick_weight_store_new (NULL, &error);
-  WickWeightModuleInfo info = { "net", model->params, 4, WICK_WEIGHT_MEMORY_CUDA,
-                                with_checkpoint ? model->dir : NULL };
+  WickWeightModuleInfo info
+    = { "net", model->params, 4, WICK_WEIGHT_MEMORY_CUDA, with_checkpoint ? model->dir : NULL };
   g_assert_true (wick_weight_store_register_module (model->store, &info, &error));
   g_assert_cmpstr (error.message, ==, "");
 }
@@ -207,7 +206,7 @@ round_trips (WickTier tier, uint64_t disk, uint64_t ram)
       g_assert_cmpuint (stats.restored, ==, 4);
       g_assert_cmpuint (stats.restored_bytes, ==, model_bytes);
       /* Same addresses (the parameters' pointers never changed), same bytes. */
-      g_assert_true (model.params[1].data == (void *) model.matrix);
+      g_assert_true (model.params[1].data == (void *)model.matrix);
       assert_hashes (&model, &before);
     }
   /* The restored mapping is ordinary writable device memory. */
@@ -215,7 +214,7 @@ round_trips (WickTier tier, uint64_t disk, uint64_t ram)
     g_error ("%s", error_text);
   float first[2], expected[2];
   char *embed_host = g_malloc (ROWS * COLS * 4);
-  weights_test_fill_bf16_exact_f32 ((float *) embed_host, ROWS * COLS, 11);
+  weights_test_fill_bf16_exact_f32 ((float *)embed_host, ROWS * COLS, 11);
   memcpy (expected, embed_host, sizeof expected);
   g_free (embed_host);
   to_host (first, model.params[3].data, sizeof first); /* through the tied name */
@@ -322,7 +321,7 @@ test_device_memory_returns (void)
   for (int tier = WICK_TIER_RAM; tier >= WICK_TIER_AUTO; tier -= 2)
     {
       g_assert_true (weights_test_mem_info (&free_resident, &total));
-      g_assert_true (wick_weight_store_evict (store, "big", (WickTier) tier, NULL, &error));
+      g_assert_true (wick_weight_store_evict (store, "big", (WickTier)tier, NULL, &error));
       g_assert_true (weights_test_mem_info (&free_evicted, &total));
       g_test_message ("device free: %zu MiB resident, %zu MiB evicted", free_resident >> 20,
                       free_evicted >> 20);
@@ -359,8 +358,8 @@ test_captured_graph_survives (void)
   float x_host[COLS];
   weights_test_fill_bf16_exact_f32 (x_host, COLS, 7);
   to_device (x, x_host, sizeof x_host);
-  WeightsTestGraph *graph = weights_test_graph_new (model.embed, x, y, ROWS, COLS, error_text,
-                                                    sizeof error_text);
+  WeightsTestGraph *graph
+    = weights_test_graph_new (model.embed, x, y, ROWS, COLS, error_text, sizeof error_text);
   if (graph == NULL)
     g_error ("%s", error_text);
   float *reference = g_new (float, ROWS), *out = g_new (float, ROWS);

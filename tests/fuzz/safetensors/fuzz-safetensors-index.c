@@ -15,7 +15,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   char **shards;
   size_t n;
   WickError error = { "" };
-  if (!wick_checkpoint_parse_index ((const char *) data, size, &keys, &shards, &n, &error))
+  if (!wick_checkpoint_parse_index ((const char *)data, size, &keys, &shards, &n, &error))
     {
       if (error.message[0] == '\0' || keys != NULL || shards != NULL || n != 0)
         abort ();
