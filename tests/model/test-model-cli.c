@@ -24,6 +24,7 @@ run (char **out, const char *first, ...)
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autoptr (GError) error = NULL;
   g_autofree char *err = NULL;
+  g_autofree char *discard = NULL;
   va_list args;
   int status = 0;
 
@@ -33,8 +34,8 @@ run (char **out, const char *first, ...)
     g_ptr_array_add (argv, (gpointer) a);
   va_end (args);
   g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
-                               &err, &status, &error));
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               out ? out : &discard, &err, &status, &error));
   g_assert_no_error (error);
   g_assert_true (WIFEXITED (status));
   return WEXITSTATUS (status);
