@@ -403,6 +403,28 @@ draw_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
     }
 }
 
+/* Four gridlines at round values: 1, 2, 2.5 or 5 × 10^k of a binary unit. */
+static guint64
+nice_axis_max (guint64 max)
+{
+  double raw = max / 4.0;
+  double unit = 1;
+  while (unit * 1024 <= raw)
+    unit *= 1024;
+  double v = raw / unit, decade = 1;
+  while (decade * 10 <= v)
+    decade *= 10;
+  static const double steps[] = { 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
+  double step = 10 * decade;
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    if (steps[i] * decade >= v)
+      {
+        step = steps[i] * decade;
+        break;
+      }
+  return (guint64) (4 * step * unit);
+}
+
 static void
 draw_axis (cairo_t *cr, const WickMemoryViewport *view, const cairo_rectangle_t *panel, guint64 y_max)
 {
@@ -539,7 +561,7 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
       guint64 y_max = MAX (MAX (device->peak_total, device->max_physical), 1);
       if (device->capacity > 0 && device->capacity <= y_max * 3 / 2)
         y_max = MAX (y_max, device->capacity);
-      y_max = y_max + y_max / 10;
+      y_max = nice_axis_max (y_max + y_max / 20);
       double scale = panel.height / (double) y_max;
 
       wick_palette_set (cr, wick_palette_foreground (view->dark), 1);

@@ -220,3 +220,10 @@ wick_memory_view_document_changed (WickMemoryView *self)
   self->dirty = TRUE;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
+
+void
+wick_memory_view_set_hover (WickMemoryView *self, double x)
+{
+  self->hover_x = x;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}

@@ -24,4 +24,8 @@ WickMemoryChart *wick_memory_view_get_chart (WickMemoryView *self);
 /* The chart's parameters for the current size and range. */
 void wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out);
 
+/* Shows the readout as if the pointer were at widget x @x (< 0 hides it);
+ * for tests and screenshots. */
+void wick_memory_view_set_hover (WickMemoryView *self, double x);
+
 G_END_DECLS

@@ -610,3 +610,10 @@ wick_timeline_view_step_match (WickTimelineView *self, int direction)
     scroll_tracks (self, row_y - self->scroll_y - height / 2);
   return self->current_match;
 }
+
+void
+wick_timeline_view_set_hover (WickTimelineView *self, double x)
+{
+  self->hover_x = x;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}

@@ -47,6 +47,9 @@ gint wick_timeline_view_step_match (WickTimelineView *self, int direction);
 void wick_timeline_view_set_follow (WickTimelineView *self, gboolean follow);
 gboolean wick_timeline_view_get_follow (WickTimelineView *self);
 
+/* Draws the hover line at widget x @x (< 0 hides it); for tests and screenshots. */
+void wick_timeline_view_set_hover (WickTimelineView *self, double x);
+
 /* The view's parameters as of the last layout (for tests and export). */
 void wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *out);
 

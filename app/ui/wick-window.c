@@ -23,6 +23,7 @@ struct _WickWindow
   /* template */
   AdwToastOverlay *toasts;
   AdwViewSwitcherTitle *switcher_title;
+  GtkStack *title_stack;
   AdwHeaderBar *header;
   GtkWidget *banners;
   GtkSearchBar *search_bar;
@@ -173,6 +174,7 @@ wick_window_set_document (WickWindow *self, WickDocument *document)
   if (document && g_signal_lookup ("changed", G_OBJECT_TYPE (document)))
     self->changed_handler = g_signal_connect (document, "changed", G_CALLBACK (on_document_changed), self);
   gtk_stack_set_visible_child_name (self->main_stack, document ? "document" : "welcome");
+  gtk_stack_set_visible_child_name (self->title_stack, document ? "switcher" : "title");
   if (document)
     {
       update_title (self);
@@ -251,7 +253,8 @@ add_recent (WickWindow *self, const char *path)
 {
   g_autoptr (GFile) file = g_file_new_for_path (path);
   g_autofree char *uri = g_file_get_uri (file);
-  gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+  GtkRecentData data = { NULL, NULL, (char *) "application/x-ndjson", (char *) "Wick", (char *) "wick %f", NULL, FALSE };
+  gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
   wick_settings_add_recent (path);
 }
 
@@ -744,6 +747,7 @@ wick_window_class_init (WickWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/wickprofiler/Wick/wick-window.ui");
   gtk_widget_class_bind_template_child (widget_class, WickWindow, toasts);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, switcher_title);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, title_stack);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, header);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, banners);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, search_bar);
@@ -993,7 +997,9 @@ wick_window_get_n_banners (WickWindow *self)
 void
 wick_window_search (WickWindow *self, const char *text)
 {
-  gtk_search_bar_set_search_mode (self->search_bar, TRUE);
+  gtk_search_bar_set_search_mode (self->search_bar, text != NULL);
+  if (text == NULL)
+    text = "";
   gtk_editable_set_text (GTK_EDITABLE (self->search_entry), text);
   on_search_changed (self->search_entry, self);
 }

@@ -1,0 +1,138 @@
+/* wick-screenshots.c — renders the real app window on the example trace into
+ * PNGs for docs/images and the AppStream metainfo:
+ *
+ *   xvfb-run -a -s "-screen 0 1600x1000x24" _build-app/tests/app/wick-screenshots docs/images
+ *
+ * One image per view (timeline with a selected span and a range, memory with
+ * the hover readout, coverage, health, costs), the welcome page, and the
+ * timeline in dark mode. Not a test: it asserts nothing.
+ */
+#include "config.h"
+
+#include <adwaita.h>
+
+#include "app-test-util.h"
+#include "ui/wick-application.h"
+#include "ui/wick-costs-page.h"
+#include "ui/wick-memory-view.h"
+#include "ui/wick-timeline-view.h"
+#include "ui/wick-window-private.h"
+
+static void
+iterate_for (guint ms)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
+  while (g_get_monotonic_time () < end)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (2000);
+    }
+}
+
+static void
+save_window (GtkWidget *window, const char *dir, const char *name)
+{
+  iterate_for (400);
+  int width = gtk_widget_get_width (window), height = gtk_widget_get_height (window);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (window);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (window));
+  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  gsk_render_node_unref (node);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  gdk_texture_save_to_png (texture, path);
+  g_print ("wrote %s (%dx%d)\n", path, width, height);
+}
+
+static gint32
+find_named (WickDocument *document, const char *name, guint nth)
+{
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (document, &n);
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (wick_document_str (document, spans[i].name), name) == 0 && nth-- == 0)
+      return i;
+  return -1;
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *dir = argc > 1 ? argv[1] : ".";
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  gtk_init ();
+  adw_init ();
+  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
+  WickApplication *app = wick_application_new ();
+  g_application_register (G_APPLICATION (app), NULL, NULL);
+
+  WickWindow *welcome = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (welcome), 1400, 860);
+  gtk_window_present (GTK_WINDOW (welcome));
+  save_window (GTK_WIDGET (welcome), dir, "welcome.png");
+  gtk_window_destroy (GTK_WINDOW (welcome));
+
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 860);
+  gtk_window_present (GTK_WINDOW (window));
+  g_autofree char *path = app_test_example_path ();
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  wick_window_load_file (window, file);
+  while (g_strcmp0 (wick_window_get_state (window), "document") != 0)
+    g_main_context_iteration (NULL, TRUE);
+  iterate_for (300);
+
+  WickDocument *document = wick_window_get_document (window);
+  WickSelection *selection = wick_window_get_selection (window);
+  const WickSpan *spans = wick_document_get_spans (document, NULL);
+  gint32 step3 = find_named (document, "train_step", 2);
+  gint32 step4 = find_named (document, "train_step", 3);
+  guint64 start = spans[step3].start_ns - 20000;
+  guint64 end = spans[step4].start_ns + spans[step4].duration_ns + 20000;
+  wick_selection_set_visible (selection, start, end);
+  gint32 backward = find_named (document, "backward", 2);
+  wick_selection_set_range (selection, spans[backward].start_ns, spans[backward].start_ns + spans[backward].duration_ns);
+  wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "Linear[fc2]", 2));
+  wick_selection_set_visible (selection, start, end);
+  save_window (GTK_WIDGET (window), dir, "timeline.png");
+
+  wick_window_search (window, "matmul");
+  save_window (GTK_WIDGET (window), dir, "search.png");
+  wick_window_search (window, NULL);
+
+  wick_window_show_page (window, "memory");
+  guint64 full_start, full_end;
+  WickTimelineScene *scene = wick_timeline_view_get_scene (WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline")));
+  wick_timeline_scene_get_extent (scene, &full_start, &full_end);
+  wick_selection_set_visible (selection, full_start, full_end + (full_end - full_start) / 50);
+  wick_selection_set_range (selection, 0, 0);
+  iterate_for (200);
+  GtkWidget *memory = wick_window_get_view (window, "memory");
+  wick_memory_view_set_hover (WICK_MEMORY_VIEW (memory), gtk_widget_get_width (memory) * 0.42);
+  save_window (GTK_WIDGET (window), dir, "memory.png");
+  wick_memory_view_set_hover (WICK_MEMORY_VIEW (memory), -1);
+
+  wick_window_show_page (window, "coverage");
+  wick_selection_set_record (selection, WICK_RECORD_GRADIENT, 3);
+  save_window (GTK_WIDGET (window), dir, "coverage.png");
+
+  wick_window_show_page (window, "health");
+  save_window (GTK_WIDGET (window), dir, "health.png");
+
+  wick_window_show_page (window, "costs");
+  wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "matmul", 5));
+  save_window (GTK_WIDGET (window), dir, "costs.png");
+
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
+  wick_window_show_page (window, "timeline");
+  wick_selection_set_visible (selection, full_start, full_end);
+  wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "optimizer_step", 4));
+  save_window (GTK_WIDGET (window), dir, "timeline-dark.png");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_for (50);
+  g_object_unref (app);
+  return 0;
+}
