@@ -188,6 +188,54 @@ bench_chain (int kernels, int threads)
   return 0;
 }
 
+/* The bare graph built in other ways, each against the default in the same
+ * rounds: what the replay cost per kernel depends on. */
+static void
+bench_variants (int kernels)
+{
+  static const char *names[STAGE_TEST_N_VARIANTS] = {
+    "default", "auto-free", "node-priority", "global-mode", "torch-like", "same-kernel",
+  };
+  Bench bench;
+  WickCertification cert;
+  double capture_ms;
+  if (!bench_setup (&bench, kernels, 128, &cert, &capture_ms))
+    {
+      bench_teardown (&bench);
+      return;
+    }
+  void *execs[STAGE_TEST_N_VARIANTS];
+  for (int v = 0; v < STAGE_TEST_N_VARIANTS; v++)
+    execs[v] = stage_test_bare_graph_variant (bench.chain.input, bench.chain.output, BENCH_N,
+                                              kernels, 128, v, bench.stream);
+  double cost[STAGE_TEST_N_VARIANTS][BENCH_ROUNDS];
+  void *saved = bench.bare;
+  for (int r = -1; r < BENCH_ROUNDS; r++)
+    for (int v = 0; v < STAGE_TEST_N_VARIANTS; v++)
+      {
+        int index = r % 2 == 0 ? v : STAGE_TEST_N_VARIANTS - 1 - v;
+        if (execs[index] == NULL)
+          continue;
+        bench.bare = execs[index];
+        double us = time_block (&bench, RUN_BARE);
+        if (r >= 0)
+          cost[index][r] = us;
+      }
+  bench.bare = saved;
+  for (int v = 0; v < STAGE_TEST_N_VARIANTS; v++)
+    {
+      if (execs[v] == NULL)
+        {
+          printf ("VARIANT kernels=%d variant=%s failed\n", kernels, names[v]);
+          continue;
+        }
+      printf ("VARIANT kernels=%d variant=%s us_per_kernel=%.4f\n", kernels, names[v],
+              wick_gate_median (cost[v], BENCH_ROUNDS));
+      stage_test_graph_free (execs[v]);
+    }
+  bench_teardown (&bench);
+}
+
 int
 main (void)
 {
@@ -204,5 +252,7 @@ main (void)
   const int chains[5][2] = { { 128, 128 }, { 512, 128 }, { 2048, 128 }, { 128, 32 }, { 128, 256 } };
   for (int i = 0; i < 5; i++)
     status |= bench_chain (chains[i][0], chains[i][1]);
+  bench_variants (128);
+  bench_variants (512);
   return status;
 }

@@ -242,6 +242,39 @@ stage_test_bare_graph (const float *input, float *output, int n, int kernels, in
   return exec;
 }
 
+extern "C" void *
+stage_test_bare_graph_variant (const float *input, float *output, int n, int kernels,
+                               int threads, int variant, void *stream)
+{
+  cudaStream_t s = (cudaStream_t) stream;
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  bool global = variant == STAGE_TEST_VARIANT_GLOBAL || variant == STAGE_TEST_VARIANT_TORCH_LIKE;
+  unsigned long long flags = 0;
+  if (variant == STAGE_TEST_VARIANT_AUTO_FREE || variant == STAGE_TEST_VARIANT_TORCH_LIKE)
+    flags = cudaGraphInstantiateFlagAutoFreeOnLaunch;
+  else if (variant == STAGE_TEST_VARIANT_PRIORITY)
+    flags = cudaGraphInstantiateFlagUseNodePriority;
+  if (cudaStreamBeginCapture (s, global ? cudaStreamCaptureModeGlobal
+                                        : cudaStreamCaptureModeThreadLocal)
+      != cudaSuccess)
+    return NULL;
+  if (variant == STAGE_TEST_VARIANT_SAME_KERNEL)
+    for (int k = 0; k < kernels; k++)
+      chain_next<<<(n + threads - 1) / threads, threads, 0, s>>> (output, n, chain_a (k),
+                                                                  chain_b (k));
+  else
+    stage_test_chain_threads (input, output, n, kernels, threads, stream);
+  if (cudaStreamEndCapture (s, &graph) != cudaSuccess)
+    return NULL;
+  cudaError_t err = cudaGraphInstantiateWithFlags (&exec, graph, flags);
+  cudaGraphDestroy (graph);
+  if (err != cudaSuccess)
+    return NULL;
+  cudaGraphUpload (exec, s);
+  return exec;
+}
+
 extern "C" bool
 stage_test_graph_launch (void *exec, void *stream)
 {

@@ -46,6 +46,19 @@ int stage_test_last_error (void);
 /* A bare graph of the chain: stream capture, instantiate, then launches. */
 void *stage_test_bare_graph (const float *input, float *output, int n, int kernels, int threads,
                              void *stream);
+/* Variants of the bare graph, to find what the replay cost depends on. */
+enum
+{
+  STAGE_TEST_VARIANT_DEFAULT,     /* thread-local capture, no flags (as stages do) */
+  STAGE_TEST_VARIANT_AUTO_FREE,   /* cudaGraphInstantiateFlagAutoFreeOnLaunch */
+  STAGE_TEST_VARIANT_PRIORITY,    /* cudaGraphInstantiateFlagUseNodePriority */
+  STAGE_TEST_VARIANT_GLOBAL,      /* global capture mode */
+  STAGE_TEST_VARIANT_TORCH_LIKE,  /* global mode + auto-free, as torch.cuda.CUDAGraph */
+  STAGE_TEST_VARIANT_SAME_KERNEL, /* every node the same kernel function */
+  STAGE_TEST_N_VARIANTS,
+};
+void *stage_test_bare_graph_variant (const float *input, float *output, int n, int kernels,
+                                     int threads, int variant, void *stream);
 bool stage_test_graph_launch (void *exec, void *stream);
 void stage_test_graph_free (void *exec);
 

@@ -45,6 +45,7 @@ typedef struct
   void *private_stream;
   uint64_t seed;    /* > 0: adds noise keyed by a counter (in-graph RNG) */
   int runs;
+  int sync_errors;  /* refusals of the mid-way synchronisation */
 } Chain;
 
 static void
@@ -56,8 +57,12 @@ chain_enqueue_into (Chain *chain, float *output, void *stream)
   if (chain->sync_inside)
     {
       stage_test_chain (chain->input, output, CHAIN_N, chain->kernels / 2, stream);
-      stage_test_stream_synchronize (stream);
+      if (stage_test_stream_synchronize (stream) != 0)
+        chain->sync_errors++;
       stage_test_chain (output, output, CHAIN_N, chain->kernels / 2, stream);
+      /* the host checks its own launches: a test that links its own CUDA
+       * runtime keeps its own last error, which libwick cannot see or clear */
+      stage_test_last_error ();
       return;
     }
   stage_test_chain (chain->input, output, CHAIN_N, chain->kernels, stream);
@@ -342,8 +347,10 @@ test_error_during_capture (void)
   g_assert_false (cert.accepted);
   g_assert_true (g_str_has_prefix (cert.reason, "capture failed, the stage stays eager: "));
   g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_REFUSED);
+  g_assert_cmpint (chain.sync_errors, ==, 1); /* only inside the capture */
   g_assert_cmpint (stage_test_last_error (), ==, 0);
   check_eager_output (&chain, stage);
+  g_assert_cmpint (chain.sync_errors, ==, 1);
 
   /* the process can still capture a good stage */
   Chain good;
@@ -447,7 +454,7 @@ check_parity_figures (WickStageDType dtype)
   g_assert_cmpfloat (cert.max_abs, ==, parity.max_abs);
   g_assert_cmpfloat (cert.p99_abs, ==, parity.p99_abs);
   g_assert_true (cert.parity_cos < 1.0 && cert.parity_cos > 0.999);
-  g_assert_true (cert.p99_abs > 0.0 && cert.p99_abs < cert.max_abs);
+  g_assert_true (cert.p99_abs > 0.0 && cert.p99_abs <= cert.max_abs);
   stage_test_free (reference);
   wick_stage_free (stage);
   stage_test_free (convert.input);
