@@ -2,7 +2,9 @@
  * a bare stream capture + cudaGraphLaunch of the same chain, in the same run.
  *
  * For chains of 128, 512 and 2048 small dependent kernels over 128 floats
- * (one block of 128 threads each; the 128 chain also at 32 and 256), it times, with CUDA events on one stream:
+ * (one block of 128 threads each; the 128 chain also at 32 and 256), with
+ * per-node arguments (x = x·a_k + b_k, "varying") and with identical nodes
+ * (x = x·0.999, "uniform", as the torch chain), it times, with CUDA events on one stream:
  *   eager  the chain launched kernel by kernel (the stage's eager path)
  *   bare   cudaStreamBeginCapture … cudaGraphLaunch of the same kernels
  *   wick   wick_stage_run() of the stage certified by wick_stage_capture()
@@ -29,12 +31,19 @@ typedef struct
   float *input, *output;
   int kernels;
   int threads;
+  bool uniform; /* identical nodes x = x·0.999, as the torch chain */
 } BenchChain;
 
 static void
 bench_enqueue (void *stream, void *user_data)
 {
   BenchChain *chain = user_data;
+  if (chain->uniform)
+    {
+      stage_test_chain_uniform (chain->input, chain->output, BENCH_N, chain->kernels,
+                                chain->threads, stream);
+      return;
+    }
   stage_test_chain_threads (chain->input, chain->output, BENCH_N, chain->kernels, chain->threads,
                             stream);
 }
@@ -81,9 +90,11 @@ time_block (Bench *bench, RunKind kind)
 }
 
 static bool
-bench_setup (Bench *bench, int kernels, int threads, WickCertification *cert, double *capture_ms)
+bench_setup (Bench *bench, int kernels, int threads, bool uniform, WickCertification *cert,
+             double *capture_ms)
 {
   memset (bench, 0, sizeof *bench);
+  bench->chain.uniform = uniform;
   bench->chain.kernels = kernels;
   bench->chain.threads = threads;
   bench->chain.input = stage_test_alloc (BENCH_N * sizeof (float));
@@ -121,8 +132,9 @@ bench_setup (Bench *bench, int kernels, int threads, WickCertification *cert, do
       fprintf (stderr, "bench-stage-replay: chain of %d refused: %s\n", kernels, cert->reason);
       return false;
     }
-  bench->bare = stage_test_bare_graph (bench->chain.input, bench->chain.output, BENCH_N, kernels,
-                                       threads, bench->stream);
+  bench->bare = stage_test_bare_graph_variant (
+    bench->chain.input, bench->chain.output, BENCH_N, kernels, threads,
+    uniform ? STAGE_TEST_VARIANT_UNIFORM : STAGE_TEST_VARIANT_DEFAULT, bench->stream);
   return bench->bare != NULL;
 }
 
@@ -140,12 +152,12 @@ bench_teardown (Bench *bench)
 }
 
 static int
-bench_chain (int kernels, int threads)
+bench_chain (int kernels, int threads, bool uniform)
 {
   Bench bench;
   WickCertification cert;
   double capture_ms = 0.0;
-  if (!bench_setup (&bench, kernels, threads, &cert, &capture_ms))
+  if (!bench_setup (&bench, kernels, threads, uniform, &cert, &capture_ms))
     {
       bench_teardown (&bench);
       return 1;
@@ -178,10 +190,10 @@ bench_chain (int kernels, int threads)
       ratio_max = fmax (ratio_max, ratio[r]);
     }
   double ratio_median = wick_gate_median (ratio, BENCH_ROUNDS);
-  printf ("RESULT kernels=%d threads=%d eager_us_per_kernel=%.4f bare_us_per_kernel=%.4f "
+  printf ("RESULT kernels=%d threads=%d chain=%s eager_us_per_kernel=%.4f bare_us_per_kernel=%.4f "
           "wick_us_per_kernel=%.4f wick_over_bare=%.4f wick_over_bare_min=%.4f "
           "wick_over_bare_max=%.4f capture_gating_ms=%.2f cert_speedup=%.3f cert_kernel_nodes=%llu\n",
-          kernels, threads, wick_gate_median (eager, BENCH_ROUNDS), wick_gate_median (bare, BENCH_ROUNDS),
+          kernels, threads, uniform ? "uniform" : "varying", wick_gate_median (eager, BENCH_ROUNDS), wick_gate_median (bare, BENCH_ROUNDS),
           wick_gate_median (wick, BENCH_ROUNDS), ratio_median, ratio_min, ratio_max, capture_ms,
           cert.speedup_median, (unsigned long long) cert.kernel_nodes);
   bench_teardown (&bench);
@@ -194,12 +206,12 @@ static void
 bench_variants (int kernels)
 {
   static const char *names[STAGE_TEST_N_VARIANTS] = {
-    "default", "auto-free", "node-priority", "global-mode", "torch-like", "same-kernel",
+    "default", "auto-free", "node-priority", "global-mode", "torch-like", "same-kernel", "uniform",
   };
   Bench bench;
   WickCertification cert;
   double capture_ms;
-  if (!bench_setup (&bench, kernels, 128, &cert, &capture_ms))
+  if (!bench_setup (&bench, kernels, 128, false, &cert, &capture_ms))
     {
       bench_teardown (&bench);
       return;
@@ -251,7 +263,10 @@ main (void)
    * share of the per-kernel cost */
   const int chains[5][2] = { { 128, 128 }, { 512, 128 }, { 2048, 128 }, { 128, 32 }, { 128, 256 } };
   for (int i = 0; i < 5; i++)
-    status |= bench_chain (chains[i][0], chains[i][1]);
+    status |= bench_chain (chains[i][0], chains[i][1], false);
+  /* identical nodes, the closest equivalent of the torch chain */
+  for (int i = 0; i < 3; i++)
+    status |= bench_chain (chains[i][0], 128, true);
   bench_variants (128);
   bench_variants (512);
   return status;

@@ -121,6 +121,17 @@ stage_test_chain_threads (const float *input, float *output, int n, int kernels,
 }
 
 extern "C" void
+stage_test_chain_uniform (const float *input, float *output, int n, int kernels, int threads,
+                          void *stream)
+{
+  cudaStream_t s = (cudaStream_t) stream;
+  int blocks = (n + threads - 1) / threads;
+  chain_first<<<blocks, threads, 0, s>>> (input, output, n);
+  for (int k = 1; k < kernels; k++)
+    chain_next<<<blocks, threads, 0, s>>> (output, n, 0.999f, 0.0f);
+}
+
+extern "C" void
 stage_test_chain (const float *input, float *output, int n, int kernels, void *stream)
 {
   stage_test_chain_threads (input, output, n, kernels, kThreads, stream);
@@ -259,7 +270,9 @@ stage_test_bare_graph_variant (const float *input, float *output, int n, int ker
                                         : cudaStreamCaptureModeThreadLocal)
       != cudaSuccess)
     return NULL;
-  if (variant == STAGE_TEST_VARIANT_SAME_KERNEL)
+  if (variant == STAGE_TEST_VARIANT_UNIFORM)
+    stage_test_chain_uniform (input, output, n, kernels, threads, stream);
+  else if (variant == STAGE_TEST_VARIANT_SAME_KERNEL)
     for (int k = 0; k < kernels; k++)
       chain_next<<<(n + threads - 1) / threads, threads, 0, s>>> (output, n, chain_a (k),
                                                                   chain_b (k));

@@ -15,6 +15,10 @@ extern "C" {
 #endif
 
 void stage_test_chain (const float *input, float *output, int n, int kernels, void *stream);
+/* The first launch as stage_test_chain's, then kernels - 1 identical launches
+ * x = x·0.999 over output, as torch's x.mul_(0.999). */
+void stage_test_chain_uniform (const float *input, float *output, int n, int kernels, int threads,
+                               void *stream);
 /* The same with `threads` per block (stage_test_chain uses 256). */
 void stage_test_chain_threads (const float *input, float *output, int n, int kernels, int threads,
                                void *stream);
@@ -55,6 +59,7 @@ enum
   STAGE_TEST_VARIANT_GLOBAL,      /* global capture mode */
   STAGE_TEST_VARIANT_TORCH_LIKE,  /* global mode + auto-free, as torch.cuda.CUDAGraph */
   STAGE_TEST_VARIANT_SAME_KERNEL, /* every node the same kernel function */
+  STAGE_TEST_VARIANT_UNIFORM,     /* every node the same kernel and arguments */
   STAGE_TEST_N_VARIANTS,
 };
 void *stage_test_bare_graph_variant (const float *input, float *output, int n, int kernels,
