@@ -4,6 +4,7 @@
 #include <math.h>
 #include <pango/pangocairo.h>
 #include <string.h>
+#include <glib/gi18n.h>
 
 #include "wick-format.h"
 #include "wick-palette.h"
@@ -29,6 +30,7 @@ struct _WickTimelineScene
   guint8 *colour_ids;      /* per span */
   GArray *batches[2 * WICK_SPAN_COLOURS];
   PangoLayout *layout;
+  double row_height; /* of the span rectangles being drawn */
 };
 
 static void
@@ -307,7 +309,7 @@ emit_span (WickTimelineScene *self, const WickTimelineViewport *view, guint span
   gboolean dim = view->matches != NULL && !view->matches[span];
   guint batch = self->colour_ids[span] + (dim ? WICK_SPAN_COLOURS : 0);
   double gap = x1 - x0 > 3 ? 1 : 0;
-  batch_rect (self, batch, x0, x1 - gap, y, WICK_TIMELINE_ROW - 1);
+  batch_rect (self, batch, x0, x1 - gap, y, self->row_height);
   if (labels && x1 - x0 > 36)
     {
       Label label = { span, x0, x1 - gap, y };
@@ -628,16 +630,16 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
   cairo_rectangle (cr, 0, WICK_TIMELINE_RULER, WICK_TIMELINE_GUTTER, view->height);
   cairo_clip (cr);
   wick_palette_set (cr, fg, 0.7);
-  draw_text (self, cr, "Wick events", 10, WICK_TIMELINE_RULER + 3, WICK_TIMELINE_GUTTER - 16);
+  draw_text (self, cr, _("Wick events"), 10, WICK_TIMELINE_RULER + 3, WICK_TIMELINE_GUTTER - 16);
   guint n_depths = wick_timeline_index_get_n_depths (self->index);
   wick_palette_set (cr, fg, 0.9);
   const char *entry = wick_document_get_entrypoint (self->document);
-  g_autofree char *host = g_strdup_printf ("Host · %s", entry ? entry : "spans");
+  g_autofree char *host = g_strdup_printf (_("Host · %s"), entry ? entry : _("spans"));
   draw_text (self, cr, host, 10, flame_top () + 3 - view->scroll_y, WICK_TIMELINE_GUTTER - 16);
   wick_palette_set (cr, fg, 0.45);
   for (guint d = 1; d < n_depths; d++)
     {
-      g_autofree char *label = g_strdup_printf ("depth %u", d);
+      g_autofree char *label = g_strdup_printf (_("depth %u"), d);
       draw_text (self, cr, label, 22, flame_top () + d * WICK_TIMELINE_ROW + 3 - view->scroll_y, -1);
     }
   wick_palette_set (cr, fg, 0.9);
@@ -711,6 +713,7 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
                    view->height - WICK_TIMELINE_RULER);
   cairo_clip (cr);
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+  self->row_height = WICK_TIMELINE_ROW - 1;
   g_autoptr (GArray) labels = view->no_labels ? NULL : g_array_new (FALSE, FALSE, sizeof (Label));
   guint n_depths = wick_timeline_index_get_n_depths (self->index);
   for (guint d = 0; d < n_depths; d++)
@@ -813,4 +816,46 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
       return *index >= 0 ? WICK_RECORD_DEVICE_INTERVAL : WICK_RECORD_NONE;
     }
   return WICK_RECORD_NONE;
+}
+
+void
+wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view,
+                                   guint64 visible_start, guint64 visible_end)
+{
+  g_return_if_fail (view->end_ns > view->start_ns);
+  cairo_save (cr);
+  cairo_set_line_width (cr, 1);
+  cairo_set_source_rgba (cr, view->dark ? 0.16 : 0.96, view->dark ? 0.16 : 0.96, view->dark ? 0.17 : 0.97, 1);
+  cairo_paint (cr);
+  guint n_depths = wick_timeline_index_get_n_depths (self->index);
+  double top = 3, height = view->height - 6;
+  double row = n_depths ? MAX (floor (height / n_depths), 1) : height;
+  cairo_save (cr);
+  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, 0, view->width - WICK_TIMELINE_GUTTER, view->height);
+  cairo_clip (cr);
+  cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+  self->row_height = MAX (row - (row > 3 ? 1 : 0), 1);
+  for (guint d = 0; d < n_depths && top + d * row < view->height; d++)
+    draw_depth (self, view, d, top + d * row, NULL);
+  flush_batches (self, cr, view->dark);
+  cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+  /* The visible range: the rest is veiled. */
+  double x0 = CLAMP (wick_timeline_viewport_time_to_x (view, visible_start), WICK_TIMELINE_GUTTER, view->width);
+  double x1 = CLAMP (wick_timeline_viewport_time_to_x (view, visible_end), WICK_TIMELINE_GUTTER, view->width);
+  x1 = MAX (x1, x0 + 2);
+  cairo_set_source_rgba (cr, view->dark ? 0 : 1, view->dark ? 0 : 1, view->dark ? 0 : 1, 0.6);
+  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, 0, x0 - WICK_TIMELINE_GUTTER, view->height);
+  cairo_rectangle (cr, x1, 0, view->width - x1, view->height);
+  cairo_fill (cr);
+  wick_palette_set (cr, wick_palette_accent (view->dark), 1);
+  cairo_rectangle (cr, floor (x0) + 0.5, 0.5, floor (x1 - x0), view->height - 1);
+  cairo_stroke (cr);
+  cairo_restore (cr);
+  wick_palette_set (cr, wick_palette_foreground (view->dark), 0.7);
+  draw_text (self, cr, _("Overview"), 10, view->height / 2.0 - 7, WICK_TIMELINE_GUTTER - 16);
+  wick_palette_set (cr, wick_palette_foreground (view->dark), 0.25);
+  cairo_move_to (cr, 0, view->height - 0.5);
+  cairo_line_to (cr, view->width, view->height - 0.5);
+  cairo_stroke (cr);
+  cairo_restore (cr);
 }

@@ -63,6 +63,13 @@ guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint inter
 
 void wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view);
 
+/* The whole trace squeezed into @view's height (every depth a thin row, from
+ * the mipmap), with the visible range outlined and the rest veiled: the
+ * overview strip above the timeline. @view's range is the whole extent. */
+void wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
+                                        const WickTimelineViewport *view, guint64 visible_start,
+                                        guint64 visible_end);
+
 double wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t);
 guint64 wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x);
 

@@ -14,6 +14,7 @@
 #include "wick-memory-view.h"
 #include "wick-render.h"
 #include "wick-settings.h"
+#include "wick-timeline-overview.h"
 #include "wick-timeline-view.h"
 
 struct _WickWindow
@@ -44,6 +45,7 @@ struct _WickWindow
   WickSelection *selection;
   GtkWidget *timeline;
   GtkWidget *follow_button;
+  GtkWidget *overview;
   GtkWidget *memory;
   GtkWidget *coverage;
   GtkWidget *health;
@@ -103,6 +105,7 @@ wick_window_document_changed (WickWindow *self)
   /* The timeline redraws every frame; tables requery at most 4 times a second. */
   wick_timeline_view_document_changed (WICK_TIMELINE_VIEW (self->timeline));
   wick_memory_view_document_changed (WICK_MEMORY_VIEW (self->memory));
+  gtk_widget_queue_draw (self->overview);
   if (self->changed_source == 0)
     self->changed_source = g_timeout_add (250, flush_changed, self);
 }
@@ -629,7 +632,12 @@ build_timeline_page (WickWindow *self)
   gtk_widget_set_margin_bottom (self->follow_button, 18);
   gtk_widget_set_visible (self->follow_button, FALSE);
   gtk_overlay_add_overlay (GTK_OVERLAY (overlay), self->follow_button);
-  return overlay;
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  self->overview = wick_timeline_overview_new (WICK_TIMELINE_VIEW (self->timeline), self->selection);
+  gtk_widget_set_tooltip_text (self->overview, _("The whole trace: click or drag to move the view"));
+  gtk_box_append (GTK_BOX (box), self->overview);
+  gtk_box_append (GTK_BOX (box), overlay);
+  return box;
 }
 
 static void

@@ -1,0 +1,130 @@
+/* wick-timeline-overview.c — see wick-timeline-overview.h for the contract. */
+#include "wick-timeline-overview.h"
+
+#include <adwaita.h>
+
+struct _WickTimelineOverview
+{
+  GtkWidget parent_instance;
+  WickTimelineView *timeline; /* not owned: a sibling in the same page */
+  WickSelection *selection;
+};
+
+G_DEFINE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, GTK_TYPE_WIDGET)
+
+static gboolean
+full_view (WickTimelineOverview *self, WickTimelineViewport *view)
+{
+  WickTimelineScene *scene = wick_timeline_view_get_scene (self->timeline);
+  if (scene == NULL)
+    return FALSE;
+  memset (view, 0, sizeof *view);
+  wick_timeline_scene_get_extent (scene, &view->start_ns, &view->end_ns);
+  view->width = gtk_widget_get_width (GTK_WIDGET (self));
+  view->height = gtk_widget_get_height (GTK_WIDGET (self));
+  view->dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
+  view->selected_type = WICK_RECORD_NONE;
+  view->selected_index = -1;
+  view->hover_x = -1;
+  view->no_labels = TRUE;
+  return view->width > WICK_TIMELINE_GUTTER && view->height > 4;
+}
+
+static void
+wick_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (widget);
+  WickTimelineViewport view;
+  if (self->timeline == NULL || !full_view (self, &view))
+    return;
+  guint64 start, end;
+  wick_selection_get_visible (self->selection, &start, &end);
+  cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, view.width, view.height));
+  wick_timeline_scene_draw_overview (wick_timeline_view_get_scene (self->timeline), cr, &view, start, end);
+  cairo_destroy (cr);
+}
+
+static void
+move_to (WickTimelineOverview *self, double x)
+{
+  WickTimelineViewport view;
+  if (!full_view (self, &view))
+    return;
+  guint64 start, end;
+  wick_selection_get_visible (self->selection, &start, &end);
+  guint64 width = end - start;
+  guint64 center = wick_timeline_viewport_x_to_time (&view, MAX (x, WICK_TIMELINE_GUTTER));
+  wick_timeline_view_set_follow (self->timeline, FALSE);
+  guint64 new_start = center > width / 2 ? center - width / 2 : 0;
+  wick_selection_set_visible (self->selection, new_start, new_start + width);
+}
+
+static void
+on_drag_begin (GtkGestureDrag *gesture, double x, double y, WickTimelineOverview *self)
+{
+  move_to (self, x);
+}
+
+static void
+on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickTimelineOverview *self)
+{
+  double x0, y0;
+  gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
+  move_to (self, x0 + dx);
+}
+
+static void
+on_selection_changed (WickSelection *selection, guint what, WickTimelineOverview *self)
+{
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+wick_timeline_overview_dispose (GObject *object)
+{
+  WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (object);
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data (self->selection, self);
+  g_clear_object (&self->selection);
+  self->timeline = NULL;
+  G_OBJECT_CLASS (wick_timeline_overview_parent_class)->dispose (object);
+}
+
+static void
+wick_timeline_overview_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
+                                int *natural, int *minimum_baseline, int *natural_baseline)
+{
+  *minimum = *natural = orientation == GTK_ORIENTATION_VERTICAL ? 44 : 200;
+}
+
+static void
+wick_timeline_overview_class_init (WickTimelineOverviewClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = wick_timeline_overview_dispose;
+  GTK_WIDGET_CLASS (klass)->snapshot = wick_timeline_overview_snapshot;
+  GTK_WIDGET_CLASS (klass)->measure = wick_timeline_overview_measure;
+  gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "wickoverview");
+}
+
+static void
+wick_timeline_overview_init (WickTimelineOverview *self)
+{
+  GtkGesture *drag = gtk_gesture_drag_new ();
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self), NULL);
+  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
+                           G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
+}
+
+GtkWidget *
+wick_timeline_overview_new (WickTimelineView *timeline, WickSelection *selection)
+{
+  WickTimelineOverview *self = g_object_new (WICK_TYPE_TIMELINE_OVERVIEW, NULL);
+  self->timeline = timeline;
+  self->selection = g_object_ref (selection);
+  g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self), NULL);
+  return GTK_WIDGET (self);
+}

@@ -1,0 +1,18 @@
+/* wick-timeline-overview.h — the whole trace in a strip above the timeline.
+ *
+ * Draws the timeline's scene over the document's full extent (every depth a
+ * thin row) with the visible range outlined; clicking or dragging moves the
+ * visible range there, keeping its width, as Perfetto's overview does.
+ */
+#pragma once
+
+#include "wick-timeline-view.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_TIMELINE_OVERVIEW (wick_timeline_overview_get_type ())
+G_DECLARE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, WICK, TIMELINE_OVERVIEW, GtkWidget)
+
+GtkWidget *wick_timeline_overview_new (WickTimelineView *timeline, WickSelection *selection);
+
+G_END_DECLS
