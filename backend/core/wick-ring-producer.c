@@ -298,7 +298,7 @@ wick_ring_total_dropped (WickSession *session)
   uint64_t total = atomic_load (&session->unclaimed_drops);
   uint32_t n = atomic_load (&session->header->rings_in_use);
   for (uint32_t i = 0; i < n && i < session->n_rings; i++)
-    total += atomic_load_explicit (&session->controls[i].dropped, memory_order_relaxed);
+    total += atomic_load_explicit (&wick_session_control (session, i)->dropped, memory_order_relaxed);
   return total;
 }
 
@@ -309,7 +309,7 @@ wick_ring_open_spans (WickSession *session)
   size_t open = 0;
   uint32_t n = atomic_load (&session->header->rings_in_use);
   for (uint32_t i = 0; i < n && i < session->n_rings; i++)
-    open += (size_t) (atomic_load (&session->controls[i].depth_gen) & 0xffffffffu);
+    open += (size_t) (atomic_load (&wick_session_control (session, i)->depth_gen) & 0xffffffffu);
   return open;
 }
 
@@ -380,7 +380,7 @@ wick_producer_get_slow (WickSession *session)
     if (!session->producers[i].in_use)
       {
         producer = &session->producers[i];
-        WickRingControl *control = &session->controls[i];
+        WickRingControl *control = wick_session_control (session, i);
         uint64_t commit = atomic_load (&control->commit);
         memset (producer, 0, sizeof *producer);
         producer->session = session;

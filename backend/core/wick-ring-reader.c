@@ -227,6 +227,50 @@ take_snapshot (WickRingReader *reader)
   return true;
 }
 
+/* Whether position pos may have been overwritten given commit c. */
+static bool
+is_lapped (WickRingReader *reader, uint64_t pos, uint64_t commit)
+{
+  return reader->mode == WICK_RING_READER_FOLLOW
+         && pos + reader->ring_bytes < commit + WICK_RING_MAX_RECORD;
+}
+
+/* The seq of the next record at position p0 of ring index: the last record
+ * header before p0 in its chunk tells (PAD records carry the next seq). False
+ * when that cannot be read safely; losses before the first read record are
+ * then not counted. */
+static bool
+initial_seq (WickRingReader *reader, uint32_t index, uint64_t p0, uint32_t *seq)
+{
+  if (p0 == 0)
+    {
+      *seq = 0;
+      return true;
+    }
+  WickRingControl *control = ring_control (reader, index);
+  const uint8_t *data = ring_data (reader, index);
+  uint64_t pos = (p0 - 1) & ~(uint64_t) (WICK_RING_CHUNK_BYTES - 1);
+  if (is_lapped (reader, pos, p0))
+    return false;
+  WickRecordHeader header = { 0 };
+  bool found = false;
+  while (pos < p0)
+    {
+      memcpy (&header, data + (pos & (reader->ring_bytes - 1)), sizeof header);
+      uint64_t size = (uint64_t) header.words * 8;
+      if (size == 0 || size > p0 - pos)
+        return false;
+      pos += size;
+      found = true;
+    }
+  atomic_thread_fence (memory_order_acquire);
+  uint64_t commit = atomic_load_explicit (&control->commit, memory_order_relaxed);
+  if (!found || is_lapped (reader, (p0 - 1) & ~(uint64_t) (WICK_RING_CHUNK_BYTES - 1), commit))
+    return false;
+  *seq = header.kind == WICK_KIND_PAD ? header.seq : header.seq + 1;
+  return true;
+}
+
 static bool
 claim_holder_slot (WickRingReader *reader, WickError *error)
 {
@@ -257,7 +301,12 @@ WickRingReader *
 wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
 {
   struct stat st;
-  if (fd < 0 || fstat (fd, &st) != 0)
+  if (fd < 0)
+    {
+      wick_set_error (error, "the ring fd %d is not a file descriptor", fd);
+      return NULL;
+    }
+  if (fstat (fd, &st) != 0)
     {
       wick_set_error (error, "the ring fd is not open: %s", strerror (errno));
       return NULL;
@@ -303,8 +352,11 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
       return NULL;
     }
   for (uint32_t i = 0; i < reader->n_rings; i++)
-    reader->rings[i].pos
-      = atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire);
+    {
+      ReaderRing *ring = &reader->rings[i];
+      ring->pos = atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire);
+      ring->seq_known = initial_seq (reader, i, ring->pos, &ring->expected_seq);
+    }
   if (!take_snapshot (reader)
       || (mode == WICK_RING_READER_HOLD && !claim_holder_slot (reader, error)))
     {
@@ -456,13 +508,6 @@ break_ring (WickRingReader *reader, uint32_t index, const char *why, uint64_t po
               (unsigned long long) pos, why, (unsigned long long) value);
 }
 
-/* Whether position pos may have been overwritten given commit c. */
-static bool
-is_lapped (WickRingReader *reader, uint64_t pos, uint64_t commit)
-{
-  return reader->mode == WICK_RING_READER_FOLLOW
-         && pos + reader->ring_bytes < commit + WICK_RING_MAX_RECORD;
-}
 
 static void
 resync (WickRingReader *reader, uint32_t index, uint64_t commit)

@@ -94,6 +94,14 @@ wick_session_clock (WickSession *session)
   return wick_clock_now_ns () - session->start_ns;
 }
 
+/* Ring controls are WICK_RING_CONTROL_BYTES apart (not sizeof). */
+static inline WickRingControl *
+wick_session_control (WickSession *session, uint32_t index)
+{
+  return (WickRingControl *) (void *) ((uint8_t *) session->controls
+                                       + (uint64_t) index * WICK_RING_CONTROL_BYTES);
+}
+
 /* The calling thread's producer for session, claiming a ring on first use;
  * NULL when every ring is taken (the record is counted as dropped). */
 WickProducer *wick_producer_get_slow (WickSession *session);

@@ -1,0 +1,394 @@
+/* test-ring.c — the live ring inside one process: drop counting to the
+ * record, block policy lossless under a slow reader, a lapped follow reader
+ * counting exactly what it lost, a late reader's open-span snapshot, and a
+ * reader facing corrupt framing, corrupt payloads and foreign files. */
+#include "wick-session-internal.h"
+
+#include <glib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const WickRunInfo run = {
+  .entrypoint = "ring::test",
+  .phase = WICK_PHASE_INFER,
+  .capture_step = 1,
+  .device = "cpu",
+};
+
+static WickSession *
+open_session (WickRingPolicy policy)
+{
+  WickSessionOptions options = { .policy = policy, .ring_bytes = 256 * 1024, .max_threads = 4 };
+  WickError error = { "" };
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, &error);
+  g_assert_cmpstr (error.message, ==, "");
+  g_assert_nonnull (session);
+  return session;
+}
+
+typedef struct
+{
+  guint meta, span_starts, span_ends, edges, dropped_records, lost_records, marks;
+  guint64 dropped, lost, dropped_total, first_ns, last_ns;
+  guint64 last_edge;
+  gboolean edges_in_order;
+  GPtrArray *names;
+} Counts;
+
+static bool
+count_record (const WickRingRecord *record, void *user_data)
+{
+  Counts *c = user_data;
+  switch (record->kind)
+    {
+    case WICK_RING_RECORD_META: c->meta++; break;
+    case WICK_RING_RECORD_SPAN_START:
+      c->span_starts++;
+      if (c->names != NULL)
+        g_ptr_array_add (c->names, g_strdup_printf ("%s s%" G_GUINT64_FORMAT " <s%" G_GUINT64_FORMAT
+                                                    "%s", record->span.name, record->span.id,
+                                                    record->span.parent,
+                                                    record->span.synthesized ? " synthesized" : ""));
+      break;
+    case WICK_RING_RECORD_SPAN_END: c->span_ends++; break;
+    case WICK_RING_RECORD_CALL_EDGE:
+      if (c->edges > 0 && record->call_edge.host_duration_ns <= c->last_edge)
+        c->edges_in_order = FALSE;
+      c->last_edge = record->call_edge.host_duration_ns;
+      c->edges++;
+      break;
+    case WICK_RING_RECORD_DROPPED:
+      c->dropped_records++;
+      c->dropped += record->dropped.count;
+      c->dropped_total = record->dropped.total;
+      c->first_ns = record->dropped.first_ns;
+      c->last_ns = record->dropped.last_ns;
+      break;
+    case WICK_RING_RECORD_LOST:
+      c->lost_records++;
+      c->lost += record->lost.count;
+      break;
+    case WICK_RING_RECORD_EXTENSION: c->marks++; break;
+    default: break;
+    }
+  return true;
+}
+
+static gboolean
+record_edge (WickSession *session, guint64 value)
+{
+  return wick_session_record_call_edge (session, 1, 2, value, NULL);
+}
+
+static void
+test_drop_counting_exact (void)
+{
+  WickSession *session = open_session (WICK_RING_DROP);
+  WickError error = { "" };
+  WickRingReader *holder
+    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, &error);
+  g_assert_nonnull (holder);
+  const guint total = 20000;
+  guint stored = 0;
+  for (guint i = 0; i < total; i++)
+    if (record_edge (session, i))
+      stored++;
+  /* 32-byte records, 2048 to a 64 KiB chunk, a 256 KiB ring */
+  g_assert_cmpuint (stored, ==, 8192);
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, total - stored);
+  g_assert_false (wick_session_record_call_edge (session, 1, 2, 0, &error));
+  g_assert_cmpstr (error.message, ==, "dropped: the ring is full (drop policy)");
+  guint64 before = wick_session_now_ns (session);
+
+  Counts c = { .edges_in_order = TRUE };
+  g_assert_cmpint (wick_ring_reader_drain (holder, 0, count_record, &c, NULL), ==, 2 + 8192);
+  g_assert_cmpuint (c.meta, ==, 1);
+  g_assert_cmpuint (c.span_starts, ==, 1);
+  g_assert_cmpuint (c.edges, ==, 8192);
+  g_assert_true (c.edges_in_order);
+  g_assert_cmpuint (c.dropped_records, ==, 0);
+
+  g_assert_true (record_edge (session, 99999)); /* space again: the drop is announced first */
+  Counts after = { .edges_in_order = TRUE };
+  g_assert_cmpint (wick_ring_reader_drain (holder, 0, count_record, &after, NULL), ==, 2);
+  g_assert_cmpuint (after.dropped_records, ==, 1);
+  g_assert_cmpuint (after.dropped, ==, total - stored + 1);
+  g_assert_cmpuint (after.dropped_total, ==, total - stored + 1);
+  g_assert_cmpuint (after.first_ns, <=, after.last_ns);
+  g_assert_cmpuint (after.last_ns, <=, before);
+  g_assert_cmpuint (after.edges, ==, 1);
+  g_assert_cmpuint (after.last_edge, ==, 99999);
+  WickRingReaderStats stats;
+  wick_ring_reader_get_stats (holder, &stats);
+  g_assert_cmpuint (stats.producer_dropped, ==, total - stored + 1);
+  g_assert_cmpuint (stats.lost, ==, 0);
+  wick_ring_reader_free (holder);
+  wick_session_close (session);
+}
+
+typedef struct
+{
+  WickRingReader *reader;
+  Counts counts;
+  gint stop;
+} SlowReader;
+
+static gpointer
+slow_reader_thread (gpointer data)
+{
+  SlowReader *slow = data;
+  for (;;)
+    {
+      gboolean stopping = g_atomic_int_get (&slow->stop);
+      wick_ring_reader_drain (slow->reader, 1000, count_record, &slow->counts, NULL);
+      if (stopping && wick_ring_reader_is_drained (slow->reader))
+        return NULL;
+      g_usleep (500);
+    }
+}
+
+static void
+test_block_lossless (void)
+{
+  WickSession *session = open_session (WICK_RING_BLOCK);
+  SlowReader slow = { .counts.edges_in_order = TRUE };
+  slow.reader
+    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);
+  GThread *thread = g_thread_new ("slow-reader", slow_reader_thread, &slow);
+  const guint total = 100000;
+  for (guint i = 0; i < total; i++)
+    g_assert_true (record_edge (session, i));
+  g_atomic_int_set (&slow.stop, 1);
+  g_thread_join (thread);
+  g_assert_cmpuint (slow.counts.edges, ==, total);
+  g_assert_true (slow.counts.edges_in_order);
+  g_assert_cmpuint (slow.counts.dropped_records, ==, 0);
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  wick_ring_reader_free (slow.reader);
+  wick_session_close (session);
+}
+
+static void
+test_follow_reader_lapped (void)
+{
+  WickSession *session = open_session (WICK_RING_DROP);
+  WickRingReader *follower = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  const guint total = 100000;
+  for (guint i = 0; i < total; i++)
+    g_assert_true (record_edge (session, i)); /* no hold reader: nothing is dropped */
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  Counts c = { .edges_in_order = TRUE };
+  wick_ring_reader_drain (follower, 0, count_record, &c, NULL);
+  g_assert_cmpuint (c.lost_records, ==, 1);
+  g_assert_cmpuint (c.edges + c.lost, ==, total);
+  g_assert_true (c.edges_in_order);
+  g_assert_cmpuint (c.last_edge, ==, total - 1);
+  /* what survives: from the first chunk boundary past the danger zone (the
+   * largest record) to the end: commit 3200000, safe from 2954240, chunk
+   * boundary 3014656 */
+  g_assert_cmpuint (c.edges, ==, (3200000 - 3014656) / 32);
+  WickRingReaderStats stats;
+  wick_ring_reader_get_stats (follower, &stats);
+  g_assert_cmpuint (stats.lost, ==, c.lost);
+  g_assert_true (wick_ring_reader_is_drained (follower));
+  g_assert_cmpint (wick_ring_reader_get_producer_state (follower), ==, WICK_PRODUCER_RUNNING);
+  wick_ring_reader_free (follower);
+  wick_session_close (session);
+}
+
+static void
+test_late_reader_snapshot (void)
+{
+  WickSession *session = open_session (WICK_RING_DROP);
+  WickSpanId outer = wick_span_begin_step (session, "epoch", WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+  WickSpanId inner = wick_span_begin_step (session, "forward", WICK_SPAN_MODULE, WICK_STEP_FORWARD);
+  WickRingReader *late = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  const WickRingInfo *info = wick_ring_reader_get_info (late);
+  g_assert_cmpint (info->pid, ==, getpid ());
+  g_assert_cmpstr (info->entrypoint, ==, "ring::test");
+  g_assert_cmpstr (info->run_id, ==, wick_session_get_run_id (session));
+  g_assert_cmpuint (info->start_unix_ns, ==, wick_session_get_start_unix_ns (session));
+  g_assert_cmpint (info->policy, ==, WICK_RING_DROP);
+  g_assert_cmpuint (info->ring_bytes, ==, 256 * 1024);
+  g_assert_true (wick_span_end (session, inner));
+  g_assert_true (wick_span_end (session, outer));
+  Counts c = { .names = g_ptr_array_new_with_free_func (g_free) };
+  wick_ring_reader_drain (late, 0, count_record, &c, NULL);
+  g_assert_cmpuint (c.meta, ==, 1);
+  g_assert_cmpuint (c.names->len, ==, 3);
+  g_assert_cmpstr (c.names->pdata[0], ==, "ring::test s1 <s0");
+  g_assert_cmpstr (c.names->pdata[1], ==, "epoch s2 <s1 synthesized");
+  g_assert_cmpstr (c.names->pdata[2], ==, "forward s3 <s2 synthesized");
+  g_assert_cmpuint (c.span_ends, ==, 2);
+  g_assert_true (wick_session_finish (session, NULL));
+  g_assert_cmpint (wick_ring_reader_get_producer_state (late), ==, WICK_PRODUCER_FINISHED);
+  g_ptr_array_unref (c.names);
+  wick_ring_reader_free (late);
+  wick_session_close (session);
+}
+
+/* A writable view of the session's ring, to corrupt it like a hostile or
+ * broken producer would. */
+static uint8_t *
+map_ring (WickSession *session, size_t *bytes)
+{
+  *bytes = (size_t) lseek (wick_session_get_ring_fd (session), 0, SEEK_END);
+  void *map = mmap (NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                    wick_session_get_ring_fd (session), 0);
+  g_assert_true (map != MAP_FAILED);
+  return map;
+}
+
+static WickRecordHeader *
+record_at (uint8_t *map, uint64_t position)
+{
+  WickRingHeader *header = (WickRingHeader *) (void *) map;
+  return (WickRecordHeader *) (void *) (map + header->data_offset + position);
+}
+
+static void
+test_malformed_framing (void)
+{
+  WickSession *session = open_session (WICK_RING_DROP);
+  size_t bytes;
+  uint8_t *map = map_ring (session, &bytes);
+  WickRingReader *reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  g_assert_true (record_edge (session, 1));  /* position 0 */
+  g_assert_true (record_edge (session, 2));  /* position 32 */
+  g_assert_true (record_edge (session, 3));  /* position 64 */
+  g_assert_true (wick_session_mark (session, "m", NULL)); /* position 96 */
+  record_at (map, 0)->kind = 200;            /* unknown kind: skipped by its length */
+  uint32_t bad_length = 4000;                /* the mark's kind string runs past the record */
+  memcpy ((uint8_t *) record_at (map, 96) + 8, &bad_length, 4);
+  record_at (map, 64)->words = 0;            /* zero length: ends the ring */
+  Counts c = { .edges_in_order = TRUE };
+  wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
+  g_assert_cmpuint (c.edges, ==, 1);
+  g_assert_cmpuint (c.last_edge, ==, 2);
+  WickRingReaderStats stats;
+  wick_ring_reader_get_stats (reader, &stats);
+  g_assert_cmpuint (stats.unknown_skipped, ==, 1);
+  g_assert_cmpuint (stats.broken_rings, ==, 1);
+  g_assert_cmpstr (stats.first_error, ==,
+                   "ring 0 at position 64: zero record length (0); reading of this ring stopped");
+  /* a broken ring stays ended: no spin, nothing more from it */
+  g_assert_cmpint (wick_ring_reader_drain (reader, 0, count_record, &c, NULL), ==, 0);
+  wick_ring_reader_free (reader);
+
+  record_at (map, 64)->words = 4;
+  reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  g_assert_true (record_edge (session, 4)); /* position 144 (the mark is 48 bytes) */
+  record_at (map, 144)->words = 3000;
+  wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
+  wick_ring_reader_get_stats (reader, &stats);
+  g_assert_cmpstr (stats.first_error, ==,
+                   "ring 0 at position 144: record length runs past the committed data (24000); "
+                   "reading of this ring stopped");
+  wick_ring_reader_free (reader);
+
+  reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  g_assert_true (wick_session_mark (session, "m", NULL)); /* position 176 */
+  memcpy ((uint8_t *) record_at (map, 176) + 8, &bad_length, 4);
+  g_assert_true (record_edge (session, 5));
+  Counts d = { .edges_in_order = TRUE };
+  wick_ring_reader_drain (reader, 0, count_record, &d, NULL);
+  wick_ring_reader_get_stats (reader, &stats);
+  g_assert_cmpuint (stats.malformed, ==, 1);
+  g_assert_cmpuint (d.marks, ==, 0);
+  g_assert_cmpuint (d.edges, ==, 1);
+  g_assert_cmpstr (stats.first_error, ==,
+                   "ring 0: record kind 13 seq 5: a string length runs past the end of the record");
+  wick_ring_reader_free (reader);
+  munmap (map, bytes);
+  wick_session_close (session);
+}
+
+static void
+assert_reader_refused (const void *data, size_t size, const char *expected)
+{
+  int fd = memfd_create ("not-a-ring", MFD_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, data, size), ==, (gssize) size);
+  WickError error = { "" };
+  g_assert_null (wick_ring_reader_new (fd, &error));
+  g_assert_cmpstr (error.message, ==, expected);
+  close (fd);
+}
+
+static void
+test_foreign_files (void)
+{
+  char junk[8192] = "definitely not a ring";
+  assert_reader_refused (junk, 16, "not a Wick ring (16 bytes, smaller than its header)");
+  assert_reader_refused (junk, sizeof junk, "not a Wick ring (bad magic)");
+  WickRingHeader header = { .magic = WICK_RING_MAGIC, .version = 2 };
+  memcpy (junk, &header, sizeof header);
+  assert_reader_refused (junk, sizeof junk,
+                         "ring format version 2 is not supported (this reader reads 1)");
+  header.version = 1;
+  header.header_bytes = WICK_RING_HEADER_BYTES;
+  header.n_rings = 1;
+  header.chunk_bytes = WICK_RING_CHUNK_BYTES;
+  header.max_record_bytes = WICK_RING_MAX_RECORD;
+  header.ring_bytes = 1u << 20;
+  header.control_bytes = WICK_RING_CONTROL_BYTES;
+  header.data_offset = 4096;
+  memcpy (junk, &header, sizeof header);
+  assert_reader_refused (junk, sizeof junk,
+                         "ring header: sizes or offsets do not fit the 8192-byte memfd");
+  WickError error = { "" };
+  g_assert_null (wick_ring_reader_new (-1, &error));
+  g_assert_cmpstr (error.message, ==, "the ring fd -1 is not a file descriptor");
+}
+
+static void
+test_hold_slots (void)
+{
+  WickSession *session = open_session (WICK_RING_DROP);
+  WickRingReader *readers[8];
+  for (int i = 0; i < 8; i++)
+    {
+      readers[i] = wick_ring_reader_new_full (wick_session_get_ring_fd (session),
+                                              WICK_RING_READER_HOLD, NULL);
+      g_assert_nonnull (readers[i]);
+    }
+  WickError error = { "" };
+  g_assert_null (wick_ring_reader_new_full (wick_session_get_ring_fd (session),
+                                            WICK_RING_READER_HOLD, &error));
+  g_assert_cmpstr (error.message, ==, "all 8 hold-reader slots are taken");
+  wick_ring_reader_free (readers[3]);
+  readers[3] = wick_ring_reader_new_full (wick_session_get_ring_fd (session),
+                                          WICK_RING_READER_HOLD, NULL);
+  g_assert_nonnull (readers[3]);
+  for (int i = 0; i < 8; i++)
+    wick_ring_reader_free (readers[i]);
+  wick_session_close (session);
+}
+
+static void
+test_overwrite_ignores_holders (void)
+{
+  WickSession *session = open_session (WICK_RING_OVERWRITE);
+  WickRingReader *holder
+    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);
+  for (guint i = 0; i < 50000; i++)
+    g_assert_true (record_edge (session, i));
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  wick_ring_reader_free (holder);
+  wick_session_close (session);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/core/ring/drop-counting-exact", test_drop_counting_exact);
+  g_test_add_func ("/core/ring/block-lossless", test_block_lossless);
+  g_test_add_func ("/core/ring/follow-reader-lapped", test_follow_reader_lapped);
+  g_test_add_func ("/core/ring/late-reader-snapshot", test_late_reader_snapshot);
+  g_test_add_func ("/core/ring/malformed-framing", test_malformed_framing);
+  g_test_add_func ("/core/ring/foreign-files", test_foreign_files);
+  g_test_add_func ("/core/ring/hold-slots", test_hold_slots);
+  g_test_add_func ("/core/ring/overwrite-ignores-holders", test_overwrite_ignores_holders);
+  return g_test_run ();
+}

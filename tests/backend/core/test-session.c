@@ -1,0 +1,548 @@
+/* test-session.c — the recording API: validation sentences, the JSONL file a
+ * session writes, gradient contracts and plans, threads recording at once. */
+#include "wick-session-internal.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+
+static const WickRunInfo train_run = {
+  .entrypoint = "train::update",
+  .phase = WICK_PHASE_TRAIN,
+  .capture_step = 2,
+  .warmup_steps = 1,
+  .device = "cpu",
+};
+
+static char *
+temp_path (const char *name)
+{
+  return g_build_filename (g_get_tmp_dir (), name, NULL);
+}
+
+static char **
+read_lines (const char *path, guint *n)
+{
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_true (g_str_has_suffix (text, "\n"));
+  text[strlen (text) - 1] = '\0';
+  char **lines = g_strsplit (text, "\n", -1);
+  *n = g_strv_length (lines);
+  return lines;
+}
+
+static void
+assert_open_refused (const WickRunInfo *run, const WickCaptureContract *contract,
+                     const char *expected)
+{
+  WickError error = { "" };
+  WickSession *session = wick_session_open (run, contract, NULL, &error);
+  g_assert_null (session);
+  g_assert_cmpstr (error.message, ==, expected);
+}
+
+static void
+test_open_validation (void)
+{
+  WickCaptureContract contract = { 0 };
+  WickRunInfo run = train_run;
+  run.capture_step = 0;
+  assert_open_refused (&run, &contract,
+                       "run metadata: capture_step must be one-based and greater than zero");
+  run = train_run;
+  run.entrypoint = "  ";
+  assert_open_refused (&run, &contract, "run metadata: entrypoint must not be empty");
+  run = train_run;
+  run.device = "";
+  assert_open_refused (&run, &contract, "run metadata: device must not be empty");
+  run = train_run;
+  run.warmup_steps = 2;
+  assert_open_refused (&run, &contract,
+                       "run metadata: warmup_steps (2) must be less than capture_step (2)");
+  run = train_run;
+  run.correlation_id = " ";
+  assert_open_refused (&run, &contract, "run metadata: correlation_id must not be empty");
+  WickComparisonIdentity identity = { .workload_id = "w", .model_id = "m", .config_id = "c",
+                                      .data_id = "d", .seed_policy = "fixed", .physical_batch = 8,
+                                      .accumulation_steps = 0, .precision = "f32",
+                                      .device_state = "warm" };
+  run = train_run;
+  run.comparison_identity = &identity;
+  assert_open_refused (&run, &contract,
+                       "run metadata: comparison_identity.accumulation_steps must be greater "
+                       "than zero");
+  identity.accumulation_steps = 1;
+  identity.pair_id = "";
+  assert_open_refused (&run, &contract,
+                       "run metadata: comparison_identity.pair_id must not be empty");
+  WickTag tags[] = { { "b", "1" }, { "b", "2" } };
+  run = train_run;
+  run.tags = tags;
+  run.n_tags = 2;
+  assert_open_refused (&run, &contract, "run metadata: tag \"b\" is given more than once");
+
+  contract.gradients = WICK_COVERAGE_COMPLETE;
+  assert_open_refused (&train_run, &contract,
+                       "capture contract: complete gradient coverage requires an exact "
+                       "gradient_contract");
+  contract.gradients = WICK_COVERAGE_NONE;
+  const char *labels[] = { "forward", "forward" };
+  contract.required_semantic_labels = labels;
+  contract.n_required_semantic_labels = 2;
+  assert_open_refused (&train_run, &contract,
+                       "capture contract: required_semantic_labels lists \"forward\" more than "
+                       "once");
+  const char *one[] = { "forward" };
+  const char *gpu[] = { "loss" };
+  contract.required_semantic_labels = one;
+  contract.n_required_semantic_labels = 1;
+  contract.gpu_expected_semantic_labels = gpu;
+  contract.n_gpu_expected_semantic_labels = 1;
+  assert_open_refused (&train_run, &contract,
+                       "capture contract: gpu_expected_semantic_labels classifies \"loss\", "
+                       "which is not a required semantic label");
+  contract.gpu_expected_semantic_labels = one;
+  contract.cpu_only_semantic_labels = one;
+  contract.n_cpu_only_semantic_labels = 1;
+  assert_open_refused (&train_run, &contract,
+                       "capture contract: \"forward\" is classified both GPU-expected and "
+                       "CPU-only");
+  WickSessionOptions options = { .ring_bytes = 1000 };
+  WickError error;
+  g_assert_null (wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "session options: ring_bytes 1000 must be a power of two between 256 KiB and "
+                   "4 GiB");
+  options = (WickSessionOptions){ .jsonl_path = "/nonexistent-dir/t.jsonl" };
+  g_assert_null (wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "open trace /nonexistent-dir/t.jsonl: No such file or directory");
+}
+
+static const WickExpectedGradient golden_expected[] = {
+  { "parameters", "trunk.weight", "trunk" },
+  { "parameters", "frozen.weight", "frozen" },
+  { "parameters", "optional.weight", "optional" },
+};
+static const WickGradientFamily golden_families[] = {
+  { "trunk", WICK_EXPECT_ACTIVE, 1 },
+  { "frozen", WICK_EXPECT_INACTIVE, 0 },
+  { "optional", WICK_EXPECT_DATA_CONDITIONAL, 1 },
+};
+
+static void
+test_manifest_digest (void)
+{
+  char digest[WICK_SHA256_TEXT_LEN];
+  g_assert_true (wick_gradient_manifest_sha256 (golden_expected, 3, digest, NULL));
+  g_assert_cmpstr (digest, ==,
+                   "sha256:d7f0b4aa8a4072b9824018c8d3eff5757286f1348366c15ef8780be38945fcc6");
+  WickGradientContract *contract
+    = wick_gradient_contract_new (golden_expected, 3, golden_families, 3, NULL);
+  g_assert_nonnull (contract);
+  g_assert_cmpstr (wick_gradient_contract_get_digest (contract), ==, digest);
+  WickGradientContract *copy = wick_gradient_contract_copy (contract);
+  g_assert_cmpstr (wick_gradient_contract_get_digest (copy), ==, digest);
+  g_assert_cmpstr (wick_gradient_contract_get_expected (copy, 1)->key, ==, "frozen.weight");
+  wick_gradient_contract_free (copy);
+  wick_gradient_contract_free (contract);
+  /* order matters */
+  WickExpectedGradient swapped[] = { golden_expected[1], golden_expected[0], golden_expected[2] };
+  g_assert_true (wick_gradient_manifest_sha256 (swapped, 3, digest, NULL));
+  g_assert_cmpstr (digest, !=,
+                   "sha256:d7f0b4aa8a4072b9824018c8d3eff5757286f1348366c15ef8780be38945fcc6");
+}
+
+static void
+assert_contract_refused (const WickExpectedGradient *expected, size_t n_expected,
+                         const WickGradientFamily *families, size_t n_families,
+                         const char *message)
+{
+  WickError error = { "" };
+  g_assert_null (wick_gradient_contract_new (expected, n_expected, families, n_families, &error));
+  g_assert_cmpstr (error.message, ==, message);
+}
+
+static void
+test_contract_validation (void)
+{
+  assert_contract_refused (NULL, 0, golden_families, 3, "gradient manifest must not be empty");
+  assert_contract_refused (golden_expected, 3, NULL, 0, "gradient families must not be empty");
+  WickExpectedGradient blank[] = { { "parameters", " ", "trunk" } };
+  assert_contract_refused (blank, 1, golden_families, 1,
+                           "gradient manifest root, key, and family must not be empty");
+  WickExpectedGradient twice[] = { golden_expected[0], golden_expected[0] };
+  assert_contract_refused (twice, 2, golden_families, 1,
+                           "gradient manifest declares (\"parameters\", \"trunk.weight\") more "
+                           "than once");
+  WickGradientFamily repeated[] = { golden_families[0], golden_families[0] };
+  assert_contract_refused (golden_expected, 1, repeated, 2,
+                           "gradient family \"trunk\" is declared more than once");
+  WickGradientFamily stray[] = { golden_families[0], { "other", WICK_EXPECT_ACTIVE, 1 } };
+  assert_contract_refused (golden_expected, 1, stray, 2,
+                           "gradient family \"other\" has no manifest members");
+  WickGradientFamily inactive[] = { { "trunk", WICK_EXPECT_INACTIVE, 1 } };
+  assert_contract_refused (golden_expected, 1, inactive, 1,
+                           "inactive gradient family \"trunk\" must have min_present=0");
+  WickGradientFamily too_many[] = { { "trunk", WICK_EXPECT_ACTIVE, 2 } };
+  assert_contract_refused (golden_expected, 1, too_many, 1,
+                           "active or data-conditional gradient family \"trunk\" needs "
+                           "min_present in 1..=1");
+  assert_contract_refused (golden_expected, 3, golden_families, 1,
+                           "gradient manifest family \"frozen\" has no family contract");
+}
+
+static const char *
+family_of (const char *key, void *user_data)
+{
+  return g_str_has_prefix (key, "frozen") ? "frozen" : "params";
+}
+
+static void
+test_plan_sorting_duplicates_empty (void)
+{
+  const char *keys[] = { "encoder.weight", "decoder.weight", "encoder.bias" };
+  WickGradientFamily families[] = { { "params", WICK_EXPECT_DATA_CONDITIONAL, 1 } };
+  WickError error = { "" };
+  WickGradientPlan *plan = wick_gradient_plan_new ("varmap", keys, 3, family_of, NULL, families,
+                                                   1, &error);
+  g_assert_nonnull (plan);
+  g_assert_cmpstr (wick_gradient_plan_get_root (plan), ==, "varmap");
+  g_assert_cmpstr (wick_gradient_plan_get_key (plan, 0), ==, "decoder.weight");
+  g_assert_cmpstr (wick_gradient_plan_get_key (plan, 1), ==, "encoder.bias");
+  g_assert_cmpstr (wick_gradient_plan_get_key (plan, 2), ==, "encoder.weight");
+  g_assert_cmpint (wick_gradient_plan_find_key (plan, "encoder.weight"), ==, 2);
+  g_assert_cmpint (wick_gradient_plan_find_key (plan, "nope"), ==, -1);
+  const WickGradientContract *contract = wick_gradient_plan_get_contract (plan);
+  g_assert_cmpuint (wick_gradient_contract_get_n_expected (contract), ==, 3);
+  g_assert_cmpstr (wick_gradient_contract_get_expected (contract, 0)->root, ==, "varmap");
+  g_assert_cmpstr (wick_gradient_contract_get_expected (contract, 0)->family, ==, "params");
+  wick_gradient_plan_free (plan);
+
+  const char *duplicate[] = { "encoder.weight", "encoder.weight" };
+  g_assert_null (wick_gradient_plan_new ("varmap", duplicate, 2, family_of, NULL, families, 1,
+                                         &error));
+  g_assert_cmpstr (error.message, ==,
+                   "building exact gradient contract from named parameters: gradient manifest "
+                   "declares (\"varmap\", \"encoder.weight\") more than once");
+  g_assert_null (wick_gradient_plan_new ("varmap", NULL, 0, family_of, NULL, families, 1, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "building exact gradient contract from named parameters: gradient manifest "
+                   "must not be empty");
+}
+
+static void
+test_plan_records_manifest_population (void)
+{
+  const char *keys[] = { "used.weight", "frozen.weight", "zero.weight", "nan.weight" };
+  WickGradientFamily families[] = { { "frozen", WICK_EXPECT_INACTIVE, 0 },
+                                    { "params", WICK_EXPECT_DATA_CONDITIONAL, 1 } };
+  WickGradientPlan *plan = wick_gradient_plan_new ("varmap", keys, 4, family_of, NULL, families,
+                                                   2, NULL);
+  g_assert_nonnull (plan);
+  g_autofree char *path = temp_path ("wick-test-plan.jsonl");
+  WickCaptureContract contract = { .gradients = WICK_COVERAGE_COMPLETE,
+                                   .gradient_contract = wick_gradient_plan_get_contract (plan) };
+  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK };
+  WickError error = { "" };
+  WickSession *session = wick_session_open (&train_run, &contract, &options, &error);
+  g_assert_nonnull (session);
+  /* manifest order: frozen.weight, nan.weight, used.weight, zero.weight */
+  WickParameterGradient gradients[] = { { false, 0.0 }, { true, NAN }, { true, 2.5 },
+                                        { true, 0.0 } };
+  g_assert_true (wick_gradient_plan_record (plan, session, gradients, 4, &error));
+  g_assert_false (wick_gradient_plan_record (plan, session, gradients, 3, &error));
+  g_assert_cmpstr (error.message, ==, "gradient plan: 3 gradients given for 4 manifest entries");
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session);
+  guint n;
+  g_auto (GStrv) lines = read_lines (path, &n);
+  g_assert_cmpuint (n, ==, 8);
+  g_assert_true (strstr (lines[0], "\"gradient_contract\":{\"manifest_sha256\":\"sha256:") != NULL);
+  g_assert_cmpstr (lines[2], ==,
+                   "{\"kind\":\"gradient\",\"event_id\":\"gradient-1\",\"root\":\"varmap\","
+                   "\"key\":\"frozen.weight\",\"state\":\"missing\"}");
+  g_assert_cmpstr (lines[3], ==,
+                   "{\"kind\":\"gradient\",\"event_id\":\"gradient-2\",\"root\":\"varmap\","
+                   "\"key\":\"nan.weight\",\"state\":\"non_finite\"}");
+  g_assert_cmpstr (lines[4], ==,
+                   "{\"kind\":\"gradient\",\"event_id\":\"gradient-3\",\"root\":\"varmap\","
+                   "\"key\":\"used.weight\",\"state\":\"present\",\"norm\":2.5}");
+  g_assert_cmpstr (lines[5], ==,
+                   "{\"kind\":\"gradient\",\"event_id\":\"gradient-4\",\"root\":\"varmap\","
+                   "\"key\":\"zero.weight\",\"state\":\"zero\",\"norm\":0.0}");
+  wick_gradient_plan_free (plan);
+  g_unlink (path);
+}
+
+static void
+test_record_refusals (void)
+{
+  WickSession *session = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, NULL, NULL);
+  g_assert_nonnull (session);
+  WickError error = { "" };
+  g_assert_false (wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_PRESENT, true,
+                                                0.0, &error));
+  g_assert_cmpstr (error.message, ==, "gradient state `present` is inconsistent with norm Some(0)");
+  g_assert_false (wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_ZERO, true, -0.0,
+                                                &error));
+  g_assert_cmpstr (error.message, ==, "gradient state `zero` is inconsistent with norm Some(-0)");
+  g_assert_false (wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_MISSING, true,
+                                                1.0, &error));
+  g_assert_cmpstr (error.message, ==, "gradient state `missing` is inconsistent with norm Some(1)");
+  g_assert_false (wick_session_record_gradient (session, " ", "k", WICK_GRADIENT_MISSING, false,
+                                                0, &error));
+  g_assert_cmpstr (error.message, ==, "gradient roots and parameter keys must not be empty");
+  WickDeviceMemoryRecord empty = { .timestamp_ns = WICK_NOW, .device = "cuda:0" };
+  g_assert_false (wick_session_record_device_memory (session, &empty, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "device-memory checkpoint must contain at least one observation");
+  WickDeviceIntervalRecord interval = { .span = 1, .device = "cuda:0", .stream_id = "0",
+                                        .clock_id = "c", .backend = "cuda" };
+  g_assert_false (wick_session_record_device_interval (session, &interval, &error));
+  g_assert_cmpstr (error.message, ==, "device interval duration must be positive");
+  g_assert_false (wick_session_record_data_edge (session, "", "t", &error));
+  g_assert_cmpstr (error.message, ==, "data-edge tensor IDs cannot be empty");
+  uint64_t shape[] = { 2, 2 };
+  WickTensorStatsRecord stats = { .span = 1, .label = "x", .shape = shape, .rank = 2,
+                                  .dtype = "f32", .elements = 5 };
+  g_assert_false (wick_session_record_tensor_stats (session, &stats, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "invalid tensor_stats \"x\": elements 5 differs from the shape's 4");
+  stats.elements = 4;
+  stats.rms = -1.0;
+  g_assert_false (wick_session_record_tensor_stats (session, &stats, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "invalid tensor_stats \"x\": rms and abs_max must be finite and >= 0, mean "
+                   "finite");
+  g_assert_false (wick_session_record_extension (session, "mark", "", &error));
+  g_assert_cmpstr (error.message, ==, "extension kind \"mark\" must start with \"wick_\"");
+  g_assert_nonnull (wick_measurement_begin (session, "measured", &error) ? "ok" : NULL);
+  g_assert_cmpuint (wick_measurement_begin (session, "again", &error), ==, 0);
+  g_assert_cmpstr (error.message, ==,
+                   "the measured region was already begun; a session has exactly one");
+  g_assert_false (wick_session_finish (session, &error));
+  g_assert_cmpstr (error.message, ==, "cannot finish trace with 1 nested spans still open");
+  g_assert_false (wick_span_end (session, 0));
+  g_assert_false (wick_span_end (session, 999));
+  g_assert_false (wick_session_finish_failed (session, " ", &error));
+  g_assert_cmpstr (error.message, ==, "failure reason cannot be empty");
+  g_assert_true (wick_session_finish_failed (session, "stopped by test", &error));
+  g_assert_false (wick_session_mark (session, "late", &error));
+  g_assert_cmpstr (error.message, ==,
+                   "the session is finished; nothing can be recorded after its terminal");
+  wick_session_close (session);
+}
+
+static void
+test_session_file (void)
+{
+  g_autofree char *path = temp_path ("wick-test-session.jsonl");
+  WickTag tags[] = { { "zeta", "1" }, { "alpha", "a\"b" } };
+  WickRunInfo run = train_run;
+  run.tags = tags;
+  run.n_tags = 2;
+  run.correlation_id = "corr-1";
+  const char *labels[] = { "forward" };
+  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_PROFILED_WORK,
+                                   .operations = WICK_COVERAGE_COMPLETE,
+                                   .required_semantic_labels = labels,
+                                   .n_required_semantic_labels = 1 };
+  WickSessionOptions options = { .jsonl_path = path };
+  WickError error = { "" };
+  WickSession *session = wick_session_open (&run, &contract, &options, &error);
+  g_assert_nonnull (session);
+  g_assert_cmpstr (wick_session_get_entrypoint (session), ==, "train::update");
+  g_assert_cmpint (wick_session_get_pid (session), ==, getpid ());
+  g_assert_cmpint (wick_session_get_ring_fd (session), >=, 0);
+  g_assert_true (g_str_has_prefix (wick_session_get_run_id (session), "run-"));
+  WickSpanId measured = wick_measurement_begin (session, "step", &error);
+  g_assert_cmpuint (measured, ==, 2);
+  WickString forward_name = wick_intern (session, "forward");
+  g_assert_cmpuint (forward_name, ==, wick_intern (session, "forward"));
+  WickSpanId forward
+    = wick_span_begin_step_interned (session, forward_name, WICK_SPAN_MODULE, WICK_STEP_FORWARD);
+  g_assert_cmpuint (forward, ==, 3);
+  g_assert_cmpuint (wick_span_current (session), ==, 3);
+  uint64_t shape[] = { 4, 2 };
+  WickTensorRecord tensor = { .span = forward, .tensor_id = "t9", .shape = shape, .rank = 2,
+                              .dtype = "F32 ", .device = "cpu",
+                              .category = WICK_CATEGORY_ACTIVATION };
+  g_assert_true (wick_session_record_tensor (session, &tensor, &error));
+  g_assert_true (wick_span_end (session, forward));
+  g_assert_true (wick_span_end (session, measured));
+  g_assert_true (wick_session_finish (session, &error));
+  g_assert_true (wick_session_is_finished (session));
+  wick_session_close (session);
+
+  guint n;
+  g_auto (GStrv) lines = read_lines (path, &n);
+  g_assert_cmpuint (n, ==, 9);
+  g_assert_true (g_str_has_prefix (lines[0], "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\","
+                                             "\"run_id\":\"run-"));
+  g_assert_true (strstr (lines[0], ",\"correlation_id\":\"corr-1\",\"entrypoint\":\"train::update\","
+                                   "\"phase\":\"train\",\"timestamp\":\"") != NULL);
+  g_assert_true (g_str_has_suffix (
+    lines[0], "Z\",\"capture_step\":2,\"warmup_steps\":1,\"device\":\"cpu\","
+              "\"measured_region_device_synchronized\":false,\"timing_mode\":\"host\","
+              "\"capture_contract\":{\"measurement_scope\":\"profiled_work\",\"operations\":"
+              "\"complete\",\"tensors\":\"none\",\"gradients\":\"none\",\"logical_memory\":"
+              "\"none\",\"physical_memory\":\"none\",\"device_timing\":\"none\","
+              "\"required_semantic_labels\":[\"forward\"]},\"tags\":{\"alpha\":\"a\\\"b\","
+              "\"zeta\":\"1\"}}"));
+  g_assert_cmpstr (lines[1], ==,
+                   "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"train::update\","
+                   "\"start_ns\":0,\"span_kind\":\"function\",\"measured\":false}");
+  g_assert_true (g_str_has_prefix (lines[2], "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":"
+                                             "\"s1\",\"name\":\"step\",\"start_ns\":"));
+  g_assert_true (g_str_has_suffix (lines[2], ",\"span_kind\":\"function\",\"measured\":true}"));
+  g_assert_true (g_str_has_suffix (lines[3], ",\"span_kind\":\"module\",\"measured\":false,"
+                                             "\"step\":\"forward\"}"));
+  g_assert_cmpstr (lines[4], ==,
+                   "{\"kind\":\"tensor\",\"span_id\":\"s3\",\"tensor_id\":\"t9\",\"shape\":[4,2],"
+                   "\"dtype\":\"F32 \",\"device\":\"cpu\",\"requires_grad\":false,"
+                   "\"dense_bytes\":32,\"category\":\"activation\"}");
+  g_assert_true (g_str_has_prefix (lines[5], "{\"kind\":\"span_end\",\"id\":\"s3\""));
+  g_assert_true (g_str_has_prefix (lines[6], "{\"kind\":\"span_end\",\"id\":\"s2\""));
+  g_assert_true (g_str_has_prefix (lines[7], "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":"));
+  guint64 root_ns = g_ascii_strtoull (lines[7] + strlen ("{\"kind\":\"span_end\",\"id\":\"s1\","
+                                                         "\"duration_ns\":"), NULL, 10);
+  g_autofree char *terminal = g_strdup_printf (
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}",
+    root_ns);
+  g_assert_cmpstr (lines[8], ==, terminal);
+  g_unlink (path);
+}
+
+static void
+test_tensor_stats_helper (void)
+{
+  float data[] = { 3.0f, -4.0f, 0.0f, 1.0f };
+  WickTensorStatsRecord stats = { 0 };
+  wick_tensor_stats_compute_f32 (data, 4, &stats);
+  g_assert_cmpuint (stats.elements, ==, 4);
+  g_assert_cmpuint (stats.non_finite, ==, 0);
+  g_assert_cmpfloat (stats.rms, ==, sqrt (26.0 / 4.0));
+  g_assert_cmpfloat (stats.abs_max, ==, 4.0);
+  g_assert_cmpfloat (stats.mean, ==, 0.0);
+  data[2] = NAN;
+  data[3] = INFINITY;
+  wick_tensor_stats_compute_f32 (data, 4, &stats);
+  g_assert_cmpuint (stats.non_finite, ==, 2);
+  g_assert_cmpfloat (stats.rms, ==, 0.0);
+  g_assert_cmpfloat (stats.abs_max, ==, 0.0);
+  wick_tensor_stats_compute_f32 (NULL, 0, &stats);
+  g_assert_cmpuint (stats.elements, ==, 0);
+  g_assert_cmpuint (wick_dtype_size (" BF16 "), ==, 2);
+  g_assert_cmpuint (wick_dtype_size ("q4"), ==, 0);
+  uint64_t dense = 0, big[] = { UINT64_C (1) << 32, UINT64_C (1) << 32 };
+  g_assert_false (wick_dense_bytes (big, 2, "u8", &dense));
+  g_assert_true (wick_dense_bytes (NULL, 0, "f64", &dense));
+  g_assert_cmpuint (dense, ==, 8);
+}
+
+#define THREADS 4
+#define SPANS_PER_THREAD 20000
+
+typedef struct
+{
+  WickSession *session;
+  int index;
+} ThreadArgs;
+
+static gpointer
+record_thread (gpointer data)
+{
+  ThreadArgs *args = data;
+  char name[32];
+  g_snprintf (name, sizeof name, "worker-%d", args->index);
+  WickString handle = wick_intern (args->session, name);
+  for (int i = 0; i < SPANS_PER_THREAD; i++)
+    {
+      WickSpanId outer = wick_span_begin_interned (args->session, handle, WICK_SPAN_FUNCTION);
+      g_assert_cmpuint (outer, !=, 0);
+      if (i % 100 == 0)
+        {
+          uint64_t shape[] = { (uint64_t) i };
+          WickOpRecord op = { .span = outer, .op_name = name, .shape = shape, .rank = 1,
+                              .dtype = "f32", .device = "cpu", .duration_ns = 1,
+                              .timestamp_ns = 0 };
+          g_assert_true (wick_session_record_op (args->session, &op, NULL));
+        }
+      g_assert_true (wick_span_end (args->session, outer));
+    }
+  return NULL;
+}
+
+static void
+test_four_threads (void)
+{
+  g_autofree char *path = temp_path ("wick-test-threads.jsonl");
+  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK,
+                                 .ring_bytes = 256 * 1024 };
+  WickSession *session = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options,
+                                            NULL);
+  g_assert_nonnull (session);
+  GThread *threads[THREADS];
+  ThreadArgs args[THREADS];
+  for (int t = 0; t < THREADS; t++)
+    {
+      args[t] = (ThreadArgs){ session, t };
+      threads[t] = g_thread_new ("recorder", record_thread, &args[t]);
+    }
+  for (int t = 0; t < THREADS; t++)
+    g_thread_join (threads[t]);
+  WickError error;
+  g_assert_true (wick_session_finish (session, &error));
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  wick_session_close (session);
+
+  guint n;
+  g_auto (GStrv) lines = read_lines (path, &n);
+  g_autoptr (GHashTable) started = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint starts[THREADS] = { 0 }, ends = 0, ops[THREADS] = { 0 };
+  for (guint i = 0; i < n; i++)
+    {
+      const char *line = lines[i];
+      if (g_str_has_prefix (line, "{\"kind\":\"span_start\",\"id\":\""))
+        {
+          const char *id = line + strlen ("{\"kind\":\"span_start\",\"id\":\"");
+          char *key = g_strndup (id, strchr (id, '"') - id);
+          g_assert_false (g_hash_table_contains (started, key));
+          g_hash_table_add (started, key);
+          const char *worker = strstr (line, "\"name\":\"worker-");
+          if (worker != NULL)
+            starts[worker[strlen ("\"name\":\"worker-")] - '0']++;
+        }
+      else if (g_str_has_prefix (line, "{\"kind\":\"span_end\""))
+        ends++;
+      else if (g_str_has_prefix (line, "{\"kind\":\"op\""))
+        ops[strstr (line, "\"op_name\":\"worker-")[strlen ("\"op_name\":\"worker-")] - '0']++;
+    }
+  for (int t = 0; t < THREADS; t++)
+    {
+      g_assert_cmpuint (starts[t], ==, SPANS_PER_THREAD);
+      g_assert_cmpuint (ops[t], ==, SPANS_PER_THREAD / 100);
+    }
+  g_assert_cmpuint (ends, ==, THREADS * SPANS_PER_THREAD + 1);
+  g_assert_cmpuint (n, ==, 1 + 1 + 2 * THREADS * SPANS_PER_THREAD + THREADS * 200 + 1 + 1);
+  g_unlink (path);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/core/session/open-validation", test_open_validation);
+  g_test_add_func ("/core/session/record-refusals", test_record_refusals);
+  g_test_add_func ("/core/session/file", test_session_file);
+  g_test_add_func ("/core/session/four-threads", test_four_threads);
+  g_test_add_func ("/core/gradient/manifest-digest", test_manifest_digest);
+  g_test_add_func ("/core/gradient/contract-validation", test_contract_validation);
+  g_test_add_func ("/core/gradient/plan-sorting-duplicates-empty",
+                   test_plan_sorting_duplicates_empty);
+  g_test_add_func ("/core/gradient/plan-records-manifest", test_plan_records_manifest_population);
+  g_test_add_func ("/core/tensor-stats/helper", test_tensor_stats_helper);
+  return g_test_run ();
+}
