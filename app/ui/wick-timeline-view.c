@@ -22,6 +22,8 @@ struct _WickTimelineView
   guint8 *matches;
   GArray *match_list; /* guint32 span indices by start */
   gint current_match;
+  gint64 last_build_us, build_cost_us;
+  guint rebuild_source;
   gboolean follow;
   /* drag */
   guint64 drag_start_ns, drag_end_ns;
@@ -42,17 +44,42 @@ is_dark (void)
   return adw_style_manager_get_dark (adw_style_manager_get_default ());
 }
 
+static gboolean
+redraw_later (gpointer user_data)
+{
+  WickTimelineView *self = user_data;
+  self->rebuild_source = 0;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  return G_SOURCE_REMOVE;
+}
+
+/* A growing document rebuilds the scene at most once per four build times,
+ * so a live session with a large trace keeps its frame rate: the view keeps
+ * scrolling (follow mode) and the new spans appear at the next rebuild. */
+static void
+ensure_scene_throttled (WickTimelineView *self, gboolean force)
+{
+  if (self->document == NULL || (self->scene != NULL && !self->scene_dirty))
+    return;
+  gint64 now = g_get_monotonic_time ();
+  if (!force && self->scene != NULL && now - self->last_build_us < 4 * self->build_cost_us)
+    {
+      if (self->rebuild_source == 0)
+        self->rebuild_source = g_timeout_add (MAX ((4 * self->build_cost_us - (now - self->last_build_us)) / 1000, 1),
+                                              redraw_later, self);
+      return;
+    }
+  g_clear_pointer (&self->scene, wick_timeline_scene_free);
+  self->scene = wick_timeline_scene_new (self->document);
+  self->scene_dirty = FALSE;
+  self->last_build_us = g_get_monotonic_time ();
+  self->build_cost_us = self->last_build_us - now;
+}
+
 static void
 ensure_scene (WickTimelineView *self)
 {
-  if (self->document == NULL)
-    return;
-  if (self->scene == NULL || self->scene_dirty)
-    {
-      g_clear_pointer (&self->scene, wick_timeline_scene_free);
-      self->scene = wick_timeline_scene_new (self->document);
-      self->scene_dirty = FALSE;
-    }
+  ensure_scene_throttled (self, TRUE);
 }
 
 void
@@ -73,7 +100,7 @@ wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *o
 WickTimelineScene *
 wick_timeline_view_get_scene (WickTimelineView *self)
 {
-  ensure_scene (self);
+  ensure_scene_throttled (self, self->scene == NULL);
   return self->scene;
 }
 
@@ -162,7 +189,7 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   WickTimelineView *self = WICK_TIMELINE_VIEW (widget);
   int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  ensure_scene (self);
+  ensure_scene_throttled (self, FALSE);
   if (self->scene == NULL || width <= WICK_TIMELINE_GUTTER || height <= 0)
     return;
   WickTimelineViewport view;
@@ -400,6 +427,7 @@ wick_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
   g_clear_pointer (&self->matches, g_free);
   g_clear_pointer (&self->match_list, g_array_unref);
+  g_clear_handle_id (&self->rebuild_source, g_source_remove);
   G_OBJECT_CLASS (wick_timeline_view_parent_class)->dispose (object);
 }
 

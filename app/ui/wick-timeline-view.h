@@ -31,6 +31,8 @@ GtkWidget *wick_timeline_view_new (WickSelection *selection);
 void wick_timeline_view_set_document (WickTimelineView *self, WickDocument *document);
 /* The document grew: rebuild the scene before the next frame. */
 void wick_timeline_view_document_changed (WickTimelineView *self);
+/* The scene drawn now (after a change it may lag the document by one
+ * rebuild; see the throttle in wick-timeline-view.c). */
 WickTimelineScene *wick_timeline_view_get_scene (WickTimelineView *self);
 
 /* Zoom by @factor (< 1 zooms in) keeping the time under widget x @anchor_x. */

@@ -391,6 +391,67 @@ test_loader_cancel (void)
   g_unlink (path);
 }
 
+static void
+feed (WickDocument *document, const char *line)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_feed_line (document, line, strlen (line), &error));
+}
+
+static void
+test_live_follow (void)
+{
+  /* A document that grows while shown, as the live area feeds it. */
+  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  g_auto (GStrv) lines = g_strsplit (broken_trace, "\n", -1);
+  feed (document, lines[0]);
+  feed (document, lines[1]);
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 700);
+  gtk_window_present (GTK_WINDOW (window));
+  wick_window_set_document (window, document);
+  wick_window_set_live (window, TRUE);
+  g_assert_true (wick_window_get_follow_newest (window));
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
+  iterate_until (is_mapped_and_sized, timeline, 10000);
+  WickSelection *selection = wick_window_get_selection (window);
+  char line[256];
+  for (guint i = 0; i < 50; i++)
+    {
+      snprintf (line, sizeof line, "{\"kind\":\"span_start\",\"id\":\"k%u\",\"parent_id\":\"s1\",\"name\":\"tick\",\"start_ns\":%u,\"span_kind\":\"function\"}", i, 1000 + i * 1000000);
+      feed (document, line);
+      snprintf (line, sizeof line, "{\"kind\":\"span_end\",\"id\":\"k%u\",\"duration_ns\":500000}", i);
+      feed (document, line);
+      wick_window_document_changed (window);
+      iterate_for (5);
+      guint64 start, end;
+      wick_selection_get_visible (selection, &start, &end);
+      g_assert_cmpuint (end, ==, MAX (wick_document_get_end_ns (document), end - start));
+    }
+  /* The newest span is drawn once the scene caught up. */
+  iterate_for (300);
+  guint n;
+  wick_document_get_spans (document, &n);
+  g_assert_cmpuint (n, ==, 51);
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  g_assert_cmpuint (wick_timeline_index_get_n_spans (wick_timeline_scene_get_index (scene)), ==, 51);
+  /* Panning leaves follow mode; the Follow action returns to it. */
+  wick_timeline_view_pan (timeline, -200);
+  g_assert_false (wick_window_get_follow_newest (window));
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.follow", NULL);
+  g_assert_true (wick_window_get_follow_newest (window));
+  /* Banners come and go by id. */
+  wick_window_show_banner (window, "dropped", "12 records dropped", NULL, NULL);
+  wick_window_show_banner (window, "dropped", "15 records dropped", NULL, NULL);
+  g_assert_cmpuint (wick_window_get_n_banners (window), ==, 1);
+  wick_window_hide_banner (window, "dropped");
+  g_assert_cmpuint (wick_window_get_n_banners (window), ==, 0);
+  /* Pages added by the live area join the switcher. */
+  wick_window_add_page (window, "weights", "Weights", "drive-harddisk-symbolic", gtk_label_new ("w"));
+  wick_window_show_page (window, "weights");
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -406,6 +467,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/selection-propagates", test_selection_propagates);
   g_test_add_func ("/window/health-errors-shown", test_health_errors_shown);
   g_test_add_func ("/window/loader-cancel", test_loader_cancel);
+  g_test_add_func ("/window/live-follow", test_live_follow);
   int status = g_test_run ();
   g_object_unref (app);
   return status;
