@@ -67,7 +67,7 @@ sample_pair (uint64_t *tsc, uint64_t *mono)
 static void
 calibrate_tsc (void)
 {
-  uint64_t tsc0, mono0, tsc1, mono1;
+  uint64_t tsc0 = 0, mono0 = 0, tsc1 = 0, mono1 = 0;
   sample_pair (&tsc0, &mono0);
   struct timespec pause = { 0, 20 * 1000 * 1000 };
   nanosleep (&pause, NULL);
