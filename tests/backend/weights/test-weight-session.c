@@ -122,10 +122,53 @@ test_session_records (void)
   g_free (dir);
 }
 
+static gpointer
+evict_and_restore (gpointer data)
+{
+  WickWeightStore *store = data;
+  WickError error = { "" };
+  g_assert_true (wick_weight_store_evict (store, "m", WICK_TIER_RAM, NULL, &error));
+  g_assert_true (wick_weight_store_restore (store, "m", NULL, &error));
+  return NULL;
+}
+
+/* The control socket evicts from its own thread: those records reach the trace too. */
+static void
+test_records_from_another_thread (void)
+{
+  char *dir = weights_test_tmpdir ();
+  char *path = g_build_filename (dir, "trace.jsonl", NULL);
+  WickSession *session = open_session (path, false);
+  WickError error = { "" };
+  WickWeightStore *store = wick_weight_store_new (session, &error);
+  double *w = wick_weight_alloc_host (4096, &error);
+  const uint64_t shape[] = { 512 };
+  WickWeightParam param = { "w", w, WICK_DTYPE_F64, shape, 1 };
+  WickWeightModuleInfo info = { "m", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
+  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  GThread *thread = g_thread_new ("control", evict_and_restore, store);
+  g_thread_join (thread);
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session);
+  g_assert_true (wick_weight_free_host (w, &error));
+  Trace trace = read_trace (path);
+  int evict = find_line (&trace, 0, "\"kind\":\"wick_weight_evict\"");
+  g_assert_cmpint (evict, >, 0);
+  g_assert_nonnull (
+    strstr (trace.lines[evict], "\"module\":\"m\",\"memory\":\"host\",\"tier\":\"ram\""));
+  g_assert_cmpint (find_line (&trace, evict, "\"kind\":\"wick_weight_restore\""), ==, evict + 3);
+  g_strfreev (trace.lines);
+  weights_test_rmdir (dir);
+  g_free (path);
+  g_free (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/weights/session/records", test_session_records);
+  g_test_add_func ("/weights/session/records-from-another-thread",
+                   test_records_from_another_thread);
   return g_test_run ();
 }
