@@ -37,8 +37,8 @@ parse_size (const char *text, int *width, int *height)
   long h = strtol (rest, &end, 10);
   if (end == rest || *end != '\0' || w < 16 || h < 16 || w > 20000 || h > 20000)
     return FALSE;
-  *width = (int) w;
-  *height = (int) h;
+  *width = (int)w;
+  *height = (int)h;
   return TRUE;
 }
 
@@ -48,8 +48,8 @@ parse_range (const char *text, guint64 *start, guint64 *end)
   g_auto (GStrv) parts = g_strsplit (text, ":", 2);
   if (g_strv_length (parts) != 2)
     return FALSE;
-  if (!g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT64, start, NULL) ||
-      !g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT64, end, NULL))
+  if (!g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT64, start, NULL)
+      || !g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT64, end, NULL))
     return FALSE;
   return *end > *start;
 }

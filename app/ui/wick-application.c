@@ -68,17 +68,18 @@ static void
 action_open (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   WickApplication *self = user_data;
-  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (_("Open Trace"), active_window (self),
-                                                              GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  GtkFileChooserNative *dialog
+    = gtk_file_chooser_native_new (_ ("Open Trace"), active_window (self),
+                                   GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Open"), _ ("_Cancel"));
   gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (dialog), TRUE);
   GtkFileFilter *filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, _("Traces (JSONL, JSON)"));
+  gtk_file_filter_set_name (filter, _ ("Traces (JSONL, JSON)"));
   gtk_file_filter_add_pattern (filter, "*.jsonl");
   gtk_file_filter_add_pattern (filter, "*.json");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
   g_object_unref (filter);
   filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, _("All files"));
+  gtk_file_filter_set_name (filter, _ ("All files"));
   gtk_file_filter_add_pattern (filter, "*");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
   g_object_unref (filter);
@@ -116,11 +117,11 @@ action_about (GSimpleAction *action, GVariant *parameter, gpointer user_data)
   const char *developers[] = { "The Wick developers", NULL };
   GtkWidget *about = adw_about_window_new ();
   g_object_set (about, "application-name", "Wick", "application-icon", WICK_APPLICATION_ID,
-                "version", WICK_VERSION, "developers", developers, "license-type", GTK_LICENSE_MIT_X11,
-                "website", "https://github.com/wickprofiler/wick",
-                "comments", _("Trace explorer for GPU and ML workloads: span timelines, memory by category, "
-                              "gradient coverage and live capture."),
-                "translator-credits", _("translator-credits"), NULL);
+                "version", WICK_VERSION, "developers", developers, "license-type",
+                GTK_LICENSE_MIT_X11, "website", "https://github.com/wickprofiler/wick", "comments",
+                _ ("Trace explorer for GPU and ML workloads: span timelines, memory by category, "
+                   "gradient coverage and live capture."),
+                "translator-credits", _ ("translator-credits"), NULL);
   gtk_window_set_transient_for (GTK_WINDOW (about), active_window (self));
   gtk_window_present (GTK_WINDOW (about));
 }
@@ -151,10 +152,16 @@ wick_application_startup (GApplication *app)
 {
   G_APPLICATION_CLASS (wick_application_parent_class)->startup (app);
   WickApplication *self = WICK_APPLICATION (app);
-  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions), app);
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (app), "attach")),
-                               self->attach_handler != NULL);
-  struct { const char *action; const char *accels[3]; } accels[] = {
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions),
+                                   app);
+  g_simple_action_set_enabled (
+    G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (app), "attach")),
+    self->attach_handler != NULL);
+  struct
+  {
+    const char *action;
+    const char *accels[3];
+  } accels[] = {
     { "app.open", { "<Control>o", NULL } },
     { "app.new-window", { "<Control>n", NULL } },
     { "app.quit", { "<Control>q", NULL } },
@@ -173,7 +180,8 @@ wick_application_startup (GApplication *app)
     { "win.show-page::costs", { "<Alt>5", NULL } },
   };
   for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
-    gtk_application_set_accels_for_action (GTK_APPLICATION (app), accels[i].action, accels[i].accels);
+    gtk_application_set_accels_for_action (GTK_APPLICATION (app), accels[i].action,
+                                           accels[i].accels);
 #ifdef WICK_HAVE_LIVE_UI
   wick_live_ui_register (self);
 #endif
@@ -221,8 +229,8 @@ WickApplication *
 wick_application_new (void)
 {
   return g_object_new (WICK_TYPE_APPLICATION, "application-id", WICK_APPLICATION_ID, "flags",
-                       G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE,
-                       "resource-base-path", "/io/github/wickprofiler/Wick", NULL);
+                       G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE, "resource-base-path",
+                       "/io/github/wickprofiler/Wick", NULL);
 }
 
 void

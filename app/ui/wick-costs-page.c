@@ -21,7 +21,11 @@ struct _WickCostsPage
 
 G_DEFINE_FINAL_TYPE (WickCostsPage, wick_costs_page, GTK_TYPE_WIDGET)
 
-enum { SEARCH_NAME, N_SIGNALS };
+enum
+{
+  SEARCH_NAME,
+  N_SIGNALS
+};
 static guint signals[N_SIGNALS];
 
 #define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
@@ -61,7 +65,7 @@ cost_self (gpointer d, guint k, guint i)
 static char *
 cost_mean (gpointer d, guint k, guint i)
 {
-  return wick_format_duration ((guint64) cost (d, i)->mean_ns);
+  return wick_format_duration ((guint64)cost (d, i)->mean_ns);
 }
 
 static char *
@@ -78,17 +82,38 @@ cmp_cost_name (gpointer d, guint a, guint b)
                     wick_document_str (self->document, cost (self, b)->name));
 }
 
-static int cmp_cost_count (gpointer d, guint a, guint b) { return CMP (cost (d, a)->count, cost (d, b)->count); }
-static int cmp_cost_total (gpointer d, guint a, guint b) { return CMP (cost (d, a)->total_ns, cost (d, b)->total_ns); }
-static int cmp_cost_self (gpointer d, guint a, guint b) { return CMP (cost (d, a)->self_ns, cost (d, b)->self_ns); }
-static int cmp_cost_mean (gpointer d, guint a, guint b) { return CMP (cost (d, a)->mean_ns, cost (d, b)->mean_ns); }
-static int cmp_cost_max (gpointer d, guint a, guint b) { return CMP (cost (d, a)->max_ns, cost (d, b)->max_ns); }
+static int
+cmp_cost_count (gpointer d, guint a, guint b)
+{
+  return CMP (cost (d, a)->count, cost (d, b)->count);
+}
+static int
+cmp_cost_total (gpointer d, guint a, guint b)
+{
+  return CMP (cost (d, a)->total_ns, cost (d, b)->total_ns);
+}
+static int
+cmp_cost_self (gpointer d, guint a, guint b)
+{
+  return CMP (cost (d, a)->self_ns, cost (d, b)->self_ns);
+}
+static int
+cmp_cost_mean (gpointer d, guint a, guint b)
+{
+  return CMP (cost (d, a)->mean_ns, cost (d, b)->mean_ns);
+}
+static int
+cmp_cost_max (gpointer d, guint a, guint b)
+{
+  return CMP (cost (d, a)->max_ns, cost (d, b)->max_ns);
+}
 
 static void
 on_cost_row (gpointer d, guint k, guint i)
 {
   WickCostsPage *self = d;
-  g_signal_emit (self, signals[SEARCH_NAME], 0, wick_document_str (self->document, cost (self, i)->name));
+  g_signal_emit (self, signals[SEARCH_NAME], 0,
+                 wick_document_str (self->document, cost (self, i)->name));
 }
 
 /* Ops */
@@ -102,24 +127,90 @@ static const char *
 span_name (WickCostsPage *self, gint32 span, WickStr span_id)
 {
   if (span >= 0)
-    return wick_document_str (self->document, wick_document_get_spans (self->document, NULL)[span].name);
+    return wick_document_str (self->document,
+                              wick_document_get_spans (self->document, NULL)[span].name);
   return wick_document_str (self->document, span_id);
 }
 
-static char *op_name (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (wick_document_str (s->document, op (s, i)->op_name)); }
-static char *op_span (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (span_name (s, op (s, i)->span, op (s, i)->span_id)); }
-static char *op_shape (gpointer d, guint k, guint i) { WickCostsPage *s = d; return wick_format_shape (s->document, op (s, i)->shape_offset, op (s, i)->rank); }
-static char *op_dtype (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (wick_document_str (s->document, op (s, i)->dtype)); }
-static char *op_device (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (wick_document_str (s->document, op (s, i)->device)); }
-static char *op_duration (gpointer d, guint k, guint i) { return wick_format_duration (op (d, i)->duration_ns); }
-static char *op_bytes (gpointer d, guint k, guint i) { return wick_format_bytes (op (d, i)->output_dense_bytes); }
+static char *
+op_name (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, op (s, i)->op_name));
+}
+static char *
+op_span (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (span_name (s, op (s, i)->span, op (s, i)->span_id));
+}
+static char *
+op_shape (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return wick_format_shape (s->document, op (s, i)->shape_offset, op (s, i)->rank);
+}
+static char *
+op_dtype (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, op (s, i)->dtype));
+}
+static char *
+op_device (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, op (s, i)->device));
+}
+static char *
+op_duration (gpointer d, guint k, guint i)
+{
+  return wick_format_duration (op (d, i)->duration_ns);
+}
+static char *
+op_bytes (gpointer d, guint k, guint i)
+{
+  return wick_format_bytes (op (d, i)->output_dense_bytes);
+}
 
-static int cmp_op_name (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (wick_document_str (s->document, op (s, a)->op_name), wick_document_str (s->document, op (s, b)->op_name)); }
-static int cmp_op_span (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (span_name (s, op (s, a)->span, op (s, a)->span_id), span_name (s, op (s, b)->span, op (s, b)->span_id)); }
-static int cmp_op_dtype (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (wick_document_str (s->document, op (s, a)->dtype), wick_document_str (s->document, op (s, b)->dtype)); }
-static int cmp_op_device (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (wick_document_str (s->document, op (s, a)->device), wick_document_str (s->document, op (s, b)->device)); }
-static int cmp_op_duration (gpointer d, guint a, guint b) { return CMP (op (d, a)->duration_ns, op (d, b)->duration_ns); }
-static int cmp_op_bytes (gpointer d, guint a, guint b) { return CMP (op (d, a)->output_dense_bytes, op (d, b)->output_dense_bytes); }
+static int
+cmp_op_name (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (wick_document_str (s->document, op (s, a)->op_name),
+                    wick_document_str (s->document, op (s, b)->op_name));
+}
+static int
+cmp_op_span (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (span_name (s, op (s, a)->span, op (s, a)->span_id),
+                    span_name (s, op (s, b)->span, op (s, b)->span_id));
+}
+static int
+cmp_op_dtype (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (wick_document_str (s->document, op (s, a)->dtype),
+                    wick_document_str (s->document, op (s, b)->dtype));
+}
+static int
+cmp_op_device (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (wick_document_str (s->document, op (s, a)->device),
+                    wick_document_str (s->document, op (s, b)->device));
+}
+static int
+cmp_op_duration (gpointer d, guint a, guint b)
+{
+  return CMP (op (d, a)->duration_ns, op (d, b)->duration_ns);
+}
+static int
+cmp_op_bytes (gpointer d, guint a, guint b)
+{
+  return CMP (op (d, a)->output_dense_bytes, op (d, b)->output_dense_bytes);
+}
 
 static void
 on_op_row (gpointer d, guint k, guint i)
@@ -135,22 +226,98 @@ tensor (WickCostsPage *self, guint i)
   return &wick_document_get_tensors (self->document, NULL)[i];
 }
 
-static char *t_id (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (wick_document_str (s->document, tensor (s, i)->tensor_id)); }
-static char *t_label (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (wick_document_str (s->document, tensor (s, i)->label)); }
-static char *t_category (gpointer d, guint k, guint i) { return g_strdup (wick_category_name (tensor (d, i)->category)); }
-static char *t_shape (gpointer d, guint k, guint i) { WickCostsPage *s = d; return wick_format_shape (s->document, tensor (s, i)->shape_offset, tensor (s, i)->rank); }
-static char *t_dtype (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (wick_document_str (s->document, tensor (s, i)->dtype)); }
-static char *t_device (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (wick_document_str (s->document, tensor (s, i)->device)); }
-static char *t_bytes (gpointer d, guint k, guint i) { return wick_format_bytes (tensor (d, i)->dense_bytes); }
-static char *t_span (gpointer d, guint k, guint i) { WickCostsPage *s = d; return g_strdup (span_name (s, tensor (s, i)->span, tensor (s, i)->span_id)); }
+static char *
+t_id (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, tensor (s, i)->tensor_id));
+}
+static char *
+t_label (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, tensor (s, i)->label));
+}
+static char *
+t_category (gpointer d, guint k, guint i)
+{
+  return g_strdup (wick_category_name (tensor (d, i)->category));
+}
+static char *
+t_shape (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return wick_format_shape (s->document, tensor (s, i)->shape_offset, tensor (s, i)->rank);
+}
+static char *
+t_dtype (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, tensor (s, i)->dtype));
+}
+static char *
+t_device (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, tensor (s, i)->device));
+}
+static char *
+t_bytes (gpointer d, guint k, guint i)
+{
+  return wick_format_bytes (tensor (d, i)->dense_bytes);
+}
+static char *
+t_span (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (span_name (s, tensor (s, i)->span, tensor (s, i)->span_id));
+}
 
-static int cmp_t_id (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->tensor_id), wick_document_str (s->document, tensor (s, b)->tensor_id)); }
-static int cmp_t_label (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->label), wick_document_str (s->document, tensor (s, b)->label)); }
-static int cmp_t_category (gpointer d, guint a, guint b) { return CMP (tensor (d, a)->category, tensor (d, b)->category); }
-static int cmp_t_dtype (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->dtype), wick_document_str (s->document, tensor (s, b)->dtype)); }
-static int cmp_t_device (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->device), wick_document_str (s->document, tensor (s, b)->device)); }
-static int cmp_t_bytes (gpointer d, guint a, guint b) { return CMP (tensor (d, a)->dense_bytes, tensor (d, b)->dense_bytes); }
-static int cmp_t_span (gpointer d, guint a, guint b) { WickCostsPage *s = d; return g_strcmp0 (span_name (s, tensor (s, a)->span, tensor (s, a)->span_id), span_name (s, tensor (s, b)->span, tensor (s, b)->span_id)); }
+static int
+cmp_t_id (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->tensor_id),
+                    wick_document_str (s->document, tensor (s, b)->tensor_id));
+}
+static int
+cmp_t_label (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->label),
+                    wick_document_str (s->document, tensor (s, b)->label));
+}
+static int
+cmp_t_category (gpointer d, guint a, guint b)
+{
+  return CMP (tensor (d, a)->category, tensor (d, b)->category);
+}
+static int
+cmp_t_dtype (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->dtype),
+                    wick_document_str (s->document, tensor (s, b)->dtype));
+}
+static int
+cmp_t_device (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->device),
+                    wick_document_str (s->document, tensor (s, b)->device));
+}
+static int
+cmp_t_bytes (gpointer d, guint a, guint b)
+{
+  return CMP (tensor (d, a)->dense_bytes, tensor (d, b)->dense_bytes);
+}
+static int
+cmp_t_span (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (span_name (s, tensor (s, a)->span, tensor (s, a)->span_id),
+                    span_name (s, tensor (s, b)->span, tensor (s, b)->span_id));
+}
 
 static void
 on_tensor_row (gpointer d, guint k, guint i)
@@ -184,41 +351,41 @@ wick_costs_page_class_init (WickCostsPageClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = wick_costs_page_dispose;
   gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
-  signals[SEARCH_NAME] = g_signal_new ("search-name", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
-                                       NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SEARCH_NAME] = g_signal_new ("search-name", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                       0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void
 build_tables (WickCostsPage *self)
 {
   self->spans = wick_table_new (self);
-  wick_table_add_column (self->spans, _("Span name"), cost_name, cmp_cost_name, TRUE, FALSE);
-  wick_table_add_column (self->spans, _("Count"), cost_count, cmp_cost_count, FALSE, TRUE);
-  wick_table_add_column (self->spans, _("Total"), cost_total, cmp_cost_total, FALSE, TRUE);
-  wick_table_add_column (self->spans, _("Self"), cost_self, cmp_cost_self, FALSE, TRUE);
-  wick_table_add_column (self->spans, _("Mean"), cost_mean, cmp_cost_mean, FALSE, TRUE);
-  wick_table_add_column (self->spans, _("Max"), cost_max, cmp_cost_max, FALSE, TRUE);
+  wick_table_add_column (self->spans, _ ("Span name"), cost_name, cmp_cost_name, TRUE, FALSE);
+  wick_table_add_column (self->spans, _ ("Count"), cost_count, cmp_cost_count, FALSE, TRUE);
+  wick_table_add_column (self->spans, _ ("Total"), cost_total, cmp_cost_total, FALSE, TRUE);
+  wick_table_add_column (self->spans, _ ("Self"), cost_self, cmp_cost_self, FALSE, TRUE);
+  wick_table_add_column (self->spans, _ ("Mean"), cost_mean, cmp_cost_mean, FALSE, TRUE);
+  wick_table_add_column (self->spans, _ ("Max"), cost_max, cmp_cost_max, FALSE, TRUE);
   wick_table_set_row_func (self->spans, on_cost_row);
 
   self->ops = wick_table_new (self);
-  wick_table_add_column (self->ops, _("Op"), op_name, cmp_op_name, TRUE, FALSE);
-  wick_table_add_column (self->ops, _("Span"), op_span, cmp_op_span, TRUE, FALSE);
-  wick_table_add_column (self->ops, _("Shape"), op_shape, NULL, FALSE, FALSE);
-  wick_table_add_column (self->ops, _("Dtype"), op_dtype, cmp_op_dtype, FALSE, FALSE);
-  wick_table_add_column (self->ops, _("Device"), op_device, cmp_op_device, FALSE, FALSE);
-  wick_table_add_column (self->ops, _("Duration"), op_duration, cmp_op_duration, FALSE, TRUE);
-  wick_table_add_column (self->ops, _("Output bytes"), op_bytes, cmp_op_bytes, FALSE, TRUE);
+  wick_table_add_column (self->ops, _ ("Op"), op_name, cmp_op_name, TRUE, FALSE);
+  wick_table_add_column (self->ops, _ ("Span"), op_span, cmp_op_span, TRUE, FALSE);
+  wick_table_add_column (self->ops, _ ("Shape"), op_shape, NULL, FALSE, FALSE);
+  wick_table_add_column (self->ops, _ ("Dtype"), op_dtype, cmp_op_dtype, FALSE, FALSE);
+  wick_table_add_column (self->ops, _ ("Device"), op_device, cmp_op_device, FALSE, FALSE);
+  wick_table_add_column (self->ops, _ ("Duration"), op_duration, cmp_op_duration, FALSE, TRUE);
+  wick_table_add_column (self->ops, _ ("Output bytes"), op_bytes, cmp_op_bytes, FALSE, TRUE);
   wick_table_set_row_func (self->ops, on_op_row);
 
   self->tensors = wick_table_new (self);
-  wick_table_add_column (self->tensors, _("Tensor"), t_id, cmp_t_id, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _("Label"), t_label, cmp_t_label, TRUE, FALSE);
-  wick_table_add_column (self->tensors, _("Span"), t_span, cmp_t_span, TRUE, FALSE);
-  wick_table_add_column (self->tensors, _("Category"), t_category, cmp_t_category, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _("Shape"), t_shape, NULL, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _("Dtype"), t_dtype, cmp_t_dtype, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _("Device"), t_device, cmp_t_device, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _("Bytes"), t_bytes, cmp_t_bytes, FALSE, TRUE);
+  wick_table_add_column (self->tensors, _ ("Tensor"), t_id, cmp_t_id, FALSE, FALSE);
+  wick_table_add_column (self->tensors, _ ("Label"), t_label, cmp_t_label, TRUE, FALSE);
+  wick_table_add_column (self->tensors, _ ("Span"), t_span, cmp_t_span, TRUE, FALSE);
+  wick_table_add_column (self->tensors, _ ("Category"), t_category, cmp_t_category, FALSE, FALSE);
+  wick_table_add_column (self->tensors, _ ("Shape"), t_shape, NULL, FALSE, FALSE);
+  wick_table_add_column (self->tensors, _ ("Dtype"), t_dtype, cmp_t_dtype, FALSE, FALSE);
+  wick_table_add_column (self->tensors, _ ("Device"), t_device, cmp_t_device, FALSE, FALSE);
+  wick_table_add_column (self->tensors, _ ("Bytes"), t_bytes, cmp_t_bytes, FALSE, TRUE);
   wick_table_set_row_func (self->tensors, on_tensor_row);
 }
 
@@ -229,9 +396,12 @@ wick_costs_page_init (WickCostsPage *self)
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   build_tables (self);
   self->stack = gtk_stack_new ();
-  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->spans), "spans", _("Span costs"));
-  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->ops), "ops", _("Ops"));
-  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->tensors), "tensors", _("Tensors"));
+  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->spans), "spans",
+                        _ ("Span costs"));
+  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->ops), "ops",
+                        _ ("Ops"));
+  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->tensors), "tensors",
+                        _ ("Tensors"));
 
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   gtk_widget_set_margin_start (bar, 12);
@@ -242,7 +412,7 @@ wick_costs_page_init (WickCostsPage *self)
   gtk_stack_switcher_set_stack (GTK_STACK_SWITCHER (switcher), GTK_STACK (self->stack));
   gtk_box_append (GTK_BOX (bar), switcher);
   self->filter = gtk_search_entry_new ();
-  g_object_set (self->filter, "placeholder-text", _("Filter rows"), NULL);
+  g_object_set (self->filter, "placeholder-text", _ ("Filter rows"), NULL);
   gtk_widget_set_hexpand (self->filter, TRUE);
   gtk_widget_set_halign (self->filter, GTK_ALIGN_END);
   gtk_widget_set_size_request (self->filter, 260, -1);

@@ -46,7 +46,8 @@ static char *
 text_root (gpointer data, guint kind, guint index)
 {
   WickCoveragePage *self = data;
-  return kind == 0 ? NULL : g_strdup (wick_document_str (self->document, entry (self, index)->root));
+  return kind == 0 ? NULL
+                   : g_strdup (wick_document_str (self->document, entry (self, index)->root));
 }
 
 static char *
@@ -57,9 +58,10 @@ text_state (gpointer data, guint kind, guint index)
     return g_strdup (wick_gradient_expectation_to_string (family (self, index)->expectation));
   const WickGradientEntryRow *e = entry (self, index);
   if (!e->observed)
-    return g_strdup (_("not recorded"));
+    return g_strdup (_ ("not recorded"));
   if (e->observed_count > 1)
-    return g_strdup_printf (_("%s (×%u)"), wick_gradient_state_to_string (e->state), e->observed_count);
+    return g_strdup_printf (_ ("%s (×%u)"), wick_gradient_state_to_string (e->state),
+                            e->observed_count);
   return g_strdup (wick_gradient_state_to_string (e->state));
 }
 
@@ -68,7 +70,8 @@ text_norm (gpointer data, guint kind, guint index)
 {
   WickCoveragePage *self = data;
   if (kind == 0)
-    return g_strdup_printf (_("min present %" G_GUINT64_FORMAT), family (self, index)->min_present);
+    return g_strdup_printf (_ ("min present %" G_GUINT64_FORMAT),
+                            family (self, index)->min_present);
   const WickGradientEntryRow *e = entry (self, index);
   return e->observed && e->has_norm ? g_strdup_printf ("%.6g", e->norm) : g_strdup ("—");
 }
@@ -80,7 +83,8 @@ text_counts (gpointer data, guint kind, guint index)
   if (kind != 0)
     return NULL;
   const WickGradientFamilyRow *f = family (self, index);
-  return g_strdup_printf (_("%u members · %u present · %u attached"), f->members, f->present, f->attached);
+  return g_strdup_printf (_ ("%u members · %u present · %u attached"), f->members, f->present,
+                          f->attached);
 }
 
 static char *
@@ -107,7 +111,8 @@ on_row (gpointer data, guint kind, guint index)
 {
   WickCoveragePage *self = data;
   if (kind == 1 && entry (self, index)->gradient >= 0)
-    wick_selection_set_record (self->selection, WICK_RECORD_GRADIENT, entry (self, index)->gradient);
+    wick_selection_set_record (self->selection, WICK_RECORD_GRADIENT,
+                               entry (self, index)->gradient);
 }
 
 static void
@@ -117,23 +122,25 @@ update_header (WickCoveragePage *self)
   static const char *css[] = { "success", "warning", "error", "dim-label" };
   for (guint i = 0; i < G_N_ELEMENTS (css); i++)
     gtk_widget_remove_css_class (self->verdict, css[i]);
-  g_autofree char *verdict = g_strdup_printf (_("Gradient coverage: %s"), wick_coverage_verdict_to_string (r->verdict));
+  g_autofree char *verdict
+    = g_strdup_printf (_ ("Gradient coverage: %s"), wick_coverage_verdict_to_string (r->verdict));
   gtk_label_set_text (GTK_LABEL (self->verdict), verdict);
   gtk_widget_add_css_class (self->verdict, css[MIN (r->verdict, 3)]);
   gtk_label_set_text (GTK_LABEL (self->reason), r->reason ? r->reason : "");
   if (!r->has_contract)
     {
-      g_autofree char *text = g_strdup_printf (g_dngettext (NULL, "No gradient contract declared; %u gradient record.",
-                                                            "No gradient contract declared; %u gradient records.",
-                                                            r->n_gradients), r->n_gradients);
+      g_autofree char *text = g_strdup_printf (
+        g_dngettext (NULL, "No gradient contract declared; %u gradient record.",
+                     "No gradient contract declared; %u gradient records.", r->n_gradients),
+        r->n_gradients);
       gtk_label_set_text (GTK_LABEL (self->digest), text);
       return;
     }
   g_autofree char *digest = NULL;
   if (r->digest_matches)
-    digest = g_strdup_printf (_("Manifest digest matches: %s"), r->computed_sha256);
+    digest = g_strdup_printf (_ ("Manifest digest matches: %s"), r->computed_sha256);
   else
-    digest = g_strdup_printf (_("Manifest digest does not match: declared %s, recomputed %s"),
+    digest = g_strdup_printf (_ ("Manifest digest does not match: declared %s, recomputed %s"),
                               r->declared_sha256 ? r->declared_sha256 : "—",
                               r->computed_sha256 ? r->computed_sha256 : "—");
   if (r->contract_error)
@@ -199,12 +206,12 @@ wick_coverage_page_init (WickCoveragePage *self)
 
   self->table = wick_table_new (self);
   wick_table_set_tree (self->table, children);
-  wick_table_add_column (self->table, _("Family / key"), text_name, NULL, TRUE, FALSE);
-  wick_table_add_column (self->table, _("Root"), text_root, NULL, FALSE, FALSE);
-  wick_table_add_column (self->table, _("Expectation / state"), text_state, NULL, FALSE, FALSE);
-  wick_table_add_column (self->table, _("Norm"), text_norm, NULL, FALSE, TRUE);
-  wick_table_add_column (self->table, _("Counts"), text_counts, NULL, FALSE, FALSE);
-  wick_table_add_column (self->table, _("Verdict"), text_verdict, NULL, FALSE, FALSE);
+  wick_table_add_column (self->table, _ ("Family / key"), text_name, NULL, TRUE, FALSE);
+  wick_table_add_column (self->table, _ ("Root"), text_root, NULL, FALSE, FALSE);
+  wick_table_add_column (self->table, _ ("Expectation / state"), text_state, NULL, FALSE, FALSE);
+  wick_table_add_column (self->table, _ ("Norm"), text_norm, NULL, FALSE, TRUE);
+  wick_table_add_column (self->table, _ ("Counts"), text_counts, NULL, FALSE, FALSE);
+  wick_table_add_column (self->table, _ ("Verdict"), text_verdict, NULL, FALSE, FALSE);
   wick_table_set_row_func (self->table, on_row);
   gtk_box_append (GTK_BOX (self->box), wick_table_get_widget (self->table));
 }

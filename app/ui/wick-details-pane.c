@@ -108,7 +108,7 @@ add_list_row (WickDetailsPane *self, GtkWidget *list, const char *title, const c
   gtk_box_append (GTK_BOX (box), s);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
   Link *link = g_new (Link, 1);
-  *link = (Link) { self->selection, type, index };
+  *link = (Link){ self->selection, type, index };
   g_object_set_data_full (G_OBJECT (row), "wick-link", link, g_free);
   gtk_list_box_append (GTK_LIST_BOX (list), row);
 }
@@ -166,15 +166,18 @@ show_span_contents (WickDetailsPane *self, guint index)
           g_autofree char *shape = wick_format_shape (doc, op->shape_offset, op->rank);
           g_autofree char *dur = wick_format_duration (op->duration_ns);
           g_autofree char *out = wick_format_bytes (op->output_dense_bytes);
-          g_autofree char *sub = g_strdup_printf ("%s %s · %s · %s · out %s", wick_document_str (doc, op->dtype), shape,
-                                                  wick_document_str (doc, op->device), dur, out);
-          add_list_row (self, list, wick_document_str (doc, op->op_name), sub, WICK_RECORD_OP, ops[i]);
+          g_autofree char *sub
+            = g_strdup_printf ("%s %s · %s · %s · out %s", wick_document_str (doc, op->dtype),
+                               shape, wick_document_str (doc, op->device), dur, out);
+          add_list_row (self, list, wick_document_str (doc, op->op_name), sub, WICK_RECORD_OP,
+                        ops[i]);
         }
     }
   const guint32 *tensors = wick_span_index_get_tensors (self->span_index, index, &n);
   if (n > 0)
     {
-      g_autofree char *heading = g_strdup_printf (g_dngettext (NULL, "%u tensor", "%u tensors", n), n);
+      g_autofree char *heading
+        = g_strdup_printf (g_dngettext (NULL, "%u tensor", "%u tensors", n), n);
       add_heading (self, heading);
       GtkWidget *list = add_list (self);
       const WickTensor *all = wick_document_get_tensors (doc, NULL);
@@ -183,9 +186,9 @@ show_span_contents (WickDetailsPane *self, guint index)
           const WickTensor *t = &all[tensors[i]];
           g_autofree char *shape = wick_format_shape (doc, t->shape_offset, t->rank);
           g_autofree char *bytes = wick_format_bytes (t->dense_bytes);
-          g_autofree char *sub = g_strdup_printf ("%s · %s %s · %s · %s", wick_category_name (t->category),
-                                                  wick_document_str (doc, t->dtype), shape,
-                                                  wick_document_str (doc, t->device), bytes);
+          g_autofree char *sub = g_strdup_printf (
+            "%s · %s %s · %s · %s", wick_category_name (t->category),
+            wick_document_str (doc, t->dtype), shape, wick_document_str (doc, t->device), bytes);
           const char *label = wick_document_str (doc, t->label);
           add_list_row (self, list, label ? label : wick_document_str (doc, t->tensor_id), sub,
                         WICK_RECORD_TENSOR, tensors[i]);
@@ -194,16 +197,18 @@ show_span_contents (WickDetailsPane *self, guint index)
   const guint32 *intervals = wick_span_index_get_device_intervals (self->span_index, index, &n);
   if (n > 0)
     {
-      add_heading (self, _("Device intervals"));
+      add_heading (self, _ ("Device intervals"));
       GtkWidget *list = add_list (self);
       const WickDeviceInterval *all = wick_document_get_device_intervals (doc, NULL);
       for (guint i = 0; i < MIN (n, MAX_LISTED); i++)
         {
           const WickDeviceInterval *iv = &all[intervals[i]];
           g_autofree char *dur = wick_format_duration (iv->duration_ns);
-          g_autofree char *title = g_strdup_printf ("%s · stream %s", wick_document_str (doc, iv->device),
-                                                    wick_document_str (doc, iv->stream_id));
-          g_autofree char *sub = g_strdup_printf ("%s · %s", wick_document_str (doc, iv->backend), dur);
+          g_autofree char *title
+            = g_strdup_printf ("%s · stream %s", wick_document_str (doc, iv->device),
+                               wick_document_str (doc, iv->stream_id));
+          g_autofree char *sub
+            = g_strdup_printf ("%s · %s", wick_document_str (doc, iv->backend), dur);
           add_list_row (self, list, title, sub, WICK_RECORD_DEVICE_INTERVAL, intervals[i]);
         }
     }
@@ -215,30 +220,35 @@ show_span (WickDetailsPane *self, guint index)
   WickDocument *doc = self->document;
   const WickSpan *span = &wick_document_get_spans (doc, NULL)[index];
   gtk_label_set_text (GTK_LABEL (self->title), wick_document_str (doc, span->name));
-  add_field (self, _("Kind"), wick_span_kind_name (span->kind));
-  add_field (self, _("Step"), wick_step_name (span->step));
-  add_field (self, _("Id"), wick_document_str (doc, span->id));
+  add_field (self, _ ("Kind"), wick_span_kind_name (span->kind));
+  add_field (self, _ ("Step"), wick_step_name (span->step));
+  add_field (self, _ ("Id"), wick_document_str (doc, span->id));
   if (span->parent >= 0)
     {
       const WickSpan *parent = &wick_document_get_spans (doc, NULL)[span->parent];
-      add_field_take (self, _("Parent"), g_strdup_printf ("%s (%s)", wick_document_str (doc, parent->name),
-                                                          wick_document_str (doc, parent->id)));
+      add_field_take (self, _ ("Parent"),
+                      g_strdup_printf ("%s (%s)", wick_document_str (doc, parent->name),
+                                       wick_document_str (doc, parent->id)));
     }
   else
-    add_field (self, _("Parent"), span->parent_id ? wick_document_str (doc, span->parent_id) : _("none (root)"));
-  add_field_take (self, _("Start"), rel_time (self, span->start_ns));
+    add_field (self, _ ("Parent"),
+               span->parent_id ? wick_document_str (doc, span->parent_id) : _ ("none (root)"));
+  add_field_take (self, _ ("Start"), rel_time (self, span->start_ns));
   if (span->flags & WICK_SPAN_FLAG_CLOSED)
-    add_field_take (self, _("Duration"), wick_format_duration (span->duration_ns));
+    add_field_take (self, _ ("Duration"), wick_format_duration (span->duration_ns));
   else
-    add_field (self, _("Duration"), _("open (no span_end)"));
-  add_field_take (self, _("Self time"), wick_format_duration (wick_span_index_get_self_ns (self->span_index, index)));
-  add_field (self, _("Measured"), (span->flags & WICK_SPAN_FLAG_MEASURED) ? _("yes") : _("no"));
-  add_field_take (self, _("Depth"), g_strdup_printf ("%u", span->depth));
-  add_field_take (self, _("Allocated here"), bytes_text (wick_span_index_get_bytes_allocated (self->span_index, index)));
-  add_field_take (self, _("Freed here"), bytes_text (wick_span_index_get_bytes_freed (self->span_index, index)));
+    add_field (self, _ ("Duration"), _ ("open (no span_end)"));
+  add_field_take (self, _ ("Self time"),
+                  wick_format_duration (wick_span_index_get_self_ns (self->span_index, index)));
+  add_field (self, _ ("Measured"), (span->flags & WICK_SPAN_FLAG_MEASURED) ? _ ("yes") : _ ("no"));
+  add_field_take (self, _ ("Depth"), g_strdup_printf ("%u", span->depth));
+  add_field_take (self, _ ("Allocated here"),
+                  bytes_text (wick_span_index_get_bytes_allocated (self->span_index, index)));
+  add_field_take (self, _ ("Freed here"),
+                  bytes_text (wick_span_index_get_bytes_freed (self->span_index, index)));
   guint n_children;
   wick_span_index_get_children (self->span_index, index, &n_children);
-  add_field_take (self, _("Children"), g_strdup_printf ("%u", n_children));
+  add_field_take (self, _ ("Children"), g_strdup_printf ("%u", n_children));
   show_span_contents (self, index);
 }
 
@@ -248,22 +258,22 @@ show_op (WickDetailsPane *self, guint index)
   WickDocument *doc = self->document;
   const WickOp *op = &wick_document_get_ops (doc, NULL)[index];
   gtk_label_set_text (GTK_LABEL (self->title), wick_document_str (doc, op->op_name));
-  add_field (self, _("Record"), "op");
-  add_field (self, _("Span"), wick_document_str (doc, op->span_id));
+  add_field (self, _ ("Record"), "op");
+  add_field (self, _ ("Span"), wick_document_str (doc, op->span_id));
   const WickStr *inputs = wick_document_get_op_inputs (doc, op);
   GString *in = g_string_new (NULL);
   for (guint i = 0; inputs && i < op->n_inputs; i++)
     g_string_append_printf (in, "%s%s", i ? ", " : "", wick_document_str (doc, inputs[i]));
-  add_field (self, _("Inputs"), in->len ? in->str : "—");
+  add_field (self, _ ("Inputs"), in->len ? in->str : "—");
   g_string_free (in, TRUE);
-  add_field (self, _("Output"), op->output ? wick_document_str (doc, op->output) : NULL);
-  add_field_take (self, _("Shape"), wick_format_shape (doc, op->shape_offset, op->rank));
-  add_field (self, _("Dtype"), wick_document_str (doc, op->dtype));
-  add_field (self, _("Device"), wick_document_str (doc, op->device));
-  add_field_take (self, _("Timestamp"), rel_time (self, op->timestamp_ns));
-  add_field_take (self, _("Duration"), wick_format_duration (op->duration_ns));
-  add_field_take (self, _("Input bytes"), bytes_text (op->input_dense_bytes));
-  add_field_take (self, _("Output bytes"), bytes_text (op->output_dense_bytes));
+  add_field (self, _ ("Output"), op->output ? wick_document_str (doc, op->output) : NULL);
+  add_field_take (self, _ ("Shape"), wick_format_shape (doc, op->shape_offset, op->rank));
+  add_field (self, _ ("Dtype"), wick_document_str (doc, op->dtype));
+  add_field (self, _ ("Device"), wick_document_str (doc, op->device));
+  add_field_take (self, _ ("Timestamp"), rel_time (self, op->timestamp_ns));
+  add_field_take (self, _ ("Duration"), wick_format_duration (op->duration_ns));
+  add_field_take (self, _ ("Input bytes"), bytes_text (op->input_dense_bytes));
+  add_field_take (self, _ ("Output bytes"), bytes_text (op->output_dense_bytes));
 }
 
 static void
@@ -271,16 +281,17 @@ show_tensor (WickDetailsPane *self, guint index)
 {
   WickDocument *doc = self->document;
   const WickTensor *t = &wick_document_get_tensors (doc, NULL)[index];
-  gtk_label_set_text (GTK_LABEL (self->title), t->label ? wick_document_str (doc, t->label) : wick_document_str (doc, t->tensor_id));
-  add_field (self, _("Record"), "tensor");
-  add_field (self, _("Tensor id"), wick_document_str (doc, t->tensor_id));
-  add_field (self, _("Span"), wick_document_str (doc, t->span_id));
-  add_field (self, _("Category"), wick_category_name (t->category));
-  add_field_take (self, _("Shape"), wick_format_shape (doc, t->shape_offset, t->rank));
-  add_field (self, _("Dtype"), wick_document_str (doc, t->dtype));
-  add_field (self, _("Device"), wick_document_str (doc, t->device));
-  add_field_take (self, _("Dense bytes"), bytes_text (t->dense_bytes));
-  add_field (self, _("Requires grad"), t->requires_grad ? _("yes") : _("no"));
+  gtk_label_set_text (GTK_LABEL (self->title), t->label ? wick_document_str (doc, t->label)
+                                                        : wick_document_str (doc, t->tensor_id));
+  add_field (self, _ ("Record"), "tensor");
+  add_field (self, _ ("Tensor id"), wick_document_str (doc, t->tensor_id));
+  add_field (self, _ ("Span"), wick_document_str (doc, t->span_id));
+  add_field (self, _ ("Category"), wick_category_name (t->category));
+  add_field_take (self, _ ("Shape"), wick_format_shape (doc, t->shape_offset, t->rank));
+  add_field (self, _ ("Dtype"), wick_document_str (doc, t->dtype));
+  add_field (self, _ ("Device"), wick_document_str (doc, t->device));
+  add_field_take (self, _ ("Dense bytes"), bytes_text (t->dense_bytes));
+  add_field (self, _ ("Requires grad"), t->requires_grad ? _ ("yes") : _ ("no"));
 }
 
 static void
@@ -288,20 +299,21 @@ show_memory (WickDetailsPane *self, guint index)
 {
   WickDocument *doc = self->document;
   const WickMemoryEvent *m = &wick_document_get_memory (doc, NULL)[index];
-  g_autofree char *title = g_strdup_printf ("%s %s", m->action == WICK_MEMORY_ALLOC ? "alloc" : "free",
-                                            wick_document_str (doc, m->storage_id));
+  g_autofree char *title
+    = g_strdup_printf ("%s %s", m->action == WICK_MEMORY_ALLOC ? "alloc" : "free",
+                       wick_document_str (doc, m->storage_id));
   gtk_label_set_text (GTK_LABEL (self->title), title);
-  add_field (self, _("Record"), "memory");
-  add_field_take (self, _("Timestamp"), rel_time (self, m->timestamp_ns));
-  add_field (self, _("Device"), wick_document_str (doc, m->device));
-  add_field (self, _("Storage"), wick_document_str (doc, m->storage_id));
-  add_field (self, _("Tensor id"), wick_document_str (doc, m->tensor_id));
-  add_field (self, _("Span"), wick_document_str (doc, m->span_id));
-  add_field (self, _("Op"), m->op_name ? wick_document_str (doc, m->op_name) : NULL);
-  add_field_take (self, _("Bytes"), bytes_text (m->bytes));
-  add_field (self, _("Category"), wick_category_name (m->category));
-  add_field_take (self, _("Shape"), wick_format_shape (doc, m->shape_offset, m->rank));
-  add_field (self, _("Dtype"), wick_document_str (doc, m->dtype));
+  add_field (self, _ ("Record"), "memory");
+  add_field_take (self, _ ("Timestamp"), rel_time (self, m->timestamp_ns));
+  add_field (self, _ ("Device"), wick_document_str (doc, m->device));
+  add_field (self, _ ("Storage"), wick_document_str (doc, m->storage_id));
+  add_field (self, _ ("Tensor id"), wick_document_str (doc, m->tensor_id));
+  add_field (self, _ ("Span"), wick_document_str (doc, m->span_id));
+  add_field (self, _ ("Op"), m->op_name ? wick_document_str (doc, m->op_name) : NULL);
+  add_field_take (self, _ ("Bytes"), bytes_text (m->bytes));
+  add_field (self, _ ("Category"), wick_category_name (m->category));
+  add_field_take (self, _ ("Shape"), wick_format_shape (doc, m->shape_offset, m->rank));
+  add_field (self, _ ("Dtype"), wick_document_str (doc, m->dtype));
 }
 
 static void
@@ -309,14 +321,15 @@ show_interval (WickDetailsPane *self, guint index)
 {
   WickDocument *doc = self->document;
   const WickDeviceInterval *iv = &wick_document_get_device_intervals (doc, NULL)[index];
-  gtk_label_set_text (GTK_LABEL (self->title), _("Device interval"));
-  add_field (self, _("Span"), wick_document_str (doc, iv->span_id));
-  add_field (self, _("Device"), wick_document_str (doc, iv->device));
-  add_field (self, _("Stream"), wick_document_str (doc, iv->stream_id));
-  add_field (self, _("Clock"), wick_document_str (doc, iv->clock_id));
-  add_field (self, _("Backend"), wick_document_str (doc, iv->backend));
-  add_field_take (self, _("Start (device clock)"), g_strdup_printf ("%" G_GUINT64_FORMAT " ns", iv->start_ns));
-  add_field_take (self, _("Duration"), wick_format_duration (iv->duration_ns));
+  gtk_label_set_text (GTK_LABEL (self->title), _ ("Device interval"));
+  add_field (self, _ ("Span"), wick_document_str (doc, iv->span_id));
+  add_field (self, _ ("Device"), wick_document_str (doc, iv->device));
+  add_field (self, _ ("Stream"), wick_document_str (doc, iv->stream_id));
+  add_field (self, _ ("Clock"), wick_document_str (doc, iv->clock_id));
+  add_field (self, _ ("Backend"), wick_document_str (doc, iv->backend));
+  add_field_take (self, _ ("Start (device clock)"),
+                  g_strdup_printf ("%" G_GUINT64_FORMAT " ns", iv->start_ns));
+  add_field_take (self, _ ("Duration"), wick_format_duration (iv->duration_ns));
   if (iv->span >= 0)
     show_span_contents (self, iv->span);
 }
@@ -330,9 +343,9 @@ show_generic (WickDetailsPane *self, WickRecordType type, gint64 index)
   if (type == WICK_RECORD_EXTENSION)
     {
       const WickExtensionRecord *ext = &wick_document_get_extensions (doc, NULL)[index];
-      add_field_take (self, _("Line"), g_strdup_printf ("%u", ext->line));
+      add_field_take (self, _ ("Line"), g_strdup_printf ("%u", ext->line));
       if (ext->timestamp_ns)
-        add_field_take (self, _("Timestamp"), rel_time (self, ext->timestamp_ns));
+        add_field_take (self, _ ("Timestamp"), rel_time (self, ext->timestamp_ns));
       g_autoptr (JsonParser) parser = json_parser_new ();
       if (json_parser_load_from_data (parser, wick_document_str (doc, ext->json), -1, NULL))
         {
@@ -361,42 +374,45 @@ show_generic (WickDetailsPane *self, WickRecordType type, gint64 index)
     {
       static const char *states[] = { "present", "missing", "zero", "non_finite" };
       const WickGradient *g = &wick_document_get_gradients (doc, NULL)[index];
-      add_field (self, _("Event id"), wick_document_str (doc, g->event_id));
-      add_field (self, _("Root"), wick_document_str (doc, g->root));
-      add_field (self, _("Key"), wick_document_str (doc, g->key));
-      add_field (self, _("State"), states[MIN (g->state, 3)]);
-      add_field_take (self, _("Norm"), g->has_norm ? g_strdup_printf ("%.6g", g->norm) : g_strdup ("—"));
+      add_field (self, _ ("Event id"), wick_document_str (doc, g->event_id));
+      add_field (self, _ ("Root"), wick_document_str (doc, g->root));
+      add_field (self, _ ("Key"), wick_document_str (doc, g->key));
+      add_field (self, _ ("State"), states[MIN (g->state, 3)]);
+      add_field_take (self, _ ("Norm"),
+                      g->has_norm ? g_strdup_printf ("%.6g", g->norm) : g_strdup ("—"));
     }
   else if (type == WICK_RECORD_DEVICE_MEMORY)
     {
       const WickDeviceMemorySample *s = &wick_document_get_device_memory (doc, NULL)[index];
-      add_field_take (self, _("Timestamp"), rel_time (self, s->timestamp_ns));
-      add_field (self, _("Device"), wick_document_str (doc, s->device));
+      add_field_take (self, _ ("Timestamp"), rel_time (self, s->timestamp_ns));
+      add_field (self, _ ("Device"), wick_document_str (doc, s->device));
       if (s->present & WICK_DEVICE_MEMORY_USED)
-        add_field_take (self, _("Used"), bytes_text (s->used_bytes));
+        add_field_take (self, _ ("Used"), bytes_text (s->used_bytes));
       if (s->present & WICK_DEVICE_MEMORY_RESERVED)
-        add_field_take (self, _("Reserved"), bytes_text (s->reserved_bytes));
+        add_field_take (self, _ ("Reserved"), bytes_text (s->reserved_bytes));
       if (s->present & WICK_DEVICE_MEMORY_FREE)
-        add_field_take (self, _("Free"), bytes_text (s->free_bytes));
+        add_field_take (self, _ ("Free"), bytes_text (s->free_bytes));
       if (s->present & WICK_DEVICE_MEMORY_CAPACITY)
-        add_field_take (self, _("Capacity"), bytes_text (s->capacity_bytes));
+        add_field_take (self, _ ("Capacity"), bytes_text (s->capacity_bytes));
     }
   else if (type == WICK_RECORD_META)
-    add_field (self, _("JSON"), wick_document_get_meta_json (doc));
+    add_field (self, _ ("JSON"), wick_document_get_meta_json (doc));
   else if (type == WICK_RECORD_TERMINAL)
     {
-      add_field (self, _("Outcome"), wick_document_get_capture_complete (doc) ? "complete" : "failed");
-      add_field (self, _("Reason"), wick_document_get_terminal_reason (doc));
-      add_field_take (self, _("Timestamp"), rel_time (self, wick_document_get_terminal_ns (doc)));
+      add_field (self, _ ("Outcome"),
+                 wick_document_get_capture_complete (doc) ? "complete" : "failed");
+      add_field (self, _ ("Reason"), wick_document_get_terminal_reason (doc));
+      add_field_take (self, _ ("Timestamp"), rel_time (self, wick_document_get_terminal_ns (doc)));
     }
 }
 
 static void
 show_nothing (WickDetailsPane *self)
 {
-  gtk_label_set_text (GTK_LABEL (self->title), _("Nothing selected"));
-  GtkWidget *hint = gtk_label_new (_("Click a span, a device interval or a marker on the timeline, "
-                                     "or a row in a table, to see all its fields here."));
+  gtk_label_set_text (GTK_LABEL (self->title), _ ("Nothing selected"));
+  GtkWidget *hint
+    = gtk_label_new (_ ("Click a span, a device interval or a marker on the timeline, "
+                        "or a row in a table, to see all its fields here."));
   gtk_label_set_wrap (GTK_LABEL (hint), TRUE);
   gtk_label_set_xalign (GTK_LABEL (hint), 0.0);
   gtk_widget_add_css_class (hint, "dim-label");
@@ -418,24 +434,24 @@ refresh (WickDetailsPane *self)
     self->span_index = wick_span_index_new (self->document);
   switch (type)
     {
-    case WICK_RECORD_SPAN:
-      show_span (self, index);
-      break;
-    case WICK_RECORD_OP:
-      show_op (self, index);
-      break;
-    case WICK_RECORD_TENSOR:
-      show_tensor (self, index);
-      break;
-    case WICK_RECORD_MEMORY:
-      show_memory (self, index);
-      break;
-    case WICK_RECORD_DEVICE_INTERVAL:
-      show_interval (self, index);
-      break;
-    default:
-      show_generic (self, type, index);
-      break;
+      case WICK_RECORD_SPAN:
+        show_span (self, index);
+        break;
+      case WICK_RECORD_OP:
+        show_op (self, index);
+        break;
+      case WICK_RECORD_TENSOR:
+        show_tensor (self, index);
+        break;
+      case WICK_RECORD_MEMORY:
+        show_memory (self, index);
+        break;
+      case WICK_RECORD_DEVICE_INTERVAL:
+        show_interval (self, index);
+        break;
+      default:
+        show_generic (self, type, index);
+        break;
     }
 }
 
@@ -471,7 +487,8 @@ static void
 wick_details_pane_init (WickDetailsPane *self)
 {
   self->scrolled = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scrolled), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scrolled), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_set_margin_start (self->box, 12);
   gtk_widget_set_margin_end (self->box, 12);

@@ -17,7 +17,7 @@ char *
 wick_format_bytes (guint64 bytes)
 {
   static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-  double value = (double) bytes;
+  double value = (double)bytes;
   guint unit = 0;
   while (value >= 1024.0 && unit + 1 < G_N_ELEMENTS (units))
     {
@@ -26,8 +26,10 @@ wick_format_bytes (guint64 bytes)
     }
   if (unit == 0)
     return g_strdup_printf ("%" G_GUINT64_FORMAT " B", bytes);
-  return g_strdup_printf (value < 10 ? "%.2f %s" : value < 100 ? "%.1f %s" : "%.0f %s", value,
-                          units[unit]);
+  return g_strdup_printf (value < 10    ? "%.2f %s"
+                          : value < 100 ? "%.1f %s"
+                                        : "%.0f %s",
+                          value, units[unit]);
 }
 
 char *

@@ -88,37 +88,45 @@ static void
 update_header (WickHealthPage *self)
 {
   guint n = 0;
-  const WickHealthIssue *issues = self->document ? wick_document_get_health (self->document, &n) : NULL;
+  const WickHealthIssue *issues
+    = self->document ? wick_document_get_health (self->document, &n) : NULL;
   self->n_errors = self->n_warnings = 0;
   for (guint i = 0; i < n; i++)
     issues[i].severity == WICK_SEVERITY_ERROR ? self->n_errors++ : self->n_warnings++;
-  const WickParseError *parse = self->document ? wick_document_get_parse_error (self->document) : NULL;
+  const WickParseError *parse
+    = self->document ? wick_document_get_parse_error (self->document) : NULL;
   gtk_widget_remove_css_class (self->title, "error");
   gtk_widget_remove_css_class (self->title, "warning");
   gtk_widget_remove_css_class (self->title, "success");
   if (parse && parse->failed)
     {
-      gtk_label_set_text (GTK_LABEL (self->title), _("The trace did not parse to the end"));
-      g_autofree char *sub = g_strdup_printf (_("%s%s%s. The records read before it are shown."),
-                                              parse->message, parse->cause ? ": " : "",
-                                              parse->cause ? parse->cause : "");
+      gtk_label_set_text (GTK_LABEL (self->title), _ ("The trace did not parse to the end"));
+      g_autofree char *sub
+        = g_strdup_printf (_ ("%s%s%s. The records read before it are shown."), parse->message,
+                           parse->cause ? ": " : "", parse->cause ? parse->cause : "");
       gtk_label_set_text (GTK_LABEL (self->subtitle), sub);
       gtk_widget_add_css_class (self->title, "error");
       gtk_image_set_from_icon_name (GTK_IMAGE (self->icon), "dialog-error-symbolic");
       return;
     }
-  g_autofree char *errors = g_strdup_printf (g_dngettext (NULL, "%u error", "%u errors", self->n_errors), self->n_errors);
-  g_autofree char *warnings = g_strdup_printf (g_dngettext (NULL, "%u warning", "%u warnings", self->n_warnings), self->n_warnings);
+  g_autofree char *errors
+    = g_strdup_printf (g_dngettext (NULL, "%u error", "%u errors", self->n_errors), self->n_errors);
+  g_autofree char *warnings = g_strdup_printf (
+    g_dngettext (NULL, "%u warning", "%u warnings", self->n_warnings), self->n_warnings);
   g_autofree char *title = g_strdup_printf ("%s, %s", errors, warnings);
   gtk_label_set_text (GTK_LABEL (self->title), title);
   gboolean valid = self->document && wick_document_get_structurally_valid (self->document);
   gtk_label_set_text (GTK_LABEL (self->subtitle),
-                      valid ? _("The trace is structurally valid.")
-                            : _("The trace is not structurally valid: its errors are listed below."));
-  gtk_widget_add_css_class (self->title, self->n_errors ? "error" : self->n_warnings ? "warning" : "success");
+                      valid
+                        ? _ ("The trace is structurally valid.")
+                        : _ ("The trace is not structurally valid: its errors are listed below."));
+  gtk_widget_add_css_class (self->title, self->n_errors     ? "error"
+                                         : self->n_warnings ? "warning"
+                                                            : "success");
   gtk_image_set_from_icon_name (GTK_IMAGE (self->icon), self->n_errors ? "dialog-error-symbolic"
-                                                        : self->n_warnings ? "dialog-warning-symbolic"
-                                                                           : "emblem-ok-symbolic");
+                                                        : self->n_warnings
+                                                          ? "dialog-warning-symbolic"
+                                                          : "emblem-ok-symbolic");
 }
 
 static void
@@ -167,10 +175,11 @@ wick_health_page_init (WickHealthPage *self)
   gtk_box_append (GTK_BOX (self->box), gtk_separator_new (GTK_ORIENTATION_HORIZONTAL));
 
   self->table = wick_table_new (self);
-  wick_table_add_column (self->table, _("Severity"), text_severity, compare_severity, FALSE, FALSE);
-  wick_table_add_column (self->table, _("Code"), text_code, compare_code, FALSE, FALSE);
-  wick_table_add_column (self->table, _("Message"), text_message, compare_message, TRUE, FALSE);
-  wick_table_add_column (self->table, _("Record"), text_record, NULL, FALSE, FALSE);
+  wick_table_add_column (self->table, _ ("Severity"), text_severity, compare_severity, FALSE,
+                         FALSE);
+  wick_table_add_column (self->table, _ ("Code"), text_code, compare_code, FALSE, FALSE);
+  wick_table_add_column (self->table, _ ("Message"), text_message, compare_message, TRUE, FALSE);
+  wick_table_add_column (self->table, _ ("Record"), text_record, NULL, FALSE, FALSE);
   wick_table_set_row_func (self->table, on_row);
   gtk_box_append (GTK_BOX (self->box), wick_table_get_widget (self->table));
 }

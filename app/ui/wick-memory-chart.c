@@ -10,14 +10,14 @@
 #include "wick-palette.h"
 
 const guint wick_memory_stack_order[5] = {
-  WICK_CATEGORY_PARAMETER, WICK_CATEGORY_OPTIMIZER, WICK_CATEGORY_GRADIENT,
+  WICK_CATEGORY_PARAMETER,  WICK_CATEGORY_OPTIMIZER, WICK_CATEGORY_GRADIENT,
   WICK_CATEGORY_ACTIVATION, WICK_CATEGORY_OTHER,
 };
 
 typedef struct
 {
   char *name;
-  const WickMemorySeries *logical;       /* NULL when none */
+  const WickMemorySeries *logical;        /* NULL when none */
   const WickDeviceMemorySeries *physical; /* NULL when none */
   guint64 peak_total, max_physical, capacity;
 } ChartDevice;
@@ -69,7 +69,8 @@ wick_memory_chart_new (WickDocument *document)
       if (series->points->len > 0)
         {
           extend (self, g_array_index (series->points, WickMemoryPoint, 0).t_ns);
-          extend (self, g_array_index (series->points, WickMemoryPoint, series->points->len - 1).t_ns);
+          extend (self,
+                  g_array_index (series->points, WickMemoryPoint, series->points->len - 1).t_ns);
         }
     }
   for (guint i = 0; i < self->physical->len; i++)
@@ -77,7 +78,8 @@ wick_memory_chart_new (WickDocument *document)
       const WickDeviceMemorySeries *series = g_ptr_array_index (self->physical, i);
       ChartDevice *d = chart_device (self, document, series->device);
       d->physical = series;
-      d->max_physical = MAX (series->max[WICK_DEVICE_SERIES_USED], series->max[WICK_DEVICE_SERIES_RESERVED]);
+      d->max_physical
+        = MAX (series->max[WICK_DEVICE_SERIES_USED], series->max[WICK_DEVICE_SERIES_RESERVED]);
       d->capacity = series->max[WICK_DEVICE_SERIES_CAPACITY];
       for (guint k = 0; k < WICK_N_DEVICE_SERIES; k++)
         for (guint j = 0; j < series->series[k]->len; j++)
@@ -140,11 +142,12 @@ point_at (const WickMemorySeries *series, guint64 t)
       else
         hi = mid;
     }
-  return (gint64) lo - 1;
+  return (gint64)lo - 1;
 }
 
 static gboolean
-sample_at (const WickDeviceMemorySeries *series, WickDeviceSeriesKind kind, guint64 t, guint64 *value)
+sample_at (const WickDeviceMemorySeries *series, WickDeviceSeriesKind kind, guint64 t,
+           guint64 *value)
 {
   gboolean found = FALSE;
   guint64 best_t = 0;
@@ -167,8 +170,8 @@ double
 wick_memory_viewport_time_to_x (const WickMemoryViewport *view, guint64 t)
 {
   double plot = MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
-  return WICK_MEMORY_AXIS + ((double) t - (double) view->start_ns) /
-                              (double) (view->end_ns - view->start_ns) * plot;
+  return WICK_MEMORY_AXIS
+         + ((double)t - (double)view->start_ns) / (double)(view->end_ns - view->start_ns) * plot;
 }
 
 guint64
@@ -176,7 +179,7 @@ wick_memory_viewport_x_to_time (const WickMemoryViewport *view, double x)
 {
   double plot = MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
   double t = view->start_ns + (x - WICK_MEMORY_AXIS) / plot * (view->end_ns - view->start_ns);
-  return t <= 0 ? 0 : (guint64) t;
+  return t <= 0 ? 0 : (guint64)t;
 }
 
 void
@@ -225,7 +228,7 @@ draw_legend (cairo_t *cr, const WickMemoryViewport *view)
       x += 100;
     }
   static const double dash[] = { 5, 3 }, dot[] = { 1.5, 2.5 };
-  const char *names[] = { N_("used"), N_("reserved"), N_("capacity") };
+  const char *names[] = { N_ ("used"), N_ ("reserved"), N_ ("capacity") };
   for (guint k = 0; k < 3; k++)
     {
       wick_palette_set (cr, wick_palette_device (k, view->dark), 1);
@@ -236,7 +239,7 @@ draw_legend (cairo_t *cr, const WickMemoryViewport *view)
       cairo_stroke (cr);
       cairo_set_dash (cr, NULL, 0, 0);
       wick_palette_set (cr, fg, 0.9);
-      text (cr, _(names[k]), x + 24, 8, FALSE, 0);
+      text (cr, _ (names[k]), x + 24, 8, FALSE, 0);
       x += 100;
     }
   cairo_set_line_width (cr, 1);
@@ -249,8 +252,8 @@ draw_stack (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
   /* One column per pixel: the point with the largest total in it, or the
    * value carried over from the point before. */
   const WickMemorySeries *series = device->logical;
-  int columns = (int) panel->width + 1;
-  g_autofree guint64 *values = g_new0 (guint64, (gsize) columns * WICK_N_CATEGORIES);
+  int columns = (int)panel->width + 1;
+  g_autofree guint64 *values = g_new0 (guint64, (gsize)columns * WICK_N_CATEGORIES);
   g_autofree gboolean *set = g_new0 (gboolean, columns);
   guint64 carry[WICK_N_CATEGORIES] = { 0 };
   gint64 first = point_at (series, view->start_ns);
@@ -261,7 +264,8 @@ draw_stack (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
       const WickMemoryPoint *p = &g_array_index (series->points, WickMemoryPoint, i);
       if (p->t_ns > view->end_ns)
         break;
-      int col = CLAMP ((int) (wick_memory_viewport_time_to_x (view, p->t_ns) - panel->x), 0, columns - 1);
+      int col
+        = CLAMP ((int)(wick_memory_viewport_time_to_x (view, p->t_ns) - panel->x), 0, columns - 1);
       guint64 total = 0, held = 0;
       for (guint c = 0; c < WICK_N_CATEGORIES; c++)
         {
@@ -310,8 +314,8 @@ draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport 
                const cairo_rectangle_t *panel, double scale, guint64 y_max)
 {
   static const double dash[] = { 5, 3 }, dot[] = { 1.5, 2.5 };
-  const WickDeviceSeriesKind kinds[] = { WICK_DEVICE_SERIES_USED, WICK_DEVICE_SERIES_RESERVED,
-                                         WICK_DEVICE_SERIES_CAPACITY };
+  const WickDeviceSeriesKind kinds[]
+    = { WICK_DEVICE_SERIES_USED, WICK_DEVICE_SERIES_RESERVED, WICK_DEVICE_SERIES_CAPACITY };
   double bottom = panel->y + panel->height;
   for (guint k = 0; k < 3; k++)
     {
@@ -322,7 +326,8 @@ draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport 
       for (guint i = 0; i < points->len; i++)
         {
           const WickSamplePoint *p = &g_array_index (points, WickSamplePoint, i);
-          double x = CLAMP (wick_memory_viewport_time_to_x (view, p->t_ns), panel->x, panel->x + panel->width);
+          double x = CLAMP (wick_memory_viewport_time_to_x (view, p->t_ns), panel->x,
+                            panel->x + panel->width);
           double y = bottom - p->value * scale;
           if (i == 0)
             cairo_move_to (cr, x, y);
@@ -346,8 +351,8 @@ draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport 
 static gboolean
 overlaps (const cairo_rectangle_t *a, const cairo_rectangle_t *b)
 {
-  return a->x < b->x + b->width && b->x < a->x + a->width && a->y < b->y + b->height &&
-         b->y < a->y + a->height;
+  return a->x < b->x + b->width && b->x < a->x + a->width && a->y < b->y + b->height
+         && b->y < a->y + a->height;
 }
 
 static void
@@ -361,13 +366,15 @@ draw_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
   for (guint k = 5; k-- > 0;)
     {
       guint c = wick_memory_stack_order[k];
-      if (series->peak[c] == 0 || series->peak_ns[c] < view->start_ns || series->peak_ns[c] > view->end_ns)
+      if (series->peak[c] == 0 || series->peak_ns[c] < view->start_ns
+          || series->peak_ns[c] > view->end_ns)
         continue;
       gint64 point = point_at (series, series->peak_ns[c]);
       double base = 0;
       if (point >= 0)
         for (guint j = 0; j < k; j++)
-          base += g_array_index (series->points, WickMemoryPoint, point).live[wick_memory_stack_order[j]];
+          base += g_array_index (series->points, WickMemoryPoint, point)
+                    .live[wick_memory_stack_order[j]];
       double x = wick_memory_viewport_time_to_x (view, series->peak_ns[c]);
       double y = bottom - (base + series->peak[c]) * scale;
       cairo_new_path (cr);
@@ -377,7 +384,8 @@ draw_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
       wick_palette_set (cr, wick_palette_foreground (view->dark), 0.9);
       cairo_stroke (cr);
       g_autofree char *value = wick_format_bytes (series->peak[c]);
-      g_autofree char *label = g_strdup_printf (_("%s peak %s"), wick_palette_category_name (c), value);
+      g_autofree char *label
+        = g_strdup_printf (_ ("%s peak %s"), wick_palette_category_name (c), value);
       gboolean right = x > panel->x + panel->width - 180;
       cairo_rectangle_t box = { right ? x - 176 : x + 7, MAX (y - 16, panel->y - 14), 170, 13 };
       for (guint tries = 0; tries < 12; tries++)
@@ -422,11 +430,12 @@ nice_axis_max (guint64 max)
         step = steps[i] * decade;
         break;
       }
-  return (guint64) (4 * step * unit);
+  return (guint64)(4 * step * unit);
 }
 
 static void
-draw_axis (cairo_t *cr, const WickMemoryViewport *view, const cairo_rectangle_t *panel, guint64 y_max)
+draw_axis (cairo_t *cr, const WickMemoryViewport *view, const cairo_rectangle_t *panel,
+           guint64 y_max)
 {
   WickRgb fg = wick_palette_foreground (view->dark);
   for (guint i = 0; i <= 4; i++)
@@ -445,13 +454,15 @@ draw_axis (cairo_t *cr, const WickMemoryViewport *view, const cairo_rectangle_t 
 static void
 draw_time_axis (cairo_t *cr, const WickMemoryViewport *view)
 {
-  double ns_per_px = (double) (view->end_ns - view->start_ns) / MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
+  double ns_per_px
+    = (double)(view->end_ns - view->start_ns) / MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
   guint64 step = 1;
   static const guint mult[] = { 1, 2, 5 };
   gboolean found = FALSE;
-  for (guint64 decade = 1; !found && decade < G_GUINT64_CONSTANT (1000000000000000000); decade *= 10)
+  for (guint64 decade = 1; !found && decade < G_GUINT64_CONSTANT (1000000000000000000);
+       decade *= 10)
     for (guint m = 0; m < 3 && !found; m++)
-      if ((double) (decade * mult[m]) >= ns_per_px * 90)
+      if ((double)(decade * mult[m]) >= ns_per_px * 90)
         {
           step = decade * mult[m];
           found = TRUE;
@@ -508,13 +519,13 @@ draw_readout (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view
           total += live[c];
           append_bytes (lines, wick_palette_category_name (c), live[c]);
         }
-      append_bytes (lines, _("logical"), total);
+      append_bytes (lines, _ ("logical"), total);
       if (sample_at (device->physical, WICK_DEVICE_SERIES_USED, t, &value))
-        append_bytes (lines, _("used"), value);
+        append_bytes (lines, _ ("used"), value);
       if (sample_at (device->physical, WICK_DEVICE_SERIES_RESERVED, t, &value))
-        append_bytes (lines, _("reserved"), value);
+        append_bytes (lines, _ ("reserved"), value);
       if (sample_at (device->physical, WICK_DEVICE_SERIES_CAPACITY, t, &value))
-        append_bytes (lines, _("capacity"), value);
+        append_bytes (lines, _ ("capacity"), value);
       PangoLayout *layout = pango_cairo_create_layout (cr);
       PangoFontDescription *font = pango_font_description_from_string ("Monospace 8");
       pango_layout_set_font_description (layout, font);
@@ -526,7 +537,8 @@ draw_readout (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view
         x = view->hover_x - w - 20;
       double y = panel.y + 4;
       cairo_rectangle (cr, x - 6, y - 4, w + 12, h + 8);
-      cairo_set_source_rgba (cr, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1, 0.92);
+      cairo_set_source_rgba (cr, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1,
+                             view->dark ? 0.12 : 1, 0.92);
       cairo_fill_preserve (cr);
       wick_palette_set (cr, fg, 0.3);
       cairo_stroke (cr);
@@ -551,7 +563,8 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
   if (n == 0)
     {
       wick_palette_set (cr, wick_palette_foreground (view->dark), 0.6);
-      text (cr, _("This trace has no memory records."), view->width / 2.0, view->height / 2.0, FALSE, 0.5);
+      text (cr, _ ("This trace has no memory records."), view->width / 2.0, view->height / 2.0,
+            FALSE, 0.5);
     }
   for (guint d = 0; d < n; d++)
     {
@@ -562,14 +575,14 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
       if (device->capacity > 0 && device->capacity <= y_max * 3 / 2)
         y_max = MAX (y_max, device->capacity);
       y_max = nice_axis_max (y_max + y_max / 20);
-      double scale = panel.height / (double) y_max;
+      double scale = panel.height / (double)y_max;
 
       wick_palette_set (cr, wick_palette_foreground (view->dark), 1);
       g_autofree char *title = NULL;
       if (device->capacity > y_max)
         {
           g_autofree char *cap = wick_format_bytes (device->capacity);
-          title = g_strdup_printf (_("%s — capacity %s (off scale)"), device->name, cap);
+          title = g_strdup_printf (_ ("%s — capacity %s (off scale)"), device->name, cap);
         }
       else
         title = g_strdup (device->name);
@@ -593,7 +606,8 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
       if (x1 > x0)
         {
           wick_palette_set (cr, wick_palette_accent (view->dark), 0.15);
-          cairo_rectangle (cr, x0, WICK_MEMORY_LEGEND, x1 - x0, view->height - WICK_MEMORY_LEGEND - WICK_MEMORY_RULER);
+          cairo_rectangle (cr, x0, WICK_MEMORY_LEGEND, x1 - x0,
+                           view->height - WICK_MEMORY_LEGEND - WICK_MEMORY_RULER);
           cairo_fill (cr);
         }
     }

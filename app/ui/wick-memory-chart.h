@@ -26,10 +26,10 @@ typedef struct _WickMemoryChart WickMemoryChart;
 typedef struct
 {
   guint64 start_ns, end_ns;
-  guint64 origin_ns;     /* time shown as 0 on the axis */
+  guint64 origin_ns; /* time shown as 0 on the axis */
   int width, height;
   gboolean dark;
-  double hover_x;        /* < 0: no readout */
+  double hover_x; /* < 0: no readout */
   guint64 range_start, range_end;
 } WickMemoryViewport;
 

@@ -67,8 +67,9 @@ wick_memory_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   wick_memory_view_get_params (self, &view);
   if (view.end_ns <= view.start_ns + 1)
     return;
-  cairo_t *cr = gtk_snapshot_append_cairo (
-    snapshot, &GRAPHENE_RECT_INIT (0, 0, gtk_widget_get_width (widget), gtk_widget_get_height (widget)));
+  cairo_t *cr
+    = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, gtk_widget_get_width (widget),
+                                                                gtk_widget_get_height (widget)));
   wick_memory_chart_draw (self->chart, cr, &view);
   cairo_destroy (cr);
 }
@@ -80,25 +81,28 @@ zoom (WickMemoryView *self, double factor, double anchor_x)
   wick_selection_get_visible (self->selection, &start, &end);
   double plot = MAX (gtk_widget_get_width (GTK_WIDGET (self)) - WICK_MEMORY_AXIS - 16, 1);
   double frac = CLAMP ((anchor_x - WICK_MEMORY_AXIS) / plot, 0, 1);
-  double width = (double) (end - start), anchor = start + frac * width;
+  double width = (double)(end - start), anchor = start + frac * width;
   double new_width = MAX (width * factor, 200);
   double new_start = MAX (anchor - frac * new_width, 0);
-  wick_selection_set_visible (self->selection, (guint64) new_start, (guint64) (new_start + new_width));
+  wick_selection_set_visible (self->selection, (guint64)new_start,
+                              (guint64)(new_start + new_width));
 }
 
 static void
 pan (WickMemoryView *self, guint64 start, guint64 end, double dx)
 {
   double plot = MAX (gtk_widget_get_width (GTK_WIDGET (self)) - WICK_MEMORY_AXIS - 16, 1);
-  double ns = dx * (double) (end - start) / plot;
-  double new_start = MAX ((double) start + ns, 0);
-  wick_selection_set_visible (self->selection, (guint64) new_start, (guint64) new_start + (end - start));
+  double ns = dx * (double)(end - start) / plot;
+  double new_start = MAX ((double)start + ns, 0);
+  wick_selection_set_visible (self->selection, (guint64)new_start,
+                              (guint64)new_start + (end - start));
 }
 
 static gboolean
 on_scroll (GtkEventControllerScroll *controller, double dx, double dy, WickMemoryView *self)
 {
-  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
+  GdkModifierType state
+    = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
   guint64 start, end;
   wick_selection_get_visible (self->selection, &start, &end);
   if (state & GDK_CONTROL_MASK)
@@ -125,7 +129,8 @@ on_leave (GtkEventControllerMotion *controller, WickMemoryView *self)
 static void
 on_drag_begin (GtkGestureDrag *gesture, double x, double y, WickMemoryView *self)
 {
-  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
+  GdkModifierType state
+    = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
   wick_selection_get_visible (self->selection, &self->drag_start, &self->drag_end);
   self->drag_box = (state & GDK_SHIFT_MASK) != 0;
 }
@@ -141,7 +146,8 @@ on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickMemoryView *s
       wick_memory_view_get_params (self, &view);
       view.start_ns = self->drag_start;
       view.end_ns = self->drag_end;
-      guint64 a = wick_memory_viewport_x_to_time (&view, x0), b = wick_memory_viewport_x_to_time (&view, x0 + dx);
+      guint64 a = wick_memory_viewport_x_to_time (&view, x0),
+              b = wick_memory_viewport_x_to_time (&view, x0 + dx);
       wick_selection_set_range (self->selection, MIN (a, b), MAX (a, b));
     }
   else
@@ -182,7 +188,8 @@ wick_memory_view_init (WickMemoryView *self)
   gtk_widget_set_hexpand (widget, TRUE);
   gtk_widget_set_vexpand (widget, TRUE);
   gtk_widget_set_focusable (widget, TRUE);
-  GtkEventController *scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+  GtkEventController *scroll
+    = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
   g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
   gtk_widget_add_controller (widget, scroll);
   GtkEventController *motion = gtk_event_controller_motion_new ();

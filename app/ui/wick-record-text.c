@@ -51,32 +51,50 @@ wick_record_title (WickDocument *document, WickRecordType type, gint64 index)
 {
   switch (type)
     {
-    case WICK_RECORD_SPAN:
-      return g_strdup (wick_document_str (document, wick_document_get_spans (document, NULL)[index].name));
-    case WICK_RECORD_OP:
-      return g_strdup_printf (_("op %s"), wick_document_str (document, wick_document_get_ops (document, NULL)[index].op_name));
-    case WICK_RECORD_TENSOR:
-      return g_strdup_printf (_("tensor %s"), wick_document_str (document, wick_document_get_tensors (document, NULL)[index].tensor_id));
-    case WICK_RECORD_TENSOR_STATS:
-      return g_strdup_printf (_("tensor stats %s"), wick_document_str (document, wick_document_get_tensor_stats (document, NULL)[index].label));
-    case WICK_RECORD_MEMORY:
-      return g_strdup_printf (_("memory %s"), wick_document_str (document, wick_document_get_memory (document, NULL)[index].storage_id));
-    case WICK_RECORD_DEVICE_MEMORY:
-      return g_strdup_printf (_("device memory sample %" G_GINT64_FORMAT), index + 1);
-    case WICK_RECORD_DEVICE_INTERVAL:
-      return g_strdup_printf (_("device interval on %s"), wick_document_str (document, wick_document_get_device_intervals (document, NULL)[index].device));
-    case WICK_RECORD_GRADIENT:
-      return g_strdup_printf (_("gradient %s"), wick_document_str (document, wick_document_get_gradients (document, NULL)[index].key));
-    case WICK_RECORD_EDGE:
-      return g_strdup_printf (_("edge %" G_GINT64_FORMAT), index + 1);
-    case WICK_RECORD_EXTENSION:
-      return g_strdup (wick_document_str (document, wick_document_get_extensions (document, NULL)[index].kind));
-    case WICK_RECORD_META:
-      return g_strdup (_("run metadata"));
-    case WICK_RECORD_TERMINAL:
-      return g_strdup (_("terminal"));
-    case WICK_RECORD_NONE:
-    default:
-      return g_strdup ("");
+      case WICK_RECORD_SPAN:
+        return g_strdup (
+          wick_document_str (document, wick_document_get_spans (document, NULL)[index].name));
+      case WICK_RECORD_OP:
+        return g_strdup_printf (
+          _ ("op %s"),
+          wick_document_str (document, wick_document_get_ops (document, NULL)[index].op_name));
+      case WICK_RECORD_TENSOR:
+        return g_strdup_printf (
+          _ ("tensor %s"),
+          wick_document_str (document,
+                             wick_document_get_tensors (document, NULL)[index].tensor_id));
+      case WICK_RECORD_TENSOR_STATS:
+        return g_strdup_printf (
+          _ ("tensor stats %s"),
+          wick_document_str (document,
+                             wick_document_get_tensor_stats (document, NULL)[index].label));
+      case WICK_RECORD_MEMORY:
+        return g_strdup_printf (
+          _ ("memory %s"),
+          wick_document_str (document,
+                             wick_document_get_memory (document, NULL)[index].storage_id));
+      case WICK_RECORD_DEVICE_MEMORY:
+        return g_strdup_printf (_ ("device memory sample %" G_GINT64_FORMAT), index + 1);
+      case WICK_RECORD_DEVICE_INTERVAL:
+        return g_strdup_printf (
+          _ ("device interval on %s"),
+          wick_document_str (document,
+                             wick_document_get_device_intervals (document, NULL)[index].device));
+      case WICK_RECORD_GRADIENT:
+        return g_strdup_printf (
+          _ ("gradient %s"),
+          wick_document_str (document, wick_document_get_gradients (document, NULL)[index].key));
+      case WICK_RECORD_EDGE:
+        return g_strdup_printf (_ ("edge %" G_GINT64_FORMAT), index + 1);
+      case WICK_RECORD_EXTENSION:
+        return g_strdup (
+          wick_document_str (document, wick_document_get_extensions (document, NULL)[index].kind));
+      case WICK_RECORD_META:
+        return g_strdup (_ ("run metadata"));
+      case WICK_RECORD_TERMINAL:
+        return g_strdup (_ ("terminal"));
+      case WICK_RECORD_NONE:
+      default:
+        return g_strdup ("");
     }
 }

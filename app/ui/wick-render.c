@@ -79,23 +79,23 @@ wick_render_draw (WickDocument *document, const WickRenderOptions *options, cair
 {
   switch (options->view)
     {
-    case WICK_RENDER_TIMELINE:
-      draw_timeline (document, options, cr);
-      break;
-    case WICK_RENDER_MEMORY:
-      draw_memory (document, options, cr);
-      break;
-    case WICK_RENDER_COVERAGE:
-      {
-        g_autoptr (WickGradientReport) report = wick_gradient_report_new (document);
-        wick_coverage_draw (document, report, cr, options->width, options->height, options->dark);
+      case WICK_RENDER_TIMELINE:
+        draw_timeline (document, options, cr);
         break;
-      }
-    case WICK_RENDER_HEALTH:
-      wick_health_draw (document, cr, options->width, options->height, options->dark);
-      break;
-    default:
-      g_assert_not_reached ();
+      case WICK_RENDER_MEMORY:
+        draw_memory (document, options, cr);
+        break;
+      case WICK_RENDER_COVERAGE:
+        {
+          g_autoptr (WickGradientReport) report = wick_gradient_report_new (document);
+          wick_coverage_draw (document, report, cr, options->width, options->height, options->dark);
+          break;
+        }
+      case WICK_RENDER_HEALTH:
+        wick_health_draw (document, cr, options->width, options->height, options->dark);
+        break;
+      default:
+        g_assert_not_reached ();
     }
 }
 
@@ -105,7 +105,7 @@ check_surface (cairo_surface_t *surface, const char *path, GError **error)
   cairo_status_t status = cairo_surface_status (surface);
   if (status != CAIRO_STATUS_SUCCESS)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot write “%s”: %s"), path,
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _ ("Cannot write “%s”: %s"), path,
                    cairo_status_to_string (status));
       return FALSE;
     }
@@ -132,7 +132,8 @@ wick_render_to_file (WickDocument *document, const WickRenderOptions *options, c
   else
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("Cannot tell the format of “%s”: the name must end in .png, .svg or .pdf"), path);
+                   _ ("Cannot tell the format of “%s”: the name must end in .png, .svg or .pdf"),
+                   path);
       return FALSE;
     }
   if (!check_surface (surface, path, error))
@@ -149,7 +150,7 @@ wick_render_to_file (WickDocument *document, const WickRenderOptions *options, c
       cairo_status_t status = cairo_surface_write_to_png (surface, path);
       if (status != CAIRO_STATUS_SUCCESS)
         {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot write “%s”: %s"), path,
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _ ("Cannot write “%s”: %s"), path,
                        cairo_status_to_string (status));
           ok = FALSE;
         }

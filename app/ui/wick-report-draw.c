@@ -24,7 +24,7 @@ sheet_text (Sheet *sheet, const char *s, double x, double y, double width, const
   PangoFontDescription *desc = pango_font_description_from_string (font ? font : "Sans 9");
   pango_layout_set_font_description (sheet->layout, desc);
   pango_font_description_free (desc);
-  pango_layout_set_width (sheet->layout, width > 0 ? (int) (width * PANGO_SCALE) : -1);
+  pango_layout_set_width (sheet->layout, width > 0 ? (int)(width * PANGO_SCALE) : -1);
   pango_layout_set_text (sheet->layout, s, -1);
   cairo_move_to (sheet->cr, x, y);
   pango_cairo_show_layout (sheet->cr, sheet->layout);
@@ -56,10 +56,10 @@ static WickRgb
 verdict_colour (gboolean good, gboolean warn, gboolean dark)
 {
   if (good)
-    return dark ? (WickRgb) { 0.34, 0.89, 0.54 } : (WickRgb) { 0.15, 0.64, 0.41 };
+    return dark ? (WickRgb){ 0.34, 0.89, 0.54 } : (WickRgb){ 0.15, 0.64, 0.41 };
   if (warn)
-    return dark ? (WickRgb) { 0.97, 0.83, 0.35 } : (WickRgb) { 0.80, 0.55, 0.0 };
-  return dark ? (WickRgb) { 1.0, 0.48, 0.39 } : (WickRgb) { 0.75, 0.11, 0.16 };
+    return dark ? (WickRgb){ 0.97, 0.83, 0.35 } : (WickRgb){ 0.80, 0.55, 0.0 };
+  return dark ? (WickRgb){ 1.0, 0.48, 0.39 } : (WickRgb){ 0.75, 0.11, 0.16 };
 }
 
 static void
@@ -87,7 +87,8 @@ sheet_header (Sheet *sheet, const char **columns, const double *x, guint n)
   wick_palette_set (sheet->cr, wick_palette_foreground (sheet->dark), 0.8);
   for (guint i = 0; i < n; i++)
     sheet_text (sheet, columns[i], MARGIN + x[i] + 4, sheet->y + 3,
-                (i + 1 < n ? x[i + 1] - x[i] : sheet->width - 2 * MARGIN - x[i]) - 8, "Sans Bold 9");
+                (i + 1 < n ? x[i + 1] - x[i] : sheet->width - 2 * MARGIN - x[i]) - 8,
+                "Sans Bold 9");
   sheet->y += ROW;
 }
 
@@ -122,7 +123,8 @@ sheet_more (Sheet *sheet, guint left)
 {
   if (left == 0)
     return;
-  g_autofree char *more = g_strdup_printf (g_dngettext (NULL, "… %u more row", "… %u more rows", left), left);
+  g_autofree char *more
+    = g_strdup_printf (g_dngettext (NULL, "… %u more row", "… %u more rows", left), left);
   wick_palette_set (sheet->cr, wick_palette_foreground (sheet->dark), 0.6);
   sheet_text (sheet, more, MARGIN + 4, sheet->height - MARGIN - ROW + 3, -1, "Sans Italic 9");
 }
@@ -134,23 +136,30 @@ wick_coverage_draw (WickDocument *document, const WickGradientReport *report, ca
   Sheet sheet;
   sheet_begin (&sheet, cr, width, height, dark);
   WickCoverageVerdict verdict = report->verdict;
-  g_autofree char *title = g_strdup_printf (_("Gradient coverage: %s"), wick_coverage_verdict_to_string (verdict));
-  WickRgb colour = verdict_colour (verdict == WICK_COVERAGE_VERDICT_COMPLETE,
-                                   verdict == WICK_COVERAGE_VERDICT_PARTIAL ||
-                                     verdict == WICK_COVERAGE_VERDICT_UNAVAILABLE, dark);
+  g_autofree char *title
+    = g_strdup_printf (_ ("Gradient coverage: %s"), wick_coverage_verdict_to_string (verdict));
+  WickRgb colour = verdict_colour (
+    verdict == WICK_COVERAGE_VERDICT_COMPLETE,
+    verdict == WICK_COVERAGE_VERDICT_PARTIAL || verdict == WICK_COVERAGE_VERDICT_UNAVAILABLE, dark);
   wick_palette_set (cr, colour, 1);
   g_autofree char *body = NULL;
   if (report->has_contract)
     body = g_strdup_printf ("%s — %s %s", report->reason ? report->reason : "",
-                            report->digest_matches ? _("manifest digest matches") : _("manifest digest DOES NOT match"),
+                            report->digest_matches ? _ ("manifest digest matches")
+                                                   : _ ("manifest digest DOES NOT match"),
                             report->computed_sha256 ? report->computed_sha256 : "");
   else
     body = g_strdup (report->reason ? report->reason : "");
   sheet_banner (&sheet, title, body, colour);
 
-  const char *columns[] = { _("Entry"), _("Family"), _("State"), _("Norm"), _("Expectation"), _("Verdict") };
-  const double x[] = { 0, 0.28 * (width - 2 * MARGIN), 0.58 * (width - 2 * MARGIN),
-                       0.68 * (width - 2 * MARGIN), 0.78 * (width - 2 * MARGIN), 0.90 * (width - 2 * MARGIN) };
+  const char *columns[]
+    = { _ ("Entry"), _ ("Family"), _ ("State"), _ ("Norm"), _ ("Expectation"), _ ("Verdict") };
+  const double x[] = { 0,
+                       0.28 * (width - 2 * MARGIN),
+                       0.58 * (width - 2 * MARGIN),
+                       0.68 * (width - 2 * MARGIN),
+                       0.78 * (width - 2 * MARGIN),
+                       0.90 * (width - 2 * MARGIN) };
   sheet_header (&sheet, columns, x, G_N_ELEMENTS (columns));
   guint rows_left = report->entries->len + report->families->len;
   gboolean room = TRUE;
@@ -158,29 +167,41 @@ wick_coverage_draw (WickDocument *document, const WickGradientReport *report, ca
           warn = verdict_colour (FALSE, TRUE, dark);
   for (guint f = 0; room && f < report->families->len; f++)
     {
-      const WickGradientFamilyRow *family = &g_array_index (report->families, WickGradientFamilyRow, f);
-      g_autofree char *counts = g_strdup_printf (_("%u members · %u present · %u attached · min %" G_GUINT64_FORMAT),
-                                                 family->members, family->present, family->attached,
-                                                 family->min_present);
-      const char *cells[] = { wick_document_str (document, family->family), counts, "", "",
-                              wick_gradient_expectation_to_string (family->expectation), family->verdict };
+      const WickGradientFamilyRow *family
+        = &g_array_index (report->families, WickGradientFamilyRow, f);
+      g_autofree char *counts
+        = g_strdup_printf (_ ("%u members · %u present · %u attached · min %" G_GUINT64_FORMAT),
+                           family->members, family->present, family->attached, family->min_present);
+      const char *cells[] = { wick_document_str (document, family->family),
+                              counts,
+                              "",
+                              "",
+                              wick_gradient_expectation_to_string (family->expectation),
+                              family->verdict };
       const WickRgb *colours[] = { NULL, NULL, NULL, NULL, NULL, family->ok ? &good : &bad };
       room = sheet_row (&sheet, cells, colours, x, 6, TRUE);
       if (room)
         rows_left--;
       for (guint e = 0; room && e < report->entries->len; e++)
         {
-          const WickGradientEntryRow *entry = &g_array_index (report->entries, WickGradientEntryRow, e);
+          const WickGradientEntryRow *entry
+            = &g_array_index (report->entries, WickGradientEntryRow, e);
           if (entry->family != family->family)
             continue;
-          g_autofree char *name = g_strdup_printf ("    %s · %s", wick_document_str (document, entry->root),
-                                                   wick_document_str (document, entry->key));
-          g_autofree char *norm = entry->observed && entry->has_norm ? g_strdup_printf ("%.4g", entry->norm) : g_strdup ("—");
-          const char *state = entry->observed ? wick_gradient_state_to_string (entry->state) : _("not recorded");
-          const char *ecells[] = { name, wick_document_str (document, entry->family), state, norm, "", "" };
-          const WickRgb *state_colour = !entry->observed ? &bad
-                                        : entry->state == WICK_GRADIENT_PRESENT ? &good
-                                        : entry->state == WICK_GRADIENT_NON_FINITE ? &bad : &warn;
+          g_autofree char *name
+            = g_strdup_printf ("    %s · %s", wick_document_str (document, entry->root),
+                               wick_document_str (document, entry->key));
+          g_autofree char *norm = entry->observed && entry->has_norm
+                                    ? g_strdup_printf ("%.4g", entry->norm)
+                                    : g_strdup ("—");
+          const char *state
+            = entry->observed ? wick_gradient_state_to_string (entry->state) : _ ("not recorded");
+          const char *ecells[]
+            = { name, wick_document_str (document, entry->family), state, norm, "", "" };
+          const WickRgb *state_colour = !entry->observed                           ? &bad
+                                        : entry->state == WICK_GRADIENT_PRESENT    ? &good
+                                        : entry->state == WICK_GRADIENT_NON_FINITE ? &bad
+                                                                                   : &warn;
           const WickRgb *ecolours[] = { NULL, NULL, state_colour, NULL, NULL, NULL };
           room = sheet_row (&sheet, ecells, ecolours, x, 6, FALSE);
           if (room)
@@ -190,7 +211,8 @@ wick_coverage_draw (WickDocument *document, const WickGradientReport *report, ca
   if (!report->has_contract)
     {
       wick_palette_set (cr, wick_palette_foreground (dark), 0.6);
-      sheet_text (&sheet, _("This trace declares no gradient contract."), MARGIN + 4, sheet.y + 8, -1, NULL);
+      sheet_text (&sheet, _ ("This trace declares no gradient contract."), MARGIN + 4, sheet.y + 8,
+                  -1, NULL);
     }
   sheet_more (&sheet, room ? 0 : rows_left);
   sheet_end (&sheet);
@@ -211,29 +233,32 @@ wick_health_draw (WickDocument *document, cairo_t *cr, int width, int height, gb
   WickRgb colour;
   if (parse && parse->failed)
     {
-      title = g_strdup (_("The trace did not parse"));
-      body = g_strdup_printf ("%s%s%s", parse->message, parse->cause ? ": " : "", parse->cause ? parse->cause : "");
+      title = g_strdup (_ ("The trace did not parse"));
+      body = g_strdup_printf ("%s%s%s", parse->message, parse->cause ? ": " : "",
+                              parse->cause ? parse->cause : "");
       colour = verdict_colour (FALSE, FALSE, dark);
     }
   else
     {
-      title = g_strdup_printf (_("%u errors, %u warnings"), errors, warnings);
+      title = g_strdup_printf (_ ("%u errors, %u warnings"), errors, warnings);
       body = g_strdup (wick_document_get_structurally_valid (document)
-                         ? _("The trace is structurally valid.")
-                         : _("The trace is not structurally valid: see the errors below."));
+                         ? _ ("The trace is structurally valid.")
+                         : _ ("The trace is not structurally valid: see the errors below."));
       colour = verdict_colour (errors == 0 && warnings == 0, errors == 0, dark);
     }
   wick_palette_set (cr, colour, 1);
   sheet_banner (&sheet, title, body, colour);
-  const char *columns[] = { _("Severity"), _("Code"), _("Message") };
+  const char *columns[] = { _ ("Severity"), _ ("Code"), _ ("Message") };
   const double x[] = { 0, 90, 330 };
   sheet_header (&sheet, columns, x, 3);
   WickRgb bad = verdict_colour (FALSE, FALSE, dark), warn = verdict_colour (FALSE, TRUE, dark);
   guint i;
   for (i = 0; i < n; i++)
     {
-      const char *cells[] = { wick_severity_to_string (issues[i].severity), issues[i].code, issues[i].message };
-      const WickRgb *colours[] = { issues[i].severity == WICK_SEVERITY_ERROR ? &bad : &warn, NULL, NULL };
+      const char *cells[]
+        = { wick_severity_to_string (issues[i].severity), issues[i].code, issues[i].message };
+      const WickRgb *colours[]
+        = { issues[i].severity == WICK_SEVERITY_ERROR ? &bad : &warn, NULL, NULL };
       if (!sheet_row (&sheet, cells, colours, x, 3, FALSE))
         break;
     }

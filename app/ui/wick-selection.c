@@ -12,15 +12,19 @@ struct _WickSelection
 
 G_DEFINE_FINAL_TYPE (WickSelection, wick_selection, G_TYPE_OBJECT)
 
-enum { CHANGED, N_SIGNALS };
+enum
+{
+  CHANGED,
+  N_SIGNALS
+};
 static guint signals[N_SIGNALS];
 
 static void
 wick_selection_class_init (WickSelectionClass *klass)
 {
   /* changed (WickSelectionChange what) */
-  signals[CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
-                                   NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT);
+  signals[CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT);
 }
 
 static void
@@ -56,7 +60,7 @@ wick_selection_set_visible (WickSelection *self, guint64 start_ns, guint64 end_n
     return;
   self->visible_start = start_ns;
   self->visible_end = end_ns;
-  g_signal_emit (self, signals[CHANGED], 0, (guint) WICK_SELECTION_CHANGED_VISIBLE);
+  g_signal_emit (self, signals[CHANGED], 0, (guint)WICK_SELECTION_CHANGED_VISIBLE);
 }
 
 void
@@ -83,7 +87,7 @@ wick_selection_set_range (WickSelection *self, guint64 start_ns, guint64 end_ns)
     return;
   self->range_start = start_ns;
   self->range_end = end_ns;
-  g_signal_emit (self, signals[CHANGED], 0, (guint) WICK_SELECTION_CHANGED_RANGE);
+  g_signal_emit (self, signals[CHANGED], 0, (guint)WICK_SELECTION_CHANGED_RANGE);
 }
 
 gboolean
@@ -112,5 +116,5 @@ wick_selection_set_record (WickSelection *self, WickRecordType type, gint64 inde
     return;
   self->record_type = type;
   self->record_index = index;
-  g_signal_emit (self, signals[CHANGED], 0, (guint) WICK_SELECTION_CHANGED_RECORD);
+  g_signal_emit (self, signals[CHANGED], 0, (guint)WICK_SELECTION_CHANGED_RECORD);
 }

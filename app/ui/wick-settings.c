@@ -12,7 +12,8 @@ wick_settings_get (void)
   if (g_once_init_enter (&once))
     {
       GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
-      g_autoptr (GSettingsSchema) schema = source ? g_settings_schema_source_lookup (source, SCHEMA_ID, TRUE) : NULL;
+      g_autoptr (GSettingsSchema) schema
+        = source ? g_settings_schema_source_lookup (source, SCHEMA_ID, TRUE) : NULL;
       if (schema)
         settings = g_settings_new (SCHEMA_ID);
       g_once_init_leave (&once, 1);
@@ -37,7 +38,7 @@ wick_settings_add_recent (const char *path)
         n++;
       }
   g_auto (GStrv) list = g_strv_builder_end (builder);
-  g_settings_set_strv (settings, "recent-files", (const char *const *) list);
+  g_settings_set_strv (settings, "recent-files", (const char *const *)list);
 }
 
 char **

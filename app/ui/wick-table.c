@@ -132,7 +132,7 @@ static int
 sort_rows (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   SortData *sort = user_data;
-  WickTableRow *ra = unwrap ((gpointer) a), *rb = unwrap ((gpointer) b);
+  WickTableRow *ra = unwrap ((gpointer)a), *rb = unwrap ((gpointer)b);
   return sort->column->compare (sort->table->data, ra->index, rb->index);
 }
 
@@ -294,8 +294,8 @@ wick_table_set_tree (WickTable *self, WickTableChildrenFunc children)
 {
   g_return_if_fail (self->columns->len == 0);
   self->children = children;
-  GtkTreeListModel *tree = gtk_tree_list_model_new (G_LIST_MODEL (g_object_ref (self->store)), FALSE,
-                                                    TRUE, create_children, self, NULL);
+  GtkTreeListModel *tree = gtk_tree_list_model_new (G_LIST_MODEL (g_object_ref (self->store)),
+                                                    FALSE, TRUE, create_children, self, NULL);
   gtk_filter_list_model_set_model (self->filtered, G_LIST_MODEL (tree));
   g_object_unref (tree);
   gtk_sort_list_model_set_sorter (self->sorted, NULL);

@@ -26,13 +26,13 @@ static int
 compare_by_start (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   const WickSpan *spans = user_data;
-  guint64 sa = spans[*(const guint32 *) a].start_ns;
-  guint64 sb = spans[*(const guint32 *) b].start_ns;
+  guint64 sa = spans[*(const guint32 *)a].start_ns;
+  guint64 sb = spans[*(const guint32 *)b].start_ns;
   if (sa != sb)
     return sa < sb ? -1 : 1;
   /* Longer first, so a parent drawn at equal start sits under its child. */
-  guint64 da = spans[*(const guint32 *) a].duration_ns;
-  guint64 db = spans[*(const guint32 *) b].duration_ns;
+  guint64 da = spans[*(const guint32 *)a].duration_ns;
+  guint64 db = spans[*(const guint32 *)b].duration_ns;
   return da > db ? -1 : da < db ? 1 : 0;
 }
 
@@ -56,7 +56,7 @@ build_levels (WickTimelineIndex *self, WickTimelineDepth *depth)
           for (guint i = 0; i < depth->n_spans; i++)
             {
               guint32 span = depth->spans[i];
-              guint32 bucket = (guint32) ((self->spans[span].start_ns - self->start_ns) >> shift);
+              guint32 bucket = (guint32)((self->spans[span].start_ns - self->start_ns) >> shift);
               if (count > 0 && entries[count - 1].bucket == bucket)
                 {
                   guint32 held = entries[count - 1].span;
@@ -64,7 +64,7 @@ build_levels (WickTimelineIndex *self, WickTimelineDepth *depth)
                     entries[count - 1].span = span;
                   continue;
                 }
-              entries[count++] = (WickMipEntry) { bucket, span };
+              entries[count++] = (WickMipEntry){ bucket, span };
             }
         }
       else
@@ -81,7 +81,7 @@ build_levels (WickTimelineIndex *self, WickTimelineDepth *depth)
                     entries[count - 1].span = span;
                   continue;
                 }
-              entries[count++] = (WickMipEntry) { bucket, span };
+              entries[count++] = (WickMipEntry){ bucket, span };
             }
         }
       g_ptr_array_add (levels, entries);
@@ -92,8 +92,8 @@ build_levels (WickTimelineIndex *self, WickTimelineDepth *depth)
         break;
     }
   depth->n_levels = levels->len;
-  depth->levels = (WickMipEntry **) g_ptr_array_free (levels, FALSE);
-  depth->level_counts = (guint *) g_array_free (counts, FALSE);
+  depth->levels = (WickMipEntry **)g_ptr_array_free (levels, FALSE);
+  depth->level_counts = (guint *)g_array_free (counts, FALSE);
 }
 
 static void
@@ -126,7 +126,7 @@ wick_timeline_index_new (WickDocument *document)
   guint64 start = G_MAXUINT64, end = 0;
   for (guint i = 0; i < self->n_spans; i++)
     {
-      n_depths = MAX (n_depths, (guint) self->spans[i].depth + 1);
+      n_depths = MAX (n_depths, (guint)self->spans[i].depth + 1);
       start = MIN (start, self->spans[i].start_ns);
       end = MAX (end, wick_timeline_index_span_end (self, i));
     }
@@ -153,7 +153,7 @@ wick_timeline_index_new (WickDocument *document)
     {
       WickTimelineDepth *depth = &self->depths[d];
       g_qsort_with_data (depth->spans, depth->n_spans, sizeof (guint32), compare_by_start,
-                    (gpointer) self->spans);
+                         (gpointer)self->spans);
       guint64 running = 0;
       for (guint i = 0; i < depth->n_spans; i++)
         {
@@ -238,17 +238,16 @@ wick_timeline_depth_first_overlapping (const WickTimelineDepth *depth, guint64 t
 int
 wick_timeline_index_pick_level (WickTimelineIndex *self, double ns_per_px)
 {
-  if (ns_per_px < (double) self->base_ns)
+  if (ns_per_px < (double)self->base_ns)
     return -1;
   int level = 0;
-  while (level < 62 && (double) (self->base_ns << (level + 1)) <= ns_per_px)
+  while (level < 62 && (double)(self->base_ns << (level + 1)) <= ns_per_px)
     level++;
   return level;
 }
 
 gint64
-wick_timeline_index_span_at (WickTimelineIndex *self, guint depth_index, guint64 t,
-                             guint64 slop_ns)
+wick_timeline_index_span_at (WickTimelineIndex *self, guint depth_index, guint64 t, guint64 slop_ns)
 {
   if (depth_index >= self->n_depths)
     return -1;

@@ -30,8 +30,8 @@ typedef struct
 
 typedef struct
 {
-  guint32 *spans;       /* sorted by start_ns */
-  guint64 *max_end;     /* max_end[i] = max end of spans[0..i] */
+  guint32 *spans;   /* sorted by start_ns */
+  guint64 *max_end; /* max_end[i] = max end of spans[0..i] */
   guint n_spans;
   guint n_levels;
   WickMipEntry **levels;

@@ -39,8 +39,10 @@ wick_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     return;
   guint64 start, end;
   wick_selection_get_visible (self->selection, &start, &end);
-  cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, view.width, view.height));
-  wick_timeline_scene_draw_overview (wick_timeline_view_get_scene (self->timeline), cr, &view, start, end);
+  cairo_t *cr
+    = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, view.width, view.height));
+  wick_timeline_scene_draw_overview (wick_timeline_view_get_scene (self->timeline), cr, &view,
+                                     start, end);
   cairo_destroy (cr);
 }
 
@@ -91,8 +93,9 @@ wick_timeline_overview_dispose (GObject *object)
 }
 
 static void
-wick_timeline_overview_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
-                                int *natural, int *minimum_baseline, int *natural_baseline)
+wick_timeline_overview_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
+                                int *minimum, int *natural, int *minimum_baseline,
+                                int *natural_baseline)
 {
   *minimum = *natural = orientation == GTK_ORIENTATION_VERTICAL ? 44 : 200;
 }

@@ -11,7 +11,8 @@
 G_BEGIN_DECLS
 
 #define WICK_TYPE_TIMELINE_OVERVIEW (wick_timeline_overview_get_type ())
-G_DECLARE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, WICK, TIMELINE_OVERVIEW, GtkWidget)
+G_DECLARE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, WICK, TIMELINE_OVERVIEW,
+                      GtkWidget)
 
 GtkWidget *wick_timeline_overview_new (WickTimelineView *timeline, WickSelection *selection);
 

@@ -27,7 +27,7 @@ struct _WickTimelineScene
   guint32 *ops_by_time;
   guint n_ops;
   guint64 extent_start, extent_end;
-  guint8 *colour_ids;      /* per span */
+  guint8 *colour_ids; /* per span */
   GArray *batches[2 * WICK_SPAN_COLOURS];
   PangoLayout *layout;
   double row_height; /* of the span rectangles being drawn */
@@ -50,11 +50,11 @@ clock_offset (WickTimelineScene *self, const WickDeviceInterval *intervals, guin
   gint64 offset = 0;
   guint64 earliest = G_MAXUINT64;
   for (guint i = 0; i < n; i++)
-    if (intervals[i].clock_id == clock && intervals[i].span >= 0 &&
-        (guint) intervals[i].span < self->n_spans && intervals[i].start_ns < earliest)
+    if (intervals[i].clock_id == clock && intervals[i].span >= 0
+        && (guint)intervals[i].span < self->n_spans && intervals[i].start_ns < earliest)
       {
         earliest = intervals[i].start_ns;
-        offset = (gint64) self->spans[intervals[i].span].start_ns - (gint64) intervals[i].start_ns;
+        offset = (gint64)self->spans[intervals[i].span].start_ns - (gint64)intervals[i].start_ns;
       }
   return offset;
 }
@@ -63,7 +63,7 @@ static int
 compare_intervals (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   const guint64 *start = user_data;
-  guint64 sa = start[*(const guint32 *) a], sb = start[*(const guint32 *) b];
+  guint64 sa = start[*(const guint32 *)a], sb = start[*(const guint32 *)b];
   return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 
@@ -86,8 +86,8 @@ build_device_tracks (WickTimelineScene *self)
           *offset = clock_offset (self, intervals, n, intervals[i].clock_id);
           g_hash_table_insert (offsets, GUINT_TO_POINTER (intervals[i].clock_id), offset);
         }
-      gint64 aligned = (gint64) intervals[i].start_ns + *offset;
-      self->interval_start[i] = aligned > 0 ? (guint64) aligned : 0;
+      gint64 aligned = (gint64)intervals[i].start_ns + *offset;
+      self->interval_start[i] = aligned > 0 ? (guint64)aligned : 0;
 
       g_autofree char *key = g_strdup_printf (
         "%s · stream %s", wick_document_str (self->document, intervals[i].device),
@@ -109,7 +109,7 @@ build_device_tracks (WickTimelineScene *self)
     {
       DeviceTrack *track = g_ptr_array_index (self->tracks, t);
       g_qsort_with_data (track->intervals->data, track->intervals->len, sizeof (guint32),
-                    compare_intervals, self->interval_start);
+                         compare_intervals, self->interval_start);
       guint64 running = 0;
       for (guint i = 0; i < track->intervals->len; i++)
         {
@@ -125,7 +125,7 @@ static int
 compare_ops (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   const WickOp *ops = user_data;
-  guint64 ta = ops[*(const guint32 *) a].timestamp_ns, tb = ops[*(const guint32 *) b].timestamp_ns;
+  guint64 ta = ops[*(const guint32 *)a].timestamp_ns, tb = ops[*(const guint32 *)b].timestamp_ns;
   return ta < tb ? -1 : ta > tb ? 1 : 0;
 }
 
@@ -136,7 +136,7 @@ build_ops (WickTimelineScene *self)
   self->ops_by_time = g_new (guint32, MAX (self->n_ops, 1));
   for (guint i = 0; i < self->n_ops; i++)
     self->ops_by_time[i] = i;
-  g_qsort_with_data (self->ops_by_time, self->n_ops, sizeof (guint32), compare_ops, (gpointer) ops);
+  g_qsort_with_data (self->ops_by_time, self->n_ops, sizeof (guint32), compare_ops, (gpointer)ops);
 }
 
 WickTimelineScene *
@@ -147,8 +147,8 @@ wick_timeline_scene_new (WickDocument *document)
   self->index = wick_timeline_index_new (document);
   self->spans = wick_document_get_spans (document, &self->n_spans);
   self->extent_start = wick_timeline_index_get_start_ns (self->index);
-  self->extent_end = MAX (wick_timeline_index_get_end_ns (self->index),
-                          wick_document_get_end_ns (document));
+  self->extent_end
+    = MAX (wick_timeline_index_get_end_ns (self->index), wick_document_get_end_ns (document));
   if (wick_document_has_terminal (document))
     self->extent_end = MAX (self->extent_end, wick_document_get_terminal_ns (document));
   build_device_tracks (self);
@@ -209,14 +209,14 @@ flame_top (void)
 static int
 device_top (WickTimelineScene *self)
 {
-  return flame_top () + (int) wick_timeline_index_get_n_depths (self->index) * WICK_TIMELINE_ROW +
-         WICK_TIMELINE_SECTION_GAP;
+  return flame_top () + (int)wick_timeline_index_get_n_depths (self->index) * WICK_TIMELINE_ROW
+         + WICK_TIMELINE_SECTION_GAP;
 }
 
 int
 wick_timeline_scene_get_content_height (WickTimelineScene *self)
 {
-  return device_top (self) + (int) self->tracks->len * WICK_TIMELINE_ROW + WICK_TIMELINE_ROW;
+  return device_top (self) + (int)self->tracks->len * WICK_TIMELINE_ROW + WICK_TIMELINE_ROW;
 }
 
 guint
@@ -231,7 +231,7 @@ wick_timeline_scene_get_track_name (WickTimelineScene *self, guint track)
   if (track == 0)
     return "spans";
   g_return_val_if_fail (track - 1 < self->tracks->len, NULL);
-  return ((DeviceTrack *) g_ptr_array_index (self->tracks, track - 1))->name;
+  return ((DeviceTrack *)g_ptr_array_index (self->tracks, track - 1))->name;
 }
 
 guint64
@@ -243,9 +243,9 @@ wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval)
 double
 wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t)
 {
-  double span = (double) (view->end_ns - view->start_ns);
+  double span = (double)(view->end_ns - view->start_ns);
   double plot = MAX (view->width - WICK_TIMELINE_GUTTER, 1);
-  return WICK_TIMELINE_GUTTER + ((double) t - (double) view->start_ns) / span * plot;
+  return WICK_TIMELINE_GUTTER + ((double)t - (double)view->start_ns) / span * plot;
 }
 
 guint64
@@ -253,7 +253,7 @@ wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x)
 {
   double plot = MAX (view->width - WICK_TIMELINE_GUTTER, 1);
   double t = view->start_ns + (x - WICK_TIMELINE_GUTTER) / plot * (view->end_ns - view->start_ns);
-  return t <= 0 ? 0 : (guint64) t;
+  return t <= 0 ? 0 : (guint64)t;
 }
 
 static void
@@ -294,7 +294,8 @@ emit_span (WickTimelineScene *self, const WickTimelineViewport *view, guint span
            double *last_x1, GArray *labels)
 {
   double x0 = wick_timeline_viewport_time_to_x (view, self->spans[span].start_ns);
-  double x1 = wick_timeline_viewport_time_to_x (view, wick_timeline_index_span_end (self->index, span));
+  double x1
+    = wick_timeline_viewport_time_to_x (view, wick_timeline_index_span_end (self->index, span));
   double left = WICK_TIMELINE_GUTTER, right = view->width;
   x0 = MAX (x0, left - 1);
   x1 = MIN (x1, right + 1);
@@ -322,12 +323,12 @@ draw_depth (WickTimelineScene *self, const WickTimelineViewport *view, guint d, 
             GArray *labels)
 {
   const WickTimelineDepth *depth = wick_timeline_index_get_depth (self->index, d);
-  double ns_per_px = (double) (view->end_ns - view->start_ns) /
-                     MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+  double ns_per_px
+    = (double)(view->end_ns - view->start_ns) / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
   int level = wick_timeline_index_pick_level (self->index, ns_per_px);
   double last_x1 = -1;
 
-  if (level < 0 || (guint) level >= depth->n_levels)
+  if (level < 0 || (guint)level >= depth->n_levels)
     {
       if (level >= 0)
         level = depth->n_levels - 1;
@@ -364,7 +365,8 @@ draw_depth (WickTimelineScene *self, const WickTimelineViewport *view, guint d, 
   /* Long spans that started far before the view: the raw index finds the
    * one covering the view's start. */
   guint raw = wick_timeline_depth_first_overlapping (depth, view->start_ns);
-  if (raw < depth->n_spans && self->spans[depth->spans[raw]].start_ns < origin + (first_bucket << shift))
+  if (raw < depth->n_spans
+      && self->spans[depth->spans[raw]].start_ns < origin + (first_bucket << shift))
     emit_span (self, view, depth->spans[raw], y, &last_x1, labels);
   if (lo > 0)
     lo--;
@@ -399,7 +401,8 @@ static void
 draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view, GArray *labels)
 {
   PangoLayout *layout = scene_layout (self, cr);
-  cairo_set_source_rgb (cr, view->dark ? 0.95 : 0.1, view->dark ? 0.95 : 0.1, view->dark ? 0.95 : 0.12);
+  cairo_set_source_rgb (cr, view->dark ? 0.95 : 0.1, view->dark ? 0.95 : 0.1,
+                        view->dark ? 0.95 : 0.12);
   for (guint i = 0; i < labels->len; i++)
     {
       Label *label = &g_array_index (labels, Label, i);
@@ -407,8 +410,9 @@ draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
       double w = label->x1 - x0 - 3;
       if (w < 24)
         continue;
-      pango_layout_set_width (layout, (int) (w * PANGO_SCALE));
-      pango_layout_set_text (layout, wick_document_str (self->document, self->spans[label->span].name), -1);
+      pango_layout_set_width (layout, (int)(w * PANGO_SCALE));
+      pango_layout_set_text (layout,
+                             wick_document_str (self->document, self->spans[label->span].name), -1);
       cairo_move_to (cr, x0, label->y + 3);
       pango_cairo_show_layout (cr, layout);
     }
@@ -419,7 +423,7 @@ draw_text (WickTimelineScene *self, cairo_t *cr, const char *text, double x, dou
            double max_width)
 {
   PangoLayout *layout = scene_layout (self, cr);
-  pango_layout_set_width (layout, max_width > 0 ? (int) (max_width * PANGO_SCALE) : -1);
+  pango_layout_set_width (layout, max_width > 0 ? (int)(max_width * PANGO_SCALE) : -1);
   pango_layout_set_text (layout, text, -1);
   cairo_move_to (cr, x, y);
   pango_cairo_show_layout (cr, layout);
@@ -428,14 +432,14 @@ draw_text (WickTimelineScene *self, cairo_t *cr, const char *text, double x, dou
 static guint64
 ruler_step (const WickTimelineViewport *view)
 {
-  double ns_per_px = (double) (view->end_ns - view->start_ns) /
-                     MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+  double ns_per_px
+    = (double)(view->end_ns - view->start_ns) / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
   double target = ns_per_px * 90;
   guint64 step = 1;
   static const guint mult[] = { 1, 2, 5 };
   for (guint64 decade = 1; decade < G_GUINT64_CONSTANT (10000000000000000000); decade *= 10)
     for (guint m = 0; m < 3; m++)
-      if ((double) (decade * mult[m]) >= target)
+      if ((double)(decade * mult[m]) >= target)
         return decade * mult[m];
   return step;
 }
@@ -489,8 +493,8 @@ draw_markers (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *
       double x = floor (wick_timeline_viewport_time_to_x (view, ext[i].timestamp_ns)) + 0.5;
       const char *kind = wick_document_str (self->document, ext[i].kind);
       guint hue = g_str_hash (kind ? kind : "") % 4;
-      static const WickRgb hues[] = { { 0.75, 0.11, 0.16 }, { 0.57, 0.25, 0.67 },
-                                      { 0.90, 0.38, 0.0 }, { 0.15, 0.64, 0.41 } };
+      static const WickRgb hues[]
+        = { { 0.75, 0.11, 0.16 }, { 0.57, 0.25, 0.67 }, { 0.90, 0.38, 0.0 }, { 0.15, 0.64, 0.41 } };
       gboolean selected = view->selected_type == WICK_RECORD_EXTENSION && view->selected_index == i;
       wick_palette_set (cr, hues[hue], 0.35);
       cairo_move_to (cr, x, y + 14);
@@ -544,7 +548,8 @@ draw_ops (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view
         hi = mid;
     }
   guint end = lo;
-  while (end < self->n_ops && ops[self->ops_by_time[end]].timestamp_ns < view->end_ns && end - lo < 20001)
+  while (end < self->n_ops && ops[self->ops_by_time[end]].timestamp_ns < view->end_ns
+         && end - lo < 20001)
     end++;
   if (end - lo > 20000)
     return; /* too dense to read: the spans say enough at this zoom */
@@ -552,15 +557,17 @@ draw_ops (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view
   for (guint i = lo; i < end; i++)
     {
       const WickOp *op = &ops[self->ops_by_time[i]];
-      if (op->span < 0 || (guint) op->span >= self->n_spans)
+      if (op->span < 0 || (guint)op->span >= self->n_spans)
         continue;
       double x0 = floor (wick_timeline_viewport_time_to_x (view, op->timestamp_ns));
-      double x1 = MAX (floor (wick_timeline_viewport_time_to_x (view, op->timestamp_ns + op->duration_ns)), x0 + 1);
+      double x1
+        = MAX (floor (wick_timeline_viewport_time_to_x (view, op->timestamp_ns + op->duration_ns)),
+               x0 + 1);
       if (x1 <= last_x)
         continue;
       last_x = x1;
-      double y = flame_top () + self->spans[op->span].depth * WICK_TIMELINE_ROW - view->scroll_y +
-                 WICK_TIMELINE_ROW - 4;
+      double y = flame_top () + self->spans[op->span].depth * WICK_TIMELINE_ROW - view->scroll_y
+                 + WICK_TIMELINE_ROW - 4;
       cairo_rectangle (cr, x0, y, MAX (x1 - x0 - 1, 1), 3);
     }
   cairo_set_source_rgba (cr, 0, 0, 0, view->dark ? 0.55 : 0.4);
@@ -579,7 +586,8 @@ draw_device_tracks (WickTimelineScene *self, cairo_t *cr, const WickTimelineView
       if (y > view->height || y + WICK_TIMELINE_ROW < WICK_TIMELINE_RULER)
         continue;
       wick_palette_set (cr, wick_palette_grid (view->dark), t % 2 ? 0.25 : 0.5);
-      cairo_rectangle (cr, WICK_TIMELINE_GUTTER, y, view->width - WICK_TIMELINE_GUTTER, WICK_TIMELINE_ROW);
+      cairo_rectangle (cr, WICK_TIMELINE_GUTTER, y, view->width - WICK_TIMELINE_GUTTER,
+                       WICK_TIMELINE_ROW);
       cairo_fill (cr);
       guint lo = 0, hi = track->intervals->len;
       while (lo < hi)
@@ -597,17 +605,21 @@ draw_device_tracks (WickTimelineScene *self, cairo_t *cr, const WickTimelineView
           guint64 start = self->interval_start[k];
           if (start >= view->end_ns)
             break;
-          double x0 = floor (MAX (wick_timeline_viewport_time_to_x (view, start), WICK_TIMELINE_GUTTER - 1));
-          double x1 = MAX (floor (MIN (wick_timeline_viewport_time_to_x (view, start + intervals[k].duration_ns), view->width + 1)), x0 + 1);
+          double x0 = floor (
+            MAX (wick_timeline_viewport_time_to_x (view, start), WICK_TIMELINE_GUTTER - 1));
+          double x1 = MAX (
+            floor (MIN (wick_timeline_viewport_time_to_x (view, start + intervals[k].duration_ns),
+                        view->width + 1)),
+            x0 + 1);
           if (x1 <= last_x1)
             continue;
           x0 = MAX (x0, last_x1);
           last_x1 = x1;
-          gboolean dim = view->matches != NULL &&
-                         !(intervals[k].span >= 0 && view->matches[intervals[k].span]);
+          gboolean dim = view->matches != NULL
+                         && !(intervals[k].span >= 0 && view->matches[intervals[k].span]);
           guint colour = intervals[k].span >= 0 ? self->colour_ids[intervals[k].span] : 0;
-          batch_rect (self, colour + (dim ? WICK_SPAN_COLOURS : 0), x0,
-                      x1 - (x1 - x0 > 3 ? 1 : 0), y + 2, WICK_TIMELINE_ROW - 4);
+          batch_rect (self, colour + (dim ? WICK_SPAN_COLOURS : 0), x0, x1 - (x1 - x0 > 3 ? 1 : 0),
+                      y + 2, WICK_TIMELINE_ROW - 4);
         }
     }
   flush_batches (self, cr, view->dark);
@@ -630,17 +642,18 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
   cairo_rectangle (cr, 0, WICK_TIMELINE_RULER, WICK_TIMELINE_GUTTER, view->height);
   cairo_clip (cr);
   wick_palette_set (cr, fg, 0.7);
-  draw_text (self, cr, _("Wick events"), 10, WICK_TIMELINE_RULER + 3, WICK_TIMELINE_GUTTER - 16);
+  draw_text (self, cr, _ ("Wick events"), 10, WICK_TIMELINE_RULER + 3, WICK_TIMELINE_GUTTER - 16);
   guint n_depths = wick_timeline_index_get_n_depths (self->index);
   wick_palette_set (cr, fg, 0.9);
   const char *entry = wick_document_get_entrypoint (self->document);
-  g_autofree char *host = g_strdup_printf (_("Host · %s"), entry ? entry : _("spans"));
+  g_autofree char *host = g_strdup_printf (_ ("Host · %s"), entry ? entry : _ ("spans"));
   draw_text (self, cr, host, 10, flame_top () + 3 - view->scroll_y, WICK_TIMELINE_GUTTER - 16);
   wick_palette_set (cr, fg, 0.45);
   for (guint d = 1; d < n_depths; d++)
     {
-      g_autofree char *label = g_strdup_printf (_("depth %u"), d);
-      draw_text (self, cr, label, 22, flame_top () + d * WICK_TIMELINE_ROW + 3 - view->scroll_y, -1);
+      g_autofree char *label = g_strdup_printf (_ ("depth %u"), d);
+      draw_text (self, cr, label, 22, flame_top () + d * WICK_TIMELINE_ROW + 3 - view->scroll_y,
+                 -1);
     }
   wick_palette_set (cr, fg, 0.9);
   for (guint t = 0; t < self->tracks->len; t++)
@@ -659,7 +672,8 @@ draw_selection (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport
   WickRgb accent = wick_palette_accent (view->dark);
   if (view->range_end > view->range_start)
     {
-      double x0 = MAX (wick_timeline_viewport_time_to_x (view, view->range_start), WICK_TIMELINE_GUTTER);
+      double x0
+        = MAX (wick_timeline_viewport_time_to_x (view, view->range_start), WICK_TIMELINE_GUTTER);
       double x1 = MIN (wick_timeline_viewport_time_to_x (view, view->range_end), view->width);
       if (x1 > x0)
         {
@@ -673,8 +687,8 @@ draw_selection (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport
           draw_text (self, cr, dur, x0 + 4, WICK_TIMELINE_RULER + 3, MAX (x1 - x0 - 6, 30));
         }
     }
-  if (view->selected_type == WICK_RECORD_SPAN && view->selected_index >= 0 &&
-      (guint64) view->selected_index < self->n_spans)
+  if (view->selected_type == WICK_RECORD_SPAN && view->selected_index >= 0
+      && (guint64)view->selected_index < self->n_spans)
     {
       cairo_rectangle_t r;
       if (wick_timeline_scene_span_rect (self, view, view->selected_index, &r))
@@ -709,8 +723,8 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
   draw_ruler (self, cr, view);
 
   cairo_save (cr);
-  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, WICK_TIMELINE_RULER, view->width - WICK_TIMELINE_GUTTER,
-                   view->height - WICK_TIMELINE_RULER);
+  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, WICK_TIMELINE_RULER,
+                   view->width - WICK_TIMELINE_GUTTER, view->height - WICK_TIMELINE_RULER);
   cairo_clip (cr);
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
   self->row_height = WICK_TIMELINE_ROW - 1;
@@ -719,7 +733,8 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
   for (guint d = 0; d < n_depths; d++)
     {
       double y = flame_top () + d * WICK_TIMELINE_ROW - view->scroll_y;
-      if (y + WICK_TIMELINE_ROW < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW || y > view->height)
+      if (y + WICK_TIMELINE_ROW < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW
+          || y > view->height)
         continue;
       draw_depth (self, view, d, y, labels);
     }
@@ -731,7 +746,8 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
     draw_labels (self, cr, view, labels);
   /* The marker row stays put while tracks scroll. */
   wick_palette_set (cr, wick_palette_background (view->dark), 1);
-  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, WICK_TIMELINE_RULER, view->width, WICK_TIMELINE_MARKER_ROW);
+  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, WICK_TIMELINE_RULER, view->width,
+                   WICK_TIMELINE_MARKER_ROW);
   cairo_fill (cr);
   draw_markers (self, cr, view);
   draw_selection (self, cr, view);
@@ -742,18 +758,19 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
 }
 
 gboolean
-wick_timeline_scene_span_rect (WickTimelineScene *self, const WickTimelineViewport *view, guint span,
-                               cairo_rectangle_t *rect)
+wick_timeline_scene_span_rect (WickTimelineScene *self, const WickTimelineViewport *view,
+                               guint span, cairo_rectangle_t *rect)
 {
   g_return_val_if_fail (span < self->n_spans, FALSE);
   double x0 = wick_timeline_viewport_time_to_x (view, self->spans[span].start_ns);
-  double x1 = wick_timeline_viewport_time_to_x (view, wick_timeline_index_span_end (self->index, span));
+  double x1
+    = wick_timeline_viewport_time_to_x (view, wick_timeline_index_span_end (self->index, span));
   rect->x = x0;
   rect->width = MAX (x1 - x0, 1);
   rect->y = flame_top () + self->spans[span].depth * WICK_TIMELINE_ROW - view->scroll_y;
   rect->height = WICK_TIMELINE_ROW - 1;
-  return x1 >= WICK_TIMELINE_GUTTER && x0 <= view->width && rect->y < view->height &&
-         rect->y + rect->height > WICK_TIMELINE_RULER;
+  return x1 >= WICK_TIMELINE_GUTTER && x0 <= view->width && rect->y < view->height
+         && rect->y + rect->height > WICK_TIMELINE_RULER;
 }
 
 static gint64
@@ -782,8 +799,9 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
   if (x < WICK_TIMELINE_GUTTER || y < WICK_TIMELINE_RULER)
     return WICK_RECORD_NONE;
   guint64 time = wick_timeline_viewport_x_to_time (view, x);
-  double ns_per_px = (double) (view->end_ns - view->start_ns) / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
-  guint64 slop = (guint64) (ns_per_px * 2);
+  double ns_per_px
+    = (double)(view->end_ns - view->start_ns) / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+  guint64 slop = (guint64)(ns_per_px * 2);
 
   if (y < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW)
     {
@@ -792,7 +810,8 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
       guint64 best = G_MAXUINT64;
       for (guint i = 0; i < n; i++)
         {
-          guint64 d = ext[i].timestamp_ns > time ? ext[i].timestamp_ns - time : time - ext[i].timestamp_ns;
+          guint64 d
+            = ext[i].timestamp_ns > time ? ext[i].timestamp_ns - time : time - ext[i].timestamp_ns;
           if (d <= slop * 3 && d < best)
             {
               best = d;
@@ -802,15 +821,15 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
       return *index >= 0 ? WICK_RECORD_EXTENSION : WICK_RECORD_NONE;
     }
   double content_y = y + view->scroll_y;
-  int row = (int) floor ((content_y - flame_top ()) / WICK_TIMELINE_ROW);
+  int row = (int)floor ((content_y - flame_top ()) / WICK_TIMELINE_ROW);
   guint n_depths = wick_timeline_index_get_n_depths (self->index);
-  if (row >= 0 && (guint) row < n_depths)
+  if (row >= 0 && (guint)row < n_depths)
     {
       *index = wick_timeline_index_span_at (self->index, row, time, slop);
       return *index >= 0 ? WICK_RECORD_SPAN : WICK_RECORD_NONE;
     }
-  int device_row = (int) floor ((content_y - device_top (self)) / WICK_TIMELINE_ROW);
-  if (device_row >= 0 && (guint) device_row < self->tracks->len)
+  int device_row = (int)floor ((content_y - device_top (self)) / WICK_TIMELINE_ROW);
+  if (device_row >= 0 && (guint)device_row < self->tracks->len)
     {
       *index = hit_interval (self, view, device_row, time, slop);
       return *index >= 0 ? WICK_RECORD_DEVICE_INTERVAL : WICK_RECORD_NONE;
@@ -819,13 +838,15 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
 }
 
 void
-wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view,
-                                   guint64 visible_start, guint64 visible_end)
+wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
+                                   const WickTimelineViewport *view, guint64 visible_start,
+                                   guint64 visible_end)
 {
   g_return_if_fail (view->end_ns > view->start_ns);
   cairo_save (cr);
   cairo_set_line_width (cr, 1);
-  cairo_set_source_rgba (cr, view->dark ? 0.16 : 0.96, view->dark ? 0.16 : 0.96, view->dark ? 0.17 : 0.97, 1);
+  cairo_set_source_rgba (cr, view->dark ? 0.16 : 0.96, view->dark ? 0.16 : 0.96,
+                         view->dark ? 0.17 : 0.97, 1);
   cairo_paint (cr);
   guint n_depths = wick_timeline_index_get_n_depths (self->index);
   double top = 3, height = view->height - 6;
@@ -840,8 +861,10 @@ wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr, const W
   flush_batches (self, cr, view->dark);
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
   /* The visible range: the rest is veiled. */
-  double x0 = CLAMP (wick_timeline_viewport_time_to_x (view, visible_start), WICK_TIMELINE_GUTTER, view->width);
-  double x1 = CLAMP (wick_timeline_viewport_time_to_x (view, visible_end), WICK_TIMELINE_GUTTER, view->width);
+  double x0 = CLAMP (wick_timeline_viewport_time_to_x (view, visible_start), WICK_TIMELINE_GUTTER,
+                     view->width);
+  double x1 = CLAMP (wick_timeline_viewport_time_to_x (view, visible_end), WICK_TIMELINE_GUTTER,
+                     view->width);
   x1 = MAX (x1, x0 + 2);
   cairo_set_source_rgba (cr, view->dark ? 0 : 1, view->dark ? 0 : 1, view->dark ? 0 : 1, 0.6);
   cairo_rectangle (cr, WICK_TIMELINE_GUTTER, 0, x0 - WICK_TIMELINE_GUTTER, view->height);
@@ -852,7 +875,7 @@ wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr, const W
   cairo_stroke (cr);
   cairo_restore (cr);
   wick_palette_set (cr, wick_palette_foreground (view->dark), 0.7);
-  draw_text (self, cr, _("Overview"), 10, view->height / 2.0 - 7, WICK_TIMELINE_GUTTER - 16);
+  draw_text (self, cr, _ ("Overview"), 10, view->height / 2.0 - 7, WICK_TIMELINE_GUTTER - 16);
   wick_palette_set (cr, wick_palette_foreground (view->dark), 0.25);
   cairo_move_to (cr, 0, view->height - 0.5);
   cairo_line_to (cr, view->width, view->height - 0.5);

@@ -31,16 +31,16 @@ typedef struct _WickTimelineScene WickTimelineScene;
 
 typedef struct
 {
-  guint64 start_ns, end_ns;    /* visible time range */
-  int width, height;           /* pixels, gutter included */
-  double scroll_y;             /* vertical scroll of the tracks, pixels */
+  guint64 start_ns, end_ns; /* visible time range */
+  int width, height;        /* pixels, gutter included */
+  double scroll_y;          /* vertical scroll of the tracks, pixels */
   gboolean dark;
   WickRecordType selected_type;
   gint64 selected_index;
   guint64 range_start, range_end; /* box selection; empty when equal */
-  const guint8 *matches;       /* per span: 1 = matches the search; NULL: no search */
-  double hover_x;              /* < 0: no hover line */
-  gboolean no_labels;          /* benchmarks: rectangles only */
+  const guint8 *matches;          /* per span: 1 = matches the search; NULL: no search */
+  double hover_x;                 /* < 0: no hover line */
+  gboolean no_labels;             /* benchmarks: rectangles only */
 } WickTimelineViewport;
 
 WickTimelineScene *wick_timeline_scene_new (WickDocument *document);
@@ -61,7 +61,8 @@ const char *wick_timeline_scene_get_track_name (WickTimelineScene *self, guint t
 /* Aligned (host-time) start of a device interval. */
 guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval);
 
-void wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view);
+void wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr,
+                               const WickTimelineViewport *view);
 
 /* The whole trace squeezed into @view's height (every depth a thin row, from
  * the mipmap), with the visible range outlined and the rest veiled: the

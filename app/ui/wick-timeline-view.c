@@ -35,7 +35,12 @@ struct _WickTimelineView
 
 G_DEFINE_FINAL_TYPE (WickTimelineView, wick_timeline_view, GTK_TYPE_WIDGET)
 
-enum { PROP_0, PROP_FOLLOW, N_PROPS };
+enum
+{
+  PROP_0,
+  PROP_FOLLOW,
+  N_PROPS
+};
 static GParamSpec *properties[N_PROPS];
 
 static gboolean
@@ -65,8 +70,9 @@ ensure_scene_throttled (WickTimelineView *self, gboolean force)
   if (!force && self->scene != NULL && now - self->last_build_us < 4 * self->build_cost_us)
     {
       if (self->rebuild_source == 0)
-        self->rebuild_source = g_timeout_add (MAX ((4 * self->build_cost_us - (now - self->last_build_us)) / 1000, 1),
-                                              redraw_later, self);
+        self->rebuild_source
+          = g_timeout_add (MAX ((4 * self->build_cost_us - (now - self->last_build_us)) / 1000, 1),
+                           redraw_later, self);
       return;
     }
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
@@ -111,11 +117,11 @@ set_visible_clamped (WickTimelineView *self, gint64 start, gint64 end)
   if (self->scene == NULL)
     return;
   wick_timeline_scene_get_extent (self->scene, &extent_start, &extent_end);
-  gint64 full = (gint64) (extent_end - extent_start);
+  gint64 full = (gint64)(extent_end - extent_start);
   gint64 margin = full / 20 + 1;
   gint64 width = MAX (end - start, MIN_VISIBLE_NS);
   width = MIN (width, full + 2 * margin);
-  gint64 lo = (gint64) extent_start - margin, hi = (gint64) extent_end + margin;
+  gint64 lo = (gint64)extent_start - margin, hi = (gint64)extent_end + margin;
   if (start < lo)
     start = lo;
   if (start + width > hi)
@@ -156,12 +162,12 @@ wick_timeline_view_zoom (WickTimelineView *self, double factor, double anchor_x)
   ensure_scene (self);
   wick_selection_get_visible (self->selection, &start, &end);
   double frac = CLAMP ((anchor_x - WICK_TIMELINE_GUTTER) / plot_width (self), 0, 1);
-  double width = (double) (end - start);
+  double width = (double)(end - start);
   double anchor = start + frac * width;
   double new_width = MAX (width * factor, MIN_VISIBLE_NS);
   leave_follow (self);
-  set_visible_clamped (self, (gint64) (anchor - frac * new_width),
-                       (gint64) (anchor - frac * new_width + new_width));
+  set_visible_clamped (self, (gint64)(anchor - frac * new_width),
+                       (gint64)(anchor - frac * new_width + new_width));
 }
 
 void
@@ -170,9 +176,9 @@ wick_timeline_view_pan (WickTimelineView *self, double dx)
   guint64 start, end;
   ensure_scene (self);
   wick_selection_get_visible (self->selection, &start, &end);
-  double ns = dx * (double) (end - start) / plot_width (self);
+  double ns = dx * (double)(end - start) / plot_width (self);
   leave_follow (self);
-  set_visible_clamped (self, (gint64) start + (gint64) ns, (gint64) end + (gint64) ns);
+  set_visible_clamped (self, (gint64)start + (gint64)ns, (gint64)end + (gint64)ns);
 }
 
 static void
@@ -204,7 +210,8 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 static gboolean
 on_scroll (GtkEventControllerScroll *controller, double dx, double dy, WickTimelineView *self)
 {
-  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
+  GdkModifierType state
+    = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
   if (state & GDK_CONTROL_MASK)
     {
       wick_timeline_view_zoom (self, pow (1.15, dy), self->pointer_x);
@@ -247,7 +254,8 @@ on_leave (GtkEventControllerMotion *controller, WickTimelineView *self)
 static void
 on_drag_begin (GtkGestureDrag *gesture, double x, double y, WickTimelineView *self)
 {
-  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
+  GdkModifierType state
+    = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
   wick_selection_get_visible (self->selection, &self->drag_start_ns, &self->drag_end_ns);
   self->drag_scroll_y = self->scroll_y;
   self->drag_box = (state & GDK_SHIFT_MASK) != 0;
@@ -257,8 +265,8 @@ on_drag_begin (GtkGestureDrag *gesture, double x, double y, WickTimelineView *se
 static guint64
 time_at (WickTimelineView *self, guint64 start, guint64 end, double x)
 {
-  WickTimelineViewport view = { .start_ns = start, .end_ns = end,
-                                .width = gtk_widget_get_width (GTK_WIDGET (self)) };
+  WickTimelineViewport view
+    = { .start_ns = start, .end_ns = end, .width = gtk_widget_get_width (GTK_WIDGET (self)) };
   return wick_timeline_viewport_x_to_time (&view, x);
 }
 
@@ -269,17 +277,19 @@ on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView 
   gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
   if (self->drag_box)
     {
-      guint64 a = time_at (self, self->drag_start_ns, self->drag_end_ns, MAX (x0, WICK_TIMELINE_GUTTER));
-      guint64 b = time_at (self, self->drag_start_ns, self->drag_end_ns, MAX (x0 + dx, WICK_TIMELINE_GUTTER));
+      guint64 a
+        = time_at (self, self->drag_start_ns, self->drag_end_ns, MAX (x0, WICK_TIMELINE_GUTTER));
+      guint64 b = time_at (self, self->drag_start_ns, self->drag_end_ns,
+                           MAX (x0 + dx, WICK_TIMELINE_GUTTER));
       wick_selection_set_range (self->selection, MIN (a, b), MAX (a, b));
       return;
     }
   if (fabs (dx) < 3 && fabs (dy) < 3)
     return;
-  double ns = dx * (double) (self->drag_end_ns - self->drag_start_ns) / plot_width (self);
+  double ns = dx * (double)(self->drag_end_ns - self->drag_start_ns) / plot_width (self);
   leave_follow (self);
-  set_visible_clamped (self, (gint64) self->drag_start_ns - (gint64) ns,
-                       (gint64) self->drag_end_ns - (gint64) ns);
+  set_visible_clamped (self, (gint64)self->drag_start_ns - (gint64)ns,
+                       (gint64)self->drag_end_ns - (gint64)ns);
   int content = self->scene ? wick_timeline_scene_get_content_height (self->scene) : 0;
   double max = MAX (content - gtk_widget_get_height (GTK_WIDGET (self)), 0);
   self->scroll_y = CLAMP (self->drag_scroll_y - dy, 0, max);
@@ -327,41 +337,41 @@ on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModif
     return FALSE;
   switch (keyval)
     {
-    case GDK_KEY_plus:
-    case GDK_KEY_equal:
-    case GDK_KEY_KP_Add:
-    case GDK_KEY_w:
-      wick_timeline_view_zoom (self, 0.7, anchor);
-      return TRUE;
-    case GDK_KEY_minus:
-    case GDK_KEY_KP_Subtract:
-    case GDK_KEY_s:
-      wick_timeline_view_zoom (self, 1 / 0.7, anchor);
-      return TRUE;
-    case GDK_KEY_0:
-    case GDK_KEY_KP_0:
-      leave_follow (self);
-      wick_timeline_view_zoom_to_fit (self);
-      return TRUE;
-    case GDK_KEY_a:
-    case GDK_KEY_Left:
-      wick_timeline_view_pan (self, -plot_width (self) / 8);
-      return TRUE;
-    case GDK_KEY_d:
-    case GDK_KEY_Right:
-      wick_timeline_view_pan (self, plot_width (self) / 8);
-      return TRUE;
-    case GDK_KEY_Up:
-      scroll_tracks (self, -WICK_TIMELINE_ROW);
-      return TRUE;
-    case GDK_KEY_Down:
-      scroll_tracks (self, WICK_TIMELINE_ROW);
-      return TRUE;
-    case GDK_KEY_Escape:
-      wick_selection_set_range (self->selection, 0, 0);
-      return TRUE;
-    default:
-      return FALSE;
+      case GDK_KEY_plus:
+      case GDK_KEY_equal:
+      case GDK_KEY_KP_Add:
+      case GDK_KEY_w:
+        wick_timeline_view_zoom (self, 0.7, anchor);
+        return TRUE;
+      case GDK_KEY_minus:
+      case GDK_KEY_KP_Subtract:
+      case GDK_KEY_s:
+        wick_timeline_view_zoom (self, 1 / 0.7, anchor);
+        return TRUE;
+      case GDK_KEY_0:
+      case GDK_KEY_KP_0:
+        leave_follow (self);
+        wick_timeline_view_zoom_to_fit (self);
+        return TRUE;
+      case GDK_KEY_a:
+      case GDK_KEY_Left:
+        wick_timeline_view_pan (self, -plot_width (self) / 8);
+        return TRUE;
+      case GDK_KEY_d:
+      case GDK_KEY_Right:
+        wick_timeline_view_pan (self, plot_width (self) / 8);
+        return TRUE;
+      case GDK_KEY_Up:
+        scroll_tracks (self, -WICK_TIMELINE_ROW);
+        return TRUE;
+      case GDK_KEY_Down:
+        scroll_tracks (self, WICK_TIMELINE_ROW);
+        return TRUE;
+      case GDK_KEY_Escape:
+        wick_selection_set_range (self->selection, 0, 0);
+        return TRUE;
+      default:
+        return FALSE;
     }
 }
 
@@ -382,26 +392,31 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
   if (type == WICK_RECORD_SPAN)
     {
       const WickSpan *span = &wick_document_get_spans (doc, NULL)[index];
-      g_autofree char *dur = (span->flags & WICK_SPAN_FLAG_CLOSED) ? wick_format_duration (span->duration_ns)
-                                                                 : g_strdup (_("open"));
+      g_autofree char *dur = (span->flags & WICK_SPAN_FLAG_CLOSED)
+                               ? wick_format_duration (span->duration_ns)
+                               : g_strdup (_ ("open"));
       g_autofree char *name = g_markup_escape_text (wick_document_str (doc, span->name), -1);
       markup = g_strdup_printf ("<b>%s</b>\n%s · %s %s · %s %s", name, kinds[MIN (span->kind, 2)],
-                                _("step"), steps[MIN (span->step, 3)], _("duration"), dur);
+                                _ ("step"), steps[MIN (span->step, 3)], _ ("duration"), dur);
     }
   else if (type == WICK_RECORD_DEVICE_INTERVAL)
     {
       const WickDeviceInterval *iv = &wick_document_get_device_intervals (doc, NULL)[index];
       g_autofree char *dur = wick_format_duration (iv->duration_ns);
-      const char *span_name = iv->span >= 0 ? wick_document_str (doc, wick_document_get_spans (doc, NULL)[iv->span].name) : "?";
+      const char *span_name
+        = iv->span >= 0
+            ? wick_document_str (doc, wick_document_get_spans (doc, NULL)[iv->span].name)
+            : "?";
       g_autofree char *name = g_markup_escape_text (span_name, -1);
-      markup = g_strdup_printf ("<b>%s</b>\n%s · %s %s · %s", name,
-                                wick_document_str (doc, iv->device), _("stream"),
-                                wick_document_str (doc, iv->stream_id), dur);
+      markup
+        = g_strdup_printf ("<b>%s</b>\n%s · %s %s · %s", name, wick_document_str (doc, iv->device),
+                           _ ("stream"), wick_document_str (doc, iv->stream_id), dur);
     }
   else if (type == WICK_RECORD_EXTENSION)
     {
       const WickExtensionRecord *ext = &wick_document_get_extensions (doc, NULL)[index];
-      g_autofree char *json = g_markup_escape_text (wick_document_str (doc, ext->json), MIN (wick_document_str_len (doc, ext->json), 300));
+      g_autofree char *json = g_markup_escape_text (
+        wick_document_str (doc, ext->json), MIN (wick_document_str_len (doc, ext->json), 300));
       markup = g_strdup_printf ("<b>%s</b>\n<tt>%s</tt>", wick_document_str (doc, ext->kind), json);
     }
   if (markup == NULL)
@@ -442,7 +457,8 @@ wick_timeline_view_get_property (GObject *object, guint prop_id, GValue *value, 
 }
 
 static void
-wick_timeline_view_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+wick_timeline_view_set_property (GObject *object, guint prop_id, const GValue *value,
+                                 GParamSpec *pspec)
 {
   WickTimelineView *self = WICK_TIMELINE_VIEW (object);
   if (prop_id == PROP_FOLLOW)
@@ -460,8 +476,9 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
   object_class->get_property = wick_timeline_view_get_property;
   object_class->set_property = wick_timeline_view_set_property;
   widget_class->snapshot = wick_timeline_view_snapshot;
-  properties[PROP_FOLLOW] = g_param_spec_boolean ("follow", NULL, NULL, FALSE,
-                                                  G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_FOLLOW]
+    = g_param_spec_boolean ("follow", NULL, NULL, FALSE,
+                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_set_css_name (widget_class, "wicktimeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
@@ -479,7 +496,8 @@ wick_timeline_view_init (WickTimelineView *self)
   gtk_widget_set_has_tooltip (widget, TRUE);
   g_signal_connect (widget, "query-tooltip", G_CALLBACK (on_query_tooltip), self);
 
-  GtkEventController *scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+  GtkEventController *scroll
+    = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
   g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
   gtk_widget_add_controller (widget, scroll);
 
@@ -567,7 +585,7 @@ static int
 compare_span_start (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   const WickSpan *spans = user_data;
-  guint64 sa = spans[*(const guint32 *) a].start_ns, sb = spans[*(const guint32 *) b].start_ns;
+  guint64 sa = spans[*(const guint32 *)a].start_ns, sb = spans[*(const guint32 *)b].start_ns;
   return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 
@@ -594,7 +612,8 @@ wick_timeline_view_set_search (WickTimelineView *self, const char *text)
         match = GPOINTER_TO_INT (cached);
       else
         {
-          g_autofree char *name = g_utf8_casefold (wick_document_str (self->document, spans[i].name), -1);
+          g_autofree char *name
+            = g_utf8_casefold (wick_document_str (self->document, spans[i].name), -1);
           match = strstr (name, needle) != NULL;
           g_hash_table_insert (by_name, GUINT_TO_POINTER (spans[i].name), GINT_TO_POINTER (match));
         }
@@ -605,8 +624,8 @@ wick_timeline_view_set_search (WickTimelineView *self, const char *text)
           g_array_append_val (self->match_list, index);
         }
     }
-  g_qsort_with_data (self->match_list->data, self->match_list->len, sizeof (guint32), compare_span_start,
-                (gpointer) spans);
+  g_qsort_with_data (self->match_list->data, self->match_list->len, sizeof (guint32),
+                     compare_span_start, (gpointer)spans);
   return self->match_list->len;
 }
 
@@ -627,14 +646,15 @@ wick_timeline_view_step_match (WickTimelineView *self, int direction)
   guint64 dur = MAX (s->duration_ns, 1);
   if (dur > width * 8 / 10 || dur * 200 < width)
     width = dur * 5 / 2 + 1000;
-  gint64 center = (gint64) (s->start_ns + dur / 2);
+  gint64 center = (gint64)(s->start_ns + dur / 2);
   leave_follow (self);
   ensure_scene (self);
-  set_visible_clamped (self, center - (gint64) width / 2, center + (gint64) width / 2);
+  set_visible_clamped (self, center - (gint64)width / 2, center + (gint64)width / 2);
   /* Bring its row into view. */
   double row_y = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + s->depth * WICK_TIMELINE_ROW;
   double height = gtk_widget_get_height (GTK_WIDGET (self));
-  if (row_y - self->scroll_y > height - WICK_TIMELINE_ROW || row_y - self->scroll_y < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW)
+  if (row_y - self->scroll_y > height - WICK_TIMELINE_ROW
+      || row_y - self->scroll_y < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW)
     scroll_tracks (self, row_y - self->scroll_y - height / 2);
   return self->current_match;
 }

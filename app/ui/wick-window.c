@@ -125,9 +125,12 @@ update_title (WickWindow *self)
   guint n_spans = 0;
   if (self->document)
     wick_document_get_spans (self->document, &n_spans);
-  g_autofree char *subtitle = entry ? g_strdup_printf (g_dngettext (NULL, "%s · %u span", "%s · %u spans", n_spans), entry, n_spans)
-                                    : NULL;
-  wick_window_set_title_text (self, base ? base : (self->document ? _("Live session") : "Wick"), subtitle);
+  g_autofree char *subtitle
+    = entry ? g_strdup_printf (g_dngettext (NULL, "%s · %u span", "%s · %u spans", n_spans), entry,
+                               n_spans)
+            : NULL;
+  wick_window_set_title_text (self, base ? base : (self->document ? _ ("Live session") : "Wick"),
+                              subtitle);
 }
 
 static void
@@ -141,13 +144,15 @@ show_document_banners (WickWindow *self)
       const char *path = wick_document_get_path (self->document);
       g_autofree char *message = NULL;
       if (parse->line > 0)
-        message = g_strdup_printf (_("%s, line %" G_GUINT64_FORMAT ": %s%s%s. The records before it are shown."),
-                                   path ? path : "", parse->line, parse->message,
-                                   parse->cause ? ": " : "", parse->cause ? parse->cause : "");
+        message = g_strdup_printf (
+          _ ("%s, line %" G_GUINT64_FORMAT ": %s%s%s. The records before it are shown."),
+          path ? path : "", parse->line, parse->message, parse->cause ? ": " : "",
+          parse->cause ? parse->cause : "");
       else
-        message = g_strdup_printf (_("%s: %s%s%s. The records read are shown."), path ? path : "",
-                                   parse->message, parse->cause ? ": " : "", parse->cause ? parse->cause : "");
-      wick_window_show_banner (self, "parse-error", message, _("Health"), "win.show-page::health");
+        message = g_strdup_printf (_ ("%s: %s%s%s. The records read are shown."), path ? path : "",
+                                   parse->message, parse->cause ? ": " : "",
+                                   parse->cause ? parse->cause : "");
+      wick_window_show_banner (self, "parse-error", message, _ ("Health"), "win.show-page::health");
       return;
     }
   guint n;
@@ -157,9 +162,11 @@ show_document_banners (WickWindow *self)
     errors += issues[i].severity == WICK_SEVERITY_ERROR;
   if (errors > 0)
     {
-      g_autofree char *message = g_strdup_printf (
-        g_dngettext (NULL, "This trace has %u health error.", "This trace has %u health errors.", errors), errors);
-      wick_window_show_banner (self, "health", message, _("Show"), "win.show-page::health");
+      g_autofree char *message
+        = g_strdup_printf (g_dngettext (NULL, "This trace has %u health error.",
+                                        "This trace has %u health errors.", errors),
+                           errors);
+      wick_window_show_banner (self, "health", message, _ ("Show"), "win.show-page::health");
     }
 }
 
@@ -175,7 +182,8 @@ wick_window_set_document (WickWindow *self, WickDocument *document)
   wick_selection_set_range (self->selection, 0, 0);
   views_set_document (self, document);
   if (document && g_signal_lookup ("changed", G_OBJECT_TYPE (document)))
-    self->changed_handler = g_signal_connect (document, "changed", G_CALLBACK (on_document_changed), self);
+    self->changed_handler
+      = g_signal_connect (document, "changed", G_CALLBACK (on_document_changed), self);
   gtk_stack_set_visible_child_name (self->main_stack, document ? "document" : "welcome");
   gtk_stack_set_visible_child_name (self->title_stack, document ? "switcher" : "title");
   if (document)
@@ -228,7 +236,7 @@ static void
 on_progress (double fraction, gpointer user_data)
 {
   LoadJob *job = user_data;
-  g_atomic_int_set (job->permille, (gint) (CLAMP (fraction, 0, 1) * 1000));
+  g_atomic_int_set (job->permille, (gint)(CLAMP (fraction, 0, 1) * 1000));
 }
 
 static void
@@ -256,7 +264,9 @@ add_recent (WickWindow *self, const char *path)
 {
   g_autoptr (GFile) file = g_file_new_for_path (path);
   g_autofree char *uri = g_file_get_uri (file);
-  GtkRecentData data = { NULL, NULL, (char *) "application/x-ndjson", (char *) "Wick", (char *) "wick %f", NULL, FALSE };
+  GtkRecentData data = {
+    NULL, NULL, (char *)"application/x-ndjson", (char *)"Wick", (char *)"wick %f", NULL, FALSE
+  };
   gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
   wick_settings_add_recent (path);
 }
@@ -272,7 +282,7 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   if (job->error && g_error_matches (job->error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
       gtk_stack_set_visible_child_name (self->main_stack, self->document ? "document" : "welcome");
-      wick_window_add_toast (self, adw_toast_new (_("Loading cancelled")));
+      wick_window_add_toast (self, adw_toast_new (_ ("Loading cancelled")));
       update_actions (self);
       return;
     }
@@ -280,7 +290,8 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   if (job->error && !(parse && parse->failed))
     {
       gtk_stack_set_visible_child_name (self->main_stack, self->document ? "document" : "welcome");
-      g_autofree char *message = g_strdup_printf (_("Could not open %s: %s"), job->path, job->error->message);
+      g_autofree char *message
+        = g_strdup_printf (_ ("Could not open %s: %s"), job->path, job->error->message);
       AdwToast *toast = adw_toast_new (message);
       adw_toast_set_timeout (toast, 0);
       wick_window_add_toast (self, toast);
@@ -300,7 +311,7 @@ wick_window_load_file (WickWindow *self, GFile *file)
   g_autofree char *path = g_file_get_path (file);
   if (path == NULL)
     {
-      wick_window_add_toast (self, adw_toast_new (_("Only local files can be opened")));
+      wick_window_add_toast (self, adw_toast_new (_ ("Only local files can be opened")));
       return;
     }
   LoadJob *job = g_new0 (LoadJob, 1);
@@ -309,14 +320,14 @@ wick_window_load_file (WickWindow *self, GFile *file)
   g_atomic_int_set (&self->progress_permille, 0);
   self->load_cancellable = g_cancellable_new ();
   g_autofree char *base = g_path_get_basename (path);
-  g_autofree char *title = g_strdup_printf (_("Loading %s…"), base);
+  g_autofree char *title = g_strdup_printf (_ ("Loading %s…"), base);
   adw_status_page_set_title (self->loading_page, title);
   adw_status_page_set_description (self->loading_page, path);
   gtk_progress_bar_set_fraction (self->progress, 0);
   gtk_stack_set_visible_child_name (self->main_stack, "loading");
   self->progress_source = g_timeout_add (50, poll_progress, self);
   GTask *task = g_task_new (self, self->load_cancellable, on_loaded, NULL);
-  g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
+  g_task_set_task_data (task, job, (GDestroyNotify)load_job_free);
   g_task_run_in_thread (task, load_thread);
   g_object_unref (task);
   update_actions (self);
@@ -339,11 +350,11 @@ update_match_label (WickWindow *self, guint n, gint current)
   if (query == NULL || *query == '\0')
     text = g_strdup ("");
   else if (n == 0)
-    text = g_strdup (_("No matches"));
+    text = g_strdup (_ ("No matches"));
   else if (current < 0)
     text = g_strdup_printf (g_dngettext (NULL, "%u match", "%u matches", n), n);
   else
-    text = g_strdup_printf (_("%d of %u"), current + 1, n);
+    text = g_strdup_printf (_ ("%d of %u"), current + 1, n);
   gtk_label_set_text (self->match_label, text);
 }
 
@@ -351,7 +362,7 @@ static void
 on_search_changed (GtkSearchEntry *entry, WickWindow *self)
 {
   self->n_matches = wick_timeline_view_set_search (WICK_TIMELINE_VIEW (self->timeline),
-                                             gtk_editable_get_text (GTK_EDITABLE (entry)));
+                                                   gtk_editable_get_text (GTK_EDITABLE (entry)));
   update_match_label (self, self->n_matches, -1);
   if (self->n_matches > 0)
     adw_view_stack_set_visible_child_name (self->views, "timeline");
@@ -404,14 +415,16 @@ on_export_response (GtkNativeDialog *dialog, int response, WickWindow *self)
       GtkWidget *visible = adw_view_stack_get_visible_child (self->views);
       WickRenderOptions options = { current_render_view (self, &supported),
                                     MAX (gtk_widget_get_width (visible), 400),
-                                    MAX (gtk_widget_get_height (visible), 300), 0, 0,
+                                    MAX (gtk_widget_get_height (visible), 300),
+                                    0,
+                                    0,
                                     adw_style_manager_get_dark (adw_style_manager_get_default ()) };
       if (options.view == WICK_RENDER_TIMELINE || options.view == WICK_RENDER_MEMORY)
         wick_selection_get_visible (self->selection, &options.start_ns, &options.end_ns);
       g_autoptr (GError) error = NULL;
       g_autofree char *message = NULL;
       if (wick_render_to_file (self->document, &options, path, &error))
-        message = g_strdup_printf (_("Exported to %s"), path);
+        message = g_strdup_printf (_ ("Exported to %s"), path);
       else
         message = g_strdup (error->message);
       wick_window_add_toast (self, adw_toast_new (message));
@@ -427,18 +440,22 @@ action_export (GSimpleAction *action, GVariant *parameter, gpointer user_data)
   WickRenderView view = current_render_view (self, &supported);
   if (!supported)
     {
-      wick_window_add_toast (self, adw_toast_new (_("This view cannot be exported; switch to the timeline, memory, coverage or health view")));
+      wick_window_add_toast (self, adw_toast_new (_ ("This view cannot be exported; switch to the "
+                                                     "timeline, memory, coverage or health view")));
       return;
     }
-  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (_("Export View"), GTK_WINDOW (self),
-                                                              GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
+  GtkFileChooserNative *dialog
+    = gtk_file_chooser_native_new (_ ("Export View"), GTK_WINDOW (self),
+                                   GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), _ ("_Cancel"));
   g_autofree char *name = g_strdup_printf ("%s.png", wick_render_view_to_string (view));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
-  const char *patterns[][2] = { { N_("PNG image"), "*.png" }, { N_("SVG image"), "*.svg" }, { N_("PDF document"), "*.pdf" } };
+  const char *patterns[][2] = { { N_ ("PNG image"), "*.png" },
+                                { N_ ("SVG image"), "*.svg" },
+                                { N_ ("PDF document"), "*.pdf" } };
   for (guint i = 0; i < G_N_ELEMENTS (patterns); i++)
     {
       GtkFileFilter *filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, _(patterns[i][0]));
+      gtk_file_filter_set_name (filter, _ (patterns[i][0]));
       gtk_file_filter_add_pattern (filter, patterns[i][1]);
       gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
       g_object_unref (filter);
@@ -473,16 +490,18 @@ static void
 action_zoom_in (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   WickWindow *self = user_data;
-  wick_timeline_view_zoom (WICK_TIMELINE_VIEW (self->timeline), 0.7,
-                           WICK_TIMELINE_GUTTER + (gtk_widget_get_width (self->timeline) - WICK_TIMELINE_GUTTER) / 2.0);
+  wick_timeline_view_zoom (
+    WICK_TIMELINE_VIEW (self->timeline), 0.7,
+    WICK_TIMELINE_GUTTER + (gtk_widget_get_width (self->timeline) - WICK_TIMELINE_GUTTER) / 2.0);
 }
 
 static void
 action_zoom_out (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   WickWindow *self = user_data;
-  wick_timeline_view_zoom (WICK_TIMELINE_VIEW (self->timeline), 1 / 0.7,
-                           WICK_TIMELINE_GUTTER + (gtk_widget_get_width (self->timeline) - WICK_TIMELINE_GUTTER) / 2.0);
+  wick_timeline_view_zoom (
+    WICK_TIMELINE_VIEW (self->timeline), 1 / 0.7,
+    WICK_TIMELINE_GUTTER + (gtk_widget_get_width (self->timeline) - WICK_TIMELINE_GUTTER) / 2.0);
 }
 
 static void
@@ -552,8 +571,9 @@ static void
 update_actions (WickWindow *self)
 {
   gboolean has_doc = self->document != NULL;
-  const char *doc_actions[] = { "export", "search", "find-next", "find-previous", "zoom-in",
-                                "zoom-out", "zoom-fit", "zoom-selection", "show-page" };
+  const char *doc_actions[]
+    = { "export",   "search",   "find-next",      "find-previous", "zoom-in",
+        "zoom-out", "zoom-fit", "zoom-selection", "show-page" };
   for (guint i = 0; i < G_N_ELEMENTS (doc_actions); i++)
     set_action_enabled (self, doc_actions[i], has_doc);
   set_action_enabled (self, "follow", has_doc && self->live);
@@ -604,7 +624,8 @@ fill_recent (WickWindow *self)
       adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), escaped_base);
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped_dir);
       gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
-      adw_action_row_add_suffix (ADW_ACTION_ROW (row), gtk_image_new_from_icon_name ("go-next-symbolic"));
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row),
+                                 gtk_image_new_from_icon_name ("go-next-symbolic"));
       g_object_set_data_full (G_OBJECT (row), "wick-path", g_strdup (recent[i]), g_free);
       gtk_list_box_append (GTK_LIST_BOX (self->recent_list), row);
       shown++;
@@ -621,8 +642,8 @@ build_timeline_page (WickWindow *self)
   self->timeline = wick_timeline_view_new (self->selection);
   GtkWidget *overlay = gtk_overlay_new ();
   gtk_overlay_set_child (GTK_OVERLAY (overlay), self->timeline);
-  self->follow_button = gtk_button_new_with_mnemonic (_("_Follow Newest"));
-  gtk_widget_set_tooltip_text (self->follow_button, _("Keep the newest records in view"));
+  self->follow_button = gtk_button_new_with_mnemonic (_ ("_Follow Newest"));
+  gtk_widget_set_tooltip_text (self->follow_button, _ ("Keep the newest records in view"));
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->follow_button), "win.follow");
   gtk_widget_add_css_class (self->follow_button, "suggested-action");
   gtk_widget_add_css_class (self->follow_button, "pill");
@@ -633,8 +654,10 @@ build_timeline_page (WickWindow *self)
   gtk_widget_set_visible (self->follow_button, FALSE);
   gtk_overlay_add_overlay (GTK_OVERLAY (overlay), self->follow_button);
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  self->overview = wick_timeline_overview_new (WICK_TIMELINE_VIEW (self->timeline), self->selection);
-  gtk_widget_set_tooltip_text (self->overview, _("The whole trace: click or drag to move the view"));
+  self->overview
+    = wick_timeline_overview_new (WICK_TIMELINE_VIEW (self->timeline), self->selection);
+  gtk_widget_set_tooltip_text (self->overview,
+                               _ ("The whole trace: click or drag to move the view"));
   gtk_box_append (GTK_BOX (box), self->overview);
   gtk_box_append (GTK_BOX (box), overlay);
   return box;
@@ -643,8 +666,9 @@ build_timeline_page (WickWindow *self)
 static void
 on_follow_notify (GObject *object, GParamSpec *pspec, WickWindow *self)
 {
-  gtk_widget_set_visible (self->follow_button,
-                          self->live && !wick_timeline_view_get_follow (WICK_TIMELINE_VIEW (self->timeline)));
+  gtk_widget_set_visible (
+    self->follow_button,
+    self->live && !wick_timeline_view_get_follow (WICK_TIMELINE_VIEW (self->timeline)));
 }
 
 static void
@@ -689,19 +713,20 @@ static void
 add_builtin_pages (WickWindow *self)
 {
   AdwViewStackPage *page;
-  page = adw_view_stack_add_titled (self->views, build_timeline_page (self), "timeline", _("Timeline"));
+  page = adw_view_stack_add_titled (self->views, build_timeline_page (self), "timeline",
+                                    _ ("Timeline"));
   adw_view_stack_page_set_icon_name (page, "view-paged-symbolic");
   self->memory = wick_memory_view_new (self->selection);
-  page = adw_view_stack_add_titled (self->views, self->memory, "memory", _("Memory"));
+  page = adw_view_stack_add_titled (self->views, self->memory, "memory", _ ("Memory"));
   adw_view_stack_page_set_icon_name (page, "drive-harddisk-symbolic");
   self->coverage = wick_coverage_page_new (self->selection);
-  page = adw_view_stack_add_titled (self->views, self->coverage, "coverage", _("Coverage"));
+  page = adw_view_stack_add_titled (self->views, self->coverage, "coverage", _ ("Coverage"));
   adw_view_stack_page_set_icon_name (page, "emblem-ok-symbolic");
   self->health = wick_health_page_new (self->selection);
-  page = adw_view_stack_add_titled (self->views, self->health, "health", _("Health"));
+  page = adw_view_stack_add_titled (self->views, self->health, "health", _ ("Health"));
   adw_view_stack_page_set_icon_name (page, "dialog-warning-symbolic");
   self->costs = wick_costs_page_new (self->selection);
-  page = adw_view_stack_add_titled (self->views, self->costs, "costs", _("Costs"));
+  page = adw_view_stack_add_titled (self->views, self->costs, "costs", _ ("Costs"));
   adw_view_stack_page_set_icon_name (page, "view-list-symbolic");
   g_signal_connect (self->costs, "search-name", G_CALLBACK (on_costs_search_name), self);
   g_signal_connect (self->timeline, "notify::follow", G_CALLBACK (on_follow_notify), self);
@@ -709,7 +734,8 @@ add_builtin_pages (WickWindow *self)
   self->details = wick_details_pane_new (self->selection);
   gtk_widget_set_size_request (self->details, 300, -1);
   gtk_paned_set_end_child (self->paned, self->details);
-  g_object_bind_property (self->details_button, "active", self->details, "visible", G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->details_button, "active", self->details, "visible",
+                          G_BINDING_SYNC_CREATE);
   g_signal_connect (self->selection, "changed", G_CALLBACK (on_selection_record), self);
 }
 
@@ -752,7 +778,8 @@ wick_window_class_init (WickWindowClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   object_class->dispose = wick_window_dispose;
   GTK_WINDOW_CLASS (klass)->close_request = wick_window_close_request;
-  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/wickprofiler/Wick/wick-window.ui");
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/wickprofiler/Wick/wick-window.ui");
   gtk_widget_class_bind_template_child (widget_class, WickWindow, toasts);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, title_stack);
@@ -778,13 +805,14 @@ static void
 action_toggle_details (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   WickWindow *self = user_data;
-  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (self->details_button),
-                                !gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->details_button)));
+  gtk_toggle_button_set_active (
+    GTK_TOGGLE_BUTTON (self->details_button),
+    !gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->details_button)));
 }
 
 static gboolean
-on_search_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModifierType state,
-               WickWindow *self)
+on_search_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
+               GdkModifierType state, WickWindow *self)
 {
   if ((keyval == GDK_KEY_Return || keyval == GDK_KEY_KP_Enter) && (state & GDK_SHIFT_MASK))
     {
@@ -800,7 +828,8 @@ wick_window_init (WickWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->selection = wick_selection_new ();
   self->banner_widgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_action_map_add_action_entries (G_ACTION_MAP (self), window_actions, G_N_ELEMENTS (window_actions), self);
+  g_action_map_add_action_entries (G_ACTION_MAP (self), window_actions,
+                                   G_N_ELEMENTS (window_actions), self);
   GSimpleAction *toggle = g_simple_action_new ("toggle-details", NULL);
   g_signal_connect (toggle, "activate", G_CALLBACK (action_toggle_details), self);
   g_action_map_add_action (G_ACTION_MAP (self), G_ACTION (toggle));
@@ -903,7 +932,8 @@ wick_window_show_banner (WickWindow *self, const char *id, const char *message,
   wick_window_hide_banner (self, id);
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   gtk_widget_add_css_class (box, "wick-banner");
-  if (g_str_has_prefix (id, "parse") || g_str_has_prefix (id, "health") || g_str_has_prefix (id, "drop"))
+  if (g_str_has_prefix (id, "parse") || g_str_has_prefix (id, "health")
+      || g_str_has_prefix (id, "drop"))
     gtk_widget_add_css_class (box, "wick-banner-error");
   GtkWidget *label = gtk_label_new (message);
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);

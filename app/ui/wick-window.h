@@ -80,8 +80,8 @@ void wick_window_add_toast (WickWindow *self, AdwToast *toast);
 
 /* Save As… for live sessions: enables win.save-as and calls @handler. */
 typedef void (*WickSaveHandler) (WickWindow *window, gpointer user_data);
-void wick_window_set_save_handler (WickWindow *self, WickSaveHandler handler,
-                                   gpointer user_data, GDestroyNotify destroy);
+void wick_window_set_save_handler (WickWindow *self, WickSaveHandler handler, gpointer user_data,
+                                   GDestroyNotify destroy);
 
 /* Switches the view stack to the named page ("timeline", "memory", "coverage",
  * "health", "costs", or a page added above). */

@@ -48,13 +48,14 @@ app_test_pixel (cairo_surface_t *surface, int x, int y)
   cairo_surface_flush (surface);
   const guint8 *data = cairo_image_surface_get_data (surface);
   int stride = cairo_image_surface_get_stride (surface);
-  return *(const guint32 *) (data + (gsize) y * stride + (gsize) x * 4) & 0xffffff;
+  return *(const guint32 *)(data + (gsize)y * stride + (gsize)x * 4) & 0xffffff;
 }
 
 static inline guint32
 app_test_rgb (double r, double g, double b)
 {
-  return ((guint32) (r * 255 + 0.5) << 16) | ((guint32) (g * 255 + 0.5) << 8) | (guint32) (b * 255 + 0.5);
+  return ((guint32)(r * 255 + 0.5) << 16) | ((guint32)(g * 255 + 0.5) << 8)
+         | (guint32)(b * 255 + 0.5);
 }
 
 /* Counts pixels within @tolerance (per channel) of @rgb. */
@@ -68,9 +69,9 @@ app_test_count_colour (cairo_surface_t *surface, guint32 rgb, int tolerance)
     for (int x = 0; x < w; x++)
       {
         guint32 p = app_test_pixel (surface, x, y);
-        int dr = (int) (p >> 16 & 0xff) - (int) (rgb >> 16 & 0xff);
-        int dg = (int) (p >> 8 & 0xff) - (int) (rgb >> 8 & 0xff);
-        int db = (int) (p & 0xff) - (int) (rgb & 0xff);
+        int dr = (int)(p >> 16 & 0xff) - (int)(rgb >> 16 & 0xff);
+        int dg = (int)(p >> 8 & 0xff) - (int)(rgb >> 8 & 0xff);
+        int db = (int)(p & 0xff) - (int)(rgb & 0xff);
         if (ABS (dr) <= tolerance && ABS (dg) <= tolerance && ABS (db) <= tolerance)
           count++;
       }

@@ -34,41 +34,69 @@ build_document (guint64 n_spans)
   char line[512];
   guint64 units = MAX (n_spans / 10, 1);
   guint64 end = units * 10000 + 10;
-  feed (document, "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
-                  "\"entrypoint\":\"bench\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1,"
-                  "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"
-                  "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","
-                  "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}");
-  feed (document, "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}");
+  feed (
+    document,
+    "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/"
+    "10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
+    "\"entrypoint\":\"bench\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_"
+    "step\":1,"
+    "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"
+    "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","
+    "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}");
+  feed (document, "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,\"span_"
+                  "kind\":\"function\",\"measured\":true}");
   static const char *names[] = { "forward", "matmul", "relu", "backward", "adamw" };
   for (guint64 u = 0; u < units; u++)
     {
       guint64 t = 5 + u * 10000;
-      snprintf (line, sizeof line, "{\"kind\":\"span_start\",\"id\":\"a%" G_GUINT64_FORMAT "\",\"parent_id\":\"r\",\"name\":\"step\",\"start_ns\":%" G_GUINT64_FORMAT ",\"span_kind\":\"function\"}", u, t);
+      snprintf (line, sizeof line,
+                "{\"kind\":\"span_start\",\"id\":\"a%" G_GUINT64_FORMAT
+                "\",\"parent_id\":\"r\",\"name\":\"step\",\"start_ns\":%" G_GUINT64_FORMAT
+                ",\"span_kind\":\"function\"}",
+                u, t);
       feed (document, line);
       for (guint c = 0; c < 3; c++)
         {
           guint64 tc = t + 100 + c * 3200;
-          snprintf (line, sizeof line, "{\"kind\":\"span_start\",\"id\":\"b%" G_GUINT64_FORMAT "_%u\",\"parent_id\":\"a%" G_GUINT64_FORMAT "\",\"name\":\"%s\",\"start_ns\":%" G_GUINT64_FORMAT ",\"span_kind\":\"module\",\"step\":\"forward\"}",
+          snprintf (line, sizeof line,
+                    "{\"kind\":\"span_start\",\"id\":\"b%" G_GUINT64_FORMAT
+                    "_%u\",\"parent_id\":\"a%" G_GUINT64_FORMAT
+                    "\",\"name\":\"%s\",\"start_ns\":%" G_GUINT64_FORMAT
+                    ",\"span_kind\":\"module\",\"step\":\"forward\"}",
                     u, c, u, names[c], tc);
           feed (document, line);
           for (guint g = 0; g < 2; g++)
             {
-              snprintf (line, sizeof line, "{\"kind\":\"span_start\",\"id\":\"c%" G_GUINT64_FORMAT "_%u_%u\",\"parent_id\":\"b%" G_GUINT64_FORMAT "_%u\",\"name\":\"%s\",\"start_ns\":%" G_GUINT64_FORMAT ",\"span_kind\":\"op\",\"step\":\"backward\"}",
+              snprintf (line, sizeof line,
+                        "{\"kind\":\"span_start\",\"id\":\"c%" G_GUINT64_FORMAT
+                        "_%u_%u\",\"parent_id\":\"b%" G_GUINT64_FORMAT
+                        "_%u\",\"name\":\"%s\",\"start_ns\":%" G_GUINT64_FORMAT
+                        ",\"span_kind\":\"op\",\"step\":\"backward\"}",
                         u, c, g, u, c, names[3 + g], tc + 200 + g * 1300);
               feed (document, line);
-              snprintf (line, sizeof line, "{\"kind\":\"span_end\",\"id\":\"c%" G_GUINT64_FORMAT "_%u_%u\",\"duration_ns\":1000}", u, c, g);
+              snprintf (line, sizeof line,
+                        "{\"kind\":\"span_end\",\"id\":\"c%" G_GUINT64_FORMAT
+                        "_%u_%u\",\"duration_ns\":1000}",
+                        u, c, g);
               feed (document, line);
             }
-          snprintf (line, sizeof line, "{\"kind\":\"span_end\",\"id\":\"b%" G_GUINT64_FORMAT "_%u\",\"duration_ns\":3000}", u, c);
+          snprintf (line, sizeof line,
+                    "{\"kind\":\"span_end\",\"id\":\"b%" G_GUINT64_FORMAT
+                    "_%u\",\"duration_ns\":3000}",
+                    u, c);
           feed (document, line);
         }
-      snprintf (line, sizeof line, "{\"kind\":\"span_end\",\"id\":\"a%" G_GUINT64_FORMAT "\",\"duration_ns\":9900}", u);
+      snprintf (line, sizeof line,
+                "{\"kind\":\"span_end\",\"id\":\"a%" G_GUINT64_FORMAT "\",\"duration_ns\":9900}",
+                u);
       feed (document, line);
     }
-  snprintf (line, sizeof line, "{\"kind\":\"span_end\",\"id\":\"r\",\"duration_ns\":%" G_GUINT64_FORMAT "}", end);
+  snprintf (line, sizeof line,
+            "{\"kind\":\"span_end\",\"id\":\"r\",\"duration_ns\":%" G_GUINT64_FORMAT "}", end);
   feed (document, line);
-  snprintf (line, sizeof line, "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}", end);
+  snprintf (
+    line, sizeof line,
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}", end);
   feed (document, line);
   g_autoptr (GError) error = NULL;
   wick_document_finish (document, &error);
@@ -78,7 +106,7 @@ build_document (guint64 n_spans)
 static int
 compare_double (const void *a, const void *b)
 {
-  double x = *(const double *) a, y = *(const double *) b;
+  double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
@@ -98,19 +126,20 @@ draw_naive (WickDocument *document, cairo_t *cr, const WickTimelineViewport *vie
   const WickSpan *spans = wick_document_get_spans (document, &n);
   cairo_set_source_rgb (cr, 1, 1, 1);
   cairo_paint (cr);
-  double scale = (view->width - WICK_TIMELINE_GUTTER) / (double) (view->end_ns - view->start_ns);
+  double scale = (view->width - WICK_TIMELINE_GUTTER) / (double)(view->end_ns - view->start_ns);
   for (guint i = 0; i < n; i++)
     {
       guint64 s = spans[i].start_ns, e = s + spans[i].duration_ns;
       if (e < view->start_ns || s > view->end_ns)
         continue;
-      double x0 = WICK_TIMELINE_GUTTER + ((double) s - (double) view->start_ns) * scale;
-      double x1 = WICK_TIMELINE_GUTTER + ((double) e - (double) view->start_ns) * scale;
+      double x0 = WICK_TIMELINE_GUTTER + ((double)s - (double)view->start_ns) * scale;
+      double x1 = WICK_TIMELINE_GUTTER + ((double)e - (double)view->start_ns) * scale;
       x0 = MAX (x0, WICK_TIMELINE_GUTTER);
       x1 = MIN (x1, view->width);
       cairo_set_source_rgb (cr, 0.4 + (spans[i].step & 1) * 0.3, 0.6, 0.8);
-      cairo_rectangle (cr, x0, WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + spans[i].depth * WICK_TIMELINE_ROW,
-                       MAX (x1 - x0, 1), WICK_TIMELINE_ROW - 1);
+      cairo_rectangle (
+        cr, x0, WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + spans[i].depth * WICK_TIMELINE_ROW,
+        MAX (x1 - x0, 1), WICK_TIMELINE_ROW - 1);
       cairo_fill (cr);
     }
 }
@@ -130,17 +159,21 @@ draw_baseline (gpointer data, cairo_t *cr, const WickTimelineViewport *view)
 }
 
 static double
-time_frames (DrawFunc draw, gpointer data, guint64 start, guint64 end, double fraction, guint frames,
-             cairo_t *cr)
+time_frames (DrawFunc draw, gpointer data, guint64 start, guint64 end, double fraction,
+             guint frames, cairo_t *cr)
 {
   double *times = g_new (double, frames);
-  guint64 width = MAX ((guint64) ((end - start) * fraction), 1000);
+  guint64 width = MAX ((guint64)((end - start) * fraction), 1000);
   for (guint f = 0; f < frames; f++)
     {
-      guint64 offset = frames > 1 ? (guint64) ((double) (end - start - width) * f / (frames - 1)) : 0;
-      WickTimelineViewport view = { .start_ns = start + offset, .end_ns = start + offset + width,
-                                    .width = 1920, .height = 1080, .selected_type = WICK_RECORD_NONE,
-                                    .selected_index = -1, .hover_x = -1 };
+      guint64 offset = frames > 1 ? (guint64)((double)(end - start - width) * f / (frames - 1)) : 0;
+      WickTimelineViewport view = { .start_ns = start + offset,
+                                    .end_ns = start + offset + width,
+                                    .width = 1920,
+                                    .height = 1080,
+                                    .selected_type = WICK_RECORD_NONE,
+                                    .selected_index = -1,
+                                    .hover_x = -1 };
       gint64 t0 = g_get_monotonic_time ();
       draw (data, cr, &view);
       cairo_surface_flush (cairo_get_target (cr));
@@ -172,8 +205,15 @@ main (int argc, char **argv)
   printf ("timeline benchmark: %u spans, 1920x1080 ARGB32, median ms per frame\n", n);
   printf ("  document fed in %.1f s; scene (index + mipmap) built in %.2f s\n", load_s, index_s);
   printf ("  %-26s %12s %16s %8s\n", "view", "wick (ms)", "draw-all (ms)", "ratio");
-  static const struct { const char *name; double fraction; } zooms[] = {
-    { "whole trace", 1.0 }, { "1/100 of it", 1e-2 }, { "1/10 000 of it", 1e-4 }, { "1/1 000 000 of it", 1e-6 },
+  static const struct
+  {
+    const char *name;
+    double fraction;
+  } zooms[] = {
+    { "whole trace", 1.0 },
+    { "1/100 of it", 1e-2 },
+    { "1/10 000 of it", 1e-4 },
+    { "1/1 000 000 of it", 1e-6 },
   };
   for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
     {

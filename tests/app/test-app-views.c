@@ -13,22 +13,27 @@
 #include "ui/wick-timeline-index.h"
 #include "ui/wick-timeline-scene.h"
 
-#define META "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"r\",\"correlation_id\":\"c\"," \
-             "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1," \
-             "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{" \
-             "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\"," \
-             "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+#define META                                                                                       \
+  "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/"                                            \
+  "10\",\"run_id\":\"r\",\"correlation_id\":\"c\","                                                \
+  "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_"  \
+  "step\":1,"                                                                                      \
+  "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"          \
+  "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","   \
+  "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
 
 /* s1 [0, 1 ms) root; s2 [100 ns, 500 µs) and s3 [600 µs, 900 µs) at depth 1. */
-static const char *nested_trace =
-  META
-  "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}\n"
-  "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"early\",\"start_ns\":100,\"span_kind\":\"function\",\"step\":\"forward\"}\n"
-  "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":499900}\n"
-  "{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s1\",\"name\":\"late\",\"start_ns\":600000,\"span_kind\":\"function\",\"step\":\"backward\"}\n"
-  "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":300000}\n"
-  "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":1000000}\n"
-  "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":1000000}";
+static const char *nested_trace
+  = META "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":"
+         "\"function\",\"measured\":true}\n"
+         "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"early\",\"start_"
+         "ns\":100,\"span_kind\":\"function\",\"step\":\"forward\"}\n"
+         "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":499900}\n"
+         "{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s1\",\"name\":\"late\",\"start_"
+         "ns\":600000,\"span_kind\":\"function\",\"step\":\"backward\"}\n"
+         "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":300000}\n"
+         "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":1000000}\n"
+         "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":1000000}";
 
 static void
 test_format (void)
@@ -72,9 +77,11 @@ test_index_overlap (void)
   /* After s2 ended only s3 remains. */
   first = wick_timeline_depth_first_overlapping (depth, 550000);
   g_assert_cmpint (depth->spans[first], ==, index_of (document, "s3"));
-  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 450000, 0), ==, index_of (document, "s2"));
+  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 450000, 0), ==,
+                   index_of (document, "s2"));
   g_assert_cmpint (wick_timeline_index_span_at (index, 1, 550000, 0), ==, -1);
-  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 560000, 60000), ==, index_of (document, "s3"));
+  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 560000, 60000), ==,
+                   index_of (document, "s3"));
 }
 
 static void
@@ -83,19 +90,26 @@ test_index_mipmap (void)
   /* 3000 spans of pseudo-random lengths at depth 1: every level keeps, per
    * bucket, the longest span starting in it. */
   GString *text = g_string_new (META);
-  g_string_append (text, "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}\n");
+  g_string_append (text, "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,"
+                         "\"span_kind\":\"function\",\"measured\":true}\n");
   guint64 t = 10, seed = 12345;
   for (guint i = 0; i < 3000; i++)
     {
       seed = seed * 6364136223846793005ull + 1442695040888963407ull;
       guint64 dur = 1 + (seed >> 33) % 5000;
-      g_string_append_printf (text, "{\"kind\":\"span_start\",\"id\":\"c%u\",\"parent_id\":\"r\",\"name\":\"n%u\",\"start_ns\":%" G_GUINT64_FORMAT ",\"span_kind\":\"op\"}\n"
-                                    "{\"kind\":\"span_end\",\"id\":\"c%u\",\"duration_ns\":%" G_GUINT64_FORMAT "}\n",
-                              i, i % 7, t, i, dur);
+      g_string_append_printf (
+        text,
+        "{\"kind\":\"span_start\",\"id\":\"c%u\",\"parent_id\":\"r\",\"name\":\"n%u\",\"start_ns\":"
+        "%" G_GUINT64_FORMAT ",\"span_kind\":\"op\"}\n"
+        "{\"kind\":\"span_end\",\"id\":\"c%u\",\"duration_ns\":%" G_GUINT64_FORMAT "}\n",
+        i, i % 7, t, i, dur);
       t += dur + (seed >> 40) % 300;
     }
-  g_string_append_printf (text, "{\"kind\":\"span_end\",\"id\":\"r\",\"duration_ns\":%" G_GUINT64_FORMAT "}\n"
-                                "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}", t, t);
+  g_string_append_printf (
+    text,
+    "{\"kind\":\"span_end\",\"id\":\"r\",\"duration_ns\":%" G_GUINT64_FORMAT "}\n"
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}",
+    t, t);
   g_autoptr (WickDocument) document = app_test_document_from_text (text->str);
   g_string_free (text, TRUE);
   g_autoptr (WickTimelineIndex) index = wick_timeline_index_new (document);
@@ -121,7 +135,7 @@ test_index_mipmap (void)
         }
     }
   /* Zoomed out to 1 ns per 1000 px of a 10 µs+ trace: a level, not raw. */
-  g_assert_cmpint (wick_timeline_index_pick_level (index, (double) t / 100), >=, 0);
+  g_assert_cmpint (wick_timeline_index_pick_level (index, (double)t / 100), >=, 0);
   g_assert_cmpint (wick_timeline_index_pick_level (index, 1), ==, -1);
 }
 
@@ -129,7 +143,8 @@ static cairo_surface_t *
 draw_timeline (WickDocument *document, WickTimelineViewport *view)
 {
   g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view->width, view->height);
+  cairo_surface_t *surface
+    = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view->width, view->height);
   cairo_t *cr = cairo_create (surface);
   wick_timeline_scene_draw (scene, cr, view);
   cairo_destroy (cr);
@@ -140,16 +155,24 @@ static void
 test_timeline_pixels (void)
 {
   g_autoptr (WickDocument) document = app_test_document_from_text (nested_trace);
-  WickTimelineViewport view = { .start_ns = 400000, .end_ns = 700000, .width = 150 + 300, .height = 120,
-                                .selected_type = WICK_RECORD_NONE, .selected_index = -1, .hover_x = -1,
+  WickTimelineViewport view = { .start_ns = 400000,
+                                .end_ns = 700000,
+                                .width = 150 + 300,
+                                .height = 120,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1,
+                                .hover_x = -1,
                                 .no_labels = TRUE };
   cairo_surface_t *surface = draw_timeline (document, &view);
   const WickSpan *spans = wick_document_get_spans (document, NULL);
-  int y1 = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + WICK_TIMELINE_ROW + WICK_TIMELINE_ROW / 2;
+  int y1
+    = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + WICK_TIMELINE_ROW + WICK_TIMELINE_ROW / 2;
   /* One pixel per 1000 ns: s2 (started before the view) covers x 150..249,
    * nothing at 250..349, s3 from 350. */
-  WickRgb early = wick_palette_span (wick_palette_span_colour_id (spans[index_of (document, "s2")].step, "early"), FALSE);
-  WickRgb late = wick_palette_span (wick_palette_span_colour_id (spans[index_of (document, "s3")].step, "late"), FALSE);
+  WickRgb early = wick_palette_span (
+    wick_palette_span_colour_id (spans[index_of (document, "s2")].step, "early"), FALSE);
+  WickRgb late = wick_palette_span (
+    wick_palette_span_colour_id (spans[index_of (document, "s3")].step, "late"), FALSE);
   WickRgb bg = wick_palette_background (FALSE);
   g_assert_cmphex (app_test_pixel (surface, 160, y1), ==, app_test_rgb (early.r, early.g, early.b));
   g_assert_cmphex (app_test_pixel (surface, 240, y1), ==, app_test_rgb (early.r, early.g, early.b));
@@ -164,19 +187,28 @@ test_timeline_search_dims (void)
   g_autoptr (WickDocument) document = app_test_document_from_text (nested_trace);
   guint8 matches[3] = { 0 };
   matches[index_of (document, "s3")] = 1;
-  WickTimelineViewport view = { .start_ns = 400000, .end_ns = 700000, .width = 450, .height = 120,
-                                .selected_type = WICK_RECORD_NONE, .selected_index = -1, .hover_x = -1,
-                                .no_labels = TRUE, .matches = matches };
+  WickTimelineViewport view = { .start_ns = 400000,
+                                .end_ns = 700000,
+                                .width = 450,
+                                .height = 120,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1,
+                                .hover_x = -1,
+                                .no_labels = TRUE,
+                                .matches = matches };
   cairo_surface_t *surface = draw_timeline (document, &view);
   const WickSpan *spans = wick_document_get_spans (document, NULL);
-  int y1 = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + WICK_TIMELINE_ROW + WICK_TIMELINE_ROW / 2;
-  WickRgb early = wick_palette_span (wick_palette_span_colour_id (spans[index_of (document, "s2")].step, "early"), FALSE);
-  WickRgb late = wick_palette_span (wick_palette_span_colour_id (spans[index_of (document, "s3")].step, "late"), FALSE);
+  int y1
+    = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + WICK_TIMELINE_ROW + WICK_TIMELINE_ROW / 2;
+  WickRgb early = wick_palette_span (
+    wick_palette_span_colour_id (spans[index_of (document, "s2")].step, "early"), FALSE);
+  WickRgb late = wick_palette_span (
+    wick_palette_span_colour_id (spans[index_of (document, "s3")].step, "late"), FALSE);
   /* The match keeps its colour; the other span is dimmed over white. */
   g_assert_cmphex (app_test_pixel (surface, 400, y1), ==, app_test_rgb (late.r, late.g, late.b));
   guint32 dimmed = app_test_pixel (surface, 200, y1);
   g_assert_cmphex (dimmed, !=, app_test_rgb (early.r, early.g, early.b));
-  g_assert_cmpuint (dimmed >> 16 & 0xff, >, (guint) (early.r * 255));
+  g_assert_cmpuint (dimmed >> 16 & 0xff, >, (guint)(early.r * 255));
   cairo_surface_destroy (surface);
 }
 
@@ -189,10 +221,14 @@ test_timeline_example (void)
   g_assert_cmpuint (wick_timeline_scene_get_n_tracks (scene), ==, 3);
   g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, 1), ==, "cuda:0 · stream 13");
   g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, 2), ==, "cuda:0 · stream 7");
-  WickTimelineViewport view = { .width = 1600, .height = 500, .selected_type = WICK_RECORD_NONE,
-                                .selected_index = -1, .hover_x = -1 };
+  WickTimelineViewport view = { .width = 1600,
+                                .height = 500,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1,
+                                .hover_x = -1 };
   wick_timeline_scene_get_extent (scene, &view.start_ns, &view.end_ns);
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+  cairo_surface_t *surface
+    = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
   cairo_t *cr = cairo_create (surface);
   wick_timeline_scene_draw (scene, cr, &view);
   cairo_destroy (cr);
@@ -205,10 +241,12 @@ test_timeline_example (void)
         continue;
       cairo_rectangle_t r;
       g_assert_true (wick_timeline_scene_span_rect (scene, &view, i, &r));
-      WickRgb rgb = wick_palette_span (wick_palette_span_colour_id (spans[i].step, "train_step"), FALSE);
+      WickRgb rgb
+        = wick_palette_span (wick_palette_span_colour_id (spans[i].step, "train_step"), FALSE);
       /* Below the label, above the bottom edge. */
-      g_assert_cmphex (app_test_pixel (surface, (int) (r.x + r.width * 0.9), (int) (r.y + r.height - 3)), ==,
-                       app_test_rgb (rgb.r, rgb.g, rgb.b));
+      g_assert_cmphex (
+        app_test_pixel (surface, (int)(r.x + r.width * 0.9), (int)(r.y + r.height - 3)), ==,
+        app_test_rgb (rgb.r, rgb.g, rgb.b));
       checked++;
     }
   g_assert_cmpuint (checked, ==, 8);
@@ -217,7 +255,8 @@ test_timeline_example (void)
   gint32 root = wick_document_find_span (document, "s1");
   wick_timeline_scene_span_rect (scene, &view, root, &r);
   gint64 hit;
-  g_assert_cmpint (wick_timeline_scene_hit (scene, &view, 800, r.y + 5, &hit), ==, WICK_RECORD_SPAN);
+  g_assert_cmpint (wick_timeline_scene_hit (scene, &view, 800, r.y + 5, &hit), ==,
+                   WICK_RECORD_SPAN);
   g_assert_cmpint (hit, ==, root);
   cairo_surface_destroy (surface);
 }
@@ -233,7 +272,8 @@ test_memory_categories (void)
     {
       WickMemoryViewport view = { .width = 1200, .height = 600, .hover_x = -1, .dark = dark };
       wick_memory_chart_get_extent (chart, &view.start_ns, &view.end_ns);
-      cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+      cairo_surface_t *surface
+        = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
       cairo_t *cr = cairo_create (surface);
       wick_memory_chart_draw (chart, cr, &view);
       cairo_destroy (cr);
@@ -246,7 +286,8 @@ test_memory_categories (void)
                                           rgb.b * 0.78 + bg.b * 0.22);
           guint count = app_test_count_colour (surface, blended, 2);
           if (count < 40)
-            g_error ("category %s (dark %d): %u pixels of #%06x", wick_palette_category_name (c), dark, count, blended);
+            g_error ("category %s (dark %d): %u pixels of #%06x", wick_palette_category_name (c),
+                     dark, count, blended);
         }
       cairo_surface_destroy (surface);
     }
@@ -285,7 +326,8 @@ test_render_formats (void)
   WickRenderOptions options = { WICK_RENDER_TIMELINE, 800, 500, 0, 0, FALSE };
   g_autoptr (GError) error = NULL;
   g_assert_false (wick_render_to_file (document, &options, bad, &error));
-  g_autofree char *expected = g_strdup_printf ("Cannot tell the format of “%s”: the name must end in .png, .svg or .pdf", bad);
+  g_autofree char *expected = g_strdup_printf (
+    "Cannot tell the format of “%s”: the name must end in .png, .svg or .pdf", bad);
   g_assert_cmpstr (error->message, ==, expected);
   g_rmdir (dir);
 }
@@ -296,14 +338,14 @@ run_cli (const char *const *args, char **err)
   const char *exe = g_getenv ("WICK_TRACE");
   g_assert_nonnull (exe);
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer) exe);
+  g_ptr_array_add (argv, (gpointer)exe);
   for (guint i = 0; args[i]; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
+    g_ptr_array_add (argv, (gpointer)args[i]);
   g_ptr_array_add (argv, NULL);
   int status;
   g_autoptr (GError) error = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, err,
-                               &status, &error));
+  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                               err, &status, &error));
   return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
 }
 
@@ -319,8 +361,8 @@ test_render_cli (void)
   g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
   g_autofree char *out = g_build_filename (dir, "t.png", NULL);
   g_autofree char *err = NULL;
-  const char *ok[] = { "render", "--view", "timeline", "--output", out, "--size", "640x360",
-                       "--range", "0:2000000", trace, NULL };
+  const char *ok[] = { "render",  "--view",  "timeline",  "--output", out, "--size",
+                       "640x360", "--range", "0:2000000", trace,      NULL };
   g_assert_cmpint (run_cli (ok, &err), ==, 0);
   cairo_surface_t *png = cairo_image_surface_create_from_png (out);
   g_assert_cmpint (cairo_image_surface_get_width (png), ==, 640);
@@ -330,9 +372,11 @@ test_render_cli (void)
   g_clear_pointer (&err, g_free);
   const char *bad_view[] = { "render", "--view", "flame", "--output", out, trace, NULL };
   g_assert_cmpint (run_cli (bad_view, &err), ==, 3);
-  g_assert_nonnull (strstr (err, "wick-trace render: --view must be timeline, memory, coverage or health"));
+  g_assert_nonnull (
+    strstr (err, "wick-trace render: --view must be timeline, memory, coverage or health"));
   g_clear_pointer (&err, g_free);
-  const char *bad_size[] = { "render", "--view", "memory", "--output", out, "--size", "10x", trace, NULL };
+  const char *bad_size[]
+    = { "render", "--view", "memory", "--output", out, "--size", "10x", trace, NULL };
   g_assert_cmpint (run_cli (bad_size, &err), ==, 3);
   g_assert_nonnull (strstr (err, "--size must be WxH"));
   g_rmdir (dir);

@@ -23,7 +23,7 @@ static WickApplication *app;
 static void
 iterate_until (gboolean (*done) (gpointer), gpointer data, guint timeout_ms)
 {
-  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+  gint64 deadline = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
   while (!done (data))
     {
       if (g_get_monotonic_time () > deadline)
@@ -36,7 +36,7 @@ iterate_until (gboolean (*done) (gpointer), gpointer data, guint timeout_ms)
 static void
 iterate_for (guint ms)
 {
-  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
+  gint64 end = g_get_monotonic_time () + (gint64)ms * 1000;
   while (g_get_monotonic_time () < end)
     {
       g_main_context_iteration (NULL, FALSE);
@@ -89,10 +89,12 @@ render_widget (GtkWidget *widget)
   GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
   g_assert_nonnull (node);
   GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_autoptr (GdkTexture) texture
+    = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
   gsk_render_node_unref (node);
   cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  gdk_texture_download (texture, cairo_image_surface_get_data (surface), cairo_image_surface_get_stride (surface));
+  gdk_texture_download (texture, cairo_image_surface_get_data (surface),
+                        cairo_image_surface_get_stride (surface));
   cairo_surface_mark_dirty (surface);
   return surface;
 }
@@ -121,7 +123,8 @@ test_widget_state (void)
   g_assert_cmpuint (kind, ==, 0);
   g_assert_true (wick_table_get_shown (table, 1, &kind, &index));
   g_assert_cmpuint (kind, ==, 1);
-  g_assert_cmpstr (wick_coverage_page_get_verdict_text (coverage), ==, "Gradient coverage: complete");
+  g_assert_cmpstr (wick_coverage_page_get_verdict_text (coverage), ==,
+                   "Gradient coverage: complete");
 
   WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
   g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 0);
@@ -166,9 +169,10 @@ test_timeline_pixels (void)
       if (g_strcmp0 (name, "forward") != 0 && g_strcmp0 (name, "backward") != 0)
         continue;
       cairo_rectangle_t r;
-      g_assert_true (wick_timeline_scene_span_rect (wick_timeline_view_get_scene (timeline), &view, i, &r));
+      g_assert_true (
+        wick_timeline_scene_span_rect (wick_timeline_view_get_scene (timeline), &view, i, &r));
       WickRgb rgb = wick_palette_span (wick_palette_span_colour_id (spans[i].step, name), dark);
-      guint32 pixel = app_test_pixel (surface, (int) (r.x + r.width - 3), (int) (r.y + r.height - 2));
+      guint32 pixel = app_test_pixel (surface, (int)(r.x + r.width - 3), (int)(r.y + r.height - 2));
       g_assert_cmphex (pixel, ==, app_test_rgb (rgb.r, rgb.g, rgb.b));
       checked++;
     }
@@ -185,7 +189,8 @@ test_timeline_pixels (void)
   for (guint c = 0; c < WICK_N_CATEGORIES; c++)
     {
       WickRgb rgb = wick_palette_category (c, dark);
-      guint32 blended = app_test_rgb (rgb.r * 0.78 + bg.r * 0.22, rgb.g * 0.78 + bg.g * 0.22, rgb.b * 0.78 + bg.b * 0.22);
+      guint32 blended = app_test_rgb (rgb.r * 0.78 + bg.r * 0.22, rgb.g * 0.78 + bg.g * 0.22,
+                                      rgb.b * 0.78 + bg.b * 0.22);
       g_assert_cmpuint (app_test_count_colour (surface, blended, 2), >, 40);
     }
   cairo_surface_destroy (surface);
@@ -207,13 +212,13 @@ test_zoom_pan (void)
   wick_timeline_view_zoom (timeline, 0.5, mid_x);
   wick_selection_get_visible (selection, &s1, &e1);
   g_assert_cmpuint (e1 - s1, ==, (e0 - s0) / 2);
-  g_assert_cmpint (ABS ((gint64) (s1 + (e1 - s1) / 2) - (gint64) mid_t), <=, 2);
+  g_assert_cmpint (ABS ((gint64)(s1 + (e1 - s1) / 2) - (gint64)mid_t), <=, 2);
   /* Pan right by 100 px: 100 px worth of time later. */
-  double ns_per_px = (double) (e1 - s1) / (width - WICK_TIMELINE_GUTTER);
+  double ns_per_px = (double)(e1 - s1) / (width - WICK_TIMELINE_GUTTER);
   wick_timeline_view_pan (timeline, 100);
   guint64 s2, e2;
   wick_selection_get_visible (selection, &s2, &e2);
-  g_assert_cmpint (ABS ((gint64) (s2 - s1) - (gint64) (100 * ns_per_px)), <=, 1);
+  g_assert_cmpint (ABS ((gint64)(s2 - s1) - (gint64)(100 * ns_per_px)), <=, 1);
   g_assert_cmpuint (e2 - s2, ==, e1 - s1);
   /* The keyboard: + zooms in, 0 fits everything again. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-in", NULL);
@@ -232,7 +237,9 @@ test_zoom_pan (void)
   gint64 selected;
   g_assert_cmpint (wick_selection_get_record (selection, &selected), ==, WICK_RECORD_SPAN);
   WickDocument *document = wick_window_get_document (window);
-  g_assert_cmpstr (wick_document_str (document, wick_document_get_spans (document, NULL)[selected].name), ==, "zero_grad");
+  g_assert_cmpstr (
+    wick_document_str (document, wick_document_get_spans (document, NULL)[selected].name), ==,
+    "zero_grad");
   close_window (window);
 }
 
@@ -253,7 +260,8 @@ test_selection_propagates (void)
   cairo_rectangle_t r;
   wick_timeline_scene_span_rect (wick_timeline_view_get_scene (timeline), &view, root, &r);
   gint64 index;
-  WickRecordType type = wick_timeline_scene_hit (wick_timeline_view_get_scene (timeline), &view, 700, r.y + 4, &index);
+  WickRecordType type = wick_timeline_scene_hit (wick_timeline_view_get_scene (timeline), &view,
+                                                 700, r.y + 4, &index);
   g_assert_cmpint (type, ==, WICK_RECORD_SPAN);
   wick_selection_set_record (selection, type, index);
   g_assert_cmpstr (wick_details_pane_get_title (details), ==, "train_mlp");
@@ -270,7 +278,8 @@ test_selection_propagates (void)
   g_assert_cmpint (wick_selection_get_record (selection, &index), ==, WICK_RECORD_OP);
   g_assert_cmpint (index, ==, 7);
   const WickOp *op = &wick_document_get_ops (document, NULL)[7];
-  g_assert_cmpstr (wick_details_pane_get_title (details), ==, wick_document_str (document, op->op_name));
+  g_assert_cmpstr (wick_details_pane_get_title (details), ==,
+                   wick_document_str (document, op->op_name));
   /* ...and the timeline shows the op's time. */
   guint64 start, end;
   wick_selection_get_visible (selection, &start, &end);
@@ -279,17 +288,21 @@ test_selection_propagates (void)
   close_window (window);
 }
 
-static const char *broken_trace =
-  "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
-  "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1,"
-  "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"
-  "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","
-  "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
-  "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}\n"
-  "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"child\",\"start_ns\":10,\"span_kind\":\"function\"}\n"
-  "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":5000}\n"
-  "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":1000}\n"
-  "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":6000}\n";
+static const char *broken_trace
+  = "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/"
+    "10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
+    "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_"
+    "step\":1,"
+    "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"
+    "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","
+    "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+    "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":"
+    "\"function\",\"measured\":true}\n"
+    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"child\",\"start_ns\":"
+    "10,\"span_kind\":\"function\"}\n"
+    "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":5000}\n"
+    "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":1000}\n"
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":6000}\n";
 
 static void
 test_health_errors_shown (void)
@@ -321,7 +334,8 @@ test_health_errors_shown (void)
 
   /* A parse error on line 4: the meta and the two spans before it stay viewable. */
   g_auto (GStrv) lines = g_strsplit (broken_trace, "\n", -1);
-  g_autofree char *truncated = g_strdup_printf ("%s\n%s\n%s\n{oops\n", lines[0], lines[1], lines[2]);
+  g_autofree char *truncated
+    = g_strdup_printf ("%s\n%s\n%s\n{oops\n", lines[0], lines[1], lines[2]);
   g_assert_true (g_file_set_contents (path, truncated, -1, NULL));
   window = open_window (path);
   g_assert_cmpuint (wick_window_get_n_banners (window), ==, 1);
@@ -355,16 +369,23 @@ test_loader_cancel (void)
   g_autofree char *path = NULL;
   int fd = g_file_open_tmp ("wick-large-XXXXXX.jsonl", &path, NULL);
   FILE *out = fdopen (fd, "w");
-  fputs ("{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
-         "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1,"
-         "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"
-         "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","
-         "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
-         "{\"kind\":\"span_start\",\"id\":\"s\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}\n",
-         out);
+  fputs (
+    "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/"
+    "10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
+    "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_"
+    "step\":1,"
+    "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"
+    "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","
+    "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+    "{\"kind\":\"span_start\",\"id\":\"s\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":"
+    "\"function\",\"measured\":true}\n",
+    out);
   for (guint i = 0; i < 400000; i++)
-    fprintf (out, "{\"kind\":\"span_start\",\"id\":\"c%u\",\"parent_id\":\"s\",\"name\":\"work_item\",\"start_ns\":%u,\"span_kind\":\"function\"}\n"
-                  "{\"kind\":\"span_end\",\"id\":\"c%u\",\"duration_ns\":90}\n", i, i * 100, i);
+    fprintf (out,
+             "{\"kind\":\"span_start\",\"id\":\"c%u\",\"parent_id\":\"s\",\"name\":\"work_item\","
+             "\"start_ns\":%u,\"span_kind\":\"function\"}\n"
+             "{\"kind\":\"span_end\",\"id\":\"c%u\",\"duration_ns\":90}\n",
+             i, i * 100, i);
   fprintf (out, "{\"kind\":\"span_end\",\"id\":\"s\",\"duration_ns\":40000000}\n"
                 "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":40000000}\n");
   fclose (out);
@@ -418,9 +439,13 @@ test_live_follow (void)
   char line[256];
   for (guint i = 0; i < 50; i++)
     {
-      snprintf (line, sizeof line, "{\"kind\":\"span_start\",\"id\":\"k%u\",\"parent_id\":\"s1\",\"name\":\"tick\",\"start_ns\":%u,\"span_kind\":\"function\"}", i, 1000 + i * 1000000);
+      snprintf (line, sizeof line,
+                "{\"kind\":\"span_start\",\"id\":\"k%u\",\"parent_id\":\"s1\",\"name\":\"tick\","
+                "\"start_ns\":%u,\"span_kind\":\"function\"}",
+                i, 1000 + i * 1000000);
       feed (document, line);
-      snprintf (line, sizeof line, "{\"kind\":\"span_end\",\"id\":\"k%u\",\"duration_ns\":500000}", i);
+      snprintf (line, sizeof line, "{\"kind\":\"span_end\",\"id\":\"k%u\",\"duration_ns\":500000}",
+                i);
       feed (document, line);
       wick_window_document_changed (window);
       iterate_for (5);
@@ -434,7 +459,8 @@ test_live_follow (void)
   wick_document_get_spans (document, &n);
   g_assert_cmpuint (n, ==, 51);
   WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
-  g_assert_cmpuint (wick_timeline_index_get_n_spans (wick_timeline_scene_get_index (scene)), ==, 51);
+  g_assert_cmpuint (wick_timeline_index_get_n_spans (wick_timeline_scene_get_index (scene)), ==,
+                    51);
   /* Panning leaves follow mode; the Follow action returns to it. */
   wick_timeline_view_pan (timeline, -200);
   g_assert_false (wick_window_get_follow_newest (window));
@@ -447,7 +473,8 @@ test_live_follow (void)
   wick_window_hide_banner (window, "dropped");
   g_assert_cmpuint (wick_window_get_n_banners (window), ==, 0);
   /* Pages added by the live area join the switcher. */
-  wick_window_add_page (window, "weights", "Weights", "drive-harddisk-symbolic", gtk_label_new ("w"));
+  wick_window_add_page (window, "weights", "Weights", "drive-harddisk-symbolic",
+                        gtk_label_new ("w"));
   wick_window_show_page (window, "weights");
   close_window (window);
 }

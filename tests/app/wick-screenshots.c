@@ -21,7 +21,7 @@
 static void
 iterate_for (guint ms)
 {
-  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
+  gint64 end = g_get_monotonic_time () + (gint64)ms * 1000;
   while (g_get_monotonic_time () < end)
     {
       g_main_context_iteration (NULL, FALSE);
@@ -39,7 +39,8 @@ save_window (GtkWidget *window, const char *dir, const char *name)
   gdk_paintable_snapshot (paintable, snapshot, width, height);
   GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
   GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (window));
-  g_autoptr (GdkTexture) texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  g_autoptr (GdkTexture) texture
+    = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
   gsk_render_node_unref (node);
   g_autofree char *path = g_build_filename (dir, name, NULL);
   gdk_texture_save_to_png (texture, path);
@@ -93,7 +94,8 @@ main (int argc, char **argv)
   guint64 end = spans[step4].start_ns + spans[step4].duration_ns + 20000;
   wick_selection_set_visible (selection, start, end);
   gint32 backward = find_named (document, "backward", 2);
-  wick_selection_set_range (selection, spans[backward].start_ns, spans[backward].start_ns + spans[backward].duration_ns);
+  wick_selection_set_range (selection, spans[backward].start_ns,
+                            spans[backward].start_ns + spans[backward].duration_ns);
   wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "Linear[fc2]", 2));
   wick_selection_set_visible (selection, start, end);
   save_window (GTK_WIDGET (window), dir, "timeline.png");
@@ -104,7 +106,8 @@ main (int argc, char **argv)
 
   wick_window_show_page (window, "memory");
   guint64 full_start, full_end;
-  WickTimelineScene *scene = wick_timeline_view_get_scene (WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline")));
+  WickTimelineScene *scene
+    = wick_timeline_view_get_scene (WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline")));
   wick_timeline_scene_get_extent (scene, &full_start, &full_end);
   wick_selection_set_visible (selection, full_start, full_end + (full_end - full_start) / 50);
   wick_selection_set_range (selection, 0, 0);
@@ -125,10 +128,12 @@ main (int argc, char **argv)
   wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "matmul", 5));
   save_window (GTK_WIDGET (window), dir, "costs.png");
 
-  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                      ADW_COLOR_SCHEME_FORCE_DARK);
   wick_window_show_page (window, "timeline");
   wick_selection_set_visible (selection, full_start, full_end);
-  wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "optimizer_step", 4));
+  wick_selection_set_record (selection, WICK_RECORD_SPAN,
+                             find_named (document, "optimizer_step", 4));
   save_window (GTK_WIDGET (window), dir, "timeline-dark.png");
 
   gtk_window_destroy (GTK_WINDOW (window));
