@@ -336,6 +336,10 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
       read_ok = wick_disk_staging_reserve (&store->staging, module->backing, WICK_DISK_SLOT_BYTES,
                                            &read_error)
                 && wick_disk_read (&store->staging, jobs, n_jobs, &read_error);
+      /* Pinned staging is worth keeping; plain host staging would only
+       * inflate the resident set the memory chart shows. */
+      if (module->memory == WICK_WEIGHT_MEMORY_HOST)
+        wick_disk_staging_free (&store->staging);
       pthread_mutex_unlock (&store->staging_lock);
       for (size_t j = 0; read_ok && j < n_jobs; j++)
         *restored_bytes += module->storages[job_storage[j]].bytes;
