@@ -276,89 +276,101 @@ check_shard_unchanged (const WickSafetensorsShard *shard, WickError *error)
   return true;
 }
 
-/* Recommits and refills every released storage; stops at the first error
- * with the storages done so far resident. */
+typedef struct
+{
+  WickDiskJob *jobs;
+  size_t *storages;
+  size_t n;
+} DiskBatch;
+
+/* Maps a released storage again. A RAM-tier copy is queued (it overlaps the
+ * next storage's recommit); a disk-tier storage joins the batch. */
+static bool
+recommit_storage (WickWeightModule *module, size_t s, DiskBatch *batch, uint64_t *restored_bytes,
+                  WickError *error)
+{
+  WickWeightStorage *storage = &module->storages[s];
+  const WickSafetensorsShard *shard
+    = storage->tier == WICK_TIER_DISK ? &module->checkpoint.shards[storage->shard] : NULL;
+  if ((shard != NULL && !check_shard_unchanged (shard, error))
+      || !module->backing->recommit (storage->base, storage->size, error))
+    return false;
+  storage->released = false;
+  if (shard != NULL)
+    {
+      const WickWeightParamState *param = &module->params[storage->param];
+      batch->jobs[batch->n]
+        = (WickDiskJob){ storage->base, shard->fd,           shard->path, storage->file_offset,
+                         param->count,  storage->file_dtype, param->dtype };
+      batch->storages[batch->n++] = s;
+      return true;
+    }
+  if (!module->backing->copy_from_staging (storage->base, storage->spill, storage->bytes, error))
+    {
+      WickError ignored;
+      storage->released = module->backing->release (storage->base, storage->size, &ignored);
+      return false;
+    }
+  *restored_bytes += storage->bytes;
+  return true;
+}
+
+/* Reads the batch through the disk pipeline. A failed read leaves its
+ * storages mapped with unknown bytes: they are released again, so that a
+ * retry reads them anew. */
+static bool
+read_disk_batch (WickWeightStore *store, WickWeightModule *module, const DiskBatch *batch,
+                 uint64_t *restored_bytes, WickError *error)
+{
+  pthread_mutex_lock (&store->staging_lock);
+  bool ok
+    = wick_disk_staging_reserve (&store->staging, module->backing, WICK_DISK_SLOT_BYTES, error)
+      && wick_disk_read (&store->staging, batch->jobs, batch->n, error);
+  /* Pinned staging is worth keeping; plain host staging would only inflate
+   * the resident set the memory chart shows. */
+  if (module->memory == WICK_WEIGHT_MEMORY_HOST)
+    wick_disk_staging_free (&store->staging);
+  pthread_mutex_unlock (&store->staging_lock);
+  for (size_t j = 0; j < batch->n; j++)
+    {
+      WickWeightStorage *storage = &module->storages[batch->storages[j]];
+      WickError ignored;
+      if (ok)
+        *restored_bytes += storage->bytes;
+      else if (module->backing->release (storage->base, storage->size, &ignored))
+        storage->released = true;
+    }
+  return ok;
+}
+
+/* Recommits and refills every released storage; stops at the first failure
+ * with the storages done so far resident (the disk storages recommitted
+ * before it are still read). */
 static bool
 refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *restored_bytes,
                  WickError *error)
 {
-  WickDiskJob *jobs = calloc (module->n_storages + 1, sizeof *jobs);
-  size_t *job_storage = calloc (module->n_storages + 1, sizeof *job_storage);
-  size_t n_jobs = 0;
-  bool ok = jobs != NULL && job_storage != NULL;
+  DiskBatch batch = { calloc (module->n_storages + 1, sizeof *batch.jobs),
+                      calloc (module->n_storages + 1, sizeof *batch.storages), 0 };
+  bool ok = batch.jobs != NULL && batch.storages != NULL;
   if (!ok)
     fail (error, "out of memory");
   for (size_t s = 0; ok && s < module->n_storages; s++)
+    if (module->storages[s].released)
+      ok = recommit_storage (module, s, &batch, restored_bytes, error);
+  WickError later_error;
+  if (!module->backing->finish (&later_error) && ok)
     {
-      WickWeightStorage *storage = &module->storages[s];
-      if (!storage->released)
-        continue;
-      if (storage->tier == WICK_TIER_DISK)
-        ok = check_shard_unchanged (&module->checkpoint.shards[storage->shard], error);
-      if (ok)
-        ok = module->backing->recommit (storage->base, storage->size, error);
-      if (!ok)
-        break;
-      storage->released = false;
-      if (storage->tier == WICK_TIER_RAM)
-        {
-          /* Queued: the copy overlaps the next storage's recommit. */
-          ok = module->backing->copy_from_staging (storage->base, storage->spill, storage->bytes,
-                                                   error);
-          if (ok)
-            *restored_bytes += storage->bytes;
-          else
-            {
-              WickError ignored;
-              storage->released = module->backing->release (storage->base, storage->size, &ignored);
-            }
-          continue;
-        }
-      const WickWeightParamState *param = &module->params[storage->param];
-      const WickSafetensorsShard *shard = &module->checkpoint.shards[storage->shard];
-      jobs[n_jobs]
-        = (WickDiskJob){ storage->base, shard->fd,           shard->path, storage->file_offset,
-                         param->count,  storage->file_dtype, param->dtype };
-      job_storage[n_jobs++] = s;
-    }
-  WickError finish_error;
-  if (!module->backing->finish (&finish_error) && ok)
-    {
-      *error = finish_error;
+      *error = later_error;
       ok = false;
     }
-  /* The disk storages recommitted before any failure are read in any case. */
-  bool read_ok = true;
-  if (n_jobs > 0)
+  if (batch.n > 0 && !read_disk_batch (store, module, &batch, restored_bytes, &later_error) && ok)
     {
-      WickError read_error;
-      pthread_mutex_lock (&store->staging_lock);
-      read_ok = wick_disk_staging_reserve (&store->staging, module->backing, WICK_DISK_SLOT_BYTES,
-                                           &read_error)
-                && wick_disk_read (&store->staging, jobs, n_jobs, &read_error);
-      /* Pinned staging is worth keeping; plain host staging would only
-       * inflate the resident set the memory chart shows. */
-      if (module->memory == WICK_WEIGHT_MEMORY_HOST)
-        wick_disk_staging_free (&store->staging);
-      pthread_mutex_unlock (&store->staging_lock);
-      for (size_t j = 0; read_ok && j < n_jobs; j++)
-        *restored_bytes += module->storages[job_storage[j]].bytes;
-      if (!read_ok && ok)
-        *error = read_error;
-      ok = ok && read_ok;
+      *error = later_error;
+      ok = false;
     }
-  if (!read_ok)
-    /* A failed disk read leaves those storages mapped but with unknown bytes:
-     * release them again so that a retry reads them anew. */
-    for (size_t j = 0; j < n_jobs; j++)
-      {
-        WickError ignored;
-        WickWeightStorage *storage = &module->storages[job_storage[j]];
-        if (module->backing->release (storage->base, storage->size, &ignored))
-          storage->released = true;
-      }
-  free (jobs);
-  free (job_storage);
+  free (batch.jobs);
+  free (batch.storages);
   return ok;
 }
 
