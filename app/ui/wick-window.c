@@ -145,8 +145,8 @@ show_document_banners (WickWindow *self)
       g_autofree char *message = NULL;
       if (parse->line > 0)
         message = g_strdup_printf (
-          _ ("%s, line %" G_GUINT64_FORMAT ": %s%s%s. The records before it are shown."),
-          path ? path : "", parse->line, parse->message, parse->cause ? ": " : "",
+          _ ("%s, line %llu: %s%s%s. The records before it are shown."),
+          path ? path : "", (unsigned long long) parse->line, parse->message, parse->cause ? ": " : "",
           parse->cause ? parse->cause : "");
       else
         message = g_strdup_printf (_ ("%s: %s%s%s. The records read are shown."), path ? path : "",
