@@ -53,10 +53,15 @@ now_ms (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-typedef enum { RUN_EAGER, RUN_BARE, RUN_WICK } RunKind;
+typedef enum
+{
+  RUN_EAGER,
+  RUN_BARE,
+  RUN_WICK
+} RunKind;
 
 typedef struct
 {
@@ -74,19 +79,19 @@ time_block (Bench *bench, RunKind kind)
   for (int i = 0; i < bench->launches; i++)
     switch (kind)
       {
-      case RUN_EAGER:
-        bench_enqueue (bench->stream, &bench->chain);
-        break;
-      case RUN_BARE:
-        stage_test_graph_launch (bench->bare, bench->stream);
-        break;
-      case RUN_WICK:
-        wick_stage_run (bench->stage, bench->stream, NULL);
-        break;
+        case RUN_EAGER:
+          bench_enqueue (bench->stream, &bench->chain);
+          break;
+        case RUN_BARE:
+          stage_test_graph_launch (bench->bare, bench->stream);
+          break;
+        case RUN_WICK:
+          wick_stage_run (bench->stage, bench->stream, NULL);
+          break;
       }
   stage_test_event_record (bench->stop, bench->stream);
   double ms = stage_test_event_ms (bench->start, bench->stop);
-  return ms * 1e3 / ((double) bench->launches * bench->chain.kernels);
+  return ms * 1e3 / ((double)bench->launches * bench->chain.kernels);
 }
 
 static bool
@@ -101,7 +106,7 @@ bench_setup (Bench *bench, int kernels, int threads, bool uniform, WickCertifica
   bench->chain.output = stage_test_alloc (BENCH_N * sizeof (float));
   float host[BENCH_N];
   for (int i = 0; i < BENCH_N; i++)
-    host[i] = sinf ((float) i);
+    host[i] = sinf ((float)i);
   stage_test_upload (bench->chain.input, host, sizeof host);
   bench->stream = stage_test_stream_new ();
   bench->start = stage_test_event_new ();
@@ -190,12 +195,13 @@ bench_chain (int kernels, int threads, bool uniform)
       ratio_max = fmax (ratio_max, ratio[r]);
     }
   double ratio_median = wick_gate_median (ratio, BENCH_ROUNDS);
-  printf ("RESULT kernels=%d threads=%d chain=%s eager_us_per_kernel=%.4f bare_us_per_kernel=%.4f "
-          "wick_us_per_kernel=%.4f wick_over_bare=%.4f wick_over_bare_min=%.4f "
-          "wick_over_bare_max=%.4f capture_gating_ms=%.2f cert_speedup=%.3f cert_kernel_nodes=%llu\n",
-          kernels, threads, uniform ? "uniform" : "varying", wick_gate_median (eager, BENCH_ROUNDS), wick_gate_median (bare, BENCH_ROUNDS),
-          wick_gate_median (wick, BENCH_ROUNDS), ratio_median, ratio_min, ratio_max, capture_ms,
-          cert.speedup_median, (unsigned long long) cert.kernel_nodes);
+  printf (
+    "RESULT kernels=%d threads=%d chain=%s eager_us_per_kernel=%.4f bare_us_per_kernel=%.4f "
+    "wick_us_per_kernel=%.4f wick_over_bare=%.4f wick_over_bare_min=%.4f "
+    "wick_over_bare_max=%.4f capture_gating_ms=%.2f cert_speedup=%.3f cert_kernel_nodes=%llu\n",
+    kernels, threads, uniform ? "uniform" : "varying", wick_gate_median (eager, BENCH_ROUNDS),
+    wick_gate_median (bare, BENCH_ROUNDS), wick_gate_median (wick, BENCH_ROUNDS), ratio_median,
+    ratio_min, ratio_max, capture_ms, cert.speedup_median, (unsigned long long)cert.kernel_nodes);
   bench_teardown (&bench);
   return 0;
 }

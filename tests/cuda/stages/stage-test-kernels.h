@@ -11,67 +11,68 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
-extern "C" {
+extern "C"
+{
 #endif
 
-void stage_test_chain (const float *input, float *output, int n, int kernels, void *stream);
-/* The first launch as stage_test_chain's, then kernels - 1 identical launches
- * x = x·0.999 over output, as torch's x.mul_(0.999). */
-void stage_test_chain_uniform (const float *input, float *output, int n, int kernels, int threads,
+  void stage_test_chain (const float *input, float *output, int n, int kernels, void *stream);
+  /* The first launch as stage_test_chain's, then kernels - 1 identical launches
+   * x = x·0.999 over output, as torch's x.mul_(0.999). */
+  void stage_test_chain_uniform (const float *input, float *output, int n, int kernels, int threads,
+                                 void *stream);
+  /* The same with `threads` per block (stage_test_chain uses 256). */
+  void stage_test_chain_threads (const float *input, float *output, int n, int kernels, int threads,
+                                 void *stream);
+  /* The chain on the CPU, with the device's arithmetic (fmaf). */
+  void stage_test_chain_cpu (const float *input, float *output, int n, int kernels);
+
+  /* One long kernel: each of n threads runs `iterations` dependent FMAs. */
+  void stage_test_long_kernel (const float *input, float *output, int n, int iterations,
                                void *stream);
-/* The same with `threads` per block (stage_test_chain uses 256). */
-void stage_test_chain_threads (const float *input, float *output, int n, int kernels, int threads,
+
+  /* output = input + gauss (seed, i): seed is a kernel argument. */
+  void stage_test_noise (const float *input, float *output, int n, uint64_t seed, void *stream);
+
+  /* output = convert (input · (1 + scale · ((i % 3) - 1))) to f16 or bf16. */
+  void stage_test_to_half (const float *input, void *output, int n, float scale, void *stream);
+  void stage_test_to_bfloat (const float *input, void *output, int n, float scale, void *stream);
+  void stage_test_scale (const float *input, float *output, int n, float scale, void *stream);
+
+  void *stage_test_alloc (size_t bytes);
+  void stage_test_free (void *pointer);
+  bool stage_test_upload (void *dst, const void *src, size_t bytes);
+  bool stage_test_download (void *dst, const void *src, size_t bytes);
+  void *stage_test_stream_new (void);
+  void stage_test_stream_free (void *stream);
+  /* cudaStreamSynchronize; returns the error code (0 success). */
+  int stage_test_stream_synchronize (void *stream);
+  int stage_test_last_error (void);
+
+  /* A bare graph of the chain: stream capture, instantiate, then launches. */
+  void *stage_test_bare_graph (const float *input, float *output, int n, int kernels, int threads,
                                void *stream);
-/* The chain on the CPU, with the device's arithmetic (fmaf). */
-void stage_test_chain_cpu (const float *input, float *output, int n, int kernels);
+  /* Variants of the bare graph, to find what the replay cost depends on. */
+  enum
+  {
+    STAGE_TEST_VARIANT_DEFAULT,     /* thread-local capture, no flags (as stages do) */
+    STAGE_TEST_VARIANT_AUTO_FREE,   /* cudaGraphInstantiateFlagAutoFreeOnLaunch */
+    STAGE_TEST_VARIANT_PRIORITY,    /* cudaGraphInstantiateFlagUseNodePriority */
+    STAGE_TEST_VARIANT_GLOBAL,      /* global capture mode */
+    STAGE_TEST_VARIANT_TORCH_LIKE,  /* global mode + auto-free, as torch.cuda.CUDAGraph */
+    STAGE_TEST_VARIANT_SAME_KERNEL, /* every node the same kernel function */
+    STAGE_TEST_VARIANT_UNIFORM,     /* every node the same kernel and arguments */
+    STAGE_TEST_N_VARIANTS,
+  };
+  void *stage_test_bare_graph_variant (const float *input, float *output, int n, int kernels,
+                                       int threads, int variant, void *stream);
+  bool stage_test_graph_launch (void *exec, void *stream);
+  void stage_test_graph_free (void *exec);
 
-/* One long kernel: each of n threads runs `iterations` dependent FMAs. */
-void stage_test_long_kernel (const float *input, float *output, int n, int iterations,
-                             void *stream);
-
-/* output = input + gauss (seed, i): seed is a kernel argument. */
-void stage_test_noise (const float *input, float *output, int n, uint64_t seed, void *stream);
-
-/* output = convert (input · (1 + scale · ((i % 3) - 1))) to f16 or bf16. */
-void stage_test_to_half (const float *input, void *output, int n, float scale, void *stream);
-void stage_test_to_bfloat (const float *input, void *output, int n, float scale, void *stream);
-void stage_test_scale (const float *input, float *output, int n, float scale, void *stream);
-
-void *stage_test_alloc (size_t bytes);
-void stage_test_free (void *pointer);
-bool stage_test_upload (void *dst, const void *src, size_t bytes);
-bool stage_test_download (void *dst, const void *src, size_t bytes);
-void *stage_test_stream_new (void);
-void stage_test_stream_free (void *stream);
-/* cudaStreamSynchronize; returns the error code (0 success). */
-int stage_test_stream_synchronize (void *stream);
-int stage_test_last_error (void);
-
-/* A bare graph of the chain: stream capture, instantiate, then launches. */
-void *stage_test_bare_graph (const float *input, float *output, int n, int kernels, int threads,
-                             void *stream);
-/* Variants of the bare graph, to find what the replay cost depends on. */
-enum
-{
-  STAGE_TEST_VARIANT_DEFAULT,     /* thread-local capture, no flags (as stages do) */
-  STAGE_TEST_VARIANT_AUTO_FREE,   /* cudaGraphInstantiateFlagAutoFreeOnLaunch */
-  STAGE_TEST_VARIANT_PRIORITY,    /* cudaGraphInstantiateFlagUseNodePriority */
-  STAGE_TEST_VARIANT_GLOBAL,      /* global capture mode */
-  STAGE_TEST_VARIANT_TORCH_LIKE,  /* global mode + auto-free, as torch.cuda.CUDAGraph */
-  STAGE_TEST_VARIANT_SAME_KERNEL, /* every node the same kernel function */
-  STAGE_TEST_VARIANT_UNIFORM,     /* every node the same kernel and arguments */
-  STAGE_TEST_N_VARIANTS,
-};
-void *stage_test_bare_graph_variant (const float *input, float *output, int n, int kernels,
-                                     int threads, int variant, void *stream);
-bool stage_test_graph_launch (void *exec, void *stream);
-void stage_test_graph_free (void *exec);
-
-/* Events: milliseconds between two records on stream. */
-void *stage_test_event_new (void);
-void stage_test_event_free (void *event);
-void stage_test_event_record (void *event, void *stream);
-double stage_test_event_ms (void *start, void *stop);
+  /* Events: milliseconds between two records on stream. */
+  void *stage_test_event_new (void);
+  void stage_test_event_free (void *event);
+  void stage_test_event_record (void *event, void *stream);
+  double stage_test_event_ms (void *start, void *stop);
 
 #ifdef __cplusplus
 }

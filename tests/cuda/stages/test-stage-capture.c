@@ -37,15 +37,15 @@ need_gpu (void)
 
 typedef struct
 {
-  float *input;  /* window */
+  float *input; /* window */
   float *output;
   int kernels;
   bool sync_inside; /* synchronises mid-way: legal eagerly, illegal in a capture */
   bool own_stream;  /* enqueues on a stream of its own, not the one given */
   void *private_stream;
-  uint64_t seed;    /* > 0: adds noise keyed by a counter (in-graph RNG) */
+  uint64_t seed; /* > 0: adds noise keyed by a counter (in-graph RNG) */
   int runs;
-  int sync_errors;  /* refusals of the mid-way synchronisation */
+  int sync_errors; /* refusals of the mid-way synchronisation */
 } Chain;
 
 static void
@@ -96,7 +96,7 @@ chain_stage_new (Chain *chain, const char *name, int kernels)
   g_assert_nonnull (chain->output);
   float host[CHAIN_N];
   for (int i = 0; i < CHAIN_N; i++)
-    host[i] = sinf ((float) i);
+    host[i] = sinf ((float)i);
   g_assert_true (stage_test_upload (chain->input, host, sizeof host));
   WickStageBuffer window = { "input", chain->input, WICK_STAGE_DTYPE_F32, chain_shape, 1 };
   WickStageInfo info = {
@@ -126,7 +126,7 @@ random_input (float *values, uint32_t seed)
 {
   GRand *rand = g_rand_new_with_seed (seed);
   for (int i = 0; i < CHAIN_N; i++)
-    values[i] = (float) g_rand_double_range (rand, -2.0, 2.0);
+    values[i] = (float)g_rand_double_range (rand, -2.0, 2.0);
   g_rand_free (rand);
 }
 
@@ -241,8 +241,8 @@ test_speedup_refusal (void)
 {
   if (!need_gpu ())
     return;
-  Long work = { stage_test_alloc (LONG_N * sizeof (float)),
-                stage_test_alloc (LONG_N * sizeof (float)) };
+  Long work
+    = { stage_test_alloc (LONG_N * sizeof (float)), stage_test_alloc (LONG_N * sizeof (float)) };
   static const int64_t shape[1] = { LONG_N };
   WickStageInfo info = {
     .name = "long",
@@ -286,30 +286,30 @@ test_window_mismatch_on_device (void)
   static float data[CHAIN_N + 1], back[CHAIN_N];
   const int64_t longer[1] = { CHAIN_N + 1 };
   const int64_t square[2] = { 64, 64 };
-  g_assert_false (wick_stage_write_window (stage, "input", data, sizeof data,
-                                           WICK_STAGE_DTYPE_F32, longer, 1, &error));
+  g_assert_false (wick_stage_write_window (stage, "input", data, sizeof data, WICK_STAGE_DTYPE_F32,
+                                           longer, 1, &error));
   g_assert_cmpstr (error.message, ==,
                    "window 'input' of stage 'chain' refused a shape mismatch: expected f32 [4096] "
                    "(16384 bytes), got f32 [4097] (16388 bytes); a replay over a coerced write "
                    "would be silently wrong");
-  g_assert_false (wick_stage_write_window (stage, "input", data, CHAIN_N * 4,
-                                           WICK_STAGE_DTYPE_F32, square, 2, &error));
+  g_assert_false (wick_stage_write_window (stage, "input", data, CHAIN_N * 4, WICK_STAGE_DTYPE_F32,
+                                           square, 2, &error));
   g_assert_true (strstr (error.message, "shape mismatch: expected f32 [4096] (16384 bytes), got "
                                         "f32 [64, 64] (16384 bytes)")
                  != NULL);
-  g_assert_false (wick_stage_write_window (stage, "input", data, CHAIN_N * 2,
-                                           WICK_STAGE_DTYPE_BF16, chain_shape, 1, &error));
+  g_assert_false (wick_stage_write_window (stage, "input", data, CHAIN_N * 2, WICK_STAGE_DTYPE_BF16,
+                                           chain_shape, 1, &error));
   g_assert_true (strstr (error.message, "dtype mismatch: expected f32 [4096] (16384 bytes), got "
                                         "bf16 [4096] (8192 bytes)")
                  != NULL);
-  g_assert_false (wick_stage_write_window (stage, "noise", data, CHAIN_N * 4,
-                                           WICK_STAGE_DTYPE_F32, chain_shape, 1, &error));
+  g_assert_false (wick_stage_write_window (stage, "noise", data, CHAIN_N * 4, WICK_STAGE_DTYPE_F32,
+                                           chain_shape, 1, &error));
   g_assert_cmpstr (error.message, ==, "stage 'chain' has no window 'noise'; its windows are input");
 
   for (int i = 0; i < CHAIN_N; i++)
-    data[i] = (float) i;
-  g_assert_true (wick_stage_write_window (stage, "input", data, CHAIN_N * 4,
-                                          WICK_STAGE_DTYPE_F32, chain_shape, 1, &error));
+    data[i] = (float)i;
+  g_assert_true (wick_stage_write_window (stage, "input", data, CHAIN_N * 4, WICK_STAGE_DTYPE_F32,
+                                          chain_shape, 1, &error));
   g_assert_true (stage_test_download (back, chain.input, sizeof back));
   g_assert_cmpmem (back, sizeof back, data, sizeof back);
   wick_stage_free (stage);
@@ -322,8 +322,8 @@ check_eager_output (Chain *chain, WickStage *stage)
   WickError error = { "" };
   static float input[CHAIN_N], output[CHAIN_N], expected[CHAIN_N];
   random_input (input, 99);
-  g_assert_true (wick_stage_write_window (stage, "input", input, sizeof input,
-                                          WICK_STAGE_DTYPE_F32, chain_shape, 1, &error));
+  g_assert_true (wick_stage_write_window (stage, "input", input, sizeof input, WICK_STAGE_DTYPE_F32,
+                                          chain_shape, 1, &error));
   g_assert_true (wick_stage_run (stage, NULL, &error));
   g_assert_cmpint (stage_test_stream_synchronize (NULL), ==, 0);
   g_assert_true (stage_test_download (output, chain->output, sizeof output));
@@ -414,8 +414,7 @@ static void
 check_parity_figures (WickStageDType dtype)
 {
   size_t element = wick_stage_dtype_size (dtype);
-  Convert convert = { stage_test_alloc (CHAIN_N * 4), stage_test_alloc (CHAIN_N * element),
-                      dtype };
+  Convert convert = { stage_test_alloc (CHAIN_N * 4), stage_test_alloc (CHAIN_N * element), dtype };
   static float input[CHAIN_N];
   random_input (input, 7);
   g_assert_true (stage_test_upload (convert.input, input, sizeof input));
@@ -555,8 +554,8 @@ test_demo_stages (void)
   WickCertification safe, unsafe;
   g_assert_true (wick_stage_capture (wick_session_find_stage (session, WICK_DEMO_STAGE_NAME), NULL,
                                      &safe, &error));
-  g_assert_true (wick_stage_capture (
-    wick_session_find_stage (session, WICK_DEMO_UNSAFE_STAGE_NAME), NULL, &unsafe, &error));
+  g_assert_true (wick_stage_capture (wick_session_find_stage (session, WICK_DEMO_UNSAFE_STAGE_NAME),
+                                     NULL, &unsafe, &error));
   g_test_message ("denoise: %s; %" G_GUINT64_FORMAT " kernel nodes", safe.reason,
                   safe.kernel_nodes);
   g_test_message ("denoise-rng: %s", unsafe.reason);
