@@ -228,12 +228,26 @@ exchange (WickLiveConnection *self, const char *body, gsize length, int timeout_
     = { length & 0xFF, length >> 8 & 0xFF, length >> 16 & 0xFF, length >> 24 & 0xFF };
   if (received_fd != NULL)
     *received_fd = -1;
-  if (!send_bytes (self, header, FRAME_HEADER, deadline, error)
-      || !send_bytes (self, (const guint8 *)body, length, deadline, error))
-    return NULL;
+  g_autoptr (GError) send_error = NULL;
+  if (!send_bytes (self, header, FRAME_HEADER, deadline, &send_error)
+      || !send_bytes (self, (const guint8 *)body, length, deadline, &send_error))
+    {
+      /* A session that refuses a peer answers with an error and closes before
+       * reading: that reply, when there is one, says more than EPIPE. */
+      if (!g_error_matches (send_error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT))
+        {
+          g_propagate_error (error, g_steal_pointer (&send_error));
+          return NULL;
+        }
+    }
   guint8 reply_header[FRAME_HEADER];
-  if (!receive_bytes (self, reply_header, FRAME_HEADER, received_fd, deadline, error))
-    return NULL;
+  if (!receive_bytes (self, reply_header, FRAME_HEADER, received_fd, deadline,
+                      send_error != NULL ? NULL : error))
+    {
+      if (send_error != NULL)
+        g_propagate_error (error, g_steal_pointer (&send_error));
+      return NULL;
+    }
   guint32 reply_length = (guint32)reply_header[0] | (guint32)reply_header[1] << 8
                          | (guint32)reply_header[2] << 16 | (guint32)reply_header[3] << 24;
   if (reply_length == 0 || reply_length > WICK_CONTROL_MAX_MESSAGE)

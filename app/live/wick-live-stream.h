@@ -45,6 +45,9 @@ gboolean wick_live_stream_has_terminal (WickLiveStream *self);
 guint64 wick_live_stream_get_dropped (WickLiveStream *self);
 guint64 wick_live_stream_get_lost (WickLiveStream *self);
 guint64 wick_live_stream_get_last_drop_ns (WickLiveStream *self);
+/* Frees of storages allocated before the attach, left out of the lines so
+ * that the memory pairing of the trace holds. */
+guint64 wick_live_stream_get_skipped_frees (WickLiveStream *self);
 /* Records read and lines emitted so far. */
 guint64 wick_live_stream_get_records (WickLiveStream *self);
 guint64 wick_live_stream_get_lines (WickLiveStream *self);

@@ -281,6 +281,8 @@ setup (Demo *demo, WickError *error)
     }
   if (!write_checkpoint (demo, error) || !register_modules (demo, error))
     return false;
+  WickDemoRecorder recorder = { demo->session, &demo->model, 0 };
+  wick_demo_record_setup (&recorder);
   WickError stage_error;
   demo->have_stages = wick_demo_stage_register (demo->session, &stage_error);
   if (!demo->have_stages)
@@ -397,7 +399,13 @@ run (Demo *demo)
   uint64_t step = 1;
   while (!stop_requested && (demo->options.steps == 0 || step <= demo->options.steps))
     {
-      if (!weights_ready (demo) || !use_modules (demo, true))
+      /* Residency check and use_begin as one step for the weight commands, so
+       * an eviction between them cannot be undone by use_begin's on-demand
+       * restore (the demo waits for Restore instead). */
+      wick_session_lock_control (demo->session);
+      bool ready = weights_ready (demo) && use_modules (demo, true);
+      wick_session_unlock_control (demo->session);
+      if (!ready)
         {
           wait_for_weights (demo);
           continue;

@@ -235,7 +235,9 @@ command_evict (WickSession *session, const WickControlRequest *request, WickCont
     return;
   WickWeightStats stats;
   memset (&stats, 0, sizeof stats);
+  wick_control_server_lock_host (session);
   bool ok = wick_weight_store_evict (store, module, tier, &stats, &error);
+  wick_control_server_unlock_host (session);
   if (!ok)
     {
       reply_error (reply, error.message);
@@ -263,7 +265,9 @@ command_restore (WickSession *session, const WickControlRequest *request, WickCo
     return;
   WickWeightStats stats;
   memset (&stats, 0, sizeof stats);
+  wick_control_server_lock_host (session);
   bool ok = wick_weight_store_restore (store, module, &stats, &error);
+  wick_control_server_unlock_host (session);
   if (!ok)
     {
       reply_error (reply, error.message);
@@ -285,7 +289,9 @@ command_restore_all (WickSession *session, const WickControlRequest *request,
   if (store == NULL)
     return;
   uint64_t restored = 0;
+  wick_control_server_lock_host (session);
   bool ok = wick_weight_store_restore_all (store, &restored, &error);
+  wick_control_server_unlock_host (session);
   if (!ok)
     {
       reply_error (reply, error.message);

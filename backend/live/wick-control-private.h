@@ -44,3 +44,7 @@ bool wick_control_session_mark (WickSession *session, const char *label, WickErr
  * {"ok": false, "error": ...}. Sets *send_ring_fd for "hello". */
 void wick_control_execute (WickSession *session, const WickControlRequest *request,
                            WickControlWriter *reply, bool *send_ring_fd);
+
+/* The control lock (wick_session_lock_control), held by the weight commands. */
+void wick_control_server_lock_host (WickSession *session);
+void wick_control_server_unlock_host (WickSession *session);

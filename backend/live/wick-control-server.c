@@ -47,6 +47,7 @@ typedef struct
   int listen_fd;
   int wake[2];
   pthread_t thread;
+  pthread_mutex_t host_lock;
   char path[sizeof ((struct sockaddr_un *)0)->sun_path];
   Client clients[WICK_CONTROL_MAX_CLIENTS];
   locale_t c_locale;
@@ -339,6 +340,7 @@ server_free (void *data)
     close (server->wake[1]);
   if (server->c_locale != (locale_t)0)
     freelocale (server->c_locale);
+  pthread_mutex_destroy (&server->host_lock);
   free (server);
 }
 
@@ -427,6 +429,7 @@ wick_session_enable_control (WickSession *session, WickError *error)
   server->wake[0] = server->wake[1] = -1;
   for (int i = 0; i < WICK_CONTROL_MAX_CLIENTS; i++)
     server->clients[i].fd = -1;
+  pthread_mutex_init (&server->host_lock, NULL);
   server->c_locale = newlocale (LC_ALL_MASK, "C", (locale_t)0);
   if (!server_listen (server, error) || !server_start_thread (server, error))
     {
@@ -457,4 +460,32 @@ wick_session_get_control_socket_path (WickSession *session)
 {
   WickControlServer *server = session != NULL ? server_of (session) : NULL;
   return server != NULL ? server->path : NULL;
+}
+
+void
+wick_session_lock_control (WickSession *session)
+{
+  WickControlServer *server = session != NULL ? server_of (session) : NULL;
+  if (server != NULL)
+    pthread_mutex_lock (&server->host_lock);
+}
+
+void
+wick_session_unlock_control (WickSession *session)
+{
+  WickControlServer *server = session != NULL ? server_of (session) : NULL;
+  if (server != NULL)
+    pthread_mutex_unlock (&server->host_lock);
+}
+
+void
+wick_control_server_lock_host (WickSession *session)
+{
+  wick_session_lock_control (session);
+}
+
+void
+wick_control_server_unlock_host (WickSession *session)
+{
+  wick_session_unlock_control (session);
 }

@@ -13,7 +13,11 @@
  * Commands run one at a time on the listener thread, never on the workload's
  * threads. The weight store and stage capture synchronise with the workload
  * themselves (wick_weight_store_use_begin(), wick_stage_run()): a command that
- * evicts a module in use waits for its use to end.
+ * evicts a module in use waits for its use to end. The weight commands (evict,
+ * restore, restore-all) also hold the session's control lock while they run,
+ * so a host can check a module's residency and begin using it as one step
+ * with respect to them (wick-demo does, to wait for evicted weights instead of
+ * restoring them on demand).
  */
 #pragma once
 
@@ -49,6 +53,11 @@ extern "C"
 
   /* The socket's path, or NULL when control is off. Owned by the session. */
   const char *wick_session_get_control_socket_path (WickSession *session);
+
+  /* The control lock (see above); no-ops while control is off. Hold it briefly:
+   * a weight command waits for it. */
+  void wick_session_lock_control (WickSession *session);
+  void wick_session_unlock_control (WickSession *session);
 
   /* The per-user socket directory, created 0700 when missing; fails when it
    * exists with another owner, other permissions, or is not a directory. */

@@ -64,8 +64,8 @@ start_demo (gboolean as_nobody, const char *tmpdir, const char *extra)
   Demo *demo = g_new0 (Demo, 1);
   g_autoptr (GError) error = NULL;
   g_spawn_async (NULL, (char **)argv->pdata, env,
-                 G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, &demo->pid,
-                 &error);
+                 G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_SEARCH_PATH, NULL,
+                 NULL, &demo->pid, &error);
   g_assert_no_error (error);
   return demo;
 }
