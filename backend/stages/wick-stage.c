@@ -12,7 +12,8 @@
  *
  * With sequentially consistent atomics either the runner sees `exclusive`
  * and backs off, or the capturer sees the runner's count and waits for it:
- * no run overlaps a capture or a release, and a run held back sleeps on the
+ * no run (nor window write, which enters the same way) overlaps a capture or
+ * a release, and a run held back sleeps on the
  * mutex, not in a spin. The exec pointer is published with release order and
  * read with acquire order.
  */
@@ -675,17 +676,20 @@ wick_stage_write_window (WickStage *stage, const char *name, const void *data, s
                        got_shape, rank > WICK_STAGE_MAX_RANK ? "..." : "", n_bytes);
       return false;
     }
+  /* a write is a use of the stage like a run: never in the middle of a capture,
+   * whose reference and replay must read the same window contents */
+  stage_enter_run (stage);
+  bool ok = true;
   if (!stage->on_device)
+    memmove (window->data, data, n_bytes);
+  else
     {
-      memmove (window->data, data, n_bytes);
-      return true;
+      char why[256];
+      void *stream = atomic_load_explicit (&stage->last_stream, memory_order_relaxed);
+      ok = wick_stage_device_copy (window->data, data, n_bytes, stream, why, sizeof why);
+      if (!ok)
+        stage_set_error (error, "window '%s' of stage '%s': %s", name, stage->name, why);
     }
-  char why[256];
-  void *stream = atomic_load_explicit (&stage->last_stream, memory_order_relaxed);
-  if (!wick_stage_device_copy (window->data, data, n_bytes, stream, why, sizeof why))
-    {
-      stage_set_error (error, "window '%s' of stage '%s': %s", name, stage->name, why);
-      return false;
-    }
-  return true;
+  atomic_fetch_sub (&stage->active_runs, 1);
+  return ok;
 }

@@ -12,7 +12,7 @@
  *   eager enqueue's own output as the reference.
  * - wick_stage_run() is what the host calls each step instead of its enqueue:
  *   it launches the certified graph, or runs the enqueue callback (eager)
- *   when the stage is not captured. Its fast path is two atomic operations
+ *   when the stage is not captured. Its fast path is a few atomic operations
  *   and the launch: no lock, allocation or system call.
  * - wick_stage_capture() may be called from any thread (the control socket's
  *   thread does): it waits for the wick_stage_run() calls in flight, holds
@@ -153,7 +153,8 @@ WickStage *wick_session_register_stage (WickSession *session, const WickStageInf
 bool wick_stage_run (WickStage *stage, void *stream, WickError *error);
 
 /* Copies n_bytes from `data` (host or device memory) into the window `name`,
- * after the stage's work already enqueued on the last stream it ran on.
+ * after the stage's work already enqueued on the last stream it ran on, and
+ * waits for the copy. Waits for a capture in progress, as a run does.
  * Refuses, naming what was expected and what came, when the name is not a
  * window, or the dtype, the shape or the byte count does not match. */
 bool wick_stage_write_window (WickStage *stage, const char *name, const void *data,

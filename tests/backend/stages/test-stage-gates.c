@@ -419,6 +419,64 @@ test_registration_refused (void)
   g_assert_cmpstr (error.message, ==, "stage 'bad': the enqueue callback is required");
 }
 
+typedef struct
+{
+  WickStage *stage;
+  HostStage *host;
+  gint stop;
+  int runs;
+  int failures;
+} Runner;
+
+static gpointer
+runner_main (gpointer data)
+{
+  Runner *runner = data;
+  WickError error;
+  float input[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+  while (!g_atomic_int_get (&runner->stop))
+    {
+      if (!wick_stage_run (runner->stage, NULL, &error))
+        runner->failures++;
+      if (runner->runs % 16 == 0
+          && !wick_stage_write_window (runner->stage, "input", input, sizeof input,
+                                       WICK_STAGE_DTYPE_F32, host_shape, 2, &error))
+        runner->failures++;
+      runner->runs++;
+    }
+  return NULL;
+}
+
+/* Captures and releases from one thread while another runs the stage and
+ * writes its window: every call returns, none fails, and the callback never
+ * runs on two threads at once (ASan/TSan builds see the rest). */
+static void
+test_capture_while_running (void)
+{
+  if (wick_cuda_available (NULL))
+    {
+      g_test_skip ("a CUDA device is available here: the CUDA suite runs this on the device");
+      return;
+    }
+  HostStage host = { { 0 }, { 0 }, 0 };
+  WickStage *stage = host_stage_new (&host, "busy");
+  Runner runner = { stage, &host, 0, 0, 0 };
+  GThread *thread = g_thread_new ("runner", runner_main, &runner);
+  WickError error = { "" };
+  WickCertification cert;
+  for (int i = 0; i < 200; i++)
+    {
+      g_assert_true (wick_stage_capture (stage, NULL, &cert, &error));
+      g_assert_true (wick_stage_release (stage, &error));
+    }
+  g_atomic_int_set (&runner.stop, 1);
+  g_thread_join (thread);
+  g_assert_cmpint (runner.failures, ==, 0);
+  g_assert_cmpint (runner.runs, >, 0);
+  g_assert_cmpint (host.runs, ==, runner.runs);
+  wick_stage_free (stage);
+}
+
 static void
 test_certification_record (void)
 {
@@ -463,5 +521,6 @@ main (int argc, char **argv)
   g_test_add_func ("/stages/windows/mismatches", test_window_mismatches);
   g_test_add_func ("/stages/registration/refused", test_registration_refused);
   g_test_add_func ("/stages/record/certification", test_certification_record);
+  g_test_add_func ("/stages/run/capture-while-running", test_capture_while_running);
   return g_test_run ();
 }
