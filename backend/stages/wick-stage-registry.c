@@ -4,7 +4,6 @@
  * mutex; a stage pointer stays valid until the session closes. */
 #include "wick-stage-private.h"
 
-#undef WICK_COMPILATION /* wick-session-private.h defines it itself */
 #include "wick-session-private.h"
 
 #include <pthread.h>

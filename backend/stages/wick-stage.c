@@ -21,8 +21,6 @@
 
 #include "wick-stage-device.h"
 
-/* wick-session-private.h defines WICK_COMPILATION itself */
-#undef WICK_COMPILATION
 #include "wick-session-private.h"
 
 #include <stdarg.h>
