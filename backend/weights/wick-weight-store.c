@@ -509,8 +509,10 @@ wick_weight_store_is_resident (WickWeightStore *store, const char *name)
 static bool
 make_resident_locked (WickWeightStore *store, WickWeightModule *module, WickError *error)
 {
-  /* Let a waiting eviction go first, so a busy training loop cannot starve it. */
-  while (module->evictions_waiting > 0 || module->busy)
+  /* Let a waiting eviction go first, so a busy training loop cannot starve
+   * it; but a module already held stays available to nested use_begin calls
+   * (the eviction cannot run before the outer use_end anyway). */
+  while ((module->evictions_waiting > 0 && module->users == 0) || module->busy)
     pthread_cond_wait (&store->changed, &store->lock);
   if (module->state == WICK_MODULE_RESIDENT)
     return true;

@@ -734,6 +734,22 @@ test_evict_waits_for_users (void)
   g_assert_true (wick_weight_store_is_resident (model.store, "net"));
   wick_weight_store_use_end (model.store, "net");
 
+  /* A nested use_begin while an eviction waits does not wait for it. */
+  g_assert_true (wick_weight_store_use_begin (model.store, "net", &error));
+  data = (EvictThread){ model.store, FALSE, 0 };
+  thread = g_thread_new ("evict", evict_thread, &data);
+  while (model.store->modules[0]->evictions_waiting == 0)
+    g_usleep (1000);
+  g_assert_true (wick_weight_store_use_begin (model.store, "net", &error));
+  /* Had it waited, the eviction would have finished or given up by now. */
+  g_assert_cmpuint (model.store->modules[0]->evictions_waiting, ==, 1);
+  g_assert_cmpint (data.finished_at, ==, 0);
+  wick_weight_store_use_end (model.store, "net");
+  wick_weight_store_use_end (model.store, "net");
+  g_thread_join (thread);
+  g_assert_true (data.ok);
+  g_assert_true (wick_weight_store_ensure_resident (model.store, "net", &error));
+
   /* An eviction gives up on a module held too long. */
   unsigned saved = wick_weight_store_evict_wait_seconds;
   wick_weight_store_evict_wait_seconds = 1;
