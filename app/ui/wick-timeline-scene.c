@@ -2,6 +2,7 @@
 #include "wick-timeline-scene.h"
 
 #include <math.h>
+#include <json-glib/json-glib.h>
 #include <pango/pangocairo.h>
 #include <string.h>
 #include <glib/gi18n.h>
@@ -31,6 +32,7 @@ struct _WickTimelineScene
   GArray *batches[2 * WICK_SPAN_COLOURS];
   PangoLayout *layout;
   double row_height; /* of the span rectangles being drawn */
+  GPtrArray *marker_labels; /* char *, per extension record */
 };
 
 static void
@@ -139,6 +141,49 @@ build_ops (WickTimelineScene *self)
   g_qsort_with_data (self->ops_by_time, self->n_ops, sizeof (guint32), compare_ops, (gpointer)ops);
 }
 
+static char *
+marker_label (const char *kind, const char *json)
+{
+  const char *shown = kind && g_str_has_prefix (kind, "wick_") ? kind + 5 : kind ? kind : "?";
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (json == NULL || !json_parser_load_from_data (parser, json, -1, NULL) ||
+      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return g_strdup (shown);
+  JsonObject *object = json_node_get_object (json_parser_get_root (parser));
+  const char *label = json_object_get_string_member_with_default (object, "label", NULL);
+  const char *module = json_object_get_string_member_with_default (object, "module", NULL);
+  const char *stage = json_object_get_string_member_with_default (object, "stage", NULL);
+  const char *verdict = json_object_get_string_member_with_default (object, "verdict", NULL);
+  if (g_strcmp0 (kind, "wick_mark") == 0 && label)
+    return g_strdup (label);
+  if (g_str_has_prefix (shown, "weight_") && module)
+    return g_strdup_printf ("%s %s", shown + 7, module);
+  if (stage && verdict)
+    return g_strdup_printf ("%s %s", stage, verdict);
+  if (stage)
+    return g_strdup_printf ("%s %s", shown, stage);
+  return g_strdup (shown);
+}
+
+static void
+build_marker_labels (WickTimelineScene *self)
+{
+  guint n;
+  const WickExtensionRecord *ext = wick_document_get_extensions (self->document, &n);
+  self->marker_labels = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (self->marker_labels,
+                     marker_label (wick_document_str (self->document, ext[i].kind),
+                                   wick_document_str (self->document, ext[i].json)));
+}
+
+const char *
+wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension)
+{
+  g_return_val_if_fail (extension < self->marker_labels->len, NULL);
+  return g_ptr_array_index (self->marker_labels, extension);
+}
+
 WickTimelineScene *
 wick_timeline_scene_new (WickDocument *document)
 {
@@ -153,6 +198,7 @@ wick_timeline_scene_new (WickDocument *document)
     self->extent_end = MAX (self->extent_end, wick_document_get_terminal_ns (document));
   build_device_tracks (self);
   build_ops (self);
+  build_marker_labels (self);
   self->colour_ids = g_new (guint8, MAX (self->n_spans, 1));
   for (guint i = 0; i < self->n_spans; i++)
     self->colour_ids[i] = wick_palette_span_colour_id (
@@ -177,6 +223,7 @@ wick_timeline_scene_free (WickTimelineScene *self)
   for (guint i = 0; i < G_N_ELEMENTS (self->batches); i++)
     g_array_unref (self->batches[i]);
   g_clear_object (&self->layout);
+  g_ptr_array_unref (self->marker_labels);
   g_object_unref (self->document);
   g_free (self);
 }
@@ -515,7 +562,7 @@ draw_markers (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *
       if (x - last_label_x > 120 && kind)
         {
           wick_palette_set (cr, wick_palette_foreground (view->dark), 0.85);
-          draw_text (self, cr, g_str_has_prefix (kind, "wick_") ? kind + 5 : kind, x + 7, y, 110);
+          draw_text (self, cr, g_ptr_array_index (self->marker_labels, i), x + 7, y, 110);
           last_label_x = x;
         }
     }
@@ -739,7 +786,8 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
       draw_depth (self, view, d, y, labels);
     }
   flush_batches (self, cr, view->dark);
-  draw_ops (self, cr, view);
+  if (!view->hide_ops)
+    draw_ops (self, cr, view);
   draw_device_tracks (self, cr, view);
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
   if (labels)

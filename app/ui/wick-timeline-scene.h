@@ -41,6 +41,7 @@ typedef struct
   const guint8 *matches;          /* per span: 1 = matches the search; NULL: no search */
   double hover_x;                 /* < 0: no hover line */
   gboolean no_labels;             /* benchmarks: rectangles only */
+  gboolean hide_ops;              /* no op ticks (view option) */
 } WickTimelineViewport;
 
 WickTimelineScene *wick_timeline_scene_new (WickDocument *document);
@@ -58,6 +59,9 @@ int wick_timeline_scene_get_content_height (WickTimelineScene *self);
 /* Tracks: 0 is the span flame chart, then one per device stream. */
 guint wick_timeline_scene_get_n_tracks (WickTimelineScene *self);
 const char *wick_timeline_scene_get_track_name (WickTimelineScene *self, guint track);
+/* The short label drawn by a Wick record's marker ("mark: step 3",
+ * "evict embed", "denoise accepted"). */
+const char *wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension);
 /* Aligned (host-time) start of a device interval. */
 guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval);
 

@@ -23,6 +23,7 @@ struct _WickTimelineView
   GArray *match_list; /* guint32 span indices by start */
   gint current_match;
   gint64 last_build_us, build_cost_us;
+  gboolean hide_ops;
   guint rebuild_source;
   gboolean follow;
   /* drag */
@@ -101,6 +102,7 @@ wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *o
   out->dark = is_dark ();
   out->matches = self->matches;
   out->hover_x = self->hover_x;
+  out->hide_ops = self->hide_ops;
 }
 
 WickTimelineScene *
@@ -663,5 +665,12 @@ void
 wick_timeline_view_set_hover (WickTimelineView *self, double x)
 {
   self->hover_x = x;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+wick_timeline_view_set_show_ops (WickTimelineView *self, gboolean show)
+{
+  self->hide_ops = !show;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }

@@ -49,6 +49,9 @@ gint wick_timeline_view_step_match (WickTimelineView *self, int direction);
 void wick_timeline_view_set_follow (WickTimelineView *self, gboolean follow);
 gboolean wick_timeline_view_get_follow (WickTimelineView *self);
 
+/* View option: draw op ticks inside spans (default TRUE). */
+void wick_timeline_view_set_show_ops (WickTimelineView *self, gboolean show);
+
 /* Draws the hover line at widget x @x (< 0 hides it); for tests and screenshots. */
 void wick_timeline_view_set_hover (WickTimelineView *self, double x);
 

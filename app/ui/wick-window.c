@@ -190,6 +190,7 @@ wick_window_set_document (WickWindow *self, WickDocument *document)
     {
       update_title (self);
       show_document_banners (self);
+      gtk_widget_grab_focus (self->timeline);
     }
   update_actions (self);
 }
@@ -823,6 +824,27 @@ on_search_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
 }
 
 static void
+on_show_ops_changed (GSettings *settings, const char *key, WickWindow *self)
+{
+  wick_timeline_view_set_show_ops (WICK_TIMELINE_VIEW (self->timeline), g_settings_get_boolean (settings, key));
+}
+
+/* View options live in GSettings: the details pane's visibility and the op
+ * ticks (a check item in the main menu, win.show-ops). */
+static void
+bind_view_options (WickWindow *self)
+{
+  GSettings *settings = wick_settings_get ();
+  if (settings == NULL)
+    return;
+  g_settings_bind (settings, "show-details", self->details_button, "active", G_SETTINGS_BIND_DEFAULT);
+  g_autoptr (GAction) show_ops = g_settings_create_action (settings, "show-ops");
+  g_action_map_add_action (G_ACTION_MAP (self), show_ops);
+  g_signal_connect_object (settings, "changed::show-ops", G_CALLBACK (on_show_ops_changed), self, 0);
+  on_show_ops_changed (settings, "show-ops", self);
+}
+
+static void
 wick_window_init (WickWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
@@ -849,6 +871,7 @@ wick_window_init (WickWindow *self)
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
 
+  bind_view_options (self);
   int width, height;
   gboolean maximized;
   if (wick_settings_get_window (&width, &height, &maximized))

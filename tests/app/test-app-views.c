@@ -221,6 +221,15 @@ test_timeline_example (void)
   g_assert_cmpuint (wick_timeline_scene_get_n_tracks (scene), ==, 3);
   g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, 1), ==, "cuda:0 · stream 13");
   g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, 2), ==, "cuda:0 · stream 7");
+  /* Wick records: two marks, a certification, an eviction and a restore. */
+  guint n_ext;
+  wick_document_get_extensions (document, &n_ext);
+  g_assert_cmpuint (n_ext, ==, 5);
+  g_assert_cmpstr (wick_timeline_scene_get_marker_label (scene, 0), ==, "step 1");
+  g_assert_cmpstr (wick_timeline_scene_get_marker_label (scene, 1), ==, "denoise accepted");
+  g_assert_cmpstr (wick_timeline_scene_get_marker_label (scene, 2), ==, "step 5");
+  g_assert_cmpstr (wick_timeline_scene_get_marker_label (scene, 3), ==, "evict embed");
+  g_assert_cmpstr (wick_timeline_scene_get_marker_label (scene, 4), ==, "restore embed");
   WickTimelineViewport view = { .width = 1600,
                                 .height = 500,
                                 .selected_type = WICK_RECORD_NONE,

@@ -27,6 +27,8 @@ struct _WickLiveSession
   guint64 shown_lost;
   gboolean ended;
   gboolean feed_failed;
+  GtkWidget *weights_panel;
+  GtkWidget *stages_panel;
 };
 
 G_DEFINE_FINAL_TYPE (WickLiveSession, wick_live_session, G_TYPE_OBJECT)
@@ -340,4 +342,22 @@ guint64
 wick_live_session_get_dropped (WickLiveSession *self)
 {
   return wick_live_stream_get_dropped (self->stream);
+}
+
+GtkWidget *
+wick_live_session_get_weights_panel (WickLiveSession *self)
+{
+  return self->weights_panel;
+}
+
+GtkWidget *
+wick_live_session_get_stages_panel (WickLiveSession *self)
+{
+  return self->stages_panel;
+}
+
+WickLiveSession *
+wick_live_session_from_window (WickWindow *window)
+{
+  return g_object_get_data (G_OBJECT (window), "wick-live-session");
 }

@@ -38,6 +38,11 @@ guint64 wick_live_session_get_dropped (WickLiveSession *self);
 /* Drains what is there now and writes the session as JSONL (with a failed
  * terminal saying the capture was cut when the process still runs). */
 gboolean wick_live_session_save (WickLiveSession *self, const char *path, GError **error);
+/* The Weights and Stages pages (WickWeightsPanel, WickStagesPanel). */
+GtkWidget *wick_live_session_get_weights_panel (WickLiveSession *self);
+GtkWidget *wick_live_session_get_stages_panel (WickLiveSession *self);
+/* The session shown in @window, or NULL. */
+WickLiveSession *wick_live_session_from_window (WickWindow *window);
 /* Drains until the ring is empty or @budget_us passed (tests, screenshots). */
 void wick_live_session_pump (WickLiveSession *self, gint64 budget_us);
 
