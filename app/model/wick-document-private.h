@@ -60,6 +60,11 @@ struct _WickDocument
   gboolean finished;
   WickTraceDecoder *decoder;
   GString *cause;
+  const WickValue *values_base;     /* values of the record being committed */
+  guint edge_kind;
+  const WickValue *record_values;   /* the record being committed */
+  guint n_record_values;
+  guint64 record_hashes[32];        /* string hashes of its top-level fields */
 
   /* analysis */
   GArray *health;       /* WickHealthIssue */
@@ -70,6 +75,18 @@ struct _WickDocument
   WickCoverageVerdict coverage;
   char *coverage_reason;
 };
+
+/* The reader's steps, shared by feed_line and the file loader. */
+void wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char *line,
+                                  gsize len);
+void wick_document_commit_extension (WickDocument *self, const char *line, gsize len,
+                                     const char *kind, gsize kind_len, guint64 timestamp_ns);
+gboolean wick_document_set_decode_error (WickDocument *self, const char *verb, const char *cause,
+                                         GError **error);
+/* wick_document_finish() without the "changed" signal. */
+gboolean wick_document_finish_quietly (WickDocument *self, GError **error);
+/* Rust's str::from_utf8 acceptance. */
+gboolean wick_utf8_valid (const char *data, gsize len);
 
 /* Health and coverage per spec §6–7 into the document's analysis fields. With
  * @live, the capture is taken as still running (see wick_document_analyze). */

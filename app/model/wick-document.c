@@ -247,16 +247,39 @@ wick_document_get_first_extension_line (WickDocument *self)
 static WickStr
 intern_value (WickDocument *self, const WickValue *value)
 {
+  gsize index = (gsize) (value - self->record_values);
+
   if (!value->set)
     return 0;
+  if (value >= self->record_values && index < self->n_record_values)
+    return wick_string_pool_intern_hashed (self->pool, value->str, value->len,
+                                           self->record_hashes[index]);
   return wick_string_pool_intern (self->pool, value->str, value->len);
+}
+
+/* Hashes the record's top-level strings and prefetches their table slots, so
+ * that the cache misses of new strings overlap instead of queueing. */
+static void
+prefetch_strings (WickDocument *self, WickRecordKind kind, const WickValue *v)
+{
+  const WickRecordSchema *schema =
+      wick_trace_record_schema (kind, self->edge_kind);
+
+  self->record_values = v;
+  self->n_record_values = MIN (schema->n_fields, G_N_ELEMENTS (self->record_hashes));
+  for (guint i = 0; i < self->n_record_values; i++)
+    if (schema->fields[i].type == WICK_FIELD_STR && v[i].set)
+      {
+        self->record_hashes[i] = wick_string_pool_hash (v[i].str, v[i].len);
+        wick_string_pool_prefetch (self->pool, self->record_hashes[i]);
+      }
 }
 
 static guint32
 store_shape (WickDocument *self, const WickValue *list, guint32 *rank)
 {
   guint32 offset = self->u64_pool->len;
-  const WickValue *elements = wick_trace_decoder_values (self->decoder, list->offset);
+  const WickValue *elements = (self->values_base + list->offset);
 
   *rank = list->len;
   for (guint32 i = 0; i < list->len; i++)
@@ -268,7 +291,7 @@ static guint32
 store_str_list (WickDocument *self, const WickValue *list, guint32 stride, guint32 *count)
 {
   guint32 offset = self->str_list->len;
-  const WickValue *elements = wick_trace_decoder_values (self->decoder, list->offset);
+  const WickValue *elements = (self->values_base + list->offset);
 
   *count = list->len;
   for (guint32 i = 0; i < list->len * stride; i++)
@@ -340,7 +363,7 @@ static void
 commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len)
 {
   WickTraceMeta *meta = &self->meta;
-  const WickValue *cc = wick_trace_decoder_values (self->decoder, v[META_CAPTURE_CONTRACT].offset);
+  const WickValue *cc = (self->values_base + v[META_CAPTURE_CONTRACT].offset);
 
   if (self->n_records != 0)
     stream_error (self, g_strdup_printf ("meta event must be the first non-empty trace record, "
@@ -367,7 +390,7 @@ commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len
   if (v[META_COMPARISON_IDENTITY].set)
     {
       const WickValue *ci =
-          wick_trace_decoder_values (self->decoder, v[META_COMPARISON_IDENTITY].offset);
+          (self->values_base + v[META_COMPARISON_IDENTITY].offset);
       WickComparisonIdentityMeta *c = &meta->comparison_identity;
       c->present = TRUE;
       c->implementation_id = intern_value (self, &ci[CI_IMPLEMENTATION_ID]);
@@ -398,9 +421,9 @@ commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len
   if (cc[CC_GRADIENT_CONTRACT].set)
     {
       const WickValue *gc =
-          wick_trace_decoder_values (self->decoder, cc[CC_GRADIENT_CONTRACT].offset);
-      const WickValue *expected = wick_trace_decoder_values (self->decoder, gc[GC_EXPECTED].offset);
-      const WickValue *families = wick_trace_decoder_values (self->decoder, gc[GC_FAMILIES].offset);
+          (self->values_base + cc[CC_GRADIENT_CONTRACT].offset);
+      const WickValue *expected = (self->values_base + gc[GC_EXPECTED].offset);
+      const WickValue *families = (self->values_base + gc[GC_FAMILIES].offset);
       meta->has_gradient_contract = TRUE;
       meta->manifest_sha256 = intern_value (self, &gc[GC_MANIFEST_SHA256]);
       meta->expected = g_array_new (FALSE, FALSE, sizeof (WickExpectedGradientEntry));
@@ -524,10 +547,9 @@ commit_tensor (WickDocument *self, const WickValue *v)
 
 /* Spec §3.6. */
 static gboolean
-tensor_stats_valid (const WickValue *v, const WickTraceDecoder *decoder)
+tensor_stats_valid (const WickValue *v, const WickValue *base)
 {
-  const WickValue *shape = wick_trace_decoder_values ((WickTraceDecoder *) decoder,
-                                                      v[TS_SHAPE].offset);
+  const WickValue *shape = base + v[TS_SHAPE].offset;
   guint64 product = 1;
 
   if (wick_rust_is_blank (v[TS_LABEL].str, v[TS_LABEL].len))
@@ -553,7 +575,7 @@ commit_tensor_stats (WickDocument *self, const WickValue *v)
 {
   WickTensorStats s = { 0 };
 
-  if (!tensor_stats_valid (v, self->decoder))
+  if (!tensor_stats_valid (v, self->values_base))
     stream_error (self, g_strdup_printf ("invalid tensor_stats event at index %" G_GUINT64_FORMAT,
                                          self->n_records));
   s.span_id = intern_value (self, &v[TS_SPAN_ID]);
@@ -644,7 +666,7 @@ commit_edge (WickDocument *self, const WickValue *v)
 {
   WickEdge e = { 0 };
 
-  e.edge_kind = (guint8) wick_trace_decoder_edge_kind (self->decoder);
+  e.edge_kind = (guint8) self->edge_kind;
   if (e.edge_kind == WICK_EDGE_CALL)
     {
       e.from = intern_value (self, &v[CALL_FROM_SPAN]);
@@ -674,10 +696,11 @@ static const WickRecordType record_types[WICK_N_KINDS] = {
   WICK_RECORD_DEVICE_INTERVAL, WICK_RECORD_GRADIENT, WICK_RECORD_EDGE, WICK_RECORD_TERMINAL,
 };
 
-static void
-commit_record (WickDocument *self, WickRecordKind kind, const char *line, gsize len)
+/* Commits a decoded record whose values start at self->values_base. */
+void
+wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char *line, gsize len)
 {
-  const WickValue *v = wick_trace_decoder_values (self->decoder, 0);
+  const WickValue *v = self->values_base;
 
   if (self->has_terminal)
     stream_error (self, g_strdup_printf ("terminal event must be the final trace record; found "
@@ -685,6 +708,8 @@ commit_record (WickDocument *self, WickRecordKind kind, const char *line, gsize 
                                          self->n_records));
   if (kind != WICK_KIND_SPAN_END)
     self->counts[record_types[kind]]++;
+  if (kind != WICK_KIND_META)
+    prefetch_strings (self, kind, v);
   switch (kind)
     {
     case WICK_KIND_META: commit_meta (self, v, line, len); break;
@@ -704,19 +729,20 @@ commit_record (WickDocument *self, WickRecordKind kind, const char *line, gsize 
       break;
     default: g_assert_not_reached ();
     }
+  self->record_values = NULL;
+  self->n_record_values = 0;
   self->n_records++;
 }
 
-static void
-commit_extension (WickDocument *self, const char *line, gsize len)
+void
+wick_document_commit_extension (WickDocument *self, const char *line, gsize len, const char *kind,
+                  gsize kind_len, guint64 timestamp_ns)
 {
   WickExtensionRecord r = { 0 };
-  gsize kind_len;
-  const char *kind = wick_trace_decoder_extension_kind (self->decoder, &kind_len);
 
   r.kind = wick_string_pool_intern (self->pool, kind, kind_len);
   r.json = wick_string_pool_intern (self->pool, line, len);
-  r.timestamp_ns = wick_trace_decoder_extension_timestamp (self->decoder);
+  r.timestamp_ns = timestamp_ns;
   r.line = (guint32) self->n_lines;
   if (self->first_extension_line == 0)
     self->first_extension_line = self->n_lines;
@@ -727,8 +753,8 @@ commit_extension (WickDocument *self, const char *line, gsize len)
 /* ---- lines ------------------------------------------------------------ */
 
 /* Rust's str::from_utf8: well-formed UTF-8, no surrogates, no overlongs. */
-static gboolean
-utf8_valid (const char *data, gsize len)
+gboolean
+wick_utf8_valid (const char *data, gsize len)
 {
   const unsigned char *p = (const unsigned char *) data;
   const unsigned char *end = p + len;
@@ -784,8 +810,8 @@ display_path (WickDocument *self)
   return self->path ? self->path : "<stream>";
 }
 
-static gboolean
-set_decode_error (WickDocument *self, const char *verb, const char *cause, GError **error)
+gboolean
+wick_document_set_decode_error (WickDocument *self, const char *verb, const char *cause, GError **error)
 {
   self->decode_failed = TRUE;
   self->parse_error.failed = TRUE;
@@ -813,17 +839,26 @@ wick_document_feed_line (WickDocument *self, const char *line, gsize length, GEr
   self->n_lines++;
   if (length > 0 && line[length - 1] == '\r')
     length--;
-  if (!utf8_valid (line, length))
-    return set_decode_error (self, "read", "stream did not contain valid UTF-8", error);
+  if (!wick_utf8_valid (line, length))
+    return wick_document_set_decode_error (self, "read", "stream did not contain valid UTF-8", error);
   wick_rust_trim (&line, &length);
   if (length == 0)
     return TRUE;
   if (!wick_trace_decoder_decode (self->decoder, line, length, &kind, self->cause))
-    return set_decode_error (self, "parse", self->cause->str, error);
+    return wick_document_set_decode_error (self, "parse", self->cause->str, error);
   if (kind == WICK_KIND_EXTENSION)
-    commit_extension (self, line, length);
+    {
+      gsize kind_len;
+      const char *ext = wick_trace_decoder_extension_kind (self->decoder, &kind_len);
+      wick_document_commit_extension (self, line, length, ext, kind_len,
+                        wick_trace_decoder_extension_timestamp (self->decoder));
+    }
   else
-    commit_record (self, kind, line, length);
+    {
+      self->values_base = wick_trace_decoder_values (self->decoder, 0);
+      self->edge_kind = wick_trace_decoder_edge_kind (self->decoder);
+      wick_document_commit_record (self, kind, line, length);
+    }
   return TRUE;
 }
 
@@ -857,8 +892,8 @@ end_of_stream_error (WickDocument *self)
   return NULL;
 }
 
-static gboolean
-finish (WickDocument *self, GError **error)
+gboolean
+wick_document_finish_quietly (WickDocument *self, GError **error)
 {
   char *message;
 
@@ -895,7 +930,7 @@ wick_document_finish (WickDocument *self, GError **error)
   gboolean ok;
 
   g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
-  ok = finish (self, error);
+  ok = wick_document_finish_quietly (self, error);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
   return ok;
 }
@@ -913,104 +948,6 @@ gboolean
 wick_document_is_finished (WickDocument *self)
 {
   return self->finished;
-}
-
-/* ---- files ------------------------------------------------------------ */
-
-#define READ_CHUNK (4 << 20)
-
-gboolean
-wick_document_load_file (WickDocument *self, const char *path, GCancellable *cancellable,
-                         WickProgressFunc progress, gpointer user_data, GError **error)
-{
-  g_autofree char *buffer = NULL;
-  gsize capacity = READ_CHUNK * 2;
-  gsize filled = 0;
-  guint64 consumed = 0;
-  guint64 total = 0;
-  struct stat st;
-  int fd;
-  gboolean ok = TRUE;
-  gboolean at_eof = FALSE;
-
-  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
-  g_return_val_if_fail (path != NULL, FALSE);
-
-  g_free (self->path);
-  self->path = g_strdup (path);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "open %s: %s", path,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  if (fstat (fd, &st) == 0)
-    total = (guint64) st.st_size;
-#ifdef POSIX_FADV_SEQUENTIAL
-  posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
-  buffer = g_malloc (capacity);
-
-  while (ok && !at_eof)
-    {
-      gssize n;
-      const char *p, *end, *nl;
-
-      if (capacity - filled < READ_CHUNK)
-        {
-          capacity = MAX (capacity * 2, filled + READ_CHUNK);
-          buffer = g_realloc (buffer, capacity);
-        }
-      n = read (fd, buffer + filled, capacity - filled);
-      if (n < 0)
-        {
-          int saved = errno;
-          if (saved == EINTR)
-            continue;
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "read %s: %s", path,
-                       g_strerror (saved));
-          ok = FALSE;
-          break;
-        }
-      if (n == 0)
-        at_eof = TRUE;
-      filled += (gsize) n;
-
-      p = buffer;
-      end = buffer + filled;
-      while ((nl = memchr (p, '\n', (gsize) (end - p))) != NULL)
-        {
-          if (!wick_document_feed_line (self, p, (gsize) (nl - p), error))
-            {
-              ok = FALSE;
-              break;
-            }
-          p = nl + 1;
-        }
-      if (ok && at_eof && p < end)
-        {
-          if (!wick_document_feed_line (self, p, (gsize) (end - p), error))
-            ok = FALSE;
-          p = end;
-        }
-      consumed += (guint64) (p - buffer);
-      memmove (buffer, p, (gsize) (end - p));
-      filled = (gsize) (end - p);
-
-      if (ok && g_cancellable_set_error_if_cancelled (cancellable, error))
-        ok = FALSE;
-      if (ok && progress != NULL && total > 0)
-        progress (MIN (1.0, (double) consumed / (double) total), user_data);
-    }
-  close (fd);
-  if (!ok)
-    {
-      self->finished = TRUE;
-      return FALSE;
-    }
-  return finish (self, error);
 }
 
 /* ---- accessors -------------------------------------------------------- */

@@ -130,25 +130,50 @@ provenance_error (Health *h)
 
 /* ---- spans ------------------------------------------------------------ */
 
-static int
-compare_span_ids (gconstpointer a, gconstpointer b, gpointer user_data)
+typedef struct
 {
+  guint64 prefix;   /* first 8 bytes, big-endian, zero padded */
+  guint32 span;
+} SpanSortKey;
+
+static int
+compare_span_keys (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  const SpanSortKey *x = a, *y = b;
   WickDocument *doc = user_data;
   const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
 
-  return compare_strs (doc, spans[*(const guint32 *) a].id, spans[*(const guint32 *) b].id);
+  if (x->prefix != y->prefix)
+    return x->prefix < y->prefix ? -1 : 1;
+  return compare_strs (doc, spans[x->span].id, spans[y->span].id);
 }
 
+/* Spans in id byte order: most ids differ in their first eight bytes, so an
+ * integer comparison decides and the strings are compared only on ties. */
 static void
 sort_spans_by_id (WickDocument *doc)
 {
+  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+  guint n = doc->spans->len;
+  SpanSortKey *keys = g_new (SpanSortKey, MAX (1, n));
+
+  for (guint i = 0; i < n; i++)
+    {
+      const guint8 *id = (const guint8 *) wick_document_str (doc, spans[i].id);
+      gsize len = wick_document_str_len (doc, spans[i].id);
+      guint64 prefix = 0;
+      for (gsize k = 0; k < 8; k++)
+        prefix = (prefix << 8) | (k < len ? id[k] : 0);
+      keys[i].prefix = prefix;
+      keys[i].span = i;
+    }
+  g_qsort_with_data (keys, (gint) n, sizeof (SpanSortKey), compare_span_keys, doc);
   g_free (doc->spans_by_id);
-  doc->n_spans_by_id = doc->spans->len;
-  doc->spans_by_id = g_new (guint32, MAX (1, doc->spans->len));
-  for (guint i = 0; i < doc->spans->len; i++)
-    doc->spans_by_id[i] = i;
-  g_qsort_with_data (doc->spans_by_id, (gint) doc->spans->len, sizeof (guint32),
-                     compare_span_ids, doc);
+  doc->n_spans_by_id = n;
+  doc->spans_by_id = g_new (guint32, MAX (1, n));
+  for (guint i = 0; i < n; i++)
+    doc->spans_by_id[i] = keys[i].span;
+  g_free (keys);
 }
 
 enum { WALK_UNKNOWN, WALK_ACTIVE, WALK_ACYCLIC, WALK_CYCLE };
@@ -436,19 +461,90 @@ check_edges (Health *h)
 
 /* ---- memory pairing (§6.1) -------------------------------------------- */
 
+/* Live storages: an open-addressing map from (device, storage) to a slot in
+ * `live`; aliases beyond the first tensor id are chained in `aliases`.
+ * Removal leaves a tombstone. */
 typedef struct
 {
+  guint64 key;         /* device << 32 | storage_id; 0 empty, 1 tombstone */
   guint64 bytes;
-  GArray *tensor_ids; /* WickStr */
+  WickStr first_tensor;
+  gint32 more;         /* index into aliases, -1 when none */
 } LiveStorage;
 
-static void
-live_storage_free (gpointer data)
+typedef struct
 {
-  LiveStorage *live = data;
+  WickStr tensor;
+  gint32 next;
+} Alias;
 
-  g_array_unref (live->tensor_ids);
-  g_free (live);
+typedef struct
+{
+  LiveStorage *slots;
+  gsize n_slots;
+  gsize n_used;        /* live + tombstones */
+  gsize n_live;
+  GArray *aliases;
+} LiveMap;
+
+#define LIVE_EMPTY 0
+#define LIVE_TOMBSTONE 1
+
+static gsize
+live_hash (guint64 key)
+{
+  key *= 0x9E3779B97F4A7C15ull;
+  return (gsize) (key >> 17);
+}
+
+static LiveStorage *
+live_find (LiveMap *map, guint64 key, gboolean for_insert)
+{
+  gsize mask = map->n_slots - 1;
+  gsize j = live_hash (key) & mask;
+  LiveStorage *tombstone = NULL;
+
+  for (;;)
+    {
+      LiveStorage *slot = &map->slots[j];
+      if (slot->key == key)
+        return slot;
+      if (slot->key == LIVE_EMPTY)
+        return for_insert ? (tombstone ? tombstone : slot) : NULL;
+      if (slot->key == LIVE_TOMBSTONE && tombstone == NULL)
+        tombstone = slot;
+      j = (j + 1) & mask;
+    }
+}
+
+static void
+live_rehash (LiveMap *map)
+{
+  LiveMap bigger = { NULL, map->n_slots, 0, 0, map->aliases };
+
+  while (bigger.n_slots < 4 * (map->n_live + 1))
+    bigger.n_slots *= 2;
+  bigger.slots = g_new0 (LiveStorage, bigger.n_slots);
+  for (gsize i = 0; i < map->n_slots; i++)
+    if (map->slots[i].key > LIVE_TOMBSTONE)
+      {
+        *live_find (&bigger, map->slots[i].key, TRUE) = map->slots[i];
+        bigger.n_used++;
+        bigger.n_live++;
+      }
+  g_free (map->slots);
+  *map = bigger;
+}
+
+static gboolean
+live_has_tensor (LiveMap *map, const LiveStorage *storage, WickStr tensor)
+{
+  if (storage->first_tensor == tensor)
+    return TRUE;
+  for (gint32 a = storage->more; a >= 0; a = g_array_index (map->aliases, Alias, a).next)
+    if (g_array_index (map->aliases, Alias, a).tensor == tensor)
+      return TRUE;
+  return FALSE;
 }
 
 static int
@@ -463,16 +559,82 @@ compare_memory_time (gconstpointer a, gconstpointer b, gpointer user_data)
 
 guint32 *wick_memory_sorted_indices (WickDocument *doc);
 
+/* Memory events stably sorted by timestamp_ns (ties keep file order). */
 guint32 *
 wick_memory_sorted_indices (WickDocument *doc)
 {
+  const WickMemoryEvent *events = (const WickMemoryEvent *) (gpointer) doc->memory->data;
   guint n = doc->memory->len;
   guint32 *order = g_new (guint32, MAX (1, n));
+  gboolean sorted = TRUE;
 
   for (guint i = 0; i < n; i++)
-    order[i] = i;
-  g_qsort_with_data (order, (gint) n, sizeof (guint32), compare_memory_time, doc->memory->data);
+    {
+      order[i] = i;
+      if (i > 0 && events[i].timestamp_ns < events[i - 1].timestamp_ns)
+        sorted = FALSE;
+    }
+  if (!sorted)
+    g_qsort_with_data (order, (gint) n, sizeof (guint32), compare_memory_time, (gpointer) events);
   return order;
+}
+
+static void
+pair_alloc (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint64 key)
+{
+  LiveStorage *storage = live_find (map, key, FALSE);
+
+  if (storage == NULL)
+    {
+      storage = live_find (map, key, TRUE);
+      if (storage->key == LIVE_EMPTY)
+        map->n_used++;
+      *storage = (LiveStorage) { key, m->bytes, m->tensor_id, -1 };
+      map->n_live++;
+      if (map->n_used * 2 > map->n_slots)
+        live_rehash (map);
+    }
+  else if (storage->bytes != m->bytes)
+    add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
+               g_strdup_printf ("storage `%s` on `%s` has conflicting allocation sizes",
+                                S (h, m->storage_id), S (h, m->device)),
+               WICK_RECORD_MEMORY, i, NULL);
+  else if (live_has_tensor (map, storage, m->tensor_id))
+    add_issue (h, "duplicate_allocation", WICK_SEVERITY_ERROR,
+               g_strdup_printf ("tensor `%s` repeated an allocation for storage `%s` on `%s`",
+                                S (h, m->tensor_id), S (h, m->storage_id), S (h, m->device)),
+               WICK_RECORD_MEMORY, i, NULL);
+  else
+    {
+      Alias alias = { m->tensor_id, storage->more };
+      storage->more = (gint32) map->aliases->len;
+      g_array_append_val (map->aliases, alias);
+    }
+}
+
+static void
+pair_free (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint64 key)
+{
+  LiveStorage *storage = live_find (map, key, FALSE);
+  guint64 bytes;
+
+  if (storage == NULL)
+    {
+      add_issue (h, "unpaired_free", WICK_SEVERITY_ERROR,
+                 g_strdup_printf ("storage `%s` on `%s` was freed while not live",
+                                  S (h, m->storage_id), S (h, m->device)),
+                 WICK_RECORD_MEMORY, i, NULL);
+      return;
+    }
+  bytes = storage->bytes;
+  storage->key = LIVE_TOMBSTONE;
+  map->n_live--;
+  if (bytes != m->bytes)
+    add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
+               g_strdup_printf ("storage `%s` allocated %" G_GUINT64_FORMAT
+                                " bytes but freed %" G_GUINT64_FORMAT,
+                                S (h, m->storage_id), bytes, m->bytes),
+               WICK_RECORD_MEMORY, i, NULL);
 }
 
 static void
@@ -480,69 +642,28 @@ check_memory_pairing (Health *h)
 {
   WickDocument *doc = h->doc;
   const WickMemoryEvent *events = (const WickMemoryEvent *) (gpointer) doc->memory->data;
-  g_autoptr (GHashTable) live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
-                                                       live_storage_free);
   guint32 *order = wick_memory_sorted_indices (doc);
+  LiveMap map = { g_new0 (LiveStorage, 1024), 1024, 0, 0,
+                  g_array_new (FALSE, FALSE, sizeof (Alias)) };
 
   for (guint k = 0; k < doc->memory->len; k++)
     {
       guint32 i = order[k];
       const WickMemoryEvent *m = &events[i];
-      gint64 key = (gint64) (((guint64) m->device << 32) | m->storage_id);
-      LiveStorage *storage = g_hash_table_lookup (live, &key);
+      /* WickStr offsets are >= 4, so a key is never 0 or 1 */
+      guint64 key = ((guint64) m->device << 32) | m->storage_id;
 
       if (m->action == WICK_MEMORY_ALLOC)
-        {
-          if (storage == NULL)
-            {
-              storage = g_new0 (LiveStorage, 1);
-              storage->bytes = m->bytes;
-              storage->tensor_ids = g_array_new (FALSE, FALSE, sizeof (WickStr));
-              g_array_append_val (storage->tensor_ids, m->tensor_id);
-              g_hash_table_insert (live, g_memdup2 (&key, sizeof key), storage);
-            }
-          else if (storage->bytes != m->bytes)
-            add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
-                       g_strdup_printf ("storage `%s` on `%s` has conflicting allocation sizes",
-                                        S (h, m->storage_id), S (h, m->device)),
-                       WICK_RECORD_MEMORY, i, NULL);
-          else
-            {
-              gboolean known = FALSE;
-              for (guint j = 0; j < storage->tensor_ids->len && !known; j++)
-                known = g_array_index (storage->tensor_ids, WickStr, j) == m->tensor_id;
-              if (known)
-                add_issue (h, "duplicate_allocation", WICK_SEVERITY_ERROR,
-                           g_strdup_printf ("tensor `%s` repeated an allocation for storage `%s` "
-                                            "on `%s`",
-                                            S (h, m->tensor_id), S (h, m->storage_id),
-                                            S (h, m->device)),
-                           WICK_RECORD_MEMORY, i, NULL);
-              else
-                g_array_append_val (storage->tensor_ids, m->tensor_id);
-            }
-        }
-      else if (storage == NULL)
-        add_issue (h, "unpaired_free", WICK_SEVERITY_ERROR,
-                   g_strdup_printf ("storage `%s` on `%s` was freed while not live",
-                                    S (h, m->storage_id), S (h, m->device)),
-                   WICK_RECORD_MEMORY, i, NULL);
+        pair_alloc (h, &map, m, i, key);
       else
-        {
-          guint64 bytes = storage->bytes;
-          g_hash_table_remove (live, &key);
-          if (bytes != m->bytes)
-            add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
-                       g_strdup_printf ("storage `%s` allocated %" G_GUINT64_FORMAT
-                                        " bytes but freed %" G_GUINT64_FORMAT,
-                                        S (h, m->storage_id), bytes, m->bytes),
-                       WICK_RECORD_MEMORY, i, NULL);
-        }
+        pair_free (h, &map, m, i, key);
     }
   g_free (order);
-  if (g_hash_table_size (live) > 0)
+  if (map.n_live > 0)
     warning (h, "retained_allocations",
-             g_strdup_printf ("%u storages remained live at capture end", g_hash_table_size (live)));
+             g_strdup_printf ("%" G_GSIZE_FORMAT " storages remained live at capture end", map.n_live));
+  g_free (map.slots);
+  g_array_unref (map.aliases);
 }
 
 /* ---- gradients (§7) --------------------------------------------------- */

@@ -45,19 +45,6 @@ wick_json_fail (WickJsonScanner *scanner, const char *format, ...)
   return FALSE;
 }
 
-static inline gboolean
-is_json_space (char c)
-{
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
-
-void
-wick_json_skip_whitespace (WickJsonScanner *scanner)
-{
-  while (scanner->p < scanner->end && is_json_space (*scanner->p))
-    scanner->p++;
-}
-
 gboolean
 wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type)
 {
@@ -188,7 +175,7 @@ read_unicode_escape (WickJsonScanner *scanner, guint *cp)
   return TRUE;
 }
 
-static gboolean
+static G_GNUC_NO_INLINE gboolean
 read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const char **str,
                    gsize *len)
 {
@@ -250,9 +237,37 @@ wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
   const char *literal_start;
   const char *p;
 
-  g_assert (scanner->p < scanner->end && *scanner->p == '"');
+  /* the caller saw the opening quote */
   literal_start = ++scanner->p;
-  for (p = literal_start; p < scanner->end; p++)
+  p = literal_start;
+  /* eight bytes at a time: the lowest flagged byte of the zero-byte test is
+   * exactly the first '"', '\\' or control character of the chunk */
+  while (scanner->end - p >= 8)
+    {
+      guint64 v, quote, backslash, control, mask;
+      memcpy (&v, p, 8);
+      quote = v ^ 0x2222222222222222ull;
+      backslash = v ^ 0x5c5c5c5c5c5c5c5cull;
+      quote = (quote - 0x0101010101010101ull) & ~quote;
+      backslash = (backslash - 0x0101010101010101ull) & ~backslash;
+      control = (v - 0x2020202020202020ull) & ~v;
+      mask = (quote | backslash | control) & 0x8080808080808080ull;
+      if (mask == 0)
+        {
+          p += 8;
+          continue;
+        }
+      p += __builtin_ctzll (mask) / 8;
+      if (*p == '"')
+        {
+          *str = literal_start;
+          *len = (gsize) (p - literal_start);
+          scanner->p = p + 1;
+          return TRUE;
+        }
+      break;
+    }
+  for (; p < scanner->end; p++)
     {
       unsigned char c = (unsigned char) *p;
       if (c == '"')

@@ -63,7 +63,13 @@ void wick_json_scanner_init (WickJsonScanner *scanner, const char *start, const 
 gboolean wick_json_failed (const WickJsonScanner *scanner);
 gboolean wick_json_fail (WickJsonScanner *scanner, const char *format, ...) G_GNUC_PRINTF (2, 3);
 
-void wick_json_skip_whitespace (WickJsonScanner *scanner);
+static inline void
+wick_json_skip_whitespace (WickJsonScanner *scanner)
+{
+  while (scanner->p < scanner->end
+         && (*scanner->p == ' ' || *scanner->p == '\n' || *scanner->p == '\t' || *scanner->p == '\r'))
+    scanner->p++;
+}
 /* The type of the value at the cursor (after whitespace), judged by its first
  * byte; sets "expected value" / "EOF while parsing a value" when none. */
 gboolean wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type);

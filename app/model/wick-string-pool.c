@@ -5,19 +5,25 @@
 
 #include <string.h>
 
+#define RECENT_SIZE 4096
+
+/* Open addressing; each slot is (hash >> 32) << 32 | offset, 0 = empty, so a
+ * probe touches one cache line and compares bytes only on a hash match. A
+ * small direct-mapped cache of recently used strings answers the repeated
+ * ids of neighbouring records without touching the big table. */
 struct _WickStringPool
 {
   char *data;
   gsize size;
   gsize capacity;
-  guint32 *slots;      /* open addressing: string offsets, 0 = empty */
-  guint32 *hashes;     /* low 32 bits of each slot's hash */
+  guint64 *slots;
   gsize n_slots;       /* power of two */
   gsize n_strings;
+  guint64 recent[RECENT_SIZE]; /* same layout as slots */
 };
 
-static inline guint64
-hash_bytes (const char *str, gsize len)
+guint64
+wick_string_pool_hash (const char *str, gsize len)
 {
   guint64 h = 0x9E3779B97F4A7C15ull ^ len;
   gsize i = 0;
@@ -32,7 +38,11 @@ hash_bytes (const char *str, gsize len)
   if (i < len)
     {
       guint64 chunk = 0;
-      memcpy (&chunk, str + i, len - i);
+      if (len >= 8)
+        memcpy (&chunk, str + len - 8, 8); /* overlapping tail: one fixed-size load */
+      else
+        for (gsize k = 0; k < len; k++)
+          chunk |= (guint64) (guint8) str[k] << (8 * k);
       h = (h ^ chunk) * 0xc4ceb9fe1a85ec53ull;
     }
   h ^= h >> 29;
@@ -51,8 +61,7 @@ wick_string_pool_new (void)
   pool->size = 4; /* offset 0 stays "absent" */
   memset (pool->data, 0, 4);
   pool->n_slots = 1024;
-  pool->slots = g_new0 (guint32, pool->n_slots);
-  pool->hashes = g_new0 (guint32, pool->n_slots);
+  pool->slots = g_new0 (guint64, pool->n_slots);
   return pool;
 }
 
@@ -63,7 +72,6 @@ wick_string_pool_free (WickStringPool *pool)
     return;
   g_free (pool->data);
   g_free (pool->slots);
-  g_free (pool->hashes);
   g_free (pool);
 }
 
@@ -76,44 +84,63 @@ entry_len (WickStringPool *pool, guint32 offset)
   return len;
 }
 
+static inline gboolean
+same_string (WickStringPool *pool, guint32 offset, const char *str, gsize len)
+{
+  const char *a = pool->data + offset;
+
+  if (entry_len (pool, offset) != len)
+    return FALSE;
+  /* short ids are the common case: compare them inline */
+  for (; len >= 8; len -= 8, a += 8, str += 8)
+    {
+      guint64 x, y;
+      memcpy (&x, a, 8);
+      memcpy (&y, str, 8);
+      if (x != y)
+        return FALSE;
+    }
+  for (; len > 0; len--)
+    if (*a++ != *str++)
+      return FALSE;
+  return TRUE;
+}
+
 static void
 grow_table (WickStringPool *pool)
 {
   gsize n_slots = pool->n_slots * 2;
-  guint32 *slots = g_new0 (guint32, n_slots);
-  guint32 *hashes = g_new0 (guint32, n_slots);
+  guint64 *slots = g_new0 (guint64, n_slots);
 
   for (gsize i = 0; i < pool->n_slots; i++)
     {
-      guint32 offset = pool->slots[i];
+      guint64 entry = pool->slots[i];
       gsize j;
-      if (offset == 0)
+      if (entry == 0)
         continue;
-      j = hash_bytes (pool->data + offset, entry_len (pool, offset)) & (n_slots - 1);
+      /* the slot index comes from the stored tag: no need to reread the string */
+      j = (entry >> 32) & (n_slots - 1);
       while (slots[j] != 0)
         j = (j + 1) & (n_slots - 1);
-      slots[j] = offset;
-      hashes[j] = pool->hashes[i];
+      slots[j] = entry;
     }
   g_free (pool->slots);
-  g_free (pool->hashes);
   pool->slots = slots;
-  pool->hashes = hashes;
   pool->n_slots = n_slots;
 }
 
 static gsize
 find_slot (WickStringPool *pool, const char *str, gsize len, guint64 h)
 {
-  gsize j = h & (pool->n_slots - 1);
+  gsize j = (h >> 32) & (pool->n_slots - 1);
+  guint64 tag = h & 0xffffffff00000000ull;
 
   for (;;)
     {
-      guint32 offset = pool->slots[j];
-      if (offset == 0)
+      guint64 entry = pool->slots[j];
+      if (entry == 0)
         return j;
-      if (pool->hashes[j] == (guint32) h && entry_len (pool, offset) == len
-          && memcmp (pool->data + offset, str, len) == 0)
+      if ((entry & 0xffffffff00000000ull) == tag && same_string (pool, (guint32) entry, str, len))
         return j;
       j = (j + 1) & (pool->n_slots - 1);
     }
@@ -122,19 +149,39 @@ find_slot (WickStringPool *pool, const char *str, gsize len, guint64 h)
 guint32
 wick_string_pool_lookup (WickStringPool *pool, const char *str, gsize len)
 {
-  return pool->slots[find_slot (pool, str, len, hash_bytes (str, len))];
+  return (guint32) pool->slots[find_slot (pool, str, len, wick_string_pool_hash (str, len))];
+}
+
+void
+wick_string_pool_prefetch (WickStringPool *pool, guint64 hash)
+{
+  __builtin_prefetch (&pool->slots[(hash >> 32) & (pool->n_slots - 1)]);
 }
 
 guint32
 wick_string_pool_intern (WickStringPool *pool, const char *str, gsize len)
 {
-  guint64 h = hash_bytes (str, len);
-  gsize j = find_slot (pool, str, len, h);
+  return wick_string_pool_intern_hashed (pool, str, len, wick_string_pool_hash (str, len));
+}
+
+guint32
+wick_string_pool_intern_hashed (WickStringPool *pool, const char *str, gsize len, guint64 h)
+{
+  guint64 tag = h & 0xffffffff00000000ull;
+  guint64 *recent = &pool->recent[(h >> 20) & (RECENT_SIZE - 1)];
+  gsize j;
   guint32 offset;
   guint32 len32 = (guint32) len;
 
+  if ((*recent & 0xffffffff00000000ull) == tag && *recent != 0
+      && same_string (pool, (guint32) *recent, str, len))
+    return (guint32) *recent;
+  j = find_slot (pool, str, len, h);
   if (pool->slots[j] != 0)
-    return pool->slots[j];
+    {
+      *recent = pool->slots[j];
+      return (guint32) pool->slots[j];
+    }
   if (pool->size + len + 5 > G_MAXUINT32 || len > G_MAXUINT32)
     return 0;
   if (pool->size + len + 5 > pool->capacity)
@@ -148,11 +195,23 @@ wick_string_pool_intern (WickStringPool *pool, const char *str, gsize len)
   memcpy (pool->data + offset, str, len);
   pool->data[offset + len] = '\0';
   pool->size = offset + len + 1;
-  pool->slots[j] = offset;
-  pool->hashes[j] = (guint32) h;
+  pool->slots[j] = tag | offset;
+  *recent = tag | offset;
   if (++pool->n_strings * 2 > pool->n_slots)
     grow_table (pool);
   return offset;
+}
+
+void
+wick_string_pool_reserve (WickStringPool *pool, gsize n_strings, gsize bytes)
+{
+  while (n_strings * 2 > pool->n_slots && pool->n_slots < ((gsize) 1 << 31))
+    grow_table (pool);
+  if (bytes > pool->capacity && bytes < G_MAXUINT32)
+    {
+      pool->capacity = bytes;
+      pool->data = g_realloc (pool->data, pool->capacity);
+    }
 }
 
 const char *

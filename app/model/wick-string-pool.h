@@ -19,8 +19,16 @@ WickStringPool *wick_string_pool_new (void);
 void wick_string_pool_free (WickStringPool *pool);
 /* Returns 0 (and sets nothing) only when the pool is full. */
 guint32 wick_string_pool_intern (WickStringPool *pool, const char *str, gsize len);
+/* Interning in two steps, so that a record's strings can be hashed and their
+ * table slots prefetched together before they are interned one by one. */
+guint64 wick_string_pool_hash (const char *str, gsize len);
+void wick_string_pool_prefetch (WickStringPool *pool, guint64 hash);
+guint32 wick_string_pool_intern_hashed (WickStringPool *pool, const char *str, gsize len,
+                                        guint64 hash);
 /* The offset of an interned string, 0 when it was never interned. */
 guint32 wick_string_pool_lookup (WickStringPool *pool, const char *str, gsize len);
+/* Sizes the table for about @n_strings strings and @bytes of text. */
+void wick_string_pool_reserve (WickStringPool *pool, gsize n_strings, gsize bytes);
 const char *wick_string_pool_get (WickStringPool *pool, guint32 offset);
 gsize wick_string_pool_get_len (WickStringPool *pool, guint32 offset);
 gsize wick_string_pool_get_size (WickStringPool *pool);

@@ -33,12 +33,13 @@ static const char *const state_variants[] = { "present", "missing", "zero", "non
 static const char *const outcome_variants[] = { "complete", "failed", NULL };
 static const char *const edge_kind_variants[] = { "call", "data", NULL };
 
-#define REQ(n, t) { n, WICK_FIELD_##t, WICK_FIELD_REQUIRED, 0, 0, NULL, NULL }
-#define OPT(n, t) { n, WICK_FIELD_##t, WICK_FIELD_OPTIONAL, 0, 0, NULL, NULL }
-#define DEF(n, t) { n, WICK_FIELD_##t, WICK_FIELD_DEFAULT, 0, 0, NULL, NULL }
-#define REQ_ENUM(n, v) { n, WICK_FIELD_ENUM, WICK_FIELD_REQUIRED, 0, 0, v, NULL }
-#define OPT_ENUM(n, v) { n, WICK_FIELD_ENUM, WICK_FIELD_OPTIONAL, 0, 0, v, NULL }
-#define DEF_ENUM(n, v, d) { n, WICK_FIELD_ENUM, WICK_FIELD_DEFAULT, d, 0, v, NULL }
+#define F(n) n, sizeof n - 1
+#define REQ(n, t) { F (n), WICK_FIELD_##t, WICK_FIELD_REQUIRED, 0, 0, NULL, NULL }
+#define OPT(n, t) { F (n), WICK_FIELD_##t, WICK_FIELD_OPTIONAL, 0, 0, NULL, NULL }
+#define DEF(n, t) { F (n), WICK_FIELD_##t, WICK_FIELD_DEFAULT, 0, 0, NULL, NULL }
+#define REQ_ENUM(n, v) { F (n), WICK_FIELD_ENUM, WICK_FIELD_REQUIRED, 0, 0, v, NULL }
+#define OPT_ENUM(n, v) { F (n), WICK_FIELD_ENUM, WICK_FIELD_OPTIONAL, 0, 0, v, NULL }
+#define DEF_ENUM(n, v, d) { F (n), WICK_FIELD_ENUM, WICK_FIELD_DEFAULT, d, 0, v, NULL }
 #define SCHEMA(name, type_name, fields) \
   static const WickRecordSchema name = { type_name, fields, G_N_ELEMENTS (fields) }
 
@@ -55,8 +56,8 @@ SCHEMA (family_schema, "struct GradientFamilyContract", family_fields);
 
 static const WickFieldSchema gradient_contract_fields[] = {
   REQ ("manifest_sha256", STR),
-  { "expected", WICK_FIELD_OBJECT_LIST, WICK_FIELD_REQUIRED, 0, 0, NULL, &expected_schema },
-  { "families", WICK_FIELD_OBJECT_LIST, WICK_FIELD_REQUIRED, 0, 0, NULL, &family_schema },
+  { F ("expected"), WICK_FIELD_OBJECT_LIST, WICK_FIELD_REQUIRED, 0, 0, NULL, &expected_schema },
+  { F ("families"), WICK_FIELD_OBJECT_LIST, WICK_FIELD_REQUIRED, 0, 0, NULL, &family_schema },
 };
 SCHEMA (gradient_contract_schema, "struct GradientContract", gradient_contract_fields);
 
@@ -65,14 +66,14 @@ static const WickFieldSchema capture_contract_fields[] = {
   REQ_ENUM ("operations", coverage_variants),
   DEF_ENUM ("tensors", coverage_variants, 0),
   DEF_ENUM ("gradients", coverage_variants, 0),
-  { "gradient_contract", WICK_FIELD_OBJECT, WICK_FIELD_OPTIONAL, 0, 0, NULL,
+  { F ("gradient_contract"), WICK_FIELD_OBJECT, WICK_FIELD_OPTIONAL, 0, 0, NULL,
     &gradient_contract_schema },
   REQ_ENUM ("logical_memory", coverage_variants),
   REQ_ENUM ("physical_memory", coverage_variants),
   REQ_ENUM ("device_timing", coverage_variants),
   DEF ("required_semantic_labels", STR_LIST),
-  { "gpu_expected_semantic_labels", WICK_FIELD_STR_LIST, WICK_FIELD_DEFAULT, 0, 1, NULL, NULL },
-  { "cpu_only_semantic_labels", WICK_FIELD_STR_LIST, WICK_FIELD_DEFAULT, 0, 1, NULL, NULL },
+  { F ("gpu_expected_semantic_labels"), WICK_FIELD_STR_LIST, WICK_FIELD_DEFAULT, 0, 1, NULL, NULL },
+  { F ("cpu_only_semantic_labels"), WICK_FIELD_STR_LIST, WICK_FIELD_DEFAULT, 0, 1, NULL, NULL },
 };
 SCHEMA (capture_contract_schema, "struct CaptureContract", capture_contract_fields);
 
@@ -90,9 +91,9 @@ static const WickFieldSchema meta_fields[] = {
   REQ ("capture_step", U64), REQ ("warmup_steps", U64), REQ ("device", STR),
   DEF ("measured_region_device_synchronized", BOOL),
   REQ_ENUM ("timing_mode", timing_variants),
-  { "capture_contract", WICK_FIELD_OBJECT, WICK_FIELD_REQUIRED, 0, 0, NULL,
+  { F ("capture_contract"), WICK_FIELD_OBJECT, WICK_FIELD_REQUIRED, 0, 0, NULL,
     &capture_contract_schema },
-  { "comparison_identity", WICK_FIELD_OBJECT, WICK_FIELD_OPTIONAL, 0, 0, NULL,
+  { F ("comparison_identity"), WICK_FIELD_OBJECT, WICK_FIELD_OPTIONAL, 0, 0, NULL,
     &comparison_identity_schema },
   REQ ("tags", STR_MAP), OPT ("candle_version", STR),
 };
@@ -247,6 +248,22 @@ wick_trace_decoder_values (WickTraceDecoder *decoder, guint32 offset)
   return decoder->values + offset;
 }
 
+guint32
+wick_trace_decoder_export (WickTraceDecoder *decoder, GArray *values, GStringChunk *strings)
+{
+  guint32 base = values->len;
+  const char *scratch = decoder->unescape;
+  const char *scratch_end = scratch + decoder->unescape_size;
+  WickValue *copy;
+
+  g_array_append_vals (values, decoder->values, decoder->n_values);
+  copy = &g_array_index (values, WickValue, base);
+  for (guint32 i = 0; i < decoder->n_values; i++)
+    if (copy[i].is_str && copy[i].set && copy[i].str >= scratch && copy[i].str < scratch_end)
+      copy[i].str = g_string_chunk_insert_len (strings, copy[i].str, copy[i].len);
+  return base;
+}
+
 guint
 wick_trace_decoder_edge_kind (WickTraceDecoder *decoder)
 {
@@ -321,11 +338,13 @@ fail_unknown_variant (WickTraceDecoder *decoder, const char *value, gsize len,
   return FALSE;
 }
 
+static inline gboolean name_is (const char *name, const char *key, gsize len);
+
 static gboolean
 match_variant (const char *const *variants, const char *value, gsize len, guint *index)
 {
   for (guint i = 0; variants[i] != NULL; i++)
-    if (strlen (variants[i]) == len && memcmp (variants[i], value, len) == 0)
+    if (name_is (variants[i], value, len))
       {
         *index = i;
         return TRUE;
@@ -352,6 +371,7 @@ decode_string (WickTraceDecoder *decoder, guint32 slot, const char *expected)
   decoder->values[slot].str = str;
   decoder->values[slot].len = (guint32) len;
   decoder->values[slot].set = TRUE;
+  decoder->values[slot].is_str = TRUE;
   return TRUE;
 }
 
@@ -497,7 +517,8 @@ decode_enum (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 sl
 static gboolean
 decode_object_list (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 slot)
 {
-  WickFieldSchema object_field = { field->name, WICK_FIELD_OBJECT, 0, 0, 0, NULL, field->object };
+  WickFieldSchema object_field = { field->name, field->name_len, WICK_FIELD_OBJECT, 0, 0, 0, NULL,
+                                   field->object };
   guint32 width = field->object->n_fields;
   g_autoptr (GArray) blocks = g_array_new (FALSE, FALSE, sizeof (guint32));
   gboolean first = TRUE;
@@ -582,6 +603,7 @@ decode_map (WickTraceDecoder *decoder, guint32 slot)
       decoder->values[pair].str = key;
       decoder->values[pair].len = (guint32) key_len;
       decoder->values[pair].set = TRUE;
+      decoder->values[pair].is_str = TRUE;
       if (!decode_string (decoder, pair + 1, "a string"))
         return FALSE;
       count++;
@@ -595,7 +617,7 @@ decode_map (WickTraceDecoder *decoder, guint32 slot)
 }
 
 static gboolean decode_object_fields (WickTraceDecoder *decoder, const WickRecordSchema *schema,
-                                      guint32 block, const char *skip_key);
+                                      guint32 block, guint *kind_keys);
 
 static gboolean
 decode_value (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 slot)
@@ -635,15 +657,39 @@ decode_value (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 s
     }
 }
 
-static gint
-find_field (const WickRecordSchema *schema, const char *key, gsize len)
+static inline gboolean
+name_is (const char *name, const char *key, gsize len)
 {
+  for (gsize i = 0; i < len; i++)
+    if (name[i] != key[i] || name[i] == '\0')
+      return FALSE;
+  return name[len] == '\0';
+}
+
+/* Writers emit fields in schema order, so the field after the previous match
+ * is tried first. */
+static inline gboolean
+field_is (const WickFieldSchema *field, const char *key, gsize len)
+{
+  if (field->name_len != len)
+    return FALSE;
+  for (gsize i = 0; i < len; i++)
+    if (field->name[i] != key[i])
+      return FALSE;
+  return TRUE;
+}
+
+static gint
+find_field (const WickRecordSchema *schema, const char *key, gsize len, guint *cursor)
+{
+  if (*cursor < schema->n_fields && field_is (&schema->fields[*cursor], key, len))
+    return (gint) (*cursor)++;
   for (guint i = 0; i < schema->n_fields; i++)
-    {
-      const char *name = schema->fields[i].name;
-      if (name[0] == key[0] && strlen (name) == len && memcmp (name, key, len) == 0)
+    if (field_is (&schema->fields[i], key, len))
+      {
+        *cursor = i + 1;
         return (gint) i;
-    }
+      }
   return -1;
 }
 
@@ -662,28 +708,30 @@ apply_default (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 
 }
 
 /* Decodes the object at the cursor into values[block + field index]. Keys named
- * @skip_key (an enum tag consumed before) are passed over. */
+ * "kind" (the tag, consumed before) are passed over and counted in @kind_keys. */
 static gboolean
 decode_object_fields (WickTraceDecoder *decoder, const WickRecordSchema *schema, guint32 block,
-                      const char *skip_key)
+                      guint *kind_keys)
 {
   WickJsonScanner *scanner = &decoder->scanner;
   guint64 seen = 0;
   gboolean first = TRUE;
   const char *key;
   gsize key_len;
+  guint cursor = 0;
 
   g_assert (schema->n_fields <= 64);
   wick_json_object_begin (scanner);
   while (wick_json_object_next (scanner, &first, &key, &key_len))
     {
-      gint index = key_len > 0 ? find_field (schema, key, key_len) : -1;
+      gint index = key_len > 0 ? find_field (schema, key, key_len, &cursor) : -1;
       const WickFieldSchema *field;
       WickJsonType type;
 
-      if (index < 0 || (skip_key && strlen (skip_key) == key_len
-                        && memcmp (skip_key, key, key_len) == 0))
+      if (index < 0)
         {
+          if (kind_keys != NULL && key_len == 4 && memcmp (key, "kind", 4) == 0)
+            (*kind_keys)++;
           if (!wick_json_skip_value (scanner))
             return FALSE;
           continue;
@@ -831,6 +879,65 @@ decode_edge_tag (WickTraceDecoder *decoder, const TagScan *scan)
   return TRUE;
 }
 
+static void
+reset (WickTraceDecoder *decoder, const char *line, gsize len)
+{
+  decoder->n_values = 0;
+  decoder->extension_kind = NULL;
+  decoder->extension_timestamp = 0;
+  wick_json_scanner_init (&decoder->scanner, line, line + len, decoder->error, decoder->unescape);
+}
+
+static gboolean
+match_kind (const char *name, gsize len, guint *index)
+{
+  static const guint8 lengths[] = { 4, 10, 8, 2, 6, 12, 6, 13, 15, 8, 4, 8 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (lengths); i++)
+    if (lengths[i] == len && name[0] == kind_variants[i][0]
+        && memcmp (kind_variants[i], name, len) == 0)
+      {
+        *index = i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+/* One pass for the common case, a line that starts with {"kind":"<variant>"
+ * of a plain record: decoding the fields validates the syntax too. It gives
+ * up (FALSE, no verdict) on anything unusual or wrong, and the exact two-pass
+ * decoding then finds the error candle-graph reports. */
+static gboolean
+decode_fast (WickTraceDecoder *decoder, const char *line, gsize len, WickRecordKind *kind)
+{
+  static const char prefix[] = "{\"kind\":\"";
+  WickJsonScanner *scanner = &decoder->scanner;
+  const char *name = line + sizeof prefix - 1;
+  const char *end = line + len;
+  const char *quote;
+  guint index, kind_keys = 0;
+  const WickRecordSchema *schema;
+
+  if (len < sizeof prefix || memcmp (line, prefix, sizeof prefix - 1) != 0)
+    return FALSE;
+  for (quote = name; quote < end && *quote != '"' && *quote != '\\'; quote++)
+    ;
+  if (quote == end || *quote != '"' || !match_kind (name, (gsize) (quote - name), &index)
+      || index == WICK_KIND_EDGE || index == WICK_KIND_META)
+    return FALSE;
+  reset (decoder, line, len);
+  scanner->unescape_len = 0;
+  schema = record_schemas[index];
+  alloc_values (decoder, schema->n_fields);
+  if (!decode_object_fields (decoder, schema, 0, &kind_keys) || kind_keys != 1)
+    return FALSE;
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p != scanner->end)
+    return FALSE;
+  *kind = index;
+  return TRUE;
+}
+
 gboolean
 wick_trace_decoder_decode (WickTraceDecoder *decoder, const char *line, gsize len,
                            WickRecordKind *kind, GString *cause)
@@ -846,10 +953,9 @@ wick_trace_decoder_decode (WickTraceDecoder *decoder, const char *line, gsize le
       g_free (decoder->unescape);
       decoder->unescape = g_malloc (decoder->unescape_size);
     }
-  decoder->n_values = 0;
-  decoder->extension_kind = NULL;
-  decoder->extension_timestamp = 0;
-  wick_json_scanner_init (scanner, line, line + len, decoder->error, decoder->unescape);
+  if (decode_fast (decoder, line, len, kind))
+    return TRUE;
+  reset (decoder, line, len);
 
   if (!scan_tags (decoder, &scan))
     goto out;
@@ -877,10 +983,8 @@ wick_trace_decoder_decode (WickTraceDecoder *decoder, const char *line, gsize le
   wick_json_skip_whitespace (scanner);
   scanner->remaining_depth = 128;
   alloc_values (decoder, schema->n_fields);
-  if (!decode_object_fields (decoder, schema, 0,
-                             scan.kind == WICK_KIND_EDGE ? "edge_kind" : "kind"))
+  if (!decode_object_fields (decoder, schema, 0, NULL))
     goto out;
-  /* "kind" is consumed by the tag for every variant */
   ok = TRUE;
 
 trailing:

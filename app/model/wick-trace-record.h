@@ -70,6 +70,7 @@ typedef struct _WickRecordSchema WickRecordSchema;
 typedef struct
 {
   const char *name;
+  guint8 name_len;
   guint8 type;                      /* WickFieldType */
   guint8 mode;                      /* WickFieldMode */
   guint8 default_variant;           /* ENUM with DEFAULT */
@@ -90,6 +91,7 @@ struct _WickRecordSchema
 typedef struct
 {
   guint8 set;
+  guint8 is_str;                    /* str is a string (for relocation) */
   guint32 len;                      /* string bytes; element count of lists */
   union
   {
@@ -150,6 +152,12 @@ gboolean wick_trace_decoder_decode (WickTraceDecoder *decoder, const char *line,
                                     WickRecordKind *kind, GString *cause);
 /* Values of the last decoded record (offset 0) or of a nested object/list. */
 const WickValue *wick_trace_decoder_values (WickTraceDecoder *decoder, guint32 offset);
+/* Appends the last record's values to @values (a GArray of WickValue) and
+ * returns the index of the first: nested offsets stay valid relative to it.
+ * Strings the decoder unescaped into its scratch are copied into @strings;
+ * the others keep pointing into the line, which must outlive the copy. */
+guint32 wick_trace_decoder_export (WickTraceDecoder *decoder, GArray *values,
+                                   GStringChunk *strings);
 /* The edge variant of the last edge record: WICK_EDGE_CALL or WICK_EDGE_DATA. */
 guint wick_trace_decoder_edge_kind (WickTraceDecoder *decoder);
 /* The kind string and timestamp_ns of the last extension record. */
