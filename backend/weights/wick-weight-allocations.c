@@ -70,31 +70,40 @@ memory_name (WickWeightMemory memory)
 }
 
 bool
-wick_weight_allocation_hold (void *base, WickWeightMemory memory, size_t bytes, WickError *error)
+wick_weight_allocation_hold (const void *ptr, WickWeightMemory memory, size_t bytes,
+                             WickWeightAllocation *out, WickError *error)
 {
   pthread_mutex_lock (&registry_lock);
-  WickWeightAllocation *found = find_locked (base, false);
+  WickWeightAllocation *found = find_locked (ptr, false);
   bool ok = false;
+  size_t offset = found != NULL ? (size_t)((const char *)ptr - (const char *)found->base) : 0;
   if (found == NULL || found->memory != memory)
     snprintf (error->message, sizeof error->message,
               "%p is not memory from %s: the store can only release and restore at the same "
               "address memory it allocated",
-              base, memory_name (memory));
-  else if (found->base != base)
+              ptr, memory_name (memory));
+  else if (bytes > found->size - offset)
     snprintf (error->message, sizeof error->message,
-              "%p is inside the allocation at %p, not at its start: each parameter (or set of "
-              "tied parameters) needs an allocation of its own",
-              base, found->base);
-  else if (bytes > found->size)
-    snprintf (error->message, sizeof error->message,
-              "%zu bytes do not fit the %zu-byte allocation at %p", bytes, found->size, base);
+              "%zu bytes at %p run past the end of the %zu-byte allocation at %p", bytes, ptr,
+              found->size, found->base);
   else
     {
-      found->users++;
+      *out = *found;
       ok = true;
     }
   pthread_mutex_unlock (&registry_lock);
   return ok;
+}
+
+bool
+wick_weight_allocation_add_user (void *base)
+{
+  pthread_mutex_lock (&registry_lock);
+  WickWeightAllocation *found = find_locked (base, true);
+  if (found != NULL)
+    found->users++;
+  pthread_mutex_unlock (&registry_lock);
+  return found != NULL;
 }
 
 void
@@ -119,7 +128,7 @@ wick_weight_allocation_remove (void *base, WickWeightMemory memory, WickWeightAl
               memory_name (memory));
   else if (found->users > 0)
     snprintf (error->message, sizeof error->message,
-              "%p is still held by %u registered parameter(s): unregister the module first", base,
+              "%p is still held by %u registered module(s): unregister them first", base,
               found->users);
   else
     {

@@ -15,7 +15,7 @@
  *         links libcuda and loads on machines without a driver.
  *
  * Allocations made by wick_weight_alloc_host/device are kept in one
- * process-wide registry; the store accepts only parameters that start one.
+ * process-wide registry; the store accepts only parameters that lie in one.
  */
 #pragma once
 
@@ -78,8 +78,12 @@ typedef struct
 bool wick_weight_allocation_add (const WickWeightAllocation *allocation, WickError *error);
 /* A copy of the allocation starting exactly at base; false if none. */
 bool wick_weight_allocation_get (void *base, WickWeightAllocation *out);
-bool wick_weight_allocation_hold (void *base, WickWeightMemory memory, size_t bytes,
-                                  WickError *error);
+/* The allocation holding [ptr, ptr + bytes) of the given memory, or false
+ * with the reason. */
+bool wick_weight_allocation_hold (const void *ptr, WickWeightMemory memory, size_t bytes,
+                                  WickWeightAllocation *out, WickError *error);
+/* Counts one more module mapping on the allocation at base. */
+bool wick_weight_allocation_add_user (void *base);
 void wick_weight_allocation_unhold (void *base);
 /* Removes the registry entry (which must have no users) and hands it back. */
 bool wick_weight_allocation_remove (void *base, WickWeightMemory memory, WickWeightAllocation *out,

@@ -142,7 +142,7 @@ find_disk_source (WickWeightModule *module, WickWeightStorage *storage)
       if (lookup == WICK_LOOKUP_ABSENT)
         continue;
       if (lookup == WICK_LOOKUP_FOUND
-          && candidate_matches (module, param, storage->base, keys[k], shard, tensor, reason,
+          && candidate_matches (module, param, storage->data, keys[k], shard, tensor, reason,
                                 sizeof reason))
         {
           storage->shard = (size_t)(shard - module->checkpoint.shards);
@@ -243,7 +243,7 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
                          module->params[storage->param].name);
         }
       /* Queued: copies run back to back while the next spill is allocated. */
-      if (!module->backing->copy_to_staging (storage->spill, storage->base, storage->bytes, error))
+      if (!module->backing->copy_to_staging (storage->spill, storage->data, storage->bytes, error))
         return false;
       storage->spill_holds_data = true;
     }
@@ -279,45 +279,65 @@ check_shard_unchanged (const WickSafetensorsShard *shard, WickError *error)
 typedef struct
 {
   WickDiskJob *jobs;
-  size_t *storages;
+  size_t *mappings; /* of each job */
   size_t n;
 } DiskBatch;
 
-/* Maps a released storage again. A RAM-tier copy is queued (it overlaps the
- * next storage's recommit); a disk-tier storage joins the batch. */
+/* Releases a mapping again after a failed refill, so that a retry starts anew. */
+static void
+release_again (WickWeightModule *module, size_t m)
+{
+  WickWeightMapping *mapping = &module->mappings[m];
+  WickError ignored;
+  if (!mapping->released && module->backing->release (mapping->base, mapping->size, &ignored))
+    mapping->released = true;
+}
+
+/* Maps a released mapping again and refills its storages: RAM-tier copies are
+ * queued (they overlap the next mapping's recommit), disk-tier storages join
+ * the batch. */
 static bool
-recommit_storage (WickWeightModule *module, size_t s, DiskBatch *batch, uint64_t *restored_bytes,
+recommit_mapping (WickWeightModule *module, size_t m, DiskBatch *batch, uint64_t *restored_bytes,
                   WickError *error)
 {
-  WickWeightStorage *storage = &module->storages[s];
-  const WickSafetensorsShard *shard
-    = storage->tier == WICK_TIER_DISK ? &module->checkpoint.shards[storage->shard] : NULL;
-  if ((shard != NULL && !check_shard_unchanged (shard, error))
-      || !module->backing->recommit (storage->base, storage->size, error))
-    return false;
-  storage->released = false;
-  if (shard != NULL)
-    {
-      const WickWeightParamState *param = &module->params[storage->param];
-      batch->jobs[batch->n]
-        = (WickDiskJob){ storage->base, shard->fd,           shard->path, storage->file_offset,
-                         param->count,  storage->file_dtype, param->dtype };
-      batch->storages[batch->n++] = s;
-      return true;
-    }
-  if (!module->backing->copy_from_staging (storage->base, storage->spill, storage->bytes, error))
-    {
-      WickError ignored;
-      storage->released = module->backing->release (storage->base, storage->size, &ignored);
+  WickWeightMapping *mapping = &module->mappings[m];
+  for (size_t s = 0; s < module->n_storages; s++)
+    if (module->storages[s].mapping == m && module->storages[s].tier == WICK_TIER_DISK
+        && !check_shard_unchanged (&module->checkpoint.shards[module->storages[s].shard], error))
       return false;
+  if (!module->backing->recommit (mapping->base, mapping->size, error))
+    return false;
+  mapping->released = false;
+  uint64_t queued = 0;
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      WickWeightStorage *storage = &module->storages[s];
+      if (storage->mapping != m)
+        continue;
+      if (storage->tier == WICK_TIER_DISK)
+        {
+          const WickWeightParamState *param = &module->params[storage->param];
+          const WickSafetensorsShard *shard = &module->checkpoint.shards[storage->shard];
+          batch->jobs[batch->n]
+            = (WickDiskJob){ storage->data, shard->fd,           shard->path, storage->file_offset,
+                             param->count,  storage->file_dtype, param->dtype };
+          batch->mappings[batch->n++] = m;
+          continue;
+        }
+      if (!module->backing->copy_from_staging (storage->data, storage->spill, storage->bytes,
+                                               error))
+        {
+          release_again (module, m);
+          return false;
+        }
+      queued += storage->bytes;
     }
-  *restored_bytes += storage->bytes;
+  *restored_bytes += queued;
   return true;
 }
 
 /* Reads the batch through the disk pipeline. A failed read leaves its
- * storages mapped with unknown bytes: they are released again, so that a
- * retry reads them anew. */
+ * mappings with unknown bytes: they are released again. */
 static bool
 read_disk_batch (WickWeightStore *store, WickWeightModule *module, const DiskBatch *batch,
                  uint64_t *restored_bytes, WickError *error)
@@ -333,31 +353,30 @@ read_disk_batch (WickWeightStore *store, WickWeightModule *module, const DiskBat
   pthread_mutex_unlock (&store->staging_lock);
   for (size_t j = 0; j < batch->n; j++)
     {
-      WickWeightStorage *storage = &module->storages[batch->storages[j]];
-      WickError ignored;
       if (ok)
-        *restored_bytes += storage->bytes;
-      else if (module->backing->release (storage->base, storage->size, &ignored))
-        storage->released = true;
+        *restored_bytes
+          += batch->jobs[j].count * wick_weight_dtype_size (batch->jobs[j].live_dtype);
+      else
+        release_again (module, batch->mappings[j]);
     }
   return ok;
 }
 
-/* Recommits and refills every released storage; stops at the first failure
- * with the storages done so far resident (the disk storages recommitted
+/* Recommits and refills every released mapping; stops at the first failure
+ * with the mappings done so far resident (the disk storages recommitted
  * before it are still read). */
 static bool
 refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *restored_bytes,
                  WickError *error)
 {
   DiskBatch batch = { calloc (module->n_storages + 1, sizeof *batch.jobs),
-                      calloc (module->n_storages + 1, sizeof *batch.storages), 0 };
-  bool ok = batch.jobs != NULL && batch.storages != NULL;
+                      calloc (module->n_storages + 1, sizeof *batch.mappings), 0 };
+  bool ok = batch.jobs != NULL && batch.mappings != NULL;
   if (!ok)
     fail (error, "out of memory");
-  for (size_t s = 0; ok && s < module->n_storages; s++)
-    if (module->storages[s].released)
-      ok = recommit_storage (module, s, &batch, restored_bytes, error);
+  for (size_t m = 0; ok && m < module->n_mappings; m++)
+    if (module->mappings[m].released)
+      ok = recommit_mapping (module, m, &batch, restored_bytes, error);
   WickError later_error;
   if (!module->backing->finish (&later_error) && ok)
     {
@@ -370,7 +389,7 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
       ok = false;
     }
   free (batch.jobs);
-  free (batch.storages);
+  free (batch.mappings);
   return ok;
 }
 
@@ -444,7 +463,7 @@ count_tiers (WickWeightModule *module)
   for (size_t i = 0; i < module->n_params; i++)
     {
       const WickWeightStorage *storage = &module->storages[module->params[i].storage];
-      if (!storage->released)
+      if (!wick_weight_storage_released (module, storage))
         continue;
       if (storage->tier == WICK_TIER_DISK)
         module->stats.disk++;
@@ -462,27 +481,32 @@ roll_back (WickWeightStore *store, WickWeightModule *module, WickError *error)
 }
 
 static bool
-release_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *freed,
+release_mappings (WickWeightStore *store, WickWeightModule *module, uint64_t *freed,
                   WickError *error)
 {
-  for (size_t s = 0; s < module->n_storages; s++)
+  for (size_t m = 0; m < module->n_mappings; m++)
     {
-      WickWeightStorage *storage = &module->storages[s];
+      WickWeightMapping *mapping = &module->mappings[m];
       WickError release_error;
-      if (module->backing->release (storage->base, storage->size, &release_error))
+      if (module->backing->release (mapping->base, mapping->size, &release_error))
         {
-          storage->released = true;
-          *freed += storage->bytes;
+          mapping->released = true;
           continue;
         }
+      const char *name = "";
+      for (size_t s = 0; s < module->n_storages && name[0] == '\0'; s++)
+        if (module->storages[s].mapping == m)
+          name = module->params[module->storages[s].param].name;
       WickError rollback_error;
       bool rolled_back = roll_back (store, module, &rollback_error);
       return fail (error, "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
-                   module->params[storage->param].name, release_error.message,
+                   name, release_error.message,
                    rolled_back ? "the parameters already released were restored"
                                : "restoring the parameters already released failed too: ",
                    rolled_back ? "" : rollback_error.message);
     }
+  for (size_t s = 0; s < module->n_storages; s++)
+    *freed += module->storages[s].bytes;
   return true;
 }
 
@@ -501,12 +525,12 @@ evict_steps (WickWeightStore *store, WickWeightModule *module, WickTier tier, ui
       module->checkpoint_open = checkpoint_ok;
     }
   bool ok = plan_tiers (module, tier, checkpoint_ok ? NULL : checkpoint_error.message, error)
-            && spill_ram_storages (module, error) && release_storages (store, module, freed, error);
+            && spill_ram_storages (module, error) && release_mappings (store, module, freed, error);
   if (!ok)
     {
       for (size_t s = 0; s < module->n_storages; s++)
-        module->storages[s].tier
-          = module->storages[s].released ? module->storages[s].tier : WICK_TIER_AUTO;
+        if (!wick_weight_storage_released (module, &module->storages[s]))
+          module->storages[s].tier = WICK_TIER_AUTO;
       settle_spills (module);
     }
   return ok;
@@ -522,16 +546,17 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
   bool ok = evict_steps (store, module, tier, &freed, error);
   bool any_disk = false;
   for (size_t s = 0; s < module->n_storages; s++)
-    any_disk
-      = any_disk || (module->storages[s].released && module->storages[s].tier == WICK_TIER_DISK);
+    any_disk = any_disk
+               || (wick_weight_storage_released (module, &module->storages[s])
+                   && module->storages[s].tier == WICK_TIER_DISK);
   if (module->checkpoint_open && !any_disk)
     {
       wick_checkpoint_close (&module->checkpoint);
       module->checkpoint_open = false;
     }
   bool any_released = false;
-  for (size_t s = 0; s < module->n_storages; s++)
-    any_released = any_released || module->storages[s].released;
+  for (size_t m = 0; m < module->n_mappings; m++)
+    any_released = any_released || module->mappings[m].released;
   module->state = any_released ? WICK_MODULE_EVICTED : WICK_MODULE_RESIDENT;
   count_tiers (module);
   module->stats.resident = module->state == WICK_MODULE_RESIDENT;

@@ -2,11 +2,13 @@
  * wick-weight-store.c (registration, queries, locking), wick-weight-evict.c
  * (provenance, evict, restore, drop) and the tests.
  *
- * A module's parameters are grouped into storages: one per distinct data
- * pointer, i.e. one per allocation. Tied parameters (several names on one
- * pointer) share a storage, which is stashed once and restored once, at the
- * same address, so the names stay tied. Each storage carries its own tier and
- * released flag, so a partial failure leaves an exact record of what is where.
+ * A module's parameters are grouped into storages, one per distinct data
+ * pointer, and storages into mappings, one per Wick allocation they lie in.
+ * Tied parameters (several names on one pointer) share a storage, which is
+ * stashed once and restored once, at the same address, so the names stay
+ * tied. A mapping is released and mapped again as a whole; each storage in it
+ * keeps its own tier. Each mapping carries its released flag, so a partial
+ * failure leaves an exact record of what is where.
  *
  * Locking: store->lock guards the module list and each module's state, users
  * and busy flag. Eviction and restore run with the module marked busy and the
@@ -35,14 +37,24 @@ typedef struct
   char reason[512];
 } WickWeightParamState;
 
+/* One Wick allocation of the module: the unit that is released and mapped
+ * again. */
 typedef struct
 {
   void *base;
-  size_t size;    /* of the allocation */
+  size_t size;
+  bool released; /* no memory behind it now */
+} WickWeightMapping;
+
+/* One tensor's bytes inside a mapping, shared by tied parameters: the unit
+ * that is stashed (disk or RAM tier) and refilled. */
+typedef struct
+{
+  void *data;
   uint64_t bytes; /* live bytes */
-  size_t param;   /* the first parameter on it */
-  WickTier tier;  /* of the last eviction; AUTO before any */
-  bool released;  /* no memory behind it now */
+  size_t mapping;
+  size_t param;  /* the first parameter on it */
+  WickTier tier; /* of the last eviction; AUTO before any */
   /* disk tier */
   size_t shard;
   uint64_t file_offset; /* absolute */
@@ -72,6 +84,8 @@ typedef struct
   size_t n_params;
   WickWeightStorage *storages;
   size_t n_storages;
+  WickWeightMapping *mappings;
+  size_t n_mappings;
   WickModuleState state;
   unsigned users;
   unsigned evictions_waiting;
@@ -89,6 +103,12 @@ struct WickWeightStore
   WickDiskStaging staging; /* used by one busy module at a time: staging_lock */
   pthread_mutex_t staging_lock;
 };
+
+static inline bool
+wick_weight_storage_released (const WickWeightModule *module, const WickWeightStorage *storage)
+{
+  return module->mappings[storage->mapping].released;
+}
 
 /* wick-weight-evict.c; called with the module busy and store->lock not held. */
 bool wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, WickTier tier,

@@ -69,14 +69,15 @@ static void
 module_free (WickWeightModule *module)
 {
   wick_weight_module_free_spills (module);
-  for (size_t i = 0; i < module->n_storages; i++)
-    wick_weight_allocation_unhold (module->storages[i].base);
+  for (size_t i = 0; i < module->n_mappings; i++)
+    wick_weight_allocation_unhold (module->mappings[i].base);
   for (size_t i = 0; i < module->n_params; i++)
     free (module->params[i].name);
   if (module->checkpoint_open)
     wick_checkpoint_close (&module->checkpoint);
   free (module->params);
   free (module->storages);
+  free (module->mappings);
   free (module->checkpoint_path);
   free (module);
 }
@@ -137,38 +138,55 @@ check_param (const WickWeightParam *param, size_t index, WickWeightParamState *s
   return state->name != NULL || fail (error, "out of memory");
 }
 
-/* Finds or adds the storage of params[index], holding its allocation. */
+/* The mapping of the allocation, added (and counted as a user) if new. */
+static size_t
+attach_mapping (WickWeightModule *module, const WickWeightAllocation *allocation)
+{
+  for (size_t m = 0; m < module->n_mappings; m++)
+    if (module->mappings[m].base == allocation->base)
+      return m;
+  wick_weight_allocation_add_user (allocation->base);
+  module->mappings[module->n_mappings]
+    = (WickWeightMapping){ allocation->base, allocation->size, false };
+  return module->n_mappings++;
+}
+
+/* Finds or adds the storage of params[index]: the same pointer and size is
+ * a tied parameter; a partial overlap is refused. */
 static bool
 attach_storage (WickWeightModule *module, const WickWeightParam *param, size_t index,
                 WickError *error)
 {
   WickWeightParamState *state = &module->params[index];
+  const char *begin = param->data, *end = begin + state->bytes;
   for (size_t s = 0; s < module->n_storages; s++)
     {
       WickWeightStorage *storage = &module->storages[s];
-      if (storage->base != param->data)
-        continue;
-      if (storage->bytes != state->bytes)
-        return fail (
-          error,
-          "parameter '%s' is tied to '%s' (same storage) but is %" PRIu64 " bytes, not %" PRIu64,
-          param->name, module->params[storage->param].name, state->bytes, storage->bytes);
-      state->storage = s;
-      state->tied = true;
-      return true;
+      const char *other = storage->data, *other_end = other + storage->bytes;
+      if (storage->data == param->data && storage->bytes == state->bytes)
+        {
+          state->storage = s;
+          state->tied = true;
+          return true;
+        }
+      if (storage->data == param->data || (begin < other_end && other < end))
+        return fail (error,
+                     "parameter '%s' overlaps '%s' without being tied to it (tied parameters "
+                     "share one pointer and one size)",
+                     param->name, module->params[storage->param].name);
     }
   WickWeightAllocation allocation;
   WickError hold_error;
-  if (!wick_weight_allocation_hold (param->data, module->memory, state->bytes, &hold_error))
+  if (!wick_weight_allocation_hold (param->data, module->memory, state->bytes, &allocation,
+                                    &hold_error))
     return fail (error, "parameter '%s': %s", param->name, hold_error.message);
-  wick_weight_allocation_get (param->data, &allocation);
   WickWeightStorage *storage = &module->storages[module->n_storages];
   memset (storage, 0, sizeof *storage);
-  storage->base = param->data;
-  storage->size = allocation.size;
+  storage->data = param->data;
   storage->bytes = state->bytes;
   storage->param = index;
   storage->tier = WICK_TIER_AUTO;
+  storage->mapping = attach_mapping (module, &allocation);
   state->storage = module->n_storages++;
   return true;
 }
@@ -197,18 +215,20 @@ check_module_info (WickWeightStore *store, const WickWeightModuleInfo *info, Wic
   return true;
 }
 
-/* Storages of other modules must not share an allocation with this one. */
+/* Other modules must not map an allocation of this one: evicting either
+ * would free the other's weights. */
 static bool
 check_not_shared_locked (WickWeightStore *store, WickWeightModule *module, WickError *error)
 {
   for (size_t m = 0; m < store->n_modules; m++)
-    for (size_t s = 0; s < store->modules[m]->n_storages; s++)
-      for (size_t t = 0; t < module->n_storages; t++)
-        if (store->modules[m]->storages[s].base == module->storages[t].base)
+    for (size_t a = 0; a < store->modules[m]->n_mappings; a++)
+      for (size_t s = 0; s < module->n_storages; s++)
+        if (store->modules[m]->mappings[a].base
+            == module->mappings[module->storages[s].mapping].base)
           return fail (error,
-                       "module '%s': parameter '%s' shares its storage with module '%s': tied "
-                       "parameters must be registered in one module",
-                       module->name, module->params[module->storages[t].param].name,
+                       "module '%s': parameter '%s' lies in an allocation of module '%s': an "
+                       "allocation (and tied parameters) must belong to one module",
+                       module->name, module->params[module->storages[s].param].name,
                        store->modules[m]->name);
   return true;
 }
@@ -224,8 +244,9 @@ module_new (const WickWeightModuleInfo *info, WickError *error)
   module->backing = wick_weight_backing_for (info->memory);
   module->params = calloc (info->n_params, sizeof *module->params);
   module->storages = calloc (info->n_params, sizeof *module->storages);
+  module->mappings = calloc (info->n_params, sizeof *module->mappings);
   module->checkpoint_path = info->checkpoint ? strdup (info->checkpoint) : NULL;
-  if (module->params == NULL || module->storages == NULL
+  if (module->params == NULL || module->storages == NULL || module->mappings == NULL
       || (info->checkpoint != NULL && module->checkpoint_path == NULL))
     {
       module_free (module);
@@ -629,10 +650,10 @@ wick_weight_store_total_stats (WickWeightStore *store, WickWeightStats *out)
 static WickWeightPlace
 param_place (const WickWeightModule *module, const WickWeightStorage *storage)
 {
-  if (module->state == WICK_MODULE_DROPPED && storage->released)
-    return WICK_PLACE_DROPPED;
-  if (!storage->released)
+  if (!wick_weight_storage_released (module, storage))
     return WICK_PLACE_RESIDENT;
+  if (module->state == WICK_MODULE_DROPPED)
+    return WICK_PLACE_DROPPED;
   return storage->tier == WICK_TIER_DISK ? WICK_PLACE_DISK : WICK_PLACE_RAM;
 }
 

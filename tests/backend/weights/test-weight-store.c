@@ -617,35 +617,31 @@ test_registration_errors (void)
   g_free (message);
 
   char *base = wick_weight_alloc_host (8192, &error);
-  WickWeightParam inside = { "w", base + 4096, WICK_DTYPE_F32, shape, 1 };
-  message = g_strdup_printf ("module 'bad': parameter 'w': %p is inside the allocation at %p, not "
-                             "at its start: each parameter (or set of tied parameters) needs an "
-                             "allocation of its own",
-                             (void *)(base + 4096), (void *)base);
-  expect_register_error (model.store, &inside, 1, message);
-  g_free (message);
-
-  const uint64_t big[] = { 4096 };
-  WickWeightParam too_big = { "w", base, WICK_DTYPE_F32, big, 1 };
-  message = g_strdup_printf ("module 'bad': parameter 'w': 16384 bytes do not fit the 8192-byte "
-                             "allocation at %p",
-                             (void *)base);
-  expect_register_error (model.store, &too_big, 1, message);
+  WickWeightParam past_end = { "w", base + 8192 - 32, WICK_DTYPE_F32, shape, 1 };
+  message = g_strdup_printf ("module 'bad': parameter 'w': 64 bytes at %p run past the end of the "
+                             "8192-byte allocation at %p",
+                             (void *)(base + 8192 - 32), (void *)base);
+  expect_register_error (model.store, &past_end, 1, message);
   g_free (message);
 
   const uint64_t other[] = { 8 };
   WickWeightParam tied_sizes[]
     = { { "a", base, WICK_DTYPE_F32, shape, 1 }, { "b", base, WICK_DTYPE_F32, other, 1 } };
   expect_register_error (model.store, tied_sizes, 2,
-                         "module 'bad': parameter 'b' is tied to 'a' (same storage) but is 32 "
-                         "bytes, not 64");
+                         "module 'bad': parameter 'b' overlaps 'a' without being tied to it (tied "
+                         "parameters share one pointer and one size)");
+  WickWeightParam overlapping[]
+    = { { "a", base, WICK_DTYPE_F32, shape, 1 }, { "b", base + 32, WICK_DTYPE_F32, shape, 1 } };
+  expect_register_error (model.store, overlapping, 2,
+                         "module 'bad': parameter 'b' overlaps 'a' without being tied to it (tied "
+                         "parameters share one pointer and one size)");
   WickWeightParam twice[]
     = { { "a", base, WICK_DTYPE_F32, shape, 1 }, { "a", base, WICK_DTYPE_F32, shape, 1 } };
   expect_register_error (model.store, twice, 2, "module 'bad': parameter 'a' appears twice");
   WickWeightParam shared = { "w", model.embed, WICK_DTYPE_F32, shape, 1 };
   expect_register_error (model.store, &shared, 1,
-                         "module 'bad': parameter 'w' shares its storage with module 'net': tied "
-                         "parameters must be registered in one module");
+                         "module 'bad': parameter 'w' lies in an allocation of module 'net': an "
+                         "allocation (and tied parameters) must belong to one module");
   WickWeightParam no_name = { NULL, base, WICK_DTYPE_F32, shape, 1 };
   expect_register_error (model.store, &no_name, 1, "module 'bad': parameter 0 has no name");
   expect_register_error (model.store, NULL, 0, "module 'bad': no parameters");
@@ -655,8 +651,7 @@ test_registration_errors (void)
   /* None of the refused registrations kept a hold on the allocation. */
   g_assert_true (wick_weight_free_host (base, &error));
   g_assert_false (wick_weight_free_host (model.embed, &error));
-  message = g_strdup_printf ("%p is still held by 1 registered parameter(s): unregister the "
-                             "module first",
+  message = g_strdup_printf ("%p is still held by 1 registered module(s): unregister them first",
                              (void *)model.embed);
   g_assert_cmpstr (error.message, ==, message);
   g_free (message);
@@ -785,6 +780,59 @@ test_drop (void)
   model_clear (&model);
 }
 
+/* ---- several parameters in one allocation ----------------------------------------- */
+
+static void
+test_packed_parameters (void)
+{
+  WickError error = { "" };
+  /* Three tensors at unaligned offsets of one allocation, one tied pair. */
+  const size_t bytes = 3 * 100000 + 64;
+  char *block = wick_weight_alloc_host (bytes, &error);
+  weights_test_fill (block, bytes, 21);
+  float *a = (float *)(block + 4), *b = (float *)(block + 4 + 100000),
+        *c = (float *)(block + 4 + 200000);
+  const uint64_t shape[] = { 25000 };
+  WickWeightParam params[] = { { "a", a, WICK_DTYPE_F32, shape, 1 },
+                               { "b", b, WICK_DTYPE_F32, shape, 1 },
+                               { "c", c, WICK_DTYPE_F32, shape, 1 },
+                               { "c_tied", c, WICK_DTYPE_F32, shape, 1 } };
+  char *dir = weights_test_tmpdir ();
+  char *path = g_build_filename (dir, "packed.safetensors", NULL);
+  g_assert_true (
+    wick_safetensors_write (path, params, 3, WICK_WEIGHT_MEMORY_HOST, NULL, 0, &error));
+  WickWeightStore *store = wick_weight_store_new (NULL, &error);
+  WickWeightModuleInfo info = { "packed", params, 4, WICK_WEIGHT_MEMORY_HOST, path };
+  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  g_assert_cmpuint (store->modules[0]->n_mappings, ==, 1);
+  g_assert_cmpuint (store->modules[0]->n_storages, ==, 3);
+  ((uint32_t *)b)[7] ^= 1; /* b goes to the RAM tier, a and c to the disk tier, in one mapping */
+  char *before = weights_test_sha256 (a, 300000);
+  const WickTier tiers[] = { WICK_TIER_AUTO, WICK_TIER_RAM };
+  for (size_t t = 0; t < G_N_ELEMENTS (tiers); t++)
+    for (int cycle = 0; cycle < 3; cycle++)
+      {
+        WickTier tier = tiers[t];
+        WickWeightStats stats;
+        g_assert_true (wick_weight_store_evict (store, "packed", tier, &stats, &error));
+        g_assert_cmpstr (error.message, ==, "");
+        g_assert_cmpuint (stats.freed_bytes, ==, 300000);
+        g_assert_cmpuint (stats.disk, ==, tier == WICK_TIER_RAM ? 0 : 3);
+        g_assert_cmpuint (stats.ram, ==, tier == WICK_TIER_RAM ? 4 : 1);
+        g_assert_cmpuint (resident_pages (block, bytes), ==, 0);
+        g_assert_true (wick_weight_store_restore (store, "packed", &stats, &error));
+        g_assert_cmpuint (stats.restored, ==, 4);
+        g_assert_cmpuint (stats.restored_bytes, ==, 300000);
+        char *after = weights_test_sha256 (a, 300000);
+        g_assert_cmpstr (after, ==, before);
+        g_free (after);
+      }
+  wick_weight_store_free (store);
+  g_assert_true (wick_weight_free_host (block, &error));
+  weights_test_rmdir (dir);
+  g_free (before), g_free (path), g_free (dir);
+}
+
 /* ---- memory really leaves -------------------------------------------------------------- */
 
 static uint64_t
@@ -856,6 +904,7 @@ main (int argc, char **argv)
   g_test_add_func ("/weights/store/ensure-resident", test_ensure_resident_restores_on_demand);
   g_test_add_func ("/weights/store/evict-waits-for-users", test_evict_waits_for_users);
   g_test_add_func ("/weights/store/drop", test_drop);
+  g_test_add_func ("/weights/store/packed-parameters", test_packed_parameters);
   g_test_add_func ("/weights/store/rss-drops", test_rss_drops);
   return g_test_run ();
 }

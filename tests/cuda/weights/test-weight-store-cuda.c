@@ -10,6 +10,7 @@
 #include "wick-weight-backing-private.h"
 #include "wick-weight-store-private.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define ROWS 1024
@@ -414,6 +415,58 @@ test_rollback_and_restore_all (void)
   model_clear (&model);
 }
 
+/* Many small tensors in one VMM allocation: one 2 MiB mapping, not one each. */
+static void
+test_packed_small_tensors (void)
+{
+  if (skip_without_device ())
+    return;
+  enum
+  {
+    N = 64,
+    COUNT = 1000
+  };
+  WickError error = { "" };
+  char *block = device_alloc (N * COUNT * 4);
+  float *host = g_new (float, N *COUNT);
+  weights_test_fill_bf16_exact_f32 (host, N * COUNT, 31);
+  to_device (block, host, N * COUNT * 4);
+  const uint64_t shape[] = { COUNT };
+  WickWeightParam params[N];
+  char names[N][16];
+  for (int i = 0; i < N; i++)
+    {
+      snprintf (names[i], sizeof names[i], "norm%d.bias", i);
+      params[i]
+        = (WickWeightParam){ names[i], block + (size_t)i * COUNT * 4, WICK_DTYPE_F32, shape, 1 };
+    }
+  char *dir = weights_test_tmpdir ();
+  char *path = g_build_filename (dir, "small.safetensors", NULL);
+  g_assert_true (
+    wick_safetensors_write (path, params, N, WICK_WEIGHT_MEMORY_CUDA, NULL, 0, &error));
+  WickWeightStore *store = wick_weight_store_new (NULL, &error);
+  WickWeightModuleInfo info = { "small", params, N, WICK_WEIGHT_MEMORY_CUDA, path };
+  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  g_assert_cmpuint (store->modules[0]->n_mappings, ==, 1);
+  char *before = weights_test_sha256 (host, N * COUNT * 4);
+  const WickTier tiers[] = { WICK_TIER_DISK, WICK_TIER_RAM };
+  for (size_t t = 0; t < G_N_ELEMENTS (tiers); t++)
+    {
+      WickWeightStats stats;
+      g_assert_true (wick_weight_store_evict (store, "small", tiers[t], &stats, &error));
+      g_assert_cmpuint (stats.freed_bytes, ==, N * COUNT * 4);
+      g_assert_true (wick_weight_store_restore (store, "small", &stats, &error));
+      g_assert_cmpuint (stats.restored, ==, N);
+      char *after = device_sha256 (block, N * COUNT * 4);
+      g_assert_cmpstr (after, ==, before);
+      g_free (after);
+    }
+  wick_weight_store_free (store);
+  g_assert_true (wick_weight_free_device (block, &error));
+  weights_test_rmdir (dir);
+  g_free (before), g_free (path), g_free (dir), g_free (host);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -425,5 +478,6 @@ main (int argc, char **argv)
   g_test_add_func ("/weights/cuda/device-memory-returns", test_device_memory_returns);
   g_test_add_func ("/weights/cuda/captured-graph-survives", test_captured_graph_survives);
   g_test_add_func ("/weights/cuda/rollback-and-restore-all", test_rollback_and_restore_all);
+  g_test_add_func ("/weights/cuda/packed-small-tensors", test_packed_small_tensors);
   return g_test_run ();
 }
