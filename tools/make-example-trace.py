@@ -15,6 +15,11 @@ stage certification) unless --strict.
 
     tools/make-example-trace.py --output data/example-trace.jsonl
     tools/make-example-trace.py --steps 2000 --output /tmp/big.jsonl   # large file
+    tools/make-example-trace.py --faults --output tests/app/data/faulty-trace.jsonl
+
+--faults writes the mistakes instrumentation makes, for the Health view: a
+gradient of the contract never recorded, a free of a storage never allocated,
+a zero-length device interval and an op that outlives its span.
 """
 
 import argparse
@@ -47,7 +52,8 @@ def numel(shape):
 
 
 class Trace:
-    def __init__(self, out, strict, rng):
+    def __init__(self, out, strict, rng, faults=False):
+        self.faults = faults
         self.out = out
         self.strict = strict
         self.rng = rng
@@ -276,7 +282,9 @@ def build(trace, steps, batch, dims):
             trace.advance(2_000)
         trace.free(bwd, acts.pop())
         if measured:
-            for root_name, key, family in entries:
+            for index, (root_name, key, family) in enumerate(entries):
+                if trace.faults and index == 3:
+                    continue
                 if family == "frozen":
                     trace.emit({"kind": "gradient", "event_id": "gradient-%d" % trace.next_grad,
                                 "root": root_name, "key": key, "state": "missing"})
@@ -321,6 +329,16 @@ def build(trace, steps, batch, dims):
                         "verdict": "accepted", "reason": "parity cos 0.99998 >= 0.9999 and speedup 2.7x >= 1.05x",
                         "parity_cos": 0.99998, "max_abs": 0.0012, "p99_abs": 0.0004, "eager_ms": 1.92,
                         "replay_ms": 0.71, "speedup_median": 2.7, "kernel_nodes": 48})
+        if trace.faults and step == 2:
+            trace.emit({"kind": "memory", "timestamp_ns": trace.t, "storage_id": "st-ghost",
+                        "tensor_id": "t-ghost", "span_id": st[0], "device": "cuda:0", "bytes": 4096,
+                        "action": "free", "dtype": "f32", "category": "other"})
+            trace.emit({"kind": "device_interval", "span_id": st[0], "device": "cuda:0",
+                        "stream_id": "13", "clock_id": "cuda:0/globaltimer", "backend": "cuda",
+                        "start_ns": trace.t + trace.clock_offset, "duration_ns": 0})
+            trace.emit({"kind": "op", "span_id": st[0], "op_name": "all_reduce", "inputs": [],
+                        "shape": [1024], "dtype": "f32", "device": "cuda:0", "duration_ns": 90_000,
+                        "timestamp_ns": trace.t - 10_000, "input_dense_bytes": 4096})
         trace.span_end(st)
         trace.advance(25_000)
         if not trace.strict and step == steps - 2:
@@ -351,11 +369,14 @@ def main():
                         help="layer widths, input first (default 1024,4096,4096,1024,10)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--strict", action="store_true", help="pure trace/10: no wick_ records")
+    parser.add_argument("--faults", action="store_true",
+                        help="add instrumentation mistakes that health reports")
     args = parser.parse_args()
     dims = [int(d) for d in args.dims.split(",")]
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     with out:
-        build(Trace(out, args.strict, random.Random(args.seed)), max(args.steps, 1), args.batch, dims)
+        build(Trace(out, args.strict, random.Random(args.seed), args.faults), max(args.steps, 1),
+              args.batch, dims)
 
 
 if __name__ == "__main__":

@@ -179,6 +179,8 @@ header_label (const char *css)
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
   gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  /* Selectable with the mouse, but never focused (and fully selected) by default. */
+  gtk_widget_set_focusable (label, FALSE);
   if (css)
     gtk_widget_add_css_class (label, css);
   return label;

@@ -35,6 +35,8 @@ add_field (WickDetailsPane *self, const char *key, const char *value)
   GtkWidget *v = gtk_label_new (value ? value : "—");
   gtk_label_set_xalign (GTK_LABEL (v), 0.0);
   gtk_label_set_selectable (GTK_LABEL (v), TRUE);
+  /* Selectable with the mouse, but never focused (and fully selected) by default. */
+  gtk_widget_set_focusable (v, FALSE);
   gtk_label_set_wrap (GTK_LABEL (v), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (v), PANGO_WRAP_WORD_CHAR);
   gtk_widget_set_hexpand (v, TRUE);
@@ -124,6 +126,8 @@ clear (WickDetailsPane *self)
   gtk_label_set_wrap (GTK_LABEL (self->title), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (self->title), PANGO_WRAP_WORD_CHAR);
   gtk_label_set_selectable (GTK_LABEL (self->title), TRUE);
+  /* Selectable with the mouse, but never focused (and fully selected) by default. */
+  gtk_widget_set_focusable (self->title, FALSE);
   gtk_widget_add_css_class (self->title, "title-3");
   gtk_box_append (GTK_BOX (self->box), self->title);
   self->grid = gtk_grid_new ();

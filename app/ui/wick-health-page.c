@@ -168,6 +168,8 @@ wick_health_page_init (WickHealthPage *self)
   gtk_label_set_xalign (GTK_LABEL (self->subtitle), 0);
   gtk_label_set_wrap (GTK_LABEL (self->subtitle), TRUE);
   gtk_label_set_selectable (GTK_LABEL (self->subtitle), TRUE);
+  /* Selectable with the mouse, but never focused (and fully selected) by default. */
+  gtk_widget_set_focusable (self->subtitle, FALSE);
   gtk_box_append (GTK_BOX (texts), self->title);
   gtk_box_append (GTK_BOX (texts), self->subtitle);
   gtk_box_append (GTK_BOX (header), texts);

@@ -963,6 +963,8 @@ wick_window_show_banner (WickWindow *self, const char *id, const char *message,
   gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
   gtk_label_set_xalign (GTK_LABEL (label), 0);
   gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  /* Selectable with the mouse, but never focused (and fully selected) by default. */
+  gtk_widget_set_focusable (label, FALSE);
   gtk_widget_set_hexpand (label, TRUE);
   gtk_box_append (GTK_BOX (box), label);
   if (button_label && action_name)

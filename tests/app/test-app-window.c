@@ -16,6 +16,7 @@
 #include "ui/wick-memory-view.h"
 #include "ui/wick-palette.h"
 #include "ui/wick-timeline-view.h"
+#include "model/wick-gradient-report.h"
 #include "ui/wick-window-private.h"
 
 static WickApplication *app;
@@ -349,6 +350,36 @@ test_health_errors_shown (void)
   g_unlink (path);
 }
 
+static void
+test_faulty_trace (void)
+{
+  /* tools/make-example-trace.py --faults: five errors, coverage invalid. */
+  g_autofree char *path = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "faulty-trace.jsonl", NULL);
+  WickWindow *window = open_window (path);
+  WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
+  g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 5);
+  g_assert_cmpuint (wick_health_page_get_n_warnings (health), ==, 0);
+  WickCoveragePage *coverage = WICK_COVERAGE_PAGE (wick_window_get_view (window, "coverage"));
+  g_assert_cmpstr (wick_coverage_page_get_verdict_text (coverage), ==, "Gradient coverage: invalid");
+  /* The missing entry shows as not recorded under its family. */
+  WickTable *table = wick_coverage_page_get_table (coverage);
+  g_autoptr (WickGradientReport) report = wick_gradient_report_new (wick_window_get_document (window));
+  guint not_recorded = 0, entries = 0;
+  for (guint p = 0; p < wick_table_get_n_shown (table); p++)
+    {
+      guint kind, index;
+      wick_table_get_shown (table, p, &kind, &index);
+      if (kind == 1)
+        {
+          entries++;
+          not_recorded += !g_array_index (report->entries, WickGradientEntryRow, index).observed;
+        }
+    }
+  g_assert_cmpuint (entries, ==, 9);
+  g_assert_cmpuint (not_recorded, ==, 1);
+  close_window (window);
+}
+
 static gboolean
 has_progress (gpointer window)
 {
@@ -493,6 +524,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/zoom-pan-search", test_zoom_pan);
   g_test_add_func ("/window/selection-propagates", test_selection_propagates);
   g_test_add_func ("/window/health-errors-shown", test_health_errors_shown);
+  g_test_add_func ("/window/faulty-trace", test_faulty_trace);
   g_test_add_func ("/window/loader-cancel", test_loader_cancel);
   g_test_add_func ("/window/live-follow", test_live_follow);
   int status = g_test_run ();

@@ -33,11 +33,15 @@ static void
 save_window (GtkWidget *window, const char *dir, const char *name)
 {
   iterate_for (400);
+  for (guint i = 0; i < 200 && !gtk_widget_get_mapped (window); i++)
+    iterate_for (20);
   int width = gtk_widget_get_width (window), height = gtk_widget_get_height (window);
   g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (window);
   GtkSnapshot *snapshot = gtk_snapshot_new ();
   gdk_paintable_snapshot (paintable, snapshot, width, height);
   GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  if (node == NULL)
+    g_error ("%s: the window drew nothing", name);
   GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (window));
   g_autoptr (GdkTexture) texture
     = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
@@ -121,8 +125,21 @@ main (int argc, char **argv)
   wick_selection_set_record (selection, WICK_RECORD_GRADIENT, 3);
   save_window (GTK_WIDGET (window), dir, "coverage.png");
 
-  wick_window_show_page (window, "health");
-  save_window (GTK_WIDGET (window), dir, "health.png");
+  /* Health: a trace with instrumentation mistakes (tests/app/data). */
+  WickWindow *faulty = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (faulty), 1400, 860);
+  gtk_window_present (GTK_WINDOW (faulty));
+  g_autofree char *faulty_path = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "faulty-trace.jsonl", NULL);
+  g_autoptr (GFile) faulty_file = g_file_new_for_path (faulty_path);
+  wick_window_load_file (faulty, faulty_file);
+  while (g_strcmp0 (wick_window_get_state (faulty), "document") != 0)
+    g_main_context_iteration (NULL, TRUE);
+  wick_window_show_page (faulty, "health");
+  const WickHealthIssue *issues = wick_document_get_health (wick_window_get_document (faulty), NULL);
+  wick_selection_set_record (wick_window_get_selection (faulty), issues[1].record_type, issues[1].record_index);
+  wick_window_show_page (faulty, "health");
+  save_window (GTK_WIDGET (faulty), dir, "health.png");
+  gtk_window_destroy (GTK_WINDOW (faulty));
 
   wick_window_show_page (window, "costs");
   wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "matmul", 5));

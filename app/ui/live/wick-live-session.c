@@ -275,10 +275,12 @@ setup_window (WickLiveSession *self)
                                                self->info->pid, self->info->entrypoint);
   wick_window_set_title_text (window, self->info->program, subtitle);
   wick_window_set_save_handler (window, on_save_as, self, NULL);
+  self->weights_panel = wick_weights_panel_new (window, self->info->socket_path);
+  self->stages_panel = wick_stages_panel_new (window, self->info->socket_path);
   wick_window_add_page (window, "weights", _ ("Weights"), "drive-harddisk-symbolic",
-                        wick_weights_panel_new (window, self->info->socket_path));
+                        self->weights_panel);
   wick_window_add_page (window, "stages", _ ("Stages"), "media-record-symbolic",
-                        wick_stages_panel_new (window, self->info->socket_path));
+                        self->stages_panel);
   self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (window), on_tick, self, NULL);
 }
 
