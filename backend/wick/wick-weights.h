@@ -8,10 +8,13 @@
  * Contract (docs/weights.md has the long form):
  * - Parameter buffers live in memory the store can release and map again at
  *   the same address: wick_weight_alloc_host() (page-aligned anonymous
- *   mappings) or wick_weight_alloc_device() (CUDA driver VMM). A parameter's
- *   data pointer must be the start of one such allocation; several names on
- *   one pointer are tied parameters (stashed once, restored tied). Buffers
- *   from anywhere else are refused at registration with the reason.
+ *   mappings) or wick_weight_alloc_device() (CUDA driver VMM). Each
+ *   parameter must lie inside one such allocation; several may share one
+ *   (small tensors should: the allocation is the unit released and mapped
+ *   again, and bytes of it that no parameter covers are not kept). Several
+ *   names on one pointer and size are tied parameters (stashed once, restored
+ *   tied); other overlaps are refused. Buffers from anywhere else are refused
+ *   at registration with the reason.
  * - Evict: every parameter whose checkpoint key is found (the full name
  *   "module.param", then with 1, 2, 3 leading components stripped) with an
  *   equal shape and whose first and last 64 KiB, converted to the live dtype,
