@@ -204,7 +204,6 @@ card_add (AdwPreferencesGroup *card, const char *title, const char *value)
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
   GtkWidget *label = gtk_label_new (value);
   gtk_label_set_selectable (GTK_LABEL (label), TRUE);
-  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
   gtk_label_set_xalign (GTK_LABEL (label), 1.0f);
   gtk_widget_add_css_class (label, "numeric");
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), label);

@@ -1,0 +1,239 @@
+/* test-live-window.c — the app attached to a real wick-demo (under Xvfb):
+ * the document grows frame after frame, the Weights page lists the demo's
+ * modules and evicts and restores one from its buttons' code path, the Stages
+ * page lists both stages and (without a GPU) says why capture is unavailable
+ * and shows the refusal's certificate, Save As… writes a trace the model
+ * parses, and the end of the process is shown. With WICK_SCREENSHOT_DIR set it
+ * saves live-window.png, live-weights.png and live-stages.png there (the
+ * screenshots in docs/images/). Skips without a display.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "live/wick-attach-dialog.h"
+#include "live/wick-live-session.h"
+#include "live/wick-stages-panel.h"
+#include "live/wick-weights-panel.h"
+#include "wick-application.h"
+#include "wick-window.h"
+
+static char *runtime_dir;
+static GPid demo_pid;
+
+static void
+iterate_for (int ms)
+{
+  gint64 end = g_get_monotonic_time () + ms * 1000;
+  while (g_get_monotonic_time () < end)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (2000);
+    }
+}
+
+/* Iterates until @done says so, failing after 30 s. */
+static void
+iterate_until (gboolean (*done) (gpointer), gpointer data)
+{
+  gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (!done (data))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, end);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (2000);
+    }
+}
+
+static gboolean
+weights_idle (gpointer panel)
+{
+  return wick_weights_panel_get_pending (panel) == 0;
+}
+
+static gboolean
+stages_idle (gpointer panel)
+{
+  return wick_stages_panel_get_pending (panel) == 0;
+}
+
+static gboolean
+session_ended (gpointer session)
+{
+  return wick_live_session_is_ended (session);
+}
+
+static void
+screenshot (const char *name)
+{
+  const char *directory = g_getenv ("WICK_SCREENSHOT_DIR");
+  if (directory == NULL)
+    return;
+  iterate_for (300);
+  g_autofree char *path = g_build_filename (directory, name, NULL);
+  g_autofree char *command = g_strdup_printf ("import -window root '%s'", path);
+  if (system (command) != 0)
+    g_test_message ("screenshot %s failed", path);
+}
+
+static void
+start_demo (void)
+{
+  const char *demo = g_getenv ("WICK_DEMO");
+  g_assert_nonnull (demo);
+  const char *argv[] = { demo, "--quiet", "--rate", "30", NULL };
+  g_autoptr (GError) error = NULL;
+  g_spawn_async (NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                 NULL, NULL, &demo_pid, &error);
+  g_assert_no_error (error);
+  for (int i = 0; i < 600; i++)
+    {
+      g_autofree char *path = wick_live_find_socket (demo_pid, NULL);
+      if (path != NULL)
+        return;
+      g_usleep (50000);
+    }
+  g_assert_not_reached ();
+}
+
+static int
+stop_demo (void)
+{
+  int status = 0;
+  kill (demo_pid, SIGTERM);
+  for (int i = 0; i < 2000; i++)
+    {
+      if (waitpid (demo_pid, &status, WNOHANG) == demo_pid)
+        return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+      g_usleep (10000);
+    }
+  kill (demo_pid, SIGKILL);
+  waitpid (demo_pid, &status, 0);
+  return -1;
+}
+
+static void
+check_weights_page (WickWindow *window, WickWeightsPanel *weights)
+{
+  wick_window_show_page (window, "weights");
+  wick_weights_panel_refresh (weights);
+  iterate_until (weights_idle, weights);
+  g_assert_cmpuint (wick_weights_panel_get_n_modules (weights), ==, 3);
+  g_assert_cmpstr (wick_weights_panel_get_where (weights, "embedding"), ==, "resident");
+  wick_weights_panel_evict (weights, "embedding", "disk");
+  iterate_until (weights_idle, weights);
+  g_assert_cmpstr (wick_weights_panel_get_where (weights, "embedding"), ==, "disk");
+  wick_weights_panel_evict (weights, "trunk", "ram");
+  iterate_until (weights_idle, weights);
+  g_assert_cmpstr (wick_weights_panel_get_where (weights, "trunk"), ==, "ram");
+  screenshot ("live-weights.png");
+  wick_weights_panel_restore (weights, "embedding");
+  iterate_until (weights_idle, weights);
+  g_assert_cmpstr (wick_weights_panel_get_where (weights, "embedding"), ==, "resident");
+  wick_weights_panel_restore_all (weights);
+  iterate_until (weights_idle, weights);
+  g_assert_cmpstr (wick_weights_panel_get_where (weights, "trunk"), ==, "resident");
+}
+
+static void
+check_stages_page (WickWindow *window, WickStagesPanel *stages)
+{
+  wick_window_show_page (window, "stages");
+  wick_stages_panel_refresh (stages);
+  iterate_until (stages_idle, stages);
+  g_assert_cmpuint (wick_stages_panel_get_n_stages (stages), ==, 2);
+  g_assert_cmpstr (wick_stages_panel_get_state (stages, "denoise"), ==, "eager");
+  WickError why;
+  if (wick_cuda_available (&why))
+    return; /* the GPU path is the cuda suite's */
+  g_assert_nonnull (strstr (wick_stages_panel_get_unavailable_reason (stages), "CUDA"));
+  wick_stages_panel_capture (stages, "denoise");
+  iterate_until (stages_idle, stages);
+  g_assert_cmpstr (wick_stages_panel_get_last_verdict (stages), ==, "refused");
+  screenshot ("live-stages.png");
+}
+
+static void
+check_saved_trace (WickLiveSession *session)
+{
+  g_autofree char *path = g_build_filename (runtime_dir, "saved.jsonl", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_live_session_save (session, path, &error));
+  g_assert_no_error (error);
+  g_autoptr (WickDocument) saved = wick_document_new_with_extensions (TRUE);
+  g_assert_true (wick_document_load_file (saved, path, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (wick_document_get_terminal_reason (saved), ==,
+                   "capture cut: saved while the process was still running");
+}
+
+static void
+test_live_window (void)
+{
+  if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
+    {
+      g_test_skip ("no display: the live window test runs under Xvfb (tools/test.sh)");
+      return;
+    }
+  start_demo ();
+  WickApplication *app = wick_application_new ();
+  g_application_register (G_APPLICATION (app), NULL, NULL);
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_present (GTK_WINDOW (window));
+  g_autoptr (GError) error = NULL;
+  GtkWindow *shown = wick_live_ui_attach_pid (app, GTK_WINDOW (window), demo_pid, &error);
+  g_assert_no_error (error);
+  g_assert_true (shown == GTK_WINDOW (window)); /* the welcome window is reused */
+  WickLiveSession *session = wick_live_session_from_window (window);
+  g_assert_nonnull (session);
+  g_assert_true (wick_window_get_live (window));
+
+  /* Records arrive frame after frame. */
+  WickDocument *document = wick_window_get_document (window);
+  iterate_for (1000);
+  guint first, second;
+  wick_document_get_spans (document, &first);
+  iterate_for (1000);
+  wick_document_get_spans (document, &second);
+  g_assert_cmpuint (first, >, 0);
+  g_assert_cmpuint (second, >, first);
+  screenshot ("live-window.png");
+
+  check_weights_page (window, WICK_WEIGHTS_PANEL (wick_live_session_get_weights_panel (session)));
+  check_stages_page (window, WICK_STAGES_PANEL (wick_live_session_get_stages_panel (session)));
+  wick_window_show_page (window, "timeline");
+  check_saved_trace (session);
+
+  /* The end of the process is shown: the session ends, the document finishes. */
+  g_assert_cmpint (stop_demo (), ==, 0);
+  iterate_until (session_ended, session);
+  g_assert_true (wick_document_is_finished (document));
+  g_assert_true (wick_document_has_terminal (document));
+  g_assert_false (wick_window_get_live (window));
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_for (100);
+  g_object_unref (app);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  runtime_dir = g_dir_make_tmp ("wick-live-window-XXXXXX", NULL);
+  g_chmod (runtime_dir, 0700);
+  g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  if (g_getenv ("DISPLAY") != NULL || g_getenv ("WAYLAND_DISPLAY") != NULL)
+    gtk_init ();
+  g_test_add_func ("/live/window/attach-weights-stages-save-end", test_live_window);
+  int status = g_test_run ();
+  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
+  if (system (command) != 0)
+    g_printerr ("could not remove %s\n", runtime_dir);
+  g_free (runtime_dir);
+  return status;
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# README's main command: installs what is missing, builds Wick, starts the
+# wick-demo workload (an MLP training on the CPU with control enabled) and opens
+# the Wick app attached live to it. Closing the app stops the demo, which then
+# finishes its trace cleanly. Without a display it says so, shows the same
+# session from the command line (sessions, control list, a 2 s attach checked
+# with candle-graph's rules) and stops the demo.
+#
+# Environment: WICK_BUILD_DIR (default _build), WICK_DEMO_ARGS (extra
+# wick-demo options, e.g. "--rate 50 --trace demo.jsonl").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${WICK_BUILD_DIR:-_build}
+tools/install-deps.sh
+
+if [ ! -f "$build/build.ninja" ]; then
+  meson setup "$build" >/dev/null
+fi
+meson compile -C "$build" -j "$(nproc)" >/dev/null
+
+demo="$build/backend/demo/wick-demo"
+trace="$build/app/cli/wick-trace"
+app="$build/app/ui/wick"
+
+# shellcheck disable=SC2086
+"$demo" ${WICK_DEMO_ARGS:-} &
+demo_pid=$!
+stop_demo() {
+  if kill -0 "$demo_pid" 2>/dev/null; then
+    kill -INT "$demo_pid" 2>/dev/null || true
+    wait "$demo_pid" 2>/dev/null || true
+  fi
+}
+trap stop_demo EXIT
+
+# Wait until the demo's control socket answers.
+for _ in $(seq 100); do
+  if "$trace" sessions --json | grep -q "\"pid\":$demo_pid,"; then
+    break
+  fi
+  kill -0 "$demo_pid" 2>/dev/null || { echo "run-demo: wick-demo exited early" >&2; exit 1; }
+  sleep 0.1
+done
+
+if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+  echo "run-demo: no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so the app cannot open."
+  echo "run-demo: wick-demo is running as pid $demo_pid; here is the same session from the command line."
+  "$trace" sessions
+  "$trace" control "$demo_pid" list
+  out=$(mktemp --suffix=.jsonl)
+  "$trace" attach --duration 2 --output "$out" "$demo_pid"
+  "$trace" check "$out" || true
+  rm -f "$out"
+  echo "run-demo: on a desktop, this command opens the app attached live to wick-demo."
+  exit 0
+fi
+
+echo "run-demo: wick-demo is pid $demo_pid; opening Wick attached to it (close the window to stop)."
+WICK_ATTACH=$demo_pid "$app"
