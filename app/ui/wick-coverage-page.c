@@ -71,7 +71,7 @@ text_norm (gpointer data, guint kind, guint index)
   WickCoveragePage *self = data;
   if (kind == 0)
     return g_strdup_printf (_ ("min present %llu"),
-                            (unsigned long long) family (self, index)->min_present);
+                            (unsigned long long)family (self, index)->min_present);
   const WickGradientEntryRow *e = entry (self, index);
   return e->observed && e->has_norm ? g_strdup_printf ("%.6g", e->norm) : g_strdup ("—");
 }

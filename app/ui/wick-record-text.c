@@ -74,7 +74,7 @@ wick_record_title (WickDocument *document, WickRecordType type, gint64 index)
           wick_document_str (document,
                              wick_document_get_memory (document, NULL)[index].storage_id));
       case WICK_RECORD_DEVICE_MEMORY:
-        return g_strdup_printf (_ ("device memory sample %lld"), (long long) index + 1);
+        return g_strdup_printf (_ ("device memory sample %lld"), (long long)index + 1);
       case WICK_RECORD_DEVICE_INTERVAL:
         return g_strdup_printf (
           _ ("device interval on %s"),
@@ -85,7 +85,7 @@ wick_record_title (WickDocument *document, WickRecordType type, gint64 index)
           _ ("gradient %s"),
           wick_document_str (document, wick_document_get_gradients (document, NULL)[index].key));
       case WICK_RECORD_EDGE:
-        return g_strdup_printf (_ ("edge %lld"), (long long) index + 1);
+        return g_strdup_printf (_ ("edge %lld"), (long long)index + 1);
       case WICK_RECORD_EXTENSION:
         return g_strdup (
           wick_document_str (document, wick_document_get_extensions (document, NULL)[index].kind));

@@ -169,9 +169,9 @@ wick_coverage_draw (WickDocument *document, const WickGradientReport *report, ca
     {
       const WickGradientFamilyRow *family
         = &g_array_index (report->families, WickGradientFamilyRow, f);
-      g_autofree char *counts
-        = g_strdup_printf (_ ("%u members · %u present · %u attached · min %llu"),
-                           family->members, family->present, family->attached, (unsigned long long) family->min_present);
+      g_autofree char *counts = g_strdup_printf (
+        _ ("%u members · %u present · %u attached · min %llu"), family->members, family->present,
+        family->attached, (unsigned long long)family->min_present);
       const char *cells[] = { wick_document_str (document, family->family),
                               counts,
                               "",

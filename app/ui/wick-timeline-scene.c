@@ -31,7 +31,7 @@ struct _WickTimelineScene
   guint8 *colour_ids; /* per span */
   GArray *batches[2 * WICK_SPAN_COLOURS];
   PangoLayout *layout;
-  double row_height; /* of the span rectangles being drawn */
+  double row_height;        /* of the span rectangles being drawn */
   GPtrArray *marker_labels; /* char *, per extension record */
 };
 
@@ -146,8 +146,8 @@ marker_label (const char *kind, const char *json)
 {
   const char *shown = kind && g_str_has_prefix (kind, "wick_") ? kind + 5 : kind ? kind : "?";
   g_autoptr (JsonParser) parser = json_parser_new ();
-  if (json == NULL || !json_parser_load_from_data (parser, json, -1, NULL) ||
-      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  if (json == NULL || !json_parser_load_from_data (parser, json, -1, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return g_strdup (shown);
   JsonObject *object = json_node_get_object (json_parser_get_root (parser));
   const char *label = json_object_get_string_member_with_default (object, "label", NULL);

@@ -314,6 +314,20 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView *se
 }
 
 static void
+on_click_pressed (GtkGestureClick *gesture, int n_press, double x, double y, WickTimelineView *self)
+{
+  if (n_press != 2 || self->scene == NULL)
+    return;
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (self, &view);
+  gint64 index;
+  WickRecordType type = wick_timeline_scene_hit (self->scene, &view, x, y, &index);
+  if (type != WICK_RECORD_SPAN)
+    return;
+  wick_timeline_view_zoom_to_span (self, index);
+}
+
+static void
 on_zoom_begin (GtkGesture *gesture, GdkEventSequence *sequence, WickTimelineView *self)
 {
   wick_selection_get_visible (self->selection, &self->zoom_begin_start, &self->zoom_begin_end);
@@ -514,6 +528,10 @@ wick_timeline_view_init (WickTimelineView *self)
   g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
   gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
 
+  GtkGesture *click = gtk_gesture_click_new ();
+  g_signal_connect (click, "pressed", G_CALLBACK (on_click_pressed), self);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (click));
+
   GtkGesture *zoom = gtk_gesture_zoom_new ();
   g_signal_connect (zoom, "begin", G_CALLBACK (on_zoom_begin), self);
   g_signal_connect (zoom, "scale-changed", G_CALLBACK (on_zoom_scale), self);
@@ -673,4 +691,19 @@ wick_timeline_view_set_show_ops (WickTimelineView *self, gboolean show)
 {
   self->hide_ops = !show;
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+wick_timeline_view_zoom_to_span (WickTimelineView *self, guint span)
+{
+  g_return_if_fail (self->document != NULL);
+  const WickSpan *s = &wick_document_get_spans (self->document, NULL)[span];
+  ensure_scene (self);
+  guint64 end = wick_timeline_index_span_end (wick_timeline_scene_get_index (self->scene), span);
+  guint64 width = MAX (end - s->start_ns, MIN_VISIBLE_NS);
+  guint64 margin = width / 10;
+  leave_follow (self);
+  wick_selection_set_record (self->selection, WICK_RECORD_SPAN, span);
+  set_visible_clamped (self, (gint64)s->start_ns - (gint64)margin,
+                       (gint64)(s->start_ns + width + margin));
 }

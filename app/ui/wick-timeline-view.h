@@ -8,7 +8,8 @@
  * wheel scrolls tracks when they overflow, horizontal wheel or shift pans
  * time); drag pans; shift+drag box-selects a range; click selects the record
  * under the pointer; + / − / 0 zoom in, out and to fit; W/S zoom and A/D pan
- * (as in Perfetto and Tracy); Escape clears the range.
+ * (as in Perfetto and Tracy); double-click zooms to a span; Escape clears
+ * the range.
  *
  * Follow mode (live): after the document changes, the visible range keeps its
  * width and ends at the document's end. Any zoom or pan by the user leaves
@@ -40,6 +41,8 @@ void wick_timeline_view_zoom (WickTimelineView *self, double factor, double anch
 /* Pan by @dx pixels (positive moves later in time). */
 void wick_timeline_view_pan (WickTimelineView *self, double dx);
 void wick_timeline_view_zoom_to_fit (WickTimelineView *self);
+/* Selects @span and fits it in the view with a margin (double-click). */
+void wick_timeline_view_zoom_to_span (WickTimelineView *self, guint span);
 
 /* Search: spans whose name contains @text (case-insensitive); NULL or "" clears.
  * Returns the number of matches; next/previous select and reveal one. */

@@ -144,10 +144,10 @@ show_document_banners (WickWindow *self)
       const char *path = wick_document_get_path (self->document);
       g_autofree char *message = NULL;
       if (parse->line > 0)
-        message = g_strdup_printf (
-          _ ("%s, line %llu: %s%s%s. The records before it are shown."),
-          path ? path : "", (unsigned long long) parse->line, parse->message, parse->cause ? ": " : "",
-          parse->cause ? parse->cause : "");
+        message
+          = g_strdup_printf (_ ("%s, line %llu: %s%s%s. The records before it are shown."),
+                             path ? path : "", (unsigned long long)parse->line, parse->message,
+                             parse->cause ? ": " : "", parse->cause ? parse->cause : "");
       else
         message = g_strdup_printf (_ ("%s: %s%s%s. The records read are shown."), path ? path : "",
                                    parse->message, parse->cause ? ": " : "",
@@ -638,6 +638,44 @@ fill_recent (WickWindow *self)
 /* ---- construction ---- */
 
 static GtkWidget *
+zoom_button (const char *icon, const char *tooltip, const char *action)
+{
+  GtkWidget *button = gtk_button_new_from_icon_name (icon);
+  gtk_widget_set_tooltip_text (button, tooltip);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), action);
+  return button;
+}
+
+/* Zoom buttons and a one-line hint, so the mouse-only user finds them. */
+static GtkWidget *
+build_zoom_controls (void)
+{
+  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+  gtk_widget_add_css_class (bar, "wick-zoom-bar");
+  gtk_widget_set_halign (bar, GTK_ALIGN_START);
+  gtk_widget_set_valign (bar, GTK_ALIGN_END);
+  gtk_widget_set_margin_start (bar, 12);
+  gtk_widget_set_margin_bottom (bar, 12);
+  GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_add_css_class (buttons, "linked");
+  gtk_box_append (
+    GTK_BOX (buttons),
+    zoom_button ("zoom-out-symbolic", _ ("Zoom out (−, S, Ctrl+scroll)"), "win.zoom-out"));
+  gtk_box_append (GTK_BOX (buttons), zoom_button ("zoom-fit-best-symbolic",
+                                                  _ ("Show the whole trace (0)"), "win.zoom-fit"));
+  gtk_box_append (
+    GTK_BOX (buttons),
+    zoom_button ("zoom-in-symbolic", _ ("Zoom in (+, W, Ctrl+scroll)"), "win.zoom-in"));
+  gtk_box_append (GTK_BOX (bar), buttons);
+  GtkWidget *hint = gtk_label_new (
+    _ ("Drag to pan · Shift+drag selects a range · Double-click zooms to a span · Ctrl+F finds"));
+  gtk_widget_add_css_class (hint, "dim-label");
+  gtk_widget_add_css_class (hint, "caption");
+  gtk_box_append (GTK_BOX (bar), hint);
+  return bar;
+}
+
+static GtkWidget *
 build_timeline_page (WickWindow *self)
 {
   self->timeline = wick_timeline_view_new (self->selection);
@@ -654,6 +692,7 @@ build_timeline_page (WickWindow *self)
   gtk_widget_set_margin_bottom (self->follow_button, 18);
   gtk_widget_set_visible (self->follow_button, FALSE);
   gtk_overlay_add_overlay (GTK_OVERLAY (overlay), self->follow_button);
+  gtk_overlay_add_overlay (GTK_OVERLAY (overlay), build_zoom_controls ());
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   self->overview
     = wick_timeline_overview_new (WICK_TIMELINE_VIEW (self->timeline), self->selection);
@@ -826,7 +865,8 @@ on_search_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
 static void
 on_show_ops_changed (GSettings *settings, const char *key, WickWindow *self)
 {
-  wick_timeline_view_set_show_ops (WICK_TIMELINE_VIEW (self->timeline), g_settings_get_boolean (settings, key));
+  wick_timeline_view_set_show_ops (WICK_TIMELINE_VIEW (self->timeline),
+                                   g_settings_get_boolean (settings, key));
 }
 
 /* View options live in GSettings: the details pane's visibility and the op
@@ -837,10 +877,12 @@ bind_view_options (WickWindow *self)
   GSettings *settings = wick_settings_get ();
   if (settings == NULL)
     return;
-  g_settings_bind (settings, "show-details", self->details_button, "active", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "show-details", self->details_button, "active",
+                   G_SETTINGS_BIND_DEFAULT);
   g_autoptr (GAction) show_ops = g_settings_create_action (settings, "show-ops");
   g_action_map_add_action (G_ACTION_MAP (self), show_ops);
-  g_signal_connect_object (settings, "changed::show-ops", G_CALLBACK (on_show_ops_changed), self, 0);
+  g_signal_connect_object (settings, "changed::show-ops", G_CALLBACK (on_show_ops_changed), self,
+                           0);
   on_show_ops_changed (settings, "show-ops", self);
 }
 

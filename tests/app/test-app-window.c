@@ -230,6 +230,18 @@ test_zoom_pan (void)
   wick_selection_get_visible (selection, &s3, &e3);
   g_assert_cmpuint (s3, ==, s0);
   g_assert_cmpuint (e3, ==, e0);
+  /* Double-click on a span: it fills the view with a tenth of margin each side. */
+  WickDocument *doc = wick_window_get_document (window);
+  gint32 fwd = wick_document_find_span (doc, "s105");
+  const WickSpan *span = &wick_document_get_spans (doc, NULL)[fwd];
+  wick_timeline_view_zoom_to_span (timeline, fwd);
+  guint64 s4, e4;
+  wick_selection_get_visible (selection, &s4, &e4);
+  g_assert_cmpuint (s4, ==, span->start_ns - span->duration_ns / 10);
+  g_assert_cmpuint (e4, ==, span->start_ns + span->duration_ns + span->duration_ns / 10);
+  gint64 picked;
+  g_assert_cmpint (wick_selection_get_record (selection, &picked), ==, WICK_RECORD_SPAN);
+  g_assert_cmpint (picked, ==, fwd);
   /* Search highlights and steps through matches. */
   wick_window_search (window, "zero_grad");
   g_assert_cmpstr (wick_window_get_match_text (window), ==, "8 matches");
@@ -354,16 +366,19 @@ static void
 test_faulty_trace (void)
 {
   /* tools/make-example-trace.py --faults: five errors, coverage invalid. */
-  g_autofree char *path = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "faulty-trace.jsonl", NULL);
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "faulty-trace.jsonl", NULL);
   WickWindow *window = open_window (path);
   WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
   g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 5);
   g_assert_cmpuint (wick_health_page_get_n_warnings (health), ==, 0);
   WickCoveragePage *coverage = WICK_COVERAGE_PAGE (wick_window_get_view (window, "coverage"));
-  g_assert_cmpstr (wick_coverage_page_get_verdict_text (coverage), ==, "Gradient coverage: invalid");
+  g_assert_cmpstr (wick_coverage_page_get_verdict_text (coverage), ==,
+                   "Gradient coverage: invalid");
   /* The missing entry shows as not recorded under its family. */
   WickTable *table = wick_coverage_page_get_table (coverage);
-  g_autoptr (WickGradientReport) report = wick_gradient_report_new (wick_window_get_document (window));
+  g_autoptr (WickGradientReport) report
+    = wick_gradient_report_new (wick_window_get_document (window));
   guint not_recorded = 0, entries = 0;
   for (guint p = 0; p < wick_table_get_n_shown (table); p++)
     {

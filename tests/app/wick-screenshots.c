@@ -129,14 +129,17 @@ main (int argc, char **argv)
   WickWindow *faulty = wick_window_new (GTK_APPLICATION (app));
   gtk_window_set_default_size (GTK_WINDOW (faulty), 1400, 860);
   gtk_window_present (GTK_WINDOW (faulty));
-  g_autofree char *faulty_path = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "faulty-trace.jsonl", NULL);
+  g_autofree char *faulty_path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "faulty-trace.jsonl", NULL);
   g_autoptr (GFile) faulty_file = g_file_new_for_path (faulty_path);
   wick_window_load_file (faulty, faulty_file);
   while (g_strcmp0 (wick_window_get_state (faulty), "document") != 0)
     g_main_context_iteration (NULL, TRUE);
   wick_window_show_page (faulty, "health");
-  const WickHealthIssue *issues = wick_document_get_health (wick_window_get_document (faulty), NULL);
-  wick_selection_set_record (wick_window_get_selection (faulty), issues[1].record_type, issues[1].record_index);
+  const WickHealthIssue *issues
+    = wick_document_get_health (wick_window_get_document (faulty), NULL);
+  wick_selection_set_record (wick_window_get_selection (faulty), issues[1].record_type,
+                             issues[1].record_index);
   wick_window_show_page (faulty, "health");
   save_window (GTK_WIDGET (faulty), dir, "health.png");
   gtk_window_destroy (GTK_WINDOW (faulty));
