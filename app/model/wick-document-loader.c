@@ -141,7 +141,8 @@ read_chunk (int fd, char **buffer, const char *carry, gsize carry_len, GError **
   gsize filled = carry_len;
 
   *buffer = g_malloc (carry_len + CHUNK);
-  memcpy (*buffer, carry, carry_len);
+  if (carry_len > 0)
+    memcpy (*buffer, carry, carry_len);
   while (filled < carry_len + CHUNK)
     {
       gssize n = read (fd, *buffer + filled, carry_len + CHUNK - filled);

@@ -293,6 +293,98 @@ test_document_progress_and_cancel (void)
   g_rmdir (dir);
 }
 
+static WickDocument *
+feed_file (const char *path, gboolean extensions)
+{
+  g_autofree char *text = NULL;
+  gsize size;
+  WickDocument *doc = wick_document_new_with_extensions (extensions);
+  const char *p, *end;
+
+  g_assert_true (g_file_get_contents (path, &text, &size, NULL));
+  for (p = text, end = text + size; p < end;)
+    {
+      const char *nl = memchr (p, '\n', (gsize) (end - p));
+      const char *line_end = nl ? nl : end;
+      if (!wick_document_feed_line (doc, p, (gsize) (line_end - p), NULL))
+        break;
+      p = nl ? nl + 1 : end;
+    }
+  wick_document_finish (doc, NULL);
+  return doc;
+}
+
+static void
+assert_same_outcome (WickDocument *a, WickDocument *b)
+{
+  const WickParseError *ea = wick_document_get_parse_error (a);
+  const WickParseError *eb = wick_document_get_parse_error (b);
+  g_autofree char *ca = issue_codes (a, TRUE);
+  g_autofree char *cb = issue_codes (b, TRUE);
+
+  g_assert_cmpint (ea->failed, ==, eb->failed);
+  g_assert_cmpstr (ea->cause, ==, eb->cause);
+  g_assert_cmpuint (ea->line, ==, eb->line);
+  g_assert_cmpint (ea->record_index, ==, eb->record_index);
+  g_assert_cmpuint (wick_document_get_n_records (a), ==, wick_document_get_n_records (b));
+  g_assert_cmpuint (wick_document_get_n_lines (a), ==, wick_document_get_n_lines (b));
+  g_assert_cmpstr (ca, ==, cb);
+  g_assert_cmpint (wick_document_get_gradient_coverage (a), ==, wick_document_get_gradient_coverage (b));
+}
+
+static void
+test_document_loader_matches_feeding (void)
+{
+  static const char *const names[] = {
+    "valid-infer.jsonl", "truncated.jsonl", "crlf-blank.jsonl", "invalid-utf8.jsonl",
+    "with-extensions.jsonl", "train-contract.jsonl",
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    for (int extensions = 0; extensions < 2; extensions++)
+      {
+        g_autofree char *path = data_path (names[i]);
+        g_autoptr (WickDocument) loaded = wick_document_new_with_extensions (extensions);
+        g_autoptr (WickDocument) fed = feed_file (path, extensions);
+        g_test_message ("%s extensions=%d", names[i], extensions);
+        wick_document_load_file (loaded, path, NULL, NULL, NULL, NULL);
+        assert_same_outcome (loaded, fed);
+      }
+}
+
+static void
+test_document_loader_error_in_late_chunk (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-model-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "late.jsonl", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (GString) broken = NULL;
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (WickDocument) fed = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *message = NULL;
+  guint64 lines;
+
+  write_big_trace (path, 60000);
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  broken = g_string_new (text);
+  /* cut the file in the middle of the second-to-last line, as a crash does */
+  g_string_truncate (broken, broken->len - 80);
+  g_assert_true (g_file_set_contents (path, broken->str, (gssize) broken->len, NULL));
+  lines = 0;
+  for (gsize i = 0; i < broken->len; i++)
+    lines += broken->str[i] == '\n';
+
+  g_assert_false (wick_document_load_file (doc, path, NULL, NULL, NULL, &error));
+  message = g_strdup_printf ("parse trace JSONL line %" G_GUINT64_FORMAT " from %s", lines + 1, path);
+  g_assert_cmpstr (parse_message (doc), ==, message);
+  g_assert_cmpstr (parse_cause (doc), ==, "EOF while parsing a string");
+  fed = feed_file (path, FALSE);
+  assert_same_outcome (doc, fed);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -308,5 +400,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/document/live-feeding", test_document_live_feeding);
   g_test_add_func ("/model/document/live-unterminated-finish", test_document_live_unterminated_finish);
   g_test_add_func ("/model/document/progress-and-cancel", test_document_progress_and_cancel);
+  g_test_add_func ("/model/document/loader-matches-feeding", test_document_loader_matches_feeding);
+  g_test_add_func ("/model/document/loader-error-in-late-chunk", test_document_loader_error_in_late_chunk);
   return g_test_run ();
 }
