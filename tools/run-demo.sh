@@ -17,7 +17,7 @@ tools/install-deps.sh
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" >/dev/null
 fi
-meson compile -C "$build" -j "$(nproc)" >/dev/null
+meson compile -C "$build" -j "$(nproc)" app/ui/wick:executable backend/demo/wick-demo app/cli/wick-trace >/dev/null
 
 demo="$build/backend/demo/wick-demo"
 trace="$build/app/cli/wick-trace"
