@@ -616,3 +616,23 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
     draw_readout (self, cr, view);
   cairo_restore (cr);
 }
+
+gint64
+wick_memory_chart_event_at (WickMemoryChart *self, const WickMemoryViewport *view, double x,
+                            double y)
+{
+  for (guint d = 0; d < self->devices->len; d++)
+    {
+      cairo_rectangle_t panel;
+      wick_memory_chart_panel (self, view, d, &panel);
+      if (y < panel.y - 22 || y > panel.y + panel.height || x < panel.x
+          || x > panel.x + panel.width)
+        continue;
+      const WickMemorySeries *series = g_array_index (self->devices, ChartDevice, d).logical;
+      if (series == NULL)
+        return -1;
+      gint64 point = point_at (series, wick_memory_viewport_x_to_time (view, x));
+      return point < 0 ? -1 : (gint64)g_array_index (series->points, WickMemoryPoint, point).event;
+    }
+  return -1;
+}

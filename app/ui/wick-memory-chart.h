@@ -49,6 +49,10 @@ guint64 wick_memory_viewport_x_to_time (const WickMemoryViewport *view, double x
 /* The panel rectangle of device @i (plot area, without axis). */
 void wick_memory_chart_panel (WickMemoryChart *self, const WickMemoryViewport *view, guint i,
                               cairo_rectangle_t *rect);
+/* The memory event in effect at (x, y): the last one at or before the
+ * pointer's time on the device panel under it; -1 when none. */
+gint64 wick_memory_chart_event_at (WickMemoryChart *self, const WickMemoryViewport *view, double x,
+                                   double y);
 /* Bottom-to-top drawing order of the categories. */
 extern const guint wick_memory_stack_order[5];
 

@@ -155,6 +155,20 @@ on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickMemoryView *s
 }
 
 static void
+on_drag_end (GtkGestureDrag *gesture, double dx, double dy, WickMemoryView *self)
+{
+  if (self->drag_box || ABS (dx) >= 3 || ABS (dy) >= 3 || self->chart == NULL)
+    return;
+  double x0, y0;
+  gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
+  WickMemoryViewport view;
+  wick_memory_view_get_params (self, &view);
+  gint64 event = wick_memory_chart_event_at (self->chart, &view, x0, y0);
+  if (event >= 0)
+    wick_selection_set_record (self->selection, WICK_RECORD_MEMORY, event);
+}
+
+static void
 on_selection_changed (WickSelection *selection, guint what, WickMemoryView *self)
 {
   gtk_widget_queue_draw (GTK_WIDGET (self));
@@ -199,6 +213,7 @@ wick_memory_view_init (WickMemoryView *self)
   GtkGesture *drag = gtk_gesture_drag_new ();
   g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
   g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
   gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);

@@ -300,6 +300,18 @@ test_memory_categories (void)
         }
       cairo_surface_destroy (surface);
     }
+  /* Clicking the chart picks the memory event in effect there. */
+  WickMemoryViewport view = { .width = 1200, .height = 600, .hover_x = -1 };
+  wick_memory_chart_get_extent (chart, &view.start_ns, &view.end_ns);
+  cairo_rectangle_t panel;
+  wick_memory_chart_panel (chart, &view, 0, &panel);
+  double x = panel.x + panel.width / 2;
+  gint64 event = wick_memory_chart_event_at (chart, &view, x, panel.y + panel.height / 2);
+  g_assert_cmpint (event, >=, 0);
+  const WickMemoryEvent *events = wick_document_get_memory (document, NULL);
+  guint64 t = wick_memory_viewport_x_to_time (&view, x);
+  g_assert_cmpuint (events[event].timestamp_ns, <=, t);
+  g_assert_cmpint (wick_memory_chart_event_at (chart, &view, 5, 5), ==, -1);
 }
 
 static void
