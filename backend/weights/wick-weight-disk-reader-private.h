@@ -19,9 +19,9 @@
 #include "wick-safetensors-private.h"
 #include "wick-weight-backing-private.h"
 
-#define WICK_DISK_SLOTS 8
-#define WICK_DISK_READERS 4
-#define WICK_DISK_SLOT_BYTES (16u << 20)
+#define WICK_DISK_SLOTS 16
+#define WICK_DISK_READERS 8
+#define WICK_DISK_SLOT_BYTES (8u << 20)
 
 typedef struct
 {

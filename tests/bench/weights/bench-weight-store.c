@@ -103,6 +103,25 @@ baseline (void **params, size_t each, int n, int reps, double *h2d, double *d2h)
   free (device), free (up), free (down);
 }
 
+/* Seconds to reserve, create and map n allocations (what a restore pays
+ * before its copies), and to free them. */
+static double
+time_vmm_allocations (size_t each, int n)
+{
+  WickError error;
+  void **blocks = calloc ((size_t)n, sizeof *blocks);
+  struct timespec start, stop;
+  clock_gettime (CLOCK_MONOTONIC, &start);
+  for (int i = 0; i < n; i++)
+    if ((blocks[i] = wick_weight_alloc_device (each, &error)) == NULL)
+      die ("wick_weight_alloc_device", error.message);
+  clock_gettime (CLOCK_MONOTONIC, &stop);
+  for (int i = 0; i < n; i++)
+    wick_weight_free_device (blocks[i], &error);
+  free (blocks);
+  return (double)(stop.tv_sec - start.tv_sec) + (double)(stop.tv_nsec - start.tv_nsec) * 1e-9;
+}
+
 /* Runs the PyTorch baseline on the same file; negative if unavailable. */
 static double
 torch_load_seconds (const char *script, const char *path, int reps)
@@ -225,6 +244,7 @@ main (int argc, char **argv)
 
   double h2d, d2h;
   baseline (params, each, n, options.reps, &h2d, &d2h);
+  double vmm = time_vmm_allocations (each, n);
 
   char path[4096];
   snprintf (path, sizeof path, "%s/bench-weights-%d.safetensors", options.dir, (int)getpid ());
@@ -248,6 +268,8 @@ main (int argc, char **argv)
   printf ("  %-34s %8.2f GB/s\n", "baseline device -> pinned host", gb / d2h);
   printf ("  %-34s %8.2f GB/s  %5.1f%% of D2H  (cold %.2f GB/s)\n", "evict, RAM tier",
           gb / ram_evict.warm, 100 * d2h / ram_evict.warm, gb / ram_evict.cold);
+  printf ("  %-34s %8.2f GB/s  (%.1f ms)\n", "VMM reserve+create+map, no copy", gb / vmm,
+          vmm * 1e3);
   printf ("  %-34s %8.2f GB/s  %5.1f%% of H2D  (cold %.2f GB/s)\n", "restore, RAM tier",
           gb / ram_restore.warm, 100 * h2d / ram_restore.warm, gb / ram_restore.cold);
   printf ("  %-34s %8.2f GB/s  (%.1f ms)\n", "evict, disk tier", gb / disk_evict.warm,
