@@ -42,6 +42,68 @@ wick_table_row_get_index (WickTableRow *row)
   return row->index;
 }
 
+/* Rows 0..n-1 made on demand: a table of a million ops holds no million
+ * objects, only the ones on screen (and a sort's keys, when sorted). */
+#define WICK_TYPE_ROW_RANGE (wick_row_range_get_type ())
+G_DECLARE_FINAL_TYPE (WickRowRange, wick_row_range, WICK, ROW_RANGE, GObject)
+
+struct _WickRowRange
+{
+  GObject parent_instance;
+  guint n_rows;
+};
+
+static GType
+row_range_get_item_type (GListModel *list)
+{
+  return WICK_TYPE_TABLE_ROW;
+}
+
+static guint
+row_range_get_n_items (GListModel *list)
+{
+  return WICK_ROW_RANGE (list)->n_rows;
+}
+
+static gpointer
+row_range_get_item (GListModel *list, guint position)
+{
+  return position < WICK_ROW_RANGE (list)->n_rows ? row_new (0, position) : NULL;
+}
+
+static void
+row_range_list_model_init (GListModelInterface *iface)
+{
+  iface->get_item_type = row_range_get_item_type;
+  iface->get_n_items = row_range_get_n_items;
+  iface->get_item = row_range_get_item;
+}
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (WickRowRange, wick_row_range, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL, row_range_list_model_init))
+
+static void
+wick_row_range_class_init (WickRowRangeClass *klass)
+{
+}
+
+static void
+wick_row_range_init (WickRowRange *self)
+{
+}
+
+static void
+row_range_set (WickRowRange *self, guint n_rows)
+{
+  guint old = self->n_rows;
+  self->n_rows = n_rows;
+  if (old || n_rows)
+    g_list_model_items_changed (G_LIST_MODEL (self), 0, old, n_rows);
+}
+
+/* Above this many rows, sorting and filtering run in slices between frames. */
+#define INCREMENTAL_ROWS 20000
+
 typedef struct
 {
   WickTableTextFunc text;
@@ -54,7 +116,8 @@ struct _WickTable
   gpointer data;
   GtkWidget *scrolled;
   GtkColumnView *view;
-  GListStore *store;
+  GListStore *store;      /* tree mode: the root rows */
+  WickRowRange *range;    /* flat mode: rows 0..n-1 */
   GtkFilterListModel *filtered;
   GtkSortListModel *sorted;
   GtkSingleSelection *selection;
@@ -187,9 +250,9 @@ wick_table_new (gpointer data)
   self->data = data;
   self->columns = g_ptr_array_new_with_free_func (g_free);
   self->store = g_list_store_new (WICK_TYPE_TABLE_ROW);
+  self->range = g_object_new (WICK_TYPE_ROW_RANGE, NULL);
   self->filter = gtk_custom_filter_new (filter_row, self, NULL);
-  self->filtered = gtk_filter_list_model_new (G_LIST_MODEL (g_object_ref (self->store)),
-                                              GTK_FILTER (g_object_ref (self->filter)));
+  self->filtered = gtk_filter_list_model_new (G_LIST_MODEL (g_object_ref (self->range)), NULL);
   self->view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
   self->sorted = gtk_sort_list_model_new (G_LIST_MODEL (g_object_ref (self->filtered)),
                                           g_object_ref (gtk_column_view_get_sorter (self->view)));
@@ -222,6 +285,7 @@ wick_table_free (WickTable *self)
   g_object_unref (self->filtered);
   g_object_unref (self->filter);
   g_object_unref (self->store);
+  g_object_unref (self->range);
   g_ptr_array_unref (self->columns);
   g_free (self->needle);
   g_free (self);
@@ -304,12 +368,20 @@ wick_table_set_tree (WickTable *self, WickTableChildrenFunc children)
 void
 wick_table_set_rows (WickTable *self, guint n_rows)
 {
-  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
-  for (guint i = 0; i < n_rows; i++)
-    g_ptr_array_add (rows, row_new (0, i));
+  gboolean incremental = n_rows > INCREMENTAL_ROWS;
+  gtk_filter_list_model_set_incremental (self->filtered, incremental);
+  gtk_sort_list_model_set_incremental (self->sorted, incremental);
   self->quiet = TRUE;
-  g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
-                       rows->pdata, rows->len);
+  if (self->children == NULL)
+    row_range_set (self->range, n_rows);
+  else
+    {
+      g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
+      for (guint i = 0; i < n_rows; i++)
+        g_ptr_array_add (rows, row_new (0, i));
+      g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
+                           rows->pdata, rows->len);
+    }
   self->quiet = FALSE;
 }
 
@@ -319,7 +391,10 @@ wick_table_set_filter (WickTable *self, const char *text)
   g_clear_pointer (&self->needle, g_free);
   if (text && *text)
     self->needle = g_utf8_casefold (text, -1);
-  gtk_filter_changed (GTK_FILTER (self->filter), GTK_FILTER_CHANGE_DIFFERENT);
+  /* No filter at all without text: nothing to evaluate per row. */
+  gtk_filter_list_model_set_filter (self->filtered, self->needle ? GTK_FILTER (self->filter) : NULL);
+  if (self->needle)
+    gtk_filter_changed (GTK_FILTER (self->filter), GTK_FILTER_CHANGE_DIFFERENT);
 }
 
 void
