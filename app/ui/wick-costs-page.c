@@ -434,8 +434,37 @@ wick_costs_page_new (WickSelection *selection)
 void
 wick_costs_page_set_document (WickCostsPage *self, WickDocument *document)
 {
+  wick_costs_page_set_document_full (self, document, NULL);
+}
+
+static void
+show_costs (WickCostsPage *self)
+{
+  guint n_ops, n_tensors;
+  wick_document_get_ops (self->document, &n_ops);
+  wick_document_get_tensors (self->document, &n_tensors);
+  wick_table_set_rows (self->spans, self->costs->len);
+  wick_table_set_rows (self->ops, n_ops);
+  wick_table_set_rows (self->tensors, n_tensors);
+}
+
+void
+wick_costs_page_set_document_full (WickCostsPage *self, WickDocument *document, GArray *costs)
+{
   g_set_object (&self->document, document);
-  wick_costs_page_document_changed (self);
+  if (costs == NULL || document == NULL)
+    {
+      if (costs)
+        g_array_unref (costs);
+      wick_costs_page_document_changed (self);
+    }
+  else
+    {
+      wick_table_set_rows (self->spans, 0);
+      g_clear_pointer (&self->costs, g_array_unref);
+      self->costs = costs;
+      show_costs (self);
+    }
   wick_table_sort_by (self->spans, 2, TRUE);
 }
 
@@ -452,12 +481,7 @@ wick_costs_page_document_changed (WickCostsPage *self)
     }
   g_autoptr (WickSpanIndex) index = wick_span_index_new (self->document);
   self->costs = wick_span_costs_by_name (self->document, index);
-  guint n_ops, n_tensors;
-  wick_document_get_ops (self->document, &n_ops);
-  wick_document_get_tensors (self->document, &n_tensors);
-  wick_table_set_rows (self->spans, self->costs->len);
-  wick_table_set_rows (self->ops, n_ops);
-  wick_table_set_rows (self->tensors, n_tensors);
+  show_costs (self);
 }
 
 WickTable *

@@ -22,6 +22,9 @@ G_DECLARE_FINAL_TYPE (WickCostsPage, wick_costs_page, WICK, COSTS_PAGE, GtkWidge
 
 GtkWidget *wick_costs_page_new (WickSelection *selection);
 void wick_costs_page_set_document (WickCostsPage *self, WickDocument *document);
+/* Same, with the span costs (WickSpanCost, from wick_span_costs_by_name())
+ * already computed; takes ownership of @costs. */
+void wick_costs_page_set_document_full (WickCostsPage *self, WickDocument *document, GArray *costs);
 void wick_costs_page_document_changed (WickCostsPage *self);
 WickTable *wick_costs_page_get_table (WickCostsPage *self,
                                       const char *name); /* "spans", "ops", "tensors" */

@@ -231,8 +231,17 @@ wick_memory_view_new (WickSelection *selection)
 void
 wick_memory_view_set_document (WickMemoryView *self, WickDocument *document)
 {
+  wick_memory_view_set_document_full (self, document, NULL);
+}
+
+void
+wick_memory_view_set_document_full (WickMemoryView *self, WickDocument *document,
+                                    WickMemoryChart *chart)
+{
   g_set_object (&self->document, document);
-  self->dirty = TRUE;
+  g_clear_pointer (&self->chart, wick_memory_chart_free);
+  self->chart = chart;
+  self->dirty = chart == NULL;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 

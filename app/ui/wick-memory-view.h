@@ -19,6 +19,9 @@ G_DECLARE_FINAL_TYPE (WickMemoryView, wick_memory_view, WICK, MEMORY_VIEW, GtkWi
 
 GtkWidget *wick_memory_view_new (WickSelection *selection);
 void wick_memory_view_set_document (WickMemoryView *self, WickDocument *document);
+/* Same, with the chart already built for @document; takes ownership. */
+void wick_memory_view_set_document_full (WickMemoryView *self, WickDocument *document,
+                                         WickMemoryChart *chart);
 void wick_memory_view_document_changed (WickMemoryView *self);
 WickMemoryChart *wick_memory_view_get_chart (WickMemoryView *self);
 /* The chart's parameters for the current size and range. */

@@ -116,8 +116,8 @@ struct _WickTable
   gpointer data;
   GtkWidget *scrolled;
   GtkColumnView *view;
-  GListStore *store;      /* tree mode: the root rows */
-  WickRowRange *range;    /* flat mode: rows 0..n-1 */
+  GListStore *store;   /* tree mode: the root rows */
+  WickRowRange *range; /* flat mode: rows 0..n-1 */
   GtkFilterListModel *filtered;
   GtkSortListModel *sorted;
   GtkSingleSelection *selection;
@@ -392,7 +392,8 @@ wick_table_set_filter (WickTable *self, const char *text)
   if (text && *text)
     self->needle = g_utf8_casefold (text, -1);
   /* No filter at all without text: nothing to evaluate per row. */
-  gtk_filter_list_model_set_filter (self->filtered, self->needle ? GTK_FILTER (self->filter) : NULL);
+  gtk_filter_list_model_set_filter (self->filtered,
+                                    self->needle ? GTK_FILTER (self->filter) : NULL);
   if (self->needle)
     gtk_filter_changed (GTK_FILTER (self->filter), GTK_FILTER_CHANGE_DIFFERENT);
 }

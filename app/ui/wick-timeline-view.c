@@ -557,9 +557,19 @@ wick_timeline_view_new (WickSelection *selection)
 void
 wick_timeline_view_set_document (WickTimelineView *self, WickDocument *document)
 {
+  wick_timeline_view_set_document_full (self, document, NULL);
+}
+
+void
+wick_timeline_view_set_document_full (WickTimelineView *self, WickDocument *document,
+                                      WickTimelineScene *scene)
+{
   g_return_if_fail (WICK_IS_TIMELINE_VIEW (self));
+  g_return_if_fail (scene == NULL || wick_timeline_scene_get_document (scene) == document);
   g_set_object (&self->document, document);
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
+  self->scene = scene;
+  self->scene_dirty = FALSE;
   g_clear_pointer (&self->matches, g_free);
   g_clear_pointer (&self->match_list, g_array_unref);
   self->scroll_y = 0;

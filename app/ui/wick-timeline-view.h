@@ -30,6 +30,10 @@ G_DECLARE_FINAL_TYPE (WickTimelineView, wick_timeline_view, WICK, TIMELINE_VIEW,
 GtkWidget *wick_timeline_view_new (WickSelection *selection);
 
 void wick_timeline_view_set_document (WickTimelineView *self, WickDocument *document);
+/* Same, with a scene already built for @document (e.g. on the loader's
+ * thread); takes ownership of @scene, which may be NULL. */
+void wick_timeline_view_set_document_full (WickTimelineView *self, WickDocument *document,
+                                           WickTimelineScene *scene);
 /* The document grew: rebuild the scene before the next frame. */
 void wick_timeline_view_document_changed (WickTimelineView *self);
 /* The scene drawn now (after a change it may lag the document by one

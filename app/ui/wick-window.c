@@ -12,6 +12,7 @@
 #include "wick-details-pane.h"
 #include "wick-health-page.h"
 #include "wick-memory-view.h"
+#include "model/wick-span-costs.h"
 #include "wick-render.h"
 #include "wick-settings.h"
 #include "wick-timeline-overview.h"
@@ -72,14 +73,51 @@ static void update_actions (WickWindow *self);
 
 /* ---- document ---- */
 
-static void
-views_set_document (WickWindow *self, WickDocument *document)
+/* What the views derive from a document, built on the loader's thread so
+ * that a large trace does not freeze the window after loading either. */
+typedef struct
 {
-  wick_timeline_view_set_document (WICK_TIMELINE_VIEW (self->timeline), document);
-  wick_memory_view_set_document (WICK_MEMORY_VIEW (self->memory), document);
+  WickTimelineScene *scene;
+  WickMemoryChart *chart;
+  GArray *costs;
+} Derived;
+
+static void
+derived_clear (Derived *derived)
+{
+  g_clear_pointer (&derived->scene, wick_timeline_scene_free);
+  g_clear_pointer (&derived->chart, wick_memory_chart_free);
+  g_clear_pointer (&derived->costs, g_array_unref);
+}
+
+static void
+derived_build (Derived *derived, WickDocument *document, GCancellable *cancellable)
+{
+  if (!g_cancellable_is_cancelled (cancellable))
+    derived->scene = wick_timeline_scene_new (document);
+  if (!g_cancellable_is_cancelled (cancellable))
+    derived->chart = wick_memory_chart_new (document);
+  if (!g_cancellable_is_cancelled (cancellable))
+    {
+      g_autoptr (WickSpanIndex) index = wick_span_index_new (document);
+      derived->costs = wick_span_costs_by_name (document, index);
+    }
+}
+
+static void
+views_set_document (WickWindow *self, WickDocument *document, Derived *derived)
+{
+  Derived none = { 0 };
+  if (derived == NULL)
+    derived = &none;
+  wick_timeline_view_set_document_full (WICK_TIMELINE_VIEW (self->timeline), document,
+                                        g_steal_pointer (&derived->scene));
+  wick_memory_view_set_document_full (WICK_MEMORY_VIEW (self->memory), document,
+                                      g_steal_pointer (&derived->chart));
   wick_coverage_page_set_document (WICK_COVERAGE_PAGE (self->coverage), document);
   wick_health_page_set_document (WICK_HEALTH_PAGE (self->health), document);
-  wick_costs_page_set_document (WICK_COSTS_PAGE (self->costs), document);
+  wick_costs_page_set_document_full (WICK_COSTS_PAGE (self->costs), document,
+                                     g_steal_pointer (&derived->costs));
   wick_details_pane_set_document (WICK_DETAILS_PANE (self->details), document);
 }
 
@@ -170,17 +208,25 @@ show_document_banners (WickWindow *self)
     }
 }
 
+static void set_document_derived (WickWindow *self, WickDocument *document, Derived *derived);
+
 void
 wick_window_set_document (WickWindow *self, WickDocument *document)
 {
   g_return_if_fail (WICK_IS_WINDOW (self));
+  set_document_derived (self, document, NULL);
+}
+
+static void
+set_document_derived (WickWindow *self, WickDocument *document, Derived *derived)
+{
   if (self->document && self->changed_handler)
     g_signal_handler_disconnect (self->document, self->changed_handler);
   self->changed_handler = 0;
   g_set_object (&self->document, document);
   wick_selection_set_record (self->selection, WICK_RECORD_NONE, -1);
   wick_selection_set_range (self->selection, 0, 0);
-  views_set_document (self, document);
+  views_set_document (self, document, derived);
   if (document && g_signal_lookup ("changed", G_OBJECT_TYPE (document)))
     self->changed_handler
       = g_signal_connect (document, "changed", G_CALLBACK (on_document_changed), self);
@@ -220,14 +266,15 @@ typedef struct
   char *path;
   WickDocument *document;
   GError *error;
-  WickWindow *window; /* weak: only its atomic counter is touched from the thread */
-  gint *permille;
+  gint *permille; /* the window's atomic progress counter */
+  Derived derived;
 } LoadJob;
 
 static void
 load_job_free (LoadJob *job)
 {
   g_free (job->path);
+  derived_clear (&job->derived);
   g_clear_object (&job->document);
   g_clear_error (&job->error);
   g_free (job);
@@ -246,6 +293,9 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   LoadJob *job = task_data;
   job->document = wick_document_new_with_extensions (TRUE);
   wick_document_load_file (job->document, job->path, cancellable, on_progress, job, &job->error);
+  const WickParseError *parse = wick_document_get_parse_error (job->document);
+  if (job->error == NULL || (parse && parse->failed))
+    derived_build (&job->derived, job->document, cancellable);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -300,7 +350,7 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   add_recent (self, job->path);
-  wick_window_set_document (self, job->document);
+  set_document_derived (self, job->document, &job->derived);
 }
 
 void
