@@ -60,7 +60,8 @@ is_extension_rejection (const CheckResult *r)
 {
   const WickParseError *pe = wick_document_get_parse_error (r->document);
 
-  return !r->io_error && pe->cause != NULL && g_str_has_prefix (pe->cause, "unknown variant `wick_");
+  return !r->io_error && pe->cause != NULL
+         && g_str_has_prefix (pe->cause, "unknown variant `wick_");
 }
 
 static void
@@ -95,7 +96,7 @@ print_json (const CheckResult *r)
           if (pe->line > 0)
             {
               json_builder_set_member_name (b, "line");
-              json_builder_add_int_value (b, (gint64) pe->line);
+              json_builder_add_int_value (b, (gint64)pe->line);
             }
           if (pe->record_index >= 0)
             {
@@ -128,8 +129,8 @@ print_json (const CheckResult *r)
     }
   json_builder_end_array (b);
   json_builder_set_member_name (b, "gradient_coverage");
-  json_builder_add_string_value (b, wick_coverage_verdict_to_string (
-                                        ok ? wick_document_get_gradient_coverage (r->document)
+  json_builder_add_string_value (
+    b, wick_coverage_verdict_to_string (ok ? wick_document_get_gradient_coverage (r->document)
                                            : WICK_COVERAGE_VERDICT_UNAVAILABLE));
   json_builder_end_object (b);
 

@@ -105,7 +105,8 @@ convert_strict (const char *in, const char *out_path)
       g_unlink (out_path);
       return pe->failed ? WICK_TRACE_EXIT_PARSE : WICK_TRACE_EXIT_USAGE;
     }
-  fprintf (stderr, "wrote %" G_GUINT64_FORMAT " records to %s, dropped %" G_GUINT64_FORMAT
+  fprintf (stderr,
+           "wrote %" G_GUINT64_FORMAT " records to %s, dropped %" G_GUINT64_FORMAT
            " Wick extension records\n",
            written, out_path, dropped);
   if (!wick_document_finish (doc, &error))
@@ -119,13 +120,22 @@ convert_strict (const char *in, const char *out_path)
 
 /* ---- Chrome trace-event JSON ------------------------------------------ */
 
-enum { PID_HOST = 1, PID_DEVICE = 2 };
-enum { TID_SPANS = 1, TID_OPS = 2, TID_WICK = 3 };
+enum
+{
+  PID_HOST = 1,
+  PID_DEVICE = 2
+};
+enum
+{
+  TID_SPANS = 1,
+  TID_OPS = 2,
+  TID_WICK = 3
+};
 
 static void
 append_us (GString *out, guint64 ns)
 {
-  g_string_append_printf (out, "%" G_GUINT64_FORMAT ".%03u", ns / 1000, (guint) (ns % 1000));
+  g_string_append_printf (out, "%" G_GUINT64_FORMAT ".%03u", ns / 1000, (guint)(ns % 1000));
 }
 
 static void
@@ -146,8 +156,8 @@ static void
 metadata (GString *out, gboolean *first, const char *what, int pid, int tid, const char *name)
 {
   begin_event (out, first);
-  g_string_append_printf (out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
-                          what, pid, tid);
+  g_string_append_printf (
+    out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what, pid, tid);
   wick_json_append_string (out, name, strlen (name));
   g_string_append (out, "}}");
 }
@@ -169,7 +179,8 @@ chrome_spans (GString *out, gboolean *first, WickDocument *doc)
       begin_event (out, first);
       g_string_append (out, "{\"name\":");
       append_str (out, doc, s->name);
-      g_string_append_printf (out, ",\"cat\":\"span,%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
+      g_string_append_printf (out,
+                              ",\"cat\":\"span,%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
                               kinds[MIN (s->kind, 2)], PID_HOST, TID_SPANS);
       append_us (out, s->start_ns);
       g_string_append (out, ",\"dur\":");
@@ -202,8 +213,8 @@ chrome_ops (GString *out, gboolean *first, WickDocument *doc)
       begin_event (out, first);
       g_string_append (out, "{\"name\":");
       append_str (out, doc, ops[i].op_name);
-      g_string_append_printf (out, ",\"cat\":\"op\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
-                              PID_HOST, TID_OPS);
+      g_string_append_printf (
+        out, ",\"cat\":\"op\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", PID_HOST, TID_OPS);
       append_us (out, ops[i].timestamp_ns);
       g_string_append (out, ",\"dur\":");
       append_us (out, ops[i].duration_ns);
@@ -225,20 +236,21 @@ chrome_device_intervals (GString *out, gboolean *first, WickDocument *doc)
 
   for (guint i = 0; i < n; i++)
     {
-      g_autofree char *track = g_strdup_printf ("%s stream %s", wick_document_str (doc, d[i].device),
-                                                wick_document_str (doc, d[i].stream_id));
+      g_autofree char *track
+        = g_strdup_printf ("%s stream %s", wick_document_str (doc, d[i].device),
+                           wick_document_str (doc, d[i].stream_id));
       guint tid = GPOINTER_TO_UINT (g_hash_table_lookup (tracks, track));
       if (tid == 0)
         {
           tid = g_hash_table_size (tracks) + 1;
-          metadata (out, first, "thread_name", PID_DEVICE, (int) tid, track);
+          metadata (out, first, "thread_name", PID_DEVICE, (int)tid, track);
           g_hash_table_insert (tracks, g_strdup (track), GUINT_TO_POINTER (tid));
         }
       begin_event (out, first);
       g_string_append (out, "{\"name\":");
       append_str (out, doc, d[i].span_id);
-      g_string_append_printf (out, ",\"cat\":\"device\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":",
-                              PID_DEVICE, tid);
+      g_string_append_printf (
+        out, ",\"cat\":\"device\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":", PID_DEVICE, tid);
       append_us (out, d[i].start_ns);
       g_string_append (out, ",\"dur\":");
       append_us (out, d[i].duration_ns);
@@ -282,9 +294,9 @@ chrome_memory (GString *out, gboolean *first, WickDocument *doc)
           {
             const WickSamplePoint *pt = &g_array_index (s->series[k], WickSamplePoint, p);
             begin_event (out, first);
-            g_string_append_printf (out, "{\"name\":\"device memory %s %s\",\"ph\":\"C\",\"pid\":%d,\"ts\":",
-                                    wick_document_str (doc, s->device),
-                                    wick_device_series_to_string (k), PID_DEVICE);
+            g_string_append_printf (
+              out, "{\"name\":\"device memory %s %s\",\"ph\":\"C\",\"pid\":%d,\"ts\":",
+              wick_document_str (doc, s->device), wick_device_series_to_string (k), PID_DEVICE);
             append_us (out, pt->t_ns);
             g_string_append_printf (out, ",\"args\":{\"bytes\":%" G_GUINT64_FORMAT "}}", pt->value);
           }
@@ -302,8 +314,9 @@ chrome_extensions (GString *out, gboolean *first, WickDocument *doc)
       begin_event (out, first);
       g_string_append (out, "{\"name\":");
       append_str (out, doc, records[i].kind);
-      g_string_append_printf (out, ",\"cat\":\"wick\",\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":%d,\"ts\":",
-                              PID_HOST, TID_WICK);
+      g_string_append_printf (
+        out, ",\"cat\":\"wick\",\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":%d,\"ts\":", PID_HOST,
+        TID_WICK);
       append_us (out, records[i].timestamp_ns);
       g_string_append_printf (out, ",\"args\":{\"line\":%u}}", records[i].line);
     }
@@ -340,7 +353,7 @@ convert_chrome (const char *in, const char *out_path)
   chrome_memory (out, &first, doc);
   chrome_extensions (out, &first, doc);
   g_string_append (out, "\n]}\n");
-  if (!g_file_set_contents (out_path, out->str, (gssize) out->len, &error))
+  if (!g_file_set_contents (out_path, out->str, (gssize)out->len, &error))
     {
       fprintf (stderr, "wick-trace convert: %s\n", error->message);
       return WICK_TRACE_EXIT_USAGE;

@@ -47,13 +47,15 @@ print_identity (WickDocument *doc)
           wick_document_str (doc, meta->correlation_id));
   printf ("entrypoint:  %s, phase %s, step %" G_GUINT64_FORMAT " after %" G_GUINT64_FORMAT
           " warm-up, device %s, timing %s\n",
-          wick_document_str (doc, meta->entrypoint), meta->phase == WICK_PHASE_TRAIN ? "train" : "infer",
-          meta->capture_step, meta->warmup_steps, wick_document_str (doc, meta->device),
+          wick_document_str (doc, meta->entrypoint),
+          meta->phase == WICK_PHASE_TRAIN ? "train" : "infer", meta->capture_step,
+          meta->warmup_steps, wick_document_str (doc, meta->device),
           meta->timing_mode == WICK_TIMING_HOST ? "host" : "device_synchronized");
   if (!wick_document_has_terminal (doc))
     printf ("outcome:     no terminal record\n");
   else if (wick_document_get_capture_complete (doc))
-    printf ("outcome:     complete at %" G_GUINT64_FORMAT " ns\n", wick_document_get_terminal_ns (doc));
+    printf ("outcome:     complete at %" G_GUINT64_FORMAT " ns\n",
+            wick_document_get_terminal_ns (doc));
   else
     printf ("outcome:     failed at %" G_GUINT64_FORMAT " ns: %s\n",
             wick_document_get_terminal_ns (doc), wick_document_get_terminal_reason (doc));
@@ -62,12 +64,22 @@ print_identity (WickDocument *doc)
 static void
 print_counts (WickDocument *doc)
 {
-  static const struct { WickRecordType type; const char *name; } kinds[] = {
-    { WICK_RECORD_META, "meta" }, { WICK_RECORD_SPAN, "span" }, { WICK_RECORD_OP, "op" },
-    { WICK_RECORD_TENSOR, "tensor" }, { WICK_RECORD_TENSOR_STATS, "tensor_stats" },
-    { WICK_RECORD_MEMORY, "memory" }, { WICK_RECORD_DEVICE_MEMORY, "device_memory" },
-    { WICK_RECORD_DEVICE_INTERVAL, "device_interval" }, { WICK_RECORD_GRADIENT, "gradient" },
-    { WICK_RECORD_EDGE, "edge" }, { WICK_RECORD_TERMINAL, "terminal" },
+  static const struct
+  {
+    WickRecordType type;
+    const char *name;
+  } kinds[] = {
+    { WICK_RECORD_META, "meta" },
+    { WICK_RECORD_SPAN, "span" },
+    { WICK_RECORD_OP, "op" },
+    { WICK_RECORD_TENSOR, "tensor" },
+    { WICK_RECORD_TENSOR_STATS, "tensor_stats" },
+    { WICK_RECORD_MEMORY, "memory" },
+    { WICK_RECORD_DEVICE_MEMORY, "device_memory" },
+    { WICK_RECORD_DEVICE_INTERVAL, "device_interval" },
+    { WICK_RECORD_GRADIENT, "gradient" },
+    { WICK_RECORD_EDGE, "edge" },
+    { WICK_RECORD_TERMINAL, "terminal" },
     { WICK_RECORD_EXTENSION, "wick_* (extension)" },
   };
 
@@ -90,7 +102,7 @@ print_measured (WickDocument *doc)
   for (guint i = 0; i < n; i++)
     if (spans[i].flags & WICK_SPAN_FLAG_MEASURED)
       {
-        format_ns (text, sizeof text, (double) spans[i].duration_ns);
+        format_ns (text, sizeof text, (double)spans[i].duration_ns);
         printf ("\nmeasured region: %s (span %s) %s%s\n", wick_document_str (doc, spans[i].name),
                 wick_document_str (doc, spans[i].id), text,
                 spans[i].flags & WICK_SPAN_FLAG_CLOSED ? "" : " (open)");
@@ -111,10 +123,10 @@ print_top_spans (WickDocument *doc)
     {
       const WickSpanCost *c = &g_array_index (costs, WickSpanCost, i);
       char total[32], self[32], mean[32], max[32];
-      format_ns (total, sizeof total, (double) c->total_ns);
-      format_ns (self, sizeof self, (double) c->self_ns);
+      format_ns (total, sizeof total, (double)c->total_ns);
+      format_ns (self, sizeof self, (double)c->self_ns);
       format_ns (mean, sizeof mean, c->mean_ns);
-      format_ns (max, sizeof max, (double) c->max_ns);
+      format_ns (max, sizeof max, (double)c->max_ns);
       printf ("  %-32s %8" G_GUINT64_FORMAT " %12s %12s %12s %12s\n",
               wick_document_str (doc, c->name), c->count, total, self, mean, max);
     }

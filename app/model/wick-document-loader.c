@@ -27,13 +27,13 @@
 
 typedef struct
 {
-  guint8 kind;           /* WickRecordKind */
+  guint8 kind; /* WickRecordKind */
   guint8 edge_kind;
-  guint64 line;          /* 1-based physical line */
-  const char *text;      /* the trimmed line, in the batch's buffer */
+  guint64 line;     /* 1-based physical line */
+  const char *text; /* the trimmed line, in the batch's buffer */
   gsize len;
-  guint32 values;        /* index of its first value in the batch's values */
-  const char *ext_kind;  /* extension records */
+  guint32 values;       /* index of its first value in the batch's values */
+  const char *ext_kind; /* extension records */
   gsize ext_kind_len;
   guint64 ext_timestamp;
 } LoadedRecord;
@@ -41,13 +41,13 @@ typedef struct
 typedef struct
 {
   char *buffer;
-  GArray *records;       /* LoadedRecord */
-  GArray *values;        /* WickValue */
+  GArray *records; /* LoadedRecord */
+  GArray *values;  /* WickValue */
   GStringChunk *strings;
-  guint64 last_line;     /* physical lines read through this batch */
-  guint64 bytes;         /* file bytes consumed through this batch */
-  gboolean end;          /* no batch follows */
-  char *decode_verb;     /* "parse"/"read" on a decode error */
+  guint64 last_line; /* physical lines read through this batch */
+  guint64 bytes;     /* file bytes consumed through this batch */
+  gboolean end;      /* no batch follows */
+  char *decode_verb; /* "parse"/"read" on a decode error */
   char *decode_cause;
   guint64 error_line;
   GError *io_error;
@@ -57,8 +57,8 @@ typedef struct
 {
   int fd;
   gboolean extensions;
-  GAsyncQueue *batches;  /* reader -> committer */
-  GAsyncQueue *tokens;   /* committer -> reader: permission to make a batch */
+  GAsyncQueue *batches; /* reader -> committer */
+  GAsyncQueue *tokens;  /* committer -> reader: permission to make a batch */
   gint stop;
 } Loader;
 
@@ -113,7 +113,7 @@ decode_line (WickTraceDecoder *decoder, GString *cause, LoadBatch *batch, guint6
       batch->error_line = line_number;
       return FALSE;
     }
-  record.kind = (guint8) kind;
+  record.kind = (guint8)kind;
   record.line = line_number;
   record.text = line;
   record.len = length;
@@ -121,13 +121,13 @@ decode_line (WickTraceDecoder *decoder, GString *cause, LoadBatch *batch, guint6
     {
       gsize ext_len;
       const char *ext = wick_trace_decoder_extension_kind (decoder, &ext_len);
-      record.ext_kind = g_string_chunk_insert_len (batch->strings, ext, (gssize) ext_len);
+      record.ext_kind = g_string_chunk_insert_len (batch->strings, ext, (gssize)ext_len);
       record.ext_kind_len = ext_len;
       record.ext_timestamp = wick_trace_decoder_extension_timestamp (decoder);
     }
   else
     {
-      record.edge_kind = (guint8) wick_trace_decoder_edge_kind (decoder);
+      record.edge_kind = (guint8)wick_trace_decoder_edge_kind (decoder);
       record.values = wick_trace_decoder_export (decoder, batch->values, batch->strings);
     }
   g_array_append_val (batch->records, record);
@@ -157,9 +157,9 @@ read_chunk (int fd, char **buffer, const char *carry, gsize carry_len, GError **
         }
       if (n == 0)
         break;
-      filled += (gsize) n;
+      filled += (gsize)n;
     }
-  return (gssize) filled;
+  return (gssize)filled;
 }
 
 static gpointer
@@ -191,23 +191,23 @@ reader_thread (gpointer data)
           g_async_queue_push (loader->batches, batch);
           break;
         }
-      at_eof = (gsize) filled < carry_len + CHUNK;
+      at_eof = (gsize)filled < carry_len + CHUNK;
       p = batch->buffer;
       end = batch->buffer + filled;
-      while (!done && (nl = memchr (p, '\n', (gsize) (end - p))) != NULL)
+      while (!done && (nl = memchr (p, '\n', (gsize)(end - p))) != NULL)
         {
-          done = !decode_line (decoder, cause, batch, ++line_number, p, (gsize) (nl - p));
-          bytes += (gsize) (nl + 1 - p);
+          done = !decode_line (decoder, cause, batch, ++line_number, p, (gsize)(nl - p));
+          bytes += (gsize)(nl + 1 - p);
           p = nl + 1;
         }
       if (!done && at_eof && p < end)
         {
-          done = !decode_line (decoder, cause, batch, ++line_number, p, (gsize) (end - p));
-          bytes += (gsize) (end - p);
+          done = !decode_line (decoder, cause, batch, ++line_number, p, (gsize)(end - p));
+          bytes += (gsize)(end - p);
           p = end;
         }
       g_free (carry);
-      carry_len = done ? 0 : (gsize) (end - p);
+      carry_len = done ? 0 : (gsize)(end - p);
       carry = g_memdup2 (p, carry_len);
       done |= at_eof;
       batch->last_line = line_number;
@@ -221,8 +221,8 @@ reader_thread (gpointer data)
 static void
 commit_batch (WickDocument *self, LoadBatch *batch)
 {
-  const LoadedRecord *records = (const LoadedRecord *) (gpointer) batch->records->data;
-  const WickValue *values = (const WickValue *) (gpointer) batch->values->data;
+  const LoadedRecord *records = (const LoadedRecord *)(gpointer)batch->records->data;
+  const WickValue *values = (const WickValue *)(gpointer)batch->values->data;
 
   for (guint i = 0; i < batch->records->len; i++)
     {
@@ -278,7 +278,7 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
       return FALSE;
     }
   if (fstat (loader.fd, &st) == 0)
-    total = (guint64) st.st_size;
+    total = (guint64)st.st_size;
 #ifdef POSIX_FADV_SEQUENTIAL
   posix_fadvise (loader.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -307,10 +307,11 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
       else if (batch->decode_verb != NULL)
         {
           self->n_lines = batch->error_line;
-          ok = wick_document_set_decode_error (self, batch->decode_verb, batch->decode_cause, error);
+          ok
+            = wick_document_set_decode_error (self, batch->decode_verb, batch->decode_cause, error);
         }
       if (ok && progress != NULL && total > 0)
-        progress (MIN (1.0, (double) batch->bytes / (double) total), user_data);
+        progress (MIN (1.0, (double)batch->bytes / (double)total), user_data);
       load_batch_free (batch);
       g_async_queue_push (loader.tokens, GINT_TO_POINTER (1));
       if (ok && !end && g_cancellable_set_error_if_cancelled (cancellable, error))

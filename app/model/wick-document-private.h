@@ -12,7 +12,7 @@ G_BEGIN_DECLS
 /* WickStr -> index, open addressing. */
 typedef struct
 {
-  guint32 *keys;   /* 0 = empty */
+  guint32 *keys; /* 0 = empty */
   guint32 *values;
   gsize n_slots;
   gsize n_items;
@@ -24,7 +24,10 @@ void wick_id_map_clear (WickIdMap *map);
 guint32 wick_id_map_insert (WickIdMap *map, guint32 key, guint32 value);
 gint64 wick_id_map_lookup (const WickIdMap *map, guint32 key);
 
-enum { WICK_N_RECORD_TYPES = WICK_RECORD_EXTENSION + 1 };
+enum
+{
+  WICK_N_RECORD_TYPES = WICK_RECORD_EXTENSION + 1
+};
 
 struct _WickDocument
 {
@@ -35,14 +38,14 @@ struct _WickDocument
   WickStringPool *pool;
 
   GArray *spans, *ops, *tensors, *tensor_stats, *memory, *device_memory, *device_intervals,
-      *gradients, *edges, *extension_records;
-  GArray *u64_pool;     /* guint64: shapes */
-  GArray *str_list;     /* WickStr: op inputs, labels, tags */
+    *gradients, *edges, *extension_records;
+  GArray *u64_pool; /* guint64: shapes */
+  GArray *str_list; /* WickStr: op inputs, labels, tags */
 
   WickTraceMeta meta;
   char *meta_json;
   gboolean has_terminal;
-  guint8 outcome;       /* WICK_OUTCOME_* */
+  guint8 outcome; /* WICK_OUTCOME_* */
   guint64 terminal_ns;
   WickStr terminal_reason;
 
@@ -53,21 +56,21 @@ struct _WickDocument
   guint64 counts[WICK_N_RECORD_TYPES];
   WickIdMap span_ids;
 
-  char *stream_error;   /* first §4 violation, applied at finish */
+  char *stream_error; /* first §4 violation, applied at finish */
   gint64 stream_error_index;
   WickParseError parse_error;
   gboolean decode_failed;
   gboolean finished;
   WickTraceDecoder *decoder;
   GString *cause;
-  const WickValue *values_base;     /* values of the record being committed */
+  const WickValue *values_base; /* values of the record being committed */
   guint edge_kind;
-  const WickValue *record_values;   /* the record being committed */
+  const WickValue *record_values; /* the record being committed */
   guint n_record_values;
-  guint64 record_hashes[32];        /* string hashes of its top-level fields */
+  guint64 record_hashes[32]; /* string hashes of its top-level fields */
 
   /* analysis */
-  GArray *health;       /* WickHealthIssue */
+  GArray *health; /* WickHealthIssue */
   guint32 *spans_by_id;
   guint n_spans_by_id;
   gboolean analysed;
@@ -102,7 +105,7 @@ static inline gboolean
 wick_document_str_is_blank (WickDocument *self, WickStr str)
 {
   return wick_rust_is_blank (wick_string_pool_get (self->pool, str),
-                                 wick_string_pool_get_len (self->pool, str));
+                             wick_string_pool_get_len (self->pool, str));
 }
 
 G_END_DECLS

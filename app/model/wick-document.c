@@ -18,8 +18,17 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { PROP_0, PROP_EXTENSIONS, N_PROPS };
-enum { SIGNAL_CHANGED, N_SIGNALS };
+enum
+{
+  PROP_0,
+  PROP_EXTENSIONS,
+  N_PROPS
+};
+enum
+{
+  SIGNAL_CHANGED,
+  N_SIGNALS
+};
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
@@ -48,8 +57,8 @@ wick_id_map_clear (WickIdMap *map)
 static inline gsize
 id_hash (guint32 key)
 {
-  guint64 h = (guint64) key * 0x9E3779B97F4A7C15ull;
-  return (gsize) (h >> 20);
+  guint64 h = (guint64)key * 0x9E3779B97F4A7C15ull;
+  return (gsize)(h >> 20);
 }
 
 static void
@@ -153,25 +162,28 @@ wick_document_get_property (GObject *object, guint prop_id, GValue *value, GPara
 
   switch (prop_id)
     {
-    case PROP_EXTENSIONS: g_value_set_boolean (value, self->extensions); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      case PROP_EXTENSIONS:
+        g_value_set_boolean (value, self->extensions);
+        break;
+      default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
 static void
-wick_document_set_property (GObject *object, guint prop_id, const GValue *value,
-                            GParamSpec *pspec)
+wick_document_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
   WickDocument *self = WICK_DOCUMENT (object);
 
   switch (prop_id)
     {
-    case PROP_EXTENSIONS:
-      self->extensions = g_value_get_boolean (value);
-      wick_trace_decoder_free (self->decoder);
-      self->decoder = wick_trace_decoder_new (self->extensions);
-      break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      case PROP_EXTENSIONS:
+        self->extensions = g_value_get_boolean (value);
+        wick_trace_decoder_free (self->decoder);
+        self->decoder = wick_trace_decoder_new (self->extensions);
+        break;
+      default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
@@ -184,8 +196,8 @@ wick_document_class_init (WickDocumentClass *klass)
   object_class->get_property = wick_document_get_property;
   object_class->set_property = wick_document_set_property;
 
-  properties[PROP_EXTENSIONS] =
-      g_param_spec_boolean ("extensions", NULL, NULL, FALSE,
+  properties[PROP_EXTENSIONS]
+    = g_param_spec_boolean ("extensions", NULL, NULL, FALSE,
                             G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -247,7 +259,7 @@ wick_document_get_first_extension_line (WickDocument *self)
 static WickStr
 intern_value (WickDocument *self, const WickValue *value)
 {
-  gsize index = (gsize) (value - self->record_values);
+  gsize index = (gsize)(value - self->record_values);
 
   if (!value->set)
     return 0;
@@ -262,8 +274,7 @@ intern_value (WickDocument *self, const WickValue *value)
 static void
 prefetch_strings (WickDocument *self, WickRecordKind kind, const WickValue *v)
 {
-  const WickRecordSchema *schema =
-      wick_trace_record_schema (kind, self->edge_kind);
+  const WickRecordSchema *schema = wick_trace_record_schema (kind, self->edge_kind);
 
   self->record_values = v;
   self->n_record_values = MIN (schema->n_fields, G_N_ELEMENTS (self->record_hashes));
@@ -308,7 +319,7 @@ stream_error (WickDocument *self, char *message)
   if (self->stream_error == NULL)
     {
       self->stream_error = message;
-      self->stream_error_index = (gint64) self->n_records;
+      self->stream_error_index = (gint64)self->n_records;
     }
   else
     g_free (message);
@@ -326,11 +337,14 @@ extend_end (WickDocument *self, guint64 start, guint64 duration)
 static int
 dtype_size (const char *dtype, gsize len)
 {
-  static const struct { const char *name; int size; } sizes[] = {
-    { "u8", 1 }, { "i8", 1 }, { "bool", 1 }, { "f8", 1 },
-    { "u16", 2 }, { "i16", 2 }, { "f16", 2 }, { "bf16", 2 },
-    { "u32", 4 }, { "i32", 4 }, { "f32", 4 },
-    { "u64", 8 }, { "i64", 8 }, { "f64", 8 },
+  static const struct
+  {
+    const char *name;
+    int size;
+  } sizes[] = {
+    { "u8", 1 },  { "i8", 1 },  { "bool", 1 }, { "f8", 1 },  { "u16", 2 },
+    { "i16", 2 }, { "f16", 2 }, { "bf16", 2 }, { "u32", 4 }, { "i32", 4 },
+    { "f32", 4 }, { "u64", 8 }, { "i64", 8 },  { "f64", 8 },
   };
 
   wick_rust_trim (&dtype, &len);
@@ -355,7 +369,7 @@ dense_bytes (WickDocument *self, guint32 shape_offset, guint32 rank, const WickV
       guint64 d = g_array_index (self->u64_pool, guint64, shape_offset + i);
       n = (d != 0 && n > G_MAXUINT64 / d) ? G_MAXUINT64 : n * d;
     }
-  *out = n > G_MAXUINT64 / (guint64) size ? G_MAXUINT64 : n * (guint64) size;
+  *out = n > G_MAXUINT64 / (guint64)size ? G_MAXUINT64 : n * (guint64)size;
   return TRUE;
 }
 
@@ -380,8 +394,8 @@ commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len
   meta->timestamp = intern_value (self, &v[META_TIMESTAMP]);
   meta->device = intern_value (self, &v[META_DEVICE]);
   meta->candle_version = intern_value (self, &v[META_CANDLE_VERSION]);
-  meta->phase = (guint8) v[META_PHASE].variant;
-  meta->timing_mode = (guint8) v[META_TIMING_MODE].variant;
+  meta->phase = (guint8)v[META_PHASE].variant;
+  meta->timing_mode = (guint8)v[META_TIMING_MODE].variant;
   meta->measured_region_device_synchronized = v[META_MEASURED_REGION_DEVICE_SYNCHRONIZED].boolean;
   meta->capture_step = v[META_CAPTURE_STEP].u64;
   meta->warmup_steps = v[META_WARMUP_STEPS].u64;
@@ -389,8 +403,7 @@ commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len
 
   if (v[META_COMPARISON_IDENTITY].set)
     {
-      const WickValue *ci =
-          (self->values_base + v[META_COMPARISON_IDENTITY].offset);
+      const WickValue *ci = (self->values_base + v[META_COMPARISON_IDENTITY].offset);
       WickComparisonIdentityMeta *c = &meta->comparison_identity;
       c->present = TRUE;
       c->implementation_id = intern_value (self, &ci[CI_IMPLEMENTATION_ID]);
@@ -406,22 +419,21 @@ commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len
       c->pair_id = intern_value (self, &ci[CI_PAIR_ID]);
     }
 
-  meta->measurement_scope = (guint8) cc[CC_MEASUREMENT_SCOPE].variant;
-  meta->operations = (guint8) cc[CC_OPERATIONS].variant;
-  meta->tensors = (guint8) cc[CC_TENSORS].variant;
-  meta->gradients = (guint8) cc[CC_GRADIENTS].variant;
-  meta->logical_memory = (guint8) cc[CC_LOGICAL_MEMORY].variant;
-  meta->physical_memory = (guint8) cc[CC_PHYSICAL_MEMORY].variant;
-  meta->device_timing = (guint8) cc[CC_DEVICE_TIMING].variant;
-  meta->required_labels_offset =
-      store_str_list (self, &cc[CC_REQUIRED_LABELS], 1, &meta->n_required_labels);
+  meta->measurement_scope = (guint8)cc[CC_MEASUREMENT_SCOPE].variant;
+  meta->operations = (guint8)cc[CC_OPERATIONS].variant;
+  meta->tensors = (guint8)cc[CC_TENSORS].variant;
+  meta->gradients = (guint8)cc[CC_GRADIENTS].variant;
+  meta->logical_memory = (guint8)cc[CC_LOGICAL_MEMORY].variant;
+  meta->physical_memory = (guint8)cc[CC_PHYSICAL_MEMORY].variant;
+  meta->device_timing = (guint8)cc[CC_DEVICE_TIMING].variant;
+  meta->required_labels_offset
+    = store_str_list (self, &cc[CC_REQUIRED_LABELS], 1, &meta->n_required_labels);
   meta->gpu_labels_offset = store_str_list (self, &cc[CC_GPU_LABELS], 1, &meta->n_gpu_labels);
   meta->cpu_labels_offset = store_str_list (self, &cc[CC_CPU_LABELS], 1, &meta->n_cpu_labels);
 
   if (cc[CC_GRADIENT_CONTRACT].set)
     {
-      const WickValue *gc =
-          (self->values_base + cc[CC_GRADIENT_CONTRACT].offset);
+      const WickValue *gc = (self->values_base + cc[CC_GRADIENT_CONTRACT].offset);
       const WickValue *expected = (self->values_base + gc[GC_EXPECTED].offset);
       const WickValue *families = (self->values_base + gc[GC_FAMILIES].offset);
       meta->has_gradient_contract = TRUE;
@@ -432,7 +444,8 @@ commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len
         {
           const WickValue *e = expected + 3 * i;
           WickExpectedGradientEntry entry = {
-            intern_value (self, &e[EXP_ROOT]), intern_value (self, &e[EXP_KEY]),
+            intern_value (self, &e[EXP_ROOT]),
+            intern_value (self, &e[EXP_KEY]),
             intern_value (self, &e[EXP_FAMILY]),
           };
           g_array_append_val (meta->expected, entry);
@@ -441,7 +454,8 @@ commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len
         {
           const WickValue *f = families + 3 * i;
           WickGradientFamilyContract family = {
-            intern_value (self, &f[FAM_FAMILY]), (guint8) f[FAM_EXPECTATION].variant,
+            intern_value (self, &f[FAM_FAMILY]),
+            (guint8)f[FAM_EXPECTATION].variant,
             f[FAM_MIN_PRESENT].u64,
           };
           g_array_append_val (meta->families, family);
@@ -459,10 +473,10 @@ commit_span_start (WickDocument *self, const WickValue *v)
   span.name = intern_value (self, &v[SS_NAME]);
   span.parent_id = intern_value (self, &v[SS_PARENT_ID]);
   span.parent = -1;
-  span.record_index = (guint32) self->n_records;
+  span.record_index = (guint32)self->n_records;
   span.start_ns = v[SS_START_NS].u64;
-  span.kind = (guint8) v[SS_SPAN_KIND].variant;
-  span.step = v[SS_STEP].set ? (guint8) (v[SS_STEP].variant + 1) : WICK_STEP_NONE;
+  span.kind = (guint8)v[SS_SPAN_KIND].variant;
+  span.step = v[SS_STEP].set ? (guint8)(v[SS_STEP].variant + 1) : WICK_STEP_NONE;
   span.flags = (v[SS_MEASURED].boolean ? WICK_SPAN_FLAG_MEASURED : 0)
                | (v[SS_PARENT_ID].set ? WICK_SPAN_FLAG_HAS_PARENT_ID : 0);
   if (wick_id_map_insert (&self->span_ids, span.id, index) != index)
@@ -484,10 +498,11 @@ commit_span_end (WickDocument *self, const WickValue *v)
   WickSpan *span;
   GString *message;
 
-  if (index < 0 || (span = &g_array_index (self->spans, WickSpan, index))->flags
-                       & WICK_SPAN_FLAG_CLOSED)
+  if (index < 0
+      || (span = &g_array_index (self->spans, WickSpan, index))->flags & WICK_SPAN_FLAG_CLOSED)
     {
-      message = g_string_new (index < 0 ? "span_end for unknown span `" : "duplicate span_end for `");
+      message
+        = g_string_new (index < 0 ? "span_end for unknown span `" : "duplicate span_end for `");
       g_string_append_len (message, v[SE_ID].str, v[SE_ID].len);
       g_string_append_printf (message, "` at index %" G_GUINT64_FORMAT, self->n_records);
       stream_error (self, g_string_free (message, FALSE));
@@ -541,7 +556,7 @@ commit_tensor (WickDocument *self, const WickValue *v)
     t.dense_bytes = v[T_DENSE_BYTES].u64;
   else
     dense_bytes (self, t.shape_offset, t.rank, &v[T_DTYPE], &t.dense_bytes);
-  t.category = (guint8) v[T_CATEGORY].variant;
+  t.category = (guint8)v[T_CATEGORY].variant;
   g_array_append_val (self->tensors, t);
 }
 
@@ -604,8 +619,8 @@ commit_memory (WickDocument *self, const WickValue *v)
   m.op_name = intern_value (self, &v[MEM_OP_NAME]);
   m.device = intern_value (self, &v[MEM_DEVICE]);
   m.bytes = v[MEM_BYTES].u64;
-  m.action = (guint8) v[MEM_ACTION].variant;
-  m.category = (guint8) v[MEM_CATEGORY].variant;
+  m.action = (guint8)v[MEM_ACTION].variant;
+  m.category = (guint8)v[MEM_CATEGORY].variant;
   m.shape_offset = store_shape (self, &v[MEM_SHAPE], &m.rank);
   m.dtype = intern_value (self, &v[MEM_DTYPE]);
   extend_end (self, m.timestamp_ns, 0);
@@ -655,7 +670,7 @@ commit_gradient (WickDocument *self, const WickValue *v)
   g.event_id = intern_value (self, &v[GR_EVENT_ID]);
   g.root = intern_value (self, &v[GR_ROOT]);
   g.key = intern_value (self, &v[GR_KEY]);
-  g.state = (guint8) v[GR_STATE].variant;
+  g.state = (guint8)v[GR_STATE].variant;
   g.has_norm = v[GR_NORM].set;
   g.norm = g.has_norm ? v[GR_NORM].f64 : 0.0;
   g_array_append_val (self->gradients, g);
@@ -666,7 +681,7 @@ commit_edge (WickDocument *self, const WickValue *v)
 {
   WickEdge e = { 0 };
 
-  e.edge_kind = (guint8) self->edge_kind;
+  e.edge_kind = (guint8)self->edge_kind;
   if (e.edge_kind == WICK_EDGE_CALL)
     {
       e.from = intern_value (self, &v[CALL_FROM_SPAN]);
@@ -685,15 +700,16 @@ static void
 commit_terminal (WickDocument *self, const WickValue *v)
 {
   self->has_terminal = TRUE;
-  self->outcome = (guint8) v[TERM_OUTCOME].variant;
+  self->outcome = (guint8)v[TERM_OUTCOME].variant;
   self->terminal_ns = v[TERM_TIMESTAMP_NS].u64;
   self->terminal_reason = intern_value (self, &v[TERM_REASON]);
 }
 
 static const WickRecordType record_types[WICK_N_KINDS] = {
-  WICK_RECORD_META, WICK_RECORD_SPAN, WICK_RECORD_SPAN, WICK_RECORD_OP, WICK_RECORD_TENSOR,
-  WICK_RECORD_TENSOR_STATS, WICK_RECORD_MEMORY, WICK_RECORD_DEVICE_MEMORY,
-  WICK_RECORD_DEVICE_INTERVAL, WICK_RECORD_GRADIENT, WICK_RECORD_EDGE, WICK_RECORD_TERMINAL,
+  WICK_RECORD_META,     WICK_RECORD_SPAN,          WICK_RECORD_SPAN,
+  WICK_RECORD_OP,       WICK_RECORD_TENSOR,        WICK_RECORD_TENSOR_STATS,
+  WICK_RECORD_MEMORY,   WICK_RECORD_DEVICE_MEMORY, WICK_RECORD_DEVICE_INTERVAL,
+  WICK_RECORD_GRADIENT, WICK_RECORD_EDGE,          WICK_RECORD_TERMINAL,
 };
 
 /* Commits a decoded record whose values start at self->values_base. */
@@ -712,22 +728,45 @@ wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char
     prefetch_strings (self, kind, v);
   switch (kind)
     {
-    case WICK_KIND_META: commit_meta (self, v, line, len); break;
-    case WICK_KIND_SPAN_START: commit_span_start (self, v); break;
-    case WICK_KIND_SPAN_END: commit_span_end (self, v); break;
-    case WICK_KIND_OP: commit_op (self, v); break;
-    case WICK_KIND_TENSOR: commit_tensor (self, v); break;
-    case WICK_KIND_TENSOR_STATS: commit_tensor_stats (self, v); break;
-    case WICK_KIND_MEMORY: commit_memory (self, v); break;
-    case WICK_KIND_DEVICE_MEMORY: commit_device_memory (self, v); break;
-    case WICK_KIND_DEVICE_INTERVAL: commit_device_interval (self, v); break;
-    case WICK_KIND_GRADIENT: commit_gradient (self, v); break;
-    case WICK_KIND_EDGE: commit_edge (self, v); break;
-    case WICK_KIND_TERMINAL:
-      if (!self->has_terminal)
-        commit_terminal (self, v);
-      break;
-    default: g_assert_not_reached ();
+      case WICK_KIND_META:
+        commit_meta (self, v, line, len);
+        break;
+      case WICK_KIND_SPAN_START:
+        commit_span_start (self, v);
+        break;
+      case WICK_KIND_SPAN_END:
+        commit_span_end (self, v);
+        break;
+      case WICK_KIND_OP:
+        commit_op (self, v);
+        break;
+      case WICK_KIND_TENSOR:
+        commit_tensor (self, v);
+        break;
+      case WICK_KIND_TENSOR_STATS:
+        commit_tensor_stats (self, v);
+        break;
+      case WICK_KIND_MEMORY:
+        commit_memory (self, v);
+        break;
+      case WICK_KIND_DEVICE_MEMORY:
+        commit_device_memory (self, v);
+        break;
+      case WICK_KIND_DEVICE_INTERVAL:
+        commit_device_interval (self, v);
+        break;
+      case WICK_KIND_GRADIENT:
+        commit_gradient (self, v);
+        break;
+      case WICK_KIND_EDGE:
+        commit_edge (self, v);
+        break;
+      case WICK_KIND_TERMINAL:
+        if (!self->has_terminal)
+          commit_terminal (self, v);
+        break;
+      default:
+        g_assert_not_reached ();
     }
   self->record_values = NULL;
   self->n_record_values = 0;
@@ -736,14 +775,14 @@ wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char
 
 void
 wick_document_commit_extension (WickDocument *self, const char *line, gsize len, const char *kind,
-                  gsize kind_len, guint64 timestamp_ns)
+                                gsize kind_len, guint64 timestamp_ns)
 {
   WickExtensionRecord r = { 0 };
 
   r.kind = wick_string_pool_intern (self->pool, kind, kind_len);
   r.json = wick_string_pool_intern (self->pool, line, len);
   r.timestamp_ns = timestamp_ns;
-  r.line = (guint32) self->n_lines;
+  r.line = (guint32)self->n_lines;
   if (self->first_extension_line == 0)
     self->first_extension_line = self->n_lines;
   self->counts[WICK_RECORD_EXTENSION]++;
@@ -756,7 +795,7 @@ wick_document_commit_extension (WickDocument *self, const char *line, gsize len,
 gboolean
 wick_utf8_valid (const char *data, gsize len)
 {
-  const unsigned char *p = (const unsigned char *) data;
+  const unsigned char *p = (const unsigned char *)data;
   const unsigned char *end = p + len;
 
   while (p < end)
@@ -811,7 +850,8 @@ display_path (WickDocument *self)
 }
 
 gboolean
-wick_document_set_decode_error (WickDocument *self, const char *verb, const char *cause, GError **error)
+wick_document_set_decode_error (WickDocument *self, const char *verb, const char *cause,
+                                GError **error)
 {
   self->decode_failed = TRUE;
   self->parse_error.failed = TRUE;
@@ -840,7 +880,8 @@ wick_document_feed_line (WickDocument *self, const char *line, gsize length, GEr
   if (length > 0 && line[length - 1] == '\r')
     length--;
   if (!wick_utf8_valid (line, length))
-    return wick_document_set_decode_error (self, "read", "stream did not contain valid UTF-8", error);
+    return wick_document_set_decode_error (self, "read", "stream did not contain valid UTF-8",
+                                           error);
   wick_rust_trim (&line, &length);
   if (length == 0)
     return TRUE;
@@ -851,7 +892,7 @@ wick_document_feed_line (WickDocument *self, const char *line, gsize length, GEr
       gsize kind_len;
       const char *ext = wick_trace_decoder_extension_kind (self->decoder, &kind_len);
       wick_document_commit_extension (self, line, length, ext, kind_len,
-                        wick_trace_decoder_extension_timestamp (self->decoder));
+                                      wick_trace_decoder_extension_timestamp (self->decoder));
     }
   else
     {
@@ -874,9 +915,10 @@ end_of_stream_error (WickDocument *self)
     return g_strdup ("trace stream is missing its terminal event");
   schema = wick_document_str (self, self->meta.schema);
   if (strcmp (schema, "candle-graph/trace/10") != 0 && strcmp (schema, "candle-graph/trace/9") != 0)
-    return g_strdup_printf ("unsupported trace schema \"%s\"; expected \"candle-graph/trace/10\" or "
-                            "\"candle-graph/trace/9\"",
-                            schema);
+    return g_strdup_printf (
+      "unsupported trace schema \"%s\"; expected \"candle-graph/trace/10\" or "
+      "\"candle-graph/trace/9\"",
+      schema);
   if (strcmp (schema, "candle-graph/trace/9") == 0 && self->tensor_stats->len > 0)
     return g_strdup ("trace schema \"candle-graph/trace/9\" does not define tensor_stats events; "
                      "producers emitting tensor statistics must declare \"candle-graph/trace/10\"");
@@ -902,8 +944,8 @@ wick_document_finish_quietly (WickDocument *self, GError **error)
   self->finished = TRUE;
   if (self->decode_failed)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s",
-                   self->parse_error.message, self->parse_error.cause);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", self->parse_error.message,
+                   self->parse_error.cause);
       return FALSE;
     }
   if (self->stream_error != NULL)
@@ -976,13 +1018,13 @@ wick_document_get_parse_error (WickDocument *self)
   return &self->parse_error;
 }
 
-#define ARRAY_GETTER(Type, name, field)                                   \
-  const Type *wick_document_get_##name (WickDocument *self, guint *n)     \
-  {                                                                       \
-    g_return_val_if_fail (WICK_IS_DOCUMENT (self), NULL);                 \
-    if (n != NULL)                                                        \
-      *n = self->field->len;                                              \
-    return (const Type *) (gpointer) self->field->data;                   \
+#define ARRAY_GETTER(Type, name, field)                                                            \
+  const Type *wick_document_get_##name (WickDocument *self, guint *n)                              \
+  {                                                                                                \
+    g_return_val_if_fail (WICK_IS_DOCUMENT (self), NULL);                                          \
+    if (n != NULL)                                                                                 \
+      *n = self->field->len;                                                                       \
+    return (const Type *)(gpointer)self->field->data;                                              \
   }
 
 ARRAY_GETTER (WickSpan, spans, spans)
@@ -1003,7 +1045,7 @@ wick_document_get_shape (WickDocument *self, guint32 offset)
 
   if (offset >= self->u64_pool->len)
     return empty;
-  return (const guint64 *) (gpointer) self->u64_pool->data + offset;
+  return (const guint64 *)(gpointer)self->u64_pool->data + offset;
 }
 
 const WickStr *
@@ -1013,7 +1055,7 @@ wick_document_get_str_list (WickDocument *self, guint32 offset)
 
   if (offset >= self->str_list->len)
     return empty;
-  return (const WickStr *) (gpointer) self->str_list->data + offset;
+  return (const WickStr *)(gpointer)self->str_list->data + offset;
 }
 
 const WickStr *
@@ -1035,13 +1077,13 @@ wick_document_find_span (WickDocument *self, const char *id)
 {
   WickStr str = wick_string_pool_lookup (self->pool, id, strlen (id));
 
-  return (gint32) wick_id_map_lookup (&self->span_ids, str);
+  return (gint32)wick_id_map_lookup (&self->span_ids, str);
 }
 
 guint64
 wick_document_get_record_count (WickDocument *self, WickRecordType type)
 {
-  g_return_val_if_fail ((int) type < (int) WICK_N_RECORD_TYPES, 0);
+  g_return_val_if_fail ((int)type < (int)WICK_N_RECORD_TYPES, 0);
   return self->counts[type];
 }
 
@@ -1090,7 +1132,7 @@ wick_document_get_run_id (WickDocument *self)
 WickPhase
 wick_document_get_phase (WickDocument *self)
 {
-  return (WickPhase) self->meta.phase;
+  return (WickPhase)self->meta.phase;
 }
 
 gboolean
@@ -1134,7 +1176,7 @@ wick_document_get_health (WickDocument *self, guint *n_issues)
     }
   if (n_issues != NULL)
     *n_issues = self->health->len;
-  return (const WickHealthIssue *) (gpointer) self->health->data;
+  return (const WickHealthIssue *)(gpointer)self->health->data;
 }
 
 gboolean
@@ -1160,11 +1202,16 @@ wick_coverage_verdict_to_string (WickCoverageVerdict verdict)
 {
   switch (verdict)
     {
-    case WICK_COVERAGE_VERDICT_COMPLETE: return "complete";
-    case WICK_COVERAGE_VERDICT_PARTIAL: return "partial";
-    case WICK_COVERAGE_VERDICT_INVALID: return "invalid";
-    case WICK_COVERAGE_VERDICT_UNAVAILABLE: return "unavailable";
-    default: return "unknown";
+      case WICK_COVERAGE_VERDICT_COMPLETE:
+        return "complete";
+      case WICK_COVERAGE_VERDICT_PARTIAL:
+        return "partial";
+      case WICK_COVERAGE_VERDICT_INVALID:
+        return "invalid";
+      case WICK_COVERAGE_VERDICT_UNAVAILABLE:
+        return "unavailable";
+      default:
+        return "unknown";
     }
 }
 

@@ -34,26 +34,26 @@ typedef struct
 {
   WickStr id;
   WickStr name;
-  WickStr parent_id;     /* as written; 0 when absent */
-  gint32 parent;         /* index into spans, -1 when absent or unknown */
-  guint32 record_index;  /* 0-based index of its span_start among records */
+  WickStr parent_id;    /* as written; 0 when absent */
+  gint32 parent;        /* index into spans, -1 when absent or unknown */
+  guint32 record_index; /* 0-based index of its span_start among records */
   guint64 start_ns;
-  guint64 duration_ns;   /* 0 while open */
-  guint16 depth;         /* 0 for roots and spans whose parent is unknown */
-  guint8 kind;           /* WickSpanKind */
-  guint8 step;           /* WickStep */
-  guint8 flags;          /* WickSpanFlags */
+  guint64 duration_ns; /* 0 while open */
+  guint16 depth;       /* 0 for roots and spans whose parent is unknown */
+  guint8 kind;         /* WickSpanKind */
+  guint8 step;         /* WickStep */
+  guint8 flags;        /* WickSpanFlags */
 } WickSpan;
 
 typedef struct
 {
   WickStr span_id;
-  gint32 span;           /* span index, -1 when unknown */
+  gint32 span; /* span index, -1 when unknown */
   WickStr op_name;
   guint32 inputs_offset; /* into shape_pool/str lists: see wick_document_op_inputs() */
   guint32 n_inputs;
-  WickStr output;        /* 0 when absent */
-  guint32 shape_offset;  /* into the u64 pool */
+  WickStr output;       /* 0 when absent */
+  guint32 shape_offset; /* into the u64 pool */
   guint32 rank;
   WickStr dtype;
   WickStr device;
@@ -77,7 +77,7 @@ typedef struct
   guint64 dense_bytes;
   gboolean has_dense_bytes;
   gboolean requires_grad;
-  guint8 category;       /* WickMemoryCategory */
+  guint8 category; /* WickMemoryCategory */
 } WickTensor;
 
 typedef struct
@@ -103,8 +103,8 @@ typedef struct
   WickStr op_name;
   WickStr device;
   guint64 bytes;
-  guint8 action;         /* WickMemoryAction */
-  guint8 category;       /* WickMemoryCategory */
+  guint8 action;   /* WickMemoryAction */
+  guint8 category; /* WickMemoryCategory */
   guint32 shape_offset;
   guint32 rank;
   WickStr dtype;
@@ -122,7 +122,7 @@ typedef struct
 {
   guint64 timestamp_ns;
   WickStr device;
-  guint8 present;        /* WickDeviceMemoryFields */
+  guint8 present; /* WickDeviceMemoryFields */
   guint64 used_bytes, free_bytes, reserved_bytes, capacity_bytes;
 } WickDeviceMemorySample;
 
@@ -143,18 +143,22 @@ typedef struct
   WickStr event_id;
   WickStr root;
   WickStr key;
-  guint8 state;          /* WickGradientState */
+  guint8 state; /* WickGradientState */
   gboolean has_norm;
   double norm;
 } WickGradient;
 
-typedef enum { WICK_EDGE_CALL, WICK_EDGE_DATA } WickEdgeKind;
+typedef enum
+{
+  WICK_EDGE_CALL,
+  WICK_EDGE_DATA
+} WickEdgeKind;
 
 typedef struct
 {
-  guint8 edge_kind;      /* WickEdgeKind */
-  WickStr from;          /* from_span or from_tensor */
-  WickStr to;            /* to_span or to_tensor */
+  guint8 edge_kind; /* WickEdgeKind */
+  WickStr from;     /* from_span or from_tensor */
+  WickStr to;       /* to_span or to_tensor */
   guint64 host_duration_ns;
 } WickEdge;
 
@@ -163,12 +167,16 @@ typedef struct
 typedef struct
 {
   WickStr kind;
-  WickStr json;          /* the whole line */
-  guint64 timestamp_ns;  /* its "timestamp_ns" field, 0 when absent */
-  guint32 line;          /* 1-based physical line */
+  WickStr json;         /* the whole line */
+  guint64 timestamp_ns; /* its "timestamp_ns" field, 0 when absent */
+  guint32 line;         /* 1-based physical line */
 } WickExtensionRecord;
 
-typedef enum { WICK_SEVERITY_ERROR, WICK_SEVERITY_WARNING } WickSeverity;
+typedef enum
+{
+  WICK_SEVERITY_ERROR,
+  WICK_SEVERITY_WARNING
+} WickSeverity;
 
 typedef enum
 {
@@ -189,12 +197,12 @@ typedef enum
 
 typedef struct
 {
-  const char *code;      /* static string, e.g. "root_count" */
+  const char *code; /* static string, e.g. "root_count" */
   WickSeverity severity;
   char *message;
   WickRecordType record_type;
-  gint64 record_index;   /* index into the array of that type, -1 when none */
-  char *record_id;       /* span id or gradient event id, NULL when none */
+  gint64 record_index; /* index into the array of that type, -1 when none */
+  char *record_id;     /* span id or gradient event id, NULL when none */
 } WickHealthIssue;
 
 typedef enum
@@ -207,13 +215,12 @@ typedef enum
 
 typedef struct
 {
-  gboolean failed;       /* FALSE: the whole file parsed */
-  guint64 line;          /* 1-based physical line for decode errors, 0 otherwise */
-  gint64 record_index;   /* 0-based record index for stream-rule errors, -1 otherwise */
-  char *message;         /* the spec's message, e.g. "parse trace JSONL line 3 from t.jsonl" */
-  char *cause;           /* the decoder's cause, e.g. "missing field `key`"; may be NULL */
+  gboolean failed;     /* FALSE: the whole file parsed */
+  guint64 line;        /* 1-based physical line for decode errors, 0 otherwise */
+  gint64 record_index; /* 0-based record index for stream-rule errors, -1 otherwise */
+  char *message;       /* the spec's message, e.g. "parse trace JSONL line 3 from t.jsonl" */
+  char *cause;         /* the decoder's cause, e.g. "missing field `key`"; may be NULL */
 } WickParseError;
-
 
 /* The meta record as read (spec §3.1). Strings are pool offsets (0 = absent);
  * lists are offsets into the document's WickStr list pool. */
@@ -225,7 +232,7 @@ typedef struct
 typedef struct
 {
   WickStr family;
-  guint8 expectation;    /* WickGradientExpectation */
+  guint8 expectation; /* WickGradientExpectation */
   guint64 min_present;
 } WickGradientFamilyContract;
 
@@ -236,31 +243,31 @@ typedef struct
   WickStr workload_id, model_id, config_id, data_id, seed_policy;
   guint64 physical_batch, accumulation_steps;
   WickStr precision, device_state;
-  WickStr pair_id;           /* optional */
+  WickStr pair_id; /* optional */
 } WickComparisonIdentityMeta;
 
 typedef struct
 {
-  gboolean present;          /* FALSE until a meta record was read */
+  gboolean present; /* FALSE until a meta record was read */
   WickStr schema;
   WickStr run_id, correlation_id, entrypoint, timestamp, device, candle_version;
-  guint8 phase;              /* WickPhase */
-  guint8 timing_mode;        /* WickTimingMode */
+  guint8 phase;       /* WickPhase */
+  guint8 timing_mode; /* WickTimingMode */
   gboolean measured_region_device_synchronized;
   guint64 capture_step, warmup_steps;
   WickComparisonIdentityMeta comparison_identity;
   guint32 tags_offset, n_tags; /* pairs (key, value) in the WickStr list pool */
   /* capture_contract */
-  guint8 measurement_scope;  /* WickMeasurementScope */
+  guint8 measurement_scope; /* WickMeasurementScope */
   guint8 operations, tensors, gradients, logical_memory, physical_memory,
-      device_timing;         /* WickCoverage */
+    device_timing; /* WickCoverage */
   guint32 required_labels_offset, n_required_labels;
   guint32 gpu_labels_offset, n_gpu_labels;
   guint32 cpu_labels_offset, n_cpu_labels;
   gboolean has_gradient_contract;
   WickStr manifest_sha256;
-  GArray *expected;          /* WickExpectedGradientEntry, NULL without a contract */
-  GArray *families;          /* WickGradientFamilyContract, NULL without a contract */
+  GArray *expected; /* WickExpectedGradientEntry, NULL without a contract */
+  GArray *families; /* WickGradientFamilyContract, NULL without a contract */
 } WickTraceMeta;
 
 #define WICK_TYPE_DOCUMENT (wick_document_get_type ())
@@ -291,9 +298,8 @@ guint64 wick_document_get_first_extension_line (WickDocument *self);
  * and parse errors; in the last case the document keeps what was read and
  * wick_document_get_parse_error() says where and why. Safe to call from a
  * worker thread; the document must not be shared until it returns. */
-gboolean wick_document_load_file (WickDocument *self, const char *path,
-                                  GCancellable *cancellable, WickProgressFunc progress,
-                                  gpointer user_data, GError **error);
+gboolean wick_document_load_file (WickDocument *self, const char *path, GCancellable *cancellable,
+                                  WickProgressFunc progress, gpointer user_data, GError **error);
 
 /* Incremental reading (live sessions, tests): feed physical lines without their
  * terminator, then finish. */

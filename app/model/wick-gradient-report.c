@@ -19,7 +19,7 @@ first_gradient (WickDocument *document, WickStr root, WickStr key, guint32 *coun
     if (gradients[i].root == root && gradients[i].key == key)
       {
         if (first < 0)
-          first = (gint32) i;
+          first = (gint32)i;
         (*count)++;
       }
   return first;
@@ -32,7 +32,8 @@ fill_entries (WickGradientReport *report, WickDocument *document, const WickTrac
 
   for (guint i = 0; i < meta->expected->len; i++)
     {
-      const WickExpectedGradientEntry *e = &g_array_index (meta->expected, WickExpectedGradientEntry, i);
+      const WickExpectedGradientEntry *e
+        = &g_array_index (meta->expected, WickExpectedGradientEntry, i);
       WickGradientEntryRow row = { e->root, e->key, e->family, -1, 0, FALSE, 0, FALSE, 0.0 };
       row.gradient = first_gradient (document, e->root, e->key, &row.observed_count);
       if (row.gradient >= 0)
@@ -52,7 +53,8 @@ fill_families (WickGradientReport *report, const WickTraceMeta *meta, gboolean f
 {
   for (guint i = 0; i < meta->families->len; i++)
     {
-      const WickGradientFamilyContract *f = &g_array_index (meta->families, WickGradientFamilyContract, i);
+      const WickGradientFamilyContract *f
+        = &g_array_index (meta->families, WickGradientFamilyContract, i);
       WickGradientFamilyRow row = { f->family, f->expectation, f->min_present, 0 };
       gboolean complete;
 
@@ -93,8 +95,8 @@ wick_gradient_report_new (WickDocument *document)
 {
   const WickTraceMeta *meta = wick_document_get_meta (document);
   WickGradientReport *report = g_new0 (WickGradientReport, 1);
-  gboolean failed = wick_document_has_terminal (document)
-                    && !wick_document_get_capture_complete (document);
+  gboolean failed
+    = wick_document_has_terminal (document) && !wick_document_get_capture_complete (document);
 
   report->entries = g_array_new (FALSE, FALSE, sizeof (WickGradientEntryRow));
   report->families = g_array_new (FALSE, FALSE, sizeof (WickGradientFamilyRow));
@@ -134,7 +136,7 @@ wick_gradient_state_to_string (WickGradientState state)
 {
   static const char *const names[] = { "present", "missing", "zero", "non_finite" };
 
-  return (guint) state < G_N_ELEMENTS (names) ? names[state] : "unknown";
+  return (guint)state < G_N_ELEMENTS (names) ? names[state] : "unknown";
 }
 
 const char *
@@ -142,5 +144,5 @@ wick_gradient_expectation_to_string (WickGradientExpectation expectation)
 {
   static const char *const names[] = { "active", "inactive", "data_conditional" };
 
-  return (guint) expectation < G_N_ELEMENTS (names) ? names[expectation] : "unknown";
+  return (guint)expectation < G_N_ELEMENTS (names) ? names[expectation] : "unknown";
 }

@@ -26,10 +26,10 @@ G_BEGIN_DECLS
 typedef struct
 {
   WickStr root, key, family;
-  gint32 gradient;         /* index of the first matching gradient record, -1 if none */
+  gint32 gradient; /* index of the first matching gradient record, -1 if none */
   guint32 observed_count;
   gboolean observed;
-  guint8 state;            /* WickGradientState, valid when observed */
+  guint8 state; /* WickGradientState, valid when observed */
   gboolean has_norm;
   double norm;
 } WickGradientEntryRow;
@@ -37,26 +37,26 @@ typedef struct
 typedef struct
 {
   WickStr family;
-  guint8 expectation;      /* WickGradientExpectation */
+  guint8 expectation; /* WickGradientExpectation */
   guint64 min_present;
   guint members, observed, present, attached, non_finite;
   gboolean ok;
-  const char *verdict;     /* static: "ok", "non-finite", "below minimum", "leakage", "no members" */
+  const char *verdict; /* static: "ok", "non-finite", "below minimum", "leakage", "no members" */
 } WickGradientFamilyRow;
 
 typedef struct
 {
   gboolean has_contract;
-  guint8 declared;         /* WickCoverage of capture_contract.gradients */
-  GArray *entries;         /* WickGradientEntryRow */
-  GArray *families;        /* WickGradientFamilyRow */
-  char *declared_sha256;   /* as written, NULL without a contract */
-  char *computed_sha256;   /* recomputed, NULL without a contract */
+  guint8 declared;       /* WickCoverage of capture_contract.gradients */
+  GArray *entries;       /* WickGradientEntryRow */
+  GArray *families;      /* WickGradientFamilyRow */
+  char *declared_sha256; /* as written, NULL without a contract */
+  char *computed_sha256; /* recomputed, NULL without a contract */
   gboolean digest_matches;
-  char *contract_error;    /* §7.3 validation message, NULL when valid or absent */
-  guint n_gradients;       /* gradient records in the trace */
+  char *contract_error; /* §7.3 validation message, NULL when valid or absent */
+  guint n_gradients;    /* gradient records in the trace */
   WickCoverageVerdict verdict;
-  char *reason;            /* human reason for the verdict */
+  char *reason; /* human reason for the verdict */
 } WickGradientReport;
 
 WickGradientReport *wick_gradient_report_new (WickDocument *document);

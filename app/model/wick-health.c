@@ -29,8 +29,8 @@ S (Health *h, WickStr str)
 }
 
 static void
-add_issue (Health *h, const char *code, WickSeverity severity, char *message,
-           WickRecordType type, gint64 index, const char *record_id)
+add_issue (Health *h, const char *code, WickSeverity severity, char *message, WickRecordType type,
+           gint64 index, const char *record_id)
 {
   WickHealthIssue issue = { code, severity, message, type, index, g_strdup (record_id) };
 
@@ -91,9 +91,14 @@ provenance_error (Health *h)
 {
   const WickTraceMeta *m = &h->doc->meta;
   const WickComparisonIdentityMeta *c = &m->comparison_identity;
-  struct { WickStr value; const char *name; } required[] = {
-    { m->run_id, "run_id" }, { m->correlation_id, "correlation_id" },
-    { m->entrypoint, "entrypoint" }, { m->timestamp, "timestamp" }, { m->device, "device" },
+  struct
+  {
+    WickStr value;
+    const char *name;
+  } required[] = {
+    { m->run_id, "run_id" },         { m->correlation_id, "correlation_id" },
+    { m->entrypoint, "entrypoint" }, { m->timestamp, "timestamp" },
+    { m->device, "device" },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (required); i++)
@@ -107,10 +112,14 @@ provenance_error (Health *h)
                             m->warmup_steps, m->capture_step);
   if (c->present)
     {
-      struct { WickStr value; const char *name; } identity[] = {
-        { c->workload_id, "workload_id" }, { c->model_id, "model_id" },
-        { c->config_id, "config_id" }, { c->data_id, "data_id" },
-        { c->seed_policy, "seed_policy" }, { c->precision, "precision" },
+      struct
+      {
+        WickStr value;
+        const char *name;
+      } identity[] = {
+        { c->workload_id, "workload_id" },   { c->model_id, "model_id" },
+        { c->config_id, "config_id" },       { c->data_id, "data_id" },
+        { c->seed_policy, "seed_policy" },   { c->precision, "precision" },
         { c->device_state, "device_state" },
       };
       for (gsize i = 0; i < G_N_ELEMENTS (identity); i++)
@@ -132,7 +141,7 @@ provenance_error (Health *h)
 
 typedef struct
 {
-  guint64 prefix;   /* first 8 bytes, big-endian, zero padded */
+  guint64 prefix; /* first 8 bytes, big-endian, zero padded */
   guint32 span;
 } SpanSortKey;
 
@@ -141,7 +150,7 @@ compare_span_keys (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   const SpanSortKey *x = a, *y = b;
   WickDocument *doc = user_data;
-  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+  const WickSpan *spans = (const WickSpan *)(gpointer)doc->spans->data;
 
   if (x->prefix != y->prefix)
     return x->prefix < y->prefix ? -1 : 1;
@@ -153,13 +162,13 @@ compare_span_keys (gconstpointer a, gconstpointer b, gpointer user_data)
 static void
 sort_spans_by_id (WickDocument *doc)
 {
-  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+  const WickSpan *spans = (const WickSpan *)(gpointer)doc->spans->data;
   guint n = doc->spans->len;
   SpanSortKey *keys = g_new (SpanSortKey, MAX (1, n));
 
   for (guint i = 0; i < n; i++)
     {
-      const guint8 *id = (const guint8 *) wick_document_str (doc, spans[i].id);
+      const guint8 *id = (const guint8 *)wick_document_str (doc, spans[i].id);
       gsize len = wick_document_str_len (doc, spans[i].id);
       guint64 prefix = 0;
       for (gsize k = 0; k < 8; k++)
@@ -167,7 +176,7 @@ sort_spans_by_id (WickDocument *doc)
       keys[i].prefix = prefix;
       keys[i].span = i;
     }
-  g_qsort_with_data (keys, (gint) n, sizeof (SpanSortKey), compare_span_keys, doc);
+  g_qsort_with_data (keys, (gint)n, sizeof (SpanSortKey), compare_span_keys, doc);
   g_free (doc->spans_by_id);
   doc->n_spans_by_id = n;
   doc->spans_by_id = g_new (guint32, MAX (1, n));
@@ -176,26 +185,31 @@ sort_spans_by_id (WickDocument *doc)
   g_free (keys);
 }
 
-enum { WALK_UNKNOWN, WALK_ACTIVE, WALK_ACYCLIC, WALK_CYCLE };
+enum
+{
+  WALK_UNKNOWN,
+  WALK_ACTIVE,
+  WALK_ACYCLIC,
+  WALK_CYCLE
+};
 
 /* Resolves parent indices and depths; marks spans whose ancestor walk revisits
  * a span (members of a cycle and spans below one). */
 static guint8 *
 resolve_hierarchy (WickDocument *doc)
 {
-  WickSpan *spans = (WickSpan *) (gpointer) doc->spans->data;
+  WickSpan *spans = (WickSpan *)(gpointer)doc->spans->data;
   guint n = doc->spans->len;
   guint8 *state = g_new0 (guint8, MAX (1, n));
   gint32 *parent = g_new (gint32, MAX (1, n));
   g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (guint32));
 
   for (guint i = 0; i < n; i++)
-    parent[i] = spans[i].parent_id ? (gint32) wick_id_map_lookup (&doc->span_ids,
-                                                                  spans[i].parent_id)
-                                   : -1;
+    parent[i]
+      = spans[i].parent_id ? (gint32)wick_id_map_lookup (&doc->span_ids, spans[i].parent_id) : -1;
   for (guint i = 0; i < n; i++)
     {
-      gint32 j = (gint32) i;
+      gint32 j = (gint32)i;
       guint8 outcome;
 
       if (state[i] != WALK_UNKNOWN)
@@ -209,7 +223,7 @@ resolve_hierarchy (WickDocument *doc)
         }
       outcome = (j >= 0 && (state[j] == WALK_ACTIVE || state[j] == WALK_CYCLE)) ? WALK_CYCLE
                                                                                 : WALK_ACYCLIC;
-      for (gint k = (gint) stack->len - 1; k >= 0; k--)
+      for (gint k = (gint)stack->len - 1; k >= 0; k--)
         {
           guint32 s = g_array_index (stack, guint32, k);
           state[s] = outcome;
@@ -221,8 +235,8 @@ resolve_hierarchy (WickDocument *doc)
           else
             {
               spans[s].parent = parent[s];
-              spans[s].depth = parent[s] < 0 ? 0 : (guint16) MIN (spans[parent[s]].depth + 1u,
-                                                                 G_MAXUINT16);
+              spans[s].depth
+                = parent[s] < 0 ? 0 : (guint16)MIN (spans[parent[s]].depth + 1u, G_MAXUINT16);
             }
         }
     }
@@ -234,32 +248,32 @@ static void
 check_span (Health *h, guint i, const guint8 *state)
 {
   WickDocument *doc = h->doc;
-  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+  const WickSpan *spans = (const WickSpan *)(gpointer)doc->spans->data;
   const WickSpan *span = &spans[i];
   const char *id = S (h, span->id);
 
   if (!(span->flags & WICK_SPAN_FLAG_CLOSED) && !h->live)
-    add_issue (h, "open_span", failed_severity (h),
-               g_strdup_printf (h->failed ? "span `%s` was interrupted" : "span `%s` was not closed",
-                                id),
-               WICK_RECORD_SPAN, i, id);
+    add_issue (
+      h, "open_span", failed_severity (h),
+      g_strdup_printf (h->failed ? "span `%s` was interrupted" : "span `%s` was not closed", id),
+      WICK_RECORD_SPAN, i, id);
   if (span->flags & WICK_SPAN_FLAG_HAS_PARENT_ID)
     {
       gint64 p = wick_id_map_lookup (&doc->span_ids, span->parent_id);
       if (p < 0)
-        add_issue (h, "unknown_parent", WICK_SEVERITY_ERROR,
-                   g_strdup_printf ("span `%s` refers to missing parent `%s`", id,
-                                    S (h, span->parent_id)),
-                   WICK_RECORD_SPAN, i, id);
+        add_issue (
+          h, "unknown_parent", WICK_SEVERITY_ERROR,
+          g_strdup_printf ("span `%s` refers to missing parent `%s`", id, S (h, span->parent_id)),
+          WICK_RECORD_SPAN, i, id);
       else if ((span->flags & WICK_SPAN_FLAG_CLOSED) && (spans[p].flags & WICK_SPAN_FLAG_CLOSED))
         {
           guint64 child_end = saturating_add (span->start_ns, span->duration_ns);
           guint64 parent_end = saturating_add (spans[p].start_ns, spans[p].duration_ns);
           if (span->start_ns < spans[p].start_ns || child_end > parent_end)
-            add_issue (h, "child_outside_parent", WICK_SEVERITY_ERROR,
-                       g_strdup_printf ("span `%s` lies outside parent `%s`", id,
-                                        S (h, span->parent_id)),
-                       WICK_RECORD_SPAN, i, id);
+            add_issue (
+              h, "child_outside_parent", WICK_SEVERITY_ERROR,
+              g_strdup_printf ("span `%s` lies outside parent `%s`", id, S (h, span->parent_id)),
+              WICK_RECORD_SPAN, i, id);
         }
     }
   if (state[i] == WALK_CYCLE)
@@ -278,7 +292,7 @@ check_spans (Health *h)
 
   sort_spans_by_id (doc);
   state = resolve_hierarchy (doc);
-  spans = (const WickSpan *) (gpointer) doc->spans->data;
+  spans = (const WickSpan *)(gpointer)doc->spans->data;
   for (guint i = 0; i < doc->spans->len; i++)
     {
       roots += !(spans[i].flags & WICK_SPAN_FLAG_HAS_PARENT_ID);
@@ -299,7 +313,7 @@ check_spans (Health *h)
 static gint32
 resolve_span (Health *h, WickStr span_id)
 {
-  return (gint32) wick_id_map_lookup (&h->doc->span_ids, span_id);
+  return (gint32)wick_id_map_lookup (&h->doc->span_ids, span_id);
 }
 
 static void
@@ -351,15 +365,16 @@ static void
 check_evidence_timing (Health *h)
 {
   WickDocument *doc = h->doc;
-  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+  const WickSpan *spans = (const WickSpan *)(gpointer)doc->spans->data;
 
   for (guint i = 0; i < doc->device_intervals->len; i++)
     {
       const WickDeviceInterval *d = &g_array_index (doc->device_intervals, WickDeviceInterval, i);
       if (d->duration_ns == 0)
-        add_issue (h, "empty_device_interval", WICK_SEVERITY_ERROR,
-                   g_strdup_printf ("device interval for `%s` has zero duration", S (h, d->span_id)),
-                   WICK_RECORD_DEVICE_INTERVAL, i, S (h, d->span_id));
+        add_issue (
+          h, "empty_device_interval", WICK_SEVERITY_ERROR,
+          g_strdup_printf ("device interval for `%s` has zero duration", S (h, d->span_id)),
+          WICK_RECORD_DEVICE_INTERVAL, i, S (h, d->span_id));
     }
   for (guint i = 0; i < doc->ops->len; i++)
     {
@@ -369,7 +384,7 @@ check_evidence_timing (Health *h)
         continue;
       if (op->timestamp_ns < span->start_ns
           || saturating_add (op->timestamp_ns, op->duration_ns)
-                 > saturating_add (span->start_ns, span->duration_ns))
+               > saturating_add (span->start_ns, span->duration_ns))
         add_issue (h, "operation_outside_span", WICK_SEVERITY_ERROR,
                    g_strdup_printf ("operation `%s` lies outside span `%s`", S (h, op->op_name),
                                     S (h, op->span_id)),
@@ -391,7 +406,8 @@ check_evidence_timing (Health *h)
     }
   for (guint i = 0; i < doc->device_memory->len; i++)
     {
-      const WickDeviceMemorySample *s = &g_array_index (doc->device_memory, WickDeviceMemorySample, i);
+      const WickDeviceMemorySample *s
+        = &g_array_index (doc->device_memory, WickDeviceMemorySample, i);
       if (s->present == 0)
         add_issue (h, "empty_device_memory_sample", WICK_SEVERITY_ERROR,
                    g_strdup_printf ("device-memory sample for `%s` contains no measurements",
@@ -404,7 +420,7 @@ static void
 check_edges (Health *h)
 {
   WickDocument *doc = h->doc;
-  const WickSpan *spans = (const WickSpan *) (gpointer) doc->spans->data;
+  const WickSpan *spans = (const WickSpan *)(gpointer)doc->spans->data;
   WickIdMap known;
 
   wick_id_map_init (&known);
@@ -430,9 +446,10 @@ check_edges (Health *h)
           gint64 t = wick_id_map_lookup (&doc->span_ids, e->to);
           if (f < 0 || t < 0)
             {
-              add_issue (h, "unknown_call_edge_span", WICK_SEVERITY_ERROR,
-                         g_strdup_printf ("call edge `%s` -> `%s` refers to a missing span", from, to),
-                         WICK_RECORD_EDGE, i, NULL);
+              add_issue (
+                h, "unknown_call_edge_span", WICK_SEVERITY_ERROR,
+                g_strdup_printf ("call edge `%s` -> `%s` refers to a missing span", from, to),
+                WICK_RECORD_EDGE, i, NULL);
               continue;
             }
           if (!(spans[t].flags & WICK_SPAN_FLAG_HAS_PARENT_ID) || spans[t].parent_id != e->from)
@@ -440,7 +457,8 @@ check_edges (Health *h)
                        g_strdup_printf ("call edge `%s` -> `%s` does not match the span hierarchy",
                                         from, to),
                        WICK_RECORD_EDGE, i, to);
-          if ((spans[t].flags & WICK_SPAN_FLAG_CLOSED) && e->host_duration_ns != spans[t].duration_ns)
+          if ((spans[t].flags & WICK_SPAN_FLAG_CLOSED)
+              && e->host_duration_ns != spans[t].duration_ns)
             add_issue (h, "call_edge_duration_mismatch", WICK_SEVERITY_ERROR,
                        g_strdup_printf ("call edge `%s` -> `%s` reports %" G_GUINT64_FORMAT
                                         " ns but the span reports %" G_GUINT64_FORMAT " ns",
@@ -451,10 +469,10 @@ check_edges (Health *h)
         add_issue (h, "empty_data_edge_endpoint", WICK_SEVERITY_ERROR,
                    g_strdup ("data-edge tensor IDs cannot be empty"), WICK_RECORD_EDGE, i, NULL);
       else if (wick_id_map_lookup (&known, e->from) < 0 || wick_id_map_lookup (&known, e->to) < 0)
-        add_issue (h, "unknown_data_edge_tensor", WICK_SEVERITY_ERROR,
-                   g_strdup_printf ("data edge `%s` -> `%s` refers to unknown tensor evidence",
-                                    from, to),
-                   WICK_RECORD_EDGE, i, NULL);
+        add_issue (
+          h, "unknown_data_edge_tensor", WICK_SEVERITY_ERROR,
+          g_strdup_printf ("data edge `%s` -> `%s` refers to unknown tensor evidence", from, to),
+          WICK_RECORD_EDGE, i, NULL);
     }
   wick_id_map_clear (&known);
 }
@@ -466,10 +484,10 @@ check_edges (Health *h)
  * Removal leaves a tombstone. */
 typedef struct
 {
-  guint64 key;         /* device << 32 | storage_id; 0 empty, 1 tombstone */
+  guint64 key; /* device << 32 | storage_id; 0 empty, 1 tombstone */
   guint64 bytes;
   WickStr first_tensor;
-  gint32 more;         /* index into aliases, -1 when none */
+  gint32 more; /* index into aliases, -1 when none */
 } LiveStorage;
 
 typedef struct
@@ -482,7 +500,7 @@ typedef struct
 {
   LiveStorage *slots;
   gsize n_slots;
-  gsize n_used;        /* live + tombstones */
+  gsize n_used; /* live + tombstones */
   gsize n_live;
   GArray *aliases;
 } LiveMap;
@@ -494,7 +512,7 @@ static gsize
 live_hash (guint64 key)
 {
   key *= 0x9E3779B97F4A7C15ull;
-  return (gsize) (key >> 17);
+  return (gsize)(key >> 17);
 }
 
 static LiveStorage *
@@ -551,8 +569,8 @@ static int
 compare_memory_time (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   const WickMemoryEvent *events = user_data;
-  guint64 x = events[*(const guint32 *) a].timestamp_ns;
-  guint64 y = events[*(const guint32 *) b].timestamp_ns;
+  guint64 x = events[*(const guint32 *)a].timestamp_ns;
+  guint64 y = events[*(const guint32 *)b].timestamp_ns;
 
   return x < y ? -1 : x > y;
 }
@@ -563,7 +581,7 @@ guint32 *wick_memory_sorted_indices (WickDocument *doc);
 guint32 *
 wick_memory_sorted_indices (WickDocument *doc)
 {
-  const WickMemoryEvent *events = (const WickMemoryEvent *) (gpointer) doc->memory->data;
+  const WickMemoryEvent *events = (const WickMemoryEvent *)(gpointer)doc->memory->data;
   guint n = doc->memory->len;
   guint32 *order = g_new (guint32, MAX (1, n));
   gboolean sorted = TRUE;
@@ -575,7 +593,7 @@ wick_memory_sorted_indices (WickDocument *doc)
         sorted = FALSE;
     }
   if (!sorted)
-    g_qsort_with_data (order, (gint) n, sizeof (guint32), compare_memory_time, (gpointer) events);
+    g_qsort_with_data (order, (gint)n, sizeof (guint32), compare_memory_time, (gpointer)events);
   return order;
 }
 
@@ -589,7 +607,7 @@ pair_alloc (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint6
       storage = live_find (map, key, TRUE);
       if (storage->key == LIVE_EMPTY)
         map->n_used++;
-      *storage = (LiveStorage) { key, m->bytes, m->tensor_id, -1 };
+      *storage = (LiveStorage){ key, m->bytes, m->tensor_id, -1 };
       map->n_live++;
       if (map->n_used * 2 > map->n_slots)
         live_rehash (map);
@@ -607,7 +625,7 @@ pair_alloc (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint6
   else
     {
       Alias alias = { m->tensor_id, storage->more };
-      storage->more = (gint32) map->aliases->len;
+      storage->more = (gint32)map->aliases->len;
       g_array_append_val (map->aliases, alias);
     }
 }
@@ -641,17 +659,17 @@ static void
 check_memory_pairing (Health *h)
 {
   WickDocument *doc = h->doc;
-  const WickMemoryEvent *events = (const WickMemoryEvent *) (gpointer) doc->memory->data;
+  const WickMemoryEvent *events = (const WickMemoryEvent *)(gpointer)doc->memory->data;
   guint32 *order = wick_memory_sorted_indices (doc);
-  LiveMap map = { g_new0 (LiveStorage, 1024), 1024, 0, 0,
-                  g_array_new (FALSE, FALSE, sizeof (Alias)) };
+  LiveMap map
+    = { g_new0 (LiveStorage, 1024), 1024, 0, 0, g_array_new (FALSE, FALSE, sizeof (Alias)) };
 
   for (guint k = 0; k < doc->memory->len; k++)
     {
       guint32 i = order[k];
       const WickMemoryEvent *m = &events[i];
       /* WickStr offsets are >= 4, so a key is never 0 or 1 */
-      guint64 key = ((guint64) m->device << 32) | m->storage_id;
+      guint64 key = ((guint64)m->device << 32) | m->storage_id;
 
       if (m->action == WICK_MEMORY_ALLOC)
         pair_alloc (h, &map, m, i, key);
@@ -660,8 +678,9 @@ check_memory_pairing (Health *h)
     }
   g_free (order);
   if (map.n_live > 0)
-    warning (h, "retained_allocations",
-             g_strdup_printf ("%" G_GSIZE_FORMAT " storages remained live at capture end", map.n_live));
+    warning (
+      h, "retained_allocations",
+      g_strdup_printf ("%" G_GSIZE_FORMAT " storages remained live at capture end", map.n_live));
   g_free (map.slots);
   g_array_unref (map.aliases);
 }
@@ -673,9 +692,12 @@ norm_is_valid (const WickGradient *g)
 {
   switch (g->state)
     {
-    case WICK_GRADIENT_PRESENT: return g->has_norm && isfinite (g->norm) && g->norm > 0.0;
-    case WICK_GRADIENT_ZERO: return g->has_norm && g->norm == 0.0 && !signbit (g->norm);
-    default: return !g->has_norm;
+      case WICK_GRADIENT_PRESENT:
+        return g->has_norm && isfinite (g->norm) && g->norm > 0.0;
+      case WICK_GRADIENT_ZERO:
+        return g->has_norm && g->norm == 0.0 && !signbit (g->norm);
+      default:
+        return !g->has_norm;
     }
 }
 
@@ -745,7 +767,7 @@ wick_manifest_digest (WickDocument *self, const GArray *expected)
   g_autoptr (GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
   guint8 zero = 0;
 
-  g_checksum_update (sum, (const guchar *) domain, sizeof domain - 1);
+  g_checksum_update (sum, (const guchar *)domain, sizeof domain - 1);
   g_checksum_update (sum, &zero, 1);
   for (guint i = 0; i < expected->len; i++)
     {
@@ -756,9 +778,9 @@ wick_manifest_digest (WickDocument *self, const GArray *expected)
           guint64 len = wick_document_str_len (self, parts[k]);
           guint8 le[8];
           for (int b = 0; b < 8; b++)
-            le[b] = (guint8) (len >> (8 * b));
+            le[b] = (guint8)(len >> (8 * b));
           g_checksum_update (sum, le, 8);
-          g_checksum_update (sum, (const guchar *) wick_document_str (self, parts[k]), (gssize) len);
+          g_checksum_update (sum, (const guchar *)wick_document_str (self, parts[k]), (gssize)len);
         }
     }
   return g_strconcat ("sha256:", g_checksum_get_string (sum), NULL);
@@ -777,7 +799,7 @@ family_members (WickDocument *doc, WickStr family)
 static int
 compare_strs_qsort (gconstpointer a, gconstpointer b, gpointer doc)
 {
-  return compare_strs (doc, *(const WickStr *) a, *(const WickStr *) b);
+  return compare_strs (doc, *(const WickStr *)a, *(const WickStr *)b);
 }
 
 char *
@@ -809,7 +831,7 @@ wick_gradient_contract_validate (WickDocument *self)
           g_free (key);
           return g_strdup ("gradient manifest root, key, and family must not be empty");
         }
-      *key = (gint64) (((guint64) e->root << 32) | e->key);
+      *key = (gint64)(((guint64)e->root << 32) | e->key);
       if (g_hash_table_contains (declared, key))
         {
           GString *msg = g_string_new ("gradient manifest declares ");
@@ -823,7 +845,8 @@ wick_gradient_contract_validate (WickDocument *self)
 
   for (guint i = 0; i < m->families->len; i++)
     {
-      const WickGradientFamilyContract *f = &g_array_index (m->families, WickGradientFamilyContract, i);
+      const WickGradientFamilyContract *f
+        = &g_array_index (m->families, WickGradientFamilyContract, i);
       guint members;
       GString *name = g_string_new (NULL);
       debug_str (h, name, f->family);
@@ -835,7 +858,8 @@ wick_gradient_contract_validate (WickDocument *self)
       for (guint j = 0; j < i; j++)
         if (g_array_index (m->families, WickGradientFamilyContract, j).family == f->family)
           {
-            char *msg = g_strdup_printf ("gradient family %s is declared more than once", name->str);
+            char *msg
+              = g_strdup_printf ("gradient family %s is declared more than once", name->str);
             g_string_free (name, TRUE);
             return msg;
           }
@@ -848,8 +872,8 @@ wick_gradient_contract_validate (WickDocument *self)
         }
       if (f->expectation == WICK_EXPECT_INACTIVE && f->min_present != 0)
         {
-          char *msg = g_strdup_printf ("inactive gradient family %s must have min_present=0",
-                                       name->str);
+          char *msg
+            = g_strdup_printf ("inactive gradient family %s must have min_present=0", name->str);
           g_string_free (name, TRUE);
           return msg;
         }
@@ -914,7 +938,7 @@ observe_gradients (WickDocument *doc, GHashTable **index_out)
   for (guint i = 0; i < doc->gradients->len; i++)
     {
       const WickGradient *g = &g_array_index (doc->gradients, WickGradient, i);
-      gint64 key = (gint64) (((guint64) g->root << 32) | g->key);
+      gint64 key = (gint64)(((guint64)g->root << 32) | g->key);
       gpointer slot;
       if (g_hash_table_lookup_extended (index, &key, NULL, &slot))
         g_array_index (observed, ObservedKey, GPOINTER_TO_UINT (slot)).count++;
@@ -931,7 +955,7 @@ observe_gradients (WickDocument *doc, GHashTable **index_out)
   for (guint i = 0; i < observed->len; i++)
     {
       const ObservedKey *o = &g_array_index (observed, ObservedKey, i);
-      gint64 key = (gint64) (((guint64) o->root << 32) | o->key);
+      gint64 key = (gint64)(((guint64)o->root << 32) | o->key);
       g_hash_table_insert (index, g_memdup2 (&key, sizeof key), GUINT_TO_POINTER (i));
     }
   *index_out = index;
@@ -945,18 +969,20 @@ check_manifest (Health *h)
   const WickTraceMeta *m = &doc->meta;
   GHashTable *index;
   GArray *observed = observe_gradients (doc, &index);
-  g_autoptr (GHashTable) expected = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr (GHashTable) expected
+    = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 
   for (guint i = 0; i < m->expected->len; i++)
     {
-      const WickExpectedGradientEntry *e = &g_array_index (m->expected, WickExpectedGradientEntry, i);
-      gint64 key = (gint64) (((guint64) e->root << 32) | e->key);
+      const WickExpectedGradientEntry *e
+        = &g_array_index (m->expected, WickExpectedGradientEntry, i);
+      gint64 key = (gint64)(((guint64)e->root << 32) | e->key);
       g_hash_table_add (expected, g_memdup2 (&key, sizeof key));
     }
   for (guint i = 0; i < observed->len; i++)
     {
       const ObservedKey *o = &g_array_index (observed, ObservedKey, i);
-      gint64 key = (gint64) (((guint64) o->root << 32) | o->key);
+      gint64 key = (gint64)(((guint64)o->root << 32) | o->key);
       const char *id = S (h, g_array_index (doc->gradients, WickGradient, o->first).event_id);
       if (o->count != 1)
         {
@@ -977,8 +1003,9 @@ check_manifest (Health *h)
     }
   for (guint i = 0; i < m->expected->len; i++)
     {
-      const WickExpectedGradientEntry *e = &g_array_index (m->expected, WickExpectedGradientEntry, i);
-      gint64 key = (gint64) (((guint64) e->root << 32) | e->key);
+      const WickExpectedGradientEntry *e
+        = &g_array_index (m->expected, WickExpectedGradientEntry, i);
+      gint64 key = (gint64)(((guint64)e->root << 32) | e->key);
       if (!g_hash_table_contains (index, &key))
         {
           GString *msg = g_string_new ("manifest gradient ");
@@ -991,7 +1018,8 @@ check_manifest (Health *h)
 
   for (guint i = 0; i < m->families->len; i++)
     {
-      const WickGradientFamilyContract *f = &g_array_index (m->families, WickGradientFamilyContract, i);
+      const WickGradientFamilyContract *f
+        = &g_array_index (m->families, WickGradientFamilyContract, i);
       guint expected_members = 0, members = 0, present = 0, attached = 0, non_finite = 0;
       gboolean complete_family;
       GString *name = g_string_new (NULL);
@@ -999,8 +1027,9 @@ check_manifest (Health *h)
       debug_str (h, name, f->family);
       for (guint j = 0; j < m->expected->len; j++)
         {
-          const WickExpectedGradientEntry *e = &g_array_index (m->expected, WickExpectedGradientEntry, j);
-          gint64 key = (gint64) (((guint64) e->root << 32) | e->key);
+          const WickExpectedGradientEntry *e
+            = &g_array_index (m->expected, WickExpectedGradientEntry, j);
+          gint64 key = (gint64)(((guint64)e->root << 32) | e->key);
           gpointer slot;
           const WickGradient *g;
           if (e->family != f->family)
@@ -1089,7 +1118,11 @@ check_planes (Health *h)
 {
   WickDocument *doc = h->doc;
   gboolean train = doc->meta.phase == WICK_PHASE_TRAIN;
-  struct { gboolean empty; const char *code, *message; } planes[] = {
+  struct
+  {
+    gboolean empty;
+    const char *code, *message;
+  } planes[] = {
     { doc->ops->len == 0, "operations_absent", "no operation evidence was captured" },
     { doc->tensors->len == 0, "tensors_absent", "no tensor checkpoints were captured" },
     { doc->memory->len == 0, "logical_memory_absent", "no logical storage events were captured" },
@@ -1160,7 +1193,12 @@ check_label_classification (Health *h)
   WickDocument *doc = h->doc;
   const WickTraceMeta *m = &doc->meta;
   const WickStr *required = wick_document_get_str_list (doc, m->required_labels_offset);
-  struct { const WickStr *labels; guint n; const char *list; } lists[] = {
+  struct
+  {
+    const WickStr *labels;
+    guint n;
+    const char *list;
+  } lists[] = {
     { wick_document_get_str_list (doc, m->gpu_labels_offset), m->n_gpu_labels, "GPU-expected" },
     { wick_document_get_str_list (doc, m->cpu_labels_offset), m->n_cpu_labels, "CPU-only" },
   };
@@ -1175,9 +1213,9 @@ check_label_classification (Health *h)
         WickStr label = lists[l].labels[i];
         const char *text = S (h, label);
         if (blank (h, label))
-          label_issue (h, "empty_semantic_label_classification",
-                       g_strdup_printf ("%s semantic label classifications must not be empty",
-                                        lists[l].list));
+          label_issue (
+            h, "empty_semantic_label_classification",
+            g_strdup_printf ("%s semantic label classifications must not be empty", lists[l].list));
         if (list_contains (lists[l].labels, i, label))
           label_issue (h, "duplicate_semantic_label_classification",
                        g_strdup_printf ("%s semantic label `%s` is listed more than once",
@@ -1186,18 +1224,18 @@ check_label_classification (Health *h)
           label_issue (h, "unrequired_semantic_label_classification",
                        g_strdup_printf ("%s semantic label `%s` is not a required semantic label",
                                         lists[l].list, text));
-        if (list_contains ((const WickStr *) (gpointer) classified->data, classified->len, label))
+        if (list_contains ((const WickStr *)(gpointer)classified->data, classified->len, label))
           label_issue (h, "overlapping_semantic_label_classification",
                        g_strdup_printf ("semantic label `%s` is classified more than once", text));
         else
           g_array_append_val (classified, label);
       }
   for (guint i = 0; i < m->n_required_labels && partition; i++)
-    partition = list_contains ((const WickStr *) (gpointer) classified->data, classified->len,
-                               required[i]);
+    partition
+      = list_contains ((const WickStr *)(gpointer)classified->data, classified->len, required[i]);
   for (guint i = 0; i < classified->len && partition; i++)
-    partition = list_contains (required, m->n_required_labels,
-                               g_array_index (classified, WickStr, i));
+    partition
+      = list_contains (required, m->n_required_labels, g_array_index (classified, WickStr, i));
   if (!partition)
     label_issue (h, "incomplete_semantic_label_partition",
                  g_strdup ("GPU-expected and CPU-only semantic labels must partition the required "
@@ -1227,9 +1265,9 @@ coverage_verdict (Health *h, gboolean valid)
       verdict = doc->gradients->len == 0 ? WICK_COVERAGE_VERDICT_UNAVAILABLE
                                          : WICK_COVERAGE_VERDICT_PARTIAL;
       reason = doc->gradients->len == 0
-                   ? "gradient coverage is not declared complete and no gradient was recorded"
-                   : "gradient coverage is not declared complete: the recorded gradients are partial "
-                     "evidence";
+                 ? "gradient coverage is not declared complete and no gradient was recorded"
+                 : "gradient coverage is not declared complete: the recorded gradients are partial "
+                   "evidence";
     }
   else if (!m->has_gradient_contract)
     verdict = WICK_COVERAGE_VERDICT_INVALID,
@@ -1256,7 +1294,8 @@ coverage_verdict (Health *h, gboolean valid)
         verdict = WICK_COVERAGE_VERDICT_COMPLETE,
         reason = "every manifest gradient was captured once and every family meets its expectation";
     }
-  if (!valid && (verdict == WICK_COVERAGE_VERDICT_PARTIAL || verdict == WICK_COVERAGE_VERDICT_COMPLETE))
+  if (!valid
+      && (verdict == WICK_COVERAGE_VERDICT_PARTIAL || verdict == WICK_COVERAGE_VERDICT_COMPLETE))
     verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "the trace is not structurally valid";
   if (h->failed && verdict == WICK_COVERAGE_VERDICT_COMPLETE)
     verdict = WICK_COVERAGE_VERDICT_PARTIAL, reason = "the capture failed";

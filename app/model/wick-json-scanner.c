@@ -53,15 +53,30 @@ wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type)
     return wick_json_fail (scanner, "EOF while parsing a value");
   switch (*scanner->p)
     {
-    case 'n': *type = WICK_JSON_NULL; return TRUE;
-    case 't': *type = WICK_JSON_TRUE; return TRUE;
-    case 'f': *type = WICK_JSON_FALSE; return TRUE;
-    case '"': *type = WICK_JSON_STRING; return TRUE;
-    case '[': *type = WICK_JSON_ARRAY; return TRUE;
-    case '{': *type = WICK_JSON_OBJECT; return TRUE;
-    case '-':
-    case '0' ... '9': *type = WICK_JSON_NUMBER; return TRUE;
-    default: return wick_json_fail (scanner, "expected value");
+      case 'n':
+        *type = WICK_JSON_NULL;
+        return TRUE;
+      case 't':
+        *type = WICK_JSON_TRUE;
+        return TRUE;
+      case 'f':
+        *type = WICK_JSON_FALSE;
+        return TRUE;
+      case '"':
+        *type = WICK_JSON_STRING;
+        return TRUE;
+      case '[':
+        *type = WICK_JSON_ARRAY;
+        return TRUE;
+      case '{':
+        *type = WICK_JSON_OBJECT;
+        return TRUE;
+      case '-':
+      case '0' ... '9':
+        *type = WICK_JSON_NUMBER;
+        return TRUE;
+      default:
+        return wick_json_fail (scanner, "expected value");
     }
 }
 
@@ -108,7 +123,7 @@ read_hex4 (WickJsonScanner *scanner, guint *out)
       v = hex_value (*scanner->p);
       if (v < 0)
         return wick_json_fail (scanner, "invalid escape");
-      n = n * 16 + (guint) v;
+      n = n * 16 + (guint)v;
       scanner->p++;
     }
   *out = n;
@@ -120,26 +135,26 @@ encode_utf8 (guint cp, char *out)
 {
   if (cp < 0x80)
     {
-      out[0] = (char) cp;
+      out[0] = (char)cp;
       return 1;
     }
   if (cp < 0x800)
     {
-      out[0] = (char) (0xC0 | (cp >> 6));
-      out[1] = (char) (0x80 | (cp & 0x3F));
+      out[0] = (char)(0xC0 | (cp >> 6));
+      out[1] = (char)(0x80 | (cp & 0x3F));
       return 2;
     }
   if (cp < 0x10000)
     {
-      out[0] = (char) (0xE0 | (cp >> 12));
-      out[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
-      out[2] = (char) (0x80 | (cp & 0x3F));
+      out[0] = (char)(0xE0 | (cp >> 12));
+      out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+      out[2] = (char)(0x80 | (cp & 0x3F));
       return 3;
     }
-  out[0] = (char) (0xF0 | (cp >> 18));
-  out[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
-  out[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
-  out[3] = (char) (0x80 | (cp & 0x3F));
+  out[0] = (char)(0xF0 | (cp >> 18));
+  out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = (char)(0x80 | (cp & 0x3F));
   return 4;
 }
 
@@ -181,7 +196,7 @@ read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const ch
 {
   char *out = scanner->unescape + scanner->unescape_len;
   char *o = out;
-  gsize prefix = (gsize) (scanner->p - literal_start);
+  gsize prefix = (gsize)(scanner->p - literal_start);
 
   memcpy (o, literal_start, prefix);
   o += prefix;
@@ -190,7 +205,7 @@ read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const ch
       unsigned char c;
       if (scanner->p >= scanner->end)
         return wick_json_fail (scanner, "EOF while parsing a string");
-      c = (unsigned char) *scanner->p++;
+      c = (unsigned char)*scanner->p++;
       if (c == '"')
         break;
       if (c < 0x20)
@@ -198,35 +213,52 @@ read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const ch
                                "control character (\\u0000-\\u001F) found while parsing a string");
       if (c != '\\')
         {
-          *o++ = (char) c;
+          *o++ = (char)c;
           continue;
         }
       if (scanner->p >= scanner->end)
         return wick_json_fail (scanner, "EOF while parsing a string");
-      c = (unsigned char) *scanner->p++;
+      c = (unsigned char)*scanner->p++;
       switch (c)
         {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '/': *o++ = '/'; break;
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
-        case 'u':
-          {
-            guint cp = 0;
-            if (!read_unicode_escape (scanner, &cp))
-              return FALSE;
-            o += encode_utf8 (cp, o);
+          case '"':
+            *o++ = '"';
             break;
-          }
-        default: return wick_json_fail (scanner, "invalid escape");
+          case '\\':
+            *o++ = '\\';
+            break;
+          case '/':
+            *o++ = '/';
+            break;
+          case 'b':
+            *o++ = '\b';
+            break;
+          case 'f':
+            *o++ = '\f';
+            break;
+          case 'n':
+            *o++ = '\n';
+            break;
+          case 'r':
+            *o++ = '\r';
+            break;
+          case 't':
+            *o++ = '\t';
+            break;
+          case 'u':
+            {
+              guint cp = 0;
+              if (!read_unicode_escape (scanner, &cp))
+                return FALSE;
+              o += encode_utf8 (cp, o);
+              break;
+            }
+          default:
+            return wick_json_fail (scanner, "invalid escape");
         }
     }
   *str = out;
-  *len = (gsize) (o - out);
+  *len = (gsize)(o - out);
   scanner->unescape_len += *len;
   return TRUE;
 }
@@ -261,7 +293,7 @@ wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
       if (*p == '"')
         {
           *str = literal_start;
-          *len = (gsize) (p - literal_start);
+          *len = (gsize)(p - literal_start);
           scanner->p = p + 1;
           return TRUE;
         }
@@ -269,11 +301,11 @@ wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
     }
   for (; p < scanner->end; p++)
     {
-      unsigned char c = (unsigned char) *p;
+      unsigned char c = (unsigned char)*p;
       if (c == '"')
         {
           *str = literal_start;
-          *len = (gsize) (p - literal_start);
+          *len = (gsize)(p - literal_start);
           scanner->p = p + 1;
           return TRUE;
         }
@@ -285,8 +317,8 @@ wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
       if (c < 0x20)
         {
           scanner->p = p;
-          return wick_json_fail (scanner,
-                                 "control character (\\u0000-\\u001F) found while parsing a string");
+          return wick_json_fail (
+            scanner, "control character (\\u0000-\\u001F) found while parsing a string");
         }
     }
   scanner->p = p;
@@ -352,7 +384,7 @@ wick_json_read_number (WickJsonScanner *scanner, WickJsonNumber *number)
     {
       while (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
         {
-          guint digit = (guint) (*scanner->p - '0');
+          guint digit = (guint)(*scanner->p - '0');
           if (significand > (G_MAXUINT64 - digit) / 10)
             overflow = TRUE;
           else
@@ -383,24 +415,24 @@ wick_json_read_number (WickJsonScanner *scanner, WickJsonNumber *number)
   if (is_float || overflow)
     {
       number->kind = WICK_JSON_F64;
-      return parse_float_token (scanner, token, (gsize) (scanner->p - token), &number->f64);
+      return parse_float_token (scanner, token, (gsize)(scanner->p - token), &number->f64);
     }
   if (!negative)
     {
       number->kind = WICK_JSON_U64;
       number->u64 = significand;
-      number->f64 = (double) significand;
+      number->f64 = (double)significand;
       return TRUE;
     }
-  if (significand == 0 || significand > (guint64) G_MAXINT64 + 1)
+  if (significand == 0 || significand > (guint64)G_MAXINT64 + 1)
     {
       number->kind = WICK_JSON_F64;
-      number->f64 = -(double) significand;
+      number->f64 = -(double)significand;
       return TRUE;
     }
   number->kind = WICK_JSON_I64;
-  number->i64 = significand == (guint64) G_MAXINT64 + 1 ? G_MININT64 : -(gint64) significand;
-  number->f64 = (double) number->i64;
+  number->i64 = significand == (guint64)G_MAXINT64 + 1 ? G_MININT64 : -(gint64)significand;
+  number->f64 = (double)number->i64;
   return TRUE;
 }
 
@@ -417,8 +449,7 @@ wick_json_object_begin (WickJsonScanner *scanner)
 }
 
 gboolean
-wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **key,
-                       gsize *key_len)
+wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **key, gsize *key_len)
 {
   wick_json_skip_whitespace (scanner);
   if (scanner->p >= scanner->end)
@@ -514,51 +545,55 @@ wick_json_skip_value (WickJsonScanner *scanner)
     return FALSE;
   switch (type)
     {
-    case WICK_JSON_NULL: return skip_ident (scanner, "null");
-    case WICK_JSON_TRUE: return skip_ident (scanner, "true");
-    case WICK_JSON_FALSE: return skip_ident (scanner, "false");
-    case WICK_JSON_NUMBER:
-      {
-        WickJsonNumber number;
-        return wick_json_read_number (scanner, &number);
-      }
-    case WICK_JSON_STRING:
-      {
-        const char *s;
-        gsize len;
-        gsize mark = scanner->unescape_len;
-        gboolean ok = wick_json_read_string (scanner, &s, &len);
-        scanner->unescape_len = mark;
-        return ok;
-      }
-    case WICK_JSON_ARRAY:
-      {
-        gboolean first = TRUE;
-        if (!wick_json_array_begin (scanner))
-          return FALSE;
-        while (wick_json_array_next (scanner, &first))
-          if (!wick_json_skip_value (scanner))
+      case WICK_JSON_NULL:
+        return skip_ident (scanner, "null");
+      case WICK_JSON_TRUE:
+        return skip_ident (scanner, "true");
+      case WICK_JSON_FALSE:
+        return skip_ident (scanner, "false");
+      case WICK_JSON_NUMBER:
+        {
+          WickJsonNumber number;
+          return wick_json_read_number (scanner, &number);
+        }
+      case WICK_JSON_STRING:
+        {
+          const char *s;
+          gsize len;
+          gsize mark = scanner->unescape_len;
+          gboolean ok = wick_json_read_string (scanner, &s, &len);
+          scanner->unescape_len = mark;
+          return ok;
+        }
+      case WICK_JSON_ARRAY:
+        {
+          gboolean first = TRUE;
+          if (!wick_json_array_begin (scanner))
             return FALSE;
-        return !wick_json_failed (scanner);
-      }
-    case WICK_JSON_OBJECT:
-      {
-        gboolean first = TRUE;
-        const char *key;
-        gsize key_len;
-        gsize mark = scanner->unescape_len;
-        if (!wick_json_object_begin (scanner))
-          return FALSE;
-        while (wick_json_object_next (scanner, &first, &key, &key_len))
-          {
-            scanner->unescape_len = mark;
+          while (wick_json_array_next (scanner, &first))
             if (!wick_json_skip_value (scanner))
               return FALSE;
-          }
-        scanner->unescape_len = mark;
-        return !wick_json_failed (scanner);
-      }
-    default: g_assert_not_reached ();
+          return !wick_json_failed (scanner);
+        }
+      case WICK_JSON_OBJECT:
+        {
+          gboolean first = TRUE;
+          const char *key;
+          gsize key_len;
+          gsize mark = scanner->unescape_len;
+          if (!wick_json_object_begin (scanner))
+            return FALSE;
+          while (wick_json_object_next (scanner, &first, &key, &key_len))
+            {
+              scanner->unescape_len = mark;
+              if (!wick_json_skip_value (scanner))
+                return FALSE;
+            }
+          scanner->unescape_len = mark;
+          return !wick_json_failed (scanner);
+        }
+      default:
+        g_assert_not_reached ();
     }
 }
 
@@ -577,40 +612,51 @@ wick_json_describe_value (WickJsonScanner *scanner, GString *out)
   else
     switch (type)
       {
-      case WICK_JSON_NULL: g_string_append (out, "null"); break;
-      case WICK_JSON_TRUE: g_string_append (out, "boolean `true`"); break;
-      case WICK_JSON_FALSE: g_string_append (out, "boolean `false`"); break;
-      case WICK_JSON_ARRAY: g_string_append (out, "sequence"); break;
-      case WICK_JSON_OBJECT: g_string_append (out, "map"); break;
-      case WICK_JSON_STRING:
-        {
-          const char *s;
-          gsize len;
-          if (wick_json_read_string (&probe, &s, &len))
-            {
-              g_string_append (out, "string ");
-              wick_rust_debug_str (out, s, len);
-            }
+        case WICK_JSON_NULL:
+          g_string_append (out, "null");
           break;
-        }
-      case WICK_JSON_NUMBER:
-        {
-          WickJsonNumber n;
-          if (!wick_json_read_number (&probe, &n))
+        case WICK_JSON_TRUE:
+          g_string_append (out, "boolean `true`");
+          break;
+        case WICK_JSON_FALSE:
+          g_string_append (out, "boolean `false`");
+          break;
+        case WICK_JSON_ARRAY:
+          g_string_append (out, "sequence");
+          break;
+        case WICK_JSON_OBJECT:
+          g_string_append (out, "map");
+          break;
+        case WICK_JSON_STRING:
+          {
+            const char *s;
+            gsize len;
+            if (wick_json_read_string (&probe, &s, &len))
+              {
+                g_string_append (out, "string ");
+                wick_rust_debug_str (out, s, len);
+              }
             break;
-          if (n.kind == WICK_JSON_U64)
-            g_string_append_printf (out, "integer `%" G_GUINT64_FORMAT "`", n.u64);
-          else if (n.kind == WICK_JSON_I64)
-            g_string_append_printf (out, "integer `%" G_GINT64_FORMAT "`", n.i64);
-          else
-            {
-              g_string_append (out, "floating point `");
-              wick_rust_display_f64 (out, n.f64);
-              g_string_append_c (out, '`');
-            }
+          }
+        case WICK_JSON_NUMBER:
+          {
+            WickJsonNumber n;
+            if (!wick_json_read_number (&probe, &n))
+              break;
+            if (n.kind == WICK_JSON_U64)
+              g_string_append_printf (out, "integer `%" G_GUINT64_FORMAT "`", n.u64);
+            else if (n.kind == WICK_JSON_I64)
+              g_string_append_printf (out, "integer `%" G_GINT64_FORMAT "`", n.i64);
+            else
+              {
+                g_string_append (out, "floating point `");
+                wick_rust_display_f64 (out, n.f64);
+                g_string_append_c (out, '`');
+              }
+            break;
+          }
+        default:
           break;
-        }
-      default: break;
       }
   g_string_free (scratch_error, TRUE);
 }
@@ -753,28 +799,42 @@ wick_json_append_string (GString *out, const char *str, gsize len)
   g_string_append_c (out, '"');
   for (gsize i = 0; i < len; i++)
     {
-      unsigned char c = (unsigned char) str[i];
+      unsigned char c = (unsigned char)str[i];
       if (c >= 0x20 && c != '"' && c != '\\')
         continue;
-      g_string_append_len (out, str + run, (gssize) (i - run));
+      g_string_append_len (out, str + run, (gssize)(i - run));
       run = i + 1;
       switch (c)
         {
-        case '"': g_string_append (out, "\\\""); break;
-        case '\\': g_string_append (out, "\\\\"); break;
-        case '\b': g_string_append (out, "\\b"); break;
-        case '\f': g_string_append (out, "\\f"); break;
-        case '\n': g_string_append (out, "\\n"); break;
-        case '\r': g_string_append (out, "\\r"); break;
-        case '\t': g_string_append (out, "\\t"); break;
-        default:
-          g_string_append (out, "\\u00");
-          g_string_append_c (out, hex[c >> 4]);
-          g_string_append_c (out, hex[c & 15]);
-          break;
+          case '"':
+            g_string_append (out, "\\\"");
+            break;
+          case '\\':
+            g_string_append (out, "\\\\");
+            break;
+          case '\b':
+            g_string_append (out, "\\b");
+            break;
+          case '\f':
+            g_string_append (out, "\\f");
+            break;
+          case '\n':
+            g_string_append (out, "\\n");
+            break;
+          case '\r':
+            g_string_append (out, "\\r");
+            break;
+          case '\t':
+            g_string_append (out, "\\t");
+            break;
+          default:
+            g_string_append (out, "\\u00");
+            g_string_append_c (out, hex[c >> 4]);
+            g_string_append_c (out, hex[c & 15]);
+            break;
         }
     }
-  g_string_append_len (out, str + run, (gssize) (len - run));
+  g_string_append_len (out, str + run, (gssize)(len - run));
   g_string_append_c (out, '"');
 }
 
@@ -784,20 +844,32 @@ wick_rust_debug_str (GString *out, const char *str, gsize len)
   g_string_append_c (out, '"');
   for (gsize i = 0; i < len; i++)
     {
-      unsigned char c = (unsigned char) str[i];
+      unsigned char c = (unsigned char)str[i];
       switch (c)
         {
-        case '"': g_string_append (out, "\\\""); break;
-        case '\\': g_string_append (out, "\\\\"); break;
-        case '\n': g_string_append (out, "\\n"); break;
-        case '\r': g_string_append (out, "\\r"); break;
-        case '\t': g_string_append (out, "\\t"); break;
-        case '\0': g_string_append (out, "\\0"); break;
-        default:
-          if (c < 0x20 || c == 0x7f)
-            g_string_append_printf (out, "\\u{%x}", c);
-          else
-            g_string_append_c (out, (char) c);
+          case '"':
+            g_string_append (out, "\\\"");
+            break;
+          case '\\':
+            g_string_append (out, "\\\\");
+            break;
+          case '\n':
+            g_string_append (out, "\\n");
+            break;
+          case '\r':
+            g_string_append (out, "\\r");
+            break;
+          case '\t':
+            g_string_append (out, "\\t");
+            break;
+          case '\0':
+            g_string_append (out, "\\0");
+            break;
+          default:
+            if (c < 0x20 || c == 0x7f)
+              g_string_append_printf (out, "\\u{%x}", c);
+            else
+              g_string_append_c (out, (char)c);
         }
     }
   g_string_append_c (out, '"');
@@ -827,7 +899,7 @@ white_space_at (const unsigned char *p, gsize avail)
 static gsize
 white_space_before (const unsigned char *start, const unsigned char *end)
 {
-  gsize avail = (gsize) (end - start);
+  gsize avail = (gsize)(end - start);
 
   for (gsize len = 1; len <= 3 && len <= avail; len++)
     {
@@ -843,16 +915,16 @@ white_space_before (const unsigned char *start, const unsigned char *end)
 void
 wick_rust_trim (const char **str, gsize *len)
 {
-  const unsigned char *p = (const unsigned char *) *str;
+  const unsigned char *p = (const unsigned char *)*str;
   const unsigned char *end = p + *len;
   gsize n;
 
-  while (p < end && (n = white_space_at (p, (gsize) (end - p))) > 0)
+  while (p < end && (n = white_space_at (p, (gsize)(end - p))) > 0)
     p += n;
   while (end > p && (n = white_space_before (p, end)) > 0)
     end -= n;
-  *str = (const char *) p;
-  *len = (gsize) (end - p);
+  *str = (const char *)p;
+  *len = (gsize)(end - p);
 }
 
 gboolean

@@ -52,8 +52,8 @@ typedef struct
   const char *p;
   const char *end;
   int remaining_depth;
-  GString *error;       /* empty while no error */
-  char *unescape;       /* scratch for unescaped strings, at least end-start bytes */
+  GString *error; /* empty while no error */
+  char *unescape; /* scratch for unescaped strings, at least end-start bytes */
   gsize unescape_len;
 } WickJsonScanner;
 
@@ -66,8 +66,9 @@ gboolean wick_json_fail (WickJsonScanner *scanner, const char *format, ...) G_GN
 static inline void
 wick_json_skip_whitespace (WickJsonScanner *scanner)
 {
-  while (scanner->p < scanner->end
-         && (*scanner->p == ' ' || *scanner->p == '\n' || *scanner->p == '\t' || *scanner->p == '\r'))
+  while (
+    scanner->p < scanner->end
+    && (*scanner->p == ' ' || *scanner->p == '\n' || *scanner->p == '\t' || *scanner->p == '\r'))
     scanner->p++;
 }
 /* The type of the value at the cursor (after whitespace), judged by its first
@@ -97,7 +98,7 @@ gboolean wick_json_array_next (WickJsonScanner *scanner, gboolean *first);
 void wick_json_describe_value (WickJsonScanner *scanner, GString *out);
 
 /* Formatting shared with the writer. */
-void wick_json_format_f64 (GString *out, double value);     /* ryu/serde_json layout */
+void wick_json_format_f64 (GString *out, double value);                  /* ryu/serde_json layout */
 void wick_json_append_string (GString *out, const char *str, gsize len); /* quoted */
 /* Rust's {:?} of a str and of an f64. */
 void wick_rust_debug_str (GString *out, const char *str, gsize len);

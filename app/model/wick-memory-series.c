@@ -39,8 +39,8 @@ series_for_device (GPtrArray *all, GHashTable *by_device, WickStr device)
 static int
 compare_time (gconstpointer a, gconstpointer b, gpointer events)
 {
-  guint64 x = ((const WickMemoryEvent *) events)[*(const guint32 *) a].timestamp_ns;
-  guint64 y = ((const WickMemoryEvent *) events)[*(const guint32 *) b].timestamp_ns;
+  guint64 x = ((const WickMemoryEvent *)events)[*(const guint32 *)a].timestamp_ns;
+  guint64 y = ((const WickMemoryEvent *)events)[*(const guint32 *)b].timestamp_ns;
 
   return x < y ? -1 : x > y;
 }
@@ -86,12 +86,12 @@ wick_memory_series_build (WickDocument *document)
       order[i] = i;
       series_for_device (all, by_device, events[i].device);
     }
-  g_qsort_with_data (order, (gint) n, sizeof (guint32), compare_time, (gpointer) events);
+  g_qsort_with_data (order, (gint)n, sizeof (guint32), compare_time, (gpointer)events);
 
   for (guint k = 0; k < n; k++)
     {
       const WickMemoryEvent *m = &events[order[k]];
-      gint64 key = (gint64) (((guint64) m->device << 32) | m->storage_id);
+      gint64 key = (gint64)(((guint64)m->device << 32) | m->storage_id);
       LiveAllocation *allocation = g_hash_table_lookup (live, &key);
       WickMemorySeries *series = series_for_device (all, by_device, m->device);
       guint64 *current = g_hash_table_lookup (totals, GUINT_TO_POINTER (m->device));
@@ -149,7 +149,8 @@ wick_device_memory_series_build (WickDocument *document)
   for (guint i = 0; i < n; i++)
     {
       const WickDeviceMemorySample *s = &samples[i];
-      WickDeviceMemorySeries *series = g_hash_table_lookup (by_device, GUINT_TO_POINTER (s->device));
+      WickDeviceMemorySeries *series
+        = g_hash_table_lookup (by_device, GUINT_TO_POINTER (s->device));
       if (series == NULL)
         {
           series = g_new0 (WickDeviceMemorySeries, 1);
@@ -196,9 +197,10 @@ wick_memory_series_at (const WickMemorySeries *series, guint64 t_ns,
 const char *
 wick_memory_category_to_string (WickMemoryCategory category)
 {
-  static const char *const names[] = { "parameter", "activation", "gradient", "optimizer", "other" };
+  static const char *const names[]
+    = { "parameter", "activation", "gradient", "optimizer", "other" };
 
-  return (guint) category < G_N_ELEMENTS (names) ? names[category] : "other";
+  return (guint)category < G_N_ELEMENTS (names) ? names[category] : "other";
 }
 
 const char *
@@ -206,5 +208,5 @@ wick_device_series_to_string (WickDeviceSeriesKind kind)
 {
   static const char *const names[] = { "used", "reserved", "capacity", "free" };
 
-  return (guint) kind < G_N_ELEMENTS (names) ? names[kind] : "unknown";
+  return (guint)kind < G_N_ELEMENTS (names) ? names[kind] : "unknown";
 }

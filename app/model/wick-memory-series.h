@@ -36,7 +36,7 @@ typedef struct
 typedef struct
 {
   WickStr device;
-  GArray *points;                  /* WickMemoryPoint, by time */
+  GArray *points; /* WickMemoryPoint, by time */
   guint64 peak[WICK_N_CATEGORIES];
   guint64 peak_ns[WICK_N_CATEGORIES];
   guint64 peak_total;

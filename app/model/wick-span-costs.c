@@ -56,16 +56,15 @@ rows_get (const SpanRows *rows, guint span, guint *n)
 
 /* The span index of each record, looked up by span_id (the document's `span`
  * fields are filled by analysis; this works before it too). */
-#define SPAN_OF(array, Type, n)                                                    \
-  G_STMT_START                                                                     \
-  {                                                                                \
-    const Type *items = wick_document_get_##array (document, &n);                  \
-    span_of = g_renew (gint32, span_of, MAX (1, n));                               \
-    for (guint i = 0; i < n; i++)                                                  \
-      span_of[i] = wick_document_find_span (document,                              \
-                                            wick_document_str (document,           \
-                                                               items[i].span_id)); \
-  }                                                                                \
+#define SPAN_OF(array, Type, n)                                                                    \
+  G_STMT_START                                                                                     \
+  {                                                                                                \
+    const Type *items = wick_document_get_##array (document, &n);                                  \
+    span_of = g_renew (gint32, span_of, MAX (1, n));                                               \
+    for (guint i = 0; i < n; i++)                                                                  \
+      span_of[i]                                                                                   \
+        = wick_document_find_span (document, wick_document_str (document, items[i].span_id));      \
+  }                                                                                                \
   G_STMT_END
 
 WickSpanIndex *
@@ -88,10 +87,10 @@ wick_span_index_new (WickDocument *document)
 
   span_of = g_renew (gint32, span_of, MAX (1, index->n_spans));
   for (guint i = 0; i < index->n_spans; i++)
-    span_of[i] = spans[i].parent_id ? wick_document_find_span (document,
-                                                              wick_document_str (document,
-                                                                                 spans[i].parent_id))
-                                    : -1;
+    span_of[i]
+      = spans[i].parent_id
+          ? wick_document_find_span (document, wick_document_str (document, spans[i].parent_id))
+          : -1;
   rows_build (&index->children, index->n_spans, index->n_spans, span_of);
 
   index->self_ns = g_new0 (guint64, MAX (1, index->n_spans));
@@ -231,7 +230,7 @@ wick_span_costs_by_name (WickDocument *document, WickSpanIndex *index)
   for (guint i = 0; i < costs->len; i++)
     {
       WickSpanCost *cost = &g_array_index (costs, WickSpanCost, i);
-      cost->mean_ns = (double) cost->total_ns / (double) cost->count;
+      cost->mean_ns = (double)cost->total_ns / (double)cost->count;
     }
   g_array_sort_with_data (costs, compare_costs, document);
   return costs;

@@ -17,7 +17,7 @@ struct _WickStringPool
   gsize size;
   gsize capacity;
   guint64 *slots;
-  gsize n_slots;       /* power of two */
+  gsize n_slots; /* power of two */
   gsize n_strings;
   guint64 recent[RECENT_SIZE]; /* same layout as slots */
 };
@@ -42,7 +42,7 @@ wick_string_pool_hash (const char *str, gsize len)
         memcpy (&chunk, str + len - 8, 8); /* overlapping tail: one fixed-size load */
       else
         for (gsize k = 0; k < len; k++)
-          chunk |= (guint64) (guint8) str[k] << (8 * k);
+          chunk |= (guint64)(guint8)str[k] << (8 * k);
       h = (h ^ chunk) * 0xc4ceb9fe1a85ec53ull;
     }
   h ^= h >> 29;
@@ -140,7 +140,7 @@ find_slot (WickStringPool *pool, const char *str, gsize len, guint64 h)
       guint64 entry = pool->slots[j];
       if (entry == 0)
         return j;
-      if ((entry & 0xffffffff00000000ull) == tag && same_string (pool, (guint32) entry, str, len))
+      if ((entry & 0xffffffff00000000ull) == tag && same_string (pool, (guint32)entry, str, len))
         return j;
       j = (j + 1) & (pool->n_slots - 1);
     }
@@ -149,7 +149,7 @@ find_slot (WickStringPool *pool, const char *str, gsize len, guint64 h)
 guint32
 wick_string_pool_lookup (WickStringPool *pool, const char *str, gsize len)
 {
-  return (guint32) pool->slots[find_slot (pool, str, len, wick_string_pool_hash (str, len))];
+  return (guint32)pool->slots[find_slot (pool, str, len, wick_string_pool_hash (str, len))];
 }
 
 void
@@ -171,16 +171,16 @@ wick_string_pool_intern_hashed (WickStringPool *pool, const char *str, gsize len
   guint64 *recent = &pool->recent[(h >> 20) & (RECENT_SIZE - 1)];
   gsize j;
   guint32 offset;
-  guint32 len32 = (guint32) len;
+  guint32 len32 = (guint32)len;
 
   if ((*recent & 0xffffffff00000000ull) == tag && *recent != 0
-      && same_string (pool, (guint32) *recent, str, len))
-    return (guint32) *recent;
+      && same_string (pool, (guint32)*recent, str, len))
+    return (guint32)*recent;
   j = find_slot (pool, str, len, h);
   if (pool->slots[j] != 0)
     {
       *recent = pool->slots[j];
-      return (guint32) pool->slots[j];
+      return (guint32)pool->slots[j];
     }
   if (pool->size + len + 5 > G_MAXUINT32 || len > G_MAXUINT32)
     return 0;
@@ -191,7 +191,7 @@ wick_string_pool_intern_hashed (WickStringPool *pool, const char *str, gsize len
       pool->data = g_realloc (pool->data, pool->capacity);
     }
   memcpy (pool->data + pool->size, &len32, 4);
-  offset = (guint32) (pool->size + 4);
+  offset = (guint32)(pool->size + 4);
   memcpy (pool->data + offset, str, len);
   pool->data[offset + len] = '\0';
   pool->size = offset + len + 1;
@@ -205,7 +205,7 @@ wick_string_pool_intern_hashed (WickStringPool *pool, const char *str, gsize len
 void
 wick_string_pool_reserve (WickStringPool *pool, gsize n_strings, gsize bytes)
 {
-  while (n_strings * 2 > pool->n_slots && pool->n_slots < ((gsize) 1 << 31))
+  while (n_strings * 2 > pool->n_slots && pool->n_slots < ((gsize)1 << 31))
     grow_table (pool);
   if (bytes > pool->capacity && bytes < G_MAXUINT32)
     {

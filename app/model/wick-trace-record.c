@@ -11,17 +11,23 @@
 /* ---- schemas ---------------------------------------------------------- */
 
 static const char *const kind_variants[] = {
-  "meta", "span_start", "span_end", "op", "tensor", "tensor_stats", "memory",
+  "meta",          "span_start",      "span_end", "op",   "tensor",   "tensor_stats", "memory",
   "device_memory", "device_interval", "gradient", "edge", "terminal", NULL,
 };
 static const char *const phase_variants[] = { "train", "infer", NULL };
 static const char *const timing_variants[] = { "host", "device_synchronized", NULL };
 static const char *const coverage_variants[] = { "none", "partial", "complete", NULL };
 static const char *const scope_variants[] = {
-  "unknown", "profiled_work", "production_equivalent", NULL,
+  "unknown",
+  "profiled_work",
+  "production_equivalent",
+  NULL,
 };
 static const char *const expectation_variants[] = {
-  "active", "inactive", "data_conditional", NULL,
+  "active",
+  "inactive",
+  "data_conditional",
+  NULL,
 };
 static const char *const span_kind_variants[] = { "function", "op", "module", NULL };
 const char *const wick_step_variants[] = { "forward", "backward", "optimizer", NULL };
@@ -34,22 +40,43 @@ static const char *const outcome_variants[] = { "complete", "failed", NULL };
 static const char *const edge_kind_variants[] = { "call", "data", NULL };
 
 #define F(n) n, sizeof n - 1
-#define REQ(n, t) { F (n), WICK_FIELD_##t, WICK_FIELD_REQUIRED, 0, 0, NULL, NULL }
-#define OPT(n, t) { F (n), WICK_FIELD_##t, WICK_FIELD_OPTIONAL, 0, 0, NULL, NULL }
-#define DEF(n, t) { F (n), WICK_FIELD_##t, WICK_FIELD_DEFAULT, 0, 0, NULL, NULL }
-#define REQ_ENUM(n, v) { F (n), WICK_FIELD_ENUM, WICK_FIELD_REQUIRED, 0, 0, v, NULL }
-#define OPT_ENUM(n, v) { F (n), WICK_FIELD_ENUM, WICK_FIELD_OPTIONAL, 0, 0, v, NULL }
-#define DEF_ENUM(n, v, d) { F (n), WICK_FIELD_ENUM, WICK_FIELD_DEFAULT, d, 0, v, NULL }
-#define SCHEMA(name, type_name, fields) \
+#define REQ(n, t)                                                                                  \
+  {                                                                                                \
+    F (n), WICK_FIELD_##t, WICK_FIELD_REQUIRED, 0, 0, NULL, NULL                                   \
+  }
+#define OPT(n, t)                                                                                  \
+  {                                                                                                \
+    F (n), WICK_FIELD_##t, WICK_FIELD_OPTIONAL, 0, 0, NULL, NULL                                   \
+  }
+#define DEF(n, t)                                                                                  \
+  {                                                                                                \
+    F (n), WICK_FIELD_##t, WICK_FIELD_DEFAULT, 0, 0, NULL, NULL                                    \
+  }
+#define REQ_ENUM(n, v)                                                                             \
+  {                                                                                                \
+    F (n), WICK_FIELD_ENUM, WICK_FIELD_REQUIRED, 0, 0, v, NULL                                     \
+  }
+#define OPT_ENUM(n, v)                                                                             \
+  {                                                                                                \
+    F (n), WICK_FIELD_ENUM, WICK_FIELD_OPTIONAL, 0, 0, v, NULL                                     \
+  }
+#define DEF_ENUM(n, v, d)                                                                          \
+  {                                                                                                \
+    F (n), WICK_FIELD_ENUM, WICK_FIELD_DEFAULT, d, 0, v, NULL                                      \
+  }
+#define SCHEMA(name, type_name, fields)                                                            \
   static const WickRecordSchema name = { type_name, fields, G_N_ELEMENTS (fields) }
 
 static const WickFieldSchema expected_fields[] = {
-  REQ ("root", STR), REQ ("key", STR), REQ ("family", STR),
+  REQ ("root", STR),
+  REQ ("key", STR),
+  REQ ("family", STR),
 };
 SCHEMA (expected_schema, "struct ExpectedGradient", expected_fields);
 
 static const WickFieldSchema family_fields[] = {
-  REQ ("family", STR), REQ_ENUM ("expectation", expectation_variants),
+  REQ ("family", STR),
+  REQ_ENUM ("expectation", expectation_variants),
   REQ ("min_present", U64),
 };
 SCHEMA (family_schema, "struct GradientFamilyContract", family_fields);
@@ -78,30 +105,43 @@ static const WickFieldSchema capture_contract_fields[] = {
 SCHEMA (capture_contract_schema, "struct CaptureContract", capture_contract_fields);
 
 static const WickFieldSchema comparison_identity_fields[] = {
-  OPT ("implementation_id", STR), REQ ("workload_id", STR), REQ ("model_id", STR),
-  REQ ("config_id", STR), REQ ("data_id", STR), REQ ("seed_policy", STR),
-  REQ ("physical_batch", U64), REQ ("accumulation_steps", U64), REQ ("precision", STR),
-  REQ ("device_state", STR), OPT ("pair_id", STR),
+  OPT ("implementation_id", STR), REQ ("workload_id", STR),
+  REQ ("model_id", STR),          REQ ("config_id", STR),
+  REQ ("data_id", STR),           REQ ("seed_policy", STR),
+  REQ ("physical_batch", U64),    REQ ("accumulation_steps", U64),
+  REQ ("precision", STR),         REQ ("device_state", STR),
+  OPT ("pair_id", STR),
 };
 SCHEMA (comparison_identity_schema, "struct ComparisonIdentity", comparison_identity_fields);
 
 static const WickFieldSchema meta_fields[] = {
-  REQ ("schema", STR), REQ ("run_id", STR), REQ ("correlation_id", STR),
-  REQ ("entrypoint", STR), REQ_ENUM ("phase", phase_variants), REQ ("timestamp", STR),
-  REQ ("capture_step", U64), REQ ("warmup_steps", U64), REQ ("device", STR),
+  REQ ("schema", STR),
+  REQ ("run_id", STR),
+  REQ ("correlation_id", STR),
+  REQ ("entrypoint", STR),
+  REQ_ENUM ("phase", phase_variants),
+  REQ ("timestamp", STR),
+  REQ ("capture_step", U64),
+  REQ ("warmup_steps", U64),
+  REQ ("device", STR),
   DEF ("measured_region_device_synchronized", BOOL),
   REQ_ENUM ("timing_mode", timing_variants),
   { F ("capture_contract"), WICK_FIELD_OBJECT, WICK_FIELD_REQUIRED, 0, 0, NULL,
     &capture_contract_schema },
   { F ("comparison_identity"), WICK_FIELD_OBJECT, WICK_FIELD_OPTIONAL, 0, 0, NULL,
     &comparison_identity_schema },
-  REQ ("tags", STR_MAP), OPT ("candle_version", STR),
+  REQ ("tags", STR_MAP),
+  OPT ("candle_version", STR),
 };
 SCHEMA (meta_schema, "struct TraceRunMeta", meta_fields);
 
 static const WickFieldSchema span_start_fields[] = {
-  REQ ("id", STR), OPT ("parent_id", STR), REQ ("name", STR), REQ ("start_ns", U64),
-  REQ_ENUM ("span_kind", span_kind_variants), DEF ("measured", BOOL),
+  REQ ("id", STR),
+  OPT ("parent_id", STR),
+  REQ ("name", STR),
+  REQ ("start_ns", U64),
+  REQ_ENUM ("span_kind", span_kind_variants),
+  DEF ("measured", BOOL),
   OPT_ENUM ("step", wick_step_variants),
 };
 SCHEMA (span_start_schema, "struct SpanStartEvent", span_start_fields);
@@ -110,54 +150,77 @@ static const WickFieldSchema span_end_fields[] = { REQ ("id", STR), DEF ("durati
 SCHEMA (span_end_schema, "struct SpanEndEvent", span_end_fields);
 
 static const WickFieldSchema op_fields[] = {
-  REQ ("span_id", STR), REQ ("op_name", STR), DEF ("inputs", STR_LIST), OPT ("output", STR),
-  REQ ("shape", U64_LIST), REQ ("dtype", STR), REQ ("device", STR), REQ ("duration_ns", U64),
-  DEF ("timestamp_ns", U64), OPT ("output_dense_bytes", U64), REQ ("input_dense_bytes", U64),
+  REQ ("span_id", STR),
+  REQ ("op_name", STR),
+  DEF ("inputs", STR_LIST),
+  OPT ("output", STR),
+  REQ ("shape", U64_LIST),
+  REQ ("dtype", STR),
+  REQ ("device", STR),
+  REQ ("duration_ns", U64),
+  DEF ("timestamp_ns", U64),
+  OPT ("output_dense_bytes", U64),
+  REQ ("input_dense_bytes", U64),
 };
 SCHEMA (op_schema, "struct OpEvent", op_fields);
 
 static const WickFieldSchema tensor_fields[] = {
-  REQ ("span_id", STR), REQ ("tensor_id", STR), OPT ("label", STR), REQ ("shape", U64_LIST),
-  REQ ("dtype", STR), REQ ("device", STR), DEF ("requires_grad", BOOL),
-  OPT ("dense_bytes", U64), DEF_ENUM ("category", wick_category_variants, 4),
+  REQ ("span_id", STR),
+  REQ ("tensor_id", STR),
+  OPT ("label", STR),
+  REQ ("shape", U64_LIST),
+  REQ ("dtype", STR),
+  REQ ("device", STR),
+  DEF ("requires_grad", BOOL),
+  OPT ("dense_bytes", U64),
+  DEF_ENUM ("category", wick_category_variants, 4),
 };
 SCHEMA (tensor_schema, "struct TensorEvent", tensor_fields);
 
 static const WickFieldSchema tensor_stats_fields[] = {
-  REQ ("span_id", STR), REQ ("label", STR), REQ ("shape", U64_LIST), REQ ("dtype", STR),
-  REQ ("elements", U64), REQ ("non_finite", U64), REQ ("rms", F64), REQ ("abs_max", F64),
-  REQ ("mean", F64),
+  REQ ("span_id", STR), REQ ("label", STR),    REQ ("shape", U64_LIST),
+  REQ ("dtype", STR),   REQ ("elements", U64), REQ ("non_finite", U64),
+  REQ ("rms", F64),     REQ ("abs_max", F64),  REQ ("mean", F64),
 };
 SCHEMA (tensor_stats_schema, "struct TensorStatsEvent", tensor_stats_fields);
 
 static const WickFieldSchema memory_fields[] = {
-  REQ ("timestamp_ns", U64), REQ ("storage_id", STR), REQ ("tensor_id", STR),
-  REQ ("span_id", STR), OPT ("op_name", STR), REQ ("device", STR), REQ ("bytes", U64),
-  REQ_ENUM ("action", action_variants), DEF ("shape", U64_LIST), REQ ("dtype", STR),
+  REQ ("timestamp_ns", U64),
+  REQ ("storage_id", STR),
+  REQ ("tensor_id", STR),
+  REQ ("span_id", STR),
+  OPT ("op_name", STR),
+  REQ ("device", STR),
+  REQ ("bytes", U64),
+  REQ_ENUM ("action", action_variants),
+  DEF ("shape", U64_LIST),
+  REQ ("dtype", STR),
   DEF_ENUM ("category", wick_category_variants, 4),
 };
 SCHEMA (memory_schema, "struct MemoryEvent", memory_fields);
 
 static const WickFieldSchema device_memory_fields[] = {
-  REQ ("timestamp_ns", U64), REQ ("device", STR), OPT ("used_bytes", U64),
-  OPT ("free_bytes", U64), OPT ("reserved_bytes", U64), OPT ("capacity_bytes", U64),
+  REQ ("timestamp_ns", U64), REQ ("device", STR),         OPT ("used_bytes", U64),
+  OPT ("free_bytes", U64),   OPT ("reserved_bytes", U64), OPT ("capacity_bytes", U64),
 };
 SCHEMA (device_memory_schema, "struct DeviceMemoryEvent", device_memory_fields);
 
 static const WickFieldSchema device_interval_fields[] = {
-  REQ ("span_id", STR), REQ ("device", STR), REQ ("stream_id", STR), REQ ("clock_id", STR),
+  REQ ("span_id", STR), REQ ("device", STR),   REQ ("stream_id", STR),   REQ ("clock_id", STR),
   REQ ("backend", STR), REQ ("start_ns", U64), REQ ("duration_ns", U64),
 };
 SCHEMA (device_interval_schema, "struct DeviceIntervalEvent", device_interval_fields);
 
 static const WickFieldSchema gradient_fields[] = {
-  REQ ("event_id", STR), REQ ("root", STR), REQ ("key", STR),
-  REQ_ENUM ("state", state_variants), OPT ("norm", F64),
+  REQ ("event_id", STR), REQ ("root", STR), REQ ("key", STR), REQ_ENUM ("state", state_variants),
+  OPT ("norm", F64),
 };
 SCHEMA (gradient_schema, "struct GradientEvent", gradient_fields);
 
 static const WickFieldSchema call_fields[] = {
-  REQ ("from_span", STR), REQ ("to_span", STR), REQ ("host_duration_ns", U64),
+  REQ ("from_span", STR),
+  REQ ("to_span", STR),
+  REQ ("host_duration_ns", U64),
 };
 SCHEMA (call_schema, "struct variant EdgeEvent::Call", call_fields);
 
@@ -165,14 +228,25 @@ static const WickFieldSchema data_fields[] = { REQ ("from_tensor", STR), REQ ("t
 SCHEMA (data_schema, "struct variant EdgeEvent::Data", data_fields);
 
 static const WickFieldSchema terminal_fields[] = {
-  REQ_ENUM ("outcome", outcome_variants), REQ ("timestamp_ns", U64), OPT ("reason", STR),
+  REQ_ENUM ("outcome", outcome_variants),
+  REQ ("timestamp_ns", U64),
+  OPT ("reason", STR),
 };
 SCHEMA (terminal_schema, "struct TerminalEvent", terminal_fields);
 
 static const WickRecordSchema *const record_schemas[WICK_N_KINDS] = {
-  &meta_schema, &span_start_schema, &span_end_schema, &op_schema, &tensor_schema,
-  &tensor_stats_schema, &memory_schema, &device_memory_schema, &device_interval_schema,
-  &gradient_schema, NULL, &terminal_schema,
+  &meta_schema,
+  &span_start_schema,
+  &span_end_schema,
+  &op_schema,
+  &tensor_schema,
+  &tensor_stats_schema,
+  &memory_schema,
+  &device_memory_schema,
+  &device_interval_schema,
+  &gradient_schema,
+  NULL,
+  &terminal_schema,
 };
 
 const WickRecordSchema *
@@ -319,7 +393,7 @@ fail_unknown_variant (WickTraceDecoder *decoder, const char *value, gsize len,
 
   while (variants[n] != NULL)
     n++;
-  g_string_append_len (message, value, (gssize) len);
+  g_string_append_len (message, value, (gssize)len);
   g_string_append (message, "`, ");
   if (n == 0)
     g_string_append (message, "there are no variants");
@@ -369,7 +443,7 @@ decode_string (WickTraceDecoder *decoder, guint32 slot, const char *expected)
   if (!wick_json_read_string (&decoder->scanner, &str, &len))
     return FALSE;
   decoder->values[slot].str = str;
-  decoder->values[slot].len = (guint32) len;
+  decoder->values[slot].len = (guint32)len;
   decoder->values[slot].set = TRUE;
   decoder->values[slot].is_str = TRUE;
   return TRUE;
@@ -394,7 +468,7 @@ decode_u64 (WickTraceDecoder *decoder, guint32 slot)
       int n = 0;
       while (p < end && *p >= '0' && *p <= '9' && n < 19)
         {
-          v = v * 10 + (guint64) (*p - '0');
+          v = v * 10 + (guint64)(*p - '0');
           p++;
           n++;
         }
@@ -517,8 +591,8 @@ decode_enum (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 sl
 static gboolean
 decode_object_list (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 slot)
 {
-  WickFieldSchema object_field = { field->name, field->name_len, WICK_FIELD_OBJECT, 0, 0, 0, NULL,
-                                   field->object };
+  WickFieldSchema object_field
+    = { field->name, field->name_len, WICK_FIELD_OBJECT, 0, 0, 0, NULL, field->object };
   guint32 width = field->object->n_fields;
   g_autoptr (GArray) blocks = g_array_new (FALSE, FALSE, sizeof (guint32));
   gboolean first = TRUE;
@@ -601,7 +675,7 @@ decode_map (WickTraceDecoder *decoder, guint32 slot)
       if (count == 0)
         offset = pair;
       decoder->values[pair].str = key;
-      decoder->values[pair].len = (guint32) key_len;
+      decoder->values[pair].len = (guint32)key_len;
       decoder->values[pair].set = TRUE;
       decoder->values[pair].is_str = TRUE;
       if (!decode_string (decoder, pair + 1, "a string"))
@@ -624,36 +698,44 @@ decode_value (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 s
 {
   switch (field->type)
     {
-    case WICK_FIELD_STR: return decode_string (decoder, slot, "a string");
-    case WICK_FIELD_U64: return decode_u64 (decoder, slot);
-    case WICK_FIELD_F64: return decode_f64 (decoder, slot);
-    case WICK_FIELD_BOOL: return decode_bool (decoder, slot);
-    case WICK_FIELD_ENUM: return decode_enum (decoder, field, slot);
-    case WICK_FIELD_STR_LIST:
-    case WICK_FIELD_U64_LIST:
-    case WICK_FIELD_OBJECT_LIST: return decode_list (decoder, field, slot);
-    case WICK_FIELD_STR_MAP: return decode_map (decoder, slot);
-    case WICK_FIELD_OBJECT:
-      {
-        WickJsonType type;
-        guint32 block;
-        g_autofree char *expected = NULL;
-        if (!wick_json_peek_type (&decoder->scanner, &type))
-          return FALSE;
-        if (type != WICK_JSON_OBJECT)
-          {
-            expected = g_strdup (field->object->type_name);
-            return fail_invalid_type (decoder, expected);
-          }
-        block = alloc_values (decoder, field->object->n_fields);
-        if (!decode_object_fields (decoder, field->object, block, NULL))
-          return FALSE;
-        decoder->values[slot].offset = block;
-        decoder->values[slot].len = field->object->n_fields;
-        decoder->values[slot].set = TRUE;
-        return TRUE;
-      }
-    default: g_assert_not_reached ();
+      case WICK_FIELD_STR:
+        return decode_string (decoder, slot, "a string");
+      case WICK_FIELD_U64:
+        return decode_u64 (decoder, slot);
+      case WICK_FIELD_F64:
+        return decode_f64 (decoder, slot);
+      case WICK_FIELD_BOOL:
+        return decode_bool (decoder, slot);
+      case WICK_FIELD_ENUM:
+        return decode_enum (decoder, field, slot);
+      case WICK_FIELD_STR_LIST:
+      case WICK_FIELD_U64_LIST:
+      case WICK_FIELD_OBJECT_LIST:
+        return decode_list (decoder, field, slot);
+      case WICK_FIELD_STR_MAP:
+        return decode_map (decoder, slot);
+      case WICK_FIELD_OBJECT:
+        {
+          WickJsonType type;
+          guint32 block;
+          g_autofree char *expected = NULL;
+          if (!wick_json_peek_type (&decoder->scanner, &type))
+            return FALSE;
+          if (type != WICK_JSON_OBJECT)
+            {
+              expected = g_strdup (field->object->type_name);
+              return fail_invalid_type (decoder, expected);
+            }
+          block = alloc_values (decoder, field->object->n_fields);
+          if (!decode_object_fields (decoder, field->object, block, NULL))
+            return FALSE;
+          decoder->values[slot].offset = block;
+          decoder->values[slot].len = field->object->n_fields;
+          decoder->values[slot].set = TRUE;
+          return TRUE;
+        }
+      default:
+        g_assert_not_reached ();
     }
 }
 
@@ -683,12 +765,12 @@ static gint
 find_field (const WickRecordSchema *schema, const char *key, gsize len, guint *cursor)
 {
   if (*cursor < schema->n_fields && field_is (&schema->fields[*cursor], key, len))
-    return (gint) (*cursor)++;
+    return (gint)(*cursor)++;
   for (guint i = 0; i < schema->n_fields; i++)
     if (field_is (&schema->fields[i], key, len))
       {
         *cursor = i + 1;
-        return (gint) i;
+        return (gint)i;
       }
   return -1;
 }
@@ -747,7 +829,7 @@ decode_object_fields (WickTraceDecoder *decoder, const WickRecordSchema *schema,
           scanner->p += 4;
           continue;
         }
-      if (!decode_value (decoder, field, block + (guint32) index))
+      if (!decode_value (decoder, field, block + (guint32)index))
         return FALSE;
     }
   if (wick_json_failed (scanner))
@@ -769,10 +851,10 @@ typedef struct
 {
   gboolean found;
   guint kind;
-  const char *second_edge_kind;   /* value position of a repeated edge_kind */
-  const char *edge_kind_value;    /* value position of the first edge_kind */
+  const char *second_edge_kind; /* value position of a repeated edge_kind */
+  const char *edge_kind_value;  /* value position of the first edge_kind */
   const char *timestamp_value;
-  gboolean trailing;              /* non-whitespace after the value */
+  gboolean trailing; /* non-whitespace after the value */
 } TagScan;
 
 static gboolean
@@ -922,7 +1004,7 @@ decode_fast (WickTraceDecoder *decoder, const char *line, gsize len, WickRecordK
     return FALSE;
   for (quote = name; quote < end && *quote != '"' && *quote != '\\'; quote++)
     ;
-  if (quote == end || *quote != '"' || !match_kind (name, (gsize) (quote - name), &index)
+  if (quote == end || *quote != '"' || !match_kind (name, (gsize)(quote - name), &index)
       || index == WICK_KIND_EDGE || index == WICK_KIND_META)
     return FALSE;
   reset (decoder, line, len);
@@ -1006,14 +1088,14 @@ out:
 
 /* ---- writer ----------------------------------------------------------- */
 
-static void write_object (WickTraceDecoder *decoder, const WickRecordSchema *schema,
-                          guint32 block, GString *out, gboolean first);
+static void write_object (WickTraceDecoder *decoder, const WickRecordSchema *schema, guint32 block,
+                          GString *out, gboolean first);
 
 static int
 compare_map_keys (gconstpointer a, gconstpointer b)
 {
-  const WickValue *x = *(const WickValue *const *) a;
-  const WickValue *y = *(const WickValue *const *) b;
+  const WickValue *x = *(const WickValue *const *)a;
+  const WickValue *y = *(const WickValue *const *)b;
   int c = memcmp (x->str, y->str, MIN (x->len, y->len));
 
   if (c != 0)
@@ -1054,48 +1136,59 @@ write_value (WickTraceDecoder *decoder, const WickFieldSchema *field, const Wick
 {
   switch (field->type)
     {
-    case WICK_FIELD_STR: wick_json_append_string (out, value->str, value->len); break;
-    case WICK_FIELD_U64: g_string_append_printf (out, "%" G_GUINT64_FORMAT, value->u64); break;
-    case WICK_FIELD_F64: wick_json_format_f64 (out, value->f64); break;
-    case WICK_FIELD_BOOL: g_string_append (out, value->boolean ? "true" : "false"); break;
-    case WICK_FIELD_ENUM:
-      g_string_append_c (out, '"');
-      g_string_append (out, field->variants[value->variant]);
-      g_string_append_c (out, '"');
-      break;
-    case WICK_FIELD_STR_LIST:
-    case WICK_FIELD_U64_LIST:
-    case WICK_FIELD_OBJECT_LIST:
-      g_string_append_c (out, '[');
-      for (guint32 i = 0; i < value->len; i++)
-        {
-          if (i > 0)
-            g_string_append_c (out, ',');
-          if (field->type == WICK_FIELD_STR_LIST)
-            {
-              const WickValue *element = decoder->values + value->offset + i;
-              wick_json_append_string (out, element->str, element->len);
-            }
-          else if (field->type == WICK_FIELD_U64_LIST)
-            g_string_append_printf (out, "%" G_GUINT64_FORMAT,
-                                    decoder->values[value->offset + i].u64);
-          else
-            {
-              g_string_append_c (out, '{');
-              write_object (decoder, field->object,
-                            value->offset + i * field->object->n_fields, out, TRUE);
-              g_string_append_c (out, '}');
-            }
-        }
-      g_string_append_c (out, ']');
-      break;
-    case WICK_FIELD_STR_MAP: write_map (decoder, value, out); break;
-    case WICK_FIELD_OBJECT:
-      g_string_append_c (out, '{');
-      write_object (decoder, field->object, value->offset, out, TRUE);
-      g_string_append_c (out, '}');
-      break;
-    default: g_assert_not_reached ();
+      case WICK_FIELD_STR:
+        wick_json_append_string (out, value->str, value->len);
+        break;
+      case WICK_FIELD_U64:
+        g_string_append_printf (out, "%" G_GUINT64_FORMAT, value->u64);
+        break;
+      case WICK_FIELD_F64:
+        wick_json_format_f64 (out, value->f64);
+        break;
+      case WICK_FIELD_BOOL:
+        g_string_append (out, value->boolean ? "true" : "false");
+        break;
+      case WICK_FIELD_ENUM:
+        g_string_append_c (out, '"');
+        g_string_append (out, field->variants[value->variant]);
+        g_string_append_c (out, '"');
+        break;
+      case WICK_FIELD_STR_LIST:
+      case WICK_FIELD_U64_LIST:
+      case WICK_FIELD_OBJECT_LIST:
+        g_string_append_c (out, '[');
+        for (guint32 i = 0; i < value->len; i++)
+          {
+            if (i > 0)
+              g_string_append_c (out, ',');
+            if (field->type == WICK_FIELD_STR_LIST)
+              {
+                const WickValue *element = decoder->values + value->offset + i;
+                wick_json_append_string (out, element->str, element->len);
+              }
+            else if (field->type == WICK_FIELD_U64_LIST)
+              g_string_append_printf (out, "%" G_GUINT64_FORMAT,
+                                      decoder->values[value->offset + i].u64);
+            else
+              {
+                g_string_append_c (out, '{');
+                write_object (decoder, field->object, value->offset + i * field->object->n_fields,
+                              out, TRUE);
+                g_string_append_c (out, '}');
+              }
+          }
+        g_string_append_c (out, ']');
+        break;
+      case WICK_FIELD_STR_MAP:
+        write_map (decoder, value, out);
+        break;
+      case WICK_FIELD_OBJECT:
+        g_string_append_c (out, '{');
+        write_object (decoder, field->object, value->offset, out, TRUE);
+        g_string_append_c (out, '}');
+        break;
+      default:
+        g_assert_not_reached ();
     }
 }
 

@@ -71,17 +71,17 @@ typedef struct
 {
   const char *name;
   guint8 name_len;
-  guint8 type;                      /* WickFieldType */
-  guint8 mode;                      /* WickFieldMode */
-  guint8 default_variant;           /* ENUM with DEFAULT */
-  guint8 write_only_when_nonempty;  /* writer: omit an empty list */
-  const char *const *variants;      /* ENUM: NULL-terminated */
-  const WickRecordSchema *object;   /* OBJECT, OBJECT_LIST */
+  guint8 type;                     /* WickFieldType */
+  guint8 mode;                     /* WickFieldMode */
+  guint8 default_variant;          /* ENUM with DEFAULT */
+  guint8 write_only_when_nonempty; /* writer: omit an empty list */
+  const char *const *variants;     /* ENUM: NULL-terminated */
+  const WickRecordSchema *object;  /* OBJECT, OBJECT_LIST */
 } WickFieldSchema;
 
 struct _WickRecordSchema
 {
-  const char *type_name;            /* for "expected struct X" */
+  const char *type_name; /* for "expected struct X" */
   const WickFieldSchema *fields;
   guint n_fields;
 };
@@ -91,8 +91,8 @@ struct _WickRecordSchema
 typedef struct
 {
   guint8 set;
-  guint8 is_str;                    /* str is a string (for relocation) */
-  guint32 len;                      /* string bytes; element count of lists */
+  guint8 is_str; /* str is a string (for relocation) */
+  guint32 len;   /* string bytes; element count of lists */
   union
   {
     const char *str;
@@ -100,43 +100,187 @@ typedef struct
     double f64;
     gboolean boolean;
     guint32 variant;
-    guint32 offset;                 /* lists/maps/objects: index of the first
-                                       element value in the decoder's values */
+    guint32 offset; /* lists/maps/objects: index of the first
+                       element value in the decoder's values */
   };
 } WickValue;
 
 /* Field slots (indices into a record's values), in schema order. */
-enum { META_SCHEMA, META_RUN_ID, META_CORRELATION_ID, META_ENTRYPOINT, META_PHASE,
-       META_TIMESTAMP, META_CAPTURE_STEP, META_WARMUP_STEPS, META_DEVICE,
-       META_MEASURED_REGION_DEVICE_SYNCHRONIZED, META_TIMING_MODE, META_CAPTURE_CONTRACT,
-       META_COMPARISON_IDENTITY, META_TAGS, META_CANDLE_VERSION };
-enum { CC_MEASUREMENT_SCOPE, CC_OPERATIONS, CC_TENSORS, CC_GRADIENTS, CC_GRADIENT_CONTRACT,
-       CC_LOGICAL_MEMORY, CC_PHYSICAL_MEMORY, CC_DEVICE_TIMING, CC_REQUIRED_LABELS,
-       CC_GPU_LABELS, CC_CPU_LABELS };
-enum { GC_MANIFEST_SHA256, GC_EXPECTED, GC_FAMILIES };
-enum { EXP_ROOT, EXP_KEY, EXP_FAMILY };
-enum { FAM_FAMILY, FAM_EXPECTATION, FAM_MIN_PRESENT };
-enum { CI_IMPLEMENTATION_ID, CI_WORKLOAD_ID, CI_MODEL_ID, CI_CONFIG_ID, CI_DATA_ID,
-       CI_SEED_POLICY, CI_PHYSICAL_BATCH, CI_ACCUMULATION_STEPS, CI_PRECISION,
-       CI_DEVICE_STATE, CI_PAIR_ID };
-enum { SS_ID, SS_PARENT_ID, SS_NAME, SS_START_NS, SS_SPAN_KIND, SS_MEASURED, SS_STEP };
-enum { SE_ID, SE_DURATION_NS };
-enum { OP_SPAN_ID, OP_OP_NAME, OP_INPUTS, OP_OUTPUT, OP_SHAPE, OP_DTYPE, OP_DEVICE,
-       OP_DURATION_NS, OP_TIMESTAMP_NS, OP_OUTPUT_DENSE_BYTES, OP_INPUT_DENSE_BYTES };
-enum { T_SPAN_ID, T_TENSOR_ID, T_LABEL, T_SHAPE, T_DTYPE, T_DEVICE, T_REQUIRES_GRAD,
-       T_DENSE_BYTES, T_CATEGORY };
-enum { TS_SPAN_ID, TS_LABEL, TS_SHAPE, TS_DTYPE, TS_ELEMENTS, TS_NON_FINITE, TS_RMS,
-       TS_ABS_MAX, TS_MEAN };
-enum { MEM_TIMESTAMP_NS, MEM_STORAGE_ID, MEM_TENSOR_ID, MEM_SPAN_ID, MEM_OP_NAME, MEM_DEVICE,
-       MEM_BYTES, MEM_ACTION, MEM_SHAPE, MEM_DTYPE, MEM_CATEGORY };
-enum { DM_TIMESTAMP_NS, DM_DEVICE, DM_USED_BYTES, DM_FREE_BYTES, DM_RESERVED_BYTES,
-       DM_CAPACITY_BYTES };
-enum { DI_SPAN_ID, DI_DEVICE, DI_STREAM_ID, DI_CLOCK_ID, DI_BACKEND, DI_START_NS,
-       DI_DURATION_NS };
-enum { GR_EVENT_ID, GR_ROOT, GR_KEY, GR_STATE, GR_NORM };
-enum { CALL_FROM_SPAN, CALL_TO_SPAN, CALL_HOST_DURATION_NS };
-enum { DATA_FROM_TENSOR, DATA_TO_TENSOR };
-enum { TERM_OUTCOME, TERM_TIMESTAMP_NS, TERM_REASON };
+enum
+{
+  META_SCHEMA,
+  META_RUN_ID,
+  META_CORRELATION_ID,
+  META_ENTRYPOINT,
+  META_PHASE,
+  META_TIMESTAMP,
+  META_CAPTURE_STEP,
+  META_WARMUP_STEPS,
+  META_DEVICE,
+  META_MEASURED_REGION_DEVICE_SYNCHRONIZED,
+  META_TIMING_MODE,
+  META_CAPTURE_CONTRACT,
+  META_COMPARISON_IDENTITY,
+  META_TAGS,
+  META_CANDLE_VERSION
+};
+enum
+{
+  CC_MEASUREMENT_SCOPE,
+  CC_OPERATIONS,
+  CC_TENSORS,
+  CC_GRADIENTS,
+  CC_GRADIENT_CONTRACT,
+  CC_LOGICAL_MEMORY,
+  CC_PHYSICAL_MEMORY,
+  CC_DEVICE_TIMING,
+  CC_REQUIRED_LABELS,
+  CC_GPU_LABELS,
+  CC_CPU_LABELS
+};
+enum
+{
+  GC_MANIFEST_SHA256,
+  GC_EXPECTED,
+  GC_FAMILIES
+};
+enum
+{
+  EXP_ROOT,
+  EXP_KEY,
+  EXP_FAMILY
+};
+enum
+{
+  FAM_FAMILY,
+  FAM_EXPECTATION,
+  FAM_MIN_PRESENT
+};
+enum
+{
+  CI_IMPLEMENTATION_ID,
+  CI_WORKLOAD_ID,
+  CI_MODEL_ID,
+  CI_CONFIG_ID,
+  CI_DATA_ID,
+  CI_SEED_POLICY,
+  CI_PHYSICAL_BATCH,
+  CI_ACCUMULATION_STEPS,
+  CI_PRECISION,
+  CI_DEVICE_STATE,
+  CI_PAIR_ID
+};
+enum
+{
+  SS_ID,
+  SS_PARENT_ID,
+  SS_NAME,
+  SS_START_NS,
+  SS_SPAN_KIND,
+  SS_MEASURED,
+  SS_STEP
+};
+enum
+{
+  SE_ID,
+  SE_DURATION_NS
+};
+enum
+{
+  OP_SPAN_ID,
+  OP_OP_NAME,
+  OP_INPUTS,
+  OP_OUTPUT,
+  OP_SHAPE,
+  OP_DTYPE,
+  OP_DEVICE,
+  OP_DURATION_NS,
+  OP_TIMESTAMP_NS,
+  OP_OUTPUT_DENSE_BYTES,
+  OP_INPUT_DENSE_BYTES
+};
+enum
+{
+  T_SPAN_ID,
+  T_TENSOR_ID,
+  T_LABEL,
+  T_SHAPE,
+  T_DTYPE,
+  T_DEVICE,
+  T_REQUIRES_GRAD,
+  T_DENSE_BYTES,
+  T_CATEGORY
+};
+enum
+{
+  TS_SPAN_ID,
+  TS_LABEL,
+  TS_SHAPE,
+  TS_DTYPE,
+  TS_ELEMENTS,
+  TS_NON_FINITE,
+  TS_RMS,
+  TS_ABS_MAX,
+  TS_MEAN
+};
+enum
+{
+  MEM_TIMESTAMP_NS,
+  MEM_STORAGE_ID,
+  MEM_TENSOR_ID,
+  MEM_SPAN_ID,
+  MEM_OP_NAME,
+  MEM_DEVICE,
+  MEM_BYTES,
+  MEM_ACTION,
+  MEM_SHAPE,
+  MEM_DTYPE,
+  MEM_CATEGORY
+};
+enum
+{
+  DM_TIMESTAMP_NS,
+  DM_DEVICE,
+  DM_USED_BYTES,
+  DM_FREE_BYTES,
+  DM_RESERVED_BYTES,
+  DM_CAPACITY_BYTES
+};
+enum
+{
+  DI_SPAN_ID,
+  DI_DEVICE,
+  DI_STREAM_ID,
+  DI_CLOCK_ID,
+  DI_BACKEND,
+  DI_START_NS,
+  DI_DURATION_NS
+};
+enum
+{
+  GR_EVENT_ID,
+  GR_ROOT,
+  GR_KEY,
+  GR_STATE,
+  GR_NORM
+};
+enum
+{
+  CALL_FROM_SPAN,
+  CALL_TO_SPAN,
+  CALL_HOST_DURATION_NS
+};
+enum
+{
+  DATA_FROM_TENSOR,
+  DATA_TO_TENSOR
+};
+enum
+{
+  TERM_OUTCOME,
+  TERM_TIMESTAMP_NS,
+  TERM_REASON
+};
 
 /* outcomes: WickOutcome of wick-ring.h (complete, failed) */
 

@@ -7,19 +7,20 @@
 #include "wick-document.h"
 
 /* A valid meta line: inference, every plane "none", no labels. */
-#define META_INFER                                                                           \
-  "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"run\","              \
-  "\"correlation_id\":\"corr\",\"entrypoint\":\"demo\",\"phase\":\"infer\","                 \
-  "\"timestamp\":\"2026-08-19T00:00:00Z\",\"capture_step\":1,\"warmup_steps\":0,"            \
-  "\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{\"measurement_scope\":" \
-  "\"unknown\",\"operations\":\"none\",\"logical_memory\":\"none\",\"physical_memory\":"      \
+#define META_INFER                                                                                 \
+  "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\",\"run_id\":\"run\","                    \
+  "\"correlation_id\":\"corr\",\"entrypoint\":\"demo\",\"phase\":\"infer\","                       \
+  "\"timestamp\":\"2026-08-19T00:00:00Z\",\"capture_step\":1,\"warmup_steps\":0,"                  \
+  "\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{\"measurement_scope\":"       \
+  "\"unknown\",\"operations\":\"none\",\"logical_memory\":\"none\",\"physical_memory\":"           \
   "\"none\",\"device_timing\":\"none\"},\"tags\":{}}"
 
-#define ROOT_START \
-  "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"demo\",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}"
+#define ROOT_START                                                                                 \
+  "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"demo\",\"start_ns\":0,\"span_kind\":"         \
+  "\"function\",\"measured\":true}"
 #define ROOT_END "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":100}"
 #define TERMINAL "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":100}"
-#define TERMINAL_FAILED \
+#define TERMINAL_FAILED                                                                            \
   "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":100,\"reason\":\"boom\"}"
 
 /* Builds a meta line from META_INFER with @from replaced by @to. */
@@ -30,7 +31,7 @@ meta_with (const char *from, const char *to)
   const char *at = strstr (meta, from);
 
   g_assert_nonnull (at);
-  return g_strdup_printf ("%.*s%s%s", (int) (at - meta), meta, to, at + strlen (from));
+  return g_strdup_printf ("%.*s%s%s", (int)(at - meta), meta, to, at + strlen (from));
 }
 
 /* Feeds each argument as one line (NULL-terminated) and finishes. */
@@ -73,7 +74,8 @@ issue_codes (WickDocument *doc, gboolean with_absent)
       if (!with_absent && g_str_has_suffix (issues[i].code, "_absent"))
         continue;
       g_string_append_printf (out, "%s%c %s", out->len ? " " : "",
-                              issues[i].severity == WICK_SEVERITY_ERROR ? 'E' : 'W', issues[i].code);
+                              issues[i].severity == WICK_SEVERITY_ERROR ? 'E' : 'W',
+                              issues[i].code);
     }
   return g_string_free (out, FALSE);
 }

@@ -28,13 +28,13 @@ run (char **out, const char *first, ...)
   va_list args;
   int status = 0;
 
-  g_ptr_array_add (argv, (gpointer) wick_trace);
+  g_ptr_array_add (argv, (gpointer)wick_trace);
   va_start (args, first);
   for (const char *a = first; a != NULL; a = va_arg (args, const char *))
-    g_ptr_array_add (argv, (gpointer) a);
+    g_ptr_array_add (argv, (gpointer)a);
   va_end (args);
   g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
                                out ? out : &discard, &err, &status, &error));
   g_assert_no_error (error);
   g_assert_true (WIFEXITED (status));
@@ -99,7 +99,8 @@ test_cli_check_health_errors (void)
   g_assert_cmpstr (json_object_get_string_member (issue, "message"), ==,
                    "expected exactly one root span, found 2");
   issue = json_array_get_object_element (json_object_get_array_member (o, "health"), 1);
-  g_assert_cmpstr (json_object_get_string_member (issue, "code"), ==, "call_edge_hierarchy_mismatch");
+  g_assert_cmpstr (json_object_get_string_member (issue, "code"), ==,
+                   "call_edge_hierarchy_mismatch");
   g_assert_cmpstr (json_object_get_string_member (issue, "record"), ==, "s2");
   g_unlink (path);
   g_rmdir (dir);

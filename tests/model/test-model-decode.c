@@ -10,9 +10,13 @@ typedef struct
   const char *cause; /* NULL: the line decodes */
 } DecodeCase;
 
-#define OP_PREFIX "{\"kind\":\"op\",\"span_id\":\"s1\",\"op_name\":\"x\",\"dtype\":\"f32\",\"device\":\"cpu\",\"duration_ns\":1,\"input_dense_bytes\":0,"
+#define OP_PREFIX                                                                                  \
+  "{\"kind\":\"op\",\"span_id\":\"s1\",\"op_name\":\"x\",\"dtype\":\"f32\",\"device\":\"cpu\","    \
+  "\"duration_ns\":1,\"input_dense_bytes\":0,"
 #define GRAD_PREFIX "{\"kind\":\"gradient\",\"event_id\":\"g\",\"root\":\"r\",\"key\":\"k\","
-#define TENSOR_PREFIX "{\"kind\":\"tensor\",\"span_id\":\"s1\",\"tensor_id\":\"t\",\"shape\":[],\"dtype\":\"f32\",\"device\":\"cpu\","
+#define TENSOR_PREFIX                                                                              \
+  "{\"kind\":\"tensor\",\"span_id\":\"s1\",\"tensor_id\":\"t\",\"shape\":[],\"dtype\":\"f32\","    \
+  "\"device\":\"cpu\","
 
 static const DecodeCase cases[] = {
   /* numbers */
@@ -41,10 +45,12 @@ static const DecodeCase cases[] = {
   { OP_PREFIX "\"shape\":[1]} x", "trailing characters" },
   { OP_PREFIX "\"shape\":[1]", "EOF while parsing an object" },
   { "{\"kind\":\"op\",\"span_id\":\"s", "EOF while parsing a string" },
-  { "{\"kind\":\"op\",\"span_id\":\"a\tb\"}", "control character (\\u0000-\\u001F) found while parsing a string" },
+  { "{\"kind\":\"op\",\"span_id\":\"a\tb\"}",
+    "control character (\\u0000-\\u001F) found while parsing a string" },
   { "{\"kind\":\"op\",\"span_id\":\"\\x\"}", "invalid escape" },
   { GRAD_PREFIX "\"state\":\"missing\",\"x\":\"\\ud800\"}", "unexpected end of hex escape" },
-  { GRAD_PREFIX "\"state\":\"missing\",\"x\":\"\\udc00\"}", "lone leading surrogate in hex escape" },
+  { GRAD_PREFIX "\"state\":\"missing\",\"x\":\"\\udc00\"}",
+    "lone leading surrogate in hex escape" },
   { GRAD_PREFIX "\"state\":\"missing\",\"x\":\"\\ud83d\\ude00\"}", NULL },
   { "{\"kind\":\"op\" \"span_id\":1}", "expected `,` or `}`" },
   { "{\"kind\" \"op\"}", "expected `:`" },
@@ -56,10 +62,12 @@ static const DecodeCase cases[] = {
   { "{\"span_id\":\"s1\"}", "missing field `kind`" },
   { "{\"kind\":\"bogus\"}",
     "unknown variant `bogus`, expected one of `meta`, `span_start`, `span_end`, `op`, `tensor`, "
-    "`tensor_stats`, `memory`, `device_memory`, `device_interval`, `gradient`, `edge`, `terminal`" },
+    "`tensor_stats`, `memory`, `device_memory`, `device_interval`, `gradient`, `edge`, "
+    "`terminal`" },
   { "{\"kind\":\"Op\"}",
     "unknown variant `Op`, expected one of `meta`, `span_start`, `span_end`, `op`, `tensor`, "
-    "`tensor_stats`, `memory`, `device_memory`, `device_interval`, `gradient`, `edge`, `terminal`" },
+    "`tensor_stats`, `memory`, `device_memory`, `device_interval`, `gradient`, `edge`, "
+    "`terminal`" },
   { "{\"kind\":\"wick_mark\",\"timestamp_ns\":3}",
     "unknown variant `wick_mark`, expected one of `meta`, `span_start`, `span_end`, `op`, "
     "`tensor`, `tensor_stats`, `memory`, `device_memory`, `device_interval`, `gradient`, `edge`, "
@@ -67,14 +75,17 @@ static const DecodeCase cases[] = {
   { "{\"kind\":\"op\",\"kind\":\"op\"}", "duplicate field `kind`" },
   { "{\"kind\":7}", "invalid type: integer `7`, expected variant identifier" },
   { "{\"span_id\":\"s1\",\"op_name\":\"x\",\"dtype\":\"f32\",\"device\":\"cpu\",\"duration_ns\":1,"
-    "\"input_dense_bytes\":0,\"shape\":[],\"kind\":\"op\"}", NULL },
+    "\"input_dense_bytes\":0,\"shape\":[],\"kind\":\"op\"}",
+    NULL },
   /* fields */
   { OP_PREFIX "\"shape\":[],\"op_name\":\"y\"}", "duplicate field `op_name`" },
   { OP_PREFIX "\"shape\":[],\"extra\":1,\"extra\":[2]}", NULL },
   { "{\"kind\":\"op\",\"span_id\":\"s1\",\"op_name\":\"x\",\"dtype\":\"f32\",\"device\":\"cpu\","
-    "\"duration_ns\":1,\"shape\":[]}", "missing field `input_dense_bytes`" },
+    "\"duration_ns\":1,\"shape\":[]}",
+    "missing field `input_dense_bytes`" },
   { GRAD_PREFIX "\"state\":\"present\",\"norm\":null}", NULL },
-  { "{\"kind\":\"gradient\",\"event_id\":\"g\",\"root\":\"r\",\"param_key\":\"k\",\"state\":\"missing\"}",
+  { "{\"kind\":\"gradient\",\"event_id\":\"g\",\"root\":\"r\",\"param_key\":\"k\",\"state\":"
+    "\"missing\"}",
     "missing field `key`" },
   { GRAD_PREFIX "\"state\":\"Present\"}",
     "unknown variant `Present`, expected one of `present`, `missing`, `zero`, `non_finite`" },
@@ -85,14 +96,21 @@ static const DecodeCase cases[] = {
   { TENSOR_PREFIX "\"label\":null}", NULL },
   { TENSOR_PREFIX "\"device\":null}", "duplicate field `device`" },
   { "{\"kind\":\"span_end\",\"id\":null}", "invalid type: null, expected a string" },
-  { "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":null}", "invalid type: null, expected u64" },
-  { "{\"kind\":\"op\",\"span_id\":\"s1\",\"op_name\":\"x\",\"inputs\":null}", "invalid type: null, expected a sequence" },
-  { "{\"kind\":\"op\",\"span_id\":\"s1\",\"op_name\":\"x\",\"inputs\":[1]}", "invalid type: integer `1`, expected a string" },
+  { "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":null}",
+    "invalid type: null, expected u64" },
+  { "{\"kind\":\"op\",\"span_id\":\"s1\",\"op_name\":\"x\",\"inputs\":null}",
+    "invalid type: null, expected a sequence" },
+  { "{\"kind\":\"op\",\"span_id\":\"s1\",\"op_name\":\"x\",\"inputs\":[1]}",
+    "invalid type: integer `1`, expected a string" },
   /* edges */
-  { "{\"kind\":\"edge\",\"from_span\":\"s1\",\"to_span\":\"s1\",\"host_duration_ns\":1}", "missing field `edge_kind`" },
-  { "{\"kind\":\"edge\",\"edge_kind\":\"cal\"}", "unknown variant `cal`, expected `call` or `data`" },
-  { "{\"kind\":\"edge\",\"edge_kind\":\"call\",\"edge_kind\":\"data\"}", "duplicate field `edge_kind`" },
-  { "{\"kind\":\"edge\",\"edge_kind\":\"data\",\"from_tensor\":\"a\"}", "missing field `to_tensor`" },
+  { "{\"kind\":\"edge\",\"from_span\":\"s1\",\"to_span\":\"s1\",\"host_duration_ns\":1}",
+    "missing field `edge_kind`" },
+  { "{\"kind\":\"edge\",\"edge_kind\":\"cal\"}",
+    "unknown variant `cal`, expected `call` or `data`" },
+  { "{\"kind\":\"edge\",\"edge_kind\":\"call\",\"edge_kind\":\"data\"}",
+    "duplicate field `edge_kind`" },
+  { "{\"kind\":\"edge\",\"edge_kind\":\"data\",\"from_tensor\":\"a\"}",
+    "missing field `to_tensor`" },
   { "{\"to_tensor\":\"b\",\"edge_kind\":\"data\",\"from_tensor\":\"a\",\"kind\":\"edge\"}", NULL },
   /* nesting */
   { "{\"kind\":\"op\",\"deep\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
@@ -171,8 +189,9 @@ test_decode_whitespace (void)
 static void
 test_decode_escaped_strings (void)
 {
-  const char *line = "{\"kind\":\"span_start\",\"id\":\"s\\u0031\",\"name\":\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\","
-                     "\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}";
+  const char *line
+    = "{\"kind\":\"span_start\",\"id\":\"s\\u0031\",\"name\":\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\","
+      "\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}";
   g_autoptr (WickDocument) doc = parse_lines (META_INFER, line, ROOT_END, TERMINAL, NULL);
   guint n;
   const WickSpan *spans = wick_document_get_spans (doc, &n);
@@ -187,14 +206,14 @@ static void
 test_decode_meta_fields (void)
 {
   g_autofree char *with_identity = meta_with (
-      "\"tags\":{}",
-      "\"tags\":{\"b\":\"2\",\"a\":\"1\"},\"comparison_identity\":{\"workload_id\":\"w\","
-      "\"model_id\":\"m\",\"config_id\":\"c\",\"data_id\":\"d\",\"seed_policy\":\"s\","
-      "\"physical_batch\":8,\"accumulation_steps\":1,\"precision\":\"f32\",\"device_state\":\"x\"}");
+    "\"tags\":{}",
+    "\"tags\":{\"b\":\"2\",\"a\":\"1\"},\"comparison_identity\":{\"workload_id\":\"w\","
+    "\"model_id\":\"m\",\"config_id\":\"c\",\"data_id\":\"d\",\"seed_policy\":\"s\","
+    "\"physical_batch\":8,\"accumulation_steps\":1,\"precision\":\"f32\",\"device_state\":\"x\"}");
   g_autofree char *no_tags = meta_with (",\"tags\":{}", "");
   g_autofree char *null_tags = meta_with ("\"tags\":{}", "\"tags\":null");
-  g_autofree char *bad_scope = meta_with ("\"measurement_scope\":\"unknown\"",
-                                          "\"measurement_scope\":\"everything\"");
+  g_autofree char *bad_scope
+    = meta_with ("\"measurement_scope\":\"unknown\"", "\"measurement_scope\":\"everything\"");
   g_autofree char *no_operations = meta_with ("\"operations\":\"none\",", "");
   g_autoptr (WickDocument) doc = parse_lines (with_identity, ROOT_START, ROOT_END, TERMINAL, NULL);
   g_autoptr (WickDocument) d2 = parse_lines (no_tags, NULL);

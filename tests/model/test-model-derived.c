@@ -10,7 +10,8 @@ static WickDocument *
 load_train (void)
 {
   const char *dir = g_getenv ("WICK_TEST_DATA");
-  g_autofree char *path = g_build_filename (dir ? dir : "tests/data", "model", "train-contract.jsonl", NULL);
+  g_autofree char *path
+    = g_build_filename (dir ? dir : "tests/data", "model", "train-contract.jsonl", NULL);
   WickDocument *doc = wick_document_new ();
   g_autoptr (GError) error = NULL;
 
@@ -25,9 +26,13 @@ test_span_costs (void)
   g_autoptr (WickDocument) doc = load_train ();
   g_autoptr (WickSpanIndex) index = wick_span_index_new (doc);
   g_autoptr (GArray) costs = wick_span_costs_by_name (doc, index);
-  static const struct { const char *name; guint64 total, self; } expected[] = {
-    { "train_step", 100, 5 }, { "measured", 95, 15 }, { "forward", 40, 40 },
-    { "backward", 30, 30 }, { "optimizer", 10, 10 },
+  static const struct
+  {
+    const char *name;
+    guint64 total, self;
+  } expected[] = {
+    { "train_step", 100, 5 }, { "measured", 95, 15 },  { "forward", 40, 40 },
+    { "backward", 30, 30 },   { "optimizer", 10, 10 },
   };
 
   g_assert_cmpuint (costs->len, ==, G_N_ELEMENTS (expected));
@@ -39,7 +44,7 @@ test_span_costs (void)
       g_assert_cmpuint (c->total_ns, ==, expected[i].total);
       g_assert_cmpuint (c->self_ns, ==, expected[i].self);
       g_assert_cmpuint (c->max_ns, ==, expected[i].total);
-      g_assert_cmpfloat (c->mean_ns, ==, (double) expected[i].total);
+      g_assert_cmpfloat (c->mean_ns, ==, (double)expected[i].total);
     }
 }
 
@@ -47,11 +52,13 @@ static void
 test_span_costs_aggregate (void)
 {
   g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START,
-      "{\"kind\":\"span_start\",\"id\":\"a\",\"parent_id\":\"s1\",\"name\":\"w\",\"start_ns\":1,\"span_kind\":\"op\"}",
-      "{\"kind\":\"span_end\",\"id\":\"a\",\"duration_ns\":10}",
-      "{\"kind\":\"span_start\",\"id\":\"b\",\"parent_id\":\"s1\",\"name\":\"w\",\"start_ns\":20,\"span_kind\":\"op\"}",
-      "{\"kind\":\"span_end\",\"id\":\"b\",\"duration_ns\":30}", ROOT_END, TERMINAL, NULL);
+    META_INFER, ROOT_START,
+    "{\"kind\":\"span_start\",\"id\":\"a\",\"parent_id\":\"s1\",\"name\":\"w\",\"start_ns\":1,"
+    "\"span_kind\":\"op\"}",
+    "{\"kind\":\"span_end\",\"id\":\"a\",\"duration_ns\":10}",
+    "{\"kind\":\"span_start\",\"id\":\"b\",\"parent_id\":\"s1\",\"name\":\"w\",\"start_ns\":20,"
+    "\"span_kind\":\"op\"}",
+    "{\"kind\":\"span_end\",\"id\":\"b\",\"duration_ns\":30}", ROOT_END, TERMINAL, NULL);
   g_autoptr (WickSpanIndex) index = wick_span_index_new (doc);
   g_autoptr (GArray) costs = wick_span_costs_by_name (doc, index);
   const WickSpanCost *w = &g_array_index (costs, WickSpanCost, 1);
@@ -133,19 +140,29 @@ test_memory_series_pairing_rules (void)
   /* the free's category does not matter: bytes leave the allocation's
    * category; an alias adds nothing; an unpaired free changes nothing */
   g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START,
-      "{\"kind\":\"memory\",\"timestamp_ns\":1,\"storage_id\":\"a\",\"tensor_id\":\"t\",\"span_id\":\"s1\",\"device\":\"cuda:0\",\"bytes\":100,\"action\":\"alloc\",\"dtype\":\"f32\",\"category\":\"optimizer\"}",
-      "{\"kind\":\"memory\",\"timestamp_ns\":2,\"storage_id\":\"a\",\"tensor_id\":\"v\",\"span_id\":\"s1\",\"device\":\"cuda:0\",\"bytes\":100,\"action\":\"alloc\",\"dtype\":\"f32\",\"category\":\"optimizer\"}",
-      "{\"kind\":\"memory\",\"timestamp_ns\":3,\"storage_id\":\"z\",\"tensor_id\":\"t\",\"span_id\":\"s1\",\"device\":\"cuda:0\",\"bytes\":5,\"action\":\"free\",\"dtype\":\"f32\"}",
-      "{\"kind\":\"memory\",\"timestamp_ns\":4,\"storage_id\":\"a\",\"tensor_id\":\"t\",\"span_id\":\"s1\",\"device\":\"cuda:0\",\"bytes\":100,\"action\":\"free\",\"dtype\":\"f32\",\"category\":\"other\"}",
-      ROOT_END, TERMINAL, NULL);
+    META_INFER, ROOT_START,
+    "{\"kind\":\"memory\",\"timestamp_ns\":1,\"storage_id\":\"a\",\"tensor_id\":\"t\",\"span_id\":"
+    "\"s1\",\"device\":\"cuda:0\",\"bytes\":100,\"action\":\"alloc\",\"dtype\":\"f32\","
+    "\"category\":\"optimizer\"}",
+    "{\"kind\":\"memory\",\"timestamp_ns\":2,\"storage_id\":\"a\",\"tensor_id\":\"v\",\"span_id\":"
+    "\"s1\",\"device\":\"cuda:0\",\"bytes\":100,\"action\":\"alloc\",\"dtype\":\"f32\","
+    "\"category\":\"optimizer\"}",
+    "{\"kind\":\"memory\",\"timestamp_ns\":3,\"storage_id\":\"z\",\"tensor_id\":\"t\",\"span_id\":"
+    "\"s1\",\"device\":\"cuda:0\",\"bytes\":5,\"action\":\"free\",\"dtype\":\"f32\"}",
+    "{\"kind\":\"memory\",\"timestamp_ns\":4,\"storage_id\":\"a\",\"tensor_id\":\"t\",\"span_id\":"
+    "\"s1\",\"device\":\"cuda:0\",\"bytes\":100,\"action\":\"free\",\"dtype\":\"f32\",\"category\":"
+    "\"other\"}",
+    ROOT_END, TERMINAL, NULL);
   g_autoptr (GPtrArray) all = wick_memory_series_build (doc);
   const WickMemorySeries *s = g_ptr_array_index (all, 0);
 
   g_assert_cmpuint (s->points->len, ==, 4);
-  g_assert_cmpuint (g_array_index (s->points, WickMemoryPoint, 1).live[WICK_CATEGORY_OPTIMIZER], ==, 100);
-  g_assert_cmpuint (g_array_index (s->points, WickMemoryPoint, 2).live[WICK_CATEGORY_OPTIMIZER], ==, 100);
-  g_assert_cmpuint (g_array_index (s->points, WickMemoryPoint, 3).live[WICK_CATEGORY_OPTIMIZER], ==, 0);
+  g_assert_cmpuint (g_array_index (s->points, WickMemoryPoint, 1).live[WICK_CATEGORY_OPTIMIZER], ==,
+                    100);
+  g_assert_cmpuint (g_array_index (s->points, WickMemoryPoint, 2).live[WICK_CATEGORY_OPTIMIZER], ==,
+                    100);
+  g_assert_cmpuint (g_array_index (s->points, WickMemoryPoint, 3).live[WICK_CATEGORY_OPTIMIZER], ==,
+                    0);
   g_assert_cmpuint (g_array_index (s->points, WickMemoryPoint, 3).live[WICK_CATEGORY_OTHER], ==, 0);
   g_assert_cmpuint (s->peak[WICK_CATEGORY_OPTIMIZER], ==, 100);
 }
@@ -154,11 +171,13 @@ static void
 test_device_memory_series (void)
 {
   g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START,
-      "{\"kind\":\"device_memory\",\"timestamp_ns\":1,\"device\":\"cuda:0\",\"used_bytes\":10,\"capacity_bytes\":100}",
-      "{\"kind\":\"device_memory\",\"timestamp_ns\":2,\"device\":\"cuda:1\",\"free_bytes\":7}",
-      "{\"kind\":\"device_memory\",\"timestamp_ns\":3,\"device\":\"cuda:0\",\"reserved_bytes\":40,\"used_bytes\":30}",
-      ROOT_END, TERMINAL, NULL);
+    META_INFER, ROOT_START,
+    "{\"kind\":\"device_memory\",\"timestamp_ns\":1,\"device\":\"cuda:0\",\"used_bytes\":10,"
+    "\"capacity_bytes\":100}",
+    "{\"kind\":\"device_memory\",\"timestamp_ns\":2,\"device\":\"cuda:1\",\"free_bytes\":7}",
+    "{\"kind\":\"device_memory\",\"timestamp_ns\":3,\"device\":\"cuda:0\",\"reserved_bytes\":40,"
+    "\"used_bytes\":30}",
+    ROOT_END, TERMINAL, NULL);
   g_autoptr (GPtrArray) all = wick_device_memory_series_build (doc);
   const WickDeviceMemorySeries *d0 = g_ptr_array_index (all, 0);
   const WickDeviceMemorySeries *d1 = g_ptr_array_index (all, 1);
@@ -170,7 +189,8 @@ test_device_memory_series (void)
   /* free is never derived from capacity - used */
   g_assert_cmpuint (d0->series[WICK_DEVICE_SERIES_FREE]->len, ==, 0);
   g_assert_cmpuint (d0->max[WICK_DEVICE_SERIES_USED], ==, 30);
-  g_assert_cmpuint (g_array_index (d1->series[WICK_DEVICE_SERIES_FREE], WickSamplePoint, 0).value, ==, 7);
+  g_assert_cmpuint (g_array_index (d1->series[WICK_DEVICE_SERIES_FREE], WickSamplePoint, 0).value,
+                    ==, 7);
   g_assert_cmpstr (wick_device_series_to_string (WICK_DEVICE_SERIES_RESERVED), ==, "reserved");
 }
 

@@ -127,7 +127,8 @@ test_document_extensions_rejected_by_default (void)
   g_autoptr (WickDocument) doc = load ("with-extensions.jsonl", FALSE, &error);
 
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
-  g_assert_true (g_str_has_prefix (parse_cause (doc), "unknown variant `wick_mark`, expected one of"));
+  g_assert_true (
+    g_str_has_prefix (parse_cause (doc), "unknown variant `wick_mark`, expected one of"));
   g_assert_cmpuint (wick_document_get_parse_error (doc)->line, ==, 4);
   g_assert_cmpuint (wick_document_get_first_extension_line (doc), ==, 0);
 }
@@ -150,7 +151,8 @@ test_document_extension_mode (void)
   g_assert_cmpuint (records[0].line, ==, 4);
   g_assert_cmpstr (wick_document_str (doc, records[1].kind), ==, "wick_drops");
   g_assert_cmpuint (records[1].line, ==, 9);
-  g_assert_true (g_str_has_prefix (wick_document_str (doc, records[1].json), "{\"kind\":\"wick_drops\""));
+  g_assert_true (
+    g_str_has_prefix (wick_document_str (doc, records[1].json), "{\"kind\":\"wick_drops\""));
   /* extension lines are not candle-graph records */
   g_assert_cmpuint (wick_document_get_n_records (doc), ==, 14);
   g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_EXTENSION), ==, 2);
@@ -181,8 +183,10 @@ test_document_live_feeding (void)
 {
   g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
   const char *lines[] = {
-    META_INFER, ROOT_START,
-    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"fwd\",\"start_ns\":5,\"span_kind\":\"op\"}",
+    META_INFER,
+    ROOT_START,
+    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"fwd\",\"start_ns\":5,"
+    "\"span_kind\":\"op\"}",
     "{\"kind\":\"wick_mark\",\"timestamp_ns\":6}",
   };
   int changed = 0;
@@ -236,10 +240,11 @@ write_big_trace (const char *path, guint n_spans)
                             "\"work\",\"start_ns\":%u,\"span_kind\":\"function\"}\n"
                             "{\"kind\":\"span_end\",\"id\":\"s%u\",\"duration_ns\":1}\n",
                             i, i, i);
-  g_string_append_printf (text, "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%u}\n"
-                                "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%u}\n",
+  g_string_append_printf (text,
+                          "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%u}\n"
+                          "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%u}\n",
                           n_spans + 10, n_spans + 10);
-  g_assert_true (g_file_set_contents (path, text->str, (gssize) text->len, NULL));
+  g_assert_true (g_file_set_contents (path, text->str, (gssize)text->len, NULL));
 }
 
 typedef struct
@@ -284,7 +289,8 @@ test_document_progress_and_cancel (void)
   g_assert_cmpuint (n, ==, 120001);
   g_assert_true (wick_document_get_structurally_valid (doc));
 
-  g_assert_false (wick_document_load_file (cancelled, path, cancellable, on_progress, &cancel, &error));
+  g_assert_false (
+    wick_document_load_file (cancelled, path, cancellable, on_progress, &cancel, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_assert_cmpint (cancel.calls, ==, 1);
   wick_document_get_spans (cancelled, &n);
@@ -304,9 +310,9 @@ feed_file (const char *path, gboolean extensions)
   g_assert_true (g_file_get_contents (path, &text, &size, NULL));
   for (p = text, end = text + size; p < end;)
     {
-      const char *nl = memchr (p, '\n', (gsize) (end - p));
+      const char *nl = memchr (p, '\n', (gsize)(end - p));
       const char *line_end = nl ? nl : end;
-      if (!wick_document_feed_line (doc, p, (gsize) (line_end - p), NULL))
+      if (!wick_document_feed_line (doc, p, (gsize)(line_end - p), NULL))
         break;
       p = nl ? nl + 1 : end;
     }
@@ -329,15 +335,16 @@ assert_same_outcome (WickDocument *a, WickDocument *b)
   g_assert_cmpuint (wick_document_get_n_records (a), ==, wick_document_get_n_records (b));
   g_assert_cmpuint (wick_document_get_n_lines (a), ==, wick_document_get_n_lines (b));
   g_assert_cmpstr (ca, ==, cb);
-  g_assert_cmpint (wick_document_get_gradient_coverage (a), ==, wick_document_get_gradient_coverage (b));
+  g_assert_cmpint (wick_document_get_gradient_coverage (a), ==,
+                   wick_document_get_gradient_coverage (b));
 }
 
 static void
 test_document_loader_matches_feeding (void)
 {
   static const char *const names[] = {
-    "valid-infer.jsonl", "truncated.jsonl", "crlf-blank.jsonl", "invalid-utf8.jsonl",
-    "with-extensions.jsonl", "train-contract.jsonl",
+    "valid-infer.jsonl",  "truncated.jsonl",       "crlf-blank.jsonl",
+    "invalid-utf8.jsonl", "with-extensions.jsonl", "train-contract.jsonl",
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
@@ -370,13 +377,14 @@ test_document_loader_error_in_late_chunk (void)
   broken = g_string_new (text);
   /* cut the file in the middle of the second-to-last line, as a crash does */
   g_string_truncate (broken, broken->len - 80);
-  g_assert_true (g_file_set_contents (path, broken->str, (gssize) broken->len, NULL));
+  g_assert_true (g_file_set_contents (path, broken->str, (gssize)broken->len, NULL));
   lines = 0;
   for (gsize i = 0; i < broken->len; i++)
     lines += broken->str[i] == '\n';
 
   g_assert_false (wick_document_load_file (doc, path, NULL, NULL, NULL, &error));
-  message = g_strdup_printf ("parse trace JSONL line %" G_GUINT64_FORMAT " from %s", lines + 1, path);
+  message
+    = g_strdup_printf ("parse trace JSONL line %" G_GUINT64_FORMAT " from %s", lines + 1, path);
   g_assert_cmpstr (parse_message (doc), ==, message);
   g_assert_cmpstr (parse_cause (doc), ==, "EOF while parsing a string");
   fed = feed_file (path, FALSE);
@@ -394,13 +402,17 @@ main (int argc, char **argv)
   g_test_add_func ("/model/document/crlf-and-blank-lines", test_document_crlf_and_blank_lines);
   g_test_add_func ("/model/document/invalid-utf8-file", test_document_invalid_utf8_file);
   g_test_add_func ("/model/document/missing-file", test_document_missing_file);
-  g_test_add_func ("/model/document/extensions-rejected-by-default", test_document_extensions_rejected_by_default);
+  g_test_add_func ("/model/document/extensions-rejected-by-default",
+                   test_document_extensions_rejected_by_default);
   g_test_add_func ("/model/document/extension-mode", test_document_extension_mode);
-  g_test_add_func ("/model/document/extension-still-strict-json", test_document_extension_still_strict_json);
+  g_test_add_func ("/model/document/extension-still-strict-json",
+                   test_document_extension_still_strict_json);
   g_test_add_func ("/model/document/live-feeding", test_document_live_feeding);
-  g_test_add_func ("/model/document/live-unterminated-finish", test_document_live_unterminated_finish);
+  g_test_add_func ("/model/document/live-unterminated-finish",
+                   test_document_live_unterminated_finish);
   g_test_add_func ("/model/document/progress-and-cancel", test_document_progress_and_cancel);
   g_test_add_func ("/model/document/loader-matches-feeding", test_document_loader_matches_feeding);
-  g_test_add_func ("/model/document/loader-error-in-late-chunk", test_document_loader_error_in_late_chunk);
+  g_test_add_func ("/model/document/loader-error-in-late-chunk",
+                   test_document_loader_error_in_late_chunk);
   return g_test_run ();
 }

@@ -4,32 +4,34 @@
 
 #include "model-test-util.h"
 
-#define SPAN(id, parent, name, start, extra)                                              \
-  "{\"kind\":\"span_start\",\"id\":\"" id "\"" parent ",\"name\":\"" name "\",\"start_ns\":" \
-  start ",\"span_kind\":\"function\"" extra "}"
+#define SPAN(id, parent, name, start, extra)                                                       \
+  "{\"kind\":\"span_start\",\"id\":\"" id "\"" parent ",\"name\":\"" name "\",\"start_ns\":" start \
+  ",\"span_kind\":\"function\"" extra "}"
 #define PARENT(p) ",\"parent_id\":\"" p "\""
 #define END(id, dur) "{\"kind\":\"span_end\",\"id\":\"" id "\",\"duration_ns\":" dur "}"
-#define OP(span, name, ts, dur)                                                              \
-  "{\"kind\":\"op\",\"span_id\":\"" span "\",\"op_name\":\"" name "\",\"inputs\":[\"in\"],"    \
-  "\"output\":\"out\",\"shape\":[2],\"dtype\":\"f32\",\"device\":\"cpu\",\"duration_ns\":" dur \
+#define OP(span, name, ts, dur)                                                                    \
+  "{\"kind\":\"op\",\"span_id\":\"" span "\",\"op_name\":\"" name "\",\"inputs\":[\"in\"],"        \
+  "\"output\":\"out\",\"shape\":[2],\"dtype\":\"f32\",\"device\":\"cpu\",\"duration_ns\":" dur     \
   ",\"timestamp_ns\":" ts ",\"input_dense_bytes\":8}"
-#define TENSOR(span, id)                                                                       \
-  "{\"kind\":\"tensor\",\"span_id\":\"" span "\",\"tensor_id\":\"" id "\",\"shape\":[2],"      \
+#define TENSOR(span, id)                                                                           \
+  "{\"kind\":\"tensor\",\"span_id\":\"" span "\",\"tensor_id\":\"" id "\",\"shape\":[2],"          \
   "\"dtype\":\"f32\",\"device\":\"cpu\",\"category\":\"activation\"}"
-#define MEM(ts, storage, tensor, span, bytes, action)                                          \
-  "{\"kind\":\"memory\",\"timestamp_ns\":" ts ",\"storage_id\":\"" storage "\",\"tensor_id\":\"" \
-  tensor "\",\"span_id\":\"" span "\",\"device\":\"cpu\",\"bytes\":" bytes ",\"action\":\""     \
-  action "\",\"dtype\":\"f32\",\"category\":\"activation\"}"
-#define INTERVAL(span, dur)                                                                    \
-  "{\"kind\":\"device_interval\",\"span_id\":\"" span "\",\"device\":\"cuda:0\",\"stream_id\":" \
+#define MEM(ts, storage, tensor, span, bytes, action)                                              \
+  "{\"kind\":\"memory\",\"timestamp_ns\":" ts ",\"storage_id\":\"" storage                         \
+  "\",\"tensor_id\":\"" tensor "\",\"span_id\":\"" span "\",\"device\":\"cpu\",\"bytes\":" bytes   \
+  ",\"action\":\"" action "\",\"dtype\":\"f32\",\"category\":\"activation\"}"
+#define INTERVAL(span, dur)                                                                        \
+  "{\"kind\":\"device_interval\",\"span_id\":\"" span "\",\"device\":\"cuda:0\",\"stream_id\":"    \
   "\"7\",\"clock_id\":\"cuda\",\"backend\":\"cuda\",\"start_ns\":1,\"duration_ns\":" dur "}"
-#define STATS(span)                                                                            \
-  "{\"kind\":\"tensor_stats\",\"span_id\":\"" span "\",\"label\":\"x\",\"shape\":[1],\"dtype\":" \
+#define STATS(span)                                                                                \
+  "{\"kind\":\"tensor_stats\",\"span_id\":\"" span "\",\"label\":\"x\",\"shape\":[1],\"dtype\":"   \
   "\"f32\",\"elements\":1,\"non_finite\":0,\"rms\":1,\"abs_max\":1,\"mean\":1}"
-#define SAMPLE(fields) "{\"kind\":\"device_memory\",\"timestamp_ns\":5,\"device\":\"cuda:0\"" fields "}"
-#define CALL(from, to, dur) \
-  "{\"kind\":\"edge\",\"edge_kind\":\"call\",\"from_span\":\"" from "\",\"to_span\":\"" to "\",\"host_duration_ns\":" dur "}"
-#define DATA(from, to) \
+#define SAMPLE(fields)                                                                             \
+  "{\"kind\":\"device_memory\",\"timestamp_ns\":5,\"device\":\"cuda:0\"" fields "}"
+#define CALL(from, to, dur)                                                                        \
+  "{\"kind\":\"edge\",\"edge_kind\":\"call\",\"from_span\":\"" from "\",\"to_span\":\"" to         \
+  "\",\"host_duration_ns\":" dur "}"
+#define DATA(from, to)                                                                             \
   "{\"kind\":\"edge\",\"edge_kind\":\"data\",\"from_tensor\":\"" from "\",\"to_tensor\":\"" to "\"}"
 
 static void
@@ -56,8 +58,9 @@ test_health_clean (void)
   g_autoptr (WickDocument) doc = parse_lines (META_INFER, ROOT_START, ROOT_END, TERMINAL, NULL);
   g_autofree char *all = issue_codes (doc, TRUE);
 
-  g_assert_cmpstr (all, ==, "W operations_absent W tensors_absent W logical_memory_absent "
-                            "W physical_memory_absent W device_timing_absent");
+  g_assert_cmpstr (all, ==,
+                   "W operations_absent W tensors_absent W logical_memory_absent "
+                   "W physical_memory_absent W device_timing_absent");
   g_assert_true (wick_document_get_structurally_valid (doc));
   assert_message (doc, "operations_absent", "no operation evidence was captured");
   assert_message (doc, "tensors_absent", "no tensor checkpoints were captured");
@@ -71,13 +74,14 @@ test_health_train_absent (void)
 {
   g_autofree char *train = meta_with ("\"phase\":\"infer\"", "\"phase\":\"train\"");
   g_autoptr (WickDocument) doc = parse_lines (
-      train, ROOT_START, SPAN ("s2", PARENT ("s1"), "fwd", "1", ",\"step\":\"forward\""),
-      END ("s2", "1"), ROOT_END, TERMINAL, NULL);
+    train, ROOT_START, SPAN ("s2", PARENT ("s1"), "fwd", "1", ",\"step\":\"forward\""),
+    END ("s2", "1"), ROOT_END, TERMINAL, NULL);
   g_autofree char *all = issue_codes (doc, TRUE);
 
-  g_assert_cmpstr (all, ==, "W operations_absent W tensors_absent W logical_memory_absent "
-                            "W physical_memory_absent W device_timing_absent W gradients_absent "
-                            "W backward_absent W optimizer_absent");
+  g_assert_cmpstr (all, ==,
+                   "W operations_absent W tensors_absent W logical_memory_absent "
+                   "W physical_memory_absent W device_timing_absent W gradients_absent "
+                   "W backward_absent W optimizer_absent");
   assert_message (doc, "gradients_absent", "no gradient facts were captured for this training run");
   assert_message (doc, "backward_absent", "no backward span was tagged");
   assert_message (doc, "optimizer_absent", "no optimizer span was tagged");
@@ -86,17 +90,22 @@ test_health_train_absent (void)
 static void
 test_health_provenance (void)
 {
-  static const struct { const char *from, *to, *message; } cases[] = {
+  static const struct
+  {
+    const char *from, *to, *message;
+  } cases[] = {
     { "\"run_id\":\"run\"", "\"run_id\":\" \"", "run metadata run_id must not be empty" },
     { "\"device\":\"cpu\"", "\"device\":\"\"", "run metadata device must not be empty" },
     { "\"capture_step\":1", "\"capture_step\":0", "run metadata capture_step must be one-based" },
     { "\"warmup_steps\":0", "\"warmup_steps\":1",
       "run metadata warmup_steps 1 must be less than capture_step 1" },
-    { "\"tags\":{}", "\"tags\":{},\"comparison_identity\":{\"workload_id\":\"w\",\"model_id\":\"m\","
+    { "\"tags\":{}",
+      "\"tags\":{},\"comparison_identity\":{\"workload_id\":\"w\",\"model_id\":\"m\","
       "\"config_id\":\"c\",\"data_id\":\"d\",\"seed_policy\":\"s\",\"physical_batch\":0,"
       "\"accumulation_steps\":1,\"precision\":\"p\",\"device_state\":\"x\"}",
       "comparison identity physical_batch must be positive" },
-    { "\"tags\":{}", "\"tags\":{},\"comparison_identity\":{\"workload_id\":\"w\",\"model_id\":\"m\","
+    { "\"tags\":{}",
+      "\"tags\":{},\"comparison_identity\":{\"workload_id\":\"w\",\"model_id\":\"m\","
       "\"config_id\":\"c\",\"data_id\":\"d\",\"seed_policy\":\"s\",\"physical_batch\":1,"
       "\"accumulation_steps\":1,\"precision\":\"p\",\"device_state\":\"x\",\"pair_id\":\"\"}",
       "comparison identity pair_id must not be empty when present" },
@@ -116,8 +125,8 @@ test_health_provenance (void)
 static void
 test_health_failed_capture (void)
 {
-  g_autoptr (WickDocument) doc = parse_lines (META_INFER, SPAN ("root", "", "demo", "0", ""),
-                                              TERMINAL_FAILED, NULL);
+  g_autoptr (WickDocument) doc
+    = parse_lines (META_INFER, SPAN ("root", "", "demo", "0", ""), TERMINAL_FAILED, NULL);
 
   /* capture_failed, no measurement_count when failed, open span is a warning */
   assert_codes (doc, "W capture_failed W open_span");
@@ -131,9 +140,9 @@ static void
 test_health_root_and_measurement (void)
 {
   g_autoptr (WickDocument) none = parse_lines (META_INFER, TERMINAL, NULL);
-  g_autoptr (WickDocument) two = parse_lines (META_INFER, SPAN ("a", "", "x", "0", ""),
-                                              SPAN ("b", "", "y", "0", ""), END ("a", "1"),
-                                              END ("b", "1"), TERMINAL, NULL);
+  g_autoptr (WickDocument) two
+    = parse_lines (META_INFER, SPAN ("a", "", "x", "0", ""), SPAN ("b", "", "y", "0", ""),
+                   END ("a", "1"), END ("b", "1"), TERMINAL, NULL);
 
   assert_codes (none, "E root_count E measurement_count");
   assert_message (none, "root_count", "expected exactly one root span, found 0");
@@ -147,11 +156,11 @@ test_health_span_rules_in_id_order (void)
 {
   /* spans are judged in id byte order: "s10" < "s2" < "s3" < "s4" */
   g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START, SPAN ("s4", PARENT ("s1"), "late", "90", ""),
-      SPAN ("s3", PARENT ("s1"), "early", "5", ""), SPAN ("s2", PARENT ("nope"), "orphan", "1", ""),
-      SPAN ("s10", PARENT ("s1"), "open", "1", ""), END ("s4", "20"), END ("s3", "1"),
-      END ("s2", "1"), ROOT_END, "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":200}",
-      NULL);
+    META_INFER, ROOT_START, SPAN ("s4", PARENT ("s1"), "late", "90", ""),
+    SPAN ("s3", PARENT ("s1"), "early", "5", ""), SPAN ("s2", PARENT ("nope"), "orphan", "1", ""),
+    SPAN ("s10", PARENT ("s1"), "open", "1", ""), END ("s4", "20"), END ("s3", "1"),
+    END ("s2", "1"), ROOT_END,
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":200}", NULL);
 
   assert_codes (doc, "E open_span E unknown_parent E child_outside_parent");
   g_assert_cmpstr (nth_issue (doc, 0)->message, ==, "span `s10` was not closed");
@@ -164,10 +173,10 @@ test_health_span_rules_in_id_order (void)
 static void
 test_health_span_cycle (void)
 {
-  g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START, SPAN ("a", PARENT ("b"), "a", "1", ""),
-      SPAN ("b", PARENT ("a"), "b", "1", ""), SPAN ("c", PARENT ("a"), "c", "1", ""), END ("a", "1"),
-      END ("b", "1"), END ("c", "1"), ROOT_END, TERMINAL, NULL);
+  g_autoptr (WickDocument) doc
+    = parse_lines (META_INFER, ROOT_START, SPAN ("a", PARENT ("b"), "a", "1", ""),
+                   SPAN ("b", PARENT ("a"), "b", "1", ""), SPAN ("c", PARENT ("a"), "c", "1", ""),
+                   END ("a", "1"), END ("b", "1"), END ("c", "1"), ROOT_END, TERMINAL, NULL);
   const WickSpan *spans = wick_document_get_spans (doc, NULL);
 
   /* a and b form a cycle, c hangs below it; a/b each lie... both closed and
@@ -181,28 +190,31 @@ static void
 test_health_unknown_span_group_order (void)
 {
   g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START, INTERVAL ("x5", "1"), MEM ("1", "st", "t", "x4", "4", "alloc"),
-      STATS ("x3"), TENSOR ("x2", "t"), OP ("x1", "mm", "1", "1"),
-      MEM ("2", "st", "t", "x4", "4", "free"), ROOT_END, TERMINAL, NULL);
+    META_INFER, ROOT_START, INTERVAL ("x5", "1"), MEM ("1", "st", "t", "x4", "4", "alloc"),
+    STATS ("x3"), TENSOR ("x2", "t"), OP ("x1", "mm", "1", "1"),
+    MEM ("2", "st", "t", "x4", "4", "free"), ROOT_END, TERMINAL, NULL);
 
   assert_codes (doc, "E unknown_span E unknown_span E unknown_span E unknown_span E unknown_span "
                      "E unknown_span");
-  g_assert_cmpstr (nth_issue (doc, 0)->message, ==, "operation evidence refers to missing span `x1`");
+  g_assert_cmpstr (nth_issue (doc, 0)->message, ==,
+                   "operation evidence refers to missing span `x1`");
   g_assert_cmpstr (nth_issue (doc, 1)->message, ==, "tensor evidence refers to missing span `x2`");
-  g_assert_cmpstr (nth_issue (doc, 2)->message, ==, "tensor statistics evidence refers to missing span `x3`");
+  g_assert_cmpstr (nth_issue (doc, 2)->message, ==,
+                   "tensor statistics evidence refers to missing span `x3`");
   g_assert_cmpstr (nth_issue (doc, 3)->message, ==, "memory evidence refers to missing span `x4`");
-  g_assert_cmpstr (nth_issue (doc, 5)->message, ==, "device interval evidence refers to missing span `x5`");
+  g_assert_cmpstr (nth_issue (doc, 5)->message, ==,
+                   "device interval evidence refers to missing span `x5`");
 }
 
 static void
 test_health_timing (void)
 {
   g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START, INTERVAL ("s1", "0"), OP ("s1", "late", "90", "20"),
-      OP ("s1", "inside", "0", "100"), MEM ("101", "a", "t", "s1", "4", "alloc"),
-      MEM ("100", "a", "t", "s1", "4", "free"), SAMPLE (""), SAMPLE (",\"free_bytes\":0"),
-      "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":100}",
-      "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":200}", NULL);
+    META_INFER, ROOT_START, INTERVAL ("s1", "0"), OP ("s1", "late", "90", "20"),
+    OP ("s1", "inside", "0", "100"), MEM ("101", "a", "t", "s1", "4", "alloc"),
+    MEM ("100", "a", "t", "s1", "4", "free"), SAMPLE (""), SAMPLE (",\"free_bytes\":0"),
+    "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":100}",
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":200}", NULL);
 
   /* memory sorted by time: the free at 100 comes before the alloc at 101 */
   assert_codes (doc, "E empty_device_interval E operation_outside_span E memory_outside_span "
@@ -219,37 +231,41 @@ static void
 test_health_edges (void)
 {
   g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START, SPAN ("s2", PARENT ("s1"), "child", "1", ""), END ("s2", "10"),
-      OP ("s2", "mm", "1", "1"), TENSOR ("s2", "t9"), CALL ("s1", "nope", "1"),
-      CALL ("s2", "s1", "100"), CALL ("s1", "s2", "11"), CALL ("s1", "s2", "10"), DATA ("", "t9"),
-      DATA ("in", "zzz"), DATA ("out", "t9"), ROOT_END, TERMINAL, NULL);
+    META_INFER, ROOT_START, SPAN ("s2", PARENT ("s1"), "child", "1", ""), END ("s2", "10"),
+    OP ("s2", "mm", "1", "1"), TENSOR ("s2", "t9"), CALL ("s1", "nope", "1"),
+    CALL ("s2", "s1", "100"), CALL ("s1", "s2", "11"), CALL ("s1", "s2", "10"), DATA ("", "t9"),
+    DATA ("in", "zzz"), DATA ("out", "t9"), ROOT_END, TERMINAL, NULL);
 
   assert_codes (doc, "E unknown_call_edge_span E call_edge_hierarchy_mismatch "
                      "E call_edge_duration_mismatch E empty_data_edge_endpoint "
                      "E unknown_data_edge_tensor");
-  g_assert_cmpstr (nth_issue (doc, 0)->message, ==, "call edge `s1` -> `nope` refers to a missing span");
-  g_assert_cmpstr (nth_issue (doc, 1)->message, ==, "call edge `s2` -> `s1` does not match the span hierarchy");
+  g_assert_cmpstr (nth_issue (doc, 0)->message, ==,
+                   "call edge `s1` -> `nope` refers to a missing span");
+  g_assert_cmpstr (nth_issue (doc, 1)->message, ==,
+                   "call edge `s2` -> `s1` does not match the span hierarchy");
   g_assert_cmpstr (nth_issue (doc, 2)->message, ==,
                    "call edge `s1` -> `s2` reports 11 ns but the span reports 10 ns");
   g_assert_cmpstr (nth_issue (doc, 3)->message, ==, "data-edge tensor IDs cannot be empty");
-  g_assert_cmpstr (nth_issue (doc, 4)->message, ==, "data edge `in` -> `zzz` refers to unknown tensor evidence");
+  g_assert_cmpstr (nth_issue (doc, 4)->message, ==,
+                   "data edge `in` -> `zzz` refers to unknown tensor evidence");
 }
 
 static void
 test_health_memory_pairing (void)
 {
   g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER, ROOT_START, MEM ("1", "a", "t1", "s1", "64", "alloc"),
-      MEM ("2", "a", "view", "s1", "64", "alloc"), MEM ("3", "a", "view", "s1", "64", "alloc"),
-      MEM ("4", "a", "t2", "s1", "32", "alloc"), MEM ("5", "a", "other", "s1", "16", "free"),
-      MEM ("6", "b", "t", "s1", "8", "alloc"), MEM ("7", "c", "t", "s1", "8", "alloc"), ROOT_END,
-      TERMINAL, NULL);
+    META_INFER, ROOT_START, MEM ("1", "a", "t1", "s1", "64", "alloc"),
+    MEM ("2", "a", "view", "s1", "64", "alloc"), MEM ("3", "a", "view", "s1", "64", "alloc"),
+    MEM ("4", "a", "t2", "s1", "32", "alloc"), MEM ("5", "a", "other", "s1", "16", "free"),
+    MEM ("6", "b", "t", "s1", "8", "alloc"), MEM ("7", "c", "t", "s1", "8", "alloc"), ROOT_END,
+    TERMINAL, NULL);
 
   assert_codes (doc, "E duplicate_allocation E allocation_size_mismatch E allocation_size_mismatch "
                      "W retained_allocations");
   g_assert_cmpstr (nth_issue (doc, 0)->message, ==,
                    "tensor `view` repeated an allocation for storage `a` on `cpu`");
-  g_assert_cmpstr (nth_issue (doc, 1)->message, ==, "storage `a` on `cpu` has conflicting allocation sizes");
+  g_assert_cmpstr (nth_issue (doc, 1)->message, ==,
+                   "storage `a` on `cpu` has conflicting allocation sizes");
   g_assert_cmpstr (nth_issue (doc, 2)->message, ==, "storage `a` allocated 64 bytes but freed 16");
   g_assert_cmpstr (nth_issue (doc, 3)->message, ==, "2 storages remained live at capture end");
 }
@@ -258,10 +274,9 @@ static void
 test_health_memory_same_time_keeps_file_order (void)
 {
   /* stable sort: alloc then free at the same timestamp pair up */
-  g_autoptr (WickDocument) doc = parse_lines (META_INFER, ROOT_START,
-                                              MEM ("5", "a", "t", "s1", "8", "alloc"),
-                                              MEM ("5", "a", "t", "s1", "8", "free"), ROOT_END,
-                                              TERMINAL, NULL);
+  g_autoptr (WickDocument) doc
+    = parse_lines (META_INFER, ROOT_START, MEM ("5", "a", "t", "s1", "8", "alloc"),
+                   MEM ("5", "a", "t", "s1", "8", "free"), ROOT_END, TERMINAL, NULL);
 
   assert_codes (doc, "");
 }
@@ -292,14 +307,14 @@ static void
 test_health_label_classification (void)
 {
   g_autofree char *meta = meta_with (
-      "\"device_timing\":\"none\"",
-      "\"device_timing\":\"none\",\"required_semantic_labels\":[\"demo\",\"fwd\"],"
-      "\"gpu_expected_semantic_labels\":[\"demo\",\"demo\",\"\"],\"cpu_only_semantic_labels\":"
-      "[\"demo\",\"extra\"]");
-  g_autofree char *good_meta = meta_with (
-      "\"device_timing\":\"none\"",
-      "\"device_timing\":\"none\",\"required_semantic_labels\":[\"demo\"],"
-      "\"cpu_only_semantic_labels\":[\"demo\"]");
+    "\"device_timing\":\"none\"",
+    "\"device_timing\":\"none\",\"required_semantic_labels\":[\"demo\",\"fwd\"],"
+    "\"gpu_expected_semantic_labels\":[\"demo\",\"demo\",\"\"],\"cpu_only_semantic_labels\":"
+    "[\"demo\",\"extra\"]");
+  g_autofree char *good_meta
+    = meta_with ("\"device_timing\":\"none\"",
+                 "\"device_timing\":\"none\",\"required_semantic_labels\":[\"demo\"],"
+                 "\"cpu_only_semantic_labels\":[\"demo\"]");
   g_autoptr (WickDocument) doc = parse_lines (meta, ROOT_START, ROOT_END, TERMINAL, NULL);
   g_autoptr (WickDocument) good = parse_lines (good_meta, ROOT_START, ROOT_END, TERMINAL, NULL);
 

@@ -5,8 +5,8 @@
 #include "model-test-util.h"
 
 #define STATS(fields) "{\"kind\":\"tensor_stats\",\"span_id\":\"s1\"," fields "}"
-#define STATS_OK(label, shape, elements, non_finite, rms, abs_max, mean)                      \
-  STATS ("\"label\":\"" label "\",\"shape\":" shape ",\"dtype\":\"f32\",\"elements\":" elements \
+#define STATS_OK(label, shape, elements, non_finite, rms, abs_max, mean)                           \
+  STATS ("\"label\":\"" label "\",\"shape\":" shape ",\"dtype\":\"f32\",\"elements\":" elements    \
          ",\"non_finite\":" non_finite ",\"rms\":" rms ",\"abs_max\":" abs_max ",\"mean\":" mean)
 
 static void
@@ -36,12 +36,14 @@ test_stream_after_terminal (void)
 {
   g_autoptr (WickDocument) doc = parse_lines (META_INFER, ROOT_START, ROOT_END, TERMINAL,
                                               "{\"kind\":\"span_end\",\"id\":\"nope\"}", NULL);
-  g_autoptr (WickDocument) twice = parse_lines (META_INFER, ROOT_START, ROOT_END, TERMINAL,
-                                                TERMINAL, NULL);
+  g_autoptr (WickDocument) twice
+    = parse_lines (META_INFER, ROOT_START, ROOT_END, TERMINAL, TERMINAL, NULL);
 
   /* the terminal rule comes before the span_end rule for the same record */
-  assert_stream_error (doc, "terminal event must be the final trace record; found another event at index 4", 4);
-  assert_stream_error (twice, "terminal event must be the final trace record; found another event at index 4", 4);
+  assert_stream_error (
+    doc, "terminal event must be the final trace record; found another event at index 4", 4);
+  assert_stream_error (
+    twice, "terminal event must be the final trace record; found another event at index 4", 4);
   /* everything decoded stays */
   g_assert_cmpuint (wick_document_get_n_records (doc), ==, 5);
 }
@@ -50,21 +52,23 @@ static void
 test_stream_meta_not_first (void)
 {
   g_autoptr (WickDocument) doc = parse_lines (ROOT_START, META_INFER, ROOT_END, TERMINAL, NULL);
-  g_autoptr (WickDocument) twice = parse_lines (META_INFER, META_INFER, ROOT_START, ROOT_END,
-                                                TERMINAL, NULL);
-  g_autoptr (WickDocument) blank_first = parse_lines ("", "   ", META_INFER, ROOT_START, ROOT_END,
-                                                      TERMINAL, NULL);
+  g_autoptr (WickDocument) twice
+    = parse_lines (META_INFER, META_INFER, ROOT_START, ROOT_END, TERMINAL, NULL);
+  g_autoptr (WickDocument) blank_first
+    = parse_lines ("", "   ", META_INFER, ROOT_START, ROOT_END, TERMINAL, NULL);
 
-  assert_stream_error (doc, "meta event must be the first non-empty trace record, found at index 1", 1);
-  assert_stream_error (twice, "meta event must be the first non-empty trace record, found at index 1", 1);
+  assert_stream_error (doc, "meta event must be the first non-empty trace record, found at index 1",
+                       1);
+  assert_stream_error (twice,
+                       "meta event must be the first non-empty trace record, found at index 1", 1);
   g_assert_false (wick_document_get_parse_error (blank_first)->failed);
 }
 
 static void
 test_stream_duplicate_span_start (void)
 {
-  g_autoptr (WickDocument) doc = parse_lines (META_INFER, ROOT_START, ROOT_START, ROOT_END,
-                                              TERMINAL, NULL);
+  g_autoptr (WickDocument) doc
+    = parse_lines (META_INFER, ROOT_START, ROOT_START, ROOT_END, TERMINAL, NULL);
 
   assert_stream_error (doc, "duplicate span_start id `s1` at index 2", 2);
 }
@@ -72,12 +76,11 @@ test_stream_duplicate_span_start (void)
 static void
 test_stream_span_end (void)
 {
-  g_autoptr (WickDocument) unknown = parse_lines (META_INFER, ROOT_START,
-                                                  "{\"kind\":\"span_end\",\"id\":\"s2\"}", ROOT_END,
-                                                  TERMINAL, NULL);
+  g_autoptr (WickDocument) unknown = parse_lines (
+    META_INFER, ROOT_START, "{\"kind\":\"span_end\",\"id\":\"s2\"}", ROOT_END, TERMINAL, NULL);
   g_autoptr (WickDocument) early = parse_lines (META_INFER, ROOT_END, ROOT_START, TERMINAL, NULL);
-  g_autoptr (WickDocument) twice = parse_lines (META_INFER, ROOT_START, ROOT_END, ROOT_END,
-                                                TERMINAL, NULL);
+  g_autoptr (WickDocument) twice
+    = parse_lines (META_INFER, ROOT_START, ROOT_END, ROOT_END, TERMINAL, NULL);
 
   assert_stream_error (unknown, "span_end for unknown span `s2` at index 2", 2);
   assert_stream_error (early, "span_end for unknown span `s1` at index 1", 1);
@@ -87,7 +90,11 @@ test_stream_span_end (void)
 static void
 test_stream_tensor_stats (void)
 {
-  static const struct { const char *line; gboolean valid; } cases[] = {
+  static const struct
+  {
+    const char *line;
+    gboolean valid;
+  } cases[] = {
     { STATS_OK ("x", "[2,3]", "6", "0", "1.5", "2.0", "-0.5"), TRUE },
     { STATS_OK ("x", "[]", "1", "1", "0.0", "0.0", "0.0"), TRUE },
     { STATS_OK ("x", "[0]", "0", "0", "0.0", "0.0", "0.0"), TRUE },
@@ -102,8 +109,8 @@ test_stream_tensor_stats (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autoptr (WickDocument) doc = parse_lines (META_INFER, ROOT_START, cases[i].line, ROOT_END,
-                                                  TERMINAL, NULL);
+      g_autoptr (WickDocument) doc
+        = parse_lines (META_INFER, ROOT_START, cases[i].line, ROOT_END, TERMINAL, NULL);
       g_test_message ("case %zu", i);
       if (cases[i].valid)
         g_assert_false (wick_document_get_parse_error (doc)->failed);
@@ -144,21 +151,28 @@ test_stream_schema (void)
   g_autoptr (WickDocument) dother = parse_lines (other, ROOT_START, ROOT_END, TERMINAL, NULL);
   g_autoptr (WickDocument) dupper = parse_lines (upper, ROOT_START, ROOT_END, TERMINAL, NULL);
   g_autoptr (WickDocument) d9 = parse_lines (v9, ROOT_START, ROOT_END, TERMINAL, NULL);
-  g_autoptr (WickDocument) d9_stats = parse_lines (v9, ROOT_START,
-                                                   STATS_OK ("x", "[1]", "1", "0", "1", "1", "1"),
-                                                   ROOT_END, TERMINAL, NULL);
+  g_autoptr (WickDocument) d9_stats = parse_lines (
+    v9, ROOT_START, STATS_OK ("x", "[1]", "1", "0", "1", "1", "1"), ROOT_END, TERMINAL, NULL);
   g_autoptr (WickDocument) d8_no_terminal = parse_lines (v8, ROOT_START, NULL);
 
-  assert_stream_error (d8, "unsupported trace schema \"candle-graph/trace/8\"; expected "
-                           "\"candle-graph/trace/10\" or \"candle-graph/trace/9\"", -1);
-  assert_stream_error (dother, "unsupported trace schema \"not-candle-graph\"; expected "
-                               "\"candle-graph/trace/10\" or \"candle-graph/trace/9\"", -1);
-  assert_stream_error (dupper, "unsupported trace schema \"Candle-Graph/trace/10\"; expected "
-                               "\"candle-graph/trace/10\" or \"candle-graph/trace/9\"", -1);
+  assert_stream_error (d8,
+                       "unsupported trace schema \"candle-graph/trace/8\"; expected "
+                       "\"candle-graph/trace/10\" or \"candle-graph/trace/9\"",
+                       -1);
+  assert_stream_error (dother,
+                       "unsupported trace schema \"not-candle-graph\"; expected "
+                       "\"candle-graph/trace/10\" or \"candle-graph/trace/9\"",
+                       -1);
+  assert_stream_error (dupper,
+                       "unsupported trace schema \"Candle-Graph/trace/10\"; expected "
+                       "\"candle-graph/trace/10\" or \"candle-graph/trace/9\"",
+                       -1);
   g_assert_false (wick_document_get_parse_error (d9)->failed);
-  assert_stream_error (d9_stats, "trace schema \"candle-graph/trace/9\" does not define "
-                                 "tensor_stats events; producers emitting tensor statistics must "
-                                 "declare \"candle-graph/trace/10\"", -1);
+  assert_stream_error (d9_stats,
+                       "trace schema \"candle-graph/trace/9\" does not define "
+                       "tensor_stats events; producers emitting tensor statistics must "
+                       "declare \"candle-graph/trace/10\"",
+                       -1);
   /* the presence checks come before the schema check */
   assert_stream_error (d8_no_terminal, "trace stream is missing its terminal event", -1);
 }
@@ -167,20 +181,22 @@ static void
 test_stream_terminal_reason (void)
 {
   g_autoptr (WickDocument) complete_reason = parse_lines (
-      META_INFER, ROOT_START, ROOT_END,
-      "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":100,\"reason\":\"\"}", NULL);
+    META_INFER, ROOT_START, ROOT_END,
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":100,\"reason\":\"\"}", NULL);
   g_autoptr (WickDocument) complete_null = parse_lines (
-      META_INFER, ROOT_START, ROOT_END,
-      "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":100,\"reason\":null}", NULL);
+    META_INFER, ROOT_START, ROOT_END,
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":100,\"reason\":null}", NULL);
   g_autoptr (WickDocument) failed_blank = parse_lines (
-      META_INFER, ROOT_START,
-      "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":100,\"reason\":\" \\n\"}", NULL);
-  g_autoptr (WickDocument) failed_absent = parse_lines (
-      META_INFER, ROOT_START, "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":100}",
-      NULL);
+    META_INFER, ROOT_START,
+    "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":100,\"reason\":\" \\n\"}",
+    NULL);
+  g_autoptr (WickDocument) failed_absent
+    = parse_lines (META_INFER, ROOT_START,
+                   "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":100}", NULL);
   g_autoptr (WickDocument) failed_ok = parse_lines (META_INFER, ROOT_START, TERMINAL_FAILED, NULL);
 
-  assert_stream_error (complete_reason, "complete terminal event cannot contain a failure reason", -1);
+  assert_stream_error (complete_reason, "complete terminal event cannot contain a failure reason",
+                       -1);
   g_assert_false (wick_document_get_parse_error (complete_null)->failed);
   assert_stream_error (failed_blank, "failed terminal event requires a non-empty reason", -1);
   assert_stream_error (failed_absent, "failed terminal event requires a non-empty reason", -1);
@@ -191,7 +207,11 @@ test_stream_terminal_reason (void)
 static void
 test_stream_terminal_precedes_evidence (void)
 {
-  static const struct { const char *record; const char *message; } cases[] = {
+  static const struct
+  {
+    const char *record;
+    const char *message;
+  } cases[] = {
     { "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":150}",
       "terminal timestamp 100 precedes host evidence ending at 150" },
     { "{\"kind\":\"op\",\"span_id\":\"s1\",\"op_name\":\"x\",\"shape\":[],\"dtype\":\"f32\","
@@ -207,14 +227,15 @@ test_stream_terminal_precedes_evidence (void)
       "terminal timestamp 100 precedes host evidence ending at 18446744073709551615" },
     /* device time, tensors, gradients do not count */
     { "{\"kind\":\"device_interval\",\"span_id\":\"s1\",\"device\":\"cuda:0\",\"stream_id\":\"7\","
-      "\"clock_id\":\"c\",\"backend\":\"cuda\",\"start_ns\":999999,\"duration_ns\":5}", NULL },
+      "\"clock_id\":\"c\",\"backend\":\"cuda\",\"start_ns\":999999,\"duration_ns\":5}",
+      NULL },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autoptr (WickDocument) doc = parse_lines (META_INFER, ROOT_START, cases[i].record,
-                                                  i == 0 ? NULL : ROOT_END, i == 0 ? NULL : TERMINAL,
-                                                  NULL);
+      g_autoptr (WickDocument) doc
+        = parse_lines (META_INFER, ROOT_START, cases[i].record, i == 0 ? NULL : ROOT_END,
+                       i == 0 ? NULL : TERMINAL, NULL);
       g_autoptr (WickDocument) first_case = NULL;
       if (i == 0)
         {
@@ -238,7 +259,8 @@ test_stream_decode_error_wins (void)
   g_autoptr (WickDocument) doc = parse_lines (ROOT_START, META_INFER, "", "{\"kind\":1.5}", NULL);
 
   g_assert_cmpstr (parse_message (doc), ==, "parse trace JSONL line 4 from <stream>");
-  g_assert_cmpstr (parse_cause (doc), ==, "invalid type: floating point `1.5`, expected variant identifier");
+  g_assert_cmpstr (parse_cause (doc), ==,
+                   "invalid type: floating point `1.5`, expected variant identifier");
   g_assert_cmpuint (wick_document_get_n_records (doc), ==, 2);
 }
 
@@ -246,10 +268,12 @@ static void
 test_stream_parent_order_free (void)
 {
   /* parent_id may name a later span; kinds interleave freely */
-  g_autoptr (WickDocument) doc = parse_lines (
-      META_INFER,
-      "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"c\",\"start_ns\":5,\"span_kind\":\"op\"}",
-      ROOT_START, "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":5}", ROOT_END, TERMINAL, NULL);
+  g_autoptr (WickDocument) doc
+    = parse_lines (META_INFER,
+                   "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"c\","
+                   "\"start_ns\":5,\"span_kind\":\"op\"}",
+                   ROOT_START, "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":5}", ROOT_END,
+                   TERMINAL, NULL);
 
   g_assert_false (wick_document_get_parse_error (doc)->failed);
   g_assert_true (wick_document_get_structurally_valid (doc));
@@ -269,7 +293,8 @@ main (int argc, char **argv)
   g_test_add_func ("/model/stream/missing-terminal", test_stream_missing_terminal);
   g_test_add_func ("/model/stream/schema", test_stream_schema);
   g_test_add_func ("/model/stream/terminal-reason", test_stream_terminal_reason);
-  g_test_add_func ("/model/stream/terminal-precedes-evidence", test_stream_terminal_precedes_evidence);
+  g_test_add_func ("/model/stream/terminal-precedes-evidence",
+                   test_stream_terminal_precedes_evidence);
   g_test_add_func ("/model/stream/decode-error-wins", test_stream_decode_error_wins);
   g_test_add_func ("/model/stream/parent-order-free", test_stream_parent_order_free);
   return g_test_run ();

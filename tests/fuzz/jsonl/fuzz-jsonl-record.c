@@ -60,15 +60,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   g_autoptr (WickDocument) doc = wick_document_new_with_extensions (size > 0 && (data[0] & 1));
   g_autoptr (WickTraceDecoder) decoder = wick_trace_decoder_new (size > 0 && (data[0] & 2));
   g_autoptr (WickTraceDecoder) again = wick_trace_decoder_new (FALSE);
-  const char *p = (const char *) data;
+  const char *p = (const char *)data;
   const char *end = p + size;
   gboolean reading = TRUE;
 
   while (p < end)
     {
-      const char *nl = memchr (p, '\n', (size_t) (end - p));
+      const char *nl = memchr (p, '\n', (size_t)(end - p));
       const char *line_end = nl ? nl : end;
-      gsize len = (gsize) (line_end - p);
+      gsize len = (gsize)(line_end - p);
 
       if (reading)
         reading = wick_document_feed_line (doc, p, len, NULL);
