@@ -296,6 +296,9 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   const WickParseError *parse = wick_document_get_parse_error (job->document);
   if (job->error == NULL || (parse && parse->failed))
     derived_build (&job->derived, job->document, cancellable);
+  /* Cancelled after the file was read: still a cancellation for the user. */
+  if (job->error == NULL && g_cancellable_is_cancelled (cancellable))
+    g_set_error_literal (&job->error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
   g_task_return_boolean (task, TRUE);
 }
 
