@@ -214,6 +214,7 @@ test_mark_reaches_ring (void)
   int ring_fd = -1;
   g_autoptr (WickLiveSessionInfo) info = wick_live_connection_hello (connection, &ring_fd, &error);
   g_assert_no_error (error);
+  g_assert_nonnull (info);
   g_autoptr (WickLiveStream) stream = wick_live_stream_new (ring_fd, FALSE, &error);
   close (ring_fd);
   g_autoptr (JsonObject) request = wick_live_request_new ("mark");
@@ -326,6 +327,7 @@ attach_detach_once (WickSession *session)
   int ring_fd = -1;
   g_autoptr (WickLiveSessionInfo) info = wick_live_connection_hello (connection, &ring_fd, &error);
   g_assert_no_error (error);
+  g_assert_cmpint (info->pid, ==, getpid ());
   g_autoptr (WickLiveStream) stream = wick_live_stream_new (ring_fd, FALSE, &error);
   g_assert_no_error (error);
   close (ring_fd);

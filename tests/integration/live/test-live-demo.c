@@ -262,6 +262,7 @@ test_attach_mid_run (void)
 {
   Demo *demo = start_demo (FALSE, NULL, NULL);
   g_autofree char *socket_path = wait_for_socket (demo);
+  g_assert_nonnull (socket_path);
   g_usleep (300000); /* let it run a few steps so the attach is mid-run */
   g_autofree char *pid_text = g_strdup_printf ("%d", (int)demo->pid);
   g_autofree char *path = g_build_filename (runtime_dir, "attach.jsonl", NULL);
@@ -328,6 +329,7 @@ test_evict_restore_capture (void)
 {
   Demo *demo = start_demo (FALSE, NULL, NULL);
   g_autofree char *socket_path = wait_for_socket (demo);
+  g_assert_nonnull (socket_path);
   int status;
   g_autoptr (JsonObject) evict = control (demo->pid, &status, "evict", "embedding", NULL);
   g_assert_cmpint (status, ==, 0);
@@ -399,6 +401,7 @@ test_other_uid_client_refused (void)
     }
   Demo *demo = start_demo (FALSE, NULL, NULL);
   g_autofree char *socket_path = wait_for_socket (demo);
+  g_assert_nonnull (socket_path);
   g_autofree char *pid_text = g_strdup_printf ("%d", (int)demo->pid);
   const char *args[] = { wick_trace, "control", pid_text, "list", NULL };
   g_autofree char *out = NULL;
