@@ -16,7 +16,8 @@ struct _WickCostsPage
   WickTable *spans, *ops, *tensors;
   WickSelection *selection;
   WickDocument *document;
-  GArray *costs; /* WickSpanCost */
+  GArray *costs;    /* WickSpanCost */
+  guint64 trace_ns; /* the longest root span: what shares are of */
 };
 
 G_DEFINE_FINAL_TYPE (WickCostsPage, wick_costs_page, GTK_TYPE_WIDGET)
@@ -66,6 +67,15 @@ static char *
 cost_mean (gpointer d, guint k, guint i)
 {
   return wick_format_duration ((guint64)cost (d, i)->mean_ns);
+}
+
+static char *
+cost_share (gpointer d, guint k, guint i)
+{
+  WickCostsPage *self = d;
+  if (self->trace_ns == 0)
+    return g_strdup ("—");
+  return g_strdup_printf ("%.1f %%", 100.0 * cost (self, i)->total_ns / self->trace_ns);
 }
 
 static char *
@@ -365,6 +375,8 @@ build_tables (WickCostsPage *self)
   wick_table_add_column (self->spans, _ ("Self"), cost_self, cmp_cost_self, FALSE, TRUE);
   wick_table_add_column (self->spans, _ ("Mean"), cost_mean, cmp_cost_mean, FALSE, TRUE);
   wick_table_add_column (self->spans, _ ("Max"), cost_max, cmp_cost_max, FALSE, TRUE);
+  wick_table_add_column (self->spans, _ ("Share of trace"), cost_share, cmp_cost_total, FALSE,
+                         TRUE);
   wick_table_set_row_func (self->spans, on_cost_row);
 
   self->ops = wick_table_new (self);
@@ -440,6 +452,12 @@ wick_costs_page_set_document (WickCostsPage *self, WickDocument *document)
 static void
 show_costs (WickCostsPage *self)
 {
+  guint n_spans;
+  const WickSpan *spans = wick_document_get_spans (self->document, &n_spans);
+  self->trace_ns = 0;
+  for (guint i = 0; i < n_spans; i++)
+    if (spans[i].parent < 0 && !(spans[i].flags & WICK_SPAN_FLAG_HAS_PARENT_ID))
+      self->trace_ns = MAX (self->trace_ns, spans[i].duration_ns);
   guint n_ops, n_tensors;
   wick_document_get_ops (self->document, &n_ops);
   wick_document_get_tensors (self->document, &n_tensors);

@@ -458,8 +458,16 @@ draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
       if (w < 24)
         continue;
       pango_layout_set_width (layout, (int)(w * PANGO_SCALE));
-      pango_layout_set_text (layout,
-                             wick_document_str (self->document, self->spans[label->span].name), -1);
+      const char *name = wick_document_str (self->document, self->spans[label->span].name);
+      /* The measured region (one per trace) is marked, as candle-graph's
+       * verdicts are about it. */
+      if (self->spans[label->span].flags & WICK_SPAN_FLAG_MEASURED)
+        {
+          g_autofree char *marked = g_strdup_printf ("◆ %s", name ? name : "");
+          pango_layout_set_text (layout, marked, -1);
+        }
+      else
+        pango_layout_set_text (layout, name ? name : "", -1);
       cairo_move_to (cr, x0, label->y + 3);
       pango_cairo_show_layout (cr, layout);
     }
