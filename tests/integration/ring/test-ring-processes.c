@@ -1,0 +1,387 @@
+/* test-ring-processes.c — the ring between real processes: a forked producer
+ * hands its memfd over a socket with SCM_RIGHTS (as the control socket does)
+ * and the test process reads it. Exact counts under block, exact drop counts
+ * under a slow hold reader, SIGKILL of the producer and of the reader.
+ * Every wait is bounded; the test's timeout is the backstop. */
+#include <wick/wick.h>
+
+#include "wick-document.h"
+
+#include <glib.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const WickRunInfo run = {
+  .entrypoint = "ring::processes",
+  .phase = WICK_PHASE_INFER,
+  .capture_step = 1,
+  .device = "cpu",
+};
+
+/* ---------------------------------------------------------------------------
+ * fd passing
+ */
+
+static void
+send_fd (int socket, int fd, uint64_t value)
+{
+  char control[CMSG_SPACE (sizeof (int))];
+  struct iovec iov = { &value, sizeof value };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  memset (control, 0, sizeof control);
+  if (fd >= 0)
+    {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      struct cmsghdr *cmsg = CMSG_FIRSTHDR (&msg);
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_RIGHTS;
+      cmsg->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (cmsg), &fd, sizeof (int));
+    }
+  g_assert_cmpint (sendmsg (socket, &msg, 0), ==, sizeof value);
+}
+
+static int
+receive_fd (int socket, uint64_t *value)
+{
+  char control[CMSG_SPACE (sizeof (int))];
+  uint64_t data = 0;
+  struct iovec iov = { &data, sizeof data };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                        .msg_controllen = sizeof control };
+  if (recvmsg (socket, &msg, 0) != sizeof data)
+    return -1;
+  if (value != NULL)
+    *value = data;
+  struct cmsghdr *cmsg = CMSG_FIRSTHDR (&msg);
+  int fd = -1;
+  if (cmsg != NULL && cmsg->cmsg_type == SCM_RIGHTS)
+    memcpy (&fd, CMSG_DATA (cmsg), sizeof (int));
+  return fd;
+}
+
+/* ---------------------------------------------------------------------------
+ * Producers (run in the forked child; they report through the socket)
+ */
+
+typedef enum
+{
+  PRODUCE_SPANS_BLOCK,
+  PRODUCE_EDGES_DROP,
+  PRODUCE_FOREVER,
+} ProducerKind;
+
+#define SPANS 100000
+#define OPS 1000
+#define EDGES 200000
+
+static void
+produce (ProducerKind kind, int socket)
+{
+  WickSessionOptions options = { .ring_bytes = 256 * 1024, .max_threads = 2 };
+  options.policy = kind == PRODUCE_SPANS_BLOCK ? WICK_RING_BLOCK : WICK_RING_DROP;
+  WickError error;
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, &error);
+  if (session == NULL)
+    _exit (10);
+  send_fd (socket, wick_session_get_ring_fd (session), 0);
+  uint64_t go;
+  if (read (socket, &go, sizeof go) != sizeof go) /* the reader is attached */
+    _exit (11);
+  uint64_t stored = 0;
+  WickString name = wick_intern (session, "work");
+  switch (kind)
+    {
+    case PRODUCE_SPANS_BLOCK:
+      for (int i = 0; i < SPANS; i++)
+        {
+          WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
+          if (i % (SPANS / OPS) == 0)
+            {
+              WickOpRecord op = { .span = span, .op_name = "add", .dtype = "f32",
+                                  .device = "cpu", .duration_ns = 1, .timestamp_ns = 1 };
+              stored += wick_session_record_op (session, &op, NULL);
+            }
+          stored += span != 0 && wick_span_end (session, span);
+        }
+      break;
+    case PRODUCE_EDGES_DROP:
+      for (int i = 0; i < EDGES; i++)
+        stored += wick_session_record_call_edge (session, 1, 1, (uint64_t) i, NULL);
+      break;
+    case PRODUCE_FOREVER:
+      for (;;)
+        {
+          WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
+          wick_span_end (session, span);
+        }
+    }
+  if (!wick_session_finish (session, &error))
+    _exit (12);
+  if (write (socket, &stored, sizeof stored) != sizeof stored)
+    _exit (13);
+  wick_session_close (session);
+  _exit (0);
+}
+
+typedef struct
+{
+  pid_t pid;
+  int socket;
+  int ring_fd;
+} Child;
+
+static Child
+spawn_producer (ProducerKind kind)
+{
+  int pair[2];
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+  pid_t pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      prctl (PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
+      close (pair[0]);
+      produce (kind, pair[1]);
+    }
+  close (pair[1]);
+  Child child = { pid, pair[0], receive_fd (pair[0], NULL) };
+  g_assert_cmpint (child.ring_fd, >=, 0);
+  return child;
+}
+
+static void
+child_go (Child *child)
+{
+  uint64_t go = 1;
+  g_assert_cmpint (write (child->socket, &go, sizeof go), ==, sizeof go);
+}
+
+static int
+child_wait (Child *child)
+{
+  int status = 0;
+  g_assert_cmpint (waitpid (child->pid, &status, 0), ==, child->pid);
+  close (child->socket);
+  close (child->ring_fd);
+  return status;
+}
+
+/* ---------------------------------------------------------------------------
+ * Reading
+ */
+
+typedef struct
+{
+  guint64 starts, ends, ops, edges, terminals, dropped, dropped_records, lost, records;
+  guint64 next_edge;
+  gboolean edges_in_order;
+  WickJsonlFormatter *formatter;
+  WickDocument *document;
+} Tally;
+
+static void
+feed_document (const char *line, size_t length, void *user_data)
+{
+  Tally *tally = user_data;
+  GError *error = NULL;
+  if (!wick_document_feed_line (tally->document, line, length, &error))
+    g_error ("the model refused line %.*s: %s", (int) length, line, error->message);
+}
+
+static bool
+tally_record (const WickRingRecord *record, void *user_data)
+{
+  Tally *tally = user_data;
+  tally->records++;
+  switch (record->kind)
+    {
+    case WICK_RING_RECORD_SPAN_START: tally->starts++; break;
+    case WICK_RING_RECORD_SPAN_END: tally->ends++; break;
+    case WICK_RING_RECORD_OP: tally->ops++; break;
+    case WICK_RING_RECORD_TERMINAL: tally->terminals++; break;
+    case WICK_RING_RECORD_CALL_EDGE:
+      if (record->call_edge.host_duration_ns < tally->next_edge)
+        tally->edges_in_order = FALSE;
+      tally->next_edge = record->call_edge.host_duration_ns + 1;
+      tally->edges++;
+      break;
+    case WICK_RING_RECORD_DROPPED:
+      tally->dropped_records++;
+      tally->dropped += record->dropped.count;
+      break;
+    case WICK_RING_RECORD_LOST: tally->lost += record->lost.count; break;
+    default: break;
+    }
+  if (tally->formatter != NULL)
+    wick_jsonl_formatter_feed (tally->formatter, record, feed_document, tally);
+  return true;
+}
+
+/* Drains until the producer is no longer running and everything is read,
+ * sleeping sleep_us between batches of batch records. */
+static WickProducerState
+drain_until_done (WickRingReader *reader, Tally *tally, size_t batch, gulong sleep_us)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      WickProducerState state = wick_ring_reader_get_producer_state (reader);
+      wick_ring_reader_drain (reader, batch, tally_record, tally, NULL);
+      if (state != WICK_PRODUCER_RUNNING && wick_ring_reader_is_drained (reader))
+        return state;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (sleep_us);
+    }
+}
+
+static void
+test_two_processes_exact_counts (void)
+{
+  Child child = spawn_producer (PRODUCE_SPANS_BLOCK);
+  WickError error = { "" };
+  WickRingReader *reader = wick_ring_reader_new_full (child.ring_fd, WICK_RING_READER_HOLD, &error);
+  g_assert_nonnull (reader);
+  g_assert_cmpint (wick_ring_reader_get_info (reader)->pid, ==, child.pid);
+  g_assert_cmpstr (wick_ring_reader_get_info (reader)->entrypoint, ==, "ring::processes");
+  child_go (&child);
+  Tally tally = { .edges_in_order = TRUE };
+  g_assert_cmpint (drain_until_done (reader, &tally, 5000, 200), ==, WICK_PRODUCER_FINISHED);
+  uint64_t stored = 0;
+  g_assert_cmpint (read (child.socket, &stored, sizeof stored), ==, sizeof stored);
+  g_assert_cmpuint (stored, ==, SPANS + OPS);
+  g_assert_cmpuint (tally.starts, ==, SPANS + 1);
+  g_assert_cmpuint (tally.ends, ==, SPANS + 1);
+  g_assert_cmpuint (tally.ops, ==, OPS);
+  g_assert_cmpuint (tally.terminals, ==, 1);
+  g_assert_cmpuint (tally.lost + tally.dropped, ==, 0);
+  WickRingReaderStats stats;
+  wick_ring_reader_get_stats (reader, &stats);
+  g_assert_cmpuint (stats.producer_dropped, ==, 0);
+  g_assert_cmpuint (stats.broken_rings + stats.malformed, ==, 0);
+  g_assert_cmpint (WEXITSTATUS (child_wait (&child)), ==, 0);
+  wick_ring_reader_free (reader);
+}
+
+static void
+test_slow_reader_drop_exact (void)
+{
+  Child child = spawn_producer (PRODUCE_EDGES_DROP);
+  WickRingReader *reader = wick_ring_reader_new_full (child.ring_fd, WICK_RING_READER_HOLD, NULL);
+  g_assert_nonnull (reader);
+  child_go (&child);
+  Tally tally = { .edges_in_order = TRUE };
+  g_assert_cmpint (drain_until_done (reader, &tally, 300, 1000), ==, WICK_PRODUCER_FINISHED);
+  uint64_t stored = 0;
+  g_assert_cmpint (read (child.socket, &stored, sizeof stored), ==, sizeof stored);
+  g_test_message ("producer stored %" G_GUINT64_FORMAT " of %d, reader told of %" G_GUINT64_FORMAT
+                  " dropped in %" G_GUINT64_FORMAT " notices", stored, EDGES, tally.dropped,
+                  tally.dropped_records);
+  g_assert_cmpuint (stored, <, EDGES); /* the slow reader made it drop */
+  g_assert_cmpuint (tally.edges, ==, stored);
+  g_assert_cmpuint (tally.dropped, ==, EDGES - stored);
+  g_assert_true (tally.edges_in_order);
+  WickRingReaderStats stats;
+  wick_ring_reader_get_stats (reader, &stats);
+  g_assert_cmpuint (stats.producer_dropped, ==, EDGES - stored);
+  g_assert_cmpuint (stats.lost, ==, 0);
+  g_assert_cmpint (WEXITSTATUS (child_wait (&child)), ==, 0);
+  wick_ring_reader_free (reader);
+}
+
+static void
+test_producer_killed (void)
+{
+  Child child = spawn_producer (PRODUCE_FOREVER);
+  WickRingReader *reader = wick_ring_reader_new (child.ring_fd, NULL);
+  g_assert_nonnull (reader);
+  Tally tally = { .edges_in_order = TRUE, .formatter = wick_jsonl_formatter_new (false),
+                  .document = wick_document_new_with_extensions (TRUE) };
+  child_go (&child);
+  while (tally.ends < 10000)
+    {
+      wick_ring_reader_drain (reader, 0, tally_record, &tally, NULL);
+      g_usleep (1000);
+    }
+  g_assert_cmpint (kill (child.pid, SIGKILL), ==, 0);
+  int status = child_wait (&child);
+  g_assert_true (WIFSIGNALED (status));
+  gint64 started = g_get_monotonic_time ();
+  g_assert_cmpint (drain_until_done (reader, &tally, 0, 1000), ==, WICK_PRODUCER_DEAD);
+  g_assert_cmpint (g_get_monotonic_time () - started, <, 5 * G_USEC_PER_SEC);
+  wick_jsonl_formatter_finish (tally.formatter, "the producer died (SIGKILL)", feed_document,
+                               &tally);
+  GError *error = NULL;
+  g_assert_true (wick_document_finish (tally.document, &error));
+  g_assert_no_error (error);
+  g_assert_false (wick_document_get_capture_complete (tally.document));
+  g_assert_cmpstr (wick_document_get_terminal_reason (tally.document), ==,
+                   "the producer died (SIGKILL)");
+  g_assert_cmpuint (tally.terminals, ==, 0);
+  g_assert_cmpuint (tally.ends, >=, 10000);
+  g_object_unref (tally.document);
+  wick_jsonl_formatter_free (tally.formatter);
+  wick_ring_reader_free (reader);
+}
+
+/* The reader is the child: it holds the ring (hold mode) and is killed while
+ * the producer, here, is blocked on it. */
+static void
+test_reader_killed (void)
+{
+  WickSessionOptions options = { .policy = WICK_RING_BLOCK, .ring_bytes = 256 * 1024,
+                                 .max_threads = 2 };
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
+  g_assert_nonnull (session);
+  int pair[2];
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      int fd = receive_fd (pair[1], NULL);
+      WickRingReader *reader = wick_ring_reader_new_full (fd, WICK_RING_READER_HOLD, NULL);
+      uint64_t attached = reader != NULL;
+      if (write (pair[1], &attached, sizeof attached) != sizeof attached)
+        _exit (2);
+      for (;;)
+        pause (); /* holds the ring and never reads: the producer must not stall forever */
+    }
+  close (pair[1]);
+  send_fd (pair[0], wick_session_get_ring_fd (session), 0);
+  uint64_t attached = 0;
+  g_assert_cmpint (read (pair[0], &attached, sizeof attached), ==, sizeof attached);
+  g_assert_cmpuint (attached, ==, 1);
+
+  /* fill the ring: the block policy now waits on the child */
+  for (int i = 0; i < 8192; i++)
+    g_assert_true (wick_session_record_call_edge (session, 1, 1, (uint64_t) i, NULL));
+  g_assert_cmpint (kill (pid, SIGKILL), ==, 0);
+  int status;
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid); /* reaped: kill (pid, 0) says ESRCH */
+  gint64 started = g_get_monotonic_time ();
+  for (int i = 0; i < 100000; i++)
+    g_assert_true (wick_session_record_call_edge (session, 1, 1, (uint64_t) i, NULL));
+  gint64 elapsed = g_get_monotonic_time () - started;
+  g_test_message ("the producer went on %" G_GINT64_FORMAT " us after the reader died", elapsed);
+  g_assert_cmpint (elapsed, <, 5 * G_USEC_PER_SEC);
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  close (pair[0]);
+  g_assert_true (wick_session_finish (session, NULL));
+  wick_session_close (session);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/integration/ring/two-processes-exact-counts", test_two_processes_exact_counts);
+  g_test_add_func ("/integration/ring/slow-reader-drop-exact", test_slow_reader_drop_exact);
+  g_test_add_func ("/integration/ring/producer-killed", test_producer_killed);
+  g_test_add_func ("/integration/ring/reader-killed", test_reader_killed);
+  return g_test_run ();
+}
