@@ -10,6 +10,7 @@
 #include "ui/wick-memory-chart.h"
 #include "ui/wick-palette.h"
 #include "ui/wick-render.h"
+#include "ui/wick-selection.h"
 #include "ui/wick-timeline-index.h"
 #include "ui/wick-timeline-scene.h"
 
@@ -403,11 +404,49 @@ test_render_cli (void)
   g_rmdir (dir);
 }
 
+static void
+count_changes (WickSelection *selection, guint what, guint *counts)
+{
+  for (guint bit = 0; bit < 3; bit++)
+    if (what & (1u << bit))
+      counts[bit]++;
+}
+
+static void
+test_selection (void)
+{
+  g_autoptr (WickSelection) selection = wick_selection_new ();
+  guint counts[3] = { 0 };
+  g_signal_connect (selection, "changed", G_CALLBACK (count_changes), counts);
+  wick_selection_set_visible (selection, 10, 20);
+  wick_selection_set_visible (selection, 10, 20); /* same: no signal */
+  wick_selection_set_range (selection, 50, 30);   /* stored in order */
+  guint64 a, b;
+  wick_selection_get_range (selection, &a, &b);
+  g_assert_cmpuint (a, ==, 30);
+  g_assert_cmpuint (b, ==, 50);
+  g_assert_true (wick_selection_has_range (selection));
+  wick_selection_set_record (selection, WICK_RECORD_SPAN, 4);
+  wick_selection_set_record (selection, WICK_RECORD_SPAN, 4);
+  wick_selection_set_record (selection, WICK_RECORD_NONE, 9); /* index dropped */
+  gint64 index;
+  g_assert_cmpint (wick_selection_get_record (selection, &index), ==, WICK_RECORD_NONE);
+  g_assert_cmpint (index, ==, -1);
+  g_assert_cmpuint (counts[0], ==, 1);
+  g_assert_cmpuint (counts[1], ==, 1);
+  g_assert_cmpuint (counts[2], ==, 2);
+  /* An empty visible range is widened to one nanosecond. */
+  wick_selection_set_visible (selection, 7, 7);
+  wick_selection_get_visible (selection, &a, &b);
+  g_assert_cmpuint (b, ==, 8);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/views/format", test_format);
+  g_test_add_func ("/views/selection", test_selection);
   g_test_add_func ("/views/index/overlap", test_index_overlap);
   g_test_add_func ("/views/index/mipmap", test_index_mipmap);
   g_test_add_func ("/views/timeline/pixels", test_timeline_pixels);

@@ -17,6 +17,7 @@
 #include "ui/wick-palette.h"
 #include "ui/wick-timeline-view.h"
 #include "model/wick-gradient-report.h"
+#include "ui/wick-settings.h"
 #include "ui/wick-window-private.h"
 
 static WickApplication *app;
@@ -126,6 +127,14 @@ test_widget_state (void)
   g_assert_cmpuint (kind, ==, 1);
   g_assert_cmpstr (wick_coverage_page_get_verdict_text (coverage), ==,
                    "Gradient coverage: complete");
+
+  /* Remembered as the most recent trace (GSettings), once. */
+  g_auto (GStrv) recent = wick_settings_get_recent ();
+  g_autofree char *example = app_test_example_path ();
+  g_assert_nonnull (recent);
+  g_assert_cmpstr (recent[0], ==, example);
+  for (guint i = 1; recent[i]; i++)
+    g_assert_cmpstr (recent[i], !=, example);
 
   WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
   g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 0);

@@ -69,8 +69,8 @@ session_row (const WickLiveSessionInfo *info)
       started = g_date_time_format (local, "%X");
     }
   g_autofree char *subtitle = g_markup_printf_escaped (
-    _ ("%s · started %s · %s ring · %" G_GUINT64_FORMAT " dropped%s"), info->entrypoint,
-    started != NULL ? started : info->started, info->policy, info->dropped,
+    _ ("%s · started %s · %s ring · %llu dropped%s"), info->entrypoint,
+    started != NULL ? started : info->started, info->policy, (unsigned long long)info->dropped,
     info->finished ? _ (" · finished") : "");
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
   gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);

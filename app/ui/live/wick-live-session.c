@@ -103,22 +103,19 @@ update_loss_banners (WickLiveSession *self)
       self->shown_dropped = dropped;
       g_autofree char *message = g_strdup_printf (
         g_dngettext (GETTEXT_PACKAGE,
-                     "%" G_GUINT64_FORMAT
-                     " record dropped by the process: its ring was full, the trace has a gap",
-                     "%" G_GUINT64_FORMAT
-                     " records dropped by the process: its ring was full, the trace has gaps",
-                     dropped),
-        dropped);
+                     "%llu record dropped by the process: its ring was full, the trace has a gap",
+                     "%llu records dropped by the process: its ring was full, the trace has gaps",
+                     (gulong)dropped),
+        (unsigned long long)dropped);
       wick_window_show_banner (self->window, "dropped", message, NULL, NULL);
     }
   if (lost != self->shown_lost)
     {
       self->shown_lost = lost;
       g_autofree char *message = g_strdup_printf (
-        g_dngettext (
-          GETTEXT_PACKAGE, "%" G_GUINT64_FORMAT " record lost: this window fell behind the process",
-          "%" G_GUINT64_FORMAT " records lost: this window fell behind the process", lost),
-        lost);
+        g_dngettext (GETTEXT_PACKAGE, "%llu record lost: this window fell behind the process",
+                     "%llu records lost: this window fell behind the process", (gulong)lost),
+        (unsigned long long)lost);
       wick_window_show_banner (self->window, "lost", message, NULL, NULL);
     }
 }
@@ -136,18 +133,14 @@ show_end (WickLiveSession *self, WickProducerState state)
 {
   g_autofree char *message = NULL;
   if (wick_live_stream_has_terminal (self->stream))
-    message
-      = g_strdup_printf (_ ("Process %" G_GINT64_FORMAT " finished its trace"), self->info->pid);
+    message = g_strdup_printf (_ ("Process %lld finished its trace"), (long long)self->info->pid);
   else if (state == WICK_PRODUCER_DEAD)
-    message = g_strdup_printf (_ ("Process %" G_GINT64_FORMAT " exited without finishing its "
-                                  "trace"),
-                               self->info->pid);
+    message = g_strdup_printf (_ ("Process %lld exited without finishing its trace"),
+                               (long long)self->info->pid);
   else
-    message
-      = g_strdup_printf (_ ("Process %" G_GINT64_FORMAT " stopped recording"), self->info->pid);
+    message = g_strdup_printf (_ ("Process %lld stopped recording"), (long long)self->info->pid);
   wick_window_show_banner (self->window, "ended", message, _ ("Save As…"), "win.save-as");
-  g_autofree char *subtitle
-    = g_strdup_printf (_ ("pid %" G_GINT64_FORMAT " · ended"), self->info->pid);
+  g_autofree char *subtitle = g_strdup_printf (_ ("pid %lld · ended"), (long long)self->info->pid);
   wick_window_set_title_text (self->window, self->info->program, subtitle);
   wick_window_set_live (self->window, FALSE);
 }
@@ -271,8 +264,8 @@ setup_window (WickLiveSession *self)
   wick_window_set_document (window, self->document);
   wick_window_set_live (window, TRUE);
   wick_window_set_follow_newest (window, TRUE);
-  g_autofree char *subtitle = g_strdup_printf (_ ("pid %" G_GINT64_FORMAT " · live · %s"),
-                                               self->info->pid, self->info->entrypoint);
+  g_autofree char *subtitle = g_strdup_printf (_ ("pid %lld · live · %s"),
+                                               (long long)self->info->pid, self->info->entrypoint);
   wick_window_set_title_text (window, self->info->program, subtitle);
   wick_window_set_save_handler (window, on_save_as, self, NULL);
   self->weights_panel = wick_weights_panel_new (window, self->info->socket_path);

@@ -35,8 +35,8 @@ attach_from_environment (gpointer user_data)
   if (wick_live_ui_attach_pid (pending->app, pending->window, pending->pid, &error) == NULL
       && WICK_IS_WINDOW (pending->window))
     {
-      g_autofree char *message = g_strdup_printf (
-        _ ("Could not attach to pid %" G_GINT64_FORMAT ": %s"), pending->pid, error->message);
+      g_autofree char *message = g_strdup_printf (_ ("Could not attach to pid %lld: %s"),
+                                                  (long long)pending->pid, error->message);
       wick_window_add_toast (WICK_WINDOW (pending->window), adw_toast_new (message));
     }
   g_object_unref (pending->window);

@@ -246,8 +246,8 @@ show_certificate (WickStagesPanel *self, JsonObject *reply)
   g_autofree char *min_speedup
     = speedup ? figure (reply, "min_speedup", 'g', 6, "×") : g_strdup (_ ("skipped"));
   g_autofree char *gates
-    = g_strdup_printf (_ ("cos ≥ %s, speedup ≥ %s, warm-up %" G_GINT64_FORMAT), gate_cos,
-                       min_speedup, json_object_get_int_member_with_default (reply, "warmup", 0));
+    = g_strdup_printf (_ ("cos ≥ %s, speedup ≥ %s, warm-up %lld"), gate_cos, min_speedup,
+                       (long long)json_object_get_int_member_with_default (reply, "warmup", 0));
   g_autofree char *cos = figure (reply, "parity_cos", 'f', 6, "");
   g_autofree char *max_abs = figure (reply, "max_abs", 'g', 3, "");
   g_autofree char *p99 = figure (reply, "p99_abs", 'g', 3, "");

@@ -172,10 +172,10 @@ update_module_row (ModuleRow *row, JsonObject *module)
   gint64 bytes = json_object_get_int_member_with_default (module, "bytes", 0);
   gint64 parameters = json_object_get_int_member_with_default (module, "parameters", 0);
   g_autofree char *size = g_format_size_full ((guint64)bytes, G_FORMAT_SIZE_IEC_UNITS);
-  g_autofree char *subtitle = g_strdup_printf (
-    g_dngettext (GETTEXT_PACKAGE, "%s · %" G_GINT64_FORMAT " parameter · %s",
-                 "%s · %" G_GINT64_FORMAT " parameters · %s", (gulong)parameters),
-    size, parameters, where_label (where));
+  g_autofree char *subtitle
+    = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s · %lld parameter · %s",
+                                    "%s · %lld parameters · %s", (gulong)parameters),
+                       size, (long long)parameters, where_label (where));
   adw_action_row_set_subtitle (row->row, subtitle);
   gboolean resident = g_strcmp0 (where, "resident") == 0;
   gtk_widget_set_sensitive (row->evict, resident);
@@ -225,11 +225,10 @@ on_evicted (WickWeightsPanel *self, JsonObject *reply, const char *what)
         (guint64)json_object_get_int_member_with_default (reply, "freed_bytes", 0),
         G_FORMAT_SIZE_IEC_UNITS);
       message = g_strdup_printf (
-        _ ("Evicted %s: %" G_GINT64_FORMAT " on disk, %" G_GINT64_FORMAT " in RAM, %s freed in "
-           "%.1f ms"),
+        _ ("Evicted %s: %lld on disk, %lld in RAM, %s freed in %.1f ms"),
         json_object_get_string_member_with_default (reply, "module", "?"),
-        json_object_get_int_member_with_default (reply, "disk", 0),
-        json_object_get_int_member_with_default (reply, "ram", 0), freed,
+        (long long)json_object_get_int_member_with_default (reply, "disk", 0),
+        (long long)json_object_get_int_member_with_default (reply, "ram", 0), freed,
         json_object_get_double_member_with_default (reply, "seconds", 0) * 1e3);
     }
   toast (self, message);
@@ -244,14 +243,14 @@ on_restored (WickWeightsPanel *self, JsonObject *reply, const char *what)
     message = g_strdup_printf (_ ("Restore failed: %s"),
                                json_object_get_string_member_with_default (reply, "error", "?"));
   else if (json_object_has_member (reply, "restored_modules"))
-    message
-      = g_strdup_printf (_ ("Restored all: %" G_GINT64_FORMAT " modules"),
-                         json_object_get_int_member_with_default (reply, "restored_modules", 0));
+    message = g_strdup_printf (
+      _ ("Restored all: %lld modules"),
+      (long long)json_object_get_int_member_with_default (reply, "restored_modules", 0));
   else
     message
-      = g_strdup_printf (_ ("Restored %s: %" G_GINT64_FORMAT " parameters in %.1f ms"),
+      = g_strdup_printf (_ ("Restored %s: %lld parameters in %.1f ms"),
                          json_object_get_string_member_with_default (reply, "module", "?"),
-                         json_object_get_int_member_with_default (reply, "restored", 0),
+                         (long long)json_object_get_int_member_with_default (reply, "restored", 0),
                          json_object_get_double_member_with_default (reply, "seconds", 0) * 1e3);
   toast (self, message);
   wick_weights_panel_refresh (self);
