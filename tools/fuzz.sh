@@ -7,7 +7,7 @@ status=0
 for target in "$build"/tests/fuzz/fuzz-*; do
   name=$(basename "$target")
   case "$name" in fuzz-replay-*) continue ;; esac
-  [ -x "$target" ] || continue
+  [ -f "$target" ] && [ -x "$target" ] || continue
   corpus=$(dirname "$0")/../tests/fuzz/${name#fuzz-}/corpus
   work=$(mktemp -d)
   echo "fuzz: $name for ${seconds}s"
