@@ -2,6 +2,7 @@
 #include "wick-memory-view.h"
 
 #include <adwaita.h>
+#include <glib/gi18n.h>
 #include <math.h>
 
 struct _WickMemoryView
@@ -197,6 +198,8 @@ wick_memory_view_class_init (WickMemoryViewClass *klass)
 static void
 wick_memory_view_init (WickMemoryView *self)
 {
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _ ("Memory by category over time"), -1);
   GtkWidget *widget = GTK_WIDGET (self);
   self->hover_x = -1;
   gtk_widget_set_hexpand (widget, TRUE);

@@ -2,6 +2,7 @@
 #include "wick-timeline-overview.h"
 
 #include <adwaita.h>
+#include <glib/gi18n.h>
 
 struct _WickTimelineOverview
 {
@@ -112,6 +113,8 @@ wick_timeline_overview_class_init (WickTimelineOverviewClass *klass)
 static void
 wick_timeline_overview_init (WickTimelineOverview *self)
 {
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _ ("Overview of the whole trace"), -1);
   GtkGesture *drag = gtk_gesture_drag_new ();
   g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
   g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);

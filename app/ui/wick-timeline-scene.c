@@ -48,16 +48,26 @@ device_track_free (gpointer data)
 static gint64
 clock_offset (WickTimelineScene *self, const WickDeviceInterval *intervals, guint n, WickStr clock)
 {
-  /* The earliest interval of the clock with a known span lines up with it. */
+  /* The earliest interval of the clock with a known span lines up with that
+   * span; a clock with no known span starts with the trace. */
   gint64 offset = 0;
-  guint64 earliest = G_MAXUINT64;
+  guint64 earliest = G_MAXUINT64, earliest_any = G_MAXUINT64;
+  gboolean linked = FALSE;
   for (guint i = 0; i < n; i++)
-    if (intervals[i].clock_id == clock && intervals[i].span >= 0
-        && (guint)intervals[i].span < self->n_spans && intervals[i].start_ns < earliest)
-      {
-        earliest = intervals[i].start_ns;
-        offset = (gint64)self->spans[intervals[i].span].start_ns - (gint64)intervals[i].start_ns;
-      }
+    {
+      if (intervals[i].clock_id != clock)
+        continue;
+      earliest_any = MIN (earliest_any, intervals[i].start_ns);
+      if (intervals[i].span >= 0 && (guint)intervals[i].span < self->n_spans
+          && intervals[i].start_ns < earliest)
+        {
+          earliest = intervals[i].start_ns;
+          offset = (gint64)self->spans[intervals[i].span].start_ns - (gint64)intervals[i].start_ns;
+          linked = TRUE;
+        }
+    }
+  if (!linked && earliest_any != G_MAXUINT64)
+    offset = (gint64)self->extent_start - (gint64)earliest_any;
   return offset;
 }
 
@@ -835,7 +845,17 @@ hit_interval (WickTimelineScene *self, const WickTimelineViewport *view, guint t
 {
   const WickDeviceInterval *intervals = wick_document_get_device_intervals (self->document, NULL);
   DeviceTrack *track = g_ptr_array_index (self->tracks, t);
-  for (guint i = 0; i < track->intervals->len; i++)
+  guint64 lo_t = time > slop ? time - slop : 0;
+  guint lo = 0, hi = track->intervals->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (g_array_index (track->max_end, guint64, mid) >= lo_t)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  for (guint i = lo; i < track->intervals->len; i++)
     {
       guint32 k = g_array_index (track->intervals, guint32, i);
       guint64 start = self->interval_start[k];

@@ -503,6 +503,8 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
 static void
 wick_timeline_view_init (WickTimelineView *self)
 {
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _ ("Timeline of spans and device streams"), -1);
   GtkWidget *widget = GTK_WIDGET (self);
   self->hover_x = -1;
   self->current_match = -1;

@@ -11,6 +11,9 @@
 #include "wick-weights-panel.h"
 
 #define ANALYZE_INTERVAL_US 250000
+/* The time the timeline shows when the first records arrive (follow mode then
+ * keeps this width and slides it along). */
+#define INITIAL_WINDOW_NS G_GUINT64_CONSTANT (3000000000)
 
 struct _WickLiveSession
 {
@@ -27,6 +30,7 @@ struct _WickLiveSession
   guint64 shown_lost;
   gboolean ended;
   gboolean feed_failed;
+  gboolean window_set;
   GtkWidget *weights_panel;
   GtkWidget *stages_panel;
 };
@@ -156,6 +160,20 @@ finish_stream (WickLiveSession *self, WickProducerState state)
   show_end (self, state);
 }
 
+/* An empty document gives the timeline a zero-width range; once records
+ * arrive, show the newest few seconds (follow mode keeps the width). */
+static void
+set_initial_window (WickLiveSession *self)
+{
+  guint64 end = wick_document_get_end_ns (self->document);
+  if (self->window_set || end == 0)
+    return;
+  self->window_set = TRUE;
+  guint64 start = end > INITIAL_WINDOW_NS ? end - INITIAL_WINDOW_NS : 0;
+  wick_selection_set_visible (wick_window_get_selection (self->window), start,
+                              MAX (end, INITIAL_WINDOW_NS));
+}
+
 /* Drains for at most @budget_us; returns TRUE while the session goes on. */
 static gboolean
 pump (WickLiveSession *self, gint64 budget_us)
@@ -172,7 +190,10 @@ pump (WickLiveSession *self, gint64 budget_us)
       self->analyze_pending = FALSE;
     }
   if (n > 0)
-    wick_window_document_changed (self->window);
+    {
+      set_initial_window (self);
+      wick_window_document_changed (self->window);
+    }
   update_loss_banners (self);
   WickProducerState state = wick_live_stream_get_producer_state (self->stream);
   if (wick_live_stream_has_terminal (self->stream)
