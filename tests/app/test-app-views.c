@@ -153,6 +153,32 @@ draw_timeline (WickDocument *document, WickTimelineViewport *view)
 }
 
 static void
+test_unlinked_clock (void)
+{
+  /* A device interval whose span is unknown, on a clock far from host time:
+   * the clock starts with the trace instead of stretching the axis to 9000 s. */
+  g_autofree char *text = g_strdup_printf (
+    "%s\n{\"kind\":\"device_interval\",\"span_id\":\"nope\",\"device\":\"cuda:0\",\"stream_id\":"
+    "\"1\","
+    "\"clock_id\":\"gpu\",\"backend\":\"cuda\",\"start_ns\":9000000000000,\"duration_ns\":5000}",
+    nested_trace);
+  /* The terminal must stay last: move it after the interval. */
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint n = g_strv_length (lines);
+  char *terminal = lines[n - 2];
+  lines[n - 2] = lines[n - 1];
+  lines[n - 1] = terminal;
+  g_autofree char *reordered = g_strjoinv ("\n", lines);
+  g_autoptr (WickDocument) document = app_test_document_from_text (reordered);
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  guint64 start, end;
+  wick_timeline_scene_get_extent (scene, &start, &end);
+  g_assert_cmpuint (start, ==, 0);
+  g_assert_cmpuint (end, ==, 1000000);
+  g_assert_cmpuint (wick_timeline_scene_interval_start (scene, 0), ==, 0);
+}
+
+static void
 test_timeline_pixels (void)
 {
   g_autoptr (WickDocument) document = app_test_document_from_text (nested_trace);
@@ -450,6 +476,7 @@ main (int argc, char **argv)
   g_test_add_func ("/views/index/overlap", test_index_overlap);
   g_test_add_func ("/views/index/mipmap", test_index_mipmap);
   g_test_add_func ("/views/timeline/pixels", test_timeline_pixels);
+  g_test_add_func ("/views/timeline/unlinked-clock", test_unlinked_clock);
   g_test_add_func ("/views/timeline/search-dims", test_timeline_search_dims);
   g_test_add_func ("/views/timeline/example", test_timeline_example);
   g_test_add_func ("/views/memory/categories", test_memory_categories);
