@@ -24,27 +24,27 @@ typedef struct
   Role role;
   const char *name;
   const char *cat;
-  double ts, dur;        /* µs, as read */
+  double ts, dur; /* µs, as read */
   guint64 start_ns, dur_ns;
-  char *thread;          /* "pid/tid" */
+  char *thread; /* "pid/tid" */
   JsonObject *args;
-  gint32 span;           /* ROLE_SPAN: its own span number; others: enclosing span */
-  gint32 parent;         /* ROLE_SPAN: parent span number (0 = root) */
+  gint32 span;   /* ROLE_SPAN: its own span number; others: enclosing span */
+  gint32 parent; /* ROLE_SPAN: parent span number (0 = root) */
 } ChromeEvent;
 
 typedef struct
 {
   char *thread;
   double ts;
-  gboolean start;        /* ph "s" (else "f") */
+  gboolean start; /* ph "s" (else "f") */
   gint64 id;
 } ChromeFlow;
 
 typedef struct
 {
-  GArray *events;        /* ChromeEvent */
-  GArray *flows;         /* ChromeFlow */
-  GHashTable *open;      /* thread -> GArray of B events (indices into events) */
+  GArray *events;   /* ChromeEvent */
+  GArray *flows;    /* ChromeFlow */
+  GHashTable *open; /* thread -> GArray of B events (indices into events) */
   guint n_spans;
   guint64 end_ns;
 } Import;
@@ -52,13 +52,13 @@ typedef struct
 static void
 chrome_event_clear (gpointer data)
 {
-  g_free (((ChromeEvent *) data)->thread);
+  g_free (((ChromeEvent *)data)->thread);
 }
 
 static void
 chrome_flow_clear (gpointer data)
 {
-  g_free (((ChromeFlow *) data)->thread);
+  g_free (((ChromeFlow *)data)->thread);
 }
 
 gboolean
@@ -70,8 +70,8 @@ wick_chrome_sniff (const char *data, gsize len)
 
   while (i < len && g_ascii_isspace (data[i]))
     i++;
-  if (i + 2 < len && (guchar) data[i] == 0xEF && (guchar) data[i + 1] == 0xBB
-      && (guchar) data[i + 2] == 0xBF)
+  if (i + 2 < len && (guchar)data[i] == 0xEF && (guchar)data[i + 1] == 0xBB
+      && (guchar)data[i + 2] == 0xBF)
     i += 3;
   if (i < len && data[i] == '[')
     return TRUE;
@@ -112,7 +112,7 @@ member_int (JsonObject *o, const char *name, gint64 *out)
 
   if (o == NULL || !member_double (o, name, &value) || fabs (value) > 9e18)
     return FALSE;
-  *out = (gint64) value;
+  *out = (gint64)value;
   return TRUE;
 }
 
@@ -125,7 +125,7 @@ member_text (JsonObject *o, const char *name)
     return g_strdup ("0");
   if (json_node_get_value_type (node) == G_TYPE_STRING)
     return g_strdup (json_node_get_string (node));
-  return g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) json_node_get_double (node));
+  return g_strdup_printf ("%" G_GINT64_FORMAT, (gint64)json_node_get_double (node));
 }
 
 static const char *
@@ -254,7 +254,7 @@ static int
 compare_thread_time (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   const ChromeEvent *events = user_data;
-  const ChromeEvent *x = &events[*(const guint *) a], *y = &events[*(const guint *) b];
+  const ChromeEvent *x = &events[*(const guint *)a], *y = &events[*(const guint *)b];
   int c = strcmp (x->thread, y->thread);
 
   if (c != 0)
@@ -281,7 +281,7 @@ contains (const ChromeEvent *outer, guint64 start, guint64 dur)
 static void
 nest (Import *im)
 {
-  ChromeEvent *events = (ChromeEvent *) (gpointer) im->events->data;
+  ChromeEvent *events = (ChromeEvent *)(gpointer)im->events->data;
   guint n = im->events->len;
   g_autofree guint *order = g_new (guint, MAX (1, n));
   g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -289,7 +289,7 @@ nest (Import *im)
 
   for (guint i = 0; i < n; i++)
     order[i] = i;
-  g_qsort_with_data (order, (gint) n, sizeof (guint), compare_thread_time, events);
+  g_qsort_with_data (order, (gint)n, sizeof (guint), compare_thread_time, events);
   for (guint k = 0; k < n; k++)
     {
       ChromeEvent *e = &events[order[k]];
@@ -307,13 +307,14 @@ nest (Import *im)
                  && !contains (&events[g_array_index (stack, guint, stack->len - 1)], e->start_ns,
                                e->dur_ns))
             g_array_set_size (stack, stack->len - 1);
-          e->parent = stack->len > 0 ? events[g_array_index (stack, guint, stack->len - 1)].span : 0;
-          e->span = (gint32) ++im->n_spans;
+          e->parent
+            = stack->len > 0 ? events[g_array_index (stack, guint, stack->len - 1)].span : 0;
+          e->span = (gint32)++im->n_spans;
           g_array_append_val (stack, order[k]);
           continue;
         }
       e->span = 0;
-      for (s = (gint) stack->len - 1; s >= 0; s--)
+      for (s = (gint)stack->len - 1; s >= 0; s--)
         if (contains (&events[g_array_index (stack, guint, s)], e->start_ns, e->dur_ns))
           {
             e->span = events[g_array_index (stack, guint, s)].span;
@@ -325,8 +326,8 @@ nest (Import *im)
 static int
 compare_start (gconstpointer a, gconstpointer b, gpointer events)
 {
-  double x = ((const ChromeEvent *) events)[*(const guint *) a].ts;
-  double y = ((const ChromeEvent *) events)[*(const guint *) b].ts;
+  double x = ((const ChromeEvent *)events)[*(const guint *)a].ts;
+  double y = ((const ChromeEvent *)events)[*(const guint *)b].ts;
 
   return x < y ? -1 : x > y;
 }
@@ -335,9 +336,9 @@ compare_start (gconstpointer a, gconstpointer b, gpointer events)
 static GHashTable *
 index_ops (Import *im)
 {
-  ChromeEvent *events = (ChromeEvent *) (gpointer) im->events->data;
-  GHashTable *by_thread = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                                 (GDestroyNotify) g_array_unref);
+  ChromeEvent *events = (ChromeEvent *)(gpointer)im->events->data;
+  GHashTable *by_thread
+    = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_array_unref);
   GHashTableIter iter;
   gpointer value;
 
@@ -365,7 +366,7 @@ index_ops (Import *im)
 static gint32
 launch_span (Import *im, GHashTable *ops_by_thread, const ChromeFlow *flow)
 {
-  const ChromeEvent *events = (const ChromeEvent *) (gpointer) im->events->data;
+  const ChromeEvent *events = (const ChromeEvent *)(gpointer)im->events->data;
   GArray *ops = g_hash_table_lookup (ops_by_thread, flow->thread);
   guint lo = 0, hi;
 
@@ -394,9 +395,10 @@ launch_span (Import *im, GHashTable *ops_by_thread, const ChromeFlow *flow)
 static void
 attach_launches (Import *im)
 {
-  ChromeEvent *events = (ChromeEvent *) (gpointer) im->events->data;
+  ChromeEvent *events = (ChromeEvent *)(gpointer)im->events->data;
   g_autoptr (GHashTable) by_correlation = g_hash_table_new (g_int64_hash, g_int64_equal);
-  g_autoptr (GHashTable) flow_span = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr (GHashTable) flow_span
+    = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   g_autoptr (GHashTable) flow_end = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr (GArray) correlations = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (GHashTable) ops_by_thread = index_ops (im);
@@ -471,13 +473,14 @@ emit_meta (WickDocument *doc, GString *line, const char *name, gboolean has_memo
   append_kv_str (line, "entrypoint", name);
   g_string_append (line, ",\"phase\":\"infer\"");
   append_kv_str (line, "timestamp", stamp);
-  g_string_append_printf (line, ",\"capture_step\":1,\"warmup_steps\":0,\"device\":\"%s\","
-                                "\"measured_region_device_synchronized\":false,\"timing_mode\":\"host\","
-                                "\"capture_contract\":{\"measurement_scope\":\"unknown\","
-                                "\"operations\":\"%s\",\"tensors\":\"none\",\"gradients\":\"none\","
-                                "\"logical_memory\":\"%s\",\"physical_memory\":\"%s\","
-                                "\"device_timing\":\"%s\",\"required_semantic_labels\":[]},"
-                                "\"tags\":{\"source\":\"chrome-trace-event\"}}",
+  g_string_append_printf (line,
+                          ",\"capture_step\":1,\"warmup_steps\":0,\"device\":\"%s\","
+                          "\"measured_region_device_synchronized\":false,\"timing_mode\":\"host\","
+                          "\"capture_contract\":{\"measurement_scope\":\"unknown\","
+                          "\"operations\":\"%s\",\"tensors\":\"none\",\"gradients\":\"none\","
+                          "\"logical_memory\":\"%s\",\"physical_memory\":\"%s\","
+                          "\"device_timing\":\"%s\",\"required_semantic_labels\":[]},"
+                          "\"tags\":{\"source\":\"chrome-trace-event\"}}",
                           has_device ? "cuda:0" : "cpu", has_ops ? "partial" : "none",
                           has_memory ? "partial" : "none", has_memory ? "partial" : "none",
                           has_device ? "partial" : "none");
@@ -487,15 +490,16 @@ emit_meta (WickDocument *doc, GString *line, const char *name, gboolean has_memo
 static void
 emit_span_start (WickDocument *doc, GString *line, const ChromeEvent *e, gboolean *ok)
 {
-  const char *kind = g_strcmp0 (e->cat, "cpu_op") == 0 ? "op"
+  const char *kind = g_strcmp0 (e->cat, "cpu_op") == 0            ? "op"
                      : g_strcmp0 (e->cat, "python_function") == 0 ? "function"
                                                                   : "module";
 
   g_string_append_printf (line, "{\"kind\":\"span_start\",\"id\":\"s%d\",\"parent_id\":\"s%d\"",
                           e->span + 1, e->parent + 1);
   append_kv_str (line, "name", e->name);
-  g_string_append_printf (line, ",\"start_ns\":%" G_GUINT64_FORMAT ",\"span_kind\":\"%s\","
-                                "\"measured\":false}",
+  g_string_append_printf (line,
+                          ",\"start_ns\":%" G_GUINT64_FORMAT ",\"span_kind\":\"%s\","
+                          "\"measured\":false}",
                           e->start_ns, kind);
   feed (doc, line, ok);
 }
@@ -505,9 +509,10 @@ emit_op (WickDocument *doc, GString *line, const ChromeEvent *e, gboolean *ok)
 {
   g_string_append_printf (line, "{\"kind\":\"op\",\"span_id\":\"s%d\"", e->span + 1);
   append_kv_str (line, "op_name", e->name);
-  g_string_append_printf (line, ",\"inputs\":[],\"shape\":[],\"dtype\":\"\",\"device\":\"cpu\","
-                                "\"duration_ns\":%" G_GUINT64_FORMAT ",\"timestamp_ns\":%" G_GUINT64_FORMAT
-                                ",\"input_dense_bytes\":0}",
+  g_string_append_printf (line,
+                          ",\"inputs\":[],\"shape\":[],\"dtype\":\"\",\"device\":\"cpu\","
+                          "\"duration_ns\":%" G_GUINT64_FORMAT
+                          ",\"timestamp_ns\":%" G_GUINT64_FORMAT ",\"input_dense_bytes\":0}",
                           e->dur_ns, e->start_ns);
   feed (doc, line, ok);
 }
@@ -519,17 +524,19 @@ emit_device_interval (WickDocument *doc, GString *line, const ChromeEvent *e, gb
   g_autofree char *device_text = NULL, *stream_text = NULL;
 
   device_text = member_int (e->args, "device", &device)
-                    ? g_strdup_printf ("cuda:%" G_GINT64_FORMAT, device)
-                    : g_strdup ("cuda:0");
+                  ? g_strdup_printf ("cuda:%" G_GINT64_FORMAT, device)
+                  : g_strdup ("cuda:0");
   stream_text = member_int (e->args, "stream", &stream)
-                    ? g_strdup_printf ("%" G_GINT64_FORMAT, stream)
-                    : g_strdup (e->thread);
+                  ? g_strdup_printf ("%" G_GINT64_FORMAT, stream)
+                  : g_strdup (e->thread);
   g_string_append_printf (line, "{\"kind\":\"device_interval\",\"span_id\":\"s%d\"", e->span + 1);
   append_kv_str (line, "device", device_text);
   append_kv_str (line, "stream_id", stream_text);
-  g_string_append_printf (line, ",\"clock_id\":\"chrome-trace\",\"backend\":\"cuda\",\"start_ns\":%"
-                                G_GUINT64_FORMAT ",\"duration_ns\":%" G_GUINT64_FORMAT "}",
-                          e->start_ns, e->dur_ns);
+  g_string_append_printf (
+    line,
+    ",\"clock_id\":\"chrome-trace\",\"backend\":\"cuda\",\"start_ns\":%" G_GUINT64_FORMAT
+    ",\"duration_ns\":%" G_GUINT64_FORMAT "}",
+    e->start_ns, e->dur_ns);
   feed (doc, line, ok);
 }
 
@@ -544,8 +551,8 @@ emit_memory (WickDocument *doc, GString *line, const ChromeEvent *e, gboolean *o
   member_int (e->args, "Bytes", &bytes);
   member_int (e->args, "Device Type", &device_type);
   member_int (e->args, "Device Id", &device_id);
-  device = device_type == 1 ? g_strdup_printf ("cuda:%" G_GINT64_FORMAT, device_id)
-                            : g_strdup ("cpu");
+  device
+    = device_type == 1 ? g_strdup_printf ("cuda:%" G_GINT64_FORMAT, device_id) : g_strdup ("cpu");
   storage = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", addr);
   g_string_append_printf (line, "{\"kind\":\"memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT,
                           e->start_ns);
@@ -553,9 +560,10 @@ emit_memory (WickDocument *doc, GString *line, const ChromeEvent *e, gboolean *o
   append_kv_str (line, "tensor_id", storage);
   g_string_append_printf (line, ",\"span_id\":\"s%d\"", e->span + 1);
   append_kv_str (line, "device", device);
-  g_string_append_printf (line, ",\"bytes\":%" G_GUINT64_FORMAT ",\"action\":\"%s\",\"shape\":[],"
-                                "\"dtype\":\"\",\"category\":\"other\"}",
-                          bytes < 0 ? (guint64) -(bytes + 1) + 1 : (guint64) bytes,
+  g_string_append_printf (line,
+                          ",\"bytes\":%" G_GUINT64_FORMAT ",\"action\":\"%s\",\"shape\":[],"
+                          "\"dtype\":\"\",\"category\":\"other\"}",
+                          bytes < 0 ? (guint64) - (bytes + 1) + 1 : (guint64)bytes,
                           bytes < 0 ? "free" : "alloc");
   feed (doc, line, ok);
 
@@ -577,8 +585,8 @@ emit_memory (WickDocument *doc, GString *line, const ChromeEvent *e, gboolean *o
 static int
 compare_span_number (gconstpointer a, gconstpointer b, gpointer events)
 {
-  const ChromeEvent *x = &((const ChromeEvent *) events)[*(const guint *) a];
-  const ChromeEvent *y = &((const ChromeEvent *) events)[*(const guint *) b];
+  const ChromeEvent *x = &((const ChromeEvent *)events)[*(const guint *)a];
+  const ChromeEvent *y = &((const ChromeEvent *)events)[*(const guint *)b];
 
   return x->span - y->span;
 }
@@ -586,7 +594,7 @@ compare_span_number (gconstpointer a, gconstpointer b, gpointer events)
 static gboolean
 emit (WickDocument *doc, Import *im, const char *name, GError **error)
 {
-  ChromeEvent *events = (ChromeEvent *) (gpointer) im->events->data;
+  ChromeEvent *events = (ChromeEvent *)(gpointer)im->events->data;
   g_autoptr (GString) line = g_string_new (NULL);
   g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (guint));
   gboolean has_memory = FALSE, has_device = FALSE, has_ops = FALSE, ok = TRUE;
@@ -619,18 +627,18 @@ emit (WickDocument *doc, Import *im, const char *name, GError **error)
   for (guint i = 0; i < spans->len; i++)
     {
       const ChromeEvent *e = &events[g_array_index (spans, guint, i)];
-      g_string_append_printf (line, "{\"kind\":\"span_end\",\"id\":\"s%d\",\"duration_ns\":%"
-                                    G_GUINT64_FORMAT "}",
-                              e->span + 1, e->dur_ns);
+      g_string_append_printf (
+        line, "{\"kind\":\"span_end\",\"id\":\"s%d\",\"duration_ns\":%" G_GUINT64_FORMAT "}",
+        e->span + 1, e->dur_ns);
       feed (doc, line, &ok);
     }
-  g_string_append_printf (line, "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%" G_GUINT64_FORMAT
-                                "}",
-                          im->end_ns);
+  g_string_append_printf (
+    line, "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%" G_GUINT64_FORMAT "}",
+    im->end_ns);
   feed (doc, line, &ok);
-  g_string_append_printf (line, "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%"
-                                G_GUINT64_FORMAT "}",
-                          im->end_ns);
+  g_string_append_printf (
+    line, "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}",
+    im->end_ns);
   feed (doc, line, &ok);
   if (!ok)
     {
@@ -646,7 +654,7 @@ emit (WickDocument *doc, Import *im, const char *name, GError **error)
 static void
 convert_times (Import *im)
 {
-  ChromeEvent *events = (ChromeEvent *) (gpointer) im->events->data;
+  ChromeEvent *events = (ChromeEvent *)(gpointer)im->events->data;
   double t0 = G_MAXDOUBLE;
 
   for (guint i = 0; i < im->events->len; i++)
@@ -655,8 +663,8 @@ convert_times (Import *im)
     {
       double start = (events[i].ts - t0) * 1000.0;
       double dur = events[i].dur * 1000.0;
-      events[i].start_ns = start < 1.8e19 ? (guint64) llround (start) : G_MAXUINT64 / 4;
-      events[i].dur_ns = dur < 1.8e19 ? (guint64) llround (dur) : G_MAXUINT64 / 4;
+      events[i].start_ns = start < 1.8e19 ? (guint64)llround (start) : G_MAXUINT64 / 4;
+      events[i].dur_ns = dur < 1.8e19 ? (guint64)llround (dur) : G_MAXUINT64 / 4;
       if (events[i].role != ROLE_DEVICE)
         im->end_ns = MAX (im->end_ns, events[i].start_ns + events[i].dur_ns);
     }
@@ -672,7 +680,7 @@ wick_chrome_import_data (WickDocument *document, const char *data, gsize len, co
   gboolean ok;
 
   g_return_val_if_fail (WICK_IS_DOCUMENT (document), FALSE);
-  if (!json_parser_load_from_data (parser, data, (gssize) len, error))
+  if (!json_parser_load_from_data (parser, data, (gssize)len, error))
     return FALSE;
   array = events_of (json_parser_get_root (parser), error);
   if (array == NULL)
@@ -681,7 +689,7 @@ wick_chrome_import_data (WickDocument *document, const char *data, gsize len, co
   g_array_set_clear_func (im.events, chrome_event_clear);
   im.flows = g_array_new (FALSE, TRUE, sizeof (ChromeFlow));
   g_array_set_clear_func (im.flows, chrome_flow_clear);
-  im.open = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  im.open = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
   for (guint i = 0; i < json_array_get_length (array); i++)
     {
       JsonNode *node = json_array_get_element (array, i);
@@ -725,10 +733,10 @@ wick_document_load_file_auto (WickDocument *document, const char *path, GCancell
 
   if (file != NULL)
     {
-      n = (gssize) fread (head, 1, sizeof head, file);
+      n = (gssize)fread (head, 1, sizeof head, file);
       fclose (file);
     }
-  if (n > 0 && wick_chrome_sniff (head, (gsize) n))
+  if (n > 0 && wick_chrome_sniff (head, (gsize)n))
     return wick_chrome_import_file (document, path, cancellable, error);
   return wick_document_load_file (document, path, cancellable, progress, user_data, error);
 }

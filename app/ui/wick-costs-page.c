@@ -119,9 +119,11 @@ cmp_cost_max (gpointer d, guint a, guint b)
 }
 
 static void
-on_cost_row (gpointer d, guint k, guint i)
+on_cost_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickCostsPage *self = d;
+  if (!activated)
+    return;
   g_signal_emit (self, signals[SEARCH_NAME], 0,
                  wick_document_str (self->document, cost (self, i)->name));
 }
@@ -223,7 +225,7 @@ cmp_op_bytes (gpointer d, guint a, guint b)
 }
 
 static void
-on_op_row (gpointer d, guint k, guint i)
+on_op_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickCostsPage *self = d;
   wick_selection_set_record (self->selection, WICK_RECORD_OP, i);
@@ -330,7 +332,7 @@ cmp_t_span (gpointer d, guint a, guint b)
 }
 
 static void
-on_tensor_row (gpointer d, guint k, guint i)
+on_tensor_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickCostsPage *self = d;
   wick_selection_set_record (self->selection, WICK_RECORD_TENSOR, i);

@@ -107,7 +107,7 @@ children (gpointer data, guint index)
 }
 
 static void
-on_row (gpointer data, guint kind, guint index)
+on_row (gpointer data, guint kind, guint index, gboolean activated)
 {
   WickCoveragePage *self = data;
   if (kind == 1 && entry (self, index)->gradient >= 0)

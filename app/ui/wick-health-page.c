@@ -76,12 +76,16 @@ compare_message (gpointer data, guint a, guint b)
 }
 
 static void
-on_row (gpointer data, guint kind, guint index)
+on_row (gpointer data, guint kind, guint index, gboolean activated)
 {
   WickHealthPage *self = data;
   const WickHealthIssue *i = issue (self, index);
   if (i->record_type != WICK_RECORD_NONE && i->record_index >= 0)
-    wick_selection_set_record (self->selection, i->record_type, i->record_index);
+    {
+      wick_selection_set_record (self->selection, i->record_type, i->record_index);
+      if (activated)
+        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-page", "s", "timeline");
+    }
 }
 
 static void

@@ -220,7 +220,7 @@ filter_row (gpointer item, gpointer user_data)
 }
 
 static void
-notify_row (WickTable *self, guint position)
+notify_row (WickTable *self, guint position, gboolean activated)
 {
   if (self->row_func == NULL || self->quiet || position == GTK_INVALID_LIST_POSITION)
     return;
@@ -228,19 +228,19 @@ notify_row (WickTable *self, guint position)
   if (item == NULL)
     return;
   WickTableRow *row = unwrap (item);
-  self->row_func (self->data, row->kind, row->index);
+  self->row_func (self->data, row->kind, row->index, activated);
 }
 
 static void
 on_selection_changed (GtkSelectionModel *model, guint position, guint n, WickTable *self)
 {
-  notify_row (self, gtk_single_selection_get_selected (self->selection));
+  notify_row (self, gtk_single_selection_get_selected (self->selection), FALSE);
 }
 
 static void
 on_activate (GtkColumnView *view, guint position, WickTable *self)
 {
-  notify_row (self, position);
+  notify_row (self, position, TRUE);
 }
 
 WickTable *

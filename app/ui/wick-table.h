@@ -23,7 +23,9 @@ guint wick_table_row_get_index (WickTableRow *row);
 typedef char *(*WickTableTextFunc) (gpointer data, guint kind, guint index);
 typedef int (*WickTableCompareFunc) (gpointer data, guint index_a, guint index_b);
 typedef GArray *(*WickTableChildrenFunc) (gpointer data, guint index); /* guint indices */
-typedef void (*WickTableRowFunc) (gpointer data, guint kind, guint index);
+/* @activated: FALSE when the row was selected, TRUE when activated (Enter,
+ * double-click). */
+typedef void (*WickTableRowFunc) (gpointer data, guint kind, guint index, gboolean activated);
 
 typedef struct _WickTable WickTable;
 

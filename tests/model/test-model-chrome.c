@@ -34,7 +34,12 @@ test_chrome_spans (void)
   g_autoptr (WickDocument) doc = import_fixture ();
   guint n;
   const WickSpan *spans = wick_document_get_spans (doc, &n);
-  static const struct { const char *name; gint parent; guint64 start, dur; } expected[] = {
+  static const struct
+  {
+    const char *name;
+    gint parent;
+    guint64 start, dur;
+  } expected[] = {
     { "pytorch-profile.json", -1, 0, 500000 }, { "ProfilerStep#1", 0, 0, 500000 },
     { "aten::linear", 1, 10000, 200000 },      { "aten::addmm", 2, 20000, 150000 },
     { "optimizer.step", 0, 200000, 50000 },

@@ -185,8 +185,8 @@ test_document_live_feeding (void)
   const char *lines[] = {
     META_INFER,
     ROOT_START,
-    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"fwd\",\"start_ns\":5,"
-    "\"span_kind\":\"op\"}",
+    ("{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"fwd\",\"start_ns\":5,"
+     "\"span_kind\":\"op\"}"),
     "{\"kind\":\"wick_mark\",\"timestamp_ns\":6}",
   };
   int changed = 0;

@@ -15,8 +15,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   g_autoptr (WickDocument) doc = wick_document_new ();
 
-  (void) wick_chrome_sniff ((const char *) data, size);
-  if (wick_chrome_import_data (doc, (const char *) data, size, "fuzz", NULL))
+  (void)wick_chrome_sniff ((const char *)data, size);
+  if (wick_chrome_import_data (doc, (const char *)data, size, "fuzz", NULL))
     g_assert_false (wick_document_get_parse_error (doc)->failed);
   return 0;
 }

@@ -202,11 +202,12 @@ test_live_window (void)
   wick_document_get_spans (document, &second);
   g_assert_cmpuint (first, >, 0);
   g_assert_cmpuint (second, >, first);
-  screenshot ("live-window.png");
 
   check_weights_page (window, WICK_WEIGHTS_PANEL (wick_live_session_get_weights_panel (session)));
   check_stages_page (window, WICK_STAGES_PANEL (wick_live_session_get_stages_panel (session)));
   wick_window_show_page (window, "timeline");
+  iterate_for (1500);
+  screenshot ("live-window.png"); /* with the evictions and the capture as Wick events */
   check_saved_trace (session);
 
   /* The end of the process is shown: the session ends, the document finishes. */
