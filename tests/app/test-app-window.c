@@ -302,6 +302,11 @@ test_selection_propagates (void)
   const WickOp *op = &wick_document_get_ops (document, NULL)[7];
   g_assert_cmpstr (wick_details_pane_get_title (details), ==,
                    wick_document_str (document, op->op_name));
+  /* Activating a span-cost row finds those spans on the timeline; the first
+   * row (sorted by total) is the root, a single span. */
+  WickTable *span_costs = wick_costs_page_get_table (costs, "spans");
+  g_signal_emit_by_name (wick_table_get_column_view (span_costs), "activate", 0u);
+  g_assert_cmpstr (wick_window_get_match_text (window), ==, "1 of 1"); /* the root: one span */
   /* ...and the timeline shows the op's time. */
   guint64 start, end;
   wick_selection_get_visible (selection, &start, &end);
