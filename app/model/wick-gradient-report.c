@@ -7,38 +7,54 @@
 
 #include <string.h>
 
-static gint32
-first_gradient (WickDocument *document, WickStr root, WickStr key, guint32 *count)
+typedef struct
+{
+  gint32 first;
+  guint32 count;
+} KeyUse;
+
+/* (root, key) -> first gradient record and number of records */
+static GHashTable *
+index_gradients (WickDocument *document)
 {
   guint n;
   const WickGradient *gradients = wick_document_get_gradients (document, &n);
-  gint32 first = -1;
+  GHashTable *uses = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
 
-  *count = 0;
   for (guint i = 0; i < n; i++)
-    if (gradients[i].root == root && gradients[i].key == key)
-      {
-        if (first < 0)
-          first = (gint32)i;
-        (*count)++;
-      }
-  return first;
+    {
+      gint64 key = (gint64)(((guint64)gradients[i].root << 32) | gradients[i].key);
+      KeyUse *use = g_hash_table_lookup (uses, &key);
+      if (use == NULL)
+        {
+          use = g_new (KeyUse, 1);
+          use->first = (gint32)i;
+          use->count = 0;
+          g_hash_table_insert (uses, g_memdup2 (&key, sizeof key), use);
+        }
+      use->count++;
+    }
+  return uses;
 }
 
 static void
 fill_entries (WickGradientReport *report, WickDocument *document, const WickTraceMeta *meta)
 {
   const WickGradient *gradients = wick_document_get_gradients (document, NULL);
+  g_autoptr (GHashTable) uses = index_gradients (document);
 
   for (guint i = 0; i < meta->expected->len; i++)
     {
       const WickExpectedGradientEntry *e
         = &g_array_index (meta->expected, WickExpectedGradientEntry, i);
       WickGradientEntryRow row = { e->root, e->key, e->family, -1, 0, FALSE, 0, FALSE, 0.0 };
-      row.gradient = first_gradient (document, e->root, e->key, &row.observed_count);
-      if (row.gradient >= 0)
+      gint64 key = (gint64)(((guint64)e->root << 32) | e->key);
+      const KeyUse *use = g_hash_table_lookup (uses, &key);
+      if (use != NULL)
         {
-          const WickGradient *g = &gradients[row.gradient];
+          const WickGradient *g = &gradients[use->first];
+          row.gradient = use->first;
+          row.observed_count = use->count;
           row.observed = TRUE;
           row.state = g->state;
           row.has_norm = g->has_norm;
