@@ -485,12 +485,16 @@ test_live_follow (void)
   /* A document that grows while shown, as the live area feeds it. */
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
   g_auto (GStrv) lines = g_strsplit (broken_trace, "\n", -1);
-  feed (document, lines[0]);
-  feed (document, lines[1]);
   WickWindow *window = wick_window_new (GTK_APPLICATION (app));
   gtk_window_set_default_size (GTK_WINDOW (window), 1200, 700);
   gtk_window_present (GTK_WINDOW (window));
+  /* Shown while still empty, as a live window is before the first record. */
   wick_window_set_document (window, document);
+  iterate_for (100);
+  g_assert_cmpstr (wick_window_get_state (window), ==, "document");
+  feed (document, lines[0]);
+  feed (document, lines[1]);
+  wick_window_document_changed (window);
   wick_window_set_live (window, TRUE);
   g_assert_true (wick_window_get_follow_newest (window));
   WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
