@@ -2,6 +2,7 @@
  * counts by kind, the measured region's wall time, the top spans by total time
  * and the peak live logical bytes by memory category, per device.
  *
+ * Chrome / Perfetto trace-event JSON is imported (wick-chrome-import.h).
  * Wick extension records are counted (the document is read in extension
  * mode); a trace candle-graph would reject is summarised as far as it was read,
  * after the parse error. Exit status as check: 0, 1 health errors, 2 parse
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wick-chrome-import.h"
 #include "wick-document.h"
 #include "wick-memory-series.h"
 #include "wick-span-costs.h"
@@ -165,7 +167,7 @@ wick_trace_summary (int argc, char **argv)
       return WICK_TRACE_EXIT_USAGE;
     }
   doc = wick_document_new_with_extensions (TRUE);
-  if (!wick_document_load_file (doc, argv[1], NULL, NULL, NULL, &error))
+  if (!wick_document_load_file_auto (doc, argv[1], NULL, NULL, NULL, &error))
     {
       pe = wick_document_get_parse_error (doc);
       if (!pe->failed)
