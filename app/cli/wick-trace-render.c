@@ -3,6 +3,9 @@
  *   wick-trace render --view timeline|memory|coverage|health --output FILE.png|.svg|.pdf
  *                     [--size WxH] [--range START_NS:END_NS] [--dark] TRACE
  *
+ * TRACE is candle-graph JSONL or Chrome / Perfetto trace-event JSON (e.g. the
+ * PyTorch profiler's), told apart by its first bytes.
+ *
  * Uses the app's drawing code (wick_views_dep) with no window. A trace that
  * fails to parse is still drawn from the records read before the error (the
  * health view shows the error), and the exit status says so (2).
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "wick-trace-commands.h"
+#include "model/wick-chrome-import.h"
 #include "ui/wick-render.h"
 
 static int
@@ -104,7 +108,7 @@ wick_trace_render (int argc, char **argv)
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
   g_autoptr (GError) error = NULL;
   int status = WICK_TRACE_EXIT_OK;
-  if (!wick_document_load_file (document, trace, NULL, NULL, NULL, &error))
+  if (!wick_document_load_file_auto (document, trace, NULL, NULL, NULL, &error))
     {
       const WickParseError *parse = wick_document_get_parse_error (document);
       if (parse == NULL || !parse->failed)

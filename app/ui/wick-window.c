@@ -12,6 +12,7 @@
 #include "wick-details-pane.h"
 #include "wick-health-page.h"
 #include "wick-memory-view.h"
+#include "model/wick-chrome-import.h"
 #include "model/wick-span-costs.h"
 #include "wick-render.h"
 #include "wick-settings.h"
@@ -292,7 +293,8 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
 {
   LoadJob *job = task_data;
   job->document = wick_document_new_with_extensions (TRUE);
-  wick_document_load_file (job->document, job->path, cancellable, on_progress, job, &job->error);
+  wick_document_load_file_auto (job->document, job->path, cancellable, on_progress, job,
+                                &job->error);
   const WickParseError *parse = wick_document_get_parse_error (job->document);
   if (job->error == NULL || (parse && parse->failed))
     derived_build (&job->derived, job->document, cancellable);

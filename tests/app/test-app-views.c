@@ -423,6 +423,22 @@ test_render_cli (void)
   g_assert_nonnull (
     strstr (err, "wick-trace render: --view must be timeline, memory, coverage or health"));
   g_clear_pointer (&err, g_free);
+  /* A PyTorch-profiler-style trace-event JSON file renders too. */
+  g_autofree char *chrome = g_build_filename (dir, "torch.json", NULL);
+  g_assert_true (
+    g_file_set_contents (chrome,
+                         "{\"traceEvents\":[{\"name\":\"aten::mm\",\"ph\":\"X\",\"ts\":10,\"dur\":"
+                         "50,\"pid\":1,\"tid\":1,\"cat\":\"cpu_op\"},"
+                         "{\"name\":\"aten::relu\",\"ph\":\"X\",\"ts\":70,\"dur\":20,\"pid\":1,"
+                         "\"tid\":1,\"cat\":\"cpu_op\"}]}",
+                         -1, NULL));
+  g_clear_pointer (&err, g_free);
+  const char *torch[] = { "render", "--view", "timeline", "--output", out, chrome, NULL };
+  g_assert_cmpint (run_cli (torch, &err), ==, 0);
+  g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+  g_unlink (out);
+  g_unlink (chrome);
+  g_clear_pointer (&err, g_free);
   const char *bad_size[]
     = { "render", "--view", "memory", "--output", out, "--size", "10x", trace, NULL };
   g_assert_cmpint (run_cli (bad_size, &err), ==, 3);
