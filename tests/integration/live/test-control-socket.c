@@ -277,6 +277,45 @@ plant_dead_socket (const char *name)
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
+static WickSession *
+open_session_without_control (void)
+{
+  WickRunInfo run = {
+    .entrypoint = "live.test",
+    .phase = WICK_PHASE_INFER,
+    .capture_step = 1,
+    .warmup_steps = 0,
+    .device = "cpu",
+    .timing_mode = WICK_TIMING_HOST,
+  };
+  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_UNKNOWN };
+  WickSessionOptions options = { .policy = WICK_RING_DROP, .enable_control = false };
+  WickError error = { "" };
+  WickSession *session = wick_session_open (&run, &contract, &options, &error);
+  g_assert_nonnull (session);
+  return session;
+}
+
+static void
+test_control_off_unless_enabled (void)
+{
+  g_unsetenv ("WICK_CONTROL");
+  WickSession *session = open_session_without_control ();
+  g_assert_null (wick_session_get_control_socket_path (session));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) none = wick_live_list_sessions (&error);
+  g_assert_cmpuint (none->len, ==, 0);
+  wick_session_close (session);
+
+  g_setenv ("WICK_CONTROL", "1", TRUE);
+  session = open_session_without_control ();
+  g_unsetenv ("WICK_CONTROL");
+  g_assert_nonnull (wick_session_get_control_socket_path (session));
+  g_autoptr (GPtrArray) one = wick_live_list_sessions (&error);
+  g_assert_cmpuint (one->len, ==, 1);
+  wick_session_close (session);
+}
+
 static void
 test_stale_sockets (void)
 {
@@ -371,6 +410,7 @@ main (int argc, char **argv)
   g_test_add_func ("/control/socket/mark", test_mark_reaches_ring);
   g_test_add_func ("/control/socket/directory-checks", test_directory_checks);
   g_test_add_func ("/control/socket/stale-sockets", test_stale_sockets);
+  g_test_add_func ("/control/socket/off-unless-enabled", test_control_off_unless_enabled);
   g_test_add_func ("/control/socket/attach-detach-cycles", test_attach_detach_cycles);
   int status = g_test_run ();
   g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
