@@ -208,6 +208,11 @@ test_live_window (void)
   wick_window_show_page (window, "timeline");
   iterate_for (1500);
   screenshot ("live-window.png"); /* with the evictions and the capture as Wick events */
+  wick_window_show_page (window, "memory");
+  screenshot ("live-memory.png");
+  wick_window_show_page (window, "coverage");
+  screenshot ("live-coverage.png");
+  wick_window_show_page (window, "timeline");
   check_saved_trace (session);
 
   /* The end of the process is shown: the session ends, the document finishes. */
