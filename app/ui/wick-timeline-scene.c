@@ -775,6 +775,30 @@ draw_selection (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport
     }
 }
 
+/* The pointer's time, in the ruler, a tenth of a tick finer than its labels. */
+static void
+draw_hover_time (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  if (view->hover_x < WICK_TIMELINE_GUTTER || view->hover_x > view->width)
+    return;
+  guint64 t = wick_timeline_viewport_x_to_time (view, view->hover_x);
+  guint64 rel = t > self->extent_start ? t - self->extent_start : 0;
+  guint64 step = MAX (ruler_step (view) / 10, 1);
+  g_autofree char *label = wick_format_time_label (rel / step * step, step);
+  PangoLayout *layout = scene_layout (self, cr);
+  pango_layout_set_width (layout, -1);
+  pango_layout_set_text (layout, label, -1);
+  int w, h;
+  pango_layout_get_pixel_size (layout, &w, &h);
+  double x = CLAMP (view->hover_x - w / 2.0 - 4, WICK_TIMELINE_GUTTER, view->width - w - 8);
+  wick_palette_set (cr, wick_palette_accent (view->dark), 1);
+  cairo_rectangle (cr, x, 2, w + 8, WICK_TIMELINE_RULER - 6);
+  cairo_fill (cr);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_move_to (cr, x + 4, 2 + (WICK_TIMELINE_RULER - 6 - h) / 2.0);
+  pango_cairo_show_layout (cr, layout);
+}
+
 void
 wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
@@ -819,6 +843,7 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
   draw_selection (self, cr, view);
   cairo_restore (cr);
 
+  draw_hover_time (self, cr, view);
   draw_gutter (self, cr, view);
   cairo_restore (cr);
 }

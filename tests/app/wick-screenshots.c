@@ -102,7 +102,11 @@ main (int argc, char **argv)
                             spans[backward].start_ns + spans[backward].duration_ns);
   wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "Linear[fc2]", 2));
   wick_selection_set_visible (selection, start, end);
+  GtkWidget *timeline = wick_window_get_view (window, "timeline");
+  wick_timeline_view_set_hover (WICK_TIMELINE_VIEW (timeline),
+                                gtk_widget_get_width (timeline) * 0.62);
   save_window (GTK_WIDGET (window), dir, "timeline.png");
+  wick_timeline_view_set_hover (WICK_TIMELINE_VIEW (timeline), -1);
 
   wick_window_search (window, "matmul");
   save_window (GTK_WIDGET (window), dir, "search.png");
