@@ -550,21 +550,35 @@ draw_markers (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *
   guint n;
   const WickExtensionRecord *ext = wick_document_get_extensions (self->document, &n);
   double y = WICK_TIMELINE_RULER + 2;
-  double last_label_x = -1e9;
+  double last_label_x = -1e9, last_x = -1e9;
+  /* Dense markers (more than one per 24 px) are drawn as bare ticks, one per
+   * 3 px, without labels or lines across the tracks. */
+  guint visible = 0;
+  for (guint i = 0; i < n; i++)
+    visible += ext[i].timestamp_ns >= view->start_ns && ext[i].timestamp_ns <= view->end_ns;
+  gboolean dense = visible * 24.0 > view->width - WICK_TIMELINE_GUTTER;
   for (guint i = 0; i < n; i++)
     {
       if (ext[i].timestamp_ns < view->start_ns || ext[i].timestamp_ns > view->end_ns)
         continue;
       double x = floor (wick_timeline_viewport_time_to_x (view, ext[i].timestamp_ns)) + 0.5;
+      gboolean is_selected
+        = view->selected_type == WICK_RECORD_EXTENSION && view->selected_index == i;
+      if (dense && !is_selected && fabs (x - last_x) < 3)
+        continue;
+      last_x = x;
       const char *kind = wick_document_str (self->document, ext[i].kind);
       guint hue = g_str_hash (kind ? kind : "") % 4;
       static const WickRgb hues[]
         = { { 0.75, 0.11, 0.16 }, { 0.57, 0.25, 0.67 }, { 0.90, 0.38, 0.0 }, { 0.15, 0.64, 0.41 } };
       gboolean selected = view->selected_type == WICK_RECORD_EXTENSION && view->selected_index == i;
-      wick_palette_set (cr, hues[hue], 0.35);
-      cairo_move_to (cr, x, y + 14);
-      cairo_line_to (cr, x, view->height);
-      cairo_stroke (cr);
+      if (!dense || selected)
+        {
+          wick_palette_set (cr, hues[hue], 0.35);
+          cairo_move_to (cr, x, y + 14);
+          cairo_line_to (cr, x, view->height);
+          cairo_stroke (cr);
+        }
       wick_palette_set (cr, hues[hue], 1);
       cairo_move_to (cr, x, y + 14);
       cairo_line_to (cr, x - 5, y + 4);
@@ -577,7 +591,7 @@ draw_markers (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *
           cairo_arc (cr, x, y + 8, 8, 0, 2 * G_PI);
           cairo_stroke (cr);
         }
-      if (x - last_label_x > 120 && kind)
+      if (!dense && x - last_label_x > 120 && kind)
         {
           wick_palette_set (cr, wick_palette_foreground (view->dark), 0.85);
           draw_text (self, cr, g_ptr_array_index (self->marker_labels, i), x + 7, y, 110);
