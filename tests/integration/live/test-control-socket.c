@@ -339,6 +339,44 @@ test_stale_sockets (void)
   wick_session_close (session);
 }
 
+/* The stream reports exactly what the producer dropped: a hold reader that
+ * never reads fills a small ring under the drop policy; once it lets go, the
+ * producer announces the drops in the ring, and the stream counts them. */
+static void
+test_stream_counts_drops (void)
+{
+  WickRunInfo run = {
+    .entrypoint = "live.test",
+    .phase = WICK_PHASE_INFER,
+    .capture_step = 1,
+    .device = "cpu",
+    .timing_mode = WICK_TIMING_HOST,
+  };
+  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_UNKNOWN };
+  WickSessionOptions options = { .policy = WICK_RING_DROP, .ring_bytes = 256 * 1024 };
+  WickError wick_error = { "" };
+  WickSession *session = wick_session_open (&run, &contract, &options, &wick_error);
+  g_assert_nonnull (session);
+  WickRingReader *hold = wick_ring_reader_new_full (wick_session_get_ring_fd (session),
+                                                    WICK_RING_READER_HOLD, &wick_error);
+  g_assert_nonnull (hold);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickLiveStream) stream
+    = wick_live_stream_new (wick_session_get_ring_fd (session), FALSE, &error);
+  g_assert_no_error (error);
+  for (int i = 0; i < 100000; i++)
+    wick_span_end (session, wick_span_begin (session, "work", WICK_SPAN_FUNCTION));
+  guint64 dropped = wick_session_get_dropped (session);
+  g_assert_cmpuint (dropped, >, 0);
+  wick_ring_reader_free (hold);
+  /* The next record the thread writes carries the announcement. */
+  wick_span_end (session, wick_span_begin (session, "after", WICK_SPAN_FUNCTION));
+  wick_live_stream_drain (stream, 0, NULL, NULL);
+  g_assert_cmpuint (wick_live_stream_get_dropped (stream), ==, dropped);
+  g_assert_cmpuint (wick_live_stream_get_last_drop_ns (stream), >, 0);
+  wick_session_close (session);
+}
+
 static guint
 count_entries (const char *directory_or_file, gboolean lines)
 {
@@ -413,6 +451,7 @@ main (int argc, char **argv)
   g_test_add_func ("/control/socket/directory-checks", test_directory_checks);
   g_test_add_func ("/control/socket/stale-sockets", test_stale_sockets);
   g_test_add_func ("/control/socket/off-unless-enabled", test_control_off_unless_enabled);
+  g_test_add_func ("/control/stream/drop-counts", test_stream_counts_drops);
   g_test_add_func ("/control/socket/attach-detach-cycles", test_attach_detach_cycles);
   int status = g_test_run ();
   g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
