@@ -20,6 +20,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+static WickRingControl none_control;
+WickProducer wick_producer_none = { .control = &none_control };
+
 __thread WickProducerCache wick_producer_cache __attribute__ ((tls_model ("initial-exec")));
 
 void
@@ -309,7 +312,7 @@ wick_ring_open_spans (WickSession *session)
   size_t open = 0;
   uint32_t n = atomic_load (&session->header->rings_in_use);
   for (uint32_t i = 0; i < n && i < session->n_rings; i++)
-    open += (size_t) (atomic_load (&wick_session_control (session, i)->depth_gen) & 0xffffffffu);
+      open += (size_t) (atomic_load (&wick_session_control (session, i)->depth_gen) & 0xffffffffu);
   return open;
 }
 
@@ -337,8 +340,8 @@ hold_limit (WickSession *session, WickProducer *producer)
       uint64_t tail
         = atomic_load_explicit (&producer->control->hold_tail[slot], memory_order_acquire);
       /* A tail ahead of head is corrupt; treat it as caught up. */
-      if (tail > producer->head)
-        tail = producer->head;
+      if (tail > wick_producer_head (producer))
+        tail = wick_producer_head (producer);
       if (tail + producer->capacity < limit)
         limit = tail + producer->capacity;
     }
@@ -349,7 +352,7 @@ static void
 refresh_fast_end (WickSession *session, WickProducer *producer)
 {
   uint64_t limit = hold_limit (session, producer);
-  uint64_t end = chunk_end (producer->head);
+  uint64_t end = chunk_end (wick_producer_head (producer));
   producer->fast_end = limit < end ? limit : end;
 }
 
@@ -371,7 +374,7 @@ wick_producer_get_slow (WickSession *session)
         break;
       }
   if (claim_slot == THREAD_MAX_SESSIONS)
-    return NULL;
+    return &wick_producer_none;
   pthread_once (&thread_exit_once, thread_exit_key_create);
 
   WickProducer *producer = NULL;
@@ -381,7 +384,6 @@ wick_producer_get_slow (WickSession *session)
       {
         producer = &session->producers[i];
         WickRingControl *control = wick_session_control (session, i);
-        uint64_t commit = atomic_load (&control->commit);
         memset (producer, 0, sizeof *producer);
         producer->session = session;
         producer->serial = session->serial;
@@ -389,14 +391,13 @@ wick_producer_get_slow (WickSession *session)
         producer->data = session->data + (uint64_t) i * session->ring_bytes;
         producer->capacity = session->ring_bytes;
         producer->mask = session->ring_bytes - 1;
-        producer->head = commit;
         producer->seq = control->next_seq;
         producer->index = i;
-        producer->generation = (uint32_t) (atomic_load (&control->depth_gen) >> 32);
+        atomic_store (&control->depth_gen, atomic_load (&control->depth_gen) & ~UINT64_C (0xffffffff));
         producer->tid = (int) syscall (SYS_gettid);
         producer->in_use = 1;
         atomic_store (&control->owner_tid, producer->tid);
-        wick_producer_publish_depth (producer);
+        wick_producer_publish_depth (producer, UINT64_C (1) << 32);
         refresh_fast_end (session, producer);
         if (atomic_load (&session->header->rings_in_use) < i + 1)
           atomic_store_explicit (&session->header->rings_in_use, i + 1, memory_order_release);
@@ -404,7 +405,7 @@ wick_producer_get_slow (WickSession *session)
       }
   pthread_mutex_unlock (&session->lock);
   if (producer == NULL)
-    return NULL;
+    return &wick_producer_none;
   thread_claims[claim_slot].serial = session->serial;
   thread_claims[claim_slot].producer = producer;
   pthread_setspecific (thread_exit_key, (void *) 1);
@@ -458,7 +459,7 @@ static bool
 space_for (WickSession *session, WickProducer *producer, uint64_t size)
 {
   uint64_t limit = hold_limit (session, producer);
-  uint64_t start = producer->head;
+  uint64_t start = wick_producer_head (producer);
   if (start + size > chunk_end (start))
     start = chunk_end (start);
   return start + size <= limit;
@@ -467,18 +468,18 @@ space_for (WickSession *session, WickProducer *producer, uint64_t size)
 static void
 write_padding_if_needed (WickProducer *producer, uint64_t size)
 {
-  uint64_t end = chunk_end (producer->head);
-  if (producer->head + size <= end)
+  uint64_t head = wick_producer_head (producer);
+  uint64_t end = chunk_end (head);
+  if (head + size <= end)
     return;
-  uint64_t pad = end - producer->head;
-  WickRecordHeader *header = (void *) (producer->data + (producer->head & producer->mask));
+  uint64_t pad = end - head;
+  WickRecordHeader *header = (void *) (producer->data + (head & producer->mask));
   atomic_thread_fence (memory_order_release);
   header->words = (uint16_t) (pad / 8);
   header->kind = WICK_KIND_PAD;
   header->version = 1;
   header->seq = producer->seq;
-  producer->head = end;
-  atomic_store_explicit (&producer->control->commit, producer->head, memory_order_release);
+  wick_producer_set_head (producer, end);
 }
 
 static void
@@ -494,7 +495,7 @@ write_dropped_record (WickSession *session, WickProducer *producer)
   wick_encode_payload (&encoder, WICK_KIND_DROPPED, &record);
   uint64_t size = encoder.pos;
   write_padding_if_needed (producer, size);
-  encoder.base = producer->data + (producer->head & producer->mask);
+  encoder.base = producer->data + (wick_producer_head (producer) & producer->mask);
   encoder.pos = 8;
   atomic_thread_fence (memory_order_release);
   wick_encode_payload (&encoder, WICK_KIND_DROPPED, &record);
@@ -508,6 +509,8 @@ void *
 wick_producer_reserve_slow (WickProducer *producer, uint64_t size)
 {
   WickSession *session = producer->session;
+  if (session == NULL)
+    return NULL; /* wick_producer_none: counted by the caller */
   uint64_t extra = producer->pending_drops > 0 ? DROPPED_RECORD_BYTES + WICK_RING_MAX_RECORD : 0;
   if (!space_for (session, producer, size + extra))
     {
@@ -534,7 +537,7 @@ wick_producer_reserve_slow (WickProducer *producer, uint64_t size)
   write_padding_if_needed (producer, size);
   refresh_fast_end (session, producer);
   atomic_thread_fence (memory_order_release);
-  return producer->data + (producer->head & producer->mask);
+  return producer->data + (wick_producer_head (producer) & producer->mask);
 }
 
 /* For the records that must not be lost (the root's end, the terminal): waits
@@ -543,6 +546,8 @@ void *
 wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t timeout_ns)
 {
   WickSession *session = producer->session;
+  if (session == NULL)
+    return NULL;
   uint64_t extra = producer->pending_drops > 0 ? DROPPED_RECORD_BYTES + WICK_RING_MAX_RECORD : 0;
   uint64_t deadline = wick_clock_monotonic_ns () + timeout_ns;
   struct timespec pause = { 0, 50 * 1000 };
@@ -559,5 +564,5 @@ wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t time
   write_padding_if_needed (producer, size);
   refresh_fast_end (session, producer);
   atomic_thread_fence (memory_order_release);
-  return producer->data + (producer->head & producer->mask);
+  return producer->data + (wick_producer_head (producer) & producer->mask);
 }

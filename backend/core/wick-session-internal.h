@@ -28,12 +28,9 @@ typedef struct
   uint8_t *data;
   uint64_t capacity;
   uint64_t mask;
-  uint64_t head;
   uint64_t fast_end;      /* head + size <= fast_end: the record fits without checks */
   uint32_t seq;
   uint32_t index;
-  uint32_t depth;
-  uint32_t generation;
   uint64_t next_id;       /* span ids of this thread's current block */
   uint64_t id_end;
   uint64_t pending_drops; /* dropped since the last DROPPED record */
@@ -103,8 +100,8 @@ wick_session_control (WickSession *session, uint32_t index)
 }
 
 /* The calling thread's producer for session, claiming a ring on first use;
- * NULL when every ring is taken (the record is counted as dropped). */
-WickProducer *wick_producer_get_slow (WickSession *session);
+ * wick_producer_none when every ring is taken. */
+WickProducer *wick_producer_get_slow (WickSession *session) __attribute__ ((cold));
 
 typedef struct
 {
@@ -114,6 +111,11 @@ typedef struct
 
 extern __thread WickProducerCache wick_producer_cache __attribute__ ((tls_model ("initial-exec")));
 
+/* When no ring is free: fast_end 0 sends every record to the slow path,
+ * which sees session NULL and counts the record as dropped. Never cached. */
+extern WickProducer wick_producer_none;
+
+/* Never NULL (wick_producer_none when every ring is taken). */
 static inline WickProducer *
 wick_producer_get (WickSession *session)
 {
@@ -122,7 +124,21 @@ wick_producer_get (WickSession *session)
   return wick_producer_get_slow (session);
 }
 
-void *wick_producer_reserve_slow (WickProducer *producer, uint64_t size);
+/* The write position is the ring's commit word itself (the producer's own
+ * cache line): no private copy to keep in step. */
+static inline uint64_t
+wick_producer_head (const WickProducer *producer)
+{
+  return atomic_load_explicit (&producer->control->commit, memory_order_relaxed);
+}
+
+static inline void
+wick_producer_set_head (WickProducer *producer, uint64_t head)
+{
+  atomic_store_explicit (&producer->control->commit, head, memory_order_release);
+}
+
+void *wick_producer_reserve_slow (WickProducer *producer, uint64_t size) __attribute__ ((cold));
 void *wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t timeout_ns);
 
 /* Space for a record of size bytes (multiple of 8, <= WICK_RING_MAX_RECORD),
@@ -130,10 +146,11 @@ void *wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_
 static inline void *
 wick_producer_reserve (WickProducer *producer, uint64_t size)
 {
-  if (__builtin_expect (producer->head + size <= producer->fast_end, 1))
+  uint64_t head = wick_producer_head (producer);
+  if (__builtin_expect (head + size <= producer->fast_end, 1))
     {
       atomic_thread_fence (memory_order_release);
-      return producer->data + (producer->head & producer->mask);
+      return producer->data + (head & producer->mask);
     }
   return wick_producer_reserve_slow (producer, size);
 }
@@ -146,18 +163,24 @@ wick_producer_commit (WickProducer *producer, void *record, uint64_t size, uint8
   header->kind = kind;
   header->version = 1;
   header->seq = producer->seq++;
-  producer->head += size;
-  atomic_store_explicit (&producer->control->commit, producer->head, memory_order_release);
+  wick_producer_set_head (producer, wick_producer_head (producer) + size);
 }
 
-/* Publishes the open-span stack depth (seqlock word, see the layout). */
-static inline void
-wick_producer_publish_depth (WickProducer *producer)
+#define WICK_DEPTH_PUSH ((UINT64_C (1) << 32) + 1)
+#define WICK_DEPTH_POP ((UINT64_C (1) << 32) - 1)
+
+static inline uint32_t
+wick_producer_depth (const WickProducer *producer)
 {
-  producer->generation++;
-  atomic_store_explicit (&producer->control->depth_gen,
-                         ((uint64_t) producer->generation << 32) | producer->depth,
-                         memory_order_release);
+  return (uint32_t) atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed);
+}
+
+/* Publishes the open-span stack depth after a push or pop (seqlock word). */
+static inline void
+wick_producer_publish_depth (WickProducer *producer, uint64_t delta)
+{
+  uint64_t depth_gen = atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed);
+  atomic_store_explicit (&producer->control->depth_gen, depth_gen + delta, memory_order_release);
 }
 
 /* Records, off the hot path (wick-session-records.c). */

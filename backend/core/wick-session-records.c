@@ -38,7 +38,7 @@ write_record_full (WickSession *session, uint8_t kind, const WickRingRecord *rec
       return false;
     }
   WickProducer *producer = wick_producer_get (session);
-  if (producer == NULL)
+  if (producer == &wick_producer_none)
     {
       atomic_fetch_add (&session->unclaimed_drops, 1);
       wick_set_error (error, "dropped: all %u thread rings are in use", session->n_rings);
@@ -440,7 +440,7 @@ bool
 wick_session_write_span_end_root (WickSession *session, uint64_t duration_ns, WickError *error)
 {
   WickProducer *producer = wick_producer_get (session);
-  if (producer == NULL)
+  if (producer == &wick_producer_none)
     {
       wick_set_error (error, "all %u thread rings are in use; the root span cannot end",
                       session->n_rings);

@@ -9,97 +9,181 @@
  */
 #include "wick-session-internal.h"
 
-static void
-refill_span_ids (WickSession *session, WickProducer *producer)
+/* The span payload's third word: name, kind, step, measured (little endian,
+ * the layout of WickSpanPayload), stored at once. */
+static inline uint64_t
+span_word (WickString name, WickSpanKind kind, WickStep step, bool measured)
 {
-  producer->next_id = atomic_fetch_add_explicit (&session->next_id_block, WICK_SPAN_ID_BLOCK,
-                                                 memory_order_relaxed);
-  producer->id_end = producer->next_id + WICK_SPAN_ID_BLOCK;
+  return (uint64_t) name | (uint64_t) (uint8_t) kind << 32 | (uint64_t) (uint8_t) step << 40
+         | (uint64_t) measured << 48;
 }
 
-static inline WickSpanId
-span_begin (WickSession *session, bool explicit_parent, WickSpanId parent, WickString name,
-            WickSpanKind kind, WickStep step, bool measured)
+static inline uint64_t
+record_header_word (uint64_t size, uint8_t kind, uint32_t seq)
 {
-  WickProducer *producer = wick_producer_get (session);
-  if (__builtin_expect (producer == NULL, 0))
+  return size / 8 | (uint64_t) kind << 16 | UINT64_C (1) << 24 | (uint64_t) seq << 32;
+}
+
+static inline void
+store_u64 (void *where, uint64_t value)
+{
+  memcpy (where, &value, 8);
+}
+
+/* The stores of a span_start: the record at head and the same 32 bytes on
+ * the published stack, then commit and depth. Everything is read into locals
+ * first: with -fno-strict-aliasing the record's stores would otherwise force
+ * the producer's fields to be reloaded. */
+static inline __attribute__ ((always_inline)) WickSpanId
+span_start_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint64_t parent,
+                  uint64_t word, uint64_t now)
+{
+  uint32_t depth = (uint32_t) depth_gen;
+  uint32_t seq = producer->seq;
+  WickSpanId id = producer->next_id;
+  WickRingControl *control = producer->control;
+  uint8_t *record = producer->data + (head & producer->mask);
+  uint8_t *entry = (uint8_t *) &control->stack[depth];
+  producer->next_id = id + 1;
+  producer->seq = seq + 1;
+  if (parent == 0)
+    parent = depth > 0 ? control->stack[depth - 1].id : 1;
+  atomic_thread_fence (memory_order_release);
+  store_u64 (record, record_header_word (sizeof (WickSpanStartRecord), WICK_KIND_SPAN_START, seq));
+  store_u64 (record + 8, id);
+  store_u64 (record + 16, parent);
+  store_u64 (record + 24, word);
+  store_u64 (record + 32, now);
+  store_u64 (entry, id);
+  store_u64 (entry + 8, parent);
+  store_u64 (entry + 16, word);
+  store_u64 (entry + 24, now);
+  atomic_store_explicit (&control->commit, head + sizeof (WickSpanStartRecord),
+                         memory_order_release);
+  atomic_store_explicit (&control->depth_gen, depth_gen + WICK_DEPTH_PUSH, memory_order_release);
+  return id;
+}
+
+static __attribute__ ((noinline, cold)) WickSpanId
+span_begin_slow (WickSession *session, WickProducer *producer, uint64_t parent, uint64_t word,
+                 uint64_t now)
+{
+  if (producer->session == NULL)
     {
       atomic_fetch_add (&session->unclaimed_drops, 1);
       return 0;
     }
-  uint32_t depth = producer->depth;
-  if (__builtin_expect (depth >= WICK_RING_MAX_DEPTH || name == 0, 0))
+  if (wick_producer_depth (producer) >= WICK_RING_MAX_DEPTH || (uint32_t) word == 0)
     return 0;
-  if (__builtin_expect (producer->next_id == producer->id_end, 0))
-    refill_span_ids (session, producer);
-  uint64_t now = wick_session_clock (session);
-  WickSpanStartRecord *record = wick_producer_reserve (producer, sizeof *record);
-  if (__builtin_expect (record == NULL, 0))
+  if (producer->next_id == producer->id_end)
+    {
+      producer->next_id = atomic_fetch_add_explicit (&session->next_id_block,
+                                                     WICK_SPAN_ID_BLOCK, memory_order_relaxed);
+      producer->id_end = producer->next_id + WICK_SPAN_ID_BLOCK;
+    }
+  if (wick_producer_reserve (producer, sizeof (WickSpanStartRecord)) == NULL)
     return 0;
-  WickSpanPayload *entry = &producer->control->stack[depth];
-  WickSpanId id = producer->next_id++;
-  if (!explicit_parent)
-    parent = depth > 0 ? entry[-1].id : 1;
-  record->span.id = id;
-  record->span.parent = parent;
-  record->span.name = name;
-  record->span.span_kind = (uint8_t) kind;
-  record->span.step = (uint8_t) step;
-  record->span.measured = measured;
-  record->span.reserved = 0;
-  record->span.start_ns = now;
-  *entry = record->span;
-  wick_producer_commit (producer, record, sizeof *record, WICK_KIND_SPAN_START);
-  producer->depth = depth + 1;
-  wick_producer_publish_depth (producer);
-  return id;
+  return span_start_store (producer, wick_producer_head (producer),
+                           atomic_load_explicit (&producer->control->depth_gen,
+                                                 memory_order_relaxed),
+                           parent, word, now);
 }
 
-/* Removes entry index from the published stack (an end that is not the innermost). */
+/* parent 0: the innermost span open on this thread, else the root. */
+static inline __attribute__ ((always_inline)) WickSpanId
+span_begin (WickSession *session, WickSpanId parent, WickString name, WickSpanKind kind,
+            WickStep step, bool measured)
+{
+  WickProducer *producer = wick_producer_get (session);
+  uint64_t now = wick_session_clock (session);
+  uint64_t word = span_word (name, kind, step, measured);
+  WickRingControl *control = producer->control;
+  uint64_t head = atomic_load_explicit (&control->commit, memory_order_relaxed);
+  uint64_t depth_gen = atomic_load_explicit (&control->depth_gen, memory_order_relaxed);
+  if (__builtin_expect (head + sizeof (WickSpanStartRecord) > producer->fast_end
+                          || (uint32_t) depth_gen >= WICK_RING_MAX_DEPTH || name == 0
+                          || producer->next_id == producer->id_end,
+                        0))
+    return span_begin_slow (session, producer, parent, word, now);
+  return span_start_store (producer, head, depth_gen, parent, word, now);
+}
+
+/* The stores of a span_end for the innermost span (stack index depth - 1). */
+static inline __attribute__ ((always_inline)) void
+span_end_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint64_t now)
+{
+  uint32_t seq = producer->seq;
+  WickRingControl *control = producer->control;
+  uint8_t *record = producer->data + (head & producer->mask);
+  const WickSpanPayload *span = &control->stack[(uint32_t) depth_gen - 1];
+  uint64_t id = span->id, parent = span->parent, start = span->start_ns, word;
+  memcpy (&word, &span->name, 8);
+  producer->seq = seq + 1;
+  atomic_thread_fence (memory_order_release);
+  store_u64 (record, record_header_word (sizeof (WickSpanEndRecord), WICK_KIND_SPAN_END, seq));
+  store_u64 (record + 8, id);
+  store_u64 (record + 16, parent);
+  store_u64 (record + 24, word);
+  store_u64 (record + 32, start);
+  store_u64 (record + 40, now > start ? now - start : 0);
+  atomic_store_explicit (&control->commit, head + sizeof (WickSpanEndRecord),
+                         memory_order_release);
+  atomic_store_explicit (&control->depth_gen, depth_gen + WICK_DEPTH_POP, memory_order_release);
+}
+
+/* Ends a span that is not the innermost one: moves it to the top of the
+ * stack first (each step republished), then ends it as usual. */
 static void
-stack_remove (WickProducer *producer, uint32_t index)
+stack_raise (WickProducer *producer, uint32_t index)
 {
   WickSpanPayload *stack = producer->control->stack;
-  producer->depth--;
-  wick_producer_publish_depth (producer);
+  uint32_t depth = wick_producer_depth (producer);
+  WickSpanPayload span = stack[index];
+  wick_producer_publish_depth (producer, (UINT64_C (1) << 32) - (depth - index));
   atomic_thread_fence (memory_order_release);
-  for (uint32_t i = index; i < producer->depth; i++)
+  for (uint32_t i = index; i + 1 < depth; i++)
     stack[i] = stack[i + 1];
-  wick_producer_publish_depth (producer);
+  stack[depth - 1] = span;
+  wick_producer_publish_depth (producer, (UINT64_C (1) << 32) + (depth - index));
+}
+
+static __attribute__ ((noinline, cold)) bool
+span_end_slow (WickSession *session, WickProducer *producer, WickSpanId span, uint64_t now)
+{
+  uint32_t depth = wick_producer_depth (producer);
+  if (span == 0 || depth == 0)
+    return false;
+  WickSpanPayload *stack = producer->control->stack;
+  uint32_t index = depth - 1;
+  while (index > 0 && stack[index].id != span)
+    index--;
+  if (stack[index].id != span)
+    return false;
+  if (index != depth - 1)
+    stack_raise (producer, index);
+  if (wick_producer_reserve (producer, sizeof (WickSpanEndRecord)) != NULL)
+    span_end_store (producer, wick_producer_head (producer),
+                    atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed),
+                    now);
+  else
+    wick_producer_publish_depth (producer, WICK_DEPTH_POP); /* its end was dropped: pop only */
+  return true;
 }
 
 bool
 wick_span_end (WickSession *session, WickSpanId span)
 {
-  if (span == 0 || session == NULL)
-    return false;
   WickProducer *producer = wick_producer_get (session);
-  if (__builtin_expect (producer == NULL || producer->depth == 0, 0))
-    return false;
-  uint32_t index = producer->depth - 1;
-  WickSpanPayload *stack = producer->control->stack;
-  if (__builtin_expect (stack[index].id != span, 0))
-    {
-      while (index > 0 && stack[index].id != span)
-        index--;
-      if (stack[index].id != span)
-        return false;
-    }
   uint64_t now = wick_session_clock (session);
-  WickSpanEndRecord *record = wick_producer_reserve (producer, sizeof *record);
-  if (__builtin_expect (record != NULL, 1))
-    {
-      record->span = stack[index];
-      record->duration_ns = now > record->span.start_ns ? now - record->span.start_ns : 0;
-      wick_producer_commit (producer, record, sizeof *record, WICK_KIND_SPAN_END);
-    }
-  if (__builtin_expect (index == producer->depth - 1, 1))
-    {
-      producer->depth = index;
-      wick_producer_publish_depth (producer);
-    }
-  else
-    stack_remove (producer, index);
+  WickRingControl *control = producer->control;
+  uint64_t head = atomic_load_explicit (&control->commit, memory_order_relaxed);
+  uint64_t depth_gen = atomic_load_explicit (&control->depth_gen, memory_order_relaxed);
+  uint32_t depth = (uint32_t) depth_gen;
+  if (__builtin_expect (depth == 0 || control->stack[depth - 1].id != span
+                          || head + sizeof (WickSpanEndRecord) > producer->fast_end,
+                        0))
+    return span_end_slow (session, producer, span, now);
+  span_end_store (producer, head, depth_gen, now);
   return true;
 }
 
@@ -107,9 +191,10 @@ WickSpanId
 wick_span_current (WickSession *session)
 {
   WickProducer *producer = wick_producer_get (session);
-  if (producer == NULL || producer->depth == 0)
+  uint32_t depth = wick_producer_depth (producer);
+  if (producer->session == NULL || depth == 0)
     return 1;
-  return producer->control->stack[producer->depth - 1].id;
+  return producer->control->stack[depth - 1].id;
 }
 
 static WickString
@@ -125,42 +210,40 @@ intern_fast (WickSession *session, const char *name)
 WickSpanId
 wick_span_begin_interned (WickSession *session, WickString name, WickSpanKind kind)
 {
-  return span_begin (session, false, 0, name, kind, WICK_STEP_NONE, false);
+  return span_begin (session, 0, name, kind, WICK_STEP_NONE, false);
 }
 
 WickSpanId
 wick_span_begin_step_interned (WickSession *session, WickString name, WickSpanKind kind,
                                WickStep step)
 {
-  return span_begin (session, false, 0, name, kind, step, false);
+  return span_begin (session, 0, name, kind, step, false);
 }
 
 WickSpanId
 wick_span_begin_child_interned (WickSession *session, WickSpanId parent, WickString name,
                                 WickSpanKind kind, WickStep step)
 {
-  return span_begin (session, parent != 0, parent, name, kind, step, false);
+  return span_begin (session, parent, name, kind, step, false);
 }
 
 WickSpanId
 wick_span_begin (WickSession *session, const char *name, WickSpanKind kind)
 {
-  return span_begin (session, false, 0, intern_fast (session, name), kind, WICK_STEP_NONE,
-                     false);
+  return span_begin (session, 0, intern_fast (session, name), kind, WICK_STEP_NONE, false);
 }
 
 WickSpanId
 wick_span_begin_step (WickSession *session, const char *name, WickSpanKind kind, WickStep step)
 {
-  return span_begin (session, false, 0, intern_fast (session, name), kind, step, false);
+  return span_begin (session, 0, intern_fast (session, name), kind, step, false);
 }
 
 WickSpanId
 wick_span_begin_child (WickSession *session, WickSpanId parent, const char *name,
                        WickSpanKind kind, WickStep step)
 {
-  return span_begin (session, parent != 0, parent, intern_fast (session, name), kind, step,
-                     false);
+  return span_begin (session, parent, intern_fast (session, name), kind, step, false);
 }
 
 WickSpanId
@@ -183,7 +266,7 @@ wick_measurement_begin (WickSession *session, const char *name, WickError *error
       wick_set_error (error, "the string arena is full; \"%s\" could not be interned", name);
       return 0;
     }
-  WickSpanId id = span_begin (session, false, 0, handle, WICK_SPAN_FUNCTION, WICK_STEP_NONE, true);
+  WickSpanId id = span_begin (session, 0, handle, WICK_SPAN_FUNCTION, WICK_STEP_NONE, true);
   if (id == 0)
     wick_set_error (error, "the measured span was dropped (ring full or nesting too deep)");
   return id;

@@ -1,0 +1,353 @@
+/* bench-ring-hot-path.c — the cost of a span (begin + end) through the ring,
+ * against, in the same run and alternating round by round:
+ *   floor     the same two records (40 + 48 bytes, the same fields, the same
+ *             clock) stored to a thread-local buffer of the same size;
+ *   ring+reader  the ring while a follow reader drains it on another thread;
+ *   lttng     two LTTng-UST tracepoints (begin, end);
+ *   sysprof   a libsysprof-capture mark (begin time + duration) written by a
+ *             SysprofCaptureWriter (to /dev/null).
+ * Then the drain rate: one producer at full speed on a 16 MiB ring against a
+ * reader (decode only, decode + JSONL formatting, hold reader under drop).
+ *
+ * Prints medians over rounds and the ratios; never fails on timing.
+ * Arguments: [rounds] [spans per round] [drain seconds].
+ */
+#include "wick-session-internal.h"
+
+#include "bench-lttng-tp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sysprof-capture.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#define RING_BYTES (16u << 20)
+
+static const WickRunInfo run = {
+  .entrypoint = "bench::hot_path",
+  .phase = WICK_PHASE_TRAIN,
+  .capture_step = 1,
+  .device = "cpu",
+};
+
+static WickSession *
+open_session (WickRingPolicy policy)
+{
+  WickSessionOptions options = { .policy = policy, .ring_bytes = RING_BYTES, .max_threads = 4 };
+  WickError error;
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, &error);
+  if (session == NULL)
+    {
+      fprintf (stderr, "bench: %s\n", error.message);
+      exit (1);
+    }
+  return session;
+}
+
+/* ---------------------------------------------------------------------------
+ * The floor: the same records, the same clock, a thread-local buffer.
+ */
+
+static __thread uint8_t *floor_buffer; /* RING_BYTES, allocated by the measuring thread */
+static __thread uint64_t floor_head;
+static __thread uint64_t floor_next_id = 2;
+static volatile uint64_t sink;
+
+static inline uint64_t
+floor_begin (uint32_t name)
+{
+  uint64_t now = wick_clock_now_ns ();
+  WickSpanStartRecord *record = (void *) (floor_buffer + (floor_head & (RING_BYTES - 1)));
+  uint64_t id = floor_next_id++;
+  record->header = (WickRecordHeader){ 5, WICK_KIND_SPAN_START, 1, (uint32_t) id };
+  record->span = (WickSpanPayload){ .id = id, .parent = 1, .name = name, .start_ns = now };
+  floor_head += sizeof *record;
+  return now;
+}
+
+static inline void
+floor_end (uint64_t id, uint32_t name, uint64_t start)
+{
+  uint64_t now = wick_clock_now_ns ();
+  WickSpanEndRecord *record = (void *) (floor_buffer + (floor_head & (RING_BYTES - 1)));
+  record->header = (WickRecordHeader){ 6, WICK_KIND_SPAN_END, 1, (uint32_t) id };
+  record->span = (WickSpanPayload){ .id = id, .parent = 1, .name = name, .start_ns = start };
+  record->duration_ns = now - start;
+  floor_head += sizeof *record;
+}
+
+static __attribute__ ((noinline)) void
+run_floor (uint64_t spans)
+{
+  for (uint64_t i = 0; i < spans; i++)
+    {
+      uint64_t start = floor_begin (32);
+      floor_end (floor_next_id - 1, 32, start);
+    }
+  sink = floor_head;
+}
+
+/* ---------------------------------------------------------------------------
+ * The ring
+ */
+
+static WickSession *ring_session;
+static WickString ring_name;
+
+static __attribute__ ((noinline)) void
+run_ring (uint64_t spans)
+{
+  for (uint64_t i = 0; i < spans; i++)
+    {
+      WickSpanId span = wick_span_begin_interned (ring_session, ring_name, WICK_SPAN_FUNCTION);
+      wick_span_end (ring_session, span);
+    }
+}
+
+/* A follow reader draining ring_session on another thread. */
+static volatile int reader_stop;
+static uint64_t reader_records;
+
+static bool
+count_record (const WickRingRecord *record, void *user_data)
+{
+  (*(uint64_t *) user_data)++;
+  return true;
+}
+
+static void *
+follow_reader_thread (void *data)
+{
+  WickRingReader *reader = data;
+  while (!reader_stop)
+    if (wick_ring_reader_drain (reader, 0, count_record, &reader_records, NULL) == 0)
+      usleep (100);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * Peers
+ */
+
+static __attribute__ ((noinline)) void
+run_lttng (uint64_t spans)
+{
+  for (uint64_t i = 0; i < spans; i++)
+    {
+      lttng_ust_tracepoint (wick_bench, span_begin, i + 2, 1, 32);
+      lttng_ust_tracepoint (wick_bench, span_end, i + 2, 0);
+    }
+}
+
+static SysprofCaptureWriter *sysprof_writer;
+
+static __attribute__ ((noinline)) void
+run_sysprof (uint64_t spans)
+{
+  for (uint64_t i = 0; i < spans; i++)
+    {
+      int64_t begin = SYSPROF_CAPTURE_CURRENT_TIME;
+      int64_t end = SYSPROF_CAPTURE_CURRENT_TIME;
+      sysprof_capture_writer_add_mark (sysprof_writer, begin, -1, 1, (uint64_t) (end - begin),
+                                       "bench", "work", "");
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Measuring
+ */
+
+typedef struct
+{
+  const char *name;
+  void (*run) (uint64_t spans);
+  double *samples;
+} Contender;
+
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static double
+median (double *values, int n)
+{
+  qsort (values, (size_t) n, sizeof *values, compare_doubles);
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+static double
+time_round (void (*func) (uint64_t), uint64_t spans)
+{
+  uint64_t start = wick_clock_monotonic_ns ();
+  func (spans);
+  return (double) (wick_clock_monotonic_ns () - start) / (double) spans;
+}
+
+static void
+bench_hot_path (int rounds, uint64_t spans)
+{
+  floor_buffer = aligned_alloc (4096, RING_BYTES);
+  ring_session = open_session (WICK_RING_DROP);
+  ring_name = wick_intern (ring_session, "work");
+  int null_fd = open ("/dev/null", O_WRONLY | O_CLOEXEC);
+  sysprof_writer = sysprof_capture_writer_new_from_fd (null_fd, RING_BYTES);
+
+  Contender contenders[] = {
+    { "floor (thread-local buffer)", run_floor, NULL },
+    { "wick ring", run_ring, NULL },
+    { "wick ring + follow reader", run_ring, NULL },
+    { "lttng-ust tracepoints (no session)", run_lttng, NULL },
+    { "libsysprof-capture mark", run_sysprof, NULL },
+  };
+  const int n = sizeof contenders / sizeof contenders[0];
+  for (int c = 0; c < n; c++)
+    contenders[c].samples = calloc ((size_t) rounds, sizeof (double));
+
+  for (int c = 0; c < n; c++) /* warm-up: touch every page once */
+    contenders[c].run (spans / 4 + 1);
+
+  for (int r = 0; r < rounds; r++)
+    for (int c = 0; c < n; c++)
+      {
+        pthread_t reader_thread;
+        WickRingReader *reader = NULL;
+        if (c == 2)
+          {
+            reader = wick_ring_reader_new (wick_session_get_ring_fd (ring_session), NULL);
+            reader_stop = 0;
+            pthread_create (&reader_thread, NULL, follow_reader_thread, reader);
+          }
+        contenders[c].samples[r] = time_round (contenders[c].run, spans);
+        if (c == 2)
+          {
+            reader_stop = 1;
+            pthread_join (reader_thread, NULL);
+            wick_ring_reader_free (reader);
+          }
+      }
+
+  printf ("span begin+end, %d rounds of %llu spans, clock %s, median ns/span:\n", rounds,
+          (unsigned long long) spans, wick_clock_describe ());
+  double floor_ns = median (contenders[0].samples, rounds);
+  for (int c = 0; c < n; c++)
+    {
+      double m = median (contenders[c].samples, rounds);
+      double lo = contenders[c].samples[0], hi = contenders[c].samples[rounds - 1];
+      printf ("  %-38s %7.2f ns  (min %.2f, max %.2f)  %.2fx floor\n", contenders[c].name, m, lo,
+              hi, m / floor_ns);
+    }
+  printf ("  ring dropped %llu records (expected 0: no hold reader)\n",
+          (unsigned long long) wick_session_get_dropped (ring_session));
+  sysprof_capture_writer_unref (sysprof_writer);
+  wick_session_close (ring_session);
+  for (int c = 0; c < n; c++)
+    free (contenders[c].samples);
+}
+
+/* ---------------------------------------------------------------------------
+ * Drain rate
+ */
+
+typedef struct
+{
+  WickRingReader *reader;
+  WickJsonlFormatter *formatter;
+  uint64_t records;
+  uint64_t lines;
+  uint64_t bytes;
+  volatile int stop;
+} Drainer;
+
+static void
+count_line (const char *line, size_t length, void *user_data)
+{
+  Drainer *drainer = user_data;
+  drainer->lines++;
+  drainer->bytes += length + 1;
+}
+
+static bool
+drain_record (const WickRingRecord *record, void *user_data)
+{
+  Drainer *drainer = user_data;
+  drainer->records++;
+  if (drainer->formatter != NULL)
+    wick_jsonl_formatter_feed (drainer->formatter, record, count_line, drainer);
+  return true;
+}
+
+static void *
+drainer_thread (void *data)
+{
+  Drainer *drainer = data;
+  for (;;)
+    {
+      int stopping = drainer->stop;
+      long n = wick_ring_reader_drain (drainer->reader, 0, drain_record, drainer, NULL);
+      if (stopping && n == 0)
+        return NULL;
+      if (n == 0)
+        usleep (50);
+    }
+}
+
+static void
+bench_drain (const char *label, WickRingPolicy policy, WickRingReaderMode mode, bool format,
+             double seconds)
+{
+  WickSession *session = open_session (policy);
+  WickString name = wick_intern (session, "work");
+  Drainer drainer = { 0 };
+  drainer.reader = wick_ring_reader_new_full (wick_session_get_ring_fd (session), mode, NULL);
+  drainer.formatter = format ? wick_jsonl_formatter_new (false) : NULL;
+  pthread_t thread;
+  pthread_create (&thread, NULL, drainer_thread, &drainer);
+  uint64_t spans = 0;
+  uint64_t start = wick_clock_monotonic_ns ();
+  uint64_t deadline = start + (uint64_t) (seconds * 1e9);
+  while (wick_clock_monotonic_ns () < deadline)
+    for (int i = 0; i < 10000; i++, spans++)
+      {
+        WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
+        wick_span_end (session, span);
+      }
+  double elapsed = (double) (wick_clock_monotonic_ns () - start) / 1e9;
+  drainer.stop = 1;
+  pthread_join (thread, NULL);
+  WickRingReaderStats stats;
+  wick_ring_reader_get_stats (drainer.reader, &stats);
+  uint64_t produced = 2 * spans;
+  printf ("  %-44s producer %6.1f M records/s; reader %6.1f M records/s (%.0f MB/s of JSONL); "
+          "lost %llu, dropped %llu of %llu (%.2f%%)\n",
+          label, produced / elapsed / 1e6, (double) (drainer.records) / elapsed / 1e6,
+          (double) drainer.bytes / elapsed / 1e6, (unsigned long long) stats.lost,
+          (unsigned long long) wick_session_get_dropped (session), (unsigned long long) produced,
+          100.0 * (double) (stats.lost + wick_session_get_dropped (session)) / (double) produced);
+  wick_jsonl_formatter_free (drainer.formatter);
+  wick_ring_reader_free (drainer.reader);
+  wick_session_close (session);
+}
+
+int
+main (int argc, char **argv)
+{
+  int rounds = argc > 1 ? atoi (argv[1]) : 11;
+  uint64_t spans = argc > 2 ? strtoull (argv[2], NULL, 10) : 1000000;
+  double seconds = argc > 3 ? atof (argv[3]) : 1.0;
+  bench_hot_path (rounds, spans);
+  printf ("drain: one producer at full speed, 16 MiB ring, %.1f s each:\n", seconds);
+  bench_drain ("follow reader, decode only", WICK_RING_DROP, WICK_RING_READER_FOLLOW, false,
+               seconds);
+  bench_drain ("follow reader, decode + JSONL format", WICK_RING_DROP, WICK_RING_READER_FOLLOW,
+               true, seconds);
+  bench_drain ("hold reader (drop policy), decode only", WICK_RING_DROP, WICK_RING_READER_HOLD,
+               false, seconds);
+  bench_drain ("hold reader (drop policy), decode + format", WICK_RING_DROP,
+               WICK_RING_READER_HOLD, true, seconds);
+  return 0;
+}
