@@ -535,6 +535,13 @@ draw_ruler (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
       cairo_line_to (cr, x, WICK_TIMELINE_RULER);
       cairo_stroke (cr);
       g_autofree char *label = wick_format_time_label (rel, step);
+      PangoLayout *layout = scene_layout (self, cr);
+      pango_layout_set_width (layout, -1);
+      pango_layout_set_text (layout, label, -1);
+      int label_width, label_height;
+      pango_layout_get_pixel_size (layout, &label_width, &label_height);
+      if (x + 3 + label_width > view->width)
+        continue; /* no half labels at the right edge */
       wick_palette_set (cr, fg, 0.8);
       draw_text (self, cr, label, x + 3, 3, -1);
     }
