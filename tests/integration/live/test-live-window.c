@@ -62,6 +62,12 @@ stages_idle (gpointer panel)
 }
 
 static gboolean
+dialog_listed (gpointer dialog)
+{
+  return !wick_attach_dialog_is_listing (dialog);
+}
+
+static gboolean
 session_ended (gpointer session)
 {
   return wick_live_session_is_ended (session);
@@ -185,8 +191,14 @@ test_live_window (void)
   WickWindow *window = wick_window_new (GTK_APPLICATION (app));
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
+  /* Attach to Process…: the dialog lists the demo; attaching reuses the window. */
+  WickAttachDialog *dialog = wick_attach_dialog_new (app, GTK_WINDOW (window));
+  gtk_window_present (GTK_WINDOW (dialog));
+  iterate_until (dialog_listed, dialog);
+  g_assert_cmpuint (wick_attach_dialog_get_n_sessions (dialog), ==, 1);
+  screenshot ("live-attach.png");
   g_autoptr (GError) error = NULL;
-  GtkWindow *shown = wick_live_ui_attach_pid (app, GTK_WINDOW (window), demo_pid, &error);
+  GtkWindow *shown = wick_attach_dialog_attach (dialog, 0, &error);
   g_assert_no_error (error);
   g_assert_true (shown == GTK_WINDOW (window)); /* the welcome window is reused */
   WickLiveSession *session = wick_live_session_from_window (window);
