@@ -34,7 +34,7 @@ static const DecodeCase cases[] = {
   { OP_PREFIX "\"shape\":[1e2]}", "invalid type: floating point `100.0`, expected u64" },
   { OP_PREFIX "\"shape\":[-0]}", "invalid type: floating point `-0.0`, expected u64" },
   { OP_PREFIX "\"shape\":[18446744073709551616]}",
-    "invalid type: floating point `18446744073709552000.0`, expected u64" },
+    "invalid type: floating point `1.8446744073709552e19`, expected u64" },
   { OP_PREFIX "\"shape\":[18446744073709551615,0]}", NULL },
   { OP_PREFIX "\"shape\":[\"2\"]}", "invalid type: string \"2\", expected u64" },
   /* syntax */
