@@ -532,16 +532,19 @@ wick_record_decode (const uint8_t *record, size_t size, const WickArenaView *are
     return WICK_DECODE_PAD;
   if (header.kind > WICK_KIND_LAST)
     return WICK_DECODE_UNKNOWN_KIND;
-  memset (out, 0, sizeof *out);
   Cursor c = { record, sizeof header, size, scratch, 0, NULL };
   if (header.kind == WICK_KIND_SPAN_START || header.kind == WICK_KIND_SPAN_END)
     {
+      out->ring = 0; /* every span field is set below: no need to clear the union */
       out->kind = header.kind == WICK_KIND_SPAN_START ? WICK_RING_RECORD_SPAN_START
                                                       : WICK_RING_RECORD_SPAN_END;
       decode_span (&c, arena, out, header.kind == WICK_KIND_SPAN_END);
     }
   else
-    decode_variable (&c, header.kind, out);
+    {
+      memset (out, 0, sizeof *out);
+      decode_variable (&c, header.kind, out);
+    }
   if (c.error != NULL)
     {
       snprintf (error, error_size, "record kind %u seq %u: %s", header.kind, header.seq,

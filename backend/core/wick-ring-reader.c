@@ -62,7 +62,7 @@ struct WickRingReader
   bool intro_done;
 
   WickRingReaderStats stats;
-  uint64_t record_copy[WICK_RING_MAX_RECORD / 8];
+  uint64_t batch[WICK_RING_CHUNK_BYTES / 8]; /* records copied out of shared memory */
   WickDecodeScratch scratch;
 };
 
@@ -559,74 +559,21 @@ note_time (ReaderRing *ring, const WickRingRecord *record)
     }
 }
 
-/* Reads one record of ring index; false when there is nothing (more) to read now. */
-static bool
-read_one (WickRingReader *reader, Delivery *d, uint32_t index)
+/* Decodes and delivers one record copied at record (size bytes, at ring
+ * position pos). */
+static void
+deliver_copied (WickRingReader *reader, Delivery *d, uint32_t index, const uint8_t *record,
+                uint64_t size, const WickArenaView *arena)
 {
-  ReaderRing *ring = &reader->rings[index];
-  WickRingControl *control = ring_control (reader, index);
-  uint64_t commit = atomic_load_explicit (&control->commit, memory_order_acquire);
-  if (commit == ring->pos)
-    return false;
-  if (commit < ring->pos)
-    {
-      break_ring (reader, index, "the commit position went backwards", ring->pos, commit);
-      return false;
-    }
-  if (is_lapped (reader, ring->pos, commit))
-    {
-      resync (reader, index, commit);
-      return true;
-    }
-  const uint8_t *data = ring_data (reader, index);
-  uint64_t offset = ring->pos & (reader->ring_bytes - 1);
-  uint64_t in_chunk = ring->pos & (WICK_RING_CHUNK_BYTES - 1);
-  WickRecordHeader header;
-  memcpy (&header, data + offset, sizeof header);
-  uint64_t size = (uint64_t) header.words * 8;
-  const char *framing = NULL;
-  if (header.words == 0)
-    framing = "zero record length";
-  else if (in_chunk + size > WICK_RING_CHUNK_BYTES)
-    framing = "record length crosses its chunk";
-  else if (size > commit - ring->pos)
-    framing = "record length runs past the committed data";
-  else if (size > WICK_RING_MAX_RECORD && header.kind != WICK_KIND_PAD)
-    framing = "record length exceeds the largest record";
-  if (header.kind != WICK_KIND_PAD && framing == NULL)
-    memcpy (reader->record_copy, data + offset, size);
-  atomic_thread_fence (memory_order_acquire);
-  uint64_t after = atomic_load_explicit (&control->commit, memory_order_relaxed);
-  if (is_lapped (reader, ring->pos, after))
-    {
-      resync (reader, index, after);
-      return true;
-    }
-  if (framing != NULL)
-    {
-      break_ring (reader, index, framing, ring->pos, size);
-      return false;
-    }
-  ring->pos += size;
-  if (header.kind == WICK_KIND_PAD)
-    return true;
-  note_seq (reader, d, index, header.seq);
-  if (d->stop)
-    {
-      ring->pos -= size; /* deliver it on the next drain */
-      ring->expected_seq = header.seq;
-      return false;
-    }
-  WickRingRecord record;
+  WickRingRecord decoded;
   char error[160];
-  WickArenaView arena = arena_view (reader);
-  switch (wick_record_decode ((const uint8_t *) reader->record_copy, size, &arena,
-                              &reader->scratch, &record, error, sizeof error))
+  switch (wick_record_decode (record, size, arena, &reader->scratch, &decoded, error,
+                              sizeof error))
     {
     case WICK_DECODE_OK:
-      record.ring = index;
-      note_time (ring, &record);
-      deliver (reader, d, &record);
+      decoded.ring = index;
+      note_time (&reader->rings[index], &decoded);
+      deliver (reader, d, &decoded);
       break;
     case WICK_DECODE_UNKNOWN_KIND:
       reader->stats.unknown_skipped++;
@@ -638,6 +585,93 @@ read_one (WickRingReader *reader, Delivery *d, uint32_t index)
       note_error (reader, "ring %u: %s", index, error);
       break;
     }
+}
+
+/* Why a record of size bytes at ring position position, with available
+ * bytes copied from there, cannot be read, or NULL. */
+static const char *
+framing_error (const WickRecordHeader *header, uint64_t position, uint64_t size,
+               uint64_t available)
+{
+  if (header->words == 0)
+    return "zero record length";
+  if ((position & (WICK_RING_CHUNK_BYTES - 1)) + size > WICK_RING_CHUNK_BYTES)
+    return "record length crosses its chunk";
+  if (size > available)
+    return "record length runs past the committed data";
+  if (size > WICK_RING_MAX_RECORD && header->kind != WICK_KIND_PAD)
+    return "record length exceeds the largest record";
+  return NULL;
+}
+
+/* Copies the committed records of ring index up to its chunk's end out of
+ * shared memory at once (one commit load before and one after, so a reader
+ * that keeps up does not bounce the producer's commit line per record), then
+ * delivers them. False when there is nothing (more) to read now. */
+static bool
+read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
+{
+  ReaderRing *ring = &reader->rings[index];
+  WickRingControl *control = ring_control (reader, index);
+  uint64_t commit = atomic_load_explicit (&control->commit, memory_order_acquire);
+  uint64_t pos = ring->pos;
+  if (commit == pos)
+    return false;
+  if (commit < pos)
+    {
+      break_ring (reader, index, "the commit position went backwards", pos, commit);
+      return false;
+    }
+  if (is_lapped (reader, pos, commit))
+    {
+      resync (reader, index, commit);
+      return true;
+    }
+  uint64_t chunk_end = (pos | (WICK_RING_CHUNK_BYTES - 1)) + 1;
+  uint64_t end = commit < chunk_end ? commit : chunk_end;
+  uint64_t n = end - pos;
+  memcpy (reader->batch, ring_data (reader, index) + (pos & (reader->ring_bytes - 1)), n);
+  atomic_thread_fence (memory_order_acquire);
+  uint64_t after = atomic_load_explicit (&control->commit, memory_order_relaxed);
+  if (is_lapped (reader, pos, after))
+    {
+      resync (reader, index, after);
+      return true;
+    }
+  const uint8_t *batch = (const uint8_t *) reader->batch;
+  WickArenaView arena = arena_view (reader);
+  uint64_t offset = 0;
+  while (offset < n)
+    {
+      WickRecordHeader header;
+      memcpy (&header, batch + offset, sizeof header);
+      uint64_t size = (uint64_t) header.words * 8;
+      const char *framing = framing_error (&header, pos + offset, size, n - offset);
+      if (framing != NULL)
+        {
+          ring->pos = pos + offset;
+          break_ring (reader, index, framing, pos + offset, size);
+          return false;
+        }
+      if (header.kind != WICK_KIND_PAD)
+        {
+          note_seq (reader, d, index, header.seq);
+          if (d->stop)
+            {
+              ring->expected_seq = header.seq; /* deliver it on the next drain */
+              ring->pos = pos + offset;
+              return false;
+            }
+          deliver_copied (reader, d, index, batch + offset, size, &arena);
+        }
+      offset += size;
+      if (d->stop)
+        {
+          ring->pos = pos + offset;
+          return false;
+        }
+    }
+  ring->pos = end;
   return true;
 }
 
@@ -671,9 +705,9 @@ wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingReco
         {
           if (reader->rings[i].broken)
             continue;
-          for (int batch = 0; batch < 4096 && !d.stop; batch++)
+          for (int batch = 0; batch < 64 && !d.stop; batch++)
             {
-              if (!read_one (reader, &d, i))
+              if (!read_batch (reader, &d, i))
                 break;
               progress = true;
             }

@@ -10,6 +10,9 @@
 #include "wick-stages-panel.h"
 #include "wick-weights-panel.h"
 
+/* The live analysis (health, coverage) is redone at most every 250 ms, and
+ * never more often than ten times its own cost, so that a long session keeps
+ * the UI's frame rate (analysis is linear in the document). */
 #define ANALYZE_INTERVAL_US 250000
 /* The time the timeline shows when the first records arrive (follow mode then
  * keeps this width and slides it along). */
@@ -25,6 +28,7 @@ struct _WickLiveSession
   GString *lines;
   guint tick_id;
   gint64 last_analyze_us;
+  gint64 analyze_cost_us;
   gboolean analyze_pending;
   guint64 shown_dropped;
   guint64 shown_lost;
@@ -182,11 +186,12 @@ pump (WickLiveSession *self, gint64 budget_us)
   gint64 now = g_get_monotonic_time ();
   if (n > 0)
     self->analyze_pending = TRUE;
-  if (self->analyze_pending && now - self->last_analyze_us >= ANALYZE_INTERVAL_US
-      && !self->feed_failed)
+  if (self->analyze_pending && !self->feed_failed
+      && now - self->last_analyze_us >= MAX (ANALYZE_INTERVAL_US, 10 * self->analyze_cost_us))
     {
       wick_document_analyze (self->document);
-      self->last_analyze_us = now;
+      self->last_analyze_us = g_get_monotonic_time ();
+      self->analyze_cost_us = self->last_analyze_us - now;
       self->analyze_pending = FALSE;
     }
   if (n > 0)
