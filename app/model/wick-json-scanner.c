@@ -650,7 +650,7 @@ wick_json_describe_value (WickJsonScanner *scanner, GString *out)
             else
               {
                 g_string_append (out, "floating point `");
-                wick_rust_display_f64 (out, n.f64);
+                wick_json_format_f64 (out, n.f64); /* serde_json formats it with ryu */
                 g_string_append_c (out, '`');
               }
             break;
