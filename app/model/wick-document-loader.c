@@ -266,6 +266,7 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
 
   g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (self->n_lines == 0 && !self->finished, FALSE);
 
   g_free (self->path);
   self->path = g_strdup (path);

@@ -294,8 +294,8 @@ guint64 wick_document_get_first_extension_line (WickDocument *self);
  * progress callback is called on that thread too). Pointers returned by the
  * getters (arrays, strings) are valid until the next feed_line. */
 
-/* Reads a trace file. Returns FALSE with @error on I/O errors, cancellation
- * and parse errors; in the last case the document keeps what was read and
+/* Reads a trace file into a new document (once). Returns FALSE with @error on
+ * I/O errors, cancellation and parse errors; in the last case the document keeps what was read and
  * wick_document_get_parse_error() says where and why. Safe to call from a
  * worker thread; the document must not be shared until it returns. */
 gboolean wick_document_load_file (WickDocument *self, const char *path, GCancellable *cancellable,
