@@ -28,8 +28,8 @@ wick_json_reset (WickJson *json)
     json->data[0] = '\0';
 }
 
-static bool
-json_reserve (WickJson *json, size_t extra)
+bool
+wick_json_reserve (WickJson *json, size_t extra)
 {
   if (json->failed)
     return false;
@@ -52,7 +52,7 @@ json_reserve (WickJson *json, size_t extra)
 void
 wick_json_append (WickJson *json, const char *bytes, size_t length)
 {
-  if (!json_reserve (json, length))
+  if (!wick_json_reserve (json, length))
     return;
   memcpy (json->data + json->length, bytes, length);
   json->length += length;
@@ -100,8 +100,22 @@ wick_json_string_len (WickJson *json, const char *string, size_t length)
 {
   static const char hex[] = "0123456789abcdef";
   const unsigned char *s = (const unsigned char *) string;
-  if (!json_reserve (json, length + 2))
+  if (!wick_json_reserve (json, length + 2))
     return;
+  size_t plain = 0;
+  while (plain < length && s[plain] >= 0x20 && s[plain] < 0x80 && s[plain] != '"'
+         && s[plain] != '\\')
+    plain++;
+  if (plain == length)
+    {
+      char *out = json->data + json->length;
+      out[0] = '"';
+      memcpy (out + 1, string, length);
+      out[length + 1] = '"';
+      json->length += length + 2;
+      json->data[json->length] = '\0';
+      return;
+    }
   wick_json_append (json, "\"", 1);
   size_t run = 0; /* start of the pending verbatim run */
   size_t i = 0;
@@ -161,12 +175,27 @@ wick_json_string (WickJson *json, const char *string)
   wick_json_string_len (json, string ? string : "", string ? strlen (string) : 0);
 }
 
+size_t
+wick_format_u64 (uint64_t value, char *buffer)
+{
+  char digits[20];
+  size_t n = 0;
+  do
+    {
+      digits[n++] = (char) ('0' + value % 10);
+      value /= 10;
+    }
+  while (value != 0);
+  for (size_t i = 0; i < n; i++)
+    buffer[i] = digits[n - 1 - i];
+  return n;
+}
+
 void
 wick_json_u64 (WickJson *json, uint64_t value)
 {
   char buffer[24];
-  int n = snprintf (buffer, sizeof buffer, "%llu", (unsigned long long) value);
-  wick_json_append (json, buffer, (size_t) n);
+  wick_json_append (json, buffer, wick_format_u64 (value, buffer));
 }
 
 /* Shortest digits d1..dn and exponent k with value = 0.d1..dn x 10^k... as

@@ -22,6 +22,9 @@ typedef struct
 } WickJson;
 
 void wick_json_init (WickJson *json);
+/* Room for extra more bytes (plus a NUL) at json->data + json->length; false
+ * (and failed set) when memory runs out. */
+bool wick_json_reserve (WickJson *json, size_t extra);
 void wick_json_clear (WickJson *json);
 void wick_json_reset (WickJson *json);
 void wick_json_append (WickJson *json, const char *bytes, size_t length);
@@ -37,6 +40,9 @@ void wick_json_key (WickJson *json, const char *key);
 void wick_json_key_escaped (WickJson *json, const char *key);
 void wick_json_u64_array (WickJson *json, const uint64_t *values, size_t n);
 void wick_json_string_array (WickJson *json, const char *const *values, size_t n);
+
+/* Decimal digits of value into buffer (>= 20 bytes), no NUL; returns the length. */
+size_t wick_format_u64 (uint64_t value, char *buffer);
 
 /* Shortest round-trip text of a finite double into buffer (>= 32 bytes). */
 size_t wick_format_double (double value, char *buffer);

@@ -20,9 +20,10 @@ static void
 json_span_id (WickJson *json, const char *key, uint64_t id)
 {
   char text[24];
-  snprintf (text, sizeof text, "s%llu", (unsigned long long) id);
+  text[0] = 's';
+  size_t length = 1 + wick_format_u64 (id, text + 1);
   wick_json_key (json, key);
-  wick_json_string (json, text);
+  wick_json_string_len (json, text, length);
 }
 
 static void
@@ -60,30 +61,73 @@ json_field_shape (WickJson *json, const char *key, const uint64_t *shape, size_t
   wick_json_u64_array (json, shape, rank);
 }
 
-static void
-format_span_start (WickJson *json, const WickRingSpan *span)
+/* Span records are most of a trace: written straight into the buffer. */
+static char *
+put (char *out, const char *text, size_t length)
 {
-  json_kind (json, "span_start");
-  json_span_id (json, "id", span->id);
-  if (span->parent != 0)
-    json_span_id (json, "parent_id", span->parent);
-  json_field_string (json, "name", span->name);
-  json_field_u64 (json, "start_ns", span->start_ns);
-  json_field_string (json, "span_kind", wick_span_kind_to_string (span->span_kind));
-  wick_json_key (json, "measured");
-  wick_json_bool (json, span->measured);
-  if (span->step != WICK_STEP_NONE)
-    json_field_string (json, "step", wick_step_to_string (span->step));
-  wick_json_raw (json, "}");
+  memcpy (out, text, length);
+  return out + length;
+}
+
+#define PUT(out, literal) put ((out), (literal), sizeof (literal) - 1)
+
+static char *
+put_span_id (char *out, uint64_t id)
+{
+  *out++ = '"';
+  *out++ = 's';
+  out += wick_format_u64 (id, out);
+  *out++ = '"';
+  return out;
 }
 
 static void
-format_span_end (WickJson *json, const WickRingSpan *span)
+format_span_fast (WickJson *json, const WickRingRecord *record)
 {
-  json_kind (json, "span_end");
-  json_span_id (json, "id", span->id);
-  json_field_u64 (json, "duration_ns", span->duration_ns);
-  wick_json_raw (json, "}");
+  const WickRingSpan *span = &record->span;
+  if (!wick_json_reserve (json, 256))
+    return;
+  char *start = json->data + json->length, *out = start;
+  if (record->kind == WICK_RING_RECORD_SPAN_END)
+    {
+      out = PUT (out, "{\"kind\":\"span_end\",\"id\":");
+      out = put_span_id (out, span->id);
+      out = PUT (out, ",\"duration_ns\":");
+      out += wick_format_u64 (span->duration_ns, out);
+      *out++ = '}';
+      json->length += (size_t) (out - start);
+      json->data[json->length] = '\0';
+      return;
+    }
+  out = PUT (out, "{\"kind\":\"span_start\",\"id\":");
+  out = put_span_id (out, span->id);
+  if (span->parent != 0)
+    {
+      out = PUT (out, ",\"parent_id\":");
+      out = put_span_id (out, span->parent);
+    }
+  out = PUT (out, ",\"name\":");
+  json->length += (size_t) (out - start);
+  wick_json_string (json, span->name);
+  if (!wick_json_reserve (json, 128))
+    return;
+  start = out = json->data + json->length;
+  out = PUT (out, ",\"start_ns\":");
+  out += wick_format_u64 (span->start_ns, out);
+  out = PUT (out, ",\"span_kind\":\"");
+  const char *kind = wick_span_kind_to_string (span->span_kind);
+  out = put (out, kind, strlen (kind));
+  out = span->measured ? PUT (out, "\",\"measured\":true") : PUT (out, "\",\"measured\":false");
+  const char *step = wick_step_to_string (span->step);
+  if (step != NULL)
+    {
+      out = PUT (out, ",\"step\":\"");
+      out = put (out, step, strlen (step));
+      *out++ = '"';
+    }
+  *out++ = '}';
+  json->length += (size_t) (out - start);
+  json->data[json->length] = '\0';
 }
 
 static void
@@ -246,8 +290,10 @@ record_to_json (const WickRingRecord *r, WickJson *json)
     case WICK_RING_RECORD_META:
       wick_json_raw (json, r->meta.line ? r->meta.line : "");
       break;
-    case WICK_RING_RECORD_SPAN_START: format_span_start (json, &r->span); break;
-    case WICK_RING_RECORD_SPAN_END: format_span_end (json, &r->span); break;
+    case WICK_RING_RECORD_SPAN_START:
+    case WICK_RING_RECORD_SPAN_END:
+      format_span_fast (json, r);
+      break;
     case WICK_RING_RECORD_OP: format_op (json, &r->op); break;
     case WICK_RING_RECORD_TENSOR: format_tensor (json, &r->tensor); break;
     case WICK_RING_RECORD_TENSOR_STATS: format_tensor_stats (json, &r->tensor_stats); break;
