@@ -253,6 +253,16 @@ show_span (WickDetailsPane *self, guint index)
   guint n_children;
   wick_span_index_get_children (self->span_index, index, &n_children);
   add_field_take (self, _ ("Children"), g_strdup_printf ("%u", n_children));
+  if (span->parent >= 0)
+    {
+      const WickSpan *parent = &wick_document_get_spans (doc, NULL)[span->parent];
+      add_heading (self, _ ("Parent"));
+      GtkWidget *list = add_list (self);
+      g_autofree char *dur = wick_format_duration (parent->duration_ns);
+      g_autofree char *sub = g_strdup_printf ("%s · %s", wick_span_kind_name (parent->kind), dur);
+      add_list_row (self, list, wick_document_str (doc, parent->name), sub, WICK_RECORD_SPAN,
+                    span->parent);
+    }
   show_span_contents (self, index);
 }
 

@@ -612,8 +612,19 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
         }
     }
   draw_time_axis (cr, view);
-  if (view->hover_x >= WICK_MEMORY_AXIS && view->hover_x <= view->width - 16)
-    draw_readout (self, cr, view);
+  wick_memory_chart_draw_readout (self, cr, view);
+  cairo_restore (cr);
+}
+
+void
+wick_memory_chart_draw_readout (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view)
+{
+  if (view->hover_x < WICK_MEMORY_AXIS || view->hover_x > view->width - 16
+      || view->end_ns <= view->start_ns)
+    return;
+  cairo_save (cr);
+  cairo_set_line_width (cr, 1);
+  draw_readout (self, cr, view);
   cairo_restore (cr);
 }
 

@@ -44,6 +44,10 @@ const WickMemorySeries *wick_memory_chart_get_logical (WickMemoryChart *self, gu
 void wick_memory_chart_get_extent (WickMemoryChart *self, guint64 *start_ns, guint64 *end_ns);
 
 void wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view);
+/* Only the hover line and readout (drawn by wick_memory_chart_draw too), for
+ * a widget that keeps the rest of the chart cached between pointer moves. */
+void wick_memory_chart_draw_readout (WickMemoryChart *self, cairo_t *cr,
+                                     const WickMemoryViewport *view);
 double wick_memory_viewport_time_to_x (const WickMemoryViewport *view, guint64 t);
 guint64 wick_memory_viewport_x_to_time (const WickMemoryViewport *view, double x);
 /* The panel rectangle of device @i (plot area, without axis). */

@@ -15,6 +15,9 @@ struct _WickMemoryView
   double hover_x, pointer_x;
   guint64 drag_start, drag_end;
   gboolean drag_box;
+  /* The chart without the readout, kept while only the pointer moves. */
+  GskRenderNode *cached;
+  WickMemoryViewport cached_view;
 };
 
 G_DEFINE_FINAL_TYPE (WickMemoryView, wick_memory_view, GTK_TYPE_WIDGET)
@@ -57,10 +60,20 @@ wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
     out->origin_ns = 0;
 }
 
+static gboolean
+same_view (const WickMemoryViewport *a, const WickMemoryViewport *b)
+{
+  return a->start_ns == b->start_ns && a->end_ns == b->end_ns && a->origin_ns == b->origin_ns
+         && a->width == b->width && a->height == b->height && a->dark == b->dark
+         && a->range_start == b->range_start && a->range_end == b->range_end;
+}
+
 static void
 wick_memory_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   WickMemoryView *self = WICK_MEMORY_VIEW (widget);
+  if (self->dirty)
+    g_clear_pointer (&self->cached, gsk_render_node_unref);
   ensure_chart (self);
   if (self->chart == NULL)
     return;
@@ -68,11 +81,27 @@ wick_memory_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   wick_memory_view_get_params (self, &view);
   if (view.end_ns <= view.start_ns + 1)
     return;
-  cairo_t *cr
-    = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, gtk_widget_get_width (widget),
-                                                                gtk_widget_get_height (widget)));
-  wick_memory_chart_draw (self->chart, cr, &view);
-  cairo_destroy (cr);
+  graphene_rect_t bounds = GRAPHENE_RECT_INIT (0, 0, view.width, view.height);
+  if (self->cached == NULL || !same_view (&view, &self->cached_view))
+    {
+      g_clear_pointer (&self->cached, gsk_render_node_unref);
+      GtkSnapshot *base = gtk_snapshot_new ();
+      cairo_t *cr = gtk_snapshot_append_cairo (base, &bounds);
+      WickMemoryViewport without_hover = view;
+      without_hover.hover_x = -1;
+      wick_memory_chart_draw (self->chart, cr, &without_hover);
+      cairo_destroy (cr);
+      self->cached = gtk_snapshot_free_to_node (base);
+      self->cached_view = view;
+    }
+  if (self->cached)
+    gtk_snapshot_append_node (snapshot, self->cached);
+  if (view.hover_x >= 0)
+    {
+      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &bounds);
+      wick_memory_chart_draw_readout (self->chart, cr, &view);
+      cairo_destroy (cr);
+    }
 }
 
 static void
@@ -184,6 +213,7 @@ wick_memory_view_dispose (GObject *object)
   g_clear_object (&self->selection);
   g_clear_object (&self->document);
   g_clear_pointer (&self->chart, wick_memory_chart_free);
+  g_clear_pointer (&self->cached, gsk_render_node_unref);
   G_OBJECT_CLASS (wick_memory_view_parent_class)->dispose (object);
 }
 
@@ -243,6 +273,7 @@ wick_memory_view_set_document_full (WickMemoryView *self, WickDocument *document
 {
   g_set_object (&self->document, document);
   g_clear_pointer (&self->chart, wick_memory_chart_free);
+  g_clear_pointer (&self->cached, gsk_render_node_unref);
   self->chart = chart;
   self->dirty = chart == NULL;
   gtk_widget_queue_draw (GTK_WIDGET (self));

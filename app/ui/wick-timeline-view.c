@@ -344,6 +344,26 @@ on_zoom_scale (GtkGestureZoom *gesture, double scale, WickTimelineView *self)
 }
 
 static gboolean
+focus_selected_span (WickTimelineView *self, gboolean mark)
+{
+  gint64 index;
+  if (self->document == NULL
+      || wick_selection_get_record (self->selection, &index) != WICK_RECORD_SPAN)
+    return FALSE;
+  if (!mark)
+    {
+      wick_timeline_view_zoom_to_span (self, index);
+      return TRUE;
+    }
+  ensure_scene (self);
+  const WickSpan *span = &wick_document_get_spans (self->document, NULL)[index];
+  wick_selection_set_range (
+    self->selection, span->start_ns,
+    wick_timeline_index_span_end (wick_timeline_scene_get_index (self->scene), index));
+  return TRUE;
+}
+
+static gboolean
 on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModifierType state,
         WickTimelineView *self)
 {
@@ -386,6 +406,11 @@ on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModif
       case GDK_KEY_Escape:
         wick_selection_set_range (self->selection, 0, 0);
         return TRUE;
+      case GDK_KEY_f:
+        /* Perfetto's keys: f fits the selected span, m marks its extent. */
+        return focus_selected_span (self, FALSE);
+      case GDK_KEY_m:
+        return focus_selected_span (self, TRUE);
       default:
         return FALSE;
     }

@@ -8,8 +8,8 @@
  * wheel scrolls tracks when they overflow, horizontal wheel or shift pans
  * time); drag pans; shift+drag box-selects a range; click selects the record
  * under the pointer; + / − / 0 zoom in, out and to fit; W/S zoom and A/D pan
- * (as in Perfetto and Tracy); double-click zooms to a span; Escape clears
- * the range.
+ * (as in Perfetto and Tracy); double-click or F zooms to the selected span,
+ * M marks its extent as the range (Perfetto's keys); Escape clears the range.
  *
  * Follow mode (live): after the document changes, the visible range keeps its
  * width and ends at the document's end. Any zoom or pan by the user leaves

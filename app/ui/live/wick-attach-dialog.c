@@ -221,47 +221,19 @@ static void
 wick_attach_dialog_class_init (WickAttachDialogClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   object_class->dispose = wick_attach_dialog_dispose;
   object_class->finalize = wick_attach_dialog_finalize;
-}
-
-static GtkWidget *
-build_header (WickAttachDialog *self)
-{
-  GtkWidget *header = adw_header_bar_new ();
-  adw_header_bar_set_show_end_title_buttons (ADW_HEADER_BAR (header), FALSE);
-  adw_header_bar_set_show_start_title_buttons (ADW_HEADER_BAR (header), FALSE);
-  GtkWidget *cancel = gtk_button_new_with_mnemonic (_ ("_Cancel"));
-  g_signal_connect_swapped (cancel, "clicked", G_CALLBACK (gtk_window_destroy), self);
-  adw_header_bar_pack_start (ADW_HEADER_BAR (header), cancel);
-  self->attach_button = gtk_button_new_with_mnemonic (_ ("_Attach"));
-  gtk_widget_add_css_class (self->attach_button, "suggested-action");
-  gtk_widget_set_sensitive (self->attach_button, FALSE);
-  g_signal_connect (self->attach_button, "clicked", G_CALLBACK (on_attach_clicked), self);
-  adw_header_bar_pack_end (ADW_HEADER_BAR (header), self->attach_button);
-  GtkWidget *refresh = gtk_button_new_from_icon_name ("view-refresh-symbolic");
-  gtk_widget_set_tooltip_text (refresh, _ ("Refresh"));
-  g_signal_connect (refresh, "clicked", G_CALLBACK (on_refresh_clicked), self);
-  adw_header_bar_pack_end (ADW_HEADER_BAR (header), refresh);
-  return header;
-}
-
-static GtkWidget *
-build_list (WickAttachDialog *self)
-{
-  self->list = GTK_LIST_BOX (gtk_list_box_new ());
-  gtk_widget_add_css_class (GTK_WIDGET (self->list), "boxed-list");
-  gtk_list_box_set_selection_mode (self->list, GTK_SELECTION_SINGLE);
-  g_signal_connect (self->list, "row-activated", G_CALLBACK (on_row_activated), self);
-  GtkWidget *clamp = adw_clamp_new ();
-  gtk_widget_set_margin_top (clamp, 18);
-  gtk_widget_set_margin_bottom (clamp, 18);
-  gtk_widget_set_margin_start (clamp, 12);
-  gtk_widget_set_margin_end (clamp, 12);
-  adw_clamp_set_child (ADW_CLAMP (clamp), GTK_WIDGET (self->list));
-  GtkWidget *scrolled = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), clamp);
-  return scrolled;
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/wickprofiler/Wick/live/wick-attach-dialog.ui");
+  gtk_widget_class_bind_template_child (widget_class, WickAttachDialog, stack);
+  gtk_widget_class_bind_template_child (widget_class, WickAttachDialog, list);
+  gtk_widget_class_bind_template_child (widget_class, WickAttachDialog, empty);
+  gtk_widget_class_bind_template_child (widget_class, WickAttachDialog, attach_button);
+  gtk_widget_class_bind_template_callback (widget_class, on_attach_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_refresh_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_row_activated);
+  gtk_widget_class_bind_template_callback (widget_class, gtk_window_destroy);
 }
 
 static void
@@ -269,25 +241,7 @@ wick_attach_dialog_init (WickAttachDialog *self)
 {
   self->sessions = g_ptr_array_new ();
   self->cancellable = g_cancellable_new ();
-  gtk_window_set_title (GTK_WINDOW (self), _ ("Attach to Process"));
-  gtk_window_set_default_size (GTK_WINDOW (self), 560, 420);
-  gtk_window_set_modal (GTK_WINDOW (self), TRUE);
-
-  self->empty = ADW_STATUS_PAGE (adw_status_page_new ());
-  adw_status_page_set_icon_name (self->empty, "media-record-symbolic");
-  adw_status_page_set_title (self->empty, _ ("No Live Sessions"));
-  adw_status_page_set_description (self->empty,
-                                   _ ("Start a program that links libwick with control enabled "
-                                      "(WICK_CONTROL=1), or run wick-demo."));
-  self->stack = GTK_STACK (gtk_stack_new ());
-  gtk_stack_add_named (self->stack, GTK_WIDGET (self->empty), "empty");
-  gtk_stack_add_named (self->stack, build_list (self), "list");
-  gtk_widget_set_vexpand (GTK_WIDGET (self->stack), TRUE);
-
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  gtk_box_append (GTK_BOX (box), build_header (self));
-  gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->stack));
-  adw_window_set_content (ADW_WINDOW (self), box);
+  gtk_widget_init_template (GTK_WIDGET (self));
 }
 
 WickAttachDialog *

@@ -6,6 +6,7 @@
 #include <glib/gi18n.h>
 
 #include "live/wick-live-client.h"
+#include "wick-live-session.h"
 
 #define REFRESH_INTERVAL_S 1
 
@@ -52,7 +53,7 @@ static void
 toast (WickStagesPanel *self, const char *message)
 {
   if (self->window != NULL)
-    wick_window_add_toast (self->window, adw_toast_new (message));
+    wick_live_window_toast (self->window, message);
 }
 
 typedef void (*ReplyFunc) (WickStagesPanel *self, JsonObject *reply);
@@ -401,85 +402,27 @@ static void
 wick_stages_panel_class_init (WickStagesPanelClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   object_class->dispose = wick_stages_panel_dispose;
   object_class->finalize = wick_stages_panel_finalize;
-}
-
-static GtkSpinButton *
-add_spin_row (AdwPreferencesGroup *group, const char *title, const char *subtitle, double value,
-              double min, double max, double step, guint digits)
-{
-  GtkWidget *row = adw_action_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  GtkWidget *spin = gtk_spin_button_new_with_range (min, max, step);
-  gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), digits);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
-  gtk_widget_set_valign (spin, GTK_ALIGN_CENTER);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), spin);
-  adw_preferences_group_add (group, row);
-  return GTK_SPIN_BUTTON (spin);
-}
-
-static GtkWidget *
-build_unavailable (WickStagesPanel *self)
-{
-  AdwPreferencesGroup *group = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
-  self->unavailable_row = ADW_ACTION_ROW (adw_action_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->unavailable_row),
-                                 _ ("Capture is unavailable in this process"));
-  GtkWidget *icon = gtk_image_new_from_icon_name ("dialog-warning-symbolic");
-  gtk_widget_add_css_class (icon, "warning");
-  adw_action_row_add_prefix (self->unavailable_row, icon);
-  adw_preferences_group_add (group, GTK_WIDGET (self->unavailable_row));
-  gtk_widget_set_visible (GTK_WIDGET (group), FALSE);
-  return GTK_WIDGET (group);
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/wickprofiler/Wick/live/wick-stages-panel.ui");
+  gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, unavailable);
+  gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, unavailable_row);
+  gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, gate_cos);
+  gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, min_speedup);
+  gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, warmup);
+  gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, stages);
+  gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, empty);
+  gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, card_box);
 }
 
 static void
 wick_stages_panel_init (WickStagesPanel *self)
 {
   self->rows
-    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)stage_row_free);
-  gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
-  GtkWidget *scrolled = gtk_scrolled_window_new ();
-  gtk_widget_set_vexpand (scrolled, TRUE);
-  GtkWidget *clamp = adw_clamp_new ();
-  adw_clamp_set_maximum_size (ADW_CLAMP (clamp), 760);
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 18);
-  gtk_widget_set_margin_top (box, 24);
-  gtk_widget_set_margin_bottom (box, 24);
-  gtk_widget_set_margin_start (box, 12);
-  gtk_widget_set_margin_end (box, 12);
-
-  self->unavailable = build_unavailable (self);
-  AdwPreferencesGroup *gates = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
-  adw_preferences_group_set_title (gates, _ ("Capture Gates"));
-  adw_preferences_group_set_description (
-    gates, _ ("A capture is accepted only when the replayed graph matches the eager reference "
-              "and is a net win. 0 skips a gate."));
-  self->gate_cos = add_spin_row (gates, _ ("Parity cosine"),
-                                 _ ("Minimum cosine similarity against the eager output"), 0.999,
-                                 0.0, 1.0, 0.0001, 4);
-  self->min_speedup = add_spin_row (gates, _ ("Minimum speedup"),
-                                    _ ("Median eager/replay time ratio over alternating rounds"),
-                                    1.02, 0.0, 100.0, 0.01, 2);
-  self->warmup
-    = add_spin_row (gates, _ ("Warm-up runs"), _ ("Eager runs before recording"), 3, 0, 1000, 1, 0);
-  self->stages = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
-  adw_preferences_group_set_title (self->stages, _ ("Stages"));
-  self->empty = gtk_label_new (_ ("The process registered no stages."));
-  gtk_widget_add_css_class (self->empty, "dim-label");
-  self->card_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-
-  gtk_box_append (GTK_BOX (box), self->unavailable);
-  gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->stages));
-  gtk_box_append (GTK_BOX (box), self->empty);
-  gtk_box_append (GTK_BOX (box), self->card_box);
-  gtk_box_append (GTK_BOX (box), GTK_WIDGET (gates));
-  adw_clamp_set_child (ADW_CLAMP (clamp), box);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), clamp);
-  gtk_box_append (GTK_BOX (self), scrolled);
+    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) stage_row_free);
+  gtk_widget_init_template (GTK_WIDGET (self));
 }
 
 GtkWidget *

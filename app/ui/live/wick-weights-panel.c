@@ -6,6 +6,7 @@
 #include <glib/gi18n.h>
 
 #include "live/wick-live-client.h"
+#include "wick-live-session.h"
 
 #define REFRESH_INTERVAL_S 1
 
@@ -47,7 +48,7 @@ static void
 toast (WickWeightsPanel *self, const char *message)
 {
   if (self->window != NULL)
-    wick_window_add_toast (self->window, adw_toast_new (message));
+    wick_live_window_toast (self->window, message);
 }
 
 typedef void (*ReplyFunc) (WickWeightsPanel *self, JsonObject *reply, const char *what);
@@ -349,45 +350,23 @@ static void
 wick_weights_panel_class_init (WickWeightsPanelClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   object_class->dispose = wick_weights_panel_dispose;
   object_class->finalize = wick_weights_panel_finalize;
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/wickprofiler/Wick/live/wick-weights-panel.ui");
+  gtk_widget_class_bind_template_child (widget_class, WickWeightsPanel, group);
+  gtk_widget_class_bind_template_child (widget_class, WickWeightsPanel, empty);
+  gtk_widget_class_bind_template_child (widget_class, WickWeightsPanel, restore_all);
+  gtk_widget_class_bind_template_callback (widget_class, on_restore_all_clicked);
 }
 
 static void
 wick_weights_panel_init (WickWeightsPanel *self)
 {
-  self->rows
-    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)module_row_free);
-  gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
-  GtkWidget *scrolled = gtk_scrolled_window_new ();
-  gtk_widget_set_vexpand (scrolled, TRUE);
-  GtkWidget *clamp = adw_clamp_new ();
-  adw_clamp_set_maximum_size (ADW_CLAMP (clamp), 760);
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 18);
-  gtk_widget_set_margin_top (box, 24);
-  gtk_widget_set_margin_bottom (box, 24);
-  gtk_widget_set_margin_start (box, 12);
-  gtk_widget_set_margin_end (box, 12);
-
-  self->group = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
-  adw_preferences_group_set_title (self->group, _ ("Weight Modules"));
-  adw_preferences_group_set_description (
-    self->group, _ ("Evict frees a module's memory: parameters that match its safetensors "
-                    "checkpoint go to the disk tier, the rest to RAM. Restore brings them back "
-                    "at the same address, bit-exact."));
-  self->restore_all = gtk_button_new_with_mnemonic (_ ("Restore _All"));
-  gtk_widget_set_valign (self->restore_all, GTK_ALIGN_CENTER);
-  gtk_widget_set_sensitive (self->restore_all, FALSE);
-  g_signal_connect (self->restore_all, "clicked", G_CALLBACK (on_restore_all_clicked), self);
-  adw_preferences_group_set_header_suffix (self->group, self->restore_all);
-  self->empty = gtk_label_new (_ ("The process registered no weight modules."));
-  gtk_widget_add_css_class (self->empty, "dim-label");
-
-  gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->group));
-  gtk_box_append (GTK_BOX (box), self->empty);
-  adw_clamp_set_child (ADW_CLAMP (clamp), box);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), clamp);
-  gtk_box_append (GTK_BOX (self), scrolled);
+  self->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                      (GDestroyNotify) module_row_free);
+  gtk_widget_init_template (GTK_WIDGET (self));
 }
 
 GtkWidget *
