@@ -575,11 +575,9 @@ compare_memory_time (gconstpointer a, gconstpointer b, gpointer user_data)
   return x < y ? -1 : x > y;
 }
 
-guint32 *wick_memory_sorted_indices (WickDocument *doc);
-
 /* Memory events stably sorted by timestamp_ns (ties keep file order). */
-guint32 *
-wick_memory_sorted_indices (WickDocument *doc)
+static guint32 *
+memory_sorted_indices (WickDocument *doc)
 {
   const WickMemoryEvent *events = (const WickMemoryEvent *)(gpointer)doc->memory->data;
   guint n = doc->memory->len;
@@ -660,7 +658,7 @@ check_memory_pairing (Health *h)
 {
   WickDocument *doc = h->doc;
   const WickMemoryEvent *events = (const WickMemoryEvent *)(gpointer)doc->memory->data;
-  guint32 *order = wick_memory_sorted_indices (doc);
+  guint32 *order = memory_sorted_indices (doc);
   LiveMap map
     = { g_new0 (LiveStorage, 1024), 1024, 0, 0, g_array_new (FALSE, FALSE, sizeof (Alias)) };
 
