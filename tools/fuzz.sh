@@ -8,7 +8,10 @@ for target in "$build"/tests/fuzz/fuzz-*; do
   name=$(basename "$target")
   case "$name" in fuzz-replay-*) continue ;; esac
   [ -f "$target" ] && [ -x "$target" ] || continue
-  corpus=$(dirname "$0")/../tests/fuzz/${name#fuzz-}/corpus
+  target_name=${name#fuzz-}
+  corpus=$(dirname "$0")/../tests/fuzz/$target_name/corpus
+  [ -d "$corpus" ] || corpus=$(dirname "$0")/../tests/fuzz/${target_name%%-*}/corpus
+  [ -d "$corpus" ] || { echo "fuzz: no seed corpus for $name"; status=1; continue; }
   work=$(mktemp -d)
   echo "fuzz: $name for ${seconds}s"
   "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "$work" "$corpus" \
