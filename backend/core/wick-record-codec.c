@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ABSENT_STRING 0xffffffffu
@@ -338,9 +339,24 @@ read_enum (Cursor *c, uint64_t limit, const char *what)
   return value;
 }
 
+void
+wick_arena_cache_clear (WickArenaCache *cache)
+{
+  for (size_t i = 0; i < WICK_ARENA_CACHE; i++)
+    {
+      free (cache->strings[i]);
+      cache->strings[i] = NULL;
+      cache->handles[i] = 0;
+    }
+}
+
 const char *
 wick_arena_resolve (const WickArenaView *arena, uint32_t handle)
 {
+  WickArenaCache *cache = arena != NULL ? arena->cache : NULL;
+  size_t slot = (handle >> 3) % WICK_ARENA_CACHE;
+  if (cache != NULL && handle != 0 && cache->handles[slot] == handle)
+    return cache->strings[slot];
   uint32_t length;
   if (arena == NULL || arena->base == NULL || handle < 8 || (handle & 7) != 0
       || (uint64_t) handle + 8 > arena->used)
@@ -351,6 +367,18 @@ wick_arena_resolve (const WickArenaView *arena, uint32_t handle)
   const char *string = (const char *) arena->base + handle + 8;
   if (string[length] != '\0' || memchr (string, '\0', length) != NULL)
     return NULL;
+  if (cache != NULL)
+    {
+      char *copy = malloc ((size_t) length + 1);
+      if (copy == NULL)
+        return NULL;
+      memcpy (copy, string, length);
+      copy[length] = '\0';
+      free (cache->strings[slot]);
+      cache->handles[slot] = handle;
+      cache->strings[slot] = copy;
+      return copy;
+    }
   return string;
 }
 

@@ -34,13 +34,29 @@ void wick_encode_string_array (WickEncoder *encoder, const char *const *values, 
 void wick_encode_payload (WickEncoder *encoder, uint8_t kind, const WickRingRecord *record);
 
 /* Read-only view of the string arena, for span names. */
+#define WICK_ARENA_CACHE 64
+
+/* Private copies of strings already resolved: a name is checked and copied
+ * out of shared memory once, so a producer changing it later cannot make a
+ * reader run past its end. Owned by the reader (wick_arena_cache_clear). */
+typedef struct
+{
+  uint32_t handles[WICK_ARENA_CACHE];
+  char *strings[WICK_ARENA_CACHE];
+} WickArenaCache;
+
+void wick_arena_cache_clear (WickArenaCache *cache);
+
 typedef struct
 {
   const uint8_t *base;
-  uint64_t used;     /* read with acquire by the caller */
+  uint64_t used;         /* read with acquire by the caller */
+  WickArenaCache *cache; /* optional */
 } WickArenaView;
 
-/* Resolves an interned handle; NULL when it is outside the arena or malformed. */
+/* Resolves an interned handle; NULL when it is outside the arena or malformed.
+ * With a cache the result is a private copy, valid until the next call;
+ * without, it points into the arena. */
 const char *wick_arena_resolve (const WickArenaView *arena, uint32_t handle);
 
 #define WICK_DECODE_MAX_STRINGS 2048

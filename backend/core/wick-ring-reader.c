@@ -62,6 +62,7 @@ struct WickRingReader
   bool intro_done;
 
   WickRingReaderStats stats;
+  WickArenaCache arena_cache;
   uint64_t batch[WICK_RING_CHUNK_BYTES / 8]; /* records copied out of shared memory */
   WickDecodeScratch scratch;
 };
@@ -174,6 +175,7 @@ static WickArenaView
 arena_view (WickRingReader *reader)
 {
   WickArenaView view;
+  view.cache = &reader->arena_cache;
   view.base = reader->map + reader->arena_offset;
   view.used = atomic_load_explicit (&reader->header->arena_used, memory_order_acquire);
   if (view.used > reader->arena_capacity)
@@ -386,6 +388,7 @@ wick_ring_reader_free (WickRingReader *reader)
     munmap (reader->map, reader->map_bytes);
   if (reader->fd >= 0)
     close (reader->fd);
+  wick_arena_cache_clear (&reader->arena_cache);
   free (reader->meta_line);
   free (reader->rings);
   free (reader->intro_spans);
