@@ -1,6 +1,8 @@
 /* wick-details-pane.c — see wick-details-pane.h for the contract. */
 #include "wick-details-pane.h"
 
+#include <adwaita.h>
+
 #include <glib/gi18n.h>
 #include <json-glib/json-glib.h>
 
@@ -14,7 +16,9 @@ struct _WickDetailsPane
 {
   GtkWidget parent_instance;
   GtkWidget *scrolled;
+  GtkWidget *range_box; /* summary of the box-selected range, above the record */
   GtkWidget *box;
+  guint range_source;
   GtkWidget *title;
   GtkWidget *grid;
   guint grid_rows;
@@ -469,11 +473,112 @@ refresh (WickDetailsPane *self)
     }
 }
 
+typedef struct
+{
+  WickStr name;
+  guint64 ns;
+  guint count;
+} RangeShare;
+
+static int
+compare_shares (gconstpointer a, gconstpointer b)
+{
+  const RangeShare *x = a, *y = b;
+  return x->ns > y->ns ? -1 : x->ns < y->ns ? 1 : 0;
+}
+
+/* Perfetto's area selection, in short: what the range holds, by span name,
+ * each span counted for the part of it inside the range. */
+static void
+refresh_range (WickDetailsPane *self)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (self->range_box)))
+    gtk_box_remove (GTK_BOX (self->range_box), child);
+  guint64 a, b;
+  wick_selection_get_range (self->selection, &a, &b);
+  gtk_widget_set_visible (self->range_box, self->document != NULL && b > a);
+  if (self->document == NULL || b <= a)
+    return;
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (self->document, &n);
+  g_autoptr (GHashTable) by_name = g_hash_table_new (NULL, NULL);
+  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (RangeShare));
+  guint overlapping = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      guint64 start = spans[i].start_ns, end = start + spans[i].duration_ns;
+      if (!(spans[i].flags & WICK_SPAN_FLAG_CLOSED) || end <= a || start >= b)
+        continue;
+      overlapping++;
+      guint64 inside = MIN (end, b) - MAX (start, a);
+      gpointer slot;
+      if (!g_hash_table_lookup_extended (by_name, GUINT_TO_POINTER (spans[i].name), NULL, &slot))
+        {
+          RangeShare share = { spans[i].name, 0, 0 };
+          g_array_append_val (shares, share);
+          slot = GUINT_TO_POINTER (shares->len);
+          g_hash_table_insert (by_name, GUINT_TO_POINTER (spans[i].name), slot);
+        }
+      RangeShare *share = &g_array_index (shares, RangeShare, GPOINTER_TO_UINT (slot) - 1);
+      share->ns += inside;
+      share->count++;
+    }
+  g_array_sort (shares, compare_shares);
+
+  g_autofree char *duration = wick_format_duration (b - a);
+  g_autofree char *title = g_strdup_printf (_ ("Selected range: %s"), duration);
+  GtkWidget *label = gtk_label_new (title);
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+  gtk_widget_add_css_class (label, "heading");
+  gtk_box_append (GTK_BOX (self->range_box), label);
+  g_autofree char *count
+    = g_strdup_printf (g_dngettext (NULL, "%u span overlaps it; time inside it by name:",
+                                    "%u spans overlap it; time inside it by name:", overlapping),
+                       overlapping);
+  label = gtk_label_new (count);
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_widget_add_css_class (label, "dim-label");
+  gtk_box_append (GTK_BOX (self->range_box), label);
+  GtkWidget *list = gtk_list_box_new ();
+  gtk_widget_add_css_class (list, "boxed-list");
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+  for (guint i = 0; i < MIN (shares->len, 8u); i++)
+    {
+      const RangeShare *share = &g_array_index (shares, RangeShare, i);
+      g_autofree char *ns = wick_format_duration (share->ns);
+      g_autofree char *line
+        = g_strdup_printf (g_dngettext (NULL, "%s in %u span · %.0f %% of the range",
+                                        "%s in %u spans · %.0f %% of the range", share->count),
+                           ns, share->count, 100.0 * share->ns / (b - a));
+      GtkWidget *row = adw_action_row_new ();
+      g_autofree char *name
+        = g_markup_escape_text (wick_document_str (self->document, share->name), -1);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), name);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), line);
+      gtk_list_box_append (GTK_LIST_BOX (list), row);
+    }
+  gtk_box_append (GTK_BOX (self->range_box), list);
+}
+
+static gboolean
+refresh_range_later (gpointer user_data)
+{
+  WickDetailsPane *self = user_data;
+  self->range_source = 0;
+  refresh_range (self);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 on_selection_changed (WickSelection *selection, guint what, WickDetailsPane *self)
 {
   if (what & WICK_SELECTION_CHANGED_RECORD)
     refresh (self);
+  /* A range being dragged changes every frame: summarise it when it rests. */
+  if ((what & WICK_SELECTION_CHANGED_RANGE) && self->range_source == 0)
+    self->range_source = g_timeout_add (120, refresh_range_later, self);
 }
 
 static void
@@ -485,6 +590,7 @@ wick_details_pane_dispose (GObject *object)
   g_clear_object (&self->selection);
   g_clear_object (&self->document);
   g_clear_pointer (&self->span_index, wick_span_index_free);
+  g_clear_handle_id (&self->range_source, g_source_remove);
   g_clear_pointer (&self->scrolled, gtk_widget_unparent);
   G_OBJECT_CLASS (wick_details_pane_parent_class)->dispose (object);
 }
@@ -503,12 +609,17 @@ wick_details_pane_init (WickDetailsPane *self)
   self->scrolled = gtk_scrolled_window_new ();
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scrolled), GTK_POLICY_NEVER,
                                   GTK_POLICY_AUTOMATIC);
+  GtkWidget *outer = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+  gtk_widget_set_margin_start (outer, 12);
+  gtk_widget_set_margin_end (outer, 12);
+  gtk_widget_set_margin_top (outer, 12);
+  gtk_widget_set_margin_bottom (outer, 12);
+  self->range_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_set_visible (self->range_box, FALSE);
   self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  gtk_widget_set_margin_start (self->box, 12);
-  gtk_widget_set_margin_end (self->box, 12);
-  gtk_widget_set_margin_top (self->box, 12);
-  gtk_widget_set_margin_bottom (self->box, 12);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), self->box);
+  gtk_box_append (GTK_BOX (outer), self->range_box);
+  gtk_box_append (GTK_BOX (outer), self->box);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), outer);
   gtk_widget_set_parent (self->scrolled, GTK_WIDGET (self));
 }
 
@@ -534,6 +645,19 @@ wick_details_pane_document_changed (WickDetailsPane *self)
 {
   g_clear_pointer (&self->span_index, wick_span_index_free);
   refresh (self);
+  refresh_range (self);
+}
+
+guint
+wick_details_pane_get_range_rows (WickDetailsPane *self)
+{
+  GtkWidget *list = gtk_widget_get_last_child (self->range_box);
+  guint n = 0;
+  if (list && GTK_IS_LIST_BOX (list))
+    for (GtkWidget *row = gtk_widget_get_first_child (list); row;
+         row = gtk_widget_get_next_sibling (row))
+      n++;
+  return gtk_widget_get_visible (self->range_box) ? n : 0;
 }
 
 const char *

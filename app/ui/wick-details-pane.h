@@ -4,7 +4,9 @@
  * trace's first span, duration, self time), parent, bytes allocated and freed
  * in it, and the ops, tensors and device intervals it holds (click one to
  * select it). For other records: all their fields; Wick extension records
- * show their JSON.
+ * show their JSON. Above it, while a range is box-selected: the range's
+ * duration, how many spans overlap it and the time inside it by span name
+ * (Perfetto's area selection, condensed), recomputed when the range rests.
  */
 #pragma once
 
@@ -20,6 +22,8 @@ G_DECLARE_FINAL_TYPE (WickDetailsPane, wick_details_pane, WICK, DETAILS_PANE, Gt
 GtkWidget *wick_details_pane_new (WickSelection *selection);
 void wick_details_pane_set_document (WickDetailsPane *self, WickDocument *document);
 void wick_details_pane_document_changed (WickDetailsPane *self);
+/* Rows of the range summary (span names inside the selected range), for tests. */
+guint wick_details_pane_get_range_rows (WickDetailsPane *self);
 /* The title shown (record name), for tests. */
 const char *wick_details_pane_get_title (WickDetailsPane *self);
 

@@ -288,6 +288,17 @@ test_selection_propagates (void)
   wick_selection_set_record (selection, type, index);
   g_assert_cmpstr (wick_details_pane_get_title (details), ==, "train_mlp");
 
+  /* A range box-selected over one training step is summarised by name. */
+  g_assert_cmpuint (wick_details_pane_get_range_rows (details), ==, 0);
+  gint32 step = wick_document_find_span (document, "s3"); /* the first train_step */
+  const WickSpan *s4 = &wick_document_get_spans (document, NULL)[step];
+  wick_selection_set_range (selection, s4->start_ns, s4->start_ns + s4->duration_ns);
+  iterate_for (300);
+  g_assert_cmpuint (wick_details_pane_get_range_rows (details), ==, 8);
+  wick_selection_set_range (selection, 0, 0);
+  iterate_for (300);
+  g_assert_cmpuint (wick_details_pane_get_range_rows (details), ==, 0);
+
   /* Selecting an op row in the costs page selects the op everywhere. */
   WickCostsPage *costs = WICK_COSTS_PAGE (wick_window_get_view (window, "costs"));
   WickTable *ops = wick_costs_page_get_table (costs, "ops");
