@@ -187,6 +187,24 @@ wick_span_end (WickSession *session, WickSpanId span)
   return true;
 }
 
+bool
+wick_span_end_timed (WickSession *session, WickSpanId span, uint64_t *duration_ns)
+{
+  WickProducer *producer = wick_producer_get (session);
+  uint64_t now = wick_session_clock (session);
+  uint32_t depth = wick_producer_depth (producer);
+  const WickSpanPayload *stack = producer->control->stack;
+  uint32_t index = depth;
+  while (index > 0 && stack[index - 1].id != span)
+    index--;
+  if (span == 0 || index == 0)
+    return false;
+  uint64_t start = stack[index - 1].start_ns;
+  if (duration_ns != NULL)
+    *duration_ns = now > start ? now - start : 0;
+  return span_end_slow (session, producer, span, now);
+}
+
 WickSpanId
 wick_span_current (WickSession *session)
 {

@@ -311,6 +311,9 @@ WickSpanId wick_measurement_begin (WickSession *session, const char *name, WickE
 /* Ends a span this thread began (inner spans it still has open stay open).
  * Returns false for 0 and for a span not open on this thread. */
 bool wick_span_end (WickSession *session, WickSpanId span);
+/* wick_span_end that also gives the duration it recorded (for call edges,
+ * whose host_duration_ns must equal the target span's duration). */
+bool wick_span_end_timed (WickSession *session, WickSpanId span, uint64_t *duration_ns);
 /* The innermost span open on this thread, or 1 (the root). */
 WickSpanId wick_span_current (WickSession *session);
 
