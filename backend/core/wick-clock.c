@@ -17,7 +17,7 @@ wick_clock_monotonic_ns (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 #if defined(__x86_64__)
@@ -74,7 +74,7 @@ calibrate_tsc (void)
   sample_pair (&tsc1, &mono1);
   if (tsc1 <= tsc0 || mono1 <= mono0)
     return;
-  wick_clock.mult = (uint64_t) (((unsigned __int128) (mono1 - mono0) << 32) / (tsc1 - tsc0));
+  wick_clock.mult = (uint64_t)(((unsigned __int128)(mono1 - mono0) << 32) / (tsc1 - tsc0));
   wick_clock.tsc_base = tsc1;
   wick_clock.mono_base = mono1;
   wick_clock.use_tsc = wick_clock.mult != 0;
@@ -91,7 +91,7 @@ clock_init_once (void)
     if (cpu_has_invariant_tsc () || kernel_uses_tsc ())
       calibrate_tsc ();
 #else
-  (void) forced;
+  (void)forced;
 #endif
 }
 

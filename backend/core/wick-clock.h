@@ -35,11 +35,11 @@ wick_clock_now_ns (void)
     {
       uint64_t ticks = __builtin_ia32_rdtsc ();
       return wick_clock.mono_base
-             + (uint64_t) (((unsigned __int128) (ticks - wick_clock.tsc_base) * wick_clock.mult)
-                           >> 32);
+             + (uint64_t)(((unsigned __int128)(ticks - wick_clock.tsc_base) * wick_clock.mult)
+                          >> 32);
     }
 #endif
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

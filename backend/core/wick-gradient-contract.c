@@ -35,7 +35,7 @@ is_blank (const char *string)
   if (string == NULL)
     return true;
   for (; *string != '\0'; string++)
-    if (!isspace ((unsigned char) *string))
+    if (!isspace ((unsigned char)*string))
       return false;
   return true;
 }
@@ -59,7 +59,7 @@ wick_gradient_manifest_sha256 (const WickExpectedGradient *expected, size_t n_ex
           uint64_t size = strlen (field);
           unsigned char le[8];
           for (int b = 0; b < 8; b++)
-            le[b] = (unsigned char) (size >> (8 * b));
+            le[b] = (unsigned char)(size >> (8 * b));
           ok = EVP_DigestUpdate (context, le, 8) == 1
                && EVP_DigestUpdate (context, field, size) == 1;
         }
@@ -147,11 +147,13 @@ validate_families (const WickExpectedGradient *expected, size_t n_expected,
       if (families[i].expectation != WICK_EXPECT_INACTIVE
           && (families[i].min_present < 1 || families[i].min_present > members))
         {
-          wick_set_error (error, "active or data-conditional gradient family \"%s\" needs "
-                          "min_present in 1..=%zu", name, members);
+          wick_set_error (error,
+                          "active or data-conditional gradient family \"%s\" needs "
+                          "min_present in 1..=%zu",
+                          name, members);
           return false;
         }
-      if ((unsigned) families[i].expectation > WICK_EXPECT_DATA_CONDITIONAL)
+      if ((unsigned)families[i].expectation > WICK_EXPECT_DATA_CONDITIONAL)
         {
           wick_set_error (error, "gradient family \"%s\" has an invalid expectation", name);
           return false;
@@ -163,7 +165,7 @@ validate_families (const WickExpectedGradient *expected, size_t n_expected,
 static int
 compare_strings (const void *a, const void *b)
 {
-  return strcmp (*(const char *const *) a, *(const char *const *) b);
+  return strcmp (*(const char *const *)a, *(const char *const *)b);
 }
 
 /* Families used by the manifest, sorted, each must have a contract. */
@@ -188,8 +190,7 @@ validate_family_coverage (const WickExpectedGradient *expected, size_t n_expecte
         found = strcmp (families[f].family, used[i]) == 0;
       if (!found)
         {
-          wick_set_error (error, "gradient manifest family \"%s\" has no family contract",
-                          used[i]);
+          wick_set_error (error, "gradient manifest family \"%s\" has no family contract", used[i]);
           ok = false;
         }
     }
@@ -224,12 +225,12 @@ wick_gradient_contract_free (WickGradientContract *contract)
     return;
   for (size_t i = 0; i < contract->n_expected; i++)
     {
-      free ((char *) contract->expected[i].root);
-      free ((char *) contract->expected[i].key);
-      free ((char *) contract->expected[i].family);
+      free ((char *)contract->expected[i].root);
+      free ((char *)contract->expected[i].key);
+      free ((char *)contract->expected[i].family);
     }
   for (size_t i = 0; i < contract->n_families; i++)
-    free ((char *) contract->families[i].family);
+    free ((char *)contract->families[i].family);
   free (contract->expected);
   free (contract->families);
   free (contract);
@@ -274,8 +275,7 @@ contract_copy_arrays (const WickExpectedGradient *expected, size_t n_expected,
 
 WickGradientContract *
 wick_gradient_contract_new (const WickExpectedGradient *expected, size_t n_expected,
-                            const WickGradientFamily *families, size_t n_families,
-                            WickError *error)
+                            const WickGradientFamily *families, size_t n_families, WickError *error)
 {
   if ((n_expected > 0 && expected == NULL) || (n_families > 0 && families == NULL))
     {
@@ -291,8 +291,8 @@ wick_gradient_contract_new (const WickExpectedGradient *expected, size_t n_expec
       wick_set_error (error, "out of memory copying the gradient contract");
       return NULL;
     }
-  if (!wick_gradient_manifest_sha256 (contract->expected, contract->n_expected,
-                                      contract->digest, error))
+  if (!wick_gradient_manifest_sha256 (contract->expected, contract->n_expected, contract->digest,
+                                      error))
     {
       wick_gradient_contract_free (contract);
       return NULL;
@@ -469,7 +469,7 @@ wick_gradient_plan_find_key (const WickGradientPlan *plan, const char *key)
       size_t mid = (low + high) / 2;
       int order = strcmp (plan->keys[mid], key);
       if (order == 0)
-        return (long) mid;
+        return (long)mid;
       if (order < 0)
         low = mid + 1;
       else
@@ -503,8 +503,8 @@ wick_gradient_plan_record (const WickGradientPlan *plan, WickSession *session,
       else
         state = WICK_GRADIENT_PRESENT, has_norm = true, norm = gradients[i].norm;
       WickError inner;
-      if (!wick_session_record_gradient (session, plan->root, plan->keys[i], state, has_norm,
-                                         norm, &inner))
+      if (!wick_session_record_gradient (session, plan->root, plan->keys[i], state, has_norm, norm,
+                                         &inner))
         {
           wick_set_error (error, "recording gradient event for \"%s\": %s", plan->keys[i],
                           inner.message);

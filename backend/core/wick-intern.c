@@ -36,7 +36,7 @@ wick_intern_table_free (WickInternTable *table)
 {
   if (table == NULL)
     return;
-  free ((void *) table->slots);
+  free ((void *)table->slots);
   free (table);
 }
 
@@ -59,7 +59,7 @@ wick_intern_hash (const char *string, size_t length)
 {
   uint32_t hash = 2166136261u; /* FNV-1a */
   for (size_t i = 0; i < length; i++)
-    hash = (hash ^ (uint8_t) string[i]) * 16777619u;
+    hash = (hash ^ (uint8_t)string[i]) * 16777619u;
   return hash;
 }
 
@@ -118,17 +118,17 @@ wick_intern (WickSession *session, const char *string)
       goto out;
     }
   uint64_t used = atomic_load_explicit (&header->arena_used, memory_order_relaxed);
-  uint64_t size = (8 + length + 1 + 7) & ~(uint64_t) 7;
+  uint64_t size = (8 + length + 1 + 7) & ~(uint64_t)7;
   if (length > UINT32_MAX - 16 || used + size > header->arena_capacity || used > UINT32_MAX)
     goto out;
   uint8_t *entry = session->map + header->arena_offset + used;
-  uint32_t length32 = (uint32_t) length;
+  uint32_t length32 = (uint32_t)length;
   memcpy (entry, &length32, 4);
   memcpy (entry + 4, &hash, 4);
   memcpy (entry + 8, string, length);
   memset (entry + 8 + length, 0, size - 8 - length);
   atomic_store_explicit (&header->arena_used, used + size, memory_order_release);
-  handle = (WickString) used;
+  handle = (WickString)used;
   for (uint32_t i = hash & table->mask;; i = (i + 1) & table->mask)
     if (atomic_load_explicit (&table->slots[i], memory_order_relaxed) == 0)
       {

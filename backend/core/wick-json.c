@@ -99,7 +99,7 @@ void
 wick_json_string_len (WickJson *json, const char *string, size_t length)
 {
   static const char hex[] = "0123456789abcdef";
-  const unsigned char *s = (const unsigned char *) string;
+  const unsigned char *s = (const unsigned char *)string;
   if (!wick_json_reserve (json, length + 2))
     return;
   size_t plain = 0;
@@ -139,27 +139,41 @@ wick_json_string_len (WickJson *json, const char *string, size_t length)
       escape[0] = '\\';
       switch (c)
         {
-        case '"': escape[1] = '"'; break;
-        case '\\': escape[1] = '\\'; break;
-        case '\b': escape[1] = 'b'; break;
-        case '\f': escape[1] = 'f'; break;
-        case '\n': escape[1] = 'n'; break;
-        case '\r': escape[1] = 'r'; break;
-        case '\t': escape[1] = 't'; break;
-        default:
-          if (c < 0x20)
-            {
-              memcpy (escape, "\\u00", 4);
-              escape[4] = hex[c >> 4];
-              escape[5] = hex[c & 15];
-              n = 6;
-            }
-          else
-            {
-              memcpy (escape, "\xef\xbf\xbd", 3); /* U+FFFD for invalid UTF-8 */
-              n = 3;
-            }
-          break;
+          case '"':
+            escape[1] = '"';
+            break;
+          case '\\':
+            escape[1] = '\\';
+            break;
+          case '\b':
+            escape[1] = 'b';
+            break;
+          case '\f':
+            escape[1] = 'f';
+            break;
+          case '\n':
+            escape[1] = 'n';
+            break;
+          case '\r':
+            escape[1] = 'r';
+            break;
+          case '\t':
+            escape[1] = 't';
+            break;
+          default:
+            if (c < 0x20)
+              {
+                memcpy (escape, "\\u00", 4);
+                escape[4] = hex[c >> 4];
+                escape[5] = hex[c & 15];
+                n = 6;
+              }
+            else
+              {
+                memcpy (escape, "\xef\xbf\xbd", 3); /* U+FFFD for invalid UTF-8 */
+                n = 3;
+              }
+            break;
         }
       wick_json_append (json, escape, n);
       i++;
@@ -182,7 +196,7 @@ wick_format_u64 (uint64_t value, char *buffer)
   size_t n = 0;
   do
     {
-      digits[n++] = (char) ('0' + value % 10);
+      digits[n++] = (char)('0' + value % 10);
       value /= 10;
     }
   while (value != 0);
@@ -245,8 +259,8 @@ wick_format_double (double value, char *buffer)
   int kk = length + k;
   if (k >= 0 && kk <= 16)
     {
-      memcpy (buffer + out, digits, (size_t) length);
-      out += (size_t) length;
+      memcpy (buffer + out, digits, (size_t)length);
+      out += (size_t)length;
       for (int i = 0; i < k; i++)
         buffer[out++] = '0';
       memcpy (buffer + out, ".0", 2);
@@ -254,11 +268,11 @@ wick_format_double (double value, char *buffer)
     }
   else if (kk > 0 && kk <= 16)
     {
-      memcpy (buffer + out, digits, (size_t) kk);
-      out += (size_t) kk;
+      memcpy (buffer + out, digits, (size_t)kk);
+      out += (size_t)kk;
       buffer[out++] = '.';
-      memcpy (buffer + out, digits + kk, (size_t) (length - kk));
-      out += (size_t) (length - kk);
+      memcpy (buffer + out, digits + kk, (size_t)(length - kk));
+      out += (size_t)(length - kk);
     }
   else if (kk > -5 && kk <= 0)
     {
@@ -266,8 +280,8 @@ wick_format_double (double value, char *buffer)
       buffer[out++] = '.';
       for (int i = 0; i < -kk; i++)
         buffer[out++] = '0';
-      memcpy (buffer + out, digits, (size_t) length);
-      out += (size_t) length;
+      memcpy (buffer + out, digits, (size_t)length);
+      out += (size_t)length;
     }
   else
     {
@@ -275,10 +289,10 @@ wick_format_double (double value, char *buffer)
       if (length > 1)
         {
           buffer[out++] = '.';
-          memcpy (buffer + out, digits + 1, (size_t) (length - 1));
-          out += (size_t) (length - 1);
+          memcpy (buffer + out, digits + 1, (size_t)(length - 1));
+          out += (size_t)(length - 1);
         }
-      out += (size_t) sprintf (buffer + out, "e%d", kk - 1);
+      out += (size_t)sprintf (buffer + out, "e%d", kk - 1);
     }
   buffer[out] = '\0';
   return out;

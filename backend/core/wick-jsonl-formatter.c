@@ -95,7 +95,7 @@ format_span_fast (WickJson *json, const WickRingRecord *record)
       out = PUT (out, ",\"duration_ns\":");
       out += wick_format_u64 (span->duration_ns, out);
       *out++ = '}';
-      json->length += (size_t) (out - start);
+      json->length += (size_t)(out - start);
       json->data[json->length] = '\0';
       return;
     }
@@ -107,7 +107,7 @@ format_span_fast (WickJson *json, const WickRingRecord *record)
       out = put_span_id (out, span->parent);
     }
   out = PUT (out, ",\"name\":");
-  json->length += (size_t) (out - start);
+  json->length += (size_t)(out - start);
   wick_json_string (json, span->name);
   if (!wick_json_reserve (json, 128))
     return;
@@ -126,7 +126,7 @@ format_span_fast (WickJson *json, const WickRingRecord *record)
       *out++ = '"';
     }
   *out++ = '}';
-  json->length += (size_t) (out - start);
+  json->length += (size_t)(out - start);
   json->data[json->length] = '\0';
 }
 
@@ -241,7 +241,7 @@ format_gradient (WickJson *json, const WickRingRecord *r)
 {
   char event_id[40];
   snprintf (event_id, sizeof event_id, "gradient-%llu",
-            (unsigned long long) r->gradient.event_number);
+            (unsigned long long)r->gradient.event_number);
   json_kind (json, "gradient");
   json_field_string (json, "event_id", event_id);
   json_field_string (json, "root", r->gradient.root);
@@ -287,54 +287,66 @@ record_to_json (const WickRingRecord *r, WickJson *json)
 {
   switch (r->kind)
     {
-    case WICK_RING_RECORD_META:
-      wick_json_raw (json, r->meta.line ? r->meta.line : "");
-      break;
-    case WICK_RING_RECORD_SPAN_START:
-    case WICK_RING_RECORD_SPAN_END:
-      format_span_fast (json, r);
-      break;
-    case WICK_RING_RECORD_OP: format_op (json, &r->op); break;
-    case WICK_RING_RECORD_TENSOR: format_tensor (json, &r->tensor); break;
-    case WICK_RING_RECORD_TENSOR_STATS: format_tensor_stats (json, &r->tensor_stats); break;
-    case WICK_RING_RECORD_MEMORY: format_memory (json, &r->memory); break;
-    case WICK_RING_RECORD_DEVICE_MEMORY: format_device_memory (json, &r->device_memory); break;
-    case WICK_RING_RECORD_DEVICE_INTERVAL:
-      format_device_interval (json, &r->device_interval);
-      break;
-    case WICK_RING_RECORD_GRADIENT: format_gradient (json, r); break;
-    case WICK_RING_RECORD_CALL_EDGE:
-      json_kind (json, "edge");
-      json_field_string (json, "edge_kind", "call");
-      json_span_id (json, "from_span", r->call_edge.from);
-      json_span_id (json, "to_span", r->call_edge.to);
-      json_field_u64 (json, "host_duration_ns", r->call_edge.host_duration_ns);
-      wick_json_raw (json, "}");
-      break;
-    case WICK_RING_RECORD_DATA_EDGE:
-      json_kind (json, "edge");
-      json_field_string (json, "edge_kind", "data");
-      json_field_string (json, "from_tensor", r->data_edge.from_tensor);
-      json_field_string (json, "to_tensor", r->data_edge.to_tensor);
-      wick_json_raw (json, "}");
-      break;
-    case WICK_RING_RECORD_TERMINAL:
-      json_kind (json, "terminal");
-      json_field_string (json, "outcome",
-                         r->terminal.outcome == WICK_OUTCOME_COMPLETE ? "complete" : "failed");
-      json_field_u64 (json, "timestamp_ns", r->terminal.timestamp_ns);
-      if (r->terminal.reason != NULL)
-        json_field_string (json, "reason", r->terminal.reason);
-      wick_json_raw (json, "}");
-      break;
-    case WICK_RING_RECORD_EXTENSION:
-      format_extension (json, r->extension.kind, r->extension.timestamp_ns,
-                        r->extension.json_fields);
-      break;
-    case WICK_RING_RECORD_DROPPED:
-    case WICK_RING_RECORD_LOST:
-      format_counted (json, r);
-      break;
+      case WICK_RING_RECORD_META:
+        wick_json_raw (json, r->meta.line ? r->meta.line : "");
+        break;
+      case WICK_RING_RECORD_SPAN_START:
+      case WICK_RING_RECORD_SPAN_END:
+        format_span_fast (json, r);
+        break;
+      case WICK_RING_RECORD_OP:
+        format_op (json, &r->op);
+        break;
+      case WICK_RING_RECORD_TENSOR:
+        format_tensor (json, &r->tensor);
+        break;
+      case WICK_RING_RECORD_TENSOR_STATS:
+        format_tensor_stats (json, &r->tensor_stats);
+        break;
+      case WICK_RING_RECORD_MEMORY:
+        format_memory (json, &r->memory);
+        break;
+      case WICK_RING_RECORD_DEVICE_MEMORY:
+        format_device_memory (json, &r->device_memory);
+        break;
+      case WICK_RING_RECORD_DEVICE_INTERVAL:
+        format_device_interval (json, &r->device_interval);
+        break;
+      case WICK_RING_RECORD_GRADIENT:
+        format_gradient (json, r);
+        break;
+      case WICK_RING_RECORD_CALL_EDGE:
+        json_kind (json, "edge");
+        json_field_string (json, "edge_kind", "call");
+        json_span_id (json, "from_span", r->call_edge.from);
+        json_span_id (json, "to_span", r->call_edge.to);
+        json_field_u64 (json, "host_duration_ns", r->call_edge.host_duration_ns);
+        wick_json_raw (json, "}");
+        break;
+      case WICK_RING_RECORD_DATA_EDGE:
+        json_kind (json, "edge");
+        json_field_string (json, "edge_kind", "data");
+        json_field_string (json, "from_tensor", r->data_edge.from_tensor);
+        json_field_string (json, "to_tensor", r->data_edge.to_tensor);
+        wick_json_raw (json, "}");
+        break;
+      case WICK_RING_RECORD_TERMINAL:
+        json_kind (json, "terminal");
+        json_field_string (json, "outcome",
+                           r->terminal.outcome == WICK_OUTCOME_COMPLETE ? "complete" : "failed");
+        json_field_u64 (json, "timestamp_ns", r->terminal.timestamp_ns);
+        if (r->terminal.reason != NULL)
+          json_field_string (json, "reason", r->terminal.reason);
+        wick_json_raw (json, "}");
+        break;
+      case WICK_RING_RECORD_EXTENSION:
+        format_extension (json, r->extension.kind, r->extension.timestamp_ns,
+                          r->extension.json_fields);
+        break;
+      case WICK_RING_RECORD_DROPPED:
+      case WICK_RING_RECORD_LOST:
+        format_counted (json, r);
+        break;
     }
 }
 
@@ -371,7 +383,7 @@ typedef struct
 static size_t
 span_slot (uint64_t id, size_t mask)
 {
-  return (size_t) ((id * UINT64_C (0x9e3779b97f4a7c15)) >> 20) & mask;
+  return (size_t)((id * UINT64_C (0x9e3779b97f4a7c15)) >> 20) & mask;
 }
 
 static bool
@@ -584,33 +596,33 @@ wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *
     }
   switch (record->kind)
     {
-    case WICK_RING_RECORD_SPAN_START:
-    case WICK_RING_RECORD_SPAN_END:
-      feed_span (formatter, record, emit, user_data);
-      return;
-    case WICK_RING_RECORD_TERMINAL:
-      keep_terminal (formatter, record);
-      return;
-    case WICK_RING_RECORD_EXTENSION:
-    case WICK_RING_RECORD_DROPPED:
-    case WICK_RING_RECORD_LOST:
-      if (formatter->strict)
-        {
-          formatter->skipped++;
-          return;
-        }
-      break;
-    case WICK_RING_RECORD_OP:
-      note_evidence (formatter, saturating_add (record->op.timestamp_ns, record->op.duration_ns));
-      break;
-    case WICK_RING_RECORD_MEMORY:
-      note_evidence (formatter, record->memory.timestamp_ns);
-      break;
-    case WICK_RING_RECORD_DEVICE_MEMORY:
-      note_evidence (formatter, record->device_memory.timestamp_ns);
-      break;
-    default:
-      break;
+      case WICK_RING_RECORD_SPAN_START:
+      case WICK_RING_RECORD_SPAN_END:
+        feed_span (formatter, record, emit, user_data);
+        return;
+      case WICK_RING_RECORD_TERMINAL:
+        keep_terminal (formatter, record);
+        return;
+      case WICK_RING_RECORD_EXTENSION:
+      case WICK_RING_RECORD_DROPPED:
+      case WICK_RING_RECORD_LOST:
+        if (formatter->strict)
+          {
+            formatter->skipped++;
+            return;
+          }
+        break;
+      case WICK_RING_RECORD_OP:
+        note_evidence (formatter, saturating_add (record->op.timestamp_ns, record->op.duration_ns));
+        break;
+      case WICK_RING_RECORD_MEMORY:
+        note_evidence (formatter, record->memory.timestamp_ns);
+        break;
+      case WICK_RING_RECORD_DEVICE_MEMORY:
+        note_evidence (formatter, record->device_memory.timestamp_ns);
+        break;
+      default:
+        break;
     }
   emit_record (formatter, record, emit, user_data);
 }

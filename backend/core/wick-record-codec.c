@@ -11,7 +11,7 @@
 static size_t
 round8 (size_t n)
 {
-  return (n + 7) & ~(size_t) 7;
+  return (n + 7) & ~(size_t)7;
 }
 
 void
@@ -33,7 +33,7 @@ wick_encode_double (WickEncoder *encoder, double value)
 static void
 encode_string_len (WickEncoder *encoder, const char *string, uint32_t length)
 {
-  size_t size = round8 (4 + (size_t) length + 1);
+  size_t size = round8 (4 + (size_t)length + 1);
   if (encoder->base != NULL)
     {
       uint8_t *p = encoder->base + encoder->pos;
@@ -52,7 +52,7 @@ wick_encode_string (WickEncoder *encoder, const char *string)
   size_t length = strlen (string);
   if (length > WICK_RING_MAX_RECORD)
     length = WICK_RING_MAX_RECORD; /* the record is refused as too large anyway */
-  encode_string_len (encoder, string, (uint32_t) length);
+  encode_string_len (encoder, string, (uint32_t)length);
 }
 
 void
@@ -93,112 +93,112 @@ wick_encode_payload (WickEncoder *e, uint8_t kind, const WickRingRecord *r)
 {
   switch (kind)
     {
-    case WICK_KIND_OP:
-      wick_encode_u64 (e, r->op.span);
-      wick_encode_string (e, r->op.op_name);
-      wick_encode_string_array (e, r->op.inputs, r->op.n_inputs);
-      wick_encode_optional_string (e, r->op.output);
-      wick_encode_u64_array (e, r->op.shape, r->op.rank);
-      wick_encode_string (e, r->op.dtype);
-      wick_encode_string (e, r->op.device);
-      wick_encode_u64 (e, r->op.duration_ns);
-      wick_encode_u64 (e, r->op.timestamp_ns);
-      wick_encode_u64 (e, r->op.has_output_dense_bytes);
-      wick_encode_u64 (e, r->op.output_dense_bytes);
-      wick_encode_u64 (e, r->op.input_dense_bytes);
-      break;
-    case WICK_KIND_TENSOR:
-      wick_encode_u64 (e, r->tensor.span);
-      wick_encode_string (e, r->tensor.tensor_id);
-      wick_encode_optional_string (e, r->tensor.label);
-      wick_encode_u64_array (e, r->tensor.shape, r->tensor.rank);
-      wick_encode_string (e, r->tensor.dtype);
-      wick_encode_string (e, r->tensor.device);
-      wick_encode_u64 (e, (r->tensor.requires_grad ? 1u : 0u)
-                            | (r->tensor.has_dense_bytes ? 2u : 0u));
-      wick_encode_u64 (e, r->tensor.dense_bytes);
-      wick_encode_u64 (e, (uint64_t) r->tensor.category);
-      break;
-    case WICK_KIND_TENSOR_STATS:
-      wick_encode_u64 (e, r->tensor_stats.span);
-      wick_encode_string (e, r->tensor_stats.label);
-      wick_encode_u64_array (e, r->tensor_stats.shape, r->tensor_stats.rank);
-      wick_encode_string (e, r->tensor_stats.dtype);
-      wick_encode_u64 (e, r->tensor_stats.elements);
-      wick_encode_u64 (e, r->tensor_stats.non_finite);
-      wick_encode_double (e, r->tensor_stats.rms);
-      wick_encode_double (e, r->tensor_stats.abs_max);
-      wick_encode_double (e, r->tensor_stats.mean);
-      break;
-    case WICK_KIND_MEMORY:
-      wick_encode_u64 (e, r->memory.timestamp_ns);
-      wick_encode_string (e, r->memory.storage_id);
-      wick_encode_string (e, r->memory.tensor_id);
-      wick_encode_u64 (e, r->memory.span);
-      wick_encode_optional_string (e, r->memory.op_name);
-      wick_encode_string (e, r->memory.device);
-      wick_encode_u64 (e, r->memory.bytes);
-      wick_encode_u64 (e, (uint64_t) r->memory.action);
-      wick_encode_u64_array (e, r->memory.shape, r->memory.rank);
-      wick_encode_string (e, r->memory.dtype);
-      wick_encode_u64 (e, (uint64_t) r->memory.category);
-      break;
-    case WICK_KIND_DEVICE_MEMORY:
-      wick_encode_u64 (e, r->device_memory.timestamp_ns);
-      wick_encode_string (e, r->device_memory.device);
-      wick_encode_u64 (e, (r->device_memory.has_used_bytes ? 1u : 0u)
-                            | (r->device_memory.has_free_bytes ? 2u : 0u)
-                            | (r->device_memory.has_reserved_bytes ? 4u : 0u)
-                            | (r->device_memory.has_capacity_bytes ? 8u : 0u));
-      wick_encode_u64 (e, r->device_memory.used_bytes);
-      wick_encode_u64 (e, r->device_memory.free_bytes);
-      wick_encode_u64 (e, r->device_memory.reserved_bytes);
-      wick_encode_u64 (e, r->device_memory.capacity_bytes);
-      break;
-    case WICK_KIND_DEVICE_INTERVAL:
-      wick_encode_u64 (e, r->device_interval.span);
-      wick_encode_string (e, r->device_interval.device);
-      wick_encode_string (e, r->device_interval.stream_id);
-      wick_encode_string (e, r->device_interval.clock_id);
-      wick_encode_string (e, r->device_interval.backend);
-      wick_encode_u64 (e, r->device_interval.start_ns);
-      wick_encode_u64 (e, r->device_interval.duration_ns);
-      break;
-    case WICK_KIND_GRADIENT:
-      wick_encode_u64 (e, r->gradient.event_number);
-      wick_encode_string (e, r->gradient.root);
-      wick_encode_string (e, r->gradient.key);
-      wick_encode_u64 (e, (uint64_t) r->gradient.state);
-      wick_encode_u64 (e, r->gradient.has_norm);
-      wick_encode_double (e, r->gradient.norm);
-      break;
-    case WICK_KIND_CALL_EDGE:
-      wick_encode_u64 (e, r->call_edge.from);
-      wick_encode_u64 (e, r->call_edge.to);
-      wick_encode_u64 (e, r->call_edge.host_duration_ns);
-      break;
-    case WICK_KIND_DATA_EDGE:
-      wick_encode_string (e, r->data_edge.from_tensor);
-      wick_encode_string (e, r->data_edge.to_tensor);
-      break;
-    case WICK_KIND_TERMINAL:
-      wick_encode_u64 (e, (uint64_t) r->terminal.outcome);
-      wick_encode_u64 (e, r->terminal.timestamp_ns);
-      wick_encode_optional_string (e, r->terminal.reason);
-      break;
-    case WICK_KIND_EXTENSION:
-      wick_encode_string (e, r->extension.kind);
-      wick_encode_u64 (e, r->extension.timestamp_ns);
-      wick_encode_string (e, r->extension.json_fields);
-      break;
-    case WICK_KIND_DROPPED:
-      wick_encode_u64 (e, r->dropped.count);
-      wick_encode_u64 (e, r->dropped.first_ns);
-      wick_encode_u64 (e, r->dropped.last_ns);
-      wick_encode_u64 (e, r->dropped.total);
-      break;
-    default:
-      break;
+      case WICK_KIND_OP:
+        wick_encode_u64 (e, r->op.span);
+        wick_encode_string (e, r->op.op_name);
+        wick_encode_string_array (e, r->op.inputs, r->op.n_inputs);
+        wick_encode_optional_string (e, r->op.output);
+        wick_encode_u64_array (e, r->op.shape, r->op.rank);
+        wick_encode_string (e, r->op.dtype);
+        wick_encode_string (e, r->op.device);
+        wick_encode_u64 (e, r->op.duration_ns);
+        wick_encode_u64 (e, r->op.timestamp_ns);
+        wick_encode_u64 (e, r->op.has_output_dense_bytes);
+        wick_encode_u64 (e, r->op.output_dense_bytes);
+        wick_encode_u64 (e, r->op.input_dense_bytes);
+        break;
+      case WICK_KIND_TENSOR:
+        wick_encode_u64 (e, r->tensor.span);
+        wick_encode_string (e, r->tensor.tensor_id);
+        wick_encode_optional_string (e, r->tensor.label);
+        wick_encode_u64_array (e, r->tensor.shape, r->tensor.rank);
+        wick_encode_string (e, r->tensor.dtype);
+        wick_encode_string (e, r->tensor.device);
+        wick_encode_u64 (e, (r->tensor.requires_grad ? 1u : 0u)
+                              | (r->tensor.has_dense_bytes ? 2u : 0u));
+        wick_encode_u64 (e, r->tensor.dense_bytes);
+        wick_encode_u64 (e, (uint64_t)r->tensor.category);
+        break;
+      case WICK_KIND_TENSOR_STATS:
+        wick_encode_u64 (e, r->tensor_stats.span);
+        wick_encode_string (e, r->tensor_stats.label);
+        wick_encode_u64_array (e, r->tensor_stats.shape, r->tensor_stats.rank);
+        wick_encode_string (e, r->tensor_stats.dtype);
+        wick_encode_u64 (e, r->tensor_stats.elements);
+        wick_encode_u64 (e, r->tensor_stats.non_finite);
+        wick_encode_double (e, r->tensor_stats.rms);
+        wick_encode_double (e, r->tensor_stats.abs_max);
+        wick_encode_double (e, r->tensor_stats.mean);
+        break;
+      case WICK_KIND_MEMORY:
+        wick_encode_u64 (e, r->memory.timestamp_ns);
+        wick_encode_string (e, r->memory.storage_id);
+        wick_encode_string (e, r->memory.tensor_id);
+        wick_encode_u64 (e, r->memory.span);
+        wick_encode_optional_string (e, r->memory.op_name);
+        wick_encode_string (e, r->memory.device);
+        wick_encode_u64 (e, r->memory.bytes);
+        wick_encode_u64 (e, (uint64_t)r->memory.action);
+        wick_encode_u64_array (e, r->memory.shape, r->memory.rank);
+        wick_encode_string (e, r->memory.dtype);
+        wick_encode_u64 (e, (uint64_t)r->memory.category);
+        break;
+      case WICK_KIND_DEVICE_MEMORY:
+        wick_encode_u64 (e, r->device_memory.timestamp_ns);
+        wick_encode_string (e, r->device_memory.device);
+        wick_encode_u64 (e, (r->device_memory.has_used_bytes ? 1u : 0u)
+                              | (r->device_memory.has_free_bytes ? 2u : 0u)
+                              | (r->device_memory.has_reserved_bytes ? 4u : 0u)
+                              | (r->device_memory.has_capacity_bytes ? 8u : 0u));
+        wick_encode_u64 (e, r->device_memory.used_bytes);
+        wick_encode_u64 (e, r->device_memory.free_bytes);
+        wick_encode_u64 (e, r->device_memory.reserved_bytes);
+        wick_encode_u64 (e, r->device_memory.capacity_bytes);
+        break;
+      case WICK_KIND_DEVICE_INTERVAL:
+        wick_encode_u64 (e, r->device_interval.span);
+        wick_encode_string (e, r->device_interval.device);
+        wick_encode_string (e, r->device_interval.stream_id);
+        wick_encode_string (e, r->device_interval.clock_id);
+        wick_encode_string (e, r->device_interval.backend);
+        wick_encode_u64 (e, r->device_interval.start_ns);
+        wick_encode_u64 (e, r->device_interval.duration_ns);
+        break;
+      case WICK_KIND_GRADIENT:
+        wick_encode_u64 (e, r->gradient.event_number);
+        wick_encode_string (e, r->gradient.root);
+        wick_encode_string (e, r->gradient.key);
+        wick_encode_u64 (e, (uint64_t)r->gradient.state);
+        wick_encode_u64 (e, r->gradient.has_norm);
+        wick_encode_double (e, r->gradient.norm);
+        break;
+      case WICK_KIND_CALL_EDGE:
+        wick_encode_u64 (e, r->call_edge.from);
+        wick_encode_u64 (e, r->call_edge.to);
+        wick_encode_u64 (e, r->call_edge.host_duration_ns);
+        break;
+      case WICK_KIND_DATA_EDGE:
+        wick_encode_string (e, r->data_edge.from_tensor);
+        wick_encode_string (e, r->data_edge.to_tensor);
+        break;
+      case WICK_KIND_TERMINAL:
+        wick_encode_u64 (e, (uint64_t)r->terminal.outcome);
+        wick_encode_u64 (e, r->terminal.timestamp_ns);
+        wick_encode_optional_string (e, r->terminal.reason);
+        break;
+      case WICK_KIND_EXTENSION:
+        wick_encode_string (e, r->extension.kind);
+        wick_encode_u64 (e, r->extension.timestamp_ns);
+        wick_encode_string (e, r->extension.json_fields);
+        break;
+      case WICK_KIND_DROPPED:
+        wick_encode_u64 (e, r->dropped.count);
+        wick_encode_u64 (e, r->dropped.first_ns);
+        wick_encode_u64 (e, r->dropped.last_ns);
+        wick_encode_u64 (e, r->dropped.total);
+        break;
+      default:
+        break;
     }
 }
 
@@ -260,13 +260,13 @@ read_string_or_absent (Cursor *c, bool optional)
       c->pos += 8;
       return NULL;
     }
-  size_t size = round8 (4 + (size_t) length + 1);
+  size_t size = round8 (4 + (size_t)length + 1);
   if (length > c->size || size > c->size - c->pos)
     {
       c->error = "a string length runs past the end of the record";
       return NULL;
     }
-  const char *string = (const char *) c->p + c->pos + 4;
+  const char *string = (const char *)c->p + c->pos + 4;
   if (string[length] != '\0' || memchr (string, '\0', length) != NULL)
     {
       c->error = "a string is not NUL-terminated at its length";
@@ -300,9 +300,9 @@ read_u64_array (Cursor *c, size_t *n)
       c->error = "an array count runs past the end of the record";
       return NULL;
     }
-  const uint64_t *values = (const uint64_t *) (const void *) (c->p + c->pos);
-  c->pos += (size_t) count * 8;
-  *n = (size_t) count;
+  const uint64_t *values = (const uint64_t *)(const void *)(c->p + c->pos);
+  c->pos += (size_t)count * 8;
+  *n = (size_t)count;
   return values;
 }
 
@@ -325,8 +325,8 @@ read_string_array (Cursor *c, size_t *n)
       if (c->error != NULL)
         return NULL;
     }
-  c->n_strings += (size_t) count;
-  *n = (size_t) count;
+  c->n_strings += (size_t)count;
+  *n = (size_t)count;
   return strings;
 }
 
@@ -359,17 +359,17 @@ wick_arena_resolve (const WickArenaView *arena, uint32_t handle)
     return cache->strings[slot];
   uint32_t length;
   if (arena == NULL || arena->base == NULL || handle < 8 || (handle & 7) != 0
-      || (uint64_t) handle + 8 > arena->used)
+      || (uint64_t)handle + 8 > arena->used)
     return NULL;
   memcpy (&length, arena->base + handle, 4);
-  if ((uint64_t) handle + 8 + length + 1 > arena->used)
+  if ((uint64_t)handle + 8 + length + 1 > arena->used)
     return NULL;
-  const char *string = (const char *) arena->base + handle + 8;
+  const char *string = (const char *)arena->base + handle + 8;
   if (string[length] != '\0' || memchr (string, '\0', length) != NULL)
     return NULL;
   if (cache != NULL)
     {
-      char *copy = malloc ((size_t) length + 1);
+      char *copy = malloc ((size_t)length + 1);
       if (copy == NULL)
         return NULL;
       memcpy (copy, string, length);
@@ -396,8 +396,8 @@ decode_span (Cursor *c, const WickArenaView *arena, WickRingRecord *out, bool en
   out->span.id = span.id;
   out->span.parent = span.parent;
   out->span.name = wick_arena_resolve (arena, span.name);
-  out->span.span_kind = (WickSpanKind) span.span_kind;
-  out->span.step = (WickStep) span.step;
+  out->span.span_kind = (WickSpanKind)span.span_kind;
+  out->span.step = (WickStep)span.step;
   out->span.measured = span.measured != 0;
   out->span.synthesized = false;
   out->span.start_ns = span.start_ns;
@@ -413,141 +413,140 @@ decode_variable (Cursor *c, uint8_t kind, WickRingRecord *r)
 {
   switch (kind)
     {
-    case WICK_KIND_OP:
-      r->kind = WICK_RING_RECORD_OP;
-      r->op.span = read_u64 (c);
-      r->op.op_name = read_string (c);
-      r->op.inputs = read_string_array (c, &r->op.n_inputs);
-      r->op.output = read_optional_string (c);
-      r->op.shape = read_u64_array (c, &r->op.rank);
-      r->op.dtype = read_string (c);
-      r->op.device = read_string (c);
-      r->op.duration_ns = read_u64 (c);
-      r->op.timestamp_ns = read_u64 (c);
-      r->op.has_output_dense_bytes = read_enum (c, 2, "a flag is not 0 or 1") != 0;
-      r->op.output_dense_bytes = read_u64 (c);
-      r->op.input_dense_bytes = read_u64 (c);
-      break;
-    case WICK_KIND_TENSOR:
-      {
-        r->kind = WICK_RING_RECORD_TENSOR;
-        r->tensor.span = read_u64 (c);
-        r->tensor.tensor_id = read_string (c);
-        r->tensor.label = read_optional_string (c);
-        r->tensor.shape = read_u64_array (c, &r->tensor.rank);
-        r->tensor.dtype = read_string (c);
-        r->tensor.device = read_string (c);
-        uint64_t flags = read_enum (c, 4, "tensor flags are invalid");
-        r->tensor.requires_grad = (flags & 1) != 0;
-        r->tensor.has_dense_bytes = (flags & 2) != 0;
-        r->tensor.dense_bytes = read_u64 (c);
-        r->tensor.category = (WickMemoryCategory) read_enum (c, WICK_N_CATEGORIES,
-                                                             "a memory category is invalid");
+      case WICK_KIND_OP:
+        r->kind = WICK_RING_RECORD_OP;
+        r->op.span = read_u64 (c);
+        r->op.op_name = read_string (c);
+        r->op.inputs = read_string_array (c, &r->op.n_inputs);
+        r->op.output = read_optional_string (c);
+        r->op.shape = read_u64_array (c, &r->op.rank);
+        r->op.dtype = read_string (c);
+        r->op.device = read_string (c);
+        r->op.duration_ns = read_u64 (c);
+        r->op.timestamp_ns = read_u64 (c);
+        r->op.has_output_dense_bytes = read_enum (c, 2, "a flag is not 0 or 1") != 0;
+        r->op.output_dense_bytes = read_u64 (c);
+        r->op.input_dense_bytes = read_u64 (c);
         break;
-      }
-    case WICK_KIND_TENSOR_STATS:
-      r->kind = WICK_RING_RECORD_TENSOR_STATS;
-      r->tensor_stats.span = read_u64 (c);
-      r->tensor_stats.label = read_string (c);
-      r->tensor_stats.shape = read_u64_array (c, &r->tensor_stats.rank);
-      r->tensor_stats.dtype = read_string (c);
-      r->tensor_stats.elements = read_u64 (c);
-      r->tensor_stats.non_finite = read_u64 (c);
-      r->tensor_stats.rms = read_double (c);
-      r->tensor_stats.abs_max = read_double (c);
-      r->tensor_stats.mean = read_double (c);
-      break;
-    case WICK_KIND_MEMORY:
-      r->kind = WICK_RING_RECORD_MEMORY;
-      r->memory.timestamp_ns = read_u64 (c);
-      r->memory.storage_id = read_string (c);
-      r->memory.tensor_id = read_string (c);
-      r->memory.span = read_u64 (c);
-      r->memory.op_name = read_optional_string (c);
-      r->memory.device = read_string (c);
-      r->memory.bytes = read_u64 (c);
-      r->memory.action = (WickMemoryAction) read_enum (c, 2, "a memory action is invalid");
-      r->memory.shape = read_u64_array (c, &r->memory.rank);
-      r->memory.dtype = read_string (c);
-      r->memory.category = (WickMemoryCategory) read_enum (c, WICK_N_CATEGORIES,
-                                                           "a memory category is invalid");
-      break;
-    case WICK_KIND_DEVICE_MEMORY:
-      {
-        r->kind = WICK_RING_RECORD_DEVICE_MEMORY;
-        r->device_memory.timestamp_ns = read_u64 (c);
-        r->device_memory.device = read_string (c);
-        uint64_t present = read_enum (c, 16, "device memory flags are invalid");
-        r->device_memory.has_used_bytes = (present & 1) != 0;
-        r->device_memory.has_free_bytes = (present & 2) != 0;
-        r->device_memory.has_reserved_bytes = (present & 4) != 0;
-        r->device_memory.has_capacity_bytes = (present & 8) != 0;
-        r->device_memory.used_bytes = read_u64 (c);
-        r->device_memory.free_bytes = read_u64 (c);
-        r->device_memory.reserved_bytes = read_u64 (c);
-        r->device_memory.capacity_bytes = read_u64 (c);
+      case WICK_KIND_TENSOR:
+        {
+          r->kind = WICK_RING_RECORD_TENSOR;
+          r->tensor.span = read_u64 (c);
+          r->tensor.tensor_id = read_string (c);
+          r->tensor.label = read_optional_string (c);
+          r->tensor.shape = read_u64_array (c, &r->tensor.rank);
+          r->tensor.dtype = read_string (c);
+          r->tensor.device = read_string (c);
+          uint64_t flags = read_enum (c, 4, "tensor flags are invalid");
+          r->tensor.requires_grad = (flags & 1) != 0;
+          r->tensor.has_dense_bytes = (flags & 2) != 0;
+          r->tensor.dense_bytes = read_u64 (c);
+          r->tensor.category
+            = (WickMemoryCategory)read_enum (c, WICK_N_CATEGORIES, "a memory category is invalid");
+          break;
+        }
+      case WICK_KIND_TENSOR_STATS:
+        r->kind = WICK_RING_RECORD_TENSOR_STATS;
+        r->tensor_stats.span = read_u64 (c);
+        r->tensor_stats.label = read_string (c);
+        r->tensor_stats.shape = read_u64_array (c, &r->tensor_stats.rank);
+        r->tensor_stats.dtype = read_string (c);
+        r->tensor_stats.elements = read_u64 (c);
+        r->tensor_stats.non_finite = read_u64 (c);
+        r->tensor_stats.rms = read_double (c);
+        r->tensor_stats.abs_max = read_double (c);
+        r->tensor_stats.mean = read_double (c);
         break;
-      }
-    case WICK_KIND_DEVICE_INTERVAL:
-      r->kind = WICK_RING_RECORD_DEVICE_INTERVAL;
-      r->device_interval.span = read_u64 (c);
-      r->device_interval.device = read_string (c);
-      r->device_interval.stream_id = read_string (c);
-      r->device_interval.clock_id = read_string (c);
-      r->device_interval.backend = read_string (c);
-      r->device_interval.start_ns = read_u64 (c);
-      r->device_interval.duration_ns = read_u64 (c);
-      break;
-    case WICK_KIND_GRADIENT:
-      r->kind = WICK_RING_RECORD_GRADIENT;
-      r->gradient.event_number = read_u64 (c);
-      r->gradient.root = read_string (c);
-      r->gradient.key = read_string (c);
-      r->gradient.state = (WickGradientState) read_enum (c, 4, "a gradient state is invalid");
-      r->gradient.has_norm = read_enum (c, 2, "a flag is not 0 or 1") != 0;
-      r->gradient.norm = read_double (c);
-      break;
-    case WICK_KIND_CALL_EDGE:
-      r->kind = WICK_RING_RECORD_CALL_EDGE;
-      r->call_edge.from = read_u64 (c);
-      r->call_edge.to = read_u64 (c);
-      r->call_edge.host_duration_ns = read_u64 (c);
-      break;
-    case WICK_KIND_DATA_EDGE:
-      r->kind = WICK_RING_RECORD_DATA_EDGE;
-      r->data_edge.from_tensor = read_string (c);
-      r->data_edge.to_tensor = read_string (c);
-      break;
-    case WICK_KIND_TERMINAL:
-      r->kind = WICK_RING_RECORD_TERMINAL;
-      r->terminal.outcome = (WickOutcome) read_enum (c, 2, "a terminal outcome is invalid");
-      r->terminal.timestamp_ns = read_u64 (c);
-      r->terminal.reason = read_optional_string (c);
-      break;
-    case WICK_KIND_EXTENSION:
-      r->kind = WICK_RING_RECORD_EXTENSION;
-      r->extension.kind = read_string (c);
-      r->extension.timestamp_ns = read_u64 (c);
-      r->extension.json_fields = read_string (c);
-      if (c->error == NULL && strncmp (r->extension.kind, "wick_", 5) != 0)
-        c->error = "an extension kind does not start with wick_";
-      break;
-    case WICK_KIND_DROPPED:
-      r->kind = WICK_RING_RECORD_DROPPED;
-      r->dropped.count = read_u64 (c);
-      r->dropped.first_ns = read_u64 (c);
-      r->dropped.last_ns = read_u64 (c);
-      r->dropped.total = read_u64 (c);
-      break;
-    default:
-      break;
+      case WICK_KIND_MEMORY:
+        r->kind = WICK_RING_RECORD_MEMORY;
+        r->memory.timestamp_ns = read_u64 (c);
+        r->memory.storage_id = read_string (c);
+        r->memory.tensor_id = read_string (c);
+        r->memory.span = read_u64 (c);
+        r->memory.op_name = read_optional_string (c);
+        r->memory.device = read_string (c);
+        r->memory.bytes = read_u64 (c);
+        r->memory.action = (WickMemoryAction)read_enum (c, 2, "a memory action is invalid");
+        r->memory.shape = read_u64_array (c, &r->memory.rank);
+        r->memory.dtype = read_string (c);
+        r->memory.category
+          = (WickMemoryCategory)read_enum (c, WICK_N_CATEGORIES, "a memory category is invalid");
+        break;
+      case WICK_KIND_DEVICE_MEMORY:
+        {
+          r->kind = WICK_RING_RECORD_DEVICE_MEMORY;
+          r->device_memory.timestamp_ns = read_u64 (c);
+          r->device_memory.device = read_string (c);
+          uint64_t present = read_enum (c, 16, "device memory flags are invalid");
+          r->device_memory.has_used_bytes = (present & 1) != 0;
+          r->device_memory.has_free_bytes = (present & 2) != 0;
+          r->device_memory.has_reserved_bytes = (present & 4) != 0;
+          r->device_memory.has_capacity_bytes = (present & 8) != 0;
+          r->device_memory.used_bytes = read_u64 (c);
+          r->device_memory.free_bytes = read_u64 (c);
+          r->device_memory.reserved_bytes = read_u64 (c);
+          r->device_memory.capacity_bytes = read_u64 (c);
+          break;
+        }
+      case WICK_KIND_DEVICE_INTERVAL:
+        r->kind = WICK_RING_RECORD_DEVICE_INTERVAL;
+        r->device_interval.span = read_u64 (c);
+        r->device_interval.device = read_string (c);
+        r->device_interval.stream_id = read_string (c);
+        r->device_interval.clock_id = read_string (c);
+        r->device_interval.backend = read_string (c);
+        r->device_interval.start_ns = read_u64 (c);
+        r->device_interval.duration_ns = read_u64 (c);
+        break;
+      case WICK_KIND_GRADIENT:
+        r->kind = WICK_RING_RECORD_GRADIENT;
+        r->gradient.event_number = read_u64 (c);
+        r->gradient.root = read_string (c);
+        r->gradient.key = read_string (c);
+        r->gradient.state = (WickGradientState)read_enum (c, 4, "a gradient state is invalid");
+        r->gradient.has_norm = read_enum (c, 2, "a flag is not 0 or 1") != 0;
+        r->gradient.norm = read_double (c);
+        break;
+      case WICK_KIND_CALL_EDGE:
+        r->kind = WICK_RING_RECORD_CALL_EDGE;
+        r->call_edge.from = read_u64 (c);
+        r->call_edge.to = read_u64 (c);
+        r->call_edge.host_duration_ns = read_u64 (c);
+        break;
+      case WICK_KIND_DATA_EDGE:
+        r->kind = WICK_RING_RECORD_DATA_EDGE;
+        r->data_edge.from_tensor = read_string (c);
+        r->data_edge.to_tensor = read_string (c);
+        break;
+      case WICK_KIND_TERMINAL:
+        r->kind = WICK_RING_RECORD_TERMINAL;
+        r->terminal.outcome = (WickOutcome)read_enum (c, 2, "a terminal outcome is invalid");
+        r->terminal.timestamp_ns = read_u64 (c);
+        r->terminal.reason = read_optional_string (c);
+        break;
+      case WICK_KIND_EXTENSION:
+        r->kind = WICK_RING_RECORD_EXTENSION;
+        r->extension.kind = read_string (c);
+        r->extension.timestamp_ns = read_u64 (c);
+        r->extension.json_fields = read_string (c);
+        if (c->error == NULL && strncmp (r->extension.kind, "wick_", 5) != 0)
+          c->error = "an extension kind does not start with wick_";
+        break;
+      case WICK_KIND_DROPPED:
+        r->kind = WICK_RING_RECORD_DROPPED;
+        r->dropped.count = read_u64 (c);
+        r->dropped.first_ns = read_u64 (c);
+        r->dropped.last_ns = read_u64 (c);
+        r->dropped.total = read_u64 (c);
+        break;
+      default:
+        break;
     }
 }
 
 WickDecodeResult
 wick_record_decode (const uint8_t *record, size_t size, const WickArenaView *arena,
-                    WickDecodeScratch *scratch, WickRingRecord *out, char *error,
-                    size_t error_size)
+                    WickDecodeScratch *scratch, WickRingRecord *out, char *error, size_t error_size)
 {
   WickRecordHeader header;
   if (size < sizeof header)
@@ -575,8 +574,7 @@ wick_record_decode (const uint8_t *record, size_t size, const WickArenaView *are
     }
   if (c.error != NULL)
     {
-      snprintf (error, error_size, "record kind %u seq %u: %s", header.kind, header.seq,
-                c.error);
+      snprintf (error, error_size, "record kind %u seq %u: %s", header.kind, header.seq, c.error);
       return WICK_DECODE_MALFORMED;
     }
   return WICK_DECODE_OK;

@@ -76,6 +76,6 @@ typedef enum
 
 /* record points at an 8-aligned private copy of size bytes (header
  * included); size is already validated against framing. */
-WickDecodeResult wick_record_decode (const uint8_t *record, size_t size,
-                                     const WickArenaView *arena, WickDecodeScratch *scratch,
-                                     WickRingRecord *out, char *error, size_t error_size);
+WickDecodeResult wick_record_decode (const uint8_t *record, size_t size, const WickArenaView *arena,
+                                     WickDecodeScratch *scratch, WickRingRecord *out, char *error,
+                                     size_t error_size);

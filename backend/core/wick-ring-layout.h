@@ -123,7 +123,7 @@ typedef struct
 {
   uint64_t id;
   uint64_t parent;
-  uint32_t name;    /* interned handle */
+  uint32_t name; /* interned handle */
   uint8_t span_kind;
   uint8_t step;
   uint8_t measured;
@@ -144,9 +144,9 @@ typedef struct
   uint64_t duration_ns;
 } WickSpanEndRecord;
 
-_Static_assert (sizeof (WickSpanPayload) == 32, "span payload layout");
-_Static_assert (sizeof (WickSpanStartRecord) == 40, "span_start layout");
-_Static_assert (sizeof (WickSpanEndRecord) == 48, "span_end layout");
+_Static_assert(sizeof (WickSpanPayload) == 32, "span payload layout");
+_Static_assert(sizeof (WickSpanStartRecord) == 40, "span_start layout");
+_Static_assert(sizeof (WickSpanEndRecord) == 48, "span_end layout");
 
 typedef struct
 {
@@ -161,9 +161,9 @@ typedef struct
   uint32_t header_bytes;
   uint64_t file_bytes;
   int32_t pid;
-  uint32_t policy;        /* WickRingPolicy */
+  uint32_t policy; /* WickRingPolicy */
   uint64_t start_unix_ns;
-  uint64_t generation;    /* random per session */
+  uint64_t generation; /* random per session */
   uint32_t n_rings;
   uint32_t strict;
   uint64_t ring_bytes;
@@ -177,7 +177,7 @@ typedef struct
   uint64_t controls_offset;
   uint64_t control_bytes;
   uint64_t data_offset;
-  uint32_t root_name;     /* interned entrypoint */
+  uint32_t root_name; /* interned entrypoint */
   uint32_t reserved0;
   char program[256];
   char entrypoint[256];
@@ -189,7 +189,7 @@ typedef struct
   _Atomic int32_t holder_pid[WICK_RING_MAX_HOLDERS];
 } WickRingHeader;
 
-_Static_assert (sizeof (WickRingHeader) <= WICK_RING_HEADER_BYTES, "header fits its page");
+_Static_assert(sizeof (WickRingHeader) <= WICK_RING_HEADER_BYTES, "header fits its page");
 
 typedef struct
 {
@@ -205,4 +205,4 @@ typedef struct
 } WickRingControl;
 
 #define WICK_RING_CONTROL_BYTES 8192
-_Static_assert (sizeof (WickRingControl) <= WICK_RING_CONTROL_BYTES, "control fits");
+_Static_assert(sizeof (WickRingControl) <= WICK_RING_CONTROL_BYTES, "control fits");

@@ -170,8 +170,8 @@ is_power_of_two (uint64_t n)
 }
 
 bool
-wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
-                  size_t arena_bytes, WickError *error)
+wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, size_t arena_bytes,
+                  WickError *error)
 {
   if (ring_bytes == 0)
     ring_bytes = 4u << 20;
@@ -182,8 +182,10 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
   if (!is_power_of_two (ring_bytes) || ring_bytes < WICK_RING_MIN_RING_BYTES
       || ring_bytes > WICK_RING_MAX_RING_BYTES)
     {
-      wick_set_error (error, "session options: ring_bytes %zu must be a power of two between "
-                      "256 KiB and 4 GiB", ring_bytes);
+      wick_set_error (error,
+                      "session options: ring_bytes %zu must be a power of two between "
+                      "256 KiB and 4 GiB",
+                      ring_bytes);
       return false;
     }
   if (max_threads > WICK_RING_MAX_RINGS)
@@ -194,16 +196,18 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
     }
   if (arena_bytes < 4096 || arena_bytes > (UINT64_C (1) << 31))
     {
-      wick_set_error (error, "session options: string_arena_bytes %zu must be between 4 KiB and "
-                      "2 GiB", arena_bytes);
+      wick_set_error (error,
+                      "session options: string_arena_bytes %zu must be between 4 KiB and "
+                      "2 GiB",
+                      arena_bytes);
       return false;
     }
-  arena_bytes = (arena_bytes + 4095) & ~(size_t) 4095;
+  arena_bytes = (arena_bytes + 4095) & ~(size_t)4095;
   uint64_t meta_offset = WICK_RING_HEADER_BYTES;
   uint64_t arena_offset = meta_offset + WICK_RING_META_CAPACITY;
   uint64_t controls_offset = arena_offset + arena_bytes;
-  uint64_t data_offset = controls_offset + (uint64_t) max_threads * WICK_RING_CONTROL_BYTES;
-  uint64_t total = data_offset + (uint64_t) max_threads * ring_bytes;
+  uint64_t data_offset = controls_offset + (uint64_t)max_threads * WICK_RING_CONTROL_BYTES;
+  uint64_t total = data_offset + (uint64_t)max_threads * ring_bytes;
 
   int fd = memfd_create ("wick-ring", MFD_CLOEXEC);
   if (fd < 0)
@@ -211,10 +215,10 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
       wick_set_error (error, "memfd_create for the ring failed: %s", strerror (errno));
       return false;
     }
-  if (ftruncate (fd, (off_t) total) != 0)
+  if (ftruncate (fd, (off_t)total) != 0)
     {
       wick_set_error (error, "sizing the ring memfd to %llu bytes failed: %s",
-                      (unsigned long long) total, strerror (errno));
+                      (unsigned long long)total, strerror (errno));
       close (fd);
       return false;
     }
@@ -237,20 +241,20 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
   session->map = map;
   session->map_bytes = total;
   session->header = map;
-  session->controls = (WickRingControl *) (void *) ((uint8_t *) map + controls_offset);
-  session->data = (uint8_t *) map + data_offset;
+  session->controls = (WickRingControl *)(void *)((uint8_t *)map + controls_offset);
+  session->data = (uint8_t *)map + data_offset;
   session->ring_bytes = ring_bytes;
-  session->n_rings = (uint32_t) max_threads;
+  session->n_rings = (uint32_t)max_threads;
 
   WickRingHeader *h = session->header;
   h->version = WICK_RING_FORMAT_VERSION;
   h->header_bytes = WICK_RING_HEADER_BYTES;
   h->file_bytes = total;
   h->pid = getpid ();
-  h->policy = (uint32_t) session->policy;
+  h->policy = (uint32_t)session->policy;
   h->start_unix_ns = session->start_unix_ns;
   h->generation = random_generation ();
-  h->n_rings = (uint32_t) max_threads;
+  h->n_rings = (uint32_t)max_threads;
   h->strict = session->strict;
   h->ring_bytes = ring_bytes;
   h->chunk_bytes = WICK_RING_CHUNK_BYTES;
@@ -264,7 +268,7 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
   h->data_offset = data_offset;
   atomic_store (&h->arena_used, 8);
   atomic_store (&h->state, WICK_RING_STATE_RUNNING);
-  atomic_store_explicit ((_Atomic uint64_t *) &h->magic, WICK_RING_MAGIC, memory_order_release);
+  atomic_store_explicit ((_Atomic uint64_t *)&h->magic, WICK_RING_MAGIC, memory_order_release);
   return true;
 }
 
@@ -286,12 +290,12 @@ wick_ring_set_meta (WickSession *session, const char *line, size_t length, WickE
 {
   if (length > WICK_RING_META_CAPACITY)
     {
-      wick_set_error (error, "the meta record is %zu bytes, more than the ring's %d",
-                      length, WICK_RING_META_CAPACITY);
+      wick_set_error (error, "the meta record is %zu bytes, more than the ring's %d", length,
+                      WICK_RING_META_CAPACITY);
       return false;
     }
   memcpy (session->map + session->header->meta_offset, line, length);
-  session->header->meta_length = (uint32_t) length;
+  session->header->meta_length = (uint32_t)length;
   return true;
 }
 
@@ -301,7 +305,8 @@ wick_ring_total_dropped (WickSession *session)
   uint64_t total = atomic_load (&session->unclaimed_drops);
   uint32_t n = atomic_load (&session->header->rings_in_use);
   for (uint32_t i = 0; i < n && i < session->n_rings; i++)
-    total += atomic_load_explicit (&wick_session_control (session, i)->dropped, memory_order_relaxed);
+    total
+      += atomic_load_explicit (&wick_session_control (session, i)->dropped, memory_order_relaxed);
   return total;
 }
 
@@ -312,7 +317,7 @@ wick_ring_open_spans (WickSession *session)
   size_t open = 0;
   uint32_t n = atomic_load (&session->header->rings_in_use);
   for (uint32_t i = 0; i < n && i < session->n_rings; i++)
-      open += (size_t) (atomic_load (&wick_session_control (session, i)->depth_gen) & 0xffffffffu);
+    open += (size_t)(atomic_load (&wick_session_control (session, i)->depth_gen) & 0xffffffffu);
   return open;
 }
 
@@ -388,13 +393,14 @@ wick_producer_get_slow (WickSession *session)
         producer->session = session;
         producer->serial = session->serial;
         producer->control = control;
-        producer->data = session->data + (uint64_t) i * session->ring_bytes;
+        producer->data = session->data + (uint64_t)i * session->ring_bytes;
         producer->capacity = session->ring_bytes;
         producer->mask = session->ring_bytes - 1;
         producer->seq = control->next_seq;
         producer->index = i;
-        atomic_store (&control->depth_gen, atomic_load (&control->depth_gen) & ~UINT64_C (0xffffffff));
-        producer->tid = (int) syscall (SYS_gettid);
+        atomic_store (&control->depth_gen,
+                      atomic_load (&control->depth_gen) & ~UINT64_C (0xffffffff));
+        producer->tid = (int)syscall (SYS_gettid);
         producer->in_use = 1;
         atomic_store (&control->owner_tid, producer->tid);
         wick_producer_publish_depth (producer, UINT64_C (1) << 32);
@@ -408,7 +414,7 @@ wick_producer_get_slow (WickSession *session)
     return &wick_producer_none;
   thread_claims[claim_slot].serial = session->serial;
   thread_claims[claim_slot].producer = producer;
-  pthread_setspecific (thread_exit_key, (void *) 1);
+  pthread_setspecific (thread_exit_key, (void *)1);
   wick_producer_cache.serial = session->serial;
   wick_producer_cache.producer = producer;
   return producer;
@@ -473,9 +479,9 @@ write_padding_if_needed (WickProducer *producer, uint64_t size)
   if (head + size <= end)
     return;
   uint64_t pad = end - head;
-  WickRecordHeader *header = (void *) (producer->data + (head & producer->mask));
+  WickRecordHeader *header = (void *)(producer->data + (head & producer->mask));
   atomic_thread_fence (memory_order_release);
-  header->words = (uint16_t) (pad / 8);
+  header->words = (uint16_t)(pad / 8);
   header->kind = WICK_KIND_PAD;
   header->version = 1;
   header->seq = producer->seq;

@@ -67,8 +67,7 @@ struct WickRingReader
   WickDecodeScratch scratch;
 };
 
-static void
-note_error (WickRingReader *reader, const char *format, ...)
+static void note_error (WickRingReader *reader, const char *format, ...)
   __attribute__ ((format (printf, 2, 3)));
 
 static void
@@ -85,14 +84,14 @@ note_error (WickRingReader *reader, const char *format, ...)
 static WickRingControl *
 ring_control (WickRingReader *reader, uint32_t index)
 {
-  return (WickRingControl *) (void *) (reader->map + reader->controls_offset
-                                       + (uint64_t) index * reader->control_bytes);
+  return (WickRingControl *)(void *)(reader->map + reader->controls_offset
+                                     + (uint64_t)index * reader->control_bytes);
 }
 
 static const uint8_t *
 ring_data (WickRingReader *reader, uint32_t index)
 {
-  return reader->map + reader->data_offset + (uint64_t) index * reader->ring_bytes;
+  return reader->map + reader->data_offset + (uint64_t)index * reader->ring_bytes;
 }
 
 static bool
@@ -118,25 +117,23 @@ validate_header (WickRingReader *reader, uint64_t file_bytes, WickError *error)
                       h.version, WICK_RING_FORMAT_VERSION);
       return false;
     }
-  uint64_t controls = (uint64_t) h.n_rings * h.control_bytes;
-  bool ok = h.header_bytes == WICK_RING_HEADER_BYTES && h.n_rings >= 1
-            && h.n_rings <= WICK_RING_MAX_RINGS && h.chunk_bytes == WICK_RING_CHUNK_BYTES
-            && h.max_record_bytes == WICK_RING_MAX_RECORD
-            && h.ring_bytes >= WICK_RING_MIN_RING_BYTES && h.ring_bytes <= WICK_RING_MAX_RING_BYTES
-            && (h.ring_bytes & (h.ring_bytes - 1)) == 0
-            && h.control_bytes >= sizeof (WickRingControl) && h.control_bytes <= (1u << 20)
-            && h.meta_length <= h.meta_capacity
-            && region_fits (h.meta_offset, h.meta_capacity, file_bytes)
-            && region_fits (h.arena_offset, h.arena_capacity, file_bytes)
-            && h.arena_capacity <= UINT32_MAX
-            && region_fits (h.controls_offset, controls, file_bytes)
-            && h.control_bytes % 8 == 0
-            && region_fits (h.data_offset, (uint64_t) h.n_rings * h.ring_bytes, file_bytes)
-            && h.policy <= WICK_RING_OVERWRITE;
+  uint64_t controls = (uint64_t)h.n_rings * h.control_bytes;
+  bool ok
+    = h.header_bytes == WICK_RING_HEADER_BYTES && h.n_rings >= 1 && h.n_rings <= WICK_RING_MAX_RINGS
+      && h.chunk_bytes == WICK_RING_CHUNK_BYTES && h.max_record_bytes == WICK_RING_MAX_RECORD
+      && h.ring_bytes >= WICK_RING_MIN_RING_BYTES && h.ring_bytes <= WICK_RING_MAX_RING_BYTES
+      && (h.ring_bytes & (h.ring_bytes - 1)) == 0 && h.control_bytes >= sizeof (WickRingControl)
+      && h.control_bytes <= (1u << 20) && h.meta_length <= h.meta_capacity
+      && region_fits (h.meta_offset, h.meta_capacity, file_bytes)
+      && region_fits (h.arena_offset, h.arena_capacity, file_bytes)
+      && h.arena_capacity <= UINT32_MAX && region_fits (h.controls_offset, controls, file_bytes)
+      && h.control_bytes % 8 == 0
+      && region_fits (h.data_offset, (uint64_t)h.n_rings * h.ring_bytes, file_bytes)
+      && h.policy <= WICK_RING_OVERWRITE;
   if (!ok)
     {
       wick_set_error (error, "ring header: sizes or offsets do not fit the %llu-byte memfd",
-                      (unsigned long long) file_bytes);
+                      (unsigned long long)file_bytes);
       return false;
     }
   reader->n_rings = h.n_rings;
@@ -163,7 +160,7 @@ validate_header (WickRingReader *reader, uint64_t file_bytes, WickError *error)
   reader->info.entrypoint[sizeof reader->info.entrypoint - 1] = '\0';
   reader->info.run_id[sizeof reader->info.run_id - 1] = '\0';
   reader->info.start_unix_ns = h.start_unix_ns;
-  reader->info.policy = (WickRingPolicy) h.policy;
+  reader->info.policy = (WickRingPolicy)h.policy;
   reader->info.version = h.version;
   reader->info.n_rings = h.n_rings;
   reader->info.ring_bytes = h.ring_bytes;
@@ -198,16 +195,18 @@ snapshot_stack (WickRingReader *reader, uint32_t index, WickSpanPayload *out)
   for (int attempt = 0; attempt < 1000; attempt++)
     {
       uint64_t before = atomic_load_explicit (&control->depth_gen, memory_order_acquire);
-      uint32_t depth = (uint32_t) (before & 0xffffffffu);
+      uint32_t depth = (uint32_t)(before & 0xffffffffu);
       if (depth > WICK_RING_MAX_DEPTH)
         return 0;
-      memcpy (out, (const void *) control->stack, depth * sizeof *out);
+      memcpy (out, (const void *)control->stack, depth * sizeof *out);
       atomic_thread_fence (memory_order_acquire);
       if (atomic_load_explicit (&control->depth_gen, memory_order_relaxed) == before)
         return depth;
     }
-  note_error (reader, "ring %u: the open-span stack kept changing; its spans were not "
-              "snapshotted", index);
+  note_error (reader,
+              "ring %u: the open-span stack kept changing; its spans were not "
+              "snapshotted",
+              index);
   return 0;
 }
 
@@ -215,8 +214,8 @@ static bool
 take_snapshot (WickRingReader *reader)
 {
   uint32_t n = rings_in_use (reader);
-  reader->intro_spans = calloc ((size_t) n * WICK_RING_MAX_DEPTH + 1, sizeof (WickSpanPayload));
-  reader->intro_rings = calloc ((size_t) n * WICK_RING_MAX_DEPTH + 1, sizeof (uint32_t));
+  reader->intro_spans = calloc ((size_t)n * WICK_RING_MAX_DEPTH + 1, sizeof (WickSpanPayload));
+  reader->intro_rings = calloc ((size_t)n * WICK_RING_MAX_DEPTH + 1, sizeof (uint32_t));
   if (reader->intro_spans == NULL || reader->intro_rings == NULL)
     return false;
   for (uint32_t i = 0; i < n; i++)
@@ -251,7 +250,7 @@ initial_seq (WickRingReader *reader, uint32_t index, uint64_t p0, uint32_t *seq)
     }
   WickRingControl *control = ring_control (reader, index);
   const uint8_t *data = ring_data (reader, index);
-  uint64_t pos = (p0 - 1) & ~(uint64_t) (WICK_RING_CHUNK_BYTES - 1);
+  uint64_t pos = (p0 - 1) & ~(uint64_t)(WICK_RING_CHUNK_BYTES - 1);
   if (is_lapped (reader, pos, p0))
     return false;
   WickRecordHeader header = { 0 };
@@ -259,7 +258,7 @@ initial_seq (WickRingReader *reader, uint32_t index, uint64_t p0, uint32_t *seq)
   while (pos < p0)
     {
       memcpy (&header, data + (pos & (reader->ring_bytes - 1)), sizeof header);
-      uint64_t size = (uint64_t) header.words * 8;
+      uint64_t size = (uint64_t)header.words * 8;
       if (size == 0 || size > p0 - pos)
         return false;
       pos += size;
@@ -267,7 +266,7 @@ initial_seq (WickRingReader *reader, uint32_t index, uint64_t p0, uint32_t *seq)
     }
   atomic_thread_fence (memory_order_acquire);
   uint64_t commit = atomic_load_explicit (&control->commit, memory_order_relaxed);
-  if (!found || is_lapped (reader, (p0 - 1) & ~(uint64_t) (WICK_RING_CHUNK_BYTES - 1), commit))
+  if (!found || is_lapped (reader, (p0 - 1) & ~(uint64_t)(WICK_RING_CHUNK_BYTES - 1), commit))
     return false;
   *seq = header.kind == WICK_KIND_PAD ? header.seq : header.seq + 1;
   return true;
@@ -276,22 +275,21 @@ initial_seq (WickRingReader *reader, uint32_t index, uint64_t p0, uint32_t *seq)
 static bool
 claim_holder_slot (WickRingReader *reader, WickError *error)
 {
-  WickRingHeader *header = (WickRingHeader *) reader->header;
+  WickRingHeader *header = (WickRingHeader *)reader->header;
   for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
     {
       uint32_t expected = WICK_HOLDER_FREE;
       if (!atomic_compare_exchange_strong (&header->holder_state[slot], &expected,
                                            WICK_HOLDER_CLAIMING))
         continue;
-      atomic_store (&header->holder_pid[slot], (int32_t) getpid ());
+      atomic_store (&header->holder_pid[slot], (int32_t)getpid ());
       for (uint32_t i = 0; i < reader->n_rings; i++)
         {
           WickRingControl *control = ring_control (reader, i);
           atomic_store_explicit (&control->hold_tail[slot], reader->rings[i].pos,
                                  memory_order_release);
         }
-      atomic_store_explicit (&header->holder_state[slot], WICK_HOLDER_ACTIVE,
-                             memory_order_release);
+      atomic_store_explicit (&header->holder_state[slot], WICK_HOLDER_ACTIVE, memory_order_release);
       reader->holder_slot = slot;
       return true;
     }
@@ -313,10 +311,10 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
       wick_set_error (error, "the ring fd is not open: %s", strerror (errno));
       return NULL;
     }
-  if ((uint64_t) st.st_size < WICK_RING_HEADER_BYTES)
+  if ((uint64_t)st.st_size < WICK_RING_HEADER_BYTES)
     {
       wick_set_error (error, "not a Wick ring (%lld bytes, smaller than its header)",
-                      (long long) st.st_size);
+                      (long long)st.st_size);
       return NULL;
     }
   WickRingReader *reader = calloc (1, sizeof *reader);
@@ -328,10 +326,10 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
   reader->holder_slot = -1;
   reader->mode = mode;
   reader->fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
-  reader->map_bytes = (size_t) st.st_size;
+  reader->map_bytes = (size_t)st.st_size;
   int prot = mode == WICK_RING_READER_HOLD ? PROT_READ | PROT_WRITE : PROT_READ;
-  reader->map = reader->fd < 0 ? MAP_FAILED
-                               : mmap (NULL, reader->map_bytes, prot, MAP_SHARED, reader->fd, 0);
+  reader->map
+    = reader->fd < 0 ? MAP_FAILED : mmap (NULL, reader->map_bytes, prot, MAP_SHARED, reader->fd, 0);
   if (reader->map == MAP_FAILED)
     {
       wick_set_error (error, "mapping the ring failed: %s%s", strerror (errno),
@@ -340,8 +338,8 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
       wick_ring_reader_free (reader);
       return NULL;
     }
-  reader->header = (const WickRingHeader *) (const void *) reader->map;
-  if (!validate_header (reader, (uint64_t) st.st_size, error))
+  reader->header = (const WickRingHeader *)(const void *)reader->map;
+  if (!validate_header (reader, (uint64_t)st.st_size, error))
     {
       wick_ring_reader_free (reader);
       return NULL;
@@ -382,7 +380,7 @@ wick_ring_reader_free (WickRingReader *reader)
   if (reader == NULL)
     return;
   if (reader->holder_slot >= 0)
-    atomic_store (&((WickRingHeader *) reader->header)->holder_state[reader->holder_slot],
+    atomic_store (&((WickRingHeader *)reader->header)->holder_state[reader->holder_slot],
                   WICK_HOLDER_FREE);
   if (reader->map != NULL)
     munmap (reader->map, reader->map_bytes);
@@ -508,16 +506,15 @@ break_ring (WickRingReader *reader, uint32_t index, const char *why, uint64_t po
   reader->rings[index].broken = true;
   reader->stats.broken_rings++;
   note_error (reader, "ring %u at position %llu: %s (%llu); reading of this ring stopped", index,
-              (unsigned long long) pos, why, (unsigned long long) value);
+              (unsigned long long)pos, why, (unsigned long long)value);
 }
-
 
 static void
 resync (WickRingReader *reader, uint32_t index, uint64_t commit)
 {
   ReaderRing *ring = &reader->rings[index];
   uint64_t safe = commit + WICK_RING_MAX_RECORD - reader->ring_bytes;
-  uint64_t target = (safe + WICK_RING_CHUNK_BYTES - 1) & ~(uint64_t) (WICK_RING_CHUNK_BYTES - 1);
+  uint64_t target = (safe + WICK_RING_CHUNK_BYTES - 1) & ~(uint64_t)(WICK_RING_CHUNK_BYTES - 1);
   ring->pos = target < commit ? target : commit;
 }
 
@@ -531,7 +528,7 @@ note_seq (WickRingReader *reader, Delivery *d, uint32_t index, uint32_t seq)
       memset (&lost, 0, sizeof lost);
       lost.kind = WICK_RING_RECORD_LOST;
       lost.ring = index;
-      lost.lost.count = (uint32_t) (seq - ring->expected_seq);
+      lost.lost.count = (uint32_t)(seq - ring->expected_seq);
       lost.lost.after_ns = ring->last_ns;
       reader->stats.lost += lost.lost.count;
       deliver (reader, d, &lost);
@@ -545,20 +542,20 @@ note_time (ReaderRing *ring, const WickRingRecord *record)
 {
   switch (record->kind)
     {
-    case WICK_RING_RECORD_SPAN_START:
-      ring->last_ns = record->span.start_ns;
-      break;
-    case WICK_RING_RECORD_SPAN_END:
-      ring->last_ns = record->span.start_ns + record->span.duration_ns;
-      break;
-    case WICK_RING_RECORD_MEMORY:
-      ring->last_ns = record->memory.timestamp_ns;
-      break;
-    case WICK_RING_RECORD_EXTENSION:
-      ring->last_ns = record->extension.timestamp_ns;
-      break;
-    default:
-      break;
+      case WICK_RING_RECORD_SPAN_START:
+        ring->last_ns = record->span.start_ns;
+        break;
+      case WICK_RING_RECORD_SPAN_END:
+        ring->last_ns = record->span.start_ns + record->span.duration_ns;
+        break;
+      case WICK_RING_RECORD_MEMORY:
+        ring->last_ns = record->memory.timestamp_ns;
+        break;
+      case WICK_RING_RECORD_EXTENSION:
+        ring->last_ns = record->extension.timestamp_ns;
+        break;
+      default:
+        break;
     }
 }
 
@@ -570,31 +567,29 @@ deliver_copied (WickRingReader *reader, Delivery *d, uint32_t index, const uint8
 {
   WickRingRecord decoded;
   char error[160];
-  switch (wick_record_decode (record, size, arena, &reader->scratch, &decoded, error,
-                              sizeof error))
+  switch (wick_record_decode (record, size, arena, &reader->scratch, &decoded, error, sizeof error))
     {
-    case WICK_DECODE_OK:
-      decoded.ring = index;
-      note_time (&reader->rings[index], &decoded);
-      deliver (reader, d, &decoded);
-      break;
-    case WICK_DECODE_UNKNOWN_KIND:
-      reader->stats.unknown_skipped++;
-      break;
-    case WICK_DECODE_PAD:
-      break;
-    case WICK_DECODE_MALFORMED:
-      reader->stats.malformed++;
-      note_error (reader, "ring %u: %s", index, error);
-      break;
+      case WICK_DECODE_OK:
+        decoded.ring = index;
+        note_time (&reader->rings[index], &decoded);
+        deliver (reader, d, &decoded);
+        break;
+      case WICK_DECODE_UNKNOWN_KIND:
+        reader->stats.unknown_skipped++;
+        break;
+      case WICK_DECODE_PAD:
+        break;
+      case WICK_DECODE_MALFORMED:
+        reader->stats.malformed++;
+        note_error (reader, "ring %u: %s", index, error);
+        break;
     }
 }
 
 /* Why a record of size bytes at ring position position, with available
  * bytes copied from there, cannot be read, or NULL. */
 static const char *
-framing_error (const WickRecordHeader *header, uint64_t position, uint64_t size,
-               uint64_t available)
+framing_error (const WickRecordHeader *header, uint64_t position, uint64_t size, uint64_t available)
 {
   if (header->words == 0)
     return "zero record length";
@@ -641,14 +636,14 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
       resync (reader, index, after);
       return true;
     }
-  const uint8_t *batch = (const uint8_t *) reader->batch;
+  const uint8_t *batch = (const uint8_t *)reader->batch;
   WickArenaView arena = arena_view (reader);
   uint64_t offset = 0;
   while (offset < n)
     {
       WickRecordHeader header;
       memcpy (&header, batch + offset, sizeof header);
-      uint64_t size = (uint64_t) header.words * 8;
+      uint64_t size = (uint64_t)header.words * 8;
       const char *framing = framing_error (&header, pos + offset, size, n - offset);
       if (framing != NULL)
         {
@@ -727,5 +722,5 @@ wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingReco
                  != reader->rings[i].pos)
           reader->drained = false;
     }
-  return (long) d.delivered;
+  return (long)d.delivered;
 }

@@ -28,10 +28,10 @@ typedef struct
   uint8_t *data;
   uint64_t capacity;
   uint64_t mask;
-  uint64_t fast_end;      /* head + size <= fast_end: the record fits without checks */
+  uint64_t fast_end; /* head + size <= fast_end: the record fits without checks */
   uint32_t seq;
   uint32_t index;
-  uint64_t next_id;       /* span ids of this thread's current block */
+  uint64_t next_id; /* span ids of this thread's current block */
   uint64_t id_end;
   uint64_t pending_drops; /* dropped since the last DROPPED record */
   uint64_t first_drop_ns;
@@ -45,7 +45,7 @@ typedef struct
 struct WickSession
 {
   uint64_t serial;
-  uint64_t start_ns;      /* wick_clock_now_ns at open */
+  uint64_t start_ns; /* wick_clock_now_ns at open */
   uint64_t start_unix_ns;
   int memfd;
   uint8_t *map;
@@ -58,7 +58,7 @@ struct WickSession
   WickRingPolicy policy;
   bool strict;
 
-  pthread_mutex_t lock;   /* ring claims, interning, finish */
+  pthread_mutex_t lock; /* ring claims, interning, finish */
   WickProducer *producers;
   WickInternTable *intern;
   _Atomic uint64_t next_id_block;
@@ -95,8 +95,8 @@ wick_session_clock (WickSession *session)
 static inline WickRingControl *
 wick_session_control (WickSession *session, uint32_t index)
 {
-  return (WickRingControl *) (void *) ((uint8_t *) session->controls
-                                       + (uint64_t) index * WICK_RING_CONTROL_BYTES);
+  return (WickRingControl *)(void *)((uint8_t *)session->controls
+                                     + (uint64_t)index * WICK_RING_CONTROL_BYTES);
 }
 
 /* The calling thread's producer for session, claiming a ring on first use;
@@ -159,7 +159,7 @@ static inline void
 wick_producer_commit (WickProducer *producer, void *record, uint64_t size, uint8_t kind)
 {
   WickRecordHeader *header = record;
-  header->words = (uint16_t) (size / 8);
+  header->words = (uint16_t)(size / 8);
   header->kind = kind;
   header->version = 1;
   header->seq = producer->seq++;
@@ -172,7 +172,7 @@ wick_producer_commit (WickProducer *producer, void *record, uint64_t size, uint8
 static inline uint32_t
 wick_producer_depth (const WickProducer *producer)
 {
-  return (uint32_t) atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed);
+  return (uint32_t)atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed);
 }
 
 /* Publishes the open-span stack depth after a push or pop (seqlock word). */
@@ -193,8 +193,7 @@ bool wick_session_write_span_end_root (WickSession *session, uint64_t duration_n
 bool wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads,
                        size_t arena_bytes, WickError *error);
 void wick_ring_destroy (WickSession *session);
-bool wick_ring_set_meta (WickSession *session, const char *line, size_t length,
-                         WickError *error);
+bool wick_ring_set_meta (WickSession *session, const char *line, size_t length, WickError *error);
 bool wick_session_register_live (WickSession *session);
 void wick_producer_forget_session (WickSession *session);
 uint64_t wick_ring_total_dropped (WickSession *session);
@@ -212,8 +211,7 @@ uint32_t wick_intern_hash (const char *string, size_t length);
 void wick_session_destroy_slots (WickSession *session);
 
 /* Writer (wick-jsonl-writer.c). */
-WickJsonlWriter *wick_jsonl_writer_start (WickSession *session, const char *path,
-                                          WickError *error);
+WickJsonlWriter *wick_jsonl_writer_start (WickSession *session, const char *path, WickError *error);
 /* Drains everything committed so far into the file and flushes it. */
 bool wick_jsonl_writer_sync (WickJsonlWriter *writer, WickError *error);
 void wick_jsonl_writer_stop (WickJsonlWriter *writer);

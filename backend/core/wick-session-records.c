@@ -19,7 +19,7 @@ is_blank (const char *string)
   if (string == NULL)
     return true;
   for (; *string != '\0'; string++)
-    if (!isspace ((unsigned char) *string))
+    if (!isspace ((unsigned char)*string))
       return false;
   return true;
 }
@@ -34,7 +34,7 @@ write_record_full (WickSession *session, uint8_t kind, const WickRingRecord *rec
   if (size > WICK_RING_MAX_RECORD)
     {
       wick_set_error (error, "the record is %llu bytes encoded, more than the ring's %d",
-                      (unsigned long long) size, WICK_RING_MAX_RECORD);
+                      (unsigned long long)size, WICK_RING_MAX_RECORD);
       return false;
     }
   WickProducer *producer = wick_producer_get (session);
@@ -62,8 +62,7 @@ write_record_full (WickSession *session, uint8_t kind, const WickRingRecord *rec
 }
 
 static bool
-write_record (WickSession *session, uint8_t kind, const WickRingRecord *record,
-              WickError *error)
+write_record (WickSession *session, uint8_t kind, const WickRingRecord *record, WickError *error)
 {
   return write_record_full (session, kind, record, false, error);
 }
@@ -79,7 +78,7 @@ check_session (WickSession *session, const void *record, WickError *error)
   if (atomic_load_explicit (&session->finished, memory_order_relaxed))
     {
       wick_set_error (error, "the session is finished; nothing can be recorded after its "
-                      "terminal");
+                             "terminal");
       return false;
     }
   return true;
@@ -137,8 +136,7 @@ wick_session_record_op (WickSession *session, const WickOpRecord *op, WickError 
 }
 
 bool
-wick_session_record_tensor (WickSession *session, const WickTensorRecord *tensor,
-                            WickError *error)
+wick_session_record_tensor (WickSession *session, const WickTensorRecord *tensor, WickError *error)
 {
   if (!check_session (session, tensor, error)
       || !check_required (tensor->tensor_id, "tensor", "tensor_id", error)
@@ -146,7 +144,7 @@ wick_session_record_tensor (WickSession *session, const WickTensorRecord *tensor
       || !check_required (tensor->device, "tensor", "device", error)
       || !check_shape (tensor->shape, tensor->rank, "tensor", error))
     return false;
-  if ((unsigned) tensor->category >= WICK_N_CATEGORIES)
+  if ((unsigned)tensor->category >= WICK_N_CATEGORIES)
     {
       wick_set_error (error, "tensor: category %d is not a memory category", tensor->category);
       return false;
@@ -172,29 +170,35 @@ check_tensor_stats (const WickTensorStatsRecord *stats, WickError *error)
   for (size_t i = 0; i < stats->rank; i++)
     if (__builtin_mul_overflow (product, stats->shape[i], &product))
       {
-        wick_set_error (error, "invalid tensor_stats \"%s\": the element count of its shape "
-                        "overflows u64", stats->label);
+        wick_set_error (error,
+                        "invalid tensor_stats \"%s\": the element count of its shape "
+                        "overflows u64",
+                        stats->label);
         return false;
       }
   if (product != stats->elements)
     {
-      wick_set_error (error, "invalid tensor_stats \"%s\": elements %llu differs from the "
-                      "shape's %llu", stats->label, (unsigned long long) stats->elements,
-                      (unsigned long long) product);
+      wick_set_error (error,
+                      "invalid tensor_stats \"%s\": elements %llu differs from the "
+                      "shape's %llu",
+                      stats->label, (unsigned long long)stats->elements,
+                      (unsigned long long)product);
       return false;
     }
   if (stats->non_finite > stats->elements)
     {
       wick_set_error (error, "invalid tensor_stats \"%s\": non_finite %llu exceeds elements %llu",
-                      stats->label, (unsigned long long) stats->non_finite,
-                      (unsigned long long) stats->elements);
+                      stats->label, (unsigned long long)stats->non_finite,
+                      (unsigned long long)stats->elements);
       return false;
     }
   if (!isfinite (stats->rms) || stats->rms < 0.0 || !isfinite (stats->abs_max)
       || stats->abs_max < 0.0 || !isfinite (stats->mean))
     {
-      wick_set_error (error, "invalid tensor_stats \"%s\": rms and abs_max must be finite and "
-                      ">= 0, mean finite", stats->label);
+      wick_set_error (error,
+                      "invalid tensor_stats \"%s\": rms and abs_max must be finite and "
+                      ">= 0, mean finite",
+                      stats->label);
       return false;
     }
   return true;
@@ -215,8 +219,7 @@ wick_session_record_tensor_stats (WickSession *session, const WickTensorStatsRec
 }
 
 bool
-wick_session_record_memory (WickSession *session, const WickMemoryRecord *memory,
-                            WickError *error)
+wick_session_record_memory (WickSession *session, const WickMemoryRecord *memory, WickError *error)
 {
   if (!check_session (session, memory, error)
       || !check_required (memory->storage_id, "memory", "storage_id", error)
@@ -225,8 +228,8 @@ wick_session_record_memory (WickSession *session, const WickMemoryRecord *memory
       || !check_required (memory->dtype, "memory", "dtype", error)
       || !check_shape (memory->shape, memory->rank, "memory", error))
     return false;
-  if ((unsigned) memory->action > WICK_MEMORY_FREE
-      || (unsigned) memory->category >= WICK_N_CATEGORIES)
+  if ((unsigned)memory->action > WICK_MEMORY_FREE
+      || (unsigned)memory->category >= WICK_N_CATEGORIES)
     {
       wick_set_error (error, "memory: action or category out of range");
       return false;
@@ -259,8 +262,8 @@ wick_session_record_device_memory (WickSession *session, const WickDeviceMemoryR
 }
 
 bool
-wick_session_record_device_interval (WickSession *session,
-                                     const WickDeviceIntervalRecord *interval, WickError *error)
+wick_session_record_device_interval (WickSession *session, const WickDeviceIntervalRecord *interval,
+                                     WickError *error)
 {
   if (!check_session (session, interval, error)
       || !check_required (interval->device, "device_interval", "device", error)
@@ -297,8 +300,8 @@ wick_session_record_call_edge (WickSession *session, WickSpanId from, WickSpanId
 }
 
 bool
-wick_session_record_data_edge (WickSession *session, const char *from_tensor,
-                               const char *to_tensor, WickError *error)
+wick_session_record_data_edge (WickSession *session, const char *from_tensor, const char *to_tensor,
+                               WickError *error)
 {
   if (!check_session (session, session, error))
     return false;
@@ -318,22 +321,21 @@ gradient_norm_is_valid (WickGradientState state, bool has_norm, double norm)
 {
   switch (state)
     {
-    case WICK_GRADIENT_PRESENT:
-      return has_norm && isfinite (norm) && norm > 0.0;
-    case WICK_GRADIENT_ZERO:
-      return has_norm && norm == 0.0 && !signbit (norm);
-    case WICK_GRADIENT_MISSING:
-    case WICK_GRADIENT_NON_FINITE:
-      return !has_norm;
-    default:
-      return false;
+      case WICK_GRADIENT_PRESENT:
+        return has_norm && isfinite (norm) && norm > 0.0;
+      case WICK_GRADIENT_ZERO:
+        return has_norm && norm == 0.0 && !signbit (norm);
+      case WICK_GRADIENT_MISSING:
+      case WICK_GRADIENT_NON_FINITE:
+        return !has_norm;
+      default:
+        return false;
     }
 }
 
 bool
 wick_session_record_gradient (WickSession *session, const char *root, const char *key,
-                              WickGradientState state, bool has_norm, double norm,
-                              WickError *error)
+                              WickGradientState state, bool has_norm, double norm, WickError *error)
 {
   if (!check_session (session, session, error))
     return false;
@@ -342,7 +344,7 @@ wick_session_record_gradient (WickSession *session, const char *root, const char
       wick_set_error (error, "gradient roots and parameter keys must not be empty");
       return false;
     }
-  if ((unsigned) state > WICK_GRADIENT_NON_FINITE)
+  if ((unsigned)state > WICK_GRADIENT_NON_FINITE)
     {
       wick_set_error (error, "gradient state %d is not a gradient state", state);
       return false;
@@ -390,7 +392,7 @@ wick_session_record_extension (WickSession *session, const char *kind, const cha
       return false;
     }
   for (const char *p = kind; *p != '\0'; p++)
-    if (!(islower ((unsigned char) *p) || isdigit ((unsigned char) *p) || *p == '_'))
+    if (!(islower ((unsigned char)*p) || isdigit ((unsigned char)*p) || *p == '_'))
       {
         wick_set_error (error, "extension kind \"%s\" may hold only a-z, 0-9 and _", kind);
         return false;
@@ -419,8 +421,8 @@ wick_session_mark (WickSession *session, const char *label, WickError *error)
       wick_set_error (error, "out of memory formatting a mark");
       return false;
     }
-  bool ok = write_extension (session, "wick_mark", wick_session_clock (session), fields.data,
-                             error);
+  bool ok
+    = write_extension (session, "wick_mark", wick_session_clock (session), fields.data, error);
   wick_json_clear (&fields);
   return ok;
 }

@@ -9,7 +9,7 @@
 void *
 wick_session_get_slot (WickSession *session, WickSessionSlot slot)
 {
-  if (session == NULL || (unsigned) slot >= WICK_N_SLOTS)
+  if (session == NULL || (unsigned)slot >= WICK_N_SLOTS)
     return NULL;
   return session->slots[slot].data;
 }
@@ -18,7 +18,7 @@ void
 wick_session_set_slot (WickSession *session, WickSessionSlot slot, void *data,
                        void (*destroy) (void *data))
 {
-  if (session == NULL || (unsigned) slot >= WICK_N_SLOTS)
+  if (session == NULL || (unsigned)slot >= WICK_N_SLOTS)
     return;
   if (session->slots[slot].destroy != NULL && session->slots[slot].data != NULL
       && session->slots[slot].data != data)

@@ -14,14 +14,14 @@
 static inline uint64_t
 span_word (WickString name, WickSpanKind kind, WickStep step, bool measured)
 {
-  return (uint64_t) name | (uint64_t) (uint8_t) kind << 32 | (uint64_t) (uint8_t) step << 40
-         | (uint64_t) measured << 48;
+  return (uint64_t)name | (uint64_t)(uint8_t)kind << 32 | (uint64_t)(uint8_t)step << 40
+         | (uint64_t)measured << 48;
 }
 
 static inline uint64_t
 record_header_word (uint64_t size, uint8_t kind, uint32_t seq)
 {
-  return size / 8 | (uint64_t) kind << 16 | UINT64_C (1) << 24 | (uint64_t) seq << 32;
+  return size / 8 | (uint64_t)kind << 16 | UINT64_C (1) << 24 | (uint64_t)seq << 32;
 }
 
 static inline void
@@ -38,12 +38,12 @@ static inline __attribute__ ((always_inline)) WickSpanId
 span_start_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint64_t parent,
                   uint64_t word, uint64_t now)
 {
-  uint32_t depth = (uint32_t) depth_gen;
+  uint32_t depth = (uint32_t)depth_gen;
   uint32_t seq = producer->seq;
   WickSpanId id = producer->next_id;
   WickRingControl *control = producer->control;
   uint8_t *record = producer->data + (head & producer->mask);
-  uint8_t *entry = (uint8_t *) &control->stack[depth];
+  uint8_t *entry = (uint8_t *)&control->stack[depth];
   producer->next_id = id + 1;
   producer->seq = seq + 1;
   if (parent == 0)
@@ -73,20 +73,19 @@ span_begin_slow (WickSession *session, WickProducer *producer, uint64_t parent, 
       atomic_fetch_add (&session->unclaimed_drops, 1);
       return 0;
     }
-  if (wick_producer_depth (producer) >= WICK_RING_MAX_DEPTH || (uint32_t) word == 0)
+  if (wick_producer_depth (producer) >= WICK_RING_MAX_DEPTH || (uint32_t)word == 0)
     return 0;
   if (producer->next_id == producer->id_end)
     {
-      producer->next_id = atomic_fetch_add_explicit (&session->next_id_block,
-                                                     WICK_SPAN_ID_BLOCK, memory_order_relaxed);
+      producer->next_id = atomic_fetch_add_explicit (&session->next_id_block, WICK_SPAN_ID_BLOCK,
+                                                     memory_order_relaxed);
       producer->id_end = producer->next_id + WICK_SPAN_ID_BLOCK;
     }
   if (wick_producer_reserve (producer, sizeof (WickSpanStartRecord)) == NULL)
     return 0;
-  return span_start_store (producer, wick_producer_head (producer),
-                           atomic_load_explicit (&producer->control->depth_gen,
-                                                 memory_order_relaxed),
-                           parent, word, now);
+  return span_start_store (
+    producer, wick_producer_head (producer),
+    atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed), parent, word, now);
 }
 
 /* parent 0: the innermost span open on this thread, else the root. */
@@ -101,7 +100,7 @@ span_begin (WickSession *session, WickSpanId parent, WickString name, WickSpanKi
   uint64_t head = atomic_load_explicit (&control->commit, memory_order_relaxed);
   uint64_t depth_gen = atomic_load_explicit (&control->depth_gen, memory_order_relaxed);
   if (__builtin_expect (head + sizeof (WickSpanStartRecord) > producer->fast_end
-                          || (uint32_t) depth_gen >= WICK_RING_MAX_DEPTH || name == 0
+                          || (uint32_t)depth_gen >= WICK_RING_MAX_DEPTH || name == 0
                           || producer->next_id == producer->id_end,
                         0))
     return span_begin_slow (session, producer, parent, word, now);
@@ -115,7 +114,7 @@ span_end_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint6
   uint32_t seq = producer->seq;
   WickRingControl *control = producer->control;
   uint8_t *record = producer->data + (head & producer->mask);
-  const WickSpanPayload *span = &control->stack[(uint32_t) depth_gen - 1];
+  const WickSpanPayload *span = &control->stack[(uint32_t)depth_gen - 1];
   uint64_t id = span->id, parent = span->parent, start = span->start_ns, word;
   memcpy (&word, &span->name, 8);
   producer->seq = seq + 1;
@@ -126,8 +125,7 @@ span_end_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint6
   store_u64 (record + 24, word);
   store_u64 (record + 32, start);
   store_u64 (record + 40, now > start ? now - start : 0);
-  atomic_store_explicit (&control->commit, head + sizeof (WickSpanEndRecord),
-                         memory_order_release);
+  atomic_store_explicit (&control->commit, head + sizeof (WickSpanEndRecord), memory_order_release);
   atomic_store_explicit (&control->depth_gen, depth_gen + WICK_DEPTH_POP, memory_order_release);
 }
 
@@ -178,7 +176,7 @@ wick_span_end (WickSession *session, WickSpanId span)
   WickRingControl *control = producer->control;
   uint64_t head = atomic_load_explicit (&control->commit, memory_order_relaxed);
   uint64_t depth_gen = atomic_load_explicit (&control->depth_gen, memory_order_relaxed);
-  uint32_t depth = (uint32_t) depth_gen;
+  uint32_t depth = (uint32_t)depth_gen;
   if (__builtin_expect (depth == 0 || control->stack[depth - 1].id != span
                           || head + sizeof (WickSpanEndRecord) > producer->fast_end,
                         0))
@@ -258,8 +256,8 @@ wick_span_begin_step (WickSession *session, const char *name, WickSpanKind kind,
 }
 
 WickSpanId
-wick_span_begin_child (WickSession *session, WickSpanId parent, const char *name,
-                       WickSpanKind kind, WickStep step)
+wick_span_begin_child (WickSession *session, WickSpanId parent, const char *name, WickSpanKind kind,
+                       WickStep step)
 {
   return span_begin (session, parent, intern_fast (session, name), kind, step, false);
 }

@@ -33,7 +33,7 @@ static _Atomic uint64_t next_session_serial = 1;
   do                                                                                               \
     {                                                                                              \
       static const char *const names[n] = { __VA_ARGS__ };                                         \
-      return (unsigned) (value) < (n) ? names[value] : "unknown";                                  \
+      return (unsigned)(value) < (n) ? names[value] : "unknown";                                   \
     }                                                                                              \
   while (0)
 
@@ -115,7 +115,7 @@ is_blank (const char *string)
   if (string == NULL)
     return true;
   for (; *string != '\0'; string++)
-    if (!isspace ((unsigned char) *string))
+    if (!isspace ((unsigned char)*string))
       return false;
   return true;
 }
@@ -212,13 +212,14 @@ validate_run (const WickRunInfo *run, WickError *error)
     return false;
   if (run->warmup_steps >= run->capture_step)
     {
-      wick_set_error (error, "run metadata: warmup_steps (%llu) must be less than capture_step "
-                      "(%llu)", (unsigned long long) run->warmup_steps,
-                      (unsigned long long) run->capture_step);
+      wick_set_error (error,
+                      "run metadata: warmup_steps (%llu) must be less than capture_step "
+                      "(%llu)",
+                      (unsigned long long)run->warmup_steps, (unsigned long long)run->capture_step);
       return false;
     }
-  if ((unsigned) run->phase > WICK_PHASE_INFER
-      || (unsigned) run->timing_mode > WICK_TIMING_DEVICE_SYNCHRONIZED)
+  if ((unsigned)run->phase > WICK_PHASE_INFER
+      || (unsigned)run->timing_mode > WICK_TIMING_DEVICE_SYNCHRONIZED)
     {
       wick_set_error (error, "run metadata: phase or timing_mode out of range");
       return false;
@@ -276,17 +277,20 @@ validate_classification (const WickCaptureContract *c, WickError *error)
         return false;
       for (size_t i = 0; i < counts[l]; i++)
         {
-          if (!label_in (lists[l][i], c->required_semantic_labels,
-                         c->n_required_semantic_labels))
+          if (!label_in (lists[l][i], c->required_semantic_labels, c->n_required_semantic_labels))
             {
-              wick_set_error (error, "capture contract: %s classifies \"%s\", which is not a "
-                              "required semantic label", names[l], lists[l][i]);
+              wick_set_error (error,
+                              "capture contract: %s classifies \"%s\", which is not a "
+                              "required semantic label",
+                              names[l], lists[l][i]);
               return false;
             }
           if (l == 1 && label_in (lists[1][i], lists[0], counts[0]))
             {
-              wick_set_error (error, "capture contract: \"%s\" is classified both GPU-expected "
-                              "and CPU-only", lists[1][i]);
+              wick_set_error (error,
+                              "capture contract: \"%s\" is classified both GPU-expected "
+                              "and CPU-only",
+                              lists[1][i]);
               return false;
             }
         }
@@ -295,8 +299,10 @@ validate_classification (const WickCaptureContract *c, WickError *error)
     if (!label_in (c->required_semantic_labels[i], lists[0], counts[0])
         && !label_in (c->required_semantic_labels[i], lists[1], counts[1]))
       {
-        wick_set_error (error, "capture contract: required semantic label \"%s\" is not "
-                        "classified GPU-expected or CPU-only", c->required_semantic_labels[i]);
+        wick_set_error (error,
+                        "capture contract: required semantic label \"%s\" is not "
+                        "classified GPU-expected or CPU-only",
+                        c->required_semantic_labels[i]);
         return false;
       }
   return true;
@@ -310,28 +316,28 @@ validate_contract (const WickCaptureContract *c, WickError *error)
       wick_set_error (error, "a capture contract is required");
       return false;
     }
-  if ((unsigned) c->measurement_scope > WICK_SCOPE_PRODUCTION_EQUIVALENT
-      || (unsigned) c->operations > WICK_COVERAGE_COMPLETE
-      || (unsigned) c->tensors > WICK_COVERAGE_COMPLETE
-      || (unsigned) c->gradients > WICK_COVERAGE_COMPLETE
-      || (unsigned) c->logical_memory > WICK_COVERAGE_COMPLETE
-      || (unsigned) c->physical_memory > WICK_COVERAGE_COMPLETE
-      || (unsigned) c->device_timing > WICK_COVERAGE_COMPLETE)
+  if ((unsigned)c->measurement_scope > WICK_SCOPE_PRODUCTION_EQUIVALENT
+      || (unsigned)c->operations > WICK_COVERAGE_COMPLETE
+      || (unsigned)c->tensors > WICK_COVERAGE_COMPLETE
+      || (unsigned)c->gradients > WICK_COVERAGE_COMPLETE
+      || (unsigned)c->logical_memory > WICK_COVERAGE_COMPLETE
+      || (unsigned)c->physical_memory > WICK_COVERAGE_COMPLETE
+      || (unsigned)c->device_timing > WICK_COVERAGE_COMPLETE)
     {
       wick_set_error (error, "capture contract: a coverage level or the measurement scope is out "
-                      "of range");
+                             "of range");
       return false;
     }
   if (c->gradients == WICK_COVERAGE_COMPLETE && c->gradient_contract == NULL)
     {
       wick_set_error (error, "capture contract: complete gradient coverage requires an exact "
-                      "gradient_contract");
+                             "gradient_contract");
       return false;
     }
   if (c->gradients != WICK_COVERAGE_COMPLETE && c->gradient_contract != NULL)
     {
       wick_set_error (error, "capture contract: a gradient_contract requires complete gradient "
-                      "coverage");
+                             "coverage");
       return false;
     }
   return validate_label_list (c->required_semantic_labels, c->n_required_semantic_labels,
@@ -351,7 +357,7 @@ format_timestamp (char *out, size_t size)
   clock_gettime (CLOCK_REALTIME, &now);
   gmtime_r (&now.tv_sec, &tm);
   size_t length = strftime (out, size, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf (out + length, size - length, ".%03uZ", (unsigned) (now.tv_nsec / 1000000) % 1000u);
+  snprintf (out + length, size - length, ".%03uZ", (unsigned)(now.tv_nsec / 1000000) % 1000u);
 }
 
 static void
@@ -443,8 +449,8 @@ json_identity (WickJson *json, const WickComparisonIdentity *id)
       wick_json_string (json, id->implementation_id);
     }
   const char *keys[] = { "workload_id", "model_id", "config_id", "data_id", "seed_policy" };
-  const char *values[] = { id->workload_id, id->model_id, id->config_id, id->data_id,
-                           id->seed_policy };
+  const char *values[]
+    = { id->workload_id, id->model_id, id->config_id, id->data_id, id->seed_policy };
   for (int i = 0; i < 5; i++)
     {
       wick_json_key (json, keys[i]);
@@ -469,7 +475,7 @@ json_identity (WickJson *json, const WickComparisonIdentity *id)
 static int
 compare_tags (const void *a, const void *b)
 {
-  return strcmp (((const WickTag *) a)->key, ((const WickTag *) b)->key);
+  return strcmp (((const WickTag *)a)->key, ((const WickTag *)b)->key);
 }
 
 static bool
@@ -510,8 +516,9 @@ build_meta (WickSession *session, const WickRunInfo *run, const WickCaptureContr
   else
     {
       char step[48];
-      snprintf (step, sizeof step, "/%s-%llu", run->phase == WICK_PHASE_TRAIN ? "update" : "inference",
-                (unsigned long long) run->capture_step);
+      snprintf (step, sizeof step, "/%s-%llu",
+                run->phase == WICK_PHASE_TRAIN ? "update" : "inference",
+                (unsigned long long)run->capture_step);
       WickJson correlation;
       wick_json_init (&correlation);
       wick_json_raw (&correlation, run->entrypoint);
@@ -549,8 +556,7 @@ build_meta (WickSession *session, const WickRunInfo *run, const WickCaptureContr
  * Open
  */
 
-static char *
-text_printf (const char *format, ...) __attribute__ ((format (printf, 1, 2)));
+static char *text_printf (const char *format, ...) __attribute__ ((format (printf, 1, 2)));
 
 static char *
 text_printf (const char *format, ...)
@@ -616,12 +622,12 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
   wick_clock_init ();
   struct timespec now;
   clock_gettime (CLOCK_REALTIME, &now);
-  session->start_unix_ns = (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
+  session->start_unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
   session->start_ns = wick_clock_now_ns ();
   session->program = strdup (program_invocation_short_name);
   session->entrypoint = strdup (run->entrypoint);
-  session->run_id = text_printf ("run-%d-%llu", (int) getpid (),
-                                 (unsigned long long) session->start_unix_ns);
+  session->run_id
+    = text_printf ("run-%d-%llu", (int)getpid (), (unsigned long long)session->start_unix_ns);
   if (session->program == NULL || session->entrypoint == NULL || session->run_id == NULL)
     {
       wick_set_error (error, "out of memory opening a session");
@@ -663,7 +669,7 @@ wick_session_open (const WickRunInfo *run, const WickCaptureContract *contract,
     options = &defaults;
   if (!validate_run (run, error) || !validate_contract (contract, error))
     return NULL;
-  if ((unsigned) options->policy > WICK_RING_OVERWRITE)
+  if ((unsigned)options->policy > WICK_RING_OVERWRITE)
     {
       wick_set_error (error, "session options: policy %d is not a ring policy", options->policy);
       return NULL;
@@ -722,8 +728,7 @@ mark_finished (WickSession *session, WickError *error)
 static bool
 sync_writer (WickSession *session, WickError *error)
 {
-  atomic_store_explicit (&session->header->state, WICK_RING_STATE_FINISHED,
-                         memory_order_release);
+  atomic_store_explicit (&session->header->state, WICK_RING_STATE_FINISHED, memory_order_release);
   return session->writer == NULL || wick_jsonl_writer_sync (session->writer, error);
 }
 

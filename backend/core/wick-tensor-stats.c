@@ -34,9 +34,9 @@ wick_tensor_stats_compute_f32 (const float *data, size_t n, WickTensorStatsRecor
       stats->mean = 0.0;
       return;
     }
-  stats->rms = sqrt (sum_squares / (double) n);
+  stats->rms = sqrt (sum_squares / (double)n);
   stats->abs_max = abs_max;
-  stats->mean = sum / (double) n;
+  stats->mean = sum / (double)n;
 }
 
 size_t
@@ -47,16 +47,16 @@ wick_dtype_size (const char *dtype)
     const char *name;
     size_t size;
   } sizes[] = {
-    { "u8", 1 },  { "i8", 1 },  { "bool", 1 }, { "f8", 1 },  { "u16", 2 }, { "i16", 2 },
-    { "f16", 2 }, { "bf16", 2 }, { "u32", 4 },  { "i32", 4 }, { "f32", 4 }, { "u64", 8 },
-    { "i64", 8 }, { "f64", 8 },
+    { "u8", 1 },  { "i8", 1 },  { "bool", 1 }, { "f8", 1 },  { "u16", 2 },
+    { "i16", 2 }, { "f16", 2 }, { "bf16", 2 }, { "u32", 4 }, { "i32", 4 },
+    { "f32", 4 }, { "u64", 8 }, { "i64", 8 },  { "f64", 8 },
   };
   if (dtype == NULL)
     return 0;
-  while (isspace ((unsigned char) *dtype))
+  while (isspace ((unsigned char)*dtype))
     dtype++;
   size_t length = strlen (dtype);
-  while (length > 0 && isspace ((unsigned char) dtype[length - 1]))
+  while (length > 0 && isspace ((unsigned char)dtype[length - 1]))
     length--;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     if (strlen (sizes[i].name) == length && strncasecmp (sizes[i].name, dtype, length) == 0)

@@ -69,8 +69,7 @@ test_strings (void)
   WickJson json;
   wick_json_init (&json);
   wick_json_string (&json, "a\"b\\c\n\t\r\b\f\x01\x1f\x7f/é€😀");
-  g_assert_cmpstr (json.data, ==,
-                   "\"a\\\"b\\\\c\\n\\t\\r\\b\\f\\u0001\\u001f\x7f/é€😀\"");
+  g_assert_cmpstr (json.data, ==, "\"a\\\"b\\\\c\\n\\t\\r\\b\\f\\u0001\\u001f\x7f/é€😀\"");
   wick_json_reset (&json);
   /* invalid UTF-8: a lone continuation, a truncated sequence, an overlong
    * encoding and a surrogate each become U+FFFD */
@@ -91,8 +90,13 @@ test_golden_spans (void)
   r.span = (WickRingSpan){ .id = 1, .name = "train::update", .span_kind = WICK_SPAN_FUNCTION };
   assert_line (&r, "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"train::update\","
                    "\"start_ns\":0,\"span_kind\":\"function\",\"measured\":false}");
-  r.span = (WickRingSpan){ .id = 7, .parent = 2, .name = "fc1", .span_kind = WICK_SPAN_MODULE,
-                           .step = WICK_STEP_BACKWARD, .measured = true, .start_ns = 1500 };
+  r.span = (WickRingSpan){ .id = 7,
+                           .parent = 2,
+                           .name = "fc1",
+                           .span_kind = WICK_SPAN_MODULE,
+                           .step = WICK_STEP_BACKWARD,
+                           .measured = true,
+                           .start_ns = 1500 };
   assert_line (&r, "{\"kind\":\"span_start\",\"id\":\"s7\",\"parent_id\":\"s2\",\"name\":\"fc1\","
                    "\"start_ns\":1500,\"span_kind\":\"module\",\"measured\":true,"
                    "\"step\":\"backward\"}");
@@ -106,10 +110,19 @@ test_golden_op_tensor (void)
 {
   const char *inputs[] = { "a", "b" };
   WickRingRecord r = { .kind = WICK_RING_RECORD_OP };
-  r.op = (WickOpRecord){ .span = 3, .op_name = "matmul", .inputs = inputs, .n_inputs = 2,
-                         .output = "c", .shape = shape, .rank = 2, .dtype = "f32",
-                         .device = "cpu", .duration_ns = 1200, .timestamp_ns = 40,
-                         .has_output_dense_bytes = true, .output_dense_bytes = 24,
+  r.op = (WickOpRecord){ .span = 3,
+                         .op_name = "matmul",
+                         .inputs = inputs,
+                         .n_inputs = 2,
+                         .output = "c",
+                         .shape = shape,
+                         .rank = 2,
+                         .dtype = "f32",
+                         .device = "cpu",
+                         .duration_ns = 1200,
+                         .timestamp_ns = 40,
+                         .has_output_dense_bytes = true,
+                         .output_dense_bytes = 24,
                          .input_dense_bytes = 48 };
   assert_line (&r, "{\"kind\":\"op\",\"span_id\":\"s3\",\"op_name\":\"matmul\",\"inputs\":[\"a\","
                    "\"b\"],\"output\":\"c\",\"shape\":[2,3],\"dtype\":\"f32\",\"device\":\"cpu\","
@@ -124,10 +137,17 @@ test_golden_op_tensor (void)
                    "\"timestamp_ns\":40,\"input_dense_bytes\":48}");
 
   r.kind = WICK_RING_RECORD_TENSOR;
-  r.tensor = (WickTensorRecord){ .span = 3, .tensor_id = "t1", .label = "fc1.weight",
-                                 .shape = shape, .rank = 2, .dtype = "bf16", .device = "cuda:0",
-                                 .requires_grad = true, .has_dense_bytes = true,
-                                 .dense_bytes = 12, .category = WICK_CATEGORY_PARAMETER };
+  r.tensor = (WickTensorRecord){ .span = 3,
+                                 .tensor_id = "t1",
+                                 .label = "fc1.weight",
+                                 .shape = shape,
+                                 .rank = 2,
+                                 .dtype = "bf16",
+                                 .device = "cuda:0",
+                                 .requires_grad = true,
+                                 .has_dense_bytes = true,
+                                 .dense_bytes = 12,
+                                 .category = WICK_CATEGORY_PARAMETER };
   assert_line (&r, "{\"kind\":\"tensor\",\"span_id\":\"s3\",\"tensor_id\":\"t1\",\"label\":"
                    "\"fc1.weight\",\"shape\":[2,3],\"dtype\":\"bf16\",\"device\":\"cuda:0\","
                    "\"requires_grad\":true,\"dense_bytes\":12,\"category\":\"parameter\"}");
@@ -140,9 +160,15 @@ test_golden_op_tensor (void)
                    "\"category\":\"other\"}");
 
   r.kind = WICK_RING_RECORD_TENSOR_STATS;
-  r.tensor_stats = (WickTensorStatsRecord){ .span = 3, .label = "logits", .shape = shape,
-                                            .rank = 2, .dtype = "f32", .elements = 6,
-                                            .non_finite = 0, .rms = 2.0, .abs_max = 3.5,
+  r.tensor_stats = (WickTensorStatsRecord){ .span = 3,
+                                            .label = "logits",
+                                            .shape = shape,
+                                            .rank = 2,
+                                            .dtype = "f32",
+                                            .elements = 6,
+                                            .non_finite = 0,
+                                            .rms = 2.0,
+                                            .abs_max = 3.5,
                                             .mean = -0.0 };
   assert_line (&r, "{\"kind\":\"tensor_stats\",\"span_id\":\"s3\",\"label\":\"logits\","
                    "\"shape\":[2,3],\"dtype\":\"f32\",\"elements\":6,\"non_finite\":0,"
@@ -153,10 +179,17 @@ static void
 test_golden_memory (void)
 {
   WickRingRecord r = { .kind = WICK_RING_RECORD_MEMORY };
-  r.memory = (WickMemoryRecord){ .timestamp_ns = 90, .storage_id = "storage:0x1",
-                                 .tensor_id = "t1", .span = 4, .op_name = "relu",
-                                 .device = "cpu", .bytes = 24, .action = WICK_MEMORY_ALLOC,
-                                 .shape = shape, .rank = 2, .dtype = "f32",
+  r.memory = (WickMemoryRecord){ .timestamp_ns = 90,
+                                 .storage_id = "storage:0x1",
+                                 .tensor_id = "t1",
+                                 .span = 4,
+                                 .op_name = "relu",
+                                 .device = "cpu",
+                                 .bytes = 24,
+                                 .action = WICK_MEMORY_ALLOC,
+                                 .shape = shape,
+                                 .rank = 2,
+                                 .dtype = "f32",
                                  .category = WICK_CATEGORY_ACTIVATION };
   assert_line (&r, "{\"kind\":\"memory\",\"timestamp_ns\":90,\"storage_id\":\"storage:0x1\","
                    "\"tensor_id\":\"t1\",\"span_id\":\"s4\",\"op_name\":\"relu\",\"device\":"
@@ -171,8 +204,10 @@ test_golden_memory (void)
                    "\"action\":\"free\",\"shape\":[],\"dtype\":\"f32\",\"category\":\"gradient\"}");
 
   r.kind = WICK_RING_RECORD_DEVICE_MEMORY;
-  r.device_memory = (WickDeviceMemoryRecord){ .timestamp_ns = 5, .device = "cuda:0",
-                                              .has_used_bytes = true, .used_bytes = 10,
+  r.device_memory = (WickDeviceMemoryRecord){ .timestamp_ns = 5,
+                                              .device = "cuda:0",
+                                              .has_used_bytes = true,
+                                              .used_bytes = 10,
                                               .has_capacity_bytes = true,
                                               .capacity_bytes = 80 };
   assert_line (&r, "{\"kind\":\"device_memory\",\"timestamp_ns\":5,\"device\":\"cuda:0\","
@@ -185,9 +220,12 @@ test_golden_memory (void)
                    "\"capacity_bytes\":80}");
 
   r.kind = WICK_RING_RECORD_DEVICE_INTERVAL;
-  r.device_interval = (WickDeviceIntervalRecord){ .span = 2, .device = "cuda:0",
-                                                  .stream_id = "7", .clock_id = "cuda-event",
-                                                  .backend = "cuda", .start_ns = 100,
+  r.device_interval = (WickDeviceIntervalRecord){ .span = 2,
+                                                  .device = "cuda:0",
+                                                  .stream_id = "7",
+                                                  .clock_id = "cuda-event",
+                                                  .backend = "cuda",
+                                                  .start_ns = 100,
                                                   .duration_ns = 30 };
   assert_line (&r, "{\"kind\":\"device_interval\",\"span_id\":\"s2\",\"device\":\"cuda:0\","
                    "\"stream_id\":\"7\",\"clock_id\":\"cuda-event\",\"backend\":\"cuda\","
@@ -267,8 +305,9 @@ test_golden_extensions (void)
 
   char small[8];
   size_t needed = wick_ring_record_format (&r, small, sizeof small);
-  g_assert_cmpuint (needed, ==, strlen ("{\"kind\":\"wick_lost\",\"timestamp_ns\":77,\"ring\":1,"
-                                        "\"count\":4}"));
+  g_assert_cmpuint (needed, ==,
+                    strlen ("{\"kind\":\"wick_lost\",\"timestamp_ns\":77,\"ring\":1,"
+                            "\"count\":4}"));
   g_assert_cmpstr (small, ==, "{\"kind\"");
 }
 
@@ -280,7 +319,7 @@ static void
 collect_line (const char *line, size_t length, void *user_data)
 {
   GString *out = user_data;
-  g_string_append_len (out, line, (gssize) length);
+  g_string_append_len (out, line, (gssize)length);
   g_string_append_c (out, '\n');
 }
 
@@ -300,8 +339,12 @@ test_formatter_keeps_stream_parseable (void)
   wick_jsonl_formatter_feed (f, &r, collect_line, out);
   wick_jsonl_formatter_feed (f, &r, collect_line, out); /* duplicate start: left out */
   WickRingRecord end = { .kind = WICK_RING_RECORD_SPAN_END };
-  end.span = (WickRingSpan){ .id = 5, .parent = 1, .name = "lost-start", .start_ns = 10,
-                             .duration_ns = 20, .step = WICK_STEP_FORWARD };
+  end.span = (WickRingSpan){ .id = 5,
+                             .parent = 1,
+                             .name = "lost-start",
+                             .start_ns = 10,
+                             .duration_ns = 20,
+                             .step = WICK_STEP_FORWARD };
   wick_jsonl_formatter_feed (f, &end, collect_line, out); /* start synthesized */
   WickRingRecord terminal = { .kind = WICK_RING_RECORD_TERMINAL };
   terminal.terminal.outcome = WICK_OUTCOME_FAILED;
@@ -345,8 +388,12 @@ test_formatter_strict_and_missing_terminal (void)
   mark.extension.json_fields = "";
   wick_jsonl_formatter_feed (f, &mark, collect_line, out);
   WickRingRecord memory = { .kind = WICK_RING_RECORD_MEMORY };
-  memory.memory = (WickMemoryRecord){ .timestamp_ns = 500, .storage_id = "s", .tensor_id = "t",
-                                      .span = 1, .device = "cpu", .dtype = "u8" };
+  memory.memory = (WickMemoryRecord){ .timestamp_ns = 500,
+                                      .storage_id = "s",
+                                      .tensor_id = "t",
+                                      .span = 1,
+                                      .device = "cpu",
+                                      .dtype = "u8" };
   wick_jsonl_formatter_feed (f, &memory, collect_line, out);
   wick_jsonl_formatter_finish (f, "capture detached before the process finished", collect_line,
                                out);

@@ -31,8 +31,8 @@ train_step (WickSession *session, int index)
   uint64_t shape[] = { 4, 8 };
   const char *names[] = { "forward", "backward", "optimizer" };
   const WickStep steps[] = { WICK_STEP_FORWARD, WICK_STEP_BACKWARD, WICK_STEP_OPTIMIZER };
-  const WickMemoryCategory categories[] = { WICK_CATEGORY_ACTIVATION, WICK_CATEGORY_GRADIENT,
-                                            WICK_CATEGORY_OPTIMIZER };
+  const WickMemoryCategory categories[]
+    = { WICK_CATEGORY_ACTIVATION, WICK_CATEGORY_GRADIENT, WICK_CATEGORY_OPTIMIZER };
   for (int s = 0; s < 3; s++)
     {
       char tensor_id[64], storage_id[64];
@@ -40,32 +40,52 @@ train_step (WickSession *session, int index)
       g_snprintf (storage_id, sizeof storage_id, "storage:%d-%d", index, s);
       char label[64];
       g_snprintf (label, sizeof label, "%s-%d", names[s], index);
-      WickSpanId span = wick_span_begin_step (session, index == 0 ? names[s] : label,
-                                              WICK_SPAN_MODULE, steps[s]);
+      WickSpanId span
+        = wick_span_begin_step (session, index == 0 ? names[s] : label, WICK_SPAN_MODULE, steps[s]);
       g_assert_cmpuint (span, !=, 0);
       uint64_t t0 = wick_session_now_ns (session);
-      WickMemoryRecord alloc = { .timestamp_ns = WICK_NOW, .storage_id = storage_id,
-                                 .tensor_id = tensor_id, .span = span, .op_name = "matmul",
-                                 .device = "cpu", .bytes = 128, .action = WICK_MEMORY_ALLOC,
-                                 .shape = shape, .rank = 2, .dtype = "f32",
+      WickMemoryRecord alloc = { .timestamp_ns = WICK_NOW,
+                                 .storage_id = storage_id,
+                                 .tensor_id = tensor_id,
+                                 .span = span,
+                                 .op_name = "matmul",
+                                 .device = "cpu",
+                                 .bytes = 128,
+                                 .action = WICK_MEMORY_ALLOC,
+                                 .shape = shape,
+                                 .rank = 2,
+                                 .dtype = "f32",
                                  .category = categories[s] };
       ok (wick_session_record_memory (session, &alloc, &error), &error);
       const char *inputs[] = { "x" };
       uint64_t t1 = wick_session_now_ns (session);
-      WickOpRecord op = { .span = span, .op_name = "matmul", .inputs = inputs, .n_inputs = 1,
-                          .output = tensor_id, .shape = shape, .rank = 2, .dtype = "f32",
-                          .device = "cpu", .duration_ns = t1 - t0, .timestamp_ns = t0,
+      WickOpRecord op = { .span = span,
+                          .op_name = "matmul",
+                          .inputs = inputs,
+                          .n_inputs = 1,
+                          .output = tensor_id,
+                          .shape = shape,
+                          .rank = 2,
+                          .dtype = "f32",
+                          .device = "cpu",
+                          .duration_ns = t1 - t0,
+                          .timestamp_ns = t0,
                           .input_dense_bytes = 128 };
       ok (wick_session_record_op (session, &op, &error), &error);
-      WickTensorRecord tensor = { .span = span, .tensor_id = tensor_id, .label = label,
-                                  .shape = shape, .rank = 2, .dtype = "f32", .device = "cpu",
+      WickTensorRecord tensor = { .span = span,
+                                  .tensor_id = tensor_id,
+                                  .label = label,
+                                  .shape = shape,
+                                  .rank = 2,
+                                  .dtype = "f32",
+                                  .device = "cpu",
                                   .category = categories[s] };
       ok (wick_session_record_tensor (session, &tensor, &error), &error);
       float data[32];
       for (int i = 0; i < 32; i++)
-        data[i] = (float) (i - 16) / 8.0f;
-      WickTensorStatsRecord stats = { .span = span, .label = label, .shape = shape, .rank = 2,
-                                      .dtype = "f32" };
+        data[i] = (float)(i - 16) / 8.0f;
+      WickTensorStatsRecord stats
+        = { .span = span, .label = label, .shape = shape, .rank = 2, .dtype = "f32" };
       wick_tensor_stats_compute_f32 (data, 32, &stats);
       ok (wick_session_record_tensor_stats (session, &stats, &error), &error);
       WickMemoryRecord release = alloc;
@@ -91,14 +111,17 @@ record_session (const char *path, gboolean strict)
 {
   WickError error;
   const char *keys[] = { "trunk.weight", "frozen.weight", "trunk.bias" };
-  WickGradientFamily families[] = { { "trunk", WICK_EXPECT_ACTIVE, 1 },
-                                    { "frozen", WICK_EXPECT_INACTIVE, 0 } };
-  WickGradientPlan *plan = wick_gradient_plan_new ("parameters", keys, 3, family_of, NULL,
-                                                   families, 2, &error);
+  WickGradientFamily families[]
+    = { { "trunk", WICK_EXPECT_ACTIVE, 1 }, { "frozen", WICK_EXPECT_INACTIVE, 0 } };
+  WickGradientPlan *plan
+    = wick_gradient_plan_new ("parameters", keys, 3, family_of, NULL, families, 2, &error);
   g_assert_nonnull (plan);
   const char *labels[] = { "forward", "backward", "optimizer" };
-  WickRunInfo run = { .entrypoint = "mlp::train_step", .phase = WICK_PHASE_TRAIN,
-                      .capture_step = 3, .warmup_steps = 2, .device = "cpu" };
+  WickRunInfo run = { .entrypoint = "mlp::train_step",
+                      .phase = WICK_PHASE_TRAIN,
+                      .capture_step = 3,
+                      .warmup_steps = 2,
+                      .device = "cpu" };
   WickCaptureContract contract = {
     .measurement_scope = WICK_SCOPE_PROFILED_WORK,
     .operations = WICK_COVERAGE_COMPLETE,
@@ -111,8 +134,7 @@ record_session (const char *path, gboolean strict)
     .required_semantic_labels = labels,
     .n_required_semantic_labels = 3,
   };
-  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK,
-                                 .strict = strict };
+  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK, .strict = strict };
   WickSession *session = wick_session_open (&run, &contract, &options, &error);
   g_assert_nonnull (session);
 
@@ -122,16 +144,20 @@ record_session (const char *path, gboolean strict)
     train_step (session, i);
   g_thread_join (thread);
   WickSpanId callee = wick_span_begin (session, "callee", WICK_SPAN_FUNCTION);
-  WickDeviceIntervalRecord interval = { .span = callee, .device = "cpu", .stream_id = "0",
-                                        .clock_id = "host", .backend = "cpu", .start_ns = 10,
+  WickDeviceIntervalRecord interval = { .span = callee,
+                                        .device = "cpu",
+                                        .stream_id = "0",
+                                        .clock_id = "host",
+                                        .backend = "cpu",
+                                        .start_ns = 10,
                                         .duration_ns = 5 };
   ok (wick_session_record_device_interval (session, &interval, &error), &error);
   uint64_t callee_ns = 0;
   g_assert_true (wick_span_end_timed (session, callee, &callee_ns));
   ok (wick_session_record_call_edge (session, measured, callee, callee_ns, &error), &error);
   ok (wick_session_record_data_edge (session, "t-0-0", "t-0-1", &error), &error);
-  WickDeviceMemoryRecord sample = { .timestamp_ns = WICK_NOW, .device = "cpu",
-                                    .has_used_bytes = true, .used_bytes = 4096 };
+  WickDeviceMemoryRecord sample
+    = { .timestamp_ns = WICK_NOW, .device = "cpu", .has_used_bytes = true, .used_bytes = 4096 };
   ok (wick_session_record_device_memory (session, &sample, &error), &error);
   WickParameterGradient gradients[] = { { false, 0 }, { true, 0.25 }, { true, 1.5 } };
   ok (wick_gradient_plan_record (plan, session, gradients, 3, &error), &error);
@@ -219,7 +245,6 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/core/model/strict-recording-is-healthy", test_strict_recording_is_healthy);
-  g_test_add_func ("/core/model/extended-recording-is-healthy",
-                   test_extended_recording_is_healthy);
+  g_test_add_func ("/core/model/extended-recording-is-healthy", test_extended_recording_is_healthy);
   return g_test_run ();
 }

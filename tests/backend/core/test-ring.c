@@ -41,35 +41,42 @@ count_record (const WickRingRecord *record, void *user_data)
   Counts *c = user_data;
   switch (record->kind)
     {
-    case WICK_RING_RECORD_META: c->meta++; break;
-    case WICK_RING_RECORD_SPAN_START:
-      c->span_starts++;
-      if (c->names != NULL)
-        g_ptr_array_add (c->names, g_strdup_printf ("%s s%" G_GUINT64_FORMAT " <s%" G_GUINT64_FORMAT
-                                                    "%s", record->span.name, record->span.id,
-                                                    record->span.parent,
-                                                    record->span.synthesized ? " synthesized" : ""));
-      break;
-    case WICK_RING_RECORD_SPAN_END: c->span_ends++; break;
-    case WICK_RING_RECORD_CALL_EDGE:
-      if (c->edges > 0 && record->call_edge.host_duration_ns <= c->last_edge)
-        c->edges_in_order = FALSE;
-      c->last_edge = record->call_edge.host_duration_ns;
-      c->edges++;
-      break;
-    case WICK_RING_RECORD_DROPPED:
-      c->dropped_records++;
-      c->dropped += record->dropped.count;
-      c->dropped_total = record->dropped.total;
-      c->first_ns = record->dropped.first_ns;
-      c->last_ns = record->dropped.last_ns;
-      break;
-    case WICK_RING_RECORD_LOST:
-      c->lost_records++;
-      c->lost += record->lost.count;
-      break;
-    case WICK_RING_RECORD_EXTENSION: c->marks++; break;
-    default: break;
+      case WICK_RING_RECORD_META:
+        c->meta++;
+        break;
+      case WICK_RING_RECORD_SPAN_START:
+        c->span_starts++;
+        if (c->names != NULL)
+          g_ptr_array_add (c->names,
+                           g_strdup_printf ("%s s%" G_GUINT64_FORMAT " <s%" G_GUINT64_FORMAT "%s",
+                                            record->span.name, record->span.id, record->span.parent,
+                                            record->span.synthesized ? " synthesized" : ""));
+        break;
+      case WICK_RING_RECORD_SPAN_END:
+        c->span_ends++;
+        break;
+      case WICK_RING_RECORD_CALL_EDGE:
+        if (c->edges > 0 && record->call_edge.host_duration_ns <= c->last_edge)
+          c->edges_in_order = FALSE;
+        c->last_edge = record->call_edge.host_duration_ns;
+        c->edges++;
+        break;
+      case WICK_RING_RECORD_DROPPED:
+        c->dropped_records++;
+        c->dropped += record->dropped.count;
+        c->dropped_total = record->dropped.total;
+        c->first_ns = record->dropped.first_ns;
+        c->last_ns = record->dropped.last_ns;
+        break;
+      case WICK_RING_RECORD_LOST:
+        c->lost_records++;
+        c->lost += record->lost.count;
+        break;
+      case WICK_RING_RECORD_EXTENSION:
+        c->marks++;
+        break;
+      default:
+        break;
     }
   return true;
 }
@@ -232,7 +239,7 @@ test_late_reader_snapshot (void)
 static uint8_t *
 map_ring (WickSession *session, size_t *bytes)
 {
-  *bytes = (size_t) lseek (wick_session_get_ring_fd (session), 0, SEEK_END);
+  *bytes = (size_t)lseek (wick_session_get_ring_fd (session), 0, SEEK_END);
   void *map = mmap (NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
                     wick_session_get_ring_fd (session), 0);
   g_assert_true (map != MAP_FAILED);
@@ -242,8 +249,8 @@ map_ring (WickSession *session, size_t *bytes)
 static WickRecordHeader *
 record_at (uint8_t *map, uint64_t position)
 {
-  WickRingHeader *header = (WickRingHeader *) (void *) map;
-  return (WickRecordHeader *) (void *) (map + header->data_offset + position);
+  WickRingHeader *header = (WickRingHeader *)(void *)map;
+  return (WickRecordHeader *)(void *)(map + header->data_offset + position);
 }
 
 static void
@@ -253,14 +260,14 @@ test_malformed_framing (void)
   size_t bytes;
   uint8_t *map = map_ring (session, &bytes);
   WickRingReader *reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
-  g_assert_true (record_edge (session, 1));  /* position 0 */
-  g_assert_true (record_edge (session, 2));  /* position 32 */
-  g_assert_true (record_edge (session, 3));  /* position 64 */
+  g_assert_true (record_edge (session, 1));               /* position 0 */
+  g_assert_true (record_edge (session, 2));               /* position 32 */
+  g_assert_true (record_edge (session, 3));               /* position 64 */
   g_assert_true (wick_session_mark (session, "m", NULL)); /* position 96 */
-  record_at (map, 0)->kind = 200;            /* unknown kind: skipped by its length */
-  uint32_t bad_length = 4000;                /* the mark's kind string runs past the record */
-  memcpy ((uint8_t *) record_at (map, 96) + 8, &bad_length, 4);
-  record_at (map, 64)->words = 0;            /* zero length: ends the ring */
+  record_at (map, 0)->kind = 200;                         /* unknown kind: skipped by its length */
+  uint32_t bad_length = 4000; /* the mark's kind string runs past the record */
+  memcpy ((uint8_t *)record_at (map, 96) + 8, &bad_length, 4);
+  record_at (map, 64)->words = 0; /* zero length: ends the ring */
   Counts c = { .edges_in_order = TRUE };
   wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
   g_assert_cmpuint (c.edges, ==, 1);
@@ -288,7 +295,7 @@ test_malformed_framing (void)
 
   reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
   g_assert_true (wick_session_mark (session, "m", NULL)); /* position 176 */
-  memcpy ((uint8_t *) record_at (map, 176) + 8, &bad_length, 4);
+  memcpy ((uint8_t *)record_at (map, 176) + 8, &bad_length, 4);
   g_assert_true (record_edge (session, 5));
   Counts d = { .edges_in_order = TRUE };
   wick_ring_reader_drain (reader, 0, count_record, &d, NULL);
@@ -308,7 +315,7 @@ assert_reader_refused (const void *data, size_t size, const char *expected)
 {
   int fd = memfd_create ("not-a-ring", MFD_CLOEXEC);
   g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (write (fd, data, size), ==, (gssize) size);
+  g_assert_cmpint (write (fd, data, size), ==, (gssize)size);
   WickError error = { "" };
   g_assert_null (wick_ring_reader_new (fd, &error));
   g_assert_cmpstr (error.message, ==, expected);
@@ -353,12 +360,12 @@ test_hold_slots (void)
       g_assert_nonnull (readers[i]);
     }
   WickError error = { "" };
-  g_assert_null (wick_ring_reader_new_full (wick_session_get_ring_fd (session),
-                                            WICK_RING_READER_HOLD, &error));
+  g_assert_null (
+    wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, &error));
   g_assert_cmpstr (error.message, ==, "all 8 hold-reader slots are taken");
   wick_ring_reader_free (readers[3]);
-  readers[3] = wick_ring_reader_new_full (wick_session_get_ring_fd (session),
-                                          WICK_RING_READER_HOLD, NULL);
+  readers[3]
+    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);
   g_assert_nonnull (readers[3]);
   for (int i = 0; i < 8; i++)
     wick_ring_reader_free (readers[i]);

@@ -63,9 +63,14 @@ test_open_validation (void)
   run = train_run;
   run.correlation_id = " ";
   assert_open_refused (&run, &contract, "run metadata: correlation_id must not be empty");
-  WickComparisonIdentity identity = { .workload_id = "w", .model_id = "m", .config_id = "c",
-                                      .data_id = "d", .seed_policy = "fixed", .physical_batch = 8,
-                                      .accumulation_steps = 0, .precision = "f32",
+  WickComparisonIdentity identity = { .workload_id = "w",
+                                      .model_id = "m",
+                                      .config_id = "c",
+                                      .data_id = "d",
+                                      .seed_policy = "fixed",
+                                      .physical_batch = 8,
+                                      .accumulation_steps = 0,
+                                      .precision = "f32",
                                       .device_state = "warm" };
   run = train_run;
   run.comparison_identity = &identity;
@@ -156,8 +161,7 @@ test_manifest_digest (void)
 
 static void
 assert_contract_refused (const WickExpectedGradient *expected, size_t n_expected,
-                         const WickGradientFamily *families, size_t n_families,
-                         const char *message)
+                         const WickGradientFamily *families, size_t n_families, const char *message)
 {
   WickError error = { "" };
   g_assert_null (wick_gradient_contract_new (expected, n_expected, families, n_families, &error));
@@ -205,8 +209,8 @@ test_plan_sorting_duplicates_empty (void)
   const char *keys[] = { "encoder.weight", "decoder.weight", "encoder.bias" };
   WickGradientFamily families[] = { { "params", WICK_EXPECT_DATA_CONDITIONAL, 1 } };
   WickError error = { "" };
-  WickGradientPlan *plan = wick_gradient_plan_new ("varmap", keys, 3, family_of, NULL, families,
-                                                   1, &error);
+  WickGradientPlan *plan
+    = wick_gradient_plan_new ("varmap", keys, 3, family_of, NULL, families, 1, &error);
   g_assert_nonnull (plan);
   g_assert_cmpstr (wick_gradient_plan_get_root (plan), ==, "varmap");
   g_assert_cmpstr (wick_gradient_plan_get_key (plan, 0), ==, "decoder.weight");
@@ -221,8 +225,8 @@ test_plan_sorting_duplicates_empty (void)
   wick_gradient_plan_free (plan);
 
   const char *duplicate[] = { "encoder.weight", "encoder.weight" };
-  g_assert_null (wick_gradient_plan_new ("varmap", duplicate, 2, family_of, NULL, families, 1,
-                                         &error));
+  g_assert_null (
+    wick_gradient_plan_new ("varmap", duplicate, 2, family_of, NULL, families, 1, &error));
   g_assert_cmpstr (error.message, ==,
                    "building exact gradient contract from named parameters: gradient manifest "
                    "declares (\"varmap\", \"encoder.weight\") more than once");
@@ -236,10 +240,10 @@ static void
 test_plan_records_manifest_population (void)
 {
   const char *keys[] = { "used.weight", "frozen.weight", "zero.weight", "nan.weight" };
-  WickGradientFamily families[] = { { "frozen", WICK_EXPECT_INACTIVE, 0 },
-                                    { "params", WICK_EXPECT_DATA_CONDITIONAL, 1 } };
-  WickGradientPlan *plan = wick_gradient_plan_new ("varmap", keys, 4, family_of, NULL, families,
-                                                   2, NULL);
+  WickGradientFamily families[]
+    = { { "frozen", WICK_EXPECT_INACTIVE, 0 }, { "params", WICK_EXPECT_DATA_CONDITIONAL, 1 } };
+  WickGradientPlan *plan
+    = wick_gradient_plan_new ("varmap", keys, 4, family_of, NULL, families, 2, NULL);
   g_assert_nonnull (plan);
   g_autofree char *path = temp_path ("wick-test-plan.jsonl");
   WickCaptureContract contract = { .gradients = WICK_COVERAGE_COMPLETE,
@@ -249,8 +253,8 @@ test_plan_records_manifest_population (void)
   WickSession *session = wick_session_open (&train_run, &contract, &options, &error);
   g_assert_nonnull (session);
   /* manifest order: frozen.weight, nan.weight, used.weight, zero.weight */
-  WickParameterGradient gradients[] = { { false, 0.0 }, { true, NAN }, { true, 2.5 },
-                                        { true, 0.0 } };
+  WickParameterGradient gradients[]
+    = { { false, 0.0 }, { true, NAN }, { true, 2.5 }, { true, 0.0 } };
   g_assert_true (wick_gradient_plan_record (plan, session, gradients, 4, &error));
   g_assert_false (wick_gradient_plan_record (plan, session, gradients, 3, &error));
   g_assert_cmpstr (error.message, ==, "gradient plan: 3 gradients given for 4 manifest entries");
@@ -282,31 +286,31 @@ test_record_refusals (void)
   WickSession *session = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, NULL, NULL);
   g_assert_nonnull (session);
   WickError error = { "" };
-  g_assert_false (wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_PRESENT, true,
-                                                0.0, &error));
+  g_assert_false (
+    wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_PRESENT, true, 0.0, &error));
   g_assert_cmpstr (error.message, ==, "gradient state `present` is inconsistent with norm Some(0)");
-  g_assert_false (wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_ZERO, true, -0.0,
-                                                &error));
+  g_assert_false (
+    wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_ZERO, true, -0.0, &error));
   g_assert_cmpstr (error.message, ==, "gradient state `zero` is inconsistent with norm Some(-0)");
-  g_assert_false (wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_MISSING, true,
-                                                1.0, &error));
+  g_assert_false (
+    wick_session_record_gradient (session, "p", "k", WICK_GRADIENT_MISSING, true, 1.0, &error));
   g_assert_cmpstr (error.message, ==, "gradient state `missing` is inconsistent with norm Some(1)");
-  g_assert_false (wick_session_record_gradient (session, " ", "k", WICK_GRADIENT_MISSING, false,
-                                                0, &error));
+  g_assert_false (
+    wick_session_record_gradient (session, " ", "k", WICK_GRADIENT_MISSING, false, 0, &error));
   g_assert_cmpstr (error.message, ==, "gradient roots and parameter keys must not be empty");
   WickDeviceMemoryRecord empty = { .timestamp_ns = WICK_NOW, .device = "cuda:0" };
   g_assert_false (wick_session_record_device_memory (session, &empty, &error));
   g_assert_cmpstr (error.message, ==,
                    "device-memory checkpoint must contain at least one observation");
-  WickDeviceIntervalRecord interval = { .span = 1, .device = "cuda:0", .stream_id = "0",
-                                        .clock_id = "c", .backend = "cuda" };
+  WickDeviceIntervalRecord interval
+    = { .span = 1, .device = "cuda:0", .stream_id = "0", .clock_id = "c", .backend = "cuda" };
   g_assert_false (wick_session_record_device_interval (session, &interval, &error));
   g_assert_cmpstr (error.message, ==, "device interval duration must be positive");
   g_assert_false (wick_session_record_data_edge (session, "", "t", &error));
   g_assert_cmpstr (error.message, ==, "data-edge tensor IDs cannot be empty");
   uint64_t shape[] = { 2, 2 };
-  WickTensorStatsRecord stats = { .span = 1, .label = "x", .shape = shape, .rank = 2,
-                                  .dtype = "f32", .elements = 5 };
+  WickTensorStatsRecord stats
+    = { .span = 1, .label = "x", .shape = shape, .rank = 2, .dtype = "f32", .elements = 5 };
   g_assert_false (wick_session_record_tensor_stats (session, &stats, &error));
   g_assert_cmpstr (error.message, ==,
                    "invalid tensor_stats \"x\": elements 5 differs from the shape's 4");
@@ -366,8 +370,12 @@ test_session_file (void)
   g_assert_cmpuint (forward, ==, 3);
   g_assert_cmpuint (wick_span_current (session), ==, 3);
   uint64_t shape[] = { 4, 2 };
-  WickTensorRecord tensor = { .span = forward, .tensor_id = "t9", .shape = shape, .rank = 2,
-                              .dtype = "F32 ", .device = "cpu",
+  WickTensorRecord tensor = { .span = forward,
+                              .tensor_id = "t9",
+                              .shape = shape,
+                              .rank = 2,
+                              .dtype = "F32 ",
+                              .device = "cpu",
                               .category = WICK_CATEGORY_ACTIVATION };
   g_assert_true (wick_session_record_tensor (session, &tensor, &error));
   g_assert_true (wick_span_end (session, forward));
@@ -379,10 +387,13 @@ test_session_file (void)
   guint n;
   g_auto (GStrv) lines = read_lines (path, &n);
   g_assert_cmpuint (n, ==, 9);
-  g_assert_true (g_str_has_prefix (lines[0], "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\","
-                                             "\"run_id\":\"run-"));
-  g_assert_true (strstr (lines[0], ",\"correlation_id\":\"corr-1\",\"entrypoint\":\"train::update\","
-                                   "\"phase\":\"train\",\"timestamp\":\"") != NULL);
+  g_assert_true (g_str_has_prefix (lines[0],
+                                   "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\","
+                                   "\"run_id\":\"run-"));
+  g_assert_true (strstr (lines[0],
+                         ",\"correlation_id\":\"corr-1\",\"entrypoint\":\"train::update\","
+                         "\"phase\":\"train\",\"timestamp\":\"")
+                 != NULL);
   g_assert_true (g_str_has_suffix (
     lines[0], "Z\",\"capture_step\":2,\"warmup_steps\":1,\"device\":\"cpu\","
               "\"measured_region_device_synchronized\":false,\"timing_mode\":\"host\","
@@ -405,13 +416,75 @@ test_session_file (void)
                    "\"dense_bytes\":32,\"category\":\"activation\"}");
   g_assert_true (g_str_has_prefix (lines[5], "{\"kind\":\"span_end\",\"id\":\"s3\""));
   g_assert_true (g_str_has_prefix (lines[6], "{\"kind\":\"span_end\",\"id\":\"s2\""));
-  g_assert_true (g_str_has_prefix (lines[7], "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":"));
-  guint64 root_ns = g_ascii_strtoull (lines[7] + strlen ("{\"kind\":\"span_end\",\"id\":\"s1\","
-                                                         "\"duration_ns\":"), NULL, 10);
+  g_assert_true (
+    g_str_has_prefix (lines[7], "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":"));
+  guint64 root_ns = g_ascii_strtoull (lines[7]
+                                        + strlen ("{\"kind\":\"span_end\",\"id\":\"s1\","
+                                                  "\"duration_ns\":"),
+                                      NULL, 10);
   g_autofree char *terminal = g_strdup_printf (
     "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}",
     root_ns);
   g_assert_cmpstr (lines[8], ==, terminal);
+  g_unlink (path);
+}
+
+static gpointer
+end_elsewhere (gpointer data)
+{
+  WickSession *session = ((gpointer *)data)[0];
+  WickSpanId span = GPOINTER_TO_SIZE (((gpointer *)data)[1]);
+  return GINT_TO_POINTER (wick_span_end (session, span));
+}
+
+static void
+test_span_nesting (void)
+{
+  g_autofree char *path = temp_path ("wick-test-nesting.jsonl");
+  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK };
+  WickSession *session
+    = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, NULL);
+  WickSpanId a = wick_span_begin (session, "a", WICK_SPAN_FUNCTION);
+  WickSpanId b = wick_span_begin (session, "b", WICK_SPAN_FUNCTION);
+  WickSpanId c = wick_span_begin_child (session, a, "c", WICK_SPAN_OP, WICK_STEP_FORWARD);
+  g_assert_cmpuint (wick_span_current (session), ==, c);
+  /* a span ends on the thread that began it */
+  gpointer args[2] = { session, GSIZE_TO_POINTER (c) };
+  GThread *thread = g_thread_new ("other", end_elsewhere, args);
+  g_assert_false (GPOINTER_TO_INT (g_thread_join (thread)));
+  /* ending b (not the innermost) keeps c open and c's parent stays a */
+  uint64_t b_ns = 0;
+  g_assert_true (wick_span_end_timed (session, b, &b_ns));
+  g_assert_cmpuint (wick_span_current (session), ==, c);
+  g_assert_false (wick_span_end (session, b));
+  WickSpanId d = wick_span_begin (session, "d", WICK_SPAN_FUNCTION);
+  g_assert_true (wick_span_end (session, d));
+  g_assert_true (wick_span_end (session, c));
+  g_assert_true (wick_span_end (session, a));
+  g_assert_cmpuint (wick_span_current (session), ==, 1);
+  /* 128 open spans on one thread at most */
+  WickSpanId open[129];
+  for (int i = 0; i < 128; i++)
+    g_assert_cmpuint ((open[i] = wick_span_begin (session, "deep", WICK_SPAN_FUNCTION)), !=, 0);
+  g_assert_cmpuint (wick_span_begin (session, "too-deep", WICK_SPAN_FUNCTION), ==, 0);
+  for (int i = 127; i >= 0; i--)
+    g_assert_true (wick_span_end (session, open[i]));
+  g_assert_true (wick_session_finish (session, NULL));
+  wick_session_close (session);
+  guint n;
+  g_auto (GStrv) lines = read_lines (path, &n);
+  g_assert_cmpuint (n, ==, 2 + 2 * 4 + 2 * 128 + 2);
+  g_assert_true (g_str_has_prefix (lines[2], "{\"kind\":\"span_start\",\"id\":\"s2\","
+                                             "\"parent_id\":\"s1\",\"name\":\"a\""));
+  g_assert_true (g_str_has_prefix (lines[4], "{\"kind\":\"span_start\",\"id\":\"s4\","
+                                             "\"parent_id\":\"s2\",\"name\":\"c\""));
+  g_assert_true (g_str_has_suffix (lines[4], ",\"span_kind\":\"op\",\"measured\":false,"
+                                             "\"step\":\"forward\"}"));
+  g_autofree char *b_end = g_strdup_printf (
+    "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":%" G_GUINT64_FORMAT "}", b_ns);
+  g_assert_cmpstr (lines[5], ==, b_end);
+  g_assert_true (g_str_has_prefix (lines[6], "{\"kind\":\"span_start\",\"id\":\"s5\","
+                                             "\"parent_id\":\"s4\",\"name\":\"d\""));
   g_unlink (path);
 }
 
@@ -464,9 +537,14 @@ record_thread (gpointer data)
       g_assert_cmpuint (outer, !=, 0);
       if (i % 100 == 0)
         {
-          uint64_t shape[] = { (uint64_t) i };
-          WickOpRecord op = { .span = outer, .op_name = name, .shape = shape, .rank = 1,
-                              .dtype = "f32", .device = "cpu", .duration_ns = 1,
+          uint64_t shape[] = { (uint64_t)i };
+          WickOpRecord op = { .span = outer,
+                              .op_name = name,
+                              .shape = shape,
+                              .rank = 1,
+                              .dtype = "f32",
+                              .device = "cpu",
+                              .duration_ns = 1,
                               .timestamp_ns = 0 };
           g_assert_true (wick_session_record_op (args->session, &op, NULL));
         }
@@ -479,10 +557,10 @@ static void
 test_four_threads (void)
 {
   g_autofree char *path = temp_path ("wick-test-threads.jsonl");
-  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK,
-                                 .ring_bytes = 256 * 1024 };
-  WickSession *session = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options,
-                                            NULL);
+  WickSessionOptions options
+    = { .jsonl_path = path, .policy = WICK_RING_BLOCK, .ring_bytes = 256 * 1024 };
+  WickSession *session
+    = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, NULL);
   g_assert_nonnull (session);
   GThread *threads[THREADS];
   ThreadArgs args[THREADS];
@@ -538,6 +616,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/session/record-refusals", test_record_refusals);
   g_test_add_func ("/core/session/file", test_session_file);
   g_test_add_func ("/core/session/four-threads", test_four_threads);
+  g_test_add_func ("/core/session/span-nesting", test_span_nesting);
   g_test_add_func ("/core/gradient/manifest-digest", test_manifest_digest);
   g_test_add_func ("/core/gradient/contract-validation", test_contract_validation);
   g_test_add_func ("/core/gradient/plan-sorting-duplicates-empty",

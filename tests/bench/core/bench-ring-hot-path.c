@@ -59,9 +59,9 @@ static inline uint64_t
 floor_begin (uint32_t name)
 {
   uint64_t now = wick_clock_now_ns ();
-  WickSpanStartRecord *record = (void *) (floor_buffer + (floor_head & (RING_BYTES - 1)));
+  WickSpanStartRecord *record = (void *)(floor_buffer + (floor_head & (RING_BYTES - 1)));
   uint64_t id = floor_next_id++;
-  record->header = (WickRecordHeader){ 5, WICK_KIND_SPAN_START, 1, (uint32_t) id };
+  record->header = (WickRecordHeader){ 5, WICK_KIND_SPAN_START, 1, (uint32_t)id };
   record->span = (WickSpanPayload){ .id = id, .parent = 1, .name = name, .start_ns = now };
   floor_head += sizeof *record;
   return now;
@@ -71,8 +71,8 @@ static inline void
 floor_end (uint64_t id, uint32_t name, uint64_t start)
 {
   uint64_t now = wick_clock_now_ns ();
-  WickSpanEndRecord *record = (void *) (floor_buffer + (floor_head & (RING_BYTES - 1)));
-  record->header = (WickRecordHeader){ 6, WICK_KIND_SPAN_END, 1, (uint32_t) id };
+  WickSpanEndRecord *record = (void *)(floor_buffer + (floor_head & (RING_BYTES - 1)));
+  record->header = (WickRecordHeader){ 6, WICK_KIND_SPAN_END, 1, (uint32_t)id };
   record->span = (WickSpanPayload){ .id = id, .parent = 1, .name = name, .start_ns = start };
   record->duration_ns = now - start;
   floor_head += sizeof *record;
@@ -113,7 +113,7 @@ static uint64_t reader_records;
 static bool
 count_record (const WickRingRecord *record, void *user_data)
 {
-  (*(uint64_t *) user_data)++;
+  (*(uint64_t *)user_data)++;
   return true;
 }
 
@@ -150,7 +150,7 @@ run_sysprof (uint64_t spans)
     {
       int64_t begin = SYSPROF_CAPTURE_CURRENT_TIME;
       int64_t end = SYSPROF_CAPTURE_CURRENT_TIME;
-      sysprof_capture_writer_add_mark (sysprof_writer, begin, -1, 1, (uint64_t) (end - begin),
+      sysprof_capture_writer_add_mark (sysprof_writer, begin, -1, 1, (uint64_t)(end - begin),
                                        "bench", "work", "");
     }
 }
@@ -169,14 +169,14 @@ typedef struct
 static int
 compare_doubles (const void *a, const void *b)
 {
-  double x = *(const double *) a, y = *(const double *) b;
+  double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
 static double
 median (double *values, int n)
 {
-  qsort (values, (size_t) n, sizeof *values, compare_doubles);
+  qsort (values, (size_t)n, sizeof *values, compare_doubles);
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
@@ -185,7 +185,7 @@ time_round (void (*func) (uint64_t), uint64_t spans)
 {
   uint64_t start = wick_clock_monotonic_ns ();
   func (spans);
-  return (double) (wick_clock_monotonic_ns () - start) / (double) spans;
+  return (double)(wick_clock_monotonic_ns () - start) / (double)spans;
 }
 
 static void
@@ -206,7 +206,7 @@ bench_hot_path (int rounds, uint64_t spans)
   };
   const int n = sizeof contenders / sizeof contenders[0];
   for (int c = 0; c < n; c++)
-    contenders[c].samples = calloc ((size_t) rounds, sizeof (double));
+    contenders[c].samples = calloc ((size_t)rounds, sizeof (double));
 
   for (int c = 0; c < n; c++) /* warm-up: touch every page once */
     contenders[c].run (spans / 4 + 1);
@@ -232,7 +232,7 @@ bench_hot_path (int rounds, uint64_t spans)
       }
 
   printf ("span begin+end, %d rounds of %llu spans, clock %s, median ns/span:\n", rounds,
-          (unsigned long long) spans, wick_clock_describe ());
+          (unsigned long long)spans, wick_clock_describe ());
   double floor_ns = median (contenders[0].samples, rounds);
   for (int c = 0; c < n; c++)
     {
@@ -242,7 +242,7 @@ bench_hot_path (int rounds, uint64_t spans)
               hi, m / floor_ns);
     }
   printf ("  ring dropped %llu records (expected 0: no hold reader)\n",
-          (unsigned long long) wick_session_get_dropped (ring_session));
+          (unsigned long long)wick_session_get_dropped (ring_session));
   sysprof_capture_writer_unref (sysprof_writer);
   wick_session_close (ring_session);
   for (int c = 0; c < n; c++)
@@ -309,14 +309,14 @@ bench_drain (const char *label, WickRingPolicy policy, WickRingReaderMode mode, 
   pthread_create (&thread, NULL, drainer_thread, &drainer);
   uint64_t spans = 0;
   uint64_t start = wick_clock_monotonic_ns ();
-  uint64_t deadline = start + (uint64_t) (seconds * 1e9);
+  uint64_t deadline = start + (uint64_t)(seconds * 1e9);
   while (wick_clock_monotonic_ns () < deadline)
     for (int i = 0; i < 10000; i++, spans++)
       {
         WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
         wick_span_end (session, span);
       }
-  double elapsed = (double) (wick_clock_monotonic_ns () - start) / 1e9;
+  double elapsed = (double)(wick_clock_monotonic_ns () - start) / 1e9;
   drainer.stop = 1;
   pthread_join (thread, NULL);
   WickRingReaderStats stats;
@@ -324,10 +324,10 @@ bench_drain (const char *label, WickRingPolicy policy, WickRingReaderMode mode, 
   uint64_t produced = 2 * spans;
   printf ("  %-44s producer %6.1f M records/s; reader %6.1f M records/s (%.0f MB/s of JSONL); "
           "lost %llu, dropped %llu of %llu (%.2f%%)\n",
-          label, produced / elapsed / 1e6, (double) (drainer.records) / elapsed / 1e6,
-          (double) drainer.bytes / elapsed / 1e6, (unsigned long long) stats.lost,
-          (unsigned long long) wick_session_get_dropped (session), (unsigned long long) produced,
-          100.0 * (double) (stats.lost + wick_session_get_dropped (session)) / (double) produced);
+          label, produced / elapsed / 1e6, (double)(drainer.records) / elapsed / 1e6,
+          (double)drainer.bytes / elapsed / 1e6, (unsigned long long)stats.lost,
+          (unsigned long long)wick_session_get_dropped (session), (unsigned long long)produced,
+          100.0 * (double)(stats.lost + wick_session_get_dropped (session)) / (double)produced);
   wick_jsonl_formatter_free (drainer.formatter);
   wick_ring_reader_free (drainer.reader);
   wick_session_close (session);
@@ -347,7 +347,7 @@ main (int argc, char **argv)
                true, seconds);
   bench_drain ("hold reader (drop policy), decode only", WICK_RING_DROP, WICK_RING_READER_HOLD,
                false, seconds);
-  bench_drain ("hold reader (drop policy), decode + format", WICK_RING_DROP,
-               WICK_RING_READER_HOLD, true, seconds);
+  bench_drain ("hold reader (drop policy), decode + format", WICK_RING_DROP, WICK_RING_READER_HOLD,
+               true, seconds);
   return 0;
 }

@@ -26,14 +26,14 @@ static void
 arena_init (void)
 {
   static const char *names[] = { "root", "forward", "matmul" };
-  uint8_t *base = (uint8_t *) arena_storage;
+  uint8_t *base = (uint8_t *)arena_storage;
   uint64_t used = 8;
   for (size_t i = 0; i < 3; i++)
     {
-      uint32_t length = (uint32_t) strlen (names[i]);
+      uint32_t length = (uint32_t)strlen (names[i]);
       memcpy (base + used, &length, 4);
       memcpy (base + used + 8, names[i], length + 1);
-      used += (8 + length + 1 + 7) & ~(uint64_t) 7;
+      used += (8 + length + 1 + 7) & ~(uint64_t)7;
     }
   arena.base = base;
   arena.used = used;
@@ -49,7 +49,7 @@ decode_one (const uint8_t *data, size_t size)
   memcpy (record, data, size);
   WickRingRecord out;
   char error[160];
-  if (wick_record_decode ((const uint8_t *) record, size, &arena, &scratch, &out, error,
+  if (wick_record_decode ((const uint8_t *)record, size, &arena, &scratch, &out, error,
                           sizeof error)
       == WICK_DECODE_OK)
     {
@@ -71,12 +71,12 @@ ring_init (void)
   uint64_t data_offset = controls_offset + WICK_RING_CONTROL_BYTES;
   ring_map_bytes = data_offset + RING_BYTES;
   ring_fd = memfd_create ("fuzz-ring", MFD_CLOEXEC);
-  if (ring_fd < 0 || ftruncate (ring_fd, (off_t) ring_map_bytes) != 0)
+  if (ring_fd < 0 || ftruncate (ring_fd, (off_t)ring_map_bytes) != 0)
     abort ();
   ring_map = mmap (NULL, ring_map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
   if (ring_map == MAP_FAILED)
     abort ();
-  WickRingHeader *h = (WickRingHeader *) (void *) ring_map;
+  WickRingHeader *h = (WickRingHeader *)(void *)ring_map;
   h->magic = WICK_RING_MAGIC;
   h->version = WICK_RING_FORMAT_VERSION;
   h->header_bytes = WICK_RING_HEADER_BYTES;
@@ -106,9 +106,9 @@ ring_init (void)
 static void
 discard_line (const char *line, size_t length, void *user_data)
 {
-  (void) line;
-  (void) length;
-  (void) user_data;
+  (void)line;
+  (void)length;
+  (void)user_data;
 }
 
 static bool
@@ -130,22 +130,22 @@ read_ring (const uint8_t *data, size_t size)
     }
   if (size > RING_BYTES)
     size = RING_BYTES;
-  WickRingHeader *h = (WickRingHeader *) (void *) ring_map;
-  WickRingControl *control = (WickRingControl *) (void *) (ring_map + h->controls_offset);
+  WickRingHeader *h = (WickRingHeader *)(void *)ring_map;
+  WickRingControl *control = (WickRingControl *)(void *)(ring_map + h->controls_offset);
   uint8_t *ring = ring_map + h->data_offset;
   memset (ring, 0, RING_BYTES);
   memcpy (ring, data, size);
   /* the reader starts at commit; put commit where the data ends unless the
    * input says otherwise, and let the stack depth be whatever it says */
   atomic_store (&control->commit, 0);
-  memset ((void *) control->stack, 0, sizeof control->stack);
+  memset ((void *)control->stack, 0, sizeof control->stack);
   atomic_store (&control->depth_gen, (commit >> 40) & 0xff);
   if (size >= sizeof control->stack)
-    memcpy ((void *) control->stack, data, sizeof control->stack);
+    memcpy ((void *)control->stack, data, sizeof control->stack);
   WickRingReader *reader = wick_ring_reader_new (ring_fd, NULL);
   if (reader == NULL)
     return;
-  atomic_store (&control->commit, (commit & 0xffffffffff) % (4 * (uint64_t) RING_BYTES));
+  atomic_store (&control->commit, (commit & 0xffffffffff) % (4 * (uint64_t)RING_BYTES));
   WickJsonlFormatter *formatter = wick_jsonl_formatter_new (false);
   for (int i = 0; i < 4; i++)
     wick_ring_reader_drain (reader, 0, format_record, formatter, NULL);

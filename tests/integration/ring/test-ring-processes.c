@@ -51,8 +51,9 @@ receive_fd (int socket, uint64_t *value)
   char control[CMSG_SPACE (sizeof (int))];
   uint64_t data = 0;
   struct iovec iov = { &data, sizeof data };
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-                        .msg_controllen = sizeof control };
+  struct msghdr msg = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control
+  };
   if (recvmsg (socket, &msg, 0) != sizeof data)
     return -1;
   if (value != NULL)
@@ -96,29 +97,33 @@ produce (ProducerKind kind, int socket)
   WickString name = wick_intern (session, "work");
   switch (kind)
     {
-    case PRODUCE_SPANS_BLOCK:
-      for (int i = 0; i < SPANS; i++)
-        {
-          WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
-          if (i % (SPANS / OPS) == 0)
-            {
-              WickOpRecord op = { .span = span, .op_name = "add", .dtype = "f32",
-                                  .device = "cpu", .duration_ns = 1, .timestamp_ns = 1 };
-              stored += wick_session_record_op (session, &op, NULL);
-            }
-          stored += span != 0 && wick_span_end (session, span);
-        }
-      break;
-    case PRODUCE_EDGES_DROP:
-      for (int i = 0; i < EDGES; i++)
-        stored += wick_session_record_call_edge (session, 1, 1, (uint64_t) i, NULL);
-      break;
-    case PRODUCE_FOREVER:
-      for (;;)
-        {
-          WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
-          wick_span_end (session, span);
-        }
+      case PRODUCE_SPANS_BLOCK:
+        for (int i = 0; i < SPANS; i++)
+          {
+            WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
+            if (i % (SPANS / OPS) == 0)
+              {
+                WickOpRecord op = { .span = span,
+                                    .op_name = "add",
+                                    .dtype = "f32",
+                                    .device = "cpu",
+                                    .duration_ns = 1,
+                                    .timestamp_ns = 1 };
+                stored += wick_session_record_op (session, &op, NULL);
+              }
+            stored += span != 0 && wick_span_end (session, span);
+          }
+        break;
+      case PRODUCE_EDGES_DROP:
+        for (int i = 0; i < EDGES; i++)
+          stored += wick_session_record_call_edge (session, 1, 1, (uint64_t)i, NULL);
+        break;
+      case PRODUCE_FOREVER:
+        for (;;)
+          {
+            WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
+            wick_span_end (session, span);
+          }
     }
   if (!wick_session_finish (session, &error))
     _exit (12);
@@ -190,7 +195,7 @@ feed_document (const char *line, size_t length, void *user_data)
   Tally *tally = user_data;
   GError *error = NULL;
   if (!wick_document_feed_line (tally->document, line, length, &error))
-    g_error ("the model refused line %.*s: %s", (int) length, line, error->message);
+    g_error ("the model refused line %.*s: %s", (int)length, line, error->message);
 }
 
 static bool
@@ -200,22 +205,33 @@ tally_record (const WickRingRecord *record, void *user_data)
   tally->records++;
   switch (record->kind)
     {
-    case WICK_RING_RECORD_SPAN_START: tally->starts++; break;
-    case WICK_RING_RECORD_SPAN_END: tally->ends++; break;
-    case WICK_RING_RECORD_OP: tally->ops++; break;
-    case WICK_RING_RECORD_TERMINAL: tally->terminals++; break;
-    case WICK_RING_RECORD_CALL_EDGE:
-      if (record->call_edge.host_duration_ns < tally->next_edge)
-        tally->edges_in_order = FALSE;
-      tally->next_edge = record->call_edge.host_duration_ns + 1;
-      tally->edges++;
-      break;
-    case WICK_RING_RECORD_DROPPED:
-      tally->dropped_records++;
-      tally->dropped += record->dropped.count;
-      break;
-    case WICK_RING_RECORD_LOST: tally->lost += record->lost.count; break;
-    default: break;
+      case WICK_RING_RECORD_SPAN_START:
+        tally->starts++;
+        break;
+      case WICK_RING_RECORD_SPAN_END:
+        tally->ends++;
+        break;
+      case WICK_RING_RECORD_OP:
+        tally->ops++;
+        break;
+      case WICK_RING_RECORD_TERMINAL:
+        tally->terminals++;
+        break;
+      case WICK_RING_RECORD_CALL_EDGE:
+        if (record->call_edge.host_duration_ns < tally->next_edge)
+          tally->edges_in_order = FALSE;
+        tally->next_edge = record->call_edge.host_duration_ns + 1;
+        tally->edges++;
+        break;
+      case WICK_RING_RECORD_DROPPED:
+        tally->dropped_records++;
+        tally->dropped += record->dropped.count;
+        break;
+      case WICK_RING_RECORD_LOST:
+        tally->lost += record->lost.count;
+        break;
+      default:
+        break;
     }
   if (tally->formatter != NULL)
     wick_jsonl_formatter_feed (tally->formatter, record, feed_document, tally);
@@ -279,8 +295,8 @@ test_slow_reader_drop_exact (void)
   uint64_t stored = 0;
   g_assert_cmpint (read (child.socket, &stored, sizeof stored), ==, sizeof stored);
   g_test_message ("producer stored %" G_GUINT64_FORMAT " of %d, reader told of %" G_GUINT64_FORMAT
-                  " dropped in %" G_GUINT64_FORMAT " notices", stored, EDGES, tally.dropped,
-                  tally.dropped_records);
+                  " dropped in %" G_GUINT64_FORMAT " notices",
+                  stored, EDGES, tally.dropped, tally.dropped_records);
   g_assert_cmpuint (stored, <, EDGES); /* the slow reader made it drop */
   g_assert_cmpuint (tally.edges, ==, stored);
   g_assert_cmpuint (tally.dropped, ==, EDGES - stored);
@@ -299,7 +315,8 @@ test_producer_killed (void)
   Child child = spawn_producer (PRODUCE_FOREVER);
   WickRingReader *reader = wick_ring_reader_new (child.ring_fd, NULL);
   g_assert_nonnull (reader);
-  Tally tally = { .edges_in_order = TRUE, .formatter = wick_jsonl_formatter_new (false),
+  Tally tally = { .edges_in_order = TRUE,
+                  .formatter = wick_jsonl_formatter_new (false),
                   .document = wick_document_new_with_extensions (TRUE) };
   child_go (&child);
   while (tally.ends < 10000)
@@ -333,8 +350,8 @@ test_producer_killed (void)
 static void
 test_reader_killed (void)
 {
-  WickSessionOptions options = { .policy = WICK_RING_BLOCK, .ring_bytes = 256 * 1024,
-                                 .max_threads = 2 };
+  WickSessionOptions options
+    = { .policy = WICK_RING_BLOCK, .ring_bytes = 256 * 1024, .max_threads = 2 };
   WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
   g_assert_nonnull (session);
   int pair[2];
@@ -359,13 +376,13 @@ test_reader_killed (void)
 
   /* fill the ring: the block policy now waits on the child */
   for (int i = 0; i < 8192; i++)
-    g_assert_true (wick_session_record_call_edge (session, 1, 1, (uint64_t) i, NULL));
+    g_assert_true (wick_session_record_call_edge (session, 1, 1, (uint64_t)i, NULL));
   g_assert_cmpint (kill (pid, SIGKILL), ==, 0);
   int status;
   g_assert_cmpint (waitpid (pid, &status, 0), ==, pid); /* reaped: kill (pid, 0) says ESRCH */
   gint64 started = g_get_monotonic_time ();
   for (int i = 0; i < 100000; i++)
-    g_assert_true (wick_session_record_call_edge (session, 1, 1, (uint64_t) i, NULL));
+    g_assert_true (wick_session_record_call_edge (session, 1, 1, (uint64_t)i, NULL));
   gint64 elapsed = g_get_monotonic_time () - started;
   g_test_message ("the producer went on %" G_GINT64_FORMAT " us after the reader died", elapsed);
   g_assert_cmpint (elapsed, <, 5 * G_USEC_PER_SEC);
