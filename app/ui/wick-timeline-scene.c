@@ -787,13 +787,17 @@ draw_selection (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport
           cairo_set_line_width (cr, 1);
         }
     }
-  if (view->hover_x >= WICK_TIMELINE_GUTTER)
-    {
-      wick_palette_set (cr, wick_palette_foreground (view->dark), 0.35);
-      cairo_move_to (cr, floor (view->hover_x) + 0.5, WICK_TIMELINE_RULER);
-      cairo_line_to (cr, floor (view->hover_x) + 0.5, view->height);
-      cairo_stroke (cr);
-    }
+}
+
+static void
+draw_hover_line (const WickTimelineViewport *view, cairo_t *cr)
+{
+  if (view->hover_x < WICK_TIMELINE_GUTTER)
+    return;
+  wick_palette_set (cr, wick_palette_foreground (view->dark), 0.35);
+  cairo_move_to (cr, floor (view->hover_x) + 0.5, WICK_TIMELINE_RULER);
+  cairo_line_to (cr, floor (view->hover_x) + 0.5, view->height);
+  cairo_stroke (cr);
 }
 
 /* The pointer's time, in the ruler, a tenth of a tick finer than its labels. */
@@ -862,10 +866,24 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
   cairo_fill (cr);
   draw_markers (self, cr, view);
   draw_selection (self, cr, view);
+  draw_hover_line (view, cr);
   cairo_restore (cr);
 
   draw_hover_time (self, cr, view);
   draw_gutter (self, cr, view);
+  cairo_restore (cr);
+}
+
+void
+wick_timeline_scene_draw_hover (WickTimelineScene *self, cairo_t *cr,
+                                const WickTimelineViewport *view)
+{
+  if (view->hover_x < WICK_TIMELINE_GUTTER || view->end_ns <= view->start_ns)
+    return;
+  cairo_save (cr);
+  cairo_set_line_width (cr, 1);
+  draw_hover_line (view, cr);
+  draw_hover_time (self, cr, view);
   cairo_restore (cr);
 }
 

@@ -67,6 +67,10 @@ guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint inter
 
 void wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr,
                                const WickTimelineViewport *view);
+/* Only the hover line and the pointer's time in the ruler (drawn by
+ * wick_timeline_scene_draw too), for a widget that caches the rest. */
+void wick_timeline_scene_draw_hover (WickTimelineScene *self, cairo_t *cr,
+                                     const WickTimelineViewport *view);
 
 /* The whole trace squeezed into @view's height (every depth a thin row, from
  * the mipmap), with the visible range outlined and the rest veiled: the

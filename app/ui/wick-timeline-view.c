@@ -24,6 +24,10 @@ struct _WickTimelineView
   gint current_match;
   gint64 last_build_us, build_cost_us;
   gboolean hide_ops;
+  /* Render cache: bumped whenever what is drawn changes besides the viewport. */
+  guint generation, cached_generation;
+  GskRenderNode *cached;
+  WickTimelineViewport cached_view;
   guint rebuild_source;
   gboolean follow;
   /* drag */
@@ -79,6 +83,7 @@ ensure_scene_throttled (WickTimelineView *self, gboolean force)
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
   self->scene = wick_timeline_scene_new (self->document);
   self->scene_dirty = FALSE;
+  self->generation++;
   self->last_build_us = g_get_monotonic_time ();
   self->build_cost_us = self->last_build_us - now;
 }
@@ -192,6 +197,18 @@ scroll_tracks (WickTimelineView *self, double dy)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+static gboolean
+same_view (const WickTimelineViewport *a, const WickTimelineViewport *b)
+{
+  return a->start_ns == b->start_ns && a->end_ns == b->end_ns && a->width == b->width
+         && a->height == b->height && a->scroll_y == b->scroll_y && a->dark == b->dark
+         && a->selected_type == b->selected_type && a->selected_index == b->selected_index
+         && a->range_start == b->range_start && a->range_end == b->range_end
+         && a->matches == b->matches && a->hide_ops == b->hide_ops;
+}
+
+/* The scene without the hover line is cached as a render node, so moving the
+ * pointer repaints only the line and the time in the ruler. */
 static void
 wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -204,9 +221,29 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   wick_timeline_view_get_viewport (self, &view);
   if (view.end_ns <= view.start_ns + 1)
     return;
-  cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  wick_timeline_scene_draw (self->scene, cr, &view);
-  cairo_destroy (cr);
+  graphene_rect_t bounds = GRAPHENE_RECT_INIT (0, 0, width, height);
+  if (self->cached == NULL || self->cached_generation != self->generation
+      || !same_view (&view, &self->cached_view))
+    {
+      g_clear_pointer (&self->cached, gsk_render_node_unref);
+      GtkSnapshot *base = gtk_snapshot_new ();
+      cairo_t *cr = gtk_snapshot_append_cairo (base, &bounds);
+      WickTimelineViewport without_hover = view;
+      without_hover.hover_x = -1;
+      wick_timeline_scene_draw (self->scene, cr, &without_hover);
+      cairo_destroy (cr);
+      self->cached = gtk_snapshot_free_to_node (base);
+      self->cached_view = view;
+      self->cached_generation = self->generation;
+    }
+  if (self->cached)
+    gtk_snapshot_append_node (snapshot, self->cached);
+  if (view.hover_x >= WICK_TIMELINE_GUTTER)
+    {
+      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &bounds);
+      wick_timeline_scene_draw_hover (self->scene, cr, &view);
+      cairo_destroy (cr);
+    }
 }
 
 static gboolean
@@ -484,6 +521,7 @@ wick_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->matches, g_free);
   g_clear_pointer (&self->match_list, g_array_unref);
   g_clear_handle_id (&self->rebuild_source, g_source_remove);
+  g_clear_pointer (&self->cached, gsk_render_node_unref);
   G_OBJECT_CLASS (wick_timeline_view_parent_class)->dispose (object);
 }
 
@@ -595,6 +633,8 @@ wick_timeline_view_set_document_full (WickTimelineView *self, WickDocument *docu
   g_return_if_fail (scene == NULL || wick_timeline_scene_get_document (scene) == document);
   g_set_object (&self->document, document);
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
+  g_clear_pointer (&self->cached, gsk_render_node_unref);
+  self->generation++;
   self->scene = scene;
   self->scene_dirty = FALSE;
   g_clear_pointer (&self->matches, g_free);
@@ -649,6 +689,7 @@ compare_span_start (gconstpointer a, gconstpointer b, gpointer user_data)
 guint
 wick_timeline_view_set_search (WickTimelineView *self, const char *text)
 {
+  self->generation++;
   g_clear_pointer (&self->matches, g_free);
   g_clear_pointer (&self->match_list, g_array_unref);
   self->current_match = -1;
@@ -726,6 +767,7 @@ wick_timeline_view_set_hover (WickTimelineView *self, double x)
 void
 wick_timeline_view_set_show_ops (WickTimelineView *self, gboolean show)
 {
+  self->generation++;
   self->hide_ops = !show;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
