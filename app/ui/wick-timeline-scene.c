@@ -215,7 +215,8 @@ wick_timeline_scene_new (WickDocument *document)
       self->spans[i].step, wick_document_str (document, self->spans[i].name));
   for (guint i = 0; i < G_N_ELEMENTS (self->batches); i++)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (cairo_rectangle_t));
-  if (self->extent_end <= self->extent_start)
+  /* An empty or instantaneous trace still gets a microsecond of axis. */
+  if (self->extent_end < self->extent_start + 1000)
     self->extent_end = self->extent_start + 1000;
   return self;
 }
@@ -870,6 +871,18 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
   cairo_restore (cr);
 
   draw_hover_time (self, cr, view);
+  if (self->n_spans == 0 && self->tracks->len == 0)
+    {
+      wick_palette_set (cr, wick_palette_foreground (view->dark), 0.55);
+      PangoLayout *layout = scene_layout (self, cr);
+      pango_layout_set_width (layout, -1);
+      pango_layout_set_text (layout, _ ("No spans in this trace (yet)"), -1);
+      int w, h;
+      pango_layout_get_pixel_size (layout, &w, &h);
+      cairo_move_to (cr, WICK_TIMELINE_GUTTER + (view->width - WICK_TIMELINE_GUTTER - w) / 2.0,
+                     view->height / 3.0);
+      pango_cairo_show_layout (cr, layout);
+    }
   draw_gutter (self, cr, view);
   cairo_restore (cr);
 }
