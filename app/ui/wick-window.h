@@ -9,10 +9,11 @@
  * wick_window_set_document(), then append records to it from the main thread
  * (wick_document_feed_line() or the live client) and call
  * wick_window_document_changed(). The window also connects to the document's
- * "changed" signal when the model has one. Either way the views requery at
- * most once per frame; the timeline rebuilds its index incrementally-cheaply
- * (O(new spans)) and the tables only recount. Never feed the document from
- * another thread while the window shows it.
+ * "changed" signal when the model has one. Either way the timeline and
+ * memory chart redraw on the next frame and rebuild their index (O(n log n))
+ * at most once per four build times, so a large live trace keeps its frame
+ * rate; the tables requery at most four times a second. Never feed the
+ * document from another thread while the window shows it.
  *
  * Live mode (wick_window_set_live()): the timeline follows the newest time
  * (the visible range keeps its width and ends at the document's end) until
