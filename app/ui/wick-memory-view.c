@@ -18,19 +18,49 @@ struct _WickMemoryView
   /* The chart without the readout, kept while only the pointer moves. */
   GskRenderNode *cached;
   WickMemoryViewport cached_view;
+  gint64 last_build_us, build_cost_us;
+  guint rebuild_source;
 };
 
 G_DEFINE_FINAL_TYPE (WickMemoryView, wick_memory_view, GTK_TYPE_WIDGET)
 
+static gboolean
+redraw_later (gpointer user_data)
+{
+  WickMemoryView *self = user_data;
+  self->rebuild_source = 0;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  return G_SOURCE_REMOVE;
+}
+
+/* Like the timeline: a growing document rebuilds the series at most once per
+ * four build times (the last chart is drawn meanwhile). */
+static void
+ensure_chart_throttled (WickMemoryView *self, gboolean force)
+{
+  if (self->document == NULL || (self->chart != NULL && !self->dirty))
+    return;
+  gint64 now = g_get_monotonic_time ();
+  if (!force && self->chart != NULL && now - self->last_build_us < 4 * self->build_cost_us)
+    {
+      if (self->rebuild_source == 0)
+        self->rebuild_source
+          = g_timeout_add (MAX ((4 * self->build_cost_us - (now - self->last_build_us)) / 1000, 1),
+                           redraw_later, self);
+      return;
+    }
+  g_clear_pointer (&self->chart, wick_memory_chart_free);
+  g_clear_pointer (&self->cached, gsk_render_node_unref);
+  self->chart = wick_memory_chart_new (self->document);
+  self->dirty = FALSE;
+  self->last_build_us = g_get_monotonic_time ();
+  self->build_cost_us = self->last_build_us - now;
+}
+
 static void
 ensure_chart (WickMemoryView *self)
 {
-  if (self->document && (self->chart == NULL || self->dirty))
-    {
-      g_clear_pointer (&self->chart, wick_memory_chart_free);
-      self->chart = wick_memory_chart_new (self->document);
-      self->dirty = FALSE;
-    }
+  ensure_chart_throttled (self, TRUE);
 }
 
 WickMemoryChart *
@@ -72,9 +102,7 @@ static void
 wick_memory_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   WickMemoryView *self = WICK_MEMORY_VIEW (widget);
-  if (self->dirty)
-    g_clear_pointer (&self->cached, gsk_render_node_unref);
-  ensure_chart (self);
+  ensure_chart_throttled (self, FALSE);
   if (self->chart == NULL)
     return;
   WickMemoryViewport view;
@@ -214,6 +242,7 @@ wick_memory_view_dispose (GObject *object)
   g_clear_object (&self->document);
   g_clear_pointer (&self->chart, wick_memory_chart_free);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
+  g_clear_handle_id (&self->rebuild_source, g_source_remove);
   G_OBJECT_CLASS (wick_memory_view_parent_class)->dispose (object);
 }
 
