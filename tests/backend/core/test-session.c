@@ -20,16 +20,25 @@ temp_path (const char *name)
   return g_build_filename (g_get_tmp_dir (), name, NULL);
 }
 
+/* The file's lines (its last newline required). A plain loop: g_strsplit is
+ * quadratic under ASan's strstr interceptor on a file of 200k lines. */
 static char **
 read_lines (const char *path, guint *n)
 {
   g_autofree char *text = NULL;
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  g_assert_true (g_str_has_suffix (text, "\n"));
-  text[strlen (text) - 1] = '\0';
-  char **lines = g_strsplit (text, "\n", -1);
-  *n = g_strv_length (lines);
-  return lines;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (path, &text, &length, NULL));
+  g_assert_true (length > 0 && text[length - 1] == '\n');
+  GPtrArray *lines = g_ptr_array_new ();
+  for (char *line = text; line < text + length;)
+    {
+      char *end = memchr (line, '\n', (size_t) (text + length - line));
+      g_ptr_array_add (lines, g_strndup (line, (gsize) (end - line)));
+      line = end + 1;
+    }
+  *n = lines->len;
+  g_ptr_array_add (lines, NULL);
+  return (char **) g_ptr_array_free (lines, FALSE);
 }
 
 static void
