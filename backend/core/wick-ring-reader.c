@@ -232,7 +232,8 @@ take_snapshot (WickRingReader *reader)
 static bool
 is_lapped (WickRingReader *reader, uint64_t pos, uint64_t commit)
 {
-  return reader->mode == WICK_RING_READER_FOLLOW
+  /* under overwrite the producer ignores hold readers: they can be lapped too */
+  return (reader->mode == WICK_RING_READER_FOLLOW || reader->info.policy == WICK_RING_OVERWRITE)
          && pos + reader->ring_bytes < commit + WICK_RING_MAX_RECORD;
 }
 

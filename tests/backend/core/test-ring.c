@@ -381,6 +381,13 @@ test_overwrite_ignores_holders (void)
   for (guint i = 0; i < 50000; i++)
     g_assert_true (record_edge (session, i));
   g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  /* the holder was lapped like a follower, and counts what it lost */
+  Counts c = { .edges_in_order = TRUE };
+  wick_ring_reader_drain (holder, 0, count_record, &c, NULL);
+  g_assert_cmpuint (c.lost_records, ==, 1);
+  g_assert_cmpuint (c.edges + c.lost, ==, 50000);
+  g_assert_cmpuint (c.last_edge, ==, 49999);
+  g_assert_true (c.edges_in_order);
   wick_ring_reader_free (holder);
   wick_session_close (session);
 }
