@@ -587,6 +587,42 @@ deliver_copied (WickRingReader *reader, Delivery *d, uint32_t index, const uint8
     }
 }
 
+/* Span records, most of a ring, decoded inline. False when the record is not
+ * a well-formed span record (then the general decoder reports it). */
+static inline bool
+deliver_span_fast (WickRingReader *reader, Delivery *d, uint32_t index,
+                   const WickRecordHeader *header, const uint8_t *record, uint64_t size,
+                   const WickArenaView *arena)
+{
+  bool end = header->kind == WICK_KIND_SPAN_END;
+  if (!(end ? size == sizeof (WickSpanEndRecord)
+            : header->kind == WICK_KIND_SPAN_START && size == sizeof (WickSpanStartRecord)))
+    return false;
+  WickSpanPayload span;
+  memcpy (&span, record + sizeof *header, sizeof span);
+  const char *name = wick_arena_resolve (arena, span.name);
+  if (name == NULL || span.id == 0 || span.span_kind > WICK_SPAN_MODULE
+      || span.step > WICK_STEP_OPTIMIZER)
+    return false;
+  WickRingRecord out;
+  out.kind = end ? WICK_RING_RECORD_SPAN_END : WICK_RING_RECORD_SPAN_START;
+  out.ring = index;
+  out.span.id = span.id;
+  out.span.parent = span.parent;
+  out.span.name = name;
+  out.span.span_kind = (WickSpanKind)span.span_kind;
+  out.span.step = (WickStep)span.step;
+  out.span.measured = span.measured != 0;
+  out.span.synthesized = false;
+  out.span.start_ns = span.start_ns;
+  out.span.duration_ns = 0;
+  if (end)
+    memcpy (&out.span.duration_ns, record + sizeof *header + sizeof span, 8);
+  reader->rings[index].last_ns = span.start_ns + out.span.duration_ns;
+  deliver (reader, d, &out);
+  return true;
+}
+
 /* Why a record of size bytes at ring position position, with available
  * bytes copied from there, cannot be read, or NULL. */
 static const char *
@@ -654,14 +690,20 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
         }
       if (header.kind != WICK_KIND_PAD)
         {
-          note_seq (reader, d, index, header.seq);
-          if (d->stop)
+          if (__builtin_expect (!ring->seq_known || header.seq != ring->expected_seq, 0))
             {
-              ring->expected_seq = header.seq; /* deliver it on the next drain */
-              ring->pos = pos + offset;
-              return false;
+              note_seq (reader, d, index, header.seq);
+              if (d->stop)
+                {
+                  ring->expected_seq = header.seq; /* deliver it on the next drain */
+                  ring->pos = pos + offset;
+                  return false;
+                }
             }
-          deliver_copied (reader, d, index, batch + offset, size, &arena);
+          else
+            ring->expected_seq++;
+          if (!deliver_span_fast (reader, d, index, &header, batch + offset, size, &arena))
+            deliver_copied (reader, d, index, batch + offset, size, &arena);
         }
       offset += size;
       if (d->stop)

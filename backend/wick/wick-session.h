@@ -189,7 +189,8 @@ extern "C"
     const WickTag *tags;
     size_t n_tags;
     const WickComparisonIdentity *comparison_identity; /* optional */
-    const char *correlation_id;                        /* optional: defaults to the run id */
+    const char *correlation_id; /* optional: "<entrypoint>/update-<step>" (train) or
+                                 "<entrypoint>/inference-<step>", as candle-graph */
   } WickRunInfo;
 
   typedef struct
