@@ -60,217 +60,216 @@
 #include "wick-session.h"
 
 #ifdef __cplusplus
-extern "C"
-{
+extern "C" {
 #endif
 
-  typedef enum
-  {
-    WICK_RING_RECORD_META = 1,        /* meta: the session's meta JSONL line */
-    WICK_RING_RECORD_SPAN_START,      /* span */
-    WICK_RING_RECORD_SPAN_END,        /* span (with duration_ns) */
-    WICK_RING_RECORD_OP,              /* op */
-    WICK_RING_RECORD_TENSOR,          /* tensor */
-    WICK_RING_RECORD_TENSOR_STATS,    /* tensor_stats */
-    WICK_RING_RECORD_MEMORY,          /* memory */
-    WICK_RING_RECORD_DEVICE_MEMORY,   /* device_memory */
-    WICK_RING_RECORD_DEVICE_INTERVAL, /* device_interval */
-    WICK_RING_RECORD_GRADIENT,        /* gradient */
-    WICK_RING_RECORD_CALL_EDGE,       /* call_edge */
-    WICK_RING_RECORD_DATA_EDGE,       /* data_edge */
-    WICK_RING_RECORD_TERMINAL,        /* terminal */
-    WICK_RING_RECORD_EXTENSION,       /* extension: a wick_ record (marks included) */
-    WICK_RING_RECORD_DROPPED,         /* dropped: the producer dropped records */
-    WICK_RING_RECORD_LOST,            /* lost: this reader lost records (lapped) */
-  } WickRingRecordKind;
+typedef enum
+{
+  WICK_RING_RECORD_META = 1,        /* meta: the session's meta JSONL line */
+  WICK_RING_RECORD_SPAN_START,      /* span */
+  WICK_RING_RECORD_SPAN_END,        /* span (with duration_ns) */
+  WICK_RING_RECORD_OP,              /* op */
+  WICK_RING_RECORD_TENSOR,          /* tensor */
+  WICK_RING_RECORD_TENSOR_STATS,    /* tensor_stats */
+  WICK_RING_RECORD_MEMORY,          /* memory */
+  WICK_RING_RECORD_DEVICE_MEMORY,   /* device_memory */
+  WICK_RING_RECORD_DEVICE_INTERVAL, /* device_interval */
+  WICK_RING_RECORD_GRADIENT,        /* gradient */
+  WICK_RING_RECORD_CALL_EDGE,       /* call_edge */
+  WICK_RING_RECORD_DATA_EDGE,       /* data_edge */
+  WICK_RING_RECORD_TERMINAL,        /* terminal */
+  WICK_RING_RECORD_EXTENSION,       /* extension: a wick_ record (marks included) */
+  WICK_RING_RECORD_DROPPED,         /* dropped: the producer dropped records */
+  WICK_RING_RECORD_LOST,            /* lost: this reader lost records (lapped) */
+} WickRingRecordKind;
 
-  typedef struct
-  {
-    WickSpanId id;
-    WickSpanId parent; /* 0 for the root */
-    const char *name;
-    WickSpanKind span_kind;
-    WickStep step;
-    bool measured;
-    bool synthesized; /* made by the reader from the open-span snapshot */
-    uint64_t start_ns;
-    uint64_t duration_ns; /* span_end only */
-  } WickRingSpan;
+typedef struct
+{
+  WickSpanId id;
+  WickSpanId parent; /* 0 for the root */
+  const char *name;
+  WickSpanKind span_kind;
+  WickStep step;
+  bool measured;
+  bool synthesized; /* made by the reader from the open-span snapshot */
+  uint64_t start_ns;
+  uint64_t duration_ns; /* span_end only */
+} WickRingSpan;
 
-  typedef enum
-  {
-    WICK_OUTCOME_COMPLETE,
-    WICK_OUTCOME_FAILED
-  } WickOutcome;
+typedef enum
+{
+  WICK_OUTCOME_COMPLETE,
+  WICK_OUTCOME_FAILED
+} WickOutcome;
 
-  typedef struct
+typedef struct
+{
+  WickRingRecordKind kind;
+  uint32_t ring; /* index of the producer thread's ring */
+  union
   {
-    WickRingRecordKind kind;
-    uint32_t ring; /* index of the producer thread's ring */
-    union
+    struct
     {
-      struct
-      {
-        const char *line; /* {"kind":"meta",...} without newline */
-      } meta;
-      WickRingSpan span;
-      WickOpRecord op;
-      WickTensorRecord tensor;
-      WickTensorStatsRecord tensor_stats;
-      WickMemoryRecord memory;
-      WickDeviceMemoryRecord device_memory;
-      WickDeviceIntervalRecord device_interval;
-      struct
-      {
-        uint64_t event_number; /* event_id is gradient-<event_number> */
-        const char *root;
-        const char *key;
-        WickGradientState state;
-        bool has_norm;
-        double norm;
-      } gradient;
-      struct
-      {
-        WickSpanId from;
-        WickSpanId to;
-        uint64_t host_duration_ns;
-      } call_edge;
-      struct
-      {
-        const char *from_tensor;
-        const char *to_tensor;
-      } data_edge;
-      struct
-      {
-        WickOutcome outcome;
-        uint64_t timestamp_ns;
-        const char *reason; /* NULL when complete */
-      } terminal;
-      struct
-      {
-        const char *kind; /* starts with "wick_" */
-        uint64_t timestamp_ns;
-        const char *json_fields; /* inside of a JSON object, possibly "" */
-      } extension;
-      struct
-      {
-        uint64_t count;    /* records the producer could not store */
-        uint64_t first_ns; /* session time of the first and last of them */
-        uint64_t last_ns;
-        uint64_t total; /* dropped on this ring so far */
-      } dropped;
-      struct
-      {
-        uint64_t count;    /* records this reader lost on this ring */
-        uint64_t after_ns; /* timestamp of the last record read before the loss, 0 if none */
-      } lost;
-    };
-  } WickRingRecord;
+      const char *line; /* {"kind":"meta",...} without newline */
+    } meta;
+    WickRingSpan span;
+    WickOpRecord op;
+    WickTensorRecord tensor;
+    WickTensorStatsRecord tensor_stats;
+    WickMemoryRecord memory;
+    WickDeviceMemoryRecord device_memory;
+    WickDeviceIntervalRecord device_interval;
+    struct
+    {
+      uint64_t event_number; /* event_id is gradient-<event_number> */
+      const char *root;
+      const char *key;
+      WickGradientState state;
+      bool has_norm;
+      double norm;
+    } gradient;
+    struct
+    {
+      WickSpanId from;
+      WickSpanId to;
+      uint64_t host_duration_ns;
+    } call_edge;
+    struct
+    {
+      const char *from_tensor;
+      const char *to_tensor;
+    } data_edge;
+    struct
+    {
+      WickOutcome outcome;
+      uint64_t timestamp_ns;
+      const char *reason; /* NULL when complete */
+    } terminal;
+    struct
+    {
+      const char *kind; /* starts with "wick_" */
+      uint64_t timestamp_ns;
+      const char *json_fields; /* inside of a JSON object, possibly "" */
+    } extension;
+    struct
+    {
+      uint64_t count;    /* records the producer could not store */
+      uint64_t first_ns; /* session time of the first and last of them */
+      uint64_t last_ns;
+      uint64_t total; /* dropped on this ring so far */
+    } dropped;
+    struct
+    {
+      uint64_t count;    /* records this reader lost on this ring */
+      uint64_t after_ns; /* timestamp of the last record read before the loss, 0 if none */
+    } lost;
+  };
+} WickRingRecord;
 
-  typedef enum
-  {
-    WICK_PRODUCER_RUNNING,  /* recording */
-    WICK_PRODUCER_FINISHED, /* finish / finish_failed / close happened */
-    WICK_PRODUCER_DEAD,     /* the process is gone without finishing */
-  } WickProducerState;
+typedef enum
+{
+  WICK_PRODUCER_RUNNING,  /* recording */
+  WICK_PRODUCER_FINISHED, /* finish / finish_failed / close happened */
+  WICK_PRODUCER_DEAD,     /* the process is gone without finishing */
+} WickProducerState;
 
-  typedef enum
-  {
-    WICK_RING_READER_FOLLOW, /* never affects the producer; may lose (reported) */
-    WICK_RING_READER_HOLD,   /* the producer respects this reader's position */
-  } WickRingReaderMode;
+typedef enum
+{
+  WICK_RING_READER_FOLLOW, /* never affects the producer; may lose (reported) */
+  WICK_RING_READER_HOLD,   /* the producer respects this reader's position */
+} WickRingReaderMode;
 
-  typedef struct
-  {
-    int pid;
-    char program[256];
-    char entrypoint[256];
-    char run_id[128];
-    uint64_t start_unix_ns; /* when the session opened */
-    WickRingPolicy policy;
-    uint32_t version; /* ring format version */
-    uint32_t n_rings;
-    uint64_t ring_bytes; /* capacity of each thread's ring */
-    bool strict;
-  } WickRingInfo;
+typedef struct
+{
+  int pid;
+  char program[256];
+  char entrypoint[256];
+  char run_id[128];
+  uint64_t start_unix_ns; /* when the session opened */
+  WickRingPolicy policy;
+  uint32_t version; /* ring format version */
+  uint32_t n_rings;
+  uint64_t ring_bytes; /* capacity of each thread's ring */
+  bool strict;
+} WickRingInfo;
 
-  typedef struct
-  {
-    uint64_t records;          /* delivered, synthesized ones included */
-    uint64_t lost;             /* lost by this reader (follow mode, lapped) */
-    uint64_t producer_dropped; /* dropped by the producer, all rings (header counters) */
-    uint64_t unknown_skipped;  /* records of kinds this reader does not know */
-    uint64_t malformed;        /* well-framed records whose payload was invalid */
-    uint32_t broken_rings;     /* rings ended by a framing error */
-    char first_error[256];     /* sentence of the first framing or payload error, "" if none */
-  } WickRingReaderStats;
+typedef struct
+{
+  uint64_t records;          /* delivered, synthesized ones included */
+  uint64_t lost;             /* lost by this reader (follow mode, lapped) */
+  uint64_t producer_dropped; /* dropped by the producer, all rings (header counters) */
+  uint64_t unknown_skipped;  /* records of kinds this reader does not know */
+  uint64_t malformed;        /* well-framed records whose payload was invalid */
+  uint32_t broken_rings;     /* rings ended by a framing error */
+  char first_error[256];     /* sentence of the first framing or payload error, "" if none */
+} WickRingReaderStats;
 
-  typedef struct WickRingReader WickRingReader;
+typedef struct WickRingReader WickRingReader;
 
-  /* Maps the ring (fd is dup'ed; the caller keeps its own). Validates the
-   * header: "not a Wick ring (bad magic)", "ring format version N is not
-   * supported (this reader reads 1)", sizes that do not fit the file. Follow
-   * mode. */
-  WickRingReader *wick_ring_reader_new (int fd, WickError *error);
-  /* HOLD needs a writable fd and a free reader slot ("all 8 hold-reader slots
-   * are taken"). */
-  WickRingReader *wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error);
-  void wick_ring_reader_free (WickRingReader *reader);
+/* Maps the ring (fd is dup'ed; the caller keeps its own). Validates the
+ * header: "not a Wick ring (bad magic)", "ring format version N is not
+ * supported (this reader reads 1)", sizes that do not fit the file. Follow
+ * mode. */
+WickRingReader *wick_ring_reader_new (int fd, WickError *error);
+/* HOLD needs a writable fd and a free reader slot ("all 8 hold-reader slots
+ * are taken"). */
+WickRingReader *wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error);
+void wick_ring_reader_free (WickRingReader *reader);
 
-  const WickRingInfo *wick_ring_reader_get_info (WickRingReader *reader);
+const WickRingInfo *wick_ring_reader_get_info (WickRingReader *reader);
 
-  /* Return false to stop the drain after this record (it counts as consumed). */
-  typedef bool (*WickRingRecordFunc) (const WickRingRecord *record, void *user_data);
+/* Return false to stop the drain after this record (it counts as consumed). */
+typedef bool (*WickRingRecordFunc) (const WickRingRecord *record, void *user_data);
 
-  /* Delivers up to max_records records (0: all available now) and returns how
-   * many it delivered; never blocks. Returns -1 only for misuse (NULL args);
-   * data errors are counted in stats, never fatal to the reader. */
-  long wick_ring_reader_drain (WickRingReader *reader, size_t max_records,
-                               WickRingRecordFunc callback, void *user_data, WickError *error);
-  /* True when the last drain left nothing committed unread. */
-  bool wick_ring_reader_is_drained (WickRingReader *reader);
-  /* Checks the producer's state flag and, while it says running, whether the
-   * producer process still exists (one kill(pid, 0)). */
-  WickProducerState wick_ring_reader_get_producer_state (WickRingReader *reader);
-  void wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *stats);
+/* Delivers up to max_records records (0: all available now) and returns how
+ * many it delivered; never blocks. Returns -1 only for misuse (NULL args);
+ * data errors are counted in stats, never fatal to the reader. */
+long wick_ring_reader_drain (WickRingReader *reader, size_t max_records,
+                             WickRingRecordFunc callback, void *user_data, WickError *error);
+/* True when the last drain left nothing committed unread. */
+bool wick_ring_reader_is_drained (WickRingReader *reader);
+/* Checks the producer's state flag and, while it says running, whether the
+ * producer process still exists (one kill(pid, 0)). */
+WickProducerState wick_ring_reader_get_producer_state (WickRingReader *reader);
+void wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *stats);
 
-  /* ---------------------------------------------------------------------------
-   * JSONL formatting
-   */
+/* ---------------------------------------------------------------------------
+ * JSONL formatting
+ */
 
-  /* Formats one record as its trace/10 line (no newline), as candle-graph's
-   * writer lays it out: kind first, fields in spec order, compact, optional
-   * fields omitted, floats in shortest round-trip form with .0 for integral
-   * values, non-finite optional floats as null, strings JSON-escaped with
-   * invalid UTF-8 replaced by U+FFFD. WICK_RING_RECORD_DROPPED and _LOST become
-   * wick_dropped and wick_lost extension lines. Writes at most size bytes
-   * including the NUL and returns the length the full line needs (as
-   * snprintf). */
-  size_t wick_ring_record_format (const WickRingRecord *record, char *buffer, size_t size);
+/* Formats one record as its trace/10 line (no newline), as candle-graph's
+ * writer lays it out: kind first, fields in spec order, compact, optional
+ * fields omitted, floats in shortest round-trip form with .0 for integral
+ * values, non-finite optional floats as null, strings JSON-escaped with
+ * invalid UTF-8 replaced by U+FFFD. WICK_RING_RECORD_DROPPED and _LOST become
+ * wick_dropped and wick_lost extension lines. Writes at most size bytes
+ * including the NUL and returns the length the full line needs (as
+ * snprintf). */
+size_t wick_ring_record_format (const WickRingRecord *record, char *buffer, size_t size);
 
-  /* The stateful formatter that keeps a stream of records a parseable trace:
-   * writes meta first (once); emits a span_end only for a span whose start it
-   * emitted, and never a duplicate span_start; holds the terminal back until
-   * wick_jsonl_formatter_finish so that it is the last line, with its timestamp
-   * raised to the latest host evidence if needed; leaves out wick_ records when
-   * strict. The JSONL writer of a session and wick-trace attach both use it. */
-  typedef struct WickJsonlFormatter WickJsonlFormatter;
-  typedef void (*WickLineFunc) (const char *line, size_t length, void *user_data);
+/* The stateful formatter that keeps a stream of records a parseable trace:
+ * writes meta first (once); emits a span_end only for a span whose start it
+ * emitted, and never a duplicate span_start; holds the terminal back until
+ * wick_jsonl_formatter_finish so that it is the last line, with its timestamp
+ * raised to the latest host evidence if needed; leaves out wick_ records when
+ * strict. The JSONL writer of a session and wick-trace attach both use it. */
+typedef struct WickJsonlFormatter WickJsonlFormatter;
+typedef void (*WickLineFunc) (const char *line, size_t length, void *user_data);
 
-  WickJsonlFormatter *wick_jsonl_formatter_new (bool strict);
-  void wick_jsonl_formatter_free (WickJsonlFormatter *formatter);
-  /* Calls emit for each line (0, 1 or 2 lines; line without newline). */
-  void wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *record,
+WickJsonlFormatter *wick_jsonl_formatter_new (bool strict);
+void wick_jsonl_formatter_free (WickJsonlFormatter *formatter);
+/* Calls emit for each line (0, 1 or 2 lines; line without newline). */
+void wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *record,
+                                WickLineFunc emit, void *user_data);
+/* Emits the terminal: the one recorded, else a failed terminal with
+ * reason_if_none (e.g. "capture detached before the process finished") at
+ * the latest host evidence. */
+void wick_jsonl_formatter_finish (WickJsonlFormatter *formatter, const char *reason_if_none,
                                   WickLineFunc emit, void *user_data);
-  /* Emits the terminal: the one recorded, else a failed terminal with
-   * reason_if_none (e.g. "capture detached before the process finished") at
-   * the latest host evidence. */
-  void wick_jsonl_formatter_finish (WickJsonlFormatter *formatter, const char *reason_if_none,
-                                    WickLineFunc emit, void *user_data);
-  bool wick_jsonl_formatter_has_terminal (WickJsonlFormatter *formatter);
-  /* Lines emitted and records left out to keep the trace parseable. */
-  uint64_t wick_jsonl_formatter_get_lines (WickJsonlFormatter *formatter);
-  uint64_t wick_jsonl_formatter_get_skipped (WickJsonlFormatter *formatter);
+bool wick_jsonl_formatter_has_terminal (WickJsonlFormatter *formatter);
+/* Lines emitted and records left out to keep the trace parseable. */
+uint64_t wick_jsonl_formatter_get_lines (WickJsonlFormatter *formatter);
+uint64_t wick_jsonl_formatter_get_skipped (WickJsonlFormatter *formatter);
 
 #ifdef __cplusplus
 }
