@@ -6,6 +6,7 @@
 
 #include <glib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const WickRunInfo run = {
@@ -392,6 +393,69 @@ test_overwrite_ignores_holders (void)
   wick_session_close (session);
 }
 
+static gpointer
+record_three_edges (gpointer data)
+{
+  WickSession *session = data;
+  gboolean stored = TRUE;
+  for (guint i = 0; i < 3; i++)
+    stored &= record_edge (session, i);
+  return GINT_TO_POINTER (stored);
+}
+
+/* One ring, two threads one after the other: the first gives its ring back
+ * when it exits and the second continues the same byte stream and seq. */
+static void
+test_ring_reused_after_thread_exit (void)
+{
+  WickSessionOptions options
+    = { .policy = WICK_RING_DROP, .ring_bytes = 256 * 1024, .max_threads = 1 };
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
+  WickRingReader *reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  for (int t = 0; t < 2; t++)
+    {
+      GThread *thread = g_thread_new ("recorder", record_three_edges, session);
+      g_assert_true (GPOINTER_TO_INT (g_thread_join (thread)));
+    }
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  Counts c = { .edges_in_order = FALSE };
+  wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
+  g_assert_cmpuint (c.edges, ==, 6);
+  g_assert_cmpuint (c.lost_records, ==, 0);
+  g_assert_true (record_edge (session, 7)); /* and then this thread */
+  wick_ring_reader_free (reader);
+  wick_session_close (session);
+}
+
+/* A hold reader whose process is gone stops holding the ring: the producer
+ * (drop policy) drops while it is in the way, checks its pid, and recovers. */
+static void
+test_dead_holder_released (void)
+{
+  WickSession *session = open_session (WICK_RING_DROP);
+  WickRingReader *holder
+    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);
+  pid_t child = fork ();
+  if (child == 0)
+    _exit (0);
+  g_assert_cmpint (waitpid (child, NULL, 0), ==, child);
+  size_t bytes;
+  uint8_t *map = map_ring (session, &bytes);
+  WickRingHeader *header = (WickRingHeader *)(void *)map;
+  g_assert_cmpuint (atomic_load (&header->holder_state[0]), ==, WICK_HOLDER_ACTIVE);
+  atomic_store (&header->holder_pid[0], child); /* the holder "died" */
+  /* 20000 records do not fit in front of the holder's position (8192 do);
+   * the producer checks the holder's pid when it first finds the ring full
+   * and releases the slot instead of dropping */
+  for (guint i = 0; i < 20000; i++)
+    g_assert_true (record_edge (session, i));
+  g_assert_cmpuint (atomic_load (&header->holder_state[0]), ==, WICK_HOLDER_FREE);
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  munmap (map, bytes);
+  wick_ring_reader_free (holder);
+  wick_session_close (session);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -404,5 +468,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/ring/foreign-files", test_foreign_files);
   g_test_add_func ("/core/ring/hold-slots", test_hold_slots);
   g_test_add_func ("/core/ring/overwrite-ignores-holders", test_overwrite_ignores_holders);
+  g_test_add_func ("/core/ring/reused-after-thread-exit", test_ring_reused_after_thread_exit);
+  g_test_add_func ("/core/ring/dead-holder-released", test_dead_holder_released);
   return g_test_run ();
 }
