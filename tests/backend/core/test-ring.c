@@ -427,6 +427,32 @@ test_ring_reused_after_thread_exit (void)
   wick_session_close (session);
 }
 
+static gpointer
+try_span (gpointer data)
+{
+  WickSession *session = data;
+  WickError error = { "" };
+  WickSpanId span = wick_span_begin (session, "late", WICK_SPAN_FUNCTION);
+  gboolean edge = wick_session_record_call_edge (session, 1, 1, 0, &error);
+  g_assert_cmpstr (error.message, ==, "dropped: all 1 thread rings are in use");
+  return GINT_TO_POINTER (span == 0 && !edge && !wick_span_end (session, span));
+}
+
+/* More threads than rings: the extra thread's records are dropped and counted. */
+static void
+test_no_free_ring (void)
+{
+  WickSessionOptions options
+    = { .policy = WICK_RING_DROP, .ring_bytes = 256 * 1024, .max_threads = 1 };
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
+  WickSpanId mine = wick_span_begin (session, "mine", WICK_SPAN_FUNCTION); /* takes the ring */
+  GThread *thread = g_thread_new ("extra", try_span, session);
+  g_assert_true (GPOINTER_TO_INT (g_thread_join (thread)));
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 2);
+  g_assert_true (wick_span_end (session, mine));
+  wick_session_close (session);
+}
+
 /* A hold reader whose process is gone stops holding the ring: the producer
  * (drop policy) drops while it is in the way, checks its pid, and recovers. */
 static void
@@ -470,5 +496,6 @@ main (int argc, char **argv)
   g_test_add_func ("/core/ring/overwrite-ignores-holders", test_overwrite_ignores_holders);
   g_test_add_func ("/core/ring/reused-after-thread-exit", test_ring_reused_after_thread_exit);
   g_test_add_func ("/core/ring/dead-holder-released", test_dead_holder_released);
+  g_test_add_func ("/core/ring/no-free-ring", test_no_free_ring);
   return g_test_run ();
 }
