@@ -383,22 +383,10 @@ wick_live_session_from_window (WickWindow *window)
   return g_object_get_data (G_OBJECT (window), "wick-live-session");
 }
 
-static void
-forget_toast (gpointer data, GObject *where_the_toast_was)
-{
-  WickWindow *window = data;
-  if (g_object_get_data (G_OBJECT (window), "wick-live-toast") == where_the_toast_was)
-    g_object_set_data (G_OBJECT (window), "wick-live-toast", NULL);
-}
-
 void
 wick_live_window_toast (WickWindow *window, const char *message)
 {
-  AdwToast *previous = g_object_get_data (G_OBJECT (window), "wick-live-toast");
-  if (previous != NULL)
-    adw_toast_dismiss (previous);
   AdwToast *toast = adw_toast_new (message);
-  g_object_set_data (G_OBJECT (window), "wick-live-toast", toast);
-  g_object_weak_ref (G_OBJECT (toast), forget_toast, window);
+  adw_toast_set_timeout (toast, 3);
   wick_window_add_toast (window, toast);
 }

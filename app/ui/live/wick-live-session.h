@@ -43,9 +43,9 @@ GtkWidget *wick_live_session_get_weights_panel (WickLiveSession *self);
 GtkWidget *wick_live_session_get_stages_panel (WickLiveSession *self);
 /* The session shown in @window, or NULL. */
 WickLiveSession *wick_live_session_from_window (WickWindow *window);
-/* Shows @message as a toast on @window, replacing the previous one shown this
- * way (results of the Weights and Stages pages come in quick succession; the
- * newest is what matters). */
+/* Shows @message as a short (3 s) toast on @window: results of the Weights
+ * and Stages pages come in quick succession. (Dismissing the previous toast
+ * instead crashes libadwaita 1.2's toast overlay during its animation.) */
 void wick_live_window_toast (WickWindow *window, const char *message);
 /* Drains until the ring is empty or @budget_us passed (tests, screenshots). */
 void wick_live_session_pump (WickLiveSession *self, gint64 budget_us);

@@ -421,7 +421,7 @@ static void
 wick_stages_panel_init (WickStagesPanel *self)
 {
   self->rows
-    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) stage_row_free);
+    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)stage_row_free);
   gtk_widget_init_template (GTK_WIDGET (self));
 }
 

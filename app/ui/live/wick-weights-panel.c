@@ -364,8 +364,8 @@ wick_weights_panel_class_init (WickWeightsPanelClass *klass)
 static void
 wick_weights_panel_init (WickWeightsPanel *self)
 {
-  self->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                      (GDestroyNotify) module_row_free);
+  self->rows
+    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)module_row_free);
   gtk_widget_init_template (GTK_WIDGET (self));
 }
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,13 @@
 #define NOBODY "65534"
 
 static char *runtime_dir;
+
+/* A child dies with the test, even when an assertion aborts it. */
+static void
+die_with_parent (gpointer user_data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
 static const char *wick_trace;
 static const char *wick_demo;
 
@@ -64,8 +72,8 @@ start_demo (gboolean as_nobody, const char *tmpdir, const char *extra)
   Demo *demo = g_new0 (Demo, 1);
   g_autoptr (GError) error = NULL;
   g_spawn_async (NULL, (char **)argv->pdata, env,
-                 G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_SEARCH_PATH, NULL,
-                 NULL, &demo->pid, &error);
+                 G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_SEARCH_PATH,
+                 die_with_parent, NULL, &demo->pid, &error);
   g_assert_no_error (error);
   return demo;
 }
@@ -142,8 +150,8 @@ run_tool (const char *const *args, char **out, gboolean as_nobody)
   g_autoptr (GError) error = NULL;
   g_autofree char *err = NULL;
   int status = 0;
-  g_spawn_sync (NULL, (char **)argv->pdata, env, G_SPAWN_SEARCH_PATH, NULL, NULL, out, &err,
-                &status, &error);
+  g_spawn_sync (NULL, (char **)argv->pdata, env, G_SPAWN_SEARCH_PATH, die_with_parent, NULL, out,
+                &err, &status, &error);
   g_assert_no_error (error);
   if (err != NULL && err[0] != '\0')
     g_test_message ("%s stderr: %s", args[0], err);

@@ -11,6 +11,7 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,13 @@
 #include "wick-window.h"
 
 static char *runtime_dir;
+
+/* A child dies with the test, even when an assertion aborts it. */
+static void
+die_with_parent (gpointer user_data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
 static GPid demo_pid;
 
 static void
@@ -94,7 +102,7 @@ start_demo (void)
   const char *argv[] = { demo, "--quiet", "--rate", "30", NULL };
   g_autoptr (GError) error = NULL;
   g_spawn_async (NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-                 NULL, NULL, &demo_pid, &error);
+                 die_with_parent, NULL, &demo_pid, &error);
   g_assert_no_error (error);
   for (int i = 0; i < 600; i++)
     {
