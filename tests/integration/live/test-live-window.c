@@ -226,6 +226,11 @@ test_live_window (void)
   check_weights_page (window, WICK_WEIGHTS_PANEL (wick_live_session_get_weights_panel (session)));
   check_stages_page (window, WICK_STAGES_PANEL (wick_live_session_get_stages_panel (session)));
   wick_window_show_page (window, "timeline");
+  /* Widen the followed window to the last 6 s: the evictions, the waits for
+   * the weights, the restores and the capture are all in the picture. */
+  guint64 end = wick_document_get_end_ns (document);
+  wick_selection_set_visible (wick_window_get_selection (window),
+                              end > 6000000000u ? end - 6000000000u : 0, end);
   iterate_for (1500);
   screenshot ("live-window.png"); /* with the evictions and the capture as Wick events */
   wick_window_show_page (window, "memory");
