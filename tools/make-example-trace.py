@@ -19,7 +19,8 @@ stage certification) unless --strict.
 
 --faults writes the mistakes instrumentation makes, for the Health view: a
 gradient of the contract never recorded, a free of a storage never allocated,
-a zero-length device interval and an op that outlives its span.
+a zero-length device interval, an op that outlives its span, and a layer
+whose activations hold non-finite values (tensor_stats).
 """
 
 import argparse
@@ -250,6 +251,17 @@ def build(trace, steps, batch, dims):
                      2 * batch * d_in * d_out / 90_000, out=at, workspace=True)
             trace.op(mod, "add_bias", out_shape, "bf16", [(out_shape, "bf16"), ([d_out], "bf16")],
                      numel(out_shape) / 4_000)
+            if measured:
+                # Activation statistics of the measured step (trace/10). With
+                # --faults the last trunk layer overflows: non-finite values,
+                # aggregates written as 0.0 as candle-graph's producer does.
+                overflow = trace.faults and li == len(layers) - 2
+                rms = 0.0 if overflow else round(0.5 + rng.random() * 1.5, 6)
+                trace.emit({"kind": "tensor_stats", "span_id": mod[0], "label": name + ".out",
+                            "shape": out_shape, "dtype": "bf16", "elements": numel(out_shape),
+                            "non_finite": 37 if overflow else 0, "rms": rms,
+                            "abs_max": 0.0 if overflow else round(rms * (3 + rng.random() * 4), 6),
+                            "mean": 0.0 if overflow else round((rng.random() - 0.5) * 0.2, 6)})
             trace.span_end(mod)
             if li < len(layers) - 1:
                 act = trace.span_start("ReLU", "module", fwd[0], step="forward")

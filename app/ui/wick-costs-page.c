@@ -13,7 +13,7 @@ struct _WickCostsPage
   GtkWidget *box;
   GtkWidget *stack;
   GtkWidget *filter;
-  WickTable *spans, *ops, *tensors;
+  WickTable *spans, *ops, *tensors, *stats;
   WickSelection *selection;
   WickDocument *document;
   GArray *costs;    /* WickSpanCost */
@@ -338,6 +338,104 @@ on_tensor_row (gpointer d, guint k, guint i, gboolean activated)
   wick_selection_set_record (self->selection, WICK_RECORD_TENSOR, i);
 }
 
+/* Tensor stats */
+static const WickTensorStats *
+stat (WickCostsPage *self, guint i)
+{
+  return &wick_document_get_tensor_stats (self->document, NULL)[i];
+}
+
+static char *
+st_label (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, stat (s, i)->label));
+}
+static char *
+st_span (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (span_name (s, stat (s, i)->span, stat (s, i)->span_id));
+}
+static char *
+st_shape (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return wick_format_shape (s->document, stat (s, i)->shape_offset, stat (s, i)->rank);
+}
+static char *
+st_dtype (gpointer d, guint k, guint i)
+{
+  WickCostsPage *s = d;
+  return g_strdup (wick_document_str (s->document, stat (s, i)->dtype));
+}
+static char *
+st_elements (gpointer d, guint k, guint i)
+{
+  return g_strdup_printf ("%" G_GUINT64_FORMAT, stat (d, i)->elements);
+}
+static char *
+st_non_finite (gpointer d, guint k, guint i)
+{
+  guint64 n = stat (d, i)->non_finite;
+  return n ? g_strdup_printf ("⚠ %" G_GUINT64_FORMAT, n) : g_strdup ("0");
+}
+static char *
+st_rms (gpointer d, guint k, guint i)
+{
+  return g_strdup_printf ("%.4g", stat (d, i)->rms);
+}
+static char *
+st_abs_max (gpointer d, guint k, guint i)
+{
+  return g_strdup_printf ("%.4g", stat (d, i)->abs_max);
+}
+static char *
+st_mean (gpointer d, guint k, guint i)
+{
+  return g_strdup_printf ("%.4g", stat (d, i)->mean);
+}
+
+static int
+cmp_st_label (gpointer d, guint a, guint b)
+{
+  WickCostsPage *s = d;
+  return g_strcmp0 (wick_document_str (s->document, stat (s, a)->label),
+                    wick_document_str (s->document, stat (s, b)->label));
+}
+static int
+cmp_st_elements (gpointer d, guint a, guint b)
+{
+  return CMP (stat (d, a)->elements, stat (d, b)->elements);
+}
+static int
+cmp_st_non_finite (gpointer d, guint a, guint b)
+{
+  return CMP (stat (d, a)->non_finite, stat (d, b)->non_finite);
+}
+static int
+cmp_st_rms (gpointer d, guint a, guint b)
+{
+  return CMP (stat (d, a)->rms, stat (d, b)->rms);
+}
+static int
+cmp_st_abs_max (gpointer d, guint a, guint b)
+{
+  return CMP (stat (d, a)->abs_max, stat (d, b)->abs_max);
+}
+static int
+cmp_st_mean (gpointer d, guint a, guint b)
+{
+  return CMP (stat (d, a)->mean, stat (d, b)->mean);
+}
+
+static void
+on_stat_row (gpointer d, guint k, guint i, gboolean activated)
+{
+  WickCostsPage *self = d;
+  wick_selection_set_record (self->selection, WICK_RECORD_TENSOR_STATS, i);
+}
+
 static void
 on_filter_changed (GtkSearchEntry *entry, WickCostsPage *self)
 {
@@ -352,6 +450,7 @@ wick_costs_page_dispose (GObject *object)
   g_clear_pointer (&self->spans, wick_table_free);
   g_clear_pointer (&self->ops, wick_table_free);
   g_clear_pointer (&self->tensors, wick_table_free);
+  g_clear_pointer (&self->stats, wick_table_free);
   g_clear_pointer (&self->costs, g_array_unref);
   g_clear_object (&self->selection);
   g_clear_object (&self->document);
@@ -401,6 +500,19 @@ build_tables (WickCostsPage *self)
   wick_table_add_column (self->tensors, _ ("Device"), t_device, cmp_t_device, FALSE, FALSE);
   wick_table_add_column (self->tensors, _ ("Bytes"), t_bytes, cmp_t_bytes, FALSE, TRUE);
   wick_table_set_row_func (self->tensors, on_tensor_row);
+
+  self->stats = wick_table_new (self);
+  wick_table_add_column (self->stats, _ ("Label"), st_label, cmp_st_label, TRUE, FALSE);
+  wick_table_add_column (self->stats, _ ("Span"), st_span, NULL, TRUE, FALSE);
+  wick_table_add_column (self->stats, _ ("Shape"), st_shape, NULL, FALSE, FALSE);
+  wick_table_add_column (self->stats, _ ("Dtype"), st_dtype, NULL, FALSE, FALSE);
+  wick_table_add_column (self->stats, _ ("Elements"), st_elements, cmp_st_elements, FALSE, TRUE);
+  wick_table_add_column (self->stats, _ ("Non-finite"), st_non_finite, cmp_st_non_finite, FALSE,
+                         TRUE);
+  wick_table_add_column (self->stats, _ ("RMS"), st_rms, cmp_st_rms, FALSE, TRUE);
+  wick_table_add_column (self->stats, _ ("Abs max"), st_abs_max, cmp_st_abs_max, FALSE, TRUE);
+  wick_table_add_column (self->stats, _ ("Mean"), st_mean, cmp_st_mean, FALSE, TRUE);
+  wick_table_set_row_func (self->stats, on_stat_row);
 }
 
 static void
@@ -416,6 +528,8 @@ wick_costs_page_init (WickCostsPage *self)
                         _ ("Ops"));
   gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->tensors), "tensors",
                         _ ("Tensors"));
+  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->stats), "stats",
+                        _ ("Tensor stats"));
 
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   gtk_widget_set_margin_start (bar, 12);
@@ -466,6 +580,10 @@ show_costs (WickCostsPage *self)
   wick_table_set_rows (self->spans, self->costs->len);
   wick_table_set_rows (self->ops, n_ops);
   wick_table_set_rows (self->tensors, n_tensors);
+  guint n_stats;
+  wick_document_get_tensor_stats (self->document, &n_stats);
+  wick_table_set_rows (self->stats, n_stats);
+  wick_table_sort_by (self->stats, 5, TRUE); /* non-finite first */
 }
 
 void
@@ -497,6 +615,7 @@ wick_costs_page_document_changed (WickCostsPage *self)
     {
       wick_table_set_rows (self->ops, 0);
       wick_table_set_rows (self->tensors, 0);
+      wick_table_set_rows (self->stats, 0);
       return;
     }
   g_autoptr (WickSpanIndex) index = wick_span_index_new (self->document);
@@ -511,6 +630,8 @@ wick_costs_page_get_table (WickCostsPage *self, const char *name)
     return self->ops;
   if (g_strcmp0 (name, "tensors") == 0)
     return self->tensors;
+  if (g_strcmp0 (name, "stats") == 0)
+    return self->stats;
   return self->spans;
 }
 
@@ -522,4 +643,5 @@ wick_costs_page_set_filter (WickCostsPage *self, const char *text)
   wick_table_set_filter (self->spans, text);
   wick_table_set_filter (self->ops, text);
   wick_table_set_filter (self->tensors, text);
+  wick_table_set_filter (self->stats, text);
 }

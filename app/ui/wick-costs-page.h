@@ -3,7 +3,8 @@
  * Three tables under a switcher, one filter entry for all: span costs
  * (name, count, total, self, mean, max; sorted by total), ops (name, span,
  * shape, dtype, device, duration, bytes) and tensors (id, label, category,
- * shape, dtype, device, bytes). Every column sorts. Selecting an op or a
+ * shape, dtype, device, bytes) and tensor statistics (label, elements,
+ * non-finite count first, rms, abs max, mean). Every column sorts. Selecting an op or a
  * tensor selects it in the shared selection; activating a span-cost row
  * emits "search-name" so the window can highlight those spans on the
  * timeline.

@@ -399,6 +399,24 @@ show_generic (WickDetailsPane *self, WickRecordType type, gint64 index)
       add_field_take (self, _ ("Norm"),
                       g->has_norm ? g_strdup_printf ("%.6g", g->norm) : g_strdup ("—"));
     }
+  else if (type == WICK_RECORD_TENSOR_STATS)
+    {
+      const WickTensorStats *t = &wick_document_get_tensor_stats (doc, NULL)[index];
+      add_field (self, _ ("Span"), wick_document_str (doc, t->span_id));
+      add_field_take (self, _ ("Shape"), wick_format_shape (doc, t->shape_offset, t->rank));
+      add_field (self, _ ("Dtype"), wick_document_str (doc, t->dtype));
+      add_field_take (self, _ ("Elements"), g_strdup_printf ("%" G_GUINT64_FORMAT, t->elements));
+      add_field_take (self, _ ("Non-finite"),
+                      g_strdup_printf ("%" G_GUINT64_FORMAT, t->non_finite));
+      add_field_take (self, _ ("RMS"), g_strdup_printf ("%.6g", t->rms));
+      add_field_take (self, _ ("Abs max"), g_strdup_printf ("%.6g", t->abs_max));
+      add_field_take (self, _ ("Mean"), g_strdup_printf ("%.6g", t->mean));
+      if (t->non_finite > 0)
+        add_field (
+          self, "",
+          _ (
+            "Aggregates are written as 0 when values are non-finite; the count is authoritative."));
+    }
   else if (type == WICK_RECORD_DEVICE_MEMORY)
     {
       const WickDeviceMemorySample *s = &wick_document_get_device_memory (doc, NULL)[index];

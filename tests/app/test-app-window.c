@@ -417,6 +417,15 @@ test_faulty_trace (void)
     }
   g_assert_cmpuint (entries, ==, 9);
   g_assert_cmpuint (not_recorded, ==, 1);
+  /* Tensor stats: the overflowing layer sorts first. */
+  WickCostsPage *costs = WICK_COSTS_PAGE (wick_window_get_view (window, "costs"));
+  WickTable *stats = wick_costs_page_get_table (costs, "stats");
+  g_assert_cmpuint (wick_table_get_n_shown (stats), ==, 4);
+  guint kind, first;
+  g_assert_true (wick_table_get_shown (stats, 0, &kind, &first));
+  const WickTensorStats *worst = &wick_document_get_tensor_stats (wick_window_get_document (window), NULL)[first];
+  g_assert_cmpuint (worst->non_finite, ==, 37);
+  g_assert_cmpstr (wick_document_str (wick_window_get_document (window), worst->label), ==, "fc3.out");
   close_window (window);
 }
 
