@@ -24,8 +24,24 @@ typedef struct
 extern WickClock wick_clock;
 
 void wick_clock_init (void);
+/* CLOCK_MONOTONIC in ns, out of line so that the TSC path stays small. */
+uint64_t wick_clock_fallback_ns (void) __attribute__ ((cold, noinline));
 const char *wick_clock_describe (void);
 uint64_t wick_clock_monotonic_ns (void);
+
+#if defined(__x86_64__)
+/* The TSC path alone; only when wick_clock.use_tsc. */
+static inline uint64_t
+wick_clock_tsc_ns (void)
+{
+  uint64_t ticks = __builtin_ia32_rdtsc ();
+  return wick_clock.mono_base
+         + (uint64_t)(((unsigned __int128)(ticks - wick_clock.tsc_base) * wick_clock.mult) >> 32);
+}
+#define WICK_CLOCK_HAS_TSC 1
+#else
+#define WICK_CLOCK_HAS_TSC 0
+#endif
 
 static inline uint64_t
 wick_clock_now_ns (void)

@@ -90,21 +90,41 @@ span_begin_slow (WickSession *session, WickProducer *producer, uint64_t parent, 
 
 /* parent 0: the innermost span open on this thread, else the root. */
 static inline __attribute__ ((always_inline)) WickSpanId
-span_begin (WickSession *session, WickSpanId parent, WickString name, WickSpanKind kind,
-            WickStep step, bool measured)
+span_begin_with (WickSession *session, WickProducer *producer, uint64_t now, WickSpanId parent,
+                 uint64_t word)
 {
-  WickProducer *producer = wick_producer_get (session);
-  uint64_t now = wick_session_clock (session);
-  uint64_t word = span_word (name, kind, step, measured);
   WickRingControl *control = producer->control;
   uint64_t head = atomic_load_explicit (&control->commit, memory_order_relaxed);
   uint64_t depth_gen = atomic_load_explicit (&control->depth_gen, memory_order_relaxed);
   if (__builtin_expect (head + sizeof (WickSpanStartRecord) > producer->fast_end
-                          || (uint32_t)depth_gen >= WICK_RING_MAX_DEPTH || name == 0
+                          || (uint32_t)depth_gen >= WICK_RING_MAX_DEPTH || (uint32_t)word == 0
                           || producer->next_id == producer->id_end,
                         0))
     return span_begin_slow (session, producer, parent, word, now);
   return span_start_store (producer, head, depth_gen, parent, word, now);
+}
+
+/* Any thread, any clock: the producer lookup may claim a ring. */
+static __attribute__ ((noinline, cold)) WickSpanId
+span_begin_general (WickSession *session, WickSpanId parent, uint64_t word)
+{
+  WickProducer *producer = wick_producer_get (session);
+  return span_begin_with (session, producer, wick_session_clock (session), parent, word);
+}
+
+/* The fast path has no call that returns (only tail calls), so it needs no
+ * stack frame: a thread that already has its ring, on the TSC clock. */
+static inline __attribute__ ((always_inline)) WickSpanId
+span_begin (WickSession *session, WickSpanId parent, WickString name, WickSpanKind kind,
+            WickStep step, bool measured)
+{
+  uint64_t word = span_word (name, kind, step, measured);
+#if WICK_CLOCK_HAS_TSC
+  if (__builtin_expect (wick_producer_cache.serial == session->serial && wick_clock.use_tsc, 1))
+    return span_begin_with (session, wick_producer_cache.producer,
+                            wick_clock_tsc_ns () - session->start_ns, parent, word);
+#endif
+  return span_begin_general (session, parent, word);
 }
 
 /* The stores of a span_end for the innermost span (stack index depth - 1). */
@@ -168,11 +188,9 @@ span_end_slow (WickSession *session, WickProducer *producer, WickSpanId span, ui
   return true;
 }
 
-bool
-wick_span_end (WickSession *session, WickSpanId span)
+static inline __attribute__ ((always_inline)) bool
+span_end_with (WickSession *session, WickProducer *producer, WickSpanId span, uint64_t now)
 {
-  WickProducer *producer = wick_producer_get (session);
-  uint64_t now = wick_session_clock (session);
   WickRingControl *control = producer->control;
   uint64_t head = atomic_load_explicit (&control->commit, memory_order_relaxed);
   uint64_t depth_gen = atomic_load_explicit (&control->depth_gen, memory_order_relaxed);
@@ -183,6 +201,24 @@ wick_span_end (WickSession *session, WickSpanId span)
     return span_end_slow (session, producer, span, now);
   span_end_store (producer, head, depth_gen, now);
   return true;
+}
+
+static __attribute__ ((noinline, cold)) bool
+span_end_general (WickSession *session, WickSpanId span)
+{
+  WickProducer *producer = wick_producer_get (session);
+  return span_end_with (session, producer, span, wick_session_clock (session));
+}
+
+bool
+wick_span_end (WickSession *session, WickSpanId span)
+{
+#if WICK_CLOCK_HAS_TSC
+  if (__builtin_expect (wick_producer_cache.serial == session->serial && wick_clock.use_tsc, 1))
+    return span_end_with (session, wick_producer_cache.producer, span,
+                          wick_clock_tsc_ns () - session->start_ns);
+#endif
+  return span_end_general (session, span);
 }
 
 bool
