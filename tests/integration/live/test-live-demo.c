@@ -49,9 +49,9 @@ demo_environment (const char *tmpdir, gboolean with_runtime_dir)
   return env;
 }
 
-/* Starts wick-demo (optionally as nobody) and waits until its socket answers. */
+/* Starts wick-demo (optionally as nobody, optionally for @steps steps). */
 static Demo *
-start_demo (gboolean as_nobody, const char *tmpdir, const char *extra)
+start_demo (gboolean as_nobody, const char *tmpdir, const char *steps)
 {
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   if (as_nobody)
@@ -65,8 +65,11 @@ start_demo (gboolean as_nobody, const char *tmpdir, const char *extra)
   g_ptr_array_add (argv, "--quiet");
   g_ptr_array_add (argv, "--rate");
   g_ptr_array_add (argv, "50");
-  if (extra != NULL)
-    g_ptr_array_add (argv, (char *)extra);
+  if (steps != NULL)
+    {
+      g_ptr_array_add (argv, "--steps");
+      g_ptr_array_add (argv, (char *)steps);
+    }
   g_ptr_array_add (argv, NULL);
   g_auto (GStrv) env = demo_environment (tmpdir, !as_nobody);
   Demo *demo = g_new0 (Demo, 1);
@@ -309,6 +312,26 @@ test_attach_mid_run (void)
   g_assert_cmpuint (n_extensions, ==, 0);
 }
 
+/* Attached before the demo finishes its steps: the file ends with the
+ * session's own complete terminal and parses. */
+static void
+test_attach_until_finish (void)
+{
+  Demo *demo = start_demo (FALSE, NULL, "150");
+  g_autofree char *socket_path = wait_for_socket (demo);
+  g_assert_nonnull (socket_path);
+  g_autofree char *pid_text = g_strdup_printf ("%d", (int)demo->pid);
+  g_autofree char *path = g_build_filename (runtime_dir, "until-finish.jsonl", NULL);
+  const char *attach[] = { wick_trace, "attach", "--output", path, pid_text, NULL };
+  g_autofree char *out = NULL;
+  g_assert_cmpint (run_tool (attach, &out, FALSE), ==, 0);
+  g_assert_cmpint (stop_demo (demo), ==, 0);
+  g_autoptr (WickDocument) document = load_trace (path, TRUE);
+  g_assert_true (wick_document_has_terminal (document));
+  g_assert_true (wick_document_get_capture_complete (document));
+  g_assert_null (wick_document_get_terminal_reason (document));
+}
+
 static void
 test_demo_trace_file (void)
 {
@@ -475,6 +498,7 @@ main (int argc, char **argv)
   g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
   g_test_add_func ("/live/demo/sessions-and-list", test_sessions_and_list);
   g_test_add_func ("/live/demo/attach-mid-run", test_attach_mid_run);
+  g_test_add_func ("/live/demo/attach-until-finish", test_attach_until_finish);
   g_test_add_func ("/live/demo/trace-file", test_demo_trace_file);
   g_test_add_func ("/live/demo/evict-restore-capture", test_evict_restore_capture);
   g_test_add_func ("/live/demo/stale-after-kill", test_stale_after_kill);
