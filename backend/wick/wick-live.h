@@ -28,8 +28,7 @@
 #include "wick-session.h"
 
 #ifdef __cplusplus
-extern "C"
-{
+extern "C" {
 #endif
 
 /* Version of the control protocol ("v" of every message). */
@@ -37,35 +36,35 @@ extern "C"
 /* Largest message body either side accepts, in bytes. */
 #define WICK_CONTROL_MAX_MESSAGE (64 * 1024)
 
-  /* Starts the control socket and its listener thread. Idempotent.
-   * wick_session_open() calls it when options.enable_control is set or the
-   * environment has WICK_CONTROL=1 (a failure there is reported on stderr and
-   * the session records without control). */
-  bool wick_session_enable_control (WickSession *session, WickError *error);
+/* Starts the control socket and its listener thread. Idempotent.
+ * wick_session_open() calls it when options.enable_control is set or the
+ * environment has WICK_CONTROL=1 (a failure there is reported on stderr and
+ * the session records without control). */
+bool wick_session_enable_control (WickSession *session, WickError *error);
 
-  /* Stops the listener (waiting for a command in progress), closes its clients
-   * and removes the socket. wick_session_close() calls it first, before the
-   * weight store and the stages go away; safe to call when control is off. */
-  void wick_session_disable_control (WickSession *session);
+/* Stops the listener (waiting for a command in progress), closes its clients
+ * and removes the socket. wick_session_close() calls it first, before the
+ * weight store and the stages go away; safe to call when control is off. */
+void wick_session_disable_control (WickSession *session);
 
-  /* Whether the environment asks for control (WICK_CONTROL=1). */
-  bool wick_control_requested_by_environment (void);
+/* Whether the environment asks for control (WICK_CONTROL=1). */
+bool wick_control_requested_by_environment (void);
 
-  /* The socket's path, or NULL when control is off. Owned by the session. */
-  const char *wick_session_get_control_socket_path (WickSession *session);
+/* The socket's path, or NULL when control is off. Owned by the session. */
+const char *wick_session_get_control_socket_path (WickSession *session);
 
-  /* The control lock (see above); no-ops while control is off. Hold it briefly:
-   * a weight command waits for it. */
-  void wick_session_lock_control (WickSession *session);
-  void wick_session_unlock_control (WickSession *session);
+/* The control lock (see above); no-ops while control is off. Hold it briefly:
+ * a weight command waits for it. */
+void wick_session_lock_control (WickSession *session);
+void wick_session_unlock_control (WickSession *session);
 
-  /* The per-user socket directory, created 0700 when missing; fails when it
-   * exists with another owner, other permissions, or is not a directory. */
-  bool wick_control_directory (char *out, size_t out_size, WickError *error);
+/* The per-user socket directory, created 0700 when missing; fails when it
+ * exists with another owner, other permissions, or is not a directory. */
+bool wick_control_directory (char *out, size_t out_size, WickError *error);
 
-  /* Removes sockets in the directory whose process is gone or that refuse
-   * connections. Returns the number removed. */
-  unsigned wick_control_remove_stale_sockets (void);
+/* Removes sockets in the directory whose process is gone or that refuse
+ * connections. Returns the number removed. */
+unsigned wick_control_remove_stale_sockets (void);
 
 #ifdef __cplusplus
 }
