@@ -1,6 +1,7 @@
 /* wick-session-slots.c — extension slots of a session (wick-session-private.h).
  *
- * Slots are set before the session is shared with other threads and destroyed
+ * A slot is published with release/acquire ordering, since the control thread
+ * may look one up while the host registers stages or weights. Slots are destroyed
  * by wick_session_close in reverse slot order, before the ring goes away, so a
  * destroy function may still record.
  */
@@ -11,7 +12,8 @@ wick_session_get_slot (WickSession *session, WickSessionSlot slot)
 {
   if (session == NULL || (unsigned)slot >= WICK_N_SLOTS)
     return NULL;
-  return session->slots[slot].data;
+  /* The control thread may look a slot up while the host is still filling it. */
+  return __atomic_load_n (&session->slots[slot].data, __ATOMIC_ACQUIRE);
 }
 
 void
@@ -23,8 +25,8 @@ wick_session_set_slot (WickSession *session, WickSessionSlot slot, void *data,
   if (session->slots[slot].destroy != NULL && session->slots[slot].data != NULL
       && session->slots[slot].data != data)
     session->slots[slot].destroy (session->slots[slot].data);
-  session->slots[slot].data = data;
   session->slots[slot].destroy = destroy;
+  __atomic_store_n (&session->slots[slot].data, data, __ATOMIC_RELEASE);
 }
 
 void
