@@ -466,6 +466,12 @@ wick_costs_page_class_init (WickCostsPageClass *klass)
                                        0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
+static const char *
+class_non_finite (gpointer d, guint k, guint i)
+{
+  return stat (d, i)->non_finite ? "error" : NULL;
+}
+
 static void
 build_tables (WickCostsPage *self)
 {
@@ -509,6 +515,7 @@ build_tables (WickCostsPage *self)
   wick_table_add_column (self->stats, _ ("Elements"), st_elements, cmp_st_elements, FALSE, TRUE);
   wick_table_add_column (self->stats, _ ("Non-finite"), st_non_finite, cmp_st_non_finite, FALSE,
                          TRUE);
+  wick_table_set_class_func (self->stats, class_non_finite);
   wick_table_add_column (self->stats, _ ("RMS"), st_rms, cmp_st_rms, FALSE, TRUE);
   wick_table_add_column (self->stats, _ ("Abs max"), st_abs_max, cmp_st_abs_max, FALSE, TRUE);
   wick_table_add_column (self->stats, _ ("Mean"), st_mean, cmp_st_mean, FALSE, TRUE);

@@ -94,6 +94,25 @@ text_verdict (gpointer data, guint kind, guint index)
   return kind == 0 ? g_strdup (family (self, index)->verdict) : NULL;
 }
 
+static const char *
+class_state (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  if (kind == 0)
+    return NULL;
+  const WickGradientEntryRow *e = entry (self, index);
+  if (!e->observed || e->observed_count > 1 || e->state == WICK_GRADIENT_NON_FINITE)
+    return "error";
+  return e->state == WICK_GRADIENT_PRESENT ? "success" : "warning";
+}
+
+static const char *
+class_verdict (gpointer data, guint kind, guint index)
+{
+  WickCoveragePage *self = data;
+  return kind == 0 ? (family (self, index)->ok ? "success" : "error") : NULL;
+}
+
 static GArray *
 children (gpointer data, guint index)
 {
@@ -211,9 +230,11 @@ wick_coverage_page_init (WickCoveragePage *self)
   wick_table_add_column (self->table, _ ("Family / key"), text_name, NULL, TRUE, FALSE);
   wick_table_add_column (self->table, _ ("Root"), text_root, NULL, FALSE, FALSE);
   wick_table_add_column (self->table, _ ("Expectation / state"), text_state, NULL, FALSE, FALSE);
+  wick_table_set_class_func (self->table, class_state);
   wick_table_add_column (self->table, _ ("Norm"), text_norm, NULL, FALSE, TRUE);
   wick_table_add_column (self->table, _ ("Counts"), text_counts, NULL, FALSE, FALSE);
   wick_table_add_column (self->table, _ ("Verdict"), text_verdict, NULL, FALSE, FALSE);
+  wick_table_set_class_func (self->table, class_verdict);
   wick_table_set_row_func (self->table, on_row);
   gtk_box_append (GTK_BOX (self->box), wick_table_get_widget (self->table));
 }

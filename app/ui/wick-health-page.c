@@ -55,6 +55,12 @@ text_record (gpointer data, guint kind, guint index)
   return i->record_id ? g_strdup_printf ("%s (%s)", title, i->record_id) : g_steal_pointer (&title);
 }
 
+static const char *
+class_severity (gpointer data, guint kind, guint index)
+{
+  return issue (data, index)->severity == WICK_SEVERITY_ERROR ? "error" : "warning";
+}
+
 static int
 compare_severity (gpointer data, guint a, guint b)
 {
@@ -183,6 +189,7 @@ wick_health_page_init (WickHealthPage *self)
   self->table = wick_table_new (self);
   wick_table_add_column (self->table, _ ("Severity"), text_severity, compare_severity, FALSE,
                          FALSE);
+  wick_table_set_class_func (self->table, class_severity);
   wick_table_add_column (self->table, _ ("Code"), text_code, compare_code, FALSE, FALSE);
   wick_table_add_column (self->table, _ ("Message"), text_message, compare_message, TRUE, FALSE);
   wick_table_add_column (self->table, _ ("Record"), text_record, NULL, FALSE, FALSE);

@@ -108,6 +108,7 @@ typedef struct
 {
   WickTableTextFunc text;
   WickTableCompareFunc compare;
+  WickTableClassFunc style;
   gboolean numeric;
 } Column;
 
@@ -179,6 +180,14 @@ bind_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_
   WickTableRow *row = unwrap (object);
   g_autofree char *text = column->text (self->data, row->kind, row->index);
   gtk_label_set_text (GTK_LABEL (child), text ? text : "");
+  /* Long cells may be ellipsized: the whole text on hover. */
+  gtk_widget_set_tooltip_text (child, text && g_utf8_strlen (text, -1) > 32 ? text : NULL);
+  static const char *styles[] = { "success", "warning", "error" };
+  for (guint i = 0; i < G_N_ELEMENTS (styles); i++)
+    gtk_widget_remove_css_class (child, styles[i]);
+  const char *style = column->style ? column->style (self->data, row->kind, row->index) : NULL;
+  if (style)
+    gtk_widget_add_css_class (child, style);
   if (row->kind == 0 && self->children)
     gtk_widget_add_css_class (child, "heading");
   else
@@ -448,4 +457,12 @@ wick_table_select (WickTable *self, guint kind, guint index)
         }
     }
   return FALSE;
+}
+
+void
+wick_table_set_class_func (WickTable *self, WickTableClassFunc func)
+{
+  g_return_if_fail (self->columns->len > 0);
+  Column *column = g_ptr_array_index (self->columns, self->columns->len - 1);
+  column->style = func;
 }

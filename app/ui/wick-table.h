@@ -27,6 +27,9 @@ typedef GArray *(*WickTableChildrenFunc) (gpointer data, guint index); /* guint 
  * double-click). */
 typedef void (*WickTableRowFunc) (gpointer data, guint kind, guint index, gboolean activated);
 
+/* A style class for a cell ("success", "warning", "error"), or NULL. */
+typedef const char *(*WickTableClassFunc) (gpointer data, guint kind, guint index);
+
 typedef struct _WickTable WickTable;
 
 /* @data is passed to every callback; the table does not own it. */
@@ -39,6 +42,8 @@ GtkColumnView *wick_table_get_column_view (WickTable *self);
 
 void wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc text,
                             WickTableCompareFunc compare, gboolean expand, gboolean numeric);
+/* Colours the cells of the column added last. */
+void wick_table_set_class_func (WickTable *self, WickTableClassFunc func);
 /* Rows 0..n-1 (kind 0). */
 void wick_table_set_rows (WickTable *self, guint n_rows);
 void wick_table_set_tree (WickTable *self, WickTableChildrenFunc children);
