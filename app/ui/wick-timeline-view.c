@@ -474,8 +474,17 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
                                ? wick_format_duration (span->duration_ns)
                                : g_strdup (_ ("open"));
       g_autofree char *name = g_markup_escape_text (wick_document_str (doc, span->name), -1);
-      markup = g_strdup_printf ("<b>%s</b>\n%s · %s %s · %s %s", name, kinds[MIN (span->kind, 2)],
-                                _ ("step"), steps[MIN (span->step, 3)], _ ("duration"), dur);
+      guint64 origin;
+      guint64 extent_end;
+      wick_timeline_scene_get_extent (self->scene, &origin, &extent_end);
+      g_autofree char *at
+        = wick_format_duration (span->start_ns > origin ? span->start_ns - origin : 0);
+      g_autofree char *measured = (span->flags & WICK_SPAN_FLAG_MEASURED)
+                                    ? g_strdup_printf (" · %s", _ ("measured region"))
+                                    : g_strdup ("");
+      markup = g_strdup_printf ("<b>%s</b>\n%s · %s %s · %s %s · %s +%s%s", name,
+                                kinds[MIN (span->kind, 2)], _ ("step"), steps[MIN (span->step, 3)],
+                                _ ("duration"), dur, _ ("at"), at, measured);
     }
   else if (type == WICK_RECORD_DEVICE_INTERVAL)
     {
