@@ -116,6 +116,21 @@ stop_demo (Demo *demo)
   return status;
 }
 
+/* wick-demo writing its own trace to @trace, for @steps steps. */
+static Demo *
+start_demo_traced (const char *trace, const char *steps)
+{
+  const char *argv[]
+    = { wick_demo, "--quiet", "--rate", "30", "--steps", steps, "--trace", trace, NULL };
+  g_auto (GStrv) env = demo_environment (NULL, TRUE);
+  Demo *demo = g_new0 (Demo, 1);
+  g_autoptr (GError) error = NULL;
+  g_spawn_async (NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                 die_with_parent, NULL, &demo->pid, &error);
+  g_assert_no_error (error);
+  return demo;
+}
+
 /* The demo's session, once its socket answers (ASan builds start slowly). */
 static char *
 wait_for_socket (Demo *demo)
@@ -405,6 +420,70 @@ test_evict_restore_capture (void)
   g_assert_cmpint (stop_demo (demo), ==, 0);
 }
 
+/* The output statistics of every step, in order (one line each). */
+static GPtrArray *
+step_statistics (const char *path)
+{
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GPtrArray *stats = g_ptr_array_new_with_free_func (g_free);
+  for (int i = 0; lines[i] != NULL; i++)
+    {
+      if (strstr (lines[i], "\"kind\":\"tensor_stats\"") == NULL)
+        continue;
+      g_autoptr (JsonNode) node = parse_json (lines[i]);
+      JsonObject *object = json_node_get_object (node);
+      g_ptr_array_add (stats, g_strdup_printf ("%.17g %.17g %.17g",
+                                               json_object_get_double_member (object, "rms"),
+                                               json_object_get_double_member (object, "abs_max"),
+                                               json_object_get_double_member (object, "mean")));
+    }
+  return stats;
+}
+
+/* Evicting the embedding to disk and the trunk to RAM mid-run, then restoring
+ * both, changes nothing in the training: every step's output statistics equal
+ * those of an undisturbed run (the demo is deterministic, and waits). */
+static void
+test_training_bit_exact_across_evict (void)
+{
+  g_autofree char *disturbed = g_build_filename (runtime_dir, "disturbed.jsonl", NULL);
+  g_autofree char *undisturbed = g_build_filename (runtime_dir, "undisturbed.jsonl", NULL);
+  const char *args[]
+    = { wick_demo, "--quiet", "--rate", "0", "--steps", "90", "--trace", undisturbed, NULL };
+  g_autofree char *out = NULL;
+  g_assert_cmpint (run_tool (args, &out, FALSE), ==, 0);
+
+  Demo *demo = start_demo_traced (disturbed, "90");
+  g_autofree char *socket_path = wait_for_socket (demo);
+  g_assert_nonnull (socket_path);
+  int status;
+  g_autoptr (JsonObject) evict
+    = control (demo->pid, &status, "evict", "embedding", "--tier", "disk", NULL);
+  g_assert_true (json_object_get_boolean_member (evict, "ok"));
+  g_autoptr (JsonObject) evict_trunk
+    = control (demo->pid, &status, "evict", "trunk", "--tier", "ram", NULL);
+  g_assert_true (json_object_get_boolean_member (evict_trunk, "ok"));
+  g_usleep (300000); /* the demo waits meanwhile */
+  g_autoptr (JsonObject) restored = control (demo->pid, &status, "restore-all", NULL);
+  g_assert_cmpint (json_object_get_int_member (restored, "restored_modules"), ==, 2);
+  g_assert_true (demo_exited (demo, 60000));
+  g_assert_true (WIFEXITED (demo->status) && WEXITSTATUS (demo->status) == 0);
+  g_spawn_close_pid (demo->pid);
+  g_free (demo);
+
+  g_autoptr (GPtrArray) expected = step_statistics (undisturbed);
+  g_autoptr (GPtrArray) got = step_statistics (disturbed);
+  g_assert_cmpuint (expected->len, ==, 90);
+  g_assert_cmpuint (got->len, ==, 90);
+  for (guint i = 0; i < expected->len; i++)
+    g_assert_cmpstr (got->pdata[i], ==, expected->pdata[i]);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (disturbed, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "\"name\":\"waiting_for_weights\""));
+}
+
 static void
 test_stale_after_kill (void)
 {
@@ -501,6 +580,7 @@ main (int argc, char **argv)
   g_test_add_func ("/live/demo/attach-until-finish", test_attach_until_finish);
   g_test_add_func ("/live/demo/trace-file", test_demo_trace_file);
   g_test_add_func ("/live/demo/evict-restore-capture", test_evict_restore_capture);
+  g_test_add_func ("/live/demo/bit-exact-across-evict", test_training_bit_exact_across_evict);
   g_test_add_func ("/live/demo/stale-after-kill", test_stale_after_kill);
   g_test_add_func ("/live/demo/other-uid-client-refused", test_other_uid_client_refused);
   g_test_add_func ("/live/demo/other-uid-peer-refused", test_other_uid_peer_refused);
