@@ -322,19 +322,38 @@ draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport 
       GArray *points = device->physical->series[kinds[k]];
       if (points->len == 0 || (k == 2 && device->capacity > y_max))
         continue;
-      double prev_y = 0;
+      /* A step line; samples that fall in the same pixel column become one
+       * vertical stroke from their lowest to their highest value. */
+      double prev_y = 0, column = -1, low = 0, high = 0;
       for (guint i = 0; i < points->len; i++)
         {
           const WickSamplePoint *p = &g_array_index (points, WickSamplePoint, i);
-          double x = CLAMP (wick_memory_viewport_time_to_x (view, p->t_ns), panel->x,
-                            panel->x + panel->width);
+          double x = floor (CLAMP (wick_memory_viewport_time_to_x (view, p->t_ns), panel->x,
+                                   panel->x + panel->width));
           double y = bottom - p->value * scale;
           if (i == 0)
-            cairo_move_to (cr, x, y);
+            {
+              cairo_move_to (cr, x, y);
+              column = x;
+              low = high = y;
+            }
+          else if (x == column)
+            {
+              low = MIN (low, y);
+              high = MAX (high, y);
+            }
           else
             {
+              if (high != low)
+                {
+                  cairo_line_to (cr, column, high);
+                  cairo_line_to (cr, column, low);
+                }
+              cairo_line_to (cr, column, prev_y);
               cairo_line_to (cr, x, prev_y);
               cairo_line_to (cr, x, y);
+              column = x;
+              low = high = y;
             }
           prev_y = y;
         }
