@@ -212,6 +212,16 @@ text (cairo_t *cr, const char *s, double x, double y, gboolean bold, double alig
   g_object_unref (layout);
 }
 
+#define LEGEND_ITEM 100
+
+static gboolean
+is_hidden (const WickMemoryViewport *view, guint bit)
+{
+  return (view->hidden >> bit) & 1;
+}
+
+/* Legend items: the five categories in stacking order, then used, reserved,
+ * capacity; a switched-off item keeps an outline and fades. */
 static void
 draw_legend (cairo_t *cr, const WickMemoryViewport *view)
 {
@@ -220,29 +230,47 @@ draw_legend (cairo_t *cr, const WickMemoryViewport *view)
   for (guint k = 0; k < 5; k++)
     {
       guint c = wick_memory_stack_order[k];
+      gboolean off = is_hidden (view, c);
       wick_palette_set (cr, wick_palette_category (c, view->dark), 0.85);
-      cairo_rectangle (cr, x, 9, 12, 12);
-      cairo_fill (cr);
-      wick_palette_set (cr, fg, 0.9);
+      cairo_rectangle (cr, x + 0.5, 9.5, 11, 11);
+      if (off)
+        cairo_stroke (cr);
+      else
+        cairo_fill (cr);
+      wick_palette_set (cr, fg, off ? 0.4 : 0.9);
       text (cr, wick_palette_category_name (c), x + 16, 8, FALSE, 0);
-      x += 100;
+      x += LEGEND_ITEM;
     }
   static const double dash[] = { 5, 3 }, dot[] = { 1.5, 2.5 };
   const char *names[] = { N_ ("used"), N_ ("reserved"), N_ ("capacity") };
   for (guint k = 0; k < 3; k++)
     {
-      wick_palette_set (cr, wick_palette_device (k, view->dark), 1);
+      gboolean off = is_hidden (view, 5 + k);
+      wick_palette_set (cr, wick_palette_device (k, view->dark), off ? 0.3 : 1);
       cairo_set_line_width (cr, 2);
       cairo_set_dash (cr, k == 0 ? NULL : k == 1 ? dash : dot, k == 0 ? 0 : 2, 0);
       cairo_move_to (cr, x, 15);
       cairo_line_to (cr, x + 20, 15);
       cairo_stroke (cr);
       cairo_set_dash (cr, NULL, 0, 0);
-      wick_palette_set (cr, fg, 0.9);
+      wick_palette_set (cr, fg, off ? 0.4 : 0.9);
       text (cr, _ (names[k]), x + 24, 8, FALSE, 0);
-      x += 100;
+      x += LEGEND_ITEM;
     }
   cairo_set_line_width (cr, 1);
+}
+
+int
+wick_memory_chart_legend_hit (const WickMemoryViewport *view, double x, double y)
+{
+  if (y < 4 || y > WICK_MEMORY_LEGEND - 2 || x < WICK_MEMORY_AXIS)
+    return -1;
+  guint item = (guint)((x - WICK_MEMORY_AXIS) / LEGEND_ITEM);
+  if (item < 5)
+    return wick_memory_stack_order[item];
+  if (item < 8)
+    return item;
+  return -1;
 }
 
 static void
@@ -289,6 +317,8 @@ draw_stack (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
   for (guint k = 0; k < 5; k++)
     {
       guint c = wick_memory_stack_order[k];
+      if (is_hidden (view, c))
+        continue;
       cairo_move_to (cr, panel->x, bottom - base[0]);
       for (int col = 0; col < columns; col++)
         {
@@ -320,7 +350,7 @@ draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport 
   for (guint k = 0; k < 3; k++)
     {
       GArray *points = device->physical->series[kinds[k]];
-      if (points->len == 0 || (k == 2 && device->capacity > y_max))
+      if (points->len == 0 || (k == 2 && device->capacity > y_max) || is_hidden (view, 5 + k))
         continue;
       /* A step line; samples that fall in the same pixel column become one
        * vertical stroke from their lowest to their highest value. */
@@ -386,14 +416,15 @@ draw_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
     {
       guint c = wick_memory_stack_order[k];
       if (series->peak[c] == 0 || series->peak_ns[c] < view->start_ns
-          || series->peak_ns[c] > view->end_ns)
+          || series->peak_ns[c] > view->end_ns || is_hidden (view, c))
         continue;
       gint64 point = point_at (series, series->peak_ns[c]);
       double base = 0;
       if (point >= 0)
         for (guint j = 0; j < k; j++)
-          base += g_array_index (series->points, WickMemoryPoint, point)
-                    .live[wick_memory_stack_order[j]];
+          if (!is_hidden (view, wick_memory_stack_order[j]))
+            base += g_array_index (series->points, WickMemoryPoint, point)
+                      .live[wick_memory_stack_order[j]];
       double x = wick_memory_viewport_time_to_x (view, series->peak_ns[c]);
       double y = bottom - (base + series->peak[c]) * scale;
       cairo_new_path (cr);

@@ -31,6 +31,8 @@ typedef struct
   gboolean dark;
   double hover_x; /* < 0: no readout */
   guint64 range_start, range_end;
+  guint hidden; /* legend items switched off: 1 << WickMemoryCategory, then
+                 * 1 << (5 + used/reserved/capacity) */
 } WickMemoryViewport;
 
 WickMemoryChart *wick_memory_chart_new (WickDocument *document);
@@ -57,6 +59,8 @@ void wick_memory_chart_panel (WickMemoryChart *self, const WickMemoryViewport *v
  * pointer's time on the device panel under it; -1 when none. */
 gint64 wick_memory_chart_event_at (WickMemoryChart *self, const WickMemoryViewport *view, double x,
                                    double y);
+/* The legend item at (x, y): a bit of WickMemoryViewport.hidden, or -1. */
+int wick_memory_chart_legend_hit (const WickMemoryViewport *view, double x, double y);
 /* Bottom-to-top drawing order of the categories. */
 extern const guint wick_memory_stack_order[5];
 

@@ -20,6 +20,7 @@ struct _WickMemoryView
   WickMemoryViewport cached_view;
   gint64 last_build_us, build_cost_us;
   guint rebuild_source;
+  guint hidden; /* legend items switched off */
 };
 
 G_DEFINE_FINAL_TYPE (WickMemoryView, wick_memory_view, GTK_TYPE_WIDGET)
@@ -80,6 +81,7 @@ wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
   out->height = MAX (gtk_widget_get_height (GTK_WIDGET (self)), 120);
   out->dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
   out->hover_x = self->hover_x;
+  out->hidden = self->hidden;
   /* Times read from the first span, as on the timeline's ruler. */
   guint n;
   const WickSpan *spans = self->document ? wick_document_get_spans (self->document, &n) : NULL;
@@ -93,9 +95,9 @@ wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
 static gboolean
 same_view (const WickMemoryViewport *a, const WickMemoryViewport *b)
 {
-  return a->start_ns == b->start_ns && a->end_ns == b->end_ns && a->origin_ns == b->origin_ns
-         && a->width == b->width && a->height == b->height && a->dark == b->dark
-         && a->range_start == b->range_start && a->range_end == b->range_end;
+  return a->hidden == b->hidden && a->start_ns == b->start_ns && a->end_ns == b->end_ns
+         && a->origin_ns == b->origin_ns && a->width == b->width && a->height == b->height
+         && a->dark == b->dark && a->range_start == b->range_start && a->range_end == b->range_end;
 }
 
 static void
@@ -221,6 +223,13 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, WickMemoryView *self
   gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
   WickMemoryViewport view;
   wick_memory_view_get_params (self, &view);
+  int item = wick_memory_chart_legend_hit (&view, x0, y0);
+  if (item >= 0)
+    {
+      /* Clicking a legend item shows or hides that series. */
+      wick_memory_view_toggle_series (self, item);
+      return;
+    }
   gint64 event = wick_memory_chart_event_at (self->chart, &view, x0, y0);
   if (event >= 0)
     wick_selection_set_record (self->selection, WICK_RECORD_MEMORY, event);
@@ -319,5 +328,13 @@ void
 wick_memory_view_set_hover (WickMemoryView *self, double x)
 {
   self->hover_x = x;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+wick_memory_view_toggle_series (WickMemoryView *self, guint bit)
+{
+  g_return_if_fail (bit < 8);
+  self->hidden ^= 1u << bit;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }

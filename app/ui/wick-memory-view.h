@@ -3,7 +3,8 @@
  * Paints a WickMemoryChart over the shared visible range (the timeline's), so
  * zooming either view moves both. Hover shows a readout of every series at
  * the pointer's time; ctrl+scroll zooms, drag pans, shift+drag selects a
- * range; click selects the memory event nearest the pointer.
+ * range; click selects the memory event in effect there, or shows and hides
+ * a series when on its legend item.
  */
 #pragma once
 
@@ -26,6 +27,10 @@ void wick_memory_view_document_changed (WickMemoryView *self);
 WickMemoryChart *wick_memory_view_get_chart (WickMemoryView *self);
 /* The chart's parameters for the current size and range. */
 void wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out);
+
+/* Shows or hides a series, as clicking its legend item does (bits of
+ * WickMemoryViewport.hidden). */
+void wick_memory_view_toggle_series (WickMemoryView *self, guint bit);
 
 /* Shows the readout as if the pointer were at widget x @x (< 0 hides it);
  * for tests and screenshots. */

@@ -327,6 +327,38 @@ test_memory_categories (void)
         }
       cairo_surface_destroy (surface);
     }
+  /* A category switched off in the legend is not drawn; the others are. */
+  {
+    WickMemoryViewport view
+      = { .width = 1200, .height = 600, .hover_x = -1, .hidden = 1u << WICK_CATEGORY_ACTIVATION };
+    wick_memory_chart_get_extent (chart, &view.start_ns, &view.end_ns);
+    cairo_surface_t *surface
+      = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+    cairo_t *cr = cairo_create (surface);
+    wick_memory_chart_draw (chart, cr, &view);
+    cairo_destroy (cr);
+    WickRgb bg = wick_palette_background (FALSE);
+    for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+      {
+        WickRgb rgb = wick_palette_category (c, FALSE);
+        guint32 blended = app_test_rgb (rgb.r * 0.78 + bg.r * 0.22, rgb.g * 0.78 + bg.g * 0.22,
+                                        rgb.b * 0.78 + bg.b * 0.22);
+        guint count = app_test_count_colour (surface, blended, 2);
+        if (c == WICK_CATEGORY_ACTIVATION)
+          g_assert_cmpuint (count, ==, 0);
+        else
+          g_assert_cmpuint (count, >, 40);
+      }
+    cairo_surface_destroy (surface);
+    /* Legend items: categories in stacking order, then used, reserved, capacity. */
+    g_assert_cmpint (wick_memory_chart_legend_hit (&view, WICK_MEMORY_AXIS + 5, 15), ==,
+                     WICK_CATEGORY_PARAMETER);
+    g_assert_cmpint (wick_memory_chart_legend_hit (&view, WICK_MEMORY_AXIS + 305, 15), ==,
+                     WICK_CATEGORY_ACTIVATION);
+    g_assert_cmpint (wick_memory_chart_legend_hit (&view, WICK_MEMORY_AXIS + 505, 15), ==, 5);
+    g_assert_cmpint (wick_memory_chart_legend_hit (&view, WICK_MEMORY_AXIS + 905, 15), ==, -1);
+    g_assert_cmpint (wick_memory_chart_legend_hit (&view, WICK_MEMORY_AXIS + 5, 200), ==, -1);
+  }
   /* Clicking the chart picks the memory event in effect there. */
   WickMemoryViewport view = { .width = 1200, .height = 600, .hover_x = -1 };
   wick_memory_chart_get_extent (chart, &view.start_ns, &view.end_ns);
