@@ -461,12 +461,15 @@ draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
   PangoLayout *layout = scene_layout (self, cr);
   cairo_set_source_rgb (cr, view->dark ? 0.95 : 0.1, view->dark ? 0.95 : 0.1,
                         view->dark ? 0.95 : 0.12);
+  /* Text is the costly part of a frame: with very many candidates, only the
+   * wider spans get their names. */
+  double min_width = labels->len > 600 ? 96 : labels->len > 300 ? 60 : 24;
   for (guint i = 0; i < labels->len; i++)
     {
       Label *label = &g_array_index (labels, Label, i);
       double x0 = MAX (label->x0, WICK_TIMELINE_GUTTER) + 4;
       double w = label->x1 - x0 - 3;
-      if (w < 24)
+      if (w < min_width)
         continue;
       pango_layout_set_width (layout, (int)(w * PANGO_SCALE));
       const char *name = wick_document_str (self->document, self->spans[label->span].name);

@@ -4,7 +4,7 @@
  * The document: WICK_BENCH_SPANS spans (default 10 000 000) in units of ten
  * (a 10 µs span, three 3 µs children, six 1 µs grandchildren), fed as JSONL
  * lines. Frames are 1920×1080 ARGB32 image surfaces, labels on. Zoom levels:
- * the whole trace, 1/100, 1/10 000 and 1/1 000 000 of it, at several
+ * the whole trace, 1/100, 1/10 000, 1/100 000 and 1/1 000 000 of it, at several
  * positions; each figure is the median of the frames drawn. The baseline
  * iterates every span and fills the rectangles of those in the view, which
  * is what a timeline without an index does.
@@ -213,6 +213,7 @@ main (int argc, char **argv)
     { "whole trace", 1.0 },
     { "1/100 of it", 1e-2 },
     { "1/10 000 of it", 1e-4 },
+    { "1/100 000 of it", 1e-5 }, /* spans wide enough to be labelled */
     { "1/1 000 000 of it", 1e-6 },
   };
   for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
