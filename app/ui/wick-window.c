@@ -460,6 +460,31 @@ current_render_view (WickWindow *self, gboolean *supported)
   return view;
 }
 
+gboolean
+wick_window_export_view (WickWindow *self, const char *path, GError **error)
+{
+  gboolean supported;
+  WickRenderView view = current_render_view (self, &supported);
+  if (!supported || self->document == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                           _ ("This view cannot be exported; switch to the timeline, memory, "
+                              "coverage or health view"));
+      return FALSE;
+    }
+  /* The view as it is on screen: its size, its time range, its style. */
+  GtkWidget *visible = adw_view_stack_get_visible_child (self->views);
+  WickRenderOptions options = { view,
+                                MAX (gtk_widget_get_width (visible), 400),
+                                MAX (gtk_widget_get_height (visible), 300),
+                                0,
+                                0,
+                                adw_style_manager_get_dark (adw_style_manager_get_default ()) };
+  if (view == WICK_RENDER_TIMELINE || view == WICK_RENDER_MEMORY)
+    wick_selection_get_visible (self->selection, &options.start_ns, &options.end_ns);
+  return wick_render_to_file (self->document, &options, path, error);
+}
+
 static void
 on_export_response (GtkNativeDialog *dialog, int response, WickWindow *self)
 {
@@ -467,19 +492,9 @@ on_export_response (GtkNativeDialog *dialog, int response, WickWindow *self)
     {
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = g_file_get_path (file);
-      gboolean supported;
-      GtkWidget *visible = adw_view_stack_get_visible_child (self->views);
-      WickRenderOptions options = { current_render_view (self, &supported),
-                                    MAX (gtk_widget_get_width (visible), 400),
-                                    MAX (gtk_widget_get_height (visible), 300),
-                                    0,
-                                    0,
-                                    adw_style_manager_get_dark (adw_style_manager_get_default ()) };
-      if (options.view == WICK_RENDER_TIMELINE || options.view == WICK_RENDER_MEMORY)
-        wick_selection_get_visible (self->selection, &options.start_ns, &options.end_ns);
       g_autoptr (GError) error = NULL;
       g_autofree char *message = NULL;
-      if (wick_render_to_file (self->document, &options, path, &error))
+      if (wick_window_export_view (self, path, &error))
         message = g_strdup_printf (_ ("Exported to %s"), path);
       else
         message = g_strdup (error->message);

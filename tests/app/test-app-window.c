@@ -251,6 +251,22 @@ test_zoom_pan (void)
   gint64 picked;
   g_assert_cmpint (wick_selection_get_record (selection, &picked), ==, WICK_RECORD_SPAN);
   g_assert_cmpint (picked, ==, fwd);
+  /* Export… writes the view as shown: the timeline at the window's size. */
+  g_autofree char *dir = g_dir_make_tmp ("wick-export-XXXXXX", NULL);
+  g_autofree char *png = g_build_filename (dir, "timeline.png", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_window_export_view (window, png, &error));
+  g_assert_no_error (error);
+  cairo_surface_t *exported = cairo_image_surface_create_from_png (png);
+  g_assert_cmpint (cairo_image_surface_get_width (exported), ==, width);
+  cairo_surface_destroy (exported);
+  g_unlink (png);
+  wick_window_show_page (window, "costs");
+  g_assert_false (wick_window_export_view (window, png, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED);
+  g_clear_error (&error);
+  wick_window_show_page (window, "timeline");
+  g_rmdir (dir);
   /* Search highlights and steps through matches. */
   wick_window_search (window, "zero_grad");
   g_assert_cmpstr (wick_window_get_match_text (window), ==, "8 matches");
@@ -423,9 +439,11 @@ test_faulty_trace (void)
   g_assert_cmpuint (wick_table_get_n_shown (stats), ==, 4);
   guint kind, first;
   g_assert_true (wick_table_get_shown (stats, 0, &kind, &first));
-  const WickTensorStats *worst = &wick_document_get_tensor_stats (wick_window_get_document (window), NULL)[first];
+  const WickTensorStats *worst
+    = &wick_document_get_tensor_stats (wick_window_get_document (window), NULL)[first];
   g_assert_cmpuint (worst->non_finite, ==, 37);
-  g_assert_cmpstr (wick_document_str (wick_window_get_document (window), worst->label), ==, "fc3.out");
+  g_assert_cmpstr (wick_document_str (wick_window_get_document (window), worst->label), ==,
+                   "fc3.out");
   close_window (window);
 }
 
