@@ -374,6 +374,48 @@ test_memory_categories (void)
 }
 
 static void
+test_memory_two_devices (void)
+{
+  /* Two devices, two panels, one above the other; frees pair with their
+   * allocation by (device, storage): the same storage id on two devices is
+   * two storages. */
+  g_autoptr (GString) text = g_string_new (nested_trace);
+  g_auto (GStrv) lines = g_strsplit (nested_trace, "\n", -1);
+  guint n = g_strv_length (lines);
+  g_string_truncate (text, 0);
+  for (guint i = 0; i + 1 < n; i++)
+    g_string_append_printf (text, "%s\n", lines[i]);
+  for (guint d = 0; d < 2; d++)
+    g_string_append_printf (text,
+                            "{\"kind\":\"memory\",\"timestamp_ns\":%u,\"storage_id\":\"a\","
+                            "\"tensor_id\":\"t\",\"span_id\":\"s1\","
+                            "\"device\":\"cuda:%u\",\"bytes\":%u,\"action\":\"alloc\",\"dtype\":"
+                            "\"f32\",\"category\":\"activation\"}\n"
+                            "{\"kind\":\"memory\",\"timestamp_ns\":%u,\"storage_id\":\"a\","
+                            "\"tensor_id\":\"t\",\"span_id\":\"s1\","
+                            "\"device\":\"cuda:%u\",\"bytes\":%u,\"action\":\"free\",\"dtype\":"
+                            "\"f32\",\"category\":\"activation\"}\n",
+                            100 + d, d, 1024 * (d + 1), 500000 + d, d, 1024 * (d + 1));
+  g_string_append (text, lines[n - 1]);
+  g_autoptr (WickDocument) document = app_test_document_from_text (text->str);
+  g_autoptr (WickMemoryChart) chart = wick_memory_chart_new (document);
+  g_assert_cmpuint (wick_memory_chart_get_n_devices (chart), ==, 2);
+  g_assert_cmpstr (wick_memory_chart_get_device_name (chart, 0), ==, "cuda:0");
+  g_assert_cmpstr (wick_memory_chart_get_device_name (chart, 1), ==, "cuda:1");
+  g_assert_cmpuint (wick_memory_chart_get_logical (chart, 0)->peak[WICK_CATEGORY_ACTIVATION], ==,
+                    1024);
+  g_assert_cmpuint (wick_memory_chart_get_logical (chart, 1)->peak[WICK_CATEGORY_ACTIVATION], ==,
+                    2048);
+  WickMemoryViewport view
+    = { .start_ns = 0, .end_ns = 1000000, .width = 800, .height = 600, .hover_x = -1 };
+  cairo_rectangle_t top, bottom;
+  wick_memory_chart_panel (chart, &view, 0, &top);
+  wick_memory_chart_panel (chart, &view, 1, &bottom);
+  g_assert_cmpfloat (top.y + top.height, <, bottom.y);
+  g_assert_cmpfloat (bottom.y + bottom.height, <=, view.height - WICK_MEMORY_RULER);
+}
+
+static void
 check_magic (const char *path, const char *magic)
 {
   g_autofree char *contents = NULL;
@@ -528,6 +570,7 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/search-dims", test_timeline_search_dims);
   g_test_add_func ("/views/timeline/example", test_timeline_example);
   g_test_add_func ("/views/memory/categories", test_memory_categories);
+  g_test_add_func ("/views/memory/two-devices", test_memory_two_devices);
   g_test_add_func ("/views/render/formats", test_render_formats);
   g_test_add_func ("/views/render/cli", test_render_cli);
   return g_test_run ();
