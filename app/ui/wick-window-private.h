@@ -15,6 +15,8 @@ guint wick_window_get_n_banners (WickWindow *self);
 void wick_window_search (WickWindow *self, const char *text);
 const char *wick_window_get_match_text (WickWindow *self);
 
+/* Rows of the welcome page's recent traces. */
+guint wick_window_get_n_recent (WickWindow *self);
 /* Export… without the file chooser: the current view, as shown, to @path
  * (.png, .svg or .pdf). */
 gboolean wick_window_export_view (WickWindow *self, const char *path, GError **error);

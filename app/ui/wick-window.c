@@ -1184,3 +1184,13 @@ wick_window_get_match_text (WickWindow *self)
 {
   return gtk_label_get_text (self->match_label);
 }
+
+guint
+wick_window_get_n_recent (WickWindow *self)
+{
+  guint n = 0;
+  for (GtkWidget *row = gtk_widget_get_first_child (self->recent_list); row;
+       row = gtk_widget_get_next_sibling (row))
+    n++;
+  return gtk_widget_get_visible (self->recent_list) ? n : 0;
+}

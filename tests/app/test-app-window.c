@@ -135,6 +135,10 @@ test_widget_state (void)
   g_assert_cmpstr (recent[0], ==, example);
   for (guint i = 1; recent[i]; i++)
     g_assert_cmpstr (recent[i], !=, example);
+  /* ...and listed on the welcome page of the next window. */
+  WickWindow *next = wick_window_new (GTK_APPLICATION (app));
+  g_assert_cmpuint (wick_window_get_n_recent (next), >=, 1);
+  gtk_window_destroy (GTK_WINDOW (next));
 
   WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
   g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 0);
@@ -589,7 +593,8 @@ main (int argc, char **argv)
   if (!gtk_init_check ())
     {
       /* meson counts exit status 77 as skipped. */
-      g_printerr ("test-app-window: no display; the app's window tests run under Xvfb (tools/test.sh)\n");
+      g_printerr (
+        "test-app-window: no display; the app's window tests run under Xvfb (tools/test.sh)\n");
       return 77;
     }
   adw_init ();
