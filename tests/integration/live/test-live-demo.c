@@ -484,6 +484,39 @@ test_training_bit_exact_across_evict (void)
   g_assert_nonnull (strstr (text, "\"name\":\"waiting_for_weights\""));
 }
 
+/* Usage errors exit 3; a pid without a session gets one JSON object saying so. */
+static void
+test_cli_errors (void)
+{
+  const char *no_args[] = { wick_trace, "control", NULL };
+  const char *bad_pid[] = { wick_trace, "control", "abc", "list", NULL };
+  const char *no_module[] = { wick_trace, "control", "1", "evict", NULL };
+  const char *bad_tier[] = { wick_trace, "control", "1", "evict", "m", "--tier", "tape", NULL };
+  const char *unknown[] = { wick_trace, "control", "1", "format-disk", NULL };
+  const char *no_output[] = { wick_trace, "attach", "1", NULL };
+  const char *bad_duration[]
+    = { wick_trace, "attach", "--duration", "-1", "--output", "x", "1", NULL };
+  const char *sessions_extra[] = { wick_trace, "sessions", "--yaml", NULL };
+  const char *const *usage[]
+    = { no_args, bad_pid, no_module, bad_tier, unknown, no_output, bad_duration, sessions_extra };
+  for (gsize i = 0; i < G_N_ELEMENTS (usage); i++)
+    {
+      g_autofree char *out = NULL;
+      g_assert_cmpint (run_tool (usage[i], &out, FALSE), ==, 3);
+      g_assert_cmpstr (out, ==, "");
+    }
+  const char *absent[] = { wick_trace, "control", "999999999", "list", NULL };
+  g_autofree char *out = NULL;
+  g_assert_cmpint (run_tool (absent, &out, FALSE), ==, 3);
+  g_assert_cmpstr (out, ==,
+                   "{\"ok\":false,\"error\":\"no live session with pid 999999999 (is it running "
+                   "with control enabled, e.g. WICK_CONTROL=1?)\"}\n");
+  const char *empty[] = { wick_trace, "sessions", "--json", NULL };
+  g_autofree char *list = NULL;
+  g_assert_cmpint (run_tool (empty, &list, FALSE), ==, 0);
+  g_assert_cmpstr (list, ==, "[]\n");
+}
+
 static void
 test_stale_after_kill (void)
 {
@@ -582,6 +615,7 @@ main (int argc, char **argv)
   g_test_add_func ("/live/demo/evict-restore-capture", test_evict_restore_capture);
   g_test_add_func ("/live/demo/bit-exact-across-evict", test_training_bit_exact_across_evict);
   g_test_add_func ("/live/demo/stale-after-kill", test_stale_after_kill);
+  g_test_add_func ("/live/cli/errors", test_cli_errors);
   g_test_add_func ("/live/demo/other-uid-client-refused", test_other_uid_client_refused);
   g_test_add_func ("/live/demo/other-uid-peer-refused", test_other_uid_peer_refused);
   int status = g_test_run ();
