@@ -14,7 +14,9 @@ cd "$(dirname "$0")/.."
 build=${WICK_BUILD_DIR:-_build}
 tools/install-deps.sh
 
-if [ ! -f "$build/build.ninja" ]; then
+if [ -f "$build/build.ninja" ]; then
+  meson setup --reconfigure "$build" >/dev/null
+else
   meson setup "$build" >/dev/null
 fi
 meson compile -C "$build" -j "$(nproc)" app/ui/wick:executable backend/demo/wick-demo app/cli/wick-trace >/dev/null
