@@ -201,7 +201,9 @@ bench_hot_path (int rounds, uint64_t spans)
     { "floor (thread-local buffer)", run_floor, NULL },
     { "wick ring", run_ring, NULL },
     { "wick ring + follow reader", run_ring, NULL },
-    { "lttng-ust tracepoints (no session)", run_lttng, NULL },
+    { lttng_ust_tracepoint_enabled (wick_bench, span_begin) ? "lttng-ust tracepoints (session)"
+                                                            : "lttng-ust tracepoints (no session)",
+      run_lttng, NULL },
     { "libsysprof-capture mark", run_sysprof, NULL },
   };
   const int n = sizeof contenders / sizeof contenders[0];
