@@ -24,6 +24,7 @@
 typedef struct
 {
   uint64_t pos;
+  uint64_t horizon; /* commit seen when this drain began: a drain never reads past it */
   uint32_t expected_seq;
   bool seq_known;
   bool broken;
@@ -650,20 +651,21 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
   WickRingControl *control = ring_control (reader, index);
   uint64_t commit = atomic_load_explicit (&control->commit, memory_order_acquire);
   uint64_t pos = ring->pos;
-  if (commit == pos)
-    return false;
   if (commit < pos)
     {
       break_ring (reader, index, "the commit position went backwards", pos, commit);
       return false;
     }
+  if (pos >= ring->horizon)
+    return false; /* a producer faster than this reader must not keep one drain going forever */
   if (is_lapped (reader, pos, commit))
     {
       resync (reader, index, commit);
       return true;
     }
   uint64_t chunk_end = (pos | (WICK_RING_CHUNK_BYTES - 1)) + 1;
-  uint64_t end = commit < chunk_end ? commit : chunk_end;
+  uint64_t limit = commit < ring->horizon ? commit : ring->horizon;
+  uint64_t end = limit < chunk_end ? limit : chunk_end;
   uint64_t n = end - pos;
   memcpy (reader->batch, ring_data (reader, index) + (pos & (reader->ring_bytes - 1)), n);
   atomic_thread_fence (memory_order_acquire);
@@ -737,6 +739,10 @@ wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingReco
     }
   Delivery d = { callback, user_data, max_records, 0, false };
   deliver_intro (reader, &d);
+  uint32_t n_rings = rings_in_use (reader);
+  for (uint32_t i = 0; i < n_rings; i++)
+    reader->rings[i].horizon
+      = atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire);
   bool progress = true;
   while (progress && !d.stop)
     {

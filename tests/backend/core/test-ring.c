@@ -482,6 +482,46 @@ test_dead_holder_released (void)
   wick_session_close (session);
 }
 
+/* A producer faster than its reader must not keep one drain going forever:
+ * here every delivered record makes the producer write two more, so a drain
+ * that chased the commit position would never return. A drain stops at the
+ * commit it saw when it began, and the next drain picks up from there. */
+typedef struct
+{
+  WickSession *session;
+  WickString name;
+  guint delivered;
+} Chaser;
+
+static bool
+chase_record (const WickRingRecord *record, void *user_data)
+{
+  Chaser *chaser = user_data;
+  chaser->delivered++;
+  for (int i = 0; i < 2; i++)
+    wick_span_end (chaser->session,
+                   wick_span_begin_interned (chaser->session, chaser->name, WICK_SPAN_FUNCTION));
+  return true;
+}
+
+static void
+test_drain_bounded_by_its_start (void)
+{
+  WickSession *session = open_session (WICK_RING_DROP);
+  WickRingReader *reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  g_assert_nonnull (reader);
+  Chaser chaser = { session, wick_intern (session, "chase"), 0 };
+  for (int i = 0; i < 100; i++)
+    wick_span_end (session, wick_span_begin_interned (session, chaser.name, WICK_SPAN_FUNCTION));
+  long first = wick_ring_reader_drain (reader, 0, chase_record, &chaser, NULL);
+  g_assert_cmpint (first, >, 0);
+  g_assert_cmpint (first, <, 1000); /* the meta, root and 200 span records, not an endless chase */
+  long second = wick_ring_reader_drain (reader, 0, chase_record, &chaser, NULL);
+  g_assert_cmpint (second, >=, 2 * first - 2); /* what the first drain's callbacks wrote */
+  wick_ring_reader_free (reader);
+  wick_session_close (session);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -494,6 +534,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/ring/foreign-files", test_foreign_files);
   g_test_add_func ("/core/ring/hold-slots", test_hold_slots);
   g_test_add_func ("/core/ring/overwrite-ignores-holders", test_overwrite_ignores_holders);
+  g_test_add_func ("/core/ring/drain-bounded-by-its-start", test_drain_bounded_by_its_start);
   g_test_add_func ("/core/ring/reused-after-thread-exit", test_ring_reused_after_thread_exit);
   g_test_add_func ("/core/ring/dead-holder-released", test_dead_holder_released);
   g_test_add_func ("/core/ring/no-free-ring", test_no_free_ring);
