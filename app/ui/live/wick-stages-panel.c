@@ -7,6 +7,7 @@
 
 #include "live/wick-live-client.h"
 #include "wick-live-session.h"
+#include "wick-panel-requests.h"
 
 #define REFRESH_INTERVAL_S 1
 
@@ -35,8 +36,7 @@ struct _WickStagesPanel
   char *last_verdict;
   GHashTable *rows; /* stage name -> StageRow */
   guint refresh_id;
-  guint pending;
-  gboolean listing;
+  WickPanelRequests requests;
   gboolean cuda;
 };
 
@@ -56,49 +56,12 @@ toast (WickStagesPanel *self, const char *message)
     wick_live_window_toast (self->window, message);
 }
 
-typedef void (*ReplyFunc) (WickStagesPanel *self, JsonObject *reply);
-
-typedef struct
-{
-  WickStagesPanel *self;
-  ReplyFunc func;
-  char *what;
-} Request;
-
 static void
-on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  Request *request = user_data;
-  WickStagesPanel *self = request->self;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonObject) reply = wick_live_request_finish (result, &error);
-  self->pending--;
-  gboolean is_list = g_strcmp0 (request->what, "list") == 0;
-  if (reply != NULL)
-    request->func (self, reply);
-  else if (!is_list)
-    {
-      g_autofree char *message
-        = g_strdup_printf (_ ("%s failed: %s"), request->what, error->message);
-      toast (self, message);
-    }
-  if (is_list)
-    self->listing = FALSE;
-  g_free (request->what);
-  g_object_unref (self);
-  g_free (request);
-}
-
-static void
-send_request (WickStagesPanel *self, JsonObject *object, int timeout_ms, ReplyFunc func,
+send_request (WickStagesPanel *self, JsonObject *object, int timeout_ms, WickPanelReplyFunc func,
               const char *what)
 {
-  Request *request = g_new0 (Request, 1);
-  request->self = g_object_ref (self);
-  request->func = func;
-  request->what = g_strdup (what);
-  self->pending++;
-  wick_live_request_async (self->socket_path, object, timeout_ms, NULL, on_reply, request);
+  wick_panel_requests_send (&self->requests, G_OBJECT (self), &self->window, self->socket_path,
+                            object, timeout_ms, func, what);
 }
 
 static void
@@ -173,8 +136,9 @@ update_availability (WickStagesPanel *self, JsonObject *reply)
 }
 
 static void
-on_list (WickStagesPanel *self, JsonObject *reply)
+on_list (gpointer panel, JsonObject *reply, const char *what)
 {
+  WickStagesPanel *self = panel;
   if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
     return;
   update_availability (self, reply);
@@ -274,8 +238,9 @@ show_certificate (WickStagesPanel *self, JsonObject *reply)
 }
 
 static void
-on_captured (WickStagesPanel *self, JsonObject *reply)
+on_captured (gpointer panel, JsonObject *reply, const char *what)
 {
+  WickStagesPanel *self = panel;
   g_autofree char *message = NULL;
   if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
     message = g_strdup_printf (_ ("Capture failed: %s"),
@@ -292,8 +257,9 @@ on_captured (WickStagesPanel *self, JsonObject *reply)
 }
 
 static void
-on_released (WickStagesPanel *self, JsonObject *reply)
+on_released (gpointer panel, JsonObject *reply, const char *what)
 {
+  WickStagesPanel *self = panel;
   g_autofree char *message = NULL;
   if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
     message = g_strdup_printf (_ ("Release failed: %s"),
@@ -309,9 +275,9 @@ void
 wick_stages_panel_refresh (WickStagesPanel *self)
 {
   g_return_if_fail (WICK_IS_STAGES_PANEL (self));
-  if (self->listing)
+  if (self->requests.listing)
     return;
-  self->listing = TRUE;
+  self->requests.listing = TRUE;
   g_autoptr (JsonObject) request = wick_live_request_new ("list");
   send_request (self, request, WICK_LIVE_REQUEST_TIMEOUT_MS, on_list, "list");
 }
@@ -373,7 +339,7 @@ wick_stages_panel_get_last_verdict (WickStagesPanel *self)
 guint
 wick_stages_panel_get_pending (WickStagesPanel *self)
 {
-  return self->pending;
+  return self->requests.pending;
 }
 
 static void

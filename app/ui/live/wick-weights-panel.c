@@ -7,6 +7,7 @@
 
 #include "live/wick-live-client.h"
 #include "wick-live-session.h"
+#include "wick-panel-requests.h"
 
 #define REFRESH_INTERVAL_S 1
 
@@ -29,8 +30,7 @@ struct _WickWeightsPanel
   GtkWidget *restore_all;
   GHashTable *rows; /* module name -> ModuleRow */
   guint refresh_id;
-  guint pending;
-  gboolean listing;
+  WickPanelRequests requests;
 };
 
 G_DEFINE_FINAL_TYPE (WickWeightsPanel, wick_weights_panel, GTK_TYPE_BOX)
@@ -51,51 +51,11 @@ toast (WickWeightsPanel *self, const char *message)
     wick_live_window_toast (self->window, message);
 }
 
-typedef void (*ReplyFunc) (WickWeightsPanel *self, JsonObject *reply, const char *what);
-
-typedef struct
-{
-  WickWeightsPanel *self;
-  ReplyFunc func;
-  char *what;
-} Request;
-
 static void
-on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+send_request (WickWeightsPanel *self, JsonObject *object, WickPanelReplyFunc func, const char *what)
 {
-  Request *request = user_data;
-  WickWeightsPanel *self = request->self;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonObject) reply = wick_live_request_finish (result, &error);
-  self->pending--;
-  if (reply == NULL)
-    {
-      if (!self->listing || g_strcmp0 (request->what, "list") != 0)
-        {
-          g_autofree char *message
-            = g_strdup_printf (_ ("%s failed: %s"), request->what, error->message);
-          toast (self, message);
-        }
-    }
-  else
-    request->func (self, reply, request->what);
-  if (g_strcmp0 (request->what, "list") == 0)
-    self->listing = FALSE;
-  g_free (request->what);
-  g_object_unref (self);
-  g_free (request);
-}
-
-static void
-send_request (WickWeightsPanel *self, JsonObject *request_object, ReplyFunc func, const char *what)
-{
-  Request *request = g_new0 (Request, 1);
-  request->self = g_object_ref (self);
-  request->func = func;
-  request->what = g_strdup (what);
-  self->pending++;
-  wick_live_request_async (self->socket_path, request_object, WICK_LIVE_REQUEST_TIMEOUT_MS, NULL,
-                           on_reply, request);
+  wick_panel_requests_send (&self->requests, G_OBJECT (self), &self->window, self->socket_path,
+                            object, WICK_LIVE_REQUEST_TIMEOUT_MS, func, what);
 }
 
 static guint
@@ -187,8 +147,9 @@ update_module_row (ModuleRow *row, JsonObject *module)
 }
 
 static void
-on_list (WickWeightsPanel *self, JsonObject *reply, const char *what)
+on_list (gpointer panel, JsonObject *reply, const char *what)
 {
+  WickWeightsPanel *self = panel;
   if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
     return;
   JsonArray *modules = json_object_get_array_member (reply, "modules");
@@ -214,8 +175,9 @@ on_list (WickWeightsPanel *self, JsonObject *reply, const char *what)
 }
 
 static void
-on_evicted (WickWeightsPanel *self, JsonObject *reply, const char *what)
+on_evicted (gpointer panel, JsonObject *reply, const char *what)
 {
+  WickWeightsPanel *self = panel;
   g_autofree char *message = NULL;
   if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
     message = g_strdup_printf (_ ("Evict failed: %s"),
@@ -237,8 +199,9 @@ on_evicted (WickWeightsPanel *self, JsonObject *reply, const char *what)
 }
 
 static void
-on_restored (WickWeightsPanel *self, JsonObject *reply, const char *what)
+on_restored (gpointer panel, JsonObject *reply, const char *what)
 {
+  WickWeightsPanel *self = panel;
   g_autofree char *message = NULL;
   if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
     message = g_strdup_printf (_ ("Restore failed: %s"),
@@ -261,9 +224,9 @@ void
 wick_weights_panel_refresh (WickWeightsPanel *self)
 {
   g_return_if_fail (WICK_IS_WEIGHTS_PANEL (self));
-  if (self->listing)
+  if (self->requests.listing)
     return;
-  self->listing = TRUE;
+  self->requests.listing = TRUE;
   g_autoptr (JsonObject) request = wick_live_request_new ("list");
   send_request (self, request, on_list, "list");
 }
@@ -323,7 +286,7 @@ wick_weights_panel_get_where (WickWeightsPanel *self, const char *module)
 guint
 wick_weights_panel_get_pending (WickWeightsPanel *self)
 {
-  return self->pending;
+  return self->requests.pending;
 }
 
 static void
