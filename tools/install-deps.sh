@@ -7,6 +7,7 @@ packages=(
   gcc g++ clang meson ninja-build pkg-config gettext
   libgtk-4-dev libadwaita-1-dev libjson-glib-dev libssl-dev
   # tests, GUI tests under Xvfb, validation of data files
+  abigail-tools  # abidiff for tests/backend/abi (docs/api.md)
   xvfb xauth dbus-daemon dbus-x11 at-spi2-core desktop-file-utils appstream appstream-util
   adwaita-icon-theme fonts-dejavu-core imagemagick valgrind flatpak-builder
   # benchmark peers

@@ -32,7 +32,7 @@
 
 #include <wick/wick.h>
 
-#include "stages/wick-demo-stage.h"
+#include "wick-demo-stage.h"
 #include "wick-demo-model.h"
 #include "wick-demo-recording.h"
 

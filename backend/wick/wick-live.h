@@ -27,9 +27,7 @@
 
 #include "wick-session.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+WICK_BEGIN_DECLS
 
 /* Version of the control protocol ("v" of every message). */
 #define WICK_CONTROL_PROTOCOL_VERSION 1
@@ -40,32 +38,38 @@ extern "C" {
  * wick_session_open() calls it when options.enable_control is set or the
  * environment has WICK_CONTROL=1 (a failure there is reported on stderr and
  * the session records without control). */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_enable_control (WickSession *session, WickError *error);
 
 /* Stops the listener (waiting for a command in progress), closes its clients
  * and removes the socket. wick_session_close() calls it first, before the
  * weight store and the stages go away; safe to call when control is off. */
+WICK_AVAILABLE_IN_1_0
 void wick_session_disable_control (WickSession *session);
 
 /* Whether the environment asks for control (WICK_CONTROL=1). */
+WICK_AVAILABLE_IN_1_0
 bool wick_control_requested_by_environment (void);
 
 /* The socket's path, or NULL when control is off. Owned by the session. */
+WICK_AVAILABLE_IN_1_0
 const char *wick_session_get_control_socket_path (WickSession *session);
 
 /* The control lock (see above); no-ops while control is off. Hold it briefly:
  * a weight command waits for it. */
+WICK_AVAILABLE_IN_1_0
 void wick_session_lock_control (WickSession *session);
+WICK_AVAILABLE_IN_1_0
 void wick_session_unlock_control (WickSession *session);
 
 /* The per-user socket directory, created 0700 when missing; fails when it
  * exists with another owner, other permissions, or is not a directory. */
+WICK_AVAILABLE_IN_1_0
 bool wick_control_directory (char *out, size_t out_size, WickError *error);
 
 /* Removes sockets in the directory whose process is gone or that refuse
  * connections. Returns the number removed. */
+WICK_AVAILABLE_IN_1_0
 unsigned wick_control_remove_stale_sockets (void);
 
-#ifdef __cplusplus
-}
-#endif
+WICK_END_DECLS

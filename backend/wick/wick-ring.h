@@ -59,9 +59,7 @@
 
 #include "wick-session.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+WICK_BEGIN_DECLS
 
 typedef enum
 {
@@ -210,12 +208,16 @@ typedef struct WickRingReader WickRingReader;
  * header: "not a Wick ring (bad magic)", "ring format version N is not
  * supported (this reader reads 1)", sizes that do not fit the file. Follow
  * mode. */
+WICK_AVAILABLE_IN_1_0
 WickRingReader *wick_ring_reader_new (int fd, WickError *error);
 /* HOLD needs a writable fd and a free reader slot ("all 8 hold-reader slots
  * are taken"). */
+WICK_AVAILABLE_IN_1_0
 WickRingReader *wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error);
+WICK_AVAILABLE_IN_1_0
 void wick_ring_reader_free (WickRingReader *reader);
 
+WICK_AVAILABLE_IN_1_0
 const WickRingInfo *wick_ring_reader_get_info (WickRingReader *reader);
 
 /* Return false to stop the drain after this record (it counts as consumed). */
@@ -224,13 +226,17 @@ typedef bool (*WickRingRecordFunc) (const WickRingRecord *record, void *user_dat
 /* Delivers up to max_records records (0: all available now) and returns how
  * many it delivered; never blocks. Returns -1 only for misuse (NULL args);
  * data errors are counted in stats, never fatal to the reader. */
+WICK_AVAILABLE_IN_1_0
 long wick_ring_reader_drain (WickRingReader *reader, size_t max_records,
                              WickRingRecordFunc callback, void *user_data, WickError *error);
 /* True when the last drain left nothing committed unread. */
+WICK_AVAILABLE_IN_1_0
 bool wick_ring_reader_is_drained (WickRingReader *reader);
 /* Checks the producer's state flag and, while it says running, whether the
  * producer process still exists (one kill(pid, 0)). */
+WICK_AVAILABLE_IN_1_0
 WickProducerState wick_ring_reader_get_producer_state (WickRingReader *reader);
+WICK_AVAILABLE_IN_1_0
 void wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *stats);
 
 /* ---------------------------------------------------------------------------
@@ -245,6 +251,7 @@ void wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *st
  * wick_dropped and wick_lost extension lines. Writes at most size bytes
  * including the NUL and returns the length the full line needs (as
  * snprintf). */
+WICK_AVAILABLE_IN_1_0
 size_t wick_ring_record_format (const WickRingRecord *record, char *buffer, size_t size);
 
 /* The stateful formatter that keeps a stream of records a parseable trace:
@@ -256,21 +263,26 @@ size_t wick_ring_record_format (const WickRingRecord *record, char *buffer, size
 typedef struct WickJsonlFormatter WickJsonlFormatter;
 typedef void (*WickLineFunc) (const char *line, size_t length, void *user_data);
 
+WICK_AVAILABLE_IN_1_0
 WickJsonlFormatter *wick_jsonl_formatter_new (bool strict);
+WICK_AVAILABLE_IN_1_0
 void wick_jsonl_formatter_free (WickJsonlFormatter *formatter);
 /* Calls emit for each line (0, 1 or 2 lines; line without newline). */
+WICK_AVAILABLE_IN_1_0
 void wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *record,
                                 WickLineFunc emit, void *user_data);
 /* Emits the terminal: the one recorded, else a failed terminal with
  * reason_if_none (e.g. "capture detached before the process finished") at
  * the latest host evidence. */
+WICK_AVAILABLE_IN_1_0
 void wick_jsonl_formatter_finish (WickJsonlFormatter *formatter, const char *reason_if_none,
                                   WickLineFunc emit, void *user_data);
+WICK_AVAILABLE_IN_1_0
 bool wick_jsonl_formatter_has_terminal (WickJsonlFormatter *formatter);
 /* Lines emitted and records left out to keep the trace parseable. */
+WICK_AVAILABLE_IN_1_0
 uint64_t wick_jsonl_formatter_get_lines (WickJsonlFormatter *formatter);
+WICK_AVAILABLE_IN_1_0
 uint64_t wick_jsonl_formatter_get_skipped (WickJsonlFormatter *formatter);
 
-#ifdef __cplusplus
-}
-#endif
+WICK_END_DECLS

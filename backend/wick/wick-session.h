@@ -30,9 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "wick-version-macros.h"
+
+WICK_BEGIN_DECLS
 
 typedef struct
 {
@@ -140,6 +140,7 @@ typedef struct WickGradientContract WickGradientContract;
 /* "sha256:" + 64 lowercase hex + NUL */
 #define WICK_SHA256_TEXT_LEN 72
 
+WICK_AVAILABLE_IN_1_0
 bool wick_gradient_manifest_sha256 (const WickExpectedGradient *expected, size_t n_expected,
                                     char out[WICK_SHA256_TEXT_LEN], WickError *error);
 
@@ -210,18 +211,26 @@ typedef struct
 /* Builds an exact contract: validated with candle-graph's rules (the error is
  * the spec's sentence, e.g. "gradient manifest must not be empty") and with its
  * manifest digest computed now. The arrays and strings are copied. */
+WICK_AVAILABLE_IN_1_0
 WickGradientContract *wick_gradient_contract_new (const WickExpectedGradient *expected,
                                                   size_t n_expected,
                                                   const WickGradientFamily *families,
                                                   size_t n_families, WickError *error);
+WICK_AVAILABLE_IN_1_0
 void wick_gradient_contract_free (WickGradientContract *contract);
+WICK_AVAILABLE_IN_1_0
 WickGradientContract *wick_gradient_contract_copy (const WickGradientContract *contract);
 /* "sha256:<64 hex>" */
+WICK_AVAILABLE_IN_1_0
 const char *wick_gradient_contract_get_digest (const WickGradientContract *contract);
+WICK_AVAILABLE_IN_1_0
 size_t wick_gradient_contract_get_n_expected (const WickGradientContract *contract);
+WICK_AVAILABLE_IN_1_0
 const WickExpectedGradient *
 wick_gradient_contract_get_expected (const WickGradientContract *contract, size_t index);
+WICK_AVAILABLE_IN_1_0
 size_t wick_gradient_contract_get_n_families (const WickGradientContract *contract);
+WICK_AVAILABLE_IN_1_0
 const WickGradientFamily *wick_gradient_contract_get_family (const WickGradientContract *contract,
                                                              size_t index);
 
@@ -233,18 +242,25 @@ const WickGradientFamily *wick_gradient_contract_get_family (const WickGradientC
 typedef struct WickGradientPlan WickGradientPlan;
 typedef const char *(*WickFamilyFunc) (const char *key, void *user_data);
 
+WICK_AVAILABLE_IN_1_0
 WickGradientPlan *wick_gradient_plan_new (const char *root, const char *const *keys, size_t n_keys,
                                           WickFamilyFunc assign_family, void *user_data,
                                           const WickGradientFamily *families, size_t n_families,
                                           WickError *error);
+WICK_AVAILABLE_IN_1_0
 void wick_gradient_plan_free (WickGradientPlan *plan);
+WICK_AVAILABLE_IN_1_0
 const char *wick_gradient_plan_get_root (const WickGradientPlan *plan);
 /* Put this into WickCaptureContract.gradient_contract with gradients = complete. */
+WICK_AVAILABLE_IN_1_0
 const WickGradientContract *wick_gradient_plan_get_contract (const WickGradientPlan *plan);
+WICK_AVAILABLE_IN_1_0
 size_t wick_gradient_plan_get_n_keys (const WickGradientPlan *plan);
 /* Manifest order (sorted). */
+WICK_AVAILABLE_IN_1_0
 const char *wick_gradient_plan_get_key (const WickGradientPlan *plan, size_t index);
 /* Index of a key in manifest order, or -1. */
+WICK_AVAILABLE_IN_1_0
 long wick_gradient_plan_find_key (const WickGradientPlan *plan, const char *key);
 
 /* What one parameter's gradient looked like after backward. */
@@ -258,6 +274,7 @@ typedef struct
  * gradients[i] belongs to wick_gradient_plan_get_key (plan, i). State:
  * no gradient -> missing; non-finite norm -> non_finite; 0 -> zero (norm 0.0);
  * else present with the norm. */
+WICK_AVAILABLE_IN_1_0
 bool wick_gradient_plan_record (const WickGradientPlan *plan, WickSession *session,
                                 const WickParameterGradient *gradients, size_t n_gradients,
                                 WickError *error);
@@ -270,36 +287,51 @@ bool wick_gradient_plan_record (const WickGradientPlan *plan, WickSession *sessi
  * sentence naming the field (e.g. "run metadata: capture_step must be one-based
  * and greater than zero"); options may be NULL (ring only, drop policy). Opens
  * the root span s1 named after the entrypoint at time 0. */
+WICK_AVAILABLE_IN_1_0
 WickSession *wick_session_open (const WickRunInfo *run, const WickCaptureContract *contract,
                                 const WickSessionOptions *options, WickError *error);
 
 /* Closes s1 and writes a complete terminal at the same time; refuses while a
  * span other than s1 is open ("cannot finish trace with N nested spans still
  * open"). Waits until the JSONL file has every record. */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_finish (WickSession *session, WickError *error);
 /* Writes a failed terminal with the reason (not blank); open spans stay open. */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_finish_failed (WickSession *session, const char *reason, WickError *error);
 /* Finishes failed ("session closed before finish") when neither was called,
  * stops the writer, frees everything. NULL is ignored. */
+WICK_AVAILABLE_IN_1_0
 void wick_session_close (WickSession *session);
 
 /* Nanoseconds since the session opened, on the session clock. */
+WICK_AVAILABLE_IN_1_0
 uint64_t wick_session_now_ns (WickSession *session);
 
 /* Accessors (valid until close). */
+WICK_AVAILABLE_IN_1_0
 int wick_session_get_pid (WickSession *session);
+WICK_AVAILABLE_IN_1_0
 const char *wick_session_get_program (WickSession *session);
+WICK_AVAILABLE_IN_1_0
 const char *wick_session_get_entrypoint (WickSession *session);
+WICK_AVAILABLE_IN_1_0
 const char *wick_session_get_run_id (WickSession *session);
 /* Wall-clock time the session opened, ns since the Unix epoch. */
+WICK_AVAILABLE_IN_1_0
 uint64_t wick_session_get_start_unix_ns (WickSession *session);
+WICK_AVAILABLE_IN_1_0
 WickRingPolicy wick_session_get_policy (WickSession *session);
+WICK_AVAILABLE_IN_1_0
 bool wick_session_get_strict (WickSession *session);
 /* The memfd holding the ring (owned by the session; dup it to keep it). */
+WICK_AVAILABLE_IN_1_0
 int wick_session_get_ring_fd (WickSession *session);
 /* Records the producer dropped so far (drop policy), all threads. */
+WICK_AVAILABLE_IN_1_0
 uint64_t wick_session_get_dropped (WickSession *session);
 /* Whether finish or finish_failed was called. */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_is_finished (WickSession *session);
 
 /* ---------------------------------------------------------------------------
@@ -310,32 +342,43 @@ bool wick_session_is_finished (WickSession *session);
  * arena. 0 is invalid. Interning takes a lock and may allocate: do it once,
  * outside the loop. Returns 0 when the arena is full. */
 typedef uint32_t WickString;
+WICK_AVAILABLE_IN_1_0
 WickString wick_intern (WickSession *session, const char *string);
 
 /* Begin a span whose parent is the innermost span open on this thread (s1
  * when none). Returns its id, or 0 when the span could not be recorded (ring
  * full under the drop policy: counted; or nesting deeper than 128 on one
  * thread). wick_span_end (session, 0) is a no-op, so callers need not check. */
+WICK_AVAILABLE_IN_1_0
 WickSpanId wick_span_begin (WickSession *session, const char *name, WickSpanKind kind);
+WICK_AVAILABLE_IN_1_0
 WickSpanId wick_span_begin_step (WickSession *session, const char *name, WickSpanKind kind,
                                  WickStep step);
+WICK_AVAILABLE_IN_1_0
 WickSpanId wick_span_begin_child (WickSession *session, WickSpanId parent, const char *name,
                                   WickSpanKind kind, WickStep step);
+WICK_AVAILABLE_IN_1_0
 WickSpanId wick_span_begin_interned (WickSession *session, WickString name, WickSpanKind kind);
+WICK_AVAILABLE_IN_1_0
 WickSpanId wick_span_begin_step_interned (WickSession *session, WickString name, WickSpanKind kind,
                                           WickStep step);
+WICK_AVAILABLE_IN_1_0
 WickSpanId wick_span_begin_child_interned (WickSession *session, WickSpanId parent, WickString name,
                                            WickSpanKind kind, WickStep step);
 /* The measured region (measured:true, kind function). A session has exactly
  * one: a second call fails ("the measured region was already begun"). */
+WICK_AVAILABLE_IN_1_0
 WickSpanId wick_measurement_begin (WickSession *session, const char *name, WickError *error);
 /* Ends a span this thread began (inner spans it still has open stay open).
  * Returns false for 0 and for a span not open on this thread. */
+WICK_AVAILABLE_IN_1_0
 bool wick_span_end (WickSession *session, WickSpanId span);
 /* wick_span_end that also gives the duration it recorded (for call edges,
  * whose host_duration_ns must equal the target span's duration). */
+WICK_AVAILABLE_IN_1_0
 bool wick_span_end_timed (WickSession *session, WickSpanId span, uint64_t *duration_ns);
 /* The innermost span open on this thread, or 1 (the root). */
+WICK_AVAILABLE_IN_1_0
 WickSpanId wick_span_current (WickSession *session);
 
 /* ---------------------------------------------------------------------------
@@ -429,58 +472,80 @@ typedef struct
   uint64_t duration_ns;
 } WickDeviceIntervalRecord;
 
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_op (WickSession *session, const WickOpRecord *op, WickError *error);
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_tensor (WickSession *session, const WickTensorRecord *tensor,
                                  WickError *error);
 /* Refuses what candle-graph's reader rejects (spec §3.6). */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_tensor_stats (WickSession *session, const WickTensorStatsRecord *stats,
                                        WickError *error);
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_memory (WickSession *session, const WickMemoryRecord *memory,
                                  WickError *error);
 /* Refuses a sample with no observation. */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_device_memory (WickSession *session, const WickDeviceMemoryRecord *sample,
                                         WickError *error);
 /* Refuses a zero duration. */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_device_interval (WickSession *session,
                                           const WickDeviceIntervalRecord *interval,
                                           WickError *error);
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_call_edge (WickSession *session, WickSpanId from, WickSpanId to,
                                     uint64_t host_duration_ns, WickError *error);
 /* Refuses empty tensor ids. */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_data_edge (WickSession *session, const char *from_tensor,
                                     const char *to_tensor, WickError *error);
 /* event_id gradient-N in recording order. Refuses blank root/key and a norm
  * inconsistent with the state: present needs a finite norm > 0, zero needs
  * +0.0, missing and non_finite need none (has_norm false). */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_record_gradient (WickSession *session, const char *root, const char *key,
                                    WickGradientState state, bool has_norm, double norm,
                                    WickError *error);
 /* A wick_mark record {"kind":"wick_mark","timestamp_ns":T,"label":L} (not in strict files). */
+WICK_AVAILABLE_IN_1_0
 bool wick_session_mark (WickSession *session, const char *label, WickError *error);
 
 /* Fills elements, non_finite, rms, abs_max and mean from f32 data (double
  * accumulation). With any non-finite element the aggregates are 0.0 and
  * non_finite counts them; n == 0 gives all zeros (candle-graph's producer). */
+WICK_AVAILABLE_IN_1_0
 void wick_tensor_stats_compute_f32 (const float *data, size_t n, WickTensorStatsRecord *stats);
 
 /* Bytes of one element of a dtype (spec §3.4, case-insensitive, trimmed), 0 when unknown. */
+WICK_AVAILABLE_IN_1_0
 size_t wick_dtype_size (const char *dtype);
 /* product(shape) x dtype size; false when the dtype is unknown or it overflows. */
+WICK_AVAILABLE_IN_1_0
 bool wick_dense_bytes (const uint64_t *shape, size_t rank, const char *dtype, uint64_t *out);
 
 /* Spellings used in trace/10 ("train", "forward", "parameter", ...). */
+WICK_AVAILABLE_IN_1_0
 const char *wick_phase_to_string (WickPhase phase);
+WICK_AVAILABLE_IN_1_0
 const char *wick_timing_mode_to_string (WickTimingMode mode);
+WICK_AVAILABLE_IN_1_0
 const char *wick_coverage_to_string (WickCoverage coverage);
+WICK_AVAILABLE_IN_1_0
 const char *wick_measurement_scope_to_string (WickMeasurementScope scope);
+WICK_AVAILABLE_IN_1_0
 const char *wick_span_kind_to_string (WickSpanKind kind);
+WICK_AVAILABLE_IN_1_0
 const char *wick_step_to_string (WickStep step); /* NULL for WICK_STEP_NONE */
+WICK_AVAILABLE_IN_1_0
 const char *wick_memory_category_to_string (WickMemoryCategory category);
+WICK_AVAILABLE_IN_1_0
 const char *wick_memory_action_to_string (WickMemoryAction action);
+WICK_AVAILABLE_IN_1_0
 const char *wick_gradient_state_to_string (WickGradientState state);
+WICK_AVAILABLE_IN_1_0
 const char *wick_gradient_expectation_to_string (WickGradientExpectation expectation);
+WICK_AVAILABLE_IN_1_0
 const char *wick_ring_policy_to_string (WickRingPolicy policy);
 
-#ifdef __cplusplus
-}
-#endif
+WICK_END_DECLS

@@ -40,9 +40,7 @@
 
 #include "wick-session.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+WICK_BEGIN_DECLS
 
 typedef struct WickStage WickStage;
 
@@ -57,6 +55,7 @@ typedef struct
   uint32_t timing_iterations; /* per round, default 20 */
 } WickCaptureOptions;
 
+WICK_AVAILABLE_IN_1_0
 void wick_capture_options_init (WickCaptureOptions *options);
 
 typedef struct
@@ -75,18 +74,26 @@ typedef struct
 } WickCertification;
 
 /* [control] */
+WICK_AVAILABLE_IN_1_0
 size_t wick_session_n_stages (WickSession *session);
+WICK_AVAILABLE_IN_1_0
 WickStage *wick_session_get_stage (WickSession *session, size_t index);
+WICK_AVAILABLE_IN_1_0
 WickStage *wick_session_find_stage (WickSession *session, const char *name);
+WICK_AVAILABLE_IN_1_0
 const char *wick_stage_name (WickStage *stage);
+WICK_AVAILABLE_IN_1_0
 WickStageState wick_stage_state (WickStage *stage);
 /* Returns false only when the request itself is malformed; a refusal is a
  * successful call with out->accepted false. */
+WICK_AVAILABLE_IN_1_0
 bool wick_stage_capture (WickStage *stage, const WickCaptureOptions *options,
                          WickCertification *out, WickError *error);
+WICK_AVAILABLE_IN_1_0
 bool wick_stage_release (WickStage *stage, WickError *error);
 
 /* Whether this process can capture at all, and why not. */
+WICK_AVAILABLE_IN_1_0
 bool wick_cuda_available (WickError *why_not);
 
 /* --- Registration and use by the host program ---------------------------- */
@@ -106,8 +113,10 @@ typedef enum
 #define WICK_STAGE_MAX_WINDOWS 32
 
 /* "f32", "f16", "bf16", "f64", "i32", "i64", "u8"; NULL for an unknown value. */
+WICK_AVAILABLE_IN_1_0
 const char *wick_stage_dtype_name (WickStageDType dtype);
 /* Bytes of one element; 0 for an unknown value. */
+WICK_AVAILABLE_IN_1_0
 size_t wick_stage_dtype_size (WickStageDType dtype);
 
 /* A device buffer with its form. For windows `name` is the window's name;
@@ -144,12 +153,14 @@ typedef struct
 /* Registers a stage; the session keeps it until it closes. Names, shapes and
  * window lists are copied. Returns NULL and fills error on a malformed info
  * or a duplicate name. */
+WICK_AVAILABLE_IN_1_0
 WickStage *wick_session_register_stage (WickSession *session, const WickStageInfo *info,
                                         WickError *error);
 
 /* Runs the stage once on `stream`: the certified graph when captured, the
  * enqueue callback otherwise. Asynchronous like any launch. Returns false
  * only when the graph launch itself fails (the stage then turns eager). */
+WICK_AVAILABLE_IN_1_0
 bool wick_stage_run (WickStage *stage, void *stream, WickError *error);
 
 /* Copies n_bytes from `data` (host or device memory) into the window `name`,
@@ -157,18 +168,21 @@ bool wick_stage_run (WickStage *stage, void *stream, WickError *error);
  * waits for the copy. Waits for a capture in progress, as a run does.
  * Refuses, naming what was expected and what came, when the name is not a
  * window, or the dtype, the shape or the byte count does not match. */
+WICK_AVAILABLE_IN_1_0
 bool wick_stage_write_window (WickStage *stage, const char *name, const void *data,
                               size_t n_bytes, WickStageDType dtype, const int64_t *shape,
                               size_t rank, WickError *error);
 
+WICK_AVAILABLE_IN_1_0
 size_t wick_stage_n_windows (WickStage *stage);
 /* The window's name, dtype and shape (pointers owned by the stage). */
+WICK_AVAILABLE_IN_1_0
 bool wick_stage_get_window (WickStage *stage, size_t index, WickStageBuffer *out);
 /* The output's dtype and shape (name NULL). */
+WICK_AVAILABLE_IN_1_0
 bool wick_stage_get_output (WickStage *stage, WickStageBuffer *out);
 /* The last capture's certificate; false when the stage was never captured. */
+WICK_AVAILABLE_IN_1_0
 bool wick_stage_get_certification (WickStage *stage, WickCertification *out);
 
-#ifdef __cplusplus
-}
-#endif
+WICK_END_DECLS

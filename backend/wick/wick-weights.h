@@ -37,10 +37,7 @@
 
 #include "wick-session.h"
 
-#ifdef __cplusplus
-extern "C"
-{
-#endif
+WICK_BEGIN_DECLS
 
   typedef struct WickWeightStore WickWeightStore;
 
@@ -68,15 +65,21 @@ extern "C"
   } WickWeightStats;
 
   /* [control] The weight store registered with a session, or NULL. */
+  WICK_AVAILABLE_IN_1_0
   WickWeightStore *wick_session_get_weight_store (WickSession *session);
 
   /* [control] */
+  WICK_AVAILABLE_IN_1_0
   size_t wick_weight_store_n_modules (WickWeightStore *store);
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_module_stats (WickWeightStore *store, size_t index, WickWeightStats *out);
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_evict (WickWeightStore *store, const char *module, WickTier tier,
                                 WickWeightStats *out, WickError *error);
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_restore (WickWeightStore *store, const char *module, WickWeightStats *out,
                                   WickError *error);
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_restore_all (WickWeightStore *store, uint64_t *restored_modules,
                                       WickError *error);
 
@@ -104,10 +107,13 @@ extern "C"
   } WickWeightDtype;
 
   /* "F32", ... or NULL for an out-of-range value. */
+  WICK_AVAILABLE_IN_1_0
   const char *wick_weight_dtype_name (WickWeightDtype dtype);
   /* Bytes per element, 0 for an out-of-range value. */
+  WICK_AVAILABLE_IN_1_0
   size_t wick_weight_dtype_size (WickWeightDtype dtype);
   /* Parses a safetensors dtype name; false if unknown. */
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_dtype_from_name (const char *name, WickWeightDtype *out);
 
 #define WICK_WEIGHT_MAX_DIMS 8
@@ -143,39 +149,51 @@ extern "C"
    * evictions and restores into the session's trace, and is freed with the
    * session; a session holds at most one store. Without one, free it with
    * wick_weight_store_free(). */
+  WICK_AVAILABLE_IN_1_0
   WickWeightStore *wick_weight_store_new (WickSession *session, WickError *error);
   /* Frees a store made without a session. Evicted modules stay released; their
    * RAM spills are freed. */
+  WICK_AVAILABLE_IN_1_0
   void wick_weight_store_free (WickWeightStore *store);
 
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_register_module (WickWeightStore *store, const WickWeightModuleInfo *info,
                                           WickError *error);
   /* Restores the module if it is evicted, then forgets it. */
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_unregister_module (WickWeightStore *store, const char *module,
                                             WickError *error);
 
   /* Makes the module's eviction final: its RAM spills are freed and it can no
    * longer be restored (use_begin and ensure_resident then fail). A resident
    * module only drops its retained spill buffers. */
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_drop (WickWeightStore *store, const char *module, WickError *error);
 
   /* Frees the pinned spill buffers that resident CUDA modules keep for their
    * next RAM-tier eviction (pinning is slow; docs/weights.md). */
+  WICK_AVAILABLE_IN_1_0
   void wick_weight_store_trim (WickWeightStore *store);
 
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_find_stats (WickWeightStore *store, const char *module,
                                      WickWeightStats *out);
   /* Sums over every module; out->module is "total", out->resident whether all are. */
+  WICK_AVAILABLE_IN_1_0
   void wick_weight_store_total_stats (WickWeightStore *store, WickWeightStats *out);
 
   /* False for an unknown, evicted or dropped module. */
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_is_resident (WickWeightStore *store, const char *module);
   /* Restores the module on demand if it is evicted. */
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_ensure_resident (WickWeightStore *store, const char *module,
                                           WickError *error);
   /* ensure_resident, then holds the module resident until use_end: an
    * eviction asked for meanwhile waits for use_end. Calls nest. */
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_use_begin (WickWeightStore *store, const char *module, WickError *error);
+  WICK_AVAILABLE_IN_1_0
   void wick_weight_store_use_end (WickWeightStore *store, const char *module);
 
   typedef enum
@@ -200,19 +218,24 @@ extern "C"
     char reason[512]; /* RAM tier: why not the disk tier */
   } WickWeightParamInfo;
 
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_param_info (WickWeightStore *store, const char *module, size_t index,
                                      WickWeightParamInfo *out);
 
   /* ---- Memory the store can release and restore in place --------------- */
 
   /* Page-aligned anonymous memory, zero-filled, rounded up to whole pages. */
+  WICK_AVAILABLE_IN_1_0
   void *wick_weight_alloc_host (size_t bytes, WickError *error);
   /* False if ptr is not from wick_weight_alloc_host or a module still holds it. */
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_free_host (void *ptr, WickError *error);
   /* CUDA device memory on the current device through the driver's virtual
    * memory management, rounded up to the allocation granularity. NULL with a
    * reason where CUDA is not built in or there is no device. */
+  WICK_AVAILABLE_IN_1_0
   void *wick_weight_alloc_device (size_t bytes, WickError *error);
+  WICK_AVAILABLE_IN_1_0
   bool wick_weight_free_device (void *ptr, WickError *error);
 
   /* ---- Safetensors ----------------------------------------------------- */
@@ -220,10 +243,9 @@ extern "C"
   /* Writes tensors (host or CUDA memory) to a safetensors file: the header is
    * padded with spaces to 8 bytes, data follows in the given order. metadata
    * (optional) becomes __metadata__. Written to PATH.tmp, then renamed. */
+  WICK_AVAILABLE_IN_1_0
   bool wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t n_tensors,
                                WickWeightMemory memory, const WickTag *metadata, size_t n_metadata,
                                WickError *error);
 
-#ifdef __cplusplus
-}
-#endif
+WICK_END_DECLS

@@ -7,6 +7,7 @@
 #pragma once
 
 #define WICK_INSIDE
+#include "wick-version-macros.h"
 #include "wick-session.h"
 #include "wick-ring.h"
 #include "wick-live.h"

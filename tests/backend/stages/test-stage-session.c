@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "stages/wick-demo-stage.h"
+#include "demo/wick-demo-stage.h"
 #include "stages/wick-stage-private.h"
 
 static float host_input[4], host_output[4];

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "stage-test-kernels.h"
-#include "stages/wick-demo-stage.h"
+#include "demo/wick-demo-stage.h"
 #include "stages/wick-stage-private.h"
 
 #define CHAIN_N 4096
