@@ -33,13 +33,36 @@ wick_format_bytes (guint64 bytes)
 }
 
 char *
+wick_format_time_label_in (guint64 ns, guint64 step_ns, guint64 unit_ns)
+{
+  static const struct
+  {
+    guint64 ns;
+    const char *name;
+  } units[] = { { 1000000000, "s" }, { 1000000, "ms" }, { 1000, "µs" }, { 1, "ns" } };
+  guint u = 0;
+  while (u + 1 < G_N_ELEMENTS (units) && units[u].ns > unit_ns)
+    u++;
+  guint64 unit = units[u].ns;
+  /* Decimals: the fewest that represent every multiple of the step. */
+  guint decimals = 0;
+  guint64 digit = unit;
+  step_ns = MAX (step_ns, 1);
+  while (digit > 1 && step_ns % digit != 0)
+    {
+      digit /= 10;
+      decimals++;
+    }
+  guint64 whole = ns / unit;
+  if (decimals == 0)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " %s", whole, units[u].name);
+  guint64 frac = (ns % unit) / digit;
+  return g_strdup_printf ("%" G_GUINT64_FORMAT ".%0*" G_GUINT64_FORMAT " %s", whole, (int)decimals,
+                          frac, units[u].name);
+}
+
+char *
 wick_format_time_label (guint64 ns, guint64 step_ns)
 {
-  if (step_ns >= 1000000000)
-    return g_strdup_printf ("%.*f s", step_ns % 1000000000 ? 1 : 0, ns / 1e9);
-  if (step_ns >= 1000000)
-    return g_strdup_printf ("%.*f ms", step_ns % 1000000 ? 1 : 0, ns / 1e6);
-  if (step_ns >= 1000)
-    return g_strdup_printf ("%.*f µs", step_ns % 1000 ? 1 : 0, ns / 1e3);
-  return g_strdup_printf ("%" G_GUINT64_FORMAT " ns", ns);
+  return wick_format_time_label_in (ns, step_ns, MAX (ns, step_ns));
 }

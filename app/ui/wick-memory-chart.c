@@ -8,6 +8,7 @@
 
 #include "wick-format.h"
 #include "wick-palette.h"
+#include "wick-timeline-axis.h"
 
 const guint wick_memory_stack_order[5] = {
   WICK_CATEGORY_PARAMETER,  WICK_CATEGORY_OPTIMIZER, WICK_CATEGORY_GRADIENT,
@@ -127,7 +128,7 @@ void
 wick_memory_chart_get_extent (WickMemoryChart *self, guint64 *start_ns, guint64 *end_ns)
 {
   *start_ns = self->start_ns;
-  *end_ns = MAX (self->end_ns, self->start_ns + 1);
+  *end_ns = MAX (self->end_ns, wick_time_add (self->start_ns, 1));
 }
 
 static gint64
@@ -171,15 +172,17 @@ wick_memory_viewport_time_to_x (const WickMemoryViewport *view, guint64 t)
 {
   double plot = MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
   return WICK_MEMORY_AXIS
-         + ((double)t - (double)view->start_ns) / (double)(view->end_ns - view->start_ns) * plot;
+         + ((double)t - (double)view->start_ns)
+             / MAX ((double)wick_time_sub (view->end_ns, view->start_ns), 1) * plot;
 }
 
 guint64
 wick_memory_viewport_x_to_time (const WickMemoryViewport *view, double x)
 {
   double plot = MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
-  double t = view->start_ns + (x - WICK_MEMORY_AXIS) / plot * (view->end_ns - view->start_ns);
-  return t <= 0 ? 0 : (guint64)t;
+  double t = (double)view->start_ns
+             + (x - WICK_MEMORY_AXIS) / plot * (double)wick_time_sub (view->end_ns, view->start_ns);
+  return wick_time_from_double (t);
 }
 
 void
@@ -504,34 +507,29 @@ draw_axis (cairo_t *cr, const WickMemoryViewport *view, const cairo_rectangle_t 
 static void
 draw_time_axis (cairo_t *cr, const WickMemoryViewport *view)
 {
-  double ns_per_px
-    = (double)(view->end_ns - view->start_ns) / MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
-  guint64 step = 1;
-  static const guint mult[] = { 1, 2, 5 };
-  gboolean found = FALSE;
-  for (guint64 decade = 1; !found && decade < G_GUINT64_CONSTANT (1000000000000000000);
-       decade *= 10)
-    for (guint m = 0; m < 3 && !found; m++)
-      if ((double)(decade * mult[m]) >= ns_per_px * 90)
-        {
-          step = decade * mult[m];
-          found = TRUE;
-        }
-  guint64 rel0 = view->start_ns > view->origin_ns ? view->start_ns - view->origin_ns : 0;
+  double ns_per_px = (double)wick_time_sub (view->end_ns, view->start_ns)
+                     / MAX (view->width - WICK_MEMORY_AXIS - 16, 1);
+  guint64 step = wick_time_axis_step (ns_per_px, 90);
+  guint64 unit = wick_time_sub (view->end_ns, view->origin_ns);
   double y = view->height - WICK_MEMORY_RULER;
   wick_palette_set (cr, wick_palette_foreground (view->dark), 0.3);
   cairo_move_to (cr, WICK_MEMORY_AXIS, y + 0.5);
   cairo_line_to (cr, view->width - 16, y + 0.5);
   cairo_stroke (cr);
-  for (guint64 rel = rel0 / step * step; view->origin_ns + rel <= view->end_ns; rel += step)
+  WickTimeTicks ticks;
+  guint64 rel;
+  wick_time_ticks_init (&ticks, view->origin_ns, view->start_ns, view->end_ns, step,
+                        (guint)(view->width / 8) + 2);
+  while (wick_time_ticks_next (&ticks, &rel))
     {
-      double x = floor (wick_memory_viewport_time_to_x (view, view->origin_ns + rel)) + 0.5;
+      double x
+        = floor (wick_memory_viewport_time_to_x (view, wick_time_add (view->origin_ns, rel))) + 0.5;
       if (x < WICK_MEMORY_AXIS)
         continue;
       cairo_move_to (cr, x, y);
       cairo_line_to (cr, x, y + 5);
       cairo_stroke (cr);
-      g_autofree char *label = wick_format_time_label (rel, step);
+      g_autofree char *label = wick_format_time_label_in (rel, step, unit);
       text (cr, label, x, y + 6, FALSE, 0.5);
     }
 }

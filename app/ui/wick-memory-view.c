@@ -1,5 +1,6 @@
 /* wick-memory-view.c — see wick-memory-view.h for the contract. */
 #include "wick-memory-view.h"
+#include "wick-timeline-axis.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
@@ -109,7 +110,7 @@ wick_memory_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     return;
   WickMemoryViewport view;
   wick_memory_view_get_params (self, &view);
-  if (view.end_ns <= view.start_ns + 1)
+  if (view.end_ns <= wick_time_add (view.start_ns, 1))
     return;
   graphene_rect_t bounds = GRAPHENE_RECT_INIT (0, 0, view.width, view.height);
   if (self->cached == NULL || !same_view (&view, &self->cached_view))
@@ -141,21 +142,21 @@ zoom (WickMemoryView *self, double factor, double anchor_x)
   wick_selection_get_visible (self->selection, &start, &end);
   double plot = MAX (gtk_widget_get_width (GTK_WIDGET (self)) - WICK_MEMORY_AXIS - 16, 1);
   double frac = CLAMP ((anchor_x - WICK_MEMORY_AXIS) / plot, 0, 1);
-  double width = (double)(end - start), anchor = start + frac * width;
+  double width = (double)wick_time_sub (end, start), anchor = (double)start + frac * width;
   double new_width = MAX (width * factor, 200);
   double new_start = MAX (anchor - frac * new_width, 0);
-  wick_selection_set_visible (self->selection, (guint64)new_start,
-                              (guint64)(new_start + new_width));
+  wick_selection_set_visible (self->selection, wick_time_from_double (new_start),
+                              wick_time_from_double (new_start + new_width));
 }
 
 static void
 pan (WickMemoryView *self, guint64 start, guint64 end, double dx)
 {
   double plot = MAX (gtk_widget_get_width (GTK_WIDGET (self)) - WICK_MEMORY_AXIS - 16, 1);
-  double ns = dx * (double)(end - start) / plot;
-  double new_start = MAX ((double)start + ns, 0);
-  wick_selection_set_visible (self->selection, (guint64)new_start,
-                              (guint64)new_start + (end - start));
+  double ns = dx * (double)wick_time_sub (end, start) / plot;
+  guint64 new_start = wick_time_from_double ((double)start + ns);
+  wick_selection_set_visible (self->selection, new_start,
+                              wick_time_add (new_start, wick_time_sub (end, start)));
 }
 
 static gboolean

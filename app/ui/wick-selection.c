@@ -54,6 +54,8 @@ void
 wick_selection_set_visible (WickSelection *self, guint64 start_ns, guint64 end_ns)
 {
   g_return_if_fail (WICK_IS_SELECTION (self));
+  if (start_ns == G_MAXUINT64)
+    start_ns--;
   if (end_ns <= start_ns)
     end_ns = start_ns + 1;
   if (start_ns == self->visible_start && end_ns == self->visible_end)

@@ -18,7 +18,7 @@ wick_timeline_index_span_end (WickTimelineIndex *self, guint span)
 {
   const WickSpan *s = &self->spans[span];
   if (s->flags & WICK_SPAN_FLAG_CLOSED)
-    return s->start_ns + s->duration_ns;
+    return s->duration_ns > G_MAXUINT64 - s->start_ns ? G_MAXUINT64 : s->start_ns + s->duration_ns;
   return MAX (s->start_ns, self->doc_end);
 }
 
@@ -131,7 +131,7 @@ wick_timeline_index_new (WickDocument *document)
       end = MAX (end, wick_timeline_index_span_end (self, i));
     }
   self->start_ns = self->n_spans ? start : 0;
-  self->end_ns = MAX (end, self->start_ns + 1);
+  self->end_ns = MAX (end, self->start_ns == G_MAXUINT64 ? G_MAXUINT64 : self->start_ns + 1);
   self->n_depths = n_depths;
   self->depths = g_new0 (WickTimelineDepth, MAX (n_depths, 1));
 
@@ -259,7 +259,7 @@ wick_timeline_index_span_at (WickTimelineIndex *self, guint depth_index, guint64
     {
       guint32 span = depth->spans[i];
       guint64 start = self->spans[span].start_ns;
-      if (start > t + slop_ns)
+      if (start - MIN (start, slop_ns) > t)
         break;
       guint64 end = wick_timeline_index_span_end (self, span);
       if (end < lo_t)

@@ -1,5 +1,6 @@
 /* wick-timeline-overview.c — see wick-timeline-overview.h for the contract. */
 #include "wick-timeline-overview.h"
+#include "wick-timeline-axis.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
@@ -55,11 +56,11 @@ move_to (WickTimelineOverview *self, double x)
     return;
   guint64 start, end;
   wick_selection_get_visible (self->selection, &start, &end);
-  guint64 width = end - start;
+  guint64 width = wick_time_sub (end, start);
   guint64 center = wick_timeline_viewport_x_to_time (&view, MAX (x, WICK_TIMELINE_GUTTER));
   wick_timeline_view_set_follow (self->timeline, FALSE);
-  guint64 new_start = center > width / 2 ? center - width / 2 : 0;
-  wick_selection_set_visible (self->selection, new_start, new_start + width);
+  guint64 new_start = wick_time_sub (center, width / 2);
+  wick_selection_set_visible (self->selection, new_start, wick_time_add (new_start, width));
 }
 
 static void

@@ -9,6 +9,7 @@
 
 #include "wick-format.h"
 #include "wick-palette.h"
+#include "wick-timeline-axis.h"
 
 typedef struct
 {
@@ -126,7 +127,8 @@ build_device_tracks (WickTimelineScene *self)
       for (guint i = 0; i < track->intervals->len; i++)
         {
           guint32 k = g_array_index (track->intervals, guint32, i);
-          running = MAX (running, self->interval_start[k] + intervals[k].duration_ns);
+          running
+            = MAX (running, wick_time_add (self->interval_start[k], intervals[k].duration_ns));
           g_array_append_val (track->max_end, running);
           self->extent_end = MAX (self->extent_end, running);
         }
@@ -216,8 +218,10 @@ wick_timeline_scene_new (WickDocument *document)
   for (guint i = 0; i < G_N_ELEMENTS (self->batches); i++)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (cairo_rectangle_t));
   /* An empty or instantaneous trace still gets a microsecond of axis. */
-  if (self->extent_end < self->extent_start + 1000)
-    self->extent_end = self->extent_start + 1000;
+  if (self->extent_end < wick_time_add (self->extent_start, 1000))
+    self->extent_end = wick_time_add (self->extent_start, 1000);
+  if (self->extent_end - self->extent_start < 1000)
+    self->extent_start = self->extent_end - 1000;
   return self;
 }
 
@@ -301,7 +305,7 @@ wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval)
 double
 wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t)
 {
-  double span = (double)(view->end_ns - view->start_ns);
+  double span = MAX ((double)wick_time_sub (view->end_ns, view->start_ns), 1);
   double plot = MAX (view->width - WICK_TIMELINE_GUTTER, 1);
   return WICK_TIMELINE_GUTTER + ((double)t - (double)view->start_ns) / span * plot;
 }
@@ -310,9 +314,13 @@ guint64
 wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x)
 {
   double plot = MAX (view->width - WICK_TIMELINE_GUTTER, 1);
-  double t = view->start_ns + (x - WICK_TIMELINE_GUTTER) / plot * (view->end_ns - view->start_ns);
-  return t <= 0 ? 0 : (guint64)t;
+  double t
+    = (double)view->start_ns
+      + (x - WICK_TIMELINE_GUTTER) / plot * (double)wick_time_sub (view->end_ns, view->start_ns);
+  return wick_time_from_double (t);
 }
+
+static double view_ns_per_px (const WickTimelineViewport *view);
 
 static void
 batch_rect (WickTimelineScene *self, guint batch, double x0, double x1, double y, double h)
@@ -381,8 +389,7 @@ draw_depth (WickTimelineScene *self, const WickTimelineViewport *view, guint d, 
             GArray *labels)
 {
   const WickTimelineDepth *depth = wick_timeline_index_get_depth (self->index, d);
-  double ns_per_px
-    = (double)(view->end_ns - view->start_ns) / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+  double ns_per_px = view_ns_per_px (view);
   int level = wick_timeline_index_pick_level (self->index, ns_per_px);
   double last_x1 = -1;
 
@@ -498,19 +505,17 @@ draw_text (WickTimelineScene *self, cairo_t *cr, const char *text, double x, dou
   pango_cairo_show_layout (cr, layout);
 }
 
+static double
+view_ns_per_px (const WickTimelineViewport *view)
+{
+  return (double)wick_time_sub (view->end_ns, view->start_ns)
+         / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+}
+
 static guint64
 ruler_step (const WickTimelineViewport *view)
 {
-  double ns_per_px
-    = (double)(view->end_ns - view->start_ns) / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
-  double target = ns_per_px * 90;
-  guint64 step = 1;
-  static const guint mult[] = { 1, 2, 5 };
-  for (guint64 decade = 1; decade < G_GUINT64_CONSTANT (10000000000000000000); decade *= 10)
-    for (guint m = 0; m < 3; m++)
-      if ((double)(decade * mult[m]) >= target)
-        return decade * mult[m];
-  return step;
+  return wick_time_axis_step (view_ns_per_px (view), 90);
 }
 
 static void
@@ -523,11 +528,15 @@ draw_ruler (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
 
   guint64 step = ruler_step (view);
   guint64 origin = self->extent_start;
-  guint64 rel0 = view->start_ns > origin ? view->start_ns - origin : 0;
-  guint64 first = rel0 / step * step;
-  for (guint64 rel = first; origin + rel <= view->end_ns; rel += step)
+  /* One unit for every label: the one of the latest time shown. */
+  guint64 unit = wick_time_sub (view->end_ns, origin);
+  WickTimeTicks ticks;
+  guint64 rel;
+  wick_time_ticks_init (&ticks, origin, view->start_ns, view->end_ns, step,
+                        (guint)(view->width / 8) + 2);
+  while (wick_time_ticks_next (&ticks, &rel))
     {
-      double x = floor (wick_timeline_viewport_time_to_x (view, origin + rel)) + 0.5;
+      double x = floor (wick_timeline_viewport_time_to_x (view, wick_time_add (origin, rel))) + 0.5;
       if (x < WICK_TIMELINE_GUTTER)
         continue;
       wick_palette_set (cr, wick_palette_grid (view->dark), 1);
@@ -538,7 +547,7 @@ draw_ruler (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
       cairo_move_to (cr, x, WICK_TIMELINE_RULER - 8);
       cairo_line_to (cr, x, WICK_TIMELINE_RULER);
       cairo_stroke (cr);
-      g_autofree char *label = wick_format_time_label (rel, step);
+      g_autofree char *label = wick_format_time_label_in (rel, step, unit);
       PangoLayout *layout = scene_layout (self, cr);
       pango_layout_set_width (layout, -1);
       pango_layout_set_text (layout, label, -1);
@@ -697,10 +706,10 @@ draw_device_tracks (WickTimelineScene *self, cairo_t *cr, const WickTimelineView
             break;
           double x0 = floor (
             MAX (wick_timeline_viewport_time_to_x (view, start), WICK_TIMELINE_GUTTER - 1));
-          double x1 = MAX (
-            floor (MIN (wick_timeline_viewport_time_to_x (view, start + intervals[k].duration_ns),
-                        view->width + 1)),
-            x0 + 1);
+          double x1 = MAX (floor (MIN (wick_timeline_viewport_time_to_x (
+                                         view, wick_time_add (start, intervals[k].duration_ns)),
+                                       view->width + 1)),
+                           x0 + 1);
           if (x1 <= last_x1)
             continue;
           x0 = MAX (x0, last_x1);
@@ -804,16 +813,26 @@ draw_hover_line (const WickTimelineViewport *view, cairo_t *cr)
   cairo_stroke (cr);
 }
 
-/* The pointer's time, in the ruler, a tenth of a tick finer than its labels. */
+char *
+wick_timeline_scene_cursor_label (WickTimelineScene *self, const WickTimelineViewport *view,
+                                  double x)
+{
+  guint64 t = wick_timeline_viewport_x_to_time (view, x);
+  guint64 rel = wick_time_sub (t, self->extent_start);
+  /* The pointer's time to the finest digit a pixel resolves, rounded to
+   * nearest, in the ruler's unit. */
+  guint64 res = wick_time_axis_resolution (view_ns_per_px (view));
+  guint64 rounded = wick_time_add (rel, res / 2) / res * res;
+  return wick_format_time_label_in (rounded, res, wick_time_sub (view->end_ns, self->extent_start));
+}
+
+/* The pointer's time, in the ruler. */
 static void
 draw_hover_time (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
   if (view->hover_x < WICK_TIMELINE_GUTTER || view->hover_x > view->width)
     return;
-  guint64 t = wick_timeline_viewport_x_to_time (view, view->hover_x);
-  guint64 rel = t > self->extent_start ? t - self->extent_start : 0;
-  guint64 step = MAX (ruler_step (view) / 10, 1);
-  g_autofree char *label = wick_format_time_label (rel / step * step, step);
+  g_autofree char *label = wick_timeline_scene_cursor_label (self, view, view->hover_x);
   PangoLayout *layout = scene_layout (self, cr);
   pango_layout_set_width (layout, -1);
   pango_layout_set_text (layout, label, -1);
@@ -925,7 +944,7 @@ hit_interval (WickTimelineScene *self, const WickTimelineViewport *view, guint t
 {
   const WickDeviceInterval *intervals = wick_document_get_device_intervals (self->document, NULL);
   DeviceTrack *track = g_ptr_array_index (self->tracks, t);
-  guint64 lo_t = time > slop ? time - slop : 0;
+  guint64 lo_t = wick_time_sub (time, slop);
   guint lo = 0, hi = track->intervals->len;
   while (lo < hi)
     {
@@ -939,9 +958,9 @@ hit_interval (WickTimelineScene *self, const WickTimelineViewport *view, guint t
     {
       guint32 k = g_array_index (track->intervals, guint32, i);
       guint64 start = self->interval_start[k];
-      if (start > time + slop)
+      if (start > wick_time_add (time, slop))
         break;
-      if (start + intervals[k].duration_ns + slop >= time)
+      if (wick_time_add (wick_time_add (start, intervals[k].duration_ns), slop) >= time)
         return k;
     }
   return -1;
@@ -955,9 +974,7 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
   if (x < WICK_TIMELINE_GUTTER || y < WICK_TIMELINE_RULER)
     return WICK_RECORD_NONE;
   guint64 time = wick_timeline_viewport_x_to_time (view, x);
-  double ns_per_px
-    = (double)(view->end_ns - view->start_ns) / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
-  guint64 slop = (guint64)(ns_per_px * 2);
+  guint64 slop = wick_time_from_double (view_ns_per_px (view) * 2);
 
   if (y < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW)
     {
@@ -968,7 +985,7 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
         {
           guint64 d
             = ext[i].timestamp_ns > time ? ext[i].timestamp_ns - time : time - ext[i].timestamp_ns;
-          if (d <= slop * 3 && d < best)
+          if (d / 3 <= slop && d < best)
             {
               best = d;
               *index = i;

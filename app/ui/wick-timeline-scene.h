@@ -79,6 +79,12 @@ void wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
                                         const WickTimelineViewport *view, guint64 visible_start,
                                         guint64 visible_end);
 
+/* The label the ruler shows for the pointer at @x: its time since the trace's
+ * start to the finest digit one pixel resolves, rounded to nearest, in the
+ * ruler's unit. */
+char *wick_timeline_scene_cursor_label (WickTimelineScene *self, const WickTimelineViewport *view,
+                                        double x);
+
 double wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t);
 guint64 wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x);
 

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "wick-format.h"
+#include "wick-timeline-axis.h"
 
 #define MIN_VISIBLE_NS 200
 
@@ -117,24 +118,28 @@ wick_timeline_view_get_scene (WickTimelineView *self)
   return self->scene;
 }
 
+/* Times as doubles here: a view may reach past either end of the trace by a
+ * margin, and the trace itself may lie anywhere in [0, 2^64) ns. */
 static void
-set_visible_clamped (WickTimelineView *self, gint64 start, gint64 end)
+set_visible_clamped (WickTimelineView *self, double start, double end)
 {
   guint64 extent_start, extent_end;
   if (self->scene == NULL)
     return;
   wick_timeline_scene_get_extent (self->scene, &extent_start, &extent_end);
-  gint64 full = (gint64)(extent_end - extent_start);
-  gint64 margin = full / 20 + 1;
-  gint64 width = MAX (end - start, MIN_VISIBLE_NS);
+  double full = (double)(extent_end - extent_start);
+  double margin = full / 20 + 1;
+  double width = MAX (end - start, MIN_VISIBLE_NS);
   width = MIN (width, full + 2 * margin);
-  gint64 lo = (gint64)extent_start - margin, hi = (gint64)extent_end + margin;
+  double lo = (double)extent_start - margin, hi = (double)extent_end + margin;
   if (start < lo)
     start = lo;
   if (start + width > hi)
     start = hi - width;
   start = MAX (start, 0);
-  wick_selection_set_visible (self->selection, start, start + width);
+  guint64 first = wick_time_from_double (start);
+  wick_selection_set_visible (
+    self->selection, first, MAX (wick_time_from_double (start + width), wick_time_add (first, 1)));
 }
 
 void
@@ -146,7 +151,8 @@ wick_timeline_view_zoom_to_fit (WickTimelineView *self)
   guint64 start, end;
   wick_timeline_scene_get_extent (self->scene, &start, &end);
   guint64 pad = (end - start) / 50;
-  wick_selection_set_visible (self->selection, start > pad ? start - pad : 0, end + pad);
+  wick_selection_set_visible (self->selection, wick_time_sub (start, pad),
+                              wick_time_add (end, pad));
 }
 
 static void
@@ -169,12 +175,11 @@ wick_timeline_view_zoom (WickTimelineView *self, double factor, double anchor_x)
   ensure_scene (self);
   wick_selection_get_visible (self->selection, &start, &end);
   double frac = CLAMP ((anchor_x - WICK_TIMELINE_GUTTER) / plot_width (self), 0, 1);
-  double width = (double)(end - start);
-  double anchor = start + frac * width;
+  double width = (double)wick_time_sub (end, start);
+  double anchor = (double)start + frac * width;
   double new_width = MAX (width * factor, MIN_VISIBLE_NS);
   leave_follow (self);
-  set_visible_clamped (self, (gint64)(anchor - frac * new_width),
-                       (gint64)(anchor - frac * new_width + new_width));
+  set_visible_clamped (self, anchor - frac * new_width, anchor - frac * new_width + new_width);
 }
 
 void
@@ -183,9 +188,9 @@ wick_timeline_view_pan (WickTimelineView *self, double dx)
   guint64 start, end;
   ensure_scene (self);
   wick_selection_get_visible (self->selection, &start, &end);
-  double ns = dx * (double)(end - start) / plot_width (self);
+  double ns = dx * (double)wick_time_sub (end, start) / plot_width (self);
   leave_follow (self);
-  set_visible_clamped (self, (gint64)start + (gint64)ns, (gint64)end + (gint64)ns);
+  set_visible_clamped (self, (double)start + ns, (double)end + ns);
 }
 
 static void
@@ -219,7 +224,7 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     return;
   WickTimelineViewport view;
   wick_timeline_view_get_viewport (self, &view);
-  if (view.end_ns <= view.start_ns + 1)
+  if (view.end_ns <= wick_time_add (view.start_ns, 1))
     return;
   graphene_rect_t bounds = GRAPHENE_RECT_INIT (0, 0, width, height);
   if (self->cached == NULL || self->cached_generation != self->generation
@@ -325,10 +330,10 @@ on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView 
     }
   if (fabs (dx) < 3 && fabs (dy) < 3)
     return;
-  double ns = dx * (double)(self->drag_end_ns - self->drag_start_ns) / plot_width (self);
+  double ns
+    = dx * (double)wick_time_sub (self->drag_end_ns, self->drag_start_ns) / plot_width (self);
   leave_follow (self);
-  set_visible_clamped (self, (gint64)self->drag_start_ns - (gint64)ns,
-                       (gint64)self->drag_end_ns - (gint64)ns);
+  set_visible_clamped (self, (double)self->drag_start_ns - ns, (double)self->drag_end_ns - ns);
   int content = self->scene ? wick_timeline_scene_get_content_height (self->scene) : 0;
   double max = MAX (content - gtk_widget_get_height (GTK_WIDGET (self)), 0);
   self->scroll_y = CLAMP (self->drag_scroll_y - dy, 0, max);
@@ -664,7 +669,7 @@ wick_timeline_view_document_changed (WickTimelineView *self)
       wick_selection_get_visible (self->selection, &start, &end);
       guint64 width = end > start ? end - start : 1000000000;
       guint64 newest = wick_document_get_end_ns (self->document);
-      wick_selection_set_visible (self->selection, newest > width ? newest - width : 0,
+      wick_selection_set_visible (self->selection, wick_time_sub (newest, width),
                                   MAX (newest, width));
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));
@@ -749,14 +754,14 @@ wick_timeline_view_step_match (WickTimelineView *self, int direction)
   wick_selection_set_record (self->selection, WICK_RECORD_SPAN, span);
   guint64 start, end;
   wick_selection_get_visible (self->selection, &start, &end);
-  guint64 width = end - start;
-  guint64 dur = MAX (s->duration_ns, 1);
-  if (dur > width * 8 / 10 || dur * 200 < width)
-    width = dur * 5 / 2 + 1000;
-  gint64 center = (gint64)(s->start_ns + dur / 2);
+  double width = (double)wick_time_sub (end, start);
+  double dur = MAX ((double)s->duration_ns, 1);
+  if (dur > width * 0.8 || dur * 200 < width)
+    width = dur * 2.5 + 1000;
+  double center = (double)s->start_ns + dur / 2;
   leave_follow (self);
   ensure_scene (self);
-  set_visible_clamped (self, center - (gint64)width / 2, center + (gint64)width / 2);
+  set_visible_clamped (self, center - width / 2, center + width / 2);
   /* Bring its row into view. */
   double row_y = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + s->depth * WICK_TIMELINE_ROW;
   double height = gtk_widget_get_height (GTK_WIDGET (self));
@@ -788,10 +793,9 @@ wick_timeline_view_zoom_to_span (WickTimelineView *self, guint span)
   const WickSpan *s = &wick_document_get_spans (self->document, NULL)[span];
   ensure_scene (self);
   guint64 end = wick_timeline_index_span_end (wick_timeline_scene_get_index (self->scene), span);
-  guint64 width = MAX (end - s->start_ns, MIN_VISIBLE_NS);
-  guint64 margin = width / 10;
+  double width = MAX ((double)wick_time_sub (end, s->start_ns), MIN_VISIBLE_NS);
+  double margin = floor (width / 10);
   leave_follow (self);
   wick_selection_set_record (self->selection, WICK_RECORD_SPAN, span);
-  set_visible_clamped (self, (gint64)s->start_ns - (gint64)margin,
-                       (gint64)(s->start_ns + width + margin));
+  set_visible_clamped (self, (double)s->start_ns - margin, (double)s->start_ns + width + margin);
 }

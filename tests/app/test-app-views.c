@@ -11,6 +11,7 @@
 #include "ui/wick-palette.h"
 #include "ui/wick-render.h"
 #include "ui/wick-selection.h"
+#include "ui/wick-timeline-axis.h"
 #include "ui/wick-timeline-index.h"
 #include "ui/wick-timeline-scene.h"
 
@@ -557,6 +558,177 @@ test_selection (void)
   g_assert_cmpuint (b, ==, 8);
 }
 
+/* Times near 2^64 ns (issue 10 item 4): a root span lasting 2^64 - 616 ns,
+ * children, memory, device samples and intervals at the far end. Every view
+ * draws it, whole and zoomed into either end, with the pointer over it; a
+ * view whose time stepping wrapped around used to loop forever. */
+static const char *u64_trace
+  = META "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":600,\"span_kind\":"
+         "\"function\",\"measured\":true}\n"
+         "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"late\",\"start_"
+         "ns\":18446744073709550000,\"span_kind\":\"function\",\"step\":\"forward\"}\n"
+         "{\"kind\":\"memory\",\"timestamp_ns\":18446744073709550100,\"storage_id\":\"w\","
+         "\"tensor_id\":\"w\",\"span_id\":\"s2\",\"device\":\"cpu\",\"bytes\":4096,\"action\":"
+         "\"alloc\",\"shape\":[32,32],\"dtype\":\"f32\",\"category\":\"parameter\"}\n"
+         "{\"kind\":\"device_memory\",\"timestamp_ns\":18446744073709550200,\"device\":\"cpu\","
+         "\"used_bytes\":8192,\"reserved_bytes\":16384,\"capacity_bytes\":1048576}\n"
+         "{\"kind\":\"device_interval\",\"span_id\":\"s2\",\"device\":\"cpu\",\"stream_id\":\"0\","
+         "\"clock_id\":\"host\",\"backend\":\"cpu\",\"start_ns\":18446744073709550300,"
+         "\"duration_ns\":1000}\n"
+         "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":1500}\n"
+         "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":18446744073709551000}\n"
+         "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":18446744073709551615}";
+
+static void
+draw_u64_views (void)
+{
+  g_autoptr (WickDocument) document = app_test_document_from_text (u64_trace);
+  guint n_spans;
+  wick_document_get_spans (document, &n_spans);
+  g_assert_cmpuint (n_spans, ==, 2);
+  const guint64 ranges[][2] = {
+    { 0, 0 },
+    { G_MAXUINT64 - 1000, G_MAXUINT64 },
+    { G_MAXUINT64 - 3000, G_MAXUINT64 - 1000 },
+    { 0, 2000 },
+    { 1, G_MAXUINT64 },
+  };
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  cairo_t *cr = cairo_create (surface);
+  for (guint v = WICK_RENDER_TIMELINE; v <= WICK_RENDER_HEALTH; v++)
+    for (guint r = 0; r < G_N_ELEMENTS (ranges); r++)
+      {
+        WickRenderOptions options = { v, 900, 500, ranges[r][0], ranges[r][1], r % 2 == 1 };
+        wick_render_draw (document, &options, cr);
+      }
+
+  /* The pieces a window draws besides: hover line and cursor label,
+   * selection, overview, memory readout. */
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  g_autoptr (WickMemoryChart) chart = wick_memory_chart_new (document);
+  for (guint r = 1; r < G_N_ELEMENTS (ranges); r++)
+    {
+      WickTimelineViewport view = { .start_ns = ranges[r][0],
+                                    .end_ns = ranges[r][1],
+                                    .width = 900,
+                                    .height = 500,
+                                    .hover_x = 700,
+                                    .selected_type = WICK_RECORD_SPAN,
+                                    .selected_index = 1,
+                                    .range_start = ranges[r][0],
+                                    .range_end = ranges[r][1] };
+      wick_timeline_scene_draw (scene, cr, &view);
+      g_autofree char *label = wick_timeline_scene_cursor_label (scene, &view, 700);
+      g_assert_nonnull (label);
+      gint64 index;
+      wick_timeline_scene_hit (scene, &view, 700, 60, &index);
+      g_assert_cmpuint (wick_timeline_viewport_x_to_time (&view, 1e30), ==, G_MAXUINT64);
+      WickTimelineViewport full = view;
+      wick_timeline_scene_get_extent (scene, &full.start_ns, &full.end_ns);
+      full.height = 60;
+      wick_timeline_scene_draw_overview (scene, cr, &full, view.start_ns, view.end_ns);
+      WickMemoryViewport mem = { .start_ns = ranges[r][0],
+                                 .end_ns = ranges[r][1],
+                                 .origin_ns = 600,
+                                 .width = 900,
+                                 .height = 500,
+                                 .hover_x = 500,
+                                 .range_start = ranges[r][0],
+                                 .range_end = ranges[r][1] };
+      wick_memory_chart_draw (chart, cr, &mem);
+      wick_memory_chart_event_at (chart, &mem, 500, 200);
+    }
+  cairo_destroy (cr);
+  g_assert_cmpint (cairo_surface_status (surface), ==, CAIRO_STATUS_SUCCESS);
+  cairo_surface_destroy (surface);
+}
+
+static void
+test_u64_times (void)
+{
+  /* In a child with a deadline, so a view that loops fails the test instead
+   * of hanging it. */
+  if (g_test_subprocess ())
+    {
+      draw_u64_views ();
+      return;
+    }
+  g_test_trap_subprocess (NULL, 20 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
+static void
+test_time_labels (void)
+{
+  struct
+  {
+    guint64 ns, step, unit;
+    const char *label;
+  } cases[] = {
+    /* The unit follows the magnitude, never "31000 ms". */
+    { G_GUINT64_CONSTANT (31000000000), 1000000, G_GUINT64_CONSTANT (31000000000), "31.000 s" },
+    { G_GUINT64_CONSTANT (31002000000), 2000000, G_GUINT64_CONSTANT (31010000000), "31.002 s" },
+    { G_GUINT64_CONSTANT (31000500000), 500000, G_GUINT64_CONSTANT (31010000000), "31.0005 s" },
+    { 200000000, 200000000, 1000000000, "0.2 s" },
+    { 2000000000, 1000000000, 9000000000, "2 s" },
+    { 0, 100000000, 900000000, "0 ms" },
+    { 500000000, 100000000, 900000000, "500 ms" },
+    { 1500, 500, 9000, "1.5 µs" },
+    { 12, 2, 900, "12 ns" },
+    /* Exact digits: 1 ns steps at 4.000000001 s. */
+    { G_GUINT64_CONSTANT (4000000001), 1, G_GUINT64_CONSTANT (4000000005), "4.000000001 s" },
+    { G_MAXUINT64, 1, G_MAXUINT64, "18446744073.709551615 s" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *label
+        = wick_format_time_label_in (cases[i].ns, cases[i].step, cases[i].unit);
+      g_assert_cmpstr (label, ==, cases[i].label);
+    }
+  g_autofree char *plain = wick_format_time_label (G_GUINT64_CONSTANT (31000000000), 1000000);
+  g_assert_cmpstr (plain, ==, "31.000 s");
+
+  /* Tick walks end at saturation, at the range's end and at their cap. */
+  WickTimeTicks ticks;
+  guint64 rel, n = 0;
+  wick_time_ticks_init (&ticks, 600, 0, G_MAXUINT64, G_GUINT64_CONSTANT (5000000000000000000), 100);
+  while (wick_time_ticks_next (&ticks, &rel))
+    n++;
+  g_assert_cmpuint (n, ==, 4);
+  wick_time_ticks_init (&ticks, 0, 0, G_MAXUINT64, 1, 50);
+  for (n = 0; wick_time_ticks_next (&ticks, &rel);)
+    n++;
+  g_assert_cmpuint (n, ==, 50);
+  g_assert_cmpuint (wick_time_axis_step (1e30, 90), ==, G_GUINT64_CONSTANT (10000000000000000000));
+  g_assert_cmpuint (wick_time_axis_step (1, 90), ==, 100);
+  g_assert_cmpuint (wick_time_add (G_MAXUINT64 - 1, 5), ==, G_MAXUINT64);
+  g_assert_cmpuint (wick_time_sub (3, 5), ==, 0);
+  g_assert_cmpuint (wick_time_from_double (1e30), ==, G_MAXUINT64);
+  g_assert_cmpuint (wick_time_from_double (-5), ==, 0);
+}
+
+static void
+test_cursor_label (void)
+{
+  /* 31 s into a trace, zoomed to 1 µs a pixel: the label is the pointer's
+   * time to the microsecond, in seconds. */
+  g_autoptr (WickDocument) document = app_test_document_from_text (nested_trace);
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  guint64 origin, end;
+  wick_timeline_scene_get_extent (scene, &origin, &end);
+  WickTimelineViewport view = { .start_ns = origin + G_GUINT64_CONSTANT (31000000000),
+                                .width = WICK_TIMELINE_GUTTER + 1000,
+                                .height = 300 };
+  view.end_ns = view.start_ns + 1000 * 1000;
+  g_autofree char *a = wick_timeline_scene_cursor_label (scene, &view, WICK_TIMELINE_GUTTER + 250);
+  g_assert_cmpstr (a, ==, "31.000250 s");
+  /* Zoomed to 10 ns a pixel near the start: nanoseconds, in µs. */
+  view.start_ns = origin;
+  view.end_ns = origin + 10000;
+  g_autofree char *b = wick_timeline_scene_cursor_label (scene, &view, WICK_TIMELINE_GUTTER + 123);
+  g_assert_cmpstr (b, ==, "1.23 µs");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -573,5 +745,8 @@ main (int argc, char **argv)
   g_test_add_func ("/views/memory/two-devices", test_memory_two_devices);
   g_test_add_func ("/views/render/formats", test_render_formats);
   g_test_add_func ("/views/render/cli", test_render_cli);
+  g_test_add_func ("/views/render/u64-times", test_u64_times);
+  g_test_add_func ("/views/format/time-labels", test_time_labels);
+  g_test_add_func ("/views/timeline/cursor-label", test_cursor_label);
   return g_test_run ();
 }
