@@ -18,6 +18,7 @@ int wick_trace_check (int argc, char **argv);
 int wick_trace_summary (int argc, char **argv);
 int wick_trace_convert (int argc, char **argv);
 int wick_trace_render (int argc, char **argv);
+int wick_trace_compare (int argc, char **argv);
 int wick_trace_sessions (int argc, char **argv);
 int wick_trace_attach (int argc, char **argv);
 int wick_trace_control (int argc, char **argv);

@@ -24,6 +24,9 @@ static const WickTraceCommand commands[] = {
 #ifdef WICK_TRACE_HAVE_CONVERT
   { "convert", wick_trace_convert, "convert [--strict|--chrome] FILE --output OUT   rewrite a trace" },
 #endif
+#ifdef WICK_TRACE_HAVE_COMPARE
+  { "compare", wick_trace_compare, "compare [--json] [--allow-mismatch] A B | --cohort A... -- B...   what changed" },
+#endif
 #ifdef WICK_TRACE_HAVE_RENDER
   { "render", wick_trace_render, "render --view V --output FILE [--size WxH] [--range A:B] TRACE" },
 #endif

@@ -1,0 +1,476 @@
+/* test-model-compare.c — comparisons with known answers: synthetic training
+ * runs of one workload with noise, one op made slower, a span removed, an
+ * identity mismatch, cohorts, and `wick-trace compare` itself. */
+#include "config.h"
+
+#include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <sys/wait.h>
+
+#include "model-test-util.h"
+#include "wick-compare.h"
+
+static const char *wick_trace_path;
+
+typedef struct
+{
+  guint64 seed;
+  guint n_steps;
+  const char *slow_name; /* op span made slower, NULL for none */
+  double slow_factor;
+  const char *precision;
+  gboolean without_softmax;
+  double noise; /* sigma of the per-occurrence log-normal noise */
+} Workload;
+
+typedef struct
+{
+  guint64 state;
+} Gen;
+
+static double
+gen_uniform (Gen *g)
+{
+  g->state = g->state * G_GUINT64_CONSTANT (6364136223846793005) + G_GUINT64_CONSTANT (1442695040888963407);
+  return ((g->state >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double
+gen_normal (Gen *g)
+{
+  double u1 = gen_uniform (g), u2 = gen_uniform (g);
+  return sqrt (-2 * log (u1)) * cos (2 * G_PI * u2);
+}
+
+typedef struct
+{
+  GString *text;
+  guint next_id;
+  guint64 t;
+  Gen gen;
+  const Workload *w;
+} Builder;
+
+static void
+feed (Builder *b, const char *line)
+{
+  g_string_append (b->text, line);
+  g_string_append_c (b->text, '\n');
+}
+
+static guint
+span_start (Builder *b, const char *name, guint parent, const char *kind, const char *step)
+{
+  guint id = ++b->next_id;
+  g_autofree char *line = g_strdup_printf (
+    "{\"kind\":\"span_start\",\"id\":\"s%u\",\"parent_id\":\"s%u\",\"name\":\"%s\","
+    "\"start_ns\":%" G_GUINT64_FORMAT ",\"span_kind\":\"%s\"%s%s%s}",
+    id, parent, name, b->t, kind, step ? ",\"step\":\"" : "", step ? step : "", step ? "\"" : "");
+  feed (b, line);
+  return id;
+}
+
+static void
+span_end (Builder *b, guint id, guint64 start)
+{
+  g_autofree char *line = g_strdup_printf (
+    "{\"kind\":\"span_end\",\"id\":\"s%u\",\"duration_ns\":%" G_GUINT64_FORMAT "}", id,
+    b->t - start);
+  feed (b, line);
+}
+
+/* An op span of about @base_ns, noisy, with its op record. */
+static void
+op (Builder *b, const char *name, guint parent, double base_ns, double step_factor)
+{
+  guint64 start = b->t;
+  double factor = b->w->slow_name && strcmp (name, b->w->slow_name) == 0 ? b->w->slow_factor : 1;
+  guint64 duration = (guint64) (base_ns * factor * step_factor * exp (b->w->noise * gen_normal (&b->gen)));
+  guint id = span_start (b, name, parent, "op", NULL);
+  g_autofree char *record = NULL;
+
+  b->t += duration;
+  record = g_strdup_printf ("{\"kind\":\"op\",\"span_id\":\"s%u\",\"op_name\":\"%s\",\"shape\":[64],"
+                            "\"dtype\":\"f32\",\"device\":\"cpu\",\"duration_ns\":%" G_GUINT64_FORMAT
+                            ",\"timestamp_ns\":%" G_GUINT64_FORMAT ",\"input_dense_bytes\":256}",
+                            id, name, duration, start);
+  feed (b, record);
+  b->t += 100;
+  span_end (b, id, start);
+}
+
+/* The run as candle-graph JSONL text. */
+static char *
+make_run_text (const Workload *w)
+{
+  Builder b = { g_string_new (NULL), 1, 0, { w->seed * 2654435761u + 17 }, w };
+  g_autofree char *identity = g_strdup_printf (
+    "\"comparison_identity\":{\"workload_id\":\"mlp\",\"model_id\":\"m\",\"config_id\":\"c\","
+    "\"data_id\":\"d\",\"seed_policy\":\"fixed\",\"physical_batch\":64,\"accumulation_steps\":1,"
+    "\"precision\":\"%s\",\"device_state\":\"idle\"},\"tags\":{}",
+    w->precision ? w->precision : "bf16");
+  g_autofree char *meta = meta_with ("\"tags\":{}", identity);
+  g_autofree char *end = NULL;
+  g_autofree char *terminal = NULL;
+
+  feed (&b, meta);
+  feed (&b, "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"demo\",\"start_ns\":0,"
+            "\"span_kind\":\"function\",\"measured\":true}");
+  b.t = 1000;
+  for (guint k = 0; k < w->n_steps; k++)
+    {
+      double step_factor = exp (0.02 * gen_normal (&b.gen));
+      guint64 s0 = b.t, f0, k0;
+      guint step = span_start (&b, "train_step", 1, "function", NULL), fwd, bwd;
+
+      b.t += 200;
+      f0 = b.t;
+      fwd = span_start (&b, "forward", step, "function", "forward");
+      op (&b, "matmul", fwd, 40000, step_factor);
+      op (&b, "relu", fwd, 8000, step_factor);
+      op (&b, "matmul", fwd, 40000, step_factor);
+      if (!w->without_softmax)
+        op (&b, "softmax", fwd, 12000, step_factor);
+      span_end (&b, fwd, f0);
+      k0 = b.t;
+      bwd = span_start (&b, "backward", step, "function", "backward");
+      op (&b, "matmul_grad", bwd, 80000, step_factor);
+      op (&b, "relu_grad", bwd, 9000, step_factor);
+      op (&b, "matmul_grad", bwd, 80000, step_factor);
+      span_end (&b, bwd, k0);
+      b.t += 300;
+      span_end (&b, step, s0);
+    }
+  end = g_strdup_printf ("{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%" G_GUINT64_FORMAT "}",
+                         b.t);
+  feed (&b, end);
+  terminal = g_strdup_printf ("{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%"
+                              G_GUINT64_FORMAT "}", b.t);
+  feed (&b, terminal);
+  return g_string_free (b.text, FALSE);
+}
+
+static WickDocument *
+make_run (const Workload *w)
+{
+  g_autofree char *text = make_run_text (w);
+  WickDocument *doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  char *line = text, *nl;
+
+  while ((nl = strchr (line, '\n')) != NULL)
+    {
+      g_assert_true (wick_document_feed_line (doc, line, nl - line, &error));
+      line = nl + 1;
+    }
+  g_assert_true (wick_document_finish (doc, &error));
+  g_assert_no_error (error);
+  g_assert_true (wick_document_get_structurally_valid (doc));
+  return doc;
+}
+
+static const WickCompareEntry *
+find_entry (const WickComparison *c, WickCompareKind kind, const char *name)
+{
+  for (guint i = 0; i < c->entries->len; i++)
+    {
+      const WickCompareEntry *e = &g_array_index (c->entries, WickCompareEntry, i);
+      if (e->kind == kind && strcmp (e->name, name) == 0)
+        return e;
+    }
+  return NULL;
+}
+
+static WickComparison *
+compare_pair (WickDocument *a, WickDocument *b, guint resamples)
+{
+  WickCompareOptions options = { FALSE, resamples, 0, -1 };
+  g_autoptr (GError) error = NULL;
+  WickComparison *c = wick_comparison_new (&a, 1, &b, 1, &options, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (c);
+  return c;
+}
+
+/* Two runs of one workload: nothing significant, over many seeds; the
+ * per-name 95% interval excludes 1 about 5% of the time. */
+static void
+test_noise_only (void)
+{
+  guint names = 0, excluded = 0, pairs_flagged = 0;
+  const guint n_pairs = 40;
+
+  for (guint p = 0; p < n_pairs; p++)
+    {
+      Workload wa = { 1000 + 2 * p, 32, NULL, 1, NULL, FALSE, 0.10 };
+      Workload wb = wa;
+      g_autoptr (WickDocument) a = NULL;
+      g_autoptr (WickDocument) b = NULL;
+      g_autoptr (WickComparison) c = NULL;
+
+      wb.seed = wa.seed + 1;
+      a = make_run (&wa);
+      b = make_run (&wb);
+      c = compare_pair (a, b, 1000);
+      g_assert_true (c->identity_match);
+      for (guint i = 0; i < c->entries->len; i++)
+        {
+          const WickCompareEntry *e = &g_array_index (c->entries, WickCompareEntry, i);
+          if (!e->testable)
+            continue;
+          names++;
+          excluded += e->ci95_low > 1 || e->ci95_high < 1;
+        }
+      pairs_flagged += c->n_significant > 0;
+    }
+  g_test_message ("noise only: %u of %u per-name intervals exclude 1 (%.1f%%); %u of %u pairs "
+                  "flag anything",
+                  excluded, names, 100.0 * excluded / names, pairs_flagged, n_pairs);
+  g_assert_cmpuint (names, >=, n_pairs * 10);
+  /* nominal 5%; a percentile bootstrap over 32 steps runs a little narrow */
+  g_assert_cmpfloat ((double) excluded / names, <=, 0.12);
+  g_assert_cmpfloat ((double) excluded / names, >=, 0.01);
+  /* Bonferroni and the minimum change keep the family-wise rate under 5% */
+  g_assert_cmpuint (pairs_flagged, <=, n_pairs / 20);
+}
+
+static gboolean
+contains_relu (const char *name)
+{
+  /* relu and the spans that contain it */
+  return strcmp (name, "relu") == 0 || strcmp (name, "forward") == 0
+         || strcmp (name, "train_step") == 0 || strcmp (name, "demo") == 0;
+}
+
+static void
+test_one_op_slower (void)
+{
+  Workload wa = { 7, 24, NULL, 1, NULL, FALSE, 0.10 };
+  Workload wb = { 8, 24, "relu", 1.30, NULL, FALSE, 0.10 };
+  g_autoptr (WickDocument) a = make_run (&wa);
+  g_autoptr (WickDocument) b = make_run (&wb);
+  g_autoptr (WickComparison) c = compare_pair (a, b, 0);
+  const WickCompareEntry *relu = find_entry (c, WICK_COMPARE_SPAN, "relu");
+  const WickCompareEntry *relu_op = find_entry (c, WICK_COMPARE_OP, "relu");
+  const WickCompareEntry *matmul = find_entry (c, WICK_COMPARE_SPAN, "matmul");
+  const WickCompareEntry *relu_grad = find_entry (c, WICK_COMPARE_SPAN, "relu_grad");
+
+  g_assert_nonnull (relu);
+  g_assert_true (relu->significant);
+  g_assert_cmpfloat (relu->ci95_low, >, 1.0);
+  g_assert_cmpfloat (relu->ratio, >, 1.2);
+  g_assert_true (relu_op && relu_op->significant);
+  g_assert_true (matmul && !matmul->significant);
+  g_assert_true (relu_grad && !relu_grad->significant);
+  g_assert_cmpfloat (relu_grad->ci95_low, <, 1.0);
+  for (guint i = 0; i < c->entries->len; i++)
+    {
+      const WickCompareEntry *e = &g_array_index (c->entries, WickCompareEntry, i);
+      if (e->significant)
+        g_assert_true (contains_relu (e->name));
+    }
+  /* sorted: significant first */
+  g_assert_true (g_array_index (c->entries, WickCompareEntry, 0).significant);
+  /* steps found and counted */
+  g_assert_cmpuint (((WickCompareRun *) c->runs_a->pdata[0])->steps->len, ==, 24);
+  g_assert_cmpfloat (relu->count_per_step_a, ==, 1.0);
+}
+
+static void
+test_removed_span (void)
+{
+  Workload wa = { 11, 16, NULL, 1, NULL, FALSE, 0.05 };
+  Workload wb = { 12, 16, NULL, 1, NULL, TRUE, 0.05 };
+  g_autoptr (WickDocument) a = make_run (&wa);
+  g_autoptr (WickDocument) b = make_run (&wb);
+  g_autoptr (WickComparison) c = compare_pair (a, b, 0);
+  const WickCompareEntry *softmax = find_entry (c, WICK_COMPARE_SPAN, "softmax");
+
+  g_assert_nonnull (softmax);
+  g_assert_cmpint (softmax->status, ==, WICK_COMPARE_REMOVED);
+  g_assert_cmpuint (softmax->count_a, ==, 16);
+  g_assert_cmpuint (softmax->count_b, ==, 0);
+  g_assert_false (softmax->significant);
+  /* swapped, it is added */
+  {
+    g_autoptr (WickComparison) d = compare_pair (b, a, 0);
+    g_assert_cmpint (find_entry (d, WICK_COMPARE_SPAN, "softmax")->status, ==, WICK_COMPARE_ADDED);
+  }
+}
+
+static void
+test_identity_mismatch (void)
+{
+  Workload wa = { 21, 8, NULL, 1, "bf16", FALSE, 0.05 };
+  Workload wb = { 22, 8, NULL, 1, "f32", FALSE, 0.05 };
+  g_autoptr (WickDocument) a = make_run (&wa);
+  g_autoptr (WickDocument) b = make_run (&wb);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickComparison) refused = wick_comparison_new (&a, 1, &b, 1, NULL, &error);
+  WickCompareOptions anyway = { TRUE, 200, 0, -1 };
+  g_autoptr (WickComparison) c = NULL;
+
+  g_assert_null (refused);
+  g_assert_error (error, WICK_COMPARE_ERROR, WICK_COMPARE_ERROR_MISMATCH);
+  g_assert_nonnull (strstr (error->message, "precision: bf16 vs f32"));
+  c = wick_comparison_new (&a, 1, &b, 1, &anyway, NULL);
+  g_assert_nonnull (c);
+  g_assert_false (c->identity_match);
+  g_assert_cmpuint (c->differences->len, ==, 1);
+  g_assert_cmpstr (((WickCompareDifference *) c->differences->pdata[0])->field, ==, "precision");
+}
+
+static void
+test_cohorts (void)
+{
+  WickDocument *a[3], *b[3];
+  g_autoptr (WickComparison) c = NULL;
+  const WickCompareEntry *relu;
+
+  for (guint i = 0; i < 3; i++)
+    {
+      Workload wa = { 100 + i, 12, NULL, 1, NULL, FALSE, 0.10 };
+      Workload wb = { 200 + i, 12, "relu", 1.30, NULL, FALSE, 0.10 };
+      a[i] = make_run (&wa);
+      b[i] = make_run (&wb);
+    }
+  c = wick_comparison_new (a, 3, b, 3, NULL, NULL);
+  g_assert_nonnull (c);
+  relu = find_entry (c, WICK_COMPARE_SPAN, "relu");
+  g_assert_true (relu->significant);
+  g_assert_cmpuint (relu->count_a, ==, 36);
+  g_assert_cmpfloat (relu->count_per_run_a, ==, 12);
+  g_assert_cmpuint (c->runs_a->len, ==, 3);
+  for (guint i = 0; i < c->entries->len; i++)
+    {
+      const WickCompareEntry *e = &g_array_index (c->entries, WickCompareEntry, i);
+      if (e->significant)
+        g_assert_true (contains_relu (e->name));
+    }
+  for (guint i = 0; i < 3; i++)
+    {
+      g_object_unref (a[i]);
+      g_object_unref (b[i]);
+    }
+}
+
+/* The same seed gives the same intervals: results are reproducible. */
+static void
+test_deterministic (void)
+{
+  Workload wa = { 31, 16, NULL, 1, NULL, FALSE, 0.1 };
+  Workload wb = { 32, 16, NULL, 1, NULL, FALSE, 0.1 };
+  g_autoptr (WickDocument) a = make_run (&wa);
+  g_autoptr (WickDocument) b = make_run (&wb);
+  g_autoptr (WickComparison) c1 = compare_pair (a, b, 300);
+  g_autoptr (WickComparison) c2 = compare_pair (a, b, 300);
+  g_autofree char *j1 = wick_comparison_to_json (c1);
+  g_autofree char *j2 = wick_comparison_to_json (c2);
+
+  g_assert_cmpstr (j1, ==, j2);
+}
+
+static void
+cli_run (const char *const *argv, int *status, char **out)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                               out, NULL, status, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_cli (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-compare-XXXXXX", NULL);
+  g_autofree char *pa = g_build_filename (dir, "a.jsonl", NULL);
+  g_autofree char *pb = g_build_filename (dir, "b.jsonl", NULL);
+  g_autofree char *pc = g_build_filename (dir, "c.jsonl", NULL);
+  g_autofree char *out = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *root;
+  JsonArray *spans;
+  int status;
+  const char *argv_json[] = { wick_trace_path, "compare", "--json", pa, pb, NULL };
+  const char *argv_same[] = { wick_trace_path, "compare", pa, pa, NULL };
+  const char *argv_mismatch[] = { wick_trace_path, "compare", "--json", pa, pc, NULL };
+  const char *argv_usage[] = { wick_trace_path, "compare", pa, NULL };
+  gboolean relu_flagged = FALSE;
+
+  if (wick_trace_path == NULL)
+    {
+      g_test_skip ("no wick-trace path given");
+      return;
+    }
+  {
+    Workload w[3] = { { 41, 20, NULL, 1, NULL, FALSE, 0.1 },
+                      { 42, 20, "relu", 1.3, NULL, FALSE, 0.1 },
+                      { 43, 20, NULL, 1, "f32", FALSE, 0.1 } };
+    const char *paths[3] = { pa, pb, pc };
+    for (guint i = 0; i < 3; i++)
+      {
+        g_autofree char *text = make_run_text (&w[i]);
+        g_assert_true (g_file_set_contents (paths[i], text, -1, NULL));
+      }
+  }
+
+  cli_run (argv_json, &status, &out);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 1);
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  root = json_node_get_object (json_parser_get_root (parser));
+  g_assert_true (json_object_get_boolean_member (json_object_get_object_member (root, "identity"),
+                                                 "match"));
+  spans = json_object_get_array_member (root, "spans");
+  for (guint i = 0; i < json_array_get_length (spans); i++)
+    {
+      JsonObject *e = json_array_get_object_element (spans, i);
+      const char *name = json_object_get_string_member (e, "name");
+      g_assert_true (json_object_has_member (e, "ci95_low"));
+      g_assert_true (json_object_has_member (e, "count_a"));
+      if (json_object_get_boolean_member (e, "significant"))
+        {
+          g_assert_true (contains_relu (name));
+          relu_flagged |= strcmp (name, "relu") == 0;
+        }
+    }
+  g_assert_true (relu_flagged);
+  g_assert_true (json_object_has_member (root, "memory"));
+  g_assert_true (json_object_has_member (root, "gradients"));
+  g_assert_true (json_object_has_member (root, "health"));
+  g_clear_pointer (&out, g_free);
+
+  cli_run (argv_same, &status, &out);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_clear_pointer (&out, g_free);
+
+  cli_run (argv_mismatch, &status, &out);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 3);
+  g_assert_nonnull (strstr (out, "\"field\":\"precision\""));
+  g_clear_pointer (&out, g_free);
+
+  cli_run (argv_usage, &status, &out);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 3);
+
+  g_unlink (pa);
+  g_unlink (pb);
+  g_unlink (pc);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  if (argc > 1)
+    wick_trace_path = argv[1];
+  g_test_add_func ("/compare/noise-only", test_noise_only);
+  g_test_add_func ("/compare/one-op-slower", test_one_op_slower);
+  g_test_add_func ("/compare/removed-span", test_removed_span);
+  g_test_add_func ("/compare/identity-mismatch", test_identity_mismatch);
+  g_test_add_func ("/compare/cohorts", test_cohorts);
+  g_test_add_func ("/compare/deterministic", test_deterministic);
+  g_test_add_func ("/compare/cli", test_cli);
+  return g_test_run ();
+}
