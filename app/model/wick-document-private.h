@@ -69,6 +69,8 @@ struct _WickDocument
   guint n_record_values;
   guint64 record_hashes[32]; /* string hashes of its top-level fields */
 
+  struct _WickTracks *tracks; /* wick_document_get_tracks(), NULL until asked */
+
   /* analysis */
   GArray *health; /* WickHealthIssue */
   guint32 *spans_by_id;

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "wick-document-private.h"
+#include "wick-tracks-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -129,6 +130,7 @@ wick_document_finalize (GObject *object)
   WickDocument *self = WICK_DOCUMENT (object);
 
   wick_health_clear (self);
+  wick_tracks_free (self->tracks);
   g_free (self->path);
   wick_string_pool_free (self->pool);
   g_array_unref (self->spans);

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "wick-document-private.h"
+#include "wick-tracks-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -242,6 +243,12 @@ resolve_hierarchy (WickDocument *doc)
     }
   g_free (parent);
   return state;
+}
+
+void
+wick_document_resolve_hierarchy (WickDocument *self)
+{
+  g_free (resolve_hierarchy (self));
 }
 
 static void

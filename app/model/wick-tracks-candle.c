@@ -1,0 +1,259 @@
+/* wick-tracks-candle.c — a candle-graph document on the track model.
+ *
+ * One process (pid 0, named after the meta's entrypoint). Host spans go on
+ * the slices track of the thread that recorded them: a span_start carrying
+ * "wick_thread": N (libwick's extension mode) goes on thread N, named from
+ * its {"kind":"wick_thread",...} record; a span without it goes on one
+ * "host" thread track, as a strict trace/10 file has no thread identity. A
+ * span's row on its track is its depth counted from its nearest ancestor on
+ * another track (its depth when all are on one thread), so open spans of a
+ * cut-off trace keep their depths: parents are resolved whether or not the
+ * document finished.
+ *
+ * Device intervals go on one device track per (device, stream_id), named
+ * after their span's first op (the span's name when it has no op). Memory:
+ * one counter per device with the live bytes of all categories after each
+ * memory event (the Memory view's total), and one per device_memory field
+ * present (used, reserved, capacity, free), as the Memory view reads them.
+ * Unknown wick_ extension records are counted as skipped.
+ */
+#include "config.h"
+
+#include "wick-tracks-private.h"
+#include "wick-memory-series.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+typedef struct
+{
+  guint32 number; /* wick_thread N */
+  gint64 os_tid;
+  char *name;
+} ThreadRecord;
+
+static void
+thread_record_clear (gpointer p)
+{
+  g_free (((ThreadRecord *)p)->name);
+}
+
+static GArray *
+read_thread_records (WickDocument *doc, WickTracks *self)
+{
+  GArray *records = g_array_new (FALSE, TRUE, sizeof (ThreadRecord));
+  g_array_set_clear_func (records, thread_record_clear);
+  guint n;
+  const WickExtensionRecord *ext = wick_document_get_extensions (doc, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      const char *kind = wick_document_str (doc, ext[i].kind);
+      if (strcmp (kind, "wick_thread") != 0)
+        {
+          g_autofree char *construct = g_strdup_printf ("record %s", kind);
+          wick_tracks_skip (self, construct, 1);
+          continue;
+        }
+      g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+      if (!json_parser_load_from_data (parser, wick_document_str (doc, ext[i].json),
+                                       (gssize)wick_document_str_len (doc, ext[i].json), NULL))
+        {
+          wick_tracks_skip (self, "wick_thread record not JSON", 1);
+          continue;
+        }
+      JsonNode *root = json_parser_get_root (parser);
+      JsonObject *o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+      JsonNode *number = o ? json_object_get_member (o, "thread") : NULL;
+      if (number == NULL || json_node_get_value_type (number) != G_TYPE_INT64
+          || json_node_get_int (number) <= 0 || json_node_get_int (number) > G_MAXUINT16)
+        {
+          wick_tracks_skip (self, "wick_thread record without a thread number", 1);
+          continue;
+        }
+      ThreadRecord r = { (guint32)json_node_get_int (number), 0, NULL };
+      JsonNode *tid = json_object_get_member (o, "os_tid");
+      if (tid != NULL && json_node_get_value_type (tid) == G_TYPE_INT64)
+        r.os_tid = json_node_get_int (tid);
+      else
+        r.os_tid = r.number;
+      JsonNode *name = json_object_get_member (o, "name");
+      if (name != NULL && json_node_get_value_type (name) == G_TYPE_STRING)
+        r.name = g_strdup (json_node_get_string (name));
+      g_array_append_val (records, r);
+    }
+  return records;
+}
+
+static WickStr
+intern (WickTracks *self, const char *s)
+{
+  return wick_tracks_intern (self, s, strlen (s));
+}
+
+void
+wick_tracks_build_candle_graph (WickTracks *self)
+{
+  WickDocument *doc = wick_tracks_get_document (self);
+  guint n_spans;
+  wick_document_resolve_hierarchy (doc);
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+
+  guint32 process = wick_tracks_add_process (self, 0);
+  const char *entrypoint = wick_document_get_entrypoint (doc);
+  wick_tracks_set_process_name (self, process,
+                                intern (self, entrypoint && *entrypoint ? entrypoint : "host"));
+
+  /* Threads: numbered by wick_thread records; 0 is the host thread. */
+  g_autoptr (GArray) records = read_thread_records (doc, self);
+  g_autoptr (GHashTable) by_number = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (guint i = 0; i < records->len; i++)
+    {
+      const ThreadRecord *r = &g_array_index (records, ThreadRecord, i);
+      if (g_hash_table_contains (by_number, GUINT_TO_POINTER (r->number)))
+        continue;
+      guint32 thread = wick_tracks_add_thread (self, process, r->os_tid);
+      g_autofree char *fallback = g_strdup_printf ("thread %u", r->number);
+      wick_tracks_set_thread_name (self, thread, intern (self, r->name ? r->name : fallback));
+      wick_tracks_set_thread_sort_index (self, thread, (gint32)r->number);
+      g_hash_table_insert (by_number, GUINT_TO_POINTER (r->number), GUINT_TO_POINTER (thread + 1));
+    }
+
+  guint32 host_track = G_MAXUINT32;
+  guint32 *track_of = g_new (guint32, MAX (n_spans, 1));
+  gboolean several = FALSE;
+  for (guint i = 0; i < n_spans; i++)
+    {
+      guint32 number = spans[i].thread;
+      guint32 thread_plus_1
+        = number ? GPOINTER_TO_UINT (g_hash_table_lookup (by_number, GUINT_TO_POINTER (number))) : 0;
+      guint32 track;
+      if (number != 0 && thread_plus_1 == 0)
+        {
+          /* A thread number without its record: still its own thread. */
+          guint32 thread = wick_tracks_add_thread (self, process, number);
+          g_autofree char *name = g_strdup_printf ("thread %u", number);
+          wick_tracks_set_thread_name (self, thread, intern (self, name));
+          wick_tracks_set_thread_sort_index (self, thread, (gint32)number);
+          g_hash_table_insert (by_number, GUINT_TO_POINTER (number), GUINT_TO_POINTER (thread + 1));
+          thread_plus_1 = thread + 1;
+        }
+      if (thread_plus_1)
+        track = wick_tracks_thread_slices_track (self, thread_plus_1 - 1);
+      else
+        {
+          if (host_track == G_MAXUINT32)
+            {
+              guint32 thread = wick_tracks_add_thread (self, process, 0);
+              wick_tracks_set_thread_name (self, thread, intern (self, "host"));
+              host_track = wick_tracks_thread_slices_track (self, thread);
+            }
+          track = host_track;
+        }
+      several |= i > 0 && track != track_of[0];
+      track_of[i] = track;
+    }
+
+  /* Rows: depth below the nearest ancestor on another track. Parents are
+   * resolved (acyclic), so each walk ends; rows are memoised. */
+  if (!several)
+    for (guint i = 0; i < n_spans; i++)
+      wick_tracks_place_span (self, i, track_of[i], spans[i].depth);
+  else
+    {
+      guint16 *row = g_new (guint16, n_spans);
+      guint8 *done = g_new0 (guint8, n_spans);
+      g_autoptr (GArray) walk = g_array_new (FALSE, FALSE, sizeof (guint32));
+      for (guint i = 0; i < n_spans; i++)
+        {
+          guint32 j = i;
+          g_array_set_size (walk, 0);
+          while (!done[j])
+            {
+              gint32 p = spans[j].parent;
+              if (p < 0 || track_of[p] != track_of[j])
+                {
+                  row[j] = 0;
+                  done[j] = 1;
+                  break;
+                }
+              g_array_append_val (walk, j);
+              j = (guint32)p;
+            }
+          for (gint k = (gint)walk->len - 1; k >= 0; k--)
+            {
+              guint32 s = g_array_index (walk, guint32, k);
+              row[s] = (guint16)MIN (row[spans[s].parent] + 1u, G_MAXUINT16);
+              done[s] = 1;
+            }
+        }
+      for (guint i = 0; i < n_spans; i++)
+        wick_tracks_place_span (self, i, track_of[i], row[i]);
+      g_free (row);
+      g_free (done);
+    }
+  g_free (track_of);
+
+  /* Device intervals, named after their span's first op. */
+  guint n_ops, n_intervals;
+  const WickOp *ops = wick_document_get_ops (doc, &n_ops);
+  const WickDeviceInterval *intervals = wick_document_get_device_intervals (doc, &n_intervals);
+  if (n_intervals > 0)
+    {
+      WickStr *op_of = g_new0 (WickStr, MAX (n_spans, 1));
+      for (guint i = 0; i < n_ops; i++)
+        if (ops[i].span >= 0 && op_of[ops[i].span] == 0)
+          op_of[ops[i].span] = ops[i].op_name;
+      for (guint i = 0; i < n_intervals; i++)
+        {
+          const WickDeviceInterval *d = &intervals[i];
+          guint32 track = wick_tracks_device_track (self, (gint32)process, d->device, d->stream_id, 0);
+          WickStr name = 0;
+          if (d->span >= 0)
+            name = op_of[d->span] ? op_of[d->span] : spans[d->span].name;
+          if (name == 0)
+            name = d->span_id;
+          wick_tracks_add_device_slice (self, track, (gint32)i, d->start_ns, d->duration_ns, name,
+                                        d->backend);
+        }
+      g_free (op_of);
+    }
+
+  /* Memory totals and device memory as counters. */
+  g_autoptr (GPtrArray) memory = wick_memory_series_build (doc);
+  for (guint s = 0; s < memory->len; s++)
+    {
+      const WickMemorySeries *series = g_ptr_array_index (memory, s);
+      g_autofree char *name
+        = g_strdup_printf ("memory %s", wick_document_str (doc, series->device));
+      guint32 track = wick_tracks_counter_track (self, (gint32)process, intern (self, name));
+      for (guint p = 0; p < series->points->len; p++)
+        {
+          const WickMemoryPoint *point = &g_array_index (series->points, WickMemoryPoint, p);
+          guint64 total = 0;
+          for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+            total += point->live[c];
+          wick_tracks_add_counter_sample (self, track, point->t_ns, (double)total);
+        }
+    }
+  g_autoptr (GPtrArray) device_memory = wick_device_memory_series_build (doc);
+  for (guint s = 0; s < device_memory->len; s++)
+    {
+      const WickDeviceMemorySeries *series = g_ptr_array_index (device_memory, s);
+      for (guint k = 0; k < WICK_N_DEVICE_SERIES; k++)
+        {
+          if (series->series[k]->len == 0)
+            continue;
+          g_autofree char *name
+            = g_strdup_printf ("device memory %s %s", wick_document_str (doc, series->device),
+                               wick_device_series_to_string ((WickDeviceSeriesKind)k));
+          guint32 track = wick_tracks_counter_track (self, (gint32)process, intern (self, name));
+          for (guint p = 0; p < series->series[k]->len; p++)
+            {
+              const WickSamplePoint *point = &g_array_index (series->series[k], WickSamplePoint, p);
+              wick_tracks_add_counter_sample (self, track, point->t_ns, (double)point->value);
+            }
+        }
+    }
+
+  wick_tracks_finish (self);
+}

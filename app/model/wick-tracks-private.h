@@ -1,0 +1,29 @@
+/* wick-tracks-private.h — the track model's internals shared by the model's
+ * files (the candle-graph track builder, the document). Not for the views. */
+#pragma once
+
+#include "wick-document-private.h"
+#include "wick-tracks.h"
+
+G_BEGIN_DECLS
+
+WickTracks *wick_tracks_new (WickDocument *document);
+void wick_tracks_free (WickTracks *self);
+
+/* Fills a reset model from a candle-graph document (wick-tracks-candle.c). */
+void wick_tracks_build_candle_graph (WickTracks *self);
+
+/* The slices track of @thread, created on first use. */
+guint32 wick_tracks_thread_slices_track (WickTracks *self, guint32 thread);
+/* Direct placement of existing document rows (candle-graph builder). */
+/* Puts span @span on slices track @track at @row (counted in its events). */
+void wick_tracks_place_span (WickTracks *self, guint32 span, guint32 track, guint16 row);
+void wick_tracks_add_device_slice (WickTracks *self, guint32 track, gint32 source, guint64 start,
+                                   guint64 duration, WickStr name, WickStr category);
+void wick_tracks_add_counter_sample (WickTracks *self, guint32 track, guint64 t, double value);
+
+/* Resolves every span's parent index and depth (candle-graph's parent walk,
+ * cycles cut), whether or not the document finished (wick-health.c). */
+void wick_document_resolve_hierarchy (WickDocument *self);
+
+G_END_DECLS

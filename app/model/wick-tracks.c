@@ -1,0 +1,2115 @@
+/* wick-tracks.c — the track model (see wick-tracks.h for the contract).
+ *
+ * Builder state lives in "pending" arrays until finish: slices per thread
+ * (B/E/X), async begin/end/instant, flow points and flow v2 bindings, since
+ * their matching needs timestamp order and a file need not be sorted. Counter
+ * samples, instants and device intervals are stored directly. Finish rebases
+ * times, matches, appends slices to the document's spans and indexes.
+ *
+ * The index of a row: its events sorted by start (a linear check first: rows
+ * built from a trace are almost always in order already; otherwise a stable
+ * LSD radix sort on start, linear in the row size, and ties ordered longer
+ * first), a prefix maximum of ends kept per block of 64 events (1/8 byte an
+ * event instead of 8), and the mipmap levels.
+ */
+#include "config.h"
+
+#include "wick-tracks-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#define BLOCK_SHIFT 6
+#define BLOCK (1u << BLOCK_SHIFT)
+
+typedef struct
+{
+  gint64 ts;
+  gint64 dur; /* >= 0 for X, PENDING_B, PENDING_E */
+  guint32 thread;
+  guint32 seq;
+  WickStr name, category, args;
+} PendingSlice;
+
+#define PENDING_B (-1)
+#define PENDING_E (-2)
+
+typedef struct
+{
+  gint64 ts;
+  gint32 process;
+  guint32 seq;
+  WickStr category, id, scope, name, args;
+  guint8 phase; /* 0 begin, 1 end, 2 instant */
+} PendingAsync;
+
+typedef struct
+{
+  gint64 ts;
+  guint32 thread;
+  guint32 seq;
+  WickStr category, name, id;
+  guint8 phase; /* WickFlowPhase */
+  gboolean bind_enclosing;
+} FlowPoint;
+
+typedef struct
+{
+  WickPendingSlice slice;
+  WickStr id;
+  gboolean flow_in, flow_out;
+} FlowBind;
+
+typedef struct
+{
+  guint32 kind;
+  gint32 a;
+  guint32 b, c;
+} TrackKey;
+
+typedef struct
+{
+  WickTrackRow pub;
+  guint64 *block_max; /* prefix max of ends at the end of each block */
+  WickTrackMip **levels;
+  guint *level_counts;
+} Row;
+
+typedef struct
+{
+  guint n_rows;
+  Row *rows;
+} TrackIndex;
+
+typedef struct
+{
+  guint64 key; /* kind << 32 | index */
+  guint32 flow;
+  guint32 outgoing; /* 1: the flow starts at this event */
+} FlowOfEvent;
+
+struct _WickTracks
+{
+  WickDocument *doc;
+  WickTraceFormat format;
+  gboolean finished;
+  gint64 origin;
+  guint64 start_ns, end_ns;
+  guint64 built_records; /* candle-graph: doc records when built, +1 */
+  gboolean built_finished;
+
+  GArray *processes, *threads, *tracks;
+  GArray *thread_slices, *thread_instants; /* guint32 per thread, G_MAXUINT32 none */
+  GArray *process_instants;                /* guint32 per process */
+  guint32 global_instants;
+  GHashTable *process_by_pid; /* gint64* -> index+1 */
+  GHashTable *thread_by_key;  /* TrackKey{0, process, tid lo, tid hi} -> index+1 */
+  GHashTable *track_by_key;   /* TrackKey -> index+1 */
+
+  GArray *pending, *pending_async, *flow_points, *flow_binds;
+  GArray *async, *counters, *instants, *device, *flows;
+  guint32 *pending_span; /* pending slice -> span index */
+  guint n_pending_span;
+
+  guint32 span_base;   /* first span added by the builder */
+  GArray *span_track;  /* guint32 per span (all spans of the document) */
+  GArray *span_row;    /* guint16 per span; NULL when row == depth */
+  GArray *span_args;   /* WickStr per span; NULL when none */
+  GArray *span_category;
+
+  GArray *skipped;      /* SkipEntry */
+  GHashTable *skip_map; /* name -> index+1 */
+
+  TrackIndex *index; /* per track */
+  guint64 base_ns;
+  guint base_shift;
+  GArray *display_order;
+  GArray *flows_by_event; /* FlowOfEvent sorted by key */
+};
+
+typedef struct
+{
+  char *name;
+  guint64 count;
+} SkipEntry;
+
+/* ---- keys ----------------------------------------------------------------- */
+
+static guint
+key_hash (gconstpointer p)
+{
+  const TrackKey *k = p;
+  guint64 h = ((guint64)k->kind * 0x9E3779B97F4A7C15ull) ^ ((guint64)(guint32)k->a << 1);
+  h = (h ^ k->b) * 0xff51afd7ed558ccdull;
+  h = (h ^ k->c) * 0xc4ceb9fe1a85ec53ull;
+  return (guint)(h ^ (h >> 32));
+}
+
+static gboolean
+key_equal (gconstpointer a, gconstpointer b)
+{
+  return memcmp (a, b, sizeof (TrackKey)) == 0;
+}
+
+static guint32
+key_lookup (GHashTable *table, guint32 kind, gint32 a, guint32 b, guint32 c)
+{
+  TrackKey key = { kind, a, b, c };
+  return GPOINTER_TO_UINT (g_hash_table_lookup (table, &key));
+}
+
+static void
+key_insert (GHashTable *table, guint32 kind, gint32 a, guint32 b, guint32 c, guint32 value)
+{
+  TrackKey *key = g_new (TrackKey, 1);
+  *key = (TrackKey){ kind, a, b, c };
+  g_hash_table_insert (table, key, GUINT_TO_POINTER (value + 1));
+}
+
+/* ---- lifetime ------------------------------------------------------------- */
+
+static void
+index_free (WickTracks *self)
+{
+  if (self->index == NULL)
+    return;
+  for (guint t = 0; t < self->tracks->len; t++)
+    {
+      TrackIndex *ti = &self->index[t];
+      for (guint r = 0; r < ti->n_rows; r++)
+        {
+          Row *row = &ti->rows[r];
+          g_free ((gpointer)row->pub.events);
+          g_free (row->block_max);
+          for (guint l = 0; l < row->pub.n_levels; l++)
+            g_free (row->levels[l]);
+          g_free (row->levels);
+          g_free (row->level_counts);
+        }
+      g_free (ti->rows);
+    }
+  g_clear_pointer (&self->index, g_free);
+}
+
+static void
+clear_arrays (WickTracks *self)
+{
+  index_free (self);
+  g_clear_pointer (&self->processes, g_array_unref);
+  g_clear_pointer (&self->threads, g_array_unref);
+  g_clear_pointer (&self->tracks, g_array_unref);
+  g_clear_pointer (&self->thread_slices, g_array_unref);
+  g_clear_pointer (&self->thread_instants, g_array_unref);
+  g_clear_pointer (&self->process_instants, g_array_unref);
+  g_clear_pointer (&self->process_by_pid, g_hash_table_unref);
+  g_clear_pointer (&self->thread_by_key, g_hash_table_unref);
+  g_clear_pointer (&self->track_by_key, g_hash_table_unref);
+  g_clear_pointer (&self->pending, g_array_unref);
+  g_clear_pointer (&self->pending_async, g_array_unref);
+  g_clear_pointer (&self->flow_points, g_array_unref);
+  g_clear_pointer (&self->flow_binds, g_array_unref);
+  g_clear_pointer (&self->async, g_array_unref);
+  g_clear_pointer (&self->counters, g_array_unref);
+  g_clear_pointer (&self->instants, g_array_unref);
+  g_clear_pointer (&self->device, g_array_unref);
+  g_clear_pointer (&self->flows, g_array_unref);
+  g_clear_pointer (&self->pending_span, g_free);
+  g_clear_pointer (&self->span_track, g_array_unref);
+  g_clear_pointer (&self->span_row, g_array_unref);
+  g_clear_pointer (&self->span_args, g_array_unref);
+  g_clear_pointer (&self->span_category, g_array_unref);
+  if (self->skipped != NULL)
+    for (guint i = 0; i < self->skipped->len; i++)
+      g_free (g_array_index (self->skipped, SkipEntry, i).name);
+  g_clear_pointer (&self->skipped, g_array_unref);
+  g_clear_pointer (&self->skip_map, g_hash_table_unref);
+  g_clear_pointer (&self->display_order, g_array_unref);
+  g_clear_pointer (&self->flows_by_event, g_array_unref);
+}
+
+static void
+init_arrays (WickTracks *self)
+{
+  self->processes = g_array_new (FALSE, TRUE, sizeof (WickProcess));
+  self->threads = g_array_new (FALSE, TRUE, sizeof (WickThread));
+  self->tracks = g_array_new (FALSE, TRUE, sizeof (WickTrack));
+  self->thread_slices = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->thread_instants = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->process_instants = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->global_instants = G_MAXUINT32;
+  self->process_by_pid = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  self->thread_by_key = g_hash_table_new_full (key_hash, key_equal, g_free, NULL);
+  self->track_by_key = g_hash_table_new_full (key_hash, key_equal, g_free, NULL);
+  self->pending = g_array_new (FALSE, FALSE, sizeof (PendingSlice));
+  self->pending_async = g_array_new (FALSE, FALSE, sizeof (PendingAsync));
+  self->flow_points = g_array_new (FALSE, FALSE, sizeof (FlowPoint));
+  self->flow_binds = g_array_new (FALSE, FALSE, sizeof (FlowBind));
+  self->async = g_array_new (FALSE, FALSE, sizeof (WickAsyncSlice));
+  self->counters = g_array_new (FALSE, FALSE, sizeof (WickCounterSample));
+  self->instants = g_array_new (FALSE, FALSE, sizeof (WickInstant));
+  self->device = g_array_new (FALSE, FALSE, sizeof (WickDeviceSlice));
+  self->flows = g_array_new (FALSE, FALSE, sizeof (WickFlow));
+  self->span_track = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->skipped = g_array_new (FALSE, FALSE, sizeof (SkipEntry));
+  self->skip_map = g_hash_table_new (g_str_hash, g_str_equal);
+  self->display_order = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->flows_by_event = g_array_new (FALSE, FALSE, sizeof (FlowOfEvent));
+  self->finished = FALSE;
+  self->origin = 0;
+  self->start_ns = self->end_ns = 0;
+  self->span_base = self->doc ? self->doc->spans->len : 0;
+  self->n_pending_span = 0;
+}
+
+WickTracks *
+wick_tracks_new (WickDocument *document)
+{
+  WickTracks *self = g_new0 (WickTracks, 1);
+  self->doc = document;
+  self->format = WICK_TRACE_FORMAT_CANDLE_GRAPH;
+  init_arrays (self);
+  return self;
+}
+
+void
+wick_tracks_free (WickTracks *self)
+{
+  if (self == NULL)
+    return;
+  clear_arrays (self);
+  g_free (self);
+}
+
+static void
+tracks_reset (WickTracks *self, WickTraceFormat format)
+{
+  clear_arrays (self);
+  self->format = format;
+  init_arrays (self);
+}
+
+WickTracks *
+wick_document_begin_tracks (WickDocument *document, WickTraceFormat format)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (document), NULL);
+  if (document->tracks == NULL)
+    document->tracks = wick_tracks_new (document);
+  tracks_reset (document->tracks, format);
+  document->tracks->built_records = G_MAXUINT64; /* never rebuilt from records */
+  return document->tracks;
+}
+
+WickTracks *
+wick_document_get_tracks (WickDocument *document)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (document), NULL);
+  if (document->tracks == NULL)
+    document->tracks = wick_tracks_new (document);
+  WickTracks *self = document->tracks;
+  if (self->format == WICK_TRACE_FORMAT_CANDLE_GRAPH
+      && (self->built_records != document->n_records + 1
+          || self->built_finished != document->finished))
+    {
+      tracks_reset (self, WICK_TRACE_FORMAT_CANDLE_GRAPH);
+      wick_tracks_build_candle_graph (self);
+      self->built_records = document->n_records + 1;
+      self->built_finished = document->finished;
+    }
+  return self;
+}
+
+WickDocument *
+wick_tracks_get_document (WickTracks *self)
+{
+  return self->doc;
+}
+
+WickTraceFormat
+wick_tracks_get_format (WickTracks *self)
+{
+  return self->format;
+}
+
+/* ---- builder: processes, threads, tracks ---------------------------------- */
+
+WickStr
+wick_tracks_intern (WickTracks *self, const char *str, gsize len)
+{
+  return wick_string_pool_intern (self->doc->pool, str, len);
+}
+
+guint32
+wick_tracks_add_process (WickTracks *self, gint64 pid)
+{
+  guint32 found = GPOINTER_TO_UINT (g_hash_table_lookup (self->process_by_pid, &pid));
+  if (found)
+    return found - 1;
+  WickProcess process = { .pid = pid };
+  guint32 index = self->processes->len;
+  g_array_append_val (self->processes, process);
+  guint32 none = G_MAXUINT32;
+  g_array_append_val (self->process_instants, none);
+  gint64 *key = g_new (gint64, 1);
+  *key = pid;
+  g_hash_table_insert (self->process_by_pid, key, GUINT_TO_POINTER (index + 1));
+  return index;
+}
+
+void
+wick_tracks_set_process_name (WickTracks *self, guint32 process, WickStr name)
+{
+  g_return_if_fail (process < self->processes->len);
+  g_array_index (self->processes, WickProcess, process).name = name;
+}
+
+void
+wick_tracks_add_process_label (WickTracks *self, guint32 process, WickStr label)
+{
+  g_return_if_fail (process < self->processes->len);
+  WickProcess *p = &g_array_index (self->processes, WickProcess, process);
+  if (p->labels == 0)
+    {
+      p->labels = label;
+      return;
+    }
+  g_autoptr (GString) joined = g_string_new (wick_document_str (self->doc, p->labels));
+  g_string_append (joined, ", ");
+  g_string_append_len (joined, wick_document_str (self->doc, label),
+                       (gssize)wick_document_str_len (self->doc, label));
+  p->labels = wick_tracks_intern (self, joined->str, joined->len);
+}
+
+void
+wick_tracks_set_process_sort_index (WickTracks *self, guint32 process, gint32 sort_index)
+{
+  g_return_if_fail (process < self->processes->len);
+  WickProcess *p = &g_array_index (self->processes, WickProcess, process);
+  p->sort_index = sort_index;
+  p->flags |= WICK_TRACK_FLAG_HAS_SORT_INDEX;
+}
+
+guint32
+wick_tracks_add_thread (WickTracks *self, guint32 process, gint64 tid)
+{
+  g_return_val_if_fail (process < self->processes->len, 0);
+  guint32 found = key_lookup (self->thread_by_key, 0, (gint32)process, (guint32)tid,
+                              (guint32)((guint64)tid >> 32));
+  if (found)
+    return found - 1;
+  WickThread thread = { .tid = tid, .process = process };
+  guint32 index = self->threads->len;
+  g_array_append_val (self->threads, thread);
+  guint32 none = G_MAXUINT32;
+  g_array_append_val (self->thread_slices, none);
+  g_array_append_val (self->thread_instants, none);
+  key_insert (self->thread_by_key, 0, (gint32)process, (guint32)tid, (guint32)((guint64)tid >> 32),
+              index);
+  return index;
+}
+
+void
+wick_tracks_set_thread_name (WickTracks *self, guint32 thread, WickStr name)
+{
+  g_return_if_fail (thread < self->threads->len);
+  g_array_index (self->threads, WickThread, thread).name = name;
+  guint32 t = g_array_index (self->thread_slices, guint32, thread);
+  if (t != G_MAXUINT32)
+    g_array_index (self->tracks, WickTrack, t).name = name;
+  t = g_array_index (self->thread_instants, guint32, thread);
+  if (t != G_MAXUINT32)
+    g_array_index (self->tracks, WickTrack, t).name = name;
+}
+
+void
+wick_tracks_set_thread_sort_index (WickTracks *self, guint32 thread, gint32 sort_index)
+{
+  g_return_if_fail (thread < self->threads->len);
+  WickThread *t = &g_array_index (self->threads, WickThread, thread);
+  t->sort_index = sort_index;
+  t->flags |= WICK_TRACK_FLAG_HAS_SORT_INDEX;
+}
+
+static guint32
+new_track (WickTracks *self, WickTrackKind kind, gint32 process, gint32 thread, WickStr name)
+{
+  WickTrack track = { 0 };
+  track.kind = (guint8)kind;
+  track.process = process;
+  track.thread = thread;
+  track.name = name;
+  g_array_append_val (self->tracks, track);
+  return self->tracks->len - 1;
+}
+
+guint32
+wick_tracks_thread_slices_track (WickTracks *self, guint32 thread)
+{
+  guint32 *slot = &g_array_index (self->thread_slices, guint32, thread);
+  if (*slot == G_MAXUINT32)
+    {
+      const WickThread *t = &g_array_index (self->threads, WickThread, thread);
+      *slot = new_track (self, WICK_TRACK_SLICES, (gint32)t->process, (gint32)thread, t->name);
+    }
+  return *slot;
+}
+
+static guint32
+instants_track (WickTracks *self, WickInstantScope scope, gint32 process, gint32 thread)
+{
+  guint32 *slot;
+  if (scope == WICK_INSTANT_SCOPE_THREAD && thread >= 0 && (guint)thread < self->threads->len)
+    {
+      slot = &g_array_index (self->thread_instants, guint32, thread);
+      if (*slot == G_MAXUINT32)
+        {
+          const WickThread *t = &g_array_index (self->threads, WickThread, thread);
+          *slot = new_track (self, WICK_TRACK_INSTANTS, (gint32)t->process, thread, t->name);
+        }
+    }
+  else if (scope != WICK_INSTANT_SCOPE_GLOBAL && process >= 0
+           && (guint)process < self->processes->len)
+    {
+      slot = &g_array_index (self->process_instants, guint32, process);
+      if (*slot == G_MAXUINT32)
+        *slot = new_track (self, WICK_TRACK_INSTANTS, process, -1,
+                           g_array_index (self->processes, WickProcess, process).name);
+      scope = WICK_INSTANT_SCOPE_PROCESS;
+    }
+  else
+    {
+      slot = &self->global_instants;
+      if (*slot == G_MAXUINT32)
+        *slot = new_track (self, WICK_TRACK_INSTANTS, -1, -1, wick_tracks_intern (self, "Global", 6));
+      scope = WICK_INSTANT_SCOPE_GLOBAL;
+    }
+  g_array_index (self->tracks, WickTrack, *slot).scope = (guint8)scope;
+  return *slot;
+}
+
+/* ---- builder: events ------------------------------------------------------ */
+
+static WickPendingSlice
+add_pending (WickTracks *self, guint32 thread, gint64 ts, gint64 dur, WickStr name, WickStr cat,
+             WickStr args)
+{
+  g_return_val_if_fail (!self->finished && thread < self->threads->len, WICK_PENDING_SLICE_NONE);
+  PendingSlice p = { ts, dur, thread, self->pending->len, name, cat, args };
+  g_array_append_val (self->pending, p);
+  return p.seq;
+}
+
+WickPendingSlice
+wick_tracks_slice_begin (WickTracks *self, guint32 thread, gint64 ts_ns, WickStr name,
+                         WickStr category, WickStr args)
+{
+  return add_pending (self, thread, ts_ns, PENDING_B, name, category, args);
+}
+
+void
+wick_tracks_slice_end (WickTracks *self, guint32 thread, gint64 ts_ns, WickStr args)
+{
+  add_pending (self, thread, ts_ns, PENDING_E, 0, 0, args);
+}
+
+WickPendingSlice
+wick_tracks_slice_complete (WickTracks *self, guint32 thread, gint64 ts_ns, gint64 duration_ns,
+                            WickStr name, WickStr category, WickStr args)
+{
+  return add_pending (self, thread, ts_ns, MAX (duration_ns, 0), name, category, args);
+}
+
+static void
+add_async (WickTracks *self, guint8 phase, gint32 process, WickStr category, WickStr id,
+           WickStr scope, gint64 ts, WickStr name, WickStr args)
+{
+  g_return_if_fail (!self->finished);
+  PendingAsync p = { ts, process, self->pending_async->len, category, id, scope, name, args, phase };
+  g_array_append_val (self->pending_async, p);
+}
+
+void
+wick_tracks_async_begin (WickTracks *self, gint32 process, WickStr category, WickStr id,
+                         WickStr scope, gint64 ts_ns, WickStr name, WickStr args)
+{
+  add_async (self, 0, process, category, id, scope, ts_ns, name, args);
+}
+
+void
+wick_tracks_async_end (WickTracks *self, gint32 process, WickStr category, WickStr id,
+                       WickStr scope, gint64 ts_ns, WickStr args)
+{
+  add_async (self, 1, process, category, id, scope, ts_ns, 0, args);
+}
+
+void
+wick_tracks_async_instant (WickTracks *self, gint32 process, WickStr category, WickStr id,
+                           WickStr scope, gint64 ts_ns, WickStr name, WickStr args)
+{
+  add_async (self, 2, process, category, id, scope, ts_ns, name, args);
+}
+
+guint32
+wick_tracks_counter_track (WickTracks *self, gint32 process, WickStr name)
+{
+  guint32 found = key_lookup (self->track_by_key, WICK_TRACK_COUNTER, process, name, 0);
+  if (found)
+    return found - 1;
+  guint32 t = new_track (self, WICK_TRACK_COUNTER, process, -1, name);
+  key_insert (self->track_by_key, WICK_TRACK_COUNTER, process, name, 0, t);
+  return t;
+}
+
+void
+wick_tracks_counter_add (WickTracks *self, guint32 track, gint64 ts_ns, double value)
+{
+  g_return_if_fail (!self->finished && track < self->tracks->len);
+  WickCounterSample s = { track, (guint64)ts_ns, value };
+  g_array_append_val (self->counters, s);
+  g_array_index (self->tracks, WickTrack, track).n_events++;
+}
+
+void
+wick_tracks_instant_add (WickTracks *self, WickInstantScope scope, gint32 process, gint32 thread,
+                         gint64 ts_ns, WickStr name, WickStr category, WickStr args)
+{
+  g_return_if_fail (!self->finished);
+  guint32 track = instants_track (self, scope, process, thread);
+  WickInstant i = { track, g_array_index (self->tracks, WickTrack, track).scope, (guint64)ts_ns,
+                    name, category, args };
+  g_array_append_val (self->instants, i);
+  g_array_index (self->tracks, WickTrack, track).n_events++;
+}
+
+guint32
+wick_tracks_device_track (WickTracks *self, gint32 process, WickStr device, WickStr stream,
+                          WickStr name)
+{
+  guint32 found = key_lookup (self->track_by_key, WICK_TRACK_DEVICE, process, device, stream);
+  if (found)
+    return found - 1;
+  if (name == 0)
+    {
+      g_autoptr (GString) s = g_string_new (device ? wick_document_str (self->doc, device) : "device");
+      if (stream)
+        g_string_append_printf (s, " stream %s", wick_document_str (self->doc, stream));
+      name = wick_tracks_intern (self, s->str, s->len);
+    }
+  guint32 t = new_track (self, WICK_TRACK_DEVICE, process, -1, name);
+  WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
+  track->category = device;
+  track->stream = stream;
+  key_insert (self->track_by_key, WICK_TRACK_DEVICE, process, device, stream, t);
+  return t;
+}
+
+void
+wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
+                        WickStr name, WickStr category, WickStr args)
+{
+  g_return_if_fail (!self->finished && track < self->tracks->len);
+  WickDeviceSlice d = { track, -1, (guint64)ts_ns, (guint64)MAX (duration_ns, 0), name, category,
+                        args };
+  g_array_append_val (self->device, d);
+  g_array_index (self->tracks, WickTrack, track).n_events++;
+}
+
+void
+wick_tracks_flow_add (WickTracks *self, WickFlowPhase phase, guint32 thread, gint64 ts_ns,
+                      WickStr category, WickStr name, WickStr id, gboolean bind_enclosing)
+{
+  g_return_if_fail (!self->finished && thread < self->threads->len);
+  FlowPoint p = { ts_ns, thread, self->flow_points->len, category, name, id, (guint8)phase,
+                  bind_enclosing };
+  g_array_append_val (self->flow_points, p);
+}
+
+void
+wick_tracks_flow_bind (WickTracks *self, WickPendingSlice slice, WickStr id, gboolean flow_in,
+                       gboolean flow_out)
+{
+  g_return_if_fail (!self->finished && slice < self->pending->len);
+  FlowBind b = { slice, id, flow_in, flow_out };
+  g_array_append_val (self->flow_binds, b);
+}
+
+void
+wick_tracks_skip (WickTracks *self, const char *construct, guint64 n)
+{
+  guint found = GPOINTER_TO_UINT (g_hash_table_lookup (self->skip_map, construct));
+  if (!found)
+    {
+      SkipEntry e = { g_strdup (construct), 0 };
+      g_array_append_val (self->skipped, e);
+      found = self->skipped->len;
+      g_hash_table_insert (self->skip_map, e.name, GUINT_TO_POINTER (found));
+    }
+  g_array_index (self->skipped, SkipEntry, found - 1).count += n;
+}
+
+/* ---- sorting -------------------------------------------------------------- */
+
+typedef struct
+{
+  guint64 key;
+  guint32 item;
+} KeyItem;
+
+/* Stable LSD radix sort by key, 16 bits a pass, skipping the passes where
+ * every key has the same digit; linear in @n. */
+static void
+sort_key_items (KeyItem *a, guint n)
+{
+  /* Check first: already-sorted input (the common case) costs one pass. */
+  gboolean sorted = TRUE;
+  for (guint i = 1; i < n && sorted; i++)
+    sorted = a[i - 1].key <= a[i].key;
+  if (sorted)
+    return;
+  KeyItem *tmp = g_new (KeyItem, n);
+  guint64 all_or = 0, all_and = G_MAXUINT64;
+  for (guint i = 0; i < n; i++)
+    {
+      all_or |= a[i].key;
+      all_and &= a[i].key;
+    }
+  guint64 varying = all_or ^ all_and;
+  guint *count = g_new (guint, 65536);
+  KeyItem *src = a, *dst = tmp;
+  for (guint shift = 0; shift < 64; shift += 16)
+    {
+      if (((varying >> shift) & 0xffff) == 0)
+        continue;
+      memset (count, 0, 65536 * sizeof (guint));
+      for (guint i = 0; i < n; i++)
+        count[(src[i].key >> shift) & 0xffff]++;
+      guint sum = 0;
+      for (guint d = 0; d < 65536; d++)
+        {
+          guint c = count[d];
+          count[d] = sum;
+          sum += c;
+        }
+      for (guint i = 0; i < n; i++)
+        dst[count[(src[i].key >> shift) & 0xffff]++] = src[i];
+      KeyItem *swap = src;
+      src = dst;
+      dst = swap;
+    }
+  if (src != a)
+    memcpy (a, src, n * sizeof (KeyItem));
+  g_free (count);
+  g_free (tmp);
+}
+
+/* ---- event accessors ------------------------------------------------------ */
+
+static inline const WickSpan *
+spans_of (WickTracks *self)
+{
+  return (const WickSpan *)(gconstpointer)self->doc->spans->data;
+}
+
+static inline guint64
+span_end (WickTracks *self, const WickSpan *s)
+{
+  if (s->flags & WICK_SPAN_FLAG_CLOSED)
+    return s->start_ns + s->duration_ns;
+  return MAX (s->start_ns, self->end_ns);
+}
+
+static inline guint64
+event_start (WickTracks *self, guint kind, guint32 i)
+{
+  switch (kind)
+    {
+      case WICK_EVENT_SLICE:
+        return spans_of (self)[i].start_ns;
+      case WICK_EVENT_ASYNC:
+        return g_array_index (self->async, WickAsyncSlice, i).start_ns;
+      case WICK_EVENT_COUNTER:
+        return g_array_index (self->counters, WickCounterSample, i).timestamp_ns;
+      case WICK_EVENT_INSTANT:
+        return g_array_index (self->instants, WickInstant, i).timestamp_ns;
+      case WICK_EVENT_DEVICE:
+        return g_array_index (self->device, WickDeviceSlice, i).start_ns;
+      default:
+        return 0;
+    }
+}
+
+static inline guint64
+event_end (WickTracks *self, guint kind, guint32 i)
+{
+  switch (kind)
+    {
+      case WICK_EVENT_SLICE:
+        return span_end (self, &spans_of (self)[i]);
+      case WICK_EVENT_ASYNC:
+        {
+          const WickAsyncSlice *a = &g_array_index (self->async, WickAsyncSlice, i);
+          if (a->instant || (a->flags & WICK_SPAN_FLAG_CLOSED))
+            return a->start_ns + a->duration_ns;
+          return MAX (a->start_ns, self->end_ns);
+        }
+      case WICK_EVENT_COUNTER:
+        return g_array_index (self->counters, WickCounterSample, i).timestamp_ns;
+      case WICK_EVENT_INSTANT:
+        return g_array_index (self->instants, WickInstant, i).timestamp_ns;
+      case WICK_EVENT_DEVICE:
+        {
+          const WickDeviceSlice *d = &g_array_index (self->device, WickDeviceSlice, i);
+          return d->start_ns + d->duration_ns;
+        }
+      default:
+        return 0;
+    }
+}
+
+/* Weight for the mipmap: duration, or |value| for counter samples. */
+static inline double
+event_weight (WickTracks *self, guint kind, guint32 i)
+{
+  if (kind == WICK_EVENT_COUNTER)
+    return fabs (g_array_index (self->counters, WickCounterSample, i).value);
+  return (double)(event_end (self, kind, i) - event_start (self, kind, i));
+}
+
+guint64
+wick_tracks_event_start (WickTracks *self, WickEventRef event)
+{
+  return event_start (self, event.kind, event.index);
+}
+
+guint64
+wick_tracks_event_end (WickTracks *self, WickEventRef event)
+{
+  return event_end (self, event.kind, event.index);
+}
+
+guint32
+wick_tracks_span_track (WickTracks *self, guint32 span)
+{
+  if (span >= self->span_track->len)
+    return G_MAXUINT32;
+  return g_array_index (self->span_track, guint32, span);
+}
+
+guint32
+wick_tracks_event_track (WickTracks *self, WickEventRef event)
+{
+  switch (event.kind)
+    {
+      case WICK_EVENT_SLICE:
+        return wick_tracks_span_track (self, event.index);
+      case WICK_EVENT_ASYNC:
+        return g_array_index (self->async, WickAsyncSlice, event.index).track;
+      case WICK_EVENT_COUNTER:
+        return g_array_index (self->counters, WickCounterSample, event.index).track;
+      case WICK_EVENT_INSTANT:
+        return g_array_index (self->instants, WickInstant, event.index).track;
+      case WICK_EVENT_DEVICE:
+        return g_array_index (self->device, WickDeviceSlice, event.index).track;
+      default:
+        return G_MAXUINT32;
+    }
+}
+
+guint
+wick_tracks_event_row (WickTracks *self, WickEventRef event)
+{
+  switch (event.kind)
+    {
+      case WICK_EVENT_SLICE:
+        if (self->span_row != NULL && event.index < self->span_row->len)
+          return g_array_index (self->span_row, guint16, event.index);
+        return spans_of (self)[event.index].depth;
+      case WICK_EVENT_ASYNC:
+        return g_array_index (self->async, WickAsyncSlice, event.index).lane;
+      default:
+        return 0;
+    }
+}
+
+const char *
+wick_tracks_event_name (WickTracks *self, WickEventRef event)
+{
+  WickStr name = 0;
+  switch (event.kind)
+    {
+      case WICK_EVENT_SLICE:
+        name = spans_of (self)[event.index].name;
+        break;
+      case WICK_EVENT_ASYNC:
+        name = g_array_index (self->async, WickAsyncSlice, event.index).name;
+        break;
+      case WICK_EVENT_COUNTER:
+        name = g_array_index (self->tracks, WickTrack,
+                              g_array_index (self->counters, WickCounterSample, event.index).track)
+                 .name;
+        break;
+      case WICK_EVENT_INSTANT:
+        name = g_array_index (self->instants, WickInstant, event.index).name;
+        break;
+      case WICK_EVENT_DEVICE:
+        name = g_array_index (self->device, WickDeviceSlice, event.index).name;
+        break;
+      default:
+        break;
+    }
+  return name ? wick_document_str (self->doc, name) : NULL;
+}
+
+const char *
+wick_tracks_event_args (WickTracks *self, WickEventRef event)
+{
+  WickStr args = 0;
+  switch (event.kind)
+    {
+      case WICK_EVENT_SLICE:
+        if (self->span_args != NULL && event.index < self->span_args->len)
+          args = g_array_index (self->span_args, WickStr, event.index);
+        break;
+      case WICK_EVENT_ASYNC:
+        args = g_array_index (self->async, WickAsyncSlice, event.index).args;
+        break;
+      case WICK_EVENT_INSTANT:
+        args = g_array_index (self->instants, WickInstant, event.index).args;
+        break;
+      case WICK_EVENT_DEVICE:
+        args = g_array_index (self->device, WickDeviceSlice, event.index).args;
+        break;
+      default:
+        break;
+    }
+  return args ? wick_document_str (self->doc, args) : NULL;
+}
+
+gboolean
+wick_tracks_event_is_open (WickTracks *self, WickEventRef event)
+{
+  if (event.kind == WICK_EVENT_SLICE)
+    return !(spans_of (self)[event.index].flags & WICK_SPAN_FLAG_CLOSED);
+  if (event.kind == WICK_EVENT_ASYNC)
+    {
+      const WickAsyncSlice *a = &g_array_index (self->async, WickAsyncSlice, event.index);
+      return !a->instant && !(a->flags & WICK_SPAN_FLAG_CLOSED);
+    }
+  return FALSE;
+}
+
+/* ---- finish: slices ------------------------------------------------------- */
+
+static int
+compare_pending (gconstpointer pa, gconstpointer pb)
+{
+  const PendingSlice *a = pa, *b = pb;
+  if (a->thread != b->thread)
+    return a->thread < b->thread ? -1 : 1;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  /* At one time: B and E in file order, then X longest first. */
+  int ra = a->dur >= 0, rb = b->dur >= 0;
+  if (ra != rb)
+    return ra - rb;
+  if (ra && a->dur != b->dur)
+    return a->dur > b->dur ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void
+set_span_column (GArray **column, guint n, guint32 span, WickStr value)
+{
+  if (value == 0 && *column == NULL)
+    return;
+  if (*column == NULL)
+    *column = g_array_new (FALSE, TRUE, sizeof (WickStr));
+  if ((*column)->len < n)
+    g_array_set_size (*column, n);
+  g_array_index (*column, WickStr, span) = value;
+}
+
+typedef struct
+{
+  guint32 span;
+  gboolean open_b; /* a B waiting for its E */
+  guint64 end;     /* X: its end */
+} StackEntry;
+
+static void
+finish_slices (WickTracks *self)
+{
+  GArray *spans = self->doc->spans;
+  guint n = self->pending->len;
+  PendingSlice *p = (PendingSlice *)(gpointer)self->pending->data;
+
+  self->pending_span = g_new (guint32, MAX (n, 1));
+  self->n_pending_span = n;
+  for (guint i = 0; i < n; i++)
+    self->pending_span[i] = G_MAXUINT32;
+  if (n == 0)
+    return;
+
+  gboolean sorted = TRUE;
+  for (guint i = 1; i < n && sorted; i++)
+    sorted = compare_pending (&p[i - 1], &p[i]) < 0;
+  if (!sorted)
+    qsort (p, n, sizeof (PendingSlice), compare_pending);
+
+  g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (StackEntry));
+  guint32 thread = G_MAXUINT32, track = 0;
+  guint64 e_without_b = 0;
+  g_array_set_size (self->span_track, spans->len);
+
+  for (guint i = 0; i < n; i++)
+    {
+      const PendingSlice *e = &p[i];
+      guint64 ts = (guint64)(e->ts - self->origin);
+      if (e->thread != thread)
+        {
+          thread = e->thread;
+          g_array_set_size (stack, 0);
+          track = wick_tracks_thread_slices_track (self, thread);
+        }
+      /* Complete slices that ended by now leave the stack. */
+      while (stack->len > 0)
+        {
+          StackEntry *top = &g_array_index (stack, StackEntry, stack->len - 1);
+          if (top->open_b || top->end > ts)
+            break;
+          g_array_set_size (stack, stack->len - 1);
+        }
+      if (e->dur == PENDING_E)
+        {
+          gint k = (gint)stack->len - 1;
+          while (k >= 0 && !g_array_index (stack, StackEntry, k).open_b)
+            k--;
+          if (k < 0)
+            {
+              e_without_b++;
+              continue;
+            }
+          StackEntry *b = &g_array_index (stack, StackEntry, k);
+          WickSpan *span = &g_array_index (spans, WickSpan, b->span);
+          span->flags |= WICK_SPAN_FLAG_CLOSED;
+          span->duration_ns = ts - span->start_ns;
+          if (e->args != 0 && (self->span_args == NULL || b->span >= self->span_args->len
+                               || g_array_index (self->span_args, WickStr, b->span) == 0))
+            set_span_column (&self->span_args, spans->len, b->span, e->args);
+          g_array_set_size (stack, (guint)k);
+          continue;
+        }
+      WickSpan span = { 0 };
+      span.name = e->name;
+      span.parent = stack->len ? (gint32)g_array_index (stack, StackEntry, stack->len - 1).span : -1;
+      span.record_index = e->seq;
+      span.start_ns = ts;
+      span.duration_ns = e->dur >= 0 ? (guint64)e->dur : 0;
+      span.depth = (guint16)MIN (stack->len, G_MAXUINT16);
+      span.flags = e->dur >= 0 ? WICK_SPAN_FLAG_CLOSED : 0;
+      span.track = track;
+      guint32 index = spans->len;
+      g_array_append_val (spans, span);
+      g_array_append_val (self->span_track, track);
+      self->pending_span[e->seq] = index;
+      set_span_column (&self->span_args, spans->len, index, e->args);
+      set_span_column (&self->span_category, spans->len, index, e->category);
+      StackEntry entry = { index, e->dur < 0, ts + span.duration_ns };
+      g_array_append_val (stack, entry);
+      WickTrack *t = &g_array_index (self->tracks, WickTrack, track);
+      t->n_events++;
+      t->max_depth = MAX (t->max_depth, span.depth);
+    }
+  if (e_without_b)
+    wick_tracks_skip (self, "E without B", e_without_b);
+  if (self->span_args && self->span_args->len < spans->len)
+    g_array_set_size (self->span_args, spans->len);
+  if (self->span_category && self->span_category->len < spans->len)
+    g_array_set_size (self->span_category, spans->len);
+  g_clear_pointer (&self->pending, g_array_unref);
+  self->pending = g_array_new (FALSE, FALSE, sizeof (PendingSlice));
+}
+
+/* ---- finish: async -------------------------------------------------------- */
+
+typedef struct
+{
+  gint32 process;
+  WickStr category, id, scope;
+} AsyncKey;
+
+static guint
+async_key_hash (gconstpointer p)
+{
+  const AsyncKey *k = p;
+  guint64 h = ((guint64)(guint32)k->process * 0x9E3779B97F4A7C15ull) ^ k->category;
+  h = (h ^ k->id) * 0xff51afd7ed558ccdull;
+  h = (h ^ k->scope) * 0xc4ceb9fe1a85ec53ull;
+  return (guint)(h ^ (h >> 32));
+}
+
+static gboolean
+async_key_equal (gconstpointer a, gconstpointer b)
+{
+  return memcmp (a, b, sizeof (AsyncKey)) == 0;
+}
+
+static int
+compare_async (gconstpointer pa, gconstpointer pb)
+{
+  const PendingAsync *a = pa, *b = pb;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+typedef struct
+{
+  guint32 root;   /* async index of the tree's root */
+  guint16 height; /* rows of the tree */
+} AsyncTree;
+
+static int
+compare_roots (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  const WickAsyncSlice *async = data;
+  guint32 a = *(const guint32 *)pa, b = *(const guint32 *)pb;
+  if (async[a].track != async[b].track)
+    return async[a].track < async[b].track ? -1 : 1;
+  if (async[a].start_ns != async[b].start_ns)
+    return async[a].start_ns < async[b].start_ns ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+static void
+finish_async (WickTracks *self)
+{
+  guint n = self->pending_async->len;
+  if (n == 0)
+    return;
+  PendingAsync *p = (PendingAsync *)(gpointer)self->pending_async->data;
+  qsort (p, n, sizeof (PendingAsync), compare_async);
+
+  /* key -> GArray of open async indices (a stack) */
+  g_autoptr (GHashTable) open
+    = g_hash_table_new_full (async_key_hash, async_key_equal, g_free, (GDestroyNotify)g_array_unref);
+  g_autoptr (GArray) root_of = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_autoptr (GArray) depth_of = g_array_new (FALSE, FALSE, sizeof (guint16));
+  guint64 unmatched = 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      const PendingAsync *e = &p[i];
+      AsyncKey key = { e->process, e->category, e->id, e->scope };
+      GArray *stack = g_hash_table_lookup (open, &key);
+      guint64 ts = (guint64)(e->ts - self->origin);
+      if (e->phase == 1)
+        {
+          if (stack == NULL || stack->len == 0)
+            {
+              unmatched++;
+              continue;
+            }
+          guint32 a = g_array_index (stack, guint32, stack->len - 1);
+          g_array_set_size (stack, stack->len - 1);
+          WickAsyncSlice *s = &g_array_index (self->async, WickAsyncSlice, a);
+          s->flags |= WICK_SPAN_FLAG_CLOSED;
+          s->duration_ns = ts >= s->start_ns ? ts - s->start_ns : 0;
+          if (s->args == 0)
+            s->args = e->args;
+          continue;
+        }
+      if (stack == NULL)
+        {
+          AsyncKey *k = g_new (AsyncKey, 1);
+          *k = key;
+          stack = g_array_new (FALSE, FALSE, sizeof (guint32));
+          g_hash_table_insert (open, k, stack);
+        }
+      WickAsyncSlice s = { 0 };
+      s.start_ns = ts;
+      s.name = e->name;
+      s.category = e->category;
+      s.id = e->id;
+      s.args = e->args;
+      s.instant = e->phase == 2;
+      guint32 index = self->async->len;
+      guint32 root = stack->len ? g_array_index (root_of, guint32,
+                                                 g_array_index (stack, guint32, 0))
+                                : index;
+      guint16 depth = (guint16)MIN (stack->len, G_MAXUINT16);
+      if (root == index)
+        {
+          gint32 process = e->process;
+          guint32 found = key_lookup (self->track_by_key, WICK_TRACK_ASYNC, process, e->name, 0);
+          if (found)
+            s.track = found - 1;
+          else
+            {
+              s.track = new_track (self, WICK_TRACK_ASYNC, process, -1, e->name);
+              g_array_index (self->tracks, WickTrack, s.track).category = e->category;
+              key_insert (self->track_by_key, WICK_TRACK_ASYNC, process, e->name, 0, s.track);
+            }
+        }
+      else
+        s.track = g_array_index (self->async, WickAsyncSlice, root).track;
+      g_array_append_val (self->async, s);
+      g_array_append_val (root_of, root);
+      g_array_append_val (depth_of, depth);
+      WickTrack *t = &g_array_index (self->tracks, WickTrack, s.track);
+      if (s.instant)
+        t->n_instants++;
+      else
+        {
+          t->n_events++;
+          g_array_append_val (stack, index);
+        }
+    }
+  if (unmatched)
+    wick_tracks_skip (self, "async end without begin", unmatched);
+
+  /* Lanes: each tree takes rows [lane, lane + height) from its root's start
+   * to its latest end; trees are placed greedily in start order. */
+  guint na = self->async->len;
+  WickAsyncSlice *async = (WickAsyncSlice *)(gpointer)self->async->data;
+  guint16 *height = g_new0 (guint16, MAX (na, 1));
+  guint64 *tree_end = g_new0 (guint64, MAX (na, 1));
+  g_autoptr (GArray) roots = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint i = 0; i < na; i++)
+    {
+      guint32 r = g_array_index (root_of, guint32, i);
+      guint16 d = g_array_index (depth_of, guint16, i);
+      height[r] = MAX (height[r], (guint16)(d + 1));
+      tree_end[r] = MAX (tree_end[r], event_end (self, WICK_EVENT_ASYNC, i));
+      if (r == i)
+        g_array_append_val (roots, r);
+    }
+  g_qsort_with_data (roots->data, (gint)roots->len, sizeof (guint32), compare_roots, async);
+  g_autoptr (GArray) free_at = g_array_new (FALSE, TRUE, sizeof (guint64));
+  guint32 current = G_MAXUINT32;
+  guint16 *lane = g_new0 (guint16, MAX (na, 1));
+  for (guint k = 0; k < roots->len; k++)
+    {
+      guint32 r = g_array_index (roots, guint32, k);
+      if (async[r].track != current)
+        {
+          current = async[r].track;
+          g_array_set_size (free_at, 0);
+        }
+      guint l = 0;
+      for (;; l++)
+        {
+          gboolean fits = TRUE;
+          for (guint h = 0; h < height[r] && fits; h++)
+            fits = l + h >= free_at->len
+                   || g_array_index (free_at, guint64, l + h) <= async[r].start_ns;
+          if (fits)
+            break;
+        }
+      if (free_at->len < l + height[r])
+        g_array_set_size (free_at, l + height[r]);
+      /* A zero-length tree still holds its row at that instant. */
+      guint64 end = MAX (tree_end[r], async[r].start_ns + 1);
+      for (guint h = 0; h < height[r]; h++)
+        g_array_index (free_at, guint64, l + h) = end;
+      lane[r] = (guint16)MIN (l, G_MAXUINT16);
+      WickTrack *t = &g_array_index (self->tracks, WickTrack, current);
+      t->max_depth = MAX (t->max_depth, (guint16)MIN (l + height[r] - 1, G_MAXUINT16));
+    }
+  for (guint i = 0; i < na; i++)
+    {
+      guint32 r = g_array_index (root_of, guint32, i);
+      async[i].lane = (guint16)MIN ((guint)lane[r] + g_array_index (depth_of, guint16, i),
+                                    G_MAXUINT16);
+    }
+  g_free (lane);
+  g_free (height);
+  g_free (tree_end);
+  g_array_set_size (self->pending_async, 0);
+}
+
+/* ---- index ---------------------------------------------------------------- */
+
+static void
+choose_base (WickTracks *self, guint widest)
+{
+  guint64 extent = MAX (self->end_ns - self->start_ns, 1);
+  guint64 target = MAX (extent / MAX (widest / 4, 1), 1);
+  self->base_shift = 0;
+  while ((G_GUINT64_CONSTANT (1) << (self->base_shift + 1)) <= target && self->base_shift < 62)
+    self->base_shift++;
+  while ((extent >> self->base_shift) > G_MAXINT32)
+    self->base_shift++;
+  self->base_ns = G_GUINT64_CONSTANT (1) << self->base_shift;
+}
+
+static void
+build_row (WickTracks *self, Row *row)
+{
+  guint n = row->pub.n_events;
+  guint kind = row->pub.event_kind;
+  guint32 *events = (guint32 *)row->pub.events;
+
+  /* Sort by start; ties longer first (checked and fixed in runs). */
+  gboolean sorted = TRUE;
+  for (guint i = 1; i < n && sorted; i++)
+    {
+      guint64 a = event_start (self, kind, events[i - 1]), b = event_start (self, kind, events[i]);
+      sorted = a < b
+               || (a == b
+                   && event_end (self, kind, events[i - 1]) >= event_end (self, kind, events[i]));
+    }
+  if (!sorted)
+    {
+      KeyItem *items = g_new (KeyItem, MAX (n, 1));
+      for (guint i = 0; i < n; i++)
+        items[i] = (KeyItem){ event_start (self, kind, events[i]), events[i] };
+      sort_key_items (items, n);
+      for (guint i = 0; i < n;)
+        {
+          guint j = i + 1;
+          while (j < n && items[j].key == items[i].key)
+            j++;
+          /* insertion sort of the tie run by end, descending */
+          for (guint a = i + 1; a < j; a++)
+            {
+              KeyItem x = items[a];
+              guint64 xe = event_end (self, kind, x.item);
+              guint b = a;
+              while (b > i && event_end (self, kind, items[b - 1].item) < xe)
+                {
+                  items[b] = items[b - 1];
+                  b--;
+                }
+              items[b] = x;
+            }
+          i = j;
+        }
+      for (guint i = 0; i < n; i++)
+        events[i] = items[i].item;
+      g_free (items);
+    }
+
+  guint n_blocks = (n + BLOCK - 1) / BLOCK;
+  row->block_max = g_new (guint64, MAX (n_blocks, 1));
+  guint64 running = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      running = MAX (running, event_end (self, kind, events[i]));
+      if ((i & (BLOCK - 1)) == BLOCK - 1 || i == n - 1)
+        row->block_max[i >> BLOCK_SHIFT] = running;
+    }
+
+  GPtrArray *levels = g_ptr_array_new ();
+  GArray *counts = g_array_new (FALSE, FALSE, sizeof (guint));
+  WickTrackMip *prev = NULL;
+  guint prev_count = 0;
+  for (guint level = 0; level < 64; level++)
+    {
+      guint shift = self->base_shift + level;
+      guint cap = level == 0 ? n : prev_count;
+      WickTrackMip *entries = g_new (WickTrackMip, MAX (cap, 1));
+      guint count = 0;
+      for (guint i = 0; i < cap; i++)
+        {
+          guint32 ev, bucket;
+          if (level == 0)
+            {
+              ev = events[i];
+              bucket = (guint32)((event_start (self, kind, ev) - self->start_ns) >> shift);
+            }
+          else
+            {
+              ev = prev[i].event;
+              bucket = prev[i].bucket >> 1;
+            }
+          if (count > 0 && entries[count - 1].bucket == bucket)
+            {
+              if (event_weight (self, kind, ev) > event_weight (self, kind, entries[count - 1].event))
+                entries[count - 1].event = ev;
+              continue;
+            }
+          entries[count++] = (WickTrackMip){ bucket, ev };
+        }
+      entries = g_renew (WickTrackMip, entries, MAX (count, 1));
+      g_ptr_array_add (levels, entries);
+      g_array_append_val (counts, count);
+      prev = entries;
+      prev_count = count;
+      if (count <= 1 || ((self->end_ns - self->start_ns) >> shift) == 0)
+        break;
+    }
+  row->pub.n_levels = levels->len;
+  row->levels = (WickTrackMip **)g_ptr_array_free (levels, FALSE);
+  row->level_counts = (guint *)g_array_free (counts, FALSE);
+  row->pub.levels = (const WickTrackMip *const *)row->levels;
+  row->pub.level_counts = row->level_counts;
+}
+
+static guint
+track_event_kind (const WickTrack *t)
+{
+  switch (t->kind)
+    {
+      case WICK_TRACK_SLICES:
+        return WICK_EVENT_SLICE;
+      case WICK_TRACK_ASYNC:
+        return WICK_EVENT_ASYNC;
+      case WICK_TRACK_COUNTER:
+        return WICK_EVENT_COUNTER;
+      case WICK_TRACK_INSTANTS:
+        return WICK_EVENT_INSTANT;
+      default:
+        return WICK_EVENT_DEVICE;
+    }
+}
+
+/* Distributes the events of one kind over the rows of their tracks. */
+static void
+fill_rows (WickTracks *self, guint kind, guint n, guint32 (*track_of) (WickTracks *, guint32),
+           guint (*row_of) (WickTracks *, guint32))
+{
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      for (guint i = 0; i < n; i++)
+        {
+          guint32 t = track_of (self, i);
+          if (t == G_MAXUINT32)
+            continue;
+          TrackIndex *ti = &self->index[t];
+          guint r = row_of (self, i);
+          if (r >= ti->n_rows)
+            continue;
+          Row *row = &ti->rows[r];
+          if (pass == 0)
+            row->pub.n_events++;
+          else
+            ((guint32 *)row->pub.events)[row->pub.n_events++] = i;
+        }
+      if (pass == 0)
+        for (guint t = 0; t < self->tracks->len; t++)
+          if (track_event_kind (&g_array_index (self->tracks, WickTrack, t)) == kind)
+            for (guint r = 0; r < self->index[t].n_rows; r++)
+              {
+                Row *row = &self->index[t].rows[r];
+                row->pub.events = g_new (guint32, MAX (row->pub.n_events, 1));
+                row->pub.n_events = 0;
+              }
+    }
+}
+
+static guint32
+slice_track_of (WickTracks *self, guint32 i)
+{
+  return wick_tracks_span_track (self, i);
+}
+static guint
+slice_row_of (WickTracks *self, guint32 i)
+{
+  return wick_tracks_event_row (self, (WickEventRef){ WICK_EVENT_SLICE, i });
+}
+static guint32
+async_track_of (WickTracks *self, guint32 i)
+{
+  const WickAsyncSlice *a = &g_array_index (self->async, WickAsyncSlice, i);
+  return a->instant ? G_MAXUINT32 : a->track;
+}
+static guint
+async_row_of (WickTracks *self, guint32 i)
+{
+  return g_array_index (self->async, WickAsyncSlice, i).lane;
+}
+static guint32
+counter_track_of (WickTracks *self, guint32 i)
+{
+  return g_array_index (self->counters, WickCounterSample, i).track;
+}
+static guint32
+instant_track_of (WickTracks *self, guint32 i)
+{
+  return g_array_index (self->instants, WickInstant, i).track;
+}
+static guint32
+device_track_of (WickTracks *self, guint32 i)
+{
+  return g_array_index (self->device, WickDeviceSlice, i).track;
+}
+static guint
+row_zero (WickTracks *self, guint32 i)
+{
+  (void)self;
+  (void)i;
+  return 0;
+}
+
+static void
+build_index (WickTracks *self)
+{
+  index_free (self);
+  guint nt = self->tracks->len;
+  self->index = g_new0 (TrackIndex, MAX (nt, 1));
+  for (guint t = 0; t < nt; t++)
+    {
+      const WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
+      TrackIndex *ti = &self->index[t];
+      ti->n_rows = (track->kind == WICK_TRACK_SLICES || track->kind == WICK_TRACK_ASYNC)
+                     ? (guint)track->max_depth + 1
+                     : 1;
+      ti->rows = g_new0 (Row, ti->n_rows);
+      for (guint r = 0; r < ti->n_rows; r++)
+        ti->rows[r].pub.event_kind = track_event_kind (track);
+    }
+  fill_rows (self, WICK_EVENT_SLICE, self->doc->spans->len, slice_track_of, slice_row_of);
+  fill_rows (self, WICK_EVENT_ASYNC, self->async->len, async_track_of, async_row_of);
+  fill_rows (self, WICK_EVENT_COUNTER, self->counters->len, counter_track_of, row_zero);
+  fill_rows (self, WICK_EVENT_INSTANT, self->instants->len, instant_track_of, row_zero);
+  fill_rows (self, WICK_EVENT_DEVICE, self->device->len, device_track_of, row_zero);
+
+  guint widest = 1;
+  for (guint t = 0; t < nt; t++)
+    for (guint r = 0; r < self->index[t].n_rows; r++)
+      widest = MAX (widest, self->index[t].rows[r].pub.n_events);
+  choose_base (self, widest);
+  for (guint t = 0; t < nt; t++)
+    for (guint r = 0; r < self->index[t].n_rows; r++)
+      build_row (self, &self->index[t].rows[r]);
+}
+
+/* ---- finish: flows -------------------------------------------------------- */
+
+/* Deepest slice of @track enclosing @t, or (@next) the first slice starting
+ * at or after @t, outermost first. */
+static WickEventRef
+bind_point (WickTracks *self, guint32 track, guint64 t, gboolean next)
+{
+  WickEventRef none = { WICK_EVENT_NONE, 0 };
+  if (track == G_MAXUINT32)
+    return none;
+  TrackIndex *ti = &self->index[track];
+  if (next)
+    {
+      WickEventRef best = none;
+      guint64 best_start = G_MAXUINT64;
+      for (guint r = 0; r < ti->n_rows; r++)
+        {
+          const Row *row = &ti->rows[r];
+          guint lo = 0, hi = row->pub.n_events;
+          while (lo < hi)
+            {
+              guint mid = lo + (hi - lo) / 2;
+              if (event_start (self, WICK_EVENT_SLICE, row->pub.events[mid]) < t)
+                lo = mid + 1;
+              else
+                hi = mid;
+            }
+          if (lo < row->pub.n_events)
+            {
+              guint64 s = event_start (self, WICK_EVENT_SLICE, row->pub.events[lo]);
+              if (s < best_start)
+                {
+                  best_start = s;
+                  best = (WickEventRef){ WICK_EVENT_SLICE, row->pub.events[lo] };
+                }
+            }
+        }
+      return best;
+    }
+  for (gint r = (gint)ti->n_rows - 1; r >= 0; r--)
+    {
+      const Row *row = &ti->rows[r];
+      for (guint i = wick_tracks_row_first_overlapping (self, track, (guint)r, t);
+           i < row->pub.n_events; i++)
+        {
+          guint32 ev = row->pub.events[i];
+          guint64 s = event_start (self, WICK_EVENT_SLICE, ev);
+          if (s > t)
+            break;
+          if (event_end (self, WICK_EVENT_SLICE, ev) >= t)
+            return (WickEventRef){ WICK_EVENT_SLICE, ev };
+        }
+    }
+  return none;
+}
+
+static int
+compare_flow_points (gconstpointer pa, gconstpointer pb)
+{
+  const FlowPoint *a = pa, *b = pb;
+  if (a->category != b->category)
+    return a->category < b->category ? -1 : 1;
+  if (a->name != b->name)
+    return a->name < b->name ? -1 : 1;
+  if (a->id != b->id)
+    return a->id < b->id ? -1 : 1;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static guint32
+thread_track (WickTracks *self, guint32 thread)
+{
+  guint32 t = g_array_index (self->thread_slices, guint32, thread);
+  if (t == G_MAXUINT32)
+    t = g_array_index (self->thread_instants, guint32, thread);
+  return t;
+}
+
+typedef struct
+{
+  WickStr id;
+  guint64 ts;
+  guint32 span;
+  gboolean in, out;
+} BoundSlice;
+
+static int
+compare_bound (gconstpointer pa, gconstpointer pb)
+{
+  const BoundSlice *a = pa, *b = pb;
+  if (a->id != b->id)
+    return a->id < b->id ? -1 : 1;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  return a->span < b->span ? -1 : a->span > b->span;
+}
+
+static void
+finish_flows (WickTracks *self)
+{
+  guint n = self->flow_points->len;
+  FlowPoint *p = (FlowPoint *)(gpointer)self->flow_points->data;
+  qsort (p, n, sizeof (FlowPoint), compare_flow_points);
+  for (guint i = 0; i + 1 < n; i++)
+    {
+      const FlowPoint *a = &p[i], *b = &p[i + 1];
+      if (a->category != b->category || a->name != b->name || a->id != b->id)
+        continue;
+      WickFlow flow = { a->id, a->category, a->name };
+      flow.from.track = thread_track (self, a->thread);
+      flow.from.timestamp_ns = (guint64)(a->ts - self->origin);
+      flow.from.event = bind_point (self, g_array_index (self->thread_slices, guint32, a->thread),
+                                    flow.from.timestamp_ns, FALSE);
+      flow.to.track = thread_track (self, b->thread);
+      flow.to.timestamp_ns = (guint64)(b->ts - self->origin);
+      flow.to.event = bind_point (self, g_array_index (self->thread_slices, guint32, b->thread),
+                                  flow.to.timestamp_ns,
+                                  b->phase == WICK_FLOW_END && !b->bind_enclosing);
+      g_array_append_val (self->flows, flow);
+    }
+  g_array_set_size (self->flow_points, 0);
+
+  guint nb = self->flow_binds->len;
+  if (nb > 0)
+    {
+      BoundSlice *bound = g_new (BoundSlice, nb);
+      guint m = 0;
+      for (guint i = 0; i < nb; i++)
+        {
+          const FlowBind *b = &g_array_index (self->flow_binds, FlowBind, i);
+          guint32 span = b->slice < self->n_pending_span ? self->pending_span[b->slice] : G_MAXUINT32;
+          if (span == G_MAXUINT32)
+            continue;
+          bound[m++] = (BoundSlice){ b->id, spans_of (self)[span].start_ns, span, b->flow_in,
+                                     b->flow_out };
+        }
+      qsort (bound, m, sizeof (BoundSlice), compare_bound);
+      guint64 dangling = 0;
+      for (guint i = 0; i < m;)
+        {
+          guint j = i;
+          gint64 out = -1;
+          for (; j < m && bound[j].id == bound[i].id; j++)
+            {
+              if (bound[j].in && out >= 0)
+                {
+                  WickFlow flow = { bound[j].id, 0, 0 };
+                  guint32 a = bound[out].span, b = bound[j].span;
+                  flow.from = (WickFlowEnd){ wick_tracks_span_track (self, a),
+                                             spans_of (self)[a].start_ns,
+                                             { WICK_EVENT_SLICE, a } };
+                  flow.to = (WickFlowEnd){ wick_tracks_span_track (self, b),
+                                           spans_of (self)[b].start_ns,
+                                           { WICK_EVENT_SLICE, b } };
+                  g_array_append_val (self->flows, flow);
+                  out = -1;
+                }
+              else if (bound[j].in)
+                dangling++;
+              if (bound[j].out)
+                out = j;
+            }
+          if (out >= 0)
+            dangling++;
+          i = j;
+        }
+      if (dangling)
+        wick_tracks_skip (self, "flow v2 end without its other end", dangling);
+      g_free (bound);
+    }
+  g_array_set_size (self->flow_binds, 0);
+
+  for (guint f = 0; f < self->flows->len; f++)
+    {
+      const WickFlow *flow = &g_array_index (self->flows, WickFlow, f);
+      if (flow->from.event.kind != WICK_EVENT_NONE)
+        {
+          FlowOfEvent e = { ((guint64)flow->from.event.kind << 32) | flow->from.event.index, f, 1 };
+          g_array_append_val (self->flows_by_event, e);
+        }
+      if (flow->to.event.kind != WICK_EVENT_NONE)
+        {
+          FlowOfEvent e = { ((guint64)flow->to.event.kind << 32) | flow->to.event.index, f, 0 };
+          g_array_append_val (self->flows_by_event, e);
+        }
+    }
+  KeyItem *items = g_new (KeyItem, MAX (self->flows_by_event->len, 1));
+  guint nf = self->flows_by_event->len;
+  for (guint i = 0; i < nf; i++)
+    items[i] = (KeyItem){ g_array_index (self->flows_by_event, FlowOfEvent, i).key, i };
+  sort_key_items (items, nf);
+  GArray *sorted = g_array_sized_new (FALSE, FALSE, sizeof (FlowOfEvent), nf);
+  for (guint i = 0; i < nf; i++)
+    g_array_append_val (sorted, g_array_index (self->flows_by_event, FlowOfEvent, items[i].item));
+  g_free (items);
+  g_array_unref (self->flows_by_event);
+  self->flows_by_event = sorted;
+}
+
+/* ---- finish --------------------------------------------------------------- */
+
+static int
+compare_order (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  WickTracks *self = data;
+  const WickTrack *a = &g_array_index (self->tracks, WickTrack, *(const guint32 *)pa);
+  const WickTrack *b = &g_array_index (self->tracks, WickTrack, *(const guint32 *)pb);
+  /* Processes by (sort index, pid); no process last. */
+  if ((a->process < 0) != (b->process < 0))
+    return a->process < 0 ? 1 : -1;
+  if (a->process >= 0 && a->process != b->process)
+    {
+      const WickProcess *pa_ = &g_array_index (self->processes, WickProcess, a->process);
+      const WickProcess *pb_ = &g_array_index (self->processes, WickProcess, b->process);
+      gint32 sa = pa_->sort_index, sb = pb_->sort_index;
+      if (sa != sb)
+        return sa < sb ? -1 : 1;
+      if (pa_->pid != pb_->pid)
+        return pa_->pid < pb_->pid ? -1 : 1;
+      return a->process < b->process ? -1 : 1;
+    }
+  /* Threads first (by sort index, tid), then process tracks. */
+  if ((a->thread < 0) != (b->thread < 0))
+    return a->thread < 0 ? 1 : -1;
+  if (a->thread >= 0 && a->thread != b->thread)
+    {
+      const WickThread *ta = &g_array_index (self->threads, WickThread, a->thread);
+      const WickThread *tb = &g_array_index (self->threads, WickThread, b->thread);
+      if (ta->sort_index != tb->sort_index)
+        return ta->sort_index < tb->sort_index ? -1 : 1;
+      if (ta->tid != tb->tid)
+        return ta->tid < tb->tid ? -1 : 1;
+      return a->thread < b->thread ? -1 : 1;
+    }
+  /* Within a thread: slices, then instants. Process tracks: async, counter,
+   * instants, device; tracks of no process: the global instants first. */
+  static const int rank_thread[] = { [WICK_TRACK_SLICES] = 0, [WICK_TRACK_INSTANTS] = 1,
+                                     [WICK_TRACK_ASYNC] = 2,  [WICK_TRACK_COUNTER] = 3,
+                                     [WICK_TRACK_DEVICE] = 4 };
+  static const int rank_process[] = { [WICK_TRACK_SLICES] = 0, [WICK_TRACK_ASYNC] = 1,
+                                      [WICK_TRACK_COUNTER] = 2, [WICK_TRACK_INSTANTS] = 3,
+                                      [WICK_TRACK_DEVICE] = 4 };
+  static const int rank_none[] = { [WICK_TRACK_INSTANTS] = 0, [WICK_TRACK_SLICES] = 1,
+                                   [WICK_TRACK_ASYNC] = 2,    [WICK_TRACK_COUNTER] = 3,
+                                   [WICK_TRACK_DEVICE] = 4 };
+  const int *rank = a->thread >= 0 ? rank_thread : a->process >= 0 ? rank_process : rank_none;
+  if (rank[a->kind] != rank[b->kind])
+    return rank[a->kind] - rank[b->kind];
+  guint32 ia = *(const guint32 *)pa, ib = *(const guint32 *)pb;
+  return ia < ib ? -1 : ia > ib;
+}
+
+static void
+compute_extent (WickTracks *self)
+{
+  guint64 start = G_MAXUINT64, end = 0;
+  const WickSpan *spans = spans_of (self);
+  for (guint i = 0; i < self->doc->spans->len; i++)
+    {
+      start = MIN (start, spans[i].start_ns);
+      end = MAX (end, spans[i].start_ns
+                        + ((spans[i].flags & WICK_SPAN_FLAG_CLOSED) ? spans[i].duration_ns : 0));
+    }
+  for (guint i = 0; i < self->async->len; i++)
+    {
+      const WickAsyncSlice *a = &g_array_index (self->async, WickAsyncSlice, i);
+      start = MIN (start, a->start_ns);
+      end = MAX (end, a->start_ns + a->duration_ns);
+    }
+  for (guint i = 0; i < self->counters->len; i++)
+    {
+      guint64 t = g_array_index (self->counters, WickCounterSample, i).timestamp_ns;
+      start = MIN (start, t);
+      end = MAX (end, t);
+    }
+  for (guint i = 0; i < self->instants->len; i++)
+    {
+      guint64 t = g_array_index (self->instants, WickInstant, i).timestamp_ns;
+      start = MIN (start, t);
+      end = MAX (end, t);
+    }
+  for (guint i = 0; i < self->device->len; i++)
+    {
+      const WickDeviceSlice *d = &g_array_index (self->device, WickDeviceSlice, i);
+      start = MIN (start, d->start_ns);
+      end = MAX (end, d->start_ns + d->duration_ns);
+    }
+  if (self->format == WICK_TRACE_FORMAT_CANDLE_GRAPH)
+    end = MAX (end, wick_document_get_end_ns (self->doc));
+  if (start == G_MAXUINT64)
+    start = 0;
+  self->start_ns = start;
+  self->end_ns = MAX (end, start + 1);
+}
+
+static gint64
+min_raw_time (WickTracks *self)
+{
+  gint64 m = G_MAXINT64;
+  for (guint i = 0; i < self->pending->len; i++)
+    m = MIN (m, g_array_index (self->pending, PendingSlice, i).ts);
+  for (guint i = 0; i < self->pending_async->len; i++)
+    m = MIN (m, g_array_index (self->pending_async, PendingAsync, i).ts);
+  for (guint i = 0; i < self->flow_points->len; i++)
+    m = MIN (m, g_array_index (self->flow_points, FlowPoint, i).ts);
+  for (guint i = 0; i < self->counters->len; i++)
+    m = MIN (m, (gint64)g_array_index (self->counters, WickCounterSample, i).timestamp_ns);
+  for (guint i = 0; i < self->instants->len; i++)
+    m = MIN (m, (gint64)g_array_index (self->instants, WickInstant, i).timestamp_ns);
+  for (guint i = 0; i < self->device->len; i++)
+    m = MIN (m, (gint64)g_array_index (self->device, WickDeviceSlice, i).start_ns);
+  return m == G_MAXINT64 ? 0 : m;
+}
+
+void
+wick_tracks_finish (WickTracks *self)
+{
+  g_return_if_fail (!self->finished);
+  if (self->format == WICK_TRACE_FORMAT_CHROME)
+    {
+      self->origin = min_raw_time (self);
+      for (guint i = 0; i < self->counters->len; i++)
+        g_array_index (self->counters, WickCounterSample, i).timestamp_ns -= (guint64)self->origin;
+      for (guint i = 0; i < self->instants->len; i++)
+        g_array_index (self->instants, WickInstant, i).timestamp_ns -= (guint64)self->origin;
+      for (guint i = 0; i < self->device->len; i++)
+        g_array_index (self->device, WickDeviceSlice, i).start_ns -= (guint64)self->origin;
+    }
+  finish_slices (self);
+  finish_async (self);
+  if (self->span_track->len < self->doc->spans->len)
+    {
+      guint old = self->span_track->len;
+      g_array_set_size (self->span_track, self->doc->spans->len);
+      for (guint i = old; i < self->span_track->len; i++)
+        g_array_index (self->span_track, guint32, i) = G_MAXUINT32;
+    }
+  compute_extent (self);
+  build_index (self);
+  finish_flows (self);
+
+  g_array_set_size (self->display_order, self->tracks->len);
+  for (guint t = 0; t < self->tracks->len; t++)
+    g_array_index (self->display_order, guint32, t) = t;
+  g_qsort_with_data (self->display_order->data, (gint)self->display_order->len, sizeof (guint32),
+                     compare_order, self);
+  self->finished = TRUE;
+}
+
+/* ---- query ---------------------------------------------------------------- */
+
+gint64
+wick_tracks_get_origin_ns (WickTracks *self)
+{
+  return self->origin;
+}
+
+guint64
+wick_tracks_get_start_ns (WickTracks *self)
+{
+  return self->start_ns;
+}
+
+guint64
+wick_tracks_get_end_ns (WickTracks *self)
+{
+  return self->end_ns;
+}
+
+#define GETTER(fn, type, field)                                                                     \
+  const type *fn (WickTracks *self, guint *n)                                                       \
+  {                                                                                                 \
+    if (n)                                                                                          \
+      *n = self->field->len;                                                                        \
+    return (const type *)(gconstpointer)self->field->data;                                          \
+  }
+
+GETTER (wick_tracks_get_processes, WickProcess, processes)
+GETTER (wick_tracks_get_threads, WickThread, threads)
+GETTER (wick_tracks_get_tracks, WickTrack, tracks)
+GETTER (wick_tracks_get_display_order, guint32, display_order)
+GETTER (wick_tracks_get_async, WickAsyncSlice, async)
+GETTER (wick_tracks_get_counter_samples, WickCounterSample, counters)
+GETTER (wick_tracks_get_instants, WickInstant, instants)
+GETTER (wick_tracks_get_device_slices, WickDeviceSlice, device)
+GETTER (wick_tracks_get_flows, WickFlow, flows)
+
+guint
+wick_tracks_event_flows (WickTracks *self, WickEventRef event, guint32 *out, guint max)
+{
+  guint64 key = ((guint64)event.kind << 32) | event.index;
+  const FlowOfEvent *f = (const FlowOfEvent *)(gconstpointer)self->flows_by_event->data;
+  guint n = self->flows_by_event->len, lo = 0, hi = n;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (f[mid].key < key)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  guint count = 0;
+  for (int outgoing = 1; outgoing >= 0; outgoing--)
+    for (guint i = lo; i < n && f[i].key == key; i++)
+      if ((int)f[i].outgoing == outgoing)
+        {
+          if (count < max && out != NULL)
+            out[count] = f[i].flow;
+          count++;
+        }
+  return count;
+}
+
+guint
+wick_tracks_track_n_rows (WickTracks *self, guint32 track)
+{
+  if (self->index == NULL || track >= self->tracks->len)
+    return 0;
+  return self->index[track].n_rows;
+}
+
+const WickTrackRow *
+wick_tracks_track_row (WickTracks *self, guint32 track, guint row)
+{
+  if (self->index == NULL || track >= self->tracks->len || row >= self->index[track].n_rows)
+    return NULL;
+  return &self->index[track].rows[row].pub;
+}
+
+guint64
+wick_tracks_get_base_ns (WickTracks *self)
+{
+  return self->base_ns;
+}
+
+int
+wick_tracks_pick_level (WickTracks *self, double ns_per_px)
+{
+  if (ns_per_px < (double)self->base_ns)
+    return -1;
+  int level = 0;
+  while (level < 62 && (double)(self->base_ns << (level + 1)) <= ns_per_px)
+    level++;
+  return level;
+}
+
+guint
+wick_tracks_row_first_overlapping (WickTracks *self, guint32 track, guint row_index, guint64 t)
+{
+  if (self->index == NULL || track >= self->tracks->len
+      || row_index >= self->index[track].n_rows)
+    return 0;
+  const Row *row = &self->index[track].rows[row_index];
+  guint n = row->pub.n_events;
+  guint n_blocks = (n + BLOCK - 1) / BLOCK;
+  guint lo = 0, hi = n_blocks;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (row->block_max[mid] > t)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  if (lo >= n_blocks)
+    return n;
+  guint64 running = lo > 0 ? row->block_max[lo - 1] : 0;
+  guint i = lo * BLOCK, end = MIN (n, i + BLOCK);
+  for (; i < end; i++)
+    {
+      running = MAX (running, event_end (self, row->pub.event_kind, row->pub.events[i]));
+      if (running > t)
+        return i;
+    }
+  return n;
+}
+
+gboolean
+wick_tracks_event_at (WickTracks *self, guint32 track, guint row_index, guint64 t,
+                      guint64 slop_ns, WickEventRef *event)
+{
+  if (self->index == NULL || track >= self->tracks->len
+      || row_index >= self->index[track].n_rows)
+    return FALSE;
+  const Row *row = &self->index[track].rows[row_index];
+  guint kind = row->pub.event_kind;
+  guint64 lo_t = t > slop_ns ? t - slop_ns : 0;
+  gint64 best = -1;
+  guint64 best_distance = G_MAXUINT64;
+  /* An instant or counter sample "ends" where it starts: find from lo_t - 1. */
+  for (guint i = wick_tracks_row_first_overlapping (self, track, row_index, lo_t ? lo_t - 1 : 0);
+       i < row->pub.n_events; i++)
+    {
+      guint32 ev = row->pub.events[i];
+      guint64 start = event_start (self, kind, ev);
+      if (start > t + slop_ns)
+        break;
+      guint64 end = event_end (self, kind, ev);
+      if (end < lo_t)
+        continue;
+      guint64 distance = (t >= start && t <= end) ? 0 : (t < start ? start - t : t - end);
+      if (distance < best_distance)
+        {
+          best = ev;
+          best_distance = distance;
+        }
+    }
+  if (best < 0)
+    return FALSE;
+  if (event)
+    *event = (WickEventRef){ kind, (guint32)best };
+  return TRUE;
+}
+
+gboolean
+wick_tracks_counter_value_at (WickTracks *self, guint32 track, guint64 t, double *value)
+{
+  const WickTrackRow *row = wick_tracks_track_row (self, track, 0);
+  if (row == NULL || row->event_kind != WICK_EVENT_COUNTER || row->n_events == 0)
+    return FALSE;
+  guint lo = 0, hi = row->n_events;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (event_start (self, WICK_EVENT_COUNTER, row->events[mid]) <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo == 0)
+    return FALSE;
+  if (value)
+    *value = g_array_index (self->counters, WickCounterSample, row->events[lo - 1]).value;
+  return TRUE;
+}
+
+guint
+wick_tracks_get_n_skipped (WickTracks *self)
+{
+  return self->skipped->len;
+}
+
+const char *
+wick_tracks_get_skipped (WickTracks *self, guint i, guint64 *count)
+{
+  g_return_val_if_fail (i < self->skipped->len, NULL);
+  const SkipEntry *e = &g_array_index (self->skipped, SkipEntry, i);
+  if (count)
+    *count = e->count;
+  return e->name;
+}
+
+const char *
+wick_track_kind_to_string (WickTrackKind kind)
+{
+  static const char *const names[] = { "slices", "async", "counter", "instants", "device" };
+  return (guint)kind < G_N_ELEMENTS (names) ? names[kind] : "unknown";
+}
+
+const char *
+wick_trace_format_to_string (WickTraceFormat format)
+{
+  return format == WICK_TRACE_FORMAT_CHROME ? "chrome" : "candle-graph";
+}
+
+gsize
+wick_tracks_get_size (WickTracks *self)
+{
+  gsize size = 0;
+  GArray *arrays[] = { self->processes, self->threads,  self->tracks,       self->async,
+                       self->counters,  self->instants, self->device,       self->flows,
+                       self->span_track, self->span_row, self->span_args, self->span_category,
+                       self->flows_by_event, self->display_order };
+  for (guint i = 0; i < G_N_ELEMENTS (arrays); i++)
+    if (arrays[i] != NULL)
+      size += (gsize)arrays[i]->len * g_array_get_element_size (arrays[i]);
+  if (self->index != NULL)
+    for (guint t = 0; t < self->tracks->len; t++)
+      for (guint r = 0; r < self->index[t].n_rows; r++)
+        {
+          const Row *row = &self->index[t].rows[r];
+          size += row->pub.n_events * sizeof (guint32)
+                  + ((row->pub.n_events + BLOCK - 1) / BLOCK) * sizeof (guint64);
+          for (guint l = 0; l < row->pub.n_levels; l++)
+            size += row->level_counts[l] * sizeof (WickTrackMip);
+        }
+  return size;
+}
+
+/* ---- candle-graph --------------------------------------------------------- */
+
+void
+wick_tracks_place_span (WickTracks *self, guint32 span, guint32 track, guint16 row)
+{
+  guint n = self->doc->spans->len;
+  if (self->span_track->len < n)
+    {
+      guint old = self->span_track->len;
+      g_array_set_size (self->span_track, n);
+      for (guint i = old; i < n; i++)
+        g_array_index (self->span_track, guint32, i) = G_MAXUINT32;
+    }
+  g_array_index (self->span_track, guint32, span) = track;
+  WickSpan *s = &g_array_index (self->doc->spans, WickSpan, span);
+  s->track = track;
+  if (self->span_row != NULL || row != s->depth)
+    {
+      if (self->span_row == NULL)
+        {
+          self->span_row = g_array_new (FALSE, FALSE, sizeof (guint16));
+          g_array_set_size (self->span_row, n);
+          for (guint i = 0; i < n; i++)
+            g_array_index (self->span_row, guint16, i) = spans_of (self)[i].depth;
+        }
+      g_array_index (self->span_row, guint16, span) = row;
+    }
+  WickTrack *t = &g_array_index (self->tracks, WickTrack, track);
+  t->n_events++;
+  t->max_depth = MAX (t->max_depth, row);
+}
+
+void
+wick_tracks_add_device_slice (WickTracks *self, guint32 track, gint32 source, guint64 start,
+                              guint64 duration, WickStr name, WickStr category)
+{
+  WickDeviceSlice d = { track, source, start, duration, name, category, 0 };
+  g_array_append_val (self->device, d);
+  g_array_index (self->tracks, WickTrack, track).n_events++;
+}
+
+void
+wick_tracks_add_counter_sample (WickTracks *self, guint32 track, guint64 t, double value)
+{
+  WickCounterSample s = { track, t, value };
+  g_array_append_val (self->counters, s);
+  g_array_index (self->tracks, WickTrack, track).n_events++;
+}

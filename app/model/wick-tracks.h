@@ -1,0 +1,377 @@
+/* wick-tracks.h — the track tree of a document: processes → threads → tracks.
+ *
+ * Every trace Wick reads (candle-graph JSONL, Chrome/Perfetto JSON) becomes
+ * one WickTracks, owned by its WickDocument (wick_document_get_tracks()):
+ *
+ *   process (pid, name, sort index, labels)
+ *     thread (tid, name, sort index)
+ *       tracks of five kinds:
+ *         slices   nested spans of one thread (candle-graph spans, Chrome X, B/E)
+ *         async    slices keyed by (category, id, scope), laid out in lanes
+ *         counter  one numeric series over time
+ *         instants zero-duration events, scope thread / process / global
+ *         device   intervals of one device and stream (kernel, memcpy, op)
+ *   flows: directed links between two events (each end a track and a time)
+ *
+ * Storage is struct-of-arrays as in the document: one array of small plain
+ * structs per event kind, strings as WickStr offsets into the document's
+ * string pool. Slices ARE the document's spans (WickSpan, with the track and
+ * depth filled in): a slice is named by its index in
+ * wick_document_get_spans(), so the costs table, the details pane and the
+ * selection keep working with span indices whatever the format. Device
+ * intervals of a candle-graph trace are the document's WickDeviceInterval
+ * rows; those of a Chrome trace are added by the builder.
+ *
+ * Two sides:
+ *  - the BUILDER (wick_tracks_add_*, wick_tracks_slice_*, ...), called by an
+ *    importer while it streams; B/E pairs, async begin/end and flows are
+ *    matched in wick_tracks_finish() per thread / key in timestamp order, so
+ *    the importer may call in file order. Times given to the builder are raw
+ *    nanoseconds (any gint64); finish rebases them so the earliest event is at
+ *    wick_tracks_get_origin_ns() and stores them as guint64 from there
+ *    (candle-graph documents keep origin 0: their ns are the trace's own).
+ *  - the QUERY side the timeline and `wick-trace tracks` read after finish:
+ *    tracks in display order, per-track rows with an overlap index and a
+ *    per-zoom summary (mipmap), max depth, event at (track, row, time), flows
+ *    of an event, args of an event, the skipped-construct counts.
+ *
+ * Not thread-safe; build on one thread, then read from any number.
+ */
+#pragma once
+
+#include "wick-document.h"
+
+G_BEGIN_DECLS
+
+typedef struct _WickTracks WickTracks;
+
+typedef enum
+{
+  WICK_TRACE_FORMAT_CANDLE_GRAPH,
+  WICK_TRACE_FORMAT_CHROME,
+} WickTraceFormat;
+
+typedef enum
+{
+  WICK_TRACK_SLICES,
+  WICK_TRACK_ASYNC,
+  WICK_TRACK_COUNTER,
+  WICK_TRACK_INSTANTS,
+  WICK_TRACK_DEVICE,
+} WickTrackKind;
+
+/* What a WickEventRef's index points into. */
+typedef enum
+{
+  WICK_EVENT_NONE,
+  WICK_EVENT_SLICE,    /* wick_document_get_spans() */
+  WICK_EVENT_ASYNC,    /* wick_tracks_get_async() */
+  WICK_EVENT_COUNTER,  /* wick_tracks_get_counter_samples() */
+  WICK_EVENT_INSTANT,  /* wick_tracks_get_instants() */
+  WICK_EVENT_DEVICE,   /* wick_tracks_get_device_slices() */
+} WickEventKind;
+
+typedef struct
+{
+  guint32 kind; /* WickEventKind */
+  guint32 index;
+} WickEventRef;
+
+typedef enum
+{
+  WICK_INSTANT_SCOPE_THREAD,
+  WICK_INSTANT_SCOPE_PROCESS,
+  WICK_INSTANT_SCOPE_GLOBAL,
+} WickInstantScope;
+
+typedef enum
+{
+  WICK_TRACK_FLAG_HAS_SORT_INDEX = 1 << 0,
+} WickTrackFlags;
+
+typedef struct
+{
+  gint64 pid;
+  WickStr name;   /* 0 when never named */
+  WickStr labels; /* process_labels joined with ", "; 0 when none */
+  gint32 sort_index;
+  guint8 flags; /* WICK_TRACK_FLAG_HAS_SORT_INDEX */
+} WickProcess;
+
+typedef struct
+{
+  gint64 tid;
+  guint32 process; /* index into wick_tracks_get_processes() */
+  WickStr name;    /* 0 when never named */
+  gint32 sort_index;
+  guint8 flags; /* WICK_TRACK_FLAG_HAS_SORT_INDEX */
+} WickThread;
+
+typedef struct
+{
+  guint8 kind;       /* WickTrackKind */
+  guint8 scope;      /* instants: WickInstantScope */
+  guint16 max_depth; /* deepest row as laid out (0: one row); async: lanes - 1 */
+  gint32 process;    /* index into processes, -1 when none */
+  gint32 thread;     /* index into threads, -1 when none */
+  WickStr name;      /* thread name, series name, "device / stream", async name */
+  WickStr category;  /* async: category; device: the device; 0 otherwise */
+  WickStr stream;    /* device: the stream; 0 otherwise */
+  guint32 n_events;  /* slices, async slices, samples, instants or intervals */
+  guint32 n_instants; /* async: its instant steps (n / T / p), not in n_events */
+} WickTrack;
+
+/* An async slice (Chrome b/e, S/F). Lane = row within its track. */
+typedef struct
+{
+  guint32 track;
+  guint16 lane;
+  guint8 flags; /* WICK_SPAN_FLAG_CLOSED when its end was read */
+  guint8 instant; /* TRUE for an async step / instant (duration 0) */
+  guint64 start_ns;
+  guint64 duration_ns; /* open: 0, drawn to the end of the trace */
+  WickStr name, category, id;
+  WickStr args; /* JSON object text, 0 when none */
+} WickAsyncSlice;
+
+typedef struct
+{
+  guint32 track;
+  guint64 timestamp_ns;
+  double value;
+} WickCounterSample;
+
+typedef struct
+{
+  guint32 track;
+  guint8 scope; /* WickInstantScope */
+  guint64 timestamp_ns;
+  WickStr name, category;
+  WickStr args;
+} WickInstant;
+
+/* A device/stream interval. For candle-graph traces, source is the
+ * WickDeviceInterval index and name its span's op (or span name). */
+typedef struct
+{
+  guint32 track;
+  gint32 source; /* index into wick_document_get_device_intervals(), -1 when none */
+  guint64 start_ns;
+  guint64 duration_ns;
+  WickStr name, category;
+  WickStr args;
+} WickDeviceSlice;
+
+/* One end of a flow: a track and a time, and the event it binds to (kind
+ * WICK_EVENT_NONE when no event encloses or follows that point). */
+typedef struct
+{
+  guint32 track;
+  guint64 timestamp_ns;
+  WickEventRef event;
+} WickFlowEnd;
+
+typedef struct
+{
+  WickStr id, category, name;
+  WickFlowEnd from, to;
+} WickFlow;
+
+/* Flow v1 phases (Chrome s / t / f). */
+typedef enum
+{
+  WICK_FLOW_START,
+  WICK_FLOW_STEP,
+  WICK_FLOW_END,
+} WickFlowPhase;
+
+/* A handle on a slice given to the builder, valid until finish: used to bind
+ * flow v2 ids (bind_id / flow_in / flow_out) and args to it. */
+typedef guint32 WickPendingSlice;
+#define WICK_PENDING_SLICE_NONE G_MAXUINT32
+
+/* ---- the document's model ----------------------------------------------- */
+
+/* The document's track model. For candle-graph documents it is (re)built
+ * from the spans, device intervals and memory records on first use after
+ * each finish/analyze, so a cut-off or live document has tracks too. */
+WickTracks *wick_document_get_tracks (WickDocument *document);
+
+/* ---- builder ------------------------------------------------------------ */
+
+/* Starts building into the (empty) track model of @document from an
+ * importer of @format; drops any model built before. */
+WickTracks *wick_document_begin_tracks (WickDocument *document, WickTraceFormat format);
+
+/* Interns @len bytes in the document's string pool (shared with WickStr). */
+WickStr wick_tracks_intern (WickTracks *self, const char *str, gsize len);
+
+/* Process @pid, created on first use; returns its index. */
+guint32 wick_tracks_add_process (WickTracks *self, gint64 pid);
+/* Metadata (Chrome M events process_name, process_labels, process_sort_index). */
+void wick_tracks_set_process_name (WickTracks *self, guint32 process, WickStr name);
+void wick_tracks_add_process_label (WickTracks *self, guint32 process, WickStr label);
+void wick_tracks_set_process_sort_index (WickTracks *self, guint32 process, gint32 sort_index);
+
+/* Thread @tid of @process, created on first use; returns its index. Thread
+ * ids are per process, as in Chrome's (pid, tid). */
+guint32 wick_tracks_add_thread (WickTracks *self, guint32 process, gint64 tid);
+/* thread_name, thread_sort_index. */
+void wick_tracks_set_thread_name (WickTracks *self, guint32 thread, WickStr name);
+void wick_tracks_set_thread_sort_index (WickTracks *self, guint32 thread, gint32 sort_index);
+
+/* Slices of a thread: B (begin), E (end), X (complete). Matched at finish per
+ * thread in timestamp order (stable for ties: ends first, then longer slices
+ * first); an E closes the innermost open B; an E with no open B is counted
+ * as skipped "E without B"; a B never closed runs to the end of the trace and
+ * stays open (no WICK_SPAN_FLAG_CLOSED). @args: JSON object text or 0. */
+WickPendingSlice wick_tracks_slice_begin (WickTracks *self, guint32 thread, gint64 ts_ns,
+                                          WickStr name, WickStr category, WickStr args);
+/* @args of an E are merged into its B's (kept as the E's args when the B had none). */
+void wick_tracks_slice_end (WickTracks *self, guint32 thread, gint64 ts_ns, WickStr args);
+WickPendingSlice wick_tracks_slice_complete (WickTracks *self, guint32 thread, gint64 ts_ns,
+                                             gint64 duration_ns, WickStr name, WickStr category,
+                                             WickStr args);
+
+/* Async slices keyed by (@category, @id, @scope) within @process (-1 for
+ * global ids, e.g. Chrome id2.global). Nestable begin/end (b/e) nest per key;
+ * legacy S/F behave the same. An async track per (process, name of the
+ * outermost slice); overlapping trees get separate lanes. */
+void wick_tracks_async_begin (WickTracks *self, gint32 process, WickStr category, WickStr id,
+                              WickStr scope, gint64 ts_ns, WickStr name, WickStr args);
+void wick_tracks_async_end (WickTracks *self, gint32 process, WickStr category, WickStr id,
+                            WickStr scope, gint64 ts_ns, WickStr args);
+/* n (async instant), T/p (legacy steps): a zero-length mark in the key's slice. */
+void wick_tracks_async_instant (WickTracks *self, gint32 process, WickStr category, WickStr id,
+                                WickStr scope, gint64 ts_ns, WickStr name, WickStr args);
+
+/* Counter series @name of @process (-1: global), created on first use. */
+guint32 wick_tracks_counter_track (WickTracks *self, gint32 process, WickStr name);
+void wick_tracks_counter_add (WickTracks *self, guint32 track, gint64 ts_ns, double value);
+
+/* An instant. THREAD scope needs @thread, PROCESS scope @process; GLOBAL
+ * neither. One instants track per thread, per process and one global. */
+void wick_tracks_instant_add (WickTracks *self, WickInstantScope scope, gint32 process,
+                              gint32 thread, gint64 ts_ns, WickStr name, WickStr category,
+                              WickStr args);
+
+/* Device track of (@device, @stream) in @process (-1: none), created on first
+ * use; named "device stream" unless @name is set. */
+guint32 wick_tracks_device_track (WickTracks *self, gint32 process, WickStr device,
+                                  WickStr stream, WickStr name);
+void wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
+                             WickStr name, WickStr category, WickStr args);
+
+/* Flow v1 (s / t / f) with id @id, grouped by (@category, @name, @id). A
+ * start or step binds to the slice of @thread enclosing @ts_ns; an end binds
+ * to the enclosing slice with @bind_enclosing (bp "e"), else to the next slice
+ * of the thread starting at or after @ts_ns. A group of n points gives n - 1
+ * flows, in timestamp order. */
+void wick_tracks_flow_add (WickTracks *self, WickFlowPhase phase, guint32 thread, gint64 ts_ns,
+                           WickStr category, WickStr name, WickStr id, gboolean bind_enclosing);
+/* Flow v2: @slice carries bind_id @id; flow_out links it to the next slice
+ * with the same id and flow_in, in timestamp order. */
+void wick_tracks_flow_bind (WickTracks *self, WickPendingSlice slice, WickStr id,
+                            gboolean flow_in, gboolean flow_out);
+
+/* Something read but not modelled: counted under @construct (e.g. "ph=Z",
+ * "E without B"); `wick-trace tracks` and the health list report the counts. */
+void wick_tracks_skip (WickTracks *self, const char *construct, guint64 n);
+
+/* Matches B/E, async pairs and flows, rebases times, lays out lanes, appends
+ * the slices to the document's spans and builds every track's index. After
+ * this the builder functions must not be called again. */
+void wick_tracks_finish (WickTracks *self);
+
+/* ---- query -------------------------------------------------------------- */
+
+WickTraceFormat wick_tracks_get_format (WickTracks *self);
+WickDocument *wick_tracks_get_document (WickTracks *self);
+/* Raw ns of time 0 (what finish subtracted); 0 for candle-graph. */
+gint64 wick_tracks_get_origin_ns (WickTracks *self);
+/* Earliest start and latest end of any event (open slices run to end). */
+guint64 wick_tracks_get_start_ns (WickTracks *self);
+guint64 wick_tracks_get_end_ns (WickTracks *self);
+
+const WickProcess *wick_tracks_get_processes (WickTracks *self, guint *n);
+const WickThread *wick_tracks_get_threads (WickTracks *self, guint *n);
+const WickTrack *wick_tracks_get_tracks (WickTracks *self, guint *n);
+/* Track indices in display order: processes by (sort index, pid), in each its
+ * threads by (sort index, tid) with each thread's slices then instants track,
+ * then the process's async, counter, instants and device tracks; tracks of
+ * no process last, the global instants track first of those. */
+const guint32 *wick_tracks_get_display_order (WickTracks *self, guint *n);
+
+const WickAsyncSlice *wick_tracks_get_async (WickTracks *self, guint *n);
+const WickCounterSample *wick_tracks_get_counter_samples (WickTracks *self, guint *n);
+const WickInstant *wick_tracks_get_instants (WickTracks *self, guint *n);
+const WickDeviceSlice *wick_tracks_get_device_slices (WickTracks *self, guint *n);
+const WickFlow *wick_tracks_get_flows (WickTracks *self, guint *n);
+
+/* Slices track of a span, G_MAXUINT32 when none. */
+guint32 wick_tracks_span_track (WickTracks *self, guint32 span);
+
+/* Start, end (open slices end at the end of the trace), depth/lane, name and
+ * args (JSON object text, NULL when none) of any event. */
+guint64 wick_tracks_event_start (WickTracks *self, WickEventRef event);
+guint64 wick_tracks_event_end (WickTracks *self, WickEventRef event);
+guint wick_tracks_event_row (WickTracks *self, WickEventRef event);
+guint32 wick_tracks_event_track (WickTracks *self, WickEventRef event);
+const char *wick_tracks_event_name (WickTracks *self, WickEventRef event);
+const char *wick_tracks_event_args (WickTracks *self, WickEventRef event);
+/* TRUE for a slice or async slice whose end was never read. */
+gboolean wick_tracks_event_is_open (WickTracks *self, WickEventRef event);
+
+/* Flows that start or end at @event: indices into wick_tracks_get_flows(),
+ * outgoing first. Returns how many; writes at most @max into @out. */
+guint wick_tracks_event_flows (WickTracks *self, WickEventRef event, guint32 *out, guint max);
+
+/* The per-zoom summary of one row: level L splits time into buckets of
+ * wick_tracks_get_base_ns() << L ns from wick_tracks_get_start_ns() and keeps,
+ * per non-empty bucket, the longest event starting in it (counters: the
+ * sample of largest |value|). */
+typedef struct
+{
+  guint32 bucket;
+  guint32 event; /* index in the row's kind table */
+} WickTrackMip;
+
+/* One row of a track (a depth of a slices track, a lane of an async track,
+ * the only row of the other kinds): its events sorted by start (ties: longer
+ * first), as indices into the table of its kind. */
+typedef struct
+{
+  guint32 event_kind; /* WickEventKind */
+  guint n_events;
+  const guint32 *events;
+  guint n_levels;
+  const WickTrackMip *const *levels;
+  const guint *level_counts;
+} WickTrackRow;
+
+guint wick_tracks_track_n_rows (WickTracks *self, guint32 track);
+const WickTrackRow *wick_tracks_track_row (WickTracks *self, guint32 track, guint row);
+/* Width of a level-0 summary bucket in ns (a power of two, same for all). */
+guint64 wick_tracks_get_base_ns (WickTracks *self);
+/* Level to draw at @ns_per_px: -1 means the raw events (finer than level 0). */
+int wick_tracks_pick_level (WickTracks *self, double ns_per_px);
+/* First position in @row whose event may overlap @t (ends after @t); every
+ * event overlapping [t, ...) is at or after it. O(log n). */
+guint wick_tracks_row_first_overlapping (WickTracks *self, guint32 track, guint row, guint64 t);
+/* Event of @row nearest @t within @slop_ns (0 inside it); FALSE when none. */
+gboolean wick_tracks_event_at (WickTracks *self, guint32 track, guint row, guint64 t,
+                               guint64 slop_ns, WickEventRef *event);
+/* Counter value in effect at @t (the last sample at or before it); FALSE before the first. */
+gboolean wick_tracks_counter_value_at (WickTracks *self, guint32 track, guint64 t, double *value);
+
+/* Skipped constructs, in first-seen order (names are static or pooled). */
+guint wick_tracks_get_n_skipped (WickTracks *self);
+const char *wick_tracks_get_skipped (WickTracks *self, guint i, guint64 *count);
+
+const char *wick_track_kind_to_string (WickTrackKind kind);
+const char *wick_trace_format_to_string (WickTraceFormat format);
+
+/* Bytes held by the model (tables and indices, not the document's spans). */
+gsize wick_tracks_get_size (WickTracks *self);
+
+G_END_DECLS

@@ -1,0 +1,334 @@
+/* test-model-tracks.c — the track model: builder constructs and candle-graph tracks. */
+#include "config.h"
+
+#include "model-test-util.h"
+#include "wick-tracks.h"
+
+static WickStr
+S (WickTracks *t, const char *s)
+{
+  return wick_tracks_intern (t, s, strlen (s));
+}
+
+static const WickSpan *
+span_named (WickDocument *doc, const char *name, guint *index)
+{
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (doc, &n);
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (wick_document_str (doc, spans[i].name), name) == 0)
+      {
+        if (index)
+          *index = i;
+        return &spans[i];
+      }
+  g_assert_not_reached ();
+  return NULL;
+}
+
+static guint
+count_kind (WickTracks *t, WickTrackKind kind)
+{
+  guint n, c = 0;
+  const WickTrack *tracks = wick_tracks_get_tracks (t, &n);
+  for (guint i = 0; i < n; i++)
+    c += tracks[i].kind == kind;
+  return c;
+}
+
+/* Two threads of one process, interleaved in the file, stay on two tracks. */
+static void
+test_two_threads (void)
+{
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  WickTracks *t = wick_document_begin_tracks (doc, WICK_TRACE_FORMAT_CHROME);
+  guint32 p = wick_tracks_add_process (t, 7);
+  wick_tracks_set_process_name (t, p, S (t, "python"));
+  guint32 main_thread = wick_tracks_add_thread (t, p, 1);
+  guint32 autograd = wick_tracks_add_thread (t, p, 2);
+  g_assert_cmpuint (wick_tracks_add_thread (t, p, 1), ==, main_thread);
+  wick_tracks_set_thread_name (t, main_thread, S (t, "main"));
+  wick_tracks_set_thread_name (t, autograd, S (t, "autograd"));
+  wick_tracks_slice_complete (t, main_thread, 1000, 5000, S (t, "step"), 0, 0);
+  wick_tracks_slice_complete (t, autograd, 1500, 1000, S (t, "backward"), 0, 0);
+  wick_tracks_slice_complete (t, main_thread, 2000, 1000, S (t, "forward"), 0, 0);
+  wick_tracks_finish (t);
+
+  guint n_tracks;
+  const WickTrack *tracks = wick_tracks_get_tracks (t, &n_tracks);
+  g_assert_cmpuint (n_tracks, ==, 2);
+  const WickSpan *step = span_named (doc, "step", NULL);
+  const WickSpan *backward = span_named (doc, "backward", NULL);
+  const WickSpan *forward = span_named (doc, "forward", NULL);
+  g_assert_cmpuint (step->track, !=, backward->track);
+  g_assert_cmpuint (step->track, ==, forward->track);
+  /* backward overlaps step in time but is on another thread: depth 0. */
+  g_assert_cmpuint (backward->depth, ==, 0);
+  g_assert_cmpuint (forward->depth, ==, 1);
+  g_assert_cmpuint (tracks[step->track].max_depth, ==, 1);
+  g_assert_cmpuint (tracks[backward->track].max_depth, ==, 0);
+  g_assert_cmpstr (wick_document_str (doc, tracks[backward->track].name), ==, "autograd");
+  /* Rebased: the earliest event is at 0. */
+  g_assert_cmpint (wick_tracks_get_origin_ns (t), ==, 1000);
+  g_assert_cmpuint (step->start_ns, ==, 0);
+  g_assert_cmpuint (backward->start_ns, ==, 500);
+}
+
+/* B/E matched per thread in timestamp order, whatever the file order; an E
+ * without a B is counted; an unclosed B runs to the end, open. */
+static void
+test_begin_end (void)
+{
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  WickTracks *t = wick_document_begin_tracks (doc, WICK_TRACE_FORMAT_CHROME);
+  guint32 p = wick_tracks_add_process (t, 1);
+  guint32 a = wick_tracks_add_thread (t, p, 1);
+  guint32 b = wick_tracks_add_thread (t, p, 2);
+  /* file order is not time order */
+  wick_tracks_slice_end (t, a, 900, 0);
+  wick_tracks_slice_begin (t, a, 100, S (t, "outer"), 0, 0);
+  wick_tracks_slice_end (t, a, 500, S (t, "{\"r\":1}"));
+  wick_tracks_slice_begin (t, a, 200, S (t, "inner"), 0, 0);
+  wick_tracks_slice_begin (t, b, 150, S (t, "other"), 0, 0); /* never closed */
+  wick_tracks_slice_end (t, b, 50, 0);                        /* before any B: skipped */
+  wick_tracks_slice_complete (t, b, 1200, 100, S (t, "late"), 0, 0);
+  wick_tracks_finish (t);
+
+  guint outer_i, inner_i, other_i;
+  const WickSpan *outer = span_named (doc, "outer", &outer_i);
+  const WickSpan *inner = span_named (doc, "inner", &inner_i);
+  const WickSpan *other = span_named (doc, "other", &other_i);
+  /* times are from origin 50 */
+  g_assert_cmpuint (outer->start_ns, ==, 50);
+  g_assert_cmpuint (outer->duration_ns, ==, 800); /* closed by the E at 900 */
+  g_assert_cmpuint (inner->start_ns, ==, 150);
+  g_assert_cmpuint (inner->duration_ns, ==, 300); /* closed by the E at 500 */
+  g_assert_cmpuint (inner->depth, ==, 1);
+  g_assert_cmpint (inner->parent, ==, (gint32)outer_i);
+  g_assert_true (outer->flags & WICK_SPAN_FLAG_CLOSED);
+  g_assert_false (other->flags & WICK_SPAN_FLAG_CLOSED);
+  WickEventRef ref = { WICK_EVENT_SLICE, other_i };
+  g_assert_true (wick_tracks_event_is_open (t, ref));
+  g_assert_cmpuint (wick_tracks_event_end (t, ref), ==, wick_tracks_get_end_ns (t));
+  g_assert_cmpuint (wick_tracks_get_end_ns (t), ==, 1250);
+  g_assert_cmpstr (wick_tracks_event_args (t, (WickEventRef){ WICK_EVENT_SLICE, inner_i }), ==,
+                   "{\"r\":1}");
+  g_assert_cmpuint (wick_tracks_get_n_skipped (t), ==, 1);
+  guint64 count;
+  g_assert_cmpstr (wick_tracks_get_skipped (t, 0, &count), ==, "E without B");
+  g_assert_cmpuint (count, ==, 1);
+  /* the open span is found at a time after every close */
+  WickEventRef at;
+  g_assert_true (wick_tracks_event_at (t, other->track, 0, 1100, 0, &at));
+  g_assert_cmpuint (at.index, ==, other_i);
+}
+
+/* Overlapping async slices never share a lane; nested ones sit below. */
+static void
+test_async_lanes (void)
+{
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  WickTracks *t = wick_document_begin_tracks (doc, WICK_TRACE_FORMAT_CHROME);
+  guint32 p = wick_tracks_add_process (t, 1);
+  WickStr cat = S (t, "net"), req = S (t, "request");
+  for (int i = 0; i < 6; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%d", i);
+      wick_tracks_async_begin (t, (gint32)p, cat, S (t, id), 0, i * 100, req, 0);
+    }
+  for (int i = 0; i < 6; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%d", i);
+      wick_tracks_async_end (t, (gint32)p, cat, S (t, id), 0, 250 + i * 100, 0);
+    }
+  /* a nested slice in request 0, an instant step, an end without begin */
+  wick_tracks_async_begin (t, (gint32)p, cat, S (t, "0"), 0, 10, S (t, "dns"), 0);
+  wick_tracks_async_end (t, (gint32)p, cat, S (t, "0"), 0, 20, 0);
+  wick_tracks_async_instant (t, (gint32)p, cat, S (t, "1"), 0, 150, S (t, "sent"), 0);
+  wick_tracks_async_end (t, (gint32)p, cat, S (t, "nobody"), 0, 10, 0);
+  wick_tracks_finish (t);
+
+  guint n;
+  const WickAsyncSlice *async = wick_tracks_get_async (t, &n);
+  g_assert_cmpuint (n, ==, 8);
+  g_assert_cmpuint (count_kind (t, WICK_TRACK_ASYNC), ==, 1);
+  for (guint i = 0; i < n; i++)
+    for (guint j = i + 1; j < n; j++)
+      {
+        if (async[i].instant || async[j].instant || async[i].lane != async[j].lane)
+          continue;
+        guint64 ei = wick_tracks_event_end (t, (WickEventRef){ WICK_EVENT_ASYNC, i });
+        guint64 ej = wick_tracks_event_end (t, (WickEventRef){ WICK_EVENT_ASYNC, j });
+        g_assert_true (ei <= async[j].start_ns || ej <= async[i].start_ns);
+      }
+  const WickTrack *track = &wick_tracks_get_tracks (t, NULL)[async[0].track];
+  g_assert_cmpuint (track->n_events, ==, 7);
+  g_assert_cmpuint (track->n_instants, ==, 1);
+  g_assert_cmpuint (wick_tracks_track_n_rows (t, async[0].track), ==, (guint)track->max_depth + 1);
+  guint64 count;
+  g_assert_cmpstr (wick_tracks_get_skipped (t, 0, &count), ==, "async end without begin");
+}
+
+static void
+test_counters_instants (void)
+{
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  WickTracks *t = wick_document_begin_tracks (doc, WICK_TRACE_FORMAT_CHROME);
+  guint32 p = wick_tracks_add_process (t, 3);
+  guint32 th = wick_tracks_add_thread (t, p, 4);
+  guint32 c = wick_tracks_counter_track (t, (gint32)p, S (t, "queue depth"));
+  g_assert_cmpuint (wick_tracks_counter_track (t, (gint32)p, S (t, "queue depth")), ==, c);
+  wick_tracks_counter_add (t, c, 300, 5);
+  wick_tracks_counter_add (t, c, 100, 2);
+  wick_tracks_counter_add (t, c, 200, 3);
+  wick_tracks_instant_add (t, WICK_INSTANT_SCOPE_THREAD, (gint32)p, (gint32)th, 150, S (t, "t"), 0, 0);
+  wick_tracks_instant_add (t, WICK_INSTANT_SCOPE_PROCESS, (gint32)p, -1, 160, S (t, "p"), 0, 0);
+  wick_tracks_instant_add (t, WICK_INSTANT_SCOPE_GLOBAL, -1, -1, 170, S (t, "g"), 0, 0);
+  wick_tracks_instant_add (t, WICK_INSTANT_SCOPE_GLOBAL, -1, -1, 180, S (t, "g2"), 0, 0);
+  wick_tracks_finish (t);
+
+  double v;
+  /* origin 100: the samples are at 0, 100, 200 */
+  g_assert_true (wick_tracks_counter_value_at (t, c, 0, &v));
+  g_assert_cmpfloat (v, ==, 2);
+  g_assert_true (wick_tracks_counter_value_at (t, c, 150, &v));
+  g_assert_cmpfloat (v, ==, 3);
+  g_assert_true (wick_tracks_counter_value_at (t, c, 1000, &v));
+  g_assert_cmpfloat (v, ==, 5);
+  g_assert_cmpuint (count_kind (t, WICK_TRACK_INSTANTS), ==, 3);
+  guint n;
+  const WickTrack *tracks = wick_tracks_get_tracks (t, &n);
+  guint scopes = 0;
+  for (guint i = 0; i < n; i++)
+    if (tracks[i].kind == WICK_TRACK_INSTANTS)
+      {
+        scopes |= 1u << tracks[i].scope;
+        if (tracks[i].scope == WICK_INSTANT_SCOPE_THREAD)
+          g_assert_cmpint (tracks[i].thread, ==, (gint32)th);
+        if (tracks[i].scope == WICK_INSTANT_SCOPE_PROCESS)
+          g_assert_cmpint (tracks[i].thread, ==, -1);
+        if (tracks[i].scope == WICK_INSTANT_SCOPE_GLOBAL)
+          {
+            g_assert_cmpint (tracks[i].process, ==, -1);
+            g_assert_cmpuint (tracks[i].n_events, ==, 2);
+          }
+      }
+  g_assert_cmpuint (scopes, ==, 7);
+}
+
+/* A flow from a launch on one thread to work on another binds both ends. */
+static void
+test_flows (void)
+{
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  WickTracks *t = wick_document_begin_tracks (doc, WICK_TRACE_FORMAT_CHROME);
+  guint32 p = wick_tracks_add_process (t, 1);
+  guint32 a = wick_tracks_add_thread (t, p, 1);
+  guint32 b = wick_tracks_add_thread (t, p, 2);
+  wick_tracks_slice_complete (t, a, 0, 100, S (t, "launch"), 0, 0);
+  wick_tracks_slice_complete (t, b, 200, 100, S (t, "work"), 0, 0);
+  WickStr cat = S (t, "ac2g"), name = S (t, "flow"), id = S (t, "9");
+  wick_tracks_flow_add (t, WICK_FLOW_START, a, 50, cat, name, id, FALSE);
+  wick_tracks_flow_add (t, WICK_FLOW_END, b, 150, cat, name, id, FALSE); /* next slice: work */
+  WickPendingSlice x = wick_tracks_slice_complete (t, a, 400, 10, S (t, "x"), 0, 0);
+  WickPendingSlice y = wick_tracks_slice_complete (t, b, 500, 10, S (t, "y"), 0, 0);
+  wick_tracks_flow_bind (t, x, S (t, "v2"), FALSE, TRUE);
+  wick_tracks_flow_bind (t, y, S (t, "v2"), TRUE, FALSE);
+  wick_tracks_finish (t);
+
+  guint n;
+  const WickFlow *flows = wick_tracks_get_flows (t, &n);
+  g_assert_cmpuint (n, ==, 2);
+  guint launch, work, xi, yi;
+  span_named (doc, "launch", &launch);
+  span_named (doc, "work", &work);
+  span_named (doc, "x", &xi);
+  span_named (doc, "y", &yi);
+  g_assert_cmpuint (flows[0].from.event.kind, ==, WICK_EVENT_SLICE);
+  g_assert_cmpuint (flows[0].from.event.index, ==, launch);
+  g_assert_cmpuint (flows[0].to.event.index, ==, work);
+  g_assert_cmpuint (flows[0].from.track, !=, flows[0].to.track);
+  g_assert_cmpuint (flows[1].from.event.index, ==, xi);
+  g_assert_cmpuint (flows[1].to.event.index, ==, yi);
+  guint32 out[4];
+  g_assert_cmpuint (wick_tracks_event_flows (t, (WickEventRef){ WICK_EVENT_SLICE, work }, out, 4),
+                    ==, 1);
+  g_assert_cmpuint (out[0], ==, 0);
+}
+
+/* Many slices, shuffled: the index finds exactly the overlapping ones. */
+static void
+test_index (void)
+{
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  WickTracks *t = wick_document_begin_tracks (doc, WICK_TRACE_FORMAT_CHROME);
+  guint32 p = wick_tracks_add_process (t, 1);
+  guint32 th = wick_tracks_add_thread (t, p, 1);
+  GRand *rand = g_rand_new_with_seed (7);
+  for (guint i = 0; i < 5000; i++)
+    {
+      gint64 start = (gint64)((i * 7919u) % 5000u) * 100;
+      wick_tracks_slice_complete (t, th, start, 50 + g_rand_int_range (rand, 0, 40), S (t, "s"), 0, 0);
+    }
+  g_rand_free (rand);
+  wick_tracks_finish (t);
+  guint32 track = 0;
+  const WickTrackRow *row = wick_tracks_track_row (t, track, 0);
+  g_assert_cmpuint (row->n_events, ==, 5000);
+  for (guint i = 1; i < row->n_events; i++)
+    g_assert_cmpuint (wick_tracks_event_start (t, (WickEventRef){ WICK_EVENT_SLICE, row->events[i - 1] }),
+                      <=, wick_tracks_event_start (t, (WickEventRef){ WICK_EVENT_SLICE, row->events[i] }));
+  for (guint64 q = 0; q < 500000; q += 12345)
+    {
+      guint first = wick_tracks_row_first_overlapping (t, track, 0, q);
+      for (guint i = 0; i < first; i++)
+        g_assert_cmpuint (wick_tracks_event_end (t, (WickEventRef){ WICK_EVENT_SLICE, row->events[i] }),
+                          <=, q);
+    }
+  g_assert_cmpint (wick_tracks_pick_level (t, 1), ==, -1);
+  g_assert_cmpuint (row->n_levels, >, 1);
+}
+
+/* A candle-graph trace cut off before its ends keeps every span at its depth. */
+static void
+test_candle_cut_off (void)
+{
+  g_autoptr (WickDocument) doc = parse_lines (
+    META_INFER, ROOT_START,
+    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"layer\",\"start_ns\":10,"
+    "\"span_kind\":\"module\"}",
+    "{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s2\",\"name\":\"matmul\",\"start_ns\":20,"
+    "\"span_kind\":\"op\"}",
+    "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":5}", NULL);
+  g_assert_true (wick_document_get_parse_error (doc)->failed); /* no terminal */
+  WickTracks *t = wick_document_get_tracks (doc);
+  g_assert_cmpint (wick_tracks_get_format (t), ==, WICK_TRACE_FORMAT_CANDLE_GRAPH);
+  guint n;
+  const WickTrack *tracks = wick_tracks_get_tracks (t, &n);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_cmpuint (tracks[0].kind, ==, WICK_TRACK_SLICES);
+  g_assert_cmpuint (tracks[0].n_events, ==, 3);
+  g_assert_cmpuint (tracks[0].max_depth, ==, 2);
+  g_assert_cmpuint (span_named (doc, "matmul", NULL)->depth, ==, 2);
+  guint layer;
+  span_named (doc, "layer", &layer);
+  WickEventRef ref = { WICK_EVENT_SLICE, layer };
+  g_assert_true (wick_tracks_event_is_open (t, ref));
+  g_assert_cmpuint (wick_tracks_event_row (t, ref), ==, 1);
+  g_assert_cmpuint (wick_tracks_track_row (t, 0, 1)->n_events, ==, 1);
+  g_assert_cmpuint (wick_tracks_track_row (t, 0, 2)->n_events, ==, 1);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/tracks/two-threads", test_two_threads);
+  g_test_add_func ("/tracks/begin-end", test_begin_end);
+  g_test_add_func ("/tracks/async-lanes", test_async_lanes);
+  g_test_add_func ("/tracks/counters-instants", test_counters_instants);
+  g_test_add_func ("/tracks/flows", test_flows);
+  g_test_add_func ("/tracks/index", test_index);
+  g_test_add_func ("/tracks/candle-cut-off", test_candle_cut_off);
+  return g_test_run ();
+}
