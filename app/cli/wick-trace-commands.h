@@ -16,6 +16,7 @@ typedef int (*WickTraceCommandFunc) (int argc, char **argv);
 
 int wick_trace_check (int argc, char **argv);
 int wick_trace_summary (int argc, char **argv);
+int wick_trace_tracks (int argc, char **argv);
 int wick_trace_convert (int argc, char **argv);
 int wick_trace_render (int argc, char **argv);
 int wick_trace_compare (int argc, char **argv);

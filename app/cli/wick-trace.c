@@ -21,6 +21,9 @@ static const WickTraceCommand commands[] = {
 #ifdef WICK_TRACE_HAVE_SUMMARY
   { "summary", wick_trace_summary, "summary FILE                    run identity, counts, top spans, peak memory" },
 #endif
+#ifdef WICK_TRACE_HAVE_TRACKS
+  { "tracks", wick_trace_tracks, "tracks [--json] FILE            processes, threads and tracks of a trace" },
+#endif
 #ifdef WICK_TRACE_HAVE_CONVERT
   { "convert", wick_trace_convert, "convert [--strict|--chrome] FILE --output OUT   rewrite a trace" },
 #endif

@@ -479,6 +479,7 @@ commit_span_start (WickDocument *self, const WickValue *v)
   span.start_ns = v[SS_START_NS].u64;
   span.kind = (guint8)v[SS_SPAN_KIND].variant;
   span.step = v[SS_STEP].set ? (guint8)(v[SS_STEP].variant + 1) : WICK_STEP_NONE;
+  span.thread = v[SS_WICK_THREAD].set ? (guint16)v[SS_WICK_THREAD].u64 : 0;
   span.flags = (v[SS_MEASURED].boolean ? WICK_SPAN_FLAG_MEASURED : 0)
                | (v[SS_PARENT_ID].set ? WICK_SPAN_FLAG_HAS_PARENT_ID : 0);
   if (wick_id_map_insert (&self->span_ids, span.id, index) != index)
@@ -944,6 +945,8 @@ wick_document_finish_quietly (WickDocument *self, GError **error)
   if (self->finished)
     return !self->parse_error.failed;
   self->finished = TRUE;
+  if (self->decode_failed || self->stream_error != NULL)
+    wick_document_resolve_hierarchy (self); /* what was read, at its depths */
   if (self->decode_failed)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", self->parse_error.message,
@@ -959,6 +962,8 @@ wick_document_finish_quietly (WickDocument *self, GError **error)
     message = end_of_stream_error (self);
   if (message != NULL)
     {
+      if (self->stream_error == NULL)
+        wick_document_resolve_hierarchy (self);
       self->parse_error.failed = TRUE;
       self->parse_error.message = message;
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", message);

@@ -86,9 +86,13 @@ wick_span_index_new (WickDocument *document)
   rows_build (&index->intervals, index->n_spans, n, span_of);
 
   span_of = g_renew (gint32, span_of, MAX (1, index->n_spans));
+  /* The parent indices the document resolved (linear); only a span whose
+   * parent it left unresolved (unknown, or cut out of a cycle) is looked up
+   * by id, as before. */
   for (guint i = 0; i < index->n_spans; i++)
     span_of[i]
-      = spans[i].parent_id
+      = spans[i].parent >= 0 ? spans[i].parent
+        : spans[i].parent_id
           ? wick_document_find_span (document, wick_document_str (document, spans[i].parent_id))
           : -1;
   rows_build (&index->children, index->n_spans, index->n_spans, span_of);

@@ -814,6 +814,23 @@ decode_object_fields (WickTraceDecoder *decoder, const WickRecordSchema *schema,
         {
           if (kind_keys != NULL && key_len == 4 && memcmp (key, "kind", 4) == 0)
             (*kind_keys)++;
+          /* libwick's thread number: an unknown key to candle-graph, so it is
+           * read on the side, never rejected (a value that is not a small
+           * unsigned integer is passed over like any unknown key). */
+          if (schema == &span_start_schema && key_len == 11 && memcmp (key, "wick_thread", 11) == 0
+              && wick_json_peek_type (scanner, &type) && type == WICK_JSON_NUMBER)
+            {
+              WickJsonScanner probe = *scanner;
+              WickJsonNumber number;
+              if (wick_json_read_number (&probe, &number) && number.kind == WICK_JSON_U64
+                  && number.u64 <= G_MAXUINT16)
+                {
+                  WickValue *extra = &decoder->values[block + schema->n_fields];
+                  extra->set = TRUE;
+                  extra->u64 = number.u64;
+                }
+              g_string_truncate (scanner->error, 0);
+            }
           if (!wick_json_skip_value (scanner))
             return FALSE;
           continue;
@@ -1010,7 +1027,7 @@ decode_fast (WickTraceDecoder *decoder, const char *line, gsize len, WickRecordK
   reset (decoder, line, len);
   scanner->unescape_len = 0;
   schema = record_schemas[index];
-  alloc_values (decoder, schema->n_fields);
+  alloc_values (decoder, schema->n_fields + (schema == &span_start_schema));
   if (!decode_object_fields (decoder, schema, 0, &kind_keys) || kind_keys != 1)
     return FALSE;
   wick_json_skip_whitespace (scanner);
@@ -1064,7 +1081,7 @@ wick_trace_decoder_decode (WickTraceDecoder *decoder, const char *line, gsize le
   scanner->p = line;
   wick_json_skip_whitespace (scanner);
   scanner->remaining_depth = 128;
-  alloc_values (decoder, schema->n_fields);
+  alloc_values (decoder, schema->n_fields + (schema == &span_start_schema));
   if (!decode_object_fields (decoder, schema, 0, NULL))
     goto out;
   ok = TRUE;

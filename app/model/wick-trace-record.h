@@ -178,7 +178,8 @@ enum
   SS_START_NS,
   SS_SPAN_KIND,
   SS_MEASURED,
-  SS_STEP
+  SS_STEP,
+  SS_WICK_THREAD /* not a field: libwick's "wick_thread", read on the side */
 };
 enum
 {

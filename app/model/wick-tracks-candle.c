@@ -15,7 +15,9 @@
  * one counter per device with the live bytes of all categories after each
  * memory event (the Memory view's total), and one per device_memory field
  * present (used, reserved, capacity, free), as the Memory view reads them.
- * Unknown wick_ extension records are counted as skipped.
+ * Other wick_ extension records (wick_mark, weight evict/restore, stage
+ * certifications) are instants of the process named by their label or kind,
+ * with the whole record as args; a record that is not JSON is counted skipped.
  */
 #include "config.h"
 
@@ -48,21 +50,30 @@ read_thread_records (WickDocument *doc, WickTracks *self)
   for (guint i = 0; i < n; i++)
     {
       const char *kind = wick_document_str (doc, ext[i].kind);
-      if (strcmp (kind, "wick_thread") != 0)
-        {
-          g_autofree char *construct = g_strdup_printf ("record %s", kind);
-          wick_tracks_skip (self, construct, 1);
-          continue;
-        }
       g_autoptr (JsonParser) parser = json_parser_new_immutable ();
       if (!json_parser_load_from_data (parser, wick_document_str (doc, ext[i].json),
                                        (gssize)wick_document_str_len (doc, ext[i].json), NULL))
         {
-          wick_tracks_skip (self, "wick_thread record not JSON", 1);
+          g_autofree char *construct = g_strdup_printf ("%s record not JSON", kind);
+          wick_tracks_skip (self, construct, 1);
           continue;
         }
       JsonNode *root = json_parser_get_root (parser);
       JsonObject *o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+      if (strcmp (kind, "wick_thread") != 0)
+        {
+          /* Other Wick records (marks, weight moves, stage verdicts): an
+           * instant of the process, named by its label or kind, the whole
+           * record as its args. */
+          JsonNode *label = o ? json_object_get_member (o, "label") : NULL;
+          WickStr name = label && json_node_get_value_type (label) == G_TYPE_STRING
+                           ? wick_tracks_intern (self, json_node_get_string (label),
+                                                 strlen (json_node_get_string (label)))
+                           : ext[i].kind;
+          wick_tracks_instant_add (self, WICK_INSTANT_SCOPE_PROCESS, 0, -1,
+                                   (gint64)ext[i].timestamp_ns, name, ext[i].kind, ext[i].json);
+          continue;
+        }
       JsonNode *number = o ? json_object_get_member (o, "thread") : NULL;
       if (number == NULL || json_node_get_value_type (number) != G_TYPE_INT64
           || json_node_get_int (number) <= 0 || json_node_get_int (number) > G_MAXUINT16)
@@ -98,7 +109,7 @@ wick_tracks_build_candle_graph (WickTracks *self)
   wick_document_resolve_hierarchy (doc);
   const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
 
-  guint32 process = wick_tracks_add_process (self, 0);
+  guint32 process = wick_tracks_add_process (self, 0); /* index 0 */
   const char *entrypoint = wick_document_get_entrypoint (doc);
   wick_tracks_set_process_name (self, process,
                                 intern (self, entrypoint && *entrypoint ? entrypoint : "host"));

@@ -225,6 +225,60 @@ test_cli_summary (void)
   g_assert_nonnull (strstr (out, "    gradient    4096 at 55 ns"));
 }
 
+/* tracks --json: the shape of item 6, on a candle-graph trace and on a
+ * cut-off copy of it (exit 2, what was read still listed). */
+static void
+test_cli_tracks_json (void)
+{
+  g_autofree char *path = data_path ("train-contract.jsonl");
+  g_autofree char *out = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  g_assert_cmpint (run (&out, "tracks", "--json", path, NULL), ==, 0);
+  JsonObject *o = parse_object (out, parser);
+  g_assert_cmpstr (json_object_get_string_member (o, "file"), ==, path);
+  g_assert_cmpstr (json_object_get_string_member (o, "format"), ==, "candle-graph");
+  JsonArray *processes = json_object_get_array_member (o, "processes");
+  g_assert_cmpuint (json_array_get_length (processes), ==, 1);
+  g_assert_true (json_object_has_member (json_array_get_object_element (processes, 0), "pid"));
+  JsonArray *tracks = json_object_get_array_member (o, "tracks");
+  g_assert_cmpuint (json_array_get_length (tracks), >=, 1);
+  JsonObject *first = json_array_get_object_element (tracks, 0);
+  g_assert_cmpstr (json_object_get_string_member (first, "kind"), ==, "slices");
+  g_assert_cmpint (json_object_get_int_member (first, "process"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (first, "thread"), ==, 0);
+  g_assert_cmpstr (json_object_get_string_member (first, "name"), ==, "host");
+  g_assert_cmpint (json_object_get_int_member (first, "events"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (first, "max_depth"), >, 0);
+  g_assert_true (json_object_has_member (o, "flows"));
+  g_assert_nonnull (json_object_get_object_member (o, "skipped"));
+  gint64 events = json_object_get_int_member (first, "events");
+
+  /* cut off after its first 60% of lines */
+  g_autofree char *text = NULL;
+  gsize len;
+  g_assert_true (g_file_get_contents (path, &text, &len, NULL));
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *cut = g_build_filename (dir, "cut.jsonl", NULL);
+  gsize keep = len * 3 / 5;
+  while (keep > 0 && text[keep - 1] != '\n')
+    keep--;
+  g_assert_true (g_file_set_contents (cut, text, (gssize)keep, NULL));
+  g_autofree char *out2 = NULL;
+  g_autoptr (JsonParser) parser2 = json_parser_new ();
+  g_assert_cmpint (run (&out2, "tracks", "--json", cut, NULL), ==, 2);
+  o = parse_object (out2, parser2);
+  first = json_array_get_object_element (json_object_get_array_member (o, "tracks"), 0);
+  g_assert_cmpint (json_object_get_int_member (first, "events"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (first, "events"), <=, events);
+  g_assert_cmpint (json_object_get_int_member (first, "max_depth"), >, 0);
+
+  g_assert_cmpint (run (NULL, "tracks", NULL), ==, 3);
+  g_assert_cmpint (run (NULL, "tracks", "/nonexistent/trace.jsonl", NULL), ==, 3);
+  g_unlink (cut);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -244,5 +298,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/cli/convert-strict", test_cli_convert_strict);
   g_test_add_func ("/model/cli/convert-chrome", test_cli_convert_chrome);
   g_test_add_func ("/model/cli/summary", test_cli_summary);
+  g_test_add_func ("/model/cli/tracks-json", test_cli_tracks_json);
   return g_test_run ();
 }

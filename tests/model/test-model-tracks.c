@@ -319,6 +319,136 @@ test_candle_cut_off (void)
   g_assert_cmpuint (wick_tracks_track_row (t, 0, 2)->n_events, ==, 1);
 }
 
+static WickDocument *
+parse_ext (const char *first, ...)
+{
+  va_list args;
+  va_start (args, first);
+  WickDocument *doc = parse_lines_v (TRUE, first, args);
+  va_end (args);
+  return doc;
+}
+
+/* libwick's extension mode: spans carry "wick_thread": N and each thread has
+ * a wick_thread record; device intervals and memory become tracks too. */
+static void
+test_candle_threads (void)
+{
+  g_autoptr (WickDocument) doc = parse_ext (
+    META_INFER,
+    "{\"kind\":\"wick_thread\",\"thread\":1,\"os_tid\":4242,\"name\":\"main\",\"timestamp_ns\":0}",
+    "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"demo\",\"start_ns\":0,\"span_kind\":"
+    "\"function\",\"measured\":true,\"wick_thread\":1}",
+    "{\"kind\":\"wick_thread\",\"thread\":2,\"os_tid\":4243,\"name\":\"loader\",\"timestamp_ns\":5}",
+    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"load\",\"start_ns\":5,"
+    "\"span_kind\":\"function\",\"wick_thread\":2}",
+    "{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s1\",\"name\":\"train\",\"start_ns\":6,"
+    "\"span_kind\":\"function\",\"wick_thread\":1}",
+    "{\"kind\":\"op\",\"span_id\":\"s3\",\"op_name\":\"matmul\",\"shape\":[2],\"dtype\":\"f32\","
+    "\"device\":\"cuda:0\",\"duration_ns\":3,\"input_dense_bytes\":8}",
+    "{\"kind\":\"device_interval\",\"span_id\":\"s3\",\"device\":\"cuda:0\",\"stream_id\":\"7\","
+    "\"clock_id\":\"c\",\"backend\":\"cuda\",\"start_ns\":7,\"duration_ns\":2}",
+    "{\"kind\":\"memory\",\"timestamp_ns\":8,\"storage_id\":\"a\",\"tensor_id\":\"t\",\"span_id\":"
+    "\"s3\",\"device\":\"cuda:0\",\"bytes\":100,\"action\":\"alloc\",\"dtype\":\"f32\"}",
+    "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":10}",
+    "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":20}",
+    "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":100}", TERMINAL, NULL);
+  WickTracks *t = wick_document_get_tracks (doc);
+  guint n_threads;
+  const WickThread *threads = wick_tracks_get_threads (t, &n_threads);
+  g_assert_cmpuint (n_threads, ==, 2);
+  g_assert_cmpint (threads[0].tid, ==, 4242);
+  g_assert_cmpstr (wick_document_str (doc, threads[1].name), ==, "loader");
+  const WickSpan *root = span_named (doc, "demo", NULL);
+  const WickSpan *load = span_named (doc, "load", NULL);
+  const WickSpan *train = span_named (doc, "train", NULL);
+  g_assert_cmpuint (root->track, ==, train->track);
+  g_assert_cmpuint (root->track, !=, load->track);
+  guint load_i;
+  span_named (doc, "load", &load_i);
+  /* depth 1 under its cross-thread parent, row 0 on its own track */
+  g_assert_cmpuint (load->depth, ==, 1);
+  g_assert_cmpuint (wick_tracks_event_row (t, (WickEventRef){ WICK_EVENT_SLICE, load_i }), ==, 0);
+  g_assert_cmpuint (count_kind (t, WICK_TRACK_SLICES), ==, 2);
+  g_assert_cmpuint (count_kind (t, WICK_TRACK_DEVICE), ==, 1);
+  g_assert_cmpuint (count_kind (t, WICK_TRACK_COUNTER), ==, 1);
+  guint n;
+  const WickDeviceSlice *device = wick_tracks_get_device_slices (t, &n);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_cmpstr (wick_document_str (doc, device[0].name), ==, "matmul");
+  const WickCounterSample *samples = wick_tracks_get_counter_samples (t, &n);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_cmpfloat (samples[0].value, ==, 100);
+
+  /* A strict document: no thread identity, one host track; a wick_thread
+   * value candle-graph would pass over is passed over. */
+  g_autoptr (WickDocument) strict = parse_lines (
+    META_INFER,
+    "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"demo\",\"start_ns\":0,\"span_kind\":"
+    "\"function\",\"measured\":true,\"wick_thread\":\"x\"}",
+    ROOT_END, TERMINAL, NULL);
+  g_assert_false (wick_document_get_parse_error (strict)->failed);
+  t = wick_document_get_tracks (strict);
+  g_assert_cmpuint (count_kind (t, WICK_TRACK_SLICES), ==, 1);
+  wick_tracks_get_threads (t, &n_threads);
+  g_assert_cmpuint (n_threads, ==, 1);
+}
+
+/* The first 300 lines of a training trace (what a crashed job leaves): every
+ * span at the depth it has in the whole trace, on the track's row of that
+ * depth; open spans run to the end of what was read. */
+static void
+test_cut_training_trace (void)
+{
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "..", "data", "example-trace.jsonl", NULL);
+  g_autofree char *text = NULL;
+  gsize len;
+  g_assert_true (g_file_get_contents (path, &text, &len, NULL));
+  g_autoptr (WickDocument) full = wick_document_new_with_extensions (TRUE);
+  g_autoptr (WickDocument) cut = wick_document_new_with_extensions (TRUE);
+  char **lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      wick_document_feed_line (full, lines[i], strlen (lines[i]), NULL);
+      if (i < 300)
+        wick_document_feed_line (cut, lines[i], strlen (lines[i]), NULL);
+    }
+  g_strfreev (lines);
+  g_assert_true (wick_document_finish (full, NULL));
+  g_assert_false (wick_document_finish (cut, NULL));
+
+  guint n_cut, n_full, deep = 0, open = 0;
+  const WickSpan *spans = wick_document_get_spans (cut, &n_cut);
+  const WickSpan *full_spans = wick_document_get_spans (full, &n_full);
+  g_assert_cmpuint (n_cut, >, 50);
+  WickTracks *t = wick_document_get_tracks (cut);
+  for (guint i = 0; i < n_cut; i++)
+    {
+      gint32 j = wick_document_find_span (full, wick_document_str (cut, spans[i].id));
+      g_assert_cmpint (j, >=, 0);
+      g_assert_cmpuint (spans[i].depth, ==, full_spans[j].depth);
+      deep += spans[i].depth > 0;
+      WickEventRef ref = { WICK_EVENT_SLICE, i };
+      guint row = wick_tracks_event_row (t, ref);
+      g_assert_cmpuint (row, ==, spans[i].depth);
+      if (wick_tracks_event_is_open (t, ref))
+        {
+          open++;
+          guint64 expect = MAX (wick_tracks_get_end_ns (t), spans[i].start_ns);
+          g_assert_cmpuint (wick_tracks_get_end_ns (t), >=, wick_document_get_end_ns (cut));
+          g_assert_cmpuint (wick_tracks_event_end (t, ref), ==, expect);
+        }
+      /* it is in its row's index */
+      const WickTrackRow *r = wick_tracks_track_row (t, spans[i].track, row);
+      gboolean found = FALSE;
+      for (guint k = 0; k < r->n_events && !found; k++)
+        found = r->events[k] == i;
+      g_assert_true (found);
+    }
+  g_assert_cmpuint (deep, >, n_cut / 2);
+  g_assert_cmpuint (open, >, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -330,5 +460,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tracks/flows", test_flows);
   g_test_add_func ("/tracks/index", test_index);
   g_test_add_func ("/tracks/candle-cut-off", test_candle_cut_off);
+  g_test_add_func ("/tracks/candle-threads", test_candle_threads);
+  g_test_add_func ("/tracks/cut-training-trace", test_cut_training_trace);
   return g_test_run ();
 }
