@@ -6,6 +6,8 @@ packages=(
   # build
   gcc g++ clang meson ninja-build pkg-config gettext
   libgtk-4-dev libadwaita-1-dev libjson-glib-dev libssl-dev
+  # compressed traces (gzip, zstd); the JSON benchmark's simdjson baseline
+  zlib1g-dev libzstd-dev libsimdjson-dev
   # tests, GUI tests under Xvfb, validation of data files
   abigail-tools  # abidiff for tests/backend/abi (docs/api.md)
   xvfb xauth dbus-daemon dbus-x11 at-spi2-core desktop-file-utils appstream appstream-util

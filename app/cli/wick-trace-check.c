@@ -5,7 +5,9 @@
  * words them), the health issues in candle-graph's order, whether the trace is
  * structurally valid and the capture complete, and the gradient coverage
  * verdict. With --json, one object per file per line:
- *   {"file":…, "parse":"ok"|"error", "error":"<message>: <cause>" (on error),
+ *   {"file":…, "format":"candle-graph"|"chrome"|"torch-memory-timeline",
+ *    "imported":{phase:count}, "skipped":{construct:count} (imported files),
+ *    "parse":"ok"|"error", "error":"<message>: <cause>" (on error),
  *    "cause":…, "line":N | "record_index":I (on error), "structurally_valid":…,
  *    "capture_complete":…, "health":[{"code","severity","message","record"?}],
  *    "gradient_coverage":"complete"|"partial"|"invalid"|"unavailable"}
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wick-chrome-import.h"
 #include "wick-document.h"
 #include "wick-trace-commands.h"
 
@@ -78,6 +81,25 @@ print_json (const CheckResult *r)
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "file");
   json_builder_add_string_value (b, r->file);
+  {
+    const WickChromeInfo *info = r->document ? wick_chrome_info_get (r->document) : NULL;
+    json_builder_set_member_name (b, "format");
+    json_builder_add_string_value (b, info ? info->format : "candle-graph");
+    if (info != NULL)
+      for (int which = 0; which < 2; which++)
+        {
+          GPtrArray *pairs = which == 0 ? info->imported : info->skipped;
+          json_builder_set_member_name (b, which == 0 ? "imported" : "skipped");
+          json_builder_begin_object (b);
+          for (guint i = 0; i + 1 < pairs->len; i += 2)
+            {
+              json_builder_set_member_name (b, g_ptr_array_index (pairs, i));
+              json_builder_add_int_value (
+                b, g_ascii_strtoll (g_ptr_array_index (pairs, i + 1), NULL, 10));
+            }
+          json_builder_end_object (b);
+        }
+  }
   json_builder_set_member_name (b, "parse");
   json_builder_add_string_value (b, ok ? "ok" : "error");
   if (!ok)
@@ -143,7 +165,7 @@ print_json (const CheckResult *r)
 static void
 print_text (const CheckResult *r)
 {
-  guint n_issues = 0, n_errors = 0;
+  guint n_issues = 0, n_errors = 0, n_info = 0;
   const WickHealthIssue *issues;
 
   if (r->io_error || !r->parsed)
@@ -159,13 +181,16 @@ print_text (const CheckResult *r)
     }
   issues = wick_document_get_health (r->document, &n_issues);
   for (guint i = 0; i < n_issues; i++)
-    n_errors += issues[i].severity == WICK_SEVERITY_ERROR;
+    {
+      n_errors += issues[i].severity == WICK_SEVERITY_ERROR;
+      n_info += issues[i].severity == WICK_SEVERITY_INFO;
+    }
   printf ("%s: %s, capture %s, gradient coverage %s (%u errors, %u warnings)\n", r->file,
           wick_document_get_structurally_valid (r->document) ? "structurally valid"
                                                              : "NOT structurally valid",
           wick_document_get_capture_complete (r->document) ? "complete" : "failed",
           wick_coverage_verdict_to_string (wick_document_get_gradient_coverage (r->document)),
-          n_errors, n_issues - n_errors);
+          n_errors, n_issues - n_errors - n_info);
   for (guint i = 0; i < n_issues; i++)
     printf ("  %-7s %s: %s\n", wick_severity_to_string (issues[i].severity), issues[i].code,
             issues[i].message);
@@ -175,7 +200,7 @@ static void
 check_file (CheckResult *r)
 {
   r->document = wick_document_new ();
-  if (wick_document_load_file (r->document, r->file, NULL, NULL, NULL, &r->error))
+  if (wick_document_load_file_auto (r->document, r->file, NULL, NULL, NULL, &r->error))
     {
       r->parsed = TRUE;
       return;

@@ -17,11 +17,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "wick-chrome-import.h"
 #include "wick-document.h"
+#include "wick-input.h"
 #include "wick-json-scanner.h"
 #include "wick-memory-series.h"
 #include "wick-trace-commands.h"
@@ -34,47 +38,169 @@ usage (void)
   return WICK_TRACE_EXIT_USAGE;
 }
 
+/* ---- output: a temporary file beside OUT, renamed over it when complete --
+ *
+ * Every write is checked; the first failure is kept with its reason (a full
+ * disk says "No space left on device"), the temporary file is removed and OUT
+ * is left as it was: never a partial file under OUT's name. */
+typedef struct
+{
+  char *path, *tmp_path;
+  FILE *file;
+  int error; /* errno of the first failure, 0 while none */
+} Output;
+
+static gboolean
+output_open (Output *o, const char *path)
+{
+  struct stat st;
+  mode_t mask;
+  int fd;
+
+  memset (o, 0, sizeof *o);
+  o->path = g_strdup (path);
+  if (g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
+    {
+      /* a device, pipe or terminal (/dev/stdout): written directly */
+      o->file = fopen (path, "w");
+      if (o->file == NULL)
+        {
+          fprintf (stderr, "wick-trace convert: cannot write %s: %s\n", path, g_strerror (errno));
+          g_free (o->path);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  o->tmp_path = g_strconcat (path, ".wick-XXXXXX", NULL);
+  fd = g_mkstemp (o->tmp_path);
+  if (fd < 0)
+    {
+      fprintf (stderr, "wick-trace convert: cannot write %s: %s\n", path, g_strerror (errno));
+      g_clear_pointer (&o->tmp_path, g_free);
+      g_free (o->path);
+      return FALSE;
+    }
+  mask = umask (0);
+  umask (mask);
+  fchmod (fd, 0666 & ~mask);
+  o->file = fdopen (fd, "w");
+  return TRUE;
+}
+
+static void
+output_write (Output *o, const char *data, gsize len)
+{
+  if (o->error == 0 && fwrite (data, 1, len, o->file) != len)
+    o->error = errno ? errno : EIO;
+}
+
+/* Renames the file over OUT when every write worked; FALSE (saying why,
+ * OUT untouched) otherwise. */
+static gboolean
+output_close (Output *o)
+{
+  gboolean ok;
+
+  if (o->error == 0 && fflush (o->file) != 0)
+    o->error = errno;
+  if (o->error == 0 && fsync (fileno (o->file)) != 0 && errno != EINVAL)
+    o->error = errno;
+  if (fclose (o->file) != 0 && o->error == 0)
+    o->error = errno;
+  if (o->error == 0 && o->tmp_path != NULL && g_rename (o->tmp_path, o->path) != 0)
+    o->error = errno;
+  ok = o->error == 0;
+  if (!ok)
+    {
+      fprintf (stderr, "wick-trace convert: cannot write %s: %s%s\n", o->path,
+               g_strerror (o->error), o->tmp_path ? " (nothing was written)" : "");
+      if (o->tmp_path != NULL)
+        g_unlink (o->tmp_path);
+    }
+  g_free (o->path);
+  g_free (o->tmp_path);
+  return ok;
+}
+
 static int
 convert_strict (const char *in, const char *out_path)
 {
-  g_autoptr (GFile) file = g_file_new_for_commandline_arg (in);
   g_autoptr (GError) error = NULL;
-  g_autoptr (GFileInputStream) stream = g_file_read (file, NULL, &error);
-  g_autoptr (GDataInputStream) data = NULL;
+  g_autoptr (WickInput) input = wick_input_open (in, &error);
   g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
   g_autoptr (WickTraceDecoder) decoder = wick_trace_decoder_new (TRUE);
   g_autoptr (GString) cause = g_string_new (NULL);
   g_autoptr (GString) record = g_string_new (NULL);
-  guint64 dropped = 0, written = 0;
-  FILE *out;
-  char *line;
-  gsize length;
+  g_autoptr (GByteArray) pending = g_byte_array_new ();
+  gsize limit = wick_max_line_length (), scanned = 0, start = 0;
+  guint64 dropped = 0, written = 0, line_number = 0;
+  gboolean eof = FALSE, parse_failed = FALSE;
+  Output out;
+  char chunk[1 << 16];
 
-  if (stream == NULL)
+  if (input == NULL)
     {
       fprintf (stderr, "wick-trace convert: %s\n", error->message);
       return WICK_TRACE_EXIT_USAGE;
     }
-  out = fopen (out_path, "w");
-  if (out == NULL)
+  if (!output_open (&out, out_path))
+    return WICK_TRACE_EXIT_USAGE;
+  wick_document_set_path (doc, in);
+  while (!parse_failed && error == NULL && (!eof || pending->len > start))
     {
-      fprintf (stderr, "wick-trace convert: cannot write %s: %s\n", out_path, g_strerror (errno));
-      return WICK_TRACE_EXIT_USAGE;
-    }
-  data = g_data_input_stream_new (G_INPUT_STREAM (stream));
-  g_buffered_input_stream_set_buffer_size (G_BUFFERED_INPUT_STREAM (data), 1 << 20);
-  while ((line = g_data_input_stream_read_upto (data, "\n", 1, &length, NULL, &error)) != NULL)
-    {
-      const char *text = line;
-      gsize text_len = length;
+      guint8 *nl = NULL;
+      gsize length;
+      const char *text;
+      gsize text_len;
       WickRecordKind kind;
 
-      g_data_input_stream_read_byte (data, NULL, NULL);
-      if (!wick_document_feed_line (doc, line, length, &error))
+      scanned = MAX (scanned, start);
+      if (scanned < pending->len)
+        nl = memchr (pending->data + scanned, '\n', pending->len - scanned);
+      if (nl == NULL && !eof)
         {
-          g_free (line);
+          gssize n;
+          /* drop the lines done, once per chunk; search only the new bytes */
+          g_byte_array_remove_range (pending, 0, (guint)start);
+          start = 0;
+          scanned = pending->len;
+          if (pending->len > limit)
+            {
+              g_set_error (&error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           "%s: line %" G_GUINT64_FORMAT
+                           " is longer than the maximum of %" G_GSIZE_FORMAT
+                           " bytes (raise it with --max-line-bytes)",
+                           in, line_number + 1, limit);
+              parse_failed = TRUE;
+              break;
+            }
+          n = wick_input_read (input, chunk, sizeof chunk, &error);
+          if (n < 0)
+            break;
+          if (n == 0)
+            eof = TRUE;
+          g_byte_array_append (pending, (guint8 *)chunk, (guint)n);
+          continue;
+        }
+      length = (nl != NULL ? (gsize)(nl - pending->data) : pending->len) - start;
+      line_number++;
+      if (length > limit)
+        {
+          g_set_error (&error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       "%s: line %" G_GUINT64_FORMAT
+                       " is longer than the maximum of %" G_GSIZE_FORMAT
+                       " bytes (raise it with --max-line-bytes)",
+                       in, line_number, limit);
+          parse_failed = TRUE;
           break;
         }
+      if (!wick_document_feed_line (doc, (const char *)pending->data + start, length, &error))
+        {
+          parse_failed = TRUE;
+          break;
+        }
+      text = (const char *)pending->data + start;
+      text_len = length;
       if (text_len > 0 && text[text_len - 1] == '\r')
         text_len--;
       wick_rust_trim (&text, &text_len);
@@ -87,28 +213,42 @@ convert_strict (const char *in, const char *out_path)
               g_string_truncate (record, 0);
               wick_trace_decoder_write (decoder, kind, record);
               g_string_append_c (record, '\n');
-              fwrite (record->str, 1, record->len, out);
+              output_write (&out, record->str, record->len);
               written++;
             }
         }
-      g_free (line);
+      start = MIN (pending->len, start + length + 1);
+      scanned = start;
     }
-  if (fclose (out) != 0)
+  if (error != NULL && !parse_failed)
     {
-      fprintf (stderr, "wick-trace convert: cannot write %s\n", out_path);
-      return WICK_TRACE_EXIT_USAGE;
-    }
-  if (error != NULL)
-    {
-      const WickParseError *pe = wick_document_get_parse_error (doc);
+      /* an I/O error (or a cut-off compressed file) while reading the input */
       fprintf (stderr, "wick-trace convert: %s\n", error->message);
-      g_unlink (out_path);
-      return pe->failed ? WICK_TRACE_EXIT_PARSE : WICK_TRACE_EXIT_USAGE;
+      parse_failed = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT);
+      if (!parse_failed)
+        {
+          output_close (&out);
+          return WICK_TRACE_EXIT_USAGE;
+        }
+    }
+  if (!output_close (&out))
+    return WICK_TRACE_EXIT_USAGE;
+  if (parse_failed)
+    {
+      /* the records before the error are kept, as the other views keep them */
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+        fprintf (stderr, "wick-trace convert: %s\n", error->message);
+      fprintf (stderr,
+               "wrote the %" G_GUINT64_FORMAT " records read before the error to %s (dropped %"
+               G_GUINT64_FORMAT " Wick extension records); the trace is incomplete\n",
+               written, out_path, dropped);
+      return WICK_TRACE_EXIT_PARSE;
     }
   fprintf (stderr,
            "wrote %" G_GUINT64_FORMAT " records to %s, dropped %" G_GUINT64_FORMAT
            " Wick extension records\n",
            written, out_path, dropped);
+  g_clear_error (&error);
   if (!wick_document_finish (doc, &error))
     {
       fprintf (stderr, "wick-trace convert: candle-graph would still reject %s: %s\n", out_path,
@@ -330,8 +470,9 @@ convert_chrome (const char *in, const char *out_path)
   g_autoptr (GString) out = g_string_new ("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
   gboolean first = TRUE;
   int status = WICK_TRACE_EXIT_OK;
+  Output output;
 
-  if (!wick_document_load_file (doc, in, NULL, NULL, NULL, &error))
+  if (!wick_document_load_file_auto (doc, in, NULL, NULL, NULL, &error))
     {
       if (!wick_document_get_parse_error (doc)->failed)
         {
@@ -340,6 +481,7 @@ convert_chrome (const char *in, const char *out_path)
         }
       fprintf (stderr, "wick-trace convert: %s (converting what was read before it)\n",
                error->message);
+      g_clear_error (&error);
       status = WICK_TRACE_EXIT_PARSE;
     }
   metadata (out, &first, "process_name", PID_HOST, 0, "host");
@@ -353,11 +495,11 @@ convert_chrome (const char *in, const char *out_path)
   chrome_memory (out, &first, doc);
   chrome_extensions (out, &first, doc);
   g_string_append (out, "\n]}\n");
-  if (!g_file_set_contents (out_path, out->str, (gssize)out->len, &error))
-    {
-      fprintf (stderr, "wick-trace convert: %s\n", error->message);
-      return WICK_TRACE_EXIT_USAGE;
-    }
+  if (!output_open (&output, out_path))
+    return WICK_TRACE_EXIT_USAGE;
+  output_write (&output, out->str, out->len);
+  if (!output_close (&output))
+    return WICK_TRACE_EXIT_USAGE;
   return status;
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wick-input.h"
 #include "wick-trace-commands.h"
 
 typedef struct
@@ -43,9 +44,10 @@ static const WickTraceCommand commands[] = {
 static int
 usage (FILE *out)
 {
-  fprintf (out, "Usage: wick-trace COMMAND [ARGS...]\n\nCommands:\n");
+  fprintf (out, "Usage: wick-trace [--max-line-bytes N] COMMAND [ARGS...]\n\nCommands:\n");
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     fprintf (out, "  %s\n", commands[i].synopsis);
+  fprintf (out, "\n--max-line-bytes N   longest JSONL line read (default 256M; K, M, G suffixes)\n");
   return WICK_TRACE_EXIT_USAGE;
 }
 
@@ -54,6 +56,30 @@ main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
 
+  /* global options before the command */
+  while (argc >= 2 && g_str_has_prefix (argv[1], "--max-line-bytes"))
+    {
+      const char *value = NULL;
+      gsize bytes;
+      if (argv[1][strlen ("--max-line-bytes")] == '=')
+        value = argv[1] + strlen ("--max-line-bytes=");
+      else if (argv[1][strlen ("--max-line-bytes")] == '\0' && argc >= 3)
+        {
+          value = argv[2];
+          argv++;
+          argc--;
+        }
+      if (!wick_parse_byte_size (value, &bytes))
+        {
+          fprintf (stderr, "wick-trace: --max-line-bytes needs a size such as 512M, not “%s”\n",
+                   value ? value : "");
+          return WICK_TRACE_EXIT_USAGE;
+        }
+      wick_set_max_line_length (bytes);
+      argv[1] = argv[0];
+      argv++;
+      argc--;
+    }
   if (argc < 2)
     return usage (stderr);
   if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)

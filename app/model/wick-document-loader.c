@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "wick-document-private.h"
+#include "wick-input.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +56,7 @@ typedef struct
 
 typedef struct
 {
-  int fd;
+  WickInput *input;
   gboolean extensions;
   GAsyncQueue *batches; /* reader -> committer */
   GAsyncQueue *tokens;  /* committer -> reader: permission to make a batch */
@@ -134,32 +135,33 @@ decode_line (WickTraceDecoder *decoder, GString *cause, LoadBatch *batch, guint6
   return TRUE;
 }
 
-/* Reads up to CHUNK bytes after @carry into a new buffer. */
+/* Appends up to CHUNK decoded bytes to @pending (growing it geometrically, so
+ * a long line costs linear time); returns the count, 0 at the end. */
 static gssize
-read_chunk (int fd, char **buffer, const char *carry, gsize carry_len, GError **error)
+read_more (WickInput *input, char **pending, gsize *len, gsize *cap, GError **error)
 {
-  gsize filled = carry_len;
+  gssize n;
 
-  *buffer = g_malloc (carry_len + CHUNK);
-  if (carry_len > 0)
-    memcpy (*buffer, carry, carry_len);
-  while (filled < carry_len + CHUNK)
+  if (*cap - *len < CHUNK)
     {
-      gssize n = read (fd, *buffer + filled, carry_len + CHUNK - filled);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved = errno;
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "read: %s",
-                       g_strerror (saved));
-          return -1;
-        }
-      if (n == 0)
-        break;
-      filled += (gsize)n;
+      *cap = MAX (*cap * 2, *len + CHUNK);
+      *pending = g_realloc (*pending, *cap);
     }
-  return (gssize)filled;
+  n = wick_input_read (input, *pending + *len, CHUNK, error);
+  if (n > 0)
+    *len += (gsize)n;
+  return n;
+}
+
+static void
+line_too_long (LoadBatch *batch, guint64 line_number, gsize limit)
+{
+  batch->decode_verb = g_strdup ("read");
+  batch->decode_cause = g_strdup_printf (
+    "line is longer than the maximum of %" G_GSIZE_FORMAT
+    " bytes (raise it with --max-line-bytes or WICK_MAX_LINE_BYTES)",
+    limit);
+  batch->error_line = line_number;
 }
 
 static gpointer
@@ -168,53 +170,113 @@ reader_thread (gpointer data)
   Loader *loader = data;
   g_autoptr (WickTraceDecoder) decoder = wick_trace_decoder_new (loader->extensions);
   g_autoptr (GString) cause = g_string_new (NULL);
-  g_autofree char *carry = NULL;
-  gsize carry_len = 0;
+  gsize limit = wick_max_line_length ();
+  char *pending = NULL;
+  gsize len = 0, cap = 0, scanned = 0;
   guint64 line_number = 0, bytes = 0;
   gboolean done = FALSE;
 
   while (!done)
     {
       LoadBatch *batch;
-      gssize filled;
       const char *p, *end, *nl;
-      gboolean at_eof;
+      gboolean at_eof = FALSE;
+      GError *io_error = NULL;
+      char *last_nl = NULL;
 
       g_async_queue_pop (loader->tokens);
       if (g_atomic_int_get (&loader->stop))
         break;
       batch = load_batch_new ();
-      filled = read_chunk (loader->fd, &batch->buffer, carry, carry_len, &batch->io_error);
-      if (filled < 0)
+      /* read until the buffer holds a whole line (or the end): only the new
+       * bytes are searched, so a line of any length is scanned once */
+      while (last_nl == NULL)
         {
-          batch->end = done = TRUE;
-          g_async_queue_push (loader->batches, batch);
-          break;
+          gssize n = read_more (loader->input, &pending, &len, &cap, &io_error);
+          if (n < 0)
+            break;
+          if (n == 0)
+            {
+              at_eof = TRUE;
+              break;
+            }
+          for (char *q = pending + len - 1; q >= pending + scanned; q--)
+            if (*q == '\n')
+              {
+                last_nl = q;
+                break;
+              }
+          if (last_nl == NULL && len > limit)
+            break;
+          scanned = len;
         }
-      at_eof = (gsize)filled < carry_len + CHUNK;
-      p = batch->buffer;
-      end = batch->buffer + filled;
+      if (io_error != NULL && last_nl == NULL)
+        {
+          /* decode the whole lines read before the failure, then report it */
+          at_eof = TRUE;
+        }
+      batch->buffer = pending;
+      p = pending;
+      end = last_nl != NULL ? last_nl + 1 : pending + len;
       while (!done && (nl = memchr (p, '\n', (gsize)(end - p))) != NULL)
         {
+          if ((gsize)(nl - p) > limit)
+            {
+              line_too_long (batch, ++line_number, limit);
+              done = TRUE;
+              break;
+            }
           done = !decode_line (decoder, cause, batch, ++line_number, p, (gsize)(nl - p));
           bytes += (gsize)(nl + 1 - p);
           p = nl + 1;
         }
-      if (!done && at_eof && p < end)
+      if (!done && last_nl == NULL && io_error == NULL && !at_eof && len > limit)
+        {
+          line_too_long (batch, ++line_number, limit);
+          done = TRUE;
+        }
+      if (!done && at_eof && io_error == NULL && p < end && (gsize)(end - p) > limit)
+        {
+          line_too_long (batch, ++line_number, limit);
+          done = TRUE;
+        }
+      if (!done && at_eof && io_error == NULL && p < end)
         {
           done = !decode_line (decoder, cause, batch, ++line_number, p, (gsize)(end - p));
           bytes += (gsize)(end - p);
           p = end;
         }
-      g_free (carry);
-      carry_len = done ? 0 : (gsize)(end - p);
-      carry = g_memdup2 (p, carry_len);
+      if (!done && io_error != NULL)
+        {
+          batch->io_error = io_error;
+          io_error = NULL;
+          done = TRUE;
+        }
+      g_clear_error (&io_error);
+      /* the bytes after the last whole line start the next buffer */
+      {
+        gsize tail = done ? 0 : (gsize)(pending + len - end);
+        char *next = NULL;
+        if (!done && !at_eof)
+          {
+            cap = MAX ((gsize)CHUNK, tail) + CHUNK;
+            next = g_malloc (cap);
+            memcpy (next, end, tail);
+          }
+        else
+          cap = 0;
+        pending = next;
+        len = tail;
+        scanned = tail;
+      }
       done |= at_eof;
       batch->last_line = line_number;
-      batch->bytes = bytes;
+      batch->bytes = wick_input_get_consumed (loader->input);
+      (void)bytes;
       batch->end = done;
       g_async_queue_push (loader->batches, batch);
     }
+  g_free (pending);
   return NULL;
 }
 
@@ -257,9 +319,8 @@ gboolean
 wick_document_load_file (WickDocument *self, const char *path, GCancellable *cancellable,
                          WickProgressFunc progress, gpointer user_data, GError **error)
 {
-  Loader loader = { -1, self->extensions, NULL, NULL, 0 };
+  Loader loader = { NULL, self->extensions, NULL, NULL, 0 };
   GThread *thread;
-  struct stat st;
   guint64 total = 0;
   gboolean ok = TRUE;
   gboolean end = FALSE;
@@ -270,19 +331,12 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
 
   g_free (self->path);
   self->path = g_strdup (path);
-  loader.fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (loader.fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "open %s: %s", path,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  if (fstat (loader.fd, &st) == 0)
-    total = (guint64)st.st_size;
-#ifdef POSIX_FADV_SEQUENTIAL
-  posix_fadvise (loader.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
+  loader.input = wick_input_open (path, error);
+  if (loader.input == NULL)
+    return FALSE;
+  total = wick_input_get_size (loader.input);
+  if (wick_input_get_compression (loader.input) != WICK_COMPRESSION_NONE)
+    total *= 8; /* a guess at the decoded size, for the string pool */
   /* a few distinct strings per kilobyte in realistic traces: sizing the table
    * up front saves most rehashing while it grows, without costing much
    * memory when the guess is high */
@@ -311,8 +365,9 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
           ok
             = wick_document_set_decode_error (self, batch->decode_verb, batch->decode_cause, error);
         }
-      if (ok && progress != NULL && total > 0)
-        progress (MIN (1.0, (double)batch->bytes / (double)total), user_data);
+      if (ok && progress != NULL && wick_input_get_size (loader.input) > 0)
+        progress (MIN (1.0, (double)batch->bytes / (double)wick_input_get_size (loader.input)),
+                  user_data);
       load_batch_free (batch);
       g_async_queue_push (loader.tokens, GINT_TO_POINTER (1));
       if (ok && !end && g_cancellable_set_error_if_cancelled (cancellable, error))
@@ -321,7 +376,7 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
   stop_reader (&loader, thread);
   g_async_queue_unref (loader.batches);
   g_async_queue_unref (loader.tokens);
-  close (loader.fd);
+  wick_input_free (loader.input);
   if (!ok)
     {
       self->finished = TRUE;

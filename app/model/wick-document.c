@@ -1019,6 +1019,14 @@ wick_document_get_path (WickDocument *self)
   return self->path;
 }
 
+void
+wick_document_set_path (WickDocument *self, const char *path)
+{
+  g_return_if_fail (WICK_IS_DOCUMENT (self));
+  g_free (self->path);
+  self->path = g_strdup (path);
+}
+
 const WickParseError *
 wick_document_get_parse_error (WickDocument *self)
 {
@@ -1225,5 +1233,7 @@ wick_coverage_verdict_to_string (WickCoverageVerdict verdict)
 const char *
 wick_severity_to_string (WickSeverity severity)
 {
-  return severity == WICK_SEVERITY_ERROR ? "error" : "warning";
+  return severity == WICK_SEVERITY_ERROR ? "error"
+         : severity == WICK_SEVERITY_INFO ? "info"
+                                          : "warning";
 }

@@ -177,7 +177,8 @@ typedef struct
 typedef enum
 {
   WICK_SEVERITY_ERROR,
-  WICK_SEVERITY_WARNING
+  WICK_SEVERITY_WARNING,
+  WICK_SEVERITY_INFO /* information only (importers); never affects validity */
 } WickSeverity;
 
 typedef enum
@@ -325,6 +326,8 @@ guint64 wick_document_get_n_records (WickDocument *self);
 
 const char *wick_document_str (WickDocument *self, WickStr str);
 const char *wick_document_get_path (WickDocument *self);
+/* Names the file in messages of a document fed line by line (else "<stream>"). */
+void wick_document_set_path (WickDocument *self, const char *path);
 const WickParseError *wick_document_get_parse_error (WickDocument *self);
 
 const WickSpan *wick_document_get_spans (WickDocument *self, guint *n_spans);

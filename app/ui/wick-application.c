@@ -73,9 +73,13 @@ action_open (GSimpleAction *action, GVariant *parameter, gpointer user_data)
                                    GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Open"), _ ("_Cancel"));
   gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (dialog), TRUE);
   GtkFileFilter *filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, _ ("Traces (JSONL, JSON)"));
-  gtk_file_filter_add_pattern (filter, "*.jsonl");
-  gtk_file_filter_add_pattern (filter, "*.json");
+  gtk_file_filter_set_name (filter, _ ("Traces (JSONL, JSON, gzip, zstd)"));
+  /* compressed traces are read by their magic bytes, whatever the name */
+  static const char *const patterns[]
+    = { "*.jsonl", "*.json", "*.gz", "*.zst", "*.jsonl.gz", "*.json.gz", "*.jsonl.zst",
+        "*.json.zst", "*.pt.trace.json", "*.trace" };
+  for (gsize i = 0; i < G_N_ELEMENTS (patterns); i++)
+    gtk_file_filter_add_pattern (filter, patterns[i]);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
   g_object_unref (filter);
   filter = gtk_file_filter_new ();

@@ -58,7 +58,8 @@ text_record (gpointer data, guint kind, guint index)
 static const char *
 class_severity (gpointer data, guint kind, guint index)
 {
-  return issue (data, index)->severity == WICK_SEVERITY_ERROR ? "error" : "warning";
+  /* "error", "warning" or "info" (importer notes) */
+  return wick_severity_to_string (issue (data, index)->severity);
 }
 
 static int
@@ -102,7 +103,12 @@ update_header (WickHealthPage *self)
     = self->document ? wick_document_get_health (self->document, &n) : NULL;
   self->n_errors = self->n_warnings = 0;
   for (guint i = 0; i < n; i++)
-    issues[i].severity == WICK_SEVERITY_ERROR ? self->n_errors++ : self->n_warnings++;
+    {
+      if (issues[i].severity == WICK_SEVERITY_ERROR)
+        self->n_errors++;
+      else if (issues[i].severity == WICK_SEVERITY_WARNING)
+        self->n_warnings++;
+    }
   const WickParseError *parse
     = self->document ? wick_document_get_parse_error (self->document) : NULL;
   gtk_widget_remove_css_class (self->title, "error");

@@ -4,9 +4,12 @@
  * the wick-trace binary. */
 #include "config.h"
 
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static const char *wick_trace;
 
@@ -16,6 +19,21 @@ data_path (const char *name)
   const char *dir = g_getenv ("WICK_TEST_DATA");
 
   return g_build_filename (dir ? dir : "tests/data", "model", name, NULL);
+}
+
+static gsize file_size_limit; /* RLIMIT_FSIZE for the child, 0 for none */
+static char *last_stderr;
+
+static void
+child_setup (gpointer data)
+{
+  (void)data;
+  if (file_size_limit > 0)
+    {
+      struct rlimit limit = { file_size_limit, file_size_limit };
+      signal (SIGXFSZ, SIG_IGN); /* writes past the limit fail with EFBIG, as on a full disk */
+      setrlimit (RLIMIT_FSIZE, &limit);
+    }
 }
 
 static int
@@ -34,9 +52,11 @@ run (char **out, const char *first, ...)
     g_ptr_array_add (argv, (gpointer)a);
   va_end (args);
   g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               out ? out : &discard, &err, &status, &error));
+  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, child_setup,
+                               NULL, out ? out : &discard, &err, &status, &error));
   g_assert_no_error (error);
+  g_free (last_stderr);
+  last_stderr = g_strdup (err);
   g_assert_true (WIFEXITED (status));
   return WEXITSTATUS (status);
 }
@@ -212,6 +232,79 @@ test_cli_convert_chrome (void)
   g_rmdir (dir);
 }
 
+/* Issue 10 item 10: a cut-off trace converts what was read, without a
+ * GLib-CRITICAL; --strict keeps the records before a parse error and names the
+ * file; a full disk gives the reason and leaves no partial file. */
+static char *
+cut_off_copy (const char *dir, gsize bytes)
+{
+  g_autofree char *src = data_path ("train-contract.jsonl");
+  g_autofree char *text = NULL;
+  char *path = g_build_filename (dir, "cut.jsonl", NULL);
+  gsize len;
+
+  g_assert_true (g_file_get_contents (src, &text, &len, NULL));
+  g_assert_cmpuint (len, >, bytes);
+  g_assert_true (g_file_set_contents (path, text, (gssize)bytes, NULL));
+  return path;
+}
+
+static void
+test_cli_convert_cut_off (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *cut = cut_off_copy (dir, 3000);
+  g_autofree char *chrome = g_build_filename (dir, "cut.json", NULL);
+  g_autofree char *strict = g_build_filename (dir, "strict.jsonl", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  g_assert_cmpint (run (NULL, "convert", "--chrome", cut, "--output", chrome, NULL), ==, 2);
+  g_assert_null (strstr (last_stderr, "CRITICAL"));
+  g_assert_nonnull (strstr (last_stderr, "converting what was read before it"));
+  g_assert_true (json_parser_load_from_file (parser, chrome, NULL));
+
+  g_assert_cmpint (run (NULL, "convert", "--strict", cut, "--output", strict, NULL), ==, 2);
+  g_assert_null (strstr (last_stderr, "<stream>"));
+  g_assert_nonnull (strstr (last_stderr, "cut.jsonl"));
+  g_assert_true (g_file_get_contents (strict, &text, NULL, NULL));
+  g_assert_cmpuint (strlen (text), >, 1000);
+  g_unlink (cut);
+  g_unlink (chrome);
+  g_unlink (strict);
+  g_rmdir (dir);
+}
+
+static void
+test_cli_convert_disk_full (void)
+{
+  g_autofree char *path = data_path ("train-contract.jsonl");
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *out_path = g_build_filename (dir, "out.jsonl", NULL);
+  g_autofree char *kept = NULL;
+  const char *modes[] = { "--strict", "--chrome" };
+
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+    {
+      g_autoptr (GDir) listing = NULL;
+      g_assert_true (g_file_set_contents (out_path, "previous\n", -1, NULL));
+      file_size_limit = 512;
+      g_assert_cmpint (run (NULL, "convert", modes[m], path, "--output", out_path, NULL), ==, 3);
+      file_size_limit = 0;
+      g_assert_nonnull (strstr (last_stderr, "cannot write"));
+      g_assert_nonnull (strstr (last_stderr, g_strerror (EFBIG)));
+      /* the old file is untouched and no temporary file is left */
+      g_assert_true (g_file_get_contents (out_path, &kept, NULL, NULL));
+      g_assert_cmpstr (kept, ==, "previous\n");
+      g_clear_pointer (&kept, g_free);
+      listing = g_dir_open (dir, 0, NULL);
+      g_assert_cmpstr (g_dir_read_name (listing), ==, "out.jsonl");
+      g_assert_null (g_dir_read_name (listing));
+    }
+  g_unlink (out_path);
+  g_rmdir (dir);
+}
+
 static void
 test_cli_summary (void)
 {
@@ -297,6 +390,8 @@ main (int argc, char **argv)
   g_test_add_func ("/model/cli/extension-hint", test_cli_extension_hint);
   g_test_add_func ("/model/cli/convert-strict", test_cli_convert_strict);
   g_test_add_func ("/model/cli/convert-chrome", test_cli_convert_chrome);
+  g_test_add_func ("/model/cli/convert-cut-off", test_cli_convert_cut_off);
+  g_test_add_func ("/model/cli/convert-disk-full", test_cli_convert_disk_full);
   g_test_add_func ("/model/cli/summary", test_cli_summary);
   g_test_add_func ("/model/cli/tracks-json", test_cli_tracks_json);
   return g_test_run ();

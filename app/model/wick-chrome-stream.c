@@ -1,0 +1,1108 @@
+/* wick-chrome-stream.c — trace-event JSON read one event at a time (see the header).
+ *
+ * The buffer holds the bytes from the start of the value being read to the
+ * end of what was read so far. An event is parsed with the scanner over the
+ * whole buffer; when the scanner runs into the buffer's end ("EOF while ...")
+ * before the input's end, the buffer is refilled (and grown when one value
+ * does not fit) and the event parsed again from its start. Bytes before the
+ * event are dropped at each refill, counting their newlines for positions.
+ */
+#include "config.h"
+
+#include "wick-chrome-stream.h"
+
+#include <math.h>
+#include <string.h>
+
+#define READ_CHUNK (4 << 20)
+#define METADATA_LIMIT (1 << 20)
+
+typedef enum
+{
+  STATE_START,
+  STATE_EVENTS_FIRST, /* at the first element of the events array */
+  STATE_EVENTS,       /* after an element */
+  STATE_AFTER_EVENTS, /* object form: members after traceEvents */
+  STATE_DONE,
+} State;
+
+struct _WickChromeReader
+{
+  WickInput *input;
+  char *name;
+  char *buffer;
+  gsize len, cap, pos; /* [0, len) read; pos: the cursor */
+  char *unescape;
+  gboolean eof;
+  GError *input_error; /* a read failure, reported when the bytes before it are used up */
+  guint64 dropped;     /* decoded bytes dropped before buffer[0] */
+  guint64 line;        /* newlines before buffer[0] */
+  guint64 line_start;  /* decoded offset just after the last of them */
+  GString *error;
+  WickJsonScanner scanner;
+  State state;
+  gboolean object_form;
+  gboolean seen_events;
+  guint64 n_events, non_objects;
+  GPtrArray *metadata;
+  GPtrArray *warnings;
+  gboolean cut_off;
+};
+
+WickChromeReader *
+wick_chrome_reader_new (WickInput *input, const char *name)
+{
+  WickChromeReader *r = g_new0 (WickChromeReader, 1);
+
+  r->input = input;
+  r->name = g_strdup (name ? name : "<stream>");
+  r->cap = READ_CHUNK;
+  r->buffer = g_malloc (r->cap);
+  r->unescape = g_malloc (r->cap);
+  r->error = g_string_new (NULL);
+  r->metadata = g_ptr_array_new_with_free_func (g_free);
+  r->warnings = g_ptr_array_new_with_free_func (g_free);
+  return r;
+}
+
+void
+wick_chrome_reader_free (WickChromeReader *r)
+{
+  if (r == NULL)
+    return;
+  wick_input_free (r->input);
+  g_free (r->name);
+  g_free (r->buffer);
+  g_free (r->unescape);
+  g_clear_error (&r->input_error);
+  g_string_free (r->error, TRUE);
+  g_ptr_array_unref (r->metadata);
+  g_ptr_array_unref (r->warnings);
+  g_free (r);
+}
+
+static guint64
+count_newlines (const char *p, gsize n, const char **last)
+{
+  guint64 count = 0;
+  const char *end = p + n;
+
+  *last = NULL;
+  while (p < end && (p = memchr (p, '\n', (gsize)(end - p))) != NULL)
+    {
+      count++;
+      *last = p;
+      p++;
+    }
+  return count;
+}
+
+/* Drops [0, pos) and reads more; FALSE when nothing more can come (end or a
+ * pending input error). */
+static gboolean
+refill (WickChromeReader *r)
+{
+  const char *last;
+  gssize n;
+
+  if (r->eof || r->input_error != NULL)
+    return FALSE;
+  if (r->pos > 0)
+    {
+      r->line += count_newlines (r->buffer, r->pos, &last);
+      if (last != NULL)
+        r->line_start = r->dropped + (guint64)(last + 1 - r->buffer);
+      memmove (r->buffer, r->buffer + r->pos, r->len - r->pos);
+      r->len -= r->pos;
+      r->dropped += r->pos;
+      r->pos = 0;
+    }
+  if (r->cap - r->len < READ_CHUNK / 2)
+    {
+      r->cap *= 2;
+      r->buffer = g_realloc (r->buffer, r->cap);
+      g_free (r->unescape);
+      r->unescape = g_malloc (r->cap);
+    }
+  n = wick_input_read (r->input, r->buffer + r->len, r->cap - r->len, &r->input_error);
+  if (n < 0 && g_error_matches (r->input_error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+    {
+      /* a cut-off compressed file reads as a cut-off file, with its reason */
+      g_ptr_array_add (r->warnings, g_strdup (r->input_error->message));
+      g_clear_error (&r->input_error);
+      r->eof = TRUE;
+      return FALSE;
+    }
+  if (n < 0)
+    return FALSE;
+  if (n == 0)
+    {
+      r->eof = TRUE;
+      return FALSE;
+    }
+  r->len += (gsize)n;
+  return TRUE;
+}
+
+static void
+position_of (WickChromeReader *r, gsize offset, guint64 *line, guint64 *column)
+{
+  const char *last;
+  guint64 lines = count_newlines (r->buffer, offset, &last);
+  guint64 start = last != NULL ? r->dropped + (guint64)(last + 1 - r->buffer) : r->line_start;
+
+  *line = r->line + lines + 1;
+  *column = r->dropped + offset - start + 1;
+}
+
+static gboolean
+fail_at (WickChromeReader *r, gsize offset, GError **error, const char *message)
+{
+  guint64 line, column;
+
+  position_of (r, MIN (offset, r->len), &line, &column);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+               "%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ": %s", r->name, line, column,
+               message);
+  return FALSE;
+}
+
+static gboolean
+input_failed (WickChromeReader *r, GError **error)
+{
+  if (r->input_error == NULL)
+    return FALSE;
+  g_propagate_error (error, g_steal_pointer (&r->input_error));
+  return TRUE;
+}
+
+/* The first non-whitespace byte at or after pos, refilling; -1 at the end. */
+static int
+peek_byte (WickChromeReader *r)
+{
+  for (;;)
+    {
+      while (r->pos < r->len)
+        {
+          char c = r->buffer[r->pos];
+          if (c != ' ' && c != '\n' && c != '\t' && c != '\r')
+            return (guchar)c;
+          r->pos++;
+        }
+      if (!refill (r))
+        return -1;
+    }
+}
+
+static void
+scanner_at_pos (WickChromeReader *r)
+{
+  wick_json_scanner_init (&r->scanner, r->buffer + r->pos, r->buffer + r->len, r->error,
+                          r->unescape);
+}
+
+static gboolean
+ran_out (WickChromeReader *r)
+{
+  return g_str_has_prefix (r->error->str, "EOF while");
+}
+
+/* ---- values ----------------------------------------------------------- */
+
+static gboolean
+text_number (const char *text, gsize len, double *out)
+{
+  char small[64];
+  char *end = NULL;
+
+  if (len == 0 || len >= sizeof small)
+    return FALSE;
+  memcpy (small, text, len);
+  small[len] = '\0';
+  *out = g_ascii_strtod (small, &end);
+  while (end != NULL && (*end == ' ' || *end == '\t'))
+    end++;
+  return end != small && end != NULL && *end == '\0' && isfinite (*out);
+}
+
+/* A number, or a string holding one; FALSE (cursor after the value) otherwise. */
+static gboolean
+read_number_value (WickJsonScanner *s, double *out, gboolean *ok)
+{
+  WickJsonType type;
+
+  *ok = FALSE;
+  if (!wick_json_peek_type (s, &type))
+    return FALSE;
+  if (type == WICK_JSON_NUMBER)
+    {
+      WickJsonNumber n;
+      if (!wick_json_read_number (s, &n))
+        return FALSE;
+      *out = n.f64;
+      *ok = isfinite (n.f64);
+      return TRUE;
+    }
+  if (type == WICK_JSON_STRING)
+    {
+      const char *str;
+      gsize len;
+      if (!wick_json_read_string (s, &str, &len))
+        return FALSE;
+      *ok = text_number (str, len, out);
+      return TRUE;
+    }
+  return wick_json_skip_value (s);
+}
+
+/* A string (its content) or a number (its digits); other values are skipped. */
+static gboolean
+read_text_value (WickJsonScanner *s, const char **str, gsize *len, gboolean *ok)
+{
+  WickJsonType type;
+
+  *ok = FALSE;
+  if (!wick_json_peek_type (s, &type))
+    return FALSE;
+  if (type == WICK_JSON_STRING)
+    {
+      *ok = TRUE;
+      return wick_json_read_string (s, str, len);
+    }
+  if (type == WICK_JSON_NUMBER)
+    {
+      const char *start = s->p;
+      WickJsonNumber n;
+      if (!wick_json_read_number (s, &n))
+        return FALSE;
+      *str = start;
+      *len = (gsize)(s->p - start);
+      *ok = TRUE;
+      return TRUE;
+    }
+  if (type == WICK_JSON_TRUE || type == WICK_JSON_FALSE)
+    {
+      const char *start = s->p;
+      if (!wick_json_skip_value (s))
+        return FALSE;
+      *str = start;
+      *len = (gsize)(s->p - start);
+      *ok = TRUE;
+      return TRUE;
+    }
+  return wick_json_skip_value (s);
+}
+
+static gboolean
+read_bool_value (WickJsonScanner *s, gboolean *out)
+{
+  WickJsonType type;
+
+  if (!wick_json_peek_type (s, &type))
+    return FALSE;
+  *out = type == WICK_JSON_TRUE;
+  return wick_json_skip_value (s);
+}
+
+/* "id2": {"local": X} or {"global": X} -> "local:X" text in the unescape
+ * scratch (kept apart from other strings) */
+static gboolean
+read_id2 (WickJsonScanner *s, const char **str, gsize *len)
+{
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+  WickJsonType type;
+
+  if (!wick_json_peek_type (s, &type))
+    return FALSE;
+  if (type != WICK_JSON_OBJECT)
+    return wick_json_skip_value (s);
+  if (!wick_json_object_begin (s))
+    return FALSE;
+  while (wick_json_object_next (s, &first, &key, &key_len))
+    {
+      const char *v;
+      gsize v_len;
+      gboolean ok;
+      char *out;
+      gsize k = MIN (key_len, 6);
+      char prefix[8];
+      memcpy (prefix, key, k);
+      if (!read_text_value (s, &v, &v_len, &ok))
+        return FALSE;
+      if (!ok)
+        continue;
+      out = s->unescape + s->unescape_len;
+      memcpy (out, prefix, k);
+      out[k] = ':';
+      memmove (out + k + 1, v, v_len);
+      *str = out;
+      *len = k + 1 + v_len;
+      s->unescape_len += *len;
+    }
+  return !wick_json_failed (s);
+}
+
+#define KEY_IS(lit) (key_len == sizeof (lit) - 1 && memcmp (key, lit, sizeof (lit) - 1) == 0)
+
+static gboolean
+parse_event (WickJsonScanner *s, WickChromeEvent *e)
+{
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+
+  memset (e, 0, sizeof *e);
+  if (!wick_json_object_begin (s))
+    return FALSE;
+  while (wick_json_object_next (s, &first, &key, &key_len))
+    {
+      gboolean ok = FALSE, handled = TRUE;
+      switch (key_len)
+        {
+          case 1:
+            if (key[0] == 's')
+              {
+                if (!read_text_value (s, &e->s, &e->s_len, &ok))
+                  return FALSE;
+              }
+            else
+              handled = FALSE;
+            break;
+          case 2:
+            if (KEY_IS ("ph"))
+              {
+                if (!read_text_value (s, &e->ph, &e->ph_len, &ok))
+                  return FALSE;
+              }
+            else if (KEY_IS ("ts"))
+              {
+                if (!read_number_value (s, &e->ts, &e->has_ts))
+                  return FALSE;
+              }
+            else if (KEY_IS ("id"))
+              {
+                if (!read_text_value (s, &e->id, &e->id_len, &ok))
+                  return FALSE;
+              }
+            else if (KEY_IS ("bp"))
+              {
+                if (!read_text_value (s, &e->bp, &e->bp_len, &ok))
+                  return FALSE;
+              }
+            else
+              handled = FALSE;
+            break;
+          case 3:
+            if (KEY_IS ("pid"))
+              {
+                if (!read_text_value (s, &e->pid, &e->pid_len, &e->has_pid))
+                  return FALSE;
+              }
+            else if (KEY_IS ("tid"))
+              {
+                if (!read_text_value (s, &e->tid, &e->tid_len, &e->has_tid))
+                  return FALSE;
+              }
+            else if (KEY_IS ("dur"))
+              {
+                if (!read_number_value (s, &e->dur, &e->has_dur))
+                  return FALSE;
+              }
+            else if (KEY_IS ("cat"))
+              {
+                if (!read_text_value (s, &e->cat, &e->cat_len, &ok))
+                  return FALSE;
+              }
+            else if (KEY_IS ("id2"))
+              {
+                if (!read_id2 (s, &e->id, &e->id_len))
+                  return FALSE;
+              }
+            else
+              handled = FALSE;
+            break;
+          case 4:
+            if (KEY_IS ("name"))
+              {
+                if (!read_text_value (s, &e->name, &e->name_len, &ok))
+                  return FALSE;
+              }
+            else if (KEY_IS ("args"))
+              {
+                WickJsonType type;
+                const char *start;
+                if (!wick_json_peek_type (s, &type))
+                  return FALSE;
+                start = s->p;
+                if (!wick_json_skip_value (s))
+                  return FALSE;
+                if (type == WICK_JSON_OBJECT)
+                  {
+                    e->args = start;
+                    e->args_len = (gsize)(s->p - start);
+                  }
+              }
+            else
+              handled = FALSE;
+            break;
+          case 5:
+            if (KEY_IS ("scope"))
+              {
+                if (!read_text_value (s, &e->scope, &e->scope_len, &ok))
+                  return FALSE;
+              }
+            else
+              handled = FALSE;
+            break;
+          case 7:
+            if (KEY_IS ("bind_id"))
+              {
+                if (!read_text_value (s, &e->bind_id, &e->bind_id_len, &ok))
+                  return FALSE;
+              }
+            else if (KEY_IS ("flow_in"))
+              {
+                if (!read_bool_value (s, &e->flow_in))
+                  return FALSE;
+              }
+            else
+              handled = FALSE;
+            break;
+          case 8:
+            if (KEY_IS ("flow_out"))
+              {
+                if (!read_bool_value (s, &e->flow_out))
+                  return FALSE;
+              }
+            else
+              handled = FALSE;
+            break;
+          default:
+            handled = FALSE;
+        }
+      if (!handled && !wick_json_skip_value (s))
+        return FALSE;
+    }
+  return !wick_json_failed (s);
+}
+
+/* ---- top level -------------------------------------------------------- */
+
+/* Runs @parse at pos with refills until it succeeds, fails for good, or the
+ * input ends inside it (then *cut is TRUE). */
+typedef gboolean (*ParseFunc) (WickJsonScanner *s, gpointer data);
+
+static gboolean
+parse_with_refill (WickChromeReader *r, ParseFunc parse, gpointer data, gboolean *cut,
+                   GError **error)
+{
+  *cut = FALSE;
+  for (;;)
+    {
+      scanner_at_pos (r);
+      if (parse (&r->scanner, data))
+        {
+          r->pos = (gsize)(r->scanner.p - r->buffer);
+          return TRUE;
+        }
+      if (!ran_out (r))
+        return fail_at (r, (gsize)(r->scanner.p - r->buffer), error, r->error->str);
+      if (!refill (r))
+        {
+          if (input_failed (r, error))
+            return FALSE;
+          *cut = TRUE;
+          return FALSE;
+        }
+    }
+}
+
+static gboolean
+parse_key (WickJsonScanner *s, gpointer data)
+{
+  const char **kv = data;
+  gsize len;
+
+  if (!wick_json_read_string (s, &kv[0], &len))
+    return FALSE;
+  kv[1] = (const char *)(gsize)len;
+  return TRUE;
+}
+
+static gboolean
+parse_skip (WickJsonScanner *s, gpointer data)
+{
+  (void)data;
+  return wick_json_skip_value (s);
+}
+
+static gboolean
+parse_event_cb (WickJsonScanner *s, gpointer data)
+{
+  return parse_event (s, data);
+}
+
+/* At a member key of the top-level object (after '{' or ','): reads the key
+ * and the ':'; *key is a copy. */
+static gboolean
+read_member_key (WickChromeReader *r, char **key, GError **error)
+{
+  const char *kv[2];
+  gboolean cut;
+  int c = peek_byte (r);
+
+  if (c != '"')
+    {
+      if (c < 0)
+        return input_failed (r, error) ? FALSE
+                                       : fail_at (r, r->pos, error, "EOF while parsing an object");
+      return fail_at (r, r->pos, error, "key must be a string");
+    }
+  if (!parse_with_refill (r, parse_key, kv, &cut, error))
+    return cut ? fail_at (r, r->len, error, "EOF while parsing a string") : FALSE;
+  *key = g_strndup (kv[0], (gsize)kv[1]);
+  c = peek_byte (r);
+  if (c != ':')
+    return fail_at (r, r->pos, error,
+                    c < 0 ? "EOF while parsing an object" : "expected `:`");
+  r->pos++;
+  return TRUE;
+}
+
+/* Skips a member's value, keeping its text when small. */
+static gboolean
+read_member_value (WickChromeReader *r, const char *key, GError **error)
+{
+  gboolean cut;
+  gsize start;
+  int c = peek_byte (r);
+
+  if (c < 0)
+    return input_failed (r, error) ? FALSE
+                                   : fail_at (r, r->pos, error, "EOF while parsing a value");
+  start = r->pos;
+  /* parse_with_refill moves the buffer: remember the offset from pos */
+  if (!parse_with_refill (r, parse_skip, NULL, &cut, error))
+    return cut ? fail_at (r, r->len, error, "EOF while parsing a value") : FALSE;
+  (void)start;
+  {
+    /* the value is [pos - its length, pos): refill only drops bytes before the
+     * start of the parse, which is where the value starts */
+    gsize value_start = r->pos - (gsize)(r->scanner.p - r->scanner.start);
+    gsize value_len = r->pos - value_start;
+    if (value_len <= METADATA_LIMIT)
+      {
+        g_ptr_array_add (r->metadata, g_strdup (key));
+        g_ptr_array_add (r->metadata, g_strndup (r->buffer + value_start, value_len));
+      }
+    else
+      g_ptr_array_add (r->warnings,
+                       g_strdup_printf ("the top-level member \"%s\" (%" G_GSIZE_FORMAT
+                                        " bytes) is larger than 1 MiB and was not kept",
+                                        key, value_len));
+  }
+  return TRUE;
+}
+
+/* After a member value of the top-level object: ',' (TRUE, *more) or '}'. */
+static gboolean
+after_member (WickChromeReader *r, gboolean *more, GError **error)
+{
+  int c = peek_byte (r);
+
+  if (c == ',')
+    {
+      r->pos++;
+      *more = TRUE;
+      return TRUE;
+    }
+  if (c == '}')
+    {
+      r->pos++;
+      *more = FALSE;
+      return TRUE;
+    }
+  if (c < 0)
+    return input_failed (r, error) ? FALSE
+                                   : fail_at (r, r->pos, error, "EOF while parsing an object");
+  return fail_at (r, r->pos, error, "expected `,` or `}`");
+}
+
+static gboolean
+expect_end (WickChromeReader *r, GError **error)
+{
+  int c = peek_byte (r);
+
+  if (c >= 0)
+    return fail_at (r, r->pos, error, "trailing characters");
+  return !input_failed (r, error);
+}
+
+static void
+skip_bom (WickChromeReader *r)
+{
+  if (r->len - r->pos >= 3 && (guchar)r->buffer[r->pos] == 0xEF
+      && (guchar)r->buffer[r->pos + 1] == 0xBB && (guchar)r->buffer[r->pos + 2] == 0xBF)
+    r->pos += 3;
+}
+
+gboolean
+wick_chrome_reader_start (WickChromeReader *r, WickFileFormat *format, GError **error)
+{
+  int c;
+
+  *format = WICK_FILE_FORMAT_UNKNOWN;
+  if (r->len == 0)
+    refill (r);
+  skip_bom (r);
+  c = peek_byte (r);
+  if (c < 0)
+    {
+      if (input_failed (r, error))
+        return FALSE;
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: the file is empty", r->name);
+      return FALSE;
+    }
+  if (c == '[')
+    {
+      r->pos++;
+      c = peek_byte (r);
+      if (c == '[')
+        {
+          *format = WICK_FILE_FORMAT_MEMORY_TIMELINE;
+          return TRUE;
+        }
+      *format = WICK_FILE_FORMAT_CHROME;
+      r->state = STATE_EVENTS_FIRST;
+      r->seen_events = TRUE;
+      return TRUE;
+    }
+  if (c != '{')
+    return fail_at (r, r->pos, error,
+                    "expected a JSON object or array (a Chrome trace, a torch memory "
+                    "timeline or candle-graph JSONL)");
+  r->pos++;
+  r->object_form = TRUE;
+  c = peek_byte (r);
+  if (c == '}')
+    {
+      r->pos++;
+      c = peek_byte (r);
+      if (c >= 0)
+        *format = WICK_FILE_FORMAT_JSONL;
+      else
+        return fail_at (r, r->pos, error,
+                        "an empty object is not a trace: expected \"traceEvents\" (Chrome "
+                        "trace) or one candle-graph record per line");
+      return TRUE;
+    }
+  for (;;)
+    {
+      g_autofree char *key = NULL;
+      gboolean more;
+      if (!read_member_key (r, &key, error))
+        return FALSE;
+      if (strcmp (key, "traceEvents") == 0)
+        {
+          c = peek_byte (r);
+          if (c != '[')
+            return fail_at (r, r->pos, error, "\"traceEvents\" must be an array of events");
+          r->pos++;
+          r->seen_events = TRUE;
+          r->state = STATE_EVENTS_FIRST;
+          *format = WICK_FILE_FORMAT_CHROME;
+          return TRUE;
+        }
+      if (strcmp (key, "kind") == 0)
+        {
+          *format = WICK_FILE_FORMAT_JSONL;
+          return TRUE;
+        }
+      if (!read_member_value (r, key, error))
+        return FALSE;
+      if (!after_member (r, &more, error))
+        return FALSE;
+      if (!more)
+        break;
+    }
+  /* an object without traceEvents: JSONL when another value follows */
+  c = peek_byte (r);
+  if (c >= 0)
+    {
+      *format = WICK_FILE_FORMAT_JSONL;
+      return TRUE;
+    }
+  if (input_failed (r, error))
+    return FALSE;
+  {
+    g_autoptr (GString) keys = g_string_new (NULL);
+    for (guint i = 0; i < r->metadata->len && i < 16; i += 2)
+      g_string_append_printf (keys, "%s\"%s\"", i ? ", " : "",
+                              (const char *)g_ptr_array_index (r->metadata, i));
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                 "%s: not a trace Wick can read: a JSON object with the members %s but no "
+                 "\"traceEvents\" array (expected a Chrome trace-event file, a torch memory "
+                 "timeline [times, sizes] or candle-graph JSONL)",
+                 r->name, keys->len ? keys->str : "(none)");
+  }
+  return FALSE;
+}
+
+static void
+cut_off_warning (WickChromeReader *r)
+{
+  guint64 line, column;
+
+  position_of (r, r->len, &line, &column);
+  r->cut_off = TRUE;
+  g_ptr_array_add (r->warnings,
+                   g_strdup_printf ("%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
+                                    ": the file is cut off inside the events; the %" G_GUINT64_FORMAT
+                                    " events before the cut were read",
+                                    r->name, line, column, r->n_events));
+}
+
+/* After the events array closed: the rest of the top-level object. */
+static gboolean
+finish_object (WickChromeReader *r, GError **error)
+{
+  gboolean more;
+
+  if (!r->object_form)
+    return expect_end (r, error);
+  if (!after_member (r, &more, error))
+    return FALSE;
+  while (more)
+    {
+      g_autofree char *key = NULL;
+      if (!read_member_key (r, &key, error) || !read_member_value (r, key, error)
+          || !after_member (r, &more, error))
+        return FALSE;
+    }
+  return expect_end (r, error);
+}
+
+gboolean
+wick_chrome_reader_next (WickChromeReader *r, WickChromeEvent *event, GError **error)
+{
+  for (;;)
+    {
+      int c;
+      gboolean cut;
+      gsize start;
+
+      if (r->state == STATE_DONE || r->state == STATE_START)
+        return FALSE;
+      c = peek_byte (r);
+      if (c < 0)
+        {
+          if (input_failed (r, error))
+            return FALSE;
+          cut_off_warning (r);
+          r->state = STATE_DONE;
+          return FALSE;
+        }
+      if (c == ']')
+        {
+          GError *local = NULL;
+          r->pos++;
+          r->state = STATE_DONE;
+          if (finish_object (r, &local))
+            return FALSE;
+          if (r->eof && strstr (local->message, ": EOF while") != NULL)
+            {
+              /* cut off in the members after the events: the events are whole */
+              g_ptr_array_add (r->warnings,
+                               g_strdup_printf ("%s (the file is cut off after the events)",
+                                                local->message));
+              r->cut_off = TRUE;
+              g_error_free (local);
+              return FALSE;
+            }
+          g_propagate_error (error, local);
+          return FALSE;
+        }
+      if (r->state == STATE_EVENTS)
+        {
+          if (c != ',')
+            return fail_at (r, r->pos, error, "expected `,` or `]`");
+          r->pos++;
+          c = peek_byte (r);
+          if (c == ']')
+            {
+              guint64 line, column;
+              position_of (r, r->pos, &line, &column);
+              g_ptr_array_add (r->warnings,
+                               g_strdup_printf ("%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
+                                                ": trailing comma after the last event",
+                                                r->name, line, column));
+              continue;
+            }
+          if (c < 0)
+            continue;
+        }
+      r->state = STATE_EVENTS;
+      start = r->pos;
+      (void)start;
+      if (c != '{')
+        {
+          if (!parse_with_refill (r, parse_skip, NULL, &cut, error))
+            {
+              if (!cut)
+                return FALSE;
+              cut_off_warning (r);
+              r->state = STATE_DONE;
+              return FALSE;
+            }
+          r->non_objects++;
+          continue;
+        }
+      if (!parse_with_refill (r, parse_event_cb, event, &cut, error))
+        {
+          if (!cut)
+            return FALSE;
+          cut_off_warning (r);
+          r->state = STATE_DONE;
+          return FALSE;
+        }
+      event->index = r->n_events++;
+      return TRUE;
+    }
+}
+
+const GPtrArray *
+wick_chrome_reader_get_metadata (WickChromeReader *r)
+{
+  return r->metadata;
+}
+
+guint64
+wick_chrome_reader_get_non_objects (WickChromeReader *r)
+{
+  return r->non_objects;
+}
+
+const GPtrArray *
+wick_chrome_reader_get_warnings (WickChromeReader *r)
+{
+  return r->warnings->len > 0 ? r->warnings : NULL;
+}
+
+gboolean
+wick_chrome_reader_was_cut_off (WickChromeReader *r)
+{
+  return r->cut_off;
+}
+
+guint64
+wick_chrome_reader_get_bytes (WickChromeReader *r)
+{
+  return r->dropped + r->pos;
+}
+
+/* ---- torch memory timeline -------------------------------------------- */
+
+typedef struct
+{
+  GArray *times, *sizes;
+  guint n_categories;
+  const char *problem;
+} Timeline;
+
+static gboolean
+read_int_array (WickJsonScanner *s, GArray *out, guint *count, const char **problem)
+{
+  gboolean first = TRUE;
+  WickJsonType type;
+
+  *count = 0;
+  if (!wick_json_peek_type (s, &type))
+    return FALSE;
+  if (type != WICK_JSON_ARRAY)
+    {
+      *problem = "expected an array of numbers";
+      return wick_json_skip_value (s);
+    }
+  if (!wick_json_array_begin (s))
+    return FALSE;
+  while (wick_json_array_next (s, &first))
+    {
+      WickJsonNumber n;
+      gint64 v;
+      if (!wick_json_peek_type (s, &type))
+        return FALSE;
+      if (type != WICK_JSON_NUMBER)
+        {
+          *problem = "expected numbers";
+          if (!wick_json_skip_value (s))
+            return FALSE;
+          continue;
+        }
+      if (!wick_json_read_number (s, &n))
+        return FALSE;
+      v = n.kind == WICK_JSON_U64 ? (gint64)MIN (n.u64, (guint64)G_MAXINT64)
+          : n.kind == WICK_JSON_I64 ? n.i64
+                                    : (gint64)CLAMP (n.f64, -9e18, 9e18);
+      g_array_append_val (out, v);
+      (*count)++;
+    }
+  return !wick_json_failed (s);
+}
+
+static gboolean
+parse_timeline (WickJsonScanner *s, gpointer data)
+{
+  Timeline *t = data;
+  gboolean first = TRUE;
+  guint n;
+
+  g_array_set_size (t->times, 0);
+  g_array_set_size (t->sizes, 0);
+  t->problem = NULL;
+  t->n_categories = 0;
+  if (!read_int_array (s, t->times, &n, &t->problem))
+    return FALSE;
+  wick_json_skip_whitespace (s);
+  if (s->p >= s->end)
+    return wick_json_fail (s, "EOF while parsing a list");
+  if (*s->p != ',')
+    {
+      t->problem = "expected [times, sizes]";
+      return TRUE;
+    }
+  s->p++;
+  wick_json_skip_whitespace (s);
+  if (s->p >= s->end)
+    return wick_json_fail (s, "EOF while parsing a list");
+  if (*s->p != '[')
+    {
+      t->problem = "expected the sizes as an array of arrays";
+      return wick_json_skip_value (s);
+    }
+  if (!wick_json_array_begin (s))
+    return FALSE;
+  while (wick_json_array_next (s, &first))
+    {
+      if (!read_int_array (s, t->sizes, &n, &t->problem))
+        return FALSE;
+      if (t->n_categories == 0)
+        t->n_categories = n;
+      else if (n != t->n_categories)
+        t->problem = "the rows of sizes differ in length";
+    }
+  if (wick_json_failed (s))
+    return FALSE;
+  wick_json_skip_whitespace (s);
+  if (s->p >= s->end)
+    return wick_json_fail (s, "EOF while parsing a list");
+  if (*s->p != ']')
+    {
+      t->problem = "expected exactly two arrays, [times, sizes]";
+      return TRUE;
+    }
+  s->p++;
+  return TRUE;
+}
+
+gboolean
+wick_chrome_reader_memory_timeline (WickChromeReader *r, GArray *times, GArray *sizes,
+                                    guint *n_categories, GError **error)
+{
+  Timeline t = { times, sizes, 0, NULL };
+  gboolean cut;
+
+  if (!parse_with_refill (r, parse_timeline, &t, &cut, error))
+    {
+      if (cut)
+        return fail_at (r, r->len, error, "the memory timeline is cut off");
+      return FALSE;
+    }
+  if (t.problem == NULL && times->len * MAX (1u, t.n_categories) != sizes->len)
+    t.problem = "times and sizes differ in length";
+  if (t.problem != NULL)
+    return fail_at (r, r->pos, error, t.problem);
+  *n_categories = t.n_categories;
+  return expect_end (r, error);
+}
+
+/* ---- args ------------------------------------------------------------- */
+
+static gboolean
+find_member (WickJsonScanner *s, const char *key_wanted)
+{
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len, wanted = strlen (key_wanted);
+
+  if (s->p >= s->end || *s->p != '{' || !wick_json_object_begin (s))
+    return FALSE;
+  while (wick_json_object_next (s, &first, &key, &key_len))
+    {
+      if (key_len == wanted && memcmp (key, key_wanted, wanted) == 0)
+        return TRUE;
+      if (!wick_json_skip_value (s))
+        return FALSE;
+    }
+  return FALSE;
+}
+
+gboolean
+wick_chrome_args_number (const char *args, gsize len, const char *key, double *value)
+{
+  g_autoptr (GString) error = NULL;
+  WickJsonScanner s;
+  char small[256];
+  g_autofree char *large = NULL;
+  gboolean ok = FALSE;
+
+  if (args == NULL)
+    return FALSE;
+  error = g_string_new (NULL);
+  wick_json_scanner_init (&s, args, args + len, error,
+                          len <= sizeof small ? small : (large = g_malloc (len)));
+  if (!find_member (&s, key))
+    return FALSE;
+  if (!read_number_value (&s, value, &ok))
+    return FALSE;
+  return ok;
+}
+
+gboolean
+wick_chrome_args_string (const char *args, gsize len, const char *key, GString *out)
+{
+  g_autoptr (GString) error = NULL;
+  WickJsonScanner s;
+  g_autofree char *scratch = NULL;
+  const char *str;
+  gsize str_len;
+  gboolean ok = FALSE;
+
+  if (args == NULL)
+    return FALSE;
+  error = g_string_new (NULL);
+  scratch = g_malloc (len + 1);
+  wick_json_scanner_init (&s, args, args + len, error, scratch);
+  if (!find_member (&s, key))
+    return FALSE;
+  if (!read_text_value (&s, &str, &str_len, &ok) || !ok)
+    return FALSE;
+  g_string_append_len (out, str, (gssize)str_len);
+  return TRUE;
+}
+
+WickFileFormat
+wick_file_sniff (const char *path, GError **error)
+{
+  WickInput *input = wick_input_open (path, error);
+  g_autoptr (WickChromeReader) r = NULL;
+  WickFileFormat format = WICK_FILE_FORMAT_UNKNOWN;
+
+  if (input == NULL)
+    return WICK_FILE_FORMAT_UNKNOWN;
+  r = wick_chrome_reader_new (input, path);
+  if (!wick_chrome_reader_start (r, &format, error))
+    return WICK_FILE_FORMAT_UNKNOWN;
+  return format;
+}

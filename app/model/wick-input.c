@@ -1,0 +1,421 @@
+/* wick-input.c — plain, gzip and zstd trace bytes as one stream (see the header). */
+#include "config.h"
+
+#include "wick-input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define COMPRESSED_CHUNK (1 << 20)
+
+struct _WickInput
+{
+  char *name;
+  int fd; /* -1 for memory */
+  const guint8 *memory;
+  gsize memory_len, memory_pos;
+  WickCompression compression;
+  guint64 size, consumed, decoded;
+
+  /* compressed bytes read ahead: [in_pos, in_len) of in_buffer */
+  guint8 *in_buffer;
+  gsize in_pos, in_len;
+  gboolean in_eof;
+  gboolean finished; /* the compressed stream ended cleanly */
+
+  /* the first bytes, read to sniff, given back first (plain files) */
+  guint8 head[4];
+  gsize head_len, head_pos;
+
+  z_stream z;
+  gboolean z_ready;
+  ZSTD_DCtx *zstd;
+  gsize zstd_last; /* last ZSTD_decompressStream hint: 0 at a frame's end */
+};
+
+WickCompression
+wick_compression_sniff (const void *data, gsize len)
+{
+  const guint8 *p = data;
+
+  if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+    return WICK_COMPRESSION_GZIP;
+  if (len >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd)
+    return WICK_COMPRESSION_ZSTD;
+  return WICK_COMPRESSION_NONE;
+}
+
+const char *
+wick_compression_to_string (WickCompression compression)
+{
+  switch (compression)
+    {
+      case WICK_COMPRESSION_GZIP:
+        return "gzip";
+      case WICK_COMPRESSION_ZSTD:
+        return "zstd";
+      default:
+        return "none";
+    }
+}
+
+/* Raw bytes from the file or memory. */
+static gssize
+raw_read (WickInput *input, guint8 *buffer, gsize len, GError **error)
+{
+  gsize filled = 0;
+
+  if (input->fd < 0)
+    {
+      gsize n = MIN (len, input->memory_len - input->memory_pos);
+      memcpy (buffer, input->memory + input->memory_pos, n);
+      input->memory_pos += n;
+      input->consumed += n;
+      return (gssize)n;
+    }
+  while (filled < len)
+    {
+      gssize n = read (input->fd, buffer + filled, len - filled);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "read %s: %s",
+                       input->name, g_strerror (saved));
+          return -1;
+        }
+      if (n == 0)
+        break;
+      filled += (gsize)n;
+    }
+  input->consumed += filled;
+  return (gssize)filled;
+}
+
+static gboolean
+fill_compressed (WickInput *input, GError **error)
+{
+  gssize n;
+
+  if (input->in_pos < input->in_len || input->in_eof)
+    return TRUE;
+  input->in_pos = 0;
+  input->in_len = 0;
+  if (input->head_len > 0)
+    {
+      memcpy (input->in_buffer, input->head, input->head_len);
+      input->in_len = input->head_len;
+      input->head_len = 0;
+    }
+  n = raw_read (input, input->in_buffer + input->in_len, COMPRESSED_CHUNK - input->in_len, error);
+  if (n < 0)
+    return FALSE;
+  input->in_len += (gsize)n;
+  if (input->in_len == 0)
+    input->in_eof = TRUE;
+  return TRUE;
+}
+
+static WickInput *
+input_start (WickInput *input, GError **error)
+{
+  gssize n = raw_read (input, input->head, sizeof input->head, error);
+
+  if (n < 0)
+    {
+      wick_input_free (input);
+      return NULL;
+    }
+  input->head_len = (gsize)n;
+  input->compression = wick_compression_sniff (input->head, input->head_len);
+  if (input->compression == WICK_COMPRESSION_GZIP)
+    {
+      if (inflateInit2 (&input->z, 15 + 32) != Z_OK)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: cannot start zlib", input->name);
+          wick_input_free (input);
+          return NULL;
+        }
+      input->z_ready = TRUE;
+    }
+  else if (input->compression == WICK_COMPRESSION_ZSTD)
+    {
+      input->zstd = ZSTD_createDCtx ();
+      input->zstd_last = 1;
+    }
+  if (input->compression != WICK_COMPRESSION_NONE)
+    input->in_buffer = g_malloc (COMPRESSED_CHUNK);
+  return input;
+}
+
+WickInput *
+wick_input_open (const char *path, GError **error)
+{
+  WickInput *input = g_new0 (WickInput, 1);
+  struct stat st;
+
+  input->name = g_strdup (path);
+  input->fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (input->fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "open %s: %s", path,
+                   g_strerror (saved));
+      g_free (input->name);
+      g_free (input);
+      return NULL;
+    }
+  if (fstat (input->fd, &st) == 0)
+    {
+      if (S_ISDIR (st.st_mode))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_IS_DIRECTORY, "read %s: %s", path,
+                       g_strerror (EISDIR));
+          wick_input_free (input);
+          return NULL;
+        }
+      input->size = (guint64)st.st_size;
+    }
+#ifdef POSIX_FADV_SEQUENTIAL
+  posix_fadvise (input->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  return input_start (input, error);
+}
+
+WickInput *
+wick_input_new_for_data (const void *data, gsize len, const char *name)
+{
+  WickInput *input = g_new0 (WickInput, 1);
+
+  input->name = g_strdup (name ? name : "<memory>");
+  input->fd = -1;
+  input->memory = data;
+  input->memory_len = len;
+  input->size = len;
+  return input_start (input, NULL);
+}
+
+void
+wick_input_free (WickInput *input)
+{
+  if (input == NULL)
+    return;
+  if (input->fd >= 0)
+    close (input->fd);
+  if (input->z_ready)
+    inflateEnd (&input->z);
+  if (input->zstd != NULL)
+    ZSTD_freeDCtx (input->zstd);
+  g_free (input->in_buffer);
+  g_free (input->name);
+  g_free (input);
+}
+
+static gssize
+cut_off (WickInput *input, const char *what, GError **error)
+{
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+               "%s: the %s stream is cut off after %" G_GUINT64_FORMAT " bytes of data",
+               input->name, what, input->decoded);
+  return -1;
+}
+
+static gssize
+read_gzip (WickInput *input, guint8 *buffer, gsize len, GError **error)
+{
+  gsize out = 0;
+
+  while (out < len && !input->finished)
+    {
+      int rc;
+      gsize before = out;
+      if (!fill_compressed (input, error))
+        return -1;
+      input->z.next_in = input->in_buffer + input->in_pos;
+      input->z.avail_in = (uInt)(input->in_len - input->in_pos);
+      input->z.next_out = buffer + out;
+      input->z.avail_out = (uInt)MIN (len - out, (gsize)G_MAXUINT32);
+      rc = inflate (&input->z, Z_NO_FLUSH);
+      out = (gsize)(input->z.next_out - buffer);
+      input->in_pos = input->in_len - input->z.avail_in;
+      if (rc == Z_STREAM_END)
+        {
+          /* another member may follow (gzip -c a b > ab.gz); trailing bytes
+           * that are no gzip member are ignored, as gzip(1) does */
+          if (!fill_compressed (input, error))
+            return -1;
+          if (!input->in_eof && input->in_len - input->in_pos >= 1
+              && input->in_buffer[input->in_pos] == 0x1f)
+            inflateReset (&input->z);
+          else
+            input->finished = TRUE;
+          continue;
+        }
+      if (rc == Z_BUF_ERROR || (rc == Z_OK && input->in_eof && out == before))
+        {
+          /* no progress: more input is needed, and there is none */
+          if (!input->in_eof)
+            continue;
+          if (out > 0)
+            break;
+          return cut_off (input, "gzip", error);
+        }
+      if (rc != Z_OK)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       "%s: corrupt gzip data after %" G_GUINT64_FORMAT " bytes of data (%s)",
+                       input->name, input->decoded + out,
+                       input->z.msg ? input->z.msg : zError (rc));
+          return -1;
+        }
+    }
+  return (gssize)out;
+}
+
+static gssize
+read_zstd (WickInput *input, guint8 *buffer, gsize len, GError **error)
+{
+  ZSTD_outBuffer zout = { buffer, len, 0 };
+
+  while (zout.pos < len)
+    {
+      ZSTD_inBuffer zin;
+      gsize rc;
+      gsize before = zout.pos;
+      if (!fill_compressed (input, error))
+        return -1;
+      if (input->in_eof && input->zstd_last == 0)
+        break;
+      zin.src = input->in_buffer;
+      zin.size = input->in_len;
+      zin.pos = input->in_pos;
+      rc = ZSTD_decompressStream (input->zstd, &zout, &zin);
+      input->in_pos = zin.pos;
+      if (ZSTD_isError (rc))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       "%s: corrupt zstd data after %" G_GUINT64_FORMAT " bytes of data (%s)",
+                       input->name, input->decoded + zout.pos, ZSTD_getErrorName (rc));
+          return -1;
+        }
+      input->zstd_last = rc;
+      if (input->in_eof && zout.pos == before)
+        {
+          if (rc == 0 || zout.pos > 0)
+            break;
+          return cut_off (input, "zstd", error);
+        }
+    }
+  return (gssize)zout.pos;
+}
+
+gssize
+wick_input_read (WickInput *input, void *buffer, gsize len, GError **error)
+{
+  gssize n;
+
+  g_return_val_if_fail (input != NULL, -1);
+  switch (input->compression)
+    {
+      case WICK_COMPRESSION_GZIP:
+        n = read_gzip (input, buffer, len, error);
+        break;
+      case WICK_COMPRESSION_ZSTD:
+        n = read_zstd (input, buffer, len, error);
+        break;
+      default:
+        {
+          gsize from_head = MIN (len, input->head_len - input->head_pos);
+          memcpy (buffer, input->head + input->head_pos, from_head);
+          input->head_pos += from_head;
+          n = from_head;
+          if (from_head < len)
+            {
+              gssize more = raw_read (input, (guint8 *)buffer + from_head, len - from_head, error);
+              if (more < 0)
+                return -1;
+              n += more;
+            }
+          break;
+        }
+    }
+  if (n > 0)
+    input->decoded += (guint64)n;
+  return n;
+}
+
+WickCompression
+wick_input_get_compression (WickInput *input)
+{
+  return input->compression;
+}
+
+guint64
+wick_input_get_consumed (WickInput *input)
+{
+  return input->consumed;
+}
+
+guint64
+wick_input_get_size (WickInput *input)
+{
+  return input->size;
+}
+
+guint64
+wick_input_get_decoded (WickInput *input)
+{
+  return input->decoded;
+}
+
+static gsize max_line_length;
+
+gboolean
+wick_parse_byte_size (const char *text, gsize *bytes)
+{
+  char *end = NULL;
+  guint64 value;
+  guint shift = 0;
+
+  if (text == NULL || !g_ascii_isdigit (*text))
+    return FALSE;
+  value = g_ascii_strtoull (text, &end, 10);
+  if (*end == 'K' || *end == 'k')
+    shift = 10;
+  else if (*end == 'M' || *end == 'm')
+    shift = 20;
+  else if (*end == 'G' || *end == 'g')
+    shift = 30;
+  if (shift > 0)
+    end++;
+  if (*end != '\0' || value == 0 || value > (G_MAXSIZE >> shift))
+    return FALSE;
+  *bytes = (gsize)value << shift;
+  return TRUE;
+}
+
+gsize
+wick_max_line_length (void)
+{
+  if (max_line_length == 0)
+    {
+      gsize from_env;
+      if (wick_parse_byte_size (g_getenv ("WICK_MAX_LINE_BYTES"), &from_env))
+        max_line_length = from_env;
+      else
+        max_line_length = WICK_DEFAULT_MAX_LINE_LENGTH;
+    }
+  return max_line_length;
+}
+
+void
+wick_set_max_line_length (gsize bytes)
+{
+  max_line_length = bytes > 0 ? bytes : WICK_DEFAULT_MAX_LINE_LENGTH;
+}

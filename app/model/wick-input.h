@@ -1,0 +1,64 @@
+/* wick-input.h — a trace file's bytes, decompressed as a stream when needed.
+ *
+ * Every reader of trace files (candle-graph JSONL, Chrome JSON, the torch
+ * memory timeline) reads through this, so compressed files open everywhere:
+ * the compression is judged by the file's magic bytes, never by its name —
+ *   1f 8b        gzip (zlib; concatenated members are read one after another)
+ *   28 b5 2f fd  zstd (libzstd; concatenated frames too)
+ *   anything else is read as it is.
+ * A compressed stream that ends early (a cut-off download) gives the bytes
+ * decoded so far and then an error with code G_IO_ERROR_PARTIAL_INPUT naming
+ * the file; corrupt data gives G_IO_ERROR_INVALID_DATA with zlib's or zstd's
+ * reason. Reads are sequential; nothing is mapped or held beyond one
+ * compressed chunk.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  WICK_COMPRESSION_NONE,
+  WICK_COMPRESSION_GZIP,
+  WICK_COMPRESSION_ZSTD,
+} WickCompression;
+
+typedef struct _WickInput WickInput;
+
+/* Opens @path; @error says "open PATH: reason" when it cannot. */
+WickInput *wick_input_open (const char *path, GError **error);
+/* Reads from memory (borrowed; must outlive the input), for tests and fuzzing. */
+WickInput *wick_input_new_for_data (const void *data, gsize len, const char *name);
+void wick_input_free (WickInput *input);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickInput, wick_input_free)
+
+/* Fills @buffer with up to @len decoded bytes; fewer only at the end. Returns
+ * the count (0 at the end), -1 with @error on failure (bytes decoded before
+ * the failure were returned by earlier calls). */
+gssize wick_input_read (WickInput *input, void *buffer, gsize len, GError **error);
+
+WickCompression wick_input_get_compression (WickInput *input);
+const char *wick_compression_to_string (WickCompression compression); /* "none", "gzip", "zstd" */
+/* File bytes consumed so far and the file's size (0 when unknown), for progress. */
+guint64 wick_input_get_consumed (WickInput *input);
+guint64 wick_input_get_size (WickInput *input);
+/* Decoded bytes returned so far. */
+guint64 wick_input_get_decoded (WickInput *input);
+
+/* The compression of a buffer that starts a file. */
+WickCompression wick_compression_sniff (const void *data, gsize len);
+
+/* The longest JSONL line (without its newline) a reader accepts: a longer one
+ * is the error "line is longer than the maximum of N bytes", reported as soon
+ * as that many bytes were read without a newline. The default is
+ * WICK_DEFAULT_MAX_LINE_LENGTH (256 MiB), or the environment variable
+ * WICK_MAX_LINE_BYTES when set; `wick-trace --max-line-bytes N` sets it. */
+#define WICK_DEFAULT_MAX_LINE_LENGTH ((gsize)256 << 20)
+gsize wick_max_line_length (void);
+void wick_set_max_line_length (gsize bytes);
+/* Parses "N", "NK", "NM" or "NG" (binary multiples); FALSE when not a size. */
+gboolean wick_parse_byte_size (const char *text, gsize *bytes);
+
+G_END_DECLS

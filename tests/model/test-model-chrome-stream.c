@@ -1,0 +1,383 @@
+/* test-model-chrome-stream.c — the streaming Chrome importer and the input
+ * layer: gzip and zstd by magic bytes (JSON and JSONL), the structure sniff
+ * (a 20 KB header before traceEvents, JSONL, other objects), tolerated damage
+ * (trailing comma, a cut-off file, a cut-off .gz) with warnings, errors with
+ * file:line:column, counts by phase, [memory] without Addr and frees from
+ * before the window, the torch memory timeline, and JSONL lines in linear
+ * time with a maximum length. */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <zstd.h>
+
+#include "model-test-util.h"
+#include "wick-chrome-import.h"
+#include "wick-input.h"
+#include "wick-memory-series.h"
+
+static char *
+write_temp (const char *name, const void *data, gsize len)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-chrome-XXXXXX", NULL);
+  char *path = g_build_filename (dir, name, NULL);
+
+  g_assert_true (g_file_set_contents (path, data, (gssize)len, NULL));
+  return path;
+}
+
+static GBytes *
+gzip_bytes (const char *data, gsize len)
+{
+  g_autoptr (GZlibCompressor) z = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP, 6);
+  g_autoptr (GInputStream) in = g_memory_input_stream_new_from_data (data, (gssize)len, NULL);
+  g_autoptr (GInputStream) conv = g_converter_input_stream_new (in, G_CONVERTER (z));
+  g_autoptr (GOutputStream) out = g_memory_output_stream_new_resizable ();
+
+  g_assert_cmpint (g_output_stream_splice (out, conv, G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL,
+                                           NULL),
+                   >, 0);
+  return g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+}
+
+static GBytes *
+zstd_bytes (const char *data, gsize len)
+{
+  gsize cap = ZSTD_compressBound (len);
+  char *out = g_malloc (cap);
+  gsize n = ZSTD_compress (out, cap, data, len, 3);
+
+  g_assert_false (ZSTD_isError (n));
+  return g_bytes_new_take (out, n);
+}
+
+static const char *
+imported (const WickChromeInfo *info, const char *phase)
+{
+  for (guint i = 0; i + 1 < info->imported->len; i += 2)
+    if (strcmp (g_ptr_array_index (info->imported, i), phase) == 0)
+      return g_ptr_array_index (info->imported, i + 1);
+  return "0";
+}
+
+static const char *
+skipped (const WickChromeInfo *info, const char *construct)
+{
+  for (guint i = 0; i + 1 < info->skipped->len; i += 2)
+    if (strcmp (g_ptr_array_index (info->skipped, i), construct) == 0)
+      return g_ptr_array_index (info->skipped, i + 1);
+  return "0";
+}
+
+static const char small_trace[]
+  = "{\"traceEvents\":[\n"
+    "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},\n"
+    "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":\"11.5\",\"dur\":\"2\"},\n"
+    "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"mark\",\"pid\":1,\"tid\":1,\"ts\":12},\n"
+    "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":12,\"args\":{\"a\":1,\"b\":2.5}},\n"
+    "{\"ph\":\"b\",\"cat\":\"c\",\"id\":\"0x1\",\"name\":\"req\",\"pid\":1,\"ts\":10},\n"
+    "{\"ph\":\"e\",\"cat\":\"c\",\"id\":\"0x1\",\"name\":\"req\",\"pid\":1,\"ts\":14},\n"
+    "{\"ph\":\"Z\",\"name\":\"odd\",\"pid\":1,\"ts\":1},\n"
+    "{\"ph\":\"E\",\"pid\":1,\"tid\":3,\"ts\":20},\n"
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"main\"}}\n"
+    "],\"displayTimeUnit\":\"ns\",\"traceName\":\"small\"}";
+
+static void
+check_small (WickDocument *doc)
+{
+  const WickChromeInfo *info = wick_chrome_info_get (doc);
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (doc, &n);
+
+  g_assert_nonnull (info);
+  g_assert_cmpstr (info->format, ==, "chrome");
+  g_assert_cmpstr (imported (info, "X"), ==, "2");
+  g_assert_cmpstr (imported (info, "i"), ==, "1");
+  g_assert_cmpstr (imported (info, "C"), ==, "1");
+  g_assert_cmpstr (imported (info, "b"), ==, "1");
+  g_assert_cmpstr (imported (info, "M"), ==, "1");
+  g_assert_cmpstr (skipped (info, "ph=Z"), ==, "1");
+  g_assert_cmpstr (skipped (info, "E without B"), ==, "1");
+  g_assert_cmpstr (wick_chrome_info_lookup_metadata (info, "traceName"), ==, "\"small\"");
+  g_assert_nonnull (find_issue (doc, "chrome_skipped"));
+  /* root + a + b; ts given as a string, µs to ns from the earliest event */
+  g_assert_cmpuint (n, ==, 3);
+  g_assert_cmpuint (spans[2].start_ns, ==, 1500);
+  g_assert_cmpuint (spans[2].duration_ns, ==, 2000);
+}
+
+static void
+test_plain_gzip_zstd (void)
+{
+  g_autoptr (GBytes) gz = gzip_bytes (small_trace, strlen (small_trace));
+  g_autoptr (GBytes) zst = zstd_bytes (small_trace, strlen (small_trace));
+  const struct
+  {
+    const char *name;
+    const void *data;
+    gsize len;
+  } files[] = {
+    { "t.json", small_trace, strlen (small_trace) },
+    /* the name says nothing: the magic bytes decide */
+    { "t.trace", g_bytes_get_data (gz, NULL), g_bytes_get_size (gz) },
+    { "t.json.zst", g_bytes_get_data (zst, NULL), g_bytes_get_size (zst) },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *path = write_temp (files[i].name, files[i].data, files[i].len);
+      g_autoptr (WickDocument) doc = wick_document_new ();
+      g_autoptr (GError) error = NULL;
+      g_assert_true (wick_document_load_file_auto (doc, path, NULL, NULL, NULL, &error));
+      g_assert_no_error (error);
+      check_small (doc);
+      g_unlink (path);
+    }
+}
+
+static void
+test_jsonl_gzip (void)
+{
+  g_autofree char *src = g_build_filename (g_getenv ("WICK_TEST_DATA") ?: "tests/data", "model",
+                                           "valid-infer.jsonl", NULL);
+  g_autofree char *text = NULL;
+  gsize len;
+  g_autoptr (GBytes) gz = NULL;
+  g_autoptr (GBytes) zst = NULL;
+  g_autofree char *gz_path = NULL, *zst_path = NULL;
+  g_autoptr (WickDocument) plain = wick_document_new ();
+  g_autoptr (WickDocument) a = wick_document_new ();
+  g_autoptr (WickDocument) b = wick_document_new ();
+
+  g_assert_true (g_file_get_contents (src, &text, &len, NULL));
+  gz = gzip_bytes (text, len);
+  zst = zstd_bytes (text, len);
+  gz_path = write_temp ("v.jsonl.gz", g_bytes_get_data (gz, NULL), g_bytes_get_size (gz));
+  zst_path = write_temp ("v.jsonl.zst", g_bytes_get_data (zst, NULL), g_bytes_get_size (zst));
+  g_assert_true (wick_document_load_file (plain, src, NULL, NULL, NULL, NULL));
+  g_assert_true (wick_document_load_file_auto (a, gz_path, NULL, NULL, NULL, NULL));
+  g_assert_true (wick_document_load_file_auto (b, zst_path, NULL, NULL, NULL, NULL));
+  g_assert_null (wick_chrome_info_get (a));
+  g_assert_cmpuint (wick_document_get_n_records (a), ==, wick_document_get_n_records (plain));
+  g_assert_cmpuint (wick_document_get_n_records (b), ==, wick_document_get_n_records (plain));
+}
+
+static void
+test_large_header (void)
+{
+  g_autoptr (GString) text = g_string_new ("{\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,"
+                                           "\"world_size\":8,\"pad\":\"");
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autofree char *path = NULL;
+  const WickChromeInfo *info;
+
+  for (int i = 0; i < 20000; i++)
+    g_string_append_c (text, 'x');
+  g_string_append (text, "\"},\"deviceProperties\":[{\"name\":\"H100\"}],\"traceEvents\":["
+                         "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]}");
+  path = write_temp ("rank3.json", text->str, text->len);
+  g_assert_true (wick_document_load_file_auto (doc, path, NULL, NULL, NULL, NULL));
+  info = wick_chrome_info_get (doc);
+  g_assert_nonnull (info);
+  g_assert_nonnull (strstr (wick_chrome_info_lookup_metadata (info, "distributedInfo"),
+                            "\"world_size\":8"));
+  g_assert_nonnull (wick_chrome_info_lookup_metadata (info, "deviceProperties"));
+}
+
+static void
+test_damage_tolerated (void)
+{
+  const char *trailing = "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},\n]";
+  const char *cut = "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},\n"
+                    "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":2,\"du";
+  g_autoptr (WickDocument) a = wick_document_new ();
+  g_autoptr (WickDocument) b = wick_document_new ();
+  g_autoptr (WickDocument) c = wick_document_new ();
+  g_autoptr (GBytes) gz = gzip_bytes (small_trace, strlen (small_trace));
+  g_autofree char *gz_path
+    = write_temp ("cut.json.gz", g_bytes_get_data (gz, NULL), g_bytes_get_size (gz) - 30);
+  const WickChromeInfo *info;
+
+  g_assert_true (wick_chrome_import_data (a, trailing, strlen (trailing), "t.json", NULL));
+  info = wick_chrome_info_get (a);
+  g_assert_cmpuint (info->warnings->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (info->warnings, 0), "t.json:2:1: trailing comma"));
+
+  g_assert_true (wick_chrome_import_data (b, cut, strlen (cut), "cut.json", NULL));
+  info = wick_chrome_info_get (b);
+  g_assert_true (info->cut_off);
+  g_assert_cmpstr (imported (info, "X"), ==, "1");
+  g_assert_nonnull (find_issue (b, "chrome_damaged"));
+
+  /* a cut-off .gz: the events decoded before the cut */
+  g_assert_true (wick_document_load_file_auto (c, gz_path, NULL, NULL, NULL, NULL));
+  info = wick_chrome_info_get (c);
+  g_assert_true (info->cut_off);
+  g_assert_nonnull (strstr (g_ptr_array_index (info->warnings, 0), "gzip stream is cut off"));
+}
+
+static void
+test_errors_name_the_place (void)
+{
+  const char *bad = "{\"traceEvents\":[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":1},\n"
+                    "{\"ph\":\"X\" \"name\":\"b\"}]}";
+  const char *other = "{\"foo\":1,\"bar\":[1,2]}\n";
+  g_autofree char *bad_path = write_temp ("bad.json", bad, strlen (bad));
+  g_autofree char *other_path = write_temp ("other.json", other, strlen (other));
+  g_autoptr (WickDocument) a = wick_document_new ();
+  g_autoptr (WickDocument) b = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (wick_document_load_file_auto (a, bad_path, NULL, NULL, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "bad.json:3:11: expected `,` or `}`"));
+  g_assert_true (wick_document_get_parse_error (a)->failed);
+  g_assert_cmpuint (wick_document_get_parse_error (a)->line, ==, 3);
+  /* what was read before the error is kept */
+  g_assert_cmpuint (wick_document_get_record_count (a, WICK_RECORD_SPAN), ==, 2);
+  g_clear_error (&error);
+
+  g_assert_false (wick_document_load_file_auto (b, other_path, NULL, NULL, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "no \"traceEvents\" array"));
+  g_assert_nonnull (strstr (error->message, "\"foo\", \"bar\""));
+  g_assert_true (wick_document_get_parse_error (b)->failed);
+}
+
+static void
+test_memory_events (void)
+{
+  const char *trace
+    = "[{\"ph\":\"X\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},\n"
+      /* a free of a block from before the window: information */
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"Addr\":16,"
+      "\"Bytes\":-64,\"Total Allocated\":0,\"Device Type\":1,\"Device Id\":0}},\n"
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":2,\"args\":{\"Addr\":32,"
+      "\"Bytes\":128,\"Total Allocated\":128,\"Device Type\":1,\"Device Id\":0}},\n"
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":3,\"args\":{\"Addr\":32,"
+      "\"Bytes\":-128,\"Total Allocated\":0,\"Device Type\":1,\"Device Id\":0}},\n"
+      /* without Addr (PyTorch <= 1.9): totals only, nothing paired */
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":4,\"args\":{"
+      "\"Bytes\":256,\"Total Allocated\":256,\"Total Reserved\":1024,\"Device Type\":1,"
+      "\"Device Id\":0}}]";
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  guint n;
+  const WickMemoryEvent *memory;
+  const WickChromeInfo *info;
+
+  g_assert_true (wick_chrome_import_data (doc, trace, strlen (trace), "mem.json", NULL));
+  memory = wick_document_get_memory (doc, &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpint (memory[0].action, ==, WICK_MEMORY_ALLOC);
+  g_assert_cmpint (memory[1].action, ==, WICK_MEMORY_FREE);
+  wick_document_get_device_memory (doc, &n);
+  g_assert_cmpuint (n, ==, 4);
+  info = wick_chrome_info_get (doc);
+  g_assert_cmpuint (info->frees_before_window, ==, 1);
+  g_assert_cmpint (find_issue (doc, "chrome_free_before_window")->severity, ==,
+                   WICK_SEVERITY_INFO);
+  g_assert_true (wick_document_get_structurally_valid (doc));
+}
+
+static void
+test_memory_timeline (void)
+{
+  /* [times, sizes]: torch's 8 categories after an unused column 0 */
+  const char *timeline = "[[1000, 1001, 1003],"
+                         " [[0, 100, 0, 0, 0, 0, 0, 0, 0],"
+                         "  [0, 100, 0, 0, 0, 50, 0, 0, 0],"
+                         "  [0, 100, 20, 0, 0, 0, 30, 0, 0]]]";
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autofree char *path = write_temp ("mt.json", timeline, strlen (timeline));
+  g_autoptr (GPtrArray) series = NULL;
+  const WickMemorySeries *s;
+  const WickChromeInfo *info;
+
+  g_assert_true (wick_document_load_file_auto (doc, path, NULL, NULL, NULL, NULL));
+  info = wick_chrome_info_get (doc);
+  g_assert_cmpstr (info->format, ==, "torch-memory-timeline");
+  series = wick_memory_series_build (doc);
+  g_assert_cmpuint (series->len, ==, 1);
+  s = g_ptr_array_index (series, 0);
+  g_assert_cmpuint (s->peak[WICK_CATEGORY_PARAMETER], ==, 100);
+  g_assert_cmpuint (s->peak[WICK_CATEGORY_ACTIVATION], ==, 50);
+  g_assert_cmpuint (s->peak[WICK_CATEGORY_OPTIMIZER], ==, 20);
+  g_assert_cmpuint (s->peak[WICK_CATEGORY_GRADIENT], ==, 30);
+}
+
+/* A JSONL line of @mib MiB; returns the seconds the load took. */
+static double
+load_long_line (gsize mib, gboolean *failed, char **cause)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-long-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "long.jsonl", NULL);
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  FILE *f = fopen (path, "w");
+  char block[65536];
+  gint64 t0;
+  double seconds;
+
+  memset (block, 'x', sizeof block);
+  fputs ("{\"kind\":\"meta\",\"pad\":\"", f);
+  for (gsize i = 0; i < mib * 16; i++)
+    fwrite (block, 1, sizeof block, f);
+  fputs ("\"}\n", f);
+  fclose (f);
+  t0 = g_get_monotonic_time ();
+  *failed = !wick_document_load_file (doc, path, NULL, NULL, NULL, NULL);
+  seconds = (double)(g_get_monotonic_time () - t0) / 1e6;
+  *cause = g_strdup (wick_document_get_parse_error (doc)->cause);
+  g_unlink (path);
+  g_rmdir (dir);
+  return seconds;
+}
+
+static void
+test_long_lines (void)
+{
+  gboolean failed;
+  g_autofree char *cause1 = NULL, *cause2 = NULL, *cause3 = NULL;
+  double t16, t64;
+
+  /* linear: 4x the bytes is well under 16x the time (quadratic before) */
+  t16 = load_long_line (16, &failed, &cause1);
+  g_assert_true (failed);
+  g_assert_nonnull (strstr (cause1, "missing field"));
+  t64 = load_long_line (64, &failed, &cause2);
+  g_assert_true (failed);
+  g_test_message ("16 MiB line %.3f s, 64 MiB line %.3f s", t16, t64);
+  g_assert_cmpfloat (t64, <, 10 * t16 + 0.5);
+  /* beyond the maximum: a clear error as soon as it is exceeded */
+  wick_set_max_line_length (8 << 20);
+  load_long_line (16, &failed, &cause3);
+  wick_set_max_line_length (0);
+  g_assert_true (failed);
+  g_assert_nonnull (strstr (cause3, "longer than the maximum of 8388608 bytes"));
+  g_assert_nonnull (strstr (cause3, "--max-line-bytes"));
+}
+
+static void
+test_sizes (void)
+{
+  gsize v;
+
+  g_assert_true (wick_parse_byte_size ("512M", &v));
+  g_assert_cmpuint (v, ==, (gsize)512 << 20);
+  g_assert_true (wick_parse_byte_size ("1G", &v));
+  g_assert_false (wick_parse_byte_size ("12X", &v));
+  g_assert_false (wick_parse_byte_size ("", &v));
+  g_assert_cmpuint (wick_max_line_length (), ==, WICK_DEFAULT_MAX_LINE_LENGTH);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/model/chrome-stream/plain-gzip-zstd", test_plain_gzip_zstd);
+  g_test_add_func ("/model/chrome-stream/jsonl-compressed", test_jsonl_gzip);
+  g_test_add_func ("/model/chrome-stream/large-header", test_large_header);
+  g_test_add_func ("/model/chrome-stream/damage-tolerated", test_damage_tolerated);
+  g_test_add_func ("/model/chrome-stream/errors-name-the-place", test_errors_name_the_place);
+  g_test_add_func ("/model/chrome-stream/memory-events", test_memory_events);
+  g_test_add_func ("/model/chrome-stream/memory-timeline", test_memory_timeline);
+  g_test_add_func ("/model/chrome-stream/long-lines", test_long_lines);
+  g_test_add_func ("/model/chrome-stream/sizes", test_sizes);
+  return g_test_run ();
+}
