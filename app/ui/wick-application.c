@@ -5,6 +5,7 @@
 
 #include <glib/gi18n.h>
 
+#include "wick-compare-window.h"
 #include "wick-window.h"
 
 struct _WickApplication
@@ -13,6 +14,7 @@ struct _WickApplication
   WickAttachHandler attach_handler;
   gpointer attach_data;
   GDestroyNotify attach_destroy;
+  gboolean compare; /* --compare A B */
 };
 
 G_DEFINE_FINAL_TYPE (WickApplication, wick_application, ADW_TYPE_APPLICATION)
@@ -91,6 +93,51 @@ action_open (GSimpleAction *action, GVariant *parameter, gpointer user_data)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
+void
+wick_application_compare_files (WickApplication *self, GFile *a, GFile *b)
+{
+  WickCompareWindow *window = wick_compare_window_new (GTK_APPLICATION (self), a, b);
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+on_compare_with_response (GtkNativeDialog *dialog, int response, WickApplication *self)
+{
+  GFile *a = g_object_get_data (G_OBJECT (dialog), "wick-compare-a");
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) b = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      if (b)
+        wick_application_compare_files (self, a, b);
+    }
+  g_object_unref (dialog);
+}
+
+/* Compare With…: the active window's trace against one chosen here. */
+static void
+action_compare_with (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  WickApplication *self = user_data;
+  GtkWindow *window = active_window (self);
+  WickDocument *doc = WICK_IS_WINDOW (window) ? wick_window_get_document (WICK_WINDOW (window))
+                                              : NULL;
+  const char *path = doc ? wick_document_get_path (doc) : NULL;
+  GtkFileChooserNative *dialog;
+
+  if (path == NULL)
+    {
+      action_open (NULL, NULL, self);
+      return;
+    }
+  dialog = gtk_file_chooser_native_new (_ ("Compare With"), window, GTK_FILE_CHOOSER_ACTION_OPEN,
+                                        _ ("_Compare"), _ ("_Cancel"));
+  g_object_set_data_full (G_OBJECT (dialog), "wick-compare-a", g_file_new_for_path (path),
+                          g_object_unref);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_compare_with_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
 static void
 action_open_example (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
@@ -145,6 +192,7 @@ action_quit (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 static const GActionEntry app_actions[] = {
   { "open", action_open },
   { "open-example", action_open_example },
+  { "compare-with", action_compare_with },
   { "new-window", action_new_window },
   { "attach", action_attach },
   { "about", action_about },
@@ -198,9 +246,29 @@ wick_application_activate (GApplication *app)
   gtk_window_present (GTK_WINDOW (window));
 }
 
+static int
+wick_application_handle_local_options (GApplication *app, GVariantDict *options)
+{
+  WickApplication *self = WICK_APPLICATION (app);
+
+  if (g_variant_dict_contains (options, "compare"))
+    self->compare = TRUE;
+  return -1;
+}
+
 static void
 wick_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
 {
+  WickApplication *self = WICK_APPLICATION (app);
+
+  if (self->compare)
+    {
+      if (n_files == 2)
+        wick_application_compare_files (self, files[0], files[1]);
+      else
+        g_printerr (_ ("wick: --compare needs exactly two traces, A and B\n"));
+      return;
+    }
   for (int i = 0; i < n_files; i++)
     wick_application_open_file (WICK_APPLICATION (app), files[i], NULL);
 }
@@ -222,11 +290,15 @@ wick_application_class_init (WickApplicationClass *klass)
   G_APPLICATION_CLASS (klass)->startup = wick_application_startup;
   G_APPLICATION_CLASS (klass)->activate = wick_application_activate;
   G_APPLICATION_CLASS (klass)->open = wick_application_open;
+  G_APPLICATION_CLASS (klass)->handle_local_options = wick_application_handle_local_options;
 }
 
 static void
 wick_application_init (WickApplication *self)
 {
+  g_application_add_main_option (G_APPLICATION (self), "compare", 0, G_OPTION_FLAG_NONE,
+                                 G_OPTION_ARG_NONE, _ ("Compare two traces: wick --compare A B"),
+                                 NULL);
 }
 
 WickApplication *

@@ -43,4 +43,7 @@ char *wick_application_get_example_path (void);
 /* Optional hook provided by app/ui/live (see above). */
 void wick_live_ui_register (WickApplication *app);
 
+/* Opens a compare window of @a against @b (wick-compare-window.h). */
+void wick_application_compare_files (WickApplication *self, GFile *a, GFile *b);
+
 G_END_DECLS

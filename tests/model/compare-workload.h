@@ -88,12 +88,29 @@ op (Builder *b, const char *name, guint parent, double base_ns, double step_fact
   guint id = span_start (b, name, parent, "op", NULL);
   g_autofree char *record = NULL;
 
+  /* an activation of 1 MiB for the op's lifetime: memory to compare */
+  {
+    g_autofree char *alloc = g_strdup_printf (
+      "{\"kind\":\"memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT ",\"storage_id\":\"st%u\","
+      "\"tensor_id\":\"t%u\",\"span_id\":\"s%u\",\"device\":\"cpu\",\"bytes\":1048576,"
+      "\"action\":\"alloc\",\"shape\":[262144],\"dtype\":\"f32\",\"category\":\"activation\"}",
+      b->t, id, id, id);
+    feed (b, alloc);
+  }
   b->t += duration;
-  record = g_strdup_printf ("{\"kind\":\"op\",\"span_id\":\"s%u\",\"op_name\":\"%s\",\"shape\":[64],"
+  {
+    g_autofree char *release = g_strdup_printf (
+      "{\"kind\":\"memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT ",\"storage_id\":\"st%u\","
+      "\"tensor_id\":\"t%u\",\"span_id\":\"s%u\",\"device\":\"cpu\",\"bytes\":1048576,"
+      "\"action\":\"free\",\"shape\":[262144],\"dtype\":\"f32\",\"category\":\"activation\"}",
+      b->t, id, id, id);
+    record = g_strdup_printf ("{\"kind\":\"op\",\"span_id\":\"s%u\",\"op_name\":\"%s\",\"shape\":[64],"
                             "\"dtype\":\"f32\",\"device\":\"cpu\",\"duration_ns\":%" G_GUINT64_FORMAT
                             ",\"timestamp_ns\":%" G_GUINT64_FORMAT ",\"input_dense_bytes\":256}",
                             id, name, duration, start);
-  feed (b, record);
+    feed (b, record);
+    feed (b, release);
+  }
   b->t += 100;
   span_end (b, id, start);
 }

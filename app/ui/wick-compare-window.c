@@ -1,0 +1,775 @@
+/* wick-compare-window.c — see wick-compare-window.h. */
+#include "config.h"
+
+#include "wick-compare-window.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+#include "model/wick-chrome-import.h"
+#include "model/wick-memory-series.h"
+#include "wick-format.h"
+#include "wick-palette.h"
+#include "wick-selection.h"
+#include "wick-timeline-view.h"
+
+struct _WickCompareWindow
+{
+  AdwApplicationWindow parent_instance;
+
+  GFile *files[2];
+  WickDocument *docs[2];
+  WickComparison *comparison;
+  GCancellable *cancellable;
+  gboolean ready, refused;
+  char *error;
+
+  GtkWidget *stack;
+  GtkWidget *banner, *banner_label, *banner_button;
+  GtkWidget *status;
+  GtkWidget *labels[2];
+  GtkWidget *timelines[2];
+  WickSelection *selections[2];
+  GtkWidget *memory;
+  GtkWidget *table;
+  GListStore *rows;
+  GtkSingleSelection *row_selection;
+  GtkWidget *summary;
+  gboolean syncing;
+  GPtrArray *series[2]; /* WickMemorySeries of each side */
+  double hover_x;
+};
+
+G_DEFINE_FINAL_TYPE (WickCompareWindow, wick_compare_window, ADW_TYPE_APPLICATION_WINDOW)
+
+/* ---- one row of the table: an index into comparison->entries ---- */
+
+#define WICK_TYPE_COMPARE_ROW (wick_compare_row_get_type ())
+G_DECLARE_FINAL_TYPE (WickCompareRow, wick_compare_row, WICK, COMPARE_ROW, GObject)
+
+struct _WickCompareRow
+{
+  GObject parent_instance;
+  guint index;
+};
+
+G_DEFINE_FINAL_TYPE (WickCompareRow, wick_compare_row, G_TYPE_OBJECT)
+
+static void
+wick_compare_row_class_init (WickCompareRowClass *klass)
+{
+}
+
+static void
+wick_compare_row_init (WickCompareRow *self)
+{
+}
+
+static WickCompareRow *
+wick_compare_row_new (guint index)
+{
+  WickCompareRow *row = g_object_new (WICK_TYPE_COMPARE_ROW, NULL);
+  row->index = index;
+  return row;
+}
+
+/* ---- alignment ---- */
+
+static guint64
+measured_start (WickCompareWindow *self, guint side)
+{
+  GPtrArray *runs = side == 0 ? self->comparison->runs_a : self->comparison->runs_b;
+  return ((WickCompareRun *) g_ptr_array_index (runs, 0))->measured_start_ns;
+}
+
+static guint64
+measured_ns (WickCompareWindow *self, guint side)
+{
+  GPtrArray *runs = side == 0 ? self->comparison->runs_a : self->comparison->runs_b;
+  return ((WickCompareRun *) g_ptr_array_index (runs, 0))->measured_ns;
+}
+
+/* Shifts a time of @from's clock to @to's: both measured regions start at 0. */
+static guint64
+shift_time (WickCompareWindow *self, guint from, guint to, guint64 t)
+{
+  guint64 mf = measured_start (self, from), mt = measured_start (self, to);
+  if (t >= mf)
+    return G_MAXUINT64 - mt < t - mf ? G_MAXUINT64 : mt + (t - mf);
+  return mf - t > mt ? 0 : mt - (mf - t);
+}
+
+static void
+on_visible_changed (WickSelection *selection, guint what, WickCompareWindow *self)
+{
+  guint from = selection == self->selections[0] ? 0 : 1, to = 1 - from;
+  guint64 start, end;
+
+  if (!(what & WICK_SELECTION_CHANGED_VISIBLE) || self->syncing || self->comparison == NULL)
+    return;
+  wick_selection_get_visible (selection, &start, &end);
+  self->syncing = TRUE;
+  wick_selection_set_visible (self->selections[to], shift_time (self, from, to, start),
+                              shift_time (self, from, to, end));
+  self->syncing = FALSE;
+  gtk_widget_queue_draw (self->memory);
+}
+
+static void
+on_motion (GtkEventControllerMotion *motion, double x, double y, WickCompareWindow *self)
+{
+  GtkWidget *view = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (motion));
+  guint other = view == self->timelines[0] ? 1 : 0;
+
+  /* same x, same aligned time: both views have one scale and one origin */
+  wick_timeline_view_set_hover (WICK_TIMELINE_VIEW (self->timelines[other]), x);
+  self->hover_x = x;
+  gtk_widget_queue_draw (self->memory);
+}
+
+static void
+on_leave (GtkEventControllerMotion *motion, WickCompareWindow *self)
+{
+  for (guint i = 0; i < 2; i++)
+    wick_timeline_view_set_hover (WICK_TIMELINE_VIEW (self->timelines[i]), -1);
+  self->hover_x = -1;
+  gtk_widget_queue_draw (self->memory);
+}
+
+/* ---- the memory overlay: each side's largest device, per category ---- */
+
+static const WickMemorySeries *
+main_series (WickCompareWindow *self, guint side)
+{
+  const WickMemorySeries *best = NULL;
+
+  for (guint i = 0; self->series[side] && i < self->series[side]->len; i++)
+    {
+      const WickMemorySeries *s = g_ptr_array_index (self->series[side], i);
+      if (best == NULL || s->peak_total > best->peak_total)
+        best = s;
+    }
+  return best;
+}
+
+static void
+draw_memory (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer user_data)
+{
+  WickCompareWindow *self = user_data;
+  gboolean dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
+  const double left = WICK_TIMELINE_GUTTER, top = 18, bottom = height - 4;
+  guint64 peak = 1;
+  PangoLayout *layout;
+
+  wick_palette_set (cr, wick_palette_background (dark), 1);
+  cairo_paint (cr);
+  if (self->comparison == NULL)
+    return;
+  for (guint side = 0; side < 2; side++)
+    {
+      const WickMemorySeries *s = main_series (self, side);
+      for (guint c = 0; s && c < WICK_N_CATEGORIES; c++)
+        peak = MAX (peak, s->peak[c]);
+    }
+
+  layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), NULL);
+  {
+    g_autofree char *peak_text = wick_format_bytes (peak);
+    g_autofree char *text
+      = main_series (self, 0) || main_series (self, 1)
+          ? g_strdup_printf (_ ("Live memory by category — A solid, B dashed (scale to %s)"),
+                             peak_text)
+          : g_strdup (_ ("Live memory by category — neither trace has memory records"));
+    pango_layout_set_text (layout, text, -1);
+    wick_palette_set (cr, wick_palette_foreground (dark), 0.8);
+    cairo_move_to (cr, left, 1);
+    pango_cairo_show_layout (cr, layout);
+  }
+  g_object_unref (layout);
+
+  for (guint side = 0; side < 2; side++)
+    {
+      const WickMemorySeries *s = main_series (self, side);
+      guint64 start, end;
+
+      if (s == NULL)
+        continue;
+      wick_selection_get_visible (self->selections[side], &start, &end);
+      if (end <= start)
+        continue;
+      for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+        {
+          const WickMemoryPoint *pts = (const WickMemoryPoint *) s->points->data;
+          double span = (double) (end - start), prev_y = bottom;
+          gboolean started = FALSE;
+
+          if (s->peak[c] == 0)
+            continue;
+          wick_palette_set (cr, wick_palette_category (c, dark), 0.95);
+          cairo_set_line_width (cr, 1.5);
+          if (side == 1)
+            cairo_set_dash (cr, (double[]){ 5, 3 }, 2, 0);
+          else
+            cairo_set_dash (cr, NULL, 0, 0);
+          for (guint p = 0; p < s->points->len; p++)
+            {
+              double x = left + ((double) pts[p].t_ns - (double) start) / span * (width - left);
+              double y = bottom - (double) pts[p].live[c] / (double) peak * (bottom - top);
+              if (x < left)
+                {
+                  prev_y = y;
+                  continue;
+                }
+              if (!started)
+                {
+                  cairo_move_to (cr, left, prev_y);
+                  started = TRUE;
+                }
+              cairo_line_to (cr, MIN (x, width), prev_y); /* a step chart */
+              if (x > width)
+                break;
+              cairo_line_to (cr, x, y);
+              prev_y = y;
+            }
+          if (!started)
+            cairo_move_to (cr, left, prev_y);
+          cairo_line_to (cr, width, prev_y);
+          cairo_stroke (cr);
+        }
+    }
+  cairo_set_dash (cr, NULL, 0, 0);
+  if (self->hover_x >= left)
+    {
+      wick_palette_set (cr, wick_palette_accent (dark), 0.8);
+      cairo_move_to (cr, self->hover_x + 0.5, top);
+      cairo_line_to (cr, self->hover_x + 0.5, bottom);
+      cairo_stroke (cr);
+    }
+}
+
+/* ---- the table ---- */
+
+static const WickCompareEntry *
+row_entry (WickCompareWindow *self, GtkListItem *item)
+{
+  WickCompareRow *row = gtk_list_item_get_item (item);
+  return &g_array_index (self->comparison->entries, WickCompareEntry, row->index);
+}
+
+typedef enum
+{
+  COL_CHANGE,
+  COL_KIND,
+  COL_NAME,
+  COL_COUNT,
+  COL_MEAN_A,
+  COL_MEAN_B,
+  COL_RATIO,
+  COL_CI,
+  N_COLS
+} Column;
+
+static void
+setup_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer column)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+  Column col = GPOINTER_TO_UINT (column);
+
+  gtk_label_set_xalign (GTK_LABEL (label), col == COL_NAME || col == COL_KIND ? 0 : 1);
+  if (col == COL_NAME)
+    gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_widget_add_css_class (label, "numeric");
+  gtk_list_item_set_child (item, label);
+}
+
+static char *
+entry_text (const WickCompareEntry *e, Column col)
+{
+  switch (col)
+    {
+    case COL_CHANGE:
+      if (e->significant)
+        return g_strdup (e->ratio > 1 ? _ ("slower") : _ ("faster"));
+      if (e->status == WICK_COMPARE_ADDED)
+        return g_strdup (_ ("added"));
+      if (e->status == WICK_COMPARE_REMOVED)
+        return g_strdup (_ ("removed"));
+      return g_strdup (e->testable ? "" : _ ("few samples"));
+    case COL_KIND:
+      return g_strdup (wick_compare_kind_to_string (e->kind));
+    case COL_NAME:
+      return g_strdup (e->name);
+    case COL_COUNT:
+      return g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT, e->count_a,
+                              e->count_b);
+    case COL_MEAN_A:
+      return e->count_a ? wick_format_duration ((guint64) e->mean_ns_a) : g_strdup ("—");
+    case COL_MEAN_B:
+      return e->count_b ? wick_format_duration ((guint64) e->mean_ns_b) : g_strdup ("—");
+    case COL_RATIO:
+      return isnan (e->ratio) ? g_strdup ("—") : g_strdup_printf ("%.3f×", e->ratio);
+    case COL_CI:
+      return e->testable ? g_strdup_printf ("%.3f – %.3f", e->ci95_low, e->ci95_high)
+                         : g_strdup ("—");
+    default:
+      return g_strdup ("");
+    }
+}
+
+static void
+bind_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer column)
+{
+  WickCompareWindow *self = g_object_get_data (G_OBJECT (factory), "window");
+  const WickCompareEntry *e = row_entry (self, item);
+  GtkWidget *label = gtk_list_item_get_child (item);
+  g_autofree char *text = entry_text (e, GPOINTER_TO_UINT (column));
+
+  gtk_label_set_text (GTK_LABEL (label), text);
+  if (GPOINTER_TO_UINT (column) == COL_CHANGE || GPOINTER_TO_UINT (column) == COL_RATIO)
+    {
+      gtk_widget_remove_css_class (label, "error");
+      gtk_widget_remove_css_class (label, "success");
+      if (e->significant)
+        gtk_widget_add_css_class (label, e->ratio > 1 ? "error" : "success");
+    }
+}
+
+static void
+highlight (WickCompareWindow *self, const WickCompareEntry *e)
+{
+  for (guint side = 0; side < 2; side++)
+    wick_timeline_view_set_search (WICK_TIMELINE_VIEW (self->timelines[side]),
+                                   e ? e->name : NULL);
+}
+
+static void
+on_row_selected (GtkSingleSelection *selection, GParamSpec *pspec, WickCompareWindow *self)
+{
+  WickCompareRow *row = gtk_single_selection_get_selected_item (selection);
+
+  if (row == NULL || self->comparison == NULL)
+    return;
+  highlight (self, &g_array_index (self->comparison->entries, WickCompareEntry, row->index));
+}
+
+static GtkWidget *
+build_table (WickCompareWindow *self)
+{
+  static const char *const titles[N_COLS]
+    = { N_ ("Change"), N_ ("Kind"), N_ ("Name"), N_ ("Count A / B"), N_ ("Mean A"),
+        N_ ("Mean B"), N_ ("B / A"), N_ ("95% interval") };
+  GtkWidget *view;
+
+  self->rows = g_list_store_new (WICK_TYPE_COMPARE_ROW);
+  self->row_selection = gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->rows)));
+  gtk_single_selection_set_autoselect (self->row_selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->row_selection, TRUE);
+  g_signal_connect (self->row_selection, "notify::selected-item", G_CALLBACK (on_row_selected),
+                    self);
+  view = gtk_column_view_new (GTK_SELECTION_MODEL (g_object_ref (self->row_selection)));
+  gtk_widget_add_css_class (view, "data-table");
+  for (guint c = 0; c < N_COLS; c++)
+    {
+      GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+      GtkColumnViewColumn *column;
+
+      g_object_set_data (G_OBJECT (factory), "window", self);
+      g_signal_connect (factory, "setup", G_CALLBACK (setup_label), GUINT_TO_POINTER (c));
+      g_signal_connect (factory, "bind", G_CALLBACK (bind_label), GUINT_TO_POINTER (c));
+      column = gtk_column_view_column_new (_ (titles[c]), factory);
+      gtk_column_view_column_set_expand (column, c == COL_NAME);
+      gtk_column_view_column_set_resizable (column, TRUE);
+      gtk_column_view_append_column (GTK_COLUMN_VIEW (view), column);
+      g_object_unref (column);
+    }
+  return view;
+}
+
+/* ---- showing the result ---- */
+
+static void
+show_banner (WickCompareWindow *self)
+{
+  const WickComparison *c = self->comparison;
+  g_autoptr (GString) text = g_string_new (NULL);
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < c->differences->len; i++)
+    {
+      const WickCompareDifference *d = g_ptr_array_index (c->differences, i);
+      g_string_append_printf (text, "%s%s: %s vs %s", text->len ? " · " : "", d->field, d->a,
+                              d->b);
+      any = TRUE;
+    }
+  if (!any)
+    {
+      gtk_widget_set_visible (self->banner, FALSE);
+      return;
+    }
+  {
+    g_autofree char *label
+      = g_strdup_printf (c->identity_match ? _ ("Different implementations: %s")
+                                           : _ ("Not the same configuration: %s"),
+                         text->str);
+    gtk_label_set_text (GTK_LABEL (self->banner_label), label);
+  }
+  gtk_widget_set_visible (self->banner_button, self->refused);
+  gtk_info_bar_set_message_type (GTK_INFO_BAR (self->banner),
+                                 c->identity_match ? GTK_MESSAGE_INFO : GTK_MESSAGE_WARNING);
+  gtk_widget_set_visible (self->banner, TRUE);
+}
+
+static void
+show_result (WickCompareWindow *self)
+{
+  const WickComparison *c = self->comparison;
+
+  for (guint side = 0; side < 2; side++)
+    {
+      GPtrArray *runs = side == 0 ? c->runs_a : c->runs_b;
+      const WickCompareRun *run = g_ptr_array_index (runs, 0);
+      g_autofree char *base = g_file_get_basename (self->files[side]);
+      g_autofree char *measured = wick_format_duration (run->measured_ns);
+      g_autofree char *text
+        = g_strdup_printf (_ ("%s  %s — measured region %s, %u steps"), side == 0 ? "A" : "B",
+                           base, measured, run->steps->len);
+
+      gtk_label_set_text (GTK_LABEL (self->labels[side]), text);
+      wick_timeline_view_set_document (WICK_TIMELINE_VIEW (self->timelines[side]),
+                                       self->docs[side]);
+      self->series[side] = wick_memory_series_build (self->docs[side]);
+    }
+  /* both views show the longer measured region from its start */
+  {
+    guint64 length = MAX (measured_ns (self, 0), measured_ns (self, 1));
+    guint64 start = measured_start (self, 0);
+    wick_selection_set_visible (self->selections[0], start,
+                                start + MAX (length + length / 50, (guint64) 1000));
+  }
+  for (guint i = 0; i < c->entries->len; i++)
+    {
+      g_autoptr (WickCompareRow) row = wick_compare_row_new (i);
+      g_list_store_append (self->rows, row);
+    }
+  {
+    g_autofree char *text = g_strdup_printf (
+      ngettext ("%u of %u compared names changed significantly (bootstrap 95%%, Bonferroni, "
+                "at least %.0f%%)",
+                "%u of %u compared names changed significantly (bootstrap 95%%, Bonferroni, "
+                "at least %.0f%%)",
+                c->n_significant),
+      c->n_significant, c->n_testable, c->min_change * 100);
+    gtk_label_set_text (GTK_LABEL (self->summary), text);
+  }
+  gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "result");
+}
+
+static void
+on_compare_anyway (GtkButton *button, WickCompareWindow *self)
+{
+  wick_compare_window_compare_anyway (self);
+}
+
+void
+wick_compare_window_compare_anyway (WickCompareWindow *self)
+{
+  g_return_if_fail (WICK_IS_COMPARE_WINDOW (self));
+  if (!self->refused)
+    return;
+  self->refused = FALSE;
+  show_banner (self);
+  show_result (self);
+}
+
+typedef struct
+{
+  GFile *files[2];
+  WickDocument *docs[2];
+  WickComparison *comparison;
+} LoadData;
+
+static void
+load_data_free (gpointer data)
+{
+  LoadData *d = data;
+  for (guint i = 0; i < 2; i++)
+    {
+      g_clear_object (&d->files[i]);
+      g_clear_object (&d->docs[i]);
+    }
+  wick_comparison_free (d->comparison);
+  g_free (d);
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  LoadData *d = task_data;
+  WickCompareOptions options = { TRUE, 0, 0, -1 };
+  GError *error = NULL;
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *path = g_file_get_path (d->files[i]);
+      d->docs[i] = wick_document_new_with_extensions (TRUE);
+      if (!wick_document_load_file_auto (d->docs[i], path, cancellable, NULL, NULL, &error))
+        {
+          g_prefix_error (&error, "%s: ", path);
+          g_task_return_error (task, error);
+          return;
+        }
+    }
+  d->comparison = wick_comparison_new (&d->docs[0], 1, &d->docs[1], 1, &options, &error);
+  if (d->comparison == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+static void
+on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  WickCompareWindow *self = WICK_COMPARE_WINDOW (source);
+  LoadData *d = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+
+  self->ready = TRUE;
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return;
+      self->error = g_strdup (error->message);
+      adw_status_page_set_title (ADW_STATUS_PAGE (self->status), _ ("Cannot Compare"));
+      adw_status_page_set_description (ADW_STATUS_PAGE (self->status), error->message);
+      gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "status");
+      return;
+    }
+  for (guint i = 0; i < 2; i++)
+    self->docs[i] = g_steal_pointer (&d->docs[i]);
+  self->comparison = g_steal_pointer (&d->comparison);
+  self->refused = !self->comparison->identity_match;
+  show_banner (self);
+  if (self->refused)
+    {
+      adw_status_page_set_title (ADW_STATUS_PAGE (self->status), _ ("Not the Same Configuration"));
+      adw_status_page_set_description (
+        ADW_STATUS_PAGE (self->status),
+        _ ("The runs differ in the fields named above, so a change between them may come from "
+           "the configuration rather than the code. Compare anyway to see the differences."));
+      gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "status");
+      return;
+    }
+  show_result (self);
+}
+
+/* ---- the widget ---- */
+
+static GtkWidget *
+side_box (WickCompareWindow *self, guint side)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+
+  self->labels[side] = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (self->labels[side]), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (self->labels[side]), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_widget_add_css_class (self->labels[side], "heading");
+  gtk_widget_set_margin_start (self->labels[side], 8);
+  gtk_widget_set_margin_top (self->labels[side], 4);
+  gtk_widget_set_margin_bottom (self->labels[side], 2);
+  self->selections[side] = wick_selection_new ();
+  g_signal_connect (self->selections[side], "changed", G_CALLBACK (on_visible_changed), self);
+  self->timelines[side] = wick_timeline_view_new (self->selections[side]);
+  gtk_widget_set_vexpand (self->timelines[side], TRUE);
+  gtk_widget_set_size_request (self->timelines[side], -1, 160);
+  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
+  gtk_widget_add_controller (self->timelines[side], motion);
+  gtk_box_append (GTK_BOX (box), self->labels[side]);
+  gtk_box_append (GTK_BOX (box), self->timelines[side]);
+  return box;
+}
+
+static void
+wick_compare_window_dispose (GObject *object)
+{
+  WickCompareWindow *self = WICK_COMPARE_WINDOW (object);
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  for (guint i = 0; i < 2; i++)
+    {
+      if (self->selections[i])
+        g_signal_handlers_disconnect_by_data (self->selections[i], self);
+      g_clear_object (&self->selections[i]);
+      g_clear_pointer (&self->series[i], g_ptr_array_unref);
+    }
+  if (self->row_selection)
+    g_signal_handlers_disconnect_by_data (self->row_selection, self);
+  g_clear_object (&self->row_selection);
+  g_clear_object (&self->rows);
+  G_OBJECT_CLASS (wick_compare_window_parent_class)->dispose (object);
+}
+
+static void
+wick_compare_window_finalize (GObject *object)
+{
+  WickCompareWindow *self = WICK_COMPARE_WINDOW (object);
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_clear_object (&self->files[i]);
+      g_clear_object (&self->docs[i]);
+    }
+  wick_comparison_free (self->comparison);
+  g_free (self->error);
+  G_OBJECT_CLASS (wick_compare_window_parent_class)->finalize (object);
+}
+
+static void
+wick_compare_window_class_init (WickCompareWindowClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = wick_compare_window_dispose;
+  G_OBJECT_CLASS (klass)->finalize = wick_compare_window_finalize;
+}
+
+static void
+wick_compare_window_init (WickCompareWindow *self)
+{
+  GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *header = adw_header_bar_new ();
+  GtkWidget *paned = gtk_paned_new (GTK_ORIENTATION_VERTICAL);
+  GtkWidget *top = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *bottom = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *loading = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+  GtkWidget *spinner = gtk_spinner_new ();
+
+  self->hover_x = -1;
+  self->cancellable = g_cancellable_new ();
+  gtk_window_set_default_size (GTK_WINDOW (self), 1400, 900);
+  gtk_box_append (GTK_BOX (content), header);
+
+  self->banner = gtk_info_bar_new ();
+  self->banner_label = gtk_label_new (NULL);
+  gtk_label_set_wrap (GTK_LABEL (self->banner_label), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (self->banner_label), 0);
+  gtk_widget_set_hexpand (self->banner_label, TRUE);
+  gtk_info_bar_add_child (GTK_INFO_BAR (self->banner), self->banner_label);
+  self->banner_button = gtk_button_new_with_mnemonic (_ ("Compare _Anyway"));
+  g_signal_connect (self->banner_button, "clicked", G_CALLBACK (on_compare_anyway), self);
+  gtk_info_bar_add_child (GTK_INFO_BAR (self->banner), self->banner_button);
+  gtk_widget_set_visible (self->banner, FALSE);
+  gtk_box_append (GTK_BOX (content), self->banner);
+
+  self->stack = gtk_stack_new ();
+  gtk_widget_set_vexpand (self->stack, TRUE);
+  gtk_spinner_start (GTK_SPINNER (spinner));
+  gtk_widget_set_size_request (spinner, 32, 32);
+  gtk_widget_set_valign (loading, GTK_ALIGN_CENTER);
+  gtk_box_append (GTK_BOX (loading), spinner);
+  gtk_box_append (GTK_BOX (loading), gtk_label_new (_ ("Loading and comparing…")));
+  gtk_stack_add_named (GTK_STACK (self->stack), loading, "loading");
+  self->status = adw_status_page_new ();
+  adw_status_page_set_icon_name (ADW_STATUS_PAGE (self->status), "dialog-warning-symbolic");
+  gtk_stack_add_named (GTK_STACK (self->stack), self->status, "status");
+
+  gtk_box_append (GTK_BOX (top), side_box (self, 0));
+  gtk_box_append (GTK_BOX (top), side_box (self, 1));
+  self->memory = gtk_drawing_area_new ();
+  gtk_widget_set_size_request (self->memory, -1, 120);
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->memory), draw_memory, self, NULL);
+  gtk_box_append (GTK_BOX (top), self->memory);
+
+  self->summary = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (self->summary), 0);
+  gtk_widget_set_margin_start (self->summary, 8);
+  gtk_widget_set_margin_top (self->summary, 4);
+  gtk_widget_set_margin_bottom (self->summary, 4);
+  gtk_box_append (GTK_BOX (bottom), self->summary);
+  self->table = build_table (self);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), self->table);
+  gtk_widget_set_vexpand (scroller, TRUE);
+  gtk_box_append (GTK_BOX (bottom), scroller);
+
+  gtk_paned_set_start_child (GTK_PANED (paned), top);
+  gtk_paned_set_end_child (GTK_PANED (paned), bottom);
+  gtk_paned_set_resize_start_child (GTK_PANED (paned), TRUE);
+  gtk_paned_set_position (GTK_PANED (paned), 560);
+  gtk_stack_add_named (GTK_STACK (self->stack), paned, "result");
+  gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "loading");
+  gtk_box_append (GTK_BOX (content), self->stack);
+  adw_application_window_set_content (ADW_APPLICATION_WINDOW (self), content);
+}
+
+WickCompareWindow *
+wick_compare_window_new (GtkApplication *application, GFile *a, GFile *b)
+{
+  WickCompareWindow *self = g_object_new (WICK_TYPE_COMPARE_WINDOW, "application", application,
+                                          NULL);
+  LoadData *d = g_new0 (LoadData, 1);
+  g_autoptr (GTask) task = NULL;
+  g_autofree char *na = g_file_get_basename (a);
+  g_autofree char *nb = g_file_get_basename (b);
+  g_autofree char *title = g_strdup_printf (_ ("Compare %s with %s"), na, nb);
+
+  gtk_window_set_title (GTK_WINDOW (self), title);
+  self->files[0] = g_object_ref (a);
+  self->files[1] = g_object_ref (b);
+  d->files[0] = g_object_ref (a);
+  d->files[1] = g_object_ref (b);
+  task = g_task_new (self, self->cancellable, on_loaded, NULL);
+  g_task_set_task_data (task, d, load_data_free);
+  g_task_run_in_thread (task, load_thread);
+  return self;
+}
+
+gboolean
+wick_compare_window_is_ready (WickCompareWindow *self)
+{
+  return self->ready;
+}
+
+const WickComparison *
+wick_compare_window_get_comparison (WickCompareWindow *self)
+{
+  return self->comparison;
+}
+
+gboolean
+wick_compare_window_is_refused (WickCompareWindow *self)
+{
+  return self->refused;
+}
+
+gboolean
+wick_compare_window_select_name (WickCompareWindow *self, const char *name)
+{
+  for (guint i = 0; self->comparison && i < g_list_model_get_n_items (G_LIST_MODEL (self->rows));
+       i++)
+    {
+      g_autoptr (WickCompareRow) row = g_list_model_get_item (G_LIST_MODEL (self->rows), i);
+      const WickCompareEntry *e
+        = &g_array_index (self->comparison->entries, WickCompareEntry, row->index);
+      if (e->kind == WICK_COMPARE_SPAN && g_strcmp0 (e->name, name) == 0)
+        {
+          gtk_single_selection_set_selected (self->row_selection, i);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+void
+wick_compare_window_get_visible (WickCompareWindow *self, guint64 range_a[2], guint64 range_b[2])
+{
+  wick_selection_get_visible (self->selections[0], &range_a[0], &range_a[1]);
+  wick_selection_get_visible (self->selections[1], &range_b[0], &range_b[1]);
+}
+
+GtkWidget *
+wick_compare_window_get_timeline (WickCompareWindow *self, guint side)
+{
+  g_return_val_if_fail (side < 2, NULL);
+  return self->timelines[side];
+}
