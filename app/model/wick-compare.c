@@ -7,6 +7,7 @@
 #include "wick-compare.h"
 #include "wick-gradient-report.h"
 #include "wick-memory-series.h"
+#include "wick-tracks.h"
 
 G_DEFINE_QUARK (wick-compare-error-quark, wick_compare_error)
 
@@ -497,6 +498,50 @@ add_occurrence (NameRun *r, guint64 duration, gint32 step, double self_ns)
   r->self_total += self_ns;
 }
 
+/* The step whose time range holds @t (steps are sorted by start), -1 when none. */
+static gint32
+step_at (const RunInfo *run, guint64 t)
+{
+  guint lo = 0, hi = run->steps->len;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (run->spans[g_array_index (run->steps, guint32, mid)].start_ns <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo == 0)
+    return -1;
+  {
+    const WickSpan *s = &run->spans[g_array_index (run->steps, guint32, lo - 1)];
+    return t - s->start_ns < MAX (s->duration_ns, 1) ? (gint32) (lo - 1) : -1;
+  }
+}
+
+/* Kernels of a Chrome/PyTorch trace: device-track slices by their name, in
+ * the step whose time range holds their start (GPU work of step N usually
+ * runs inside ProfilerStep#N; work that spills past it counts by blocks). */
+static void
+collect_device_slices (Aggregate *agg, const RunInfo *run, guint side, guint index)
+{
+  WickTracks *tracks = wick_document_get_tracks (run->doc);
+  const WickDeviceSlice *slices;
+  guint n;
+
+  if (tracks == NULL || wick_tracks_get_format (tracks) != WICK_TRACE_FORMAT_CHROME)
+    return;
+  slices = wick_tracks_get_device_slices (tracks, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      const char *name = wick_document_str (run->doc, slices[i].name);
+      NameRun *r = name_run (agg, WICK_COMPARE_KERNEL, name ? name : "(unnamed)", side, index);
+      add_occurrence (r, slices[i].duration_ns, step_at (run, slices[i].start_ns),
+                      (double) slices[i].duration_ns);
+    }
+}
+
 static void
 collect_run (Aggregate *agg, const RunInfo *run, guint side, guint index)
 {
@@ -529,6 +574,7 @@ collect_run (Aggregate *agg, const RunInfo *run, guint side, guint index)
       NameRun *r = name_run (agg, WICK_COMPARE_KERNEL, name, side, index);
       add_occurrence (r, d->duration_ns, step, (double) d->duration_ns);
     }
+  collect_device_slices (agg, run, side, index);
 }
 
 /* Units of one name in one run: its steps (merged to at most MAX_UNITS
