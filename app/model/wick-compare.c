@@ -584,7 +584,7 @@ static void
 make_units (NameRun *r, guint n_steps)
 {
   guint n = r->durations ? r->durations->len : 0;
-  gboolean in_steps = n_steps >= 2 && n > 0;
+  gboolean in_steps = n_steps >= WICK_COMPARE_MIN_STEPS && n > 0;
 
   if (n == 0)
     return;

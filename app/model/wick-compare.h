@@ -21,8 +21,8 @@
  *
  * The bootstrap. A run's occurrences of a name are grouped into resampling
  * units: its training steps when the run has them (ProfilerStep#N spans, or
- * the most repeated direct child of a root, when it repeats), else blocks of
- * consecutive occurrences. At most WICK_COMPARE_MAX_UNITS units per run:
+ * the most repeated direct child of a root, when it repeats) when there are
+ * WICK_COMPARE_MIN_STEPS or more, else blocks of consecutive occurrences. At most WICK_COMPARE_MAX_UNITS units per run:
  * consecutive ones are merged beyond that. One resample draws runs with
  * replacement within each cohort (when the cohort has two runs or more), then
  * units with replacement within each drawn run; its statistic is the mean
@@ -35,7 +35,7 @@
  * flag about 0.05·m names in two runs of the same workload. "significant"
  * therefore uses a Bonferroni-corrected interval on the log ratio (normal
  * approximation with the bootstrap standard error, level 1 − 0.05/m), and
- * requires the change to be at least min_change (default 5%) so that a
+ * requires the change to be at least min_change (default 10%) so that a
  * machine-wide drift of a few percent is not reported name by name. An entry
  * needs WICK_COMPARE_MIN_UNITS units on each side to be testable.
  */
@@ -50,7 +50,9 @@ G_BEGIN_DECLS
 #define WICK_COMPARE_MAX_UNITS 256
 #define WICK_COMPARE_BLOCKS 64
 #define WICK_COMPARE_MIN_UNITS 4
-#define WICK_COMPARE_MIN_CHANGE 0.05
+#define WICK_COMPARE_MIN_CHANGE 0.10
+/* Steps are the resampling units from this many steps on; fewer steps, blocks. */
+#define WICK_COMPARE_MIN_STEPS 8
 /* A gradient norm that changes by more than this factor (either way) is reported. */
 #define WICK_COMPARE_NORM_FACTOR 10.0
 
