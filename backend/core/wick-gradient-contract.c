@@ -68,7 +68,7 @@ wick_gradient_manifest_sha256 (const WickExpectedGradient *expected, size_t n_ex
   EVP_MD_CTX_free (context);
   if (!ok)
     {
-      wick_set_error (error, "computing the gradient manifest SHA-256 with libcrypto failed");
+      wick_set_error (error, WICK_ERROR_FAILED, "computing the gradient manifest SHA-256 with libcrypto failed");
       return false;
     }
   static const char hex[] = "0123456789abcdef";
@@ -100,14 +100,14 @@ validate_entries (const WickExpectedGradient *expected, size_t n, WickError *err
       if (is_blank (expected[i].root) || is_blank (expected[i].key)
           || is_blank (expected[i].family))
         {
-          wick_set_error (error, "gradient manifest root, key, and family must not be empty");
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient manifest root, key, and family must not be empty");
           return false;
         }
       for (size_t j = 0; j < i; j++)
         if (strcmp (expected[i].root, expected[j].root) == 0
             && strcmp (expected[i].key, expected[j].key) == 0)
           {
-            wick_set_error (error, "gradient manifest declares (\"%s\", \"%s\") more than once",
+            wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient manifest declares (\"%s\", \"%s\") more than once",
                             expected[i].root, expected[i].key);
             return false;
           }
@@ -124,30 +124,30 @@ validate_families (const WickExpectedGradient *expected, size_t n_expected,
       const char *name = families[i].family;
       if (is_blank (name))
         {
-          wick_set_error (error, "gradient family name must not be empty");
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient family name must not be empty");
           return false;
         }
       for (size_t j = 0; j < i; j++)
         if (strcmp (families[j].family, name) == 0)
           {
-            wick_set_error (error, "gradient family \"%s\" is declared more than once", name);
+            wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient family \"%s\" is declared more than once", name);
             return false;
           }
       size_t members = family_members (expected, n_expected, name);
       if (members == 0)
         {
-          wick_set_error (error, "gradient family \"%s\" has no manifest members", name);
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient family \"%s\" has no manifest members", name);
           return false;
         }
       if (families[i].expectation == WICK_EXPECT_INACTIVE && families[i].min_present != 0)
         {
-          wick_set_error (error, "inactive gradient family \"%s\" must have min_present=0", name);
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "inactive gradient family \"%s\" must have min_present=0", name);
           return false;
         }
       if (families[i].expectation != WICK_EXPECT_INACTIVE
           && (families[i].min_present < 1 || families[i].min_present > members))
         {
-          wick_set_error (error,
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                           "active or data-conditional gradient family \"%s\" needs "
                           "min_present in 1..=%zu",
                           name, members);
@@ -155,7 +155,7 @@ validate_families (const WickExpectedGradient *expected, size_t n_expected,
         }
       if ((unsigned)families[i].expectation > WICK_EXPECT_DATA_CONDITIONAL)
         {
-          wick_set_error (error, "gradient family \"%s\" has an invalid expectation", name);
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient family \"%s\" has an invalid expectation", name);
           return false;
         }
     }
@@ -176,7 +176,7 @@ validate_family_coverage (const WickExpectedGradient *expected, size_t n_expecte
   const char **used = malloc ((n_expected + 1) * sizeof *used);
   if (used == NULL)
     {
-      wick_set_error (error, "out of memory validating the gradient contract");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory validating the gradient contract");
       return false;
     }
   for (size_t i = 0; i < n_expected; i++)
@@ -190,7 +190,7 @@ validate_family_coverage (const WickExpectedGradient *expected, size_t n_expecte
         found = strcmp (families[f].family, used[i]) == 0;
       if (!found)
         {
-          wick_set_error (error, "gradient manifest family \"%s\" has no family contract", used[i]);
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient manifest family \"%s\" has no family contract", used[i]);
           ok = false;
         }
     }
@@ -204,12 +204,12 @@ validate_contract (const WickExpectedGradient *expected, size_t n_expected,
 {
   if (n_expected == 0)
     {
-      wick_set_error (error, "gradient manifest must not be empty");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient manifest must not be empty");
       return false;
     }
   if (n_families == 0)
     {
-      wick_set_error (error, "gradient families must not be empty");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient families must not be empty");
       return false;
     }
   /* Rule 3 (digest) holds by construction: the digest is computed here. */
@@ -279,7 +279,7 @@ wick_gradient_contract_new (const WickExpectedGradient *expected, size_t n_expec
 {
   if ((n_expected > 0 && expected == NULL) || (n_families > 0 && families == NULL))
     {
-      wick_set_error (error, "gradient contract: NULL array with a non-zero count");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient contract: NULL array with a non-zero count");
       return NULL;
     }
   if (!validate_contract (expected, n_expected, families, n_families, error))
@@ -288,7 +288,7 @@ wick_gradient_contract_new (const WickExpectedGradient *expected, size_t n_expec
     = contract_copy_arrays (expected, n_expected, families, n_families);
   if (contract == NULL)
     {
-      wick_set_error (error, "out of memory copying the gradient contract");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory copying the gradient contract");
       return NULL;
     }
   if (!wick_gradient_manifest_sha256 (contract->expected, contract->n_expected, contract->digest,
@@ -389,7 +389,7 @@ wick_gradient_plan_new (const char *root, const char *const *keys, size_t n_keys
 {
   if (root == NULL || assign_family == NULL || (n_keys > 0 && keys == NULL))
     {
-      wick_set_error (error, "gradient plan: root, keys and assign_family are required");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient plan: root, keys and assign_family are required");
       return NULL;
     }
   WickGradientPlan *plan = plan_new_sorted (root, keys, n_keys);
@@ -397,7 +397,7 @@ wick_gradient_plan_new (const char *root, const char *const *keys, size_t n_keys
   char **family_names = calloc (n_keys + 1, sizeof *family_names);
   if (plan == NULL || expected == NULL || family_names == NULL)
     {
-      wick_set_error (error, "out of memory building the gradient plan");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory building the gradient plan");
       goto fail;
     }
   for (size_t i = 0; i < n_keys; i++)
@@ -406,7 +406,7 @@ wick_gradient_plan_new (const char *root, const char *const *keys, size_t n_keys
       family_names[i] = strdup (family ? family : "");
       if (family_names[i] == NULL)
         {
-          wick_set_error (error, "out of memory building the gradient plan");
+          wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory building the gradient plan");
           goto fail;
         }
       expected[i].root = plan->root;
@@ -417,7 +417,7 @@ wick_gradient_plan_new (const char *root, const char *const *keys, size_t n_keys
   plan->contract = wick_gradient_contract_new (expected, n_keys, families, n_families, &inner);
   if (plan->contract == NULL)
     {
-      wick_set_error (error, "building exact gradient contract from named parameters: %s",
+      wick_set_error (error, inner.code, "building exact gradient contract from named parameters: %s",
                       inner.message);
       goto fail;
     }
@@ -485,7 +485,7 @@ wick_gradient_plan_record (const WickGradientPlan *plan, WickSession *session,
 {
   if (plan == NULL || session == NULL || gradients == NULL || n_gradients != plan->n_keys)
     {
-      wick_set_error (error, "gradient plan: %zu gradients given for %zu manifest entries",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient plan: %zu gradients given for %zu manifest entries",
                       n_gradients, plan ? plan->n_keys : 0);
       return false;
     }
@@ -506,7 +506,7 @@ wick_gradient_plan_record (const WickGradientPlan *plan, WickSession *session,
       if (!wick_session_record_gradient (session, plan->root, plan->keys[i], state, has_norm, norm,
                                          &inner))
         {
-          wick_set_error (error, "recording gradient event for \"%s\": %s", plan->keys[i],
+          wick_set_error (error, inner.code, "recording gradient event for \"%s\": %s", plan->keys[i],
                           inner.message);
           return false;
         }

@@ -128,7 +128,7 @@ wick_jsonl_writer_start (WickSession *session, const char *path, WickError *erro
   WickJsonlWriter *writer = calloc (1, sizeof *writer);
   if (writer == NULL)
     {
-      wick_set_error (error, "out of memory for the JSONL writer");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for the JSONL writer");
       return NULL;
     }
   writer->session = session;
@@ -139,7 +139,7 @@ wick_jsonl_writer_start (WickSession *session, const char *path, WickError *erro
   writer->file = fopen (path, "we");
   if (writer->file == NULL)
     {
-      wick_set_error (error, "open trace %s: %s", path, strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno), "open trace %s: %s", path, strerror (errno));
       writer_free (writer);
       return NULL;
     }
@@ -149,14 +149,14 @@ wick_jsonl_writer_start (WickSession *session, const char *path, WickError *erro
   if (writer->formatter == NULL || writer->reader == NULL || writer->path == NULL)
     {
       if (writer->reader != NULL)
-        wick_set_error (error, "out of memory for the JSONL writer");
+        wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for the JSONL writer");
       writer_free (writer);
       return NULL;
     }
   int status = pthread_create (&writer->thread, NULL, writer_thread, writer);
   if (status != 0)
     {
-      wick_set_error (error, "starting the JSONL writer thread failed: %s", strerror (status));
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "starting the JSONL writer thread failed: %s", strerror (status));
       writer_free (writer);
       return NULL;
     }
@@ -175,7 +175,7 @@ wick_jsonl_writer_sync (WickJsonlWriter *writer, WickError *error)
   pthread_mutex_unlock (&writer->lock);
   if (write_errno != 0)
     {
-      wick_set_error (error, "writing trace %s: %s", writer->path, strerror (write_errno));
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "writing trace %s: %s", writer->path, strerror (write_errno));
       return false;
     }
   return true;

@@ -25,17 +25,6 @@ WickProducer wick_producer_none = { .control = &none_control };
 
 __thread WickProducerCache wick_producer_cache __attribute__ ((tls_model ("initial-exec")));
 
-void
-wick_set_error (WickError *error, const char *format, ...)
-{
-  if (error == NULL)
-    return;
-  va_list args;
-  va_start (args, format);
-  vsnprintf (error->message, sizeof error->message, format, args);
-  va_end (args);
-}
-
 /* ---------------------------------------------------------------------------
  * Threads: which producers this thread holds, released when it exits.
  */
@@ -182,7 +171,7 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
   if (!is_power_of_two (ring_bytes) || ring_bytes < WICK_RING_MIN_RING_BYTES
       || ring_bytes > WICK_RING_MAX_RING_BYTES)
     {
-      wick_set_error (error,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                       "session options: ring_bytes %zu must be a power of two between "
                       "256 KiB and 4 GiB",
                       ring_bytes);
@@ -190,13 +179,13 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
     }
   if (max_threads > WICK_RING_MAX_RINGS)
     {
-      wick_set_error (error, "session options: max_threads %zu exceeds %d", max_threads,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "session options: max_threads %zu exceeds %d", max_threads,
                       WICK_RING_MAX_RINGS);
       return false;
     }
   if (arena_bytes < 4096 || arena_bytes > (UINT64_C (1) << 31))
     {
-      wick_set_error (error,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                       "session options: string_arena_bytes %zu must be between 4 KiB and "
                       "2 GiB",
                       arena_bytes);
@@ -212,12 +201,12 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
   int fd = memfd_create ("wick-ring", MFD_CLOEXEC);
   if (fd < 0)
     {
-      wick_set_error (error, "memfd_create for the ring failed: %s", strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno), "memfd_create for the ring failed: %s", strerror (errno));
       return false;
     }
   if (ftruncate (fd, (off_t)total) != 0)
     {
-      wick_set_error (error, "sizing the ring memfd to %llu bytes failed: %s",
+      wick_set_error (error, wick_error_code_from_errno (errno), "sizing the ring memfd to %llu bytes failed: %s",
                       (unsigned long long)total, strerror (errno));
       close (fd);
       return false;
@@ -225,7 +214,7 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
   void *map = mmap (NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED)
     {
-      wick_set_error (error, "mapping the ring memfd failed: %s", strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno), "mapping the ring memfd failed: %s", strerror (errno));
       close (fd);
       return false;
     }
@@ -234,7 +223,7 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
     {
       munmap (map, total);
       close (fd);
-      wick_set_error (error, "out of memory for %zu producers", max_threads);
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for %zu producers", max_threads);
       return false;
     }
   session->memfd = fd;
@@ -290,7 +279,7 @@ wick_ring_set_meta (WickSession *session, const char *line, size_t length, WickE
 {
   if (length > WICK_RING_META_CAPACITY)
     {
-      wick_set_error (error, "the meta record is %zu bytes, more than the ring's %d", length,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "the meta record is %zu bytes, more than the ring's %d", length,
                       WICK_RING_META_CAPACITY);
       return false;
     }

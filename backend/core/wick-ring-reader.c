@@ -109,12 +109,12 @@ validate_header (WickRingReader *reader, uint64_t file_bytes, WickError *error)
   memcpy (&h, reader->map, sizeof h);
   if (h.magic != WICK_RING_MAGIC)
     {
-      wick_set_error (error, "not a Wick ring (bad magic)");
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "not a Wick ring (bad magic)");
       return false;
     }
   if (h.version != WICK_RING_FORMAT_VERSION)
     {
-      wick_set_error (error, "ring format version %u is not supported (this reader reads %d)",
+      wick_set_error (error, WICK_ERROR_UNSUPPORTED, "ring format version %u is not supported (this reader reads %d)",
                       h.version, WICK_RING_FORMAT_VERSION);
       return false;
     }
@@ -133,7 +133,7 @@ validate_header (WickRingReader *reader, uint64_t file_bytes, WickError *error)
       && h.policy <= WICK_RING_OVERWRITE;
   if (!ok)
     {
-      wick_set_error (error, "ring header: sizes or offsets do not fit the %llu-byte memfd",
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "ring header: sizes or offsets do not fit the %llu-byte memfd",
                       (unsigned long long)file_bytes);
       return false;
     }
@@ -148,7 +148,7 @@ validate_header (WickRingReader *reader, uint64_t file_bytes, WickError *error)
   reader->meta_line = malloc (h.meta_length + 1);
   if (reader->meta_line == NULL)
     {
-      wick_set_error (error, "out of memory reading the meta line");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory reading the meta line");
       return false;
     }
   memcpy (reader->meta_line, reader->map + h.meta_offset, h.meta_length);
@@ -295,7 +295,7 @@ claim_holder_slot (WickRingReader *reader, WickError *error)
       reader->holder_slot = slot;
       return true;
     }
-  wick_set_error (error, "all %d hold-reader slots are taken", WICK_RING_MAX_HOLDERS);
+  wick_set_error (error, WICK_ERROR_BUSY, "all %d hold-reader slots are taken", WICK_RING_MAX_HOLDERS);
   return false;
 }
 
@@ -305,24 +305,24 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
   struct stat st;
   if (fd < 0)
     {
-      wick_set_error (error, "the ring fd %d is not a file descriptor", fd);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "the ring fd %d is not a file descriptor", fd);
       return NULL;
     }
   if (fstat (fd, &st) != 0)
     {
-      wick_set_error (error, "the ring fd is not open: %s", strerror (errno));
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "the ring fd is not open: %s", strerror (errno));
       return NULL;
     }
   if ((uint64_t)st.st_size < WICK_RING_HEADER_BYTES)
     {
-      wick_set_error (error, "not a Wick ring (%lld bytes, smaller than its header)",
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "not a Wick ring (%lld bytes, smaller than its header)",
                       (long long)st.st_size);
       return NULL;
     }
   WickRingReader *reader = calloc (1, sizeof *reader);
   if (reader == NULL)
     {
-      wick_set_error (error, "out of memory for a ring reader");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for a ring reader");
       return NULL;
     }
   reader->holder_slot = -1;
@@ -334,7 +334,7 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
     = reader->fd < 0 ? MAP_FAILED : mmap (NULL, reader->map_bytes, prot, MAP_SHARED, reader->fd, 0);
   if (reader->map == MAP_FAILED)
     {
-      wick_set_error (error, "mapping the ring failed: %s%s", strerror (errno),
+      wick_set_error (error, wick_error_code_from_errno (errno), "mapping the ring failed: %s%s", strerror (errno),
                       mode == WICK_RING_READER_HOLD ? " (a hold reader needs a writable fd)" : "");
       reader->map = NULL;
       wick_ring_reader_free (reader);
@@ -349,7 +349,7 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
   reader->rings = calloc (reader->n_rings, sizeof *reader->rings);
   if (reader->rings == NULL)
     {
-      wick_set_error (error, "out of memory for a ring reader");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for a ring reader");
       wick_ring_reader_free (reader);
       return NULL;
     }
@@ -363,7 +363,7 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
       || (mode == WICK_RING_READER_HOLD && !claim_holder_slot (reader, error)))
     {
       if (reader->intro_spans == NULL)
-        wick_set_error (error, "out of memory for a ring reader");
+        wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for a ring reader");
       wick_ring_reader_free (reader);
       return NULL;
     }
@@ -734,7 +734,7 @@ wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingReco
 {
   if (reader == NULL || callback == NULL)
     {
-      wick_set_error (error, "wick_ring_reader_drain: a reader and a callback are required");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_ring_reader_drain: a reader and a callback are required");
       return -1;
     }
   Delivery d = { callback, user_data, max_records, 0, false };

@@ -12,6 +12,7 @@
 #include "wick-session-private.h"
 
 #include "wick-clock.h"
+#include "wick-error-private.h"
 #include "wick-ring-layout.h"
 
 #include <pthread.h>
@@ -81,9 +82,6 @@ struct WickSession
 
 #define WICK_SPAN_ID_BLOCK 256
 
-/* Error helper: formats into error->message when error is not NULL. */
-void wick_set_error (WickError *error, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
 
 static inline uint64_t
 wick_session_clock (WickSession *session)

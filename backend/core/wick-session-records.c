@@ -33,7 +33,7 @@ write_record_full (WickSession *session, uint8_t kind, const WickRingRecord *rec
   uint64_t size = encoder.pos;
   if (size > WICK_RING_MAX_RECORD)
     {
-      wick_set_error (error, "the record is %llu bytes encoded, more than the ring's %d",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "the record is %llu bytes encoded, more than the ring's %d",
                       (unsigned long long)size, WICK_RING_MAX_RECORD);
       return false;
     }
@@ -41,7 +41,7 @@ write_record_full (WickSession *session, uint8_t kind, const WickRingRecord *rec
   if (producer == &wick_producer_none)
     {
       atomic_fetch_add (&session->unclaimed_drops, 1);
-      wick_set_error (error, "dropped: all %u thread rings are in use", session->n_rings);
+      wick_set_error (error, WICK_ERROR_DROPPED, "dropped: all %u thread rings are in use", session->n_rings);
       return false;
     }
   uint8_t *space = must_write ? wick_producer_reserve_wait (producer, size, MUST_WRITE_TIMEOUT_NS)
@@ -49,9 +49,9 @@ write_record_full (WickSession *session, uint8_t kind, const WickRingRecord *rec
   if (space == NULL)
     {
       if (must_write)
-        wick_set_error (error, "the ring stayed full for 10 s: no reader took the final records");
+        wick_set_error (error, WICK_ERROR_TIMED_OUT, "the ring stayed full for 10 s: no reader took the final records");
       else
-        wick_set_error (error, "dropped: the ring is full (drop policy)");
+        wick_set_error (error, WICK_ERROR_DROPPED, "dropped: the ring is full (drop policy)");
       return false;
     }
   encoder.base = space;
@@ -72,12 +72,12 @@ check_session (WickSession *session, const void *record, WickError *error)
 {
   if (session == NULL || record == NULL)
     {
-      wick_set_error (error, "a session and a record are required");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "a session and a record are required");
       return false;
     }
   if (atomic_load_explicit (&session->finished, memory_order_relaxed))
     {
-      wick_set_error (error, "the session is finished; nothing can be recorded after its "
+      wick_set_error (error, WICK_ERROR_STATE, "the session is finished; nothing can be recorded after its "
                              "terminal");
       return false;
     }
@@ -89,7 +89,7 @@ check_required (const char *value, const char *record, const char *field, WickEr
 {
   if (value == NULL)
     {
-      wick_set_error (error, "%s: %s is required", record, field);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "%s: %s is required", record, field);
       return false;
     }
   return true;
@@ -100,7 +100,7 @@ check_shape (const uint64_t *shape, size_t rank, const char *record, WickError *
 {
   if (rank > 0 && shape == NULL)
     {
-      wick_set_error (error, "%s: shape is NULL with rank %zu", record, rank);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "%s: shape is NULL with rank %zu", record, rank);
       return false;
     }
   return true;
@@ -116,7 +116,7 @@ wick_session_record_op (WickSession *session, const WickOpRecord *op, WickError 
     return false;
   if (op->n_inputs > 0 && op->inputs == NULL)
     {
-      wick_set_error (error, "op: inputs is NULL with n_inputs %zu", op->n_inputs);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "op: inputs is NULL with n_inputs %zu", op->n_inputs);
       return false;
     }
   for (size_t i = 0; i < op->n_inputs; i++)
@@ -146,7 +146,7 @@ wick_session_record_tensor (WickSession *session, const WickTensorRecord *tensor
     return false;
   if ((unsigned)tensor->category >= WICK_N_CATEGORIES)
     {
-      wick_set_error (error, "tensor: category %d is not a memory category", tensor->category);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "tensor: category %d is not a memory category", tensor->category);
       return false;
     }
   WickRingRecord record = { .kind = WICK_RING_RECORD_TENSOR };
@@ -163,14 +163,14 @@ check_tensor_stats (const WickTensorStatsRecord *stats, WickError *error)
 {
   if (is_blank (stats->label))
     {
-      wick_set_error (error, "invalid tensor_stats: label must not be blank");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "invalid tensor_stats: label must not be blank");
       return false;
     }
   uint64_t product = 1;
   for (size_t i = 0; i < stats->rank; i++)
     if (__builtin_mul_overflow (product, stats->shape[i], &product))
       {
-        wick_set_error (error,
+        wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                         "invalid tensor_stats \"%s\": the element count of its shape "
                         "overflows u64",
                         stats->label);
@@ -178,7 +178,7 @@ check_tensor_stats (const WickTensorStatsRecord *stats, WickError *error)
       }
   if (product != stats->elements)
     {
-      wick_set_error (error,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                       "invalid tensor_stats \"%s\": elements %llu differs from the "
                       "shape's %llu",
                       stats->label, (unsigned long long)stats->elements,
@@ -187,7 +187,7 @@ check_tensor_stats (const WickTensorStatsRecord *stats, WickError *error)
     }
   if (stats->non_finite > stats->elements)
     {
-      wick_set_error (error, "invalid tensor_stats \"%s\": non_finite %llu exceeds elements %llu",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "invalid tensor_stats \"%s\": non_finite %llu exceeds elements %llu",
                       stats->label, (unsigned long long)stats->non_finite,
                       (unsigned long long)stats->elements);
       return false;
@@ -195,7 +195,7 @@ check_tensor_stats (const WickTensorStatsRecord *stats, WickError *error)
   if (!isfinite (stats->rms) || stats->rms < 0.0 || !isfinite (stats->abs_max)
       || stats->abs_max < 0.0 || !isfinite (stats->mean))
     {
-      wick_set_error (error,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                       "invalid tensor_stats \"%s\": rms and abs_max must be finite and "
                       ">= 0, mean finite",
                       stats->label);
@@ -231,7 +231,7 @@ wick_session_record_memory (WickSession *session, const WickMemoryRecord *memory
   if ((unsigned)memory->action > WICK_MEMORY_FREE
       || (unsigned)memory->category >= WICK_N_CATEGORIES)
     {
-      wick_set_error (error, "memory: action or category out of range");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "memory: action or category out of range");
       return false;
     }
   WickRingRecord record = { .kind = WICK_RING_RECORD_MEMORY };
@@ -251,7 +251,7 @@ wick_session_record_device_memory (WickSession *session, const WickDeviceMemoryR
   if (!sample->has_used_bytes && !sample->has_free_bytes && !sample->has_reserved_bytes
       && !sample->has_capacity_bytes)
     {
-      wick_set_error (error, "device-memory checkpoint must contain at least one observation");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "device-memory checkpoint must contain at least one observation");
       return false;
     }
   WickRingRecord record = { .kind = WICK_RING_RECORD_DEVICE_MEMORY };
@@ -273,7 +273,7 @@ wick_session_record_device_interval (WickSession *session, const WickDeviceInter
     return false;
   if (interval->duration_ns == 0)
     {
-      wick_set_error (error, "device interval duration must be positive");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "device interval duration must be positive");
       return false;
     }
   WickRingRecord record = { .kind = WICK_RING_RECORD_DEVICE_INTERVAL };
@@ -289,7 +289,7 @@ wick_session_record_call_edge (WickSession *session, WickSpanId from, WickSpanId
     return false;
   if (from == 0 || to == 0)
     {
-      wick_set_error (error, "call edge: from and to must be span ids (not 0)");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "call edge: from and to must be span ids (not 0)");
       return false;
     }
   WickRingRecord record = { .kind = WICK_RING_RECORD_CALL_EDGE };
@@ -307,7 +307,7 @@ wick_session_record_data_edge (WickSession *session, const char *from_tensor, co
     return false;
   if (from_tensor == NULL || to_tensor == NULL || from_tensor[0] == '\0' || to_tensor[0] == '\0')
     {
-      wick_set_error (error, "data-edge tensor IDs cannot be empty");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "data-edge tensor IDs cannot be empty");
       return false;
     }
   WickRingRecord record = { .kind = WICK_RING_RECORD_DATA_EDGE };
@@ -341,12 +341,12 @@ wick_session_record_gradient (WickSession *session, const char *root, const char
     return false;
   if (is_blank (root) || is_blank (key))
     {
-      wick_set_error (error, "gradient roots and parameter keys must not be empty");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient roots and parameter keys must not be empty");
       return false;
     }
   if ((unsigned)state > WICK_GRADIENT_NON_FINITE)
     {
-      wick_set_error (error, "gradient state %d is not a gradient state", state);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient state %d is not a gradient state", state);
       return false;
     }
   if (!gradient_norm_is_valid (state, has_norm, norm))
@@ -354,7 +354,7 @@ wick_session_record_gradient (WickSession *session, const char *root, const char
       char text[40] = "None";
       if (has_norm)
         snprintf (text, sizeof text, "Some(%g)", norm);
-      wick_set_error (error, "gradient state `%s` is inconsistent with norm %s",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gradient state `%s` is inconsistent with norm %s",
                       wick_gradient_state_to_string (state), text);
       return false;
     }
@@ -387,14 +387,14 @@ wick_session_record_extension (WickSession *session, const char *kind, const cha
     return false;
   if (kind == NULL || strncmp (kind, "wick_", 5) != 0 || kind[5] == '\0')
     {
-      wick_set_error (error, "extension kind \"%s\" must start with \"wick_\"",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "extension kind \"%s\" must start with \"wick_\"",
                       kind ? kind : "(null)");
       return false;
     }
   for (const char *p = kind; *p != '\0'; p++)
     if (!(islower ((unsigned char)*p) || isdigit ((unsigned char)*p) || *p == '_'))
       {
-        wick_set_error (error, "extension kind \"%s\" may hold only a-z, 0-9 and _", kind);
+        wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "extension kind \"%s\" may hold only a-z, 0-9 and _", kind);
         return false;
       }
   return write_extension (session, kind, wick_session_clock (session),
@@ -408,7 +408,7 @@ wick_session_mark (WickSession *session, const char *label, WickError *error)
     return false;
   if (label == NULL)
     {
-      wick_set_error (error, "a mark needs a label");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "a mark needs a label");
       return false;
     }
   WickJson fields;
@@ -418,7 +418,7 @@ wick_session_mark (WickSession *session, const char *label, WickError *error)
   if (fields.failed)
     {
       wick_json_clear (&fields);
-      wick_set_error (error, "out of memory formatting a mark");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory formatting a mark");
       return false;
     }
   bool ok
@@ -444,7 +444,7 @@ wick_session_write_span_end_root (WickSession *session, uint64_t duration_ns, Wi
   WickProducer *producer = wick_producer_get (session);
   if (producer == &wick_producer_none)
     {
-      wick_set_error (error, "all %u thread rings are in use; the root span cannot end",
+      wick_set_error (error, WICK_ERROR_NO_SPACE, "all %u thread rings are in use; the root span cannot end",
                       session->n_rings);
       return false;
     }
@@ -452,7 +452,7 @@ wick_session_write_span_end_root (WickSession *session, uint64_t duration_ns, Wi
     = wick_producer_reserve_wait (producer, sizeof *record, MUST_WRITE_TIMEOUT_NS);
   if (record == NULL)
     {
-      wick_set_error (error, "the ring stayed full for 10 s: no reader took the final records");
+      wick_set_error (error, WICK_ERROR_TIMED_OUT, "the ring stayed full for 10 s: no reader took the final records");
       return false;
     }
   memset (&record->span, 0, sizeof record->span);

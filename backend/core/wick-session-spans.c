@@ -303,23 +303,23 @@ wick_measurement_begin (WickSession *session, const char *name, WickError *error
 {
   if (session == NULL || name == NULL)
     {
-      wick_set_error (error, "wick_measurement_begin: session and name are required");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_measurement_begin: session and name are required");
       return 0;
     }
   int expected = 0;
   if (!atomic_compare_exchange_strong (&session->measurement_begun, &expected, 1))
     {
-      wick_set_error (error, "the measured region was already begun; a session has exactly one");
+      wick_set_error (error, WICK_ERROR_STATE, "the measured region was already begun; a session has exactly one");
       return 0;
     }
   WickString handle = intern_fast (session, name);
   if (handle == 0)
     {
-      wick_set_error (error, "the string arena is full; \"%s\" could not be interned", name);
+      wick_set_error (error, WICK_ERROR_NO_SPACE, "the string arena is full; \"%s\" could not be interned", name);
       return 0;
     }
   WickSpanId id = span_begin (session, 0, handle, WICK_SPAN_FUNCTION, WICK_STEP_NONE, true);
   if (id == 0)
-    wick_set_error (error, "the measured span was dropped (ring full or nesting too deep)");
+    wick_set_error (error, WICK_ERROR_DROPPED, "the measured span was dropped (ring full or nesting too deep)");
   return id;
 }

@@ -125,7 +125,7 @@ require_text (const char *value, const char *field, WickError *error)
 {
   if (is_blank (value))
     {
-      wick_set_error (error, "run metadata: %s must not be empty", field);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata: %s must not be empty", field);
       return false;
     }
   return true;
@@ -159,7 +159,7 @@ validate_identity (const WickComparisonIdentity *identity, WickError *error)
     return false;
   if (identity->physical_batch == 0 || identity->accumulation_steps == 0)
     {
-      wick_set_error (error, "run metadata: comparison_identity.%s must be greater than zero",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata: comparison_identity.%s must be greater than zero",
                       identity->physical_batch == 0 ? "physical_batch" : "accumulation_steps");
       return false;
     }
@@ -171,20 +171,20 @@ validate_tags (const WickRunInfo *run, WickError *error)
 {
   if (run->n_tags > 0 && run->tags == NULL)
     {
-      wick_set_error (error, "run metadata: tags is NULL with n_tags %zu", run->n_tags);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata: tags is NULL with n_tags %zu", run->n_tags);
       return false;
     }
   for (size_t i = 0; i < run->n_tags; i++)
     {
       if (run->tags[i].key == NULL || run->tags[i].value == NULL)
         {
-          wick_set_error (error, "run metadata: tag %zu needs a key and a value", i);
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata: tag %zu needs a key and a value", i);
           return false;
         }
       for (size_t j = 0; j < i; j++)
         if (strcmp (run->tags[i].key, run->tags[j].key) == 0)
           {
-            wick_set_error (error, "run metadata: tag \"%s\" is given more than once",
+            wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata: tag \"%s\" is given more than once",
                             run->tags[i].key);
             return false;
           }
@@ -197,12 +197,12 @@ validate_run (const WickRunInfo *run, WickError *error)
 {
   if (run == NULL)
     {
-      wick_set_error (error, "run metadata is required");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata is required");
       return false;
     }
   if (run->capture_step == 0)
     {
-      wick_set_error (error, "run metadata: capture_step must be one-based and greater than zero");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata: capture_step must be one-based and greater than zero");
       return false;
     }
   if (!require_text (run->entrypoint, "entrypoint", error)
@@ -212,7 +212,7 @@ validate_run (const WickRunInfo *run, WickError *error)
     return false;
   if (run->warmup_steps >= run->capture_step)
     {
-      wick_set_error (error,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                       "run metadata: warmup_steps (%llu) must be less than capture_step "
                       "(%llu)",
                       (unsigned long long)run->warmup_steps, (unsigned long long)run->capture_step);
@@ -221,7 +221,7 @@ validate_run (const WickRunInfo *run, WickError *error)
   if ((unsigned)run->phase > WICK_PHASE_INFER
       || (unsigned)run->timing_mode > WICK_TIMING_DEVICE_SYNCHRONIZED)
     {
-      wick_set_error (error, "run metadata: phase or timing_mode out of range");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata: phase or timing_mode out of range");
       return false;
     }
   if (run->comparison_identity != NULL && !validate_identity (run->comparison_identity, error))
@@ -243,19 +243,19 @@ validate_label_list (const char *const *labels, size_t n, const char *list, Wick
 {
   if (n > 0 && labels == NULL)
     {
-      wick_set_error (error, "capture contract: %s is NULL with a non-zero count", list);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture contract: %s is NULL with a non-zero count", list);
       return false;
     }
   for (size_t i = 0; i < n; i++)
     {
       if (is_blank (labels[i]))
         {
-          wick_set_error (error, "capture contract: %s must not contain an empty label", list);
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture contract: %s must not contain an empty label", list);
           return false;
         }
       if (label_in (labels[i], labels, i))
         {
-          wick_set_error (error, "capture contract: %s lists \"%s\" more than once", list,
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture contract: %s lists \"%s\" more than once", list,
                           labels[i]);
           return false;
         }
@@ -279,7 +279,7 @@ validate_classification (const WickCaptureContract *c, WickError *error)
         {
           if (!label_in (lists[l][i], c->required_semantic_labels, c->n_required_semantic_labels))
             {
-              wick_set_error (error,
+              wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                               "capture contract: %s classifies \"%s\", which is not a "
                               "required semantic label",
                               names[l], lists[l][i]);
@@ -287,7 +287,7 @@ validate_classification (const WickCaptureContract *c, WickError *error)
             }
           if (l == 1 && label_in (lists[1][i], lists[0], counts[0]))
             {
-              wick_set_error (error,
+              wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                               "capture contract: \"%s\" is classified both GPU-expected "
                               "and CPU-only",
                               lists[1][i]);
@@ -299,7 +299,7 @@ validate_classification (const WickCaptureContract *c, WickError *error)
     if (!label_in (c->required_semantic_labels[i], lists[0], counts[0])
         && !label_in (c->required_semantic_labels[i], lists[1], counts[1]))
       {
-        wick_set_error (error,
+        wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                         "capture contract: required semantic label \"%s\" is not "
                         "classified GPU-expected or CPU-only",
                         c->required_semantic_labels[i]);
@@ -313,7 +313,7 @@ validate_contract (const WickCaptureContract *c, WickError *error)
 {
   if (c == NULL)
     {
-      wick_set_error (error, "a capture contract is required");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "a capture contract is required");
       return false;
     }
   if ((unsigned)c->measurement_scope > WICK_SCOPE_PRODUCTION_EQUIVALENT
@@ -324,19 +324,19 @@ validate_contract (const WickCaptureContract *c, WickError *error)
       || (unsigned)c->physical_memory > WICK_COVERAGE_COMPLETE
       || (unsigned)c->device_timing > WICK_COVERAGE_COMPLETE)
     {
-      wick_set_error (error, "capture contract: a coverage level or the measurement scope is out "
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture contract: a coverage level or the measurement scope is out "
                              "of range");
       return false;
     }
   if (c->gradients == WICK_COVERAGE_COMPLETE && c->gradient_contract == NULL)
     {
-      wick_set_error (error, "capture contract: complete gradient coverage requires an exact "
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture contract: complete gradient coverage requires an exact "
                              "gradient_contract");
       return false;
     }
   if (c->gradients != WICK_COVERAGE_COMPLETE && c->gradient_contract != NULL)
     {
-      wick_set_error (error, "capture contract: a gradient_contract requires complete gradient "
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture contract: a gradient_contract requires complete gradient "
                              "coverage");
       return false;
     }
@@ -596,7 +596,7 @@ session_publish_meta (WickSession *session, const WickRunInfo *run,
   if (!build_meta (session, run, contract, &json))
     {
       wick_json_clear (&json);
-      wick_set_error (error, "out of memory formatting the meta record");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory formatting the meta record");
       return false;
     }
   bool ok = wick_ring_set_meta (session, json.data, json.length, error);
@@ -610,7 +610,7 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
   WickSession *session = calloc (1, sizeof *session);
   if (session == NULL)
     {
-      wick_set_error (error, "out of memory opening a session");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory opening a session");
       return NULL;
     }
   session->memfd = -1;
@@ -630,7 +630,7 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
     = text_printf ("run-%d-%llu", (int)getpid (), (unsigned long long)session->start_unix_ns);
   if (session->program == NULL || session->entrypoint == NULL || session->run_id == NULL)
     {
-      wick_set_error (error, "out of memory opening a session");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory opening a session");
       session_free (session);
       return NULL;
     }
@@ -643,7 +643,7 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
   session->intern = wick_intern_table_new (session->header->arena_capacity);
   if (session->intern == NULL)
     {
-      wick_set_error (error, "out of memory for the intern table");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for the intern table");
       session_free (session);
       return NULL;
     }
@@ -671,7 +671,7 @@ wick_session_open (const WickRunInfo *run, const WickCaptureContract *contract,
     return NULL;
   if ((unsigned)options->policy > WICK_RING_OVERWRITE)
     {
-      wick_set_error (error, "session options: policy %d is not a ring policy", options->policy);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "session options: policy %d is not a ring policy", options->policy);
       return NULL;
     }
   WickSession *session = session_new (options, run, error);
@@ -685,13 +685,13 @@ wick_session_open (const WickRunInfo *run, const WickCaptureContract *contract,
   if (header->root_name == 0 || !session_publish_meta (session, run, contract, error))
     {
       if (header->root_name == 0)
-        wick_set_error (error, "the entrypoint does not fit the string arena");
+        wick_set_error (error, WICK_ERROR_NO_SPACE, "the entrypoint does not fit the string arena");
       session_free (session);
       return NULL;
     }
   if (!wick_session_register_live (session))
     {
-      wick_set_error (error, "too many sessions open in this process (256)");
+      wick_set_error (error, WICK_ERROR_NO_SPACE, "too many sessions open in this process (256)");
       session_free (session);
       return NULL;
     }
@@ -719,7 +719,7 @@ mark_finished (WickSession *session, WickError *error)
   int expected = 0;
   if (!atomic_compare_exchange_strong (&session->finished, &expected, 1))
     {
-      wick_set_error (error, "the session is already finished");
+      wick_set_error (error, WICK_ERROR_STATE, "the session is already finished");
       return false;
     }
   return true;
@@ -737,7 +737,7 @@ wick_session_finish (WickSession *session, WickError *error)
 {
   if (session == NULL)
     {
-      wick_set_error (error, "wick_session_finish: no session");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_session_finish: no session");
       return false;
     }
   pthread_mutex_lock (&session->lock);
@@ -745,7 +745,7 @@ wick_session_finish (WickSession *session, WickError *error)
   pthread_mutex_unlock (&session->lock);
   if (open > 0)
     {
-      wick_set_error (error, "cannot finish trace with %zu nested spans still open", open);
+      wick_set_error (error, WICK_ERROR_STATE, "cannot finish trace with %zu nested spans still open", open);
       return false;
     }
   if (!mark_finished (session, error))
@@ -765,12 +765,12 @@ wick_session_finish_failed (WickSession *session, const char *reason, WickError 
 {
   if (session == NULL)
     {
-      wick_set_error (error, "wick_session_finish_failed: no session");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_session_finish_failed: no session");
       return false;
     }
   if (is_blank (reason))
     {
-      wick_set_error (error, "failure reason cannot be empty");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "failure reason cannot be empty");
       return false;
     }
   if (!mark_finished (session, error))

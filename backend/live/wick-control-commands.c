@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "core/wick-error-private.h"
 
 #pragma weak wick_session_get_weight_store
 #pragma weak wick_weight_store_n_modules
@@ -342,13 +343,13 @@ read_capture_options (const WickControlRequest *request, WickCaptureOptions *opt
     return false;
   if (options->gate_cos < 0 || options->gate_cos > 1)
     {
-      snprintf (error->message, sizeof error->message, "gate_cos must be within 0 to 1, not %g",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gate_cos must be within 0 to 1, not %g",
                 options->gate_cos);
       return false;
     }
   if (options->min_speedup < 0)
     {
-      snprintf (error->message, sizeof error->message, "min_speedup must be 0 or more, not %g",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "min_speedup must be 0 or more, not %g",
                 options->min_speedup);
       return false;
     }

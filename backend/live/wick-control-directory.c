@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "core/wick-error-private.h"
 
 static bool
 check_directory (const char *path, WickError *error)
@@ -29,26 +30,26 @@ check_directory (const char *path, WickError *error)
   struct stat st;
   if (lstat (path, &st) != 0)
     {
-      snprintf (error->message, sizeof error->message, "control directory %s: %s", path,
+      wick_set_error (error, wick_error_code_from_errno (errno), "control directory %s: %s", path,
                 strerror (errno));
       return false;
     }
   if (!S_ISDIR (st.st_mode))
     {
-      snprintf (error->message, sizeof error->message,
+      wick_set_error (error, WICK_ERROR_PERMISSION,
                 "control directory %s is not a directory (a symlink or file is refused)", path);
       return false;
     }
   if (st.st_uid != geteuid ())
     {
-      snprintf (error->message, sizeof error->message,
+      wick_set_error (error, WICK_ERROR_PERMISSION,
                 "control directory %s is owned by uid %u, not by this user (uid %u)", path,
                 (unsigned)st.st_uid, (unsigned)geteuid ());
       return false;
     }
   if ((st.st_mode & 077) != 0)
     {
-      snprintf (error->message, sizeof error->message,
+      wick_set_error (error, WICK_ERROR_PERMISSION,
                 "control directory %s has mode %04o; it must be 0700", path,
                 (unsigned)(st.st_mode & 07777));
       return false;
@@ -72,7 +73,7 @@ base_directory (char *out, size_t out_size, WickError *error)
     }
   if (n < 0 || (size_t)n >= out_size || (size_t)n > WICK_CONTROL_MAX_DIRECTORY)
     {
-      snprintf (error->message, sizeof error->message,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                 "control directory path is longer than %d bytes", WICK_CONTROL_MAX_DIRECTORY);
       return false;
     }
@@ -89,7 +90,7 @@ wick_control_directory (char *out, size_t out_size, WickError *error)
     return false;
   if (mkdir (out, 0700) != 0 && errno != EEXIST)
     {
-      snprintf (error->message, sizeof error->message, "cannot create control directory %s: %s",
+      wick_set_error (error, wick_error_code_from_errno (errno), "cannot create control directory %s: %s",
                 out, strerror (errno));
       return false;
     }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/wick-error-private.h"
 
 typedef struct
 {
@@ -31,23 +32,9 @@ fail_at (Parser *parser, const char *format, ...)
   vsnprintf (what, sizeof what, format, args);
   va_end (args);
   if (parser->error != NULL)
-    snprintf (parser->error->message, sizeof parser->error->message,
+    wick_set_error (parser->error, WICK_ERROR_INVALID_DATA,
               "malformed control message at byte %zu: %s", parser->pos, what);
   return false;
-}
-
-static void set_error (WickError *error, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
-set_error (WickError *error, const char *format, ...)
-{
-  if (error == NULL)
-    return;
-  va_list args;
-  va_start (args, format);
-  vsnprintf (error->message, sizeof error->message, format, args);
-  va_end (args);
 }
 
 static void
@@ -456,20 +443,20 @@ check_envelope (WickControlRequest *request, WickError *error)
   const WickControlField *version = wick_control_request_get (request, "v");
   if (version == NULL)
     {
-      set_error (error, "control message lacks the protocol version \"v\"");
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "control message lacks the protocol version \"v\"");
       return false;
     }
   if (version->type != WICK_CONTROL_VALUE_NUMBER || !version->is_integer
       || version->integer != WICK_CONTROL_PROTOCOL_VERSION)
     {
-      set_error (error, "unsupported control protocol version: this session speaks \"v\": %d",
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "unsupported control protocol version: this session speaks \"v\": %d",
                  WICK_CONTROL_PROTOCOL_VERSION);
       return false;
     }
   const WickControlField *command = wick_control_request_get (request, "command");
   if (command == NULL || command->type != WICK_CONTROL_VALUE_STRING)
     {
-      set_error (error, "control message lacks a \"command\" string");
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "control message lacks a \"command\" string");
       return false;
     }
   request->command = command->string;
@@ -483,14 +470,14 @@ wick_control_request_parse (WickControlRequest *request, const char *data, size_
   memset (request, 0, sizeof *request);
   if (length == 0 || length > WICK_CONTROL_MAX_MESSAGE)
     {
-      set_error (error, "control message of %zu bytes: the limit is 1 to %d bytes", length,
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "control message of %zu bytes: the limit is 1 to %d bytes", length,
                  WICK_CONTROL_MAX_MESSAGE);
       return false;
     }
   request->storage = malloc (length + 1);
   if (request->storage == NULL)
     {
-      set_error (error, "out of memory reading a control message");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory reading a control message");
       return false;
     }
   Parser parser = { (const unsigned char *)data, length, 0, request->storage, error };
@@ -532,12 +519,12 @@ wick_control_request_get_string (const WickControlRequest *request, const char *
   if (field == NULL)
     {
       if (required)
-        set_error (error, "command \"%s\" needs the string member \"%s\"", request->command, key);
+        wick_set_error (error, WICK_ERROR_INVALID_DATA, "command \"%s\" needs the string member \"%s\"", request->command, key);
       return NULL;
     }
   if (field->type != WICK_CONTROL_VALUE_STRING)
     {
-      set_error (error, "member \"%s\" of command \"%s\" must be a string", key, request->command);
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "member \"%s\" of command \"%s\" must be a string", key, request->command);
       return NULL;
     }
   return field->string;
@@ -552,7 +539,7 @@ wick_control_request_get_number (const WickControlRequest *request, const char *
     return true;
   if (field->type != WICK_CONTROL_VALUE_NUMBER)
     {
-      set_error (error, "member \"%s\" of command \"%s\" must be a number", key, request->command);
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "member \"%s\" of command \"%s\" must be a number", key, request->command);
       return false;
     }
   *out = field->number;
@@ -568,7 +555,7 @@ wick_control_request_get_uint (const WickControlRequest *request, const char *ke
     return true;
   if (field->type != WICK_CONTROL_VALUE_NUMBER || !field->is_integer || field->integer > max)
     {
-      set_error (error, "member \"%s\" of command \"%s\" must be an integer from 0 to %llu", key,
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "member \"%s\" of command \"%s\" must be an integer from 0 to %llu", key,
                  request->command, (unsigned long long)max);
       return false;
     }
@@ -584,7 +571,7 @@ wick_control_frame_length (const unsigned char header[WICK_CONTROL_FRAME_HEADER]
                    | (uint32_t)header[3] << 24;
   if (value == 0 || value > WICK_CONTROL_MAX_MESSAGE)
     {
-      set_error (error, "control frame announces %u bytes: the limit is 1 to %d bytes", value,
+      wick_set_error (error, WICK_ERROR_INVALID_DATA, "control frame announces %u bytes: the limit is 1 to %d bytes", value,
                  WICK_CONTROL_MAX_MESSAGE);
       return false;
     }

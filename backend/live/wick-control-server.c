@@ -29,6 +29,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/wick-error-private.h"
 
 #define WICK_CONTROL_MAX_CLIENTS 16
 #define WICK_CONTROL_SEND_TIMEOUT_MS 2000
@@ -59,12 +60,6 @@ static WickControlServer *
 server_of (WickSession *session)
 {
   return wick_session_get_slot (session, WICK_SLOT_CONTROL);
-}
-
-static void
-set_errno_error (WickError *error, const char *what, const char *path)
-{
-  snprintf (error->message, sizeof error->message, "%s %s: %s", what, path, strerror (errno));
 }
 
 /* Writes all of @data before the deadline, passing @fd_to_send with the first byte. */
@@ -357,21 +352,24 @@ server_listen (WickControlServer *server, WickError *error)
   server->listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (server->listen_fd < 0)
     {
-      set_errno_error (error, "cannot create the control socket", server->path);
+      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s", "cannot create the control socket", server->path,
+                      strerror (errno));
       return false;
     }
   struct sockaddr_un address = { .sun_family = AF_UNIX };
   memcpy (address.sun_path, server->path, strlen (server->path) + 1);
   if (bind (server->listen_fd, (struct sockaddr *)&address, sizeof address) != 0)
     {
-      set_errno_error (error, "cannot bind the control socket", server->path);
+      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s", "cannot bind the control socket", server->path,
+                      strerror (errno));
       close (server->listen_fd);
       server->listen_fd = -1;
       return false;
     }
   if (chmod (server->path, 0600) != 0 || listen (server->listen_fd, 16) != 0)
     {
-      set_errno_error (error, "cannot listen on the control socket", server->path);
+      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s", "cannot listen on the control socket", server->path,
+                      strerror (errno));
       return false;
     }
   return true;
@@ -382,7 +380,7 @@ server_start_thread (WickControlServer *server, WickError *error)
 {
   if (pipe2 (server->wake, O_CLOEXEC) != 0)
     {
-      snprintf (error->message, sizeof error->message, "cannot create the control wake pipe: %s",
+      wick_set_error (error, wick_error_code_from_errno (errno), "cannot create the control wake pipe: %s",
                 strerror (errno));
       server->wake[0] = server->wake[1] = -1;
       return false;
@@ -395,7 +393,7 @@ server_start_thread (WickControlServer *server, WickError *error)
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   if (status != 0)
     {
-      snprintf (error->message, sizeof error->message, "cannot start the control thread: %s",
+      wick_set_error (error, WICK_ERROR_FAILED, "cannot start the control thread: %s",
                 strerror (status));
       close (server->wake[0]);
       close (server->wake[1]);
@@ -413,7 +411,7 @@ wick_session_enable_control (WickSession *session, WickError *error)
     error = &local;
   if (session == NULL)
     {
-      snprintf (error->message, sizeof error->message, "wick_session_enable_control: no session");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_session_enable_control: no session");
       return false;
     }
   if (server_of (session) != NULL)
@@ -421,7 +419,7 @@ wick_session_enable_control (WickSession *session, WickError *error)
   WickControlServer *server = calloc (1, sizeof *server);
   if (server == NULL)
     {
-      snprintf (error->message, sizeof error->message, "out of memory starting control");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory starting control");
       return false;
     }
   server->session = session;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/wick-error-private.h"
 
 typedef struct
 {
@@ -19,20 +20,6 @@ typedef struct
   size_t n_stages;
   size_t capacity;
 } StageRegistry;
-
-static void registry_set_error (WickError *error, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
-registry_set_error (WickError *error, const char *format, ...)
-{
-  if (error == NULL)
-    return;
-  va_list args;
-  va_start (args, format);
-  vsnprintf (error->message, sizeof error->message, format, args);
-  va_end (args);
-}
 
 static void
 registry_destroy (void *data)
@@ -89,13 +76,13 @@ wick_session_register_stage (WickSession *session, const WickStageInfo *info, Wi
 {
   if (session == NULL)
     {
-      registry_set_error (error, "wick_session_register_stage: no session");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_session_register_stage: no session");
       return NULL;
     }
   StageRegistry *registry = registry_get (session, true);
   if (registry == NULL)
     {
-      registry_set_error (error, "wick_session_register_stage: out of memory");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "wick_session_register_stage: out of memory");
       return NULL;
     }
   WickStage *stage = wick_stage_new (session, info, error);
@@ -107,7 +94,7 @@ wick_session_register_stage (WickSession *session, const WickStageInfo *info, Wi
   pthread_mutex_unlock (&registry->mutex);
   if (!added)
     {
-      registry_set_error (error, "stage '%s' %s", info->name,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s' %s", info->name,
                           duplicate ? "is already registered on this session"
                                     : "could not be added: out of memory");
       wick_stage_free (stage);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/wick-error-private.h"
 
 #define STAGE_NAME_MAX 128
 
@@ -71,20 +72,6 @@ struct WickStage
   WickCertification cert;
   bool has_cert;
 };
-
-static void stage_set_error (WickError *error, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
-stage_set_error (WickError *error, const char *format, ...)
-{
-  if (error == NULL)
-    return;
-  va_list args;
-  va_start (args, format);
-  vsnprintf (error->message, sizeof error->message, format, args);
-  va_end (args);
-}
 
 const char *
 wick_stage_dtype_name (WickStageDType dtype)
@@ -159,24 +146,24 @@ wick_capture_options_validate (const WickCaptureOptions *options, WickCaptureOpt
   *out = options != NULL ? *options : defaults;
   if (!(out->gate_cos >= 0.0 && out->gate_cos <= 1.0))
     {
-      stage_set_error (error, "capture options: gate_cos must be between 0 and 1, got %g",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture options: gate_cos must be between 0 and 1, got %g",
                        out->gate_cos);
       return false;
     }
   if (!(out->min_speedup >= 0.0 && out->min_speedup <= 1000.0))
     {
-      stage_set_error (error, "capture options: min_speedup must be between 0 and 1000, got %g",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture options: min_speedup must be between 0 and 1000, got %g",
                        out->min_speedup);
       return false;
     }
   if (out->warmup > 1000)
     {
-      stage_set_error (error, "capture options: warmup must be at most 1000, got %u", out->warmup);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture options: warmup must be at most 1000, got %u", out->warmup);
       return false;
     }
   if (out->timing_rounds > 1000 || out->timing_iterations > 100000)
     {
-      stage_set_error (error,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                        "capture options: at most 1000 timing rounds of 100000 iterations, got "
                        "%u rounds of %u",
                        out->timing_rounds, out->timing_iterations);
@@ -196,18 +183,18 @@ stage_buffer_init (StageBuffer *buffer, const WickStageBuffer *from, const char 
 {
   if (wick_stage_dtype_size (from->dtype) == 0)
     {
-      stage_set_error (error, "stage '%s': %s has an unknown dtype (%d)", stage, what,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': %s has an unknown dtype (%d)", stage, what,
                        (int)from->dtype);
       return false;
     }
   if (from->data == NULL)
     {
-      stage_set_error (error, "stage '%s': %s has no data pointer", stage, what);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': %s has no data pointer", stage, what);
       return false;
     }
   if (from->rank > WICK_STAGE_MAX_RANK || (from->rank > 0 && from->shape == NULL))
     {
-      stage_set_error (error, "stage '%s': %s has rank %zu, must be at most %d with a shape", stage,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': %s has rank %zu, must be at most %d with a shape", stage,
                        what, from->rank, WICK_STAGE_MAX_RANK);
       return false;
     }
@@ -217,7 +204,7 @@ stage_buffer_init (StageBuffer *buffer, const WickStageBuffer *from, const char 
       int64_t extent = from->shape[i];
       if (extent < 1 || (uint64_t)extent > SIZE_MAX / elements / 8)
         {
-          stage_set_error (error, "stage '%s': %s has shape[%zu] = %lld, must be >= 1", stage, what,
+          wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': %s has shape[%zu] = %lld, must be >= 1", stage, what,
                            i, (long long)extent);
           return false;
         }
@@ -238,7 +225,7 @@ stage_check_name (const char *name, const char *stage, const char *what, WickErr
 {
   if (name == NULL || name[0] == '\0' || strlen (name) >= STAGE_NAME_MAX)
     {
-      stage_set_error (error, "stage '%s': %s needs a name of 1 to %d bytes", stage, what,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': %s needs a name of 1 to %d bytes", stage, what,
                        STAGE_NAME_MAX - 1);
       return false;
     }
@@ -250,7 +237,7 @@ stage_add_windows (WickStage *stage, const WickStageInfo *info, WickError *error
 {
   if (info->n_windows > WICK_STAGE_MAX_WINDOWS || (info->n_windows > 0 && info->windows == NULL))
     {
-      stage_set_error (error, "stage '%s': %zu windows, at most %d are allowed", stage->name,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': %zu windows, at most %d are allowed", stage->name,
                        info->n_windows, WICK_STAGE_MAX_WINDOWS);
       return false;
     }
@@ -265,7 +252,7 @@ stage_add_windows (WickStage *stage, const WickStageInfo *info, WickError *error
       for (size_t j = 0; j < i; j++)
         if (strcmp (info->windows[j].name, from->name) == 0)
           {
-            stage_set_error (error, "stage '%s': window '%s' is declared twice", stage->name,
+            wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': window '%s' is declared twice", stage->name,
                              from->name);
             return false;
           }
@@ -290,13 +277,13 @@ wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *erro
     return NULL;
   if (info->enqueue == NULL)
     {
-      stage_set_error (error, "stage '%s': the enqueue callback is required", info->name);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': the enqueue callback is required", info->name);
       return NULL;
     }
   if (!stage_is_float (info->output.dtype))
     {
       const char *dtype = wick_stage_dtype_name (info->output.dtype);
-      stage_set_error (error, "stage '%s': the output must be f32, f16, bf16 or f64, got %s",
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': the output must be f32, f16, bf16 or f64, got %s",
                        info->name, dtype != NULL ? dtype : "an unknown dtype");
       return NULL;
     }
@@ -304,7 +291,7 @@ wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *erro
   if (stage == NULL || (stage->name = strdup (info->name)) == NULL)
     {
       free (stage);
-      stage_set_error (error, "stage '%s': out of memory", info->name);
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "stage '%s': out of memory", info->name);
       return NULL;
     }
   pthread_mutex_init (&stage->mutex, NULL);
@@ -411,7 +398,7 @@ wick_cuda_available (WickError *why_not)
   char why[sizeof why_not->message];
   if (wick_stage_device_available (why, sizeof why))
     return true;
-  stage_set_error (why_not, "%s", why);
+  wick_set_error (why_not, WICK_ERROR_UNSUPPORTED, "%s", why);
   return false;
 }
 
@@ -436,7 +423,7 @@ wick_stage_run (WickStage *stage, void *stream, WickError *error)
 {
   if (stage == NULL)
     {
-      stage_set_error (error, "wick_stage_run: no stage");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_run: no stage");
       return false;
     }
   stage_enter_run (stage);
@@ -457,7 +444,7 @@ wick_stage_run (WickStage *stage, void *stream, WickError *error)
               atomic_store (&stage->failed_exec, exec);
               atomic_store (&stage->state, WICK_STAGE_EAGER);
             }
-          stage_set_error (error, "stage '%s': %s; it runs eager from now on", stage->name, why);
+          wick_set_error (error, WICK_ERROR_FAILED, "stage '%s': %s; it runs eager from now on", stage->name, why);
         }
     }
   if (exec == NULL || !ok)
@@ -534,7 +521,7 @@ wick_stage_capture (WickStage *stage, const WickCaptureOptions *options, WickCer
   WickCaptureOptions checked;
   if (stage == NULL || out == NULL)
     {
-      stage_set_error (error, "wick_stage_capture: no stage or no certificate to fill");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_capture: no stage or no certificate to fill");
       return false;
     }
   if (!wick_capture_options_validate (options, &checked, error))
@@ -581,7 +568,7 @@ wick_stage_release (WickStage *stage, WickError *error)
 {
   if (stage == NULL)
     {
-      stage_set_error (error, "wick_stage_release: no stage");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_release: no stage");
       return false;
     }
   stage_exclusive_begin (stage);
@@ -617,10 +604,10 @@ stage_unknown_window (WickStage *stage, const char *name, WickError *error)
     used += (size_t)snprintf (names + used, sizeof names - used, "%s%s", i > 0 ? ", " : "",
                               stage->windows[i].name);
   if (stage->n_windows == 0)
-    stage_set_error (error, "stage '%s' has no window '%s': it declares no windows", stage->name,
+    wick_set_error (error, WICK_ERROR_NOT_FOUND, "stage '%s' has no window '%s': it declares no windows", stage->name,
                      name);
   else
-    stage_set_error (error, "stage '%s' has no window '%s'; its windows are %s", stage->name, name,
+    wick_set_error (error, WICK_ERROR_NOT_FOUND, "stage '%s' has no window '%s'; its windows are %s", stage->name, name,
                      names);
 }
 
@@ -641,7 +628,7 @@ wick_stage_write_window (WickStage *stage, const char *name, const void *data, s
 {
   if (stage == NULL || name == NULL || data == NULL || (rank > 0 && shape == NULL))
     {
-      stage_set_error (error, "wick_stage_write_window: stage, window name, data and shape are "
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_write_window: stage, window name, data and shape are "
                               "required");
       return false;
     }
@@ -665,7 +652,7 @@ wick_stage_write_window (WickStage *stage, const char *name, const void *data, s
       wick_stage_format_shape (got_shape, sizeof got_shape, shape,
                                rank <= WICK_STAGE_MAX_RANK ? rank : WICK_STAGE_MAX_RANK);
       const char *got_dtype = wick_stage_dtype_name (dtype);
-      stage_set_error (error,
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                        "window '%s' of stage '%s' refused a %s mismatch: expected %s %s (%zu "
                        "bytes), got %s %s%s (%zu bytes); a replay over a coerced write would be "
                        "silently wrong",
@@ -686,7 +673,7 @@ wick_stage_write_window (WickStage *stage, const char *name, const void *data, s
       void *stream = atomic_load_explicit (&stage->last_stream, memory_order_relaxed);
       ok = wick_stage_device_copy (window->data, data, n_bytes, stream, why, sizeof why);
       if (!ok)
-        stage_set_error (error, "window '%s' of stage '%s': %s", name, stage->name, why);
+        wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "window '%s' of stage '%s': %s", name, stage->name, why);
     }
   atomic_fetch_sub (&stage->active_runs, 1);
   return ok;

@@ -15,22 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/wick-error-private.h"
 
 #define INDEX_NAME "model.safetensors.index.json"
 #define MAX_INDEX_BYTES (64u << 20)
-
-static bool fail (WickError *error, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static bool
-fail (WickError *error, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  vsnprintf (error->message, sizeof error->message, format, args);
-  va_end (args);
-  return false;
-}
 
 bool
 wick_file_identity_equal (const WickFileIdentity *a, const WickFileIdentity *b)
@@ -44,22 +32,22 @@ read_header (WickSafetensorsShard *shard, WickError *error)
 {
   struct stat st;
   if (fstat (shard->fd, &st) != 0)
-    return fail (error, "cannot stat: %s", strerror (errno));
+    return wick_fail (error, wick_error_code_from_errno (errno), "cannot stat: %s", strerror (errno));
   if (!S_ISREG (st.st_mode))
-    return fail (error, "not a regular file");
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "not a regular file");
   shard->identity = (WickFileIdentity){ st.st_dev, st.st_ino, st.st_size, st.st_mtim };
   uint64_t file_size = (uint64_t)st.st_size;
   uint8_t prefix[8];
   uint64_t length;
   if (file_size < 8)
-    return fail (error, "the file is %" PRIu64 " bytes, shorter than the 8-byte header length",
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "the file is %" PRIu64 " bytes, shorter than the 8-byte header length",
                  file_size);
   if (!wick_read_exact (shard->fd, prefix, 8, 0, shard->path, error)
       || !wick_safetensors_header_length (prefix, file_size, &length, error))
     return false;
   char *json = malloc (length);
   if (json == NULL)
-    return fail (error, "out of memory for a %" PRIu64 "-byte header", length);
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for a %" PRIu64 "-byte header", length);
   bool ok = wick_read_exact (shard->fd, json, length, 8, shard->path, error)
             && wick_safetensors_parse_header (json, length, file_size - 8 - length, &shard->header,
                                               error);
@@ -120,7 +108,7 @@ sort_keys (WickCheckpoint *checkpoint, WickError *error)
   qsort (checkpoint->keys, checkpoint->n_keys, sizeof *checkpoint->keys, compare_keys);
   for (size_t i = 1; i < checkpoint->n_keys; i++)
     if (strcmp (checkpoint->keys[i - 1].key, checkpoint->keys[i].key) == 0)
-      return fail (error, "key '%.200s' appears twice", checkpoint->keys[i].key);
+      return wick_fail (error, WICK_ERROR_INVALID_DATA, "key '%.200s' appears twice", checkpoint->keys[i].key);
   return true;
 }
 
@@ -136,7 +124,7 @@ add_shard (WickCheckpoint *checkpoint, const char *path, size_t *index, WickErro
   WickSafetensorsShard *shards
     = realloc (checkpoint->shards, (checkpoint->n_shards + 1) * sizeof *shards);
   if (shards == NULL)
-    return fail (error, "out of memory");
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   checkpoint->shards = shards;
   shard_open (&shards[checkpoint->n_shards], path);
   *index = checkpoint->n_shards++;
@@ -152,7 +140,7 @@ keys_from_headers (WickCheckpoint *checkpoint, WickError *error)
     total += checkpoint->shards[s].header.n_tensors;
   checkpoint->keys = calloc (total + 1, sizeof *checkpoint->keys);
   if (checkpoint->keys == NULL)
-    return fail (error, "out of memory");
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   for (size_t s = 0; s < checkpoint->n_shards; s++)
     for (size_t t = 0; t < checkpoint->shards[s].header.n_tensors; t++)
       {
@@ -160,7 +148,7 @@ keys_from_headers (WickCheckpoint *checkpoint, WickError *error)
         key->key = strdup (checkpoint->shards[s].header.tensors[t].name);
         key->shard = s;
         if (key->key == NULL)
-          return fail (error, "out of memory");
+          return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
       }
   return sort_keys (checkpoint, error);
 }
@@ -194,12 +182,12 @@ parse_weight_map (const WickJsonDocument *document, const WickJsonNode *map,
        entry = wick_weights_json_next (document, entry))
     {
       if (entry->kind != WICK_JSON_STRING)
-        return fail (error, "weight_map['%.200s'] is %s, not a shard file name", entry->key,
+        return wick_fail (error, WICK_ERROR_INVALID_DATA, "weight_map['%.200s'] is %s, not a shard file name", entry->key,
                      wick_weights_json_kind_name (entry->kind));
       if (strlen (entry->key) != entry->key_length || strlen (entry->text) != entry->length)
-        return fail (error, "weight_map contains a NUL character");
+        return wick_fail (error, WICK_ERROR_INVALID_DATA, "weight_map contains a NUL character");
       if (!is_plain_file_name (entry->text))
-        return fail (error,
+        return wick_fail (error, WICK_ERROR_INVALID_DATA,
                      "weight_map['%.200s']: shard '%.200s' is not a file name in the checkpoint "
                      "directory",
                      entry->key, entry->text);
@@ -208,7 +196,7 @@ parse_weight_map (const WickJsonDocument *document, const WickJsonNode *map,
       keys[*n_keys].shard = *n_keys;
       (*n_keys)++;
       if (keys[*n_keys - 1].key == NULL || shard_names[*n_keys - 1] == NULL)
-        return fail (error, "out of memory");
+        return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
     }
   return true;
 }
@@ -223,16 +211,16 @@ wick_checkpoint_parse_index (const char *json, size_t length, WickCheckpointKey 
   *shard_names_out = NULL;
   *n_keys = 0;
   if (!wick_weights_json_parse (json, length, &document, &json_error))
-    return fail (error, "invalid JSON: %s", json_error.message);
+    return wick_fail (error, json_error.code, "invalid JSON: %s", json_error.message);
   const WickJsonNode *root = wick_weights_json_root (&document);
   const WickJsonNode *map = wick_weights_json_member (&document, root, "weight_map");
   bool ok;
   if (root->kind != WICK_JSON_OBJECT)
-    ok = fail (error, "the index is %s, not an object", wick_weights_json_kind_name (root->kind));
+    ok = wick_fail (error, WICK_ERROR_INVALID_DATA, "the index is %s, not an object", wick_weights_json_kind_name (root->kind));
   else if (map == NULL)
-    ok = fail (error, "missing \"weight_map\"");
+    ok = wick_fail (error, WICK_ERROR_INVALID_DATA, "missing \"weight_map\"");
   else if (map->kind != WICK_JSON_OBJECT)
-    ok = fail (error, "\"weight_map\" is %s, not an object",
+    ok = wick_fail (error, WICK_ERROR_INVALID_DATA, "\"weight_map\" is %s, not an object",
                wick_weights_json_kind_name (map->kind));
   else
     {
@@ -240,7 +228,7 @@ wick_checkpoint_parse_index (const char *json, size_t length, WickCheckpointKey 
       *shard_names_out = calloc (map->n_children + 1, sizeof **shard_names_out);
       ok = *keys_out != NULL && *shard_names_out != NULL
              ? parse_weight_map (&document, map, *keys_out, *shard_names_out, n_keys, error)
-             : fail (error, "out of memory");
+             : wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
     }
   wick_weights_json_clear (&document);
   if (!ok)
@@ -259,11 +247,11 @@ read_small_file (const char *path, char **out, size_t *length, WickError *error)
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0)
-    return fail (error, "%s: cannot open: %s", path, strerror (errno));
+    return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot open: %s", path, strerror (errno));
   if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (uint64_t)st.st_size > MAX_INDEX_BYTES)
     {
       close (fd);
-      return fail (error, "%s: not a regular file of at most %u bytes", path, MAX_INDEX_BYTES);
+      return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: not a regular file of at most %u bytes", path, MAX_INDEX_BYTES);
     }
   *length = (size_t)st.st_size;
   *out = malloc (*length + 1);
@@ -291,7 +279,7 @@ open_with_index (WickCheckpoint *checkpoint, const char *directory, const char *
   bool ok = wick_checkpoint_parse_index (json, length, &keys, &shard_names, &n_keys, &index_error);
   free (json);
   if (!ok)
-    return fail (error, "%s: %s", index_path, index_error.message);
+    return wick_fail (error, index_error.code, "%s: %s", index_path, index_error.message);
   checkpoint->keys = keys;
   checkpoint->n_keys = n_keys;
   for (size_t i = 0; ok && i < n_keys; i++)
@@ -302,7 +290,7 @@ open_with_index (WickCheckpoint *checkpoint, const char *directory, const char *
     }
   free_index (NULL, shard_names, n_keys);
   if (ok && !sort_keys (checkpoint, &index_error))
-    ok = fail (error, "%s: weight_map: %s", index_path, index_error.message);
+    ok = wick_fail (error, index_error.code, "%s: weight_map: %s", index_path, index_error.message);
   return ok;
 }
 
@@ -324,7 +312,7 @@ open_directory_scan (WickCheckpoint *checkpoint, const char *directory, WickErro
 {
   DIR *dir = opendir (directory);
   if (dir == NULL)
-    return fail (error, "%s: cannot open the directory: %s", directory, strerror (errno));
+    return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot open the directory: %s", directory, strerror (errno));
   char **names = NULL;
   size_t n = 0;
   struct dirent *entry;
@@ -353,9 +341,9 @@ open_directory_scan (WickCheckpoint *checkpoint, const char *directory, WickErro
     free (names[i]);
   free (names);
   if (!ok)
-    return fail (error, "out of memory");
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   if (checkpoint->n_shards == 0)
-    return fail (error, "%s: no %s and no *.safetensors file", directory, INDEX_NAME);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: no %s and no *.safetensors file", directory, INDEX_NAME);
   return keys_from_headers (checkpoint, error);
 }
 
@@ -365,7 +353,7 @@ wick_checkpoint_open (const char *path, WickCheckpoint *out, WickError *error)
   struct stat st;
   memset (out, 0, sizeof *out);
   if (stat (path, &st) != 0)
-    return fail (error, "%s: %s", path, strerror (errno));
+    return wick_fail (error, wick_error_code_from_errno (errno), "%s: %s", path, strerror (errno));
   bool ok;
   if (S_ISDIR (st.st_mode))
     {
@@ -379,7 +367,7 @@ wick_checkpoint_open (const char *path, WickCheckpoint *out, WickError *error)
       size_t index;
       ok = add_shard (out, path, &index, error);
       if (ok && out->shards[0].fd < 0)
-        ok = fail (error, "%s", out->shards[0].error);
+        ok = wick_fail (error, WICK_ERROR_INVALID_DATA, "%s", out->shards[0].error);
       ok = ok && keys_from_headers (out, error);
     }
   if (!ok)

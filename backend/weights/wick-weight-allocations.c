@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/wick-error-private.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static WickWeightAllocation *registry;
@@ -28,7 +29,7 @@ wick_weight_allocation_add (const WickWeightAllocation *allocation, WickError *e
       if (grown == NULL)
         {
           pthread_mutex_unlock (&registry_lock);
-          snprintf (error->message, sizeof error->message, "out of memory for the registry");
+          wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for the registry");
           return false;
         }
       registry = grown;
@@ -78,12 +79,12 @@ wick_weight_allocation_hold (const void *ptr, WickWeightMemory memory, size_t by
   bool ok = false;
   size_t offset = found != NULL ? (size_t)((const char *)ptr - (const char *)found->base) : 0;
   if (found == NULL || found->memory != memory)
-    snprintf (error->message, sizeof error->message,
+    wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
               "%p is not memory from %s: the store can only release and restore at the same "
               "address memory it allocated",
               ptr, memory_name (memory));
   else if (bytes > found->size - offset)
-    snprintf (error->message, sizeof error->message,
+    wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
               "%zu bytes at %p run past the end of the %zu-byte allocation at %p", bytes, ptr,
               found->size, found->base);
   else
@@ -124,10 +125,10 @@ wick_weight_allocation_remove (void *base, WickWeightMemory memory, WickWeightAl
   WickWeightAllocation *found = find_locked (base, true);
   bool ok = false;
   if (found == NULL || found->memory != memory)
-    snprintf (error->message, sizeof error->message, "%p was not allocated by %s", base,
+    wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "%p was not allocated by %s", base,
               memory_name (memory));
   else if (found->users > 0)
-    snprintf (error->message, sizeof error->message,
+    wick_set_error (error, WICK_ERROR_BUSY,
               "%p is still held by %u registered module(s): unregister them first", base,
               found->users);
   else

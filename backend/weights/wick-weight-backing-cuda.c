@@ -17,6 +17,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include "core/wick-error-private.h"
 
 typedef CUresult (*ReserveFn) (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
 typedef CUresult (*FreeAddressFn) (CUdeviceptr, size_t);
@@ -95,7 +96,7 @@ driver_ready (WickError *error)
 {
   pthread_once (&driver_once, load_driver);
   if (!driver.ok)
-    snprintf (error->message, sizeof error->message, "%s", driver.error);
+    wick_set_error (error, WICK_ERROR_FAILED, "%s", driver.error);
   return driver.ok;
 }
 
@@ -104,7 +105,7 @@ runtime_ok (cudaError_t result, const char *what, WickError *error)
 {
   if (result == cudaSuccess)
     return true;
-  snprintf (error->message, sizeof error->message, "%s failed: %s", what,
+  wick_set_error (error, WICK_ERROR_FAILED, "%s failed: %s", what,
             cudaGetErrorString (result));
   return false;
 }
@@ -114,7 +115,7 @@ driver_ok (CUresult result, const char *what, WickError *error)
 {
   if (result == CUDA_SUCCESS)
     return true;
-  snprintf (error->message, sizeof error->message, "%s failed: CUDA driver error %d", what,
+  wick_set_error (error, WICK_ERROR_FAILED, "%s failed: CUDA driver error %d", what,
             (int)result);
   return false;
 }
@@ -217,7 +218,7 @@ lookup (void *base, WickWeightAllocation *allocation, WickError *error)
     return false;
   if (!wick_weight_allocation_get (base, allocation))
     {
-      snprintf (error->message, sizeof error->message, "%p is not a Wick device allocation", base);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "%p is not a Wick device allocation", base);
       return false;
     }
   return runtime_ok (cudaSetDevice (allocation->device), "cudaSetDevice", error);
@@ -231,7 +232,7 @@ cuda_release (void *base, size_t size, WickError *error)
     return false;
   if (wick_weight_fail_release_after > 0 && --wick_weight_fail_release_after == 0)
     {
-      snprintf (error->message, sizeof error->message, "release of %p failed (injected)", base);
+      wick_set_error (error, WICK_ERROR_FAILED, "release of %p failed (injected)", base);
       return false;
     }
   CUdeviceptr address = (CUdeviceptr)(uintptr_t)base;
@@ -252,7 +253,7 @@ cuda_recommit (void *base, size_t size, WickError *error)
     return false;
   if (wick_weight_fail_recommit_after > 0 && --wick_weight_fail_recommit_after == 0)
     {
-      snprintf (error->message, sizeof error->message, "recommit of %p failed (injected)", base);
+      wick_set_error (error, WICK_ERROR_FAILED, "recommit of %p failed (injected)", base);
       return false;
     }
   if (!map_physical ((CUdeviceptr)(uintptr_t)base, allocation.size, allocation.device, &handle,
@@ -401,14 +402,14 @@ static const char no_cuda[] = "libwick was built without CUDA";
 void *
 wick_weight_alloc_device (size_t bytes, WickError *error)
 {
-  snprintf (error->message, sizeof error->message, "%s", no_cuda);
+  wick_set_error (error, WICK_ERROR_UNSUPPORTED, "%s", no_cuda);
   return NULL;
 }
 
 bool
 wick_weight_free_device (void *ptr, WickError *error)
 {
-  snprintf (error->message, sizeof error->message, "%s", no_cuda);
+  wick_set_error (error, WICK_ERROR_UNSUPPORTED, "%s", no_cuda);
   return false;
 }
 

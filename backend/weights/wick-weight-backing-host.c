@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "core/wick-error-private.h"
 
 static size_t
 page_round (size_t bytes)
@@ -23,7 +24,7 @@ wick_weight_alloc_host (size_t bytes, WickError *error)
   void *base = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED)
     {
-      snprintf (error->message, sizeof error->message, "cannot map %zu bytes: %s", size,
+      wick_set_error (error, wick_error_code_from_errno (errno), "cannot map %zu bytes: %s", size,
                 strerror (errno));
       return NULL;
     }
@@ -52,14 +53,14 @@ host_release (void *base, size_t size, WickError *error)
 {
   if (wick_weight_fail_release_after > 0 && --wick_weight_fail_release_after == 0)
     {
-      snprintf (error->message, sizeof error->message, "release of %p failed (injected)", base);
+      wick_set_error (error, WICK_ERROR_FAILED, "release of %p failed (injected)", base);
       return false;
     }
   void *p
     = mmap (base, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     {
-      snprintf (error->message, sizeof error->message, "cannot release %zu bytes at %p: %s", size,
+      wick_set_error (error, wick_error_code_from_errno (errno), "cannot release %zu bytes at %p: %s", size,
                 base, strerror (errno));
       return false;
     }
@@ -72,14 +73,14 @@ host_recommit (void *base, size_t size, WickError *error)
 {
   if (wick_weight_fail_recommit_after > 0 && --wick_weight_fail_recommit_after == 0)
     {
-      snprintf (error->message, sizeof error->message, "recommit of %p failed (injected)", base);
+      wick_set_error (error, WICK_ERROR_FAILED, "recommit of %p failed (injected)", base);
       return false;
     }
   void *p
     = mmap (base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED)
     {
-      snprintf (error->message, sizeof error->message, "cannot map %zu bytes at %p again: %s", size,
+      wick_set_error (error, wick_error_code_from_errno (errno), "cannot map %zu bytes at %p again: %s", size,
                 base, strerror (errno));
       return false;
     }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/wick-error-private.h"
 
 typedef struct
 {
@@ -51,7 +52,7 @@ wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *ba
       if (staging->slots[i] == NULL || staging->fences[i] == NULL)
         {
           wick_disk_staging_free (staging);
-          snprintf (error->message, sizeof error->message,
+          wick_set_error (error, WICK_ERROR_NO_MEMORY,
                     "cannot allocate %d staging buffers of %zu bytes", WICK_DISK_SLOTS, slot_bytes);
           return false;
         }
@@ -97,7 +98,7 @@ read_chunk (Pipeline *pipeline, const Chunk *chunk, void *slot, void **scratch, 
     *scratch = malloc (pipeline->staging->slot_bytes * 4);
   if (*scratch == NULL)
     {
-      snprintf (error->message, sizeof error->message, "out of memory for dtype conversion");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for dtype conversion");
       return false;
     }
   if (!wick_read_exact (job->fd, *scratch, bytes, offset, job->path, error))
@@ -199,7 +200,7 @@ make_chunks (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, C
               if (grown == NULL)
                 {
                   free (chunks);
-                  snprintf (error->message, sizeof error->message, "out of memory");
+                  wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory");
                   return false;
                 }
               chunks = grown;
@@ -233,7 +234,7 @@ wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs
       if (pthread_create (&threads[r], NULL, reader_main, &readers[r]) != 0)
         {
           WickError thread_error;
-          snprintf (thread_error.message, sizeof thread_error.message,
+          wick_set_error (&thread_error, WICK_ERROR_FAILED,
                     "cannot start a disk reader thread");
           pipeline_fail (&pipeline, &thread_error);
           break;

@@ -5,6 +5,7 @@
  * wick-weight-store-private.h). */
 #include "wick-weight-store-private.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,21 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "core/wick-error-private.h"
 
 #define SAMPLE_BYTES 65536u
-
-static bool fail (WickError *error, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static bool
-fail (WickError *error, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  vsnprintf (error->message, sizeof error->message, format, args);
-  va_end (args);
-  return false;
-}
 
 static double
 now_seconds (void)
@@ -61,7 +50,7 @@ sample_equal (const WickWeightModule *module, const WickWeightParamState *param,
   /* count * live_size <= SAMPLE_BYTES, and file elements are at most 4x wider */
   unsigned char *buffer = malloc (SAMPLE_BYTES * 6);
   if (buffer == NULL)
-    return fail (error, "out of memory");
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   unsigned char *file_bytes = buffer;
   unsigned char *converted = buffer + SAMPLE_BYTES * 4;
   unsigned char *live_bytes = buffer + SAMPLE_BYTES * 5;
@@ -186,7 +175,7 @@ plan_tiers (WickWeightModule *module, WickTier tier, const char *checkpoint_erro
       else
         disk = find_disk_source (module, storage);
       if (!disk && tier == WICK_TIER_DISK)
-        return fail (error, "parameter '%s' cannot go to the disk tier: %s", param->name,
+        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s' cannot go to the disk tier: %s", param->name,
                      param->reason);
       storage->tier = disk ? WICK_TIER_DISK : WICK_TIER_RAM;
       if (disk)
@@ -237,7 +226,7 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
           storage->spill = module->backing->host_alloc (storage->bytes);
           storage->spill_size = storage->bytes;
           if (storage->spill == NULL)
-            return fail (error, "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
+            return wick_fail (error, WICK_ERROR_NO_MEMORY, "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
                          storage->bytes,
                          module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
                          module->params[storage->param].name);
@@ -268,10 +257,10 @@ check_shard_unchanged (const WickSafetensorsShard *shard, WickError *error)
 {
   struct stat st;
   if (fstat (shard->fd, &st) != 0)
-    return fail (error, "%s: cannot stat the checkpoint shard", shard->path);
+    return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot stat the checkpoint shard", shard->path);
   WickFileIdentity now = { st.st_dev, st.st_ino, st.st_size, st.st_mtim };
   if (!wick_file_identity_equal (&now, &shard->identity))
-    return fail (error, "%s: the checkpoint file changed since the eviction verified it",
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: the checkpoint file changed since the eviction verified it",
                  shard->path);
   return true;
 }
@@ -384,7 +373,7 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
   size_t n_made = 0;
   bool ok = batch.jobs != NULL && batch.mappings != NULL && made != NULL;
   if (!ok)
-    fail (error, "out of memory");
+    wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   for (size_t m = 0; ok && m < module->n_mappings; m++)
     if (module->mappings[m].released)
       {
@@ -524,7 +513,7 @@ release_mappings (WickWeightStore *store, WickWeightModule *module, uint64_t *fr
           name = module->params[module->storages[s].param].name;
       WickError rollback_error;
       bool rolled_back = roll_back (store, module, &rollback_error);
-      return fail (error, "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
+      return wick_fail (error, WICK_ERROR_IO, "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
                    name, release_error.message,
                    rolled_back ? "the parameters already released were restored"
                                : "restoring the parameters already released failed too: ",

@@ -10,23 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/wick-error-private.h"
 
 unsigned wick_weight_store_evict_wait_seconds = 10;
-
-static bool fail (WickError *error, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static bool
-fail (WickError *error, const char *format, ...)
-{
-  if (error == NULL)
-    return false;
-  va_list args;
-  va_start (args, format);
-  vsnprintf (error->message, sizeof error->message, format, args);
-  va_end (args);
-  return false;
-}
 
 static void
 store_destroy (void *data)
@@ -41,13 +27,13 @@ wick_weight_store_new (WickSession *session, WickError *error)
 {
   if (session != NULL && wick_session_get_slot (session, WICK_SLOT_WEIGHTS) != NULL)
     {
-      fail (error, "the session already has a weight store");
+      wick_fail (error, WICK_ERROR_EXISTS, "the session already has a weight store");
       return NULL;
     }
   WickWeightStore *store = calloc (1, sizeof *store);
   if (store == NULL)
     {
-      fail (error, "out of memory");
+      wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
       return NULL;
     }
   store->session = session;
@@ -113,29 +99,29 @@ check_param (const WickWeightParam *param, size_t index, WickWeightParamState *s
              WickError *error)
 {
   if (param->name == NULL || param->name[0] == '\0')
-    return fail (error, "parameter %zu has no name", index);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter %zu has no name", index);
   if (strlen (param->name) >= sizeof ((WickWeightParamInfo *)0)->name)
-    return fail (error, "parameter '%.60s...': name longer than 255 bytes", param->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%.60s...': name longer than 255 bytes", param->name);
   if (param->data == NULL)
-    return fail (error, "parameter '%s': no data", param->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': no data", param->name);
   if (wick_weight_dtype_size (param->dtype) == 0)
-    return fail (error, "parameter '%s': unknown dtype %d", param->name, (int)param->dtype);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': unknown dtype %d", param->name, (int)param->dtype);
   if (param->n_dims > WICK_WEIGHT_MAX_DIMS || (param->n_dims > 0 && param->shape == NULL))
-    return fail (error, "parameter '%s': a shape needs 0 to %d dimensions", param->name,
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': a shape needs 0 to %d dimensions", param->name,
                  WICK_WEIGHT_MAX_DIMS);
   state->count = 1;
   for (size_t d = 0; d < param->n_dims; d++)
     if (__builtin_mul_overflow (state->count, param->shape[d], &state->count))
-      return fail (error, "parameter '%s': its element count overflows", param->name);
+      return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': its element count overflows", param->name);
   if (__builtin_mul_overflow (state->count, (uint64_t)wick_weight_dtype_size (param->dtype),
                               &state->bytes))
-    return fail (error, "parameter '%s': its byte size overflows", param->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': its byte size overflows", param->name);
   state->dtype = param->dtype;
   state->n_dims = param->n_dims;
   if (param->n_dims > 0)
     memcpy (state->shape, param->shape, param->n_dims * sizeof *param->shape);
   state->name = strdup (param->name);
-  return state->name != NULL || fail (error, "out of memory");
+  return state->name != NULL || wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
 }
 
 /* The mapping of the allocation, added (and counted as a user) if new. */
@@ -170,7 +156,7 @@ attach_storage (WickWeightModule *module, const WickWeightParam *param, size_t i
           return true;
         }
       if (storage->data == param->data || (begin < other_end && other < end))
-        return fail (error,
+        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
                      "parameter '%s' overlaps '%s' without being tied to it (tied parameters "
                      "share one pointer and one size)",
                      param->name, module->params[storage->param].name);
@@ -179,7 +165,7 @@ attach_storage (WickWeightModule *module, const WickWeightParam *param, size_t i
   WickError hold_error;
   if (!wick_weight_allocation_hold (param->data, module->memory, state->bytes, &allocation,
                                     &hold_error))
-    return fail (error, "parameter '%s': %s", param->name, hold_error.message);
+    return wick_fail (error, hold_error.code, "parameter '%s': %s", param->name, hold_error.message);
   WickWeightStorage *storage = &module->storages[module->n_storages];
   memset (storage, 0, sizeof *storage);
   storage->data = param->data;
@@ -195,22 +181,22 @@ static bool
 check_module_info (WickWeightStore *store, const WickWeightModuleInfo *info, WickError *error)
 {
   if (store == NULL || info == NULL)
-    return fail (error, "no store or no module description");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no store or no module description");
   if (info->name == NULL || info->name[0] == '\0')
-    return fail (error, "a module needs a name");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "a module needs a name");
   if (strlen (info->name) >= sizeof ((WickWeightStats *)0)->module)
-    return fail (error, "module '%.60s...': name longer than 127 bytes", info->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%.60s...': name longer than 127 bytes", info->name);
   if (info->n_params == 0 || info->params == NULL)
-    return fail (error, "module '%s': no parameters", info->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%s': no parameters", info->name);
   if (info->memory != WICK_WEIGHT_MEMORY_HOST && info->memory != WICK_WEIGHT_MEMORY_CUDA)
-    return fail (error, "module '%s': unknown memory kind %d", info->name, (int)info->memory);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%s': unknown memory kind %d", info->name, (int)info->memory);
   if (wick_weight_backing_for (info->memory) == NULL)
-    return fail (error, "module '%s': CUDA memory, but libwick was built without CUDA", info->name);
+    return wick_fail (error, WICK_ERROR_UNSUPPORTED, "module '%s': CUDA memory, but libwick was built without CUDA", info->name);
   for (size_t i = 0; i < info->n_params; i++)
     for (size_t j = 0; j < i; j++)
       if (info->params[i].name != NULL && info->params[j].name != NULL
           && strcmp (info->params[i].name, info->params[j].name) == 0)
-        return fail (error, "module '%s': parameter '%s' appears twice", info->name,
+        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%s': parameter '%s' appears twice", info->name,
                      info->params[i].name);
   return true;
 }
@@ -225,7 +211,7 @@ check_not_shared_locked (WickWeightStore *store, WickWeightModule *module, WickE
       for (size_t s = 0; s < module->n_storages; s++)
         if (store->modules[m]->mappings[a].base
             == module->mappings[module->storages[s].mapping].base)
-          return fail (error,
+          return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
                        "module '%s': parameter '%s' lies in an allocation of module '%s': an "
                        "allocation (and tied parameters) must belong to one module",
                        module->name, module->params[module->storages[s].param].name,
@@ -238,7 +224,7 @@ module_new (const WickWeightModuleInfo *info, WickError *error)
 {
   WickWeightModule *module = calloc (1, sizeof *module);
   if (module == NULL)
-    return fail (error, "out of memory"), NULL;
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory"), NULL;
   snprintf (module->name, sizeof module->name, "%s", info->name);
   module->memory = info->memory;
   module->backing = wick_weight_backing_for (info->memory);
@@ -250,7 +236,7 @@ module_new (const WickWeightModuleInfo *info, WickError *error)
       || (info->checkpoint != NULL && module->checkpoint_path == NULL))
     {
       module_free (module);
-      return fail (error, "out of memory"), NULL;
+      return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory"), NULL;
     }
   WickError param_error;
   for (size_t i = 0; i < info->n_params; i++)
@@ -260,7 +246,7 @@ module_new (const WickWeightModuleInfo *info, WickError *error)
         {
           module->n_params = i + 1;
           module_free (module);
-          return fail (error, "module '%s': %s", info->name, param_error.message), NULL;
+          return wick_fail (error, param_error.code, "module '%s': %s", info->name, param_error.message), NULL;
         }
       module->n_params = i + 1;
     }
@@ -285,11 +271,11 @@ wick_weight_store_register_module (WickWeightStore *store, const WickWeightModul
   bool ok = true;
   WickWeightModule **grown = NULL;
   if (find_locked (store, module->name) != NULL)
-    ok = fail (error, "module '%s' is already registered", module->name);
+    ok = wick_fail (error, WICK_ERROR_EXISTS, "module '%s' is already registered", module->name);
   else if (!check_not_shared_locked (store, module, error))
     ok = false;
   else if ((grown = realloc (store->modules, (store->n_modules + 1) * sizeof *grown)) == NULL)
-    ok = fail (error, "out of memory");
+    ok = wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   if (ok)
     {
       store->modules = grown;
@@ -323,7 +309,7 @@ acquire_locked (WickWeightStore *store, WickWeightModule *module, bool for_evict
   if (module->busy || (for_eviction && module->users > 0))
     {
       pthread_cond_broadcast (&store->changed);
-      return fail (error, "module '%s' is still in use after %u s: not evicted", module->name,
+      return wick_fail (error, WICK_ERROR_BUSY, "module '%s' is still in use after %u s: not evicted", module->name,
                    wick_weight_store_evict_wait_seconds);
     }
   module->busy = true;
@@ -342,7 +328,7 @@ lookup_locked (WickWeightStore *store, const char *name, WickError *error)
 {
   WickWeightModule *module = name != NULL ? find_locked (store, name) : NULL;
   if (module == NULL)
-    fail (error, "no module named '%s' is registered", name ? name : "(null)");
+    wick_fail (error, WICK_ERROR_NOT_FOUND, "no module named '%s' is registered", name ? name : "(null)");
   return module;
 }
 
@@ -353,9 +339,9 @@ wick_weight_store_evict (WickWeightStore *store, const char *name, WickTier tier
                          WickWeightStats *out, WickError *error)
 {
   if (store == NULL)
-    return fail (error, "no weight store");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no weight store");
   if (tier != WICK_TIER_AUTO && tier != WICK_TIER_DISK && tier != WICK_TIER_RAM)
-    return fail (error, "unknown tier %d", (int)tier);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "unknown tier %d", (int)tier);
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = lookup_locked (store, name, error);
   bool ok = module != NULL && acquire_locked (store, module, true, error);
@@ -363,7 +349,7 @@ wick_weight_store_evict (WickWeightStore *store, const char *name, WickTier tier
     {
       pthread_mutex_unlock (&store->lock);
       if (module->state == WICK_MODULE_DROPPED)
-        ok = fail (error, "module '%s' was dropped: its weights are gone", module->name);
+        ok = wick_fail (error, WICK_ERROR_STATE, "module '%s' was dropped: its weights are gone", module->name);
       else if (module->state == WICK_MODULE_RESIDENT)
         ok = wick_weight_module_evict (store, module, tier, error);
       pthread_mutex_lock (&store->lock);
@@ -385,7 +371,7 @@ restore_module_locked (WickWeightStore *store, WickWeightModule *module, WickWei
   bool ok = true;
   pthread_mutex_unlock (&store->lock);
   if (module->state == WICK_MODULE_DROPPED)
-    ok = fail (error, "module '%s' was dropped: its weights are gone", module->name);
+    ok = wick_fail (error, WICK_ERROR_STATE, "module '%s' was dropped: its weights are gone", module->name);
   else if (module->state == WICK_MODULE_EVICTED)
     ok = wick_weight_module_restore (store, module, error);
   else
@@ -405,7 +391,7 @@ wick_weight_store_restore (WickWeightStore *store, const char *name, WickWeightS
                            WickError *error)
 {
   if (store == NULL)
-    return fail (error, "no weight store");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no weight store");
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = lookup_locked (store, name, error);
   bool ok = module != NULL && restore_module_locked (store, module, out, error);
@@ -421,7 +407,7 @@ wick_weight_store_restore_all (WickWeightStore *store, uint64_t *restored_module
   if (restored_modules != NULL)
     *restored_modules = 0;
   if (store == NULL)
-    return fail (error, "no weight store");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no weight store");
   pthread_mutex_lock (&store->lock);
   for (size_t i = 0; i < store->n_modules; i++)
     {
@@ -448,7 +434,7 @@ bool
 wick_weight_store_drop (WickWeightStore *store, const char *name, WickError *error)
 {
   if (store == NULL)
-    return fail (error, "no weight store");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no weight store");
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = lookup_locked (store, name, error);
   bool ok = module != NULL && acquire_locked (store, module, false, error);
@@ -491,14 +477,14 @@ bool
 wick_weight_store_unregister_module (WickWeightStore *store, const char *name, WickError *error)
 {
   if (store == NULL)
-    return fail (error, "no weight store");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no weight store");
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = lookup_locked (store, name, error);
   bool ok = module != NULL
             && (module->state == WICK_MODULE_DROPPED
                 || restore_module_locked (store, module, NULL, error));
   if (ok && module->users > 0)
-    ok = fail (error, "module '%s' is in use", module->name);
+    ok = wick_fail (error, WICK_ERROR_BUSY, "module '%s' is in use", module->name);
   if (ok)
     {
       size_t i = 0;
@@ -544,7 +530,7 @@ bool
 wick_weight_store_ensure_resident (WickWeightStore *store, const char *name, WickError *error)
 {
   if (store == NULL)
-    return fail (error, "no weight store");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no weight store");
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = lookup_locked (store, name, error);
   bool ok = module != NULL && make_resident_locked (store, module, error);
@@ -556,7 +542,7 @@ bool
 wick_weight_store_use_begin (WickWeightStore *store, const char *name, WickError *error)
 {
   if (store == NULL)
-    return fail (error, "no weight store");
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no weight store");
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = lookup_locked (store, name, error);
   bool ok = module != NULL && make_resident_locked (store, module, error);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/wick-error-private.h"
 
 typedef struct
 {
@@ -18,7 +19,7 @@ static bool
 parser_fail (JsonParser *parser, size_t at, const char *what)
 {
   if (parser->error != NULL)
-    snprintf (parser->error->message, sizeof parser->error->message, "byte %zu: %s", at, what);
+    wick_set_error (parser->error, WICK_ERROR_INVALID_DATA, "byte %zu: %s", at, what);
   return false;
 }
 
@@ -437,7 +438,7 @@ wick_weights_json_parse (const char *data, size_t length, WickJsonDocument *docu
   document->strings = malloc (length + 1);
   if (document->strings == NULL)
     {
-      snprintf (error->message, sizeof error->message, "out of memory for a %zu-byte JSON text",
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for a %zu-byte JSON text",
                 length);
       return false;
     }

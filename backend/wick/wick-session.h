@@ -34,9 +34,33 @@
 
 WICK_BEGIN_DECLS
 
+/* What kind of failure a WickError reports; the sentence says the rest.
+ * Callers decide on the code, never on the text of the message. */
+typedef enum
+{
+  WICK_ERROR_NONE = 0,         /* no error (a WickError nothing was written to) */
+  WICK_ERROR_FAILED,           /* anything not below, e.g. a CUDA call that failed */
+  WICK_ERROR_INVALID_ARGUMENT, /* the caller's arguments, record, options or metadata */
+  WICK_ERROR_INVALID_DATA,     /* malformed input read from a file, socket or ring */
+  WICK_ERROR_NOT_FOUND,        /* no such module, stage, window, file */
+  WICK_ERROR_EXISTS,           /* the name is already registered */
+  WICK_ERROR_STATE,            /* not now: finished, already begun, spans open, dropped module */
+  WICK_ERROR_BUSY,             /* in use, or every slot taken */
+  WICK_ERROR_TIMED_OUT,        /* waited for a reader or a user and gave up */
+  WICK_ERROR_DROPPED,          /* the record was dropped: ring full under the drop policy */
+  WICK_ERROR_NO_SPACE,         /* a fixed-size table or arena is full */
+  WICK_ERROR_NO_MEMORY,        /* an allocation failed */
+  WICK_ERROR_UNSUPPORTED,      /* not built in or not available here (CUDA, a format version) */
+  WICK_ERROR_PERMISSION,       /* refused for safety or by the system: another owner, a mode, EACCES */
+  WICK_ERROR_IO,               /* a system call failed; the sentence names it and errno's text */
+} WickErrorCode;
+
+/* Filled by every call that can fail. Initialise it with {0} (or leave it
+ * uninitialised: a failing call writes both fields). */
 typedef struct
 {
-  char message[512];
+  char message[512]; /* a sentence naming the place and the reason */
+  WickErrorCode code;
 } WickError;
 
 typedef struct WickSession WickSession;
@@ -547,5 +571,8 @@ WICK_AVAILABLE_IN_1_0
 const char *wick_gradient_expectation_to_string (WickGradientExpectation expectation);
 WICK_AVAILABLE_IN_1_0
 const char *wick_ring_policy_to_string (WickRingPolicy policy);
+/* "invalid-argument", "dropped", ...; NULL for an unknown value. */
+WICK_AVAILABLE_IN_1_0
+const char *wick_error_code_to_string (WickErrorCode code);
 
 WICK_END_DECLS

@@ -106,6 +106,7 @@ test_drop_counting_exact (void)
   g_assert_cmpuint (wick_session_get_dropped (session), ==, total - stored);
   g_assert_false (wick_session_record_call_edge (session, 1, 2, 0, &error));
   g_assert_cmpstr (error.message, ==, "dropped: the ring is full (drop policy)");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_DROPPED);
   guint64 before = wick_session_now_ns (session);
 
   Counts c = { .edges_in_order = TRUE };
@@ -364,6 +365,7 @@ test_hold_slots (void)
   g_assert_null (
     wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, &error));
   g_assert_cmpstr (error.message, ==, "all 8 hold-reader slots are taken");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_BUSY);
   wick_ring_reader_free (readers[3]);
   readers[3]
     = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);

@@ -337,10 +337,15 @@ test_record_refusals (void)
                    "the measured region was already begun; a session has exactly one");
   g_assert_false (wick_session_finish (session, &error));
   g_assert_cmpstr (error.message, ==, "cannot finish trace with 1 nested spans still open");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_STATE);
   g_assert_false (wick_span_end (session, 0));
   g_assert_false (wick_span_end (session, 999));
   g_assert_false (wick_session_finish_failed (session, " ", &error));
   g_assert_cmpstr (error.message, ==, "failure reason cannot be empty");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (wick_error_code_to_string (error.code), ==, "invalid-argument");
+  g_assert_cmpstr (wick_error_code_to_string (WICK_ERROR_DROPPED), ==, "dropped");
+  g_assert_null (wick_error_code_to_string ((WickErrorCode)999));
   g_assert_true (wick_session_finish_failed (session, "stopped by test", &error));
   g_assert_false (wick_session_mark (session, "late", &error));
   g_assert_cmpstr (error.message, ==,

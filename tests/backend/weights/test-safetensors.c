@@ -136,6 +136,7 @@ test_header_errors (void)
   WickError error;
   g_assert_false (wick_safetensors_parse_bytes ((const uint8_t *)"abc", 3, &parsed, &error));
   g_assert_cmpstr (error.message, ==, "the file is 3 bytes, shorter than the 8-byte header length");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_INVALID_DATA);
   expect_file_error (G_MAXUINT64, "{}", 0,
                      "header length 18446744073709551615 exceeds the limit of 100000000 bytes");
   expect_file_error (1000, "{}", 0, "header length 1000 runs past the end of the file (10 bytes)");

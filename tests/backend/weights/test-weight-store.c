@@ -648,6 +648,7 @@ test_registration_errors (void)
   WickWeightModuleInfo duplicate = { "net", &tied_sizes[0], 1, WICK_WEIGHT_MEMORY_HOST, NULL };
   g_assert_false (wick_weight_store_register_module (model.store, &duplicate, &error));
   g_assert_cmpstr (error.message, ==, "module 'net' is already registered");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_EXISTS);
   /* None of the refused registrations kept a hold on the allocation. */
   g_assert_true (wick_weight_free_host (base, &error));
   g_assert_false (wick_weight_free_host (model.embed, &error));
@@ -657,9 +658,11 @@ test_registration_errors (void)
   g_free (message);
   g_assert_false (wick_weight_store_evict (model.store, "nope", WICK_TIER_AUTO, NULL, &error));
   g_assert_cmpstr (error.message, ==, "no module named 'nope' is registered");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_NOT_FOUND);
 #if !WICK_HAVE_CUDA
   g_assert_null (wick_weight_alloc_device (64, &error));
   g_assert_cmpstr (error.message, ==, "libwick was built without CUDA");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_UNSUPPORTED);
 #endif
   g_free (plain);
   model_clear (&model);

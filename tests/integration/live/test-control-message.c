@@ -111,6 +111,7 @@ test_parse_limits (void)
   WickError error = { "" };
   g_assert_false (wick_control_request_parse (&request, "", 0, &error));
   g_assert_cmpstr (error.message, ==, "control message of 0 bytes: the limit is 1 to 65536 bytes");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_INVALID_DATA);
   GString *many = g_string_new ("{\"v\":1,\"command\":\"list\"");
   for (int i = 0; i < 40; i++)
     g_string_append_printf (many, ",\"m%d\":%d", i, i);
