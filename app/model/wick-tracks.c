@@ -100,6 +100,7 @@ struct _WickTracks
 
   GArray *processes, *threads, *tracks;
   GArray *thread_slices, *thread_instants; /* guint32 per thread, G_MAXUINT32 none */
+  GArray *thread_device; /* guint32 per thread: device track its flows bind to, or none */
   GArray *process_instants;                /* guint32 per process */
   guint32 global_instants;
   GHashTable *process_by_pid; /* gint64* -> index+1 */
@@ -200,6 +201,7 @@ clear_arrays (WickTracks *self)
   g_clear_pointer (&self->tracks, g_array_unref);
   g_clear_pointer (&self->thread_slices, g_array_unref);
   g_clear_pointer (&self->thread_instants, g_array_unref);
+  g_clear_pointer (&self->thread_device, g_array_unref);
   g_clear_pointer (&self->process_instants, g_array_unref);
   g_clear_pointer (&self->process_by_pid, g_hash_table_unref);
   g_clear_pointer (&self->thread_by_key, g_hash_table_unref);
@@ -235,6 +237,7 @@ init_arrays (WickTracks *self)
   self->tracks = g_array_new (FALSE, TRUE, sizeof (WickTrack));
   self->thread_slices = g_array_new (FALSE, FALSE, sizeof (guint32));
   self->thread_instants = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->thread_device = g_array_new (FALSE, FALSE, sizeof (guint32));
   self->process_instants = g_array_new (FALSE, FALSE, sizeof (guint32));
   self->global_instants = G_MAXUINT32;
   self->process_by_pid = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
@@ -402,6 +405,7 @@ wick_tracks_add_thread (WickTracks *self, guint32 process, gint64 tid)
   guint32 none = G_MAXUINT32;
   g_array_append_val (self->thread_slices, none);
   g_array_append_val (self->thread_instants, none);
+  g_array_append_val (self->thread_device, none);
   key_insert (self->thread_by_key, 0, (gint32)process, (guint32)tid, (guint32)((guint64)tid >> 32),
               index);
   return index;
@@ -958,7 +962,13 @@ finish_slices (WickTracks *self)
   g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (StackEntry));
   guint32 thread = G_MAXUINT32, track = 0;
   guint64 e_without_b = 0;
-  g_array_set_size (self->span_track, spans->len);
+  {
+    /* spans already in the document (an importer's root) belong to no track */
+    guint old = self->span_track->len;
+    g_array_set_size (self->span_track, spans->len);
+    for (guint i = old; i < spans->len; i++)
+      g_array_index (self->span_track, guint32, i) = G_MAXUINT32;
+  }
 
   for (guint i = 0; i < n; i++)
     {
@@ -1496,18 +1506,18 @@ bind_point (WickTracks *self, guint32 track, guint64 t, gboolean next)
           while (lo < hi)
             {
               guint mid = lo + (hi - lo) / 2;
-              if (event_start (self, WICK_EVENT_SLICE, row->pub.events[mid]) < t)
+              if (event_start (self, row->pub.event_kind, row->pub.events[mid]) < t)
                 lo = mid + 1;
               else
                 hi = mid;
             }
           if (lo < row->pub.n_events)
             {
-              guint64 s = event_start (self, WICK_EVENT_SLICE, row->pub.events[lo]);
+              guint64 s = event_start (self, row->pub.event_kind, row->pub.events[lo]);
               if (s < best_start)
                 {
                   best_start = s;
-                  best = (WickEventRef){ WICK_EVENT_SLICE, row->pub.events[lo] };
+                  best = (WickEventRef){ row->pub.event_kind, row->pub.events[lo] };
                 }
             }
         }
@@ -1520,11 +1530,11 @@ bind_point (WickTracks *self, guint32 track, guint64 t, gboolean next)
            i < row->pub.n_events; i++)
         {
           guint32 ev = row->pub.events[i];
-          guint64 s = event_start (self, WICK_EVENT_SLICE, ev);
+          guint64 s = event_start (self, row->pub.event_kind, ev);
           if (s > t)
             break;
-          if (event_end (self, WICK_EVENT_SLICE, ev) >= t)
-            return (WickEventRef){ WICK_EVENT_SLICE, ev };
+          if (event_end (self, row->pub.event_kind, ev) >= t)
+            return (WickEventRef){ row->pub.event_kind, ev };
         }
     }
   return none;
@@ -1545,13 +1555,31 @@ compare_flow_points (gconstpointer pa, gconstpointer pb)
   return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* The track a flow point on @thread binds to: its slices, else the device
+ * track its events went to (Kineto's GPU "threads"). */
 static guint32
-thread_track (WickTracks *self, guint32 thread)
+bind_track (WickTracks *self, guint32 thread)
 {
   guint32 t = g_array_index (self->thread_slices, guint32, thread);
   if (t == G_MAXUINT32)
+    t = g_array_index (self->thread_device, guint32, thread);
+  return t;
+}
+
+static guint32
+thread_track (WickTracks *self, guint32 thread)
+{
+  guint32 t = bind_track (self, thread);
+  if (t == G_MAXUINT32)
     t = g_array_index (self->thread_instants, guint32, thread);
   return t;
+}
+
+void
+wick_tracks_set_thread_device_track (WickTracks *self, guint32 thread, guint32 track)
+{
+  g_return_if_fail (thread < self->thread_device->len && track < self->tracks->len);
+  g_array_index (self->thread_device, guint32, thread) = track;
 }
 
 typedef struct
@@ -1587,12 +1615,10 @@ finish_flows (WickTracks *self)
       WickFlow flow = { a->id, a->category, a->name };
       flow.from.track = thread_track (self, a->thread);
       flow.from.timestamp_ns = (guint64)(a->ts - self->origin);
-      flow.from.event = bind_point (self, g_array_index (self->thread_slices, guint32, a->thread),
-                                    flow.from.timestamp_ns, FALSE);
+      flow.from.event = bind_point (self, bind_track (self, a->thread), flow.from.timestamp_ns, FALSE);
       flow.to.track = thread_track (self, b->thread);
       flow.to.timestamp_ns = (guint64)(b->ts - self->origin);
-      flow.to.event = bind_point (self, g_array_index (self->thread_slices, guint32, b->thread),
-                                  flow.to.timestamp_ns,
+      flow.to.event = bind_point (self, bind_track (self, b->thread), flow.to.timestamp_ns,
                                   b->phase == WICK_FLOW_END && !b->bind_enclosing);
       g_array_append_val (self->flows, flow);
     }

@@ -261,6 +261,9 @@ guint32 wick_tracks_device_track (WickTracks *self, gint32 process, WickStr devi
                                   WickStr stream, WickStr name);
 void wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
                              WickStr name, WickStr category, WickStr args);
+/* Flow points of @thread bind to the intervals of device @track when the
+ * thread has no slices (Chrome puts GPU streams on (pid, tid) "threads"). */
+void wick_tracks_set_thread_device_track (WickTracks *self, guint32 thread, guint32 track);
 
 /* Flow v1 (s / t / f) with id @id, grouped by (@category, @name, @id). A
  * start or step binds to the slice of @thread enclosing @ts_ns; an end binds

@@ -14,6 +14,7 @@
 #include "wick-chrome-import.h"
 #include "wick-input.h"
 #include "wick-memory-series.h"
+#include "wick-tracks.h"
 
 static char *
 write_temp (const char *name, const void *data, gsize len)
@@ -99,6 +100,23 @@ check_small (WickDocument *doc)
   g_assert_cmpstr (skipped (info, "E without B"), ==, "1");
   g_assert_cmpstr (wick_chrome_info_lookup_metadata (info, "traceName"), ==, "\"small\"");
   g_assert_nonnull (find_issue (doc, "chrome_skipped"));
+  /* on the tracks: an instant (global), two counter series, one async slice */
+  {
+    WickTracks *t = wick_document_get_tracks (doc);
+    guint n_tracks, n_async, n_instants, n_counters;
+    const WickTrack *tracks = wick_tracks_get_tracks (t, &n_tracks);
+    gboolean named = FALSE;
+    wick_tracks_get_async (t, &n_async);
+    wick_tracks_get_instants (t, &n_instants);
+    wick_tracks_get_counter_samples (t, &n_counters);
+    g_assert_cmpuint (n_async, ==, 1);
+    g_assert_cmpuint (n_instants, ==, 1);
+    g_assert_cmpuint (n_counters, ==, 2);
+    for (guint i = 0; i < n_tracks; i++)
+      named |= tracks[i].kind == WICK_TRACK_COUNTER
+               && g_strcmp0 (wick_document_str (doc, tracks[i].name), "mem b") == 0;
+    g_assert_true (named);
+  }
   /* root + a + b; ts given as a string, µs to ns from the earliest event */
   g_assert_cmpuint (n, ==, 3);
   g_assert_cmpuint (spans[2].start_ns, ==, 1500);
@@ -231,8 +249,13 @@ test_errors_name_the_place (void)
   g_assert_nonnull (strstr (error->message, "bad.json:3:11: expected `,` or `}`"));
   g_assert_true (wick_document_get_parse_error (a)->failed);
   g_assert_cmpuint (wick_document_get_parse_error (a)->line, ==, 3);
-  /* what was read before the error is kept */
-  g_assert_cmpuint (wick_document_get_record_count (a, WICK_RECORD_SPAN), ==, 2);
+  /* what was read before the error is kept: the root and slice a */
+  g_assert_cmpuint (wick_document_get_record_count (a, WICK_RECORD_SPAN), ==, 1);
+  {
+    guint n_spans;
+    wick_document_get_spans (a, &n_spans);
+    g_assert_cmpuint (n_spans, ==, 2);
+  }
   g_clear_error (&error);
 
   g_assert_false (wick_document_load_file_auto (b, other_path, NULL, NULL, NULL, &error));
