@@ -215,7 +215,26 @@ text (cairo_t *cr, const char *s, double x, double y, gboolean bold, double alig
   g_object_unref (layout);
 }
 
-#define LEGEND_ITEM 100
+#define LEGEND_ITEM 88
+
+/* Bytes to pixels above a panel's bottom: linear up to max, or log10(1 + v)
+ * against log10(1 + max) on a log axis. */
+typedef struct
+{
+  double height;
+  guint64 max;
+  gboolean log;
+} YMap;
+
+static double
+ymap (const YMap *m, double v)
+{
+  if (v <= 0)
+    return 0;
+  if (m->log)
+    return log10 (1 + v) / log10 (1 + (double)m->max) * m->height;
+  return v / (double)m->max * m->height;
+}
 
 static gboolean
 is_hidden (const WickMemoryViewport *view, guint bit)
@@ -261,6 +280,21 @@ draw_legend (cairo_t *cr, const WickMemoryViewport *view)
       x += LEGEND_ITEM;
     }
   cairo_set_line_width (cr, 1);
+  /* The log-scale switch: a check box. */
+  wick_palette_set (cr, fg, 0.8);
+  cairo_rectangle (cr, x + 0.5, 9.5, 11, 11);
+  cairo_stroke (cr);
+  if (view->log_scale)
+    {
+      cairo_set_line_width (cr, 2);
+      cairo_move_to (cr, x + 2.5, 15);
+      cairo_line_to (cr, x + 5, 18);
+      cairo_line_to (cr, x + 10, 11);
+      cairo_stroke (cr);
+      cairo_set_line_width (cr, 1);
+    }
+  wick_palette_set (cr, fg, 0.9);
+  text (cr, _ ("log scale"), x + 16, 8, FALSE, 0);
 }
 
 int
@@ -271,14 +305,14 @@ wick_memory_chart_legend_hit (const WickMemoryViewport *view, double x, double y
   guint item = (guint)((x - WICK_MEMORY_AXIS) / LEGEND_ITEM);
   if (item < 5)
     return wick_memory_stack_order[item];
-  if (item < 8)
+  if (item <= 8)
     return item;
   return -1;
 }
 
 static void
 draw_stack (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *view,
-            const cairo_rectangle_t *panel, double scale)
+            const cairo_rectangle_t *panel, const YMap *map)
 {
   /* One column per pixel: the point with the largest total in it, or the
    * value carried over from the point before. */
@@ -322,29 +356,31 @@ draw_stack (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
       guint c = wick_memory_stack_order[k];
       if (is_hidden (view, c))
         continue;
-      cairo_move_to (cr, panel->x, bottom - base[0]);
+      /* base[] holds the bytes stacked below; the mapping of the running sum
+       * keeps a log axis stacked too. */
+      cairo_move_to (cr, panel->x, bottom - ymap (map, base[0]));
       for (int col = 0; col < columns; col++)
         {
-          double top = base[col] + values[col * WICK_N_CATEGORIES + c] * scale;
+          double top = ymap (map, base[col] + (double)values[col * WICK_N_CATEGORIES + c]);
           cairo_line_to (cr, panel->x + col, bottom - top);
           cairo_line_to (cr, panel->x + col + 1, bottom - top);
         }
       for (int col = columns - 1; col >= 0; col--)
         {
-          cairo_line_to (cr, panel->x + col + 1, bottom - base[col]);
-          cairo_line_to (cr, panel->x + col, bottom - base[col]);
+          cairo_line_to (cr, panel->x + col + 1, bottom - ymap (map, base[col]));
+          cairo_line_to (cr, panel->x + col, bottom - ymap (map, base[col]));
         }
       cairo_close_path (cr);
       wick_palette_set (cr, wick_palette_category (c, view->dark), 0.78);
       cairo_fill (cr);
       for (int col = 0; col < columns; col++)
-        base[col] += values[col * WICK_N_CATEGORIES + c] * scale;
+        base[col] += (double)values[col * WICK_N_CATEGORIES + c];
     }
 }
 
 static void
 draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *view,
-               const cairo_rectangle_t *panel, double scale, guint64 y_max)
+               const cairo_rectangle_t *panel, const YMap *map)
 {
   static const double dash[] = { 5, 3 }, dot[] = { 1.5, 2.5 };
   const WickDeviceSeriesKind kinds[]
@@ -353,7 +389,7 @@ draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport 
   for (guint k = 0; k < 3; k++)
     {
       GArray *points = device->physical->series[kinds[k]];
-      if (points->len == 0 || (k == 2 && device->capacity > y_max) || is_hidden (view, 5 + k))
+      if (points->len == 0 || (k == 2 && device->capacity > map->max) || is_hidden (view, 5 + k))
         continue;
       /* A step line; samples that fall in the same pixel column become one
        * vertical stroke from their lowest to their highest value. */
@@ -363,7 +399,7 @@ draw_physical (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport 
           const WickSamplePoint *p = &g_array_index (points, WickSamplePoint, i);
           double x = floor (CLAMP (wick_memory_viewport_time_to_x (view, p->t_ns), panel->x,
                                    panel->x + panel->width));
-          double y = bottom - p->value * scale;
+          double y = bottom - ymap (map, (double)p->value);
           if (i == 0)
             {
               cairo_move_to (cr, x, y);
@@ -407,14 +443,35 @@ overlaps (const cairo_rectangle_t *a, const cairo_rectangle_t *b)
          && b->y < a->y + a->height;
 }
 
-static void
-draw_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *view,
-            const cairo_rectangle_t *panel, double scale)
+static int
+label_width (cairo_t *cr, const char *s)
+{
+  PangoLayout *layout = pango_cairo_create_layout (cr);
+  PangoFontDescription *font = pango_font_description_from_string ("Sans Bold 8");
+  pango_layout_set_font_description (layout, font);
+  pango_layout_set_text (layout, s, -1);
+  int w, h;
+  pango_layout_get_pixel_size (layout, &w, &h);
+  pango_font_description_free (font);
+  g_object_unref (layout);
+  return w;
+}
+
+#define PEAK_LABEL_HEIGHT 13
+
+/* Peak markers and their labels: each label goes to the first free place
+ * near its marker (right of it, then left, then stepping away vertically),
+ * inside the panel and clear of the axis, of every label placed before and
+ * of every marker; a label with no free place is left out (the marker
+ * stays, and the readout names it). */
+static guint
+layout_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *view,
+              const cairo_rectangle_t *panel, const YMap *map, WickMemoryPeakLabel *out)
 {
   const WickMemorySeries *series = device->logical;
   double bottom = panel->y + panel->height;
-  cairo_rectangle_t placed[5];
-  guint n_placed = 0;
+  guint n = 0;
+  cairo_rectangle_t markers[5];
   for (guint k = 5; k-- > 0;)
     {
       guint c = wick_memory_stack_order[k];
@@ -428,38 +485,100 @@ draw_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *vi
           if (!is_hidden (view, wick_memory_stack_order[j]))
             base += g_array_index (series->points, WickMemoryPoint, point)
                       .live[wick_memory_stack_order[j]];
-      double x = wick_memory_viewport_time_to_x (view, series->peak_ns[c]);
-      double y = bottom - (base + series->peak[c]) * scale;
+      WickMemoryPeakLabel *peak = &out[n];
+      peak->category = c;
+      peak->x = wick_memory_viewport_time_to_x (view, series->peak_ns[c]);
+      peak->y = bottom - ymap (map, base + (double)series->peak[c]);
+      markers[n] = (cairo_rectangle_t){ peak->x - 5, peak->y - 5, 10, 10 };
+      n++;
+    }
+  double top = panel->y - 16, lowest = bottom - PEAK_LABEL_HEIGHT;
+  for (guint i = 0; i < n; i++)
+    {
+      WickMemoryPeakLabel *peak = &out[i];
+      g_autofree char *value = wick_format_bytes (series->peak[peak->category]);
+      g_autofree char *label
+        = g_strdup_printf (_ ("%s peak %s"), wick_palette_category_name (peak->category), value);
+      double w = label_width (cr, label) + 4;
+      peak->placed = FALSE;
+      if (w > panel->width)
+        continue;
+      /* Candidates: right then left of the marker, at its height, then
+       * 1, -1, 2, -2 … label heights away. */
+      for (int step = 0; step < 40 && !peak->placed; step++)
+        {
+          int dy = (step + 1) / 2 * (step % 2 ? 1 : -1);
+          double y = CLAMP (peak->y - 16 + dy * PEAK_LABEL_HEIGHT, top, lowest);
+          for (int side = 0; side < 2 && !peak->placed; side++)
+            {
+              double x = side == 0 ? peak->x + 7 : peak->x - 7 - w;
+              x = CLAMP (x, panel->x + 1, panel->x + panel->width - w);
+              cairo_rectangle_t box = { x, y, w, PEAK_LABEL_HEIGHT };
+              gboolean clash = FALSE;
+              for (guint j = 0; j < i && !clash; j++)
+                clash = out[j].placed && overlaps (&box, &out[j].box);
+              for (guint j = 0; j < n && !clash; j++)
+                clash = overlaps (&box, &markers[j]);
+              if (!clash)
+                {
+                  peak->box = box;
+                  peak->placed = TRUE;
+                }
+            }
+        }
+    }
+  return n;
+}
+
+guint
+wick_memory_chart_peak_labels (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view,
+                               guint device, WickMemoryPeakLabel out[5])
+{
+  g_return_val_if_fail (device < self->devices->len, 0);
+  const ChartDevice *d = &g_array_index (self->devices, ChartDevice, device);
+  if (d->logical == NULL)
+    return 0;
+  cairo_rectangle_t panel;
+  wick_memory_chart_panel (self, view, device, &panel);
+  YMap map;
+  wick_memory_chart_y_axis (self, view, device, &map.max, &map.log);
+  map.height = panel.height;
+  return layout_peaks (d, cr, view, &panel, &map, out);
+}
+
+static void
+draw_peaks (const ChartDevice *device, cairo_t *cr, const WickMemoryViewport *view,
+            const cairo_rectangle_t *panel, const YMap *map)
+{
+  WickMemoryPeakLabel peaks[5];
+  guint n = layout_peaks (device, cr, view, panel, map, peaks);
+  for (guint i = 0; i < n; i++)
+    {
+      const WickMemoryPeakLabel *peak = &peaks[i];
+      guint c = peak->category;
       cairo_new_path (cr);
       wick_palette_set (cr, wick_palette_category (c, view->dark), 1);
-      cairo_arc (cr, x, y, 4, 0, 2 * G_PI);
+      cairo_arc (cr, peak->x, peak->y, 4, 0, 2 * G_PI);
       cairo_fill_preserve (cr);
       wick_palette_set (cr, wick_palette_foreground (view->dark), 0.9);
       cairo_stroke (cr);
-      g_autofree char *value = wick_format_bytes (series->peak[c]);
-      g_autofree char *label
-        = g_strdup_printf (_ ("%s peak %s"), wick_palette_category_name (c), value);
-      gboolean right = x > panel->x + panel->width - 180;
-      cairo_rectangle_t box = { right ? x - 176 : x + 7, MAX (y - 16, panel->y - 14), 170, 13 };
-      for (guint tries = 0; tries < 12; tries++)
-        {
-          gboolean clash = FALSE;
-          for (guint i = 0; i < n_placed; i++)
-            clash |= overlaps (&box, &placed[i]);
-          if (!clash)
-            break;
-          box.y += 13;
-        }
-      placed[n_placed++] = box;
-      if (fabs (box.y - (y - 16)) > 2)
+      if (!peak->placed)
+        continue;
+      const cairo_rectangle_t *box = &peak->box;
+      gboolean right = box->x >= peak->x;
+      if (fabs (box->y - (peak->y - 16)) > 2 || box->x > peak->x + 8
+          || box->x + box->width < peak->x - 8)
         {
           wick_palette_set (cr, wick_palette_category (c, view->dark), 0.8);
-          cairo_move_to (cr, x, y);
-          cairo_line_to (cr, right ? box.x + box.width : box.x, box.y + 7);
+          cairo_move_to (cr, peak->x, peak->y);
+          cairo_line_to (cr, right ? box->x : box->x + box->width, box->y + 7);
           cairo_stroke (cr);
         }
+      g_autofree char *value = wick_format_bytes (device->logical->peak[c]);
+      g_autofree char *label
+        = g_strdup_printf (_ ("%s peak %s"), wick_palette_category_name (c), value);
       wick_palette_set (cr, wick_palette_foreground (view->dark), 0.95);
-      text (cr, label, right ? box.x + box.width - 2 : box.x + 2, box.y, TRUE, right ? 1 : 0);
+      text (cr, label, box->x + 2, box->y, TRUE, 0);
       cairo_new_path (cr);
     }
 }
@@ -486,11 +605,105 @@ nice_axis_max (guint64 max)
   return (guint64)(4 * step * unit);
 }
 
+/* The largest value the shown series reach in the visible range: stacked
+ * shown categories, used and reserved when shown, capacity when shown and
+ * within half again of the rest. */
+static guint64
+shown_max (const ChartDevice *device, const WickMemoryViewport *view)
+{
+  guint64 max = 0;
+  const WickMemorySeries *series = device->logical;
+  if (series)
+    {
+      gint64 first = point_at (series, view->start_ns);
+      for (guint i = first < 0 ? 0 : first; i < series->points->len; i++)
+        {
+          const WickMemoryPoint *p = &g_array_index (series->points, WickMemoryPoint, i);
+          if (p->t_ns > view->end_ns)
+            break;
+          guint64 total = 0;
+          for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+            if (!is_hidden (view, c))
+              total += p->live[c];
+          max = MAX (max, total);
+        }
+    }
+  if (device->physical)
+    {
+      const WickDeviceSeriesKind kinds[] = { WICK_DEVICE_SERIES_USED, WICK_DEVICE_SERIES_RESERVED };
+      for (guint k = 0; k < 2; k++)
+        {
+          if (is_hidden (view, 5 + k))
+            continue;
+          GArray *points = device->physical->series[kinds[k]];
+          guint64 before = 0;
+          for (guint i = 0; i < points->len; i++)
+            {
+              const WickSamplePoint *p = &g_array_index (points, WickSamplePoint, i);
+              if (p->t_ns <= view->start_ns)
+                before = p->value; /* the value in effect at the view's start */
+              else if (p->t_ns <= view->end_ns)
+                max = MAX (max, p->value);
+            }
+          max = MAX (max, before);
+        }
+      if (!is_hidden (view, 7) && device->capacity > 0 && device->capacity <= MAX (max, 1) * 3 / 2)
+        max = MAX (max, device->capacity);
+    }
+  return MAX (max, 1);
+}
+
+void
+wick_memory_chart_y_axis (WickMemoryChart *self, const WickMemoryViewport *view, guint device,
+                          guint64 *max, gboolean *log_scale)
+{
+  g_return_if_fail (device < self->devices->len);
+  const ChartDevice *d = &g_array_index (self->devices, ChartDevice, device);
+  guint64 top = shown_max (d, view);
+  *log_scale = view->log_scale;
+  if (view->log_scale)
+    {
+      /* Up to the next power of 1024 × 1, 8, 64 or 512 above the top. */
+      guint64 m = 1;
+      while (m < top && m <= G_MAXUINT64 / 8)
+        m *= 8;
+      *max = m;
+    }
+  else
+    *max = nice_axis_max (top + top / 20);
+}
+
 static void
 draw_axis (cairo_t *cr, const WickMemoryViewport *view, const cairo_rectangle_t *panel,
-           guint64 y_max)
+           const YMap *map)
 {
   WickRgb fg = wick_palette_foreground (view->dark);
+  if (map->log)
+    {
+      /* Gridlines at 1 B, 1 KiB, 1 MiB … up to the top, labelled; the top. */
+      double last_y = G_MAXDOUBLE;
+      for (guint64 v = 1;; v *= 1024)
+        {
+          double y = floor (panel->y + panel->height - ymap (map, (double)v)) + 0.5;
+          wick_palette_set (cr, wick_palette_grid (view->dark), 1);
+          cairo_move_to (cr, panel->x, y);
+          cairo_line_to (cr, panel->x + panel->width, y);
+          cairo_stroke (cr);
+          if (last_y - y >= 14)
+            {
+              g_autofree char *label = wick_format_bytes (v);
+              wick_palette_set (cr, fg, 0.7);
+              text (cr, label, panel->x - 6, y - 7, FALSE, 1);
+              last_y = y;
+            }
+          if (v > map->max / 1024)
+            break;
+        }
+      wick_palette_set (cr, fg, 0.7);
+      text (cr, _ ("log scale"), panel->x + panel->width, panel->y - 20, FALSE, 1);
+      return;
+    }
+  guint64 y_max = map->max;
   for (guint i = 0; i <= 4; i++)
     {
       double y = floor (panel->y + panel->height - panel->height * i / 4.0) + 0.5;
@@ -619,12 +832,10 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
       const ChartDevice *device = &g_array_index (self->devices, ChartDevice, d);
       cairo_rectangle_t panel;
       wick_memory_chart_panel (self, view, d, &panel);
-      guint64 y_max = MAX (MAX (device->peak_total, device->max_physical), 1);
-      if (device->capacity > 0 && device->capacity <= y_max * 3 / 2)
-        y_max = MAX (y_max, device->capacity);
-      y_max = nice_axis_max (y_max + y_max / 20);
-      double scale = panel.height / (double)y_max;
-
+      YMap map;
+      wick_memory_chart_y_axis (self, view, d, &map.max, &map.log);
+      map.height = panel.height;
+      guint64 y_max = map.max;
       wick_palette_set (cr, wick_palette_foreground (view->dark), 1);
       g_autofree char *title = NULL;
       if (device->capacity > y_max)
@@ -635,17 +846,17 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
       else
         title = g_strdup (device->name);
       text (cr, title, panel.x, panel.y - 20, TRUE, 0);
-      draw_axis (cr, view, &panel, y_max);
+      draw_axis (cr, view, &panel, &map);
       cairo_save (cr);
       cairo_rectangle (cr, panel.x, panel.y - 20, panel.width, panel.height + 20);
       cairo_clip (cr);
       if (device->logical)
-        draw_stack (device, cr, view, &panel, scale);
+        draw_stack (device, cr, view, &panel, &map);
       if (device->physical)
-        draw_physical (device, cr, view, &panel, scale, y_max);
+        draw_physical (device, cr, view, &panel, &map);
       cairo_restore (cr);
       if (device->logical)
-        draw_peaks (device, cr, view, &panel, scale);
+        draw_peaks (device, cr, view, &panel, &map);
     }
   if (view->range_end > view->range_start)
     {

@@ -31,9 +31,19 @@ typedef struct
   gboolean dark;
   double hover_x; /* < 0: no readout */
   guint64 range_start, range_end;
-  guint hidden; /* legend items switched off: 1 << WickMemoryCategory, then
-                 * 1 << (5 + used/reserved/capacity) */
+  guint hidden;       /* legend items switched off: 1 << WickMemoryCategory, then
+                       * 1 << (5 + used/reserved/capacity) */
+  gboolean log_scale; /* y-axis log10(1 + bytes) instead of linear */
 } WickMemoryViewport;
+
+/* A peak marker and where its label went (placed FALSE: no free place). */
+typedef struct
+{
+  guint category;
+  double x, y;
+  gboolean placed;
+  cairo_rectangle_t box;
+} WickMemoryPeakLabel;
 
 WickMemoryChart *wick_memory_chart_new (WickDocument *document);
 void wick_memory_chart_free (WickMemoryChart *self);
@@ -59,8 +69,19 @@ void wick_memory_chart_panel (WickMemoryChart *self, const WickMemoryViewport *v
  * pointer's time on the device panel under it; -1 when none. */
 gint64 wick_memory_chart_event_at (WickMemoryChart *self, const WickMemoryViewport *view, double x,
                                    double y);
-/* The legend item at (x, y): a bit of WickMemoryViewport.hidden, or -1. */
+/* The legend item at (x, y): a bit of WickMemoryViewport.hidden, 8 for the
+ * log-scale switch, or -1. */
 int wick_memory_chart_legend_hit (const WickMemoryViewport *view, double x, double y);
+/* The y-axis of device @i's panel: its top value, from the series shown
+ * (legend items switched off do not count) in the visible range, and
+ * whether it is a log axis (view->log_scale). */
+void wick_memory_chart_y_axis (WickMemoryChart *self, const WickMemoryViewport *view, guint i,
+                               guint64 *max, gboolean *log_scale);
+/* The peak markers of device @i as drawn, with their label boxes: placed
+ * labels never overlap each other, a marker or the axis. Returns how many. */
+guint wick_memory_chart_peak_labels (WickMemoryChart *self, cairo_t *cr,
+                                     const WickMemoryViewport *view, guint i,
+                                     WickMemoryPeakLabel out[5]);
 /* Bottom-to-top drawing order of the categories. */
 extern const guint wick_memory_stack_order[5];
 

@@ -22,6 +22,7 @@ struct _WickMemoryView
   gint64 last_build_us, build_cost_us;
   guint rebuild_source;
   guint hidden; /* legend items switched off */
+  gboolean log_scale;
 };
 
 G_DEFINE_FINAL_TYPE (WickMemoryView, wick_memory_view, GTK_TYPE_WIDGET)
@@ -83,6 +84,7 @@ wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
   out->dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
   out->hover_x = self->hover_x;
   out->hidden = self->hidden;
+  out->log_scale = self->log_scale;
   /* Times read from the first span, as on the timeline's ruler. */
   guint n;
   const WickSpan *spans = self->document ? wick_document_get_spans (self->document, &n) : NULL;
@@ -96,9 +98,10 @@ wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
 static gboolean
 same_view (const WickMemoryViewport *a, const WickMemoryViewport *b)
 {
-  return a->hidden == b->hidden && a->start_ns == b->start_ns && a->end_ns == b->end_ns
-         && a->origin_ns == b->origin_ns && a->width == b->width && a->height == b->height
-         && a->dark == b->dark && a->range_start == b->range_start && a->range_end == b->range_end;
+  return a->hidden == b->hidden && a->log_scale == b->log_scale && a->start_ns == b->start_ns
+         && a->end_ns == b->end_ns && a->origin_ns == b->origin_ns && a->width == b->width
+         && a->height == b->height && a->dark == b->dark && a->range_start == b->range_start
+         && a->range_end == b->range_end;
 }
 
 static void
@@ -227,8 +230,12 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, WickMemoryView *self
   int item = wick_memory_chart_legend_hit (&view, x0, y0);
   if (item >= 0)
     {
-      /* Clicking a legend item shows or hides that series. */
-      wick_memory_view_toggle_series (self, item);
+      /* Clicking a legend item shows or hides that series, or switches the
+       * log scale. */
+      if (item == 8)
+        wick_memory_view_set_log_scale (self, !self->log_scale);
+      else
+        wick_memory_view_toggle_series (self, item);
       return;
     }
   gint64 event = wick_memory_chart_event_at (self->chart, &view, x0, y0);
@@ -338,4 +345,17 @@ wick_memory_view_toggle_series (WickMemoryView *self, guint bit)
   g_return_if_fail (bit < 8);
   self->hidden ^= 1u << bit;
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+wick_memory_view_set_log_scale (WickMemoryView *self, gboolean log_scale)
+{
+  self->log_scale = log_scale;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+gboolean
+wick_memory_view_get_log_scale (WickMemoryView *self)
+{
+  return self->log_scale;
 }

@@ -32,6 +32,10 @@ void wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
  * WickMemoryViewport.hidden). */
 void wick_memory_view_toggle_series (WickMemoryView *self, guint bit);
 
+/* The y-axis as log10(1 + bytes), as the legend's "log scale" box switches it. */
+void wick_memory_view_set_log_scale (WickMemoryView *self, gboolean log_scale);
+gboolean wick_memory_view_get_log_scale (WickMemoryView *self);
+
 /* Shows the readout as if the pointer were at widget x @x (< 0 hides it);
  * for tests and screenshots. */
 void wick_memory_view_set_hover (WickMemoryView *self, double x);

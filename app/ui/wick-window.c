@@ -40,6 +40,8 @@ struct _WickWindow
   GtkPaned *paned;
   AdwViewStack *views;
   GtkWidget *details_button;
+  GtkWidget *hint;
+  guint focus_source;
   GtkWidget *recent_list;
   GtkWidget *recent_label;
 
@@ -718,7 +720,7 @@ zoom_button (const char *icon, const char *tooltip, const char *action)
 
 /* Zoom buttons and a one-line hint, so the mouse-only user finds them. */
 static GtkWidget *
-build_zoom_controls (void)
+build_zoom_controls (WickWindow *self)
 {
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   gtk_widget_add_css_class (bar, "wick-zoom-bar");
@@ -741,6 +743,12 @@ build_zoom_controls (void)
     _ ("Drag to pan · Shift+drag selects a range · Double-click zooms to a span · Ctrl+F finds"));
   gtk_widget_add_css_class (hint, "dim-label");
   gtk_widget_add_css_class (hint, "caption");
+  /* A narrow window shortens the hint instead of cutting it off or
+   * widening the window; the tooltip keeps the whole sentence. */
+  gtk_label_set_ellipsize (GTK_LABEL (hint), PANGO_ELLIPSIZE_END);
+  gtk_widget_set_tooltip_text (hint, gtk_label_get_text (GTK_LABEL (hint)));
+  gtk_widget_set_hexpand (hint, TRUE);
+  self->hint = hint;
   gtk_box_append (GTK_BOX (bar), hint);
   return bar;
 }
@@ -762,7 +770,7 @@ build_timeline_page (WickWindow *self)
   gtk_widget_set_margin_bottom (self->follow_button, 18);
   gtk_widget_set_visible (self->follow_button, FALSE);
   gtk_overlay_add_overlay (GTK_OVERLAY (overlay), self->follow_button);
-  gtk_overlay_add_overlay (GTK_OVERLAY (overlay), build_zoom_controls ());
+  gtk_overlay_add_overlay (GTK_OVERLAY (overlay), build_zoom_controls (self));
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   self->overview
     = wick_timeline_overview_new (WICK_TIMELINE_VIEW (self->timeline), self->selection);
@@ -819,6 +827,35 @@ on_selection_record (WickSelection *selection, guint what, WickWindow *self)
                               (center > width / 2 ? center - width / 2 : 0) + width);
 }
 
+/* Clicking a view tab leaves the keyboard focus on the tab's button, so
+ * the timeline's keys (W/A/S/D, +/−, F, M …) would go nowhere until the
+ * user clicked into the plot: the view shown takes the focus instead, once
+ * the click that switched it is over. */
+static gboolean
+focus_visible_view (gpointer user_data)
+{
+  WickWindow *self = user_data;
+  self->focus_source = 0;
+  GtkWidget *visible = adw_view_stack_get_visible_child (self->views);
+  if (visible == NULL || !gtk_widget_get_mapped (visible))
+    return G_SOURCE_REMOVE;
+  /* Someone typing (the search entry) keeps the focus. */
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (self));
+  for (GtkWidget *w = focus; w; w = gtk_widget_get_parent (w))
+    if (GTK_IS_EDITABLE (w))
+      return G_SOURCE_REMOVE;
+  if (g_strcmp0 (adw_view_stack_get_visible_child_name (self->views), "timeline") == 0)
+    gtk_widget_grab_focus (self->timeline);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_visible_view (AdwViewStack *views, GParamSpec *pspec, WickWindow *self)
+{
+  if (self->focus_source == 0)
+    self->focus_source = g_idle_add (focus_visible_view, self);
+}
+
 static void
 add_builtin_pages (WickWindow *self)
 {
@@ -842,11 +879,13 @@ add_builtin_pages (WickWindow *self)
   g_signal_connect (self->timeline, "notify::follow", G_CALLBACK (on_follow_notify), self);
 
   self->details = wick_details_pane_new (self->selection);
-  gtk_widget_set_size_request (self->details, 300, -1);
+  /* Narrow enough for a 700 px window to keep the timeline's labels. */
+  gtk_widget_set_size_request (self->details, 180, -1);
   gtk_paned_set_end_child (self->paned, self->details);
   g_object_bind_property (self->details_button, "active", self->details, "visible",
                           G_BINDING_SYNC_CREATE);
   g_signal_connect (self->selection, "changed", G_CALLBACK (on_selection_record), self);
+  g_signal_connect (self->views, "notify::visible-child", G_CALLBACK (on_visible_view), self);
 }
 
 static void
@@ -858,6 +897,7 @@ wick_window_dispose (GObject *object)
   g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->progress_source, g_source_remove);
   g_clear_handle_id (&self->changed_source, g_source_remove);
+  g_clear_handle_id (&self->focus_source, g_source_remove);
   if (self->document && self->changed_handler)
     g_signal_handler_disconnect (self->document, self->changed_handler);
   self->changed_handler = 0;
@@ -1142,6 +1182,8 @@ wick_window_get_view (WickWindow *self, const char *name)
     return self->costs;
   if (g_strcmp0 (name, "details") == 0)
     return self->details;
+  if (g_strcmp0 (name, "hint") == 0)
+    return self->hint;
   return NULL;
 }
 

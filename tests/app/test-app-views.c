@@ -729,6 +729,155 @@ test_cursor_label (void)
   g_assert_cmpstr (b, ==, "1.23 µs");
 }
 
+/* Logical categories of a few MiB under physical samples of tens of GiB. */
+static char *
+small_and_large_trace (void)
+{
+  GString *t = g_string_new (META);
+  g_string_append (t, "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":0,"
+                      "\"span_kind\":\"function\",\"measured\":true}\n");
+  static const char *cats[] = { "parameter", "optimizer", "gradient", "activation", "other" };
+  for (guint c = 0; c < 5; c++)
+    g_string_append_printf (
+      t,
+      "{\"kind\":\"memory\",\"timestamp_ns\":%u,\"storage_id\":\"st%u\",\"tensor_id\":\"t%u\","
+      "\"span_id\":\"s1\",\"device\":\"cuda:0\",\"bytes\":%u,\"action\":\"alloc\",\"shape\":[1],"
+      "\"dtype\":\"f32\",\"category\":\"%s\"}\n",
+      1000 + c, c, c, (c + 1) << 20, cats[c]);
+  g_string_append (t, "{\"kind\":\"device_memory\",\"timestamp_ns\":2000,\"device\":\"cuda:0\","
+                      "\"used_bytes\":42949672960,\"reserved_bytes\":64424509440,"
+                      "\"capacity_bytes\":85899345920}\n");
+  g_string_append (t, "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":5000}\n"
+                      "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":5000}");
+  return g_string_free (t, FALSE);
+}
+
+static guint
+category_pixels (WickMemoryChart *chart, const WickMemoryViewport *view, guint category)
+{
+  cairo_surface_t *surface
+    = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view->width, view->height);
+  cairo_t *cr = cairo_create (surface);
+  wick_memory_chart_draw (chart, cr, view);
+  cairo_destroy (cr);
+  WickRgb rgb = wick_palette_category (category, FALSE), bg = wick_palette_background (FALSE);
+  guint count
+    = app_test_count_colour (surface,
+                             app_test_rgb (rgb.r * 0.78 + bg.r * 0.22, rgb.g * 0.78 + bg.g * 0.22,
+                                           rgb.b * 0.78 + bg.b * 0.22),
+                             2);
+  cairo_surface_destroy (surface);
+  return count;
+}
+
+static void
+test_memory_y_axis (void)
+{
+  g_autofree char *text = small_and_large_trace ();
+  g_autoptr (WickDocument) document = app_test_document_from_text (text);
+  g_autoptr (WickMemoryChart) chart = wick_memory_chart_new (document);
+  WickMemoryViewport view = { .width = 1000, .height = 500, .hover_x = -1 };
+  wick_memory_chart_get_extent (chart, &view.start_ns, &view.end_ns);
+  view.end_ns += 3000;
+  guint64 max;
+  gboolean log_scale;
+  /* Everything shown: the axis reaches the 60 GiB reserved line. */
+  wick_memory_chart_y_axis (chart, &view, 0, &max, &log_scale);
+  g_assert_false (log_scale);
+  g_assert_cmpuint (max, >=, G_GUINT64_CONSTANT (60) << 30);
+  guint linear_pixels = category_pixels (chart, &view, WICK_CATEGORY_PARAMETER);
+  /* Used and reserved hidden: the MiB-sized categories fill the chart. */
+  view.hidden = (1u << 5) | (1u << 6);
+  wick_memory_chart_y_axis (chart, &view, 0, &max, &log_scale);
+  g_assert_cmpuint (max, >=, 15u << 20);
+  g_assert_cmpuint (max, <=, 20u << 20);
+  guint rescaled_pixels = category_pixels (chart, &view, WICK_CATEGORY_PARAMETER);
+  g_assert_cmpuint (rescaled_pixels, >, 20 * MAX (linear_pixels, 1));
+  /* Hiding a category rescales too: without "other" (5 MiB) the top is lower. */
+  guint64 with_other = max;
+  view.hidden |= 1u << WICK_CATEGORY_OTHER;
+  wick_memory_chart_y_axis (chart, &view, 0, &max, &log_scale);
+  g_assert_cmpuint (max, <, with_other);
+  /* Log scale with everything shown: the small categories are visible. */
+  view.hidden = 0;
+  view.log_scale = TRUE;
+  wick_memory_chart_y_axis (chart, &view, 0, &max, &log_scale);
+  g_assert_true (log_scale);
+  g_assert_cmpuint (max, >=, G_GUINT64_CONSTANT (60) << 30);
+  guint log_pixels = category_pixels (chart, &view, WICK_CATEGORY_PARAMETER);
+  g_assert_cmpuint (log_pixels, >, 20 * MAX (linear_pixels, 1));
+  /* The legend's ninth item is the log-scale switch. */
+  g_assert_cmpint (wick_memory_chart_legend_hit (&view, WICK_MEMORY_AXIS + 710, 15), ==, 8);
+}
+
+static void
+assert_peak_labels_apart (WickMemoryChart *chart, const WickMemoryViewport *view, guint min_placed)
+{
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 10, 10);
+  cairo_t *cr = cairo_create (surface);
+  for (guint d = 0; d < wick_memory_chart_get_n_devices (chart); d++)
+    {
+      WickMemoryPeakLabel peaks[5];
+      guint n = wick_memory_chart_peak_labels (chart, cr, view, d, peaks), placed = 0;
+      cairo_rectangle_t panel;
+      wick_memory_chart_panel (chart, view, d, &panel);
+      for (guint i = 0; i < n; i++)
+        {
+          if (!peaks[i].placed)
+            continue;
+          placed++;
+          const cairo_rectangle_t *a = &peaks[i].box;
+          /* Clear of the axis and inside the panel horizontally. */
+          g_assert_cmpfloat (a->x, >, panel.x);
+          g_assert_cmpfloat (a->x + a->width, <=, panel.x + panel.width + 0.01);
+          g_assert_cmpfloat (a->y + a->height, <=, panel.y + panel.height + 0.01);
+          for (guint j = 0; j < n; j++)
+            {
+              cairo_rectangle_t marker = { peaks[j].x - 4, peaks[j].y - 4, 8, 8 };
+              g_assert_false (a->x < marker.x + marker.width && marker.x < a->x + a->width
+                              && a->y < marker.y + marker.height && marker.y < a->y + a->height);
+              if (j == i || !peaks[j].placed)
+                continue;
+              const cairo_rectangle_t *b = &peaks[j].box;
+              g_assert_false (a->x < b->x + b->width && b->x < a->x + a->width
+                              && a->y < b->y + b->height && b->y < a->y + a->height);
+            }
+        }
+      g_assert_cmpuint (placed, >=, MIN (min_placed, n));
+    }
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+}
+
+static void
+test_memory_peak_labels (void)
+{
+  /* All five peaks within 4 ns, at the right edge of the view and in a
+   * small chart: the labels crowd. */
+  g_autofree char *text = small_and_large_trace ();
+  g_autoptr (WickDocument) document = app_test_document_from_text (text);
+  g_autoptr (WickMemoryChart) chart = wick_memory_chart_new (document);
+  const int sizes[][2] = { { 1000, 500 }, { 420, 180 }, { 300, 120 } };
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    for (guint hidden = 0; hidden < 2; hidden++)
+      {
+        WickMemoryViewport view = { .width = sizes[i][0],
+                                    .height = sizes[i][1],
+                                    .hover_x = -1,
+                                    .start_ns = 0,
+                                    .end_ns = 1005,
+                                    .hidden = hidden ? (1u << 5) | (1u << 6) : 0 };
+        assert_peak_labels_apart (chart, &view, i == 0 ? 5 : 1);
+        view.log_scale = TRUE;
+        assert_peak_labels_apart (chart, &view, i == 0 ? 5 : 1);
+      }
+  g_autoptr (WickDocument) example = app_test_load_example ();
+  g_autoptr (WickMemoryChart) example_chart = wick_memory_chart_new (example);
+  WickMemoryViewport view = { .width = 700, .height = 300, .hover_x = -1 };
+  wick_memory_chart_get_extent (example_chart, &view.start_ns, &view.end_ns);
+  assert_peak_labels_apart (example_chart, &view, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -743,6 +892,8 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/example", test_timeline_example);
   g_test_add_func ("/views/memory/categories", test_memory_categories);
   g_test_add_func ("/views/memory/two-devices", test_memory_two_devices);
+  g_test_add_func ("/views/memory/y-axis", test_memory_y_axis);
+  g_test_add_func ("/views/memory/peak-labels", test_memory_peak_labels);
   g_test_add_func ("/views/render/formats", test_render_formats);
   g_test_add_func ("/views/render/cli", test_render_cli);
   g_test_add_func ("/views/render/u64-times", test_u64_times);

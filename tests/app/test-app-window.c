@@ -285,6 +285,26 @@ test_zoom_pan (void)
   close_window (window);
 }
 
+typedef struct
+{
+  WickDetailsPane *details;
+  guint rows;
+} RangeRows;
+
+static gboolean
+range_rows_are (gpointer data)
+{
+  RangeRows *want = data;
+  return wick_details_pane_get_range_rows (want->details) == want->rows;
+}
+
+static void
+wait_range_rows (WickDetailsPane *details, guint rows)
+{
+  RangeRows want = { details, rows };
+  iterate_until (range_rows_are, &want, 5000);
+}
+
 static void
 test_selection_propagates (void)
 {
@@ -313,11 +333,10 @@ test_selection_propagates (void)
   gint32 step = wick_document_find_span (document, "s3"); /* the first train_step */
   const WickSpan *s4 = &wick_document_get_spans (document, NULL)[step];
   wick_selection_set_range (selection, s4->start_ns, s4->start_ns + s4->duration_ns);
-  iterate_for (300);
-  g_assert_cmpuint (wick_details_pane_get_range_rows (details), ==, 8);
+  /* The summary follows once the range rests: wait for it, not a fixed time. */
+  wait_range_rows (details, 8);
   wick_selection_set_range (selection, 0, 0);
-  iterate_for (300);
-  g_assert_cmpuint (wick_details_pane_get_range_rows (details), ==, 0);
+  wait_range_rows (details, 0);
 
   /* Selecting an op row in the costs page selects the op everywhere. */
   WickCostsPage *costs = WICK_COSTS_PAGE (wick_window_get_view (window, "costs"));
@@ -585,6 +604,90 @@ test_live_follow (void)
   close_window (window);
 }
 
+static GtkWidget *
+find_switcher_button (GtkWidget *root, const char *label)
+{
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      if (GTK_IS_TOGGLE_BUTTON (child) && gtk_widget_get_mapped (child))
+        {
+          /* AdwViewSwitcherButton: a toggle button whose labels name the page. */
+          for (GtkWidget *w = gtk_widget_get_first_child (child); w;)
+            {
+              if (GTK_IS_LABEL (w) && g_strcmp0 (gtk_label_get_label (GTK_LABEL (w)), label) == 0)
+                return child;
+              GtkWidget *next = gtk_widget_get_first_child (w);
+              while (next == NULL && w != child)
+                {
+                  next = gtk_widget_get_next_sibling (w);
+                  if (next == NULL)
+                    w = gtk_widget_get_parent (w);
+                }
+              w = next;
+              if (w == child)
+                break;
+            }
+        }
+      GtkWidget *found = find_switcher_button (child, label);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+timeline_has_focus (gpointer timeline)
+{
+  return gtk_widget_has_focus (timeline);
+}
+
+/* Issue 15: timeline keys work right after clicking a view tab; a 700 px
+ * window keeps the track labels and the hint bar; the details pane narrows. */
+static void
+test_tabs_and_narrow (void)
+{
+  WickWindow *window = open_example ();
+  GtkWidget *timeline = wick_window_get_view (window, "timeline");
+  wick_window_show_page (window, "memory");
+  iterate_for (50);
+  GtkWidget *tab = find_switcher_button (GTK_WIDGET (window), "Timeline");
+  if (tab == NULL)
+    g_error ("no Timeline tab in the view switcher");
+  /* A click: the button takes the focus, then switches the page. */
+  gtk_widget_grab_focus (tab);
+  g_signal_emit_by_name (tab, "clicked");
+  iterate_until (timeline_has_focus, timeline, 2000);
+  g_assert_true (gtk_widget_get_mapped (timeline));
+  /* So a key press goes to the timeline's key controller. */
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (window));
+  g_assert_true (focus == timeline);
+
+  /* 700 px wide. */
+  gtk_window_set_default_size (GTK_WINDOW (window), 700, 700);
+  iterate_for (300);
+  int min_width;
+  gtk_widget_measure (GTK_WIDGET (window), GTK_ORIENTATION_HORIZONTAL, -1, &min_width, NULL, NULL,
+                      NULL);
+  g_assert_cmpint (min_width, <=, 700);
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (window)), <=, 700);
+  /* The track labels (the gutter) and some plot stay. */
+  g_assert_cmpint (gtk_widget_get_width (timeline), >=, WICK_TIMELINE_GUTTER + 100);
+  /* The hint bar is shown, whole inside the timeline (shortened, not cut). */
+  GtkWidget *hint = wick_window_get_view (window, "hint");
+  g_assert_true (gtk_widget_get_mapped (hint));
+  graphene_rect_t bounds;
+  g_assert_true (gtk_widget_compute_bounds (hint, timeline, &bounds));
+  g_assert_cmpfloat (bounds.size.width, >, 40);
+  g_assert_cmpfloat (bounds.origin.x + bounds.size.width, <=, gtk_widget_get_width (timeline) + 1);
+  /* The details pane can be narrowed below 300 px. */
+  GtkWidget *details = wick_window_get_view (window, "details");
+  int details_min;
+  gtk_widget_measure (details, GTK_ORIENTATION_HORIZONTAL, -1, &details_min, NULL, NULL, NULL);
+  g_assert_cmpint (details_min, <=, 200);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -608,6 +711,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/faulty-trace", test_faulty_trace);
   g_test_add_func ("/window/loader-cancel", test_loader_cancel);
   g_test_add_func ("/window/live-follow", test_live_follow);
+  g_test_add_func ("/window/tabs-and-narrow", test_tabs_and_narrow);
   int status = g_test_run ();
   g_object_unref (app);
   return status;
