@@ -29,3 +29,21 @@ void wick_session_set_slot (WickSession *session, WickSessionSlot slot, void *da
  * The writer emits {"kind":KIND,"timestamp_ns":T,FIELDS} unless the session is strict. */
 bool wick_session_record_extension (WickSession *session, const char *kind,
                                     const char *json_fields, WickError *error);
+
+/* The storages live now (allocated and not freed), for the attach snapshot
+ * (docs/protocol.md). Calls func for each under the table's lock (keep it
+ * short: the workload's memory records wait) with a WickMemoryRecord whose
+ * action is alloc and whose timestamp is the allocation's. totals receives the
+ * snapshot's own session time: every memory record stamped at or before it is
+ * reflected, every later one is stamped after it. Returns the number of live
+ * storages. */
+typedef struct
+{
+  uint64_t timestamp_ns;
+  size_t count;
+  uint64_t bytes;
+  bool incomplete; /* the table ran out of memory once: some storages are missing */
+} WickLiveAllocationTotals;
+typedef void (*WickLiveAllocationFunc) (const WickMemoryRecord *allocation, void *user_data);
+size_t wick_session_foreach_live_allocation (WickSession *session, WickLiveAllocationFunc func,
+                                             void *user_data, WickLiveAllocationTotals *totals);

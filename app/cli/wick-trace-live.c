@@ -164,20 +164,14 @@ open_stream (gint64 pid, gboolean strict, WickLiveSessionInfo **info_out, GError
   g_autoptr (WickLiveConnection) connection = wick_live_connection_new (socket_path, error);
   if (connection == NULL)
     return NULL;
-  int ring_fd = -1;
-  g_autoptr (WickLiveSessionInfo) info = wick_live_connection_hello (connection, &ring_fd, error);
-  if (info == NULL)
-    return NULL;
-  if (ring_fd < 0)
-    {
-      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                   "the session of pid %" G_GINT64_FORMAT " sent no ring with its hello", pid);
-      return NULL;
-    }
-  WickLiveStream *stream = wick_live_stream_new (ring_fd, strict, error);
-  close (ring_fd);
-  if (stream != NULL)
-    *info_out = g_steal_pointer (&info);
+  g_autoptr (GError) snapshot_error = NULL;
+  WickLiveStream *stream
+    = wick_live_stream_attach (connection, strict, info_out, &snapshot_error, error);
+  if (stream != NULL && snapshot_error != NULL)
+    fprintf (stderr,
+             "wick-trace: attach: no attach snapshot (%s): storages allocated before the "
+             "attach are missing from the capture\n",
+             snapshot_error->message);
   return stream;
 }
 

@@ -3,9 +3,22 @@
 
 #include "wick-live-stream.h"
 
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "wick-live-client.h"
 
 #define DRAIN_CHUNK 4096
+/* A snapshot larger than this is refused (a million live storages is ~250 MiB). */
+#define SNAPSHOT_MAX_BYTES (G_GUINT64_CONSTANT (512) << 20)
+
+typedef struct
+{
+  guint64 alloc_ns;
+  gboolean from_snapshot;
+} LiveStorage;
 
 struct _WickLiveStream
 {
@@ -18,8 +31,19 @@ struct _WickLiveStream
   guint64 last_drop_ns;
   gboolean terminal;
   gboolean finished;
-  GHashTable *live_storages; /* "device\x1fstorage" allocated since the attach */
+  gboolean strict;
+  gboolean opened; /* the reader delivered its meta line */
+  GHashTable *live_storages; /* "device\x1fstorage" -> LiveStorage, live since the attach */
   guint64 skipped_frees;
+  /* the attach snapshot (wick_live_stream_apply_snapshot) */
+  gboolean has_snapshot;
+  gboolean snapshot_emitted;
+  guint64 snapshot_ns;
+  guint64 snapshot_bytes;
+  guint64 snapshot_duplicates;
+  GPtrArray *snapshot_objects; /* JsonObject of the snapshot's lines, header first */
+  gboolean decorate_line;      /* append the snapshot flag to the next memory line */
+  guint64 decorate_alloc_ns;
   /* the callback of the drain in progress */
   WickLiveLineFunc emit;
   gpointer emit_data;
@@ -39,7 +63,8 @@ wick_live_stream_new (int ring_fd, gboolean strict, GError **error)
   WickLiveStream *self = g_new0 (WickLiveStream, 1);
   self->reader = reader;
   self->formatter = wick_jsonl_formatter_new (strict);
-  self->live_storages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->live_storages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->strict = strict;
   return self;
 }
 
@@ -51,6 +76,7 @@ wick_live_stream_free (WickLiveStream *self)
   wick_ring_reader_free (self->reader);
   wick_jsonl_formatter_free (self->formatter);
   g_hash_table_unref (self->live_storages);
+  g_clear_pointer (&self->snapshot_objects, g_ptr_array_unref);
   g_free (self);
 }
 
@@ -65,20 +91,44 @@ on_line (const char *line, size_t length, void *user_data)
 {
   WickLiveStream *self = user_data;
   self->lines++;
-  if (self->emit != NULL)
-    self->emit (line, length, self->emit_data);
+  if (self->emit == NULL)
+    return;
+  if (self->decorate_line && length > 0 && line[length - 1] == '}')
+    {
+      /* A snapshot allocation in extension mode says what it is. */
+      g_autofree char *decorated
+        = g_strdup_printf ("%.*s,\"wick_snapshot\":true,\"wick_allocated_ns\":%" G_GUINT64_FORMAT "}",
+                           (int)(length - 1), line, self->decorate_alloc_ns);
+      self->emit (decorated, strlen (decorated), self->emit_data);
+      return;
+    }
+  self->emit (line, length, self->emit_data);
 }
 
 /* A reader starts at "now": storages allocated before it attached are freed
  * later without an allocation in the stream, which the spec's memory pairing
- * reports as unpaired_free. Such frees are left out (and counted). */
+ * reports as unpaired_free. Such frees are left out (and counted), unless the
+ * attach snapshot announced the storage. Memory records of a snapshot storage
+ * stamped at or before the snapshot are already in it (the reader began
+ * before the snapshot was taken) and are left out too. */
 static gboolean
 keep_memory_record (WickLiveStream *self, const WickMemoryRecord *memory)
 {
   g_autofree char *key = g_strdup_printf ("%s\x1f%s", memory->device, memory->storage_id);
+  LiveStorage *live = g_hash_table_lookup (self->live_storages, key);
+  if (live != NULL && live->from_snapshot && memory->timestamp_ns <= self->snapshot_ns)
+    {
+      self->snapshot_duplicates++;
+      return FALSE;
+    }
   if (memory->action == WICK_MEMORY_ALLOC)
     {
-      g_hash_table_add (self->live_storages, g_steal_pointer (&key));
+      if (live == NULL)
+        {
+          live = g_new0 (LiveStorage, 1);
+          live->alloc_ns = memory->timestamp_ns;
+          g_hash_table_insert (self->live_storages, g_steal_pointer (&key), live);
+        }
       return TRUE;
     }
   if (g_hash_table_remove (self->live_storages, key))
@@ -87,11 +137,130 @@ keep_memory_record (WickLiveStream *self, const WickMemoryRecord *memory)
   return FALSE;
 }
 
+static const char *
+member_string (JsonObject *object, const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static guint64
+member_uint (JsonObject *object, const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
+    return 0;
+  gint64 value = json_node_get_int (node);
+  return value > 0 ? (guint64)value : 0;
+}
+
+static gboolean
+parse_category (const char *name, WickMemoryCategory *category)
+{
+  for (int i = 0; i < WICK_N_CATEGORIES; i++)
+    if (g_strcmp0 (name, wick_memory_category_to_string ((WickMemoryCategory)i)) == 0)
+      {
+        *category = (WickMemoryCategory)i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+/* {FIELDS} of @object without "kind", for an extension record. */
+static char *
+extension_fields (JsonObject *object)
+{
+  g_autoptr (JsonObject) copy = json_object_new ();
+  g_autoptr (GList) names = json_object_get_members (object); /* in the line's order */
+  for (GList *l = names; l != NULL; l = l->next)
+    {
+      const char *name = l->data;
+      if (strcmp (name, "kind") != 0 && strcmp (name, "timestamp_ns") != 0)
+        json_object_set_member (copy, name, json_node_copy (json_object_get_member (object, name)));
+    }
+  g_autoptr (JsonNode) root = json_node_init_object (json_node_alloc (), copy);
+  g_autofree char *text = json_to_string (root, FALSE);
+  gsize length = strlen (text);
+  /* strip the braces */
+  return length >= 2 ? g_strndup (text + 1, length - 2) : g_strdup ("");
+}
+
+static void
+emit_snapshot_allocation (WickLiveStream *self, JsonObject *object)
+{
+  WickMemoryRecord memory = { 0 };
+  memory.timestamp_ns = self->snapshot_ns;
+  memory.storage_id = member_string (object, "storage_id");
+  memory.tensor_id = member_string (object, "tensor_id");
+  memory.device = member_string (object, "device");
+  memory.dtype = member_string (object, "dtype");
+  memory.op_name = member_string (object, "op_name");
+  memory.bytes = member_uint (object, "bytes");
+  memory.span = 1; /* the root: the allocating span may have closed before the attach */
+  memory.action = WICK_MEMORY_ALLOC;
+  parse_category (member_string (object, "category"), &memory.category);
+  JsonArray *shape_array = json_object_has_member (object, "shape")
+                             ? json_object_get_array_member (object, "shape")
+                             : NULL;
+  guint rank = shape_array != NULL ? json_array_get_length (shape_array) : 0;
+  g_autofree guint64 *shape = g_new0 (guint64, MAX (rank, 1));
+  for (guint i = 0; i < rank; i++)
+    shape[i] = (guint64)MAX (json_array_get_int_element (shape_array, i), 0);
+  memory.shape = shape;
+  memory.rank = rank;
+  WickRingRecord record = { .kind = WICK_RING_RECORD_MEMORY };
+  record.memory = memory;
+  g_autofree char *key = g_strdup_printf ("%s\x1f%s", memory.device, memory.storage_id);
+  LiveStorage *live = g_new0 (LiveStorage, 1);
+  live->alloc_ns = member_uint (object, "timestamp_ns");
+  live->from_snapshot = TRUE;
+  g_hash_table_replace (self->live_storages, g_steal_pointer (&key), live);
+  self->decorate_line = !self->strict;
+  self->decorate_alloc_ns = live->alloc_ns;
+  wick_jsonl_formatter_feed (self->formatter, &record, on_line, self);
+  self->decorate_line = FALSE;
+}
+
+/* After the reader's opening records (meta, root, open spans): the snapshot,
+ * stamped at its own time on the root span. */
+static void
+emit_snapshot (WickLiveStream *self)
+{
+  if (!self->has_snapshot || self->snapshot_emitted || !self->opened)
+    return;
+  self->snapshot_emitted = TRUE;
+  for (guint i = 0; i < self->snapshot_objects->len; i++)
+    {
+      JsonObject *object = g_ptr_array_index (self->snapshot_objects, i);
+      const char *kind = member_string (object, "kind");
+      if (g_strcmp0 (kind, "wick_snapshot_allocation") == 0)
+        {
+          emit_snapshot_allocation (self, object);
+          continue;
+        }
+      g_autofree char *fields = extension_fields (object);
+      WickRingRecord record = { .kind = WICK_RING_RECORD_EXTENSION };
+      record.extension.kind = kind;
+      record.extension.timestamp_ns = self->snapshot_ns;
+      record.extension.json_fields = fields;
+      wick_jsonl_formatter_feed (self->formatter, &record, on_line, self);
+    }
+  g_clear_pointer (&self->snapshot_objects, g_ptr_array_unref);
+}
+
 static bool
 on_record (const WickRingRecord *record, void *user_data)
 {
   WickLiveStream *self = user_data;
   self->records++;
+  if (record->kind == WICK_RING_RECORD_META)
+    self->opened = TRUE;
+  else if (!self->snapshot_emitted
+           && !(record->kind == WICK_RING_RECORD_SPAN_START
+                && (record->span.id == 1 || record->span.synthesized)))
+    emit_snapshot (self);
   switch (record->kind)
     {
       case WICK_RING_RECORD_MEMORY:
@@ -125,6 +294,8 @@ wick_live_stream_drain (WickLiveStream *self, gsize max_records, WickLiveLineFun
   self->emit = emit;
   self->emit_data = user_data;
   long n = wick_ring_reader_drain (self->reader, max_records, on_record, self, &error);
+  if (wick_ring_reader_is_drained (self->reader))
+    emit_snapshot (self);
   self->emit = NULL;
   self->emit_data = NULL;
   return n > 0 ? (guint64)n : 0;
@@ -214,7 +385,243 @@ wick_live_stream_finish (WickLiveStream *self, const char *reason, WickLiveLineF
   self->finished = TRUE;
   self->emit = emit;
   self->emit_data = user_data;
+  emit_snapshot (self);
   wick_jsonl_formatter_finish (self->formatter, reason, on_line, self);
   self->emit = NULL;
   self->emit_data = NULL;
+}
+
+static gboolean
+read_all (int fd, GByteArray *bytes, GError **error)
+{
+  if (lseek (fd, 0, SEEK_SET) < 0)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "cannot read the attach snapshot: %s", g_strerror (errno));
+      return FALSE;
+    }
+  guint8 chunk[65536];
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "cannot read the attach snapshot: %s", g_strerror (errno));
+          return FALSE;
+        }
+      if (n == 0)
+        return TRUE;
+      if (bytes->len + (guint64)n > SNAPSHOT_MAX_BYTES)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "the attach snapshot is larger than %" G_GUINT64_FORMAT " MiB",
+                       SNAPSHOT_MAX_BYTES >> 20);
+          return FALSE;
+        }
+      g_byte_array_append (bytes, chunk, (guint)n);
+    }
+}
+
+static gboolean
+check_allocation (JsonObject *object, guint line, GError **error)
+{
+  static const char *const required[] = { "storage_id", "tensor_id", "device", "dtype" };
+  for (gsize i = 0; i < G_N_ELEMENTS (required); i++)
+    if (member_string (object, required[i]) == NULL)
+      {
+        g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                     "attach snapshot line %u: an allocation lacks the string \"%s\"", line,
+                     required[i]);
+        return FALSE;
+      }
+  WickMemoryCategory category;
+  if (!parse_category (member_string (object, "category"), &category))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "attach snapshot line %u: unknown memory category \"%s\"", line,
+                   member_string (object, "category") ?: "(none)");
+      return FALSE;
+    }
+  if (json_object_has_member (object, "shape"))
+    {
+      JsonNode *shape = json_object_get_member (object, "shape");
+      if (!JSON_NODE_HOLDS_ARRAY (shape))
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "attach snapshot line %u: \"shape\" is not an array", line);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static int
+snapshot_rank (JsonObject *object)
+{
+  const char *kind = member_string (object, "kind");
+  if (g_strcmp0 (kind, "wick_attach_snapshot") == 0)
+    return 0;
+  if (g_strcmp0 (kind, "wick_snapshot_allocation") == 0)
+    return 1;
+  return 2;
+}
+
+/* The header, then allocations oldest first, then the rest as sent. */
+static gint
+compare_snapshot_objects (gconstpointer a, gconstpointer b)
+{
+  JsonObject *x = *(JsonObject *const *)a, *y = *(JsonObject *const *)b;
+  int rx = snapshot_rank (x), ry = snapshot_rank (y);
+  if (rx != ry)
+    return rx < ry ? -1 : 1;
+  if (rx != 1)
+    return 0;
+  guint64 tx = member_uint (x, "timestamp_ns"), ty = member_uint (y, "timestamp_ns");
+  return tx < ty ? -1 : tx > ty;
+}
+
+gboolean
+wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error)
+{
+  g_return_val_if_fail (!self->has_snapshot && self->records == 0, FALSE);
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
+  if (!read_all (fd, bytes, error))
+    return FALSE;
+  g_autoptr (GPtrArray) objects = g_ptr_array_new_with_free_func ((GDestroyNotify)json_object_unref);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  const char *data = (const char *)bytes->data, *end = data + bytes->len;
+  guint line_number = 0;
+  guint64 timestamp_ns = 0;
+  while (data < end)
+    {
+      const char *newline = memchr (data, '\n', (gsize)(end - data));
+      if (newline == NULL)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "attach snapshot line %u: no newline at the end", line_number + 1);
+          return FALSE;
+        }
+      line_number++;
+      g_autoptr (GError) local = NULL;
+      if (!json_parser_load_from_data (parser, data, newline - data, &local))
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "attach snapshot line %u: %s", line_number, local->message);
+          return FALSE;
+        }
+      JsonNode *root = json_parser_get_root (parser);
+      if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "attach snapshot line %u: not a JSON object", line_number);
+          return FALSE;
+        }
+      JsonObject *object = json_node_get_object (root);
+      const char *kind = member_string (object, "kind");
+      if (line_number == 1)
+        {
+          if (g_strcmp0 (kind, "wick_attach_snapshot") != 0)
+            {
+              g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                           "attach snapshot line 1: expected kind \"wick_attach_snapshot\", "
+                           "found \"%s\"", kind ?: "(none)");
+              return FALSE;
+            }
+          timestamp_ns = member_uint (object, "timestamp_ns");
+          self->snapshot_bytes = member_uint (object, "allocated_bytes");
+        }
+      else if (kind == NULL || !g_str_has_prefix (kind, "wick_snapshot_"))
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "attach snapshot line %u: unknown kind \"%s\"", line_number,
+                       kind ?: "(none)");
+          return FALSE;
+        }
+      else if (strcmp (kind, "wick_snapshot_allocation") == 0
+               && !check_allocation (object, line_number, error))
+        return FALSE;
+      g_ptr_array_add (objects, json_object_ref (object));
+      data = newline + 1;
+    }
+  if (line_number == 0)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL, "the attach snapshot is empty");
+      return FALSE;
+    }
+  g_ptr_array_sort (objects, compare_snapshot_objects);
+  self->has_snapshot = TRUE;
+  self->snapshot_ns = timestamp_ns;
+  self->snapshot_objects = g_steal_pointer (&objects);
+  return TRUE;
+}
+
+gboolean
+wick_live_stream_request_snapshot (WickLiveStream *self, WickLiveConnection *connection,
+                                   GError **error)
+{
+  g_autoptr (JsonObject) request = wick_live_request_new ("snapshot");
+  int fd = -1;
+  g_autoptr (JsonObject) reply
+    = wick_live_connection_request (connection, request, WICK_LIVE_REQUEST_TIMEOUT_MS, &fd, error);
+  if (reply == NULL || !wick_live_reply_check (reply, error))
+    {
+      if (fd >= 0)
+        close (fd);
+      return FALSE;
+    }
+  if (fd < 0)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "the session at %s sent no snapshot file with its reply",
+                   wick_live_connection_get_path (connection));
+      return FALSE;
+    }
+  gboolean ok = wick_live_stream_apply_snapshot (self, fd, error);
+  close (fd);
+  return ok;
+}
+
+gboolean
+wick_live_stream_has_snapshot (WickLiveStream *self)
+{
+  return self->has_snapshot;
+}
+
+guint64
+wick_live_stream_get_snapshot_allocated_bytes (WickLiveStream *self)
+{
+  return self->snapshot_bytes;
+}
+
+guint64
+wick_live_stream_get_snapshot_duplicates (WickLiveStream *self)
+{
+  return self->snapshot_duplicates;
+}
+
+WickLiveStream *
+wick_live_stream_attach (WickLiveConnection *connection, gboolean strict,
+                         WickLiveSessionInfo **info_out, GError **snapshot_error, GError **error)
+{
+  int ring_fd = -1;
+  g_autoptr (WickLiveSessionInfo) info = wick_live_connection_hello (connection, &ring_fd, error);
+  if (info == NULL)
+    return NULL;
+  if (ring_fd < 0)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "the session of %s (pid %" G_GINT64_FORMAT ") sent no ring with its hello",
+                   info->program, info->pid);
+      return NULL;
+    }
+  WickLiveStream *stream = wick_live_stream_new (ring_fd, strict, error);
+  close (ring_fd);
+  if (stream == NULL)
+    return NULL;
+  wick_live_stream_request_snapshot (stream, connection, snapshot_error);
+  *info_out = g_steal_pointer (&info);
+  return stream;
 }

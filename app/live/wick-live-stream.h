@@ -12,6 +12,8 @@
 #include <glib.h>
 #include <wick/wick.h>
 
+#include "wick-live-client.h"
+
 G_BEGIN_DECLS
 
 typedef struct _WickLiveStream WickLiveStream;
@@ -52,6 +54,31 @@ guint64 wick_live_stream_get_skipped_frees (WickLiveStream *self);
 guint64 wick_live_stream_get_records (WickLiveStream *self);
 guint64 wick_live_stream_get_lines (WickLiveStream *self);
 void wick_live_stream_get_reader_stats (WickLiveStream *self, WickRingReaderStats *stats);
+
+/* The attach snapshot (docs/protocol.md, "snapshot"): call after
+ * wick_live_stream_new and before the first drain, so that the reader began
+ * before the snapshot was taken. The live storages it lists come out as
+ * memory alloc records at the snapshot's time on the root span (flagged
+ * "wick_snapshot":true with their own time in extension mode), its modules and
+ * stages as wick_snapshot_module / wick_snapshot_stage records (extension mode
+ * only), right after the reader's opening records. Memory records of those
+ * storages stamped at or before the snapshot are left out (counted), since the
+ * snapshot holds them. apply reads a snapshot file (its fd is not kept);
+ * request asks the session for one on @connection. */
+gboolean wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error);
+gboolean wick_live_stream_request_snapshot (WickLiveStream *self, WickLiveConnection *connection,
+                                            GError **error);
+gboolean wick_live_stream_has_snapshot (WickLiveStream *self);
+guint64 wick_live_stream_get_snapshot_allocated_bytes (WickLiveStream *self);
+guint64 wick_live_stream_get_snapshot_duplicates (WickLiveStream *self);
+
+/* Says hello on @connection, opens the ring and takes the attach snapshot.
+ * NULL with @error when there is no stream; a stream without snapshot sets
+ * @snapshot_error (an older libwick, or a snapshot that could not be read:
+ * storages allocated before the attach are then missing). */
+WickLiveStream *wick_live_stream_attach (WickLiveConnection *connection, gboolean strict,
+                                         WickLiveSessionInfo **info, GError **snapshot_error,
+                                         GError **error);
 
 /* Emits the terminal (once): the session's own, or a failed one with @reason. */
 void wick_live_stream_finish (WickLiveStream *self, const char *reason, WickLiveLineFunc emit,

@@ -20,6 +20,7 @@
 
 typedef struct WickJsonlWriter WickJsonlWriter;
 typedef struct WickInternTable WickInternTable;
+typedef struct WickLiveState WickLiveState;
 
 typedef struct
 {
@@ -69,6 +70,7 @@ struct WickSession
   _Atomic uint64_t unclaimed_drops; /* records lost because no ring was free */
 
   WickJsonlWriter *writer;
+  WickLiveState *live_state; /* live storages, for the attach snapshot (wick-live-state.c) */
   char *program;
   char *entrypoint;
   char *run_id;
@@ -204,6 +206,12 @@ void wick_intern_table_free (WickInternTable *table);
 WickString wick_intern_lookup (WickSession *session, const char *string, size_t length,
                                uint32_t hash);
 uint32_t wick_intern_hash (const char *string, size_t length);
+
+/* Live storages for the attach snapshot (wick-live-state.c). note_memory
+ * resolves a WICK_NOW timestamp (under the table's lock) and updates the table. */
+WickLiveState *wick_live_state_new (void);
+void wick_live_state_free (WickLiveState *state);
+void wick_live_state_note_memory (WickSession *session, WickMemoryRecord *memory);
 
 /* Slots (wick-session-slots.c). */
 void wick_session_destroy_slots (WickSession *session);

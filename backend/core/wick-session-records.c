@@ -236,8 +236,7 @@ wick_session_record_memory (WickSession *session, const WickMemoryRecord *memory
     }
   WickRingRecord record = { .kind = WICK_RING_RECORD_MEMORY };
   record.memory = *memory;
-  if (memory->timestamp_ns == WICK_NOW)
-    record.memory.timestamp_ns = wick_session_clock (session);
+  wick_live_state_note_memory (session, &record.memory); /* resolves WICK_NOW */
   return write_record (session, WICK_KIND_MEMORY, &record, error);
 }
 

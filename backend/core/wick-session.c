@@ -580,6 +580,7 @@ session_free (WickSession *session)
 {
   wick_ring_destroy (session);
   wick_intern_table_free (session->intern);
+  wick_live_state_free (session->live_state);
   pthread_mutex_destroy (&session->lock);
   free (session->program);
   free (session->entrypoint);
@@ -641,7 +642,8 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
       return NULL;
     }
   session->intern = wick_intern_table_new (session->header->arena_capacity);
-  if (session->intern == NULL)
+  session->live_state = wick_live_state_new ();
+  if (session->intern == NULL || session->live_state == NULL)
     {
       wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for the intern table");
       session_free (session);

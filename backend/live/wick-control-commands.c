@@ -130,6 +130,7 @@ command_hello (WickSession *session, const WickControlRequest *request, WickCont
   wick_control_writer_string (reply, "run_id", info.run_id);
   wick_control_writer_bool (reply, "finished", info.finished);
   wick_control_writer_bool (reply, "ring", info.ring_fd >= 0);
+  wick_control_writer_bool (reply, "snapshot", true);
   *send_ring_fd = info.ring_fd >= 0;
 }
 
@@ -464,6 +465,7 @@ static const struct
   { "capture", command_capture },
   { "release", command_release },
   { "mark", command_mark },
+  { "snapshot", wick_control_command_snapshot },
 };
 
 void
@@ -480,7 +482,7 @@ wick_control_execute (WickSession *session, const WickControlRequest *request,
   char message[200];
   snprintf (message, sizeof message,
             "unknown command \"%.64s\": expected hello, list, evict, restore, restore-all, "
-            "capture, release or mark",
+            "capture, release, mark or snapshot",
             request->command);
   reply_error (reply, message);
 }

@@ -83,6 +83,10 @@ typedef struct
   size_t capacity;
   bool overflow;
   bool need_comma;
+  /* A file descriptor to pass with the reply (SCM_RIGHTS) instead of the
+   * ring's; the server closes it after sending ("snapshot"). */
+  bool has_pass_fd;
+  int pass_fd;
 } WickControlWriter;
 
 void wick_control_writer_init (WickControlWriter *writer);

@@ -45,6 +45,11 @@ bool wick_control_session_mark (WickSession *session, const char *label, WickErr
 void wick_control_execute (WickSession *session, const WickControlRequest *request,
                            WickControlWriter *reply, bool *send_ring_fd);
 
+/* "snapshot" (wick-control-snapshot.c): the live storages, modules and
+ * stages as a sealed memfd passed with the reply. */
+void wick_control_command_snapshot (WickSession *session, const WickControlRequest *request,
+                                    WickControlWriter *reply, bool *send_ring_fd);
+
 /* The control lock (wick_session_lock_control), held by the weight commands. */
 void wick_control_server_lock_host (WickSession *session);
 void wick_control_server_unlock_host (WickSession *session);

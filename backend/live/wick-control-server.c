@@ -180,8 +180,12 @@ client_handle_body (WickControlServer *server, Client *client)
           wick_control_session_info (server->session, &info);
           ring_fd = info.ring_fd;
         }
+      if (reply.has_pass_fd)
+        ring_fd = reply.pass_fd;
       ok = send_frame (client->fd, reply.data, reply.length, ring_fd);
     }
+  if (reply.has_pass_fd)
+    close (reply.pass_fd);
   wick_control_writer_clear (&reply);
   wick_control_request_clear (&request);
   return ok;

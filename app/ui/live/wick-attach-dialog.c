@@ -25,32 +25,35 @@ struct _WickAttachDialog
 
 G_DEFINE_FINAL_TYPE (WickAttachDialog, wick_attach_dialog, ADW_TYPE_WINDOW)
 
+static void
+on_attached (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  /* A failure is shown by a banner on the window (naming the process). */
+  g_autoptr (GError) error = NULL;
+  wick_live_session_attach_finish (WICK_WINDOW (source), result, &error);
+}
+
+/* The window that will show the session (@window when it is empty, else a
+ * new one), presented at once; the attach itself runs in a worker thread. */
 static GtkWindow *
-attach_socket (WickApplication *app, GtkWindow *window, const char *socket_path, GError **error)
+attach_socket (WickApplication *app, GtkWindow *window, const char *socket_path, gint64 pid,
+               const char *label)
 {
   WickWindow *target = NULL;
   if (window != NULL && WICK_IS_WINDOW (window) && wick_window_is_empty (WICK_WINDOW (window)))
     target = WICK_WINDOW (window);
-  gboolean created = target == NULL;
-  if (created)
+  if (target == NULL)
     target = wick_window_new (GTK_APPLICATION (app));
-  if (wick_live_session_attach (target, socket_path, error) == NULL)
-    {
-      if (created)
-        gtk_window_destroy (GTK_WINDOW (target));
-      return NULL;
-    }
   gtk_window_present (GTK_WINDOW (target));
+  wick_live_session_attach_async (target, socket_path, pid, label, NULL, on_attached, NULL);
   return GTK_WINDOW (target);
 }
 
 GtkWindow *
 wick_live_ui_attach_pid (WickApplication *app, GtkWindow *window, gint64 pid, GError **error)
 {
-  g_autofree char *socket_path = wick_live_find_socket (pid, error);
-  if (socket_path == NULL)
-    return NULL;
-  return attach_socket (app, window, socket_path, error);
+  g_autofree char *label = g_strdup_printf (_ ("pid %lld"), (long long)pid);
+  return attach_socket (app, window, NULL, pid, label);
 }
 
 static GtkWidget *
@@ -143,7 +146,10 @@ wick_attach_dialog_attach (WickAttachDialog *self, guint index, GError **error)
 {
   g_return_val_if_fail (index < self->sessions->len, NULL);
   const WickLiveSessionInfo *info = g_ptr_array_index (self->sessions, index);
-  GtkWindow *window = attach_socket (self->app, self->parent, info->socket_path, error);
+  g_autofree char *label
+    = g_strdup_printf (_ ("%s (pid %lld)"), info->program, (long long)info->pid);
+  GtkWindow *window
+    = attach_socket (self->app, self->parent, info->socket_path, info->pid, label);
   if (window != NULL)
     gtk_window_destroy (GTK_WINDOW (self));
   return window;

@@ -22,10 +22,13 @@ void wick_attach_dialog_refresh (WickAttachDialog *self);
 /* Sessions listed (tests wait for the listing with wick_attach_dialog_is_listing). */
 guint wick_attach_dialog_get_n_sessions (WickAttachDialog *self);
 gboolean wick_attach_dialog_is_listing (WickAttachDialog *self);
-/* Attaches to the @index-th session listed; returns the window showing it. */
+/* Attaches to the @index-th session listed; returns the window that will
+ * show it (the attach runs in a worker thread; wick_live_session_from_window
+ * is set once it is done, a banner names the process and reason if it fails). */
 GtkWindow *wick_attach_dialog_attach (WickAttachDialog *self, guint index, GError **error);
 
-/* Attaches the session of @pid in @window when it is empty, else in a new window. */
+/* Attaches the session of @pid in @window when it is empty, else in a new
+ * window, asynchronously as above (@error is not set: failures are banners). */
 GtkWindow *wick_live_ui_attach_pid (WickApplication *app, GtkWindow *window, gint64 pid,
                                     GError **error);
 

@@ -4,7 +4,6 @@
 #include "wick-live-session.h"
 
 #include <glib/gi18n.h>
-#include <unistd.h>
 
 #include "live/wick-live-stream.h"
 #include "wick-stages-panel.h"
@@ -263,7 +262,7 @@ on_save_response (GtkNativeDialog *dialog, int response, gpointer user_data)
         message = g_strdup_printf (_ ("Saved %s"), path);
       else
         message = g_strdup_printf (_ ("Could not save: %s"), error->message);
-      wick_window_add_toast (self->window, adw_toast_new (message));
+      wick_live_window_toast_kind (self->window, "save", message);
     }
   g_object_unref (dialog);
   g_object_unref (self);
@@ -303,6 +302,88 @@ setup_window (WickLiveSession *self)
   self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (window), on_tick, self, NULL);
 }
 
+/* What the worker thread of an attach hands back. */
+typedef struct
+{
+  char *socket_path; /* NULL: find the session of pid */
+  gint64 pid;
+  WickLiveSessionInfo *info;
+  WickLiveStream *stream;
+  GError *snapshot_error;
+} AttachResult;
+
+static void
+attach_result_free (AttachResult *result)
+{
+  g_free (result->socket_path);
+  g_clear_pointer (&result->info, wick_live_session_info_free);
+  g_clear_pointer (&result->stream, wick_live_stream_free);
+  g_clear_error (&result->snapshot_error);
+  g_free (result);
+}
+
+/* Connect, hello, map the ring, snapshot: all blocking, all here. */
+static void
+attach_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  AttachResult *result = data;
+  GError *error = NULL;
+  if (result->socket_path == NULL)
+    {
+      result->socket_path = wick_live_find_socket (result->pid, &error);
+      if (result->socket_path == NULL)
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+    }
+  g_autoptr (WickLiveConnection) connection
+    = wick_live_connection_new (result->socket_path, &error);
+  if (connection == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  result->stream = wick_live_stream_attach (connection, FALSE, &result->info,
+                                            &result->snapshot_error, &error);
+  if (result->stream == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (!g_task_return_error_if_cancelled (task))
+    g_task_return_boolean (task, TRUE);
+}
+
+static void
+show_snapshot (WickLiveSession *self, const GError *snapshot_error)
+{
+  if (snapshot_error != NULL)
+    {
+      g_autofree char *message = g_strdup_printf (
+        _ ("No attach snapshot from %s (pid %lld): %s. Memory allocated before the attach is "
+           "missing."),
+        self->info->program, (long long)self->info->pid, snapshot_error->message);
+      wick_window_show_banner (self->window, "snapshot", message, NULL, NULL);
+    }
+}
+
+static WickLiveSession *
+session_new (WickWindow *window, WickLiveSessionInfo *info, WickLiveStream *stream)
+{
+  WickLiveSession *self = g_object_new (WICK_TYPE_LIVE_SESSION, NULL);
+  self->info = info;
+  self->stream = stream;
+  self->document = wick_document_new_with_extensions (TRUE);
+  self->window = window;
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *)&self->window);
+  g_object_set_data_full (G_OBJECT (window), "wick-live-session", self, g_object_unref);
+  setup_window (self);
+  return self;
+}
+
 WickLiveSession *
 wick_live_session_attach (WickWindow *window, const char *socket_path, GError **error)
 {
@@ -310,28 +391,64 @@ wick_live_session_attach (WickWindow *window, const char *socket_path, GError **
   g_autoptr (WickLiveConnection) connection = wick_live_connection_new (socket_path, error);
   if (connection == NULL)
     return NULL;
-  int ring_fd = -1;
-  g_autoptr (WickLiveSessionInfo) info = wick_live_connection_hello (connection, &ring_fd, error);
-  if (info == NULL)
-    return NULL;
-  if (ring_fd < 0)
-    {
-      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                   _ ("The session sent no ring to read"));
-      return NULL;
-    }
-  WickLiveStream *stream = wick_live_stream_new (ring_fd, FALSE, error);
-  close (ring_fd);
+  WickLiveSessionInfo *info = NULL;
+  g_autoptr (GError) snapshot_error = NULL;
+  WickLiveStream *stream
+    = wick_live_stream_attach (connection, FALSE, &info, &snapshot_error, error);
   if (stream == NULL)
     return NULL;
-  WickLiveSession *self = g_object_new (WICK_TYPE_LIVE_SESSION, NULL);
-  self->info = g_steal_pointer (&info);
-  self->stream = stream;
-  self->document = wick_document_new_with_extensions (TRUE);
-  self->window = window;
-  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *)&self->window);
-  g_object_set_data_full (G_OBJECT (window), "wick-live-session", self, g_object_unref);
-  setup_window (self);
+  WickLiveSession *self = session_new (window, info, stream);
+  show_snapshot (self, snapshot_error);
+  return self;
+}
+
+void
+wick_live_session_attach_async (WickWindow *window, const char *socket_path, gint64 pid,
+                                const char *label, GCancellable *cancellable,
+                                GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (WICK_IS_WINDOW (window));
+  g_return_if_fail (socket_path != NULL || pid > 0);
+  g_autoptr (GTask) task = g_task_new (window, cancellable, callback, user_data);
+  g_task_set_source_tag (task, wick_live_session_attach_async);
+  AttachResult *result = g_new0 (AttachResult, 1);
+  result->socket_path = g_strdup (socket_path);
+  result->pid = pid;
+  g_autofree char *fallback = g_strdup_printf (_ ("pid %lld"), (long long)pid);
+  if (label == NULL)
+    label = socket_path != NULL ? socket_path : fallback;
+  g_task_set_task_data (task, result, (GDestroyNotify)attach_result_free);
+  g_autofree char *message = g_strdup_printf (_ ("Attaching to %s…"), label);
+  wick_window_hide_banner (window, "attach-failed");
+  wick_window_show_banner (window, "attaching", message, NULL, NULL);
+  g_object_set_data_full (G_OBJECT (task), "wick-attach-label", g_strdup (label), g_free);
+  g_task_run_in_thread (task, attach_thread);
+}
+
+WickLiveSession *
+wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, window), NULL);
+  GTask *task = G_TASK (result);
+  AttachResult *data = g_task_get_task_data (task);
+  const char *label = g_object_get_data (G_OBJECT (task), "wick-attach-label");
+  wick_window_hide_banner (window, "attaching");
+  g_autoptr (GError) local = NULL;
+  if (!g_task_propagate_boolean (task, &local))
+    {
+      if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          /* The banner names the process and the reason. */
+          g_autofree char *message
+            = g_strdup_printf (_ ("Could not attach to %s: %s"), label, local->message);
+          wick_window_show_banner (window, "attach-failed", message, NULL, NULL);
+        }
+      g_propagate_error (error, g_steal_pointer (&local));
+      return NULL;
+    }
+  WickLiveSession *self
+    = session_new (window, g_steal_pointer (&data->info), g_steal_pointer (&data->stream));
+  show_snapshot (self, data->snapshot_error);
   return self;
 }
 
@@ -381,12 +498,4 @@ WickLiveSession *
 wick_live_session_from_window (WickWindow *window)
 {
   return g_object_get_data (G_OBJECT (window), "wick-live-session");
-}
-
-void
-wick_live_window_toast (WickWindow *window, const char *message)
-{
-  AdwToast *toast = adw_toast_new (message);
-  adw_toast_set_timeout (toast, 3);
-  wick_window_add_toast (window, toast);
 }

@@ -23,11 +23,24 @@ G_BEGIN_DECLS
 #define WICK_TYPE_LIVE_SESSION (wick_live_session_get_type ())
 G_DECLARE_FINAL_TYPE (WickLiveSession, wick_live_session, WICK, LIVE_SESSION, GObject)
 
-/* Connects to @socket_path, says hello, maps the ring and shows it in @window
+/* Connects to @socket_path, says hello, maps the ring, takes the attach
+ * snapshot (a banner says so when there is none) and shows it in @window
  * (a window on its welcome page or a new one). The window keeps the session
  * alive (as object data) until it is destroyed. */
 WickLiveSession *wick_live_session_attach (WickWindow *window, const char *socket_path,
                                            GError **error);
+
+/* The same in a worker thread (connect, hello, the ring and the snapshot
+ * never block the main thread; with @socket_path NULL the session of @pid is
+ * looked up there too): shows an "Attaching to @label…" banner at
+ * once, and on failure a banner naming @label (e.g. "wick-demo (pid 42)")
+ * and the reason. @callback runs on the main thread; call
+ * wick_live_session_attach_finish there with the same window. */
+void wick_live_session_attach_async (WickWindow *window, const char *socket_path, gint64 pid,
+                                     const char *label, GCancellable *cancellable,
+                                     GAsyncReadyCallback callback, gpointer user_data);
+WickLiveSession *wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result,
+                                                  GError **error);
 
 const WickLiveSessionInfo *wick_live_session_get_info (WickLiveSession *self);
 const char *wick_live_session_get_socket_path (WickLiveSession *self);
@@ -43,10 +56,17 @@ GtkWidget *wick_live_session_get_weights_panel (WickLiveSession *self);
 GtkWidget *wick_live_session_get_stages_panel (WickLiveSession *self);
 /* The session shown in @window, or NULL. */
 WickLiveSession *wick_live_session_from_window (WickWindow *window);
-/* Shows @message as a short (3 s) toast on @window: results of the Weights
- * and Stages pages come in quick succession. (Dismissing the previous toast
- * instead crashes libadwaita 1.2's toast overlay during its animation.) */
+/* Shows @message as a toast on @window (wick-live-toasts.c): messages of
+ * one @kind within a second become one toast with a count, one toast is on
+ * screen at a time (3 s of frames each, the rest wait), and toasts are
+ * dismissed only from the frame clock, never by libadwaita 1.2's timer (which
+ * crashes its toast overlay when it fires during the show animation).
+ * wick_live_window_toast uses the message itself as its kind. */
+void wick_live_window_toast_kind (WickWindow *window, const char *kind, const char *message);
 void wick_live_window_toast (WickWindow *window, const char *message);
+/* Toasts put on screen, messages merged into another, and toasts waiting. */
+void wick_live_window_get_toast_counts (WickWindow *window, guint *raised, guint *coalesced,
+                                        guint *waiting);
 /* Drains until the ring is empty or @budget_us passed (tests, screenshots). */
 void wick_live_session_pump (WickLiveSession *self, gint64 budget_us);
 

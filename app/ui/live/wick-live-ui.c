@@ -31,14 +31,8 @@ static gboolean
 attach_from_environment (gpointer user_data)
 {
   PendingAttach *pending = user_data;
-  g_autoptr (GError) error = NULL;
-  if (wick_live_ui_attach_pid (pending->app, pending->window, pending->pid, &error) == NULL
-      && WICK_IS_WINDOW (pending->window))
-    {
-      g_autofree char *message = g_strdup_printf (_ ("Could not attach to pid %lld: %s"),
-                                                  (long long)pending->pid, error->message);
-      wick_window_add_toast (WICK_WINDOW (pending->window), adw_toast_new (message));
-    }
+  /* Asynchronous: a failure is a banner on the window naming the pid and why. */
+  wick_live_ui_attach_pid (pending->app, pending->window, pending->pid, NULL);
   g_object_unref (pending->window);
   g_free (pending);
   return G_SOURCE_REMOVE;

@@ -31,7 +31,7 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       g_autofree char *message
         = g_strdup_printf (_ ("%s failed: %s"), request->what, error->message);
-      wick_live_window_toast (*request->window, message);
+      wick_live_window_toast_kind (*request->window, request->what, message);
     }
   if (is_list)
     request->requests->listing = FALSE;

@@ -50,10 +50,10 @@ stage_row_free (StageRow *row)
 }
 
 static void
-toast (WickStagesPanel *self, const char *message)
+toast (WickStagesPanel *self, const char *kind, const char *message)
 {
   if (self->window != NULL)
-    wick_live_window_toast (self->window, message);
+    wick_live_window_toast_kind (self->window, kind, message);
 }
 
 static void
@@ -252,7 +252,7 @@ on_captured (gpointer panel, JsonObject *reply, const char *what)
         _ ("%s: %s"), json_object_get_string_member_with_default (reply, "stage", "?"),
         json_object_get_string_member_with_default (reply, "verdict", "?"));
     }
-  toast (self, message);
+  toast (self, "capture", message);
   wick_stages_panel_refresh (self);
 }
 
@@ -267,7 +267,7 @@ on_released (gpointer panel, JsonObject *reply, const char *what)
   else
     message = g_strdup_printf (_ ("Released %s: it runs eagerly again"),
                                json_object_get_string_member_with_default (reply, "stage", "?"));
-  toast (self, message);
+  toast (self, "release", message);
   wick_stages_panel_refresh (self);
 }
 

@@ -45,10 +45,10 @@ module_row_free (ModuleRow *row)
 }
 
 static void
-toast (WickWeightsPanel *self, const char *message)
+toast (WickWeightsPanel *self, const char *kind, const char *message)
 {
   if (self->window != NULL)
-    wick_live_window_toast (self->window, message);
+    wick_live_window_toast_kind (self->window, kind, message);
 }
 
 static void
@@ -194,7 +194,7 @@ on_evicted (gpointer panel, JsonObject *reply, const char *what)
         (long long)json_object_get_int_member_with_default (reply, "ram", 0), freed,
         json_object_get_double_member_with_default (reply, "seconds", 0) * 1e3);
     }
-  toast (self, message);
+  toast (self, "evict", message);
   wick_weights_panel_refresh (self);
 }
 
@@ -216,7 +216,7 @@ on_restored (gpointer panel, JsonObject *reply, const char *what)
                          json_object_get_string_member_with_default (reply, "module", "?"),
                          (long long)json_object_get_int_member_with_default (reply, "restored", 0),
                          json_object_get_double_member_with_default (reply, "seconds", 0) * 1e3);
-  toast (self, message);
+  toast (self, "restore", message);
   wick_weights_panel_refresh (self);
 }
 

@@ -133,7 +133,7 @@ test_error_replies (void)
   json_object_unref (reply);
   reply = request_raw (connection, "{\"v\":1,\"command\":\"format-disk\"}");
   assert_error_reply (reply, "unknown command \"format-disk\": expected hello, list, evict, "
-                             "restore, restore-all, capture, release or mark");
+                             "restore, restore-all, capture, release, mark or snapshot");
   json_object_unref (reply);
   reply = request_raw (connection, "{\"v\":9,\"command\":\"list\"}");
   assert_error_reply (reply, "unsupported control protocol version: this session speaks \"v\": 1");

@@ -76,6 +76,12 @@ dialog_listed (gpointer dialog)
 }
 
 static gboolean
+window_attached (gpointer window)
+{
+  return wick_live_session_from_window (window) != NULL;
+}
+
+static gboolean
 session_ended (gpointer session)
 {
   return wick_live_session_is_ended (session);
@@ -209,6 +215,8 @@ test_live_window (void)
   GtkWindow *shown = wick_attach_dialog_attach (dialog, 0, &error);
   g_assert_no_error (error);
   g_assert_true (shown == GTK_WINDOW (window)); /* the welcome window is reused */
+  /* The attach runs in a worker thread: the window answers meanwhile. */
+  iterate_until (window_attached, window);
   WickLiveSession *session = wick_live_session_from_window (window);
   g_assert_nonnull (session);
   g_assert_true (wick_window_get_live (window));

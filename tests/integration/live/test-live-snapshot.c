@@ -1,0 +1,275 @@
+/* test-live-snapshot.c — the attach snapshot (docs/protocol.md, "snapshot").
+ *
+ * In process: storages allocated before a reader attached come out of the
+ * stream as alloc records at the snapshot's time (flagged in extension mode),
+ * freed ones do not, a record that is both in the ring and in the snapshot
+ * comes out once, frees after the attach pair with the snapshot's allocs, and
+ * the strict capture passes candle-graph's rules (wick-trace check) with no
+ * unpaired free. Against wick-demo: a late attach shows at least the bytes of
+ * the demo's registered modules from its first drain.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "live/wick-live-client.h"
+#include "live/wick-live-stream.h"
+
+static char *runtime_dir;
+
+static WickSession *
+open_session (void)
+{
+  WickRunInfo run = {
+    .entrypoint = "snapshot.test",
+    .phase = WICK_PHASE_INFER,
+    .capture_step = 1,
+    .device = "cpu",
+    .timing_mode = WICK_TIMING_HOST,
+  };
+  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_UNKNOWN };
+  WickSessionOptions options = { .policy = WICK_RING_DROP, .enable_control = true };
+  WickError error = { "" };
+  WickSession *session = wick_session_open (&run, &contract, &options, &error);
+  g_assert_nonnull (session);
+  return session;
+}
+
+static void
+memory (WickSession *session, const char *storage, guint64 bytes, WickMemoryAction action,
+        WickMemoryCategory category)
+{
+  static const uint64_t shape[] = { 4 };
+  WickMemoryRecord record = {
+    .timestamp_ns = WICK_NOW,
+    .storage_id = storage,
+    .tensor_id = storage,
+    .span = 1,
+    .device = "cpu",
+    .bytes = bytes,
+    .action = action,
+    .shape = shape,
+    .rank = 1,
+    .dtype = "f32",
+    .category = category,
+  };
+  WickError error = { "" };
+  g_assert_true (wick_session_record_memory (session, &record, &error));
+}
+
+static void
+collect (const char *line, gsize length, gpointer user_data)
+{
+  g_string_append_len (user_data, line, (gssize)length);
+  g_string_append_c (user_data, '\n');
+}
+
+static guint
+count (const char *text, const char *needle)
+{
+  guint n = 0;
+  for (const char *p = strstr (text, needle); p != NULL; p = strstr (p + 1, needle))
+    n++;
+  return n;
+}
+
+static WickLiveStream *
+attach (WickSession *session, gboolean strict)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickLiveConnection) connection
+    = wick_live_connection_new (wick_session_get_control_socket_path (session), &error);
+  g_assert_no_error (error);
+  WickLiveSessionInfo *info = NULL;
+  g_autoptr (GError) snapshot_error = NULL;
+  WickLiveStream *stream
+    = wick_live_stream_attach (connection, strict, &info, &snapshot_error, &error);
+  g_assert_no_error (error);
+  g_assert_no_error (snapshot_error);
+  g_assert_true (wick_live_stream_has_snapshot (stream));
+  wick_live_session_info_free (info);
+  return stream;
+}
+
+static char *
+check_file (const char *text)
+{
+  g_autofree char *path = g_build_filename (runtime_dir, "snapshot-strict.jsonl", NULL);
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  const char *argv[] = { g_getenv ("WICK_TRACE"), "check", path, NULL };
+  char *out = NULL;
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
+                               &status, &error));
+  g_assert_no_error (error);
+  return out;
+}
+
+static void
+test_snapshot_in_process (void)
+{
+  WickSession *session = open_session ();
+  memory (session, "weights", 4096, WICK_MEMORY_ALLOC, WICK_CATEGORY_PARAMETER);
+  memory (session, "momentum", 1024, WICK_MEMORY_ALLOC, WICK_CATEGORY_OPTIMIZER);
+  memory (session, "scratch", 512, WICK_MEMORY_ALLOC, WICK_CATEGORY_ACTIVATION);
+  memory (session, "scratch", 512, WICK_MEMORY_FREE, WICK_CATEGORY_ACTIVATION);
+
+  WickLiveStream *extended = attach (session, FALSE);
+  WickLiveStream *strict = attach (session, TRUE);
+  /* After the attach: frees of snapshot storages pair with the snapshot. */
+  memory (session, "momentum", 1024, WICK_MEMORY_FREE, WICK_CATEGORY_OPTIMIZER);
+  memory (session, "late", 256, WICK_MEMORY_ALLOC, WICK_CATEGORY_ACTIVATION);
+  memory (session, "late", 256, WICK_MEMORY_FREE, WICK_CATEGORY_ACTIVATION);
+  memory (session, "weights", 4096, WICK_MEMORY_FREE, WICK_CATEGORY_PARAMETER);
+  WickError error = { "" };
+  WickSpanId measured = wick_measurement_begin (session, "measured", &error);
+  g_assert_cmpuint (measured, !=, 0);
+  wick_span_end (session, measured);
+  g_assert_true (wick_session_finish (session, &error));
+
+  g_autoptr (GString) lines = g_string_new (NULL);
+  wick_live_stream_drain (extended, 0, collect, lines);
+  wick_live_stream_finish (extended, "cut", collect, lines);
+  g_assert_cmpuint (count (lines->str, "\"wick_snapshot\":true"), ==, 2);
+  g_assert_cmpuint (count (lines->str, "\"kind\":\"wick_attach_snapshot\""), ==, 1);
+  g_assert_nonnull (strstr (lines->str, "\"allocated_bytes\":5120"));
+  g_assert_null (strstr (lines->str, "\"storage_id\":\"scratch\""));
+  g_assert_cmpuint (count (lines->str, "\"storage_id\":\"weights\""), ==, 2);
+  g_assert_cmpuint (wick_live_stream_get_skipped_frees (extended), ==, 0);
+
+  g_autoptr (GString) strict_lines = g_string_new (NULL);
+  wick_live_stream_drain (strict, 0, collect, strict_lines);
+  wick_live_stream_finish (strict, "cut", collect, strict_lines);
+  g_assert_null (strstr (strict_lines->str, "wick_"));
+  g_assert_cmpuint (count (strict_lines->str, "\"action\":\"alloc\""), ==, 3);
+  g_assert_cmpuint (count (strict_lines->str, "\"action\":\"free\""), ==, 3);
+  g_autofree char *verdict = check_file (strict_lines->str);
+  g_test_message ("%s", verdict);
+  g_assert_nonnull (strstr (verdict, "structurally valid"));
+  g_assert_nonnull (strstr (verdict, "(0 errors"));
+  g_assert_null (strstr (verdict, "unpaired_free"));
+  g_assert_null (strstr (verdict, "retained_allocations"));
+  wick_live_stream_free (extended);
+  wick_live_stream_free (strict);
+  wick_session_close (session);
+}
+
+/* A record in both the ring and the snapshot (committed after the reader
+ * began, before the snapshot) comes out once. */
+static void
+test_snapshot_overlap (void)
+{
+  WickSession *session = open_session ();
+  g_autoptr (GError) gerror = NULL;
+  g_autoptr (WickLiveConnection) connection
+    = wick_live_connection_new (wick_session_get_control_socket_path (session), &gerror);
+  g_assert_no_error (gerror);
+  WickLiveStream *stream = wick_live_stream_new (wick_session_get_ring_fd (session), TRUE, &gerror);
+  g_assert_no_error (gerror);
+  memory (session, "between", 2048, WICK_MEMORY_ALLOC, WICK_CATEGORY_PARAMETER);
+  g_assert_true (wick_live_stream_request_snapshot (stream, connection, &gerror));
+  g_assert_no_error (gerror);
+  memory (session, "between", 2048, WICK_MEMORY_FREE, WICK_CATEGORY_PARAMETER);
+  g_autoptr (GString) lines = g_string_new (NULL);
+  wick_live_stream_drain (stream, 0, collect, lines);
+  g_assert_cmpuint (count (lines->str, "\"action\":\"alloc\""), ==, 1);
+  g_assert_cmpuint (count (lines->str, "\"action\":\"free\""), ==, 1);
+  g_assert_cmpuint (wick_live_stream_get_snapshot_duplicates (stream), ==, 1);
+  wick_live_stream_free (stream);
+  wick_session_close (session);
+}
+
+static void
+die_with_parent (gpointer user_data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
+
+/* wick-demo registers embedding (4 MiB), trunk and head before it trains. */
+#define DEMO_MODULE_BYTES (4194304u + 394240u + 8192u)
+
+static guint64
+parameter_bytes (const char *lines)
+{
+  guint64 total = 0;
+  for (const char *p = strstr (lines, "\"category\":\"parameter\""); p != NULL;
+       p = strstr (p + 1, "\"category\":\"parameter\""))
+    {
+      const char *start = p;
+      while (start > lines && start[-1] != '\n')
+        start--;
+      if (strncmp (start, "{\"kind\":\"memory\"", 16) != 0 || strstr (start, "\"action\":\"alloc\"") > p)
+        continue;
+      const char *bytes = strstr (start, "\"bytes\":");
+      if (bytes != NULL && bytes < p)
+        total += g_ascii_strtoull (bytes + 8, NULL, 10);
+    }
+  return total;
+}
+
+static void
+test_snapshot_late_attach_demo (void)
+{
+  const char *demo = g_getenv ("WICK_DEMO");
+  g_assert_nonnull (demo);
+  const char *argv[] = { demo, "--quiet", "--rate", "50", NULL };
+  GPid pid = 0;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_async (NULL, (char **)argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                                die_with_parent, NULL, &pid, &error));
+  char *socket_path = NULL;
+  for (int i = 0; i < 600 && socket_path == NULL; i++)
+    {
+      socket_path = wick_live_find_socket (pid, NULL);
+      if (socket_path == NULL)
+        g_usleep (50000);
+    }
+  g_assert_nonnull (socket_path);
+  g_usleep (1500000); /* late: the parameters were allocated long before */
+  g_autoptr (WickLiveConnection) connection = wick_live_connection_new (socket_path, &error);
+  g_assert_no_error (error);
+  WickLiveSessionInfo *info = NULL;
+  g_autoptr (GError) snapshot_error = NULL;
+  WickLiveStream *stream = wick_live_stream_attach (connection, TRUE, &info, &snapshot_error, &error);
+  g_assert_no_error (error);
+  g_assert_no_error (snapshot_error);
+  g_assert_cmpuint (wick_live_stream_get_snapshot_allocated_bytes (stream), >=, DEMO_MODULE_BYTES);
+  g_autoptr (GString) lines = g_string_new (NULL);
+  wick_live_stream_drain (stream, 0, collect, lines); /* the first drain: the first frame */
+  guint64 bytes = parameter_bytes (lines->str);
+  g_test_message ("first drain: %u bytes of lines, %u memory lines", (guint)lines->len,
+                  count (lines->str, "\"kind\":\"memory\""));
+  g_test_message ("first drain: %u bytes of lines, %u memory lines", (guint)lines->len, count (lines->str, "\"kind\":\"memory\""));
+  g_test_message ("parameter bytes at the first drain: %" G_GUINT64_FORMAT, bytes);
+  g_assert_cmpuint (bytes, >=, DEMO_MODULE_BYTES);
+  wick_live_stream_free (stream);
+  wick_live_session_info_free (info);
+  g_free (socket_path);
+  kill (pid, SIGTERM);
+  int status;
+  waitpid (pid, &status, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  runtime_dir = g_dir_make_tmp ("wick-snapshot-XXXXXX", NULL);
+  g_chmod (runtime_dir, 0700);
+  g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  g_test_add_func ("/live/snapshot/in-process", test_snapshot_in_process);
+  g_test_add_func ("/live/snapshot/ring-and-snapshot-overlap", test_snapshot_overlap);
+  g_test_add_func ("/live/snapshot/late-attach-demo", test_snapshot_late_attach_demo);
+  int status = g_test_run ();
+  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
+  if (system (command) != 0)
+    g_printerr ("could not remove %s\n", runtime_dir);
+  return status;
+}
