@@ -30,6 +30,7 @@ typedef struct
 /* Host args are kept up to this many bytes each, and up to a quarter of the
  * input's size in all (device, async and instant args always). */
 #define HOST_ARGS_MAX 512
+#define TIME_LIMIT ((gint64)1 << 62)
 
 typedef struct
 {
@@ -237,18 +238,6 @@ is_device_category (const WickChromeEvent *e)
          || str_is (c, n, "gpu_user_annotation") || str_is (c, n, "Kernel")
          || str_is (c, n, "Memcpy") || str_is (c, n, "Memset") || str_is (c, n, "gpu_op")
          || str_is (c, n, "mtia_ccp_events") || str_is (c, n, "hip_kernel");
-}
-
-static gint64
-to_ns (double us)
-{
-  double ns = us * 1000.0;
-
-  if (ns > 9e18)
-    return (gint64)9e18;
-  if (ns < -9e18)
-    return (gint64)-9e18;
-  return (gint64)llround (ns);
 }
 
 static void
@@ -470,12 +459,14 @@ read_event (Import *im, const WickChromeEvent *e)
       skip (im, what, 1);
       return;
     }
-  ts = to_ns (e->ts);
+  /* times are kept within ±2^62 ns (±146 years) so that start + duration and
+   * differences of two times never overflow */
+  ts = CLAMP (e->ts_ns, -TIME_LIMIT, TIME_LIMIT);
   switch (ph)
     {
       case 'X':
         {
-          gint64 dur = e->has_dur && e->dur > 0 ? to_ns (e->dur) : 0;
+          gint64 dur = e->has_dur && e->dur_ns > 0 ? MIN (e->dur_ns, TIME_LIMIT) : 0;
           note_time (im, ts, ts + dur);
           if (is_device_category (e))
             add_device (im, e, ts, dur);

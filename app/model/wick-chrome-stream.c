@@ -225,11 +225,57 @@ text_number (const char *text, gsize len, double *out)
   return end != small && end != NULL && *end == '\0' && isfinite (*out);
 }
 
-/* A number, or a string holding one; FALSE (cursor after the value) otherwise. */
+/* µs written in decimal to ns, exactly: a double has no room for the ns of
+ * an epoch-based µs timestamp (1.7e18 ns > 2^53), and rounding there nests
+ * slices that only touch. FALSE for exponents and out-of-range values. */
 static gboolean
-read_number_value (WickJsonScanner *s, double *out, gboolean *ok)
+decimal_us_to_ns (const char *p, gsize len, gint64 *ns)
+{
+  const char *end = p + len;
+  gboolean negative = FALSE;
+  guint64 whole = 0, frac = 0;
+  int frac_digits = 0;
+  gboolean round_up = FALSE, any = FALSE;
+
+  while (p < end && (*p == ' ' || *p == '\t'))
+    p++;
+  while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+    end--;
+  if (p < end && (*p == '-' || *p == '+'))
+    negative = *p++ == '-';
+  for (; p < end && g_ascii_isdigit (*p); p++, any = TRUE)
+    {
+      if (whole > (guint64)G_MAXINT64 / 10000)
+        return FALSE;
+      whole = whole * 10 + (guint64)(*p - '0');
+    }
+  if (p < end && *p == '.')
+    for (p++; p < end && g_ascii_isdigit (*p); p++, any = TRUE)
+      {
+        if (frac_digits < 3)
+          frac = frac * 10 + (guint64)(*p - '0'), frac_digits++;
+        else if (frac_digits == 3)
+          round_up = *p >= '5', frac_digits++;
+      }
+  if (!any || p != end)
+    return FALSE;
+  for (int i = MIN (frac_digits, 3); i < 3; i++)
+    frac *= 10;
+  whole = whole * 1000 + frac + (round_up ? 1 : 0);
+  if (whole > (guint64)G_MAXINT64)
+    return FALSE;
+  *ns = negative ? -(gint64)whole : (gint64)whole;
+  return TRUE;
+}
+
+/* A number, or a string holding one; FALSE (cursor after the value) otherwise.
+ * @ns (may be NULL): the value as µs converted to ns exactly. */
+static gboolean
+read_number_value_ns (WickJsonScanner *s, double *out, gint64 *ns, gboolean *ok)
 {
   WickJsonType type;
+  const char *text = NULL;
+  gsize text_len = 0;
 
   *ok = FALSE;
   if (!wick_json_peek_type (s, &type))
@@ -237,22 +283,33 @@ read_number_value (WickJsonScanner *s, double *out, gboolean *ok)
   if (type == WICK_JSON_NUMBER)
     {
       WickJsonNumber n;
+      text = s->p;
       if (!wick_json_read_number (s, &n))
         return FALSE;
+      text_len = (gsize)(s->p - text);
       *out = n.f64;
       *ok = isfinite (n.f64);
-      return TRUE;
     }
-  if (type == WICK_JSON_STRING)
+  else if (type == WICK_JSON_STRING)
     {
-      const char *str;
-      gsize len;
-      if (!wick_json_read_string (s, &str, &len))
+      if (!wick_json_read_string (s, &text, &text_len))
         return FALSE;
-      *ok = text_number (str, len, out);
-      return TRUE;
+      *ok = text_number (text, text_len, out);
     }
-  return wick_json_skip_value (s);
+  else
+    return wick_json_skip_value (s);
+  if (*ok && ns != NULL && !decimal_us_to_ns (text, text_len, ns))
+    {
+      double v = *out * 1000.0;
+      *ns = v > 9e18 ? (gint64)9e18 : v < -9e18 ? (gint64)-9e18 : (gint64)llround (v);
+    }
+  return TRUE;
+}
+
+static gboolean
+read_number_value (WickJsonScanner *s, double *out, gboolean *ok)
+{
+  return read_number_value_ns (s, out, NULL, ok);
 }
 
 /* A string (its content) or a number (its digits); other values are skipped. */
@@ -378,7 +435,7 @@ parse_event (WickJsonScanner *s, WickChromeEvent *e)
               }
             else if (KEY_IS ("ts"))
               {
-                if (!read_number_value (s, &e->ts, &e->has_ts))
+                if (!read_number_value_ns (s, &e->ts, &e->ts_ns, &e->has_ts))
                   return FALSE;
               }
             else if (KEY_IS ("id"))
@@ -407,7 +464,7 @@ parse_event (WickJsonScanner *s, WickChromeEvent *e)
               }
             else if (KEY_IS ("dur"))
               {
-                if (!read_number_value (s, &e->dur, &e->has_dur))
+                if (!read_number_value_ns (s, &e->dur, &e->dur_ns, &e->has_dur))
                   return FALSE;
               }
             else if (KEY_IS ("cat"))

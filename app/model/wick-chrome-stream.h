@@ -45,7 +45,8 @@ typedef struct
   const char *pid, *tid;
   gsize pid_len, tid_len;
   gboolean has_pid, has_tid;
-  double ts, dur;
+  double ts, dur; /* µs */
+  gint64 ts_ns, dur_ns; /* the same in ns, converted exactly from the decimal text */
   gboolean has_ts, has_dur;
   gboolean flow_in, flow_out;
   /* the args object's JSON text, NULL when absent or not an object */
