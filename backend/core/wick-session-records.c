@@ -109,7 +109,8 @@ check_shape (const uint64_t *shape, size_t rank, const char *record, WickError *
 bool
 wick_session_record_op (WickSession *session, const WickOpRecord *op, WickError *error)
 {
-  if (!check_session (session, op, error) || !check_required (op->op_name, "op", "op_name", error)
+  if (!check_session (session, op, error)
+      || !WICK_CHECK_RESERVED (op, "WickOpRecord", error) || !check_required (op->op_name, "op", "op_name", error)
       || !check_required (op->dtype, "op", "dtype", error)
       || !check_required (op->device, "op", "device", error)
       || !check_shape (op->shape, op->rank, "op", error))
@@ -139,6 +140,7 @@ bool
 wick_session_record_tensor (WickSession *session, const WickTensorRecord *tensor, WickError *error)
 {
   if (!check_session (session, tensor, error)
+      || !WICK_CHECK_RESERVED (tensor, "WickTensorRecord", error)
       || !check_required (tensor->tensor_id, "tensor", "tensor_id", error)
       || !check_required (tensor->dtype, "tensor", "dtype", error)
       || !check_required (tensor->device, "tensor", "device", error)
@@ -209,6 +211,7 @@ wick_session_record_tensor_stats (WickSession *session, const WickTensorStatsRec
                                   WickError *error)
 {
   if (!check_session (session, stats, error)
+      || !WICK_CHECK_RESERVED (stats, "WickTensorStatsRecord", error)
       || !check_required (stats->dtype, "tensor_stats", "dtype", error)
       || !check_shape (stats->shape, stats->rank, "tensor_stats", error)
       || !check_tensor_stats (stats, error))
@@ -222,6 +225,7 @@ bool
 wick_session_record_memory (WickSession *session, const WickMemoryRecord *memory, WickError *error)
 {
   if (!check_session (session, memory, error)
+      || !WICK_CHECK_RESERVED (memory, "WickMemoryRecord", error)
       || !check_required (memory->storage_id, "memory", "storage_id", error)
       || !check_required (memory->tensor_id, "memory", "tensor_id", error)
       || !check_required (memory->device, "memory", "device", error)
@@ -245,6 +249,7 @@ wick_session_record_device_memory (WickSession *session, const WickDeviceMemoryR
                                    WickError *error)
 {
   if (!check_session (session, sample, error)
+      || !WICK_CHECK_RESERVED (sample, "WickDeviceMemoryRecord", error)
       || !check_required (sample->device, "device_memory", "device", error))
     return false;
   if (!sample->has_used_bytes && !sample->has_free_bytes && !sample->has_reserved_bytes
@@ -265,6 +270,7 @@ wick_session_record_device_interval (WickSession *session, const WickDeviceInter
                                      WickError *error)
 {
   if (!check_session (session, interval, error)
+      || !WICK_CHECK_RESERVED (interval, "WickDeviceIntervalRecord", error)
       || !check_required (interval->device, "device_interval", "device", error)
       || !check_required (interval->stream_id, "device_interval", "stream_id", error)
       || !check_required (interval->clock_id, "device_interval", "clock_id", error)

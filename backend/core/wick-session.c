@@ -200,6 +200,11 @@ validate_run (const WickRunInfo *run, WickError *error)
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata is required");
       return false;
     }
+  if (!WICK_CHECK_RESERVED (run, "WickRunInfo", error))
+    return false;
+  if (run->comparison_identity != NULL
+      && !WICK_CHECK_RESERVED (run->comparison_identity, "WickComparisonIdentity", error))
+    return false;
   if (run->capture_step == 0)
     {
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "run metadata: capture_step must be one-based and greater than zero");
@@ -316,6 +321,8 @@ validate_contract (const WickCaptureContract *c, WickError *error)
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "a capture contract is required");
       return false;
     }
+  if (!WICK_CHECK_RESERVED (c, "WickCaptureContract", error))
+    return false;
   if ((unsigned)c->measurement_scope > WICK_SCOPE_PRODUCTION_EQUIVALENT
       || (unsigned)c->operations > WICK_COVERAGE_COMPLETE
       || (unsigned)c->tensors > WICK_COVERAGE_COMPLETE
@@ -669,7 +676,8 @@ wick_session_open (const WickRunInfo *run, const WickCaptureContract *contract,
   static const WickSessionOptions defaults = { 0 };
   if (options == NULL)
     options = &defaults;
-  if (!validate_run (run, error) || !validate_contract (contract, error))
+  if (!validate_run (run, error) || !validate_contract (contract, error)
+      || !WICK_CHECK_RESERVED (options, "WickSessionOptions", error))
     return NULL;
   if ((unsigned)options->policy > WICK_RING_OVERWRITE)
     {

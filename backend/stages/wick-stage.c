@@ -130,6 +130,7 @@ wick_stage_format_shape (char *buffer, size_t size, const int64_t *shape, size_t
 void
 wick_capture_options_init (WickCaptureOptions *options)
 {
+  *options = (WickCaptureOptions){ 0 };
   options->warmup = 3;
   options->gate_cos = 0.999;
   options->min_speedup = 1.02;
@@ -144,6 +145,8 @@ wick_capture_options_validate (const WickCaptureOptions *options, WickCaptureOpt
   WickCaptureOptions defaults;
   wick_capture_options_init (&defaults);
   *out = options != NULL ? *options : defaults;
+  if (!WICK_CHECK_RESERVED (out, "WickCaptureOptions", error))
+    return false;
   if (!(out->gate_cos >= 0.0 && out->gate_cos <= 1.0))
     {
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "capture options: gate_cos must be between 0 and 1, got %g",
@@ -273,7 +276,8 @@ stage_is_float (WickStageDType dtype)
 WickStage *
 wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *error)
 {
-  if (info == NULL || !stage_check_name (info->name, "?", "the stage", error))
+  if (info == NULL || !WICK_CHECK_RESERVED (info, "WickStageInfo", error)
+      || !stage_check_name (info->name, "?", "the stage", error))
     return NULL;
   if (info->enqueue == NULL)
     {

@@ -182,6 +182,8 @@ check_module_info (WickWeightStore *store, const WickWeightModuleInfo *info, Wic
 {
   if (store == NULL || info == NULL)
     return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "no store or no module description");
+  if (!WICK_CHECK_RESERVED (info, "WickWeightModuleInfo", error))
+    return false;
   if (info->name == NULL || info->name[0] == '\0')
     return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "a module needs a name");
   if (strlen (info->name) >= sizeof ((WickWeightStats *)0)->module)

@@ -189,6 +189,7 @@ typedef struct
   uint32_t n_rings;
   uint64_t ring_bytes; /* capacity of each thread's ring */
   bool strict;
+  uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
 } WickRingInfo;
 
 typedef struct
@@ -200,6 +201,7 @@ typedef struct
   uint64_t malformed;        /* well-framed records whose payload was invalid */
   uint32_t broken_rings;     /* rings ended by a framing error */
   char first_error[256];     /* sentence of the first framing or payload error, "" if none */
+  uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
 } WickRingReaderStats;
 
 typedef struct WickRingReader WickRingReader;

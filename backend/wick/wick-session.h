@@ -181,6 +181,7 @@ typedef struct
   const char *precision;
   const char *device_state;
   const char *pair_id; /* optional */
+  uint64_t _wick_reserved[8]; /* room to grow: must be zero (initialise with {0}) */
 } WickComparisonIdentity;
 
 typedef struct
@@ -199,6 +200,7 @@ typedef struct
   size_t n_gpu_expected_semantic_labels;
   const char *const *cpu_only_semantic_labels;
   size_t n_cpu_only_semantic_labels;
+  uint64_t _wick_reserved[8]; /* room to grow: must be zero (initialise with {0}) */
 } WickCaptureContract;
 
 typedef struct
@@ -215,6 +217,7 @@ typedef struct
   const WickComparisonIdentity *comparison_identity; /* optional */
   const char *correlation_id; /* optional: "<entrypoint>/update-<step>" (train) or
                                "<entrypoint>/inference-<step>", as candle-graph */
+  uint64_t _wick_reserved[8]; /* room to grow: must be zero (initialise with {0}) */
 } WickRunInfo;
 
 typedef struct
@@ -226,6 +229,7 @@ typedef struct
   bool enable_control; /* listen on the control socket (also WICK_CONTROL=1) */
   size_t max_threads;  /* threads recording at once; 0: the default (32) */
   size_t string_arena_bytes; /* interned strings; 0: the default (1 MiB) */
+  uint64_t _wick_reserved[8]; /* room to grow: must be zero (initialise with {0}) */
 } WickSessionOptions;
 
 /* ---------------------------------------------------------------------------
@@ -430,6 +434,7 @@ typedef struct
   bool has_output_dense_bytes; /* false: product(shape) x dtype size when the dtype is known */
   uint64_t output_dense_bytes;
   uint64_t input_dense_bytes;
+  uint64_t _wick_reserved[4]; /* room to grow: must be zero (initialise with {0}) */
 } WickOpRecord;
 
 typedef struct
@@ -445,6 +450,7 @@ typedef struct
   bool has_dense_bytes; /* false: derived from shape and dtype when known */
   uint64_t dense_bytes;
   WickMemoryCategory category;
+  uint64_t _wick_reserved[4]; /* room to grow: must be zero (initialise with {0}) */
 } WickTensorRecord;
 
 typedef struct
@@ -459,6 +465,7 @@ typedef struct
   double rms;
   double abs_max;
   double mean;
+  uint64_t _wick_reserved[4]; /* room to grow: must be zero (initialise with {0}) */
 } WickTensorStatsRecord;
 
 typedef struct
@@ -475,6 +482,7 @@ typedef struct
   size_t rank;
   const char *dtype;
   WickMemoryCategory category;
+  uint64_t _wick_reserved[4]; /* room to grow: must be zero (initialise with {0}) */
 } WickMemoryRecord;
 
 typedef struct
@@ -483,6 +491,7 @@ typedef struct
   const char *device;
   bool has_used_bytes, has_free_bytes, has_reserved_bytes, has_capacity_bytes;
   uint64_t used_bytes, free_bytes, reserved_bytes, capacity_bytes;
+  uint64_t _wick_reserved[4]; /* room to grow: must be zero (initialise with {0}) */
 } WickDeviceMemoryRecord;
 
 typedef struct
@@ -494,6 +503,7 @@ typedef struct
   const char *backend;
   uint64_t start_ns; /* device clock */
   uint64_t duration_ns;
+  uint64_t _wick_reserved[4]; /* room to grow: must be zero (initialise with {0}) */
 } WickDeviceIntervalRecord;
 
 WICK_AVAILABLE_IN_1_0

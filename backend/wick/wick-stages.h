@@ -53,6 +53,7 @@ typedef struct
   double min_speedup;      /* default 1.02; 0 skips the speedup gate */
   uint32_t timing_rounds;  /* default 7 */
   uint32_t timing_iterations; /* per round, default 20 */
+  uint64_t _wick_reserved[8]; /* room to grow: must be zero (initialise with {0}) */
 } WickCaptureOptions;
 
 WICK_AVAILABLE_IN_1_0
@@ -71,6 +72,7 @@ typedef struct
   double speedup_median, speedup_min, speedup_max;
   uint64_t kernel_nodes;
   uint32_t warmup;
+  uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
 } WickCertification;
 
 /* [control] */
@@ -148,6 +150,7 @@ typedef struct
   const WickStageBuffer *windows;
   size_t n_windows;                  /* at most WICK_STAGE_MAX_WINDOWS */
   WickStageBuffer output;            /* f32, f16, bf16 or f64 */
+  uint64_t _wick_reserved[8]; /* room to grow: must be zero (initialise with {0}) */
 } WickStageInfo;
 
 /* Registers a stage; the session keeps it until it closes. Names, shapes and

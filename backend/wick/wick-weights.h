@@ -62,6 +62,7 @@ WICK_BEGIN_DECLS
     double evict_seconds;    /* duration of the last eviction */
     double restore_seconds;  /* duration of the last restore */
     bool resident;
+    uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
   } WickWeightStats;
 
   /* [control] The weight store registered with a session, or NULL. */
@@ -142,6 +143,7 @@ WICK_BEGIN_DECLS
     WickWeightMemory memory; /* where every buffer of the module lives */
     const char *checkpoint;  /* optional: a .safetensors file, or a directory with
                                 model.safetensors.index.json or *.safetensors shards */
+    uint64_t _wick_reserved[8]; /* room to grow: must be zero (initialise with {0}) */
   } WickWeightModuleInfo;
 
   /* A new store. With a session, the store is registered in it (the control
@@ -216,6 +218,7 @@ WICK_BEGIN_DECLS
     char key[256];    /* disk tier: the checkpoint key */
     char shard[1024]; /* disk tier: the shard file */
     char reason[512]; /* RAM tier: why not the disk tier */
+    uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
   } WickWeightParamInfo;
 
   WICK_AVAILABLE_IN_1_0

@@ -317,6 +317,18 @@ test_record_refusals (void)
   g_assert_cmpstr (error.message, ==, "device interval duration must be positive");
   g_assert_false (wick_session_record_data_edge (session, "", "t", &error));
   g_assert_cmpstr (error.message, ==, "data-edge tensor IDs cannot be empty");
+  /* Reserved words must be zero, so that a later libwick can use them. */
+  WickDeviceIntervalRecord grown = interval;
+  grown.duration_ns = 5;
+  grown._wick_reserved[3] = 1;
+  g_assert_false (wick_session_record_device_interval (session, &grown, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "WickDeviceIntervalRecord: reserved word 3 is not zero; initialise the struct "
+                   "with {0} or designated initialisers");
+  g_assert_cmpint (error.code, ==, WICK_ERROR_INVALID_ARGUMENT);
+  WickSessionOptions bad_options = { ._wick_reserved = { 7 } };
+  g_assert_null (wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &bad_options, &error));
+  g_assert_true (g_str_has_prefix (error.message, "WickSessionOptions: reserved word 0"));
   uint64_t shape[] = { 2, 2 };
   WickTensorStatsRecord stats
     = { .span = 1, .label = "x", .shape = shape, .rank = 2, .dtype = "f32", .elements = 5 };
