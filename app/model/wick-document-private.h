@@ -70,6 +70,7 @@ struct _WickDocument
   guint64 record_hashes[32]; /* string hashes of its top-level fields */
 
   struct _WickTracks *tracks; /* wick_document_get_tracks(), NULL until asked */
+  guint64 resolved_records;   /* n_records + 1 when parents were last resolved */
 
   /* analysis */
   GArray *health; /* WickHealthIssue */

@@ -105,6 +105,8 @@ wick_id_map_lookup (const WickIdMap *map, guint32 key)
 
   if (key == 0)
     return -1;
+  /* cleared by compact(): callers use wick_document_find_span() */
+  g_return_val_if_fail (map->keys != NULL, -1);
   while (map->keys[j] != 0)
     {
       if (map->keys[j] == key)
@@ -475,7 +477,6 @@ commit_span_start (WickDocument *self, const WickValue *v)
   span.name = intern_value (self, &v[SS_NAME]);
   span.parent_id = intern_value (self, &v[SS_PARENT_ID]);
   span.parent = -1;
-  span.record_index = (guint32)self->n_records;
   span.start_ns = v[SS_START_NS].u64;
   span.kind = (guint8)v[SS_SPAN_KIND].variant;
   span.step = v[SS_STEP].set ? (guint8)(v[SS_STEP].variant + 1) : WICK_STEP_NONE;
@@ -937,6 +938,20 @@ end_of_stream_error (WickDocument *self)
   return NULL;
 }
 
+/* A read document needs no intern tables: span ids are found by binary
+ * search in spans_by_id, and the string pool's table is rebuilt if anything
+ * is interned later. The track model is built first (it interns its names).
+ * Only for a document that finished cleanly, whose ids are unique and sorted. */
+static void
+compact (WickDocument *self)
+{
+  if (self->spans_by_id == NULL || self->n_spans_by_id != self->spans->len)
+    return;
+  wick_document_get_tracks (self);
+  wick_id_map_clear (&self->span_ids);
+  wick_string_pool_compact (self->pool);
+}
+
 gboolean
 wick_document_finish_quietly (WickDocument *self, GError **error)
 {
@@ -970,6 +985,7 @@ wick_document_finish_quietly (WickDocument *self, GError **error)
       return FALSE;
     }
   wick_health_analyze (self, FALSE);
+  compact (self);
   return TRUE;
 }
 
@@ -1090,6 +1106,29 @@ wick_document_get_spans_by_id (WickDocument *self, guint *n_spans)
 gint32
 wick_document_find_span (WickDocument *self, const char *id)
 {
+  if (self->span_ids.keys == NULL)
+    {
+      /* compacted (see compact()): binary search in id byte order */
+      const WickSpan *spans = (const WickSpan *)(gpointer)self->spans->data;
+      gsize len = strlen (id);
+      guint lo = 0, hi = self->n_spans_by_id;
+      while (lo < hi)
+        {
+          guint mid = lo + (hi - lo) / 2;
+          WickStr s = spans[self->spans_by_id[mid]].id;
+          gsize slen = wick_string_pool_get_len (self->pool, s);
+          int c = memcmp (wick_string_pool_get (self->pool, s), id, MIN (slen, len));
+          if (c == 0)
+            c = slen < len ? -1 : slen > len ? 1 : 0;
+          if (c == 0)
+            return (gint32)self->spans_by_id[mid];
+          if (c < 0)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      return -1;
+    }
   WickStr str = wick_string_pool_lookup (self->pool, id, strlen (id));
 
   return (gint32)wick_id_map_lookup (&self->span_ids, str);

@@ -36,16 +36,16 @@ typedef struct
   WickStr name;
   WickStr parent_id;    /* as written; 0 when absent */
   gint32 parent;        /* index into spans, -1 when absent or unknown */
-  guint32 record_index; /* 0-based index of its span_start among records */
-  guint32 track;        /* its slices track in wick_document_get_tracks() */
   guint64 start_ns;
   guint64 duration_ns; /* 0 while open: an open span runs to the end of what was read */
   guint16 depth;       /* 0 for roots and spans whose parent is unknown */
   guint8 kind;         /* WickSpanKind */
   guint8 step;         /* WickStep */
   guint8 flags;        /* WickSpanFlags */
-  guint16 thread;      /* libwick's "wick_thread" number, 0 when absent */
-} WickSpan;
+  guint16 thread;      /* its thread: libwick's "wick_thread" number (0 when absent);
+                        * for imported traces a key the track model assigns.
+                        * Its track: wick_tracks_span_track(). */
+} WickSpan;             /* 40 bytes */
 
 typedef struct
 {

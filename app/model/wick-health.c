@@ -242,12 +242,15 @@ resolve_hierarchy (WickDocument *doc)
         }
     }
   g_free (parent);
+  doc->resolved_records = doc->n_records + 1;
   return state;
 }
 
 void
 wick_document_resolve_hierarchy (WickDocument *self)
 {
+  if (self->resolved_records == self->n_records + 1)
+    return; /* nothing read since the last resolution */
   g_free (resolve_hierarchy (self));
 }
 

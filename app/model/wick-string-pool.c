@@ -129,9 +129,47 @@ grow_table (WickStringPool *pool)
   pool->n_slots = n_slots;
 }
 
+/* After wick_string_pool_compact(): the table again, from the strings. */
+static void
+rebuild_table (WickStringPool *pool)
+{
+  gsize n_slots = 1024;
+  while (pool->n_strings * 2 >= n_slots)
+    n_slots *= 2;
+  pool->slots = g_new0 (guint64, n_slots);
+  pool->n_slots = n_slots;
+  for (gsize p = 4; p + 4 <= pool->size;)
+    {
+      guint32 len;
+      memcpy (&len, pool->data + p, 4);
+      guint32 offset = (guint32)(p + 4);
+      guint64 h = wick_string_pool_hash (pool->data + offset, len);
+      gsize j = (h >> 32) & (n_slots - 1);
+      while (pool->slots[j] != 0)
+        j = (j + 1) & (n_slots - 1);
+      pool->slots[j] = (h & 0xffffffff00000000ull) | offset;
+      p = (gsize)offset + len + 1;
+    }
+}
+
+void
+wick_string_pool_compact (WickStringPool *pool)
+{
+  g_clear_pointer (&pool->slots, g_free);
+  pool->n_slots = 0;
+  if (pool->capacity > pool->size)
+    {
+      pool->capacity = MAX (pool->size, 4);
+      pool->data = g_realloc (pool->data, pool->capacity);
+    }
+}
+
 static gsize
 find_slot (WickStringPool *pool, const char *str, gsize len, guint64 h)
 {
+  if (G_UNLIKELY (pool->slots == NULL))
+    rebuild_table (pool);
+
   gsize j = (h >> 32) & (pool->n_slots - 1);
   guint64 tag = h & 0xffffffff00000000ull;
 
@@ -155,7 +193,8 @@ wick_string_pool_lookup (WickStringPool *pool, const char *str, gsize len)
 void
 wick_string_pool_prefetch (WickStringPool *pool, guint64 hash)
 {
-  __builtin_prefetch (&pool->slots[(hash >> 32) & (pool->n_slots - 1)]);
+  if (pool->slots != NULL)
+    __builtin_prefetch (&pool->slots[(hash >> 32) & (pool->n_slots - 1)]);
 }
 
 guint32
@@ -205,6 +244,8 @@ wick_string_pool_intern_hashed (WickStringPool *pool, const char *str, gsize len
 void
 wick_string_pool_reserve (WickStringPool *pool, gsize n_strings, gsize bytes)
 {
+  if (pool->slots == NULL)
+    rebuild_table (pool);
   while (n_strings * 2 > pool->n_slots && pool->n_slots < ((gsize)1 << 31))
     grow_table (pool);
   if (bytes > pool->capacity && bytes < G_MAXUINT32)
@@ -226,6 +267,12 @@ gsize
 wick_string_pool_get_len (WickStringPool *pool, guint32 offset)
 {
   return offset == 0 ? 0 : entry_len (pool, offset);
+}
+
+gsize
+wick_string_pool_get_table_size (WickStringPool *pool)
+{
+  return pool->n_slots * sizeof (guint64);
 }
 
 gsize

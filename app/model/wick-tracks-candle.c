@@ -129,15 +129,19 @@ wick_tracks_build_candle_graph (WickTracks *self)
       g_hash_table_insert (by_number, GUINT_TO_POINTER (r->number), GUINT_TO_POINTER (thread + 1));
     }
 
-  guint32 host_track = G_MAXUINT32;
-  guint32 *track_of = g_new (guint32, MAX (n_spans, 1));
-  gboolean several = FALSE;
+  /* Each thread number seen on a span gets its track; 0 is the host. The
+   * per-key table is small (thread numbers are 16-bit). */
+  guint32 *key_track = g_new (guint32, G_MAXUINT16 + 1);
+  for (guint k = 0; k <= G_MAXUINT16; k++)
+    key_track[k] = G_MAXUINT32;
+  guint n_keys = 0;
   for (guint i = 0; i < n_spans; i++)
     {
-      guint32 number = spans[i].thread;
+      guint16 number = spans[i].thread;
+      if (key_track[number] != G_MAXUINT32)
+        continue;
       guint32 thread_plus_1
         = number ? GPOINTER_TO_UINT (g_hash_table_lookup (by_number, GUINT_TO_POINTER (number))) : 0;
-      guint32 track;
       if (number != 0 && thread_plus_1 == 0)
         {
           /* A thread number without its record: still its own thread. */
@@ -145,34 +149,31 @@ wick_tracks_build_candle_graph (WickTracks *self)
           g_autofree char *name = g_strdup_printf ("thread %u", number);
           wick_tracks_set_thread_name (self, thread, intern (self, name));
           wick_tracks_set_thread_sort_index (self, thread, (gint32)number);
-          g_hash_table_insert (by_number, GUINT_TO_POINTER (number), GUINT_TO_POINTER (thread + 1));
           thread_plus_1 = thread + 1;
         }
-      if (thread_plus_1)
-        track = wick_tracks_thread_slices_track (self, thread_plus_1 - 1);
-      else
+      if (number == 0)
         {
-          if (host_track == G_MAXUINT32)
-            {
-              guint32 thread = wick_tracks_add_thread (self, process, 0);
-              wick_tracks_set_thread_name (self, thread, intern (self, "host"));
-              host_track = wick_tracks_thread_slices_track (self, thread);
-            }
-          track = host_track;
+          guint32 thread = wick_tracks_add_thread (self, process, 0);
+          wick_tracks_set_thread_name (self, thread, intern (self, "host"));
+          thread_plus_1 = thread + 1;
         }
-      several |= i > 0 && track != track_of[0];
-      track_of[i] = track;
+      key_track[number] = wick_tracks_thread_slices_track (self, thread_plus_1 - 1);
+      wick_tracks_map_thread_key (self, number, key_track[number]);
+      n_keys++;
     }
 
-  /* Rows: depth below the nearest ancestor on another track. Parents are
-   * resolved (acyclic), so each walk ends; rows are memoised. */
-  if (!several)
-    for (guint i = 0; i < n_spans; i++)
-      wick_tracks_place_span (self, i, track_of[i], spans[i].depth);
+  /* Rows: depth below the nearest ancestor on another track; with one track
+   * the depths themselves. Parents are resolved (acyclic), so each walk
+   * ends; rows are memoised. */
+  if (n_keys <= 1)
+    {
+      for (guint i = 0; i < n_spans; i++)
+        wick_tracks_note_slice (self, key_track[spans[i].thread], spans[i].depth);
+    }
   else
     {
-      guint16 *row = g_new (guint16, n_spans);
-      guint8 *done = g_new0 (guint8, n_spans);
+      guint16 *row = g_new (guint16, MAX (n_spans, 1));
+      guint8 *done = g_new0 (guint8, MAX (n_spans, 1));
       g_autoptr (GArray) walk = g_array_new (FALSE, FALSE, sizeof (guint32));
       for (guint i = 0; i < n_spans; i++)
         {
@@ -181,7 +182,7 @@ wick_tracks_build_candle_graph (WickTracks *self)
           while (!done[j])
             {
               gint32 p = spans[j].parent;
-              if (p < 0 || track_of[p] != track_of[j])
+              if (p < 0 || spans[p].thread != spans[j].thread)
                 {
                   row[j] = 0;
                   done[j] = 1;
@@ -197,12 +198,12 @@ wick_tracks_build_candle_graph (WickTracks *self)
               done[s] = 1;
             }
         }
-      for (guint i = 0; i < n_spans; i++)
-        wick_tracks_place_span (self, i, track_of[i], row[i]);
-      g_free (row);
       g_free (done);
+      for (guint i = 0; i < n_spans; i++)
+        wick_tracks_note_slice (self, key_track[spans[i].thread], row[i]);
+      wick_tracks_set_build_rows (self, row);
     }
-  g_free (track_of);
+  g_free (key_track);
 
   /* Device intervals, named after their span's first op. */
   guint n_ops, n_intervals;

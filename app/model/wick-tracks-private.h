@@ -16,8 +16,13 @@ void wick_tracks_build_candle_graph (WickTracks *self);
 /* The slices track of @thread, created on first use. */
 guint32 wick_tracks_thread_slices_track (WickTracks *self, guint32 thread);
 /* Direct placement of existing document rows (candle-graph builder). */
-/* Puts span @span on slices track @track at @row (counted in its events). */
-void wick_tracks_place_span (WickTracks *self, guint32 span, guint32 track, guint16 row);
+/* Spans whose WickSpan.thread is @key go on slices track @track. */
+void wick_tracks_map_thread_key (WickTracks *self, guint16 key, guint32 track);
+/* Counts a slice at @row of @track (events, max depth). */
+void wick_tracks_note_slice (WickTracks *self, guint32 track, guint row);
+/* Each span's row when rows are not depths (taken, freed after indexing);
+ * NULL: rows are depths. */
+void wick_tracks_set_build_rows (WickTracks *self, guint16 *rows);
 void wick_tracks_add_device_slice (WickTracks *self, guint32 track, gint32 source, guint64 start,
                                    guint64 duration, WickStr name, WickStr category);
 void wick_tracks_add_counter_sample (WickTracks *self, guint32 track, guint64 t, double value);

@@ -113,8 +113,9 @@ struct _WickTracks
   guint n_pending_span;
 
   guint32 span_base;   /* first span added by the builder */
-  GArray *span_track;  /* guint32 per span (all spans of the document) */
-  GArray *span_row;    /* guint16 per span; NULL when row == depth */
+  GArray *key_track;     /* guint32 per WickSpan.thread key: its slices track */
+  gboolean rows_are_depths; /* a span's row is its depth (no cross-track parents) */
+  guint16 *build_rows;   /* candle-graph build: each span's row, until indexed */
   GArray *span_args;   /* WickStr per span; NULL when none */
   GArray *span_category;
 
@@ -216,8 +217,8 @@ clear_arrays (WickTracks *self)
   g_clear_pointer (&self->device, g_array_unref);
   g_clear_pointer (&self->flows, g_array_unref);
   g_clear_pointer (&self->pending_span, g_free);
-  g_clear_pointer (&self->span_track, g_array_unref);
-  g_clear_pointer (&self->span_row, g_array_unref);
+  g_clear_pointer (&self->key_track, g_array_unref);
+  g_clear_pointer (&self->build_rows, g_free);
   g_clear_pointer (&self->span_args, g_array_unref);
   g_clear_pointer (&self->span_category, g_array_unref);
   if (self->skipped != NULL)
@@ -252,7 +253,8 @@ init_arrays (WickTracks *self)
   self->instants = g_array_new (FALSE, FALSE, sizeof (WickInstant));
   self->device = g_array_new (FALSE, FALSE, sizeof (WickDeviceSlice));
   self->flows = g_array_new (FALSE, FALSE, sizeof (WickFlow));
-  self->span_track = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->key_track = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->rows_are_depths = TRUE;
   self->skipped = g_array_new (FALSE, FALSE, sizeof (SkipEntry));
   self->skip_map = g_hash_table_new (g_str_hash, g_str_equal);
   self->display_order = g_array_new (FALSE, FALSE, sizeof (guint32));
@@ -793,9 +795,25 @@ wick_tracks_event_end (WickTracks *self, WickEventRef event)
 guint32
 wick_tracks_span_track (WickTracks *self, guint32 span)
 {
-  if (span >= self->span_track->len)
+  if (span >= self->doc->spans->len)
     return G_MAXUINT32;
-  return g_array_index (self->span_track, guint32, span);
+  guint key = spans_of (self)[span].thread;
+  if (key >= self->key_track->len)
+    return G_MAXUINT32;
+  return g_array_index (self->key_track, guint32, key);
+}
+
+void
+wick_tracks_map_thread_key (WickTracks *self, guint16 key, guint32 track)
+{
+  if (self->key_track->len <= key)
+    {
+      guint old = self->key_track->len;
+      g_array_set_size (self->key_track, (guint)key + 1);
+      for (guint i = old; i <= key; i++)
+        g_array_index (self->key_track, guint32, i) = G_MAXUINT32;
+    }
+  g_array_index (self->key_track, guint32, key) = track;
 }
 
 guint32
@@ -824,9 +842,19 @@ wick_tracks_event_row (WickTracks *self, WickEventRef event)
   switch (event.kind)
     {
       case WICK_EVENT_SLICE:
-        if (self->span_row != NULL && event.index < self->span_row->len)
-          return g_array_index (self->span_row, guint16, event.index);
-        return spans_of (self)[event.index].depth;
+        {
+          const WickSpan *spans = spans_of (self);
+          if (self->rows_are_depths)
+            return spans[event.index].depth;
+          /* depth below the nearest ancestor on another track */
+          guint32 track = wick_tracks_span_track (self, event.index);
+          guint row = 0;
+          for (gint32 p = spans[event.index].parent;
+               p >= 0 && wick_tracks_span_track (self, (guint32)p) == track && row < G_MAXUINT16;
+               p = spans[p].parent)
+            row++;
+          return row;
+        }
       case WICK_EVENT_ASYNC:
         return g_array_index (self->async, WickAsyncSlice, event.index).lane;
       default:
@@ -962,13 +990,7 @@ finish_slices (WickTracks *self)
   g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (StackEntry));
   guint32 thread = G_MAXUINT32, track = 0;
   guint64 e_without_b = 0;
-  {
-    /* spans already in the document (an importer's root) belong to no track */
-    guint old = self->span_track->len;
-    g_array_set_size (self->span_track, spans->len);
-    for (guint i = old; i < spans->len; i++)
-      g_array_index (self->span_track, guint32, i) = G_MAXUINT32;
-  }
+  guint64 too_many_threads = 0;
 
   for (guint i = 0; i < n; i++)
     {
@@ -979,6 +1001,14 @@ finish_slices (WickTracks *self)
           thread = e->thread;
           g_array_set_size (stack, 0);
           track = wick_tracks_thread_slices_track (self, thread);
+          if (thread + 1 <= G_MAXUINT16)
+            wick_tracks_map_thread_key (self, (guint16)(thread + 1), track);
+        }
+      if (thread + 1 > G_MAXUINT16)
+        {
+          /* WickSpan names its thread in 16 bits */
+          too_many_threads++;
+          continue;
         }
       /* Complete slices that ended by now leave the stack. */
       while (stack->len > 0)
@@ -1011,15 +1041,13 @@ finish_slices (WickTracks *self)
       WickSpan span = { 0 };
       span.name = e->name;
       span.parent = stack->len ? (gint32)g_array_index (stack, StackEntry, stack->len - 1).span : -1;
-      span.record_index = e->seq;
       span.start_ns = ts;
       span.duration_ns = e->dur >= 0 ? (guint64)e->dur : 0;
       span.depth = (guint16)MIN (stack->len, G_MAXUINT16);
       span.flags = e->dur >= 0 ? WICK_SPAN_FLAG_CLOSED : 0;
-      span.track = track;
+      span.thread = (guint16)(thread + 1);
       guint32 index = spans->len;
       g_array_append_val (spans, span);
-      g_array_append_val (self->span_track, track);
       self->pending_span[e->seq] = index;
       set_span_column (&self->span_args, spans->len, index, e->args);
       set_span_column (&self->span_category, spans->len, index, e->category);
@@ -1031,6 +1059,8 @@ finish_slices (WickTracks *self)
     }
   if (e_without_b)
     wick_tracks_skip (self, "E without B", e_without_b);
+  if (too_many_threads)
+    wick_tracks_skip (self, "slice of a thread beyond the 65535th", too_many_threads);
   if (self->span_args && self->span_args->len < spans->len)
     g_array_set_size (self->span_args, spans->len);
   if (self->span_category && self->span_category->len < spans->len)
@@ -1243,7 +1273,10 @@ static void
 choose_base (WickTracks *self, guint widest)
 {
   guint64 extent = MAX (self->end_ns - self->start_ns, 1);
-  guint64 target = MAX (extent / MAX (widest / 4, 1), 1);
+  /* About 32 events of the widest row a level-0 bucket: the summary costs
+   * about a byte an event, and drawing raw events below level 0 touches at
+   * most about that many events a pixel in the densest row. */
+  guint64 target = MAX (extent / MAX (widest / 32, 1), 1);
   self->base_shift = 0;
   while ((G_GUINT64_CONSTANT (1) << (self->base_shift + 1)) <= target && self->base_shift < 62)
     self->base_shift++;
@@ -1415,7 +1448,9 @@ slice_track_of (WickTracks *self, guint32 i)
 static guint
 slice_row_of (WickTracks *self, guint32 i)
 {
-  return wick_tracks_event_row (self, (WickEventRef){ WICK_EVENT_SLICE, i });
+  if (self->build_rows != NULL)
+    return self->build_rows[i];
+  return spans_of (self)[i].depth; /* builder slices: their depth on their thread */
 }
 static guint32
 async_track_of (WickTracks *self, guint32 i)
@@ -1832,15 +1867,9 @@ wick_tracks_finish (WickTracks *self)
     }
   finish_slices (self);
   finish_async (self);
-  if (self->span_track->len < self->doc->spans->len)
-    {
-      guint old = self->span_track->len;
-      g_array_set_size (self->span_track, self->doc->spans->len);
-      for (guint i = old; i < self->span_track->len; i++)
-        g_array_index (self->span_track, guint32, i) = G_MAXUINT32;
-    }
   compute_extent (self);
   build_index (self);
+  g_clear_pointer (&self->build_rows, g_free);
   finish_flows (self);
 
   g_array_set_size (self->display_order, self->tracks->len);
@@ -2073,7 +2102,7 @@ wick_tracks_get_size (WickTracks *self)
   gsize size = 0;
   GArray *arrays[] = { self->processes, self->threads,  self->tracks,       self->async,
                        self->counters,  self->instants, self->device,       self->flows,
-                       self->span_track, self->span_row, self->span_args, self->span_category,
+                       self->key_track, self->span_args, self->span_category,
                        self->flows_by_event, self->display_order };
   for (guint i = 0; i < G_N_ELEMENTS (arrays); i++)
     if (arrays[i] != NULL)
@@ -2094,33 +2123,19 @@ wick_tracks_get_size (WickTracks *self)
 /* ---- candle-graph --------------------------------------------------------- */
 
 void
-wick_tracks_place_span (WickTracks *self, guint32 span, guint32 track, guint16 row)
+wick_tracks_set_build_rows (WickTracks *self, guint16 *rows)
 {
-  guint n = self->doc->spans->len;
-  if (self->span_track->len < n)
-    {
-      guint old = self->span_track->len;
-      g_array_set_size (self->span_track, n);
-      for (guint i = old; i < n; i++)
-        g_array_index (self->span_track, guint32, i) = G_MAXUINT32;
-    }
-  g_array_index (self->span_track, guint32, span) = track;
-  WickSpan *s = &g_array_index (self->doc->spans, WickSpan, span);
-  s->track = track;
-  if (self->span_row != NULL || row != s->depth)
-    {
-      if (self->span_row == NULL)
-        {
-          self->span_row = g_array_new (FALSE, FALSE, sizeof (guint16));
-          g_array_set_size (self->span_row, n);
-          for (guint i = 0; i < n; i++)
-            g_array_index (self->span_row, guint16, i) = spans_of (self)[i].depth;
-        }
-      g_array_index (self->span_row, guint16, span) = row;
-    }
+  g_free (self->build_rows);
+  self->build_rows = rows;
+  self->rows_are_depths = rows == NULL;
+}
+
+void
+wick_tracks_note_slice (WickTracks *self, guint32 track, guint row)
+{
   WickTrack *t = &g_array_index (self->tracks, WickTrack, track);
   t->n_events++;
-  t->max_depth = MAX (t->max_depth, row);
+  t->max_depth = (guint16)MAX (t->max_depth, MIN (row, G_MAXUINT16));
 }
 
 void
