@@ -734,7 +734,6 @@ emit (Import *im, GError **error)
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   gint64 origin = im->has_time ? im->min_ns : 0;
   guint64 end = im->has_time ? (guint64)(im->max_ns - im->min_ns) : 0;
-  guint n_spans = doc->spans->len;
   gboolean has_device = im->imported['d'] > 0, ok = TRUE;
   qsort (im->memory->data, im->memory->len, sizeof (MemoryEvent), compare_memory);
   for (guint i = 0; i < im->memory->len; i++)
@@ -747,12 +746,7 @@ emit (Import *im, GError **error)
   append_kv_str (line, "name", im->name);
   g_string_append (line, ",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}");
   feed (doc, line, &ok);
-  if (ok && doc->spans->len == n_spans + 1)
-    {
-      /* the root is no slice of any track */
-      WickSpan *root = &g_array_index (doc->spans, WickSpan, n_spans);
-      root->track = G_MAXUINT32;
-    }
+  /* the root (thread key 0, which the builder never maps) is no slice of any track */
   for (guint i = 0; i < im->memory->len; i++)
     {
       const MemoryEvent *m = &g_array_index (im->memory, MemoryEvent, i);
