@@ -67,11 +67,24 @@ print_json_object (JsonObject *object)
 
 /* ---- sessions ---- */
 
+static const char *
+session_status (const WickLiveSessionInfo *info)
+{
+  return info->problem == NULL ? "answering" : info->busy ? "busy" : "not answering";
+}
+
 static JsonObject *
 session_to_json (const WickLiveSessionInfo *info)
 {
   JsonObject *object = json_object_new ();
   json_object_set_int_member (object, "pid", info->pid);
+  json_object_set_string_member (object, "status", session_status (info));
+  if (info->problem != NULL)
+    {
+      json_object_set_string_member (object, "problem", info->problem);
+      json_object_set_string_member (object, "socket", info->socket_path);
+      return object;
+    }
   json_object_set_string_member (object, "program", info->program);
   json_object_set_string_member (object, "entrypoint", info->entrypoint);
   json_object_set_string_member (object, "started", info->started);
@@ -98,7 +111,9 @@ wick_trace_sessions (int argc, char **argv)
                             argv[i]);
     }
   g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) sessions = wick_live_list_sessions (&error);
+  /* Sessions that exist but do not answer are listed too, with why: a stopped
+   * or busy process is never reported as absent. */
+  g_autoptr (GPtrArray) sessions = wick_live_list_all_sessions (&error);
   if (sessions == NULL)
     {
       fprintf (stderr, "wick-trace: sessions: %s\n", error->message);
@@ -124,6 +139,12 @@ wick_trace_sessions (int argc, char **argv)
   for (guint i = 0; i < sessions->len; i++)
     {
       const WickLiveSessionInfo *info = g_ptr_array_index (sessions, i);
+      if (info->problem != NULL)
+        {
+          printf ("%-8" G_GINT64_FORMAT " %s (%s)\n", info->pid, session_status (info),
+                  info->problem);
+          continue;
+        }
       printf ("%-8" G_GINT64_FORMAT " %-20s %-24s %-24s %8" G_GUINT64_FORMAT "%s\n", info->pid,
               info->program, info->entrypoint, info->started, info->dropped,
               info->finished ? "  (finished)" : "");

@@ -14,6 +14,7 @@
 
 #define FRAME_HEADER 4
 #define HELLO_TIMEOUT_MS 3000
+#define LIST_HELLO_TIMEOUT_MS 1000
 
 struct _WickLiveConnection
 {
@@ -34,6 +35,7 @@ wick_live_session_info_free (WickLiveSessionInfo *info)
   g_free (info->started);
   g_free (info->policy);
   g_free (info->run_id);
+  g_free (info->problem);
   g_free (info);
 }
 
@@ -50,6 +52,35 @@ wick_live_control_directory (GError **error)
   return g_strdup (path);
 }
 
+/* The pid in a socket name "<pid>-<n>.sock", or 0. */
+static gint64
+socket_pid (const char *path)
+{
+  const char *name = strrchr (path, '/');
+  name = name != NULL ? name + 1 : path;
+  char *end;
+  gint64 value = g_ascii_strtoll (name, &end, 10);
+  if (end == name || value <= 0 || value > G_MAXINT32 || *end != '-'
+      || !g_str_has_suffix (name, ".sock"))
+    return 0;
+  return value;
+}
+
+gboolean
+wick_live_process_is_stopped (gint64 pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/stat", pid);
+  g_autofree char *text = NULL;
+  if (pid <= 0 || !g_file_get_contents (path, &text, NULL, NULL))
+    return FALSE;
+  /* "pid (comm) S ...": comm may hold spaces and parentheses; the state
+   * follows the last ')'. */
+  const char *close_paren = strrchr (text, ')');
+  if (close_paren == NULL || close_paren[1] != ' ')
+    return FALSE;
+  return close_paren[2] == 'T' || close_paren[2] == 't';
+}
+
 WickLiveConnection *
 wick_live_connection_new (const char *socket_path, GError **error)
 {
@@ -60,15 +91,49 @@ wick_live_connection_new (const char *socket_path, GError **error)
                    "control socket path %s is too long", socket_path);
       return NULL;
     }
-  strcpy (address.sun_path, socket_path);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || connect (fd, (struct sockaddr *)&address, sizeof address) != 0)
+  /* A stopped process cannot accept: connecting would only leave a queued
+   * connection on its listener (docs/protocol.md, "Never blocking on a peer"). */
+  gint64 pid = socket_pid (socket_path);
+  if (pid > 0 && wick_live_process_is_stopped (pid))
     {
-      int saved = errno;
-      if (fd >= 0)
-        close (fd);
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
+                   "the session at %s is not answering: its process (pid %" G_GINT64_FORMAT
+                   ") is stopped (SIGSTOP or a debugger)",
+                   socket_path, pid);
+      return NULL;
+    }
+  strcpy (address.sun_path, socket_path);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT,
-                   "cannot connect to the session at %s: %s", socket_path, g_strerror (saved));
+                   "cannot create a socket for %s: %s", socket_path, g_strerror (errno));
+      return NULL;
+    }
+  /* Non-blocking: a Unix connect either completes at once, is refused, or
+   * (EAGAIN) finds the listener's queue full, which is retried briefly. */
+  gint64 deadline = g_get_monotonic_time () + (gint64)WICK_LIVE_CONNECT_TIMEOUT_MS * 1000;
+  for (;;)
+    {
+      if (connect (fd, (struct sockaddr *)&address, sizeof address) == 0)
+        break;
+      int saved = errno;
+      if (saved == EINTR)
+        continue;
+      if (saved == EAGAIN && g_get_monotonic_time () < deadline)
+        {
+          g_usleep (5000);
+          continue;
+        }
+      close (fd);
+      if (saved == EAGAIN)
+        g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
+                     "the session at %s is not answering: its connection queue stayed full "
+                     "for %d ms",
+                     socket_path, WICK_LIVE_CONNECT_TIMEOUT_MS);
+      else
+        g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT,
+                     "cannot connect to the session at %s: %s", socket_path, g_strerror (saved));
       return NULL;
     }
   WickLiveConnection *self = g_new0 (WickLiveConnection, 1);
@@ -102,7 +167,7 @@ wait_for (WickLiveConnection *self, short events, gint64 deadline, GError **erro
       if (left_ms <= 0)
         {
           g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
-                       "the session at %s did not answer in time", self->path);
+                       "the session at %s is not answering: no reply in time", self->path);
           return FALSE;
         }
       struct pollfd pfd = { self->fd, events, 0 };
@@ -303,8 +368,9 @@ wick_live_reply_check (JsonObject *reply, GError **error)
 {
   if (json_object_get_boolean_member_with_default (reply, "ok", FALSE))
     return TRUE;
+  gboolean busy = json_object_get_boolean_member_with_default (reply, "busy", FALSE);
   g_set_error_literal (
-    error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_REFUSED,
+    error, WICK_LIVE_ERROR, busy ? WICK_LIVE_ERROR_BUSY : WICK_LIVE_ERROR_REFUSED,
     json_object_get_string_member_with_default (reply, "error", "the session refused"));
   return FALSE;
 }
@@ -328,21 +394,9 @@ uint_member (JsonObject *object, const char *name)
   return value > 0 ? (guint64)value : 0;
 }
 
-WickLiveSessionInfo *
-wick_live_connection_hello (WickLiveConnection *self, int *ring_fd, GError **error)
+static WickLiveSessionInfo *
+info_from_hello (WickLiveConnection *self, JsonObject *reply)
 {
-  g_autoptr (JsonObject) request = wick_live_request_new ("hello");
-  g_autoptr (JsonObject) reply
-    = wick_live_connection_request (self, request, HELLO_TIMEOUT_MS, ring_fd, error);
-  if (reply == NULL || !wick_live_reply_check (reply, error))
-    {
-      if (ring_fd != NULL && *ring_fd >= 0)
-        {
-          close (*ring_fd);
-          *ring_fd = -1;
-        }
-      return NULL;
-    }
   WickLiveSessionInfo *info = g_new0 (WickLiveSessionInfo, 1);
   info->socket_path = g_strdup (self->path);
   info->program = dup_string_member (reply, "program");
@@ -366,6 +420,39 @@ wick_live_connection_hello (WickLiveConnection *self, int *ring_fd, GError **err
   return info;
 }
 
+WickLiveSessionInfo *
+wick_live_connection_hello (WickLiveConnection *self, int *ring_fd, GError **error)
+{
+  g_autoptr (JsonObject) request = wick_live_request_new ("hello");
+  g_autoptr (JsonObject) reply
+    = wick_live_connection_request (self, request, HELLO_TIMEOUT_MS, ring_fd, error);
+  if (reply == NULL || !wick_live_reply_check (reply, error))
+    {
+      if (ring_fd != NULL && *ring_fd >= 0)
+        {
+          close (*ring_fd);
+          *ring_fd = -1;
+        }
+      return NULL;
+    }
+  return info_from_hello (self, reply);
+}
+
+static gboolean
+is_socket_name (const char *name, gint64 *pid)
+{
+  *pid = socket_pid (name);
+  return *pid > 0;
+}
+
+/* n of "<pid>-<n>.sock" (sessions of one process sort by it). */
+static gint64
+socket_number (const char *path)
+{
+  const char *dash = strrchr (path, '-');
+  return dash != NULL ? g_ascii_strtoll (dash + 1, NULL, 10) : 0;
+}
+
 static gint
 compare_sessions (gconstpointer a, gconstpointer b)
 {
@@ -373,22 +460,32 @@ compare_sessions (gconstpointer a, gconstpointer b)
   const WickLiveSessionInfo *y = *(WickLiveSessionInfo *const *)b;
   if (x->pid != y->pid)
     return x->pid < y->pid ? -1 : 1;
+  gint64 nx = socket_number (x->socket_path), ny = socket_number (y->socket_path);
+  if (nx != ny)
+    return nx < ny ? -1 : 1;
   return g_strcmp0 (x->socket_path, y->socket_path);
 }
 
-static gboolean
-is_socket_name (const char *name, gint64 *pid)
+static WickLiveSessionInfo *
+unanswering_info (const char *path, gint64 pid, const GError *why)
 {
-  char *end;
-  gint64 value = g_ascii_strtoll (name, &end, 10);
-  if (end == name || value <= 0 || *end != '-' || !g_str_has_suffix (name, ".sock"))
-    return FALSE;
-  *pid = value;
-  return TRUE;
+  WickLiveSessionInfo *info = g_new0 (WickLiveSessionInfo, 1);
+  info->socket_path = g_strdup (path);
+  info->pid = pid;
+  info->program = g_strdup ("?");
+  info->entrypoint = g_strdup ("");
+  info->started = g_strdup ("");
+  info->policy = g_strdup ("");
+  info->busy = g_error_matches (why, WICK_LIVE_ERROR, WICK_LIVE_ERROR_BUSY);
+  info->problem = g_strdup (why->message);
+  return info;
 }
 
-GPtrArray *
-wick_live_list_sessions (GError **error)
+/* Every socket of the directory, stale ones removed first. Never blocks on a
+ * peer: a stopped process is not connected to, a connect never waits more than
+ * WICK_LIVE_CONNECT_TIMEOUT_MS, a hello not more than LIST_HELLO_TIMEOUT_MS. */
+static GPtrArray *
+list_sessions (gboolean include_unanswering, gint64 only_pid, GError **error)
 {
   g_autofree char *directory = wick_live_control_directory (error);
   if (directory == NULL)
@@ -403,13 +500,23 @@ wick_live_list_sessions (GError **error)
   while ((name = g_dir_read_name (dir)) != NULL)
     {
       gint64 pid;
-      if (!is_socket_name (name, &pid))
+      if (!is_socket_name (name, &pid) || (only_pid > 0 && pid != only_pid))
         continue;
       g_autofree char *path = g_build_filename (directory, name, NULL);
-      g_autoptr (WickLiveConnection) connection = wick_live_connection_new (path, NULL);
-      if (connection == NULL)
-        continue;
-      WickLiveSessionInfo *info = wick_live_connection_hello (connection, NULL, NULL);
+      g_autoptr (GError) why = NULL;
+      WickLiveSessionInfo *info = NULL;
+      g_autoptr (WickLiveConnection) connection = wick_live_connection_new (path, &why);
+      if (connection != NULL)
+        {
+          g_autoptr (JsonObject) request = wick_live_request_new ("hello");
+          g_autoptr (JsonObject) reply
+            = wick_live_connection_request (connection, request, LIST_HELLO_TIMEOUT_MS, NULL, &why);
+          if (reply != NULL && wick_live_reply_check (reply, &why))
+            info = info_from_hello (connection, reply);
+        }
+      if (info == NULL && include_unanswering
+          && !g_error_matches (why, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT))
+        info = unanswering_info (path, pid, why);
       if (info != NULL)
         g_ptr_array_add (sessions, info);
     }
@@ -417,18 +524,34 @@ wick_live_list_sessions (GError **error)
   return sessions;
 }
 
+GPtrArray *
+wick_live_list_sessions (GError **error)
+{
+  return list_sessions (FALSE, 0, error);
+}
+
+GPtrArray *
+wick_live_list_all_sessions (GError **error)
+{
+  return list_sessions (TRUE, 0, error);
+}
+
 char *
 wick_live_find_socket (gint64 pid, GError **error)
 {
-  g_autoptr (GPtrArray) sessions = wick_live_list_sessions (error);
+  g_autoptr (GPtrArray) sessions = list_sessions (TRUE, pid, error);
   if (sessions == NULL)
     return NULL;
+  /* The first session of the pid that answers; else the first that exists
+   * (its connection then says "busy" or "not answering", never "no session"). */
   for (guint i = 0; i < sessions->len; i++)
     {
       WickLiveSessionInfo *info = g_ptr_array_index (sessions, i);
-      if (info->pid == pid)
+      if (info->problem == NULL)
         return g_strdup (info->socket_path);
     }
+  if (sessions->len > 0)
+    return g_strdup (((WickLiveSessionInfo *)g_ptr_array_index (sessions, 0))->socket_path);
   g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_NOT_FOUND,
                "no live session with pid %" G_GINT64_FORMAT
                " (is it running with control enabled, e.g. WICK_CONTROL=1?)",

@@ -2,9 +2,11 @@
  *
  * Discovery: wick_live_list_sessions() removes stale sockets, then says hello
  * to every socket in the per-user control directory and returns what each
- * session reports. A connection sends framed JSON requests (the "v" member is
- * added here) and reads one framed reply per request, with a deadline; hello's
- * reply carries the ring's memfd, received with SCM_RIGHTS. Replies are
+ * session reports. Nothing here waits on a peer for long: connects are
+ * non-blocking (a full queue is retried for WICK_LIVE_CONNECT_TIMEOUT_MS), a
+ * stopped process is never connected to, and every exchange has a deadline. A connection sends
+ * framed JSON requests (the "v" member is added here) and reads one framed reply per request, with
+ * a deadline; hello's reply carries the ring's memfd, received with SCM_RIGHTS. Replies are
  * untrusted: a bad frame length, malformed JSON or a reply that is not an
  * object is an error (WICK_LIVE_ERROR_PROTOCOL) naming the socket.
  *
@@ -28,11 +30,14 @@ typedef enum
   WICK_LIVE_ERROR_PROTOCOL,  /* malformed reply */
   WICK_LIVE_ERROR_TIMEOUT,   /* no reply before the deadline */
   WICK_LIVE_ERROR_REFUSED,   /* the session answered ok=false */
+  WICK_LIVE_ERROR_BUSY,      /* the session answered "busy": try again later */
 } WickLiveError;
 
 /* Default deadline of a request, and of a stage capture (which times rounds). */
 #define WICK_LIVE_REQUEST_TIMEOUT_MS 10000
 #define WICK_LIVE_CAPTURE_TIMEOUT_MS 180000
+/* How long a connect may wait for room in a listener's full queue. */
+#define WICK_LIVE_CONNECT_TIMEOUT_MS 500
 
 typedef struct
 {
@@ -47,6 +52,11 @@ typedef struct
   gboolean strict;
   char *run_id;
   gboolean finished; /* the session finished (the process may still run) */
+  /* Set only by wick_live_list_all_sessions() for a session that exists but
+   * did not answer hello: why ("... is not answering: ...", or its busy
+   * reply); the metadata above is then unknown ("?", empty). */
+  char *problem;
+  gboolean busy;
 } WickLiveSessionInfo;
 
 void wick_live_session_info_free (WickLiveSessionInfo *info);
@@ -55,10 +65,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickLiveSessionInfo, wick_live_session_info_free)
 /* The control directory (the same rule as libwick's). */
 char *wick_live_control_directory (GError **error);
 
-/* Live sessions of this user, sorted by pid (WickLiveSessionInfo). */
+/* Live sessions of this user that answered hello, sorted by pid (WickLiveSessionInfo). */
 GPtrArray *wick_live_list_sessions (GError **error);
-/* The socket of the session of @pid. */
+/* The same with the sessions that exist but did not answer (busy, stopped,
+ * not answering in time), each with its problem set. */
+GPtrArray *wick_live_list_all_sessions (GError **error);
+/* The socket of the session of @pid: one that answers hello, else one that
+ * exists (WICK_LIVE_ERROR_NOT_FOUND only when the pid has no socket). */
 char *wick_live_find_socket (gint64 pid, GError **error);
+
+/* TRUE when /proc says @pid is stopped (SIGSTOP, ptrace): it cannot answer. */
+gboolean wick_live_process_is_stopped (gint64 pid);
 
 typedef struct _WickLiveConnection WickLiveConnection;
 

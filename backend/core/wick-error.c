@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "wick-error-private.h"
+#include "wick-utf8.h"
 
 void
 wick_set_error_valist (WickError *error, WickErrorCode code, const char *format, va_list args)
@@ -14,6 +15,7 @@ wick_set_error_valist (WickError *error, WickErrorCode code, const char *format,
    * sentence): format into a copy first. */
   char message[sizeof error->message];
   vsnprintf (message, sizeof message, format, args);
+  wick_utf8_trim_end (message); /* a cut at the end of the buffer keeps whole characters */
   memcpy (error->message, message, sizeof message);
   error->code = code;
 }

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "wick-control-private.h"
+#include "core/wick-utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,8 +37,13 @@ typedef void (*CommandFunc) (WickSession *session, const WickControlRequest *req
 static void
 reply_error (WickControlWriter *reply, const char *message)
 {
+  /* Messages come from fixed buffers: one cut by snprintf at the end of its
+   * buffer loses the partial character, never the reply's validity. */
+  char text[sizeof ((WickError *)0)->message];
+  snprintf (text, sizeof text, "%s", message);
+  wick_utf8_trim_end (text);
   wick_control_writer_bool (reply, "ok", false);
-  wick_control_writer_string (reply, "error", message);
+  wick_control_writer_string (reply, "error", text);
 }
 
 static bool
@@ -323,7 +329,8 @@ require_stage (WickSession *session, const WickControlRequest *request, WickCont
   if (stage == NULL)
     {
       char message[300];
-      snprintf (message, sizeof message, "no stage named \"%.200s\" is registered", name);
+      snprintf (message, sizeof message, "no stage named \"%.*s\" is registered",
+                WICK_UTF8_CUT (name, 200));
       reply_error (reply, message);
     }
   return stage;
@@ -345,13 +352,13 @@ read_capture_options (const WickControlRequest *request, WickCaptureOptions *opt
   if (options->gate_cos < 0 || options->gate_cos > 1)
     {
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "gate_cos must be within 0 to 1, not %g",
-                options->gate_cos);
+                      options->gate_cos);
       return false;
     }
   if (options->min_speedup < 0)
     {
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "min_speedup must be 0 or more, not %g",
-                options->min_speedup);
+                      options->min_speedup);
       return false;
     }
   options->warmup = (uint32_t)warmup;
@@ -481,8 +488,8 @@ wick_control_execute (WickSession *session, const WickControlRequest *request,
       }
   char message[200];
   snprintf (message, sizeof message,
-            "unknown command \"%.64s\": expected hello, list, evict, restore, restore-all, "
+            "unknown command \"%.*s\": expected hello, list, evict, restore, restore-all, "
             "capture, release, mark or snapshot",
-            request->command);
+            WICK_UTF8_CUT (request->command, 64));
   reply_error (reply, message);
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "wick-control-message.h"
+#include "core/wick-utf8.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -33,7 +34,7 @@ fail_at (Parser *parser, const char *format, ...)
   va_end (args);
   if (parser->error != NULL)
     wick_set_error (parser->error, WICK_ERROR_INVALID_DATA,
-              "malformed control message at byte %zu: %s", parser->pos, what);
+                    "malformed control message at byte %zu: %s", parser->pos, what);
   return false;
 }
 
@@ -443,14 +444,16 @@ check_envelope (WickControlRequest *request, WickError *error)
   const WickControlField *version = wick_control_request_get (request, "v");
   if (version == NULL)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_DATA, "control message lacks the protocol version \"v\"");
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "control message lacks the protocol version \"v\"");
       return false;
     }
   if (version->type != WICK_CONTROL_VALUE_NUMBER || !version->is_integer
       || version->integer != WICK_CONTROL_PROTOCOL_VERSION)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_DATA, "unsupported control protocol version: this session speaks \"v\": %d",
-                 WICK_CONTROL_PROTOCOL_VERSION);
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "unsupported control protocol version: this session speaks \"v\": %d",
+                      WICK_CONTROL_PROTOCOL_VERSION);
       return false;
     }
   const WickControlField *command = wick_control_request_get (request, "command");
@@ -470,8 +473,9 @@ wick_control_request_parse (WickControlRequest *request, const char *data, size_
   memset (request, 0, sizeof *request);
   if (length == 0 || length > WICK_CONTROL_MAX_MESSAGE)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_DATA, "control message of %zu bytes: the limit is 1 to %d bytes", length,
-                 WICK_CONTROL_MAX_MESSAGE);
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "control message of %zu bytes: the limit is 1 to %d bytes", length,
+                      WICK_CONTROL_MAX_MESSAGE);
       return false;
     }
   request->storage = malloc (length + 1);
@@ -519,12 +523,14 @@ wick_control_request_get_string (const WickControlRequest *request, const char *
   if (field == NULL)
     {
       if (required)
-        wick_set_error (error, WICK_ERROR_INVALID_DATA, "command \"%s\" needs the string member \"%s\"", request->command, key);
+        wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                        "command \"%s\" needs the string member \"%s\"", request->command, key);
       return NULL;
     }
   if (field->type != WICK_CONTROL_VALUE_STRING)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_DATA, "member \"%s\" of command \"%s\" must be a string", key, request->command);
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "member \"%s\" of command \"%s\" must be a string", key, request->command);
       return NULL;
     }
   return field->string;
@@ -539,7 +545,8 @@ wick_control_request_get_number (const WickControlRequest *request, const char *
     return true;
   if (field->type != WICK_CONTROL_VALUE_NUMBER)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_DATA, "member \"%s\" of command \"%s\" must be a number", key, request->command);
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "member \"%s\" of command \"%s\" must be a number", key, request->command);
       return false;
     }
   *out = field->number;
@@ -555,8 +562,9 @@ wick_control_request_get_uint (const WickControlRequest *request, const char *ke
     return true;
   if (field->type != WICK_CONTROL_VALUE_NUMBER || !field->is_integer || field->integer > max)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_DATA, "member \"%s\" of command \"%s\" must be an integer from 0 to %llu", key,
-                 request->command, (unsigned long long)max);
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "member \"%s\" of command \"%s\" must be an integer from 0 to %llu", key,
+                      request->command, (unsigned long long)max);
       return false;
     }
   *out = field->integer;
@@ -571,8 +579,9 @@ wick_control_frame_length (const unsigned char header[WICK_CONTROL_FRAME_HEADER]
                    | (uint32_t)header[3] << 24;
   if (value == 0 || value > WICK_CONTROL_MAX_MESSAGE)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_DATA, "control frame announces %u bytes: the limit is 1 to %d bytes", value,
-                 WICK_CONTROL_MAX_MESSAGE);
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "control frame announces %u bytes: the limit is 1 to %d bytes", value,
+                      WICK_CONTROL_MAX_MESSAGE);
       return false;
     }
   *length = value;
@@ -662,8 +671,21 @@ writer_append_escaped (WickControlWriter *writer, const char *value)
                 snprintf (escape, sizeof escape, "\\u%04x", *p);
                 writer_append (writer, escape, 6);
               }
-            else
+            else if (*p < 0x80)
               writer_append (writer, (const char *)p, 1);
+            else
+              {
+                /* A reply is valid UTF-8 whatever it quotes: a byte that does
+                 * not start a valid sequence becomes U+FFFD. */
+                size_t n = utf8_sequence_length (p, strnlen ((const char *)p, 4));
+                if (n == 0)
+                  writer_append (writer, "\xef\xbf\xbd", 3);
+                else
+                  {
+                    writer_append (writer, (const char *)p, n);
+                    p += n - 1;
+                  }
+              }
         }
     }
   writer_append (writer, "\"", 1);

@@ -1,14 +1,35 @@
-/* wick-control-server.c — the control socket and its listener thread.
+/* wick-control-server.c — the control socket, its listener thread and its
+ * command worker.
  *
- * One thread per session polls the listening socket, a wake pipe (to stop) and
- * up to WICK_CONTROL_MAX_CLIENTS connections. Each connection is admitted only
- * when SO_PEERCRED says its uid is ours; a refused peer gets one error reply
- * and is closed. Connections carry framed requests (wick-control-message.h);
- * a frame with a bad length gets an error reply and the connection is closed
- * (it cannot be resynchronised), a malformed body gets an error reply and the
- * connection stays usable. Commands run one at a time on this thread. Replies
- * are written with a deadline so that a client that stops reading cannot hold
- * the thread. The workload's threads never wait on this thread.
+ * The listener thread does all socket I/O and never waits on a peer: it polls
+ * the listening socket, a wake pipe (to stop), the worker's done pipe and every
+ * connection, reads and writes without blocking, and keeps a deadline for
+ * everything a peer could hold open (docs/protocol.md, "Fairness and
+ * deadlines"):
+ *
+ * - a frame must arrive whole within WICK_CONTROL_FRAME_TIMEOUT_MS of its first
+ *   byte, else the client gets an error reply and is closed;
+ * - a connection idle (no partial frame, nothing pending) for
+ *   WICK_CONTROL_IDLE_TIMEOUT_MS is closed, and when every served slot is taken
+ *   the longest-idle connection idle for WICK_CONTROL_IDLE_EVICT_MS gives its
+ *   slot to the newcomer;
+ * - a reply must be taken within WICK_CONTROL_SEND_TIMEOUT_MS.
+ *
+ * Fair service: a connection has at most one request in flight (it is not read
+ * again until its reply is written), and requests wait for the worker in
+ * arrival order. "hello" only reads the session's metadata and is answered on
+ * the listener thread at once; every other command runs on the worker thread,
+ * one at a time. A request that cannot start within WICK_CONTROL_QUEUE_WAIT_MS
+ * (another client's evict or capture is running), and every request of a
+ * connection beyond WICK_CONTROL_MAX_SERVED, gets {"ok":false,"busy":true,...}
+ * instead of silence; a busy-only connection is still read to the end of its
+ * frame first, so its client never writes into a closed socket.
+ *
+ * Each connection is admitted only when SO_PEERCRED says its uid is ours; a
+ * refused peer gets one error reply and is closed. A frame with a bad length
+ * gets an error reply and the connection is closed (it cannot be
+ * resynchronised); a malformed body gets an error reply and the connection
+ * stays usable. The workload's threads never wait on these threads.
  */
 #include "config.h"
 
@@ -31,15 +52,42 @@
 #include <unistd.h>
 #include "core/wick-error-private.h"
 
-#define WICK_CONTROL_MAX_CLIENTS 16
+#define WICK_CONTROL_MAX_SERVED 64       /* connections whose commands run */
+#define WICK_CONTROL_MAX_CONNECTIONS 256 /* beyond the served ones: answered "busy" */
+#define WICK_CONTROL_BACKLOG 128
 #define WICK_CONTROL_SEND_TIMEOUT_MS 2000
+#define WICK_CONTROL_FRAME_TIMEOUT_MS 2000
+#define WICK_CONTROL_QUEUE_WAIT_MS 2000
+#define WICK_CONTROL_IDLE_TIMEOUT_MS 30000
+#define WICK_CONTROL_IDLE_EVICT_MS 1000
+
+typedef enum
+{
+  CLIENT_FREE,
+  CLIENT_READING, /* waiting for (the rest of) a frame */
+  CLIENT_QUEUED,  /* a parsed request waits for the worker */
+  CLIENT_RUNNING, /* the worker runs its request */
+  CLIENT_WRITING, /* a reply is being written */
+} ClientState;
 
 typedef struct
 {
   int fd;
-  unsigned char *buffer; /* header then body */
-  size_t filled;
+  ClientState state;
+  bool busy_only;   /* beyond WICK_CONTROL_MAX_SERVED: every request gets "busy" */
+  bool close_after; /* close once the reply is written */
+  unsigned char header[WICK_CONTROL_FRAME_HEADER];
+  size_t filled;        /* bytes of the current frame, header included */
   uint32_t body_length; /* 0 until the header is complete */
+  char *body;           /* body_length + 1 bytes; NULL for busy-only clients */
+  int64_t frame_start_ms, active_ms, queued_ms, write_start_ms;
+  uint64_t queue_order;
+  WickControlRequest request;
+  bool has_request;
+  unsigned char *out; /* the reply frame being written */
+  size_t out_length, out_sent;
+  int out_fd;        /* passed with the reply's first byte (hello's ring), or -1 */
+  bool out_fd_owned; /* out_fd is ours to close once sent (a reply's pass_fd) */
 } Client;
 
 typedef struct
@@ -47,11 +95,26 @@ typedef struct
   WickSession *session;
   int listen_fd;
   int wake[2];
+  int done[2]; /* the worker says "finished" here */
   pthread_t thread;
   pthread_mutex_t host_lock;
   char path[sizeof ((struct sockaddr_un *)0)->sun_path];
-  Client clients[WICK_CONTROL_MAX_CLIENTS];
+  Client clients[WICK_CONTROL_MAX_CONNECTIONS];
+  unsigned next_first; /* round-robin start of the service loop */
+  uint64_t queue_counter;
   locale_t c_locale;
+
+  /* The worker: one command at a time. */
+  pthread_t worker;
+  bool worker_started;
+  pthread_mutex_t job_lock;
+  pthread_cond_t job_cond;
+  int job_client; /* index, or -1 */
+  bool job_done, worker_stop;
+  WickControlWriter job_reply;
+  bool job_send_ring_fd;
+  char job_command[WICK_CONTROL_MAX_KEY + 1];
+  int64_t job_started_ms;
 } WickControlServer;
 
 static atomic_uint socket_counter;
@@ -62,23 +125,32 @@ server_of (WickSession *session)
   return wick_session_get_slot (session, WICK_SLOT_CONTROL);
 }
 
-/* Writes all of @data before the deadline, passing @fd_to_send with the first byte. */
-static bool
-send_all (int fd, const unsigned char *data, size_t length, int fd_to_send)
+static int64_t
+now_ms (void)
 {
-  struct timespec start;
-  clock_gettime (CLOCK_MONOTONIC, &start);
-  size_t sent = 0;
-  while (sent < length)
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* ---- writing replies (never blocking) ---- */
+
+/* Writes what the socket takes now; true when the reply is all written, false
+ * with *failed when the connection is broken. */
+static bool
+client_flush (Client *client, bool *failed)
+{
+  *failed = false;
+  while (client->out_sent < client->out_length)
     {
-      struct iovec iov = { (void *)(data + sent), length - sent };
+      struct iovec iov = { client->out + client->out_sent, client->out_length - client->out_sent };
       struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
       union
       {
         char buf[CMSG_SPACE (sizeof (int))];
         struct cmsghdr align;
       } control;
-      if (fd_to_send >= 0)
+      if (client->out_fd >= 0)
         {
           memset (&control, 0, sizeof control);
           msg.msg_control = control.buf;
@@ -87,57 +159,95 @@ send_all (int fd, const unsigned char *data, size_t length, int fd_to_send)
           cmsg->cmsg_level = SOL_SOCKET;
           cmsg->cmsg_type = SCM_RIGHTS;
           cmsg->cmsg_len = CMSG_LEN (sizeof (int));
-          memcpy (CMSG_DATA (cmsg), &fd_to_send, sizeof (int));
+          memcpy (CMSG_DATA (cmsg), &client->out_fd, sizeof (int));
         }
-      ssize_t n = sendmsg (fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+      ssize_t n = sendmsg (client->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0)
         {
-          sent += (size_t)n;
-          fd_to_send = -1;
+          client->out_sent += (size_t)n;
+          if (client->out_fd_owned)
+            close (client->out_fd);
+          client->out_fd = -1;
+          client->out_fd_owned = false;
           continue;
         }
       if (n < 0 && errno == EINTR)
         continue;
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return false;
-      struct timespec now;
-      clock_gettime (CLOCK_MONOTONIC, &now);
-      long elapsed_ms
-        = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-      if (elapsed_ms >= WICK_CONTROL_SEND_TIMEOUT_MS)
-        return false;
-      struct pollfd pfd = { fd, POLLOUT, 0 };
-      poll (&pfd, 1, (int)(WICK_CONTROL_SEND_TIMEOUT_MS - elapsed_ms));
+      *failed = true;
+      return false;
     }
+  free (client->out);
+  client->out = NULL;
+  client->out_length = client->out_sent = 0;
   return true;
 }
 
-static bool
-send_frame (int fd, const char *body, size_t length, int fd_to_send)
+static void client_close (Client *client);
+
+/* Queues @body as the client's reply and writes what it can; closes the
+ * connection when the write fails or @close_after is set and it is done. */
+static void
+client_reply (Client *client, const char *body, size_t length, int fd_to_send, bool close_after,
+              bool owns_fd)
 {
-  unsigned char *frame = malloc (WICK_CONTROL_FRAME_HEADER + length);
-  if (frame == NULL)
-    return false;
-  wick_control_frame_header ((uint32_t)length, frame);
-  memcpy (frame + WICK_CONTROL_FRAME_HEADER, body, length);
-  bool ok = send_all (fd, frame, WICK_CONTROL_FRAME_HEADER + length, fd_to_send);
-  free (frame);
-  return ok;
+  free (client->out);
+  client->out = malloc (WICK_CONTROL_FRAME_HEADER + length);
+  client->out_fd = fd_to_send;
+  client->out_fd_owned = owns_fd && fd_to_send >= 0;
+  if (client->out == NULL)
+    {
+      client_close (client);
+      return;
+    }
+  wick_control_frame_header ((uint32_t)length, client->out);
+  memcpy (client->out + WICK_CONTROL_FRAME_HEADER, body, length);
+  client->out_length = WICK_CONTROL_FRAME_HEADER + length;
+  client->out_sent = 0;
+  client->close_after = close_after;
+  client->state = CLIENT_WRITING;
+  client->write_start_ms = now_ms ();
+  bool failed;
+  if (client_flush (client, &failed))
+    {
+      client->state = CLIENT_READING;
+      client->active_ms = now_ms ();
+      if (client->close_after)
+        client_close (client);
+    }
+  else if (failed)
+    client_close (client);
 }
 
-static bool
-send_error (int fd, const char *message)
+static void
+client_reply_error (Client *client, const char *message, bool busy, bool close_after)
 {
   WickControlWriter writer;
   wick_control_writer_init (&writer);
   wick_control_writer_begin_object (&writer, NULL);
   wick_control_writer_int (&writer, "v", WICK_CONTROL_PROTOCOL_VERSION);
   wick_control_writer_bool (&writer, "ok", false);
+  if (busy)
+    wick_control_writer_bool (&writer, "busy", true);
   wick_control_writer_string (&writer, "error", message);
   wick_control_writer_end_object (&writer);
-  bool ok = !writer.overflow && send_frame (fd, writer.data, writer.length, -1);
+  if (writer.overflow)
+    client_close (client);
+  else
+    client_reply (client, writer.data, writer.length, -1, close_after, false);
   wick_control_writer_clear (&writer);
-  return ok;
+}
+
+/* One error reply on a connection that is closed right after (a refused
+ * peer, no slot left): a short blocking-free attempt, nothing kept. */
+static void
+send_and_close (int fd, const char *message, bool busy)
+{
+  Client temporary = { .fd = fd, .out_fd = -1 };
+  client_reply_error (&temporary, message, busy, true);
+  if (temporary.fd >= 0)
+    client_close (&temporary);
 }
 
 static void
@@ -145,84 +255,259 @@ client_close (Client *client)
 {
   if (client->fd >= 0)
     close (client->fd);
-  free (client->buffer);
+  free (client->body);
+  free (client->out);
+  if (client->out_fd_owned && client->out_fd >= 0)
+    close (client->out_fd);
+  if (client->has_request)
+    wick_control_request_clear (&client->request);
   memset (client, 0, sizeof *client);
   client->fd = -1;
+  client->out_fd = -1;
+  client->state = CLIENT_FREE;
 }
 
-/* Executes one complete body; false when the connection should close. */
-static bool
+/* ---- the worker ---- */
+
+static void *
+worker_thread (void *data)
+{
+  WickControlServer *server = data;
+  if (server->c_locale != (locale_t)0)
+    uselocale (server->c_locale);
+  pthread_mutex_lock (&server->job_lock);
+  for (;;)
+    {
+      while (!server->worker_stop && (server->job_client < 0 || server->job_done))
+        pthread_cond_wait (&server->job_cond, &server->job_lock);
+      if (server->worker_stop)
+        break;
+      Client *client = &server->clients[server->job_client];
+      pthread_mutex_unlock (&server->job_lock);
+
+      WickControlWriter reply;
+      bool send_ring_fd = false;
+      wick_control_writer_init (&reply);
+      wick_control_writer_begin_object (&reply, NULL);
+      wick_control_writer_int (&reply, "v", WICK_CONTROL_PROTOCOL_VERSION);
+      wick_control_execute (server->session, &client->request, &reply, &send_ring_fd);
+      wick_control_writer_end_object (&reply);
+
+      pthread_mutex_lock (&server->job_lock);
+      server->job_reply = reply;
+      server->job_send_ring_fd = send_ring_fd;
+      server->job_done = true;
+      char byte = 1;
+      while (write (server->done[1], &byte, 1) < 0 && errno == EINTR)
+        ;
+    }
+  pthread_mutex_unlock (&server->job_lock);
+  return NULL;
+}
+
+static int
+session_ring_fd (WickControlServer *server)
+{
+  WickControlSessionInfo info;
+  wick_control_session_info (server->session, &info);
+  return info.ring_fd;
+}
+
+/* Sends the reply of @writer (overflow becomes an error reply). */
+static void
+client_send_writer (WickControlServer *server, Client *client, WickControlWriter *writer,
+                    bool send_ring_fd)
+{
+  /* A reply may pass its own descriptor (snapshot's memfd): ours to close
+   * once it is sent, or when the connection closes first. */
+  int pass_fd = writer->has_pass_fd ? writer->pass_fd : -1;
+  writer->has_pass_fd = false;
+  if (writer->overflow)
+    {
+      if (pass_fd >= 0)
+        close (pass_fd);
+      client_reply_error (client, "the reply is larger than the protocol's message limit", false,
+                          false);
+      return;
+    }
+  client_reply (client, writer->data, writer->length,
+                pass_fd >= 0   ? pass_fd
+                : send_ring_fd ? session_ring_fd (server)
+                               : -1,
+                false, pass_fd >= 0);
+}
+
+/* Takes the worker's finished reply to its client. */
+static void
+collect_job (WickControlServer *server)
+{
+  char bytes[16];
+  while (read (server->done[0], bytes, sizeof bytes) > 0)
+    ;
+  pthread_mutex_lock (&server->job_lock);
+  if (server->job_client < 0 || !server->job_done)
+    {
+      pthread_mutex_unlock (&server->job_lock);
+      return;
+    }
+  Client *client = &server->clients[server->job_client];
+  WickControlWriter reply = server->job_reply;
+  bool send_ring_fd = server->job_send_ring_fd;
+  server->job_client = -1;
+  server->job_done = false;
+  pthread_mutex_unlock (&server->job_lock);
+
+  wick_control_request_clear (&client->request);
+  client->has_request = false;
+  client_send_writer (server, client, &reply, send_ring_fd);
+  wick_control_writer_clear (&reply);
+}
+
+/* Gives the worker the request that has waited longest, when it is idle. */
+static void
+start_next_job (WickControlServer *server)
+{
+  pthread_mutex_lock (&server->job_lock);
+  bool idle = server->job_client < 0;
+  pthread_mutex_unlock (&server->job_lock);
+  if (!idle)
+    return;
+  int best = -1;
+  for (int i = 0; i < WICK_CONTROL_MAX_CONNECTIONS; i++)
+    if (server->clients[i].state == CLIENT_QUEUED
+        && (best < 0 || server->clients[i].queue_order < server->clients[best].queue_order))
+      best = i;
+  if (best < 0)
+    return;
+  Client *client = &server->clients[best];
+  client->state = CLIENT_RUNNING;
+  pthread_mutex_lock (&server->job_lock);
+  server->job_client = best;
+  server->job_done = false;
+  snprintf (server->job_command, sizeof server->job_command, "%s", client->request.command);
+  server->job_started_ms = now_ms ();
+  pthread_cond_signal (&server->job_cond);
+  pthread_mutex_unlock (&server->job_lock);
+}
+
+/* ---- reading requests ---- */
+
+static void
 client_handle_body (WickControlServer *server, Client *client)
 {
-  WickControlRequest request;
-  WickError error = { "" };
-  const char *body = (const char *)client->buffer + WICK_CONTROL_FRAME_HEADER;
-  if (!wick_control_request_parse (&request, body, client->body_length, &error))
-    return send_error (client->fd, error.message);
-
-  WickControlWriter reply;
-  bool send_ring_fd = false;
-  wick_control_writer_init (&reply);
-  wick_control_writer_begin_object (&reply, NULL);
-  wick_control_writer_int (&reply, "v", WICK_CONTROL_PROTOCOL_VERSION);
-  wick_control_execute (server->session, &request, &reply, &send_ring_fd);
-  wick_control_writer_end_object (&reply);
-
-  bool ok;
-  if (reply.overflow)
-    ok = send_error (client->fd, "the reply is larger than the protocol's message limit");
-  else
+  if (client->busy_only)
     {
-      int ring_fd = -1;
-      if (send_ring_fd)
-        {
-          WickControlSessionInfo info;
-          wick_control_session_info (server->session, &info);
-          ring_fd = info.ring_fd;
-        }
-      if (reply.has_pass_fd)
-        ring_fd = reply.pass_fd;
-      ok = send_frame (client->fd, reply.data, reply.length, ring_fd);
+      char message[160];
+      snprintf (message, sizeof message,
+                "busy: %d control clients are connected to this session; try again",
+                WICK_CONTROL_MAX_SERVED);
+      client_reply_error (client, message, true, true);
+      return;
     }
-  if (reply.has_pass_fd)
-    close (reply.pass_fd);
-  wick_control_writer_clear (&reply);
-  wick_control_request_clear (&request);
-  return ok;
+  WickError error = { "" };
+  if (!wick_control_request_parse (&client->request, client->body, client->body_length, &error))
+    {
+      client_reply_error (client, error.message, false, false);
+      return;
+    }
+  client->has_request = true;
+  if (strcmp (client->request.command, "hello") == 0)
+    {
+      /* hello reads only the session's metadata: answered at once, even while
+       * the worker runs another client's command. */
+      WickControlWriter reply;
+      bool send_ring_fd = false;
+      wick_control_writer_init (&reply);
+      wick_control_writer_begin_object (&reply, NULL);
+      wick_control_writer_int (&reply, "v", WICK_CONTROL_PROTOCOL_VERSION);
+      wick_control_execute (server->session, &client->request, &reply, &send_ring_fd);
+      wick_control_writer_end_object (&reply);
+      wick_control_request_clear (&client->request);
+      client->has_request = false;
+      client_send_writer (server, client, &reply, send_ring_fd);
+      wick_control_writer_clear (&reply);
+      return;
+    }
+  client->state = CLIENT_QUEUED;
+  client->queued_ms = now_ms ();
+  client->queue_order = server->queue_counter++;
 }
 
-/* Reads what is available and handles complete frames; false to close. */
-static bool
+/* Reads what is there of the current frame (at most one frame); handles it
+ * when it is complete. */
+static void
 client_read (WickControlServer *server, Client *client)
 {
   for (;;)
     {
-      size_t want = client->body_length == 0
-                      ? WICK_CONTROL_FRAME_HEADER - client->filled
-                      : WICK_CONTROL_FRAME_HEADER + client->body_length - client->filled;
-      ssize_t n = recv (client->fd, client->buffer + client->filled, want, MSG_DONTWAIT);
-      if (n == 0)
-        return false;
-      if (n < 0)
-        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-      client->filled += (size_t)n;
-      if (client->body_length == 0 && client->filled == WICK_CONTROL_FRAME_HEADER)
+      size_t want;
+      unsigned char *into;
+      if (client->filled < WICK_CONTROL_FRAME_HEADER)
         {
-          WickError error = { "" };
-          if (!wick_control_frame_length (client->buffer, &client->body_length, &error))
+          want = WICK_CONTROL_FRAME_HEADER - client->filled;
+          into = client->header + client->filled;
+        }
+      else
+        {
+          size_t at = client->filled - WICK_CONTROL_FRAME_HEADER;
+          want = client->body_length - at;
+          if (client->body != NULL)
+            into = (unsigned char *)client->body + at;
+          else
             {
-              send_error (client->fd, error.message);
-              return false;
+              static unsigned char discard[4096];
+              into = discard;
+              if (want > sizeof discard)
+                want = sizeof discard;
             }
         }
-      else if (client->body_length != 0
-               && client->filled == WICK_CONTROL_FRAME_HEADER + client->body_length)
+      ssize_t n = recv (client->fd, into, want, MSG_DONTWAIT);
+      if (n == 0)
         {
-          bool keep = client_handle_body (server, client);
-          client->filled = 0;
-          client->body_length = 0;
-          if (!keep)
-            return false;
+          client_close (client);
+          return;
+        }
+      if (n < 0)
+        {
+          if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            client_close (client);
+          return;
+        }
+      if (client->filled == 0)
+        client->frame_start_ms = now_ms ();
+      client->filled += (size_t)n;
+      client->active_ms = now_ms ();
+      if (client->filled == WICK_CONTROL_FRAME_HEADER)
+        {
+          WickError error = { "" };
+          if (!wick_control_frame_length (client->header, &client->body_length, &error))
+            {
+              client_reply_error (client, error.message, false, true);
+              return;
+            }
+          if (!client->busy_only)
+            {
+              client->body = malloc ((size_t)client->body_length + 1);
+              if (client->body == NULL)
+                {
+                  client_close (client);
+                  return;
+                }
+            }
+        }
+      else if (client->filled == WICK_CONTROL_FRAME_HEADER + (size_t)client->body_length)
+        {
+          if (client->body != NULL)
+            client->body[client->body_length] = '\0';
+          client_handle_body (server, client);
+          if (client->fd >= 0)
+            {
+              free (client->body);
+              client->body = NULL;
+              client->filled = 0;
+              client->body_length = 0;
+            }
+          return;
         }
     }
 }
@@ -248,34 +533,156 @@ peer_is_same_user (int fd, char *why, size_t why_size)
   return true;
 }
 
+static int
+served_count (WickControlServer *server)
+{
+  int n = 0;
+  for (int i = 0; i < WICK_CONTROL_MAX_CONNECTIONS; i++)
+    if (server->clients[i].state != CLIENT_FREE && !server->clients[i].busy_only)
+      n++;
+  return n;
+}
+
+/* When every served slot is taken: frees the one idle longest, if it has been
+ * idle (no partial frame, nothing pending) for WICK_CONTROL_IDLE_EVICT_MS. */
+static bool
+evict_idle (WickControlServer *server, int64_t now)
+{
+  int oldest = -1;
+  for (int i = 0; i < WICK_CONTROL_MAX_CONNECTIONS; i++)
+    {
+      Client *c = &server->clients[i];
+      if (c->state == CLIENT_READING && !c->busy_only && c->filled == 0
+          && now - c->active_ms >= WICK_CONTROL_IDLE_EVICT_MS
+          && (oldest < 0 || c->active_ms < server->clients[oldest].active_ms))
+        oldest = i;
+    }
+  if (oldest < 0)
+    return false;
+  client_close (&server->clients[oldest]);
+  return true;
+}
+
+/* Accepts every waiting connection there is room for. */
 static void
 server_accept (WickControlServer *server)
 {
-  int fd = accept4 (server->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-  if (fd < 0)
-    return;
-  char why[256];
-  if (!peer_is_same_user (fd, why, sizeof why))
+  for (;;)
     {
-      send_error (fd, why);
-      close (fd);
-      return;
-    }
-  for (int i = 0; i < WICK_CONTROL_MAX_CLIENTS; i++)
-    {
-      Client *client = &server->clients[i];
-      if (client->fd >= 0)
-        continue;
-      client->buffer = malloc (WICK_CONTROL_FRAME_HEADER + WICK_CONTROL_MAX_MESSAGE);
-      if (client->buffer == NULL)
-        break;
+      int fd = accept4 (server->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0)
+        return;
+      char why[256];
+      if (!peer_is_same_user (fd, why, sizeof why))
+        {
+          send_and_close (fd, why, false);
+          continue;
+        }
+      int64_t now = now_ms ();
+      int slot = -1;
+      for (int i = 0; i < WICK_CONTROL_MAX_CONNECTIONS && slot < 0; i++)
+        if (server->clients[i].state == CLIENT_FREE)
+          slot = i;
+      if (slot < 0)
+        {
+          snprintf (why, sizeof why,
+                    "busy: %d control connections are open to this session; try again",
+                    WICK_CONTROL_MAX_CONNECTIONS);
+          send_and_close (fd, why, true);
+          continue;
+        }
+      Client *client = &server->clients[slot];
       client->fd = fd;
-      return;
+      client->out_fd = -1;
+      client->state = CLIENT_READING;
+      client->active_ms = now;
+      client->busy_only
+        = served_count (server) >= WICK_CONTROL_MAX_SERVED && !evict_idle (server, now);
     }
-  snprintf (why, sizeof why, "too many control clients: at most %d at once",
-            WICK_CONTROL_MAX_CLIENTS);
-  send_error (fd, why);
-  close (fd);
+}
+
+/* Applies every deadline; returns the poll timeout until the next one. */
+static int
+expire_deadlines (WickControlServer *server, int64_t now)
+{
+  int64_t next = now + WICK_CONTROL_IDLE_TIMEOUT_MS;
+  bool worker_busy;
+  char running[WICK_CONTROL_MAX_KEY + 1];
+  int64_t running_since;
+  pthread_mutex_lock (&server->job_lock);
+  worker_busy = server->job_client >= 0;
+  snprintf (running, sizeof running, "%s", server->job_command);
+  running_since = server->job_started_ms;
+  pthread_mutex_unlock (&server->job_lock);
+  for (int i = 0; i < WICK_CONTROL_MAX_CONNECTIONS; i++)
+    {
+      Client *c = &server->clients[i];
+      char message[256];
+      int64_t due = INT64_MAX;
+      switch (c->state)
+        {
+          case CLIENT_READING:
+            if (c->filled > 0)
+              {
+                due = c->frame_start_ms + WICK_CONTROL_FRAME_TIMEOUT_MS;
+                if (now >= due)
+                  {
+                    snprintf (message, sizeof message,
+                              "incomplete control frame: %zu of %zu bytes arrived in %d ms; "
+                              "closing the connection",
+                              c->filled,
+                              c->filled < WICK_CONTROL_FRAME_HEADER
+                                ? (size_t)WICK_CONTROL_FRAME_HEADER
+                                : WICK_CONTROL_FRAME_HEADER + (size_t)c->body_length,
+                              WICK_CONTROL_FRAME_TIMEOUT_MS);
+                    client_reply_error (c, message, false, true);
+                    continue;
+                  }
+              }
+            else
+              {
+                due = c->active_ms + WICK_CONTROL_IDLE_TIMEOUT_MS;
+                if (now >= due)
+                  {
+                    client_close (c);
+                    continue;
+                  }
+              }
+            break;
+          case CLIENT_QUEUED:
+            due = c->queued_ms + WICK_CONTROL_QUEUE_WAIT_MS;
+            if (now >= due)
+              {
+                if (worker_busy)
+                  snprintf (message, sizeof message,
+                            "busy: the session has been running \"%s\" for another client for "
+                            "%.1f s; try again",
+                            running, (double)(now - running_since) / 1000.0);
+                else
+                  snprintf (message, sizeof message,
+                            "busy: other clients' requests are ahead of this one; try again");
+                wick_control_request_clear (&c->request);
+                c->has_request = false;
+                client_reply_error (c, message, true, false);
+                continue;
+              }
+            break;
+          case CLIENT_WRITING:
+            due = c->write_start_ms + WICK_CONTROL_SEND_TIMEOUT_MS;
+            if (now >= due)
+              {
+                client_close (c);
+                continue;
+              }
+            break;
+          default:
+            break;
+        }
+      if (due < next)
+        next = due;
+    }
+  int64_t wait = next - now;
+  return wait < 0 ? 0 : wait > 60000 ? 60000 : (int)wait;
 }
 
 static void *
@@ -284,20 +691,28 @@ server_thread (void *data)
   WickControlServer *server = data;
   if (server->c_locale != (locale_t)0)
     uselocale (server->c_locale);
+  int timeout = 0;
   for (;;)
     {
-      struct pollfd fds[2 + WICK_CONTROL_MAX_CLIENTS];
-      int map[2 + WICK_CONTROL_MAX_CLIENTS];
+      struct pollfd fds[3 + WICK_CONTROL_MAX_CONNECTIONS];
+      int map[3 + WICK_CONTROL_MAX_CONNECTIONS];
       nfds_t n = 0;
       fds[n++] = (struct pollfd){ server->wake[0], POLLIN, 0 };
+      fds[n++] = (struct pollfd){ server->done[0], POLLIN, 0 };
       fds[n++] = (struct pollfd){ server->listen_fd, POLLIN, 0 };
-      for (int i = 0; i < WICK_CONTROL_MAX_CLIENTS; i++)
-        if (server->clients[i].fd >= 0)
-          {
-            map[n] = i;
-            fds[n++] = (struct pollfd){ server->clients[i].fd, POLLIN, 0 };
-          }
-      if (poll (fds, n, -1) < 0)
+      /* Round robin: the connection served first moves on every turn. */
+      unsigned first = server->next_first++ % WICK_CONTROL_MAX_CONNECTIONS;
+      for (int k = 0; k < WICK_CONTROL_MAX_CONNECTIONS; k++)
+        {
+          int i = (int)((first + (unsigned)k) % WICK_CONTROL_MAX_CONNECTIONS);
+          Client *c = &server->clients[i];
+          if (c->state == CLIENT_READING || c->state == CLIENT_WRITING)
+            {
+              map[n] = i;
+              fds[n++] = (struct pollfd){ c->fd, c->state == CLIENT_READING ? POLLIN : POLLOUT, 0 };
+            }
+        }
+      if (poll (fds, n, timeout) < 0)
         {
           if (errno == EINTR)
             continue;
@@ -305,12 +720,34 @@ server_thread (void *data)
         }
       if (fds[0].revents != 0)
         break;
+      if (fds[1].revents != 0)
+        collect_job (server);
       /* Clients first: a closed connection frees its slot for the next one. */
-      for (nfds_t i = 2; i < n; i++)
-        if (fds[i].revents != 0 && !client_read (server, &server->clients[map[i]]))
-          client_close (&server->clients[map[i]]);
-      if (fds[1].revents & POLLIN)
+      for (nfds_t i = 3; i < n; i++)
+        {
+          Client *c = &server->clients[map[i]];
+          if (fds[i].revents == 0 || c->fd != fds[i].fd)
+            continue;
+          if (c->state == CLIENT_READING)
+            client_read (server, c);
+          else if (c->state == CLIENT_WRITING)
+            {
+              bool failed;
+              if (client_flush (c, &failed))
+                {
+                  c->state = CLIENT_READING;
+                  c->active_ms = now_ms ();
+                  if (c->close_after)
+                    client_close (c);
+                }
+              else if (failed || (fds[i].revents & (POLLERR | POLLHUP)))
+                client_close (c);
+            }
+        }
+      if (fds[2].revents & POLLIN)
         server_accept (server);
+      start_next_job (server);
+      timeout = expire_deadlines (server, now_ms ());
     }
   return NULL;
 }
@@ -326,8 +763,23 @@ server_free (void *data)
         ;
       pthread_join (server->thread, NULL);
     }
-  for (int i = 0; i < WICK_CONTROL_MAX_CLIENTS; i++)
+  if (server->worker_started)
+    {
+      pthread_mutex_lock (&server->job_lock);
+      server->worker_stop = true;
+      pthread_cond_signal (&server->job_cond);
+      pthread_mutex_unlock (&server->job_lock);
+      pthread_join (server->worker, NULL);
+      if (server->job_done)
+        wick_control_writer_clear (&server->job_reply);
+    }
+  for (int i = 0; i < WICK_CONTROL_MAX_CONNECTIONS; i++)
     client_close (&server->clients[i]);
+  for (int i = 0; i < 2; i++)
+    if (server->done[i] >= 0)
+      close (server->done[i]);
+  pthread_mutex_destroy (&server->job_lock);
+  pthread_cond_destroy (&server->job_cond);
   if (server->listen_fd >= 0)
     {
       close (server->listen_fd);
@@ -356,24 +808,24 @@ server_listen (WickControlServer *server, WickError *error)
   server->listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (server->listen_fd < 0)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s", "cannot create the control socket", server->path,
-                      strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s",
+                      "cannot create the control socket", server->path, strerror (errno));
       return false;
     }
   struct sockaddr_un address = { .sun_family = AF_UNIX };
   memcpy (address.sun_path, server->path, strlen (server->path) + 1);
   if (bind (server->listen_fd, (struct sockaddr *)&address, sizeof address) != 0)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s", "cannot bind the control socket", server->path,
-                      strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s",
+                      "cannot bind the control socket", server->path, strerror (errno));
       close (server->listen_fd);
       server->listen_fd = -1;
       return false;
     }
-  if (chmod (server->path, 0600) != 0 || listen (server->listen_fd, 16) != 0)
+  if (chmod (server->path, 0600) != 0 || listen (server->listen_fd, WICK_CONTROL_BACKLOG) != 0)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s", "cannot listen on the control socket", server->path,
-                      strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno), "%s %s: %s",
+                      "cannot listen on the control socket", server->path, strerror (errno));
       return false;
     }
   return true;
@@ -384,21 +836,36 @@ server_start_thread (WickControlServer *server, WickError *error)
 {
   if (pipe2 (server->wake, O_CLOEXEC) != 0)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "cannot create the control wake pipe: %s",
-                strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno),
+                      "cannot create the control wake pipe: %s", strerror (errno));
       server->wake[0] = server->wake[1] = -1;
       return false;
     }
-  /* The workload's signal handlers must not run on our thread. */
+  if (pipe2 (server->done, O_CLOEXEC | O_NONBLOCK) != 0)
+    {
+      wick_set_error (error, wick_error_code_from_errno (errno),
+                      "cannot create the control done pipe: %s", strerror (errno));
+      server->done[0] = server->done[1] = -1;
+      close (server->wake[0]);
+      close (server->wake[1]);
+      server->wake[0] = server->wake[1] = -1;
+      return false;
+    }
+  /* The workload's signal handlers must not run on our threads. */
   sigset_t all, old;
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &old);
-  int status = pthread_create (&server->thread, NULL, server_thread, server);
+  int status = pthread_create (&server->worker, NULL, worker_thread, server);
+  if (status == 0)
+    {
+      server->worker_started = true;
+      status = pthread_create (&server->thread, NULL, server_thread, server);
+    }
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   if (status != 0)
     {
       wick_set_error (error, WICK_ERROR_FAILED, "cannot start the control thread: %s",
-                strerror (status));
+                      strerror (status));
       close (server->wake[0]);
       close (server->wake[1]);
       server->wake[0] = server->wake[1] = -1;
@@ -415,7 +882,8 @@ wick_session_enable_control (WickSession *session, WickError *error)
     error = &local;
   if (session == NULL)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_session_enable_control: no session");
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "wick_session_enable_control: no session");
       return false;
     }
   if (server_of (session) != NULL)
@@ -429,9 +897,16 @@ wick_session_enable_control (WickSession *session, WickError *error)
   server->session = session;
   server->listen_fd = -1;
   server->wake[0] = server->wake[1] = -1;
-  for (int i = 0; i < WICK_CONTROL_MAX_CLIENTS; i++)
-    server->clients[i].fd = -1;
+  server->done[0] = server->done[1] = -1;
+  for (int i = 0; i < WICK_CONTROL_MAX_CONNECTIONS; i++)
+    {
+      server->clients[i].fd = -1;
+      server->clients[i].out_fd = -1;
+    }
+  server->job_client = -1;
   pthread_mutex_init (&server->host_lock, NULL);
+  pthread_mutex_init (&server->job_lock, NULL);
+  pthread_cond_init (&server->job_cond, NULL);
   server->c_locale = newlocale (LC_ALL_MASK, "C", (locale_t)0);
   if (!server_listen (server, error) || !server_start_thread (server, error))
     {

@@ -3,6 +3,7 @@
  * wick-safetensors-private.h). Shards stay open so that a restore reads the
  * file it verified; their identity is kept to notice a file that changed. */
 #include "wick-safetensors-private.h"
+#include "core/wick-utf8.h"
 #include "wick-weights-json-private.h"
 
 #include <dirent.h>
@@ -32,7 +33,8 @@ read_header (WickSafetensorsShard *shard, WickError *error)
 {
   struct stat st;
   if (fstat (shard->fd, &st) != 0)
-    return wick_fail (error, wick_error_code_from_errno (errno), "cannot stat: %s", strerror (errno));
+    return wick_fail (error, wick_error_code_from_errno (errno), "cannot stat: %s",
+                      strerror (errno));
   if (!S_ISREG (st.st_mode))
     return wick_fail (error, WICK_ERROR_INVALID_DATA, "not a regular file");
   shard->identity = (WickFileIdentity){ st.st_dev, st.st_ino, st.st_size, st.st_mtim };
@@ -40,14 +42,16 @@ read_header (WickSafetensorsShard *shard, WickError *error)
   uint8_t prefix[8];
   uint64_t length;
   if (file_size < 8)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "the file is %" PRIu64 " bytes, shorter than the 8-byte header length",
-                 file_size);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "the file is %" PRIu64 " bytes, shorter than the 8-byte header length",
+                      file_size);
   if (!wick_read_exact (shard->fd, prefix, 8, 0, shard->path, error)
       || !wick_safetensors_header_length (prefix, file_size, &length, error))
     return false;
   char *json = malloc (length);
   if (json == NULL)
-    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for a %" PRIu64 "-byte header", length);
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for a %" PRIu64 "-byte header",
+                      length);
   bool ok = wick_read_exact (shard->fd, json, length, 8, shard->path, error)
             && wick_safetensors_parse_header (json, length, file_size - 8 - length, &shard->header,
                                               error);
@@ -66,19 +70,21 @@ shard_open (WickSafetensorsShard *shard, const char *path)
   shard->path = strdup (path);
   if (shard->path == NULL)
     {
-      snprintf (shard->error, sizeof shard->error, "%.300s: out of memory", path);
+      snprintf (shard->error, sizeof shard->error, "%.*s: out of memory",
+                WICK_UTF8_CUT (path, 300));
       return false;
     }
   shard->fd = open (path, O_RDONLY | O_CLOEXEC);
   if (shard->fd < 0)
     {
-      snprintf (shard->error, sizeof shard->error, "%.300s: cannot open: %.100s", path,
-                strerror (errno));
+      snprintf (shard->error, sizeof shard->error, "%.*s: cannot open: %.*s",
+                WICK_UTF8_CUT (path, 300), WICK_UTF8_CUT (strerror (errno), 100));
       return false;
     }
   if (!read_header (shard, &error))
     {
-      snprintf (shard->error, sizeof shard->error, "%.200s: %.300s", path, error.message);
+      snprintf (shard->error, sizeof shard->error, "%.*s: %.*s", WICK_UTF8_CUT (path, 200),
+                WICK_UTF8_CUT (error.message, 300));
       close (shard->fd);
       shard->fd = -1;
       return false;
@@ -108,7 +114,8 @@ sort_keys (WickCheckpoint *checkpoint, WickError *error)
   qsort (checkpoint->keys, checkpoint->n_keys, sizeof *checkpoint->keys, compare_keys);
   for (size_t i = 1; i < checkpoint->n_keys; i++)
     if (strcmp (checkpoint->keys[i - 1].key, checkpoint->keys[i].key) == 0)
-      return wick_fail (error, WICK_ERROR_INVALID_DATA, "key '%.200s' appears twice", checkpoint->keys[i].key);
+      return wick_fail (error, WICK_ERROR_INVALID_DATA, "key '%.*s' appears twice",
+                        WICK_UTF8_CUT (checkpoint->keys[i].key, 200));
   return true;
 }
 
@@ -182,15 +189,16 @@ parse_weight_map (const WickJsonDocument *document, const WickJsonNode *map,
        entry = wick_weights_json_next (document, entry))
     {
       if (entry->kind != WICK_JSON_STRING)
-        return wick_fail (error, WICK_ERROR_INVALID_DATA, "weight_map['%.200s'] is %s, not a shard file name", entry->key,
-                     wick_weights_json_kind_name (entry->kind));
+        return wick_fail (
+          error, WICK_ERROR_INVALID_DATA, "weight_map['%.*s'] is %s, not a shard file name",
+          WICK_UTF8_CUT (entry->key, 200), wick_weights_json_kind_name (entry->kind));
       if (strlen (entry->key) != entry->key_length || strlen (entry->text) != entry->length)
         return wick_fail (error, WICK_ERROR_INVALID_DATA, "weight_map contains a NUL character");
       if (!is_plain_file_name (entry->text))
         return wick_fail (error, WICK_ERROR_INVALID_DATA,
-                     "weight_map['%.200s']: shard '%.200s' is not a file name in the checkpoint "
-                     "directory",
-                     entry->key, entry->text);
+                          "weight_map['%.*s']: shard '%.*s' is not a file name in the checkpoint "
+                          "directory",
+                          WICK_UTF8_CUT (entry->key, 200), WICK_UTF8_CUT (entry->text, 200));
       keys[*n_keys].key = strdup (entry->key);
       shard_names[*n_keys] = strdup (entry->text);
       keys[*n_keys].shard = *n_keys;
@@ -216,12 +224,13 @@ wick_checkpoint_parse_index (const char *json, size_t length, WickCheckpointKey 
   const WickJsonNode *map = wick_weights_json_member (&document, root, "weight_map");
   bool ok;
   if (root->kind != WICK_JSON_OBJECT)
-    ok = wick_fail (error, WICK_ERROR_INVALID_DATA, "the index is %s, not an object", wick_weights_json_kind_name (root->kind));
+    ok = wick_fail (error, WICK_ERROR_INVALID_DATA, "the index is %s, not an object",
+                    wick_weights_json_kind_name (root->kind));
   else if (map == NULL)
     ok = wick_fail (error, WICK_ERROR_INVALID_DATA, "missing \"weight_map\"");
   else if (map->kind != WICK_JSON_OBJECT)
     ok = wick_fail (error, WICK_ERROR_INVALID_DATA, "\"weight_map\" is %s, not an object",
-               wick_weights_json_kind_name (map->kind));
+                    wick_weights_json_kind_name (map->kind));
   else
     {
       *keys_out = calloc (map->n_children + 1, sizeof **keys_out);
@@ -247,11 +256,13 @@ read_small_file (const char *path, char **out, size_t *length, WickError *error)
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0)
-    return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot open: %s", path, strerror (errno));
+    return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot open: %s", path,
+                      strerror (errno));
   if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (uint64_t)st.st_size > MAX_INDEX_BYTES)
     {
       close (fd);
-      return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: not a regular file of at most %u bytes", path, MAX_INDEX_BYTES);
+      return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                        "%s: not a regular file of at most %u bytes", path, MAX_INDEX_BYTES);
     }
   *length = (size_t)st.st_size;
   *out = malloc (*length + 1);
@@ -312,7 +323,8 @@ open_directory_scan (WickCheckpoint *checkpoint, const char *directory, WickErro
 {
   DIR *dir = opendir (directory);
   if (dir == NULL)
-    return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot open the directory: %s", directory, strerror (errno));
+    return wick_fail (error, wick_error_code_from_errno (errno),
+                      "%s: cannot open the directory: %s", directory, strerror (errno));
   char **names = NULL;
   size_t n = 0;
   struct dirent *entry;
@@ -343,7 +355,8 @@ open_directory_scan (WickCheckpoint *checkpoint, const char *directory, WickErro
   if (!ok)
     return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   if (checkpoint->n_shards == 0)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: no %s and no *.safetensors file", directory, INDEX_NAME);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: no %s and no *.safetensors file",
+                      directory, INDEX_NAME);
   return keys_from_headers (checkpoint, error);
 }
 
@@ -408,8 +421,8 @@ wick_checkpoint_find (const WickCheckpoint *checkpoint, const char *key,
   const WickSafetensorsTensor *tensor = wick_safetensors_header_find (&shard->header, key);
   if (tensor == NULL)
     {
-      snprintf (reason, reason_size, "%s: key '%.200s' is in the index but not in the shard",
-                shard->path, key);
+      snprintf (reason, reason_size, "%s: key '%.*s' is in the index but not in the shard",
+                shard->path, WICK_UTF8_CUT (key, 200));
       return WICK_LOOKUP_SHARD_ERROR;
     }
   *shard_out = shard;

@@ -1,6 +1,7 @@
 /* wick-safetensors.c — the safetensors header reader of
  * wick-safetensors-private.h and the writer of wick-weights.h. */
 #include "wick-safetensors-private.h"
+#include "core/wick-utf8.h"
 #include "wick-weight-backing-private.h"
 #include "wick-weights-json-private.h"
 
@@ -19,20 +20,23 @@ wick_safetensors_header_length (const uint8_t prefix[8], uint64_t file_size, uin
                                 WickError *error)
 {
   if (file_size < 8)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "the file is %" PRIu64 " bytes, shorter than the 8-byte header length",
-                 file_size);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "the file is %" PRIu64 " bytes, shorter than the 8-byte header length",
+                      file_size);
   uint64_t length = 0;
   for (int i = 7; i >= 0; i--)
     length = (length << 8) | prefix[i];
   if (length > WICK_SAFETENSORS_MAX_HEADER)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "header length %" PRIu64 " exceeds the limit of %u bytes", length,
-                 WICK_SAFETENSORS_MAX_HEADER);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "header length %" PRIu64 " exceeds the limit of %u bytes", length,
+                      WICK_SAFETENSORS_MAX_HEADER);
   if (length > file_size - 8)
     return wick_fail (error, WICK_ERROR_INVALID_DATA,
-                 "header length %" PRIu64 " runs past the end of the file (%" PRIu64 " bytes)",
-                 length, file_size);
+                      "header length %" PRIu64 " runs past the end of the file (%" PRIu64 " bytes)",
+                      length, file_size);
   if (length < 2)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "header length %" PRIu64 " is too short for a JSON object", length);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "header length %" PRIu64 " is too short for a JSON object", length);
   *out = length;
   return true;
 }
@@ -42,19 +46,23 @@ parse_shape (const WickJsonDocument *document, const WickJsonNode *node, const c
              WickSafetensorsTensor *tensor, WickError *error)
 {
   if (node == NULL)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': missing \"shape\"", name);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.*s': missing \"shape\"",
+                      WICK_UTF8_CUT (name, 200));
   if (node->kind != WICK_JSON_ARRAY)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': \"shape\" is %s, not an array", name,
-                 wick_weights_json_kind_name (node->kind));
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "tensor '%.*s': \"shape\" is %s, not an array", WICK_UTF8_CUT (name, 200),
+                      wick_weights_json_kind_name (node->kind));
   if (node->n_children > WICK_WEIGHT_MAX_DIMS)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': %u dimensions, more than the %d supported", name,
-                 node->n_children, WICK_WEIGHT_MAX_DIMS);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "tensor '%.*s': %u dimensions, more than the %d supported",
+                      WICK_UTF8_CUT (name, 200), node->n_children, WICK_WEIGHT_MAX_DIMS);
   size_t i = 0;
   for (const WickJsonNode *dim = wick_weights_json_first (document, node); dim != NULL;
        dim = wick_weights_json_next (document, dim), i++)
     if (!wick_weights_json_uint64 (dim, &tensor->shape[i]))
-      return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': shape[%zu] is not a non-negative 64-bit integer", name,
-                   i);
+      return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                        "tensor '%.*s': shape[%zu] is not a non-negative 64-bit integer",
+                        WICK_UTF8_CUT (name, 200), i);
   tensor->n_dims = i;
   return true;
 }
@@ -64,19 +72,23 @@ parse_offsets (const WickJsonDocument *document, const WickJsonNode *node, const
                WickSafetensorsTensor *tensor, WickError *error)
 {
   if (node == NULL)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': missing \"data_offsets\"", name);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.*s': missing \"data_offsets\"",
+                      WICK_UTF8_CUT (name, 200));
   if (node->kind != WICK_JSON_ARRAY || node->n_children != 2)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': \"data_offsets\" is not an array of two integers", name);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "tensor '%.*s': \"data_offsets\" is not an array of two integers",
+                      WICK_UTF8_CUT (name, 200));
   const WickJsonNode *begin = wick_weights_json_first (document, node);
   const WickJsonNode *end = wick_weights_json_next (document, begin);
   if (!wick_weights_json_uint64 (begin, &tensor->begin)
       || !wick_weights_json_uint64 (end, &tensor->end))
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': \"data_offsets\" are not non-negative 64-bit integers",
-                 name);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "tensor '%.*s': \"data_offsets\" are not non-negative 64-bit integers",
+                      WICK_UTF8_CUT (name, 200));
   if (tensor->begin > tensor->end)
     return wick_fail (error, WICK_ERROR_INVALID_DATA,
-                 "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] begin after they end",
-                 name, tensor->begin, tensor->end);
+                      "tensor '%.*s': data_offsets [%" PRIu64 ", %" PRIu64 "] begin after they end",
+                      WICK_UTF8_CUT (name, 200), tensor->begin, tensor->end);
   return true;
 }
 
@@ -87,26 +99,29 @@ check_size (const char *name, const WickSafetensorsTensor *tensor, uint64_t data
   uint64_t count = 1;
   for (size_t i = 0; i < tensor->n_dims; i++)
     if (__builtin_mul_overflow (count, tensor->shape[i], &count))
-      return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': the element count of its shape overflows 64 bits",
-                   name);
+      return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                        "tensor '%.*s': the element count of its shape overflows 64 bits",
+                        WICK_UTF8_CUT (name, 200));
   uint64_t bytes;
   if (__builtin_mul_overflow (count, (uint64_t)wick_weight_dtype_size (tensor->dtype), &bytes))
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': its byte size overflows 64 bits", name);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "tensor '%.*s': its byte size overflows 64 bits", WICK_UTF8_CUT (name, 200));
   if (bytes != tensor->end - tensor->begin)
     {
       char shape[256];
       wick_format_shape (tensor->shape, tensor->n_dims, shape, sizeof shape);
       return wick_fail (error, WICK_ERROR_INVALID_DATA,
-                   "tensor '%.200s': data_offsets [%" PRIu64 ", %" PRIu64 "] hold %" PRIu64
-                   " bytes but shape %s of %s needs %" PRIu64,
-                   name, tensor->begin, tensor->end, tensor->end - tensor->begin, shape,
-                   wick_weight_dtype_name (tensor->dtype), bytes);
+                        "tensor '%.*s': data_offsets [%" PRIu64 ", %" PRIu64 "] hold %" PRIu64
+                        " bytes but shape %s of %s needs %" PRIu64,
+                        WICK_UTF8_CUT (name, 200), tensor->begin, tensor->end,
+                        tensor->end - tensor->begin, shape, wick_weight_dtype_name (tensor->dtype),
+                        bytes);
     }
   if (tensor->end > data_size)
     return wick_fail (error, WICK_ERROR_INVALID_DATA,
-                 "tensor '%.200s': data_offsets end %" PRIu64
-                 " is past the end of the data (%" PRIu64 " bytes)",
-                 name, tensor->end, data_size);
+                      "tensor '%.*s': data_offsets end %" PRIu64
+                      " is past the end of the data (%" PRIu64 " bytes)",
+                      WICK_UTF8_CUT (name, 200), tensor->end, data_size);
   return true;
 }
 
@@ -116,16 +131,19 @@ parse_tensor (const WickJsonDocument *document, const WickJsonNode *entry, uint6
 {
   const char *name = entry->key;
   if (entry->kind != WICK_JSON_OBJECT)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': entry is %s, not an object", name,
-                 wick_weights_json_kind_name (entry->kind));
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.*s': entry is %s, not an object",
+                      WICK_UTF8_CUT (name, 200), wick_weights_json_kind_name (entry->kind));
   const WickJsonNode *dtype = wick_weights_json_member (document, entry, "dtype");
   if (dtype == NULL)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': missing \"dtype\"", name);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.*s': missing \"dtype\"",
+                      WICK_UTF8_CUT (name, 200));
   if (dtype->kind != WICK_JSON_STRING)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': \"dtype\" is %s, not a string", name,
-                 wick_weights_json_kind_name (dtype->kind));
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "tensor '%.*s': \"dtype\" is %s, not a string", WICK_UTF8_CUT (name, 200),
+                      wick_weights_json_kind_name (dtype->kind));
   if (!wick_weight_dtype_from_name (dtype->text, &tensor->dtype))
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s': unknown dtype '%.40s'", name, dtype->text);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.*s': unknown dtype '%.*s'",
+                      WICK_UTF8_CUT (name, 200), WICK_UTF8_CUT (dtype->text, 40));
   if (!parse_shape (document, wick_weights_json_member (document, entry, "shape"), name, tensor,
                     error)
       || !parse_offsets (document, wick_weights_json_member (document, entry, "data_offsets"), name,
@@ -140,7 +158,7 @@ parse_metadata (const WickJsonDocument *document, const WickJsonNode *node,
 {
   if (node->kind != WICK_JSON_OBJECT)
     return wick_fail (error, WICK_ERROR_INVALID_DATA, "\"__metadata__\" is %s, not an object",
-                 wick_weights_json_kind_name (node->kind));
+                      wick_weights_json_kind_name (node->kind));
   out->metadata = calloc (2 * (size_t)node->n_children + 1, sizeof (char *));
   if (out->metadata == NULL)
     return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
@@ -148,8 +166,9 @@ parse_metadata (const WickJsonDocument *document, const WickJsonNode *node,
        item = wick_weights_json_next (document, item))
     {
       if (item->kind != WICK_JSON_STRING)
-        return wick_fail (error, WICK_ERROR_INVALID_DATA, "\"__metadata__\" value of '%.200s' is %s, not a string", item->key,
-                     wick_weights_json_kind_name (item->kind));
+        return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                          "\"__metadata__\" value of '%.*s' is %s, not a string",
+                          WICK_UTF8_CUT (item->key, 200), wick_weights_json_kind_name (item->kind));
       out->metadata[2 * out->n_metadata] = strdup (item->key);
       out->metadata[2 * out->n_metadata + 1] = strdup (item->text);
       out->n_metadata++;
@@ -192,16 +211,18 @@ check_layout (WickSafetensorsHeader *out, WickError *error)
         continue;
       if (reach != NULL && t->begin < reach->end)
         return wick_fail (error, WICK_ERROR_INVALID_DATA,
-                     "tensors '%.200s' [%" PRIu64 ", %" PRIu64 ") and '%.200s' [%" PRIu64
-                     ", %" PRIu64 ") overlap",
-                     reach->name, reach->begin, reach->end, t->name, t->begin, t->end);
+                          "tensors '%.*s' [%" PRIu64 ", %" PRIu64 ") and '%.*s' [%" PRIu64
+                          ", %" PRIu64 ") overlap",
+                          WICK_UTF8_CUT (reach->name, 200), reach->begin, reach->end,
+                          WICK_UTF8_CUT (t->name, 200), t->begin, t->end);
       if (reach == NULL || t->end > reach->end)
         reach = t;
     }
   qsort (out->tensors, out->n_tensors, sizeof *out->tensors, compare_by_name);
   for (size_t i = 1; i < out->n_tensors; i++)
     if (strcmp (out->tensors[i - 1].name, out->tensors[i].name) == 0)
-      return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.200s' appears twice", out->tensors[i].name);
+      return wick_fail (error, WICK_ERROR_INVALID_DATA, "tensor '%.*s' appears twice",
+                        WICK_UTF8_CUT (out->tensors[i].name, 200));
   return true;
 }
 
@@ -243,7 +264,8 @@ wick_safetensors_parse_header (const char *json, size_t length, uint64_t data_si
   memset (out, 0, sizeof *out);
   out->data_size = data_size;
   if (length == 0 || json[0] != '{')
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "header: the JSON header does not start with '{'");
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "header: the JSON header does not start with '{'");
   WickJsonDocument document;
   WickError json_error;
   if (!wick_weights_json_parse (json, length, &document, &json_error))
@@ -253,7 +275,7 @@ wick_safetensors_parse_header (const char *json, size_t length, uint64_t data_si
   if (!ok)
     {
       char message[sizeof error->message];
-      snprintf (message, sizeof message, "header: %.490s", error->message);
+      snprintf (message, sizeof message, "header: %.*s", WICK_UTF8_CUT (error->message, 490));
       memcpy (error->message, message, sizeof message);
       wick_safetensors_header_clear (out);
     }
@@ -267,7 +289,8 @@ wick_safetensors_parse_bytes (const uint8_t *data, size_t size, WickSafetensorsH
   uint64_t length;
   memset (out, 0, sizeof *out);
   if (size < 8)
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "the file is %zu bytes, shorter than the 8-byte header length", size);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "the file is %zu bytes, shorter than the 8-byte header length", size);
   if (!wick_safetensors_header_length (data, size, &length, error))
     return false;
   if (!wick_safetensors_parse_header ((const char *)data + 8, length, size - 8 - length, out,
@@ -319,10 +342,12 @@ wick_read_exact (int fd, void *buffer, size_t count, uint64_t offset, const char
       if (got < 0 && errno == EINTR)
         continue;
       if (got < 0)
-        return wick_fail (error, wick_error_code_from_errno (errno), "%s: read at byte %" PRIu64 " failed: %s", path, offset,
-                     strerror (errno));
+        return wick_fail (error, wick_error_code_from_errno (errno),
+                          "%s: read at byte %" PRIu64 " failed: %s", path, offset,
+                          strerror (errno));
       if (got == 0)
-        return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: unexpected end of file at byte %" PRIu64, path, offset);
+        return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                          "%s: unexpected end of file at byte %" PRIu64, path, offset);
       p += got;
       count -= (size_t)got;
       offset += (uint64_t)got;
@@ -407,14 +432,19 @@ tensor_bytes (const WickWeightParam *tensor, uint64_t *out, WickError *error)
   uint64_t count = 1;
   size_t element = wick_weight_dtype_size (tensor->dtype);
   if (element == 0)
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor '%.200s': unknown dtype %d", tensor->name, (int)tensor->dtype);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor '%.*s': unknown dtype %d",
+                      WICK_UTF8_CUT (tensor->name, 200), (int)tensor->dtype);
   if (tensor->n_dims > WICK_WEIGHT_MAX_DIMS || (tensor->n_dims > 0 && tensor->shape == NULL))
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor '%.200s': invalid shape", tensor->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor '%.*s': invalid shape",
+                      WICK_UTF8_CUT (tensor->name, 200));
   for (size_t i = 0; i < tensor->n_dims; i++)
     if (__builtin_mul_overflow (count, tensor->shape[i], &count))
-      return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor '%.200s': its element count overflows", tensor->name);
+      return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                        "tensor '%.*s': its element count overflows",
+                        WICK_UTF8_CUT (tensor->name, 200));
   if (__builtin_mul_overflow (count, (uint64_t)element, out))
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor '%.200s': its byte size overflows", tensor->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor '%.*s': its byte size overflows",
+                      WICK_UTF8_CUT (tensor->name, 200));
   return true;
 }
 
@@ -441,7 +471,8 @@ build_header (const WickWeightParam *tensors, size_t n_tensors, const WickTag *m
     {
       uint64_t bytes;
       if (tensors[i].name == NULL || tensors[i].data == NULL)
-        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor %zu has no name or no data", i);
+        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "tensor %zu has no name or no data",
+                          i);
       if (!tensor_bytes (&tensors[i], &bytes, error))
         return false;
       if (n_metadata > 0 || i > 0)
@@ -458,7 +489,9 @@ build_header (const WickWeightParam *tensors, size_t n_tensors, const WickTag *m
   while (!text->failed && (8 + text->length) % 8 != 0)
     text_append (text, " ", 1);
   *data_bytes = offset;
-  return text->failed ? wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for the safetensors header") : true;
+  return text->failed
+           ? wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for the safetensors header")
+           : true;
 }
 
 static bool
@@ -471,7 +504,8 @@ write_all (int fd, const void *data, size_t count, const char *path, WickError *
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        return wick_fail (error, wick_error_code_from_errno (errno), "%s: write failed: %s", path, strerror (errno));
+        return wick_fail (error, wick_error_code_from_errno (errno), "%s: write failed: %s", path,
+                          strerror (errno));
       p += n;
       count -= (size_t)n;
     }
@@ -490,8 +524,9 @@ write_tensor_data (int fd, const WickWeightParam *tensor, WickWeightMemory memor
   /* Device memory: through a host bounce buffer. */
   const WickWeightBacking *backing = wick_weight_backing_for (memory);
   if (backing == NULL)
-    return wick_fail (error, WICK_ERROR_UNSUPPORTED, "tensor '%.200s': CUDA memory, but libwick was built without CUDA",
-                 tensor->name);
+    return wick_fail (error, WICK_ERROR_UNSUPPORTED,
+                      "tensor '%.*s': CUDA memory, but libwick was built without CUDA",
+                      WICK_UTF8_CUT (tensor->name, 200));
   const size_t chunk = 16u << 20;
   void *bounce = malloc (chunk);
   if (bounce == NULL)
@@ -523,13 +558,15 @@ wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t
   if ((size_t)snprintf (temporary, sizeof temporary, "%s.tmp", path) >= sizeof temporary)
     {
       free (text.data);
-      return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "%.200s: path too long", path);
+      return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "%.*s: path too long",
+                        WICK_UTF8_CUT (path, 200));
     }
   int fd = open (temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     {
       free (text.data);
-      return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot create: %s", temporary, strerror (errno));
+      return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot create: %s",
+                        temporary, strerror (errno));
     }
   uint8_t prefix[8];
   for (int i = 0; i < 8; i++)
@@ -540,9 +577,11 @@ wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t
     ok = write_tensor_data (fd, &tensors[i], memory, temporary, error);
   free (text.data);
   if (close (fd) != 0 && ok)
-    ok = wick_fail (error, wick_error_code_from_errno (errno), "%s: close failed: %s", temporary, strerror (errno));
+    ok = wick_fail (error, wick_error_code_from_errno (errno), "%s: close failed: %s", temporary,
+                    strerror (errno));
   if (ok && rename (temporary, path) != 0)
-    ok = wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot rename to %s: %s", temporary, path, strerror (errno));
+    ok = wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot rename to %s: %s",
+                    temporary, path, strerror (errno));
   if (!ok)
     unlink (temporary);
   return ok;

@@ -80,13 +80,13 @@ wick_weight_allocation_hold (const void *ptr, WickWeightMemory memory, size_t by
   size_t offset = found != NULL ? (size_t)((const char *)ptr - (const char *)found->base) : 0;
   if (found == NULL || found->memory != memory)
     wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
-              "%p is not memory from %s: the store can only release and restore at the same "
-              "address memory it allocated",
-              ptr, memory_name (memory));
+                    "%p is not memory from %s: the store can only release and restore at the same "
+                    "address memory it allocated",
+                    ptr, memory_name (memory));
   else if (bytes > found->size - offset)
     wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
-              "%zu bytes at %p run past the end of the %zu-byte allocation at %p", bytes, ptr,
-              found->size, found->base);
+                    "%zu bytes at %p run past the end of the %zu-byte allocation at %p", bytes, ptr,
+                    found->size, found->base);
   else
     {
       *out = *found;
@@ -126,11 +126,11 @@ wick_weight_allocation_remove (void *base, WickWeightMemory memory, WickWeightAl
   bool ok = false;
   if (found == NULL || found->memory != memory)
     wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "%p was not allocated by %s", base,
-              memory_name (memory));
+                    memory_name (memory));
   else if (found->users > 0)
     wick_set_error (error, WICK_ERROR_BUSY,
-              "%p is still held by %u registered module(s): unregister them first", base,
-              found->users);
+                    "%p is still held by %u registered module(s): unregister them first", base,
+                    found->users);
   else
     {
       *out = *found;

@@ -105,8 +105,7 @@ runtime_ok (cudaError_t result, const char *what, WickError *error)
 {
   if (result == cudaSuccess)
     return true;
-  wick_set_error (error, WICK_ERROR_FAILED, "%s failed: %s", what,
-            cudaGetErrorString (result));
+  wick_set_error (error, WICK_ERROR_FAILED, "%s failed: %s", what, cudaGetErrorString (result));
   return false;
 }
 
@@ -115,8 +114,7 @@ driver_ok (CUresult result, const char *what, WickError *error)
 {
   if (result == CUDA_SUCCESS)
     return true;
-  wick_set_error (error, WICK_ERROR_FAILED, "%s failed: CUDA driver error %d", what,
-            (int)result);
+  wick_set_error (error, WICK_ERROR_FAILED, "%s failed: CUDA driver error %d", what, (int)result);
   return false;
 }
 
@@ -218,7 +216,8 @@ lookup (void *base, WickWeightAllocation *allocation, WickError *error)
     return false;
   if (!wick_weight_allocation_get (base, allocation))
     {
-      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "%p is not a Wick device allocation", base);
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "%p is not a Wick device allocation",
+                      base);
       return false;
     }
   return runtime_ok (cudaSetDevice (allocation->device), "cudaSetDevice", error);

@@ -25,7 +25,7 @@ wick_weight_alloc_host (size_t bytes, WickError *error)
   if (base == MAP_FAILED)
     {
       wick_set_error (error, wick_error_code_from_errno (errno), "cannot map %zu bytes: %s", size,
-                strerror (errno));
+                      strerror (errno));
       return NULL;
     }
   WickWeightAllocation allocation
@@ -60,8 +60,8 @@ host_release (void *base, size_t size, WickError *error)
     = mmap (base, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "cannot release %zu bytes at %p: %s", size,
-                base, strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno),
+                      "cannot release %zu bytes at %p: %s", size, base, strerror (errno));
       return false;
     }
   wick_weight_allocation_set_released (base, true, 0);
@@ -80,8 +80,8 @@ host_recommit (void *base, size_t size, WickError *error)
     = mmap (base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "cannot map %zu bytes at %p again: %s", size,
-                base, strerror (errno));
+      wick_set_error (error, wick_error_code_from_errno (errno),
+                      "cannot map %zu bytes at %p again: %s", size, base, strerror (errno));
       return false;
     }
   wick_weight_allocation_set_released (base, false, 0);

@@ -53,7 +53,8 @@ wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *ba
         {
           wick_disk_staging_free (staging);
           wick_set_error (error, WICK_ERROR_NO_MEMORY,
-                    "cannot allocate %d staging buffers of %zu bytes", WICK_DISK_SLOTS, slot_bytes);
+                          "cannot allocate %d staging buffers of %zu bytes", WICK_DISK_SLOTS,
+                          slot_bytes);
           return false;
         }
     }
@@ -234,8 +235,7 @@ wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs
       if (pthread_create (&threads[r], NULL, reader_main, &readers[r]) != 0)
         {
           WickError thread_error;
-          wick_set_error (&thread_error, WICK_ERROR_FAILED,
-                    "cannot start a disk reader thread");
+          wick_set_error (&thread_error, WICK_ERROR_FAILED, "cannot start a disk reader thread");
           pipeline_fail (&pipeline, &thread_error);
           break;
         }

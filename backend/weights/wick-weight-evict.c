@@ -4,6 +4,7 @@
  * records of both. Called with the module marked busy (see
  * wick-weight-store-private.h). */
 #include "wick-weight-store-private.h"
+#include "core/wick-utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -102,7 +103,8 @@ candidate_matches (const WickWeightModule *module, const WickWeightParamState *p
               && !sample_equal (module, param, live, shard, tensor, param->count - n, n, &tail,
                                 &error))))
     {
-      snprintf (reason, reason_size, "key '%.200s': %.290s", key, error.message);
+      snprintf (reason, reason_size, "key '%.*s': %.*s", WICK_UTF8_CUT (key, 200),
+                WICK_UTF8_CUT (error.message, 290));
       return false;
     }
   if (!head || !tail)
@@ -171,12 +173,14 @@ plan_tiers (WickWeightModule *module, WickTier tier, const char *checkpoint_erro
       else if (module->checkpoint_path == NULL)
         snprintf (param->reason, sizeof param->reason, "the module has no checkpoint");
       else if (checkpoint_error != NULL)
-        snprintf (param->reason, sizeof param->reason, "checkpoint: %.490s", checkpoint_error);
+        snprintf (param->reason, sizeof param->reason, "checkpoint: %.*s",
+                  WICK_UTF8_CUT (checkpoint_error, 490));
       else
         disk = find_disk_source (module, storage);
       if (!disk && tier == WICK_TIER_DISK)
-        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s' cannot go to the disk tier: %s", param->name,
-                     param->reason);
+        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                          "parameter '%s' cannot go to the disk tier: %s", param->name,
+                          param->reason);
       storage->tier = disk ? WICK_TIER_DISK : WICK_TIER_RAM;
       if (disk)
         param->reason[0] = '\0';
@@ -226,10 +230,11 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
           storage->spill = module->backing->host_alloc (storage->bytes);
           storage->spill_size = storage->bytes;
           if (storage->spill == NULL)
-            return wick_fail (error, WICK_ERROR_NO_MEMORY, "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
-                         storage->bytes,
-                         module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
-                         module->params[storage->param].name);
+            return wick_fail (error, WICK_ERROR_NO_MEMORY,
+                              "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
+                              storage->bytes,
+                              module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
+                              module->params[storage->param].name);
         }
       /* Queued: copies run back to back while the next spill is allocated. */
       if (!module->backing->copy_to_staging (storage->spill, storage->data, storage->bytes, error))
@@ -257,11 +262,13 @@ check_shard_unchanged (const WickSafetensorsShard *shard, WickError *error)
 {
   struct stat st;
   if (fstat (shard->fd, &st) != 0)
-    return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot stat the checkpoint shard", shard->path);
+    return wick_fail (error, wick_error_code_from_errno (errno),
+                      "%s: cannot stat the checkpoint shard", shard->path);
   WickFileIdentity now = { st.st_dev, st.st_ino, st.st_size, st.st_mtim };
   if (!wick_file_identity_equal (&now, &shard->identity))
-    return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: the checkpoint file changed since the eviction verified it",
-                 shard->path);
+    return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                      "%s: the checkpoint file changed since the eviction verified it",
+                      shard->path);
   return true;
 }
 
@@ -513,11 +520,12 @@ release_mappings (WickWeightStore *store, WickWeightModule *module, uint64_t *fr
           name = module->params[module->storages[s].param].name;
       WickError rollback_error;
       bool rolled_back = roll_back (store, module, &rollback_error);
-      return wick_fail (error, WICK_ERROR_IO, "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
-                   name, release_error.message,
-                   rolled_back ? "the parameters already released were restored"
-                               : "restoring the parameters already released failed too: ",
-                   rolled_back ? "" : rollback_error.message);
+      return wick_fail (error, WICK_ERROR_IO,
+                        "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
+                        name, release_error.message,
+                        rolled_back ? "the parameters already released were restored"
+                                    : "restoring the parameters already released failed too: ",
+                        rolled_back ? "" : rollback_error.message);
     }
   for (size_t s = 0; s < module->n_storages; s++)
     *freed += module->storages[s].bytes;

@@ -2,6 +2,7 @@
  * (types and locking rules in wick-weight-store-private.h; the moving of
  * bytes is in wick-weight-evict.c). */
 #include "wick-weight-store-private.h"
+#include "core/wick-utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -101,21 +102,27 @@ check_param (const WickWeightParam *param, size_t index, WickWeightParamState *s
   if (param->name == NULL || param->name[0] == '\0')
     return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter %zu has no name", index);
   if (strlen (param->name) >= sizeof ((WickWeightParamInfo *)0)->name)
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%.60s...': name longer than 255 bytes", param->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "parameter '%.*s...': name longer than 255 bytes",
+                      WICK_UTF8_CUT (param->name, 60));
   if (param->data == NULL)
     return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': no data", param->name);
   if (wick_weight_dtype_size (param->dtype) == 0)
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': unknown dtype %d", param->name, (int)param->dtype);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': unknown dtype %d",
+                      param->name, (int)param->dtype);
   if (param->n_dims > WICK_WEIGHT_MAX_DIMS || (param->n_dims > 0 && param->shape == NULL))
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': a shape needs 0 to %d dimensions", param->name,
-                 WICK_WEIGHT_MAX_DIMS);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "parameter '%s': a shape needs 0 to %d dimensions", param->name,
+                      WICK_WEIGHT_MAX_DIMS);
   state->count = 1;
   for (size_t d = 0; d < param->n_dims; d++)
     if (__builtin_mul_overflow (state->count, param->shape[d], &state->count))
-      return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': its element count overflows", param->name);
+      return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                        "parameter '%s': its element count overflows", param->name);
   if (__builtin_mul_overflow (state->count, (uint64_t)wick_weight_dtype_size (param->dtype),
                               &state->bytes))
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': its byte size overflows", param->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "parameter '%s': its byte size overflows",
+                      param->name);
   state->dtype = param->dtype;
   state->n_dims = param->n_dims;
   if (param->n_dims > 0)
@@ -157,15 +164,16 @@ attach_storage (WickWeightModule *module, const WickWeightParam *param, size_t i
         }
       if (storage->data == param->data || (begin < other_end && other < end))
         return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
-                     "parameter '%s' overlaps '%s' without being tied to it (tied parameters "
-                     "share one pointer and one size)",
-                     param->name, module->params[storage->param].name);
+                          "parameter '%s' overlaps '%s' without being tied to it (tied parameters "
+                          "share one pointer and one size)",
+                          param->name, module->params[storage->param].name);
     }
   WickWeightAllocation allocation;
   WickError hold_error;
   if (!wick_weight_allocation_hold (param->data, module->memory, state->bytes, &allocation,
                                     &hold_error))
-    return wick_fail (error, hold_error.code, "parameter '%s': %s", param->name, hold_error.message);
+    return wick_fail (error, hold_error.code, "parameter '%s': %s", param->name,
+                      hold_error.message);
   WickWeightStorage *storage = &module->storages[module->n_storages];
   memset (storage, 0, sizeof *storage);
   storage->data = param->data;
@@ -187,19 +195,24 @@ check_module_info (WickWeightStore *store, const WickWeightModuleInfo *info, Wic
   if (info->name == NULL || info->name[0] == '\0')
     return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "a module needs a name");
   if (strlen (info->name) >= sizeof ((WickWeightStats *)0)->module)
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%.60s...': name longer than 127 bytes", info->name);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "module '%.*s...': name longer than 127 bytes",
+                      WICK_UTF8_CUT (info->name, 60));
   if (info->n_params == 0 || info->params == NULL)
     return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%s': no parameters", info->name);
   if (info->memory != WICK_WEIGHT_MEMORY_HOST && info->memory != WICK_WEIGHT_MEMORY_CUDA)
-    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%s': unknown memory kind %d", info->name, (int)info->memory);
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%s': unknown memory kind %d",
+                      info->name, (int)info->memory);
   if (wick_weight_backing_for (info->memory) == NULL)
-    return wick_fail (error, WICK_ERROR_UNSUPPORTED, "module '%s': CUDA memory, but libwick was built without CUDA", info->name);
+    return wick_fail (error, WICK_ERROR_UNSUPPORTED,
+                      "module '%s': CUDA memory, but libwick was built without CUDA", info->name);
   for (size_t i = 0; i < info->n_params; i++)
     for (size_t j = 0; j < i; j++)
       if (info->params[i].name != NULL && info->params[j].name != NULL
           && strcmp (info->params[i].name, info->params[j].name) == 0)
-        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "module '%s': parameter '%s' appears twice", info->name,
-                     info->params[i].name);
+        return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                          "module '%s': parameter '%s' appears twice", info->name,
+                          info->params[i].name);
   return true;
 }
 
@@ -214,10 +227,10 @@ check_not_shared_locked (WickWeightStore *store, WickWeightModule *module, WickE
         if (store->modules[m]->mappings[a].base
             == module->mappings[module->storages[s].mapping].base)
           return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
-                       "module '%s': parameter '%s' lies in an allocation of module '%s': an "
-                       "allocation (and tied parameters) must belong to one module",
-                       module->name, module->params[module->storages[s].param].name,
-                       store->modules[m]->name);
+                            "module '%s': parameter '%s' lies in an allocation of module '%s': an "
+                            "allocation (and tied parameters) must belong to one module",
+                            module->name, module->params[module->storages[s].param].name,
+                            store->modules[m]->name);
   return true;
 }
 
@@ -248,7 +261,9 @@ module_new (const WickWeightModuleInfo *info, WickError *error)
         {
           module->n_params = i + 1;
           module_free (module);
-          return wick_fail (error, param_error.code, "module '%s': %s", info->name, param_error.message), NULL;
+          return wick_fail (error, param_error.code, "module '%s': %s", info->name,
+                            param_error.message),
+                 NULL;
         }
       module->n_params = i + 1;
     }
@@ -311,8 +326,9 @@ acquire_locked (WickWeightStore *store, WickWeightModule *module, bool for_evict
   if (module->busy || (for_eviction && module->users > 0))
     {
       pthread_cond_broadcast (&store->changed);
-      return wick_fail (error, WICK_ERROR_BUSY, "module '%s' is still in use after %u s: not evicted", module->name,
-                   wick_weight_store_evict_wait_seconds);
+      return wick_fail (error, WICK_ERROR_BUSY,
+                        "module '%s' is still in use after %u s: not evicted", module->name,
+                        wick_weight_store_evict_wait_seconds);
     }
   module->busy = true;
   return true;
@@ -330,7 +346,8 @@ lookup_locked (WickWeightStore *store, const char *name, WickError *error)
 {
   WickWeightModule *module = name != NULL ? find_locked (store, name) : NULL;
   if (module == NULL)
-    wick_fail (error, WICK_ERROR_NOT_FOUND, "no module named '%s' is registered", name ? name : "(null)");
+    wick_fail (error, WICK_ERROR_NOT_FOUND, "no module named '%s' is registered",
+               name ? name : "(null)");
   return module;
 }
 
@@ -351,7 +368,8 @@ wick_weight_store_evict (WickWeightStore *store, const char *name, WickTier tier
     {
       pthread_mutex_unlock (&store->lock);
       if (module->state == WICK_MODULE_DROPPED)
-        ok = wick_fail (error, WICK_ERROR_STATE, "module '%s' was dropped: its weights are gone", module->name);
+        ok = wick_fail (error, WICK_ERROR_STATE, "module '%s' was dropped: its weights are gone",
+                        module->name);
       else if (module->state == WICK_MODULE_RESIDENT)
         ok = wick_weight_module_evict (store, module, tier, error);
       pthread_mutex_lock (&store->lock);
@@ -373,7 +391,8 @@ restore_module_locked (WickWeightStore *store, WickWeightModule *module, WickWei
   bool ok = true;
   pthread_mutex_unlock (&store->lock);
   if (module->state == WICK_MODULE_DROPPED)
-    ok = wick_fail (error, WICK_ERROR_STATE, "module '%s' was dropped: its weights are gone", module->name);
+    ok = wick_fail (error, WICK_ERROR_STATE, "module '%s' was dropped: its weights are gone",
+                    module->name);
   else if (module->state == WICK_MODULE_EVICTED)
     ok = wick_weight_module_restore (store, module, error);
   else

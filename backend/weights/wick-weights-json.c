@@ -439,7 +439,7 @@ wick_weights_json_parse (const char *data, size_t length, WickJsonDocument *docu
   if (document->strings == NULL)
     {
       wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for a %zu-byte JSON text",
-                length);
+                      length);
       return false;
     }
   JsonParser parser = { (const unsigned char *)data, length, 0, document, error };

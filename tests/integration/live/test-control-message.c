@@ -4,8 +4,10 @@
 #include "config.h"
 
 #include <glib.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "core/wick-utf8.h"
 #include "live/wick-control-message.h"
 
 static void
@@ -172,6 +174,45 @@ test_writer (void)
   wick_control_writer_clear (&writer);
 }
 
+/* Cuts of error text land between characters (issue 10, item 11). */
+static void
+test_utf8_cut (void)
+{
+  /* "a" then é (2 bytes), € (3 bytes), 😀 (4 bytes). */
+  const char *text = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z";
+  g_assert_cmpuint (wick_utf8_cut (text, 1), ==, 1);
+  g_assert_cmpuint (wick_utf8_cut (text, 2), ==, 1);
+  g_assert_cmpuint (wick_utf8_cut (text, 3), ==, 3);
+  g_assert_cmpuint (wick_utf8_cut (text, 4), ==, 3);
+  g_assert_cmpuint (wick_utf8_cut (text, 5), ==, 3);
+  g_assert_cmpuint (wick_utf8_cut (text, 6), ==, 6);
+  for (size_t max = 7; max <= 9; max++)
+    g_assert_cmpuint (wick_utf8_cut (text, max), ==, 6);
+  g_assert_cmpuint (wick_utf8_cut (text, 10), ==, 10);
+  g_assert_cmpuint (wick_utf8_cut (text, 100), ==, 11);
+  for (size_t max = 0; max <= 12; max++)
+    {
+      char cut[32];
+      snprintf (cut, sizeof cut, "%.*s", WICK_UTF8_CUT (text, max));
+      g_assert_true (g_utf8_validate (cut, -1, NULL));
+      /* What snprintf cuts at the end of a buffer, trim_end repairs. */
+      char small[32];
+      snprintf (small, max + 1, "%s", text);
+      wick_utf8_trim_end (small);
+      g_assert_true (g_utf8_validate (small, -1, NULL));
+      g_assert_cmpuint (strlen (small), ==, wick_utf8_cut (text, max));
+    }
+  /* The writer never lets invalid UTF-8 through: U+FFFD instead. */
+  WickControlWriter writer;
+  wick_control_writer_init (&writer);
+  wick_control_writer_begin_object (&writer, NULL);
+  wick_control_writer_string (&writer, "error", "cut \xe2\x82 here \xff");
+  wick_control_writer_end_object (&writer);
+  g_assert_cmpstr (writer.data, ==,
+                   "{\"error\":\"cut \xef\xbf\xbd\xef\xbf\xbd here \xef\xbf\xbd\"}");
+  wick_control_writer_clear (&writer);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -181,5 +222,6 @@ main (int argc, char **argv)
   g_test_add_func ("/control/message/envelope", test_parse_envelope);
   g_test_add_func ("/control/message/limits", test_parse_limits);
   g_test_add_func ("/control/message/writer", test_writer);
+  g_test_add_func ("/control/message/utf8-cut", test_utf8_cut);
   return g_test_run ();
 }

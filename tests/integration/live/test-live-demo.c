@@ -534,6 +534,48 @@ test_stale_after_kill (void)
   g_free (demo);
 }
 
+/* A stopped wick-demo (SIGSTOP): `wick-trace sessions` lists it as "not
+ * answering" every time (the old blocking connect hung at the 9th listing),
+ * `control` says "not answering", never "no live session", and once resumed
+ * it answers at once (no connection was left queued on it). */
+static void
+test_stopped_demo (void)
+{
+  Demo *demo = start_demo (FALSE, NULL, NULL);
+  g_autofree char *socket_path = wait_for_socket (demo);
+  g_assert_cmpint (kill (demo->pid, SIGSTOP), ==, 0);
+  int status;
+  g_assert_cmpint (waitpid (demo->pid, &status, WUNTRACED), ==, demo->pid);
+  const char *sessions[] = { wick_trace, "sessions", "--json", NULL };
+  for (int i = 0; i < 10; i++)
+    {
+      g_autofree char *out = NULL;
+      gint64 start = g_get_monotonic_time ();
+      g_assert_cmpint (run_tool (sessions, &out, FALSE), ==, 0);
+      g_assert_cmpint (g_get_monotonic_time () - start, <, 5 * G_USEC_PER_SEC);
+      g_autoptr (JsonNode) node = parse_json (out);
+      JsonArray *array = json_node_get_array (node);
+      g_assert_cmpuint (json_array_get_length (array), ==, 1);
+      JsonObject *entry = json_array_get_object_element (array, 0);
+      g_assert_cmpint (json_object_get_int_member (entry, "pid"), ==, demo->pid);
+      g_assert_cmpstr (json_object_get_string_member (entry, "status"), ==, "not answering");
+      g_assert_nonnull (strstr (json_object_get_string_member (entry, "problem"), "stopped"));
+    }
+  int control_status;
+  g_autoptr (JsonObject) reply = control (demo->pid, &control_status, "list", NULL);
+  g_assert_cmpint (control_status, ==, 3);
+  const char *error = json_object_get_string_member (reply, "error");
+  g_assert_nonnull (strstr (error, "is not answering"));
+  g_assert_null (strstr (error, "no live session"));
+
+  g_assert_cmpint (kill (demo->pid, SIGCONT), ==, 0);
+  g_assert_cmpint (waitpid (demo->pid, &status, WCONTINUED), ==, demo->pid);
+  g_autoptr (JsonObject) resumed = control (demo->pid, &control_status, "list", NULL);
+  g_assert_cmpint (control_status, ==, 0);
+  g_assert_true (json_object_get_boolean_member (resumed, "ok"));
+  g_assert_cmpint (stop_demo (demo), ==, 0);
+}
+
 /* Whether user 65534 can run @program (the build tree may sit in a directory
  * other users cannot enter, e.g. /root). */
 static gboolean
@@ -638,6 +680,7 @@ main (int argc, char **argv)
   g_test_add_func ("/live/demo/bit-exact-across-evict", test_training_bit_exact_across_evict);
   g_test_add_func ("/live/demo/stale-after-kill", test_stale_after_kill);
   g_test_add_func ("/live/cli/errors", test_cli_errors);
+  g_test_add_func ("/live/demo/stopped-not-answering", test_stopped_demo);
   g_test_add_func ("/live/demo/other-uid-client-refused", test_other_uid_client_refused);
   g_test_add_func ("/live/demo/other-uid-peer-refused", test_other_uid_peer_refused);
   int status = g_test_run ();
