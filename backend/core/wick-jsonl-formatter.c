@@ -82,7 +82,7 @@ put_span_id (char *out, uint64_t id)
 }
 
 static void
-format_span_fast (WickJson *json, const WickRingRecord *record)
+format_span_fast (WickJson *json, const WickRingRecord *record, bool with_thread)
 {
   const WickRingSpan *span = &record->span;
   if (!wick_json_reserve (json, 256))
@@ -124,6 +124,11 @@ format_span_fast (WickJson *json, const WickRingRecord *record)
       out = PUT (out, ",\"step\":\"");
       out = put (out, step, strlen (step));
       *out++ = '"';
+    }
+  if (with_thread && span->thread != 0)
+    {
+      out = PUT (out, ",\"wick_thread\":");
+      out += wick_format_u64 (span->thread, out);
     }
   *out++ = '}';
   json->length += (size_t)(out - start);
@@ -282,8 +287,21 @@ format_counted (WickJson *json, const WickRingRecord *r)
   wick_json_raw (json, "}");
 }
 
+/* The agreed shape (docs/format.md): kind, thread, os_tid, name, timestamp_ns. */
 static void
-record_to_json (const WickRingRecord *r, WickJson *json)
+format_thread (WickJson *json, const WickRingRecord *r)
+{
+  json_kind (json, "wick_thread");
+  json_field_u64 (json, "thread", r->thread.number);
+  json_field_u64 (json, "os_tid", r->thread.os_tid > 0 ? (uint64_t)r->thread.os_tid : 0);
+  json_field_string (json, "name", r->thread.name != NULL ? r->thread.name : "");
+  json_field_u64 (json, "timestamp_ns", r->thread.timestamp_ns);
+  wick_json_raw (json, "}");
+}
+
+/* strict: pure trace/10, spans without wick_thread. */
+static void
+record_to_json (const WickRingRecord *r, WickJson *json, bool strict)
 {
   switch (r->kind)
     {
@@ -292,10 +310,13 @@ record_to_json (const WickRingRecord *r, WickJson *json)
         break;
       case WICK_RING_RECORD_SPAN_START:
       case WICK_RING_RECORD_SPAN_END:
-        format_span_fast (json, r);
+        format_span_fast (json, r, !strict);
         break;
       case WICK_RING_RECORD_OP:
         format_op (json, &r->op);
+        break;
+      case WICK_RING_RECORD_THREAD:
+        format_thread (json, r);
         break;
       case WICK_RING_RECORD_TENSOR:
         format_tensor (json, &r->tensor);
@@ -355,7 +376,7 @@ wick_ring_record_format (const WickRingRecord *record, char *buffer, size_t size
 {
   WickJson json;
   wick_json_init (&json);
-  record_to_json (record, &json);
+  record_to_json (record, &json, false);
   size_t length = json.length;
   if (size > 0 && buffer != NULL)
     {
@@ -470,6 +491,10 @@ struct WickJsonlFormatter
   char *terminal_reason;
   uint64_t evidence_ns;
   SpanSet open;
+  /* wick_thread records emitted: number -> hash of os tid and name, so that
+   * the snapshot's and the stream's copies of one identity give one line */
+  uint64_t *thread_seen;
+  size_t n_thread_seen;
   WickJson json;
   uint64_t lines;
   uint64_t skipped;
@@ -492,6 +517,7 @@ wick_jsonl_formatter_free (WickJsonlFormatter *formatter)
   if (formatter == NULL)
     return;
   free (formatter->open.slots);
+  free (formatter->thread_seen);
   free (formatter->terminal_reason);
   wick_json_clear (&formatter->json);
   free (formatter);
@@ -502,7 +528,7 @@ emit_record (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLi
              void *user_data)
 {
   wick_json_reset (&formatter->json);
-  record_to_json (record, &formatter->json);
+  record_to_json (record, &formatter->json, formatter->strict);
   if (formatter->json.failed)
     {
       formatter->skipped++;
@@ -554,6 +580,39 @@ feed_span (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLine
   emit_record (formatter, record, emit, user_data);
 }
 
+static uint64_t
+thread_identity_hash (const WickRingRecord *record)
+{
+  uint64_t hash = UINT64_C (0xcbf29ce484222325) ^ (uint32_t)record->thread.os_tid;
+  for (const char *p = record->thread.name ? record->thread.name : ""; *p != '\0'; p++)
+    hash = (hash ^ (unsigned char)*p) * UINT64_C (0x100000001b3);
+  return hash | 1;
+}
+
+/* False when this thread number was already announced with this identity. */
+static bool
+thread_is_new (WickJsonlFormatter *formatter, const WickRingRecord *record)
+{
+  uint32_t number = record->thread.number;
+  uint64_t hash = thread_identity_hash (record);
+  if (number >= formatter->n_thread_seen)
+    {
+      size_t n = formatter->n_thread_seen ? formatter->n_thread_seen : 16;
+      while (n <= number)
+        n *= 2;
+      uint64_t *seen = realloc (formatter->thread_seen, n * sizeof *seen);
+      if (seen == NULL)
+        return true;
+      memset (seen + formatter->n_thread_seen, 0, (n - formatter->n_thread_seen) * sizeof *seen);
+      formatter->thread_seen = seen;
+      formatter->n_thread_seen = n;
+    }
+  if (formatter->thread_seen[number] == hash)
+    return false;
+  formatter->thread_seen[number] = hash;
+  return true;
+}
+
 static void
 keep_terminal (WickJsonlFormatter *formatter, const WickRingRecord *record)
 {
@@ -603,6 +662,13 @@ wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *
       case WICK_RING_RECORD_TERMINAL:
         keep_terminal (formatter, record);
         return;
+      case WICK_RING_RECORD_THREAD:
+        if (formatter->strict || !thread_is_new (formatter, record))
+          {
+            formatter->skipped++;
+            return;
+          }
+        break;
       case WICK_RING_RECORD_EXTENSION:
       case WICK_RING_RECORD_DROPPED:
       case WICK_RING_RECORD_LOST:

@@ -197,6 +197,12 @@ wick_encode_payload (WickEncoder *e, uint8_t kind, const WickRingRecord *r)
         wick_encode_u64 (e, r->dropped.last_ns);
         wick_encode_u64 (e, r->dropped.total);
         break;
+      case WICK_KIND_THREAD:
+        wick_encode_u64 (e, r->thread.number);
+        wick_encode_u64 (e, (uint64_t)(uint32_t)r->thread.os_tid);
+        wick_encode_u64 (e, r->thread.timestamp_ns);
+        wick_encode_string (e, r->thread.name);
+        break;
       default:
         break;
     }
@@ -539,6 +545,19 @@ decode_variable (Cursor *c, uint8_t kind, WickRingRecord *r)
         r->dropped.last_ns = read_u64 (c);
         r->dropped.total = read_u64 (c);
         break;
+      case WICK_KIND_THREAD:
+        {
+          r->kind = WICK_RING_RECORD_THREAD;
+          uint64_t number = read_u64 (c);
+          uint64_t tid = read_u64 (c);
+          r->thread.timestamp_ns = read_u64 (c);
+          r->thread.name = read_string (c);
+          if (c->error == NULL && (number == 0 || number > UINT32_MAX || tid > UINT32_MAX))
+            c->error = "a thread number or os tid is out of range";
+          r->thread.number = (uint32_t)number;
+          r->thread.os_tid = (int32_t)(uint32_t)tid;
+          break;
+        }
       default:
         break;
     }

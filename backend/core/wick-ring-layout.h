@@ -75,6 +75,7 @@
 #define WICK_RING_MAX_DEPTH 128
 #define WICK_RING_MAX_RINGS 1024
 #define WICK_RING_META_CAPACITY 65536
+#define WICK_THREAD_NAME_BYTES 64
 
 enum
 {
@@ -107,7 +108,8 @@ enum
   WICK_KIND_TERMINAL = 12,
   WICK_KIND_EXTENSION = 13,
   WICK_KIND_DROPPED = 14,
-  WICK_KIND_LAST = 14,
+  WICK_KIND_THREAD = 15,
+  WICK_KIND_LAST = 15,
 };
 
 typedef struct
@@ -202,6 +204,11 @@ typedef struct
   uint64_t reserved1[5];
   _Atomic uint64_t hold_tail[WICK_RING_MAX_HOLDERS];
   WickSpanPayload stack[WICK_RING_MAX_DEPTH];
+  /* The owner's thread identity (published at claim and on a rename, before
+   * the THREAD record that announces it; read by late readers only). */
+  _Atomic uint32_t thread_number; /* 1 = the thread that opened the session; 0: none yet */
+  uint32_t reserved2;
+  char thread_name[WICK_THREAD_NAME_BYTES];
 } WickRingControl;
 
 #define WICK_RING_CONTROL_BYTES 8192

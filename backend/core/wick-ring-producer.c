@@ -348,6 +348,95 @@ refresh_fast_end (WickSession *session, WickProducer *producer)
   uint64_t limit = hold_limit (session, producer);
   uint64_t end = chunk_end (wick_producer_head (producer));
   producer->fast_end = limit < end ? limit : end;
+  if (producer->thread_pending)
+    producer->fast_end = 0; /* the next record takes the slow path, which writes it first */
+}
+
+/* ---------------------------------------------------------------------------
+ * Thread identity
+ */
+
+static void write_padding_if_needed (WickProducer *producer, uint64_t size);
+
+static __thread char thread_name_set[WICK_THREAD_NAME_BYTES];
+
+/* Copies at most size - 1 bytes of text, cut on a UTF-8 character boundary. */
+static void
+copy_name (char *out, size_t size, const char *text)
+{
+  size_t length = strnlen (text, size - 1);
+  if (length == size - 1)
+    while (length > 0 && ((unsigned char)text[length] & 0xc0) == 0x80)
+      length--;
+  memcpy (out, text, length);
+  memset (out + length, 0, size - length);
+}
+
+static void
+thread_name_now (char *out, size_t size)
+{
+  if (thread_name_set[0] != '\0')
+    {
+      copy_name (out, size, thread_name_set);
+      return;
+    }
+  char os_name[32] = "";
+  if (pthread_getname_np (pthread_self (), os_name, sizeof os_name) != 0 || os_name[0] == '\0')
+    snprintf (os_name, sizeof os_name, "thread %d", (int)syscall (SYS_gettid));
+  copy_name (out, size, os_name);
+}
+
+/* Publishes the producer's identity in its ring control (for late readers)
+ * and makes the next record write the THREAD record that announces it. */
+static void
+producer_announce_thread (WickProducer *producer)
+{
+  memcpy (producer->control->thread_name, producer->thread_name, WICK_THREAD_NAME_BYTES);
+  atomic_store_explicit (&producer->control->thread_number, producer->thread,
+                         memory_order_release);
+  producer->thread_pending = true;
+  producer->fast_end = 0;
+}
+
+#define THREAD_RECORD_BYTES (8 + 3 * 8 + 8 + WICK_THREAD_NAME_BYTES)
+
+static void
+write_thread_record (WickSession *session, WickProducer *producer)
+{
+  WickRingRecord record;
+  memset (&record, 0, sizeof record);
+  record.kind = WICK_RING_RECORD_THREAD;
+  record.thread.number = producer->thread;
+  record.thread.os_tid = producer->tid;
+  record.thread.timestamp_ns = wick_session_clock (session);
+  record.thread.name = producer->thread_name;
+  WickEncoder encoder = { NULL, 8 };
+  wick_encode_payload (&encoder, WICK_KIND_THREAD, &record);
+  uint64_t size = encoder.pos;
+  write_padding_if_needed (producer, size);
+  encoder.base = producer->data + (wick_producer_head (producer) & producer->mask);
+  encoder.pos = 8;
+  atomic_thread_fence (memory_order_release);
+  wick_encode_payload (&encoder, WICK_KIND_THREAD, &record);
+  wick_producer_commit (producer, encoder.base, size, WICK_KIND_THREAD);
+  producer->thread_pending = false;
+}
+
+void
+wick_thread_set_name (const char *name)
+{
+  copy_name (thread_name_set, sizeof thread_name_set, name != NULL ? name : "");
+  pthread_mutex_lock (&live_lock);
+  for (size_t i = 0; i < THREAD_MAX_SESSIONS; i++)
+    {
+      WickSession *session;
+      WickProducer *producer = thread_claims[i].producer;
+      if (producer == NULL || !session_is_live_locked (thread_claims[i].serial, &session))
+        continue;
+      thread_name_now (producer->thread_name, sizeof producer->thread_name);
+      producer_announce_thread (producer);
+    }
+  pthread_mutex_unlock (&live_lock);
 }
 
 WickProducer *
@@ -391,8 +480,11 @@ wick_producer_get_slow (WickSession *session)
                       atomic_load (&control->depth_gen) & ~UINT64_C (0xffffffff));
         producer->tid = (int)syscall (SYS_gettid);
         producer->in_use = 1;
+        producer->thread = atomic_fetch_add (&session->next_thread, 1);
+        thread_name_now (producer->thread_name, sizeof producer->thread_name);
         atomic_store (&control->owner_tid, producer->tid);
         wick_producer_publish_depth (producer, UINT64_C (1) << 32);
+        producer_announce_thread (producer);
         refresh_fast_end (session, producer);
         if (atomic_load (&session->header->rings_in_use) < i + 1)
           atomic_store_explicit (&session->header->rings_in_use, i + 1, memory_order_release);
@@ -500,13 +592,30 @@ write_dropped_record (WickSession *session, WickProducer *producer)
 
 #define DROPPED_RECORD_BYTES 40
 
+/* Bytes the records owed before the next one may need (THREAD, DROPPED). */
+static uint64_t
+owed_bytes (const WickProducer *producer)
+{
+  return (producer->pending_drops > 0 ? DROPPED_RECORD_BYTES + WICK_RING_MAX_RECORD : 0)
+         + (producer->thread_pending ? THREAD_RECORD_BYTES + WICK_RING_MAX_RECORD : 0);
+}
+
+static void
+write_owed_records (WickSession *session, WickProducer *producer)
+{
+  if (producer->thread_pending)
+    write_thread_record (session, producer);
+  if (producer->pending_drops > 0)
+    write_dropped_record (session, producer);
+}
+
 void *
 wick_producer_reserve_slow (WickProducer *producer, uint64_t size)
 {
   WickSession *session = producer->session;
   if (session == NULL)
     return NULL; /* wick_producer_none: counted by the caller */
-  uint64_t extra = producer->pending_drops > 0 ? DROPPED_RECORD_BYTES + WICK_RING_MAX_RECORD : 0;
+  uint64_t extra = owed_bytes (producer);
   if (!space_for (session, producer, size + extra))
     {
       uint64_t now = wick_session_clock (session);
@@ -527,8 +636,7 @@ wick_producer_reserve_slow (WickProducer *producer, uint64_t size)
           return NULL;
         }
     }
-  if (producer->pending_drops > 0)
-    write_dropped_record (session, producer);
+  write_owed_records (session, producer);
   write_padding_if_needed (producer, size);
   refresh_fast_end (session, producer);
   atomic_thread_fence (memory_order_release);
@@ -543,7 +651,7 @@ wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t time
   WickSession *session = producer->session;
   if (session == NULL)
     return NULL;
-  uint64_t extra = producer->pending_drops > 0 ? DROPPED_RECORD_BYTES + WICK_RING_MAX_RECORD : 0;
+  uint64_t extra = owed_bytes (producer);
   uint64_t deadline = wick_clock_monotonic_ns () + timeout_ns;
   struct timespec pause = { 0, 50 * 1000 };
   while (!space_for (session, producer, size + extra))
@@ -554,8 +662,7 @@ wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t time
       release_dead_holders (session, producer, wick_session_clock (session));
       nanosleep (&pause, NULL);
     }
-  if (producer->pending_drops > 0)
-    write_dropped_record (session, producer);
+  write_owed_records (session, producer);
   write_padding_if_needed (producer, size);
   refresh_fast_end (session, producer);
   atomic_thread_fence (memory_order_release);

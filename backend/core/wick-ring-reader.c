@@ -29,7 +29,16 @@ typedef struct
   bool seq_known;
   bool broken;
   uint64_t last_ns;
+  uint32_t thread; /* wick_thread number of the records being read */
 } ReaderRing;
+
+typedef struct
+{
+  uint32_t ring;
+  uint32_t number;
+  int32_t os_tid;
+  char name[WICK_THREAD_NAME_BYTES];
+} IntroThread;
 
 struct WickRingReader
 {
@@ -59,7 +68,9 @@ struct WickRingReader
   WickSpanPayload *intro_spans;
   uint32_t *intro_rings;
   size_t n_intro_spans;
-  size_t intro_next; /* 0: meta, 1: root, 2..: spans */
+  IntroThread *intro_threads;
+  size_t n_intro_threads;
+  size_t intro_next; /* 0: meta, 1: root, 2..: threads, then spans */
   bool intro_done;
 
   WickRingReaderStats stats;
@@ -217,8 +228,25 @@ take_snapshot (WickRingReader *reader)
   uint32_t n = rings_in_use (reader);
   reader->intro_spans = calloc ((size_t)n * WICK_RING_MAX_DEPTH + 1, sizeof (WickSpanPayload));
   reader->intro_rings = calloc ((size_t)n * WICK_RING_MAX_DEPTH + 1, sizeof (uint32_t));
-  if (reader->intro_spans == NULL || reader->intro_rings == NULL)
+  reader->intro_threads = calloc ((size_t)n + 1, sizeof (IntroThread));
+  if (reader->intro_spans == NULL || reader->intro_rings == NULL || reader->intro_threads == NULL)
     return false;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      WickRingControl *control = ring_control (reader, i);
+      uint32_t number = atomic_load_explicit (&control->thread_number, memory_order_acquire);
+      int32_t tid = atomic_load_explicit (&control->owner_tid, memory_order_relaxed);
+      if (number != 0 && tid != 0)
+        {
+          IntroThread *thread = &reader->intro_threads[reader->n_intro_threads++];
+          thread->ring = i;
+          thread->number = number;
+          thread->os_tid = tid;
+          memcpy (thread->name, (const void *)control->thread_name, sizeof thread->name);
+          thread->name[sizeof thread->name - 1] = '\0';
+          reader->rings[i].thread = number;
+        }
+    }
   for (uint32_t i = 0; i < n; i++)
     {
       size_t depth = snapshot_stack (reader, i, reader->intro_spans + reader->n_intro_spans);
@@ -393,6 +421,7 @@ wick_ring_reader_free (WickRingReader *reader)
   free (reader->rings);
   free (reader->intro_spans);
   free (reader->intro_rings);
+  free (reader->intro_threads);
   free (reader);
 }
 
@@ -457,6 +486,7 @@ static void
 deliver_intro (WickRingReader *reader, Delivery *d)
 {
   WickArenaView arena = arena_view (reader);
+  size_t n_threads = reader->n_intro_threads;
   while (!reader->intro_done && !d->stop)
     {
       WickRingRecord record;
@@ -467,19 +497,34 @@ deliver_intro (WickRingReader *reader, Delivery *d)
           record.kind = WICK_RING_RECORD_META;
           record.meta.line = reader->meta_line;
         }
+      else if (step <= n_threads)
+        {
+          const IntroThread *thread = &reader->intro_threads[step - 1];
+          record.kind = WICK_RING_RECORD_THREAD;
+          record.ring = thread->ring;
+          record.thread.number = thread->number;
+          record.thread.os_tid = thread->os_tid;
+          record.thread.timestamp_ns = 0;
+          record.thread.name = thread->name;
+        }
       else
         {
+          /* the root s1 belongs to the thread that opened the session (1) */
           WickSpanPayload span = { .id = 1, .name = reader->root_name };
           uint32_t ring = 0;
-          if (step >= 2)
+          record.span.thread = n_threads > 0 ? 1 : 0;
+          bool synthesized = step > n_threads + 1;
+          if (synthesized)
             {
-              if (step - 2 >= reader->n_intro_spans)
+              size_t index = step - n_threads - 2;
+              if (index >= reader->n_intro_spans)
                 {
                   reader->intro_done = true;
                   break;
                 }
-              span = reader->intro_spans[step - 2];
-              ring = reader->intro_rings[step - 2];
+              span = reader->intro_spans[index];
+              ring = reader->intro_rings[index];
+              record.span.thread = reader->rings[ring].thread;
             }
           record.kind = WICK_RING_RECORD_SPAN_START;
           record.ring = ring;
@@ -489,7 +534,7 @@ deliver_intro (WickRingReader *reader, Delivery *d)
           record.span.span_kind = span.span_kind <= WICK_SPAN_MODULE ? span.span_kind : 0;
           record.span.step = span.step <= WICK_STEP_OPTIMIZER ? span.step : 0;
           record.span.measured = span.measured != 0;
-          record.span.synthesized = step >= 2;
+          record.span.synthesized = synthesized;
           record.span.start_ns = span.start_ns;
           if (record.span.name == NULL || span.id == 0)
             {
@@ -556,6 +601,9 @@ note_time (ReaderRing *ring, const WickRingRecord *record)
       case WICK_RING_RECORD_EXTENSION:
         ring->last_ns = record->extension.timestamp_ns;
         break;
+      case WICK_RING_RECORD_THREAD:
+        ring->last_ns = record->thread.timestamp_ns;
+        break;
       default:
         break;
     }
@@ -573,6 +621,11 @@ deliver_copied (WickRingReader *reader, Delivery *d, uint32_t index, const uint8
     {
       case WICK_DECODE_OK:
         decoded.ring = index;
+        if (decoded.kind == WICK_RING_RECORD_THREAD)
+          reader->rings[index].thread = decoded.thread.number;
+        else if (decoded.kind == WICK_RING_RECORD_SPAN_START
+                 || decoded.kind == WICK_RING_RECORD_SPAN_END)
+          decoded.span.thread = reader->rings[index].thread;
         note_time (&reader->rings[index], &decoded);
         deliver (reader, d, &decoded);
         break;
@@ -617,6 +670,7 @@ deliver_span_fast (WickRingReader *reader, Delivery *d, uint32_t index,
   out.span.synthesized = false;
   out.span.start_ns = span.start_ns;
   out.span.duration_ns = 0;
+  out.span.thread = reader->rings[index].thread;
   if (end)
     memcpy (&out.span.duration_ns, record + sizeof *header + sizeof span, 8);
   reader->rings[index].last_ns = span.start_ns + out.span.duration_ns;

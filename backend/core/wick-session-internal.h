@@ -42,6 +42,9 @@ typedef struct
   uint64_t next_liveness_ns;
   int tid;
   int in_use;
+  uint32_t thread;     /* wick_thread number */
+  bool thread_pending; /* its THREAD record is still to be written (fast_end is 0) */
+  char thread_name[WICK_THREAD_NAME_BYTES];
 } WickProducer;
 
 struct WickSession
@@ -68,6 +71,7 @@ struct WickSession
   _Atomic int measurement_begun;
   _Atomic int finished;
   _Atomic uint64_t unclaimed_drops; /* records lost because no ring was free */
+  _Atomic uint32_t next_thread;     /* wick_thread numbers, from 1 */
 
   WickJsonlWriter *writer;
   WickLiveState *live_state; /* live storages, for the attach snapshot (wick-live-state.c) */

@@ -627,6 +627,7 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
   session->policy = options->policy;
   session->strict = options->strict;
   atomic_store (&session->next_id_block, 2);
+  atomic_store (&session->next_thread, 1);
   wick_clock_init ();
   struct timespec now;
   clock_gettime (CLOCK_REALTIME, &now);
@@ -705,6 +706,9 @@ wick_session_open (const WickRunInfo *run, const WickCaptureContract *contract,
       session_free (session);
       return NULL;
     }
+  /* The opening thread is thread 1, the thread of s1: it claims its ring
+   * before any reader exists, so every reader's snapshot announces it. */
+  (void)wick_producer_get (session);
   if (options->jsonl_path != NULL)
     {
       session->writer = wick_jsonl_writer_start (session, options->jsonl_path, error);

@@ -206,7 +206,15 @@ relu (float *data, uint64_t n)
 }
 
 void
-wick_demo_model_next_batch (WickDemoModel *model)
+wick_demo_model_draw_tokens (const WickDemoModel *model, uint64_t *rng, uint32_t *tokens)
+{
+  const WickDemoShape *s = &model->shape;
+  for (uint64_t i = 0; i < (uint64_t)s->batch * s->bag; i++)
+    tokens[i] = (uint32_t)(next_random (rng) % s->vocab);
+}
+
+void
+wick_demo_model_embed_batch (WickDemoModel *model)
 {
   const WickDemoShape *s = &model->shape;
   const float *embedding = model->params[WICK_DEMO_EMBEDDING];
@@ -216,9 +224,7 @@ wick_demo_model_next_batch (WickDemoModel *model)
       memset (x, 0, s->width * sizeof (float));
       for (uint32_t t = 0; t < s->bag; t++)
         {
-          uint32_t token = (uint32_t)(next_random (&model->rng) % s->vocab);
-          model->tokens[b * s->bag + t] = token;
-          const float *row = embedding + (uint64_t)token * s->width;
+          const float *row = embedding + (uint64_t)model->tokens[b * s->bag + t] * s->width;
           for (uint32_t i = 0; i < s->width; i++)
             x[i] += row[i] / (float)s->bag;
         }
@@ -227,6 +233,13 @@ wick_demo_model_next_batch (WickDemoModel *model)
   linear (model->input, model->teacher1, NULL, model->h1, s->batch, s->width, s->hidden);
   relu (model->h1, (uint64_t)s->batch * s->hidden);
   linear (model->h1, model->teacher2, NULL, model->target, s->batch, s->hidden, s->outputs);
+}
+
+void
+wick_demo_model_next_batch (WickDemoModel *model)
+{
+  wick_demo_model_draw_tokens (model, &model->rng, model->tokens);
+  wick_demo_model_embed_batch (model);
 }
 
 void

@@ -180,8 +180,10 @@ step_data (WickDemoRecorder *recorder)
 {
   WickSession *session = recorder->session;
   WickSpanId span = wick_span_begin (session, "data", WICK_SPAN_FUNCTION);
+  if (recorder->loader == NULL || !wick_demo_loader_take (recorder->loader, recorder->model))
+    wick_demo_model_draw_tokens (recorder->model, &recorder->model->rng, recorder->model->tokens);
   uint64_t start = wick_session_now_ns (session);
-  wick_demo_model_next_batch (recorder->model);
+  wick_demo_model_embed_batch (recorder->model);
   uint64_t shape[2];
   activation_shape (recorder->model, ACT_INPUT, shape);
   const char *inputs[] = { "embedding.weight" };

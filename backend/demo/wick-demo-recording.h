@@ -11,6 +11,7 @@
 
 #include <wick/wick.h>
 
+#include "wick-demo-loader.h"
 #include "wick-demo-model.h"
 
 typedef struct
@@ -18,6 +19,7 @@ typedef struct
   WickSession *session;
   WickDemoModel *model;
   uint64_t step;
+  WickDemoLoader *loader; /* NULL: the data span draws the batch itself */
 } WickDemoRecorder;
 
 /* Parameters and optimizer state: tensors and allocations, in a "setup" span. */

@@ -3,6 +3,8 @@
  * Trains the model of wick-demo-model.h on the CPU until stopped (SIGINT or
  * SIGTERM finish the trace cleanly) or for --steps N steps, recording spans
  * (train_step > data, forward, backward, optimizer, denoise_stage), ops,
+ * on two threads — the main thread trains, a "data_loader" thread
+ * (wick-demo-loader.h) prepares the next batch under its own spans —
  * tensors, memory, host memory samples and, at the capture step, one gradient
  * per manifest entry under an exact contract in which the frozen embedding is
  * the inactive family. It enables control, writes a safetensors checkpoint of
@@ -66,6 +68,7 @@ typedef struct
   char checkpoint[4096];
   bool own_checkpoint;
   bool have_stages;
+  WickDemoLoader *loader; /* the data-loader thread */
 } Demo;
 
 static void
@@ -281,8 +284,11 @@ setup (Demo *demo, WickError *error)
     }
   if (!write_checkpoint (demo, error) || !register_modules (demo, error))
     return false;
-  WickDemoRecorder recorder = { demo->session, &demo->model, 0 };
+  WickDemoRecorder recorder = { demo->session, &demo->model, 0, NULL };
   wick_demo_record_setup (&recorder);
+  demo->loader = wick_demo_loader_start (demo->session, &demo->model, error);
+  if (demo->loader == NULL)
+    return false;
   WickError stage_error;
   demo->have_stages = wick_demo_stage_register (demo->session, &stage_error);
   if (!demo->have_stages)
@@ -357,7 +363,7 @@ train_step (Demo *demo, uint64_t step)
   WickSpanId span = step == CAPTURE_STEP
                       ? wick_measurement_begin (demo->session, "train_step", &error)
                       : wick_span_begin (demo->session, "train_step", WICK_SPAN_FUNCTION);
-  WickDemoRecorder recorder = { demo->session, &demo->model, step };
+  WickDemoRecorder recorder = { demo->session, &demo->model, step, demo->loader };
   WickParameterGradient gradients[WICK_DEMO_N_PARAMS];
   double loss = wick_demo_record_step (&recorder, gradients);
   if (step == CAPTURE_STEP)
@@ -428,7 +434,9 @@ finish (Demo *demo)
   if (demo->session != NULL)
     {
       wick_session_disable_control (demo->session);
-      WickDemoRecorder recorder = { demo->session, &demo->model, 0 };
+      wick_demo_loader_stop (demo->loader); /* ends its spans before the trace finishes */
+      demo->loader = NULL;
+      WickDemoRecorder recorder = { demo->session, &demo->model, 0, NULL };
       if (demo->model.params[0] != NULL)
         wick_demo_record_teardown (&recorder);
       if (!wick_session_finish (demo->session, &error))

@@ -79,6 +79,7 @@ typedef enum
   WICK_RING_RECORD_EXTENSION,       /* extension: a wick_ record (marks included) */
   WICK_RING_RECORD_DROPPED,         /* dropped: the producer dropped records */
   WICK_RING_RECORD_LOST,            /* lost: this reader lost records (lapped) */
+  WICK_RING_RECORD_THREAD,          /* thread: a recording thread's identity (wick_thread) */
 } WickRingRecordKind;
 
 typedef struct
@@ -92,6 +93,7 @@ typedef struct
   bool synthesized; /* made by the reader from the open-span snapshot */
   uint64_t start_ns;
   uint64_t duration_ns; /* span_end only */
+  uint32_t thread;      /* the recording thread's number (wick_thread), 0 if unknown */
 } WickRingSpan;
 
 typedef enum
@@ -156,6 +158,13 @@ typedef struct
       uint64_t last_ns;
       uint64_t total; /* dropped on this ring so far */
     } dropped;
+    struct
+    {
+      uint32_t number; /* small, per session; 1 = the thread that opened it */
+      int32_t os_tid;  /* gettid() */
+      uint64_t timestamp_ns;
+      const char *name; /* pthread_getname_np or wick_thread_set_name */
+    } thread;
     struct
     {
       uint64_t count;    /* records this reader lost on this ring */

@@ -362,6 +362,14 @@ uint64_t wick_session_get_dropped (WickSession *session);
 WICK_AVAILABLE_IN_1_0
 bool wick_session_is_finished (WickSession *session);
 
+/* Names the calling thread in every session it records into (the name of
+ * its wick_thread record, at most 63 bytes, cut on a character boundary).
+ * Without it a thread is named by pthread_getname_np. Takes effect for
+ * sessions the thread records into later and, at once (a new wick_thread
+ * record), for those it already records into. NULL or "" goes back to the
+ * OS name. */
+void wick_thread_set_name (const char *name);
+
 /* ---------------------------------------------------------------------------
  * Spans (hot path)
  */

@@ -29,7 +29,7 @@ open_session (WickRingPolicy policy)
 
 typedef struct
 {
-  guint meta, span_starts, span_ends, edges, dropped_records, lost_records, marks;
+  guint meta, span_starts, span_ends, edges, dropped_records, lost_records, marks, threads;
   guint64 dropped, lost, dropped_total, first_ns, last_ns;
   guint64 last_edge;
   gboolean edges_in_order;
@@ -76,6 +76,9 @@ count_record (const WickRingRecord *record, void *user_data)
       case WICK_RING_RECORD_EXTENSION:
         c->marks++;
         break;
+      case WICK_RING_RECORD_THREAD:
+        c->threads++;
+        break;
       default:
         break;
     }
@@ -101,8 +104,9 @@ test_drop_counting_exact (void)
   for (guint i = 0; i < total; i++)
     if (record_edge (session, i))
       stored++;
-  /* 32-byte records, 2048 to a 64 KiB chunk, a 256 KiB ring */
-  g_assert_cmpuint (stored, ==, 8192);
+  /* 32-byte records, 2048 to a 64 KiB chunk, a 256 KiB ring; the thread's
+   * 48-byte wick_thread record (name "test-ring") comes first and costs two */
+  g_assert_cmpuint (stored, ==, 8190);
   g_assert_cmpuint (wick_session_get_dropped (session), ==, total - stored);
   g_assert_false (wick_session_record_call_edge (session, 1, 2, 0, &error));
   g_assert_cmpstr (error.message, ==, "dropped: the ring is full (drop policy)");
@@ -110,10 +114,12 @@ test_drop_counting_exact (void)
   guint64 before = wick_session_now_ns (session);
 
   Counts c = { .edges_in_order = TRUE };
-  g_assert_cmpint (wick_ring_reader_drain (holder, 0, count_record, &c, NULL), ==, 2 + 8192);
+  /* meta, the snapshot's thread 1, s1, the stream's thread record, the edges */
+  g_assert_cmpint (wick_ring_reader_drain (holder, 0, count_record, &c, NULL), ==, 4 + 8190);
   g_assert_cmpuint (c.meta, ==, 1);
+  g_assert_cmpuint (c.threads, ==, 2);
   g_assert_cmpuint (c.span_starts, ==, 1);
-  g_assert_cmpuint (c.edges, ==, 8192);
+  g_assert_cmpuint (c.edges, ==, 8190);
   g_assert_true (c.edges_in_order);
   g_assert_cmpuint (c.dropped_records, ==, 0);
 
@@ -189,13 +195,14 @@ test_follow_reader_lapped (void)
   Counts c = { .edges_in_order = TRUE };
   wick_ring_reader_drain (follower, 0, count_record, &c, NULL);
   g_assert_cmpuint (c.lost_records, ==, 1);
-  g_assert_cmpuint (c.edges + c.lost, ==, total);
+  g_assert_cmpuint (c.edges + c.lost, ==, total + 1); /* the thread's wick_thread record too */
   g_assert_true (c.edges_in_order);
   g_assert_cmpuint (c.last_edge, ==, total - 1);
   /* what survives: from the first chunk boundary past the danger zone (the
-   * largest record) to the end: commit 3200000, safe from 2954240, chunk
+   * largest record) to the end: commit 3200064 (the 48-byte thread record and
+   * 16 bytes of padding in the first chunk), safe from 2954304, chunk
    * boundary 3014656 */
-  g_assert_cmpuint (c.edges, ==, (3200000 - 3014656) / 32);
+  g_assert_cmpuint (c.edges, ==, (3200064 - 3014656) / 32);
   WickRingReaderStats stats;
   wick_ring_reader_get_stats (follower, &stats);
   g_assert_cmpuint (stats.lost, ==, c.lost);
@@ -241,11 +248,9 @@ test_late_reader_snapshot (void)
 static uint8_t *
 map_ring (WickSession *session, size_t *bytes)
 {
-  *bytes = (size_t)lseek (wick_session_get_ring_fd (session), 0, SEEK_END);
-  void *map = mmap (NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                    wick_session_get_ring_fd (session), 0);
-  g_assert_true (map != MAP_FAILED);
-  return map;
+  /* the producer's own mapping: the memfd is sealed against new writable maps */
+  *bytes = session->map_bytes;
+  return session->map;
 }
 
 static WickRecordHeader *
@@ -262,14 +267,15 @@ test_malformed_framing (void)
   size_t bytes;
   uint8_t *map = map_ring (session, &bytes);
   WickRingReader *reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
-  g_assert_true (record_edge (session, 1));               /* position 0 */
-  g_assert_true (record_edge (session, 2));               /* position 32 */
-  g_assert_true (record_edge (session, 3));               /* position 64 */
-  g_assert_true (wick_session_mark (session, "m", NULL)); /* position 96 */
-  record_at (map, 0)->kind = 200;                         /* unknown kind: skipped by its length */
+  g_assert_true (record_edge (session, 1)); /* position t, after the thread's record */
+  uint64_t t = atomic_load (&wick_session_control (session, 0)->commit) - 32;
+  g_assert_true (record_edge (session, 2));               /* t + 32 */
+  g_assert_true (record_edge (session, 3));               /* t + 64 */
+  g_assert_true (wick_session_mark (session, "m", NULL)); /* t + 96 */
+  record_at (map, t)->kind = 200;                         /* unknown kind: skipped by its length */
   uint32_t bad_length = 4000; /* the mark's kind string runs past the record */
-  memcpy ((uint8_t *)record_at (map, 96) + 8, &bad_length, 4);
-  record_at (map, 64)->words = 0; /* zero length: ends the ring */
+  memcpy ((uint8_t *)record_at (map, t + 96) + 8, &bad_length, 4);
+  record_at (map, t + 64)->words = 0; /* zero length: ends the ring */
   Counts c = { .edges_in_order = TRUE };
   wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
   g_assert_cmpuint (c.edges, ==, 1);
@@ -278,26 +284,30 @@ test_malformed_framing (void)
   wick_ring_reader_get_stats (reader, &stats);
   g_assert_cmpuint (stats.unknown_skipped, ==, 1);
   g_assert_cmpuint (stats.broken_rings, ==, 1);
-  g_assert_cmpstr (stats.first_error, ==,
-                   "ring 0 at position 64: zero record length (0); reading of this ring stopped");
+  g_autofree char *zero = g_strdup_printf (
+    "ring 0 at position %" G_GUINT64_FORMAT ": zero record length (0); reading of this ring stopped",
+    t + 64);
+  g_assert_cmpstr (stats.first_error, ==, zero);
   /* a broken ring stays ended: no spin, nothing more from it */
   g_assert_cmpint (wick_ring_reader_drain (reader, 0, count_record, &c, NULL), ==, 0);
   wick_ring_reader_free (reader);
 
-  record_at (map, 64)->words = 4;
+  record_at (map, t + 64)->words = 4;
   reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
-  g_assert_true (record_edge (session, 4)); /* position 144 (the mark is 48 bytes) */
-  record_at (map, 144)->words = 3000;
+  g_assert_true (record_edge (session, 4)); /* t + 144 (the mark is 48 bytes) */
+  record_at (map, t + 144)->words = 3000;
   wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
   wick_ring_reader_get_stats (reader, &stats);
-  g_assert_cmpstr (stats.first_error, ==,
-                   "ring 0 at position 144: record length runs past the committed data (24000); "
-                   "reading of this ring stopped");
+  g_autofree char *past = g_strdup_printf ("ring 0 at position %" G_GUINT64_FORMAT
+                                           ": record length runs past the committed data (24000); "
+                                           "reading of this ring stopped",
+                                           t + 144);
+  g_assert_cmpstr (stats.first_error, ==, past);
   wick_ring_reader_free (reader);
 
   reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
-  g_assert_true (wick_session_mark (session, "m", NULL)); /* position 176 */
-  memcpy ((uint8_t *)record_at (map, 176) + 8, &bad_length, 4);
+  g_assert_true (wick_session_mark (session, "m", NULL)); /* t + 176 */
+  memcpy ((uint8_t *)record_at (map, t + 176) + 8, &bad_length, 4);
   g_assert_true (record_edge (session, 5));
   Counts d = { .edges_in_order = TRUE };
   wick_ring_reader_drain (reader, 0, count_record, &d, NULL);
@@ -305,10 +315,10 @@ test_malformed_framing (void)
   g_assert_cmpuint (stats.malformed, ==, 1);
   g_assert_cmpuint (d.marks, ==, 0);
   g_assert_cmpuint (d.edges, ==, 1);
+  /* seq 6: the thread record, four edges and a mark came before it */
   g_assert_cmpstr (stats.first_error, ==,
-                   "ring 0: record kind 13 seq 5: a string length runs past the end of the record");
+                   "ring 0: record kind 13 seq 6: a string length runs past the end of the record");
   wick_ring_reader_free (reader);
-  munmap (map, bytes);
   wick_session_close (session);
 }
 
@@ -388,7 +398,7 @@ test_overwrite_ignores_holders (void)
   Counts c = { .edges_in_order = TRUE };
   wick_ring_reader_drain (holder, 0, count_record, &c, NULL);
   g_assert_cmpuint (c.lost_records, ==, 1);
-  g_assert_cmpuint (c.edges + c.lost, ==, 50000);
+  g_assert_cmpuint (c.edges + c.lost, ==, 50000 + 1); /* and the thread record */
   g_assert_cmpuint (c.last_edge, ==, 49999);
   g_assert_true (c.edges_in_order);
   wick_ring_reader_free (holder);
@@ -406,12 +416,13 @@ record_three_edges (gpointer data)
 }
 
 /* One ring, two threads one after the other: the first gives its ring back
- * when it exits and the second continues the same byte stream and seq. */
+ * when it exits and the second continues the same byte stream and seq (the
+ * opening thread holds the other ring from the open on). */
 static void
 test_ring_reused_after_thread_exit (void)
 {
   WickSessionOptions options
-    = { .policy = WICK_RING_DROP, .ring_bytes = 256 * 1024, .max_threads = 1 };
+    = { .policy = WICK_RING_DROP, .ring_bytes = 256 * 1024, .max_threads = 2 };
   WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
   WickRingReader *reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
   for (int t = 0; t < 2; t++)
@@ -424,6 +435,8 @@ test_ring_reused_after_thread_exit (void)
   wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
   g_assert_cmpuint (c.edges, ==, 6);
   g_assert_cmpuint (c.lost_records, ==, 0);
+  /* the snapshot's thread 1 and each recorder's own (threads 2 and 3) */
+  g_assert_cmpuint (c.threads, ==, 3);
   g_assert_true (record_edge (session, 7)); /* and then this thread */
   wick_ring_reader_free (reader);
   wick_session_close (session);
@@ -479,7 +492,6 @@ test_dead_holder_released (void)
     g_assert_true (record_edge (session, i));
   g_assert_cmpuint (atomic_load (&header->holder_state[0]), ==, WICK_HOLDER_FREE);
   g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
-  munmap (map, bytes);
   wick_ring_reader_free (holder);
   wick_session_close (session);
 }

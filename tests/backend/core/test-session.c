@@ -271,18 +271,18 @@ test_plan_records_manifest_population (void)
   wick_session_close (session);
   guint n;
   g_auto (GStrv) lines = read_lines (path, &n);
-  g_assert_cmpuint (n, ==, 8);
+  g_assert_cmpuint (n, ==, 9); /* meta, wick_thread, s1, 4 gradients, s1 end, terminal */
   g_assert_true (strstr (lines[0], "\"gradient_contract\":{\"manifest_sha256\":\"sha256:") != NULL);
-  g_assert_cmpstr (lines[2], ==,
+  g_assert_cmpstr (lines[3], ==,
                    "{\"kind\":\"gradient\",\"event_id\":\"gradient-1\",\"root\":\"varmap\","
                    "\"key\":\"frozen.weight\",\"state\":\"missing\"}");
-  g_assert_cmpstr (lines[3], ==,
+  g_assert_cmpstr (lines[4], ==,
                    "{\"kind\":\"gradient\",\"event_id\":\"gradient-2\",\"root\":\"varmap\","
                    "\"key\":\"nan.weight\",\"state\":\"non_finite\"}");
-  g_assert_cmpstr (lines[4], ==,
+  g_assert_cmpstr (lines[5], ==,
                    "{\"kind\":\"gradient\",\"event_id\":\"gradient-3\",\"root\":\"varmap\","
                    "\"key\":\"used.weight\",\"state\":\"present\",\"norm\":2.5}");
-  g_assert_cmpstr (lines[5], ==,
+  g_assert_cmpstr (lines[6], ==,
                    "{\"kind\":\"gradient\",\"event_id\":\"gradient-4\",\"root\":\"varmap\","
                    "\"key\":\"zero.weight\",\"state\":\"zero\",\"norm\":0.0}");
   wick_gradient_plan_free (plan);
@@ -412,7 +412,10 @@ test_session_file (void)
 
   guint n;
   g_auto (GStrv) lines = read_lines (path, &n);
-  g_assert_cmpuint (n, ==, 9);
+  g_assert_cmpuint (n, ==, 10);
+  /* extension mode: the opening thread's identity, and spans say their thread */
+  g_assert_true (g_str_has_prefix (lines[1], "{\"kind\":\"wick_thread\",\"thread\":1,\"os_tid\":"));
+  g_assert_true (g_str_has_suffix (lines[1], ",\"timestamp_ns\":0}"));
   g_assert_true (g_str_has_prefix (lines[0],
                                    "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\","
                                    "\"run_id\":\"run-"));
@@ -428,30 +431,30 @@ test_session_file (void)
               "\"none\",\"physical_memory\":\"none\",\"device_timing\":\"none\","
               "\"required_semantic_labels\":[\"forward\"]},\"tags\":{\"alpha\":\"a\\\"b\","
               "\"zeta\":\"1\"}}"));
-  g_assert_cmpstr (lines[1], ==,
+  g_assert_cmpstr (lines[2], ==,
                    "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"train::update\","
-                   "\"start_ns\":0,\"span_kind\":\"function\",\"measured\":false}");
-  g_assert_true (g_str_has_prefix (lines[2], "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":"
+                   "\"start_ns\":0,\"span_kind\":\"function\",\"measured\":false,\"wick_thread\":1}");
+  g_assert_true (g_str_has_prefix (lines[3], "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":"
                                              "\"s1\",\"name\":\"step\",\"start_ns\":"));
-  g_assert_true (g_str_has_suffix (lines[2], ",\"span_kind\":\"function\",\"measured\":true}"));
-  g_assert_true (g_str_has_suffix (lines[3], ",\"span_kind\":\"module\",\"measured\":false,"
-                                             "\"step\":\"forward\"}"));
-  g_assert_cmpstr (lines[4], ==,
+  g_assert_true (g_str_has_suffix (lines[3], ",\"span_kind\":\"function\",\"measured\":true,\"wick_thread\":1}"));
+  g_assert_true (g_str_has_suffix (lines[4], ",\"span_kind\":\"module\",\"measured\":false,"
+                                             "\"step\":\"forward\",\"wick_thread\":1}"));
+  g_assert_cmpstr (lines[5], ==,
                    "{\"kind\":\"tensor\",\"span_id\":\"s3\",\"tensor_id\":\"t9\",\"shape\":[4,2],"
                    "\"dtype\":\"F32 \",\"device\":\"cpu\",\"requires_grad\":false,"
                    "\"dense_bytes\":32,\"category\":\"activation\"}");
-  g_assert_true (g_str_has_prefix (lines[5], "{\"kind\":\"span_end\",\"id\":\"s3\""));
-  g_assert_true (g_str_has_prefix (lines[6], "{\"kind\":\"span_end\",\"id\":\"s2\""));
+  g_assert_true (g_str_has_prefix (lines[6], "{\"kind\":\"span_end\",\"id\":\"s3\""));
+  g_assert_true (g_str_has_prefix (lines[7], "{\"kind\":\"span_end\",\"id\":\"s2\""));
   g_assert_true (
-    g_str_has_prefix (lines[7], "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":"));
-  guint64 root_ns = g_ascii_strtoull (lines[7]
+    g_str_has_prefix (lines[8], "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":"));
+  guint64 root_ns = g_ascii_strtoull (lines[8]
                                         + strlen ("{\"kind\":\"span_end\",\"id\":\"s1\","
                                                   "\"duration_ns\":"),
                                       NULL, 10);
   g_autofree char *terminal = g_strdup_printf (
     "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}",
     root_ns);
-  g_assert_cmpstr (lines[8], ==, terminal);
+  g_assert_cmpstr (lines[9], ==, terminal);
   g_unlink (path);
 }
 
@@ -499,17 +502,17 @@ test_span_nesting (void)
   wick_session_close (session);
   guint n;
   g_auto (GStrv) lines = read_lines (path, &n);
-  g_assert_cmpuint (n, ==, 2 + 2 * 4 + 2 * 128 + 2);
-  g_assert_true (g_str_has_prefix (lines[2], "{\"kind\":\"span_start\",\"id\":\"s2\","
+  g_assert_cmpuint (n, ==, 3 + 2 * 4 + 2 * 128 + 2); /* meta, wick_thread, s1, ... */
+  g_assert_true (g_str_has_prefix (lines[3], "{\"kind\":\"span_start\",\"id\":\"s2\","
                                              "\"parent_id\":\"s1\",\"name\":\"a\""));
-  g_assert_true (g_str_has_prefix (lines[4], "{\"kind\":\"span_start\",\"id\":\"s4\","
+  g_assert_true (g_str_has_prefix (lines[5], "{\"kind\":\"span_start\",\"id\":\"s4\","
                                              "\"parent_id\":\"s2\",\"name\":\"c\""));
-  g_assert_true (g_str_has_suffix (lines[4], ",\"span_kind\":\"op\",\"measured\":false,"
-                                             "\"step\":\"forward\"}"));
+  g_assert_true (g_str_has_suffix (lines[5], ",\"span_kind\":\"op\",\"measured\":false,"
+                                             "\"step\":\"forward\",\"wick_thread\":1}"));
   g_autofree char *b_end = g_strdup_printf (
     "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":%" G_GUINT64_FORMAT "}", b_ns);
-  g_assert_cmpstr (lines[5], ==, b_end);
-  g_assert_true (g_str_has_prefix (lines[6], "{\"kind\":\"span_start\",\"id\":\"s5\","
+  g_assert_cmpstr (lines[6], ==, b_end);
+  g_assert_true (g_str_has_prefix (lines[7], "{\"kind\":\"span_start\",\"id\":\"s5\","
                                              "\"parent_id\":\"s4\",\"name\":\"d\""));
   g_unlink (path);
 }
@@ -557,8 +560,14 @@ record_thread (gpointer data)
   char name[32];
   g_snprintf (name, sizeof name, "worker-%d", args->index);
   WickString handle = wick_intern (args->session, name);
+  /* odd workers name themselves before recording, worker 2 halfway through;
+   * the others keep the OS name ("recorder") */
+  if (args->index % 2 == 1)
+    wick_thread_set_name (name);
   for (int i = 0; i < SPANS_PER_THREAD; i++)
     {
+      if (args->index == 2 && i == SPANS_PER_THREAD / 2)
+        wick_thread_set_name ("renamed-2");
       WickSpanId outer = wick_span_begin_interned (args->session, handle, WICK_SPAN_FUNCTION);
       g_assert_cmpuint (outer, !=, 0);
       if (i % 100 == 0)
@@ -605,19 +614,52 @@ test_four_threads (void)
   guint n;
   g_auto (GStrv) lines = read_lines (path, &n);
   g_autoptr (GHashTable) started = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  guint starts[THREADS] = { 0 }, ends = 0, ops[THREADS] = { 0 };
+  guint starts[THREADS] = { 0 }, ends = 0, ops[THREADS] = { 0 }, thread_lines = 0;
+  /* thread number -> its latest name, and worker -> the thread numbers its spans carried */
+  g_autoptr (GHashTable) names = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+  guint worker_thread[THREADS] = { 0 };
   for (guint i = 0; i < n; i++)
     {
       const char *line = lines[i];
-      if (g_str_has_prefix (line, "{\"kind\":\"span_start\",\"id\":\""))
+      if (g_str_has_prefix (line, "{\"kind\":\"wick_thread\",\"thread\":"))
         {
+          guint number = (guint)g_ascii_strtoull (line + strlen ("{\"kind\":\"wick_thread\",\"thread\":"), NULL, 10);
+          const char *name = strstr (line, "\"name\":\"") + strlen ("\"name\":\"");
+          g_hash_table_insert (names, GUINT_TO_POINTER (number), g_strndup (name, strchr (name, '"') - name));
+          g_assert_nonnull (strstr (line, "\"os_tid\":"));
+          thread_lines++;
+        }
+      else if (g_str_has_prefix (line, "{\"kind\":\"span_start\",\"id\":\""))
+        {
+          const char *thread = strstr (line, ",\"wick_thread\":");
+          g_assert_nonnull (thread);
+          g_assert_true (g_str_has_suffix (line, "}"));
+          guint number = (guint)g_ascii_strtoull (thread + strlen (",\"wick_thread\":"), NULL, 10);
+          /* a thread's record comes before its first span */
+          g_assert_true (g_hash_table_contains (names, GUINT_TO_POINTER (number)));
           const char *id = line + strlen ("{\"kind\":\"span_start\",\"id\":\"");
           char *key = g_strndup (id, strchr (id, '"') - id);
           g_assert_false (g_hash_table_contains (started, key));
           g_hash_table_add (started, key);
           const char *worker = strstr (line, "\"name\":\"worker-");
           if (worker != NULL)
-            starts[worker[strlen ("\"name\":\"worker-")] - '0']++;
+            {
+              int t = worker[strlen ("\"name\":\"worker-")] - '0';
+              starts[t]++;
+              g_assert_true (number >= 2 && number <= THREADS + 1);
+              if (worker_thread[t] == 0)
+                worker_thread[t] = number;
+              g_assert_cmpuint (worker_thread[t], ==, number);
+              const char *expected = t == 2 && starts[t] > SPANS_PER_THREAD / 2 ? "renamed-2"
+                                     : t % 2 == 1                               ? NULL
+                                                                                : "recorder";
+              if (expected == NULL)
+                g_assert_true (g_str_has_prefix (g_hash_table_lookup (names, GUINT_TO_POINTER (number)), "worker-"));
+              else
+                g_assert_cmpstr (g_hash_table_lookup (names, GUINT_TO_POINTER (number)), ==, expected);
+            }
+          else
+            g_assert_cmpuint (number, ==, 1); /* s1, on the opening thread */
         }
       else if (g_str_has_prefix (line, "{\"kind\":\"span_end\""))
         ends++;
@@ -630,7 +672,13 @@ test_four_threads (void)
       g_assert_cmpuint (ops[t], ==, SPANS_PER_THREAD / 100);
     }
   g_assert_cmpuint (ends, ==, THREADS * SPANS_PER_THREAD + 1);
-  g_assert_cmpuint (n, ==, 1 + 1 + 2 * THREADS * SPANS_PER_THREAD + THREADS * 200 + 1 + 1);
+  for (int a = 0; a < THREADS; a++)
+    for (int b = a + 1; b < THREADS; b++)
+      g_assert_cmpuint (worker_thread[a], !=, worker_thread[b]);
+  /* the opening thread, each worker, worker 2's rename */
+  g_assert_cmpuint (thread_lines, ==, 1 + THREADS + 1);
+  g_assert_cmpuint (n, ==, 1 + 1 + 2 * THREADS * SPANS_PER_THREAD + THREADS * 200 + 1 + 1
+                             + thread_lines);
   g_unlink (path);
 }
 

@@ -368,6 +368,16 @@ test_demo_trace_file (void)
   guint n_gradients;
   wick_document_get_gradients (document, &n_gradients);
   g_assert_cmpuint (n_gradients, ==, 5);
+  /* two named threads: the trainer (thread 1) and the data loader, whose
+   * spans say so */
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "{\"kind\":\"wick_thread\",\"thread\":1,"));
+  g_assert_nonnull (strstr (text, ",\"name\":\"data_loader\","));
+  g_assert_nonnull (strstr (text, "\"name\":\"load_batch\""));
+  const char *load = strstr (text, "\"name\":\"load_batch\"");
+  const char *line_end = strchr (load, '\n');
+  g_assert_nonnull (g_strstr_len (load, line_end - load, ",\"wick_thread\":2}"));
 }
 
 static void
