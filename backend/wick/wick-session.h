@@ -368,6 +368,7 @@ bool wick_session_is_finished (WickSession *session);
  * sessions the thread records into later and, at once (a new wick_thread
  * record), for those it already records into. NULL or "" goes back to the
  * OS name. */
+WICK_AVAILABLE_IN_1_0
 void wick_thread_set_name (const char *name);
 
 /* ---------------------------------------------------------------------------
