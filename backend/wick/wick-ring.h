@@ -160,16 +160,16 @@ typedef struct
     } dropped;
     struct
     {
+      uint64_t count;    /* records this reader lost on this ring */
+      uint64_t after_ns; /* timestamp of the last record read before the loss, 0 if none */
+    } lost;
+    struct
+    {
       uint32_t number; /* small, per session; 1 = the thread that opened it */
       int32_t os_tid;  /* gettid() */
       uint64_t timestamp_ns;
       const char *name; /* pthread_getname_np or wick_thread_set_name */
     } thread;
-    struct
-    {
-      uint64_t count;    /* records this reader lost on this ring */
-      uint64_t after_ns; /* timestamp of the last record read before the loss, 0 if none */
-    } lost;
   };
 } WickRingRecord;
 
