@@ -9,6 +9,7 @@
 #include "model/wick-span-costs.h"
 #include "wick-format.h"
 #include "wick-record-text.h"
+#include "wick-timeline-scene.h"
 
 #define MAX_LISTED 200
 
@@ -353,6 +354,140 @@ show_interval (WickDetailsPane *self, guint index)
 }
 
 static void
+add_args (WickDetailsPane *self, const char *args)
+{
+  if (args == NULL || *args == '\0')
+    return;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (json_parser_load_from_data (parser, args, -1, NULL)
+      && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      JsonObject *object = json_node_get_object (json_parser_get_root (parser));
+      add_heading (self, _ ("Arguments"));
+      g_autoptr (GList) members = json_object_get_members (object);
+      for (GList *m = members; m; m = m->next)
+        {
+          JsonNode *node = json_object_get_member (object, m->data);
+          g_autofree char *text
+            = JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING
+                ? g_strdup (json_node_get_string (node))
+                : json_to_string (node, FALSE);
+          add_field (self, m->data, text);
+        }
+      return;
+    }
+  add_field (self, _ ("Arguments"), args);
+}
+
+static char *
+track_text (WickTracks *tracks, guint32 track)
+{
+  guint n;
+  const WickTrack *t = wick_tracks_get_tracks (tracks, &n);
+  if (track >= n)
+    return g_strdup ("—");
+  WickDocument *doc = wick_tracks_get_document (tracks);
+  const char *name = wick_document_str (doc, t[track].name);
+  return g_strdup_printf ("%s · %s", wick_track_kind_to_string (t[track].kind),
+                          name && *name ? name : "—");
+}
+
+static char *
+flow_end_text (WickTracks *tracks, const WickFlowEnd *end)
+{
+  g_autofree char *track = track_text (tracks, end->track);
+  const char *event
+    = end->event.kind != WICK_EVENT_NONE ? wick_tracks_event_name (tracks, end->event) : NULL;
+  return g_strdup_printf ("%s @ %" G_GUINT64_FORMAT " ns%s%s", track, end->timestamp_ns,
+                          event ? " · " : "", event ? event : "");
+}
+
+/* An event of the track model with no document record of its own: async
+ * slice, counter sample, instant, Chrome device interval, or a flow. */
+static void
+show_event (WickDetailsPane *self, guint kind, guint32 index)
+{
+  WickTracks *tracks = wick_document_get_tracks (self->document);
+  if (kind == WICK_TIMELINE_EVENT_FLOW)
+    {
+      guint n;
+      const WickFlow *flows = wick_tracks_get_flows (tracks, &n);
+      if (index >= n)
+        return;
+      const WickFlow *f = &flows[index];
+      const char *name = wick_document_str (self->document, f->name);
+      gtk_label_set_text (GTK_LABEL (self->title), name && *name ? name : _ ("Flow"));
+      add_field (self, _ ("Kind"), _ ("flow"));
+      add_field (self, _ ("Category"), wick_document_str (self->document, f->category));
+      add_field (self, _ ("Id"), wick_document_str (self->document, f->id));
+      add_field_take (self, _ ("From"), flow_end_text (tracks, &f->from));
+      add_field_take (self, _ ("To"), flow_end_text (tracks, &f->to));
+      add_field_take (self, _ ("Latency"),
+                      wick_format_duration (f->to.timestamp_ns > f->from.timestamp_ns
+                                              ? f->to.timestamp_ns - f->from.timestamp_ns
+                                              : 0));
+      return;
+    }
+  WickEventRef ref = { kind, index };
+  const char *name = wick_tracks_event_name (tracks, ref);
+  gtk_label_set_text (GTK_LABEL (self->title), name && *name ? name : _ ("Event"));
+  static const char *kinds[] = { "",
+                                 N_ ("slice"),
+                                 N_ ("async slice"),
+                                 N_ ("counter sample"),
+                                 N_ ("instant"),
+                                 N_ ("device interval") };
+  add_field (self, _ ("Kind"), kind < G_N_ELEMENTS (kinds) ? _ (kinds[kind]) : "?");
+  add_field_take (self, _ ("Track"), track_text (tracks, wick_tracks_event_track (tracks, ref)));
+  guint64 start = wick_tracks_event_start (tracks, ref), end = wick_tracks_event_end (tracks, ref);
+  add_field_take (self, _ ("Start"), rel_time (self, start));
+  switch (kind)
+    {
+      case WICK_EVENT_COUNTER:
+        {
+          const WickCounterSample *c = &wick_tracks_get_counter_samples (tracks, NULL)[index];
+          add_field_take (self, _ ("Value"), g_strdup_printf ("%.10g", c->value));
+          break;
+        }
+      case WICK_EVENT_INSTANT:
+        {
+          const WickInstant *i = &wick_tracks_get_instants (tracks, NULL)[index];
+          static const char *scopes[] = { N_ ("thread"), N_ ("process"), N_ ("global") };
+          add_field (self, _ ("Scope"), _ (scopes[MIN (i->scope, 2)]));
+          add_field (self, _ ("Category"), wick_document_str (self->document, i->category));
+          break;
+        }
+      case WICK_EVENT_ASYNC:
+        {
+          const WickAsyncSlice *a = &wick_tracks_get_async (tracks, NULL)[index];
+          add_field_take (self, _ ("Duration"),
+                          wick_tracks_event_is_open (tracks, ref)
+                            ? g_strdup (_ ("open (no end)"))
+                            : wick_format_duration (end - start));
+          add_field (self, _ ("Category"), wick_document_str (self->document, a->category));
+          add_field (self, _ ("Id"), wick_document_str (self->document, a->id));
+          add_field_take (self, _ ("Lane"), g_strdup_printf ("%u", a->lane));
+          break;
+        }
+      case WICK_EVENT_DEVICE:
+        {
+          const WickDeviceSlice *d = &wick_tracks_get_device_slices (tracks, NULL)[index];
+          add_field_take (self, _ ("Duration"), wick_format_duration (d->duration_ns));
+          add_field (self, _ ("Category"), wick_document_str (self->document, d->category));
+          break;
+        }
+      default:
+        add_field_take (self, _ ("Duration"), wick_format_duration (end - start));
+        break;
+    }
+  guint32 flows[16];
+  guint n_flows = wick_tracks_event_flows (tracks, ref, flows, G_N_ELEMENTS (flows));
+  if (n_flows > 0)
+    add_field_take (self, _ ("Flows"), g_strdup_printf ("%u", n_flows));
+  add_args (self, wick_tracks_event_args (tracks, ref));
+}
+
+static void
 show_generic (WickDetailsPane *self, WickRecordType type, gint64 index)
 {
   WickDocument *doc = self->document;
@@ -447,8 +582,9 @@ show_nothing (WickDetailsPane *self)
 {
   gtk_label_set_text (GTK_LABEL (self->title), _ ("Nothing selected"));
   GtkWidget *hint
-    = gtk_label_new (_ ("Click a span, a device interval or a marker on the timeline, "
-                        "or a row in a table, to see all its fields here."));
+    = gtk_label_new (_ ("Click any event on the timeline (span, async slice, counter, "
+                        "instant, device interval, flow end or marker), or a row in a table, "
+                        "to see all its fields here."));
   gtk_label_set_wrap (GTK_LABEL (hint), TRUE);
   gtk_label_set_xalign (GTK_LABEL (hint), 0.0);
   gtk_widget_add_css_class (hint, "dim-label");
@@ -459,8 +595,15 @@ static void
 refresh (WickDetailsPane *self)
 {
   clear (self);
-  gint64 index;
+  gint64 index, event_index;
   WickRecordType type = wick_selection_get_record (self->selection, &index);
+  guint event_kind = wick_selection_get_event (self->selection, &event_index);
+  if (self->document != NULL && type == WICK_RECORD_NONE && event_kind != WICK_EVENT_NONE
+      && event_index >= 0)
+    {
+      show_event (self, event_kind, (guint32)event_index);
+      return;
+    }
   if (self->document == NULL || type == WICK_RECORD_NONE || index < 0)
     {
       show_nothing (self);
@@ -472,6 +615,11 @@ refresh (WickDetailsPane *self)
     {
       case WICK_RECORD_SPAN:
         show_span (self, index);
+        {
+          /* Chrome slices carry args. */
+          WickEventRef ref = { WICK_EVENT_SLICE, (guint32)index };
+          add_args (self, wick_tracks_event_args (wick_document_get_tracks (self->document), ref));
+        }
         break;
       case WICK_RECORD_OP:
         show_op (self, index);
@@ -503,6 +651,99 @@ compare_shares (gconstpointer a, gconstpointer b)
 {
   const RangeShare *x = a, *y = b;
   return x->ns > y->ns ? -1 : x->ns < y->ns ? 1 : 0;
+}
+
+#define SUMMARY_SCAN 2000000 /* events read per track at most */
+
+/* Per track of the range: events overlapping it, the time its top row is
+ * busy inside it (slices, async, device), a counter's minimum and maximum
+ * in it, an instants track's count. */
+static void
+add_track_summary (WickDetailsPane *self, guint64 a, guint64 b)
+{
+  WickTracks *tracks = wick_document_get_tracks (self->document);
+  guint n_order, n_tracks;
+  const guint32 *order = wick_tracks_get_display_order (tracks, &n_order);
+  const WickTrack *all = wick_tracks_get_tracks (tracks, &n_tracks);
+  GtkWidget *list = gtk_list_box_new ();
+  gtk_widget_add_css_class (list, "boxed-list");
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+  gtk_widget_set_name (list, "track-summary");
+  guint rows = 0;
+  for (guint o = 0; o < n_order; o++)
+    {
+      guint32 t = order[o];
+      guint64 count = 0, busy = 0;
+      double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
+      gboolean capped = FALSE;
+      guint n_rows = wick_tracks_track_n_rows (tracks, t);
+      for (guint r = 0; r < n_rows; r++)
+        {
+          const WickTrackRow *row = wick_tracks_track_row (tracks, t, r);
+          guint scanned = 0;
+          for (guint i = wick_tracks_row_first_overlapping (tracks, t, r, a ? a - 1 : 0);
+               i < row->n_events; i++)
+            {
+              WickEventRef ref = { row->event_kind, row->events[i] };
+              guint64 s = wick_tracks_event_start (tracks, ref);
+              guint64 e = wick_tracks_event_end (tracks, ref);
+              if (s >= b)
+                break;
+              if (e < a || (e == a && e != s))
+                continue;
+              if (++scanned > SUMMARY_SCAN)
+                {
+                  capped = TRUE;
+                  break;
+                }
+              count++;
+              if (r == 0 && all[t].kind != WICK_TRACK_COUNTER && all[t].kind != WICK_TRACK_INSTANTS)
+                busy += MIN (e, b) - MAX (s, a);
+              if (row->event_kind == WICK_EVENT_COUNTER)
+                {
+                  double v = wick_tracks_get_counter_samples (tracks, NULL)[ref.index].value;
+                  lo = MIN (lo, v);
+                  hi = MAX (hi, v);
+                }
+            }
+        }
+      if (count == 0)
+        continue;
+      g_autofree char *line = NULL;
+      g_autofree char *n_text = g_strdup_printf ("%s%" G_GUINT64_FORMAT, capped ? "≥ " : "", count);
+      if (all[t].kind == WICK_TRACK_COUNTER)
+        line = g_strdup_printf (_ ("%s samples · min %.6g · max %.6g"), n_text, lo, hi);
+      else if (all[t].kind == WICK_TRACK_INSTANTS)
+        line = g_strdup_printf (_ ("%s instants"), n_text);
+      else
+        {
+          g_autofree char *busy_text = wick_format_duration (busy);
+          line = g_strdup_printf (_ ("%s events · busy %s (%.0f %%)"), n_text, busy_text,
+                                  100.0 * busy / (b - a));
+        }
+      GtkWidget *row = adw_action_row_new ();
+      g_autofree char *title = track_text (tracks, t);
+      g_autofree char *escaped = g_markup_escape_text (title, -1);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), escaped);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), line);
+      gtk_list_box_append (GTK_LIST_BOX (list), row);
+      rows++;
+    }
+  if (rows == 0)
+    {
+      g_object_ref_sink (list);
+      g_object_unref (list);
+      return;
+    }
+  GtkWidget *heading = gtk_label_new (_ ("By track:"));
+  gtk_label_set_xalign (GTK_LABEL (heading), 0.0);
+  gtk_widget_add_css_class (heading, "dim-label");
+  gtk_box_append (GTK_BOX (self->range_box), heading);
+  gtk_box_append (GTK_BOX (self->range_box), list);
+  GtkWidget *by_name = gtk_label_new (_ ("By name:"));
+  gtk_label_set_xalign (GTK_LABEL (by_name), 0.0);
+  gtk_widget_add_css_class (by_name, "dim-label");
+  gtk_box_append (GTK_BOX (self->range_box), by_name);
 }
 
 /* Perfetto's area selection, in short: what the range holds, by span name,
@@ -559,6 +800,7 @@ refresh_range (WickDetailsPane *self)
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);
   gtk_widget_add_css_class (label, "dim-label");
   gtk_box_append (GTK_BOX (self->range_box), label);
+  add_track_summary (self, a, b);
   GtkWidget *list = gtk_list_box_new ();
   gtk_widget_add_css_class (list, "boxed-list");
   gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
@@ -675,6 +917,19 @@ wick_details_pane_get_range_rows (WickDetailsPane *self)
     for (GtkWidget *row = gtk_widget_get_first_child (list); row;
          row = gtk_widget_get_next_sibling (row))
       n++;
+  return gtk_widget_get_visible (self->range_box) ? n : 0;
+}
+
+guint
+wick_details_pane_get_range_track_rows (WickDetailsPane *self)
+{
+  guint n = 0;
+  for (GtkWidget *child = gtk_widget_get_first_child (self->range_box); child;
+       child = gtk_widget_get_next_sibling (child))
+    if (g_strcmp0 (gtk_widget_get_name (child), "track-summary") == 0)
+      for (GtkWidget *row = gtk_widget_get_first_child (child); row;
+           row = gtk_widget_get_next_sibling (row))
+        n++;
   return gtk_widget_get_visible (self->range_box) ? n : 0;
 }
 

@@ -4,8 +4,11 @@
  * trace's first span, duration, self time), parent, bytes allocated and freed
  * in it, and the ops, tensors and device intervals it holds (click one to
  * select it). For other records: all their fields; Wick extension records
- * show their JSON. Above it, while a range is box-selected: the range's
- * duration, how many spans overlap it and the time inside it by span name
+ * show their JSON; events of the track model with no record (async slices,
+ * counter samples, instants, Chrome device intervals, flows) show their
+ * fields and args. Above it, while a range is box-selected: the range's
+ * duration, per track the events overlapping it and the time it is busy
+ * (counters: minimum and maximum), and the time inside it by span name
  * (Perfetto's area selection, condensed), recomputed when the range rests.
  */
 #pragma once
@@ -24,6 +27,8 @@ void wick_details_pane_set_document (WickDetailsPane *self, WickDocument *docume
 void wick_details_pane_document_changed (WickDetailsPane *self);
 /* Rows of the range summary (span names inside the selected range), for tests. */
 guint wick_details_pane_get_range_rows (WickDetailsPane *self);
+/* Rows of the range's per-track summary, for tests. */
+guint wick_details_pane_get_range_track_rows (WickDetailsPane *self);
 /* The title shown (record name), for tests. */
 const char *wick_details_pane_get_title (WickDetailsPane *self);
 

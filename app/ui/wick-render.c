@@ -47,6 +47,7 @@ draw_timeline (WickDocument *document, const WickRenderOptions *options, cairo_t
   view.selected_type = WICK_RECORD_NONE;
   view.selected_index = -1;
   view.hover_x = -1;
+  view.legend = TRUE;
   wick_timeline_scene_draw (scene, cr, &view);
 }
 

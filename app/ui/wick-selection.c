@@ -8,6 +8,8 @@ struct _WickSelection
   guint64 range_start, range_end;
   WickRecordType record_type;
   gint64 record_index;
+  guint event_kind;
+  gint64 event_index;
 };
 
 G_DEFINE_FINAL_TYPE (WickSelection, wick_selection, G_TYPE_OBJECT)
@@ -32,6 +34,8 @@ wick_selection_init (WickSelection *self)
 {
   self->record_type = WICK_RECORD_NONE;
   self->record_index = -1;
+  self->event_kind = WICK_EVENT_NONE;
+  self->event_index = -1;
 }
 
 WickSelection *
@@ -111,12 +115,37 @@ wick_selection_get_record (WickSelection *self, gint64 *index)
 void
 wick_selection_set_record (WickSelection *self, WickRecordType type, gint64 index)
 {
+  /* A span is also the slice event of the same index. */
+  if (type == WICK_RECORD_SPAN)
+    wick_selection_set_record_event (self, type, index, WICK_EVENT_SLICE, index);
+  else
+    wick_selection_set_record_event (self, type, index, WICK_EVENT_NONE, -1);
+}
+
+void
+wick_selection_set_record_event (WickSelection *self, WickRecordType type, gint64 index,
+                                 guint event_kind, gint64 event_index)
+{
   g_return_if_fail (WICK_IS_SELECTION (self));
   if (type == WICK_RECORD_NONE)
     index = -1;
-  if (type == self->record_type && index == self->record_index)
+  if (event_kind == WICK_EVENT_NONE)
+    event_index = -1;
+  if (type == self->record_type && index == self->record_index && event_kind == self->event_kind
+      && event_index == self->event_index)
     return;
   self->record_type = type;
   self->record_index = index;
+  self->event_kind = event_kind;
+  self->event_index = event_index;
   g_signal_emit (self, signals[CHANGED], 0, (guint)WICK_SELECTION_CHANGED_RECORD);
+}
+
+guint
+wick_selection_get_event (WickSelection *self, gint64 *index)
+{
+  g_return_val_if_fail (WICK_IS_SELECTION (self), WICK_EVENT_NONE);
+  if (index)
+    *index = self->event_index;
+  return self->event_kind;
 }

@@ -12,6 +12,7 @@
 #include <glib-object.h>
 
 #include "model/wick-document.h"
+#include "model/wick-tracks.h"
 
 G_BEGIN_DECLS
 
@@ -35,6 +36,15 @@ void wick_selection_set_range (WickSelection *self, guint64 start_ns, guint64 en
 gboolean wick_selection_has_range (WickSelection *self);
 
 WickRecordType wick_selection_get_record (WickSelection *self, gint64 *index);
+/* Selects a document record; a span also selects its slice event. */
 void wick_selection_set_record (WickSelection *self, WickRecordType type, gint64 index);
+
+/* The selected event of the track model (wick-tracks.h: WickEventKind, or
+ * WICK_TIMELINE_EVENT_FLOW for a flow), next to the record: an async slice,
+ * counter sample, instant or Chrome device interval has no document record
+ * (type WICK_RECORD_NONE); a span is both. */
+guint wick_selection_get_event (WickSelection *self, gint64 *index);
+void wick_selection_set_record_event (WickSelection *self, WickRecordType type, gint64 index,
+                                      guint event_kind, gint64 event_index);
 
 G_END_DECLS

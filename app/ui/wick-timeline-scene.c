@@ -1,50 +1,76 @@
 /* wick-timeline-scene.c — see wick-timeline-scene.h for the contract. */
 #include "wick-timeline-scene.h"
 
-#include <math.h>
+#include <glib/gi18n.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <pango/pangocairo.h>
 #include <string.h>
-#include <glib/gi18n.h>
 
 #include "wick-format.h"
 #include "wick-palette.h"
 #include "wick-timeline-axis.h"
 
+enum
+{
+  ITEM_PROCESS,
+  ITEM_TRACK,
+};
+
 typedef struct
 {
-  char *name;
-  GArray *intervals; /* guint32, sorted by aligned start */
-  GArray *max_end;   /* guint64 running maximum of aligned ends */
-} DeviceTrack;
+  guint8 type;   /* ITEM_* */
+  guint8 pinned; /* in the pinned area (not scrolled) */
+  guint32 index; /* process or track */
+  int y;         /* top: in the pinned area from its top, else content y */
+  int height;
+} LayoutItem;
+
+/* Batches: span colours, dimmed span colours, then the search-hit colour. */
+#define N_BATCHES (2 * WICK_SPAN_COLOURS + 1)
+#define BATCH_HIT (2 * WICK_SPAN_COLOURS)
+
+typedef struct
+{
+  double x0, x1, y, h;
+} Rect;
 
 struct _WickTimelineScene
 {
   WickDocument *document;
-  WickTimelineIndex *index;
+  WickTracks *tracks;
   const WickSpan *spans;
   guint n_spans;
-  guint64 *interval_start; /* aligned start per device interval */
-  GPtrArray *tracks;       /* DeviceTrack */
   guint32 *ops_by_time;
   guint n_ops;
   guint64 extent_start, extent_end;
-  guint8 *colour_ids; /* per span */
-  GArray *batches[2 * WICK_SPAN_COLOURS];
+  guint8 *colour_ids;      /* per span */
+  gint64 *track_offset;    /* per track: device clock shift (candle-graph) */
+  double *counter_min;     /* per track (counters) */
+  double *counter_max;     /* per track (counters) */
+  gboolean *counter_bytes; /* per track: a memory series (shown in bytes) */
+  char **track_names;      /* per track, as the gutter shows it */
+  guint8 *collapsed;       /* per process */
+  guint8 *pinned;          /* per track */
+  guint n_processes, n_tracks;
+  const guint32 *order;
+  guint n_order;
+  GArray *items; /* LayoutItem: pinned ones first, then the scrolled list */
+  int pinned_height, scrolled_height;
+  int *track_item; /* per track: index in items, -1 when hidden */
+  GArray *batches[N_BATCHES];
   PangoLayout *layout;
-  double row_height;        /* of the span rectangles being drawn */
   GPtrArray *marker_labels; /* char *, per extension record */
+  gboolean has_markers;
 };
 
-static void
-device_track_free (gpointer data)
+static int
+top_of_tracks (const WickTimelineScene *self)
 {
-  DeviceTrack *track = data;
-  g_free (track->name);
-  g_array_unref (track->intervals);
-  g_array_unref (track->max_end);
-  g_free (track);
+  return WICK_TIMELINE_RULER + (self->has_markers ? WICK_TIMELINE_MARKER_ROW : 0);
 }
+
+/* ---- building ------------------------------------------------------------ */
 
 static gint64
 clock_offset (WickTimelineScene *self, const WickDeviceInterval *intervals, guint n, WickStr clock)
@@ -72,67 +98,43 @@ clock_offset (WickTimelineScene *self, const WickDeviceInterval *intervals, guin
   return offset;
 }
 
-static int
-compare_intervals (gconstpointer a, gconstpointer b, gpointer user_data)
+static guint64
+shift (guint64 t, gint64 offset)
 {
-  const guint64 *start = user_data;
-  guint64 sa = start[*(const guint32 *)a], sb = start[*(const guint32 *)b];
-  return sa < sb ? -1 : sa > sb ? 1 : 0;
+  if (offset >= 0)
+    return wick_time_add (t, (guint64)offset);
+  return wick_time_sub (t, (guint64)(-offset));
 }
 
+/* Device tracks of a candle-graph trace: one clock offset per track (from
+ * its first interval's clock), so the model's per-row index still answers
+ * "what overlaps [t0, t1)" for the shifted range. */
 static void
-build_device_tracks (WickTimelineScene *self)
+build_offsets (WickTimelineScene *self)
 {
-  guint n;
-  const WickDeviceInterval *intervals = wick_document_get_device_intervals (self->document, &n);
+  guint n_intervals, n_device;
+  const WickDeviceInterval *intervals
+    = wick_document_get_device_intervals (self->document, &n_intervals);
+  const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, &n_device);
   g_autoptr (GHashTable) offsets = g_hash_table_new_full (NULL, NULL, NULL, g_free);
-  g_autoptr (GHashTable) by_key = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-
-  self->interval_start = g_new0 (guint64, MAX (n, 1));
-  self->tracks = g_ptr_array_new_with_free_func (device_track_free);
-  for (guint i = 0; i < n; i++)
+  for (guint i = 0; i < n_device; i++)
     {
-      gint64 *offset = g_hash_table_lookup (offsets, GUINT_TO_POINTER (intervals[i].clock_id));
+      if (device[i].source < 0 || (guint)device[i].source >= n_intervals
+          || device[i].track >= self->n_tracks || self->track_offset[device[i].track] != G_MININT64)
+        continue;
+      WickStr clock = intervals[device[i].source].clock_id;
+      gint64 *offset = g_hash_table_lookup (offsets, GUINT_TO_POINTER (clock));
       if (offset == NULL)
         {
           offset = g_new (gint64, 1);
-          *offset = clock_offset (self, intervals, n, intervals[i].clock_id);
-          g_hash_table_insert (offsets, GUINT_TO_POINTER (intervals[i].clock_id), offset);
+          *offset = clock_offset (self, intervals, n_intervals, clock);
+          g_hash_table_insert (offsets, GUINT_TO_POINTER (clock), offset);
         }
-      gint64 aligned = (gint64)intervals[i].start_ns + *offset;
-      self->interval_start[i] = aligned > 0 ? (guint64)aligned : 0;
-
-      g_autofree char *key = g_strdup_printf (
-        "%s · stream %s", wick_document_str (self->document, intervals[i].device),
-        wick_document_str (self->document, intervals[i].stream_id));
-      DeviceTrack *track = g_hash_table_lookup (by_key, key);
-      if (track == NULL)
-        {
-          track = g_new0 (DeviceTrack, 1);
-          track->name = g_strdup (key);
-          track->intervals = g_array_new (FALSE, FALSE, sizeof (guint32));
-          track->max_end = g_array_new (FALSE, FALSE, sizeof (guint64));
-          g_hash_table_insert (by_key, g_strdup (key), track);
-          g_ptr_array_add (self->tracks, track);
-        }
-      guint32 index = i;
-      g_array_append_val (track->intervals, index);
+      self->track_offset[device[i].track] = *offset;
     }
-  for (guint t = 0; t < self->tracks->len; t++)
-    {
-      DeviceTrack *track = g_ptr_array_index (self->tracks, t);
-      g_qsort_with_data (track->intervals->data, track->intervals->len, sizeof (guint32),
-                         compare_intervals, self->interval_start);
-      guint64 running = 0;
-      for (guint i = 0; i < track->intervals->len; i++)
-        {
-          guint32 k = g_array_index (track->intervals, guint32, i);
-          running
-            = MAX (running, wick_time_add (self->interval_start[k], intervals[k].duration_ns));
-          g_array_append_val (track->max_end, running);
-          self->extent_end = MAX (self->extent_end, running);
-        }
-    }
+  for (guint t = 0; t < self->n_tracks; t++)
+    if (self->track_offset[t] == G_MININT64)
+      self->track_offset[t] = 0;
 }
 
 static int
@@ -187,6 +189,9 @@ build_marker_labels (WickTimelineScene *self)
     g_ptr_array_add (self->marker_labels,
                      marker_label (wick_document_str (self->document, ext[i].kind),
                                    wick_document_str (self->document, ext[i].json)));
+  self->has_markers = n > 0
+                      || (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CANDLE_GRAPH
+                          && wick_document_has_terminal (self->document));
 }
 
 const char *
@@ -196,27 +201,170 @@ wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension)
   return g_ptr_array_index (self->marker_labels, extension);
 }
 
+static char *
+track_label (WickTimelineScene *self, guint32 t)
+{
+  guint n;
+  const WickTrack *track = &wick_tracks_get_tracks (self->tracks, &n)[t];
+  const WickThread *threads = wick_tracks_get_threads (self->tracks, NULL);
+  const char *name = wick_document_str (self->document, track->name);
+  switch (track->kind)
+    {
+      case WICK_TRACK_SLICES:
+        {
+          const WickThread *thread = track->thread >= 0 ? &threads[track->thread] : NULL;
+          const char *tname = thread ? wick_document_str (self->document, thread->name) : NULL;
+          if (tname && *tname)
+            {
+              g_autofree char *tid = g_strdup_printf ("%" G_GINT64_FORMAT, thread->tid);
+              return thread->tid > 0 && strstr (tname, tid) == NULL
+                       ? g_strdup_printf ("%s %s", tname, tid)
+                       : g_strdup (tname);
+            }
+          if (thread)
+            {
+              g_autofree char *tid = g_strdup_printf ("%" G_GINT64_FORMAT, thread->tid);
+              return g_strdup_printf (_ ("thread %s"), tid);
+            }
+          return g_strdup (name && *name ? name : _ ("slices"));
+        }
+      case WICK_TRACK_INSTANTS:
+        if (track->scope == WICK_INSTANT_SCOPE_GLOBAL)
+          return g_strdup (_ ("global instants"));
+        if (track->thread >= 0)
+          {
+            const char *tname = wick_document_str (self->document, threads[track->thread].name);
+            return g_strdup_printf (_ ("%s · instants"), tname && *tname ? tname : "thread");
+          }
+        return g_strdup (_ ("instants"));
+      default:
+        return g_strdup (name && *name ? name : wick_track_kind_to_string (track->kind));
+    }
+}
+
+static void relayout (WickTimelineScene *self);
+
 WickTimelineScene *
 wick_timeline_scene_new (WickDocument *document)
 {
   WickTimelineScene *self = g_new0 (WickTimelineScene, 1);
   self->document = g_object_ref (document);
-  self->index = wick_timeline_index_new (document);
+  self->tracks = wick_document_get_tracks (document);
   self->spans = wick_document_get_spans (document, &self->n_spans);
-  self->extent_start = wick_timeline_index_get_start_ns (self->index);
-  self->extent_end
-    = MAX (wick_timeline_index_get_end_ns (self->index), wick_document_get_end_ns (document));
-  if (wick_document_has_terminal (document))
-    self->extent_end = MAX (self->extent_end, wick_document_get_terminal_ns (document));
-  build_device_tracks (self);
+  const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, &self->n_tracks);
+  wick_tracks_get_processes (self->tracks, &self->n_processes);
+  self->order = wick_tracks_get_display_order (self->tracks, &self->n_order);
+
+  /* Extent: every event of the model, the document's end, the markers. */
+  guint64 start = G_MAXUINT64, end = 0;
+  gboolean any = FALSE;
+  for (guint i = 0; i < self->n_tracks; i++)
+    if (tracks[i].n_events > 0)
+      any = TRUE;
+  gboolean candle = wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CANDLE_GRAPH;
+  if (any && !candle)
+    {
+      start = wick_tracks_get_start_ns (self->tracks);
+      end = wick_tracks_get_end_ns (self->tracks);
+    }
+  else if (any)
+    {
+      /* Device intervals are on their own clocks: they join below, shifted. */
+      for (guint i = 0; i < self->n_spans; i++)
+        {
+          WickEventRef ref = { WICK_EVENT_SLICE, i };
+          start = MIN (start, self->spans[i].start_ns);
+          end = MAX (end, wick_tracks_event_end (self->tracks, ref));
+        }
+      guint n;
+      const WickCounterSample *samples = wick_tracks_get_counter_samples (self->tracks, &n);
+      for (guint i = 0; i < n; i++)
+        {
+          start = MIN (start, samples[i].timestamp_ns);
+          end = MAX (end, samples[i].timestamp_ns);
+        }
+      const WickInstant *instants = wick_tracks_get_instants (self->tracks, &n);
+      for (guint i = 0; i < n; i++)
+        {
+          start = MIN (start, instants[i].timestamp_ns);
+          end = MAX (end, instants[i].timestamp_ns);
+        }
+    }
+  guint n_ext;
+  const WickExtensionRecord *ext = wick_document_get_extensions (document, &n_ext);
+  for (guint i = 0; i < n_ext; i++)
+    {
+      start = MIN (start, ext[i].timestamp_ns);
+      end = MAX (end, ext[i].timestamp_ns);
+    }
+  if (start == G_MAXUINT64)
+    start = 0;
+  if (candle)
+    {
+      end = MAX (end, wick_document_get_end_ns (document));
+      if (wick_document_has_terminal (document))
+        end = MAX (end, wick_document_get_terminal_ns (document));
+    }
+  self->extent_start = start;
+  self->extent_end = MAX (end, start);
+
+  self->track_offset = g_new (gint64, MAX (self->n_tracks, 1));
+  for (guint t = 0; t < self->n_tracks; t++)
+    self->track_offset[t] = G_MININT64;
+  build_offsets (self);
+  /* Device clocks that start before the host: the extent covers them. */
+  guint n_device;
+  const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, &n_device);
+  for (guint i = 0; i < n_device; i++)
+    if (candle)
+      {
+        guint64 s = shift (device[i].start_ns, self->track_offset[device[i].track]);
+        self->extent_start = MIN (self->extent_start, s);
+        self->extent_end = MAX (self->extent_end, wick_time_add (s, device[i].duration_ns));
+      }
+
+  self->counter_min = g_new0 (double, MAX (self->n_tracks, 1));
+  self->counter_max = g_new0 (double, MAX (self->n_tracks, 1));
+  self->counter_bytes = g_new0 (gboolean, MAX (self->n_tracks, 1));
+  guint n_samples;
+  const WickCounterSample *samples = wick_tracks_get_counter_samples (self->tracks, &n_samples);
+  for (guint t = 0; t < self->n_tracks; t++)
+    {
+      self->counter_min[t] = G_MAXDOUBLE;
+      self->counter_max[t] = -G_MAXDOUBLE;
+      const char *name = wick_document_str (document, tracks[t].name);
+      self->counter_bytes[t]
+        = name
+          && (g_str_has_prefix (name, "memory ") || g_str_has_prefix (name, "device memory ")
+              || strstr (name, "Allocated") || strstr (name, "Reserved") || strstr (name, "bytes"));
+    }
+  for (guint i = 0; i < n_samples; i++)
+    {
+      guint t = samples[i].track;
+      self->counter_min[t] = MIN (self->counter_min[t], samples[i].value);
+      self->counter_max[t] = MAX (self->counter_max[t], samples[i].value);
+    }
+  for (guint t = 0; t < self->n_tracks; t++)
+    if (self->counter_min[t] > self->counter_max[t])
+      self->counter_min[t] = self->counter_max[t] = 0;
+
+  self->track_names = g_new0 (char *, self->n_tracks + 1);
+  for (guint t = 0; t < self->n_tracks; t++)
+    self->track_names[t] = track_label (self, t);
+
   build_ops (self);
   build_marker_labels (self);
   self->colour_ids = g_new (guint8, MAX (self->n_spans, 1));
   for (guint i = 0; i < self->n_spans; i++)
     self->colour_ids[i] = wick_palette_span_colour_id (
       self->spans[i].step, wick_document_str (document, self->spans[i].name));
-  for (guint i = 0; i < G_N_ELEMENTS (self->batches); i++)
-    self->batches[i] = g_array_new (FALSE, FALSE, sizeof (cairo_rectangle_t));
+  for (guint i = 0; i < N_BATCHES; i++)
+    self->batches[i] = g_array_new (FALSE, FALSE, sizeof (Rect));
+  self->collapsed = g_new0 (guint8, MAX (self->n_processes, 1));
+  self->pinned = g_new0 (guint8, MAX (self->n_tracks, 1));
+  self->track_item = g_new (int, MAX (self->n_tracks, 1));
+  self->items = g_array_new (FALSE, FALSE, sizeof (LayoutItem));
+  relayout (self);
   /* An empty or instantaneous trace still gets a microsecond of axis. */
   if (self->extent_end < wick_time_add (self->extent_start, 1000))
     self->extent_end = wick_time_add (self->extent_start, 1000);
@@ -230,12 +378,18 @@ wick_timeline_scene_free (WickTimelineScene *self)
 {
   if (self == NULL)
     return;
-  wick_timeline_index_free (self->index);
-  g_ptr_array_unref (self->tracks);
-  g_free (self->interval_start);
   g_free (self->ops_by_time);
   g_free (self->colour_ids);
-  for (guint i = 0; i < G_N_ELEMENTS (self->batches); i++)
+  g_free (self->track_offset);
+  g_free (self->counter_min);
+  g_free (self->counter_max);
+  g_free (self->counter_bytes);
+  g_strfreev (self->track_names);
+  g_free (self->collapsed);
+  g_free (self->pinned);
+  g_free (self->track_item);
+  g_array_unref (self->items);
+  for (guint i = 0; i < N_BATCHES; i++)
     g_array_unref (self->batches[i]);
   g_clear_object (&self->layout);
   g_ptr_array_unref (self->marker_labels);
@@ -243,16 +397,186 @@ wick_timeline_scene_free (WickTimelineScene *self)
   g_free (self);
 }
 
-WickTimelineIndex *
-wick_timeline_scene_get_index (WickTimelineScene *self)
+/* ---- layout -------------------------------------------------------------- */
+
+static int
+track_height (WickTimelineScene *self, guint32 t)
 {
-  return self->index;
+  const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[t];
+  switch (track->kind)
+    {
+      case WICK_TRACK_COUNTER:
+        return WICK_TIMELINE_COUNTER_HEIGHT;
+      case WICK_TRACK_INSTANTS:
+        return WICK_TIMELINE_INSTANTS_HEIGHT;
+      default:
+        return (int)MAX (wick_tracks_track_n_rows (self->tracks, t), 1) * WICK_TIMELINE_ROW;
+    }
+}
+
+static gint32
+track_process (WickTimelineScene *self, guint32 t)
+{
+  return wick_tracks_get_tracks (self->tracks, NULL)[t].process;
+}
+
+static void
+relayout (WickTimelineScene *self)
+{
+  g_array_set_size (self->items, 0);
+  for (guint t = 0; t < self->n_tracks; t++)
+    self->track_item[t] = -1;
+  int y = 0;
+  for (guint i = 0; i < self->n_order; i++)
+    {
+      guint32 t = self->order[i];
+      if (!self->pinned[t])
+        continue;
+      LayoutItem item = { ITEM_TRACK, 1, t, y, track_height (self, t) };
+      self->track_item[t] = (int)self->items->len;
+      g_array_append_val (self->items, item);
+      y += item.height;
+    }
+  self->pinned_height = y > 0 ? y + 2 : 0;
+  y = 0;
+  gint32 current = G_MININT32;
+  for (guint i = 0; i < self->n_order; i++)
+    {
+      guint32 t = self->order[i];
+      gint32 p = track_process (self, t);
+      if (p != current)
+        {
+          current = p;
+          if (p >= 0)
+            {
+              LayoutItem header = { ITEM_PROCESS, 0, (guint32)p, y, WICK_TIMELINE_PROCESS_ROW };
+              g_array_append_val (self->items, header);
+              y += header.height;
+            }
+        }
+      if (self->pinned[t] || (p >= 0 && self->collapsed[p]))
+        continue;
+      LayoutItem item = { ITEM_TRACK, 0, t, y, track_height (self, t) };
+      self->track_item[t] = (int)self->items->len;
+      g_array_append_val (self->items, item);
+      y += item.height;
+    }
+  self->scrolled_height = y;
+}
+
+/* Top of @item in widget coordinates. */
+static double
+item_top (const WickTimelineScene *self, const WickTimelineViewport *view, const LayoutItem *item)
+{
+  if (item->pinned)
+    return top_of_tracks (self) + item->y;
+  return top_of_tracks (self) + self->pinned_height + item->y - view->scroll_y;
+}
+
+/* The visible band of the scrolled list (below the pinned area). */
+static double
+scrolled_top (const WickTimelineScene *self)
+{
+  return top_of_tracks (self) + self->pinned_height;
+}
+
+int
+wick_timeline_scene_get_content_height (WickTimelineScene *self)
+{
+  return top_of_tracks (self) + self->pinned_height + self->scrolled_height + WICK_TIMELINE_ROW;
+}
+
+guint
+wick_timeline_scene_get_n_tracks (WickTimelineScene *self)
+{
+  return self->n_order;
+}
+
+guint32
+wick_timeline_scene_get_track (WickTimelineScene *self, guint i)
+{
+  g_return_val_if_fail (i < self->n_order, G_MAXUINT32);
+  return self->order[i];
+}
+
+const char *
+wick_timeline_scene_get_track_name (WickTimelineScene *self, guint32 track)
+{
+  g_return_val_if_fail (track < self->n_tracks, NULL);
+  return self->track_names[track];
+}
+
+int
+wick_timeline_scene_get_track_height (WickTimelineScene *self, guint32 track)
+{
+  g_return_val_if_fail (track < self->n_tracks, 0);
+  return track_height (self, track);
+}
+
+gboolean
+wick_timeline_scene_track_rect (WickTimelineScene *self, const WickTimelineViewport *view,
+                                guint32 track, cairo_rectangle_t *rect)
+{
+  if (track >= self->n_tracks || self->track_item[track] < 0)
+    return FALSE;
+  const LayoutItem *item = &g_array_index (self->items, LayoutItem, self->track_item[track]);
+  rect->x = WICK_TIMELINE_GUTTER;
+  rect->width = MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+  rect->y = item_top (self, view, item);
+  rect->height = item->height;
+  if (!item->pinned && rect->y + rect->height <= scrolled_top (self))
+    return FALSE;
+  return rect->y < view->height;
+}
+
+void
+wick_timeline_scene_set_collapsed (WickTimelineScene *self, guint32 process, gboolean collapsed)
+{
+  g_return_if_fail (process < self->n_processes);
+  self->collapsed[process] = collapsed != 0;
+  relayout (self);
+}
+
+gboolean
+wick_timeline_scene_get_collapsed (WickTimelineScene *self, guint32 process)
+{
+  return process < self->n_processes && self->collapsed[process];
+}
+
+void
+wick_timeline_scene_set_pinned (WickTimelineScene *self, guint32 track, gboolean pinned)
+{
+  g_return_if_fail (track < self->n_tracks);
+  self->pinned[track] = pinned != 0;
+  relayout (self);
+}
+
+gboolean
+wick_timeline_scene_get_pinned (WickTimelineScene *self, guint32 track)
+{
+  return track < self->n_tracks && self->pinned[track];
+}
+
+void
+wick_timeline_scene_copy_state (WickTimelineScene *self, WickTimelineScene *from)
+{
+  if (from == NULL)
+    return;
+  memcpy (self->collapsed, from->collapsed, MIN (self->n_processes, from->n_processes));
+  memcpy (self->pinned, from->pinned, MIN (self->n_tracks, from->n_tracks));
+  relayout (self);
 }
 
 WickDocument *
 wick_timeline_scene_get_document (WickTimelineScene *self)
 {
   return self->document;
+}
+
+WickTracks *
+wick_timeline_scene_get_tracks (WickTimelineScene *self)
+{
+  return self->tracks;
 }
 
 void
@@ -262,45 +586,43 @@ wick_timeline_scene_get_extent (WickTimelineScene *self, guint64 *start_ns, guin
   *end_ns = self->extent_end;
 }
 
-static int
-flame_top (void)
-{
-  return WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW;
-}
-
-static int
-device_top (WickTimelineScene *self)
-{
-  return flame_top () + (int)wick_timeline_index_get_n_depths (self->index) * WICK_TIMELINE_ROW
-         + WICK_TIMELINE_SECTION_GAP;
-}
-
-int
-wick_timeline_scene_get_content_height (WickTimelineScene *self)
-{
-  return device_top (self) + (int)self->tracks->len * WICK_TIMELINE_ROW + WICK_TIMELINE_ROW;
-}
-
-guint
-wick_timeline_scene_get_n_tracks (WickTimelineScene *self)
-{
-  return 1 + self->tracks->len;
-}
-
-const char *
-wick_timeline_scene_get_track_name (WickTimelineScene *self, guint track)
-{
-  if (track == 0)
-    return "spans";
-  g_return_val_if_fail (track - 1 < self->tracks->len, NULL);
-  return ((DeviceTrack *)g_ptr_array_index (self->tracks, track - 1))->name;
-}
-
 guint64
 wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval)
 {
-  return self->interval_start[interval];
+  guint n_device;
+  const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, &n_device);
+  for (guint i = 0; i < n_device; i++)
+    if (device[i].source == (gint32)interval)
+      return shift (device[i].start_ns, self->track_offset[device[i].track]);
+  guint n;
+  const WickDeviceInterval *intervals = wick_document_get_device_intervals (self->document, &n);
+  g_return_val_if_fail (interval < n, 0);
+  return intervals[interval].start_ns;
 }
+
+/* Raw start and end of event @e of kind @kind (model time, no clock shift). */
+static inline void
+raw_extent (WickTimelineScene *self, guint kind, guint32 e, guint64 *start, guint64 *end)
+{
+  WickEventRef ref = { kind, e };
+  *start = wick_tracks_event_start (self->tracks, ref);
+  *end = wick_tracks_event_end (self->tracks, ref);
+}
+
+void
+wick_timeline_scene_event_extent (WickTimelineScene *self, WickEventRef event, guint64 *start_ns,
+                                  guint64 *end_ns)
+{
+  raw_extent (self, event.kind, event.index, start_ns, end_ns);
+  guint32 track = wick_tracks_event_track (self->tracks, event);
+  if (track < self->n_tracks && self->track_offset[track] != 0)
+    {
+      *start_ns = shift (*start_ns, self->track_offset[track]);
+      *end_ns = shift (*end_ns, self->track_offset[track]);
+    }
+}
+
+/* ---- coordinates --------------------------------------------------------- */
 
 double
 wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t)
@@ -320,104 +642,184 @@ wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x)
   return wick_time_from_double (t);
 }
 
-static double view_ns_per_px (const WickTimelineViewport *view);
+static double
+view_ns_per_px (const WickTimelineViewport *view)
+{
+  return (double)wick_time_sub (view->end_ns, view->start_ns)
+         / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+}
+
+/* ---- batched rectangles -------------------------------------------------- */
 
 static void
 batch_rect (WickTimelineScene *self, guint batch, double x0, double x1, double y, double h)
 {
-  cairo_rectangle_t rect = { x0, y, x1 - x0, h };
-  g_array_append_val (self->batches[batch], rect);
+  GArray *rects = self->batches[batch];
+  /* Runs of adjacent rectangles of one colour on one row become one. */
+  if (rects->len > 0)
+    {
+      Rect *last = &g_array_index (rects, Rect, rects->len - 1);
+      if (last->y == y && last->h == h && last->x1 >= x0 - 0.01 && last->x0 <= x0)
+        {
+          last->x1 = MAX (last->x1, x1);
+          return;
+        }
+    }
+  Rect rect = { x0, x1, y, h };
+  g_array_append_val (rects, rect);
 }
 
 static void
 flush_batches (WickTimelineScene *self, cairo_t *cr, gboolean dark)
 {
-  for (guint b = 0; b < G_N_ELEMENTS (self->batches); b++)
+  for (guint b = 0; b < N_BATCHES; b++)
     {
       GArray *rects = self->batches[b];
       if (rects->len == 0)
         continue;
       for (guint i = 0; i < rects->len; i++)
         {
-          cairo_rectangle_t *r = &g_array_index (rects, cairo_rectangle_t, i);
-          cairo_rectangle (cr, r->x, r->y, r->width, r->height);
+          Rect *r = &g_array_index (rects, Rect, i);
+          cairo_rectangle (cr, r->x0, r->y, r->x1 - r->x0, r->h);
         }
-      gboolean dim = b >= WICK_SPAN_COLOURS;
-      wick_palette_set (cr, wick_palette_span (b % WICK_SPAN_COLOURS, dark), dim ? 0.22 : 1.0);
+      if (b == BATCH_HIT)
+        wick_palette_set (cr, wick_palette_accent (dark), 1.0);
+      else
+        wick_palette_set (cr, wick_palette_span (b % WICK_SPAN_COLOURS, dark),
+                          b >= WICK_SPAN_COLOURS ? 0.22 : 1.0);
       cairo_fill (cr);
       g_array_set_size (rects, 0);
     }
 }
 
+static guint
+name_colour (WickStr name)
+{
+  /* Equal names are one interned string: equal colours, no hashing per frame. */
+  return (guint)(((guint64)name * 2654435761u) >> 7) % WICK_SPAN_SHADES;
+}
+
+static guint
+event_batch (WickTimelineScene *self, const WickTimelineViewport *view, guint kind, guint32 e)
+{
+  gint64 span = -1;
+  guint colour = 0;
+  switch (kind)
+    {
+      case WICK_EVENT_SLICE:
+        span = e;
+        break;
+      case WICK_EVENT_DEVICE:
+        {
+          const WickDeviceSlice *d = &wick_tracks_get_device_slices (self->tracks, NULL)[e];
+          guint n;
+          const WickDeviceInterval *iv = wick_document_get_device_intervals (self->document, &n);
+          if (d->source >= 0 && (guint)d->source < n && iv[d->source].span >= 0
+              && (guint)iv[d->source].span < self->n_spans)
+            span = iv[d->source].span;
+          else
+            colour = name_colour (d->name);
+          break;
+        }
+      case WICK_EVENT_ASYNC:
+        colour = name_colour (wick_tracks_get_async (self->tracks, NULL)[e].name);
+        break;
+      default:
+        break;
+    }
+  if (span >= 0)
+    {
+      colour = self->colour_ids[span];
+      return colour + (view->matches && !view->matches[span] ? WICK_SPAN_COLOURS : 0);
+    }
+  return colour + (view->matches ? WICK_SPAN_COLOURS : 0);
+}
+
 typedef struct
 {
-  guint span;
+  WickEventRef event;
   double x0, x1, y;
 } Label;
 
-static void
-emit_span (WickTimelineScene *self, const WickTimelineViewport *view, guint span, double y,
-           double *last_x1, GArray *labels)
+typedef struct
 {
-  double x0 = wick_timeline_viewport_time_to_x (view, self->spans[span].start_ns);
-  double x1
-    = wick_timeline_viewport_time_to_x (view, wick_timeline_index_span_end (self->index, span));
-  double left = WICK_TIMELINE_GUTTER, right = view->width;
-  x0 = MAX (x0, left - 1);
-  x1 = MIN (x1, right + 1);
-  /* Snap to whole pixels (cairo's box fast path) with a one-pixel minimum. */
+  WickTimelineScene *self;
+  const WickTimelineViewport *view;
+  guint kind;
+  gint64 offset;
+  double y, h;
+  double last_x1;
+  GArray *labels;
+} RowDraw;
+
+static void
+emit_event (RowDraw *d, guint32 e, guint64 start, guint64 end)
+{
+  const WickTimelineViewport *view = d->view;
+  if (d->offset)
+    {
+      start = shift (start, d->offset);
+      end = shift (end, d->offset);
+    }
+  double x0 = wick_timeline_viewport_time_to_x (view, start);
+  double x1 = wick_timeline_viewport_time_to_x (view, end);
+  x0 = MAX (x0, WICK_TIMELINE_GUTTER - 1);
+  x1 = MIN (x1, view->width + 1);
+  /* Snap to whole pixels (cairo's box fast path) with a one-pixel minimum:
+   * zero-length records stay visible. */
   x0 = floor (x0);
   x1 = MAX (floor (x1), x0 + 1);
-  if (x1 <= *last_x1)
+  if (x1 <= d->last_x1)
     return;
-  if (x0 < *last_x1)
-    x0 = *last_x1;
-  *last_x1 = x1;
-  gboolean dim = view->matches != NULL && !view->matches[span];
-  guint batch = self->colour_ids[span] + (dim ? WICK_SPAN_COLOURS : 0);
+  if (x0 < d->last_x1)
+    x0 = d->last_x1;
+  d->last_x1 = x1;
   double gap = x1 - x0 > 3 ? 1 : 0;
-  batch_rect (self, batch, x0, x1 - gap, y, self->row_height);
-  if (labels && x1 - x0 > 36)
+  batch_rect (d->self, event_batch (d->self, view, d->kind, e), x0, x1 - gap, d->y, d->h);
+  if (d->labels && x1 - x0 > 36)
     {
-      Label label = { span, x0, x1 - gap, y };
-      g_array_append_val (labels, label);
+      Label label = { { d->kind, e }, x0, x1 - gap, d->y };
+      g_array_append_val (d->labels, label);
     }
 }
 
+/* One row of a slices, async or device track: raw events when they are few
+ * or the zoom is fine, else the model's summary level for this zoom (at
+ * most two entries per pixel, whatever the number of events). */
 static void
-draw_depth (WickTimelineScene *self, const WickTimelineViewport *view, guint d, double y,
-            GArray *labels)
+draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 track, guint row,
+          double y, double h, GArray *labels)
 {
-  const WickTimelineDepth *depth = wick_timeline_index_get_depth (self->index, d);
-  double ns_per_px = view_ns_per_px (view);
-  int level = wick_timeline_index_pick_level (self->index, ns_per_px);
-  double last_x1 = -1;
-
-  if (level < 0 || (guint)level >= depth->n_levels)
+  const WickTrackRow *r = wick_tracks_track_row (self->tracks, track, row);
+  if (r == NULL || r->n_events == 0)
+    return;
+  RowDraw d = { self, view, r->event_kind, self->track_offset[track], y, h, -1, labels };
+  guint64 q0 = shift (view->start_ns, -d.offset), q1 = shift (view->end_ns, -d.offset);
+  double plot = MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+  int level = wick_tracks_pick_level (self->tracks, view_ns_per_px (view));
+  guint first = wick_tracks_row_first_overlapping (self->tracks, track, row, q0);
+  if (level < 0 || r->n_levels == 0 || r->n_events - MIN (first, r->n_events) < 4 * plot)
     {
-      if (level >= 0)
-        level = depth->n_levels - 1;
-      else
+      for (guint i = first; i < r->n_events; i++)
         {
-          for (guint i = wick_timeline_depth_first_overlapping (depth, view->start_ns);
-               i < depth->n_spans && self->spans[depth->spans[i]].start_ns < view->end_ns; i++)
-            emit_span (self, view, depth->spans[i], y, &last_x1, labels);
-          return;
+          guint64 s, e;
+          raw_extent (self, d.kind, r->events[i], &s, &e);
+          if (s >= q1)
+            break;
+          emit_event (&d, r->events[i], s, e);
         }
+      return;
     }
-
-  /* Mipmap: buckets from the one before the view's start to its end. The
-   * longest span in the bucket just before may reach into the view. */
-  guint shift = 0;
-  guint64 base = wick_timeline_index_get_base_ns (self->index);
-  while ((G_GUINT64_CONSTANT (1) << shift) < base)
-    shift++;
-  shift += level;
-  guint64 origin = wick_timeline_index_get_start_ns (self->index);
-  guint64 rel_start = view->start_ns > origin ? view->start_ns - origin : 0;
-  guint64 first_bucket = rel_start >> shift;
-  const WickMipEntry *entries = depth->levels[level];
-  guint count = depth->level_counts[level];
+  level = MIN ((guint)level, r->n_levels - 1);
+  guint shift_bits = 0;
+  guint64 base = wick_tracks_get_base_ns (self->tracks);
+  while (shift_bits < 63 && (G_GUINT64_CONSTANT (1) << shift_bits) < base)
+    shift_bits++;
+  shift_bits += level;
+  guint64 origin = wick_tracks_get_start_ns (self->tracks);
+  guint64 first_bucket = shift_bits < 64 ? wick_time_sub (q0, origin) >> shift_bits : 0;
+  const WickTrackMip *entries = r->levels[level];
+  guint count = r->level_counts[level];
   guint lo = 0, hi = count;
   while (lo < hi)
     {
@@ -427,22 +829,25 @@ draw_depth (WickTimelineScene *self, const WickTimelineViewport *view, guint d, 
       else
         hi = mid;
     }
-  /* Long spans that started far before the view: the raw index finds the
-   * one covering the view's start. */
-  guint raw = wick_timeline_depth_first_overlapping (depth, view->start_ns);
-  if (raw < depth->n_spans
-      && self->spans[depth->spans[raw]].start_ns < origin + (first_bucket << shift))
-    emit_span (self, view, depth->spans[raw], y, &last_x1, labels);
+  /* A long event that started far before the view: the raw index finds it. */
+  if (first < r->n_events)
+    {
+      guint64 s, e;
+      raw_extent (self, d.kind, r->events[first], &s, &e);
+      if (s < wick_time_add (origin, first_bucket << shift_bits))
+        emit_event (&d, r->events[first], s, e);
+    }
   if (lo > 0)
     lo--;
   for (guint i = lo; i < count; i++)
     {
-      guint32 span = entries[i].span;
-      if (self->spans[span].start_ns >= view->end_ns)
+      guint64 s, e;
+      raw_extent (self, d.kind, entries[i].event, &s, &e);
+      if (s >= q1)
         break;
-      if (wick_timeline_index_span_end (self->index, span) < view->start_ns)
+      if (e < q0)
         continue;
-      emit_span (self, view, span, y, &last_x1, labels);
+      emit_event (&d, entries[i].event, s, e);
     }
 }
 
@@ -463,13 +868,24 @@ scene_layout (WickTimelineScene *self, cairo_t *cr)
 }
 
 static void
+draw_text (WickTimelineScene *self, cairo_t *cr, const char *text, double x, double y,
+           double max_width)
+{
+  PangoLayout *layout = scene_layout (self, cr);
+  pango_layout_set_width (layout, max_width > 0 ? (int)(max_width * PANGO_SCALE) : -1);
+  pango_layout_set_text (layout, text, -1);
+  cairo_move_to (cr, x, y);
+  pango_cairo_show_layout (cr, layout);
+}
+
+static void
 draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view, GArray *labels)
 {
   PangoLayout *layout = scene_layout (self, cr);
   cairo_set_source_rgb (cr, view->dark ? 0.95 : 0.1, view->dark ? 0.95 : 0.1,
                         view->dark ? 0.95 : 0.12);
   /* Text is the costly part of a frame: with very many candidates, only the
-   * wider spans get their names. */
+   * wider events get their names. */
   double min_width = labels->len > 600 ? 96 : labels->len > 300 ? 60 : 24;
   for (guint i = 0; i < labels->len; i++)
     {
@@ -479,10 +895,11 @@ draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
       if (w < min_width)
         continue;
       pango_layout_set_width (layout, (int)(w * PANGO_SCALE));
-      const char *name = wick_document_str (self->document, self->spans[label->span].name);
+      const char *name = wick_tracks_event_name (self->tracks, label->event);
       /* The measured region (one per trace) is marked, as candle-graph's
        * verdicts are about it. */
-      if (self->spans[label->span].flags & WICK_SPAN_FLAG_MEASURED)
+      if (label->event.kind == WICK_EVENT_SLICE
+          && (self->spans[label->event.index].flags & WICK_SPAN_FLAG_MEASURED))
         {
           g_autofree char *marked = g_strdup_printf ("◆ %s", name ? name : "");
           pango_layout_set_text (layout, marked, -1);
@@ -494,23 +911,172 @@ draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
     }
 }
 
-static void
-draw_text (WickTimelineScene *self, cairo_t *cr, const char *text, double x, double y,
-           double max_width)
-{
-  PangoLayout *layout = scene_layout (self, cr);
-  pango_layout_set_width (layout, max_width > 0 ? (int)(max_width * PANGO_SCALE) : -1);
-  pango_layout_set_text (layout, text, -1);
-  cairo_move_to (cr, x, y);
-  pango_cairo_show_layout (cr, layout);
-}
+/* ---- counters and instants ----------------------------------------------- */
 
 static double
-view_ns_per_px (const WickTimelineViewport *view)
+counter_y (WickTimelineScene *self, guint32 track, double value, double top, double height)
 {
-  return (double)wick_time_sub (view->end_ns, view->start_ns)
-         / MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+  double lo = MIN (self->counter_min[track], 0), hi = self->counter_max[track];
+  if (hi <= lo)
+    return top + height - 3;
+  return top + 3 + (height - 6) * (1 - (value - lo) / (hi - lo));
 }
+
+static guint
+counter_index_at (const WickCounterSample *samples, const WickTrackRow *r, guint64 t)
+{
+  /* Position of the last sample at or before t, or 0. */
+  guint lo = 0, hi = r->n_events;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (samples[r->events[mid]].timestamp_ns <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo > 0 ? lo - 1 : 0;
+}
+
+/* A step chart: each sample holds until the next; samples that fall in one
+ * pixel column become one vertical stroke from their lowest to their highest
+ * value. Zoomed out over many samples, the model's summary (the sample of
+ * largest |value| per bucket) stands for the raw samples. */
+static void
+draw_counter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view, guint32 track,
+              double top, double height)
+{
+  const WickTrackRow *r = wick_tracks_track_row (self->tracks, track, 0);
+  if (r == NULL || r->n_events == 0)
+    return;
+  const WickCounterSample *samples = wick_tracks_get_counter_samples (self->tracks, NULL);
+  double plot = MAX (view->width - WICK_TIMELINE_GUTTER, 1);
+  int level = wick_tracks_pick_level (self->tracks, view_ns_per_px (view));
+  guint first = counter_index_at (samples, r, view->start_ns);
+  const WickTrackMip *entries = NULL;
+  guint count = r->n_events, pos = first;
+  if (level >= 0 && r->n_levels > 0 && r->n_events - first > 4 * plot)
+    {
+      level = MIN ((guint)level, r->n_levels - 1);
+      entries = r->levels[level];
+      count = r->level_counts[level];
+      guint lo = 0, hi = count;
+      while (lo < hi)
+        {
+          guint mid = lo + (hi - lo) / 2;
+          if (samples[entries[mid].event].timestamp_ns < samples[r->events[first]].timestamp_ns)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      pos = lo;
+    }
+  double bottom = top + height - 1;
+  double prev_y = counter_y (self, track, samples[r->events[first]].value, top, height);
+  double column = WICK_TIMELINE_GUTTER, low = prev_y, high = prev_y;
+  cairo_move_to (cr, WICK_TIMELINE_GUTTER, bottom);
+  cairo_line_to (cr, WICK_TIMELINE_GUTTER, prev_y);
+  for (guint i = pos; i < count; i++)
+    {
+      const WickCounterSample *s = &samples[entries ? entries[i].event : r->events[i]];
+      if (s->timestamp_ns > view->end_ns)
+        break;
+      double x = floor (CLAMP (wick_timeline_viewport_time_to_x (view, s->timestamp_ns),
+                               WICK_TIMELINE_GUTTER, view->width));
+      double y = counter_y (self, track, s->value, top, height);
+      if (x == column)
+        {
+          low = MIN (low, y);
+          high = MAX (high, y);
+        }
+      else
+        {
+          if (high != low)
+            {
+              cairo_line_to (cr, column, high);
+              cairo_line_to (cr, column, low);
+            }
+          cairo_line_to (cr, column, prev_y);
+          cairo_line_to (cr, x, prev_y);
+          cairo_line_to (cr, x, y);
+          column = x;
+          low = high = y;
+        }
+      prev_y = y;
+    }
+  if (high != low)
+    {
+      cairo_line_to (cr, column, high);
+      cairo_line_to (cr, column, low);
+    }
+  cairo_line_to (cr, column, prev_y);
+  cairo_line_to (cr, view->width, prev_y);
+  cairo_line_to (cr, view->width, bottom);
+  cairo_close_path (cr);
+  WickRgb colour = wick_palette_span (WICK_SPAN_SHADES * 0 + name_colour (track + 1), view->dark);
+  wick_palette_set (cr, colour, 0.35);
+  cairo_fill_preserve (cr);
+  wick_palette_set (cr, colour, 1);
+  cairo_set_line_width (cr, 1);
+  cairo_stroke (cr);
+}
+
+static void
+draw_instants (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view,
+               guint32 track, double top, double height)
+{
+  const WickTrackRow *r = wick_tracks_track_row (self->tracks, track, 0);
+  if (r == NULL || r->n_events == 0)
+    return;
+  const WickInstant *instants = wick_tracks_get_instants (self->tracks, NULL);
+  guint64 q0 = wick_time_sub (view->start_ns, (guint64)(view_ns_per_px (view) * 4));
+  guint lo = 0, hi = r->n_events;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (instants[r->events[mid]].timestamp_ns < q0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  double last_x = -1e9;
+  for (guint i = lo; i < r->n_events; i++)
+    {
+      guint64 t = instants[r->events[i]].timestamp_ns;
+      if (t > view->end_ns)
+        break;
+      double x = floor (wick_timeline_viewport_time_to_x (view, t)) + 0.5;
+      if (x - last_x < 2)
+        {
+          /* Dense: skip to the first instant past the next pixel. */
+          guint64 next = wick_timeline_viewport_x_to_time (view, last_x + 2);
+          guint a = i, b = r->n_events;
+          while (a < b)
+            {
+              guint mid = a + (b - a) / 2;
+              if (instants[r->events[mid]].timestamp_ns < next)
+                a = mid + 1;
+              else
+                b = mid;
+            }
+          if (a > i)
+            i = a - 1;
+          continue;
+        }
+      last_x = x;
+      /* A tick with a small head, as Perfetto draws instants. */
+      cairo_move_to (cr, x, top + 2);
+      cairo_line_to (cr, x + 3.5, top + 6);
+      cairo_line_to (cr, x, top + 10);
+      cairo_line_to (cr, x - 3.5, top + 6);
+      cairo_close_path (cr);
+      cairo_rectangle (cr, x - 0.5, top + 9, 1, height - 11);
+    }
+  wick_palette_set (cr, wick_palette_device (0, view->dark), 0.9);
+  cairo_fill (cr);
+}
+
+/* ---- ruler, markers, ops ------------------------------------------------- */
 
 static guint64
 ruler_step (const WickTimelineViewport *view)
@@ -563,13 +1129,14 @@ draw_ruler (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
   cairo_line_to (cr, view->width, WICK_TIMELINE_RULER - 0.5);
   cairo_stroke (cr);
 }
-
 static void
 draw_markers (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
   guint n;
   const WickExtensionRecord *ext = wick_document_get_extensions (self->document, &n);
   double y = WICK_TIMELINE_RULER + 2;
+  if (!self->has_markers)
+    return;
   double last_label_x = -1e9, last_x = -1e9;
   /* Dense markers (more than one per 24 px) are drawn as bare ticks, one per
    * 3 px, without labels or lines across the tracks. */
@@ -632,11 +1199,11 @@ draw_markers (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *
     }
 }
 
+/* Op ticks at the bottom of their span's row. */
 static void
 draw_ops (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
   const WickOp *ops = wick_document_get_ops (self->document, NULL);
-  /* ops are short: start from the first op at or after start - 1 px. */
   guint lo = 0, hi = self->n_ops;
   while (lo < hi)
     {
@@ -658,14 +1225,19 @@ draw_ops (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view
       const WickOp *op = &ops[self->ops_by_time[i]];
       if (op->span < 0 || (guint)op->span >= self->n_spans)
         continue;
+      cairo_rectangle_t r;
+      WickEventRef ref = { WICK_EVENT_SLICE, (guint32)op->span };
+      guint32 track = wick_tracks_event_track (self->tracks, ref);
+      if (!wick_timeline_scene_track_rect (self, view, track, &r))
+        continue;
       double x0 = floor (wick_timeline_viewport_time_to_x (view, op->timestamp_ns));
-      double x1
-        = MAX (floor (wick_timeline_viewport_time_to_x (view, op->timestamp_ns + op->duration_ns)),
-               x0 + 1);
+      double x1 = MAX (floor (wick_timeline_viewport_time_to_x (
+                         view, wick_time_add (op->timestamp_ns, op->duration_ns))),
+                       x0 + 1);
       if (x1 <= last_x)
         continue;
       last_x = x1;
-      double y = flame_top () + self->spans[op->span].depth * WICK_TIMELINE_ROW - view->scroll_y
+      double y = r.y + wick_tracks_event_row (self->tracks, ref) * WICK_TIMELINE_ROW
                  + WICK_TIMELINE_ROW - 4;
       cairo_rectangle (cr, x0, y, MAX (x1 - x0 - 1, 1), 3);
     }
@@ -673,55 +1245,113 @@ draw_ops (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view
   cairo_fill (cr);
 }
 
+/* ---- tracks -------------------------------------------------------------- */
+
 static void
-draw_device_tracks (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+draw_track (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view,
+            const LayoutItem *item, double top, GArray *labels, guint zebra)
 {
-  const WickDeviceInterval *intervals = wick_document_get_device_intervals (self->document, NULL);
-  double top = device_top (self) - view->scroll_y;
-  for (guint t = 0; t < self->tracks->len; t++)
+  const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[item->index];
+  if (zebra % 2)
     {
-      DeviceTrack *track = g_ptr_array_index (self->tracks, t);
-      double y = top + t * WICK_TIMELINE_ROW;
-      if (y > view->height || y + WICK_TIMELINE_ROW < WICK_TIMELINE_RULER)
-        continue;
-      wick_palette_set (cr, wick_palette_grid (view->dark), t % 2 ? 0.25 : 0.5);
-      cairo_rectangle (cr, WICK_TIMELINE_GUTTER, y, view->width - WICK_TIMELINE_GUTTER,
-                       WICK_TIMELINE_ROW);
+      wick_palette_set (cr, wick_palette_grid (view->dark), 0.3);
+      cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width - WICK_TIMELINE_GUTTER,
+                       item->height);
       cairo_fill (cr);
-      guint lo = 0, hi = track->intervals->len;
-      while (lo < hi)
+    }
+  switch (track->kind)
+    {
+      case WICK_TRACK_COUNTER:
+        cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+        draw_counter (self, cr, view, item->index, top, item->height);
+        cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+        break;
+      case WICK_TRACK_INSTANTS:
+        cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+        draw_instants (self, cr, view, item->index, top, item->height);
+        cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+        break;
+      default:
         {
-          guint mid = lo + (hi - lo) / 2;
-          if (g_array_index (track->max_end, guint64, mid) > view->start_ns)
-            hi = mid;
-          else
-            lo = mid + 1;
-        }
-      double last_x1 = -1;
-      for (guint i = lo; i < track->intervals->len; i++)
-        {
-          guint32 k = g_array_index (track->intervals, guint32, i);
-          guint64 start = self->interval_start[k];
-          if (start >= view->end_ns)
-            break;
-          double x0 = floor (
-            MAX (wick_timeline_viewport_time_to_x (view, start), WICK_TIMELINE_GUTTER - 1));
-          double x1 = MAX (floor (MIN (wick_timeline_viewport_time_to_x (
-                                         view, wick_time_add (start, intervals[k].duration_ns)),
-                                       view->width + 1)),
-                           x0 + 1);
-          if (x1 <= last_x1)
-            continue;
-          x0 = MAX (x0, last_x1);
-          last_x1 = x1;
-          gboolean dim = view->matches != NULL
-                         && !(intervals[k].span >= 0 && view->matches[intervals[k].span]);
-          guint colour = intervals[k].span >= 0 ? self->colour_ids[intervals[k].span] : 0;
-          batch_rect (self, colour + (dim ? WICK_SPAN_COLOURS : 0), x0, x1 - (x1 - x0 > 3 ? 1 : 0),
-                      y + 2, WICK_TIMELINE_ROW - 4);
+          guint rows = wick_tracks_track_n_rows (self->tracks, item->index);
+          gboolean device = track->kind == WICK_TRACK_DEVICE;
+          for (guint r = 0; r < rows; r++)
+            {
+              double y = top + r * WICK_TIMELINE_ROW;
+              if (y + WICK_TIMELINE_ROW < WICK_TIMELINE_RULER || y > view->height)
+                continue;
+              draw_row (self, view, item->index, r, device ? y + 2 : y,
+                        device ? WICK_TIMELINE_ROW - 4 : WICK_TIMELINE_ROW - 1, labels);
+            }
+          break;
         }
     }
-  flush_batches (self, cr, view->dark);
+}
+
+/* Search hits over the tracks: each pixel column shows the first match
+ * starting in it, on its row, in the accent colour, however far zoomed out
+ * (the summary level may have drawn a longer neighbour in its place). */
+static void
+draw_search_hits (WickTimelineScene *self, const WickTimelineViewport *view)
+{
+  if (view->match_list == NULL || view->n_match_list == 0)
+    return;
+  guint lo = 0, hi = view->n_match_list;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (self->spans[view->match_list[mid]].start_ns < view->start_ns)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  double ns_per_px = view_ns_per_px (view);
+  for (guint i = lo; i < view->n_match_list;)
+    {
+      guint32 span = view->match_list[i];
+      guint64 start = self->spans[span].start_ns;
+      if (start >= view->end_ns)
+        break;
+      WickEventRef ref = { WICK_EVENT_SLICE, span };
+      cairo_rectangle_t r;
+      if (wick_timeline_scene_event_rect (self, view, ref, &r))
+        {
+          double x0 = floor (MAX (r.x, WICK_TIMELINE_GUTTER));
+          double x1 = MAX (floor (MIN (r.x + r.width, view->width)), x0 + 2);
+          /* Narrow hits are drawn full; wide ones keep their own colour. */
+          if (x1 - x0 < 6)
+            batch_rect (self, BATCH_HIT, x0, x1, r.y, r.height);
+        }
+      /* Next: the first match starting after this pixel column. */
+      guint64 next = wick_time_add (start, (guint64)MAX (ns_per_px, 1));
+      guint a = i + 1, b = view->n_match_list;
+      while (a < b)
+        {
+          guint mid = a + (b - a) / 2;
+          if (self->spans[view->match_list[mid]].start_ns < next)
+            a = mid + 1;
+          else
+            b = mid;
+        }
+      i = MAX (a, i + 1);
+      if (a > i + 1)
+        i = a;
+    }
+}
+
+static void
+draw_pin (cairo_t *cr, double x, double y, gboolean pinned, WickRgb fg)
+{
+  wick_palette_set (cr, fg, pinned ? 0.9 : 0.25);
+  cairo_new_sub_path (cr);
+  cairo_arc (cr, x, y + 4, 3, 0, 2 * G_PI);
+  if (pinned)
+    cairo_fill (cr);
+  else
+    cairo_stroke (cr);
+  cairo_move_to (cr, x, y + 7);
+  cairo_line_to (cr, x, y + 12);
+  cairo_stroke (cr);
 }
 
 static void
@@ -740,29 +1370,239 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
   cairo_save (cr);
   cairo_rectangle (cr, 0, WICK_TIMELINE_RULER, WICK_TIMELINE_GUTTER, view->height);
   cairo_clip (cr);
-  wick_palette_set (cr, fg, 0.7);
-  draw_text (self, cr, _ ("Wick events"), 10, WICK_TIMELINE_RULER + 3, WICK_TIMELINE_GUTTER - 16);
-  guint n_depths = wick_timeline_index_get_n_depths (self->index);
-  wick_palette_set (cr, fg, 0.9);
-  const char *entry = wick_document_get_entrypoint (self->document);
-  g_autofree char *host = g_strdup_printf (_ ("Host · %s"), entry ? entry : _ ("spans"));
-  draw_text (self, cr, host, 10, flame_top () + 3 - view->scroll_y, WICK_TIMELINE_GUTTER - 16);
-  wick_palette_set (cr, fg, 0.45);
-  for (guint d = 1; d < n_depths; d++)
+  if (self->has_markers)
     {
-      g_autofree char *label = g_strdup_printf (_ ("depth %u"), d);
-      draw_text (self, cr, label, 22, flame_top () + d * WICK_TIMELINE_ROW + 3 - view->scroll_y,
-                 -1);
-    }
-  wick_palette_set (cr, fg, 0.9);
-  for (guint t = 0; t < self->tracks->len; t++)
-    {
-      DeviceTrack *track = g_ptr_array_index (self->tracks, t);
-      draw_text (self, cr, track->name, 10,
-                 device_top (self) + t * WICK_TIMELINE_ROW + 3 - view->scroll_y,
+      wick_palette_set (cr, fg, 0.7);
+      draw_text (self, cr, _ ("Wick events"), 10, WICK_TIMELINE_RULER + 3,
                  WICK_TIMELINE_GUTTER - 16);
     }
+  const WickProcess *processes = wick_tracks_get_processes (self->tracks, NULL);
+  for (int pass = 0; pass < 2; pass++)
+    {
+      /* Scrolled items first, then the pinned ones over them. */
+      cairo_save (cr);
+      if (pass == 0)
+        {
+          cairo_rectangle (cr, 0, scrolled_top (self), WICK_TIMELINE_GUTTER, view->height);
+          cairo_clip (cr);
+        }
+      for (guint i = 0; i < self->items->len; i++)
+        {
+          const LayoutItem *item = &g_array_index (self->items, LayoutItem, i);
+          if (item->pinned != pass)
+            continue;
+          double top = item_top (self, view, item);
+          if (top > view->height || top + item->height < WICK_TIMELINE_RULER)
+            continue;
+          if (item->type == ITEM_PROCESS)
+            {
+              const WickProcess *p = &processes[item->index];
+              const char *name = wick_document_str (self->document, p->name);
+              g_autofree char *pid_text = g_strdup_printf ("%" G_GINT64_FORMAT, p->pid);
+              g_autofree char *label
+                = name && *name
+                    ? (
+                      p->pid
+                        ? g_strdup_printf ("%s %s · %" G_GINT64_FORMAT,
+                                           self->collapsed[item->index] ? "▸" : "▾", name, p->pid)
+                        : g_strdup_printf ("%s %s", self->collapsed[item->index] ? "▸" : "▾", name))
+                    : g_strdup_printf (_ ("%s process %s"),
+                                       self->collapsed[item->index] ? "▸" : "▾", pid_text);
+              wick_palette_set (cr, fg, 0.08);
+              cairo_rectangle (cr, 0, top, view->width, item->height);
+              cairo_fill (cr);
+              wick_palette_set (cr, fg, 0.95);
+              PangoLayout *layout = scene_layout (self, cr);
+              PangoFontDescription *bold = pango_font_description_from_string ("Sans Bold 8");
+              pango_layout_set_font_description (layout, bold);
+              draw_text (self, cr, label, 6, top + 4, WICK_TIMELINE_GUTTER - 10);
+              PangoFontDescription *font = pango_font_description_from_string ("Sans 8");
+              pango_layout_set_font_description (layout, font);
+              pango_font_description_free (bold);
+              pango_font_description_free (font);
+              continue;
+            }
+          wick_palette_set (cr, fg, 0.12);
+          cairo_move_to (cr, 0, floor (top + item->height) - 0.5);
+          cairo_line_to (cr, WICK_TIMELINE_GUTTER, floor (top + item->height) - 0.5);
+          cairo_stroke (cr);
+          wick_palette_set (cr, fg, 0.9);
+          draw_text (self, cr, self->track_names[item->index], 14, top + 3,
+                     WICK_TIMELINE_GUTTER - 34);
+          const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[item->index];
+          if (track->kind == WICK_TRACK_COUNTER && item->height >= 32)
+            {
+              double max = self->counter_max[item->index];
+              g_autofree char *top_label = self->counter_bytes[item->index]
+                                             ? wick_format_bytes ((guint64)MAX (max, 0))
+                                             : g_strdup_printf ("%.4g", max);
+              wick_palette_set (cr, fg, 0.5);
+              draw_text (self, cr, top_label, 14, top + 18, WICK_TIMELINE_GUTTER - 34);
+            }
+          draw_pin (cr, WICK_TIMELINE_GUTTER - 12, top + 3, self->pinned[item->index], fg);
+        }
+      cairo_restore (cr);
+    }
+  if (self->pinned_height > 0)
+    {
+      wick_palette_set (cr, fg, 0.35);
+      cairo_rectangle (cr, 0, scrolled_top (self) - 2, view->width, 2);
+      cairo_fill (cr);
+    }
   cairo_restore (cr);
+}
+
+/* ---- selection, flows ---------------------------------------------------- */
+
+static void
+flow_end_point (WickTimelineScene *self, const WickTimelineViewport *view, const WickFlowEnd *end,
+                double *x, double *y)
+{
+  gint64 off = end->track < self->n_tracks ? self->track_offset[end->track] : 0;
+  *x = wick_timeline_viewport_time_to_x (view, shift (end->timestamp_ns, off));
+  cairo_rectangle_t r;
+  if (end->event.kind != WICK_EVENT_NONE
+      && wick_timeline_scene_event_rect (self, view, end->event, &r))
+    {
+      *y = r.y + r.height / 2;
+      return;
+    }
+  if (wick_timeline_scene_track_rect (self, view, end->track, &r))
+    {
+      *y = r.y + MIN (r.height, WICK_TIMELINE_ROW) / 2;
+      return;
+    }
+  /* Hidden (collapsed): its process header. */
+  gint32 p = end->track < self->n_tracks ? track_process (self, end->track) : -1;
+  for (guint i = 0; i < self->items->len; i++)
+    {
+      const LayoutItem *item = &g_array_index (self->items, LayoutItem, i);
+      if (item->type == ITEM_PROCESS && (gint32)item->index == p)
+        {
+          *y = item_top (self, view, item) + item->height / 2.0;
+          return;
+        }
+    }
+  *y = view->height - 4;
+}
+
+guint
+wick_timeline_scene_flow_chain (WickTimelineScene *self, WickEventRef event, guint32 *flows,
+                                guint max, guint *n_direct)
+{
+  guint n = 0;
+  *n_direct = 0;
+  if (event.kind == WICK_EVENT_NONE || max == 0)
+    return 0;
+  guint n_flows;
+  const WickFlow *all = wick_tracks_get_flows (self->tracks, &n_flows);
+  if (n_flows == 0)
+    return 0;
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+  /* Breadth first from @event; the first wave is its own flows. */
+  g_autoptr (GArray) queue = g_array_new (FALSE, FALSE, sizeof (WickEventRef));
+  g_array_append_val (queue, event);
+  guint32 buf[64];
+  for (guint q = 0; q < queue->len && n < max; q++)
+    {
+      WickEventRef e = g_array_index (queue, WickEventRef, q);
+      guint k = wick_tracks_event_flows (self->tracks, e, buf, G_N_ELEMENTS (buf));
+      for (guint i = 0; i < MIN (k, G_N_ELEMENTS (buf)) && n < max; i++)
+        {
+          if (g_hash_table_contains (seen, GUINT_TO_POINTER (buf[i] + 1)))
+            continue;
+          g_hash_table_add (seen, GUINT_TO_POINTER (buf[i] + 1));
+          flows[n++] = buf[i];
+          const WickFlow *f = &all[buf[i]];
+          WickEventRef other = f->from.event.kind == e.kind && f->from.event.index == e.index
+                                 ? f->to.event
+                                 : f->from.event;
+          if (other.kind != WICK_EVENT_NONE)
+            g_array_append_val (queue, other);
+        }
+      if (q == 0)
+        *n_direct = n;
+    }
+  return n;
+}
+
+gboolean
+wick_timeline_scene_follow_flow (WickTimelineScene *self, WickEventRef event, int direction,
+                                 WickEventRef *next)
+{
+  guint32 buf[64];
+  guint k = wick_tracks_event_flows (self->tracks, event, buf, G_N_ELEMENTS (buf));
+  const WickFlow *all = wick_tracks_get_flows (self->tracks, NULL);
+  for (guint i = 0; i < MIN (k, G_N_ELEMENTS (buf)); i++)
+    {
+      const WickFlow *f = &all[buf[i]];
+      gboolean outgoing = f->from.event.kind == event.kind && f->from.event.index == event.index;
+      if ((direction > 0) == outgoing)
+        {
+          WickEventRef other = outgoing ? f->to.event : f->from.event;
+          if (other.kind == WICK_EVENT_NONE)
+            continue;
+          *next = other;
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static WickEventRef
+selected_event (const WickTimelineViewport *view)
+{
+  if (view->selected_event_kind != WICK_EVENT_NONE && view->selected_event_index >= 0)
+    return (WickEventRef){ view->selected_event_kind, (guint32)view->selected_event_index };
+  if (view->selected_type == WICK_RECORD_SPAN && view->selected_index >= 0)
+    return (WickEventRef){ WICK_EVENT_SLICE, (guint32)view->selected_index };
+  return (WickEventRef){ WICK_EVENT_NONE, 0 };
+}
+
+static void
+draw_arrow (cairo_t *cr, double x0, double y0, double x1, double y1)
+{
+  double dx = MAX (fabs (x1 - x0) / 2, 12);
+  cairo_move_to (cr, x0, y0);
+  cairo_curve_to (cr, x0 + dx, y0, x1 - dx, y1, x1, y1);
+  cairo_stroke (cr);
+  cairo_move_to (cr, x1, y1);
+  cairo_line_to (cr, x1 - 7, y1 - 4);
+  cairo_line_to (cr, x1 - 7, y1 + 4);
+  cairo_close_path (cr);
+  cairo_fill (cr);
+  cairo_arc (cr, x0, y0, 2.5, 0, 2 * G_PI);
+  cairo_fill (cr);
+}
+
+static void
+draw_flows (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  guint32 flows[256];
+  guint n_direct = 0, n = 0;
+  const WickFlow *all = wick_tracks_get_flows (self->tracks, NULL);
+  if (view->selected_event_kind == WICK_TIMELINE_EVENT_FLOW && view->selected_event_index >= 0)
+    {
+      flows[0] = (guint32)view->selected_event_index;
+      n = n_direct = 1;
+    }
+  else
+    n = wick_timeline_scene_flow_chain (self, selected_event (view), flows, G_N_ELEMENTS (flows),
+                                        &n_direct);
+  WickRgb accent = wick_palette_accent (view->dark);
+  WickRgb fg = wick_palette_foreground (view->dark);
+  for (guint i = n; i-- > 0;)
+    {
+      const WickFlow *f = &all[flows[i]];
+      double x0, y0, x1, y1;
+      flow_end_point (self, view, &f->from, &x0, &y0);
+      flow_end_point (self, view, &f->to, &x1, &y1);
+      gboolean direct = i < n_direct;
+      cairo_set_line_width (cr, direct ? 2 : 1.2);
+      wick_palette_set (cr, direct ? accent : fg, direct ? 1 : 0.55);
+      draw_arrow (cr, x0, y0, x1, y1);
+    }
+  cairo_set_line_width (cr, 1);
 }
 
 static void
@@ -786,19 +1626,85 @@ draw_selection (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport
           draw_text (self, cr, dur, x0 + 4, WICK_TIMELINE_RULER + 3, MAX (x1 - x0 - 6, 30));
         }
     }
-  if (view->selected_type == WICK_RECORD_SPAN && view->selected_index >= 0
-      && (guint64)view->selected_index < self->n_spans)
+  WickEventRef event = selected_event (view);
+  if (view->selected_type == WICK_RECORD_DEVICE_INTERVAL && event.kind == WICK_EVENT_NONE)
     {
-      cairo_rectangle_t r;
-      if (wick_timeline_scene_span_rect (self, view, view->selected_index, &r))
+      guint n;
+      const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, &n);
+      for (guint i = 0; i < n; i++)
+        if (device[i].source == view->selected_index)
+          event = (WickEventRef){ WICK_EVENT_DEVICE, i };
+    }
+  cairo_rectangle_t r;
+  if (event.kind != WICK_EVENT_NONE && event.kind != WICK_TIMELINE_EVENT_FLOW
+      && wick_timeline_scene_event_rect (self, view, event, &r))
+    {
+      WickRgb fg = wick_palette_foreground (view->dark);
+      double x = MAX (r.x, WICK_TIMELINE_GUTTER), w = MIN (r.width, view->width - x);
+      cairo_set_line_width (cr, 2);
+      if (w < 6)
         {
-          cairo_set_line_width (cr, 2);
-          wick_palette_set (cr, wick_palette_foreground (view->dark), 1);
-          cairo_rectangle (cr, MAX (r.x, WICK_TIMELINE_GUTTER) + 1, r.y + 1,
-                           MAX (MIN (r.width, view->width - r.x) - 2, 2), r.height - 2);
+          /* A zero-length or very short record: a box around its mark and a
+           * caret above it, so the selection shows at any zoom. */
+          double cx = r.x + r.width / 2;
+          wick_palette_set (cr, accent, 1);
+          cairo_rectangle (cr, floor (cx) - 3, r.y, 7, r.height);
           cairo_stroke (cr);
-          cairo_set_line_width (cr, 1);
+          cairo_move_to (cr, cx, r.y - 1);
+          cairo_line_to (cr, cx - 5, r.y - 7);
+          cairo_line_to (cr, cx + 5, r.y - 7);
+          cairo_close_path (cr);
+          cairo_fill (cr);
         }
+      else
+        {
+          wick_palette_set (cr, fg, 1);
+          cairo_rectangle (cr, x + 1, r.y + 1, MAX (w - 2, 2), r.height - 2);
+          cairo_stroke (cr);
+        }
+      cairo_set_line_width (cr, 1);
+    }
+}
+
+/* The colour legend, bottom right: step hues and the measured-region mark. */
+static void
+draw_legend (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  static const char *steps[]
+    = { N_ ("no step"), N_ ("forward"), N_ ("backward"), N_ ("optimizer") };
+  PangoLayout *layout = scene_layout (self, cr);
+  pango_layout_set_width (layout, -1);
+  double widths[5], total = 8;
+  for (guint i = 0; i < 5; i++)
+    {
+      pango_layout_set_text (layout, i < 4 ? _ (steps[i]) : _ ("◆ measured region"), -1);
+      int w, h;
+      pango_layout_get_pixel_size (layout, &w, &h);
+      widths[i] = w + (i < 4 ? 16 : 0) + 10;
+      total += widths[i];
+    }
+  double x = view->width - total - 8, y = view->height - 24;
+  if (x < WICK_TIMELINE_GUTTER + 8)
+    return;
+  cairo_rectangle (cr, x, y, total, 18);
+  cairo_set_source_rgba (cr, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1,
+                         0.9);
+  cairo_fill_preserve (cr);
+  wick_palette_set (cr, wick_palette_foreground (view->dark), 0.25);
+  cairo_stroke (cr);
+  x += 8;
+  for (guint i = 0; i < 5; i++)
+    {
+      if (i < 4)
+        {
+          wick_palette_set (cr, wick_palette_span (i * WICK_SPAN_SHADES, view->dark), 1);
+          cairo_rectangle (cr, x, y + 4, 11, 10);
+          cairo_fill (cr);
+        }
+      wick_palette_set (cr, wick_palette_foreground (view->dark), 0.85);
+      draw_text (self, cr, i < 4 ? _ (steps[i]) : _ ("◆ measured region"), x + (i < 4 ? 15 : 0),
+                 y + 2, -1);
+      x += widths[i];
     }
 }
 
@@ -826,7 +1732,20 @@ wick_timeline_scene_cursor_label (WickTimelineScene *self, const WickTimelineVie
   return wick_format_time_label_in (rounded, res, wick_time_sub (view->end_ns, self->extent_start));
 }
 
-/* The pointer's time, in the ruler. */
+char *
+wick_timeline_scene_counter_label (WickTimelineScene *self, const WickTimelineViewport *view,
+                                   guint32 track, double x)
+{
+  double value;
+  guint64 t = wick_timeline_viewport_x_to_time (view, x);
+  if (track >= self->n_tracks || !wick_tracks_counter_value_at (self->tracks, track, t, &value))
+    return NULL;
+  if (self->counter_bytes[track] && value >= 0)
+    return wick_format_bytes ((guint64)value);
+  return g_strdup_printf ("%.6g", value);
+}
+
+/* The pointer's time in the ruler, and each visible counter's value at it. */
 static void
 draw_hover_time (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
@@ -845,6 +1764,33 @@ draw_hover_time (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewpor
   cairo_set_source_rgb (cr, 1, 1, 1);
   cairo_move_to (cr, x + 4, 2 + (WICK_TIMELINE_RULER - 6 - h) / 2.0);
   pango_cairo_show_layout (cr, layout);
+
+  const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, NULL);
+  for (guint i = 0; i < self->items->len; i++)
+    {
+      const LayoutItem *item = &g_array_index (self->items, LayoutItem, i);
+      if (item->type != ITEM_TRACK || tracks[item->index].kind != WICK_TRACK_COUNTER)
+        continue;
+      double top = item_top (self, view, item);
+      if ((!item->pinned && top < scrolled_top (self)) || top > view->height)
+        continue;
+      g_autofree char *value
+        = wick_timeline_scene_counter_label (self, view, item->index, view->hover_x);
+      if (value == NULL)
+        continue;
+      pango_layout_set_text (layout, value, -1);
+      pango_layout_get_pixel_size (layout, &w, &h);
+      double lx = view->hover_x + 6;
+      if (lx + w + 8 > view->width)
+        lx = view->hover_x - w - 14;
+      cairo_rectangle (cr, lx, top + 2, w + 8, h + 2);
+      cairo_set_source_rgba (cr, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1,
+                             view->dark ? 0.12 : 1, 0.9);
+      cairo_fill (cr);
+      wick_palette_set (cr, wick_palette_foreground (view->dark), 1);
+      cairo_move_to (cr, lx + 4, top + 3);
+      pango_cairo_show_layout (cr, layout);
+    }
 }
 
 void
@@ -863,37 +1809,81 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
   cairo_rectangle (cr, WICK_TIMELINE_GUTTER, WICK_TIMELINE_RULER,
                    view->width - WICK_TIMELINE_GUTTER, view->height - WICK_TIMELINE_RULER);
   cairo_clip (cr);
-  cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
-  self->row_height = WICK_TIMELINE_ROW - 1;
   g_autoptr (GArray) labels = view->no_labels ? NULL : g_array_new (FALSE, FALSE, sizeof (Label));
-  guint n_depths = wick_timeline_index_get_n_depths (self->index);
-  for (guint d = 0; d < n_depths; d++)
+  const WickProcess *processes = wick_tracks_get_processes (self->tracks, NULL);
+  (void)processes;
+  /* Scrolled tracks under the pinned ones. */
+  for (int pass = 0; pass < 2; pass++)
     {
-      double y = flame_top () + d * WICK_TIMELINE_ROW - view->scroll_y;
-      if (y + WICK_TIMELINE_ROW < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW
-          || y > view->height)
-        continue;
-      draw_depth (self, view, d, y, labels);
+      cairo_save (cr);
+      double clip_top = pass == 0 ? scrolled_top (self) : top_of_tracks (self);
+      double clip_bottom = pass == 0 ? view->height : scrolled_top (self);
+      if (clip_bottom <= clip_top)
+        {
+          cairo_restore (cr);
+          continue;
+        }
+      cairo_rectangle (cr, WICK_TIMELINE_GUTTER, clip_top, view->width, clip_bottom - clip_top);
+      cairo_clip (cr);
+      if (pass == 1)
+        {
+          wick_palette_set (cr, wick_palette_background (view->dark), 1);
+          cairo_paint (cr);
+        }
+      cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+      guint zebra = 0;
+      for (guint i = 0; i < self->items->len; i++)
+        {
+          const LayoutItem *item = &g_array_index (self->items, LayoutItem, i);
+          if (item->pinned != pass)
+            continue;
+          double top = item_top (self, view, item);
+          if (top + item->height < clip_top || top > clip_bottom)
+            {
+              zebra++;
+              continue;
+            }
+          if (item->type == ITEM_PROCESS)
+            {
+              wick_palette_set (cr, wick_palette_foreground (view->dark), 0.05);
+              cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width, item->height);
+              cairo_fill (cr);
+              zebra = 0;
+              continue;
+            }
+          draw_track (self, cr, view, item, top, labels, zebra++);
+        }
+      flush_batches (self, cr, view->dark);
+      if (!view->hide_ops && pass == 0)
+        draw_ops (self, cr, view);
+      draw_search_hits (self, view);
+      flush_batches (self, cr, view->dark);
+      cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+      if (labels)
+        {
+          draw_labels (self, cr, view, labels);
+          g_array_set_size (labels, 0);
+        }
+      cairo_restore (cr);
     }
-  flush_batches (self, cr, view->dark);
-  if (!view->hide_ops)
-    draw_ops (self, cr, view);
-  draw_device_tracks (self, cr, view);
-  cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
-  if (labels)
-    draw_labels (self, cr, view, labels);
   /* The marker row stays put while tracks scroll. */
-  wick_palette_set (cr, wick_palette_background (view->dark), 1);
-  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, WICK_TIMELINE_RULER, view->width,
-                   WICK_TIMELINE_MARKER_ROW);
-  cairo_fill (cr);
-  draw_markers (self, cr, view);
+  if (self->has_markers)
+    {
+      wick_palette_set (cr, wick_palette_background (view->dark), 1);
+      cairo_rectangle (cr, WICK_TIMELINE_GUTTER, WICK_TIMELINE_RULER, view->width,
+                       WICK_TIMELINE_MARKER_ROW);
+      cairo_fill (cr);
+      draw_markers (self, cr, view);
+    }
   draw_selection (self, cr, view);
+  draw_flows (self, cr, view);
   draw_hover_line (view, cr);
+  if (view->legend)
+    draw_legend (self, cr, view);
   cairo_restore (cr);
 
   draw_hover_time (self, cr, view);
-  if (self->n_spans == 0 && self->tracks->len == 0)
+  if (self->n_order == 0)
     {
       wick_palette_set (cr, wick_palette_foreground (view->dark), 0.55);
       PangoLayout *layout = scene_layout (self, cr);
@@ -922,48 +1912,131 @@ wick_timeline_scene_draw_hover (WickTimelineScene *self, cairo_t *cr,
   cairo_restore (cr);
 }
 
+/* ---- geometry and hits --------------------------------------------------- */
+
+gboolean
+wick_timeline_scene_event_rect (WickTimelineScene *self, const WickTimelineViewport *view,
+                                WickEventRef event, cairo_rectangle_t *rect)
+{
+  guint32 track = wick_tracks_event_track (self->tracks, event);
+  cairo_rectangle_t t;
+  if (!wick_timeline_scene_track_rect (self, view, track, &t))
+    return FALSE;
+  guint64 start, end;
+  wick_timeline_scene_event_extent (self, event, &start, &end);
+  double x0 = wick_timeline_viewport_time_to_x (view, start);
+  double x1 = wick_timeline_viewport_time_to_x (view, end);
+  const WickTrack *tr = &wick_tracks_get_tracks (self->tracks, NULL)[track];
+  rect->x = x0;
+  rect->width = MAX (x1 - x0, 1);
+  switch (tr->kind)
+    {
+      case WICK_TRACK_COUNTER:
+      case WICK_TRACK_INSTANTS:
+        rect->x = x0 - 3;
+        rect->width = 7;
+        rect->y = t.y;
+        rect->height = t.height;
+        break;
+      case WICK_TRACK_DEVICE:
+        rect->y = t.y + wick_tracks_event_row (self->tracks, event) * WICK_TIMELINE_ROW + 2;
+        rect->height = WICK_TIMELINE_ROW - 4;
+        break;
+      default:
+        rect->y = t.y + wick_tracks_event_row (self->tracks, event) * WICK_TIMELINE_ROW;
+        rect->height = WICK_TIMELINE_ROW - 1;
+        break;
+    }
+  return x1 >= WICK_TIMELINE_GUTTER - 4 && x0 <= view->width + 4 && rect->y < view->height
+         && rect->y + rect->height > WICK_TIMELINE_RULER;
+}
+
 gboolean
 wick_timeline_scene_span_rect (WickTimelineScene *self, const WickTimelineViewport *view,
                                guint span, cairo_rectangle_t *rect)
 {
   g_return_val_if_fail (span < self->n_spans, FALSE);
-  double x0 = wick_timeline_viewport_time_to_x (view, self->spans[span].start_ns);
-  double x1
-    = wick_timeline_viewport_time_to_x (view, wick_timeline_index_span_end (self->index, span));
-  rect->x = x0;
-  rect->width = MAX (x1 - x0, 1);
-  rect->y = flame_top () + self->spans[span].depth * WICK_TIMELINE_ROW - view->scroll_y;
-  rect->height = WICK_TIMELINE_ROW - 1;
-  return x1 >= WICK_TIMELINE_GUTTER && x0 <= view->width && rect->y < view->height
-         && rect->y + rect->height > WICK_TIMELINE_RULER;
+  WickEventRef ref = { WICK_EVENT_SLICE, span };
+  return wick_timeline_scene_event_rect (self, view, ref, rect);
 }
 
-static gint64
-hit_interval (WickTimelineScene *self, const WickTimelineViewport *view, guint t, guint64 time,
-              guint64 slop)
+/* The layout item under widget y, or NULL. */
+static const LayoutItem *
+item_at (WickTimelineScene *self, const WickTimelineViewport *view, double y)
 {
-  const WickDeviceInterval *intervals = wick_document_get_device_intervals (self->document, NULL);
-  DeviceTrack *track = g_ptr_array_index (self->tracks, t);
-  guint64 lo_t = wick_time_sub (time, slop);
-  guint lo = 0, hi = track->intervals->len;
-  while (lo < hi)
+  gboolean in_pinned = y >= top_of_tracks (self) && y < scrolled_top (self);
+  if (y < top_of_tracks (self))
+    return NULL;
+  for (guint i = 0; i < self->items->len; i++)
     {
-      guint mid = lo + (hi - lo) / 2;
-      if (g_array_index (track->max_end, guint64, mid) >= lo_t)
-        hi = mid;
-      else
-        lo = mid + 1;
+      const LayoutItem *item = &g_array_index (self->items, LayoutItem, i);
+      if ((gboolean)item->pinned != in_pinned)
+        continue;
+      double top = item_top (self, view, item);
+      if (y >= top && y < top + item->height)
+        return item;
     }
-  for (guint i = lo; i < track->intervals->len; i++)
+  return NULL;
+}
+
+gboolean
+wick_timeline_scene_hit_event (WickTimelineScene *self, const WickTimelineViewport *view, double x,
+                               double y, WickEventRef *event)
+{
+  event->kind = WICK_EVENT_NONE;
+  event->index = 0;
+  if (x < WICK_TIMELINE_GUTTER || y < top_of_tracks (self))
+    return FALSE;
+  /* The ends of the arrows drawn first: they lie over the tracks. */
+  guint32 flows[256];
+  guint n_direct = 0;
+  guint n = 0;
+  const WickFlow *all = wick_tracks_get_flows (self->tracks, NULL);
+  if (view->selected_event_kind == WICK_TIMELINE_EVENT_FLOW && view->selected_event_index >= 0)
     {
-      guint32 k = g_array_index (track->intervals, guint32, i);
-      guint64 start = self->interval_start[k];
-      if (start > wick_time_add (time, slop))
-        break;
-      if (wick_time_add (wick_time_add (start, intervals[k].duration_ns), slop) >= time)
-        return k;
+      flows[0] = (guint32)view->selected_event_index;
+      n = 1;
     }
-  return -1;
+  else
+    n = wick_timeline_scene_flow_chain (self, selected_event (view), flows, G_N_ELEMENTS (flows),
+                                        &n_direct);
+  for (guint i = 0; i < n; i++)
+    {
+      const WickFlow *f = &all[flows[i]];
+      double x0, y0, x1, y1;
+      flow_end_point (self, view, &f->from, &x0, &y0);
+      flow_end_point (self, view, &f->to, &x1, &y1);
+      if (hypot (x - x0, y - y0) <= 5 || hypot (x - x1, y - y1) <= 6)
+        {
+          event->kind = WICK_TIMELINE_EVENT_FLOW;
+          event->index = flows[i];
+          return TRUE;
+        }
+    }
+  const LayoutItem *item = item_at (self, view, y);
+  if (item == NULL || item->type != ITEM_TRACK)
+    return FALSE;
+  guint32 track = item->index;
+  const WickTrack *tr = &wick_tracks_get_tracks (self->tracks, NULL)[track];
+  guint64 time = shift (wick_timeline_viewport_x_to_time (view, x), -self->track_offset[track]);
+  guint64 slop = wick_time_from_double (view_ns_per_px (view) * 2);
+  if (tr->kind == WICK_TRACK_COUNTER)
+    {
+      /* The sample in effect at the pointer. */
+      const WickTrackRow *r = wick_tracks_track_row (self->tracks, track, 0);
+      const WickCounterSample *samples = wick_tracks_get_counter_samples (self->tracks, NULL);
+      if (r == NULL || r->n_events == 0 || samples[r->events[0]].timestamp_ns > time + slop)
+        return FALSE;
+      event->kind = WICK_EVENT_COUNTER;
+      event->index = r->events[counter_index_at (samples, r, wick_time_add (time, slop))];
+      return TRUE;
+    }
+  guint row = 0;
+  if (tr->kind != WICK_TRACK_INSTANTS)
+    row = (guint)MAX ((y - item_top (self, view, item)) / WICK_TIMELINE_ROW, 0);
+  else
+    slop *= 2;
+  return wick_tracks_event_at (self->tracks, track, row, time, slop, event);
 }
 
 WickRecordType
@@ -973,11 +2046,10 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
   *index = -1;
   if (x < WICK_TIMELINE_GUTTER || y < WICK_TIMELINE_RULER)
     return WICK_RECORD_NONE;
-  guint64 time = wick_timeline_viewport_x_to_time (view, x);
-  guint64 slop = wick_time_from_double (view_ns_per_px (view) * 2);
-
-  if (y < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW)
+  if (self->has_markers && y < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW)
     {
+      guint64 time = wick_timeline_viewport_x_to_time (view, x);
+      guint64 slop = wick_time_from_double (view_ns_per_px (view) * 2);
       guint n;
       const WickExtensionRecord *ext = wick_document_get_extensions (self->document, &n);
       guint64 best = G_MAXUINT64;
@@ -993,22 +2065,45 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
         }
       return *index >= 0 ? WICK_RECORD_EXTENSION : WICK_RECORD_NONE;
     }
-  double content_y = y + view->scroll_y;
-  int row = (int)floor ((content_y - flame_top ()) / WICK_TIMELINE_ROW);
-  guint n_depths = wick_timeline_index_get_n_depths (self->index);
-  if (row >= 0 && (guint)row < n_depths)
+  WickEventRef event;
+  if (!wick_timeline_scene_hit_event (self, view, x, y, &event))
+    return WICK_RECORD_NONE;
+  if (event.kind == WICK_EVENT_SLICE)
     {
-      *index = wick_timeline_index_span_at (self->index, row, time, slop);
-      return *index >= 0 ? WICK_RECORD_SPAN : WICK_RECORD_NONE;
+      *index = event.index;
+      return WICK_RECORD_SPAN;
     }
-  int device_row = (int)floor ((content_y - device_top (self)) / WICK_TIMELINE_ROW);
-  if (device_row >= 0 && (guint)device_row < self->tracks->len)
+  if (event.kind == WICK_EVENT_DEVICE)
     {
-      *index = hit_interval (self, view, device_row, time, slop);
-      return *index >= 0 ? WICK_RECORD_DEVICE_INTERVAL : WICK_RECORD_NONE;
+      const WickDeviceSlice *d = &wick_tracks_get_device_slices (self->tracks, NULL)[event.index];
+      if (d->source >= 0)
+        {
+          *index = d->source;
+          return WICK_RECORD_DEVICE_INTERVAL;
+        }
     }
   return WICK_RECORD_NONE;
 }
+
+WickTimelineGutterHit
+wick_timeline_scene_hit_gutter (WickTimelineScene *self, const WickTimelineViewport *view, double x,
+                                double y, guint32 *index)
+{
+  if (x >= WICK_TIMELINE_GUTTER || x < 0)
+    return WICK_TIMELINE_GUTTER_NONE;
+  const LayoutItem *item = item_at (self, view, y);
+  if (item == NULL)
+    return WICK_TIMELINE_GUTTER_NONE;
+  *index = item->index;
+  if (item->type == ITEM_PROCESS)
+    return WICK_TIMELINE_GUTTER_PROCESS;
+  double top = item_top (self, view, item);
+  if (x >= WICK_TIMELINE_GUTTER - 22 && y < top + 18)
+    return WICK_TIMELINE_GUTTER_PIN;
+  return WICK_TIMELINE_GUTTER_TRACK;
+}
+
+/* ---- overview ------------------------------------------------------------ */
 
 void
 wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
@@ -1021,17 +2116,46 @@ wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
   cairo_set_source_rgba (cr, view->dark ? 0.16 : 0.96, view->dark ? 0.16 : 0.96,
                          view->dark ? 0.17 : 0.97, 1);
   cairo_paint (cr);
-  guint n_depths = wick_timeline_index_get_n_depths (self->index);
-  double top = 3, height = view->height - 6;
-  double row = n_depths ? MAX (floor (height / n_depths), 1) : height;
+  /* Every row of the slices, async and device tracks, thin. */
+  const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, NULL);
+  guint total_rows = 0;
+  for (guint i = 0; i < self->n_order; i++)
+    if (tracks[self->order[i]].kind != WICK_TRACK_COUNTER
+        && tracks[self->order[i]].kind != WICK_TRACK_INSTANTS)
+      total_rows += wick_tracks_track_n_rows (self->tracks, self->order[i]);
+  double top = 3, height = view->height - 10;
+  double row = total_rows ? MAX (floor (height / total_rows), 1) : height;
   cairo_save (cr);
   cairo_rectangle (cr, WICK_TIMELINE_GUTTER, 0, view->width - WICK_TIMELINE_GUTTER, view->height);
   cairo_clip (cr);
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
-  self->row_height = MAX (row - (row > 3 ? 1 : 0), 1);
-  for (guint d = 0; d < n_depths && top + d * row < view->height; d++)
-    draw_depth (self, view, d, top + d * row, NULL);
+  double y = top;
+  for (guint i = 0; i < self->n_order && y < top + height; i++)
+    {
+      guint32 t = self->order[i];
+      if (tracks[t].kind == WICK_TRACK_COUNTER || tracks[t].kind == WICK_TRACK_INSTANTS)
+        continue;
+      guint rows = wick_tracks_track_n_rows (self->tracks, t);
+      for (guint r = 0; r < rows && y < top + height; r++, y += row)
+        draw_row (self, view, t, r, y, MAX (row - (row > 3 ? 1 : 0), 1), NULL);
+    }
   flush_batches (self, cr, view->dark);
+  /* Search hits: a tick per pixel column holding one, along the bottom. */
+  if (view->match_list && view->n_match_list > 0)
+    {
+      double last_x = -1;
+      for (guint i = 0; i < view->n_match_list; i++)
+        {
+          double x = floor (
+            wick_timeline_viewport_time_to_x (view, self->spans[view->match_list[i]].start_ns));
+          if (x <= last_x)
+            continue;
+          last_x = x;
+          cairo_rectangle (cr, x, view->height - 7, 2, 6);
+        }
+      wick_palette_set (cr, wick_palette_accent (view->dark), 1);
+      cairo_fill (cr);
+    }
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
   /* The visible range: the rest is veiled. */
   double x0 = CLAMP (wick_timeline_viewport_time_to_x (view, visible_start), WICK_TIMELINE_GUTTER,
@@ -1049,6 +2173,13 @@ wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
   cairo_restore (cr);
   wick_palette_set (cr, wick_palette_foreground (view->dark), 0.7);
   draw_text (self, cr, _ ("Overview"), 10, view->height / 2.0 - 7, WICK_TIMELINE_GUTTER - 16);
+  if (view->match_list && view->n_match_list > 0)
+    {
+      g_autofree char *hits = g_strdup_printf (
+        g_dngettext (NULL, "%u hit", "%u hits", view->n_match_list), view->n_match_list);
+      wick_palette_set (cr, wick_palette_accent (view->dark), 1);
+      draw_text (self, cr, hits, 10, view->height / 2.0 + 5, WICK_TIMELINE_GUTTER - 16);
+    }
   wick_palette_set (cr, wick_palette_foreground (view->dark), 0.25);
   cairo_move_to (cr, 0, view->height - 0.5);
   cairo_line_to (cr, view->width, view->height - 0.5);

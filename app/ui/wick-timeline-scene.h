@@ -1,23 +1,38 @@
 /* wick-timeline-scene.h — what the timeline shows, drawn with cairo alone.
  *
- * A scene is built once per document version: the span index (flame chart
- * rows by depth), device-interval tracks per (device, stream), ops sorted by
- * time and Wick extension markers. wick_timeline_scene_draw() paints a view
- * of it onto any cairo context: the widget's snapshot, or a PNG, SVG or PDF
- * surface for export and `wick-trace render`. Nothing here knows about GTK.
+ * A scene is built once per document version from the document's track
+ * model (model/wick-tracks.h): a track list in the manner of Perfetto. Top
+ * to bottom: the time ruler, the marker row (Wick records and the terminal),
+ * the pinned tracks, then one collapsible group per process, headed by its
+ * name, holding its tracks in the model's display order:
  *
- * Vertical layout, top to bottom: time ruler, marker row (Wick records and the
- * terminal), one row per span depth, then one row per device stream. A
- * gutter on the left names the tracks. Device intervals are on the device's
- * clock; each clock is shifted so its first interval starts with the span
- * that launched it (the offset is shown in the interval's details).
+ *   slices    a thread's nested spans, one row per depth (height follows depth)
+ *   async     async slices, one row per lane
+ *   counter   a step chart of the series, its value at the cursor
+ *   instants  ticks
+ *   device    intervals of one device and stream, labelled with their names
+ *
+ * Flows of the selected event are drawn as arrows, incoming and outgoing,
+ * followed from event to event across tracks. The index that makes a frame
+ * cost independent of the number of events (per-row overlap index and
+ * per-zoom summary) lives in the model; the scene only draws.
+ *
+ * wick_timeline_scene_draw() paints a view onto any cairo context: the
+ * widget's snapshot, or a PNG, SVG or PDF surface for export and
+ * `wick-trace render`. Nothing here knows about GTK. Device intervals of a
+ * candle-graph trace are on the device's clock; each clock is shifted so its
+ * first interval starts with the span that launched it.
+ *
+ * The layout state (collapsed processes, pinned tracks) lives in the scene;
+ * wick_timeline_scene_copy_state() carries it to the scene of the next
+ * document version.
  */
 #pragma once
 
 #include <cairo.h>
 
 #include "model/wick-document.h"
-#include "wick-timeline-index.h"
+#include "model/wick-tracks.h"
 
 G_BEGIN_DECLS
 
@@ -25,7 +40,13 @@ G_BEGIN_DECLS
 #define WICK_TIMELINE_RULER 26
 #define WICK_TIMELINE_MARKER_ROW 20
 #define WICK_TIMELINE_ROW 20
+#define WICK_TIMELINE_PROCESS_ROW 22
+#define WICK_TIMELINE_COUNTER_HEIGHT 40
+#define WICK_TIMELINE_INSTANTS_HEIGHT 18
 #define WICK_TIMELINE_SECTION_GAP 8
+
+/* A selected flow, in WickTimelineViewport.selected_event_kind. */
+#define WICK_TIMELINE_EVENT_FLOW 0x100
 
 typedef struct _WickTimelineScene WickTimelineScene;
 
@@ -37,62 +58,129 @@ typedef struct
   gboolean dark;
   WickRecordType selected_type;
   gint64 selected_index;
+  guint selected_event_kind; /* WickEventKind or WICK_TIMELINE_EVENT_FLOW; NONE: see type */
+  gint64 selected_event_index;
   guint64 range_start, range_end; /* box selection; empty when equal */
   const guint8 *matches;          /* per span: 1 = matches the search; NULL: no search */
-  double hover_x;                 /* < 0: no hover line */
-  gboolean no_labels;             /* benchmarks: rectangles only */
-  gboolean hide_ops;              /* no op ticks (view option) */
+  const guint32 *match_list;      /* matching spans sorted by start (may be NULL) */
+  guint n_match_list;
+  double hover_x;     /* < 0: no hover line */
+  gboolean no_labels; /* benchmarks: rectangles only */
+  gboolean hide_ops;  /* no op ticks (view option) */
+  gboolean legend;    /* the colour legend, bottom right */
 } WickTimelineViewport;
 
 WickTimelineScene *wick_timeline_scene_new (WickDocument *document);
 void wick_timeline_scene_free (WickTimelineScene *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickTimelineScene, wick_timeline_scene_free)
 
-WickTimelineIndex *wick_timeline_scene_get_index (WickTimelineScene *self);
 WickDocument *wick_timeline_scene_get_document (WickTimelineScene *self);
+WickTracks *wick_timeline_scene_get_tracks (WickTimelineScene *self);
 
-/* Full time extent of the document (spans, intervals, markers). */
+/* Full time extent of the document (every track, markers). */
 void wick_timeline_scene_get_extent (WickTimelineScene *self, guint64 *start_ns, guint64 *end_ns);
-/* Height of all tracks, ruler included. */
+/* Height of everything below the ruler and marker row (pinned and
+ * scrolled), plus those two. */
 int wick_timeline_scene_get_content_height (WickTimelineScene *self);
 
-/* Tracks: 0 is the span flame chart, then one per device stream. */
+/* Tracks of the model, in display order. */
 guint wick_timeline_scene_get_n_tracks (WickTimelineScene *self);
-const char *wick_timeline_scene_get_track_name (WickTimelineScene *self, guint track);
+/* The @i-th track in display order: its model index. */
+guint32 wick_timeline_scene_get_track (WickTimelineScene *self, guint i);
+/* The name the gutter shows for model track @track. */
+const char *wick_timeline_scene_get_track_name (WickTimelineScene *self, guint32 track);
+/* Height in pixels of model track @track as laid out. */
+int wick_timeline_scene_get_track_height (WickTimelineScene *self, guint32 track);
+/* Where track @track is drawn in @view (x is the plot, y its top); FALSE
+ * when hidden (collapsed) or scrolled out. */
+gboolean wick_timeline_scene_track_rect (WickTimelineScene *self, const WickTimelineViewport *view,
+                                         guint32 track, cairo_rectangle_t *rect);
+
+/* Layout state. */
+void wick_timeline_scene_set_collapsed (WickTimelineScene *self, guint32 process,
+                                        gboolean collapsed);
+gboolean wick_timeline_scene_get_collapsed (WickTimelineScene *self, guint32 process);
+void wick_timeline_scene_set_pinned (WickTimelineScene *self, guint32 track, gboolean pinned);
+gboolean wick_timeline_scene_get_pinned (WickTimelineScene *self, guint32 track);
+/* Copies collapsed processes and pinned tracks of @from (a scene of an
+ * earlier version of the same document) by index. */
+void wick_timeline_scene_copy_state (WickTimelineScene *self, WickTimelineScene *from);
+
 /* The short label drawn by a Wick record's marker ("mark: step 3",
  * "evict embed", "denoise accepted"). */
 const char *wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension);
-/* Aligned (host-time) start of a device interval. */
+/* Aligned (host-time) start of a candle-graph device interval. */
 guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval);
+/* Start and end of @event as drawn (device clocks aligned). */
+void wick_timeline_scene_event_extent (WickTimelineScene *self, WickEventRef event,
+                                       guint64 *start_ns, guint64 *end_ns);
 
 void wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr,
                                const WickTimelineViewport *view);
-/* Only the hover line and the pointer's time in the ruler (drawn by
- * wick_timeline_scene_draw too), for a widget that caches the rest. */
+/* Only the hover line, the pointer's time in the ruler and the counters'
+ * values at it (drawn by wick_timeline_scene_draw too), for a widget that
+ * caches the rest. */
 void wick_timeline_scene_draw_hover (WickTimelineScene *self, cairo_t *cr,
                                      const WickTimelineViewport *view);
 
-/* The whole trace squeezed into @view's height (every depth a thin row, from
- * the mipmap), with the visible range outlined and the rest veiled: the
- * overview strip above the timeline. @view's range is the whole extent. */
+/* The whole trace squeezed into @view's height (every track a thin band,
+ * from the model's summary), search hits marked, the visible range outlined
+ * and the rest veiled: the overview strip above the timeline. @view's range
+ * is the whole extent. */
 void wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
                                         const WickTimelineViewport *view, guint64 visible_start,
                                         guint64 visible_end);
+
+double wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t);
+guint64 wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x);
 
 /* The label the ruler shows for the pointer at @x: its time since the trace's
  * start to the finest digit one pixel resolves, rounded to nearest, in the
  * ruler's unit. */
 char *wick_timeline_scene_cursor_label (WickTimelineScene *self, const WickTimelineViewport *view,
                                         double x);
+/* The value counter track @track shows at widget x @x ("12.5 MiB" style for
+ * byte series, else the number); NULL before its first sample. */
+char *wick_timeline_scene_counter_label (WickTimelineScene *self, const WickTimelineViewport *view,
+                                         guint32 track, double x);
 
-double wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t);
-guint64 wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x);
-
-/* The record under (x, y): a span, a device interval or an extension marker. */
+/* The event under (x, y): any kind, or a flow end of the selected event's
+ * flows (then @event->kind is WICK_TIMELINE_EVENT_FLOW and its index the
+ * flow). FALSE when nothing. */
+gboolean wick_timeline_scene_hit_event (WickTimelineScene *self, const WickTimelineViewport *view,
+                                        double x, double y, WickEventRef *event);
+/* The same as a document record: spans, candle-graph device intervals and
+ * extension markers (other events give WICK_RECORD_NONE). */
 WickRecordType wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *view,
                                         double x, double y, gint64 *index);
+
+typedef enum
+{
+  WICK_TIMELINE_GUTTER_NONE,
+  WICK_TIMELINE_GUTTER_PROCESS, /* a process header: toggles collapse */
+  WICK_TIMELINE_GUTTER_PIN,     /* a track's pin: toggles pinning */
+  WICK_TIMELINE_GUTTER_TRACK,   /* a track's label */
+} WickTimelineGutterHit;
+WickTimelineGutterHit wick_timeline_scene_hit_gutter (WickTimelineScene *self,
+                                                      const WickTimelineViewport *view, double x,
+                                                      double y, guint32 *index);
+
 /* Where a span is drawn (before clipping to the view); FALSE when off-screen. */
 gboolean wick_timeline_scene_span_rect (WickTimelineScene *self, const WickTimelineViewport *view,
                                         guint span, cairo_rectangle_t *rect);
+/* Where any event is drawn; FALSE when off-screen or hidden. Zero-length
+ * events get the width of their mark. */
+gboolean wick_timeline_scene_event_rect (WickTimelineScene *self, const WickTimelineViewport *view,
+                                         WickEventRef event, cairo_rectangle_t *rect);
+
+/* The flows drawn for @event: its own, incoming and outgoing, then the ones
+ * reached by following them from event to event across tracks (at most
+ * @max). Returns how many; the first @n_direct are @event's own. */
+guint wick_timeline_scene_flow_chain (WickTimelineScene *self, WickEventRef event, guint32 *flows,
+                                      guint max, guint *n_direct);
+/* The event one flow step from @event: @direction > 0 follows its first
+ * outgoing flow, < 0 its first incoming one. FALSE when there is none. */
+gboolean wick_timeline_scene_follow_flow (WickTimelineScene *self, WickEventRef event,
+                                          int direction, WickEventRef *next);
 
 G_END_DECLS

@@ -81,8 +81,10 @@ ensure_scene_throttled (WickTimelineView *self, gboolean force)
                            redraw_later, self);
       return;
     }
+  WickTimelineScene *scene = wick_timeline_scene_new (self->document);
+  wick_timeline_scene_copy_state (scene, self->scene);
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
-  self->scene = wick_timeline_scene_new (self->document);
+  self->scene = scene;
   self->scene_dirty = FALSE;
   self->generation++;
   self->last_build_us = g_get_monotonic_time ();
@@ -102,11 +104,16 @@ wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *o
   wick_selection_get_visible (self->selection, &out->start_ns, &out->end_ns);
   wick_selection_get_range (self->selection, &out->range_start, &out->range_end);
   out->selected_type = wick_selection_get_record (self->selection, &out->selected_index);
+  out->selected_event_kind = wick_selection_get_event (self->selection, &out->selected_event_index);
   out->width = MAX (gtk_widget_get_width (GTK_WIDGET (self)), WICK_TIMELINE_GUTTER + 10);
   out->height = MAX (gtk_widget_get_height (GTK_WIDGET (self)), 50);
   out->scroll_y = self->scroll_y;
   out->dark = is_dark ();
   out->matches = self->matches;
+  out->match_list
+    = self->match_list ? (const guint32 *)(gconstpointer)self->match_list->data : NULL;
+  out->n_match_list = self->match_list ? self->match_list->len : 0;
+  out->legend = TRUE;
   out->hover_x = self->hover_x;
   out->hide_ops = self->hide_ops;
 }
@@ -209,7 +216,10 @@ same_view (const WickTimelineViewport *a, const WickTimelineViewport *b)
          && a->height == b->height && a->scroll_y == b->scroll_y && a->dark == b->dark
          && a->selected_type == b->selected_type && a->selected_index == b->selected_index
          && a->range_start == b->range_start && a->range_end == b->range_end
-         && a->matches == b->matches && a->hide_ops == b->hide_ops;
+         && a->matches == b->matches && a->hide_ops == b->hide_ops
+         && a->selected_event_kind == b->selected_event_kind
+         && a->selected_event_index == b->selected_event_index && a->n_match_list == b->n_match_list
+         && a->match_list == b->match_list;
 }
 
 /* The scene without the hover line is cached as a render node, so moving the
@@ -346,13 +356,131 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView *se
     return;
   double x0, y0;
   gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
+  wick_timeline_view_click (self, x0, y0);
+}
+
+static void
+select_event (WickTimelineView *self, WickEventRef event)
+{
+  WickTracks *tracks = wick_timeline_scene_get_tracks (self->scene);
+  WickRecordType type = WICK_RECORD_NONE;
+  gint64 index = -1;
+  if (event.kind == WICK_EVENT_SLICE)
+    {
+      type = WICK_RECORD_SPAN;
+      index = event.index;
+    }
+  else if (event.kind == WICK_EVENT_DEVICE)
+    {
+      const WickDeviceSlice *d = &wick_tracks_get_device_slices (tracks, NULL)[event.index];
+      if (d->source >= 0)
+        {
+          type = WICK_RECORD_DEVICE_INTERVAL;
+          index = d->source;
+        }
+    }
+  wick_selection_set_record_event (self->selection, type, index, event.kind,
+                                   event.kind == WICK_EVENT_NONE ? -1 : (gint64)event.index);
+}
+
+gboolean
+wick_timeline_view_click (WickTimelineView *self, double x, double y)
+{
+  if (self->scene == NULL)
+    return FALSE;
   WickTimelineViewport view;
   wick_timeline_view_get_viewport (self, &view);
+  guint32 what;
+  switch (wick_timeline_scene_hit_gutter (self->scene, &view, x, y, &what))
+    {
+      case WICK_TIMELINE_GUTTER_PROCESS:
+        wick_timeline_scene_set_collapsed (self->scene, what,
+                                           !wick_timeline_scene_get_collapsed (self->scene, what));
+        self->generation++;
+        scroll_tracks (self, 0);
+        return TRUE;
+      case WICK_TIMELINE_GUTTER_PIN:
+        wick_timeline_scene_set_pinned (self->scene, what,
+                                        !wick_timeline_scene_get_pinned (self->scene, what));
+        self->generation++;
+        scroll_tracks (self, 0);
+        return TRUE;
+      default:
+        break;
+    }
   gint64 index;
-  WickRecordType type = wick_timeline_scene_hit (self->scene, &view, x0, y0, &index);
-  wick_selection_set_record (self->selection, type, index);
-  if (!self->drag_box && type == WICK_RECORD_NONE)
+  WickRecordType type = wick_timeline_scene_hit (self->scene, &view, x, y, &index);
+  if (type == WICK_RECORD_EXTENSION)
+    {
+      wick_selection_set_record (self->selection, type, index);
+      return TRUE;
+    }
+  WickEventRef event;
+  if (wick_timeline_scene_hit_event (self->scene, &view, x, y, &event))
+    {
+      select_event (self, event);
+      return TRUE;
+    }
+  wick_selection_set_record (self->selection, WICK_RECORD_NONE, -1);
+  if (!self->drag_box)
     wick_selection_set_range (self->selection, 0, 0);
+  return FALSE;
+}
+
+/* Makes @event visible: its process expanded, its track scrolled into view
+ * and its time inside the visible range. */
+static void
+reveal_event (WickTimelineView *self, WickEventRef event)
+{
+  WickTracks *tracks = wick_timeline_scene_get_tracks (self->scene);
+  guint32 track = wick_tracks_event_track (tracks, event);
+  const WickTrack *tr = &wick_tracks_get_tracks (tracks, NULL)[track];
+  if (tr->process >= 0 && wick_timeline_scene_get_collapsed (self->scene, tr->process))
+    {
+      wick_timeline_scene_set_collapsed (self->scene, tr->process, FALSE);
+      self->generation++;
+    }
+  guint64 start, end, vs, ve;
+  wick_timeline_scene_event_extent (self->scene, event, &start, &end);
+  wick_selection_get_visible (self->selection, &vs, &ve);
+  if (end < vs || start > ve)
+    {
+      double width = (double)wick_time_sub (ve, vs);
+      double centre = (double)start + (double)wick_time_sub (end, start) / 2;
+      leave_follow (self);
+      set_visible_clamped (self, centre - width / 2, centre + width / 2);
+    }
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (self, &view);
+  cairo_rectangle_t r;
+  view.scroll_y = 0;
+  if (!wick_timeline_scene_get_pinned (self->scene, track)
+      && wick_timeline_scene_event_rect (self->scene, &view, event, &r))
+    {
+      double height = gtk_widget_get_height (GTK_WIDGET (self));
+      double y = r.y; /* content y with no scroll */
+      if (y - self->scroll_y > height - WICK_TIMELINE_ROW || y - self->scroll_y < 80)
+        scroll_tracks (self, y - self->scroll_y - height / 2);
+    }
+}
+
+gboolean
+wick_timeline_view_follow_flow (WickTimelineView *self, int direction)
+{
+  if (self->scene == NULL)
+    return FALSE;
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (self, &view);
+  WickEventRef event = { view.selected_event_kind, (guint32)MAX (view.selected_event_index, 0) };
+  if (view.selected_event_kind == WICK_EVENT_NONE
+      || view.selected_event_kind == WICK_TIMELINE_EVENT_FLOW)
+    return FALSE;
+  WickEventRef next;
+  if (!wick_timeline_scene_follow_flow (self->scene, event, direction, &next))
+    return FALSE;
+  select_event (self, next);
+  reveal_event (self, next);
+  return TRUE;
 }
 
 static void
@@ -399,9 +527,26 @@ focus_selected_span (WickTimelineView *self, gboolean mark)
     }
   ensure_scene (self);
   const WickSpan *span = &wick_document_get_spans (self->document, NULL)[index];
+  WickEventRef ref = { WICK_EVENT_SLICE, (guint32)index };
   wick_selection_set_range (
     self->selection, span->start_ns,
-    wick_timeline_index_span_end (wick_timeline_scene_get_index (self->scene), index));
+    wick_tracks_event_end (wick_timeline_scene_get_tracks (self->scene), ref));
+  return TRUE;
+}
+
+static gboolean
+pin_selected_track (WickTimelineView *self)
+{
+  gint64 index;
+  guint kind = wick_selection_get_event (self->selection, &index);
+  if (self->scene == NULL || kind == WICK_EVENT_NONE || kind == WICK_TIMELINE_EVENT_FLOW)
+    return FALSE;
+  WickEventRef event = { kind, (guint32)index };
+  guint32 track = wick_tracks_event_track (wick_timeline_scene_get_tracks (self->scene), event);
+  wick_timeline_scene_set_pinned (self->scene, track,
+                                  !wick_timeline_scene_get_pinned (self->scene, track));
+  self->generation++;
+  scroll_tracks (self, 0);
   return TRUE;
 }
 
@@ -453,6 +598,13 @@ on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModif
         return focus_selected_span (self, FALSE);
       case GDK_KEY_m:
         return focus_selected_span (self, TRUE);
+      case GDK_KEY_bracketright:
+        /* Along the selected event's flows: ] to where it leads, [ back. */
+        return wick_timeline_view_follow_flow (self, 1);
+      case GDK_KEY_bracketleft:
+        return wick_timeline_view_follow_flow (self, -1);
+      case GDK_KEY_p:
+        return pin_selected_track (self);
       default:
         return FALSE;
     }
@@ -763,11 +915,8 @@ wick_timeline_view_step_match (WickTimelineView *self, int direction)
   ensure_scene (self);
   set_visible_clamped (self, center - width / 2, center + width / 2);
   /* Bring its row into view. */
-  double row_y = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + s->depth * WICK_TIMELINE_ROW;
-  double height = gtk_widget_get_height (GTK_WIDGET (self));
-  if (row_y - self->scroll_y > height - WICK_TIMELINE_ROW
-      || row_y - self->scroll_y < WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW)
-    scroll_tracks (self, row_y - self->scroll_y - height / 2);
+  WickEventRef ref = { WICK_EVENT_SLICE, span };
+  reveal_event (self, ref);
   return self->current_match;
 }
 
@@ -792,7 +941,8 @@ wick_timeline_view_zoom_to_span (WickTimelineView *self, guint span)
   g_return_if_fail (self->document != NULL);
   const WickSpan *s = &wick_document_get_spans (self->document, NULL)[span];
   ensure_scene (self);
-  guint64 end = wick_timeline_index_span_end (wick_timeline_scene_get_index (self->scene), span);
+  WickEventRef ref = { WICK_EVENT_SLICE, span };
+  guint64 end = wick_tracks_event_end (wick_timeline_scene_get_tracks (self->scene), ref);
   double width = MAX ((double)wick_time_sub (end, s->start_ns), MIN_VISIBLE_NS);
   double margin = floor (width / 10);
   leave_follow (self);

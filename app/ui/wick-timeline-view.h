@@ -9,7 +9,10 @@
  * time); drag pans; shift+drag box-selects a range; click selects the record
  * under the pointer; + / − / 0 zoom in, out and to fit; W/S zoom and A/D pan
  * (as in Perfetto and Tracy); double-click or F zooms to the selected span,
- * M marks its extent as the range (Perfetto's keys); Escape clears the range.
+ * M marks its extent as the range (Perfetto's keys); Escape clears the range;
+ * ] and [ follow the selected event's flows forward and back; P pins the
+ * selected event's track. Clicking a process header collapses it, a track's
+ * pin (right of its label) pins it to the top.
  *
  * Follow mode (live): after the document changes, the visible range keeps its
  * width and ends at the document's end. Any zoom or pan by the user leaves
@@ -58,6 +61,16 @@ gboolean wick_timeline_view_get_follow (WickTimelineView *self);
 
 /* View option: draw op ticks inside spans (default TRUE). */
 void wick_timeline_view_set_show_ops (WickTimelineView *self, gboolean show);
+
+/* A click at (x, y) as the pointer does it: a process header collapses or
+ * expands its group, a track's pin pins or unpins it, an event is selected
+ * (any kind: span, async slice, counter sample, instant, device interval,
+ * flow end). Returns TRUE when it hit something. */
+gboolean wick_timeline_view_click (WickTimelineView *self, double x, double y);
+/* Selects the event one flow step from the selected one (] and [ keys):
+ * @direction > 0 along its outgoing flow, < 0 back along an incoming one,
+ * and reveals it. FALSE when there is none. */
+gboolean wick_timeline_view_follow_flow (WickTimelineView *self, int direction);
 
 /* Draws the hover line at widget x @x (< 0 hides it); for tests and screenshots. */
 void wick_timeline_view_set_hover (WickTimelineView *self, double x);

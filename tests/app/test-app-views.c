@@ -153,6 +153,16 @@ draw_timeline (WickDocument *document, WickTimelineViewport *view)
   return surface;
 }
 
+/* The middle of the depth-1 row of the host thread's track. */
+static int
+depth1_y (WickDocument *document, const WickTimelineViewport *view)
+{
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  cairo_rectangle_t r;
+  g_assert_true (wick_timeline_scene_span_rect (scene, view, index_of (document, "s3"), &r));
+  return (int)(r.y + r.height / 2);
+}
+
 static void
 test_unlinked_clock (void)
 {
@@ -193,8 +203,7 @@ test_timeline_pixels (void)
                                 .no_labels = TRUE };
   cairo_surface_t *surface = draw_timeline (document, &view);
   const WickSpan *spans = wick_document_get_spans (document, NULL);
-  int y1
-    = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + WICK_TIMELINE_ROW + WICK_TIMELINE_ROW / 2;
+  int y1 = depth1_y (document, &view);
   /* One pixel per 1000 ns: s2 (started before the view) covers x 150..249,
    * nothing at 250..349, s3 from 350. */
   WickRgb early = wick_palette_span (
@@ -226,8 +235,7 @@ test_timeline_search_dims (void)
                                 .matches = matches };
   cairo_surface_t *surface = draw_timeline (document, &view);
   const WickSpan *spans = wick_document_get_spans (document, NULL);
-  int y1
-    = WICK_TIMELINE_RULER + WICK_TIMELINE_MARKER_ROW + WICK_TIMELINE_ROW + WICK_TIMELINE_ROW / 2;
+  int y1 = depth1_y (document, &view);
   WickRgb early = wick_palette_span (
     wick_palette_span_colour_id (spans[index_of (document, "s2")].step, "early"), FALSE);
   WickRgb late = wick_palette_span (
@@ -245,10 +253,19 @@ test_timeline_example (void)
 {
   g_autoptr (WickDocument) document = app_test_load_example ();
   g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
-  /* The example: host spans, a copy stream and a compute stream. */
-  g_assert_cmpuint (wick_timeline_scene_get_n_tracks (scene), ==, 3);
-  g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, 1), ==, "cuda:0 · stream 13");
-  g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, 2), ==, "cuda:0 · stream 7");
+  /* The example: the host thread, memory counters, the Wick events as
+   * instants, a copy stream and a compute stream, in display order. */
+  guint n_tracks = wick_timeline_scene_get_n_tracks (scene);
+  g_assert_cmpuint (n_tracks, ==, 9);
+  g_assert_cmpstr (
+    wick_timeline_scene_get_track_name (scene, wick_timeline_scene_get_track (scene, 0)), ==,
+    "host");
+  g_assert_cmpstr (
+    wick_timeline_scene_get_track_name (scene, wick_timeline_scene_get_track (scene, n_tracks - 2)),
+    ==, "cuda:0 stream 13");
+  g_assert_cmpstr (
+    wick_timeline_scene_get_track_name (scene, wick_timeline_scene_get_track (scene, n_tracks - 1)),
+    ==, "cuda:0 stream 7");
   /* Wick records: two marks, a certification, an eviction and a restore. */
   guint n_ext;
   wick_document_get_extensions (document, &n_ext);
