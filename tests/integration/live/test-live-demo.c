@@ -204,6 +204,8 @@ control (GPid pid, int *status, ...)
   g_ptr_array_add (args, NULL);
   g_autofree char *out = NULL;
   *status = run_tool ((const char *const *)args->pdata, &out, FALSE);
+  if (*status != 0)
+    g_test_message ("wick-trace control %s exited %d: %s", pid_text, *status, out ? out : "");
   g_assert_nonnull (out);
   g_assert_cmpuint (strlen (out), >, 0);
   g_assert_true (g_str_has_suffix (out, "}\n")); /* one JSON object on one line */
