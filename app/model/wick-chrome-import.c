@@ -25,6 +25,8 @@ typedef struct
 {
   guint32 process, thread; /* builder indices */
   guint32 device_track;    /* +1; the device track of its last device event */
+  gint64 last_device, last_stream; /* of that event; with flags below */
+  gboolean last_has_device, last_has_stream;
 } ThreadRef;
 
 /* Host args are kept up to this many bytes each, and up to a quarter of the
@@ -274,6 +276,21 @@ add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
   char device_text[32], stream_text[48];
   guint32 track;
 
+  if (ref->device_track > 0 && ref->last_has_device == has_device
+      && ref->last_has_stream == has_stream && ref->last_device == device
+      && ref->last_stream == stream)
+    {
+      /* the same stream as the thread's last device event (the common case) */
+      wick_tracks_device_add (im->tracks, ref->device_track - 1, ts, dur,
+                              intern (im, e->name, e->name_len), intern (im, e->cat, e->cat_len),
+                              args_of (im, e, FALSE));
+      im->imported['d']++;
+      return;
+    }
+  ref->last_has_device = has_device;
+  ref->last_has_stream = has_stream;
+  ref->last_device = device;
+  ref->last_stream = stream;
   if (has_device)
     g_snprintf (device_text, sizeof device_text, "cuda:%" G_GINT64_FORMAT, device);
   else

@@ -280,6 +280,31 @@ read_number_value_ns (WickJsonScanner *s, double *out, gint64 *ns, gboolean *ok)
   *ok = FALSE;
   if (!wick_json_peek_type (s, &type))
     return FALSE;
+  if (type == WICK_JSON_NUMBER && ns != NULL)
+    {
+      /* the common case, [-]digits[.digits]: exact ns from the text, no strtod */
+      const char *p = s->p, *q = p;
+      gboolean ok_syntax;
+      if (q < s->end && *q == '-')
+        q++;
+      ok_syntax = q < s->end && g_ascii_isdigit (*q) && !(*q == '0' && q + 1 < s->end && g_ascii_isdigit (q[1]));
+      while (q < s->end && g_ascii_isdigit (*q))
+        q++;
+      if (ok_syntax && q < s->end && *q == '.')
+        {
+          q++;
+          ok_syntax = q < s->end && g_ascii_isdigit (*q);
+          while (q < s->end && g_ascii_isdigit (*q))
+            q++;
+        }
+      if (ok_syntax && q < s->end && *q != 'e' && *q != 'E' && decimal_us_to_ns (p, (gsize)(q - p), ns))
+        {
+          s->p = q;
+          *out = (double)*ns / 1000.0;
+          *ok = TRUE;
+          return TRUE;
+        }
+    }
   if (type == WICK_JSON_NUMBER)
     {
       WickJsonNumber n;
@@ -329,8 +354,7 @@ read_text_value (WickJsonScanner *s, const char **str, gsize *len, gboolean *ok)
   if (type == WICK_JSON_NUMBER)
     {
       const char *start = s->p;
-      WickJsonNumber n;
-      if (!wick_json_read_number (s, &n))
+      if (!wick_json_skip_number (s))
         return FALSE;
       *str = start;
       *len = (gsize)(s->p - start);

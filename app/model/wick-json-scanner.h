@@ -74,6 +74,9 @@ wick_json_skip_whitespace (WickJsonScanner *scanner)
 /* The type of the value at the cursor (after whitespace), judged by its first
  * byte; sets "expected value" / "EOF while parsing a value" when none. */
 gboolean wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type);
+/* Validates a number's syntax at the cursor and steps over it (no value, no
+ * range check: serde_json's ignore_value). */
+gboolean wick_json_skip_number (WickJsonScanner *scanner);
 /* Validates and steps over one value. */
 gboolean wick_json_skip_value (WickJsonScanner *scanner);
 
