@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "wick-chrome-import.h"
+#include "wick-chrome-stream.h"
 #include "wick-document.h"
 #include "wick-memory-series.h"
 #include "wick-span-costs.h"
@@ -32,6 +33,87 @@ format_ns (char *buffer, gsize size, double ns)
     g_snprintf (buffer, size, "%.3f µs", ns / 1e3);
   else
     g_snprintf (buffer, size, "%.0f ns", ns);
+}
+
+/* What a Chrome import read: counts by phase, what was skipped, the
+ * top-level metadata (distributedInfo's rank and world size, the devices,
+ * schemaVersion, traceName, ...) and the ProfilerStep#N steps. */
+static void
+print_chrome (WickDocument *doc)
+{
+  const WickChromeInfo *info = wick_chrome_info_get (doc);
+  const char *distributed;
+  guint n_spans, n_steps = 0;
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+  double total = 0, longest = 0, shortest = G_MAXDOUBLE;
+
+  if (info == NULL)
+    return;
+  printf ("format:      %s\n", info->format);
+  for (int which = 0; which < 2; which++)
+    {
+      GPtrArray *pairs = which == 0 ? info->imported : info->skipped;
+      if (pairs->len == 0)
+        continue;
+      printf ("%s", which == 0 ? "imported:    " : "skipped:     ");
+      for (guint i = 0; i + 1 < pairs->len; i += 2)
+        printf ("%s%s %s", i ? ", " : "", (const char *)g_ptr_array_index (pairs, i + 1),
+                (const char *)g_ptr_array_index (pairs, i));
+      printf ("\n");
+    }
+  if (info->frees_before_window > 0)
+    printf ("memory:      %" G_GUINT64_FORMAT
+            " frees of blocks allocated before the profile started (information)\n",
+            info->frees_before_window);
+  distributed = wick_chrome_info_lookup_metadata (info, "distributedInfo");
+  if (distributed != NULL)
+    {
+      double rank, world;
+      g_autoptr (GString) backend = g_string_new (NULL);
+      gsize len = strlen (distributed);
+      if (wick_chrome_args_number (distributed, len, "rank", &rank)
+          && wick_chrome_args_number (distributed, len, "world_size", &world))
+        printf ("distributed: rank %.0f of world size %.0f", rank, world);
+      else
+        printf ("distributed: %.200s", distributed);
+      if (wick_chrome_args_string (distributed, len, "backend", backend))
+        printf (", backend %s", backend->str);
+      printf ("\n");
+    }
+  for (guint i = 0; i + 1 < info->metadata->len; i += 2)
+    {
+      const char *key = g_ptr_array_index (info->metadata, i);
+      const char *value = g_ptr_array_index (info->metadata, i + 1);
+      g_autoptr (GString) flat = g_string_new (NULL);
+      if (strcmp (key, "distributedInfo") == 0)
+        continue;
+      /* one line: the JSON's layout whitespace squeezed */
+      for (const char *p = value; *p != '\0' && flat->len < 160; p++)
+        if (!g_ascii_isspace (*p) || (flat->len > 0 && flat->str[flat->len - 1] != ' '))
+          g_string_append_c (flat, g_ascii_isspace (*p) ? ' ' : *p);
+      printf ("metadata:    %s = %s%s\n", key, flat->str, strlen (value) > flat->len ? "…" : "");
+    }
+  for (guint i = 0; i < n_spans; i++)
+    {
+      const char *name = wick_document_str (doc, spans[i].name);
+      if (name != NULL && g_str_has_prefix (name, "ProfilerStep#"))
+        {
+          double d = (double)spans[i].duration_ns;
+          n_steps++;
+          total += d;
+          longest = MAX (longest, d);
+          shortest = MIN (shortest, d);
+        }
+    }
+  if (n_steps > 0)
+    {
+      char mean[32], lo[32], hi[32];
+      format_ns (mean, sizeof mean, total / n_steps);
+      format_ns (lo, sizeof lo, shortest);
+      format_ns (hi, sizeof hi, longest);
+      printf ("steps:       %u ProfilerStep#N, mean %s, min %s, max %s\n", n_steps, mean, lo, hi);
+    }
+  printf ("\n");
 }
 
 static void
@@ -186,6 +268,7 @@ wick_trace_summary (int argc, char **argv)
     printf ("note: line %" G_GUINT64_FORMAT " and later wick_* lines are Wick extension records; "
             "candle-graph rejects them (wick-trace convert --strict removes them)\n\n",
             wick_document_get_first_extension_line (doc));
+  print_chrome (doc);
   print_identity (doc);
   print_counts (doc);
   print_measured (doc);

@@ -306,6 +306,36 @@ test_cli_convert_disk_full (void)
 }
 
 static void
+test_cli_chrome_check_and_summary (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "rank3.json", NULL);
+  g_autofree char *out = NULL, *summary = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o;
+
+  g_assert_true (g_file_set_contents (
+    path,
+    "{\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8},"
+    "\"traceEvents\":[{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1,\"dur\":10},{\"ph\":\"X\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,"
+    "\"ts\":11,\"dur\":30},{\"ph\":\"Q\",\"pid\":1,\"ts\":1}]}",
+    -1, NULL));
+  g_assert_cmpint (run (&out, "check", "--json", path, NULL), ==, 0);
+  o = parse_object (out, parser);
+  g_assert_cmpstr (json_object_get_string_member (o, "format"), ==, "chrome");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (o, "imported"), "X"),
+                   ==, 2);
+  g_assert_cmpint (
+    json_object_get_int_member (json_object_get_object_member (o, "skipped"), "ph=Q"), ==, 1);
+  g_assert_cmpint (run (&summary, "summary", path, NULL), ==, 0);
+  g_assert_nonnull (strstr (summary, "distributed: rank 3 of world size 8, backend nccl"));
+  g_assert_nonnull (strstr (summary, "steps:       2 ProfilerStep#N, mean 20.000 µs"));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static void
 test_cli_summary (void)
 {
   g_autofree char *path = data_path ("train-contract.jsonl");
@@ -391,6 +421,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/cli/convert-strict", test_cli_convert_strict);
   g_test_add_func ("/model/cli/convert-chrome", test_cli_convert_chrome);
   g_test_add_func ("/model/cli/convert-cut-off", test_cli_convert_cut_off);
+  g_test_add_func ("/model/cli/chrome-check-summary", test_cli_chrome_check_and_summary);
   g_test_add_func ("/model/cli/convert-disk-full", test_cli_convert_disk_full);
   g_test_add_func ("/model/cli/summary", test_cli_summary);
   g_test_add_func ("/model/cli/tracks-json", test_cli_tracks_json);
