@@ -16,16 +16,16 @@
 #include "core/wick-error-private.h"
 
 #pragma weak wick_session_get_weight_store
-#pragma weak wick_weight_store_n_modules
-#pragma weak wick_weight_store_module_stats
+#pragma weak wick_weight_store_get_n_modules
+#pragma weak wick_weight_store_get_module_stats
 #pragma weak wick_weight_store_evict
 #pragma weak wick_weight_store_restore
 #pragma weak wick_weight_store_restore_all
-#pragma weak wick_session_n_stages
+#pragma weak wick_session_get_n_stages
 #pragma weak wick_session_get_stage
 #pragma weak wick_session_find_stage
-#pragma weak wick_stage_name
-#pragma weak wick_stage_state
+#pragma weak wick_stage_get_name
+#pragma weak wick_stage_get_state
 #pragma weak wick_stage_capture
 #pragma weak wick_stage_release
 #pragma weak wick_cuda_available
@@ -49,16 +49,16 @@ reply_error (WickControlWriter *reply, const char *message)
 static bool
 weights_available (void)
 {
-  return wick_session_get_weight_store != NULL && wick_weight_store_n_modules != NULL
-         && wick_weight_store_module_stats != NULL && wick_weight_store_evict != NULL
+  return wick_session_get_weight_store != NULL && wick_weight_store_get_n_modules != NULL
+         && wick_weight_store_get_module_stats != NULL && wick_weight_store_evict != NULL
          && wick_weight_store_restore != NULL && wick_weight_store_restore_all != NULL;
 }
 
 static bool
 stages_available (void)
 {
-  return wick_session_n_stages != NULL && wick_session_get_stage != NULL
-         && wick_session_find_stage != NULL && wick_stage_name != NULL && wick_stage_state != NULL
+  return wick_session_get_n_stages != NULL && wick_session_get_stage != NULL
+         && wick_session_find_stage != NULL && wick_stage_get_name != NULL && wick_stage_get_state != NULL
          && wick_stage_capture != NULL && wick_stage_release != NULL
          && wick_capture_options_init != NULL;
 }
@@ -144,15 +144,15 @@ static void
 write_stage_list (WickSession *session, WickControlWriter *reply)
 {
   wick_control_writer_begin_array (reply, "stages");
-  size_t n = stages_available () ? wick_session_n_stages (session) : 0;
+  size_t n = stages_available () ? wick_session_get_n_stages (session) : 0;
   for (size_t i = 0; i < n; i++)
     {
       WickStage *stage = wick_session_get_stage (session, i);
       if (stage == NULL)
         continue;
       wick_control_writer_begin_object (reply, NULL);
-      wick_control_writer_string (reply, "name", wick_stage_name (stage));
-      wick_control_writer_string (reply, "state", stage_state_name (wick_stage_state (stage)));
+      wick_control_writer_string (reply, "name", wick_stage_get_name (stage));
+      wick_control_writer_string (reply, "state", stage_state_name (wick_stage_get_state (stage)));
       wick_control_writer_end_object (reply);
     }
   wick_control_writer_end_array (reply);
@@ -163,12 +163,12 @@ write_module_list (WickSession *session, WickControlWriter *reply)
 {
   wick_control_writer_begin_array (reply, "modules");
   WickWeightStore *store = weights_available () ? wick_session_get_weight_store (session) : NULL;
-  size_t n = store != NULL ? wick_weight_store_n_modules (store) : 0;
+  size_t n = store != NULL ? wick_weight_store_get_n_modules (store) : 0;
   for (size_t i = 0; i < n; i++)
     {
       WickWeightStats stats;
       memset (&stats, 0, sizeof stats);
-      if (!wick_weight_store_module_stats (store, i, &stats))
+      if (!wick_weight_store_get_module_stats (store, i, &stats))
         continue;
       wick_control_writer_begin_object (reply, NULL);
       wick_control_writer_string (reply, "name", stats.module);
@@ -413,7 +413,7 @@ command_capture (WickSession *session, const WickControlRequest *request, WickCo
     }
   wick_control_writer_bool (reply, "ok", true);
   write_certification (reply, &cert);
-  wick_control_writer_string (reply, "state", stage_state_name (wick_stage_state (stage)));
+  wick_control_writer_string (reply, "state", stage_state_name (wick_stage_get_state (stage)));
 }
 
 static void
@@ -430,8 +430,8 @@ command_release (WickSession *session, const WickControlRequest *request, WickCo
       return;
     }
   wick_control_writer_bool (reply, "ok", true);
-  wick_control_writer_string (reply, "stage", wick_stage_name (stage));
-  wick_control_writer_string (reply, "state", stage_state_name (wick_stage_state (stage)));
+  wick_control_writer_string (reply, "stage", wick_stage_get_name (stage));
+  wick_control_writer_string (reply, "state", stage_state_name (wick_stage_get_state (stage)));
 }
 
 static void

@@ -28,12 +28,12 @@
 #include <unistd.h>
 
 #pragma weak wick_session_get_weight_store
-#pragma weak wick_weight_store_n_modules
-#pragma weak wick_weight_store_module_stats
-#pragma weak wick_session_n_stages
+#pragma weak wick_weight_store_get_n_modules
+#pragma weak wick_weight_store_get_module_stats
+#pragma weak wick_session_get_n_stages
 #pragma weak wick_session_get_stage
-#pragma weak wick_stage_name
-#pragma weak wick_stage_state
+#pragma weak wick_stage_get_name
+#pragma weak wick_stage_get_state
 #pragma weak wick_stage_get_certification
 
 typedef struct
@@ -126,16 +126,16 @@ module_where (const WickWeightStats *stats)
 static size_t
 write_modules (WickSession *session, Buffer *buffer)
 {
-  if (wick_session_get_weight_store == NULL || wick_weight_store_n_modules == NULL
-      || wick_weight_store_module_stats == NULL)
+  if (wick_session_get_weight_store == NULL || wick_weight_store_get_n_modules == NULL
+      || wick_weight_store_get_module_stats == NULL)
     return 0;
   WickWeightStore *store = wick_session_get_weight_store (session);
-  size_t n = store != NULL ? wick_weight_store_n_modules (store) : 0, written = 0;
+  size_t n = store != NULL ? wick_weight_store_get_n_modules (store) : 0, written = 0;
   for (size_t i = 0; i < n; i++)
     {
       WickWeightStats stats;
       memset (&stats, 0, sizeof stats);
-      if (!wick_weight_store_module_stats (store, i, &stats))
+      if (!wick_weight_store_get_module_stats (store, i, &stats))
         continue;
       WickControlWriter line;
       wick_control_writer_init (&line);
@@ -175,10 +175,10 @@ stage_state_name (WickStageState state)
 static size_t
 write_stages (WickSession *session, Buffer *buffer)
 {
-  if (wick_session_n_stages == NULL || wick_session_get_stage == NULL || wick_stage_name == NULL
-      || wick_stage_state == NULL)
+  if (wick_session_get_n_stages == NULL || wick_session_get_stage == NULL || wick_stage_get_name == NULL
+      || wick_stage_get_state == NULL)
     return 0;
-  size_t n = wick_session_n_stages (session), written = 0;
+  size_t n = wick_session_get_n_stages (session), written = 0;
   for (size_t i = 0; i < n; i++)
     {
       WickStage *stage = wick_session_get_stage (session, i);
@@ -192,8 +192,8 @@ write_stages (WickSession *session, Buffer *buffer)
       wick_control_writer_init (&line);
       wick_control_writer_begin_object (&line, NULL);
       wick_control_writer_string (&line, "kind", "wick_snapshot_stage");
-      wick_control_writer_string (&line, "name", wick_stage_name (stage));
-      wick_control_writer_string (&line, "state", stage_state_name (wick_stage_state (stage)));
+      wick_control_writer_string (&line, "name", wick_stage_get_name (stage));
+      wick_control_writer_string (&line, "state", stage_state_name (wick_stage_get_state (stage)));
       if (certified)
         {
           wick_control_writer_string (&line, "verdict", certification.verdict);

@@ -86,7 +86,7 @@ wick_stage_certification_json (WickStage *stage, const WickCertification *cert, 
   wick_stage_json_append (&json, "\"stage\":");
   wick_stage_json_string (&json, cert->stage);
   wick_stage_json_append (&json, ",\"windows\":[");
-  size_t n_windows = wick_stage_n_windows (stage);
+  size_t n_windows = wick_stage_get_n_windows (stage);
   for (size_t i = 0; i < n_windows; i++)
     {
       WickStageBuffer window;

@@ -50,7 +50,7 @@ static WickStage *
 registry_find_locked (StageRegistry *registry, const char *name)
 {
   for (size_t i = 0; i < registry->n_stages; i++)
-    if (strcmp (wick_stage_name (registry->stages[i]), name) == 0)
+    if (strcmp (wick_stage_get_name (registry->stages[i]), name) == 0)
       return registry->stages[i];
   return NULL;
 }
@@ -104,7 +104,7 @@ wick_session_register_stage (WickSession *session, const WickStageInfo *info, Wi
 }
 
 size_t
-wick_session_n_stages (WickSession *session)
+wick_session_get_n_stages (WickSession *session)
 {
   StageRegistry *registry = session != NULL ? registry_get (session, false) : NULL;
   if (registry == NULL)

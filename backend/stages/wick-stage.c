@@ -339,19 +339,19 @@ wick_stage_free (WickStage *stage)
 }
 
 const char *
-wick_stage_name (WickStage *stage)
+wick_stage_get_name (WickStage *stage)
 {
   return stage != NULL ? stage->name : NULL;
 }
 
 WickStageState
-wick_stage_state (WickStage *stage)
+wick_stage_get_state (WickStage *stage)
 {
   return stage != NULL ? (WickStageState)atomic_load (&stage->state) : WICK_STAGE_EAGER;
 }
 
 size_t
-wick_stage_n_windows (WickStage *stage)
+wick_stage_get_n_windows (WickStage *stage)
 {
   return stage != NULL ? stage->n_windows : 0;
 }

@@ -591,7 +591,7 @@ wick_weight_store_use_end (WickWeightStore *store, const char *name)
 /* ---- queries -------------------------------------------------------------- */
 
 size_t
-wick_weight_store_n_modules (WickWeightStore *store)
+wick_weight_store_get_n_modules (WickWeightStore *store)
 {
   if (store == NULL)
     return 0;
@@ -602,7 +602,7 @@ wick_weight_store_n_modules (WickWeightStore *store)
 }
 
 bool
-wick_weight_store_module_stats (WickWeightStore *store, size_t index, WickWeightStats *out)
+wick_weight_store_get_module_stats (WickWeightStore *store, size_t index, WickWeightStats *out)
 {
   if (store == NULL || out == NULL)
     return false;
@@ -628,7 +628,7 @@ wick_weight_store_find_stats (WickWeightStore *store, const char *name, WickWeig
 }
 
 void
-wick_weight_store_total_stats (WickWeightStore *store, WickWeightStats *out)
+wick_weight_store_get_total_stats (WickWeightStore *store, WickWeightStats *out)
 {
   memset (out, 0, sizeof *out);
   snprintf (out->module, sizeof out->module, "total");
@@ -665,7 +665,7 @@ param_place (const WickWeightModule *module, const WickWeightStorage *storage)
 }
 
 bool
-wick_weight_store_param_info (WickWeightStore *store, const char *name, size_t index,
+wick_weight_store_get_param_info (WickWeightStore *store, const char *name, size_t index,
                               WickWeightParamInfo *out)
 {
   if (store == NULL || name == NULL || out == NULL)

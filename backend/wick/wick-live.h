@@ -1,4 +1,4 @@
-/* wick-live.h — discovery and control of a live session. Owned by the live area.
+/* wick-live.h — discovery and control of a live session.
  *
  * A session whose host enables control (WickSessionOptions.enable_control,
  * wick_session_enable_control(), or WICK_CONTROL=1 in the environment) listens

@@ -1,6 +1,6 @@
 /* wick-ring.h — reading a session's live ring from any process, and turning
- * its records into candle-graph/trace/10 JSONL lines. Owned by the recording
- * core; the protocol is docs/ring.md.
+ * its records into candle-graph/trace/10 JSONL lines. The protocol is
+ * docs/ring.md.
  *
  * A session keeps everything it records in one memfd: a header (magic,
  * version, producer pid, start time, policy, counters), the session's meta

@@ -1,5 +1,5 @@
 /* wick-session.h — recording sessions: run metadata, capture contract, spans,
- * ops, tensors, memory, gradients, terminal. Owned by the recording core.
+ * ops, tensors, memory, gradients, terminal.
  *
  * Contract: a session writes candle-graph/trace/10 (spec restated in
  * shared/spec; docs/api.md has an example). Span ids are sN with s1 the root

@@ -1,6 +1,6 @@
 /* wick-stages.h — stage capture: record a registered hot stage into a CUDA
  * graph, certify it against its eager path on parity and net speedup, or
- * refuse it with a reason. Owned by the stages area.
+ * refuse it with a reason.
  *
  * Contract (docs/stages.md has the long form):
  *
@@ -29,8 +29,8 @@
  *   works eagerly; capture is refused with a reason that says no CUDA device
  *   is available. The stream handed to callbacks is then NULL.
  *
- * The functions below marked [control] are what the control socket calls;
- * their names and result structs are a contract with backend/live/.
+ * The functions that list, capture and release stages are also what the
+ * control socket calls (docs/protocol.md).
  */
 #pragma once
 
@@ -75,17 +75,17 @@ typedef struct
   uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
 } WickCertification;
 
-/* [control] */
+/* The session's stages. */
 WICK_AVAILABLE_IN_1_0
-size_t wick_session_n_stages (WickSession *session);
+size_t wick_session_get_n_stages (WickSession *session);
 WICK_AVAILABLE_IN_1_0
 WickStage *wick_session_get_stage (WickSession *session, size_t index);
 WICK_AVAILABLE_IN_1_0
 WickStage *wick_session_find_stage (WickSession *session, const char *name);
 WICK_AVAILABLE_IN_1_0
-const char *wick_stage_name (WickStage *stage);
+const char *wick_stage_get_name (WickStage *stage);
 WICK_AVAILABLE_IN_1_0
-WickStageState wick_stage_state (WickStage *stage);
+WickStageState wick_stage_get_state (WickStage *stage);
 /* Returns false only when the request itself is malformed; a refusal is a
  * successful call with out->accepted false. */
 WICK_AVAILABLE_IN_1_0
@@ -177,7 +177,7 @@ bool wick_stage_write_window (WickStage *stage, const char *name, const void *da
                               size_t rank, WickError *error);
 
 WICK_AVAILABLE_IN_1_0
-size_t wick_stage_n_windows (WickStage *stage);
+size_t wick_stage_get_n_windows (WickStage *stage);
 /* The window's name, dtype and shape (pointers owned by the stage). */
 WICK_AVAILABLE_IN_1_0
 bool wick_stage_get_window (WickStage *stage, size_t index, WickStageBuffer *out);

@@ -1,9 +1,9 @@
 /* wick-weights.h — the weight store: evict a registered module's parameters to
  * a verified safetensors checkpoint (disk tier) or host RAM (RAM tier), and
- * restore them at the same address. Owned by the weights area.
+ * restore them at the same address.
  *
- * The functions below marked [control] are what the control socket calls;
- * their names and result structs are a contract with backend/live/.
+ * The functions that list, evict and restore modules are also what the
+ * control socket calls (docs/protocol.md).
  *
  * Contract (docs/weights.md has the long form):
  * - Parameter buffers live in memory the store can release and map again at
@@ -65,15 +65,15 @@ WICK_BEGIN_DECLS
     uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
   } WickWeightStats;
 
-  /* [control] The weight store registered with a session, or NULL. */
+  /* The weight store registered with a session, or NULL. */
   WICK_AVAILABLE_IN_1_0
   WickWeightStore *wick_session_get_weight_store (WickSession *session);
 
-  /* [control] */
+  /* The store's modules and what evict and restore did. */
   WICK_AVAILABLE_IN_1_0
-  size_t wick_weight_store_n_modules (WickWeightStore *store);
+  size_t wick_weight_store_get_n_modules (WickWeightStore *store);
   WICK_AVAILABLE_IN_1_0
-  bool wick_weight_store_module_stats (WickWeightStore *store, size_t index, WickWeightStats *out);
+  bool wick_weight_store_get_module_stats (WickWeightStore *store, size_t index, WickWeightStats *out);
   WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_evict (WickWeightStore *store, const char *module, WickTier tier,
                                 WickWeightStats *out, WickError *error);
@@ -182,7 +182,7 @@ WICK_BEGIN_DECLS
                                      WickWeightStats *out);
   /* Sums over every module; out->module is "total", out->resident whether all are. */
   WICK_AVAILABLE_IN_1_0
-  void wick_weight_store_total_stats (WickWeightStore *store, WickWeightStats *out);
+  void wick_weight_store_get_total_stats (WickWeightStore *store, WickWeightStats *out);
 
   /* False for an unknown, evicted or dropped module. */
   WICK_AVAILABLE_IN_1_0
@@ -222,7 +222,7 @@ WICK_BEGIN_DECLS
   } WickWeightParamInfo;
 
   WICK_AVAILABLE_IN_1_0
-  bool wick_weight_store_param_info (WickWeightStore *store, const char *module, size_t index,
+  bool wick_weight_store_get_param_info (WickWeightStore *store, const char *module, size_t index,
                                      WickWeightParamInfo *out);
 
   /* ---- Memory the store can release and restore in place --------------- */

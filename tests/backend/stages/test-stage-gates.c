@@ -281,7 +281,7 @@ test_capture_without_cuda (void)
   g_assert_cmpfloat (cert.min_speedup, ==, 1.02);
   g_assert_cmpuint (cert.warmup, ==, 3);
   g_assert_true (isnan (cert.parity_cos));
-  g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_REFUSED);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_REFUSED);
   g_assert_cmpint (host.runs, ==, 0);
 
   /* the host keeps its eager path */
@@ -293,7 +293,7 @@ test_capture_without_cuda (void)
   g_assert_true (wick_stage_get_certification (stage, &again));
   g_assert_cmpstr (again.reason, ==, cert.reason);
   g_assert_true (wick_stage_release (stage, &error));
-  g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_EAGER);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_EAGER);
   wick_stage_free (stage);
 }
 
@@ -325,7 +325,7 @@ test_capture_options_refused (void)
                    "iterations, got 5000 rounds of 20");
   /* nothing was attempted */
   g_assert_false (wick_stage_get_certification (stage, &cert));
-  g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_EAGER);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_EAGER);
   wick_stage_free (stage);
 }
 

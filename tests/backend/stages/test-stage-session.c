@@ -53,18 +53,18 @@ test_registry (void)
     .n_windows = 1,
     .output = { NULL, host_output, WICK_STAGE_DTYPE_F32, host_shape, 1 },
   };
-  g_assert_cmpuint (wick_session_n_stages (session), ==, 0);
+  g_assert_cmpuint (wick_session_get_n_stages (session), ==, 0);
   WickStage *stage = wick_session_register_stage (session, &info, &error);
   g_assert_nonnull (stage);
   g_assert_null (wick_session_register_stage (session, &info, &error));
   g_assert_cmpstr (error.message, ==, "stage 'plus-one' is already registered on this session");
-  g_assert_cmpuint (wick_session_n_stages (session), ==, 1);
+  g_assert_cmpuint (wick_session_get_n_stages (session), ==, 1);
   g_assert_true (wick_session_get_stage (session, 0) == stage);
   g_assert_null (wick_session_get_stage (session, 1));
   g_assert_true (wick_session_find_stage (session, "plus-one") == stage);
   g_assert_null (wick_session_find_stage (session, "plus-two"));
-  g_assert_cmpstr (wick_stage_name (stage), ==, "plus-one");
-  g_assert_cmpuint (wick_stage_n_windows (stage), ==, 1);
+  g_assert_cmpstr (wick_stage_get_name (stage), ==, "plus-one");
+  g_assert_cmpuint (wick_stage_get_n_windows (stage), ==, 1);
   WickStageBuffer window;
   g_assert_true (wick_stage_get_window (stage, 0, &window));
   g_assert_cmpstr (window.name, ==, "input");
@@ -91,7 +91,7 @@ test_demo_without_gpu (void)
   WickSession *session = session_open (path);
   WickError error = { "" };
   g_assert_true (wick_demo_stage_register (session, &error));
-  g_assert_cmpuint (wick_session_n_stages (session), ==, 2);
+  g_assert_cmpuint (wick_session_get_n_stages (session), ==, 2);
   WickStage *safe = wick_session_find_stage (session, WICK_DEMO_STAGE_NAME);
   WickStage *unsafe = wick_session_find_stage (session, WICK_DEMO_UNSAFE_STAGE_NAME);
   g_assert_nonnull (safe);

@@ -203,7 +203,7 @@ round_trips (WickTier tier, uint64_t expect_disk, uint64_t expect_ram)
       assert_hashes (&model, &before);
     }
   WickWeightStats total;
-  wick_weight_store_total_stats (model.store, &total);
+  wick_weight_store_get_total_stats (model.store, &total);
   g_assert_cmpstr (total.module, ==, "total");
   g_assert_cmpuint (total.restored_count, ==, 20);
   g_assert_true (total.resident);
@@ -231,23 +231,23 @@ test_param_info (void)
   model_register (&model, model.checkpoint);
   WickError error;
   WickWeightParamInfo info;
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_RESIDENT);
   g_assert_cmpint (info.last_tier, ==, WICK_TIER_AUTO);
   g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, NULL, &error));
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpstr (info.name, ==, "layers.0.weight");
   g_assert_cmpint (info.place, ==, WICK_PLACE_DISK);
   g_assert_cmpstr (info.key, ==, "layers.0.weight"); /* "net." stripped */
   g_assert_cmpstr (info.shard, ==, model.checkpoint);
   g_assert_cmpstr (info.reason, ==, "");
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 3, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 3, &info));
   g_assert_cmpstr (info.name, ==, "head.weight");
   g_assert_true (info.tied);
   g_assert_cmpint (info.place, ==, WICK_PLACE_DISK);
   g_assert_cmpstr (info.key, ==, "embed.weight");
-  g_assert_false (wick_weight_store_param_info (model.store, "net", 4, &info));
-  g_assert_false (wick_weight_store_param_info (model.store, "other", 0, &info));
+  g_assert_false (wick_weight_store_get_param_info (model.store, "net", 4, &info));
+  g_assert_false (wick_weight_store_get_param_info (model.store, "other", 0, &info));
   g_assert_true (wick_weight_store_restore (model.store, "net", NULL, &error));
   model_clear (&model);
 }
@@ -269,11 +269,11 @@ test_mutated_weight_goes_to_ram (void)
   g_assert_cmpuint (stats.disk, ==, 2);
   g_assert_cmpuint (stats.ram, ==, 2);
   WickWeightParamInfo info;
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
   g_assert_cmpstr (info.reason, ==,
                    "key 'layers.0.weight': the first 64 KiB differ from the live bytes");
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 2, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 2, &info));
   g_assert_cmpstr (info.reason, ==,
                    "key 'layers.0.bias': the first 64 KiB differ from the live bytes");
   g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
@@ -284,7 +284,7 @@ test_mutated_weight_goes_to_ram (void)
   model.matrix[1024 * 1024 - 1] ^= 0x0001;
   Hashes changed_again = model_hash (&model);
   g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
   g_assert_cmpstr (info.reason, ==,
                    "key 'layers.0.weight': the last 64 KiB differ from the live bytes");
@@ -329,7 +329,7 @@ test_no_checkpoint_goes_to_ram (void)
   g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
   g_assert_cmpuint (stats.ram, ==, 4);
   WickWeightParamInfo info;
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 0, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 0, &info));
   g_assert_cmpstr (info.reason, ==, "the module has no checkpoint");
   g_assert_true (wick_weight_store_restore (model.store, "net", NULL, &error));
   model_clear (&model);
@@ -350,10 +350,10 @@ test_checkpoint_key_mismatches (void)
   model_register (&model, model.checkpoint);
   g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, NULL, &error));
   WickWeightParamInfo info;
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 0, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 0, &info));
   g_assert_cmpstr (info.reason, ==,
                    "no key among 'net.embed.weight', 'embed.weight', 'weight' in the checkpoint");
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpstr (info.reason, ==,
                    "key 'layers.0.weight': shape [4] differs from the live [1024, 1024]");
   g_assert_true (wick_weight_store_restore (model.store, "net", NULL, &error));
@@ -418,7 +418,7 @@ test_hostile_checkpoints (void)
       g_assert_cmpuint (stats.ram, ==, 4);
       g_assert_cmpuint (stats.disk, ==, 0);
       WickWeightParamInfo info;
-      g_assert_true (wick_weight_store_param_info (model.store, "net", 2, &info));
+      g_assert_true (wick_weight_store_get_param_info (model.store, "net", 2, &info));
       char *expected = g_strdup_printf ("checkpoint: %s: %s", model.checkpoint, hostile[i].error);
       g_assert_cmpstr (info.reason, ==, expected);
       g_free (expected);
@@ -459,7 +459,7 @@ test_checkpoint_changed_after_evict (void)
   g_assert_false (wick_weight_store_ensure_resident (model.store, "net", &error));
   g_assert_cmpstr (error.message, ==, "module 'net' was dropped: its weights are gone");
   WickWeightParamInfo info;
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 0, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 0, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_DROPPED);
   g_assert_true (wick_weight_store_unregister_module (model.store, "net", &error));
   model_clear (&model);
@@ -562,12 +562,12 @@ test_restore_all (void)
   WickWeightParam param = { "scale", extra, WICK_DTYPE_F64, shape, 1 };
   WickWeightModuleInfo info = { "adapter", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
   g_assert_true (wick_weight_store_register_module (model.store, &info, &error));
-  g_assert_cmpuint (wick_weight_store_n_modules (model.store), ==, 2);
+  g_assert_cmpuint (wick_weight_store_get_n_modules (model.store), ==, 2);
   Hashes before = model_hash (&model);
   g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, NULL, &error));
   g_assert_true (wick_weight_store_evict (model.store, "adapter", WICK_TIER_AUTO, NULL, &error));
   WickWeightStats total;
-  wick_weight_store_total_stats (model.store, &total);
+  wick_weight_store_get_total_stats (model.store, &total);
   g_assert_false (total.resident);
   g_assert_cmpuint (total.disk, ==, 4);
   g_assert_cmpuint (total.ram, ==, 1);

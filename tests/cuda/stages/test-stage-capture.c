@@ -143,7 +143,7 @@ test_certified_bit_exact (void)
   g_test_message ("certificate: %s", cert.reason);
   g_assert_true (cert.accepted);
   g_assert_cmpstr (cert.verdict, ==, "accepted");
-  g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_CAPTURED);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_CAPTURED);
   g_assert_cmpuint (cert.kernel_nodes, ==, CHAIN_KERNELS);
   g_assert_cmpfloat (cert.parity_cos, ==, 1.0);
   g_assert_cmpfloat (cert.max_abs, ==, 0.0);
@@ -179,7 +179,7 @@ test_certified_bit_exact (void)
     }
 
   g_assert_true (wick_stage_release (stage, &error));
-  g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_EAGER);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_EAGER);
   int runs = chain.runs;
   g_assert_true (wick_stage_run (stage, stream, &error));
   g_assert_cmpint (chain.runs, ==, runs + 1);
@@ -210,7 +210,7 @@ test_parity_refusal (void)
                  != NULL);
   g_assert_true (cert.parity_cos < 0.999);
   g_assert_true (cert.max_abs > 0.0 && cert.p99_abs > 0.0 && cert.p99_abs <= cert.max_abs);
-  g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_REFUSED);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_REFUSED);
   /* eager, so a fresh seed on every call */
   int runs = chain.runs;
   g_assert_true (wick_stage_run (stage, NULL, &error));
@@ -269,7 +269,7 @@ test_speedup_refusal (void)
   g_assert_cmpfloat (cert.parity_cos, ==, 1.0);
   g_assert_cmpuint (cert.kernel_nodes, ==, 1);
   g_assert_true (cert.speedup_median < 1.02);
-  g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_REFUSED);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_REFUSED);
   wick_stage_free (stage);
   stage_test_free (work.input);
   stage_test_free (work.output);
@@ -346,7 +346,7 @@ test_error_during_capture (void)
   g_test_message ("certificate: %s", cert.reason);
   g_assert_false (cert.accepted);
   g_assert_true (g_str_has_prefix (cert.reason, "capture failed, the stage stays eager: "));
-  g_assert_cmpint (wick_stage_state (stage), ==, WICK_STAGE_REFUSED);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_REFUSED);
   g_assert_cmpint (chain.sync_errors, ==, 1); /* only inside the capture */
   g_assert_cmpint (stage_test_last_error (), ==, 0);
   check_eager_output (&chain, stage);

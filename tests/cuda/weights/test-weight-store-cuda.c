@@ -253,10 +253,10 @@ test_mutated_goes_to_ram (void)
   g_assert_cmpuint (stats.disk, ==, 3);
   g_assert_cmpuint (stats.ram, ==, 1);
   WickWeightParamInfo info;
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 1, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
   g_assert_cmpstr (info.reason, ==, "key 'matrix': the first 64 KiB differ from the live bytes");
-  g_assert_true (wick_weight_store_param_info (model.store, "net", 0, &info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 0, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_DISK);
   g_assert_true (g_str_has_suffix (info.shard, "model-00001.safetensors"));
   g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
@@ -286,7 +286,7 @@ test_hostile_checkpoint (void)
   g_assert_true (wick_weight_store_evict (model.store, "hostile", WICK_TIER_AUTO, &stats, &error));
   g_assert_cmpuint (stats.ram, ==, 1);
   WickWeightParamInfo param_info;
-  g_assert_true (wick_weight_store_param_info (model.store, "hostile", 0, &param_info));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "hostile", 0, &param_info));
   char *expected = g_strdup_printf ("checkpoint: %s: header length 18446744073709551615 exceeds "
                                     "the limit of 100000000 bytes",
                                     path);
