@@ -1,8 +1,44 @@
 /* wick-settings.c — see wick-settings.h. */
+#include "config.h"
+
 #include "wick-settings.h"
 
 #define SCHEMA_ID "io.github.wickprofiler.Wick"
 #define MAX_RECENT 10
+
+/* Whether the running binary is one of this build tree's. */
+static gboolean
+running_from_build_tree (void)
+{
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  return exe != NULL && g_str_has_prefix (exe, WICK_BUILD_DIR G_DIR_SEPARATOR_S);
+}
+
+GSettingsSchema *
+wick_settings_lookup_schema (char **where)
+{
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  if (running_from_build_tree ())
+    {
+      /* The build tree's own schema wins over an installed (maybe older) one. */
+      g_autofree char *dir = g_build_filename (WICK_BUILD_DIR, "data", NULL);
+      g_autoptr (GSettingsSchemaSource) build
+        = g_settings_schema_source_new_from_directory (dir, source, FALSE, NULL);
+      GSettingsSchema *schema = build ? g_settings_schema_source_lookup (build, SCHEMA_ID, FALSE)
+                                      : NULL;
+      if (schema)
+        {
+          if (where)
+            *where = g_steal_pointer (&dir);
+          return schema;
+        }
+    }
+  GSettingsSchema *schema = source ? g_settings_schema_source_lookup (source, SCHEMA_ID, TRUE)
+                                   : NULL;
+  if (schema && where)
+    *where = g_strdup ("system");
+  return schema;
+}
 
 GSettings *
 wick_settings_get (void)
@@ -11,11 +47,13 @@ wick_settings_get (void)
   static gsize once;
   if (g_once_init_enter (&once))
     {
-      GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
-      g_autoptr (GSettingsSchema) schema
-        = source ? g_settings_schema_source_lookup (source, SCHEMA_ID, TRUE) : NULL;
+      g_autoptr (GSettingsSchema) schema = wick_settings_lookup_schema (NULL);
       if (schema)
-        settings = g_settings_new (SCHEMA_ID);
+        settings = g_settings_new_full (schema, NULL, NULL);
+      else
+        g_warning ("the GSettings schema %s is not installed: recent files, the window size "
+                   "and the view options are not remembered",
+                   SCHEMA_ID);
       g_once_init_leave (&once, 1);
     }
   return settings;

@@ -1,6 +1,11 @@
-/* wick-settings.h — the app's GSettings (io.github.wickprofiler.Wick), tolerant
- * of a missing schema (running uninstalled without GSETTINGS_SCHEMA_DIR):
- * then nothing is remembered and defaults apply. */
+/* wick-settings.h — the app's GSettings (io.github.wickprofiler.Wick).
+ *
+ * The schema is looked up where the running binary belongs: a binary in the
+ * build tree (README's and tools/run-demo.sh's way to run Wick) uses the
+ * schema compiled in <build>/data, without GSETTINGS_SCHEMA_DIR; an installed
+ * one the system's schemas (compiled at install time). Only when neither has
+ * it (a broken install) is nothing remembered: then a warning says so once and
+ * defaults apply. */
 #pragma once
 
 #include <gio/gio.h>
@@ -8,6 +13,9 @@
 G_BEGIN_DECLS
 
 GSettings *wick_settings_get (void); /* NULL without the schema; not a new reference */
+/* The schema as wick_settings_get finds it; where (optional) gets the build
+ * tree's schema directory or "system". NULL when there is none. */
+GSettingsSchema *wick_settings_lookup_schema (char **where);
 void wick_settings_add_recent (const char *path);
 char **wick_settings_get_recent (void);
 gboolean wick_settings_get_window (int *width, int *height, gboolean *maximized);
