@@ -14,12 +14,17 @@ cd "$(dirname "$0")/.."
 build=${WICK_BUILD_DIR:-_build}
 tools/install-deps.sh
 
+echo "run-demo: configuring $build"
 if [ -f "$build/build.ninja" ]; then
   meson setup --reconfigure "$build" >/dev/null
 else
   meson setup "$build" >/dev/null
 fi
-meson compile -C "$build" -j "$(nproc)" app/ui/wick:executable backend/demo/wick-demo app/cli/wick-trace >/dev/null
+# Ninja's own progress ([n/N] lines) shows what the build is doing: a first
+# build takes a minute or two, a later one seconds.
+echo "run-demo: building the app, wick-demo and wick-trace"
+meson compile -C "$build" -j "$(nproc)" app/ui/wick:executable backend/demo/wick-demo app/cli/wick-trace
+echo "run-demo: starting wick-demo"
 
 demo="$build/backend/demo/wick-demo"
 trace="$build/app/cli/wick-trace"
