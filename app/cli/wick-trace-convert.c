@@ -30,6 +30,8 @@
 #include "wick-memory-series.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-record.h"
+#include "wick-tracks.h"
+#include <math.h>
 
 static int
 usage (void)
@@ -303,147 +305,6 @@ metadata (GString *out, gboolean *first, const char *what, int pid, int tid, con
 }
 
 static void
-chrome_spans (GString *out, gboolean *first, WickDocument *doc)
-{
-  static const char *const kinds[] = { "function", "op", "module" };
-  static const char *const steps[] = { "", "forward", "backward", "optimizer" };
-  guint n;
-  const WickSpan *spans = wick_document_get_spans (doc, &n);
-  guint64 end = wick_document_get_end_ns (doc);
-
-  for (guint i = 0; i < n; i++)
-    {
-      const WickSpan *s = &spans[i];
-      guint64 dur = s->flags & WICK_SPAN_FLAG_CLOSED ? s->duration_ns
-                                                     : (end > s->start_ns ? end - s->start_ns : 0);
-      begin_event (out, first);
-      g_string_append (out, "{\"name\":");
-      append_str (out, doc, s->name);
-      g_string_append_printf (out,
-                              ",\"cat\":\"span,%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
-                              kinds[MIN (s->kind, 2)], PID_HOST, TID_SPANS);
-      append_us (out, s->start_ns);
-      g_string_append (out, ",\"dur\":");
-      append_us (out, dur);
-      g_string_append (out, ",\"args\":{\"id\":");
-      append_str (out, doc, s->id);
-      if (s->parent_id)
-        {
-          g_string_append (out, ",\"parent_id\":");
-          append_str (out, doc, s->parent_id);
-        }
-      if (s->step)
-        g_string_append_printf (out, ",\"step\":\"%s\"", steps[MIN (s->step, 3)]);
-      if (s->flags & WICK_SPAN_FLAG_MEASURED)
-        g_string_append (out, ",\"measured\":true");
-      if (!(s->flags & WICK_SPAN_FLAG_CLOSED))
-        g_string_append (out, ",\"open\":true");
-      g_string_append (out, "}}");
-    }
-}
-
-static void
-chrome_ops (GString *out, gboolean *first, WickDocument *doc)
-{
-  guint n;
-  const WickOp *ops = wick_document_get_ops (doc, &n);
-
-  for (guint i = 0; i < n; i++)
-    {
-      begin_event (out, first);
-      g_string_append (out, "{\"name\":");
-      append_str (out, doc, ops[i].op_name);
-      g_string_append_printf (
-        out, ",\"cat\":\"op\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", PID_HOST, TID_OPS);
-      append_us (out, ops[i].timestamp_ns);
-      g_string_append (out, ",\"dur\":");
-      append_us (out, ops[i].duration_ns);
-      g_string_append (out, ",\"args\":{\"span_id\":");
-      append_str (out, doc, ops[i].span_id);
-      g_string_append (out, ",\"dtype\":");
-      append_str (out, doc, ops[i].dtype);
-      g_string_append_printf (out, ",\"output_dense_bytes\":%" G_GUINT64_FORMAT "}}",
-                              ops[i].output_dense_bytes);
-    }
-}
-
-static void
-chrome_device_intervals (GString *out, gboolean *first, WickDocument *doc)
-{
-  guint n;
-  const WickDeviceInterval *d = wick_document_get_device_intervals (doc, &n);
-  g_autoptr (GHashTable) tracks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-
-  for (guint i = 0; i < n; i++)
-    {
-      g_autofree char *track
-        = g_strdup_printf ("%s stream %s", wick_document_str (doc, d[i].device),
-                           wick_document_str (doc, d[i].stream_id));
-      guint tid = GPOINTER_TO_UINT (g_hash_table_lookup (tracks, track));
-      if (tid == 0)
-        {
-          tid = g_hash_table_size (tracks) + 1;
-          metadata (out, first, "thread_name", PID_DEVICE, (int)tid, track);
-          g_hash_table_insert (tracks, g_strdup (track), GUINT_TO_POINTER (tid));
-        }
-      begin_event (out, first);
-      g_string_append (out, "{\"name\":");
-      append_str (out, doc, d[i].span_id);
-      g_string_append_printf (
-        out, ",\"cat\":\"device\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":", PID_DEVICE, tid);
-      append_us (out, d[i].start_ns);
-      g_string_append (out, ",\"dur\":");
-      append_us (out, d[i].duration_ns);
-      g_string_append (out, ",\"args\":{\"clock_id\":");
-      append_str (out, doc, d[i].clock_id);
-      g_string_append (out, ",\"backend\":");
-      append_str (out, doc, d[i].backend);
-      g_string_append (out, "}}");
-    }
-}
-
-static void
-chrome_memory (GString *out, gboolean *first, WickDocument *doc)
-{
-  g_autoptr (GPtrArray) logical = wick_memory_series_build (doc);
-  g_autoptr (GPtrArray) physical = wick_device_memory_series_build (doc);
-
-  for (guint i = 0; i < logical->len; i++)
-    {
-      const WickMemorySeries *s = g_ptr_array_index (logical, i);
-      for (guint p = 0; p < s->points->len; p++)
-        {
-          const WickMemoryPoint *pt = &g_array_index (s->points, WickMemoryPoint, p);
-          begin_event (out, first);
-          g_string_append (out, "{\"name\":\"logical memory ");
-          g_string_append (out, wick_document_str (doc, s->device));
-          g_string_append_printf (out, "\",\"ph\":\"C\",\"pid\":%d,\"ts\":", PID_HOST);
-          append_us (out, pt->t_ns);
-          g_string_append (out, ",\"args\":{");
-          for (int c = 0; c < WICK_N_CATEGORIES; c++)
-            g_string_append_printf (out, "%s\"%s\":%" G_GUINT64_FORMAT, c ? "," : "",
-                                    wick_memory_category_to_string (c), pt->live[c]);
-          g_string_append (out, "}}");
-        }
-    }
-  for (guint i = 0; i < physical->len; i++)
-    {
-      const WickDeviceMemorySeries *s = g_ptr_array_index (physical, i);
-      for (int k = 0; k < WICK_N_DEVICE_SERIES; k++)
-        for (guint p = 0; p < s->series[k]->len; p++)
-          {
-            const WickSamplePoint *pt = &g_array_index (s->series[k], WickSamplePoint, p);
-            begin_event (out, first);
-            g_string_append_printf (
-              out, "{\"name\":\"device memory %s %s\",\"ph\":\"C\",\"pid\":%d,\"ts\":",
-              wick_document_str (doc, s->device), wick_device_series_to_string (k), PID_DEVICE);
-            append_us (out, pt->t_ns);
-            g_string_append_printf (out, ",\"args\":{\"bytes\":%" G_GUINT64_FORMAT "}}", pt->value);
-          }
-    }
-}
-
-static void
 chrome_extensions (GString *out, gboolean *first, WickDocument *doc)
 {
   guint n;
@@ -460,6 +321,274 @@ chrome_extensions (GString *out, gboolean *first, WickDocument *doc)
       append_us (out, records[i].timestamp_ns);
       g_string_append_printf (out, ",\"args\":{\"line\":%u}}", records[i].line);
     }
+}
+
+/* ---- the track model as Chrome JSON -------------------------------------
+ *
+ * Every track of the document's model (wick-tracks.h), whatever the input
+ * format: processes and threads as pids and tids with process_name /
+ * thread_name metadata; slices as X (a B never closed as B) on their thread;
+ * device intervals as X on a tid per device stream (named by the track) in
+ * their process, named by kernel or op; counters as C; instants as i with
+ * their scope; async slices as b/e (steps as n); flows as s/f pairs with
+ * bp "e". Times are µs from the trace's origin (a Chrome input keeps its
+ * own clock). */
+#define EXPORT_DEVICE_TID_BASE 1000000000
+
+static gboolean
+is_device_category (const char *cat)
+{
+  static const char *const known[] = { "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
+                                       "Kernel", "Memcpy", "Memset", "gpu_op" };
+  for (guint i = 0; cat != NULL && i < G_N_ELEMENTS (known); i++)
+    if (strcmp (cat, known[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+append_ts (GString *out, gint64 origin, guint64 t)
+{
+  gint64 ns = origin + (gint64)MIN (t, (guint64)G_MAXINT64 / 2);
+
+  if (ns < 0)
+    {
+      g_string_append_c (out, '-');
+      ns = -ns;
+    }
+  g_string_append_printf (out, "%" G_GINT64_FORMAT ".%03d", ns / 1000, (int)(ns % 1000));
+}
+
+static void
+append_opt_str (GString *out, WickDocument *doc, const char *key, WickStr str)
+{
+  if (str == 0)
+    return;
+  g_string_append_printf (out, ",\"%s\":", key);
+  append_str (out, doc, str);
+}
+
+static void
+append_args (GString *out, const char *args)
+{
+  if (args != NULL && args[0] == '{')
+    {
+      g_string_append (out, ",\"args\":");
+      g_string_append (out, args);
+    }
+}
+
+typedef struct
+{
+  WickDocument *doc;
+  WickTracks *t;
+  const WickTrack *tracks;
+  const WickProcess *processes;
+  const WickThread *threads;
+  gint64 origin;
+  GString *out;
+  gboolean *first;
+} Export;
+
+static gint64
+track_pid (Export *x, guint32 track)
+{
+  const WickTrack *k = &x->tracks[track];
+  if (k->process >= 0)
+    return x->processes[k->process].pid;
+  return 0;
+}
+
+static gint64
+track_tid (Export *x, guint32 track)
+{
+  const WickTrack *k = &x->tracks[track];
+  if (k->thread >= 0)
+    return x->threads[k->thread].tid;
+  return EXPORT_DEVICE_TID_BASE + track;
+}
+
+static void
+event_head (Export *x, const char *ph, guint32 track, guint64 t, WickStr name)
+{
+  begin_event (x->out, x->first);
+  g_string_append_printf (x->out, "{\"ph\":\"%s\",\"pid\":%" G_GINT64_FORMAT ",\"tid\":%" G_GINT64_FORMAT ",\"ts\":",
+                          ph, track_pid (x, track), track_tid (x, track));
+  append_ts (x->out, x->origin, t);
+  if (name != 0)
+    {
+      g_string_append (x->out, ",\"name\":");
+      append_str (x->out, x->doc, name);
+    }
+}
+
+static void
+chrome_tracks (GString *out, gboolean *first, WickDocument *doc)
+{
+  WickTracks *t = wick_document_get_tracks (doc);
+  Export x = { doc, t, NULL, NULL, NULL, wick_tracks_get_origin_ns (t), out, first };
+  guint n_tracks, n_processes, n_threads, n, n_spans;
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+  guint64 end = wick_tracks_get_end_ns (t);
+
+  x.tracks = wick_tracks_get_tracks (t, &n_tracks);
+  x.processes = wick_tracks_get_processes (t, &n_processes);
+  x.threads = wick_tracks_get_threads (t, &n_threads);
+  for (guint i = 0; i < n_processes; i++)
+    if (x.processes[i].name != 0)
+      {
+        begin_event (out, first);
+        g_string_append_printf (out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" G_GINT64_FORMAT ",\"args\":{\"name\":",
+                                x.processes[i].pid);
+        append_str (out, doc, x.processes[i].name);
+        g_string_append (out, "}}");
+      }
+  for (guint i = 0; i < n_threads; i++)
+    if (x.threads[i].name != 0)
+      {
+        begin_event (out, first);
+        g_string_append_printf (out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" G_GINT64_FORMAT ",\"tid\":%" G_GINT64_FORMAT ",\"args\":{\"name\":",
+                                x.processes[x.threads[i].process].pid, x.threads[i].tid);
+        append_str (out, doc, x.threads[i].name);
+        g_string_append (out, "}}");
+      }
+  for (guint i = 0; i < n_tracks; i++)
+    if (x.tracks[i].kind == WICK_TRACK_DEVICE && x.tracks[i].name != 0)
+      {
+        begin_event (out, first);
+        g_string_append_printf (out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" G_GINT64_FORMAT ",\"tid\":%" G_GINT64_FORMAT ",\"args\":{\"name\":",
+                                track_pid (&x, i), track_tid (&x, i));
+        append_str (out, doc, x.tracks[i].name);
+        g_string_append (out, "}}");
+      }
+  /* slices: the spans on a slices track */
+  for (guint i = 0; i < n_spans; i++)
+    {
+      guint32 track = wick_tracks_span_track (t, i);
+      WickEventRef ref = { WICK_EVENT_SLICE, i };
+      gboolean open;
+      if (track >= n_tracks || x.tracks[track].kind != WICK_TRACK_SLICES)
+        continue;
+      open = wick_tracks_event_is_open (t, ref);
+      event_head (&x, open ? "B" : "X", track, spans[i].start_ns, spans[i].name);
+      if (!open)
+        {
+          g_string_append (out, ",\"dur\":");
+          append_us (out, spans[i].duration_ns);
+        }
+      append_args (out, wick_tracks_event_args (t, ref));
+      g_string_append_c (out, '}');
+    }
+  {
+    const WickDeviceSlice *d = wick_tracks_get_device_slices (t, &n);
+    for (guint i = 0; i < n; i++)
+      {
+        WickEventRef ref = { WICK_EVENT_DEVICE, i };
+        event_head (&x, "X", d[i].track, d[i].start_ns, d[i].name);
+        /* a category that says "device" to importers (Perfetto and Wick) */
+        if (is_device_category (wick_document_str (doc, d[i].category)))
+          append_opt_str (out, doc, "cat", d[i].category);
+        else
+          g_string_append (out, ",\"cat\":\"kernel\"");
+        g_string_append (out, ",\"dur\":");
+        append_us (out, d[i].duration_ns);
+        append_args (out, wick_tracks_event_args (t, ref));
+        g_string_append_c (out, '}');
+      }
+  }
+  {
+    const WickCounterSample *c = wick_tracks_get_counter_samples (t, &n);
+    for (guint i = 0; i < n; i++)
+      {
+        begin_event (out, first);
+        g_string_append_printf (out, "{\"ph\":\"C\",\"pid\":%" G_GINT64_FORMAT ",\"ts\":",
+                                track_pid (&x, c[i].track));
+        append_ts (out, x.origin, c[i].timestamp_ns);
+        {
+          /* "name key" as the importer names a series: name, and key in args */
+          const char *series = wick_document_str (doc, x.tracks[c[i].track].name);
+          const char *space = series ? strrchr (series, ' ') : NULL;
+          g_string_append (out, ",\"name\":");
+          if (space != NULL)
+            {
+              wick_json_append_string (out, series, (gsize)(space - series));
+              g_string_append (out, ",\"args\":{");
+              wick_json_append_string (out, space + 1, strlen (space + 1));
+              g_string_append_c (out, ':');
+            }
+          else
+            {
+              wick_json_append_string (out, series ? series : "", series ? strlen (series) : 0);
+              g_string_append (out, ",\"args\":{\"value\":");
+            }
+        }
+        if (isfinite (c[i].value))
+          wick_json_format_f64 (out, c[i].value);
+        else
+          g_string_append (out, "0");
+        g_string_append (out, "}}");
+      }
+  }
+  {
+    const WickInstant *in = wick_tracks_get_instants (t, &n);
+    static const char scopes[] = { 't', 'p', 'g' };
+    for (guint i = 0; i < n; i++)
+      {
+        WickEventRef ref = { WICK_EVENT_INSTANT, i };
+        event_head (&x, "i", in[i].track, in[i].timestamp_ns, in[i].name);
+        g_string_append_printf (out, ",\"s\":\"%c\"", scopes[MIN (in[i].scope, 2)]);
+        append_opt_str (out, doc, "cat", in[i].category);
+        append_args (out, wick_tracks_event_args (t, ref));
+        g_string_append_c (out, '}');
+      }
+  }
+  {
+    const WickAsyncSlice *as = wick_tracks_get_async (t, &n);
+    for (guint i = 0; i < n; i++)
+      {
+        WickEventRef ref = { WICK_EVENT_ASYNC, i };
+        const char *id = wick_document_str (doc, as[i].id);
+        for (int edge = 0; edge < (as[i].instant ? 1 : 2); edge++)
+          {
+            if (edge == 1 && !(as[i].flags & WICK_SPAN_FLAG_CLOSED))
+              break;
+            begin_event (out, first);
+            g_string_append_printf (out, "{\"ph\":\"%s\",\"pid\":%" G_GINT64_FORMAT ",\"ts\":",
+                                    as[i].instant ? "n" : edge == 0 ? "b" : "e",
+                                    track_pid (&x, as[i].track));
+            append_ts (out, x.origin, as[i].start_ns + (edge == 1 ? as[i].duration_ns : 0));
+            g_string_append (out, ",\"name\":");
+            append_str (out, doc, as[i].name);
+            g_string_append (out, ",\"cat\":");
+            append_str (out, doc, as[i].category);
+            g_string_append (out, ",\"id\":");
+            wick_json_append_string (out, id ? id : "", id ? strlen (id) : 0);
+            if (edge == 0)
+              append_args (out, wick_tracks_event_args (t, ref));
+            g_string_append_c (out, '}');
+          }
+      }
+    (void)end;
+  }
+  {
+    const WickFlow *f = wick_tracks_get_flows (t, &n);
+    for (guint i = 0; i < n; i++)
+      for (int edge = 0; edge < 2; edge++)
+        {
+          const WickFlowEnd *e = edge == 0 ? &f[i].from : &f[i].to;
+          if (e->track >= n_tracks)
+            continue;
+          event_head (&x, edge == 0 ? "s" : "f", e->track, e->timestamp_ns, f[i].name ? f[i].name : 0);
+          if (f[i].name == 0)
+            g_string_append (out, ",\"name\":\"flow\"");
+          g_string_append (out, ",\"cat\":");
+          if (f[i].category != 0)
+            append_str (out, doc, f[i].category);
+          else
+            g_string_append (out, "\"flow\"");
+          g_string_append_printf (out, ",\"id\":%u%s}", i, edge == 1 ? ",\"bp\":\"e\"" : "");
+        }
+  }
 }
 
 static int
@@ -484,16 +613,14 @@ convert_chrome (const char *in, const char *out_path)
       g_clear_error (&error);
       status = WICK_TRACE_EXIT_PARSE;
     }
-  metadata (out, &first, "process_name", PID_HOST, 0, "host");
-  metadata (out, &first, "process_name", PID_DEVICE, 0, "device");
-  metadata (out, &first, "thread_name", PID_HOST, TID_SPANS, "spans");
-  metadata (out, &first, "thread_name", PID_HOST, TID_OPS, "ops");
-  metadata (out, &first, "thread_name", PID_HOST, TID_WICK, "wick");
-  chrome_spans (out, &first, doc);
-  chrome_ops (out, &first, doc);
-  chrome_device_intervals (out, &first, doc);
-  chrome_memory (out, &first, doc);
-  chrome_extensions (out, &first, doc);
+  chrome_tracks (out, &first, doc);
+  if (wick_chrome_info_get (doc) == NULL)
+    {
+      /* a candle-graph trace: its extension records too (its memory planes
+       * are counter tracks of the model) */
+      metadata (out, &first, "thread_name", PID_HOST, TID_WICK, "wick");
+      chrome_extensions (out, &first, doc);
+    }
   g_string_append (out, "\n]}\n");
   if (!output_open (&output, out_path))
     return WICK_TRACE_EXIT_USAGE;

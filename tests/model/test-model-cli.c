@@ -224,10 +224,16 @@ test_cli_convert_chrome (void)
   for (guint i = 0; i < json_array_get_length (events); i++)
     {
       JsonObject *e = json_array_get_object_element (events, i);
-      if (g_strcmp0 (json_object_get_string_member_with_default (e, "cat", ""), "span,module") == 0)
+      /* the spans as complete events on their thread, the device interval apart */
+      if (g_strcmp0 (json_object_get_string_member_with_default (e, "ph", ""), "X") == 0
+          && g_strcmp0 (json_object_get_string_member_with_default (e, "cat", ""), "kernel") != 0)
         spans++;
+      if (g_strcmp0 (json_object_get_string_member_with_default (e, "name", ""), "thread_name") == 0)
+        g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (e, "args"),
+                                                        "name"),
+                         !=, "");
     }
-  g_assert_cmpuint (spans, ==, 2);
+  g_assert_cmpuint (spans, ==, 5);
   g_unlink (out_path);
   g_rmdir (dir);
 }
@@ -335,6 +341,62 @@ test_cli_chrome_check_and_summary (void)
   g_rmdir (dir);
 }
 
+/* per track kind, the events of `tracks --json`, plus flows and host threads */
+static char *
+track_totals (const char *file)
+{
+  g_autofree char *out = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o;
+  JsonArray *tracks;
+  guint64 sums[6] = { 0 };
+  static const char *const kinds[] = { "slices", "async", "counter", "instants", "device" };
+
+  g_assert_cmpint (run (&out, "tracks", "--json", file, NULL), ==, 0);
+  o = parse_object (out, parser);
+  tracks = json_object_get_array_member (o, "tracks");
+  for (guint i = 0; i < json_array_get_length (tracks); i++)
+    {
+      JsonObject *t = json_array_get_object_element (tracks, i);
+      for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+        if (strcmp (json_object_get_string_member (t, "kind"), kinds[k]) == 0)
+          sums[k] += (guint64)json_object_get_int_member (t, "events");
+      if (strcmp (json_object_get_string_member (t, "kind"), "slices") == 0
+          && !json_object_get_null_member (t, "thread"))
+        sums[5]++;
+    }
+  return g_strdup_printf ("slices %" G_GUINT64_FORMAT " async %" G_GUINT64_FORMAT
+                          " counter %" G_GUINT64_FORMAT " instants %" G_GUINT64_FORMAT
+                          " device %" G_GUINT64_FORMAT " threads %" G_GUINT64_FORMAT
+                          " flows %" G_GINT64_FORMAT,
+                          sums[0], sums[1], sums[2], sums[3], sums[4], sums[5],
+                          json_object_get_int_member (o, "flows"));
+}
+
+/* A Chrome trace exported again keeps its tracks' counts (issue 13 item 5). */
+static void
+test_cli_chrome_round_trip (void)
+{
+  static const char *const files[] = { "hta-simple-add.json.gz", "catapult-simple_trace.json",
+                                       "catapult-nestable_async.json", "perfetto-flow-events-v2.json",
+                                       "hta-event-sync-multi-stream.json.gz" };
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *out_path = g_build_filename (dir, "again.json", NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *path = g_build_filename (g_getenv ("WICK_TEST_DATA") ?: "tests/data",
+                                                "chrome", files[i], NULL);
+      g_autofree char *before = track_totals (path);
+      g_autofree char *after = NULL;
+      g_assert_cmpint (run (NULL, "convert", "--chrome", path, "--output", out_path, NULL), ==, 0);
+      after = track_totals (out_path);
+      g_assert_cmpstr (after, ==, before);
+    }
+  g_unlink (out_path);
+  g_rmdir (dir);
+}
+
 static void
 test_cli_summary (void)
 {
@@ -422,6 +484,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/cli/convert-chrome", test_cli_convert_chrome);
   g_test_add_func ("/model/cli/convert-cut-off", test_cli_convert_cut_off);
   g_test_add_func ("/model/cli/chrome-check-summary", test_cli_chrome_check_and_summary);
+  g_test_add_func ("/model/cli/chrome-round-trip", test_cli_chrome_round_trip);
   g_test_add_func ("/model/cli/convert-disk-full", test_cli_convert_disk_full);
   g_test_add_func ("/model/cli/summary", test_cli_summary);
   g_test_add_func ("/model/cli/tracks-json", test_cli_tracks_json);
