@@ -7,6 +7,14 @@
  * (synthesized from the span_end's copy of the span when the start was lost
  * or happened before a late reader attached), no duplicate span_start, the
  * terminal last and not before the latest host evidence.
+ *
+ * Speed (docs/performance.md, bench-jsonl-formatter): every line is written
+ * straight into one buffer the formatter keeps, with room checked once per
+ * field; integers go out two digits at a time from a table; strings (span
+ * names, devices, storage ids, dtypes: the ring's interned strings, so the
+ * same pointers again and again) are escaped once and kept in a small
+ * direct-mapped cache keyed by pointer and checked by content, so a line
+ * costs no allocation and no escaping once its strings were seen.
  */
 #include "wick-session-internal.h"
 
@@ -16,53 +24,65 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void
-json_span_id (WickJson *json, const char *key, uint64_t id)
+/* ---------------------------------------------------------------------------
+ * Output primitives
+ */
+
+static const char two_digits[201] = "00010203040506070809"
+                                    "10111213141516171819"
+                                    "20212223242526272829"
+                                    "30313233343536373839"
+                                    "40414243444546474849"
+                                    "50515253545556575859"
+                                    "60616263646566676869"
+                                    "70717273747576777879"
+                                    "80818283848586878889"
+                                    "90919293949596979899";
+
+static inline unsigned
+digit_count (uint64_t value)
 {
-  char text[24];
-  text[0] = 's';
-  size_t length = 1 + wick_format_u64 (id, text + 1);
-  wick_json_key (json, key);
-  wick_json_string_len (json, text, length);
+  unsigned n = 1;
+  for (;;)
+    {
+      if (value < 10)
+        return n;
+      if (value < 100)
+        return n + 1;
+      if (value < 1000)
+        return n + 2;
+      if (value < 10000)
+        return n + 3;
+      value /= 10000;
+      n += 4;
+    }
 }
 
-static void
-json_kind (WickJson *json, const char *kind)
+/* At most 20 digits, written in place from the last; returns the end. */
+static inline char *
+put_u64 (char *out, uint64_t value)
 {
-  wick_json_raw (json, "{\"kind\":");
-  wick_json_string (json, kind);
+  unsigned n = digit_count (value);
+  char *p = out + n;
+  while (value >= 100)
+    {
+      unsigned pair = (unsigned)(value % 100);
+      value /= 100;
+      p -= 2;
+      p[0] = two_digits[2 * pair];
+      p[1] = two_digits[2 * pair + 1];
+    }
+  if (value >= 10)
+    {
+      p[-2] = two_digits[2 * value];
+      p[-1] = two_digits[2 * value + 1];
+    }
+  else
+    p[-1] = (char)('0' + value);
+  return out + n;
 }
 
-static void
-json_field_string (WickJson *json, const char *key, const char *value)
-{
-  wick_json_key (json, key);
-  wick_json_string (json, value);
-}
-
-static void
-json_field_u64 (WickJson *json, const char *key, uint64_t value)
-{
-  wick_json_key (json, key);
-  wick_json_u64 (json, value);
-}
-
-static void
-json_field_double (WickJson *json, const char *key, double value)
-{
-  wick_json_key (json, key);
-  wick_json_double (json, value);
-}
-
-static void
-json_field_shape (WickJson *json, const char *key, const uint64_t *shape, size_t rank)
-{
-  wick_json_key (json, key);
-  wick_json_u64_array (json, shape, rank);
-}
-
-/* Span records are most of a trace: written straight into the buffer. */
-static char *
+static inline char *
 put (char *out, const char *text, size_t length)
 {
   memcpy (out, text, length);
@@ -71,32 +91,212 @@ put (char *out, const char *text, size_t length)
 
 #define PUT(out, literal) put ((out), (literal), sizeof (literal) - 1)
 
-static char *
+static inline char *
 put_span_id (char *out, uint64_t id)
 {
   *out++ = '"';
   *out++ = 's';
-  out += wick_format_u64 (id, out);
+  out = put_u64 (out, id);
   *out++ = '"';
   return out;
 }
 
+/* Room for @extra more bytes at the end of @json; NULL when memory ran out. */
+static inline char *
+room (WickJson *json, size_t extra)
+{
+  if (__builtin_expect (json->length + extra + 1 > json->capacity, 0)
+      && !wick_json_reserve (json, extra))
+    return NULL;
+  return json->failed ? NULL : json->data + json->length;
+}
+
+static inline void
+advance (WickJson *json, char *end)
+{
+  json->length = (size_t)(end - json->data);
+  json->data[json->length] = '\0';
+}
+
+/* Appends a literal (with room for the longest number that may follow). */
+static inline void
+lit (WickJson *json, const char *text, size_t length)
+{
+  char *out = room (json, length + 24);
+  if (out != NULL)
+    advance (json, put (out, text, length));
+}
+
+#define LIT(json, literal) lit ((json), (literal), sizeof (literal) - 1)
+
+static inline void
+u64 (WickJson *json, uint64_t value)
+{
+  char *out = room (json, 24);
+  if (out != NULL)
+    advance (json, put_u64 (out, value));
+}
+
+static inline void
+span_id (WickJson *json, uint64_t id)
+{
+  char *out = room (json, 24);
+  if (out != NULL)
+    advance (json, put_span_id (out, id));
+}
+
+/* Escaped strings, once per distinct string. */
+#define STRING_CACHE 1024       /* direct-mapped slots */
+#define STRING_CACHE_MAX 256    /* longer strings are escaped every time */
+
+typedef struct
+{
+  const char *key;    /* the pointer it was made for */
+  char *raw;          /* the string as it was, then its escaped form with quotes */
+  uint32_t raw_length;
+  uint32_t escaped_length;
+} CachedString;
+
+typedef struct
+{
+  CachedString slots[STRING_CACHE];
+  WickJson scratch;
+} StringCache;
+
 static void
-format_span_fast (WickJson *json, const WickRingRecord *record, bool with_thread)
+string_cache_free (StringCache *cache)
+{
+  if (cache == NULL)
+    return;
+  for (size_t i = 0; i < STRING_CACHE; i++)
+    free (cache->slots[i].raw);
+  wick_json_clear (&cache->scratch);
+  free (cache);
+}
+
+static inline size_t
+string_slot (const char *key)
+{
+  uintptr_t k = (uintptr_t)key;
+  return (size_t)((k >> 3) ^ (k >> 13)) & (STRING_CACHE - 1);
+}
+
+/* The escaped form of @value (with quotes), or NULL when not cacheable. */
+static const CachedString *
+cached_string (StringCache *cache, const char *value)
+{
+  CachedString *slot = &cache->slots[string_slot (value)];
+  if (slot->key == value && strcmp (slot->raw, value) == 0)
+    return slot;
+  size_t length = strlen (value);
+  if (length > STRING_CACHE_MAX)
+    return NULL;
+  wick_json_reset (&cache->scratch);
+  wick_json_string_len (&cache->scratch, value, length);
+  if (cache->scratch.failed)
+    return NULL;
+  size_t escaped = cache->scratch.length;
+  char *raw = realloc (slot->raw, length + 1 + escaped + 1);
+  if (raw == NULL)
+    return NULL;
+  memcpy (raw, value, length + 1);
+  memcpy (raw + length + 1, cache->scratch.data, escaped + 1);
+  slot->raw = raw;
+  slot->key = value;
+  slot->raw_length = (uint32_t)length;
+  slot->escaped_length = (uint32_t)escaped;
+  return slot;
+}
+
+static inline void
+str (WickJson *json, StringCache *cache, const char *value)
+{
+  const CachedString *cached = cache != NULL ? cached_string (cache, value) : NULL;
+  if (cached == NULL)
+    {
+      wick_json_string (json, value);
+      return;
+    }
+  char *out = room (json, cached->escaped_length + 24);
+  if (out != NULL)
+    advance (json, put (out, cached->raw + cached->raw_length + 1, cached->escaped_length));
+}
+
+static void
+shape (WickJson *json, const uint64_t *values, size_t n)
+{
+  char *out = room (json, 2 + 21 * n + 24);
+  if (out == NULL)
+    return;
+  *out++ = '[';
+  for (size_t i = 0; i < n; i++)
+    {
+      if (i > 0)
+        *out++ = ',';
+      out = put_u64 (out, values[i]);
+    }
+  *out++ = ']';
+  advance (json, out);
+}
+
+static void
+string_array (WickJson *json, StringCache *cache, const char *const *values, size_t n)
+{
+  LIT (json, "[");
+  for (size_t i = 0; i < n; i++)
+    {
+      if (i > 0)
+        LIT (json, ",");
+      str (json, cache, values[i]);
+    }
+  LIT (json, "]");
+}
+
+/* The fixed middle of a span_start: ,"span_kind":"K","measured":M */
+typedef struct
+{
+  const char *text;
+  size_t length;
+} Fragment;
+
+#define FRAGMENT(literal) { literal, sizeof (literal) - 1 }
+
+static const Fragment span_kind_measured[3][2] = {
+  { FRAGMENT (",\"span_kind\":\"function\",\"measured\":false"),
+    FRAGMENT (",\"span_kind\":\"function\",\"measured\":true") },
+  { FRAGMENT (",\"span_kind\":\"op\",\"measured\":false"),
+    FRAGMENT (",\"span_kind\":\"op\",\"measured\":true") },
+  { FRAGMENT (",\"span_kind\":\"module\",\"measured\":false"),
+    FRAGMENT (",\"span_kind\":\"module\",\"measured\":true") },
+};
+
+/* ,"step":"S"} or } */
+static const Fragment span_step_end[] = {
+  FRAGMENT ("}"),
+  FRAGMENT (",\"step\":\"forward\"}"),
+  FRAGMENT (",\"step\":\"backward\"}"),
+  FRAGMENT (",\"step\":\"optimizer\"}"),
+};
+
+/* ---------------------------------------------------------------------------
+ * Records
+ */
+
+static void
+format_span (WickJson *json, StringCache *cache, const WickRingRecord *record, bool with_thread)
 {
   const WickRingSpan *span = &record->span;
-  if (!wick_json_reserve (json, 256))
+  char *out = room (json, 160);
+  if (out == NULL)
     return;
-  char *start = json->data + json->length, *out = start;
   if (record->kind == WICK_RING_RECORD_SPAN_END)
     {
       out = PUT (out, "{\"kind\":\"span_end\",\"id\":");
       out = put_span_id (out, span->id);
       out = PUT (out, ",\"duration_ns\":");
-      out += wick_format_u64 (span->duration_ns, out);
+      out = put_u64 (out, span->duration_ns);
       *out++ = '}';
-      json->length += (size_t)(out - start);
-      json->data[json->length] = '\0';
+      advance (json, out);
       return;
     }
   out = PUT (out, "{\"kind\":\"span_start\",\"id\":");
@@ -107,201 +307,309 @@ format_span_fast (WickJson *json, const WickRingRecord *record, bool with_thread
       out = put_span_id (out, span->parent);
     }
   out = PUT (out, ",\"name\":");
-  json->length += (size_t)(out - start);
-  wick_json_string (json, span->name);
-  if (!wick_json_reserve (json, 128))
+  advance (json, out);
+  str (json, cache, span->name);
+  out = room (json, 160);
+  if (out == NULL)
     return;
-  start = out = json->data + json->length;
   out = PUT (out, ",\"start_ns\":");
-  out += wick_format_u64 (span->start_ns, out);
-  out = PUT (out, ",\"span_kind\":\"");
-  const char *kind = wick_span_kind_to_string (span->span_kind);
-  out = put (out, kind, strlen (kind));
-  out = span->measured ? PUT (out, "\",\"measured\":true") : PUT (out, "\",\"measured\":false");
-  const char *step = wick_step_to_string (span->step);
-  if (step != NULL)
+  out = put_u64 (out, span->start_ns);
+  if ((unsigned)span->span_kind < 3)
     {
-      out = PUT (out, ",\"step\":\"");
-      out = put (out, step, strlen (step));
-      *out++ = '"';
+      const Fragment *middle = &span_kind_measured[span->span_kind][span->measured ? 1 : 0];
+      out = put (out, middle->text, middle->length);
     }
+  else
+    {
+      const char *kind = wick_span_kind_to_string (span->span_kind);
+      out = PUT (out, ",\"span_kind\":\"");
+      out = put (out, kind, strlen (kind));
+      out = span->measured ? PUT (out, "\",\"measured\":true")
+                           : PUT (out, "\",\"measured\":false");
+    }
+  if ((unsigned)span->step < sizeof span_step_end / sizeof span_step_end[0])
+    out = put (out, span_step_end[span->step].text, span_step_end[span->step].length - 1);
+  else
+    {
+      const char *step = wick_step_to_string (span->step);
+      if (step != NULL)
+        {
+          out = PUT (out, ",\"step\":\"");
+          out = put (out, step, strlen (step));
+          *out++ = '"';
+        }
+    }
+  /* the agreed thread field (TEAM.md), last, extension mode only */
   if (with_thread && span->thread != 0)
     {
       out = PUT (out, ",\"wick_thread\":");
-      out += wick_format_u64 (span->thread, out);
+      out = put_u64 (out, span->thread);
     }
   *out++ = '}';
-  json->length += (size_t)(out - start);
-  json->data[json->length] = '\0';
+  advance (json, out);
 }
 
 static void
-format_op (WickJson *json, const WickOpRecord *op)
+format_op (WickJson *json, StringCache *cache, const WickOpRecord *op)
 {
-  json_kind (json, "op");
-  json_span_id (json, "span_id", op->span);
-  json_field_string (json, "op_name", op->op_name);
-  wick_json_key (json, "inputs");
-  wick_json_string_array (json, op->inputs, op->n_inputs);
+  LIT (json, "{\"kind\":\"op\",\"span_id\":");
+  span_id (json, op->span);
+  LIT (json, ",\"op_name\":");
+  str (json, cache, op->op_name);
+  LIT (json, ",\"inputs\":");
+  string_array (json, cache, op->inputs, op->n_inputs);
   if (op->output != NULL)
-    json_field_string (json, "output", op->output);
-  json_field_shape (json, "shape", op->shape, op->rank);
-  json_field_string (json, "dtype", op->dtype);
-  json_field_string (json, "device", op->device);
-  json_field_u64 (json, "duration_ns", op->duration_ns);
-  json_field_u64 (json, "timestamp_ns", op->timestamp_ns);
+    {
+      LIT (json, ",\"output\":");
+      str (json, cache, op->output);
+    }
+  LIT (json, ",\"shape\":");
+  shape (json, op->shape, op->rank);
+  LIT (json, ",\"dtype\":");
+  str (json, cache, op->dtype);
+  LIT (json, ",\"device\":");
+  str (json, cache, op->device);
+  LIT (json, ",\"duration_ns\":");
+  u64 (json, op->duration_ns);
+  LIT (json, ",\"timestamp_ns\":");
+  u64 (json, op->timestamp_ns);
   if (op->has_output_dense_bytes)
-    json_field_u64 (json, "output_dense_bytes", op->output_dense_bytes);
-  json_field_u64 (json, "input_dense_bytes", op->input_dense_bytes);
-  wick_json_raw (json, "}");
+    {
+      LIT (json, ",\"output_dense_bytes\":");
+      u64 (json, op->output_dense_bytes);
+    }
+  LIT (json, ",\"input_dense_bytes\":");
+  u64 (json, op->input_dense_bytes);
+  LIT (json, "}");
 }
 
 static void
-format_tensor (WickJson *json, const WickTensorRecord *t)
+category (WickJson *json, WickMemoryCategory value)
 {
-  json_kind (json, "tensor");
-  json_span_id (json, "span_id", t->span);
-  json_field_string (json, "tensor_id", t->tensor_id);
+  LIT (json, ",\"category\":\"");
+  const char *text = wick_memory_category_to_string (value);
+  lit (json, text, strlen (text));
+  LIT (json, "\"}");
+}
+
+static void
+format_tensor (WickJson *json, StringCache *cache, const WickTensorRecord *t)
+{
+  LIT (json, "{\"kind\":\"tensor\",\"span_id\":");
+  span_id (json, t->span);
+  LIT (json, ",\"tensor_id\":");
+  str (json, cache, t->tensor_id);
   if (t->label != NULL)
-    json_field_string (json, "label", t->label);
-  json_field_shape (json, "shape", t->shape, t->rank);
-  json_field_string (json, "dtype", t->dtype);
-  json_field_string (json, "device", t->device);
-  wick_json_key (json, "requires_grad");
-  wick_json_bool (json, t->requires_grad);
+    {
+      LIT (json, ",\"label\":");
+      str (json, cache, t->label);
+    }
+  LIT (json, ",\"shape\":");
+  shape (json, t->shape, t->rank);
+  LIT (json, ",\"dtype\":");
+  str (json, cache, t->dtype);
+  LIT (json, ",\"device\":");
+  str (json, cache, t->device);
+  if (t->requires_grad)
+    LIT (json, ",\"requires_grad\":true");
+  else
+    LIT (json, ",\"requires_grad\":false");
   if (t->has_dense_bytes)
-    json_field_u64 (json, "dense_bytes", t->dense_bytes);
-  json_field_string (json, "category", wick_memory_category_to_string (t->category));
-  wick_json_raw (json, "}");
+    {
+      LIT (json, ",\"dense_bytes\":");
+      u64 (json, t->dense_bytes);
+    }
+  category (json, t->category);
 }
 
 static void
-format_tensor_stats (WickJson *json, const WickTensorStatsRecord *s)
+format_tensor_stats (WickJson *json, StringCache *cache, const WickTensorStatsRecord *s)
 {
-  json_kind (json, "tensor_stats");
-  json_span_id (json, "span_id", s->span);
-  json_field_string (json, "label", s->label);
-  json_field_shape (json, "shape", s->shape, s->rank);
-  json_field_string (json, "dtype", s->dtype);
-  json_field_u64 (json, "elements", s->elements);
-  json_field_u64 (json, "non_finite", s->non_finite);
-  json_field_double (json, "rms", s->rms);
-  json_field_double (json, "abs_max", s->abs_max);
-  json_field_double (json, "mean", s->mean);
-  wick_json_raw (json, "}");
+  LIT (json, "{\"kind\":\"tensor_stats\",\"span_id\":");
+  span_id (json, s->span);
+  LIT (json, ",\"label\":");
+  str (json, cache, s->label);
+  LIT (json, ",\"shape\":");
+  shape (json, s->shape, s->rank);
+  LIT (json, ",\"dtype\":");
+  str (json, cache, s->dtype);
+  LIT (json, ",\"elements\":");
+  u64 (json, s->elements);
+  LIT (json, ",\"non_finite\":");
+  u64 (json, s->non_finite);
+  LIT (json, ",\"rms\":");
+  wick_json_double (json, s->rms);
+  LIT (json, ",\"abs_max\":");
+  wick_json_double (json, s->abs_max);
+  LIT (json, ",\"mean\":");
+  wick_json_double (json, s->mean);
+  LIT (json, "}");
 }
 
 static void
-format_memory (WickJson *json, const WickMemoryRecord *m)
+format_memory (WickJson *json, StringCache *cache, const WickMemoryRecord *m)
 {
-  json_kind (json, "memory");
-  json_field_u64 (json, "timestamp_ns", m->timestamp_ns);
-  json_field_string (json, "storage_id", m->storage_id);
-  json_field_string (json, "tensor_id", m->tensor_id);
-  json_span_id (json, "span_id", m->span);
+  LIT (json, "{\"kind\":\"memory\",\"timestamp_ns\":");
+  u64 (json, m->timestamp_ns);
+  LIT (json, ",\"storage_id\":");
+  str (json, cache, m->storage_id);
+  LIT (json, ",\"tensor_id\":");
+  str (json, cache, m->tensor_id);
+  LIT (json, ",\"span_id\":");
+  span_id (json, m->span);
   if (m->op_name != NULL)
-    json_field_string (json, "op_name", m->op_name);
-  json_field_string (json, "device", m->device);
-  json_field_u64 (json, "bytes", m->bytes);
-  json_field_string (json, "action", wick_memory_action_to_string (m->action));
-  json_field_shape (json, "shape", m->shape, m->rank);
-  json_field_string (json, "dtype", m->dtype);
-  json_field_string (json, "category", wick_memory_category_to_string (m->category));
-  wick_json_raw (json, "}");
+    {
+      LIT (json, ",\"op_name\":");
+      str (json, cache, m->op_name);
+    }
+  LIT (json, ",\"device\":");
+  str (json, cache, m->device);
+  LIT (json, ",\"bytes\":");
+  u64 (json, m->bytes);
+  if (m->action == WICK_MEMORY_ALLOC)
+    LIT (json, ",\"action\":\"alloc\",\"shape\":");
+  else if (m->action == WICK_MEMORY_FREE)
+    LIT (json, ",\"action\":\"free\",\"shape\":");
+  else
+    {
+      LIT (json, ",\"action\":");
+      wick_json_string (json, wick_memory_action_to_string (m->action));
+      LIT (json, ",\"shape\":");
+    }
+  shape (json, m->shape, m->rank);
+  LIT (json, ",\"dtype\":");
+  str (json, cache, m->dtype);
+  category (json, m->category);
 }
 
 static void
-format_device_memory (WickJson *json, const WickDeviceMemoryRecord *s)
+format_device_memory (WickJson *json, StringCache *cache, const WickDeviceMemoryRecord *s)
 {
-  json_kind (json, "device_memory");
-  json_field_u64 (json, "timestamp_ns", s->timestamp_ns);
-  json_field_string (json, "device", s->device);
+  LIT (json, "{\"kind\":\"device_memory\",\"timestamp_ns\":");
+  u64 (json, s->timestamp_ns);
+  LIT (json, ",\"device\":");
+  str (json, cache, s->device);
   if (s->has_used_bytes)
-    json_field_u64 (json, "used_bytes", s->used_bytes);
+    {
+      LIT (json, ",\"used_bytes\":");
+      u64 (json, s->used_bytes);
+    }
   if (s->has_free_bytes)
-    json_field_u64 (json, "free_bytes", s->free_bytes);
+    {
+      LIT (json, ",\"free_bytes\":");
+      u64 (json, s->free_bytes);
+    }
   if (s->has_reserved_bytes)
-    json_field_u64 (json, "reserved_bytes", s->reserved_bytes);
+    {
+      LIT (json, ",\"reserved_bytes\":");
+      u64 (json, s->reserved_bytes);
+    }
   if (s->has_capacity_bytes)
-    json_field_u64 (json, "capacity_bytes", s->capacity_bytes);
-  wick_json_raw (json, "}");
+    {
+      LIT (json, ",\"capacity_bytes\":");
+      u64 (json, s->capacity_bytes);
+    }
+  LIT (json, "}");
 }
 
 static void
-format_device_interval (WickJson *json, const WickDeviceIntervalRecord *d)
+format_device_interval (WickJson *json, StringCache *cache, const WickDeviceIntervalRecord *d)
 {
-  json_kind (json, "device_interval");
-  json_span_id (json, "span_id", d->span);
-  json_field_string (json, "device", d->device);
-  json_field_string (json, "stream_id", d->stream_id);
-  json_field_string (json, "clock_id", d->clock_id);
-  json_field_string (json, "backend", d->backend);
-  json_field_u64 (json, "start_ns", d->start_ns);
-  json_field_u64 (json, "duration_ns", d->duration_ns);
-  wick_json_raw (json, "}");
+  LIT (json, "{\"kind\":\"device_interval\",\"span_id\":");
+  span_id (json, d->span);
+  LIT (json, ",\"device\":");
+  str (json, cache, d->device);
+  LIT (json, ",\"stream_id\":");
+  str (json, cache, d->stream_id);
+  LIT (json, ",\"clock_id\":");
+  str (json, cache, d->clock_id);
+  LIT (json, ",\"backend\":");
+  str (json, cache, d->backend);
+  LIT (json, ",\"start_ns\":");
+  u64 (json, d->start_ns);
+  LIT (json, ",\"duration_ns\":");
+  u64 (json, d->duration_ns);
+  LIT (json, "}");
 }
 
 static void
-format_gradient (WickJson *json, const WickRingRecord *r)
+format_gradient (WickJson *json, StringCache *cache, const WickRingRecord *r)
 {
-  char event_id[40];
-  snprintf (event_id, sizeof event_id, "gradient-%llu",
-            (unsigned long long)r->gradient.event_number);
-  json_kind (json, "gradient");
-  json_field_string (json, "event_id", event_id);
-  json_field_string (json, "root", r->gradient.root);
-  json_field_string (json, "key", r->gradient.key);
-  json_field_string (json, "state", wick_gradient_state_to_string (r->gradient.state));
+  LIT (json, "{\"kind\":\"gradient\",\"event_id\":\"gradient-");
+  u64 (json, r->gradient.event_number);
+  LIT (json, "\",\"root\":");
+  str (json, cache, r->gradient.root);
+  LIT (json, ",\"key\":");
+  str (json, cache, r->gradient.key);
+  LIT (json, ",\"state\":");
+  wick_json_string (json, wick_gradient_state_to_string (r->gradient.state));
   if (r->gradient.has_norm)
-    json_field_double (json, "norm", r->gradient.norm);
-  wick_json_raw (json, "}");
+    {
+      LIT (json, ",\"norm\":");
+      wick_json_double (json, r->gradient.norm);
+    }
+  LIT (json, "}");
 }
 
 static void
-format_extension (WickJson *json, const char *kind, uint64_t timestamp_ns, const char *fields)
+format_extension (WickJson *json, StringCache *cache, const char *kind, uint64_t timestamp_ns,
+                  const char *fields)
 {
-  json_kind (json, kind);
-  json_field_u64 (json, "timestamp_ns", timestamp_ns);
+  LIT (json, "{\"kind\":");
+  str (json, cache, kind);
+  LIT (json, ",\"timestamp_ns\":");
+  u64 (json, timestamp_ns);
   if (fields != NULL && fields[0] != '\0')
     {
-      wick_json_raw (json, ",");
+      LIT (json, ",");
       wick_json_raw (json, fields);
     }
-  wick_json_raw (json, "}");
+  LIT (json, "}");
 }
 
 static void
 format_counted (WickJson *json, const WickRingRecord *r)
 {
   bool dropped = r->kind == WICK_RING_RECORD_DROPPED;
-  json_kind (json, dropped ? "wick_dropped" : "wick_lost");
-  json_field_u64 (json, "timestamp_ns", dropped ? r->dropped.last_ns : r->lost.after_ns);
-  json_field_u64 (json, "ring", r->ring);
-  json_field_u64 (json, "count", dropped ? r->dropped.count : r->lost.count);
+  if (dropped)
+    LIT (json, "{\"kind\":\"wick_dropped\",\"timestamp_ns\":");
+  else
+    LIT (json, "{\"kind\":\"wick_lost\",\"timestamp_ns\":");
+  u64 (json, dropped ? r->dropped.last_ns : r->lost.after_ns);
+  LIT (json, ",\"ring\":");
+  u64 (json, r->ring);
+  LIT (json, ",\"count\":");
+  u64 (json, dropped ? r->dropped.count : r->lost.count);
   if (dropped)
     {
-      json_field_u64 (json, "first_ns", r->dropped.first_ns);
-      json_field_u64 (json, "last_ns", r->dropped.last_ns);
-      json_field_u64 (json, "total", r->dropped.total);
+      LIT (json, ",\"first_ns\":");
+      u64 (json, r->dropped.first_ns);
+      LIT (json, ",\"last_ns\":");
+      u64 (json, r->dropped.last_ns);
+      LIT (json, ",\"total\":");
+      u64 (json, r->dropped.total);
     }
-  wick_json_raw (json, "}");
+  LIT (json, "}");
 }
 
 /* The agreed shape (docs/format.md): kind, thread, os_tid, name, timestamp_ns. */
 static void
-format_thread (WickJson *json, const WickRingRecord *r)
+format_thread (WickJson *json, StringCache *cache, const WickRingRecord *r)
 {
-  json_kind (json, "wick_thread");
-  json_field_u64 (json, "thread", r->thread.number);
-  json_field_u64 (json, "os_tid", r->thread.os_tid > 0 ? (uint64_t)r->thread.os_tid : 0);
-  json_field_string (json, "name", r->thread.name != NULL ? r->thread.name : "");
-  json_field_u64 (json, "timestamp_ns", r->thread.timestamp_ns);
-  wick_json_raw (json, "}");
+  LIT (json, "{\"kind\":\"wick_thread\",\"thread\":");
+  u64 (json, r->thread.number);
+  LIT (json, ",\"os_tid\":");
+  u64 (json, r->thread.os_tid > 0 ? (uint64_t)r->thread.os_tid : 0);
+  LIT (json, ",\"name\":");
+  str (json, cache, r->thread.name != NULL ? r->thread.name : "");
+  LIT (json, ",\"timestamp_ns\":");
+  u64 (json, r->thread.timestamp_ns);
+  LIT (json, "}");
 }
 
 /* strict: pure trace/10, spans without wick_thread. */
 static void
-record_to_json (const WickRingRecord *r, WickJson *json, bool strict)
+record_to_json (const WickRingRecord *r, WickJson *json, StringCache *cache, bool strict)
 {
   switch (r->kind)
     {
@@ -310,58 +618,63 @@ record_to_json (const WickRingRecord *r, WickJson *json, bool strict)
         break;
       case WICK_RING_RECORD_SPAN_START:
       case WICK_RING_RECORD_SPAN_END:
-        format_span_fast (json, r, !strict);
+        format_span (json, cache, r, !strict);
         break;
       case WICK_RING_RECORD_OP:
-        format_op (json, &r->op);
+        format_op (json, cache, &r->op);
         break;
       case WICK_RING_RECORD_THREAD:
-        format_thread (json, r);
+        format_thread (json, cache, r);
         break;
       case WICK_RING_RECORD_TENSOR:
-        format_tensor (json, &r->tensor);
+        format_tensor (json, cache, &r->tensor);
         break;
       case WICK_RING_RECORD_TENSOR_STATS:
-        format_tensor_stats (json, &r->tensor_stats);
+        format_tensor_stats (json, cache, &r->tensor_stats);
         break;
       case WICK_RING_RECORD_MEMORY:
-        format_memory (json, &r->memory);
+        format_memory (json, cache, &r->memory);
         break;
       case WICK_RING_RECORD_DEVICE_MEMORY:
-        format_device_memory (json, &r->device_memory);
+        format_device_memory (json, cache, &r->device_memory);
         break;
       case WICK_RING_RECORD_DEVICE_INTERVAL:
-        format_device_interval (json, &r->device_interval);
+        format_device_interval (json, cache, &r->device_interval);
         break;
       case WICK_RING_RECORD_GRADIENT:
-        format_gradient (json, r);
+        format_gradient (json, cache, r);
         break;
       case WICK_RING_RECORD_CALL_EDGE:
-        json_kind (json, "edge");
-        json_field_string (json, "edge_kind", "call");
-        json_span_id (json, "from_span", r->call_edge.from);
-        json_span_id (json, "to_span", r->call_edge.to);
-        json_field_u64 (json, "host_duration_ns", r->call_edge.host_duration_ns);
-        wick_json_raw (json, "}");
+        LIT (json, "{\"kind\":\"edge\",\"edge_kind\":\"call\",\"from_span\":");
+        span_id (json, r->call_edge.from);
+        LIT (json, ",\"to_span\":");
+        span_id (json, r->call_edge.to);
+        LIT (json, ",\"host_duration_ns\":");
+        u64 (json, r->call_edge.host_duration_ns);
+        LIT (json, "}");
         break;
       case WICK_RING_RECORD_DATA_EDGE:
-        json_kind (json, "edge");
-        json_field_string (json, "edge_kind", "data");
-        json_field_string (json, "from_tensor", r->data_edge.from_tensor);
-        json_field_string (json, "to_tensor", r->data_edge.to_tensor);
-        wick_json_raw (json, "}");
+        LIT (json, "{\"kind\":\"edge\",\"edge_kind\":\"data\",\"from_tensor\":");
+        str (json, cache, r->data_edge.from_tensor);
+        LIT (json, ",\"to_tensor\":");
+        str (json, cache, r->data_edge.to_tensor);
+        LIT (json, "}");
         break;
       case WICK_RING_RECORD_TERMINAL:
-        json_kind (json, "terminal");
-        json_field_string (json, "outcome",
-                           r->terminal.outcome == WICK_OUTCOME_COMPLETE ? "complete" : "failed");
-        json_field_u64 (json, "timestamp_ns", r->terminal.timestamp_ns);
+        if (r->terminal.outcome == WICK_OUTCOME_COMPLETE)
+          LIT (json, "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":");
+        else
+          LIT (json, "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":");
+        u64 (json, r->terminal.timestamp_ns);
         if (r->terminal.reason != NULL)
-          json_field_string (json, "reason", r->terminal.reason);
-        wick_json_raw (json, "}");
+          {
+            LIT (json, ",\"reason\":");
+            wick_json_string (json, r->terminal.reason);
+          }
+        LIT (json, "}");
         break;
       case WICK_RING_RECORD_EXTENSION:
-        format_extension (json, r->extension.kind, r->extension.timestamp_ns,
+        format_extension (json, cache, r->extension.kind, r->extension.timestamp_ns,
                           r->extension.json_fields);
         break;
       case WICK_RING_RECORD_DROPPED:
@@ -376,7 +689,7 @@ wick_ring_record_format (const WickRingRecord *record, char *buffer, size_t size
 {
   WickJson json;
   wick_json_init (&json);
-  record_to_json (record, &json, false);
+  record_to_json (record, &json, NULL, false);
   size_t length = json.length;
   if (size > 0 && buffer != NULL)
     {
@@ -442,29 +755,33 @@ span_set_contains (const SpanSet *set, uint64_t id)
     }
 }
 
-static void
+/* Adds @id; false when it was already there. */
+static bool
 span_set_add (SpanSet *set, uint64_t id)
 {
   if ((set->count + 1) * 2 > (set->slots ? set->mask + 1 : 0) && !span_set_grow (set))
-    return;
+    return !span_set_contains (set, id);
   size_t i = span_slot (id, set->mask);
   while (set->slots[i] != 0 && set->slots[i] != id)
     i = (i + 1) & set->mask;
-  if (set->slots[i] == 0)
-    set->count++;
+  if (set->slots[i] == id)
+    return false;
+  set->count++;
   set->slots[i] = id;
+  return true;
 }
 
-static void
+/* Removes @id; false when it was not there. */
+static bool
 span_set_remove (SpanSet *set, uint64_t id)
 {
   if (set->slots == NULL)
-    return;
+    return false;
   size_t i = span_slot (id, set->mask);
   while (set->slots[i] != id)
     {
       if (set->slots[i] == 0)
-        return;
+        return false;
       i = (i + 1) & set->mask;
     }
   set->slots[i] = 0;
@@ -478,6 +795,7 @@ span_set_remove (SpanSet *set, uint64_t id)
         k = (k + 1) & set->mask;
       set->slots[k] = moved;
     }
+  return true;
 }
 
 struct WickJsonlFormatter
@@ -496,6 +814,7 @@ struct WickJsonlFormatter
   uint64_t *thread_seen;
   size_t n_thread_seen;
   WickJson json;
+  StringCache *strings; /* allocated with the formatter */
   uint64_t lines;
   uint64_t skipped;
 };
@@ -508,6 +827,9 @@ wick_jsonl_formatter_new (bool strict)
     return NULL;
   formatter->strict = strict;
   wick_json_init (&formatter->json);
+  formatter->strings = calloc (1, sizeof *formatter->strings);
+  if (formatter->strings != NULL)
+    wick_json_init (&formatter->strings->scratch);
   return formatter;
 }
 
@@ -520,6 +842,7 @@ wick_jsonl_formatter_free (WickJsonlFormatter *formatter)
   free (formatter->thread_seen);
   free (formatter->terminal_reason);
   wick_json_clear (&formatter->json);
+  string_cache_free (formatter->strings);
   free (formatter);
 }
 
@@ -528,7 +851,7 @@ emit_record (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLi
              void *user_data)
 {
   wick_json_reset (&formatter->json);
-  record_to_json (record, &formatter->json, formatter->strict);
+  record_to_json (record, &formatter->json, formatter->strings, formatter->strict);
   if (formatter->json.failed)
     {
       formatter->skipped++;
@@ -556,26 +879,23 @@ feed_span (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLine
            void *user_data)
 {
   const WickRingSpan *span = &record->span;
-  bool open = span_set_contains (&formatter->open, span->id);
   if (record->kind == WICK_RING_RECORD_SPAN_START)
     {
-      if (open)
+      if (!span_set_add (&formatter->open, span->id))
         {
           formatter->skipped++; /* the snapshot already announced it */
           return;
         }
-      span_set_add (&formatter->open, span->id);
       note_evidence (formatter, span->start_ns);
       emit_record (formatter, record, emit, user_data);
       return;
     }
-  if (!open)
+  if (!span_set_remove (&formatter->open, span->id))
     {
       WickRingRecord start = *record;
       start.kind = WICK_RING_RECORD_SPAN_START;
       emit_record (formatter, &start, emit, user_data);
     }
-  span_set_remove (&formatter->open, span->id);
   note_evidence (formatter, saturating_add (span->start_ns, span->duration_ns));
   emit_record (formatter, record, emit, user_data);
 }
