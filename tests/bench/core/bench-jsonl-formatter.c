@@ -87,6 +87,7 @@ make_records (bool mixed, size_t *n_out)
       start->span.span_kind = WICK_SPAN_FUNCTION;
       start->span.step = mixed ? WICK_STEP_FORWARD : WICK_STEP_NONE;
       start->span.start_ns = t;
+      start->span.thread = mixed ? 1 + (uint32_t)(i % 2) : 0;
       if (mixed)
         {
           WickRingRecord *child = &records[n++];
