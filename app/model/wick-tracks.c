@@ -1291,21 +1291,24 @@ build_row (WickTracks *self, Row *row)
   guint n = row->pub.n_events;
   guint kind = row->pub.event_kind;
   guint32 *events = (guint32 *)row->pub.events;
+  /* Starts and ends read once into arrays: every pass below is then a plain
+   * loop (temporary, 16 bytes an event of this row). */
+  guint64 *st = g_new (guint64, MAX (n, 1)), *en = g_new (guint64, MAX (n, 1));
+  for (guint i = 0; i < n; i++)
+    {
+      st[i] = event_start (self, kind, events[i]);
+      en[i] = event_end (self, kind, events[i]);
+    }
 
   /* Sort by start; ties longer first (checked and fixed in runs). */
   gboolean sorted = TRUE;
   for (guint i = 1; i < n && sorted; i++)
-    {
-      guint64 a = event_start (self, kind, events[i - 1]), b = event_start (self, kind, events[i]);
-      sorted = a < b
-               || (a == b
-                   && event_end (self, kind, events[i - 1]) >= event_end (self, kind, events[i]));
-    }
+    sorted = st[i - 1] < st[i] || (st[i - 1] == st[i] && en[i - 1] >= en[i]);
   if (!sorted)
     {
       KeyItem *items = g_new (KeyItem, MAX (n, 1));
       for (guint i = 0; i < n; i++)
-        items[i] = (KeyItem){ event_start (self, kind, events[i]), events[i] };
+        items[i] = (KeyItem){ st[i], i };
       sort_key_items (items, n);
       for (guint i = 0; i < n;)
         {
@@ -1316,9 +1319,8 @@ build_row (WickTracks *self, Row *row)
           for (guint a = i + 1; a < j; a++)
             {
               KeyItem x = items[a];
-              guint64 xe = event_end (self, kind, x.item);
               guint b = a;
-              while (b > i && event_end (self, kind, items[b - 1].item) < xe)
+              while (b > i && en[items[b - 1].item] < en[x.item])
                 {
                   items[b] = items[b - 1];
                   b--;
@@ -1327,8 +1329,18 @@ build_row (WickTracks *self, Row *row)
             }
           i = j;
         }
+      guint32 *sorted_events = g_new (guint32, MAX (n, 1));
+      guint64 *sorted_en = g_new (guint64, MAX (n, 1));
       for (guint i = 0; i < n; i++)
-        events[i] = items[i].item;
+        {
+          sorted_events[i] = events[items[i].item];
+          sorted_en[i] = en[items[i].item];
+          st[i] = items[i].key;
+        }
+      memcpy (events, sorted_events, n * sizeof (guint32));
+      g_free (sorted_events);
+      g_free (en);
+      en = sorted_en;
       g_free (items);
     }
 
@@ -1337,7 +1349,7 @@ build_row (WickTracks *self, Row *row)
   guint64 running = 0;
   for (guint i = 0; i < n; i++)
     {
-      running = MAX (running, event_end (self, kind, events[i]));
+      running = MAX (running, en[i]);
       if ((i & (BLOCK - 1)) == BLOCK - 1 || i == n - 1)
         row->block_max[i >> BLOCK_SHIFT] = running;
     }
@@ -1345,42 +1357,57 @@ build_row (WickTracks *self, Row *row)
   GPtrArray *levels = g_ptr_array_new ();
   GArray *counts = g_array_new (FALSE, FALSE, sizeof (guint));
   WickTrackMip *prev = NULL;
+  double *prev_w = NULL;
   guint prev_count = 0;
   for (guint level = 0; level < 64; level++)
     {
       guint shift = self->base_shift + level;
       guint cap = level == 0 ? n : prev_count;
       WickTrackMip *entries = g_new (WickTrackMip, MAX (cap, 1));
+      double *w = g_new (double, MAX (cap, 1));
       guint count = 0;
       for (guint i = 0; i < cap; i++)
         {
           guint32 ev, bucket;
+          double weight;
           if (level == 0)
             {
               ev = events[i];
-              bucket = (guint32)((event_start (self, kind, ev) - self->start_ns) >> shift);
+              bucket = (guint32)((st[i] - self->start_ns) >> shift);
+              weight = kind == WICK_EVENT_COUNTER ? event_weight (self, kind, ev)
+                                                  : (double)(en[i] - st[i]);
             }
           else
             {
               ev = prev[i].event;
               bucket = prev[i].bucket >> 1;
+              weight = prev_w[i];
             }
           if (count > 0 && entries[count - 1].bucket == bucket)
             {
-              if (event_weight (self, kind, ev) > event_weight (self, kind, entries[count - 1].event))
-                entries[count - 1].event = ev;
+              if (weight > w[count - 1])
+                {
+                  entries[count - 1].event = ev;
+                  w[count - 1] = weight;
+                }
               continue;
             }
+          w[count] = weight;
           entries[count++] = (WickTrackMip){ bucket, ev };
         }
       entries = g_renew (WickTrackMip, entries, MAX (count, 1));
       g_ptr_array_add (levels, entries);
       g_array_append_val (counts, count);
+      g_free (prev_w);
       prev = entries;
+      prev_w = w;
       prev_count = count;
       if (count <= 1 || ((self->end_ns - self->start_ns) >> shift) == 0)
         break;
     }
+  g_free (prev_w);
+  g_free (st);
+  g_free (en);
   row->pub.n_levels = levels->len;
   row->levels = (WickTrackMip **)g_ptr_array_free (levels, FALSE);
   row->level_counts = (guint *)g_array_free (counts, FALSE);

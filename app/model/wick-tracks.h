@@ -35,6 +35,20 @@
  *    per-zoom summary (mipmap), max depth, event at (track, row, time), flows
  *    of an event, args of an event, the skipped-construct counts.
  *
+ * The index replaces app/ui/wick-timeline-index.h, per track instead of for
+ * one flame chart: get_n_depths -> wick_tracks_track_n_rows, get_depth ->
+ * wick_tracks_track_row, get_base_ns / pick_level -> wick_tracks_get_base_ns /
+ * wick_tracks_pick_level, depth_first_overlapping ->
+ * wick_tracks_row_first_overlapping, span_at -> wick_tracks_event_at,
+ * span_end -> wick_tracks_event_end, get_start_ns / get_end_ns ->
+ * wick_tracks_get_start_ns / get_end_ns. Built in linear time from the
+ * parent indices the document resolved.
+ *
+ * A candle-graph document builds its model when it finishes; a live one
+ * (still fed) rebuilds it on the first wick_document_get_tracks() after each
+ * batch of lines, so pointers from the model are valid until the document
+ * changes.
+ *
  * Not thread-safe; build on one thread, then read from any number.
  */
 #pragma once

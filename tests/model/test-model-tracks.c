@@ -454,6 +454,30 @@ test_cut_training_trace (void)
   g_assert_cmpuint (open, >, 0);
 }
 
+/* A document that finished cleanly drops its intern tables: ids are still
+ * found (binary search), and interning again gives the same offsets. */
+static void
+test_compacted_document (void)
+{
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "..", "data", "example-trace.jsonl", NULL);
+  g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
+  g_assert_true (wick_document_load_file (doc, path, NULL, NULL, NULL, NULL));
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (doc, &n);
+  g_assert_cmpuint (n, >, 100);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpint (wick_document_find_span (doc, wick_document_str (doc, spans[i].id)), ==, (gint32)i);
+  g_assert_cmpint (wick_document_find_span (doc, "no such span"), ==, -1);
+  g_assert_cmpint (wick_document_find_span (doc, ""), ==, -1);
+  WickTracks *t = wick_document_get_tracks (doc);
+  const char *name = wick_document_str (doc, spans[1].name);
+  g_assert_cmpuint (wick_tracks_intern (t, name, strlen (name)), ==, spans[1].name);
+  WickStr fresh = wick_tracks_intern (t, "a string never seen", 19);
+  g_assert_cmpuint (fresh, !=, 0);
+  g_assert_cmpuint (wick_tracks_intern (t, "a string never seen", 19), ==, fresh);
+  g_assert_cmpstr (wick_document_str (doc, fresh), ==, "a string never seen");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -467,5 +491,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tracks/candle-cut-off", test_candle_cut_off);
   g_test_add_func ("/tracks/candle-threads", test_candle_threads);
   g_test_add_func ("/tracks/cut-training-trace", test_cut_training_trace);
+  g_test_add_func ("/tracks/compacted-document", test_compacted_document);
   return g_test_run ();
 }

@@ -21,6 +21,7 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -397,7 +398,8 @@ main (void)
       gssize got = read (fds[0], &r, sizeof r);
       close (fds[0]);
       int status;
-      waitpid (pid, &status, 0);
+      struct rusage usage;
+      wait4 (pid, &status, 0, &usage);
       if (got != sizeof r || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
         {
           printf ("%12" G_GUINT64_FORMAT "  failed (status %d)\n", n,
@@ -411,6 +413,8 @@ main (void)
               "(document with its track model), %.2fx; index build %.2fx faster; parents %.1fx\n",
               "", r.fed_b + r.old_index_b, r.doc_b, r.doc_b / (r.fed_b + r.old_index_b),
               r.old_index_ns / r.new_index_ns, r.old_parent_ns / MAX (r.new_parent_ns, 0.01));
+      printf ("%12s peak RSS of the whole run (load, health, both indices) %.2f GB\n", "",
+              (double)usage.ru_maxrss * 1024 / 1e9);
       fflush (stdout);
     }
   return 0;
