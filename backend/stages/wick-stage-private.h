@@ -15,6 +15,9 @@ extern "C"
 
   WickStage *wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *error);
   void wick_stage_free (WickStage *stage);
+  /* A stage captured by its host (wick_session_register_host_stage). */
+  WickStage *wick_stage_new_host (WickSession *session, const WickStageInfo *info,
+                                  WickError *error);
 
   /* The fields of a `wick_stage_certification` record, i.e. the inside of a
    * JSON object, for this stage and certificate. Returns false when `size` is

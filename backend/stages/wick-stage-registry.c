@@ -71,8 +71,8 @@ registry_add_locked (StageRegistry *registry, WickStage *stage)
   return true;
 }
 
-WickStage *
-wick_session_register_stage (WickSession *session, const WickStageInfo *info, WickError *error)
+static WickStage *
+registry_register (WickSession *session, const WickStageInfo *info, bool host, WickError *error)
 {
   if (session == NULL)
     {
@@ -85,7 +85,8 @@ wick_session_register_stage (WickSession *session, const WickStageInfo *info, Wi
       wick_set_error (error, WICK_ERROR_NO_MEMORY, "wick_session_register_stage: out of memory");
       return NULL;
     }
-  WickStage *stage = wick_stage_new (session, info, error);
+  WickStage *stage
+    = host ? wick_stage_new_host (session, info, error) : wick_stage_new (session, info, error);
   if (stage == NULL)
     return NULL;
   pthread_mutex_lock (&registry->mutex);
@@ -101,6 +102,19 @@ wick_session_register_stage (WickSession *session, const WickStageInfo *info, Wi
       return NULL;
     }
   return stage;
+}
+
+WickStage *
+wick_session_register_stage (WickSession *session, const WickStageInfo *info, WickError *error)
+{
+  return registry_register (session, info, false, error);
+}
+
+WickStage *
+wick_session_register_host_stage (WickSession *session, const WickStageInfo *info,
+                                  WickError *error)
+{
+  return registry_register (session, info, true, error);
 }
 
 size_t

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/wick-error-private.h"
 
 #define STAGE_NAME_MAX 128
@@ -71,6 +72,15 @@ struct WickStage
   pthread_mutex_t mutex; /* capture and release; the certificate below */
   WickCertification cert;
   bool has_cert;
+
+  /* Stages captured by their host (wick_session_register_host_stage): a
+   * capture asked from another thread is a request the host takes at its next
+   * call of the stage; `done` wakes the asker. Under `mutex`. */
+  bool host_captured;
+  bool pending;
+  WickCaptureOptions pending_options;
+  uint64_t completed; /* captures completed so far */
+  pthread_cond_t done;
 };
 
 const char *
@@ -273,13 +283,13 @@ stage_is_float (WickStageDType dtype)
          || dtype == WICK_STAGE_DTYPE_BF16 || dtype == WICK_STAGE_DTYPE_F64;
 }
 
-WickStage *
-wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *error)
+static WickStage *
+stage_new (WickSession *session, const WickStageInfo *info, bool host_captured, WickError *error)
 {
   if (info == NULL || !WICK_CHECK_RESERVED (info, "WickStageInfo", error)
       || !stage_check_name (info->name, "?", "the stage", error))
     return NULL;
-  if (info->enqueue == NULL)
+  if (info->enqueue == NULL && !host_captured)
     {
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': the enqueue callback is required", info->name);
       return NULL;
@@ -299,6 +309,7 @@ wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *erro
       return NULL;
     }
   pthread_mutex_init (&stage->mutex, NULL);
+  pthread_cond_init (&stage->done, NULL);
   stage->session = session;
   if (!stage_add_windows (stage, info, error)
       || !stage_buffer_init (&stage->output, &info->output, stage->name, "the output", error))
@@ -318,7 +329,20 @@ wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *erro
   atomic_init (&stage->exclusive, false);
   atomic_init (&stage->state, WICK_STAGE_EAGER);
   atomic_init (&stage->failed_exec, NULL);
+  stage->host_captured = host_captured;
   return stage;
+}
+
+WickStage *
+wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *error)
+{
+  return stage_new (session, info, false, error);
+}
+
+WickStage *
+wick_stage_new_host (WickSession *session, const WickStageInfo *info, WickError *error)
+{
+  return stage_new (session, info, true, error);
 }
 
 void
@@ -333,6 +357,7 @@ wick_stage_free (WickStage *stage)
   for (size_t i = 0; i < stage->n_windows; i++)
     free (stage->windows[i].name);
   free (stage->output.name);
+  pthread_cond_destroy (&stage->done);
   pthread_mutex_destroy (&stage->mutex);
   free (stage->name);
   free (stage);
@@ -430,6 +455,12 @@ wick_stage_run (WickStage *stage, void *stream, WickError *error)
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_run: no stage");
       return false;
     }
+  if (stage->host_captured)
+    {
+      wick_set_error (error, WICK_ERROR_STATE, "stage '%s' is run by its host, not by wick_stage_run",
+                       stage->name);
+      return false;
+    }
   stage_enter_run (stage);
   atomic_store_explicit (&stage->last_stream, stream, memory_order_relaxed);
   void *exec = atomic_load_explicit (&stage->exec, memory_order_acquire);
@@ -518,6 +549,9 @@ stage_certification_init (WickStage *stage, const WickCaptureOptions *options,
   cert->speedup_median = cert->speedup_min = cert->speedup_max = NAN;
 }
 
+static bool stage_capture_by_host (WickStage *stage, const WickCaptureOptions *options,
+                                   WickCertification *out, WickError *error);
+
 bool
 wick_stage_capture (WickStage *stage, const WickCaptureOptions *options, WickCertification *out,
                     WickError *error)
@@ -530,6 +564,8 @@ wick_stage_capture (WickStage *stage, const WickCaptureOptions *options, WickCer
     }
   if (!wick_capture_options_validate (options, &checked, error))
     return false;
+  if (stage->host_captured)
+    return stage_capture_by_host (stage, &checked, out, error);
   WickCertification cert;
   stage_certification_init (stage, &checked, &cert);
 
@@ -627,12 +663,13 @@ stage_same_shape (const StageBuffer *window, const int64_t *shape, size_t rank)
 }
 
 bool
-wick_stage_write_window (WickStage *stage, const char *name, const void *data, size_t n_bytes,
-                         WickStageDType dtype, const int64_t *shape, size_t rank, WickError *error)
+wick_stage_check_window (WickStage *stage, const char *name, size_t n_bytes, WickStageDType dtype,
+                         const int64_t *shape, size_t rank, WickError *error)
 {
-  if (stage == NULL || name == NULL || data == NULL || (rank > 0 && shape == NULL))
+  if (stage == NULL || name == NULL || (rank > 0 && shape == NULL))
     {
-      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_write_window: stage, window name, data and shape are "
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "wick_stage_check_window: stage, window name and shape are "
                               "required");
       return false;
     }
@@ -665,6 +702,22 @@ wick_stage_write_window (WickStage *stage, const char *name, const void *data, s
                        got_shape, rank > WICK_STAGE_MAX_RANK ? "..." : "", n_bytes);
       return false;
     }
+  return true;
+}
+
+bool
+wick_stage_write_window (WickStage *stage, const char *name, const void *data, size_t n_bytes,
+                         WickStageDType dtype, const int64_t *shape, size_t rank, WickError *error)
+{
+  if (stage == NULL || name == NULL || data == NULL || (rank > 0 && shape == NULL))
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_write_window: stage, window name, data and shape are "
+                              "required");
+      return false;
+    }
+  if (!wick_stage_check_window (stage, name, n_bytes, dtype, shape, rank, error))
+    return false;
+  const StageBuffer *window = stage_find_window (stage, name);
   /* a write is a use of the stage like a run: never in the middle of a capture,
    * whose reference and replay must read the same window contents */
   stage_enter_run (stage);
@@ -681,4 +734,148 @@ wick_stage_write_window (WickStage *stage, const char *name, const void *data, s
     }
   atomic_fetch_sub (&stage->active_runs, 1);
   return ok;
+}
+
+/* --- stages captured by their host ---------------------------------------- */
+
+#define HOST_CAPTURE_WAIT_S 60
+
+bool
+wick_stage_is_host_captured (WickStage *stage)
+{
+  return stage != NULL && stage->host_captured;
+}
+
+/* wick_stage_capture() of a host stage: refused at once where no device can
+ * capture; otherwise a request that the host takes at its next call of the
+ * stage (wick_stage_take_capture_request), waited for here. */
+static bool
+stage_capture_by_host (WickStage *stage, const WickCaptureOptions *options, WickCertification *out,
+                       WickError *error)
+{
+  char why[256];
+  if (!wick_stage_device_available (why, sizeof why))
+    {
+      WickCertification cert;
+      stage_certification_init (stage, options, &cert);
+      wick_gate_judge (&cert, why);
+      pthread_mutex_lock (&stage->mutex);
+      atomic_store (&stage->state, WICK_STAGE_REFUSED);
+      stage->cert = cert;
+      stage->has_cert = true;
+      pthread_mutex_unlock (&stage->mutex);
+      stage_record_certification (stage, &cert);
+      *out = cert;
+      return true;
+    }
+  pthread_mutex_lock (&stage->mutex);
+  uint64_t before = stage->completed;
+  stage->pending = true;
+  stage->pending_options = *options;
+  struct timespec deadline;
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += HOST_CAPTURE_WAIT_S;
+  int rc = 0;
+  while (stage->completed == before && rc == 0)
+    rc = pthread_cond_timedwait (&stage->done, &stage->mutex, &deadline);
+  bool completed = stage->completed != before;
+  if (completed)
+    *out = stage->cert;
+  pthread_mutex_unlock (&stage->mutex);
+  if (!completed)
+    wick_set_error (error, WICK_ERROR_TIMED_OUT,
+                     "stage '%s' is captured by its host at its next call, and it was not called "
+                     "within %d s; the request stays pending and its certificate goes to the trace",
+                     stage->name, HOST_CAPTURE_WAIT_S);
+  return completed;
+}
+
+bool
+wick_stage_capture_requested (WickStage *stage)
+{
+  if (stage == NULL || !stage->host_captured)
+    return false;
+  pthread_mutex_lock (&stage->mutex);
+  bool pending = stage->pending;
+  pthread_mutex_unlock (&stage->mutex);
+  return pending;
+}
+
+bool
+wick_stage_take_capture_request (WickStage *stage, WickCaptureOptions *options)
+{
+  if (stage == NULL || !stage->host_captured)
+    return false;
+  pthread_mutex_lock (&stage->mutex);
+  bool pending = stage->pending;
+  if (pending)
+    {
+      *options = stage->pending_options;
+      stage->pending = false;
+    }
+  pthread_mutex_unlock (&stage->mutex);
+  return pending;
+}
+
+bool
+wick_stage_complete_capture (WickStage *stage, const WickCaptureOptions *options,
+                             const WickStageFigures *figures, const char *failure,
+                             WickCertification *out, WickError *error)
+{
+  WickCaptureOptions checked;
+  if (stage == NULL || !stage->host_captured)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_complete_capture: %s",
+                       stage == NULL ? "no stage" : "the stage is not captured by its host");
+      return false;
+    }
+  if (!wick_capture_options_validate (options, &checked, error))
+    return false;
+  if (failure == NULL && figures == NULL)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': a completed capture needs its figures or a failure",
+                       stage->name);
+      return false;
+    }
+  WickCertification cert;
+  stage_certification_init (stage, &checked, &cert);
+  if (failure == NULL && figures->n_rounds > 0
+      && (figures->eager_ms == NULL || figures->replay_ms == NULL))
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "stage '%s': %zu timing rounds without their times", stage->name,
+                       figures->n_rounds);
+      return false;
+    }
+  if (failure == NULL)
+    {
+      if (cert.parity_checked)
+        {
+          cert.parity_cos
+            = wick_gate_cosine (figures->dot, figures->out_squared, figures->ref_squared);
+          cert.max_abs = figures->max_abs;
+          cert.p99_abs = figures->p99_abs;
+        }
+      if (cert.speedup_checked && figures->n_rounds == 0)
+        failure = "the speedup gate needs at least one timing round";
+      else if (figures->n_rounds > 0)
+        wick_gate_speedup_summary (figures->eager_ms, figures->replay_ms, figures->n_rounds,
+                                   &cert.speedup_median, &cert.speedup_min, &cert.speedup_max,
+                                   &cert.eager_ms, &cert.replay_ms);
+      cert.kernel_nodes = figures->kernel_nodes;
+    }
+  wick_gate_judge (&cert, failure);
+
+  pthread_mutex_lock (&stage->mutex);
+  atomic_store (&stage->state, cert.accepted ? WICK_STAGE_CAPTURED : WICK_STAGE_REFUSED);
+  stage->cert = cert;
+  stage->has_cert = true;
+  stage->pending = false;
+  stage->completed++;
+  pthread_cond_broadcast (&stage->done);
+  pthread_mutex_unlock (&stage->mutex);
+
+  stage_record_certification (stage, &cert);
+  if (out != NULL)
+    *out = cert;
+  return true;
 }

@@ -188,4 +188,70 @@ bool wick_stage_get_output (WickStage *stage, WickStageBuffer *out);
 WICK_AVAILABLE_IN_1_0
 bool wick_stage_get_certification (WickStage *stage, WickCertification *out);
 
+/* Refuses, as wick_stage_write_window() does, a write of n_bytes of that dtype
+ * and shape into the window `name`; copies nothing. For hosts that copy
+ * windows themselves (stages captured by their host). */
+WICK_AVAILABLE_IN_1_0
+bool wick_stage_check_window (WickStage *stage, const char *name, size_t n_bytes,
+                              WickStageDType dtype, const int64_t *shape, size_t rank,
+                              WickError *error);
+
+/* --- Stages captured by their host --------------------------------------- *
+ *
+ * For hosts whose work cannot be enqueued by a C callback on a stream that
+ * libwick chooses (Python: wick.torch.register_stage captures through
+ * torch.cuda.graph). The host registers the stage with
+ * wick_session_register_host_stage(): info->enqueue and info->reference may
+ * be NULL, and wick_stage_run() refuses such a stage. The host runs the stage
+ * itself, and captures it only on its own thread, at a call of the stage:
+ *
+ * - wick_stage_capture() from another thread (the control socket's) refuses
+ *   at once, with the reason, where no CUDA device is available; otherwise it
+ *   posts a request and waits (up to 60 s) for the host to complete it, then
+ *   returns the certificate. After the wait it fails with a sentence saying
+ *   the request stays pending.
+ * - At each call of the stage the host checks wick_stage_capture_requested()
+ *   (a mutex, no system call) and takes the request with
+ *   wick_stage_take_capture_request(), which gives the capture options.
+ * - It warms up, captures, replays, measures parity (float64 sums on the
+ *   device) and times alternating rounds, then hands the figures to
+ *   wick_stage_complete_capture(): libwick computes the cosine and the
+ *   speedup summary, judges both gates as for its own stages, writes the
+ *   `wick_stage_certification` record, sets the state and wakes the asker.
+ *   `failure` (not NULL) refuses with that sentence instead (a capture that
+ *   raised, graph-unsafe work, no device).
+ * - wick_stage_release() sets the state back to eager; the host drops its
+ *   graph when it sees wick_stage_state() is no longer captured.
+ */
+
+typedef struct
+{
+  double dot;         /* sum of out x ref, float64 */
+  double out_squared; /* sum of out x out */
+  double ref_squared; /* sum of ref x ref */
+  double max_abs;     /* max |out - ref| */
+  double p99_abs;     /* nearest-rank p99 of |out - ref| (NaN if any is NaN) */
+  const double *eager_ms;  /* per-iteration ms of each round, eager */
+  const double *replay_ms; /* and replayed */
+  size_t n_rounds;
+  uint64_t kernel_nodes; /* 0 when the host cannot count them */
+} WickStageFigures;
+
+WICK_AVAILABLE_IN_1_0
+WickStage *wick_session_register_host_stage (WickSession *session, const WickStageInfo *info,
+                                             WickError *error);
+WICK_AVAILABLE_IN_1_0
+bool wick_stage_is_host_captured (WickStage *stage);
+/* Whether a capture was asked for and not taken yet. */
+WICK_AVAILABLE_IN_1_0
+bool wick_stage_capture_requested (WickStage *stage);
+/* Takes the pending request: true and its options, or false when none. */
+WICK_AVAILABLE_IN_1_0
+bool wick_stage_take_capture_request (WickStage *stage, WickCaptureOptions *options);
+/* options NULL: the defaults. figures may be NULL when failure is set. */
+WICK_AVAILABLE_IN_1_0
+bool wick_stage_complete_capture (WickStage *stage, const WickCaptureOptions *options,
+                                  const WickStageFigures *figures, const char *failure,
+                                  WickCertification *out, WickError *error);
+
 WICK_END_DECLS

@@ -1,0 +1,242 @@
+/* test-stage-host.c — stages captured by their host (the Python layer's
+ * torch.cuda.graph stages): registration without an enqueue, the refusal of
+ * wick_stage_run, capture asked from another thread refused at once without
+ * CUDA, the gates judged by libwick from the host's figures, the window
+ * check, and the certification records in the trace. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "stages/wick-stage-private.h"
+
+static float window_data[8], output_data[8];
+static const int64_t shape8[1] = { 8 };
+
+static WickSession *
+session_open (const char *path)
+{
+  WickRunInfo run = {
+    .entrypoint = "test-stage-host",
+    .phase = WICK_PHASE_INFER,
+    .capture_step = 1,
+    .device = "cpu",
+    .timing_mode = WICK_TIMING_HOST,
+  };
+  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_PROFILED_WORK };
+  WickSessionOptions options = { .jsonl_path = path };
+  WickError error = { "" };
+  WickSession *session = wick_session_open (&run, &contract, &options, &error);
+  g_assert_cmpstr (error.message, ==, "");
+  g_assert_nonnull (session);
+  return session;
+}
+
+static WickStage *
+register_host_stage (WickSession *session)
+{
+  WickStageInfo info = {
+    .name = "torch-block",
+    .windows = &(WickStageBuffer){ "x", window_data, WICK_STAGE_DTYPE_F32, shape8, 1 },
+    .n_windows = 1,
+    .output = { NULL, output_data, WICK_STAGE_DTYPE_F32, shape8, 1 },
+  };
+  WickError error = { "" };
+  WickStage *stage = wick_session_register_host_stage (session, &info, &error);
+  g_assert_cmpstr (error.message, ==, "");
+  g_assert_nonnull (stage);
+  return stage;
+}
+
+typedef struct
+{
+  WickStage *stage;
+  WickCertification cert;
+  bool ok;
+  WickError error;
+} CaptureCall;
+
+static void *
+capture_thread (void *data)
+{
+  CaptureCall *call = data;
+  call->ok = wick_stage_capture (call->stage, NULL, &call->cert, &call->error);
+  return NULL;
+}
+
+static char *
+read_trace (const char *path)
+{
+  char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return text;
+}
+
+static void
+test_registration (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-stage-host-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
+  WickSession *session = session_open (path);
+  WickStage *stage = register_host_stage (session);
+  g_assert_true (wick_stage_is_host_captured (stage));
+  g_assert_true (wick_session_find_stage (session, "torch-block") == stage);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_EAGER);
+  g_assert_false (wick_stage_capture_requested (stage));
+
+  WickError error = { "" };
+  g_assert_false (wick_stage_run (stage, NULL, &error));
+  g_assert_cmpstr (error.message, ==, "stage 'torch-block' is run by its host, not by "
+                                      "wick_stage_run");
+
+  /* an ordinary stage still needs its enqueue */
+  WickStageInfo plain = {
+    .name = "plain",
+    .output = { NULL, output_data, WICK_STAGE_DTYPE_F32, shape8, 1 },
+  };
+  g_assert_null (wick_session_register_stage (session, &plain, &error));
+  g_assert_cmpstr (error.message, ==, "stage 'plain': the enqueue callback is required");
+  g_assert_false (wick_stage_is_host_captured (NULL));
+
+  /* the window check of wick_stage_write_window, without a copy */
+  g_assert_true (wick_stage_check_window (stage, "x", 32, WICK_STAGE_DTYPE_F32, shape8, 1, &error));
+  g_assert_false (
+    wick_stage_check_window (stage, "x", 64, WICK_STAGE_DTYPE_F64, shape8, 1, &error));
+  g_assert_nonnull (strstr (error.message, "window 'x' of stage 'torch-block' refused a dtype "
+                                           "mismatch: expected f32 [8] (32 bytes), got f64 [8]"));
+  g_assert_false (wick_stage_check_window (stage, "y", 32, WICK_STAGE_DTYPE_F32, shape8, 1, &error));
+  g_assert_cmpstr (error.message, ==, "stage 'torch-block' has no window 'y'; its windows are x");
+
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static void
+test_capture_without_cuda (void)
+{
+  WickError why = { "" };
+  if (wick_cuda_available (&why))
+    {
+      g_test_skip ("a CUDA device is available: the refusal without one cannot be seen here");
+      return;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("wick-stage-host-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
+  WickSession *session = session_open (path);
+  WickStage *stage = register_host_stage (session);
+  /* from another thread, as the control socket asks: refused at once, no
+   * request left for the host */
+  CaptureCall call = { .stage = stage };
+  pthread_t thread;
+  g_assert_cmpint (pthread_create (&thread, NULL, capture_thread, &call), ==, 0);
+  g_assert_cmpint (pthread_join (thread, NULL), ==, 0);
+  g_assert_true (call.ok);
+  g_assert_false (call.cert.accepted);
+  g_assert_cmpstr (call.cert.verdict, ==, "refused");
+  g_assert_cmpstr (call.cert.reason, ==, why.message);
+  g_assert_false (wick_stage_capture_requested (stage));
+  WickCaptureOptions options;
+  g_assert_false (wick_stage_take_capture_request (stage, &options));
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_REFUSED);
+
+  WickError error = { "" };
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session);
+  g_autofree char *text = read_trace (path);
+  g_assert_nonnull (strstr (text, "\"kind\":\"wick_stage_certification\""));
+  g_assert_nonnull (strstr (text, "\"verdict\":\"refused\""));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static void
+test_complete_capture (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-stage-host-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
+  WickSession *session = session_open (path);
+  WickStage *stage = register_host_stage (session);
+  WickError error = { "" };
+  WickCertification cert;
+
+  /* identical output and reference, replay twice as fast: accepted */
+  double eager[3] = { 2.0, 2.2, 1.8 }, replay[3] = { 1.0, 1.0, 1.0 };
+  WickStageFigures figures = {
+    .dot = 4.0, .out_squared = 4.0, .ref_squared = 4.0,
+    .max_abs = 0.0, .p99_abs = 0.0,
+    .eager_ms = eager, .replay_ms = replay, .n_rounds = 3,
+  };
+  g_assert_true (wick_stage_complete_capture (stage, NULL, &figures, NULL, &cert, &error));
+  g_assert_true (cert.accepted);
+  g_assert_cmpstr (cert.verdict, ==, "accepted");
+  g_assert_cmpfloat (cert.parity_cos, ==, 1.0);
+  g_assert_cmpfloat_with_epsilon (cert.speedup_median, 2.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon (cert.speedup_min, 1.8, 1e-12);
+  g_assert_cmpfloat_with_epsilon (cert.speedup_max, 2.2, 1e-12);
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_CAPTURED);
+  WickCertification stored;
+  g_assert_true (wick_stage_get_certification (stage, &stored));
+  g_assert_cmpstr (stored.verdict, ==, "accepted");
+
+  /* orthogonal output: the parity gate refuses with libwick's sentence */
+  figures.dot = 0.0;
+  g_assert_true (wick_stage_complete_capture (stage, NULL, &figures, NULL, &cert, &error));
+  g_assert_false (cert.accepted);
+  g_assert_nonnull (strstr (cert.reason, "parity"));
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_REFUSED);
+
+  /* slower replay: the speedup gate refuses */
+  figures.dot = 4.0;
+  double slow[3] = { 3.0, 3.0, 3.0 };
+  figures.replay_ms = slow;
+  g_assert_true (wick_stage_complete_capture (stage, NULL, &figures, NULL, &cert, &error));
+  g_assert_false (cert.accepted);
+  g_assert_nonnull (strstr (cert.reason, "not a net win"));
+
+  /* a capture that failed: refused with the host's sentence */
+  g_assert_true (wick_stage_complete_capture (stage, NULL, NULL, "operation not permitted when "
+                                              "stream is capturing", &cert, &error));
+  g_assert_false (cert.accepted);
+  g_assert_cmpstr (cert.reason, ==, "operation not permitted when stream is capturing");
+
+  /* malformed completions */
+  g_assert_false (wick_stage_complete_capture (stage, NULL, NULL, NULL, &cert, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "stage 'torch-block': a completed capture needs its figures or a failure");
+  WickCaptureOptions bad;
+  wick_capture_options_init (&bad);
+  bad.gate_cos = 2.0;
+  g_assert_false (wick_stage_complete_capture (stage, &bad, &figures, NULL, &cert, &error));
+  g_assert_cmpstr (error.message, ==, "capture options: gate_cos must be between 0 and 1, got 2");
+  WickCaptureOptions no_speedup;
+  wick_capture_options_init (&no_speedup);
+  no_speedup.min_speedup = 0.0;
+  figures.n_rounds = 0;
+  g_assert_true (wick_stage_complete_capture (stage, &no_speedup, &figures, NULL, &cert, &error));
+  g_assert_true (cert.accepted);
+  g_assert_false (cert.speedup_checked);
+
+  g_assert_true (wick_stage_release (stage, &error));
+  g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_EAGER);
+
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session);
+  g_autofree char *text = read_trace (path);
+  g_assert_nonnull (strstr (text, "\"verdict\":\"accepted\""));
+  g_assert_nonnull (strstr (text, "\"kind\":\"wick_stage_release\""));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/stages/host/registration", test_registration);
+  g_test_add_func ("/stages/host/capture-without-cuda", test_capture_without_cuda);
+  g_test_add_func ("/stages/host/complete-capture", test_complete_capture);
+  return g_test_run ();
+}
