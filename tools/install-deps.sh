@@ -14,6 +14,8 @@ packages=(
   adwaita-icon-theme fonts-dejavu-core imagemagick valgrind flatpak-builder
   # benchmark peers
   liblttng-ust-dev libsysprof-4-dev
+  # the wick Python package (python/) and its suite: Debian's torch (CPU)
+  python3-dev python3-torch python3-numpy
 )
 
 missing=()

@@ -23,7 +23,7 @@
 static WickRingControl none_control;
 WickProducer wick_producer_none = { .control = &none_control };
 
-__thread WickProducerCache wick_producer_cache __attribute__ ((tls_model ("initial-exec")));
+__thread WickProducerCache wick_producer_cache;
 
 /* ---------------------------------------------------------------------------
  * Threads: which producers this thread holds, released when it exits.

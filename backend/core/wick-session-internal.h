@@ -113,7 +113,7 @@ typedef struct
   WickProducer *producer;
 } WickProducerCache;
 
-extern __thread WickProducerCache wick_producer_cache __attribute__ ((tls_model ("initial-exec")));
+extern __thread WickProducerCache wick_producer_cache;
 
 /* When no ring is free: fast_end 0 sends every record to the slow path,
  * which sees session NULL and counts the record as dropped. Never cached. */

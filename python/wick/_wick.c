@@ -1,0 +1,2636 @@
+/* _wick.c — the CPython extension over libwick (the `wick` package's core).
+ *
+ * Thin by design: every call maps to one libwick function; the Pythonic layer
+ * (context managers, decorators, torch) is python/wick/ (*.py). Every libwick
+ * failure raises wick.Error with libwick's sentence; wrong types raise
+ * TypeError/ValueError naming the argument. Built against the limited API
+ * (Py_LIMITED_API, 3.10) where the interpreter allows it (python/meson.build).
+ *
+ * The GIL is released around calls that may wait (finish, evict, restore,
+ * use_begin, a capture request), so the control socket's thread and Python
+ * threads never wait on each other through it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <wick/wick.h>
+
+#define MAX_RANK 32
+#define MAX_ITEMS 64
+
+/* ------------------------------------------------------------------------ */
+/* Module state (one module instance; the types are heap types). */
+
+static PyObject *WickErrorType;
+static PyObject *SessionType;
+static PyObject *SpanType;
+static PyObject *ContractType;
+static PyObject *PlanType;
+static PyObject *StageType;
+
+static PyObject *
+raise_wick (const WickError *error)
+{
+  PyErr_SetString (WickErrorType, error->message[0] != '\0' ? error->message : "libwick failed");
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Argument helpers */
+
+/* The name of obj's type, for messages (the limited API hides tp_name). Not
+ * reentrant: one use per message. */
+static const char *
+type_name (PyObject *obj)
+{
+  static char buffer[128];
+  PyObject *name = PyObject_GetAttrString ((PyObject *)Py_TYPE (obj), "__name__");
+  const char *text = name != NULL ? PyUnicode_AsUTF8AndSize (name, NULL) : NULL;
+  snprintf (buffer, sizeof buffer, "%s", text != NULL ? text : "?");
+  Py_XDECREF (name);
+  if (text == NULL)
+    PyErr_Clear ();
+  return buffer;
+}
+
+typedef struct
+{
+  const char *name;
+  int value;
+} EnumEntry;
+
+static const EnumEntry span_kinds[] = {
+  { "function", WICK_SPAN_FUNCTION }, { "op", WICK_SPAN_OP }, { "module", WICK_SPAN_MODULE },
+  { NULL, 0 }
+};
+static const EnumEntry steps[] = { { "forward", WICK_STEP_FORWARD },
+                                   { "backward", WICK_STEP_BACKWARD },
+                                   { "optimizer", WICK_STEP_OPTIMIZER },
+                                   { NULL, 0 } };
+static const EnumEntry categories[] = {
+  { "parameter", WICK_CATEGORY_PARAMETER }, { "activation", WICK_CATEGORY_ACTIVATION },
+  { "gradient", WICK_CATEGORY_GRADIENT },   { "optimizer", WICK_CATEGORY_OPTIMIZER },
+  { "other", WICK_CATEGORY_OTHER },         { NULL, 0 }
+};
+static const EnumEntry actions[]
+  = { { "alloc", WICK_MEMORY_ALLOC }, { "free", WICK_MEMORY_FREE }, { NULL, 0 } };
+static const EnumEntry gradient_states[] = { { "present", WICK_GRADIENT_PRESENT },
+                                             { "missing", WICK_GRADIENT_MISSING },
+                                             { "zero", WICK_GRADIENT_ZERO },
+                                             { "non_finite", WICK_GRADIENT_NON_FINITE },
+                                             { NULL, 0 } };
+static const EnumEntry expectations[] = { { "active", WICK_EXPECT_ACTIVE },
+                                          { "inactive", WICK_EXPECT_INACTIVE },
+                                          { "data_conditional", WICK_EXPECT_DATA_CONDITIONAL },
+                                          { NULL, 0 } };
+static const EnumEntry phases[]
+  = { { "train", WICK_PHASE_TRAIN }, { "infer", WICK_PHASE_INFER }, { NULL, 0 } };
+static const EnumEntry coverages[] = { { "none", WICK_COVERAGE_NONE },
+                                       { "partial", WICK_COVERAGE_PARTIAL },
+                                       { "complete", WICK_COVERAGE_COMPLETE },
+                                       { NULL, 0 } };
+static const EnumEntry scopes[] = { { "unknown", WICK_SCOPE_UNKNOWN },
+                                    { "profiled_work", WICK_SCOPE_PROFILED_WORK },
+                                    { "production_equivalent", WICK_SCOPE_PRODUCTION_EQUIVALENT },
+                                    { NULL, 0 } };
+static const EnumEntry timing_modes[] = { { "host", WICK_TIMING_HOST },
+                                          { "device_synchronized",
+                                            WICK_TIMING_DEVICE_SYNCHRONIZED },
+                                          { NULL, 0 } };
+static const EnumEntry policies[] = { { "drop", WICK_RING_DROP },
+                                      { "block", WICK_RING_BLOCK },
+                                      { "overwrite", WICK_RING_OVERWRITE },
+                                      { NULL, 0 } };
+static const EnumEntry tiers[] = {
+  { "auto", WICK_TIER_AUTO }, { "disk", WICK_TIER_DISK }, { "ram", WICK_TIER_RAM }, { NULL, 0 }
+};
+static const EnumEntry memories[]
+  = { { "host", WICK_WEIGHT_MEMORY_HOST }, { "cuda", WICK_WEIGHT_MEMORY_CUDA }, { NULL, 0 } };
+static const EnumEntry stage_dtypes[]
+  = { { "f32", WICK_STAGE_DTYPE_F32 }, { "f16", WICK_STAGE_DTYPE_F16 },
+      { "bf16", WICK_STAGE_DTYPE_BF16 }, { "f64", WICK_STAGE_DTYPE_F64 },
+      { "i32", WICK_STAGE_DTYPE_I32 }, { "i64", WICK_STAGE_DTYPE_I64 },
+      { "u8", WICK_STAGE_DTYPE_U8 }, { NULL, 0 } };
+
+/* A str argument; NULL with TypeError naming the argument otherwise. */
+static const char *
+arg_string (PyObject *obj, const char *what)
+{
+  if (!PyUnicode_Check (obj))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be a str, not %s", what, type_name (obj));
+      return NULL;
+    }
+  Py_ssize_t size;
+  const char *text = PyUnicode_AsUTF8AndSize (obj, &size);
+  if (text != NULL && (size_t)size != strlen (text))
+    {
+      PyErr_Format (PyExc_ValueError, "%s must not contain NUL characters", what);
+      return NULL;
+    }
+  return text;
+}
+
+/* A str or None (NULL out, true). */
+static bool
+arg_optional_string (PyObject *obj, const char *what, const char **out)
+{
+  if (obj == NULL || obj == Py_None)
+    {
+      *out = NULL;
+      return true;
+    }
+  *out = arg_string (obj, what);
+  return *out != NULL;
+}
+
+static bool
+arg_enum (PyObject *obj, const EnumEntry *table, const char *what, int *out)
+{
+  const char *text = arg_string (obj, what);
+  if (text == NULL)
+    return false;
+  char names[256] = "";
+  size_t used = 0;
+  for (const EnumEntry *e = table; e->name != NULL; e++)
+    {
+      if (strcmp (e->name, text) == 0)
+        {
+          *out = e->value;
+          return true;
+        }
+      used += (size_t)snprintf (names + used, used < sizeof names ? sizeof names - used : 0,
+                                "%s'%s'", e == table ? "" : ", ", e->name);
+    }
+  PyErr_Format (PyExc_ValueError, "%s must be one of %s, got '%s'", what, names, text);
+  return false;
+}
+
+static const char *
+enum_name (const EnumEntry *table, int value)
+{
+  for (const EnumEntry *e = table; e->name != NULL; e++)
+    if (e->value == value)
+      return e->name;
+  return "unknown";
+}
+
+static bool
+arg_u64 (PyObject *obj, const char *what, uint64_t *out)
+{
+  if (!PyLong_Check (obj))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be an int, not %s", what, type_name (obj));
+      return false;
+    }
+  unsigned long long value = PyLong_AsUnsignedLongLong (obj);
+  if (value == (unsigned long long)-1 && PyErr_Occurred ())
+    {
+      PyErr_Clear ();
+      PyErr_Format (PyExc_ValueError, "%s must be a non-negative int below 2**64", what);
+      return false;
+    }
+  *out = value;
+  return true;
+}
+
+static bool
+arg_double (PyObject *obj, const char *what, double *out)
+{
+  if (!PyFloat_Check (obj) && !PyLong_Check (obj))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be a float, not %s", what, type_name (obj));
+      return false;
+    }
+  *out = PyFloat_AsDouble (obj);
+  return !(*out == -1.0 && PyErr_Occurred ());
+}
+
+/* A sequence of non-negative ints into out[MAX_RANK]. */
+static bool
+arg_shape (PyObject *obj, const char *what, uint64_t *out, size_t *rank)
+{
+  *rank = 0;
+  if (obj == NULL || obj == Py_None)
+    return true;
+  if (PyUnicode_Check (obj) || !PySequence_Check (obj))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be a sequence of ints, not %s", what,
+                    type_name (obj));
+      return false;
+    }
+  Py_ssize_t n = PySequence_Size (obj);
+  if (n < 0)
+    return false;
+  if (n > MAX_RANK)
+    {
+      PyErr_Format (PyExc_ValueError, "%s has %zd dimensions, at most %d are allowed", what, n,
+                    MAX_RANK);
+      return false;
+    }
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      PyObject *item = PySequence_GetItem (obj, i);
+      if (item == NULL)
+        return false;
+      char name[96];
+      snprintf (name, sizeof name, "%s[%zd]", what, i);
+      bool ok = arg_u64 (item, name, &out[i]);
+      Py_DECREF (item);
+      if (!ok)
+        return false;
+    }
+  *rank = (size_t)n;
+  return true;
+}
+
+/* A sequence of str: pointers into the objects, which `keep` (a new list)
+ * holds. */
+static bool
+arg_strings (PyObject *obj, const char *what, const char **out, size_t max, size_t *n_out,
+             PyObject **keep)
+{
+  *n_out = 0;
+  *keep = NULL;
+  if (obj == NULL || obj == Py_None)
+    return true;
+  if (PyUnicode_Check (obj) || !PySequence_Check (obj))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be a sequence of str", what);
+      return false;
+    }
+  PyObject *list = PySequence_List (obj);
+  if (list == NULL)
+    return false;
+  Py_ssize_t n = PyList_Size (list);
+  if ((size_t)n > max)
+    {
+      Py_DECREF (list);
+      PyErr_Format (PyExc_ValueError, "%s has %zd entries, at most %zu are allowed", what, n, max);
+      return false;
+    }
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      char name[96];
+      snprintf (name, sizeof name, "%s[%zd]", what, i);
+      out[i] = arg_string (PyList_GetItem (list, i), name);
+      if (out[i] == NULL)
+        {
+          Py_DECREF (list);
+          return false;
+        }
+    }
+  *n_out = (size_t)n;
+  *keep = list;
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* GradientContract */
+
+typedef struct
+{
+  PyObject_HEAD WickGradientContract *contract;
+} ContractObject;
+
+/* expected: sequence of (root, key, family); families: sequence of
+ * (family, expectation, min_present). Fills arrays whose strings `keep` holds. */
+static bool
+parse_expected (PyObject *expected, WickExpectedGradient **out, size_t *n_out, PyObject *keep)
+{
+  PyObject *list = PySequence_List (expected);
+  if (list == NULL)
+    {
+      PyErr_SetString (PyExc_TypeError, "expected must be a sequence of (root, key, family)");
+      return false;
+    }
+  PyList_Append (keep, list);
+  Py_DECREF (list);
+  Py_ssize_t n = PyList_Size (list);
+  *out = PyMem_Calloc ((size_t)n + 1, sizeof **out);
+  *n_out = (size_t)n;
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      PyObject *item = PyList_GetItem (list, i);
+      if (!PyTuple_Check (item) || PyTuple_Size (item) != 3)
+        {
+          PyErr_Format (PyExc_TypeError, "expected[%zd] must be a (root, key, family) tuple", i);
+          return false;
+        }
+      char name[64];
+      snprintf (name, sizeof name, "expected[%zd].root", i);
+      (*out)[i].root = arg_string (PyTuple_GetItem (item, 0), name);
+      snprintf (name, sizeof name, "expected[%zd].key", i);
+      (*out)[i].key = (*out)[i].root ? arg_string (PyTuple_GetItem (item, 1), name) : NULL;
+      snprintf (name, sizeof name, "expected[%zd].family", i);
+      (*out)[i].family = (*out)[i].key ? arg_string (PyTuple_GetItem (item, 2), name) : NULL;
+      if ((*out)[i].family == NULL)
+        return false;
+    }
+  return true;
+}
+
+static bool
+parse_families (PyObject *families, WickGradientFamily **out, size_t *n_out, PyObject *keep)
+{
+  PyObject *list = PySequence_List (families);
+  if (list == NULL)
+    {
+      PyErr_SetString (PyExc_TypeError,
+                       "families must be a sequence of (family, expectation, min_present)");
+      return false;
+    }
+  PyList_Append (keep, list);
+  Py_DECREF (list);
+  Py_ssize_t n = PyList_Size (list);
+  *out = PyMem_Calloc ((size_t)n + 1, sizeof **out);
+  *n_out = (size_t)n;
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      PyObject *item = PyList_GetItem (list, i);
+      if (!PyTuple_Check (item) || PyTuple_Size (item) != 3)
+        {
+          PyErr_Format (PyExc_TypeError,
+                        "families[%zd] must be a (family, expectation, min_present) tuple", i);
+          return false;
+        }
+      char name[64];
+      snprintf (name, sizeof name, "families[%zd].family", i);
+      (*out)[i].family = arg_string (PyTuple_GetItem (item, 0), name);
+      if ((*out)[i].family == NULL)
+        return false;
+      int expectation;
+      snprintf (name, sizeof name, "families[%zd].expectation", i);
+      if (!arg_enum (PyTuple_GetItem (item, 1), expectations, name, &expectation))
+        return false;
+      (*out)[i].expectation = expectation;
+      snprintf (name, sizeof name, "families[%zd].min_present", i);
+      if (!arg_u64 (PyTuple_GetItem (item, 2), name, &(*out)[i].min_present))
+        return false;
+    }
+  return true;
+}
+
+static PyObject *
+contract_wrap (WickGradientContract *contract)
+{
+  ContractObject *self = PyObject_New (ContractObject, (PyTypeObject *)ContractType);
+  if (self == NULL)
+    {
+      wick_gradient_contract_free (contract);
+      return NULL;
+    }
+  self->contract = contract;
+  return (PyObject *)self;
+}
+
+static PyObject *
+contract_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "expected", "families", NULL };
+  PyObject *expected, *families;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO:GradientContract", kwlist, &expected,
+                                    &families))
+    return NULL;
+  PyObject *keep = PyList_New (0);
+  WickExpectedGradient *e = NULL;
+  WickGradientFamily *f = NULL;
+  size_t n_e = 0, n_f = 0;
+  PyObject *result = NULL;
+  if (parse_expected (expected, &e, &n_e, keep) && parse_families (families, &f, &n_f, keep))
+    {
+      WickError error = { "" };
+      WickGradientContract *contract = wick_gradient_contract_new (e, n_e, f, n_f, &error);
+      result = contract != NULL ? contract_wrap (contract) : raise_wick (&error);
+    }
+  PyMem_Free (e);
+  PyMem_Free (f);
+  Py_DECREF (keep);
+  return result;
+}
+
+static void
+contract_dealloc (PyObject *obj)
+{
+  ContractObject *self = (ContractObject *)obj;
+  PyTypeObject *type = Py_TYPE (obj);
+  wick_gradient_contract_free (self->contract);
+  freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+  tp_free (obj);
+  Py_DECREF (type);
+}
+
+static PyObject *
+contract_get_digest (PyObject *obj, void *closure)
+{
+  return PyUnicode_FromString (wick_gradient_contract_get_digest (((ContractObject *)obj)->contract));
+}
+
+static PyObject *
+contract_get_expected (PyObject *obj, void *closure)
+{
+  const WickGradientContract *c = ((ContractObject *)obj)->contract;
+  size_t n = wick_gradient_contract_get_n_expected (c);
+  PyObject *list = PyList_New ((Py_ssize_t)n);
+  for (size_t i = 0; list != NULL && i < n; i++)
+    {
+      const WickExpectedGradient *e = wick_gradient_contract_get_expected (c, i);
+      PyList_SetItem (list, (Py_ssize_t)i, Py_BuildValue ("(sss)", e->root, e->key, e->family));
+    }
+  return list;
+}
+
+static PyObject *
+contract_get_families (PyObject *obj, void *closure)
+{
+  const WickGradientContract *c = ((ContractObject *)obj)->contract;
+  size_t n = wick_gradient_contract_get_n_families (c);
+  PyObject *list = PyList_New ((Py_ssize_t)n);
+  for (size_t i = 0; list != NULL && i < n; i++)
+    {
+      const WickGradientFamily *f = wick_gradient_contract_get_family (c, i);
+      PyList_SetItem (list, (Py_ssize_t)i,
+                      Py_BuildValue ("(ssK)", f->family, enum_name (expectations, f->expectation),
+                                     (unsigned long long)f->min_present));
+    }
+  return list;
+}
+
+static PyGetSetDef contract_getset[] = {
+  { "digest", contract_get_digest, NULL, "The manifest digest, \"sha256:<64 hex>\".", NULL },
+  { "expected", contract_get_expected, NULL, "[(root, key, family)] in manifest order.", NULL },
+  { "families", contract_get_families, NULL, "[(family, expectation, min_present)].", NULL },
+  { NULL }
+};
+
+static PyType_Slot contract_slots[] = {
+  { Py_tp_new, contract_new },
+  { Py_tp_dealloc, contract_dealloc },
+  { Py_tp_getset, contract_getset },
+  { Py_tp_doc, "GradientContract(expected, families): an exact gradient contract validated with "
+               "candle-graph's rules; its manifest digest is bound at construction." },
+  { 0, NULL },
+};
+
+static PyType_Spec contract_spec = {
+  "wick._wick.GradientContract", sizeof (ContractObject), 0, Py_TPFLAGS_DEFAULT, contract_slots,
+};
+
+static PyObject *
+manifest_sha256 (PyObject *module, PyObject *expected)
+{
+  PyObject *keep = PyList_New (0);
+  WickExpectedGradient *e = NULL;
+  size_t n = 0;
+  PyObject *result = NULL;
+  if (parse_expected (expected, &e, &n, keep))
+    {
+      char digest[WICK_SHA256_TEXT_LEN];
+      WickError error = { "" };
+      result = wick_gradient_manifest_sha256 (e, n, digest, &error) ? PyUnicode_FromString (digest)
+                                                                    : raise_wick (&error);
+    }
+  PyMem_Free (e);
+  Py_DECREF (keep);
+  return result;
+}
+
+/* ------------------------------------------------------------------------ */
+/* GradientCapturePlan */
+
+typedef struct
+{
+  PyObject_HEAD WickGradientPlan *plan;
+} PlanObject;
+
+typedef struct
+{
+  PyObject *callable;
+  PyObject *results; /* list keeping returned strings alive */
+  bool failed;
+} FamilyCall;
+
+static const char *
+plan_family (const char *key, void *user_data)
+{
+  FamilyCall *call = user_data;
+  if (call->failed)
+    return NULL;
+  PyObject *result = PyObject_CallFunction (call->callable, "s", key);
+  if (result == NULL)
+    {
+      call->failed = true;
+      return NULL;
+    }
+  PyList_Append (call->results, result);
+  Py_DECREF (result);
+  if (!PyUnicode_Check (result))
+    {
+      PyErr_Format (PyExc_TypeError, "assign_family('%s') must return a str, not %s", key,
+                    type_name (result));
+      call->failed = true;
+      return NULL;
+    }
+  return PyUnicode_AsUTF8AndSize (result, NULL);
+}
+
+static PyObject *
+plan_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "root", "keys", "assign_family", "families", NULL };
+  const char *root;
+  PyObject *keys, *assign, *families;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "sOOO:GradientCapturePlan", kwlist, &root, &keys,
+                                    &assign, &families))
+    return NULL;
+  if (!PyCallable_Check (assign))
+    {
+      PyErr_SetString (PyExc_TypeError, "assign_family must be callable");
+      return NULL;
+    }
+  PyObject *keep = PyList_New (0);
+  PyObject *key_list = PySequence_List (keys);
+  if (key_list == NULL)
+    {
+      Py_DECREF (keep);
+      PyErr_SetString (PyExc_TypeError, "keys must be a sequence of str");
+      return NULL;
+    }
+  Py_ssize_t n = PyList_Size (key_list);
+  const char **k = PyMem_Calloc ((size_t)n + 1, sizeof *k);
+  WickGradientFamily *f = NULL;
+  size_t n_f = 0;
+  PyObject *result = NULL;
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < n; i++)
+    {
+      char name[48];
+      snprintf (name, sizeof name, "keys[%zd]", i);
+      k[i] = arg_string (PyList_GetItem (key_list, i), name);
+      ok = k[i] != NULL;
+    }
+  if (ok && parse_families (families, &f, &n_f, keep))
+    {
+      FamilyCall call = { assign, keep, false };
+      WickError error = { "" };
+      WickGradientPlan *plan
+        = wick_gradient_plan_new (root, k, (size_t)n, plan_family, &call, f, n_f, &error);
+      if (call.failed)
+        wick_gradient_plan_free (plan);
+      else if (plan == NULL)
+        raise_wick (&error);
+      else
+        {
+          PlanObject *self = PyObject_New (PlanObject, type);
+          if (self != NULL)
+            self->plan = plan;
+          else
+            wick_gradient_plan_free (plan);
+          result = (PyObject *)self;
+        }
+    }
+  PyMem_Free (k);
+  PyMem_Free (f);
+  Py_DECREF (key_list);
+  Py_DECREF (keep);
+  return result;
+}
+
+static void
+plan_dealloc (PyObject *obj)
+{
+  PyTypeObject *type = Py_TYPE (obj);
+  wick_gradient_plan_free (((PlanObject *)obj)->plan);
+  freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+  tp_free (obj);
+  Py_DECREF (type);
+}
+
+static PyObject *
+plan_get_contract (PyObject *obj, void *closure)
+{
+  const WickGradientContract *c = wick_gradient_plan_get_contract (((PlanObject *)obj)->plan);
+  WickGradientContract *copy = wick_gradient_contract_copy (c);
+  if (copy == NULL)
+    return PyErr_NoMemory ();
+  return contract_wrap (copy);
+}
+
+static PyObject *
+plan_get_keys (PyObject *obj, void *closure)
+{
+  WickGradientPlan *plan = ((PlanObject *)obj)->plan;
+  size_t n = wick_gradient_plan_get_n_keys (plan);
+  PyObject *list = PyList_New ((Py_ssize_t)n);
+  for (size_t i = 0; list != NULL && i < n; i++)
+    PyList_SetItem (list, (Py_ssize_t)i, PyUnicode_FromString (wick_gradient_plan_get_key (plan, i)));
+  return list;
+}
+
+static PyObject *
+plan_get_root (PyObject *obj, void *closure)
+{
+  return PyUnicode_FromString (wick_gradient_plan_get_root (((PlanObject *)obj)->plan));
+}
+
+static PyObject *
+plan_find_key (PyObject *obj, PyObject *key)
+{
+  const char *text = arg_string (key, "key");
+  if (text == NULL)
+    return NULL;
+  return PyLong_FromLong (wick_gradient_plan_find_key (((PlanObject *)obj)->plan, text));
+}
+
+typedef struct
+{
+  PyObject_HEAD WickSession *session;
+  PyObject *entrypoint;
+  WickWeightStore *store;
+} SessionObject;
+
+static bool session_check (SessionObject *self, const char *what);
+static PyObject *session_span (PyObject *obj, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames);
+
+static PyObject *
+plan_record (PyObject *obj, PyObject *args)
+{
+  PyObject *session_obj, *gradients;
+  if (!PyArg_ParseTuple (args, "O!O:record", (PyTypeObject *)SessionType, &session_obj,
+                         &gradients))
+    return NULL;
+  SessionObject *session = (SessionObject *)session_obj;
+  if (!session_check (session, "GradientCapturePlan.record"))
+    return NULL;
+  WickGradientPlan *plan = ((PlanObject *)obj)->plan;
+  PyObject *list = PySequence_List (gradients);
+  if (list == NULL)
+    {
+      PyErr_SetString (PyExc_TypeError, "gradients must be a sequence of float or None");
+      return NULL;
+    }
+  Py_ssize_t n = PyList_Size (list);
+  WickParameterGradient *g = PyMem_Calloc ((size_t)n + 1, sizeof *g);
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < n; i++)
+    {
+      PyObject *item = PyList_GetItem (list, i);
+      g[i].has_gradient = item != Py_None;
+      if (g[i].has_gradient)
+        {
+          char name[48];
+          snprintf (name, sizeof name, "gradients[%zd]", i);
+          ok = arg_double (item, name, &g[i].norm);
+        }
+    }
+  Py_DECREF (list);
+  PyObject *result = NULL;
+  if (ok)
+    {
+      WickError error = { "" };
+      result = wick_gradient_plan_record (plan, session->session, g, (size_t)n, &error)
+                 ? Py_NewRef (Py_None)
+                 : raise_wick (&error);
+    }
+  PyMem_Free (g);
+  return result;
+}
+
+static PyMethodDef plan_methods[] = {
+  { "find_key", plan_find_key, METH_O, "Index of key in manifest order, or -1." },
+  { "record", plan_record, METH_VARARGS,
+    "record(session, gradients): one L2 norm (or None: no gradient) per key, manifest order." },
+  { NULL }
+};
+
+static PyGetSetDef plan_getset[] = {
+  { "contract", plan_get_contract, NULL, "The exact contract (a GradientContract).", NULL },
+  { "keys", plan_get_keys, NULL, "Keys in manifest order (sorted ascending, byte order).", NULL },
+  { "root", plan_get_root, NULL, "The root of every manifest entry.", NULL },
+  { NULL }
+};
+
+static PyType_Slot plan_slots[] = {
+  { Py_tp_new, plan_new },
+  { Py_tp_dealloc, plan_dealloc },
+  { Py_tp_methods, plan_methods },
+  { Py_tp_getset, plan_getset },
+  { Py_tp_doc, "GradientCapturePlan(root, keys, assign_family, families): libwick's gradient "
+               "capture plan." },
+  { 0, NULL },
+};
+
+static PyType_Spec plan_spec = {
+  "wick._wick.GradientCapturePlan", sizeof (PlanObject), 0, Py_TPFLAGS_DEFAULT, plan_slots,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Session */
+
+static bool
+session_check (SessionObject *self, const char *what)
+{
+  if (self->session == NULL)
+    {
+      PyErr_Format (WickErrorType, "%s: the session is closed", what);
+      return false;
+    }
+  if (wick_session_is_finished (self->session))
+    {
+      PyErr_Format (WickErrorType, "%s: the session '%U' is finished; nothing more can be recorded",
+                    what, self->entrypoint);
+      return false;
+    }
+  return true;
+}
+
+static bool
+session_check_open (SessionObject *self, const char *what)
+{
+  if (self->session == NULL)
+    {
+      PyErr_Format (WickErrorType, "%s: the session is closed", what);
+      return false;
+    }
+  return true;
+}
+
+static bool
+parse_coverage (PyObject *dict, const char *key, WickCoverage *out)
+{
+  if (dict == NULL || dict == Py_None)
+    return true;
+  PyObject *value = PyDict_GetItemString (dict, key);
+  if (value == NULL)
+    return true;
+  char name[64];
+  snprintf (name, sizeof name, "coverage['%s']", key);
+  int v;
+  if (!arg_enum (value, coverages, name, &v))
+    return false;
+  *out = v;
+  return true;
+}
+
+static PyObject *
+session_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "entrypoint", "phase", "capture_step", "warmup_steps", "device",
+                            "contract", "jsonl_path", "strict", "control", "coverage",
+                            "measurement_scope", "timing_mode", "tags", "policy", "ring_bytes",
+                            NULL };
+  PyObject *entrypoint, *phase = NULL, *device = NULL, *contract = Py_None, *jsonl = Py_None;
+  PyObject *coverage = Py_None, *scope = NULL, *timing = NULL, *tags = Py_None, *policy = NULL;
+  unsigned long long capture_step = 1, warmup_steps = 0, ring_bytes = 0;
+  int strict = 0, control = 0;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "U|$OKKOOOppOOOOOK:Session", kwlist,
+                                    &entrypoint, &phase, &capture_step, &warmup_steps, &device,
+                                    &contract, &jsonl, &strict, &control, &coverage, &scope,
+                                    &timing, &tags, &policy, &ring_bytes))
+    return NULL;
+  WickRunInfo run = { .capture_step = capture_step, .warmup_steps = warmup_steps };
+  WickCaptureContract cc = { .measurement_scope = WICK_SCOPE_PROFILED_WORK };
+  WickSessionOptions options = { .strict = strict, .enable_control = control,
+                                 .ring_bytes = ring_bytes };
+  int v;
+  if ((run.entrypoint = arg_string (entrypoint, "entrypoint")) == NULL)
+    return NULL;
+  if (phase != NULL)
+    {
+      if (!arg_enum (phase, phases, "phase", &v))
+        return NULL;
+      run.phase = v;
+    }
+  run.device = "cpu";
+  if (device != NULL && (run.device = arg_string (device, "device")) == NULL)
+    return NULL;
+  if (timing != NULL)
+    {
+      if (!arg_enum (timing, timing_modes, "timing_mode", &v))
+        return NULL;
+      run.timing_mode = v;
+    }
+  if (scope != NULL)
+    {
+      if (!arg_enum (scope, scopes, "measurement_scope", &v))
+        return NULL;
+      cc.measurement_scope = v;
+    }
+  if (policy != NULL)
+    {
+      if (!arg_enum (policy, policies, "policy", &v))
+        return NULL;
+      options.policy = v;
+    }
+  if (coverage != Py_None && !PyDict_Check (coverage))
+    {
+      PyErr_SetString (PyExc_TypeError, "coverage must be a dict of str to str");
+      return NULL;
+    }
+  if (!parse_coverage (coverage, "operations", &cc.operations)
+      || !parse_coverage (coverage, "tensors", &cc.tensors)
+      || !parse_coverage (coverage, "gradients", &cc.gradients)
+      || !parse_coverage (coverage, "logical_memory", &cc.logical_memory)
+      || !parse_coverage (coverage, "physical_memory", &cc.physical_memory)
+      || !parse_coverage (coverage, "device_timing", &cc.device_timing))
+    return NULL;
+  if (contract != Py_None)
+    {
+      if (!PyObject_TypeCheck (contract, (PyTypeObject *)ContractType))
+        {
+          PyErr_Format (PyExc_TypeError, "contract must be a wick.GradientContract or None, not %s",
+                        type_name (contract));
+          return NULL;
+        }
+      cc.gradient_contract = ((ContractObject *)contract)->contract;
+    }
+  if (!arg_optional_string (jsonl, "jsonl_path", &options.jsonl_path))
+    return NULL;
+  WickTag tag_array[MAX_ITEMS];
+  if (tags != Py_None)
+    {
+      if (!PyDict_Check (tags))
+        {
+          PyErr_SetString (PyExc_TypeError, "tags must be a dict of str to str");
+          return NULL;
+        }
+      Py_ssize_t pos = 0;
+      PyObject *key, *value;
+      while (PyDict_Next (tags, &pos, &key, &value))
+        {
+          if (run.n_tags == MAX_ITEMS)
+            {
+              PyErr_Format (PyExc_ValueError, "tags: at most %d are allowed", MAX_ITEMS);
+              return NULL;
+            }
+          tag_array[run.n_tags].key = arg_string (key, "tags key");
+          if (tag_array[run.n_tags].key == NULL)
+            return NULL;
+          tag_array[run.n_tags].value = arg_string (value, "tags value");
+          if (tag_array[run.n_tags].value == NULL)
+            return NULL;
+          run.n_tags++;
+        }
+      run.tags = tag_array;
+    }
+  WickError error = { "" };
+  WickSession *session;
+  Py_BEGIN_ALLOW_THREADS session = wick_session_open (&run, &cc, &options, &error);
+  Py_END_ALLOW_THREADS if (session == NULL) return raise_wick (&error);
+  SessionObject *self = (SessionObject *)PyType_GenericAlloc (type, 0);
+  if (self == NULL)
+    {
+      wick_session_close (session);
+      return NULL;
+    }
+  self->session = session;
+  self->entrypoint = Py_NewRef (entrypoint);
+  return (PyObject *)self;
+}
+
+static void
+session_dealloc (PyObject *obj)
+{
+  SessionObject *self = (SessionObject *)obj;
+  PyTypeObject *type = Py_TYPE (obj);
+  if (self->session != NULL)
+    {
+      Py_BEGIN_ALLOW_THREADS wick_session_close (self->session);
+      Py_END_ALLOW_THREADS
+    }
+  Py_XDECREF (self->entrypoint);
+  freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+  tp_free (obj);
+  Py_DECREF (type);
+}
+
+static PyObject *
+session_finish (PyObject *obj, PyObject *unused)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check (self, "finish"))
+    return NULL;
+  WickError error = { "" };
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS ok = wick_session_finish (self->session, &error);
+  Py_END_ALLOW_THREADS return ok ? Py_NewRef (Py_None) : raise_wick (&error);
+}
+
+static PyObject *
+session_finish_failed (PyObject *obj, PyObject *reason)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *text = arg_string (reason, "reason");
+  if (text == NULL || !session_check (self, "finish_failed"))
+    return NULL;
+  WickError error = { "" };
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS ok = wick_session_finish_failed (self->session, text, &error);
+  Py_END_ALLOW_THREADS return ok ? Py_NewRef (Py_None) : raise_wick (&error);
+}
+
+static PyObject *
+session_close (PyObject *obj, PyObject *unused)
+{
+  SessionObject *self = (SessionObject *)obj;
+  WickSession *session = self->session;
+  self->session = NULL;
+  self->store = NULL;
+  if (session != NULL)
+    {
+      Py_BEGIN_ALLOW_THREADS wick_session_close (session);
+      Py_END_ALLOW_THREADS
+    }
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+session_now_ns (PyObject *obj, PyObject *unused)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "now_ns"))
+    return NULL;
+  return PyLong_FromUnsignedLongLong (wick_session_now_ns (self->session));
+}
+
+/* span_begin(name, kind, step) with kind and step as ints (the Python layer's
+ * fast path; wick.Span is the usual way). */
+static PyObject *
+session_span_begin (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (nargs != 3)
+    {
+      PyErr_SetString (PyExc_TypeError, "span_begin(name, kind, step) takes 3 arguments");
+      return NULL;
+    }
+  const char *name = arg_string (args[0], "name");
+  if (name == NULL || !session_check (self, "span"))
+    return NULL;
+  long kind = PyLong_AsLong (args[1]), step = PyLong_AsLong (args[2]);
+  if (PyErr_Occurred ())
+    return NULL;
+  WickSpanId id = wick_span_begin_step (self->session, name, (WickSpanKind)kind, (WickStep)step);
+  return PyLong_FromUnsignedLongLong (id);
+}
+
+static PyObject *
+session_span_begin_child (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (nargs != 4)
+    {
+      PyErr_SetString (PyExc_TypeError,
+                       "span_begin_child(parent, name, kind, step) takes 4 arguments");
+      return NULL;
+    }
+  uint64_t parent;
+  const char *name = arg_string (args[1], "name");
+  if (name == NULL || !arg_u64 (args[0], "parent", &parent) || !session_check (self, "span"))
+    return NULL;
+  long kind = PyLong_AsLong (args[2]), step = PyLong_AsLong (args[3]);
+  if (PyErr_Occurred ())
+    return NULL;
+  return PyLong_FromUnsignedLongLong (wick_span_begin_child (self->session, parent, name,
+                                                             (WickSpanKind)kind, (WickStep)step));
+}
+
+static PyObject *
+session_span_end (PyObject *obj, PyObject *id_obj)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (self->session == NULL)
+    {
+      PyErr_SetString (WickErrorType, "span_end: the session is closed");
+      return NULL;
+    }
+  unsigned long long id = PyLong_AsUnsignedLongLong (id_obj);
+  if (PyErr_Occurred ())
+    return NULL;
+  return PyBool_FromLong (wick_span_end (self->session, id));
+}
+
+static PyObject *
+session_span_current (PyObject *obj, PyObject *unused)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "current_span"))
+    return NULL;
+  return PyLong_FromUnsignedLongLong (wick_span_current (self->session));
+}
+
+static PyObject *
+session_measurement_begin (PyObject *obj, PyObject *name_obj)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *name = arg_string (name_obj, "name");
+  if (name == NULL || !session_check (self, "measurement"))
+    return NULL;
+  WickError error = { "" };
+  WickSpanId id = wick_measurement_begin (self->session, name, &error);
+  return id != 0 ? PyLong_FromUnsignedLongLong (id) : raise_wick (&error);
+}
+
+/* A span id, or 0 for None: the record then belongs to the innermost span
+ * open on this thread (fill_span). */
+static bool
+optional_span (PyObject *obj, WickSpanId *out)
+{
+  if (obj == NULL || obj == Py_None)
+    {
+      *out = 0;
+      return true;
+    }
+  return arg_u64 (obj, "span", out);
+}
+
+static WickSpanId
+fill_span (SessionObject *self, WickSpanId span)
+{
+  return span != 0 ? span : wick_span_current (self->session);
+}
+
+static PyObject *
+record_result (bool ok, WickError *error)
+{
+  return ok ? Py_NewRef (Py_None) : raise_wick (error);
+}
+
+static PyObject *
+session_record_op (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "op_name", "inputs", "output", "shape", "dtype", "device",
+                            "duration_ns", "timestamp_ns", "span", "output_dense_bytes",
+                            "input_dense_bytes", NULL };
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *op, *inputs = Py_None, *output = Py_None, *shape = Py_None, *dtype, *device;
+  PyObject *span = Py_None, *out_bytes = Py_None;
+  unsigned long long duration = 0, timestamp = 0, in_bytes = 0;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$OOOOOKKOOK:record_op", kwlist, &op, &inputs,
+                                    &output, &shape, &dtype, &device, &duration, &timestamp, &span,
+                                    &out_bytes, &in_bytes))
+    return NULL;
+  WickOpRecord r = { .duration_ns = duration, .timestamp_ns = timestamp,
+                     .input_dense_bytes = in_bytes };
+  uint64_t dims[MAX_RANK];
+  const char *input_names[MAX_ITEMS];
+  PyObject *keep = NULL;
+  if ((r.op_name = arg_string (op, "op_name")) == NULL
+      || !arg_strings (inputs, "inputs", input_names, MAX_ITEMS, &r.n_inputs, &keep))
+    return NULL;
+  bool ok = arg_optional_string (output, "output", &r.output)
+            && arg_shape (shape, "shape", dims, &r.rank) && optional_span (span, &r.span)
+            && (r.dtype = arg_string (dtype, "dtype")) != NULL
+            && (r.device = arg_string (device, "device")) != NULL
+            && session_check (self, "record_op");
+  if (ok && out_bytes != Py_None)
+    {
+      r.has_output_dense_bytes = true;
+      ok = arg_u64 (out_bytes, "output_dense_bytes", &r.output_dense_bytes);
+    }
+  PyObject *result = NULL;
+  if (ok)
+    {
+      r.inputs = input_names;
+      r.shape = dims;
+      r.span = fill_span (self, r.span);
+      WickError error = { "" };
+      result = record_result (wick_session_record_op (self->session, &r, &error), &error);
+    }
+  Py_XDECREF (keep);
+  return result;
+}
+
+static PyObject *
+session_record_tensor (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "tensor_id", "shape", "dtype", "device", "category", "label",
+                            "requires_grad", "span", "dense_bytes", NULL };
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *id, *shape, *dtype, *device, *category, *label = Py_None, *span = Py_None;
+  PyObject *bytes = Py_None;
+  int requires_grad = 0;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OOOOO|$OpOO:record_tensor", kwlist, &id, &shape,
+                                    &dtype, &device, &category, &label, &requires_grad, &span,
+                                    &bytes))
+    return NULL;
+  WickTensorRecord r = { .requires_grad = requires_grad };
+  uint64_t dims[MAX_RANK];
+  int cat;
+  bool ok = (r.tensor_id = arg_string (id, "tensor_id")) != NULL
+            && arg_shape (shape, "shape", dims, &r.rank)
+            && (r.dtype = arg_string (dtype, "dtype")) != NULL
+            && (r.device = arg_string (device, "device")) != NULL
+            && arg_enum (category, categories, "category", &cat)
+            && arg_optional_string (label, "label", &r.label) && optional_span (span, &r.span)
+            && session_check (self, "record_tensor");
+  if (ok && bytes != Py_None)
+    {
+      r.has_dense_bytes = true;
+      ok = arg_u64 (bytes, "dense_bytes", &r.dense_bytes);
+    }
+  if (!ok)
+    return NULL;
+  r.category = cat;
+  r.shape = dims;
+  r.span = fill_span (self, r.span);
+  WickError error = { "" };
+  return record_result (wick_session_record_tensor (self->session, &r, &error), &error);
+}
+
+static PyObject *
+session_record_tensor_stats (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "label", "shape", "dtype", "elements", "non_finite", "rms",
+                            "abs_max", "mean", "span", NULL };
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *label, *shape, *dtype, *span = Py_None;
+  unsigned long long elements, non_finite;
+  double rms, abs_max, mean;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OOOKKddd|$O:record_tensor_stats", kwlist,
+                                    &label, &shape, &dtype, &elements, &non_finite, &rms, &abs_max,
+                                    &mean, &span))
+    return NULL;
+  WickTensorStatsRecord r = { .elements = elements, .non_finite = non_finite, .rms = rms,
+                              .abs_max = abs_max, .mean = mean };
+  uint64_t dims[MAX_RANK];
+  if ((r.label = arg_string (label, "label")) == NULL || !arg_shape (shape, "shape", dims, &r.rank)
+      || (r.dtype = arg_string (dtype, "dtype")) == NULL || !optional_span (span, &r.span)
+      || !session_check (self, "record_tensor_stats"))
+    return NULL;
+  r.shape = dims;
+  r.span = fill_span (self, r.span);
+  WickError error = { "" };
+  return record_result (wick_session_record_tensor_stats (self->session, &r, &error), &error);
+}
+
+static PyObject *
+session_record_memory (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "storage_id", "tensor_id", "bytes", "action", "category", "device",
+                            "span", "op_name", "shape", "dtype", "timestamp_ns", NULL };
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *storage, *tensor, *action, *category, *device, *span = Py_None, *op = Py_None;
+  PyObject *shape = Py_None, *dtype = Py_None, *ts = Py_None;
+  unsigned long long bytes;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OOKOOO|$OOOOO:record_memory", kwlist, &storage,
+                                    &tensor, &bytes, &action, &category, &device, &span, &op,
+                                    &shape, &dtype, &ts))
+    return NULL;
+  WickMemoryRecord r = { .bytes = bytes, .timestamp_ns = WICK_NOW };
+  uint64_t dims[MAX_RANK];
+  int act, cat;
+  if ((r.storage_id = arg_string (storage, "storage_id")) == NULL
+      || (r.tensor_id = arg_string (tensor, "tensor_id")) == NULL
+      || !arg_enum (action, actions, "action", &act)
+      || !arg_enum (category, categories, "category", &cat)
+      || (r.device = arg_string (device, "device")) == NULL || !optional_span (span, &r.span)
+      || !arg_optional_string (op, "op_name", &r.op_name)
+      || !arg_shape (shape, "shape", dims, &r.rank)
+      || !arg_optional_string (dtype, "dtype", &r.dtype)
+      || (ts != Py_None && !arg_u64 (ts, "timestamp_ns", &r.timestamp_ns))
+      || !session_check (self, "record_memory"))
+    return NULL;
+  r.action = act;
+  r.category = cat;
+  r.shape = dims;
+  r.span = fill_span (self, r.span);
+  WickError error = { "" };
+  return record_result (wick_session_record_memory (self->session, &r, &error), &error);
+}
+
+static bool
+optional_u64 (PyObject *obj, const char *what, bool *has, uint64_t *out)
+{
+  *has = obj != Py_None;
+  return !*has || arg_u64 (obj, what, out);
+}
+
+static PyObject *
+session_record_device_memory (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "device", "used_bytes", "free_bytes", "reserved_bytes",
+                            "capacity_bytes", "timestamp_ns", NULL };
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *device, *used = Py_None, *free_ = Py_None, *reserved = Py_None, *capacity = Py_None;
+  PyObject *ts = Py_None;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$OOOOO:record_device_memory", kwlist,
+                                    &device, &used, &free_, &reserved, &capacity, &ts))
+    return NULL;
+  WickDeviceMemoryRecord r = { .timestamp_ns = WICK_NOW };
+  if ((r.device = arg_string (device, "device")) == NULL
+      || !optional_u64 (used, "used_bytes", &r.has_used_bytes, &r.used_bytes)
+      || !optional_u64 (free_, "free_bytes", &r.has_free_bytes, &r.free_bytes)
+      || !optional_u64 (reserved, "reserved_bytes", &r.has_reserved_bytes, &r.reserved_bytes)
+      || !optional_u64 (capacity, "capacity_bytes", &r.has_capacity_bytes, &r.capacity_bytes)
+      || (ts != Py_None && !arg_u64 (ts, "timestamp_ns", &r.timestamp_ns))
+      || !session_check (self, "record_device_memory"))
+    return NULL;
+  WickError error = { "" };
+  return record_result (wick_session_record_device_memory (self->session, &r, &error), &error);
+}
+
+static PyObject *
+session_record_device_interval (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "device", "stream_id", "clock_id", "backend", "start_ns",
+                            "duration_ns", "span", NULL };
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *device, *stream, *clock, *backend, *span = Py_None;
+  unsigned long long start, duration;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OOOOKK|$O:record_device_interval", kwlist,
+                                    &device, &stream, &clock, &backend, &start, &duration, &span))
+    return NULL;
+  WickDeviceIntervalRecord r = { .start_ns = start, .duration_ns = duration };
+  if ((r.device = arg_string (device, "device")) == NULL
+      || (r.stream_id = arg_string (stream, "stream_id")) == NULL
+      || (r.clock_id = arg_string (clock, "clock_id")) == NULL
+      || (r.backend = arg_string (backend, "backend")) == NULL || !optional_span (span, &r.span)
+      || !session_check (self, "record_device_interval"))
+    return NULL;
+  r.span = fill_span (self, r.span);
+  WickError error = { "" };
+  return record_result (wick_session_record_device_interval (self->session, &r, &error), &error);
+}
+
+static PyObject *
+session_record_call_edge (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  unsigned long long from, to, duration;
+  if (!PyArg_ParseTuple (args, "KKK:record_call_edge", &from, &to, &duration)
+      || !session_check (self, "record_call_edge"))
+    return NULL;
+  WickError error = { "" };
+  return record_result (wick_session_record_call_edge (self->session, from, to, duration, &error),
+                        &error);
+}
+
+static PyObject *
+session_record_data_edge (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *from, *to;
+  if (!PyArg_ParseTuple (args, "OO:record_data_edge", &from, &to))
+    return NULL;
+  const char *f = arg_string (from, "from_tensor"), *t = f ? arg_string (to, "to_tensor") : NULL;
+  if (t == NULL || !session_check (self, "record_data_edge"))
+    return NULL;
+  WickError error = { "" };
+  return record_result (wick_session_record_data_edge (self->session, f, t, &error), &error);
+}
+
+static PyObject *
+session_record_gradient (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "root", "key", "state", "norm", NULL };
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *root, *key, *state, *norm = Py_None;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OOO|O:record_gradient", kwlist, &root, &key,
+                                    &state, &norm))
+    return NULL;
+  const char *r = arg_string (root, "root"), *k = r ? arg_string (key, "key") : NULL;
+  int s;
+  double n = 0.0;
+  if (k == NULL || !arg_enum (state, gradient_states, "state", &s)
+      || (norm != Py_None && !arg_double (norm, "norm", &n))
+      || !session_check (self, "record_gradient"))
+    return NULL;
+  WickError error = { "" };
+  return record_result (
+    wick_session_record_gradient (self->session, r, k, s, norm != Py_None, n, &error), &error);
+}
+
+static PyObject *
+session_mark (PyObject *obj, PyObject *label)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *text = arg_string (label, "label");
+  if (text == NULL || !session_check (self, "mark"))
+    return NULL;
+  WickError error = { "" };
+  return record_result (wick_session_mark (self->session, text, &error), &error);
+}
+
+static PyObject *
+session_enable_control (PyObject *obj, PyObject *unused)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "enable_control"))
+    return NULL;
+  WickError error = { "" };
+  return record_result (wick_session_enable_control (self->session, &error), &error);
+}
+
+static PyObject *
+session_lock_control (PyObject *obj, PyObject *unused)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "lock_control"))
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS wick_session_lock_control (self->session);
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+static PyObject *
+session_unlock_control (PyObject *obj, PyObject *unused)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "unlock_control"))
+    return NULL;
+  wick_session_unlock_control (self->session);
+  Py_RETURN_NONE;
+}
+
+/* ---- weight store ---- */
+
+static WickWeightStore *
+session_store (SessionObject *self, const char *what, bool create)
+{
+  if (!session_check_open (self, what))
+    return NULL;
+  if (self->store == NULL)
+    self->store = wick_session_get_weight_store (self->session);
+  if (self->store == NULL && create)
+    {
+      WickError error = { "" };
+      self->store = wick_weight_store_new (self->session, &error);
+      if (self->store == NULL)
+        raise_wick (&error);
+      return self->store;
+    }
+  if (self->store == NULL)
+    PyErr_Format (WickErrorType, "%s: no module is registered in this session's weight store",
+                  what);
+  return self->store;
+}
+
+static PyObject *
+stats_dict (const WickWeightStats *s)
+{
+  return Py_BuildValue ("{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:O}", "module", s->module,
+                        "parameters", (unsigned long long)s->parameters, "bytes",
+                        (unsigned long long)s->bytes, "disk", (unsigned long long)s->disk, "ram",
+                        (unsigned long long)s->ram, "freed_bytes",
+                        (unsigned long long)s->freed_bytes, "restored_bytes",
+                        (unsigned long long)s->restored_bytes, "restored",
+                        (unsigned long long)s->restored, "restored_count",
+                        (unsigned long long)s->restored_count, "evict_seconds", s->evict_seconds,
+                        "restore_seconds", s->restore_seconds, "resident",
+                        s->resident ? Py_True : Py_False);
+}
+
+/* weights_register(name, params, memory, checkpoint): params is a sequence of
+ * (name, address, dtype, shape) with dtype a safetensors name ("F32"). */
+static PyObject *
+session_weights_register (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "name", "params", "memory", "checkpoint", NULL };
+  SessionObject *self = (SessionObject *)obj;
+  PyObject *name, *params, *memory, *checkpoint = Py_None;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OOO|O:weights_register", kwlist, &name, &params,
+                                    &memory, &checkpoint))
+    return NULL;
+  WickWeightModuleInfo info = { 0 };
+  int mem;
+  if ((info.name = arg_string (name, "name")) == NULL
+      || !arg_enum (memory, memories, "memory", &mem)
+      || !arg_optional_string (checkpoint, "checkpoint", &info.checkpoint))
+    return NULL;
+  info.memory = mem;
+  PyObject *list = PySequence_List (params);
+  if (list == NULL)
+    return NULL;
+  Py_ssize_t n = PyList_Size (list);
+  WickWeightParam *p = PyMem_Calloc ((size_t)n + 1, sizeof *p);
+  uint64_t(*dims)[MAX_RANK] = PyMem_Calloc ((size_t)n + 1, sizeof *dims);
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < n; i++)
+    {
+      PyObject *item = PyList_GetItem (list, i);
+      uint64_t address;
+      char what[64];
+      if (!PyTuple_Check (item) || PyTuple_Size (item) != 4)
+        {
+          PyErr_Format (PyExc_TypeError, "params[%zd] must be (name, address, dtype, shape)", i);
+          ok = false;
+          break;
+        }
+      snprintf (what, sizeof what, "params[%zd].name", i);
+      ok = (p[i].name = arg_string (PyTuple_GetItem (item, 0), what)) != NULL;
+      snprintf (what, sizeof what, "params[%zd].address", i);
+      ok = ok && arg_u64 (PyTuple_GetItem (item, 1), what, &address);
+      snprintf (what, sizeof what, "params[%zd].dtype", i);
+      const char *dtype = ok ? arg_string (PyTuple_GetItem (item, 2), what) : NULL;
+      WickWeightDtype d;
+      if (dtype != NULL && !wick_weight_dtype_from_name (dtype, &d))
+        {
+          PyErr_Format (PyExc_ValueError, "%s: '%s' is not a safetensors dtype", what, dtype);
+          dtype = NULL;
+        }
+      ok = dtype != NULL;
+      snprintf (what, sizeof what, "params[%zd].shape", i);
+      size_t rank = 0;
+      ok = ok && arg_shape (PyTuple_GetItem (item, 3), what, dims[i], &rank);
+      if (ok && rank > WICK_WEIGHT_MAX_DIMS)
+        {
+          PyErr_Format (PyExc_ValueError, "%s: at most %d dimensions", what, WICK_WEIGHT_MAX_DIMS);
+          ok = false;
+        }
+      if (ok)
+        {
+          p[i].data = (void *)(uintptr_t)address;
+          p[i].dtype = d;
+          p[i].shape = dims[i];
+          p[i].n_dims = rank;
+        }
+    }
+  WickWeightStore *store = ok ? session_store (self, "weights_register", true) : NULL;
+  PyObject *result = NULL;
+  if (store != NULL)
+    {
+      info.params = p;
+      info.n_params = (size_t)n;
+      WickError error = { "" };
+      bool done;
+      Py_BEGIN_ALLOW_THREADS done = wick_weight_store_register_module (store, &info, &error);
+      Py_END_ALLOW_THREADS result = done ? Py_NewRef (Py_None) : raise_wick (&error);
+    }
+  PyMem_Free (p);
+  PyMem_Free (dims);
+  Py_DECREF (list);
+  return result;
+}
+
+static PyObject *
+session_weights_evict (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *module;
+  PyObject *tier_obj = NULL;
+  if (!PyArg_ParseTuple (args, "s|O:weights_evict", &module, &tier_obj))
+    return NULL;
+  int tier = WICK_TIER_AUTO;
+  if (tier_obj != NULL && !arg_enum (tier_obj, tiers, "tier", &tier))
+    return NULL;
+  WickWeightStore *store = session_store (self, "weights_evict", false);
+  if (store == NULL)
+    return NULL;
+  WickWeightStats stats;
+  WickError error = { "" };
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS ok = wick_weight_store_evict (store, module, tier, &stats, &error);
+  Py_END_ALLOW_THREADS return ok ? stats_dict (&stats) : raise_wick (&error);
+}
+
+static PyObject *
+session_weights_restore (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *module;
+  if (!PyArg_ParseTuple (args, "s:weights_restore", &module))
+    return NULL;
+  WickWeightStore *store = session_store (self, "weights_restore", false);
+  if (store == NULL)
+    return NULL;
+  WickWeightStats stats;
+  WickError error = { "" };
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS ok = wick_weight_store_restore (store, module, &stats, &error);
+  Py_END_ALLOW_THREADS return ok ? stats_dict (&stats) : raise_wick (&error);
+}
+
+static PyObject *
+session_weights_stats (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *module;
+  if (!PyArg_ParseTuple (args, "s:weights_stats", &module))
+    return NULL;
+  WickWeightStore *store = session_store (self, "weights_stats", false);
+  if (store == NULL)
+    return NULL;
+  WickWeightStats stats;
+  if (!wick_weight_store_find_stats (store, module, &stats))
+    {
+      PyErr_Format (WickErrorType, "weights_stats: no module '%s' is registered", module);
+      return NULL;
+    }
+  return stats_dict (&stats);
+}
+
+static PyObject *
+session_weights_modules (PyObject *obj, PyObject *unused)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "weights_modules"))
+    return NULL;
+  WickWeightStore *store = self->store ? self->store : wick_session_get_weight_store (self->session);
+  PyObject *list = PyList_New (0);
+  size_t n = store != NULL ? wick_weight_store_n_modules (store) : 0;
+  for (size_t i = 0; list != NULL && i < n; i++)
+    {
+      WickWeightStats stats;
+      if (!wick_weight_store_module_stats (store, i, &stats))
+        continue;
+      PyObject *d = stats_dict (&stats);
+      PyList_Append (list, d);
+      Py_XDECREF (d);
+    }
+  return list;
+}
+
+static const char *const place_names[] = { "resident", "disk", "ram", "dropped" };
+
+static PyObject *
+session_weights_param_info (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *module;
+  Py_ssize_t index;
+  if (!PyArg_ParseTuple (args, "sn:weights_param_info", &module, &index))
+    return NULL;
+  WickWeightStore *store = session_store (self, "weights_param_info", false);
+  if (store == NULL)
+    return NULL;
+  WickWeightParamInfo info;
+  if (index < 0 || !wick_weight_store_param_info (store, module, (size_t)index, &info))
+    Py_RETURN_NONE;
+  return Py_BuildValue ("{s:s,s:s,s:s,s:K,s:O,s:s,s:s,s:s}", "name", info.name, "place",
+                        place_names[info.place & 3], "last_tier", enum_name (tiers, info.last_tier),
+                        "bytes", (unsigned long long)info.bytes, "tied", info.tied ? Py_True : Py_False,
+                        "key", info.key, "shard", info.shard, "reason", info.reason);
+}
+
+static PyObject *
+session_weights_is_resident (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *module;
+  if (!PyArg_ParseTuple (args, "s:weights_is_resident", &module))
+    return NULL;
+  WickWeightStore *store = session_store (self, "weights_is_resident", false);
+  if (store == NULL)
+    return NULL;
+  return PyBool_FromLong (wick_weight_store_is_resident (store, module));
+}
+
+static PyObject *
+session_weights_use_begin (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *module;
+  if (!PyArg_ParseTuple (args, "s:weights_use_begin", &module))
+    return NULL;
+  WickWeightStore *store = session_store (self, "weights_use_begin", false);
+  if (store == NULL)
+    return NULL;
+  WickError error = { "" };
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS ok = wick_weight_store_use_begin (store, module, &error);
+  Py_END_ALLOW_THREADS return record_result (ok, &error);
+}
+
+static PyObject *
+session_weights_use_end (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *module;
+  if (!PyArg_ParseTuple (args, "s:weights_use_end", &module))
+    return NULL;
+  WickWeightStore *store = session_store (self, "weights_use_end", false);
+  if (store == NULL)
+    return NULL;
+  wick_weight_store_use_end (store, module);
+  Py_RETURN_NONE;
+}
+
+/* ---- stages ---- */
+
+typedef struct
+{
+  PyObject_HEAD PyObject *session; /* SessionObject, kept alive */
+  WickStage *stage;
+} StageObject;
+
+static bool
+parse_stage_buffer (PyObject *item, const char *what, bool named, WickStageBuffer *out,
+                    int64_t *shape)
+{
+  Py_ssize_t want = named ? 4 : 3;
+  if (!PyTuple_Check (item) || PyTuple_Size (item) != want)
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be a tuple (%saddress, dtype, shape)", what,
+                    named ? "name, " : "");
+      return false;
+    }
+  Py_ssize_t at = 0;
+  char name[160];
+  out->name = NULL;
+  if (named)
+    {
+      snprintf (name, sizeof name, "%s.name", what);
+      if ((out->name = arg_string (PyTuple_GetItem (item, at++), name)) == NULL)
+        return false;
+    }
+  uint64_t address, dims[MAX_RANK];
+  size_t rank;
+  int dtype;
+  snprintf (name, sizeof name, "%s.address", what);
+  if (!arg_u64 (PyTuple_GetItem (item, at++), name, &address))
+    return false;
+  snprintf (name, sizeof name, "%s.dtype", what);
+  if (!arg_enum (PyTuple_GetItem (item, at++), stage_dtypes, name, &dtype))
+    return false;
+  snprintf (name, sizeof name, "%s.shape", what);
+  if (!arg_shape (PyTuple_GetItem (item, at), name, dims, &rank))
+    return false;
+  if (rank > WICK_STAGE_MAX_RANK)
+    {
+      PyErr_Format (PyExc_ValueError, "%s: at most %d dimensions", name, WICK_STAGE_MAX_RANK);
+      return false;
+    }
+  for (size_t i = 0; i < rank; i++)
+    shape[i] = (int64_t)dims[i];
+  out->data = (void *)(uintptr_t)address;
+  out->dtype = dtype;
+  out->shape = shape;
+  out->rank = rank;
+  return true;
+}
+
+static PyObject *
+session_register_host_stage (PyObject *obj, PyObject *args)
+{
+  SessionObject *self = (SessionObject *)obj;
+  const char *name;
+  PyObject *windows, *output;
+  if (!PyArg_ParseTuple (args, "sOO:register_host_stage", &name, &windows, &output)
+      || !session_check (self, "register_stage"))
+    return NULL;
+  PyObject *list = PySequence_List (windows);
+  if (list == NULL)
+    return NULL;
+  Py_ssize_t n = PyList_Size (list);
+  if (n > WICK_STAGE_MAX_WINDOWS)
+    {
+      Py_DECREF (list);
+      PyErr_Format (PyExc_ValueError, "windows: %zd, at most %d are allowed", n,
+                    WICK_STAGE_MAX_WINDOWS);
+      return NULL;
+    }
+  WickStageBuffer buffers[WICK_STAGE_MAX_WINDOWS];
+  int64_t shapes[WICK_STAGE_MAX_WINDOWS + 1][WICK_STAGE_MAX_RANK];
+  WickStageInfo info = { .name = name, .windows = buffers, .n_windows = (size_t)n };
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < n; i++)
+    {
+      char what[48];
+      snprintf (what, sizeof what, "windows[%zd]", i);
+      ok = parse_stage_buffer (PyList_GetItem (list, i), what, true, &buffers[i], shapes[i]);
+    }
+  ok = ok && parse_stage_buffer (output, "output", false, &info.output, shapes[n]);
+  PyObject *result = NULL;
+  if (ok)
+    {
+      WickError error = { "" };
+      WickStage *stage = wick_session_register_host_stage (self->session, &info, &error);
+      if (stage == NULL)
+        raise_wick (&error);
+      else
+        {
+          StageObject *s = PyObject_New (StageObject, (PyTypeObject *)StageType);
+          if (s != NULL)
+            {
+              s->session = Py_NewRef (obj);
+              s->stage = stage;
+            }
+          result = (PyObject *)s;
+        }
+    }
+  Py_DECREF (list);
+  return result;
+}
+
+static void
+stage_dealloc (PyObject *obj)
+{
+  PyTypeObject *type = Py_TYPE (obj);
+  Py_XDECREF (((StageObject *)obj)->session);
+  freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+  tp_free (obj);
+  Py_DECREF (type);
+}
+
+static WickStage *
+stage_get (PyObject *obj, const char *what)
+{
+  StageObject *self = (StageObject *)obj;
+  if (!session_check_open ((SessionObject *)self->session, what))
+    return NULL;
+  return self->stage;
+}
+
+static PyObject *
+options_dict (const WickCaptureOptions *o)
+{
+  return Py_BuildValue ("{s:I,s:d,s:d,s:I,s:I}", "warmup", o->warmup, "gate_cos", o->gate_cos,
+                        "min_speedup", o->min_speedup, "timing_rounds", o->timing_rounds,
+                        "timing_iterations", o->timing_iterations);
+}
+
+static bool
+parse_options (PyObject *dict, WickCaptureOptions *o)
+{
+  wick_capture_options_init (o);
+  if (dict == NULL || dict == Py_None)
+    return true;
+  if (!PyDict_Check (dict))
+    {
+      PyErr_SetString (PyExc_TypeError, "options must be a dict");
+      return false;
+    }
+  PyObject *v;
+  uint64_t u;
+  if ((v = PyDict_GetItemString (dict, "warmup")) != NULL)
+    {
+      if (!arg_u64 (v, "options['warmup']", &u))
+        return false;
+      o->warmup = (uint32_t)(u > 100000 ? 100000 : u);
+    }
+  if ((v = PyDict_GetItemString (dict, "gate_cos")) != NULL
+      && !arg_double (v, "options['gate_cos']", &o->gate_cos))
+    return false;
+  if ((v = PyDict_GetItemString (dict, "min_speedup")) != NULL
+      && !arg_double (v, "options['min_speedup']", &o->min_speedup))
+    return false;
+  if ((v = PyDict_GetItemString (dict, "timing_rounds")) != NULL)
+    {
+      if (!arg_u64 (v, "options['timing_rounds']", &u))
+        return false;
+      o->timing_rounds = (uint32_t)(u > 100000 ? 100000 : u);
+    }
+  if ((v = PyDict_GetItemString (dict, "timing_iterations")) != NULL)
+    {
+      if (!arg_u64 (v, "options['timing_iterations']", &u))
+        return false;
+      o->timing_iterations = (uint32_t)(u > 1000000 ? 1000000 : u);
+    }
+  return true;
+}
+
+static PyObject *
+nullable (double value)
+{
+  return isfinite (value) ? PyFloat_FromDouble (value) : Py_NewRef (Py_None);
+}
+
+static PyObject *
+cert_dict (const WickCertification *c)
+{
+  PyObject *d = Py_BuildValue ("{s:s,s:O,s:s,s:s,s:d,s:d,s:O,s:O,s:K,s:I}", "stage", c->stage,
+                               "accepted", c->accepted ? Py_True : Py_False, "verdict", c->verdict,
+                               "reason", c->reason, "gate_cos", c->gate_cos, "min_speedup",
+                               c->min_speedup, "parity_checked",
+                               c->parity_checked ? Py_True : Py_False, "speedup_checked",
+                               c->speedup_checked ? Py_True : Py_False, "kernel_nodes",
+                               (unsigned long long)c->kernel_nodes, "warmup", c->warmup);
+  if (d == NULL)
+    return NULL;
+  const char *keys[] = { "parity_cos", "max_abs", "p99_abs", "eager_ms", "replay_ms",
+                         "speedup_median", "speedup_min", "speedup_max" };
+  double values[] = { c->parity_cos, c->max_abs, c->p99_abs, c->eager_ms,
+                      c->replay_ms, c->speedup_median, c->speedup_min, c->speedup_max };
+  for (size_t i = 0; i < 8; i++)
+    {
+      PyObject *v = nullable (values[i]);
+      PyDict_SetItemString (d, keys[i], v);
+      Py_DECREF (v);
+    }
+  return d;
+}
+
+static PyObject *
+stage_state (PyObject *obj, PyObject *unused)
+{
+  WickStage *stage = stage_get (obj, "Stage.state");
+  if (stage == NULL)
+    return NULL;
+  static const char *const names[] = { "eager", "captured", "refused" };
+  return PyUnicode_FromString (names[wick_stage_state (stage) % 3]);
+}
+
+static PyObject *
+stage_capture_requested (PyObject *obj, PyObject *unused)
+{
+  WickStage *stage = stage_get (obj, "Stage.capture_requested");
+  if (stage == NULL)
+    return NULL;
+  return PyBool_FromLong (wick_stage_capture_requested (stage));
+}
+
+static PyObject *
+stage_take_request (PyObject *obj, PyObject *unused)
+{
+  WickStage *stage = stage_get (obj, "Stage.take_capture_request");
+  if (stage == NULL)
+    return NULL;
+  WickCaptureOptions o;
+  if (!wick_stage_take_capture_request (stage, &o))
+    Py_RETURN_NONE;
+  return options_dict (&o);
+}
+
+static PyObject *
+stage_complete (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "options", "figures", "failure", NULL };
+  PyObject *options = Py_None, *figures = Py_None, *failure = Py_None;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO:complete_capture", kwlist, &options,
+                                    &figures, &failure))
+    return NULL;
+  WickStage *stage = stage_get (obj, "Stage.complete_capture");
+  if (stage == NULL)
+    return NULL;
+  WickCaptureOptions o;
+  const char *why = NULL;
+  if (!parse_options (options, &o) || !arg_optional_string (failure, "failure", &why))
+    return NULL;
+  WickStageFigures f = { 0 };
+  double *eager = NULL, *replay = NULL;
+  bool ok = true;
+  if (figures != Py_None)
+    {
+      if (!PyDict_Check (figures))
+        {
+          PyErr_SetString (PyExc_TypeError, "figures must be a dict");
+          return NULL;
+        }
+      const char *keys[] = { "dot", "out_squared", "ref_squared", "max_abs", "p99_abs" };
+      double *slots[] = { &f.dot, &f.out_squared, &f.ref_squared, &f.max_abs, &f.p99_abs };
+      for (size_t i = 0; ok && i < 5; i++)
+        {
+          PyObject *v = PyDict_GetItemString (figures, keys[i]);
+          char what[48];
+          snprintf (what, sizeof what, "figures['%s']", keys[i]);
+          if (v == NULL)
+            {
+              PyErr_Format (PyExc_KeyError, "%s is missing", what);
+              ok = false;
+            }
+          else
+            ok = arg_double (v, what, slots[i]);
+        }
+      PyObject *e = ok ? PyDict_GetItemString (figures, "eager_ms") : NULL;
+      PyObject *r = ok ? PyDict_GetItemString (figures, "replay_ms") : NULL;
+      if (ok && e != NULL && r != NULL)
+        {
+          Py_ssize_t n = PySequence_Size (e);
+          if (n < 0 || PySequence_Size (r) != n)
+            {
+              PyErr_Clear ();
+              PyErr_SetString (PyExc_ValueError,
+                               "figures['eager_ms'] and ['replay_ms'] must be sequences of one "
+                               "length");
+              ok = false;
+            }
+          eager = PyMem_Calloc ((size_t)n + 1, sizeof *eager);
+          replay = PyMem_Calloc ((size_t)n + 1, sizeof *replay);
+          for (Py_ssize_t i = 0; ok && i < n; i++)
+            {
+              PyObject *a = PySequence_GetItem (e, i), *b = PySequence_GetItem (r, i);
+              ok = a && b && arg_double (a, "figures['eager_ms'][i]", &eager[i])
+                   && arg_double (b, "figures['replay_ms'][i]", &replay[i]);
+              Py_XDECREF (a);
+              Py_XDECREF (b);
+            }
+          f.eager_ms = eager;
+          f.replay_ms = replay;
+          f.n_rounds = ok ? (size_t)n : 0;
+        }
+      PyObject *k = ok ? PyDict_GetItemString (figures, "kernel_nodes") : NULL;
+      if (k != NULL)
+        ok = arg_u64 (k, "figures['kernel_nodes']", &f.kernel_nodes);
+    }
+  PyObject *result = NULL;
+  if (ok)
+    {
+      WickCertification cert;
+      WickError error = { "" };
+      result = wick_stage_complete_capture (stage, &o, figures != Py_None ? &f : NULL, why, &cert,
+                                            &error)
+                 ? cert_dict (&cert)
+                 : raise_wick (&error);
+    }
+  PyMem_Free (eager);
+  PyMem_Free (replay);
+  return result;
+}
+
+static PyObject *
+stage_release (PyObject *obj, PyObject *unused)
+{
+  WickStage *stage = stage_get (obj, "Stage.release");
+  if (stage == NULL)
+    return NULL;
+  WickError error = { "" };
+  return record_result (wick_stage_release (stage, &error), &error);
+}
+
+static PyObject *
+stage_capture (PyObject *obj, PyObject *args)
+{
+  PyObject *options = Py_None;
+  if (!PyArg_ParseTuple (args, "|O:capture", &options))
+    return NULL;
+  WickStage *stage = stage_get (obj, "Stage.capture");
+  WickCaptureOptions o;
+  if (stage == NULL || !parse_options (options, &o))
+    return NULL;
+  WickCertification cert;
+  WickError error = { "" };
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS ok = wick_stage_capture (stage, &o, &cert, &error);
+  Py_END_ALLOW_THREADS return ok ? cert_dict (&cert) : raise_wick (&error);
+}
+
+static PyObject *
+stage_certification (PyObject *obj, PyObject *unused)
+{
+  WickStage *stage = stage_get (obj, "Stage.certification");
+  if (stage == NULL)
+    return NULL;
+  WickCertification cert;
+  if (!wick_stage_get_certification (stage, &cert))
+    Py_RETURN_NONE;
+  return cert_dict (&cert);
+}
+
+static PyObject *
+stage_check_window (PyObject *obj, PyObject *args)
+{
+  const char *name;
+  unsigned long long n_bytes;
+  PyObject *dtype_obj, *shape_obj;
+  if (!PyArg_ParseTuple (args, "sKOO:check_window", &name, &n_bytes, &dtype_obj, &shape_obj))
+    return NULL;
+  WickStage *stage = stage_get (obj, "Stage.check_window");
+  int dtype;
+  uint64_t dims[MAX_RANK];
+  size_t rank;
+  if (stage == NULL || !arg_enum (dtype_obj, stage_dtypes, "dtype", &dtype)
+      || !arg_shape (shape_obj, "shape", dims, &rank))
+    return NULL;
+  int64_t shape[MAX_RANK];
+  for (size_t i = 0; i < rank; i++)
+    shape[i] = (int64_t)dims[i];
+  WickError error = { "" };
+  return record_result (
+    wick_stage_check_window (stage, name, n_bytes, dtype, shape, rank, &error), &error);
+}
+
+static PyMethodDef stage_methods[] = {
+  { "state", stage_state, METH_NOARGS, "'eager', 'captured' or 'refused'." },
+  { "capture_requested", stage_capture_requested, METH_NOARGS, NULL },
+  { "take_capture_request", stage_take_request, METH_NOARGS,
+    "The pending request's options (a dict), or None." },
+  { "complete_capture", (PyCFunction)(void (*) (void))stage_complete,
+    METH_VARARGS | METH_KEYWORDS,
+    "complete_capture(options=None, figures=None, failure=None) -> certificate dict" },
+  { "release", stage_release, METH_NOARGS, NULL },
+  { "capture", stage_capture, METH_VARARGS, "wick_stage_capture (as the control socket asks)." },
+  { "certification", stage_certification, METH_NOARGS, NULL },
+  { "check_window", stage_check_window, METH_VARARGS, NULL },
+  { NULL }
+};
+
+static PyType_Slot stage_slots[] = {
+  { Py_tp_dealloc, stage_dealloc },
+  { Py_tp_methods, stage_methods },
+  { Py_tp_doc, "A libwick stage captured by its host (see wick.torch.register_stage)." },
+  { 0, NULL },
+};
+
+static PyType_Spec stage_spec = {
+  "wick._wick.Stage", sizeof (StageObject), 0, Py_TPFLAGS_DEFAULT, stage_slots,
+};
+
+/* ---- properties ---- */
+
+static PyObject *
+session_get_pid (PyObject *obj, void *closure)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "pid"))
+    return NULL;
+  return PyLong_FromLong (wick_session_get_pid (self->session));
+}
+
+static PyObject *
+session_get_run_id (PyObject *obj, void *closure)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "run_id"))
+    return NULL;
+  return PyUnicode_FromString (wick_session_get_run_id (self->session));
+}
+
+static PyObject *
+session_get_dropped (PyObject *obj, void *closure)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "dropped"))
+    return NULL;
+  return PyLong_FromUnsignedLongLong (wick_session_get_dropped (self->session));
+}
+
+static PyObject *
+session_get_finished (PyObject *obj, void *closure)
+{
+  SessionObject *self = (SessionObject *)obj;
+  return PyBool_FromLong (self->session == NULL || wick_session_is_finished (self->session));
+}
+
+static PyObject *
+session_get_closed (PyObject *obj, void *closure)
+{
+  return PyBool_FromLong (((SessionObject *)obj)->session == NULL);
+}
+
+static PyObject *
+session_get_strict (PyObject *obj, void *closure)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "strict"))
+    return NULL;
+  return PyBool_FromLong (wick_session_get_strict (self->session));
+}
+
+static PyObject *
+session_get_control_socket (PyObject *obj, void *closure)
+{
+  SessionObject *self = (SessionObject *)obj;
+  if (!session_check_open (self, "control_socket_path"))
+    return NULL;
+  const char *path = wick_session_get_control_socket_path (self->session);
+  return path != NULL ? PyUnicode_FromString (path) : Py_NewRef (Py_None);
+}
+
+static PyObject *
+session_get_entrypoint (PyObject *obj, void *closure)
+{
+  return Py_NewRef (((SessionObject *)obj)->entrypoint);
+}
+
+static PyGetSetDef session_getset[] = {
+  { "pid", session_get_pid, NULL, NULL, NULL },
+  { "run_id", session_get_run_id, NULL, NULL, NULL },
+  { "dropped", session_get_dropped, NULL, "Records dropped by the ring so far.", NULL },
+  { "finished", session_get_finished, NULL, NULL, NULL },
+  { "closed", session_get_closed, NULL, NULL, NULL },
+  { "strict", session_get_strict, NULL, NULL, NULL },
+  { "control_socket_path", session_get_control_socket, NULL, NULL, NULL },
+  { "entrypoint", session_get_entrypoint, NULL, NULL, NULL },
+  { NULL }
+};
+
+#define KW(f) (PyCFunction) (void (*) (void)) f, METH_VARARGS | METH_KEYWORDS
+
+static PyMethodDef session_methods[] = {
+  { "finish", session_finish, METH_NOARGS, NULL },
+  { "finish_failed", session_finish_failed, METH_O, NULL },
+  { "close", session_close, METH_NOARGS, NULL },
+  { "now_ns", session_now_ns, METH_NOARGS, NULL },
+  { "span", (PyCFunction)(void (*) (void))session_span, METH_FASTCALL | METH_KEYWORDS,
+    "span(name, kind='function', step=None): a Span (context manager and decorator)." },
+  { "span_begin", (PyCFunction)(void (*) (void))session_span_begin, METH_FASTCALL, NULL },
+  { "span_begin_child", (PyCFunction)(void (*) (void))session_span_begin_child, METH_FASTCALL,
+    NULL },
+  { "span_end", session_span_end, METH_O, NULL },
+  { "current_span", session_span_current, METH_NOARGS, NULL },
+  { "measurement_begin", session_measurement_begin, METH_O, NULL },
+  { "record_op", KW (session_record_op), NULL },
+  { "record_tensor", KW (session_record_tensor), NULL },
+  { "record_tensor_stats", KW (session_record_tensor_stats), NULL },
+  { "record_memory", KW (session_record_memory), NULL },
+  { "record_device_memory", KW (session_record_device_memory), NULL },
+  { "record_device_interval", KW (session_record_device_interval), NULL },
+  { "record_call_edge", session_record_call_edge, METH_VARARGS, NULL },
+  { "record_data_edge", session_record_data_edge, METH_VARARGS, NULL },
+  { "record_gradient", KW (session_record_gradient), NULL },
+  { "mark", session_mark, METH_O, NULL },
+  { "enable_control", session_enable_control, METH_NOARGS, NULL },
+  { "lock_control", session_lock_control, METH_NOARGS, NULL },
+  { "unlock_control", session_unlock_control, METH_NOARGS, NULL },
+  { "weights_register", KW (session_weights_register), NULL },
+  { "weights_evict", session_weights_evict, METH_VARARGS, NULL },
+  { "weights_restore", session_weights_restore, METH_VARARGS, NULL },
+  { "weights_stats", session_weights_stats, METH_VARARGS, NULL },
+  { "weights_modules", session_weights_modules, METH_NOARGS, NULL },
+  { "weights_param_info", session_weights_param_info, METH_VARARGS, NULL },
+  { "weights_is_resident", session_weights_is_resident, METH_VARARGS, NULL },
+  { "weights_use_begin", session_weights_use_begin, METH_VARARGS, NULL },
+  { "weights_use_end", session_weights_use_end, METH_VARARGS, NULL },
+  { "register_host_stage", session_register_host_stage, METH_VARARGS, NULL },
+  { NULL }
+};
+
+static PyType_Slot session_slots[] = {
+  { Py_tp_new, session_new },
+  { Py_tp_dealloc, session_dealloc },
+  { Py_tp_methods, session_methods },
+  { Py_tp_getset, session_getset },
+  { Py_tp_doc, "The libwick session (wick.Session wraps it)." },
+  { 0, NULL },
+};
+
+static PyType_Spec session_spec = {
+  "wick._wick.Session", sizeof (SessionObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+  session_slots,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Span: a reusable context manager over span_begin/span_end. Entering it
+ * twice before leaving nests (up to SPAN_DEPTH ids are kept). */
+
+#define SPAN_DEPTH 8
+
+typedef struct
+{
+  PyObject_HEAD SessionObject *session;
+  PyObject *name;
+  const char *name_utf8;
+  int kind, step;
+  int depth;
+  WickSpanId ids[SPAN_DEPTH];
+} SpanObject;
+
+static PyObject *
+span_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "session", "name", "kind", "step", NULL };
+  PyObject *session, *name, *kind = NULL, *step = Py_None;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O!O|OO:Span", kwlist,
+                                    (PyTypeObject *)SessionType, &session, &name, &kind, &step))
+    return NULL;
+  const char *text = arg_string (name, "name");
+  int k = WICK_SPAN_FUNCTION, s = WICK_STEP_NONE;
+  if (text == NULL || (kind != NULL && kind != Py_None && !arg_enum (kind, span_kinds, "kind", &k))
+      || (step != Py_None && !arg_enum (step, steps, "step", &s)))
+    return NULL;
+  SpanObject *self = (SpanObject *)PyType_GenericAlloc (type, 0);
+  if (self == NULL)
+    return NULL;
+  self->session = (SessionObject *)Py_NewRef (session);
+  self->name = Py_NewRef (name);
+  self->name_utf8 = text;
+  self->kind = k;
+  self->step = s;
+  return (PyObject *)self;
+}
+
+static PyObject *span_decorator; /* wick._decorate (span, fn), set by the package */
+
+static PyObject *
+span_make (SessionObject *session, PyObject *name, PyObject *kind, PyObject *step)
+{
+  const char *text = arg_string (name, "name");
+  int k = WICK_SPAN_FUNCTION, s = WICK_STEP_NONE;
+  if (text == NULL || (kind != NULL && kind != Py_None && !arg_enum (kind, span_kinds, "kind", &k))
+      || (step != NULL && step != Py_None && !arg_enum (step, steps, "step", &s)))
+    return NULL;
+  SpanObject *self = PyObject_New (SpanObject, (PyTypeObject *)SpanType);
+  if (self == NULL)
+    return NULL;
+  self->session = (SessionObject *)Py_NewRef ((PyObject *)session);
+  self->name = Py_NewRef (name);
+  self->name_utf8 = text;
+  self->kind = k;
+  self->step = s;
+  self->depth = 0;
+  return (PyObject *)self;
+}
+
+static PyObject *
+session_span (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+  PyObject *values[3] = { NULL, NULL, NULL };
+  static const char *const names[3] = { "name", "kind", "step" };
+  if (nargs > 3)
+    {
+      PyErr_SetString (PyExc_TypeError, "span() takes at most 3 arguments (name, kind, step)");
+      return NULL;
+    }
+  for (Py_ssize_t i = 0; i < nargs; i++)
+    values[i] = args[i];
+  Py_ssize_t n_kw = kwnames != NULL ? PyTuple_Size (kwnames) : 0;
+  for (Py_ssize_t i = 0; i < n_kw; i++)
+    {
+      PyObject *key = PyTuple_GetItem (kwnames, i);
+      int which = -1;
+      for (int j = 0; j < 3; j++)
+        if (PyUnicode_CompareWithASCIIString (key, names[j]) == 0)
+          which = j;
+      if (which < 0 || values[which] != NULL)
+        {
+          PyErr_Format (PyExc_TypeError, "span() got %s keyword argument '%U'",
+                        which < 0 ? "an unexpected" : "a repeated", key);
+          return NULL;
+        }
+      values[which] = args[nargs + i];
+    }
+  if (values[0] == NULL)
+    {
+      PyErr_SetString (PyExc_TypeError, "span() missing its name");
+      return NULL;
+    }
+  return span_make ((SessionObject *)obj, values[0], values[1], values[2]);
+}
+
+static PyObject *
+span_call (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  PyObject *fn;
+  if (kwargs != NULL || !PyArg_ParseTuple (args, "O:Span", &fn) || !PyCallable_Check (fn))
+    {
+      PyErr_Clear ();
+      PyErr_SetString (PyExc_TypeError, "a Span decorates one callable: @session.span(name)");
+      return NULL;
+    }
+  if (span_decorator == NULL)
+    {
+      PyErr_SetString (PyExc_RuntimeError, "wick._wick: the span decorator is not installed");
+      return NULL;
+    }
+  return PyObject_CallFunctionObjArgs (span_decorator, obj, fn, NULL);
+}
+
+static PyObject *
+mod_set_span_decorator (PyObject *module, PyObject *fn)
+{
+  PyObject *old = span_decorator;
+  span_decorator = Py_NewRef (fn);
+  Py_XDECREF (old);
+  Py_RETURN_NONE;
+}
+
+static void
+span_dealloc (PyObject *obj)
+{
+  SpanObject *self = (SpanObject *)obj;
+  PyTypeObject *type = Py_TYPE (obj);
+  Py_XDECREF ((PyObject *)self->session);
+  Py_XDECREF (self->name);
+  freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+  tp_free (obj);
+  Py_DECREF (type);
+}
+
+static PyObject *
+span_enter (PyObject *obj, PyObject *unused)
+{
+  SpanObject *self = (SpanObject *)obj;
+  if (!session_check (self->session, "span"))
+    return NULL;
+  if (self->depth == SPAN_DEPTH)
+    {
+      PyErr_Format (WickErrorType, "span '%s' is entered %d times without leaving", self->name_utf8,
+                    SPAN_DEPTH);
+      return NULL;
+    }
+  self->ids[self->depth++] = wick_span_begin_step (self->session->session, self->name_utf8,
+                                                   (WickSpanKind)self->kind, (WickStep)self->step);
+  return Py_NewRef (obj);
+}
+
+static PyObject *
+span_exit (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
+{
+  SpanObject *self = (SpanObject *)obj;
+  if (self->depth == 0)
+    {
+      PyErr_Format (WickErrorType, "span '%s' is left without being entered", self->name_utf8);
+      return NULL;
+    }
+  WickSpanId id = self->ids[--self->depth];
+  /* a finished session keeps its spans open: nothing to end */
+  if (self->session->session != NULL && !wick_session_is_finished (self->session->session))
+    wick_span_end (self->session->session, id);
+  Py_RETURN_FALSE;
+}
+
+static PyObject *
+span_get_id (PyObject *obj, void *closure)
+{
+  SpanObject *self = (SpanObject *)obj;
+  return PyLong_FromUnsignedLongLong (self->depth > 0 ? self->ids[self->depth - 1] : 0);
+}
+
+static PyObject *
+span_get_name (PyObject *obj, void *closure)
+{
+  return Py_NewRef (((SpanObject *)obj)->name);
+}
+
+static PyObject *
+span_get_kind (PyObject *obj, void *closure)
+{
+  return PyUnicode_FromString (enum_name (span_kinds, ((SpanObject *)obj)->kind));
+}
+
+static PyObject *
+span_get_step (PyObject *obj, void *closure)
+{
+  int step = ((SpanObject *)obj)->step;
+  return step == WICK_STEP_NONE ? Py_NewRef (Py_None) : PyUnicode_FromString (enum_name (steps, step));
+}
+
+static PyObject *
+span_get_session (PyObject *obj, void *closure)
+{
+  return Py_NewRef ((PyObject *)((SpanObject *)obj)->session);
+}
+
+static PyMethodDef span_methods[] = {
+  { "__enter__", span_enter, METH_NOARGS, NULL },
+  { "__exit__", (PyCFunction)(void (*) (void))span_exit, METH_FASTCALL, NULL },
+  { NULL }
+};
+
+static PyGetSetDef span_getset[] = {
+  { "id", span_get_id, NULL, "The N of sN while entered, 0 otherwise.", NULL },
+  { "name", span_get_name, NULL, NULL, NULL },
+  { "kind", span_get_kind, NULL, NULL, NULL },
+  { "step", span_get_step, NULL, NULL, NULL },
+  { "session", span_get_session, NULL, NULL, NULL },
+  { NULL }
+};
+
+static PyType_Slot span_slots[] = {
+  { Py_tp_new, span_new },
+  { Py_tp_call, span_call },
+  { Py_tp_dealloc, span_dealloc },
+  { Py_tp_methods, span_methods },
+  { Py_tp_getset, span_getset },
+  { Py_tp_doc, "Span(session, name, kind='function', step=None): a span as a context manager." },
+  { 0, NULL },
+};
+
+static PyType_Spec span_spec = {
+  "wick._wick.Span", sizeof (SpanObject), 0, Py_TPFLAGS_DEFAULT, span_slots,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Memory and files */
+
+static PyObject *
+mod_alloc_host (PyObject *module, PyObject *arg)
+{
+  uint64_t bytes;
+  if (!arg_u64 (arg, "bytes", &bytes))
+    return NULL;
+  WickError error = { "" };
+  void *p = wick_weight_alloc_host (bytes, &error);
+  return p != NULL ? PyLong_FromUnsignedLongLong ((uintptr_t)p) : raise_wick (&error);
+}
+
+static PyObject *
+mod_free_host (PyObject *module, PyObject *arg)
+{
+  uint64_t address;
+  if (!arg_u64 (arg, "address", &address))
+    return NULL;
+  WickError error = { "" };
+  return record_result (wick_weight_free_host ((void *)(uintptr_t)address, &error), &error);
+}
+
+static PyObject *
+mod_alloc_device (PyObject *module, PyObject *arg)
+{
+  uint64_t bytes;
+  if (!arg_u64 (arg, "bytes", &bytes))
+    return NULL;
+  WickError error = { "" };
+  void *p;
+  Py_BEGIN_ALLOW_THREADS p = wick_weight_alloc_device (bytes, &error);
+  Py_END_ALLOW_THREADS return p != NULL ? PyLong_FromUnsignedLongLong ((uintptr_t)p)
+                                        : raise_wick (&error);
+}
+
+static PyObject *
+mod_free_device (PyObject *module, PyObject *arg)
+{
+  uint64_t address;
+  if (!arg_u64 (arg, "address", &address))
+    return NULL;
+  WickError error = { "" };
+  return record_result (wick_weight_free_device ((void *)(uintptr_t)address, &error), &error);
+}
+
+static PyObject *
+mod_safetensors_write (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "path", "tensors", "memory", "metadata", NULL };
+  const char *path;
+  PyObject *tensors, *memory, *metadata = Py_None;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "sOO|O:safetensors_write", kwlist, &path,
+                                    &tensors, &memory, &metadata))
+    return NULL;
+  int mem;
+  if (!arg_enum (memory, memories, "memory", &mem))
+    return NULL;
+  PyObject *list = PySequence_List (tensors);
+  if (list == NULL)
+    return NULL;
+  Py_ssize_t n = PyList_Size (list);
+  WickWeightParam *p = PyMem_Calloc ((size_t)n + 1, sizeof *p);
+  uint64_t(*dims)[MAX_RANK] = PyMem_Calloc ((size_t)n + 1, sizeof *dims);
+  WickTag tags[MAX_ITEMS];
+  size_t n_tags = 0;
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < n; i++)
+    {
+      PyObject *item = PyList_GetItem (list, i);
+      if (!PyTuple_Check (item) || PyTuple_Size (item) != 4)
+        {
+          PyErr_Format (PyExc_TypeError, "tensors[%zd] must be (name, address, dtype, shape)", i);
+          ok = false;
+          break;
+        }
+      char what[64];
+      uint64_t address;
+      size_t rank;
+      snprintf (what, sizeof what, "tensors[%zd].name", i);
+      ok = (p[i].name = arg_string (PyTuple_GetItem (item, 0), what)) != NULL;
+      snprintf (what, sizeof what, "tensors[%zd].address", i);
+      ok = ok && arg_u64 (PyTuple_GetItem (item, 1), what, &address);
+      snprintf (what, sizeof what, "tensors[%zd].dtype", i);
+      const char *dtype = ok ? arg_string (PyTuple_GetItem (item, 2), what) : NULL;
+      WickWeightDtype d;
+      if (dtype != NULL && !wick_weight_dtype_from_name (dtype, &d))
+        {
+          PyErr_Format (PyExc_ValueError, "%s: '%s' is not a safetensors dtype", what, dtype);
+          dtype = NULL;
+        }
+      ok = dtype != NULL;
+      snprintf (what, sizeof what, "tensors[%zd].shape", i);
+      ok = ok && arg_shape (PyTuple_GetItem (item, 3), what, dims[i], &rank);
+      if (ok && rank > WICK_WEIGHT_MAX_DIMS)
+        {
+          PyErr_Format (PyExc_ValueError, "%s: at most %d dimensions", what, WICK_WEIGHT_MAX_DIMS);
+          ok = false;
+        }
+      if (ok)
+        {
+          p[i].data = (void *)(uintptr_t)address;
+          p[i].dtype = d;
+          p[i].shape = dims[i];
+          p[i].n_dims = rank;
+        }
+    }
+  if (ok && metadata != Py_None)
+    {
+      if (!PyDict_Check (metadata))
+        {
+          PyErr_SetString (PyExc_TypeError, "metadata must be a dict of str to str");
+          ok = false;
+        }
+      Py_ssize_t pos = 0;
+      PyObject *key, *value;
+      while (ok && PyDict_Next (metadata, &pos, &key, &value) && n_tags < MAX_ITEMS)
+        {
+          ok = (tags[n_tags].key = arg_string (key, "metadata key")) != NULL
+               && (tags[n_tags].value = arg_string (value, "metadata value")) != NULL;
+          n_tags++;
+        }
+    }
+  PyObject *result = NULL;
+  if (ok)
+    {
+      WickError error = { "" };
+      bool done;
+      Py_BEGIN_ALLOW_THREADS done
+        = wick_safetensors_write (path, p, (size_t)n, mem, tags, n_tags, &error);
+      Py_END_ALLOW_THREADS result = record_result (done, &error);
+    }
+  PyMem_Free (p);
+  PyMem_Free (dims);
+  Py_DECREF (list);
+  return result;
+}
+
+static PyObject *
+mod_cuda_available (PyObject *module, PyObject *unused)
+{
+  WickError why = { "" };
+  bool available = wick_cuda_available (&why);
+  return Py_BuildValue ("(Os)", available ? Py_True : Py_False, available ? "" : why.message);
+}
+
+static PyObject *
+mod_dense_bytes (PyObject *module, PyObject *args)
+{
+  PyObject *shape;
+  const char *dtype;
+  if (!PyArg_ParseTuple (args, "Os:dense_bytes", &shape, &dtype))
+    return NULL;
+  uint64_t dims[MAX_RANK], out;
+  size_t rank;
+  if (!arg_shape (shape, "shape", dims, &rank))
+    return NULL;
+  if (!wick_dense_bytes (dims, rank, dtype, &out))
+    Py_RETURN_NONE;
+  return PyLong_FromUnsignedLongLong (out);
+}
+
+/* The allocator torch.cuda.memory.CUDAPluggableAllocator loads from this
+ * file (wick.torch.weights_pool): libwick's CUDA VMM allocations, which the
+ * weight store can release and map again at the same address. */
+__attribute__ ((visibility ("default"))) void *wick_torch_cuda_malloc (ssize_t size, int device,
+                                                                      void *stream);
+__attribute__ ((visibility ("default"))) void wick_torch_cuda_free (void *ptr, ssize_t size,
+                                                                   int device, void *stream);
+
+void *
+wick_torch_cuda_malloc (ssize_t size, int device, void *stream)
+{
+  WickError error = { "" };
+  void *p = wick_weight_alloc_device ((size_t)size, &error);
+  if (p == NULL)
+    fprintf (stderr, "wick.torch.weights_pool: %s\n", error.message);
+  return p;
+}
+
+void
+wick_torch_cuda_free (void *ptr, ssize_t size, int device, void *stream)
+{
+  WickError error = { "" };
+  if (ptr != NULL && !wick_weight_free_device (ptr, &error))
+    fprintf (stderr, "wick.torch.weights_pool: %s\n", error.message);
+}
+
+static PyMethodDef module_methods[] = {
+  { "manifest_sha256", manifest_sha256, METH_O,
+    "manifest_sha256(expected): the digest of [(root, key, family)] as libwick computes it." },
+  { "alloc_host", mod_alloc_host, METH_O, "Page-aligned memory the weight store can release." },
+  { "free_host", mod_free_host, METH_O, NULL },
+  { "alloc_device", mod_alloc_device, METH_O, "CUDA VMM memory the weight store can release." },
+  { "free_device", mod_free_device, METH_O, NULL },
+  { "safetensors_write", KW (mod_safetensors_write), NULL },
+  { "cuda_available", mod_cuda_available, METH_NOARGS, "(available, why_not)" },
+  { "dense_bytes", mod_dense_bytes, METH_VARARGS, NULL },
+  { "_set_span_decorator", mod_set_span_decorator, METH_O, NULL },
+  { NULL }
+};
+
+static int
+add_type (PyObject *module, PyType_Spec *spec, const char *name, PyObject **out)
+{
+  *out = PyType_FromSpec (spec);
+  if (*out == NULL)
+    return -1;
+  return PyModule_AddObjectRef (module, name, *out);
+}
+
+static struct PyModuleDef module_def = {
+  PyModuleDef_HEAD_INIT, "_wick", "libwick for Python (the wick package's core).", -1,
+  module_methods,
+};
+
+PyMODINIT_FUNC PyInit__wick (void);
+
+PyMODINIT_FUNC
+PyInit__wick (void)
+{
+  PyObject *module = PyModule_Create (&module_def);
+  if (module == NULL)
+    return NULL;
+  WickErrorType = PyErr_NewExceptionWithDoc (
+    "wick.Error", "A libwick call failed; the message is libwick's sentence.", NULL, NULL);
+  if (WickErrorType == NULL || PyModule_AddObjectRef (module, "Error", WickErrorType) < 0
+      || add_type (module, &session_spec, "Session", &SessionType) < 0
+      || add_type (module, &span_spec, "Span", &SpanType) < 0
+      || add_type (module, &contract_spec, "GradientContract", &ContractType) < 0
+      || add_type (module, &plan_spec, "GradientCapturePlan", &PlanType) < 0
+      || add_type (module, &stage_spec, "Stage", &StageType) < 0
+      || PyModule_AddIntConstant (module, "SPAN_FUNCTION", WICK_SPAN_FUNCTION) < 0
+      || PyModule_AddIntConstant (module, "SPAN_OP", WICK_SPAN_OP) < 0
+      || PyModule_AddIntConstant (module, "SPAN_MODULE", WICK_SPAN_MODULE) < 0
+      || PyModule_AddIntConstant (module, "STEP_NONE", WICK_STEP_NONE) < 0
+      || PyModule_AddIntConstant (module, "STEP_FORWARD", WICK_STEP_FORWARD) < 0
+      || PyModule_AddIntConstant (module, "STEP_BACKWARD", WICK_STEP_BACKWARD) < 0
+      || PyModule_AddIntConstant (module, "STEP_OPTIMIZER", WICK_STEP_OPTIMIZER) < 0
+      )
+    {
+      Py_DECREF (module);
+      return NULL;
+    }
+  return module;
+}

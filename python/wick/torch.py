@@ -1,0 +1,493 @@
+"""wick.torch — Wick for PyTorch: instrument a model, register its modules with
+libwick's weight store and its hot stages for CUDA graph capture.
+
+    import wick, wick.torch
+    plan = wick.torch.gradient_plan(model)
+    with wick.Session("mlp.train", contract=plan, capture_step=3, ...) as session:
+        inst = wick.torch.instrument(session, model, optimizer)
+        for batch in data:
+            with inst.step():
+                loss = loss_fn(model(batch.x), batch.y)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+
+Works with torch 1.13 (CPU, Debian's) and 2.x (CPU and CUDA); a feature a
+torch lacks is refused with a sentence naming the version it needs.
+docs/python.md has the long form.
+"""
+
+import contextlib as _contextlib
+import os as _os
+import re as _re
+import threading as _threading
+import time as _time
+import weakref as _weakref
+
+import torch as _torch
+
+from . import _wick
+from . import Error
+
+from ._torch_weights import register_module, weights_pool, RegisteredModule  # noqa: F401
+from ._torch_weights import acquire_group as _acquire_group, release_group as _release_group
+from ._torch_stage import register_stage, Stage  # noqa: F401
+
+__all__ = [
+    "instrument",
+    "gradient_plan",
+    "register_module",
+    "weights_pool",
+    "register_stage",
+    "torch_version",
+    "Instrumentation",
+    "RegisteredModule",
+    "Stage",
+]
+
+
+def torch_version():
+    """torch's version as a tuple of ints (major, minor)."""
+    m = _re.match(r"(\d+)\.(\d+)", _torch.__version__)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+_DTYPES = {
+    _torch.float32: "f32",
+    _torch.float16: "f16",
+    _torch.bfloat16: "bf16",
+    _torch.float64: "f64",
+    _torch.int64: "i64",
+    _torch.int32: "i32",
+    _torch.int16: "i16",
+    _torch.int8: "i8",
+    _torch.uint8: "u8",
+    _torch.bool: "bool",
+}
+
+
+def dtype_name(dtype):
+    """trace/10's spelling of a torch dtype ("f32", ...); str(dtype) when it has none."""
+    return _DTYPES.get(dtype, str(dtype).replace("torch.", ""))
+
+
+def device_name(device):
+    d = _torch.device(device)
+    return d.type if d.index is None else "%s:%d" % (d.type, d.index)
+
+
+def _storage(t):
+    """(storage data pointer, storage bytes) of a tensor."""
+    if hasattr(t, "untyped_storage"):
+        s = t.untyped_storage()
+        return s.data_ptr(), s.nbytes()
+    s = t.storage()  # torch 1.13: a TypedStorage
+    return s.data_ptr(), s.nbytes()
+
+
+def gradient_plan(model, root="parameters", assign_family=None, families=None):
+    """The exact gradient contract of a model, as libwick's plan builds it.
+
+    Keys are model.named_parameters() names (tied parameters once), sorted by
+    libwick. assign_family(key) names each key's family (default: the first
+    component of the name). families: {family: (expectation, min_present)};
+    by default a family is "active" with min_present = its trainable
+    parameters, or "inactive" (0) when none of its parameters requires grad.
+    """
+    named = list(model.named_parameters())
+    if not named:
+        raise Error("gradient plan: the model has no parameters")
+    keys = [name for name, _ in named]
+    assign = assign_family or (lambda key: key.split(".", 1)[0] if "." in key else key)
+    if families is None:
+        trainable = {}
+        for name, p in named:
+            fam = assign(name)
+            trainable[fam] = trainable.get(fam, 0) + (1 if p.requires_grad else 0)
+        fams = [
+            (fam, "active" if n > 0 else "inactive", n) for fam, n in sorted(trainable.items())
+        ]
+    else:
+        fams = [(fam, exp, n) for fam, (exp, n) in families.items()]
+    return _wick.GradientCapturePlan(root, keys, assign, fams)
+
+
+class _Tracker:
+    """Storages and their memory records: one alloc per storage while alive, a
+    free when the last tensor object we saw on it is collected."""
+
+    def __init__(self, inst):
+        self.inst = inst
+        self.live = {}  # storage pointer -> storage id
+        self.counter = 0
+        self.lock = _threading.Lock()
+
+    def track(self, t, category, label=None, span=None):
+        """Records a tensor (always when labelled, else once per storage) and
+        its storage's alloc the first time the storage is seen; its free when
+        the tensor object is collected."""
+        if not isinstance(t, _torch.Tensor) or t.is_sparse:
+            return None
+        try:
+            ptr, nbytes = _storage(t)
+        except (RuntimeError, NotImplementedError):
+            return None  # meta, sparse or functional tensors have no storage
+        if ptr == 0 or nbytes == 0:
+            return None
+        raw = self.inst.raw
+        shape = list(t.shape)
+        dtype = dtype_name(t.dtype)
+        device = device_name(t.device)
+        with self.lock:
+            entry = self.live.get(ptr)
+            new = entry is None
+            if new:
+                self.counter += 1
+                sid = "st%d" % self.counter
+                entry = (sid, label or sid, nbytes, category, device, shape, dtype)
+                self.live[ptr] = entry
+        sid, tid = entry[0], entry[1]
+        if not new and label is None:
+            return sid
+        try:
+            raw.record_tensor(
+                label or tid, shape, dtype, device, category, label=label,
+                requires_grad=bool(t.requires_grad), span=span,
+            )
+            if new:
+                raw.record_memory(sid, tid, nbytes, "alloc", category, device, span=span, shape=shape, dtype=dtype)
+        except Error:
+            self.inst.record_errors += 1
+        if new:
+            _weakref.finalize(t, self._freed, ptr, sid)
+        return sid
+
+    def _freed(self, ptr, sid):
+        with self.lock:
+            entry = self.live.get(ptr)
+            if entry is None or entry[0] != sid:
+                return
+            del self.live[ptr]
+        raw = self.inst.raw
+        if raw.closed or raw.finished:
+            return
+        self._free(entry)
+
+    def _free(self, entry):
+        sid, tid, nbytes, category, device, shape, dtype = entry
+        try:
+            self.inst.raw.record_memory(sid, tid, nbytes, "free", category, device, shape=shape, dtype=dtype)
+        except Error:
+            self.inst.record_errors += 1
+
+    def free_all(self):
+        """Frees every storage still live (at the end of the session)."""
+        with self.lock:
+            live, self.live = self.live, {}
+        for entry in live.values():
+            self._free(entry)
+
+
+class _OpMode:
+    """aten op records through a dispatch mode (ops=True)."""
+
+    def __init__(self, inst):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        raw = inst.raw
+        now = raw.now_ns
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                start = now()
+                out = func(*args, **(kwargs or {}))
+                end = now()
+                first = out[0] if isinstance(out, (tuple, list)) and out else out
+                if isinstance(first, _torch.Tensor):
+                    shape, dtype, device = list(first.shape), dtype_name(first.dtype), device_name(first.device)
+                else:
+                    shape, dtype, device = [], "f32", inst.device
+                try:
+                    raw.record_op(
+                        str(func.__name__ if hasattr(func, "__name__") else func),
+                        shape=shape,
+                        dtype=dtype,
+                        device=device,
+                        duration_ns=max(end - start, 1),
+                        timestamp_ns=max(start, 1),
+                    )
+                    inst.ops_recorded += 1
+                except Error:
+                    inst.record_errors += 1
+                return out
+
+        self.mode_class = Mode
+        self.mode = None
+
+    def __enter__(self):
+        self.mode = self.mode_class()
+        self.mode.__enter__()
+
+    def __exit__(self, *exc):
+        self.mode.__exit__(*exc)
+        self.mode = None
+
+
+class Instrumentation:
+    """What wick.torch.instrument() installed; remove() takes it all out
+    (also done when the session finishes)."""
+
+    def __init__(self, session, model, optimizer, ops, memory, module_spans):
+        self.session = session
+        self.raw = session._s
+        self.model = model
+        self.optimizer = optimizer
+        self.plan = session.plan
+        self.ops = ops
+        self.memory = memory
+        self.device = str(session.device)
+        self.step_number = 0
+        self.in_step = False
+        self.record_errors = 0
+        self.ops_recorded = 0
+        self.tracker = _Tracker(self)
+        self._handles = []
+        self._module_spans = {}  # thread-local stacks of (module, span id)
+        self._local = _threading.local()
+        self._backward_span = 0
+        self._patched_backward = None
+        self._op_mode = _OpMode(self) if ops else None
+        self._names = {m: (n or type(model).__name__) for n, m in model.named_modules()}
+        self._install(module_spans)
+        session._closers.append(self.remove)
+        session._wick_torch = self
+
+    # --- install / remove -----------------------------------------------------
+
+    def _install(self, module_spans):
+        raw = self.raw
+        # parameters: tensors and their storages, category parameter
+        with self.session.span("setup"):
+            if self.memory:
+                for name, p in self.model.named_parameters():
+                    self.tracker.track(p, "parameter", label=name)
+            self._sample_device_memory()
+        if module_spans:
+            for module in self._names:
+                self._handles.append(module.register_forward_pre_hook(self._forward_pre))
+                self._handles.append(module.register_forward_hook(self._forward_post))
+                if hasattr(module, "register_full_backward_hook") and module is not self.model:
+                    pass
+        else:
+            self._handles.append(self.model.register_forward_pre_hook(self._forward_pre))
+            self._handles.append(self.model.register_forward_hook(self._forward_post))
+        # backward: Tensor.backward and torch.autograd.backward, wrapped while
+        # the instrumentation is installed
+        self._patch_backward()
+        if self.optimizer is not None:
+            self._wrap_optimizer(self.optimizer)
+
+    def remove(self):
+        raw = self.raw
+        if self.memory and not raw.closed and not raw.finished and self.tracker.live:
+            with self.session.span("teardown"):
+                self.tracker.free_all()
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        if self._patched_backward is not None:
+            _torch.Tensor.backward = self._patched_backward
+            self._patched_backward = None
+        opt = self.optimizer
+        if opt is not None and "step" in opt.__dict__:
+            del opt.step
+        if opt is not None and "zero_grad" in opt.__dict__:
+            del opt.zero_grad
+
+    # --- steps ------------------------------------------------------------------
+
+    @_contextlib.contextmanager
+    def step(self):
+        """One training step: a `train_step` span (the measured region on the
+        session's capture step), gradients recorded after its backward on the
+        capture step, a device memory sample at its end; registered modules
+        stay resident for its whole length."""
+        regs = list(getattr(self.session, "_wick_modules", {}).values())
+        _acquire_group(self.session, regs)  # waits while one is evicted
+        self.step_number += 1
+        measured = self.step_number == self.session.capture_step
+        region = self.session.measurement("train_step") if measured else self.session.span("train_step")
+        self.in_step = True
+        try:
+            with region:
+                if self._op_mode is not None:
+                    with self._op_mode:
+                        yield self.step_number
+                else:
+                    yield self.step_number
+                self._sample_device_memory()
+        finally:
+            self.in_step = False
+            _release_group(self.session, regs)
+
+    # --- forward ------------------------------------------------------------------
+
+    def _stack(self):
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    def _forward_pre(self, module, inputs):
+        raw = self.raw
+        if raw.finished:
+            return
+        stack = self._stack()
+        top = module is self.model
+        if top and not stack and _torch.is_grad_enabled() and self.session._s is raw:
+            # the step's forward span, kind module, step forward
+            sid = raw.span_begin("forward", _wick.SPAN_MODULE, _wick.STEP_FORWARD)
+        else:
+            sid = raw.span_begin(self._names.get(module, type(module).__name__), _wick.SPAN_MODULE, _wick.STEP_NONE)
+        stack.append((module, sid))
+        if top and self.memory:
+            for x in inputs:
+                if isinstance(x, _torch.Tensor):
+                    self.tracker.track(x, "other", span=sid)
+
+    def _forward_post(self, module, inputs, output):
+        raw = self.raw
+        stack = self._stack()
+        if not stack or stack[-1][0] is not module:
+            return
+        _, sid = stack.pop()
+        if self.memory and not raw.finished:
+            outs = output if isinstance(output, (tuple, list)) else (output,)
+            for o in outs:
+                if isinstance(o, _torch.Tensor):
+                    self.tracker.track(o, "activation", span=sid)
+        if not raw.finished:
+            raw.span_end(sid)
+
+    # --- backward -------------------------------------------------------------------
+
+    def _patch_backward(self):
+        original = _torch.Tensor.backward
+        inst = self
+
+        def backward(tensor, *args, **kwargs):
+            raw = inst.raw
+            if raw.closed or raw.finished:
+                return original(tensor, *args, **kwargs)
+            sid = raw.span_begin("backward", _wick.SPAN_MODULE, _wick.STEP_BACKWARD)
+            try:
+                return original(tensor, *args, **kwargs)
+            finally:
+                if not raw.finished:
+                    inst._after_backward(sid)
+                    raw.span_end(sid)
+
+        self._patched_backward = original
+        _torch.Tensor.backward = backward
+
+    def _after_backward(self, sid):
+        params = list(self.model.named_parameters())
+        if self.memory:
+            for name, p in params:
+                if p.grad is not None:
+                    self.tracker.track(p.grad, "gradient", label="grad." + name, span=sid)
+        if self.plan is not None and self.step_number == self.session.capture_step:
+            self.record_gradients()
+
+    def record_gradients(self):
+        """Records one gradient per manifest entry: L2 norms on the device,
+        one readback for all of them."""
+        plan = self.plan
+        by_name = dict(self.model.named_parameters())
+        norms, present = [], []
+        for key in plan.keys:
+            p = by_name.get(key)
+            g = p.grad if p is not None else None
+            present.append(g is not None)
+            if g is not None:
+                norms.append(_torch.linalg.vector_norm(g.detach(), dtype=_torch.float64) if hasattr(_torch, "linalg") else g.detach().double().norm())
+        values = _torch.stack([n.reshape(()) for n in norms]).cpu().tolist() if norms else []
+        it = iter(values)
+        out = [next(it) if has else None for has in present]
+        plan.record(self.raw, out)
+
+    # --- optimizer ----------------------------------------------------------------------
+
+    def _wrap_optimizer(self, opt):
+        inst = self
+        step = opt.step  # bound method (or torch's profile-hook wrapper)
+
+        def wrapped_step(*args, **kwargs):
+            raw = inst.raw
+            if raw.closed or raw.finished:
+                return step(*args, **kwargs)
+            sid = raw.span_begin("optimizer", _wick.SPAN_FUNCTION, _wick.STEP_OPTIMIZER)
+            try:
+                return step(*args, **kwargs)
+            finally:
+                if not raw.finished:
+                    if inst.memory:
+                        for state in opt.state.values():
+                            for key, value in state.items():
+                                if isinstance(value, _torch.Tensor) and value.dim() > 0:
+                                    inst.tracker.track(value, "optimizer", span=sid)
+                    raw.span_end(sid)
+
+        opt.step = wrapped_step
+
+    # --- device memory --------------------------------------------------------------------
+
+    def _sample_device_memory(self):
+        raw = self.raw
+        if raw.finished:
+            return
+        try:
+            dev = _torch.device(self.device)
+            if dev.type == "cuda" and _torch.cuda.is_available():
+                free, total = _torch.cuda.mem_get_info(dev)
+                raw.record_device_memory(
+                    device_name(dev),
+                    used_bytes=int(_torch.cuda.memory_allocated(dev)),
+                    reserved_bytes=int(_torch.cuda.memory_reserved(dev)),
+                    free_bytes=int(free),
+                    capacity_bytes=int(total),
+                )
+            else:
+                with open("/proc/self/statm") as f:
+                    resident = int(f.read().split()[1])
+                page = _os.sysconf("SC_PAGE_SIZE")
+                raw.record_device_memory(
+                    "cpu",
+                    used_bytes=resident * page,
+                    capacity_bytes=_os.sysconf("SC_PHYS_PAGES") * page,
+                )
+        except (Error, OSError, ValueError):
+            self.record_errors += 1
+
+
+def instrument(session, model, optimizer=None, ops=False, memory=True, module_spans=True):
+    """Instruments a torch model for a wick.Session.
+
+    Module spans for forward (forward pre/post hooks on every submodule, the
+    top-level one as the step's `forward`), `backward` around Tensor.backward
+    (gradients recorded after it on the capture step by the session's
+    GradientCapturePlan), `optimizer` around optimizer.step; tensors and their
+    storages' memory with categories parameter, activation (forward outputs),
+    gradient (.grad), optimizer (optimizer state) and other (model inputs);
+    a device memory sample per step. ops=True adds an aten op record per op
+    through a dispatch mode (its cost: docs/performance.md).
+
+    Use Instrumentation.step() around each training step.
+    """
+    if not isinstance(model, _torch.nn.Module):
+        raise TypeError("model must be a torch.nn.Module, not %s" % type(model).__name__)
+    if optimizer is not None and not isinstance(optimizer, _torch.optim.Optimizer):
+        raise TypeError("optimizer must be a torch.optim.Optimizer or None, not %s" % type(optimizer).__name__)
+    if getattr(session, "_wick_torch", None) is not None:
+        raise Error("instrument: this session already has an instrumented model")
+    return Instrumentation(session, model, optimizer, ops, memory, module_spans)

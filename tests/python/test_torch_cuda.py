@@ -1,0 +1,134 @@
+"""CUDA tests (the GPU machine; skipped elsewhere): a module allocated in
+wick.torch.weights_pool keeps its addresses through evict/restore, and a
+stage captured over it replays correctly afterwards; a stage is accepted by
+libwick's gates and a graph-unsafe one refused with the sentence; a capture
+asked from another thread (as the control socket asks) is taken by the host
+at its next stage call."""
+import threading
+import time
+
+import wicktest
+
+torch = wicktest.require_torch()
+import wick  # noqa: E402
+import wick.torch  # noqa: E402
+
+ok, why = wick.cuda_available()
+if not torch.cuda.is_available():
+    wicktest.skip("torch %s sees no CUDA device" % torch.__version__)
+if not ok:
+    wicktest.skip("libwick cannot capture: %s" % why)
+
+DEV = torch.device("cuda")
+
+
+def make_model(session, pooled):
+    torch.manual_seed(0)
+    if pooled:
+        with wick.torch.weights_pool(session):
+            return torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.GELU(), torch.nn.Linear(512, 512)).to(DEV)
+    return torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.GELU(), torch.nn.Linear(512, 512)).to(DEV)
+
+
+def check_pointer_stable(pooled):
+    with wick.Session("cuda.infer", phase="infer", device="cuda") as s:
+        model = make_model(s, pooled)
+        reg = wick.torch.register_module(s, "mlp", model)
+        print("registered %s: copied into libwick memory: %s" % ("pooled" if pooled else "plain", reg.copied))
+        if pooled:
+            assert not reg.copied, "pooled parameters were copied instead of registered in place"
+        x = torch.randn(64, 512, device=DEV)
+
+        def fn():
+            h = x
+            for _ in range(8):
+                h = model(h) * 0.5
+            return h
+
+        stage = wick.torch.register_stage(s, "mlp8", fn, windows={"x": x}, uses=[reg], min_speedup=1.0)
+        with torch.no_grad():
+            cert = stage.capture()
+        print("capture:", cert["verdict"], cert["reason"])
+        assert cert["accepted"], cert
+        with torch.no_grad():
+            expected = fn().clone()
+            replayed = stage().clone()
+        assert torch.equal(replayed, expected) or torch.allclose(replayed, expected, atol=1e-5), (replayed - expected).abs().max()
+        ptrs = [p.data_ptr() for p in model.parameters()]
+        before = [p.detach().clone() for p in model.parameters()]
+        stats = reg.evict()
+        print("evict:", {k: stats[k] for k in ("freed_bytes", "disk", "ram", "evict_seconds")})
+        assert stats["freed_bytes"] > 0, stats
+        stats = reg.restore()
+        print("restore:", {k: stats[k] for k in ("restored_bytes", "restore_seconds")})
+        assert [p.data_ptr() for p in model.parameters()] == ptrs, "restore moved a parameter"
+        for a, b in zip(before, model.parameters()):
+            assert torch.equal(a, b), "restore is not bit-exact"
+        assert stage.state == "captured"
+        with torch.no_grad():
+            after = stage().clone()
+        torch.cuda.synchronize()
+        assert torch.equal(after, replayed), "the graph replays differently after evict/restore"
+        print("graph replay after evict/restore: identical (%d replays)" % stage.replays)
+
+
+def test_pooled_pointer_stable_restore_with_graph():
+    if wick.torch.torch_version() < (2, 5):
+        print("not run: weights_pool needs torch >= 2.5; this is %s" % torch.__version__)
+        return
+    check_pointer_stable(True)
+
+
+def test_copied_pointer_stable_restore_with_graph():
+    check_pointer_stable(False)
+
+
+def test_graph_unsafe_stage_refused():
+    with wick.Session("cuda.infer", phase="infer", device="cuda") as s:
+        x = torch.randn(1024, device=DEV)
+
+        def unsafe():
+            if x.sum().item() > 1e9:  # a host sync on a device value: not capturable
+                return x * 3
+            return x * 2
+
+        stage = wick.torch.register_stage(s, "unsafe", unsafe, windows={"x": x})
+        cert = stage.capture()
+        print("graph-unsafe capture:", cert["verdict"], cert["reason"])
+        assert not cert["accepted"] and "torch.cuda.graph failed" in cert["reason"], cert
+        assert stage.state == "refused"
+        assert torch.equal(stage(), x * 2)  # eager still works
+
+
+def test_capture_requested_from_another_thread():
+    with wick.Session("cuda.infer", phase="infer", device="cuda") as s:
+        a = torch.randn(256, 256, device=DEV)
+        x = torch.randn(256, 256, device=DEV)
+
+        def fn():
+            h = x
+            for _ in range(16):
+                h = torch.tanh(h @ a)
+            return h
+
+        stage = wick.torch.register_stage(s, "tanh16", fn, windows={"x": x}, min_speedup=1.0)
+        result = {}
+        t = threading.Thread(target=lambda: result.update(stage._raw.capture(None)))
+        t.start()
+        deadline = time.time() + 60
+        while t.is_alive() and time.time() < deadline:
+            stage()  # the host's calls: the request is taken here
+            time.sleep(0.001)
+        t.join(5)
+        print("capture asked from another thread:", result.get("verdict"), result.get("reason"))
+        assert result and result["accepted"], result
+        assert stage.state == "captured"
+        stage.write("x", torch.ones(256, 256, device=DEV))
+        with torch.no_grad():
+            assert torch.allclose(stage(), fn(), atol=1e-5)
+        stage.release()
+        assert stage.state == "eager" and stage.graph is None
+
+
+if __name__ == "__main__":
+    wicktest.run_tests(globals())
