@@ -1534,11 +1534,11 @@ session_weights_modules (PyObject *obj, PyObject *unused)
     return NULL;
   WickWeightStore *store = self->store ? self->store : wick_session_get_weight_store (self->session);
   PyObject *list = PyList_New (0);
-  size_t n = store != NULL ? wick_weight_store_n_modules (store) : 0;
+  size_t n = store != NULL ? wick_weight_store_get_n_modules (store) : 0;
   for (size_t i = 0; list != NULL && i < n; i++)
     {
       WickWeightStats stats;
-      if (!wick_weight_store_module_stats (store, i, &stats))
+      if (!wick_weight_store_get_module_stats (store, i, &stats))
         continue;
       PyObject *d = stats_dict (&stats);
       PyList_Append (list, d);
@@ -1561,7 +1561,7 @@ session_weights_param_info (PyObject *obj, PyObject *args)
   if (store == NULL)
     return NULL;
   WickWeightParamInfo info;
-  if (index < 0 || !wick_weight_store_param_info (store, module, (size_t)index, &info))
+  if (index < 0 || !wick_weight_store_get_param_info (store, module, (size_t)index, &info))
     Py_RETURN_NONE;
   return Py_BuildValue ("{s:s,s:s,s:s,s:K,s:O,s:s,s:s,s:s}", "name", info.name, "place",
                         place_names[info.place & 3], "last_tier", enum_name (tiers, info.last_tier),
@@ -1824,7 +1824,7 @@ stage_state (PyObject *obj, PyObject *unused)
   if (stage == NULL)
     return NULL;
   static const char *const names[] = { "eager", "captured", "refused" };
-  return PyUnicode_FromString (names[wick_stage_state (stage) % 3]);
+  return PyUnicode_FromString (names[wick_stage_get_state (stage) % 3]);
 }
 
 static PyObject *
