@@ -67,7 +67,7 @@ def test_session_records_every_kind():
     tmp = tempfile.mkdtemp()
     path = os.path.join(tmp, "t.jsonl")
     contract = wick.GradientContract([("parameters", "w", "trunk")], [("trunk", "active", 1)])
-    with wick.Session("unit.train", capture_step=1, jsonl_path=path, contract=contract, coverage={"operations": "partial"}, tags={"who": "test"}) as s:
+    with wick.Session("unit.train", capture_step=1, jsonl_path=path, contract=contract, strict=True, coverage={"operations": "partial"}, tags={"who": "test"}) as s:
         assert s.pid == os.getpid() and s.run_id.startswith("run-")
         assert s.current_span() == 1
 
