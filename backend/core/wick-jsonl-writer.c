@@ -145,7 +145,7 @@ wick_jsonl_writer_start (WickSession *session, const char *path, WickError *erro
     }
   setvbuf (writer->file, NULL, _IOFBF, 1 << 20);
   writer->formatter = wick_jsonl_formatter_new (session->strict);
-  writer->reader = wick_ring_reader_new_full (session->memfd, WICK_RING_READER_HOLD, error);
+  writer->reader = wick_ring_reader_new_private_hold (session, error);
   if (writer->formatter == NULL || writer->reader == NULL || writer->path == NULL)
     {
       if (writer->reader != NULL)

@@ -1,9 +1,12 @@
 /* wick-ring-layout.h — the shared-memory layout of a session's ring (format 1).
  * This comment is the protocol; docs/ring.md explains the why.
  *
- * One memfd, mapped MAP_SHARED by the producer (read-write) and by readers
- * (read-only for follow readers; read-write for hold readers, which write
- * only their own hold_tail words and holder slot). All integers are native
+ * One memfd, mapped MAP_SHARED read-write by the producer only: it is sealed
+ * (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE) right after the
+ * producer maps it, so no process can write it, map it writable or change
+ * its size, and readers get an O_RDONLY descriptor. Hold readers write their
+ * positions into a second memfd, the cursors (below), which the producer
+ * bounds-checks on every use. All integers are native
  * endian (readers run on the same host), all offsets are from the start of
  * the memfd and 8-byte aligned:
  *
@@ -65,7 +68,7 @@
 #include <stdint.h>
 
 #define WICK_RING_MAGIC UINT64_C (0x474e49524b434957) /* "WICKRING" */
-#define WICK_RING_FORMAT_VERSION 1
+#define WICK_RING_FORMAT_VERSION 2
 #define WICK_RING_HEADER_BYTES 4096
 #define WICK_RING_CHUNK_BYTES 65536
 #define WICK_RING_MAX_RECORD 16384
@@ -187,8 +190,6 @@ typedef struct
   _Atomic uint32_t state;
   _Atomic uint32_t rings_in_use; /* rings ever claimed: readers look at [0, rings_in_use) */
   _Atomic uint64_t arena_used;
-  _Atomic uint32_t holder_state[WICK_RING_MAX_HOLDERS];
-  _Atomic int32_t holder_pid[WICK_RING_MAX_HOLDERS];
 } WickRingHeader;
 
 _Static_assert(sizeof (WickRingHeader) <= WICK_RING_HEADER_BYTES, "header fits its page");
@@ -202,7 +203,7 @@ typedef struct
   _Atomic int32_t owner_tid; /* 0: free */
   uint32_t next_seq;         /* seq the next owner continues from */
   uint64_t reserved1[5];
-  _Atomic uint64_t hold_tail[WICK_RING_MAX_HOLDERS];
+  uint64_t reserved3[WICK_RING_MAX_HOLDERS]; /* format 1: hold tails (now in the cursors memfd) */
   WickSpanPayload stack[WICK_RING_MAX_DEPTH];
   /* The owner's thread identity (published at claim and on a rename, before
    * the THREAD record that announces it; read by late readers only). */
@@ -210,6 +211,28 @@ typedef struct
   uint32_t reserved2;
   char thread_name[WICK_THREAD_NAME_BYTES];
 } WickRingControl;
+
+/* The cursors memfd (format 2): the only shared memory a reader may write.
+ * Passed only to hold readers (never by hello); sealed against shrink and
+ * grow. [0, 4096) this header, then hold tails: u64 at
+ * WICK_CURSORS_HEADER_BYTES + (ring * WICK_RING_MAX_HOLDERS + slot) * 8.
+ * The producer reads every word of it as hostile: a state other than ACTIVE
+ * is free, a tail is clamped into [head - ring_bytes, head]. */
+#define WICK_CURSORS_MAGIC UINT64_C (0x535255434b434957) /* "WICKCURS" */
+#define WICK_CURSORS_HEADER_BYTES 4096
+
+typedef struct
+{
+  uint64_t magic;
+  uint32_t version;
+  uint32_t n_rings;
+  uint64_t generation; /* the ring header's */
+  uint64_t file_bytes;
+  _Atomic uint32_t holder_state[WICK_RING_MAX_HOLDERS];
+  _Atomic int32_t holder_pid[WICK_RING_MAX_HOLDERS];
+} WickRingCursors;
+
+_Static_assert(sizeof (WickRingCursors) <= WICK_CURSORS_HEADER_BYTES, "cursors header fits");
 
 #define WICK_RING_CONTROL_BYTES 8192
 _Static_assert(sizeof (WickRingControl) <= WICK_RING_CONTROL_BYTES, "control fits");

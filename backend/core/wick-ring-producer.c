@@ -12,6 +12,7 @@
 #include "wick-record-codec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -198,15 +199,15 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
   uint64_t data_offset = controls_offset + (uint64_t)max_threads * WICK_RING_CONTROL_BYTES;
   uint64_t total = data_offset + (uint64_t)max_threads * ring_bytes;
 
-  int fd = memfd_create ("wick-ring", MFD_CLOEXEC);
+  int fd = memfd_create ("wick-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "memfd_create for the ring failed: %s", strerror (errno));
+      wick_set_error (error, WICK_ERROR_IO, "memfd_create for the ring failed: %s", strerror (errno));
       return false;
     }
   if (ftruncate (fd, (off_t)total) != 0)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "sizing the ring memfd to %llu bytes failed: %s",
+      wick_set_error (error, WICK_ERROR_IO, "sizing the ring memfd to %llu bytes failed: %s",
                       (unsigned long long)total, strerror (errno));
       close (fd);
       return false;
@@ -214,10 +215,52 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
   void *map = mmap (NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "mapping the ring memfd failed: %s", strerror (errno));
+      wick_set_error (error, WICK_ERROR_IO, "mapping the ring memfd failed: %s", strerror (errno));
       close (fd);
       return false;
     }
+  /* From here on only this mapping can write the ring: no write(), no new
+   * writable mapping (whatever the descriptor's mode), no size change. */
+  if (fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE) != 0)
+    {
+      wick_set_error (error, WICK_ERROR_IO, "sealing the ring memfd failed: %s", strerror (errno));
+      munmap (map, total);
+      close (fd);
+      return false;
+    }
+  char proc_path[64];
+  snprintf (proc_path, sizeof proc_path, "/proc/self/fd/%d", fd);
+  int reader_fd = open (proc_path, O_RDONLY | O_CLOEXEC);
+  if (reader_fd < 0)
+    reader_fd = fcntl (fd, F_DUPFD_CLOEXEC, 0); /* no /proc: the seals still hold */
+  uint64_t cursors_bytes
+    = (WICK_CURSORS_HEADER_BYTES + (uint64_t)max_threads * WICK_RING_MAX_HOLDERS * 8 + 4095)
+      & ~(uint64_t)4095;
+  int cursors_fd = memfd_create ("wick-ring-cursors", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  void *cursors = MAP_FAILED;
+  if (cursors_fd >= 0 && ftruncate (cursors_fd, (off_t)cursors_bytes) == 0
+      && fcntl (cursors_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
+    cursors = mmap (NULL, cursors_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cursors_fd, 0);
+  if (reader_fd < 0 || cursors == MAP_FAILED)
+    {
+      wick_set_error (error, WICK_ERROR_IO, "creating the ring's reader descriptors failed: %s",
+                      strerror (errno));
+      if (cursors_fd >= 0)
+        close (cursors_fd);
+      if (reader_fd >= 0)
+        close (reader_fd);
+      munmap (map, total);
+      close (fd);
+      return false;
+    }
+  session->reader_fd = reader_fd;
+  session->cursors_fd = cursors_fd;
+  session->cursors = cursors;
+  session->cursors_bytes = cursors_bytes;
+  session->cursors->version = WICK_RING_FORMAT_VERSION;
+  session->cursors->n_rings = (uint32_t)max_threads;
+  session->cursors->file_bytes = cursors_bytes;
+  session->writer_tails = calloc (max_threads, sizeof *session->writer_tails);
   session->producers = calloc (max_threads, sizeof (WickProducer));
   if (session->producers == NULL)
     {
@@ -243,6 +286,9 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
   h->policy = (uint32_t)session->policy;
   h->start_unix_ns = session->start_unix_ns;
   h->generation = random_generation ();
+  session->cursors->generation = h->generation;
+  atomic_store_explicit ((_Atomic uint64_t *)&session->cursors->magic, WICK_CURSORS_MAGIC,
+                         memory_order_release);
   h->n_rings = (uint32_t)max_threads;
   h->strict = session->strict;
   h->ring_bytes = ring_bytes;
@@ -268,9 +314,20 @@ wick_ring_destroy (WickSession *session)
     munmap (session->map, session->map_bytes);
   if (session->memfd >= 0)
     close (session->memfd);
+  if (session->reader_fd >= 0)
+    close (session->reader_fd);
+  if (session->cursors != NULL)
+    munmap (session->cursors, session->cursors_bytes);
+  if (session->cursors_fd >= 0)
+    close (session->cursors_fd);
   free (session->producers);
+  free (session->writer_tails);
+  session->writer_tails = NULL;
+  session->cursors = NULL;
   session->map = NULL;
   session->memfd = -1;
+  session->reader_fd = -1;
+  session->cursors_fd = -1;
   session->producers = NULL;
 }
 
@@ -320,22 +377,36 @@ chunk_end (uint64_t position)
   return (position | (WICK_RING_CHUNK_BYTES - 1)) + 1;
 }
 
+/* The nearest position the hold readers allow. The JSONL writer's positions
+ * are private; the cursors memfd's are hostile and read once each, a state
+ * other than ACTIVE meaning free and a tail clamped into [head - ring, head]:
+ * a scribbled cursor can make this producer drop (counted) or overwrite what
+ * that reader had not read, never write outside its ring. */
 static uint64_t
 hold_limit (WickSession *session, WickProducer *producer)
 {
   if (session->policy == WICK_RING_OVERWRITE)
     return UINT64_MAX;
+  uint64_t head = wick_producer_head (producer);
+  uint64_t floor = head > producer->capacity ? head - producer->capacity : 0;
   uint64_t limit = UINT64_MAX;
+  if (atomic_load_explicit (&session->writer_holding, memory_order_acquire))
+    {
+      uint64_t tail = atomic_load_explicit (&session->writer_tails[producer->index],
+                                            memory_order_acquire);
+      limit = (tail < head ? tail : head) + producer->capacity;
+    }
   for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
     {
-      if (atomic_load_explicit (&session->header->holder_state[slot], memory_order_acquire)
+      if (atomic_load_explicit (&session->cursors->holder_state[slot], memory_order_acquire)
           != WICK_HOLDER_ACTIVE)
         continue;
-      uint64_t tail
-        = atomic_load_explicit (&producer->control->hold_tail[slot], memory_order_acquire);
-      /* A tail ahead of head is corrupt; treat it as caught up. */
-      if (tail > wick_producer_head (producer))
-        tail = wick_producer_head (producer);
+      uint64_t tail = atomic_load_explicit (wick_cursor_tail (session->cursors, producer->index, slot),
+                                            memory_order_acquire);
+      if (tail > head)
+        tail = head;
+      if (tail < floor)
+        tail = floor;
       if (tail + producer->capacity < limit)
         limit = tail + producer->capacity;
     }
@@ -515,15 +586,15 @@ release_dead_holders (WickSession *session, WickProducer *producer, uint64_t now
   producer->next_liveness_ns = now + 10 * 1000 * 1000;
   for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
     {
-      if (atomic_load (&session->header->holder_state[slot]) != WICK_HOLDER_ACTIVE)
+      if (atomic_load (&session->cursors->holder_state[slot]) != WICK_HOLDER_ACTIVE)
         continue;
-      int pid = atomic_load (&session->header->holder_pid[slot]);
+      int pid = atomic_load (&session->cursors->holder_pid[slot]);
       if (pid == session->header->pid || pid <= 0)
         continue;
       if (kill (pid, 0) != 0 && errno == ESRCH)
         {
           uint32_t expected = WICK_HOLDER_ACTIVE;
-          atomic_compare_exchange_strong (&session->header->holder_state[slot], &expected,
+          atomic_compare_exchange_strong (&session->cursors->holder_state[slot], &expected,
                                           WICK_HOLDER_FREE);
         }
     }

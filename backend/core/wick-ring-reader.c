@@ -48,6 +48,10 @@ struct WickRingReader
   const WickRingHeader *header; /* tainted */
   WickRingReaderMode mode;
   int holder_slot;
+  WickRingCursors *cursors;       /* hold readers of another process: their slot and tails */
+  size_t cursors_bytes;
+  _Atomic uint64_t *private_tails; /* the in-process writer: tails in the session's memory */
+  WickSession *private_session;
 
   /* validated copies */
   uint32_t n_rings;
@@ -305,21 +309,19 @@ initial_seq (WickRingReader *reader, uint32_t index, uint64_t p0, uint32_t *seq)
 static bool
 claim_holder_slot (WickRingReader *reader, WickError *error)
 {
-  WickRingHeader *header = (WickRingHeader *)reader->header;
+  WickRingCursors *cursors = reader->cursors;
   for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
     {
       uint32_t expected = WICK_HOLDER_FREE;
-      if (!atomic_compare_exchange_strong (&header->holder_state[slot], &expected,
+      if (!atomic_compare_exchange_strong (&cursors->holder_state[slot], &expected,
                                            WICK_HOLDER_CLAIMING))
         continue;
-      atomic_store (&header->holder_pid[slot], (int32_t)getpid ());
+      atomic_store (&cursors->holder_pid[slot], (int32_t)getpid ());
       for (uint32_t i = 0; i < reader->n_rings; i++)
-        {
-          WickRingControl *control = ring_control (reader, i);
-          atomic_store_explicit (&control->hold_tail[slot], reader->rings[i].pos,
-                                 memory_order_release);
-        }
-      atomic_store_explicit (&header->holder_state[slot], WICK_HOLDER_ACTIVE, memory_order_release);
+        atomic_store_explicit (wick_cursor_tail (cursors, i, slot), reader->rings[i].pos,
+                               memory_order_release);
+      atomic_store_explicit (&cursors->holder_state[slot], WICK_HOLDER_ACTIVE,
+                             memory_order_release);
       reader->holder_slot = slot;
       return true;
     }
@@ -327,8 +329,8 @@ claim_holder_slot (WickRingReader *reader, WickError *error)
   return false;
 }
 
-WickRingReader *
-wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
+static WickRingReader *
+reader_open (int fd, WickRingReaderMode mode, WickError *error)
 {
   struct stat st;
   if (fd < 0)
@@ -357,13 +359,12 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
   reader->mode = mode;
   reader->fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
   reader->map_bytes = (size_t)st.st_size;
-  int prot = mode == WICK_RING_READER_HOLD ? PROT_READ | PROT_WRITE : PROT_READ;
-  reader->map
-    = reader->fd < 0 ? MAP_FAILED : mmap (NULL, reader->map_bytes, prot, MAP_SHARED, reader->fd, 0);
+  reader->map = reader->fd < 0 ? MAP_FAILED
+                                : mmap (NULL, reader->map_bytes, PROT_READ, MAP_SHARED, reader->fd, 0);
   if (reader->map == MAP_FAILED)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "mapping the ring failed: %s%s", strerror (errno),
-                      mode == WICK_RING_READER_HOLD ? " (a hold reader needs a writable fd)" : "");
+      wick_set_error (error, wick_error_code_from_errno (errno), "mapping the ring failed: %s",
+                      strerror (errno));
       reader->map = NULL;
       wick_ring_reader_free (reader);
       return NULL;
@@ -387,14 +388,92 @@ wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
       ring->pos = atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire);
       ring->seq_known = initial_seq (reader, i, ring->pos, &ring->expected_seq);
     }
-  if (!take_snapshot (reader)
-      || (mode == WICK_RING_READER_HOLD && !claim_holder_slot (reader, error)))
+  if (!take_snapshot (reader))
     {
-      if (reader->intro_spans == NULL)
-        wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for a ring reader");
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for a ring reader");
       wick_ring_reader_free (reader);
       return NULL;
     }
+  return reader;
+}
+
+WickRingReader *
+wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error)
+{
+  if (mode == WICK_RING_READER_HOLD)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "a hold reader needs the session's cursors fd: wick_ring_reader_new_hold");
+      return NULL;
+    }
+  return reader_open (fd, WICK_RING_READER_FOLLOW, error);
+}
+
+WickRingReader *
+wick_ring_reader_new_hold (int ring_fd, int cursors_fd, WickError *error)
+{
+  struct stat st;
+  if (cursors_fd < 0 || fstat (cursors_fd, &st) != 0)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "the cursors fd %d is not open",
+                      cursors_fd);
+      return NULL;
+    }
+  WickRingReader *reader = reader_open (ring_fd, WICK_RING_READER_HOLD, error);
+  if (reader == NULL)
+    return NULL;
+  uint64_t need = WICK_CURSORS_HEADER_BYTES + (uint64_t)reader->n_rings * WICK_RING_MAX_HOLDERS * 8;
+  bool fits = (uint64_t)st.st_size >= need;
+  void *map = fits ? mmap (NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                           cursors_fd, 0)
+                   : MAP_FAILED;
+  if (map == MAP_FAILED)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "the cursors fd is not this ring's cursors (%lld bytes%s%s)",
+                      (long long)st.st_size, fits ? ": " : "", fits ? strerror (errno) : "");
+      wick_ring_reader_free (reader);
+      return NULL;
+    }
+  reader->cursors = map;
+  reader->cursors_bytes = (size_t)st.st_size;
+  WickRingCursors header;
+  memcpy (&header, map, sizeof header);
+  if (header.magic != WICK_CURSORS_MAGIC || header.generation != reader->header->generation
+      || header.n_rings != reader->n_rings)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "the cursors fd belongs to another ring (magic, generation or ring count "
+                      "differ)");
+      wick_ring_reader_free (reader);
+      return NULL;
+    }
+  if (!claim_holder_slot (reader, error))
+    {
+      wick_ring_reader_free (reader);
+      return NULL;
+    }
+  return reader;
+}
+
+WickRingReader *
+wick_ring_reader_new_private_hold (WickSession *session, WickError *error)
+{
+  WickRingReader *reader = reader_open (session->reader_fd, WICK_RING_READER_HOLD, error);
+  if (reader == NULL)
+    return NULL;
+  if (session->writer_tails == NULL || reader->n_rings != session->n_rings)
+    {
+      wick_set_error (error, WICK_ERROR_NO_MEMORY,
+                      "out of memory for the JSONL writer's positions");
+      wick_ring_reader_free (reader);
+      return NULL;
+    }
+  for (uint32_t i = 0; i < reader->n_rings; i++)
+    atomic_store_explicit (&session->writer_tails[i], reader->rings[i].pos, memory_order_release);
+  reader->private_tails = session->writer_tails;
+  reader->private_session = session;
+  atomic_store_explicit (&session->writer_holding, 1, memory_order_release);
   return reader;
 }
 
@@ -409,9 +488,13 @@ wick_ring_reader_free (WickRingReader *reader)
 {
   if (reader == NULL)
     return;
-  if (reader->holder_slot >= 0)
-    atomic_store (&((WickRingHeader *)reader->header)->holder_state[reader->holder_slot],
-                  WICK_HOLDER_FREE);
+  if (reader->holder_slot >= 0
+      && atomic_load (&reader->cursors->holder_pid[reader->holder_slot]) == (int32_t)getpid ())
+    atomic_store (&reader->cursors->holder_state[reader->holder_slot], WICK_HOLDER_FREE);
+  if (reader->cursors != NULL)
+    munmap (reader->cursors, reader->cursors_bytes);
+  if (reader->private_session != NULL)
+    atomic_store (&reader->private_session->writer_holding, 0);
   if (reader->map != NULL)
     munmap (reader->map, reader->map_bytes);
   if (reader->fd >= 0)
@@ -775,11 +858,12 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
 static void
 publish_hold_tail (WickRingReader *reader, uint32_t index)
 {
-  if (reader->holder_slot < 0)
-    return;
-  WickRingControl *control = ring_control (reader, index);
-  atomic_store_explicit (&control->hold_tail[reader->holder_slot], reader->rings[index].pos,
-                         memory_order_release);
+  if (reader->private_tails != NULL)
+    atomic_store_explicit (&reader->private_tails[index], reader->rings[index].pos,
+                           memory_order_release);
+  else if (reader->holder_slot >= 0)
+    atomic_store_explicit (wick_cursor_tail (reader->cursors, index, reader->holder_slot),
+                           reader->rings[index].pos, memory_order_release);
 }
 
 long

@@ -52,7 +52,13 @@ struct WickSession
   uint64_t serial;
   uint64_t start_ns; /* wick_clock_now_ns at open */
   uint64_t start_unix_ns;
-  int memfd;
+  int memfd;     /* read-write, sealed: the producer's own */
+  int reader_fd; /* O_RDONLY, what readers get (wick_session_get_ring_fd, hello) */
+  int cursors_fd;
+  WickRingCursors *cursors; /* shared with hold readers: hostile */
+  size_t cursors_bytes;
+  _Atomic uint64_t *writer_tails; /* the in-process JSONL writer's positions, private */
+  _Atomic int writer_holding;
   uint8_t *map;
   size_t map_bytes;
   WickRingHeader *header;
@@ -219,6 +225,18 @@ void wick_live_state_note_memory (WickSession *session, WickMemoryRecord *memory
 
 /* Slots (wick-session-slots.c). */
 void wick_session_destroy_slots (WickSession *session);
+
+/* A hold reader whose positions live in the session's private memory (the
+ * JSONL writer): nothing another process maps can move them. */
+WickRingReader *wick_ring_reader_new_private_hold (WickSession *session, WickError *error);
+
+static inline _Atomic uint64_t *
+wick_cursor_tail (WickRingCursors *cursors, uint32_t ring, int slot)
+{
+  return (_Atomic uint64_t *)(void *)((uint8_t *)cursors + WICK_CURSORS_HEADER_BYTES
+                                      + ((uint64_t)ring * WICK_RING_MAX_HOLDERS + (uint64_t)slot)
+                                          * 8);
+}
 
 /* Writer (wick-jsonl-writer.c). */
 WickJsonlWriter *wick_jsonl_writer_start (WickSession *session, const char *path, WickError *error);

@@ -622,6 +622,8 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
       return NULL;
     }
   session->memfd = -1;
+  session->reader_fd = -1;
+  session->cursors_fd = -1;
   pthread_mutex_init (&session->lock, NULL);
   session->serial = atomic_fetch_add (&next_session_serial, 1);
   session->policy = options->policy;
@@ -871,7 +873,13 @@ wick_session_get_strict (WickSession *session)
 int
 wick_session_get_ring_fd (WickSession *session)
 {
-  return session->memfd;
+  return session->reader_fd;
+}
+
+int
+wick_session_get_cursors_fd (WickSession *session)
+{
+  return session->cursors_fd;
 }
 
 uint64_t

@@ -221,10 +221,15 @@ typedef struct WickRingReader WickRingReader;
  * mode. */
 WICK_AVAILABLE_IN_1_0
 WickRingReader *wick_ring_reader_new (int fd, WickError *error);
-/* HOLD needs a writable fd and a free reader slot ("all 8 hold-reader slots
- * are taken"). */
+/* mode HOLD is refused here ("a hold reader needs the session's cursors
+ * fd: wick_ring_reader_new_hold"); FOLLOW is wick_ring_reader_new. */
 WICK_AVAILABLE_IN_1_0
 WickRingReader *wick_ring_reader_new_full (int fd, WickRingReaderMode mode, WickError *error);
+/* A hold reader: ring_fd (read-only is enough) and the session's cursors fd
+ * (wick_session_get_cursors_fd), checked to belong to that ring; needs a
+ * free reader slot ("all 8 hold-reader slots are taken"). */
+WICK_AVAILABLE_IN_1_0
+WickRingReader *wick_ring_reader_new_hold (int ring_fd, int cursors_fd, WickError *error);
 WICK_AVAILABLE_IN_1_0
 void wick_ring_reader_free (WickRingReader *reader);
 

@@ -352,9 +352,16 @@ WICK_AVAILABLE_IN_1_0
 WickRingPolicy wick_session_get_policy (WickSession *session);
 WICK_AVAILABLE_IN_1_0
 bool wick_session_get_strict (WickSession *session);
-/* The memfd holding the ring (owned by the session; dup it to keep it). */
+/* A read-only descriptor of the memfd holding the ring (owned by the
+ * session; dup it to keep it). The memfd is sealed: no process, whatever
+ * descriptor it has, can write it, map it writable or resize it. */
 WICK_AVAILABLE_IN_1_0
 int wick_session_get_ring_fd (WickSession *session);
+/* The cursors memfd, where hold readers publish their positions
+ * (wick_ring_reader_new_hold); the producer bounds-checks every word of it.
+ * Give it only to a reader that may hold the producer back. */
+WICK_AVAILABLE_IN_1_0
+int wick_session_get_cursors_fd (WickSession *session);
 /* Records the producer dropped so far (drop policy), all threads. */
 WICK_AVAILABLE_IN_1_0
 uint64_t wick_session_get_dropped (WickSession *session);

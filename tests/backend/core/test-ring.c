@@ -97,7 +97,7 @@ test_drop_counting_exact (void)
   WickSession *session = open_session (WICK_RING_DROP);
   WickError error = { "" };
   WickRingReader *holder
-    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, &error);
+    = wick_ring_reader_new_hold (wick_session_get_ring_fd (session), wick_session_get_cursors_fd (session), &error);
   g_assert_nonnull (holder);
   const guint total = 20000;
   guint stored = 0;
@@ -168,7 +168,7 @@ test_block_lossless (void)
   WickSession *session = open_session (WICK_RING_BLOCK);
   SlowReader slow = { .counts.edges_in_order = TRUE };
   slow.reader
-    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);
+    = wick_ring_reader_new_hold (wick_session_get_ring_fd (session), wick_session_get_cursors_fd (session), NULL);
   GThread *thread = g_thread_new ("slow-reader", slow_reader_thread, &slow);
   const guint total = 100000;
   for (guint i = 0; i < total; i++)
@@ -340,11 +340,11 @@ test_foreign_files (void)
   char junk[8192] = "definitely not a ring";
   assert_reader_refused (junk, 16, "not a Wick ring (16 bytes, smaller than its header)");
   assert_reader_refused (junk, sizeof junk, "not a Wick ring (bad magic)");
-  WickRingHeader header = { .magic = WICK_RING_MAGIC, .version = 2 };
+  WickRingHeader header = { .magic = WICK_RING_MAGIC, .version = 3 };
   memcpy (junk, &header, sizeof header);
   assert_reader_refused (junk, sizeof junk,
-                         "ring format version 2 is not supported (this reader reads 1)");
-  header.version = 1;
+                         "ring format version 3 is not supported (this reader reads 2)");
+  header.version = 2;
   header.header_bytes = WICK_RING_HEADER_BYTES;
   header.n_rings = 1;
   header.chunk_bytes = WICK_RING_CHUNK_BYTES;
@@ -367,18 +367,17 @@ test_hold_slots (void)
   WickRingReader *readers[8];
   for (int i = 0; i < 8; i++)
     {
-      readers[i] = wick_ring_reader_new_full (wick_session_get_ring_fd (session),
-                                              WICK_RING_READER_HOLD, NULL);
+      readers[i] = wick_ring_reader_new_hold (wick_session_get_ring_fd (session), wick_session_get_cursors_fd (session), NULL);
       g_assert_nonnull (readers[i]);
     }
   WickError error = { "" };
   g_assert_null (
-    wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, &error));
+    wick_ring_reader_new_hold (wick_session_get_ring_fd (session), wick_session_get_cursors_fd (session), &error));
   g_assert_cmpstr (error.message, ==, "all 8 hold-reader slots are taken");
   g_assert_cmpint (error.code, ==, WICK_ERROR_BUSY);
   wick_ring_reader_free (readers[3]);
   readers[3]
-    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);
+    = wick_ring_reader_new_hold (wick_session_get_ring_fd (session), wick_session_get_cursors_fd (session), NULL);
   g_assert_nonnull (readers[3]);
   for (int i = 0; i < 8; i++)
     wick_ring_reader_free (readers[i]);
@@ -390,7 +389,7 @@ test_overwrite_ignores_holders (void)
 {
   WickSession *session = open_session (WICK_RING_OVERWRITE);
   WickRingReader *holder
-    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);
+    = wick_ring_reader_new_hold (wick_session_get_ring_fd (session), wick_session_get_cursors_fd (session), NULL);
   for (guint i = 0; i < 50000; i++)
     g_assert_true (record_edge (session, i));
   g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
@@ -475,14 +474,12 @@ test_dead_holder_released (void)
 {
   WickSession *session = open_session (WICK_RING_DROP);
   WickRingReader *holder
-    = wick_ring_reader_new_full (wick_session_get_ring_fd (session), WICK_RING_READER_HOLD, NULL);
+    = wick_ring_reader_new_hold (wick_session_get_ring_fd (session), wick_session_get_cursors_fd (session), NULL);
   pid_t child = fork ();
   if (child == 0)
     _exit (0);
   g_assert_cmpint (waitpid (child, NULL, 0), ==, child);
-  size_t bytes;
-  uint8_t *map = map_ring (session, &bytes);
-  WickRingHeader *header = (WickRingHeader *)(void *)map;
+  WickRingCursors *header = session->cursors;
   g_assert_cmpuint (atomic_load (&header->holder_state[0]), ==, WICK_HOLDER_ACTIVE);
   atomic_store (&header->holder_pid[0], child); /* the holder "died" */
   /* 20000 records do not fit in front of the holder's position (8192 do);

@@ -315,7 +315,10 @@ bench_drain (const char *label, WickRingPolicy policy, WickRingReaderMode mode, 
   WickSession *session = open_session (policy);
   WickString name = wick_intern (session, "work");
   Drainer drainer = { 0 };
-  drainer.reader = wick_ring_reader_new_full (wick_session_get_ring_fd (session), mode, NULL);
+  drainer.reader = mode == WICK_RING_READER_HOLD
+                     ? wick_ring_reader_new_hold (wick_session_get_ring_fd (session),
+                                                  wick_session_get_cursors_fd (session), NULL)
+                     : wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
   drainer.formatter = format ? wick_jsonl_formatter_new (false) : NULL;
   pthread_t thread;
   pthread_create (&thread, NULL, drainer_thread, &drainer);

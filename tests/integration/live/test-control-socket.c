@@ -364,8 +364,7 @@ test_stream_counts_drops (void)
   WickError wick_error = { "" };
   WickSession *session = wick_session_open (&run, &contract, &options, &wick_error);
   g_assert_nonnull (session);
-  WickRingReader *hold = wick_ring_reader_new_full (wick_session_get_ring_fd (session),
-                                                    WICK_RING_READER_HOLD, &wick_error);
+  WickRingReader *hold = wick_ring_reader_new_hold (wick_session_get_ring_fd (session), wick_session_get_cursors_fd (session), &wick_error);
   g_assert_nonnull (hold);
   g_autoptr (GError) error = NULL;
   g_autoptr (WickLiveStream) stream

@@ -7,8 +7,13 @@
 
 #include "wick-document.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -90,6 +95,7 @@ produce (ProducerKind kind, int socket)
   if (session == NULL)
     _exit (10);
   send_fd (socket, wick_session_get_ring_fd (session), 0);
+  send_fd (socket, wick_session_get_cursors_fd (session), 0);
   uint64_t go;
   if (read (socket, &go, sizeof go) != sizeof go) /* the reader is attached */
     _exit (11);
@@ -138,6 +144,7 @@ typedef struct
   pid_t pid;
   int socket;
   int ring_fd;
+  int cursors_fd;
 } Child;
 
 static Child
@@ -154,8 +161,10 @@ spawn_producer (ProducerKind kind)
       produce (kind, pair[1]);
     }
   close (pair[1]);
-  Child child = { pid, pair[0], receive_fd (pair[0], NULL) };
+  Child child = { pid, pair[0], receive_fd (pair[0], NULL), -1 };
+  child.cursors_fd = receive_fd (pair[0], NULL);
   g_assert_cmpint (child.ring_fd, >=, 0);
+  g_assert_cmpint (child.cursors_fd, >=, 0);
   return child;
 }
 
@@ -173,6 +182,7 @@ child_wait (Child *child)
   g_assert_cmpint (waitpid (child->pid, &status, 0), ==, child->pid);
   close (child->socket);
   close (child->ring_fd);
+  close (child->cursors_fd);
   return status;
 }
 
@@ -260,7 +270,7 @@ test_two_processes_exact_counts (void)
 {
   Child child = spawn_producer (PRODUCE_SPANS_BLOCK);
   WickError error = { "" };
-  WickRingReader *reader = wick_ring_reader_new_full (child.ring_fd, WICK_RING_READER_HOLD, &error);
+  WickRingReader *reader = wick_ring_reader_new_hold (child.ring_fd, child.cursors_fd, &error);
   g_assert_nonnull (reader);
   g_assert_cmpint (wick_ring_reader_get_info (reader)->pid, ==, child.pid);
   g_assert_cmpstr (wick_ring_reader_get_info (reader)->entrypoint, ==, "ring::processes");
@@ -287,7 +297,7 @@ static void
 test_slow_reader_drop_exact (void)
 {
   Child child = spawn_producer (PRODUCE_EDGES_DROP);
-  WickRingReader *reader = wick_ring_reader_new_full (child.ring_fd, WICK_RING_READER_HOLD, NULL);
+  WickRingReader *reader = wick_ring_reader_new_hold (child.ring_fd, child.cursors_fd, NULL);
   g_assert_nonnull (reader);
   child_go (&child);
   Tally tally = { .edges_in_order = TRUE };
@@ -361,7 +371,8 @@ test_reader_killed (void)
     {
       prctl (PR_SET_PDEATHSIG, SIGKILL);
       int fd = receive_fd (pair[1], NULL);
-      WickRingReader *reader = wick_ring_reader_new_full (fd, WICK_RING_READER_HOLD, NULL);
+      int cursors_fd = receive_fd (pair[1], NULL);
+      WickRingReader *reader = wick_ring_reader_new_hold (fd, cursors_fd, NULL);
       uint64_t attached = reader != NULL;
       if (write (pair[1], &attached, sizeof attached) != sizeof attached)
         _exit (2);
@@ -370,6 +381,7 @@ test_reader_killed (void)
     }
   close (pair[1]);
   send_fd (pair[0], wick_session_get_ring_fd (session), 0);
+  send_fd (pair[0], wick_session_get_cursors_fd (session), 0);
   uint64_t attached = 0;
   g_assert_cmpint (read (pair[0], &attached, sizeof attached), ==, sizeof attached);
   g_assert_cmpuint (attached, ==, 1);
@@ -393,6 +405,138 @@ test_reader_killed (void)
   wick_session_close (session);
 }
 
+/* A hostile reader (issue 10, item 2): a child gets what hello gives (the
+ * ring fd) and, as a hold reader would, the cursors fd, then tries to write
+ * the ring every way it can (writable mmap, mprotect, reopening through
+ * /proc read-write, write(), ftruncate, punching a hole), scribbles
+ * pseudo-random bytes over all of the cursors and truncates them. The
+ * producer here records all the while and must go on, its trace file whole. */
+static int
+hostile_reader (int ring_fd, int cursors_fd)
+{
+  int succeeded = 0; /* attacks on the ring that worked */
+  struct stat st;
+  if (fstat (ring_fd, &st) != 0)
+    return 100;
+  size_t bytes = (size_t)st.st_size;
+  void *map = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
+  if (map != MAP_FAILED)
+    {
+      succeeded++;
+      memset (map, 0xa5, bytes);
+    }
+  void *ro = mmap (NULL, bytes, PROT_READ, MAP_SHARED, ring_fd, 0);
+  if (ro == MAP_FAILED)
+    return 101; /* reading must still work */
+  if (mprotect (ro, bytes, PROT_READ | PROT_WRITE) == 0)
+    {
+      succeeded++;
+      memset (ro, 0x5a, bytes);
+    }
+  char path[64];
+  g_snprintf (path, sizeof path, "/proc/self/fd/%d", ring_fd);
+  int rw = open (path, O_RDWR);
+  if (rw >= 0)
+    {
+      void *again = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
+      if (again != MAP_FAILED)
+        {
+          succeeded++;
+          memset (again, 0x33, bytes);
+        }
+      char junk[4096];
+      memset (junk, 0x77, sizeof junk);
+      if (pwrite (rw, junk, sizeof junk, 4096) > 0)
+        succeeded++;
+      if (ftruncate (rw, 4096) == 0)
+        succeeded++;
+      if (fallocate (rw, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes) == 0)
+        succeeded++;
+      close (rw);
+    }
+  if (ftruncate (ring_fd, 4096) == 0)
+    succeeded++;
+  /* the cursors are writable by design: scribble over every byte, then try to shrink them */
+  if (fstat (cursors_fd, &st) != 0)
+    return 102;
+  uint8_t *cursors = mmap (NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                           cursors_fd, 0);
+  if (cursors == MAP_FAILED)
+    return 103;
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (int round = 0; round < 200; round++)
+    for (off_t i = 0; i < st.st_size; i++)
+      {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        cursors[i] = (uint8_t)x;
+      }
+  if (ftruncate (cursors_fd, 4096) == 0 || ftruncate (cursors_fd, 0) == 0)
+    succeeded += 10;
+  return succeeded;
+}
+
+static void
+test_hostile_reader (void)
+{
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "wick-hostile-reader.jsonl", NULL);
+  WickSessionOptions options = { .jsonl_path = path, .ring_bytes = 256 * 1024, .max_threads = 2 };
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
+  g_assert_nonnull (session);
+  int pair[2];
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      int ring_fd = receive_fd (pair[1], NULL);
+      int cursors_fd = receive_fd (pair[1], NULL);
+      _exit (hostile_reader (ring_fd, cursors_fd));
+    }
+  close (pair[1]);
+  send_fd (pair[0], wick_session_get_ring_fd (session), 0);
+  send_fd (pair[0], wick_session_get_cursors_fd (session), 0);
+  WickString name = wick_intern (session, "work");
+  guint spans = 0;
+  int status = 0;
+  for (;;)
+    {
+      for (int i = 0; i < 100; i++, spans++)
+        {
+          WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
+          wick_session_record_call_edge (session, span, span, (uint64_t)i, NULL);
+          wick_span_end (session, span);
+        }
+      pid_t done = waitpid (pid, &status, WNOHANG);
+      if (done == pid)
+        break;
+      g_usleep (100);
+    }
+  for (int i = 0; i < 1000; i++, spans++) /* and after the attack */
+    wick_span_end (session, wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION));
+  close (pair[0]);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 0); /* no attack on the ring worked */
+  WickError error = { 0 };
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session);
+
+  g_autofree char *text = NULL;
+  gsize length;
+  g_assert_true (g_file_get_contents (path, &text, &length, NULL));
+  g_assert_true (length > 0 && text[length - 1] == '\n');
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint n = g_strv_length (lines) - 1, starts = 0, ends = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      starts += g_str_has_prefix (lines[i], "{\"kind\":\"span_start\"");
+      ends += g_str_has_prefix (lines[i], "{\"kind\":\"span_end\"");
+    }
+  g_assert_cmpuint (starts, ==, ends);
+  g_assert_true (g_str_has_prefix (lines[n - 1], "{\"kind\":\"terminal\",\"outcome\":\"complete\""));
+  g_test_message ("%u spans recorded through the attack, %u in the file", spans, starts - 1);
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -401,5 +545,6 @@ main (int argc, char **argv)
   g_test_add_func ("/integration/ring/slow-reader-drop-exact", test_slow_reader_drop_exact);
   g_test_add_func ("/integration/ring/producer-killed", test_producer_killed);
   g_test_add_func ("/integration/ring/reader-killed", test_reader_killed);
+  g_test_add_func ("/integration/ring/hostile-reader", test_hostile_reader);
   return g_test_run ();
 }
