@@ -62,7 +62,24 @@ struct _WickTimelineScene
   PangoLayout *layout;
   GPtrArray *marker_labels; /* char *, per extension record */
   gboolean has_markers;
+  /* The gutter's text is a frame's fixed cost: kept as an image while the
+   * layout, scroll, height and theme stay. */
+  cairo_surface_t *gutter;
+  guint layout_generation, gutter_generation;
+  double gutter_scroll;
+  int gutter_height;
+  gboolean gutter_dark;
 };
+
+/* @rgb at @alpha over the background, as one opaque colour: opaque fills
+ * are pixman's fast path, and a frame fills every track's band. */
+static void
+set_blended (cairo_t *cr, WickRgb rgb, double alpha, gboolean dark)
+{
+  WickRgb bg = wick_palette_background (dark);
+  cairo_set_source_rgb (cr, rgb.r * alpha + bg.r * (1 - alpha), rgb.g * alpha + bg.g * (1 - alpha),
+                        rgb.b * alpha + bg.b * (1 - alpha));
+}
 
 static int
 top_of_tracks (const WickTimelineScene *self)
@@ -392,6 +409,7 @@ wick_timeline_scene_free (WickTimelineScene *self)
   for (guint i = 0; i < N_BATCHES; i++)
     g_array_unref (self->batches[i]);
   g_clear_object (&self->layout);
+  g_clear_pointer (&self->gutter, cairo_surface_destroy);
   g_ptr_array_unref (self->marker_labels);
   g_object_unref (self->document);
   g_free (self);
@@ -423,6 +441,7 @@ track_process (WickTimelineScene *self, guint32 t)
 static void
 relayout (WickTimelineScene *self)
 {
+  self->layout_generation++;
   g_array_set_size (self->items, 0);
   for (guint t = 0; t < self->n_tracks; t++)
     self->track_item[t] = -1;
@@ -750,6 +769,8 @@ typedef struct
   double y, h;
   double last_x1;
   GArray *labels;
+  gint run_batch; /* batch of the last tiny rectangle, -1 when none */
+  guint run_index;
 } RowDraw;
 
 static void
@@ -775,6 +796,26 @@ emit_event (RowDraw *d, guint32 e, guint64 start, guint64 end)
     x0 = d->last_x1;
   d->last_x1 = x1;
   double gap = x1 - x0 > 3 ? 1 : 0;
+  /* Runs of events a pixel or two wide (dense rows zoomed out) extend the
+   * run's first rectangle: one box per run instead of one per pixel. */
+  if (x1 - x0 <= 2)
+    {
+      if (d->run_batch >= 0)
+        {
+          Rect *run = &g_array_index (d->self->batches[d->run_batch], Rect, d->run_index);
+          if (run->x1 >= x0 && run->y == d->y)
+            {
+              run->x1 = x1;
+              return;
+            }
+        }
+      guint batch = event_batch (d->self, view, d->kind, e);
+      batch_rect (d->self, batch, x0, x1, d->y, d->h);
+      d->run_batch = (gint)batch;
+      d->run_index = d->self->batches[batch]->len - 1;
+      return;
+    }
+  d->run_batch = -1;
   batch_rect (d->self, event_batch (d->self, view, d->kind, e), x0, x1 - gap, d->y, d->h);
   if (d->labels && x1 - x0 > 36)
     {
@@ -793,12 +834,25 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
   const WickTrackRow *r = wick_tracks_track_row (self->tracks, track, row);
   if (r == NULL || r->n_events == 0)
     return;
-  RowDraw d = { self, view, r->event_kind, self->track_offset[track], y, h, -1, labels };
+  RowDraw d = { self, view, r->event_kind, self->track_offset[track], y, h, -1, labels, -1, 0 };
   guint64 q0 = shift (view->start_ns, -d.offset), q1 = shift (view->end_ns, -d.offset);
   double plot = MAX (view->width - WICK_TIMELINE_GUTTER, 1);
   int level = wick_tracks_pick_level (self->tracks, view_ns_per_px (view));
   guint first = wick_tracks_row_first_overlapping (self->tracks, track, row, q0);
-  if (level < 0 || r->n_levels == 0 || r->n_events - MIN (first, r->n_events) < 4 * plot)
+  /* Events starting before the view's end: a binary search. */
+  guint lo_i = first, hi_i = r->n_events;
+  while (lo_i < hi_i)
+    {
+      guint mid = lo_i + (hi_i - lo_i) / 2;
+      guint64 s, e;
+      raw_extent (self, d.kind, r->events[mid], &s, &e);
+      if (s < q1)
+        lo_i = mid + 1;
+      else
+        hi_i = mid;
+    }
+  guint in_view = lo_i - MIN (first, lo_i);
+  if (r->n_levels == 0 || in_view <= 2 * plot)
     {
       for (guint i = first; i < r->n_events; i++)
         {
@@ -810,7 +864,8 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
         }
       return;
     }
-  level = MIN ((guint)level, r->n_levels - 1);
+  /* More events than pixels: the summary, at least its finest level. */
+  level = MIN ((guint)MAX (level, 0), r->n_levels - 1);
   guint shift_bits = 0;
   guint64 base = wick_tracks_get_base_ns (self->tracks);
   while (shift_bits < 63 && (G_GUINT64_CONSTANT (1) << shift_bits) < base)
@@ -1014,7 +1069,7 @@ draw_counter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *
   cairo_line_to (cr, view->width, bottom);
   cairo_close_path (cr);
   WickRgb colour = wick_palette_span (WICK_SPAN_SHADES * 0 + name_colour (track + 1), view->dark);
-  wick_palette_set (cr, colour, 0.35);
+  set_blended (cr, colour, 0.35, view->dark);
   cairo_fill_preserve (cr);
   wick_palette_set (cr, colour, 1);
   cairo_set_line_width (cr, 1);
@@ -1254,7 +1309,7 @@ draw_track (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
   const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[item->index];
   if (zebra % 2)
     {
-      wick_palette_set (cr, wick_palette_grid (view->dark), 0.3);
+      set_blended (cr, wick_palette_grid (view->dark), 0.3, view->dark);
       cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width - WICK_TIMELINE_GUTTER,
                        item->height);
       cairo_fill (cr);
@@ -1262,9 +1317,8 @@ draw_track (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
   switch (track->kind)
     {
       case WICK_TRACK_COUNTER:
-        cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+        /* Steps are axis-aligned: no antialiasing needed, and much cheaper. */
         draw_counter (self, cr, view, item->index, top, item->height);
-        cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
         break;
       case WICK_TRACK_INSTANTS:
         cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
@@ -1449,6 +1503,44 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
       cairo_rectangle (cr, 0, scrolled_top (self) - 2, view->width, 2);
       cairo_fill (cr);
     }
+  cairo_restore (cr);
+}
+
+static void
+draw_gutter_cached (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  cairo_surface_t *target = cairo_get_target (cr);
+  if (cairo_surface_get_type (target) != CAIRO_SURFACE_TYPE_IMAGE)
+    {
+      draw_gutter (self, cr, view);
+      return;
+    }
+  if (self->gutter == NULL || self->gutter_generation != self->layout_generation
+      || self->gutter_scroll != view->scroll_y || self->gutter_height != view->height
+      || self->gutter_dark != view->dark)
+    {
+      g_clear_pointer (&self->gutter, cairo_surface_destroy);
+      double sx, sy;
+      cairo_surface_get_device_scale (target, &sx, &sy);
+      self->gutter = cairo_image_surface_create (
+        CAIRO_FORMAT_RGB24, (int)ceil (WICK_TIMELINE_GUTTER * sx), (int)ceil (view->height * sy));
+      cairo_surface_set_device_scale (self->gutter, sx, sy);
+      cairo_t *gcr = cairo_create (self->gutter);
+      cairo_set_line_width (gcr, 1);
+      WickTimelineViewport narrow = *view;
+      draw_gutter (self, gcr, &narrow);
+      cairo_destroy (gcr);
+      g_clear_object (&self->layout); /* made for the other context */
+      self->gutter_generation = self->layout_generation;
+      self->gutter_scroll = view->scroll_y;
+      self->gutter_height = view->height;
+      self->gutter_dark = view->dark;
+    }
+  cairo_save (cr);
+  cairo_rectangle (cr, 0, 0, WICK_TIMELINE_GUTTER, view->height);
+  cairo_clip (cr);
+  cairo_set_source_surface (cr, self->gutter, 0, 0);
+  cairo_paint (cr);
   cairo_restore (cr);
 }
 
@@ -1845,7 +1937,7 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
             }
           if (item->type == ITEM_PROCESS)
             {
-              wick_palette_set (cr, wick_palette_foreground (view->dark), 0.05);
+              set_blended (cr, wick_palette_foreground (view->dark), 0.05, view->dark);
               cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width, item->height);
               cairo_fill (cr);
               zebra = 0;
@@ -1895,7 +1987,7 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
                      view->height / 3.0);
       pango_cairo_show_layout (cr, layout);
     }
-  draw_gutter (self, cr, view);
+  draw_gutter_cached (self, cr, view);
   cairo_restore (cr);
 }
 

@@ -8,6 +8,14 @@
  * positions; each figure is the median of the frames drawn. The baseline
  * iterates every span and fills the rectangles of those in the view, which
  * is what a timeline without an index does.
+ *
+ * Then the track list: the same number of spans over 64 threads of one
+ * Chrome-format process (built through the track model's builder, units of
+ * ten as above on each thread, threads offset in time), 1 000 000 counter
+ * samples over four counter tracks and 100 000 flows between threads, drawn
+ * at the same zooms, plain and with a span selected whose flows are drawn;
+ * the single-track figures above are its baseline in the same run, and
+ * draw-all over the same spans its naive one.
  */
 #include "config.h"
 
@@ -17,6 +25,7 @@
 #include <string.h>
 
 #include "model/wick-document.h"
+#include "model/wick-tracks.h"
 #include "ui/wick-timeline-scene.h"
 
 static void
@@ -144,6 +153,70 @@ draw_naive (WickDocument *document, cairo_t *cr, const WickTimelineViewport *vie
     }
 }
 
+/* 10 M spans over 64 threads, 1 M counter samples, 100 k flows. */
+static WickDocument *
+build_tracks_document (guint64 n_spans, guint n_threads, guint n_samples, guint n_flows)
+{
+  WickDocument *document = wick_document_new ();
+  WickTracks *tracks = wick_document_begin_tracks (document, WICK_TRACE_FORMAT_CHROME);
+  guint32 process = wick_tracks_add_process (tracks, 1);
+  wick_tracks_set_process_name (tracks, process, wick_tracks_intern (tracks, "bench", 5));
+  static const char *names[] = { "step", "forward", "matmul", "relu", "backward", "adamw" };
+  WickStr name[6], cat = wick_tracks_intern (tracks, "cpu_op", 6);
+  for (guint i = 0; i < 6; i++)
+    name[i] = wick_tracks_intern (tracks, names[i], strlen (names[i]));
+  guint64 units = MAX (n_spans / 10 / n_threads, 1);
+  for (guint th = 0; th < n_threads; th++)
+    {
+      guint32 thread = wick_tracks_add_thread (tracks, process, 100 + th);
+      char tname[32];
+      snprintf (tname, sizeof tname, "worker %u", th);
+      wick_tracks_set_thread_name (tracks, thread,
+                                   wick_tracks_intern (tracks, tname, strlen (tname)));
+      gint64 skew = th * 37;
+      for (guint64 u = 0; u < units; u++)
+        {
+          gint64 t = 5 + (gint64)u * 10000 + skew;
+          wick_tracks_slice_complete (tracks, thread, t, 9900, name[0], cat, 0);
+          for (guint c = 0; c < 3; c++)
+            {
+              gint64 tc = t + 100 + c * 3200;
+              wick_tracks_slice_complete (tracks, thread, tc, 3000, name[1 + c % 2], cat, 0);
+              for (guint g = 0; g < 2; g++)
+                wick_tracks_slice_complete (tracks, thread, tc + 200 + g * 1300, 1000, name[3 + g],
+                                            cat, 0);
+            }
+        }
+    }
+  gint64 span_ns = (gint64)units * 10000;
+  for (guint k = 0; k < 4; k++)
+    {
+      char cname[32];
+      snprintf (cname, sizeof cname, "counter %u", k);
+      guint32 counter = wick_tracks_counter_track (
+        tracks, (gint32)process, wick_tracks_intern (tracks, cname, strlen (cname)));
+      guint per = n_samples / 4;
+      for (guint i = 0; i < per; i++)
+        wick_tracks_counter_add (tracks, counter, (gint64)((double)span_ns * i / per),
+                                 (double)((i * 2654435761u) % 1000) + k * 100);
+    }
+  WickStr fcat = wick_tracks_intern (tracks, "flow", 4),
+          fname = wick_tracks_intern (tracks, "launch", 6);
+  for (guint f = 0; f < n_flows; f++)
+    {
+      char id[24];
+      snprintf (id, sizeof id, "%u", f);
+      WickStr fid = wick_tracks_intern (tracks, id, strlen (id));
+      guint from = f % n_threads, to = (f + 1) % n_threads;
+      gint64 t = 5 + (gint64)((double)(units - 1) * f / n_flows) * 10000;
+      wick_tracks_flow_add (tracks, WICK_FLOW_START, from, t + from * 37 + 500, fcat, fname, fid,
+                            FALSE);
+      wick_tracks_flow_add (tracks, WICK_FLOW_END, to, t + to * 37 + 2000, fcat, fname, fid, TRUE);
+    }
+  wick_tracks_finish (tracks);
+  return document;
+}
+
 typedef void (*DrawFunc) (gpointer data, cairo_t *cr, const WickTimelineViewport *view);
 
 static void
@@ -157,6 +230,8 @@ draw_baseline (gpointer data, cairo_t *cr, const WickTimelineViewport *view)
 {
   draw_naive (data, cr, view);
 }
+
+static WickEventRef bench_selected = { WICK_EVENT_NONE, 0 };
 
 static double
 time_frames (DrawFunc draw, gpointer data, guint64 start, guint64 end, double fraction,
@@ -173,6 +248,8 @@ time_frames (DrawFunc draw, gpointer data, guint64 start, guint64 end, double fr
                                     .height = 1080,
                                     .selected_type = WICK_RECORD_NONE,
                                     .selected_index = -1,
+                                    .selected_event_kind = bench_selected.kind,
+                                    .selected_event_index = bench_selected.index,
                                     .hover_x = -1 };
       gint64 t0 = g_get_monotonic_time ();
       draw (data, cr, &view);
@@ -190,12 +267,12 @@ main (int argc, char **argv)
   const char *env = g_getenv ("WICK_BENCH_SPANS");
   guint64 n_spans = env ? g_ascii_strtoull (env, NULL, 10) : 10000000;
   gint64 t0 = g_get_monotonic_time ();
-  g_autoptr (WickDocument) document = build_document (n_spans);
+  WickDocument *document = build_document (n_spans);
   guint n;
   wick_document_get_spans (document, &n);
   double load_s = (g_get_monotonic_time () - t0) / 1e6;
   t0 = g_get_monotonic_time ();
-  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  WickTimelineScene *scene = wick_timeline_scene_new (document);
   double index_s = (g_get_monotonic_time () - t0) / 1e6;
   guint64 start, end;
   wick_timeline_scene_get_extent (scene, &start, &end);
@@ -210,19 +287,57 @@ main (int argc, char **argv)
     const char *name;
     double fraction;
   } zooms[] = {
-    { "whole trace", 1.0 },
-    { "1/100 of it", 1e-2 },
-    { "1/10 000 of it", 1e-4 },
+    { "whole trace", 1.0 },        { "1/100 of it", 1e-2 }, { "1/10 000 of it", 1e-4 },
     { "1/100 000 of it", 1e-5 }, /* spans wide enough to be labelled */
     { "1/1 000 000 of it", 1e-6 },
   };
+  double single[G_N_ELEMENTS (zooms)];
   for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
     {
       double ours = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
       double naive = time_frames (draw_baseline, document, start, end, zooms[z].fraction, 3, cr);
+      single[z] = ours;
       printf ("  %-26s %12.2f %16.1f %7.0fx\n", zooms[z].name, ours, naive, naive / ours);
+    }
+  g_clear_pointer (&scene, wick_timeline_scene_free);
+  g_clear_object (&document);
+
+  /* The track list. */
+  const char *threads_env = g_getenv ("WICK_BENCH_THREADS");
+  guint n_threads = threads_env ? (guint)g_ascii_strtoull (threads_env, NULL, 10) : 64;
+  guint n_samples = (guint)MIN (n_spans / 10, 1000000),
+        n_flows = (guint)MIN (n_spans / 100, 100000);
+  t0 = g_get_monotonic_time ();
+  document = build_tracks_document (n_spans, n_threads, n_samples, n_flows);
+  double build_s = (g_get_monotonic_time () - t0) / 1e6;
+  t0 = g_get_monotonic_time ();
+  scene = wick_timeline_scene_new (document);
+  double scene_s = (g_get_monotonic_time () - t0) / 1e6;
+  wick_timeline_scene_get_extent (scene, &start, &end);
+  WickTracks *tracks = wick_document_get_tracks (document);
+  guint n_flows_read;
+  const WickFlow *flows = wick_tracks_get_flows (tracks, &n_flows_read);
+  wick_document_get_spans (document, &n);
+  printf ("track list: %u spans over %u threads, %u counter samples, %u flows\n", n, n_threads,
+          n_samples, n_flows_read);
+  printf ("  model built (builder + finish) in %.1f s; scene in %.2f s; model %.0f B/span\n",
+          build_s, scene_s, (double)wick_tracks_get_size (tracks) / MAX (n, 1));
+  printf ("  %-26s %12s %16s %16s %8s\n", "view", "tracks (ms)", "+ flows (ms)",
+          "single-track (ms)", "ratio");
+  for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
+    {
+      bench_selected = (WickEventRef){ WICK_EVENT_NONE, 0 };
+      double plain = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
+      /* A span with flows selected: its arrows and the chain behind them. */
+      if (n_flows_read > 0)
+        bench_selected = flows[n_flows_read / 2].from.event;
+      double with_flows = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
+      printf ("  %-26s %12.2f %16.2f %16.2f %7.2fx\n", zooms[z].name, plain, with_flows, single[z],
+              MAX (plain, with_flows) / single[z]);
     }
   cairo_destroy (cr);
   cairo_surface_destroy (surface);
+  wick_timeline_scene_free (scene);
+  g_object_unref (document);
   return 0;
 }

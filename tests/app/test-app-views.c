@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app-test-util.h"
+#include "model/wick-chrome-import.h"
 #include "ui/wick-format.h"
 #include "ui/wick-memory-chart.h"
 #include "ui/wick-palette.h"
@@ -895,6 +896,273 @@ test_memory_peak_labels (void)
   assert_peak_labels_apart (example_chart, &view, 1);
 }
 
+/* The track list (issue 9 item 5) on a small multi-threaded Chrome trace:
+ * tests/app/data/tracks.json. */
+static WickDocument *
+load_tracks_fixture (void)
+{
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "tracks.json", NULL);
+  WickDocument *document = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  if (!wick_document_load_file_auto (document, path, NULL, NULL, NULL, &error))
+    g_error ("%s: %s", path, error->message);
+  return document;
+}
+
+static guint32
+track_named (WickTimelineScene *scene, const char *name)
+{
+  for (guint i = 0; i < wick_timeline_scene_get_n_tracks (scene); i++)
+    {
+      guint32 t = wick_timeline_scene_get_track (scene, i);
+      if (g_strcmp0 (wick_timeline_scene_get_track_name (scene, t), name) == 0)
+        return t;
+    }
+  g_error ("no track named %s", name);
+  return 0;
+}
+
+static gint64
+span_named (WickDocument *document, const char *name)
+{
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (document, &n);
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (wick_document_str (document, spans[i].name), name) == 0)
+      return i;
+  g_error ("no span named %s", name);
+  return -1;
+}
+
+static guint
+count_near (cairo_surface_t *surface, guint32 rgb, double x0, double y0, double x1, double y1)
+{
+  guint n = 0;
+  for (int y = (int)y0; y < (int)y1; y++)
+    for (int x = (int)x0; x < (int)x1; x++)
+      {
+        guint32 p = app_test_pixel (surface, x, y);
+        int dr = (int)(p >> 16 & 0xff) - (int)(rgb >> 16 & 0xff);
+        int dg = (int)(p >> 8 & 0xff) - (int)(rgb >> 8 & 0xff);
+        int db = (int)(p & 0xff) - (int)(rgb & 0xff);
+        n += ABS (dr) <= 24 && ABS (dg) <= 24 && ABS (db) <= 24;
+      }
+  return n;
+}
+
+static void
+test_timeline_tracks (void)
+{
+  g_autoptr (WickDocument) document = load_tracks_fixture ();
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  WickTracks *tracks = wick_timeline_scene_get_tracks (scene);
+  WickTimelineViewport view = { .width = 1200,
+                                .height = 600,
+                                .hover_x = -1,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1 };
+  wick_timeline_scene_get_extent (scene, &view.start_ns, &view.end_ns);
+  /* A track per thread, named; height follows depth (main: 3 rows). */
+  guint32 main_track = track_named (scene, "main 10");
+  guint32 autograd = track_named (scene, "autograd 11");
+  g_assert_cmpint (wick_timeline_scene_get_track_height (scene, main_track), ==,
+                   3 * WICK_TIMELINE_ROW);
+  g_assert_cmpint (wick_timeline_scene_get_track_height (scene, autograd), ==,
+                   2 * WICK_TIMELINE_ROW);
+  guint32 load = track_named (scene, "load");
+  guint32 counter = track_named (scene, "memory bytes");
+  guint32 device = track_named (scene, "cuda:0 stream 7");
+  guint32 instants = track_named (scene, "main · instants");
+  g_assert_cmpint (wick_timeline_scene_get_track_height (scene, load), ==, 2 * WICK_TIMELINE_ROW);
+
+  /* The process header collapses its group; the gutter hit says so. */
+  cairo_rectangle_t r, before;
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, main_track, &before));
+  guint32 what = 0;
+  g_assert_cmpint (wick_timeline_scene_hit_gutter (scene, &view, 20, before.y - 5, &what), ==,
+                   WICK_TIMELINE_GUTTER_PROCESS);
+  wick_timeline_scene_set_collapsed (scene, what, TRUE);
+  g_assert_false (wick_timeline_scene_track_rect (scene, &view, main_track, &r));
+  g_assert_false (wick_timeline_scene_track_rect (scene, &view, autograd, &r));
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, device, &r));
+  wick_timeline_scene_set_collapsed (scene, what, FALSE);
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, main_track, &r));
+
+  /* Pinning: the pin in the gutter; the track moves to the top. */
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, autograd, &r));
+  g_assert_cmpint (
+    wick_timeline_scene_hit_gutter (scene, &view, WICK_TIMELINE_GUTTER - 10, r.y + 6, &what), ==,
+    WICK_TIMELINE_GUTTER_PIN);
+  g_assert_cmpuint (what, ==, autograd);
+  wick_timeline_scene_set_pinned (scene, autograd, TRUE);
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, autograd, &r));
+  g_assert_cmpfloat (r.y, ==, WICK_TIMELINE_RULER);
+  /* ...and stays there while the rest scrolls. */
+  view.scroll_y = 40;
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, autograd, &r));
+  g_assert_cmpfloat (r.y, ==, WICK_TIMELINE_RULER);
+  view.scroll_y = 0;
+  wick_timeline_scene_set_pinned (scene, autograd, FALSE);
+
+  /* Every kind of event is hit where it is drawn. */
+  struct
+  {
+    guint32 track;
+    double t_us;
+    guint kind;
+    const char *name;
+  } hits[] = {
+    { load, 150, WICK_EVENT_ASYNC, "load" },
+    { counter, 500, WICK_EVENT_COUNTER, "memory bytes" },
+    { instants, 650, WICK_EVENT_INSTANT, "tick" },
+    { device, 250, WICK_EVENT_DEVICE, "sgemm" },
+    { autograd, 700, WICK_EVENT_SLICE, "backward" },
+  };
+  guint64 origin = view.start_ns;
+  for (guint i = 0; i < G_N_ELEMENTS (hits); i++)
+    {
+      g_assert_true (wick_timeline_scene_track_rect (scene, &view, hits[i].track, &r));
+      double x = wick_timeline_viewport_time_to_x (&view, origin + (guint64)(hits[i].t_us * 1000));
+      WickEventRef event;
+      g_assert_true (wick_timeline_scene_hit_event (scene, &view, x, r.y + 5, &event));
+      g_assert_cmpuint (event.kind, ==, hits[i].kind);
+      g_assert_cmpstr (wick_tracks_event_name (tracks, event), ==, hits[i].name);
+    }
+  /* The counter's value at the cursor. */
+  double x500 = wick_timeline_viewport_time_to_x (&view, origin + 500000);
+  g_autofree char *value = wick_timeline_scene_counter_label (scene, &view, counter, x500);
+  g_assert_cmpstr (value, ==, "300 B");
+
+  /* Flows of the selected slice (matmul, where the fwdbwd flow starts):
+   * drawn as an arrow into autograd's "grad", which ] reaches. */
+  WickEventRef matmul = { WICK_EVENT_SLICE, (guint32)span_named (document, "matmul") };
+  guint32 chain[16];
+  guint n_direct;
+  guint n_chain = wick_timeline_scene_flow_chain (scene, matmul, chain, 16, &n_direct);
+  g_assert_cmpuint (n_direct, ==, 1);
+  g_assert_cmpuint (n_chain, >=, 1);
+  WickEventRef next;
+  g_assert_true (wick_timeline_scene_follow_flow (scene, matmul, 1, &next));
+  g_assert_cmpstr (wick_tracks_event_name (tracks, next), ==, "grad");
+  WickEventRef back;
+  g_assert_true (wick_timeline_scene_follow_flow (scene, next, -1, &back));
+  g_assert_cmpuint (back.index, ==, matmul.index);
+  /* The launch → kernel arrow of cudaLaunchKernel. */
+  WickEventRef launch = { WICK_EVENT_SLICE, (guint32)span_named (document, "cudaLaunchKernel") };
+  g_assert_true (wick_timeline_scene_follow_flow (scene, launch, 1, &next));
+  g_assert_cmpuint (next.kind, ==, WICK_EVENT_DEVICE);
+  g_assert_cmpstr (wick_tracks_event_name (tracks, next), ==, "sgemm");
+
+  view.selected_type = WICK_RECORD_SPAN;
+  view.selected_index = matmul.index;
+  view.selected_event_kind = WICK_EVENT_SLICE;
+  view.selected_event_index = matmul.index;
+  cairo_surface_t *plain_surface
+    = draw_timeline (document, &(WickTimelineViewport){ .start_ns = view.start_ns,
+                                                        .end_ns = view.end_ns,
+                                                        .width = 1200,
+                                                        .height = 600,
+                                                        .hover_x = -1,
+                                                        .selected_type = WICK_RECORD_NONE,
+                                                        .selected_index = -1 });
+  cairo_surface_t *surface = draw_timeline (document, &view);
+  WickRgb accent = wick_palette_accent (FALSE);
+  guint32 accent_rgb = app_test_rgb (accent.r, accent.g, accent.b);
+  /* Between the two threads' rows, the arrow is drawn; not without it. */
+  cairo_rectangle_t grad;
+  WickEventRef grad_ref = { WICK_EVENT_SLICE, (guint32)span_named (document, "grad") };
+  g_assert_true (wick_timeline_scene_event_rect (scene, &view, grad_ref, &grad));
+  g_assert_cmpuint (
+    count_near (surface, accent_rgb, grad.x - 14, grad.y - 6, grad.x + 2, grad.y + grad.height), >,
+    8);
+  g_assert_cmpuint (count_near (plain_surface, accent_rgb, grad.x - 14, grad.y - 6, grad.x + 2,
+                                grad.y + grad.height),
+                    ==, 0);
+  /* A flow end is clickable. */
+  WickEventRef flow_hit;
+  g_assert_true (
+    wick_timeline_scene_hit_event (scene, &view, grad.x, grad.y + grad.height / 2, &flow_hit));
+  g_assert_cmpuint (flow_hit.kind, ==, WICK_TIMELINE_EVENT_FLOW);
+  cairo_surface_destroy (surface);
+  cairo_surface_destroy (plain_surface);
+
+  /* A zero-duration slice is drawn, and boxed when selected. */
+  gint64 zero = span_named (document, "zero_len");
+  WickEventRef zero_ref = { WICK_EVENT_SLICE, (guint32)zero };
+  cairo_rectangle_t z;
+  g_assert_true (wick_timeline_scene_event_rect (scene, &view, zero_ref, &z));
+  view.selected_index = zero;
+  view.selected_event_index = zero;
+  surface = draw_timeline (document, &view);
+  guint32 zero_colour = app_test_pixel (surface, (int)z.x, (int)(z.y + z.height / 2));
+  g_assert_cmphex (zero_colour, !=,
+                   app_test_rgb (wick_palette_background (FALSE).r,
+                                 wick_palette_background (FALSE).g,
+                                 wick_palette_background (FALSE).b));
+  g_assert_cmpuint (count_near (surface, accent_rgb, z.x - 6, z.y - 8, z.x + 7, z.y + z.height), >,
+                    20);
+  cairo_surface_destroy (surface);
+
+  /* The legend: the forward swatch, bottom right, only when asked. */
+  WickRgb fwd = wick_palette_span (1 * WICK_SPAN_SHADES, FALSE);
+  guint32 fwd_rgb = app_test_rgb (fwd.r, fwd.g, fwd.b);
+  view.selected_type = WICK_RECORD_NONE;
+  view.selected_event_kind = WICK_EVENT_NONE;
+  surface = draw_timeline (document, &view);
+  guint without = count_near (surface, fwd_rgb, 600, 570, 1200, 600);
+  cairo_surface_destroy (surface);
+  view.legend = TRUE;
+  surface = draw_timeline (document, &view);
+  g_assert_cmpuint (count_near (surface, fwd_rgb, 600, 570, 1200, 600), >, without + 60);
+  cairo_surface_destroy (surface);
+}
+
+/* Search hits stay visible zoomed out (a 100 ns span in a 10 ms view) and
+ * are ticked on the overview. */
+static void
+test_timeline_search_zoomed_out (void)
+{
+  g_autoptr (WickDocument) document = load_tracks_fixture ();
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  guint32 hit = (guint32)span_named (document, "matmul");
+  guint n;
+  wick_document_get_spans (document, &n);
+  g_autofree guint8 *matches = g_new0 (guint8, n);
+  matches[hit] = 1;
+  guint64 start, end;
+  wick_timeline_scene_get_extent (scene, &start, &end);
+  WickTimelineViewport view = { .start_ns = start,
+                                .end_ns = start + 400000000,
+                                .width = 1000,
+                                .height = 400,
+                                .hover_x = -1,
+                                .selected_index = -1,
+                                .matches = matches,
+                                .match_list = &hit,
+                                .n_match_list = 1 };
+  cairo_rectangle_t r;
+  WickEventRef ref = { WICK_EVENT_SLICE, hit };
+  g_assert_true (wick_timeline_scene_event_rect (scene, &view, ref, &r));
+  cairo_surface_t *surface = draw_timeline (document, &view);
+  WickRgb accent = wick_palette_accent (FALSE);
+  guint32 accent_rgb = app_test_rgb (accent.r, accent.g, accent.b);
+  g_assert_cmpuint (count_near (surface, accent_rgb, r.x - 1, r.y, r.x + 3, r.y + r.height), >=,
+                    r.height);
+  cairo_surface_destroy (surface);
+  /* The overview: a tick for the hit. */
+  WickTimelineViewport full = view;
+  full.end_ns = end;
+  full.height = 60;
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, full.width, full.height);
+  cairo_t *cr = cairo_create (surface);
+  wick_timeline_scene_draw_overview (scene, cr, &full, start, end);
+  cairo_destroy (cr);
+  double x = wick_timeline_viewport_time_to_x (&full, start + 20000);
+  g_assert_cmpuint (count_near (surface, accent_rgb, x - 2, 50, x + 4, 60), >, 4);
+  cairo_surface_destroy (surface);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -916,5 +1184,7 @@ main (int argc, char **argv)
   g_test_add_func ("/views/render/u64-times", test_u64_times);
   g_test_add_func ("/views/format/time-labels", test_time_labels);
   g_test_add_func ("/views/timeline/cursor-label", test_cursor_label);
+  g_test_add_func ("/views/timeline/tracks", test_timeline_tracks);
+  g_test_add_func ("/views/timeline/search-zoomed-out", test_timeline_search_zoomed_out);
   return g_test_run ();
 }

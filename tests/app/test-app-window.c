@@ -695,6 +695,88 @@ test_tabs_and_narrow (void)
   close_window (window);
 }
 
+/* Issue 9 item 5: clicking any event shows its fields in the details pane;
+ * a range is summarised per track; ] follows a flow. */
+static void
+test_track_events (void)
+{
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "tracks.json", NULL);
+  WickWindow *window = open_window (path);
+  GtkWidget *widget = wick_window_get_view (window, "timeline");
+  iterate_until (is_mapped_and_sized, widget, 10000);
+  iterate_for (50);
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  WickDetailsPane *details = WICK_DETAILS_PANE (wick_window_get_view (window, "details"));
+  WickSelection *selection = wick_window_get_selection (window);
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  WickTracks *tracks = wick_timeline_scene_get_tracks (scene);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  struct
+  {
+    guint kind;
+    const char *name;
+  } kinds[] = {
+    { WICK_EVENT_ASYNC, "load" },     { WICK_EVENT_COUNTER, "memory bytes" },
+    { WICK_EVENT_INSTANT, "tick" },   { WICK_EVENT_DEVICE, "sgemm" },
+    { WICK_EVENT_SLICE, "backward" },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+    {
+      /* The first event of that kind and name, clicked in its middle. */
+      gboolean found = FALSE;
+      for (guint i = 0; i < 64 && !found; i++)
+        {
+          WickEventRef ref = { kinds[k].kind, i };
+          if (kinds[k].kind == WICK_EVENT_COUNTER)
+            {
+              guint n;
+              wick_tracks_get_counter_samples (tracks, &n);
+              if (i >= n)
+                break;
+            }
+          const char *name = wick_tracks_event_name (tracks, ref);
+          if (g_strcmp0 (name, kinds[k].name) != 0)
+            continue;
+          cairo_rectangle_t r;
+          if (!wick_timeline_scene_event_rect (scene, &view, ref, &r))
+            continue;
+          g_assert_true (
+            wick_timeline_view_click (timeline, r.x + MIN (r.width / 2, 3) + 1, r.y + 5));
+          gint64 index;
+          g_assert_cmpuint (wick_selection_get_event (selection, &index), ==, kinds[k].kind);
+          g_assert_cmpstr (wick_details_pane_get_title (details), ==, kinds[k].name);
+          found = TRUE;
+        }
+      if (!found)
+        g_error ("no %s to click", kinds[k].name);
+    }
+  /* A flow: select the launch, ] reaches its kernel. */
+  guint n_spans;
+  const WickSpan *spans = wick_document_get_spans (wick_window_get_document (window), &n_spans);
+  for (guint i = 0; i < n_spans; i++)
+    if (g_strcmp0 (wick_document_str (wick_window_get_document (window), spans[i].name),
+                   "cudaLaunchKernel")
+        == 0)
+      wick_selection_set_record (selection, WICK_RECORD_SPAN, i);
+  g_assert_true (wick_timeline_view_follow_flow (timeline, 1));
+  g_assert_cmpstr (wick_details_pane_get_title (details), ==, "sgemm");
+  /* The range: one row per track holding something in it. */
+  guint64 start, end;
+  wick_timeline_scene_get_extent (scene, &start, &end);
+  wick_selection_set_range (selection, start, end);
+  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  while (wick_details_pane_get_range_track_rows (details) == 0
+         && g_get_monotonic_time () < deadline)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_cmpuint (wick_details_pane_get_range_track_rows (details), ==, 7);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -719,6 +801,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/loader-cancel", test_loader_cancel);
   g_test_add_func ("/window/live-follow", test_live_follow);
   g_test_add_func ("/window/tabs-and-narrow", test_tabs_and_narrow);
+  g_test_add_func ("/window/track-events", test_track_events);
   int status = g_test_run ();
   g_object_unref (app);
   return status;
