@@ -1056,7 +1056,15 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
   if (wick_input_get_compression (input) != WICK_COMPRESSION_NONE)
     size *= 8;
   if (!wick_chrome_reader_start (reader, &format, error))
-    return FALSE;
+    {
+      if (error != NULL && *error != NULL
+          && g_error_matches (*error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
+        {
+          set_chrome_parse_error (document, *error);
+          document->finished = TRUE;
+        }
+      return FALSE;
+    }
   if (format == WICK_FILE_FORMAT_JSONL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
@@ -1065,7 +1073,19 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
       return FALSE;
     }
   if (format == WICK_FILE_FORMAT_MEMORY_TIMELINE)
-    return import_memory_timeline (document, reader, label, error);
+    {
+      GError *local = NULL;
+      if (import_memory_timeline (document, reader, label, &local))
+        return TRUE;
+      if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
+          && !document->parse_error.failed)
+        {
+          set_chrome_parse_error (document, local);
+          document->finished = TRUE;
+        }
+      g_propagate_error (error, local);
+      return FALSE;
+    }
 
   import_init (&im, document, label, size);
   while (wick_chrome_reader_next (reader, &event, &syntax))

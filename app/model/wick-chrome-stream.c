@@ -47,6 +47,7 @@ struct _WickChromeReader
   GPtrArray *metadata;
   GPtrArray *warnings;
   gboolean cut_off;
+  gboolean chrome_evidence; /* a top-level '[' or a "traceEvents" member was seen */
 };
 
 WickChromeReader *
@@ -749,6 +750,7 @@ wick_chrome_reader_start (WickChromeReader *r, WickFileFormat *format, GError **
   if (c == '[')
     {
       r->pos++;
+      r->chrome_evidence = TRUE;
       c = peek_byte (r);
       if (c == '[')
         {
@@ -787,6 +789,7 @@ wick_chrome_reader_start (WickChromeReader *r, WickFileFormat *format, GError **
         return FALSE;
       if (strcmp (key, "traceEvents") == 0)
         {
+          r->chrome_evidence = TRUE;
           c = peek_byte (r);
           if (c != '[')
             return fail_at (r, r->pos, error, "\"traceEvents\" must be an array of events");
@@ -1178,12 +1181,19 @@ wick_file_sniff (const char *path, GError **error)
 {
   WickInput *input = wick_input_open (path, error);
   g_autoptr (WickChromeReader) r = NULL;
+  g_autoptr (GError) local = NULL;
   WickFileFormat format = WICK_FILE_FORMAT_UNKNOWN;
 
   if (input == NULL)
     return WICK_FILE_FORMAT_UNKNOWN;
   r = wick_chrome_reader_new (input, path);
-  if (!wick_chrome_reader_start (r, &format, error))
-    return WICK_FILE_FORMAT_UNKNOWN;
+  if (!wick_chrome_reader_start (r, &format, &local))
+    {
+      /* a Chrome trace that is damaged: the importer words the error */
+      if (r->chrome_evidence && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
+        return WICK_FILE_FORMAT_CHROME;
+      g_propagate_error (error, g_steal_pointer (&local));
+      return WICK_FILE_FORMAT_UNKNOWN;
+    }
   return format;
 }

@@ -258,6 +258,27 @@ test_errors_name_the_place (void)
   }
   g_clear_error (&error);
 
+  /* Chrome-shaped but wrong: the Chrome error, not a JSONL one */
+  {
+    const char *not_array = "{\"traceEvents\":5}";
+    g_autoptr (GString) deep = g_string_new (NULL);
+    g_autofree char *p1 = write_temp ("not-array.json", not_array, strlen (not_array));
+    g_autofree char *p2 = NULL;
+    g_autoptr (WickDocument) c = wick_document_new ();
+    g_autoptr (WickDocument) d = wick_document_new ();
+    for (int i = 0; i < 300; i++)
+      g_string_append_c (deep, '[');
+    p2 = write_temp ("deep.json", deep->str, deep->len);
+    g_assert_false (wick_document_load_file_auto (c, p1, NULL, NULL, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "not-array.json:1:16: \"traceEvents\" must be an array"));
+    g_assert_true (wick_document_get_parse_error (c)->failed);
+    g_clear_error (&error);
+    g_assert_false (wick_document_load_file_auto (d, p2, NULL, NULL, NULL, &error));
+    g_assert_nonnull (strstr (error->message, "recursion limit exceeded"));
+    g_assert_true (wick_document_get_parse_error (d)->failed);
+    g_clear_error (&error);
+  }
+
   g_assert_false (wick_document_load_file_auto (b, other_path, NULL, NULL, NULL, &error));
   g_assert_nonnull (strstr (error->message, "no \"traceEvents\" array"));
   g_assert_nonnull (strstr (error->message, "\"foo\", \"bar\""));
