@@ -14,6 +14,10 @@ void wick_window_cancel_load (WickWindow *self);
 guint wick_window_get_n_banners (WickWindow *self);
 void wick_window_search (WickWindow *self, const char *text);
 const char *wick_window_get_match_text (WickWindow *self);
+GtkSearchBar *wick_window_get_search_bar (WickWindow *self);
+GtkSearchEntry *wick_window_get_search_entry (WickWindow *self);
+/* The name of the view shown ("timeline", "memory", ...). */
+const char *wick_window_get_visible_view (WickWindow *self);
 
 /* Rows of the welcome page's recent traces. */
 guint wick_window_get_n_recent (WickWindow *self);

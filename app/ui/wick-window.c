@@ -419,11 +419,15 @@ update_match_label (WickWindow *self, guint n, gint current)
 static void
 on_search_changed (GtkSearchEntry *entry, WickWindow *self)
 {
+  /* A closed bar searches nothing (search-changed comes late, after a pause
+   * in typing, possibly after Escape closed the bar). */
+  if (!gtk_search_bar_get_search_mode (self->search_bar))
+    return;
   self->n_matches = wick_timeline_view_set_search (WICK_TIMELINE_VIEW (self->timeline),
                                                    gtk_editable_get_text (GTK_EDITABLE (entry)));
+  /* Typing in the query never switches views: Enter (activate) goes to the
+   * timeline's next match. */
   update_match_label (self, self->n_matches, -1);
-  if (self->n_matches > 0)
-    adw_view_stack_set_visible_child_name (self->views, "timeline");
 }
 
 static void
@@ -436,7 +440,29 @@ step_match (WickWindow *self, int direction)
 static void
 on_search_activate (GtkSearchEntry *entry, WickWindow *self)
 {
+  if (self->n_matches > 0)
+    adw_view_stack_set_visible_child_name (self->views, "timeline");
   step_match (self, 1);
+}
+
+/* Escape in the entry (GtkSearchEntry's stop-search) closes the bar. */
+static void
+on_search_stop (GtkSearchEntry *entry, WickWindow *self)
+{
+  gtk_search_bar_set_search_mode (self->search_bar, FALSE);
+}
+
+/* A closed bar leaves no highlighted matches behind. */
+static void
+on_search_mode_changed (GtkSearchBar *bar, GParamSpec *pspec, WickWindow *self)
+{
+  if (!gtk_search_bar_get_search_mode (bar))
+    {
+      self->n_matches = wick_timeline_view_set_search (WICK_TIMELINE_VIEW (self->timeline), "");
+      gtk_label_set_text (self->match_label, "");
+    }
+  else
+    on_search_changed (self->search_entry, self);
 }
 
 static void
@@ -1013,6 +1039,9 @@ wick_window_init (WickWindow *self)
   g_signal_connect (self->cancel_button, "clicked", G_CALLBACK (on_cancel_clicked), self);
   g_signal_connect (self->search_entry, "search-changed", G_CALLBACK (on_search_changed), self);
   g_signal_connect (self->search_entry, "activate", G_CALLBACK (on_search_activate), self);
+  g_signal_connect (self->search_entry, "stop-search", G_CALLBACK (on_search_stop), self);
+  g_signal_connect (self->search_bar, "notify::search-mode-enabled",
+                    G_CALLBACK (on_search_mode_changed), self);
   GtkEventController *keys = gtk_event_controller_key_new ();
   g_signal_connect (keys, "key-pressed", G_CALLBACK (on_search_key), self);
   gtk_widget_add_controller (GTK_WIDGET (self->search_entry), keys);
@@ -1219,6 +1248,24 @@ wick_window_search (WickWindow *self, const char *text)
     text = "";
   gtk_editable_set_text (GTK_EDITABLE (self->search_entry), text);
   on_search_changed (self->search_entry, self);
+}
+
+GtkSearchBar *
+wick_window_get_search_bar (WickWindow *self)
+{
+  return self->search_bar;
+}
+
+GtkSearchEntry *
+wick_window_get_search_entry (WickWindow *self)
+{
+  return self->search_entry;
+}
+
+const char *
+wick_window_get_visible_view (WickWindow *self)
+{
+  return adw_view_stack_get_visible_child_name (self->views);
 }
 
 const char *

@@ -784,10 +784,9 @@ main (int argc, char **argv)
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
   if (!gtk_init_check ())
     {
-      /* meson counts exit status 77 as skipped. */
-      g_printerr (
-        "test-app-window: no display; the app's window tests run under Xvfb (tools/test.sh)\n");
-      return 77;
+      /* Run as TAP: a plan of no tests with SKIP is what meson counts as skipped. */
+      g_print ("1..0 # SKIP no display; the app's window tests run under Xvfb (tools/test.sh)\n");
+      return 0;
     }
   adw_init ();
   app = wick_application_new ();
