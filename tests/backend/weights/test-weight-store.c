@@ -8,6 +8,7 @@
 #include "wick-weight-store-private.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -707,6 +708,29 @@ evict_thread (gpointer data)
   return NULL;
 }
 
+static unsigned
+evictions_waiting (WickWeightStore *store)
+{
+  pthread_mutex_lock (&store->lock);
+  unsigned n = store->n_modules > 0 ? store->modules[0]->evictions_waiting : 0;
+  pthread_mutex_unlock (&store->lock);
+  return n;
+}
+
+/* Waits (with a deadline, never a fixed sleep) until an eviction of the
+ * store's first module is blocked on its users. */
+static void
+wait_for_waiting_eviction (WickWeightStore *store)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (evictions_waiting (store) == 0)
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("no eviction started waiting for the module's users within 10 s");
+      g_usleep (1000);
+    }
+}
+
 static void
 test_evict_waits_for_users (void)
 {
@@ -717,7 +741,7 @@ test_evict_waits_for_users (void)
   g_assert_true (wick_weight_store_use_begin (model.store, "net", &error));
   EvictThread data = { model.store, FALSE, 0 };
   GThread *thread = g_thread_new ("evict", evict_thread, &data);
-  g_usleep (100000);
+  wait_for_waiting_eviction (model.store);
   /* Still held: the eviction waits, and the weights are still here. */
   g_assert_true (wick_weight_store_is_resident (model.store, "net"));
   g_assert_cmpint (data.finished_at, ==, 0);
@@ -736,11 +760,10 @@ test_evict_waits_for_users (void)
   g_assert_true (wick_weight_store_use_begin (model.store, "net", &error));
   data = (EvictThread){ model.store, FALSE, 0 };
   thread = g_thread_new ("evict", evict_thread, &data);
-  while (model.store->modules[0]->evictions_waiting == 0)
-    g_usleep (1000);
+  wait_for_waiting_eviction (model.store);
   g_assert_true (wick_weight_store_use_begin (model.store, "net", &error));
   /* Had it waited, the eviction would have finished or given up by now. */
-  g_assert_cmpuint (model.store->modules[0]->evictions_waiting, ==, 1);
+  g_assert_cmpuint (evictions_waiting (model.store), ==, 1);
   g_assert_cmpint (data.finished_at, ==, 0);
   wick_weight_store_use_end (model.store, "net");
   wick_weight_store_use_end (model.store, "net");
