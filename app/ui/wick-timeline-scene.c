@@ -688,6 +688,60 @@ batch_rect (WickTimelineScene *self, guint batch, double x0, double x1, double y
   g_array_append_val (rects, rect);
 }
 
+/* Opaque boxes straight into an image surface's pixels, as cairo would
+ * sample them without antialiasing (a pixel whose centre is inside), when
+ * nothing stands between user space and the pixels: at tens of thousands of
+ * boxes a frame, cairo's path and box machinery costs more than the fill. */
+static gboolean
+fill_direct (cairo_t *cr, GArray *rects, WickRgb rgb)
+{
+  cairo_surface_t *target = cairo_get_target (cr);
+  if (cairo_surface_get_type (target) != CAIRO_SURFACE_TYPE_IMAGE
+      || (cairo_image_surface_get_format (target) != CAIRO_FORMAT_ARGB32
+          && cairo_image_surface_get_format (target) != CAIRO_FORMAT_RGB24))
+    return FALSE;
+  cairo_matrix_t m;
+  cairo_get_matrix (cr, &m);
+  double sx, sy, ox, oy;
+  cairo_surface_get_device_scale (target, &sx, &sy);
+  cairo_surface_get_device_offset (target, &ox, &oy);
+  if (m.xx != 1 || m.yy != 1 || m.xy != 0 || m.yx != 0 || m.x0 != 0 || m.y0 != 0 || sx != 1
+      || sy != 1 || ox != 0 || oy != 0)
+    return FALSE;
+  cairo_rectangle_list_t *clips = cairo_copy_clip_rectangle_list (cr);
+  if (clips->status != CAIRO_STATUS_SUCCESS || clips->num_rectangles != 1)
+    {
+      cairo_rectangle_list_destroy (clips);
+      return FALSE;
+    }
+  cairo_rectangle_t clip = clips->rectangles[0];
+  cairo_rectangle_list_destroy (clips);
+  cairo_surface_flush (target);
+  guint8 *data = cairo_image_surface_get_data (target);
+  int stride = cairo_image_surface_get_stride (target);
+  int width = cairo_image_surface_get_width (target);
+  int height = cairo_image_surface_get_height (target);
+  guint32 pixel = 0xff000000u | ((guint32)(rgb.r * 65535.99) >> 8) << 16
+                  | ((guint32)(rgb.g * 65535.99) >> 8) << 8 | ((guint32)(rgb.b * 65535.99) >> 8);
+  int cx0 = MAX ((int)ceil (clip.x - 0.5), 0), cy0 = MAX ((int)ceil (clip.y - 0.5), 0);
+  int cx1 = MIN ((int)ceil (clip.x + clip.width - 0.5), width);
+  int cy1 = MIN ((int)ceil (clip.y + clip.height - 0.5), height);
+  for (guint i = 0; i < rects->len; i++)
+    {
+      const Rect *r = &g_array_index (rects, Rect, i);
+      int x0 = MAX ((int)ceil (r->x0 - 0.5), cx0), x1 = MIN ((int)ceil (r->x1 - 0.5), cx1);
+      int y0 = MAX ((int)ceil (r->y - 0.5), cy0), y1 = MIN ((int)ceil (r->y + r->h - 0.5), cy1);
+      for (int y = y0; y < y1; y++)
+        {
+          guint32 *row = (guint32 *)(gpointer)(data + (gsize)y * stride);
+          for (int x = x0; x < x1; x++)
+            row[x] = pixel;
+        }
+    }
+  cairo_surface_mark_dirty (target);
+  return TRUE;
+}
+
 static void
 flush_batches (WickTimelineScene *self, cairo_t *cr, gboolean dark)
 {
@@ -696,6 +750,16 @@ flush_batches (WickTimelineScene *self, cairo_t *cr, gboolean dark)
       GArray *rects = self->batches[b];
       if (rects->len == 0)
         continue;
+      if (b < WICK_SPAN_COLOURS || b == BATCH_HIT)
+        {
+          WickRgb rgb = b == BATCH_HIT ? wick_palette_accent (dark)
+                                       : wick_palette_span (b % WICK_SPAN_COLOURS, dark);
+          if (fill_direct (cr, rects, rgb))
+            {
+              g_array_set_size (rects, 0);
+              continue;
+            }
+        }
       for (guint i = 0; i < rects->len; i++)
         {
           Rect *r = &g_array_index (rects, Rect, i);
@@ -1010,9 +1074,9 @@ draw_counter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *
   guint first = counter_index_at (samples, r, view->start_ns);
   const WickTrackMip *entries = NULL;
   guint count = r->n_events, pos = first;
-  if (level >= 0 && r->n_levels > 0 && r->n_events - first > 4 * plot)
+  if (r->n_levels > 0 && r->n_events - first > 4 * plot)
     {
-      level = MIN ((guint)level, r->n_levels - 1);
+      level = MIN ((guint)MAX (level, 0), r->n_levels - 1);
       entries = r->levels[level];
       count = r->level_counts[level];
       guint lo = 0, hi = count;
