@@ -418,6 +418,9 @@ refresh_fast_end (WickSession *session, WickProducer *producer)
 {
   uint64_t limit = hold_limit (session, producer);
   uint64_t end = chunk_end (wick_producer_head (producer));
+  /* below the hold limit less the span-end reserve: only span ends go further */
+  if (limit != UINT64_MAX)
+    limit = limit > WICK_END_RESERVE_BYTES ? limit - WICK_END_RESERVE_BYTES : 0;
   producer->fast_end = limit < end ? limit : end;
   if (producer->thread_pending)
     producer->fast_end = 0; /* the next record takes the slow path, which writes it first */
@@ -612,15 +615,28 @@ count_drop (WickProducer *producer, uint64_t now)
                          memory_order_relaxed);
 }
 
-/* Whether size bytes (plus chunk padding) fit below the hold limit now. */
+/* Whether size bytes (plus chunk padding) fit below the hold limit now; less
+ * the span-end reserve unless use_reserve (span ends, the root's end, the
+ * terminal). Every record but a span end leaves WICK_END_RESERVE_BYTES free
+ * below the limit, enough for the end (and its padding) of every span that
+ * can be open, so the end of a span whose begin was written always fits:
+ * drops are whole spans. The limit of genuine hold readers never moves back. */
 static bool
-space_for (WickSession *session, WickProducer *producer, uint64_t size)
+space_for_full (WickSession *session, WickProducer *producer, uint64_t size, bool use_reserve)
 {
   uint64_t limit = hold_limit (session, producer);
+  if (!use_reserve && limit != UINT64_MAX)
+    limit = limit > WICK_END_RESERVE_BYTES ? limit - WICK_END_RESERVE_BYTES : 0;
   uint64_t start = wick_producer_head (producer);
   if (start + size > chunk_end (start))
     start = chunk_end (start);
   return start + size <= limit;
+}
+
+static bool
+space_for (WickSession *session, WickProducer *producer, uint64_t size)
+{
+  return space_for_full (session, producer, size, false);
 }
 
 static void
@@ -714,6 +730,42 @@ wick_producer_reserve_slow (WickProducer *producer, uint64_t size)
   return producer->data + (wick_producer_head (producer) & producer->mask);
 }
 
+/* A span end: may use the reserve its begin left. The records owed before it
+ * (THREAD, DROPPED) go first only when they fit outside the reserve; else
+ * they stay owed. NULL only when a hostile cursor moved the limit back (then
+ * counted as a drop). */
+void *
+wick_producer_reserve_end (WickProducer *producer, uint64_t size)
+{
+  WickSession *session = producer->session;
+  if (session == NULL)
+    return NULL;
+  bool owed_fit = space_for (session, producer, size + owed_bytes (producer));
+  if (!owed_fit && !space_for_full (session, producer, size, true))
+    {
+      uint64_t now = wick_session_clock (session);
+      release_dead_holders (session, producer, now);
+      struct timespec pause = { 0, 20 * 1000 };
+      while (session->policy == WICK_RING_BLOCK && !space_for_full (session, producer, size, true))
+        {
+          nanosleep (&pause, NULL);
+          release_dead_holders (session, producer, wick_session_clock (session));
+        }
+      if (!space_for_full (session, producer, size, true))
+        {
+          count_drop (producer, now);
+          refresh_fast_end (session, producer);
+          return NULL;
+        }
+    }
+  if (owed_fit)
+    write_owed_records (session, producer);
+  write_padding_if_needed (producer, size);
+  refresh_fast_end (session, producer);
+  atomic_thread_fence (memory_order_release);
+  return producer->data + (wick_producer_head (producer) & producer->mask);
+}
+
 /* For the records that must not be lost (the root's end, the terminal): waits
  * for space whatever the policy, up to timeout_ns; never counts a drop. */
 void *
@@ -725,7 +777,7 @@ wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t time
   uint64_t extra = owed_bytes (producer);
   uint64_t deadline = wick_clock_monotonic_ns () + timeout_ns;
   struct timespec pause = { 0, 50 * 1000 };
-  while (!space_for (session, producer, size + extra))
+  while (!space_for_full (session, producer, size + extra, true))
     {
       if (wick_clock_monotonic_ns () > deadline)
         return NULL;

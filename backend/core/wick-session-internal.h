@@ -150,6 +150,12 @@ wick_producer_set_head (WickProducer *producer, uint64_t head)
 
 void *wick_producer_reserve_slow (WickProducer *producer, uint64_t size) __attribute__ ((cold));
 void *wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t timeout_ns);
+void *wick_producer_reserve_end (WickProducer *producer, uint64_t size);
+
+/* Kept free below the hold limit for span ends: a 48-byte end and at most 48
+ * bytes of chunk padding for each of the WICK_RING_MAX_DEPTH spans that can be
+ * open (wick-ring-producer.c, space_for_full). */
+#define WICK_END_RESERVE_BYTES ((uint64_t)WICK_RING_MAX_DEPTH * 2 * sizeof (WickSpanEndRecord))
 
 /* Space for a record of size bytes (multiple of 8, <= WICK_RING_MAX_RECORD),
  * or NULL when it was dropped (counted). */

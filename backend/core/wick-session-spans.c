@@ -179,7 +179,7 @@ span_end_slow (WickSession *session, WickProducer *producer, WickSpanId span, ui
     return false;
   if (index != depth - 1)
     stack_raise (producer, index);
-  if (wick_producer_reserve (producer, sizeof (WickSpanEndRecord)) != NULL)
+  if (wick_producer_reserve_end (producer, sizeof (WickSpanEndRecord)) != NULL)
     span_end_store (producer, wick_producer_head (producer),
                     atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed),
                     now);

@@ -388,7 +388,7 @@ test_reader_killed (void)
 
   /* nearly fill the ring (the thread record takes the rest): the block policy
    * waits on the child from the next record on */
-  for (int i = 0; i < 8000; i++)
+  for (int i = 0; i < 7000; i++)
     g_assert_true (wick_session_record_call_edge (session, 1, 1, (uint64_t)i, NULL));
   g_assert_cmpint (kill (pid, SIGKILL), ==, 0);
   int status;
