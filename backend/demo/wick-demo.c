@@ -69,6 +69,7 @@ typedef struct
   bool own_checkpoint;
   bool have_stages;
   WickDemoLoader *loader; /* the data-loader thread */
+  bool refused; /* a module's restore was refused: the run cannot go on */
 } Demo;
 
 static void
@@ -413,6 +414,18 @@ run (Demo *demo)
       wick_session_unlock_control (demo->session);
       if (!ready)
         {
+          /* A restore that refused damaged bytes will not be followed by a
+           * good one by itself: say why and stop instead of waiting forever. */
+          WickError refusal;
+          for (size_t m = 0; m < N_MODULES && !demo->refused; m++)
+            if (wick_weight_store_get_refusal (demo->store, module_names[m], &refusal))
+              {
+                fprintf (stderr, "wick-demo: stopping at step %llu: %s\n",
+                         (unsigned long long)step, refusal.message);
+                demo->refused = true;
+              }
+          if (demo->refused)
+            break;
           wait_for_weights (demo);
           continue;
         }
@@ -477,5 +490,6 @@ main (int argc, char **argv)
             wick_session_get_control_socket_path (demo.session));
   fflush (stdout);
   run (&demo);
-  return finish (&demo);
+  int status = finish (&demo);
+  return demo.refused ? 1 : status;
 }

@@ -48,5 +48,9 @@ bool wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBackin
                                 size_t slot_bytes, WickError *error);
 void wick_disk_staging_free (WickDiskStaging *staging);
 
+/* Reads every job. When @digests is not NULL, digests[j] receives the digest
+ * (wick-weight-hash-private.h) of job j's bytes as converted to the live
+ * dtype, taken by the reader threads in the staging buffers, so a caller can
+ * verify what was read before it trusts it. */
 bool wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs,
-                     WickError *error);
+                     uint64_t *digests, WickError *error);

@@ -2,7 +2,10 @@
  * buffers with reader threads (protocol in wick-weight-disk-reader-private.h). */
 #include "wick-weight-disk-reader-private.h"
 
+#include "wick-weight-hash-private.h"
+
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@ typedef struct
   bool fence_pending[WICK_DISK_SLOTS];
   bool failed;
   WickError error;
+  _Atomic uint64_t *digests; /* one per job, or NULL */
 } Pipeline;
 
 typedef struct
@@ -138,6 +142,19 @@ reader_main (void *data)
           pipeline_fail (pipeline, &error);
           break;
         }
+      if (pipeline->digests != NULL)
+        {
+          /* The chunk as it will go live, hashed here in parallel with the
+           * other readers (chunks are WICK_WEIGHT_HASH_CHUNK of live bytes). */
+          const Chunk *chunk = &pipeline->chunks[c];
+          const WickDiskJob *job = &pipeline->jobs[chunk->job];
+          size_t live_size = wick_weight_dtype_size (job->live_dtype);
+          uint64_t per_chunk = WICK_WEIGHT_HASH_CHUNK / live_size;
+          uint64_t hash = wick_weight_hash (pipeline->staging->slots[slot],
+                                            (size_t)chunk->count * live_size, 0);
+          atomic_fetch_add (&pipeline->digests[chunk->job],
+                            wick_weight_digest_part (hash, chunk->first / per_chunk));
+        }
       pthread_mutex_lock (&pipeline->lock);
       pipeline->full[slot] = true;
       pipeline->chunk_in[slot] = c;
@@ -191,7 +208,9 @@ make_chunks (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, C
   Chunk *chunks = NULL;
   for (size_t j = 0; j < n_jobs; j++)
     {
-      uint64_t per_chunk = staging->slot_bytes / wick_weight_dtype_size (jobs[j].live_dtype);
+      /* Chunks of WICK_WEIGHT_HASH_CHUNK live bytes (the digest's unit; the
+       * slots are at least that large). */
+      uint64_t per_chunk = WICK_WEIGHT_HASH_CHUNK / wick_weight_dtype_size (jobs[j].live_dtype);
       for (uint64_t first = 0; first < jobs[j].count; first += per_chunk)
         {
           if (n == capacity)
@@ -216,14 +235,34 @@ make_chunks (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, C
 }
 
 bool
-wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, WickError *error)
+wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, uint64_t *digests,
+                WickError *error)
 {
   Pipeline pipeline;
   memset (&pipeline, 0, sizeof pipeline);
   pipeline.staging = staging;
   pipeline.jobs = jobs;
+  if (staging->slot_bytes < WICK_WEIGHT_HASH_CHUNK)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "disk staging slots of %zu bytes are smaller than a %u-byte chunk",
+                      staging->slot_bytes, WICK_WEIGHT_HASH_CHUNK);
+      return false;
+    }
+  if (digests != NULL)
+    {
+      pipeline.digests = calloc (n_jobs + 1, sizeof *pipeline.digests);
+      if (pipeline.digests == NULL)
+        {
+          wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory");
+          return false;
+        }
+    }
   if (!make_chunks (staging, jobs, n_jobs, &pipeline.chunks, &pipeline.n_chunks, error))
-    return false;
+    {
+      free (pipeline.digests);
+      return false;
+    }
   pthread_mutex_init (&pipeline.lock, NULL);
   pthread_cond_init (&pipeline.changed, NULL);
   Reader readers[WICK_DISK_READERS];
@@ -250,6 +289,12 @@ wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs
   pthread_mutex_destroy (&pipeline.lock);
   pthread_cond_destroy (&pipeline.changed);
   free (pipeline.chunks);
+  if (digests != NULL)
+    {
+      for (size_t j = 0; j < n_jobs; j++)
+        digests[j] = atomic_load (&pipeline.digests[j]);
+      free (pipeline.digests);
+    }
   if (pipeline.failed)
     *error = pipeline.error;
   return !pipeline.failed;

@@ -16,8 +16,6 @@
 #include <time.h>
 #include "core/wick-error-private.h"
 
-#define SAMPLE_BYTES 65536u
-
 static double
 now_seconds (void)
 {
@@ -39,42 +37,72 @@ wick_weight_candidate_keys (const char *full, const char *out[4])
   return n;
 }
 
-/* Compares count elements at element first of the file tensor, converted to
- * the live dtype, with the same elements of the live buffer. */
+/* Compares the whole file tensor, converted to the live dtype, with the live
+ * bytes, streamed in WICK_WEIGHT_HASH_CHUNK pieces, and takes the digest of
+ * the live bytes on the way. *first_difference is the first element of the
+ * first chunk that differs (UINT64_MAX when all are equal). */
 static bool
-sample_equal (const WickWeightModule *module, const WickWeightParamState *param, void *live,
-              const WickSafetensorsShard *shard, const WickSafetensorsTensor *tensor,
-              uint64_t first, uint64_t count, bool *equal, WickError *error)
+compare_whole (const WickWeightModule *module, const WickWeightParamState *param, void *live,
+               const WickSafetensorsShard *shard, const WickSafetensorsTensor *tensor,
+               uint64_t *first_difference, uint64_t *digest, WickError *error)
 {
   size_t file_size = wick_weight_dtype_size (tensor->dtype);
   size_t live_size = wick_weight_dtype_size (param->dtype);
-  /* count * live_size <= SAMPLE_BYTES, and file elements are at most 4x wider */
-  unsigned char *buffer = malloc (SAMPLE_BYTES * 6);
-  if (buffer == NULL)
-    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
-  unsigned char *file_bytes = buffer;
-  unsigned char *converted = buffer + SAMPLE_BYTES * 4;
-  unsigned char *live_bytes = buffer + SAMPLE_BYTES * 5;
-  uint64_t offset = shard->header.data_offset + tensor->begin + first * file_size;
-  bool ok
-    = wick_read_exact (shard->fd, file_bytes, (size_t)count * file_size, offset, shard->path, error)
-      && module->backing->copy_to_host (live_bytes, (char *)live + first * live_size,
-                                        (size_t)count * live_size, error);
-  if (ok)
+  uint64_t per_chunk = WICK_WEIGHT_HASH_CHUNK / live_size;
+  uint64_t most = param->count < per_chunk ? param->count : per_chunk;
+  /* file elements may be up to 8x wider than live ones (F64 -> U8) */
+  unsigned char *file_bytes = malloc ((size_t)most * file_size + 1);
+  unsigned char *converted = malloc ((size_t)most * live_size + 1);
+  unsigned char *live_bytes = malloc ((size_t)most * live_size + 1);
+  bool ok = file_bytes != NULL && converted != NULL && live_bytes != NULL;
+  if (!ok)
+    wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
+  *first_difference = UINT64_MAX;
+  *digest = 0;
+  uint64_t offset = shard->header.data_offset + tensor->begin;
+  for (uint64_t first = 0, index = 0; ok && first < param->count; first += per_chunk, index++)
     {
-      wick_weight_dtype_convert (tensor->dtype, file_bytes, param->dtype, converted, (size_t)count);
-      *equal = memcmp (converted, live_bytes, (size_t)count * live_size) == 0;
+      uint64_t count = param->count - first < per_chunk ? param->count - first : per_chunk;
+      ok = wick_read_exact (shard->fd, file_bytes, (size_t)count * file_size,
+                            offset + first * file_size, shard->path, error)
+           && module->backing->copy_to_host (live_bytes, (char *)live + first * live_size,
+                                             (size_t)count * live_size, error);
+      if (!ok)
+        break;
+      const unsigned char *from_file = file_bytes;
+      if (tensor->dtype != param->dtype)
+        {
+          wick_weight_dtype_convert (tensor->dtype, file_bytes, param->dtype, converted,
+                                     (size_t)count);
+          from_file = converted;
+        }
+      if (*first_difference == UINT64_MAX
+          && memcmp (from_file, live_bytes, (size_t)count * live_size) != 0)
+        {
+          uint64_t e = 0;
+          while (e < count
+                 && memcmp (from_file + e * live_size, live_bytes + e * live_size, live_size) == 0)
+            e++;
+          *first_difference = first + e;
+          break; /* not a disk-tier candidate: the digest is not needed */
+        }
+      *digest += wick_weight_digest_part (
+        wick_weight_hash (live_bytes, (size_t)count * live_size, 0), index);
     }
-  free (buffer);
+  free (file_bytes);
+  free (converted);
+  free (live_bytes);
   return ok;
 }
 
 /* Whether key's tensor proves the parameter: same shape, convertible dtype,
- * first and last 64 KiB equal. Otherwise reason says why not. */
+ * every element equal to the live one (*digest is then the live bytes'
+ * digest). Otherwise reason says why not. */
 static bool
 candidate_matches (const WickWeightModule *module, const WickWeightParamState *param, void *live,
                    const char *key, const WickSafetensorsShard *shard,
-                   const WickSafetensorsTensor *tensor, char *reason, size_t reason_size)
+                   const WickSafetensorsTensor *tensor, uint64_t *digest, char *reason,
+                   size_t reason_size)
 {
   char file_shape[128], live_shape[128];
   if (tensor->n_dims != param->n_dims
@@ -92,25 +120,22 @@ candidate_matches (const WickWeightModule *module, const WickWeightParamState *p
                 wick_weight_dtype_name (tensor->dtype), wick_weight_dtype_name (param->dtype));
       return false;
     }
-  uint64_t n = SAMPLE_BYTES / wick_weight_dtype_size (param->dtype);
-  if (n > param->count)
-    n = param->count;
-  bool head = true, tail = true;
+  uint64_t difference;
   WickError error;
-  if (n > 0
-      && (!sample_equal (module, param, live, shard, tensor, 0, n, &head, &error)
-          || (head
-              && !sample_equal (module, param, live, shard, tensor, param->count - n, n, &tail,
-                                &error))))
+  if (!compare_whole (module, param, live, shard, tensor, &difference, digest, &error))
     {
       snprintf (reason, reason_size, "key '%.*s': %.*s", WICK_UTF8_CUT (key, 200),
                 WICK_UTF8_CUT (error.message, 290));
       return false;
     }
-  if (!head || !tail)
-    snprintf (reason, reason_size, "key '%s': the %s 64 KiB differ from the live bytes", key,
-              head ? "last" : "first");
-  return head && tail;
+  if (difference != UINT64_MAX)
+    {
+      snprintf (reason, reason_size,
+                "key '%.*s' in %.*s: element %" PRIu64 " differs from the live bytes",
+                WICK_UTF8_CUT (key, 150), WICK_UTF8_CUT (shard->path, 250), difference);
+      return false;
+    }
+  return true;
 }
 
 /* Looks for a verified checkpoint source of a storage's first parameter. */
@@ -133,8 +158,8 @@ find_disk_source (WickWeightModule *module, WickWeightStorage *storage)
       if (lookup == WICK_LOOKUP_ABSENT)
         continue;
       if (lookup == WICK_LOOKUP_FOUND
-          && candidate_matches (module, param, storage->data, keys[k], shard, tensor, reason,
-                                sizeof reason))
+          && candidate_matches (module, param, storage->data, keys[k], shard, tensor,
+                                &storage->digest, reason, sizeof reason))
         {
           storage->shard = (size_t)(shard - module->checkpoint.shards);
           storage->file_offset = shard->header.data_offset + tensor->begin;
@@ -241,7 +266,14 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
         return false;
       storage->spill_holds_data = true;
     }
-  return module->backing->finish (error);
+  if (!module->backing->finish (error))
+    return false;
+  /* The copies are done: the digest of each RAM copy is the live bytes'. */
+  for (size_t s = 0; s < module->n_storages; s++)
+    if (module->storages[s].tier == WICK_TIER_RAM)
+      module->storages[s].digest
+        = wick_weight_digest (module->storages[s].spill, module->storages[s].bytes);
+  return true;
 }
 
 /* After a restore (or a failed eviction): host spills go, pinned ones stay. */
@@ -257,25 +289,11 @@ settle_spills (WickWeightModule *module)
 
 /* ---- filling storages back ----------------------------------------------------- */
 
-static bool
-check_shard_unchanged (const WickSafetensorsShard *shard, WickError *error)
-{
-  struct stat st;
-  if (fstat (shard->fd, &st) != 0)
-    return wick_fail (error, wick_error_code_from_errno (errno),
-                      "%s: cannot stat the checkpoint shard", shard->path);
-  WickFileIdentity now = { st.st_dev, st.st_ino, st.st_size, st.st_mtim };
-  if (!wick_file_identity_equal (&now, &shard->identity))
-    return wick_fail (error, WICK_ERROR_INVALID_DATA,
-                      "%s: the checkpoint file changed since the eviction verified it",
-                      shard->path);
-  return true;
-}
-
 typedef struct
 {
   WickDiskJob *jobs;
   size_t *mappings; /* of each job */
+  size_t *storages; /* of each job */
   size_t n;
 } DiskBatch;
 
@@ -289,16 +307,13 @@ release_again (WickWeightModule *module, size_t m)
     mapping->released = true;
 }
 
-/* Maps a released mapping again (after checking that its disk-tier shards
- * did not change). */
+/* Maps a released mapping again. (Whether its disk-tier shards changed is
+ * not judged by their size or mtime: what is read is verified byte for byte
+ * against the eviction's digest, so a shard repaired in place restores.) */
 static bool
 recommit_mapping (WickWeightModule *module, size_t m, WickError *error)
 {
   WickWeightMapping *mapping = &module->mappings[m];
-  for (size_t s = 0; s < module->n_storages; s++)
-    if (module->storages[s].mapping == m && module->storages[s].tier == WICK_TIER_DISK
-        && !check_shard_unchanged (&module->checkpoint.shards[module->storages[s].shard], error))
-      return false;
   if (!module->backing->recommit (mapping->base, mapping->size, error))
     return false;
   mapping->released = false;
@@ -325,8 +340,21 @@ fill_mapping (WickWeightModule *module, size_t m, DiskBatch *batch, uint64_t *re
           batch->jobs[batch->n]
             = (WickDiskJob){ storage->data, shard->fd,           shard->path, storage->file_offset,
                              param->count,  storage->file_dtype, param->dtype };
-          batch->mappings[batch->n++] = m;
+          batch->mappings[batch->n] = m;
+          batch->storages[batch->n++] = s;
           continue;
+        }
+      /* The RAM copy is verified before it goes back. */
+      uint64_t digest = wick_weight_digest (storage->spill, storage->bytes);
+      if (digest != storage->digest)
+        {
+          batch->n = first_job; /* the caller releases the mapping again */
+          return wick_fail (error, WICK_ERROR_INVALID_DATA,
+                            "parameter '%s' of module '%s' refused: its RAM copy changed after "
+                            "the eviction (digest %016" PRIx64 ", evicted %016" PRIx64
+                            "); its bytes were not restored",
+                            module->params[storage->param].name, module->name, digest,
+                            storage->digest);
         }
       if (!module->backing->copy_from_staging (storage->data, storage->spill, storage->bytes,
                                                error))
@@ -340,30 +368,66 @@ fill_mapping (WickWeightModule *module, size_t m, DiskBatch *batch, uint64_t *re
   return true;
 }
 
-/* Reads the batch through the disk pipeline. A failed read leaves its
- * mappings with unknown bytes: they are released again. */
+/* Reads the batch through the disk pipeline and verifies every storage it
+ * read against the digest its eviction took. A failed read leaves its
+ * mappings with unknown bytes: they are released again. A storage whose bytes
+ * differ is refused: its mapping is released again (the wrong bytes never go
+ * live), the others are kept. */
 static bool
 read_disk_batch (WickWeightStore *store, WickWeightModule *module, const DiskBatch *batch,
                  uint64_t *restored_bytes, WickError *error)
 {
+  uint64_t *digests = calloc (batch->n + 1, sizeof *digests);
+  if (digests == NULL)
+    {
+      for (size_t j = 0; j < batch->n; j++)
+        release_again (module, batch->mappings[j]);
+      return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
+    }
   pthread_mutex_lock (&store->staging_lock);
   bool ok
     = wick_disk_staging_reserve (&store->staging, module->backing, WICK_DISK_SLOT_BYTES, error)
-      && wick_disk_read (&store->staging, batch->jobs, batch->n, error);
+      && wick_disk_read (&store->staging, batch->jobs, batch->n, digests, error);
   /* Pinned staging is worth keeping; plain host staging would only inflate
    * the resident set the memory chart shows. */
   if (module->memory == WICK_WEIGHT_MEMORY_HOST)
     wick_disk_staging_free (&store->staging);
   pthread_mutex_unlock (&store->staging_lock);
+  size_t refused = 0;
+  for (size_t j = 0; ok && j < batch->n; j++)
+    {
+      const WickWeightStorage *storage = &module->storages[batch->storages[j]];
+      if (digests[j] == storage->digest)
+        continue;
+      const WickWeightParamState *param = &module->params[storage->param];
+      if (refused++ == 0)
+        wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                        "parameter '%s' of module '%s' refused: the bytes read from %s for key "
+                        "'%s' differ from what was evicted (digest %016" PRIx64
+                        ", evicted %016" PRIx64 "); the checkpoint was changed after the "
+                        "eviction verified it",
+                        param->name, module->name, param->shard, param->key, digests[j],
+                        storage->digest);
+    }
   for (size_t j = 0; j < batch->n; j++)
     {
-      if (ok)
-        *restored_bytes
-          += batch->jobs[j].count * wick_weight_dtype_size (batch->jobs[j].live_dtype);
-      else
+      bool bad = !ok || digests[j] != module->storages[batch->storages[j]].digest;
+      if (bad)
         release_again (module, batch->mappings[j]);
     }
-  return ok;
+  /* Count what stayed live (a mapping released again takes all its storages). */
+  for (size_t j = 0; ok && j < batch->n; j++)
+    if (!module->mappings[batch->mappings[j]].released)
+      *restored_bytes += batch->jobs[j].count * wick_weight_dtype_size (batch->jobs[j].live_dtype);
+  if (ok && refused > 1)
+    {
+      size_t used = strlen (error->message);
+      snprintf (error->message + used, sizeof error->message - used,
+                "; %zu more parameters refused", refused - 1);
+      wick_utf8_trim_end (error->message);
+    }
+  free (digests);
+  return ok && refused == 0;
 }
 
 /* Recommits every released mapping, then refills them. All mappings are
@@ -375,10 +439,11 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
                  WickError *error)
 {
   DiskBatch batch = { calloc (module->n_storages + 1, sizeof *batch.jobs),
-                      calloc (module->n_storages + 1, sizeof *batch.mappings), 0 };
+                      calloc (module->n_storages + 1, sizeof *batch.mappings),
+                      calloc (module->n_storages + 1, sizeof *batch.storages), 0 };
   size_t *made = calloc (module->n_mappings + 1, sizeof *made);
   size_t n_made = 0;
-  bool ok = batch.jobs != NULL && batch.mappings != NULL && made != NULL;
+  bool ok = batch.jobs != NULL && batch.mappings != NULL && batch.storages != NULL && made != NULL;
   if (!ok)
     wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   for (size_t m = 0; ok && m < module->n_mappings; m++)
@@ -410,6 +475,7 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
     }
   free (batch.jobs);
   free (batch.mappings);
+  free (batch.storages);
   free (made);
   return ok;
 }
@@ -606,6 +672,11 @@ wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, Wi
   record_device_memory (store, module);
   bool ok = refill_storages (store, module, &bytes, error);
   count_tiers (module);
+  /* Bytes that failed verification are a verdict a waiting workload must
+   * hear (use_begin, ensure_resident, wick_weight_store_get_refusal). */
+  module->refused = !ok && error != NULL && error->code == WICK_ERROR_INVALID_DATA;
+  if (module->refused)
+    module->refusal = *error;
   if (ok)
     {
       module->state = WICK_MODULE_RESIDENT;

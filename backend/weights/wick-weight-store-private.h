@@ -19,6 +19,7 @@
 #include "wick-safetensors-private.h"
 #include "wick-weight-backing-private.h"
 #include "wick-weight-disk-reader-private.h"
+#include "wick-weight-hash-private.h"
 
 #include <pthread.h>
 
@@ -63,6 +64,9 @@ typedef struct
   void *spill;
   size_t spill_size;
   bool spill_holds_data;
+  /* wick-weight-hash-private.h: of the live bytes at the last eviction; a
+   * restore refuses bytes whose digest differs */
+  uint64_t digest;
 } WickWeightStorage;
 
 typedef enum
@@ -90,6 +94,11 @@ typedef struct
   unsigned users;
   unsigned evictions_waiting;
   bool busy;
+  /* The last restore refused bytes that failed verification: why (a
+   * sentence naming the file and key); cleared by a restore that succeeds.
+   * use_begin and ensure_resident answer with it instead of waiting. */
+  bool refused;
+  WickError refusal;
   WickWeightStats stats;
 } WickWeightModule;
 

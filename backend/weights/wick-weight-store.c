@@ -544,7 +544,30 @@ make_resident_locked (WickWeightStore *store, WickWeightModule *module, WickErro
     pthread_cond_wait (&store->changed, &store->lock);
   if (module->state == WICK_MODULE_RESIDENT)
     return true;
+  /* A refused restore is not retried on demand (it would read the same
+   * damaged bytes again): the workload gets its sentence at once. An
+   * explicit restore or restore-all tries again. */
+  if (module->refused && module->state == WICK_MODULE_EVICTED)
+    {
+      if (error != NULL)
+        *error = module->refusal;
+      return false;
+    }
   return restore_module_locked (store, module, NULL, error);
+}
+
+bool
+wick_weight_store_get_refusal (WickWeightStore *store, const char *name, WickError *error)
+{
+  if (store == NULL || name == NULL)
+    return false;
+  pthread_mutex_lock (&store->lock);
+  WickWeightModule *module = find_locked (store, name);
+  bool refused = module != NULL && module->refused && module->state == WICK_MODULE_EVICTED;
+  if (refused && error != NULL)
+    *error = module->refusal;
+  pthread_mutex_unlock (&store->lock);
+  return refused;
 }
 
 bool

@@ -191,6 +191,14 @@ WICK_BEGIN_DECLS
   WICK_AVAILABLE_IN_1_0
   bool wick_weight_store_ensure_resident (WickWeightStore *store, const char *module,
                                           WickError *error);
+  /* True when the module's last restore refused bytes that failed
+   * verification (docs/weights.md): the module stays evicted and @error gets
+   * the sentence naming the parameter, file and key. A workload that waits
+   * for someone else to restore a module polls this to stop waiting.
+   * ensure_resident and use_begin fail with the same error. */
+  WICK_AVAILABLE_IN_1_0
+  bool wick_weight_store_get_refusal (WickWeightStore *store, const char *module,
+                                      WickError *error);
   /* ensure_resident, then holds the module resident until use_end: an
    * eviction asked for meanwhile waits for use_end. Calls nest. */
   WICK_AVAILABLE_IN_1_0

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define N_PARAMS 4
@@ -256,6 +257,15 @@ test_param_info (void)
 /* ---- provenance ------------------------------------------------------------------- */
 
 static void
+assert_reason (const WickWeightParamInfo *info, const char *key, const char *path, uint64_t element)
+{
+  g_autofree char *expected
+    = g_strdup_printf ("key '%s' in %s: element %" G_GUINT64_FORMAT " differs from the live bytes",
+                       key, path, element);
+  g_assert_cmpstr (info->reason, ==, expected);
+}
+
+static void
 test_mutated_weight_goes_to_ram (void)
 {
   Model model;
@@ -272,11 +282,9 @@ test_mutated_weight_goes_to_ram (void)
   WickWeightParamInfo info;
   g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
-  g_assert_cmpstr (info.reason, ==,
-                   "key 'layers.0.weight': the first 64 KiB differ from the live bytes");
+  assert_reason (&info, "layers.0.weight", model.checkpoint, 5);
   g_assert_true (wick_weight_store_get_param_info (model.store, "net", 2, &info));
-  g_assert_cmpstr (info.reason, ==,
-                   "key 'layers.0.bias': the first 64 KiB differ from the live bytes");
+  assert_reason (&info, "layers.0.bias", model.checkpoint, 1023);
   g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
   assert_hashes (&model, &changed);
 
@@ -287,10 +295,22 @@ test_mutated_weight_goes_to_ram (void)
   g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
   g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
-  g_assert_cmpstr (info.reason, ==,
-                   "key 'layers.0.weight': the last 64 KiB differ from the live bytes");
+  assert_reason (&info, "layers.0.weight", model.checkpoint, 1024 * 1024 - 1);
   g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
   assert_hashes (&model, &changed_again);
+
+  /* One element in the middle (the old check read only the first and last
+   * 64 KiB, so this one went to the disk tier and restored wrong). */
+  model.matrix[1024 * 1024 - 1] ^= 0x0001;
+  model.matrix[500000] ^= 0x0001;
+  Hashes changed_middle = model_hash (&model);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
+  assert_reason (&info, "layers.0.weight", model.checkpoint, 500000);
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  assert_hashes (&model, &changed_middle);
+  hashes_free (&changed_middle);
   hashes_free (&changed);
   hashes_free (&changed_again);
   model_clear (&model);
@@ -307,9 +327,11 @@ test_disk_tier_refused (void)
   WickError error = { "" };
   WickWeightStats stats;
   g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_DISK, &stats, &error));
-  g_assert_cmpstr (error.message, ==,
-                   "parameter 'layers.0.bias' cannot go to the disk tier: key 'layers.0.bias': "
-                   "the first 64 KiB differ from the live bytes");
+  g_autofree char *expected
+    = g_strdup_printf ("parameter 'layers.0.bias' cannot go to the disk tier: key "
+                       "'layers.0.bias' in %s: element 0 differs from the live bytes",
+                       model.checkpoint);
+  g_assert_cmpstr (error.message, ==, expected);
   g_assert_true (stats.resident);
   g_assert_cmpuint (stats.freed_bytes, ==, 0);
   g_assert_true (wick_weight_store_is_resident (model.store, "net"));
@@ -436,33 +458,130 @@ test_hostile_checkpoints (void)
     }
 }
 
+/* Flips the top byte of the F32 element nearest the middle of the file (in
+ * the matrix) in place, and puts the file's times back: size, inode and mtime
+ * say nothing changed. */
+static void
+damage_middle (const char *path, unsigned char *saved)
+{
+  struct stat before;
+  g_assert_cmpint (stat (path, &before), ==, 0);
+  off_t at = ((before.st_size / 2) & ~(off_t)3) + 3;
+  int fd = g_open (path, O_RDWR, 0);
+  g_assert_cmpint (fd, >=, 0);
+  unsigned char byte;
+  g_assert_cmpint (pread (fd, &byte, 1, at), ==, 1);
+  if (saved != NULL)
+    *saved = byte;
+  byte ^= 0x80;
+  g_assert_cmpint (pwrite (fd, &byte, 1, at), ==, 1);
+  close (fd);
+  struct timespec times[2] = { before.st_atim, before.st_mtim };
+  g_assert_cmpint (utimensat (AT_FDCWD, path, times, 0), ==, 0);
+}
+
 static void
 test_checkpoint_changed_after_evict (void)
 {
   Model model;
   model_init (&model, TRUE);
+  /* The bias moved since the load: it goes to the RAM tier. */
+  model.bias[7] ^= 0x0001;
   model_register (&model, model.checkpoint);
+  /* A second module that restores fine. */
   WickError error = { "" };
-  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_DISK, NULL, &error));
-  /* Rewriting in place (same inode) changes size or time: the restore refuses. */
+  double *extra = wick_weight_alloc_host (3 * 8, &error);
+  extra[0] = 1.5, extra[1] = -2.0, extra[2] = 1e300;
+  const uint64_t shape[] = { 3 };
+  WickWeightParam param = { "scale", extra, WICK_DTYPE_F64, shape, 1 };
+  WickWeightModuleInfo adapter = { "adapter", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
+  g_assert_true (wick_weight_store_register_module (model.store, &adapter, &error));
+  Hashes before = model_hash (&model);
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+  g_assert_cmpuint (stats.disk, ==, 3);
+  g_assert_cmpuint (stats.ram, ==, 1);
+  g_assert_true (wick_weight_store_evict (model.store, "adapter", WICK_TIER_AUTO, NULL, &error));
+
+  /* Appending changes the file's size and mtime but none of its tensors'
+   * bytes: what is read is verified, so the restore goes through. */
   int fd = g_open (model.checkpoint, O_WRONLY | O_APPEND, 0);
-  g_assert_cmpint (fd, >=, 0);
   g_assert_cmpint (write (fd, "x", 1), ==, 1);
   close (fd);
-  g_assert_false (wick_weight_store_restore (model.store, "net", NULL, &error));
-  char *expected = g_strdup_printf (
-    "%s: the checkpoint file changed since the eviction verified it", model.checkpoint);
-  g_assert_cmpstr (error.message, ==, expected);
-  g_free (expected);
+  g_assert_true (wick_weight_store_restore (model.store, "net", NULL, &error));
+  assert_hashes (&model, &before);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, &stats, &error));
+
+  /* Damaged in the middle after the eviction, mtime put back: refused, with a
+   * sentence naming the parameter, the file and the key. */
+  unsigned char saved;
+  damage_middle (model.checkpoint, &saved);
+  g_assert_false (wick_weight_store_restore (model.store, "net", &stats, &error));
+  g_assert_cmpint (error.code, ==, WICK_ERROR_INVALID_DATA);
+  g_autofree char *prefix = g_strdup_printf (
+    "parameter 'layers.0.weight' of module 'net' refused: the bytes read from %s for key "
+    "'layers.0.weight' differ from what was evicted (digest ",
+    model.checkpoint);
+  g_assert_true (g_str_has_prefix (error.message, prefix));
+  g_assert_true (g_str_has_suffix (error.message,
+                                   "); the checkpoint was changed after the eviction verified it"));
   g_assert_false (wick_weight_store_is_resident (model.store, "net"));
-  /* The host gives up on it: drop makes it final. */
+  g_assert_false (stats.resident);
+  /* The other disk-tier parameters came back; the refused one (and the RAM
+   * copy) are still out, and the RAM copy is kept. */
+  WickWeightParamInfo info;
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_DISK);
+  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 0, &info));
+  g_assert_cmpint (info.place, ==, WICK_PLACE_RESIDENT);
+
+  /* A workload waiting for the module hears the verdict instead of waiting. */
+  WickError refusal = { "" };
+  g_assert_true (wick_weight_store_get_refusal (model.store, "net", &refusal));
+  g_assert_cmpstr (refusal.message, ==, error.message);
+  g_assert_false (wick_weight_store_get_refusal (model.store, "adapter", NULL));
+  WickError use_error = { "" };
+  g_assert_false (wick_weight_store_use_begin (model.store, "net", &use_error));
+  g_assert_cmpstr (use_error.message, ==, error.message);
+  g_assert_false (wick_weight_store_ensure_resident (model.store, "net", &use_error));
+  g_assert_cmpstr (use_error.message, ==, error.message);
+
+  /* restore-all restores what it can and reports the refusal. */
+  uint64_t restored = 0;
+  WickError all_error = { "" };
+  g_assert_false (wick_weight_store_restore_all (model.store, &restored, &all_error));
+  g_assert_cmpuint (restored, ==, 1);
+  g_assert_true (g_str_has_prefix (all_error.message, prefix));
+  g_assert_cmpfloat (extra[2], ==, 1e300);
+
+  /* Repaired in place: the next restore-all verifies and finishes the module,
+   * bit-exact, the RAM-tier bias included. */
+  int repair = g_open (model.checkpoint, O_RDWR, 0);
+  struct stat st;
+  g_assert_cmpint (fstat (repair, &st), ==, 0);
+  off_t at = ((st.st_size - 1) / 2 & ~(off_t)3) + 3; /* the appended byte moved the middle */
+  unsigned char byte;
+  g_assert_cmpint (pread (repair, &byte, 1, at), ==, 1);
+  if (byte != saved)
+    at = ((st.st_size / 2) & ~(off_t)3) + 3;
+  g_assert_cmpint (pwrite (repair, &saved, 1, at), ==, 1);
+  close (repair);
+  g_assert_true (wick_weight_store_restore_all (model.store, &restored, &all_error));
+  g_assert_cmpuint (restored, ==, 1);
+  assert_hashes (&model, &before);
+  g_assert_false (wick_weight_store_get_refusal (model.store, "net", NULL));
+  g_assert_true (wick_weight_store_use_begin (model.store, "net", &use_error));
+  wick_weight_store_use_end (model.store, "net");
+
+  /* The host may still give up on a module: drop makes it final. */
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_AUTO, NULL, &error));
   g_assert_true (wick_weight_store_drop (model.store, "net", &error));
   g_assert_false (wick_weight_store_ensure_resident (model.store, "net", &error));
   g_assert_cmpstr (error.message, ==, "module 'net' was dropped: its weights are gone");
-  WickWeightParamInfo info;
-  g_assert_true (wick_weight_store_get_param_info (model.store, "net", 0, &info));
-  g_assert_cmpint (info.place, ==, WICK_PLACE_DROPPED);
   g_assert_true (wick_weight_store_unregister_module (model.store, "net", &error));
+  g_assert_true (wick_weight_store_unregister_module (model.store, "adapter", &error));
+  g_assert_true (wick_weight_free_host (extra, &error));
+  hashes_free (&before);
   model_clear (&model);
 }
 

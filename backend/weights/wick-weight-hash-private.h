@@ -1,0 +1,26 @@
+/* wick-weight-hash-private.h — the digest that proves a parameter's bytes.
+ *
+ * Eviction takes the digest of each storage's live bytes; restore takes the
+ * digest of what it read (from the checkpoint, or the RAM copy) and refuses
+ * the storage when they differ, before the module is marked resident. The
+ * bytes are cut into WICK_WEIGHT_HASH_CHUNK pieces, hashed independently
+ * (four 64-bit multiply-rotate lanes, several GB/s a core) and combined by an
+ * order-free sum of the chunks' hashes mixed with their index, so the disk
+ * reader's threads can hash their chunks in any order. Not cryptographic: it
+ * catches damaged and changed bytes, not an adversary who chooses them.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Live bytes per hashed chunk; equal to the disk reader's staging slot. */
+#define WICK_WEIGHT_HASH_CHUNK (8u << 20)
+
+uint64_t wick_weight_hash (const void *data, size_t bytes, uint64_t seed);
+
+/* The contribution of chunk @index (its hash @chunk_hash) to a digest. */
+uint64_t wick_weight_digest_part (uint64_t chunk_hash, uint64_t index);
+
+/* The whole digest of @bytes in memory (chunked as above). */
+uint64_t wick_weight_digest (const void *data, uint64_t bytes);

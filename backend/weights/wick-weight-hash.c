@@ -1,0 +1,79 @@
+/* wick-weight-hash.c — the parameter digest (wick-weight-hash-private.h). */
+#include "wick-weight-hash-private.h"
+
+#include <string.h>
+
+#define K1 0x9e3779b185ebca87ull
+#define K2 0xc2b2ae3d27d4eb4full
+#define K3 0x165667b19e3779f9ull
+
+static inline uint64_t
+rotl (uint64_t x, unsigned r)
+{
+  return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t
+lane (uint64_t acc, uint64_t word)
+{
+  return rotl (acc + word * K2, 31) * K1;
+}
+
+static inline uint64_t
+avalanche (uint64_t h)
+{
+  h ^= h >> 33;
+  h *= K2;
+  h ^= h >> 29;
+  h *= K3;
+  h ^= h >> 32;
+  return h;
+}
+
+static inline uint64_t
+load64 (const unsigned char *p)
+{
+  uint64_t v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+uint64_t
+wick_weight_hash (const void *data, size_t bytes, uint64_t seed)
+{
+  const unsigned char *p = data;
+  uint64_t a = seed + K1 + K2, b = seed + K2, c = seed, d = seed - K1;
+  size_t i = 0;
+  for (; i + 32 <= bytes; i += 32)
+    {
+      a = lane (a, load64 (p + i));
+      b = lane (b, load64 (p + i + 8));
+      c = lane (c, load64 (p + i + 16));
+      d = lane (d, load64 (p + i + 24));
+    }
+  uint64_t h = rotl (a, 1) + rotl (b, 7) + rotl (c, 12) + rotl (d, 18) + (uint64_t)bytes;
+  for (; i + 8 <= bytes; i += 8)
+    h = rotl (h ^ lane (0, load64 (p + i)), 27) * K1 + K3;
+  for (; i < bytes; i++)
+    h = rotl (h ^ (p[i] * K3), 11) * K1;
+  return avalanche (h);
+}
+
+uint64_t
+wick_weight_digest_part (uint64_t chunk_hash, uint64_t index)
+{
+  return avalanche (chunk_hash ^ (index * K3 + K2));
+}
+
+uint64_t
+wick_weight_digest (const void *data, uint64_t bytes)
+{
+  uint64_t digest = 0;
+  const unsigned char *p = data;
+  for (uint64_t at = 0, index = 0; at < bytes; at += WICK_WEIGHT_HASH_CHUNK, index++)
+    {
+      uint64_t n = bytes - at < WICK_WEIGHT_HASH_CHUNK ? bytes - at : WICK_WEIGHT_HASH_CHUNK;
+      digest += wick_weight_digest_part (wick_weight_hash (p + at, (size_t)n, 0), index);
+    }
+  return digest;
+}
