@@ -1839,7 +1839,7 @@ draw_legend (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
       widths[i] = w + (i < 4 ? 16 : 0) + 10;
       total += widths[i];
     }
-  double x = view->width - total - 8, y = view->height - 24;
+  double x = view->width - total - 8, y = view->height - 52; /* above the hint bar */
   if (x < WICK_TIMELINE_GUTTER + 8)
     return;
   cairo_rectangle (cr, x, y, total, 18);

@@ -1110,11 +1110,11 @@ test_timeline_tracks (void)
   view.selected_type = WICK_RECORD_NONE;
   view.selected_event_kind = WICK_EVENT_NONE;
   surface = draw_timeline (document, &view);
-  guint without = count_near (surface, fwd_rgb, 600, 570, 1200, 600);
+  guint without = count_near (surface, fwd_rgb, 600, 540, 1200, 575);
   cairo_surface_destroy (surface);
   view.legend = TRUE;
   surface = draw_timeline (document, &view);
-  g_assert_cmpuint (count_near (surface, fwd_rgb, 600, 570, 1200, 600), >, without + 60);
+  g_assert_cmpuint (count_near (surface, fwd_rgb, 600, 540, 1200, 575), >, without + 60);
   cairo_surface_destroy (surface);
 }
 

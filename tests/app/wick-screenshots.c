@@ -161,6 +161,54 @@ main (int argc, char **argv)
   save_window (GTK_WIDGET (window), dir, "timeline-dark.png");
 
   gtk_window_destroy (GTK_WINDOW (window));
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                      ADW_COLOR_SCHEME_FORCE_LIGHT);
+
+  /* The track list: a multi-threaded PyTorch trace (main and autograd
+   * threads, a GPU stream) with the launch -> kernel flow of a selected
+   * op, and a trace written by wick-demo (its main and data-loader
+   * threads) when WICK_SCREENSHOT_DEMO names one. */
+  const char *pytorch = g_getenv ("WICK_SCREENSHOT_PYTORCH");
+  g_autofree char *default_pytorch = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "chrome",
+                                                       "hta-event-sync-multi-stream.json.gz", NULL);
+  const char *traces[][2] = { { pytorch ? pytorch : default_pytorch, "timeline-pytorch.png" },
+                              { g_getenv ("WICK_SCREENSHOT_DEMO"), "timeline-demo.png" } };
+  for (guint t = 0; t < G_N_ELEMENTS (traces); t++)
+    {
+      if (traces[t][0] == NULL)
+        continue;
+      WickWindow *w = wick_window_new (GTK_APPLICATION (app));
+      gtk_window_set_default_size (GTK_WINDOW (w), 1400, 860);
+      gtk_window_present (GTK_WINDOW (w));
+      g_autoptr (GFile) f = g_file_new_for_path (traces[t][0]);
+      wick_window_load_file (w, f);
+      while (g_strcmp0 (wick_window_get_state (w), "document") != 0
+             && g_strcmp0 (wick_window_get_state (w), "welcome") != 0)
+        g_main_context_iteration (NULL, TRUE);
+      iterate_for (300);
+      WickDocument *doc = wick_window_get_document (w);
+      if (doc == NULL)
+        continue;
+      /* Select the first span with an outgoing flow (a kernel launch). */
+      WickTracks *tracks = wick_document_get_tracks (doc);
+      guint n;
+      wick_document_get_spans (doc, &n);
+      for (guint i = 0; i < n; i++)
+        {
+          WickEventRef ref = { WICK_EVENT_SLICE, i };
+          guint32 flow;
+          if (wick_tracks_event_flows (tracks, ref, &flow, 1) > 0
+              && g_str_has_prefix (wick_tracks_event_name (tracks, ref), "cuda"))
+            {
+              wick_selection_set_record (wick_window_get_selection (w), WICK_RECORD_SPAN, i);
+              break;
+            }
+        }
+      GtkWidget *tl = wick_window_get_view (w, "timeline");
+      wick_timeline_view_set_hover (WICK_TIMELINE_VIEW (tl), gtk_widget_get_width (tl) * 0.55);
+      save_window (GTK_WIDGET (w), dir, traces[t][1]);
+      gtk_window_destroy (GTK_WINDOW (w));
+    }
   iterate_for (50);
   g_object_unref (app);
   return 0;
