@@ -215,6 +215,24 @@ control (GPid pid, int *status, ...)
   return json_object_ref (json_node_get_object (node));
 }
 
+/* The socket appears when the session opens; the demo registers its weight
+ * modules a moment later (after writing its checkpoint). Waits for them. */
+static void
+wait_for_modules (Demo *demo)
+{
+  for (int i = 0; i < 600; i++)
+    {
+      int status;
+      g_autoptr (JsonObject) list = control (demo->pid, &status, "list", NULL);
+      if (status == 0 && json_object_has_member (list, "modules")
+          && json_array_get_length (json_object_get_array_member (list, "modules")) > 0)
+        return;
+      g_assert_false (demo_exited (demo, 0));
+      g_usleep (50000);
+    }
+  g_assert_not_reached ();
+}
+
 static JsonObject *
 find_named (JsonArray *array, const char *name)
 {
@@ -388,6 +406,7 @@ test_evict_restore_capture (void)
   Demo *demo = start_demo (FALSE, NULL, NULL);
   g_autofree char *socket_path = wait_for_socket (demo);
   g_assert_nonnull (socket_path);
+  wait_for_modules (demo);
   int status;
   g_autoptr (JsonObject) evict = control (demo->pid, &status, "evict", "embedding", NULL);
   g_assert_cmpint (status, ==, 0);
@@ -470,6 +489,7 @@ test_training_bit_exact_across_evict (void)
   Demo *demo = start_demo_traced (disturbed, "90");
   g_autofree char *socket_path = wait_for_socket (demo);
   g_assert_nonnull (socket_path);
+  wait_for_modules (demo);
   int status;
   g_autoptr (JsonObject) evict
     = control (demo->pid, &status, "evict", "embedding", "--tier", "disk", NULL);
