@@ -83,7 +83,10 @@ def test_copied_pointer_stable_restore_with_graph():
     check_pointer_stable(False)
 
 
-def test_graph_unsafe_stage_refused():
+def test_z_graph_unsafe_stage_refused():
+    # last: after a failed capture this torch may keep its CUDA generator in
+    # capture mode ("Offset increment outside graph capture"), so nothing
+    # random may follow it in the process
     with wick.Session("cuda.infer", phase="infer", device="cuda") as s:
         x = torch.randn(1024, device=DEV)
 
@@ -131,4 +134,13 @@ def test_capture_requested_from_another_thread():
 
 
 if __name__ == "__main__":
+    import os
+    import sys
+
     wicktest.run_tests(globals())
+    sys.stdout.flush()
+    # torch 2.11 aborts in MemPool's destructor at interpreter exit after the
+    # failed capture of test_z_graph_unsafe_stage_refused (its allocator keeps
+    # the capture as underway): every test has passed by now, so leave without
+    # torch's finalizers. docs/python.md notes it.
+    os._exit(0)
