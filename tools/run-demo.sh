@@ -8,8 +8,26 @@
 #
 # Environment: WICK_BUILD_DIR (default _build), WICK_DEMO_ARGS (extra
 # wick-demo options, e.g. "--rate 50 --trace demo.jsonl").
+#
+# --torch: the workload is examples/torch_train.py (a PyTorch training loop
+# recorded by the wick Python package, control enabled) instead of wick-demo;
+# it needs torch for /usr/bin/python3 (or WICK_PYTHON). WICK_DEMO_ARGS then
+# goes to torch_train.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+torch_demo=false
+for arg in "$@"; do
+  case "$arg" in
+    --torch) torch_demo=true ;;
+    *) echo "run-demo: unknown option $arg (only --torch)" >&2; exit 2 ;;
+  esac
+done
+python=${WICK_PYTHON:-/usr/bin/python3}
+if $torch_demo && ! "$python" -c "import torch" 2>/dev/null; then
+  echo "run-demo: --torch needs torch for $python (Debian: apt-get install python3-torch)" >&2
+  exit 1
+fi
 
 build=${WICK_BUILD_DIR:-_build}
 tools/install-deps.sh
@@ -30,8 +48,14 @@ demo="$build/backend/demo/wick-demo"
 trace="$build/app/cli/wick-trace"
 app="$build/app/ui/wick"
 
-# shellcheck disable=SC2086
-"$demo" ${WICK_DEMO_ARGS:-} &
+if $torch_demo; then
+  # shellcheck disable=SC2086
+  PYTHONPATH="$build/python" "$python" examples/torch_train.py --control --steps 0 --rate 20 ${WICK_DEMO_ARGS:-} &
+  demo="torch_train.py"
+else
+  # shellcheck disable=SC2086
+  "$demo" ${WICK_DEMO_ARGS:-} &
+fi
 demo_pid=$!
 stop_demo() {
   if kill -0 "$demo_pid" 2>/dev/null; then
@@ -42,7 +66,7 @@ stop_demo() {
 trap stop_demo EXIT
 
 # Wait until the demo's control socket answers.
-for _ in $(seq 100); do
+for _ in $(seq 300); do
   if "$trace" sessions --json | grep -q "\"pid\":$demo_pid,"; then
     break
   fi
