@@ -8,6 +8,7 @@
  * on whichever thread (the control thread, say) evicts or restores. */
 #include "config.h"
 #include "wick-weight-backing-private.h"
+#include "core/wick-error-private.h"
 
 #include <stdio.h>
 #include <string.h>
