@@ -83,8 +83,9 @@ text_counts (gpointer data, guint kind, guint index)
   if (kind != 0)
     return NULL;
   const WickGradientFamilyRow *f = family (self, index);
-  return g_strdup_printf (_ ("%u members · %u present · %u attached"), f->members, f->present,
-                          f->attached);
+  return g_strdup_printf (g_dngettext (NULL, "%u member · %u present · %u attached",
+                                       "%u members · %u present · %u attached", f->members),
+                          f->members, f->present, f->attached);
 }
 
 static char *
