@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "live/wick-live-client.h"
+#include "live/wick-follow-file.h"
 #include "live/wick-live-stream.h"
+#include "wick-document.h"
 #include "wick-trace-commands.h"
 
 #define ATTACH_POLL_US 10000
@@ -234,13 +236,124 @@ attach_loop (WickLiveStream *stream, AttachOutput *output, double duration)
     }
 }
 
+/* ---- attach --follow FILE ---- */
+
+typedef struct
+{
+  AttachOutput *output;
+  WickDocument *document;
+  gboolean bad; /* a line the model refused: reported once, the rest still copied */
+  guint64 line;
+} FollowOutput;
+
+static void
+follow_line (const char *line, gsize length, gpointer user_data)
+{
+  FollowOutput *follow = user_data;
+  follow->line++;
+  write_line (line, length, follow->output);
+  g_autoptr (GError) error = NULL;
+  if (!follow->bad && !wick_document_feed_line (follow->document, line, length, &error))
+    {
+      follow->bad = TRUE;
+      fprintf (stderr, "wick-trace: attach: line %" G_GUINT64_FORMAT " of the followed file: %s\n",
+               follow->line, error != NULL ? error->message : "not a trace line");
+    }
+}
+
+static int
+attach_follow (const char *path, double duration, const char *output_path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickFollowFile) file = wick_follow_file_new (path, &error);
+  if (file == NULL)
+    {
+      fprintf (stderr, "wick-trace: attach: %s\n", error->message);
+      return WICK_TRACE_EXIT_USAGE;
+    }
+  AttachOutput output = { fopen (output_path, "w"), output_path, FALSE };
+  if (output.file == NULL)
+    {
+      fprintf (stderr, "wick-trace: attach: cannot write %s: %s\n", output_path,
+               g_strerror (errno));
+      return WICK_TRACE_EXIT_USAGE;
+    }
+  FollowOutput follow = { &output, wick_document_new_with_extensions (TRUE), FALSE, 0 };
+  attach_interrupted = 0;
+  struct sigaction action = { .sa_handler = on_interrupt }, old_int, old_term;
+  sigaction (SIGINT, &action, &old_int);
+  sigaction (SIGTERM, &action, &old_term);
+  gint64 deadline = duration > 0 ? g_get_monotonic_time () + (gint64)(duration * 1e6) : G_MAXINT64;
+  gboolean ended = FALSE;
+  while (!ended && !attach_interrupted && !output.write_failed)
+    {
+      g_autofree char *restarted = NULL;
+      if (wick_follow_file_poll (file, 0, follow_line, &follow, &restarted, &error) < 0)
+        break;
+      if (restarted != NULL)
+        {
+          /* Start over: the file written so far belonged to the old content. */
+          fprintf (stderr, "wick-trace: attach: %s\n", restarted);
+          fflush (output.file);
+          if (ftruncate (fileno (output.file), 0) != 0 || fseek (output.file, 0, SEEK_SET) != 0)
+            output.write_failed = TRUE;
+          g_object_unref (follow.document);
+          follow.document = wick_document_new_with_extensions (TRUE);
+          follow.bad = FALSE;
+          follow.line = 0;
+          wick_follow_file_poll (file, 0, follow_line, &follow, NULL, &error);
+        }
+      ended = wick_document_has_terminal (follow.document);
+      if (!ended && g_get_monotonic_time () >= deadline)
+        break;
+      if (!ended)
+        g_usleep (ATTACH_POLL_US);
+    }
+  sigaction (SIGINT, &old_int, NULL);
+  sigaction (SIGTERM, &old_term, NULL);
+  int status = WICK_TRACE_EXIT_OK;
+  if (error != NULL)
+    {
+      fprintf (stderr, "wick-trace: attach: %s\n", error->message);
+      status = WICK_TRACE_EXIT_USAGE;
+    }
+  gsize partial = wick_follow_file_get_pending (file);
+  if (!ended && follow.line > 0)
+    {
+      g_autofree char *terminal = g_strdup_printf (
+        "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":%" G_GUINT64_FORMAT
+        ",\"reason\":\"capture cut: wick-trace attach --follow %s before the trace ended\"}",
+        wick_document_get_end_ns (follow.document),
+        attach_interrupted ? "was interrupted" : "stopped");
+      write_line (terminal, strlen (terminal), &output);
+    }
+  if (fclose (output.file) != 0 || output.write_failed)
+    {
+      fprintf (stderr, "wick-trace: attach: writing %s failed: %s\n", output_path,
+               g_strerror (errno));
+      status = WICK_TRACE_EXIT_USAGE;
+    }
+  fprintf (stderr,
+           "wick-trace: followed %s: %" G_GUINT64_FORMAT " lines to %s%s; %u restart(s)%s\n",
+           path, follow.line, output_path, ended ? "; the trace ended" : "",
+           wick_follow_file_get_restarts (file),
+           partial > 0 ? "; a partial last line (no newline yet) was left out" : "");
+  g_object_unref (follow.document);
+  return status;
+}
+
 static gboolean
 parse_attach_args (int argc, char **argv, double *duration, gboolean *strict, const char **output,
-                   gint64 *pid)
+                   gint64 *pid, const char **follow)
 {
   const char *pid_text = NULL;
   for (int i = 1; i < argc; i++)
     {
+      if (strcmp (argv[i], "--follow") == 0 && i + 1 < argc)
+        {
+          *follow = argv[++i];
+          continue;
+        }
       if (strcmp (argv[i], "--duration") == 0 && i + 1 < argc)
         {
           char *end;
@@ -257,6 +370,8 @@ parse_attach_args (int argc, char **argv, double *duration, gboolean *strict, co
       else
         return FALSE;
     }
+  if (*follow != NULL)
+    return *output != NULL && pid_text == NULL && !*strict;
   return *output != NULL && pid_text != NULL && parse_pid (pid_text, pid);
 }
 
@@ -267,9 +382,13 @@ wick_trace_attach (int argc, char **argv)
   gboolean strict = FALSE;
   const char *output_path = NULL;
   gint64 pid = 0;
-  if (!parse_attach_args (argc, argv, &duration, &strict, &output_path, &pid))
+  const char *follow = NULL;
+  if (!parse_attach_args (argc, argv, &duration, &strict, &output_path, &pid, &follow))
     return usage_error ("%s", "attach: usage: attach [--duration SECONDS] [--strict] "
-                              "--output FILE PID");
+                              "--output FILE PID, or attach --follow TRACE.jsonl "
+                              "[--duration SECONDS] --output FILE");
+  if (follow != NULL)
+    return attach_follow (follow, duration, output_path);
   g_autoptr (GError) error = NULL;
   g_autoptr (WickLiveSessionInfo) info = NULL;
   g_autoptr (WickLiveStream) stream = open_stream (pid, strict, &info, &error);

@@ -36,7 +36,7 @@ static const WickTraceCommand commands[] = {
 #endif
 #ifdef WICK_TRACE_HAVE_LIVE
   { "sessions", wick_trace_sessions, "sessions [--json]               list live sessions" },
-  { "attach", wick_trace_attach, "attach [--duration S] --output FILE PID   save a live session" },
+  { "attach", wick_trace_attach, "attach [--duration S] --output FILE PID|--follow TRACE   save a live session or a growing file" },
   { "control", wick_trace_control, "control PID COMMAND [ARGS...]   send one control command" },
 #endif
 };

@@ -1,0 +1,195 @@
+/* wick-follow-file.c — a growing JSONL file, line by line (see the header). */
+#include "config.h"
+
+#include "wick-follow-file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define READ_CHUNK (256 * 1024)
+
+struct _WickFollowFile
+{
+  char *path;
+  int fd;
+  dev_t dev;
+  ino_t ino;
+  guint64 offset; /* bytes read from the current file */
+  GString *pending; /* a partial last line */
+  guint64 lines;
+  guint restarts;
+  char *buffer;
+};
+
+static gboolean
+open_file (WickFollowFile *self, GError **error)
+{
+  int fd = open (self->path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot follow %s: %s",
+                   self->path, g_strerror (saved));
+      return FALSE;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      close (fd);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                   "cannot follow %s: not a regular file", self->path);
+      return FALSE;
+    }
+  if (self->fd >= 0)
+    close (self->fd);
+  self->fd = fd;
+  self->dev = st.st_dev;
+  self->ino = st.st_ino;
+  self->offset = 0;
+  g_string_truncate (self->pending, 0);
+  self->lines = 0;
+  return TRUE;
+}
+
+WickFollowFile *
+wick_follow_file_new (const char *path, GError **error)
+{
+  WickFollowFile *self = g_new0 (WickFollowFile, 1);
+  self->path = g_strdup (path);
+  self->fd = -1;
+  self->pending = g_string_new (NULL);
+  self->buffer = g_malloc (READ_CHUNK);
+  if (!open_file (self, error))
+    {
+      wick_follow_file_free (self);
+      return NULL;
+    }
+  return self;
+}
+
+void
+wick_follow_file_free (WickFollowFile *self)
+{
+  if (self == NULL)
+    return;
+  if (self->fd >= 0)
+    close (self->fd);
+  g_free (self->path);
+  g_string_free (self->pending, TRUE);
+  g_free (self->buffer);
+  g_free (self);
+}
+
+/* Truncated or replaced since the last poll: the reason, else NULL. */
+static char *
+changed (WickFollowFile *self)
+{
+  struct stat now, ours;
+  if (stat (self->path, &now) == 0 && (now.st_dev != self->dev || now.st_ino != self->ino))
+    return g_strdup_printf ("%s was replaced by another file: following it from the start",
+                            self->path);
+  if (fstat (self->fd, &ours) == 0 && (guint64)ours.st_size < self->offset)
+    return g_strdup_printf ("%s was truncated (%" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
+                            " had been read): reading it from the start",
+                            self->path, (guint64)ours.st_size, self->offset);
+  return NULL;
+}
+
+static void
+deliver (WickFollowFile *self, const char *data, gsize length, WickLiveLineFunc emit,
+         gpointer user_data)
+{
+  const char *end = data + length;
+  while (data < end)
+    {
+      const char *newline = memchr (data, '\n', (gsize)(end - data));
+      if (newline == NULL)
+        {
+          g_string_append_len (self->pending, data, end - data);
+          return;
+        }
+      gsize n = (gsize)(newline - data);
+      self->lines++;
+      if (self->pending->len > 0)
+        {
+          g_string_append_len (self->pending, data, (gssize)n);
+          emit (self->pending->str, self->pending->len, user_data);
+          g_string_truncate (self->pending, 0);
+        }
+      else
+        emit (data, n, user_data);
+      data = newline + 1;
+    }
+}
+
+gssize
+wick_follow_file_poll (WickFollowFile *self, gsize max_bytes, WickLiveLineFunc emit,
+                       gpointer user_data, char **restarted_reason, GError **error)
+{
+  if (restarted_reason != NULL)
+    *restarted_reason = NULL;
+  g_autofree char *reason = changed (self);
+  if (reason != NULL)
+    {
+      /* A replaced file that cannot be opened yet (mid-rename) is tried again
+       * at the next poll; the old one is kept until then. */
+      g_autoptr (GError) local = NULL;
+      if (!open_file (self, &local))
+        return 0;
+      self->restarts++;
+      if (restarted_reason != NULL)
+        *restarted_reason = g_steal_pointer (&reason);
+    }
+  gsize total = 0;
+  while (max_bytes == 0 || total < max_bytes)
+    {
+      gsize want = READ_CHUNK;
+      if (max_bytes != 0 && max_bytes - total < want)
+        want = max_bytes - total;
+      ssize_t n = pread (self->fd, self->buffer, want, (off_t)self->offset);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "reading %s: %s",
+                       self->path, g_strerror (errno));
+          return -1;
+        }
+      if (n == 0)
+        break;
+      self->offset += (guint64)n;
+      total += (gsize)n;
+      deliver (self, self->buffer, (gsize)n, emit, user_data);
+    }
+  return (gssize)total;
+}
+
+const char *
+wick_follow_file_get_path (WickFollowFile *self)
+{
+  return self->path;
+}
+
+guint64
+wick_follow_file_get_lines (WickFollowFile *self)
+{
+  return self->lines;
+}
+
+gsize
+wick_follow_file_get_pending (WickFollowFile *self)
+{
+  return self->pending->len;
+}
+
+guint
+wick_follow_file_get_restarts (WickFollowFile *self)
+{
+  return self->restarts;
+}
