@@ -1,6 +1,8 @@
 /* wick-weight-hash.c — the parameter digest (wick-weight-hash-private.h). */
 #include "wick-weight-hash-private.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define K1 0x9e3779b185ebca87ull
@@ -65,15 +67,58 @@ wick_weight_digest_part (uint64_t chunk_hash, uint64_t index)
   return avalanche (chunk_hash ^ (index * K3 + K2));
 }
 
+typedef struct
+{
+  const unsigned char *data;
+  uint64_t bytes;
+  uint64_t first_chunk, step;
+  uint64_t digest;
+} DigestPart;
+
+static void *
+digest_thread (void *data)
+{
+  DigestPart *part = data;
+  for (uint64_t index = part->first_chunk; index * WICK_WEIGHT_HASH_CHUNK < part->bytes;
+       index += part->step)
+    {
+      uint64_t at = index * WICK_WEIGHT_HASH_CHUNK;
+      uint64_t n
+        = part->bytes - at < WICK_WEIGHT_HASH_CHUNK ? part->bytes - at : WICK_WEIGHT_HASH_CHUNK;
+      part->digest
+        += wick_weight_digest_part (wick_weight_hash (part->data + at, (size_t)n, 0), index);
+    }
+  return NULL;
+}
+
+/* Large buffers are hashed by up to DIGEST_THREADS threads: the chunks are
+ * independent and the digest is their sum, so the result is the same. */
+#define DIGEST_THREADS 8
+
 uint64_t
 wick_weight_digest (const void *data, uint64_t bytes)
 {
-  uint64_t digest = 0;
-  const unsigned char *p = data;
-  for (uint64_t at = 0, index = 0; at < bytes; at += WICK_WEIGHT_HASH_CHUNK, index++)
+  uint64_t chunks = (bytes + WICK_WEIGHT_HASH_CHUNK - 1) / WICK_WEIGHT_HASH_CHUNK;
+  unsigned n_threads
+    = chunks >= 4 ? (chunks < DIGEST_THREADS ? (unsigned)chunks : DIGEST_THREADS) : 1;
+  DigestPart parts[DIGEST_THREADS];
+  pthread_t threads[DIGEST_THREADS];
+  bool started[DIGEST_THREADS] = { false };
+  for (unsigned t = 0; t < n_threads; t++)
     {
-      uint64_t n = bytes - at < WICK_WEIGHT_HASH_CHUNK ? bytes - at : WICK_WEIGHT_HASH_CHUNK;
-      digest += wick_weight_digest_part (wick_weight_hash (p + at, (size_t)n, 0), index);
+      parts[t] = (DigestPart){ data, bytes, t, n_threads, 0 };
+      if (t > 0)
+        started[t] = pthread_create (&threads[t], NULL, digest_thread, &parts[t]) == 0;
+    }
+  digest_thread (&parts[0]);
+  uint64_t digest = parts[0].digest;
+  for (unsigned t = 1; t < n_threads; t++)
+    {
+      if (started[t])
+        pthread_join (threads[t], NULL);
+      else
+        digest_thread (&parts[t]); /* no thread: do its share here */
+      digest += parts[t].digest;
     }
   return digest;
 }

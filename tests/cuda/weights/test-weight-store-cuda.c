@@ -255,7 +255,9 @@ test_mutated_goes_to_ram (void)
   WickWeightParamInfo info;
   g_assert_true (wick_weight_store_get_param_info (model.store, "net", 1, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_RAM);
-  g_assert_cmpstr (info.reason, ==, "key 'matrix': the first 64 KiB differ from the live bytes");
+  g_assert_true (g_str_has_prefix (info.reason, "key 'matrix' in "));
+  g_assert_true (g_str_has_suffix (
+    info.reason, "model-00002.safetensors: element 3 differs from the live bytes"));
   g_assert_true (wick_weight_store_get_param_info (model.store, "net", 0, &info));
   g_assert_cmpint (info.place, ==, WICK_PLACE_DISK);
   g_assert_true (g_str_has_suffix (info.shard, "model-00001.safetensors"));
