@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 struct WickJsonlWriter
 {
@@ -30,16 +31,105 @@ struct WickJsonlWriter
   uint64_t sync_requested;
   uint64_t sync_done;
   int write_errno;
+  /* Whole lines only (issue 10, item 13): lines collect in buffer and go out
+   * with write(); file_bytes is the file's length after the last complete
+   * write, always a line boundary. A failed or short write is cut back to
+   * it; from the first failure on, lines are counted (lost_lines), not
+   * written, and the loss is said on stderr at once and by sync/stop. */
+  char *buffer;
+  size_t used;
+  size_t buffered_lines;
+  uint64_t file_bytes;
+  uint64_t lost_lines;
 };
+
+#define WRITER_BUFFER_BYTES (1u << 20)
+
+static void
+note_write_failure (WickJsonlWriter *writer, int error_number, uint64_t lines)
+{
+  if (ftruncate (fileno (writer->file), (off_t)writer->file_bytes) == 0)
+    (void)lseek (fileno (writer->file), (off_t)writer->file_bytes, SEEK_SET);
+  writer->lost_lines += lines;
+  atomic_fetch_add (&writer->session->writer_lost, lines);
+  if (writer->write_errno == 0)
+    {
+      writer->write_errno = error_number ? error_number : EIO;
+      fprintf (stderr,
+               "wick: writing trace %s: %s; the file ends at its last whole line (%llu bytes) "
+               "and the records after it are counted as lost\n",
+               writer->path, strerror (writer->write_errno),
+               (unsigned long long)writer->file_bytes);
+    }
+}
+
+static void
+flush_buffer (WickJsonlWriter *writer)
+{
+  size_t done = 0;
+  while (done < writer->used && writer->write_errno == 0)
+    {
+      ssize_t n = write (fileno (writer->file), writer->buffer + done, writer->used - done);
+      if (n > 0)
+        done += (size_t)n;
+      else if (n < 0 && errno == EINTR)
+        continue;
+      else
+        {
+          /* keep the whole lines that made it, cut the rest */
+          int error_number = n < 0 ? errno : ENOSPC;
+          size_t keep = done, kept_lines = 0;
+          while (keep > 0 && writer->buffer[keep - 1] != '\n')
+            keep--;
+          for (size_t i = 0; i < keep; i++)
+            kept_lines += writer->buffer[i] == '\n';
+          writer->file_bytes += keep;
+          note_write_failure (writer, error_number, writer->buffered_lines - kept_lines);
+          break;
+        }
+    }
+  if (writer->write_errno == 0)
+    writer->file_bytes += writer->used;
+  writer->used = 0;
+  writer->buffered_lines = 0;
+}
 
 static void
 write_line (const char *line, size_t length, void *user_data)
 {
   WickJsonlWriter *writer = user_data;
   if (writer->write_errno != 0)
-    return;
-  if (fwrite (line, 1, length, writer->file) != length || fputc ('\n', writer->file) == EOF)
-    writer->write_errno = errno ? errno : EIO;
+    {
+      writer->lost_lines++;
+      atomic_fetch_add (&writer->session->writer_lost, 1);
+      return;
+    }
+  if (writer->used + length + 1 > WRITER_BUFFER_BYTES)
+    flush_buffer (writer);
+  if (length + 1 > WRITER_BUFFER_BYTES)
+    {
+      /* a line longer than the buffer: on its own */
+      char *copy = malloc (length + 1);
+      if (copy == NULL)
+        {
+          note_write_failure (writer, ENOMEM, 1);
+          return;
+        }
+      memcpy (copy, line, length);
+      copy[length] = '\n';
+      char *saved = writer->buffer;
+      writer->buffer = copy;
+      writer->used = length + 1;
+      writer->buffered_lines = 1;
+      flush_buffer (writer);
+      writer->buffer = saved;
+      free (copy);
+      return;
+    }
+  memcpy (writer->buffer + writer->used, line, length);
+  writer->buffer[writer->used + length] = '\n';
+  writer->used += length + 1;
+  writer->buffered_lines++;
 }
 
 static bool
@@ -66,8 +156,7 @@ complete_sync (WickJsonlWriter *writer)
   if (wick_session_is_finished (writer->session))
     wick_jsonl_formatter_finish (writer->formatter, "the session ended without a terminal record",
                                  write_line, writer);
-  if (fflush (writer->file) != 0 && writer->write_errno == 0)
-    writer->write_errno = errno ? errno : EIO;
+  flush_buffer (writer);
   writer->sync_done = writer->sync_requested;
   pthread_cond_broadcast (&writer->synced);
 }
@@ -113,6 +202,7 @@ writer_free (WickJsonlWriter *writer)
 {
   if (writer->file != NULL)
     fclose (writer->file);
+  free (writer->buffer);
   wick_ring_reader_free (writer->reader);
   wick_jsonl_formatter_free (writer->formatter);
   pthread_mutex_destroy (&writer->lock);
@@ -143,7 +233,13 @@ wick_jsonl_writer_start (WickSession *session, const char *path, WickError *erro
       writer_free (writer);
       return NULL;
     }
-  setvbuf (writer->file, NULL, _IOFBF, 1 << 20);
+  writer->buffer = malloc (WRITER_BUFFER_BYTES);
+  if (writer->buffer == NULL)
+    {
+      wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for the JSONL writer");
+      writer_free (writer);
+      return NULL;
+    }
   writer->formatter = wick_jsonl_formatter_new (session->strict);
   writer->reader = wick_ring_reader_new_private_hold (session, error);
   if (writer->formatter == NULL || writer->reader == NULL || writer->path == NULL)
@@ -172,10 +268,14 @@ wick_jsonl_writer_sync (WickJsonlWriter *writer, WickError *error)
   while (writer->sync_done < ticket && !writer->stop)
     pthread_cond_wait (&writer->synced, &writer->lock);
   int write_errno = writer->write_errno;
+  uint64_t lost = writer->lost_lines;
   pthread_mutex_unlock (&writer->lock);
   if (write_errno != 0)
     {
-      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "writing trace %s: %s", writer->path, strerror (write_errno));
+      wick_set_error (error, wick_error_code_from_errno (write_errno),
+                      "writing trace %s: %s; %llu lines lost, the file ends at its last whole "
+                      "line",
+                      writer->path, strerror (write_errno), (unsigned long long)lost);
       return false;
     }
   return true;
@@ -192,6 +292,7 @@ wick_jsonl_writer_stop (WickJsonlWriter *writer)
   writer->sync_requested++;
   complete_sync (writer);
   if (writer->write_errno != 0)
-    fprintf (stderr, "wick: writing trace %s: %s\n", writer->path, strerror (writer->write_errno));
+    fprintf (stderr, "wick: writing trace %s: %s; %llu lines lost\n", writer->path,
+             strerror (writer->write_errno), (unsigned long long)writer->lost_lines);
   writer_free (writer);
 }

@@ -348,7 +348,7 @@ wick_ring_set_meta (WickSession *session, const char *line, size_t length, WickE
 uint64_t
 wick_ring_total_dropped (WickSession *session)
 {
-  uint64_t total = atomic_load (&session->unclaimed_drops);
+  uint64_t total = atomic_load (&session->unclaimed_drops) + atomic_load (&session->writer_lost);
   uint32_t n = atomic_load (&session->header->rings_in_use);
   for (uint32_t i = 0; i < n && i < session->n_rings; i++)
     total

@@ -78,6 +78,7 @@ struct WickSession
   _Atomic int finished;
   _Atomic uint64_t unclaimed_drops; /* records lost because no ring was free */
   _Atomic uint32_t next_thread;     /* wick_thread numbers, from 1 */
+  _Atomic uint64_t writer_lost;     /* lines the JSONL writer could not write (disk full) */
 
   WickJsonlWriter *writer;
   WickLiveState *live_state; /* live storages, for the attach snapshot (wick-live-state.c) */

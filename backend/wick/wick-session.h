@@ -362,7 +362,8 @@ int wick_session_get_ring_fd (WickSession *session);
  * Give it only to a reader that may hold the producer back. */
 WICK_AVAILABLE_IN_1_0
 int wick_session_get_cursors_fd (WickSession *session);
-/* Records the producer dropped so far (drop policy), all threads. */
+/* Records lost so far: dropped by the producer (drop policy, all threads)
+ * and lines the JSONL writer could not write (a full disk). */
 WICK_AVAILABLE_IN_1_0
 uint64_t wick_session_get_dropped (WickSession *session);
 /* Whether finish or finish_failed was called. */

@@ -3,6 +3,9 @@
 #include "wick-session-internal.h"
 
 #include <glib.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <glib/gstdio.h>
 #include <math.h>
 
@@ -682,6 +685,54 @@ test_four_threads (void)
   g_unlink (path);
 }
 
+/* A full disk (issue 10, item 13; RLIMIT_FSIZE stands in for it): the file
+ * ends at a whole line, the lost lines are counted in the session's losses
+ * and finish says so. */
+static void
+test_disk_full (void)
+{
+  g_autofree char *path = temp_path ("wick-test-disk-full.jsonl");
+  const off_t limit = 100 * 1024;
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK };
+      WickSession *session
+        = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, NULL);
+      if (session == NULL)
+        _exit (21);
+      /* after the open: the ring's memfd is sized then */
+      struct rlimit rl = { (rlim_t)limit, (rlim_t)limit };
+      signal (SIGXFSZ, SIG_IGN);
+      if (setrlimit (RLIMIT_FSIZE, &rl) != 0)
+        _exit (20);
+      for (int i = 0; i < 20000; i++)
+        wick_span_end (session, wick_span_begin (session, "work", WICK_SPAN_FUNCTION));
+      WickError error = { 0 };
+      bool finished = wick_session_finish (session, &error);
+      uint64_t lost = wick_session_get_dropped (session);
+      wick_session_close (session);
+      if (finished)
+        _exit (22);
+      if (lost == 0)
+        _exit (23);
+      if (strstr (error.message, "lines lost, the file ends at its last whole line") == NULL)
+        _exit (24);
+      _exit (0);
+    }
+  int status;
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+  g_autofree char *text = NULL;
+  gsize length;
+  g_assert_true (g_file_get_contents (path, &text, &length, NULL));
+  g_assert_cmpuint (length, >, 0);
+  g_assert_cmpuint (length, <=, (gsize)limit);
+  g_assert_cmpint (text[length - 1], ==, '\n'); /* never mid-line */
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -691,6 +742,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/session/file", test_session_file);
   g_test_add_func ("/core/session/four-threads", test_four_threads);
   g_test_add_func ("/core/session/span-nesting", test_span_nesting);
+  g_test_add_func ("/core/session/disk-full", test_disk_full);
   g_test_add_func ("/core/gradient/manifest-digest", test_manifest_digest);
   g_test_add_func ("/core/gradient/contract-validation", test_contract_validation);
   g_test_add_func ("/core/gradient/plan-sorting-duplicates-empty",
