@@ -424,7 +424,7 @@ typedef struct
   WickStage *stage;
   HostStage *host;
   gint stop;
-  int runs;
+  gint runs; /* atomic: the main thread waits for the first */
   int failures;
 } Runner;
 
@@ -438,11 +438,11 @@ runner_main (gpointer data)
     {
       if (!wick_stage_run (runner->stage, NULL, &error))
         runner->failures++;
-      if (runner->runs % 16 == 0
+      if (g_atomic_int_get (&runner->runs) % 16 == 0
           && !wick_stage_write_window (runner->stage, "input", input, sizeof input,
                                        WICK_STAGE_DTYPE_F32, host_shape, 2, &error))
         runner->failures++;
-      runner->runs++;
+      g_atomic_int_inc (&runner->runs);
     }
   return NULL;
 }
@@ -464,6 +464,13 @@ test_capture_while_running (void)
   GThread *thread = g_thread_new ("runner", runner_main, &runner);
   WickError error = { "" };
   WickCertification cert;
+  /* The captures must overlap the runs: wait (with a deadline) until the
+   * runner thread is running, which a loaded machine can delay past the
+   * whole capture loop. */
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (g_atomic_int_get (&runner.runs) == 0 && g_get_monotonic_time () < deadline)
+    g_usleep (100);
+  g_assert_cmpint (g_atomic_int_get (&runner.runs), >, 0);
   for (int i = 0; i < 200; i++)
     {
       g_assert_true (wick_stage_capture (stage, NULL, &cert, &error));
