@@ -32,7 +32,7 @@ typedef struct
 /* Host args are kept up to this many bytes each, and up to a quarter of the
  * input's size in all (device, async and instant args always). */
 #define HOST_ARGS_MAX 512
-#define TIME_LIMIT ((gint64)1 << 62)
+#define TIME_LIMIT ((gint64)1 << 61)
 
 typedef struct
 {
@@ -476,7 +476,7 @@ read_event (Import *im, const WickChromeEvent *e)
       skip (im, what, 1);
       return;
     }
-  /* times are kept within ±2^62 ns (±146 years) so that start + duration and
+  /* times are kept within ±2^61 ns (±73 years) so that start + duration and
    * differences of two times never overflow */
   ts = CLAMP (e->ts_ns, -TIME_LIMIT, TIME_LIMIT);
   switch (ph)
@@ -484,6 +484,8 @@ read_event (Import *im, const WickChromeEvent *e)
       case 'X':
         {
           gint64 dur = e->has_dur && e->dur_ns > 0 ? MIN (e->dur_ns, TIME_LIMIT) : 0;
+          /* the end stays within TIME_LIMIT too (ts + dur could reach 2^63) */
+          dur = MIN (dur, TIME_LIMIT - MAX (ts, 0));
           note_time (im, ts, ts + dur);
           if (is_device_category (e))
             add_device (im, e, ts, dur);
@@ -752,7 +754,8 @@ emit (Import *im, GError **error)
   gint64 origin = im->has_time ? im->min_ns : 0;
   guint64 end = im->has_time ? (guint64)(im->max_ns - im->min_ns) : 0;
   gboolean has_device = im->imported['d'] > 0, ok = TRUE;
-  qsort (im->memory->data, im->memory->len, sizeof (MemoryEvent), compare_memory);
+  if (im->memory->len > 1)
+    qsort (im->memory->data, im->memory->len, sizeof (MemoryEvent), compare_memory);
   for (guint i = 0; i < im->memory->len; i++)
     {
       gint64 t = g_array_index (im->memory, MemoryEvent, i).ts_ns - origin;

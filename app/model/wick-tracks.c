@@ -985,7 +985,7 @@ finish_slices (WickTracks *self)
   for (guint i = 1; i < n && sorted; i++)
     sorted = compare_pending (&p[i - 1], &p[i]) < 0;
   if (!sorted)
-    qsort (p, n, sizeof (PendingSlice), compare_pending);
+    qsort (p, n, sizeof (PendingSlice), compare_pending); /* n > 1 when unsorted */
 
   g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (StackEntry));
   guint32 thread = G_MAXUINT32, track = 0;
@@ -1668,7 +1668,8 @@ finish_flows (WickTracks *self)
 {
   guint n = self->flow_points->len;
   FlowPoint *p = (FlowPoint *)(gpointer)self->flow_points->data;
-  qsort (p, n, sizeof (FlowPoint), compare_flow_points);
+  if (n > 1) /* data is NULL when empty: qsort's argument must not be */
+    qsort (p, n, sizeof (FlowPoint), compare_flow_points);
   for (guint i = 0; i + 1 < n; i++)
     {
       const FlowPoint *a = &p[i], *b = &p[i + 1];
@@ -1700,7 +1701,8 @@ finish_flows (WickTracks *self)
           bound[m++] = (BoundSlice){ b->id, spans_of (self)[span].start_ns, span, b->flow_in,
                                      b->flow_out };
         }
-      qsort (bound, m, sizeof (BoundSlice), compare_bound);
+      if (m > 1)
+        qsort (bound, m, sizeof (BoundSlice), compare_bound);
       guint64 dangling = 0;
       for (guint i = 0; i < m;)
         {
