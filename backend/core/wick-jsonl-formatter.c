@@ -909,12 +909,19 @@ thread_identity_hash (const WickRingRecord *record)
   return hash | 1;
 }
 
+/* Thread numbers the formatter remembers announcing (a 512 KiB table at most). */
+#define THREAD_SEEN_LIMIT 65536u
+
 /* False when this thread number was already announced with this identity. */
 static bool
 thread_is_new (WickJsonlFormatter *formatter, const WickRingRecord *record)
 {
   uint32_t number = record->thread.number;
   uint64_t hash = thread_identity_hash (record);
+  /* The number comes from shared memory: one beyond any real session's
+   * threads is written every time rather than sizing a table after it. */
+  if (number >= THREAD_SEEN_LIMIT)
+    return true;
   if (number >= formatter->n_thread_seen)
     {
       size_t n = formatter->n_thread_seen ? formatter->n_thread_seen : 16;
