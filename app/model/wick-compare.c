@@ -6,6 +6,7 @@
 
 #include "wick-compare.h"
 #include "wick-gradient-report.h"
+#include "wick-json-scanner.h"
 #include "wick-memory-series.h"
 #include "wick-tracks.h"
 
@@ -289,6 +290,7 @@ typedef struct
   GArray *steps;    /* guint32 span indices of the step spans, by start */
   guint64 *self_ns; /* per span */
   guint64 measured_start, measured_ns;
+  GPtrArray *memory; /* WickMemorySeries, for the step peaks and the memory table */
 } RunInfo;
 
 static gboolean
@@ -332,6 +334,7 @@ run_info_init (RunInfo *run, WickDocument *doc)
   run->step_of = g_new (gint32, MAX (n, 1));
   run->self_ns = g_new0 (guint64, MAX (n, 1));
   run->steps = g_array_new (FALSE, FALSE, sizeof (guint32));
+  run->memory = wick_memory_series_build (doc);
   run->measured_start = 0;
   run->measured_ns = 0;
 
@@ -424,6 +427,7 @@ run_info_clear (RunInfo *run)
   g_free (run->step_of);
   g_free (run->self_ns);
   g_array_unref (run->steps);
+  g_ptr_array_unref (run->memory);
 }
 
 /* ---- per-name aggregation ---- */
@@ -748,7 +752,7 @@ memory_add (GHashTable *keys, const char *device, const char *category, guint si
 }
 
 static void
-compare_memory (WickComparison *c, WickDocument *const *docs[2], const guint n[2])
+compare_memory (WickComparison *c, RunInfo *const infos[2], const guint n[2])
 {
   g_autoptr (GHashTable) keys
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, memory_key_free);
@@ -758,8 +762,8 @@ compare_memory (WickComparison *c, WickDocument *const *docs[2], const guint n[2
   for (guint side = 0; side < 2; side++)
     for (guint i = 0; i < n[side]; i++)
       {
-        WickDocument *doc = docs[side][i];
-        g_autoptr (GPtrArray) logical = wick_memory_series_build (doc);
+        WickDocument *doc = infos[side][i].doc;
+        GPtrArray *logical = infos[side][i].memory;
         g_autoptr (GPtrArray) physical = wick_device_memory_series_build (doc);
 
         for (guint s = 0; s < logical->len; s++)
@@ -1000,7 +1004,7 @@ static WickCompareRun *
 make_run (const RunInfo *info, char side, guint index)
 {
   WickCompareRun *run = g_new0 (WickCompareRun, 1);
-  g_autoptr (GPtrArray) logical = wick_memory_series_build (info->doc);
+  GPtrArray *logical = info->memory;
   guint n = info->steps->len;
 
   run->label = g_strdup_printf ("%c%u", side, index + 1);
@@ -1254,7 +1258,7 @@ wick_comparison_new (WickDocument *const *a, guint n_a, WickDocument *const *b, 
     }
   g_array_sort (c->entries, compare_entries);
 
-  compare_memory (c, docs, n);
+  compare_memory (c, infos, n);
   compare_gradients (c, a[0], b[0]);
   compare_health (c, docs, n);
 
@@ -1350,34 +1354,7 @@ wick_compare_status_to_string (WickCompareStatus status)
 static void
 json_string (GString *out, const char *s)
 {
-  g_string_append_c (out, '"');
-  for (const guchar *p = (const guchar *) (s ? s : ""); *p; p++)
-    {
-      switch (*p)
-        {
-        case '"':
-          g_string_append (out, "\\\"");
-          break;
-        case '\\':
-          g_string_append (out, "\\\\");
-          break;
-        case '\n':
-          g_string_append (out, "\\n");
-          break;
-        case '\t':
-          g_string_append (out, "\\t");
-          break;
-        case '\r':
-          g_string_append (out, "\\r");
-          break;
-        default:
-          if (*p < 0x20)
-            g_string_append_printf (out, "\\u%04x", *p);
-          else
-            g_string_append_c (out, (char) *p);
-        }
-    }
-  g_string_append_c (out, '"');
+  wick_json_append_string (out, s ? s : "", s ? strlen (s) : 0);
 }
 
 static void
