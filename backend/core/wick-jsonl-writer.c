@@ -11,6 +11,8 @@
 #include "wick-session-internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -45,6 +47,15 @@ struct WickJsonlWriter
 
 #define WRITER_BUFFER_BYTES (1u << 20)
 
+/* A trace path may be a FIFO (`mkfifo t; gzip < t > t.gz & wick-demo --trace
+ * t`). The file is opened non-blocking, so a FIFO nobody reads refuses the
+ * session at once instead of hanging it in open(), and stays non-blocking: a
+ * reader that stops taking data makes write() return EAGAIN, the writer waits
+ * for room at most PIPE_STALL_MS and then treats the pipe as failed (its lines
+ * counted as lost), so neither the writer thread nor the host's finish ever
+ * waits forever on another process. Regular files are not affected. */
+#define PIPE_STALL_MS 5000
+
 static void
 note_write_failure (WickJsonlWriter *writer, int error_number, uint64_t lines)
 {
@@ -55,11 +66,18 @@ note_write_failure (WickJsonlWriter *writer, int error_number, uint64_t lines)
   if (writer->write_errno == 0)
     {
       writer->write_errno = error_number ? error_number : EIO;
-      fprintf (stderr,
-               "wick: writing trace %s: %s; the file ends at its last whole line (%llu bytes) "
-               "and the records after it are counted as lost\n",
-               writer->path, strerror (writer->write_errno),
-               (unsigned long long)writer->file_bytes);
+      if (writer->write_errno == ETIMEDOUT)
+        fprintf (stderr,
+                 "wick: writing trace %s: its reader took no data for %d ms; the file ends "
+                 "at its last whole line (%llu bytes) and the records after it are counted as "
+                 "lost\n",
+                 writer->path, PIPE_STALL_MS, (unsigned long long)writer->file_bytes);
+      else
+        fprintf (stderr,
+                 "wick: writing trace %s: %s; the file ends at its last whole line (%llu bytes) "
+                 "and the records after it are counted as lost\n",
+                 writer->path, strerror (writer->write_errno),
+                 (unsigned long long)writer->file_bytes);
     }
 }
 
@@ -74,6 +92,23 @@ flush_buffer (WickJsonlWriter *writer)
         done += (size_t)n;
       else if (n < 0 && errno == EINTR)
         continue;
+      else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        {
+          struct pollfd pfd = { .fd = fileno (writer->file), .events = POLLOUT };
+          int ready;
+          do
+            ready = poll (&pfd, 1, PIPE_STALL_MS);
+          while (ready < 0 && errno == EINTR);
+          if (ready > 0)
+            continue;
+          /* a stalled reader: whatever part of a line went out stays cut */
+          size_t kept_lines = 0;
+          for (size_t i = 0; i < done; i++)
+            kept_lines += writer->buffer[i] == '\n';
+          writer->file_bytes += done;
+          note_write_failure (writer, ETIMEDOUT, writer->buffered_lines - kept_lines);
+          break;
+        }
       else
         {
           /* keep the whole lines that made it, cut the rest */
@@ -226,10 +261,24 @@ wick_jsonl_writer_start (WickSession *session, const char *path, WickError *erro
   pthread_cond_init (&writer->wake, NULL);
   pthread_cond_init (&writer->synced, NULL);
   writer->path = strdup (path);
-  writer->file = fopen (path, "we");
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
+  if (fd < 0 && errno == ENXIO)
+    {
+      wick_set_error (error, WICK_ERROR_IO,
+                      "open trace %s: it is a FIFO that no process has open for reading; "
+                      "start its reader first (a session never waits for another process)",
+                      path);
+      writer_free (writer);
+      return NULL;
+    }
+  writer->file = fd < 0 ? NULL : fdopen (fd, "w");
   if (writer->file == NULL)
     {
-      wick_set_error (error, wick_error_code_from_errno (errno), "open trace %s: %s", path, strerror (errno));
+      int error_number = errno;
+      if (fd >= 0)
+        close (fd);
+      wick_set_error (error, wick_error_code_from_errno (error_number), "open trace %s: %s", path,
+                      strerror (error_number));
       writer_free (writer);
       return NULL;
     }

@@ -4,7 +4,9 @@
 
 #include <glib.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -733,6 +735,44 @@ test_disk_full (void)
   g_unlink (path);
 }
 
+/* A FIFO as the trace path: with no reader the session is refused at once
+ * (it never waits in open() for another process); with a reader that stops
+ * taking data the workload keeps recording, finish returns, and the lines the
+ * pipe did not take are counted as lost. */
+static void
+test_trace_fifo (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-test-fifo-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "trace.fifo", NULL);
+  g_assert_cmpint (mkfifo (path, 0600), ==, 0);
+
+  WickSessionOptions options = { .jsonl_path = path };
+  WickError error = { 0 };
+  gint64 start = g_get_monotonic_time ();
+  WickSession *session = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, &error);
+  g_assert_null (session);
+  g_assert_cmpint (error.code, ==, WICK_ERROR_IO);
+  g_assert_nonnull (strstr (error.message, "a FIFO that no process has open for reading"));
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 2 * G_USEC_PER_SEC);
+
+  /* a reader that opens the pipe and never reads it */
+  int reader = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  g_assert_cmpint (reader, >=, 0);
+  session = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, &error);
+  g_assert_nonnull (session);
+  for (int i = 0; i < 50000; i++)
+    wick_span_end (session, wick_span_begin (session, "work", WICK_SPAN_FUNCTION));
+  start = g_get_monotonic_time ();
+  g_assert_false (wick_session_finish (session, &error));
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 30 * G_USEC_PER_SEC);
+  g_assert_cmpuint (wick_session_get_dropped (session), >, 0);
+  g_assert_nonnull (strstr (error.message, "lines lost"));
+  wick_session_close (session);
+  close (reader);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -743,6 +783,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/session/four-threads", test_four_threads);
   g_test_add_func ("/core/session/span-nesting", test_span_nesting);
   g_test_add_func ("/core/session/disk-full", test_disk_full);
+  g_test_add_func ("/core/session/trace-fifo", test_trace_fifo);
   g_test_add_func ("/core/gradient/manifest-digest", test_manifest_digest);
   g_test_add_func ("/core/gradient/contract-validation", test_contract_validation);
   g_test_add_func ("/core/gradient/plan-sorting-duplicates-empty",
