@@ -4,6 +4,7 @@
 #include "wick-stages-panel.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
 
 #include "live/wick-live-client.h"
 #include "wick-live-session.h"
@@ -16,7 +17,7 @@ typedef struct
   AdwActionRow *row;
   GtkWidget *capture;
   GtkWidget *release;
-  char *state;
+  WickStageState state;
 } StageRow;
 
 struct _WickStagesPanel
@@ -45,7 +46,6 @@ G_DEFINE_FINAL_TYPE (WickStagesPanel, wick_stages_panel, GTK_TYPE_BOX)
 static void
 stage_row_free (StageRow *row)
 {
-  g_free (row->state);
   g_free (row);
 }
 
@@ -57,11 +57,11 @@ toast (WickStagesPanel *self, const char *kind, const char *message)
 }
 
 static void
-send_request (WickStagesPanel *self, JsonObject *object, int timeout_ms, WickPanelReplyFunc func,
-              const char *what)
+send_request (WickStagesPanel *self, WickControlCommand command, JsonObject *object, int timeout_ms,
+              WickPanelReplyFunc func, const char *what)
 {
   wick_panel_requests_send (&self->requests, G_OBJECT (self), &self->window, self->socket_path,
-                            object, timeout_ms, func, what);
+                            command, object, timeout_ms, func, what);
 }
 
 static void
@@ -99,65 +99,62 @@ stage_row_new (WickStagesPanel *self, const char *name)
 }
 
 static const char *
-state_label (const char *state)
+state_label (WickStageState state)
 {
-  if (g_strcmp0 (state, "eager") == 0)
-    return _ ("eager: runs its kernels one by one");
-  if (g_strcmp0 (state, "captured") == 0)
-    return _ ("captured: replays a certified CUDA graph");
-  if (g_strcmp0 (state, "refused") == 0)
-    return _ ("refused: stays eager (see the certificate)");
-  return state;
+  switch (state)
+    {
+      case WICK_STAGE_EAGER:
+        return _ ("eager: runs its kernels one by one");
+      case WICK_STAGE_CAPTURED:
+        return _ ("captured: replays a certified CUDA graph");
+      case WICK_STAGE_REFUSED:
+        return _ ("refused: stays eager (see the certificate)");
+    }
+  return "?";
 }
 
 static void
-update_stage_row (WickStagesPanel *self, StageRow *row, const char *state)
+update_stage_row (WickStagesPanel *self, StageRow *row, WickStageState state)
 {
   adw_action_row_set_subtitle (row->row, state_label (state));
-  gtk_widget_set_sensitive (row->capture, self->cuda && g_strcmp0 (state, "captured") != 0);
-  gtk_widget_set_sensitive (row->release, g_strcmp0 (state, "captured") == 0);
+  gtk_widget_set_sensitive (row->capture, self->cuda && state != WICK_STAGE_CAPTURED);
+  gtk_widget_set_sensitive (row->release, state == WICK_STAGE_CAPTURED);
   if (!self->cuda)
     gtk_widget_set_tooltip_text (row->capture, self->unavailable_reason);
-  g_free (row->state);
-  row->state = g_strdup (state);
+  row->state = state;
 }
 
 static void
-update_availability (WickStagesPanel *self, JsonObject *reply)
+update_availability (WickStagesPanel *self, const WickControlResult *result)
 {
-  self->cuda = json_object_get_boolean_member_with_default (reply, "cuda", FALSE);
+  self->cuda = result->list.cuda;
   g_clear_pointer (&self->unavailable_reason, g_free);
   if (!self->cuda)
-    self->unavailable_reason = g_strdup (json_object_get_string_member_with_default (
-      reply, "cuda_unavailable", _ ("the process has no CUDA device")));
+    self->unavailable_reason
+      = g_strdup (result->list.cuda_unavailable != NULL ? result->list.cuda_unavailable
+                                                        : _ ("the process has no CUDA device"));
   gtk_widget_set_visible (self->unavailable, !self->cuda);
   if (!self->cuda)
     adw_action_row_set_subtitle (self->unavailable_row, self->unavailable_reason);
 }
 
 static void
-on_list (gpointer panel, JsonObject *reply, const char *what)
+on_list (gpointer panel, const WickControlResult *result)
 {
   WickStagesPanel *self = panel;
-  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
+  if (result->status != WICK_CONTROL_STATUS_OK)
     return;
-  update_availability (self, reply);
-  JsonArray *stages = json_object_get_array_member (reply, "stages");
-  guint n = stages != NULL ? json_array_get_length (stages) : 0;
-  for (guint i = 0; i < n; i++)
+  update_availability (self, result);
+  for (guint i = 0; i < result->list.stages->len; i++)
     {
-      JsonObject *stage = json_array_get_object_element (stages, i);
-      const char *name = json_object_get_string_member_with_default (stage, "name", NULL);
-      if (name == NULL)
-        continue;
-      StageRow *row = g_hash_table_lookup (self->rows, name);
+      const WickControlStage *stage = &g_array_index (result->list.stages, WickControlStage, i);
+      StageRow *row = g_hash_table_lookup (self->rows, stage->name);
       if (row == NULL)
         {
-          row = stage_row_new (self, name);
-          g_hash_table_insert (self->rows, g_strdup (name), row);
+          row = stage_row_new (self, stage->name);
+          g_hash_table_insert (self->rows, g_strdup (stage->name), row);
         }
-      update_stage_row (self, row,
-                        json_object_get_string_member_with_default (stage, "state", "?"));
+      update_stage_row (self, row, stage->state);
     }
   gtk_widget_set_visible (self->empty, g_hash_table_size (self->rows) == 0);
 }
@@ -175,15 +172,13 @@ card_add (AdwPreferencesGroup *card, const char *title, const char *value)
   adw_preferences_group_add (card, row);
 }
 
-/* A number of the reply with @precision digits ('f' fixed or 'g' general) and a
- * suffix, or a dash when the figure is absent (null: not measured). */
+/* A figure with @precision digits ('f' fixed or 'g' general) and a suffix, or
+ * a dash when it was not measured (NAN). */
 static char *
-figure (JsonObject *reply, const char *member, char style, int precision, const char *suffix)
+figure (double value, char style, int precision, const char *suffix)
 {
-  JsonNode *node = json_object_get_member (reply, member);
-  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+  if (isnan (value))
     return g_strdup ("—");
-  double value = json_node_get_double (node);
   if (style == 'f')
     return g_strdup_printf ("%.*f%s", precision, value, suffix);
   return g_strdup_printf ("%.*g%s", precision, value, suffix);
@@ -191,39 +186,32 @@ figure (JsonObject *reply, const char *member, char style, int precision, const 
 
 /* The certificate as a card: verdict and reason first, then the figures. */
 static void
-show_certificate (WickStagesPanel *self, JsonObject *reply)
+show_certificate (WickStagesPanel *self, const WickControlCertificate *c)
 {
   GtkWidget *old = gtk_widget_get_first_child (self->card_box);
   if (old != NULL)
     gtk_box_remove (GTK_BOX (self->card_box), old);
   AdwPreferencesGroup *card = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
-  const char *verdict = json_object_get_string_member_with_default (reply, "verdict", "?");
-  g_autofree char *title
-    = g_strdup_printf (_ ("Certificate of %s: %s"),
-                       json_object_get_string_member_with_default (reply, "stage", "?"), verdict);
+  const char *verdict = c->accepted ? "accepted" : "refused";
+  g_autofree char *title = g_strdup_printf (_ ("Certificate of %s: %s"), c->stage, verdict);
   adw_preferences_group_set_title (card, title);
-  adw_preferences_group_set_description (
-    card, json_object_get_string_member_with_default (reply, "reason", ""));
-  gboolean parity = json_object_get_boolean_member_with_default (reply, "parity_checked", FALSE);
-  gboolean speedup = json_object_get_boolean_member_with_default (reply, "speedup_checked", FALSE);
+  adw_preferences_group_set_description (card, c->reason);
   g_autofree char *gate_cos
-    = parity ? figure (reply, "gate_cos", 'g', 6, "") : g_strdup (_ ("skipped"));
+    = c->parity_checked ? figure (c->gate_cos, 'g', 6, "") : g_strdup (_ ("skipped"));
   g_autofree char *min_speedup
-    = speedup ? figure (reply, "min_speedup", 'g', 6, "×") : g_strdup (_ ("skipped"));
-  g_autofree char *gates
-    = g_strdup_printf (_ ("cos ≥ %s, speedup ≥ %s, warm-up %lld"), gate_cos, min_speedup,
-                       (long long)json_object_get_int_member_with_default (reply, "warmup", 0));
-  g_autofree char *cos = figure (reply, "parity_cos", 'f', 6, "");
-  g_autofree char *max_abs = figure (reply, "max_abs", 'g', 3, "");
-  g_autofree char *p99 = figure (reply, "p99_abs", 'g', 3, "");
-  g_autofree char *eager = figure (reply, "eager_ms", 'f', 4, " ms");
-  g_autofree char *replay = figure (reply, "replay_ms", 'f', 4, " ms");
-  g_autofree char *median = figure (reply, "speedup_median", 'f', 3, "×");
-  g_autofree char *min = figure (reply, "speedup_min", 'f', 3, "");
-  g_autofree char *max = figure (reply, "speedup_max", 'f', 3, "");
+    = c->speedup_checked ? figure (c->min_speedup, 'g', 6, "×") : g_strdup (_ ("skipped"));
+  g_autofree char *gates = g_strdup_printf (_ ("cos ≥ %s, speedup ≥ %s, warm-up %lld"), gate_cos,
+                                            min_speedup, (long long)c->warmup);
+  g_autofree char *cos = figure (c->parity_cos, 'f', 6, "");
+  g_autofree char *max_abs = figure (c->max_abs, 'g', 3, "");
+  g_autofree char *p99 = figure (c->p99_abs, 'g', 3, "");
+  g_autofree char *eager = figure (c->eager_ms, 'f', 4, " ms");
+  g_autofree char *replay = figure (c->replay_ms, 'f', 4, " ms");
+  g_autofree char *median = figure (c->speedup_median, 'f', 3, "×");
+  g_autofree char *min = figure (c->speedup_min, 'f', 3, "");
+  g_autofree char *max = figure (c->speedup_max, 'f', 3, "");
   g_autofree char *speed = g_strdup_printf (_ ("%s (min %s, max %s)"), median, min, max);
-  g_autofree char *nodes = g_strdup_printf (
-    "%" G_GINT64_FORMAT, json_object_get_int_member_with_default (reply, "kernel_nodes", 0));
+  g_autofree char *nodes = g_strdup_printf ("%" G_GUINT64_FORMAT, c->kernel_nodes);
   card_add (card, _ ("Gates"), gates);
   card_add (card, _ ("Parity cosine"), cos);
   g_autofree char *abs_errors = g_strdup_printf ("%s / %s", max_abs, p99);
@@ -238,35 +226,31 @@ show_certificate (WickStagesPanel *self, JsonObject *reply)
 }
 
 static void
-on_captured (gpointer panel, JsonObject *reply, const char *what)
+on_captured (gpointer panel, const WickControlResult *result)
 {
   WickStagesPanel *self = panel;
   g_autofree char *message = NULL;
-  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
-    message = g_strdup_printf (_ ("Capture failed: %s"),
-                               json_object_get_string_member_with_default (reply, "error", "?"));
+  if (result->status != WICK_CONTROL_STATUS_OK)
+    message = g_strdup_printf (_ ("Capture failed: %s"), result->error);
   else
     {
-      show_certificate (self, reply);
-      message = g_strdup_printf (
-        _ ("%s: %s"), json_object_get_string_member_with_default (reply, "stage", "?"),
-        json_object_get_string_member_with_default (reply, "verdict", "?"));
+      show_certificate (self, &result->capture);
+      message = g_strdup_printf (_ ("%s: %s"), result->capture.stage,
+                                 result->capture.accepted ? "accepted" : "refused");
     }
   toast (self, "capture", message);
   wick_stages_panel_refresh (self);
 }
 
 static void
-on_released (gpointer panel, JsonObject *reply, const char *what)
+on_released (gpointer panel, const WickControlResult *result)
 {
   WickStagesPanel *self = panel;
   g_autofree char *message = NULL;
-  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
-    message = g_strdup_printf (_ ("Release failed: %s"),
-                               json_object_get_string_member_with_default (reply, "error", "?"));
+  if (result->status != WICK_CONTROL_STATUS_OK)
+    message = g_strdup_printf (_ ("Release failed: %s"), result->error);
   else
-    message = g_strdup_printf (_ ("Released %s: it runs eagerly again"),
-                               json_object_get_string_member_with_default (reply, "stage", "?"));
+    message = g_strdup_printf (_ ("Released %s: it runs eagerly again"), result->release.name);
   toast (self, "release", message);
   wick_stages_panel_refresh (self);
 }
@@ -279,7 +263,8 @@ wick_stages_panel_refresh (WickStagesPanel *self)
     return;
   self->requests.listing = TRUE;
   g_autoptr (JsonObject) request = wick_live_request_new ("list");
-  send_request (self, request, WICK_LIVE_REQUEST_TIMEOUT_MS, on_list, "list");
+  send_request (self, WICK_CONTROL_RESULT_LIST, request, WICK_LIVE_REQUEST_TIMEOUT_MS, on_list,
+                "list");
 }
 
 void
@@ -291,7 +276,8 @@ wick_stages_panel_capture (WickStagesPanel *self, const char *stage)
   json_object_set_double_member (request, "min_speedup",
                                  gtk_spin_button_get_value (self->min_speedup));
   json_object_set_int_member (request, "warmup", gtk_spin_button_get_value_as_int (self->warmup));
-  send_request (self, request, WICK_LIVE_CAPTURE_TIMEOUT_MS, on_captured, _ ("Capture"));
+  send_request (self, WICK_CONTROL_RESULT_CAPTURE, request, WICK_LIVE_CAPTURE_TIMEOUT_MS,
+                on_captured, _ ("Capture"));
 }
 
 void
@@ -299,7 +285,8 @@ wick_stages_panel_release (WickStagesPanel *self, const char *stage)
 {
   g_autoptr (JsonObject) request = wick_live_request_new ("release");
   json_object_set_string_member (request, "stage", stage);
-  send_request (self, request, WICK_LIVE_REQUEST_TIMEOUT_MS, on_released, _ ("Release"));
+  send_request (self, WICK_CONTROL_RESULT_RELEASE, request, WICK_LIVE_REQUEST_TIMEOUT_MS,
+                on_released, _ ("Release"));
 }
 
 static gboolean
@@ -321,7 +308,7 @@ const char *
 wick_stages_panel_get_state (WickStagesPanel *self, const char *stage)
 {
   StageRow *row = g_hash_table_lookup (self->rows, stage);
-  return row != NULL ? row->state : NULL;
+  return row != NULL ? wick_control_stage_state_to_string (row->state) : NULL;
 }
 
 const char *
@@ -358,6 +345,7 @@ wick_stages_panel_finalize (GObject *object)
 {
   WickStagesPanel *self = WICK_STAGES_PANEL (object);
   g_hash_table_unref (self->rows);
+  wick_panel_requests_clear (&self->requests);
   g_free (self->socket_path);
   g_free (self->unavailable_reason);
   g_free (self->last_verdict);

@@ -17,7 +17,7 @@ typedef struct
   GtkDropDown *tier;
   GtkWidget *evict;
   GtkWidget *restore;
-  char *where;
+  WickControlWhere where;
 } ModuleRow;
 
 struct _WickWeightsPanel
@@ -40,7 +40,6 @@ static const char *const tiers[] = { "auto", "disk", "ram", NULL };
 static void
 module_row_free (ModuleRow *row)
 {
-  g_free (row->where);
   g_free (row);
 }
 
@@ -52,10 +51,11 @@ toast (WickWeightsPanel *self, const char *kind, const char *message)
 }
 
 static void
-send_request (WickWeightsPanel *self, JsonObject *object, WickPanelReplyFunc func, const char *what)
+send_request (WickWeightsPanel *self, WickControlCommand command, JsonObject *object,
+              WickPanelReplyFunc func, const char *what)
 {
   wick_panel_requests_send (&self->requests, G_OBJECT (self), &self->window, self->socket_path,
-                            object, WICK_LIVE_REQUEST_TIMEOUT_MS, func, what);
+                            command, object, WICK_LIVE_REQUEST_TIMEOUT_MS, func, what);
 }
 
 static guint
@@ -113,109 +113,95 @@ module_row_new (WickWeightsPanel *self, const char *name)
 }
 
 static const char *
-where_label (const char *where)
+where_label (WickControlWhere where)
 {
-  if (g_strcmp0 (where, "resident") == 0)
-    return _ ("resident");
-  if (g_strcmp0 (where, "disk") == 0)
-    return _ ("evicted to disk (checkpoint)");
-  if (g_strcmp0 (where, "ram") == 0)
-    return _ ("evicted to RAM");
-  if (g_strcmp0 (where, "disk+ram") == 0)
-    return _ ("evicted to disk and RAM");
-  return where;
+  switch (where)
+    {
+      case WICK_CONTROL_WHERE_RESIDENT:
+        return _ ("resident");
+      case WICK_CONTROL_WHERE_DISK:
+        return _ ("evicted to disk (checkpoint)");
+      case WICK_CONTROL_WHERE_RAM:
+        return _ ("evicted to RAM");
+      case WICK_CONTROL_WHERE_DISK_RAM:
+        return _ ("evicted to disk and RAM");
+    }
+  return "?";
 }
 
 static void
-update_module_row (ModuleRow *row, JsonObject *module)
+update_module_row (ModuleRow *row, const WickControlModule *module)
 {
-  const char *where = json_object_get_string_member_with_default (module, "where", "?");
-  gint64 bytes = json_object_get_int_member_with_default (module, "bytes", 0);
-  gint64 parameters = json_object_get_int_member_with_default (module, "parameters", 0);
-  g_autofree char *size = g_format_size_full ((guint64)bytes, G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree char *size = g_format_size_full (module->bytes, G_FORMAT_SIZE_IEC_UNITS);
   g_autofree char *subtitle
     = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s · %lld parameter · %s",
-                                    "%s · %lld parameters · %s", (gulong)parameters),
-                       size, (long long)parameters, where_label (where));
+                                    "%s · %lld parameters · %s", (gulong)module->parameters),
+                       size, (long long)module->parameters, where_label (module->where));
   adw_action_row_set_subtitle (row->row, subtitle);
-  gboolean resident = g_strcmp0 (where, "resident") == 0;
+  gboolean resident = module->where == WICK_CONTROL_WHERE_RESIDENT;
   gtk_widget_set_sensitive (row->evict, resident);
   gtk_widget_set_sensitive (GTK_WIDGET (row->tier), resident);
   gtk_widget_set_sensitive (row->restore, !resident);
-  g_free (row->where);
-  row->where = g_strdup (where);
+  row->where = module->where;
 }
 
 static void
-on_list (gpointer panel, JsonObject *reply, const char *what)
+on_list (gpointer panel, const WickControlResult *result)
 {
   WickWeightsPanel *self = panel;
-  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
+  if (result->status != WICK_CONTROL_STATUS_OK)
     return;
-  JsonArray *modules = json_object_get_array_member (reply, "modules");
-  guint n = modules != NULL ? json_array_get_length (modules) : 0;
   gboolean any_evicted = FALSE;
-  for (guint i = 0; i < n; i++)
+  for (guint i = 0; i < result->list.modules->len; i++)
     {
-      JsonObject *module = json_array_get_object_element (modules, i);
-      const char *name = json_object_get_string_member_with_default (module, "name", NULL);
-      if (name == NULL)
-        continue;
-      ModuleRow *row = g_hash_table_lookup (self->rows, name);
+      const WickControlModule *module = &g_array_index (result->list.modules, WickControlModule, i);
+      ModuleRow *row = g_hash_table_lookup (self->rows, module->name);
       if (row == NULL)
         {
-          row = module_row_new (self, name);
-          g_hash_table_insert (self->rows, g_strdup (name), row);
+          row = module_row_new (self, module->name);
+          g_hash_table_insert (self->rows, g_strdup (module->name), row);
         }
       update_module_row (row, module);
-      any_evicted |= g_strcmp0 (row->where, "resident") != 0;
+      any_evicted |= row->where != WICK_CONTROL_WHERE_RESIDENT;
     }
   gtk_widget_set_visible (self->empty, g_hash_table_size (self->rows) == 0);
   gtk_widget_set_sensitive (self->restore_all, any_evicted);
 }
 
 static void
-on_evicted (gpointer panel, JsonObject *reply, const char *what)
+on_evicted (gpointer panel, const WickControlResult *result)
 {
   WickWeightsPanel *self = panel;
   g_autofree char *message = NULL;
-  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
-    message = g_strdup_printf (_ ("Evict failed: %s"),
-                               json_object_get_string_member_with_default (reply, "error", "?"));
+  if (result->status != WICK_CONTROL_STATUS_OK)
+    message = g_strdup_printf (_ ("Evict failed: %s"), result->error);
   else
     {
-      g_autofree char *freed = g_format_size_full (
-        (guint64)json_object_get_int_member_with_default (reply, "freed_bytes", 0),
-        G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *freed
+        = g_format_size_full (result->weights.freed_bytes, G_FORMAT_SIZE_IEC_UNITS);
       message = g_strdup_printf (
         _ ("Evicted %s: %lld on disk, %lld in RAM, %s freed in %.1f ms"),
-        json_object_get_string_member_with_default (reply, "module", "?"),
-        (long long)json_object_get_int_member_with_default (reply, "disk", 0),
-        (long long)json_object_get_int_member_with_default (reply, "ram", 0), freed,
-        json_object_get_double_member_with_default (reply, "seconds", 0) * 1e3);
+        result->weights.module.name, (long long)result->weights.module.disk,
+        (long long)result->weights.module.ram, freed, result->weights.seconds * 1e3);
     }
   toast (self, "evict", message);
   wick_weights_panel_refresh (self);
 }
 
 static void
-on_restored (gpointer panel, JsonObject *reply, const char *what)
+on_restored (gpointer panel, const WickControlResult *result)
 {
   WickWeightsPanel *self = panel;
   g_autofree char *message = NULL;
-  if (!json_object_get_boolean_member_with_default (reply, "ok", FALSE))
-    message = g_strdup_printf (_ ("Restore failed: %s"),
-                               json_object_get_string_member_with_default (reply, "error", "?"));
-  else if (json_object_has_member (reply, "restored_modules"))
-    message = g_strdup_printf (
-      _ ("Restored all: %lld modules"),
-      (long long)json_object_get_int_member_with_default (reply, "restored_modules", 0));
+  if (result->status != WICK_CONTROL_STATUS_OK)
+    message = g_strdup_printf (_ ("Restore failed: %s"), result->error);
+  else if (result->command == WICK_CONTROL_RESULT_RESTORE_ALL)
+    message = g_strdup_printf (_ ("Restored all: %lld modules"),
+                               (long long)result->restore_all.restored_modules);
   else
     message
-      = g_strdup_printf (_ ("Restored %s: %lld parameters in %.1f ms"),
-                         json_object_get_string_member_with_default (reply, "module", "?"),
-                         (long long)json_object_get_int_member_with_default (reply, "restored", 0),
-                         json_object_get_double_member_with_default (reply, "seconds", 0) * 1e3);
+      = g_strdup_printf (_ ("Restored %s: %lld parameters in %.1f ms"), result->weights.module.name,
+                         (long long)result->weights.restored, result->weights.seconds * 1e3);
   toast (self, "restore", message);
   wick_weights_panel_refresh (self);
 }
@@ -228,7 +214,7 @@ wick_weights_panel_refresh (WickWeightsPanel *self)
     return;
   self->requests.listing = TRUE;
   g_autoptr (JsonObject) request = wick_live_request_new ("list");
-  send_request (self, request, on_list, "list");
+  send_request (self, WICK_CONTROL_RESULT_LIST, request, on_list, "list");
 }
 
 void
@@ -237,7 +223,7 @@ wick_weights_panel_evict (WickWeightsPanel *self, const char *module, const char
   g_autoptr (JsonObject) request = wick_live_request_new ("evict");
   json_object_set_string_member (request, "module", module);
   json_object_set_string_member (request, "tier", tier);
-  send_request (self, request, on_evicted, _ ("Evict"));
+  send_request (self, WICK_CONTROL_RESULT_EVICT, request, on_evicted, _ ("Evict"));
 }
 
 void
@@ -245,14 +231,14 @@ wick_weights_panel_restore (WickWeightsPanel *self, const char *module)
 {
   g_autoptr (JsonObject) request = wick_live_request_new ("restore");
   json_object_set_string_member (request, "module", module);
-  send_request (self, request, on_restored, _ ("Restore"));
+  send_request (self, WICK_CONTROL_RESULT_RESTORE, request, on_restored, _ ("Restore"));
 }
 
 void
 wick_weights_panel_restore_all (WickWeightsPanel *self)
 {
   g_autoptr (JsonObject) request = wick_live_request_new ("restore-all");
-  send_request (self, request, on_restored, _ ("Restore all"));
+  send_request (self, WICK_CONTROL_RESULT_RESTORE_ALL, request, on_restored, _ ("Restore all"));
 }
 
 static void
@@ -280,7 +266,7 @@ const char *
 wick_weights_panel_get_where (WickWeightsPanel *self, const char *module)
 {
   ModuleRow *row = g_hash_table_lookup (self->rows, module);
-  return row != NULL ? row->where : NULL;
+  return row != NULL ? wick_control_where_to_string (row->where) : NULL;
 }
 
 guint
@@ -305,6 +291,7 @@ wick_weights_panel_finalize (GObject *object)
 {
   WickWeightsPanel *self = WICK_WEIGHTS_PANEL (object);
   g_hash_table_unref (self->rows);
+  wick_panel_requests_clear (&self->requests);
   g_free (self->socket_path);
   G_OBJECT_CLASS (wick_weights_panel_parent_class)->finalize (object);
 }
