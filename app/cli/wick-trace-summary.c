@@ -18,6 +18,7 @@
 #include "wick-document.h"
 #include "wick-memory-series.h"
 #include "wick-span-costs.h"
+#include "wick-steps.h"
 #include "wick-trace-commands.h"
 
 #define TOP_SPANS 10
@@ -93,17 +94,14 @@ print_chrome (WickDocument *doc)
           g_string_append_c (flat, g_ascii_isspace (*p) ? ' ' : *p);
       printf ("metadata:    %s = %s%s\n", key, flat->str, strlen (value) > flat->len ? "…" : "");
     }
-  for (guint i = 0; i < n_spans; i++)
+  g_autoptr (WickSteps) steps = wick_steps_find (doc);
+  for (guint k = 0; steps->source == WICK_STEPS_PROFILER && k < steps->spans->len; k++)
     {
-      const char *name = wick_document_str (doc, spans[i].name);
-      if (name != NULL && g_str_has_prefix (name, "ProfilerStep#"))
-        {
-          double d = (double)spans[i].duration_ns;
-          n_steps++;
-          total += d;
-          longest = MAX (longest, d);
-          shortest = MIN (shortest, d);
-        }
+      double d = (double)spans[g_array_index (steps->spans, guint32, k)].duration_ns;
+      n_steps++;
+      total += d;
+      longest = MAX (longest, d);
+      shortest = MIN (shortest, d);
     }
   if (n_steps > 0)
     {

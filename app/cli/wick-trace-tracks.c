@@ -6,13 +6,14 @@
  * one object on one line:
  *   {"file":…, "format":"candle-graph"|"chrome",
  *    "processes":[{"pid":N,"name":S|null}],
- *    "tracks":[{"kind":"slices"|"async"|"counter"|"instants"|"device",
+ *    "tracks":[{"kind":"slices"|"async"|"counter"|"instants"|"device"|"objects"|"samples",
  *               "process":PID|null, "thread":TID|null, "name":S|null,
  *               "events":N, "max_depth":D}],
  *    "flows":N, "skipped":{construct: count}}
  * events counts slices (a B never closed included), async slices (their
- * instant steps are not counted), counter samples, instants or device
- * intervals; max_depth is the deepest row as the timeline lays it out.
+ * instant steps are not counted), counter samples, instants, device
+ * intervals, object events (Chrome O/N/D, an instants track of the process)
+ * or samples (Chrome P, an instants track of the thread); max_depth is the deepest row as the timeline lays it out.
  * A trace that failed to parse still prints what was read before the error
  * (the error goes to stderr). Exit status as `check`: 0 valid, 1 health
  * errors, 2 parse error, 3 usage or I/O error.
@@ -73,7 +74,7 @@ print_json (const char *file, WickDocument *doc, WickTracks *t)
       const WickTrack *track = &tracks[order[k]];
       json_builder_begin_object (b);
       json_builder_set_member_name (b, "kind");
-      json_builder_add_string_value (b, wick_track_kind_to_string (track->kind));
+      json_builder_add_string_value (b, wick_track_describe_kind (track));
       json_builder_set_member_name (b, "process");
       if (track->process >= 0)
         json_builder_add_int_value (b, processes[track->process].pid);
@@ -140,7 +141,7 @@ print_text (const char *file, WickDocument *doc, WickTracks *t)
           else
             printf ("no process\n");
         }
-      printf ("  %-8s", wick_track_kind_to_string (track->kind));
+      printf ("  %-8s", wick_track_describe_kind (track));
       if (track->thread >= 0)
         printf (" tid %-8" G_GINT64_FORMAT, threads[track->thread].tid);
       else

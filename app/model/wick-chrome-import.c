@@ -585,12 +585,21 @@ read_event (Import *im, const WickChromeEvent *e)
       case 'O':
       case 'N':
       case 'D':
-        /* object snapshots and lifetimes: Perfetto does not import them */
-        skip (im, "O/N/D object events (not imported, as in Perfetto)", 1);
-        return;
+        /* object snapshots and lifetimes: instants of the process's objects
+         * track (Perfetto does not import them; `tracks` counts them apart) */
+        note_time (im, ts, ts);
+        if (e->id == NULL)
+          skip (im, "object event without id", 1);
+        wick_tracks_object_add (im->tracks, async_process (im, e), ph, ts,
+                                intern (im, e->name, e->name_len), intern (im, e->cat, e->cat_len),
+                                intern (im, e->id ? e->id : "", e->id_len), args_of (im, e, FALSE));
+        break;
       case 'P':
-        skip (im, "P samples (not imported, as in Perfetto)", 1);
-        return;
+        note_time (im, ts, ts);
+        wick_tracks_sample_add (im->tracks, thread_of (im, e)->thread, ts,
+                                intern (im, e->name, e->name_len), intern (im, e->cat, e->cat_len),
+                                args_of (im, e, FALSE));
+        break;
       default:
         {
           g_autofree char *what = g_strdup_printf ("ph=%c", ph);
@@ -810,7 +819,7 @@ static const char *const phase_names[128] = {
   ['X'] = "X", ['B'] = "B", ['i'] = "i", ['I'] = "I", ['R'] = "R", ['C'] = "C",
   ['b'] = "b", ['e'] = "e", ['n'] = "n", ['S'] = "S", ['T'] = "T", ['p'] = "p",
   ['F'] = "F", ['s'] = "s", ['t'] = "t", ['f'] = "f", ['M'] = "M", ['E'] = "E",
-  ['m'] = "[memory]",
+  ['O'] = "O", ['N'] = "N", ['D'] = "D", ['P'] = "P", ['m'] = "[memory]",
 };
 
 static void

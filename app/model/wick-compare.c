@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "wick-compare.h"
+#include "wick-steps.h"
 #include "wick-gradient-report.h"
 #include "wick-json-scanner.h"
 #include "wick-memory-series.h"
@@ -293,85 +294,29 @@ typedef struct
   GPtrArray *memory; /* WickMemorySeries, for the step peaks and the memory table */
 } RunInfo;
 
-static gboolean
-is_profiler_step (const char *name)
-{
-  const char *p;
-
-  if (!g_str_has_prefix (name, "ProfilerStep#"))
-    return FALSE;
-  p = name + strlen ("ProfilerStep#");
-  if (*p == '\0')
-    return FALSE;
-  for (; *p; p++)
-    if (!g_ascii_isdigit (*p))
-      return FALSE;
-  return TRUE;
-}
-
-static int
-compare_span_start (gconstpointer a, gconstpointer b, gpointer user_data)
-{
-  const WickSpan *spans = user_data;
-  guint64 x = spans[*(const guint32 *) a].start_ns, y = spans[*(const guint32 *) b].start_ns;
-  return x < y ? -1 : x > y;
-}
-
 static void
 run_info_init (RunInfo *run, WickDocument *doc)
 {
   const WickSpan *spans;
   guint n;
-  gboolean any_profiler = FALSE;
-  WickStr step_name = 0;
-  guint best = 1;
-  g_autoptr (GHashTable) depth1 = g_hash_table_new (NULL, NULL);
   guint64 root_ns = 0;
+  WickSteps *steps = wick_steps_find (doc);
 
   run->doc = doc;
   run->spans = spans = wick_document_get_spans (doc, &n);
   run->n_spans = n;
-  run->step_of = g_new (gint32, MAX (n, 1));
+  /* the steps by wick-steps.h's rule; this run keeps their arrays */
+  run->steps = g_array_ref (steps->spans);
+  run->step_of = g_steal_pointer (&steps->step_of);
+  wick_steps_free (steps);
   run->self_ns = g_new0 (guint64, MAX (n, 1));
-  run->steps = g_array_new (FALSE, FALSE, sizeof (guint32));
   run->memory = wick_memory_series_build (doc);
   run->measured_start = 0;
   run->measured_ns = 0;
 
-  /* Which spans are steps: ProfilerStep#N, else the most repeated name among
-   * the direct children of roots (when it repeats). */
-  for (guint i = 0; i < n; i++)
-    if (is_profiler_step (wick_document_str (doc, spans[i].name)))
-      {
-        any_profiler = TRUE;
-        break;
-      }
-  if (!any_profiler)
-    for (guint i = 0; i < n; i++)
-      {
-        gint32 p = spans[i].parent;
-        guint count;
-
-        if (p < 0 || spans[p].parent >= 0)
-          continue;
-        count = GPOINTER_TO_UINT (g_hash_table_lookup (depth1, GUINT_TO_POINTER (spans[i].name)))
-                + 1;
-        g_hash_table_insert (depth1, GUINT_TO_POINTER (spans[i].name), GUINT_TO_POINTER (count));
-        if (count > best || (count == best && step_name != 0 && spans[i].name < step_name))
-          {
-            best = count;
-            step_name = spans[i].name;
-          }
-      }
-
   for (guint i = 0; i < n; i++)
     {
       const WickSpan *s = &spans[i];
-      gboolean is_step = any_profiler ? is_profiler_step (wick_document_str (doc, s->name))
-                                      : (step_name != 0 && s->name == step_name && s->parent >= 0
-                                         && spans[s->parent].parent < 0);
-      if (is_step)
-        g_array_append_val (run->steps, i);
       if (s->flags & WICK_SPAN_FLAG_MEASURED && run->measured_ns == 0)
         {
           run->measured_start = s->start_ns;
@@ -392,33 +337,6 @@ run_info_init (RunInfo *run, WickDocument *doc)
     run->self_ns[i] = spans[i].duration_ns > run->self_ns[i]
                         ? spans[i].duration_ns - run->self_ns[i]
                         : 0;
-  g_array_sort_with_data (run->steps, compare_span_start, (gpointer) spans);
-
-  /* step_of: a step span's own index, else its parent's (parents are usually
-   * earlier in file order; a later parent is resolved by walking up). */
-  for (guint i = 0; i < n; i++)
-    run->step_of[i] = -2;
-  for (guint k = 0; k < run->steps->len; k++)
-    run->step_of[g_array_index (run->steps, guint32, k)] = (gint32) k;
-  for (guint i = 0; i < n; i++)
-    {
-      guint j = i, depth = 0;
-      gint32 found;
-
-      while (run->step_of[j] == -2 && spans[j].parent >= 0 && depth++ < 65536)
-        j = (guint) spans[j].parent;
-      found = run->step_of[j] == -2 ? -1 : run->step_of[j];
-      /* write the answer along the path */
-      j = i;
-      depth = 0;
-      while (run->step_of[j] == -2 && depth++ < 65536)
-        {
-          run->step_of[j] = found;
-          if (spans[j].parent < 0)
-            break;
-          j = (guint) spans[j].parent;
-        }
-    }
 }
 
 static void

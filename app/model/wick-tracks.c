@@ -492,6 +492,28 @@ instants_track (WickTracks *self, WickInstantScope scope, gint32 process, gint32
   return *slot;
 }
 
+/* The objects track of @process (-1: global) or the samples track of @thread,
+ * created on first use; keyed apart from the other tracks by their role. */
+static guint32
+role_track (WickTracks *self, WickInstantsRole role, gint32 process, gint32 thread)
+{
+  guint32 key_kind = 0x100u | role;
+  gint32 owner = role == WICK_INSTANTS_SAMPLES ? thread : process;
+  guint32 found = key_lookup (self->track_by_key, key_kind, owner, 0, 0);
+  if (found)
+    return found - 1;
+  const char *label = role == WICK_INSTANTS_SAMPLES ? "Samples" : "Objects";
+  guint32 t = new_track (self, WICK_TRACK_INSTANTS, process, role == WICK_INSTANTS_SAMPLES ? thread : -1,
+                         wick_tracks_intern (self, label, strlen (label)));
+  WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
+  track->role = (guint8)role;
+  track->scope = role == WICK_INSTANTS_SAMPLES ? WICK_INSTANT_SCOPE_THREAD
+                 : process >= 0                ? WICK_INSTANT_SCOPE_PROCESS
+                                               : WICK_INSTANT_SCOPE_GLOBAL;
+  key_insert (self->track_by_key, key_kind, owner, 0, 0, t);
+  return t;
+}
+
 /* ---- builder: events ------------------------------------------------------ */
 
 static WickPendingSlice
@@ -580,8 +602,34 @@ wick_tracks_instant_add (WickTracks *self, WickInstantScope scope, gint32 proces
 {
   g_return_if_fail (!self->finished);
   guint32 track = instants_track (self, scope, process, thread);
-  WickInstant i = { track, g_array_index (self->tracks, WickTrack, track).scope, (guint64)ts_ns,
-                    name, category, args };
+  WickInstant i = { track, g_array_index (self->tracks, WickTrack, track).scope, 0, (guint64)ts_ns,
+                    name, category, 0, args };
+  g_array_append_val (self->instants, i);
+  g_array_index (self->tracks, WickTrack, track).n_events++;
+}
+
+void
+wick_tracks_object_add (WickTracks *self, gint32 process, char phase, gint64 ts_ns, WickStr name,
+                        WickStr category, WickStr id, WickStr args)
+{
+  g_return_if_fail (!self->finished && (phase == 'N' || phase == 'O' || phase == 'D'));
+  if (process >= 0 && (guint)process >= self->processes->len)
+    process = -1;
+  guint32 track = role_track (self, WICK_INSTANTS_OBJECTS, process, -1);
+  WickInstant i = { track, g_array_index (self->tracks, WickTrack, track).scope, phase,
+                    (guint64)ts_ns, name, category, id, args };
+  g_array_append_val (self->instants, i);
+  g_array_index (self->tracks, WickTrack, track).n_events++;
+}
+
+void
+wick_tracks_sample_add (WickTracks *self, guint32 thread, gint64 ts_ns, WickStr name,
+                        WickStr category, WickStr args)
+{
+  g_return_if_fail (!self->finished && thread < self->threads->len);
+  const WickThread *t = &g_array_index (self->threads, WickThread, thread);
+  guint32 track = role_track (self, WICK_INSTANTS_SAMPLES, (gint32)t->process, (gint32)thread);
+  WickInstant i = { track, WICK_INSTANT_SCOPE_THREAD, 'P', (guint64)ts_ns, name, category, 0, args };
   g_array_append_val (self->instants, i);
   g_array_index (self->tracks, WickTrack, track).n_events++;
 }
@@ -2117,6 +2165,16 @@ wick_track_kind_to_string (WickTrackKind kind)
 {
   static const char *const names[] = { "slices", "async", "counter", "instants", "device" };
   return (guint)kind < G_N_ELEMENTS (names) ? names[kind] : "unknown";
+}
+
+const char *
+wick_track_describe_kind (const WickTrack *track)
+{
+  if (track->kind == WICK_TRACK_INSTANTS && track->role == WICK_INSTANTS_OBJECTS)
+    return "objects";
+  if (track->kind == WICK_TRACK_INSTANTS && track->role == WICK_INSTANTS_SAMPLES)
+    return "samples";
+  return wick_track_kind_to_string ((WickTrackKind)track->kind);
 }
 
 const char *

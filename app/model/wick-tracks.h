@@ -103,6 +103,16 @@ typedef enum
   WICK_TRACK_FLAG_HAS_SORT_INDEX = 1 << 0,
 } WickTrackFlags;
 
+/* What an instants track holds: instants (Chrome i/I/R, Wick records), the
+ * object events of a process (Chrome O/N/D) or the samples of a thread
+ * (Chrome P). `wick-trace tracks` names the last two "objects" and "samples". */
+typedef enum
+{
+  WICK_INSTANTS_EVENTS,
+  WICK_INSTANTS_OBJECTS,
+  WICK_INSTANTS_SAMPLES,
+} WickInstantsRole;
+
 typedef struct
 {
   gint64 pid;
@@ -125,6 +135,7 @@ typedef struct
 {
   guint8 kind;       /* WickTrackKind */
   guint8 scope;      /* instants: WickInstantScope */
+  guint8 role;       /* instants: WickInstantsRole */
   guint16 max_depth; /* deepest row as laid out (0: one row); async: lanes - 1 */
   gint32 process;    /* index into processes, -1 when none */
   gint32 thread;     /* index into threads, -1 when none */
@@ -159,8 +170,10 @@ typedef struct
 {
   guint32 track;
   guint8 scope; /* WickInstantScope */
+  char phase;   /* 0: an instant; 'N' / 'O' / 'D': object created / snapshot / destroyed; 'P' a sample */
   guint64 timestamp_ns;
   WickStr name, category;
+  WickStr id; /* object events: the object's id; 0 otherwise */
   WickStr args;
 } WickInstant;
 
@@ -268,6 +281,15 @@ void wick_tracks_counter_add (WickTracks *self, guint32 track, gint64 ts_ns, dou
 void wick_tracks_instant_add (WickTracks *self, WickInstantScope scope, gint32 process,
                               gint32 thread, gint64 ts_ns, WickStr name, WickStr category,
                               WickStr args);
+
+/* Chrome O / N / D (@phase): an object's snapshot, creation or destruction,
+ * an instant of the "Objects" track of @process (-1: a global one), named by
+ * the object's type, with its @id. */
+void wick_tracks_object_add (WickTracks *self, gint32 process, char phase, gint64 ts_ns,
+                             WickStr name, WickStr category, WickStr id, WickStr args);
+/* Chrome P: a sample of @thread, an instant of its "Samples" track. */
+void wick_tracks_sample_add (WickTracks *self, guint32 thread, gint64 ts_ns, WickStr name,
+                             WickStr category, WickStr args);
 
 /* Device track of (@device, @stream) in @process (-1: none), created on first
  * use; named "device stream" unless @name is set. */
@@ -386,6 +408,9 @@ guint wick_tracks_get_n_skipped (WickTracks *self);
 const char *wick_tracks_get_skipped (WickTracks *self, guint i, guint64 *count);
 
 const char *wick_track_kind_to_string (WickTrackKind kind);
+/* The kind as `wick-trace tracks` names it: an instants track of objects or
+ * samples is "objects" or "samples". */
+const char *wick_track_describe_kind (const WickTrack *track);
 const char *wick_trace_format_to_string (WickTraceFormat format);
 
 /* Bytes held by the model (tables and indices, not the document's spans). */

@@ -234,10 +234,14 @@ show_span (WickDetailsPane *self, guint index)
   add_field (self, _ ("Id"), wick_document_str (doc, span->id));
   if (span->parent >= 0)
     {
+      /* "name (id)"; an imported span (Chrome) has no id: its name alone */
       const WickSpan *parent = &wick_document_get_spans (doc, NULL)[span->parent];
+      const char *parent_id = wick_document_str (doc, parent->id);
       add_field_take (self, _ ("Parent"),
-                      g_strdup_printf ("%s (%s)", wick_document_str (doc, parent->name),
-                                       wick_document_str (doc, parent->id)));
+                      parent_id && *parent_id
+                        ? g_strdup_printf ("%s (%s)", wick_document_str (doc, parent->name),
+                                           parent_id)
+                        : g_strdup (wick_document_str (doc, parent->name)));
     }
   else
     add_field (self, _ ("Parent"),
@@ -455,6 +459,16 @@ show_event (WickDetailsPane *self, guint kind, guint32 index)
           static const char *scopes[] = { N_ ("thread"), N_ ("process"), N_ ("global") };
           add_field (self, _ ("Scope"), _ (scopes[MIN (i->scope, 2)]));
           add_field (self, _ ("Category"), wick_document_str (self->document, i->category));
+          if (i->phase == 'N' || i->phase == 'O' || i->phase == 'D')
+            {
+              add_field (self, _ ("Object event"),
+                         i->phase == 'N'   ? _ ("created")
+                         : i->phase == 'O' ? _ ("snapshot")
+                                           : _ ("destroyed"));
+              add_field (self, _ ("Object id"), wick_document_str (self->document, i->id));
+            }
+          else if (i->phase == 'P')
+            add_field (self, _ ("Record"), _ ("sample"));
           break;
         }
       case WICK_EVENT_ASYNC:
@@ -931,6 +945,21 @@ wick_details_pane_get_range_track_rows (WickDetailsPane *self)
            row = gtk_widget_get_next_sibling (row))
         n++;
   return gtk_widget_get_visible (self->range_box) ? n : 0;
+}
+
+const char *
+wick_details_pane_get_field (WickDetailsPane *self, const char *key)
+{
+  g_return_val_if_fail (WICK_IS_DETAILS_PANE (self) && key != NULL, NULL);
+  for (guint row = 0; row < self->grid_rows; row++)
+    {
+      GtkWidget *k = gtk_grid_get_child_at (GTK_GRID (self->grid), 0, (int)row);
+      GtkWidget *v = gtk_grid_get_child_at (GTK_GRID (self->grid), 1, (int)row);
+      if (GTK_IS_LABEL (k) && GTK_IS_LABEL (v)
+          && g_strcmp0 (gtk_label_get_text (GTK_LABEL (k)), key) == 0)
+        return gtk_label_get_text (GTK_LABEL (v));
+    }
+  return NULL;
 }
 
 const char *

@@ -29,6 +29,8 @@ void wick_details_pane_document_changed (WickDetailsPane *self);
 guint wick_details_pane_get_range_rows (WickDetailsPane *self);
 /* Rows of the range's per-track summary, for tests. */
 guint wick_details_pane_get_range_track_rows (WickDetailsPane *self);
+/* The value shown for field @key ("Parent"), NULL when not shown; for tests. */
+const char *wick_details_pane_get_field (WickDetailsPane *self, const char *key);
 /* The title shown (record name), for tests. */
 const char *wick_details_pane_get_title (WickDetailsPane *self);
 

@@ -762,6 +762,13 @@ test_track_events (void)
       wick_selection_set_record (selection, WICK_RECORD_SPAN, i);
   g_assert_true (wick_timeline_view_follow_flow (timeline, 1));
   g_assert_cmpstr (wick_details_pane_get_title (details), ==, "sgemm");
+  /* A Chrome span's parent by its name: imported spans have no id (not "(null)"). */
+  for (guint i = 0; i < n_spans; i++)
+    if (g_strcmp0 (wick_document_str (wick_window_get_document (window), spans[i].name), "matmul")
+        == 0)
+      wick_selection_set_record (selection, WICK_RECORD_SPAN, i);
+  g_assert_cmpstr (wick_details_pane_get_title (details), ==, "matmul");
+  g_assert_cmpstr (wick_details_pane_get_field (details, "Parent"), ==, "forward");
   /* The range: one row per track holding something in it. */
   guint64 start, end;
   wick_timeline_scene_get_extent (scene, &start, &end);

@@ -1,7 +1,7 @@
 /* test-model-chrome-corpus.c — real traces from public repositories
  * (tests/data/chrome, SOURCES.md) imported onto the track model: per file the
- * slices, instants, counter samples, async slices, flows, host threads and
- * deepest nesting must equal what Perfetto's documented JSON semantics give
+ * slices, instants, counter samples, async slices, flows, host threads,
+ * deepest nesting, object events (O/N/D) and samples (P) must equal what Perfetto's documented JSON semantics give
  * (expected.tsv, written by tests/data/chrome/make-expected.py). Files that are
  * not Chrome traces (tests/data/chrome-other) must fail with a clear error. */
 #include "config.h"
@@ -35,9 +35,10 @@ test_corpus_counts (void)
       g_autofree char *path = NULL;
       g_autoptr (WickDocument) doc = NULL;
       g_autoptr (GError) error = NULL;
-      guint64 want[7], got[7] = { 0 };
-      static const char *const names[]
-        = { "slices", "instants", "counters", "async", "flows", "threads", "depth" };
+      guint64 want[9], got[9] = { 0 };
+      static const char *const names[] = { "slices",  "instants", "counters",
+                                           "async",   "flows",    "threads",
+                                           "depth",   "objects",  "samples" };
       WickTracks *t;
       guint n_tracks, n_flows;
       const WickTrack *tracks;
@@ -45,8 +46,8 @@ test_corpus_counts (void)
       if (lines[l][0] == '#' || lines[l][0] == '\0')
         continue;
       f = g_strsplit (lines[l], "\t", -1);
-      g_assert_cmpuint (g_strv_length (f), ==, 8);
-      for (int k = 0; k < 7; k++)
+      g_assert_cmpuint (g_strv_length (f), ==, 10);
+      for (int k = 0; k < 9; k++)
         want[k] = g_ascii_strtoull (f[k + 1], NULL, 10);
       path = g_build_filename (dir, f[0], NULL);
       doc = wick_document_new ();
@@ -68,7 +69,11 @@ test_corpus_counts (void)
               got[0] += tracks[i].n_events;
               break;
             case WICK_TRACK_INSTANTS:
-              got[1] += tracks[i].n_events;
+              /* O/N/D and P are instants of their own tracks, counted apart */
+              got[tracks[i].role == WICK_INSTANTS_OBJECTS   ? 7
+                  : tracks[i].role == WICK_INSTANTS_SAMPLES ? 8
+                                                            : 1]
+                += tracks[i].n_events;
               break;
             case WICK_TRACK_COUNTER:
               got[2] += tracks[i].n_events;
@@ -80,7 +85,7 @@ test_corpus_counts (void)
               break;
           }
       got[4] = n_flows;
-      for (int k = 0; k < 7; k++)
+      for (int k = 0; k < 9; k++)
         if (got[k] != want[k])
           {
             g_test_message ("%s: %s %" G_GUINT64_FORMAT ", expected %" G_GUINT64_FORMAT, f[0],

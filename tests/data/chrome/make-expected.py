@@ -9,6 +9,9 @@ counts them) and the deepest slice nesting of any host thread.
   async     b + S (slices of nestable and legacy async)
   flows     per (cat, name, id): n points give n - 1 arrows (v1); v2 pairs
   threads   (pid, tid) with a host (non-device) slice
+  objects   O / N / D object events (instants of the process's objects track in Wick;
+            Perfetto does not import them)
+  samples   P samples (instants of the thread's samples track in Wick)
   depth     max nesting depth (0-based) of host slices on one thread: per thread
             in timestamp order (longer first on ties), a slice nests under the
             innermost open slice that has not ended by its start (a slice ending
@@ -72,6 +75,10 @@ def counts(events):
             flows[(e.get("cat"), e.get("name"), str(e.get("id", e.get("id2"))))] += 1
         elif ph in ("b", "S"):
             c["async"] += 1
+        elif ph in ("O", "N", "D"):
+            c["objects"] += 1
+        elif ph == "P":
+            c["samples"] += 1
     c["flows"] = sum(n - 1 for n in flows.values() if n > 1)
     for pts in v2.values():
         pts.sort()
@@ -114,7 +121,7 @@ def counts(events):
 
 
 here = os.path.dirname(os.path.abspath(__file__))
-cols = ["slices", "instants", "counters", "async", "flows", "threads", "depth"]
+cols = ["slices", "instants", "counters", "async", "flows", "threads", "depth", "objects", "samples"]
 with open(os.path.join(here, "expected.tsv"), "w") as out:
     out.write("# file\t" + "\t".join(cols) + "\n")
     for f in sorted(os.listdir(here)):
