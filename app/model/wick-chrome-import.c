@@ -1051,6 +1051,162 @@ import_memory_timeline (WickDocument *doc, WickChromeReader *reader, const char 
   return TRUE;
 }
 
+/* ---- the pipeline ----------------------------------------------------- */
+
+/* Reading (inflate, scan, decode) and committing (interning, the track
+ * builder) run on two cores for inputs of more than PIPELINE_MIN bytes: a
+ * reader thread fills batches of events, their strings copied into the
+ * batch's arena, and the calling thread commits them in order, as
+ * wick-document-loader.c does for JSONL. At most IN_FLIGHT batches exist, so
+ * memory stays a few batches beyond the model. Smaller inputs (the corpus,
+ * fuzzing) fill and commit the same batches on one thread. Either way the
+ * document is the same (tests/model/test-model-chrome.c compares them). */
+#define BATCH_EVENTS 8192
+#define BATCH_ARENA (2 << 20)
+#define IN_FLIGHT 3
+#define PIPELINE_MIN (8 << 20)
+
+typedef struct
+{
+  WickChromeEvent *events;
+  guint n_events;
+  char *arena;
+  gsize arena_len, arena_cap;
+  gboolean end;  /* no batch follows */
+  GError *error; /* the reader's error after these events (end only) */
+} EventBatch;
+
+typedef struct
+{
+  WickChromeReader *reader;
+  GAsyncQueue *batches;    /* reader -> committer */
+  GAsyncQueue *tokens;     /* committer -> reader: permission to fill a batch */
+  WickChromeEvent pending; /* read but not yet in a batch (it did not fit) */
+  gboolean has_pending;
+} Pipeline;
+
+static void
+event_batch_free (EventBatch *batch)
+{
+  g_free (batch->events);
+  g_free (batch->arena);
+  g_clear_error (&batch->error);
+  g_free (batch);
+}
+
+static gboolean
+batch_add (EventBatch *batch, const WickChromeEvent *e)
+{
+  gsize need = wick_chrome_event_copy_size (e);
+
+  if (batch->arena_len + need > batch->arena_cap)
+    {
+      if (batch->n_events > 0)
+        return FALSE;
+      /* one event larger than the arena: a batch of its own */
+      batch->arena_cap = need;
+      g_free (batch->arena);
+      batch->arena = g_malloc (MAX (need, 1));
+    }
+  batch->arena_len += wick_chrome_event_copy (e, &batch->events[batch->n_events++],
+                                              batch->arena + batch->arena_len);
+  return TRUE;
+}
+
+/* Reads events into a new batch until it is full or the events end. */
+static EventBatch *
+fill_batch (Pipeline *p)
+{
+  EventBatch *batch = g_new0 (EventBatch, 1);
+
+  batch->events = g_new (WickChromeEvent, BATCH_EVENTS);
+  batch->arena_cap = BATCH_ARENA;
+  batch->arena = g_malloc (batch->arena_cap);
+  if (p->has_pending)
+    {
+      batch_add (batch, &p->pending);
+      p->has_pending = FALSE;
+    }
+  while (batch->n_events < BATCH_EVENTS)
+    {
+      if (!wick_chrome_reader_next (p->reader, &p->pending, &batch->error))
+        {
+          batch->end = TRUE;
+          break;
+        }
+      if (!batch_add (batch, &p->pending))
+        {
+          /* kept for the next batch: its strings stay valid until the next read */
+          p->has_pending = TRUE;
+          break;
+        }
+    }
+  return batch;
+}
+
+static gpointer
+pipeline_thread (gpointer data)
+{
+  Pipeline *p = data;
+  gboolean end = FALSE;
+
+  while (!end)
+    {
+      EventBatch *batch;
+      g_async_queue_pop (p->tokens);
+      batch = fill_batch (p);
+      end = batch->end;
+      g_async_queue_push (p->batches, batch);
+    }
+  return NULL;
+}
+
+/* Every event of @reader through read_event(); the reader's error, if any,
+ * in @syntax. */
+static void
+read_all_events (Import *im, WickChromeReader *reader, gboolean threaded, GError **syntax)
+{
+  Pipeline p = { reader, NULL, NULL, { 0 }, FALSE };
+  GThread *thread = NULL;
+  gboolean end = FALSE;
+
+  if (threaded)
+    {
+      p.batches = g_async_queue_new ();
+      p.tokens = g_async_queue_new ();
+      for (int i = 0; i < IN_FLIGHT; i++)
+        g_async_queue_push (p.tokens, GINT_TO_POINTER (1));
+      thread = g_thread_new ("wick-chrome-read", pipeline_thread, &p);
+    }
+  while (!end)
+    {
+      EventBatch *batch = threaded ? g_async_queue_pop (p.batches) : fill_batch (&p);
+      for (guint i = 0; i < batch->n_events; i++)
+        read_event (im, &batch->events[i]);
+      end = batch->end;
+      if (batch->error != NULL)
+        g_propagate_error (syntax, g_steal_pointer (&batch->error));
+      event_batch_free (batch);
+      if (threaded && !end)
+        g_async_queue_push (p.tokens, GINT_TO_POINTER (1));
+    }
+  if (threaded)
+    {
+      /* the reader pushed its last batch and returned */
+      g_thread_join (thread);
+      g_async_queue_unref (p.batches);
+      g_async_queue_unref (p.tokens);
+    }
+}
+
+static int pipeline_mode = -1; /* -1: by size, 0: never, 1: always */
+
+void
+wick_chrome_import_set_pipeline (int mode)
+{
+  pipeline_mode = mode;
+}
+
 /* ---- entry points ------------------------------------------------------ */
 
 static gboolean
@@ -1061,7 +1217,6 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
   g_autoptr (WickChromeReader) reader = wick_chrome_reader_new (input, name);
   g_autoptr (GError) syntax = NULL;
   WickFileFormat format;
-  WickChromeEvent event;
   Import im;
   gboolean ok;
 
@@ -1100,8 +1255,8 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
     }
 
   import_init (&im, document, label, size);
-  while (wick_chrome_reader_next (reader, &event, &syntax))
-    read_event (&im, &event);
+  read_all_events (&im, reader, pipeline_mode >= 0 ? pipeline_mode > 0 : size >= PIPELINE_MIN,
+                   &syntax);
   if (syntax != NULL && !g_error_matches (syntax, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
       && !im.has_time)
     {

@@ -52,6 +52,9 @@ gboolean wick_chrome_import_data (WickDocument *document, const char *data, gsiz
                                   const char *name, GError **error);
 gboolean wick_chrome_import_file (WickDocument *document, const char *path,
                                   GCancellable *cancellable, GError **error);
+/* For tests: -1 (the default) reads on a thread of its own for inputs of
+ * 8 MiB or more, 1 always, 0 never. */
+void wick_chrome_import_set_pipeline (int mode);
 
 /* What an import read, kept on the document (NULL for candle-graph files). */
 typedef struct

@@ -269,6 +269,34 @@ decimal_us_to_ns (const char *p, gsize len, gint64 *ns)
   return TRUE;
 }
 
+/* Eight ASCII digits at @p as a number (FALSE when they are not all digits):
+ * the digits' nibbles combined pairwise in one word (the well-known SWAR
+ * method; little-endian). */
+static inline gboolean
+eight_digits (const char *p, guint64 *value)
+{
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  guint64 v;
+
+  memcpy (&v, p, 8);
+  /* every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
+  if (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4))
+      != 0x3333333333333333ull)
+    return FALSE;
+  v -= 0x3030303030303030ull;
+  v = v * 10 + (v >> 8); /* pairs: each 16-bit lane's low byte is 10 * d0 + d1 */
+  v = (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32)))
+       + (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32))))
+      >> 32;
+  *value = v;
+  return TRUE;
+#else
+  (void)p;
+  (void)value;
+  return FALSE;
+#endif
+}
+
 /* A number, or a string holding one; FALSE (cursor after the value) otherwise.
  * @ns (may be NULL): the value as µs converted to ns exactly. */
 static gboolean
@@ -283,28 +311,59 @@ read_number_value_ns (WickJsonScanner *s, double *out, gint64 *ns, gboolean *ok)
     return FALSE;
   if (type == WICK_JSON_NUMBER && ns != NULL)
     {
-      /* the common case, [-]digits[.digits]: exact ns from the text, no strtod */
-      const char *p = s->p, *q = p;
-      gboolean ok_syntax;
-      if (q < s->end && *q == '-')
+      /* the common case, [-]digits[.digits] with at most 16 integer digits
+       * and no exponent: exact ns in one pass over the text, no strtod; the
+       * same rounding as decimal_us_to_ns() (the fourth fraction digit
+       * rounds half up, later ones are ignored) */
+      const char *q = s->p, *end = s->end;
+      gboolean negative = *q == '-';
+      guint64 whole = 0, frac = 0;
+      int digits = 0, frac_digits = 0;
+      gboolean round_up = FALSE;
+      if (negative)
         q++;
-      ok_syntax = q < s->end && g_ascii_isdigit (*q) && !(*q == '0' && q + 1 < s->end && g_ascii_isdigit (q[1]));
-      while (q < s->end && g_ascii_isdigit (*q))
-        q++;
-      if (ok_syntax && q < s->end && *q == '.')
+      if (q < end && *q == '0')
+        q++, digits = 1;
+      else
         {
-          q++;
-          ok_syntax = q < s->end && g_ascii_isdigit (*q);
-          while (q < s->end && g_ascii_isdigit (*q))
-            q++;
+          guint64 eight;
+          /* epoch µs have 16 digits: eight at a time */
+          while (end - q >= 8 && digits <= 8 && eight_digits (q, &eight))
+            whole = whole * 100000000u + eight, q += 8, digits += 8;
+          for (; q < end && (guint)(*q - '0') < 10 && digits < 17; q++, digits++)
+            whole = whole * 10 + (guint)(*q - '0');
         }
-      if (ok_syntax && q < s->end && *q != 'e' && *q != 'E' && decimal_us_to_ns (p, (gsize)(q - p), ns))
+      /* 16 digits hold epoch µs; the ns, rounded up, must fit an int64 */
+      if (digits > 0 && digits <= 16 && whole <= (guint64)(G_MAXINT64 - 1000) / 1000 && q < end
+          && (guint)(*q - '0') >= 10)
         {
-          s->p = q;
-          *out = (double)*ns / 1000.0;
-          *ok = TRUE;
-          return TRUE;
+          gboolean ok_frac = TRUE;
+          if (*q == '.')
+            {
+              const char *f = ++q;
+              for (; q < end && (guint)(*q - '0') < 10; q++)
+                {
+                  if (frac_digits < 3)
+                    frac = frac * 10 + (guint)(*q - '0'), frac_digits++;
+                  else if (frac_digits == 3)
+                    round_up = *q >= '5', frac_digits++;
+                }
+              ok_frac = q > f;
+            }
+          if (ok_frac && q < end && *q != 'e' && *q != 'E')
+            {
+              gint64 v;
+              for (int i = MIN (frac_digits, 3); i < 3; i++)
+                frac *= 10;
+              v = (gint64)(whole * 1000 + frac + (round_up ? 1 : 0));
+              *ns = negative ? -v : v;
+              s->p = q;
+              *out = (double)*ns / 1000.0;
+              *ok = TRUE;
+              return TRUE;
+            }
         }
+      /* anything else: the general path below */
     }
   if (type == WICK_JSON_NUMBER)
     {
@@ -354,7 +413,21 @@ read_text_value (WickJsonScanner *s, const char **str, gsize *len, gboolean *ok)
     }
   if (type == WICK_JSON_NUMBER)
     {
-      const char *start = s->p;
+      const char *start = s->p, *q = start;
+      /* a plain integer (a pid or tid) followed by something else in the buffer */
+      if ((guint)(*q - '1') < 9)
+        {
+          for (q++; q < s->end && (guint)(*q - '0') < 10; q++)
+            ;
+          if (q < s->end && *q != '.' && *q != 'e' && *q != 'E')
+            {
+              s->p = q;
+              *str = start;
+              *len = (gsize)(q - start);
+              *ok = TRUE;
+              return TRUE;
+            }
+        }
       if (!wick_json_skip_number (s))
         return FALSE;
       *str = start;
@@ -952,8 +1025,76 @@ wick_chrome_reader_next (WickChromeReader *r, WickChromeEvent *event, GError **e
           return FALSE;
         }
       event->index = r->n_events++;
+      /* refills drop only bytes before the start of the parse: the event is
+       * the last (scanner.p - scanner.start) bytes before pos */
+      event->raw_len = (gsize)(r->scanner.p - r->scanner.start);
+      event->raw = r->buffer + r->pos - event->raw_len;
+      event->scratch_len = r->scanner.unescape_len;
       return TRUE;
     }
+}
+
+/* ---- copies of events ------------------------------------------------- */
+
+#define EVENT_STRING(field)                                                                        \
+  {                                                                                                \
+    G_STRUCT_OFFSET (WickChromeEvent, field), G_STRUCT_OFFSET (WickChromeEvent, field##_len)       \
+  }
+static const struct
+{
+  gsize str, len;
+} event_strings[] = {
+  EVENT_STRING (ph),    EVENT_STRING (name), EVENT_STRING (cat),  EVENT_STRING (id),
+  EVENT_STRING (scope), EVENT_STRING (s),    EVENT_STRING (bp),   EVENT_STRING (bind_id),
+  EVENT_STRING (pid),   EVENT_STRING (tid),  EVENT_STRING (args),
+};
+/* 11 strings, raw and scratch_len, 6 flags, 4 numbers and index: a field added to
+ * WickChromeEvent changes this; add its string to event_strings above */
+#if GLIB_SIZEOF_VOID_P == 8
+G_STATIC_ASSERT (sizeof (WickChromeEvent) == 11 * 16 + 24 + 6 * sizeof (gboolean) + 4 * 8 + 8);
+#endif
+
+#define FIELD_STR(e, k) (*(const char **)(gpointer)((char *)(e) + event_strings[k].str))
+#define FIELD_LEN(e, k) (*(gsize *)(gpointer)((char *)(e) + event_strings[k].len))
+
+static gboolean
+in_raw (const WickChromeEvent *e, const char *p)
+{
+  return p >= e->raw && p < e->raw + e->raw_len;
+}
+
+gsize
+wick_chrome_event_copy_size (const WickChromeEvent *e)
+{
+  return e->raw_len + e->scratch_len;
+}
+
+gsize
+wick_chrome_event_copy (const WickChromeEvent *e, WickChromeEvent *copy, char *arena)
+{
+  gsize used = e->raw_len;
+
+  *copy = *e;
+  if (e->raw_len > 0)
+    memcpy (arena, e->raw, e->raw_len);
+  copy->raw = arena;
+  for (guint k = 0; k < G_N_ELEMENTS (event_strings); k++)
+    {
+      const char *p = FIELD_STR (e, k);
+      if (p == NULL)
+        continue;
+      if (in_raw (e, p))
+        FIELD_STR (copy, k) = arena + (p - e->raw);
+      else
+        {
+          /* unescaped text lives in the reader's scratch */
+          gsize len = FIELD_LEN (e, k);
+          memcpy (arena + used, p, len);
+          FIELD_STR (copy, k) = arena + used;
+          used += len;
+        }
+    }
+  return used;
 }
 
 const GPtrArray *

@@ -54,7 +54,20 @@ typedef struct
   gsize args_len;
   /* 0-based index among the events */
   guint64 index;
+  /* the event's whole JSON text in the reader's buffer: every string above
+   * points into it or into the reader's unescape scratch. A string field
+   * added here must be added to wick_chrome_event_copy() too (a static
+   * assertion there on this struct's size is the reminder). */
+  const char *raw;
+  gsize raw_len;
+  gsize scratch_len; /* bytes of that scratch in use: at most this many outside raw */
 } WickChromeEvent;
+
+/* Copies @event's strings into @arena (at least wick_chrome_event_copy_size()
+ * bytes: raw_len + scratch_len) and points @copy's strings there, so that it
+ * outlives the reader's next event. Returns the bytes used. */
+gsize wick_chrome_event_copy_size (const WickChromeEvent *event);
+gsize wick_chrome_event_copy (const WickChromeEvent *event, WickChromeEvent *copy, char *arena);
 
 typedef struct _WickChromeReader WickChromeReader;
 

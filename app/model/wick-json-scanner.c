@@ -264,14 +264,9 @@ read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const ch
 }
 
 gboolean
-wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
+wick_json_read_string_from (WickJsonScanner *scanner, const char *literal_start, const char *p,
+                            const char **str, gsize *len)
 {
-  const char *literal_start;
-  const char *p;
-
-  /* the caller saw the opening quote */
-  literal_start = ++scanner->p;
-  p = literal_start;
   /* eight bytes at a time: the lowest flagged byte of the zero-byte test is
    * exactly the first '"', '\\' or control character of the chunk */
   while (scanner->end - p >= 8)
@@ -536,36 +531,50 @@ wick_json_array_next (WickJsonScanner *scanner, gboolean *first)
   return TRUE;
 }
 
+#define IS_DIGIT(c) ((guint)((c) - '0') < 10)
+
 /* A number's syntax only, as serde_json's ignore_value checks it: no value,
  * so no "number out of range" for a skipped 1e999. */
 gboolean
 wick_json_skip_number (WickJsonScanner *scanner)
 {
-  if (*scanner->p == '-')
-    scanner->p++;
-  if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a value");
-  if (*scanner->p == '0')
+  const char *p = scanner->p, *end = scanner->end;
+
+  if (*p == '-')
+    p++;
+  if (p >= end)
     {
-      scanner->p++;
-      if (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
-        return wick_json_fail (scanner, "invalid number");
+      scanner->p = p;
+      return wick_json_fail (scanner, "EOF while parsing a value");
     }
-  else if (*scanner->p >= '1' && *scanner->p <= '9')
-    while (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
-      scanner->p++;
+  if (*p == '0')
+    {
+      p++;
+      if (p < end && IS_DIGIT (*p))
+        {
+          scanner->p = p;
+          return wick_json_fail (scanner, "invalid number");
+        }
+    }
+  else if ((guint)(*p - '1') < 9)
+    for (p++; p < end && IS_DIGIT (*p); p++)
+      ;
   else
-    return wick_json_fail (scanner, "invalid number");
-  if (scanner->p < scanner->end && *scanner->p == '.')
+    {
+      scanner->p = p;
+      return wick_json_fail (scanner, "invalid number");
+    }
+  scanner->p = p;
+  if (p < end && *p == '.')
     {
       scanner->p++;
       if (!scan_digits (scanner))
         return FALSE;
     }
-  if (scanner->p < scanner->end && (*scanner->p == 'e' || *scanner->p == 'E'))
+  if (scanner->p < end && (*scanner->p == 'e' || *scanner->p == 'E'))
     {
       scanner->p++;
-      if (scanner->p < scanner->end && (*scanner->p == '+' || *scanner->p == '-'))
+      if (scanner->p < end && (*scanner->p == '+' || *scanner->p == '-'))
         scanner->p++;
       if (!scan_digits (scanner))
         return FALSE;
@@ -573,24 +582,35 @@ wick_json_skip_number (WickJsonScanner *scanner)
   return TRUE;
 }
 
+static gboolean
+skip_literal (WickJsonScanner *scanner, const char *ident, gsize len)
+{
+  if ((gsize)(scanner->end - scanner->p) >= len && memcmp (scanner->p, ident, len) == 0)
+    {
+      scanner->p += len;
+      return TRUE;
+    }
+  return skip_ident (scanner, ident); /* words the error */
+}
+
 gboolean
 wick_json_skip_value (WickJsonScanner *scanner)
 {
-  WickJsonType type;
-
-  if (!wick_json_peek_type (scanner, &type))
-    return FALSE;
-  switch (type)
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a value");
+  switch (*scanner->p)
     {
-      case WICK_JSON_NULL:
-        return skip_ident (scanner, "null");
-      case WICK_JSON_TRUE:
-        return skip_ident (scanner, "true");
-      case WICK_JSON_FALSE:
-        return skip_ident (scanner, "false");
-      case WICK_JSON_NUMBER:
+      case 'n':
+        return skip_literal (scanner, "null", 4);
+      case 't':
+        return skip_literal (scanner, "true", 4);
+      case 'f':
+        return skip_literal (scanner, "false", 5);
+      case '-':
+      case '0' ... '9':
         return wick_json_skip_number (scanner);
-      case WICK_JSON_STRING:
+      case '"':
         {
           const char *s;
           gsize len;
@@ -599,7 +619,7 @@ wick_json_skip_value (WickJsonScanner *scanner)
           scanner->unescape_len = mark;
           return ok;
         }
-      case WICK_JSON_ARRAY:
+      case '[':
         {
           gboolean first = TRUE;
           if (!wick_json_array_begin (scanner))
@@ -609,7 +629,7 @@ wick_json_skip_value (WickJsonScanner *scanner)
               return FALSE;
           return !wick_json_failed (scanner);
         }
-      case WICK_JSON_OBJECT:
+      case '{':
         {
           gboolean first = TRUE;
           const char *key;
@@ -627,7 +647,7 @@ wick_json_skip_value (WickJsonScanner *scanner)
           return !wick_json_failed (scanner);
         }
       default:
-        g_assert_not_reached ();
+        return wick_json_fail (scanner, "expected value");
     }
 }
 

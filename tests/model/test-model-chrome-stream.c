@@ -410,6 +410,218 @@ test_sizes (void)
   g_assert_cmpuint (wick_max_line_length (), ==, WICK_DEFAULT_MAX_LINE_LENGTH);
 }
 
+/* ts in µs to ns exactly: the one-pass fast path (16 digits, the fraction
+ * rounded half up at the fourth digit) and numeric strings alike; an exponent
+ * goes through a double (exact here, 1.7e18 ns being a double). */
+static void
+test_timestamps_exact (void)
+{
+  static const char json[]
+    = "[{\"ph\":\"i\",\"s\":\"g\",\"name\":\"a\",\"ts\":1700000000000000},"
+      "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"b\",\"ts\":1700000000000000.1235},"
+      "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"c\",\"ts\":1700000000000000.0004},"
+      "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"d\",\"ts\":1700000000000000.0005},"
+      "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"e\",\"ts\":1.7e15},"
+      "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"f\",\"ts\":\"1700000000000002.5\"},"
+      "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"g\",\"ts\":1700000000000003.9999}]";
+  static const struct
+  {
+    const char *name;
+    guint64 ns;
+  } want[] = { { "a", 0 }, { "b", 124 },  { "c", 0 },   { "d", 1 },
+               { "e", 0 }, { "f", 2500 }, { "g", 4000 } };
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  WickTracks *t;
+  const WickInstant *instants;
+  guint n, found = 0;
+
+  g_assert_true (wick_chrome_import_data (doc, json, sizeof json - 1, "ts.json", &error));
+  g_assert_no_error (error);
+  t = wick_document_get_tracks (doc);
+  instants = wick_tracks_get_instants (t, &n);
+  g_assert_cmpuint (n, ==, G_N_ELEMENTS (want));
+  for (guint i = 0; i < n; i++)
+    for (guint k = 0; k < G_N_ELEMENTS (want); k++)
+      if (g_strcmp0 (wick_document_str (doc, instants[i].name), want[k].name) == 0)
+        {
+          g_test_message ("%s: %" G_GUINT64_FORMAT, want[k].name, instants[i].timestamp_ns);
+          g_assert_cmpuint (instants[i].timestamp_ns, ==, want[k].ns);
+          found++;
+        }
+  g_assert_cmpuint (found, ==, n);
+}
+
+/* ---- the pipeline ------------------------------------------------------ */
+
+/* Everything the import put on the track model and the document, as text. */
+static char *
+describe_import (WickDocument *doc)
+{
+  GString *out = g_string_new (NULL);
+  WickTracks *t = wick_document_get_tracks (doc);
+  const WickChromeInfo *info = wick_chrome_info_get (doc);
+  const WickParseError *pe = wick_document_get_parse_error (doc);
+  guint n;
+  const WickTrack *tracks = wick_tracks_get_tracks (t, &n);
+  static const WickEventKind kinds[] = { WICK_EVENT_SLICE, WICK_EVENT_ASYNC, WICK_EVENT_COUNTER,
+                                         WICK_EVENT_INSTANT, WICK_EVENT_DEVICE };
+  const WickFlow *flows;
+
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "track %u kind %u name %s depth %u events %u\n", i, tracks[i].kind,
+                            wick_document_str (doc, tracks[i].name), tracks[i].max_depth,
+                            tracks[i].n_events);
+  for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+    {
+      guint count = 0;
+      switch (kinds[k])
+        {
+          case WICK_EVENT_SLICE:
+            wick_document_get_spans (doc, &count);
+            break;
+          case WICK_EVENT_ASYNC:
+            wick_tracks_get_async (t, &count);
+            break;
+          case WICK_EVENT_COUNTER:
+            wick_tracks_get_counter_samples (t, &count);
+            break;
+          case WICK_EVENT_INSTANT:
+            wick_tracks_get_instants (t, &count);
+            break;
+          default:
+            wick_tracks_get_device_slices (t, &count);
+            break;
+        }
+      for (guint i = 0; i < count; i++)
+        {
+          WickEventRef ref = { kinds[k], i };
+          g_string_append_printf (out, "%u/%u %" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT " %s %s\n",
+                                  kinds[k], i, wick_tracks_event_start (t, ref),
+                                  wick_tracks_event_end (t, ref), wick_tracks_event_name (t, ref),
+                                  wick_tracks_event_args (t, ref));
+        }
+    }
+  flows = wick_tracks_get_flows (t, &n);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "flow %s %u:%u -> %u:%u\n", wick_document_str (doc, flows[i].id),
+                            flows[i].from.event.kind, flows[i].from.event.index,
+                            flows[i].to.event.kind, flows[i].to.event.index);
+  for (guint i = 0; info != NULL && i < info->imported->len; i++)
+    g_string_append_printf (out, "imported %s\n",
+                            (const char *)g_ptr_array_index (info->imported, i));
+  for (guint i = 0; info != NULL && i < info->skipped->len; i++)
+    g_string_append_printf (out, "skipped %s\n",
+                            (const char *)g_ptr_array_index (info->skipped, i));
+  for (guint i = 0; info != NULL && i < info->warnings->len; i++)
+    g_string_append_printf (out, "warning %s\n",
+                            (const char *)g_ptr_array_index (info->warnings, i));
+  g_string_append_printf (out, "error %s %s\n", pe->message ? pe->message : "-",
+                          pe->cause ? pe->cause : "-");
+  return g_string_free (out, FALSE);
+}
+
+/* A trace of many batches: every phase, escaped strings (unescaped into the
+ * reader's scratch, so copied apart from the event's text), numeric strings,
+ * id2, a non-object element and one event larger than a batch's arena. */
+static GString *
+pipeline_trace (guint n_steps)
+{
+  GString *j = g_string_new ("{\"traceEvents\":[\n"
+                             "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,"
+                             "\"args\":{\"name\":\"main \\\"thread\\\"\"}}");
+  for (guint i = 0; i < n_steps; i++)
+    {
+      guint64 ts = 1700000000000000ull + (guint64)i * 100;
+      g_string_append_printf (j,
+                              ",\n{\"ph\":\"X\",\"name\":\"step\\u00e9 %u\",\"cat\":\"cpu_op\","
+                              "\"pid\":1,\"tid\":2,\"ts\":%" G_GUINT64_FORMAT ".5,\"dur\":90,"
+                              "\"args\":{\"k\":[1,2.5e3,{\"x\":null}],\"s\":\"a\\nb\"}}",
+                              i, ts);
+      g_string_append_printf (j,
+                              ",{\"ph\":\"B\",\"name\":\"inner\",\"pid\":\"1\",\"tid\":2,"
+                              "\"ts\":\"%" G_GUINT64_FORMAT ".25\"},{\"ph\":\"E\",\"pid\":1,"
+                              "\"tid\":2,\"ts\":%" G_GUINT64_FORMAT "}",
+                              ts + 10, ts + 20);
+      g_string_append_printf (j,
+                              ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\/%u\",\"pid\":0,"
+                              "\"tid\":7,\"ts\":%" G_GUINT64_FORMAT ",\"dur\":5,\"args\":{"
+                              "\"device\":0,\"stream\":%u,\"correlation\":%u}}",
+                              i % 3, ts + 30, 7 + i % 2, i);
+      g_string_append_printf (
+        j,
+        ",{\"ph\":\"s\",\"id\":%u,\"pid\":1,\"tid\":2,\"ts\":%" G_GUINT64_FORMAT
+        ",\"cat\":\"ac2g\",\"name\":\"ac2g\"},{\"ph\":\"f\",\"id\":%u,"
+        "\"pid\":0,\"tid\":7,\"ts\":%" G_GUINT64_FORMAT
+        ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}",
+        i, ts + 15, i, ts + 30);
+      if (i % 5 == 0)
+        g_string_append_printf (
+          j,
+          ",{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":%" G_GUINT64_FORMAT
+          ",\"args\":{\"a\":%u,\"b\":\"x\"}},{\"ph\":\"i\",\"s\":\"p\","
+          "\"name\":\"mark\",\"pid\":1,\"tid\":2,\"ts\":%" G_GUINT64_FORMAT
+          "},{\"ph\":\"b\",\"cat\":\"io\",\"id2\":{\"local\":\"0x%x\"},"
+          "\"name\":\"req\",\"pid\":1,\"ts\":%" G_GUINT64_FORMAT
+          "},{\"ph\":\"e\",\"cat\":\"io\",\"id2\":{\"local\":\"0x%x\"},"
+          "\"pid\":1,\"ts\":%" G_GUINT64_FORMAT "},7,{\"ph\":\"Z\"}",
+          ts, i, ts + 1, i, ts + 2, i, ts + 50);
+      if (i == n_steps / 2)
+        {
+          /* more than a batch's 2 MiB arena in one event */
+          g_string_append_printf (
+            j,
+            ",{\"ph\":\"i\",\"name\":\"big\",\"pid\":1,\"tid\":2,\"ts\":%" G_GUINT64_FORMAT
+            ",\"args\":{\"blob\":\"",
+            ts + 3);
+          for (guint k = 0; k < (3u << 20) / 8; k++)
+            g_string_append (j, "0123\\\"56");
+          g_string_append (j, "\"}}");
+        }
+    }
+  return j;
+}
+
+static void
+check_pipeline_same (const char *json, gsize len)
+{
+  g_autofree char *one = NULL, *two = NULL;
+
+  for (int mode = 0; mode <= 1; mode++)
+    {
+      g_autoptr (WickDocument) doc = wick_document_new ();
+      wick_chrome_import_set_pipeline (mode);
+      wick_chrome_import_data (doc, json, len, "pipeline.json", NULL);
+      if (mode == 0)
+        one = describe_import (doc);
+      else
+        two = describe_import (doc);
+    }
+  wick_chrome_import_set_pipeline (-1);
+  g_assert_cmpuint (strlen (one), >, 1000);
+  if (strcmp (one, two) != 0)
+    g_error ("the pipelined import differs (%" G_GSIZE_FORMAT " vs %" G_GSIZE_FORMAT " bytes)",
+             strlen (one), strlen (two));
+}
+
+/* Reading on a thread of its own gives the same document as on one, for a
+ * whole file, one cut off inside an event, and one with a syntax error. */
+static void
+test_pipeline (void)
+{
+  g_autoptr (GString) j = pipeline_trace (12000);
+  gsize whole;
+
+  g_string_append (j, "\n]}\n");
+  whole = j->len;
+  check_pipeline_same (j->str, whole);
+  /* cut off in the middle of the last events */
+  check_pipeline_same (j->str, whole - 400);
+  /* a syntax error after many batches */
+  j->str[whole - 700] = '#';
+  check_pipeline_same (j->str, whole);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -423,5 +635,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/chrome-stream/memory-timeline", test_memory_timeline);
   g_test_add_func ("/model/chrome-stream/long-lines", test_long_lines);
   g_test_add_func ("/model/chrome-stream/sizes", test_sizes);
+  g_test_add_func ("/model/chrome-stream/pipeline", test_pipeline);
+  g_test_add_func ("/model/chrome-stream/timestamps-exact", test_timestamps_exact);
   return g_test_run ();
 }

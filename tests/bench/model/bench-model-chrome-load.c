@@ -14,7 +14,11 @@
  * peak RSS (ru_maxrss of that child alone) are printed, with ratios. Size:
  * WICK_BENCH_CHROME_EVENTS events (default 5,000,000, about 500 MB); CI runs it
  * small (WICK_BENCH_CHROME_EVENTS=200000) or not at all. Argument 1: the
- * simdjson baseline binary (optional). */
+ * simdjson baseline binary (optional).
+ *
+ * For profiling (callgrind, perf): `--generate PATH EVENTS` writes the trace
+ * and exits; `--load PATH` imports PATH once in this process and prints the
+ * CPU time it took. */
 #include "config.h"
 
 #include <glib/gstdio.h>
@@ -210,6 +214,33 @@ main (int argc, char **argv)
                       path, NULL };
   char *simd_argv[] = { argc > 1 ? argv[1] : NULL, path, NULL };
 
+  if (argc == 4 && strcmp (argv[1], "--generate") == 0)
+    {
+      g_rmdir (dir);
+      printf ("%" G_GUINT64_FORMAT " events\n",
+              generate (argv[2], g_ascii_strtoull (argv[3], NULL, 10)));
+      return 0;
+    }
+  if (argc == 3 && strcmp (argv[1], "--load") == 0)
+    {
+      g_autoptr (WickDocument) doc = wick_document_new ();
+      g_autoptr (GError) error = NULL;
+      struct rusage before, after;
+      gint64 t0 = g_get_monotonic_time ();
+      gboolean ok;
+      g_rmdir (dir);
+      getrusage (RUSAGE_SELF, &before);
+      ok = wick_document_load_file_auto (doc, argv[2], NULL, NULL, NULL, &error);
+      getrusage (RUSAGE_SELF, &after);
+      printf ("%s: %.3f s wall, %.3f s user, %.3f s system%s%s\n", argv[2],
+              (double)(g_get_monotonic_time () - t0) / 1e6,
+              (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec)
+                + (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e6,
+              (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec)
+                + (double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6,
+              ok ? "" : ": ", ok ? "" : error->message);
+      return ok ? 0 : 1;
+    }
   n = generate (path, want);
   g_stat (path, &st);
   mb = (double)st.st_size / 1e6;
