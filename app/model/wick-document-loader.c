@@ -28,29 +28,9 @@
 
 typedef struct
 {
-  guint8 kind; /* WickRecordKind */
-  guint8 edge_kind;
-  guint64 line;     /* 1-based physical line */
-  const char *text; /* the trimmed line, in the batch's buffer */
-  gsize len;
-  guint32 values;       /* index of its first value in the batch's values */
-  const char *ext_kind; /* extension records */
-  gsize ext_kind_len;
-  guint64 ext_timestamp;
-} LoadedRecord;
-
-typedef struct
-{
-  char *buffer;
-  GArray *records; /* LoadedRecord */
-  GArray *values;  /* WickValue */
-  GStringChunk *strings;
-  guint64 last_line; /* physical lines read through this batch */
-  guint64 bytes;     /* file bytes consumed through this batch */
-  gboolean end;      /* no batch follows */
-  char *decode_verb; /* "parse"/"read" on a decode error */
-  char *decode_cause;
-  guint64 error_line;
+  WickLineBatch lines; /* lines.buffer: the chunk its records point into */
+  guint64 bytes;       /* file bytes consumed through this batch */
+  gboolean end;        /* no batch follows */
   GError *io_error;
 } LoadBatch;
 
@@ -66,12 +46,7 @@ typedef struct
 static void
 load_batch_free (LoadBatch *batch)
 {
-  g_free (batch->buffer);
-  g_array_unref (batch->records);
-  g_array_unref (batch->values);
-  g_string_chunk_free (batch->strings);
-  g_free (batch->decode_verb);
-  g_free (batch->decode_cause);
+  wick_line_batch_clear (&batch->lines);
   g_clear_error (&batch->io_error);
   g_free (batch);
 }
@@ -81,9 +56,7 @@ load_batch_new (void)
 {
   LoadBatch *batch = g_new0 (LoadBatch, 1);
 
-  batch->records = g_array_sized_new (FALSE, FALSE, sizeof (LoadedRecord), 32768);
-  batch->values = g_array_sized_new (FALSE, FALSE, sizeof (WickValue), 32768 * 12);
-  batch->strings = g_string_chunk_new (4096);
+  wick_line_batch_init (&batch->lines, 32768);
   return batch;
 }
 
@@ -92,47 +65,7 @@ static gboolean
 decode_line (WickTraceDecoder *decoder, GString *cause, LoadBatch *batch, guint64 line_number,
              const char *line, gsize length)
 {
-  LoadedRecord record = { 0 };
-  WickRecordKind kind;
-
-  if (length > 0 && line[length - 1] == '\r')
-    length--;
-  if (!wick_utf8_valid (line, length))
-    {
-      batch->decode_verb = g_strdup ("read");
-      batch->decode_cause = g_strdup ("stream did not contain valid UTF-8");
-      batch->error_line = line_number;
-      return FALSE;
-    }
-  wick_rust_trim (&line, &length);
-  if (length == 0)
-    return TRUE;
-  if (!wick_trace_decoder_decode (decoder, line, length, &kind, cause))
-    {
-      batch->decode_verb = g_strdup ("parse");
-      batch->decode_cause = g_strdup (cause->str);
-      batch->error_line = line_number;
-      return FALSE;
-    }
-  record.kind = (guint8)kind;
-  record.line = line_number;
-  record.text = line;
-  record.len = length;
-  if (kind == WICK_KIND_EXTENSION)
-    {
-      gsize ext_len;
-      const char *ext = wick_trace_decoder_extension_kind (decoder, &ext_len);
-      record.ext_kind = g_string_chunk_insert_len (batch->strings, ext, (gssize)ext_len);
-      record.ext_kind_len = ext_len;
-      record.ext_timestamp = wick_trace_decoder_extension_timestamp (decoder);
-    }
-  else
-    {
-      record.edge_kind = (guint8)wick_trace_decoder_edge_kind (decoder);
-      record.values = wick_trace_decoder_export (decoder, batch->values, batch->strings);
-    }
-  g_array_append_val (batch->records, record);
-  return TRUE;
+  return wick_line_batch_decode (&batch->lines, decoder, cause, line_number, line, length);
 }
 
 /* Appends up to CHUNK decoded bytes to @pending (growing it geometrically, so
@@ -156,12 +89,12 @@ read_more (WickInput *input, char **pending, gsize *len, gsize *cap, GError **er
 static void
 line_too_long (LoadBatch *batch, guint64 line_number, gsize limit)
 {
-  batch->decode_verb = g_strdup ("read");
-  batch->decode_cause = g_strdup_printf (
+  batch->lines.decode_verb = g_strdup ("read");
+  batch->lines.decode_cause = g_strdup_printf (
     "line is longer than the maximum of %" G_GSIZE_FORMAT
     " bytes (raise it with --max-line-bytes or WICK_MAX_LINE_BYTES)",
     limit);
-  batch->error_line = line_number;
+  batch->lines.error_line = line_number;
 }
 
 static gpointer
@@ -215,7 +148,7 @@ reader_thread (gpointer data)
           /* decode the whole lines read before the failure, then report it */
           at_eof = TRUE;
         }
-      batch->buffer = pending;
+      batch->lines.buffer = pending;
       p = pending;
       end = last_nl != NULL ? last_nl + 1 : pending + len;
       while (!done && (nl = memchr (p, '\n', (gsize)(end - p))) != NULL)
@@ -270,7 +203,7 @@ reader_thread (gpointer data)
         scanned = tail;
       }
       done |= at_eof;
-      batch->last_line = line_number;
+      batch->lines.last_line = line_number;
       batch->bytes = wick_input_get_consumed (loader->input);
       (void)bytes;
       batch->end = done;
@@ -278,29 +211,6 @@ reader_thread (gpointer data)
     }
   g_free (pending);
   return NULL;
-}
-
-static void
-commit_batch (WickDocument *self, LoadBatch *batch)
-{
-  const LoadedRecord *records = (const LoadedRecord *)(gpointer)batch->records->data;
-  const WickValue *values = (const WickValue *)(gpointer)batch->values->data;
-
-  for (guint i = 0; i < batch->records->len; i++)
-    {
-      const LoadedRecord *r = &records[i];
-      self->n_lines = r->line;
-      if (r->kind == WICK_KIND_EXTENSION)
-        wick_document_commit_extension (self, r->text, r->len, r->ext_kind, r->ext_kind_len,
-                                        r->ext_timestamp);
-      else
-        {
-          self->values_base = values + r->values;
-          self->edge_kind = r->edge_kind;
-          wick_document_commit_record (self, r->kind, r->text, r->len);
-        }
-    }
-  self->n_lines = batch->last_line;
 }
 
 static void
@@ -351,7 +261,8 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
   while (ok && !end)
     {
       LoadBatch *batch = g_async_queue_pop (loader.batches);
-      commit_batch (self, batch);
+      wick_document_commit_batch_records (self, &batch->lines);
+      self->n_lines = batch->lines.last_line;
       end = batch->end;
       if (batch->io_error != NULL)
         {
@@ -359,11 +270,11 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
                        batch->io_error->message);
           ok = FALSE;
         }
-      else if (batch->decode_verb != NULL)
+      else if (batch->lines.decode_verb != NULL)
         {
-          self->n_lines = batch->error_line;
-          ok
-            = wick_document_set_decode_error (self, batch->decode_verb, batch->decode_cause, error);
+          self->n_lines = batch->lines.error_line;
+          ok = wick_document_set_decode_error (self, batch->lines.decode_verb,
+                                               batch->lines.decode_cause, error);
         }
       if (ok && progress != NULL && wick_input_get_size (loader.input) > 0)
         progress (MIN (1.0, (double)batch->bytes / (double)wick_input_get_size (loader.input)),

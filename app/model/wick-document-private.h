@@ -82,6 +82,44 @@ struct _WickDocument
   char *coverage_reason;
 };
 
+/* One decoded record of a WickLineBatch. */
+typedef struct
+{
+  guint8 kind; /* WickRecordKind */
+  guint8 edge_kind;
+  guint64 line;     /* 1-based physical line */
+  const char *text; /* the trimmed line, in the batch's buffer or text chunk */
+  gsize len;
+  guint32 values;       /* index of its first value in the batch's values */
+  const char *ext_kind; /* extension records */
+  gsize ext_kind_len;
+  guint64 ext_timestamp;
+} WickBatchRecord;
+
+/* Lines decoded on one thread for another to commit (wick-document-batch.c). */
+struct _WickLineBatch
+{
+  char *buffer;       /* the file loader's chunk the records point into (owned) */
+  GStringChunk *text; /* copies of lines added by wick_line_batch_add() */
+  GArray *records;    /* WickBatchRecord */
+  GArray *values;     /* WickValue */
+  GStringChunk *strings;
+  guint n_lines;      /* lines added by wick_line_batch_add() */
+  guint64 last_line;  /* physical lines read through this batch */
+  char *decode_verb;  /* "parse"/"read" on a decode error */
+  char *decode_cause;
+  guint64 error_line;
+};
+
+void wick_line_batch_init (WickLineBatch *batch, guint reserve);
+void wick_line_batch_clear (WickLineBatch *batch);
+/* Decodes one physical line (@line must outlive the batch's commit); FALSE
+ * when it failed (the batch then says where and why). */
+gboolean wick_line_batch_decode (WickLineBatch *batch, WickTraceDecoder *decoder, GString *cause,
+                                 guint64 line_number, const char *line, gsize length);
+/* Commits the batch's records (not its error). */
+void wick_document_commit_batch_records (WickDocument *self, const WickLineBatch *batch);
+
 /* The reader's steps, shared by feed_line and the file loader. */
 void wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char *line,
                                   gsize len);

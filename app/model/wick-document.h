@@ -310,6 +310,28 @@ gboolean wick_document_feed_line (WickDocument *self, const char *line, gsize le
                                   GError **error);
 gboolean wick_document_finish (WickDocument *self, GError **error);
 
+/* Decoding off the document's thread (live sessions): a worker thread adds
+ * lines (without their terminator; copied) to a batch with its own decoder,
+ * which numbers the lines across batches; the thread that owns the document
+ * commits the batches in order. The outcome is that of feeding the same lines
+ * to wick_document_feed_line(): same records, line numbers and first error.
+ * A decoder and its batches belong to one thread until a batch is handed on. */
+typedef struct _WickLineDecoder WickLineDecoder;
+typedef struct _WickLineBatch WickLineBatch;
+WickLineDecoder *wick_line_decoder_new (gboolean extensions);
+void wick_line_decoder_free (WickLineDecoder *decoder);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickLineDecoder, wick_line_decoder_free)
+WickLineBatch *wick_line_batch_new (void);
+void wick_line_batch_free (WickLineBatch *batch);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickLineBatch, wick_line_batch_free)
+/* FALSE once a line of @decoder failed to decode: that line ends the batch
+ * (its error is the document's at commit) and no later line is taken. */
+gboolean wick_line_batch_add (WickLineBatch *batch, WickLineDecoder *decoder, const char *line,
+                              gsize length);
+guint wick_line_batch_get_n_lines (const WickLineBatch *batch);
+/* Commits @batch; FALSE with @error at its decode error (as feed_line). */
+gboolean wick_document_commit_batch (WickDocument *self, WickLineBatch *batch, GError **error);
+
 /* Live analysis of a document still being fed (no terminal yet): health and
  * coverage are computed on what is there by candle-graph's rules, as though the
  * capture were complete and ended at the latest evidence, except that spans

@@ -279,6 +279,172 @@ test_stream_parent_order_free (void)
   g_assert_true (wick_document_get_structurally_valid (doc));
 }
 
+/* Lines decoded into batches on a worker thread, committed here. */
+typedef struct
+{
+  const char *const *lines;
+  guint n_lines;
+  guint per_batch;
+  GAsyncQueue *out;
+} BatchJob;
+
+static gpointer
+decode_batches (gpointer data)
+{
+  BatchJob *job = data;
+  g_autoptr (WickLineDecoder) decoder = wick_line_decoder_new (TRUE);
+  WickLineBatch *batch = wick_line_batch_new ();
+  for (guint i = 0; i < job->n_lines; i++)
+    {
+      char *copy = g_strdup (job->lines[i]);
+      gboolean ok = wick_line_batch_add (batch, decoder, copy, strlen (copy));
+      /* the batch keeps its own copy: the line is gone before the commit */
+      memset (copy, 'x', strlen (copy));
+      g_free (copy);
+      if (!ok || wick_line_batch_get_n_lines (batch) == job->per_batch)
+        {
+          g_async_queue_push (job->out, batch);
+          batch = wick_line_batch_new ();
+        }
+      if (!ok)
+        {
+          /* a failed decoder takes nothing more */
+          g_assert_false (wick_line_batch_add (batch, decoder, "{}", 2));
+          break;
+        }
+    }
+  g_async_queue_push (job->out, batch);
+  g_async_queue_push (job->out, GINT_TO_POINTER (1)); /* the end */
+  return NULL;
+}
+
+static WickDocument *
+parse_in_batches (const char *const *lines, guint n_lines, guint per_batch, GError **error)
+{
+  BatchJob job = { lines, n_lines, per_batch, g_async_queue_new () };
+  GThread *thread = g_thread_new ("decode", decode_batches, &job);
+  WickDocument *doc = wick_document_new_with_extensions (TRUE);
+  gboolean ok = TRUE;
+  for (;;)
+    {
+      gpointer item = g_async_queue_pop (job.out);
+      if (item == GINT_TO_POINTER (1))
+        break;
+      g_autoptr (WickLineBatch) batch = item;
+      if (ok)
+        ok = wick_document_commit_batch (doc, batch, error);
+    }
+  g_thread_join (thread);
+  g_async_queue_unref (job.out);
+  if (ok)
+    wick_document_finish (doc, error);
+  return doc;
+}
+
+static WickDocument *
+parse_fed (const char *const *lines, guint n_lines)
+{
+  WickDocument *doc = wick_document_new_with_extensions (TRUE);
+  for (guint i = 0; i < n_lines; i++)
+    if (!wick_document_feed_line (doc, lines[i], strlen (lines[i]), NULL))
+      return doc;
+  wick_document_finish (doc, NULL);
+  return doc;
+}
+
+static void
+assert_same_document (WickDocument *a, WickDocument *b)
+{
+  guint na, nb;
+  g_assert_cmpuint (wick_document_get_n_lines (a), ==, wick_document_get_n_lines (b));
+  g_assert_cmpuint (wick_document_get_n_records (a), ==, wick_document_get_n_records (b));
+  const WickSpan *sa = wick_document_get_spans (a, &na);
+  const WickSpan *sb = wick_document_get_spans (b, &nb);
+  g_assert_cmpuint (na, ==, nb);
+  for (guint i = 0; i < na; i++)
+    {
+      g_assert_cmpstr (wick_document_str (a, sa[i].name), ==, wick_document_str (b, sb[i].name));
+      g_assert_cmpuint (sa[i].start_ns, ==, sb[i].start_ns);
+    }
+  wick_document_get_extensions (a, &na);
+  wick_document_get_extensions (b, &nb);
+  g_assert_cmpuint (na, ==, nb);
+  g_assert_cmpuint (wick_document_get_first_extension_line (a), ==,
+                    wick_document_get_first_extension_line (b));
+  const WickParseError *pa = wick_document_get_parse_error (a);
+  const WickParseError *pb = wick_document_get_parse_error (b);
+  g_assert_cmpint (pa->failed, ==, pb->failed);
+  g_assert_cmpstr (pa->message, ==, pb->message);
+  g_assert_cmpstr (pa->cause, ==, pb->cause);
+  g_assert_cmpuint (pa->line, ==, pb->line);
+  g_assert_cmpint (wick_document_get_structurally_valid (a), ==,
+                   wick_document_get_structurally_valid (b));
+  wick_document_get_health (a, &na);
+  wick_document_get_health (b, &nb);
+  g_assert_cmpuint (na, ==, nb);
+}
+
+static void
+test_stream_batches (void)
+{
+  /* escaped names are unescaped into the batch, not the decoder's scratch */
+  const char *const lines[] = {
+    META_INFER,
+    ROOT_START,
+    "",
+    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"caf\\u00e9 \\\"x\\\"\","
+    "\"start_ns\":5,\"span_kind\":\"op\"}\r",
+    "{\"kind\":\"wick_weights\",\"timestamp_ns\":7,\"module\":\"m\"}",
+    "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":5}",
+    "{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s1\",\"name\":\"tab\\there\","
+    "\"start_ns\":11,\"span_kind\":\"op\"}",
+    "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":2}",
+    ROOT_END,
+    TERMINAL,
+  };
+  g_autoptr (WickDocument) fed = parse_fed (lines, G_N_ELEMENTS (lines));
+  g_assert_false (wick_document_get_parse_error (fed)->failed);
+  for (guint per = 1; per <= G_N_ELEMENTS (lines); per++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WickDocument) doc = parse_in_batches (lines, G_N_ELEMENTS (lines), per, &error);
+      g_assert_no_error (error);
+      assert_same_document (doc, fed);
+      guint n;
+      const WickSpan *spans = wick_document_get_spans (doc, &n);
+      g_assert_cmpstr (wick_document_str (doc, spans[1].name), ==, "caf\xc3\xa9 \"x\"");
+      g_assert_cmpstr (wick_document_str (doc, spans[2].name), ==, "tab\there");
+    }
+}
+
+static void
+test_stream_batch_error (void)
+{
+  /* a bad line in any batch: the same line, message and cause as feeding */
+  const char *const lines[] = {
+    META_INFER, ROOT_START, "", "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":\"x\"}",
+    ROOT_END,   TERMINAL,
+  };
+  g_autoptr (WickDocument) fed = parse_fed (lines, G_N_ELEMENTS (lines));
+  g_assert_true (wick_document_get_parse_error (fed)->failed);
+  g_assert_cmpuint (wick_document_get_parse_error (fed)->line, ==, 4);
+  for (guint per = 1; per <= G_N_ELEMENTS (lines); per++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WickDocument) doc = parse_in_batches (lines, G_N_ELEMENTS (lines), per, &error);
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+      assert_same_document (doc, fed);
+    }
+  const char *const bad_utf8[] = { META_INFER, "{\"kind\":\"span_start\",\"id\":\"\xff\"}" };
+  g_autoptr (WickDocument) fed2 = parse_fed (bad_utf8, 2);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = parse_in_batches (bad_utf8, 2, 1, &error);
+  g_assert_nonnull (error);
+  assert_same_document (doc, fed2);
+  g_assert_cmpstr (wick_document_get_parse_error (doc)->cause, ==,
+                   "stream did not contain valid UTF-8");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -297,5 +463,7 @@ main (int argc, char **argv)
                    test_stream_terminal_precedes_evidence);
   g_test_add_func ("/model/stream/decode-error-wins", test_stream_decode_error_wins);
   g_test_add_func ("/model/stream/parent-order-free", test_stream_parent_order_free);
+  g_test_add_func ("/model/stream/batches", test_stream_batches);
+  g_test_add_func ("/model/stream/batch-error", test_stream_batch_error);
   return g_test_run ();
 }

@@ -5,6 +5,7 @@
 
 #include <glib/gi18n.h>
 
+#include "live/wick-line-spool.h"
 #include "live/wick-live-stream.h"
 #include "wick-stages-panel.h"
 #include "wick-weights-panel.h"
@@ -16,21 +17,75 @@
 /* The time the timeline shows when the first records arrive (follow mode then
  * keeps this width and slides it along). */
 #define INITIAL_WINDOW_NS G_GUINT64_CONSTANT (3000000000)
+/* The worker: records read from the ring per drain call, lines and time per
+ * batch, batches in flight (the bounded queue: a worker without room waits,
+ * and what the ring then overwrites is counted as lost), and how long it
+ * sleeps once it caught up with the process. */
+#define DRAIN_CHUNK 512
+#define BATCH_MAX_LINES 2048
+#define BATCH_MAX_US 8000
+#define IN_FLIGHT 8
+#define POLL_US 4000
+
+/* What the worker hands the main thread: decoded lines and the stream's
+ * counters as of the end of the batch. */
+typedef struct
+{
+  WickLineBatch *lines;
+  guint64 dropped, lost, records;
+  guint64 spool_bytes; /* the spool's flushed bytes once this batch's lines were in */
+  WickProducerState state;
+  gboolean caught_up; /* the ring was empty when the batch was sent */
+  gboolean end;       /* the stream ended: its terminal is in this batch */
+  gboolean terminal;  /* ... the session's own terminal */
+} LiveBatch;
+
+static void
+live_batch_free (LiveBatch *batch)
+{
+  wick_line_batch_free (batch->lines);
+  g_free (batch);
+}
+
+/* The worker thread of a session (one per live window): drains the ring,
+ * formats and decodes the lines and spools them for Save As…; no GTK call
+ * ever runs there. The main thread only commits what is ready. */
+typedef struct
+{
+  WickLiveStream *stream; /* the worker's alone while it runs */
+  WickLineDecoder *decoder;
+  WickLineSpool *spool;
+  LiveBatch *current;
+  GAsyncQueue *batches; /* worker -> main thread */
+  GAsyncQueue *tokens;  /* main thread -> worker: room for a batch */
+  GSource *ready;       /* its ready time is set by the worker */
+  GMutex lock;
+  GCond wake;
+  gint stop;
+  /* 1 while the main thread has a commit coming (ready time set, or in its
+   * dispatch): then the worker leaves the ready time alone, so the gaps the
+   * main thread leaves between commits hold */
+  gint armed;
+  GThread *thread;
+} LiveWorker;
+
+#define TOKEN GINT_TO_POINTER (1)
 
 struct _WickLiveSession
 {
   GObject parent_instance;
   WickWindow *window; /* weak */
   WickLiveSessionInfo *info;
-  WickLiveStream *stream;
+  LiveWorker *worker;
   WickDocument *document;
-  GString *lines;
-  guint tick_id;
   gint64 last_analyze_us;
   gint64 analyze_cost_us;
   gboolean analyze_pending;
+  guint64 dropped, lost;
   guint64 shown_dropped;
   guint64 shown_lost;
+  guint64 committed_spool_bytes;
+  gboolean spool_error_shown;
   gboolean ended;
   gboolean feed_failed;
   gboolean window_set;
@@ -40,18 +95,177 @@ struct _WickLiveSession
 
 G_DEFINE_FINAL_TYPE (WickLiveSession, wick_live_session, G_TYPE_OBJECT)
 
+static const char *
+end_reason (WickProducerState state)
+{
+  return state == WICK_PRODUCER_DEAD
+           ? "capture cut: the process exited without finishing its trace"
+           : "capture cut: the process stopped recording without a terminal record";
+}
+
+/* ---- the worker thread ---------------------------------------------------- */
+
+static void
+worker_on_line (const char *line, gsize length, gpointer user_data)
+{
+  LiveWorker *worker = user_data;
+  wick_line_spool_append (worker->spool, line, length);
+  /* after a decode error the batch takes nothing more (the document would
+   * not either); the lines still reach the spool */
+  wick_line_batch_add (worker->current->lines, worker->decoder, line, length);
+}
+
+/* Sleeps up to @us unless told to stop. */
+static void
+worker_sleep (LiveWorker *worker, gint64 us)
+{
+  g_mutex_lock (&worker->lock);
+  gint64 until = g_get_monotonic_time () + us;
+  while (!g_atomic_int_get (&worker->stop))
+    if (!g_cond_wait_until (&worker->wake, &worker->lock, until))
+      break;
+  g_mutex_unlock (&worker->lock);
+}
+
+static gpointer
+worker_main (gpointer data)
+{
+  LiveWorker *worker = data;
+  guint64 sent_dropped = 0, sent_lost = 0;
+  gboolean end = FALSE;
+  while (!end && !g_atomic_int_get (&worker->stop))
+    {
+      if (g_async_queue_timeout_pop (worker->tokens, 100000) == NULL
+          || g_atomic_int_get (&worker->stop))
+        continue;
+      LiveBatch *batch = g_new0 (LiveBatch, 1);
+      batch->lines = wick_line_batch_new ();
+      worker->current = batch;
+      gint64 start = g_get_monotonic_time ();
+      for (;;)
+        {
+          if (wick_live_stream_drain (worker->stream, DRAIN_CHUNK, worker_on_line, worker) == 0)
+            {
+              batch->caught_up = TRUE;
+              break;
+            }
+          if (wick_line_batch_get_n_lines (batch->lines) >= BATCH_MAX_LINES
+              || g_get_monotonic_time () - start >= BATCH_MAX_US)
+            break;
+        }
+      WickProducerState state = wick_live_stream_get_producer_state (worker->stream);
+      batch->terminal = wick_live_stream_has_terminal (worker->stream);
+      if (batch->terminal
+          || (state != WICK_PRODUCER_RUNNING && wick_live_stream_is_drained (worker->stream)))
+        {
+          wick_live_stream_finish (worker->stream, end_reason (state), worker_on_line, worker);
+          end = TRUE;
+        }
+      worker->current = NULL;
+      wick_line_spool_flush (worker->spool, NULL); /* an error is the main thread's to show */
+      batch->state = state;
+      batch->end = end;
+      batch->dropped = wick_live_stream_get_dropped (worker->stream);
+      batch->lost = wick_live_stream_get_lost (worker->stream);
+      batch->records = wick_live_stream_get_records (worker->stream);
+      batch->spool_bytes = wick_line_spool_get_bytes (worker->spool);
+      if (!end && wick_line_batch_get_n_lines (batch->lines) == 0
+          && batch->dropped == sent_dropped && batch->lost == sent_lost)
+        {
+          /* nothing new: keep the room, look again shortly */
+          live_batch_free (batch);
+          g_async_queue_push (worker->tokens, TOKEN);
+          worker_sleep (worker, POLL_US);
+          continue;
+        }
+      sent_dropped = batch->dropped;
+      sent_lost = batch->lost;
+      gboolean caught_up = batch->caught_up;
+      g_async_queue_push (worker->batches, batch);
+      if (g_atomic_int_compare_and_exchange (&worker->armed, 0, 1))
+        g_source_set_ready_time (worker->ready, 0);
+      if (caught_up && !end)
+        worker_sleep (worker, POLL_US);
+    }
+  return NULL;
+}
+
+static gboolean
+ready_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
+{
+  g_source_set_ready_time (source, -1);
+  return callback (user_data);
+}
+
+static GSourceFuncs ready_funcs = { NULL, NULL, ready_dispatch, NULL, NULL, NULL };
+
+static gboolean on_ready (gpointer user_data);
+
+static LiveWorker *
+worker_start (WickLiveSession *session, WickLiveStream *stream, GError **error)
+{
+  WickLineSpool *spool = wick_line_spool_new (error);
+  if (spool == NULL)
+    return NULL;
+  LiveWorker *worker = g_new0 (LiveWorker, 1);
+  worker->stream = stream;
+  worker->spool = spool;
+  worker->decoder = wick_line_decoder_new (TRUE);
+  worker->batches = g_async_queue_new_full ((GDestroyNotify)live_batch_free);
+  worker->tokens = g_async_queue_new ();
+  for (int i = 0; i < IN_FLIGHT; i++)
+    g_async_queue_push (worker->tokens, TOKEN);
+  g_mutex_init (&worker->lock);
+  g_cond_init (&worker->wake);
+  /* At the priority of input: a lower one starves while the window redraws
+   * continuously (follow mode); drawing gets its turn from the gaps that
+   * commit_ready() leaves between slices. */
+  worker->ready = g_source_new (&ready_funcs, sizeof (GSource));
+  g_source_set_priority (worker->ready, G_PRIORITY_DEFAULT);
+  g_source_set_callback (worker->ready, on_ready, session, NULL);
+  g_source_set_name (worker->ready, "wick-live-ready");
+  g_source_attach (worker->ready, NULL);
+  worker->thread = g_thread_new ("wick-live", worker_main, worker);
+  return worker;
+}
+
+/* Stops and joins the thread (it never waits long: drains do not block, and
+ * every wait checks the stop flag), then frees what it held. */
+static void
+worker_free (LiveWorker *worker)
+{
+  if (worker == NULL)
+    return;
+  g_atomic_int_set (&worker->stop, 1);
+  g_mutex_lock (&worker->lock);
+  g_cond_broadcast (&worker->wake);
+  g_mutex_unlock (&worker->lock);
+  g_async_queue_push (worker->tokens, TOKEN);
+  g_thread_join (worker->thread);
+  g_source_destroy (worker->ready);
+  g_source_unref (worker->ready);
+  g_async_queue_unref (worker->batches);
+  g_async_queue_unref (worker->tokens);
+  wick_live_stream_free (worker->stream);
+  wick_line_decoder_free (worker->decoder);
+  wick_line_spool_free (worker->spool);
+  g_mutex_clear (&worker->lock);
+  g_cond_clear (&worker->wake);
+  g_free (worker);
+}
+
+/* ---- the main thread ------------------------------------------------------ */
+
 static void
 wick_live_session_dispose (GObject *object)
 {
   WickLiveSession *self = WICK_LIVE_SESSION (object);
+  g_clear_pointer (&self->worker, worker_free);
   if (self->window != NULL)
     {
-      if (self->tick_id != 0)
-        gtk_widget_remove_tick_callback (GTK_WIDGET (self->window), self->tick_id);
       g_object_remove_weak_pointer (G_OBJECT (self->window), (gpointer *)&self->window);
       self->window = NULL;
     }
-  self->tick_id = 0;
   G_OBJECT_CLASS (wick_live_session_parent_class)->dispose (object);
 }
 
@@ -59,10 +273,9 @@ static void
 wick_live_session_finalize (GObject *object)
 {
   WickLiveSession *self = WICK_LIVE_SESSION (object);
-  g_clear_pointer (&self->stream, wick_live_stream_free);
+  g_clear_pointer (&self->worker, worker_free);
   g_clear_pointer (&self->info, wick_live_session_info_free);
   g_clear_object (&self->document);
-  g_string_free (self->lines, TRUE);
   G_OBJECT_CLASS (wick_live_session_parent_class)->finalize (object);
 }
 
@@ -77,34 +290,13 @@ wick_live_session_class_init (WickLiveSessionClass *klass)
 static void
 wick_live_session_init (WickLiveSession *self)
 {
-  self->lines = g_string_new (NULL);
-}
-
-static void
-on_line (const char *line, gsize length, gpointer user_data)
-{
-  WickLiveSession *self = user_data;
-  g_string_append_len (self->lines, line, (gssize)length);
-  g_string_append_c (self->lines, '\n');
-  if (self->feed_failed)
-    return;
-  g_autoptr (GError) error = NULL;
-  if (!wick_document_feed_line (self->document, line, length, &error))
-    {
-      /* The formatter keeps the stream parseable; this would be a bug. Say so. */
-      self->feed_failed = TRUE;
-      g_autofree char *message = g_strdup_printf (_ ("The live trace could not be read: %s"),
-                                                  error != NULL ? error->message : "?");
-      if (self->window != NULL)
-        wick_window_show_banner (self->window, "feed", message, NULL, NULL);
-    }
 }
 
 static void
 update_loss_banners (WickLiveSession *self)
 {
-  guint64 dropped = wick_live_stream_get_dropped (self->stream);
-  guint64 lost = wick_live_stream_get_lost (self->stream);
+  guint64 dropped = self->dropped;
+  guint64 lost = self->lost;
   if (dropped != self->shown_dropped)
     {
       self->shown_dropped = dropped;
@@ -125,21 +317,23 @@ update_loss_banners (WickLiveSession *self)
         (unsigned long long)lost);
       wick_window_show_banner (self->window, "lost", message, NULL, NULL);
     }
-}
-
-static const char *
-end_reason (WickProducerState state)
-{
-  return state == WICK_PRODUCER_DEAD
-           ? "capture cut: the process exited without finishing its trace"
-           : "capture cut: the process stopped recording without a terminal record";
+  g_autofree char *spool_error = NULL;
+  if (!self->spool_error_shown
+      && (spool_error = wick_line_spool_get_error (self->worker->spool)) != NULL)
+    {
+      self->spool_error_shown = TRUE;
+      g_autofree char *message = g_strdup_printf (
+        _ ("Save As… will miss the lines from line %llu on: %s"),
+        (unsigned long long)wick_line_spool_get_lines (self->worker->spool) + 1, spool_error);
+      wick_window_show_banner (self->window, "spool", message, NULL, NULL);
+    }
 }
 
 static void
-show_end (WickLiveSession *self, WickProducerState state)
+show_end (WickLiveSession *self, WickProducerState state, gboolean terminal)
 {
   g_autofree char *message = NULL;
-  if (wick_live_stream_has_terminal (self->stream))
+  if (terminal)
     message = g_strdup_printf (_ ("Process %lld finished its trace"), (long long)self->info->pid);
   else if (state == WICK_PRODUCER_DEAD)
     message = g_strdup_printf (_ ("Process %lld exited without finishing its trace"),
@@ -150,17 +344,6 @@ show_end (WickLiveSession *self, WickProducerState state)
   g_autofree char *subtitle = g_strdup_printf (_ ("pid %lld · ended"), (long long)self->info->pid);
   wick_window_set_title_text (self->window, self->info->program, subtitle);
   wick_window_set_live (self->window, FALSE);
-}
-
-static void
-finish_stream (WickLiveSession *self, WickProducerState state)
-{
-  wick_live_stream_finish (self->stream, end_reason (state), on_line, self);
-  g_autoptr (GError) error = NULL;
-  if (!self->feed_failed && !wick_document_finish (self->document, &error))
-    g_warning ("live document: %s", error != NULL ? error->message : "finish failed");
-  self->ended = TRUE;
-  show_end (self, state);
 }
 
 /* An empty document gives the timeline a zero-width range; once records
@@ -177,15 +360,45 @@ set_initial_window (WickLiveSession *self)
                               MAX (end, INITIAL_WINDOW_NS));
 }
 
-/* Drains for at most @budget_us; returns TRUE while the session goes on. */
+/* Commits one batch into the document; TRUE when it held lines. */
 static gboolean
-pump (WickLiveSession *self, gint64 budget_us)
+apply_batch (WickLiveSession *self, LiveBatch *batch)
 {
-  guint64 n = wick_live_stream_drain_for (self->stream, budget_us, on_line, self);
+  gboolean had_lines = wick_line_batch_get_n_lines (batch->lines) > 0;
+  if (had_lines && !self->feed_failed)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!wick_document_commit_batch (self->document, batch->lines, &error))
+        {
+          /* The formatter keeps the stream parseable; this would be a bug. Say so. */
+          self->feed_failed = TRUE;
+          g_autofree char *message = g_strdup_printf (_ ("The live trace could not be read: %s"),
+                                                      error != NULL ? error->message : "?");
+          wick_window_show_banner (self->window, "feed", message, NULL, NULL);
+        }
+    }
+  self->committed_spool_bytes = batch->spool_bytes;
+  self->dropped = batch->dropped;
+  self->lost = batch->lost;
+  if (batch->end)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!self->feed_failed && !wick_document_finish (self->document, &error))
+        g_warning ("live document: %s", error != NULL ? error->message : "finish failed");
+      self->ended = TRUE;
+      show_end (self, batch->state, batch->terminal);
+    }
+  return had_lines;
+}
+
+/* After batches were committed: analysis (throttled), views, banners. */
+static void
+refresh (WickLiveSession *self, gboolean changed)
+{
   gint64 now = g_get_monotonic_time ();
-  if (n > 0)
+  if (changed)
     self->analyze_pending = TRUE;
-  if (self->analyze_pending && !self->feed_failed
+  if (self->analyze_pending && !self->feed_failed && !self->ended
       && now - self->last_analyze_us >= MAX (ANALYZE_INTERVAL_US, 10 * self->analyze_cost_us))
     {
       wick_document_analyze (self->document);
@@ -193,42 +406,75 @@ pump (WickLiveSession *self, gint64 budget_us)
       self->analyze_cost_us = self->last_analyze_us - now;
       self->analyze_pending = FALSE;
     }
-  if (n > 0)
+  if (changed || self->ended)
     {
       set_initial_window (self);
       wick_window_document_changed (self->window);
     }
   update_loss_banners (self);
-  WickProducerState state = wick_live_stream_get_producer_state (self->stream);
-  if (wick_live_stream_has_terminal (self->stream)
-      || (state != WICK_PRODUCER_RUNNING && wick_live_stream_is_drained (self->stream)))
+}
+
+/* Pops ready batches (up to @budget_us of commits, or until @until_caught_up
+ * sees a batch made when the ring was empty), waiting up to @wait_us for the
+ * first ones. From the source (@from_source), a slice that used its whole
+ * budget comes back after a gap as long as itself, so that input and frames
+ * run in between (at most half the main thread goes to commits). */
+static void
+commit_ready (WickLiveSession *self, gint64 budget_us, gint64 wait_us, gboolean until_caught_up,
+              gboolean from_source)
+{
+  LiveWorker *worker = self->worker;
+  gint64 start = g_get_monotonic_time ();
+  gboolean changed = FALSE;
+  while (!self->ended)
     {
-      finish_stream (self, state);
-      wick_window_document_changed (self->window);
-      return FALSE;
+      gint64 left = wait_us - (g_get_monotonic_time () - start);
+      LiveBatch *batch = left > 0 ? g_async_queue_timeout_pop (worker->batches, (guint64)left)
+                                  : g_async_queue_try_pop (worker->batches);
+      if (batch == NULL && from_source)
+        {
+          /* disarm, then look once more: a batch pushed meanwhile found the
+           * source still armed and left it to us */
+          g_atomic_int_set (&worker->armed, 0);
+          if (g_async_queue_length (worker->batches) > 0
+              && g_atomic_int_compare_and_exchange (&worker->armed, 0, 1))
+            g_source_set_ready_time (worker->ready, 0);
+        }
+      if (batch == NULL)
+        break;
+      changed |= apply_batch (self, batch);
+      gboolean caught_up = batch->caught_up;
+      live_batch_free (batch);
+      g_async_queue_push (worker->tokens, TOKEN);
+      if (until_caught_up && caught_up)
+        break;
+      gint64 spent = g_get_monotonic_time () - start;
+      if (spent >= budget_us)
+        {
+          if (from_source) /* still armed: the rest after input and drawing */
+            g_source_set_ready_time (worker->ready, g_get_monotonic_time () + MAX (spent, 2000));
+          break;
+        }
     }
-  return TRUE;
+  if (self->window != NULL)
+    refresh (self, changed);
 }
 
 static gboolean
-on_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
+on_ready (gpointer user_data)
 {
   WickLiveSession *self = user_data;
-  if (pump (self, WICK_LIVE_FRAME_BUDGET_US))
-    return G_SOURCE_CONTINUE;
-  self->tick_id = 0;
-  return G_SOURCE_REMOVE;
+  if (!self->ended && self->window != NULL)
+    commit_ready (self, WICK_LIVE_COMMIT_BUDGET_US, 0, FALSE, TRUE);
+  return G_SOURCE_CONTINUE;
 }
 
 void
 wick_live_session_pump (WickLiveSession *self, gint64 budget_us)
 {
   g_return_if_fail (WICK_IS_LIVE_SESSION (self));
-  if (!self->ended && self->window != NULL && !pump (self, budget_us) && self->tick_id != 0)
-    {
-      gtk_widget_remove_tick_callback (GTK_WIDGET (self->window), self->tick_id);
-      self->tick_id = 0;
-    }
+  if (!self->ended && self->window != NULL)
+    commit_ready (self, budget_us, budget_us, TRUE, FALSE);
 }
 
 gboolean
@@ -236,16 +482,17 @@ wick_live_session_save (WickLiveSession *self, const char *path, GError **error)
 {
   g_return_val_if_fail (WICK_IS_LIVE_SESSION (self), FALSE);
   if (!self->ended && self->window != NULL)
-    pump (self, G_USEC_PER_SEC / 10);
-  g_autoptr (GString) text = g_string_new_len (self->lines->str, (gssize)self->lines->len);
+    wick_live_session_pump (self, G_USEC_PER_SEC / 10);
+  /* What the document holds, so the cut terminal comes after its evidence. */
+  g_autofree char *trailer = NULL;
   if (!self->ended)
-    g_string_append_printf (
-      text,
+    trailer = g_strdup_printf (
       "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":%" G_GUINT64_FORMAT
       ",\"reason\":\"capture cut: saved while the "
       "process was still running\"}\n",
       wick_document_get_end_ns (self->document));
-  return g_file_set_contents (path, text->str, (gssize)text->len, error);
+  return wick_line_spool_save (self->worker->spool, path, self->committed_spool_bytes, trailer,
+                               error);
 }
 
 static void
@@ -299,7 +546,6 @@ setup_window (WickLiveSession *self)
                         self->weights_panel);
   wick_window_add_page (window, "stages", _ ("Stages"), "media-record-symbolic",
                         self->stages_panel);
-  self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (window), on_tick, self, NULL);
 }
 
 /* What the worker thread of an attach hands back. */
@@ -370,12 +616,20 @@ show_snapshot (WickLiveSession *self, const GError *snapshot_error)
     }
 }
 
+/* Takes @info and @stream (freed on failure). */
 static WickLiveSession *
-session_new (WickWindow *window, WickLiveSessionInfo *info, WickLiveStream *stream)
+session_new (WickWindow *window, WickLiveSessionInfo *info, WickLiveStream *stream,
+             GError **error)
 {
   WickLiveSession *self = g_object_new (WICK_TYPE_LIVE_SESSION, NULL);
   self->info = info;
-  self->stream = stream;
+  self->worker = worker_start (self, stream, error);
+  if (self->worker == NULL)
+    {
+      wick_live_stream_free (stream);
+      g_object_unref (self);
+      return NULL;
+    }
   self->document = wick_document_new_with_extensions (TRUE);
   self->window = window;
   g_object_add_weak_pointer (G_OBJECT (window), (gpointer *)&self->window);
@@ -397,8 +651,9 @@ wick_live_session_attach (WickWindow *window, const char *socket_path, GError **
     = wick_live_stream_attach (connection, FALSE, &info, &snapshot_error, error);
   if (stream == NULL)
     return NULL;
-  WickLiveSession *self = session_new (window, info, stream);
-  show_snapshot (self, snapshot_error);
+  WickLiveSession *self = session_new (window, info, stream, error);
+  if (self != NULL)
+    show_snapshot (self, snapshot_error);
   return self;
 }
 
@@ -434,7 +689,11 @@ wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result, GErro
   const char *label = g_object_get_data (G_OBJECT (task), "wick-attach-label");
   wick_window_hide_banner (window, "attaching");
   g_autoptr (GError) local = NULL;
-  if (!g_task_propagate_boolean (task, &local))
+  WickLiveSession *self = NULL;
+  if (g_task_propagate_boolean (task, &local))
+    self = session_new (window, g_steal_pointer (&data->info), g_steal_pointer (&data->stream),
+                        &local);
+  if (self == NULL)
     {
       if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
@@ -446,8 +705,6 @@ wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result, GErro
       g_propagate_error (error, g_steal_pointer (&local));
       return NULL;
     }
-  WickLiveSession *self
-    = session_new (window, g_steal_pointer (&data->info), g_steal_pointer (&data->stream));
   show_snapshot (self, data->snapshot_error);
   return self;
 }
@@ -479,7 +736,7 @@ wick_live_session_is_ended (WickLiveSession *self)
 guint64
 wick_live_session_get_dropped (WickLiveSession *self)
 {
-  return wick_live_stream_get_dropped (self->stream);
+  return self->dropped;
 }
 
 GtkWidget *

@@ -1,13 +1,17 @@
 /* wick-live-session.h — a window attached to a live process.
  *
  * WickLiveSession owns the ring stream of one attached session and feeds the
- * window's growing document from it: a frame-clock tick on the window drains
- * the ring for at most WICK_LIVE_FRAME_BUDGET_US per frame (the rest waits for
- * the next frame, so the UI stays responsive at the producer's full rate),
- * feeds each line to the document, and tells the window once per frame. It
- * keeps the lines for Save As…, shows dropped and lost records in a banner the
- * moment they happen, shows the end of the process, and adds the Weights and
- * Stages pages, which talk to the process over its control socket.
+ * window's growing document from it. A worker thread per session drains the
+ * ring, formats and decodes the lines into batches (a bounded queue of
+ * IN_FLIGHT batches: a worker without room waits, and records the ring then
+ * overwrites are counted as lost and shown) and writes the lines to an
+ * anonymous spool file for Save As… (no copy in memory). The main thread only
+ * commits ready batches, from a source below input and drawing, for at most
+ * WICK_LIVE_COMMIT_BUDGET_US at a time (the rest after the next events and
+ * frame), then tells the window. Closing the window stops and joins the
+ * worker. The session shows dropped and lost records in a banner the moment
+ * they arrive, shows the end of the process, and adds the Weights and Stages
+ * pages, which talk to the process over its control socket.
  */
 #pragma once
 
@@ -18,7 +22,7 @@
 
 G_BEGIN_DECLS
 
-#define WICK_LIVE_FRAME_BUDGET_US 4000
+#define WICK_LIVE_COMMIT_BUDGET_US 4000
 
 #define WICK_TYPE_LIVE_SESSION (wick_live_session_get_type ())
 G_DECLARE_FINAL_TYPE (WickLiveSession, wick_live_session, WICK, LIVE_SESSION, GObject)
@@ -48,8 +52,9 @@ WickWindow *wick_live_session_get_window (WickLiveSession *self);
 /* TRUE once the process finished or died and the ring is drained. */
 gboolean wick_live_session_is_ended (WickLiveSession *self);
 guint64 wick_live_session_get_dropped (WickLiveSession *self);
-/* Drains what is there now and writes the session as JSONL (with a failed
- * terminal saying the capture was cut when the process still runs). */
+/* Commits what is ready and writes the lines the document holds as JSONL
+ * (with a failed terminal saying the capture was cut when the process still
+ * runs), copied from the spool. */
 gboolean wick_live_session_save (WickLiveSession *self, const char *path, GError **error);
 /* The Weights and Stages pages (WickWeightsPanel, WickStagesPanel). */
 GtkWidget *wick_live_session_get_weights_panel (WickLiveSession *self);
@@ -67,7 +72,8 @@ void wick_live_window_toast (WickWindow *window, const char *message);
 /* Toasts put on screen, messages merged into another, and toasts waiting. */
 void wick_live_window_get_toast_counts (WickWindow *window, guint *raised, guint *coalesced,
                                         guint *waiting);
-/* Drains until the ring is empty or @budget_us passed (tests, screenshots). */
+/* Commits batches until one made when the ring was empty or @budget_us
+ * passed, waiting for the worker meanwhile (tests, screenshots). */
 void wick_live_session_pump (WickLiveSession *self, gint64 budget_us);
 
 G_END_DECLS
