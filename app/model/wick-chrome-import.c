@@ -672,7 +672,8 @@ compare_memory (gconstpointer a, gconstpointer b)
 /* [memory] with Addr: alloc/free paired by (device, Addr) in time order; a
  * free of a block allocated before the profile started is counted as
  * information. Without Addr (PyTorch <= 1.9) nothing is paired. Total
- * Allocated / Total Reserved: device_memory samples, and counter tracks. */
+ * Allocated / Total Reserved: device_memory samples, and counter tracks when
+ * there is no Addr (memory_counters). */
 static void
 emit_memory (Import *im, GString *line, const MemoryEvent *m, guint64 t_ns, GHashTable *live,
              gboolean *ok)
@@ -726,13 +727,19 @@ emit_memory (Import *im, GString *line, const MemoryEvent *m, guint64 t_ns, GHas
   feed (im->doc, line, ok);
 }
 
-/* Counter tracks of the [memory] totals, before the tracks finish (raw times). */
+/* Counter tracks of the [memory] totals of events without Addr (PyTorch <=
+ * 1.9), before the tracks finish (raw times). Events with Addr are paired into
+ * allocations instead, and their totals are the memory view's used/reserved
+ * lines (device_memory), not counter tracks: Perfetto reads [memory] as
+ * neither instants nor counters, and `tracks --json` agrees with it. */
 static void
 memory_counters (Import *im)
 {
   for (guint i = 0; i < im->memory->len; i++)
     {
       const MemoryEvent *m = &g_array_index (im->memory, MemoryEvent, i);
+      if (m->has_addr)
+        continue;
       g_autofree char *device = memory_device (m);
       for (int which = 0; which < 2; which++)
         {

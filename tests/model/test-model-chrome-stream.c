@@ -318,6 +318,19 @@ test_memory_events (void)
   g_assert_cmpint (find_issue (doc, "chrome_free_before_window")->severity, ==,
                    WICK_SEVERITY_INFO);
   g_assert_true (wick_document_get_structurally_valid (doc));
+  /* counter tracks only of the totals without Addr: one sample each */
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  guint n_counter_tracks = 0, n_tracks;
+  const WickTrack *all = wick_tracks_get_tracks (tracks, &n_tracks);
+  for (guint i = 0; i < n_tracks; i++)
+    {
+      const WickTrack *track = &all[i];
+      if (track->kind != WICK_TRACK_COUNTER)
+        continue;
+      n_counter_tracks++;
+      g_assert_cmpuint (track->n_events, ==, 1);
+    }
+  g_assert_cmpuint (n_counter_tracks, ==, 2);
 }
 
 static void
