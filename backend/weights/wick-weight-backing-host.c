@@ -118,16 +118,37 @@ host_nothing_to_wait (WickError *error)
   return true;
 }
 
+/* Spills, staging and comparison buffers are whole page mappings, not
+ * malloc: glibc raises its mmap threshold to the size of the first large
+ * block freed (up to 32 MiB), so from the second eviction on malloc would
+ * serve these from a thread's arena and keep their pages resident after the
+ * free (wick-demo's heap grew by a staging slot and a spill that way). A
+ * mapping gives its pages back at munmap. */
+void *
+wick_weight_pages_alloc (size_t bytes)
+{
+  void *base = mmap (NULL, page_round (bytes ? bytes : 1), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return base == MAP_FAILED ? NULL : base;
+}
+
+void
+wick_weight_pages_free (void *memory, size_t bytes)
+{
+  if (memory != NULL)
+    munmap (memory, page_round (bytes ? bytes : 1));
+}
+
 static void *
 host_alloc (size_t bytes)
 {
-  return malloc (bytes ? bytes : 1);
+  return wick_weight_pages_alloc (bytes);
 }
 
 static void
 host_free (void *memory, size_t bytes)
 {
-  free (memory);
+  wick_weight_pages_free (memory, bytes);
 }
 
 static uint64_t

@@ -61,6 +61,12 @@ typedef struct
 
 const WickWeightBacking *wick_weight_backing_for (WickWeightMemory memory);
 
+/* Large host buffers as their own page mappings (freed with the same bytes):
+ * their pages leave the resident set at the free, whatever malloc's
+ * thresholds (wick-weight-backing-host.c). */
+void *wick_weight_pages_alloc (size_t bytes);
+void wick_weight_pages_free (void *memory, size_t bytes);
+
 /* ---- the allocation registry ------------------------------------------ */
 
 typedef struct

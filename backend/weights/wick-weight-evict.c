@@ -51,9 +51,10 @@ compare_whole (const WickWeightModule *module, const WickWeightParamState *param
   uint64_t per_chunk = WICK_WEIGHT_HASH_CHUNK / live_size;
   uint64_t most = param->count < per_chunk ? param->count : per_chunk;
   /* file elements may be up to 8x wider than live ones (F64 -> U8) */
-  unsigned char *file_bytes = malloc ((size_t)most * file_size + 1);
-  unsigned char *converted = malloc ((size_t)most * live_size + 1);
-  unsigned char *live_bytes = malloc ((size_t)most * live_size + 1);
+  size_t file_buffer = (size_t)most * file_size + 1, live_buffer = (size_t)most * live_size + 1;
+  unsigned char *file_bytes = wick_weight_pages_alloc (file_buffer);
+  unsigned char *converted = wick_weight_pages_alloc (live_buffer);
+  unsigned char *live_bytes = wick_weight_pages_alloc (live_buffer);
   bool ok = file_bytes != NULL && converted != NULL && live_bytes != NULL;
   if (!ok)
     wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
@@ -89,9 +90,9 @@ compare_whole (const WickWeightModule *module, const WickWeightParamState *param
       *digest += wick_weight_digest_part (
         wick_weight_hash (live_bytes, (size_t)count * live_size, 0), index);
     }
-  free (file_bytes);
-  free (converted);
-  free (live_bytes);
+  wick_weight_pages_free (file_bytes, file_buffer);
+  wick_weight_pages_free (converted, live_buffer);
+  wick_weight_pages_free (live_bytes, live_buffer);
   return ok;
 }
 
