@@ -43,9 +43,16 @@ typedef struct
   GHashTable *processes; /* "pid" -> index+1 */
   GHashTable *ids;       /* non-numeric pid/tid text -> synthetic id */
   gint64 next_synthetic;
-  char last_key[96];
-  gsize last_key_len;
-  ThreadRef *last_thread;
+  /* the threads of the last few events ("pid\ntid"): a GPU stream's events
+   * alternate with the launching thread's */
+  struct
+  {
+    char key[56];
+    gsize len;
+    ThreadRef *ref;
+  } recent[4];
+  guint recent_next;
+  GString *args_error;  /* scratch for reading args */
   GArray *memory;       /* MemoryEvent */
   GHashTable *memory_counters; /* "pid\ndevice\nwhat" -> track+1 */
   guint64 imported[128];
@@ -193,10 +200,11 @@ thread_of (Import *im, const WickChromeEvent *e)
   ThreadRef *ref;
   gboolean synthetic;
 
-  if (key_len <= sizeof im->last_key && im->last_thread != NULL && key_len == im->last_key_len
-      && memcmp (im->last_key, pid, pid_len) == 0 && im->last_key[pid_len] == '\n'
-      && memcmp (im->last_key + pid_len + 1, tid, tid_len) == 0)
-    return im->last_thread;
+  for (guint i = 0; i < G_N_ELEMENTS (im->recent); i++)
+    if (im->recent[i].ref != NULL && im->recent[i].len == key_len
+        && memcmp (im->recent[i].key, pid, pid_len) == 0 && im->recent[i].key[pid_len] == '\n'
+        && memcmp (im->recent[i].key + pid_len + 1, tid, tid_len) == 0)
+      return im->recent[i].ref;
   g_string_truncate (im->scratch, 0);
   g_string_append_len (im->scratch, pid, (gssize)pid_len);
   g_string_append_c (im->scratch, '\n');
@@ -212,22 +220,30 @@ thread_of (Import *im, const WickChromeEvent *e)
         wick_tracks_set_thread_name (im->tracks, ref->thread, intern (im, tid, tid_len));
       g_hash_table_insert (im->threads, g_strdup (im->scratch->str), ref);
     }
-  if (key_len <= sizeof im->last_key)
+  if (key_len <= sizeof im->recent[0].key)
     {
-      memcpy (im->last_key, im->scratch->str, key_len);
-      im->last_key_len = key_len;
-      im->last_thread = ref;
+      guint i = im->recent_next++ % G_N_ELEMENTS (im->recent);
+      memcpy (im->recent[i].key, im->scratch->str, key_len);
+      im->recent[i].len = key_len;
+      im->recent[i].ref = ref;
     }
   return ref;
 }
 
-static gint64
-args_int (const WickChromeEvent *e, const char *key, gboolean *has)
+/* Several integer members of an event's args, in one pass over them. */
+static void
+args_ints (Import *im, const WickChromeEvent *e, const char *const *keys, guint n, gint64 *values,
+           gboolean *has)
 {
-  double v;
+  double v[8];
 
-  *has = wick_chrome_args_number (e->args, e->args_len, key, &v) && fabs (v) < 9e18;
-  return *has ? (gint64)v : 0;
+  g_assert (n <= G_N_ELEMENTS (v));
+  wick_chrome_args_numbers (e->args, e->args_len, keys, n, v, has, im->args_error);
+  for (guint k = 0; k < n; k++)
+    {
+      has[k] = has[k] && fabs (v[k]) < 9e18;
+      values[k] = has[k] ? (gint64)v[k] : 0;
+    }
 }
 
 static gboolean
@@ -270,9 +286,12 @@ static void
 add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
 {
   ThreadRef *ref = thread_of (im, e);
-  gboolean has_device, has_stream;
-  gint64 device = args_int (e, "device", &has_device);
-  gint64 stream = args_int (e, "stream", &has_stream);
+  static const char *const keys[] = { "device", "stream" };
+  gint64 values[2];
+  gboolean has[2];
+  args_ints (im, e, keys, 2, values, has);
+  gboolean has_device = has[0], has_stream = has[1];
+  gint64 device = values[0], stream = values[1];
   char device_text[32], stream_text[48];
   guint32 track;
 
@@ -319,17 +338,24 @@ add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
 static void
 add_memory (Import *im, const WickChromeEvent *e, gint64 ts)
 {
+  static const char *const keys[]
+    = { "Addr", "Bytes", "Total Allocated", "Total Reserved", "Device Type", "Device Id" };
   MemoryEvent m = { 0 };
-  gboolean has;
   ThreadRef *ref = thread_of (im, e);
+  gint64 values[6];
+  gboolean has[6];
 
   m.ts_ns = ts;
-  m.addr = args_int (e, "Addr", &m.has_addr);
-  m.bytes = args_int (e, "Bytes", &has);
-  m.allocated = args_int (e, "Total Allocated", &m.has_allocated);
-  m.reserved = args_int (e, "Total Reserved", &m.has_reserved);
-  m.device_type = args_int (e, "Device Type", &has);
-  m.device_id = args_int (e, "Device Id", &has);
+  args_ints (im, e, keys, 6, values, has);
+  m.addr = values[0];
+  m.has_addr = has[0];
+  m.bytes = values[1];
+  m.allocated = values[2];
+  m.has_allocated = has[2];
+  m.reserved = values[3];
+  m.has_reserved = has[3];
+  m.device_type = values[4];
+  m.device_id = values[5];
   m.process = ref->process;
   if (m.has_allocated || m.has_reserved)
     note_time (im, ts, ts); /* the totals go to the tracks as counter samples */
@@ -908,6 +934,7 @@ import_init (Import *im, WickDocument *doc, const char *name, guint64 input_size
   im->ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   im->memory = g_array_new (FALSE, FALSE, sizeof (MemoryEvent));
   im->scratch = g_string_new (NULL);
+  im->args_error = g_string_new (NULL);
   im->host_args_budget = MAX (input_size / 4, (guint64)1 << 20);
 }
 
@@ -919,6 +946,7 @@ import_clear (Import *im)
   g_hash_table_unref (im->ids);
   g_array_unref (im->memory);
   g_string_free (im->scratch, TRUE);
+  g_string_free (im->args_error, TRUE);
 }
 
 /* The document holds what was read; its parse error names the place. */

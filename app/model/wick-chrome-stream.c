@@ -1294,6 +1294,48 @@ wick_chrome_args_number (const char *args, gsize len, const char *key, double *v
   return ok;
 }
 
+void
+wick_chrome_args_numbers (const char *args, gsize len, const char *const *keys, guint n_keys,
+                          double *values, gboolean *found, GString *error)
+{
+  WickJsonScanner s;
+  char small[512];
+  g_autofree char *large = NULL;
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+  guint64 seen = 0, all = n_keys >= 64 ? G_MAXUINT64 : ((guint64)1 << n_keys) - 1;
+
+  g_assert (n_keys <= 64);
+  for (guint k = 0; k < n_keys; k++)
+    found[k] = FALSE, values[k] = 0;
+  if (args == NULL || len == 0 || *args != '{')
+    return;
+  wick_json_scanner_init (&s, args, args + len, error,
+                          len <= sizeof small ? small : (large = g_malloc (len)));
+  if (!wick_json_object_begin (&s))
+    return;
+  while (seen != all && wick_json_object_next (&s, &first, &key, &key_len))
+    {
+      guint k;
+      for (k = 0; k < n_keys; k++)
+        if (!(seen & ((guint64)1 << k)) && strlen (keys[k]) == key_len
+            && memcmp (keys[k], key, key_len) == 0)
+          break;
+      if (k == n_keys)
+        {
+          if (!wick_json_skip_value (&s))
+            return;
+          continue;
+        }
+      seen |= (guint64)1 << k;
+      if (!read_number_value (&s, &values[k], &found[k]))
+        return;
+      if (!found[k])
+        values[k] = 0;
+    }
+}
+
 gboolean
 wick_chrome_args_string (const char *args, gsize len, const char *key, GString *out)
 {

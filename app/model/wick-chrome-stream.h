@@ -108,6 +108,11 @@ gboolean wick_chrome_reader_memory_timeline (WickChromeReader *reader, GArray *t
 /* Helpers over an event's args text. */
 gboolean wick_chrome_args_number (const char *args, gsize len, const char *key, double *value);
 gboolean wick_chrome_args_string (const char *args, gsize len, const char *key, GString *out);
+/* The numbers (or numeric strings) of @n_keys members in one pass over the
+ * args; as wick_chrome_args_number(), the first member of a name counts and
+ * found[k] is FALSE when it is absent or not a number. @error: scratch. */
+void wick_chrome_args_numbers (const char *args, gsize len, const char *const *keys, guint n_keys,
+                               double *values, gboolean *found, GString *error);
 
 /* The format of a file by its top-level structure (reads as far as needed). */
 WickFileFormat wick_file_sniff (const char *path, GError **error);

@@ -45,41 +45,6 @@ wick_json_fail (WickJsonScanner *scanner, const char *format, ...)
   return FALSE;
 }
 
-gboolean
-wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type)
-{
-  wick_json_skip_whitespace (scanner);
-  if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a value");
-  switch (*scanner->p)
-    {
-      case 'n':
-        *type = WICK_JSON_NULL;
-        return TRUE;
-      case 't':
-        *type = WICK_JSON_TRUE;
-        return TRUE;
-      case 'f':
-        *type = WICK_JSON_FALSE;
-        return TRUE;
-      case '"':
-        *type = WICK_JSON_STRING;
-        return TRUE;
-      case '[':
-        *type = WICK_JSON_ARRAY;
-        return TRUE;
-      case '{':
-        *type = WICK_JSON_OBJECT;
-        return TRUE;
-      case '-':
-      case '0' ... '9':
-        *type = WICK_JSON_NUMBER;
-        return TRUE;
-      default:
-        return wick_json_fail (scanner, "expected value");
-    }
-}
-
 static gboolean
 skip_ident (WickJsonScanner *scanner, const char *ident)
 {
@@ -444,90 +409,12 @@ wick_json_object_begin (WickJsonScanner *scanner)
 }
 
 gboolean
-wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **key, gsize *key_len)
-{
-  wick_json_skip_whitespace (scanner);
-  if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing an object");
-  if (*first)
-    {
-      *first = FALSE;
-      if (*scanner->p == '}')
-        {
-          scanner->p++;
-          scanner->remaining_depth++;
-          return FALSE;
-        }
-    }
-  else
-    {
-      if (*scanner->p == '}')
-        {
-          scanner->p++;
-          scanner->remaining_depth++;
-          return FALSE;
-        }
-      if (*scanner->p != ',')
-        return wick_json_fail (scanner, "expected `,` or `}`");
-      scanner->p++;
-      wick_json_skip_whitespace (scanner);
-      if (scanner->p >= scanner->end)
-        return wick_json_fail (scanner, "EOF while parsing an object");
-      if (*scanner->p == '}')
-        return wick_json_fail (scanner, "trailing comma");
-    }
-  if (*scanner->p != '"')
-    return wick_json_fail (scanner, "key must be a string");
-  if (!wick_json_read_string (scanner, key, key_len))
-    return FALSE;
-  wick_json_skip_whitespace (scanner);
-  if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing an object");
-  if (*scanner->p != ':')
-    return wick_json_fail (scanner, "expected `:`");
-  scanner->p++;
-  return TRUE;
-}
-
-gboolean
 wick_json_array_begin (WickJsonScanner *scanner)
 {
   g_assert (*scanner->p == '[');
   if (--scanner->remaining_depth == 0)
     return wick_json_fail (scanner, "recursion limit exceeded");
   scanner->p++;
-  return TRUE;
-}
-
-gboolean
-wick_json_array_next (WickJsonScanner *scanner, gboolean *first)
-{
-  wick_json_skip_whitespace (scanner);
-  if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a list");
-  if (*scanner->p == ']')
-    {
-      if (!*first)
-        {
-          scanner->p++;
-          scanner->remaining_depth++;
-          return FALSE;
-        }
-      scanner->p++;
-      scanner->remaining_depth++;
-      *first = FALSE;
-      return FALSE;
-    }
-  if (!*first)
-    {
-      if (*scanner->p != ',')
-        return wick_json_fail (scanner, "expected `,` or `]`");
-      scanner->p++;
-      wick_json_skip_whitespace (scanner);
-      if (scanner->p < scanner->end && *scanner->p == ']')
-        return wick_json_fail (scanner, "trailing comma");
-    }
-  *first = FALSE;
   return TRUE;
 }
 

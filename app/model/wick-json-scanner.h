@@ -69,14 +69,13 @@ gboolean wick_json_fail (WickJsonScanner *scanner, const char *format, ...) G_GN
 static inline void
 wick_json_skip_whitespace (WickJsonScanner *scanner)
 {
+  /* every byte that is not whitespace but might be is below '!': one
+   * comparison for the common case of none */
   while (
-    scanner->p < scanner->end
+    scanner->p < scanner->end && (guchar)*scanner->p <= ' '
     && (*scanner->p == ' ' || *scanner->p == '\n' || *scanner->p == '\t' || *scanner->p == '\r'))
     scanner->p++;
 }
-/* The type of the value at the cursor (after whitespace), judged by its first
- * byte; sets "expected value" / "EOF while parsing a value" when none. */
-gboolean wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type);
 /* Validates a number's syntax at the cursor and steps over it (no value, no
  * range check: serde_json's ignore_value). */
 gboolean wick_json_skip_number (WickJsonScanner *scanner);
@@ -129,16 +128,134 @@ wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
 #endif
   return wick_json_read_string_from (scanner, literal, p, str, len);
 }
+
 gboolean wick_json_read_number (WickJsonScanner *scanner, WickJsonNumber *number);
 
-/* Object iteration: call begin at '{', then next_member until it returns FALSE
- * with no error (end of object); on TRUE the cursor is at the member's value. */
+/* Object iteration: call begin at '{', then wick_json_object_next() (below). */
 gboolean wick_json_object_begin (WickJsonScanner *scanner);
-gboolean wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **key,
-                                gsize *key_len);
 gboolean wick_json_array_begin (WickJsonScanner *scanner);
+
+/* The type of the value at the cursor (after whitespace), judged by its first
+ * byte; sets "expected value" / "EOF while parsing a value" when none.
+ * Inline, as are object_next and array_next below: they run for every value
+ * of every record. */
+static inline gboolean
+wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type)
+{
+  *type = WICK_JSON_NULL; /* set on every path, for the compiler's sake */
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a value");
+  switch (*scanner->p)
+    {
+      case 'n':
+        *type = WICK_JSON_NULL;
+        return TRUE;
+      case 't':
+        *type = WICK_JSON_TRUE;
+        return TRUE;
+      case 'f':
+        *type = WICK_JSON_FALSE;
+        return TRUE;
+      case '"':
+        *type = WICK_JSON_STRING;
+        return TRUE;
+      case '[':
+        *type = WICK_JSON_ARRAY;
+        return TRUE;
+      case '{':
+        *type = WICK_JSON_OBJECT;
+        return TRUE;
+      case '-':
+      case '0' ... '9':
+        *type = WICK_JSON_NUMBER;
+        return TRUE;
+      default:
+        return wick_json_fail (scanner, "expected value");
+    }
+}
+
+/* Object iteration, continued: call wick_json_object_next() until it returns
+ * FALSE with no error (end of object); on TRUE the cursor is at the member's
+ * value. */
+static inline gboolean
+wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **key, gsize *key_len)
+{
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing an object");
+  if (*first)
+    {
+      *first = FALSE;
+      if (*scanner->p == '}')
+        {
+          scanner->p++;
+          scanner->remaining_depth++;
+          return FALSE;
+        }
+    }
+  else
+    {
+      if (*scanner->p == '}')
+        {
+          scanner->p++;
+          scanner->remaining_depth++;
+          return FALSE;
+        }
+      if (*scanner->p != ',')
+        return wick_json_fail (scanner, "expected `,` or `}`");
+      scanner->p++;
+      wick_json_skip_whitespace (scanner);
+      if (scanner->p >= scanner->end)
+        return wick_json_fail (scanner, "EOF while parsing an object");
+      if (*scanner->p == '}')
+        return wick_json_fail (scanner, "trailing comma");
+    }
+  if (*scanner->p != '"')
+    return wick_json_fail (scanner, "key must be a string");
+  if (!wick_json_read_string (scanner, key, key_len))
+    return FALSE;
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing an object");
+  if (*scanner->p != ':')
+    return wick_json_fail (scanner, "expected `:`");
+  scanner->p++;
+  return TRUE;
+}
+
 /* TRUE with the cursor at the next element, FALSE at the end (or on error). */
-gboolean wick_json_array_next (WickJsonScanner *scanner, gboolean *first);
+static inline gboolean
+wick_json_array_next (WickJsonScanner *scanner, gboolean *first)
+{
+  wick_json_skip_whitespace (scanner);
+  if (scanner->p >= scanner->end)
+    return wick_json_fail (scanner, "EOF while parsing a list");
+  if (*scanner->p == ']')
+    {
+      if (!*first)
+        {
+          scanner->p++;
+          scanner->remaining_depth++;
+          return FALSE;
+        }
+      scanner->p++;
+      scanner->remaining_depth++;
+      *first = FALSE;
+      return FALSE;
+    }
+  if (!*first)
+    {
+      if (*scanner->p != ',')
+        return wick_json_fail (scanner, "expected `,` or `]`");
+      scanner->p++;
+      wick_json_skip_whitespace (scanner);
+      if (scanner->p < scanner->end && *scanner->p == ']')
+        return wick_json_fail (scanner, "trailing comma");
+    }
+  *first = FALSE;
+  return TRUE;
+}
 
 /* serde's description of the value at the cursor for "invalid type" messages
  * ("null", "boolean `true`", "integer `5`", "floating point `1.5`",
