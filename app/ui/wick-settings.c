@@ -85,26 +85,3 @@ wick_settings_get_recent (void)
   GSettings *settings = wick_settings_get ();
   return settings ? g_settings_get_strv (settings, "recent-files") : NULL;
 }
-
-gboolean
-wick_settings_get_window (int *width, int *height, gboolean *maximized)
-{
-  GSettings *settings = wick_settings_get ();
-  if (settings == NULL)
-    return FALSE;
-  *width = g_settings_get_int (settings, "window-width");
-  *height = g_settings_get_int (settings, "window-height");
-  *maximized = g_settings_get_boolean (settings, "window-maximized");
-  return *width > 0 && *height > 0;
-}
-
-void
-wick_settings_save_window (int width, int height, gboolean maximized)
-{
-  GSettings *settings = wick_settings_get ();
-  if (settings == NULL)
-    return;
-  g_settings_set_int (settings, "window-width", width);
-  g_settings_set_int (settings, "window-height", height);
-  g_settings_set_boolean (settings, "window-maximized", maximized);
-}

@@ -18,7 +18,5 @@ GSettings *wick_settings_get (void); /* NULL without the schema; not a new refer
 GSettingsSchema *wick_settings_lookup_schema (char **where);
 void wick_settings_add_recent (const char *path);
 char **wick_settings_get_recent (void);
-gboolean wick_settings_get_window (int *width, int *height, gboolean *maximized);
-void wick_settings_save_window (int width, int height, gboolean maximized);
 
 G_END_DECLS

@@ -11,6 +11,9 @@ GtkWidget *wick_window_get_view (WickWindow *self, const char *name);
 const char *wick_window_get_state (WickWindow *self);
 double wick_window_get_progress (WickWindow *self);
 void wick_window_cancel_load (WickWindow *self);
+/* Loads started by any window whose end has not arrived yet (a load another
+ * replaced, or whose window closed, still counts until its thread ends). */
+guint wick_window_get_n_loads_in_flight (void);
 guint wick_window_get_n_banners (WickWindow *self);
 void wick_window_search (WickWindow *self, const char *text);
 const char *wick_window_get_match_text (WickWindow *self);

@@ -1,116 +1,30 @@
-/* wick-window.c — see wick-window.h for the contract. */
+/* wick-window.c — see wick-window.h for the contract and
+ * wick-window-internal.h for how the window's files divide it. */
 #include "config.h"
 
 #include "wick-window.h"
+#include "wick-window-internal.h"
 #include "wick-window-private.h"
 
 #include <glib/gi18n.h>
 
-#include "wick-application.h"
 #include "wick-costs-page.h"
 #include "wick-coverage-page.h"
 #include "wick-details-pane.h"
 #include "wick-health-page.h"
 #include "wick-memory-view.h"
-#include "model/wick-chrome-import.h"
-#include "model/wick-span-costs.h"
-#include "wick-render.h"
 #include "wick-settings.h"
 #include "wick-timeline-overview.h"
 #include "wick-timeline-view.h"
 
-struct _WickWindow
-{
-  AdwApplicationWindow parent_instance;
-
-  /* template */
-  AdwToastOverlay *toasts;
-  AdwViewSwitcherTitle *switcher_title;
-  GtkStack *title_stack;
-  AdwHeaderBar *header;
-  GtkWidget *banners;
-  GtkSearchBar *search_bar;
-  GtkSearchEntry *search_entry;
-  GtkWidget *search_button;
-  GtkLabel *match_label;
-  GtkStack *main_stack;
-  AdwStatusPage *loading_page;
-  GtkProgressBar *progress;
-  GtkWidget *cancel_button;
-  GtkPaned *paned;
-  AdwViewStack *views;
-  GtkWidget *details_button;
-  GtkWidget *hint;
-  guint focus_source;
-  GtkWidget *recent_list;
-  GtkWidget *recent_label;
-
-  /* views */
-  WickSelection *selection;
-  GtkWidget *timeline;
-  GtkWidget *follow_button;
-  GtkWidget *overview;
-  GtkWidget *memory;
-  GtkWidget *coverage;
-  GtkWidget *health;
-  GtkWidget *costs;
-  GtkWidget *details;
-
-  WickDocument *document;
-  gulong changed_handler;
-  guint changed_source;
-  GCancellable *load_cancellable;
-  guint progress_source;
-  gint progress_permille; /* atomic */
-  guint n_matches;
-  gboolean live;
-  GHashTable *banner_widgets; /* id -> GtkWidget */
-  WickSaveHandler save_handler;
-  gpointer save_data;
-  GDestroyNotify save_destroy;
-};
-
 G_DEFINE_FINAL_TYPE (WickWindow, wick_window, ADW_TYPE_APPLICATION_WINDOW)
-
-static void update_actions (WickWindow *self);
 
 /* ---- document ---- */
 
-/* What the views derive from a document, built on the loader's thread so
- * that a large trace does not freeze the window after loading either. */
-typedef struct
-{
-  WickTimelineScene *scene;
-  WickMemoryChart *chart;
-  GArray *costs;
-} Derived;
-
 static void
-derived_clear (Derived *derived)
+views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived *derived)
 {
-  g_clear_pointer (&derived->scene, wick_timeline_scene_free);
-  g_clear_pointer (&derived->chart, wick_memory_chart_free);
-  g_clear_pointer (&derived->costs, g_array_unref);
-}
-
-static void
-derived_build (Derived *derived, WickDocument *document, GCancellable *cancellable)
-{
-  if (!g_cancellable_is_cancelled (cancellable))
-    derived->scene = wick_timeline_scene_new (document);
-  if (!g_cancellable_is_cancelled (cancellable))
-    derived->chart = wick_memory_chart_new (document);
-  if (!g_cancellable_is_cancelled (cancellable))
-    {
-      g_autoptr (WickSpanIndex) index = wick_span_index_new (document);
-      derived->costs = wick_span_costs_by_name (document, index);
-    }
-}
-
-static void
-views_set_document (WickWindow *self, WickDocument *document, Derived *derived)
-{
-  Derived none = { 0 };
+  WickWindowDerived none = { 0 };
   if (derived == NULL)
     derived = &none;
   wick_timeline_view_set_document_full (WICK_TIMELINE_VIEW (self->timeline), document,
@@ -211,17 +125,15 @@ show_document_banners (WickWindow *self)
     }
 }
 
-static void set_document_derived (WickWindow *self, WickDocument *document, Derived *derived);
-
 void
 wick_window_set_document (WickWindow *self, WickDocument *document)
 {
   g_return_if_fail (WICK_IS_WINDOW (self));
-  set_document_derived (self, document, NULL);
+  wick_window_show_document (self, document, NULL);
 }
 
-static void
-set_document_derived (WickWindow *self, WickDocument *document, Derived *derived)
+void
+wick_window_show_document (WickWindow *self, WickDocument *document, WickWindowDerived *derived)
 {
   if (self->document && self->changed_handler)
     g_signal_handler_disconnect (self->document, self->changed_handler);
@@ -241,7 +153,7 @@ set_document_derived (WickWindow *self, WickDocument *document, Derived *derived
       show_document_banners (self);
       gtk_widget_grab_focus (self->timeline);
     }
-  update_actions (self);
+  wick_window_update_actions (self);
 }
 
 WickDocument *
@@ -250,152 +162,10 @@ wick_window_get_document (WickWindow *self)
   return self->document;
 }
 
-gboolean
-wick_window_is_empty (WickWindow *self)
-{
-  return self->document == NULL && self->load_cancellable == NULL;
-}
-
 WickSelection *
 wick_window_get_selection (WickWindow *self)
 {
   return self->selection;
-}
-
-/* ---- loading ---- */
-
-typedef struct
-{
-  char *path;
-  WickDocument *document;
-  GError *error;
-  gint *permille; /* the window's atomic progress counter */
-  Derived derived;
-} LoadJob;
-
-static void
-load_job_free (LoadJob *job)
-{
-  g_free (job->path);
-  derived_clear (&job->derived);
-  g_clear_object (&job->document);
-  g_clear_error (&job->error);
-  g_free (job);
-}
-
-static void
-on_progress (double fraction, gpointer user_data)
-{
-  LoadJob *job = user_data;
-  g_atomic_int_set (job->permille, (gint)(CLAMP (fraction, 0, 1) * 1000));
-}
-
-static void
-load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  LoadJob *job = task_data;
-  job->document = wick_document_new_with_extensions (TRUE);
-  wick_document_load_file_auto (job->document, job->path, cancellable, on_progress, job,
-                                &job->error);
-  const WickParseError *parse = wick_document_get_parse_error (job->document);
-  if (job->error == NULL || (parse && parse->failed))
-    derived_build (&job->derived, job->document, cancellable);
-  /* Cancelled after the file was read: still a cancellation for the user. */
-  if (job->error == NULL && g_cancellable_is_cancelled (cancellable))
-    g_set_error_literal (&job->error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-  g_task_return_boolean (task, TRUE);
-}
-
-static gboolean
-poll_progress (gpointer user_data)
-{
-  WickWindow *self = user_data;
-  gint permille = g_atomic_int_get (&self->progress_permille);
-  gtk_progress_bar_set_fraction (self->progress, permille / 1000.0);
-  g_autofree char *text = g_strdup_printf ("%.1f %%", permille / 10.0);
-  gtk_progress_bar_set_text (self->progress, text);
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-add_recent (WickWindow *self, const char *path)
-{
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  g_autofree char *uri = g_file_get_uri (file);
-  GtkRecentData data = {
-    NULL, NULL, (char *)"application/x-ndjson", (char *)"Wick", (char *)"wick %f", NULL, FALSE
-  };
-  gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
-  wick_settings_add_recent (path);
-}
-
-static void
-on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  WickWindow *self = WICK_WINDOW (source);
-  LoadJob *job = g_task_get_task_data (G_TASK (result));
-  g_clear_handle_id (&self->progress_source, g_source_remove);
-  g_clear_object (&self->load_cancellable);
-
-  if (job->error && g_error_matches (job->error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      gtk_stack_set_visible_child_name (self->main_stack, self->document ? "document" : "welcome");
-      wick_window_add_toast (self, adw_toast_new (_ ("Loading cancelled")));
-      update_actions (self);
-      return;
-    }
-  const WickParseError *parse = wick_document_get_parse_error (job->document);
-  if (job->error && !(parse && parse->failed))
-    {
-      gtk_stack_set_visible_child_name (self->main_stack, self->document ? "document" : "welcome");
-      g_autofree char *message
-        = g_strdup_printf (_ ("Could not open %s: %s"), job->path, job->error->message);
-      AdwToast *toast = adw_toast_new (message);
-      adw_toast_set_timeout (toast, 0);
-      wick_window_add_toast (self, toast);
-      update_actions (self);
-      return;
-    }
-  add_recent (self, job->path);
-  set_document_derived (self, job->document, &job->derived);
-}
-
-void
-wick_window_load_file (WickWindow *self, GFile *file)
-{
-  g_return_if_fail (WICK_IS_WINDOW (self));
-  if (self->load_cancellable)
-    g_cancellable_cancel (self->load_cancellable);
-  g_autofree char *path = g_file_get_path (file);
-  if (path == NULL)
-    {
-      wick_window_add_toast (self, adw_toast_new (_ ("Only local files can be opened")));
-      return;
-    }
-  LoadJob *job = g_new0 (LoadJob, 1);
-  job->path = g_strdup (path);
-  job->permille = &self->progress_permille;
-  g_atomic_int_set (&self->progress_permille, 0);
-  self->load_cancellable = g_cancellable_new ();
-  g_autofree char *base = g_path_get_basename (path);
-  g_autofree char *title = g_strdup_printf (_ ("Loading %s…"), base);
-  adw_status_page_set_title (self->loading_page, title);
-  adw_status_page_set_description (self->loading_page, path);
-  gtk_progress_bar_set_fraction (self->progress, 0);
-  gtk_stack_set_visible_child_name (self->main_stack, "loading");
-  self->progress_source = g_timeout_add (50, poll_progress, self);
-  GTask *task = g_task_new (self, self->load_cancellable, on_loaded, NULL);
-  g_task_set_task_data (task, job, (GDestroyNotify)load_job_free);
-  g_task_run_in_thread (task, load_thread);
-  g_object_unref (task);
-  update_actions (self);
-}
-
-static void
-on_cancel_clicked (GtkButton *button, WickWindow *self)
-{
-  if (self->load_cancellable)
-    g_cancellable_cancel (self->load_cancellable);
 }
 
 /* ---- search ---- */
@@ -430,8 +200,8 @@ on_search_changed (GtkSearchEntry *entry, WickWindow *self)
   update_match_label (self, self->n_matches, -1);
 }
 
-static void
-step_match (WickWindow *self, int direction)
+void
+wick_window_step_match (WickWindow *self, int direction)
 {
   gint current = wick_timeline_view_step_match (WICK_TIMELINE_VIEW (self->timeline), direction);
   update_match_label (self, self->n_matches, current);
@@ -442,7 +212,7 @@ on_search_activate (GtkSearchEntry *entry, WickWindow *self)
 {
   if (self->n_matches > 0)
     adw_view_stack_set_visible_child_name (self->views, "timeline");
-  step_match (self, 1);
+  wick_window_step_match (self, 1);
 }
 
 /* Escape in the entry (GtkSearchEntry's stop-search) closes the bar. */
@@ -472,265 +242,7 @@ on_costs_search_name (WickCostsPage *page, const char *name, WickWindow *self)
   gtk_editable_set_text (GTK_EDITABLE (self->search_entry), name);
   on_search_changed (self->search_entry, self);
   adw_view_stack_set_visible_child_name (self->views, "timeline");
-  step_match (self, 1);
-}
-
-/* ---- export ---- */
-
-static WickRenderView
-current_render_view (WickWindow *self, gboolean *supported)
-{
-  const char *name = adw_view_stack_get_visible_child_name (self->views);
-  WickRenderView view = WICK_RENDER_TIMELINE;
-  *supported = wick_render_view_from_string (name, &view);
-  if (g_strcmp0 (name, "costs") == 0)
-    *supported = FALSE;
-  return view;
-}
-
-gboolean
-wick_window_export_view (WickWindow *self, const char *path, GError **error)
-{
-  gboolean supported;
-  WickRenderView view = current_render_view (self, &supported);
-  if (!supported || self->document == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                           _ ("This view cannot be exported; switch to the timeline, memory, "
-                              "coverage or health view"));
-      return FALSE;
-    }
-  /* The view as it is on screen: its size, its time range, its style. */
-  GtkWidget *visible = adw_view_stack_get_visible_child (self->views);
-  WickRenderOptions options = { view,
-                                MAX (gtk_widget_get_width (visible), 400),
-                                MAX (gtk_widget_get_height (visible), 300),
-                                0,
-                                0,
-                                adw_style_manager_get_dark (adw_style_manager_get_default ()) };
-  if (view == WICK_RENDER_TIMELINE || view == WICK_RENDER_MEMORY)
-    wick_selection_get_visible (self->selection, &options.start_ns, &options.end_ns);
-  return wick_render_to_file (self->document, &options, path, error);
-}
-
-static void
-on_export_response (GtkNativeDialog *dialog, int response, WickWindow *self)
-{
-  if (response == GTK_RESPONSE_ACCEPT && self->document)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autofree char *path = g_file_get_path (file);
-      g_autoptr (GError) error = NULL;
-      g_autofree char *message = NULL;
-      if (wick_window_export_view (self, path, &error))
-        message = g_strdup_printf (_ ("Exported to %s"), path);
-      else
-        message = g_strdup (error->message);
-      wick_window_add_toast (self, adw_toast_new (message));
-    }
-  g_object_unref (dialog);
-}
-
-static void
-action_export (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  WickWindow *self = user_data;
-  gboolean supported;
-  WickRenderView view = current_render_view (self, &supported);
-  if (!supported)
-    {
-      wick_window_add_toast (self, adw_toast_new (_ ("This view cannot be exported; switch to the "
-                                                     "timeline, memory, coverage or health view")));
-      return;
-    }
-  GtkFileChooserNative *dialog
-    = gtk_file_chooser_native_new (_ ("Export View"), GTK_WINDOW (self),
-                                   GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), _ ("_Cancel"));
-  g_autofree char *name = g_strdup_printf ("%s.png", wick_render_view_to_string (view));
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
-  const char *patterns[][2] = { { N_ ("PNG image"), "*.png" },
-                                { N_ ("SVG image"), "*.svg" },
-                                { N_ ("PDF document"), "*.pdf" } };
-  for (guint i = 0; i < G_N_ELEMENTS (patterns); i++)
-    {
-      GtkFileFilter *filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, _ (patterns[i][0]));
-      gtk_file_filter_add_pattern (filter, patterns[i][1]);
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
-      g_object_unref (filter);
-    }
-  g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
-}
-
-/* ---- actions ---- */
-
-static void
-action_search (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  WickWindow *self = user_data;
-  gtk_search_bar_set_search_mode (self->search_bar, TRUE);
-  gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
-}
-
-static void
-action_find_next (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  step_match (user_data, 1);
-}
-
-static void
-action_find_previous (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  step_match (user_data, -1);
-}
-
-static void
-action_zoom_in (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  WickWindow *self = user_data;
-  wick_timeline_view_zoom (
-    WICK_TIMELINE_VIEW (self->timeline), 0.7,
-    WICK_TIMELINE_GUTTER + (gtk_widget_get_width (self->timeline) - WICK_TIMELINE_GUTTER) / 2.0);
-}
-
-static void
-action_zoom_out (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  WickWindow *self = user_data;
-  wick_timeline_view_zoom (
-    WICK_TIMELINE_VIEW (self->timeline), 1 / 0.7,
-    WICK_TIMELINE_GUTTER + (gtk_widget_get_width (self->timeline) - WICK_TIMELINE_GUTTER) / 2.0);
-}
-
-static void
-action_zoom_fit (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  WickWindow *self = user_data;
-  wick_timeline_view_set_follow (WICK_TIMELINE_VIEW (self->timeline), FALSE);
-  wick_timeline_view_zoom_to_fit (WICK_TIMELINE_VIEW (self->timeline));
-}
-
-static void
-action_zoom_selection (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  WickWindow *self = user_data;
-  guint64 start, end;
-  wick_selection_get_range (self->selection, &start, &end);
-  if (end > start)
-    {
-      wick_timeline_view_set_follow (WICK_TIMELINE_VIEW (self->timeline), FALSE);
-      wick_selection_set_visible (self->selection, start, end);
-    }
-}
-
-static void
-action_show_page (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  wick_window_show_page (user_data, g_variant_get_string (parameter, NULL));
-}
-
-static void
-action_follow (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  wick_window_set_follow_newest (user_data, TRUE);
-}
-
-static void
-action_save_as (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  WickWindow *self = user_data;
-  if (self->save_handler)
-    self->save_handler (self, self->save_data);
-}
-
-static const GActionEntry window_actions[] = {
-  { "export", action_export },
-  { "search", action_search },
-  { "find-next", action_find_next },
-  { "find-previous", action_find_previous },
-  { "zoom-in", action_zoom_in },
-  { "zoom-out", action_zoom_out },
-  { "zoom-fit", action_zoom_fit },
-  { "zoom-selection", action_zoom_selection },
-  { "show-page", action_show_page, "s" },
-  { "follow", action_follow },
-  { "save-as", action_save_as },
-};
-
-static void
-set_action_enabled (WickWindow *self, const char *name, gboolean enabled)
-{
-  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), name);
-  if (action)
-    g_simple_action_set_enabled (G_SIMPLE_ACTION (action), enabled);
-}
-
-static void
-update_actions (WickWindow *self)
-{
-  gboolean has_doc = self->document != NULL;
-  const char *doc_actions[]
-    = { "export",   "search",   "find-next",      "find-previous", "zoom-in",
-        "zoom-out", "zoom-fit", "zoom-selection", "show-page" };
-  for (guint i = 0; i < G_N_ELEMENTS (doc_actions); i++)
-    set_action_enabled (self, doc_actions[i], has_doc);
-  set_action_enabled (self, "follow", has_doc && self->live);
-  set_action_enabled (self, "save-as", self->save_handler != NULL);
-  gtk_widget_set_visible (self->search_button, has_doc);
-  gtk_widget_set_visible (self->details_button, has_doc);
-}
-
-/* ---- drag and drop ---- */
-
-static gboolean
-on_drop (GtkDropTarget *target, const GValue *value, double x, double y, WickWindow *self)
-{
-  GSList *files = g_value_get_boxed (value);
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
-  for (GSList *l = files; l; l = l->next)
-    wick_application_open_file (WICK_APPLICATION (app), l->data, GTK_WINDOW (self));
-  return files != NULL;
-}
-
-/* ---- recent ---- */
-
-static void
-on_recent_activated (GtkListBox *list, GtkListBoxRow *row, WickWindow *self)
-{
-  const char *path = g_object_get_data (G_OBJECT (row), "wick-path");
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  wick_window_load_file (self, file);
-}
-
-static void
-fill_recent (WickWindow *self)
-{
-  GtkWidget *child;
-  while ((child = gtk_widget_get_first_child (self->recent_list)))
-    gtk_list_box_remove (GTK_LIST_BOX (self->recent_list), child);
-  g_auto (GStrv) recent = wick_settings_get_recent ();
-  guint shown = 0;
-  for (guint i = 0; recent && recent[i] && shown < 5; i++)
-    {
-      if (!g_file_test (recent[i], G_FILE_TEST_IS_REGULAR))
-        continue;
-      GtkWidget *row = adw_action_row_new ();
-      g_autofree char *base = g_path_get_basename (recent[i]);
-      g_autofree char *dir = g_path_get_dirname (recent[i]);
-      g_autofree char *escaped_base = g_markup_escape_text (base, -1);
-      g_autofree char *escaped_dir = g_markup_escape_text (dir, -1);
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), escaped_base);
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped_dir);
-      gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
-      adw_action_row_add_suffix (ADW_ACTION_ROW (row),
-                                 gtk_image_new_from_icon_name ("go-next-symbolic"));
-      g_object_set_data_full (G_OBJECT (row), "wick-path", g_strdup (recent[i]), g_free);
-      gtk_list_box_append (GTK_LIST_BOX (self->recent_list), row);
-      shown++;
-    }
-  gtk_widget_set_visible (self->recent_list, shown > 0);
-  gtk_widget_set_visible (self->recent_label, shown > 0);
+  wick_window_step_match (self, 1);
 }
 
 /* ---- construction ---- */
@@ -918,10 +430,7 @@ static void
 wick_window_dispose (GObject *object)
 {
   WickWindow *self = WICK_WINDOW (object);
-  if (self->load_cancellable)
-    g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
-  g_clear_handle_id (&self->progress_source, g_source_remove);
+  wick_window_loading_dispose (self);
   g_clear_handle_id (&self->changed_source, g_source_remove);
   g_clear_handle_id (&self->focus_source, g_source_remove);
   if (self->document && self->changed_handler)
@@ -938,22 +447,12 @@ wick_window_dispose (GObject *object)
   g_clear_object (&self->selection);
 }
 
-static gboolean
-wick_window_close_request (GtkWindow *window)
-{
-  int width, height;
-  gtk_window_get_default_size (window, &width, &height);
-  wick_settings_save_window (width, height, gtk_window_is_maximized (window));
-  return GTK_WINDOW_CLASS (wick_window_parent_class)->close_request (window);
-}
-
 static void
 wick_window_class_init (WickWindowClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   object_class->dispose = wick_window_dispose;
-  GTK_WINDOW_CLASS (klass)->close_request = wick_window_close_request;
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/wickprofiler/Wick/wick-window.ui");
   gtk_widget_class_bind_template_child (widget_class, WickWindow, toasts);
@@ -974,16 +473,7 @@ wick_window_class_init (WickWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, WickWindow, details_button);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, recent_list);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, recent_label);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F9, 0, "win.toggle-details", NULL);
-}
-
-static void
-action_toggle_details (GSimpleAction *action, GVariant *parameter, gpointer user_data)
-{
-  WickWindow *self = user_data;
-  gtk_toggle_button_set_active (
-    GTK_TOGGLE_BUTTON (self->details_button),
-    !gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->details_button)));
+  wick_window_class_install_actions (widget_class);
 }
 
 static gboolean
@@ -992,7 +482,7 @@ on_search_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
 {
   if ((keyval == GDK_KEY_Return || keyval == GDK_KEY_KP_Enter) && (state & GDK_SHIFT_MASK))
     {
-      step_match (self, -1);
+      wick_window_step_match (self, -1);
       return TRUE;
     }
   return FALSE;
@@ -1005,14 +495,22 @@ on_show_ops_changed (GSettings *settings, const char *key, WickWindow *self)
                                    g_settings_get_boolean (settings, key));
 }
 
-/* View options live in GSettings: the details pane's visibility and the op
- * ticks (a check item in the main menu, win.show-ops). */
+/* The window's size and view options live in GSettings: its size and
+ * whether it is maximized (read when it opens; each window then writes its
+ * own, so the last one resized or closed is what the next opens with), the
+ * details pane's visibility and the op ticks (a check item in the main menu,
+ * win.show-ops). */
 static void
-bind_view_options (WickWindow *self)
+bind_settings (WickWindow *self)
 {
   GSettings *settings = wick_settings_get ();
   if (settings == NULL)
     return;
+  GSettingsBindFlags once
+    = G_SETTINGS_BIND_GET | G_SETTINGS_BIND_SET | G_SETTINGS_BIND_GET_NO_CHANGES;
+  g_settings_bind (settings, "window-width", self, "default-width", once);
+  g_settings_bind (settings, "window-height", self, "default-height", once);
+  g_settings_bind (settings, "window-maximized", self, "maximized", once);
   g_settings_bind (settings, "show-details", self->details_button, "active",
                    G_SETTINGS_BIND_DEFAULT);
   g_autoptr (GAction) show_ops = g_settings_create_action (settings, "show-ops");
@@ -1028,15 +526,8 @@ wick_window_init (WickWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->selection = wick_selection_new ();
   self->banner_widgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_action_map_add_action_entries (G_ACTION_MAP (self), window_actions,
-                                   G_N_ELEMENTS (window_actions), self);
-  GSimpleAction *toggle = g_simple_action_new ("toggle-details", NULL);
-  g_signal_connect (toggle, "activate", G_CALLBACK (action_toggle_details), self);
-  g_action_map_add_action (G_ACTION_MAP (self), G_ACTION (toggle));
-  g_object_unref (toggle);
   add_builtin_pages (self);
 
-  g_signal_connect (self->cancel_button, "clicked", G_CALLBACK (on_cancel_clicked), self);
   g_signal_connect (self->search_entry, "search-changed", G_CALLBACK (on_search_changed), self);
   g_signal_connect (self->search_entry, "activate", G_CALLBACK (on_search_activate), self);
   g_signal_connect (self->search_entry, "stop-search", G_CALLBACK (on_search_stop), self);
@@ -1046,24 +537,12 @@ wick_window_init (WickWindow *self)
   g_signal_connect (keys, "key-pressed", G_CALLBACK (on_search_key), self);
   gtk_widget_add_controller (GTK_WIDGET (self->search_entry), keys);
   gtk_search_bar_set_key_capture_widget (self->search_bar, NULL);
-  g_signal_connect (self->recent_list, "row-activated", G_CALLBACK (on_recent_activated), self);
-
-  GtkDropTarget *drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
-  g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
-
-  bind_view_options (self);
-  int width, height;
-  gboolean maximized;
-  if (wick_settings_get_window (&width, &height, &maximized))
-    {
-      gtk_window_set_default_size (GTK_WINDOW (self), width, height);
-      if (maximized)
-        gtk_window_maximize (GTK_WINDOW (self));
-    }
+  wick_window_loading_init (self);
+  wick_window_dnd_init (self);
+  bind_settings (self);
   gtk_paned_set_position (self->paned, MAX (gtk_widget_get_width (GTK_WIDGET (self)), 1400) - 340);
-  fill_recent (self);
-  update_actions (self);
+  wick_window_fill_recent (self);
+  wick_window_update_actions (self);
 }
 
 WickWindow *
@@ -1081,7 +560,7 @@ wick_window_set_live (WickWindow *self, gboolean live)
   self->live = live;
   wick_window_set_follow_newest (self, live);
   on_follow_notify (NULL, NULL, self);
-  update_actions (self);
+  wick_window_update_actions (self);
 }
 
 gboolean
@@ -1185,7 +664,7 @@ wick_window_set_save_handler (WickWindow *self, WickSaveHandler handler, gpointe
   self->save_handler = handler;
   self->save_data = user_data;
   self->save_destroy = destroy;
-  update_actions (self);
+  wick_window_update_actions (self);
 }
 
 void
@@ -1220,18 +699,6 @@ const char *
 wick_window_get_state (WickWindow *self)
 {
   return gtk_stack_get_visible_child_name (self->main_stack);
-}
-
-double
-wick_window_get_progress (WickWindow *self)
-{
-  return g_atomic_int_get (&self->progress_permille) / 1000.0;
-}
-
-void
-wick_window_cancel_load (WickWindow *self)
-{
-  on_cancel_clicked (NULL, self);
 }
 
 guint

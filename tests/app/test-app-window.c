@@ -485,11 +485,19 @@ not_loading (gpointer window)
   return g_strcmp0 (wick_window_get_state (window), "loading") != 0;
 }
 
-static void
-test_loader_cancel (void)
+/* A trace of @n spans under one root, in a temporary file (the caller
+ * unlinks it): large enough that reading it takes many batches. */
+/* Reading has begun (some batch was committed), or it is over already. */
+static gboolean
+has_begun (gpointer window)
 {
-  /* A large trace: 400 000 spans. */
-  g_autofree char *path = NULL;
+  return wick_window_get_progress (window) > 0.0 || !g_str_equal (wick_window_get_state (window), "loading");
+}
+
+static char *
+write_large_trace (guint n)
+{
+  char *path = NULL;
   int fd = g_file_open_tmp ("wick-large-XXXXXX.jsonl", &path, NULL);
   FILE *out = fdopen (fd, "w");
   fputs (
@@ -503,7 +511,7 @@ test_loader_cancel (void)
     "{\"kind\":\"span_start\",\"id\":\"s\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":"
     "\"function\",\"measured\":true}\n",
     out);
-  for (guint i = 0; i < 400000; i++)
+  for (guint i = 0; i < n; i++)
     fprintf (out,
              "{\"kind\":\"span_start\",\"id\":\"c%u\",\"parent_id\":\"s\",\"name\":\"work_item\","
              "\"start_ns\":%u,\"span_kind\":\"function\"}\n"
@@ -512,6 +520,14 @@ test_loader_cancel (void)
   fprintf (out, "{\"kind\":\"span_end\",\"id\":\"s\",\"duration_ns\":40000000}\n"
                 "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":40000000}\n");
   fclose (out);
+  return path;
+}
+
+static void
+test_loader_cancel (void)
+{
+  /* A large trace: 400 000 spans. */
+  g_autofree char *path = write_large_trace (400000);
 
   WickWindow *window = wick_window_new (GTK_APPLICATION (app));
   gtk_window_present (GTK_WINDOW (window));
@@ -533,6 +549,80 @@ test_loader_cancel (void)
   g_assert_cmpuint (n, ==, 400001);
   close_window (window);
   g_unlink (path);
+}
+
+typedef struct
+{
+  WickWindow *window;
+  const char *want_path;
+  gboolean saw_welcome;
+} OpenWatch;
+
+/* The window shows @want_path and every load has ended; notes whether the
+ * welcome page was ever shown on the way. */
+static gboolean
+shows_path_and_settled (gpointer data)
+{
+  OpenWatch *watch = data;
+  WickDocument *document = wick_window_get_document (watch->window);
+  if (g_strcmp0 (wick_window_get_state (watch->window), "welcome") == 0)
+    watch->saw_welcome = TRUE;
+  return wick_window_get_n_loads_in_flight () == 0 && document != NULL
+         && g_strcmp0 (wick_document_get_path (document), watch->want_path) == 0
+         && is_document (watch->window);
+}
+
+/* Opening a file while another loads: the second load is the one shown (the
+ * loading page, then its document), the first is cancelled and its end
+ * changes nothing — no welcome page in between, no stray timer after the
+ * window closes (a GTK-CRITICAL would fail the test). */
+static void
+test_open_while_loading (void)
+{
+  g_autofree char *large = write_large_trace (400000);
+  g_autofree char *example = app_test_example_path ();
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  g_autoptr (GFile) first = g_file_new_for_path (large);
+  g_autoptr (GFile) second = g_file_new_for_path (example);
+
+  wick_window_load_file (window, first);
+  iterate_until (has_begun, window, 20000);
+  wick_window_load_file (window, second);
+  g_assert_cmpstr (wick_window_get_state (window), ==, "loading");
+  OpenWatch watch = { window, example, FALSE };
+  iterate_until (shows_path_and_settled, &watch, 60000);
+  g_assert_false (watch.saw_welcome);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "example-trace.jsonl");
+  g_assert_false (wick_window_is_empty (window));
+  close_window (window);
+  /* Nothing fires on the destroyed window afterwards. */
+  app_test_iterate_pending (200);
+  g_unlink (large);
+}
+
+static gboolean
+no_loads_in_flight (gpointer data)
+{
+  return wick_window_get_n_loads_in_flight () == 0;
+}
+
+/* Closing a window while it loads: the load is cancelled, its thread ends,
+ * and its end touches nothing of the destroyed window. */
+static void
+test_close_while_loading (void)
+{
+  g_autofree char *large = write_large_trace (400000);
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  g_autoptr (GFile) file = g_file_new_for_path (large);
+  wick_window_load_file (window, file);
+  iterate_until (has_begun, window, 20000);
+  g_assert_cmpuint (wick_window_get_n_loads_in_flight (), ==, 1);
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_until (no_loads_in_flight, NULL, 20000);
+  app_test_iterate_pending (200);
+  g_unlink (large);
 }
 
 static void
@@ -784,6 +874,35 @@ test_track_events (void)
   close_window (window);
 }
 
+/* The window's size through GSettings: a new window opens at the size kept,
+ * and a resized one keeps its own for the next (not the others'). */
+static void
+test_size_remembered (void)
+{
+  GSettings *settings = wick_settings_get ();
+  g_assert_nonnull (settings);
+  g_settings_set_int (settings, "window-width", 1111);
+  g_settings_set_int (settings, "window-height", 777);
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  WickWindow *other = wick_window_new (GTK_APPLICATION (app));
+  int width, height;
+  gtk_window_get_default_size (GTK_WINDOW (window), &width, &height);
+  g_assert_cmpint (width, ==, 1111);
+  g_assert_cmpint (height, ==, 777);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1234, 800);
+  g_assert_cmpint (g_settings_get_int (settings, "window-width"), ==, 1234);
+  g_assert_cmpint (g_settings_get_int (settings, "window-height"), ==, 800);
+  /* the other window keeps its size */
+  gtk_window_get_default_size (GTK_WINDOW (other), &width, &height);
+  g_assert_cmpint (width, ==, 1111);
+  gtk_window_destroy (GTK_WINDOW (other));
+  gtk_window_destroy (GTK_WINDOW (window));
+  WickWindow *next = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_get_default_size (GTK_WINDOW (next), &width, &height);
+  g_assert_cmpint (width, ==, 1234);
+  gtk_window_destroy (GTK_WINDOW (next));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -805,9 +924,12 @@ main (int argc, char **argv)
   g_test_add_func ("/window/health-errors-shown", test_health_errors_shown);
   g_test_add_func ("/window/faulty-trace", test_faulty_trace);
   g_test_add_func ("/window/loader-cancel", test_loader_cancel);
+  g_test_add_func ("/window/open-while-loading", test_open_while_loading);
+  g_test_add_func ("/window/close-while-loading", test_close_while_loading);
   g_test_add_func ("/window/live-follow", test_live_follow);
   g_test_add_func ("/window/tabs-and-narrow", test_tabs_and_narrow);
   g_test_add_func ("/window/track-events", test_track_events);
+  g_test_add_func ("/window/size-remembered", test_size_remembered);
   int status = g_test_run ();
   g_object_unref (app);
   return status;
