@@ -18,6 +18,7 @@ struct _WickCostsPage
   WickDocument *document;
   GArray *costs;    /* WickSpanCost */
   guint64 trace_ns; /* the longest root span: what shares are of */
+  gboolean stale;   /* a growing document changed while the page was hidden */
 };
 
 G_DEFINE_FINAL_TYPE (WickCostsPage, wick_costs_page, GTK_TYPE_WIDGET)
@@ -457,10 +458,13 @@ wick_costs_page_dispose (GObject *object)
   G_OBJECT_CLASS (wick_costs_page_parent_class)->dispose (object);
 }
 
+static void wick_costs_page_map (GtkWidget *widget);
+
 static void
 wick_costs_page_class_init (WickCostsPageClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = wick_costs_page_dispose;
+  GTK_WIDGET_CLASS (klass)->map = wick_costs_page_map;
   gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
   signals[SEARCH_NAME] = g_signal_new ("search-name", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                        0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
@@ -613,9 +617,37 @@ wick_costs_page_set_document_full (WickCostsPage *self, WickDocument *document, 
   wick_table_sort_by (self->spans, 2, TRUE);
 }
 
+static void refresh (WickCostsPage *self);
+
+/* Rebuilding the tables relayouts every row: a growing (live) document does
+ * it only while the page is on screen, and once when it is shown again
+ * (measured: two thirds of the live window's main thread went here with
+ * the page hidden, docs/performance.md "Live view"). */
 void
 wick_costs_page_document_changed (WickCostsPage *self)
 {
+  if (self->document != NULL && !wick_document_is_finished (self->document)
+      && !gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->stale = TRUE;
+      return;
+    }
+  refresh (self);
+}
+
+static void
+wick_costs_page_map (GtkWidget *widget)
+{
+  WickCostsPage *self = WICK_COSTS_PAGE (widget);
+  GTK_WIDGET_CLASS (wick_costs_page_parent_class)->map (widget);
+  if (self->stale)
+    refresh (self);
+}
+
+static void
+refresh (WickCostsPage *self)
+{
+  self->stale = FALSE;
   wick_table_set_rows (self->spans, 0);
   g_clear_pointer (&self->costs, g_array_unref);
   if (self->document == NULL)
@@ -633,6 +665,8 @@ wick_costs_page_document_changed (WickCostsPage *self)
 WickTable *
 wick_costs_page_get_table (WickCostsPage *self, const char *name)
 {
+  if (self->stale)
+    refresh (self);
   if (g_strcmp0 (name, "ops") == 0)
     return self->ops;
   if (g_strcmp0 (name, "tensors") == 0)
