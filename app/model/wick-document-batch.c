@@ -52,7 +52,7 @@ wick_line_batch_decode (WickLineBatch *batch, WickTraceDecoder *decoder, GString
   batch->last_line = line_number;
   if (length > 0 && line[length - 1] == '\r')
     length--;
-  if (!wick_utf8_valid (line, length))
+  if (!wick_utf8_validate (line, length)) /* Rust's str::from_utf8 */
     {
       batch->decode_verb = g_strdup ("read");
       batch->decode_cause = g_strdup ("stream did not contain valid UTF-8");

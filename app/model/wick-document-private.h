@@ -3,6 +3,7 @@
 #pragma once
 
 #include "wick-document.h"
+#include "core/wick-utf8.h" /* wick_utf8_validate: Rust's str::from_utf8 */
 #include "wick-string-pool.h"
 #include "wick-json-scanner.h"
 #include "wick-trace-record.h"
@@ -129,8 +130,6 @@ gboolean wick_document_set_decode_error (WickDocument *self, const char *verb, c
                                          GError **error);
 /* wick_document_finish() without the "changed" signal. */
 gboolean wick_document_finish_quietly (WickDocument *self, GError **error);
-/* Rust's str::from_utf8 acceptance. */
-gboolean wick_utf8_valid (const char *data, gsize len);
 
 /* Health and coverage per spec §6–7 into the document's analysis fields. With
  * @live, the capture is taken as still running (see wick_document_analyze). */

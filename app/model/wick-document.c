@@ -11,6 +11,7 @@
 
 #include "wick-document-private.h"
 #include "wick-tracks-private.h"
+#include "core/wick-dtype-table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -341,21 +342,8 @@ extend_end (WickDocument *self, guint64 start, guint64 duration)
 static int
 dtype_size (const char *dtype, gsize len)
 {
-  static const struct
-  {
-    const char *name;
-    int size;
-  } sizes[] = {
-    { "u8", 1 },  { "i8", 1 },  { "bool", 1 }, { "f8", 1 },  { "u16", 2 },
-    { "i16", 2 }, { "f16", 2 }, { "bf16", 2 }, { "u32", 4 }, { "i32", 4 },
-    { "f32", 4 }, { "u64", 8 }, { "i64", 8 },  { "f64", 8 },
-  };
-
   wick_rust_trim (&dtype, &len);
-  for (gsize i = 0; i < G_N_ELEMENTS (sizes); i++)
-    if (strlen (sizes[i].name) == len && g_ascii_strncasecmp (sizes[i].name, dtype, len) == 0)
-      return sizes[i].size;
-  return 0;
+  return (int)wick_dtype_table_size (dtype, len);
 }
 
 /* product(shape) × dtype size, saturating; FALSE when the dtype is unknown. */
@@ -795,58 +783,6 @@ wick_document_commit_extension (WickDocument *self, const char *line, gsize len,
 
 /* ---- lines ------------------------------------------------------------ */
 
-/* Rust's str::from_utf8: well-formed UTF-8, no surrogates, no overlongs. */
-gboolean
-wick_utf8_valid (const char *data, gsize len)
-{
-  const unsigned char *p = (const unsigned char *)data;
-  const unsigned char *end = p + len;
-
-  while (p < end)
-    {
-      if (*p < 0x80)
-        {
-          while (end - p >= 8)
-            {
-              guint64 chunk;
-              memcpy (&chunk, p, 8);
-              if (chunk & 0x8080808080808080ull)
-                break;
-              p += 8;
-            }
-          while (p < end && *p < 0x80)
-            p++;
-          continue;
-        }
-      if (*p >= 0xC2 && *p <= 0xDF)
-        {
-          if (end - p < 2 || (p[1] & 0xC0) != 0x80)
-            return FALSE;
-          p += 2;
-        }
-      else if (*p >= 0xE0 && *p <= 0xEF)
-        {
-          if (end - p < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
-            return FALSE;
-          if ((*p == 0xE0 && p[1] < 0xA0) || (*p == 0xED && p[1] > 0x9F))
-            return FALSE;
-          p += 3;
-        }
-      else if (*p >= 0xF0 && *p <= 0xF4)
-        {
-          if (end - p < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80
-              || (p[3] & 0xC0) != 0x80)
-            return FALSE;
-          if ((*p == 0xF0 && p[1] < 0x90) || (*p == 0xF4 && p[1] > 0x8F))
-            return FALSE;
-          p += 4;
-        }
-      else
-        return FALSE;
-    }
-  return TRUE;
-}
-
 static const char *
 display_path (WickDocument *self)
 {
@@ -883,7 +819,7 @@ wick_document_feed_line (WickDocument *self, const char *line, gsize length, GEr
   self->n_lines++;
   if (length > 0 && line[length - 1] == '\r')
     length--;
-  if (!wick_utf8_valid (line, length))
+  if (!wick_utf8_validate (line, length)) /* Rust's str::from_utf8 */
     return wick_document_set_decode_error (self, "read", "stream did not contain valid UTF-8",
                                            error);
   wick_rust_trim (&line, &length);

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include "wick-json-scanner.h"
+#include "core/wick-json.h"
+#include "core/wick-utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -93,34 +95,6 @@ read_hex4 (WickJsonScanner *scanner, guint *out)
     }
   *out = n;
   return TRUE;
-}
-
-static gsize
-encode_utf8 (guint cp, char *out)
-{
-  if (cp < 0x80)
-    {
-      out[0] = (char)cp;
-      return 1;
-    }
-  if (cp < 0x800)
-    {
-      out[0] = (char)(0xC0 | (cp >> 6));
-      out[1] = (char)(0x80 | (cp & 0x3F));
-      return 2;
-    }
-  if (cp < 0x10000)
-    {
-      out[0] = (char)(0xE0 | (cp >> 12));
-      out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-      out[2] = (char)(0x80 | (cp & 0x3F));
-      return 3;
-    }
-  out[0] = (char)(0xF0 | (cp >> 18));
-  out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-  out[3] = (char)(0x80 | (cp & 0x3F));
-  return 4;
 }
 
 static gboolean
@@ -215,7 +189,7 @@ read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const ch
               guint cp = 0;
               if (!read_unicode_escape (scanner, &cp))
                 return FALSE;
-              o += encode_utf8 (cp, o);
+              o += wick_utf8_encode (cp, o);
               break;
             }
           default:
@@ -602,77 +576,14 @@ wick_json_describe_value (WickJsonScanner *scanner, GString *out)
   g_string_free (scratch_error, TRUE);
 }
 
-/* Shortest decimal digits that read back as @value (positive, finite, non-zero);
- * returns the decimal exponent of the first digit. */
-static int
-shortest_digits (double value, char digits[32], int *n_digits)
-{
-  char buffer[40];
-  int exponent = 0;
-
-  for (int precision = 1; precision <= 17; precision++)
-    {
-      snprintf (buffer, sizeof buffer, "%.*e", precision - 1, value);
-      if (strtod (buffer, NULL) == value)
-        break;
-    }
-  {
-    const char *p = buffer;
-    int n = 0;
-    for (; *p && *p != 'e'; p++)
-      if (g_ascii_isdigit (*p))
-        digits[n++] = *p;
-    if (*p == 'e')
-      exponent = atoi (p + 1);
-    while (n > 1 && digits[n - 1] == '0')
-      n--;
-    digits[n] = '\0';
-    *n_digits = n;
-  }
-  return exponent;
-}
-
 void
 wick_json_format_f64 (GString *out, double value)
 {
-  char digits[32];
-  int n, e10, k, kk;
-
-  if (signbit (value))
-    g_string_append_c (out, '-');
-  value = fabs (value);
-  if (value == 0.0)
-    {
-      g_string_append (out, "0.0");
-      return;
-    }
-  e10 = shortest_digits (value, digits, &n);
-  k = e10 - (n - 1);
-  kk = n + k;
-  if (k >= 0 && kk <= 16)
-    {
-      g_string_append (out, digits);
-      for (int i = 0; i < k; i++)
-        g_string_append_c (out, '0');
-      g_string_append (out, ".0");
-    }
-  else if (kk > 0 && kk <= 16)
-    {
-      g_string_append_len (out, digits, kk);
-      g_string_append_c (out, '.');
-      g_string_append (out, digits + kk);
-    }
-  else if (kk > -5 && kk <= 0)
-    {
-      g_string_append (out, "0.");
-      for (int i = 0; i < -kk; i++)
-        g_string_append_c (out, '0');
-      g_string_append (out, digits);
-    }
-  else if (n == 1)
-    g_string_append_printf (out, "%ce%d", digits[0], kk - 1);
+  char buffer[40];
+  if (!isfinite (value))
+    g_string_append (out, "null"); /* as serde_json writes a non-finite f64 */
   else
-    g_string_append_printf (out, "%c.%se%d", digits[0], digits + 1, kk - 1);
+    g_string_append_len (out, buffer, (gssize)wick_format_double (value, buffer));
 }
 
 void
@@ -699,7 +610,7 @@ wick_rust_debug_f64 (GString *out, double value)
       g_string_append (out, "0.0");
       return;
     }
-  e10 = shortest_digits (magnitude, digits, &n);
+  e10 = wick_format_shortest_digits (magnitude, digits, &n);
   if (magnitude >= 1e-4 && magnitude < 1e16)
     {
       int int_digits = e10 + 1;
@@ -734,49 +645,9 @@ wick_rust_debug_f64 (GString *out, double value)
 void
 wick_json_append_string (GString *out, const char *str, gsize len)
 {
-  static const char hex[] = "0123456789abcdef";
-  gsize run = 0;
-
-  g_string_append_c (out, '"');
-  for (gsize i = 0; i < len; i++)
-    {
-      unsigned char c = (unsigned char)str[i];
-      if (c >= 0x20 && c != '"' && c != '\\')
-        continue;
-      g_string_append_len (out, str + run, (gssize)(i - run));
-      run = i + 1;
-      switch (c)
-        {
-          case '"':
-            g_string_append (out, "\\\"");
-            break;
-          case '\\':
-            g_string_append (out, "\\\\");
-            break;
-          case '\b':
-            g_string_append (out, "\\b");
-            break;
-          case '\f':
-            g_string_append (out, "\\f");
-            break;
-          case '\n':
-            g_string_append (out, "\\n");
-            break;
-          case '\r':
-            g_string_append (out, "\\r");
-            break;
-          case '\t':
-            g_string_append (out, "\\t");
-            break;
-          default:
-            g_string_append (out, "\\u00");
-            g_string_append_c (out, hex[c >> 4]);
-            g_string_append_c (out, hex[c & 15]);
-            break;
-        }
-    }
-  g_string_append_len (out, str + run, (gssize)(len - run));
-  g_string_append_c (out, '"');
+  gsize old = out->len;
+  g_string_set_size (out, old + WICK_JSON_ESCAPED_MAX (len));
+  g_string_truncate (out, old + wick_json_escape (str, len, out->str + old));
 }
 
 void
@@ -890,7 +761,7 @@ wick_rust_display_f64 (GString *out, double value)
       g_string_append (out, "0.0");
       return;
     }
-  e10 = shortest_digits (value, digits, &n);
+  e10 = wick_format_shortest_digits (value, digits, &n);
   int_digits = e10 + 1;
   if (int_digits <= 0)
     {

@@ -262,9 +262,11 @@ wick_json_array_next (WickJsonScanner *scanner, gboolean *first)
  * "string \"x\"", "sequence", "map"). Does not move the cursor. */
 void wick_json_describe_value (WickJsonScanner *scanner, GString *out);
 
-/* Formatting shared with the writer. */
-void wick_json_format_f64 (GString *out, double value);                  /* ryu/serde_json layout */
-void wick_json_append_string (GString *out, const char *str, gsize len); /* quoted */
+/* libwick's JSON formatting (core/wick-json.h, compiled into the model) onto a
+ * GString: a float in ryu/serde_json's layout, a string quoted and escaped as
+ * serde_json escapes it. */
+void wick_json_format_f64 (GString *out, double value);
+void wick_json_append_string (GString *out, const char *str, gsize len);
 /* Rust's {:?} of a str and of an f64. */
 void wick_rust_debug_str (GString *out, const char *str, gsize len);
 void wick_rust_debug_f64 (GString *out, double value);

@@ -1,5 +1,8 @@
 /* wick-json.c — compact JSON text as serde_json writes it (see wick-json.h). */
-#include "wick-json.h"
+#include "config.h"
+
+#include "core/wick-json.h"
+#include "core/wick-utf8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +36,11 @@ wick_json_reserve (WickJson *json, size_t extra)
 {
   if (json->failed)
     return false;
+  if (json->limit != 0 && (extra > json->limit || json->length > json->limit - extra))
+    {
+      json->failed = true;
+      return false;
+    }
   if (json->length + extra + 1 <= json->capacity)
     return true;
   size_t capacity = json->capacity ? json->capacity : 256;
@@ -65,40 +73,79 @@ wick_json_raw (WickJson *json, const char *text)
   wick_json_append (json, text, strlen (text));
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t
-utf8_sequence_length (const unsigned char *s, size_t available)
+size_t
+wick_json_escape (const char *string, size_t length, char *out)
 {
-  unsigned char c = s[0];
-  size_t need;
-  uint32_t min, cp;
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf)
-    need = 2, min = 0x80, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef)
-    need = 3, min = 0x800, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4)
-    need = 4, min = 0x10000, cp = c & 0x07;
-  else
-    return 0;
-  if (available < need)
-    return 0;
-  for (size_t i = 1; i < need; i++)
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *s = (const unsigned char *)string;
+  char *o = out;
+  *o++ = '"';
+  size_t i = 0;
+  while (i < length)
     {
-      if ((s[i] & 0xc0) != 0x80)
-        return 0;
-      cp = (cp << 6) | (s[i] & 0x3f);
+      /* A run of bytes that stand for themselves, copied at once. */
+      size_t run = i;
+      for (;;)
+        {
+          while (i < length && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+            i++;
+          size_t sequence
+            = i < length && s[i] >= 0x80 ? wick_utf8_sequence_length (s + i, length - i) : 0;
+          if (sequence == 0)
+            break;
+          i += sequence;
+        }
+      memcpy (o, string + run, i - run);
+      o += i - run;
+      if (i == length)
+        break;
+      unsigned char c = s[i++];
+      switch (c)
+        {
+          case '"':
+            *o++ = '\\', *o++ = '"';
+            break;
+          case '\\':
+            *o++ = '\\', *o++ = '\\';
+            break;
+          case '\b':
+            *o++ = '\\', *o++ = 'b';
+            break;
+          case '\f':
+            *o++ = '\\', *o++ = 'f';
+            break;
+          case '\n':
+            *o++ = '\\', *o++ = 'n';
+            break;
+          case '\r':
+            *o++ = '\\', *o++ = 'r';
+            break;
+          case '\t':
+            *o++ = '\\', *o++ = 't';
+            break;
+          default:
+            if (c < 0x20)
+              {
+                memcpy (o, "\\u00", 4);
+                o[4] = hex[c >> 4];
+                o[5] = hex[c & 15];
+                o += 6;
+              }
+            else
+              {
+                memcpy (o, "\xef\xbf\xbd", 3); /* U+FFFD for a byte of invalid UTF-8 */
+                o += 3;
+              }
+            break;
+        }
     }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return need;
+  *o++ = '"';
+  return (size_t)(o - out);
 }
 
 void
 wick_json_string_len (WickJson *json, const char *string, size_t length)
 {
-  static const char hex[] = "0123456789abcdef";
   const unsigned char *s = (const unsigned char *)string;
   if (!wick_json_reserve (json, length + 2))
     return;
@@ -116,71 +163,24 @@ wick_json_string_len (WickJson *json, const char *string, size_t length)
       json->data[json->length] = '\0';
       return;
     }
-  wick_json_append (json, "\"", 1);
-  size_t run = 0; /* start of the pending verbatim run */
-  size_t i = 0;
-  while (i < length)
+  /* Room for the worst case only when the plain case did not apply; with a
+   * limit the text must fit, not its worst case, so escape into scratch. */
+  if (json->limit == 0)
     {
-      unsigned char c = s[i];
-      if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80)
-        {
-          i++;
-          continue;
-        }
-      size_t sequence = c >= 0x80 ? utf8_sequence_length (s + i, length - i) : 0;
-      if (sequence > 0)
-        {
-          i += sequence;
-          continue;
-        }
-      wick_json_append (json, string + run, i - run);
-      char escape[8];
-      size_t n = 2;
-      escape[0] = '\\';
-      switch (c)
-        {
-          case '"':
-            escape[1] = '"';
-            break;
-          case '\\':
-            escape[1] = '\\';
-            break;
-          case '\b':
-            escape[1] = 'b';
-            break;
-          case '\f':
-            escape[1] = 'f';
-            break;
-          case '\n':
-            escape[1] = 'n';
-            break;
-          case '\r':
-            escape[1] = 'r';
-            break;
-          case '\t':
-            escape[1] = 't';
-            break;
-          default:
-            if (c < 0x20)
-              {
-                memcpy (escape, "\\u00", 4);
-                escape[4] = hex[c >> 4];
-                escape[5] = hex[c & 15];
-                n = 6;
-              }
-            else
-              {
-                memcpy (escape, "\xef\xbf\xbd", 3); /* U+FFFD for invalid UTF-8 */
-                n = 3;
-              }
-            break;
-        }
-      wick_json_append (json, escape, n);
-      i++;
-      run = i;
+      if (!wick_json_reserve (json, WICK_JSON_ESCAPED_MAX (length)))
+        return;
+      json->length += wick_json_escape (string, length, json->data + json->length);
+      json->data[json->length] = '\0';
+      return;
     }
-  wick_json_append (json, string + run, length - run);
-  wick_json_append (json, "\"", 1);
+  char *scratch = malloc (WICK_JSON_ESCAPED_MAX (length));
+  if (scratch == NULL)
+    {
+      json->failed = true;
+      return;
+    }
+  wick_json_append (json, scratch, wick_json_escape (string, length, scratch));
+  free (scratch);
 }
 
 void
@@ -212,11 +212,25 @@ wick_json_u64 (WickJson *json, uint64_t value)
   wick_json_append (json, buffer, wick_format_u64 (value, buffer));
 }
 
-/* Shortest digits d1..dn and exponent k with value = 0.d1..dn x 10^k... as
- * "digits" and decimal exponent of the first digit. */
-static void
-shortest_digits (double value, char *digits, int *n_digits, int *exponent)
+void
+wick_json_i64 (WickJson *json, int64_t value)
 {
+  char buffer[24];
+  size_t n = 0;
+  uint64_t magnitude = (uint64_t)value;
+  if (value < 0)
+    {
+      buffer[n++] = '-';
+      magnitude = 0 - magnitude;
+    }
+  n += wick_format_u64 (magnitude, buffer + n);
+  wick_json_append (json, buffer, n);
+}
+
+int
+wick_format_shortest_digits (double value, char digits[24], int *n_digits)
+{
+  int exponent;
   char buffer[40];
   for (int precision = 0; precision <= 16; precision++)
     {
@@ -227,14 +241,15 @@ shortest_digits (double value, char *digits, int *n_digits, int *exponent)
   /* buffer is d.ddde[+-]XX (value is positive here) */
   int n = 0;
   const char *p = buffer;
-  for (; *p != 'e'; p++)
-    if (*p >= '0' && *p <= '9')
+  for (; *p != '\0' && *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9' && n < 23)
       digits[n++] = *p;
-  *exponent = atoi (p + 1);
+  exponent = *p == 'e' ? atoi (p + 1) : 0;
   while (n > 1 && digits[n - 1] == '0')
     n--;
   digits[n] = '\0';
   *n_digits = n;
+  return exponent;
 }
 
 size_t
@@ -253,7 +268,7 @@ wick_format_double (double value, char *buffer)
       memcpy (buffer + out, "0.0", 4);
       return out + 3;
     }
-  shortest_digits (value, digits, &length, &e10);
+  e10 = wick_format_shortest_digits (value, digits, &length);
   /* ryu's layout: value = digits x 10^k, kk = length + k */
   int k = e10 - (length - 1);
   int kk = length + k;

@@ -2,6 +2,7 @@
  * bytes (spec §3.4, §3.6 and candle-graph's producer note).
  */
 #include "wick-session-internal.h"
+#include "core/wick-dtype-table.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -42,15 +43,6 @@ wick_tensor_stats_compute_f32 (const float *data, size_t n, WickTensorStatsRecor
 size_t
 wick_dtype_size (const char *dtype)
 {
-  static const struct
-  {
-    const char *name;
-    size_t size;
-  } sizes[] = {
-    { "u8", 1 },  { "i8", 1 },  { "bool", 1 }, { "f8", 1 },  { "u16", 2 },
-    { "i16", 2 }, { "f16", 2 }, { "bf16", 2 }, { "u32", 4 }, { "i32", 4 },
-    { "f32", 4 }, { "u64", 8 }, { "i64", 8 },  { "f64", 8 },
-  };
   if (dtype == NULL)
     return 0;
   while (isspace ((unsigned char)*dtype))
@@ -58,10 +50,7 @@ wick_dtype_size (const char *dtype)
   size_t length = strlen (dtype);
   while (length > 0 && isspace ((unsigned char)dtype[length - 1]))
     length--;
-  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-    if (strlen (sizes[i].name) == length && strncasecmp (sizes[i].name, dtype, length) == 0)
-      return sizes[i].size;
-  return 0;
+  return wick_dtype_table_size (dtype, length);
 }
 
 bool

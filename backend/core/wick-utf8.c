@@ -1,8 +1,10 @@
-/* wick-utf8.c — cutting text on a UTF-8 character boundary (wick-utf8.h). */
+/* wick-utf8.c — strict UTF-8 validation, encoding and cutting on a character
+ * boundary, for libwick and the model (wick-utf8.h). */
 #include "config.h"
 
 #include "core/wick-utf8.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static size_t
@@ -56,4 +58,92 @@ wick_utf8_trim_end (char *s)
         s[length - back] = '\0';
       return;
     }
+}
+
+size_t
+wick_utf8_sequence_length (const unsigned char *s, size_t available)
+{
+  if (available == 0)
+    return 0;
+  unsigned char c = s[0];
+  if (c < 0x80)
+    return 1;
+  size_t need;
+  if (c >= 0xc2 && c <= 0xdf)
+    need = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    need = 3;
+  else if (c >= 0xf0 && c <= 0xf4)
+    need = 4;
+  else
+    return 0;
+  if (available < need)
+    return 0;
+  for (size_t i = 1; i < need; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  /* The second byte's range rules out overlong forms, surrogates and code
+   * points above U+10FFFF (RFC 3629, section 4). */
+  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) || (c == 0xf0 && s[1] < 0x90)
+      || (c == 0xf4 && s[1] > 0x8f))
+    return 0;
+  return need;
+}
+
+bool
+wick_utf8_validate (const char *data, size_t length)
+{
+  const unsigned char *p = (const unsigned char *)data;
+  const unsigned char *end = p + length;
+  while (p < end)
+    {
+      if (*p < 0x80)
+        {
+          /* ASCII eight bytes at a time: most trace text is ASCII. */
+          while (end - p >= 8)
+            {
+              uint64_t chunk;
+              memcpy (&chunk, p, 8);
+              if (chunk & 0x8080808080808080ull)
+                break;
+              p += 8;
+            }
+          while (p < end && *p < 0x80)
+            p++;
+          continue;
+        }
+      size_t n = wick_utf8_sequence_length (p, (size_t)(end - p));
+      if (n == 0)
+        return false;
+      p += n;
+    }
+  return true;
+}
+
+size_t
+wick_utf8_encode (uint32_t code, char *out)
+{
+  if (code < 0x80)
+    {
+      out[0] = (char)code;
+      return 1;
+    }
+  if (code < 0x800)
+    {
+      out[0] = (char)(0xc0 | code >> 6);
+      out[1] = (char)(0x80 | (code & 0x3f));
+      return 2;
+    }
+  if (code < 0x10000)
+    {
+      out[0] = (char)(0xe0 | code >> 12);
+      out[1] = (char)(0x80 | (code >> 6 & 0x3f));
+      out[2] = (char)(0x80 | (code & 0x3f));
+      return 3;
+    }
+  out[0] = (char)(0xf0 | code >> 18);
+  out[1] = (char)(0x80 | (code >> 12 & 0x3f));
+  out[2] = (char)(0x80 | (code >> 6 & 0x3f));
+  out[3] = (char)(0x80 | (code & 0x3f));
+  return 4;
 }

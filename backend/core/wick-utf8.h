@@ -1,4 +1,9 @@
-/* wick-utf8.h — cutting text on a UTF-8 character boundary (private).
+/* wick-utf8.h — UTF-8 for libwick and the model (private; compiled into both
+ * from backend/core, never copied): strict validation, encoding, and cutting
+ * text on a character boundary.
+ *
+ * Strict means what Rust's str::from_utf8 and RFC 3629 accept: no overlong
+ * forms, no encoded surrogates (U+D800-U+DFFF), nothing above U+10FFFF.
  *
  * Error text quotes names that came from elsewhere (checkpoint keys, module
  * names, commands) and cuts them to fit: "%.200s" would cut in the middle of a
@@ -14,7 +19,20 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/* Bytes of the valid UTF-8 sequence at @s (1 to 4), or 0 when the bytes there
+ * (at most @available of them) do not start one. */
+size_t wick_utf8_sequence_length (const unsigned char *s, size_t available);
+
+/* True when all @length bytes of @data are strict UTF-8 (NUL bytes included). */
+bool wick_utf8_validate (const char *data, size_t length);
+
+/* Writes the UTF-8 form of @code (at most U+10FFFF, not a surrogate) to @out
+ * (room for 4 bytes); returns its length. */
+size_t wick_utf8_encode (uint32_t code, char *out);
 
 /* Bytes of the longest prefix of @s of at most @max bytes that does not end
  * inside a character (the whole string when it is shorter). */

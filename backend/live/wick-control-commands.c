@@ -78,8 +78,8 @@ require_store (WickSession *session, WickControlWriter *reply)
   return store;
 }
 
-static const char *
-stage_state_name (WickStageState state)
+const char *
+wick_control_stage_state_name (WickStageState state)
 {
   switch (state)
     {
@@ -103,6 +103,64 @@ module_where (const WickWeightStats *stats)
   if (stats->disk > 0 && stats->ram > 0)
     return "disk+ram";
   return stats->disk > 0 ? "disk" : "ram";
+}
+
+size_t
+wick_control_foreach_module (WickSession *session, WickControlModuleFunc func, void *data)
+{
+  if (wick_session_get_weight_store == NULL || wick_weight_store_get_n_modules == NULL
+      || wick_weight_store_get_module_stats == NULL)
+    return 0;
+  WickWeightStore *store = wick_session_get_weight_store (session);
+  size_t n = store != NULL ? wick_weight_store_get_n_modules (store) : 0, done = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      WickWeightStats stats;
+      memset (&stats, 0, sizeof stats);
+      if (!wick_weight_store_get_module_stats (store, i, &stats))
+        continue;
+      func (&stats, data);
+      done++;
+    }
+  return done;
+}
+
+void
+wick_control_write_module (WickControlWriter *writer, const WickWeightStats *stats)
+{
+  wick_control_writer_string (writer, "name", stats->module);
+  wick_control_writer_uint (writer, "bytes", stats->bytes);
+  wick_control_writer_uint (writer, "parameters", stats->parameters);
+  wick_control_writer_string (writer, "where", module_where (stats));
+  wick_control_writer_uint (writer, "disk", stats->disk);
+  wick_control_writer_uint (writer, "ram", stats->ram);
+  wick_control_writer_uint (writer, "restored_count", stats->restored_count);
+}
+
+size_t
+wick_control_foreach_stage (WickSession *session, WickControlStageFunc func, void *data)
+{
+  if (wick_session_get_n_stages == NULL || wick_session_get_stage == NULL
+      || wick_stage_get_name == NULL || wick_stage_get_state == NULL)
+    return 0;
+  size_t n = wick_session_get_n_stages (session), done = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      WickStage *stage = wick_session_get_stage (session, i);
+      if (stage == NULL)
+        continue;
+      func (stage, data);
+      done++;
+    }
+  return done;
+}
+
+void
+wick_control_write_stage (WickControlWriter *writer, WickStage *stage)
+{
+  wick_control_writer_string (writer, "name", wick_stage_get_name (stage));
+  wick_control_writer_string (writer, "state",
+                              wick_control_stage_state_name (wick_stage_get_state (stage)));
 }
 
 static void
@@ -141,46 +199,21 @@ command_hello (WickSession *session, const WickControlRequest *request, WickCont
 }
 
 static void
-write_stage_list (WickSession *session, WickControlWriter *reply)
+list_stage (WickStage *stage, void *data)
 {
-  wick_control_writer_begin_array (reply, "stages");
-  size_t n = stages_available () ? wick_session_get_n_stages (session) : 0;
-  for (size_t i = 0; i < n; i++)
-    {
-      WickStage *stage = wick_session_get_stage (session, i);
-      if (stage == NULL)
-        continue;
-      wick_control_writer_begin_object (reply, NULL);
-      wick_control_writer_string (reply, "name", wick_stage_get_name (stage));
-      wick_control_writer_string (reply, "state", stage_state_name (wick_stage_get_state (stage)));
-      wick_control_writer_end_object (reply);
-    }
-  wick_control_writer_end_array (reply);
+  WickControlWriter *reply = data;
+  wick_control_writer_begin_object (reply, NULL);
+  wick_control_write_stage (reply, stage);
+  wick_control_writer_end_object (reply);
 }
 
 static void
-write_module_list (WickSession *session, WickControlWriter *reply)
+list_module (const WickWeightStats *stats, void *data)
 {
-  wick_control_writer_begin_array (reply, "modules");
-  WickWeightStore *store = weights_available () ? wick_session_get_weight_store (session) : NULL;
-  size_t n = store != NULL ? wick_weight_store_get_n_modules (store) : 0;
-  for (size_t i = 0; i < n; i++)
-    {
-      WickWeightStats stats;
-      memset (&stats, 0, sizeof stats);
-      if (!wick_weight_store_get_module_stats (store, i, &stats))
-        continue;
-      wick_control_writer_begin_object (reply, NULL);
-      wick_control_writer_string (reply, "name", stats.module);
-      wick_control_writer_uint (reply, "bytes", stats.bytes);
-      wick_control_writer_uint (reply, "parameters", stats.parameters);
-      wick_control_writer_string (reply, "where", module_where (&stats));
-      wick_control_writer_uint (reply, "disk", stats.disk);
-      wick_control_writer_uint (reply, "ram", stats.ram);
-      wick_control_writer_uint (reply, "restored_count", stats.restored_count);
-      wick_control_writer_end_object (reply);
-    }
-  wick_control_writer_end_array (reply);
+  WickControlWriter *reply = data;
+  wick_control_writer_begin_object (reply, NULL);
+  wick_control_write_module (reply, stats);
+  wick_control_writer_end_object (reply);
 }
 
 static void
@@ -188,8 +221,14 @@ command_list (WickSession *session, const WickControlRequest *request, WickContr
               bool *send_ring_fd)
 {
   wick_control_writer_bool (reply, "ok", true);
-  write_stage_list (session, reply);
-  write_module_list (session, reply);
+  wick_control_writer_begin_array (reply, "stages");
+  if (stages_available ())
+    wick_control_foreach_stage (session, list_stage, reply);
+  wick_control_writer_end_array (reply);
+  wick_control_writer_begin_array (reply, "modules");
+  if (weights_available ())
+    wick_control_foreach_module (session, list_module, reply);
+  wick_control_writer_end_array (reply);
   WickError why = { "" };
   bool cuda = wick_cuda_available != NULL && wick_cuda_available (&why);
   wick_control_writer_bool (reply, "cuda", cuda);
@@ -413,7 +452,8 @@ command_capture (WickSession *session, const WickControlRequest *request, WickCo
     }
   wick_control_writer_bool (reply, "ok", true);
   write_certification (reply, &cert);
-  wick_control_writer_string (reply, "state", stage_state_name (wick_stage_get_state (stage)));
+  wick_control_writer_string (reply, "state",
+                              wick_control_stage_state_name (wick_stage_get_state (stage)));
 }
 
 static void
@@ -431,7 +471,8 @@ command_release (WickSession *session, const WickControlRequest *request, WickCo
     }
   wick_control_writer_bool (reply, "ok", true);
   wick_control_writer_string (reply, "stage", wick_stage_get_name (stage));
-  wick_control_writer_string (reply, "state", stage_state_name (wick_stage_get_state (stage)));
+  wick_control_writer_string (reply, "state",
+                              wick_control_stage_state_name (wick_stage_get_state (stage)));
 }
 
 static void

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/wick-json.h"
 #include "wick/wick.h"
 
 #define WICK_CONTROL_MAX_FIELDS 32
@@ -74,14 +75,23 @@ bool wick_control_frame_length (const unsigned char header[WICK_CONTROL_FRAME_HE
                                 uint32_t *length, WickError *error);
 void wick_control_frame_header (uint32_t length, unsigned char header[WICK_CONTROL_FRAME_HEADER]);
 
-/* A bounded JSON writer. Keys and strings are escaped; doubles that are not
- * finite are written as null. */
+/* The replies' writer: core's WickJson (wick-json.h: serde_json's escapes,
+ * invalid UTF-8 as U+FFFD, shortest round-trip floats, non-finite floats as
+ * null) bounded at WICK_CONTROL_MAX_MESSAGE, plus the commas between members.
+ * data, length and overflow are WickJson's data, length and failed. */
 typedef struct
 {
-  char *data;
-  size_t length;
-  size_t capacity;
-  bool overflow;
+  union
+  {
+    WickJson json;
+    struct
+    {
+      char *data;
+      size_t length;
+      size_t capacity;
+      bool overflow; /* past the bound, or out of memory: nothing more is written */
+    };
+  };
   bool need_comma;
   /* A file descriptor to pass with the reply (SCM_RIGHTS) instead of the
    * ring's; the server closes it after sending ("snapshot"). */
@@ -102,6 +112,3 @@ void wick_control_writer_double (WickControlWriter *writer, const char *key, dou
 void wick_control_writer_bool (WickControlWriter *writer, const char *key, bool value);
 /* A JSON value written verbatim (the caller guarantees it is valid JSON). */
 void wick_control_writer_raw (WickControlWriter *writer, const char *key, const char *json);
-
-/* Escapes @value as a JSON string (with quotes) into @out; false on overflow. */
-bool wick_control_json_escape (const char *value, char *out, size_t out_size);

@@ -45,6 +45,19 @@ bool wick_control_session_mark (WickSession *session, const char *label, WickErr
 void wick_control_execute (WickSession *session, const WickControlRequest *request,
                            WickControlWriter *reply, bool *send_ring_fd);
 
+/* The registered modules and stages, as "list" and "snapshot" write them
+ * (wick-control-commands.c): each calls @func for every module (stage) that
+ * the store (session) reports and returns how many; 0 in a libwick built
+ * without the weight store (stage capture). write_module and write_stage
+ * write one's members into the object the caller opened. */
+typedef void (*WickControlModuleFunc) (const WickWeightStats *stats, void *data);
+typedef void (*WickControlStageFunc) (WickStage *stage, void *data);
+size_t wick_control_foreach_module (WickSession *session, WickControlModuleFunc func, void *data);
+size_t wick_control_foreach_stage (WickSession *session, WickControlStageFunc func, void *data);
+void wick_control_write_module (WickControlWriter *writer, const WickWeightStats *stats);
+void wick_control_write_stage (WickControlWriter *writer, WickStage *stage);
+const char *wick_control_stage_state_name (WickStageState state);
+
 /* "snapshot" (wick-control-snapshot.c): the live storages, modules and
  * stages as a sealed memfd passed with the reply. */
 void wick_control_command_snapshot (WickSession *session, const WickControlRequest *request,

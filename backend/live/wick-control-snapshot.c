@@ -27,13 +27,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#pragma weak wick_session_get_weight_store
-#pragma weak wick_weight_store_get_n_modules
-#pragma weak wick_weight_store_get_module_stats
-#pragma weak wick_session_get_n_stages
-#pragma weak wick_session_get_stage
-#pragma weak wick_stage_get_name
-#pragma weak wick_stage_get_state
 #pragma weak wick_stage_get_certification
 
 typedef struct
@@ -113,102 +106,43 @@ on_allocation (const WickMemoryRecord *allocation, void *user_data)
   wick_control_writer_clear (&line);
 }
 
-static const char *
-module_where (const WickWeightStats *stats)
+static void
+snapshot_module (const WickWeightStats *stats, void *data)
 {
-  if (stats->resident)
-    return "resident";
-  if (stats->disk > 0 && stats->ram > 0)
-    return "disk+ram";
-  return stats->disk > 0 ? "disk" : "ram";
+  WickControlWriter line;
+  wick_control_writer_init (&line);
+  wick_control_writer_begin_object (&line, NULL);
+  wick_control_writer_string (&line, "kind", "wick_snapshot_module");
+  wick_control_write_module (&line, stats);
+  wick_control_writer_end_object (&line);
+  buffer_line (data, &line);
+  wick_control_writer_clear (&line);
 }
 
-static size_t
-write_modules (WickSession *session, Buffer *buffer)
+static void
+snapshot_stage (WickStage *stage, void *data)
 {
-  if (wick_session_get_weight_store == NULL || wick_weight_store_get_n_modules == NULL
-      || wick_weight_store_get_module_stats == NULL)
-    return 0;
-  WickWeightStore *store = wick_session_get_weight_store (session);
-  size_t n = store != NULL ? wick_weight_store_get_n_modules (store) : 0, written = 0;
-  for (size_t i = 0; i < n; i++)
+  WickCertification certification;
+  memset (&certification, 0, sizeof certification);
+  bool certified
+    = wick_stage_get_certification != NULL && wick_stage_get_certification (stage, &certification);
+  WickControlWriter line;
+  wick_control_writer_init (&line);
+  wick_control_writer_begin_object (&line, NULL);
+  wick_control_writer_string (&line, "kind", "wick_snapshot_stage");
+  wick_control_write_stage (&line, stage);
+  if (certified)
     {
-      WickWeightStats stats;
-      memset (&stats, 0, sizeof stats);
-      if (!wick_weight_store_get_module_stats (store, i, &stats))
-        continue;
-      WickControlWriter line;
-      wick_control_writer_init (&line);
-      wick_control_writer_begin_object (&line, NULL);
-      wick_control_writer_string (&line, "kind", "wick_snapshot_module");
-      wick_control_writer_string (&line, "name", stats.module);
-      wick_control_writer_uint (&line, "bytes", stats.bytes);
-      wick_control_writer_uint (&line, "parameters", stats.parameters);
-      wick_control_writer_string (&line, "where", module_where (&stats));
-      wick_control_writer_uint (&line, "disk", stats.disk);
-      wick_control_writer_uint (&line, "ram", stats.ram);
-      wick_control_writer_uint (&line, "restored_count", stats.restored_count);
-      wick_control_writer_end_object (&line);
-      buffer_line (buffer, &line);
-      wick_control_writer_clear (&line);
-      written++;
+      wick_control_writer_string (&line, "verdict", certification.verdict);
+      wick_control_writer_string (&line, "reason", certification.reason);
+      if (certification.parity_checked)
+        wick_control_writer_double (&line, "parity_cos", certification.parity_cos);
+      if (certification.speedup_checked)
+        wick_control_writer_double (&line, "speedup_median", certification.speedup_median);
     }
-  return written;
-}
-
-static const char *
-stage_state_name (WickStageState state)
-{
-  switch (state)
-    {
-      case WICK_STAGE_EAGER:
-        return "eager";
-      case WICK_STAGE_CAPTURED:
-        return "captured";
-      case WICK_STAGE_REFUSED:
-        return "refused";
-      default:
-        return "unknown";
-    }
-}
-
-static size_t
-write_stages (WickSession *session, Buffer *buffer)
-{
-  if (wick_session_get_n_stages == NULL || wick_session_get_stage == NULL || wick_stage_get_name == NULL
-      || wick_stage_get_state == NULL)
-    return 0;
-  size_t n = wick_session_get_n_stages (session), written = 0;
-  for (size_t i = 0; i < n; i++)
-    {
-      WickStage *stage = wick_session_get_stage (session, i);
-      if (stage == NULL)
-        continue;
-      WickCertification certification;
-      memset (&certification, 0, sizeof certification);
-      bool certified = wick_stage_get_certification != NULL
-                       && wick_stage_get_certification (stage, &certification);
-      WickControlWriter line;
-      wick_control_writer_init (&line);
-      wick_control_writer_begin_object (&line, NULL);
-      wick_control_writer_string (&line, "kind", "wick_snapshot_stage");
-      wick_control_writer_string (&line, "name", wick_stage_get_name (stage));
-      wick_control_writer_string (&line, "state", stage_state_name (wick_stage_get_state (stage)));
-      if (certified)
-        {
-          wick_control_writer_string (&line, "verdict", certification.verdict);
-          wick_control_writer_string (&line, "reason", certification.reason);
-          if (certification.parity_checked)
-            wick_control_writer_double (&line, "parity_cos", certification.parity_cos);
-          if (certification.speedup_checked)
-            wick_control_writer_double (&line, "speedup_median", certification.speedup_median);
-        }
-      wick_control_writer_end_object (&line);
-      buffer_line (buffer, &line);
-      wick_control_writer_clear (&line);
-      written++;
-    }
-  return written;
+  wick_control_writer_end_object (&line);
+  buffer_line (data, &line);
+  wick_control_writer_clear (&line);
 }
 
 static int
@@ -250,8 +184,8 @@ wick_control_command_snapshot (WickSession *session, const WickControlRequest *r
   Buffer allocations = { 0 }, rest = { 0 };
   WickLiveAllocationTotals totals;
   wick_session_foreach_live_allocation (session, on_allocation, &allocations, &totals);
-  size_t modules = write_modules (session, &rest);
-  size_t stages = write_stages (session, &rest);
+  size_t modules = wick_control_foreach_module (session, snapshot_module, &rest);
+  size_t stages = wick_control_foreach_stage (session, snapshot_stage, &rest);
 
   WickControlWriter header;
   wick_control_writer_init (&header);

@@ -1,6 +1,7 @@
-/* wick-weights-json-private.h — a small strict JSON reader for the weight
- * store (safetensors headers, model.safetensors.index.json). libwick has no
- * GLib, and these bytes are untrusted.
+/* wick-weights-json-private.h — JSON documents for the weight store
+ * (safetensors headers, model.safetensors.index.json), read with libwick's one
+ * bounded JSON reader (core/wick-json-reader.h, shared with the control
+ * protocol). libwick has no GLib, and these bytes are untrusted.
  *
  * Grammar: RFC 8259 exactly. No comments, no trailing commas, no NaN, no
  * leading zeros, no control characters in strings, strict UTF-8 (no overlong

@@ -4,6 +4,11 @@
 
 #include "model-test-util.h"
 
+#include <json-glib/json-glib.h>
+#include <math.h>
+
+#include "wick-json-scanner.h"
+
 typedef struct
 {
   const char *line;
@@ -234,6 +239,41 @@ test_decode_meta_fields (void)
   g_assert_cmpstr (parse_cause (d5), ==, "missing field `operations`");
 }
 
+/* The model writes JSON with libwick's formatting (core/wick-json.h compiled
+ * into both): serde_json's escapes, U+FFFD for a byte of invalid UTF-8 (the
+ * output is valid JSON whatever it quotes), ryu's float layout, null for a
+ * float that is not finite (as serde_json writes one). */
+static void
+test_shared_formatting (void)
+{
+  g_autoptr (GString) out = g_string_new ("[");
+  const char *text = "a\"\\\b\f\n\x01\x7f\xc3\xa9 \xc3 \xff";
+  wick_json_append_string (out, text, strlen (text));
+  g_string_append_c (out, ',');
+  wick_json_format_f64 (out, 1e16);
+  g_string_append_c (out, ',');
+  wick_json_format_f64 (out, 1.5e-7);
+  g_string_append_c (out, ',');
+  wick_json_format_f64 (out, -0.0);
+  g_string_append_c (out, ',');
+  wick_json_format_f64 (out, INFINITY);
+  g_string_append_c (out, ',');
+  wick_json_format_f64 (out, NAN);
+  g_string_append_c (out, ']');
+  g_assert_cmpstr (out->str, ==,
+                   "[\"a\\\"\\\\\\b\\f\\n\\u0001\x7f\xc3\xa9 \xef\xbf\xbd \xef\xbf\xbd\","
+                   "1e16,1.5e-7,-0.0,null,null]");
+  g_assert_true (g_utf8_validate (out->str, -1, NULL));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out->str, -1, NULL));
+
+  g_string_truncate (out, 0);
+  wick_rust_debug_f64 (out, 1e16);
+  g_string_append_c (out, ' ');
+  wick_rust_display_f64 (out, 1.5e-7);
+  g_assert_cmpstr (out->str, ==, "1e16 0.00000015");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -243,5 +283,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/decode/whitespace", test_decode_whitespace);
   g_test_add_func ("/model/decode/escaped-strings", test_decode_escaped_strings);
   g_test_add_func ("/model/decode/meta-fields", test_decode_meta_fields);
+  g_test_add_func ("/model/decode/shared-formatting", test_shared_formatting);
   return g_test_run ();
 }

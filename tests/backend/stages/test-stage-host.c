@@ -9,29 +9,10 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "stages/wick-stage-private.h"
+#include "stage-test-fixture.h"
 
 static float window_data[8], output_data[8];
 static const int64_t shape8[1] = { 8 };
-
-static WickSession *
-session_open (const char *path)
-{
-  WickRunInfo run = {
-    .entrypoint = "test-stage-host",
-    .phase = WICK_PHASE_INFER,
-    .capture_step = 1,
-    .device = "cpu",
-    .timing_mode = WICK_TIMING_HOST,
-  };
-  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_PROFILED_WORK };
-  WickSessionOptions options = { .jsonl_path = path };
-  WickError error = { "" };
-  WickSession *session = wick_session_open (&run, &contract, &options, &error);
-  g_assert_cmpstr (error.message, ==, "");
-  g_assert_nonnull (session);
-  return session;
-}
 
 static WickStage *
 register_host_stage (WickSession *session)
@@ -65,20 +46,12 @@ capture_thread (void *data)
   return NULL;
 }
 
-static char *
-read_trace (const char *path)
-{
-  char *text = NULL;
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  return text;
-}
-
 static void
 test_registration (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("wick-stage-host-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
-  WickSession *session = session_open (path);
+  StageFixture fixture;
+  stage_fixture_open (&fixture, "test-stage-host");
+  WickSession *session = fixture.session;
   WickStage *stage = register_host_stage (session);
   g_assert_true (wick_stage_is_host_captured (stage));
   g_assert_true (wick_session_find_stage (session, "torch-block") == stage);
@@ -108,10 +81,8 @@ test_registration (void)
   g_assert_false (wick_stage_check_window (stage, "y", 32, WICK_STAGE_DTYPE_F32, shape8, 1, &error));
   g_assert_cmpstr (error.message, ==, "stage 'torch-block' has no window 'y'; its windows are x");
 
-  g_assert_true (wick_session_finish (session, &error));
-  wick_session_close (session);
-  g_unlink (path);
-  g_rmdir (dir);
+  stage_fixture_finish (&fixture);
+  stage_fixture_clear (&fixture);
 }
 
 static void
@@ -123,9 +94,9 @@ test_capture_without_cuda (void)
       g_test_skip ("a CUDA device is available: the refusal without one cannot be seen here");
       return;
     }
-  g_autofree char *dir = g_dir_make_tmp ("wick-stage-host-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
-  WickSession *session = session_open (path);
+  StageFixture fixture;
+  stage_fixture_open (&fixture, "test-stage-host");
+  WickSession *session = fixture.session;
   WickStage *stage = register_host_stage (session);
   /* from another thread, as the control socket asks: refused at once, no
    * request left for the host */
@@ -142,22 +113,19 @@ test_capture_without_cuda (void)
   g_assert_false (wick_stage_take_capture_request (stage, &options));
   g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_REFUSED);
 
-  WickError error = { "" };
-  g_assert_true (wick_session_finish (session, &error));
-  wick_session_close (session);
-  g_autofree char *text = read_trace (path);
+  stage_fixture_finish (&fixture);
+  g_autofree char *text = stage_fixture_read_trace (&fixture);
   g_assert_nonnull (strstr (text, "\"kind\":\"wick_stage_certification\""));
   g_assert_nonnull (strstr (text, "\"verdict\":\"refused\""));
-  g_unlink (path);
-  g_rmdir (dir);
+  stage_fixture_clear (&fixture);
 }
 
 static void
 test_complete_capture (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("wick-stage-host-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
-  WickSession *session = session_open (path);
+  StageFixture fixture;
+  stage_fixture_open (&fixture, "test-stage-host");
+  WickSession *session = fixture.session;
   WickStage *stage = register_host_stage (session);
   WickError error = { "" };
   WickCertification cert;
@@ -222,13 +190,11 @@ test_complete_capture (void)
   g_assert_true (wick_stage_release (stage, &error));
   g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_EAGER);
 
-  g_assert_true (wick_session_finish (session, &error));
-  wick_session_close (session);
-  g_autofree char *text = read_trace (path);
+  stage_fixture_finish (&fixture);
+  g_autofree char *text = stage_fixture_read_trace (&fixture);
   g_assert_nonnull (strstr (text, "\"verdict\":\"accepted\""));
   g_assert_nonnull (strstr (text, "\"kind\":\"wick_stage_release\""));
-  g_unlink (path);
-  g_rmdir (dir);
+  stage_fixture_clear (&fixture);
 }
 
 int

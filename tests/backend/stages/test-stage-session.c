@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "demo/wick-demo-stage.h"
-#include "stages/wick-stage-private.h"
+#include "stage-test-fixture.h"
 
 static float host_input[4], host_output[4];
 static const int64_t host_shape[1] = { 4 };
@@ -19,32 +19,12 @@ host_enqueue (void *stream, void *user_data)
     host_output[i] = host_input[i] + 1.0f;
 }
 
-static WickSession *
-session_open (const char *path)
-{
-  WickRunInfo run = {
-    .entrypoint = "test-stage-session",
-    .phase = WICK_PHASE_INFER,
-    .capture_step = 1,
-    .warmup_steps = 0,
-    .device = "cpu",
-    .timing_mode = WICK_TIMING_HOST,
-  };
-  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_PROFILED_WORK };
-  WickSessionOptions options = { .jsonl_path = path };
-  WickError error = { "" };
-  WickSession *session = wick_session_open (&run, &contract, &options, &error);
-  g_assert_cmpstr (error.message, ==, "");
-  g_assert_nonnull (session);
-  return session;
-}
-
 static void
 test_registry (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("wick-stage-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
-  WickSession *session = session_open (path);
+  StageFixture fixture;
+  stage_fixture_open (&fixture, "test-stage-session");
+  WickSession *session = fixture.session;
   WickError error = { "" };
   WickStageInfo info = {
     .name = "plus-one",
@@ -71,10 +51,8 @@ test_registry (void)
   g_assert_cmpint (window.shape[0], ==, 4);
   g_assert_false (wick_stage_get_window (stage, 1, &window));
 
-  g_assert_true (wick_session_finish (session, &error));
-  wick_session_close (session);
-  g_unlink (path);
-  g_rmdir (dir);
+  stage_fixture_finish (&fixture);
+  stage_fixture_clear (&fixture);
 }
 
 static void
@@ -86,9 +64,9 @@ test_demo_without_gpu (void)
       g_test_skip ("a CUDA device is available here: the CUDA suite captures the demo stages");
       return;
     }
-  g_autofree char *dir = g_dir_make_tmp ("wick-stage-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
-  WickSession *session = session_open (path);
+  StageFixture fixture;
+  stage_fixture_open (&fixture, "test-stage-session");
+  WickSession *session = fixture.session;
   WickError error = { "" };
   g_assert_true (wick_demo_stage_register (session, &error));
   g_assert_cmpuint (wick_session_get_n_stages (session), ==, 2);
@@ -120,11 +98,9 @@ test_demo_without_gpu (void)
   g_assert_false (cert.accepted);
   g_assert_true (wick_demo_stage_step (session, 1, &error));
 
-  g_assert_true (wick_session_finish (session, &error));
-  wick_session_close (session);
+  stage_fixture_finish (&fixture);
 
-  g_autofree char *contents = NULL;
-  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+  g_autofree char *contents = stage_fixture_read_trace (&fixture);
   g_auto (GStrv) lines = g_strsplit (contents, "\n", -1);
   guint certifications = 0;
   for (guint i = 0; lines[i] != NULL; i++)
@@ -139,8 +115,7 @@ test_demo_without_gpu (void)
                        != NULL);
       }
   g_assert_cmpuint (certifications, ==, 2);
-  g_unlink (path);
-  g_rmdir (dir);
+  stage_fixture_clear (&fixture);
 }
 
 int
