@@ -198,20 +198,30 @@ open_stream (gint64 pid, gboolean strict, WickLiveSessionInfo **info_out, GError
   return stream;
 }
 
-/* Why the capture ends without the session's own terminal, or NULL. */
+/* Why the capture ends without the session's own terminal. A ring that
+ * broke is named with the reader's sentence (issue 10, item 6). */
 static char *
-attach_cut_reason (WickProducerState state, gboolean interrupted, double duration, gint64 pid)
+attach_cut_reason (WickLiveStream *stream, WickProducerState state, gboolean interrupted,
+                   double duration, gint64 pid)
 {
+  WickRingReaderStats stats;
+  wick_live_stream_get_reader_stats (stream, &stats);
+  g_autofree char *why = NULL;
   if (state == WICK_PRODUCER_DEAD)
-    return g_strdup_printf ("capture cut: the process (pid %" G_GINT64_FORMAT
-                            ") exited without finishing its trace",
-                            pid);
-  if (interrupted)
-    return g_strdup ("capture cut: wick-trace attach was interrupted while the process was "
-                     "still running");
-  return g_strdup_printf ("capture cut: wick-trace attach stopped after %g s while the process "
-                          "was still running",
-                          duration);
+    why = g_strdup_printf ("the process (pid %" G_GINT64_FORMAT ") exited without finishing its "
+                           "trace",
+                           pid);
+  else if (state == WICK_PRODUCER_FINISHED)
+    why = g_strdup ("the process finished, but its terminal record was not read");
+  else if (interrupted)
+    why = g_strdup ("wick-trace attach was interrupted while the process was still running");
+  else
+    why = g_strdup_printf ("wick-trace attach stopped after %g s while the process was still "
+                           "running",
+                           duration);
+  if (stats.broken_rings > 0)
+    return g_strdup_printf ("capture cut: %s; the ring broke: %s", why, stats.first_error);
+  return g_strdup_printf ("capture cut: %s", why);
 }
 
 static void
@@ -412,7 +422,7 @@ wick_trace_attach (int argc, char **argv)
   sigaction (SIGINT, &old_int, NULL);
   sigaction (SIGTERM, &old_term, NULL);
 
-  g_autofree char *reason = attach_cut_reason (wick_live_stream_get_producer_state (stream),
+  g_autofree char *reason = attach_cut_reason (stream, wick_live_stream_get_producer_state (stream),
                                                attach_interrupted, duration, pid);
   wick_live_stream_finish (stream, reason, write_line, &output);
   if (fclose (output.file) != 0 || output.write_failed)
@@ -421,13 +431,25 @@ wick_trace_attach (int argc, char **argv)
                g_strerror (errno));
       return WICK_TRACE_EXIT_USAGE;
     }
+  WickRingReaderStats stats;
+  wick_live_stream_get_reader_stats (stream, &stats);
+  g_autofree char *broken
+    = stats.broken_rings > 0
+        ? g_strdup_printf ("; %u ring(s) broke: %s", stats.broken_rings, stats.first_error)
+        : g_strdup ("");
+  g_autofree char *detached
+    = stats.detached_readers > 0
+        ? g_strdup_printf ("; the process detached %" G_GUINT64_FORMAT
+                           " stalled hold reader(s)",
+                           stats.detached_readers)
+        : g_strdup ("");
   fprintf (stderr,
            "wick-trace: attached to %s (pid %" G_GINT64_FORMAT "): %" G_GUINT64_FORMAT
            " records, %" G_GUINT64_FORMAT " lines to %s; %" G_GUINT64_FORMAT
-           " dropped by the process, %" G_GUINT64_FORMAT " lost by this reader%s\n",
+           " dropped by the process, %" G_GUINT64_FORMAT " lost by this reader%s%s%s\n",
            info->program, pid, wick_live_stream_get_records (stream),
            wick_live_stream_get_lines (stream), output_path, wick_live_stream_get_dropped (stream),
-           wick_live_stream_get_lost (stream),
+           wick_live_stream_get_lost (stream), broken, detached,
            wick_live_stream_has_terminal (stream) ? "; the session finished" : "");
   return WICK_TRACE_EXIT_OK;
 }

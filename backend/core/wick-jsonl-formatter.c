@@ -817,6 +817,11 @@ struct WickJsonlFormatter
   StringCache *strings; /* allocated with the formatter */
   uint64_t lines;
   uint64_t skipped;
+  /* Losses the stream reported (for the strict terminal's reason). */
+  uint64_t dropped;
+  uint64_t lost;
+  uint64_t detached;
+  char *first_loss_reason; /* the first wick_ring_broken record's error */
 };
 
 WickJsonlFormatter *
@@ -841,6 +846,7 @@ wick_jsonl_formatter_free (WickJsonlFormatter *formatter)
   free (formatter->open.slots);
   free (formatter->thread_seen);
   free (formatter->terminal_reason);
+  free (formatter->first_loss_reason);
   wick_json_clear (&formatter->json);
   string_cache_free (formatter->strings);
   free (formatter);
@@ -955,6 +961,79 @@ keep_terminal (WickJsonlFormatter *formatter, const WickRingRecord *record)
     formatter->terminal_reason = strdup (record->terminal.reason);
 }
 
+/* The "error" string of a wick_ring_broken record's fields (as the reader
+ * writes them: ...,"error":"<escaped>"), unescaped well enough for a reason:
+ * \" and \\ undone, other escapes kept as written. */
+static char *
+json_error_field (const char *fields)
+{
+  const char *start = fields != NULL ? strstr (fields, "\"error\":\"") : NULL;
+  if (start == NULL)
+    return strdup ("a ring broke");
+  start += strlen ("\"error\":\"");
+  char *out = malloc (strlen (start) + 1);
+  if (out == NULL)
+    return NULL;
+  size_t n = 0;
+  for (const char *p = start; *p != '\0' && *p != '"'; p++)
+    {
+      if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+        p++;
+      out[n++] = *p;
+    }
+  out[n] = '\0';
+  return out;
+}
+
+/* Counts what the stream says was lost, so that a strict trace (no wick_
+ * records) still says it in its terminal. */
+static void
+note_loss (WickJsonlFormatter *formatter, const WickRingRecord *record)
+{
+  if (record->kind == WICK_RING_RECORD_DROPPED)
+    formatter->dropped += record->dropped.count;
+  else if (record->kind == WICK_RING_RECORD_LOST)
+    formatter->lost += record->lost.count;
+  else if (record->extension.kind != NULL
+           && strcmp (record->extension.kind, "wick_reader_detached") == 0)
+    formatter->detached++;
+  else if (record->extension.kind != NULL
+           && strcmp (record->extension.kind, "wick_ring_broken") == 0
+           && formatter->first_loss_reason == NULL)
+    formatter->first_loss_reason = json_error_field (record->extension.json_fields);
+}
+
+/* The strict terminal's account of the losses (NULL when none). */
+static char *
+loss_sentence (const WickJsonlFormatter *formatter)
+{
+  if (formatter->dropped == 0 && formatter->lost == 0 && formatter->detached == 0
+      && formatter->first_loss_reason == NULL)
+    return NULL;
+  WickJson text;
+  wick_json_init (&text);
+  char part[160];
+  snprintf (part, sizeof part, "records were lost: %llu dropped by the recorder, %llu lost by the "
+            "reader",
+            (unsigned long long)formatter->dropped, (unsigned long long)formatter->lost);
+  wick_json_raw (&text, part);
+  if (formatter->detached > 0)
+    {
+      snprintf (part, sizeof part, ", %llu stalled hold reader(s) detached",
+                (unsigned long long)formatter->detached);
+      wick_json_raw (&text, part);
+    }
+  if (formatter->first_loss_reason != NULL)
+    {
+      wick_json_raw (&text, " (");
+      wick_json_raw (&text, formatter->first_loss_reason);
+      wick_json_raw (&text, ")");
+    }
+  char *sentence = text.failed ? NULL : strdup (text.data);
+  wick_json_clear (&text);
+  return sentence;
+}
+
 void
 wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *record,
                            WickLineFunc emit, void *user_data)
@@ -999,6 +1078,7 @@ wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *
       case WICK_RING_RECORD_EXTENSION:
       case WICK_RING_RECORD_DROPPED:
       case WICK_RING_RECORD_LOST:
+        note_loss (formatter, record);
         if (formatter->strict)
           {
             formatter->skipped++;
@@ -1043,7 +1123,29 @@ wick_jsonl_formatter_finish (WickJsonlFormatter *formatter, const char *reason_i
     }
   if (terminal.terminal.timestamp_ns < formatter->evidence_ns)
     terminal.terminal.timestamp_ns = formatter->evidence_ns;
+  /* strict: no wick_dropped / wick_lost lines, so the terminal says it; a
+   * complete terminal cannot carry a reason (spec §4), so it becomes failed */
+  char *losses = formatter->strict ? loss_sentence (formatter) : NULL;
+  char *reason = NULL;
+  if (losses != NULL)
+    {
+      const char *before = terminal.terminal.outcome != WICK_OUTCOME_FAILED
+                             ? "the session completed, but"
+                             : terminal.terminal.reason != NULL ? terminal.terminal.reason
+                                                                : "failed";
+      size_t n = strlen (before) + strlen (losses) + 3;
+      reason = malloc (n);
+      if (reason != NULL)
+        {
+          snprintf (reason, n, "%s%s %s", before,
+                    terminal.terminal.outcome == WICK_OUTCOME_FAILED ? ";" : "", losses);
+          terminal.terminal.outcome = WICK_OUTCOME_FAILED;
+          terminal.terminal.reason = reason;
+        }
+    }
   emit_record (formatter, &terminal, emit, user_data);
+  free (reason);
+  free (losses);
 }
 
 bool

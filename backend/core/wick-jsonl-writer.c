@@ -43,6 +43,7 @@ struct WickJsonlWriter
   size_t buffered_lines;
   uint64_t file_bytes;
   uint64_t lost_lines;
+  uint32_t rings_broken;
 };
 
 #define WRITER_BUFFER_BYTES (1u << 20)
@@ -62,7 +63,7 @@ note_write_failure (WickJsonlWriter *writer, int error_number, uint64_t lines)
   if (ftruncate (fileno (writer->file), (off_t)writer->file_bytes) == 0)
     (void)lseek (fileno (writer->file), (off_t)writer->file_bytes, SEEK_SET);
   writer->lost_lines += lines;
-  atomic_fetch_add (&writer->session->writer_lost, lines);
+  atomic_fetch_add (&writer->session->header->writer_lost, lines);
   if (writer->write_errno == 0)
     {
       writer->write_errno = error_number ? error_number : EIO;
@@ -136,7 +137,7 @@ write_line (const char *line, size_t length, void *user_data)
   if (writer->write_errno != 0)
     {
       writer->lost_lines++;
-      atomic_fetch_add (&writer->session->writer_lost, 1);
+      atomic_fetch_add (&writer->session->header->writer_lost, 1);
       return;
     }
   if (writer->used + length + 1 > WRITER_BUFFER_BYTES)
@@ -171,6 +172,16 @@ static bool
 on_record (const WickRingRecord *record, void *user_data)
 {
   WickJsonlWriter *writer = user_data;
+  /* A broken ring (issue 10, item 6): said at once, and in the file (the
+   * reader's wick_ring_broken and wick_lost lines; strict: the terminal). */
+  if (record->kind == WICK_RING_RECORD_EXTENSION
+      && strcmp (record->extension.kind, "wick_ring_broken") == 0)
+    {
+      writer->rings_broken++;
+      fprintf (stderr, "wick: writing trace %s: the ring broke (%s); what it holds after that "
+               "is counted as lost\n",
+               writer->path, record->extension.json_fields);
+    }
   wick_jsonl_formatter_feed (writer->formatter, record, write_line, writer);
   return true;
 }
@@ -189,7 +200,11 @@ complete_sync (WickJsonlWriter *writer)
   while (drain_once (writer) > 0)
     ;
   if (wick_session_is_finished (writer->session))
-    wick_jsonl_formatter_finish (writer->formatter, "the session ended without a terminal record",
+    wick_jsonl_formatter_finish (writer->formatter,
+                                 writer->rings_broken > 0
+                                   ? "the session's terminal record could not be read: a ring "
+                                     "broke (see its wick_ring_broken record)"
+                                   : "the session ended without a terminal record",
                                  write_line, writer);
   flush_buffer (writer);
   writer->sync_done = writer->sync_requested;

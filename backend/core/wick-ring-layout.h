@@ -91,6 +91,12 @@ enum
   WICK_HOLDER_FREE = 0,
   WICK_HOLDER_CLAIMING = 1,
   WICK_HOLDER_ACTIVE = 2,
+  /* The producer detached this hold reader: it stopped draining for longer
+   * than the session's hold timeout while the producer was held back. The
+   * producer ignores the slot; the reader frees it (DETACHED -> FREE) when it
+   * notices and goes on as a follow reader; the producer frees it when the
+   * reader's pid is gone. */
+  WICK_HOLDER_DETACHED = 3,
 };
 
 /* Record kinds in the ring (not the same numbers as WickRingRecordKind). */
@@ -190,6 +196,12 @@ typedef struct
   _Atomic uint32_t state;
   _Atomic uint32_t rings_in_use; /* rings ever claimed: readers look at [0, rings_in_use) */
   _Atomic uint64_t arena_used;
+  /* Appended in format 2 (zero from an older producer of format 2): losses
+   * that no ring's DROPPED records carry, and hold readers detached. */
+  _Atomic uint64_t unclaimed_dropped; /* records lost because every ring was taken */
+  _Atomic uint64_t writer_lost;       /* lines the session's JSONL writer could not write */
+  _Atomic uint64_t detached_readers;  /* hold readers detached for stalling */
+  uint64_t hold_timeout_ns;           /* the session's hold timeout (UINT64_MAX: never) */
 } WickRingHeader;
 
 _Static_assert(sizeof (WickRingHeader) <= WICK_RING_HEADER_BYTES, "header fits its page");

@@ -301,6 +301,7 @@ wick_ring_create (WickSession *session, size_t ring_bytes, size_t max_threads, s
   h->controls_offset = controls_offset;
   h->control_bytes = WICK_RING_CONTROL_BYTES;
   h->data_offset = data_offset;
+  h->hold_timeout_ns = session->hold_timeout_ns;
   atomic_store (&h->arena_used, 8);
   atomic_store (&h->state, WICK_RING_STATE_RUNNING);
   atomic_store_explicit ((_Atomic uint64_t *)&h->magic, WICK_RING_MAGIC, memory_order_release);
@@ -348,7 +349,7 @@ wick_ring_set_meta (WickSession *session, const char *line, size_t length, WickE
 uint64_t
 wick_ring_total_dropped (WickSession *session)
 {
-  uint64_t total = atomic_load (&session->unclaimed_drops) + atomic_load (&session->writer_lost);
+  uint64_t total = atomic_load (&session->header->unclaimed_dropped) + atomic_load (&session->header->writer_lost);
   uint32_t n = atomic_load (&session->header->rings_in_use);
   for (uint32_t i = 0; i < n && i < session->n_rings; i++)
     total
@@ -549,6 +550,8 @@ wick_producer_get_slow (WickSession *session)
         producer->capacity = session->ring_bytes;
         producer->mask = session->ring_bytes - 1;
         producer->seq = control->next_seq;
+        /* the ring's drop count goes on from the last owner's */
+        producer->dropped_total = atomic_load (&control->dropped);
         producer->index = i;
         atomic_store (&control->depth_gen,
                       atomic_load (&control->depth_gen) & ~UINT64_C (0xffffffff));
@@ -579,8 +582,8 @@ wick_producer_get_slow (WickSession *session)
  * The slow path of reserve
  */
 
-/* Releases hold-reader slots whose process is gone. Rate-limited: at most
- * every 10 ms of session time per producer. */
+/* Releases hold-reader slots whose process is gone (ACTIVE or DETACHED).
+ * Rate-limited: at most every 10 ms of session time per producer. */
 static void
 release_dead_holders (WickSession *session, WickProducer *producer, uint64_t now)
 {
@@ -589,18 +592,80 @@ release_dead_holders (WickSession *session, WickProducer *producer, uint64_t now
   producer->next_liveness_ns = now + 10 * 1000 * 1000;
   for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
     {
-      if (atomic_load (&session->cursors->holder_state[slot]) != WICK_HOLDER_ACTIVE)
+      uint32_t state = atomic_load (&session->cursors->holder_state[slot]);
+      if (state != WICK_HOLDER_ACTIVE && state != WICK_HOLDER_DETACHED)
         continue;
       int pid = atomic_load (&session->cursors->holder_pid[slot]);
       if (pid == session->header->pid || pid <= 0)
         continue;
       if (kill (pid, 0) != 0 && errno == ESRCH)
         {
-          uint32_t expected = WICK_HOLDER_ACTIVE;
+          uint32_t expected = state;
           atomic_compare_exchange_strong (&session->cursors->holder_state[slot], &expected,
                                           WICK_HOLDER_FREE);
         }
     }
+}
+
+/* Detaches the hold readers that have held this producer back without
+ * moving their tail for longer than the session's hold timeout (a stopped
+ * process, a slot marked active by a live pid that never reads). Called on
+ * the slow path only, when a record did not fit below the hold limit; a slot
+ * counts as holding while its limit leaves less than needed bytes free. The
+ * detach is owed as a wick_reader_detached record (written before the next
+ * record, like DROPPED) and counted in the header. */
+static void
+detach_stalled_holders (WickSession *session, WickProducer *producer, uint64_t now,
+                        uint64_t needed)
+{
+  if (session->policy == WICK_RING_OVERWRITE || session->hold_timeout_ns == UINT64_MAX)
+    return;
+  uint64_t head = wick_producer_head (producer);
+  uint64_t floor = head > producer->capacity ? head - producer->capacity : 0;
+  for (int slot = 0; slot < WICK_RING_MAX_HOLDERS; slot++)
+    {
+      if (atomic_load_explicit (&session->cursors->holder_state[slot], memory_order_acquire)
+          != WICK_HOLDER_ACTIVE)
+        {
+          producer->stall_since_ns[slot] = 0;
+          continue;
+        }
+      uint64_t tail = atomic_load_explicit (wick_cursor_tail (session->cursors, producer->index,
+                                                              slot),
+                                            memory_order_acquire);
+      if (tail > head)
+        tail = head;
+      if (tail < floor)
+        tail = floor;
+      bool holding = tail + producer->capacity < head + needed;
+      if (!holding || producer->stall_since_ns[slot] == 0 || producer->stall_tail[slot] != tail)
+        {
+          producer->stall_since_ns[slot] = holding ? (now ? now : 1) : 0;
+          producer->stall_tail[slot] = tail;
+          continue;
+        }
+      uint64_t stalled = now - producer->stall_since_ns[slot];
+      if (stalled < session->hold_timeout_ns)
+        continue;
+      uint32_t expected = WICK_HOLDER_ACTIVE;
+      if (!atomic_compare_exchange_strong (&session->cursors->holder_state[slot], &expected,
+                                           WICK_HOLDER_DETACHED))
+        continue;
+      atomic_fetch_add (&session->header->detached_readers, 1);
+      producer->detach_owed |= 1u << slot;
+      producer->detach_pid[slot] = atomic_load (&session->cursors->holder_pid[slot]);
+      producer->detach_stalled_ns[slot] = stalled;
+      producer->detach_at_ns[slot] = now;
+      producer->stall_since_ns[slot] = 0;
+    }
+}
+
+/* Both checks of a held-back producer: gone readers, stalled readers. */
+static void
+check_holders (WickSession *session, WickProducer *producer, uint64_t now, uint64_t needed)
+{
+  release_dead_holders (session, producer, now);
+  detach_stalled_holders (session, producer, now, needed);
 }
 
 static void
@@ -678,13 +743,51 @@ write_dropped_record (WickSession *session, WickProducer *producer)
 }
 
 #define DROPPED_RECORD_BYTES 40
+/* A wick_reader_detached extension record: header, the kind string (24),
+ * timestamp, the fields string (at most 160). */
+#define DETACH_RECORD_BYTES (8 + 24 + 8 + 168)
 
-/* Bytes the records owed before the next one may need (THREAD, DROPPED). */
+static int
+popcount32 (uint32_t x)
+{
+  return __builtin_popcount (x);
+}
+
+/* Bytes the records owed before the next one may need (THREAD, DROPPED,
+ * wick_reader_detached). */
 static uint64_t
 owed_bytes (const WickProducer *producer)
 {
   return (producer->pending_drops > 0 ? DROPPED_RECORD_BYTES + WICK_RING_MAX_RECORD : 0)
-         + (producer->thread_pending ? THREAD_RECORD_BYTES + WICK_RING_MAX_RECORD : 0);
+         + (producer->thread_pending ? THREAD_RECORD_BYTES + WICK_RING_MAX_RECORD : 0)
+         + (uint64_t)popcount32 (producer->detach_owed)
+             * (DETACH_RECORD_BYTES + WICK_RING_MAX_RECORD);
+}
+
+static void
+write_detach_record (WickSession *session, WickProducer *producer, int slot)
+{
+  char fields[168];
+  snprintf (fields, sizeof fields,
+            "\"ring\":%u,\"slot\":%d,\"pid\":%d,\"stalled_ms\":%llu,\"timeout_ms\":%llu",
+            producer->index, slot, (int)producer->detach_pid[slot],
+            (unsigned long long)(producer->detach_stalled_ns[slot] / 1000000u),
+            (unsigned long long)(session->hold_timeout_ns / 1000000u));
+  WickRingRecord record;
+  memset (&record, 0, sizeof record);
+  record.kind = WICK_RING_RECORD_EXTENSION;
+  record.extension.kind = "wick_reader_detached";
+  record.extension.timestamp_ns = producer->detach_at_ns[slot];
+  record.extension.json_fields = fields;
+  WickEncoder encoder = { NULL, 8 };
+  wick_encode_payload (&encoder, WICK_KIND_EXTENSION, &record);
+  uint64_t size = encoder.pos;
+  write_padding_if_needed (producer, size);
+  encoder.base = producer->data + (wick_producer_head (producer) & producer->mask);
+  encoder.pos = 8;
+  atomic_thread_fence (memory_order_release);
+  wick_encode_payload (&encoder, WICK_KIND_EXTENSION, &record);
+  wick_producer_commit (producer, encoder.base, size, WICK_KIND_EXTENSION);
 }
 
 static void
@@ -692,8 +795,22 @@ write_owed_records (WickSession *session, WickProducer *producer)
 {
   if (producer->thread_pending)
     write_thread_record (session, producer);
+  while (producer->detach_owed != 0)
+    {
+      int slot = __builtin_ctz (producer->detach_owed);
+      write_detach_record (session, producer, slot);
+      producer->detach_owed &= ~(1u << slot);
+    }
   if (producer->pending_drops > 0)
     write_dropped_record (session, producer);
+}
+
+/* What a held-back record needs free below a holder's limit for that holder
+ * to count as holding it (detach_stalled_holders). */
+static uint64_t
+held_need (const WickProducer *producer, uint64_t size)
+{
+  return size + owed_bytes (producer) + WICK_END_RESERVE_BYTES + WICK_RING_MAX_RECORD;
 }
 
 void *
@@ -706,14 +823,17 @@ wick_producer_reserve_slow (WickProducer *producer, uint64_t size)
   if (!space_for (session, producer, size + extra))
     {
       uint64_t now = wick_session_clock (session);
-      release_dead_holders (session, producer, now);
+      check_holders (session, producer, now, held_need (producer, size));
+      extra = owed_bytes (producer);
       if (session->policy == WICK_RING_BLOCK)
         {
           struct timespec pause = { 0, 20 * 1000 };
           while (!space_for (session, producer, size + extra))
             {
               nanosleep (&pause, NULL);
-              release_dead_holders (session, producer, wick_session_clock (session));
+              check_holders (session, producer, wick_session_clock (session),
+                             held_need (producer, size));
+              extra = owed_bytes (producer);
             }
         }
       else if (!space_for (session, producer, size + extra))
@@ -744,12 +864,13 @@ wick_producer_reserve_end (WickProducer *producer, uint64_t size)
   if (!owed_fit && !space_for_full (session, producer, size, true))
     {
       uint64_t now = wick_session_clock (session);
-      release_dead_holders (session, producer, now);
+      check_holders (session, producer, now, held_need (producer, size));
       struct timespec pause = { 0, 20 * 1000 };
       while (session->policy == WICK_RING_BLOCK && !space_for_full (session, producer, size, true))
         {
           nanosleep (&pause, NULL);
-          release_dead_holders (session, producer, wick_session_clock (session));
+          check_holders (session, producer, wick_session_clock (session),
+                         held_need (producer, size));
         }
       if (!space_for_full (session, producer, size, true))
         {
@@ -758,7 +879,7 @@ wick_producer_reserve_end (WickProducer *producer, uint64_t size)
           return NULL;
         }
     }
-  if (owed_fit)
+  if (owed_fit || space_for (session, producer, size + owed_bytes (producer)))
     write_owed_records (session, producer);
   write_padding_if_needed (producer, size);
   refresh_fast_end (session, producer);
@@ -782,7 +903,8 @@ wick_producer_reserve_wait (WickProducer *producer, uint64_t size, uint64_t time
       if (wick_clock_monotonic_ns () > deadline)
         return NULL;
       producer->next_liveness_ns = 0;
-      release_dead_holders (session, producer, wick_session_clock (session));
+      check_holders (session, producer, wick_session_clock (session), held_need (producer, size));
+      extra = owed_bytes (producer);
       nanosleep (&pause, NULL);
     }
   write_owed_records (session, producer);

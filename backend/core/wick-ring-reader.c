@@ -9,6 +9,7 @@
  */
 #include "wick-session-internal.h"
 
+#include "wick-json.h"
 #include "wick-record-codec.h"
 
 #include <errno.h>
@@ -30,6 +31,11 @@ typedef struct
   bool broken;
   uint64_t last_ns;
   uint32_t thread; /* wick_thread number of the records being read */
+  uint64_t dropped_seen; /* producer drops this reader knows of (DROPPED records, the start) */
+  /* A broken ring: the error for its LOST records, and what was reported. */
+  char *break_reason;
+  bool break_announced; /* its wick_ring_broken record was delivered */
+  uint64_t break_lost;  /* records lost after the break, reported so far */
 } ReaderRing;
 
 typedef struct
@@ -77,6 +83,7 @@ struct WickRingReader
   size_t intro_next; /* 0: meta, 1: root, 2..: threads, then spans */
   bool intro_done;
 
+  uint64_t unclaimed_seen; /* header unclaimed_dropped announced (or there at the start) */
   WickRingReaderStats stats;
   WickArenaCache arena_cache;
   uint64_t batch[WICK_RING_CHUNK_BYTES / 8]; /* records copied out of shared memory */
@@ -387,7 +394,11 @@ reader_open (int fd, WickRingReaderMode mode, WickError *error)
       ReaderRing *ring = &reader->rings[i];
       ring->pos = atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire);
       ring->seq_known = initial_seq (reader, i, ring->pos, &ring->expected_seq);
+      ring->dropped_seen
+        = atomic_load_explicit (&ring_control (reader, i)->dropped, memory_order_relaxed);
     }
+  reader->unclaimed_seen
+    = atomic_load_explicit (&reader->header->unclaimed_dropped, memory_order_relaxed);
   if (!take_snapshot (reader))
     {
       wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory for a ring reader");
@@ -501,6 +512,8 @@ wick_ring_reader_free (WickRingReader *reader)
     close (reader->fd);
   wick_arena_cache_clear (&reader->arena_cache);
   free (reader->meta_line);
+  for (uint32_t i = 0; reader->rings != NULL && i < reader->n_rings; i++)
+    free (reader->rings[i].break_reason);
   free (reader->rings);
   free (reader->intro_spans);
   free (reader->intro_rings);
@@ -531,10 +544,13 @@ wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *stats)
 {
   *stats = reader->stats;
   uint32_t n = rings_in_use (reader);
-  stats->producer_dropped = 0;
+  stats->producer_dropped
+    = atomic_load_explicit (&reader->header->unclaimed_dropped, memory_order_relaxed);
   for (uint32_t i = 0; i < n; i++)
     stats->producer_dropped
       += atomic_load_explicit (&ring_control (reader, i)->dropped, memory_order_relaxed);
+  stats->detached_readers
+    = atomic_load_explicit (&reader->header->detached_readers, memory_order_relaxed);
 }
 
 bool
@@ -633,10 +649,138 @@ deliver_intro (WickRingReader *reader, Delivery *d)
 static void
 break_ring (WickRingReader *reader, uint32_t index, const char *why, uint64_t pos, uint64_t value)
 {
-  reader->rings[index].broken = true;
+  ReaderRing *ring = &reader->rings[index];
+  ring->broken = true;
+  ring->pos = pos;
   reader->stats.broken_rings++;
-  note_error (reader, "ring %u at position %llu: %s (%llu); reading of this ring stopped", index,
-              (unsigned long long)pos, why, (unsigned long long)value);
+  char text[200];
+  snprintf (text, sizeof text, "ring %u at position %llu: %s (%llu); reading of this ring stopped",
+            index, (unsigned long long)pos, why, (unsigned long long)value);
+  note_error (reader, "%s", text);
+  free (ring->break_reason);
+  ring->break_reason = strdup (text);
+}
+
+/* Records committed on broken ring index after the record it stopped at:
+ * known once the producer has gone past the chunk of the break (every chunk
+ * starts with a record, so the seq at commit can be read from the last
+ * chunk); false while it is still inside it, or when commit went back. */
+static bool
+lost_after_break (WickRingReader *reader, uint32_t index, uint64_t *records)
+{
+  ReaderRing *ring = &reader->rings[index];
+  uint64_t commit
+    = atomic_load_explicit (&ring_control (reader, index)->commit, memory_order_acquire);
+  uint64_t break_chunk = ring->pos & ~(uint64_t)(WICK_RING_CHUNK_BYTES - 1);
+  uint32_t seq;
+  if (!ring->seq_known || commit <= break_chunk + WICK_RING_CHUNK_BYTES
+      || !initial_seq (reader, index, commit, &seq))
+    return false;
+  *records = (uint32_t)(seq - ring->expected_seq);
+  return true;
+}
+
+/* Reports what broken ring index cost this reader: at once a
+ * wick_ring_broken extension record with the ring's error, then a LOST
+ * record each time more of the records committed after the break can be
+ * counted. */
+static void deliver (WickRingReader *reader, Delivery *d, const WickRingRecord *record);
+
+static void
+report_broken_ring (WickRingReader *reader, Delivery *d, uint32_t index)
+{
+  ReaderRing *ring = &reader->rings[index];
+  if (!ring->break_announced)
+    {
+      ring->break_announced = true;
+      WickJson fields;
+      wick_json_init (&fields);
+      char head[32];
+      snprintf (head, sizeof head, "\"ring\":%u,\"error\":", index);
+      wick_json_raw (&fields, head);
+      wick_json_string (&fields, ring->break_reason != NULL ? ring->break_reason : "");
+      WickRingRecord broken;
+      memset (&broken, 0, sizeof broken);
+      broken.kind = WICK_RING_RECORD_EXTENSION;
+      broken.ring = index;
+      broken.extension.kind = "wick_ring_broken";
+      broken.extension.timestamp_ns = ring->last_ns;
+      broken.extension.json_fields = fields.failed ? "" : fields.data;
+      deliver (reader, d, &broken);
+      wick_json_clear (&fields);
+    }
+  uint64_t records = 0;
+  if (d->stop || !lost_after_break (reader, index, &records) || records <= ring->break_lost)
+    return;
+  WickRingRecord lost;
+  memset (&lost, 0, sizeof lost);
+  lost.kind = WICK_RING_RECORD_LOST;
+  lost.ring = index;
+  lost.lost.count = records - ring->break_lost;
+  lost.lost.after_ns = ring->last_ns;
+  ring->break_lost = records;
+  reader->stats.lost += lost.lost.count;
+  deliver (reader, d, &lost);
+}
+
+/* Once the producer has finished or died and everything is read: drops no
+ * DROPPED record announced (a thread that exited while it was dropping, a
+ * stalled hold reader that was detached only at the end, records lost
+ * because every ring was taken) as one DROPPED record per ring. */
+static void
+deliver_unannounced_drops (WickRingReader *reader, Delivery *d)
+{
+  if (wick_ring_reader_get_producer_state (reader) == WICK_PRODUCER_RUNNING)
+    return;
+  uint32_t n = rings_in_use (reader);
+  for (uint32_t i = 0; i <= n && !d->stop; i++)
+    {
+      uint64_t total = i < n ? atomic_load_explicit (&ring_control (reader, i)->dropped,
+                                                     memory_order_relaxed)
+                             : atomic_load_explicit (&reader->header->unclaimed_dropped,
+                                                     memory_order_relaxed);
+      uint64_t *seen = i < n ? &reader->rings[i].dropped_seen : &reader->unclaimed_seen;
+      if (total <= *seen)
+        continue;
+      WickRingRecord dropped;
+      memset (&dropped, 0, sizeof dropped);
+      dropped.kind = WICK_RING_RECORD_DROPPED;
+      dropped.ring = i < n ? i : reader->n_rings;
+      dropped.dropped.count = total - *seen;
+      dropped.dropped.first_ns = i < n ? reader->rings[i].last_ns : 0;
+      dropped.dropped.last_ns = dropped.dropped.first_ns;
+      dropped.dropped.total = total;
+      *seen = total;
+      deliver (reader, d, &dropped);
+    }
+}
+
+/* A hold reader of another process whose slot the producer marked detached
+ * (it stalled longer than the hold timeout) frees the slot and follows. */
+static void
+check_detached (WickRingReader *reader)
+{
+  int slot = reader->holder_slot;
+  if (slot < 0 || reader->cursors == NULL)
+    return;
+  uint32_t state = atomic_load_explicit (&reader->cursors->holder_state[slot], memory_order_acquire);
+  int32_t pid = atomic_load_explicit (&reader->cursors->holder_pid[slot], memory_order_relaxed);
+  if (state == WICK_HOLDER_ACTIVE && pid == (int32_t)getpid ())
+    return;
+  if (state == WICK_HOLDER_DETACHED && pid == (int32_t)getpid ())
+    {
+      uint32_t expected = WICK_HOLDER_DETACHED;
+      atomic_compare_exchange_strong (&reader->cursors->holder_state[slot], &expected,
+                                      WICK_HOLDER_FREE);
+    }
+  reader->holder_slot = -1;
+  reader->mode = WICK_RING_READER_FOLLOW;
+  reader->stats.detached = true;
+  note_error (reader,
+              "this hold reader was detached by the producer: it held the ring without "
+              "draining for more than the session's hold timeout (%llu ms); it follows now and "
+              "counts what it lost",
+              (unsigned long long)(reader->header->hold_timeout_ns / 1000000u));
 }
 
 static void
@@ -706,6 +850,8 @@ deliver_copied (WickRingReader *reader, Delivery *d, uint32_t index, const uint8
         decoded.ring = index;
         if (decoded.kind == WICK_RING_RECORD_THREAD)
           reader->rings[index].thread = decoded.thread.number;
+        else if (decoded.kind == WICK_RING_RECORD_DROPPED)
+          reader->rings[index].dropped_seen += decoded.dropped.count;
         else if (decoded.kind == WICK_RING_RECORD_SPAN_START
                  || decoded.kind == WICK_RING_RECORD_SPAN_END)
           decoded.span.thread = reader->rings[index].thread;
@@ -791,6 +937,7 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
   if (commit < pos)
     {
       break_ring (reader, index, "the commit position went backwards", pos, commit);
+      report_broken_ring (reader, d, index);
       return false;
     }
   if (pos >= ring->horizon)
@@ -823,8 +970,8 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
       const char *framing = framing_error (&header, pos + offset, size, n - offset);
       if (framing != NULL)
         {
-          ring->pos = pos + offset;
           break_ring (reader, index, framing, pos + offset, size);
+          report_broken_ring (reader, d, index);
           return false;
         }
       if (header.kind != WICK_KIND_PAD)
@@ -855,15 +1002,19 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
   return true;
 }
 
+/* A broken ring no longer holds the producer back: its tail follows commit
+ * (what this reader cannot read is counted as lost, never waited for). */
 static void
 publish_hold_tail (WickRingReader *reader, uint32_t index)
 {
+  uint64_t tail = reader->rings[index].pos;
+  if (reader->rings[index].broken && (reader->private_tails != NULL || reader->holder_slot >= 0))
+    tail = atomic_load_explicit (&ring_control (reader, index)->commit, memory_order_acquire);
   if (reader->private_tails != NULL)
-    atomic_store_explicit (&reader->private_tails[index], reader->rings[index].pos,
-                           memory_order_release);
+    atomic_store_explicit (&reader->private_tails[index], tail, memory_order_release);
   else if (reader->holder_slot >= 0)
-    atomic_store_explicit (wick_cursor_tail (reader->cursors, index, reader->holder_slot),
-                           reader->rings[index].pos, memory_order_release);
+    atomic_store_explicit (wick_cursor_tail (reader->cursors, index, reader->holder_slot), tail,
+                           memory_order_release);
 }
 
 long
@@ -876,6 +1027,7 @@ wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingReco
       return -1;
     }
   Delivery d = { callback, user_data, max_records, 0, false };
+  check_detached (reader);
   deliver_intro (reader, &d);
   uint32_t n_rings = rings_in_use (reader);
   for (uint32_t i = 0; i < n_rings; i++)
@@ -889,7 +1041,11 @@ wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingReco
       for (uint32_t i = 0; i < n && !d.stop; i++)
         {
           if (reader->rings[i].broken)
-            continue;
+            {
+              report_broken_ring (reader, &d, i);
+              publish_hold_tail (reader, i);
+              continue;
+            }
           for (int batch = 0; batch < 64 && !d.stop; batch++)
             {
               if (!read_batch (reader, &d, i))
@@ -909,5 +1065,7 @@ wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingReco
                  != reader->rings[i].pos)
           reader->drained = false;
     }
+  if (reader->drained)
+    deliver_unannounced_drops (reader, &d);
   return (long)d.delivered;
 }

@@ -40,6 +40,15 @@ typedef struct
   uint64_t last_drop_ns;
   uint64_t dropped_total;
   uint64_t next_liveness_ns;
+  /* Stalled hold readers (per cursors slot): the tail last seen while this
+   * producer was held back and since when it has not moved (0: not holding). */
+  uint64_t stall_tail[WICK_RING_MAX_HOLDERS];
+  uint64_t stall_since_ns[WICK_RING_MAX_HOLDERS];
+  /* wick_reader_detached records owed (bit per slot), with what they say. */
+  uint32_t detach_owed;
+  int32_t detach_pid[WICK_RING_MAX_HOLDERS];
+  uint64_t detach_stalled_ns[WICK_RING_MAX_HOLDERS];
+  uint64_t detach_at_ns[WICK_RING_MAX_HOLDERS];
   int tid;
   int in_use;
   uint32_t thread;     /* wick_thread number */
@@ -76,9 +85,8 @@ struct WickSession
   _Atomic uint64_t next_gradient;
   _Atomic int measurement_begun;
   _Atomic int finished;
-  _Atomic uint64_t unclaimed_drops; /* records lost because no ring was free */
   _Atomic uint32_t next_thread;     /* wick_thread numbers, from 1 */
-  _Atomic uint64_t writer_lost;     /* lines the JSONL writer could not write (disk full) */
+  uint64_t hold_timeout_ns;         /* a hold reader stalled this long is detached */
 
   WickJsonlWriter *writer;
   WickLiveState *live_state; /* live storages, for the attach snapshot (wick-live-state.c) */

@@ -40,7 +40,7 @@ write_record_full (WickSession *session, uint8_t kind, const WickRingRecord *rec
   WickProducer *producer = wick_producer_get (session);
   if (producer == &wick_producer_none)
     {
-      atomic_fetch_add (&session->unclaimed_drops, 1);
+      atomic_fetch_add (&session->header->unclaimed_dropped, 1);
       wick_set_error (error, WICK_ERROR_DROPPED, "dropped: all %u thread rings are in use", session->n_rings);
       return false;
     }

@@ -70,7 +70,7 @@ span_begin_slow (WickSession *session, WickProducer *producer, uint64_t parent, 
 {
   if (producer->session == NULL)
     {
-      atomic_fetch_add (&session->unclaimed_drops, 1);
+      atomic_fetch_add (&session->header->unclaimed_dropped, 1);
       return 0;
     }
   if (wick_producer_depth (producer) >= WICK_RING_MAX_DEPTH || (uint32_t)word == 0)

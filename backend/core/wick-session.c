@@ -612,6 +612,38 @@ session_publish_meta (WickSession *session, const WickRunInfo *run,
   return ok;
 }
 
+#define DEFAULT_HOLD_TIMEOUT_MS 2000
+
+/* The hold timeout (docs/ring.md, "Stalled hold readers"): the option, else
+ * WICK_HOLD_TIMEOUT_MS (a decimal count of ms, "never" or 0 for never), else
+ * the default. */
+static uint64_t
+hold_timeout_ns (uint64_t option_ms)
+{
+  uint64_t ms = option_ms;
+  if (ms == 0)
+    {
+      ms = DEFAULT_HOLD_TIMEOUT_MS;
+      const char *text = getenv ("WICK_HOLD_TIMEOUT_MS");
+      if (text != NULL && strcmp (text, "never") == 0)
+        ms = UINT64_MAX;
+      else if (text != NULL && text[0] >= '0' && text[0] <= '9')
+        {
+          char *end;
+          unsigned long long value = strtoull (text, &end, 10);
+          if (*end == '\0')
+            ms = value == 0 ? UINT64_MAX : (uint64_t)value;
+          else
+            fprintf (stderr, "wick: WICK_HOLD_TIMEOUT_MS=%s is not a number of milliseconds; "
+                             "using %d\n", text, DEFAULT_HOLD_TIMEOUT_MS);
+        }
+      else if (text != NULL)
+        fprintf (stderr, "wick: WICK_HOLD_TIMEOUT_MS=%s is not a number of milliseconds; "
+                         "using %d\n", text, DEFAULT_HOLD_TIMEOUT_MS);
+    }
+  return ms >= UINT64_MAX / 1000000u ? UINT64_MAX : ms * 1000000u;
+}
+
 static WickSession *
 session_new (const WickSessionOptions *options, const WickRunInfo *run, WickError *error)
 {
@@ -628,6 +660,7 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
   session->serial = atomic_fetch_add (&next_session_serial, 1);
   session->policy = options->policy;
   session->strict = options->strict;
+  session->hold_timeout_ns = hold_timeout_ns (options->hold_timeout_ms);
   atomic_store (&session->next_id_block, 2);
   atomic_store (&session->next_thread, 1);
   wick_clock_init ();

@@ -45,7 +45,11 @@
  *   drop -> the producer drops new records (counted, announced to every reader
  *   with a WICK_RING_RECORD_DROPPED record saying how many and when); block ->
  *   the producer waits. At most 8 hold readers; a hold reader that dies is
- *   detected and released by the producer. The session's own JSONL writer is a
+ *   detected and released by the producer, and one that holds the producer
+ *   back without draining for longer than the session's hold timeout
+ *   (WickSessionOptions.hold_timeout_ms, 2 s by default) is detached: the
+ *   producer writes a wick_reader_detached record and goes on, and the
+ *   reader, when it drains again, follows (stats.detached). The session's own JSONL writer is a
  *   hold reader.
  *
  * Pointers in a delivered record (strings, arrays) are valid only during the
@@ -208,9 +212,11 @@ typedef struct
   uint64_t producer_dropped; /* dropped by the producer, all rings (header counters) */
   uint64_t unknown_skipped;  /* records of kinds this reader does not know */
   uint64_t malformed;        /* well-framed records whose payload was invalid */
-  uint32_t broken_rings;     /* rings ended by a framing error */
+  uint32_t broken_rings;     /* rings ended by a framing error (what they lost is in lost) */
   char first_error[256];     /* sentence of the first framing or payload error, "" if none */
-  uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
+  uint64_t detached_readers; /* hold readers the producer detached for stalling (session) */
+  bool detached;             /* this hold reader was detached: it follows since */
+  uint64_t _wick_reserved[6]; /* room to grow: written as zero by libwick */
 } WickRingReaderStats;
 
 typedef struct WickRingReader WickRingReader;

@@ -229,7 +229,12 @@ typedef struct
   bool enable_control; /* listen on the control socket (also WICK_CONTROL=1) */
   size_t max_threads;  /* threads recording at once; 0: the default (32) */
   size_t string_arena_bytes; /* interned strings; 0: the default (1 MiB) */
-  uint64_t _wick_reserved[8]; /* room to grow: must be zero (initialise with {0}) */
+  /* A hold reader (wick_ring_reader_new_hold) that holds the producer back
+   * without draining for longer than this is detached (recorded as a
+   * wick_reader_detached record, its losses counted): 0: the environment's
+   * WICK_HOLD_TIMEOUT_MS, else the default 2000 ms; UINT64_MAX: never. */
+  uint64_t hold_timeout_ms;
+  uint64_t _wick_reserved[7]; /* room to grow: must be zero (initialise with {0}) */
 } WickSessionOptions;
 
 /* ---------------------------------------------------------------------------

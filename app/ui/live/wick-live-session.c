@@ -38,12 +38,14 @@ typedef struct
   gboolean caught_up; /* the ring was empty when the batch was sent */
   gboolean end;       /* the stream ended: its terminal is in this batch */
   gboolean terminal;  /* ... the session's own terminal */
+  char *broken;       /* a ring broke: the reader's sentence (else NULL) */
 } LiveBatch;
 
 static void
 live_batch_free (LiveBatch *batch)
 {
   wick_line_batch_free (batch->lines);
+  g_free (batch->broken);
   g_free (batch);
 }
 
@@ -86,6 +88,9 @@ struct _WickLiveSession
   guint64 shown_lost;
   guint64 committed_spool_bytes;
   gboolean spool_error_shown;
+  gboolean broken_shown;
+  guint64 shown_broken_lost;
+  char *broken_error; /* the reader's sentence once a ring broke, else NULL */
   gboolean ended;
   gboolean feed_failed;
   gboolean window_set;
@@ -132,6 +137,7 @@ worker_main (gpointer data)
 {
   LiveWorker *worker = data;
   guint64 sent_dropped = 0, sent_lost = 0;
+  gboolean sent_broken = FALSE;
   gboolean end = FALSE;
   while (!end && !g_atomic_int_get (&worker->stop))
     {
@@ -169,8 +175,13 @@ worker_main (gpointer data)
       batch->lost = wick_live_stream_get_lost (worker->stream);
       batch->records = wick_live_stream_get_records (worker->stream);
       batch->spool_bytes = wick_line_spool_get_bytes (worker->spool);
+      WickRingReaderStats stats;
+      wick_live_stream_get_reader_stats (worker->stream, &stats);
+      if (stats.broken_rings > 0)
+        batch->broken = g_strdup (stats.first_error);
       if (!end && wick_line_batch_get_n_lines (batch->lines) == 0
-          && batch->dropped == sent_dropped && batch->lost == sent_lost)
+          && batch->dropped == sent_dropped && batch->lost == sent_lost
+          && (batch->broken == NULL || sent_broken))
         {
           /* nothing new: keep the room, look again shortly */
           live_batch_free (batch);
@@ -180,6 +191,7 @@ worker_main (gpointer data)
         }
       sent_dropped = batch->dropped;
       sent_lost = batch->lost;
+      sent_broken = batch->broken != NULL;
       gboolean caught_up = batch->caught_up;
       g_async_queue_push (worker->batches, batch);
       if (g_atomic_int_compare_and_exchange (&worker->armed, 0, 1))
@@ -275,6 +287,7 @@ wick_live_session_finalize (GObject *object)
   WickLiveSession *self = WICK_LIVE_SESSION (object);
   g_clear_pointer (&self->worker, worker_free);
   g_clear_pointer (&self->info, wick_live_session_info_free);
+  g_clear_pointer (&self->broken_error, g_free);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_live_session_parent_class)->finalize (object);
 }
@@ -307,6 +320,27 @@ update_loss_banners (WickLiveSession *self)
                      (gulong)dropped),
         (unsigned long long)dropped);
       wick_window_show_banner (self->window, "dropped", message, NULL, NULL);
+    }
+  /* A broken ring (issue 10, item 6): its error text, and what it cost */
+  if (self->broken_error != NULL)
+    {
+      if (!self->broken_shown || lost != self->shown_broken_lost)
+        {
+          self->broken_shown = TRUE;
+          self->shown_broken_lost = lost;
+          self->shown_lost = lost;
+          g_autofree char *message = g_strdup_printf (
+            g_dngettext (GETTEXT_PACKAGE,
+                         "The process's ring broke, this window stopped reading it (%s); %llu "
+                         "record lost",
+                         "The process's ring broke, this window stopped reading it (%s); %llu "
+                         "records lost",
+                         (gulong)lost),
+            self->broken_error, (unsigned long long)lost);
+          wick_window_hide_banner (self->window, "lost");
+          wick_window_show_banner (self->window, "broken", message, NULL, NULL);
+        }
+      return;
     }
   if (lost != self->shown_lost)
     {
@@ -380,6 +414,8 @@ apply_batch (WickLiveSession *self, LiveBatch *batch)
   self->committed_spool_bytes = batch->spool_bytes;
   self->dropped = batch->dropped;
   self->lost = batch->lost;
+  if (batch->broken != NULL && self->broken_error == NULL)
+    self->broken_error = g_strdup (batch->broken);
   if (batch->end)
     {
       g_autoptr (GError) error = NULL;

@@ -19,7 +19,10 @@ static const WickRunInfo run = {
 static WickSession *
 open_session (WickRingPolicy policy)
 {
-  WickSessionOptions options = { .policy = policy, .ring_bytes = 256 * 1024, .max_threads = 4 };
+  /* hold readers here stop draining on purpose: never detached for it */
+  WickSessionOptions options = {
+    .policy = policy, .ring_bytes = 256 * 1024, .max_threads = 4, .hold_timeout_ms = UINT64_MAX
+  };
   WickError error = { "" };
   WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, &error);
   g_assert_cmpstr (error.message, ==, "");
@@ -30,6 +33,7 @@ open_session (WickRingPolicy policy)
 typedef struct
 {
   guint meta, span_starts, span_ends, edges, dropped_records, lost_records, marks, threads;
+  guint detached, broken; /* wick_reader_detached, wick_ring_broken (not marks) */
   guint64 dropped, lost, dropped_total, first_ns, last_ns;
   guint64 last_edge;
   gboolean edges_in_order;
@@ -74,7 +78,12 @@ count_record (const WickRingRecord *record, void *user_data)
         c->lost += record->lost.count;
         break;
       case WICK_RING_RECORD_EXTENSION:
-        c->marks++;
+        if (strcmp (record->extension.kind, "wick_reader_detached") == 0)
+          c->detached++;
+        else if (strcmp (record->extension.kind, "wick_ring_broken") == 0)
+          c->broken++;
+        else
+          c->marks++;
         break;
       case WICK_RING_RECORD_THREAD:
         c->threads++;
@@ -588,6 +597,140 @@ test_drops_are_whole_spans (void)
   wick_session_close (session);
 }
 
+/* A slot marked active with a live pid that never moves its tail (a hostile
+ * cursors writer, issue 10 item 5) is detached after the hold timeout under
+ * both policies that respect hold readers: drop goes on recording (every drop
+ * counted, the detach recorded), block stops waiting. */
+static void
+hostile_slot_detached (WickRingPolicy policy)
+{
+  WickSessionOptions options = {
+    .policy = policy, .ring_bytes = 256 * 1024, .max_threads = 4, .hold_timeout_ms = 50
+  };
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
+  g_assert_nonnull (session);
+  WickRingReader *reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  WickRingCursors *cursors = session->cursors;
+  atomic_store (&cursors->holder_pid[5], (int32_t)getppid ()); /* alive, never reads */
+  atomic_store (&cursors->holder_state[5], WICK_HOLDER_ACTIVE);
+  Counts c = { .edges_in_order = TRUE };
+  guint64 attempted = 0, stored = 0;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (atomic_load (&cursors->holder_state[5]) == WICK_HOLDER_ACTIVE)
+    {
+      /* under block the first record past the ring waits until the detach */
+      stored += record_edge (session, attempted++);
+      if (attempted % 1000 == 0)
+        wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+    }
+  g_assert_cmpuint (atomic_load (&cursors->holder_state[5]), ==, WICK_HOLDER_DETACHED);
+  for (int i = 0; i < 10000; i++)
+    {
+      stored += record_edge (session, attempted++);
+      if (attempted % 1000 == 0)
+        wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
+    }
+  g_assert_true (wick_session_finish (session, NULL));
+  while (wick_ring_reader_drain (reader, 0, count_record, &c, NULL) > 0)
+    ;
+  WickRingReaderStats stats;
+  wick_ring_reader_get_stats (reader, &stats);
+  g_assert_cmpuint (stats.detached_readers, ==, 1);
+  g_assert_cmpuint (c.marks, ==, 0);
+  g_assert_cmpuint (c.detached, ==, 1);
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, attempted - stored);
+  if (policy == WICK_RING_BLOCK)
+    g_assert_cmpuint (stored, ==, attempted);
+  else
+    g_assert_cmpuint (stored, <, attempted);
+  /* the follower may have been lapped, but what it read and lost adds up */
+  g_assert_cmpuint (c.edges + stats.lost, >=, stored);
+  wick_ring_reader_free (reader);
+  wick_session_close (session);
+}
+
+static void
+test_hostile_slot_detached_drop (void)
+{
+  hostile_slot_detached (WICK_RING_DROP);
+}
+
+static void
+test_hostile_slot_detached_block (void)
+{
+  hostile_slot_detached (WICK_RING_BLOCK);
+}
+
+/* A ring that breaks (issue 10, item 6): the in-process JSONL writer must say
+ * so (a wick_ring_broken line with the reader's sentence), count what the
+ * break cost it (wick_lost lines, exactly the records committed after the
+ * break), stop holding the producer back, and end the file with a terminal
+ * that says why. The bad commit is made through the producer's own mapping
+ * (the memfd is sealed for everyone else). */
+static void
+test_broken_ring_recorded (void)
+{
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "wick-broken-ring.jsonl", NULL);
+  WickSessionOptions options = { .jsonl_path = path,
+                                 .policy = WICK_RING_BLOCK,
+                                 .ring_bytes = 256 * 1024,
+                                 .max_threads = 4 };
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
+  g_assert_nonnull (session);
+  WickRingReader *reader = wick_ring_reader_new (wick_session_get_ring_fd (session), NULL);
+  for (guint i = 0; i < 10; i++)
+    g_assert_true (record_edge (session, i));
+  /* a committed record of length zero */
+  WickProducer *producer = wick_producer_get (session);
+  WickRecordHeader *bad = wick_producer_reserve (producer, 8);
+  g_assert_nonnull (bad);
+  wick_producer_commit (producer, bad, 8, WICK_KIND_CALL_EDGE);
+  bad->words = 0;
+  Counts c = { .edges_in_order = TRUE };
+  wick_ring_reader_drain (reader, 0, count_record, &c, NULL); /* a follower stops there too */
+  g_assert_cmpuint (c.broken, ==, 1);
+  g_assert_cmpuint (c.edges, ==, 10);
+  /* block policy: a writer that kept holding a broken ring would stop this */
+  guint after = 20000;
+  for (guint i = 0; i < after; i++)
+    g_assert_true (record_edge (session, 10 + i));
+  g_assert_true (wick_session_finish (session, NULL));
+  wick_ring_reader_drain (reader, 0, count_record, &c, NULL);
+  WickRingReaderStats stats;
+  wick_ring_reader_get_stats (reader, &stats);
+  g_assert_cmpuint (stats.broken_rings, ==, 1);
+  g_assert_nonnull (strstr (stats.first_error, "zero record length"));
+  /* the bad record itself, the edges after it, the root's end and the terminal */
+  g_assert_cmpuint (stats.lost, ==, after + 3);
+  g_assert_cmpuint (c.lost, ==, after + 3);
+  g_assert_cmpuint (c.broken, ==, 1);
+  wick_ring_reader_free (reader);
+  wick_session_close (session);
+
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint n = g_strv_length (lines) - 1, broken = 0;
+  guint64 lost = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      if (g_str_has_prefix (lines[i], "{\"kind\":\"wick_ring_broken\""))
+        {
+          broken++;
+          g_assert_nonnull (strstr (lines[i], "\"ring\":0,\"error\":\"ring 0 at position "));
+          g_assert_nonnull (strstr (lines[i], "zero record length"));
+        }
+      if (g_str_has_prefix (lines[i], "{\"kind\":\"wick_lost\""))
+        lost += g_ascii_strtoull (strstr (lines[i], "\"count\":") + 8, NULL, 10);
+    }
+  g_assert_cmpuint (broken, ==, 1);
+  g_assert_cmpuint (lost, ==, after + 3);
+  g_assert_true (g_str_has_prefix (lines[n - 1], "{\"kind\":\"terminal\",\"outcome\":\"failed\""));
+  g_assert_nonnull (strstr (lines[n - 1], "a ring broke"));
+  unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -605,5 +748,8 @@ main (int argc, char **argv)
   g_test_add_func ("/core/ring/dead-holder-released", test_dead_holder_released);
   g_test_add_func ("/core/ring/no-free-ring", test_no_free_ring);
   g_test_add_func ("/core/ring/drops-are-whole-spans", test_drops_are_whole_spans);
+  g_test_add_func ("/core/ring/hostile-slot-detached-drop", test_hostile_slot_detached_drop);
+  g_test_add_func ("/core/ring/hostile-slot-detached-block", test_hostile_slot_detached_block);
+  g_test_add_func ("/core/ring/broken-ring-recorded", test_broken_ring_recorded);
   return g_test_run ();
 }
