@@ -79,6 +79,7 @@ struct _WickDocument
   guint n_spans_by_id;
   gboolean analysed;
   gboolean structurally_valid;
+  gboolean health_provisional;
   WickCoverageVerdict coverage;
   char *coverage_reason;
 };

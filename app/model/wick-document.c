@@ -1175,6 +1175,22 @@ wick_document_get_structurally_valid (WickDocument *self)
   return self->analysed && self->structurally_valid;
 }
 
+gboolean
+wick_document_get_health_provisional (WickDocument *self)
+{
+  return self->analysed && self->health_provisional;
+}
+
+guint
+wick_document_count_health (WickDocument *self, WickSeverity severity)
+{
+  guint n = 0, count = 0;
+  const WickHealthIssue *issues = wick_document_get_health (self, &n);
+  for (guint i = 0; i < n; i++)
+    count += issues[i].severity == severity;
+  return count;
+}
+
 WickCoverageVerdict
 wick_document_get_gradient_coverage (WickDocument *self)
 {
@@ -1200,6 +1216,8 @@ wick_coverage_verdict_to_string (WickCoverageVerdict verdict)
         return "invalid";
       case WICK_COVERAGE_VERDICT_UNAVAILABLE:
         return "unavailable";
+      case WICK_COVERAGE_VERDICT_PENDING:
+        return "pending";
       default:
         return "unknown";
     }
@@ -1208,7 +1226,16 @@ wick_coverage_verdict_to_string (WickCoverageVerdict verdict)
 const char *
 wick_severity_to_string (WickSeverity severity)
 {
-  return severity == WICK_SEVERITY_ERROR ? "error"
-         : severity == WICK_SEVERITY_INFO ? "info"
-                                          : "warning";
+  switch (severity)
+    {
+      case WICK_SEVERITY_ERROR:
+        return "error";
+      case WICK_SEVERITY_WARNING:
+        return "warning";
+      case WICK_SEVERITY_INFO:
+        return "info";
+      case WICK_SEVERITY_PENDING:
+        return "pending";
+    }
+  return "warning";
 }

@@ -178,7 +178,12 @@ typedef enum
 {
   WICK_SEVERITY_ERROR,
   WICK_SEVERITY_WARNING,
-  WICK_SEVERITY_INFO /* information only (importers); never affects validity */
+  WICK_SEVERITY_INFO, /* information only (importers); never affects validity */
+  /* A rule that only the end of the capture decides (the terminal, open spans,
+   * gradient counts, retained allocations), on a document still being fed:
+   * what it says now, judged when the run ends. Never affects validity; never
+   * in the health of a finished document. */
+  WICK_SEVERITY_PENDING,
 } WickSeverity;
 
 typedef enum
@@ -214,6 +219,9 @@ typedef enum
   WICK_COVERAGE_VERDICT_PARTIAL,
   WICK_COVERAGE_VERDICT_INVALID,
   WICK_COVERAGE_VERDICT_UNAVAILABLE,
+  /* The run is in progress and no error decides the verdict yet: the counts
+   * the verdict needs are judged when it ends (provisional health only). */
+  WICK_COVERAGE_VERDICT_PENDING,
 } WickCoverageVerdict;
 
 typedef struct
@@ -332,13 +340,19 @@ guint wick_line_batch_get_n_lines (const WickLineBatch *batch);
 /* Commits @batch; FALSE with @error at its decode error (as feed_line). */
 gboolean wick_document_commit_batch (WickDocument *self, WickLineBatch *batch, GError **error);
 
-/* Live analysis of a document still being fed (no terminal yet): health and
- * coverage are computed on what is there by candle-graph's rules, as though the
- * capture were complete and ended at the latest evidence, except that spans
- * still open are not reported (open_span) since they are running; the
- * stream-end rules (missing meta/terminal) are not applied. Emits "changed".
+/* Live analysis of a document still being fed: the health is provisional
+ * (wick_document_get_health_provisional). The rules that can be judged on
+ * what is there are, by candle-graph's rules, with their final severities;
+ * the rules that only the end of the capture decides are issues of severity
+ * WICK_SEVERITY_PENDING: the terminal not yet read (missing_terminal), each
+ * span still open (open_span), the manifest gradients not captured yet (one
+ * gradient_manifest_missing_key with the count), gradient families below
+ * their minimum so far, and storages live now (retained_allocations).
+ * Pending issues never make the document invalid, and a gradient verdict
+ * that they would decide is WICK_COVERAGE_VERDICT_PENDING. Emits "changed".
  * After a successful finish, the final analysis stands and this only emits
- * "changed"; after a parse error it analyses what was read, the same way. */
+ * "changed"; after a parse error it analyses what was read, final (nothing
+ * pending) except that open spans are not reported. */
 void wick_document_analyze (WickDocument *self);
 /* TRUE once wick_document_finish() or load_file() ran. */
 gboolean wick_document_is_finished (WickDocument *self);
@@ -393,6 +407,12 @@ guint64 wick_document_get_end_ns (WickDocument *self);
 
 /* Health (spec §6–7), in the spec's order. Valid after a successful load or finish. */
 const WickHealthIssue *wick_document_get_health (WickDocument *self, guint *n_issues);
+/* TRUE when the health is that of a document still being fed
+ * (wick_document_analyze before finish): it may hold pending issues and
+ * its verdicts stand only when the run ends. FALSE once finished. */
+gboolean wick_document_get_health_provisional (WickDocument *self);
+/* Issues of @severity in the health (e.g. WICK_SEVERITY_PENDING). */
+guint wick_document_count_health (WickDocument *self, WickSeverity severity);
 gboolean wick_document_get_structurally_valid (WickDocument *self);
 WickCoverageVerdict wick_document_get_gradient_coverage (WickDocument *self);
 const char *wick_coverage_verdict_to_string (WickCoverageVerdict verdict);

@@ -65,7 +65,8 @@ fill_entries (WickGradientReport *report, WickDocument *document, const WickTrac
 }
 
 static void
-fill_families (WickGradientReport *report, const WickTraceMeta *meta, gboolean failed)
+fill_families (WickGradientReport *report, const WickTraceMeta *meta, gboolean failed,
+               gboolean provisional)
 {
   for (guint i = 0; i < meta->families->len; i++)
     {
@@ -94,11 +95,16 @@ fill_families (WickGradientReport *report, const WickTraceMeta *meta, gboolean f
         row.ok = FALSE, row.verdict = "no members";
       else if (row.non_finite > 0)
         row.ok = FALSE, row.verdict = "non-finite";
+      else if (provisional && f->expectation == WICK_EXPECT_ACTIVE && row.present < f->min_present)
+        row.ok = FALSE, row.verdict = "pending"; /* the run may still capture them */
       else if (f->expectation == WICK_EXPECT_ACTIVE && (!failed || complete)
                && row.present < f->min_present)
         row.ok = FALSE, row.verdict = "below minimum";
       else if (f->expectation == WICK_EXPECT_INACTIVE && row.attached > 0)
         row.ok = FALSE, row.verdict = "leakage";
+      else if (provisional && f->expectation == WICK_EXPECT_DATA_CONDITIONAL && row.present > 0
+               && row.present < f->min_present)
+        row.ok = FALSE, row.verdict = "pending";
       else if (f->expectation == WICK_EXPECT_DATA_CONDITIONAL && (!failed || complete)
                && row.present > 0 && row.present < f->min_present)
         row.ok = FALSE, row.verdict = "below minimum";
@@ -129,7 +135,7 @@ wick_gradient_report_new (WickDocument *document)
   report->digest_matches = g_strcmp0 (report->declared_sha256, report->computed_sha256) == 0;
   report->contract_error = wick_gradient_contract_validate (document);
   fill_entries (report, document, meta);
-  fill_families (report, meta, failed);
+  fill_families (report, meta, failed, wick_document_get_health_provisional (document));
   return report;
 }
 

@@ -41,7 +41,8 @@ typedef struct
   guint64 min_present;
   guint members, observed, present, attached, non_finite;
   gboolean ok;
-  const char *verdict; /* static: "ok", "non-finite", "below minimum", "leakage", "no members" */
+  const char *verdict; /* static: "ok", "non-finite", "below minimum", "leakage", "no members",
+                          "pending" (below its minimum so far in a run in progress) */
 } WickGradientFamilyRow;
 
 typedef struct

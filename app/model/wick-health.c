@@ -20,6 +20,7 @@ typedef struct
   GArray *issues;
   gboolean failed;
   gboolean live;
+  gboolean provisional; /* live and not finished: end-only rules are pending */
 } Health;
 
 static const char *
@@ -48,6 +49,14 @@ static void
 warning (Health *h, const char *code, char *message)
 {
   add_issue (h, code, WICK_SEVERITY_WARNING, message, WICK_RECORD_NONE, -1, NULL);
+}
+
+/* A rule only the end of the capture decides, on a document still being fed. */
+static void
+pending (Health *h, const char *code, char *message, WickRecordType type, gint64 index,
+         const char *record_id)
+{
+  add_issue (h, code, WICK_SEVERITY_PENDING, message, type, index, record_id);
 }
 
 static WickSeverity
@@ -267,6 +276,9 @@ check_span (Health *h, guint i, const guint8 *state)
       h, "open_span", failed_severity (h),
       g_strdup_printf (h->failed ? "span `%s` was interrupted" : "span `%s` was not closed", id),
       WICK_RECORD_SPAN, i, id);
+  else if (!(span->flags & WICK_SPAN_FLAG_CLOSED) && h->provisional)
+    pending (h, "open_span", g_strdup_printf ("span `%s` is still open", id), WICK_RECORD_SPAN, i,
+             id);
   if (span->flags & WICK_SPAN_FLAG_HAS_PARENT_ID)
     {
       gint64 p = wick_id_map_lookup (&doc->span_ids, span->parent_id);
@@ -685,7 +697,11 @@ check_memory_pairing (Health *h)
         pair_free (h, &map, m, i, key);
     }
   g_free (order);
-  if (map.n_live > 0)
+  if (map.n_live > 0 && h->provisional)
+    pending (h, "retained_allocations",
+             g_strdup_printf ("%" G_GSIZE_FORMAT " storages are live now", map.n_live),
+             WICK_RECORD_NONE, -1, NULL);
+  else if (map.n_live > 0)
     warning (
       h, "retained_allocations",
       g_strdup_printf ("%" G_GSIZE_FORMAT " storages remained live at capture end", map.n_live));
@@ -1009,12 +1025,15 @@ check_manifest (Health *h)
                      g_string_free (msg, FALSE), WICK_RECORD_GRADIENT, o->first, id);
         }
     }
+  guint not_yet = 0;
   for (guint i = 0; i < m->expected->len; i++)
     {
       const WickExpectedGradientEntry *e
         = &g_array_index (m->expected, WickExpectedGradientEntry, i);
       gint64 key = (gint64)(((guint64)e->root << 32) | e->key);
-      if (!g_hash_table_contains (index, &key))
+      if (!g_hash_table_contains (index, &key) && h->provisional)
+        not_yet++;
+      else if (!g_hash_table_contains (index, &key))
         {
           GString *msg = g_string_new ("manifest gradient ");
           gradient_key_debug (h, msg, e->root, e->key);
@@ -1023,6 +1042,12 @@ check_manifest (Health *h)
                      g_string_free (msg, FALSE), WICK_RECORD_NONE, -1, NULL);
         }
     }
+  /* While the run goes on, one issue counts what has not arrived yet. */
+  if (not_yet > 0)
+    pending (
+      h, "gradient_manifest_missing_key",
+      g_strdup_printf ("%u of %u manifest gradients not captured yet", not_yet, m->expected->len),
+      WICK_RECORD_NONE, -1, NULL);
 
   for (guint i = 0; i < m->families->len; i++)
     {
@@ -1057,8 +1082,14 @@ check_manifest (Health *h)
         error (h, "gradient_family_non_finite",
                g_strdup_printf ("gradient family %s contains %u non-finite gradients", name->str,
                                 non_finite));
-      if (f->expectation == WICK_EXPECT_ACTIVE && (!h->failed || complete_family)
-          && present < f->min_present)
+      if (h->provisional && f->expectation == WICK_EXPECT_ACTIVE && present < f->min_present)
+        pending (h, "gradient_active_family_below_minimum",
+                 g_strdup_printf ("active gradient family %s has %u present gradients so far; "
+                                  "requires at least %" G_GUINT64_FORMAT,
+                                  name->str, present, f->min_present),
+                 WICK_RECORD_NONE, -1, NULL);
+      else if (f->expectation == WICK_EXPECT_ACTIVE && (!h->failed || complete_family)
+               && present < f->min_present)
         error (h, "gradient_active_family_below_minimum",
                g_strdup_printf ("active gradient family %s has %u present gradients; requires at "
                                 "least %" G_GUINT64_FORMAT,
@@ -1067,6 +1098,13 @@ check_manifest (Health *h)
         error (h, "gradient_inactive_family_leakage",
                g_strdup_printf ("inactive gradient family %s has %u attached gradients", name->str,
                                 attached));
+      else if (h->provisional && f->expectation == WICK_EXPECT_DATA_CONDITIONAL && present > 0
+               && present < f->min_present)
+        pending (h, "gradient_conditional_family_below_minimum",
+                 g_strdup_printf ("data-conditional gradient family %s was attached but has %u "
+                                  "present gradients so far; requires at least %" G_GUINT64_FORMAT,
+                                  name->str, present, f->min_present),
+                 WICK_RECORD_NONE, -1, NULL);
       else if (f->expectation == WICK_EXPECT_DATA_CONDITIONAL && (!h->failed || complete_family)
                && present > 0 && present < f->min_present)
         error (h, "gradient_conditional_family_below_minimum",
@@ -1284,7 +1322,7 @@ coverage_verdict (Health *h, gboolean valid)
     verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "the gradient contract is invalid";
   else
     {
-      gboolean any_error = FALSE, any_warning = FALSE;
+      gboolean any_error = FALSE, any_warning = FALSE, any_pending = FALSE;
       for (guint i = 0; i < h->issues->len; i++)
         {
           const WickHealthIssue *issue = &g_array_index (h->issues, WickHealthIssue, i);
@@ -1292,9 +1330,13 @@ coverage_verdict (Health *h, gboolean valid)
             continue;
           any_error |= issue->severity == WICK_SEVERITY_ERROR;
           any_warning |= issue->severity == WICK_SEVERITY_WARNING;
+          any_pending |= issue->severity == WICK_SEVERITY_PENDING;
         }
       if (any_error)
         verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "gradient checks report errors";
+      else if (any_pending)
+        verdict = WICK_COVERAGE_VERDICT_PENDING,
+        reason = "the run is in progress: the gradient counts are judged when it ends";
       else if (any_warning)
         verdict = WICK_COVERAGE_VERDICT_PARTIAL,
         reason = "gradient checks report gaps of an interrupted capture";
@@ -1303,7 +1345,8 @@ coverage_verdict (Health *h, gboolean valid)
         reason = "every manifest gradient was captured once and every family meets its expectation";
     }
   if (!valid
-      && (verdict == WICK_COVERAGE_VERDICT_PARTIAL || verdict == WICK_COVERAGE_VERDICT_COMPLETE))
+      && (verdict == WICK_COVERAGE_VERDICT_PARTIAL || verdict == WICK_COVERAGE_VERDICT_COMPLETE
+          || verdict == WICK_COVERAGE_VERDICT_PENDING))
     verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "the trace is not structurally valid";
   if (h->failed && verdict == WICK_COVERAGE_VERDICT_COMPLETE)
     verdict = WICK_COVERAGE_VERDICT_PARTIAL, reason = "the capture failed";
@@ -1335,7 +1378,7 @@ wick_health_clear (WickDocument *self)
 void
 wick_health_analyze (WickDocument *self, gboolean live)
 {
-  Health h = { self, NULL, FALSE, live };
+  Health h = { self, NULL, FALSE, live, live && !self->finished };
   gboolean has_meta = self->meta.present;
   gboolean valid = TRUE;
 
@@ -1350,6 +1393,10 @@ wick_health_analyze (WickDocument *self, gboolean live)
       if (provenance != NULL)
         error (&h, "run_provenance_invalid", provenance);
     }
+  if (h.provisional && !self->has_terminal)
+    pending (&h, "missing_terminal",
+             g_strdup ("the run is in progress: its terminal record has not arrived"),
+             WICK_RECORD_NONE, -1, NULL);
   if (h.failed)
     warning (&h, "capture_failed",
              g_strdup (self->terminal_reason ? S (&h, self->terminal_reason)
@@ -1370,6 +1417,7 @@ wick_health_analyze (WickDocument *self, gboolean live)
     valid &= g_array_index (h.issues, WickHealthIssue, i).severity != WICK_SEVERITY_ERROR;
   self->health = h.issues;
   self->structurally_valid = valid;
+  self->health_provisional = h.provisional;
   if (has_meta)
     coverage_verdict (&h, valid);
   else

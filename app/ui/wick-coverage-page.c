@@ -111,7 +111,11 @@ static const char *
 class_verdict (gpointer data, guint kind, guint index)
 {
   WickCoveragePage *self = data;
-  return kind == 0 ? (family (self, index)->ok ? "success" : "error") : NULL;
+  if (kind != 0)
+    return NULL;
+  const WickGradientFamilyRow *row = family (self, index);
+  /* "pending": a run in progress may still capture the family's gradients */
+  return row->ok ? "success" : g_strcmp0 (row->verdict, "pending") == 0 ? "accent" : "error";
 }
 
 static GArray *

@@ -15,7 +15,7 @@ struct _WickHealthPage
   WickTable *table;
   WickSelection *selection;
   WickDocument *document;
-  guint n_errors, n_warnings;
+  guint n_errors, n_warnings, n_pending;
 };
 
 G_DEFINE_FINAL_TYPE (WickHealthPage, wick_health_page, GTK_TYPE_WIDGET)
@@ -58,8 +58,18 @@ text_record (gpointer data, guint kind, guint index)
 static const char *
 class_severity (gpointer data, guint kind, guint index)
 {
-  /* "error", "warning" or "info" (importer notes) */
-  return wick_severity_to_string (issue (data, index)->severity);
+  switch (issue (data, index)->severity)
+    {
+      case WICK_SEVERITY_ERROR:
+        return "error";
+      case WICK_SEVERITY_WARNING:
+        return "warning";
+      case WICK_SEVERITY_PENDING:
+        return "accent"; /* judged when the run ends */
+      case WICK_SEVERITY_INFO:
+        break; /* importer notes */
+    }
+  return NULL;
 }
 
 static int
@@ -101,13 +111,15 @@ update_header (WickHealthPage *self)
   guint n = 0;
   const WickHealthIssue *issues
     = self->document ? wick_document_get_health (self->document, &n) : NULL;
-  self->n_errors = self->n_warnings = 0;
+  self->n_errors = self->n_warnings = self->n_pending = 0;
   for (guint i = 0; i < n; i++)
     {
       if (issues[i].severity == WICK_SEVERITY_ERROR)
         self->n_errors++;
       else if (issues[i].severity == WICK_SEVERITY_WARNING)
         self->n_warnings++;
+      else if (issues[i].severity == WICK_SEVERITY_PENDING)
+        self->n_pending++;
     }
   const WickParseError *parse
     = self->document ? wick_document_get_parse_error (self->document) : NULL;
@@ -129,9 +141,29 @@ update_header (WickHealthPage *self)
     = g_strdup_printf (g_dngettext (NULL, "%u error", "%u errors", self->n_errors), self->n_errors);
   g_autofree char *warnings = g_strdup_printf (
     g_dngettext (NULL, "%u warning", "%u warnings", self->n_warnings), self->n_warnings);
+  gboolean valid = self->document && wick_document_get_structurally_valid (self->document);
+  if (self->document && wick_document_get_health_provisional (self->document))
+    {
+      /* A run in progress: the end-only rules are pending, not failed. */
+      g_autofree char *pending = g_strdup_printf (
+        g_dngettext (NULL, "%u pending", "%u pending", self->n_pending), self->n_pending);
+      g_autofree char *title
+        = g_strdup_printf (_ ("Run in progress: %s, %s so far, %s"), errors, warnings, pending);
+      gtk_label_set_text (GTK_LABEL (self->title), title);
+      gtk_label_set_text (
+        GTK_LABEL (self->subtitle),
+        valid ? _ ("No error so far. The rules only the end decides (the terminal record, open "
+                   "spans, gradient counts, retained allocations) are pending until the run ends.")
+              : _ ("The trace already has errors, listed below. The rules only the end decides "
+                   "are pending until the run ends."));
+      gtk_widget_add_css_class (self->title, self->n_errors ? "error" : "warning");
+      gtk_image_set_from_icon_name (GTK_IMAGE (self->icon), self->n_errors
+                                                              ? "dialog-error-symbolic"
+                                                              : "emblem-synchronizing-symbolic");
+      return;
+    }
   g_autofree char *title = g_strdup_printf ("%s, %s", errors, warnings);
   gtk_label_set_text (GTK_LABEL (self->title), title);
-  gboolean valid = self->document && wick_document_get_structurally_valid (self->document);
   gtk_label_set_text (GTK_LABEL (self->subtitle),
                       valid
                         ? _ ("The trace is structurally valid.")
@@ -244,4 +276,16 @@ guint
 wick_health_page_get_n_warnings (WickHealthPage *self)
 {
   return self->n_warnings;
+}
+
+guint
+wick_health_page_get_n_pending (WickHealthPage *self)
+{
+  return self->n_pending;
+}
+
+const char *
+wick_health_page_get_title (WickHealthPage *self)
+{
+  return gtk_label_get_text (GTK_LABEL (self->title));
 }

@@ -1,8 +1,9 @@
 /* wick-health-page.h — the trace's health issues and parse status.
  *
  * A status header (parse error with file, line and reason; or the counts of
- * errors and warnings and whether the trace is structurally valid), then
- * every issue (severity, code, message, record) in the spec's order.
+ * errors and warnings and whether the trace is structurally valid; for a run
+ * in progress, "Run in progress" with the pending count, since the rules only
+ * the end decides are pending until it ends), then every issue (severity, code, message, record) in the spec's order.
  * Selecting or activating an issue selects its record in the shared
  * selection, so the timeline and details pane go to it.
  */
@@ -24,5 +25,8 @@ void wick_health_page_document_changed (WickHealthPage *self);
 WickTable *wick_health_page_get_table (WickHealthPage *self);
 guint wick_health_page_get_n_errors (WickHealthPage *self);
 guint wick_health_page_get_n_warnings (WickHealthPage *self);
+/* Pending issues of a run in progress (provisional health), and the header. */
+guint wick_health_page_get_n_pending (WickHealthPage *self);
+const char *wick_health_page_get_title (WickHealthPage *self);
 
 G_END_DECLS

@@ -182,7 +182,7 @@ bind_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_
   gtk_label_set_text (GTK_LABEL (child), text ? text : "");
   /* Long cells may be ellipsized: the whole text on hover. */
   gtk_widget_set_tooltip_text (child, text && g_utf8_strlen (text, -1) > 32 ? text : NULL);
-  static const char *styles[] = { "success", "warning", "error" };
+  static const char *styles[] = { "success", "warning", "error", "accent" };
   for (guint i = 0; i < G_N_ELEMENTS (styles); i++)
     gtk_widget_remove_css_class (child, styles[i]);
   const char *style = column->style ? column->style (self->data, row->kind, row->index) : NULL;

@@ -74,9 +74,10 @@ issue_codes (WickDocument *doc, gboolean with_absent)
       if (!with_absent && g_str_has_suffix (issues[i].code, "_absent"))
         continue;
       g_string_append_printf (out, "%s%c %s", out->len ? " " : "",
-                              issues[i].severity == WICK_SEVERITY_ERROR  ? 'E'
-                              : issues[i].severity == WICK_SEVERITY_INFO ? 'I'
-                                                                         : 'W',
+                              issues[i].severity == WICK_SEVERITY_ERROR     ? 'E'
+                              : issues[i].severity == WICK_SEVERITY_INFO    ? 'I'
+                              : issues[i].severity == WICK_SEVERITY_PENDING ? 'P'
+                                                                            : 'W',
                               issues[i].code);
     }
   return g_string_free (out, FALSE);

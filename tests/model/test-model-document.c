@@ -199,10 +199,12 @@ test_document_live_feeding (void)
   wick_document_analyze (doc);
   g_assert_cmpint (changed, ==, 1);
   g_assert_false (wick_document_is_finished (doc));
-  /* running spans are not open_span issues while the capture runs */
+  /* running spans are pending open_span issues while the capture runs, as is
+   * the terminal; neither makes the trace invalid */
   codes = issue_codes (doc, FALSE);
-  g_assert_cmpstr (codes, ==, "");
+  g_assert_cmpstr (codes, ==, "P missing_terminal P open_span P open_span");
   g_assert_true (wick_document_get_structurally_valid (doc));
+  g_assert_true (wick_document_get_health_provisional (doc));
   g_assert_false (wick_document_get_capture_complete (doc));
   g_assert_cmpint (wick_document_get_spans (doc, NULL)[1].parent, ==, 0);
 
@@ -216,7 +218,115 @@ test_document_live_feeding (void)
   g_assert_cmpint (changed, ==, 2);
   g_assert_true (wick_document_is_finished (doc));
   g_assert_true (wick_document_get_capture_complete (doc));
+  g_assert_false (wick_document_get_health_provisional (doc));
+  g_clear_pointer (&codes, g_free);
+  codes = issue_codes (doc, FALSE);
+  g_assert_cmpstr (codes, ==, "");
   g_assert_false (wick_document_feed_line (doc, TERMINAL, strlen (TERMINAL), NULL));
+}
+
+/* The health of a document with every line fed and finished. */
+static char *
+health_text (WickDocument *doc)
+{
+  guint n;
+  const WickHealthIssue *issues = wick_document_get_health (doc, &n);
+  GString *out = g_string_new (NULL);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "%s %s %s %s\n", wick_severity_to_string (issues[i].severity),
+                            issues[i].code, issues[i].message,
+                            issues[i].record_id ? issues[i].record_id : "-");
+  g_string_append_printf (
+    out, "valid %d coverage %s (%s)\n", wick_document_get_structurally_valid (doc),
+    wick_coverage_verdict_to_string (wick_document_get_gradient_coverage (doc)),
+    wick_document_get_gradient_coverage_reason (doc));
+  return g_string_free (out, FALSE);
+}
+
+/* Provisional health: a training trace fed up to its first gradient record
+ * (spans s1 and s2 open, the parameter storage live, two of three manifest
+ * gradients still to come) has the end-only rules pending, stays valid and
+ * has a pending gradient verdict; fed to the end, its health is exactly that
+ * of the file loaded at once; cut there by a failed terminal, the pending
+ * rules get their final (interrupted) verdicts. */
+static void
+test_document_live_provisional (void)
+{
+  g_autofree char *path = data_path ("train-contract.jsonl");
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  const guint first_gradient = 19; /* 0-based: gradient-1 */
+  g_assert_true (g_str_has_prefix (lines[first_gradient], "{\"kind\":\"gradient\""));
+
+  g_autoptr (WickDocument) live = wick_document_new ();
+  g_autoptr (WickDocument) cut = wick_document_new ();
+  for (guint i = 0; i <= first_gradient; i++)
+    {
+      g_assert_true (wick_document_feed_line (live, lines[i], strlen (lines[i]), NULL));
+      g_assert_true (wick_document_feed_line (cut, lines[i], strlen (lines[i]), NULL));
+    }
+  wick_document_analyze (live);
+  g_assert_true (wick_document_get_health_provisional (live));
+  g_autofree char *codes = issue_codes (live, FALSE);
+  g_assert_cmpstr (codes, ==,
+                   "P missing_terminal P open_span P open_span P retained_allocations "
+                   "P gradient_manifest_missing_key P gradient_active_family_below_minimum");
+  g_assert_cmpuint (wick_document_count_health (live, WICK_SEVERITY_PENDING), ==, 6);
+  g_assert_cmpuint (wick_document_count_health (live, WICK_SEVERITY_ERROR), ==, 0);
+  g_assert_true (wick_document_get_structurally_valid (live));
+  g_assert_cmpstr (find_issue (live, "gradient_manifest_missing_key")->message, ==,
+                   "2 of 3 manifest gradients not captured yet");
+  g_assert_cmpstr (find_issue (live, "retained_allocations")->message, ==,
+                   "1 storages are live now");
+  g_assert_cmpstr (find_issue (live, "open_span")->record_id, ==, "s1");
+  g_assert_cmpstr (find_issue (live, "gradient_active_family_below_minimum")->message, ==,
+                   "active gradient family \"trunk\" has 0 present gradients so far; requires "
+                   "at least 1");
+  g_assert_cmpint (wick_document_get_gradient_coverage (live), ==, WICK_COVERAGE_VERDICT_PENDING);
+  g_assert_cmpstr (wick_coverage_verdict_to_string (WICK_COVERAGE_VERDICT_PENDING), ==, "pending");
+
+  /* An error that is decided at once is an error while live too. */
+  const char *leak = "{\"kind\":\"gradient\",\"event_id\":\"gradient-x\",\"root\":"
+                     "\"parameters\",\"key\":\"frozen.weight\",\"state\":\"present\","
+                     "\"norm\":0.5}";
+  g_autoptr (WickDocument) leaky = wick_document_new ();
+  for (guint i = 0; i < first_gradient; i++)
+    g_assert_true (wick_document_feed_line (leaky, lines[i], strlen (lines[i]), NULL));
+  g_assert_true (wick_document_feed_line (leaky, leak, strlen (leak), NULL));
+  wick_document_analyze (leaky);
+  g_assert_nonnull (find_issue (leaky, "gradient_inactive_family_leakage"));
+  g_assert_cmpint (find_issue (leaky, "gradient_inactive_family_leakage")->severity, ==,
+                   WICK_SEVERITY_ERROR);
+  g_assert_false (wick_document_get_structurally_valid (leaky));
+  g_assert_cmpint (wick_document_get_gradient_coverage (leaky), ==, WICK_COVERAGE_VERDICT_INVALID);
+
+  /* Fed to the end: the same health as the file read at once. */
+  for (guint i = first_gradient + 1; lines[i] != NULL; i++)
+    if (lines[i][0] != '\0')
+      g_assert_true (wick_document_feed_line (live, lines[i], strlen (lines[i]), NULL));
+  g_assert_true (wick_document_finish (live, NULL));
+  g_assert_false (wick_document_get_health_provisional (live));
+  g_assert_cmpuint (wick_document_count_health (live, WICK_SEVERITY_PENDING), ==, 0);
+  g_autoptr (WickDocument) whole = load ("train-contract.jsonl", FALSE, NULL);
+  g_assert_false (wick_document_get_health_provisional (whole));
+  g_autofree char *fed_health = health_text (live);
+  g_autofree char *whole_health = health_text (whole);
+  g_assert_cmpstr (fed_health, ==, whole_health);
+  g_assert_cmpint (wick_document_get_gradient_coverage (live), ==, WICK_COVERAGE_VERDICT_COMPLETE);
+
+  /* Cut by a failed terminal: the final verdicts of an interrupted capture. */
+  const char *failed = "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":100,"
+                       "\"reason\":\"capture cut: the process exited\"}";
+  g_assert_true (wick_document_feed_line (cut, failed, strlen (failed), NULL));
+  g_assert_true (wick_document_finish (cut, NULL));
+  g_assert_false (wick_document_get_health_provisional (cut));
+  g_autofree char *cut_codes = issue_codes (cut, FALSE);
+  g_assert_cmpstr (cut_codes, ==,
+                   "W capture_failed W open_span W open_span W retained_allocations "
+                   "W gradient_manifest_missing_key W gradient_manifest_missing_key");
+  g_assert_cmpstr (find_issue (cut, "open_span")->message, ==, "span `s1` was interrupted");
+  g_assert_cmpint (wick_document_get_gradient_coverage (cut), ==, WICK_COVERAGE_VERDICT_PARTIAL);
 }
 
 static void
@@ -408,6 +518,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/document/extension-still-strict-json",
                    test_document_extension_still_strict_json);
   g_test_add_func ("/model/document/live-feeding", test_document_live_feeding);
+  g_test_add_func ("/model/document/live-provisional", test_document_live_provisional);
   g_test_add_func ("/model/document/live-unterminated-finish",
                    test_document_live_unterminated_finish);
   g_test_add_func ("/model/document/progress-and-cancel", test_document_progress_and_cancel);

@@ -422,6 +422,7 @@ apply_batch (WickLiveSession *self, LiveBatch *batch)
       if (!self->feed_failed && !wick_document_finish (self->document, &error))
         g_warning ("live document: %s", error != NULL ? error->message : "finish failed");
       self->ended = TRUE;
+      wick_live_window_update_progress (self->window, self->document);
       show_end (self, batch->state, batch->terminal);
     }
   return had_lines;
@@ -438,6 +439,7 @@ refresh (WickLiveSession *self, gboolean changed)
       && now - self->last_analyze_us >= MAX (ANALYZE_INTERVAL_US, 10 * self->analyze_cost_us))
     {
       wick_document_analyze (self->document);
+      wick_live_window_update_progress (self->window, self->document);
       self->last_analyze_us = g_get_monotonic_time ();
       self->analyze_cost_us = self->last_analyze_us - now;
       self->analyze_pending = FALSE;

@@ -72,6 +72,13 @@ void wick_live_window_toast (WickWindow *window, const char *message);
 /* Toasts put on screen, messages merged into another, and toasts waiting. */
 void wick_live_window_get_toast_counts (WickWindow *window, guint *raised, guint *coalesced,
                                         guint *waiting);
+/* The "run in progress" banner (wick-live-progress.c): while @document's
+ * health is provisional, says the run is in progress and how many health
+ * rules are pending until it ends (button: Health); hidden once the health is
+ * final (or @document is NULL). Returns the banner's text, NULL when hidden;
+ * wick_live_window_get_progress says the same without updating. */
+const char *wick_live_window_update_progress (WickWindow *window, WickDocument *document);
+const char *wick_live_window_get_progress (WickWindow *window);
 /* Commits batches until one made when the ring was empty or @budget_us
  * passed, waiting for the worker meanwhile (tests, screenshots). */
 void wick_live_session_pump (WickLiveSession *self, gint64 budget_us);
