@@ -454,6 +454,35 @@ skip_literal (WickJsonScanner *scanner, const char *ident, gsize len)
   return skip_ident (scanner, ident); /* words the error */
 }
 
+/* The common members of args objects, in place: a plain integer or a string
+ * without escapes; FALSE (cursor unchanged) for anything else. */
+static inline gboolean
+skip_simple_scalar (WickJsonScanner *scanner)
+{
+  const char *p = scanner->p, *end = scanner->end;
+
+  if (p >= end)
+    return FALSE;
+  if ((guint)(*p - '1') < 9)
+    {
+      for (p++; p < end && IS_DIGIT (*p); p++)
+        ;
+      if (p >= end || *p == '.' || *p == 'e' || *p == 'E')
+        return FALSE;
+      scanner->p = p;
+      return TRUE;
+    }
+  if (*p == '"')
+    {
+      const char *str;
+      gsize len, mark = scanner->unescape_len;
+      gboolean ok = wick_json_read_string (scanner, &str, &len);
+      scanner->unescape_len = mark;
+      return ok || (scanner->p = p, FALSE); /* an error: the general path words it */
+    }
+  return FALSE;
+}
+
 gboolean
 wick_json_skip_value (WickJsonScanner *scanner)
 {
@@ -486,7 +515,7 @@ wick_json_skip_value (WickJsonScanner *scanner)
           if (!wick_json_array_begin (scanner))
             return FALSE;
           while (wick_json_array_next (scanner, &first))
-            if (!wick_json_skip_value (scanner))
+            if (!skip_simple_scalar (scanner) && !wick_json_skip_value (scanner))
               return FALSE;
           return !wick_json_failed (scanner);
         }
@@ -501,7 +530,8 @@ wick_json_skip_value (WickJsonScanner *scanner)
           while (wick_json_object_next (scanner, &first, &key, &key_len))
             {
               scanner->unescape_len = mark;
-              if (!wick_json_skip_value (scanner))
+              wick_json_skip_whitespace (scanner);
+              if (!skip_simple_scalar (scanner) && !wick_json_skip_value (scanner))
                 return FALSE;
             }
           scanner->unescape_len = mark;

@@ -465,6 +465,34 @@ test_timestamps_exact (void)
   g_assert_cmpuint (found, ==, n);
 }
 
+/* Bad values inside args (skipped on the fast paths for plain integers and
+ * strings) are errors naming their place, as anywhere else. */
+static void
+test_args_errors (void)
+{
+  static const struct
+  {
+    const char *json, *want;
+  } cases[] = {
+    { "[{\"ph\":\"X\",\"args\":{\"a\":12x}}]", "args.json:1:26: expected `,` or `}`" },
+    { "[{\"ph\":\"X\",\"args\":{\"a\":\"x\\u12\"}}]", "args.json:1:30: invalid escape" },
+    { "[{\"ph\":\"X\",\"args\":{\"a\":[1,2,]}}]", "args.json:1:29: trailing comma" },
+    { "[{\"ph\":\"X\",\"args\":{\"a\":01}}]", "args.json:1:25: invalid number" },
+    { "[{\"ph\":\"X\",\"args\":{\"a\":\"\t\"}}]", "args.json:1:25: control character" },
+    { "[{\"ph\":\"X\",\"args\":{\"a\":1.}}]", "args.json:1:26: invalid number" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (WickDocument) doc = wick_document_new ();
+      g_autoptr (GError) error = NULL;
+      g_assert_false (
+        wick_chrome_import_data (doc, cases[i].json, strlen (cases[i].json), "args.json", &error));
+      g_test_message ("%s -> %s", cases[i].json, error->message);
+      g_assert_nonnull (strstr (error->message, cases[i].want));
+    }
+}
+
 /* ---- the pipeline ------------------------------------------------------ */
 
 /* Everything the import put on the track model and the document, as text. */
@@ -650,5 +678,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/chrome-stream/sizes", test_sizes);
   g_test_add_func ("/model/chrome-stream/pipeline", test_pipeline);
   g_test_add_func ("/model/chrome-stream/timestamps-exact", test_timestamps_exact);
+  g_test_add_func ("/model/chrome-stream/args-errors", test_args_errors);
   return g_test_run ();
 }

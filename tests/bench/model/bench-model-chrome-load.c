@@ -18,7 +18,8 @@
  *
  * For profiling (callgrind, perf): `--generate PATH EVENTS` writes the trace
  * and exits; `--load PATH` imports PATH once in this process and prints the
- * CPU time it took. */
+ * wall and CPU time it took and the peak RSS. WICK_BENCH_PYTHON names the
+ * python of the json.load baseline (default /usr/bin/python3). */
 #include "config.h"
 
 #include <glib/gstdio.h>
@@ -208,7 +209,8 @@ main (int argc, char **argv)
   double mb, gz_mb;
   guint64 n;
   Run wick, wick_gz, py = { 0 }, simd = { 0 };
-  char *py_argv[] = { (char *)"/usr/bin/python3", (char *)"-c",
+  const char *python = g_getenv ("WICK_BENCH_PYTHON"); /* default /usr/bin/python3 */
+  char *py_argv[] = { (char *)(python ? python : "/usr/bin/python3"), (char *)"-c",
                       "import json,sys; d=json.load(open(sys.argv[1])); "
                       "sys.exit(0 if len(d['traceEvents']) > 0 else 1)",
                       path, NULL };
@@ -232,13 +234,13 @@ main (int argc, char **argv)
       getrusage (RUSAGE_SELF, &before);
       ok = wick_document_load_file_auto (doc, argv[2], NULL, NULL, NULL, &error);
       getrusage (RUSAGE_SELF, &after);
-      printf ("%s: %.3f s wall, %.3f s user, %.3f s system%s%s\n", argv[2],
+      printf ("%s: %.3f s wall, %.3f s user, %.3f s system, peak RSS %.1f MB%s%s\n", argv[2],
               (double)(g_get_monotonic_time () - t0) / 1e6,
               (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec)
                 + (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e6,
               (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec)
                 + (double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6,
-              ok ? "" : ": ", ok ? "" : error->message);
+              (double)after.ru_maxrss / 1024.0, ok ? "" : ": ", ok ? "" : error->message);
       return ok ? 0 : 1;
     }
   n = generate (path, want);
