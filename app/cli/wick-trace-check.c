@@ -213,36 +213,24 @@ wick_trace_check (int argc, char **argv)
 {
   gboolean json = FALSE;
   int worst = WICK_TRACE_EXIT_OK;
-  int n_files = 0;
-
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--json") == 0)
-        json = TRUE;
-      else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
-        {
-          printf ("Usage: wick-trace check [--json] FILE...\n");
-          return WICK_TRACE_EXIT_OK;
-        }
-      else if (argv[i][0] == '-' && argv[i][1] != '\0' && strcmp (argv[i], "--") != 0)
-        {
-          fprintf (stderr, "wick-trace check: unknown option “%s”\n", argv[i]);
-          return WICK_TRACE_EXIT_USAGE;
-        }
-      else if (strcmp (argv[i], "--") != 0)
-        n_files++;
-    }
-  if (n_files == 0)
-    {
-      fprintf (stderr, "Usage: wick-trace check [--json] FILE...\n");
-      return WICK_TRACE_EXIT_USAGE;
-    }
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object per file per line", NULL },
+    G_OPTION_ENTRY_NULL,
+  };
+  int status = wick_trace_parse_options (
+    "check", "FILE...",
+    "Parse status, health issues and gradient verdict of each trace (candle-graph's "
+    "verdicts).\nExit status: the worst of 0 (valid), 1 (health errors), 2 (parse error), "
+    "3 (usage or I/O error).",
+    entries, FALSE, &argc, &argv);
+  if (status >= 0)
+    return status;
+  if (argc < 2)
+    return wick_trace_usage_error ("check", "at least one FILE is required");
 
   for (int i = 1; i < argc; i++)
     {
       CheckResult r = { argv[i], NULL, NULL, FALSE, FALSE };
-      if (strcmp (argv[i], "--json") == 0 || strcmp (argv[i], "--") == 0)
-        continue;
       check_file (&r);
       if (json)
         print_json (&r);

@@ -14,6 +14,23 @@
 
 typedef int (*WickTraceCommandFunc) (int argc, char **argv);
 
+/* Parses subcommand @name's options with GOptionContext (wick-trace.c):
+ * @entries (may be NULL) plus -h/--help, which prints "Usage: wick-trace NAME
+ * [OPTION…] @parameters", @summary and the options to stdout. Options and
+ * operands may come in any order; a "--" ends the options (what follows is
+ * operands even when it starts with '-') and is dropped, or kept in argv when
+ * @keep_separator (compare's cohorts). Returns -1 when the command goes on,
+ * with argc and argv holding NAME then the operands; otherwise the exit status:
+ * WICK_TRACE_EXIT_OK after --help, WICK_TRACE_EXIT_USAGE after an unknown
+ * option or a missing value (the message names the option). */
+int wick_trace_parse_options (const char *name, const char *parameters, const char *summary,
+                              const GOptionEntry *entries, gboolean keep_separator, int *argc,
+                              char ***argv);
+
+/* A usage error of subcommand @name on stderr ("wick-trace NAME: MESSAGE (see
+ * wick-trace NAME --help)"); returns WICK_TRACE_EXIT_USAGE. */
+int wick_trace_usage_error (const char *name, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
 int wick_trace_check (int argc, char **argv);
 int wick_trace_summary (int argc, char **argv);
 int wick_trace_tracks (int argc, char **argv);

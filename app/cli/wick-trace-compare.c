@@ -20,11 +20,27 @@
 static int
 usage (void)
 {
-  fprintf (stderr,
-           "Usage: wick-trace compare [--json] [--allow-mismatch] [--min-change F] "
-           "[--resamples N] [--seed N] A B\n"
-           "       wick-trace compare [OPTIONS] --cohort A1 A2 ... -- B1 B2 ...\n");
-  return WICK_TRACE_EXIT_USAGE;
+  return wick_trace_usage_error ("compare", "two traces A B, or --cohort A1 A2 ... -- B1 B2 ...");
+}
+
+/* The value of a numeric option (a double when @base is -1, else an integer
+ * in that base, 0 for C's prefixes); FALSE after the usage error naming it. */
+static gboolean
+parse_number (const char *option, const char *text, int base, double *number, guint64 *count)
+{
+  char *end = NULL;
+  if (text == NULL)
+    return TRUE;
+  if (base >= 0)
+    *count = g_ascii_strtoull (text, &end, (guint)base);
+  else
+    *number = g_ascii_strtod (text, &end);
+  if (end == NULL || *end != '\0' || end == text)
+    {
+      fprintf (stderr, "wick-trace compare: %s needs a number, not “%s”\n", option, text);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Loads one file; a parse error is fatal (exit 2): comparing half a run
@@ -82,17 +98,17 @@ print_text (const WickComparison *c, guint n_a, guint n_b)
   for (guint i = 0; i < c->differences->len; i++)
     {
       const WickCompareDifference *d = g_ptr_array_index (c->differences, i);
-      printf ("%s %s: %s vs %s (%s)\n", d->informational ? "note:" : "identity differs:",
-              d->field, d->a, d->b, d->run);
+      printf ("%s %s: %s vs %s (%s)\n", d->informational ? "note:" : "identity differs:", d->field,
+              d->a, d->b, d->run);
     }
 
-  printf ("\n%-4s %-7s %-40s %12s %12s %8s %19s\n", "", "kind", "name", "mean A", "mean B",
-          "B/A", "95% CI");
+  printf ("\n%-4s %-7s %-40s %12s %12s %8s %19s\n", "", "kind", "name", "mean A", "mean B", "B/A",
+          "95% CI");
   for (guint i = 0; i < c->entries->len; i++)
     {
       const WickCompareEntry *e = &g_array_index (c->entries, WickCompareEntry, i);
       char ma[32], mb[32], ratio[32] = "—", ci[48] = "";
-      const char *mark = e->significant                     ? "***"
+      const char *mark = e->significant                      ? "***"
                          : e->status == WICK_COMPARE_ADDED   ? "+"
                          : e->status == WICK_COMPARE_REMOVED ? "-"
                                                              : "";
@@ -112,8 +128,8 @@ print_text (const WickComparison *c, guint n_a, guint n_b)
         g_snprintf (ci, sizeof ci, "(too few samples)");
       else
         g_snprintf (ci, sizeof ci, "(%s)", wick_compare_status_to_string (e->status));
-      printf ("%-4s %-7s %-40.40s %12s %12s %8s %19s\n", mark, wick_compare_kind_to_string (e->kind),
-              e->name, ma, mb, ratio, ci);
+      printf ("%-4s %-7s %-40.40s %12s %12s %8s %19s\n", mark,
+              wick_compare_kind_to_string (e->kind), e->name, ma, mb, ratio, ci);
     }
 
   if (c->memory->len)
@@ -124,7 +140,7 @@ print_text (const WickComparison *c, guint n_a, guint n_b)
           const WickCompareMemory *m = &g_array_index (c->memory, WickCompareMemory, i);
           printf ("%-12s %-18s %14" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT " %+14" G_GINT64_FORMAT
                   "\n",
-                  m->device, m->category, m->peak_a, m->peak_b, (gint64) (m->peak_b - m->peak_a));
+                  m->device, m->category, m->peak_a, m->peak_b, (gint64)(m->peak_b - m->peak_a));
         }
     }
   printf ("\ngradient coverage: %s (A) vs %s (B)", c->coverage_a, c->coverage_b);
@@ -169,53 +185,45 @@ wick_trace_compare (int argc, char **argv)
   g_autoptr (GPtrArray) files_b = g_ptr_array_new ();
   g_autoptr (WickComparison) comparison = NULL;
   g_autoptr (GError) error = NULL;
+  g_autofree char *min_change = NULL, *resamples = NULL, *seed = NULL;
   gboolean after_separator = FALSE;
   int status = WICK_TRACE_EXIT_OK;
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "The comparison as one JSON object", NULL },
+    { "allow-mismatch", 0, 0, G_OPTION_ARG_NONE, &options.allow_mismatch,
+      "Compare runs whose identities differ (the mismatch is still reported)", NULL },
+    { "cohort", 0, 0, G_OPTION_ARG_NONE, &cohort, "Compare cohorts of runs: A1 A2 ... -- B1 B2 ...",
+      NULL },
+    { "min-change", 0, 0, G_OPTION_ARG_STRING, &min_change,
+      "Smallest relative change reported (docs/compare.md)", "F" },
+    { "resamples", 0, 0, G_OPTION_ARG_STRING, &resamples, "Bootstrap resamples", "N" },
+    { "seed", 0, 0, G_OPTION_ARG_STRING, &seed, "Seed of the bootstrap", "N" },
+    G_OPTION_ENTRY_NULL,
+  };
+  int parsed = wick_trace_parse_options (
+    "compare", "A B | --cohort A1 A2 ... -- B1 B2 ...",
+    "What changed between two runs of the same workload, or two cohorts of runs.\n"
+    "Exit status: 0 nothing changed significantly, 1 something did, 2 a parse error, "
+    "3 usage or I/O error.",
+    entries, TRUE, &argc, &argv);
+  if (parsed >= 0)
+    return parsed;
+  guint64 n_resamples = options.n_resamples;
+  if (!parse_number ("--min-change", min_change, -1, &options.min_change, NULL)
+      || !parse_number ("--resamples", resamples, 10, NULL, &n_resamples)
+      || !parse_number ("--seed", seed, 0, NULL, &options.seed))
+    return WICK_TRACE_EXIT_USAGE;
+  options.n_resamples = (guint)n_resamples;
 
   for (int i = 1; i < argc; i++)
     {
       const char *arg = argv[i];
-      if (!after_separator && strcmp (arg, "--json") == 0)
-        json = TRUE;
-      else if (!after_separator && strcmp (arg, "--allow-mismatch") == 0)
-        options.allow_mismatch = TRUE;
-      else if (!after_separator && strcmp (arg, "--cohort") == 0)
-        cohort = TRUE;
-      else if (!after_separator && (strcmp (arg, "--min-change") == 0
-                                    || strcmp (arg, "--resamples") == 0
-                                    || strcmp (arg, "--seed") == 0))
-        {
-          char *end = NULL;
-          if (i + 1 >= argc)
-            return usage ();
-          if (strcmp (arg, "--min-change") == 0)
-            options.min_change = g_ascii_strtod (argv[++i], &end);
-          else if (strcmp (arg, "--resamples") == 0)
-            options.n_resamples = (guint) g_ascii_strtoull (argv[++i], &end, 10);
-          else
-            options.seed = g_ascii_strtoull (argv[++i], &end, 0);
-          if (end == NULL || *end != '\0' || end == argv[i])
-            {
-              fprintf (stderr, "wick-trace compare: %s needs a number, not “%s”\n", arg, argv[i]);
-              return WICK_TRACE_EXIT_USAGE;
-            }
-        }
-      else if (strcmp (arg, "--help") == 0 || strcmp (arg, "-h") == 0)
-        {
-          usage ();
-          return WICK_TRACE_EXIT_OK;
-        }
-      else if (cohort && !after_separator && strcmp (arg, "--") == 0)
+      if (!after_separator && strcmp (arg, "--") == 0)
         after_separator = TRUE;
-      else if (arg[0] == '-' && arg[1] != '\0' && !after_separator)
-        {
-          fprintf (stderr, "wick-trace compare: unknown option “%s”\n", arg);
-          return usage ();
-        }
       else if (cohort)
-        g_ptr_array_add (after_separator ? files_b : files_a, (gpointer) arg);
+        g_ptr_array_add (after_separator ? files_b : files_a, (gpointer)arg);
       else
-        g_ptr_array_add (files_a->len == 0 ? files_a : files_b, (gpointer) arg);
+        g_ptr_array_add (files_a->len == 0 ? files_a : files_b, (gpointer)arg);
     }
   if ((!cohort && (files_a->len != 1 || files_b->len != 1)) || files_a->len == 0
       || files_b->len == 0)
@@ -234,16 +242,15 @@ wick_trace_compare (int argc, char **argv)
   if (status != WICK_TRACE_EXIT_OK)
     return status;
 
-  comparison = wick_comparison_new ((WickDocument *const *) a->pdata, a->len,
-                                    (WickDocument *const *) b->pdata, b->len, &options, &error);
+  comparison = wick_comparison_new ((WickDocument *const *)a->pdata, a->len,
+                                    (WickDocument *const *)b->pdata, b->len, &options, &error);
   if (comparison == NULL)
     {
       fprintf (stderr, "wick-trace compare: %s\n", error->message);
       if (json)
         {
-          g_autoptr (GPtrArray) differences
-            = wick_compare_identity ((WickDocument *const *) a->pdata, a->len,
-                                     (WickDocument *const *) b->pdata, b->len);
+          g_autoptr (GPtrArray) differences = wick_compare_identity (
+            (WickDocument *const *)a->pdata, a->len, (WickDocument *const *)b->pdata, b->len);
           g_autofree char *text = wick_compare_identity_to_json (differences);
           printf ("%s\n", text);
         }

@@ -31,13 +31,6 @@
 #include "wick-trace-commands.h"
 #include "wick-trace-record.h"
 
-static int
-usage (void)
-{
-  fprintf (stderr, "Usage: wick-trace convert --strict|--chrome IN --output OUT\n");
-  return WICK_TRACE_EXIT_USAGE;
-}
-
 /* ---- output: a temporary file beside OUT, renamed over it when complete --
  *
  * Every write is checked; the first failure is kept with its reason (a full
@@ -239,8 +232,9 @@ convert_strict (const char *in, const char *out_path)
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
         fprintf (stderr, "wick-trace convert: %s\n", error->message);
       fprintf (stderr,
-               "wrote the %" G_GUINT64_FORMAT " records read before the error to %s (dropped %"
-               G_GUINT64_FORMAT " Wick extension records); the trace is incomplete\n",
+               "wrote the %" G_GUINT64_FORMAT
+               " records read before the error to %s (dropped %" G_GUINT64_FORMAT
+               " Wick extension records); the trace is incomplete\n",
                written, out_path, dropped);
       return WICK_TRACE_EXIT_PARSE;
     }
@@ -300,32 +294,33 @@ convert_chrome (const char *in, const char *out_path)
 int
 wick_trace_convert (int argc, char **argv)
 {
-  const char *mode = NULL, *in = NULL, *out = NULL;
-
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--strict") == 0 || strcmp (argv[i], "--chrome") == 0)
-        {
-          if (mode != NULL)
-            return usage ();
-          mode = argv[i];
-        }
-      else if (strcmp (argv[i], "--output") == 0 || strcmp (argv[i], "-o") == 0)
-        {
-          if (++i >= argc)
-            return usage ();
-          out = argv[i];
-        }
-      else if (g_str_has_prefix (argv[i], "--output="))
-        out = argv[i] + strlen ("--output=");
-      else if (argv[i][0] == '-' || in != NULL)
-        return usage ();
-      else
-        in = argv[i];
-    }
-  if (mode == NULL || in == NULL || out == NULL)
-    return usage ();
-  if (strcmp (mode, "--strict") == 0)
-    return convert_strict (in, out);
-  return convert_chrome (in, out);
+  gboolean strict = FALSE, chrome = FALSE;
+  g_autofree char *out = NULL;
+  const GOptionEntry entries[] = {
+    { "strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+      "Pure candle-graph trace/10 JSONL: Wick extension records dropped, the rest in "
+      "candle-graph's layout",
+      NULL },
+    { "chrome", 0, 0, G_OPTION_ARG_NONE, &chrome,
+      "Chrome trace-event JSON (Perfetto, chrome://tracing); .json.gz is compressed", NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "The file to write (required)", "OUT" },
+    G_OPTION_ENTRY_NULL,
+  };
+  int parsed = wick_trace_parse_options (
+    "convert", "IN",
+    "Rewrite a trace: --strict or --chrome. OUT is written whole or not at all.\n"
+    "Exit status: 0 written, 2 input parse error, 3 usage or I/O error.",
+    entries, FALSE, &argc, &argv);
+  if (parsed >= 0)
+    return parsed;
+  if (strict == chrome)
+    return wick_trace_usage_error ("convert", "exactly one of --strict and --chrome is required");
+  if (out == NULL)
+    return wick_trace_usage_error ("convert", "--output is required");
+  if (argc != 2)
+    return wick_trace_usage_error ("convert", argc < 2 ? "an input file IN is required"
+                                                       : "only one input file may be given");
+  if (strict)
+    return convert_strict (argv[1], out);
+  return convert_chrome (argv[1], out);
 }

@@ -32,20 +32,6 @@
 
 static volatile sig_atomic_t attach_interrupted;
 
-static int usage_error (const char *format, ...) G_GNUC_PRINTF (1, 2);
-
-static int
-usage_error (const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  fprintf (stderr, "wick-trace: ");
-  vfprintf (stderr, format, args);
-  fprintf (stderr, "\n");
-  va_end (args);
-  return WICK_TRACE_EXIT_USAGE;
-}
-
 static gboolean
 parse_pid (const char *text, gint64 *pid)
 {
@@ -104,14 +90,17 @@ int
 wick_trace_sessions (int argc, char **argv)
 {
   gboolean json = FALSE;
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--json") == 0)
-        json = TRUE;
-      else
-        return usage_error ("sessions: unexpected argument “%s” (usage: sessions [--json])",
-                            argv[i]);
-    }
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON array of the sessions", NULL },
+    G_OPTION_ENTRY_NULL,
+  };
+  int parsed = wick_trace_parse_options (
+    "sessions", "", "The live sessions of this user (processes recording with control enabled).",
+    entries, FALSE, &argc, &argv);
+  if (parsed >= 0)
+    return parsed;
+  if (argc > 1)
+    return wick_trace_usage_error ("sessions", "unexpected argument “%s”", argv[1]);
   g_autoptr (GError) error = NULL;
   /* Sessions that exist but do not answer are listed too, with why: a stopped
    * or busy process is never reported as absent. */
@@ -344,45 +333,12 @@ attach_follow (const char *path, double duration, const char *output_path)
       status = WICK_TRACE_EXIT_USAGE;
     }
   fprintf (stderr,
-           "wick-trace: followed %s: %" G_GUINT64_FORMAT " lines to %s%s; %u restart(s)%s\n",
-           path, follow.line, output_path, ended ? "; the trace ended" : "",
+           "wick-trace: followed %s: %" G_GUINT64_FORMAT " lines to %s%s; %u restart(s)%s\n", path,
+           follow.line, output_path, ended ? "; the trace ended" : "",
            wick_follow_file_get_restarts (file),
            partial > 0 ? "; a partial last line (no newline yet) was left out" : "");
   g_object_unref (follow.document);
   return status;
-}
-
-static gboolean
-parse_attach_args (int argc, char **argv, double *duration, gboolean *strict, const char **output,
-                   gint64 *pid, const char **follow)
-{
-  const char *pid_text = NULL;
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--follow") == 0 && i + 1 < argc)
-        {
-          *follow = argv[++i];
-          continue;
-        }
-      if (strcmp (argv[i], "--duration") == 0 && i + 1 < argc)
-        {
-          char *end;
-          *duration = g_ascii_strtod (argv[++i], &end);
-          if (*end != '\0' || !(*duration > 0) || *duration > 1e7)
-            return FALSE;
-        }
-      else if (strcmp (argv[i], "--output") == 0 && i + 1 < argc)
-        *output = argv[++i];
-      else if (strcmp (argv[i], "--strict") == 0)
-        *strict = TRUE;
-      else if (argv[i][0] != '-' && pid_text == NULL)
-        pid_text = argv[i];
-      else
-        return FALSE;
-    }
-  if (*follow != NULL)
-    return *output != NULL && pid_text == NULL && !*strict;
-  return *output != NULL && pid_text != NULL && parse_pid (pid_text, pid);
 }
 
 int
@@ -390,13 +346,43 @@ wick_trace_attach (int argc, char **argv)
 {
   double duration = 0;
   gboolean strict = FALSE;
-  const char *output_path = NULL;
+  g_autofree char *output_path = NULL, *follow = NULL, *duration_text = NULL;
   gint64 pid = 0;
-  const char *follow = NULL;
-  if (!parse_attach_args (argc, argv, &duration, &strict, &output_path, &pid, &follow))
-    return usage_error ("%s", "attach: usage: attach [--duration SECONDS] [--strict] "
-                              "--output FILE PID, or attach --follow TRACE.jsonl "
-                              "[--duration SECONDS] --output FILE");
+  const GOptionEntry entries[] = {
+    { "output", 0, 0, G_OPTION_ARG_FILENAME, &output_path, "The trace to write (required)",
+      "FILE" },
+    { "duration", 0, 0, G_OPTION_ARG_STRING, &duration_text,
+      "Stop after this many seconds (default: until the session or the file ends)", "SECONDS" },
+    { "strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+      "Pure candle-graph trace/10: no Wick extension records", NULL },
+    { "follow", 0, 0, G_OPTION_ARG_FILENAME, &follow,
+      "Follow a growing JSONL file instead of a live session (no PID)", "TRACE" },
+    G_OPTION_ENTRY_NULL,
+  };
+  int parsed = wick_trace_parse_options (
+    "attach", "PID | --follow TRACE",
+    "Save a live session (read from its ring, never slowing it) or a growing JSONL file as a "
+    "trace that parses by candle-graph's rules, even when cut before the end.",
+    entries, FALSE, &argc, &argv);
+  if (parsed >= 0)
+    return parsed;
+  if (duration_text != NULL)
+    {
+      char *end;
+      duration = g_ascii_strtod (duration_text, &end);
+      if (end == duration_text || *end != '\0' || !(duration > 0) || duration > 1e7)
+        return wick_trace_usage_error ("attach", "--duration needs seconds above 0, not “%s”",
+                                       duration_text);
+    }
+  if (output_path == NULL)
+    return wick_trace_usage_error ("attach", "--output is required");
+  if (follow != NULL && (argc > 1 || strict))
+    return wick_trace_usage_error ("attach", "--follow takes no PID and no --strict");
+  if (follow == NULL && argc != 2)
+    return wick_trace_usage_error ("attach", argc < 2 ? "a PID (or --follow TRACE) is required"
+                                                      : "only one PID may be given");
+  if (follow == NULL && !parse_pid (argv[1], &pid))
+    return wick_trace_usage_error ("attach", "“%s” is not a process id", argv[1]);
   if (follow != NULL)
     return attach_follow (follow, duration, output_path);
   g_autoptr (GError) error = NULL;
@@ -491,54 +477,94 @@ parse_number_option (const char *text, double *value)
   return end != text && *end == '\0';
 }
 
-/* Adds one --option VALUE of @command to @request; FALSE when it is not one. */
+/* The options of the control commands, each of one command. */
+typedef struct
+{
+  char *tier;
+  char *gate_cos;
+  char *min_speedup;
+  char *warmup;
+} ControlOptions;
+
+static void
+control_options_clear (ControlOptions *options)
+{
+  g_free (options->tier);
+  g_free (options->gate_cos);
+  g_free (options->min_speedup);
+  g_free (options->warmup);
+}
+
+/* Sets the request's member for an option given; FALSE after the usage error
+ * naming the option. */
 static gboolean
 add_option (JsonObject *request, const ControlCommand *command, const char *option,
             const char *value)
 {
   double number;
-  if (strcmp (command->name, "evict") == 0 && strcmp (option, "--tier") == 0)
+  gboolean evict = strcmp (command->name, "evict") == 0;
+  if (value == NULL)
+    return TRUE;
+  if (strcmp (option, "--tier") == 0 ? !evict : strcmp (command->name, "capture") != 0)
+    {
+      wick_trace_usage_error ("control", "%s is an option of “%s”, not of “%s”", option,
+                              evict || strcmp (option, "--tier") == 0 ? "evict" : "capture",
+                              command->name);
+      return FALSE;
+    }
+  if (strcmp (option, "--tier") == 0)
     {
       if (strcmp (value, "auto") != 0 && strcmp (value, "disk") != 0 && strcmp (value, "ram") != 0)
-        return FALSE;
+        {
+          wick_trace_usage_error ("control", "--tier must be auto, disk or ram, not “%s”", value);
+          return FALSE;
+        }
       json_object_set_string_member (request, "tier", value);
       return TRUE;
     }
-  if (strcmp (command->name, "capture") != 0 || !parse_number_option (value, &number))
-    return FALSE;
-  if (strcmp (option, "--gate-cos") == 0)
-    json_object_set_double_member (request, "gate_cos", number);
-  else if (strcmp (option, "--min-speedup") == 0)
-    json_object_set_double_member (request, "min_speedup", number);
-  else if (strcmp (option, "--warmup") == 0 && number >= 0 && number == (gint64)number)
+  gboolean warmup = strcmp (option, "--warmup") == 0;
+  if (!parse_number_option (value, &number)
+      || (warmup && !(number >= 0 && number == (gint64)number)))
+    {
+      wick_trace_usage_error ("control", "%s needs %s, not “%s”", option,
+                              warmup ? "a whole number of steps" : "a number", value);
+      return FALSE;
+    }
+  if (warmup)
     json_object_set_int_member (request, "warmup", (gint64)number);
   else
-    return FALSE;
+    json_object_set_double_member (
+      request, strcmp (option, "--gate-cos") == 0 ? "gate_cos" : "min_speedup", number);
   return TRUE;
 }
 
+/* The request of @command with its operands (after PID and COMMAND) and
+ * options; NULL after the usage error. */
 static JsonObject *
-build_control_request (const ControlCommand *command, int argc, char **argv)
+build_control_request (const ControlCommand *command, int argc, char **argv,
+                       const ControlOptions *options)
 {
   g_autoptr (JsonObject) request = wick_live_request_new (command->name);
-  gboolean have_operand = FALSE;
-  for (int i = 0; i < argc; i++)
+  if (argc > (command->operand != NULL ? 1 : 0))
     {
-      if (g_str_has_prefix (argv[i], "--"))
-        {
-          if (i + 1 >= argc || !add_option (request, command, argv[i], argv[i + 1]))
-            return NULL;
-          i++;
-        }
-      else if (command->operand != NULL && !have_operand)
-        {
-          json_object_set_string_member (request, command->operand, argv[i]);
-          have_operand = TRUE;
-        }
-      else
-        return NULL;
+      wick_trace_usage_error ("control", "unexpected argument “%s”; usage: control PID %s",
+                              argv[command->operand != NULL ? 1 : 0], command->usage);
+      return NULL;
     }
-  if (command->operand != NULL && !have_operand)
+  if (command->operand != NULL)
+    {
+      if (argc == 0)
+        {
+          wick_trace_usage_error ("control", "“%s” needs its operand; usage: control PID %s",
+                                  command->name, command->usage);
+          return NULL;
+        }
+      json_object_set_string_member (request, command->operand, argv[0]);
+    }
+  if (!add_option (request, command, "--tier", options->tier)
+      || !add_option (request, command, "--gate-cos", options->gate_cos)
+      || !add_option (request, command, "--min-speedup", options->min_speedup)
+      || !add_option (request, command, "--warmup", options->warmup))
     return NULL;
   return g_steal_pointer (&request);
 }
@@ -553,29 +579,58 @@ print_control_error (const char *message)
   return WICK_TRACE_EXIT_USAGE;
 }
 
-static int
-control_usage (void)
+static char *
+control_commands_text (void)
 {
-  GString *text = g_string_new ("control: usage: control PID COMMAND [ARGS...]; commands:");
+  GString *text = g_string_new ("Commands:");
   for (gsize i = 0; i < G_N_ELEMENTS (control_commands); i++)
     g_string_append_printf (text, "\n  %s", control_commands[i].usage);
-  int status = usage_error ("%s", text->str);
-  g_string_free (text, TRUE);
-  return status;
+  g_string_append (text, "\n\nThe reply is printed as one JSON line. Exit status: 0 done, 1 the "
+                         "session refused the command, 3 usage or connection error.");
+  return g_string_free (text, FALSE);
 }
 
 int
 wick_trace_control (int argc, char **argv)
 {
   gint64 pid;
-  if (argc < 3 || !parse_pid (argv[1], &pid))
-    return control_usage ();
-  const ControlCommand *command = find_control_command (argv[2]);
-  if (command == NULL)
-    return control_usage ();
-  g_autoptr (JsonObject) request = build_control_request (command, argc - 3, argv + 3);
-  if (request == NULL)
-    return usage_error ("control: usage: control PID %s", command->usage);
+  ControlOptions options = { 0 };
+  const GOptionEntry entries[] = {
+    { "tier", 0, 0, G_OPTION_ARG_STRING, &options.tier,
+      "evict: where the parameters go: auto, disk or ram", "TIER" },
+    { "gate-cos", 0, 0, G_OPTION_ARG_STRING, &options.gate_cos,
+      "capture: the parity gate's cosine similarity", "X" },
+    { "min-speedup", 0, 0, G_OPTION_ARG_STRING, &options.min_speedup,
+      "capture: the speed-up gate's median", "Y" },
+    { "warmup", 0, 0, G_OPTION_ARG_STRING, &options.warmup,
+      "capture: eager steps before the capture", "N" },
+    G_OPTION_ENTRY_NULL,
+  };
+  g_autofree char *summary = control_commands_text ();
+  g_autoptr (JsonObject) request = NULL;
+  int parsed = wick_trace_parse_options ("control", "PID COMMAND [OPERAND]", summary, entries,
+                                         FALSE, &argc, &argv);
+  if (parsed >= 0)
+    {
+      control_options_clear (&options);
+      return parsed;
+    }
+  if (argc < 3)
+    parsed = wick_trace_usage_error ("control", "a PID and a COMMAND are required");
+  else if (!parse_pid (argv[1], &pid))
+    parsed = wick_trace_usage_error ("control", "“%s” is not a process id", argv[1]);
+  else
+    {
+      const ControlCommand *command = find_control_command (argv[2]);
+      if (command == NULL)
+        parsed = wick_trace_usage_error ("control", "unknown command “%s”", argv[2]);
+      else if ((request = build_control_request (command, argc - 3, argv + 3, &options)) == NULL)
+        parsed = WICK_TRACE_EXIT_USAGE;
+    }
+  control_options_clear (&options);
+  if (parsed >= 0)
+    return parsed;
+  const char *name = json_object_get_string_member (request, "command");
 
   g_autoptr (GError) error = NULL;
   g_autofree char *socket_path = wick_live_find_socket (pid, &error);
@@ -584,8 +639,8 @@ wick_trace_control (int argc, char **argv)
   g_autoptr (WickLiveConnection) connection = wick_live_connection_new (socket_path, &error);
   if (connection == NULL)
     return print_control_error (error->message);
-  int timeout = strcmp (command->name, "capture") == 0 ? WICK_LIVE_CAPTURE_TIMEOUT_MS
-                                                       : WICK_LIVE_REQUEST_TIMEOUT_MS;
+  int timeout
+    = strcmp (name, "capture") == 0 ? WICK_LIVE_CAPTURE_TIMEOUT_MS : WICK_LIVE_REQUEST_TIMEOUT_MS;
   g_autoptr (JsonObject) reply
     = wick_live_connection_request (connection, request, timeout, NULL, &error);
   if (reply == NULL)

@@ -20,16 +20,6 @@
 #include "model/wick-chrome-import.h"
 #include "ui/wick-render.h"
 
-static int
-render_usage (const char *problem)
-{
-  if (problem)
-    fprintf (stderr, "wick-trace render: %s\n", problem);
-  fprintf (stderr, "Usage: wick-trace render --view timeline|memory|coverage|health --output "
-                   "FILE.png|.svg|.pdf [--size WxH] [--range START_NS:END_NS] [--dark] TRACE\n");
-  return WICK_TRACE_EXIT_USAGE;
-}
-
 static gboolean
 parse_size (const char *text, int *width, int *height)
 {
@@ -63,47 +53,42 @@ wick_trace_render (int argc, char **argv)
 {
   WickRenderOptions options = { WICK_RENDER_TIMELINE, 1600, 900, 0, 0, FALSE };
   const char *output = NULL, *trace = NULL;
-  gboolean have_view = FALSE;
-
-  for (int i = 1; i < argc; i++)
-    {
-      const char *arg = argv[i];
-      const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-      if (strcmp (arg, "--view") == 0 && value)
-        {
-          if (!wick_render_view_from_string (value, &options.view))
-            return render_usage ("--view must be timeline, memory, coverage or health");
-          have_view = TRUE;
-          i++;
-        }
-      else if (strcmp (arg, "--output") == 0 && value)
-        output = argv[++i];
-      else if (strcmp (arg, "--size") == 0 && value)
-        {
-          if (!parse_size (value, &options.width, &options.height))
-            return render_usage ("--size must be WxH, each between 16 and 20000");
-          i++;
-        }
-      else if (strcmp (arg, "--range") == 0 && value)
-        {
-          if (!parse_range (value, &options.start_ns, &options.end_ns))
-            return render_usage ("--range must be START_NS:END_NS with END_NS > START_NS");
-          i++;
-        }
-      else if (strcmp (arg, "--dark") == 0)
-        options.dark = TRUE;
-      else if (arg[0] == '-' && arg[1] != '\0')
-        {
-          g_autofree char *message = g_strdup_printf ("unknown or incomplete option “%s”", arg);
-          return render_usage (message);
-        }
-      else if (trace == NULL)
-        trace = arg;
-      else
-        return render_usage ("only one TRACE may be given");
-    }
-  if (!have_view || output == NULL || trace == NULL)
-    return render_usage ("--view, --output and TRACE are required");
+  g_autofree char *view = NULL, *output_arg = NULL, *size = NULL, *range = NULL;
+  gboolean dark = FALSE;
+  const GOptionEntry entries[] = {
+    { "view", 0, 0, G_OPTION_ARG_STRING, &view,
+      "The view to draw: timeline, memory, coverage or health (required)", "VIEW" },
+    { "output", 0, 0, G_OPTION_ARG_FILENAME, &output_arg,
+      "The image to write; .png, .svg or .pdf (required)", "FILE" },
+    { "size", 0, 0, G_OPTION_ARG_STRING, &size,
+      "Width and height in pixels, each 16 to 20000 (default 1600x900)", "WxH" },
+    { "range", 0, 0, G_OPTION_ARG_STRING, &range,
+      "The time range drawn, in trace nanoseconds (default: all)", "START_NS:END_NS" },
+    { "dark", 0, 0, G_OPTION_ARG_NONE, &dark, "Draw with the dark style", NULL },
+    G_OPTION_ENTRY_NULL,
+  };
+  int parsed = wick_trace_parse_options (
+    "render", "TRACE",
+    "Draw a view of a trace (candle-graph JSONL or trace-event JSON) to an image.\n"
+    "A trace that fails to parse is drawn from the records read before the error; "
+    "the exit status is then 2.",
+    entries, FALSE, &argc, &argv);
+  if (parsed >= 0)
+    return parsed;
+  if (view == NULL || output_arg == NULL || argc < 2)
+    return wick_trace_usage_error ("render", "--view, --output and TRACE are required");
+  if (argc > 2)
+    return wick_trace_usage_error ("render", "only one TRACE may be given");
+  if (!wick_render_view_from_string (view, &options.view))
+    return wick_trace_usage_error ("render", "--view must be timeline, memory, coverage or health");
+  if (size != NULL && !parse_size (size, &options.width, &options.height))
+    return wick_trace_usage_error ("render", "--size must be WxH, each between 16 and 20000");
+  if (range != NULL && !parse_range (range, &options.start_ns, &options.end_ns))
+    return wick_trace_usage_error ("render",
+                                   "--range must be START_NS:END_NS with END_NS > START_NS");
+  options.dark = dark;
+  output = output_arg;
+  trace = argv[1];
 
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
   g_autoptr (GError) error = NULL;

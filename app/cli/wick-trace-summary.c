@@ -241,11 +241,17 @@ wick_trace_summary (int argc, char **argv)
   const WickParseError *pe;
   int status = WICK_TRACE_EXIT_OK;
 
-  if (argc != 2 || argv[1][0] == '-')
-    {
-      fprintf (stderr, "Usage: wick-trace summary FILE\n");
-      return WICK_TRACE_EXIT_USAGE;
-    }
+  status = wick_trace_parse_options (
+    "summary", "FILE",
+    "Run identity, record counts, measured time, top spans and peak memory of a trace.\n"
+    "Exit status: 0 (valid), 1 (health errors), 2 (parse error), 3 (usage or I/O error).",
+    NULL, FALSE, &argc, &argv);
+  if (status >= 0)
+    return status;
+  status = WICK_TRACE_EXIT_OK;
+  if (argc != 2)
+    return wick_trace_usage_error ("summary",
+                                   argc < 2 ? "a FILE is required" : "only one FILE may be given");
   doc = wick_document_new_with_extensions (TRUE);
   if (!wick_document_load_file_auto (doc, argv[1], NULL, NULL, NULL, &error))
     {

@@ -165,34 +165,19 @@ wick_trace_tracks (int argc, char **argv)
 {
   gboolean json = FALSE;
   const char *file = NULL;
-
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--json") == 0)
-        json = TRUE;
-      else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
-        {
-          printf ("Usage: wick-trace tracks [--json] FILE\n");
-          return WICK_TRACE_EXIT_OK;
-        }
-      else if (argv[i][0] == '-' && argv[i][1] != '\0')
-        {
-          fprintf (stderr, "wick-trace tracks: unknown option %s\n", argv[i]);
-          return WICK_TRACE_EXIT_USAGE;
-        }
-      else if (file == NULL)
-        file = argv[i];
-      else
-        {
-          fprintf (stderr, "wick-trace tracks: one FILE only\n");
-          return WICK_TRACE_EXIT_USAGE;
-        }
-    }
-  if (file == NULL)
-    {
-      fprintf (stderr, "Usage: wick-trace tracks [--json] FILE\n");
-      return WICK_TRACE_EXIT_USAGE;
-    }
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object for the trace", NULL },
+    G_OPTION_ENTRY_NULL,
+  };
+  int parsed = wick_trace_parse_options (
+    "tracks", "FILE", "Processes, threads and tracks of a trace, as the timeline lays them out.",
+    entries, FALSE, &argc, &argv);
+  if (parsed >= 0)
+    return parsed;
+  if (argc != 2)
+    return wick_trace_usage_error ("tracks", argc < 2 ? "a FILE is required"
+                                                      : "only one FILE may be given");
+  file = argv[1];
 
   g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
   g_autoptr (GError) error = NULL;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <locale.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,62 +42,133 @@ static const WickTraceCommand commands[] = {
 #endif
 };
 
-static int
-usage (FILE *out)
+static char *
+commands_text (void)
 {
-  fprintf (out, "Usage: wick-trace [--max-line-bytes N] COMMAND [ARGS...]\n\nCommands:\n");
+  GString *text = g_string_new ("Commands:\n");
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
-    fprintf (out, "  %s\n", commands[i].synopsis);
-  fprintf (out, "\n--max-line-bytes N   longest JSONL line read (default 256M; K, M, G suffixes)\n");
+    g_string_append_printf (text, "  %s\n", commands[i].synopsis);
+  g_string_append (text, "\n“wick-trace COMMAND --help” lists a command’s options.");
+  return g_string_free (text, FALSE);
+}
+
+int
+wick_trace_usage_error (const char *name, const char *format, ...)
+{
+  va_list args;
+  g_autofree char *message = NULL;
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  fprintf (stderr, "wick-trace %s: %s (see “wick-trace %s --help”)\n", name, message, name);
   return WICK_TRACE_EXIT_USAGE;
+}
+
+int
+wick_trace_parse_options (const char *name, const char *parameters, const char *summary,
+                          const GOptionEntry *entries, gboolean keep_separator, int *argc,
+                          char ***argv)
+{
+  gboolean help = FALSE;
+  const GOptionEntry help_entries[] = {
+    { "help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help", NULL },
+    G_OPTION_ENTRY_NULL,
+  };
+  g_autofree char *prgname = g_strdup_printf ("wick-trace %s", name);
+  g_autoptr (GOptionContext) context = g_option_context_new (parameters);
+  g_autoptr (GError) error = NULL;
+
+  /* The "Usage:" line names the program by g_get_prgname(). */
+  g_set_prgname (prgname);
+  g_option_context_set_help_enabled (context, FALSE);
+  g_option_context_set_summary (context, summary);
+  if (entries != NULL)
+    g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_add_main_entries (context, help_entries, NULL);
+  if (!g_option_context_parse (context, argc, argv, &error))
+    return wick_trace_usage_error (name, "%s", error->message);
+  if (help)
+    {
+      g_autofree char *text = g_option_context_get_help (context, TRUE, NULL);
+      fputs (text, stdout);
+      return WICK_TRACE_EXIT_OK;
+    }
+  for (int i = 1; !keep_separator && i < *argc; i++)
+    if (strcmp ((*argv)[i], "--") == 0)
+      {
+        memmove (&(*argv)[i], &(*argv)[i + 1], (size_t)(*argc - i) * sizeof (char *));
+        (*argc)--;
+        break;
+      }
+  return -1;
 }
 
 int
 main (int argc, char **argv)
 {
-  setlocale (LC_ALL, "");
+  g_autofree char *max_line_bytes = NULL;
+  gboolean help = FALSE, version = FALSE;
+  const GOptionEntry entries[] = {
+    { "max-line-bytes", 0, 0, G_OPTION_ARG_STRING, &max_line_bytes,
+      "Longest JSONL line read (default 256M; K, M, G suffixes)", "N" },
+    { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Show the version", NULL },
+    { "help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help", NULL },
+    G_OPTION_ENTRY_NULL,
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("COMMAND [ARGS...]");
+  g_autoptr (GError) error = NULL;
+  g_autofree char *description = commands_text ();
 
-  /* global options before the command */
-  while (argc >= 2 && g_str_has_prefix (argv[1], "--max-line-bytes"))
+  setlocale (LC_ALL, "");
+  g_set_prgname ("wick-trace");
+  g_option_context_set_help_enabled (context, FALSE);
+  /* Global options only before the command: its own come after it. */
+  g_option_context_set_strict_posix (context, TRUE);
+  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_description (context, description);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
     {
-      const char *value = NULL;
+      fprintf (stderr, "wick-trace: %s (see “wick-trace --help”)\n", error->message);
+      return WICK_TRACE_EXIT_USAGE;
+    }
+  if (help)
+    {
+      g_autofree char *text = g_option_context_get_help (context, TRUE, NULL);
+      fputs (text, stdout);
+      return WICK_TRACE_EXIT_OK;
+    }
+  if (version)
+    {
+      printf ("wick-trace %s\n", WICK_VERSION);
+      return WICK_TRACE_EXIT_OK;
+    }
+  if (max_line_bytes != NULL)
+    {
       gsize bytes;
-      if (argv[1][strlen ("--max-line-bytes")] == '=')
-        value = argv[1] + strlen ("--max-line-bytes=");
-      else if (argv[1][strlen ("--max-line-bytes")] == '\0' && argc >= 3)
-        {
-          value = argv[2];
-          argv++;
-          argc--;
-        }
-      if (!wick_parse_byte_size (value, &bytes))
+      if (!wick_parse_byte_size (max_line_bytes, &bytes))
         {
           fprintf (stderr, "wick-trace: --max-line-bytes needs a size such as 512M, not “%s”\n",
-                   value ? value : "");
+                   max_line_bytes);
           return WICK_TRACE_EXIT_USAGE;
         }
       wick_set_max_line_length (bytes);
+    }
+  if (argc >= 2 && strcmp (argv[1], "--") == 0)
+    {
       argv[1] = argv[0];
       argv++;
       argc--;
     }
   if (argc < 2)
-    return usage (stderr);
-  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
-      usage (stdout);
-      return WICK_TRACE_EXIT_OK;
-    }
-  if (strcmp (argv[1], "--version") == 0)
-    {
-      printf ("wick-trace %s\n", WICK_VERSION);
-      return WICK_TRACE_EXIT_OK;
+      fprintf (stderr, "wick-trace: a COMMAND is required\n\n%s\n", description);
+      return WICK_TRACE_EXIT_USAGE;
     }
 
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
       return commands[i].func (argc - 1, argv + 1);
 
-  fprintf (stderr, "wick-trace: unknown command “%s”\n", argv[1]);
-  return usage (stderr);
+  fprintf (stderr, "wick-trace: unknown command “%s”\n\n%s\n", argv[1], description);
+  return WICK_TRACE_EXIT_USAGE;
 }

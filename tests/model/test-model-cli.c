@@ -52,8 +52,8 @@ run (char **out, const char *first, ...)
     g_ptr_array_add (argv, (gpointer)a);
   va_end (args);
   g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, child_setup,
-                               NULL, out ? out : &discard, &err, &status, &error));
+  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, child_setup, NULL,
+                               out ? out : &discard, &err, &status, &error));
   g_assert_no_error (error);
   g_free (last_stderr);
   last_stderr = g_strdup (err);
@@ -228,10 +228,11 @@ test_cli_convert_chrome (void)
       if (g_strcmp0 (json_object_get_string_member_with_default (e, "ph", ""), "X") == 0
           && g_strcmp0 (json_object_get_string_member_with_default (e, "cat", ""), "kernel") != 0)
         spans++;
-      if (g_strcmp0 (json_object_get_string_member_with_default (e, "name", ""), "thread_name") == 0)
-        g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (e, "args"),
-                                                        "name"),
-                         !=, "");
+      if (g_strcmp0 (json_object_get_string_member_with_default (e, "name", ""), "thread_name")
+          == 0)
+        g_assert_cmpstr (
+          json_object_get_string_member (json_object_get_object_member (e, "args"), "name"), !=,
+          "");
     }
   g_assert_cmpuint (spans, ==, 5);
   g_unlink (out_path);
@@ -365,28 +366,27 @@ track_totals (const char *file)
           && !json_object_get_null_member (t, "thread"))
         sums[5]++;
     }
-  return g_strdup_printf ("slices %" G_GUINT64_FORMAT " async %" G_GUINT64_FORMAT
-                          " counter %" G_GUINT64_FORMAT " instants %" G_GUINT64_FORMAT
-                          " device %" G_GUINT64_FORMAT " threads %" G_GUINT64_FORMAT
-                          " flows %" G_GINT64_FORMAT,
-                          sums[0], sums[1], sums[2], sums[3], sums[4], sums[5],
-                          json_object_get_int_member (o, "flows"));
+  return g_strdup_printf (
+    "slices %" G_GUINT64_FORMAT " async %" G_GUINT64_FORMAT " counter %" G_GUINT64_FORMAT
+    " instants %" G_GUINT64_FORMAT " device %" G_GUINT64_FORMAT " threads %" G_GUINT64_FORMAT
+    " flows %" G_GINT64_FORMAT,
+    sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], json_object_get_int_member (o, "flows"));
 }
 
 /* A Chrome trace exported again keeps its tracks' counts (issue 13 item 5). */
 static void
 test_cli_chrome_round_trip (void)
 {
-  static const char *const files[] = { "hta-simple-add.json.gz", "catapult-simple_trace.json",
-                                       "catapult-nestable_async.json", "perfetto-flow-events-v2.json",
-                                       "hta-event-sync-multi-stream.json.gz" };
+  static const char *const files[]
+    = { "hta-simple-add.json.gz", "catapult-simple_trace.json", "catapult-nestable_async.json",
+        "perfetto-flow-events-v2.json", "hta-event-sync-multi-stream.json.gz" };
   g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
   g_autofree char *out_path = g_build_filename (dir, "again.json", NULL);
 
   for (guint i = 0; i < G_N_ELEMENTS (files); i++)
     {
-      g_autofree char *path = g_build_filename (g_getenv ("WICK_TEST_DATA") ?: "tests/data",
-                                                "chrome", files[i], NULL);
+      g_autofree char *path
+        = g_build_filename (g_getenv ("WICK_TEST_DATA") ?: "tests/data", "chrome", files[i], NULL);
       g_autofree char *before = track_totals (path);
       g_autofree char *after = NULL;
       g_assert_cmpint (run (NULL, "convert", "--chrome", path, "--output", out_path, NULL), ==, 0);
@@ -464,6 +464,101 @@ test_cli_tracks_json (void)
   g_rmdir (dir);
 }
 
+/* Every subcommand parses its arguments with GOptionContext: --help (and -h)
+ * lists its options on stdout and exits 0; an unknown option, a missing value
+ * or a bad operand is a usage error (exit 3, nothing on stdout) whose message
+ * names the option and the subcommand. Subcommands this build lacks (render
+ * needs the app's views, sessions/attach/control the live client) are not
+ * in the top-level help and are passed over. */
+static void
+test_cli_options (void)
+{
+  static const struct
+  {
+    const char *command;
+    const char *options[6];
+  } commands[] = {
+    { "check", { "--json" } },
+    { "summary", { NULL } },
+    { "tracks", { "--json" } },
+    { "convert", { "--strict", "--chrome", "--output" } },
+    { "compare",
+      { "--json", "--allow-mismatch", "--cohort", "--min-change", "--resamples", "--seed" } },
+    { "render", { "--view", "--output", "--size", "--range", "--dark" } },
+    { "sessions", { "--json" } },
+    { "attach", { "--output", "--duration", "--strict", "--follow" } },
+    { "control", { "--tier", "--gate-cos", "--min-speedup", "--warmup" } },
+  };
+  g_autofree char *top = NULL;
+  g_assert_cmpint (run (&top, "--help", NULL), ==, 0);
+  g_assert_true (g_str_has_prefix (top, "Usage:\n  wick-trace [OPTION…] COMMAND"));
+  g_assert_nonnull (strstr (top, "--max-line-bytes=N"));
+  guint tested = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autofree char *listed = g_strdup_printf ("\n  %s ", commands[i].command);
+      if (strstr (top, listed) == NULL)
+        {
+          g_test_message ("%s is not built here", commands[i].command);
+          continue;
+        }
+      for (int short_form = 0; short_form < 2; short_form++)
+        {
+          g_autofree char *out = NULL;
+          g_assert_cmpint (run (&out, commands[i].command, short_form ? "-h" : "--help", NULL), ==,
+                           0);
+          g_autofree char *usage
+            = g_strdup_printf ("Usage:\n  wick-trace %s [OPTION…]", commands[i].command);
+          g_assert_true (g_str_has_prefix (out, usage));
+          g_assert_nonnull (strstr (out, "-h, --help"));
+          for (int o = 0; o < 6 && commands[i].options[o] != NULL; o++)
+            {
+              g_test_message ("%s %s", commands[i].command, commands[i].options[o]);
+              g_assert_nonnull (strstr (out, commands[i].options[o]));
+            }
+          g_assert_cmpstr (last_stderr, ==, "");
+        }
+      /* An option no subcommand has is named in the error. */
+      g_autofree char *out = NULL;
+      g_assert_cmpint (run (&out, commands[i].command, "--no-such-option", "x", NULL), ==, 3);
+      g_assert_cmpstr (out, ==, "");
+      g_autofree char *expected
+        = g_strdup_printf ("wick-trace %s: Unknown option --no-such-option", commands[i].command);
+      g_assert_true (g_str_has_prefix (last_stderr, expected));
+      tested++;
+    }
+  g_assert_cmpuint (tested, >=, 5);
+
+  static const struct
+  {
+    const char *argv[8];
+    const char *message;
+  } bad[] = {
+    { { "--max-line-bytes" }, "wick-trace: Missing argument for --max-line-bytes" },
+    { { "--bogus", "check" }, "wick-trace: Unknown option --bogus" },
+    { { "frobnicate" }, "wick-trace: unknown command “frobnicate”" },
+    { { "check" }, "wick-trace check: at least one FILE is required" },
+    { { "summary", "a.jsonl", "b.jsonl" }, "wick-trace summary: only one FILE may be given" },
+    { { "tracks", "--json" }, "wick-trace tracks: a FILE is required" },
+    { { "convert", "in.jsonl", "--output" }, "wick-trace convert: Missing argument for --output" },
+    { { "convert", "--strict", "--chrome", "in.jsonl", "-o", "out" },
+      "wick-trace convert: exactly one of --strict and --chrome is required" },
+    { { "convert", "--strict", "in.jsonl" }, "wick-trace convert: --output is required" },
+    { { "compare", "--seed", "x", "a", "b" },
+      "wick-trace compare: --seed needs a number, not “x”" },
+    { { "compare", "a" }, "wick-trace compare: two traces A B" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      const char *const *a = bad[i].argv;
+      g_autofree char *out = NULL;
+      g_test_message ("%s", bad[i].message);
+      g_assert_cmpint (run (&out, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], NULL), ==, 3);
+      g_assert_cmpstr (out, ==, "");
+      g_assert_true (g_str_has_prefix (last_stderr, bad[i].message));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -479,6 +574,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/cli/check-parse-error", test_cli_check_parse_error);
   g_test_add_func ("/model/cli/check-worst-status", test_cli_check_worst_status);
   g_test_add_func ("/model/cli/usage", test_cli_usage);
+  g_test_add_func ("/model/cli/options", test_cli_options);
   g_test_add_func ("/model/cli/extension-hint", test_cli_extension_hint);
   g_test_add_func ("/model/cli/convert-strict", test_cli_convert_strict);
   g_test_add_func ("/model/cli/convert-chrome", test_cli_convert_chrome);
