@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "wick-control-private.h"
+#include "core/wick-error-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -151,8 +152,9 @@ sealed_memfd (const char *data, size_t length, WickError *error)
   int fd = memfd_create ("wick-attach-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     {
-      snprintf (error->message, sizeof error->message, "cannot create the snapshot: memfd: %s",
-                strerror (errno));
+      int saved = errno;
+      wick_set_error (error, wick_error_code_from_errno (saved),
+                      "cannot create the snapshot: memfd: %s", strerror (saved));
       return -1;
     }
   size_t done = 0;
@@ -163,8 +165,10 @@ sealed_memfd (const char *data, size_t length, WickError *error)
         continue;
       if (n <= 0)
         {
-          snprintf (error->message, sizeof error->message, "cannot write the snapshot: %s",
-                    n < 0 ? strerror (errno) : "short write");
+          int saved = n < 0 ? errno : 0;
+          wick_set_error (error, n < 0 ? wick_error_code_from_errno (saved) : WICK_ERROR_IO,
+                          "cannot write the snapshot: %s",
+                          n < 0 ? strerror (saved) : "short write");
           close (fd);
           return -1;
         }
@@ -223,7 +227,7 @@ wick_control_command_snapshot (WickSession *session, const WickControlRequest *r
   size_t snapshot_bytes = all.length;
   int fd = failed ? -1 : sealed_memfd (all.data, all.length, &error);
   if (failed)
-    snprintf (error.message, sizeof error.message, "out of memory building the snapshot");
+    wick_set_error (&error, WICK_ERROR_NO_MEMORY, "out of memory building the snapshot");
   free (allocations.data);
   free (rest.data);
   free (all.data);
