@@ -3,7 +3,9 @@
 
 #include "wick-follow-file.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <gio/gio.h>
 #include <string.h>
@@ -18,7 +20,7 @@ struct _WickFollowFile
   int fd;
   dev_t dev;
   ino_t ino;
-  guint64 offset; /* bytes read from the current file */
+  guint64 offset;   /* bytes read from the current file */
   GString *pending; /* a partial last line */
   guint64 lines;
   guint restarts;
@@ -192,4 +194,51 @@ guint
 wick_follow_file_get_restarts (WickFollowFile *self)
 {
   return self->restarts;
+}
+
+/* TRUE when /proc/@pid/fdinfo/@fd says the fd was opened for writing. */
+static gboolean
+fd_is_writable (const char *pid, const char *fd)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%s/fdinfo/%s", pid, fd);
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return FALSE;
+  const char *flags = strstr (text, "flags:");
+  if (flags == NULL)
+    return FALSE;
+  unsigned long value = strtoul (flags + strlen ("flags:"), NULL, 8);
+  return (value & O_ACCMODE) != O_RDONLY;
+}
+
+gboolean
+wick_follow_file_has_writer (WickFollowFile *self)
+{
+  DIR *proc = opendir ("/proc");
+  if (proc == NULL)
+    return TRUE;
+  gboolean found = FALSE;
+  struct dirent *entry;
+  while (!found && (entry = readdir (proc)) != NULL)
+    {
+      if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
+        continue;
+      g_autofree char *fds = g_strdup_printf ("/proc/%s/fd", entry->d_name);
+      DIR *dir = opendir (fds);
+      if (dir == NULL)
+        continue; /* gone, or another user's */
+      struct dirent *fd;
+      while (!found && (fd = readdir (dir)) != NULL)
+        {
+          if (fd->d_name[0] < '0' || fd->d_name[0] > '9')
+            continue;
+          g_autofree char *link = g_strdup_printf ("%s/%s", fds, fd->d_name);
+          struct stat st;
+          if (stat (link, &st) == 0 && st.st_dev == self->dev && st.st_ino == self->ino)
+            found = fd_is_writable (entry->d_name, fd->d_name);
+        }
+      closedir (dir);
+    }
+  closedir (proc);
+  return found;
 }

@@ -36,4 +36,11 @@ guint64 wick_follow_file_get_lines (WickFollowFile *self);
 gsize wick_follow_file_get_pending (WickFollowFile *self);
 guint wick_follow_file_get_restarts (WickFollowFile *self);
 
+/* Whether a process that this user may inspect has the file open for
+ * writing now (its /proc/PID/fd entries, with the access mode from
+ * /proc/PID/fdinfo); this process's own read is not a writer. A writer of
+ * another user cannot be seen; when /proc cannot be read at all the answer
+ * is TRUE (unknown: keep following). */
+gboolean wick_follow_file_has_writer (WickFollowFile *self);
+
 G_END_DECLS

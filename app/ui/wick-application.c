@@ -15,6 +15,10 @@ struct _WickApplication
   gpointer attach_data;
   GDestroyNotify attach_destroy;
   gboolean compare; /* --compare A B */
+  WickFollowHandler follow_handler;
+  gpointer follow_data;
+  GDestroyNotify follow_destroy;
+  gboolean follow; /* --follow TRACE.jsonl */
 };
 
 G_DEFINE_FINAL_TYPE (WickApplication, wick_application, ADW_TYPE_APPLICATION)
@@ -162,6 +166,29 @@ action_attach (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 }
 
 static void
+on_follow_response (GtkNativeDialog *dialog, int response, WickApplication *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT && self->follow_handler)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      self->follow_handler (self, gtk_native_dialog_get_transient_for (dialog), file,
+                            self->follow_data);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+action_follow (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  WickApplication *self = user_data;
+  GtkFileChooserNative *dialog
+    = gtk_file_chooser_native_new (_ ("Follow a Growing Trace"), active_window (self),
+                                   GTK_FILE_CHOOSER_ACTION_OPEN, _ ("_Follow"), _ ("_Cancel"));
+  g_signal_connect (dialog, "response", G_CALLBACK (on_follow_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
 action_about (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   WickApplication *self = user_data;
@@ -195,6 +222,7 @@ static const GActionEntry app_actions[] = {
   { "compare-with", action_compare_with },
   { "new-window", action_new_window },
   { "attach", action_attach },
+  { "follow", action_follow },
   { "about", action_about },
   { "quit", action_quit },
 };
@@ -209,6 +237,9 @@ wick_application_startup (GApplication *app)
   g_simple_action_set_enabled (
     G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (app), "attach")),
     self->attach_handler != NULL);
+  g_simple_action_set_enabled (
+    G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (app), "follow")),
+    self->follow_handler != NULL);
   struct
   {
     const char *action;
@@ -253,6 +284,8 @@ wick_application_handle_local_options (GApplication *app, GVariantDict *options)
 
   if (g_variant_dict_contains (options, "compare"))
     self->compare = TRUE;
+  if (g_variant_dict_contains (options, "follow"))
+    self->follow = TRUE;
   return -1;
 }
 
@@ -269,6 +302,14 @@ wick_application_open (GApplication *app, GFile **files, int n_files, const char
         g_printerr (_ ("wick: --compare needs exactly two traces, A and B\n"));
       return;
     }
+  if (self->follow)
+    {
+      if (self->follow_handler == NULL)
+        g_printerr (_ ("wick: --follow needs the live UI, which this build does not have\n"));
+      for (int i = 0; self->follow_handler != NULL && i < n_files; i++)
+        self->follow_handler (self, NULL, files[i], self->follow_data);
+      return;
+    }
   for (int i = 0; i < n_files; i++)
     wick_application_open_file (WICK_APPLICATION (app), files[i], NULL);
 }
@@ -280,6 +321,9 @@ wick_application_dispose (GObject *object)
   if (self->attach_destroy)
     self->attach_destroy (self->attach_data);
   self->attach_destroy = NULL;
+  if (self->follow_destroy)
+    self->follow_destroy (self->follow_data);
+  self->follow_destroy = NULL;
   G_OBJECT_CLASS (wick_application_parent_class)->dispose (object);
 }
 
@@ -298,6 +342,11 @@ wick_application_init (WickApplication *self)
 {
   g_application_add_main_option (G_APPLICATION (self), "compare", 0, G_OPTION_FLAG_NONE,
                                  G_OPTION_ARG_NONE, _ ("Compare two traces: wick --compare A B"),
+                                 NULL);
+  g_application_add_main_option (G_APPLICATION (self), "follow", 0, G_OPTION_FLAG_NONE,
+                                 G_OPTION_ARG_NONE,
+                                 _ ("Follow traces that are still written: wick --follow "
+                                    "TRACE.jsonl"),
                                  NULL);
 }
 
@@ -320,6 +369,21 @@ wick_application_set_attach_handler (WickApplication *self, WickAttachHandler ha
   self->attach_data = user_data;
   self->attach_destroy = destroy;
   GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "attach");
+  if (action)
+    g_simple_action_set_enabled (G_SIMPLE_ACTION (action), handler != NULL);
+}
+
+void
+wick_application_set_follow_handler (WickApplication *self, WickFollowHandler handler,
+                                     gpointer user_data, GDestroyNotify destroy)
+{
+  g_return_if_fail (WICK_IS_APPLICATION (self));
+  if (self->follow_destroy)
+    self->follow_destroy (self->follow_data);
+  self->follow_handler = handler;
+  self->follow_data = user_data;
+  self->follow_destroy = destroy;
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "follow");
   if (action)
     g_simple_action_set_enabled (G_SIMPLE_ACTION (action), handler != NULL);
 }

@@ -1,9 +1,10 @@
 /* wick-application.h — the Wick application: one window per document.
  *
  * Application id io.github.wickprofiler.Wick. Actions: app.open (file
- * chooser), app.open-example, app.attach (disabled until the live UI installs
- * a handler), app.shortcuts, app.about, app.quit. `wick FILE...` opens one
- * window per file; with no file, one window on the welcome page.
+ * chooser), app.open-example, app.attach and app.follow (disabled until the
+ * live UI installs their handlers), app.shortcuts, app.about, app.quit. `wick FILE...` opens one
+ * window per file; with no file, one window on the welcome page; `wick
+ * --follow FILE...` follows each file as it grows.
  *
  * For the live area (app/ui/live/): define
  *   void wick_live_ui_register (WickApplication *app);
@@ -28,10 +29,20 @@ G_DECLARE_FINAL_TYPE (WickApplication, wick_application, WICK, APPLICATION, AdwA
  * wick_window_set_document(), or open a new window). */
 typedef void (*WickAttachHandler) (WickApplication *app, GtkWindow *parent, gpointer user_data);
 
+/* Called for `wick --follow FILE` (@parent NULL) and File → Follow File…:
+ * show @file, a trace still being written, in a window (reuse @parent when it
+ * shows the welcome page). */
+typedef void (*WickFollowHandler) (WickApplication *app, GtkWindow *parent, GFile *file,
+                                   gpointer user_data);
+
 WickApplication *wick_application_new (void);
 
 /* Installs the attach handler and enables app.attach. */
 void wick_application_set_attach_handler (WickApplication *self, WickAttachHandler handler,
+                                          gpointer user_data, GDestroyNotify destroy);
+
+/* Installs the follow handler and enables app.follow (the live UI does). */
+void wick_application_set_follow_handler (WickApplication *self, WickFollowHandler handler,
                                           gpointer user_data, GDestroyNotify destroy);
 
 /* Opens @file in a window: reuses @reuse when it shows the welcome page, else a new one. */

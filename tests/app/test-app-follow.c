@@ -1,7 +1,13 @@
 /* test-app-follow.c — a window whose document is still being fed (under
  * Xvfb): provisional health (the Health page says the run is in progress and
  * counts the pending rules, the window's banner says so, and both give way to
- * the final verdicts when the document finishes). Skips without a display.
+ * the final verdicts when the document finishes); and File → Follow… / wick
+ * --follow on a file that a separate writer process (/usr/bin/python3,
+ * writing and flushing candle-graph lines as candle-graph's TraceSession
+ * does) appends to: every line shown as it arrives, a partial last line
+ * waiting for its newline, a truncation starting over with a banner, the
+ * final health at the terminal, and the cut capture's verdicts when the
+ * writer goes away without one. Skips without a display.
  */
 #include "config.h"
 
@@ -9,6 +15,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "ui/live/wick-follow-session.h"
 #include "ui/live/wick-live-session.h"
 #include "ui/wick-application.h"
 #include "ui/wick-health-page.h"
@@ -116,6 +123,259 @@ test_provisional_health (void)
   close_window (window);
 }
 
+/* The writer: a separate process appending to @path the lines of @source on
+ * command (one per line on its stdin, answered "ok" once written and flushed):
+ * "write N" (up to line N), "half" / "rest" (the next line in two writes),
+ * "truncate N" (empties the file, then writes lines 0..N), "end" (the rest). */
+static const char writer_script[]
+  = "import sys\n"
+    "lines = open(sys.argv[2]).read().splitlines(True)\n"
+    "out = open(sys.argv[1], 'a')\n"
+    "i = 0\n"
+    "for command in sys.stdin:\n"
+    "    words = command.split()\n"
+    "    if words[0] == 'write':\n"
+    "        out.write(''.join(lines[i:int(words[1])])); i = int(words[1])\n"
+    "    elif words[0] == 'half':\n"
+    "        out.write(lines[i][:len(lines[i]) // 2])\n"
+    "    elif words[0] == 'rest':\n"
+    "        out.write(lines[i][len(lines[i]) // 2:]); i += 1\n"
+    "    elif words[0] == 'truncate':\n"
+    "        out.truncate(0); i = int(words[1]); out.write(''.join(lines[:i]))\n"
+    "    elif words[0] == 'end':\n"
+    "        out.write(''.join(lines[i:])); i = len(lines)\n"
+    "    out.flush()\n"
+    "    print('ok', flush=True)\n";
+
+typedef struct
+{
+  GSubprocess *process;
+  GDataInputStream *replies;
+} Writer;
+
+static void
+writer_start (Writer *w, const char *path)
+{
+  if (!g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    g_error ("the writer process needs /usr/bin/python3");
+  g_autofree char *source = data_path ("train-contract.jsonl");
+  g_autoptr (GError) error = NULL;
+  w->process
+    = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                        "/usr/bin/python3", "-c", writer_script, path, source, NULL);
+  g_assert_no_error (error);
+  w->replies = g_data_input_stream_new (g_subprocess_get_stdout_pipe (w->process));
+}
+
+/* Sends @command and waits (blocking) for the writer's "ok". */
+static void
+writer_do (Writer *w, const char *command)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *line = g_strdup_printf ("%s\n", command);
+  g_assert_true (g_output_stream_write_all (g_subprocess_get_stdin_pipe (w->process), line,
+                                            strlen (line), NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_autofree char *reply = g_data_input_stream_read_line (w->replies, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (reply, ==, "ok");
+}
+
+/* Closes its stdin: the writer exits, closing the file without a terminal. */
+static void
+writer_stop (Writer *w)
+{
+  g_autoptr (GError) error = NULL;
+  g_output_stream_close (g_subprocess_get_stdin_pipe (w->process), NULL, NULL);
+  g_assert_true (g_subprocess_wait_check (w->process, NULL, &error));
+  g_assert_no_error (error);
+  g_clear_object (&w->replies);
+  g_clear_object (&w->process);
+}
+
+typedef struct
+{
+  WickFollowSession *session;
+  guint64 lines;
+} LinesWanted;
+
+static gboolean
+has_lines (gpointer data)
+{
+  LinesWanted *wanted = data;
+  return wick_document_get_n_lines (wick_follow_session_get_document (wanted->session))
+         == wanted->lines;
+}
+
+static void
+wait_lines (WickFollowSession *session, guint64 lines)
+{
+  LinesWanted wanted = { session, lines };
+  g_autofree char *what = g_strdup_printf ("%" G_GUINT64_FORMAT " lines", lines);
+  iterate_until (has_lines, &wanted, 20000, what);
+}
+
+static gboolean
+follow_ended (gpointer session)
+{
+  return wick_follow_session_is_ended (session);
+}
+
+static gboolean
+restarted_once (gpointer session)
+{
+  return wick_follow_session_get_restarts (session) == 1;
+}
+
+static char *
+health_text (WickDocument *doc)
+{
+  guint n;
+  const WickHealthIssue *issues = wick_document_get_health (doc, &n);
+  GString *out = g_string_new (NULL);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "%s %s %s\n", wick_severity_to_string (issues[i].severity),
+                            issues[i].code, issues[i].message);
+  return g_string_free (out, FALSE);
+}
+
+static WickWindow *
+follow_window (const char *path, WickFollowSession **session)
+{
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 700);
+  gtk_window_present (GTK_WINDOW (window));
+  g_autoptr (GError) error = NULL;
+  *session = wick_follow_session_start (window, path, &error);
+  g_assert_no_error (error);
+  g_assert_true (wick_follow_session_from_window (window) == *session);
+  g_assert_true (wick_window_get_live (window));
+  return window;
+}
+
+static void
+test_follow_writer (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-follow-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
+  g_assert_true (g_file_set_contents (path, "", 0, NULL));
+  Writer writer = { 0 };
+  writer_start (&writer, path);
+  WickFollowSession *session;
+  WickWindow *window = follow_window (path, &session);
+
+  writer_do (&writer, "write 10");
+  wait_lines (session, 10);
+  WickDocument *document = wick_follow_session_get_document (session);
+  g_assert_true (wick_window_get_document (window) == document);
+  g_assert_cmpuint (wick_document_get_record_count (document, WICK_RECORD_SPAN), ==, 3);
+
+  /* Half a line waits for the rest. */
+  writer_do (&writer, "half");
+  for (int i = 0; i < 5; i++)
+    wick_follow_session_poll (session);
+  g_assert_cmpuint (wick_document_get_n_lines (document), ==, 10);
+  writer_do (&writer, "rest");
+  wait_lines (session, 11);
+  writer_do (&writer, "write 20");
+  wait_lines (session, 20);
+  /* The run is in progress: provisional health, the banner says so. */
+  wick_document_analyze (document);
+  g_assert_true (wick_document_get_health_provisional (document));
+  g_assert_nonnull (wick_live_window_update_progress (window, document));
+
+  /* Truncated and rewritten: a new document from the start, with a banner. */
+  writer_do (&writer, "truncate 3");
+  iterate_until (restarted_once, session, 20000, "the restart");
+  wait_lines (session, 3);
+  WickDocument *again = wick_follow_session_get_document (session);
+  g_assert_true (again != document);
+  g_assert_true (wick_window_get_document (window) == again);
+  g_assert_nonnull (strstr (wick_follow_session_get_message (session), "was truncated"));
+  g_assert_true (
+    g_str_has_suffix (wick_follow_session_get_message (session), "The view starts over."));
+
+  /* To the end: the terminal ends the follow with the file's own health. */
+  writer_do (&writer, "end");
+  iterate_until (follow_ended, session, 20000, "the terminal");
+  g_assert_true (wick_document_is_finished (again));
+  g_assert_false (wick_document_get_health_provisional (again));
+  g_assert_null (wick_live_window_get_progress (window));
+  g_assert_false (wick_window_get_live (window));
+  g_assert_cmpstr (wick_follow_session_get_message (session), ==,
+                   "trace.jsonl finished its trace.");
+  g_autofree char *fixture = data_path ("train-contract.jsonl");
+  g_autoptr (WickDocument) whole = wick_document_new_with_extensions (TRUE);
+  g_assert_true (wick_document_load_file (whole, fixture, NULL, NULL, NULL, NULL));
+  g_autofree char *followed_health = health_text (again);
+  g_autofree char *whole_health = health_text (whole);
+  g_assert_cmpstr (followed_health, ==, whole_health);
+  g_assert_true (wick_document_get_structurally_valid (again));
+  writer_stop (&writer);
+  close_window (window);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* The writer goes away mid-run: the capture is cut, and the final verdicts of
+ * an interrupted run replace the pending ones. */
+static void
+test_follow_writer_gone (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-follow-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
+  g_assert_true (g_file_set_contents (path, "", 0, NULL));
+  Writer writer = { 0 };
+  writer_start (&writer, path);
+  WickFollowSession *session;
+  WickWindow *window = follow_window (path, &session);
+  writer_do (&writer, "write 12");
+  wait_lines (session, 12);
+  /* While it writes, an idle file is not the end. */
+  for (int i = 0; i < 30; i++)
+    {
+      wick_follow_session_poll (session);
+      g_usleep (50000);
+    }
+  g_assert_false (wick_follow_session_is_ended (session));
+  writer_stop (&writer);
+  iterate_until (follow_ended, session, 20000, "the end of the writer");
+  WickDocument *document = wick_follow_session_get_document (session);
+  g_assert_true (wick_document_is_finished (document));
+  g_assert_false (wick_document_get_health_provisional (document));
+  g_assert_cmpstr (wick_document_get_terminal_reason (document), ==,
+                   "capture cut: the file's writer went away without finishing the trace");
+  g_assert_true (g_str_has_prefix (wick_follow_session_get_message (session),
+                                   "No process writes trace.jsonl any more"));
+  guint n;
+  const WickHealthIssue *issues = wick_document_get_health (document, &n);
+  guint interrupted = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpint (issues[i].severity, !=, WICK_SEVERITY_PENDING);
+      interrupted += g_strcmp0 (issues[i].code, "open_span") == 0
+                     && issues[i].severity == WICK_SEVERITY_WARNING;
+    }
+  g_assert_cmpuint (interrupted, ==, 3); /* s1, s2 and s4 were open */
+  g_assert_null (wick_live_window_get_progress (window));
+  close_window (window);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* A file that cannot be followed is an error naming it. */
+static void
+test_follow_missing (void)
+{
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  g_autoptr (GError) error = NULL;
+  g_assert_null (wick_follow_session_start (window, "/nonexistent/trace.jsonl", &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_assert_cmpstr (error->message, ==,
+                   "cannot follow /nonexistent/trace.jsonl: No such file or directory");
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -130,6 +390,9 @@ main (int argc, char **argv)
   app = wick_application_new ();
   g_application_register (G_APPLICATION (app), NULL, NULL);
   g_test_add_func ("/follow/provisional-health", test_provisional_health);
+  g_test_add_func ("/follow/writer-process", test_follow_writer);
+  g_test_add_func ("/follow/writer-gone", test_follow_writer_gone);
+  g_test_add_func ("/follow/missing-file", test_follow_missing);
   int status = g_test_run ();
   g_object_unref (app);
   return status;

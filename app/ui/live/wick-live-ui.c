@@ -1,9 +1,9 @@
 /* wick-live-ui.c — hooks the live UI into the application.
  *
  * wick_live_ui_register() (called once at startup) enables "Attach to
- * Process…". When the environment has WICK_ATTACH=PID (tools/run-demo.sh sets
- * it) the first window that opens attaches to that process, so a script can
- * start a workload and the app on it in one command.
+ * Process…" and "Follow File…" (also `wick --follow TRACE.jsonl`). When the environment has
+ * WICK_ATTACH=PID (tools/run-demo.sh sets it) the first window that opens attaches to that process,
+ * so a script can start a workload and the app on it in one command.
  */
 #include "config.h"
 
@@ -11,6 +11,7 @@
 
 #include "wick-application.h"
 #include "wick-attach-dialog.h"
+#include "wick-follow-session.h"
 #include "wick-window.h"
 
 static void
@@ -57,10 +58,32 @@ on_window_added (GtkApplication *application, GtkWindow *window, gpointer user_d
   g_idle_add (attach_from_environment, pending);
 }
 
+/* File → Follow File… and wick --follow: the welcome window, else a new one. */
+static void
+on_follow (WickApplication *app, GtkWindow *parent, GFile *file, gpointer user_data)
+{
+  WickWindow *window
+    = parent != NULL && WICK_IS_WINDOW (parent) && wick_window_is_empty (WICK_WINDOW (parent))
+        ? WICK_WINDOW (parent)
+        : wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  g_autofree char *path = g_file_get_path (file);
+  g_autoptr (GError) error = NULL;
+  if (path == NULL || wick_follow_session_start (window, path, &error) == NULL)
+    {
+      g_autofree char *uri = g_file_get_uri (file);
+      g_autofree char *message
+        = g_strdup_printf (_ ("Could not follow %s: %s"), path != NULL ? path : uri,
+                           error != NULL ? error->message : _ ("not a local file"));
+      wick_window_show_banner (window, "follow-error", message, NULL, NULL);
+    }
+}
+
 void
 wick_live_ui_register (WickApplication *app)
 {
   wick_application_set_attach_handler (app, on_attach, NULL, NULL);
+  wick_application_set_follow_handler (app, on_follow, NULL, NULL);
   if (g_getenv ("WICK_ATTACH") != NULL)
     g_signal_connect (app, "window-added", G_CALLBACK (on_window_added), NULL);
 }
