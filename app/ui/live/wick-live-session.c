@@ -7,6 +7,7 @@
 
 #include "live/wick-line-spool.h"
 #include "live/wick-live-stream.h"
+#include "wick-settings.h"
 #include "wick-stages-panel.h"
 #include "wick-weights-panel.h"
 
@@ -39,6 +40,9 @@ typedef struct
   gboolean end;       /* the stream ended: its terminal is in this batch */
   gboolean terminal;  /* ... the session's own terminal */
   char *broken;       /* a ring broke: the reader's sentence (else NULL) */
+  guint epoch;        /* which view document the lines are for (a restart: +1) */
+  guint64 epoch_first_record; /* the run's records before the view's first one */
+  char *restart_error; /* a restart that failed (the view keeps growing) */
 } LiveBatch;
 
 static void
@@ -46,6 +50,7 @@ live_batch_free (LiveBatch *batch)
 {
   wick_line_batch_free (batch->lines);
   g_free (batch->broken);
+  g_free (batch->restart_error);
   g_free (batch);
 }
 
@@ -54,7 +59,18 @@ live_batch_free (LiveBatch *batch)
  * ever runs there. The main thread only commits what is ready. */
 typedef struct
 {
-  WickLiveStream *stream; /* the worker's alone while it runs */
+  WickLiveStream *stream; /* the worker's alone while it runs: the whole run, spooled */
+  /* After a restart of the view (history limit): the stream of a second
+   * attach, which feeds the view (open spans and live allocations from its
+   * own opening records and snapshot); @stream then feeds only the spool. */
+  WickLiveStream *view;
+  char *socket_path;
+  guint64 history;      /* lines the view takes before it restarts; 0: no limit */
+  guint64 epoch_lines;  /* lines the current view took */
+  guint epoch;
+  guint64 epoch_first_record;
+  char *restart_error;
+  guint64 sent_spool_bytes;
   WickLineDecoder *decoder;
   WickLineSpool *spool;
   LiveBatch *current;
@@ -87,6 +103,9 @@ struct _WickLiveSession
   guint64 shown_dropped;
   guint64 shown_lost;
   guint64 committed_spool_bytes;
+  guint64 history;     /* the view's history limit in lines (0: none) */
+  guint epoch;         /* view documents started over */
+  guint64 prev_end_ns; /* the latest evidence of the views before this one */
   gboolean spool_error_shown;
   gboolean broken_shown;
   guint64 shown_broken_lost;
@@ -111,13 +130,75 @@ end_reason (WickProducerState state)
 /* ---- the worker thread ---------------------------------------------------- */
 
 static void
-worker_on_line (const char *line, gsize length, gpointer user_data)
+view_on_line (const char *line, gsize length, gpointer user_data)
 {
   LiveWorker *worker = user_data;
-  wick_line_spool_append (worker->spool, line, length);
   /* after a decode error the batch takes nothing more (the document would
    * not either); the lines still reach the spool */
   wick_line_batch_add (worker->current->lines, worker->decoder, line, length);
+  worker->epoch_lines++;
+}
+
+static void
+spool_on_line (const char *line, gsize length, gpointer user_data)
+{
+  LiveWorker *worker = user_data;
+  wick_line_spool_append (worker->spool, line, length);
+}
+
+/* Before any restart one stream feeds both. */
+static void
+worker_on_line (const char *line, gsize length, gpointer user_data)
+{
+  spool_on_line (line, length, user_data);
+  view_on_line (line, length, user_data);
+}
+
+/* Drains @stream until nothing is left or @max_lines lines were taken into
+ * the current batch (0: no limit); TRUE when it caught up. */
+static gboolean
+drain_all (LiveWorker *worker, WickLiveStream *stream, WickLiveLineFunc emit, guint max_lines,
+           gint64 max_us)
+{
+  gint64 start = g_get_monotonic_time ();
+  for (;;)
+    {
+      if (wick_live_stream_drain (stream, DRAIN_CHUNK, emit, worker) == 0)
+        return TRUE;
+      if ((max_lines > 0 && wick_line_batch_get_n_lines (worker->current->lines) >= max_lines)
+          || (max_us > 0 && g_get_monotonic_time () - start >= max_us))
+        return FALSE;
+    }
+}
+
+/* The view reached the history limit: a second attach starts a new view
+ * from the newest records (its reader synthesizes the spans still open, its
+ * snapshot the live allocations); the first stream keeps feeding the spool,
+ * so Save As… still has the whole run. */
+static void
+restart_view (LiveWorker *worker)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GError) snapshot_error = NULL;
+  g_autoptr (WickLiveSessionInfo) info = NULL;
+  g_autoptr (WickLiveConnection) connection
+    = wick_live_connection_new (worker->socket_path, &error);
+  WickLiveStream *view = NULL;
+  if (connection != NULL)
+    view = wick_live_stream_attach (connection, FALSE, &info, &snapshot_error, &error);
+  if (view == NULL)
+    {
+      worker->restart_error = g_strdup (error != NULL ? error->message : "no stream");
+      worker->history = 0; /* keep the view growing rather than retry every batch */
+      return;
+    }
+  g_clear_pointer (&worker->view, wick_live_stream_free);
+  worker->view = view;
+  wick_line_decoder_free (worker->decoder);
+  worker->decoder = wick_line_decoder_new (TRUE);
+  worker->epoch++;
+  worker->epoch_lines = 0;
+  worker->epoch_first_record = wick_live_stream_get_records (worker->stream);
 }
 
 /* Sleeps up to @us unless told to stop. */
@@ -136,7 +217,7 @@ static gpointer
 worker_main (gpointer data)
 {
   LiveWorker *worker = data;
-  guint64 sent_dropped = 0, sent_lost = 0;
+  guint64 sent_dropped = 0, sent_lost = 0, sent_bytes = 0;
   gboolean sent_broken = FALSE;
   gboolean end = FALSE;
   while (!end && !g_atomic_int_get (&worker->stop))
@@ -144,44 +225,69 @@ worker_main (gpointer data)
       if (g_async_queue_timeout_pop (worker->tokens, 100000) == NULL
           || g_atomic_int_get (&worker->stop))
         continue;
+      if (worker->history > 0 && worker->epoch_lines >= worker->history)
+        restart_view (worker);
       LiveBatch *batch = g_new0 (LiveBatch, 1);
       batch->lines = wick_line_batch_new ();
+      batch->epoch = worker->epoch;
+      batch->epoch_first_record = worker->epoch_first_record;
+      batch->restart_error = g_steal_pointer (&worker->restart_error);
       worker->current = batch;
-      gint64 start = g_get_monotonic_time ();
-      for (;;)
+      gboolean aligned = TRUE;
+      if (worker->view == NULL)
+        batch->caught_up = drain_all (worker, worker->stream, worker_on_line, BATCH_MAX_LINES,
+                                      BATCH_MAX_US);
+      else
         {
-          if (wick_live_stream_drain (worker->stream, DRAIN_CHUNK, worker_on_line, worker) == 0)
-            {
-              batch->caught_up = TRUE;
-              break;
-            }
-          if (wick_line_batch_get_n_lines (batch->lines) >= BATCH_MAX_LINES
-              || g_get_monotonic_time () - start >= BATCH_MAX_US)
-            break;
+          /* The spool first, then the view up to the ring's end: the view
+           * then holds every record the spool's flushed bytes hold since the
+           * restart, so Save As…'s cut terminal comes after their evidence. */
+          drain_all (worker, worker->stream, spool_on_line, 0, BATCH_MAX_US);
+          wick_line_spool_flush (worker->spool, NULL);
+          guint64 spooled = wick_line_spool_get_bytes (worker->spool);
+          batch->caught_up = drain_all (worker, worker->view, view_on_line, 4 * BATCH_MAX_LINES,
+                                        4 * BATCH_MAX_US);
+          aligned = batch->caught_up;
+          batch->spool_bytes = aligned ? spooled : worker->sent_spool_bytes;
         }
+      WickLiveStream *last = worker->view != NULL ? worker->view : worker->stream;
       WickProducerState state = wick_live_stream_get_producer_state (worker->stream);
-      batch->terminal = wick_live_stream_has_terminal (worker->stream);
+      batch->terminal = wick_live_stream_has_terminal (last)
+                        || wick_live_stream_has_terminal (worker->stream);
       if (batch->terminal
           || (state != WICK_PRODUCER_RUNNING && wick_live_stream_is_drained (worker->stream)))
         {
-          wick_live_stream_finish (worker->stream, end_reason (state), worker_on_line, worker);
-          end = TRUE;
+          if (worker->view != NULL)
+            {
+              drain_all (worker, worker->stream, spool_on_line, 0, 0);
+              drain_all (worker, worker->view, view_on_line, 0, 0);
+              wick_live_stream_finish (worker->stream, end_reason (state), spool_on_line, worker);
+              wick_live_stream_finish (worker->view, end_reason (state), view_on_line, worker);
+            }
+          else
+            wick_live_stream_finish (worker->stream, end_reason (state), worker_on_line, worker);
+          batch->terminal = wick_live_stream_has_terminal (worker->stream);
+          end = aligned = TRUE;
         }
       worker->current = NULL;
       wick_line_spool_flush (worker->spool, NULL); /* an error is the main thread's to show */
       batch->state = state;
       batch->end = end;
       batch->dropped = wick_live_stream_get_dropped (worker->stream);
-      batch->lost = wick_live_stream_get_lost (worker->stream);
+      batch->lost = MAX (wick_live_stream_get_lost (worker->stream),
+                         worker->view != NULL ? wick_live_stream_get_lost (worker->view) : 0);
       batch->records = wick_live_stream_get_records (worker->stream);
-      batch->spool_bytes = wick_line_spool_get_bytes (worker->spool);
+      if (worker->view == NULL || end)
+        batch->spool_bytes = wick_line_spool_get_bytes (worker->spool);
+      worker->sent_spool_bytes = batch->spool_bytes;
       WickRingReaderStats stats;
       wick_live_stream_get_reader_stats (worker->stream, &stats);
       if (stats.broken_rings > 0)
         batch->broken = g_strdup (stats.first_error);
       if (!end && wick_line_batch_get_n_lines (batch->lines) == 0
           && batch->dropped == sent_dropped && batch->lost == sent_lost
-          && (batch->broken == NULL || sent_broken))
+          && (batch->broken == NULL || sent_broken) && batch->restart_error == NULL
+          && batch->spool_bytes == sent_bytes)
         {
           /* nothing new: keep the room, look again shortly */
           live_batch_free (batch);
@@ -192,6 +298,7 @@ worker_main (gpointer data)
       sent_dropped = batch->dropped;
       sent_lost = batch->lost;
       sent_broken = batch->broken != NULL;
+      sent_bytes = batch->spool_bytes;
       gboolean caught_up = batch->caught_up;
       g_async_queue_push (worker->batches, batch);
       if (g_atomic_int_compare_and_exchange (&worker->armed, 0, 1))
@@ -214,13 +321,16 @@ static GSourceFuncs ready_funcs = { NULL, NULL, ready_dispatch, NULL, NULL, NULL
 static gboolean on_ready (gpointer user_data);
 
 static LiveWorker *
-worker_start (WickLiveSession *session, WickLiveStream *stream, GError **error)
+worker_start (WickLiveSession *session, WickLiveStream *stream, const char *socket_path,
+              guint64 history, GError **error)
 {
   WickLineSpool *spool = wick_line_spool_new (error);
   if (spool == NULL)
     return NULL;
   LiveWorker *worker = g_new0 (LiveWorker, 1);
   worker->stream = stream;
+  worker->socket_path = g_strdup (socket_path);
+  worker->history = history;
   worker->spool = spool;
   worker->decoder = wick_line_decoder_new (TRUE);
   worker->batches = g_async_queue_new_full ((GDestroyNotify)live_batch_free);
@@ -259,6 +369,9 @@ worker_free (LiveWorker *worker)
   g_async_queue_unref (worker->batches);
   g_async_queue_unref (worker->tokens);
   wick_live_stream_free (worker->stream);
+  g_clear_pointer (&worker->view, wick_live_stream_free);
+  g_free (worker->socket_path);
+  g_free (worker->restart_error);
   wick_line_decoder_free (worker->decoder);
   wick_line_spool_free (worker->spool);
   g_mutex_clear (&worker->lock);
@@ -394,10 +507,57 @@ set_initial_window (WickLiveSession *self)
                               MAX (end, INITIAL_WINDOW_NS));
 }
 
+static void
+show_live_title (WickLiveSession *self)
+{
+  g_autofree char *subtitle = g_strdup_printf (_ ("pid %lld · live · %s"),
+                                               (long long)self->info->pid, self->info->entrypoint);
+  wick_window_set_title_text (self->window, self->info->program, subtitle);
+}
+
+/* The view reached its history limit and starts over on the newest records
+ * (the worker attached a second reader): a new document, said in a banner. */
+static void
+start_new_view (WickLiveSession *self, LiveBatch *batch)
+{
+  self->prev_end_ns = MAX (self->prev_end_ns, wick_document_get_end_ns (self->document));
+  self->epoch = batch->epoch;
+  g_clear_object (&self->document);
+  self->document = wick_document_new_with_extensions (TRUE);
+  self->feed_failed = FALSE;
+  self->window_set = FALSE;
+  self->analyze_pending = FALSE;
+  self->last_analyze_us = 0;
+  wick_window_set_document (self->window, self->document);
+  wick_window_set_live (self->window, TRUE);
+  wick_window_set_follow_newest (self->window, TRUE);
+  show_live_title (self);
+  g_autofree char *message = g_strdup_printf (
+    g_dngettext (GETTEXT_PACKAGE,
+                 "This view holds the newest part of the run: it started over after %llu record "
+                 "(history limit, setting live-history-records); the run had %llu records then. "
+                 "Save As… keeps the whole run.",
+                 "This view holds the newest part of the run: it started over after %llu records "
+                 "(history limit, setting live-history-records); the run had %llu records then. "
+                 "Save As… keeps the whole run.",
+                 (gulong)self->history),
+    (unsigned long long)self->history, (unsigned long long)batch->epoch_first_record);
+  wick_window_show_banner (self->window, "history", message, _ ("Save As…"), "win.save-as");
+}
+
 /* Commits one batch into the document; TRUE when it held lines. */
 static gboolean
 apply_batch (WickLiveSession *self, LiveBatch *batch)
 {
+  if (batch->restart_error != NULL)
+    {
+      g_autofree char *message = g_strdup_printf (
+        _ ("The view could not start over at its history limit (%s): it keeps every record"),
+        batch->restart_error);
+      wick_window_show_banner (self->window, "history", message, NULL, NULL);
+    }
+  if (batch->epoch != self->epoch)
+    start_new_view (self, batch);
   gboolean had_lines = wick_line_batch_get_n_lines (batch->lines) > 0;
   if (had_lines && !self->feed_failed)
     {
@@ -528,7 +688,7 @@ wick_live_session_save (WickLiveSession *self, const char *path, GError **error)
       "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":%" G_GUINT64_FORMAT
       ",\"reason\":\"capture cut: saved while the "
       "process was still running\"}\n",
-      wick_document_get_end_ns (self->document));
+      MAX (self->prev_end_ns, wick_document_get_end_ns (self->document)));
   return wick_line_spool_save (self->worker->spool, path, self->committed_spool_bytes, trailer,
                                error);
 }
@@ -574,9 +734,7 @@ setup_window (WickLiveSession *self)
   wick_window_set_document (window, self->document);
   wick_window_set_live (window, TRUE);
   wick_window_set_follow_newest (window, TRUE);
-  g_autofree char *subtitle = g_strdup_printf (_ ("pid %lld · live · %s"),
-                                               (long long)self->info->pid, self->info->entrypoint);
-  wick_window_set_title_text (window, self->info->program, subtitle);
+  show_live_title (self);
   wick_window_set_save_handler (window, on_save_as, self, NULL);
   self->weights_panel = wick_weights_panel_new (window, self->info->socket_path);
   self->stages_panel = wick_stages_panel_new (window, self->info->socket_path);
@@ -654,6 +812,30 @@ show_snapshot (WickLiveSession *self, const GError *snapshot_error)
     }
 }
 
+guint64
+wick_live_history_limit (void)
+{
+  const char *env = g_getenv ("WICK_LIVE_HISTORY");
+  if (env != NULL)
+    {
+      guint64 value;
+      g_autoptr (GError) error = NULL;
+      if (g_ascii_string_to_unsigned (env, 10, 0, G_MAXUINT64, &value, &error))
+        return value;
+      g_warning ("WICK_LIVE_HISTORY=%s: %s (using the setting live-history-records)", env,
+                 error->message);
+    }
+  GSettings *settings = wick_settings_get ();
+  if (settings != NULL)
+    {
+      g_autoptr (GSettingsSchema) schema = NULL;
+      g_object_get (settings, "settings-schema", &schema, NULL);
+      if (schema != NULL && g_settings_schema_has_key (schema, "live-history-records"))
+        return g_settings_get_uint64 (settings, "live-history-records");
+    }
+  return WICK_LIVE_HISTORY_DEFAULT;
+}
+
 /* Takes @info and @stream (freed on failure). */
 static WickLiveSession *
 session_new (WickWindow *window, WickLiveSessionInfo *info, WickLiveStream *stream,
@@ -661,7 +843,8 @@ session_new (WickWindow *window, WickLiveSessionInfo *info, WickLiveStream *stre
 {
   WickLiveSession *self = g_object_new (WICK_TYPE_LIVE_SESSION, NULL);
   self->info = info;
-  self->worker = worker_start (self, stream, error);
+  self->history = wick_live_history_limit ();
+  self->worker = worker_start (self, stream, info->socket_path, self->history, error);
   if (self->worker == NULL)
     {
       wick_live_stream_free (stream);
@@ -775,6 +958,12 @@ guint64
 wick_live_session_get_dropped (WickLiveSession *self)
 {
   return self->dropped;
+}
+
+guint
+wick_live_session_get_restarts (WickLiveSession *self)
+{
+  return self->epoch;
 }
 
 GtkWidget *

@@ -24,6 +24,14 @@ G_BEGIN_DECLS
 
 #define WICK_LIVE_COMMIT_BUDGET_US 4000
 
+/* The history limit: a view takes at most this many lines (about a record
+ * each) and then starts over on the newest records of the run, from a second
+ * attach (its spans still open and live allocations come with it), with a
+ * banner saying so; the spool keeps the whole run for Save As…. 0: no limit.
+ * WICK_LIVE_HISTORY (a count) overrides the setting live-history-records. */
+#define WICK_LIVE_HISTORY_DEFAULT G_GUINT64_CONSTANT (1000000)
+guint64 wick_live_history_limit (void);
+
 #define WICK_TYPE_LIVE_SESSION (wick_live_session_get_type ())
 G_DECLARE_FINAL_TYPE (WickLiveSession, wick_live_session, WICK, LIVE_SESSION, GObject)
 
@@ -52,6 +60,8 @@ WickWindow *wick_live_session_get_window (WickLiveSession *self);
 /* TRUE once the process finished or died and the ring is drained. */
 gboolean wick_live_session_is_ended (WickLiveSession *self);
 guint64 wick_live_session_get_dropped (WickLiveSession *self);
+/* How often the view started over at its history limit. */
+guint wick_live_session_get_restarts (WickLiveSession *self);
 /* Commits what is ready and writes the lines the document holds as JSONL
  * (with a failed terminal saying the capture was cut when the process still
  * runs), copied from the spool. */

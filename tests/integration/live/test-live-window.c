@@ -33,6 +33,20 @@ die_with_parent (gpointer user_data)
 }
 static GPid demo_pid;
 
+/* One application for the whole run: a second one with the same id would be
+ * a remote instance (no startup), which cannot own windows. */
+static WickApplication *
+shared_app (void)
+{
+  static WickApplication *app;
+  if (app == NULL)
+    {
+      app = wick_application_new ();
+      g_application_register (G_APPLICATION (app), NULL, NULL);
+    }
+  return app;
+}
+
 static void
 iterate_for (int ms)
 {
@@ -200,8 +214,7 @@ test_live_window (void)
       return;
     }
   start_demo ();
-  WickApplication *app = wick_application_new ();
-  g_application_register (G_APPLICATION (app), NULL, NULL);
+  WickApplication *app = shared_app ();
   WickWindow *window = wick_window_new (GTK_APPLICATION (app));
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
@@ -261,7 +274,65 @@ test_live_window (void)
   g_assert_false (wick_window_get_live (window));
   gtk_window_destroy (GTK_WINDOW (window));
   iterate_for (100);
-  g_object_unref (app);
+}
+
+static gboolean
+view_restarted (gpointer session)
+{
+  return wick_live_session_get_restarts (session) >= 2;
+}
+
+/* A small history limit: the view starts over (twice) on the newest records,
+ * holding about the limit, with the spans still open and the demo's module
+ * memory from the second attach; Save As… writes the whole run, which
+ * candle-graph's rules accept (its cut terminal after all evidence). */
+static void
+test_history_limit (void)
+{
+  if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
+    {
+      g_test_skip ("no display: the live window test runs under Xvfb (tools/test.sh)");
+      return;
+    }
+  g_setenv ("WICK_LIVE_HISTORY", "400", TRUE);
+  g_assert_cmpuint (wick_live_history_limit (), ==, 400);
+  start_demo ();
+  WickApplication *app = shared_app ();
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  g_autofree char *socket = wick_live_find_socket (demo_pid, NULL);
+  g_autoptr (GError) error = NULL;
+  WickLiveSession *session = wick_live_session_attach (window, socket, &error);
+  g_assert_no_error (error);
+  iterate_until (view_restarted, session);
+  wick_live_session_pump (session, G_USEC_PER_SEC);
+  WickDocument *view = wick_window_get_document (window);
+  /* the view holds at most the limit and a batch, never the whole run */
+  g_assert_cmpuint (wick_document_get_n_lines (view), <=, 400 + 4 * 2048);
+  g_assert_cmpstr (wick_document_get_schema (view), ==, "candle-graph/trace/10");
+  guint n_spans, n_memory;
+  wick_document_get_spans (view, &n_spans);
+  wick_document_get_memory (view, &n_memory);
+  g_assert_cmpuint (n_spans, >, 0);
+  g_assert_cmpuint (n_memory, >, 0); /* the parameters, from the snapshot */
+  g_autofree char *path = g_build_filename (runtime_dir, "history.jsonl", NULL);
+  g_assert_true (wick_live_session_save (session, path, &error));
+  g_assert_no_error (error);
+  g_autoptr (WickDocument) saved = wick_document_new_with_extensions (TRUE);
+  g_assert_true (wick_document_load_file (saved, path, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (wick_document_get_parse_error (saved)->failed);
+  g_assert_cmpuint (wick_document_get_n_lines (saved), >, 800);
+  g_assert_cmpuint (wick_document_get_n_lines (saved), >, wick_document_get_n_lines (view));
+  g_assert_cmpstr (wick_document_get_terminal_reason (saved), ==,
+                   "capture cut: saved while the process was still running");
+  /* the end still comes through the restarted view */
+  g_assert_cmpint (stop_demo (), ==, 0);
+  iterate_until (session_ended, session);
+  g_assert_true (wick_document_has_terminal (wick_window_get_document (window)));
+  g_unsetenv ("WICK_LIVE_HISTORY");
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_for (100);
 }
 
 int
@@ -274,6 +345,7 @@ main (int argc, char **argv)
   if (g_getenv ("DISPLAY") != NULL || g_getenv ("WAYLAND_DISPLAY") != NULL)
     gtk_init ();
   g_test_add_func ("/live/window/attach-weights-stages-save-end", test_live_window);
+  g_test_add_func ("/live/window/history-limit", test_history_limit);
   int status = g_test_run ();
   g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
   if (system (command) != 0)
