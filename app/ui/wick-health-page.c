@@ -126,6 +126,7 @@ update_header (WickHealthPage *self)
   gtk_widget_remove_css_class (self->title, "error");
   gtk_widget_remove_css_class (self->title, "warning");
   gtk_widget_remove_css_class (self->title, "success");
+  gtk_widget_remove_css_class (self->title, "accent");
   if (parse && parse->failed)
     {
       gtk_label_set_text (GTK_LABEL (self->title), _ ("The trace did not parse to the end"));
@@ -156,7 +157,9 @@ update_header (WickHealthPage *self)
                    "spans, gradient counts, retained allocations) are pending until the run ends.")
               : _ ("The trace already has errors, listed below. The rules only the end decides "
                    "are pending until the run ends."));
-      gtk_widget_add_css_class (self->title, self->n_errors ? "error" : "warning");
+      gtk_widget_add_css_class (self->title, self->n_errors     ? "error"
+                                             : self->n_warnings ? "warning"
+                                                                : "accent");
       gtk_image_set_from_icon_name (GTK_IMAGE (self->icon), self->n_errors
                                                               ? "dialog-error-symbolic"
                                                               : "emblem-synchronizing-symbolic");

@@ -13,6 +13,7 @@
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ui/live/wick-follow-session.h"
@@ -44,6 +45,22 @@ close_window (WickWindow *window)
   gtk_window_destroy (GTK_WINDOW (window));
   for (int i = 0; i < 50; i++)
     g_main_context_iteration (NULL, FALSE);
+}
+
+/* With WICK_SCREENSHOT_DIR set, the screen as @name there (docs/images). */
+static void
+screenshot (const char *name)
+{
+  const char *directory = g_getenv ("WICK_SCREENSHOT_DIR");
+  if (directory == NULL)
+    return;
+  gint64 end = g_get_monotonic_time () + 1500000;
+  while (g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE);
+  g_autofree char *path = g_build_filename (directory, name, NULL);
+  g_autofree char *command = g_strdup_printf ("import -window root '%s'", path);
+  if (system (command) != 0)
+    g_test_message ("screenshot %s failed", path);
 }
 
 static char *
@@ -109,6 +126,7 @@ test_provisional_health (void)
                    "Run in progress: 0 errors, 0 warnings so far, 6 pending");
   /* Pending rules are not health errors: the only banner is the progress one. */
   g_assert_cmpuint (wick_window_get_n_banners (window), ==, 1);
+  screenshot ("health-provisional.png");
 
   for (; lines[i] != NULL; i++)
     if (lines[i][0] != '\0')
