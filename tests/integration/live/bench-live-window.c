@@ -11,7 +11,10 @@
  * draw, GTK's test API). Frame times are the frame clock's own phases, from
  * its "before-paint" to "after-paint" signal, of every frame in the phase.
  * Phase 2 saves the live trace, loads it into a new window (a static,
- * finished document of the same records) and repeats the same inputs.
+ * finished document of the same records) and repeats the same inputs, with
+ * the demo still running (not attached), so both phases share the machine
+ * with the same workload. GTK draws with its cairo renderer (GSK_RENDERER,
+ * unless set): under Xvfb its GL one is Mesa's software rasterizer.
  * Prints p50/p99/max for both and the ratios. Needs a display (Xvfb):
  * skips without one.
  */
@@ -281,7 +284,6 @@ main (int argc, char **argv)
   g_assert_no_error (error);
   guint64 total = wick_document_get_n_records (live);
   guint64 dropped = wick_live_session_get_dropped (session);
-  stop_demo ();
   gtk_window_destroy (GTK_WINDOW (window));
 
   /* The baseline: the same window on the saved trace, static and finished. */
@@ -304,6 +306,7 @@ main (int argc, char **argv)
   Samples static_samples;
   samples_init (&static_samples);
   drive (still, seconds, &static_samples);
+  stop_demo ();
 
   g_print ("live: %" G_GUINT64_FORMAT " records in %.1f s (%.0f records/s committed; %" G_GUINT64_FORMAT
            " in the document at the end, %" G_GUINT64_FORMAT " dropped by the demo), app CPU %.2f s "
