@@ -1,0 +1,214 @@
+/* test-app-live-panels.c — the Weights and Stages pages read typed control
+ * results (app/live/wick-control-result.c), never JSON (under Xvfb): a fake
+ * session on a real Unix socket answers `list` first with a reply that breaks
+ * the protocol (an unknown "where"), then with a good one. The broken reply
+ * changes nothing on the page and is one toast naming the member (the same
+ * problem again is not repeated); the good one fills the rows. Skips without
+ * a display.
+ */
+#include "config.h"
+
+#include <adwaita.h>
+#include <gio/gunixsocketaddress.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "ui/live/wick-live-session.h"
+#include "ui/live/wick-stages-panel.h"
+#include "ui/live/wick-weights-panel.h"
+#include "ui/wick-application.h"
+#include "ui/wick-window.h"
+
+static WickApplication *app;
+
+#define BAD_LIST                                                                                   \
+  "{\"v\":1,\"ok\":true,\"stages\":[{\"name\":\"denoise\",\"state\":\"eager\"}],\"modules\":"      \
+  "[{\"name\":\"embedding\",\"bytes\":4194304,\"parameters\":1,\"where\":\"tape\",\"disk\":0,"     \
+  "\"ram\":0,\"restored_count\":0}],\"cuda\":false,\"cuda_unavailable\":\"no CUDA device\","       \
+  "\"weights\":true,\"capture\":true}"
+#define GOOD_LIST                                                                                  \
+  "{\"v\":1,\"ok\":true,\"stages\":[{\"name\":\"denoise\",\"state\":\"eager\"}],\"modules\":"      \
+  "[{\"name\":\"embedding\",\"bytes\":4194304,\"parameters\":1,\"where\":\"resident\",\"disk\":"   \
+  "0,\"ram\":0,\"restored_count\":0}],\"cuda\":false,\"cuda_unavailable\":\"no CUDA device\","     \
+  "\"weights\":true,\"capture\":true}"
+
+/* The fake session: each connection gets one request read and one reply,
+ * the reply of the current phase. */
+typedef struct
+{
+  GSocketListener *listener;
+  char *path;
+  volatile gint good; /* answer GOOD_LIST from now on */
+  volatile gint served;
+  GThread *thread;
+  volatile gint stop;
+} FakeSession;
+
+static gboolean
+read_exactly (GSocket *socket, guint8 *data, gsize length)
+{
+  gsize done = 0;
+  while (done < length)
+    {
+      gssize n = g_socket_receive (socket, (char *)data + done, length - done, NULL, NULL);
+      if (n <= 0)
+        return FALSE;
+      done += (gsize)n;
+    }
+  return TRUE;
+}
+
+static gpointer
+serve (gpointer data)
+{
+  FakeSession *fake = data;
+  while (!g_atomic_int_get (&fake->stop))
+    {
+      g_autoptr (GSocketConnection) connection
+        = g_socket_listener_accept (fake->listener, NULL, NULL, NULL);
+      if (connection == NULL || g_atomic_int_get (&fake->stop))
+        break;
+      GSocket *socket = g_socket_connection_get_socket (connection);
+      g_socket_set_blocking (socket, TRUE);
+      guint8 header[4];
+      if (!read_exactly (socket, header, 4))
+        continue;
+      guint32 length = header[0] | header[1] << 8 | header[2] << 16 | (guint32)header[3] << 24;
+      g_autofree guint8 *body = g_malloc (length + 1);
+      if (!read_exactly (socket, body, length))
+        continue;
+      const char *reply = g_atomic_int_get (&fake->good) ? GOOD_LIST : BAD_LIST;
+      guint32 n = (guint32)strlen (reply);
+      guint8 out[4] = { n & 0xff, n >> 8 & 0xff, n >> 16 & 0xff, n >> 24 & 0xff };
+      g_socket_send (socket, (const char *)out, 4, NULL, NULL);
+      g_socket_send (socket, reply, n, NULL, NULL);
+      g_atomic_int_inc (&fake->served);
+    }
+  return NULL;
+}
+
+static void
+fake_start (FakeSession *fake, const char *dir)
+{
+  fake->path = g_build_filename (dir, "fake.sock", NULL);
+  fake->listener = g_socket_listener_new ();
+  g_autoptr (GSocketAddress) address = g_unix_socket_address_new (fake->path);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_socket_listener_add_address (fake->listener, address, G_SOCKET_TYPE_STREAM,
+                                                G_SOCKET_PROTOCOL_DEFAULT, NULL, NULL, &error));
+  g_assert_no_error (error);
+  fake->thread = g_thread_new ("fake-session", serve, fake);
+}
+
+static void
+fake_stop (FakeSession *fake)
+{
+  g_atomic_int_set (&fake->stop, 1);
+  /* Wake the accept with one last connection. */
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GSocketAddress) address = g_unix_socket_address_new (fake->path);
+  g_autoptr (GSocketConnection) connection
+    = g_socket_client_connect (client, G_SOCKET_CONNECTABLE (address), NULL, NULL);
+  g_thread_join (fake->thread);
+  g_socket_listener_close (fake->listener);
+  g_object_unref (fake->listener);
+  g_unlink (fake->path);
+  g_free (fake->path);
+}
+
+static void
+iterate_until (gboolean (*done) (gpointer), gpointer data, const char *what)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (!done (data))
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("timed out waiting for %s", what);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+static gboolean
+weights_idle (gpointer panel)
+{
+  return wick_weights_panel_get_pending (panel) == 0;
+}
+
+static gboolean
+stages_idle (gpointer panel)
+{
+  return wick_stages_panel_get_pending (panel) == 0;
+}
+
+static guint
+toasts_raised (WickWindow *window)
+{
+  guint raised = 0, coalesced = 0, waiting = 0;
+  wick_live_window_get_toast_counts (window, &raised, &coalesced, &waiting);
+  return raised + coalesced + waiting;
+}
+
+static void
+test_malformed_list (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-panels-XXXXXX", NULL);
+  FakeSession fake = { 0 };
+  fake_start (&fake, dir);
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  WickWeightsPanel *weights = WICK_WEIGHTS_PANEL (wick_weights_panel_new (window, fake.path));
+  WickStagesPanel *stages = WICK_STAGES_PANEL (wick_stages_panel_new (window, fake.path));
+  g_object_ref_sink (weights);
+  g_object_ref_sink (stages);
+  iterate_until (weights_idle, weights, "the first list (Weights)");
+  iterate_until (stages_idle, stages, "the first list (Stages)");
+  /* Not half-applied: no row, no stage from a reply that broke the protocol. */
+  g_assert_cmpuint (wick_weights_panel_get_n_modules (weights), ==, 0);
+  g_assert_cmpuint (wick_stages_panel_get_n_stages (stages), ==, 0);
+  /* Said once per page, even when the same reply comes again. */
+  guint said = toasts_raised (window);
+  g_assert_cmpuint (said, ==, 2);
+  wick_weights_panel_refresh (weights);
+  iterate_until (weights_idle, weights, "the second list");
+  g_assert_cmpuint (toasts_raised (window), ==, said);
+
+  g_atomic_int_set (&fake.good, 1);
+  wick_weights_panel_refresh (weights);
+  wick_stages_panel_refresh (stages);
+  iterate_until (weights_idle, weights, "the good list (Weights)");
+  iterate_until (stages_idle, stages, "the good list (Stages)");
+  g_assert_cmpuint (wick_weights_panel_get_n_modules (weights), ==, 1);
+  g_assert_cmpstr (wick_weights_panel_get_where (weights, "embedding"), ==, "resident");
+  g_assert_cmpuint (wick_stages_panel_get_n_stages (stages), ==, 1);
+  g_assert_cmpstr (wick_stages_panel_get_state (stages, "denoise"), ==, "eager");
+  g_assert_cmpstr (wick_stages_panel_get_unavailable_reason (stages), ==, "no CUDA device");
+  g_assert_cmpint (g_atomic_int_get (&fake.served), >=, 5);
+
+  g_object_unref (weights);
+  g_object_unref (stages);
+  gtk_window_destroy (GTK_WINDOW (window));
+  for (int i = 0; i < 50; i++)
+    g_main_context_iteration (NULL, FALSE);
+  fake_stop (&fake);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  if (!gtk_init_check ())
+    {
+      g_print ("1..0 # SKIP no display; the app's window tests run under Xvfb (tools/test.sh)\n");
+      return 0;
+    }
+  adw_init ();
+  app = wick_application_new ();
+  g_application_register (G_APPLICATION (app), NULL, NULL);
+  g_test_add_func ("/live-panels/malformed-list", test_malformed_list);
+  int status = g_test_run ();
+  g_object_unref (app);
+  return status;
+}
