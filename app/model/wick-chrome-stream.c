@@ -269,34 +269,6 @@ decimal_us_to_ns (const char *p, gsize len, gint64 *ns)
   return TRUE;
 }
 
-/* Eight ASCII digits at @p as a number (FALSE when they are not all digits):
- * the digits' nibbles combined pairwise in one word (the well-known SWAR
- * method; little-endian). */
-static inline gboolean
-eight_digits (const char *p, guint64 *value)
-{
-#if G_BYTE_ORDER == G_LITTLE_ENDIAN
-  guint64 v;
-
-  memcpy (&v, p, 8);
-  /* every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
-  if (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4))
-      != 0x3333333333333333ull)
-    return FALSE;
-  v -= 0x3030303030303030ull;
-  v = v * 10 + (v >> 8); /* pairs: each 16-bit lane's low byte is 10 * d0 + d1 */
-  v = (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32)))
-       + (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32))))
-      >> 32;
-  *value = v;
-  return TRUE;
-#else
-  (void)p;
-  (void)value;
-  return FALSE;
-#endif
-}
-
 /* A number, or a string holding one; FALSE (cursor after the value) otherwise.
  * @ns (may be NULL): the value as µs converted to ns exactly. */
 static gboolean
@@ -328,7 +300,7 @@ read_number_value_ns (WickJsonScanner *s, double *out, gint64 *ns, gboolean *ok)
         {
           guint64 eight;
           /* epoch µs have 16 digits: eight at a time */
-          while (end - q >= 8 && digits <= 8 && eight_digits (q, &eight))
+          while (end - q >= 8 && digits <= 8 && wick_json_eight_digits (q, &eight))
             whole = whole * 100000000u + eight, q += 8, digits += 8;
           for (; q < end && (guint)(*q - '0') < 10 && digits < 17; q++, digits++)
             whole = whole * 10 + (guint)(*q - '0');

@@ -257,6 +257,34 @@ wick_json_array_next (WickJsonScanner *scanner, gboolean *first)
   return TRUE;
 }
 
+/* Eight ASCII digits at @p as a number (FALSE when they are not all digits):
+ * the digits' nibbles combined pairwise in one word (the well-known SWAR
+ * method; little-endian). */
+static inline gboolean
+wick_json_eight_digits (const char *p, guint64 *value)
+{
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  guint64 v;
+
+  memcpy (&v, p, 8);
+  /* every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
+  if (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4))
+      != 0x3333333333333333ull)
+    return FALSE;
+  v -= 0x3030303030303030ull;
+  v = v * 10 + (v >> 8); /* pairs: each 16-bit lane's low byte is 10 * d0 + d1 */
+  v = (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32)))
+       + (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32))))
+      >> 32;
+  *value = v;
+  return TRUE;
+#else
+  (void)p;
+  (void)value;
+  return FALSE;
+#endif
+}
+
 /* serde's description of the value at the cursor for "invalid type" messages
  * ("null", "boolean `true`", "integer `5`", "floating point `1.5`",
  * "string \"x\"", "sequence", "map"). Does not move the cursor. */

@@ -753,10 +753,37 @@ name_is (const char *name, const char *key, gsize len)
 static inline gboolean
 field_is (const WickFieldSchema *field, const char *key, gsize len)
 {
+  const char *name = field->name;
+
   if (field->name_len != len)
     return FALSE;
+  /* words, not bytes: keys are 2-20 bytes; the last word overlaps the one
+   * before it, every load stays within the key */
+  if (len >= 8)
+    {
+      guint64 a, b;
+      for (gsize i = 0; i + 8 < len; i += 8)
+        {
+          memcpy (&a, name + i, 8);
+          memcpy (&b, key + i, 8);
+          if (a != b)
+            return FALSE;
+        }
+      memcpy (&a, name + len - 8, 8);
+      memcpy (&b, key + len - 8, 8);
+      return a == b;
+    }
+  if (len >= 4)
+    {
+      guint32 a, b, c, d;
+      memcpy (&a, name, 4);
+      memcpy (&b, key, 4);
+      memcpy (&c, name + len - 4, 4);
+      memcpy (&d, key + len - 4, 4);
+      return a == b && c == d;
+    }
   for (gsize i = 0; i < len; i++)
-    if (field->name[i] != key[i])
+    if (name[i] != key[i])
       return FALSE;
   return TRUE;
 }

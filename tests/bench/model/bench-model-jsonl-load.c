@@ -195,6 +195,24 @@ main (int argc, char **argv)
   double floor_rate, glib_rate, wick_rate;
   long peak = 0;
 
+  /* for profiling (callgrind): --generate PATH MB writes the trace; --load
+   * PATH loads it once in this process */
+  if (argc == 4 && strcmp (argv[1], "--generate") == 0)
+    {
+      g_rmdir (dir);
+      generate (argv[2], (gsize)g_ascii_strtoull (argv[3], NULL, 10) * 1000 * 1000, &n_spans);
+      printf ("%u spans\n", n_spans);
+      return 0;
+    }
+  if (argc == 3 && strcmp (argv[1], "--load") == 0)
+    {
+      g_autoptr (WickDocument) doc = wick_document_new ();
+      g_autoptr (GError) error = NULL;
+      g_rmdir (dir);
+      if (!wick_document_load_file (doc, argv[2], NULL, NULL, NULL, &error))
+        g_error ("%s", error->message);
+      return 0;
+    }
   generate (path, target, &n_spans);
   g_assert_cmpint (g_stat (path, &st), ==, 0);
   floor_rate = floor_mb_s (path, (gsize)st.st_size);
