@@ -335,6 +335,45 @@ test_history_limit (void)
   iterate_for (100);
 }
 
+static gboolean
+has_spans (gpointer window)
+{
+  guint n = 0;
+  wick_document_get_spans (wick_window_get_document (window), &n);
+  return n > 0;
+}
+
+static gboolean
+is_null (gpointer pointer_to_pointer)
+{
+  return *(gpointer *)pointer_to_pointer == NULL;
+}
+
+/* Closing the window of a running process stops and joins the session's
+ * worker thread and frees the session; the process goes on unharmed. */
+static void
+test_close_while_running (void)
+{
+  if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
+    {
+      g_test_skip ("no display: the live window test runs under Xvfb (tools/test.sh)");
+      return;
+    }
+  start_demo ();
+  WickWindow *window = wick_window_new (GTK_APPLICATION (shared_app ()));
+  gtk_window_present (GTK_WINDOW (window));
+  g_autofree char *socket = wick_live_find_socket (demo_pid, NULL);
+  g_autoptr (GError) error = NULL;
+  WickLiveSession *session = wick_live_session_attach (window, socket, &error);
+  g_assert_no_error (error);
+  iterate_until (has_spans, window);
+  g_object_add_weak_pointer (G_OBJECT (session), (gpointer *)&session);
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_until (is_null, &session);
+  g_assert_cmpint (kill (demo_pid, 0), ==, 0);
+  g_assert_cmpint (stop_demo (), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -346,6 +385,7 @@ main (int argc, char **argv)
     gtk_init ();
   g_test_add_func ("/live/window/attach-weights-stages-save-end", test_live_window);
   g_test_add_func ("/live/window/history-limit", test_history_limit);
+  g_test_add_func ("/live/window/close-while-running", test_close_while_running);
   int status = g_test_run ();
   g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
   if (system (command) != 0)
