@@ -4,6 +4,7 @@
  * records of both. Called with the module marked busy (see
  * wick-weight-store-private.h). */
 #include "wick-weight-store-private.h"
+#include "wick-weight-digest-pipe-private.h"
 #include "core/wick-utf8.h"
 
 #include <errno.h>
@@ -241,12 +242,17 @@ wick_weight_module_free_spills (WickWeightModule *module)
     }
 }
 
-/* Copies the RAM-tier storages out. Pinned spills of CUDA modules are kept
+/* Copies the RAM-tier storages out, taking each one's digest on the way
+ * (wick-weight-digest-pipe-private.h). Pinned spills of CUDA modules are kept
  * after a restore and reused here (pinning costs more than the copy). */
 static bool
 spill_ram_storages (WickWeightModule *module, WickError *error)
 {
-  for (size_t s = 0; s < module->n_storages; s++)
+  WickDigestPipe *pipe = wick_digest_pipe_new (module->backing);
+  if (pipe == NULL)
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
+  bool ok = true;
+  for (size_t s = 0; ok && s < module->n_storages; s++)
     {
       WickWeightStorage *storage = &module->storages[s];
       if (storage->tier != WICK_TIER_RAM)
@@ -256,25 +262,31 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
           storage->spill = module->backing->host_alloc (storage->bytes);
           storage->spill_size = storage->bytes;
           if (storage->spill == NULL)
-            return wick_fail (error, WICK_ERROR_NO_MEMORY,
+            {
+              ok = wick_fail (error, WICK_ERROR_NO_MEMORY,
                               "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
                               storage->bytes,
                               module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
                               module->params[storage->param].name);
+              break;
+            }
         }
       /* Queued: copies run back to back while the next spill is allocated. */
-      if (!module->backing->copy_to_staging (storage->spill, storage->data, storage->bytes, error))
-        return false;
-      storage->spill_holds_data = true;
+      ok = wick_digest_pipe_add_copy (pipe, true, storage->data, storage->spill, storage->bytes,
+                                      &storage->digest, error);
+      storage->spill_holds_data = ok;
     }
-  if (!module->backing->finish (error))
-    return false;
-  /* The copies are done: the digest of each RAM copy is the live bytes'. */
-  for (size_t s = 0; s < module->n_storages; s++)
-    if (module->storages[s].tier == WICK_TIER_RAM)
-      module->storages[s].digest
-        = wick_weight_digest (module->storages[s].spill, module->storages[s].bytes);
-  return true;
+  /* The digests are of the spills' bytes once the pipe has run. */
+  WickError later_error;
+  if (ok)
+    ok = wick_digest_pipe_run (pipe, error);
+  if (!module->backing->finish (&later_error) && ok)
+    {
+      *error = later_error;
+      ok = false;
+    }
+  wick_digest_pipe_free (pipe);
+  return ok;
 }
 
 /* After a restore (or a failed eviction): host spills go, pinned ones stay. */
@@ -321,14 +333,15 @@ recommit_mapping (WickWeightModule *module, size_t m, WickError *error)
   return true;
 }
 
-/* Refills a mapping's storages: RAM-tier copies are queued, disk-tier
- * storages join the batch. */
+/* Refills a mapping's storages: RAM-tier copies are queued on the digest
+ * pipe (their digests land in ram_digests), disk-tier storages join the
+ * batch. */
 static bool
-fill_mapping (WickWeightModule *module, size_t m, DiskBatch *batch, uint64_t *restored_bytes,
-              WickError *error)
+fill_mapping (WickWeightModule *module, size_t m, DiskBatch *batch, WickDigestPipe *pipe,
+              uint64_t *ram_digests, bool *ram_queued, WickError *error)
 {
-  uint64_t queued = 0;
   size_t first_job = batch->n;
+  size_t mark = wick_digest_pipe_mark (pipe);
   for (size_t s = 0; s < module->n_storages; s++)
     {
       WickWeightStorage *storage = &module->storages[s];
@@ -345,28 +358,63 @@ fill_mapping (WickWeightModule *module, size_t m, DiskBatch *batch, uint64_t *re
           batch->storages[batch->n++] = s;
           continue;
         }
-      /* The RAM copy is verified before it goes back. */
-      uint64_t digest = wick_weight_digest (storage->spill, storage->bytes);
-      if (digest != storage->digest)
+      /* Verified against the eviction's digest before the module goes live. */
+      if (!wick_digest_pipe_add_copy (pipe, false, storage->data, storage->spill, storage->bytes,
+                                      &ram_digests[s], error))
         {
           batch->n = first_job; /* the caller releases the mapping again */
-          return wick_fail (error, WICK_ERROR_INVALID_DATA,
-                            "parameter '%s' of module '%s' refused: its RAM copy changed after "
-                            "the eviction (digest %016" PRIx64 ", evicted %016" PRIx64
-                            "); its bytes were not restored",
-                            module->params[storage->param].name, module->name, digest,
-                            storage->digest);
-        }
-      if (!module->backing->copy_from_staging (storage->data, storage->spill, storage->bytes,
-                                               error))
-        {
-          batch->n = first_job; /* the caller releases the mapping again */
+          wick_digest_pipe_truncate (pipe, mark);
           return false;
         }
-      queued += storage->bytes;
+      ram_queued[s] = true;
     }
-  *restored_bytes += queued;
   return true;
+}
+
+/* After the RAM-tier copies and their digests: a storage whose RAM copy
+ * changed since the eviction is refused and its mapping released again (the
+ * wrong bytes never go live; a disk-tier storage of the same mapping is then
+ * not read). Counts the bytes that stayed. False with the first refusal. */
+static bool
+verify_ram_storages (WickWeightModule *module, const uint64_t *ram_digests,
+                     const bool *ram_queued, DiskBatch *batch, uint64_t *restored_bytes,
+                     WickError *error)
+{
+  size_t refused = 0;
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      const WickWeightStorage *storage = &module->storages[s];
+      if (!ram_queued[s] || ram_digests[s] == storage->digest)
+        continue;
+      if (refused++ == 0)
+        wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                        "parameter '%s' of module '%s' refused: its RAM copy changed after the "
+                        "eviction (digest %016" PRIx64 ", evicted %016" PRIx64
+                        "); its bytes were not restored",
+                        module->params[storage->param].name, module->name, ram_digests[s],
+                        storage->digest);
+      release_again (module, storage->mapping);
+    }
+  if (refused > 1)
+    {
+      size_t used = strlen (error->message);
+      snprintf (error->message + used, sizeof error->message - used,
+                "; %zu more parameters refused", refused - 1);
+      wick_utf8_trim_end (error->message);
+    }
+  size_t kept = 0;
+  for (size_t j = 0; j < batch->n; j++)
+    if (!module->mappings[batch->mappings[j]].released)
+      {
+        batch->jobs[kept] = batch->jobs[j];
+        batch->mappings[kept] = batch->mappings[j];
+        batch->storages[kept++] = batch->storages[j];
+      }
+  batch->n = kept;
+  for (size_t s = 0; s < module->n_storages; s++)
+    if (ram_queued[s] && !module->mappings[module->storages[s].mapping].released)
+      *restored_bytes += module->storages[s].bytes;
+  return refused == 0;
 }
 
 /* Reads the batch through the disk pipeline and verifies every storage it
@@ -443,8 +491,12 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
                       calloc (module->n_storages + 1, sizeof *batch.mappings),
                       calloc (module->n_storages + 1, sizeof *batch.storages), 0 };
   size_t *made = calloc (module->n_mappings + 1, sizeof *made);
+  uint64_t *ram_digests = calloc (module->n_storages + 1, sizeof *ram_digests);
+  bool *ram_queued = calloc (module->n_storages + 1, sizeof *ram_queued);
+  WickDigestPipe *pipe = wick_digest_pipe_new (module->backing);
   size_t n_made = 0;
-  bool ok = batch.jobs != NULL && batch.mappings != NULL && batch.storages != NULL && made != NULL;
+  bool ok = batch.jobs != NULL && batch.mappings != NULL && batch.storages != NULL && made != NULL
+            && ram_digests != NULL && ram_queued != NULL && pipe != NULL;
   if (!ok)
     wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   for (size_t m = 0; ok && m < module->n_mappings; m++)
@@ -457,14 +509,44 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
   WickError later_error;
   bool filled = true;
   for (size_t i = 0; i < n_made; i++)
-    if (!filled || !(filled = fill_mapping (module, made[i], &batch, restored_bytes, &later_error)))
-      release_again (module, made[i]);
+    if (!filled
+        || !(filled = fill_mapping (module, made[i], &batch, pipe, ram_digests, ram_queued,
+                                    &later_error)))
+      {
+        release_again (module, made[i]);
+        for (size_t s = 0; s < module->n_storages; s++)
+          if (module->storages[s].mapping == made[i])
+            ram_queued[s] = false;
+      }
   if (!filled && ok)
     {
       *error = later_error;
       ok = false;
     }
+  /* Hash the RAM copies while they run, then wait for the copies. */
+  bool hashed = pipe == NULL || wick_digest_pipe_run (pipe, &later_error);
+  if (!hashed && ok)
+    {
+      *error = later_error;
+      ok = false;
+    }
   if (!module->backing->finish (&later_error) && ok)
+    {
+      *error = later_error;
+      ok = false;
+      hashed = false;
+    }
+  if (!hashed)
+    {
+      /* Copies or digests failed: nothing of this restore is known good. */
+      for (size_t i = 0; i < n_made; i++)
+        release_again (module, made[i]);
+      batch.n = 0;
+    }
+  else if (ram_queued != NULL
+           && !verify_ram_storages (module, ram_digests, ram_queued, &batch, restored_bytes,
+                                    &later_error)
+           && ok)
     {
       *error = later_error;
       ok = false;
@@ -474,10 +556,13 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
       *error = later_error;
       ok = false;
     }
+  wick_digest_pipe_free (pipe);
   free (batch.jobs);
   free (batch.mappings);
   free (batch.storages);
   free (made);
+  free (ram_digests);
+  free (ram_queued);
   return ok;
 }
 

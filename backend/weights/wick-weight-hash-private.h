@@ -19,6 +19,17 @@
 
 uint64_t wick_weight_hash (const void *data, size_t bytes, uint64_t seed);
 
+/* The same hash taken piece by piece: blocks of a multiple of 32 bytes, then
+ * the tail (under 32 bytes) and the total length. */
+typedef struct
+{
+  uint64_t a, b, c, d;
+} WickWeightHashState;
+void wick_weight_hash_begin (WickWeightHashState *state, uint64_t seed);
+void wick_weight_hash_blocks (WickWeightHashState *state, const void *data, size_t bytes);
+uint64_t wick_weight_hash_end (const WickWeightHashState *state, const void *tail,
+                               size_t tail_bytes, uint64_t total_bytes);
+
 /* The contribution of chunk @index (its hash @chunk_hash) to a digest. */
 uint64_t wick_weight_digest_part (uint64_t chunk_hash, uint64_t index);
 

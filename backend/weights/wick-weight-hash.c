@@ -40,25 +40,53 @@ load64 (const unsigned char *p)
   return v;
 }
 
-uint64_t
-wick_weight_hash (const void *data, size_t bytes, uint64_t seed)
+void
+wick_weight_hash_begin (WickWeightHashState *state, uint64_t seed)
+{
+  state->a = seed + K1 + K2;
+  state->b = seed + K2;
+  state->c = seed;
+  state->d = seed - K1;
+}
+
+void
+wick_weight_hash_blocks (WickWeightHashState *state, const void *data, size_t bytes)
 {
   const unsigned char *p = data;
-  uint64_t a = seed + K1 + K2, b = seed + K2, c = seed, d = seed - K1;
-  size_t i = 0;
-  for (; i + 32 <= bytes; i += 32)
+  uint64_t a = state->a, b = state->b, c = state->c, d = state->d;
+  for (size_t i = 0; i + 32 <= bytes; i += 32)
     {
       a = lane (a, load64 (p + i));
       b = lane (b, load64 (p + i + 8));
       c = lane (c, load64 (p + i + 16));
       d = lane (d, load64 (p + i + 24));
     }
-  uint64_t h = rotl (a, 1) + rotl (b, 7) + rotl (c, 12) + rotl (d, 18) + (uint64_t)bytes;
-  for (; i + 8 <= bytes; i += 8)
+  state->a = a, state->b = b, state->c = c, state->d = d;
+}
+
+uint64_t
+wick_weight_hash_end (const WickWeightHashState *state, const void *tail, size_t tail_bytes,
+                      uint64_t total_bytes)
+{
+  const unsigned char *p = tail;
+  uint64_t h = rotl (state->a, 1) + rotl (state->b, 7) + rotl (state->c, 12) + rotl (state->d, 18)
+               + total_bytes;
+  size_t i = 0;
+  for (; i + 8 <= tail_bytes; i += 8)
     h = rotl (h ^ lane (0, load64 (p + i)), 27) * K1 + K3;
-  for (; i < bytes; i++)
+  for (; i < tail_bytes; i++)
     h = rotl (h ^ (p[i] * K3), 11) * K1;
   return avalanche (h);
+}
+
+uint64_t
+wick_weight_hash (const void *data, size_t bytes, uint64_t seed)
+{
+  WickWeightHashState state;
+  size_t whole = bytes / 32 * 32;
+  wick_weight_hash_begin (&state, seed);
+  wick_weight_hash_blocks (&state, data, whole);
+  return wick_weight_hash_end (&state, (const unsigned char *)data + whole, bytes - whole, bytes);
 }
 
 uint64_t

@@ -5,6 +5,7 @@
 #include "weights-test-util.h"
 
 #include "wick-weight-backing-private.h"
+#include "wick-weight-digest-pipe-private.h"
 #include "wick-weight-store-private.h"
 
 #include <fcntl.h>
@@ -978,6 +979,101 @@ test_packed_parameters (void)
   g_free (before), g_free (path), g_free (dir);
 }
 
+/* ---- RAM copies verified while they are copied ------------------------------------ */
+
+/* The pipe's digest of a copy, in either direction, is wick_weight_digest of
+ * the bytes copied: over several chunks, with a tail that is not a multiple
+ * of the hash's 32-byte blocks, and for a buffer under one chunk. */
+static void
+test_digest_pipe (void)
+{
+  const uint64_t sizes[] = { 2 * WICK_WEIGHT_HASH_CHUNK + 37, 4097, 8 };
+  for (size_t i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      uint64_t bytes = sizes[i];
+      unsigned char *live = g_malloc (bytes), *spill = g_malloc0 (bytes);
+      weights_test_fill (live, bytes, 11 + (uint32_t)i);
+      const WickWeightBacking *host = wick_weight_backing_for (WICK_WEIGHT_MEMORY_HOST);
+      WickError error = { "" };
+      uint64_t out = 1, back = 2, other = 3;
+      WickDigestPipe *pipe = wick_digest_pipe_new (host);
+      g_assert_true (wick_digest_pipe_add_copy (pipe, TRUE, live, spill, bytes, &out, &error));
+      /* Queued, then dropped again: not copied, not counted. */
+      size_t mark = wick_digest_pipe_mark (pipe);
+      unsigned char untouched[64] = { 0 };
+      g_assert_true (wick_digest_pipe_add_copy (pipe, TRUE, live, untouched, sizeof untouched,
+                                                &other, &error));
+      wick_digest_pipe_truncate (pipe, mark);
+      g_assert_true (wick_digest_pipe_run (pipe, &error));
+      wick_digest_pipe_free (pipe);
+      g_assert_cmpmem (spill, bytes, live, bytes);
+      g_assert_cmpuint (out, ==, wick_weight_digest (live, bytes));
+      g_assert_cmpuint (untouched[0], ==, 0);
+      memset (live, 0, bytes);
+      pipe = wick_digest_pipe_new (host);
+      g_assert_true (wick_digest_pipe_add_copy (pipe, FALSE, live, spill, bytes, &back, &error));
+      g_assert_true (wick_digest_pipe_run (pipe, &error));
+      wick_digest_pipe_free (pipe);
+      g_assert_cmpmem (spill, bytes, live, bytes);
+      g_assert_cmpuint (back, ==, out);
+      g_free (live), g_free (spill);
+    }
+}
+
+/* A RAM copy damaged after the eviction, in its middle chunk of three: that
+ * parameter is refused with a sentence naming it and its module, its
+ * allocation stays released, the other parameter (its own allocation) comes
+ * back, and once the byte is put back the restore finishes bit-exact. */
+static void
+test_ram_copy_changed (void)
+{
+  const size_t big_bytes = 3 * WICK_WEIGHT_HASH_CHUNK - 4096, small_bytes = 4096;
+  WickError error = { "" };
+  float *big = wick_weight_alloc_host (big_bytes, &error);
+  float *small = wick_weight_alloc_host (small_bytes, &error);
+  weights_test_fill (big, big_bytes, 5);
+  weights_test_fill (small, small_bytes, 6);
+  g_autofree char *big_hash = weights_test_sha256 (big, big_bytes);
+  g_autofree char *small_hash = weights_test_sha256 (small, small_bytes);
+  const uint64_t big_shape[] = { big_bytes / 4 }, small_shape[] = { small_bytes / 4 };
+  WickWeightParam params[] = { { "big", big, WICK_DTYPE_F32, big_shape, 1 },
+                               { "small", small, WICK_DTYPE_F32, small_shape, 1 } };
+  WickWeightStore *store = wick_weight_store_new (NULL, &error);
+  WickWeightModuleInfo info = { "m", params, 2, WICK_WEIGHT_MEMORY_HOST, NULL };
+  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (store, "m", WICK_TIER_RAM, &stats, &error));
+  WickWeightModule *module = store->modules[0];
+  size_t s_big = module->params[0].storage;
+  unsigned char *spill = module->storages[s_big].spill;
+  g_assert_nonnull (spill);
+  size_t at = WICK_WEIGHT_HASH_CHUNK + 12345;
+  spill[at] ^= 0x01;
+  g_assert_false (wick_weight_store_restore (store, "m", &stats, &error));
+  g_assert_cmpint (error.code, ==, WICK_ERROR_INVALID_DATA);
+  g_assert_true (g_str_has_prefix (
+    error.message, "parameter 'big' of module 'm' refused: its RAM copy changed after the "
+                   "eviction (digest "));
+  g_assert_true (g_str_has_suffix (error.message, "); its bytes were not restored"));
+  g_assert_false (wick_weight_store_is_resident (store, "m"));
+  WickWeightParamInfo param_info;
+  g_assert_true (wick_weight_store_get_param_info (store, "m", 0, &param_info));
+  g_assert_cmpint (param_info.place, ==, WICK_PLACE_RAM);
+  g_assert_true (wick_weight_store_get_param_info (store, "m", 1, &param_info));
+  g_assert_cmpint (param_info.place, ==, WICK_PLACE_RESIDENT);
+  g_autofree char *small_after = weights_test_sha256 (small, small_bytes);
+  g_assert_cmpstr (small_after, ==, small_hash);
+  g_assert_true (wick_weight_store_get_refusal (store, "m", NULL));
+  /* Put back: the RAM copy verifies again and the module comes back whole. */
+  spill[at] ^= 0x01;
+  g_assert_true (wick_weight_store_restore (store, "m", &stats, &error));
+  g_autofree char *big_after = weights_test_sha256 (big, big_bytes);
+  g_assert_cmpstr (big_after, ==, big_hash);
+  wick_weight_store_free (store);
+  g_assert_true (wick_weight_free_host (big, &error));
+  g_assert_true (wick_weight_free_host (small, &error));
+}
+
 /* ---- memory really leaves -------------------------------------------------------------- */
 
 static uint64_t
@@ -1062,5 +1158,7 @@ main (int argc, char **argv)
   g_test_add_func ("/weights/store/drop", test_drop);
   g_test_add_func ("/weights/store/packed-parameters", test_packed_parameters);
   g_test_add_func ("/weights/store/rss-drops", test_rss_drops);
+  g_test_add_func ("/weights/store/digest-pipe", test_digest_pipe);
+  g_test_add_func ("/weights/store/ram-copy-changed", test_ram_copy_changed);
   return g_test_run ();
 }

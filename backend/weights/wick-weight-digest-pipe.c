@@ -1,0 +1,241 @@
+/* wick-weight-digest-pipe.c — RAM-tier copies hashed on the way
+ * (wick-weight-digest-pipe-private.h). */
+#include "wick-weight-digest-pipe-private.h"
+
+#include "wick-weight-hash-private.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "core/wick-error-private.h"
+
+#define PIPE_THREADS 16
+/* Host copies go in pieces that stay in the cache until they are hashed. */
+#define HOST_PIECE (256u << 10)
+
+typedef struct
+{
+  unsigned char *hashed; /* the bytes hashed: the destination on the host */
+  const unsigned char *copy_from; /* host: copy from here into hashed first; else NULL */
+  bool to_spill;                  /* host: which copy function */
+  uint64_t bytes;
+  uint64_t index; /* the chunk's index in its storage */
+  uint64_t *digest;
+  void *fence; /* waited for before hashing; NULL: ready */
+} Piece;
+
+struct WickDigestPipe
+{
+  const WickWeightBacking *backing;
+  Piece *pieces;
+  size_t n, capacity;
+  size_t next; /* the next piece a worker takes (atomic) */
+  pthread_mutex_t lock;
+  bool failed;
+  WickError error;
+};
+
+WickDigestPipe *
+wick_digest_pipe_new (const WickWeightBacking *backing)
+{
+  WickDigestPipe *pipe = calloc (1, sizeof *pipe);
+  if (pipe == NULL)
+    return NULL;
+  pipe->backing = backing;
+  pthread_mutex_init (&pipe->lock, NULL);
+  return pipe;
+}
+
+void
+wick_digest_pipe_free (WickDigestPipe *pipe)
+{
+  if (pipe == NULL)
+    return;
+  for (size_t i = 0; i < pipe->n; i++)
+    if (pipe->pieces[i].fence != NULL)
+      pipe->backing->fence_free (pipe->pieces[i].fence);
+  free (pipe->pieces);
+  pthread_mutex_destroy (&pipe->lock);
+  free (pipe);
+}
+
+static Piece *
+add_piece (WickDigestPipe *pipe, WickError *error)
+{
+  if (pipe->n == pipe->capacity)
+    {
+      size_t capacity = pipe->capacity ? pipe->capacity * 2 : 64;
+      Piece *grown = realloc (pipe->pieces, capacity * sizeof *grown);
+      if (grown == NULL)
+        {
+          wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for the digest of a copy");
+          return NULL;
+        }
+      pipe->pieces = grown;
+      pipe->capacity = capacity;
+    }
+  Piece *piece = &pipe->pieces[pipe->n++];
+  *piece = (Piece){ 0 };
+  return piece;
+}
+
+bool
+wick_digest_pipe_add_copy (WickDigestPipe *pipe, bool to_spill, void *live, void *spill,
+                           uint64_t bytes, uint64_t *digest, WickError *error)
+{
+  const WickWeightBacking *backing = pipe->backing;
+  bool host = backing->memory == WICK_WEIGHT_MEMORY_HOST;
+  *digest = 0;
+  /* A CUDA restore queues its copy whole: the workers hash the spill meanwhile. */
+  if (!host && !to_spill && !backing->copy_from_staging (live, spill, (size_t)bytes, error))
+    return false;
+  for (uint64_t at = 0, index = 0; at < bytes; at += WICK_WEIGHT_HASH_CHUNK, index++)
+    {
+      uint64_t n = bytes - at < WICK_WEIGHT_HASH_CHUNK ? bytes - at : WICK_WEIGHT_HASH_CHUNK;
+      Piece *piece = add_piece (pipe, error);
+      if (piece == NULL)
+        return false;
+      piece->bytes = n;
+      piece->index = index;
+      piece->digest = digest;
+      piece->to_spill = to_spill;
+      if (host)
+        {
+          piece->hashed = (unsigned char *)(to_spill ? spill : live) + at;
+          piece->copy_from = (const unsigned char *)(to_spill ? live : spill) + at;
+        }
+      else
+        {
+          piece->hashed = (unsigned char *)spill + at;
+          if (to_spill)
+            {
+              /* The chunk's copy, then its fence: a worker hashes it when it lands. */
+              if (!backing->copy_to_staging (piece->hashed, (const unsigned char *)live + at,
+                                             (size_t)n, error))
+                {
+                  pipe->n--;
+                  return false;
+                }
+              piece->fence = backing->fence_new ();
+              if (piece->fence == NULL)
+                {
+                  pipe->n--;
+                  return wick_fail (error, WICK_ERROR_NO_MEMORY, "cannot create a copy fence");
+                }
+              if (!backing->fence_record (piece->fence, error))
+                return false;
+            }
+        }
+    }
+  return true;
+}
+
+size_t
+wick_digest_pipe_mark (const WickDigestPipe *pipe)
+{
+  return pipe->n;
+}
+
+void
+wick_digest_pipe_truncate (WickDigestPipe *pipe, size_t mark)
+{
+  while (pipe->n > mark)
+    {
+      Piece *piece = &pipe->pieces[--pipe->n];
+      if (piece->fence != NULL)
+        pipe->backing->fence_free (piece->fence);
+    }
+}
+
+static void
+fail_once (WickDigestPipe *pipe, const WickError *error)
+{
+  pthread_mutex_lock (&pipe->lock);
+  if (!pipe->failed)
+    pipe->error = *error;
+  pipe->failed = true;
+  pthread_mutex_unlock (&pipe->lock);
+}
+
+/* Copies the piece in cache-sized parts, hashing each part just written. */
+static bool
+copy_and_hash (const WickWeightBacking *backing, const Piece *piece, uint64_t *hash,
+               WickError *error)
+{
+  WickWeightHashState state;
+  wick_weight_hash_begin (&state, 0);
+  uint64_t whole = piece->bytes / 32 * 32;
+  for (uint64_t at = 0; at < piece->bytes; at += HOST_PIECE)
+    {
+      size_t n = piece->bytes - at < HOST_PIECE ? (size_t)(piece->bytes - at) : HOST_PIECE;
+      bool ok = piece->to_spill
+                  ? backing->copy_to_staging (piece->hashed + at, piece->copy_from + at, n, error)
+                  : backing->copy_from_staging (piece->hashed + at, piece->copy_from + at, n,
+                                                error);
+      if (!ok)
+        return false;
+      if (at < whole)
+        wick_weight_hash_blocks (&state, piece->hashed + at,
+                                 (size_t)((whole - at) < n ? whole - at : n));
+    }
+  *hash = wick_weight_hash_end (&state, piece->hashed + whole, (size_t)(piece->bytes - whole),
+                                piece->bytes);
+  return true;
+}
+
+static void *
+worker (void *data)
+{
+  WickDigestPipe *pipe = data;
+  for (;;)
+    {
+      size_t i = __atomic_fetch_add (&pipe->next, 1, __ATOMIC_RELAXED);
+      if (i >= pipe->n)
+        return NULL;
+      const Piece *piece = &pipe->pieces[i];
+      WickError error;
+      uint64_t hash;
+      if (piece->fence != NULL && !pipe->backing->fence_wait (piece->fence, &error))
+        {
+          fail_once (pipe, &error);
+          continue;
+        }
+      if (piece->copy_from != NULL)
+        {
+          if (!copy_and_hash (pipe->backing, piece, &hash, &error))
+            {
+              fail_once (pipe, &error);
+              continue;
+            }
+        }
+      else
+        hash = wick_weight_hash (piece->hashed, (size_t)piece->bytes, 0);
+      __atomic_fetch_add (piece->digest, wick_weight_digest_part (hash, piece->index),
+                          __ATOMIC_RELAXED);
+    }
+}
+
+bool
+wick_digest_pipe_run (WickDigestPipe *pipe, WickError *error)
+{
+  long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+  size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
+  if (n_threads > PIPE_THREADS)
+    n_threads = PIPE_THREADS;
+  if (n_threads > pipe->n)
+    n_threads = pipe->n ? pipe->n : 1;
+  pthread_t threads[PIPE_THREADS];
+  size_t started = 0;
+  for (size_t t = 1; t < n_threads; t++)
+    if (pthread_create (&threads[started], NULL, worker, pipe) == 0)
+      started++;
+  worker (pipe); /* the caller works too, and alone if no thread started */
+  for (size_t t = 0; t < started; t++)
+    pthread_join (threads[t], NULL);
+  if (pipe->failed)
+    {
+      *error = pipe->error;
+      return false;
+    }
+  return true;
+}
