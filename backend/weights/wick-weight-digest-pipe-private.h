@@ -6,9 +6,10 @@
  * Hashing after the copy doubled their time, so the pipe hashes while the
  * copies run, chunk by chunk (WICK_WEIGHT_HASH_CHUNK), on several threads:
  *
- *   evict, CUDA    each chunk's device-to-pinned copy is queued with a fence
- *                  after it; a worker waits on the chunk's fence and hashes
- *                  the spill's chunk while the next copies run;
+ *   evict, CUDA    the device-to-pinned copy is queued in 8 MiB pieces with
+ *                  a fence after each; workers wait on a piece's fence and
+ *                  hash its chunks (1 MiB) while the next pieces copy, so the
+ *                  last piece is hashed by several threads at once;
  *   restore, CUDA  the pinned-to-device copies are queued, and the workers
  *                  hash the spill at the same time (the copies only read it);
  *   host           a worker copies a chunk (live → spill, or spill → live)

@@ -10,6 +10,9 @@
 #include "core/wick-error-private.h"
 
 #define PIPE_THREADS 16
+/* A CUDA eviction's copies go in pieces of this many bytes, a fence after
+ * each (a smaller copy loses bandwidth); every chunk of a piece waits on it. */
+#define COPY_PIECE (8u << 20)
 /* Host copies go in pieces that stay in the cache until they are hashed. */
 #define HOST_PIECE (256u << 10)
 
@@ -21,14 +24,22 @@ typedef struct
   uint64_t bytes;
   uint64_t index; /* the chunk's index in its storage */
   uint64_t *digest;
-  void *fence; /* waited for before hashing; NULL: ready */
+  void *fence; /* waited for before hashing (owned by the pipe's fences); NULL: ready */
 } Piece;
+
+typedef struct
+{
+  void *fence;
+  size_t first_piece; /* the first piece that waits on it */
+} Fence;
 
 struct WickDigestPipe
 {
   const WickWeightBacking *backing;
   Piece *pieces;
   size_t n, capacity;
+  Fence *fences;
+  size_t n_fences, fences_capacity;
   size_t next; /* the next piece a worker takes (atomic) */
   pthread_mutex_t lock;
   bool failed;
@@ -51,9 +62,9 @@ wick_digest_pipe_free (WickDigestPipe *pipe)
 {
   if (pipe == NULL)
     return;
-  for (size_t i = 0; i < pipe->n; i++)
-    if (pipe->pieces[i].fence != NULL)
-      pipe->backing->fence_free (pipe->pieces[i].fence);
+  for (size_t i = 0; i < pipe->n_fences; i++)
+    pipe->backing->fence_free (pipe->fences[i].fence);
+  free (pipe->fences);
   free (pipe->pieces);
   pthread_mutex_destroy (&pipe->lock);
   free (pipe);
@@ -79,6 +90,34 @@ add_piece (WickDigestPipe *pipe, WickError *error)
   return piece;
 }
 
+/* A fence after the copies queued so far, waited on by the pieces added next. */
+static void *
+add_fence (WickDigestPipe *pipe, WickError *error)
+{
+  if (pipe->n_fences == pipe->fences_capacity)
+    {
+      size_t capacity = pipe->fences_capacity ? pipe->fences_capacity * 2 : 16;
+      Fence *grown = realloc (pipe->fences, capacity * sizeof *grown);
+      if (grown == NULL)
+        {
+          wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for the digest of a copy");
+          return NULL;
+        }
+      pipe->fences = grown;
+      pipe->fences_capacity = capacity;
+    }
+  void *fence = pipe->backing->fence_new ();
+  if (fence == NULL)
+    {
+      wick_fail (error, WICK_ERROR_NO_MEMORY, "cannot create a copy fence");
+      return NULL;
+    }
+  pipe->fences[pipe->n_fences++] = (Fence){ fence, pipe->n };
+  if (!pipe->backing->fence_record (fence, error))
+    return NULL; /* freed with the pipe */
+  return fence;
+}
+
 bool
 wick_digest_pipe_add_copy (WickDigestPipe *pipe, bool to_spill, void *live, void *spill,
                            uint64_t bytes, uint64_t *digest, WickError *error)
@@ -89,42 +128,37 @@ wick_digest_pipe_add_copy (WickDigestPipe *pipe, bool to_spill, void *live, void
   /* A CUDA restore queues its copy whole: the workers hash the spill meanwhile. */
   if (!host && !to_spill && !backing->copy_from_staging (live, spill, (size_t)bytes, error))
     return false;
-  for (uint64_t at = 0, index = 0; at < bytes; at += WICK_WEIGHT_HASH_CHUNK, index++)
+  for (uint64_t piece_at = 0; piece_at < bytes; piece_at += COPY_PIECE)
     {
-      uint64_t n = bytes - at < WICK_WEIGHT_HASH_CHUNK ? bytes - at : WICK_WEIGHT_HASH_CHUNK;
-      Piece *piece = add_piece (pipe, error);
-      if (piece == NULL)
-        return false;
-      piece->bytes = n;
-      piece->index = index;
-      piece->digest = digest;
-      piece->to_spill = to_spill;
-      if (host)
+      uint64_t piece_bytes = bytes - piece_at < COPY_PIECE ? bytes - piece_at : COPY_PIECE;
+      void *fence = NULL;
+      if (!host && to_spill)
         {
-          piece->hashed = (unsigned char *)(to_spill ? spill : live) + at;
-          piece->copy_from = (const unsigned char *)(to_spill ? live : spill) + at;
+          /* The piece's copy, then its fence: its chunks are hashed when it lands. */
+          if (!backing->copy_to_staging ((unsigned char *)spill + piece_at,
+                                         (const unsigned char *)live + piece_at,
+                                         (size_t)piece_bytes, error)
+              || (fence = add_fence (pipe, error)) == NULL)
+            return false;
         }
-      else
+      for (uint64_t at = piece_at; at < piece_at + piece_bytes; at += WICK_WEIGHT_HASH_CHUNK)
         {
-          piece->hashed = (unsigned char *)spill + at;
-          if (to_spill)
+          uint64_t n = bytes - at < WICK_WEIGHT_HASH_CHUNK ? bytes - at : WICK_WEIGHT_HASH_CHUNK;
+          Piece *piece = add_piece (pipe, error);
+          if (piece == NULL)
+            return false;
+          piece->bytes = n;
+          piece->index = at / WICK_WEIGHT_HASH_CHUNK;
+          piece->digest = digest;
+          piece->to_spill = to_spill;
+          piece->fence = fence;
+          if (host)
             {
-              /* The chunk's copy, then its fence: a worker hashes it when it lands. */
-              if (!backing->copy_to_staging (piece->hashed, (const unsigned char *)live + at,
-                                             (size_t)n, error))
-                {
-                  pipe->n--;
-                  return false;
-                }
-              piece->fence = backing->fence_new ();
-              if (piece->fence == NULL)
-                {
-                  pipe->n--;
-                  return wick_fail (error, WICK_ERROR_NO_MEMORY, "cannot create a copy fence");
-                }
-              if (!backing->fence_record (piece->fence, error))
-                return false;
+              piece->hashed = (unsigned char *)(to_spill ? spill : live) + at;
+              piece->copy_from = (const unsigned char *)(to_spill ? live : spill) + at;
             }
+          else
+            piece->hashed = (unsigned char *)spill + at;
         }
     }
   return true;
@@ -139,12 +173,10 @@ wick_digest_pipe_mark (const WickDigestPipe *pipe)
 void
 wick_digest_pipe_truncate (WickDigestPipe *pipe, size_t mark)
 {
-  while (pipe->n > mark)
-    {
-      Piece *piece = &pipe->pieces[--pipe->n];
-      if (piece->fence != NULL)
-        pipe->backing->fence_free (piece->fence);
-    }
+  if (pipe->n > mark)
+    pipe->n = mark;
+  while (pipe->n_fences > 0 && pipe->fences[pipe->n_fences - 1].first_piece >= mark)
+    pipe->backing->fence_free (pipe->fences[--pipe->n_fences].fence);
 }
 
 static void

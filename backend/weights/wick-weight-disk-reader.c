@@ -89,16 +89,36 @@ pipeline_fail (Pipeline *pipeline, const WickError *error)
   pthread_mutex_unlock (&pipeline->lock);
 }
 
-/* Reads one chunk into its slot, converting through scratch when needed. */
+/* Reads one chunk into its slot, converting through scratch when needed,
+ * and adds its contribution to its job's digest when digests are asked for:
+ * without a conversion, each WICK_WEIGHT_HASH_CHUNK piece is hashed right
+ * after its read, while it is still in the cache. */
 static bool
 read_chunk (Pipeline *pipeline, const Chunk *chunk, void *slot, void **scratch, WickError *error)
 {
   const WickDiskJob *job = &pipeline->jobs[chunk->job];
   size_t file_size = wick_weight_dtype_size (job->file_dtype);
+  size_t live_size = wick_weight_dtype_size (job->live_dtype);
   uint64_t offset = job->file_offset + chunk->first * file_size;
   size_t bytes = (size_t)chunk->count * file_size;
+  uint64_t first_hash_chunk = chunk->first * live_size / WICK_WEIGHT_HASH_CHUNK;
   if (job->file_dtype == job->live_dtype)
-    return wick_read_exact (job->fd, slot, bytes, offset, job->path, error);
+    {
+      if (pipeline->digests == NULL)
+        return wick_read_exact (job->fd, slot, bytes, offset, job->path, error);
+      uint64_t digest = 0;
+      for (size_t at = 0; at < bytes; at += WICK_WEIGHT_HASH_CHUNK)
+        {
+          size_t n = bytes - at < WICK_WEIGHT_HASH_CHUNK ? bytes - at : WICK_WEIGHT_HASH_CHUNK;
+          if (!wick_read_exact (job->fd, (unsigned char *)slot + at, n, offset + at, job->path,
+                                error))
+            return false;
+          digest += wick_weight_digest_range ((unsigned char *)slot + at, n,
+                                              first_hash_chunk + at / WICK_WEIGHT_HASH_CHUNK);
+        }
+      atomic_fetch_add (&pipeline->digests[chunk->job], digest);
+      return true;
+    }
   if (*scratch == NULL)
     *scratch = malloc (pipeline->staging->slot_bytes * 4);
   if (*scratch == NULL)
@@ -110,6 +130,11 @@ read_chunk (Pipeline *pipeline, const Chunk *chunk, void *slot, void **scratch, 
     return false;
   wick_weight_dtype_convert (job->file_dtype, *scratch, job->live_dtype, slot,
                              (size_t)chunk->count);
+  /* The slot as it will go live (a slot starts on a chunk boundary of its
+   * job's live bytes). */
+  if (pipeline->digests != NULL)
+    atomic_fetch_add (&pipeline->digests[chunk->job],
+                      wick_weight_digest_range (slot, chunk->count * live_size, first_hash_chunk));
   return true;
 }
 
@@ -141,19 +166,6 @@ reader_main (void *data)
         {
           pipeline_fail (pipeline, &error);
           break;
-        }
-      if (pipeline->digests != NULL)
-        {
-          /* The chunk as it will go live, hashed here in parallel with the
-           * other readers (chunks are WICK_WEIGHT_HASH_CHUNK of live bytes). */
-          const Chunk *chunk = &pipeline->chunks[c];
-          const WickDiskJob *job = &pipeline->jobs[chunk->job];
-          size_t live_size = wick_weight_dtype_size (job->live_dtype);
-          uint64_t per_chunk = WICK_WEIGHT_HASH_CHUNK / live_size;
-          uint64_t hash = wick_weight_hash (pipeline->staging->slots[slot],
-                                            (size_t)chunk->count * live_size, 0);
-          atomic_fetch_add (&pipeline->digests[chunk->job],
-                            wick_weight_digest_part (hash, chunk->first / per_chunk));
         }
       pthread_mutex_lock (&pipeline->lock);
       pipeline->full[slot] = true;
@@ -208,9 +220,9 @@ make_chunks (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs, C
   Chunk *chunks = NULL;
   for (size_t j = 0; j < n_jobs; j++)
     {
-      /* Chunks of WICK_WEIGHT_HASH_CHUNK live bytes (the digest's unit; the
-       * slots are at least that large). */
-      uint64_t per_chunk = WICK_WEIGHT_HASH_CHUNK / wick_weight_dtype_size (jobs[j].live_dtype);
+      /* Chunks of one slot of live bytes (WICK_DISK_SLOT_BYTES, a whole
+       * number of the digest's chunks). */
+      uint64_t per_chunk = WICK_DISK_SLOT_BYTES / wick_weight_dtype_size (jobs[j].live_dtype);
       for (uint64_t first = 0; first < jobs[j].count; first += per_chunk)
         {
           if (n == capacity)
@@ -242,11 +254,11 @@ wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs
   memset (&pipeline, 0, sizeof pipeline);
   pipeline.staging = staging;
   pipeline.jobs = jobs;
-  if (staging->slot_bytes < WICK_WEIGHT_HASH_CHUNK)
+  if (staging->slot_bytes < WICK_DISK_SLOT_BYTES)
     {
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
                       "disk staging slots of %zu bytes are smaller than a %u-byte chunk",
-                      staging->slot_bytes, WICK_WEIGHT_HASH_CHUNK);
+                      staging->slot_bytes, WICK_DISK_SLOT_BYTES);
       return false;
     }
   if (digests != NULL)

@@ -39,9 +39,10 @@ wick_weight_candidate_keys (const char *full, const char *out[4])
 }
 
 /* Compares the whole file tensor, converted to the live dtype, with the live
- * bytes, streamed in WICK_WEIGHT_HASH_CHUNK pieces, and takes the digest of
- * the live bytes on the way. *first_difference is the first element of the
- * first chunk that differs (UINT64_MAX when all are equal). */
+ * bytes, streamed in pieces of WICK_DISK_SLOT_BYTES live bytes (a whole
+ * number of digest chunks), and takes the digest of the live bytes on the
+ * way. *first_difference is the first element of the first piece that
+ * differs (UINT64_MAX when all are equal). */
 static bool
 compare_whole (const WickWeightModule *module, const WickWeightParamState *param, void *live,
                const WickSafetensorsShard *shard, const WickSafetensorsTensor *tensor,
@@ -49,7 +50,7 @@ compare_whole (const WickWeightModule *module, const WickWeightParamState *param
 {
   size_t file_size = wick_weight_dtype_size (tensor->dtype);
   size_t live_size = wick_weight_dtype_size (param->dtype);
-  uint64_t per_chunk = WICK_WEIGHT_HASH_CHUNK / live_size;
+  uint64_t per_chunk = WICK_DISK_SLOT_BYTES / live_size;
   uint64_t most = param->count < per_chunk ? param->count : per_chunk;
   /* file elements may be up to 8x wider than live ones (F64 -> U8) */
   size_t file_buffer = (size_t)most * file_size + 1, live_buffer = (size_t)most * live_size + 1;
@@ -62,7 +63,7 @@ compare_whole (const WickWeightModule *module, const WickWeightParamState *param
   *first_difference = UINT64_MAX;
   *digest = 0;
   uint64_t offset = shard->header.data_offset + tensor->begin;
-  for (uint64_t first = 0, index = 0; ok && first < param->count; first += per_chunk, index++)
+  for (uint64_t first = 0; ok && first < param->count; first += per_chunk)
     {
       uint64_t count = param->count - first < per_chunk ? param->count - first : per_chunk;
       ok = wick_read_exact (shard->fd, file_bytes, (size_t)count * file_size,
@@ -88,8 +89,8 @@ compare_whole (const WickWeightModule *module, const WickWeightParamState *param
           *first_difference = first + e;
           break; /* not a disk-tier candidate: the digest is not needed */
         }
-      *digest += wick_weight_digest_part (
-        wick_weight_hash (live_bytes, (size_t)count * live_size, 0), index);
+      *digest += wick_weight_digest_range (live_bytes, count * live_size,
+                                           first * live_size / WICK_WEIGHT_HASH_CHUNK);
     }
   wick_weight_pages_free (file_bytes, file_buffer);
   wick_weight_pages_free (converted, live_buffer);

@@ -14,8 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Live bytes per hashed chunk; equal to the disk reader's staging slot. */
-#define WICK_WEIGHT_HASH_CHUNK (8u << 20)
+/* Live bytes per hashed chunk. Copies and reads go in larger pieces (the
+ * disk reader's 8 MiB slots, a RAM-tier copy's 8 MiB fences), each hashed as
+ * its chunks, so that the chunks of the last piece of a copy are hashed by
+ * several threads at once. */
+#define WICK_WEIGHT_HASH_CHUNK (1u << 20)
 
 uint64_t wick_weight_hash (const void *data, size_t bytes, uint64_t seed);
 
@@ -32,6 +35,10 @@ uint64_t wick_weight_hash_end (const WickWeightHashState *state, const void *tai
 
 /* The contribution of chunk @index (its hash @chunk_hash) to a digest. */
 uint64_t wick_weight_digest_part (uint64_t chunk_hash, uint64_t index);
+
+/* The contribution of @bytes at @data, whose first byte starts chunk
+ * @first_chunk of its buffer, to that buffer's digest (its chunks in turn). */
+uint64_t wick_weight_digest_range (const void *data, uint64_t bytes, uint64_t first_chunk);
 
 /* The whole digest of @bytes in memory (chunked as above). */
 uint64_t wick_weight_digest (const void *data, uint64_t bytes);

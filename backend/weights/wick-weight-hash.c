@@ -95,6 +95,19 @@ wick_weight_digest_part (uint64_t chunk_hash, uint64_t index)
   return avalanche (chunk_hash ^ (index * K3 + K2));
 }
 
+uint64_t
+wick_weight_digest_range (const void *data, uint64_t bytes, uint64_t first_chunk)
+{
+  const unsigned char *p = data;
+  uint64_t digest = 0;
+  for (uint64_t at = 0, index = first_chunk; at < bytes; at += WICK_WEIGHT_HASH_CHUNK, index++)
+    {
+      uint64_t n = bytes - at < WICK_WEIGHT_HASH_CHUNK ? bytes - at : WICK_WEIGHT_HASH_CHUNK;
+      digest += wick_weight_digest_part (wick_weight_hash (p + at, (size_t)n, 0), index);
+    }
+  return digest;
+}
+
 typedef struct
 {
   const unsigned char *data;
