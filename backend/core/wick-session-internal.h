@@ -87,6 +87,11 @@ struct WickSession
   _Atomic int finished;
   _Atomic uint32_t next_thread;     /* wick_thread numbers, from 1 */
   uint64_t hold_timeout_ns;         /* a hold reader stalled this long is detached */
+  /* Spans begun with no name handle (the string arena full, or no name):
+   * recorded under name_lost, counted here and said on stderr (docs/ring.md,
+   * "When the string arena is full"). */
+  WickString name_lost;
+  _Atomic uint64_t names_lost;
 
   WickJsonlWriter *writer;
   WickLiveState *live_state; /* live storages, for the attach snapshot (wick-live-state.c) */
@@ -102,6 +107,10 @@ struct WickSession
 };
 
 #define WICK_SPAN_ID_BLOCK 256
+
+/* The name of a span begun without a name handle (see names_lost). */
+#define WICK_NAME_NOT_RECORDED "(name not recorded: string arena full)"
+void wick_session_report_names_lost (WickSession *session);
 
 
 static inline uint64_t

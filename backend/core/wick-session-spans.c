@@ -9,6 +9,8 @@
  */
 #include "wick-session-internal.h"
 
+#include <stdio.h>
+
 /* The span payload's third word: name, kind, step, measured (little endian,
  * the layout of WickSpanPayload), stored at once. */
 static inline uint64_t
@@ -73,8 +75,27 @@ span_begin_slow (WickSession *session, WickProducer *producer, uint64_t parent, 
       atomic_fetch_add (&session->header->unclaimed_dropped, 1);
       return 0;
     }
-  if (wick_producer_depth (producer) >= WICK_RING_MAX_DEPTH || (uint32_t)word == 0)
-    return 0;
+  if (wick_producer_depth (producer) >= WICK_RING_MAX_DEPTH)
+    {
+      /* not recorded, and counted as a drop like a full ring's */
+      atomic_fetch_add (&session->header->unclaimed_dropped, 1);
+      return 0;
+    }
+  if ((uint32_t)word == 0)
+    {
+      if (session->name_lost == 0)
+        {
+          atomic_fetch_add (&session->header->unclaimed_dropped, 1);
+          return 0;
+        }
+      word |= session->name_lost;
+      if (atomic_fetch_add (&session->names_lost, 1) == 0)
+        fprintf (stderr,
+                 "wick: a span with a name the string arena (%llu bytes) has no room for, or "
+                 "with no name, is recorded as \"%s\"; raise "
+                 "WickSessionOptions.string_arena_bytes, or use fewer distinct names\n",
+                 (unsigned long long)session->header->arena_capacity, WICK_NAME_NOT_RECORDED);
+    }
   if (producer->next_id == producer->id_end)
     {
       producer->next_id = atomic_fetch_add_explicit (&session->next_id_block, WICK_SPAN_ID_BLOCK,
@@ -322,4 +343,15 @@ wick_measurement_begin (WickSession *session, const char *name, WickError *error
   if (id == 0)
     wick_set_error (error, WICK_ERROR_DROPPED, "the measured span was dropped (ring full or nesting too deep)");
   return id;
+}
+
+void
+wick_session_report_names_lost (WickSession *session)
+{
+  uint64_t lost = atomic_load (&session->names_lost);
+  if (lost > 0)
+    fprintf (stderr,
+             "wick: %llu span%s recorded as \"%s\": the string arena (%llu bytes) was full\n",
+             (unsigned long long)lost, lost == 1 ? " was" : "s were", WICK_NAME_NOT_RECORDED,
+             (unsigned long long)session->header->arena_capacity);
 }

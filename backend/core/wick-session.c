@@ -725,6 +725,7 @@ wick_session_open (const WickRunInfo *run, const WickCaptureContract *contract,
     return NULL;
   WickRingHeader *header = session->header;
   header->root_name = wick_intern (session, run->entrypoint);
+  session->name_lost = wick_intern (session, WICK_NAME_NOT_RECORDED);
   copy_text (header->program, sizeof header->program, session->program);
   copy_text (header->entrypoint, sizeof header->entrypoint, run->entrypoint);
   copy_text (header->run_id, sizeof header->run_id, session->run_id);
@@ -799,6 +800,7 @@ wick_session_finish (WickSession *session, WickError *error)
     }
   if (!mark_finished (session, error))
     return false;
+  wick_session_report_names_lost (session);
   uint64_t now = wick_session_clock (session);
   if (!wick_session_write_span_end_root (session, now, error)
       || !wick_session_write_terminal (session, true, now, NULL, error))
@@ -824,6 +826,7 @@ wick_session_finish_failed (WickSession *session, const char *reason, WickError 
     }
   if (!mark_finished (session, error))
     return false;
+  wick_session_report_names_lost (session);
   if (!wick_session_write_terminal (session, false, wick_session_clock (session), reason, error))
     {
       sync_writer (session, NULL);

@@ -397,8 +397,12 @@ WickString wick_intern (WickSession *session, const char *string);
 
 /* Begin a span whose parent is the innermost span open on this thread (s1
  * when none). Returns its id, or 0 when the span could not be recorded (ring
- * full under the drop policy: counted; or nesting deeper than 128 on one
- * thread). wick_span_end (session, 0) is a no-op, so callers need not check. */
+ * full under the drop policy, or nesting deeper than 128 on one thread; both
+ * counted in wick_session_get_dropped). A name the string arena has no room
+ * for (or a 0 handle) does not lose the span: it is recorded under the name
+ * "(name not recorded: string arena full)", and stderr says so once and
+ * again at finish with the count. wick_span_end (session, 0) is a no-op, so
+ * callers need not check. */
 WICK_AVAILABLE_IN_1_0
 WickSpanId wick_span_begin (WickSession *session, const char *name, WickSpanKind kind);
 WICK_AVAILABLE_IN_1_0

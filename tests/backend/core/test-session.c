@@ -773,6 +773,56 @@ test_trace_fifo (void)
   g_rmdir (dir);
 }
 
+/* Spans whose names the string arena has no room for are recorded under a
+ * name that says so (never silently left out: 300 000 distinct names once
+ * gave 65 534 spans and "complete"); spans nested deeper than the ring's
+ * stack are counted as dropped. */
+static void
+test_names_lost (void)
+{
+  g_autofree char *path = temp_path ("wick-test-names-lost.jsonl");
+  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK,
+                                 .string_arena_bytes = 4096 };
+  WickError error = { 0 };
+  WickSession *session = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, &error);
+  g_assert_nonnull (session);
+  const int n = 2000;
+  for (int i = 0; i < n; i++)
+    {
+      char name[32];
+      g_snprintf (name, sizeof name, "step %d", i);
+      WickSpanId span = wick_span_begin (session, name, WICK_SPAN_FUNCTION);
+      g_assert_cmpuint (span, !=, 0);
+      g_assert_true (wick_span_end (session, span));
+    }
+  /* deeper than the ring's stack: not recorded, counted */
+  WickSpanId stack[WICK_RING_MAX_DEPTH + 2];
+  int depth = 0;
+  for (; depth < WICK_RING_MAX_DEPTH + 2; depth++)
+    stack[depth] = wick_span_begin (session, "deep", WICK_SPAN_FUNCTION);
+  g_assert_cmpuint (stack[WICK_RING_MAX_DEPTH + 1], ==, 0);
+  while (depth-- > 0)
+    wick_span_end (session, stack[depth]);
+  g_assert_cmpuint (wick_session_get_dropped (session), >=, 2);
+  g_assert_true (wick_session_finish (session, &error));
+  wick_session_close (session);
+
+  guint n_lines;
+  g_auto (GStrv) lines = read_lines (path, &n_lines);
+  guint starts = 0, lost = 0;
+  for (guint i = 0; i < n_lines; i++)
+    if (strstr (lines[i], "\"kind\":\"span_start\"") != NULL)
+      {
+        starts++;
+        lost += strstr (lines[i], "\"name\":\"" WICK_NAME_NOT_RECORDED "\"") != NULL;
+      }
+  /* the root, every step, the deep spans the stack held */
+  g_assert_cmpuint (starts, >=, 1 + (guint)n);
+  g_assert_cmpuint (lost, >, 0);
+  g_assert_cmpuint (lost, <, (guint)n);
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -784,6 +834,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/session/span-nesting", test_span_nesting);
   g_test_add_func ("/core/session/disk-full", test_disk_full);
   g_test_add_func ("/core/session/trace-fifo", test_trace_fifo);
+  g_test_add_func ("/core/session/names-lost", test_names_lost);
   g_test_add_func ("/core/gradient/manifest-digest", test_manifest_digest);
   g_test_add_func ("/core/gradient/contract-validation", test_contract_validation);
   g_test_add_func ("/core/gradient/plan-sorting-duplicates-empty",
