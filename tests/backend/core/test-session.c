@@ -507,7 +507,12 @@ test_span_nesting (void)
   wick_session_close (session);
   guint n;
   g_auto (GStrv) lines = read_lines (path, &n);
-  g_assert_cmpuint (n, ==, 3 + 2 * 4 + 2 * 128 + 2); /* meta, wick_thread, s1, ... */
+  /* meta, wick_thread, s1, ..., and the too-deep span's wick_dropped */
+  g_assert_cmpuint (n, ==, 3 + 2 * 4 + 2 * 128 + 2 + 1);
+  guint dropped_lines = 0;
+  for (guint i = 0; i < n; i++)
+    dropped_lines += strstr (lines[i], "\"kind\":\"wick_dropped\"") != NULL;
+  g_assert_cmpuint (dropped_lines, ==, 1);
   g_assert_true (g_str_has_prefix (lines[3], "{\"kind\":\"span_start\",\"id\":\"s2\","
                                              "\"parent_id\":\"s1\",\"name\":\"a\""));
   g_assert_true (g_str_has_prefix (lines[5], "{\"kind\":\"span_start\",\"id\":\"s4\","
