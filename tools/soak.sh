@@ -8,6 +8,8 @@
 #   wick-demo: VmRSS, RssAnon (its heap), RssShmem (ring pages it touched),
 #              training steps so far;
 #   the app:   VmRSS, RssAnon.
+# If the app exits, that is written to DIR/app-exits.log (time, status) and
+# the app is opened again (column app_starts), so the demo's side goes on.
 # It writes DIR/soak.tsv (one row a sample, appended as it goes, so a run cut
 # short still has its table) and DIR/summary.txt: growth per hour of each
 # series over the second half of the run, and the records the demo recorded
@@ -88,22 +90,29 @@ records_per_step=$(awk -v l="$lines" -v s="$steps_in_sample" \
   'BEGIN { if (s > 1) printf "%.1f", l / (s / 2); else print 0 }')
 
 app_pid=
-if $with_app; then
+app_starts=0
+# Opens the app attached to the demo under its own Xvfb; sets app_pid.
+start_app() {
+  app_starts=$((app_starts + 1))
   WICK_ATTACH=$demo_pid xvfb-run -a -s "-screen 0 1600x1000x24" dbus-run-session -- \
-    "$app_bin" >"$output/app.log" 2>&1 &
+    "$app_bin" >>"$output/app.log" 2>&1 &
   app_wrapper=$!
+  app_pid=
+  local app_real
   app_real=$(readlink -f "$app_bin")
   for _ in $(seq 600); do
     for p in $(pgrep -P "$app_wrapper" 2>/dev/null; pgrep -g "$(ps -o pgid= "$app_wrapper" | tr -d ' ')" 2>/dev/null); do
       if [ "$(readlink -f "/proc/$p/exe" 2>/dev/null)" = "$app_real" ]; then
         app_pid=$p
-        break 2
+        return 0
       fi
     done
     sleep 0.1
   done
-  [ -n "$app_pid" ] || { echo "soak: the app did not start (see $output/app.log)" >&2; exit 1; }
-fi
+  echo "soak: the app did not start (see $output/app.log)" >&2
+  exit 1
+}
+$with_app && start_app
 
 # Control traffic: one round about every 2 s, counted.
 (
@@ -127,7 +136,7 @@ steps_now() {
   echo "${s:-0}"
 }
 
-printf 'seconds\tsteps\tdemo_rss_kB\tdemo_anon_kB\tdemo_shmem_kB\tapp_rss_kB\tapp_anon_kB\tcontrol_rounds\n' \
+printf 'seconds\tsteps\tdemo_rss_kB\tdemo_anon_kB\tdemo_shmem_kB\tapp_rss_kB\tapp_anon_kB\tcontrol_rounds\tapp_starts\n' \
   >"$output/soak.tsv"
 start=$(date +%s)
 while :; do
@@ -139,14 +148,18 @@ while :; do
     app_rss=$(status_kb "$app_pid" VmRSS)
     app_anon=$(status_kb "$app_pid" RssAnon)
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$elapsed" "$(steps_now)" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$elapsed" "$(steps_now)" \
     "$(status_kb "$demo_pid" VmRSS)" "$(status_kb "$demo_pid" RssAnon)" \
     "$(status_kb "$demo_pid" RssShmem)" "$app_rss" "$app_anon" \
-    "$(cat "$output/control-rounds" 2>/dev/null || echo 0)" >>"$output/soak.tsv"
+    "$(cat "$output/control-rounds" 2>/dev/null || echo 0)" "$app_starts" >>"$output/soak.tsv"
   kill -0 "$demo_pid" 2>/dev/null || { echo "soak: wick-demo exited (see $output/demo.log)" >&2; break; }
   if [ -n "$app_pid" ] && ! kill -0 "$app_pid" 2>/dev/null; then
-    echo "soak: the app exited (see $output/app.log)" >&2
-    break
+    # Said and counted, then opened again: the demo's side of the soak goes on.
+    app_status=0
+    wait "$app_wrapper" 2>/dev/null || app_status=$?
+    echo "soak: the app exited at ${elapsed} s with status $app_status (see $output/app.log); opening it again" \
+      | tee -a "$output/app-exits.log" >&2
+    start_app
   fi
   [ "$elapsed" -ge "$duration" ] && break
   sleep "$interval"
@@ -154,16 +167,17 @@ done
 
 # Growth per hour over the second half (the first minutes fill rings and caches).
 awk -F'\t' -v rps="$records_per_step" '
+  BEGIN { n = 0 }
   NR == 1 { next }
-  { t[n] = $1; st[n] = $2; for (c = 3; c <= 7; c++) v[n, c] = $c; n++ }
+  { t[n] = $1; st[n] = $2; for (c = 3; c <= 7; c++) v[n, c] = $c; starts = $9; n++ }
   END {
     if (n < 3) { print "too few samples"; exit }
     h = int(n / 2); last = n - 1
     split("demo VmRSS,demo RssAnon,demo RssShmem,app VmRSS,app RssAnon", name, ",")
-    printf "samples %d over %d s; records per step %s; steps %d; records ~%.0f (%.0f/s)\n",
-      n, t[last], rps, st[last], st[last] * rps, st[last] * rps / (t[last] > 0 ? t[last] : 1)
+    printf "samples %d over %d s; records per step %s; steps %d; records ~%.0f (%.0f/s); app opened %s times\n",
+      n, t[last], rps, st[last], st[last] * rps, st[last] * rps / (t[last] > 0 ? t[last] : 1), starts
     for (c = 3; c <= 7; c++) {
-      if (v[0, c] == "-" || v[last, c] == "-") continue
+      if (v[0, c] == "-" || v[last, c] == "-" || v[h, c] == "-") continue
       dt = t[last] - t[h]
       rate = dt > 0 ? (v[last, c] - v[h, c]) / dt * 3600 / 1024 : 0
       drec = (st[last] - st[h]) * rps

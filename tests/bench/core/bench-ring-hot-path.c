@@ -5,7 +5,10 @@
  *   ring+reader  the ring while a follow reader drains it on another thread;
  *   lttng     two LTTng-UST tracepoints (begin, end);
  *   sysprof   a libsysprof-capture mark (begin time + duration) written by a
- *             SysprofCaptureWriter (to /dev/null).
+ *             SysprofCaptureWriter (to /dev/null);
+ *   libwick.so   the ring through the shared library (WICK_LIBWICK), dlopen()ed,
+ *             or linked at start when run under LD_PRELOAD=libwick.so.1: its
+ *             TLS descriptors, which the static link above does not see.
  * Then the drain rate: one producer at full speed on a 16 MiB ring against a
  * reader (decode only, decode + JSONL formatting, hold reader under drop).
  *
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sysprof-capture.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -103,6 +107,57 @@ run_ring (uint64_t spans)
     {
       WickSpanId span = wick_span_begin_interned (ring_session, ring_name, WICK_SPAN_FUNCTION);
       wick_span_end (ring_session, span);
+    }
+}
+
+/* The same calls into libwick.so, loaded with dlopen (path in WICK_LIBWICK):
+ * what a program linked against libwick pays, TLS descriptors
+ * (-mtls-dialect=gnu2) included, where the static link above lets the
+ * linker turn the thread-local producer cache into a local-exec access.
+ * Run under LD_PRELOAD=libwick.so.1 it is the start-up linked case. */
+static struct
+{
+  void *handle;
+  WickSession *(*open) (const WickRunInfo *, const WickCaptureContract *,
+                        const WickSessionOptions *, WickError *);
+  void (*close) (WickSession *);
+  WickString (*intern) (WickSession *, const char *);
+  WickSpanId (*begin) (WickSession *, WickString, WickSpanKind);
+  bool (*end) (WickSession *, WickSpanId);
+  WickSession *session;
+  WickString name;
+} shared;
+
+static bool
+shared_open (void)
+{
+  const char *path = getenv ("WICK_LIBWICK");
+  if (path == NULL || (shared.handle = dlopen (path, RTLD_NOW | RTLD_LOCAL)) == NULL)
+    return false;
+  shared.open = (void *)dlsym (shared.handle, "wick_session_open");
+  shared.close = (void *)dlsym (shared.handle, "wick_session_close");
+  shared.intern = (void *)dlsym (shared.handle, "wick_intern");
+  shared.begin = (void *)dlsym (shared.handle, "wick_span_begin_interned");
+  shared.end = (void *)dlsym (shared.handle, "wick_span_end");
+  if (shared.open == NULL || shared.close == NULL || shared.intern == NULL || shared.begin == NULL
+      || shared.end == NULL)
+    return false;
+  WickSessionOptions options = { .policy = WICK_RING_DROP, .ring_bytes = RING_BYTES, .max_threads = 4 };
+  WickError error;
+  shared.session = shared.open (&run, &(WickCaptureContract){ 0 }, &options, &error);
+  if (shared.session == NULL)
+    return false;
+  shared.name = shared.intern (shared.session, "work");
+  return true;
+}
+
+static __attribute__ ((noinline)) void
+run_shared (uint64_t spans)
+{
+  for (uint64_t i = 0; i < spans; i++)
+    {
+      WickSpanId span = shared.begin (shared.session, shared.name, WICK_SPAN_FUNCTION);
+      shared.end (shared.session, span);
     }
 }
 
@@ -205,8 +260,16 @@ bench_hot_path (int rounds, uint64_t spans)
                                                             : "lttng-ust tracepoints (no session)",
       run_lttng, NULL },
     { "libsysprof-capture mark", run_sysprof, NULL },
+    { getenv ("LD_PRELOAD") != NULL ? "wick ring, libwick.so linked at start"
+                                    : "wick ring, libwick.so dlopen()ed",
+      run_shared, NULL },
   };
-  const int n = sizeof contenders / sizeof contenders[0];
+  int n = sizeof contenders / sizeof contenders[0];
+  if (!shared_open ())
+    {
+      printf ("  (no libwick.so contender: WICK_LIBWICK is not set or did not load)\n");
+      n--;
+    }
   for (int c = 0; c < n; c++)
     contenders[c].samples = calloc ((size_t)rounds, sizeof (double));
 
@@ -257,6 +320,8 @@ bench_hot_path (int rounds, uint64_t spans)
           (unsigned long long)wick_session_get_dropped (ring_session));
   sysprof_capture_writer_unref (sysprof_writer);
   wick_session_close (ring_session);
+  if (shared.session != NULL)
+    shared.close (shared.session);
   for (int c = 0; c < n; c++)
     free (contenders[c].samples);
 }
