@@ -8,6 +8,7 @@
 struct _WickCoveragePage
 {
   GtkWidget parent_instance;
+  gboolean stale; /* a growing document changed while the page was hidden */
   GtkWidget *box;
   GtkWidget *verdict;
   GtkWidget *reason;
@@ -188,10 +189,13 @@ wick_coverage_page_dispose (GObject *object)
   G_OBJECT_CLASS (wick_coverage_page_parent_class)->dispose (object);
 }
 
+static void wick_coverage_page_map (GtkWidget *widget);
+
 static void
 wick_coverage_page_class_init (WickCoveragePageClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = wick_coverage_page_dispose;
+  GTK_WIDGET_CLASS (klass)->map = wick_coverage_page_map;
   gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
 }
 
@@ -259,9 +263,31 @@ wick_coverage_page_set_document (WickCoveragePage *self, WickDocument *document)
   wick_coverage_page_document_changed (self);
 }
 
+static void
+refresh (WickCoveragePage *self);
+
+/* A growing document refreshes the page only while it is on screen. */
 void
 wick_coverage_page_document_changed (WickCoveragePage *self)
 {
+  self->stale = wick_table_page_can_wait (GTK_WIDGET (self), self->document);
+  if (!self->stale)
+    refresh (self);
+}
+
+static void
+wick_coverage_page_map (GtkWidget *widget)
+{
+  WickCoveragePage *self = (WickCoveragePage *)widget;
+  GTK_WIDGET_CLASS (wick_coverage_page_parent_class)->map (widget);
+  if (self->stale)
+    wick_coverage_page_document_changed (self);
+}
+
+static void
+refresh (WickCoveragePage *self)
+{
+  self->stale = FALSE;
   wick_table_set_rows (self->table, 0);
   g_clear_pointer (&self->report, wick_gradient_report_free);
   if (self->document == NULL)
@@ -274,11 +300,15 @@ wick_coverage_page_document_changed (WickCoveragePage *self)
 WickTable *
 wick_coverage_page_get_table (WickCoveragePage *self)
 {
+  if (self->stale)
+    refresh (self);
   return self->table;
 }
 
 const char *
 wick_coverage_page_get_verdict_text (WickCoveragePage *self)
 {
+  if (self->stale)
+    refresh (self);
   return gtk_label_get_text (GTK_LABEL (self->verdict));
 }

@@ -8,6 +8,7 @@
 struct _WickHealthPage
 {
   GtkWidget parent_instance;
+  gboolean stale; /* a growing document changed while the page was hidden */
   GtkWidget *box;
   GtkWidget *title;
   GtkWidget *subtitle;
@@ -191,10 +192,13 @@ wick_health_page_dispose (GObject *object)
   G_OBJECT_CLASS (wick_health_page_parent_class)->dispose (object);
 }
 
+static void wick_health_page_map (GtkWidget *widget);
+
 static void
 wick_health_page_class_init (WickHealthPageClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = wick_health_page_dispose;
+  GTK_WIDGET_CLASS (klass)->map = wick_health_page_map;
   gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
 }
 
@@ -253,9 +257,31 @@ wick_health_page_set_document (WickHealthPage *self, WickDocument *document)
   wick_health_page_document_changed (self);
 }
 
+static void
+refresh (WickHealthPage *self);
+
+/* A growing document refreshes the page only while it is on screen. */
 void
 wick_health_page_document_changed (WickHealthPage *self)
 {
+  self->stale = wick_table_page_can_wait (GTK_WIDGET (self), self->document);
+  if (!self->stale)
+    refresh (self);
+}
+
+static void
+wick_health_page_map (GtkWidget *widget)
+{
+  WickHealthPage *self = (WickHealthPage *)widget;
+  GTK_WIDGET_CLASS (wick_health_page_parent_class)->map (widget);
+  if (self->stale)
+    wick_health_page_document_changed (self);
+}
+
+static void
+refresh (WickHealthPage *self)
+{
+  self->stale = FALSE;
   guint n = 0;
   if (self->document)
     wick_document_get_health (self->document, &n);
@@ -266,29 +292,39 @@ wick_health_page_document_changed (WickHealthPage *self)
 WickTable *
 wick_health_page_get_table (WickHealthPage *self)
 {
+  if (self->stale)
+    refresh (self);
   return self->table;
 }
 
 guint
 wick_health_page_get_n_errors (WickHealthPage *self)
 {
+  if (self->stale)
+    refresh (self);
   return self->n_errors;
 }
 
 guint
 wick_health_page_get_n_warnings (WickHealthPage *self)
 {
+  if (self->stale)
+    refresh (self);
   return self->n_warnings;
 }
 
 guint
 wick_health_page_get_n_pending (WickHealthPage *self)
 {
+  if (self->stale)
+    refresh (self);
   return self->n_pending;
 }
 
 const char *
 wick_health_page_get_title (WickHealthPage *self)
 {
+  if (self->stale)
+    refresh (self);
   return gtk_label_get_text (GTK_LABEL (self->title));
 }

@@ -12,6 +12,8 @@
 
 #include <gtk/gtk.h>
 
+#include "wick-document.h"
+
 G_BEGIN_DECLS
 
 #define WICK_TYPE_TABLE_ROW (wick_table_row_get_type ())
@@ -57,5 +59,12 @@ gboolean wick_table_get_shown (WickTable *self, guint position, guint *kind, gui
 void wick_table_set_row_func (WickTable *self, WickTableRowFunc func);
 /* Selects the shown row with this kind and index, if shown. */
 gboolean wick_table_select (WickTable *self, guint kind, guint index);
+
+/* Pages of tables over a document: TRUE when a refresh may wait because @page
+ * is not on screen and @document is still growing (a live one). Rebuilding
+ * tables relayouts their rows, which took most of a live window's main
+ * thread while the pages were hidden (docs/performance.md, "Live view"); the
+ * page then refreshes when it is mapped again, or when its getters are read. */
+gboolean wick_table_page_can_wait (GtkWidget *page, WickDocument *document);
 
 G_END_DECLS
