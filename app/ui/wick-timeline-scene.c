@@ -196,16 +196,28 @@ marker_label (const char *kind, const char *json)
   return g_strdup (shown);
 }
 
+/* Labels for the extension records the document holds now: a live
+ * document grows after the scene was built, so drawing and lookups first add
+ * the labels of records appended since (they indexed past the array and
+ * crashed the live window in pango_layout_set_text). */
+static void
+extend_marker_labels (WickTimelineScene *self)
+{
+  guint n;
+  const WickExtensionRecord *ext = wick_document_get_extensions (self->document, &n);
+  for (guint i = self->marker_labels->len; i < n; i++)
+    g_ptr_array_add (self->marker_labels,
+                     marker_label (wick_document_str (self->document, ext[i].kind),
+                                   wick_document_str (self->document, ext[i].json)));
+}
+
 static void
 build_marker_labels (WickTimelineScene *self)
 {
   guint n;
-  const WickExtensionRecord *ext = wick_document_get_extensions (self->document, &n);
+  wick_document_get_extensions (self->document, &n);
   self->marker_labels = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < n; i++)
-    g_ptr_array_add (self->marker_labels,
-                     marker_label (wick_document_str (self->document, ext[i].kind),
-                                   wick_document_str (self->document, ext[i].json)));
+  extend_marker_labels (self);
   self->has_markers = n > 0
                       || (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CANDLE_GRAPH
                           && wick_document_has_terminal (self->document));
@@ -214,6 +226,7 @@ build_marker_labels (WickTimelineScene *self)
 const char *
 wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension)
 {
+  extend_marker_labels (self);
   g_return_val_if_fail (extension < self->marker_labels->len, NULL);
   return g_ptr_array_index (self->marker_labels, extension);
 }
@@ -1256,6 +1269,7 @@ draw_markers (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *
   double y = WICK_TIMELINE_RULER + 2;
   if (!self->has_markers)
     return;
+  extend_marker_labels (self);
   double last_label_x = -1e9, last_x = -1e9;
   /* Dense markers (more than one per 24 px) are drawn as bare ticks, one per
    * 3 px, without labels or lines across the tracks. */

@@ -1163,6 +1163,53 @@ test_timeline_search_zoomed_out (void)
   cairo_surface_destroy (surface);
 }
 
+/* A live document grows after its scene was built: a mark appended then is
+ * labelled and drawn (the live window crashed in pango_layout_set_text,
+ * reading a label past the end of the scene's array). */
+static void
+test_timeline_marks_appended (void)
+{
+  g_autofree char *path = app_test_example_path ();
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  g_autoptr (GError) error = NULL;
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (lines[i][0] != '\0' && strstr (lines[i], "\"kind\":\"terminal\"") == NULL)
+      g_assert_true (wick_document_feed_line (document, lines[i], strlen (lines[i]), &error));
+  g_assert_no_error (error);
+  guint n_ext;
+  wick_document_get_extensions (document, &n_ext);
+  g_assert_cmpuint (n_ext, ==, 5);
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  WickTimelineViewport view = { .width = 1600,
+                                .height = 500,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1,
+                                .hover_x = -1 };
+  wick_timeline_scene_get_extent (scene, &view.start_ns, &view.end_ns);
+  /* Marks at the end of the view, one per 300 ns so that each gets a label. */
+  for (guint m = 0; m < 40; m++)
+    {
+      g_autofree char *line = g_strdup_printf (
+        "{\"kind\":\"wick_mark\",\"timestamp_ns\":%" G_GUINT64_FORMAT ",\"label\":\"late %u\"}",
+        view.end_ns - 40 * 300 + m * 300, m);
+      g_assert_true (wick_document_feed_line (document, line, strlen (line), &error));
+    }
+  wick_document_get_extensions (document, &n_ext);
+  g_assert_cmpuint (n_ext, ==, 45);
+  cairo_surface_t *surface
+    = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+  cairo_t *cr = cairo_create (surface);
+  view.start_ns = view.end_ns - 40 * 300; /* zoomed in on the late marks */
+  wick_timeline_scene_draw (scene, cr, &view);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  g_assert_cmpstr (wick_timeline_scene_get_marker_label (scene, 0), ==, "step 1");
+  g_assert_cmpstr (wick_timeline_scene_get_marker_label (scene, 44), ==, "late 39");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1175,6 +1222,7 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/unlinked-clock", test_unlinked_clock);
   g_test_add_func ("/views/timeline/search-dims", test_timeline_search_dims);
   g_test_add_func ("/views/timeline/example", test_timeline_example);
+  g_test_add_func ("/views/timeline/marks-appended", test_timeline_marks_appended);
   g_test_add_func ("/views/memory/categories", test_memory_categories);
   g_test_add_func ("/views/memory/two-devices", test_memory_two_devices);
   g_test_add_func ("/views/memory/y-axis", test_memory_y_axis);
