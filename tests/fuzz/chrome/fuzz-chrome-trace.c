@@ -3,7 +3,8 @@
  * bytes, the structure sniff, the torch memory timeline) and the track model
  * it fills: any bytes are imported into a fresh document; an import that
  * succeeds must give a document the reader accepted, and every track, event
- * and flow of the model must answer its queries. */
+ * and flow of the model must answer its queries. Both ways of reading are
+ * fuzzed: on the calling thread and on the reader thread of the pipeline. */
 #include "config.h"
 
 #include <stdint.h>
@@ -21,6 +22,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   guint n_tracks, n_flows;
 
   (void)wick_chrome_sniff ((const char *)data, size);
+  /* inputs of odd length read on the importer's reader thread, as files of
+   * 8 MiB or more do; the others on one thread */
+  wick_chrome_import_set_pipeline ((size & 1) ? 1 : 0);
   if (!wick_chrome_import_data (doc, (const char *)data, size, "fuzz", NULL))
     return 0;
   g_assert_false (wick_document_get_parse_error (doc)->failed);
