@@ -88,4 +88,4 @@ if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
 fi
 
 echo "run-demo: wick-demo is pid $demo_pid; opening Wick attached to it (close the window to stop)."
-WICK_ATTACH=$demo_pid "$app"
+"$app" --attach "$demo_pid"

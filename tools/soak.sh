@@ -2,7 +2,7 @@
 # soak.sh — memory of a long live session (issue 11, item 8; issue 10, item 14).
 #
 # Starts wick-demo at full speed (--rate 0) with control, opens the Wick app
-# attached live to it under xvfb-run (WICK_ATTACH), sends control traffic the
+# attached live to it under xvfb-run (wick --attach PID), sends control traffic the
 # whole time (list, hello, mark, evict/restore of the frozen embedding on the
 # disk tier and of the trained trunk on the RAM tier), and samples every INTERVAL seconds:
 #   wick-demo: VmRSS, RssAnon (its heap), RssShmem (ring pages it touched),
@@ -94,8 +94,8 @@ app_starts=0
 # Opens the app attached to the demo under its own Xvfb; sets app_pid.
 start_app() {
   app_starts=$((app_starts + 1))
-  WICK_ATTACH=$demo_pid xvfb-run -a -s "-screen 0 1600x1000x24" dbus-run-session -- \
-    "$app_bin" >>"$output/app.log" 2>&1 &
+  xvfb-run -a -s "-screen 0 1600x1000x24" dbus-run-session -- \
+    "$app_bin" --attach "$demo_pid" >>"$output/app.log" 2>&1 &
   app_wrapper=$!
   app_pid=
   local app_real

@@ -4,6 +4,7 @@
 #include "wick-application.h"
 
 #include <glib/gi18n.h>
+#include <stdlib.h>
 
 #include "wick-compare-window.h"
 #include "wick-window.h"
@@ -14,11 +15,13 @@ struct _WickApplication
   WickAttachHandler attach_handler;
   gpointer attach_data;
   GDestroyNotify attach_destroy;
-  gboolean compare; /* --compare A B */
   WickFollowHandler follow_handler;
   gpointer follow_data;
   GDestroyNotify follow_destroy;
-  gboolean follow; /* --follow TRACE.jsonl */
+  /* Command-line options (option_entries below). */
+  gboolean compare;  /* --compare A B */
+  gboolean follow;   /* --follow TRACE.jsonl */
+  gint64 attach_pid; /* --attach PID, 0 when not given */
 };
 
 G_DEFINE_FINAL_TYPE (WickApplication, wick_application, ADW_TYPE_APPLICATION)
@@ -277,16 +280,61 @@ wick_application_activate (GApplication *app)
   gtk_window_present (GTK_WINDOW (window));
 }
 
+/* The options `wick` takes, parsed by GApplication (`wick --help` lists
+ * them). Each lands in the GVariantDict of handle_local_options under its
+ * long name; what it means is decided there, once, before a window opens.
+ * New options go here and into handle_local_options. */
+static const GOptionEntry option_entries[] = {
+  { "compare", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_NONE, NULL,
+    N_ ("Compare two traces: wick --compare A B"), NULL },
+  /* the files are the remaining arguments; the live area follows them */
+  { "follow", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_NONE, NULL,
+    N_ ("Follow traces that are still written: wick --follow TRACE.jsonl"), NULL },
+  /* a string, parsed below: GApplication leaves an INT64 option of 0 out of
+   * the dict, so --attach 0 would read as no option at all */
+  { "attach", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_STRING, NULL,
+    N_ ("Attach to the process PID live (wick-demo, or a program using libwick)"), N_ ("PID") },
+  { NULL },
+};
+
 static int
 wick_application_handle_local_options (GApplication *app, GVariantDict *options)
 {
   WickApplication *self = WICK_APPLICATION (app);
+  const char *text;
 
   if (g_variant_dict_contains (options, "compare"))
     self->compare = TRUE;
   if (g_variant_dict_contains (options, "follow"))
     self->follow = TRUE;
+  if (g_variant_dict_lookup (options, "attach", "&s", &text))
+    {
+#ifdef WICK_HAVE_LIVE_UI
+      guint64 pid = 0;
+      if (!g_ascii_string_to_unsigned (text, 10, 1, G_MAXINT32, &pid, NULL))
+        {
+          g_printerr (_ ("wick: --attach needs a process id above 0, not “%s”\n"), text);
+          return EXIT_FAILURE;
+        }
+      if (self->compare)
+        {
+          g_printerr (_ ("wick: --attach and --compare cannot be used together\n"));
+          return EXIT_FAILURE;
+        }
+      self->attach_pid = (gint64)pid;
+#else
+      g_printerr (_ ("wick: this build has no live capture, so --attach is not available\n"));
+      return EXIT_FAILURE;
+#endif
+    }
   return -1;
+}
+
+gint64
+wick_application_get_attach_pid (WickApplication *self)
+{
+  g_return_val_if_fail (WICK_IS_APPLICATION (self), 0);
+  return self->attach_pid;
 }
 
 static void
@@ -340,14 +388,7 @@ wick_application_class_init (WickApplicationClass *klass)
 static void
 wick_application_init (WickApplication *self)
 {
-  g_application_add_main_option (G_APPLICATION (self), "compare", 0, G_OPTION_FLAG_NONE,
-                                 G_OPTION_ARG_NONE, _ ("Compare two traces: wick --compare A B"),
-                                 NULL);
-  g_application_add_main_option (G_APPLICATION (self), "follow", 0, G_OPTION_FLAG_NONE,
-                                 G_OPTION_ARG_NONE,
-                                 _ ("Follow traces that are still written: wick --follow "
-                                    "TRACE.jsonl"),
-                                 NULL);
+  g_application_add_main_option_entries (G_APPLICATION (self), option_entries);
 }
 
 WickApplication *

@@ -2,9 +2,11 @@
  *
  * Application id io.github.wickprofiler.Wick. Actions: app.open (file
  * chooser), app.open-example, app.attach and app.follow (disabled until the
- * live UI installs their handlers), app.shortcuts, app.about, app.quit. `wick FILE...` opens one
- * window per file; with no file, one window on the welcome page; `wick
- * --follow FILE...` follows each file as it grows.
+ * live UI installs their handlers), app.shortcuts, app.about, app.quit. `wick
+ * FILE...` opens one window per file; with no file, one window on the welcome
+ * page. Options (GApplication option entries, `wick --help`): --compare A B
+ * opens a compare window; --follow FILE... follows each file as it grows;
+ * --attach PID attaches the first window to a live process.
  *
  * For the live area (app/ui/live/): define
  *   void wick_live_ui_register (WickApplication *app);
@@ -53,6 +55,10 @@ char *wick_application_get_example_path (void);
 
 /* Optional hook provided by app/ui/live (see above). */
 void wick_live_ui_register (WickApplication *app);
+
+/* The process `wick --attach PID` names (0 when none): the live area attaches
+ * the first window to it (app/ui/live/wick-live-ui.c). */
+gint64 wick_application_get_attach_pid (WickApplication *self);
 
 /* Opens a compare window of @a against @b (wick-compare-window.h). */
 void wick_application_compare_files (WickApplication *self, GFile *a, GFile *b);

@@ -1,9 +1,10 @@
 /* wick-live-ui.c — hooks the live UI into the application.
  *
  * wick_live_ui_register() (called once at startup) enables "Attach to
- * Process…" and "Follow File…" (also `wick --follow TRACE.jsonl`). When the environment has
- * WICK_ATTACH=PID (tools/run-demo.sh sets it) the first window that opens attaches to that process,
- * so a script can start a workload and the app on it in one command.
+ * Process…" and "Follow File…" (also `wick --follow TRACE.jsonl`). With
+ * `wick --attach PID` (tools/run-demo.sh runs it) the first window that opens
+ * attaches to that process, so a script can start a workload and the app on
+ * it in one command.
  */
 #include "config.h"
 
@@ -29,7 +30,7 @@ typedef struct
 } PendingAttach;
 
 static gboolean
-attach_from_environment (gpointer user_data)
+attach_from_command_line (gpointer user_data)
 {
   PendingAttach *pending = user_data;
   /* Asynchronous: a failure is a banner on the window naming the pid and why. */
@@ -42,20 +43,18 @@ attach_from_environment (gpointer user_data)
 static void
 on_window_added (GtkApplication *application, GtkWindow *window, gpointer user_data)
 {
-  const char *value = g_getenv ("WICK_ATTACH");
-  char *end = NULL;
-  gint64 pid = value != NULL ? g_ascii_strtoll (value, &end, 10) : 0;
+  gint64 pid = wick_application_get_attach_pid (WICK_APPLICATION (application));
   if (!WICK_IS_WINDOW (window))
     return;
   g_signal_handlers_disconnect_by_func (application, on_window_added, user_data);
-  if (pid <= 0 || end == NULL || *end != '\0')
+  if (pid <= 0)
     return;
   PendingAttach *pending = g_new0 (PendingAttach, 1);
   pending->app = WICK_APPLICATION (application);
   pending->window = g_object_ref (window);
   pending->pid = pid;
   /* After the window finished opening (files given on the command line load first). */
-  g_idle_add (attach_from_environment, pending);
+  g_idle_add (attach_from_command_line, pending);
 }
 
 /* File → Follow File… and wick --follow: the welcome window, else a new one. */
@@ -84,6 +83,7 @@ wick_live_ui_register (WickApplication *app)
 {
   wick_application_set_attach_handler (app, on_attach, NULL, NULL);
   wick_application_set_follow_handler (app, on_follow, NULL, NULL);
-  if (g_getenv ("WICK_ATTACH") != NULL)
+  /* --attach PID was parsed before startup (handle_local_options). */
+  if (wick_application_get_attach_pid (app) > 0)
     g_signal_connect (app, "window-added", G_CALLBACK (on_window_added), NULL);
 }

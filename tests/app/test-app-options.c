@@ -1,0 +1,110 @@
+/* test-app-options.c — `wick`'s command line, parsed by GApplication's option
+ * entries: --help lists the options, --attach takes a process id above 0 and
+ * refuses anything else (0, negative, not a number) (exit status 1, a sentence naming the option),
+ * and not together with --compare. Runs the built binary; needs no display (the options are decided
+ * before a window could open). Suite: app. */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static const char *app_path;
+
+typedef struct
+{
+  int status;
+  char *out;
+  char *err;
+} Run;
+
+static void
+run_clear (Run *run)
+{
+  g_free (run->out);
+  g_free (run->err);
+}
+
+static void
+run_wick (Run *run, const char *first, ...)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  va_list args;
+  g_autoptr (GError) error = NULL;
+  int wait_status;
+
+  g_ptr_array_add (argv, (char *)app_path);
+  va_start (args, first);
+  for (const char *a = first; a != NULL; a = va_arg (args, const char *))
+    g_ptr_array_add (argv, (char *)a);
+  va_end (args);
+  g_ptr_array_add (argv, NULL);
+  /* No display: an option that were not refused would fail to open a window
+   * instead of hanging the test. */
+  g_auto (GStrv) envp = g_get_environ ();
+  envp = g_environ_unsetenv (envp, "DISPLAY");
+  envp = g_environ_unsetenv (envp, "WAYLAND_DISPLAY");
+  envp = g_environ_setenv (envp, "LANGUAGE", "C", TRUE);
+  envp = g_environ_setenv (envp, "LC_ALL", "C.UTF-8", TRUE);
+  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL,
+                               &run->out, &run->err, &wait_status, &error));
+  g_assert_no_error (error);
+  run->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : -1;
+}
+
+static void
+test_help (void)
+{
+  Run run = { 0 };
+  run_wick (&run, "--help", NULL);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "--compare"));
+  g_assert_nonnull (strstr (run.out, "--attach=PID"));
+  g_assert_nonnull (strstr (run.out, "--follow"));
+  run_clear (&run);
+}
+
+static void
+test_attach_refused (void)
+{
+  if (!g_str_equal (g_getenv ("WICK_LIVE_UI"), "1"))
+    {
+      Run run = { 0 };
+      run_wick (&run, "--attach=42", NULL);
+      g_assert_cmpint (run.status, ==, 1);
+      g_assert_nonnull (strstr (run.err, "no live capture"));
+      run_clear (&run);
+      return;
+    }
+  const char *bad[] = { "--attach=0", "--attach=-3", "--attach=abc", "--attach=12x" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      Run run = { 0 };
+      run_wick (&run, bad[i], NULL);
+      g_assert_cmpint (run.status, ==, 1);
+      g_assert_nonnull (strstr (run.err, "--attach needs a process id above 0"));
+      run_clear (&run);
+    }
+  /* the value is named */
+  Run run = { 0 };
+  run_wick (&run, "--attach=abc", NULL);
+  g_assert_nonnull (strstr (run.err, "“abc”"));
+  run_clear (&run);
+
+  Run both = { 0 };
+  run_wick (&both, "--attach=42", "--compare", "a.jsonl", "b.jsonl", NULL);
+  g_assert_cmpint (both.status, ==, 1);
+  g_assert_nonnull (strstr (both.err, "cannot be used together"));
+  run_clear (&both);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  app_path = g_getenv ("WICK_APP");
+  g_assert_nonnull (app_path);
+  g_test_add_func ("/app/options/help", test_help);
+  g_test_add_func ("/app/options/attach-refused", test_attach_refused);
+  return g_test_run ();
+}
