@@ -381,6 +381,65 @@ test_follow_writer_gone (void)
   g_rmdir (dir);
 }
 
+typedef struct
+{
+  GApplication *app;
+  gboolean followed;
+  guint64 lines;
+  gint64 deadline;
+} CommandLine;
+
+/* Waits for the window of `wick --follow`, checks it, then quits. */
+static gboolean
+check_command_line (gpointer data)
+{
+  CommandLine *c = data;
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (c->app));
+  for (GList *l = windows; l != NULL && !c->followed; l = l->next)
+    {
+      WickFollowSession *session
+        = WICK_IS_WINDOW (l->data) ? wick_follow_session_from_window (l->data) : NULL;
+      if (session == NULL)
+        continue;
+      c->lines = wick_document_get_n_lines (wick_follow_session_get_document (session));
+      c->followed = c->lines == 20;
+    }
+  if (!c->followed && g_get_monotonic_time () < c->deadline)
+    return G_SOURCE_CONTINUE;
+  for (GList *l = g_list_copy (gtk_application_get_windows (GTK_APPLICATION (c->app))), *it = l;
+       it != NULL; it = it->next)
+    {
+      gtk_window_destroy (it->data);
+      if (it->next == NULL)
+        g_list_free (l);
+    }
+  g_application_quit (c->app);
+  return G_SOURCE_REMOVE;
+}
+
+/* `wick --follow TRACE.jsonl`, through the application's own option parsing. */
+static void
+test_follow_command_line (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-follow-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
+  g_auto (GStrv) lines = fixture_lines ();
+  g_autoptr (GString) text = g_string_new (NULL);
+  for (guint i = 0; i < 20; i++)
+    g_string_append_printf (text, "%s\n", lines[i]);
+  g_assert_true (g_file_set_contents (path, text->str, (gssize)text->len, NULL));
+  /* The test's application itself (one per process can be on the bus); the
+   * last test, since it quits. */
+  CommandLine c = { G_APPLICATION (app), FALSE, 0, g_get_monotonic_time () + 20 * G_USEC_PER_SEC };
+  g_timeout_add (20, check_command_line, &c);
+  char *argv[] = { (char *)"wick", (char *)"--follow", path, NULL };
+  g_application_run (G_APPLICATION (app), 3, argv);
+  g_assert_true (c.followed);
+  g_assert_cmpuint (c.lines, ==, 20);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* A file that cannot be followed is an error naming it. */
 static void
 test_follow_missing (void)
@@ -411,6 +470,7 @@ main (int argc, char **argv)
   g_test_add_func ("/follow/writer-process", test_follow_writer);
   g_test_add_func ("/follow/writer-gone", test_follow_writer_gone);
   g_test_add_func ("/follow/missing-file", test_follow_missing);
+  g_test_add_func ("/follow/command-line", test_follow_command_line);
   int status = g_test_run ();
   g_object_unref (app);
   return status;
