@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "wick-device-clock.h"
 #include "wick-json-scanner.h"
 #include "wick-tracks.h"
 
@@ -29,88 +30,17 @@ typedef struct
   gboolean first;
   WickChromeExportWriteFunc write;
   gpointer user_data;
-  GError *error;             /* the first failed write; nothing more is written after it */
-  GHashTable *clock_offsets; /* clock_id WickStr -> gint64 offset (boxed) */
+  GError *error; /* the first failed write; nothing more is written after it */
+  WickDeviceClocks *clocks;
 } Export;
 
-/* ---- device clocks -------------------------------------------------------
- *
- * A candle-graph device interval's start_ns is on its device clock
- * (clock_id), not the host's; its span_id is the anchor: the host span that
- * launched the work. Per clock, the offset is 0 when every anchored interval
- * already starts inside [its span's start, the end of the host spans] (the
- * device clock is the host's); otherwise the smallest shift that starts no
- * interval before the span that launched it, max(span start - device start):
- * the earliest-launched interval starts with its span, the others keep their
- * distances on the device clock. A clock with no anchored interval keeps 0. */
-typedef struct
-{
-  gint64 need;
-  gboolean raw_ok, anchored;
-} ClockFit;
+/* ---- writing -------------------------------------------------------------- */
 
 static gint64
 clamp_ns (guint64 ns)
 {
   return (gint64)MIN (ns, (guint64)G_MAXINT64 / 4);
 }
-
-static GHashTable *
-device_clock_offsets (WickDocument *doc)
-{
-  GHashTable *fits = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
-  guint n_spans, n;
-  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
-  const WickDeviceInterval *d = wick_document_get_device_intervals (doc, &n);
-  gint64 host_end = 0;
-
-  for (guint i = 0; i < n_spans; i++)
-    host_end = MAX (host_end, clamp_ns (spans[i].start_ns) + clamp_ns (spans[i].duration_ns));
-  for (guint i = 0; i < n; i++)
-    {
-      ClockFit *fit = g_hash_table_lookup (fits, GUINT_TO_POINTER (d[i].clock_id));
-      if (fit == NULL)
-        {
-          fit = g_new0 (ClockFit, 1);
-          fit->raw_ok = TRUE;
-          g_hash_table_insert (fits, GUINT_TO_POINTER (d[i].clock_id), fit);
-        }
-      if (d[i].span < 0 || (guint)d[i].span >= n_spans)
-        continue;
-      gint64 launch = clamp_ns (spans[d[i].span].start_ns), start = clamp_ns (d[i].start_ns);
-      if (start < launch || start > host_end)
-        fit->raw_ok = FALSE;
-      fit->need = fit->anchored ? MAX (fit->need, launch - start) : launch - start;
-      fit->anchored = TRUE;
-    }
-  GHashTableIter iter;
-  gpointer key, value;
-  g_hash_table_iter_init (&iter, fits);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    {
-      ClockFit *fit = value;
-      /* the table then holds the offsets, in place of the fits */
-      fit->need = fit->anchored && !fit->raw_ok ? fit->need : 0;
-    }
-  return fits;
-}
-
-static gint64
-clock_offset (GHashTable *offsets, WickStr clock_id)
-{
-  ClockFit *fit = g_hash_table_lookup (offsets, GUINT_TO_POINTER (clock_id));
-  return fit ? fit->need : 0;
-}
-
-gint64
-wick_chrome_export_device_offset (WickDocument *document, WickStr clock_id)
-{
-  g_return_val_if_fail (document != NULL, 0);
-  g_autoptr (GHashTable) offsets = device_clock_offsets (document);
-  return clock_offset (offsets, clock_id);
-}
-
-/* ---- writing -------------------------------------------------------------- */
 
 static void
 flush (Export *x, gboolean always)
@@ -287,7 +217,7 @@ write_device (Export *x)
     {
       WickEventRef ref = { WICK_EVENT_DEVICE, i };
       gint64 offset = d[i].source >= 0 && (guint)d[i].source < n_intervals
-                        ? clock_offset (x->clock_offsets, intervals[d[i].source].clock_id)
+                        ? wick_device_clocks_get_offset (x->clocks, intervals[d[i].source].clock_id)
                         : 0;
       event_head (x, "X", d[i].track, d[i].start_ns, offset, d[i].name);
       /* a category that says "device" to importers (Perfetto and Wick) */
@@ -438,7 +368,7 @@ wick_chrome_export (WickDocument *document, WickChromeExportWriteFunc write, gpo
   x.processes = wick_tracks_get_processes (t, &n_processes);
   x.threads = wick_tracks_get_threads (t, &n_threads);
   x.out = g_string_sized_new (EXPORT_FLUSH_BYTES + 4096);
-  x.clock_offsets = device_clock_offsets (document);
+  x.clocks = wick_device_clocks_new (document);
   g_string_append (x.out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
   write_metadata (&x, n_processes, n_threads);
   write_slices (&x);
@@ -450,7 +380,7 @@ wick_chrome_export (WickDocument *document, WickChromeExportWriteFunc write, gpo
   g_string_append (x.out, "\n]}\n");
   flush (&x, TRUE);
   g_string_free (x.out, TRUE);
-  g_hash_table_unref (x.clock_offsets);
+  wick_device_clocks_free (x.clocks);
   if (x.error != NULL)
     {
       g_propagate_error (error, x.error);

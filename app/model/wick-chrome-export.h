@@ -44,9 +44,4 @@ gboolean wick_chrome_export (WickDocument *document, WickChromeExportWriteFunc w
 gboolean wick_chrome_export_to_file (WickDocument *document, GFile *file, gboolean gzip,
                                      GCancellable *cancellable, GError **error);
 
-/* The offset (ns, added to the device clock) that puts the device intervals
- * of candle-graph clock @clock_id on the host clock; 0 for other formats and
- * for clocks already on it. See docs/format.md "Device clocks". */
-gint64 wick_chrome_export_device_offset (WickDocument *document, WickStr clock_id);
-
 G_END_DECLS

@@ -187,6 +187,7 @@ wick_steps_statistics (WickDocument *document, const WickSteps *steps)
     {
       WickStepStats *s = &g_array_index (stats, WickStepStats, k);
       s->span = g_array_index (steps->spans, guint32, k);
+      s->name = spans[s->span].name;
       s->start_ns = spans[s->span].start_ns;
       s->duration_ns = spans[s->span].duration_ns;
     }

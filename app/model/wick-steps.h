@@ -46,6 +46,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickSteps, wick_steps_free)
 typedef struct
 {
   guint32 span; /* the step's span */
+  WickStr name; /* its name */
   guint64 start_ns;
   guint64 duration_ns;
   guint64 n_spans;         /* spans inside it, the step itself excluded */

@@ -4,6 +4,7 @@
 #include <glib/gi18n.h>
 
 #include "model/wick-span-costs.h"
+#include "model/wick-steps.h"
 #include "wick-format.h"
 #include "wick-record-text.h"
 
@@ -13,10 +14,12 @@ struct _WickCostsPage
   GtkWidget *box;
   GtkWidget *stack;
   GtkWidget *filter;
-  WickTable *spans, *ops, *tensors, *stats;
+  WickTable *spans, *steps, *ops, *tensors, *stats;
+  GtkStackPage *steps_page;
   WickSelection *selection;
   WickDocument *document;
-  GArray *costs;    /* WickSpanCost */
+  GArray *costs;      /* WickSpanCost */
+  GArray *step_stats; /* WickStepStats, in step order */
   guint64 trace_ns; /* the longest root span: what shares are of */
   gboolean stale;   /* a growing document changed while the page was hidden */
 };
@@ -30,7 +33,12 @@ enum
 };
 static guint signals[N_SIGNALS];
 
-#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
+/* The tables: one record array each, its columns declared (wick-table.h). */
+static WickDocument *
+document_of (gpointer d)
+{
+  return ((WickCostsPage *)d)->document;
+}
 
 /* Span costs */
 static const WickSpanCost *
@@ -39,35 +47,10 @@ cost (WickCostsPage *self, guint i)
   return &g_array_index (self->costs, WickSpanCost, i);
 }
 
-static char *
-cost_name (gpointer d, guint k, guint i)
+static const void *
+cost_record (gpointer d, guint i)
 {
-  WickCostsPage *self = d;
-  return g_strdup (wick_document_str (self->document, cost (self, i)->name));
-}
-
-static char *
-cost_count (gpointer d, guint k, guint i)
-{
-  return g_strdup_printf ("%" G_GUINT64_FORMAT, cost (d, i)->count);
-}
-
-static char *
-cost_total (gpointer d, guint k, guint i)
-{
-  return wick_format_duration (cost (d, i)->total_ns);
-}
-
-static char *
-cost_self (gpointer d, guint k, guint i)
-{
-  return wick_format_duration (cost (d, i)->self_ns);
-}
-
-static char *
-cost_mean (gpointer d, guint k, guint i)
-{
-  return wick_format_duration ((guint64)cost (d, i)->mean_ns);
+  return cost (d, i);
 }
 
 static char *
@@ -79,45 +62,17 @@ cost_share (gpointer d, guint k, guint i)
   return g_strdup_printf ("%.1f %%", 100.0 * cost (self, i)->total_ns / self->trace_ns);
 }
 
-static char *
-cost_max (gpointer d, guint k, guint i)
-{
-  return wick_format_duration (cost (d, i)->max_ns);
-}
-
-static int
-cmp_cost_name (gpointer d, guint a, guint b)
-{
-  WickCostsPage *self = d;
-  return g_strcmp0 (wick_document_str (self->document, cost (self, a)->name),
-                    wick_document_str (self->document, cost (self, b)->name));
-}
-
-static int
-cmp_cost_count (gpointer d, guint a, guint b)
-{
-  return CMP (cost (d, a)->count, cost (d, b)->count);
-}
-static int
-cmp_cost_total (gpointer d, guint a, guint b)
-{
-  return CMP (cost (d, a)->total_ns, cost (d, b)->total_ns);
-}
-static int
-cmp_cost_self (gpointer d, guint a, guint b)
-{
-  return CMP (cost (d, a)->self_ns, cost (d, b)->self_ns);
-}
-static int
-cmp_cost_mean (gpointer d, guint a, guint b)
-{
-  return CMP (cost (d, a)->mean_ns, cost (d, b)->mean_ns);
-}
-static int
-cmp_cost_max (gpointer d, guint a, guint b)
-{
-  return CMP (cost (d, a)->max_ns, cost (d, b)->max_ns);
-}
+static const WickColumn cost_columns[] = {
+  { N_ ("Span name"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickSpanCost, name), 0, WICK_COLUMN_EXPAND },
+  { N_ ("Count"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickSpanCost, count) },
+  { N_ ("Total"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickSpanCost, total_ns) },
+  { N_ ("Self"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickSpanCost, self_ns) },
+  { N_ ("Mean"), WICK_COLUMN_DURATION_F64, G_STRUCT_OFFSET (WickSpanCost, mean_ns) },
+  { N_ ("Max"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickSpanCost, max_ns) },
+  /* a share of the longest root: ordered as the total */
+  { N_ ("Share of trace"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickSpanCost, total_ns), 0, 0,
+    cost_share },
+};
 
 static void
 on_cost_row (gpointer d, guint k, guint i, gboolean activated)
@@ -129,101 +84,76 @@ on_cost_row (gpointer d, guint k, guint i, gboolean activated)
                  wick_document_str (self->document, cost (self, i)->name));
 }
 
+/* Steps (wick-steps.h) */
+static const WickStepStats *
+step (WickCostsPage *self, guint i)
+{
+  return &g_array_index (self->step_stats, WickStepStats, i);
+}
+
+static const void *
+step_record (gpointer d, guint i)
+{
+  return step (d, i);
+}
+
+static char *
+step_start (gpointer d, guint k, guint i)
+{
+  WickCostsPage *self = d;
+  guint64 first = self->step_stats->len ? step (self, 0)->start_ns : 0;
+  return wick_format_duration (step (self, i)->start_ns - MIN (first, step (self, i)->start_ns));
+}
+
+static char *
+step_device_share (gpointer d, guint k, guint i)
+{
+  const WickStepStats *s = step (d, i);
+  if (s->duration_ns == 0)
+    return g_strdup ("—");
+  return g_strdup_printf ("%.1f %%", 100.0 * s->device_ns / s->duration_ns);
+}
+
+static const WickColumn step_columns[] = {
+  { N_ ("Step"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickStepStats, name), 0, WICK_COLUMN_EXPAND },
+  /* from the first step's start */
+  { N_ ("Start"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickStepStats, start_ns), 0, 0,
+    step_start },
+  { N_ ("Duration"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickStepStats, duration_ns) },
+  { N_ ("Spans"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickStepStats, n_spans) },
+  { N_ ("Ops"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickStepStats, n_ops) },
+  { N_ ("Device intervals"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickStepStats, n_device) },
+  { N_ ("Device time"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickStepStats, device_ns) },
+  { N_ ("Device busy"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickStepStats, device_ns), 0, 0,
+    step_device_share },
+  { N_ ("Allocated"), WICK_COLUMN_BYTES, G_STRUCT_OFFSET (WickStepStats, allocated_bytes) },
+};
+
+static void
+on_step_row (gpointer d, guint k, guint i, gboolean activated)
+{
+  WickCostsPage *self = d;
+  wick_selection_set_record (self->selection, WICK_RECORD_SPAN, step (self, i)->span);
+}
+
 /* Ops */
-static const WickOp *
-op (WickCostsPage *self, guint i)
+static const void *
+op_record (gpointer d, guint i)
 {
-  return &wick_document_get_ops (self->document, NULL)[i];
+  return &wick_document_get_ops (((WickCostsPage *)d)->document, NULL)[i];
 }
 
-static const char *
-span_name (WickCostsPage *self, gint32 span, WickStr span_id)
-{
-  if (span >= 0)
-    return wick_document_str (self->document,
-                              wick_document_get_spans (self->document, NULL)[span].name);
-  return wick_document_str (self->document, span_id);
-}
-
-static char *
-op_name (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, op (s, i)->op_name));
-}
-static char *
-op_span (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (span_name (s, op (s, i)->span, op (s, i)->span_id));
-}
-static char *
-op_shape (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return wick_format_shape (s->document, op (s, i)->shape_offset, op (s, i)->rank);
-}
-static char *
-op_dtype (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, op (s, i)->dtype));
-}
-static char *
-op_device (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, op (s, i)->device));
-}
-static char *
-op_duration (gpointer d, guint k, guint i)
-{
-  return wick_format_duration (op (d, i)->duration_ns);
-}
-static char *
-op_bytes (gpointer d, guint k, guint i)
-{
-  return wick_format_bytes (op (d, i)->output_dense_bytes);
-}
-
-static int
-cmp_op_name (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (wick_document_str (s->document, op (s, a)->op_name),
-                    wick_document_str (s->document, op (s, b)->op_name));
-}
-static int
-cmp_op_span (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (span_name (s, op (s, a)->span, op (s, a)->span_id),
-                    span_name (s, op (s, b)->span, op (s, b)->span_id));
-}
-static int
-cmp_op_dtype (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (wick_document_str (s->document, op (s, a)->dtype),
-                    wick_document_str (s->document, op (s, b)->dtype));
-}
-static int
-cmp_op_device (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (wick_document_str (s->document, op (s, a)->device),
-                    wick_document_str (s->document, op (s, b)->device));
-}
-static int
-cmp_op_duration (gpointer d, guint a, guint b)
-{
-  return CMP (op (d, a)->duration_ns, op (d, b)->duration_ns);
-}
-static int
-cmp_op_bytes (gpointer d, guint a, guint b)
-{
-  return CMP (op (d, a)->output_dense_bytes, op (d, b)->output_dense_bytes);
-}
+static const WickColumn op_columns[] = {
+  { N_ ("Op"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickOp, op_name), 0, WICK_COLUMN_EXPAND },
+  { N_ ("Span"), WICK_COLUMN_SPAN, G_STRUCT_OFFSET (WickOp, span), G_STRUCT_OFFSET (WickOp, span_id),
+    WICK_COLUMN_EXPAND },
+  { N_ ("Shape"), WICK_COLUMN_SHAPE, G_STRUCT_OFFSET (WickOp, shape_offset),
+    G_STRUCT_OFFSET (WickOp, rank) },
+  { N_ ("Dtype"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickOp, dtype) },
+  { N_ ("Device"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickOp, device) },
+  { N_ ("Duration"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickOp, duration_ns) },
+  { N_ ("Output bytes"), WICK_COLUMN_BYTES, G_STRUCT_OFFSET (WickOp, output_dense_bytes) },
+};
 
 static void
 on_op_row (gpointer d, guint k, guint i, gboolean activated)
@@ -233,104 +163,24 @@ on_op_row (gpointer d, guint k, guint i, gboolean activated)
 }
 
 /* Tensors */
-static const WickTensor *
-tensor (WickCostsPage *self, guint i)
+static const void *
+tensor_record (gpointer d, guint i)
 {
-  return &wick_document_get_tensors (self->document, NULL)[i];
+  return &wick_document_get_tensors (((WickCostsPage *)d)->document, NULL)[i];
 }
 
-static char *
-t_id (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, tensor (s, i)->tensor_id));
-}
-static char *
-t_label (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, tensor (s, i)->label));
-}
-static char *
-t_category (gpointer d, guint k, guint i)
-{
-  return g_strdup (wick_category_name (tensor (d, i)->category));
-}
-static char *
-t_shape (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return wick_format_shape (s->document, tensor (s, i)->shape_offset, tensor (s, i)->rank);
-}
-static char *
-t_dtype (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, tensor (s, i)->dtype));
-}
-static char *
-t_device (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, tensor (s, i)->device));
-}
-static char *
-t_bytes (gpointer d, guint k, guint i)
-{
-  return wick_format_bytes (tensor (d, i)->dense_bytes);
-}
-static char *
-t_span (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (span_name (s, tensor (s, i)->span, tensor (s, i)->span_id));
-}
-
-static int
-cmp_t_id (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->tensor_id),
-                    wick_document_str (s->document, tensor (s, b)->tensor_id));
-}
-static int
-cmp_t_label (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->label),
-                    wick_document_str (s->document, tensor (s, b)->label));
-}
-static int
-cmp_t_category (gpointer d, guint a, guint b)
-{
-  return CMP (tensor (d, a)->category, tensor (d, b)->category);
-}
-static int
-cmp_t_dtype (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->dtype),
-                    wick_document_str (s->document, tensor (s, b)->dtype));
-}
-static int
-cmp_t_device (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (wick_document_str (s->document, tensor (s, a)->device),
-                    wick_document_str (s->document, tensor (s, b)->device));
-}
-static int
-cmp_t_bytes (gpointer d, guint a, guint b)
-{
-  return CMP (tensor (d, a)->dense_bytes, tensor (d, b)->dense_bytes);
-}
-static int
-cmp_t_span (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (span_name (s, tensor (s, a)->span, tensor (s, a)->span_id),
-                    span_name (s, tensor (s, b)->span, tensor (s, b)->span_id));
-}
+static const WickColumn tensor_columns[] = {
+  { N_ ("Tensor"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickTensor, tensor_id) },
+  { N_ ("Label"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickTensor, label), 0, WICK_COLUMN_EXPAND },
+  { N_ ("Span"), WICK_COLUMN_SPAN, G_STRUCT_OFFSET (WickTensor, span),
+    G_STRUCT_OFFSET (WickTensor, span_id), WICK_COLUMN_EXPAND },
+  { N_ ("Category"), WICK_COLUMN_CATEGORY, G_STRUCT_OFFSET (WickTensor, category) },
+  { N_ ("Shape"), WICK_COLUMN_SHAPE, G_STRUCT_OFFSET (WickTensor, shape_offset),
+    G_STRUCT_OFFSET (WickTensor, rank) },
+  { N_ ("Dtype"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickTensor, dtype) },
+  { N_ ("Device"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickTensor, device) },
+  { N_ ("Bytes"), WICK_COLUMN_BYTES, G_STRUCT_OFFSET (WickTensor, dense_bytes) },
+};
 
 static void
 on_tensor_row (gpointer d, guint k, guint i, gboolean activated)
@@ -346,89 +196,41 @@ stat (WickCostsPage *self, guint i)
   return &wick_document_get_tensor_stats (self->document, NULL)[i];
 }
 
-static char *
-st_label (gpointer d, guint k, guint i)
+static const void *
+stat_record (gpointer d, guint i)
 {
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, stat (s, i)->label));
+  return stat (d, i);
 }
-static char *
-st_span (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (span_name (s, stat (s, i)->span, stat (s, i)->span_id));
-}
-static char *
-st_shape (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return wick_format_shape (s->document, stat (s, i)->shape_offset, stat (s, i)->rank);
-}
-static char *
-st_dtype (gpointer d, guint k, guint i)
-{
-  WickCostsPage *s = d;
-  return g_strdup (wick_document_str (s->document, stat (s, i)->dtype));
-}
-static char *
-st_elements (gpointer d, guint k, guint i)
-{
-  return g_strdup_printf ("%" G_GUINT64_FORMAT, stat (d, i)->elements);
-}
+
 static char *
 st_non_finite (gpointer d, guint k, guint i)
 {
   guint64 n = stat (d, i)->non_finite;
   return n ? g_strdup_printf ("⚠ %" G_GUINT64_FORMAT, n) : g_strdup ("0");
 }
-static char *
-st_rms (gpointer d, guint k, guint i)
+
+static const char *
+class_non_finite (gpointer d, guint k, guint i)
 {
-  return g_strdup_printf ("%.4g", stat (d, i)->rms);
-}
-static char *
-st_abs_max (gpointer d, guint k, guint i)
-{
-  return g_strdup_printf ("%.4g", stat (d, i)->abs_max);
-}
-static char *
-st_mean (gpointer d, guint k, guint i)
-{
-  return g_strdup_printf ("%.4g", stat (d, i)->mean);
+  return stat (d, i)->non_finite ? "error" : NULL;
 }
 
-static int
-cmp_st_label (gpointer d, guint a, guint b)
-{
-  WickCostsPage *s = d;
-  return g_strcmp0 (wick_document_str (s->document, stat (s, a)->label),
-                    wick_document_str (s->document, stat (s, b)->label));
-}
-static int
-cmp_st_elements (gpointer d, guint a, guint b)
-{
-  return CMP (stat (d, a)->elements, stat (d, b)->elements);
-}
-static int
-cmp_st_non_finite (gpointer d, guint a, guint b)
-{
-  return CMP (stat (d, a)->non_finite, stat (d, b)->non_finite);
-}
-static int
-cmp_st_rms (gpointer d, guint a, guint b)
-{
-  return CMP (stat (d, a)->rms, stat (d, b)->rms);
-}
-static int
-cmp_st_abs_max (gpointer d, guint a, guint b)
-{
-  return CMP (stat (d, a)->abs_max, stat (d, b)->abs_max);
-}
-static int
-cmp_st_mean (gpointer d, guint a, guint b)
-{
-  return CMP (stat (d, a)->mean, stat (d, b)->mean);
-}
+static const WickColumn stat_columns[] = {
+  { N_ ("Label"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickTensorStats, label), 0,
+    WICK_COLUMN_EXPAND },
+  { N_ ("Span"), WICK_COLUMN_SPAN, G_STRUCT_OFFSET (WickTensorStats, span),
+    G_STRUCT_OFFSET (WickTensorStats, span_id), WICK_COLUMN_EXPAND | WICK_COLUMN_UNSORTED },
+  { N_ ("Shape"), WICK_COLUMN_SHAPE, G_STRUCT_OFFSET (WickTensorStats, shape_offset),
+    G_STRUCT_OFFSET (WickTensorStats, rank) },
+  { N_ ("Dtype"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickTensorStats, dtype), 0,
+    WICK_COLUMN_UNSORTED },
+  { N_ ("Elements"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickTensorStats, elements) },
+  { N_ ("Non-finite"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickTensorStats, non_finite), 0, 0,
+    st_non_finite, class_non_finite },
+  { N_ ("RMS"), WICK_COLUMN_F64, G_STRUCT_OFFSET (WickTensorStats, rms) },
+  { N_ ("Abs max"), WICK_COLUMN_F64, G_STRUCT_OFFSET (WickTensorStats, abs_max) },
+  { N_ ("Mean"), WICK_COLUMN_F64, G_STRUCT_OFFSET (WickTensorStats, mean) },
+};
 
 static void
 on_stat_row (gpointer d, guint k, guint i, gboolean activated)
@@ -449,10 +251,12 @@ wick_costs_page_dispose (GObject *object)
   WickCostsPage *self = WICK_COSTS_PAGE (object);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   g_clear_pointer (&self->spans, wick_table_free);
+  g_clear_pointer (&self->steps, wick_table_free);
   g_clear_pointer (&self->ops, wick_table_free);
   g_clear_pointer (&self->tensors, wick_table_free);
   g_clear_pointer (&self->stats, wick_table_free);
   g_clear_pointer (&self->costs, g_array_unref);
+  g_clear_pointer (&self->step_stats, g_array_unref);
   g_clear_object (&self->selection);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_costs_page_parent_class)->dispose (object);
@@ -470,60 +274,29 @@ wick_costs_page_class_init (WickCostsPageClass *klass)
                                        0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
-static const char *
-class_non_finite (gpointer d, guint k, guint i)
+
+static WickTable *
+declared_table (WickCostsPage *self, WickTableRecordFunc record, const WickColumn *columns,
+                guint n_columns, WickTableRowFunc on_row)
 {
-  return stat (d, i)->non_finite ? "error" : NULL;
+  WickTable *table = wick_table_new (self);
+  wick_table_add_columns (table, record, document_of, columns, n_columns);
+  wick_table_set_row_func (table, on_row);
+  return table;
 }
 
 static void
 build_tables (WickCostsPage *self)
 {
-  self->spans = wick_table_new (self);
-  wick_table_add_column (self->spans, _ ("Span name"), cost_name, cmp_cost_name, TRUE, FALSE);
-  wick_table_add_column (self->spans, _ ("Count"), cost_count, cmp_cost_count, FALSE, TRUE);
-  wick_table_add_column (self->spans, _ ("Total"), cost_total, cmp_cost_total, FALSE, TRUE);
-  wick_table_add_column (self->spans, _ ("Self"), cost_self, cmp_cost_self, FALSE, TRUE);
-  wick_table_add_column (self->spans, _ ("Mean"), cost_mean, cmp_cost_mean, FALSE, TRUE);
-  wick_table_add_column (self->spans, _ ("Max"), cost_max, cmp_cost_max, FALSE, TRUE);
-  wick_table_add_column (self->spans, _ ("Share of trace"), cost_share, cmp_cost_total, FALSE,
-                         TRUE);
-  wick_table_set_row_func (self->spans, on_cost_row);
-
-  self->ops = wick_table_new (self);
-  wick_table_add_column (self->ops, _ ("Op"), op_name, cmp_op_name, TRUE, FALSE);
-  wick_table_add_column (self->ops, _ ("Span"), op_span, cmp_op_span, TRUE, FALSE);
-  wick_table_add_column (self->ops, _ ("Shape"), op_shape, NULL, FALSE, FALSE);
-  wick_table_add_column (self->ops, _ ("Dtype"), op_dtype, cmp_op_dtype, FALSE, FALSE);
-  wick_table_add_column (self->ops, _ ("Device"), op_device, cmp_op_device, FALSE, FALSE);
-  wick_table_add_column (self->ops, _ ("Duration"), op_duration, cmp_op_duration, FALSE, TRUE);
-  wick_table_add_column (self->ops, _ ("Output bytes"), op_bytes, cmp_op_bytes, FALSE, TRUE);
-  wick_table_set_row_func (self->ops, on_op_row);
-
-  self->tensors = wick_table_new (self);
-  wick_table_add_column (self->tensors, _ ("Tensor"), t_id, cmp_t_id, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _ ("Label"), t_label, cmp_t_label, TRUE, FALSE);
-  wick_table_add_column (self->tensors, _ ("Span"), t_span, cmp_t_span, TRUE, FALSE);
-  wick_table_add_column (self->tensors, _ ("Category"), t_category, cmp_t_category, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _ ("Shape"), t_shape, NULL, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _ ("Dtype"), t_dtype, cmp_t_dtype, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _ ("Device"), t_device, cmp_t_device, FALSE, FALSE);
-  wick_table_add_column (self->tensors, _ ("Bytes"), t_bytes, cmp_t_bytes, FALSE, TRUE);
-  wick_table_set_row_func (self->tensors, on_tensor_row);
-
-  self->stats = wick_table_new (self);
-  wick_table_add_column (self->stats, _ ("Label"), st_label, cmp_st_label, TRUE, FALSE);
-  wick_table_add_column (self->stats, _ ("Span"), st_span, NULL, TRUE, FALSE);
-  wick_table_add_column (self->stats, _ ("Shape"), st_shape, NULL, FALSE, FALSE);
-  wick_table_add_column (self->stats, _ ("Dtype"), st_dtype, NULL, FALSE, FALSE);
-  wick_table_add_column (self->stats, _ ("Elements"), st_elements, cmp_st_elements, FALSE, TRUE);
-  wick_table_add_column (self->stats, _ ("Non-finite"), st_non_finite, cmp_st_non_finite, FALSE,
-                         TRUE);
-  wick_table_set_class_func (self->stats, class_non_finite);
-  wick_table_add_column (self->stats, _ ("RMS"), st_rms, cmp_st_rms, FALSE, TRUE);
-  wick_table_add_column (self->stats, _ ("Abs max"), st_abs_max, cmp_st_abs_max, FALSE, TRUE);
-  wick_table_add_column (self->stats, _ ("Mean"), st_mean, cmp_st_mean, FALSE, TRUE);
-  wick_table_set_row_func (self->stats, on_stat_row);
+  self->spans = declared_table (self, cost_record, cost_columns, G_N_ELEMENTS (cost_columns),
+                                on_cost_row);
+  self->steps = declared_table (self, step_record, step_columns, G_N_ELEMENTS (step_columns),
+                                on_step_row);
+  self->ops = declared_table (self, op_record, op_columns, G_N_ELEMENTS (op_columns), on_op_row);
+  self->tensors = declared_table (self, tensor_record, tensor_columns,
+                                  G_N_ELEMENTS (tensor_columns), on_tensor_row);
+  self->stats = declared_table (self, stat_record, stat_columns, G_N_ELEMENTS (stat_columns),
+                                on_stat_row);
 }
 
 static void
@@ -535,6 +308,10 @@ wick_costs_page_init (WickCostsPage *self)
   self->stack = gtk_stack_new ();
   gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->spans), "spans",
                         _ ("Span costs"));
+  self->steps_page = gtk_stack_add_titled (GTK_STACK (self->stack),
+                                           wick_table_get_widget (self->steps), "steps",
+                                           _ ("Steps"));
+  gtk_stack_page_set_visible (self->steps_page, FALSE);
   gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->ops), "ops",
                         _ ("Ops"));
   gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->tensors), "tensors",
@@ -576,6 +353,22 @@ wick_costs_page_set_document (WickCostsPage *self, WickDocument *document)
   wick_costs_page_set_document_full (self, document, NULL);
 }
 
+/* The step table, shown when the trace has steps (wick-steps.h). */
+static void
+show_steps (WickCostsPage *self)
+{
+  wick_table_set_rows (self->steps, 0);
+  g_clear_pointer (&self->step_stats, g_array_unref);
+  if (self->document != NULL)
+    {
+      g_autoptr (WickSteps) steps = wick_steps_find (self->document);
+      self->step_stats = wick_steps_statistics (self->document, steps);
+    }
+  guint n = self->step_stats ? self->step_stats->len : 0;
+  wick_table_set_rows (self->steps, n);
+  gtk_stack_page_set_visible (self->steps_page, n > 0);
+}
+
 static void
 show_costs (WickCostsPage *self)
 {
@@ -595,6 +388,7 @@ show_costs (WickCostsPage *self)
   wick_document_get_tensor_stats (self->document, &n_stats);
   wick_table_set_rows (self->stats, n_stats);
   wick_table_sort_by (self->stats, 5, TRUE); /* non-finite first */
+  show_steps (self);
 }
 
 void
@@ -655,6 +449,7 @@ refresh (WickCostsPage *self)
       wick_table_set_rows (self->ops, 0);
       wick_table_set_rows (self->tensors, 0);
       wick_table_set_rows (self->stats, 0);
+      show_steps (self);
       return;
     }
   g_autoptr (WickSpanIndex) index = wick_span_index_new (self->document);
@@ -667,6 +462,8 @@ wick_costs_page_get_table (WickCostsPage *self, const char *name)
 {
   if (self->stale)
     refresh (self);
+  if (g_strcmp0 (name, "steps") == 0)
+    return self->steps;
   if (g_strcmp0 (name, "ops") == 0)
     return self->ops;
   if (g_strcmp0 (name, "tensors") == 0)
@@ -682,6 +479,7 @@ wick_costs_page_set_filter (WickCostsPage *self, const char *text)
   if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (self->filter)), text ? text : "") != 0)
     gtk_editable_set_text (GTK_EDITABLE (self->filter), text ? text : "");
   wick_table_set_filter (self->spans, text);
+  wick_table_set_filter (self->steps, text);
   wick_table_set_filter (self->ops, text);
   wick_table_set_filter (self->tensors, text);
   wick_table_set_filter (self->stats, text);

@@ -1,13 +1,17 @@
-/* wick-costs-page.h — span costs by name, and the ops and tensors tables.
+/* wick-costs-page.h — span costs by name, steps, and the ops and tensors tables.
  *
- * Three tables under a switcher, one filter entry for all: span costs
- * (name, count, total, self, mean, max; sorted by total), ops (name, span,
- * shape, dtype, device, duration, bytes) and tensors (id, label, category,
- * shape, dtype, device, bytes) and tensor statistics (label, elements,
- * non-finite count first, rms, abs max, mean). Every column sorts. Selecting an op or a
- * tensor selects it in the shared selection; activating a span-cost row
- * emits "search-name" so the window can highlight those spans on the
- * timeline.
+ * Tables under a switcher, one filter entry for all: span costs (name, count,
+ * total, self, mean, max, share; sorted by total), steps (when the trace has
+ * them, model/wick-steps.h: per step its start from the first step, duration,
+ * spans, ops, device intervals launched, device time and its share of the
+ * step, bytes allocated), ops (name, span, shape, dtype, device, duration,
+ * bytes), tensors (id, label, category, shape, dtype, device, bytes) and
+ * tensor statistics (label, elements, non-finite count first, rms, abs max,
+ * mean). Each table is a list of declared columns (wick-table.h WickColumn):
+ * a field of the record, its type giving the text and the order. Selecting a
+ * step, an op or a tensor selects it in the shared selection; activating a
+ * span-cost row emits "search-name" so the window can highlight those spans
+ * on the timeline.
  */
 #pragma once
 

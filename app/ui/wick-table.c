@@ -3,7 +3,11 @@
 
 #include "wick-document.h"
 
+#include <glib/gi18n.h>
 #include <string.h>
+
+#include "wick-format.h"
+#include "wick-record-text.h"
 
 struct _WickTableRow
 {
@@ -112,6 +116,10 @@ typedef struct
   WickTableCompareFunc compare;
   WickTableClassFunc style;
   gboolean numeric;
+  /* a declared column: text and order from the record's field */
+  const WickColumn *def;
+  WickTableRecordFunc record;
+  WickTableDocumentFunc document;
 } Column;
 
 struct _WickTable
@@ -142,6 +150,93 @@ unwrap (gpointer item)
       return inner;
     }
   return item;
+}
+
+#define FIELD(record, offset, type) (*(const type *)((const char *)(record) + (offset)))
+#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
+
+static const char *
+field_str (WickDocument *doc, const void *record, gsize offset)
+{
+  return wick_document_str (doc, FIELD (record, offset, WickStr));
+}
+
+/* A SPAN field's text: its span's name, else the span_id as written. */
+static const char *
+field_span (WickDocument *doc, const void *record, const WickColumn *def)
+{
+  gint32 span = FIELD (record, def->offset, gint32);
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (doc, &n);
+  if (span >= 0 && (guint)span < n)
+    return wick_document_str (doc, spans[span].name);
+  return field_str (doc, record, def->offset2);
+}
+
+static char *
+declared_text (Column *column, gpointer data, guint index)
+{
+  const WickColumn *def = column->def;
+  const void *r = column->record (data, index);
+  WickDocument *doc = column->document (data);
+  switch (def->type)
+    {
+      case WICK_COLUMN_STR:
+        return g_strdup (field_str (doc, r, def->offset));
+      case WICK_COLUMN_COUNT:
+        return g_strdup_printf ("%" G_GUINT64_FORMAT, FIELD (r, def->offset, guint64));
+      case WICK_COLUMN_DURATION:
+        return wick_format_duration (FIELD (r, def->offset, guint64));
+      case WICK_COLUMN_DURATION_F64:
+        return wick_format_duration ((guint64)FIELD (r, def->offset, double));
+      case WICK_COLUMN_BYTES:
+        return wick_format_bytes (FIELD (r, def->offset, guint64));
+      case WICK_COLUMN_F64:
+        return g_strdup_printf ("%.4g", FIELD (r, def->offset, double));
+      case WICK_COLUMN_CATEGORY:
+        return g_strdup (wick_category_name (FIELD (r, def->offset, guint8)));
+      case WICK_COLUMN_SPAN:
+        return g_strdup (field_span (doc, r, def));
+      case WICK_COLUMN_SHAPE:
+        return wick_format_shape (doc, FIELD (r, def->offset, guint32),
+                                  FIELD (r, def->offset2, guint32));
+      default:
+        g_assert_not_reached ();
+    }
+}
+
+static int
+declared_compare (Column *column, gpointer data, guint a, guint b)
+{
+  const WickColumn *def = column->def;
+  const void *ra = column->record (data, a), *rb = column->record (data, b);
+  WickDocument *doc = column->document (data);
+  switch (def->type)
+    {
+      case WICK_COLUMN_STR:
+        return g_strcmp0 (field_str (doc, ra, def->offset), field_str (doc, rb, def->offset));
+      case WICK_COLUMN_COUNT:
+      case WICK_COLUMN_DURATION:
+      case WICK_COLUMN_BYTES:
+        return CMP (FIELD (ra, def->offset, guint64), FIELD (rb, def->offset, guint64));
+      case WICK_COLUMN_DURATION_F64:
+      case WICK_COLUMN_F64:
+        return CMP (FIELD (ra, def->offset, double), FIELD (rb, def->offset, double));
+      case WICK_COLUMN_CATEGORY:
+        return CMP (FIELD (ra, def->offset, guint8), FIELD (rb, def->offset, guint8));
+      case WICK_COLUMN_SPAN:
+        return g_strcmp0 (field_span (doc, ra, def), field_span (doc, rb, def));
+      default:
+        return 0;
+    }
+}
+
+static char *
+column_text (Column *column, gpointer data, guint kind, guint index)
+{
+  if (column->text != NULL)
+    return column->text (data, kind, index);
+  return declared_text (column, data, index);
 }
 
 static void
@@ -180,7 +275,7 @@ bind_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_
       child = gtk_tree_expander_get_child (GTK_TREE_EXPANDER (child));
     }
   WickTableRow *row = unwrap (object);
-  g_autofree char *text = column->text (self->data, row->kind, row->index);
+  g_autofree char *text = column_text (column, self->data, row->kind, row->index);
   gtk_label_set_text (GTK_LABEL (child), text ? text : "");
   /* Long cells may be ellipsized: the whole text on hover. */
   gtk_widget_set_tooltip_text (child, text && g_utf8_strlen (text, -1) > 32 ? text : NULL);
@@ -207,6 +302,8 @@ sort_rows (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   SortData *sort = user_data;
   WickTableRow *ra = unwrap ((gpointer)a), *rb = unwrap ((gpointer)b);
+  if (sort->column->def != NULL)
+    return declared_compare (sort->column, sort->table->data, ra->index, rb->index);
   return sort->column->compare (sort->table->data, ra->index, rb->index);
 }
 
@@ -220,7 +317,7 @@ filter_row (gpointer item, gpointer user_data)
   for (guint c = 0; c < self->columns->len; c++)
     {
       Column *column = g_ptr_array_index (self->columns, c);
-      g_autofree char *text = column->text (self->data, row->kind, row->index);
+      g_autofree char *text = column_text (column, self->data, row->kind, row->index);
       if (text == NULL)
         continue;
       g_autofree char *folded = g_utf8_casefold (text, -1);
@@ -314,14 +411,10 @@ wick_table_get_column_view (WickTable *self)
   return self->view;
 }
 
-void
-wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc text,
-                       WickTableCompareFunc compare, gboolean expand, gboolean numeric)
+static void
+append_column (WickTable *self, Column *column, const char *title, gboolean sortable,
+               gboolean expand)
 {
-  Column *column = g_new0 (Column, 1);
-  column->text = text;
-  column->compare = compare;
-  column->numeric = numeric;
   g_ptr_array_add (self->columns, column);
 
   GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
@@ -332,7 +425,7 @@ wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc tex
   GtkColumnViewColumn *view_column = gtk_column_view_column_new (title, factory);
   gtk_column_view_column_set_resizable (view_column, TRUE);
   gtk_column_view_column_set_expand (view_column, expand);
-  if (compare)
+  if (sortable)
     {
       SortData *sort = g_new0 (SortData, 1);
       sort->table = self;
@@ -343,6 +436,41 @@ wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc tex
     }
   gtk_column_view_append_column (self->view, view_column);
   g_object_unref (view_column);
+}
+
+void
+wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc text,
+                       WickTableCompareFunc compare, gboolean expand, gboolean numeric)
+{
+  Column *column = g_new0 (Column, 1);
+  column->text = text;
+  column->compare = compare;
+  column->numeric = numeric;
+  append_column (self, column, title, compare != NULL, expand);
+}
+
+void
+wick_table_add_columns (WickTable *self, WickTableRecordFunc record,
+                        WickTableDocumentFunc document, const WickColumn *columns,
+                        guint n_columns)
+{
+  g_return_if_fail (record != NULL && document != NULL);
+  for (guint i = 0; i < n_columns; i++)
+    {
+      const WickColumn *def = &columns[i];
+      Column *column = g_new0 (Column, 1);
+      column->def = def;
+      column->record = record;
+      column->document = document;
+      column->text = def->text;
+      column->style = def->style;
+      column->numeric = def->type == WICK_COLUMN_COUNT || def->type == WICK_COLUMN_DURATION
+                        || def->type == WICK_COLUMN_DURATION_F64
+                        || def->type == WICK_COLUMN_BYTES || def->type == WICK_COLUMN_F64;
+      gboolean sortable = def->type != WICK_COLUMN_SHAPE && !(def->flags & WICK_COLUMN_UNSORTED);
+      append_column (self, column, _ (def->title), sortable,
+                     (def->flags & WICK_COLUMN_EXPAND) != 0);
+    }
 }
 
 static GListModel *
@@ -435,6 +563,16 @@ wick_table_get_shown (WickTable *self, guint position, guint *kind, guint *index
   *kind = row->kind;
   *index = row->index;
   return TRUE;
+}
+
+char *
+wick_table_get_text (WickTable *self, guint position, guint column)
+{
+  guint kind, index;
+  g_return_val_if_fail (column < self->columns->len, NULL);
+  if (!wick_table_get_shown (self, position, &kind, &index))
+    return NULL;
+  return column_text (g_ptr_array_index (self->columns, column), self->data, kind, index);
 }
 
 void

@@ -3,7 +3,9 @@
  * The tables (span costs, ops, tensors, health, coverage) show rows of the
  * document's plain arrays without a GObject per record in the model: a row is
  * a small WickTableRow (kind, index) created on demand. Each column is a text
- * function and an optional compare function (clicking its header sorts). A
+ * function and an optional compare function (clicking its header sorts), or,
+ * for a table over one array of plain structs, a declared WickColumn: a field
+ * at an offset of the record, its type giving the format and the order. A
  * filter keeps rows where any column's text contains the filter text,
  * ignoring case. In tree mode, root rows (kind 0) expand into the children
  * the children function lists (kind 1).
@@ -44,6 +46,50 @@ GtkColumnView *wick_table_get_column_view (WickTable *self);
 
 void wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc text,
                             WickTableCompareFunc compare, gboolean expand, gboolean numeric);
+/* ---- columns declared as data ------------------------------------------ */
+
+typedef enum
+{
+  WICK_COLUMN_STR,          /* WickStr: the document's string */
+  WICK_COLUMN_COUNT,        /* guint64, as a number */
+  WICK_COLUMN_DURATION,     /* guint64 ns (wick_format_duration) */
+  WICK_COLUMN_DURATION_F64, /* double ns */
+  WICK_COLUMN_BYTES,        /* guint64 (wick_format_bytes) */
+  WICK_COLUMN_F64,          /* double, 4 significant digits */
+  WICK_COLUMN_CATEGORY,     /* guint8 WickMemoryCategory: its name, ordered by value */
+  WICK_COLUMN_SPAN,         /* gint32 span index at offset, WickStr span_id at offset2: the
+                             * span's name (its id when the span is unknown) */
+  WICK_COLUMN_SHAPE,        /* guint32 shape offset at offset, guint32 rank at offset2 */
+} WickColumnType;
+
+typedef enum
+{
+  WICK_COLUMN_EXPAND = 1 << 0,   /* takes the spare width */
+  WICK_COLUMN_UNSORTED = 1 << 1, /* its header does not sort */
+} WickColumnFlags;
+
+typedef struct
+{
+  const char *title; /* untranslated (N_): translated when added */
+  WickColumnType type;
+  gsize offset;  /* of the field in the record */
+  gsize offset2; /* SPAN: the span_id; SHAPE: the rank */
+  guint flags;   /* WickColumnFlags */
+  WickTableTextFunc text;   /* optional: the text instead of the type's (order still by type) */
+  WickTableClassFunc style; /* optional: a style class per cell */
+} WickColumn;
+
+/* Record @index of the table's array, and the document its strings are in. */
+typedef const void *(*WickTableRecordFunc) (gpointer data, guint index);
+typedef WickDocument *(*WickTableDocumentFunc) (gpointer data);
+
+/* Adds @n_columns declared columns over the records @record returns
+ * (@columns must outlive the table: a static array). Numbers are right
+ * aligned; every column but SHAPE and the UNSORTED ones sorts. */
+void wick_table_add_columns (WickTable *self, WickTableRecordFunc record,
+                             WickTableDocumentFunc document, const WickColumn *columns,
+                             guint n_columns);
+
 /* Colours the cells of the column added last. */
 void wick_table_set_class_func (WickTable *self, WickTableClassFunc func);
 /* Rows 0..n-1 (kind 0). */
@@ -55,6 +101,8 @@ void wick_table_sort_by (WickTable *self, guint column, gboolean descending);
 guint wick_table_get_n_shown (WickTable *self);
 /* The row shown at @position (kind and index), FALSE past the end. */
 gboolean wick_table_get_shown (WickTable *self, guint position, guint *kind, guint *index);
+/* The text of column @column in the row shown at @position, NULL past the end. */
+char *wick_table_get_text (WickTable *self, guint position, guint column);
 /* Called when a row is selected or activated. */
 void wick_table_set_row_func (WickTable *self, WickTableRowFunc func);
 /* Selects the shown row with this kind and index, if shown. */

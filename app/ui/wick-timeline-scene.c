@@ -7,6 +7,8 @@
 #include <pango/pangocairo.h>
 #include <string.h>
 
+#include "model/wick-device-clock.h"
+#include "model/wick-steps.h"
 #include "wick-format.h"
 #include "wick-palette.h"
 #include "wick-timeline-axis.h"
@@ -62,6 +64,7 @@ struct _WickTimelineScene
   PangoLayout *layout;
   GPtrArray *marker_labels; /* char *, per extension record */
   gboolean has_markers;
+  GArray *steps; /* guint32: span index of each ProfilerStep#N, by start (model/wick-steps.h) */
   /* The gutter's text is a frame's fixed cost: kept as an image while the
    * layout, scroll, height and theme stay. */
   cairo_surface_t *gutter;
@@ -81,39 +84,20 @@ set_blended (cairo_t *cr, WickRgb rgb, double alpha, gboolean dark)
                         rgb.b * alpha + bg.b * (1 - alpha));
 }
 
+/* Top of the step row (under the marker row). */
 static int
-top_of_tracks (const WickTimelineScene *self)
+step_row_top (const WickTimelineScene *self)
 {
   return WICK_TIMELINE_RULER + (self->has_markers ? WICK_TIMELINE_MARKER_ROW : 0);
 }
 
-/* ---- building ------------------------------------------------------------ */
-
-static gint64
-clock_offset (WickTimelineScene *self, const WickDeviceInterval *intervals, guint n, WickStr clock)
+static int
+top_of_tracks (const WickTimelineScene *self)
 {
-  /* The earliest interval of the clock with a known span lines up with that
-   * span; a clock with no known span starts with the trace. */
-  gint64 offset = 0;
-  guint64 earliest = G_MAXUINT64, earliest_any = G_MAXUINT64;
-  gboolean linked = FALSE;
-  for (guint i = 0; i < n; i++)
-    {
-      if (intervals[i].clock_id != clock)
-        continue;
-      earliest_any = MIN (earliest_any, intervals[i].start_ns);
-      if (intervals[i].span >= 0 && (guint)intervals[i].span < self->n_spans
-          && intervals[i].start_ns < earliest)
-        {
-          earliest = intervals[i].start_ns;
-          offset = (gint64)self->spans[intervals[i].span].start_ns - (gint64)intervals[i].start_ns;
-          linked = TRUE;
-        }
-    }
-  if (!linked && earliest_any != G_MAXUINT64)
-    offset = (gint64)self->extent_start - (gint64)earliest_any;
-  return offset;
+  return step_row_top (self) + (self->steps->len ? WICK_TIMELINE_STEP_ROW : 0);
 }
+
+/* ---- building ------------------------------------------------------------ */
 
 static guint64
 shift (guint64 t, gint64 offset)
@@ -123,8 +107,8 @@ shift (guint64 t, gint64 offset)
   return wick_time_sub (t, (guint64)(-offset));
 }
 
-/* Device tracks of a candle-graph trace: one clock offset per track (from
- * its first interval's clock), so the model's per-row index still answers
+/* Device tracks of a candle-graph trace: one clock offset per track (its
+ * first interval's clock's, wick-device-clock.h), so the model's per-row index still answers
  * "what overlaps [t0, t1)" for the shifted range. */
 static void
 build_offsets (WickTimelineScene *self)
@@ -133,21 +117,14 @@ build_offsets (WickTimelineScene *self)
   const WickDeviceInterval *intervals
     = wick_document_get_device_intervals (self->document, &n_intervals);
   const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, &n_device);
-  g_autoptr (GHashTable) offsets = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  g_autoptr (WickDeviceClocks) clocks = n_intervals ? wick_device_clocks_new (self->document) : NULL;
   for (guint i = 0; i < n_device; i++)
     {
       if (device[i].source < 0 || (guint)device[i].source >= n_intervals
           || device[i].track >= self->n_tracks || self->track_offset[device[i].track] != G_MININT64)
         continue;
-      WickStr clock = intervals[device[i].source].clock_id;
-      gint64 *offset = g_hash_table_lookup (offsets, GUINT_TO_POINTER (clock));
-      if (offset == NULL)
-        {
-          offset = g_new (gint64, 1);
-          *offset = clock_offset (self, intervals, n_intervals, clock);
-          g_hash_table_insert (offsets, GUINT_TO_POINTER (clock), offset);
-        }
-      self->track_offset[device[i].track] = *offset;
+      self->track_offset[device[i].track]
+        = wick_device_clocks_get_offset (clocks, intervals[device[i].source].clock_id);
     }
   for (guint t = 0; t < self->n_tracks; t++)
     if (self->track_offset[t] == G_MININT64)
@@ -221,6 +198,18 @@ build_marker_labels (WickTimelineScene *self)
   self->has_markers = n > 0
                       || (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CANDLE_GRAPH
                           && wick_document_has_terminal (self->document));
+}
+
+guint
+wick_timeline_scene_get_n_steps (WickTimelineScene *self)
+{
+  return self->steps->len;
+}
+
+int
+wick_timeline_scene_get_step_row_top (WickTimelineScene *self)
+{
+  return self->steps->len ? step_row_top (self) : -1;
 }
 
 const char *
@@ -384,6 +373,13 @@ wick_timeline_scene_new (WickDocument *document)
 
   build_ops (self);
   build_marker_labels (self);
+  {
+    /* The step row: torch.profiler's steps (a repeated child of the root is
+     * a step for compare's statistics, not a marker worth a row) */
+    g_autoptr (WickSteps) steps = wick_steps_find (document);
+    self->steps = steps->source == WICK_STEPS_PROFILER ? g_array_ref (steps->spans)
+                                                       : g_array_new (FALSE, FALSE, sizeof (guint32));
+  }
   self->colour_ids = g_new (guint8, MAX (self->n_spans, 1));
   for (guint i = 0; i < self->n_spans; i++)
     self->colour_ids[i] = wick_palette_span_colour_id (
@@ -424,6 +420,7 @@ wick_timeline_scene_free (WickTimelineScene *self)
   g_clear_object (&self->layout);
   g_clear_pointer (&self->gutter, cairo_surface_destroy);
   g_ptr_array_unref (self->marker_labels);
+  g_array_unref (self->steps);
   g_object_unref (self->document);
   g_free (self);
 }
@@ -1261,6 +1258,70 @@ draw_ruler (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
   cairo_line_to (cr, view->width, WICK_TIMELINE_RULER - 0.5);
   cairo_stroke (cr);
 }
+/* First step (index into self->steps) that may overlap [t, ...): steps are
+ * sorted by start and do not overlap, so the one before the first starting
+ * after @t. */
+static guint
+first_step_from (WickTimelineScene *self, guint64 t)
+{
+  guint lo = 0, hi = self->steps->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (self->spans[g_array_index (self->steps, guint32, mid)].start_ns <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo > 0 ? lo - 1 : 0;
+}
+
+/* The step row: each ProfilerStep#N as a band over its time, two alternating
+ * tones, labelled with its number where it is wide enough; the selected step
+ * outlined. Steps narrower than a pixel merge into the band before them. */
+static void
+draw_steps (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  if (self->steps->len == 0)
+    return;
+  double y = step_row_top (self) + 2, h = WICK_TIMELINE_STEP_ROW - 4;
+  WickRgb accent = wick_palette_accent (view->dark), fg = wick_palette_foreground (view->dark);
+  double last_x1 = -1e9;
+  for (guint k = first_step_from (self, view->start_ns); k < self->steps->len; k++)
+    {
+      guint32 span = g_array_index (self->steps, guint32, k);
+      const WickSpan *s = &self->spans[span];
+      if (s->start_ns > view->end_ns)
+        break;
+      guint64 end = wick_time_add (s->start_ns, s->duration_ns);
+      if (end < view->start_ns)
+        continue;
+      double x0 = MAX (wick_timeline_viewport_time_to_x (view, s->start_ns), WICK_TIMELINE_GUTTER);
+      double x1 = MIN (wick_timeline_viewport_time_to_x (view, end), view->width);
+      if (x1 < last_x1 + 1)
+        continue;
+      x0 = MAX (x0, last_x1);
+      last_x1 = MAX (x1, x0 + 1);
+      set_blended (cr, accent, k % 2 ? 0.30 : 0.50, view->dark);
+      cairo_rectangle (cr, x0, y, last_x1 - x0, h);
+      cairo_fill (cr);
+      if (view->selected_type == WICK_RECORD_SPAN && view->selected_index == (gint64)span)
+        {
+          wick_palette_set (cr, fg, 1);
+          cairo_rectangle (cr, x0 + 0.5, y + 0.5, last_x1 - x0 - 1, h - 1);
+          cairo_stroke (cr);
+        }
+      if (!view->no_labels && x1 - x0 > 24)
+        {
+          const char *name = wick_document_str (self->document, s->name);
+          const char *number = name ? strchr (name, '#') : NULL;
+          wick_palette_set (cr, fg, 0.9);
+          draw_text (self, cr, x1 - x0 > 110 || number == NULL ? name : number, x0 + 3, y - 1,
+                     x1 - x0 - 5);
+        }
+    }
+}
+
 static void
 draw_markers (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
@@ -1507,6 +1568,11 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
       wick_palette_set (cr, fg, 0.7);
       draw_text (self, cr, _ ("Wick events"), 10, WICK_TIMELINE_RULER + 3,
                  WICK_TIMELINE_GUTTER - 16);
+    }
+  if (self->steps->len)
+    {
+      wick_palette_set (cr, fg, 0.7);
+      draw_text (self, cr, _ ("Steps"), 10, step_row_top (self) + 2, WICK_TIMELINE_GUTTER - 16);
     }
   const WickProcess *processes = wick_tracks_get_processes (self->tracks, NULL);
   for (int pass = 0; pass < 2; pass++)
@@ -2036,13 +2102,14 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
         }
       cairo_restore (cr);
     }
-  /* The marker row stays put while tracks scroll. */
-  if (self->has_markers)
+  /* The marker and step rows stay put while tracks scroll. */
+  if (self->has_markers || self->steps->len)
     {
       wick_palette_set (cr, wick_palette_background (view->dark), 1);
       cairo_rectangle (cr, WICK_TIMELINE_GUTTER, WICK_TIMELINE_RULER, view->width,
-                       WICK_TIMELINE_MARKER_ROW);
+                       top_of_tracks (self) - WICK_TIMELINE_RULER);
       cairo_fill (cr);
+      draw_steps (self, cr, view);
       draw_markers (self, cr, view);
     }
   draw_selection (self, cr, view);
@@ -2234,6 +2301,17 @@ wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *vi
             }
         }
       return *index >= 0 ? WICK_RECORD_EXTENSION : WICK_RECORD_NONE;
+    }
+  if (self->steps->len && y >= step_row_top (self) && y < top_of_tracks (self))
+    {
+      /* the step under the pointer, as its span */
+      guint64 time = wick_timeline_viewport_x_to_time (view, x);
+      guint k = first_step_from (self, time);
+      const WickSpan *s = &self->spans[g_array_index (self->steps, guint32, k)];
+      if (time < s->start_ns || time >= wick_time_add (s->start_ns, MAX (s->duration_ns, 1)))
+        return WICK_RECORD_NONE;
+      *index = g_array_index (self->steps, guint32, k);
+      return WICK_RECORD_SPAN;
     }
   WickEventRef event;
   if (!wick_timeline_scene_hit_event (self, view, x, y, &event))

@@ -3,7 +3,8 @@
  * A scene is built once per document version from the document's track
  * model (model/wick-tracks.h): a track list in the manner of Perfetto. Top
  * to bottom: the time ruler, the marker row (Wick records and the terminal),
- * the pinned tracks, then one collapsible group per process, headed by its
+ * the step row (torch.profiler's ProfilerStep#N spans, model/wick-steps.h,
+ * as numbered bands; a click selects the step's span), the pinned tracks, then one collapsible group per process, headed by its
  * name, holding its tracks in the model's display order:
  *
  *   slices    a thread's nested spans, one row per depth (height follows depth)
@@ -20,8 +21,9 @@
  * wick_timeline_scene_draw() paints a view onto any cairo context: the
  * widget's snapshot, or a PNG, SVG or PDF surface for export and
  * `wick-trace render`. Nothing here knows about GTK. Device intervals of a
- * candle-graph trace are on the device's clock; each clock is shifted so its
- * first interval starts with the span that launched it.
+ * candle-graph trace are on the device's clock; each clock is shifted onto
+ * the host's as model/wick-device-clock.h says (the Chrome export does the
+ * same).
  *
  * The layout state (collapsed processes, pinned tracks) lives in the scene;
  * wick_timeline_scene_copy_state() carries it to the scene of the next
@@ -39,6 +41,7 @@ G_BEGIN_DECLS
 #define WICK_TIMELINE_GUTTER 150
 #define WICK_TIMELINE_RULER 26
 #define WICK_TIMELINE_MARKER_ROW 20
+#define WICK_TIMELINE_STEP_ROW 18
 #define WICK_TIMELINE_ROW 20
 #define WICK_TIMELINE_PROCESS_ROW 22
 #define WICK_TIMELINE_COUNTER_HEIGHT 40
@@ -106,6 +109,9 @@ gboolean wick_timeline_scene_get_pinned (WickTimelineScene *self, guint32 track)
  * earlier version of the same document) by index. */
 void wick_timeline_scene_copy_state (WickTimelineScene *self, WickTimelineScene *from);
 
+/* ProfilerStep#N steps shown in the step row, and the row's top (-1 without steps). */
+guint wick_timeline_scene_get_n_steps (WickTimelineScene *self);
+int wick_timeline_scene_get_step_row_top (WickTimelineScene *self);
 /* The short label drawn by a Wick record's marker ("mark: step 3",
  * "evict embed", "denoise accepted"). */
 const char *wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension);

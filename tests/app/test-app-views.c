@@ -1210,6 +1210,72 @@ test_timeline_marks_appended (void)
   g_assert_cmpstr (wick_timeline_scene_get_marker_label (scene, 44), ==, "late 39");
 }
 
+static gboolean
+rgb_near (guint32 a, guint32 b)
+{
+  for (int shift = 0; shift < 24; shift += 8)
+    if (ABS ((int)(a >> shift & 0xff) - (int)(b >> shift & 0xff)) > 3)
+      return FALSE;
+  return TRUE;
+}
+
+/* Issue 13 item 4: ProfilerStep#N as a step row under the ruler — a band per
+ * step in the accent colour, a click on it selects the step's span; a trace
+ * without steps has no such row. */
+static void
+test_timeline_steps (void)
+{
+  static const char trace[]
+    = "{\"traceEvents\":["
+      "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
+      "\"tid\":1,\"ts\":0,\"dur\":400},"
+      "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,"
+      "\"dur\":100},"
+      "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,"
+      "\"tid\":1,\"ts\":500,\"dur\":500}"
+      "]}";
+  g_autoptr (WickDocument) document = wick_document_new ();
+  g_assert_true (wick_chrome_import_data (document, trace, strlen (trace), "steps.json", NULL));
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  g_assert_cmpuint (wick_timeline_scene_get_n_steps (scene), ==, 2);
+  int top = wick_timeline_scene_get_step_row_top (scene);
+  g_assert_cmpint (top, ==, WICK_TIMELINE_RULER);
+  WickTimelineViewport view = { .start_ns = 0,
+                                .end_ns = 1000000,
+                                .width = 150 + 1000,
+                                .height = 200,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1,
+                                .hover_x = -1,
+                                .no_labels = TRUE };
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+  cairo_t *cr = cairo_create (surface);
+  wick_timeline_scene_draw (scene, cr, &view);
+  cairo_destroy (cr);
+  /* 1 px per µs: step 1 over x 150..549, a gap to 650, step 2 from 650 */
+  int y = top + WICK_TIMELINE_STEP_ROW / 2;
+  WickRgb accent = wick_palette_accent (FALSE), bg = wick_palette_background (FALSE);
+  guint32 first = app_test_rgb (accent.r * 0.5 + bg.r * 0.5, accent.g * 0.5 + bg.g * 0.5,
+                                accent.b * 0.5 + bg.b * 0.5);
+  guint32 second = app_test_rgb (accent.r * 0.3 + bg.r * 0.7, accent.g * 0.3 + bg.g * 0.7,
+                                 accent.b * 0.3 + bg.b * 0.7);
+  g_assert_true (rgb_near (app_test_pixel (surface, 300, y), first));
+  g_assert_true (rgb_near (app_test_pixel (surface, 800, y), second));
+  g_assert_false (rgb_near (app_test_pixel (surface, 600, y), first));
+  g_assert_false (rgb_near (app_test_pixel (surface, 600, y), second));
+  cairo_surface_destroy (surface);
+  gint64 index;
+  g_assert_cmpint (wick_timeline_scene_hit (scene, &view, 800, y, &index), ==, WICK_RECORD_SPAN);
+  g_assert_cmpstr (wick_document_str (document, wick_document_get_spans (document, NULL)[index].name),
+                   ==, "ProfilerStep#2");
+  g_assert_cmpint (wick_timeline_scene_hit (scene, &view, 600, y, &index), ==, WICK_RECORD_NONE);
+
+  g_autoptr (WickDocument) plain = app_test_document_from_text (nested_trace);
+  g_autoptr (WickTimelineScene) no_steps = wick_timeline_scene_new (plain);
+  g_assert_cmpuint (wick_timeline_scene_get_n_steps (no_steps), ==, 0);
+  g_assert_cmpint (wick_timeline_scene_get_step_row_top (no_steps), ==, -1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1234,5 +1300,6 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/cursor-label", test_cursor_label);
   g_test_add_func ("/views/timeline/tracks", test_timeline_tracks);
   g_test_add_func ("/views/timeline/search-zoomed-out", test_timeline_search_zoomed_out);
+  g_test_add_func ("/views/timeline/steps", test_timeline_steps);
   return g_test_run ();
 }

@@ -10,6 +10,7 @@
 #include "app-test-util.h"
 #include "ui/wick-application.h"
 #include "ui/wick-costs-page.h"
+#include "ui/wick-format.h"
 #include "ui/wick-coverage-page.h"
 #include "ui/wick-details-pane.h"
 #include "ui/wick-health-page.h"
@@ -151,6 +152,33 @@ test_widget_state (void)
   WickCostsPage *costs = WICK_COSTS_PAGE (wick_window_get_view (window, "costs"));
   WickTable *spans = wick_costs_page_get_table (costs, "spans");
   g_assert_cmpuint (wick_table_get_n_shown (spans), >, 10);
+  {
+    /* the declared columns: name, count, total, self, mean, max, share */
+    WickDocument *doc = wick_window_get_document (window);
+    const WickSpan *root = &wick_document_get_spans (doc, NULL)[0];
+    g_autofree char *name = wick_table_get_text (spans, 0, 0);
+    g_autofree char *count = wick_table_get_text (spans, 0, 1);
+    g_autofree char *total = wick_table_get_text (spans, 0, 2);
+    g_autofree char *share = wick_table_get_text (spans, 0, 6);
+    g_autofree char *root_total = wick_format_duration (root->duration_ns);
+    g_assert_cmpstr (name, ==, wick_document_str (doc, root->name));
+    g_assert_cmpstr (count, ==, "1");
+    g_assert_cmpstr (total, ==, root_total);
+    g_assert_cmpstr (share, ==, "100.0 %");
+    /* sorting by count, ascending: a name seen once first */
+    wick_table_sort_by (spans, 1, FALSE);
+    g_autofree char *fewest = wick_table_get_text (spans, 0, 1);
+    g_assert_cmpstr (fewest, ==, "1");
+    wick_table_sort_by (spans, 1, TRUE);
+    g_autofree char *most = wick_table_get_text (spans, 0, 1);
+    g_assert_cmpuint (g_ascii_strtoull (most, NULL, 10), >, 1);
+    wick_table_sort_by (spans, 2, TRUE);
+  }
+  /* Steps: the example's eight train steps, one row each, in order. */
+  WickTable *steps = wick_costs_page_get_table (costs, "steps");
+  g_assert_cmpuint (wick_table_get_n_shown (steps), ==, 8);
+  g_autofree char *first_step = wick_table_get_text (steps, 0, 1);
+  g_assert_cmpstr (first_step, ==, "0 ns");
   /* Filtering ops by text. */
   WickTable *ops = wick_costs_page_get_table (costs, "ops");
   guint all_ops = wick_table_get_n_shown (ops);

@@ -37,9 +37,20 @@ save_window (GtkWidget *window, const char *dir, const char *name)
     iterate_for (20);
   int width = gtk_widget_get_width (window), height = gtk_widget_get_height (window);
   g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (window);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  GskRenderNode *node = NULL;
+  /* A window just presented on a loaded machine may not have drawn yet: ask
+   * again until it has, within a deadline. */
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (node == NULL && g_get_monotonic_time () < deadline)
+    {
+      width = gtk_widget_get_width (window);
+      height = gtk_widget_get_height (window);
+      GtkSnapshot *snapshot = gtk_snapshot_new ();
+      gdk_paintable_snapshot (paintable, snapshot, width, height);
+      node = gtk_snapshot_free_to_node (snapshot);
+      if (node == NULL)
+        iterate_for (100);
+    }
   if (node == NULL)
     g_error ("%s: the window drew nothing", name);
   GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (window));

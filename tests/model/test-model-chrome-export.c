@@ -9,6 +9,7 @@
 #include "model-test-util.h"
 #include "wick-chrome-export.h"
 #include "wick-chrome-import.h"
+#include "wick-device-clock.h"
 #include "wick-tracks.h"
 
 static gboolean
@@ -66,9 +67,10 @@ test_export_device_clock (void)
   guint n;
   const WickDeviceInterval *d = wick_document_get_device_intervals (doc, &n);
   g_assert_cmpuint (n, ==, 3);
-  g_assert_cmpint (wick_chrome_export_device_offset (doc, d[0].clock_id), ==,
+  g_autoptr (WickDeviceClocks) clocks = wick_device_clocks_new (doc);
+  g_assert_cmpint (wick_device_clocks_get_offset (clocks, d[0].clock_id), ==,
                    10 - G_GINT64_CONSTANT (5000000000000));
-  g_assert_cmpint (wick_chrome_export_device_offset (doc, d[2].clock_id), ==, 0);
+  g_assert_cmpint (wick_device_clocks_get_offset (clocks, d[2].clock_id), ==, 0);
 
   g_autofree char *text = export_text (doc);
   /* named by the span's op; forward's at 10 ns, backward's 45 ns after it */
