@@ -527,7 +527,10 @@ show_generic (WickDetailsPane *self, WickRecordType type, gint64 index)
                   json_node_get_value (node, &value);
                   GValue text = G_VALUE_INIT;
                   g_value_init (&text, G_TYPE_STRING);
-                  if (g_value_transform (&value, &text))
+                  /* a boolean is a word, as Measured is ("yes", not TRUE) */
+                  if (G_VALUE_HOLDS_BOOLEAN (&value))
+                    add_field (self, l->data, g_value_get_boolean (&value) ? _ ("yes") : _ ("no"));
+                  else if (g_value_transform (&value, &text))
                     add_field (self, l->data, g_value_get_string (&text));
                   g_value_unset (&text);
                   g_value_unset (&value);

@@ -931,6 +931,28 @@ test_size_remembered (void)
   gtk_window_destroy (GTK_WINDOW (next));
 }
 
+/* The details of a Wick record: its JSON members as fields, a boolean as a
+ * word ("yes"/"no", as Measured is), not GLib's TRUE. */
+static void
+test_details_booleans (void)
+{
+  g_autoptr (WickDocument) document = app_test_document_from_text (
+    "{\"kind\":\"wick_mark\",\"timestamp_ns\":5,\"label\":\"m\",\"kept\":true,"
+    "\"dropped\":false,\"count\":3}");
+  g_autoptr (WickSelection) selection = wick_selection_new ();
+  GtkWidget *pane = wick_details_pane_new (selection);
+  g_object_ref_sink (pane);
+  wick_details_pane_set_document (WICK_DETAILS_PANE (pane), document);
+  guint n;
+  wick_document_get_extensions (document, &n);
+  g_assert_cmpuint (n, ==, 1);
+  wick_selection_set_record (selection, WICK_RECORD_EXTENSION, 0);
+  g_assert_cmpstr (wick_details_pane_get_field (WICK_DETAILS_PANE (pane), "kept"), ==, "yes");
+  g_assert_cmpstr (wick_details_pane_get_field (WICK_DETAILS_PANE (pane), "dropped"), ==, "no");
+  g_assert_cmpstr (wick_details_pane_get_field (WICK_DETAILS_PANE (pane), "count"), ==, "3");
+  g_object_unref (pane);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -958,6 +980,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/tabs-and-narrow", test_tabs_and_narrow);
   g_test_add_func ("/window/track-events", test_track_events);
   g_test_add_func ("/window/size-remembered", test_size_remembered);
+  g_test_add_func ("/window/details-booleans", test_details_booleans);
   int status = g_test_run ();
   g_object_unref (app);
   return status;

@@ -196,12 +196,16 @@ on_restored (gpointer panel, const WickControlResult *result)
   if (result->status != WICK_CONTROL_STATUS_OK)
     message = g_strdup_printf (_ ("Restore failed: %s"), result->error);
   else if (result->command == WICK_CONTROL_RESULT_RESTORE_ALL)
-    message = g_strdup_printf (_ ("Restored all: %lld modules"),
+    message = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "Restored all: %lld module",
+                                            "Restored all: %lld modules",
+                                            (gulong)result->restore_all.restored_modules),
                                (long long)result->restore_all.restored_modules);
   else
-    message
-      = g_strdup_printf (_ ("Restored %s: %lld parameters in %.1f ms"), result->weights.module.name,
-                         (long long)result->weights.restored, result->weights.seconds * 1e3);
+    message = g_strdup_printf (
+      g_dngettext (GETTEXT_PACKAGE, "Restored %s: %lld parameter in %.1f ms",
+                   "Restored %s: %lld parameters in %.1f ms", (gulong)result->weights.restored),
+      result->weights.module.name, (long long)result->weights.restored,
+      result->weights.seconds * 1e3);
   toast (self, "restore", message);
   wick_weights_panel_refresh (self);
 }
