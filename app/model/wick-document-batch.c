@@ -138,8 +138,10 @@ WickLineBatch *
 wick_line_batch_new (void)
 {
   WickLineBatch *batch = g_new (WickLineBatch, 1);
-  wick_line_batch_init (batch, 1024);
-  batch->text = g_string_chunk_new (64 << 10);
+  /* small: a live worker makes one every few milliseconds, most of them with
+   * a few lines (the arrays grow as needed) */
+  wick_line_batch_init (batch, 64);
+  batch->text = g_string_chunk_new (16 << 10);
   return batch;
 }
 
