@@ -1093,9 +1093,10 @@ import_memory_timeline (WickDocument *doc, WickChromeReader *reader, const char 
  * reader thread fills batches of events, their strings copied into the
  * batch's arena, and the calling thread commits them in order, as
  * wick-document-loader.c does for JSONL. At most IN_FLIGHT batches exist, so
- * memory stays a few batches beyond the model. Smaller inputs (the corpus,
- * fuzzing) fill and commit the same batches on one thread. Either way the
- * document is the same (tests/model/test-model-chrome.c compares them). */
+ * memory stays a few batches beyond the model. Smaller inputs (the corpus)
+ * fill and commit the same batches on one thread. Either way the
+ * document is the same (tests/model/test-model-chrome-stream.c compares them;
+ * the Chrome fuzz target reads both ways). */
 #define BATCH_EVENTS 8192
 #define BATCH_ARENA (2 << 20)
 #define IN_FLIGHT 3
