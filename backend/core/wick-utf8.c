@@ -95,6 +95,8 @@ wick_utf8_validate (const char *data, size_t length)
 {
   const unsigned char *p = (const unsigned char *)data;
   const unsigned char *end = p + length;
+  /* The same rules as wick_utf8_sequence_length, checked inline: this runs on
+   * every line the model loads. */
   while (p < end)
     {
       if (*p < 0x80)
@@ -112,10 +114,28 @@ wick_utf8_validate (const char *data, size_t length)
             p++;
           continue;
         }
-      size_t n = wick_utf8_sequence_length (p, (size_t)(end - p));
-      if (n == 0)
+      if (*p >= 0xc2 && *p <= 0xdf)
+        {
+          if (end - p < 2 || (p[1] & 0xc0) != 0x80)
+            return false;
+          p += 2;
+        }
+      else if (*p >= 0xe0 && *p <= 0xef)
+        {
+          if (end - p < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80
+              || (*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] > 0x9f))
+            return false;
+          p += 3;
+        }
+      else if (*p >= 0xf0 && *p <= 0xf4)
+        {
+          if (end - p < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80
+              || (*p == 0xf0 && p[1] < 0x90) || (*p == 0xf4 && p[1] > 0x8f))
+            return false;
+          p += 4;
+        }
+      else
         return false;
-      p += n;
     }
   return true;
 }
