@@ -14,6 +14,7 @@
 
 #include <glib/gi18n.h>
 
+#include "model/wick-chrome-export.h"
 #include "wick-render.h"
 #include "wick-timeline-view.h"
 
@@ -102,6 +103,59 @@ action_export (GtkWidget *widget, const char *action_name, GVariant *parameter)
   g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
+gboolean
+wick_window_export_trace (WickWindow *self, GFile *file, GError **error)
+{
+  if (self->document == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _ ("No trace is open"));
+      return FALSE;
+    }
+  g_autofree char *name = g_file_get_basename (file);
+  return wick_chrome_export_to_file (self->document, file, g_str_has_suffix (name, ".gz"), NULL,
+                                     error);
+}
+
+static void
+on_export_trace_response (GtkNativeDialog *dialog, int response, WickWindow *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT && self->document)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *name = g_file_get_parse_name (file);
+      g_autoptr (GError) error = NULL;
+      g_autofree char *message = NULL;
+      if (wick_window_export_trace (self, file, &error))
+        message = g_strdup_printf (_ ("Exported the trace to %s"), name);
+      else
+        message = g_strdup_printf (_ ("Cannot export the trace to %s: %s"), name, error->message);
+      wick_window_add_toast (self, adw_toast_new (message));
+    }
+  g_object_unref (dialog);
+}
+
+static void
+action_export_trace (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  WickWindow *self = WICK_WINDOW (widget);
+  GtkFileChooserNative *dialog
+    = gtk_file_chooser_native_new (_ ("Export Trace"), GTK_WINDOW (self),
+                                   GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), _ ("_Cancel"));
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), "trace.json");
+  const char *patterns[][2] = { { N_ ("Chrome JSON (.json)"), "*.json" },
+                                { N_ ("Chrome JSON, gzip-compressed (.json.gz)"), "*.json.gz" } };
+  for (guint i = 0; i < G_N_ELEMENTS (patterns); i++)
+    {
+      GtkFileFilter *filter = gtk_file_filter_new ();
+      gtk_file_filter_set_name (filter, _ (patterns[i][0]));
+      gtk_file_filter_add_pattern (filter, patterns[i][1]);
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+      g_object_unref (filter);
+    }
+  g_signal_connect (dialog, "response", G_CALLBACK (on_export_trace_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
 static void
 action_search (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
@@ -192,13 +246,14 @@ action_toggle_details (GtkWidget *widget, const char *action_name, GVariant *par
 
 /* Actions that need a document. */
 static const char *const document_actions[]
-  = { "win.export",   "win.search",   "win.find-next",      "win.find-previous", "win.zoom-in",
+  = { "win.export",   "win.export-trace", "win.search",   "win.find-next",      "win.find-previous", "win.zoom-in",
       "win.zoom-out", "win.zoom-fit", "win.zoom-selection", "win.show-page" };
 
 void
 wick_window_class_install_actions (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "win.export", NULL, action_export);
+  gtk_widget_class_install_action (widget_class, "win.export-trace", NULL, action_export_trace);
   gtk_widget_class_install_action (widget_class, "win.search", NULL, action_search);
   gtk_widget_class_install_action (widget_class, "win.find-next", NULL, action_find_next);
   gtk_widget_class_install_action (widget_class, "win.find-previous", NULL, action_find_previous);

@@ -27,5 +27,8 @@ guint wick_window_get_n_recent (WickWindow *self);
 /* Export… without the file chooser: the current view, as shown, to @path
  * (.png, .svg or .pdf). */
 gboolean wick_window_export_view (WickWindow *self, const char *path, GError **error);
+/* File → Export Trace: the document as Chrome JSON (model/wick-chrome-export.h),
+ * gzip-compressed when @file's name ends in .gz. */
+gboolean wick_window_export_trace (WickWindow *self, GFile *file, GError **error);
 
 G_END_DECLS
