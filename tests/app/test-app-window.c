@@ -25,18 +25,9 @@
 
 static WickApplication *app;
 
-static void
-iterate_until (gboolean (*done) (gpointer), gpointer data, guint timeout_ms)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
-  while (!done (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("timed out after %u ms", timeout_ms);
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-}
+/* The shared helper (app-test-util.h), naming the condition when it times out. */
+#define iterate_until(done, data, timeout_ms)                                                      \
+  app_test_iterate_until (done, data, timeout_ms, #done)
 
 static void
 iterate_for (guint ms)
@@ -80,7 +71,7 @@ open_example (void)
   WickWindow *window = open_window (path);
   GtkWidget *timeline = wick_window_get_view (window, "timeline");
   iterate_until (is_mapped_and_sized, timeline, 10000);
-  iterate_for (50);
+  app_test_iterate_pending (2000);
   return window;
 }
 
@@ -108,7 +99,7 @@ static void
 close_window (WickWindow *window)
 {
   gtk_window_destroy (GTK_WINDOW (window));
-  iterate_for (20);
+  app_test_iterate_pending (2000);
 }
 
 static void
@@ -229,7 +220,7 @@ test_timeline_pixels (void)
   wick_window_show_page (window, "memory");
   GtkWidget *memory = wick_window_get_view (window, "memory");
   iterate_until (is_mapped_and_sized, memory, 5000);
-  iterate_for (50);
+  app_test_iterate_pending (2000);
   surface = render_widget (memory);
   WickRgb bg = wick_palette_background (dark);
   for (guint c = 0; c < WICK_N_CATEGORIES; c++)
@@ -825,7 +816,7 @@ test_track_events (void)
   WickWindow *window = open_window (path);
   GtkWidget *widget = wick_window_get_view (window, "timeline");
   iterate_until (is_mapped_and_sized, widget, 10000);
-  iterate_for (50);
+  app_test_iterate_pending (2000);
   WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
   WickDetailsPane *details = WICK_DETAILS_PANE (wick_window_get_view (window, "details"));
   WickSelection *selection = wick_window_get_selection (window);
