@@ -181,7 +181,7 @@ main (int argc, char **argv)
    * threads) when WICK_SCREENSHOT_DEMO names one. */
   const char *pytorch = g_getenv ("WICK_SCREENSHOT_PYTORCH");
   g_autofree char *default_pytorch = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "chrome",
-                                                       "hta-event-sync-multi-stream.json.gz", NULL);
+                                                       "hta-amd-mi250.json.gz", NULL);
   const char *traces[][2] = { { pytorch ? pytorch : default_pytorch, "timeline-pytorch.png" },
                               { g_getenv ("WICK_SCREENSHOT_DEMO"), "timeline-demo.png" } };
   for (guint t = 0; t < G_N_ELEMENTS (traces); t++)
