@@ -254,7 +254,6 @@ static bool
 on_record (const WickRingRecord *record, void *user_data)
 {
   WickLiveStream *self = user_data;
-  self->records++;
   if (record->kind == WICK_RING_RECORD_META)
     self->opened = TRUE;
   else if (!self->snapshot_emitted
@@ -293,7 +292,15 @@ wick_live_stream_drain (WickLiveStream *self, gsize max_records, WickLiveLineFun
   WickError error;
   self->emit = emit;
   self->emit_data = user_data;
-  long n = wick_ring_reader_drain (self->reader, max_records, on_record, self, &error);
+  /* Span records straight from the ring to lines (libwick's fast path), once
+   * the snapshot is out (it goes before the first live record); the others
+   * through on_record. */
+  long n = self->snapshot_emitted
+             ? wick_ring_reader_drain_jsonl (self->reader, max_records, self->formatter, on_line,
+                                             self, on_record, self, &error)
+             : wick_ring_reader_drain (self->reader, max_records, on_record, self, &error);
+  if (n > 0)
+    self->records += (guint64)n;
   if (wick_ring_reader_is_drained (self->reader))
     emit_snapshot (self);
   self->emit = NULL;

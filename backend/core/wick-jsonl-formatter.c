@@ -39,47 +39,71 @@ static const char two_digits[201] = "00010203040506070809"
                                     "80818283848586878889"
                                     "90919293949596979899";
 
-static inline unsigned
-digit_count (uint64_t value)
+/* Eight decimal digits of value (< 10^8) as ASCII, most significant first in
+ * memory (little-endian: the low byte), by SWAR: two 4-digit halves in the
+ * 32-bit lanes, /100 and /10 by multiply-shift within the lanes (exact for
+ * these ranges: x < 10^4 with 10486 / 2^20, x < 100 with 103 / 2^10). The
+ * digits before '0' is added are returned in *raw (for leading zeros). */
+static inline uint64_t
+eight_digits (uint32_t value, uint64_t *raw)
 {
-  unsigned n = 1;
-  for (;;)
-    {
-      if (value < 10)
-        return n;
-      if (value < 100)
-        return n + 1;
-      if (value < 1000)
-        return n + 2;
-      if (value < 10000)
-        return n + 3;
-      value /= 10000;
-      n += 4;
-    }
+  uint64_t halves = (uint64_t)(value / 10000) | ((uint64_t)(value % 10000) << 32);
+  uint64_t hundreds = ((halves * 10486) >> 20) & UINT64_C (0x0000007F0000007F);
+  uint64_t pairs = hundreds | ((halves - 100 * hundreds) << 16);
+  uint64_t tens = ((pairs * 103) >> 10) & UINT64_C (0x000F000F000F000F);
+  uint64_t digits = tens | ((pairs - 10 * tens) << 8);
+  *raw = digits;
+  return digits + UINT64_C (0x3030303030303030);
 }
 
-/* At most 20 digits, written in place from the last; returns the end. */
+/* value (< 10^8) without leading zeros; writes 8 bytes, returns the end. */
 static inline char *
+put_small (char *out, uint32_t value)
+{
+  if (value < 10)
+    {
+      *out = (char)('0' + value);
+      return out + 1;
+    }
+  if (value < 100)
+    {
+      memcpy (out, two_digits + 2 * value, 2);
+      return out + 2;
+    }
+  uint64_t raw;
+  uint64_t text = eight_digits (value, &raw);
+  unsigned skip = (unsigned)__builtin_ctzll (raw) / 8; /* leading zero digits */
+  text >>= 8 * skip;
+  memcpy (out, &text, 8);
+  return out + 8 - skip;
+}
+
+static inline char *
+put_eight (char *out, uint32_t value)
+{
+  uint64_t raw;
+  uint64_t text = eight_digits (value, &raw);
+  memcpy (out, &text, 8);
+  return out + 8;
+}
+
+/* At most 20 digits; may write up to 8 bytes past the number's end (room
+ * for it is part of every room() a caller asks). Returns the end. */
+static inline __attribute__ ((always_inline)) char *
 put_u64 (char *out, uint64_t value)
 {
-  unsigned n = digit_count (value);
-  char *p = out + n;
-  while (value >= 100)
+  if (value < 100000000u)
+    return put_small (out, (uint32_t)value);
+  if (value < UINT64_C (10000000000000000))
     {
-      unsigned pair = (unsigned)(value % 100);
-      value /= 100;
-      p -= 2;
-      p[0] = two_digits[2 * pair];
-      p[1] = two_digits[2 * pair + 1];
+      out = put_small (out, (uint32_t)(value / 100000000u));
+      return put_eight (out, (uint32_t)(value % 100000000u));
     }
-  if (value >= 10)
-    {
-      p[-2] = two_digits[2 * value];
-      p[-1] = two_digits[2 * value + 1];
-    }
-  else
-    p[-1] = (char)('0' + value);
-  return out + n;
+  uint64_t high = value / UINT64_C (10000000000000000);
+  uint64_t rest = value % UINT64_C (10000000000000000);
+  out = put_small (out, (uint32_t)high);
+  out = put_eight (out, (uint32_t)(rest / 100000000u));
+  return put_eight (out, (uint32_t)(rest % 100000000u));
 }
 
 static inline char *
@@ -252,12 +276,23 @@ string_array (WickJson *json, StringCache *cache, const char *const *values, siz
   LIT (json, "]");
 }
 
-/* The fixed middle of a span_start: ,"span_kind":"K","measured":M */
+/* The fixed middle of a span_start: ,"span_kind":"K","measured":M. Padded
+ * to FRAGMENT_BYTES so that it is copied with one fixed-size move (the room
+ * a line asks for covers the overshoot). */
+#define FRAGMENT_BYTES 48
+
 typedef struct
 {
-  const char *text;
+  char text[FRAGMENT_BYTES];
   size_t length;
 } Fragment;
+
+static inline char *
+put_fragment (char *out, const Fragment *fragment)
+{
+  memcpy (out, fragment->text, FRAGMENT_BYTES);
+  return out + fragment->length;
+}
 
 #define FRAGMENT(literal) { literal, sizeof (literal) - 1 }
 
@@ -282,23 +317,24 @@ static const Fragment span_step_end[] = {
  * Records
  */
 
-static void
-format_span (WickJson *json, StringCache *cache, const WickRingRecord *record, bool with_thread)
+/* A span line in pieces, shared by format_span and the drain's fast path
+ * (wick_jsonl_formatter_feed_span_raw): the whole span_end line; the
+ * span_start up to its name; the rest after the escaped name. Each writes at
+ * most 160 bytes (numbers included). */
+static inline char *
+put_span_end (char *out, const WickRingSpan *span)
 {
-  const WickRingSpan *span = &record->span;
-  char *out = room (json, 160);
-  if (out == NULL)
-    return;
-  if (record->kind == WICK_RING_RECORD_SPAN_END)
-    {
-      out = PUT (out, "{\"kind\":\"span_end\",\"id\":");
-      out = put_span_id (out, span->id);
-      out = PUT (out, ",\"duration_ns\":");
-      out = put_u64 (out, span->duration_ns);
-      *out++ = '}';
-      advance (json, out);
-      return;
-    }
+  out = PUT (out, "{\"kind\":\"span_end\",\"id\":");
+  out = put_span_id (out, span->id);
+  out = PUT (out, ",\"duration_ns\":");
+  out = put_u64 (out, span->duration_ns);
+  *out++ = '}';
+  return out;
+}
+
+static inline char *
+put_span_start_head (char *out, const WickRingSpan *span)
+{
   out = PUT (out, "{\"kind\":\"span_start\",\"id\":");
   out = put_span_id (out, span->id);
   if (span->parent != 0)
@@ -306,18 +342,17 @@ format_span (WickJson *json, StringCache *cache, const WickRingRecord *record, b
       out = PUT (out, ",\"parent_id\":");
       out = put_span_id (out, span->parent);
     }
-  out = PUT (out, ",\"name\":");
-  advance (json, out);
-  str (json, cache, span->name);
-  out = room (json, 160);
-  if (out == NULL)
-    return;
+  return PUT (out, ",\"name\":");
+}
+
+static inline char *
+put_span_start_tail (char *out, const WickRingSpan *span, bool with_thread)
+{
   out = PUT (out, ",\"start_ns\":");
   out = put_u64 (out, span->start_ns);
   if ((unsigned)span->span_kind < 3)
     {
-      const Fragment *middle = &span_kind_measured[span->span_kind][span->measured ? 1 : 0];
-      out = put (out, middle->text, middle->length);
+      out = put_fragment (out, &span_kind_measured[span->span_kind][span->measured ? 1 : 0]);
     }
   else
     {
@@ -328,7 +363,11 @@ format_span (WickJson *json, StringCache *cache, const WickRingRecord *record, b
                            : PUT (out, "\",\"measured\":false");
     }
   if ((unsigned)span->step < sizeof span_step_end / sizeof span_step_end[0])
-    out = put (out, span_step_end[span->step].text, span_step_end[span->step].length - 1);
+    {
+      /* the fragment without its closing brace */
+      char *end = put_fragment (out, &span_step_end[span->step]);
+      out = end - 1;
+    }
   else
     {
       const char *step = wick_step_to_string (span->step);
@@ -346,7 +385,27 @@ format_span (WickJson *json, StringCache *cache, const WickRingRecord *record, b
       out = put_u64 (out, span->thread);
     }
   *out++ = '}';
-  advance (json, out);
+  return out;
+}
+
+static void
+format_span (WickJson *json, StringCache *cache, const WickRingRecord *record, bool with_thread)
+{
+  const WickRingSpan *span = &record->span;
+  char *out = room (json, 160);
+  if (out == NULL)
+    return;
+  if (record->kind == WICK_RING_RECORD_SPAN_END)
+    {
+      advance (json, put_span_end (out, span));
+      return;
+    }
+  advance (json, put_span_start_head (out, span));
+  str (json, cache, span->name);
+  out = room (json, 160);
+  if (out == NULL)
+    return;
+  advance (json, put_span_start_tail (out, span, with_thread));
 }
 
 static void
@@ -798,6 +857,9 @@ span_set_remove (SpanSet *set, uint64_t id)
   return true;
 }
 
+struct WickFormatterNames;
+static void names_free (struct WickFormatterNames *names);
+
 struct WickJsonlFormatter
 {
   bool strict;
@@ -809,12 +871,22 @@ struct WickJsonlFormatter
   char *terminal_reason;
   uint64_t evidence_ns;
   SpanSet open;
+  /* The span started last, not yet in open: an end that follows its start at
+   * once (most spans) costs no set operation. */
+  uint64_t pending_open;
+  uint64_t synthesized_starts; /* duplicates are possible only after these */
+  /* the drain's fast path: the id text of the span_start it wrote last
+   * ("sN" with quotes, 32 bytes copied at once) */
+  uint64_t last_id;
+  uint32_t last_id_length;
+  char last_id_text[32];
   /* wick_thread records emitted: number -> hash of os tid and name, so that
    * the snapshot's and the stream's copies of one identity give one line */
   uint64_t *thread_seen;
   size_t n_thread_seen;
   WickJson json;
   StringCache *strings; /* allocated with the formatter */
+  struct WickFormatterNames *names; /* the drain's span names by handle, on first use */
   uint64_t lines;
   uint64_t skipped;
   /* Losses the stream reported (for the strict terminal's reason). */
@@ -849,6 +921,7 @@ wick_jsonl_formatter_free (WickJsonlFormatter *formatter)
   free (formatter->first_loss_reason);
   wick_json_clear (&formatter->json);
   string_cache_free (formatter->strings);
+  names_free (formatter->names);
   free (formatter);
 }
 
@@ -880,6 +953,38 @@ note_evidence (WickJsonlFormatter *formatter, uint64_t end_ns)
     formatter->evidence_ns = end_ns;
 }
 
+/* Open spans: the set, and the one started last (pending_open). A start is
+ * a duplicate only of a span the snapshot announced (synthesized); false
+ * then. */
+static inline bool
+open_add (WickJsonlFormatter *formatter, uint64_t id, bool synthesized)
+{
+  if (formatter->pending_open == id
+      || (formatter->synthesized_starts > 0 && span_set_contains (&formatter->open, id)))
+    return false;
+  if (synthesized)
+    {
+      formatter->synthesized_starts++;
+      return span_set_add (&formatter->open, id);
+    }
+  if (formatter->pending_open != 0)
+    span_set_add (&formatter->open, formatter->pending_open);
+  formatter->pending_open = id;
+  return true;
+}
+
+/* False when id was not open. */
+static inline bool
+open_remove (WickJsonlFormatter *formatter, uint64_t id)
+{
+  if (formatter->pending_open == id)
+    {
+      formatter->pending_open = 0;
+      return true;
+    }
+  return span_set_remove (&formatter->open, id);
+}
+
 static void
 feed_span (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLineFunc emit,
            void *user_data)
@@ -887,7 +992,7 @@ feed_span (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLine
   const WickRingSpan *span = &record->span;
   if (record->kind == WICK_RING_RECORD_SPAN_START)
     {
-      if (!span_set_add (&formatter->open, span->id))
+      if (!open_add (formatter, span->id, span->synthesized))
         {
           formatter->skipped++; /* the snapshot already announced it */
           return;
@@ -896,7 +1001,7 @@ feed_span (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLine
       emit_record (formatter, record, emit, user_data);
       return;
     }
-  if (!span_set_remove (&formatter->open, span->id))
+  if (!open_remove (formatter, span->id))
     {
       WickRingRecord start = *record;
       start.kind = WICK_RING_RECORD_SPAN_START;
@@ -1164,4 +1269,170 @@ uint64_t
 wick_jsonl_formatter_get_skipped (WickJsonlFormatter *formatter)
 {
   return formatter->skipped;
+}
+
+/* ---------------------------------------------------------------------------
+ * The drain's fast path for span records (wick_ring_reader_drain_jsonl)
+ */
+
+/* Escaped span names by arena handle: a handle names one string for the
+ * arena's life (entries are written once, the memfd is sealed), so a hit
+ * costs no lookup of the string, no strcmp and no escaping. */
+#define NAME_CACHE 256
+
+typedef struct
+{
+  const uint8_t *arena; /* the arena the handle belongs to */
+  uint32_t handle;
+  uint32_t length;
+  char *escaped; /* with quotes */
+} CachedName;
+
+struct WickFormatterNames
+{
+  CachedName slots[NAME_CACHE];
+};
+
+static const CachedName *
+cached_name (WickJsonlFormatter *formatter, const WickArenaView *arena, uint32_t handle)
+{
+  if (formatter->names == NULL)
+    {
+      formatter->names = calloc (1, sizeof *formatter->names);
+      if (formatter->names == NULL)
+        return NULL;
+    }
+  CachedName *slot = &formatter->names->slots[(handle >> 3) & (NAME_CACHE - 1)];
+  if (slot->handle == handle && slot->arena == arena->base && slot->escaped != NULL)
+    return slot;
+  const char *name = wick_arena_resolve (arena, handle);
+  if (name == NULL)
+    return NULL;
+  WickJson escaped;
+  wick_json_init (&escaped);
+  wick_json_string (&escaped, name);
+  if (escaped.failed || escaped.length > UINT32_MAX)
+    {
+      wick_json_clear (&escaped);
+      return NULL;
+    }
+  /* padded to 16 bytes: copied 16 at a time (put_name) */
+  size_t length = escaped.length;
+  char *copy = malloc ((length + 15) / 16 * 16 + 16);
+  if (copy != NULL)
+    memcpy (copy, escaped.data, length);
+  wick_json_clear (&escaped);
+  if (copy == NULL)
+    return NULL;
+  free (slot->escaped);
+  slot->escaped = copy;
+  slot->length = (uint32_t)length;
+  slot->handle = handle;
+  slot->arena = arena->base;
+  return slot;
+}
+
+static void
+names_free (struct WickFormatterNames *names)
+{
+  if (names == NULL)
+    return;
+  for (size_t i = 0; i < NAME_CACHE; i++)
+    free (names->slots[i].escaped);
+  free (names);
+}
+
+static inline bool
+emit_span_line (WickJsonlFormatter *formatter, const WickRingSpan *span, bool end,
+                const CachedName *name, WickLineFunc emit, void *user_data)
+{
+  WickJson *json = &formatter->json;
+  if (json->failed)
+    return false;
+  json->length = 0;
+  char *out = room (json, 2 * 160 + name->length + 16);
+  if (out == NULL)
+    return false;
+  if (end && span->id == formatter->last_id && formatter->last_id_length > 0)
+    {
+      /* the end of the span started last: its id as that line wrote it */
+      out = PUT (out, "{\"kind\":\"span_end\",\"id\":");
+      memcpy (out, formatter->last_id_text, sizeof formatter->last_id_text);
+      out += formatter->last_id_length;
+      out = PUT (out, ",\"duration_ns\":");
+      out = put_u64 (out, span->duration_ns);
+      *out++ = '}';
+    }
+  else if (end)
+    out = put_span_end (out, span);
+  else
+    {
+      out = PUT (out, "{\"kind\":\"span_start\",\"id\":");
+      char *id = out;
+      out = put_span_id (out, span->id);
+      size_t id_length = (size_t)(out - id);
+      if (id_length <= sizeof formatter->last_id_text - 8)
+        {
+          memcpy (formatter->last_id_text, id, sizeof formatter->last_id_text);
+          formatter->last_id = span->id;
+          formatter->last_id_length = (uint32_t)id_length;
+        }
+      if (span->parent != 0)
+        {
+          out = PUT (out, ",\"parent_id\":");
+          out = put_span_id (out, span->parent);
+        }
+      out = PUT (out, ",\"name\":");
+      for (uint32_t i = 0; i < name->length; i += 16)
+        memcpy (out + i, name->escaped + i, 16);
+      out += name->length;
+      out = put_span_start_tail (out, span, !formatter->strict);
+    }
+  advance (json, out);
+  formatter->lines++;
+  emit (json->data, json->length, user_data);
+  return true;
+}
+
+bool
+wick_jsonl_formatter_feed_span_raw (WickJsonlFormatter *formatter, const WickSpanPayload *payload,
+                                    bool end, uint64_t duration_ns, uint32_t thread,
+                                    const WickArenaView *arena, WickLineFunc emit,
+                                    void *user_data)
+{
+  if (!formatter->meta_emitted || formatter->finished || payload->id == 0
+      || payload->span_kind > WICK_SPAN_MODULE || payload->step > WICK_STEP_OPTIMIZER)
+    return false;
+  const CachedName *name = cached_name (formatter, arena, payload->name);
+  if (name == NULL)
+    return false;
+  WickRingSpan span = {
+    .id = payload->id,
+    .parent = payload->parent,
+    .span_kind = (WickSpanKind)payload->span_kind,
+    .step = (WickStep)payload->step,
+    .measured = payload->measured != 0,
+    .start_ns = payload->start_ns,
+    .duration_ns = duration_ns,
+    .thread = thread,
+  };
+  if (!end)
+    {
+      if (!open_add (formatter, span.id, false))
+        {
+          formatter->skipped++; /* the snapshot already announced it */
+          return true;
+        }
+      note_evidence (formatter, span.start_ns);
+      if (!emit_span_line (formatter, &span, false, name, emit, user_data))
+        formatter->skipped++;
+      return true;
+    }
+  if (!open_remove (formatter, span.id)
+      && !emit_span_line (formatter, &span, false, name, emit, user_data))
+    formatter->skipped++;
+  note_evidence (formatter, saturating_add (span.start_ns, span.duration_ns));
+  if (!emit_span_line (formatter, &span, true, name, emit, user_data))
+    formatter->skipped++;
+  return true;
 }

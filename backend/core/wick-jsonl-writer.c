@@ -189,7 +189,9 @@ on_record (const WickRingRecord *record, void *user_data)
 static long
 drain_once (WickJsonlWriter *writer)
 {
-  return wick_ring_reader_drain (writer->reader, 0, on_record, writer, NULL);
+  /* span records straight to lines; the others through on_record */
+  return wick_ring_reader_drain_jsonl (writer->reader, 0, writer->formatter, write_line, writer,
+                                       on_record, writer, NULL);
 }
 
 /* Everything committed is in the file: finish the trace if the session has

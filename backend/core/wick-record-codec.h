@@ -59,6 +59,18 @@ typedef struct
  * without, it points into the arena. */
 const char *wick_arena_resolve (const WickArenaView *arena, uint32_t handle);
 
+/* The drain's fast path (wick-jsonl-formatter.c, used by
+ * wick_ring_reader_drain_jsonl): a span record's payload straight to its
+ * line(s), the name escaped once per arena handle; the same lines and the
+ * same bookkeeping as wick_jsonl_formatter_feed of the decoded record. False
+ * when it does not take the record (meta not yet out, finished, a field out
+ * of range, a name outside the arena): the caller decodes it as usual. */
+bool wick_jsonl_formatter_feed_span_raw (WickJsonlFormatter *formatter,
+                                         const WickSpanPayload *payload, bool end,
+                                         uint64_t duration_ns, uint32_t thread,
+                                         const WickArenaView *arena, WickLineFunc emit,
+                                         void *user_data);
+
 #define WICK_DECODE_MAX_STRINGS 2048
 
 typedef struct

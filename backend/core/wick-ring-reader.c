@@ -570,6 +570,10 @@ typedef struct
   size_t max_records;
   size_t delivered;
   bool stop;
+  /* wick_ring_reader_drain_jsonl: span records go straight to the formatter */
+  WickJsonlFormatter *formatter;
+  WickLineFunc emit;
+  void *emit_data;
 } Delivery;
 
 static void
@@ -883,6 +887,24 @@ deliver_span_fast (WickRingReader *reader, Delivery *d, uint32_t index,
     return false;
   WickSpanPayload span;
   memcpy (&span, record + sizeof *header, sizeof span);
+  if (d->formatter != NULL)
+    {
+      /* drain_jsonl: no WickRingRecord, no callback, the name by handle */
+      uint64_t duration = 0;
+      if (end)
+        memcpy (&duration, record + sizeof *header + sizeof span, 8);
+      if (wick_jsonl_formatter_feed_span_raw (d->formatter, &span, end, duration,
+                                              reader->rings[index].thread, arena, d->emit,
+                                              d->emit_data))
+        {
+          reader->rings[index].last_ns = span.start_ns + duration;
+          reader->stats.records++;
+          d->delivered++;
+          if (d->max_records > 0 && d->delivered >= d->max_records)
+            d->stop = true;
+          return true;
+        }
+    }
   const char *name = wick_arena_resolve (arena, span.name);
   if (name == NULL || span.id == 0 || span.span_kind > WICK_SPAN_MODULE
       || span.step > WICK_STEP_OPTIMIZER)
@@ -1017,6 +1039,8 @@ publish_hold_tail (WickRingReader *reader, uint32_t index)
                            memory_order_release);
 }
 
+static long drain (WickRingReader *reader, Delivery *d);
+
 long
 wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingRecordFunc callback,
                         void *user_data, WickError *error)
@@ -1026,7 +1050,53 @@ wick_ring_reader_drain (WickRingReader *reader, size_t max_records, WickRingReco
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_ring_reader_drain: a reader and a callback are required");
       return -1;
     }
-  Delivery d = { callback, user_data, max_records, 0, false };
+  Delivery d = { callback, user_data, max_records, 0, false, NULL, NULL, NULL };
+  return drain (reader, &d);
+}
+
+typedef struct
+{
+  WickJsonlFormatter *formatter;
+  WickLineFunc emit;
+  void *emit_data;
+} FeedFormatter;
+
+static bool
+feed_formatter (const WickRingRecord *record, void *user_data)
+{
+  FeedFormatter *feed = user_data;
+  wick_jsonl_formatter_feed (feed->formatter, record, feed->emit, feed->emit_data);
+  return true;
+}
+
+long
+wick_ring_reader_drain_jsonl (WickRingReader *reader, size_t max_records,
+                              WickJsonlFormatter *formatter, WickLineFunc emit, void *emit_data,
+                              WickRingRecordFunc callback, void *user_data, WickError *error)
+{
+  if (reader == NULL || formatter == NULL || emit == NULL)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "wick_ring_reader_drain_jsonl: a reader, a formatter and an emit "
+                      "function are required");
+      return -1;
+    }
+  FeedFormatter feed = { formatter, emit, emit_data };
+  Delivery d = { callback != NULL ? callback : feed_formatter,
+                 callback != NULL ? user_data : &feed,
+                 max_records,
+                 0,
+                 false,
+                 formatter,
+                 emit,
+                 emit_data };
+  return drain (reader, &d);
+}
+
+static long
+drain (WickRingReader *reader, Delivery *dp)
+{
+  Delivery d = *dp;
   check_detached (reader);
   deliver_intro (reader, &d);
   uint32_t n_rings = rings_in_use (reader);

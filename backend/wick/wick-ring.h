@@ -307,4 +307,18 @@ uint64_t wick_jsonl_formatter_get_lines (WickJsonlFormatter *formatter);
 WICK_AVAILABLE_IN_1_0
 uint64_t wick_jsonl_formatter_get_skipped (WickJsonlFormatter *formatter);
 
+/* wick_ring_reader_drain for a reader whose records end up as JSONL lines
+ * (the session's file writer, wick-trace attach, the app): span records go
+ * straight from the ring to formatter's lines (emit), without a
+ * WickRingRecord or a callback, their names escaped once per interned string;
+ * every other record goes to callback, which feeds formatter itself (NULL:
+ * they are fed to formatter with emit). The lines are exactly those of
+ * feeding every decoded record to wick_jsonl_formatter_feed. Returns the
+ * records consumed, -1 only for misuse. */
+WICK_AVAILABLE_IN_1_0
+long wick_ring_reader_drain_jsonl (WickRingReader *reader, size_t max_records,
+                                   WickJsonlFormatter *formatter, WickLineFunc emit,
+                                   void *emit_data, WickRingRecordFunc callback, void *user_data,
+                                   WickError *error);
+
 WICK_END_DECLS

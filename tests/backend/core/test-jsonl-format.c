@@ -279,6 +279,41 @@ test_golden_gradient_edge_terminal (void)
                    "\"reason\":\"out of memory\"}");
 }
 
+/* Integers as printf writes them at every digit count and around every
+ * boundary of the 8-digits-at-a-time writer (10^8, 10^16, UINT64_MAX). */
+static void
+test_integers (void)
+{
+  guint64 values[200];
+  guint n = 0;
+  guint64 power = 1;
+  for (int digits = 1; digits <= 20; digits++)
+    {
+      values[n++] = power;
+      values[n++] = power - 1;
+      values[n++] = power + 1;
+      values[n++] = power * 3 + 7;
+      if (digits < 20)
+        power *= 10;
+    }
+  values[n++] = G_MAXUINT64;
+  values[n++] = G_MAXUINT64 - 1;
+  values[n++] = G_GUINT64_CONSTANT (12345678901234567890);
+  values[n++] = G_GUINT64_CONSTANT (10000000000000000) * 1844;
+  for (guint i = 0; i < n; i++)
+    {
+      WickRingRecord r = { .kind = WICK_RING_RECORD_CALL_EDGE };
+      r.call_edge.from = values[i] | 1;
+      r.call_edge.to = 2;
+      r.call_edge.host_duration_ns = values[i];
+      g_autofree char *expected = g_strdup_printf (
+        "{\"kind\":\"edge\",\"edge_kind\":\"call\",\"from_span\":\"s%" G_GUINT64_FORMAT
+        "\",\"to_span\":\"s2\",\"host_duration_ns\":%" G_GUINT64_FORMAT "}",
+        values[i] | 1, values[i]);
+      assert_line (&r, expected);
+    }
+}
+
 static void
 test_golden_extensions (void)
 {
@@ -420,6 +455,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/jsonl/memory-device", test_golden_memory);
   g_test_add_func ("/core/jsonl/gradient-edge-terminal", test_golden_gradient_edge_terminal);
   g_test_add_func ("/core/jsonl/extensions", test_golden_extensions);
+  g_test_add_func ("/core/jsonl/integers", test_integers);
   g_test_add_func ("/core/formatter/parseable-stream", test_formatter_keeps_stream_parseable);
   g_test_add_func ("/core/formatter/strict-missing-terminal",
                    test_formatter_strict_and_missing_terminal);

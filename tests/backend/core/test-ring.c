@@ -731,6 +731,93 @@ test_broken_ring_recorded (void)
   unlink (path);
 }
 
+/* wick_ring_reader_drain_jsonl (span records straight to lines) writes
+ * exactly the lines of decoding every record and feeding the formatter:
+ * nested spans of every kind, step and measured flag, names that need
+ * escaping, ops and marks between them, a second thread, in both modes. */
+static void
+append_line (const char *line, size_t length, void *user_data)
+{
+  g_string_append_len (user_data, line, (gssize)length);
+  g_string_append_c (user_data, '\n');
+}
+
+typedef struct
+{
+  WickJsonlFormatter *formatter;
+  GString *out;
+} Feed;
+
+static bool
+feed_record (const WickRingRecord *record, void *user_data)
+{
+  Feed *feed = user_data;
+  wick_jsonl_formatter_feed (feed->formatter, record, append_line, feed->out);
+  return true;
+}
+
+static gpointer
+other_thread_spans (gpointer data)
+{
+  WickSession *session = data;
+  for (int i = 0; i < 50; i++)
+    wick_span_end (session, wick_span_begin (session, "worker \"x\"", WICK_SPAN_OP));
+  return NULL;
+}
+
+static void
+test_drain_jsonl_same_lines (void)
+{
+  for (int strict = 0; strict < 2; strict++)
+    {
+      WickSessionOptions options = { .policy = WICK_RING_DROP,
+                                     .strict = strict,
+                                     .ring_bytes = 256 * 1024,
+                                     .max_threads = 4,
+                                     .hold_timeout_ms = UINT64_MAX };
+      WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
+      g_assert_nonnull (session);
+      int fd = wick_session_get_ring_fd (session);
+      WickRingReader *fast = wick_ring_reader_new (fd, NULL);
+      WickRingReader *slow = wick_ring_reader_new (fd, NULL);
+      static const char *const names[] = { "forward", "tab\there", "évaluation", "a\"b\\c" };
+      static const WickSpanKind kinds[] = { WICK_SPAN_FUNCTION, WICK_SPAN_OP, WICK_SPAN_MODULE };
+      for (int i = 0; i < 300; i++)
+        {
+          WickSpanId outer = wick_span_begin (session, names[i % 4], kinds[i % 3]);
+          WickSpanId inner = wick_span_begin (session, names[(i + 1) % 4], kinds[(i + 1) % 3]);
+          if (i % 7 == 0)
+            wick_session_mark (session, "m", NULL);
+          wick_span_end (session, inner);
+          wick_span_end (session, outer);
+        }
+      GThread *thread = g_thread_new ("other", other_thread_spans, session);
+      g_thread_join (thread);
+      g_assert_true (wick_session_finish (session, NULL));
+      Feed a = { wick_jsonl_formatter_new (strict), g_string_new (NULL) };
+      Feed b = { wick_jsonl_formatter_new (strict), g_string_new (NULL) };
+      while (wick_ring_reader_drain_jsonl (fast, 7, a.formatter, append_line, a.out, feed_record, &a,
+                                           NULL)
+             > 0)
+        ;
+      while (wick_ring_reader_drain (slow, 0, feed_record, &b, NULL) > 0)
+        ;
+      wick_jsonl_formatter_finish (a.formatter, "x", append_line, a.out);
+      wick_jsonl_formatter_finish (b.formatter, "x", append_line, b.out);
+      g_assert_cmpuint (a.out->len, >, 600 * 2 * 60);
+      g_assert_cmpstr (a.out->str, ==, b.out->str);
+      g_assert_cmpuint (wick_jsonl_formatter_get_lines (a.formatter), ==,
+                        wick_jsonl_formatter_get_lines (b.formatter));
+      g_string_free (a.out, TRUE);
+      g_string_free (b.out, TRUE);
+      wick_jsonl_formatter_free (a.formatter);
+      wick_jsonl_formatter_free (b.formatter);
+      wick_ring_reader_free (fast);
+      wick_ring_reader_free (slow);
+      wick_session_close (session);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -751,5 +838,6 @@ main (int argc, char **argv)
   g_test_add_func ("/core/ring/hostile-slot-detached-drop", test_hostile_slot_detached_drop);
   g_test_add_func ("/core/ring/hostile-slot-detached-block", test_hostile_slot_detached_block);
   g_test_add_func ("/core/ring/broken-ring-recorded", test_broken_ring_recorded);
+  g_test_add_func ("/core/ring/drain-jsonl-same-lines", test_drain_jsonl_same_lines);
   return g_test_run ();
 }
