@@ -35,7 +35,7 @@
  *    per-zoom summary (mipmap), max depth, event at (track, row, time), flows
  *    of an event, args of an event, the skipped-construct counts.
  *
- * The index replaces app/ui/wick-timeline-index.h, per track instead of for
+ * The index replaced app/ui/wick-timeline-index.h (now removed), per track instead of for
  * one flame chart: get_n_depths -> wick_tracks_track_n_rows, get_depth ->
  * wick_tracks_track_row, get_base_ns / pick_level -> wick_tracks_get_base_ns /
  * wick_tracks_pick_level, depth_first_overlapping ->

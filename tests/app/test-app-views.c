@@ -13,7 +13,6 @@
 #include "ui/wick-render.h"
 #include "ui/wick-selection.h"
 #include "ui/wick-timeline-axis.h"
-#include "ui/wick-timeline-index.h"
 #include "ui/wick-timeline-scene.h"
 
 #define META                                                                                       \
@@ -65,26 +64,30 @@ index_of (WickDocument *document, const char *id)
   return i;
 }
 
+/* The per-track overlap index and summary of the model (wick-tracks.h), as
+ * the timeline queries them. */
 static void
 test_index_overlap (void)
 {
   g_autoptr (WickDocument) document = app_test_document_from_text (nested_trace);
-  g_autoptr (WickTimelineIndex) index = wick_timeline_index_new (document);
-  g_assert_cmpuint (wick_timeline_index_get_n_depths (index), ==, 2);
-  const WickTimelineDepth *depth = wick_timeline_index_get_depth (index, 1);
-  g_assert_cmpuint (depth->n_spans, ==, 2);
+  WickTracks *t = wick_document_get_tracks (document);
+  guint32 track = wick_tracks_span_track (t, index_of (document, "s2"));
+  g_assert_cmpuint (wick_tracks_track_n_rows (t, track), ==, 2);
+  const WickTrackRow *row = wick_tracks_track_row (t, track, 1);
+  g_assert_cmpuint (row->n_events, ==, 2);
   /* A query starting at 400 µs must begin with s2, which started at 100 ns. */
-  guint first = wick_timeline_depth_first_overlapping (depth, 400000);
+  guint first = wick_tracks_row_first_overlapping (t, track, 1, 400000);
   g_assert_cmpuint (first, ==, 0);
-  g_assert_cmpint (depth->spans[first], ==, index_of (document, "s2"));
+  g_assert_cmpint (row->events[first], ==, index_of (document, "s2"));
   /* After s2 ended only s3 remains. */
-  first = wick_timeline_depth_first_overlapping (depth, 550000);
-  g_assert_cmpint (depth->spans[first], ==, index_of (document, "s3"));
-  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 450000, 0), ==,
-                   index_of (document, "s2"));
-  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 550000, 0), ==, -1);
-  g_assert_cmpint (wick_timeline_index_span_at (index, 1, 560000, 60000), ==,
-                   index_of (document, "s3"));
+  first = wick_tracks_row_first_overlapping (t, track, 1, 550000);
+  g_assert_cmpint (row->events[first], ==, index_of (document, "s3"));
+  WickEventRef ref;
+  g_assert_true (wick_tracks_event_at (t, track, 1, 450000, 0, &ref));
+  g_assert_cmpint (ref.index, ==, index_of (document, "s2"));
+  g_assert_false (wick_tracks_event_at (t, track, 1, 550000, 0, &ref));
+  g_assert_true (wick_tracks_event_at (t, track, 1, 560000, 60000, &ref));
+  g_assert_cmpint (ref.index, ==, index_of (document, "s3"));
 }
 
 static void
@@ -115,31 +118,32 @@ test_index_mipmap (void)
     t, t);
   g_autoptr (WickDocument) document = app_test_document_from_text (text->str);
   g_string_free (text, TRUE);
-  g_autoptr (WickTimelineIndex) index = wick_timeline_index_new (document);
+  WickTracks *tracks = wick_document_get_tracks (document);
   const WickSpan *spans = wick_document_get_spans (document, NULL);
-  const WickTimelineDepth *depth = wick_timeline_index_get_depth (index, 1);
-  guint64 origin = wick_timeline_index_get_start_ns (index);
-  guint64 base = wick_timeline_index_get_base_ns (index);
-  g_assert_cmpuint (depth->n_levels, >, 3);
-  for (guint level = 0; level < depth->n_levels; level++)
+  guint32 track = wick_tracks_span_track (tracks, (guint32)index_of (document, "c0"));
+  const WickTrackRow *row = wick_tracks_track_row (tracks, track, 1);
+  guint64 origin = wick_tracks_get_start_ns (tracks);
+  guint64 base = wick_tracks_get_base_ns (tracks);
+  g_assert_cmpuint (row->n_levels, >, 3);
+  for (guint level = 0; level < row->n_levels; level++)
     {
       guint64 width = base << level;
-      guint64 n_buckets = (wick_timeline_index_get_end_ns (index) - origin) / width + 1;
-      g_assert_cmpuint (depth->level_counts[level], <=, MIN (depth->n_spans, n_buckets));
-      for (guint e = 0; e < depth->level_counts[level]; e++)
+      guint64 n_buckets = (wick_tracks_get_end_ns (tracks) - origin) / width + 1;
+      g_assert_cmpuint (row->level_counts[level], <=, MIN (row->n_events, n_buckets));
+      for (guint e = 0; e < row->level_counts[level]; e++)
         {
-          const WickMipEntry *entry = &depth->levels[level][e];
-          for (guint i = 0; i < depth->n_spans; i++)
+          const WickTrackMip *entry = &row->levels[level][e];
+          for (guint i = 0; i < row->n_events; i++)
             {
-              const WickSpan *s = &spans[depth->spans[i]];
+              const WickSpan *s = &spans[row->events[i]];
               if ((s->start_ns - origin) / width == entry->bucket)
-                g_assert_cmpuint (s->duration_ns, <=, spans[entry->span].duration_ns);
+                g_assert_cmpuint (s->duration_ns, <=, spans[entry->event].duration_ns);
             }
         }
     }
   /* Zoomed out to 1 ns per 1000 px of a 10 µs+ trace: a level, not raw. */
-  g_assert_cmpint (wick_timeline_index_pick_level (index, (double)t / 100), >=, 0);
-  g_assert_cmpint (wick_timeline_index_pick_level (index, 1), ==, -1);
+  g_assert_cmpint (wick_tracks_pick_level (tracks, (double)t / 100), >=, 0);
+  g_assert_cmpint (wick_tracks_pick_level (tracks, 1), ==, -1);
 }
 
 static cairo_surface_t *
