@@ -650,10 +650,15 @@ deliver_intro (WickRingReader *reader, Delivery *d)
     }
 }
 
+static void check_detached (WickRingReader *reader);
+
 static void
 break_ring (WickRingReader *reader, uint32_t index, const char *why, uint64_t pos, uint64_t value)
 {
   ReaderRing *ring = &reader->rings[index];
+  /* a hold reader stopped mid-drain and detached meanwhile reads records the
+   * producer has since overwritten: the detach is the cause, said first */
+  check_detached (reader);
   ring->broken = true;
   ring->pos = pos;
   reader->stats.broken_rings++;
@@ -869,6 +874,7 @@ deliver_copied (WickRingReader *reader, Delivery *d, uint32_t index, const uint8
         break;
       case WICK_DECODE_MALFORMED:
         reader->stats.malformed++;
+        check_detached (reader); /* as in break_ring: the cause first */
         note_error (reader, "ring %u: %s", index, error);
         break;
     }

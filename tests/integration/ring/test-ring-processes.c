@@ -574,7 +574,13 @@ stalled_hold_reader (gboolean strict)
           WickRingReaderStats stats;
           wick_ring_reader_get_stats (reader, &stats);
           if (stats.detached)
-            _exit (strstr (stats.first_error, "detached by the producer") != NULL ? 0 : 3);
+            {
+              if (strstr (stats.first_error, "detached by the producer") != NULL)
+                _exit (0);
+              fprintf (stderr, "detached, but the reader's first error is: %s\n",
+                       stats.first_error);
+              _exit (3);
+            }
           g_usleep (1000);
         }
     }
