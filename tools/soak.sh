@@ -85,9 +85,9 @@ done
   >"$output/attach.log" 2>&1 || true
 lines=$(wc -l <"$output/sample.jsonl")
 steps_in_sample=$(grep -c '"name":"train_step"' "$output/sample.jsonl" || true)
-# a train_step span appears as a begin and an end
+# the name is on a span's begin only (span_end lines carry just the id)
 records_per_step=$(awk -v l="$lines" -v s="$steps_in_sample" \
-  'BEGIN { if (s > 1) printf "%.1f", l / (s / 2); else print 0 }')
+  'BEGIN { if (s > 0) printf "%.1f", l / s; else print 0 }')
 
 app_pid=
 app_starts=0
