@@ -54,6 +54,27 @@ wick_window_export_view (WickWindow *self, const char *path, GError **error)
   return wick_render_to_file (self->document, &options, path, error);
 }
 
+/* A native save dialog for the export actions: its title, a suggested name,
+ * one filter per (name, pattern) and the response handler. */
+static void
+show_export_dialog (WickWindow *self, const char *title, const char *current_name,
+                    const char *const (*patterns)[2], guint n_patterns, GCallback on_response)
+{
+  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (
+    title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), _ ("_Cancel"));
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), current_name);
+  for (guint i = 0; i < n_patterns; i++)
+    {
+      GtkFileFilter *filter = gtk_file_filter_new ();
+      gtk_file_filter_set_name (filter, _ (patterns[i][0]));
+      gtk_file_filter_add_pattern (filter, patterns[i][1]);
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+      g_object_unref (filter);
+    }
+  g_signal_connect (dialog, "response", on_response, self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
 static void
 on_export_response (GtkNativeDialog *dialog, int response, WickWindow *self)
 {
@@ -84,24 +105,12 @@ action_export (GtkWidget *widget, const char *action_name, GVariant *parameter)
                                                      "timeline, memory, coverage or health view")));
       return;
     }
-  GtkFileChooserNative *dialog
-    = gtk_file_chooser_native_new (_ ("Export View"), GTK_WINDOW (self),
-                                   GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), _ ("_Cancel"));
   g_autofree char *name = g_strdup_printf ("%s.png", wick_render_view_to_string (view));
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
-  const char *patterns[][2] = { { N_ ("PNG image"), "*.png" },
-                                { N_ ("SVG image"), "*.svg" },
-                                { N_ ("PDF document"), "*.pdf" } };
-  for (guint i = 0; i < G_N_ELEMENTS (patterns); i++)
-    {
-      GtkFileFilter *filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, _ (patterns[i][0]));
-      gtk_file_filter_add_pattern (filter, patterns[i][1]);
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
-      g_object_unref (filter);
-    }
-  g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+  static const char *const patterns[][2] = { { N_ ("PNG image"), "*.png" },
+                                             { N_ ("SVG image"), "*.svg" },
+                                             { N_ ("PDF document"), "*.pdf" } };
+  show_export_dialog (self, _ ("Export View"), name, patterns, G_N_ELEMENTS (patterns),
+                      G_CALLBACK (on_export_response));
 }
 gboolean
 wick_window_export_trace (WickWindow *self, GFile *file, GError **error)
@@ -138,22 +147,11 @@ static void
 action_export_trace (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   WickWindow *self = WICK_WINDOW (widget);
-  GtkFileChooserNative *dialog
-    = gtk_file_chooser_native_new (_ ("Export Trace"), GTK_WINDOW (self),
-                                   GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), _ ("_Cancel"));
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), "trace.json");
-  const char *patterns[][2] = { { N_ ("Chrome JSON (.json)"), "*.json" },
-                                { N_ ("Chrome JSON, gzip-compressed (.json.gz)"), "*.json.gz" } };
-  for (guint i = 0; i < G_N_ELEMENTS (patterns); i++)
-    {
-      GtkFileFilter *filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, _ (patterns[i][0]));
-      gtk_file_filter_add_pattern (filter, patterns[i][1]);
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
-      g_object_unref (filter);
-    }
-  g_signal_connect (dialog, "response", G_CALLBACK (on_export_trace_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+  static const char *const patterns[][2]
+    = { { N_ ("Chrome JSON (.json)"), "*.json" },
+        { N_ ("Chrome JSON, gzip-compressed (.json.gz)"), "*.json.gz" } };
+  show_export_dialog (self, _ ("Export Trace"), "trace.json", patterns, G_N_ELEMENTS (patterns),
+                      G_CALLBACK (on_export_trace_response));
 }
 
 static void
