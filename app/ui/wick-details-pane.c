@@ -16,12 +16,15 @@
 struct _WickDetailsPane
 {
   GtkWidget parent_instance;
+  /* Template children (data/ui/wick-details-pane.ui). */
   GtkWidget *scrolled;
   GtkWidget *range_box; /* summary of the box-selected range, above the record */
-  GtkWidget *box;
-  guint range_source;
   GtkWidget *title;
-  GtkWidget *grid;
+  GtkWidget *grid;     /* the record's fields, key and value by row */
+  GtkWidget *hint;     /* shown while nothing is selected */
+  GtkWidget *contents; /* the record's headings and lists */
+
+  guint range_source;
   guint grid_rows;
   WickSelection *selection;
   WickDocument *document;
@@ -64,7 +67,7 @@ add_heading (WickDetailsPane *self, const char *text)
   gtk_label_set_xalign (GTK_LABEL (label), 0.0);
   gtk_widget_add_css_class (label, "heading");
   gtk_widget_set_margin_top (label, 12);
-  gtk_box_append (GTK_BOX (self->box), label);
+  gtk_box_append (GTK_BOX (self->contents), label);
 }
 
 typedef struct
@@ -89,7 +92,7 @@ add_list (WickDetailsPane *self)
   gtk_widget_add_css_class (list, "boxed-list");
   gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
   g_signal_connect (list, "row-activated", G_CALLBACK (on_row_activated), NULL);
-  gtk_box_append (GTK_BOX (self->box), list);
+  gtk_box_append (GTK_BOX (self->contents), list);
   return list;
 }
 
@@ -124,22 +127,13 @@ static void
 clear (WickDetailsPane *self)
 {
   GtkWidget *child;
-  while ((child = gtk_widget_get_first_child (self->box)))
-    gtk_box_remove (GTK_BOX (self->box), child);
-  self->title = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (self->title), 0.0);
-  gtk_label_set_wrap (GTK_LABEL (self->title), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (self->title), PANGO_WRAP_WORD_CHAR);
-  gtk_label_set_selectable (GTK_LABEL (self->title), TRUE);
-  /* Selectable with the mouse, but never focused (and fully selected) by default. */
-  gtk_widget_set_focusable (self->title, FALSE);
-  gtk_widget_add_css_class (self->title, "title-3");
-  gtk_box_append (GTK_BOX (self->box), self->title);
-  self->grid = gtk_grid_new ();
-  gtk_grid_set_column_spacing (GTK_GRID (self->grid), 12);
-  gtk_grid_set_row_spacing (GTK_GRID (self->grid), 4);
-  gtk_box_append (GTK_BOX (self->box), self->grid);
+  while ((child = gtk_widget_get_first_child (self->contents)))
+    gtk_box_remove (GTK_BOX (self->contents), child);
+  while ((child = gtk_widget_get_first_child (self->grid)))
+    gtk_grid_remove (GTK_GRID (self->grid), child);
   self->grid_rows = 0;
+  gtk_label_set_text (GTK_LABEL (self->title), NULL);
+  gtk_widget_set_visible (self->hint, FALSE);
 }
 
 static char *
@@ -238,10 +232,9 @@ show_span (WickDetailsPane *self, guint index)
       const WickSpan *parent = &wick_document_get_spans (doc, NULL)[span->parent];
       const char *parent_id = wick_document_str (doc, parent->id);
       add_field_take (self, _ ("Parent"),
-                      parent_id && *parent_id
-                        ? g_strdup_printf ("%s (%s)", wick_document_str (doc, parent->name),
-                                           parent_id)
-                        : g_strdup (wick_document_str (doc, parent->name)));
+                      parent_id && *parent_id ? g_strdup_printf (
+                        "%s (%s)", wick_document_str (doc, parent->name), parent_id)
+                                              : g_strdup (wick_document_str (doc, parent->name)));
     }
   else
     add_field (self, _ ("Parent"),
@@ -598,14 +591,7 @@ static void
 show_nothing (WickDetailsPane *self)
 {
   gtk_label_set_text (GTK_LABEL (self->title), _ ("Nothing selected"));
-  GtkWidget *hint
-    = gtk_label_new (_ ("Click any event on the timeline (span, async slice, counter, "
-                        "instant, device interval, flow end or marker), or a row in a table, "
-                        "to see all its fields here."));
-  gtk_label_set_wrap (GTK_LABEL (hint), TRUE);
-  gtk_label_set_xalign (GTK_LABEL (hint), 0.0);
-  gtk_widget_add_css_class (hint, "dim-label");
-  gtk_box_append (GTK_BOX (self->box), hint);
+  gtk_widget_set_visible (self->hint, TRUE);
 }
 
 static void
@@ -868,36 +854,31 @@ wick_details_pane_dispose (GObject *object)
   g_clear_object (&self->document);
   g_clear_pointer (&self->span_index, wick_span_index_free);
   g_clear_handle_id (&self->range_source, g_source_remove);
-  g_clear_pointer (&self->scrolled, gtk_widget_unparent);
+  gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_DETAILS_PANE);
   G_OBJECT_CLASS (wick_details_pane_parent_class)->dispose (object);
 }
 
 static void
 wick_details_pane_class_init (WickDetailsPaneClass *klass)
 {
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_details_pane_dispose;
-  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
-  gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "wickdetails");
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "wickdetails");
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/wickprofiler/Wick/wick-details-pane.ui");
+  gtk_widget_class_bind_template_child (widget_class, WickDetailsPane, scrolled);
+  gtk_widget_class_bind_template_child (widget_class, WickDetailsPane, range_box);
+  gtk_widget_class_bind_template_child (widget_class, WickDetailsPane, title);
+  gtk_widget_class_bind_template_child (widget_class, WickDetailsPane, grid);
+  gtk_widget_class_bind_template_child (widget_class, WickDetailsPane, hint);
+  gtk_widget_class_bind_template_child (widget_class, WickDetailsPane, contents);
 }
 
 static void
 wick_details_pane_init (WickDetailsPane *self)
 {
-  self->scrolled = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scrolled), GTK_POLICY_NEVER,
-                                  GTK_POLICY_AUTOMATIC);
-  GtkWidget *outer = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
-  gtk_widget_set_margin_start (outer, 12);
-  gtk_widget_set_margin_end (outer, 12);
-  gtk_widget_set_margin_top (outer, 12);
-  gtk_widget_set_margin_bottom (outer, 12);
-  self->range_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  gtk_widget_set_visible (self->range_box, FALSE);
-  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  gtk_box_append (GTK_BOX (outer), self->range_box);
-  gtk_box_append (GTK_BOX (outer), self->box);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), outer);
-  gtk_widget_set_parent (self->scrolled, GTK_WIDGET (self));
+  gtk_widget_init_template (GTK_WIDGET (self));
 }
 
 GtkWidget *
