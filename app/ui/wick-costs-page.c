@@ -1,6 +1,8 @@
-/* wick-costs-page.c — see wick-costs-page.h for the contract. */
+/* wick-costs-page.c — see wick-costs-page.h for the contract; the static widget tree is
+ * the template data/ui/wick-costs-page.ui. */
 #include "wick-costs-page.h"
 
+#include <adwaita.h>
 #include <glib/gi18n.h>
 
 #include "model/wick-span-costs.h"
@@ -11,17 +13,21 @@
 struct _WickCostsPage
 {
   GtkWidget parent_instance;
+  /* from the template (data/ui/wick-costs-page.ui) */
   GtkWidget *box;
+  GtkWidget *switcher;
   GtkWidget *stack;
   GtkWidget *filter;
-  WickTable *spans, *steps, *ops, *tensors, *stats;
   GtkStackPage *steps_page;
+  AdwBin *spans_slot, *steps_slot, *ops_slot, *tensors_slot, *stats_slot;
+
+  WickTable *spans, *steps, *ops, *tensors, *stats;
   WickSelection *selection;
   WickDocument *document;
   GArray *costs;      /* WickSpanCost */
   GArray *step_stats; /* WickStepStats, in step order */
-  guint64 trace_ns; /* the longest root span: what shares are of */
-  gboolean stale;   /* a growing document changed while the page was hidden */
+  guint64 trace_ns;   /* the longest root span: what shares are of */
+  gboolean stale;     /* a growing document changed while the page was hidden */
 };
 
 G_DEFINE_FINAL_TYPE (WickCostsPage, wick_costs_page, GTK_TYPE_WIDGET)
@@ -63,7 +69,8 @@ cost_share (gpointer d, guint k, guint i)
 }
 
 static const WickColumn cost_columns[] = {
-  { N_ ("Span name"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickSpanCost, name), 0, WICK_COLUMN_EXPAND },
+  { N_ ("Span name"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickSpanCost, name), 0,
+    WICK_COLUMN_EXPAND },
   { N_ ("Count"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickSpanCost, count) },
   { N_ ("Total"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickSpanCost, total_ns) },
   { N_ ("Self"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickSpanCost, self_ns) },
@@ -145,8 +152,8 @@ op_record (gpointer d, guint i)
 
 static const WickColumn op_columns[] = {
   { N_ ("Op"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickOp, op_name), 0, WICK_COLUMN_EXPAND },
-  { N_ ("Span"), WICK_COLUMN_SPAN, G_STRUCT_OFFSET (WickOp, span), G_STRUCT_OFFSET (WickOp, span_id),
-    WICK_COLUMN_EXPAND },
+  { N_ ("Span"), WICK_COLUMN_SPAN, G_STRUCT_OFFSET (WickOp, span),
+    G_STRUCT_OFFSET (WickOp, span_id), WICK_COLUMN_EXPAND },
   { N_ ("Shape"), WICK_COLUMN_SHAPE, G_STRUCT_OFFSET (WickOp, shape_offset),
     G_STRUCT_OFFSET (WickOp, rank) },
   { N_ ("Dtype"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickOp, dtype) },
@@ -249,7 +256,7 @@ static void
 wick_costs_page_dispose (GObject *object)
 {
   WickCostsPage *self = WICK_COSTS_PAGE (object);
-  g_clear_pointer (&self->box, gtk_widget_unparent);
+  gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_COSTS_PAGE);
   g_clear_pointer (&self->spans, wick_table_free);
   g_clear_pointer (&self->steps, wick_table_free);
   g_clear_pointer (&self->ops, wick_table_free);
@@ -267,76 +274,62 @@ static void wick_costs_page_map (GtkWidget *widget);
 static void
 wick_costs_page_class_init (WickCostsPageClass *klass)
 {
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_costs_page_dispose;
-  GTK_WIDGET_CLASS (klass)->map = wick_costs_page_map;
-  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+  widget_class->map = wick_costs_page_map;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   signals[SEARCH_NAME] = g_signal_new ("search-name", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                        0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  g_type_ensure (ADW_TYPE_BIN);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/wickprofiler/Wick/wick-costs-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, box);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, switcher);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, stack);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, filter);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, steps_page);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, spans_slot);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, steps_slot);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, ops_slot);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, tensors_slot);
+  gtk_widget_class_bind_template_child (widget_class, WickCostsPage, stats_slot);
+  gtk_widget_class_bind_template_callback (widget_class, on_filter_changed);
 }
 
-
+/* A table of declared columns, packed into its stack page's slot. */
 static WickTable *
-declared_table (WickCostsPage *self, WickTableRecordFunc record, const WickColumn *columns,
-                guint n_columns, WickTableRowFunc on_row)
+declared_table (WickCostsPage *self, AdwBin *slot, WickTableRecordFunc record,
+                const WickColumn *columns, guint n_columns, WickTableRowFunc on_row)
 {
   WickTable *table = wick_table_new (self);
   wick_table_add_columns (table, record, document_of, columns, n_columns);
   wick_table_set_row_func (table, on_row);
+  adw_bin_set_child (slot, wick_table_get_widget (table));
   return table;
 }
 
 static void
 build_tables (WickCostsPage *self)
 {
-  self->spans = declared_table (self, cost_record, cost_columns, G_N_ELEMENTS (cost_columns),
-                                on_cost_row);
-  self->steps = declared_table (self, step_record, step_columns, G_N_ELEMENTS (step_columns),
-                                on_step_row);
-  self->ops = declared_table (self, op_record, op_columns, G_N_ELEMENTS (op_columns), on_op_row);
-  self->tensors = declared_table (self, tensor_record, tensor_columns,
+  self->spans = declared_table (self, self->spans_slot, cost_record, cost_columns,
+                                G_N_ELEMENTS (cost_columns), on_cost_row);
+  self->steps = declared_table (self, self->steps_slot, step_record, step_columns,
+                                G_N_ELEMENTS (step_columns), on_step_row);
+  self->ops = declared_table (self, self->ops_slot, op_record, op_columns,
+                              G_N_ELEMENTS (op_columns), on_op_row);
+  self->tensors = declared_table (self, self->tensors_slot, tensor_record, tensor_columns,
                                   G_N_ELEMENTS (tensor_columns), on_tensor_row);
-  self->stats = declared_table (self, stat_record, stat_columns, G_N_ELEMENTS (stat_columns),
-                                on_stat_row);
+  self->stats = declared_table (self, self->stats_slot, stat_record, stat_columns,
+                                G_N_ELEMENTS (stat_columns), on_stat_row);
 }
 
+/* The switcher, the filter entry and the stack's pages come from the
+ * template; the tables, their columns declared above, fill its slots. */
 static void
 wick_costs_page_init (WickCostsPage *self)
 {
-  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+  gtk_widget_init_template (GTK_WIDGET (self));
   build_tables (self);
-  self->stack = gtk_stack_new ();
-  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->spans), "spans",
-                        _ ("Span costs"));
-  self->steps_page = gtk_stack_add_titled (GTK_STACK (self->stack),
-                                           wick_table_get_widget (self->steps), "steps",
-                                           _ ("Steps"));
-  gtk_stack_page_set_visible (self->steps_page, FALSE);
-  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->ops), "ops",
-                        _ ("Ops"));
-  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->tensors), "tensors",
-                        _ ("Tensors"));
-  gtk_stack_add_titled (GTK_STACK (self->stack), wick_table_get_widget (self->stats), "stats",
-                        _ ("Tensor stats"));
-
-  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  gtk_widget_set_margin_start (bar, 12);
-  gtk_widget_set_margin_end (bar, 12);
-  gtk_widget_set_margin_top (bar, 8);
-  gtk_widget_set_margin_bottom (bar, 8);
-  GtkWidget *switcher = gtk_stack_switcher_new ();
-  gtk_stack_switcher_set_stack (GTK_STACK_SWITCHER (switcher), GTK_STACK (self->stack));
-  gtk_box_append (GTK_BOX (bar), switcher);
-  self->filter = gtk_search_entry_new ();
-  g_object_set (self->filter, "placeholder-text", _ ("Filter rows"), NULL);
-  gtk_widget_set_hexpand (self->filter, TRUE);
-  gtk_widget_set_halign (self->filter, GTK_ALIGN_END);
-  gtk_widget_set_size_request (self->filter, 260, -1);
-  g_signal_connect (self->filter, "search-changed", G_CALLBACK (on_filter_changed), self);
-  gtk_box_append (GTK_BOX (bar), self->filter);
-  gtk_box_append (GTK_BOX (self->box), bar);
-  gtk_box_append (GTK_BOX (self->box), gtk_separator_new (GTK_ORIENTATION_HORIZONTAL));
-  gtk_box_append (GTK_BOX (self->box), self->stack);
 }
 
 GtkWidget *

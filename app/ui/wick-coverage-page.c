@@ -1,4 +1,5 @@
-/* wick-coverage-page.c — see wick-coverage-page.h for the contract. */
+/* wick-coverage-page.c — see wick-coverage-page.h for the contract; the static widget tree is
+ * the template data/ui/wick-coverage-page.ui. */
 #include "wick-coverage-page.h"
 
 #include <glib/gi18n.h>
@@ -181,7 +182,7 @@ static void
 wick_coverage_page_dispose (GObject *object)
 {
   WickCoveragePage *self = WICK_COVERAGE_PAGE (object);
-  g_clear_pointer (&self->box, gtk_widget_unparent);
+  gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_COVERAGE_PAGE);
   g_clear_pointer (&self->table, wick_table_free);
   g_clear_pointer (&self->report, wick_gradient_report_free);
   g_clear_object (&self->selection);
@@ -194,46 +195,24 @@ static void wick_coverage_page_map (GtkWidget *widget);
 static void
 wick_coverage_page_class_init (WickCoveragePageClass *klass)
 {
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_coverage_page_dispose;
-  GTK_WIDGET_CLASS (klass)->map = wick_coverage_page_map;
-  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+  widget_class->map = wick_coverage_page_map;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/wickprofiler/Wick/wick-coverage-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, WickCoveragePage, box);
+  gtk_widget_class_bind_template_child (widget_class, WickCoveragePage, verdict);
+  gtk_widget_class_bind_template_child (widget_class, WickCoveragePage, reason);
+  gtk_widget_class_bind_template_child (widget_class, WickCoveragePage, digest);
 }
 
-static GtkWidget *
-header_label (const char *css)
-{
-  GtkWidget *label = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
-  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
-  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
-  /* Selectable with the mouse, but never focused (and fully selected) by default. */
-  gtk_widget_set_focusable (label, FALSE);
-  if (css)
-    gtk_widget_add_css_class (label, css);
-  return label;
-}
-
+/* The header comes from the template (data/ui/wick-coverage-page.ui); the
+ * family and entry table, its columns declared here, goes below it. */
 static void
 wick_coverage_page_init (WickCoveragePage *self)
 {
-  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
-  GtkWidget *header = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
-  gtk_widget_set_margin_start (header, 18);
-  gtk_widget_set_margin_end (header, 18);
-  gtk_widget_set_margin_top (header, 12);
-  gtk_widget_set_margin_bottom (header, 12);
-  self->verdict = header_label ("title-3");
-  self->reason = header_label (NULL);
-  self->digest = header_label ("caption");
-  gtk_widget_add_css_class (self->digest, "monospace");
-  gtk_box_append (GTK_BOX (header), self->verdict);
-  gtk_box_append (GTK_BOX (header), self->reason);
-  gtk_box_append (GTK_BOX (header), self->digest);
-  gtk_box_append (GTK_BOX (self->box), header);
-  gtk_box_append (GTK_BOX (self->box), gtk_separator_new (GTK_ORIENTATION_HORIZONTAL));
-
+  gtk_widget_init_template (GTK_WIDGET (self));
   self->table = wick_table_new (self);
   wick_table_set_tree (self->table, children);
   wick_table_add_column (self->table, _ ("Family / key"), text_name, NULL, TRUE, FALSE);
@@ -263,8 +242,7 @@ wick_coverage_page_set_document (WickCoveragePage *self, WickDocument *document)
   wick_coverage_page_document_changed (self);
 }
 
-static void
-refresh (WickCoveragePage *self);
+static void refresh (WickCoveragePage *self);
 
 /* A growing document refreshes the page only while it is on screen. */
 void

@@ -1,4 +1,5 @@
-/* wick-health-page.c — see wick-health-page.h for the contract. */
+/* wick-health-page.c — see wick-health-page.h for the contract; the static widget tree is
+ * the template data/ui/wick-health-page.ui. */
 #include "wick-health-page.h"
 
 #include <glib/gi18n.h>
@@ -185,7 +186,7 @@ static void
 wick_health_page_dispose (GObject *object)
 {
   WickHealthPage *self = WICK_HEALTH_PAGE (object);
-  g_clear_pointer (&self->box, gtk_widget_unparent);
+  gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_HEALTH_PAGE);
   g_clear_pointer (&self->table, wick_table_free);
   g_clear_object (&self->selection);
   g_clear_object (&self->document);
@@ -197,40 +198,24 @@ static void wick_health_page_map (GtkWidget *widget);
 static void
 wick_health_page_class_init (WickHealthPageClass *klass)
 {
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_health_page_dispose;
-  GTK_WIDGET_CLASS (klass)->map = wick_health_page_map;
-  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+  widget_class->map = wick_health_page_map;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/wickprofiler/Wick/wick-health-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, WickHealthPage, box);
+  gtk_widget_class_bind_template_child (widget_class, WickHealthPage, icon);
+  gtk_widget_class_bind_template_child (widget_class, WickHealthPage, title);
+  gtk_widget_class_bind_template_child (widget_class, WickHealthPage, subtitle);
 }
 
+/* The header comes from the template (data/ui/wick-health-page.ui); the
+ * issue table, its columns declared here, goes below it. */
 static void
 wick_health_page_init (WickHealthPage *self)
 {
-  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
-  GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  gtk_widget_set_margin_start (header, 18);
-  gtk_widget_set_margin_end (header, 18);
-  gtk_widget_set_margin_top (header, 12);
-  gtk_widget_set_margin_bottom (header, 12);
-  self->icon = gtk_image_new_from_icon_name ("emblem-ok-symbolic");
-  gtk_image_set_pixel_size (GTK_IMAGE (self->icon), 32);
-  gtk_box_append (GTK_BOX (header), self->icon);
-  GtkWidget *texts = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
-  self->title = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (self->title), 0);
-  gtk_widget_add_css_class (self->title, "title-3");
-  self->subtitle = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (self->subtitle), 0);
-  gtk_label_set_wrap (GTK_LABEL (self->subtitle), TRUE);
-  gtk_label_set_selectable (GTK_LABEL (self->subtitle), TRUE);
-  /* Selectable with the mouse, but never focused (and fully selected) by default. */
-  gtk_widget_set_focusable (self->subtitle, FALSE);
-  gtk_box_append (GTK_BOX (texts), self->title);
-  gtk_box_append (GTK_BOX (texts), self->subtitle);
-  gtk_box_append (GTK_BOX (header), texts);
-  gtk_box_append (GTK_BOX (self->box), header);
-  gtk_box_append (GTK_BOX (self->box), gtk_separator_new (GTK_ORIENTATION_HORIZONTAL));
-
+  gtk_widget_init_template (GTK_WIDGET (self));
   self->table = wick_table_new (self);
   wick_table_add_column (self->table, _ ("Severity"), text_severity, compare_severity, FALSE,
                          FALSE);
@@ -257,8 +242,7 @@ wick_health_page_set_document (WickHealthPage *self, WickDocument *document)
   wick_health_page_document_changed (self);
 }
 
-static void
-refresh (WickHealthPage *self);
+static void refresh (WickHealthPage *self);
 
 /* A growing document refreshes the page only while it is on screen. */
 void
