@@ -77,30 +77,3 @@ app_test_count_colour (cairo_surface_t *surface, guint32 rgb, int tolerance)
       }
   return count;
 }
-
-/* Runs the default main context until @done (data) holds, failing the test
- * with @what after @timeout_ms: a condition with a deadline, never a fixed
- * sleep. */
-static inline void
-app_test_iterate_until (gboolean (*done) (gpointer), gpointer data, guint timeout_ms,
-                        const char *what)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
-  while (!done (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("timed out after %u ms waiting for %s", timeout_ms, what);
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-}
-
-/* Runs the default main context until nothing is pending (idle handlers,
- * redraws), at most @timeout_ms. */
-static inline void
-app_test_iterate_pending (guint timeout_ms)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
-  while (g_main_context_pending (NULL) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, FALSE);
-}

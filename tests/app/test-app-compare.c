@@ -9,6 +9,7 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 
+#include "app-test-ui.h"
 #include "compare-workload.h"
 #include "ui/wick-application.h"
 #include "ui/wick-compare-window.h"
@@ -17,35 +18,19 @@
 static WickApplication *app;
 static char *dir;
 
-static void
-iterate_for (guint ms)
+static gboolean
+is_ready (gpointer window)
 {
-  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
-  while (g_get_monotonic_time () < end)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
+  return wick_compare_window_is_ready (window);
 }
 
+/* Both timelines mapped, sized and drawn (the comparison is shown). */
 static void
-wait_ready (WickCompareWindow *window)
+wait_timelines_drawn (WickCompareWindow *window)
 {
-  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (!wick_compare_window_is_ready (window))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("the compare window was not ready after 30 s");
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-  /* mapped and sized */
-  while (gtk_widget_get_width (wick_compare_window_get_timeline (window, 0)) < 200
-         && g_get_monotonic_time () < deadline)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
+  for (guint side = 0; side < 2; side++)
+    app_test_wait_drawn (wick_compare_window_get_timeline (window, side), 10000,
+                         side == 0 ? "timeline A to be drawn" : "timeline B to be drawn");
 }
 
 static char *
@@ -66,7 +51,7 @@ open_pair (const char *a, const char *b)
 
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
-  wait_ready (window);
+  APP_TEST_WAIT (is_ready, window, 30000);
   return window;
 }
 
@@ -89,35 +74,6 @@ assert_aligned (WickCompareWindow *window)
 }
 
 static void
-save_png (GtkWidget *window, const char *name)
-{
-  const char *out = g_getenv ("WICK_SCREENSHOT_DIR");
-  int width, height;
-  GtkSnapshot *snapshot;
-  GskRenderNode *node;
-  g_autoptr (GdkPaintable) paintable = NULL;
-  g_autoptr (GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-
-  if (out == NULL)
-    return;
-  iterate_for (300);
-  width = gtk_widget_get_width (window);
-  height = gtk_widget_get_height (window);
-  paintable = gtk_widget_paintable_new (window);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), node,
-                                         &GRAPHENE_RECT_INIT (0, 0, width, height));
-  gsk_render_node_unref (node);
-  path = g_build_filename (out, name, NULL);
-  gdk_texture_save_to_png (texture, path);
-  g_test_message ("wrote %s", path);
-}
-
-static void
 test_slower_op (void)
 {
   Workload wa = { 51, 20, NULL, 1, NULL, FALSE, 0.1 };
@@ -137,21 +93,20 @@ test_slower_op (void)
       relu |= e->significant && strcmp (e->name, "relu") == 0;
     }
   g_assert_true (relu);
+  wait_timelines_drawn (window);
   assert_aligned (window);
 
   /* one zoom, one pan: the other side follows, still aligned */
   wick_timeline_view_zoom (WICK_TIMELINE_VIEW (timeline_a), 0.25,
                            gtk_widget_get_width (timeline_a) / 2.0);
-  iterate_for (20);
   assert_aligned (window);
   wick_timeline_view_pan (WICK_TIMELINE_VIEW (wick_compare_window_get_timeline (window, 1)), 120);
-  iterate_for (20);
   assert_aligned (window);
 
   g_assert_true (wick_compare_window_select_name (window, "relu"));
   g_assert_false (wick_compare_window_select_name (window, "no such span"));
-  save_png (GTK_WIDGET (window), "compare.png");
-  gtk_window_destroy (GTK_WINDOW (window));
+  app_test_screenshot (GTK_WIDGET (window), "compare.png");
+  app_test_window_close (window);
   g_unlink (a);
   g_unlink (b);
 }
@@ -171,9 +126,10 @@ test_mismatch_refused (void)
   g_assert_true (wick_compare_window_is_refused (window));
   wick_compare_window_compare_anyway (window);
   g_assert_false (wick_compare_window_is_refused (window));
-  iterate_for (50);
+  /* The content is shown now: both timelines drawn, aligned. */
+  wait_timelines_drawn (window);
   assert_aligned (window);
-  gtk_window_destroy (GTK_WINDOW (window));
+  app_test_window_close (window);
   g_unlink (a);
   g_unlink (b);
 }
@@ -185,7 +141,7 @@ test_unreadable (void)
   WickCompareWindow *window = open_pair (a, a);
 
   g_assert_null (wick_compare_window_get_comparison (window));
-  gtk_window_destroy (GTK_WINDOW (window));
+  app_test_window_close (window);
 }
 
 int
@@ -193,17 +149,10 @@ main (int argc, char **argv)
 {
   int status;
 
-  g_test_init (&argc, &argv, NULL);
-  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-  if (!gtk_init_check ())
-    {
-      g_printerr ("test-app-compare: no display; the window tests run under Xvfb\n");
-      return 77;
-    }
-  adw_init ();
-  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
-  app = wick_application_new ();
-  g_application_register (G_APPLICATION (app), NULL, NULL);
+  app = app_test_ui_init (&argc, &argv);
+  if (app == NULL)
+    return 0;
+  app_test_ui_disable_animations ();
   dir = g_dir_make_tmp ("wick-app-compare-XXXXXX", NULL);
   g_test_add_func ("/compare-window/slower-op", test_slower_op);
   g_test_add_func ("/compare-window/mismatch-refused", test_mismatch_refused);

@@ -13,9 +13,9 @@
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "app-test-ui.h"
 #include "ui/live/wick-follow-session.h"
 #include "ui/live/wick-live-session.h"
 #include "ui/wick-application.h"
@@ -24,44 +24,6 @@
 #include "ui/wick-window.h"
 
 static WickApplication *app;
-
-/* Iterates until @done says so; fails after @timeout_ms (the machine may be loaded). */
-static void
-iterate_until (gboolean (*done) (gpointer), gpointer data, guint timeout_ms, const char *what)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
-  while (!done (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("timed out after %u ms waiting for %s", timeout_ms, what);
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-}
-
-static void
-close_window (WickWindow *window)
-{
-  gtk_window_destroy (GTK_WINDOW (window));
-  for (int i = 0; i < 50; i++)
-    g_main_context_iteration (NULL, FALSE);
-}
-
-/* With WICK_SCREENSHOT_DIR set, the screen as @name there (docs/images). */
-static void
-screenshot (const char *name)
-{
-  const char *directory = g_getenv ("WICK_SCREENSHOT_DIR");
-  if (directory == NULL)
-    return;
-  gint64 end = g_get_monotonic_time () + 1500000;
-  while (g_get_monotonic_time () < end)
-    g_main_context_iteration (NULL, FALSE);
-  g_autofree char *path = g_build_filename (directory, name, NULL);
-  g_autofree char *command = g_strdup_printf ("import -window root '%s'", path);
-  if (system (command) != 0)
-    g_test_message ("screenshot %s failed", path);
-}
 
 static char *
 data_path (const char *name)
@@ -101,9 +63,7 @@ test_provisional_health (void)
 {
   g_auto (GStrv) lines = fixture_lines ();
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
-  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 700);
-  gtk_window_present (GTK_WINDOW (window));
+  WickWindow *window = app_test_window_new (app, 1200, 700);
   wick_window_set_document (window, document);
   wick_window_set_live (window, TRUE);
   guint i = 0;
@@ -119,14 +79,14 @@ test_provisional_health (void)
 
   WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
   wick_window_show_page (window, "health");
-  iterate_until (health_pending, health, 10000, "the pending rules on the Health page");
+  app_test_wait_until (health_pending, health, 10000, "the pending rules on the Health page");
   g_assert_cmpuint (wick_health_page_get_n_pending (health), ==, 6);
   g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 0);
   g_assert_cmpstr (wick_health_page_get_title (health), ==,
                    "Run in progress: 0 errors, 0 warnings so far, 6 pending");
   /* Pending rules are not health errors: the only banner is the progress one. */
   g_assert_cmpuint (wick_window_get_n_banners (window), ==, 1);
-  screenshot ("health-provisional.png");
+  app_test_screenshot (GTK_WIDGET (window), "health-provisional.png");
 
   for (; lines[i] != NULL; i++)
     if (lines[i][0] != '\0')
@@ -135,10 +95,10 @@ test_provisional_health (void)
   wick_window_document_changed (window);
   g_assert_null (wick_live_window_update_progress (window, document));
   g_assert_null (wick_live_window_get_progress (window));
-  iterate_until (health_final, health, 10000, "the final health");
+  app_test_wait_until (health_final, health, 10000, "the final health");
   g_assert_cmpstr (wick_health_page_get_title (health), ==, "0 errors, 0 warnings");
   g_assert_cmpuint (wick_window_get_n_banners (window), ==, 0);
-  close_window (window);
+  app_test_window_close (window);
 }
 
 /* The writer: a separate process appending to @path the lines of @source on
@@ -230,7 +190,7 @@ wait_lines (WickFollowSession *session, guint64 lines)
 {
   LinesWanted wanted = { session, lines };
   g_autofree char *what = g_strdup_printf ("%" G_GUINT64_FORMAT " lines", lines);
-  iterate_until (has_lines, &wanted, 20000, what);
+  app_test_wait_until (has_lines, &wanted, 20000, what);
 }
 
 static gboolean
@@ -257,45 +217,67 @@ health_text (WickDocument *doc)
   return g_string_free (out, FALSE);
 }
 
-static WickWindow *
-follow_window (const char *path, WickFollowSession **session)
+/* An empty trace.jsonl in a new directory, its writer process, and a window
+ * following it. */
+typedef struct
 {
-  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 700);
-  gtk_window_present (GTK_WINDOW (window));
+  char *dir, *path;
+  Writer writer;
+  WickFollowSession *session;
+  WickWindow *window;
+} Following;
+
+static void
+following_start (Following *f)
+{
+  f->dir = g_dir_make_tmp ("wick-follow-XXXXXX", NULL);
+  f->path = g_build_filename (f->dir, "trace.jsonl", NULL);
+  g_assert_true (g_file_set_contents (f->path, "", 0, NULL));
+  writer_start (&f->writer, f->path);
+  f->window = app_test_window_new (app, 1200, 700);
   g_autoptr (GError) error = NULL;
-  *session = wick_follow_session_start (window, path, &error);
+  f->session = wick_follow_session_start (f->window, f->path, &error);
   g_assert_no_error (error);
-  g_assert_true (wick_follow_session_from_window (window) == *session);
-  g_assert_true (wick_window_get_live (window));
-  return window;
+  g_assert_true (wick_follow_session_from_window (f->window) == f->session);
+  g_assert_true (wick_window_get_live (f->window));
+}
+
+/* The window closed, the file and its directory removed (the writer stopped
+ * already). */
+static void
+following_end (Following *f)
+{
+  g_assert_null (f->writer.process);
+  app_test_window_close (f->window);
+  g_unlink (f->path);
+  g_rmdir (f->dir);
+  g_free (f->path);
+  g_free (f->dir);
 }
 
 static void
 test_follow_writer (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("wick-follow-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
-  g_assert_true (g_file_set_contents (path, "", 0, NULL));
-  Writer writer = { 0 };
-  writer_start (&writer, path);
-  WickFollowSession *session;
-  WickWindow *window = follow_window (path, &session);
+  Following f = { 0 };
+  following_start (&f);
+  Writer *writer = &f.writer;
+  WickFollowSession *session = f.session;
+  WickWindow *window = f.window;
 
-  writer_do (&writer, "write 10");
+  writer_do (writer, "write 10");
   wait_lines (session, 10);
   WickDocument *document = wick_follow_session_get_document (session);
   g_assert_true (wick_window_get_document (window) == document);
   g_assert_cmpuint (wick_document_get_record_count (document, WICK_RECORD_SPAN), ==, 3);
 
   /* Half a line waits for the rest. */
-  writer_do (&writer, "half");
+  writer_do (writer, "half");
   for (int i = 0; i < 5; i++)
     wick_follow_session_poll (session);
   g_assert_cmpuint (wick_document_get_n_lines (document), ==, 10);
-  writer_do (&writer, "rest");
+  writer_do (writer, "rest");
   wait_lines (session, 11);
-  writer_do (&writer, "write 20");
+  writer_do (writer, "write 20");
   wait_lines (session, 20);
   /* The run is in progress: provisional health, the banner says so. */
   wick_document_analyze (document);
@@ -303,8 +285,8 @@ test_follow_writer (void)
   g_assert_nonnull (wick_live_window_update_progress (window, document));
 
   /* Truncated and rewritten: a new document from the start, with a banner. */
-  writer_do (&writer, "truncate 3");
-  iterate_until (restarted_once, session, 20000, "the restart");
+  writer_do (writer, "truncate 3");
+  app_test_wait_until (restarted_once, session, 20000, "the restart");
   wait_lines (session, 3);
   WickDocument *again = wick_follow_session_get_document (session);
   g_assert_true (again != document);
@@ -314,8 +296,8 @@ test_follow_writer (void)
     g_str_has_suffix (wick_follow_session_get_message (session), "The view starts over."));
 
   /* To the end: the terminal ends the follow with the file's own health. */
-  writer_do (&writer, "end");
-  iterate_until (follow_ended, session, 20000, "the terminal");
+  writer_do (writer, "end");
+  app_test_wait_until (follow_ended, session, 20000, "the terminal");
   g_assert_true (wick_document_is_finished (again));
   g_assert_false (wick_document_get_health_provisional (again));
   g_assert_null (wick_live_window_get_progress (window));
@@ -329,10 +311,21 @@ test_follow_writer (void)
   g_autofree char *whole_health = health_text (whole);
   g_assert_cmpstr (followed_health, ==, whole_health);
   g_assert_true (wick_document_get_structurally_valid (again));
-  writer_stop (&writer);
-  close_window (window);
-  g_unlink (path);
-  g_rmdir (dir);
+  writer_stop (writer);
+  following_end (&f);
+}
+
+typedef struct
+{
+  WickFollowSession *session;
+  guint before;
+} IdleChecks;
+
+static gboolean
+looked_for_writer (gpointer data)
+{
+  IdleChecks *checks = data;
+  return wick_follow_session_get_idle_checks (checks->session) > checks->before;
 }
 
 /* The writer goes away mid-run: the capture is cut, and the final verdicts of
@@ -340,24 +333,20 @@ test_follow_writer (void)
 static void
 test_follow_writer_gone (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("wick-follow-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "trace.jsonl", NULL);
-  g_assert_true (g_file_set_contents (path, "", 0, NULL));
-  Writer writer = { 0 };
-  writer_start (&writer, path);
-  WickFollowSession *session;
-  WickWindow *window = follow_window (path, &session);
-  writer_do (&writer, "write 12");
+  Following f = { 0 };
+  following_start (&f);
+  Writer *writer = &f.writer;
+  WickFollowSession *session = f.session;
+  WickWindow *window = f.window;
+  writer_do (writer, "write 12");
   wait_lines (session, 12);
-  /* While it writes, an idle file is not the end. */
-  for (int i = 0; i < 30; i++)
-    {
-      wick_follow_session_poll (session);
-      g_usleep (50000);
-    }
+  /* While it writes, an idle file is not the end: the session's own polls
+   * look for the writer once the file has not grown for a second. */
+  IdleChecks checks = { session, wick_follow_session_get_idle_checks (session) };
+  app_test_wait_until (looked_for_writer, &checks, 20000, "a writer check on the idle file");
   g_assert_false (wick_follow_session_is_ended (session));
-  writer_stop (&writer);
-  iterate_until (follow_ended, session, 20000, "the end of the writer");
+  writer_stop (writer);
+  app_test_wait_until (follow_ended, session, 20000, "the end of the writer");
   WickDocument *document = wick_follow_session_get_document (session);
   g_assert_true (wick_document_is_finished (document));
   g_assert_false (wick_document_get_health_provisional (document));
@@ -376,9 +365,7 @@ test_follow_writer_gone (void)
     }
   g_assert_cmpuint (interrupted, ==, 3); /* s1, s2 and s4 were open */
   g_assert_null (wick_live_window_get_progress (window));
-  close_window (window);
-  g_unlink (path);
-  g_rmdir (dir);
+  following_end (&f);
 }
 
 typedef struct
@@ -450,28 +437,19 @@ test_follow_missing (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
   g_assert_cmpstr (error->message, ==,
                    "cannot follow /nonexistent/trace.jsonl: No such file or directory");
-  close_window (window);
+  app_test_window_close (window);
 }
 
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
-  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display; the app's window tests run under Xvfb (tools/test.sh)\n");
-      return 0;
-    }
-  adw_init ();
-  app = wick_application_new ();
-  g_application_register (G_APPLICATION (app), NULL, NULL);
+  app = app_test_ui_init (&argc, &argv);
+  if (app == NULL)
+    return 0;
   g_test_add_func ("/follow/provisional-health", test_provisional_health);
   g_test_add_func ("/follow/writer-process", test_follow_writer);
   g_test_add_func ("/follow/writer-gone", test_follow_writer_gone);
   g_test_add_func ("/follow/missing-file", test_follow_missing);
   g_test_add_func ("/follow/command-line", test_follow_command_line);
-  int status = g_test_run ();
-  g_object_unref (app);
-  return status;
+  return app_test_ui_run (app);
 }

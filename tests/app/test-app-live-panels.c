@@ -13,6 +13,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "app-test-ui.h"
 #include "ui/live/wick-live-session.h"
 #include "ui/live/wick-stages-panel.h"
 #include "ui/live/wick-weights-panel.h"
@@ -116,18 +117,8 @@ fake_stop (FakeSession *fake)
   g_free (fake->path);
 }
 
-static void
-iterate_until (gboolean (*done) (gpointer), gpointer data, const char *what)
-{
-  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
-  while (!done (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("timed out waiting for %s", what);
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-}
+/* The panels' requests go to a thread of this process: 20 s is generous. */
+#define iterate_until(done, data, what) app_test_wait_until (done, data, 20000, what)
 
 static gboolean
 weights_idle (gpointer panel)
@@ -187,9 +178,7 @@ test_malformed_list (void)
 
   g_object_unref (weights);
   g_object_unref (stages);
-  gtk_window_destroy (GTK_WINDOW (window));
-  for (int i = 0; i < 50; i++)
-    g_main_context_iteration (NULL, FALSE);
+  app_test_window_close (window);
   fake_stop (&fake);
   g_rmdir (dir);
 }
@@ -197,18 +186,9 @@ test_malformed_list (void)
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
-  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display; the app's window tests run under Xvfb (tools/test.sh)\n");
-      return 0;
-    }
-  adw_init ();
-  app = wick_application_new ();
-  g_application_register (G_APPLICATION (app), NULL, NULL);
+  app = app_test_ui_init (&argc, &argv);
+  if (app == NULL)
+    return 0;
   g_test_add_func ("/live-panels/malformed-list", test_malformed_list);
-  int status = g_test_run ();
-  g_object_unref (app);
-  return status;
+  return app_test_ui_run (app);
 }

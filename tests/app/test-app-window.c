@@ -7,7 +7,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "app-test-util.h"
+#include "app-test-ui.h"
 #include "ui/wick-application.h"
 #include "model/wick-chrome-import.h"
 #include "model/wick-tracks.h"
@@ -25,81 +25,16 @@
 
 static WickApplication *app;
 
-/* The shared helper (app-test-util.h), naming the condition when it times out. */
-#define iterate_until(done, data, timeout_ms)                                                      \
-  app_test_iterate_until (done, data, timeout_ms, #done)
-
-static void
-iterate_for (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + (gint64)ms * 1000;
-  while (g_get_monotonic_time () < end)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
-}
-
-static gboolean
-is_document (gpointer window)
-{
-  return g_strcmp0 (wick_window_get_state (window), "document") == 0;
-}
-
-static gboolean
-is_mapped_and_sized (gpointer widget)
-{
-  return gtk_widget_get_mapped (widget) && gtk_widget_get_width (widget) > 200;
-}
-
 static WickWindow *
 open_window (const char *path)
 {
-  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
-  gtk_window_present (GTK_WINDOW (window));
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  wick_window_load_file (window, file);
-  iterate_until (is_document, window, 20000);
-  return window;
+  return app_test_window_open (app, path, 1400, 900);
 }
 
 static WickWindow *
 open_example (void)
 {
-  g_autofree char *path = app_test_example_path ();
-  WickWindow *window = open_window (path);
-  GtkWidget *timeline = wick_window_get_view (window, "timeline");
-  iterate_until (is_mapped_and_sized, timeline, 10000);
-  app_test_iterate_pending (2000);
-  return window;
-}
-
-static cairo_surface_t *
-render_widget (GtkWidget *widget)
-{
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  g_autoptr (GdkTexture) texture
-    = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  gsk_render_node_unref (node);
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  gdk_texture_download (texture, cairo_image_surface_get_data (surface),
-                        cairo_image_surface_get_stride (surface));
-  cairo_surface_mark_dirty (surface);
-  return surface;
-}
-
-static void
-close_window (WickWindow *window)
-{
-  gtk_window_destroy (GTK_WINDOW (window));
-  app_test_iterate_pending (2000);
+  return app_test_window_open_example (app);
 }
 
 static void
@@ -183,7 +118,7 @@ test_widget_state (void)
   g_assert_cmpuint (filtered, ==, 8 * 8); /* eight parameters, eight steps */
   wick_costs_page_set_filter (costs, NULL);
   g_assert_cmpuint (wick_table_get_n_shown (ops), ==, n_ops);
-  close_window (window);
+  app_test_window_close (window);
 }
 
 static void
@@ -193,7 +128,7 @@ test_timeline_pixels (void)
   GtkWidget *widget = wick_window_get_view (window, "timeline");
   WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
   WickDocument *document = wick_window_get_document (window);
-  cairo_surface_t *surface = render_widget (widget);
+  cairo_surface_t *surface = app_test_render_widget (widget);
   WickTimelineViewport view;
   wick_timeline_view_get_viewport (timeline, &view);
   gboolean dark = view.dark;
@@ -219,9 +154,8 @@ test_timeline_pixels (void)
   /* The memory chart widget paints all five categories. */
   wick_window_show_page (window, "memory");
   GtkWidget *memory = wick_window_get_view (window, "memory");
-  iterate_until (is_mapped_and_sized, memory, 5000);
-  app_test_iterate_pending (2000);
-  surface = render_widget (memory);
+  app_test_wait_drawn (memory, 10000, "the memory chart to be drawn");
+  surface = app_test_render_widget (memory);
   WickRgb bg = wick_palette_background (dark);
   for (guint c = 0; c < WICK_N_CATEGORIES; c++)
     {
@@ -231,7 +165,7 @@ test_timeline_pixels (void)
       g_assert_cmpuint (app_test_count_colour (surface, blended, 2), >, 40);
     }
   cairo_surface_destroy (surface);
-  close_window (window);
+  app_test_window_close (window);
 }
 
 static void
@@ -305,7 +239,7 @@ test_zoom_pan (void)
   g_assert_cmpstr (
     wick_document_str (document, wick_document_get_spans (document, NULL)[selected].name), ==,
     "zero_grad");
-  close_window (window);
+  app_test_window_close (window);
 }
 
 typedef struct
@@ -325,7 +259,7 @@ static void
 wait_range_rows (WickDetailsPane *details, guint rows)
 {
   RangeRows want = { details, rows };
-  iterate_until (range_rows_are, &want, 5000);
+  APP_TEST_WAIT (range_rows_are, &want, 10000);
 }
 
 static void
@@ -385,7 +319,7 @@ test_selection_propagates (void)
   wick_selection_get_visible (selection, &start, &end);
   g_assert_cmpuint (op->timestamp_ns + op->duration_ns, >=, start);
   g_assert_cmpuint (op->timestamp_ns, <=, end);
-  close_window (window);
+  app_test_window_close (window);
 }
 
 static const char *broken_trace
@@ -430,7 +364,7 @@ test_health_errors_shown (void)
   WickSelection *selection = wick_window_get_selection (window);
   g_assert_cmpint (wick_selection_get_record (selection, &index), ==, WICK_RECORD_SPAN);
   g_assert_cmpint (index, ==, wick_document_find_span (wick_window_get_document (window), "s2"));
-  close_window (window);
+  app_test_window_close (window);
 
   /* A parse error on line 4: the meta and the two spans before it stay viewable. */
   g_auto (GStrv) lines = g_strsplit (broken_trace, "\n", -1);
@@ -445,7 +379,7 @@ test_health_errors_shown (void)
   guint n_spans;
   wick_document_get_spans (wick_window_get_document (window), &n_spans);
   g_assert_cmpuint (n_spans, ==, 2);
-  close_window (window);
+  app_test_window_close (window);
   g_unlink (path);
 }
 
@@ -490,7 +424,7 @@ test_faulty_trace (void)
   g_assert_cmpuint (worst->non_finite, ==, 37);
   g_assert_cmpstr (wick_document_str (wick_window_get_document (window), worst->label), ==,
                    "fc3.out");
-  close_window (window);
+  app_test_window_close (window);
 }
 
 static gboolean
@@ -550,25 +484,23 @@ test_loader_cancel (void)
   /* A large trace: 400 000 spans. */
   g_autofree char *path = write_large_trace (400000);
 
-  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_present (GTK_WINDOW (window));
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  wick_window_load_file (window, file);
+  WickWindow *window = app_test_window_start_load (app, path, 0, 0);
   g_assert_cmpstr (wick_window_get_state (window), ==, "loading");
-  iterate_until (has_progress, window, 20000);
+  APP_TEST_WAIT (has_progress, window, 20000);
   wick_window_cancel_load (window);
-  iterate_until (not_loading, window, 20000);
+  APP_TEST_WAIT (not_loading, window, 20000);
   /* Cancelled: back to the welcome page, nothing shown. */
   g_assert_cmpstr (wick_window_get_state (window), ==, "welcome");
   g_assert_null (wick_window_get_document (window));
 
   /* Loaded to the end, the same file opens with all its spans. */
+  g_autoptr (GFile) file = g_file_new_for_path (path);
   wick_window_load_file (window, file);
-  iterate_until (is_document, window, 60000);
+  APP_TEST_WAIT (app_test_window_is_document, window, 60000);
   guint n;
   wick_document_get_spans (wick_window_get_document (window), &n);
   g_assert_cmpuint (n, ==, 400001);
-  close_window (window);
+  app_test_window_close (window);
   g_unlink (path);
 }
 
@@ -590,7 +522,7 @@ shows_path_and_settled (gpointer data)
     watch->saw_welcome = TRUE;
   return wick_window_get_n_loads_in_flight () == 0 && document != NULL
          && g_strcmp0 (wick_document_get_path (document), watch->want_path) == 0
-         && is_document (watch->window);
+         && app_test_window_is_document (watch->window);
 }
 
 /* Opening a file while another loads: the second load is the one shown (the
@@ -602,21 +534,18 @@ test_open_while_loading (void)
 {
   g_autofree char *large = write_large_trace (400000);
   g_autofree char *example = app_test_example_path ();
-  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_present (GTK_WINDOW (window));
-  g_autoptr (GFile) first = g_file_new_for_path (large);
+  WickWindow *window = app_test_window_start_load (app, large, 0, 0);
   g_autoptr (GFile) second = g_file_new_for_path (example);
 
-  wick_window_load_file (window, first);
-  iterate_until (has_begun, window, 20000);
+  APP_TEST_WAIT (has_begun, window, 20000);
   wick_window_load_file (window, second);
   g_assert_cmpstr (wick_window_get_state (window), ==, "loading");
   OpenWatch watch = { window, example, FALSE };
-  iterate_until (shows_path_and_settled, &watch, 60000);
+  APP_TEST_WAIT (shows_path_and_settled, &watch, 60000);
   g_assert_false (watch.saw_welcome);
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "example-trace.jsonl");
   g_assert_false (wick_window_is_empty (window));
-  close_window (window);
+  app_test_window_close (window);
   /* Nothing fires on the destroyed window afterwards. */
   app_test_iterate_pending (200);
   g_unlink (large);
@@ -634,14 +563,11 @@ static void
 test_close_while_loading (void)
 {
   g_autofree char *large = write_large_trace (400000);
-  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_present (GTK_WINDOW (window));
-  g_autoptr (GFile) file = g_file_new_for_path (large);
-  wick_window_load_file (window, file);
-  iterate_until (has_begun, window, 20000);
+  WickWindow *window = app_test_window_start_load (app, large, 0, 0);
+  APP_TEST_WAIT (has_begun, window, 20000);
   g_assert_cmpuint (wick_window_get_n_loads_in_flight (), ==, 1);
   gtk_window_destroy (GTK_WINDOW (window));
-  iterate_until (no_loads_in_flight, NULL, 20000);
+  APP_TEST_WAIT (no_loads_in_flight, NULL, 20000);
   app_test_iterate_pending (200);
   g_unlink (large);
 }
@@ -653,18 +579,35 @@ feed (WickDocument *document, const char *line)
   g_assert_true (wick_document_feed_line (document, line, strlen (line), &error));
 }
 
+/* The slices on the timeline's scene (rebuilt when due, as a frame does). */
+static guint
+scene_n_slices (WickTimelineView *timeline)
+{
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  guint n_tracks, n_slices = 0;
+  const WickTrack *tracks
+    = wick_tracks_get_tracks (wick_timeline_scene_get_tracks (scene), &n_tracks);
+  for (guint t = 0; t < n_tracks; t++)
+    if (tracks[t].kind == WICK_TRACK_SLICES)
+      n_slices += tracks[t].n_events;
+  return n_slices;
+}
+
+static gboolean
+scene_has_51_slices (gpointer timeline)
+{
+  return scene_n_slices (timeline) == 51;
+}
+
 static void
 test_live_follow (void)
 {
   /* A document that grows while shown, as the live area feeds it. */
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
   g_auto (GStrv) lines = g_strsplit (broken_trace, "\n", -1);
-  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 700);
-  gtk_window_present (GTK_WINDOW (window));
+  WickWindow *window = app_test_window_new (app, 1200, 700);
   /* Shown while still empty, as a live window is before the first record. */
   wick_window_set_document (window, document);
-  iterate_for (100);
   g_assert_cmpstr (wick_window_get_state (window), ==, "document");
   feed (document, lines[0]);
   feed (document, lines[1]);
@@ -672,7 +615,7 @@ test_live_follow (void)
   wick_window_set_live (window, TRUE);
   g_assert_true (wick_window_get_follow_newest (window));
   WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
-  iterate_until (is_mapped_and_sized, timeline, 10000);
+  app_test_wait_drawn (GTK_WIDGET (timeline), 10000, "the live timeline to be drawn");
   WickSelection *selection = wick_window_get_selection (window);
   char line[256];
   for (guint i = 0; i < 50; i++)
@@ -686,24 +629,19 @@ test_live_follow (void)
                 i);
       feed (document, line);
       wick_window_document_changed (window);
-      iterate_for (5);
+      /* A frame between records, as a live window draws while it grows. */
+      app_test_wait_drawn (GTK_WIDGET (timeline), 10000, "a frame of the growing timeline");
       guint64 start, end;
       wick_selection_get_visible (selection, &start, &end);
       g_assert_cmpuint (end, ==, MAX (wick_document_get_end_ns (document), end - start));
     }
-  /* The newest span is drawn once the scene caught up. */
-  iterate_for (300);
+  /* The newest span is drawn once the scene caught up (its rebuilds are
+   * throttled to a quarter of the time: wait for it, not for a time). */
   guint n;
   wick_document_get_spans (document, &n);
   g_assert_cmpuint (n, ==, 51);
-  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
-  guint n_tracks, n_slices = 0;
-  const WickTrack *tracks
-    = wick_tracks_get_tracks (wick_timeline_scene_get_tracks (scene), &n_tracks);
-  for (guint t = 0; t < n_tracks; t++)
-    if (tracks[t].kind == WICK_TRACK_SLICES)
-      n_slices += tracks[t].n_events;
-  g_assert_cmpuint (n_slices, ==, 51);
+  APP_TEST_WAIT (scene_has_51_slices, timeline, 10000);
+  g_assert_cmpuint (scene_n_slices (timeline), ==, 51);
   /* Panning leaves follow mode; the Follow action returns to it. */
   wick_timeline_view_pan (timeline, -200);
   g_assert_false (wick_window_get_follow_newest (window));
@@ -719,7 +657,7 @@ test_live_follow (void)
   wick_window_add_page (window, "weights", "Weights", "drive-harddisk-symbolic",
                         gtk_label_new ("w"));
   wick_window_show_page (window, "weights");
-  close_window (window);
+  app_test_window_close (window);
 }
 
 static GtkWidget *
@@ -760,6 +698,13 @@ timeline_has_focus (gpointer timeline)
   return gtk_widget_has_focus (timeline);
 }
 
+static gboolean
+window_at_most_700_wide (gpointer window)
+{
+  return gtk_widget_get_mapped (window) && gtk_widget_get_width (window) > 0
+         && gtk_widget_get_width (window) <= 700;
+}
+
 /* Issue 15: timeline keys work right after clicking a view tab; a 700 px
  * window keeps the track labels and the hint bar; the details pane narrows. */
 static void
@@ -768,14 +713,15 @@ test_tabs_and_narrow (void)
   WickWindow *window = open_example ();
   GtkWidget *timeline = wick_window_get_view (window, "timeline");
   wick_window_show_page (window, "memory");
-  iterate_for (50);
+  app_test_wait_drawn (wick_window_get_view (window, "memory"), 10000,
+                       "the memory page to be drawn");
   GtkWidget *tab = find_switcher_button (GTK_WIDGET (window), "Timeline");
   if (tab == NULL)
     g_error ("no Timeline tab in the view switcher");
   /* A click: the button takes the focus, then switches the page. */
   gtk_widget_grab_focus (tab);
   g_signal_emit_by_name (tab, "clicked");
-  iterate_until (timeline_has_focus, timeline, 2000);
+  APP_TEST_WAIT (timeline_has_focus, timeline, 10000);
   g_assert_true (gtk_widget_get_mapped (timeline));
   /* So a key press goes to the timeline's key controller. */
   GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (window));
@@ -783,7 +729,9 @@ test_tabs_and_narrow (void)
 
   /* 700 px wide. */
   gtk_window_set_default_size (GTK_WINDOW (window), 700, 700);
-  iterate_for (300);
+  APP_TEST_WAIT (window_at_most_700_wide, window, 10000);
+  /* ...and laid out and drawn at that width. */
+  app_test_wait_drawn (timeline, 10000, "the timeline at 700 px");
   int min_width;
   gtk_widget_measure (GTK_WIDGET (window), GTK_ORIENTATION_HORIZONTAL, -1, &min_width, NULL, NULL,
                       NULL);
@@ -803,7 +751,13 @@ test_tabs_and_narrow (void)
   int details_min;
   gtk_widget_measure (details, GTK_ORIENTATION_HORIZONTAL, -1, &details_min, NULL, NULL, NULL);
   g_assert_cmpint (details_min, <=, 200);
-  close_window (window);
+  app_test_window_close (window);
+}
+
+static gboolean
+has_range_track_rows (gpointer details)
+{
+  return wick_details_pane_get_range_track_rows (details) > 0;
 }
 
 /* Issue 9 item 5: clicking any event shows its fields in the details pane;
@@ -815,8 +769,7 @@ test_track_events (void)
     = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "tracks.json", NULL);
   WickWindow *window = open_window (path);
   GtkWidget *widget = wick_window_get_view (window, "timeline");
-  iterate_until (is_mapped_and_sized, widget, 10000);
-  app_test_iterate_pending (2000);
+  app_test_wait_drawn (widget, 10000, "the timeline to be drawn");
   WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
   WickDetailsPane *details = WICK_DETAILS_PANE (wick_window_get_view (window, "details"));
   WickSelection *selection = wick_window_get_selection (window);
@@ -884,15 +837,9 @@ test_track_events (void)
   guint64 start, end;
   wick_timeline_scene_get_extent (scene, &start, &end);
   wick_selection_set_range (selection, start, end);
-  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
-  while (wick_details_pane_get_range_track_rows (details) == 0
-         && g_get_monotonic_time () < deadline)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (1000);
-    }
+  APP_TEST_WAIT (has_range_track_rows, details, 10000);
   g_assert_cmpuint (wick_details_pane_get_range_track_rows (details), ==, 7);
-  close_window (window);
+  app_test_window_close (window);
 }
 
 /* The window's size through GSettings: a new window opens at the size kept,
@@ -992,23 +939,15 @@ test_export_trace (void)
     }
   g_assert_nonnull (strstr (before, "X="));
   g_rmdir (dir);
-  close_window (window);
+  app_test_window_close (window);
 }
 
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
-  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-  if (!gtk_init_check ())
-    {
-      /* Run as TAP: a plan of no tests with SKIP is what meson counts as skipped. */
-      g_print ("1..0 # SKIP no display; the app's window tests run under Xvfb (tools/test.sh)\n");
-      return 0;
-    }
-  adw_init ();
-  app = wick_application_new ();
-  g_application_register (G_APPLICATION (app), NULL, NULL);
+  app = app_test_ui_init (&argc, &argv);
+  if (app == NULL)
+    return 0;
   g_test_add_func ("/window/widget-state", test_widget_state);
   g_test_add_func ("/window/pixels", test_timeline_pixels);
   g_test_add_func ("/window/zoom-pan-search", test_zoom_pan);
@@ -1024,7 +963,5 @@ main (int argc, char **argv)
   g_test_add_func ("/window/export-trace", test_export_trace);
   g_test_add_func ("/window/size-remembered", test_size_remembered);
   g_test_add_func ("/window/details-booleans", test_details_booleans);
-  int status = g_test_run ();
-  g_object_unref (app);
-  return status;
+  return app_test_ui_run (app);
 }

@@ -11,55 +11,22 @@
 
 #include <adwaita.h>
 
-#include "app-test-util.h"
+#include "app-test-ui.h"
 #include "ui/wick-application.h"
 #include "ui/wick-costs-page.h"
 #include "ui/wick-memory-view.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-window-private.h"
 
-static void
-iterate_for (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + (gint64)ms * 1000;
-  while (g_get_monotonic_time () < end)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      g_usleep (2000);
-    }
-}
-
+/* The window once laid out and drawn (the shared helper waits for that, not
+ * for a time), as a PNG. */
 static void
 save_window (GtkWidget *window, const char *dir, const char *name)
 {
-  iterate_for (400);
-  for (guint i = 0; i < 200 && !gtk_widget_get_mapped (window); i++)
-    iterate_for (20);
-  int width = gtk_widget_get_width (window), height = gtk_widget_get_height (window);
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (window);
-  GskRenderNode *node = NULL;
-  /* A window just presented on a loaded machine may not have drawn yet: ask
-   * again until it has, within a deadline. */
-  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  while (node == NULL && g_get_monotonic_time () < deadline)
-    {
-      width = gtk_widget_get_width (window);
-      height = gtk_widget_get_height (window);
-      GtkSnapshot *snapshot = gtk_snapshot_new ();
-      gdk_paintable_snapshot (paintable, snapshot, width, height);
-      node = gtk_snapshot_free_to_node (snapshot);
-      if (node == NULL)
-        iterate_for (100);
-    }
-  if (node == NULL)
-    g_error ("%s: the window drew nothing", name);
-  GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (window));
-  g_autoptr (GdkTexture) texture
-    = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
-  gsk_render_node_unref (node);
   g_autofree char *path = g_build_filename (dir, name, NULL);
-  gdk_texture_save_to_png (texture, path);
-  g_print ("wrote %s (%dx%d)\n", path, width, height);
+  app_test_save_png (window, path);
+  g_print ("wrote %s (%dx%d)\n", path, gtk_widget_get_width (window),
+           gtk_widget_get_height (window));
 }
 
 static gint32
@@ -77,12 +44,8 @@ int
 main (int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : ".";
-  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-  gtk_init ();
-  adw_init ();
-  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
-  WickApplication *app = wick_application_new ();
-  g_application_register (G_APPLICATION (app), NULL, NULL);
+  WickApplication *app = app_test_ui_app_new ();
+  app_test_ui_disable_animations ();
 
   WickWindow *welcome = wick_window_new (GTK_APPLICATION (app));
   gtk_window_set_default_size (GTK_WINDOW (welcome), 1400, 860);
@@ -90,15 +53,8 @@ main (int argc, char **argv)
   save_window (GTK_WIDGET (welcome), dir, "welcome.png");
   gtk_window_destroy (GTK_WINDOW (welcome));
 
-  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 860);
-  gtk_window_present (GTK_WINDOW (window));
   g_autofree char *path = app_test_example_path ();
-  g_autoptr (GFile) file = g_file_new_for_path (path);
-  wick_window_load_file (window, file);
-  while (g_strcmp0 (wick_window_get_state (window), "document") != 0)
-    g_main_context_iteration (NULL, TRUE);
-  iterate_for (300);
+  WickWindow *window = app_test_window_open (app, path, 1400, 860);
 
   WickDocument *document = wick_window_get_document (window);
   WickSelection *selection = wick_window_get_selection (window);
@@ -130,8 +86,8 @@ main (int argc, char **argv)
   wick_timeline_scene_get_extent (scene, &full_start, &full_end);
   wick_selection_set_visible (selection, full_start, full_end + (full_end - full_start) / 50);
   wick_selection_set_range (selection, 0, 0);
-  iterate_for (200);
   GtkWidget *memory = wick_window_get_view (window, "memory");
+  app_test_wait_drawn (memory, 20000, "the memory chart");
   wick_memory_view_set_hover (WICK_MEMORY_VIEW (memory), gtk_widget_get_width (memory) * 0.42);
   save_window (GTK_WIDGET (window), dir, "memory.png");
   wick_memory_view_set_hover (WICK_MEMORY_VIEW (memory), -1);
@@ -141,15 +97,9 @@ main (int argc, char **argv)
   save_window (GTK_WIDGET (window), dir, "coverage.png");
 
   /* Health: a trace with instrumentation mistakes (tests/app/data). */
-  WickWindow *faulty = wick_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (faulty), 1400, 860);
-  gtk_window_present (GTK_WINDOW (faulty));
   g_autofree char *faulty_path
     = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "faulty-trace.jsonl", NULL);
-  g_autoptr (GFile) faulty_file = g_file_new_for_path (faulty_path);
-  wick_window_load_file (faulty, faulty_file);
-  while (g_strcmp0 (wick_window_get_state (faulty), "document") != 0)
-    g_main_context_iteration (NULL, TRUE);
+  WickWindow *faulty = app_test_window_open (app, faulty_path, 1400, 860);
   wick_window_show_page (faulty, "health");
   const WickHealthIssue *issues
     = wick_document_get_health (wick_window_get_document (faulty), NULL);
@@ -188,18 +138,14 @@ main (int argc, char **argv)
     {
       if (traces[t][0] == NULL)
         continue;
-      WickWindow *w = wick_window_new (GTK_APPLICATION (app));
-      gtk_window_set_default_size (GTK_WINDOW (w), 1400, 860);
-      gtk_window_present (GTK_WINDOW (w));
-      g_autoptr (GFile) f = g_file_new_for_path (traces[t][0]);
-      wick_window_load_file (w, f);
-      while (g_strcmp0 (wick_window_get_state (w), "document") != 0
-             && g_strcmp0 (wick_window_get_state (w), "welcome") != 0)
-        g_main_context_iteration (NULL, TRUE);
-      iterate_for (300);
+      WickWindow *w = app_test_window_load (app, traces[t][0], 1400, 860);
       WickDocument *doc = wick_window_get_document (w);
       if (doc == NULL)
-        continue;
+        {
+          g_printerr ("%s did not open; %s not written\n", traces[t][0], traces[t][1]);
+          app_test_window_close (w);
+          continue;
+        }
       /* Select the first span with an outgoing flow (a kernel launch). */
       WickTracks *tracks = wick_document_get_tracks (doc);
       guint n;
@@ -218,9 +164,9 @@ main (int argc, char **argv)
       GtkWidget *tl = wick_window_get_view (w, "timeline");
       wick_timeline_view_set_hover (WICK_TIMELINE_VIEW (tl), gtk_widget_get_width (tl) * 0.55);
       save_window (GTK_WIDGET (w), dir, traces[t][1]);
-      gtk_window_destroy (GTK_WINDOW (w));
+      app_test_window_close (w);
     }
-  iterate_for (50);
+  app_test_iterate_pending (2000);
   g_object_unref (app);
   return 0;
 }

@@ -37,6 +37,7 @@ struct _WickFollowSession
   gboolean polled;         /* the first poll ran */
   gboolean writer_seen;    /* the file grew after it, or a writer had it open */
   gboolean no_writer_said; /* the "no process writes it" banner is shown */
+  guint idle_checks;       /* writer checks made on a file idle for WRITER_IDLE_US */
   char *message;
   GPtrArray *batch; /* GBytes: the lines of one poll */
 };
@@ -264,6 +265,8 @@ wick_follow_session_poll (WickFollowSession *self)
       self->last_writer_check_us = now;
       gboolean writing = wick_follow_file_has_writer (self->file);
       self->writer_seen |= writing;
+      if (n == 0 && now - self->last_growth_us >= WRITER_IDLE_US)
+        self->idle_checks++;
       if (!writing && self->writer_seen && n == 0 && now - self->last_growth_us >= WRITER_IDLE_US)
         writer_gone (self);
       else if (!writing && !self->writer_seen && !self->no_writer_said)
@@ -340,6 +343,12 @@ guint
 wick_follow_session_get_restarts (WickFollowSession *self)
 {
   return wick_follow_file_get_restarts (self->file);
+}
+
+guint
+wick_follow_session_get_idle_checks (WickFollowSession *self)
+{
+  return self->idle_checks;
 }
 
 const char *

@@ -39,6 +39,9 @@ gboolean wick_follow_session_is_ended (WickFollowSession *self);
 guint wick_follow_session_get_restarts (WickFollowSession *self);
 /* The last restart or end message shown in a banner, NULL before any. */
 const char *wick_follow_session_get_message (WickFollowSession *self);
+/* How many times the session looked for the file's writer after the file had
+ * not grown for a second (when a writer gone is decided; tests wait on it). */
+guint wick_follow_session_get_idle_checks (WickFollowSession *self);
 /* Polls now (tests; the window polls by itself). */
 void wick_follow_session_poll (WickFollowSession *self);
 
