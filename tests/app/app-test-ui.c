@@ -16,7 +16,6 @@ setup_environment (void)
 static WickApplication *
 app_start (void)
 {
-  adw_init ();
   WickApplication *app = wick_application_new ();
   g_autoptr (GError) error = NULL;
   if (!g_application_register (G_APPLICATION (app), NULL, &error))
@@ -24,8 +23,8 @@ app_start (void)
   return app;
 }
 
-WickApplication *
-app_test_ui_init (int *argc, char ***argv)
+gboolean
+app_test_ui_init_display (int *argc, char ***argv)
 {
   g_test_init (argc, argv, NULL);
   setup_environment ();
@@ -33,8 +32,17 @@ app_test_ui_init (int *argc, char ***argv)
     {
       /* A TAP plan of no tests with SKIP: meson reports the test skipped. */
       g_print ("1..0 # SKIP no display; the app's window tests run under Xvfb (tools/test.sh)\n");
-      return NULL;
+      return FALSE;
     }
+  adw_init ();
+  return TRUE;
+}
+
+WickApplication *
+app_test_ui_init (int *argc, char ***argv)
+{
+  if (!app_test_ui_init_display (argc, argv))
+    return NULL;
   return app_start ();
 }
 
@@ -44,6 +52,7 @@ app_test_ui_app_new (void)
   setup_environment ();
   if (!gtk_init_check ())
     g_error ("no display: run this under xvfb-run");
+  adw_init ();
   return app_start ();
 }
 

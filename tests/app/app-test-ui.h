@@ -18,6 +18,9 @@ G_BEGIN_DECLS
  * it prints a TAP plan of no tests with SKIP (what meson counts as skipped)
  * and returns NULL: main then returns 0. */
 WickApplication *app_test_ui_init (int *argc, char ***argv);
+/* The same without the application (widget tests): FALSE without a display,
+ * after the TAP plan that skips. */
+gboolean app_test_ui_init_display (int *argc, char ***argv);
 
 /* The same without g_test_init, for a tool (the screenshots): a display is
  * required (it fails without one). */

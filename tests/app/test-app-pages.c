@@ -9,7 +9,7 @@
 
 #include <adwaita.h>
 
-#include "app-test-util.h"
+#include "app-test-ui.h"
 #include "ui/wick-costs-page.h"
 #include "ui/wick-coverage-page.h"
 #include "ui/wick-health-page.h"
@@ -199,7 +199,7 @@ test_costs_page (void)
   wick_document_get_ops (document, &n_ops);
   g_assert_cmpuint (wick_table_get_n_shown (ops), ==, n_ops);
   gtk_editable_set_text (GTK_EDITABLE (filter), "adamw_update");
-  app_test_iterate_until (ops_filtered, ops, 10000, "the filter entry to filter the ops");
+  app_test_wait_until (ops_filtered, ops, 10000, "the filter entry to filter the ops");
   wick_costs_page_set_filter (costs, NULL);
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (filter)), ==, "");
   g_assert_cmpuint (wick_table_get_n_shown (ops), ==, n_ops);
@@ -212,15 +212,8 @@ test_costs_page (void)
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
-  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-  if (!gtk_init_check ())
-    {
-      /* Run as TAP: a plan of no tests with SKIP is what meson counts as skipped. */
-      g_print ("1..0 # SKIP no display; the app's page tests run under Xvfb (tools/test.sh)\n");
-      return 0;
-    }
-  adw_init ();
+  if (!app_test_ui_init_display (&argc, &argv))
+    return 0;
   g_test_add_func ("/pages/health-template", test_health_page);
   g_test_add_func ("/pages/coverage-template", test_coverage_page);
   g_test_add_func ("/pages/costs-template", test_costs_page);

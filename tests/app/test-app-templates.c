@@ -8,7 +8,7 @@
 
 #include <adwaita.h>
 
-#include "app-test-util.h"
+#include "app-test-ui.h"
 #include "ui/wick-details-pane.h"
 
 static GObject *
@@ -73,14 +73,8 @@ test_details_pane (void)
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
-  if (!gtk_init_check ())
-    {
-      /* Run as TAP: a plan of no tests with SKIP is what meson counts as skipped. */
-      g_print ("1..0 # SKIP no display; the template tests run under Xvfb (tools/test.sh)\n");
-      return 0;
-    }
-  adw_init ();
+  if (!app_test_ui_init_display (&argc, &argv))
+    return 0;
   g_test_add_func ("/templates/details-pane", test_details_pane);
   return g_test_run ();
 }
