@@ -3,7 +3,6 @@
 #include "wick-timeline-axis.h"
 
 #include <adwaita.h>
-#include <glib/gi18n.h>
 #include <math.h>
 
 struct _WickMemoryView
@@ -260,40 +259,32 @@ wick_memory_view_dispose (GObject *object)
   g_clear_pointer (&self->chart, wick_memory_chart_free);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
   g_clear_handle_id (&self->rebuild_source, g_source_remove);
+  gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_MEMORY_VIEW);
   G_OBJECT_CLASS (wick_memory_view_parent_class)->dispose (object);
 }
 
 static void
 wick_memory_view_class_init (WickMemoryViewClass *klass)
 {
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_memory_view_dispose;
-  GTK_WIDGET_CLASS (klass)->snapshot = wick_memory_view_snapshot;
-  gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "wickmemorychart");
+  widget_class->snapshot = wick_memory_view_snapshot;
+  gtk_widget_class_set_css_name (widget_class, "wickmemorychart");
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/wickprofiler/Wick/wick-memory-view.ui");
+  gtk_widget_class_bind_template_callback (widget_class, on_scroll);
+  gtk_widget_class_bind_template_callback (widget_class, on_motion);
+  gtk_widget_class_bind_template_callback (widget_class, on_leave);
+  gtk_widget_class_bind_template_callback (widget_class, on_drag_begin);
+  gtk_widget_class_bind_template_callback (widget_class, on_drag_update);
+  gtk_widget_class_bind_template_callback (widget_class, on_drag_end);
 }
 
 static void
 wick_memory_view_init (WickMemoryView *self)
 {
-  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                  _ ("Memory by category over time"), -1);
-  GtkWidget *widget = GTK_WIDGET (self);
   self->hover_x = -1;
-  gtk_widget_set_hexpand (widget, TRUE);
-  gtk_widget_set_vexpand (widget, TRUE);
-  gtk_widget_set_focusable (widget, TRUE);
-  GtkEventController *scroll
-    = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
-  g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
-  gtk_widget_add_controller (widget, scroll);
-  GtkEventController *motion = gtk_event_controller_motion_new ();
-  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
-  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
-  gtk_widget_add_controller (widget, motion);
-  GtkGesture *drag = gtk_gesture_drag_new ();
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
-  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
+  gtk_widget_init_template (GTK_WIDGET (self));
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
 }

@@ -688,6 +688,7 @@ wick_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->match_list, g_array_unref);
   g_clear_handle_id (&self->rebuild_source, g_source_remove);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
+  gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_TIMELINE_VIEW);
   G_OBJECT_CLASS (wick_timeline_view_parent_class)->dispose (object);
 }
 
@@ -727,51 +728,27 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_set_css_name (widget_class, "wicktimeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/wickprofiler/Wick/wick-timeline-view.ui");
+  gtk_widget_class_bind_template_callback (widget_class, on_query_tooltip);
+  gtk_widget_class_bind_template_callback (widget_class, on_scroll);
+  gtk_widget_class_bind_template_callback (widget_class, on_motion);
+  gtk_widget_class_bind_template_callback (widget_class, on_leave);
+  gtk_widget_class_bind_template_callback (widget_class, on_drag_begin);
+  gtk_widget_class_bind_template_callback (widget_class, on_drag_update);
+  gtk_widget_class_bind_template_callback (widget_class, on_drag_end);
+  gtk_widget_class_bind_template_callback (widget_class, on_click_pressed);
+  gtk_widget_class_bind_template_callback (widget_class, on_zoom_begin);
+  gtk_widget_class_bind_template_callback (widget_class, on_zoom_scale);
+  gtk_widget_class_bind_template_callback (widget_class, on_key);
 }
 
 static void
 wick_timeline_view_init (WickTimelineView *self)
 {
-  gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                  _ ("Timeline of spans and device streams"), -1);
-  GtkWidget *widget = GTK_WIDGET (self);
   self->hover_x = -1;
   self->current_match = -1;
-  gtk_widget_set_focusable (widget, TRUE);
-  gtk_widget_set_hexpand (widget, TRUE);
-  gtk_widget_set_vexpand (widget, TRUE);
-  gtk_widget_set_has_tooltip (widget, TRUE);
-  g_signal_connect (widget, "query-tooltip", G_CALLBACK (on_query_tooltip), self);
-
-  GtkEventController *scroll
-    = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
-  g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
-  gtk_widget_add_controller (widget, scroll);
-
-  GtkEventController *motion = gtk_event_controller_motion_new ();
-  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
-  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
-  gtk_widget_add_controller (widget, motion);
-
-  GtkGesture *drag = gtk_gesture_drag_new ();
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
-  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
-
-  GtkGesture *click = gtk_gesture_click_new ();
-  g_signal_connect (click, "pressed", G_CALLBACK (on_click_pressed), self);
-  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (click));
-
-  GtkGesture *zoom = gtk_gesture_zoom_new ();
-  g_signal_connect (zoom, "begin", G_CALLBACK (on_zoom_begin), self);
-  g_signal_connect (zoom, "scale-changed", G_CALLBACK (on_zoom_scale), self);
-  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (zoom));
-
-  GtkEventController *keys = gtk_event_controller_key_new ();
-  g_signal_connect (keys, "key-pressed", G_CALLBACK (on_key), self);
-  gtk_widget_add_controller (widget, keys);
-
+  gtk_widget_init_template (GTK_WIDGET (self));
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
 }

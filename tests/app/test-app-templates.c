@@ -1,8 +1,9 @@
-/* test-app-templates.c — the widgets built from GtkBuilder templates
- * (the .ui files in data/ui/) get their template: every bound child present with its
- * type, the translated strings of the .ui shown, and nothing left behind
- * after dispose. A .ui that does not parse, names a missing callback or an
- * unknown type fails here (GtkBuilder's criticals are fatal in tests).
+/* test-app-templates.c — the widgets built from GtkBuilder templates (the
+ * .ui files in data/ui/) get their template: every bound child present with
+ * its type, the translated strings of the .ui shown, each controller
+ * connected to its callback, and nothing left behind after dispose. A .ui
+ * that does not parse, names a missing callback or an unknown type fails
+ * here (GtkBuilder's criticals are fatal in tests).
  */
 #include "config.h"
 
@@ -10,6 +11,8 @@
 
 #include "app-test-ui.h"
 #include "ui/wick-details-pane.h"
+#include "ui/wick-memory-view.h"
+#include "ui/wick-timeline-view.h"
 
 static GObject *
 template_child (gpointer widget, GType type, const char *name)
@@ -70,11 +73,100 @@ test_details_pane (void)
   g_object_unref (pane);
 }
 
+/* The widget has a controller of @type with a handler on each of @signals. */
+static GtkEventController *
+assert_controller (GtkWidget *widget, GType type, const char *const *signals)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GtkEventController) controller = g_list_model_get_item (controllers, i);
+      if (G_OBJECT_TYPE (controller) != type)
+        continue;
+      for (guint s = 0; signals[s]; s++)
+        if (!g_signal_has_handler_pending (controller, g_signal_lookup (signals[s], type), 0,
+                                           FALSE))
+          g_error ("%s: its %s has no handler for \"%s\"", G_OBJECT_TYPE_NAME (widget),
+                   g_type_name (type), signals[s]);
+      return controller; /* owned by the widget */
+    }
+  g_error ("%s has no %s", G_OBJECT_TYPE_NAME (widget), g_type_name (type));
+}
+
+/* The drawing views' templates: their properties and their controllers,
+ * each connected to its callback. */
+static void
+assert_view_template (GtkWidget *view)
+{
+  g_assert_true (gtk_widget_get_hexpand (view));
+  g_assert_true (gtk_widget_get_vexpand (view));
+  g_assert_true (gtk_widget_get_focusable (view));
+  assert_controller (view, GTK_TYPE_EVENT_CONTROLLER_SCROLL, (const char *[]){ "scroll", NULL });
+  assert_controller (view, GTK_TYPE_EVENT_CONTROLLER_MOTION,
+                     (const char *[]){ "motion", "leave", NULL });
+  assert_controller (view, GTK_TYPE_GESTURE_DRAG,
+                     (const char *[]){ "drag-begin", "drag-update", "drag-end", NULL });
+  GtkEventControllerScroll *scroll = GTK_EVENT_CONTROLLER_SCROLL (
+    assert_controller (view, GTK_TYPE_EVENT_CONTROLLER_SCROLL, (const char *[]){ NULL }));
+  g_assert_cmpint (gtk_event_controller_scroll_get_flags (scroll), ==,
+                   GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+}
+
+static void
+test_memory_view (void)
+{
+  g_autoptr (WickSelection) selection = wick_selection_new ();
+  GtkWidget *view = g_object_ref_sink (wick_memory_view_new (selection));
+  assert_view_template (view);
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (view);
+  g_assert_cmpuint (g_list_model_get_n_items (controllers), ==, 3);
+  g_object_run_dispose (G_OBJECT (view));
+  g_object_unref (view);
+}
+
+static void
+test_timeline_view (void)
+{
+  g_autoptr (WickSelection) selection = wick_selection_new ();
+  GtkWidget *view = g_object_ref_sink (wick_timeline_view_new (selection));
+  assert_view_template (view);
+  g_assert_true (gtk_widget_get_has_tooltip (view));
+  g_assert_true (g_signal_has_handler_pending (
+    view, g_signal_lookup ("query-tooltip", GTK_TYPE_WIDGET), 0, FALSE));
+  assert_controller (view, GTK_TYPE_GESTURE_CLICK, (const char *[]){ "pressed", NULL });
+  assert_controller (view, GTK_TYPE_GESTURE_ZOOM,
+                     (const char *[]){ "begin", "scale-changed", NULL });
+  GtkEventController *keys = assert_controller (view, GTK_TYPE_EVENT_CONTROLLER_KEY,
+                                                (const char *[]){ "key-pressed", NULL });
+
+  /* The key handler is the timeline's: "+" zooms in, "0" shows the whole trace. */
+  g_autoptr (WickDocument) document = app_test_load_example ();
+  wick_timeline_view_set_document (WICK_TIMELINE_VIEW (view), document);
+  guint64 fit_start, fit_end, start, end;
+  wick_selection_get_visible (selection, &fit_start, &fit_end);
+  gboolean handled = FALSE;
+  g_signal_emit_by_name (keys, "key-pressed", GDK_KEY_plus, 0, 0, &handled);
+  g_assert_true (handled);
+  wick_selection_get_visible (selection, &start, &end);
+  g_assert_cmpuint (end - start, <, fit_end - fit_start);
+  handled = FALSE;
+  g_signal_emit_by_name (keys, "key-pressed", GDK_KEY_0, 0, 0, &handled);
+  g_assert_true (handled);
+  wick_selection_get_visible (selection, &start, &end);
+  g_assert_cmpuint (start, ==, fit_start);
+  g_assert_cmpuint (end, ==, fit_end);
+
+  g_object_run_dispose (G_OBJECT (view));
+  g_object_unref (view);
+}
+
 int
 main (int argc, char **argv)
 {
   if (!app_test_ui_init_display (&argc, &argv))
     return 0;
   g_test_add_func ("/templates/details-pane", test_details_pane);
+  g_test_add_func ("/templates/memory-view", test_memory_view);
+  g_test_add_func ("/templates/timeline-view", test_timeline_view);
   return g_test_run ();
 }
