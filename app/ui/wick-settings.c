@@ -35,8 +35,19 @@ wick_settings_lookup_schema (char **where)
     }
   GSettingsSchema *schema = source ? g_settings_schema_source_lookup (source, SCHEMA_ID, TRUE)
                                    : NULL;
+  if (schema)
+    {
+      if (where)
+        *where = g_strdup ("system");
+      return schema;
+    }
+  /* Installed under a prefix GLib does not search (meson install --prefix
+   * ~/wick): the schema compiled there by the post-install step. */
+  g_autoptr (GSettingsSchemaSource) installed
+    = g_settings_schema_source_new_from_directory (WICK_SCHEMADIR, source, FALSE, NULL);
+  schema = installed ? g_settings_schema_source_lookup (installed, SCHEMA_ID, FALSE) : NULL;
   if (schema && where)
-    *where = g_strdup ("system");
+    *where = g_strdup (WICK_SCHEMADIR);
   return schema;
 }
 

@@ -13,8 +13,10 @@
 G_BEGIN_DECLS
 
 GSettings *wick_settings_get (void); /* NULL without the schema; not a new reference */
-/* The schema as wick_settings_get finds it; where (optional) gets the build
- * tree's schema directory or "system". NULL when there is none. */
+/* The schema as wick_settings_get finds it: the build tree's when run from it,
+ * else GLib's search path, else the one compiled under the install prefix.
+ * where (optional) gets that directory, or "system" for GLib's path. NULL when
+ * there is none. */
 GSettingsSchema *wick_settings_lookup_schema (char **where);
 void wick_settings_add_recent (const char *path);
 char **wick_settings_get_recent (void);

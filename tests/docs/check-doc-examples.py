@@ -4,8 +4,9 @@
 usage: check-doc-examples.py SOURCE_ROOT BUILD_ROOT WICK_TRACE CC [CFLAG...]
 
 A complete program is a ```c block of docs/*.md or README.md that defines
-main. Each is compiled against libwick as a newcomer would (pkg-config wick-1,
-here the build tree's uninstalled wick-1.pc), run in an empty directory, and
+main. Each is compiled against libwick as a newcomer would (pkg-config wick-1:
+the build tree's uninstalled wick-1.pc, or with WICK_DOC_PKG_CONFIG_PATH set
+the installed one there, as tests/install does after `meson install`), run in an empty directory, and
 every *.jsonl file it writes is converted with `wick-trace convert --strict`
 (which leaves out Wick's extension records, as documented) and must pass
 `wick-trace check` (candle-graph's rules). Blocks without main are fragments
@@ -38,13 +39,18 @@ def blocks(path):
 def main():
     source, build, wick_trace, cc = sys.argv[1:5]
     cflags = sys.argv[5:]
-    env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(build, 'meson-uninstalled'))
+    installed = os.environ.get('WICK_DOC_PKG_CONFIG_PATH')
+    env = dict(os.environ, PKG_CONFIG_PATH=installed or os.path.join(build, 'meson-uninstalled'))
     pc = subprocess.run(['pkg-config', '--cflags', '--libs', 'wick-1'], env=env,
                         capture_output=True, text=True)
     if pc.returncode != 0:
         print('pkg-config wick-1 failed: ' + pc.stderr.strip())
         return 1
     libdir = os.path.join(build, 'backend')
+    if installed:
+        libdir = subprocess.run(['pkg-config', '--variable=libdir', 'wick-1'], env=env,
+                                capture_output=True, text=True, check=True).stdout.strip()
+    print('# libwick from %s (pkg-config wick-1: %s)' % (libdir, pc.stdout.strip()))
     flags = pc.stdout.split() + ['-Wl,-rpath,' + libdir]
     docs = sorted(glob.glob(os.path.join(source, 'docs', '*.md'))) + [os.path.join(source, 'README.md')]
     failures, programs = 0, 0
