@@ -11,6 +11,7 @@
 #include "wick-document-private.h"
 #include "wick-tracks-private.h"
 
+#include <glib/gi18n-lib.h>
 #include <math.h>
 #include <string.h>
 
@@ -699,12 +700,16 @@ check_memory_pairing (Health *h)
   g_free (order);
   if (map.n_live > 0 && h->provisional)
     pending (h, "retained_allocations",
-             g_strdup_printf ("%" G_GSIZE_FORMAT " storages are live now", map.n_live),
+             g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%lu storage is live now",
+                                           "%lu storages are live now", map.n_live),
+                              (gulong)map.n_live),
              WICK_RECORD_NONE, -1, NULL);
   else if (map.n_live > 0)
     warning (
       h, "retained_allocations",
-      g_strdup_printf ("%" G_GSIZE_FORMAT " storages remained live at capture end", map.n_live));
+      g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%lu storage remained live at capture end",
+                                    "%lu storages remained live at capture end", map.n_live),
+                       (gulong)map.n_live));
   g_free (map.slots);
   g_array_unref (map.aliases);
 }
@@ -1044,10 +1049,12 @@ check_manifest (Health *h)
     }
   /* While the run goes on, one issue counts what has not arrived yet. */
   if (not_yet > 0)
-    pending (
-      h, "gradient_manifest_missing_key",
-      g_strdup_printf ("%u of %u manifest gradients not captured yet", not_yet, m->expected->len),
-      WICK_RECORD_NONE, -1, NULL);
+    pending (h, "gradient_manifest_missing_key",
+             g_strdup_printf (
+               g_dngettext (GETTEXT_PACKAGE, "%u of %u manifest gradient not captured yet",
+                            "%u of %u manifest gradients not captured yet", m->expected->len),
+               not_yet, m->expected->len),
+             WICK_RECORD_NONE, -1, NULL);
 
   for (guint i = 0; i < m->families->len; i++)
     {
@@ -1080,37 +1087,62 @@ check_manifest (Health *h)
       complete_family = members == expected_members;
       if (non_finite > 0)
         error (h, "gradient_family_non_finite",
-               g_strdup_printf ("gradient family %s contains %u non-finite gradients", name->str,
-                                non_finite));
+               g_strdup_printf (
+                 g_dngettext (GETTEXT_PACKAGE, "gradient family %s contains %u non-finite gradient",
+                              "gradient family %s contains %u non-finite gradients", non_finite),
+                 name->str, non_finite));
       if (h->provisional && f->expectation == WICK_EXPECT_ACTIVE && present < f->min_present)
         pending (h, "gradient_active_family_below_minimum",
-                 g_strdup_printf ("active gradient family %s has %u present gradients so far; "
-                                  "requires at least %" G_GUINT64_FORMAT,
-                                  name->str, present, f->min_present),
+                 g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                               "active gradient family %s has %u present gradient "
+                                               "so far; requires at least %llu",
+                                               "active gradient family %s has %u present gradients "
+                                               "so far; requires at least %llu",
+                                               present),
+                                  name->str, present, (unsigned long long)f->min_present),
                  WICK_RECORD_NONE, -1, NULL);
       else if (f->expectation == WICK_EXPECT_ACTIVE && (!h->failed || complete_family)
                && present < f->min_present)
         error (h, "gradient_active_family_below_minimum",
-               g_strdup_printf ("active gradient family %s has %u present gradients; requires at "
-                                "least %" G_GUINT64_FORMAT,
-                                name->str, present, f->min_present));
+               g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                             "active gradient family %s has %u present gradient; "
+                                             "requires at least %llu",
+                                             "active gradient family %s has %u present gradients; "
+                                             "requires at least %llu",
+                                             present),
+                                name->str, present, (unsigned long long)f->min_present));
       else if (f->expectation == WICK_EXPECT_INACTIVE && attached > 0)
-        error (h, "gradient_inactive_family_leakage",
-               g_strdup_printf ("inactive gradient family %s has %u attached gradients", name->str,
-                                attached));
+        error (
+          h, "gradient_inactive_family_leakage",
+          g_strdup_printf (
+            g_dngettext (GETTEXT_PACKAGE, "inactive gradient family %s has %u attached gradient",
+                         "inactive gradient family %s has %u attached gradients", attached),
+            name->str, attached));
       else if (h->provisional && f->expectation == WICK_EXPECT_DATA_CONDITIONAL && present > 0
                && present < f->min_present)
         pending (h, "gradient_conditional_family_below_minimum",
-                 g_strdup_printf ("data-conditional gradient family %s was attached but has %u "
-                                  "present gradients so far; requires at least %" G_GUINT64_FORMAT,
-                                  name->str, present, f->min_present),
+                 g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                               "data-conditional gradient family %s was attached "
+                                               "but has %u present gradient so far; requires at "
+                                               "least %llu",
+                                               "data-conditional gradient family %s was attached "
+                                               "but has %u present gradients so far; requires at "
+                                               "least %llu",
+                                               present),
+                                  name->str, present, (unsigned long long)f->min_present),
                  WICK_RECORD_NONE, -1, NULL);
       else if (f->expectation == WICK_EXPECT_DATA_CONDITIONAL && (!h->failed || complete_family)
                && present > 0 && present < f->min_present)
         error (h, "gradient_conditional_family_below_minimum",
-               g_strdup_printf ("data-conditional gradient family %s was attached but has %u "
-                                "present gradients; requires at least %" G_GUINT64_FORMAT,
-                                name->str, present, f->min_present));
+               g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                             "data-conditional gradient family %s was attached "
+                                             "but has %u present gradient; requires at least "
+                                             "%llu",
+                                             "data-conditional gradient family %s was attached "
+                                             "but has %u present gradients; requires at least "
+                                             "%llu",
+                                             present),
+                                name->str, present, (unsigned long long)f->min_present));
       g_string_free (name, TRUE);
     }
   g_hash_table_unref (index);

@@ -431,8 +431,9 @@ show_result (WickCompareWindow *self)
       g_autofree char *base = g_file_get_basename (self->files[side]);
       g_autofree char *measured = wick_format_duration (run->measured_ns);
       g_autofree char *text
-        = g_strdup_printf (_ ("%s  %s — measured region %s, %u steps"), side == 0 ? "A" : "B",
-                           base, measured, run->steps->len);
+        = g_strdup_printf (g_dngettext (NULL, "%s  %s — measured region %s, %u step",
+                                        "%s  %s — measured region %s, %u steps", run->steps->len),
+                           side == 0 ? "A" : "B", base, measured, run->steps->len);
 
       gtk_label_set_text (GTK_LABEL (self->labels[side]), text);
       wick_timeline_view_set_document (WICK_TIMELINE_VIEW (self->timelines[side]),

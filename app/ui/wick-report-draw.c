@@ -170,8 +170,10 @@ wick_coverage_draw (WickDocument *document, const WickGradientReport *report, ca
       const WickGradientFamilyRow *family
         = &g_array_index (report->families, WickGradientFamilyRow, f);
       g_autofree char *counts = g_strdup_printf (
-        _ ("%u members · %u present · %u attached · min %llu"), family->members, family->present,
-        family->attached, (unsigned long long)family->min_present);
+        g_dngettext (NULL, "%u member · %u present · %u attached · min %llu",
+                     "%u members · %u present · %u attached · min %llu", family->members),
+        family->members, family->present, family->attached,
+        (unsigned long long)family->min_present);
       const char *cells[] = { wick_document_str (document, family->family),
                               counts,
                               "",
@@ -240,7 +242,12 @@ wick_health_draw (WickDocument *document, cairo_t *cr, int width, int height, gb
     }
   else
     {
-      title = g_strdup_printf (_ ("%u errors, %u warnings"), errors, warnings);
+      /* The Health page's words: "1 error", "2 warnings". */
+      g_autofree char *n_errors
+        = g_strdup_printf (g_dngettext (NULL, "%u error", "%u errors", errors), errors);
+      g_autofree char *n_warnings
+        = g_strdup_printf (g_dngettext (NULL, "%u warning", "%u warnings", warnings), warnings);
+      title = g_strdup_printf ("%s, %s", n_errors, n_warnings);
       body = g_strdup (wick_document_get_structurally_valid (document)
                          ? _ ("The trace is structurally valid.")
                          : _ ("The trace is not structurally valid: see the errors below."));

@@ -6,6 +6,17 @@
 
 #include "model/wick-document.h"
 
+/* A meta line (candle-graph/trace/10, host timing, nothing captured but
+ * spans), with its newline. */
+#define APP_TEST_META                                                                              \
+  "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/"                                            \
+  "10\",\"run_id\":\"r\",\"correlation_id\":\"c\","                                                \
+  "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_"  \
+  "step\":1,"                                                                                      \
+  "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"          \
+  "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","   \
+  "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+
 /* A document from JSONL text fed line by line (extensions kept). */
 static inline WickDocument *
 app_test_document_from_text (const char *text)

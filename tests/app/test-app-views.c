@@ -15,14 +15,7 @@
 #include "ui/wick-timeline-axis.h"
 #include "ui/wick-timeline-scene.h"
 
-#define META                                                                                       \
-  "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/"                                            \
-  "10\",\"run_id\":\"r\",\"correlation_id\":\"c\","                                                \
-  "\"entrypoint\":\"main\",\"phase\":\"infer\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_"  \
-  "step\":1,"                                                                                      \
-  "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"          \
-  "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","   \
-  "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+#define META APP_TEST_META
 
 /* s1 [0, 1 ms) root; s2 [100 ns, 500 µs) and s3 [600 µs, 900 µs) at depth 1. */
 static const char *nested_trace

@@ -278,7 +278,7 @@ test_document_live_provisional (void)
   g_assert_cmpstr (find_issue (live, "gradient_manifest_missing_key")->message, ==,
                    "2 of 3 manifest gradients not captured yet");
   g_assert_cmpstr (find_issue (live, "retained_allocations")->message, ==,
-                   "1 storages are live now");
+                   "1 storage is live now");
   g_assert_cmpstr (find_issue (live, "open_span")->record_id, ==, "s1");
   g_assert_cmpstr (find_issue (live, "gradient_active_family_below_minimum")->message, ==,
                    "active gradient family \"trunk\" has 0 present gradients so far; requires "

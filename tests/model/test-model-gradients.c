@@ -101,9 +101,9 @@ test_gradient_family_failures (void)
   g_assert_cmpstr (nth_issue (doc, 0)->message, ==,
                    "active gradient family \"trunk\" has 0 present gradients; requires at least 1");
   g_assert_cmpstr (nth_issue (doc, 1)->message, ==,
-                   "inactive gradient family \"frozen\" has 1 attached gradients");
+                   "inactive gradient family \"frozen\" has 1 attached gradient");
   g_assert_cmpstr (nth_issue (doc, 2)->message, ==,
-                   "gradient family \"optional\" contains 1 non-finite gradients");
+                   "gradient family \"optional\" contains 1 non-finite gradient");
   g_assert_cmpstr (g_array_index (report->families, WickGradientFamilyRow, 0).verdict, ==,
                    "below minimum");
   g_assert_cmpstr (g_array_index (report->families, WickGradientFamilyRow, 1).verdict, ==,

@@ -224,7 +224,7 @@ test_health_timing (void)
   assert_message (doc, "empty_device_memory_sample",
                   "device-memory sample for `cuda:0` contains no measurements");
   assert_message (doc, "unpaired_free", "storage `a` on `cpu` was freed while not live");
-  assert_message (doc, "retained_allocations", "1 storages remained live at capture end");
+  assert_message (doc, "retained_allocations", "1 storage remained live at capture end");
 }
 
 static void
@@ -268,6 +268,70 @@ test_health_memory_pairing (void)
                    "storage `a` on `cpu` has conflicting allocation sizes");
   g_assert_cmpstr (nth_issue (doc, 2)->message, ==, "storage `a` allocated 64 bytes but freed 16");
   g_assert_cmpstr (nth_issue (doc, 3)->message, ==, "2 storages remained live at capture end");
+}
+
+/* The retained_allocations message for @n storages left live, in a finished
+ * trace or (@live) one still being written. */
+static char *
+retained_message (guint n, gboolean live)
+{
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  const char *lines[] = { META_INFER, ROOT_START };
+  for (guint i = 0; i < G_N_ELEMENTS (lines); i++)
+    g_assert_true (wick_document_feed_line (doc, lines[i], strlen (lines[i]), NULL));
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *storage = g_strdup_printf ("st%u", i);
+      g_autofree char *tensor = g_strdup_printf ("t%u", i);
+      g_autofree char *line = g_strdup_printf (
+        "{\"kind\":\"memory\",\"timestamp_ns\":%u,\"storage_id\":\"%s\",\"tensor_id\":"
+        "\"%s\",\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":8,\"category\":"
+        "\"activation\",\"action\":\"alloc\",\"dtype\":\"f32\"}",
+        i + 1, storage, tensor);
+      g_assert_true (wick_document_feed_line (doc, line, strlen (line), NULL));
+    }
+  if (live)
+    wick_document_analyze (doc);
+  else
+    {
+      const char *end[] = { ROOT_END, TERMINAL };
+      for (guint i = 0; i < G_N_ELEMENTS (end); i++)
+        g_assert_true (wick_document_feed_line (doc, end[i], strlen (end[i]), NULL));
+      wick_document_finish (doc, NULL);
+    }
+  guint n_issues;
+  const WickHealthIssue *issues = wick_document_get_health (doc, &n_issues);
+  for (guint i = 0; i < n_issues; i++)
+    if (g_strcmp0 (issues[i].code, "retained_allocations") == 0)
+      {
+        g_assert_cmpint (issues[i].severity, ==,
+                         live ? WICK_SEVERITY_PENDING : WICK_SEVERITY_WARNING);
+        return g_strdup (issues[i].message);
+      }
+  g_error ("no retained_allocations issue for %u storages", n);
+}
+
+/* Issue 15: a count in a sentence through ngettext (C locale here; the
+ * German forms are checked in the app suite): "1 storage is", "2 storages are". */
+static void
+test_health_retained_plural (void)
+{
+  struct
+  {
+    guint n;
+    gboolean live;
+    const char *message;
+  } cases[] = {
+    { 1, TRUE, "1 storage is live now" },
+    { 2, TRUE, "2 storages are live now" },
+    { 1, FALSE, "1 storage remained live at capture end" },
+    { 2, FALSE, "2 storages remained live at capture end" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *message = retained_message (cases[i].n, cases[i].live);
+      g_assert_cmpstr (message, ==, cases[i].message);
+    }
 }
 
 static void
@@ -344,6 +408,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/health/timing", test_health_timing);
   g_test_add_func ("/model/health/edges", test_health_edges);
   g_test_add_func ("/model/health/memory-pairing", test_health_memory_pairing);
+  g_test_add_func ("/model/health/retained-plural", test_health_retained_plural);
   g_test_add_func ("/model/health/memory-same-time", test_health_memory_same_time_keeps_file_order);
   g_test_add_func ("/model/health/required-labels", test_health_required_labels);
   g_test_add_func ("/model/health/label-classification", test_health_label_classification);

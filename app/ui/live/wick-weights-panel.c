@@ -129,14 +129,19 @@ where_label (WickControlWhere where)
   return "?";
 }
 
+char *
+wick_weights_panel_module_text (const WickControlModule *module)
+{
+  g_autofree char *size = g_format_size_full (module->bytes, G_FORMAT_SIZE_IEC_UNITS);
+  return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s · %lld parameter · %s",
+                                       "%s · %lld parameters · %s", (gulong)module->parameters),
+                          size, (long long)module->parameters, where_label (module->where));
+}
+
 static void
 update_module_row (ModuleRow *row, const WickControlModule *module)
 {
-  g_autofree char *size = g_format_size_full (module->bytes, G_FORMAT_SIZE_IEC_UNITS);
-  g_autofree char *subtitle
-    = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s · %lld parameter · %s",
-                                    "%s · %lld parameters · %s", (gulong)module->parameters),
-                       size, (long long)module->parameters, where_label (module->where));
+  g_autofree char *subtitle = wick_weights_panel_module_text (module);
   adw_action_row_set_subtitle (row->row, subtitle);
   gboolean resident = module->where == WICK_CONTROL_WHERE_RESIDENT;
   gtk_widget_set_sensitive (row->evict, resident);
@@ -188,24 +193,28 @@ on_evicted (gpointer panel, const WickControlResult *result)
   wick_weights_panel_refresh (self);
 }
 
+char *
+wick_weights_panel_restored_text (const WickControlResult *result)
+{
+  if (result->status != WICK_CONTROL_STATUS_OK)
+    return g_strdup_printf (_ ("Restore failed: %s"), result->error);
+  if (result->command == WICK_CONTROL_RESULT_RESTORE_ALL)
+    return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "Restored all: %lld module",
+                                         "Restored all: %lld modules",
+                                         (gulong)result->restore_all.restored_modules),
+                            (long long)result->restore_all.restored_modules);
+  return g_strdup_printf (
+    g_dngettext (GETTEXT_PACKAGE, "Restored %s: %lld parameter in %.1f ms",
+                 "Restored %s: %lld parameters in %.1f ms", (gulong)result->weights.restored),
+    result->weights.module.name, (long long)result->weights.restored,
+    result->weights.seconds * 1e3);
+}
+
 static void
 on_restored (gpointer panel, const WickControlResult *result)
 {
   WickWeightsPanel *self = panel;
-  g_autofree char *message = NULL;
-  if (result->status != WICK_CONTROL_STATUS_OK)
-    message = g_strdup_printf (_ ("Restore failed: %s"), result->error);
-  else if (result->command == WICK_CONTROL_RESULT_RESTORE_ALL)
-    message = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "Restored all: %lld module",
-                                            "Restored all: %lld modules",
-                                            (gulong)result->restore_all.restored_modules),
-                               (long long)result->restore_all.restored_modules);
-  else
-    message = g_strdup_printf (
-      g_dngettext (GETTEXT_PACKAGE, "Restored %s: %lld parameter in %.1f ms",
-                   "Restored %s: %lld parameters in %.1f ms", (gulong)result->weights.restored),
-      result->weights.module.name, (long long)result->weights.restored,
-      result->weights.seconds * 1e3);
+  g_autofree char *message = wick_weights_panel_restored_text (result);
   toast (self, "restore", message);
   wick_weights_panel_refresh (self);
 }

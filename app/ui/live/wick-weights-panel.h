@@ -11,6 +11,7 @@
 
 #include <adwaita.h>
 
+#include "live/wick-control-result.h"
 #include "wick-window.h"
 
 G_BEGIN_DECLS
@@ -31,5 +32,11 @@ void wick_weights_panel_restore (WickWeightsPanel *self, const char *module);
 void wick_weights_panel_restore_all (WickWeightsPanel *self);
 /* Requests in flight (tests wait for 0). */
 guint wick_weights_panel_get_pending (WickWeightsPanel *self);
+
+/* The words the page shows, in the current language with their plural forms
+ * (tests check them): a module row's subtitle ("4.0 MiB · 1 parameter ·
+ * resident") and the toast of a restore or restore-all result. */
+char *wick_weights_panel_module_text (const WickControlModule *module);
+char *wick_weights_panel_restored_text (const WickControlResult *result);
 
 G_END_DECLS
