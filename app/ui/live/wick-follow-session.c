@@ -166,8 +166,12 @@ writer_gone (WickFollowSession *self)
   g_autofree char *message = NULL;
   if (partial > 0)
     message = g_strdup_printf (
-      _ ("No process writes %s any more and its trace has no terminal record: the capture was "
-         "cut (a last line of %llu bytes without its newline was left out)."),
+      g_dngettext (GETTEXT_PACKAGE,
+                   "No process writes %s any more and its trace has no terminal record: the "
+                   "capture was cut (a last line of %llu byte without its newline was left out).",
+                   "No process writes %s any more and its trace has no terminal record: the "
+                   "capture was cut (a last line of %llu bytes without its newline was left out).",
+                   (gulong)partial),
       self->name, (unsigned long long)partial);
   else
     message = g_strdup_printf (_ ("No process writes %s any more and its trace has no terminal "

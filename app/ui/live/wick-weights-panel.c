@@ -282,6 +282,13 @@ wick_weights_panel_get_where (WickWeightsPanel *self, const char *module)
   return row != NULL ? wick_control_where_to_string (row->where) : NULL;
 }
 
+const char *
+wick_weights_panel_get_subtitle (WickWeightsPanel *self, const char *module)
+{
+  ModuleRow *row = g_hash_table_lookup (self->rows, module);
+  return row != NULL ? adw_action_row_get_subtitle (row->row) : NULL;
+}
+
 guint
 wick_weights_panel_get_pending (WickWeightsPanel *self)
 {

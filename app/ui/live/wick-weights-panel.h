@@ -26,6 +26,8 @@ void wick_weights_panel_refresh (WickWeightsPanel *self);
 /* Rows shown, for tests: module count, and a module's "where", NULL if absent. */
 guint wick_weights_panel_get_n_modules (WickWeightsPanel *self);
 const char *wick_weights_panel_get_where (WickWeightsPanel *self, const char *module);
+/* A module row's subtitle as shown (size, parameters, where), NULL if absent. */
+const char *wick_weights_panel_get_subtitle (WickWeightsPanel *self, const char *module);
 /* What the buttons do (tier "auto", "disk" or "ram"). */
 void wick_weights_panel_evict (WickWeightsPanel *self, const char *module, const char *tier);
 void wick_weights_panel_restore (WickWeightsPanel *self, const char *module);
