@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "live/wick-control-result.h"
-#include "live/wick-live-client.h"
+#include "live-test-util.h"
 
 static char *runtime_dir;
 
@@ -39,20 +39,8 @@ typedef struct
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  WickRunInfo run = {
-    .entrypoint = "control-result.test",
-    .phase = WICK_PHASE_INFER,
-    .capture_step = 1,
-    .warmup_steps = 0,
-    .device = "cpu",
-    .timing_mode = WICK_TIMING_HOST,
-  };
-  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_UNKNOWN };
-  WickSessionOptions options = { .policy = WICK_RING_DROP, .enable_control = true };
+  f->session = live_test_open_session ("control-result.test", TRUE);
   WickError error = { "" };
-  f->session = wick_session_open (&run, &contract, &options, &error);
-  g_assert_cmpstr (error.message, ==, "");
-  g_assert_true (wick_session_enable_control (f->session, &error));
 
   WickWeightStore *store = wick_weight_store_new (f->session, &error);
   g_assert_nonnull (store);
@@ -418,10 +406,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  runtime_dir = g_dir_make_tmp ("wick-result-test-XXXXXX", NULL);
-  g_assert_nonnull (runtime_dir);
-  g_chmod (runtime_dir, 0700);
-  g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  runtime_dir = live_test_runtime_dir_new ("wick-result-test-XXXXXX");
   g_test_add ("/control/result/real-list", Fixture, NULL, fixture_set_up, test_real_list,
               fixture_tear_down);
   g_test_add ("/control/result/real-evict-restore", Fixture, NULL, fixture_set_up,
@@ -431,9 +416,6 @@ main (int argc, char **argv)
   g_test_add_func ("/control/result/documented-shapes", test_documented_shapes);
   g_test_add_func ("/control/result/malformed", test_malformed);
   int status = g_test_run ();
-  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
-  if (system (command) != 0)
-    g_printerr ("could not remove %s\n", runtime_dir);
-  g_free (runtime_dir);
+  live_test_runtime_dir_remove (runtime_dir);
   return status;
 }

@@ -20,28 +20,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "live/wick-live-client.h"
-#include "live/wick-live-stream.h"
+#include "live-test-util.h"
 
 static char *runtime_dir;
 
 static WickSession *
 open_session (void)
 {
-  WickRunInfo run = {
-    .entrypoint = "live.test",
-    .phase = WICK_PHASE_INFER,
-    .capture_step = 1,
-    .warmup_steps = 0,
-    .device = "cpu",
-    .timing_mode = WICK_TIMING_HOST,
-  };
-  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_UNKNOWN };
-  WickSessionOptions options = { .policy = WICK_RING_DROP, .enable_control = true };
-  WickError error = { "" };
-  WickSession *session = wick_session_open (&run, &contract, &options, &error);
-  g_assert_nonnull (session);
-  g_assert_true (wick_session_enable_control (session, &error));
+  WickSession *session = live_test_open_session ("live.test", TRUE);
   g_assert_nonnull (wick_session_get_control_socket_path (session));
   return session;
 }
@@ -284,30 +270,11 @@ plant_dead_socket (const char *name)
   g_assert_cmpint (utimensat (AT_FDCWD, path, old, AT_SYMLINK_NOFOLLOW), ==, 0);
 }
 
-static WickSession *
-open_session_without_control (void)
-{
-  WickRunInfo run = {
-    .entrypoint = "live.test",
-    .phase = WICK_PHASE_INFER,
-    .capture_step = 1,
-    .warmup_steps = 0,
-    .device = "cpu",
-    .timing_mode = WICK_TIMING_HOST,
-  };
-  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_UNKNOWN };
-  WickSessionOptions options = { .policy = WICK_RING_DROP, .enable_control = false };
-  WickError error = { "" };
-  WickSession *session = wick_session_open (&run, &contract, &options, &error);
-  g_assert_nonnull (session);
-  return session;
-}
-
 static void
 test_control_off_unless_enabled (void)
 {
   g_unsetenv ("WICK_CONTROL");
-  WickSession *session = open_session_without_control ();
+  WickSession *session = live_test_open_session ("live.test", FALSE);
   g_assert_null (wick_session_get_control_socket_path (session));
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) none = wick_live_list_sessions (&error);
@@ -315,7 +282,7 @@ test_control_off_unless_enabled (void)
   wick_session_close (session);
 
   g_setenv ("WICK_CONTROL", "1", TRUE);
-  session = open_session_without_control ();
+  session = live_test_open_session ("live.test", FALSE);
   g_unsetenv ("WICK_CONTROL");
   g_assert_nonnull (wick_session_get_control_socket_path (session));
   g_autoptr (GPtrArray) one = wick_live_list_sessions (&error);
@@ -417,28 +384,48 @@ attach_detach_once (WickSession *session)
   wick_live_stream_drain (stream, 0, NULL, NULL);
 }
 
+/* The heap in use now (every arena: the server's thread has its own). */
+static gint64
+heap_in_use (void)
+{
+  struct mallinfo2 info = mallinfo2 ();
+  return (gint64)info.uordblks;
+}
+
 static void
 test_attach_detach_cycles (void)
 {
   WickSession *session = open_session ();
+  /* The session's own sockets: its listener. A connection adds one on each
+   * side; the server's end closes once it has read our close. */
+  guint sockets = wick_test_count_fds (0, "socket:");
   for (int i = 0; i < 5; i++)
     attach_detach_once (session);
-  g_usleep (200000); /* the server closes its end of the last connection */
+  WICK_TEST_WAIT_UNTIL (wick_test_count_fds (0, "socket:") == sockets, 30,
+                        "the server did not close its end of the 5 warm-up connections (%u "
+                        "sockets open, %u before)",
+                        wick_test_count_fds (0, "socket:"), sockets);
   guint fds = count_entries ("/proc/self/fd", FALSE);
   guint maps = count_entries ("/proc/self/maps", TRUE);
-  struct mallinfo2 before = mallinfo2 ();
+  gint64 before = heap_in_use ();
   for (int i = 0; i < 100; i++)
     attach_detach_once (session);
-  /* The server closes its end (and frees its buffer) after our close; give it a
-   * moment to catch up before counting. */
-  for (int i = 0; i < 100 && count_entries ("/proc/self/fd", FALSE) != fds; i++)
-    g_usleep (10000);
-  g_usleep (50000);
-  struct mallinfo2 after = mallinfo2 ();
+  /* The server closes its end of each connection (then frees its buffers)
+   * after our close: wait for all of it. 100 leaked connections would be
+   * >= 6.4 MB of client buffers; less than 64 KiB more may stay allocated. */
+  WICK_TEST_WAIT_UNTIL (count_entries ("/proc/self/fd", FALSE) == fds
+                          && count_entries ("/proc/self/maps", TRUE) == maps
+                          && heap_in_use () - before < 64 * 1024,
+                        30,
+                        "100 attach/detach cycles left resources behind: %d fds (%d sockets), %d "
+                        "mappings and %" G_GINT64_FORMAT " bytes of heap more than before",
+                        (int)count_entries ("/proc/self/fd", FALSE) - (int)fds,
+                        (int)wick_test_count_fds (0, "socket:") - (int)sockets,
+                        (int)count_entries ("/proc/self/maps", TRUE) - (int)maps,
+                        heap_in_use () - before);
   g_assert_cmpuint (count_entries ("/proc/self/fd", FALSE), ==, fds);
   g_assert_cmpuint (count_entries ("/proc/self/maps", TRUE), ==, maps);
-  /* 100 leaked connections would be >= 6.4 MB of client buffers. */
-  g_assert_cmpint ((gint64)after.uordblks - (gint64)before.uordblks, <, 64 * 1024);
+  g_assert_cmpint (heap_in_use () - before, <, 64 * 1024);
   wick_session_close (session);
 }
 
@@ -548,6 +535,16 @@ test_stopped_peer (void)
   g_assert_cmpuint (wick_control_remove_stale_sockets (), ==, 1);
 }
 
+/* How many of @fds still hold bytes their peer has not read. */
+static int
+count_unread (const int *fds, int n)
+{
+  int unread = 0;
+  for (int i = 0; i < n; i++)
+    unread += wick_test_socket_unread_by_peer (fds[i]) != 0;
+  return unread;
+}
+
 /* 70 connections that each send half a frame header (more than the served
  * slots) get "busy" for a newcomer at once, then their frame deadline closes
  * them with a sentence, and the session serves everyone again. */
@@ -562,7 +559,11 @@ test_frame_deadline (void)
       stuck[i] = raw_connect (path);
       g_assert_cmpint (send (stuck[i], "\x10\x00", 2, MSG_NOSIGNAL), ==, 2);
     }
-  g_usleep (100000);
+  /* Every served slot is taken once the server has read all 70 half headers
+   * (their bytes have left our send queues). */
+  WICK_TEST_WAIT_UNTIL (count_unread (stuck, 70) == 0, 10,
+                        "the server did not read the half headers of %d of 70 connections",
+                        count_unread (stuck, 70));
   gint64 start = g_get_monotonic_time ();
   g_autoptr (WickLiveConnection) newcomer = connect_to (session);
   g_autoptr (JsonObject) request = wick_live_request_new ("list");
@@ -625,7 +626,11 @@ test_fair_service (void)
     }
   g_assert_cmpuint (sent, >, 100 * (4 + length));
   g_byte_array_unref (frames);
-  g_usleep (50000);
+  /* The greedy client is being served: its first reply has arrived. */
+  WICK_TEST_WAIT_UNTIL (wick_test_socket_readable (greedy) > 0, 10,
+                        "the server answered none of the greedy client's %" G_GSIZE_FORMAT
+                        " pipelined bytes",
+                        sent);
   for (int i = 0; i < 5; i++)
     {
       g_autoptr (WickLiveConnection) other = connect_to (session);
@@ -754,10 +759,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  runtime_dir = g_dir_make_tmp ("wick-live-test-XXXXXX", NULL);
-  g_assert_nonnull (runtime_dir);
-  g_chmod (runtime_dir, 0700);
-  g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  runtime_dir = live_test_runtime_dir_new ("wick-live-test-XXXXXX");
   g_test_add_func ("/control/socket/hello", test_hello);
   g_test_add_func ("/control/socket/error-replies", test_error_replies);
   g_test_add_func ("/control/socket/oversize-frame", test_oversize_frame);
@@ -773,9 +775,6 @@ main (int argc, char **argv)
   g_test_add_func ("/control/socket/200-clients", test_crowd);
   g_test_add_func ("/control/socket/utf8-cut-replies", test_utf8_cut_replies);
   int status = g_test_run ();
-  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
-  if (system (command) != 0)
-    g_printerr ("could not remove %s\n", runtime_dir);
-  g_free (runtime_dir);
+  live_test_runtime_dir_remove (runtime_dir);
   return status;
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "live-test-util.h"
 #include "live/wick-follow-file.h"
 #include "wick-document.h"
 
@@ -22,46 +23,80 @@ collect (const char *line, gsize length, gpointer user_data)
   g_ptr_array_add (user_data, g_strndup (line, length));
 }
 
-static void
-die_with_parent (gpointer user_data)
+/* A separate writer process: sh running @script with $F set to @path, its
+ * stdin and stdout pipes to this test. */
+typedef struct
 {
-  prctl (PR_SET_PDEATHSIG, SIGKILL);
-}
+  GPid pid;
+  int to_writer;   /* a newline lets it go on */
+  int from_writer; /* it says each step it has written */
+} Writer;
 
-/* A separate writer process: sh printing a line in two halves, then more. */
-static GPid
+static Writer
 spawn_writer (const char *path, const char *script)
 {
   const char *argv[] = { "/bin/sh", "-c", script, NULL };
   g_auto (GStrv) env = g_environ_setenv (g_get_environ (), "F", path, TRUE);
-  GPid pid = 0;
+  Writer writer = { 0 };
   g_autoptr (GError) error = NULL;
-  g_assert_true (g_spawn_async (NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD,
-                                die_with_parent, NULL, &pid, &error));
+  g_assert_true (g_spawn_async_with_pipes (NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD,
+                                           wick_test_die_with_parent, NULL, &writer.pid,
+                                           &writer.to_writer, &writer.from_writer, NULL, &error));
   g_assert_no_error (error);
-  return pid;
+  return writer;
+}
+
+/* Waits until the writer says it has written step @step. */
+static void
+writer_wrote (Writer *writer, const char *step)
+{
+  g_autofree char *said = wick_test_read_line (writer->from_writer, 30, "the writer");
+  g_assert_cmpstr (said, ==, step);
+}
+
+/* Lets the writer go on to its next step. */
+static void
+writer_go_on (Writer *writer)
+{
+  g_assert_cmpint (write (writer->to_writer, "\n", 1), ==, 1);
+}
+
+static void
+writer_finish (Writer *writer)
+{
+  close (writer->to_writer);
+  close (writer->from_writer);
+  int status = wick_test_wait_child (writer->pid, 30, "the writer");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_spawn_close_pid (writer->pid);
+}
+
+/* Polls @file once; returns how many lines it has delivered in all. */
+static guint
+poll_once (WickFollowFile *file, GPtrArray *lines, char **reason)
+{
+  g_autoptr (GError) error = NULL;
+  char *restarted = NULL;
+  g_assert_cmpint (wick_follow_file_poll (file, 0, collect, lines, &restarted, &error), >=, 0);
+  g_assert_no_error (error);
+  if (restarted != NULL)
+    {
+      g_assert_nonnull (reason);
+      g_free (*reason);
+      *reason = restarted;
+    }
+  return lines->len;
 }
 
 static void
 poll_until (WickFollowFile *file, GPtrArray *lines, guint want, char **reason)
 {
-  for (int i = 0; i < 1000 && lines->len < want; i++)
-    {
-      g_autoptr (GError) error = NULL;
-      char *restarted = NULL;
-      g_assert_cmpint (wick_follow_file_poll (file, 0, collect, lines, &restarted, &error), >=, 0);
-      g_assert_no_error (error);
-      if (restarted != NULL)
-        {
-          g_assert_nonnull (reason);
-          g_free (*reason);
-          *reason = restarted;
-        }
-      if (lines->len < want)
-        g_usleep (10000);
-    }
+  WICK_TEST_WAIT_UNTIL (poll_once (file, lines, reason) >= want, 30,
+                        "the follower delivered %u lines, not %u", lines->len, want);
 }
 
+/* Each step of the writer waits for the test, so every poll sees exactly the
+ * file the step left: a half line, its end, a truncation, an append. */
 static void
 test_partial_and_truncation (void)
 {
@@ -71,31 +106,38 @@ test_partial_and_truncation (void)
   g_autoptr (WickFollowFile) file = wick_follow_file_new (path, &error);
   g_assert_no_error (error);
   g_autoptr (GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
-  GPid writer = spawn_writer (path, "printf '{\"a\":1}\\n{\"b\":' >> \"$F\"; sleep 0.4; "
-                                    "printf '2}\\n' >> \"$F\"; sleep 0.3; "
-                                    "printf '{\"new\":1}\\n' > \"$F\"; sleep 0.3; "
-                                    "printf '{\"new\":2}\\n' >> \"$F\"");
+  Writer writer = spawn_writer (path, "printf '{\"a\":1}\\n{\"b\":' >> \"$F\"; echo 1; read go; "
+                                      "printf '2}\\n' >> \"$F\"; echo 2; read go; "
+                                      "printf '{\"new\":1}\\n' > \"$F\"; echo 3; read go; "
+                                      "printf '{\"new\":2}\\n' >> \"$F\"; echo 4");
   char *reason = NULL;
-  poll_until (file, lines, 1, &reason);
-  g_assert_cmpuint (lines->len, ==, 1);
+  writer_wrote (&writer, "1");
+  g_assert_cmpuint (poll_once (file, lines, &reason), ==, 1);
   g_assert_cmpstr (g_ptr_array_index (lines, 0), ==, "{\"a\":1}");
-  /* the half line waits */
-  g_usleep (100000);
-  wick_follow_file_poll (file, 0, collect, lines, NULL, &error);
-  g_assert_cmpuint (lines->len, ==, 1);
+  /* the half line waits, however often the file is polled */
+  g_assert_cmpuint (poll_once (file, lines, &reason), ==, 1);
   g_assert_cmpuint (wick_follow_file_get_pending (file), ==, 5);
+  writer_go_on (&writer);
+  writer_wrote (&writer, "2");
   poll_until (file, lines, 2, &reason);
+  g_assert_cmpuint (lines->len, ==, 2);
   g_assert_cmpstr (g_ptr_array_index (lines, 1), ==, "{\"b\":2}");
+  g_assert_null (reason);
   /* `>` truncates: started over, with the reason */
-  poll_until (file, lines, 4, &reason);
+  writer_go_on (&writer);
+  writer_wrote (&writer, "3");
+  poll_until (file, lines, 3, &reason);
   g_assert_nonnull (reason);
   g_assert_nonnull (strstr (reason, "truncated"));
   g_assert_cmpstr (g_ptr_array_index (lines, 2), ==, "{\"new\":1}");
+  writer_go_on (&writer);
+  writer_wrote (&writer, "4");
+  poll_until (file, lines, 4, &reason);
+  g_assert_cmpuint (lines->len, ==, 4);
   g_assert_cmpstr (g_ptr_array_index (lines, 3), ==, "{\"new\":2}");
   g_assert_cmpuint (wick_follow_file_get_restarts (file), ==, 1);
   g_free (reason);
-  int status;
-  waitpid (writer, &status, 0);
+  writer_finish (&writer);
 }
 
 static void
@@ -129,9 +171,10 @@ test_attach_follow_demo (void)
   g_autoptr (GError) error = NULL;
   g_assert_true (g_spawn_async (NULL, (char **)demo, NULL,
                                 G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-                                die_with_parent, NULL, &pid, &error));
-  for (int i = 0; i < 500 && !g_file_test (trace, G_FILE_TEST_EXISTS); i++)
-    g_usleep (10000);
+                                wick_test_die_with_parent, NULL, &pid, &error));
+  WICK_TEST_WAIT_UNTIL (g_file_test (trace, G_FILE_TEST_EXISTS) || wick_test_child_exited (pid),
+                        LIVE_TEST_WAIT_S, "wick-demo did not create its trace %s", trace);
+  g_assert_true (g_file_test (trace, G_FILE_TEST_EXISTS));
   const char *attach[]
     = { g_getenv ("WICK_TRACE"), "attach", "--follow", trace, "--duration", "60", "--output",
         out, NULL };
@@ -142,7 +185,9 @@ test_attach_follow_demo (void)
   g_test_message ("%s", err);
   g_assert_true (g_spawn_check_wait_status (status, NULL));
   g_assert_nonnull (strstr (err, "the trace ended"));
-  waitpid (pid, &status, 0);
+  status = wick_test_wait_child (pid, LIVE_TEST_WAIT_S, "wick-demo");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_spawn_close_pid (pid);
   g_autofree char *a = NULL, *b = NULL;
   g_assert_true (g_file_get_contents (trace, &a, NULL, NULL));
   g_assert_true (g_file_get_contents (out, &b, NULL, NULL));

@@ -14,19 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "live/wick-live-client.h"
+#include "live-test-util.h"
 #include "wick-document.h"
 
 #define NOBODY "65534"
 
 static char *runtime_dir;
 
-/* A child dies with the test, even when an assertion aborts it. */
-static void
-die_with_parent (gpointer user_data)
-{
-  prctl (PR_SET_PDEATHSIG, SIGKILL);
-}
 static const char *wick_trace;
 static const char *wick_demo;
 
@@ -77,7 +71,7 @@ start_demo_at (gboolean as_nobody, const char *tmpdir, const char *steps, const 
   g_autoptr (GError) error = NULL;
   g_spawn_async (NULL, (char **)argv->pdata, env,
                  G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_SEARCH_PATH,
-                 die_with_parent, NULL, &demo->pid, &error);
+                 wick_test_die_with_parent, NULL, &demo->pid, &error);
   g_assert_no_error (error);
   return demo;
 }
@@ -88,18 +82,17 @@ start_demo (gboolean as_nobody, const char *tmpdir, const char *steps)
   return start_demo_at (as_nobody, tmpdir, steps, "50");
 }
 
+/* Whether the demo has exited (reaping it), waiting at most @timeout_ms. */
 static gboolean
 demo_exited (Demo *demo, int timeout_ms)
 {
-  for (int waited = 0; !demo->reaped; waited += 10)
+  WickTestDeadline deadline = wick_test_deadline (timeout_ms / 1000.0);
+  while (!demo->reaped)
     {
-      pid_t pid = waitpid (demo->pid, &demo->status, WNOHANG);
-      if (pid == demo->pid)
+      if (waitpid (demo->pid, &demo->status, WNOHANG) == demo->pid)
         demo->reaped = TRUE;
-      else if (waited >= timeout_ms)
+      else if (!wick_test_deadline_pause (&deadline))
         return FALSE;
-      else
-        g_usleep (10000);
     }
   return TRUE;
 }
@@ -133,7 +126,7 @@ start_demo_traced (const char *trace, const char *steps)
   Demo *demo = g_new0 (Demo, 1);
   g_autoptr (GError) error = NULL;
   g_spawn_async (NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-                 die_with_parent, NULL, &demo->pid, &error);
+                 wick_test_die_with_parent, NULL, &demo->pid, &error);
   g_assert_no_error (error);
   return demo;
 }
@@ -142,15 +135,7 @@ start_demo_traced (const char *trace, const char *steps)
 static char *
 wait_for_socket (Demo *demo)
 {
-  for (int i = 0; i < 600; i++)
-    {
-      char *path = wick_live_find_socket (demo->pid, NULL);
-      if (path != NULL)
-        return path;
-      g_assert_false (demo_exited (demo, 0));
-      g_usleep (50000);
-    }
-  g_assert_not_reached ();
+  return live_test_wait_for_socket (demo->pid);
 }
 
 /* Runs a tool under `timeout`, returning its exit status and stdout. 150 s:
@@ -177,8 +162,8 @@ run_tool (const char *const *args, char **out, gboolean as_nobody)
   g_autoptr (GError) error = NULL;
   g_autofree char *err = NULL;
   int status = 0;
-  g_spawn_sync (NULL, (char **)argv->pdata, env, G_SPAWN_SEARCH_PATH, die_with_parent, NULL, out,
-                &err, &status, &error);
+  g_spawn_sync (NULL, (char **)argv->pdata, env, G_SPAWN_SEARCH_PATH, wick_test_die_with_parent,
+                NULL, out, &err, &status, &error);
   g_assert_no_error (error);
   if (err != NULL && err[0] != '\0')
     g_test_message ("%s stderr: %s", args[0], err);
@@ -224,22 +209,12 @@ control (GPid pid, int *status, ...)
   return json_object_ref (json_node_get_object (node));
 }
 
-/* The socket appears when the session opens; the demo registers its weight
- * modules a moment later (after writing its checkpoint). Waits for them. */
+/* The socket appears when the session opens; the demo registers its three
+ * weight modules a moment later (after writing its checkpoint). */
 static void
-wait_for_modules (Demo *demo)
+wait_for_modules (const char *socket_path)
 {
-  for (int i = 0; i < 600; i++)
-    {
-      int status;
-      g_autoptr (JsonObject) list = control (demo->pid, &status, "list", NULL);
-      if (status == 0 && json_object_has_member (list, "modules")
-          && json_array_get_length (json_object_get_array_member (list, "modules")) > 0)
-        return;
-      g_assert_false (demo_exited (demo, 0));
-      g_usleep (50000);
-    }
-  g_assert_not_reached ();
+  live_test_wait_for_modules (socket_path, 3);
 }
 
 static JsonObject *
@@ -318,7 +293,8 @@ test_attach_mid_run (void)
   Demo *demo = start_demo (FALSE, NULL, NULL);
   g_autofree char *socket_path = wait_for_socket (demo);
   g_assert_nonnull (socket_path);
-  g_usleep (300000); /* let it run a few steps so the attach is mid-run */
+  /* mid-run: the demo has begun a few steps (a step open now counts too) */
+  live_test_wait_for_spans (socket_path, "train_step", 3);
   g_autofree char *pid_text = g_strdup_printf ("%d", (int)demo->pid);
   g_autofree char *path = g_build_filename (runtime_dir, "attach.jsonl", NULL);
   g_autofree char *strict_path = g_build_filename (runtime_dir, "attach-strict.jsonl", NULL);
@@ -415,7 +391,7 @@ test_evict_restore_capture (void)
   Demo *demo = start_demo (FALSE, NULL, NULL);
   g_autofree char *socket_path = wait_for_socket (demo);
   g_assert_nonnull (socket_path);
-  wait_for_modules (demo);
+  wait_for_modules (socket_path);
   int status;
   g_autoptr (JsonObject) evict = control (demo->pid, &status, "evict", "embedding", NULL);
   g_assert_cmpint (status, ==, 0);
@@ -498,7 +474,7 @@ test_training_bit_exact_across_evict (void)
   Demo *demo = start_demo_traced (disturbed, "90");
   g_autofree char *socket_path = wait_for_socket (demo);
   g_assert_nonnull (socket_path);
-  wait_for_modules (demo);
+  wait_for_modules (socket_path);
   int status;
   g_autoptr (JsonObject) evict
     = control (demo->pid, &status, "evict", "embedding", "--tier", "disk", NULL);
@@ -506,7 +482,8 @@ test_training_bit_exact_across_evict (void)
   g_autoptr (JsonObject) evict_trunk
     = control (demo->pid, &status, "evict", "trunk", "--tier", "ram", NULL);
   g_assert_true (json_object_get_boolean_member (evict_trunk, "ok"));
-  g_usleep (300000); /* the demo waits meanwhile */
+  /* The demo waits meanwhile: its next step records that it waits. */
+  live_test_wait_for_spans (socket_path, "waiting_for_weights", 1);
   g_autoptr (JsonObject) restored = control (demo->pid, &status, "restore-all", NULL);
   g_assert_cmpint (json_object_get_int_member (restored, "restored_modules"), ==, 2);
   g_assert_true (demo_exited (demo, 60000));
@@ -681,13 +658,10 @@ test_other_uid_peer_refused (void)
   g_autofree char *socket_path
     = g_strdup_printf ("%s/wick-65534/%d-0.sock", tmpdir, (int)demo->pid);
   g_autoptr (WickLiveConnection) connection = NULL;
-  for (int i = 0; i < 600 && connection == NULL; i++)
-    {
-      g_assert_false (demo_exited (demo, 0));
-      connection = wick_live_connection_new (socket_path, NULL);
-      if (connection == NULL)
-        g_usleep (50000);
-    }
+  WICK_TEST_WAIT_UNTIL (wick_test_child_exited (demo->pid)
+                          || (connection = wick_live_connection_new (socket_path, NULL)) != NULL,
+                        LIVE_TEST_WAIT_S, "the socket %s of wick-demo (as nobody) did not answer",
+                        socket_path);
   g_assert_nonnull (connection);
   g_autoptr (GError) error = NULL;
   g_autoptr (JsonObject) request = wick_live_request_new ("list");
@@ -759,7 +733,7 @@ test_memory_bounded_under_control (void)
 #endif
   Demo *demo = start_demo_at (FALSE, NULL, NULL, "0");
   g_autofree char *socket_path = wait_for_socket (demo);
-  wait_for_modules (demo);
+  wait_for_modules (socket_path);
   /* A first round without evictions: the control thread's own buffers. */
   control_ok (socket_path, "list", NULL, NULL, NULL);
   control_ok (socket_path, "hello", NULL, NULL, NULL);
@@ -794,9 +768,7 @@ main (int argc, char **argv)
   wick_demo = g_getenv ("WICK_DEMO");
   g_assert_nonnull (wick_trace);
   g_assert_nonnull (wick_demo);
-  runtime_dir = g_dir_make_tmp ("wick-live-demo-XXXXXX", NULL);
-  g_chmod (runtime_dir, 0700);
-  g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  runtime_dir = live_test_runtime_dir_new ("wick-live-demo-XXXXXX");
   g_test_add_func ("/live/demo/sessions-and-list", test_sessions_and_list);
   g_test_add_func ("/live/demo/attach-mid-run", test_attach_mid_run);
   g_test_add_func ("/live/demo/attach-until-finish", test_attach_until_finish);
@@ -810,9 +782,6 @@ main (int argc, char **argv)
   g_test_add_func ("/live/demo/other-uid-client-refused", test_other_uid_client_refused);
   g_test_add_func ("/live/demo/other-uid-peer-refused", test_other_uid_peer_refused);
   int status = g_test_run ();
-  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
-  if (system (command) != 0)
-    g_printerr ("could not remove %s\n", runtime_dir);
-  g_free (runtime_dir);
+  live_test_runtime_dir_remove (runtime_dir);
   return status;
 }

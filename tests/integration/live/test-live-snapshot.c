@@ -17,27 +17,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "live/wick-live-client.h"
-#include "live/wick-live-stream.h"
+#include "live-test-util.h"
 
 static char *runtime_dir;
 
 static WickSession *
 open_session (void)
 {
-  WickRunInfo run = {
-    .entrypoint = "snapshot.test",
-    .phase = WICK_PHASE_INFER,
-    .capture_step = 1,
-    .device = "cpu",
-    .timing_mode = WICK_TIMING_HOST,
-  };
-  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_UNKNOWN };
-  WickSessionOptions options = { .policy = WICK_RING_DROP, .enable_control = true };
-  WickError error = { "" };
-  WickSession *session = wick_session_open (&run, &contract, &options, &error);
-  g_assert_nonnull (session);
-  return session;
+  return live_test_open_session ("snapshot.test", TRUE);
 }
 
 static void
@@ -185,12 +172,6 @@ test_snapshot_overlap (void)
   wick_session_close (session);
 }
 
-static void
-die_with_parent (gpointer user_data)
-{
-  prctl (PR_SET_PDEATHSIG, SIGKILL);
-}
-
 /* wick-demo registers embedding (4 MiB), trunk and head before it trains. */
 #define DEMO_MODULE_BYTES (4194304u + 394240u + 8192u)
 
@@ -223,16 +204,13 @@ test_snapshot_late_attach_demo (void)
   g_autoptr (GError) error = NULL;
   g_assert_true (g_spawn_async (NULL, (char **)argv, NULL,
                                 G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-                                die_with_parent, NULL, &pid, &error));
-  char *socket_path = NULL;
-  for (int i = 0; i < 600 && socket_path == NULL; i++)
-    {
-      socket_path = wick_live_find_socket (pid, NULL);
-      if (socket_path == NULL)
-        g_usleep (50000);
-    }
-  g_assert_nonnull (socket_path);
-  g_usleep (1500000); /* late: the parameters were allocated long before */
+                                wick_test_die_with_parent, NULL, &pid, &error));
+  char *socket_path = live_test_wait_for_socket (pid);
+  /* Late: the demo allocated its parameters, registered them as modules, and
+   * has trained a few steps since (a new reader sees only what comes after
+   * it; the allocations are the snapshot's to tell). */
+  live_test_wait_for_modules (socket_path, 3);
+  live_test_wait_for_spans (socket_path, "train_step", 3);
   g_autoptr (WickLiveConnection) connection = wick_live_connection_new (socket_path, &error);
   g_assert_no_error (error);
   WickLiveSessionInfo *info = NULL;
@@ -246,30 +224,26 @@ test_snapshot_late_attach_demo (void)
   guint64 bytes = parameter_bytes (lines->str);
   g_test_message ("first drain: %u bytes of lines, %u memory lines", (guint)lines->len,
                   count (lines->str, "\"kind\":\"memory\""));
-  g_test_message ("first drain: %u bytes of lines, %u memory lines", (guint)lines->len, count (lines->str, "\"kind\":\"memory\""));
   g_test_message ("parameter bytes at the first drain: %" G_GUINT64_FORMAT, bytes);
   g_assert_cmpuint (bytes, >=, DEMO_MODULE_BYTES);
   wick_live_stream_free (stream);
   wick_live_session_info_free (info);
   g_free (socket_path);
   kill (pid, SIGTERM);
-  int status;
-  waitpid (pid, &status, 0);
+  int status = wick_test_wait_child (pid, LIVE_TEST_WAIT_S, "wick-demo (after SIGTERM)");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_spawn_close_pid (pid);
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  runtime_dir = g_dir_make_tmp ("wick-snapshot-XXXXXX", NULL);
-  g_chmod (runtime_dir, 0700);
-  g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  runtime_dir = live_test_runtime_dir_new ("wick-snapshot-XXXXXX");
   g_test_add_func ("/live/snapshot/in-process", test_snapshot_in_process);
   g_test_add_func ("/live/snapshot/ring-and-snapshot-overlap", test_snapshot_overlap);
   g_test_add_func ("/live/snapshot/late-attach-demo", test_snapshot_late_attach_demo);
   int status = g_test_run ();
-  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", runtime_dir);
-  if (system (command) != 0)
-    g_printerr ("could not remove %s\n", runtime_dir);
+  live_test_runtime_dir_remove (runtime_dir);
   return status;
 }

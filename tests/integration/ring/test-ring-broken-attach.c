@@ -9,9 +9,12 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <string.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "wick-test-wait.h"
 
 static const WickRunInfo run = {
   .entrypoint = "ring::broken",
@@ -40,25 +43,30 @@ test_attach_reports_broken_ring (void)
   g_autofree char *out = g_build_filename (dir, "attach.jsonl", NULL);
   g_autofree char *pid = g_strdup_printf ("%d", (int)getpid ());
   const char *argv[] = { wick_trace, "attach", "--output", out, pid, NULL };
+  /* The session's own sockets (its listener): the attach's connection adds
+   * one here while it lasts. */
+  guint sockets = wick_test_count_fds (0, "socket:");
   GPid child;
   int err_fd;
   GError *gerror = NULL;
   g_assert_true (g_spawn_async_with_pipes (NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                           NULL, NULL, &child, NULL, NULL, &err_fd, &gerror));
+                                           wick_test_die_with_parent, NULL, &child, NULL, NULL,
+                                           &err_fd, &gerror));
   g_assert_no_error (gerror);
-  /* attached: its reader has mapped the ring (from then on it reads every
-   * record committed, the bad one included) */
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-  g_autofree char *maps_path = g_strdup_printf ("/proc/%d/maps", (int)child);
-  for (;;)
-    {
-      g_autofree char *maps = NULL;
-      if (g_file_get_contents (maps_path, &maps, NULL, NULL)
-          && strstr (maps, "/memfd:wick-ring (deleted)") != NULL)
-        break;
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10000);
-    }
+  /* Attached: its reader has begun (from then on it reads every record
+   * committed, the bad one included). The reader maps the ring after hello
+   * and takes its start there; it then asks for the attach snapshot and
+   * closes its control connection. So once the ring is mapped in the child
+   * and the session holds no connection, the reader has begun. */
+  WICK_TEST_WAIT_UNTIL (wick_test_child_exited (child)
+                          || (wick_test_maps_contain (child, "/memfd:wick-ring (deleted)")
+                              && wick_test_count_fds (0, "socket:") == sockets),
+                        60,
+                        "wick-trace attach did not attach (ring mapped: %s; %u control "
+                        "connections open)",
+                        wick_test_maps_contain (child, "/memfd:wick-ring (deleted)") ? "yes" : "no",
+                        wick_test_count_fds (0, "socket:") - sockets);
+  g_assert_false (wick_test_child_exited (child));
   for (guint i = 0; i < 10; i++)
     g_assert_true (wick_session_record_call_edge (session, 1, 1, i, NULL));
   WickProducer *producer = wick_producer_get (session);
@@ -74,19 +82,7 @@ test_attach_reports_broken_ring (void)
   g_assert_true (wick_session_finish (session, &error));
 
   /* attach ends once the process has finished and it read everything */
-  int status = 0;
-  for (;;)
-    {
-      pid_t done = waitpid (child, &status, WNOHANG);
-      if (done == child)
-        break;
-      if (g_get_monotonic_time () >= deadline)
-        {
-          kill (child, SIGKILL);
-          g_error ("wick-trace attach did not end after the session finished");
-        }
-      g_usleep (10000);
-    }
+  int status = wick_test_wait_child (child, 60, "wick-trace attach (after the session finished)");
   g_spawn_close_pid (child);
   GString *stderr_text = g_string_new (NULL);
   char buffer[4096];

@@ -19,6 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "wick-test-wait.h"
+
+/* This run's own directory for trace files (runs in parallel must not share
+ * a path). */
+static char *tmp_dir;
+
 static const WickRunInfo run = {
   .entrypoint = "ring::processes",
   .phase = WICK_PHASE_INFER,
@@ -329,11 +335,10 @@ test_producer_killed (void)
                   .formatter = wick_jsonl_formatter_new (false),
                   .document = wick_document_new_with_extensions (TRUE) };
   child_go (&child);
-  while (tally.ends < 10000)
-    {
-      wick_ring_reader_drain (reader, 0, tally_record, &tally, NULL);
-      g_usleep (1000);
-    }
+  WICK_TEST_WAIT_UNTIL (
+    (wick_ring_reader_drain (reader, 0, tally_record, &tally, NULL), tally.ends >= 10000), 60,
+    "the producer's spans did not reach the reader: %" G_GUINT64_FORMAT " of 10000 ended",
+    tally.ends);
   g_assert_cmpint (kill (child.pid, SIGKILL), ==, 0);
   int status = child_wait (&child);
   g_assert_true (WIFSIGNALED (status));
@@ -475,10 +480,22 @@ hostile_reader (int ring_fd, int cursors_fd)
   return succeeded;
 }
 
+/* 100 spans, each with a call edge. */
+static void
+record_spans_with_edges (WickSession *session, WickString name, guint *spans)
+{
+  for (int i = 0; i < 100; i++, (*spans)++)
+    {
+      WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
+      wick_session_record_call_edge (session, span, span, (uint64_t)i, NULL);
+      wick_span_end (session, span);
+    }
+}
+
 static void
 test_hostile_reader (void)
 {
-  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "wick-hostile-reader.jsonl", NULL);
+  g_autofree char *path = g_build_filename (tmp_dir, "hostile-reader.jsonl", NULL);
   WickSessionOptions options = { .jsonl_path = path, .ring_bytes = 256 * 1024, .max_threads = 2 };
   WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
   g_assert_nonnull (session);
@@ -497,20 +514,11 @@ test_hostile_reader (void)
   send_fd (pair[0], wick_session_get_cursors_fd (session), 0);
   WickString name = wick_intern (session, "work");
   guint spans = 0;
-  int status = 0;
-  for (;;)
-    {
-      for (int i = 0; i < 100; i++, spans++)
-        {
-          WickSpanId span = wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION);
-          wick_session_record_call_edge (session, span, span, (uint64_t)i, NULL);
-          wick_span_end (session, span);
-        }
-      pid_t done = waitpid (pid, &status, WNOHANG);
-      if (done == pid)
-        break;
-      g_usleep (100);
-    }
+  /* records all the while the child attacks */
+  WICK_TEST_WAIT_UNTIL (
+    (record_spans_with_edges (session, name, &spans), wick_test_child_exited (pid)), 60,
+    "the hostile reader (pid %d) did not finish its attacks", (int)pid);
+  int status = wick_test_wait_child (pid, 10, "the hostile reader");
   for (int i = 0; i < 1000; i++, spans++) /* and after the attack */
     wick_span_end (session, wick_span_begin_interned (session, name, WICK_SPAN_FUNCTION));
   close (pair[0]);
@@ -546,8 +554,8 @@ test_hostile_reader (void)
 static void
 stalled_hold_reader (gboolean strict)
 {
-  g_autofree char *path = g_build_filename (
-    g_get_tmp_dir (), strict ? "wick-stalled-strict.jsonl" : "wick-stalled.jsonl", NULL);
+  g_autofree char *path
+    = g_build_filename (tmp_dir, strict ? "stalled-strict.jsonl" : "stalled.jsonl", NULL);
   WickSessionOptions options = { .jsonl_path = path,
                                  .strict = strict,
                                  .ring_bytes = 256 * 1024,
@@ -715,6 +723,8 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  tmp_dir = g_dir_make_tmp ("wick-ring-processes-XXXXXX", NULL);
+  g_assert_nonnull (tmp_dir);
   g_test_add_func ("/integration/ring/two-processes-exact-counts", test_two_processes_exact_counts);
   g_test_add_func ("/integration/ring/slow-reader-drop-exact", test_slow_reader_drop_exact);
   g_test_add_func ("/integration/ring/producer-killed", test_producer_killed);
@@ -723,5 +733,9 @@ main (int argc, char **argv)
   g_test_add_func ("/integration/ring/stalled-hold-reader", test_stalled_hold_reader);
   g_test_add_func ("/integration/ring/stalled-hold-reader-strict",
                    test_stalled_hold_reader_strict);
-  return g_test_run ();
+  int status = g_test_run ();
+  if (g_rmdir (tmp_dir) != 0)
+    g_printerr ("could not remove %s\n", tmp_dir);
+  g_free (tmp_dir);
+  return status;
 }
