@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 
 import torch
@@ -65,6 +66,11 @@ def parse_args(argv=None):
     p.add_argument("--when-evicted", choices=("wait", "restore"), default="wait")
     p.add_argument("--verify-restore", action="store_true", help="check each restore is bit-exact (SHA-256)")
     p.add_argument("--pool", action="store_true", help="allocate the model in wick.torch.weights_pool (CUDA, torch >= 2.5)")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="print a line after every step and when a step starts waiting for evicted weights (for scripts and tests)",
+    )
     p.add_argument("--quiet", action="store_true")
     return p.parse_args(argv)
 
@@ -75,6 +81,18 @@ stop = False
 def on_signal(signum, frame):
     global stop
     stop = True
+
+
+def report_waits(modules):
+    """--progress: says "waiting for weights N" once a step has begun waiting
+    for an evicted module (the N-th wait); the training thread is blocked then."""
+    said = 0
+    while not stop:
+        waits = sum(m.waits for m in modules.values())
+        if waits > said:
+            said = waits
+            print("waiting for weights %d" % waits, flush=True)
+        time.sleep(0.01)
 
 
 def main(argv=None):
@@ -153,6 +171,8 @@ def main(argv=None):
                 % (os.getpid(), device, session.control_socket_path or "off"),
                 flush=True,
             )
+        if args.progress:
+            threading.Thread(target=report_waits, args=(modules,), daemon=True).start()
         step = 0
         period = 1.0 / args.rate if args.rate > 0 else 0.0
         next_time = time.monotonic()
@@ -171,7 +191,7 @@ def main(argv=None):
                     with session.span("refine_stage"):
                         stage.write("x", torch.randn(args.batch, 128, device=device))
                         stage()
-            if not args.quiet and (step == 1 or step % 100 == 0):
+            if args.progress or (not args.quiet and (step == 1 or step % 100 == 0)):
                 print("step %d loss %.6f" % (step, loss.item()), flush=True)
             if period:
                 next_time += period

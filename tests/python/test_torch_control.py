@@ -2,14 +2,16 @@
 process (wick-trace control), while it trains: the memory is freed, training
 waits for the weights, restore brings them back bit-exact (SHA-256 checked by
 the trainer) and training continues; stage capture asked over the socket is
-refused on the CPU with the CUDA sentence; the trace has no health errors."""
+refused on the CPU with the CUDA sentence; the trace has no health errors.
+The trainer's --progress lines (each step, and a step that begins to wait)
+are what the test waits for, each with a deadline: no fixed sleeps."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import wicktest
 
@@ -24,13 +26,14 @@ def control(pid, *args):
     return json.loads(text.splitlines()[-1])
 
 
-def steps_in(path):
-    n = 0
-    with open(path) as f:
-        for line in f:
-            if '"name":"train_step"' in line and '"span_start"' in line:
-                n += 1
-    return n
+def step_number(line):
+    """The step a --progress line reports, or None for other lines."""
+    words = line.split()
+    return int(words[1]) if len(words) >= 2 and words[0] == "step" else None
+
+
+def steps(lines):
+    return [n for n in map(step_number, lines) if n is not None]
 
 
 def test_evict_restore_while_training():
@@ -38,15 +41,15 @@ def test_evict_restore_while_training():
     trace = os.path.join(tmp, "t.jsonl")
     child = subprocess.Popen(
         [sys.executable, wicktest.EXAMPLE, "--control", "--steps", "0", "--rate", "40", "--trace", trace,
-         "--verify-restore", "--device", "cpu", "--strict", "--checkpoint", os.path.join(tmp, "w.safetensors")],
+         "--verify-restore", "--device", "cpu", "--strict", "--progress",
+         "--checkpoint", os.path.join(tmp, "w.safetensors")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
+    lines = wicktest.Lines(child.stdout)
     try:
-        first = child.stdout.readline()
+        first = lines.wait_for(lambda line: True, 120, "torch_train's first line")[0]
         assert first.startswith("torch_train: pid %d" % child.pid), first
-        deadline = time.time() + 60
-        while steps_in(trace) < 3 and time.time() < deadline:
-            time.sleep(0.1)
+        lines.wait_for(lambda line: step_number(line) == 3, 120, "torch_train's third step")
         listing = control(child.pid, "list")
         assert listing["ok"], listing
         names = sorted(m["name"] for m in listing["modules"])
@@ -54,30 +57,35 @@ def test_evict_restore_while_training():
         assert [s["name"] for s in listing["stages"]] == ["refine"], listing
         reply = control(child.pid, "evict", "encoder")
         assert reply["ok"] and reply["freed_bytes"] > 0, reply
-        n0 = steps_in(trace)
-        time.sleep(1.0)
-        n1 = steps_in(trace)
-        assert n1 - n0 <= 1, "training went on while its weights were evicted: %d -> %d" % (n0, n1)
+        # the next step waits for the encoder (the one running when the
+        # eviction came has finished: the eviction waited for it)
+        before = lines.wait_for(lambda line: line.startswith("waiting for weights"), 120,
+                                "a step waiting for the evicted encoder")
+        waited_after = max(steps(lines.seen))
         listing = control(child.pid, "list")
         enc = [m for m in listing["modules"] if m["name"] == "encoder"][0]
         assert enc["where"] != "resident", enc
+        went_on = steps(lines.pending())
+        assert not went_on, "training went on while its weights were evicted: steps %s after waiting (%s)" % (
+            went_on, before)
         reply = control(child.pid, "restore", "encoder")
         assert reply["ok"], reply
-        deadline = time.time() + 30
-        while steps_in(trace) < n1 + 3 and time.time() < deadline:
-            time.sleep(0.1)
-        n2 = steps_in(trace)
-        assert n2 >= n1 + 3, "training did not continue after restore: %d -> %d" % (n1, n2)
+        lines.wait_for(lambda line: step_number(line) == waited_after + 3, 120,
+                       "three steps after the restore (the last before it was %d)" % waited_after)
         reply = control(child.pid, "capture", "refine")
         print("capture reply:", reply)
         text = json.dumps(reply)
         assert "CUDA" in text and "refused" in text, reply
     finally:
         child.send_signal(signal.SIGINT)
-        out, _ = child.communicate(timeout=120)
+        child.wait(timeout=120)
+    lines.rest(30)
+    out = "\n".join(lines.seen)
     print(out)
     assert child.returncode == 0, out
     assert "restores verified 1, mismatched 0" in out, out
+    waits = re.search(r"waited for weights (\d+) times", out)
+    assert waits and int(waits.group(1)) >= 1, out
     verdict = wicktest.check_trace(trace)
     assert verdict["parse"] == "ok" and not wicktest.health_errors(verdict), verdict
     assert verdict["gradient_coverage"] == "complete", verdict

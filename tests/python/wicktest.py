@@ -1,7 +1,11 @@
-"""Helpers of the python suite: skips (exit 77) with a reason, paths."""
+"""Helpers of the python suite: skips (exit 77) with a reason, paths, and
+waits on conditions with deadlines (never a fixed sleep)."""
 import os
+import queue
 import subprocess
 import sys
+import threading
+import time
 
 SKIP = 77
 SOURCE = os.environ.get("WICK_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -48,6 +52,84 @@ def read_records(path):
 
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def wait_until(condition, timeout, what):
+    """Polls condition() (short, growing pauses) until it is true; fails with
+    "what" (a sentence saying what did not happen, or a function making one
+    from the state at the failure) after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while not condition():
+        if time.monotonic() >= deadline:
+            raise AssertionError("%s (waited %g s)" % (what() if callable(what) else what, timeout))
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+class Lines:
+    """The lines a child process prints on stream, read by a thread so the
+    test can wait for a line with a deadline (and see what came before it)."""
+
+    def __init__(self, stream):
+        self._queue = queue.Queue()
+        self.seen = []
+        self.ended = False
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream):
+        for line in stream:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def _take(self, timeout):
+        """The next line, None at the end; queue.Empty after timeout (0: now)."""
+        if self.ended:
+            return None
+        line = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+        if line is None:
+            self.ended = True
+        else:
+            self.seen.append(line)
+        return line
+
+    def wait_for(self, predicate, timeout, what):
+        """The lines up to and including the first one predicate accepts;
+        fails naming what when the output ends or stays silent first."""
+        deadline = time.monotonic() + timeout
+        taken = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("%s: not within %g s; its last lines: %r" % (what, timeout, self.seen[-8:]))
+            try:
+                line = self._take(left)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError("%s: its output ended first; its last lines: %r" % (what, self.seen[-8:]))
+            taken.append(line)
+            if predicate(line):
+                return taken
+
+    def pending(self):
+        """The lines printed so far and not yet taken, without waiting."""
+        out = []
+        while True:
+            try:
+                line = self._take(0)
+            except queue.Empty:
+                return out
+            if line is None:
+                return out
+            out.append(line)
+
+    def rest(self, timeout):
+        """Everything up to the end of the output (once the process exits)."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the output did not end within %g s" % timeout
+        return self.pending()
 
 
 def run_tests(namespace):
