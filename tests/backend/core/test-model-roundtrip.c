@@ -7,6 +7,7 @@
 #include "wick-document.h"
 
 #include <glib.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 
 static const char *
@@ -215,7 +216,9 @@ check_document (WickDocument *document, const char *path)
 static void
 test_strict_recording_is_healthy (void)
 {
-  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "wick-model-strict.jsonl", NULL);
+  /* the run's own file: two runs at once must not share a path */
+  g_autofree char *name = g_strdup_printf ("wick-model-strict-%d.jsonl", (int)getpid ());
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), name, NULL);
   record_session (path, TRUE);
   g_autoptr (WickDocument) document = wick_document_new ();
   check_document (document, path);
@@ -227,7 +230,9 @@ test_strict_recording_is_healthy (void)
 static void
 test_extended_recording_is_healthy (void)
 {
-  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "wick-model-extended.jsonl", NULL);
+  /* the run's own file: two runs at once must not share a path */
+  g_autofree char *name = g_strdup_printf ("wick-model-extended-%d.jsonl", (int)getpid ());
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), name, NULL);
   record_session (path, FALSE);
   g_autoptr (WickDocument) strict = wick_document_new ();
   g_assert_false (wick_document_load_file (strict, path, NULL, NULL, NULL, NULL));

@@ -671,7 +671,9 @@ test_hostile_slot_detached_block (void)
 static void
 test_broken_ring_recorded (void)
 {
-  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "wick-broken-ring.jsonl", NULL);
+  /* the run's own file: two runs at once must not share a path */
+  g_autofree char *name = g_strdup_printf ("wick-broken-ring-%d.jsonl", (int)getpid ());
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), name, NULL);
   WickSessionOptions options = { .jsonl_path = path,
                                  .policy = WICK_RING_BLOCK,
                                  .ring_bytes = 256 * 1024,

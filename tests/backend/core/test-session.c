@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <unistd.h>
 
 static const WickRunInfo train_run = {
   .entrypoint = "train::update",
@@ -19,10 +20,13 @@ static const WickRunInfo train_run = {
   .device = "cpu",
 };
 
+/* A file in the temporary directory named for this process too: two runs
+ * at once (another build tree, meson test --repeat) must not share a path. */
 static char *
 temp_path (const char *name)
 {
-  return g_build_filename (g_get_tmp_dir (), name, NULL);
+  g_autofree char *own = g_strdup_printf ("%d-%s", (int)getpid (), name);
+  return g_build_filename (g_get_tmp_dir (), own, NULL);
 }
 
 /* The file's lines (its last newline required). A plain loop: g_strsplit is

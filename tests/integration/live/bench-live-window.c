@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "live-test-util.h"
 #include "live/wick-live-session.h"
 #include "wick-application.h"
 #include "wick-window.h"
@@ -179,12 +180,6 @@ drive (WickWindow *window, double seconds, Samples *samples)
 
 static GPid demo_pid;
 
-static void
-die_with_parent (gpointer user_data)
-{
-  prctl (PR_SET_PDEATHSIG, SIGKILL);
-}
-
 static char *
 start_demo (void)
 {
@@ -193,16 +188,9 @@ start_demo (void)
   const char *argv[] = { demo, "--quiet", "--rate", "0", NULL };
   g_autoptr (GError) error = NULL;
   g_spawn_async (NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-                 die_with_parent, NULL, &demo_pid, &error);
+                 wick_test_die_with_parent, NULL, &demo_pid, &error);
   g_assert_no_error (error);
-  for (int i = 0; i < 600; i++)
-    {
-      char *path = wick_live_find_socket (demo_pid, NULL);
-      if (path != NULL)
-        return path;
-      g_usleep (50000);
-    }
-  g_error ("wick-demo did not open its control socket");
+  return live_test_wait_for_socket (demo_pid);
 }
 
 static void

@@ -18,28 +18,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "live/wick-live-client.h"
-#include "live/wick-live-stream.h"
+#include "live-test-util.h"
 
 #define ROUND_TRIPS 2000
 
 static WickSession *
 open_session (void)
 {
-  WickRunInfo run = {
-    .entrypoint = "bench.live",
-    .phase = WICK_PHASE_INFER,
-    .capture_step = 1,
-    .device = "cpu",
-    .timing_mode = WICK_TIMING_HOST,
-  };
-  WickCaptureContract contract = { .measurement_scope = WICK_SCOPE_UNKNOWN };
-  WickSessionOptions options = { .policy = WICK_RING_DROP, .enable_control = true };
-  WickError error;
-  WickSession *session = wick_session_open (&run, &contract, &options, &error);
-  if (session == NULL)
-    g_error ("%s", error.message);
-  return session;
+  return live_test_open_session ("bench.live", TRUE);
 }
 
 typedef struct

@@ -16,12 +16,29 @@ nvidia-smi -L || true
 
 "$build/backend/demo/wick-demo" --quiet --rate 20 --trace "$out/demo-gpu.jsonl" &
 demo=$!
-sleep 3
 
 python3 - "$XDG_RUNTIME_DIR/wick" "$demo" "$out" <<'PY'
-import glob, json, socket, struct, sys
+import glob, json, os, socket, struct, sys, time
 directory, pid, out = sys.argv[1], sys.argv[2], sys.argv[3]
-path = glob.glob(f"{directory}/{pid}-*.sock")[0]
+
+def answering():
+    """The demo's socket once it accepts a connection (no fixed sleep)."""
+    for candidate in glob.glob(f"{directory}/{pid}-*.sock"):
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(candidate)
+            return candidate
+        except OSError:
+            pass
+    return None
+
+deadline = time.monotonic() + 120
+path = answering()
+while path is None:
+    if time.monotonic() > deadline or not os.path.exists(f"/proc/{pid}"):
+        sys.exit(f"wick-demo (pid {pid}) opened no control socket in {directory} within 120 s")
+    time.sleep(0.05)
+    path = answering()
 
 def request(command, **members):
     s = socket.socket(socket.AF_UNIX)
@@ -44,11 +61,13 @@ with open(f"{out}/control-replies.json", "w") as f:
 for name, reply in results.items():
     print(name, json.dumps(reply)[:600])
 PY
-
-sleep 1
+status=$?
+# the certificates are in the demo's ring once the capture replies came;
+# SIGINT finishes its trace with them
 kill -INT "$demo"
 wait "$demo"
 echo "demo exit status $?"
+[ "$status" = 0 ] || exit "$status"
 grep -c wick_stage_certification "$out/demo-gpu.jsonl"
 grep wick_stage_certification "$out/demo-gpu.jsonl" | cut -c1-400
 "$build/app/cli/wick-trace" check "$out/demo-gpu.jsonl" 2>&1 | head -5 || true
