@@ -14,9 +14,20 @@ struct _WickTimelineOverview
 
 G_DEFINE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, GTK_TYPE_WIDGET)
 
+enum
+{
+  PROP_0,
+  PROP_TIMELINE,
+  PROP_SELECTION,
+  N_PROPS
+};
+static GParamSpec *properties[N_PROPS];
+
 static gboolean
 full_view (WickTimelineOverview *self, WickTimelineViewport *view)
 {
+  if (self->timeline == NULL || self->selection == NULL)
+    return FALSE;
   WickTimelineScene *scene = wick_timeline_view_get_scene (self->timeline);
   if (scene == NULL)
     return FALSE;
@@ -37,7 +48,7 @@ wick_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (widget);
   WickTimelineViewport view;
-  if (self->timeline == NULL || !full_view (self, &view))
+  if (!full_view (self, &view))
     return;
   guint64 start, end;
   wick_selection_get_visible (self->selection, &start, &end);
@@ -84,6 +95,49 @@ on_selection_changed (WickSelection *selection, guint what, WickTimelineOverview
 }
 
 static void
+set_selection (WickTimelineOverview *self, WickSelection *selection)
+{
+  if (self->selection == selection)
+    return;
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data (self->selection, self);
+  g_set_object (&self->selection, selection);
+  if (selection)
+    g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION]);
+}
+
+static void
+wick_timeline_overview_get_property (GObject *object, guint prop_id, GValue *value,
+                                     GParamSpec *pspec)
+{
+  WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (object);
+  if (prop_id == PROP_TIMELINE)
+    g_value_set_object (value, self->timeline);
+  else if (prop_id == PROP_SELECTION)
+    g_value_set_object (value, self->selection);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+wick_timeline_overview_set_property (GObject *object, guint prop_id, const GValue *value,
+                                     GParamSpec *pspec)
+{
+  WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (object);
+  if (prop_id == PROP_TIMELINE)
+    {
+      self->timeline = g_value_get_object (value);
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+  else if (prop_id == PROP_SELECTION)
+    set_selection (self, g_value_get_object (value));
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
 wick_timeline_overview_dispose (GObject *object)
 {
   WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (object);
@@ -105,7 +159,17 @@ wick_timeline_overview_measure (GtkWidget *widget, GtkOrientation orientation, i
 static void
 wick_timeline_overview_class_init (WickTimelineOverviewClass *klass)
 {
-  G_OBJECT_CLASS (klass)->dispose = wick_timeline_overview_dispose;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  object_class->dispose = wick_timeline_overview_dispose;
+  object_class->get_property = wick_timeline_overview_get_property;
+  object_class->set_property = wick_timeline_overview_set_property;
+  /* Not owned: the timeline is a sibling in the same page. */
+  properties[PROP_TIMELINE] = g_param_spec_object ("timeline", NULL, NULL, WICK_TYPE_TIMELINE_VIEW,
+                                                   G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SELECTION]
+    = g_param_spec_object ("selection", NULL, NULL, WICK_TYPE_SELECTION,
+                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
   GTK_WIDGET_CLASS (klass)->snapshot = wick_timeline_overview_snapshot;
   GTK_WIDGET_CLASS (klass)->measure = wick_timeline_overview_measure;
   gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "wickoverview");
@@ -128,10 +192,8 @@ wick_timeline_overview_init (WickTimelineOverview *self)
 GtkWidget *
 wick_timeline_overview_new (WickTimelineView *timeline, WickSelection *selection)
 {
-  WickTimelineOverview *self = g_object_new (WICK_TYPE_TIMELINE_OVERVIEW, NULL);
-  self->timeline = timeline;
-  self->selection = g_object_ref (selection);
-  g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self), NULL);
-  return GTK_WIDGET (self);
+  g_return_val_if_fail (WICK_IS_TIMELINE_VIEW (timeline), NULL);
+  g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
+  return g_object_new (WICK_TYPE_TIMELINE_OVERVIEW, "timeline", timeline, "selection", selection,
+                       NULL);
 }

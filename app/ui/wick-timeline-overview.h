@@ -3,6 +3,8 @@
  * Draws the timeline's scene over the document's full extent (every depth a
  * thin row) with the visible range outlined; clicking or dragging moves the
  * visible range there, keeping its width, as Perfetto's overview does.
+ * Its "timeline" (the sibling view whose scene it draws, not owned) and
+ * "selection" properties may be set from a template (data/ui/wick-window.ui).
  */
 #pragma once
 

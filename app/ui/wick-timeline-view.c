@@ -45,6 +45,7 @@ enum
 {
   PROP_0,
   PROP_FOLLOW,
+  PROP_SELECTION,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -230,7 +231,8 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   WickTimelineView *self = WICK_TIMELINE_VIEW (widget);
   int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
   ensure_scene_throttled (self, FALSE);
-  if (self->scene == NULL || width <= WICK_TIMELINE_GUTTER || height <= 0)
+  if (self->scene == NULL || self->selection == NULL || width <= WICK_TIMELINE_GUTTER
+      || height <= 0)
     return;
   WickTimelineViewport view;
   wick_timeline_view_get_viewport (self, &view);
@@ -675,6 +677,22 @@ on_selection_changed (WickSelection *selection, guint what, WickTimelineView *se
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+/* The selection shown; set once, by wick_timeline_view_new () or by a
+ * template's binding, before the view is drawn. */
+static void
+set_selection (WickTimelineView *self, WickSelection *selection)
+{
+  if (self->selection == selection)
+    return;
+  if (self->selection)
+    g_signal_handlers_disconnect_by_data (self->selection, self);
+  g_set_object (&self->selection, selection);
+  if (selection)
+    g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION]);
+}
+
 static void
 wick_timeline_view_dispose (GObject *object)
 {
@@ -698,6 +716,8 @@ wick_timeline_view_get_property (GObject *object, guint prop_id, GValue *value, 
   WickTimelineView *self = WICK_TIMELINE_VIEW (object);
   if (prop_id == PROP_FOLLOW)
     g_value_set_boolean (value, self->follow);
+  else if (prop_id == PROP_SELECTION)
+    g_value_set_object (value, self->selection);
   else
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
@@ -709,6 +729,8 @@ wick_timeline_view_set_property (GObject *object, guint prop_id, const GValue *v
   WickTimelineView *self = WICK_TIMELINE_VIEW (object);
   if (prop_id == PROP_FOLLOW)
     wick_timeline_view_set_follow (self, g_value_get_boolean (value));
+  else if (prop_id == PROP_SELECTION)
+    set_selection (self, g_value_get_object (value));
   else
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
@@ -725,6 +747,9 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
   properties[PROP_FOLLOW]
     = g_param_spec_boolean ("follow", NULL, NULL, FALSE,
                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SELECTION]
+    = g_param_spec_object ("selection", NULL, NULL, WICK_TYPE_SELECTION,
+                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_set_css_name (widget_class, "wicktimeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
@@ -756,10 +781,8 @@ wick_timeline_view_init (WickTimelineView *self)
 GtkWidget *
 wick_timeline_view_new (WickSelection *selection)
 {
-  WickTimelineView *self = g_object_new (WICK_TYPE_TIMELINE_VIEW, NULL);
-  self->selection = g_object_ref (selection);
-  g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
-  return GTK_WIDGET (self);
+  g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
+  return g_object_new (WICK_TYPE_TIMELINE_VIEW, "selection", selection, NULL);
 }
 
 void

@@ -17,6 +17,11 @@
  * Follow mode (live): after the document changes, the visible range keeps its
  * width and ends at the document's end. Any zoom or pan by the user leaves
  * follow mode ("follow" property turns FALSE).
+ *
+ * The "selection" property is the shared WickSelection, set once before the
+ * view is drawn (by wick_timeline_view_new (), or by a template binding it).
+ * The view's controllers and properties come from its template,
+ * data/ui/wick-timeline-view.ui.
  */
 #pragma once
 

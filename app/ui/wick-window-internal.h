@@ -38,16 +38,17 @@ struct _WickWindow
   GtkPaned *paned;
   AdwViewStack *views;
   GtkWidget *details_button;
+  /* the timeline page */
+  GtkWidget *overview;
+  GtkWidget *timeline;
+  GtkWidget *follow_button;
   GtkWidget *hint;
   guint focus_source;
   GtkWidget *recent_list;
   GtkWidget *recent_label;
 
   /* views */
-  WickSelection *selection;
-  GtkWidget *timeline;
-  GtkWidget *follow_button;
-  GtkWidget *overview;
+  WickSelection *selection; /* before the template: its views bind to it */
   GtkWidget *memory;
   GtkWidget *coverage;
   GtkWidget *health;

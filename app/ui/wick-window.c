@@ -19,6 +19,14 @@
 
 G_DEFINE_FINAL_TYPE (WickWindow, wick_window, ADW_TYPE_APPLICATION_WINDOW)
 
+enum
+{
+  PROP_0,
+  PROP_SELECTION,
+  N_PROPS
+};
+static GParamSpec *properties[N_PROPS];
+
 /* ---- document ---- */
 
 static void
@@ -247,78 +255,6 @@ on_costs_search_name (WickCostsPage *page, const char *name, WickWindow *self)
 
 /* ---- construction ---- */
 
-static GtkWidget *
-zoom_button (const char *icon, const char *tooltip, const char *action)
-{
-  GtkWidget *button = gtk_button_new_from_icon_name (icon);
-  gtk_widget_set_tooltip_text (button, tooltip);
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), action);
-  return button;
-}
-
-/* Zoom buttons and a one-line hint, so the mouse-only user finds them. */
-static GtkWidget *
-build_zoom_controls (WickWindow *self)
-{
-  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  gtk_widget_add_css_class (bar, "wick-zoom-bar");
-  gtk_widget_set_halign (bar, GTK_ALIGN_START);
-  gtk_widget_set_valign (bar, GTK_ALIGN_END);
-  gtk_widget_set_margin_start (bar, 12);
-  gtk_widget_set_margin_bottom (bar, 12);
-  GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
-  gtk_widget_add_css_class (buttons, "linked");
-  gtk_box_append (
-    GTK_BOX (buttons),
-    zoom_button ("zoom-out-symbolic", _ ("Zoom out (−, S, Ctrl+scroll)"), "win.zoom-out"));
-  gtk_box_append (GTK_BOX (buttons), zoom_button ("zoom-fit-best-symbolic",
-                                                  _ ("Show the whole trace (0)"), "win.zoom-fit"));
-  gtk_box_append (
-    GTK_BOX (buttons),
-    zoom_button ("zoom-in-symbolic", _ ("Zoom in (+, W, Ctrl+scroll)"), "win.zoom-in"));
-  gtk_box_append (GTK_BOX (bar), buttons);
-  GtkWidget *hint = gtk_label_new (
-    _ ("Drag to pan · Shift+drag selects a range · Double-click zooms to a span · Ctrl+F finds"));
-  gtk_widget_add_css_class (hint, "dim-label");
-  gtk_widget_add_css_class (hint, "caption");
-  /* A narrow window shortens the hint instead of cutting it off or
-   * widening the window; the tooltip keeps the whole sentence. */
-  gtk_label_set_ellipsize (GTK_LABEL (hint), PANGO_ELLIPSIZE_END);
-  gtk_widget_set_tooltip_text (hint, gtk_label_get_text (GTK_LABEL (hint)));
-  gtk_widget_set_hexpand (hint, TRUE);
-  self->hint = hint;
-  gtk_box_append (GTK_BOX (bar), hint);
-  return bar;
-}
-
-static GtkWidget *
-build_timeline_page (WickWindow *self)
-{
-  self->timeline = wick_timeline_view_new (self->selection);
-  GtkWidget *overlay = gtk_overlay_new ();
-  gtk_overlay_set_child (GTK_OVERLAY (overlay), self->timeline);
-  self->follow_button = gtk_button_new_with_mnemonic (_ ("_Follow Newest"));
-  gtk_widget_set_tooltip_text (self->follow_button, _ ("Keep the newest records in view"));
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->follow_button), "win.follow");
-  gtk_widget_add_css_class (self->follow_button, "suggested-action");
-  gtk_widget_add_css_class (self->follow_button, "pill");
-  gtk_widget_set_halign (self->follow_button, GTK_ALIGN_END);
-  gtk_widget_set_valign (self->follow_button, GTK_ALIGN_END);
-  gtk_widget_set_margin_end (self->follow_button, 18);
-  gtk_widget_set_margin_bottom (self->follow_button, 18);
-  gtk_widget_set_visible (self->follow_button, FALSE);
-  gtk_overlay_add_overlay (GTK_OVERLAY (overlay), self->follow_button);
-  gtk_overlay_add_overlay (GTK_OVERLAY (overlay), build_zoom_controls (self));
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  self->overview
-    = wick_timeline_overview_new (WICK_TIMELINE_VIEW (self->timeline), self->selection);
-  gtk_widget_set_tooltip_text (self->overview,
-                               _ ("The whole trace: click or drag to move the view"));
-  gtk_box_append (GTK_BOX (box), self->overview);
-  gtk_box_append (GTK_BOX (box), overlay);
-  return box;
-}
-
 static void
 on_follow_notify (GObject *object, GParamSpec *pspec, WickWindow *self)
 {
@@ -398,9 +334,7 @@ static void
 add_builtin_pages (WickWindow *self)
 {
   AdwViewStackPage *page;
-  page = adw_view_stack_add_titled (self->views, build_timeline_page (self), "timeline",
-                                    _ ("Timeline"));
-  adw_view_stack_page_set_icon_name (page, "view-paged-symbolic");
+  /* The timeline page is in the template. */
   self->memory = wick_memory_view_new (self->selection);
   page = adw_view_stack_add_titled (self->views, self->memory, "memory", _ ("Memory"));
   adw_view_stack_page_set_icon_name (page, "drive-harddisk-symbolic");
@@ -448,11 +382,29 @@ wick_window_dispose (GObject *object)
 }
 
 static void
+wick_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  WickWindow *self = WICK_WINDOW (object);
+  if (prop_id == PROP_SELECTION)
+    g_value_set_object (value, self->selection);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
 wick_window_class_init (WickWindowClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   object_class->dispose = wick_window_dispose;
+  object_class->get_property = wick_window_get_property;
+  /* The selection every view of the window shares; the template's views
+   * bind to it. */
+  properties[PROP_SELECTION] = g_param_spec_object ("selection", NULL, NULL, WICK_TYPE_SELECTION,
+                                                    G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+  g_type_ensure (WICK_TYPE_TIMELINE_VIEW);
+  g_type_ensure (WICK_TYPE_TIMELINE_OVERVIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/wickprofiler/Wick/wick-window.ui");
   gtk_widget_class_bind_template_child (widget_class, WickWindow, toasts);
@@ -473,6 +425,10 @@ wick_window_class_init (WickWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, WickWindow, details_button);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, recent_list);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, recent_label);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, overview);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, timeline);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, follow_button);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, hint);
   wick_window_class_install_actions (widget_class);
 }
 
@@ -523,8 +479,9 @@ bind_settings (WickWindow *self)
 static void
 wick_window_init (WickWindow *self)
 {
-  gtk_widget_init_template (GTK_WIDGET (self));
+  /* Before the template: its views bind to the selection. */
   self->selection = wick_selection_new ();
+  gtk_widget_init_template (GTK_WIDGET (self));
   self->banner_widgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   add_builtin_pages (self);
 

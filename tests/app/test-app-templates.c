@@ -12,7 +12,11 @@
 #include "app-test-ui.h"
 #include "ui/wick-details-pane.h"
 #include "ui/wick-memory-view.h"
+#include "ui/wick-timeline-overview.h"
 #include "ui/wick-timeline-view.h"
+#include "ui/wick-window-private.h"
+
+static WickApplication *app;
 
 static GObject *
 template_child (gpointer widget, GType type, const char *name)
@@ -160,13 +164,63 @@ test_timeline_view (void)
   g_object_unref (view);
 }
 
+/* The window's timeline page (data/ui/wick-window.ui): the overview drawing
+ * the timeline's scene, both on the window's selection, under the page's
+ * name and title; the follow button and the zoom bar's hint over it. */
+static void
+test_window_timeline_page (void)
+{
+  WickWindow *window = app_test_window_new (app, 1400, 900);
+  GType type = WICK_TYPE_WINDOW;
+  assert_child_type (window, type, "timeline", WICK_TYPE_TIMELINE_VIEW);
+  assert_child_type (window, type, "overview", WICK_TYPE_TIMELINE_OVERVIEW);
+  assert_child_type (window, type, "follow_button", GTK_TYPE_BUTTON);
+  assert_child_type (window, type, "hint", GTK_TYPE_LABEL);
+  assert_child_type (window, type, "views", ADW_TYPE_VIEW_STACK);
+  GtkWidget *timeline = GTK_WIDGET (template_child (window, type, "timeline"));
+  GObject *overview = template_child (window, type, "overview");
+  g_assert_true (wick_window_get_view (window, "timeline") == timeline);
+
+  g_autoptr (WickSelection) timeline_selection = NULL;
+  g_autoptr (WickSelection) overview_selection = NULL;
+  g_autoptr (WickTimelineView) overview_timeline = NULL;
+  g_object_get (timeline, "selection", &timeline_selection, NULL);
+  g_object_get (overview, "selection", &overview_selection, "timeline", &overview_timeline, NULL);
+  g_assert_true (timeline_selection == wick_window_get_selection (window));
+  g_assert_true (overview_selection == wick_window_get_selection (window));
+  g_assert_true (GTK_WIDGET (overview_timeline) == timeline);
+
+  AdwViewStack *views = ADW_VIEW_STACK (template_child (window, type, "views"));
+  GtkWidget *page_child = adw_view_stack_get_child_by_name (views, "timeline");
+  g_assert_nonnull (page_child);
+  g_assert_true (gtk_widget_is_ancestor (timeline, page_child));
+  g_assert_true (gtk_widget_is_ancestor (GTK_WIDGET (overview), page_child));
+  AdwViewStackPage *page = adw_view_stack_get_page (views, page_child);
+  g_assert_cmpstr (adw_view_stack_page_get_title (page), ==, "Timeline");
+  g_assert_cmpstr (adw_view_stack_page_get_icon_name (page), ==, "view-paged-symbolic");
+  g_assert_true (adw_view_stack_get_visible_child (views) == page_child);
+
+  GtkWidget *follow = GTK_WIDGET (template_child (window, type, "follow_button"));
+  g_assert_false (gtk_widget_get_visible (follow));
+  g_assert_cmpstr (gtk_actionable_get_action_name (GTK_ACTIONABLE (follow)), ==, "win.follow");
+  g_assert_cmpstr (gtk_button_get_label (GTK_BUTTON (follow)), ==, "_Follow Newest");
+  g_assert_true (gtk_button_get_use_underline (GTK_BUTTON (follow)));
+  GtkLabel *hint = GTK_LABEL (template_child (window, type, "hint"));
+  g_assert_true (g_str_has_prefix (gtk_label_get_text (hint), "Drag to pan"));
+  g_assert_cmpstr (gtk_widget_get_tooltip_text (GTK_WIDGET (hint)), ==, gtk_label_get_text (hint));
+  g_assert_cmpint (gtk_label_get_ellipsize (hint), ==, PANGO_ELLIPSIZE_END);
+  app_test_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
-  if (!app_test_ui_init_display (&argc, &argv))
+  app = app_test_ui_init (&argc, &argv);
+  if (app == NULL)
     return 0;
   g_test_add_func ("/templates/details-pane", test_details_pane);
   g_test_add_func ("/templates/memory-view", test_memory_view);
   g_test_add_func ("/templates/timeline-view", test_timeline_view);
-  return g_test_run ();
+  g_test_add_func ("/templates/window-timeline-page", test_window_timeline_page);
+  return app_test_ui_run (app);
 }
