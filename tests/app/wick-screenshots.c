@@ -14,6 +14,7 @@
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
 #include "ui/wick-costs-page.h"
+#include "ui/wick-details-pane.h"
 #include "ui/wick-memory-view.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-window-private.h"
@@ -27,6 +28,12 @@ save_window (GtkWidget *window, const char *dir, const char *name)
   app_test_save_png (window, path);
   g_print ("wrote %s (%dx%d)\n", path, gtk_widget_get_width (window),
            gtk_widget_get_height (window));
+}
+
+static gboolean
+range_summarised (gpointer details)
+{
+  return wick_details_pane_get_range_rows (WICK_DETAILS_PANE (details)) > 0;
 }
 
 static gint32
@@ -70,6 +77,10 @@ main (int argc, char **argv)
   wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "Linear[fc2]", 2));
   wick_selection_set_visible (selection, start, end);
   GtkWidget *timeline = wick_window_get_view (window, "timeline");
+  /* The hover line at 62 % of the laid-out width; the range summary is
+   * computed once the range rests. */
+  app_test_wait_drawn (timeline, 20000, "the timeline");
+  APP_TEST_WAIT (range_summarised, wick_window_get_view (window, "details"), 20000);
   wick_timeline_view_set_hover (WICK_TIMELINE_VIEW (timeline),
                                 gtk_widget_get_width (timeline) * 0.62);
   save_window (GTK_WIDGET (window), dir, "timeline.png");
@@ -130,8 +141,8 @@ main (int argc, char **argv)
    * op, and a trace written by wick-demo (its main and data-loader
    * threads) when WICK_SCREENSHOT_DEMO names one. */
   const char *pytorch = g_getenv ("WICK_SCREENSHOT_PYTORCH");
-  g_autofree char *default_pytorch = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "chrome",
-                                                       "hta-amd-mi250.json.gz", NULL);
+  g_autofree char *default_pytorch
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "chrome", "hta-amd-mi250.json.gz", NULL);
   const char *traces[][2] = { { pytorch ? pytorch : default_pytorch, "timeline-pytorch.png" },
                               { g_getenv ("WICK_SCREENSHOT_DEMO"), "timeline-demo.png" } };
   for (guint t = 0; t < G_N_ELEMENTS (traces); t++)
@@ -162,6 +173,7 @@ main (int argc, char **argv)
             }
         }
       GtkWidget *tl = wick_window_get_view (w, "timeline");
+      app_test_wait_drawn (tl, 20000, "the timeline");
       wick_timeline_view_set_hover (WICK_TIMELINE_VIEW (tl), gtk_widget_get_width (tl) * 0.55);
       save_window (GTK_WIDGET (w), dir, traces[t][1]);
       app_test_window_close (w);
