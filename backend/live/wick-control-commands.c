@@ -254,9 +254,11 @@ parse_tier (const char *name, WickTier *tier)
   return true;
 }
 
+/* evict and restore: the module (and evict's tier) from the request, the store
+ * call under the host lock, then the module's stats and the call's figures. */
 static void
-command_evict (WickSession *session, const WickControlRequest *request, WickControlWriter *reply,
-               bool *send_ring_fd)
+command_move_module (WickSession *session, const WickControlRequest *request,
+                     WickControlWriter *reply, bool evict)
 {
   WickError error = { "" };
   const char *module = wick_control_request_get_string (request, "module", true, &error);
@@ -265,17 +267,20 @@ command_evict (WickSession *session, const WickControlRequest *request, WickCont
       reply_error (reply, error.message);
       return;
     }
-  const char *tier_name = wick_control_request_get_string (request, "tier", false, &error);
-  WickTier tier;
-  if (error.message[0] != '\0')
+  WickTier tier = WICK_TIER_AUTO;
+  if (evict)
     {
-      reply_error (reply, error.message);
-      return;
-    }
-  if (!parse_tier (tier_name, &tier))
-    {
-      reply_error (reply, "member \"tier\" must be \"auto\", \"disk\" or \"ram\"");
-      return;
+      const char *tier_name = wick_control_request_get_string (request, "tier", false, &error);
+      if (error.message[0] != '\0')
+        {
+          reply_error (reply, error.message);
+          return;
+        }
+      if (!parse_tier (tier_name, &tier))
+        {
+          reply_error (reply, "member \"tier\" must be \"auto\", \"disk\" or \"ram\"");
+          return;
+        }
     }
   WickWeightStore *store = require_store (session, reply);
   if (store == NULL)
@@ -283,7 +288,8 @@ command_evict (WickSession *session, const WickControlRequest *request, WickCont
   WickWeightStats stats;
   memset (&stats, 0, sizeof stats);
   wick_control_server_lock_host (session);
-  bool ok = wick_weight_store_evict (store, module, tier, &stats, &error);
+  bool ok = evict ? wick_weight_store_evict (store, module, tier, &stats, &error)
+                  : wick_weight_store_restore (store, module, &stats, &error);
   wick_control_server_unlock_host (session);
   if (!ok)
     {
@@ -292,39 +298,31 @@ command_evict (WickSession *session, const WickControlRequest *request, WickCont
     }
   wick_control_writer_bool (reply, "ok", true);
   write_module_stats (reply, &stats);
-  wick_control_writer_uint (reply, "freed_bytes", stats.freed_bytes);
-  wick_control_writer_double (reply, "seconds", stats.evict_seconds);
+  if (evict)
+    {
+      wick_control_writer_uint (reply, "freed_bytes", stats.freed_bytes);
+      wick_control_writer_double (reply, "seconds", stats.evict_seconds);
+    }
+  else
+    {
+      wick_control_writer_uint (reply, "restored", stats.restored);
+      wick_control_writer_uint (reply, "restored_bytes", stats.restored_bytes);
+      wick_control_writer_double (reply, "seconds", stats.restore_seconds);
+    }
+}
+
+static void
+command_evict (WickSession *session, const WickControlRequest *request, WickControlWriter *reply,
+               bool *send_ring_fd)
+{
+  command_move_module (session, request, reply, true);
 }
 
 static void
 command_restore (WickSession *session, const WickControlRequest *request, WickControlWriter *reply,
                  bool *send_ring_fd)
 {
-  WickError error = { "" };
-  const char *module = wick_control_request_get_string (request, "module", true, &error);
-  if (module == NULL)
-    {
-      reply_error (reply, error.message);
-      return;
-    }
-  WickWeightStore *store = require_store (session, reply);
-  if (store == NULL)
-    return;
-  WickWeightStats stats;
-  memset (&stats, 0, sizeof stats);
-  wick_control_server_lock_host (session);
-  bool ok = wick_weight_store_restore (store, module, &stats, &error);
-  wick_control_server_unlock_host (session);
-  if (!ok)
-    {
-      reply_error (reply, error.message);
-      return;
-    }
-  wick_control_writer_bool (reply, "ok", true);
-  write_module_stats (reply, &stats);
-  wick_control_writer_uint (reply, "restored", stats.restored);
-  wick_control_writer_uint (reply, "restored_bytes", stats.restored_bytes);
-  wick_control_writer_double (reply, "seconds", stats.restore_seconds);
+  command_move_module (session, request, reply, false);
 }
 
 static void
