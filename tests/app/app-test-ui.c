@@ -217,9 +217,22 @@ app_test_window_open_example (WickApplication *app)
 }
 
 void
+app_test_window_assert_no_sources (gpointer window)
+{
+  g_assert_nonnull (window);
+  GSource *source = g_main_context_find_source_by_user_data (NULL, window);
+  if (source != NULL)
+    /* @window itself may be finalized by now: only its address is named. */
+    g_error ("a main-loop source (%s, priority %d) still calls back into the destroyed window %p",
+             g_source_get_name (source) ? g_source_get_name (source) : "unnamed",
+             g_source_get_priority (source), window);
+}
+
+void
 app_test_window_close (gpointer window)
 {
   gtk_window_destroy (GTK_WINDOW (window));
+  app_test_window_assert_no_sources (window);
   app_test_iterate_pending (2000);
 }
 

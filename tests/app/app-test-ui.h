@@ -74,7 +74,11 @@ WickWindow *app_test_window_load (WickApplication *app, const char *path, int wi
 WickWindow *app_test_window_open (WickApplication *app, const char *path, int width, int height);
 /* data/example-trace.jsonl at 1400 × 900, its timeline drawn. */
 WickWindow *app_test_window_open_example (WickApplication *app);
-/* Destroys @window (any GtkWindow) and lets its pending work run. */
+/* Fails when a main-loop source (a timer, an idle) of the default context
+ * still has @window as its data: it would fire on the destroyed window. */
+void app_test_window_assert_no_sources (gpointer window);
+/* Destroys @window (any GtkWindow), checks that none of its timers or idles
+ * is left (app_test_window_assert_no_sources), and lets pending work run. */
 void app_test_window_close (gpointer window);
 
 /* @widget as drawn now, through its native's renderer: a texture, or NULL

@@ -504,6 +504,13 @@ test_loader_cancel (void)
   g_unlink (path);
 }
 
+/* A weak pointer cleared: its object was finalized. */
+static gboolean
+is_null (gpointer pointer)
+{
+  return *(gpointer *)pointer == NULL;
+}
+
 typedef struct
 {
   WickWindow *window;
@@ -545,9 +552,11 @@ test_open_while_loading (void)
   g_assert_false (watch.saw_welcome);
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "example-trace.jsonl");
   g_assert_false (wick_window_is_empty (window));
+  /* No timer or idle of the destroyed window is left (app_test_window_close
+   * checks) and nothing holds it (no load): it is finalized. */
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *)&window);
   app_test_window_close (window);
-  /* Nothing fires on the destroyed window afterwards. */
-  app_test_iterate_pending (200);
+  APP_TEST_WAIT (is_null, &window, 10000);
   g_unlink (large);
 }
 
@@ -566,9 +575,13 @@ test_close_while_loading (void)
   WickWindow *window = app_test_window_start_load (app, large, 0, 0);
   APP_TEST_WAIT (has_begun, window, 20000);
   g_assert_cmpuint (wick_window_get_n_loads_in_flight (), ==, 1);
+  gpointer destroyed = window;
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *)&window);
   gtk_window_destroy (GTK_WINDOW (window));
+  app_test_window_assert_no_sources (destroyed);
   APP_TEST_WAIT (no_loads_in_flight, NULL, 20000);
-  app_test_iterate_pending (200);
+  /* ...and nothing holds the window any more: it is finalized. */
+  APP_TEST_WAIT (is_null, &window, 10000);
   g_unlink (large);
 }
 
