@@ -3,6 +3,9 @@
 # po/POTFILES has a German translation in po/de.po, and de.po compiles cleanly.
 set -e
 root=$1
+for tool in xgettext msgfmt msgcmp; do
+  command -v $tool >/dev/null || { echo "check-translations: $tool not found (gettext); skipped"; exit 77; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$root"
