@@ -1,5 +1,5 @@
-"""Helpers of the python suite: skips (exit 77) with a reason, paths, and
-waits on conditions with deadlines (never a fixed sleep)."""
+"""Helpers of the python suite: skips (exit 77) with a reason, paths, and a
+child's output waited for line by line with deadlines (never a fixed sleep)."""
 import os
 import queue
 import subprocess
@@ -52,19 +52,6 @@ def read_records(path):
 
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
-
-
-def wait_until(condition, timeout, what):
-    """Polls condition() (short, growing pauses) until it is true; fails with
-    "what" (a sentence saying what did not happen, or a function making one
-    from the state at the failure) after timeout seconds."""
-    deadline = time.monotonic() + timeout
-    pause = 0.001
-    while not condition():
-        if time.monotonic() >= deadline:
-            raise AssertionError("%s (waited %g s)" % (what() if callable(what) else what, timeout))
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
 
 
 class Lines:
