@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -162,7 +161,7 @@ spawn_producer (ProducerKind kind)
   g_assert_cmpint (pid, >=, 0);
   if (pid == 0)
     {
-      prctl (PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
+      wick_test_die_with_parent (NULL); /* never outlive a failed test */
       close (pair[0]);
       produce (kind, pair[1]);
     }
@@ -360,6 +359,71 @@ test_producer_killed (void)
   wick_ring_reader_free (reader);
 }
 
+/* A hold reader's child (it never returns): holds the ring and never reads;
+ * the producer must not stall forever on it. */
+static void
+hold_and_never_read (WickRingReader *reader)
+{
+  (void)reader;
+  for (;;)
+    pause ();
+}
+
+/* A hold reader's child: drains as a hold reader should, until it learns it
+ * was detached (exit 0 when it was told why). */
+static void
+drain_until_detached (WickRingReader *reader)
+{
+  Tally tally = { 0 };
+  for (;;)
+    {
+      wick_ring_reader_drain (reader, 0, tally_record, &tally, NULL);
+      WickRingReaderStats stats;
+      wick_ring_reader_get_stats (reader, &stats);
+      if (stats.detached)
+        {
+          if (strstr (stats.first_error, "detached by the producer") != NULL)
+            _exit (0);
+          fprintf (stderr, "detached, but the reader's first error is: %s\n", stats.first_error);
+          _exit (3);
+        }
+      g_usleep (1000);
+    }
+}
+
+/* Forks a child that receives @session's ring and cursors over a socket
+ * (as the control socket passes them), attaches as a hold reader and says
+ * so, then runs @child_main. Returns once it has attached; @peer is this
+ * end of the socket. */
+static pid_t
+fork_hold_reader (WickSession *session, void (*child_main) (WickRingReader *), int *peer)
+{
+  int pair[2];
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+  pid_t pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      wick_test_die_with_parent (NULL);
+      int fd = receive_fd (pair[1], NULL);
+      int cursors_fd = receive_fd (pair[1], NULL);
+      WickRingReader *reader = wick_ring_reader_new_hold (fd, cursors_fd, NULL);
+      uint64_t attached = reader != NULL;
+      if (write (pair[1], &attached, sizeof attached) != sizeof attached || reader == NULL)
+        _exit (2);
+      child_main (reader);
+      _exit (4);
+    }
+  close (pair[1]);
+  send_fd (pair[0], wick_session_get_ring_fd (session), 0);
+  send_fd (pair[0], wick_session_get_cursors_fd (session), 0);
+  uint64_t attached = 0;
+  g_assert_cmpint (read (pair[0], &attached, sizeof attached), ==, sizeof attached);
+  g_assert_cmpuint (attached, ==, 1);
+  *peer = pair[0];
+  return pid;
+}
+
 /* The reader is the child: it holds the ring (hold mode) and is killed while
  * the producer, here, is blocked on it. */
 static void
@@ -369,27 +433,8 @@ test_reader_killed (void)
     = { .policy = WICK_RING_BLOCK, .ring_bytes = 256 * 1024, .max_threads = 2 };
   WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
   g_assert_nonnull (session);
-  int pair[2];
-  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      prctl (PR_SET_PDEATHSIG, SIGKILL);
-      int fd = receive_fd (pair[1], NULL);
-      int cursors_fd = receive_fd (pair[1], NULL);
-      WickRingReader *reader = wick_ring_reader_new_hold (fd, cursors_fd, NULL);
-      uint64_t attached = reader != NULL;
-      if (write (pair[1], &attached, sizeof attached) != sizeof attached)
-        _exit (2);
-      for (;;)
-        pause (); /* holds the ring and never reads: the producer must not stall forever */
-    }
-  close (pair[1]);
-  send_fd (pair[0], wick_session_get_ring_fd (session), 0);
-  send_fd (pair[0], wick_session_get_cursors_fd (session), 0);
-  uint64_t attached = 0;
-  g_assert_cmpint (read (pair[0], &attached, sizeof attached), ==, sizeof attached);
-  g_assert_cmpuint (attached, ==, 1);
+  int peer;
+  pid_t pid = fork_hold_reader (session, hold_and_never_read, &peer);
 
   /* nearly fill the ring (the thread record takes the rest): the block policy
    * waits on the child from the next record on */
@@ -405,7 +450,7 @@ test_reader_killed (void)
   g_test_message ("the producer went on %" G_GINT64_FORMAT " us after the reader died", elapsed);
   g_assert_cmpint (elapsed, <, 5 * G_USEC_PER_SEC);
   g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
-  close (pair[0]);
+  close (peer);
   g_assert_true (wick_session_finish (session, NULL));
   wick_session_close (session);
 }
@@ -504,7 +549,7 @@ test_hostile_reader (void)
   pid_t pid = fork ();
   if (pid == 0)
     {
-      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      wick_test_die_with_parent (NULL);
       int ring_fd = receive_fd (pair[1], NULL);
       int cursors_fd = receive_fd (pair[1], NULL);
       _exit (hostile_reader (ring_fd, cursors_fd));
@@ -563,41 +608,8 @@ stalled_hold_reader (gboolean strict)
                                  .hold_timeout_ms = 200 };
   WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, &options, NULL);
   g_assert_nonnull (session);
-  int pair[2];
-  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      prctl (PR_SET_PDEATHSIG, SIGKILL);
-      int fd = receive_fd (pair[1], NULL);
-      int cursors_fd = receive_fd (pair[1], NULL);
-      WickRingReader *reader = wick_ring_reader_new_hold (fd, cursors_fd, NULL);
-      uint64_t attached = reader != NULL;
-      if (write (pair[1], &attached, sizeof attached) != sizeof attached || reader == NULL)
-        _exit (2);
-      Tally tally = { 0 };
-      for (;;) /* drains as a hold reader should, until it learns it was detached */
-        {
-          wick_ring_reader_drain (reader, 0, tally_record, &tally, NULL);
-          WickRingReaderStats stats;
-          wick_ring_reader_get_stats (reader, &stats);
-          if (stats.detached)
-            {
-              if (strstr (stats.first_error, "detached by the producer") != NULL)
-                _exit (0);
-              fprintf (stderr, "detached, but the reader's first error is: %s\n",
-                       stats.first_error);
-              _exit (3);
-            }
-          g_usleep (1000);
-        }
-    }
-  close (pair[1]);
-  send_fd (pair[0], wick_session_get_ring_fd (session), 0);
-  send_fd (pair[0], wick_session_get_cursors_fd (session), 0);
-  uint64_t attached = 0;
-  g_assert_cmpint (read (pair[0], &attached, sizeof attached), ==, sizeof attached);
-  g_assert_cmpuint (attached, ==, 1);
+  int peer;
+  pid_t pid = fork_hold_reader (session, drain_until_detached, &peer);
   g_assert_cmpint (kill (pid, SIGSTOP), ==, 0);
   int status = 0;
   g_assert_cmpint (waitpid (pid, &status, WUNTRACED), ==, pid);
@@ -633,7 +645,7 @@ stalled_hold_reader (gboolean strict)
   g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
   g_assert_true (WIFEXITED (status));
   g_assert_cmpint (WEXITSTATUS (status), ==, 0);
-  close (pair[0]);
+  close (peer);
 
   g_autofree char *text = NULL;
   gsize length;
