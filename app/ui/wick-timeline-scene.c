@@ -56,6 +56,7 @@ struct _WickTimelineScene
   guint8 *pinned;          /* per track */
   guint n_processes, n_tracks;
   const guint32 *order;
+  guint32 *own_order; /* order less the tracks the marker row already shows */
   guint n_order;
   GArray *items; /* LayoutItem: pinned ones first, then the scrolled list */
   int pinned_height, scrolled_height;
@@ -256,6 +257,18 @@ track_label (WickTimelineScene *self, guint32 t)
             return g_strdup_printf (_ ("%s · instants"), tname && *tname ? tname : "thread");
           }
         return g_strdup (_ ("instants"));
+      case WICK_TRACK_COUNTER:
+        if (name && wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CANDLE_GRAPH)
+          {
+            /* The model's "memory cpu" and "device memory cpu used" all
+             * ellipsize to "device memory c…" in the gutter: the device and
+             * what is counted, first. */
+            if (g_str_has_prefix (name, "device memory "))
+              return g_strdup (name + strlen ("device memory "));
+            if (g_str_has_prefix (name, "memory "))
+              return g_strdup_printf (_ ("%s tensors"), name + strlen ("memory "));
+          }
+        return g_strdup (name && *name ? name : wick_track_kind_to_string (track->kind));
       default:
         return g_strdup (name && *name ? name : wick_track_kind_to_string (track->kind));
     }
@@ -273,6 +286,19 @@ wick_timeline_scene_new (WickDocument *document)
   const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, &self->n_tracks);
   wick_tracks_get_processes (self->tracks, &self->n_processes);
   self->order = wick_tracks_get_display_order (self->tracks, &self->n_order);
+  if (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CANDLE_GRAPH)
+    {
+      /* A candle-graph trace's instants are its Wick extension records, which
+       * the marker row under the ruler draws and labels already: not again as
+       * a track (the model and `wick-trace tracks` keep them). */
+      self->own_order = g_new (guint32, MAX (self->n_order, 1));
+      guint n = 0;
+      for (guint i = 0; i < self->n_order; i++)
+        if (tracks[self->order[i]].kind != WICK_TRACK_INSTANTS)
+          self->own_order[n++] = self->order[i];
+      self->order = self->own_order;
+      self->n_order = n;
+    }
 
   /* Extent: every event of the model, the document's end, the markers. */
   guint64 start = G_MAXUINT64, end = 0;
@@ -404,6 +430,7 @@ wick_timeline_scene_free (WickTimelineScene *self)
 {
   if (self == NULL)
     return;
+  g_free (self->own_order);
   g_free (self->ops_by_time);
   g_free (self->colour_ids);
   g_free (self->track_offset);

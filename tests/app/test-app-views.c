@@ -251,10 +251,22 @@ test_timeline_example (void)
 {
   g_autoptr (WickDocument) document = app_test_load_example ();
   g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
-  /* The example: the host thread, memory counters, the Wick events as
-   * instants, a copy stream and a compute stream, in display order. */
+  /* The example: the host thread, memory counters, a copy stream and a
+   * compute stream, in display order. The model also has the Wick events as
+   * an instants track; the scene leaves it out, since the marker row under
+   * the ruler shows those records already (each once). */
   guint n_tracks = wick_timeline_scene_get_n_tracks (scene);
-  g_assert_cmpuint (n_tracks, ==, 9);
+  g_assert_cmpuint (n_tracks, ==, 8);
+  guint n_model;
+  const WickTrack *model = wick_tracks_get_tracks (wick_document_get_tracks (document), &n_model);
+  g_assert_cmpuint (n_model, ==, 9);
+  guint instants = 0;
+  for (guint t = 0; t < n_model; t++)
+    instants += model[t].kind == WICK_TRACK_INSTANTS ? model[t].n_events : 0;
+  g_assert_cmpuint (instants, ==, 5);
+  for (guint i = 0; i < n_tracks; i++)
+    g_assert_cmpuint (model[wick_timeline_scene_get_track (scene, i)].kind, !=,
+                      WICK_TRACK_INSTANTS);
   g_assert_cmpstr (
     wick_timeline_scene_get_track_name (scene, wick_timeline_scene_get_track (scene, 0)), ==,
     "host");

@@ -44,8 +44,9 @@ test_widget_state (void)
   WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
   WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
   /* The host thread, five counters (memory, device memory used, reserved,
-   * capacity, free), the Wick events as instants, two device streams. */
-  g_assert_cmpuint (wick_timeline_scene_get_n_tracks (scene), ==, 9);
+   * capacity, free), two device streams; the Wick events are the marker row,
+   * not also a track. */
+  g_assert_cmpuint (wick_timeline_scene_get_n_tracks (scene), ==, 8);
 
   /* Coverage: three families, expanded into their nine entries. */
   WickCoveragePage *coverage = WICK_COVERAGE_PAGE (wick_window_get_view (window, "coverage"));
