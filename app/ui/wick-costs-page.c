@@ -264,7 +264,7 @@ wick_costs_page_dispose (GObject *object)
   g_clear_pointer (&self->stats, wick_table_free);
   g_clear_pointer (&self->costs, g_array_unref);
   g_clear_pointer (&self->step_stats, g_array_unref);
-  g_clear_object (&self->selection);
+  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_costs_page_parent_class)->dispose (object);
 }
@@ -276,6 +276,8 @@ wick_costs_page_class_init (WickCostsPageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_costs_page_dispose;
+  wick_selection_install_property (G_OBJECT_CLASS (klass),
+                                   G_STRUCT_OFFSET (WickCostsPage, selection), NULL);
   widget_class->map = wick_costs_page_map;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   signals[SEARCH_NAME] = g_signal_new ("search-name", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -335,9 +337,8 @@ wick_costs_page_init (WickCostsPage *self)
 GtkWidget *
 wick_costs_page_new (WickSelection *selection)
 {
-  WickCostsPage *self = g_object_new (WICK_TYPE_COSTS_PAGE, NULL);
-  self->selection = g_object_ref (selection);
-  return GTK_WIDGET (self);
+  g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
+  return g_object_new (WICK_TYPE_COSTS_PAGE, "selection", selection, NULL);
 }
 
 void

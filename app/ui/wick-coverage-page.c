@@ -185,7 +185,7 @@ wick_coverage_page_dispose (GObject *object)
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_COVERAGE_PAGE);
   g_clear_pointer (&self->table, wick_table_free);
   g_clear_pointer (&self->report, wick_gradient_report_free);
-  g_clear_object (&self->selection);
+  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_coverage_page_parent_class)->dispose (object);
 }
@@ -197,6 +197,8 @@ wick_coverage_page_class_init (WickCoveragePageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_coverage_page_dispose;
+  wick_selection_install_property (G_OBJECT_CLASS (klass),
+                                   G_STRUCT_OFFSET (WickCoveragePage, selection), NULL);
   widget_class->map = wick_coverage_page_map;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_template_from_resource (
@@ -230,9 +232,8 @@ wick_coverage_page_init (WickCoveragePage *self)
 GtkWidget *
 wick_coverage_page_new (WickSelection *selection)
 {
-  WickCoveragePage *self = g_object_new (WICK_TYPE_COVERAGE_PAGE, NULL);
-  self->selection = g_object_ref (selection);
-  return GTK_WIDGET (self);
+  g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
+  return g_object_new (WICK_TYPE_COVERAGE_PAGE, "selection", selection, NULL);
 }
 
 void

@@ -598,6 +598,11 @@ static void
 refresh (WickDetailsPane *self)
 {
   clear (self);
+  if (self->selection == NULL)
+    {
+      show_nothing (self);
+      return;
+    }
   gint64 index, event_index;
   WickRecordType type = wick_selection_get_record (self->selection, &index);
   guint event_kind = wick_selection_get_event (self->selection, &event_index);
@@ -757,8 +762,9 @@ refresh_range (WickDetailsPane *self)
   GtkWidget *child;
   while ((child = gtk_widget_get_first_child (self->range_box)))
     gtk_box_remove (GTK_BOX (self->range_box), child);
-  guint64 a, b;
-  wick_selection_get_range (self->selection, &a, &b);
+  guint64 a = 0, b = 0;
+  if (self->selection)
+    wick_selection_get_range (self->selection, &a, &b);
   gtk_widget_set_visible (self->range_box, self->document != NULL && b > a);
   if (self->document == NULL || b <= a)
     return;
@@ -848,9 +854,7 @@ static void
 wick_details_pane_dispose (GObject *object)
 {
   WickDetailsPane *self = WICK_DETAILS_PANE (object);
-  if (self->selection)
-    g_signal_handlers_disconnect_by_data (self->selection, self);
-  g_clear_object (&self->selection);
+  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   g_clear_pointer (&self->span_index, wick_span_index_free);
   g_clear_handle_id (&self->range_source, g_source_remove);
@@ -863,6 +867,9 @@ wick_details_pane_class_init (WickDetailsPaneClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_details_pane_dispose;
+  wick_selection_install_property (G_OBJECT_CLASS (klass),
+                                   G_STRUCT_OFFSET (WickDetailsPane, selection),
+                                   G_CALLBACK (on_selection_changed));
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "wickdetails");
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -884,11 +891,8 @@ wick_details_pane_init (WickDetailsPane *self)
 GtkWidget *
 wick_details_pane_new (WickSelection *selection)
 {
-  WickDetailsPane *self = g_object_new (WICK_TYPE_DETAILS_PANE, NULL);
-  self->selection = g_object_ref (selection);
-  g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
-  refresh (self);
-  return GTK_WIDGET (self);
+  g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
+  return g_object_new (WICK_TYPE_DETAILS_PANE, "selection", selection, NULL);
 }
 
 void

@@ -188,7 +188,7 @@ wick_health_page_dispose (GObject *object)
   WickHealthPage *self = WICK_HEALTH_PAGE (object);
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_HEALTH_PAGE);
   g_clear_pointer (&self->table, wick_table_free);
-  g_clear_object (&self->selection);
+  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_health_page_parent_class)->dispose (object);
 }
@@ -200,6 +200,8 @@ wick_health_page_class_init (WickHealthPageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_health_page_dispose;
+  wick_selection_install_property (G_OBJECT_CLASS (klass),
+                                   G_STRUCT_OFFSET (WickHealthPage, selection), NULL);
   widget_class->map = wick_health_page_map;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -230,9 +232,8 @@ wick_health_page_init (WickHealthPage *self)
 GtkWidget *
 wick_health_page_new (WickSelection *selection)
 {
-  WickHealthPage *self = g_object_new (WICK_TYPE_HEALTH_PAGE, NULL);
-  self->selection = g_object_ref (selection);
-  return GTK_WIDGET (self);
+  g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
+  return g_object_new (WICK_TYPE_HEALTH_PAGE, "selection", selection, NULL);
 }
 
 void

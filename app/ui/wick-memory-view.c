@@ -76,8 +76,11 @@ void
 wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
 {
   memset (out, 0, sizeof *out);
-  wick_selection_get_visible (self->selection, &out->start_ns, &out->end_ns);
-  wick_selection_get_range (self->selection, &out->range_start, &out->range_end);
+  if (self->selection)
+    {
+      wick_selection_get_visible (self->selection, &out->start_ns, &out->end_ns);
+      wick_selection_get_range (self->selection, &out->range_start, &out->range_end);
+    }
   out->width = MAX (gtk_widget_get_width (GTK_WIDGET (self)), WICK_MEMORY_AXIS + 40);
   out->height = MAX (gtk_widget_get_height (GTK_WIDGET (self)), 120);
   out->dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
@@ -108,7 +111,7 @@ wick_memory_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   WickMemoryView *self = WICK_MEMORY_VIEW (widget);
   ensure_chart_throttled (self, FALSE);
-  if (self->chart == NULL)
+  if (self->chart == NULL || self->selection == NULL)
     return;
   WickMemoryViewport view;
   wick_memory_view_get_params (self, &view);
@@ -252,9 +255,7 @@ static void
 wick_memory_view_dispose (GObject *object)
 {
   WickMemoryView *self = WICK_MEMORY_VIEW (object);
-  if (self->selection)
-    g_signal_handlers_disconnect_by_data (self->selection, self);
-  g_clear_object (&self->selection);
+  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   g_clear_pointer (&self->chart, wick_memory_chart_free);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
@@ -268,6 +269,9 @@ wick_memory_view_class_init (WickMemoryViewClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_memory_view_dispose;
+  wick_selection_install_property (G_OBJECT_CLASS (klass),
+                                   G_STRUCT_OFFSET (WickMemoryView, selection),
+                                   G_CALLBACK (on_selection_changed));
   widget_class->snapshot = wick_memory_view_snapshot;
   gtk_widget_class_set_css_name (widget_class, "wickmemorychart");
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -292,10 +296,8 @@ wick_memory_view_init (WickMemoryView *self)
 GtkWidget *
 wick_memory_view_new (WickSelection *selection)
 {
-  WickMemoryView *self = g_object_new (WICK_TYPE_MEMORY_VIEW, NULL);
-  self->selection = g_object_ref (selection);
-  g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
-  return GTK_WIDGET (self);
+  g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
+  return g_object_new (WICK_TYPE_MEMORY_VIEW, "selection", selection, NULL);
 }
 
 void

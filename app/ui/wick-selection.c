@@ -149,3 +149,87 @@ wick_selection_get_event (WickSelection *self, gint64 *index)
     *index = self->event_index;
   return self->event_kind;
 }
+
+/* ---- a view's "selection" property ---- */
+
+typedef void (*ChangedFunc) (WickSelection *selection, guint what, gpointer view);
+
+gboolean
+wick_selection_attach (WickSelection **slot, WickSelection *selection, GCallback on_changed,
+                       gpointer view)
+{
+  g_return_val_if_fail (slot != NULL, FALSE);
+  g_return_val_if_fail (selection == NULL || WICK_IS_SELECTION (selection), FALSE);
+  if (*slot == selection)
+    return FALSE;
+  if (*slot)
+    g_signal_handlers_disconnect_by_data (*slot, view);
+  g_set_object (slot, selection);
+  if (selection && on_changed)
+    {
+      g_signal_connect (selection, "changed", on_changed, view);
+      ((ChangedFunc)on_changed) (selection, WICK_SELECTION_CHANGED_ALL, view);
+    }
+  return TRUE;
+}
+
+GParamSpec *
+wick_selection_param_spec (void)
+{
+  return g_param_spec_object ("selection", NULL, NULL, WICK_TYPE_SELECTION,
+                              G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+}
+
+/* What wick_selection_install_property () keeps for the class that owns
+ * the property. */
+typedef struct
+{
+  goffset offset;
+  GCallback on_changed;
+} SelectionProperty;
+
+static GQuark
+selection_property_quark (void)
+{
+  return g_quark_from_static_string ("wick-selection-property");
+}
+
+static const SelectionProperty *
+selection_property (GParamSpec *pspec, guint prop_id)
+{
+  if (prop_id != 1)
+    return NULL;
+  return g_type_get_qdata (pspec->owner_type, selection_property_quark ());
+}
+
+static void
+view_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  const SelectionProperty *p = selection_property (pspec, prop_id);
+  if (p)
+    g_value_set_object (value, G_STRUCT_MEMBER (WickSelection *, object, p->offset));
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+view_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  const SelectionProperty *p = selection_property (pspec, prop_id);
+  if (p == NULL)
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  else if (wick_selection_attach (G_STRUCT_MEMBER_P (object, p->offset), g_value_get_object (value),
+                                  p->on_changed, object))
+    g_object_notify_by_pspec (object, pspec);
+}
+
+void
+wick_selection_install_property (GObjectClass *klass, goffset struct_offset, GCallback on_changed)
+{
+  SelectionProperty *p = g_new (SelectionProperty, 1); /* lives as long as the class */
+  *p = (SelectionProperty){ struct_offset, on_changed };
+  g_type_set_qdata (G_OBJECT_CLASS_TYPE (klass), selection_property_quark (), p);
+  klass->get_property = view_get_property;
+  klass->set_property = view_set_property;
+  g_object_class_install_property (klass, 1, wick_selection_param_spec ());
+}

@@ -47,4 +47,29 @@ guint wick_selection_get_event (WickSelection *self, gint64 *index);
 void wick_selection_set_record_event (WickSelection *self, WickRecordType type, gint64 index,
                                       guint event_kind, gint64 event_index);
 
+/* Every change at once (WickSelectionChange), what a view that is given a
+ * new selection is told. */
+#define WICK_SELECTION_CHANGED_ALL                                                                 \
+  (WICK_SELECTION_CHANGED_VISIBLE | WICK_SELECTION_CHANGED_RANGE | WICK_SELECTION_CHANGED_RECORD)
+
+/* A view's "selection" property, one way for every view (set once, by the
+ * view's _new () or by a template binding it to the window's selection).
+ *
+ * wick_selection_attach () is its setter: *@slot takes a reference to
+ * @selection (NULL drops the old one, as dispose does); @view's handlers on the
+ * old selection are disconnected; @on_changed, when given, is connected to the
+ * new one's "changed" (as void (*) (WickSelection *, guint what, view)) and
+ * called once with WICK_SELECTION_CHANGED_ALL. FALSE when *@slot already was
+ * @selection (nothing done).
+ *
+ * wick_selection_install_property () is for a view whose only property is
+ * "selection" (a WickSelection * at @struct_offset in its instance): it
+ * installs the property as property id 1 with the class's get_property and
+ * set_property, which notify "selection" when it changes. */
+gboolean wick_selection_attach (WickSelection **slot, WickSelection *selection,
+                                GCallback on_changed, gpointer view);
+GParamSpec *wick_selection_param_spec (void);
+void wick_selection_install_property (GObjectClass *klass, goffset struct_offset,
+                                      GCallback on_changed);
+
 G_END_DECLS

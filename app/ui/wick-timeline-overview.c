@@ -97,15 +97,8 @@ on_selection_changed (WickSelection *selection, guint what, WickTimelineOverview
 static void
 set_selection (WickTimelineOverview *self, WickSelection *selection)
 {
-  if (self->selection == selection)
-    return;
-  if (self->selection)
-    g_signal_handlers_disconnect_by_data (self->selection, self);
-  g_set_object (&self->selection, selection);
-  if (selection)
-    g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION]);
+  if (wick_selection_attach (&self->selection, selection, G_CALLBACK (on_selection_changed), self))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION]);
 }
 
 static void
@@ -141,9 +134,7 @@ static void
 wick_timeline_overview_dispose (GObject *object)
 {
   WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (object);
-  if (self->selection)
-    g_signal_handlers_disconnect_by_data (self->selection, self);
-  g_clear_object (&self->selection);
+  wick_selection_attach (&self->selection, NULL, NULL, self);
   self->timeline = NULL;
   G_OBJECT_CLASS (wick_timeline_overview_parent_class)->dispose (object);
 }
@@ -166,9 +157,7 @@ wick_timeline_overview_class_init (WickTimelineOverviewClass *klass)
   /* Not owned: the timeline is a sibling in the same page. */
   properties[PROP_TIMELINE] = g_param_spec_object ("timeline", NULL, NULL, WICK_TYPE_TIMELINE_VIEW,
                                                    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SELECTION]
-    = g_param_spec_object ("selection", NULL, NULL, WICK_TYPE_SELECTION,
-                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SELECTION] = wick_selection_param_spec ();
   g_object_class_install_properties (object_class, N_PROPS, properties);
   GTK_WIDGET_CLASS (klass)->snapshot = wick_timeline_overview_snapshot;
   GTK_WIDGET_CLASS (klass)->measure = wick_timeline_overview_measure;

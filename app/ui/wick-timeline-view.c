@@ -682,24 +682,15 @@ on_selection_changed (WickSelection *selection, guint what, WickTimelineView *se
 static void
 set_selection (WickTimelineView *self, WickSelection *selection)
 {
-  if (self->selection == selection)
-    return;
-  if (self->selection)
-    g_signal_handlers_disconnect_by_data (self->selection, self);
-  g_set_object (&self->selection, selection);
-  if (selection)
-    g_signal_connect (selection, "changed", G_CALLBACK (on_selection_changed), self);
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION]);
+  if (wick_selection_attach (&self->selection, selection, G_CALLBACK (on_selection_changed), self))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION]);
 }
 
 static void
 wick_timeline_view_dispose (GObject *object)
 {
   WickTimelineView *self = WICK_TIMELINE_VIEW (object);
-  if (self->selection)
-    g_signal_handlers_disconnect_by_data (self->selection, self);
-  g_clear_object (&self->selection);
+  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
   g_clear_pointer (&self->matches, g_free);
@@ -747,9 +738,7 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
   properties[PROP_FOLLOW]
     = g_param_spec_boolean ("follow", NULL, NULL, FALSE,
                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SELECTION]
-    = g_param_spec_object ("selection", NULL, NULL, WICK_TYPE_SELECTION,
-                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SELECTION] = wick_selection_param_spec ();
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_set_css_name (widget_class, "wicktimeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);

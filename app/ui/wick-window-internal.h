@@ -47,8 +47,9 @@ struct _WickWindow
   GtkWidget *recent_list;
   GtkWidget *recent_label;
 
-  /* views */
-  WickSelection *selection; /* before the template: its views bind to it */
+  /* the other views, from the template (data/ui/wick-window.ui), each bound
+   * to the window's selection */
+  WickSelection *selection; /* made before the template: its views bind to it */
   GtkWidget *memory;
   GtkWidget *coverage;
   GtkWidget *health;

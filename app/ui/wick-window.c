@@ -331,36 +331,6 @@ on_visible_view (AdwViewStack *views, GParamSpec *pspec, WickWindow *self)
 }
 
 static void
-add_builtin_pages (WickWindow *self)
-{
-  AdwViewStackPage *page;
-  /* The timeline page is in the template. */
-  self->memory = wick_memory_view_new (self->selection);
-  page = adw_view_stack_add_titled (self->views, self->memory, "memory", _ ("Memory"));
-  adw_view_stack_page_set_icon_name (page, "drive-harddisk-symbolic");
-  self->coverage = wick_coverage_page_new (self->selection);
-  page = adw_view_stack_add_titled (self->views, self->coverage, "coverage", _ ("Coverage"));
-  adw_view_stack_page_set_icon_name (page, "emblem-ok-symbolic");
-  self->health = wick_health_page_new (self->selection);
-  page = adw_view_stack_add_titled (self->views, self->health, "health", _ ("Health"));
-  adw_view_stack_page_set_icon_name (page, "dialog-warning-symbolic");
-  self->costs = wick_costs_page_new (self->selection);
-  page = adw_view_stack_add_titled (self->views, self->costs, "costs", _ ("Costs"));
-  adw_view_stack_page_set_icon_name (page, "view-list-symbolic");
-  g_signal_connect (self->costs, "search-name", G_CALLBACK (on_costs_search_name), self);
-  g_signal_connect (self->timeline, "notify::follow", G_CALLBACK (on_follow_notify), self);
-
-  self->details = wick_details_pane_new (self->selection);
-  /* Narrow enough for a 700 px window to keep the timeline's labels. */
-  gtk_widget_set_size_request (self->details, 180, -1);
-  gtk_paned_set_end_child (self->paned, self->details);
-  g_object_bind_property (self->details_button, "active", self->details, "visible",
-                          G_BINDING_SYNC_CREATE);
-  g_signal_connect (self->selection, "changed", G_CALLBACK (on_selection_record), self);
-  g_signal_connect (self->views, "notify::visible-child", G_CALLBACK (on_visible_view), self);
-}
-
-static void
 wick_window_dispose (GObject *object)
 {
   WickWindow *self = WICK_WINDOW (object);
@@ -405,6 +375,11 @@ wick_window_class_init (WickWindowClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
   g_type_ensure (WICK_TYPE_TIMELINE_VIEW);
   g_type_ensure (WICK_TYPE_TIMELINE_OVERVIEW);
+  g_type_ensure (WICK_TYPE_MEMORY_VIEW);
+  g_type_ensure (WICK_TYPE_COVERAGE_PAGE);
+  g_type_ensure (WICK_TYPE_HEALTH_PAGE);
+  g_type_ensure (WICK_TYPE_COSTS_PAGE);
+  g_type_ensure (WICK_TYPE_DETAILS_PANE);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/wickprofiler/Wick/wick-window.ui");
   gtk_widget_class_bind_template_child (widget_class, WickWindow, toasts);
@@ -429,6 +404,14 @@ wick_window_class_init (WickWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, WickWindow, timeline);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, follow_button);
   gtk_widget_class_bind_template_child (widget_class, WickWindow, hint);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, memory);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, coverage);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, health);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, costs);
+  gtk_widget_class_bind_template_child (widget_class, WickWindow, details);
+  gtk_widget_class_bind_template_callback (widget_class, on_follow_notify);
+  gtk_widget_class_bind_template_callback (widget_class, on_visible_view);
+  gtk_widget_class_bind_template_callback (widget_class, on_costs_search_name);
   wick_window_class_install_actions (widget_class);
 }
 
@@ -483,7 +466,7 @@ wick_window_init (WickWindow *self)
   self->selection = wick_selection_new ();
   gtk_widget_init_template (GTK_WIDGET (self));
   self->banner_widgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  add_builtin_pages (self);
+  g_signal_connect (self->selection, "changed", G_CALLBACK (on_selection_record), self);
 
   g_signal_connect (self->search_entry, "search-changed", G_CALLBACK (on_search_changed), self);
   g_signal_connect (self->search_entry, "activate", G_CALLBACK (on_search_activate), self);

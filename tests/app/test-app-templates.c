@@ -10,7 +10,10 @@
 #include <adwaita.h>
 
 #include "app-test-ui.h"
+#include "ui/wick-costs-page.h"
+#include "ui/wick-coverage-page.h"
 #include "ui/wick-details-pane.h"
+#include "ui/wick-health-page.h"
 #include "ui/wick-memory-view.h"
 #include "ui/wick-timeline-overview.h"
 #include "ui/wick-timeline-view.h"
@@ -212,6 +215,161 @@ test_window_timeline_page (void)
   app_test_window_close (window);
 }
 
+/* @widget's "selection" property. */
+static WickSelection *
+selection_of (gpointer widget)
+{
+  WickSelection *selection = NULL;
+  g_object_get (widget, "selection", &selection, NULL);
+  if (selection)
+    g_object_unref (selection); /* the owner keeps it */
+  return selection;
+}
+
+/* The window's other views (data/ui/wick-window.ui): the stack's pages in
+ * order with their names, titles, icons and widget types, each widget the
+ * window's view of that name, all on the window's one selection; the
+ * details pane the paned's end child, shown with the details button; the
+ * handlers the template connects (Find on Timeline from the costs page,
+ * the focus follows the visible view). wick-window.c adds none of them. */
+static void
+test_window_pages (void)
+{
+  static const struct
+  {
+    const char *name, *title, *icon;
+    GType (*get_type) (void);
+  } expected[] = {
+    { "timeline", "Timeline", "view-paged-symbolic", NULL },
+    { "memory", "Memory", "drive-harddisk-symbolic", wick_memory_view_get_type },
+    { "coverage", "Coverage", "emblem-ok-symbolic", wick_coverage_page_get_type },
+    { "health", "Health", "dialog-warning-symbolic", wick_health_page_get_type },
+    { "costs", "Costs", "view-list-symbolic", wick_costs_page_get_type },
+  };
+  WickWindow *window = app_test_window_new (app, 1400, 900);
+  GType type = WICK_TYPE_WINDOW;
+  WickSelection *selection = wick_window_get_selection (window);
+  g_assert_true (WICK_IS_SELECTION (selection));
+  AdwViewStack *views = ADW_VIEW_STACK (template_child (window, type, "views"));
+  g_autoptr (GtkSelectionModel) pages = adw_view_stack_get_pages (views);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (pages)), ==, G_N_ELEMENTS (expected));
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_autoptr (AdwViewStackPage) page = g_list_model_get_item (G_LIST_MODEL (pages), i);
+      g_assert_cmpstr (adw_view_stack_page_get_name (page), ==, expected[i].name);
+      g_assert_cmpstr (adw_view_stack_page_get_title (page), ==, expected[i].title);
+      g_assert_cmpstr (adw_view_stack_page_get_icon_name (page), ==, expected[i].icon);
+      if (expected[i].get_type == NULL)
+        continue; /* the timeline page: test_window_timeline_page */
+      GtkWidget *child = adw_view_stack_page_get_child (page);
+      GType view_type = expected[i].get_type ();
+      if (G_OBJECT_TYPE (child) != view_type)
+        g_error ("page %s holds a %s, not a %s", expected[i].name, G_OBJECT_TYPE_NAME (child),
+                 g_type_name (view_type));
+      g_assert_true (GTK_WIDGET (template_child (window, type, expected[i].name)) == child);
+      g_assert_true (wick_window_get_view (window, expected[i].name) == child);
+      g_assert_true (selection_of (child) == selection);
+    }
+  g_assert_true (selection_of (wick_window_get_view (window, "timeline")) == selection);
+
+  /* The details pane: the paned's end child, on the same selection,
+   * narrow enough for a 700 px window, shown with the details button. */
+  assert_child_type (window, type, "details", WICK_TYPE_DETAILS_PANE);
+  GtkWidget *details = GTK_WIDGET (template_child (window, type, "details"));
+  g_assert_true (wick_window_get_view (window, "details") == details);
+  GtkPaned *paned = GTK_PANED (template_child (window, type, "paned"));
+  g_assert_true (gtk_paned_get_end_child (paned) == details);
+  g_assert_true (adw_view_stack_get_child_by_name (views, "memory") != NULL);
+  g_assert_true (gtk_paned_get_start_child (paned) == GTK_WIDGET (views));
+  g_assert_true (selection_of (details) == selection);
+  int min_width;
+  gtk_widget_get_size_request (details, &min_width, NULL);
+  g_assert_cmpint (min_width, ==, 180);
+  GtkToggleButton *details_button
+    = GTK_TOGGLE_BUTTON (template_child (window, type, "details_button"));
+  gboolean shown = gtk_toggle_button_get_active (details_button);
+  g_assert_cmpint (gtk_widget_get_visible (details), ==, shown);
+  gtk_toggle_button_set_active (details_button, !shown);
+  g_assert_cmpint (gtk_widget_get_visible (details), ==, !shown);
+  gtk_toggle_button_set_active (details_button, shown);
+  g_assert_cmpint (gtk_widget_get_visible (details), ==, shown);
+
+  /* One selection: a record selected through it reaches the pane, and a
+   * range set by one view is what the memory view draws. */
+  g_autoptr (WickDocument) document = app_test_load_example ();
+  wick_window_set_document (window, document);
+  wick_selection_set_record (selection, WICK_RECORD_SPAN, 0);
+  g_assert_cmpstr (wick_details_pane_get_title (WICK_DETAILS_PANE (details)), !=,
+                   "Nothing selected");
+  wick_selection_set_range (selection, 10, 20);
+  WickMemoryViewport viewport;
+  wick_memory_view_get_params (WICK_MEMORY_VIEW (wick_window_get_view (window, "memory")),
+                               &viewport);
+  g_assert_cmpuint (viewport.range_start, ==, 10);
+  g_assert_cmpuint (viewport.range_end, ==, 20);
+
+  /* The template's handlers: a span name from the costs page opens the
+   * search on the timeline; a view shown takes the focus handler. */
+  wick_window_show_page (window, "costs");
+  g_signal_emit_by_name (wick_window_get_view (window, "costs"), "search-name", "forward");
+  g_assert_cmpstr (wick_window_get_visible_view (window), ==, "timeline");
+  g_assert_true (gtk_search_bar_get_search_mode (wick_window_get_search_bar (window)));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (wick_window_get_search_entry (window))), ==,
+                   "forward");
+  g_assert_true (g_signal_has_handler_pending (views, g_signal_lookup ("notify", G_TYPE_OBJECT),
+                                               g_quark_from_static_string ("visible-child"),
+                                               FALSE));
+  app_test_window_close (window);
+}
+
+/* The "selection" property of a view built without one (as a template
+ * builds it): set later, it is the view's and notified; the details pane
+ * follows the new one, not the old one. */
+static void
+test_selection_property (void)
+{
+  g_autoptr (WickSelection) first = wick_selection_new ();
+  g_autoptr (WickSelection) second = wick_selection_new ();
+  g_autoptr (WickDocument) document = app_test_document_from_text (
+    "{\"kind\":\"wick_mark\",\"timestamp_ns\":5,\"label\":\"m\",\"count\":3}");
+  GType types[] = {
+    WICK_TYPE_MEMORY_VIEW, WICK_TYPE_COVERAGE_PAGE, WICK_TYPE_HEALTH_PAGE,
+    WICK_TYPE_COSTS_PAGE,  WICK_TYPE_DETAILS_PANE,  WICK_TYPE_TIMELINE_VIEW,
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      GtkWidget *view = g_object_ref_sink (g_object_new (types[i], NULL));
+      g_assert_null (selection_of (view));
+      guint notified = 0;
+      g_signal_connect_swapped (view, "notify::selection", G_CALLBACK (g_atomic_int_inc),
+                                &notified);
+      g_object_set (view, "selection", first, NULL);
+      g_object_set (view, "selection", first, NULL); /* the same: no notify */
+      g_assert_true (selection_of (view) == first);
+      g_object_set (view, "selection", second, NULL);
+      g_assert_true (selection_of (view) == second);
+      g_assert_cmpuint (notified, ==, 2);
+      if (types[i] == WICK_TYPE_DETAILS_PANE)
+        {
+          WickDetailsPane *pane = WICK_DETAILS_PANE (view);
+          wick_details_pane_set_document (pane, document);
+          wick_selection_set_record (first, WICK_RECORD_EXTENSION, 0);
+          g_assert_null (wick_details_pane_get_field (pane, "count"));
+          wick_selection_set_record (second, WICK_RECORD_EXTENSION, 0);
+          g_assert_cmpstr (wick_details_pane_get_field (pane, "count"), ==, "3");
+        }
+      g_object_run_dispose (G_OBJECT (view));
+      g_assert_null (selection_of (view));
+      g_object_unref (view);
+    }
+  /* Dropped by every view: nobody else holds them or listens to them. */
+  guint changed = g_signal_lookup ("changed", WICK_TYPE_SELECTION);
+  g_assert_false (g_signal_has_handler_pending (first, changed, 0, FALSE));
+  g_assert_false (g_signal_has_handler_pending (second, changed, 0, FALSE));
+  g_assert_cmpuint (G_OBJECT (first)->ref_count, ==, 1);
+  g_assert_cmpuint (G_OBJECT (second)->ref_count, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -222,5 +380,7 @@ main (int argc, char **argv)
   g_test_add_func ("/templates/memory-view", test_memory_view);
   g_test_add_func ("/templates/timeline-view", test_timeline_view);
   g_test_add_func ("/templates/window-timeline-page", test_window_timeline_page);
+  g_test_add_func ("/templates/window-pages", test_window_pages);
+  g_test_add_func ("/templates/selection-property", test_selection_property);
   return app_test_ui_run (app);
 }
