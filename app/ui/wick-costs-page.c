@@ -46,26 +46,21 @@ document_of (gpointer d)
   return ((WickCostsPage *)d)->document;
 }
 
-/* Span costs */
-static const WickSpanCost *
-cost (WickCostsPage *self, guint i)
-{
-  return &g_array_index (self->costs, WickSpanCost, i);
-}
+/* Each table's record accessor (a WickTableRecordFunc) is also what the
+ * page's own callbacks read a row's record through. */
 
+/* Span costs */
 static const void *
 cost_record (gpointer d, guint i)
 {
-  return cost (d, i);
+  return &g_array_index (((WickCostsPage *)d)->costs, WickSpanCost, i);
 }
 
 static char *
 cost_share (gpointer d, guint k, guint i)
 {
-  WickCostsPage *self = d;
-  if (self->trace_ns == 0)
-    return g_strdup ("—");
-  return g_strdup_printf ("%.1f %%", 100.0 * cost (self, i)->total_ns / self->trace_ns);
+  const WickSpanCost *c = cost_record (d, i);
+  return wick_format_share (c->total_ns, ((WickCostsPage *)d)->trace_ns);
 }
 
 static const WickColumn cost_columns[] = {
@@ -87,38 +82,30 @@ on_cost_row (gpointer d, guint k, guint i, gboolean activated)
   WickCostsPage *self = d;
   if (!activated)
     return;
-  g_signal_emit (self, signals[SEARCH_NAME], 0,
-                 wick_document_str (self->document, cost (self, i)->name));
+  const WickSpanCost *c = cost_record (self, i);
+  g_signal_emit (self, signals[SEARCH_NAME], 0, wick_document_str (self->document, c->name));
 }
 
 /* Steps (wick-steps.h) */
-static const WickStepStats *
-step (WickCostsPage *self, guint i)
-{
-  return &g_array_index (self->step_stats, WickStepStats, i);
-}
-
 static const void *
 step_record (gpointer d, guint i)
 {
-  return step (d, i);
+  return &g_array_index (((WickCostsPage *)d)->step_stats, WickStepStats, i);
 }
 
 static char *
 step_start (gpointer d, guint k, guint i)
 {
   WickCostsPage *self = d;
-  guint64 first = self->step_stats->len ? step (self, 0)->start_ns : 0;
-  return wick_format_duration (step (self, i)->start_ns - MIN (first, step (self, i)->start_ns));
+  const WickStepStats *first = step_record (self, 0), *s = step_record (self, i);
+  return wick_format_duration (s->start_ns - MIN (first->start_ns, s->start_ns));
 }
 
 static char *
 step_device_share (gpointer d, guint k, guint i)
 {
-  const WickStepStats *s = step (d, i);
-  if (s->duration_ns == 0)
-    return g_strdup ("—");
-  return g_strdup_printf ("%.1f %%", 100.0 * s->device_ns / s->duration_ns);
+  const WickStepStats *s = step_record (d, i);
+  return wick_format_share (s->device_ns, s->duration_ns);
 }
 
 static const WickColumn step_columns[] = {
@@ -140,7 +127,8 @@ static void
 on_step_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickCostsPage *self = d;
-  wick_selection_set_record (self->selection, WICK_RECORD_SPAN, step (self, i)->span);
+  const WickStepStats *s = step_record (self, i);
+  wick_selection_set_record (self->selection, WICK_RECORD_SPAN, s->span);
 }
 
 /* Ops */
@@ -197,29 +185,24 @@ on_tensor_row (gpointer d, guint k, guint i, gboolean activated)
 }
 
 /* Tensor stats */
-static const WickTensorStats *
-stat (WickCostsPage *self, guint i)
-{
-  return &wick_document_get_tensor_stats (self->document, NULL)[i];
-}
-
 static const void *
 stat_record (gpointer d, guint i)
 {
-  return stat (d, i);
+  return &wick_document_get_tensor_stats (((WickCostsPage *)d)->document, NULL)[i];
 }
 
 static char *
 st_non_finite (gpointer d, guint k, guint i)
 {
-  guint64 n = stat (d, i)->non_finite;
-  return n ? g_strdup_printf ("⚠ %" G_GUINT64_FORMAT, n) : g_strdup ("0");
+  const WickTensorStats *s = stat_record (d, i);
+  return s->non_finite ? g_strdup_printf ("⚠ %" G_GUINT64_FORMAT, s->non_finite) : g_strdup ("0");
 }
 
 static const char *
 class_non_finite (gpointer d, guint k, guint i)
 {
-  return stat (d, i)->non_finite ? "error" : NULL;
+  const WickTensorStats *s = stat_record (d, i);
+  return s->non_finite ? "error" : NULL;
 }
 
 static const WickColumn stat_columns[] = {

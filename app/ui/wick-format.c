@@ -33,6 +33,14 @@ wick_format_bytes (guint64 bytes)
 }
 
 char *
+wick_format_share (double part, double whole)
+{
+  if (whole == 0)
+    return g_strdup ("—");
+  return g_strdup_printf ("%.1f %%", 100.0 * part / whole);
+}
+
+char *
 wick_format_time_label_in (guint64 ns, guint64 step_ns, guint64 unit_ns)
 {
   static const struct

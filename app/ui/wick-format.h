@@ -1,4 +1,4 @@
-/* wick-format.h — human units for durations, times and byte counts. */
+/* wick-format.h — human units for durations, times, byte counts and shares. */
 #pragma once
 
 #include <glib.h>
@@ -9,6 +9,8 @@ G_BEGIN_DECLS
 char *wick_format_duration (guint64 ns);
 /* "1.2 GiB", "512 B" */
 char *wick_format_bytes (guint64 bytes);
+/* @part as a share of @whole: "43.5 %", "—" when @whole is 0. */
+char *wick_format_share (double part, double whole);
 /* A ruler label for time @ns on an axis whose ticks are @step_ns apart:
  * the unit is the largest of ns, µs, ms, s not above MAX (@ns, @step_ns),
  * with as many decimals as the step needs, computed exactly ("31.002 s",

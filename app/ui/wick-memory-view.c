@@ -1,5 +1,6 @@
 /* wick-memory-view.c — see wick-memory-view.h for the contract. */
 #include "wick-memory-view.h"
+#include "wick-rebuild-throttle.h"
 #include "wick-timeline-axis.h"
 
 #include <adwaita.h>
@@ -18,22 +19,12 @@ struct _WickMemoryView
   /* The chart without the readout, kept while only the pointer moves. */
   GskRenderNode *cached;
   WickMemoryViewport cached_view;
-  gint64 last_build_us, build_cost_us;
-  guint rebuild_source;
+  WickRebuildThrottle throttle;
   guint hidden; /* legend items switched off */
   gboolean log_scale;
 };
 
 G_DEFINE_FINAL_TYPE (WickMemoryView, wick_memory_view, GTK_TYPE_WIDGET)
-
-static gboolean
-redraw_later (gpointer user_data)
-{
-  WickMemoryView *self = user_data;
-  self->rebuild_source = 0;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-  return G_SOURCE_REMOVE;
-}
 
 /* Like the timeline: a growing document rebuilds the series at most once per
  * four build times (the last chart is drawn meanwhile). */
@@ -42,21 +33,13 @@ ensure_chart_throttled (WickMemoryView *self, gboolean force)
 {
   if (self->document == NULL || (self->chart != NULL && !self->dirty))
     return;
-  gint64 now = g_get_monotonic_time ();
-  if (!force && self->chart != NULL && now - self->last_build_us < 4 * self->build_cost_us)
-    {
-      if (self->rebuild_source == 0)
-        self->rebuild_source
-          = g_timeout_add (MAX ((4 * self->build_cost_us - (now - self->last_build_us)) / 1000, 1),
-                           redraw_later, self);
-      return;
-    }
+  if (!wick_rebuild_throttle_begin (&self->throttle, force || self->chart == NULL))
+    return;
   g_clear_pointer (&self->chart, wick_memory_chart_free);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
   self->chart = wick_memory_chart_new (self->document);
   self->dirty = FALSE;
-  self->last_build_us = g_get_monotonic_time ();
-  self->build_cost_us = self->last_build_us - now;
+  wick_rebuild_throttle_end (&self->throttle);
 }
 
 static void
@@ -259,7 +242,7 @@ wick_memory_view_dispose (GObject *object)
   g_clear_object (&self->document);
   g_clear_pointer (&self->chart, wick_memory_chart_free);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
-  g_clear_handle_id (&self->rebuild_source, g_source_remove);
+  wick_rebuild_throttle_clear (&self->throttle);
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_MEMORY_VIEW);
   G_OBJECT_CLASS (wick_memory_view_parent_class)->dispose (object);
 }
@@ -288,6 +271,7 @@ static void
 wick_memory_view_init (WickMemoryView *self)
 {
   self->hover_x = -1;
+  wick_rebuild_throttle_init (&self->throttle, GTK_WIDGET (self));
   gtk_widget_init_template (GTK_WIDGET (self));
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "wick-format.h"
+#include "wick-rebuild-throttle.h"
 #include "wick-timeline-axis.h"
 
 #define MIN_VISIBLE_NS 200
@@ -23,13 +24,12 @@ struct _WickTimelineView
   guint8 *matches;
   GArray *match_list; /* guint32 span indices by start */
   gint current_match;
-  gint64 last_build_us, build_cost_us;
+  WickRebuildThrottle throttle;
   gboolean hide_ops;
   /* Render cache: bumped whenever what is drawn changes besides the viewport. */
   guint generation, cached_generation;
   GskRenderNode *cached;
   WickTimelineViewport cached_view;
-  guint rebuild_source;
   gboolean follow;
   /* drag */
   guint64 drag_start_ns, drag_end_ns;
@@ -56,40 +56,24 @@ is_dark (void)
   return adw_style_manager_get_dark (adw_style_manager_get_default ());
 }
 
-static gboolean
-redraw_later (gpointer user_data)
-{
-  WickTimelineView *self = user_data;
-  self->rebuild_source = 0;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-  return G_SOURCE_REMOVE;
-}
-
-/* A growing document rebuilds the scene at most once per four build times,
- * so a live session with a large trace keeps its frame rate: the view keeps
- * scrolling (follow mode) and the new spans appear at the next rebuild. */
+/* A growing document rebuilds the scene at most once per four build times
+ * (wick-rebuild-throttle.h), so a live session with a large trace keeps its
+ * frame rate: the view keeps scrolling (follow mode) and the new spans
+ * appear at the next rebuild. */
 static void
 ensure_scene_throttled (WickTimelineView *self, gboolean force)
 {
   if (self->document == NULL || (self->scene != NULL && !self->scene_dirty))
     return;
-  gint64 now = g_get_monotonic_time ();
-  if (!force && self->scene != NULL && now - self->last_build_us < 4 * self->build_cost_us)
-    {
-      if (self->rebuild_source == 0)
-        self->rebuild_source
-          = g_timeout_add (MAX ((4 * self->build_cost_us - (now - self->last_build_us)) / 1000, 1),
-                           redraw_later, self);
-      return;
-    }
+  if (!wick_rebuild_throttle_begin (&self->throttle, force || self->scene == NULL))
+    return;
   WickTimelineScene *scene = wick_timeline_scene_new (self->document);
   wick_timeline_scene_copy_state (scene, self->scene);
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
   self->scene = scene;
   self->scene_dirty = FALSE;
   self->generation++;
-  self->last_build_us = g_get_monotonic_time ();
-  self->build_cost_us = self->last_build_us - now;
+  wick_rebuild_throttle_end (&self->throttle);
 }
 
 static void
@@ -695,7 +679,7 @@ wick_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
   g_clear_pointer (&self->matches, g_free);
   g_clear_pointer (&self->match_list, g_array_unref);
-  g_clear_handle_id (&self->rebuild_source, g_source_remove);
+  wick_rebuild_throttle_clear (&self->throttle);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_TIMELINE_VIEW);
   G_OBJECT_CLASS (wick_timeline_view_parent_class)->dispose (object);
@@ -762,6 +746,7 @@ wick_timeline_view_init (WickTimelineView *self)
 {
   self->hover_x = -1;
   self->current_match = -1;
+  wick_rebuild_throttle_init (&self->throttle, GTK_WIDGET (self));
   gtk_widget_init_template (GTK_WIDGET (self));
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);

@@ -47,6 +47,13 @@ test_format (void)
   g_assert_cmpstr (e, ==, "512 B");
   g_assert_cmpstr (f, ==, "1.50 KiB");
   g_assert_cmpstr (g, ==, "80.0 GiB");
+  /* Shares (the costs tables): one decimal, a dash for an empty whole. */
+  g_autofree char *h = wick_format_share (435, 1000);
+  g_autofree char *i = wick_format_share (3, 0);
+  g_autofree char *j = wick_format_share (0, 7);
+  g_assert_cmpstr (h, ==, "43.5 %");
+  g_assert_cmpstr (i, ==, "—");
+  g_assert_cmpstr (j, ==, "0.0 %");
 }
 
 static int

@@ -1,0 +1,46 @@
+/* wick-rebuild-throttle.c — see wick-rebuild-throttle.h for the contract. */
+#include "wick-rebuild-throttle.h"
+
+void
+wick_rebuild_throttle_init (WickRebuildThrottle *self, GtkWidget *widget)
+{
+  *self = (WickRebuildThrottle){ .widget = widget };
+}
+
+static gboolean
+redraw_later (gpointer user_data)
+{
+  WickRebuildThrottle *self = user_data;
+  self->redraw_source = 0;
+  gtk_widget_queue_draw (self->widget);
+  return G_SOURCE_REMOVE;
+}
+
+gboolean
+wick_rebuild_throttle_begin (WickRebuildThrottle *self, gboolean force)
+{
+  gint64 now = g_get_monotonic_time ();
+  gint64 wait_us = 4 * self->build_cost_us - (now - self->last_build_us);
+  if (!force && wait_us > 0)
+    {
+      /* Rounded up: the redraw finds the wait over, not a millisecond short. */
+      if (self->redraw_source == 0)
+        self->redraw_source = g_timeout_add ((guint)((wait_us + 999) / 1000), redraw_later, self);
+      return FALSE;
+    }
+  self->began_us = now;
+  return TRUE;
+}
+
+void
+wick_rebuild_throttle_end (WickRebuildThrottle *self)
+{
+  self->last_build_us = g_get_monotonic_time ();
+  self->build_cost_us = self->last_build_us - self->began_us;
+}
+
+void
+wick_rebuild_throttle_clear (WickRebuildThrottle *self)
+{
+  g_clear_handle_id (&self->redraw_source, g_source_remove);
+}
