@@ -24,23 +24,36 @@ struct _WickCompareWindow
   gboolean ready, refused;
   char *error;
 
+  /* from the template (data/ui/wick-compare-window.ui) */
   GtkWidget *stack;
   GtkWidget *banner, *banner_label, *banner_button;
+  GtkWidget *spinner;
   GtkWidget *status;
-  GtkWidget *labels[2];
-  GtkWidget *timelines[2];
-  WickSelection *selections[2];
+  GtkWidget *paned;
+  GtkWidget *labels[2];    /* label_a, label_b */
+  GtkWidget *timelines[2]; /* timeline_a, timeline_b */
   GtkWidget *memory;
+  GtkWidget *summary;
   GtkWidget *table;
+
+  WickSelection *selections[2]; /* made before the template: its timelines bind to them */
   GListStore *rows;
   GtkSingleSelection *row_selection;
-  GtkWidget *summary;
   gboolean syncing;
   GPtrArray *series[2]; /* WickMemorySeries of each side */
   double hover_x;
 };
 
 G_DEFINE_FINAL_TYPE (WickCompareWindow, wick_compare_window, ADW_TYPE_APPLICATION_WINDOW)
+
+enum
+{
+  PROP_0,
+  PROP_SELECTION_A,
+  PROP_SELECTION_B,
+  N_PROPS
+};
+static GParamSpec *properties[N_PROPS];
 
 /* ---- one row of the table: an index into comparison->entries ---- */
 
@@ -79,14 +92,14 @@ static guint64
 measured_start (WickCompareWindow *self, guint side)
 {
   GPtrArray *runs = side == 0 ? self->comparison->runs_a : self->comparison->runs_b;
-  return ((WickCompareRun *) g_ptr_array_index (runs, 0))->measured_start_ns;
+  return ((WickCompareRun *)g_ptr_array_index (runs, 0))->measured_start_ns;
 }
 
 static guint64
 measured_ns (WickCompareWindow *self, guint side)
 {
   GPtrArray *runs = side == 0 ? self->comparison->runs_a : self->comparison->runs_b;
-  return ((WickCompareRun *) g_ptr_array_index (runs, 0))->measured_ns;
+  return ((WickCompareRun *)g_ptr_array_index (runs, 0))->measured_ns;
 }
 
 /* Shifts a time of @from's clock to @to's: both measured regions start at 0. */
@@ -199,8 +212,8 @@ draw_memory (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer 
         continue;
       for (guint c = 0; c < WICK_N_CATEGORIES; c++)
         {
-          const WickMemoryPoint *pts = (const WickMemoryPoint *) s->points->data;
-          double span = (double) (end - start), prev_y = bottom;
+          const WickMemoryPoint *pts = (const WickMemoryPoint *)s->points->data;
+          double span = (double)(end - start), prev_y = bottom;
           gboolean started = FALSE;
 
           if (s->peak[c] == 0)
@@ -213,8 +226,8 @@ draw_memory (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer 
             cairo_set_dash (cr, NULL, 0, 0);
           for (guint p = 0; p < s->points->len; p++)
             {
-              double x = left + ((double) pts[p].t_ns - (double) start) / span * (width - left);
-              double y = bottom - (double) pts[p].live[c] / (double) peak * (bottom - top);
+              double x = left + ((double)pts[p].t_ns - (double)start) / span * (width - left);
+              double y = bottom - (double)pts[p].live[c] / (double)peak * (bottom - top);
               if (x < left)
                 {
                   prev_y = y;
@@ -287,32 +300,32 @@ entry_text (const WickCompareEntry *e, Column col)
 {
   switch (col)
     {
-    case COL_CHANGE:
-      if (e->significant)
-        return g_strdup (e->ratio > 1 ? _ ("slower") : _ ("faster"));
-      if (e->status == WICK_COMPARE_ADDED)
-        return g_strdup (_ ("added"));
-      if (e->status == WICK_COMPARE_REMOVED)
-        return g_strdup (_ ("removed"));
-      return g_strdup (e->testable ? "" : _ ("few samples"));
-    case COL_KIND:
-      return g_strdup (wick_compare_kind_to_string (e->kind));
-    case COL_NAME:
-      return g_strdup (e->name);
-    case COL_COUNT:
-      return g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT, e->count_a,
-                              e->count_b);
-    case COL_MEAN_A:
-      return e->count_a ? wick_format_duration ((guint64) e->mean_ns_a) : g_strdup ("—");
-    case COL_MEAN_B:
-      return e->count_b ? wick_format_duration ((guint64) e->mean_ns_b) : g_strdup ("—");
-    case COL_RATIO:
-      return isnan (e->ratio) ? g_strdup ("—") : g_strdup_printf ("%.3f×", e->ratio);
-    case COL_CI:
-      return e->testable ? g_strdup_printf ("%.3f – %.3f", e->ci95_low, e->ci95_high)
-                         : g_strdup ("—");
-    default:
-      return g_strdup ("");
+      case COL_CHANGE:
+        if (e->significant)
+          return g_strdup (e->ratio > 1 ? _ ("slower") : _ ("faster"));
+        if (e->status == WICK_COMPARE_ADDED)
+          return g_strdup (_ ("added"));
+        if (e->status == WICK_COMPARE_REMOVED)
+          return g_strdup (_ ("removed"));
+        return g_strdup (e->testable ? "" : _ ("few samples"));
+      case COL_KIND:
+        return g_strdup (wick_compare_kind_to_string (e->kind));
+      case COL_NAME:
+        return g_strdup (e->name);
+      case COL_COUNT:
+        return g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT, e->count_a,
+                                e->count_b);
+      case COL_MEAN_A:
+        return e->count_a ? wick_format_duration ((guint64)e->mean_ns_a) : g_strdup ("—");
+      case COL_MEAN_B:
+        return e->count_b ? wick_format_duration ((guint64)e->mean_ns_b) : g_strdup ("—");
+      case COL_RATIO:
+        return isnan (e->ratio) ? g_strdup ("—") : g_strdup_printf ("%.3f×", e->ratio);
+      case COL_CI:
+        return e->testable ? g_strdup_printf ("%.3f – %.3f", e->ci95_low, e->ci95_high)
+                           : g_strdup ("—");
+      default:
+        return g_strdup ("");
     }
 }
 
@@ -338,8 +351,7 @@ static void
 highlight (WickCompareWindow *self, const WickCompareEntry *e)
 {
   for (guint side = 0; side < 2; side++)
-    wick_timeline_view_set_search (WICK_TIMELINE_VIEW (self->timelines[side]),
-                                   e ? e->name : NULL);
+    wick_timeline_view_set_search (WICK_TIMELINE_VIEW (self->timelines[side]), e ? e->name : NULL);
 }
 
 static void
@@ -352,13 +364,14 @@ on_row_selected (GtkSingleSelection *selection, GParamSpec *pspec, WickCompareWi
   highlight (self, &g_array_index (self->comparison->entries, WickCompareEntry, row->index));
 }
 
-static GtkWidget *
+/* The table's model and its columns, on the template's column view. */
+static void
 build_table (WickCompareWindow *self)
 {
   static const char *const titles[N_COLS]
-    = { N_ ("Change"), N_ ("Kind"), N_ ("Name"), N_ ("Count A / B"), N_ ("Mean A"),
-        N_ ("Mean B"), N_ ("B / A"), N_ ("95% interval") };
-  GtkWidget *view;
+    = { N_ ("Change"), N_ ("Kind"),   N_ ("Name"),  N_ ("Count A / B"),
+        N_ ("Mean A"), N_ ("Mean B"), N_ ("B / A"), N_ ("95% interval") };
+  GtkColumnView *view = GTK_COLUMN_VIEW (self->table);
 
   self->rows = g_list_store_new (WICK_TYPE_COMPARE_ROW);
   self->row_selection = gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->rows)));
@@ -366,8 +379,7 @@ build_table (WickCompareWindow *self)
   gtk_single_selection_set_can_unselect (self->row_selection, TRUE);
   g_signal_connect (self->row_selection, "notify::selected-item", G_CALLBACK (on_row_selected),
                     self);
-  view = gtk_column_view_new (GTK_SELECTION_MODEL (g_object_ref (self->row_selection)));
-  gtk_widget_add_css_class (view, "data-table");
+  gtk_column_view_set_model (view, GTK_SELECTION_MODEL (self->row_selection));
   for (guint c = 0; c < N_COLS; c++)
     {
       GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
@@ -379,10 +391,9 @@ build_table (WickCompareWindow *self)
       column = gtk_column_view_column_new (_ (titles[c]), factory);
       gtk_column_view_column_set_expand (column, c == COL_NAME);
       gtk_column_view_column_set_resizable (column, TRUE);
-      gtk_column_view_append_column (GTK_COLUMN_VIEW (view), column);
+      gtk_column_view_append_column (view, column);
       g_object_unref (column);
     }
-  return view;
 }
 
 /* ---- showing the result ---- */
@@ -397,8 +408,7 @@ show_banner (WickCompareWindow *self)
   for (guint i = 0; i < c->differences->len; i++)
     {
       const WickCompareDifference *d = g_ptr_array_index (c->differences, i);
-      g_string_append_printf (text, "%s%s: %s vs %s", text->len ? " · " : "", d->field, d->a,
-                              d->b);
+      g_string_append_printf (text, "%s%s: %s vs %s", text->len ? " · " : "", d->field, d->a, d->b);
       any = TRUE;
     }
   if (!any)
@@ -445,7 +455,7 @@ show_result (WickCompareWindow *self)
     guint64 length = MAX (measured_ns (self, 0), measured_ns (self, 1));
     guint64 start = measured_start (self, 0);
     wick_selection_set_visible (self->selections[0], start,
-                                start + MAX (length + length / 50, (guint64) 1000));
+                                start + MAX (length + length / 50, (guint64)1000));
   }
   for (guint i = 0; i < c->entries->len; i++)
     {
@@ -565,32 +575,6 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
 
 /* ---- the widget ---- */
 
-static GtkWidget *
-side_box (WickCompareWindow *self, guint side)
-{
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkEventController *motion = gtk_event_controller_motion_new ();
-
-  self->labels[side] = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (self->labels[side]), 0);
-  gtk_label_set_ellipsize (GTK_LABEL (self->labels[side]), PANGO_ELLIPSIZE_MIDDLE);
-  gtk_widget_add_css_class (self->labels[side], "heading");
-  gtk_widget_set_margin_start (self->labels[side], 8);
-  gtk_widget_set_margin_top (self->labels[side], 4);
-  gtk_widget_set_margin_bottom (self->labels[side], 2);
-  self->selections[side] = wick_selection_new ();
-  g_signal_connect (self->selections[side], "changed", G_CALLBACK (on_visible_changed), self);
-  self->timelines[side] = wick_timeline_view_new (self->selections[side]);
-  gtk_widget_set_vexpand (self->timelines[side], TRUE);
-  gtk_widget_set_size_request (self->timelines[side], -1, 160);
-  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
-  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
-  gtk_widget_add_controller (self->timelines[side], motion);
-  gtk_box_append (GTK_BOX (box), self->labels[side]);
-  gtk_box_append (GTK_BOX (box), self->timelines[side]);
-  return box;
-}
-
 static void
 wick_compare_window_dispose (GObject *object)
 {
@@ -628,86 +612,78 @@ wick_compare_window_finalize (GObject *object)
 }
 
 static void
-wick_compare_window_class_init (WickCompareWindowClass *klass)
+wick_compare_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
-  G_OBJECT_CLASS (klass)->dispose = wick_compare_window_dispose;
-  G_OBJECT_CLASS (klass)->finalize = wick_compare_window_finalize;
+  WickCompareWindow *self = WICK_COMPARE_WINDOW (object);
+  if (prop_id == PROP_SELECTION_A || prop_id == PROP_SELECTION_B)
+    g_value_set_object (value, self->selections[prop_id - PROP_SELECTION_A]);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
+wick_compare_window_class_init (WickCompareWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = wick_compare_window_dispose;
+  object_class->finalize = wick_compare_window_finalize;
+  object_class->get_property = wick_compare_window_get_property;
+  /* Each side's selection (its visible range), for the template's timelines. */
+  properties[PROP_SELECTION_A] = g_param_spec_object (
+    "selection-a", NULL, NULL, WICK_TYPE_SELECTION, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SELECTION_B] = g_param_spec_object (
+    "selection-b", NULL, NULL, WICK_TYPE_SELECTION, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+  g_type_ensure (WICK_TYPE_TIMELINE_VIEW);
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/wickprofiler/Wick/wick-compare-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, stack);
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, banner);
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, banner_label);
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, banner_button);
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, spinner);
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, status);
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, paned);
+  gtk_widget_class_bind_template_child_full (widget_class, "label_a", FALSE,
+                                             G_STRUCT_OFFSET (WickCompareWindow, labels[0]));
+  gtk_widget_class_bind_template_child_full (widget_class, "label_b", FALSE,
+                                             G_STRUCT_OFFSET (WickCompareWindow, labels[1]));
+  gtk_widget_class_bind_template_child_full (widget_class, "timeline_a", FALSE,
+                                             G_STRUCT_OFFSET (WickCompareWindow, timelines[0]));
+  gtk_widget_class_bind_template_child_full (widget_class, "timeline_b", FALSE,
+                                             G_STRUCT_OFFSET (WickCompareWindow, timelines[1]));
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, memory);
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, summary);
+  gtk_widget_class_bind_template_child (widget_class, WickCompareWindow, table);
+  gtk_widget_class_bind_template_callback (widget_class, on_compare_anyway);
+  gtk_widget_class_bind_template_callback (widget_class, on_motion);
+  gtk_widget_class_bind_template_callback (widget_class, on_leave);
+}
+
+/* The tree comes from the template; here the two selections it binds to,
+ * the overlay's drawing and the table's model and columns. */
+static void
 wick_compare_window_init (WickCompareWindow *self)
 {
-  GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *header = adw_header_bar_new ();
-  GtkWidget *paned = gtk_paned_new (GTK_ORIENTATION_VERTICAL);
-  GtkWidget *top = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *bottom = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *scroller = gtk_scrolled_window_new ();
-  GtkWidget *loading = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
-  GtkWidget *spinner = gtk_spinner_new ();
-
   self->hover_x = -1;
   self->cancellable = g_cancellable_new ();
-  gtk_window_set_default_size (GTK_WINDOW (self), 1400, 900);
-  gtk_box_append (GTK_BOX (content), header);
-
-  self->banner = gtk_info_bar_new ();
-  self->banner_label = gtk_label_new (NULL);
-  gtk_label_set_wrap (GTK_LABEL (self->banner_label), TRUE);
-  gtk_label_set_xalign (GTK_LABEL (self->banner_label), 0);
-  gtk_widget_set_hexpand (self->banner_label, TRUE);
-  gtk_info_bar_add_child (GTK_INFO_BAR (self->banner), self->banner_label);
-  self->banner_button = gtk_button_new_with_mnemonic (_ ("Compare _Anyway"));
-  g_signal_connect (self->banner_button, "clicked", G_CALLBACK (on_compare_anyway), self);
-  gtk_info_bar_add_child (GTK_INFO_BAR (self->banner), self->banner_button);
-  gtk_widget_set_visible (self->banner, FALSE);
-  gtk_box_append (GTK_BOX (content), self->banner);
-
-  self->stack = gtk_stack_new ();
-  gtk_widget_set_vexpand (self->stack, TRUE);
-  gtk_spinner_start (GTK_SPINNER (spinner));
-  gtk_widget_set_size_request (spinner, 32, 32);
-  gtk_widget_set_valign (loading, GTK_ALIGN_CENTER);
-  gtk_box_append (GTK_BOX (loading), spinner);
-  gtk_box_append (GTK_BOX (loading), gtk_label_new (_ ("Loading and comparing…")));
-  gtk_stack_add_named (GTK_STACK (self->stack), loading, "loading");
-  self->status = adw_status_page_new ();
-  adw_status_page_set_icon_name (ADW_STATUS_PAGE (self->status), "dialog-warning-symbolic");
-  gtk_stack_add_named (GTK_STACK (self->stack), self->status, "status");
-
-  gtk_box_append (GTK_BOX (top), side_box (self, 0));
-  gtk_box_append (GTK_BOX (top), side_box (self, 1));
-  self->memory = gtk_drawing_area_new ();
-  gtk_widget_set_size_request (self->memory, -1, 120);
+  for (guint side = 0; side < 2; side++)
+    {
+      self->selections[side] = wick_selection_new ();
+      g_signal_connect (self->selections[side], "changed", G_CALLBACK (on_visible_changed), self);
+    }
+  gtk_widget_init_template (GTK_WIDGET (self));
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->memory), draw_memory, self, NULL);
-  gtk_box_append (GTK_BOX (top), self->memory);
-
-  self->summary = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (self->summary), 0);
-  gtk_widget_set_margin_start (self->summary, 8);
-  gtk_widget_set_margin_top (self->summary, 4);
-  gtk_widget_set_margin_bottom (self->summary, 4);
-  gtk_box_append (GTK_BOX (bottom), self->summary);
-  self->table = build_table (self);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), self->table);
-  gtk_widget_set_vexpand (scroller, TRUE);
-  gtk_box_append (GTK_BOX (bottom), scroller);
-
-  gtk_paned_set_start_child (GTK_PANED (paned), top);
-  gtk_paned_set_end_child (GTK_PANED (paned), bottom);
-  gtk_paned_set_resize_start_child (GTK_PANED (paned), TRUE);
-  gtk_paned_set_position (GTK_PANED (paned), 560);
-  gtk_stack_add_named (GTK_STACK (self->stack), paned, "result");
-  gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "loading");
-  gtk_box_append (GTK_BOX (content), self->stack);
-  adw_application_window_set_content (ADW_APPLICATION_WINDOW (self), content);
+  build_table (self);
 }
 
 WickCompareWindow *
 wick_compare_window_new (GtkApplication *application, GFile *a, GFile *b)
 {
-  WickCompareWindow *self = g_object_new (WICK_TYPE_COMPARE_WINDOW, "application", application,
-                                          NULL);
+  WickCompareWindow *self
+    = g_object_new (WICK_TYPE_COMPARE_WINDOW, "application", application, NULL);
   LoadData *d = g_new0 (LoadData, 1);
   g_autoptr (GTask) task = NULL;
   g_autofree char *na = g_file_get_basename (a);

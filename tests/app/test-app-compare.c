@@ -55,11 +55,21 @@ open_pair (const char *a, const char *b)
   return window;
 }
 
+/* A child of the window's template (data/ui/wick-compare-window.ui). */
+static GtkWidget *
+part (WickCompareWindow *window, const char *name)
+{
+  GObject *child
+    = gtk_widget_get_template_child (GTK_WIDGET (window), WICK_TYPE_COMPARE_WINDOW, name);
+  g_assert_nonnull (child);
+  return GTK_WIDGET (child);
+}
+
 static guint64
 measured_start (const WickComparison *c, guint side)
 {
   GPtrArray *runs = side ? c->runs_b : c->runs_a;
-  return ((WickCompareRun *) runs->pdata[0])->measured_start_ns;
+  return ((WickCompareRun *)runs->pdata[0])->measured_start_ns;
 }
 
 static void
@@ -124,8 +134,23 @@ test_mismatch_refused (void)
   g_assert_nonnull (c);
   g_assert_false (c->identity_match);
   g_assert_true (wick_compare_window_is_refused (window));
-  wick_compare_window_compare_anyway (window);
+  /* Held back: the banner names the difference and offers Compare Anyway
+   * over the status page. */
+  g_assert_true (gtk_widget_get_visible (part (window, "banner")));
+  g_assert_true (g_str_has_prefix (gtk_label_get_text (GTK_LABEL (part (window, "banner_label"))),
+                                   "Not the same configuration: "));
+  g_assert_true (gtk_widget_get_visible (part (window, "banner_button")));
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (GTK_STACK (part (window, "stack"))), ==,
+                   "status");
+  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (part (window, "status"))), ==,
+                   "Not the Same Configuration");
+  /* The banner's button is Compare Anyway. */
+  g_signal_emit_by_name (part (window, "banner_button"), "clicked");
   g_assert_false (wick_compare_window_is_refused (window));
+  g_assert_true (gtk_widget_get_visible (part (window, "banner")));
+  g_assert_false (gtk_widget_get_visible (part (window, "banner_button")));
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (GTK_STACK (part (window, "stack"))), ==,
+                   "result");
   /* The content is shown now: both timelines drawn, aligned. */
   wait_timelines_drawn (window);
   assert_aligned (window);
@@ -141,6 +166,11 @@ test_unreadable (void)
   WickCompareWindow *window = open_pair (a, a);
 
   g_assert_null (wick_compare_window_get_comparison (window));
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (GTK_STACK (part (window, "stack"))), ==,
+                   "status");
+  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (part (window, "status"))), ==,
+                   "Cannot Compare");
+  g_assert_false (gtk_widget_get_visible (part (window, "banner")));
   app_test_window_close (window);
 }
 

@@ -10,6 +10,7 @@
 #include <adwaita.h>
 
 #include "app-test-ui.h"
+#include "ui/wick-compare-window.h"
 #include "ui/wick-costs-page.h"
 #include "ui/wick-coverage-page.h"
 #include "ui/wick-details-pane.h"
@@ -370,6 +371,127 @@ test_selection_property (void)
   g_assert_cmpuint (G_OBJECT (second)->ref_count, ==, 1);
 }
 
+static gboolean
+compare_ready (gpointer window)
+{
+  return wick_compare_window_is_ready (window);
+}
+
+static guint
+n_controllers_of_type (GtkWidget *widget, GType type)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+  guint n = 0;
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) controller = g_list_model_get_item (controllers, i);
+      n += G_OBJECT_TYPE (controller) == type;
+    }
+  return n;
+}
+
+/* The compare window (data/ui/wick-compare-window.ui): its tree from the
+ * template while it loads (the loading page, the hidden banner and its
+ * button, the two timelines each on its own side's selection with the
+ * window's hover controller beside its own, the memory overlay, the table's
+ * columns on the row selection), then the result page with the sides'
+ * labels filled in. */
+static void
+test_compare_window (void)
+{
+  g_autofree char *path = app_test_example_path ();
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  WickCompareWindow *window = wick_compare_window_new (GTK_APPLICATION (app), file, file);
+  GType type = WICK_TYPE_COMPARE_WINDOW;
+  assert_child_type (window, type, "stack", GTK_TYPE_STACK);
+  assert_child_type (window, type, "banner", GTK_TYPE_INFO_BAR);
+  assert_child_type (window, type, "banner_label", GTK_TYPE_LABEL);
+  assert_child_type (window, type, "banner_button", GTK_TYPE_BUTTON);
+  assert_child_type (window, type, "spinner", GTK_TYPE_SPINNER);
+  assert_child_type (window, type, "status", ADW_TYPE_STATUS_PAGE);
+  assert_child_type (window, type, "paned", GTK_TYPE_PANED);
+  assert_child_type (window, type, "label_a", GTK_TYPE_LABEL);
+  assert_child_type (window, type, "label_b", GTK_TYPE_LABEL);
+  assert_child_type (window, type, "timeline_a", WICK_TYPE_TIMELINE_VIEW);
+  assert_child_type (window, type, "timeline_b", WICK_TYPE_TIMELINE_VIEW);
+  assert_child_type (window, type, "memory", GTK_TYPE_DRAWING_AREA);
+  assert_child_type (window, type, "summary", GTK_TYPE_LABEL);
+  assert_child_type (window, type, "table", GTK_TYPE_COLUMN_VIEW);
+
+  /* Loading: the spinner turns, the banner waits hidden with its button. */
+  GtkStack *stack = GTK_STACK (template_child (window, type, "stack"));
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "loading");
+  g_assert_true (gtk_spinner_get_spinning (GTK_SPINNER (template_child (window, type, "spinner"))));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (template_child (window, type, "banner"))));
+  GtkButton *anyway = GTK_BUTTON (template_child (window, type, "banner_button"));
+  g_assert_cmpstr (gtk_button_get_label (anyway), ==, "Compare _Anyway");
+  g_assert_true (gtk_button_get_use_underline (anyway));
+  g_assert_true (
+    g_signal_has_handler_pending (anyway, g_signal_lookup ("clicked", GTK_TYPE_BUTTON), 0, FALSE));
+  g_assert_cmpstr (
+    adw_status_page_get_icon_name (ADW_STATUS_PAGE (template_child (window, type, "status"))), ==,
+    "dialog-warning-symbolic");
+
+  /* The timelines: A over B, each on its side's selection, each with the
+   * window's motion controller (the hover line on the other side) beside
+   * its own. */
+  g_autoptr (WickSelection) selection_a = NULL;
+  g_autoptr (WickSelection) selection_b = NULL;
+  g_object_get (window, "selection-a", &selection_a, "selection-b", &selection_b, NULL);
+  g_assert_true (WICK_IS_SELECTION (selection_a));
+  g_assert_true (WICK_IS_SELECTION (selection_b));
+  g_assert_true (selection_a != selection_b);
+  const char *names[2] = { "timeline_a", "timeline_b" };
+  WickSelection *selections[2] = { selection_a, selection_b };
+  for (guint side = 0; side < 2; side++)
+    {
+      GtkWidget *timeline = GTK_WIDGET (template_child (window, type, names[side]));
+      g_assert_true (wick_compare_window_get_timeline (window, side) == timeline);
+      g_assert_true (selection_of (timeline) == selections[side]);
+      g_assert_cmpuint (n_controllers_of_type (timeline, GTK_TYPE_EVENT_CONTROLLER_MOTION), ==, 2);
+      g_assert_true (gtk_widget_get_vexpand (timeline));
+      int height;
+      gtk_widget_get_size_request (timeline, NULL, &height);
+      g_assert_cmpint (height, ==, 160);
+    }
+  GtkPaned *paned = GTK_PANED (template_child (window, type, "paned"));
+  g_assert_cmpint (gtk_orientable_get_orientation (GTK_ORIENTABLE (paned)), ==,
+                   GTK_ORIENTATION_VERTICAL);
+  g_assert_cmpint (gtk_paned_get_position (paned), ==, 560);
+  GtkWidget *memory = GTK_WIDGET (template_child (window, type, "memory"));
+  g_assert_true (gtk_widget_is_ancestor (memory, gtk_paned_get_start_child (paned)));
+
+  /* The table: its eight columns on the window's row selection. */
+  GtkColumnView *table = GTK_COLUMN_VIEW (template_child (window, type, "table"));
+  g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (table), "data-table"));
+  g_assert_true (gtk_widget_is_ancestor (GTK_WIDGET (table), gtk_paned_get_end_child (paned)));
+  g_assert_true (GTK_IS_SINGLE_SELECTION (gtk_column_view_get_model (table)));
+  GListModel *columns = gtk_column_view_get_columns (table);
+  static const char *const titles[]
+    = { "Change", "Kind", "Name", "Count A / B", "Mean A", "Mean B", "B / A", "95% interval" };
+  g_assert_cmpuint (g_list_model_get_n_items (columns), ==, G_N_ELEMENTS (titles));
+  for (guint c = 0; c < G_N_ELEMENTS (titles); c++)
+    {
+      g_autoptr (GtkColumnViewColumn) column = g_list_model_get_item (columns, c);
+      g_assert_cmpstr (gtk_column_view_column_get_title (column), ==, titles[c]);
+      g_assert_cmpint (gtk_column_view_column_get_expand (column), ==, c == 2);
+    }
+
+  /* The same trace twice: the result page, its labels filled in. */
+  gtk_window_present (GTK_WINDOW (window));
+  APP_TEST_WAIT (compare_ready, window, 30000);
+  g_assert_nonnull (wick_compare_window_get_comparison (window));
+  g_assert_false (wick_compare_window_is_refused (window));
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "result");
+  g_assert_true (g_str_has_prefix (
+    gtk_label_get_text (GTK_LABEL (template_child (window, type, "label_a"))), "A  "));
+  g_assert_true (g_str_has_prefix (
+    gtk_label_get_text (GTK_LABEL (template_child (window, type, "label_b"))), "B  "));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (gtk_column_view_get_model (table))), ==,
+                    wick_compare_window_get_comparison (window)->entries->len);
+  app_test_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -382,5 +504,6 @@ main (int argc, char **argv)
   g_test_add_func ("/templates/window-timeline-page", test_window_timeline_page);
   g_test_add_func ("/templates/window-pages", test_window_pages);
   g_test_add_func ("/templates/selection-property", test_selection_property);
+  g_test_add_func ("/templates/compare-window", test_compare_window);
   return app_test_ui_run (app);
 }
