@@ -4,6 +4,7 @@
 
 #include "wick-chrome-import.h"
 
+#include <glib/gi18n-lib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -848,6 +849,14 @@ add_health (WickDocument *doc, const char *code, WickSeverity severity, char *me
   g_array_append_val (doc->health, issue);
 }
 
+/* A count for g_dngettext (), which takes an unsigned long: one beyond its
+ * range is still plural. */
+static gulong
+plural_n (guint64 n)
+{
+  return n > G_MAXULONG ? G_MAXULONG : (gulong)n;
+}
+
 static const char *const phase_names[128] = {
   ['X'] = "X", ['B'] = "B", ['i'] = "i", ['I'] = "I", ['R'] = "R", ['C'] = "C",
   ['b'] = "b", ['e'] = "e", ['n'] = "n", ['S'] = "S", ['T'] = "T", ['p'] = "p",
@@ -904,22 +913,60 @@ keep_info (Import *im, WickChromeReader *reader, GError *syntax_error)
     }
   /* the same in the health list: nothing read is dropped silently */
   add_health (im->doc, "chrome_imported", WICK_SEVERITY_INFO,
-              g_strdup_printf ("Chrome trace: %" G_GUINT64_FORMAT " events imported (%s)", total,
-                               imported->len ? imported->str : "none"));
-  for (guint i = 0; i + 1 < info->skipped->len; i += 2)
-    add_health (im->doc, "chrome_skipped", WICK_SEVERITY_WARNING,
-                g_strdup_printf ("%s events read and not modelled: %s",
-                                 (const char *)g_ptr_array_index (info->skipped, i + 1),
-                                 (const char *)g_ptr_array_index (info->skipped, i)));
+              g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                            /* Translators: the number of events, then the
+                                             * count of each Chrome phase ("12 X, 3 i"; the
+                                             * phase letters are kept) or "none". */
+                                            "Chrome trace: %llu event imported (%s)",
+                                            "Chrome trace: %llu events imported (%s)",
+                                            plural_n (total)),
+                               (unsigned long long)total,
+                               /* Translators: no event was imported */
+                               imported->len ? imported->str : C_ ("events imported", "none")));
+  for (guint i = 0; i < n_skipped; i++)
+    {
+      guint64 count;
+      const char *key = wick_tracks_get_skipped (im->tracks, i, &count);
+      add_health (im->doc, "chrome_skipped", WICK_SEVERITY_WARNING,
+                  g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                                /* Translators: a count, then the kind of event
+                                                 * as the importer names it (ph=Q, M
+                                                 * process_labels, ...), kept as it is. */
+                                                "%llu event read and not modelled: %s",
+                                                "%llu events read and not modelled: %s",
+                                                plural_n (count)),
+                                   (unsigned long long)count, key));
+    }
+  if (reader != NULL && wick_chrome_reader_get_non_objects (reader) > 0)
+    {
+      guint64 count = wick_chrome_reader_get_non_objects (reader);
+      add_health (im->doc, "chrome_skipped", WICK_SEVERITY_WARNING,
+                  g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                                /* Translators: traceEvents is the name of the
+                                                 * trace's array of events, kept as it is. */
+                                                "%llu traceEvents element that is not an object "
+                                                "was read and not modelled",
+                                                "%llu traceEvents elements that are not objects "
+                                                "were read and not modelled",
+                                                plural_n (count)),
+                                   (unsigned long long)count));
+    }
   for (guint i = 0; i < info->warnings->len; i++)
     add_health (im->doc, "chrome_damaged", WICK_SEVERITY_WARNING,
                 g_strdup (g_ptr_array_index (info->warnings, i)));
   if (im->frees_before_window > 0)
     add_health (im->doc, "chrome_free_before_window", WICK_SEVERITY_INFO,
-                g_strdup_printf ("%" G_GUINT64_FORMAT
-                                 " [memory] frees of blocks allocated before the profile "
-                                 "started (not paired, not counted as live memory)",
-                                 im->frees_before_window));
+                g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                              /* Translators: [memory] is the name of PyTorch's
+                                               * memory events, kept as it is. */
+                                              "%llu [memory] free of a block allocated before "
+                                              "the profile started (not paired, not counted as "
+                                              "live memory)",
+                                              "%llu [memory] frees of blocks allocated before "
+                                              "the profile started (not paired, not counted as "
+                                              "live memory)",
+                                              plural_n (im->frees_before_window)),
+                                 (unsigned long long)im->frees_before_window));
 }
 
 static void
@@ -1079,10 +1126,19 @@ import_memory_timeline (WickDocument *doc, WickChromeReader *reader, const char 
   info = chrome_info_new (doc, "torch-memory-timeline");
   info_count (info->imported, "times", times->len);
   info_count (info->imported, "category changes", changes);
+  g_autofree char *n_times = g_strdup_printf (
+    g_dngettext (GETTEXT_PACKAGE, "%u time", "%u times", times->len), times->len);
+  g_autofree char *n_categories = g_strdup_printf (
+    g_dngettext (GETTEXT_PACKAGE, "%u category", "%u categories", n_cat), n_cat);
+  g_autofree char *n_changes
+    = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%llu change", "%llu changes",
+                                    plural_n (changes)),
+                       (unsigned long long)changes);
   add_health (doc, "chrome_imported", WICK_SEVERITY_INFO,
-              g_strdup_printf ("torch memory timeline: %u times, %u categories, %" G_GUINT64_FORMAT
-                               " changes",
-                               times->len, n_cat, changes));
+              /* Translators: the numbers of times, categories and changes ("3 times, 8
+               * categories, 12 changes") of a torch.profiler memory timeline. */
+              g_strdup_printf (_ ("torch memory timeline: %s, %s, %s"), n_times, n_categories,
+                               n_changes));
   return TRUE;
 }
 

@@ -11,6 +11,7 @@
 
 #include "wick-chrome-stream.h"
 
+#include <glib/gi18n-lib.h>
 #include <math.h>
 #include <string.h>
 
@@ -726,9 +727,11 @@ read_member_value (WickChromeReader *r, const char *key, GError **error)
       }
     else
       g_ptr_array_add (r->warnings,
-                       g_strdup_printf ("the top-level member \"%s\" (%" G_GSIZE_FORMAT
-                                        " bytes) is larger than 1 MiB and was not kept",
-                                        key, value_len));
+                       /* Translators: a member name of the trace's top-level JSON object and
+                        * its size in bytes. */
+                       g_strdup_printf (_ ("the top-level member \"%s\" (%llu bytes) is larger "
+                                           "than 1 MiB and was not kept"),
+                                        key, (unsigned long long)value_len));
   }
   return TRUE;
 }
@@ -887,10 +890,19 @@ cut_off_warning (WickChromeReader *r)
   position_of (r, r->len, &line, &column);
   r->cut_off = TRUE;
   g_ptr_array_add (r->warnings,
-                   g_strdup_printf ("%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
-                                    ": the file is cut off inside the events; the %" G_GUINT64_FORMAT
-                                    " events before the cut were read",
-                                    r->name, line, column, r->n_events));
+                   g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                                 /* Translators: file:line:column, then the
+                                                  * number of events read. */
+                                                 "%s:%llu:%llu: the file is cut off inside the "
+                                                 "events; the %llu event before the cut was read",
+                                                 "%s:%llu:%llu: the file is cut off inside the "
+                                                 "events; the %llu events before the cut were "
+                                                 "read",
+                                                 r->n_events > G_MAXULONG ? G_MAXULONG
+                                                                          : (gulong)r->n_events),
+                                    r->name, (unsigned long long)line,
+                                    (unsigned long long)column,
+                                    (unsigned long long)r->n_events));
 }
 
 /* After the events array closed: the rest of the top-level object. */
@@ -944,7 +956,9 @@ wick_chrome_reader_next (WickChromeReader *r, WickChromeEvent *event, GError **e
             {
               /* cut off in the members after the events: the events are whole */
               g_ptr_array_add (r->warnings,
-                               g_strdup_printf ("%s (the file is cut off after the events)",
+                               /* Translators: %s is the parse error (file:line:column: what
+                                * was expected). */
+                               g_strdup_printf (_ ("%s (the file is cut off after the events)"),
                                                 local->message));
               r->cut_off = TRUE;
               g_error_free (local);
@@ -964,9 +978,11 @@ wick_chrome_reader_next (WickChromeReader *r, WickChromeEvent *event, GError **e
               guint64 line, column;
               position_of (r, r->pos, &line, &column);
               g_ptr_array_add (r->warnings,
-                               g_strdup_printf ("%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
-                                                ": trailing comma after the last event",
-                                                r->name, line, column));
+                               /* Translators: %s:%llu:%llu is file:line:column. */
+                               g_strdup_printf (_ ("%s:%llu:%llu: trailing comma after the "
+                                                   "last event"),
+                                                r->name, (unsigned long long)line,
+                                                (unsigned long long)column));
               continue;
             }
           if (c < 0)

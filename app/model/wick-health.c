@@ -114,13 +114,19 @@ provenance_error (Health *h)
 
   for (gsize i = 0; i < G_N_ELEMENTS (required); i++)
     if (blank (h, required[i].value))
-      return g_strdup_printf ("run metadata %s must not be empty", required[i].name);
+      /* Translators: %s is a field of the trace's run metadata (run_id, device, ...), a name
+       * kept as the trace spells it. */
+      return g_strdup_printf (_ ("run metadata %s must not be empty"), required[i].name);
   if (m->capture_step == 0)
-    return g_strdup ("run metadata capture_step must be one-based");
+    /* Translators: capture_step is a field name of the trace, kept as it is. */
+    return g_strdup (_ ("run metadata capture_step must be one-based"));
   if (m->warmup_steps >= m->capture_step)
-    return g_strdup_printf ("run metadata warmup_steps %" G_GUINT64_FORMAT
-                            " must be less than capture_step %" G_GUINT64_FORMAT,
-                            m->warmup_steps, m->capture_step);
+    /* Translators: warmup_steps and capture_step are field names of the trace, kept as they
+     * are; the numbers are their values. */
+    return g_strdup_printf (_ ("run metadata warmup_steps %llu must be less than capture_step "
+                               "%llu"),
+                            (unsigned long long)m->warmup_steps,
+                            (unsigned long long)m->capture_step);
   if (c->present)
     {
       struct
@@ -135,15 +141,21 @@ provenance_error (Health *h)
       };
       for (gsize i = 0; i < G_N_ELEMENTS (identity); i++)
         if (blank (h, identity[i].value))
-          return g_strdup_printf ("comparison identity %s must not be empty", identity[i].name);
+          /* Translators: "comparison identity" is the trace's comparison_identity object; %s
+           * is one of its field names (workload_id, model_id, ...), kept as it is. */
+          return g_strdup_printf (_ ("comparison identity %s must not be empty"),
+                                  identity[i].name);
       if (c->implementation_id != 0 && blank (h, c->implementation_id))
-        return g_strdup ("comparison identity implementation_id must not be empty when present");
+        return g_strdup (
+          /* Translators: implementation_id (and below pair_id, physical_batch,
+           * accumulation_steps) are field names of the trace, kept as they are. */
+          _ ("comparison identity implementation_id must not be empty when present"));
       if (c->pair_id != 0 && blank (h, c->pair_id))
-        return g_strdup ("comparison identity pair_id must not be empty when present");
+        return g_strdup (_ ("comparison identity pair_id must not be empty when present"));
       if (c->physical_batch == 0)
-        return g_strdup ("comparison identity physical_batch must be positive");
+        return g_strdup (_ ("comparison identity physical_batch must be positive"));
       if (c->accumulation_steps == 0)
-        return g_strdup ("comparison identity accumulation_steps must be positive");
+        return g_strdup (_ ("comparison identity accumulation_steps must be positive"));
     }
   return NULL;
 }
@@ -273,20 +285,25 @@ check_span (Health *h, guint i, const guint8 *state)
   const char *id = S (h, span->id);
 
   if (!(span->flags & WICK_SPAN_FLAG_CLOSED) && !h->live)
-    add_issue (
-      h, "open_span", failed_severity (h),
-      g_strdup_printf (h->failed ? "span `%s` was interrupted" : "span `%s` was not closed", id),
-      WICK_RECORD_SPAN, i, id);
+    add_issue (h, "open_span", failed_severity (h),
+               /* Translators: %s is a span's id, as the trace spells it. */
+               g_strdup_printf (h->failed ? _ ("span `%s` was interrupted")
+                                          : _ ("span `%s` was not closed"),
+                                id),
+               WICK_RECORD_SPAN, i, id);
   else if (!(span->flags & WICK_SPAN_FLAG_CLOSED) && h->provisional)
-    pending (h, "open_span", g_strdup_printf ("span `%s` is still open", id), WICK_RECORD_SPAN, i,
-             id);
+    /* Translators: %s is a span's id; the run is still being written. */
+    pending (h, "open_span", g_strdup_printf (_ ("span `%s` is still open"), id),
+             WICK_RECORD_SPAN, i, id);
   if (span->flags & WICK_SPAN_FLAG_HAS_PARENT_ID)
     {
       gint64 p = wick_id_map_lookup (&doc->span_ids, span->parent_id);
       if (p < 0)
         add_issue (
           h, "unknown_parent", WICK_SEVERITY_ERROR,
-          g_strdup_printf ("span `%s` refers to missing parent `%s`", id, S (h, span->parent_id)),
+          /* Translators: the span's id and its parent_id, as the trace spells them. */
+          g_strdup_printf (_ ("span `%s` refers to missing parent `%s`"), id,
+                           S (h, span->parent_id)),
           WICK_RECORD_SPAN, i, id);
       else if ((span->flags & WICK_SPAN_FLAG_CLOSED) && (spans[p].flags & WICK_SPAN_FLAG_CLOSED))
         {
@@ -295,14 +312,18 @@ check_span (Health *h, guint i, const guint8 *state)
           if (span->start_ns < spans[p].start_ns || child_end > parent_end)
             add_issue (
               h, "child_outside_parent", WICK_SEVERITY_ERROR,
-              g_strdup_printf ("span `%s` lies outside parent `%s`", id, S (h, span->parent_id)),
+              /* Translators: the span's id and its parent's id: the child's time is not
+               * inside its parent's. */
+              g_strdup_printf (_ ("span `%s` lies outside parent `%s`"), id,
+                               S (h, span->parent_id)),
               WICK_RECORD_SPAN, i, id);
         }
     }
   if (state[i] == WALK_CYCLE)
     add_issue (h, "span_cycle", WICK_SEVERITY_ERROR,
-               g_strdup_printf ("span `%s` participates in a parent cycle", id), WICK_RECORD_SPAN,
-               i, id);
+               /* Translators: %s is a span's id; following its parents leads back to it. */
+               g_strdup_printf (_ ("span `%s` participates in a parent cycle"), id),
+               WICK_RECORD_SPAN, i, id);
 }
 
 static void
@@ -322,10 +343,12 @@ check_spans (Health *h)
       measured += !!(spans[i].flags & WICK_SPAN_FLAG_MEASURED);
     }
   if (roots != 1)
-    error (h, "root_count", g_strdup_printf ("expected exactly one root span, found %u", roots));
+    error (h, "root_count",
+           g_strdup_printf (_ ("expected exactly one root span, found %u"), roots));
   if (measured != 1 && !h->failed)
     error (h, "measurement_count",
-           g_strdup_printf ("expected exactly one measured region, found %u", measured));
+           /* Translators: the measured region is the span marked "measured": true. */
+           g_strdup_printf (_ ("expected exactly one measured region, found %u"), measured));
   for (guint k = 0; k < doc->n_spans_by_id; k++)
     check_span (h, doc->spans_by_id[k], state);
   g_free (state);
@@ -339,12 +362,11 @@ resolve_span (Health *h, WickStr span_id)
   return (gint32)wick_id_map_lookup (&h->doc->span_ids, span_id);
 }
 
+/* @message: the sentence, naming S (h, span_id); taken. */
 static void
-unknown_span (Health *h, const char *what, WickStr span_id, WickRecordType type, guint index)
+unknown_span (Health *h, char *message, WickStr span_id, WickRecordType type, guint index)
 {
-  add_issue (h, "unknown_span", WICK_SEVERITY_ERROR,
-             g_strdup_printf ("%s evidence refers to missing span `%s`", what, S (h, span_id)),
-             type, index, S (h, span_id));
+  add_issue (h, "unknown_span", WICK_SEVERITY_ERROR, message, type, index, S (h, span_id));
 }
 
 static void
@@ -356,31 +378,48 @@ check_evidence_spans (Health *h)
     {
       WickOp *op = &g_array_index (doc->ops, WickOp, i);
       if ((op->span = resolve_span (h, op->span_id)) < 0)
-        unknown_span (h, "operation", op->span_id, WICK_RECORD_OP, i);
+        unknown_span (h,
+                      /* Translators: %s is the id of the span the record names; evidence:
+                       * the trace's records of what ran inside a span. */
+                      g_strdup_printf (_ ("operation evidence refers to missing span `%s`"),
+                                       S (h, op->span_id)),
+                      op->span_id, WICK_RECORD_OP, i);
     }
   for (guint i = 0; i < doc->tensors->len; i++)
     {
       WickTensor *t = &g_array_index (doc->tensors, WickTensor, i);
       if ((t->span = resolve_span (h, t->span_id)) < 0)
-        unknown_span (h, "tensor", t->span_id, WICK_RECORD_TENSOR, i);
+        unknown_span (h,
+                      g_strdup_printf (_ ("tensor evidence refers to missing span `%s`"),
+                                       S (h, t->span_id)),
+                      t->span_id, WICK_RECORD_TENSOR, i);
     }
   for (guint i = 0; i < doc->tensor_stats->len; i++)
     {
       WickTensorStats *s = &g_array_index (doc->tensor_stats, WickTensorStats, i);
       if ((s->span = resolve_span (h, s->span_id)) < 0)
-        unknown_span (h, "tensor statistics", s->span_id, WICK_RECORD_TENSOR_STATS, i);
+        unknown_span (h,
+                      g_strdup_printf (_ ("tensor statistics evidence refers to missing span `%s`"),
+                                       S (h, s->span_id)),
+                      s->span_id, WICK_RECORD_TENSOR_STATS, i);
     }
   for (guint i = 0; i < doc->memory->len; i++)
     {
       WickMemoryEvent *m = &g_array_index (doc->memory, WickMemoryEvent, i);
       if ((m->span = resolve_span (h, m->span_id)) < 0)
-        unknown_span (h, "memory", m->span_id, WICK_RECORD_MEMORY, i);
+        unknown_span (h,
+                      g_strdup_printf (_ ("memory evidence refers to missing span `%s`"),
+                                       S (h, m->span_id)),
+                      m->span_id, WICK_RECORD_MEMORY, i);
     }
   for (guint i = 0; i < doc->device_intervals->len; i++)
     {
       WickDeviceInterval *d = &g_array_index (doc->device_intervals, WickDeviceInterval, i);
       if ((d->span = resolve_span (h, d->span_id)) < 0)
-        unknown_span (h, "device interval", d->span_id, WICK_RECORD_DEVICE_INTERVAL, i);
+        unknown_span (h,
+                      g_strdup_printf (_ ("device interval evidence refers to missing span `%s`"),
+                                       S (h, d->span_id)),
+                      d->span_id, WICK_RECORD_DEVICE_INTERVAL, i);
     }
 }
 
@@ -396,7 +435,8 @@ check_evidence_timing (Health *h)
       if (d->duration_ns == 0)
         add_issue (
           h, "empty_device_interval", WICK_SEVERITY_ERROR,
-          g_strdup_printf ("device interval for `%s` has zero duration", S (h, d->span_id)),
+          /* Translators: %s is a span's id. */
+          g_strdup_printf (_ ("device interval for `%s` has zero duration"), S (h, d->span_id)),
           WICK_RECORD_DEVICE_INTERVAL, i, S (h, d->span_id));
     }
   for (guint i = 0; i < doc->ops->len; i++)
@@ -409,8 +449,9 @@ check_evidence_timing (Health *h)
           || saturating_add (op->timestamp_ns, op->duration_ns)
                > saturating_add (span->start_ns, span->duration_ns))
         add_issue (h, "operation_outside_span", WICK_SEVERITY_ERROR,
-                   g_strdup_printf ("operation `%s` lies outside span `%s`", S (h, op->op_name),
-                                    S (h, op->span_id)),
+                   /* Translators: an operation's name and its span's id. */
+                   g_strdup_printf (_ ("operation `%s` lies outside span `%s`"),
+                                    S (h, op->op_name), S (h, op->span_id)),
                    WICK_RECORD_OP, i, S (h, op->span_id));
     }
   for (guint i = 0; i < doc->memory->len; i++)
@@ -422,9 +463,11 @@ check_evidence_timing (Health *h)
       if (m->timestamp_ns < span->start_ns
           || m->timestamp_ns > saturating_add (span->start_ns, span->duration_ns))
         add_issue (h, "memory_outside_span", WICK_SEVERITY_ERROR,
-                   g_strdup_printf ("memory event for storage `%s` at %" G_GUINT64_FORMAT
-                                    " ns lies outside span `%s`",
-                                    S (h, m->storage_id), m->timestamp_ns, S (h, m->span_id)),
+                   /* Translators: a storage id, a timestamp in nanoseconds and a span's id. */
+                   g_strdup_printf (_ ("memory event for storage `%s` at %llu ns lies outside "
+                                       "span `%s`"),
+                                    S (h, m->storage_id), (unsigned long long)m->timestamp_ns,
+                                    S (h, m->span_id)),
                    WICK_RECORD_MEMORY, i, S (h, m->span_id));
     }
   for (guint i = 0; i < doc->device_memory->len; i++)
@@ -433,7 +476,8 @@ check_evidence_timing (Health *h)
         = &g_array_index (doc->device_memory, WickDeviceMemorySample, i);
       if (s->present == 0)
         add_issue (h, "empty_device_memory_sample", WICK_SEVERITY_ERROR,
-                   g_strdup_printf ("device-memory sample for `%s` contains no measurements",
+                   /* Translators: %s is a device name (cuda:0, ...). */
+                   g_strdup_printf (_ ("device-memory sample for `%s` contains no measurements"),
                                     S (h, s->device)),
                    WICK_RECORD_DEVICE_MEMORY, i, NULL);
     }
@@ -471,30 +515,39 @@ check_edges (Health *h)
             {
               add_issue (
                 h, "unknown_call_edge_span", WICK_SEVERITY_ERROR,
-                g_strdup_printf ("call edge `%s` -> `%s` refers to a missing span", from, to),
+                /* Translators: a call edge from one span to another: the two span ids. */
+                g_strdup_printf (_ ("call edge `%s` -> `%s` refers to a missing span"), from, to),
                 WICK_RECORD_EDGE, i, NULL);
               continue;
             }
           if (!(spans[t].flags & WICK_SPAN_FLAG_HAS_PARENT_ID) || spans[t].parent_id != e->from)
             add_issue (h, "call_edge_hierarchy_mismatch", WICK_SEVERITY_ERROR,
-                       g_strdup_printf ("call edge `%s` -> `%s` does not match the span hierarchy",
+                       /* Translators: the call edge's two span ids. */
+                       g_strdup_printf (_ ("call edge `%s` -> `%s` does not match the span "
+                                           "hierarchy"),
                                         from, to),
                        WICK_RECORD_EDGE, i, to);
           if ((spans[t].flags & WICK_SPAN_FLAG_CLOSED)
               && e->host_duration_ns != spans[t].duration_ns)
             add_issue (h, "call_edge_duration_mismatch", WICK_SEVERITY_ERROR,
-                       g_strdup_printf ("call edge `%s` -> `%s` reports %" G_GUINT64_FORMAT
-                                        " ns but the span reports %" G_GUINT64_FORMAT " ns",
-                                        from, to, e->host_duration_ns, spans[t].duration_ns),
+                       /* Translators: the call edge's two span ids, then the durations in
+                        * nanoseconds the edge and the called span report. */
+                       g_strdup_printf (_ ("call edge `%s` -> `%s` reports %llu ns but the span "
+                                           "reports %llu ns"),
+                                        from, to, (unsigned long long)e->host_duration_ns,
+                                        (unsigned long long)spans[t].duration_ns),
                        WICK_RECORD_EDGE, i, to);
         }
       else if (wick_document_str_len (doc, e->from) == 0 || wick_document_str_len (doc, e->to) == 0)
         add_issue (h, "empty_data_edge_endpoint", WICK_SEVERITY_ERROR,
-                   g_strdup ("data-edge tensor IDs cannot be empty"), WICK_RECORD_EDGE, i, NULL);
+                   g_strdup (_ ("data-edge tensor IDs cannot be empty")), WICK_RECORD_EDGE, i,
+                   NULL);
       else if (wick_id_map_lookup (&known, e->from) < 0 || wick_id_map_lookup (&known, e->to) < 0)
         add_issue (
           h, "unknown_data_edge_tensor", WICK_SEVERITY_ERROR,
-          g_strdup_printf ("data edge `%s` -> `%s` refers to unknown tensor evidence", from, to),
+          /* Translators: a data edge between two tensors: the two tensor ids. */
+          g_strdup_printf (_ ("data edge `%s` -> `%s` refers to unknown tensor evidence"), from,
+                           to),
           WICK_RECORD_EDGE, i, NULL);
     }
   wick_id_map_clear (&known);
@@ -635,12 +688,14 @@ pair_alloc (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint6
     }
   else if (storage->bytes != m->bytes)
     add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
-               g_strdup_printf ("storage `%s` on `%s` has conflicting allocation sizes",
+               /* Translators: a storage id and a device name (cuda:0, ...). */
+               g_strdup_printf (_ ("storage `%s` on `%s` has conflicting allocation sizes"),
                                 S (h, m->storage_id), S (h, m->device)),
                WICK_RECORD_MEMORY, i, NULL);
   else if (live_has_tensor (map, storage, m->tensor_id))
     add_issue (h, "duplicate_allocation", WICK_SEVERITY_ERROR,
-               g_strdup_printf ("tensor `%s` repeated an allocation for storage `%s` on `%s`",
+               /* Translators: a tensor id, a storage id and a device name. */
+               g_strdup_printf (_ ("tensor `%s` repeated an allocation for storage `%s` on `%s`"),
                                 S (h, m->tensor_id), S (h, m->storage_id), S (h, m->device)),
                WICK_RECORD_MEMORY, i, NULL);
   else
@@ -660,7 +715,8 @@ pair_free (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint64
   if (storage == NULL)
     {
       add_issue (h, "unpaired_free", WICK_SEVERITY_ERROR,
-                 g_strdup_printf ("storage `%s` on `%s` was freed while not live",
+                 /* Translators: a storage id and a device name. */
+                 g_strdup_printf (_ ("storage `%s` on `%s` was freed while not live"),
                                   S (h, m->storage_id), S (h, m->device)),
                  WICK_RECORD_MEMORY, i, NULL);
       return;
@@ -670,9 +726,10 @@ pair_free (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint64
   map->n_live--;
   if (bytes != m->bytes)
     add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
-               g_strdup_printf ("storage `%s` allocated %" G_GUINT64_FORMAT
-                                " bytes but freed %" G_GUINT64_FORMAT,
-                                S (h, m->storage_id), bytes, m->bytes),
+               /* Translators: a storage id, then the bytes allocated and the bytes freed. */
+               g_strdup_printf (_ ("storage `%s` allocated %llu bytes but freed %llu"),
+                                S (h, m->storage_id), (unsigned long long)bytes,
+                                (unsigned long long)m->bytes),
                WICK_RECORD_MEMORY, i, NULL);
 }
 
@@ -755,35 +812,42 @@ check_gradient_events (Health *h)
       const char *id = S (h, g->event_id);
       if (blank (h, g->event_id))
         add_issue (h, "empty_gradient_event_id", WICK_SEVERITY_ERROR,
-                   g_strdup ("gradient event IDs must not be empty"), WICK_RECORD_GRADIENT, i, id);
+                   g_strdup (_ ("gradient event IDs must not be empty")), WICK_RECORD_GRADIENT,
+                   i, id);
       if (blank (h, g->root) || blank (h, g->key))
         add_issue (h, "empty_gradient_parameter_key", WICK_SEVERITY_ERROR,
-                   g_strdup ("gradient roots and parameter keys must not be empty"),
+                   g_strdup (_ ("gradient roots and parameter keys must not be empty")),
                    WICK_RECORD_GRADIENT, i, id);
       if (wick_id_map_insert (&seen, g->event_id, i) != i)
         {
-          GString *m = g_string_new ("gradient event ID ");
-          debug_str (h, m, g->event_id);
-          g_string_append (m, " occurs more than once");
+          g_autoptr (GString) quoted = g_string_new (NULL);
+          debug_str (h, quoted, g->event_id);
           add_issue (h, "duplicate_gradient_event_id", WICK_SEVERITY_ERROR,
-                     g_string_free (m, FALSE), WICK_RECORD_GRADIENT, i, id);
+                     /* Translators: %s is the event id, quoted ("g1"). */
+                     g_strdup_printf (_ ("gradient event ID %s occurs more than once"),
+                                      quoted->str),
+                     WICK_RECORD_GRADIENT, i, id);
         }
       if (!norm_is_valid (g))
         {
-          GString *m = g_string_new ("gradient ");
-          gradient_key_debug (h, m, g->root, g->key);
-          g_string_append_printf (m, " state `%s` is inconsistent with norm ",
-                                  state_names[g->state]);
+          g_autoptr (GString) key = g_string_new (NULL);
+          g_autoptr (GString) norm = g_string_new (NULL);
+          gradient_key_debug (h, key, g->root, g->key);
           if (g->has_norm)
             {
-              g_string_append (m, "Some(");
-              wick_rust_debug_f64 (m, g->norm);
-              g_string_append_c (m, ')');
+              g_string_append (norm, "Some(");
+              wick_rust_debug_f64 (norm, g->norm);
+              g_string_append_c (norm, ')');
             }
           else
-            g_string_append (m, "None");
+            g_string_append (norm, "None");
           add_issue (h, "gradient_state_norm_inconsistent", WICK_SEVERITY_ERROR,
-                     g_string_free (m, FALSE), WICK_RECORD_GRADIENT, i, id);
+                     /* Translators: the gradient's ("root", "key") pair, its state (present,
+                      * missing, zero or non_finite: kept as they are) and its norm as
+                      * candle-graph writes it (Some(0.5) or None). */
+                     g_strdup_printf (_ ("gradient %s state `%s` is inconsistent with norm %s"),
+                                      key->str, state_names[g->state], norm->str),
+                     WICK_RECORD_GRADIENT, i, id);
         }
     }
   wick_id_map_clear (&seen);
@@ -842,13 +906,13 @@ wick_gradient_contract_validate (WickDocument *self)
   g_autoptr (GArray) used = NULL;
 
   if (m->expected->len == 0)
-    return g_strdup ("gradient manifest must not be empty");
+    return g_strdup (_ ("gradient manifest must not be empty"));
   if (m->families->len == 0)
-    return g_strdup ("gradient families must not be empty");
+    return g_strdup (_ ("gradient families must not be empty"));
   digest = wick_manifest_digest (self, m->expected);
   if (strcmp (digest, S (h, m->manifest_sha256)) != 0
       || wick_document_str_len (self, m->manifest_sha256) != strlen (digest))
-    return g_strdup ("gradient manifest SHA-256 does not match its ordered parameter manifest");
+    return g_strdup (_ ("gradient manifest SHA-256 does not match its ordered parameter manifest"));
 
   declared = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   for (guint i = 0; i < m->expected->len; i++)
@@ -858,16 +922,16 @@ wick_gradient_contract_validate (WickDocument *self)
       if (blank (h, e->root) || blank (h, e->key) || blank (h, e->family))
         {
           g_free (key);
-          return g_strdup ("gradient manifest root, key, and family must not be empty");
+          return g_strdup (_ ("gradient manifest root, key, and family must not be empty"));
         }
       *key = (gint64)(((guint64)e->root << 32) | e->key);
       if (g_hash_table_contains (declared, key))
         {
-          GString *msg = g_string_new ("gradient manifest declares ");
-          gradient_key_debug (h, msg, e->root, e->key);
-          g_string_append (msg, " more than once");
+          g_autoptr (GString) pair = g_string_new (NULL);
+          gradient_key_debug (h, pair, e->root, e->key);
           g_free (key);
-          return g_string_free (msg, FALSE);
+          /* Translators: %s is a ("root", "key") pair of the manifest. */
+          return g_strdup_printf (_ ("gradient manifest declares %s more than once"), pair->str);
         }
       g_hash_table_add (declared, key);
     }
@@ -882,35 +946,41 @@ wick_gradient_contract_validate (WickDocument *self)
       if (blank (h, f->family))
         {
           g_string_free (name, TRUE);
-          return g_strdup ("gradient family name must not be empty");
+          return g_strdup (_ ("gradient family name must not be empty"));
         }
       for (guint j = 0; j < i; j++)
         if (g_array_index (m->families, WickGradientFamilyContract, j).family == f->family)
           {
+            /* Translators: %s is a gradient family's name, quoted ("embed"). */
             char *msg
-              = g_strdup_printf ("gradient family %s is declared more than once", name->str);
+              = g_strdup_printf (_ ("gradient family %s is declared more than once"), name->str);
             g_string_free (name, TRUE);
             return msg;
           }
       members = family_members (self, f->family);
       if (members == 0)
         {
-          char *msg = g_strdup_printf ("gradient family %s has no manifest members", name->str);
+          char *msg
+            = g_strdup_printf (_ ("gradient family %s has no manifest members"), name->str);
           g_string_free (name, TRUE);
           return msg;
         }
       if (f->expectation == WICK_EXPECT_INACTIVE && f->min_present != 0)
         {
           char *msg
-            = g_strdup_printf ("inactive gradient family %s must have min_present=0", name->str);
+            /* Translators: %s is a family's name; min_present is a field, kept as it is. */
+            = g_strdup_printf (_ ("inactive gradient family %s must have min_present=0"),
+                               name->str);
           g_string_free (name, TRUE);
           return msg;
         }
       if (f->expectation != WICK_EXPECT_INACTIVE
           && (f->min_present < 1 || f->min_present > members))
         {
-          char *msg = g_strdup_printf ("active or data-conditional gradient family %s needs "
-                                       "min_present in 1..=%u",
+          /* Translators: %s is a family's name; min_present is a field, kept as it is;
+           * 1..=%u is the range of values it may take (1 to the family's members). */
+          char *msg = g_strdup_printf (_ ("active or data-conditional gradient family %s needs "
+                                          "min_present in 1..=%u"),
                                        name->str, members);
           g_string_free (name, TRUE);
           return msg;
@@ -932,10 +1002,11 @@ wick_gradient_contract_validate (WickDocument *self)
         has_contract |= g_array_index (m->families, WickGradientFamilyContract, j).family == family;
       if (!has_contract)
         {
-          GString *msg = g_string_new ("gradient manifest family ");
-          debug_str (h, msg, family);
-          g_string_append (msg, " has no family contract");
-          return g_string_free (msg, FALSE);
+          g_autoptr (GString) quoted = g_string_new (NULL);
+          debug_str (h, quoted, family);
+          /* Translators: %s is a gradient family's name, quoted ("embed"). */
+          return g_strdup_printf (_ ("gradient manifest family %s has no family contract"),
+                                  quoted->str);
         }
     }
   return NULL;
@@ -1015,19 +1086,29 @@ check_manifest (Health *h)
       const char *id = S (h, g_array_index (doc->gradients, WickGradient, o->first).event_id);
       if (o->count != 1)
         {
-          GString *msg = g_string_new ("gradient ");
-          gradient_key_debug (h, msg, o->root, o->key);
-          g_string_append_printf (msg, " occurs %u times; expected exactly once", o->count);
+          g_autoptr (GString) pair = g_string_new (NULL);
+          gradient_key_debug (h, pair, o->root, o->key);
           add_issue (h, "gradient_manifest_duplicate_key", WICK_SEVERITY_ERROR,
-                     g_string_free (msg, FALSE), WICK_RECORD_GRADIENT, o->first, id);
+                     g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                                   /* Translators: a ("root", "key") pair and
+                                                    * how often it was recorded (two or
+                                                    * more). */
+                                                   "gradient %s occurs %u time; expected "
+                                                   "exactly once",
+                                                   "gradient %s occurs %u times; expected "
+                                                   "exactly once",
+                                                   o->count),
+                                      pair->str, o->count),
+                     WICK_RECORD_GRADIENT, o->first, id);
         }
       if (!g_hash_table_contains (expected, &key))
         {
-          GString *msg = g_string_new ("gradient ");
-          gradient_key_debug (h, msg, o->root, o->key);
-          g_string_append (msg, " is absent from the manifest");
+          g_autoptr (GString) pair = g_string_new (NULL);
+          gradient_key_debug (h, pair, o->root, o->key);
           add_issue (h, "gradient_manifest_undeclared_key", WICK_SEVERITY_ERROR,
-                     g_string_free (msg, FALSE), WICK_RECORD_GRADIENT, o->first, id);
+                     /* Translators: %s is a ("root", "key") pair. */
+                     g_strdup_printf (_ ("gradient %s is absent from the manifest"), pair->str),
+                     WICK_RECORD_GRADIENT, o->first, id);
         }
     }
   guint not_yet = 0;
@@ -1040,11 +1121,12 @@ check_manifest (Health *h)
         not_yet++;
       else if (!g_hash_table_contains (index, &key))
         {
-          GString *msg = g_string_new ("manifest gradient ");
-          gradient_key_debug (h, msg, e->root, e->key);
-          g_string_append (msg, " was not captured");
+          g_autoptr (GString) pair = g_string_new (NULL);
+          gradient_key_debug (h, pair, e->root, e->key);
           add_issue (h, "gradient_manifest_missing_key", failed_severity (h),
-                     g_string_free (msg, FALSE), WICK_RECORD_NONE, -1, NULL);
+                     /* Translators: %s is a ("root", "key") pair of the manifest. */
+                     g_strdup_printf (_ ("manifest gradient %s was not captured"), pair->str),
+                     WICK_RECORD_NONE, -1, NULL);
         }
     }
   /* While the run goes on, one issue counts what has not arrived yet. */
@@ -1160,13 +1242,14 @@ check_gradients (Health *h)
   if (m->gradients == WICK_COVERAGE_COMPLETE && !m->has_gradient_contract)
     {
       error (h, "gradient_contract_missing",
-             g_strdup ("complete gradient coverage requires an exact gradient contract"));
+             g_strdup (_ ("complete gradient coverage requires an exact gradient contract")));
       return;
     }
   if (m->gradients != WICK_COVERAGE_COMPLETE && m->has_gradient_contract)
     {
       error (h, "gradient_contract_without_complete_coverage",
-             g_strdup ("an exact gradient contract requires complete declared gradient coverage"));
+             g_strdup (
+               _ ("an exact gradient contract requires complete declared gradient coverage")));
       return;
     }
   if (!m->has_gradient_contract)
@@ -1201,26 +1284,26 @@ check_planes (Health *h)
     gboolean empty;
     const char *code, *message;
   } planes[] = {
-    { doc->ops->len == 0, "operations_absent", "no operation evidence was captured" },
-    { doc->tensors->len == 0, "tensors_absent", "no tensor checkpoints were captured" },
-    { doc->memory->len == 0, "logical_memory_absent", "no logical storage events were captured" },
+    { doc->ops->len == 0, "operations_absent", N_ ("no operation evidence was captured") },
+    { doc->tensors->len == 0, "tensors_absent", N_ ("no tensor checkpoints were captured") },
+    { doc->memory->len == 0, "logical_memory_absent", N_ ("no logical storage events were captured") },
     { doc->device_memory->len == 0, "physical_memory_absent",
-      "no physical device-memory samples were captured" },
+      N_ ("no physical device-memory samples were captured") },
     { doc->device_intervals->len == 0, "device_timing_absent",
-      "no device timing intervals were captured" },
+      N_ ("no device timing intervals were captured") },
     { train && doc->gradients->len == 0, "gradients_absent",
-      "no gradient facts were captured for this training run" },
+      N_ ("no gradient facts were captured for this training run") },
     { train && step_count (doc, WICK_STEP_FORWARD) == 0, "forward_absent",
-      "no forward span was tagged" },
+      N_ ("no forward span was tagged") },
     { train && step_count (doc, WICK_STEP_BACKWARD) == 0, "backward_absent",
-      "no backward span was tagged" },
+      N_ ("no backward span was tagged") },
     { train && step_count (doc, WICK_STEP_OPTIMIZER) == 0, "optimizer_absent",
-      "no optimizer span was tagged" },
+      N_ ("no optimizer span was tagged") },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (planes); i++)
     if (planes[i].empty)
-      warning (h, planes[i].code, g_strdup (planes[i].message));
+      warning (h, planes[i].code, g_strdup (_ (planes[i].message)));
 }
 
 static gboolean
@@ -1250,17 +1333,21 @@ check_required_labels (Health *h)
       guint count = 0;
       if (blank (h, labels[i]))
         label_issue (h, "empty_required_semantic_label",
-                     g_strdup ("required semantic labels must not be empty"));
+                     g_strdup (_ ("required semantic labels must not be empty")));
       if (list_contains (labels, i, labels[i]))
         label_issue (h, "duplicate_required_semantic_label",
-                     g_strdup_printf ("required semantic label `%s` is declared more than once",
+                     /* Translators: %s is a semantic label, a span name of the trace. */
+                     g_strdup_printf (_ ("required semantic label `%s` is declared more than "
+                                         "once"),
                                       S (h, labels[i])));
       for (guint j = 0; j < doc->spans->len; j++)
         count += g_array_index (doc->spans, WickSpan, j).name == labels[i];
       if (count != 1)
         label_issue (h, "required_semantic_label_cardinality",
-                     g_strdup_printf ("required semantic label `%s` must occur exactly once; "
-                                      "observed %u",
+                     /* Translators: a semantic label (a span name) and how many spans have
+                      * that name. */
+                     g_strdup_printf (_ ("required semantic label `%s` must occur exactly once; "
+                                         "observed %u"),
                                       S (h, labels[i]), count));
     }
 }
@@ -1275,10 +1362,10 @@ check_label_classification (Health *h)
   {
     const WickStr *labels;
     guint n;
-    const char *list;
+    gboolean gpu; /* the GPU-expected list, else the CPU-only one */
   } lists[] = {
-    { wick_document_get_str_list (doc, m->gpu_labels_offset), m->n_gpu_labels, "GPU-expected" },
-    { wick_document_get_str_list (doc, m->cpu_labels_offset), m->n_cpu_labels, "CPU-only" },
+    { wick_document_get_str_list (doc, m->gpu_labels_offset), m->n_gpu_labels, TRUE },
+    { wick_document_get_str_list (doc, m->cpu_labels_offset), m->n_cpu_labels, FALSE },
   };
   g_autoptr (GArray) classified = g_array_new (FALSE, FALSE, sizeof (WickStr));
   gboolean partition = TRUE;
@@ -1291,20 +1378,35 @@ check_label_classification (Health *h)
         WickStr label = lists[l].labels[i];
         const char *text = S (h, label);
         if (blank (h, label))
-          label_issue (
-            h, "empty_semantic_label_classification",
-            g_strdup_printf ("%s semantic label classifications must not be empty", lists[l].list));
+          label_issue (h, "empty_semantic_label_classification",
+                       g_strdup (lists[l].gpu
+                                   ? _ ("GPU-expected semantic label classifications must not "
+                                        "be empty")
+                                   : _ ("CPU-only semantic label classifications must not be "
+                                        "empty")));
         if (list_contains (lists[l].labels, i, label))
           label_issue (h, "duplicate_semantic_label_classification",
-                       g_strdup_printf ("%s semantic label `%s` is listed more than once",
-                                        lists[l].list, text));
+                       /* Translators: %s is a semantic label, a span name of the trace. */
+                       g_strdup_printf (lists[l].gpu
+                                          ? _ ("GPU-expected semantic label `%s` is listed more "
+                                               "than once")
+                                          : _ ("CPU-only semantic label `%s` is listed more than "
+                                               "once"),
+                                        text));
         if (!list_contains (required, m->n_required_labels, label))
           label_issue (h, "unrequired_semantic_label_classification",
-                       g_strdup_printf ("%s semantic label `%s` is not a required semantic label",
-                                        lists[l].list, text));
+                       /* Translators: %s is a semantic label, a span name of the trace. */
+                       g_strdup_printf (lists[l].gpu
+                                          ? _ ("GPU-expected semantic label `%s` is not a "
+                                               "required semantic label")
+                                          : _ ("CPU-only semantic label `%s` is not a required "
+                                               "semantic label"),
+                                        text));
         if (list_contains ((const WickStr *)(gpointer)classified->data, classified->len, label))
           label_issue (h, "overlapping_semantic_label_classification",
-                       g_strdup_printf ("semantic label `%s` is classified more than once", text));
+                       /* Translators: %s is a semantic label, a span name of the trace. */
+                       g_strdup_printf (_ ("semantic label `%s` is classified more than once"),
+                                        text));
         else
           g_array_append_val (classified, label);
       }
@@ -1316,8 +1418,8 @@ check_label_classification (Health *h)
       = list_contains (required, m->n_required_labels, g_array_index (classified, WickStr, i));
   if (!partition)
     label_issue (h, "incomplete_semantic_label_partition",
-                 g_strdup ("GPU-expected and CPU-only semantic labels must partition the required "
-                           "semantic labels"));
+                 g_strdup (_ ("GPU-expected and CPU-only semantic labels must partition the "
+                              "required semantic labels")));
 }
 
 /* ---- verdict (§7.6) --------------------------------------------------- */
@@ -1343,15 +1445,15 @@ coverage_verdict (Health *h, gboolean valid)
       verdict = doc->gradients->len == 0 ? WICK_COVERAGE_VERDICT_UNAVAILABLE
                                          : WICK_COVERAGE_VERDICT_PARTIAL;
       reason = doc->gradients->len == 0
-                 ? "gradient coverage is not declared complete and no gradient was recorded"
-                 : "gradient coverage is not declared complete: the recorded gradients are partial "
-                   "evidence";
+                 ? _ ("gradient coverage is not declared complete and no gradient was recorded")
+                 : _ ("gradient coverage is not declared complete: the recorded gradients are "
+                      "partial evidence");
     }
   else if (!m->has_gradient_contract)
     verdict = WICK_COVERAGE_VERDICT_INVALID,
-    reason = "complete gradient coverage is declared without an exact gradient contract";
+    reason = _ ("complete gradient coverage is declared without an exact gradient contract");
   else if ((contract_error = wick_gradient_contract_validate (doc)) != NULL)
-    verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "the gradient contract is invalid";
+    verdict = WICK_COVERAGE_VERDICT_INVALID, reason = _ ("the gradient contract is invalid");
   else
     {
       gboolean any_error = FALSE, any_warning = FALSE, any_pending = FALSE;
@@ -1365,23 +1467,23 @@ coverage_verdict (Health *h, gboolean valid)
           any_pending |= issue->severity == WICK_SEVERITY_PENDING;
         }
       if (any_error)
-        verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "gradient checks report errors";
+        verdict = WICK_COVERAGE_VERDICT_INVALID, reason = _ ("gradient checks report errors");
       else if (any_pending)
         verdict = WICK_COVERAGE_VERDICT_PENDING,
-        reason = "the run is in progress: the gradient counts are judged when it ends";
+        reason = _ ("the run is in progress: the gradient counts are judged when it ends");
       else if (any_warning)
         verdict = WICK_COVERAGE_VERDICT_PARTIAL,
-        reason = "gradient checks report gaps of an interrupted capture";
+        reason = _ ("gradient checks report gaps of an interrupted capture");
       else
         verdict = WICK_COVERAGE_VERDICT_COMPLETE,
-        reason = "every manifest gradient was captured once and every family meets its expectation";
+        reason = _ ("every manifest gradient was captured once and every family meets its expectation");
     }
   if (!valid
       && (verdict == WICK_COVERAGE_VERDICT_PARTIAL || verdict == WICK_COVERAGE_VERDICT_COMPLETE
           || verdict == WICK_COVERAGE_VERDICT_PENDING))
-    verdict = WICK_COVERAGE_VERDICT_INVALID, reason = "the trace is not structurally valid";
+    verdict = WICK_COVERAGE_VERDICT_INVALID, reason = _ ("the trace is not structurally valid");
   if (h->failed && verdict == WICK_COVERAGE_VERDICT_COMPLETE)
-    verdict = WICK_COVERAGE_VERDICT_PARTIAL, reason = "the capture failed";
+    verdict = WICK_COVERAGE_VERDICT_PARTIAL, reason = _ ("the capture failed");
   doc->coverage = verdict;
   g_free (doc->coverage_reason);
   doc->coverage_reason = g_strdup (reason);
@@ -1427,12 +1529,12 @@ wick_health_analyze (WickDocument *self, gboolean live)
     }
   if (h.provisional && !self->has_terminal)
     pending (&h, "missing_terminal",
-             g_strdup ("the run is in progress: its terminal record has not arrived"),
+             g_strdup (_ ("the run is in progress: its terminal record has not arrived")),
              WICK_RECORD_NONE, -1, NULL);
   if (h.failed)
     warning (&h, "capture_failed",
              g_strdup (self->terminal_reason ? S (&h, self->terminal_reason)
-                                             : "capture ended with a failed outcome"));
+                                             : _ ("capture ended with a failed outcome")));
   check_spans (&h);
   check_evidence_spans (&h);
   check_evidence_timing (&h);
@@ -1455,7 +1557,7 @@ wick_health_analyze (WickDocument *self, gboolean live)
   else
     {
       self->coverage = WICK_COVERAGE_VERDICT_UNAVAILABLE;
-      self->coverage_reason = g_strdup ("no run metadata was read");
+      self->coverage_reason = g_strdup (_ ("no run metadata was read"));
     }
   self->analysed = TRUE;
 }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glib/gi18n-lib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -220,9 +221,16 @@ wick_input_free (WickInput *input)
 static gssize
 cut_off (WickInput *input, const char *what, GError **error)
 {
+  /* A cut-off file is read up to the cut, and this sentence is shown with
+   * what was read (the Health page of a Chrome trace): translated. */
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
-               "%s: the %s stream is cut off after %" G_GUINT64_FORMAT " bytes of data",
-               input->name, what, input->decoded);
+               g_dngettext (GETTEXT_PACKAGE,
+                            /* Translators: the file's name, the compression (gzip or zstd)
+                             * and the number of bytes decompressed before the cut. */
+                            "%s: the %s stream is cut off after %llu byte of data",
+                            "%s: the %s stream is cut off after %llu bytes of data",
+                            input->decoded > G_MAXULONG ? G_MAXULONG : (gulong)input->decoded),
+               input->name, what, (unsigned long long)input->decoded);
   return -1;
 }
 

@@ -31,7 +31,7 @@ issue (WickHealthPage *self, guint index)
 static char *
 text_severity (gpointer data, guint kind, guint index)
 {
-  return g_strdup (wick_severity_to_string (issue (data, index)->severity));
+  return g_strdup (wick_severity_name (issue (data, index)->severity));
 }
 
 static char *

@@ -1,6 +1,8 @@
 /* wick-palette.c — see wick-palette.h. */
 #include "wick-palette.h"
 
+#include <glib/gi18n.h>
+
 #define RGB(hex)                                                                                   \
   {                                                                                                \
     ((hex) >> 16 & 0xff) / 255.0, ((hex) >> 8 & 0xff) / 255.0, ((hex)&0xff) / 255.0                \
@@ -12,8 +14,11 @@ static const WickRgb category_light[] = {
 static const WickRgb category_dark[] = {
   RGB (0x62a0ea), RGB (0xffa348), RGB (0xc061cb), RGB (0x57e389), RGB (0xcdab8f),
 };
+/* Translators: the memory categories of the memory chart's legend and of a tensor */
 static const char *category_names[]
-  = { "parameter", "activation", "gradient", "optimizer", "other" };
+  = { NC_ ("memory category", "parameter"), NC_ ("memory category", "activation"),
+      NC_ ("memory category", "gradient"), NC_ ("memory category", "optimizer"),
+      NC_ ("memory category", "other") };
 
 /* Rows: step none, forward, backward, optimizer; columns: shades. */
 static const WickRgb span_light[4][WICK_SPAN_SHADES] = {
@@ -49,7 +54,8 @@ wick_palette_category (guint category, gboolean dark)
 const char *
 wick_palette_category_name (guint category)
 {
-  return category_names[MIN (category, G_N_ELEMENTS (category_names) - 1)];
+  return g_dpgettext2 (NULL, "memory category",
+                       category_names[MIN (category, G_N_ELEMENTS (category_names) - 1)]);
 }
 
 WickRgb

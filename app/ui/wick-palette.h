@@ -22,6 +22,7 @@ typedef struct
 #define WICK_SPAN_COLOURS (4 * WICK_SPAN_SHADES)
 
 WickRgb wick_palette_category (guint category, gboolean dark);
+/* Translated: the legend's and the tooltips' word for the category. */
 const char *wick_palette_category_name (guint category);
 WickRgb wick_palette_span (guint colour_id, gboolean dark);
 guint wick_palette_span_colour_id (guint step, const char *name);

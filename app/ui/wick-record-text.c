@@ -3,25 +3,46 @@
 
 #include <glib/gi18n.h>
 
+#include "wick-palette.h"
+
 const char *
 wick_span_kind_name (guint kind)
 {
-  static const char *names[] = { "function", "op", "module" };
-  return kind < G_N_ELEMENTS (names) ? names[kind] : "?";
+  /* Translators: the kinds of a span (its span_kind: function, op or module) */
+  static const char *names[] = { NC_ ("span kind", "function"), NC_ ("span kind", "op"),
+                                 NC_ ("span kind", "module") };
+  return kind < G_N_ELEMENTS (names) ? g_dpgettext2 (NULL, "span kind", names[kind]) : "?";
 }
 
 const char *
 wick_step_name (guint step)
 {
-  static const char *names[] = { "—", "forward", "backward", "optimizer" };
-  return step < G_N_ELEMENTS (names) ? names[step] : "?";
+  static const char *names[] = { "—", N_ ("forward"), N_ ("backward"), N_ ("optimizer") };
+  return step == 0 ? names[0] : step < G_N_ELEMENTS (names) ? _ (names[step]) : "?";
 }
 
 const char *
 wick_category_name (guint category)
 {
-  static const char *names[] = { "parameter", "activation", "gradient", "optimizer", "other" };
-  return category < G_N_ELEMENTS (names) ? names[category] : "?";
+  return category < 5 ? wick_palette_category_name (category) : "?";
+}
+
+const char *
+wick_severity_name (WickSeverity severity)
+{
+  switch (severity)
+    {
+      case WICK_SEVERITY_ERROR:
+        return C_ ("severity", "error");
+      case WICK_SEVERITY_WARNING:
+        return C_ ("severity", "warning");
+      case WICK_SEVERITY_INFO:
+        return C_ ("severity", "info");
+      case WICK_SEVERITY_PENDING:
+        /* Translators: a rule that only the end of a run still being written decides */
+        return C_ ("severity", "pending");
+    }
+  return "?";
 }
 
 char *

@@ -8,7 +8,11 @@ G_BEGIN_DECLS
 
 const char *wick_span_kind_name (guint kind);
 const char *wick_step_name (guint step);
+/* The memory category's name, translated ("?" beyond the five). */
 const char *wick_category_name (guint category);
+/* A health issue's severity in words, translated (wick_severity_to_string ()
+ * is its code, for scripts). */
+const char *wick_severity_name (WickSeverity severity);
 /* "[64, 128]" or "[]" */
 char *wick_format_shape (WickDocument *document, guint32 offset, guint32 rank);
 /* Time relative to the trace's first span, for display. */

@@ -5,6 +5,7 @@
 #include <pango/pangocairo.h>
 
 #include "wick-palette.h"
+#include "wick-record-text.h"
 
 #define ROW 20
 #define MARGIN 16
@@ -263,7 +264,7 @@ wick_health_draw (WickDocument *document, cairo_t *cr, int width, int height, gb
   for (i = 0; i < n; i++)
     {
       const char *cells[]
-        = { wick_severity_to_string (issues[i].severity), issues[i].code, issues[i].message };
+        = { wick_severity_name (issues[i].severity), issues[i].code, issues[i].message };
       const WickRgb *colours[]
         = { issues[i].severity == WICK_SEVERITY_ERROR ? &bad : &warn, NULL, NULL };
       if (!sheet_row (&sheet, cells, colours, x, 3, FALSE))
