@@ -490,11 +490,28 @@ runner_main (void *data)
     {
       if (!wick_stage_run (runner->stage, stream, &error)
           || stage_test_stream_synchronize (stream) != 0)
-        runner->failures++;
-      runner->runs++;
+        __atomic_add_fetch (&runner->failures, 1, __ATOMIC_RELEASE);
+      __atomic_add_fetch (&runner->runs, 1, __ATOMIC_RELEASE);
     }
   stage_test_stream_free (stream);
   return NULL;
+}
+
+/* Waits (deadline 20 s) until the runner thread has run the stage @more
+ * times more than it had when called: each phase of the test (eager, captured,
+ * released, captured again) then really has runs beside it, however loaded
+ * the machine is. */
+static void
+wait_for_runs (Runner *runner, int more, const char *phase)
+{
+  int target = __atomic_load_n (&runner->runs, __ATOMIC_ACQUIRE) + more;
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (__atomic_load_n (&runner->runs, __ATOMIC_ACQUIRE) < target
+         && g_get_monotonic_time () < deadline)
+    g_usleep (200);
+  if (__atomic_load_n (&runner->runs, __ATOMIC_ACQUIRE) < target)
+    g_error ("the stage ran %d times in 20 s, not %d more, %s",
+             __atomic_load_n (&runner->runs, __ATOMIC_ACQUIRE), more, phase);
 }
 
 static void
@@ -507,21 +524,21 @@ test_capture_while_running (void)
   Runner runner = { stage, 0, 0, 0 };
   pthread_t thread;
   pthread_create (&thread, NULL, runner_main, &runner);
-  g_usleep (20000);
+  wait_for_runs (&runner, 3, "eager, before the first capture");
   WickCertification cert;
   WickError error = { "" };
   g_assert_true (wick_stage_capture (stage, NULL, &cert, &error));
   g_assert_true (cert.accepted);
-  g_usleep (20000);
+  wait_for_runs (&runner, 3, "after the first capture");
   g_assert_true (wick_stage_release (stage, &error));
-  g_usleep (10000);
+  wait_for_runs (&runner, 3, "after the release");
   g_assert_true (wick_stage_capture (stage, NULL, &cert, &error));
-  g_usleep (20000);
+  wait_for_runs (&runner, 3, "after the second capture");
   __atomic_store_n (&runner.stop, 1, __ATOMIC_RELEASE);
   pthread_join (thread, NULL);
-  g_test_message ("%d runs beside three captures and releases", runner.runs);
+  g_test_message ("%d runs beside two captures and a release", runner.runs);
   g_assert_cmpint (runner.failures, ==, 0);
-  g_assert_cmpint (runner.runs, >, 0);
+  g_assert_cmpint (runner.runs, >=, 12);
   g_assert_true (cert.accepted);
   wick_stage_free (stage);
   chain_free (&chain);
