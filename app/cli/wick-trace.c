@@ -8,6 +8,7 @@
 
 #include "wick-input.h"
 #include "wick-trace-commands.h"
+#include "wick-trace-locale.h"
 
 typedef struct
 {
@@ -119,7 +120,9 @@ main (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autofree char *description = commands_text ();
 
-  setlocale (LC_ALL, "");
+  /* The user's locale, but English messages: scripts read candle-graph's verdicts
+   * (check --json), which must not change with LANG (see wick-trace-locale.h). */
+  wick_trace_setup_locale ();
   g_set_prgname ("wick-trace");
   g_option_context_set_help_enabled (context, FALSE);
   /* Global options only before the command: its own come after it. */
