@@ -10,6 +10,7 @@
 #include "model/wick-memory-series.h"
 #include "wick-format.h"
 #include "wick-palette.h"
+#include "wick-record-text.h"
 #include "wick-selection.h"
 #include "wick-timeline-view.h"
 
@@ -309,7 +310,7 @@ entry_text (const WickCompareEntry *e, Column col)
           return g_strdup (_ ("removed"));
         return g_strdup (e->testable ? "" : _ ("few samples"));
       case COL_KIND:
-        return g_strdup (wick_compare_kind_to_string (e->kind));
+        return g_strdup (wick_compare_kind_name (e->kind));
       case COL_NAME:
         return g_strdup (e->name);
       case COL_COUNT:

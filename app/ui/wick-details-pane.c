@@ -385,7 +385,7 @@ track_text (WickTracks *tracks, guint32 track)
     return g_strdup ("—");
   WickDocument *doc = wick_tracks_get_document (tracks);
   const char *name = wick_document_str (doc, t[track].name);
-  return g_strdup_printf ("%s · %s", wick_track_kind_to_string (t[track].kind),
+  return g_strdup_printf ("%s · %s", wick_track_kind_name (t[track].kind),
                           name && *name ? name : "—");
 }
 

@@ -2,6 +2,7 @@
 #include "wick-record-text.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "wick-palette.h"
 
@@ -41,6 +42,85 @@ wick_severity_name (WickSeverity severity)
       case WICK_SEVERITY_PENDING:
         /* Translators: a rule that only the end of a run still being written decides */
         return C_ ("severity", "pending");
+    }
+  return "?";
+}
+
+const char *
+wick_track_kind_name (guint kind)
+{
+  /* Translators: kinds of timeline track, shown for a track without a name */
+  static const char *names[] = { NC_ ("track kind", "slices"), NC_ ("track kind", "async"),
+                                 NC_ ("track kind", "counter"), NC_ ("track kind", "instants"),
+                                 NC_ ("track kind", "device") };
+  return kind < G_N_ELEMENTS (names) ? g_dpgettext2 (NULL, "track kind", names[kind]) : "?";
+}
+
+const char *
+wick_compare_kind_name (WickCompareKind kind)
+{
+  /* Translators: what a row of the comparison is about */
+  static const char *names[] = { NC_ ("compare kind", "span"), NC_ ("compare kind", "op"),
+                                 NC_ ("compare kind", "kernel") };
+  return (guint)kind < G_N_ELEMENTS (names) ? g_dpgettext2 (NULL, "compare kind", names[kind])
+                                            : "?";
+}
+
+const char *
+wick_gradient_state_name (WickGradientState state)
+{
+  /* Translators: the state of a captured gradient */
+  static const char *names[] = { NC_ ("gradient state", "present"),
+                                 NC_ ("gradient state", "missing"), NC_ ("gradient state", "zero"),
+                                 NC_ ("gradient state", "non-finite") };
+  return (guint)state < G_N_ELEMENTS (names) ? g_dpgettext2 (NULL, "gradient state", names[state])
+                                             : "?";
+}
+
+const char *
+wick_gradient_expectation_name (WickGradientExpectation expectation)
+{
+  /* Translators: what a gradient family's contract expects of it */
+  static const char *names[] = { NC_ ("gradient expectation", "active"),
+                                 NC_ ("gradient expectation", "inactive"),
+                                 NC_ ("gradient expectation", "data-conditional") };
+  return (guint)expectation < G_N_ELEMENTS (names)
+           ? g_dpgettext2 (NULL, "gradient expectation", names[expectation])
+           : "?";
+}
+
+const char *
+wick_family_verdict_name (const char *verdict)
+{
+  /* Translators: a gradient family's verdict in the coverage table */
+  static const char *names[] = { NC_ ("family verdict", "ok"),
+                                 NC_ ("family verdict", "no members"),
+                                 NC_ ("family verdict", "non-finite"),
+                                 NC_ ("family verdict", "pending"),
+                                 NC_ ("family verdict", "below minimum"),
+                                 NC_ ("family verdict", "leakage") };
+  for (guint i = 0; verdict != NULL && i < G_N_ELEMENTS (names); i++)
+    if (strcmp (verdict, names[i]) == 0)
+      return g_dpgettext2 (NULL, "family verdict", names[i]);
+  return verdict;
+}
+
+const char *
+wick_coverage_verdict_name (WickCoverageVerdict verdict)
+{
+  switch (verdict)
+    {
+      case WICK_COVERAGE_VERDICT_COMPLETE:
+        return C_ ("coverage verdict", "complete");
+      case WICK_COVERAGE_VERDICT_PARTIAL:
+        return C_ ("coverage verdict", "partial");
+      case WICK_COVERAGE_VERDICT_INVALID:
+        return C_ ("coverage verdict", "invalid");
+      case WICK_COVERAGE_VERDICT_UNAVAILABLE:
+        return C_ ("coverage verdict", "unavailable");
+      case WICK_COVERAGE_VERDICT_PENDING:
+        /* Translators: judged when the run ends */
+        return C_ ("coverage verdict", "pending");
     }
   return "?";
 }

@@ -2,7 +2,9 @@
  * details pane, the tables and tooltips. */
 #pragma once
 
+#include "model/wick-compare.h"
 #include "model/wick-document.h"
+#include "model/wick-gradient-report.h"
 
 G_BEGIN_DECLS
 
@@ -13,6 +15,17 @@ const char *wick_category_name (guint category);
 /* A health issue's severity in words, translated (wick_severity_to_string ()
  * is its code, for scripts). */
 const char *wick_severity_name (WickSeverity severity);
+/* Translated words for a track's kind, a comparison row's kind, a gradient's
+ * state, a family's expectation and the coverage verdict (the *_to_string ()
+ * functions of the model are their codes, for files and scripts). */
+const char *wick_track_kind_name (guint kind);
+const char *wick_compare_kind_name (WickCompareKind kind);
+const char *wick_gradient_state_name (WickGradientState state);
+const char *wick_gradient_expectation_name (WickGradientExpectation expectation);
+const char *wick_coverage_verdict_name (WickCoverageVerdict verdict);
+/* A family row's verdict (WickGradientFamilyRow.verdict, a code: "ok",
+ * "below minimum", ...) in words; an unknown one as it is. */
+const char *wick_family_verdict_name (const char *verdict);
 /* "[64, 128]" or "[]" */
 char *wick_format_shape (WickDocument *document, guint32 offset, guint32 rank);
 /* Time relative to the trace's first span, for display. */

@@ -138,7 +138,7 @@ wick_coverage_draw (WickDocument *document, const WickGradientReport *report, ca
   sheet_begin (&sheet, cr, width, height, dark);
   WickCoverageVerdict verdict = report->verdict;
   g_autofree char *title
-    = g_strdup_printf (_ ("Gradient coverage: %s"), wick_coverage_verdict_to_string (verdict));
+    = g_strdup_printf (_ ("Gradient coverage: %s"), wick_coverage_verdict_name (verdict));
   WickRgb colour = verdict_colour (
     verdict == WICK_COVERAGE_VERDICT_COMPLETE,
     verdict == WICK_COVERAGE_VERDICT_PARTIAL || verdict == WICK_COVERAGE_VERDICT_UNAVAILABLE, dark);
@@ -179,8 +179,8 @@ wick_coverage_draw (WickDocument *document, const WickGradientReport *report, ca
                               counts,
                               "",
                               "",
-                              wick_gradient_expectation_to_string (family->expectation),
-                              family->verdict };
+                              wick_gradient_expectation_name (family->expectation),
+                              wick_family_verdict_name (family->verdict) };
       const WickRgb *colours[] = { NULL, NULL, NULL, NULL, NULL, family->ok ? &good : &bad };
       room = sheet_row (&sheet, cells, colours, x, 6, TRUE);
       if (room)
@@ -198,7 +198,7 @@ wick_coverage_draw (WickDocument *document, const WickGradientReport *report, ca
                                     ? g_strdup_printf ("%.4g", entry->norm)
                                     : g_strdup ("—");
           const char *state
-            = entry->observed ? wick_gradient_state_to_string (entry->state) : _ ("not recorded");
+            = entry->observed ? wick_gradient_state_name (entry->state) : _ ("not recorded");
           const char *ecells[]
             = { name, wick_document_str (document, entry->family), state, norm, "", "" };
           const WickRgb *state_colour = !entry->observed                           ? &bad

@@ -11,6 +11,7 @@
 #include "model/wick-steps.h"
 #include "wick-format.h"
 #include "wick-palette.h"
+#include "wick-record-text.h"
 #include "wick-timeline-axis.h"
 
 enum
@@ -268,9 +269,9 @@ track_label (WickTimelineScene *self, guint32 t)
             if (g_str_has_prefix (name, "memory "))
               return g_strdup_printf (_ ("%s tensors"), name + strlen ("memory "));
           }
-        return g_strdup (name && *name ? name : wick_track_kind_to_string (track->kind));
+        return g_strdup (name && *name ? name : wick_track_kind_name (track->kind));
       default:
-        return g_strdup (name && *name ? name : wick_track_kind_to_string (track->kind));
+        return g_strdup (name && *name ? name : wick_track_kind_name (track->kind));
     }
 }
 

@@ -7,7 +7,9 @@
  * (<build>/po/de/LC_MESSAGES/wick.mo) and again with messages in the "C"
  * locale (untranslated, as wick-trace runs); every issue's message, its
  * severity's name and the coverage verdict's reason must differ from the
- * English, and so must the memory categories, span kinds and step names.
+ * English, and so must the words shown for the model's codes (memory
+ * categories, span, track and comparison kinds, step names, gradient states,
+ * expectations, family and coverage verdicts).
  * A message that is not marked, not in po/POTFILES or not in de.po fails here
  * by its code. In a subprocess (gettext and GLib decide once per process
  * whether to translate). No display needed. Suite: app.
@@ -21,6 +23,7 @@
 
 #include "app-test-util.h"
 #include "model/wick-chrome-import.h"
+#include "model/wick-tracks.h"
 #include "ui/wick-record-text.h"
 
 #define SPAN(id, parent, start, extra)                                                             \
@@ -259,6 +262,37 @@ load (const Trace *t)
   return document;
 }
 
+/* The words the pages and sheets show for the model's codes. */
+static GPtrArray *
+names (void)
+{
+  static const char *family_verdicts[]
+    = { "ok", "no members", "non-finite", "pending", "below minimum", "leakage" };
+  GPtrArray *out = g_ptr_array_new ();
+
+  for (int s = WICK_SEVERITY_ERROR; s <= WICK_SEVERITY_PENDING; s++)
+    g_ptr_array_add (out, (gpointer)wick_severity_name (s));
+  for (guint c = 0; c < 5; c++)
+    g_ptr_array_add (out, (gpointer)wick_category_name (c));
+  for (guint k = 0; k < 3; k++)
+    g_ptr_array_add (out, (gpointer)wick_span_kind_name (k));
+  for (guint k = 1; k < 4; k++)
+    g_ptr_array_add (out, (gpointer)wick_step_name (k));
+  for (guint k = WICK_TRACK_SLICES; k <= WICK_TRACK_DEVICE; k++)
+    g_ptr_array_add (out, (gpointer)wick_track_kind_name (k));
+  for (int k = WICK_COMPARE_SPAN; k <= WICK_COMPARE_KERNEL; k++)
+    g_ptr_array_add (out, (gpointer)wick_compare_kind_name (k));
+  for (int k = WICK_GRADIENT_PRESENT; k <= WICK_GRADIENT_NON_FINITE; k++)
+    g_ptr_array_add (out, (gpointer)wick_gradient_state_name (k));
+  for (int k = WICK_EXPECT_ACTIVE; k <= WICK_EXPECT_DATA_CONDITIONAL; k++)
+    g_ptr_array_add (out, (gpointer)wick_gradient_expectation_name (k));
+  for (int k = WICK_COVERAGE_VERDICT_COMPLETE; k <= WICK_COVERAGE_VERDICT_PENDING; k++)
+    g_ptr_array_add (out, (gpointer)wick_coverage_verdict_name (k));
+  for (guint k = 0; k < G_N_ELEMENTS (family_verdicts); k++)
+    g_ptr_array_add (out, (gpointer)wick_family_verdict_name (family_verdicts[k]));
+  return out;
+}
+
 /* German first, then the same with messages in "C": English. */
 static void
 check_german (void)
@@ -268,21 +302,13 @@ check_german (void)
   g_autoptr (GPtrArray) english = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr (GHashTable) codes = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GString) untranslated = g_string_new (NULL);
-  const char *severity_de[4], *category_de[5], *kind_de[3], *step_de[4];
   guint n_checked = 0;
 
   /* the catalog in use is the build tree's German one */
   g_assert_nonnull (strstr (gettext (""), "Language: de\n"));
   for (guint i = 0; i < all->len; i++)
     g_ptr_array_add (german, load (g_ptr_array_index (all, i)));
-  for (int s = 0; s < 4; s++)
-    severity_de[s] = wick_severity_name (s);
-  for (guint c = 0; c < 5; c++)
-    category_de[c] = wick_category_name (c);
-  for (guint k = 0; k < 3; k++)
-    kind_de[k] = wick_span_kind_name (k);
-  for (guint k = 1; k < 4; k++)
-    step_de[k] = wick_step_name (k);
+  g_autoptr (GPtrArray) names_de = names ();
 
   g_assert_nonnull (setlocale (LC_MESSAGES, "C"));
   for (guint i = 0; i < all->len; i++)
@@ -316,18 +342,11 @@ check_german (void)
         g_string_append_printf (untranslated, "\n  %s: coverage reason: \"%s\"", t->name,
                                 reason_en);
     }
-  for (int s = 0; s < 4; s++)
-    if (strcmp (severity_de[s], wick_severity_name (s)) == 0)
-      g_string_append_printf (untranslated, "\n  severity \"%s\"", severity_de[s]);
-  for (guint c = 0; c < 5; c++)
-    if (strcmp (category_de[c], wick_category_name (c)) == 0)
-      g_string_append_printf (untranslated, "\n  memory category \"%s\"", category_de[c]);
-  for (guint k = 0; k < 3; k++)
-    if (strcmp (kind_de[k], wick_span_kind_name (k)) == 0)
-      g_string_append_printf (untranslated, "\n  span kind \"%s\"", kind_de[k]);
-  for (guint k = 1; k < 4; k++)
-    if (strcmp (step_de[k], wick_step_name (k)) == 0)
-      g_string_append_printf (untranslated, "\n  step \"%s\"", step_de[k]);
+  g_autoptr (GPtrArray) names_en = names ();
+  for (guint k = 0; k < names_en->len; k++)
+    if (strcmp (g_ptr_array_index (names_de, k), g_ptr_array_index (names_en, k)) == 0)
+      g_string_append_printf (untranslated, "\n  name \"%s\"",
+                              (const char *)g_ptr_array_index (names_en, k));
   if (untranslated->len > 0)
     g_error ("shown in English under LANGUAGE=de:%s", untranslated->str);
   /* the traces raise what they are meant to: most of the model's codes */
