@@ -5,12 +5,20 @@
 #include <locale.h>
 
 #include "wick-application.h"
+#include "wick-settings.h"
 
 int
 main (int argc, char **argv)
 {
+  /* Run from the build tree (README's and tools/run-demo.sh's way), the
+   * catalogs the build compiled in <build>/po, as the schema is found there:
+   * a German desktop gets a German Wick before `meson install`. */
+  g_autofree char *catalogs = wick_running_from_build_tree ()
+                                ? g_build_filename (WICK_BUILD_DIR, "po", NULL)
+                                : g_strdup (WICK_LOCALEDIR);
+
   setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, WICK_LOCALEDIR);
+  bindtextdomain (GETTEXT_PACKAGE, catalogs);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
   g_set_application_name ("Wick");

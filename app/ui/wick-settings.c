@@ -6,9 +6,8 @@
 #define SCHEMA_ID "io.github.wickprofiler.Wick"
 #define MAX_RECENT 10
 
-/* Whether the running binary is one of this build tree's. */
-static gboolean
-running_from_build_tree (void)
+gboolean
+wick_running_from_build_tree (void)
 {
   g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
   return exe != NULL && g_str_has_prefix (exe, WICK_BUILD_DIR G_DIR_SEPARATOR_S);
@@ -18,7 +17,7 @@ GSettingsSchema *
 wick_settings_lookup_schema (char **where)
 {
   GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
-  if (running_from_build_tree ())
+  if (wick_running_from_build_tree ())
     {
       /* The build tree's own schema wins over an installed (maybe older) one. */
       g_autofree char *dir = g_build_filename (WICK_BUILD_DIR, "data", NULL);

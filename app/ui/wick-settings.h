@@ -18,6 +18,9 @@ GSettings *wick_settings_get (void); /* NULL without the schema; not a new refer
  * where (optional) gets that directory, or "system" for GLib's path. NULL when
  * there is none. */
 GSettingsSchema *wick_settings_lookup_schema (char **where);
+/* Whether the running binary is one of this build tree's: then the build
+ * tree's schema (above) and message catalogs (<build>/po, main.c) are used. */
+gboolean wick_running_from_build_tree (void);
 void wick_settings_add_recent (const char *path);
 char **wick_settings_get_recent (void);
 

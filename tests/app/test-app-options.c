@@ -1,15 +1,18 @@
 /* test-app-options.c — `wick`'s command line, parsed by GApplication's option
  * entries: --help lists the options, --attach takes a process id above 0 and
  * refuses anything else (0, negative, not a number) (exit status 1, a sentence naming the option),
- * and not together with --compare. Runs the built binary; needs no display (the options are decided
+ * and not together with --compare; run from the build tree it speaks German
+ * under LANGUAGE=de (the build's catalogs). Runs the built binary; needs no display (the options are decided
  * before a window could open). Suite: app. */
 #include "config.h"
 
 #include <gio/gio.h>
+#include <locale.h>
 #include <string.h>
 #include <sys/wait.h>
 
 static const char *app_path;
+static const char *language = "C"; /* LANGUAGE for the runs: English unless a test says */
 
 typedef struct
 {
@@ -44,7 +47,7 @@ run_wick (Run *run, const char *first, ...)
   g_auto (GStrv) envp = g_get_environ ();
   envp = g_environ_unsetenv (envp, "DISPLAY");
   envp = g_environ_unsetenv (envp, "WAYLAND_DISPLAY");
-  envp = g_environ_setenv (envp, "LANGUAGE", "C", TRUE);
+  envp = g_environ_setenv (envp, "LANGUAGE", language, TRUE);
   envp = g_environ_setenv (envp, "LC_ALL", "C.UTF-8", TRUE);
   g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL,
                                &run->out, &run->err, &wait_status, &error));
@@ -98,6 +101,38 @@ test_attach_refused (void)
   run_clear (&both);
 }
 
+/* Run from the build tree, wick reads the catalogs the build compiled
+ * (<build>/po, as it reads the schema there): German under LANGUAGE=de
+ * without `meson install`. */
+static void
+test_german_from_build_tree (void)
+{
+  Run help = { 0 }, refused = { 0 };
+
+  if (setlocale (LC_ALL, "C.UTF-8") == NULL)
+    {
+      g_test_skip ("no C.UTF-8 locale: gettext ignores LANGUAGE in \"C\"");
+      return;
+    }
+  setlocale (LC_ALL, "C");
+  language = "de";
+  run_wick (&help, "--help", NULL);
+  run_wick (&refused, "--attach=0", NULL);
+  language = "C";
+  g_assert_cmpint (help.status, ==, 0);
+  g_assert_nonnull (strstr (help.out, "--compare"));
+  if (strstr (help.out, "Compare two traces") != NULL)
+    g_error ("wick --help is English under LANGUAGE=de:\n%s", help.out);
+  g_assert_cmpint (refused.status, ==, 1);
+  if (g_str_equal (g_getenv ("WICK_LIVE_UI"), "1"))
+    {
+      g_assert_null (strstr (refused.err, "needs a process id"));
+      g_assert_nonnull (strstr (refused.err, "„0“"));
+    }
+  run_clear (&help);
+  run_clear (&refused);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -106,5 +141,6 @@ main (int argc, char **argv)
   g_assert_nonnull (app_path);
   g_test_add_func ("/app/options/help", test_help);
   g_test_add_func ("/app/options/attach-refused", test_attach_refused);
+  g_test_add_func ("/app/options/german-from-build-tree", test_german_from_build_tree);
   return g_test_run ();
 }
