@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 
 #include "model/wick-gradient-report.h"
+#include "wick-record-text.h"
 
 struct _WickCoveragePage
 {
@@ -57,14 +58,14 @@ text_state (gpointer data, guint kind, guint index)
 {
   WickCoveragePage *self = data;
   if (kind == 0)
-    return g_strdup (wick_gradient_expectation_to_string (family (self, index)->expectation));
+    return g_strdup (wick_gradient_expectation_name (family (self, index)->expectation));
   const WickGradientEntryRow *e = entry (self, index);
   if (!e->observed)
     return g_strdup (_ ("not recorded"));
   if (e->observed_count > 1)
-    return g_strdup_printf (_ ("%s (×%u)"), wick_gradient_state_to_string (e->state),
+    return g_strdup_printf (_ ("%s (×%u)"), wick_gradient_state_name (e->state),
                             e->observed_count);
-  return g_strdup (wick_gradient_state_to_string (e->state));
+  return g_strdup (wick_gradient_state_name (e->state));
 }
 
 static char *
@@ -94,7 +95,7 @@ static char *
 text_verdict (gpointer data, guint kind, guint index)
 {
   WickCoveragePage *self = data;
-  return kind == 0 ? g_strdup (family (self, index)->verdict) : NULL;
+  return kind == 0 ? g_strdup (wick_family_verdict_name (family (self, index)->verdict)) : NULL;
 }
 
 static const char *
@@ -149,7 +150,7 @@ update_header (WickCoveragePage *self)
   for (guint i = 0; i < G_N_ELEMENTS (css); i++)
     gtk_widget_remove_css_class (self->verdict, css[i]);
   g_autofree char *verdict
-    = g_strdup_printf (_ ("Gradient coverage: %s"), wick_coverage_verdict_to_string (r->verdict));
+    = g_strdup_printf (_ ("Gradient coverage: %s"), wick_coverage_verdict_name (r->verdict));
   gtk_label_set_text (GTK_LABEL (self->verdict), verdict);
   gtk_widget_add_css_class (self->verdict, css[MIN (r->verdict, 3)]);
   gtk_label_set_text (GTK_LABEL (self->reason), r->reason ? r->reason : "");
