@@ -383,10 +383,8 @@ track_text (WickTracks *tracks, guint32 track)
   const WickTrack *t = wick_tracks_get_tracks (tracks, &n);
   if (track >= n)
     return g_strdup ("—");
-  WickDocument *doc = wick_tracks_get_document (tracks);
-  const char *name = wick_document_str (doc, t[track].name);
-  return g_strdup_printf ("%s · %s", wick_track_kind_name (t[track].kind),
-                          name && *name ? name : "—");
+  g_autofree char *name = wick_track_display_name (tracks, track);
+  return g_strdup_printf ("%s · %s", wick_track_kind_name (t[track].kind), name ? name : "—");
 }
 
 static char *
@@ -535,12 +533,11 @@ show_generic (WickDetailsPane *self, WickRecordType type, gint64 index)
     }
   else if (type == WICK_RECORD_GRADIENT)
     {
-      static const char *states[] = { "present", "missing", "zero", "non_finite" };
       const WickGradient *g = &wick_document_get_gradients (doc, NULL)[index];
       add_field (self, _ ("Event id"), wick_document_str (doc, g->event_id));
       add_field (self, _ ("Root"), wick_document_str (doc, g->root));
       add_field (self, _ ("Key"), wick_document_str (doc, g->key));
-      add_field (self, _ ("State"), states[MIN (g->state, 3)]);
+      add_field (self, _ ("State"), wick_gradient_state_name ((WickGradientState)g->state));
       add_field_take (self, _ ("Norm"),
                       g->has_norm ? g_strdup_printf ("%.6g", g->norm) : g_strdup ("—"));
     }

@@ -6,6 +6,27 @@
 
 #include "wick-palette.h"
 
+char *
+wick_track_display_name (WickTracks *tracks, guint32 track)
+{
+  guint n;
+  const WickTrack *t = wick_tracks_get_tracks (tracks, &n);
+  g_return_val_if_fail (track < n, NULL);
+  const char *name = wick_document_str (wick_tracks_get_document (tracks), t[track].name);
+  if (name == NULL || *name == '\0')
+    return NULL;
+  if (t[track].kind == WICK_TRACK_COUNTER
+      && wick_tracks_get_format (tracks) == WICK_TRACE_FORMAT_CANDLE_GRAPH)
+    {
+      if (g_str_has_prefix (name, "device memory "))
+        return g_strdup (name + strlen ("device memory "));
+      if (g_str_has_prefix (name, "memory "))
+        /* Translators: a candle-graph trace's counter of the live tensor bytes of a device */
+        return g_strdup_printf (_ ("%s tensors"), name + strlen ("memory "));
+    }
+  return g_strdup (name);
+}
+
 const char *
 wick_span_kind_name (guint kind)
 {

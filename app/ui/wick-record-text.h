@@ -5,6 +5,7 @@
 #include "model/wick-compare.h"
 #include "model/wick-document.h"
 #include "model/wick-gradient-report.h"
+#include "model/wick-tracks.h"
 
 G_BEGIN_DECLS
 
@@ -26,6 +27,11 @@ const char *wick_coverage_verdict_name (WickCoverageVerdict verdict);
 /* A family row's verdict (WickGradientFamilyRow.verdict, a code: "ok",
  * "below minimum", ...) in words; an unknown one as it is. */
 const char *wick_family_verdict_name (const char *verdict);
+/* A track's name as shown (gutter, range summary): the model's, except that a
+ * candle-graph trace's memory counters are named device first ("cuda:0
+ * tensors", "cuda:0 used"; the model's "memory cuda:0" and "device memory
+ * cuda:0 used" ellipsize alike). NULL for a track without a name. */
+char *wick_track_display_name (WickTracks *tracks, guint32 track);
 /* "[64, 128]" or "[]" */
 char *wick_format_shape (WickDocument *document, guint32 offset, guint32 rank);
 /* Time relative to the trace's first span, for display. */

@@ -259,17 +259,10 @@ track_label (WickTimelineScene *self, guint32 t)
           }
         return g_strdup (_ ("instants"));
       case WICK_TRACK_COUNTER:
-        if (name && wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CANDLE_GRAPH)
-          {
-            /* The model's "memory cpu" and "device memory cpu used" all
-             * ellipsize to "device memory c…" in the gutter: the device and
-             * what is counted, first. */
-            if (g_str_has_prefix (name, "device memory "))
-              return g_strdup (name + strlen ("device memory "));
-            if (g_str_has_prefix (name, "memory "))
-              return g_strdup_printf (_ ("%s tensors"), name + strlen ("memory "));
-          }
-        return g_strdup (name && *name ? name : wick_track_kind_name (track->kind));
+        {
+          char *shown = wick_track_display_name (self->tracks, t);
+          return shown ? shown : g_strdup (wick_track_kind_name (track->kind));
+        }
       default:
         return g_strdup (name && *name ? name : wick_track_kind_name (track->kind));
     }

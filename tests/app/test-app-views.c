@@ -13,6 +13,7 @@
 #include "ui/wick-render.h"
 #include "ui/wick-selection.h"
 #include "ui/wick-timeline-axis.h"
+#include "ui/wick-record-text.h"
 #include "ui/wick-timeline-scene.h"
 
 #define META APP_TEST_META
@@ -274,6 +275,22 @@ test_timeline_example (void)
   for (guint i = 0; i < n_tracks; i++)
     g_assert_cmpuint (model[wick_timeline_scene_get_track (scene, i)].kind, !=,
                       WICK_TRACK_INSTANTS);
+  /* Memory counters are named device first, in the gutter and wherever a
+   * track is named (the range summary): the model keeps its names. */
+  WickTracks *model_tracks = wick_document_get_tracks (document);
+  const char *shown[] = { "cuda:0 tensors", "cuda:0 used", "cuda:0 reserved", "cuda:0 capacity",
+                          "cuda:0 free" };
+  const char *named[] = { "memory cuda:0", "device memory cuda:0 used",
+                          "device memory cuda:0 reserved", "device memory cuda:0 capacity",
+                          "device memory cuda:0 free" };
+  for (guint k = 0; k < G_N_ELEMENTS (shown); k++)
+    {
+      guint32 t = wick_timeline_scene_get_track (scene, 1 + k);
+      g_assert_cmpstr (wick_document_str (document, model[t].name), ==, named[k]);
+      g_assert_cmpstr (wick_timeline_scene_get_track_name (scene, t), ==, shown[k]);
+      g_autofree char *display = wick_track_display_name (model_tracks, t);
+      g_assert_cmpstr (display, ==, shown[k]);
+    }
   g_assert_cmpstr (
     wick_timeline_scene_get_track_name (scene, wick_timeline_scene_get_track (scene, 0)), ==,
     "host");

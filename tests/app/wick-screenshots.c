@@ -5,11 +5,13 @@
  *
  * One image per view (timeline with a selected span and a range, memory with
  * the hover readout, coverage, health, costs), the welcome page, and the
- * timeline in dark mode. Not a test: it asserts nothing.
+ * timeline in dark mode. Not a test: it asserts nothing. With LANGUAGE=de (and
+ * LANG=C.UTF-8 or a German locale) the same shots in German.
  */
 #include "config.h"
 
 #include <adwaita.h>
+#include <glib/gi18n.h>
 
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
@@ -57,6 +59,11 @@ int
 main (int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : ".";
+  /* The build's catalogs, as the app run from the build tree reads them:
+   * LANGUAGE=de gives the German shots. */
+  bindtextdomain (GETTEXT_PACKAGE, WICK_BUILD_DIR G_DIR_SEPARATOR_S "po");
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
   WickApplication *app = app_test_ui_app_new ();
   app_test_ui_disable_animations ();
 
