@@ -3,6 +3,8 @@
 
 #include <cairo.h>
 #include <gio/gio.h>
+#include <glib/gi18n.h>
+#include <locale.h>
 
 #include "model/wick-document.h"
 
@@ -16,6 +18,24 @@
   "\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"capture_contract\":{"          \
   "\"measurement_scope\":\"profiled_work\",\"operations\":\"none\",\"logical_memory\":\"none\","   \
   "\"physical_memory\":\"none\",\"device_timing\":\"none\"},\"tags\":{}}\n"
+
+/* The app's gettext setup (main.c) on the build tree's catalogs, in C.UTF-8
+ * (not "C": gettext honours LANGUAGE in it), for tests that switch LANGUAGE.
+ * FALSE, having printed a TAP skip, when the machine has no C.UTF-8. */
+static inline gboolean
+app_test_bind_build_catalogs (void)
+{
+  if (setlocale (LC_ALL, "C.UTF-8") == NULL)
+    {
+      g_print ("1..0 # SKIP no C.UTF-8 locale (gettext ignores LANGUAGE in \"C\")\n");
+      return FALSE;
+    }
+  g_autofree char *catalogs = g_build_filename (WICK_BUILD_DIR, "po", NULL);
+  bindtextdomain (GETTEXT_PACKAGE, catalogs);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+  return TRUE;
+}
 
 /* A document from JSONL text fed line by line (extensions kept). */
 static inline WickDocument *

@@ -375,17 +375,8 @@ test_german (void)
 int
 main (int argc, char **argv)
 {
-  /* As main.c sets it up, with the build tree's catalogs; C.UTF-8 (not "C")
-   * honours LANGUAGE. */
-  if (setlocale (LC_ALL, "C.UTF-8") == NULL)
-    {
-      g_print ("1..0 # SKIP no C.UTF-8 locale (gettext ignores LANGUAGE in \"C\")\n");
-      return 0;
-    }
-  g_autofree char *catalogs = g_build_filename (WICK_BUILD_DIR, "po", NULL);
-  bindtextdomain (GETTEXT_PACKAGE, catalogs);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
+  if (!app_test_bind_build_catalogs ())
+    return 0;
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/health-german/every-message", test_german);
   return g_test_run ();
