@@ -15,6 +15,7 @@ packages=(
   libssl-dev libssl3
   pkgconf pkgconf-bin libpkgconf3
   meson
+  python3.11-dev libpython3.11-dev
 )
 apt-get download "${packages[@]}"
 ls -l
