@@ -22,7 +22,7 @@ pkg=_build-device/python-abi3
 rm -rf "$pkg" && mkdir -p "$pkg/wick"
 cp python/wick/*.py "$pkg/wick/"
 gcc -shared -fPIC -O2 -std=gnu17 -fvisibility=hidden -DPy_LIMITED_API=0x030B0000 -D_GNU_SOURCE \
-  -I"$headers/usr/include/python3.11" -I"$headers/usr/include/x86_64-linux-gnu/python3.11" \
+  -I"$headers/usr/include/python3.11" -I"$headers/usr/include" \
   -I_build-device -I. -Ibackend -I_build-device/backend \
   python/wick/_wick.c -L_build-device/backend -lwick -Wl,-rpath,"$PWD/_build-device/backend" \
   -o "$pkg/wick/_wick.abi3.so"
