@@ -39,12 +39,12 @@ tests=("$@")
 status=0
 for t in "${tests[@]}"; do
   start=$(date +%s)
+  rc=0
   PYTHONPATH="$PWD/$pkg:$PWD/tests/python" WICK_SOURCE_DIR="$PWD" PYTHONDONTWRITEBYTECODE=1 \
-    timeout 600 "$python" "tests/python/test_$t.py" >"/tmp/py-$t.log" 2>&1
-  rc=$?
+    timeout 600 "$python" "tests/python/test_$t.py" >"/tmp/py-$t.log" 2>&1 || rc=$?
   case $rc in 0) verdict=OK ;; 77) verdict=SKIP ;; *) verdict="FAIL (exit $rc)"; status=1 ;; esac
   echo "python-$t: $verdict in $(( $(date +%s) - start )) s"
   tail -5 "/tmp/py-$t.log" | sed 's/^/    /'
-  [ -n "${OUT:-}" ] && cp "/tmp/py-$t.log" "$OUT/"
+  if [ -n "${OUT:-}" ]; then cp "/tmp/py-$t.log" "$OUT/"; fi
 done
 exit $status
