@@ -111,11 +111,13 @@ fi
 
 # 5. Settings after install.
 schemadir=$prefix/share/glib-2.0/schemas
-if [ -f "$schemadir/gschemas.compiled" ] \
-  && gsettings --schemadir "$schemadir" list-keys io.github.wickprofiler.Wick | grep -qx recent-files; then
+# (the keys read whole before grep: grep -q would stop reading early, and
+# under pipefail gsettings' SIGPIPE then fails the check at random)
+keys=$(gsettings --schemadir "$schemadir" list-keys io.github.wickprofiler.Wick 2>&1)
+if [ -f "$schemadir/gschemas.compiled" ] && grep -qx recent-files <<<"$keys"; then
   ok "the post-install step compiled the schema in $schemadir"
 else
-  fail "no compiled schema with recent-files in $schemadir after meson install"
+  fail "no compiled schema with recent-files in $schemadir after meson install" "$keys"
 fi
 if [ -z "${DISPLAY:-}" ]; then
   ok "# SKIP the installed app on a file: no display"
