@@ -125,20 +125,100 @@ wick_window_export_trace (WickWindow *self, GFile *file, GError **error)
                                      error);
 }
 
+typedef struct
+{
+  WickDocument *document;
+  GFile *file;
+} ExportJob;
+
+static void
+export_job_free (gpointer data)
+{
+  ExportJob *job = data;
+  g_object_unref (job->document);
+  g_object_unref (job->file);
+  g_free (job);
+}
+
+static void
+export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  ExportJob *job = data;
+  g_autofree char *name = g_file_get_basename (job->file);
+  GError *error = NULL;
+  if (wick_chrome_export_to_file (job->document, job->file, g_str_has_suffix (name, ".gz"),
+                                  cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+void
+wick_window_export_trace_async (WickWindow *self, GFile *file, GCancellable *cancellable,
+                                GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, wick_window_export_trace_async);
+  if (self->document == NULL)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "%s",
+                               _ ("No trace is open"));
+      return;
+    }
+  ExportJob *job = g_new0 (ExportJob, 1);
+  job->document = g_object_ref (self->document);
+  job->file = g_object_ref (file);
+  g_task_set_task_data (task, job, export_job_free);
+  /* The track model is built (or brought up to date) here, so the worker
+   * only reads the document. */
+  wick_document_get_tracks (job->document);
+  if (wick_document_is_finished (job->document))
+    g_task_run_in_thread (task, export_thread);
+  else
+    export_thread (task, self, job, cancellable);
+}
+
+gboolean
+wick_window_export_trace_finish (WickWindow *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+gboolean
+wick_window_get_exporting (WickWindow *self)
+{
+  return self->export_cancellable != NULL;
+}
+
+static void
+on_export_trace_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GFile) file = user_data;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = wick_window_export_trace_finish (WICK_WINDOW (source), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return; /* the window went meanwhile */
+  WickWindow *self = WICK_WINDOW (source);
+  g_clear_object (&self->export_cancellable);
+  wick_window_update_actions (self);
+  g_autofree char *name = g_file_get_parse_name (file);
+  g_autofree char *message
+    = ok ? g_strdup_printf (_ ("Exported the trace to %s"), name)
+         : g_strdup_printf (_ ("Cannot export the trace to %s: %s"), name, error->message);
+  wick_window_add_toast (self, adw_toast_new (message));
+}
+
 static void
 on_export_trace_response (GtkNativeDialog *dialog, int response, WickWindow *self)
 {
-  if (response == GTK_RESPONSE_ACCEPT && self->document)
+  if (response == GTK_RESPONSE_ACCEPT && self->document && self->export_cancellable == NULL)
     {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autofree char *name = g_file_get_parse_name (file);
-      g_autoptr (GError) error = NULL;
-      g_autofree char *message = NULL;
-      if (wick_window_export_trace (self, file, &error))
-        message = g_strdup_printf (_ ("Exported the trace to %s"), name);
-      else
-        message = g_strdup_printf (_ ("Cannot export the trace to %s: %s"), name, error->message);
-      wick_window_add_toast (self, adw_toast_new (message));
+      GFile *file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      self->export_cancellable = g_cancellable_new ();
+      wick_window_update_actions (self);
+      wick_window_export_trace_async (self, file, self->export_cancellable, on_export_trace_done,
+                                      file);
     }
   g_object_unref (dialog);
 }
@@ -275,6 +355,8 @@ wick_window_update_actions (WickWindow *self)
     gtk_widget_action_set_enabled (widget, document_actions[i], has_doc);
   gtk_widget_action_set_enabled (widget, "win.follow", has_doc && self->live);
   gtk_widget_action_set_enabled (widget, "win.save-as", self->save_handler != NULL);
+  gtk_widget_action_set_enabled (widget, "win.export-trace",
+                                 has_doc && self->export_cancellable == NULL);
   gtk_widget_set_visible (self->search_button, has_doc);
   gtk_widget_set_visible (self->details_button, has_doc);
 }

@@ -64,6 +64,9 @@ struct _WickWindow
    * ends without touching the window. */
   WickDocumentLoader *loader;
   GCancellable *load_cancellable;
+  /* File → Export Trace running on a worker (NULL when none); cancelled when
+   * the window goes, so its end touches nothing of the window. */
+  GCancellable *export_cancellable;
   guint n_matches;
   gboolean live;
   GHashTable *banner_widgets; /* id -> GtkWidget */

@@ -30,5 +30,14 @@ gboolean wick_window_export_view (WickWindow *self, const char *path, GError **e
 /* File → Export Trace: the document as Chrome JSON (model/wick-chrome-export.h),
  * gzip-compressed when @file's name ends in .gz. */
 gboolean wick_window_export_trace (WickWindow *self, GFile *file, GError **error);
+/* The same as File → Export Trace runs it: on a worker thread when the
+ * document is finished (a large trace does not freeze the window; the action
+ * is disabled meanwhile), here when it still grows (a live or followed
+ * document changes on this thread). */
+void wick_window_export_trace_async (WickWindow *self, GFile *file, GCancellable *cancellable,
+                                     GAsyncReadyCallback callback, gpointer user_data);
+gboolean wick_window_export_trace_finish (WickWindow *self, GAsyncResult *result, GError **error);
+/* TRUE while an Export Trace of the window runs. */
+gboolean wick_window_get_exporting (WickWindow *self);
 
 G_END_DECLS

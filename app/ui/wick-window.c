@@ -335,6 +335,9 @@ wick_window_dispose (GObject *object)
 {
   WickWindow *self = WICK_WINDOW (object);
   wick_window_loading_dispose (self);
+  if (self->export_cancellable)
+    g_cancellable_cancel (self->export_cancellable);
+  g_clear_object (&self->export_cancellable);
   g_clear_handle_id (&self->changed_source, g_source_remove);
   g_clear_handle_id (&self->focus_source, g_source_remove);
   if (self->document && self->changed_handler)

@@ -956,6 +956,65 @@ test_export_trace (void)
   app_test_window_close (window);
 }
 
+typedef struct
+{
+  GAsyncResult *result;
+} AsyncDone;
+
+static void
+on_async_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  ((AsyncDone *)data)->result = g_object_ref (result);
+}
+
+static gboolean
+async_done (gpointer data)
+{
+  return ((AsyncDone *)data)->result != NULL;
+}
+
+/* File → Export Trace's way: a finished document is written on a worker
+ * thread (the callback comes later, from the main loop), the same output as
+ * the synchronous export; a cancelled export leaves no file. */
+static void
+test_export_trace_async (void)
+{
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "chrome", "hta-event-sync.json.gz", NULL);
+  WickWindow *window = open_window (path);
+  g_autofree char *before = imported_counts (wick_window_get_document (window));
+  g_autofree char *dir = g_dir_make_tmp ("wick-export-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "async.json.gz", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (out);
+  AsyncDone done = { NULL };
+  g_assert_false (wick_window_get_exporting (window));
+  wick_window_export_trace_async (window, file, NULL, on_async_done, &done);
+  g_assert_null (done.result);
+  APP_TEST_WAIT (async_done, &done, 60000);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_window_export_trace_finish (window, done.result, &error));
+  g_assert_no_error (error);
+  g_clear_object (&done.result);
+  g_autoptr (WickDocument) again = wick_document_new ();
+  g_assert_true (wick_document_load_file_auto (again, out, NULL, NULL, NULL, &error));
+  g_autofree char *after = imported_counts (again);
+  g_assert_cmpstr (after, ==, before);
+
+  g_autofree char *cancelled_out = g_build_filename (dir, "cancelled.json", NULL);
+  g_autoptr (GFile) cancelled_file = g_file_new_for_path (cancelled_out);
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  g_cancellable_cancel (cancellable);
+  wick_window_export_trace_async (window, cancelled_file, cancellable, on_async_done, &done);
+  APP_TEST_WAIT (async_done, &done, 60000);
+  g_assert_false (wick_window_export_trace_finish (window, done.result, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_object (&done.result);
+  g_assert_false (g_file_test (cancelled_out, G_FILE_TEST_EXISTS));
+  g_unlink (out);
+  g_rmdir (dir);
+  app_test_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -975,6 +1034,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/tabs-and-narrow", test_tabs_and_narrow);
   g_test_add_func ("/window/track-events", test_track_events);
   g_test_add_func ("/window/export-trace", test_export_trace);
+  g_test_add_func ("/window/export-trace-async", test_export_trace_async);
   g_test_add_func ("/window/size-remembered", test_size_remembered);
   g_test_add_func ("/window/details-booleans", test_details_booleans);
   return app_test_ui_run (app);
