@@ -74,6 +74,16 @@ wick_weight_store_free (WickWeightStore *store)
 {
   if (store == NULL)
     return;
+  if (store->session != NULL)
+    {
+      /* The session frees it at close; freeing it here as well was a double
+       * free there (and the control socket may still be using it). */
+      fprintf (stderr,
+               "wick: wick_weight_store_free: this weight store belongs to session %s and is "
+               "freed by wick_session_close; not freed now\n",
+               wick_session_get_entrypoint (store->session));
+      return;
+    }
   for (size_t i = 0; i < store->n_modules; i++)
     module_free (store->modules[i]);
   free (store->modules);

@@ -154,7 +154,8 @@ WICK_BEGIN_DECLS
   WICK_AVAILABLE_IN_1_0
   WickWeightStore *wick_weight_store_new (WickSession *session, WickError *error);
   /* Frees a store made without a session. Evicted modules stay released; their
-   * RAM spills are freed. */
+   * RAM spills are freed. A store made with a session is freed by
+   * wick_session_close: here it is left alone (with a line on stderr). */
   WICK_AVAILABLE_IN_1_0
   void wick_weight_store_free (WickWeightStore *store);
 

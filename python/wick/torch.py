@@ -29,7 +29,7 @@ import torch as _torch
 from . import _wick
 from . import Error
 
-from ._torch_weights import register_module, weights_pool, RegisteredModule  # noqa: F401
+from ._torch_weights import register_module, save_checkpoint, weights_pool, RegisteredModule  # noqa: F401
 from ._torch_weights import acquire_group as _acquire_group, release_group as _release_group
 from ._torch_stage import register_stage, Stage  # noqa: F401
 
@@ -37,6 +37,7 @@ __all__ = [
     "instrument",
     "gradient_plan",
     "register_module",
+    "save_checkpoint",
     "weights_pool",
     "register_stage",
     "torch_version",

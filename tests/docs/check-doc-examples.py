@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""Compiles and runs every complete C program in docs/, and checks its traces.
+"""Runs every complete program in docs/ and README.md, and checks its traces.
 
 usage: check-doc-examples.py SOURCE_ROOT BUILD_ROOT WICK_TRACE CC [CFLAG...]
 
-A complete program is a ```c block of docs/*.md or README.md that defines
-main. Each is compiled against libwick as a newcomer would (pkg-config wick-1:
-the build tree's uninstalled wick-1.pc, or with WICK_DOC_PKG_CONFIG_PATH set
-the installed one there, as tests/install does after `meson install`), run in an empty directory, and
-every *.jsonl file it writes is converted with `wick-trace convert --strict`
-(which leaves out Wick's extension records, as documented) and must pass
-`wick-trace check` (candle-graph's rules). Blocks without main are fragments
-and are listed, not run. Exit 0 when every program passes, 77 when there is
-none, 1 otherwise, naming the file and line of the block.
+- A ```c block that defines main is compiled against libwick as a newcomer
+  would (pkg-config wick-1: the build tree's uninstalled wick-1.pc, or with
+  WICK_DOC_PKG_CONFIG_PATH set the installed one there, as tests/install does
+  after `meson install`). A ```c block without main is a fragment, listed and
+  not run.
+- Every ```python block is a whole program, run with WICK_DOC_PYTHON and the
+  wick package on WICK_DOC_PYTHONPATH (not run without them, as in a sanitizer
+  build, nor when it needs torch and that python has none).
+
+Each runs in an empty directory, and every *.jsonl file it writes is converted
+with `wick-trace convert --strict` (which leaves out Wick's extension records,
+as documented) and must pass `wick-trace check` (candle-graph's rules). Exit 0
+when every program passes, 77 when none ran, 1 otherwise, naming the file and
+line of the block.
 """
 import glob
 import os
@@ -22,18 +27,49 @@ import sys
 import tempfile
 
 
-def blocks(path):
+def blocks(path, language='c'):
     with open(path, encoding='utf-8') as f:
         lines = f.read().split('\n')
     inside, start, body = False, 0, []
     for number, line in enumerate(lines, 1):
-        if not inside and line.strip() == '```c':
+        if not inside and line.strip() == '```' + language:
             inside, start, body = True, number, []
         elif inside and line.strip() == '```':
             inside = False
             yield start, '\n'.join(body) + '\n'
         elif inside:
             body.append(line)
+
+
+def check_traces(where, work, wick_trace):
+    """Each *.jsonl the program wrote, converted --strict, must pass check."""
+    traces = sorted(glob.glob(os.path.join(work, '*.jsonl')))
+    if not traces:
+        print('FAIL %s: wrote no trace' % where)
+        return 1
+    failures = 0
+    for trace in traces:
+        strict = trace + '.strict'
+        conv = subprocess.run([wick_trace, 'convert', '--strict', trace, '--output', strict],
+                              capture_output=True, text=True)
+        check = subprocess.run([wick_trace, 'check', strict], capture_output=True, text=True)
+        name = os.path.basename(trace)
+        if conv.returncode != 0 or check.returncode != 0:
+            print('FAIL %s: %s is rejected:\n%s%s%s' % (where, name, conv.stderr, check.stdout,
+                                                       check.stderr))
+            failures += 1
+        else:
+            print('ok %s: %s: %s' % (where, name, check.stdout.split('\n')[0]))
+    return failures
+
+
+def run_program(where, cmd, work, wick_trace):
+    """Runs cmd in work; 0 when it exits 0 and its traces pass, else 1."""
+    ran = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=120)
+    if ran.returncode != 0:
+        print('FAIL %s: exits %d\n%s%s' % (where, ran.returncode, ran.stdout, ran.stderr))
+        return 1
+    return check_traces(where, work, wick_trace)
 
 
 def main():
@@ -72,29 +108,32 @@ def main():
                     print('FAIL %s: does not compile:\n%s' % (where, built.stderr))
                     failures += 1
                     continue
-                ran = subprocess.run(['./example'], cwd=work, capture_output=True, text=True,
-                                     timeout=60)
-                if ran.returncode != 0:
-                    print('FAIL %s: exits %d\n%s%s' % (where, ran.returncode, ran.stdout, ran.stderr))
-                    failures += 1
-                    continue
-                traces = sorted(glob.glob(os.path.join(work, '*.jsonl')))
-                if not traces:
-                    print('FAIL %s: wrote no trace' % where)
-                    failures += 1
-                    continue
-                for trace in traces:
-                    strict = trace + '.strict'
-                    conv = subprocess.run([wick_trace, 'convert', '--strict', trace, '--output', strict],
-                                          capture_output=True, text=True)
-                    check = subprocess.run([wick_trace, 'check', strict], capture_output=True, text=True)
-                    name = os.path.basename(trace)
-                    if conv.returncode != 0 or check.returncode != 0:
-                        print('FAIL %s: %s is rejected:\n%s%s%s' % (where, name, conv.stderr,
-                                                                   check.stdout, check.stderr))
-                        failures += 1
-                    else:
-                        print('ok %s: %s: %s' % (where, name, check.stdout.split('\n')[0]))
+                failures += run_program(where, ['./example'], work, wick_trace)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+
+    # Python blocks: every one is a whole program, run with the wick package
+    # (WICK_DOC_PYTHON, WICK_DOC_PYTHONPATH: the build's or an installed one).
+    python = os.environ.get('WICK_DOC_PYTHON')
+    for doc in docs:
+        for line, code in blocks(doc, 'python'):
+            where = '%s:%d' % (os.path.relpath(doc, source), line)
+            if not python:
+                print('# %s: a Python program, not run (no WICK_DOC_PYTHON: a sanitizer build, '
+                      'or no Python package)' % where)
+                continue
+            if re.search(r'^import torch|^import .*\btorch\b', code, re.M) and subprocess.run(
+                    [python, '-c', 'import torch'], capture_output=True).returncode != 0:
+                print('# %s: needs torch, which %s lacks: not run' % (where, python))
+                continue
+            programs += 1
+            work = tempfile.mkdtemp(prefix='wick-doc-example-')
+            try:
+                with open(os.path.join(work, 'example.py'), 'w', encoding='utf-8') as f:
+                    f.write(code)
+                os.environ['PYTHONPATH'] = os.environ.get('WICK_DOC_PYTHONPATH', '')
+                os.environ['PYTHONDONTWRITEBYTECODE'] = '1'
+                failures += run_program(where, [python, 'example.py'], work, wick_trace)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
     if programs == 0:

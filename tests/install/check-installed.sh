@@ -8,7 +8,8 @@
 #      on the installed .so, headers and version script);
 #   3. every complete C program in docs/ compiles against the installed
 #      library, runs, and writes a trace candle-graph's rules accept (checked by
-#      the installed wick-trace);
+#      the installed wick-trace); every Python program in docs/ does the same
+#      with the installed wick package;
 #   4. the installed wick Python package imports with /usr/bin/python3 and
 #      records a session whose trace the installed wick-trace accepts;
 #   (the installed programs and the extension find libwick by their rpath:
@@ -72,17 +73,19 @@ else
   fail "installed libwick does not export exactly its public API" "$out"
 fi
 
-# 3. The docs' C programs against the installed library.
-if out=$(WICK_DOC_PKG_CONFIG_PATH=$pcdir python3 "$source/tests/docs/check-doc-examples.py" \
-  "$source" "$build" "$prefix/bin/wick-trace" cc 2>&1); then
-  ok "docs/ C programs against the installed libwick (traces accepted: $(echo "$out" | grep -c '^ok '))"
+# 3. The docs' programs against the installed library and Python package.
+python=/usr/bin/python3
+pydir=$(find "$prefix" -type d -path '*/wick' -name wick -exec test -f '{}/__init__.py' ';' -printf '%h\n' | head -1)
+docpython=
+[ -n "$pydir" ] && [ -x "$python" ] && docpython=$python
+if out=$(WICK_DOC_PKG_CONFIG_PATH=$pcdir WICK_DOC_PYTHON=$docpython WICK_DOC_PYTHONPATH=$pydir \
+  python3 "$source/tests/docs/check-doc-examples.py" "$source" "$build" "$prefix/bin/wick-trace" cc 2>&1); then
+  ok "docs/ programs against the installed libwick and wick package (traces accepted: $(echo "$out" | grep -c '^ok '))"
 else
-  fail "docs/ C programs against the installed libwick" "$out"
+  fail "docs/ programs against the installed libwick and wick package" "$out"
 fi
 
 # 4. The installed Python package.
-python=/usr/bin/python3
-pydir=$(find "$prefix" -type d -path '*/wick' -name wick -exec test -f '{}/__init__.py' ';' -printf '%h\n' | head -1)
 if [ -z "$pydir" ]; then
   fail "no installed wick Python package under $prefix"
 elif ! "$python" -c 'import sys; assert sys.version_info >= (3, 9)' 2>/dev/null; then

@@ -170,10 +170,43 @@ test_records_from_another_thread (void)
   g_free (dir);
 }
 
+/* wick_weight_store_free on a session's store (docs/weights.md's first
+ * version did it) leaves it to the session: no double free at close, the
+ * store still registered and working meanwhile. */
+static void
+test_free_session_store (void)
+{
+  if (g_test_subprocess ())
+    {
+      WickSession *session = open_session (NULL, false);
+      WickError error = { "" };
+      WickWeightStore *store = wick_weight_store_new (session, &error);
+      double *w = wick_weight_alloc_host (4096, &error);
+      const uint64_t shape[] = { 512 };
+      WickWeightParam param = { "w", w, WICK_DTYPE_F64, shape, 1 };
+      WickWeightModuleInfo info = { "m", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
+      g_assert_true (wick_weight_store_register_module (store, &info, &error));
+      wick_weight_store_free (store);
+      g_assert_true (wick_session_get_weight_store (session) == store);
+      WickWeightStats stats;
+      g_assert_true (wick_weight_store_evict (store, "m", WICK_TIER_AUTO, &stats, &error));
+      g_assert_true (wick_weight_store_restore (store, "m", &stats, &error));
+      g_assert_true (wick_session_finish (session, &error));
+      wick_session_close (session);
+      g_assert_true (wick_weight_free_host (w, &error));
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*this weight store belongs to session weights_test and is freed by "
+                             "wick_session_close; not freed now*");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/weights/session/free-session-store", test_free_session_store);
   g_test_add_func ("/weights/session/records", test_session_records);
   g_test_add_func ("/weights/session/records-from-another-thread",
                    test_records_from_another_thread);
