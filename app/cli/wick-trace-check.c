@@ -185,12 +185,15 @@ print_text (const CheckResult *r)
       n_errors += issues[i].severity == WICK_SEVERITY_ERROR;
       n_info += issues[i].severity == WICK_SEVERITY_INFO;
     }
-  printf ("%s: %s, capture %s, gradient coverage %s (%u errors, %u warnings)\n", r->file,
+  g_autofree char *errors = wick_trace_count (n_errors, "error", "errors");
+  g_autofree char *warnings
+    = wick_trace_count (n_issues - n_errors - n_info, "warning", "warnings");
+  printf ("%s: %s, capture %s, gradient coverage %s (%s, %s)\n", r->file,
           wick_document_get_structurally_valid (r->document) ? "structurally valid"
                                                              : "NOT structurally valid",
           wick_document_get_capture_complete (r->document) ? "complete" : "failed",
           wick_coverage_verdict_to_string (wick_document_get_gradient_coverage (r->document)),
-          n_errors, n_issues - n_errors - n_info);
+          errors, warnings);
   for (guint i = 0; i < n_issues; i++)
     printf ("  %-7s %s: %s\n", wick_severity_to_string (issues[i].severity), issues[i].code,
             issues[i].message);

@@ -12,6 +12,14 @@
 #define WICK_TRACE_EXIT_PARSE 2
 #define WICK_TRACE_EXIT_USAGE 3
 
+/* "1 error", "2 errors": the count and its noun. wick-trace's text is English
+ * in every locale (wick-trace-locale.h), so no catalog is asked. */
+static inline char *
+wick_trace_count (guint64 n, const char *one, const char *many)
+{
+  return g_strdup_printf ("%" G_GUINT64_FORMAT " %s", n, n == 1 ? one : many);
+}
+
 typedef int (*WickTraceCommandFunc) (int argc, char **argv);
 
 /* Parses subcommand @name's options with GOptionContext (wick-trace.c):

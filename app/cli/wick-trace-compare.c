@@ -90,11 +90,14 @@ print_text (const WickComparison *c, guint n_a, guint n_b)
 {
   guint shown = 0;
 
-  printf ("A: %u run%s, B: %u run%s; %u entries testable, %u changed significantly "
+  g_autofree char *runs_a = wick_trace_count (n_a, "run", "runs");
+  g_autofree char *runs_b = wick_trace_count (n_b, "run", "runs");
+  g_autofree char *testable = wick_trace_count (c->n_testable, "entry", "entries");
+  printf ("A: %s, B: %s; %s testable, %u changed significantly "
           "(bootstrap %u resamples, seed %" G_GUINT64_FORMAT ", Bonferroni over %u, "
           "min change %.0f%%)\n",
-          n_a, n_a == 1 ? "" : "s", n_b, n_b == 1 ? "" : "s", c->n_testable, c->n_significant,
-          c->n_resamples, c->seed, c->n_testable, c->min_change * 100);
+          runs_a, runs_b, testable, c->n_significant, c->n_resamples, c->seed, c->n_testable,
+          c->min_change * 100);
   for (guint i = 0; i < c->differences->len; i++)
     {
       const WickCompareDifference *d = g_ptr_array_index (c->differences, i);
@@ -168,8 +171,11 @@ print_text (const WickComparison *c, guint n_a, guint n_b)
         {
           const WickCompareRun *run = g_ptr_array_index (runs, i);
           if (run->steps->len && !isnan (run->drift))
-            printf ("%s: %u steps, second half / first half median step time %.3f\n", run->label,
-                    run->steps->len, run->drift);
+            {
+              g_autofree char *steps = wick_trace_count (run->steps->len, "step", "steps");
+              printf ("%s: %s, second half / first half median step time %.3f\n", run->label,
+                      steps, run->drift);
+            }
         }
     }
 }

@@ -124,9 +124,13 @@ print_text (const char *file, WickDocument *doc, WickTracks *t)
   const guint32 *order = wick_tracks_get_display_order (t, &n_order);
   wick_tracks_get_flows (t, &n_flows);
 
-  printf ("%s: %s, %u processes, %u threads, %u tracks, %u flows\n", file,
-          wick_trace_format_to_string (wick_tracks_get_format (t)), n_processes, n_threads,
-          n_tracks, n_flows);
+  g_autofree char *p_text = wick_trace_count (n_processes, "process", "processes");
+  g_autofree char *th_text = wick_trace_count (n_threads, "thread", "threads");
+  g_autofree char *tr_text = wick_trace_count (n_tracks, "track", "tracks");
+  g_autofree char *f_text = wick_trace_count (n_flows, "flow", "flows");
+  printf ("%s: %s, %s, %s, %s, %s\n", file,
+          wick_trace_format_to_string (wick_tracks_get_format (t)), p_text, th_text, tr_text,
+          f_text);
   gint32 process = G_MININT32;
   for (guint k = 0; k < n_order; k++)
     {

@@ -122,6 +122,14 @@ test_cli_check_health_errors (void)
   g_assert_cmpstr (json_object_get_string_member (issue, "code"), ==,
                    "call_edge_hierarchy_mismatch");
   g_assert_cmpstr (json_object_get_string_member (issue, "record"), ==, "s2");
+
+  /* The text summary counts in words, singular for one. */
+  g_autofree char *text_out = NULL, *valid_out = NULL, *tracks_out = NULL;
+  g_assert_cmpint (run (&text_out, "check", path, NULL), ==, 1);
+  g_assert_nonnull (strstr (text_out, "NOT structurally valid, capture complete, gradient coverage "
+                                      "unavailable (2 errors, 0 warnings)\n"));
+  g_assert_cmpint (run (&tracks_out, "tracks", valid, NULL), ==, 0);
+  g_assert_nonnull (strstr (tracks_out, ": candle-graph, 1 process, 1 thread, 5 tracks, 0 flows\n"));
   g_unlink (path);
   g_rmdir (dir);
 }
