@@ -133,6 +133,22 @@ evict_and_restore (gpointer data)
 }
 
 /* The control socket evicts from its own thread: those records reach the trace too. */
+/* The session's store with one host module "m" (512 doubles at *w). */
+static WickWeightStore *
+store_with_module (WickSession *session, double **w)
+{
+  WickError error = { "" };
+  WickWeightStore *store = wick_weight_store_new (session, &error);
+  g_assert_nonnull (store);
+  *w = wick_weight_alloc_host (4096, &error);
+  g_assert_nonnull (*w);
+  static const uint64_t shape[] = { 512 };
+  WickWeightParam param = { "w", *w, WICK_DTYPE_F64, shape, 1 };
+  WickWeightModuleInfo info = { "m", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
+  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  return store;
+}
+
 static void
 test_records_from_another_thread (void)
 {
@@ -140,12 +156,8 @@ test_records_from_another_thread (void)
   char *path = g_build_filename (dir, "trace.jsonl", NULL);
   WickSession *session = open_session (path, false);
   WickError error = { "" };
-  WickWeightStore *store = wick_weight_store_new (session, &error);
-  double *w = wick_weight_alloc_host (4096, &error);
-  const uint64_t shape[] = { 512 };
-  WickWeightParam param = { "w", w, WICK_DTYPE_F64, shape, 1 };
-  WickWeightModuleInfo info = { "m", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
-  g_assert_true (wick_weight_store_register_module (store, &info, &error));
+  double *w;
+  WickWeightStore *store = store_with_module (session, &w);
   GThread *thread = g_thread_new ("control", evict_and_restore, store);
   g_thread_join (thread);
   g_assert_true (wick_session_finish (session, &error));
@@ -180,12 +192,8 @@ test_free_session_store (void)
     {
       WickSession *session = open_session (NULL, false);
       WickError error = { "" };
-      WickWeightStore *store = wick_weight_store_new (session, &error);
-      double *w = wick_weight_alloc_host (4096, &error);
-      const uint64_t shape[] = { 512 };
-      WickWeightParam param = { "w", w, WICK_DTYPE_F64, shape, 1 };
-      WickWeightModuleInfo info = { "m", &param, 1, WICK_WEIGHT_MEMORY_HOST, NULL };
-      g_assert_true (wick_weight_store_register_module (store, &info, &error));
+      double *w;
+      WickWeightStore *store = store_with_module (session, &w);
       wick_weight_store_free (store);
       g_assert_true (wick_session_get_weight_store (session) == store);
       WickWeightStats stats;
