@@ -591,13 +591,17 @@ server_accept (WickControlServer *server)
           send_and_close (fd, why, true);
           continue;
         }
+      /* Counted while the slot is still free: counting the new client among
+       * the served ones (with whatever busy_only its slot last had) served 63
+       * or 64 at once, not WICK_CONTROL_MAX_SERVED. */
+      bool busy_only
+        = served_count (server) >= WICK_CONTROL_MAX_SERVED && !evict_idle (server, now);
       Client *client = &server->clients[slot];
       client->fd = fd;
       client->out_fd = -1;
       client->state = CLIENT_READING;
       client->active_ms = now;
-      client->busy_only
-        = served_count (server) >= WICK_CONTROL_MAX_SERVED && !evict_idle (server, now);
+      client->busy_only = busy_only;
     }
 }
 
