@@ -112,6 +112,15 @@ action_export (GtkWidget *widget, const char *action_name, GVariant *parameter)
   show_export_dialog (self, _ ("Export View"), name, patterns, G_N_ELEMENTS (patterns),
                       G_CALLBACK (on_export_response));
 }
+/* Chrome JSON, gzip-compressed when the file's name ends in .gz. */
+static gboolean
+export_document (WickDocument *document, GFile *file, GCancellable *cancellable, GError **error)
+{
+  g_autofree char *name = g_file_get_basename (file);
+  return wick_chrome_export_to_file (document, file, g_str_has_suffix (name, ".gz"), cancellable,
+                                     error);
+}
+
 gboolean
 wick_window_export_trace (WickWindow *self, GFile *file, GError **error)
 {
@@ -120,9 +129,7 @@ wick_window_export_trace (WickWindow *self, GFile *file, GError **error)
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _ ("No trace is open"));
       return FALSE;
     }
-  g_autofree char *name = g_file_get_basename (file);
-  return wick_chrome_export_to_file (self->document, file, g_str_has_suffix (name, ".gz"), NULL,
-                                     error);
+  return export_document (self->document, file, NULL, error);
 }
 
 typedef struct
@@ -144,10 +151,8 @@ static void
 export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
   ExportJob *job = data;
-  g_autofree char *name = g_file_get_basename (job->file);
   GError *error = NULL;
-  if (wick_chrome_export_to_file (job->document, job->file, g_str_has_suffix (name, ".gz"),
-                                  cancellable, &error))
+  if (export_document (job->document, job->file, cancellable, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
