@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds Wick with warnings as errors, and runs every
 # suite (backend, model, app under Xvfb, integration, python, cuda, fuzz), installs
-# into _install and checks Wick used from there (suite install), then an
+# into _install and checks Wick used from there (suite install), a headless
+# build (-Dapp=disabled: model and wick-trace without GTK), then an
 # ASan+UBSan build of the non-GUI suites and a short libFuzzer run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,16 @@ else
   cat _build-test/meson-logs/run-demo.txt
   status=1
 fi
+
+echo "== headless (-Dapp=disabled: the model and wick-trace with GLib alone, as on a GPU node)"
+rm -rf _build-headless
+meson setup _build-headless -Dapp=disabled -Dpython=disabled -Dcuda=disabled -Dwerror_ci=true >/dev/null
+meson compile -C _build-headless -j "$jobs" app/cli/wick-trace backend/demo/wick-demo \
+  tests/model/test-model-cli tests/model/test-model-document tests/integration/live/test-live-snapshot
+if ldd _build-headless/app/cli/wick-trace | grep -Eq 'libgtk|libadwaita|libcairo|libpango'; then
+  echo "headless: wick-trace links a GUI library:"; ldd _build-headless/app/cli/wick-trace; status=1
+fi
+meson test -C _build-headless --no-rebuild --print-errorlogs model-cli model-document live-snapshot || status=1
 
 echo "== ASan+UBSan (backend, model, integration, fuzz suites)"
 rm -rf _build-asan

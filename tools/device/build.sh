@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine: builds libwick, its tests and benchmarks with CUDA
-# (-Dapp=disabled: no GTK there) into _build-device. Keeps going past targets
+# On the GPU machine: builds libwick, its tests and benchmarks with CUDA, and
+# the headless wick-trace (-Dapp=disabled: no GTK there; the model needs GLib,
+# json-glib and zstd, carried by fetch-debs.sh) into _build-device. Keeps going past targets
 # of other areas that fail, so one area's breakage does not hide the rest.
 # Usage: tools/device/build.sh [extra meson options]
 # WICK_DEVICE_TARGETS="tests/cuda/stages/test-stage-capture ..." builds only those.
@@ -11,3 +12,8 @@ if [ ! -e _build-device/build.ninja ]; then
   $WICK_MESON setup _build-device -Dapp=disabled -Dcuda=enabled -Dnvcc_root="$WICK_NVCC_ROOT" "$@"
 fi
 ninja -C _build-device -k 0 -j "$(nproc)" ${WICK_DEVICE_TARGETS:-} || echo "== build: some targets failed (see above)"
+if [ -x _build-device/app/cli/wick-trace ]; then
+  echo "== wick-trace: $(LD_LIBRARY_PATH=$WICK_RUNTIME_LD _build-device/app/cli/wick-trace --version)"
+else
+  echo "== wick-trace: NOT built (json-glib or zstd missing? run tools/device/fetch-debs.sh here first)"
+fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run HERE (Debian 12), not on the GPU machine: downloads the Debian packages
 # that the GPU machine lacks to build and test libwick (GLib for the test
-# framework, pkgconf, libcrypto headers, meson as a fallback) into .device/debs
+# framework, pkgconf, libcrypto headers, json-glib and zstd for the headless
+# wick-trace, meson as a fallback) into .device/debs
 # (ignored by git). Pass `carry: [".device"]` to the device tool; the scripts
 # beside this one unpack them there with dpkg -x into /tmp/wick-sysroot.
 set -euo pipefail
@@ -15,6 +16,8 @@ packages=(
   libssl-dev libssl3
   pkgconf pkgconf-bin libpkgconf3
   meson
+  # wick-trace headless (-Dapp=disabled): the model's json-glib and zstd
+  libjson-glib-dev libjson-glib-1.0-0 libzstd-dev libzstd1
   python3.11-dev libpython3.11-dev
 )
 apt-get download "${packages[@]}"

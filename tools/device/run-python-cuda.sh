@@ -26,6 +26,17 @@ gcc -shared -fPIC -O2 -std=gnu17 -fvisibility=hidden -DPy_LIMITED_API=0x030B0000
   -I_build-device -I. -Ibackend -I_build-device/backend \
   python/wick/_wick.c -L_build-device/backend -lwick -Wl,-rpath,"$PWD/_build-device/backend" \
   -o "$pkg/wick/_wick.abi3.so"
+# wick-trace (headless) checks the tests' traces; a wrapper gives it the
+# carried GLib, so the python process itself keeps the machine's libraries.
+wick_trace=
+if [ -x _build-device/app/cli/wick-trace ]; then
+  wick_trace=$PWD/_build-device/wick-trace-device
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$WICK_RUNTIME_LD" \
+    "$PWD/_build-device/app/cli/wick-trace" >"$wick_trace"
+  chmod +x "$wick_trace"
+else
+  echo "run-python-cuda: wick-trace did not build: the tests that check traces skip"
+fi
 python=${WICK_DEVICE_PYTHON:-}
 if [ -z "$python" ]; then
   for p in $(which -a python3) /opt/torch/.venv/bin/python3; do
@@ -40,7 +51,7 @@ status=0
 for t in "${tests[@]}"; do
   start=$(date +%s)
   rc=0
-  PYTHONPATH="$PWD/$pkg:$PWD/tests/python" WICK_SOURCE_DIR="$PWD" PYTHONDONTWRITEBYTECODE=1 \
+  WICK_TRACE="$wick_trace" PYTHONPATH="$PWD/$pkg:$PWD/tests/python" WICK_SOURCE_DIR="$PWD" PYTHONDONTWRITEBYTECODE=1 \
     timeout 600 "$python" "tests/python/test_$t.py" >"/tmp/py-$t.log" 2>&1 || rc=$?
   case $rc in 0) verdict=OK ;; 77) verdict=SKIP ;; *) verdict="FAIL (exit $rc)"; status=1 ;; esac
   echo "python-$t: $verdict in $(( $(date +%s) - start )) s"
