@@ -33,6 +33,9 @@ static const WickTraceCommand commands[] = {
 #ifdef WICK_TRACE_HAVE_COMPARE
   { "compare", wick_trace_compare, "compare [--json] [--allow-mismatch] A B | --cohort A... -- B...   what changed" },
 #endif
+#ifdef WICK_TRACE_HAVE_RANKS
+  { "ranks", wick_trace_ranks, "ranks [--json] FILE...            the ranks of one job: clock offsets, collectives, stragglers" },
+#endif
 #ifdef WICK_TRACE_HAVE_RENDER
   { "render", wick_trace_render, "render --view V --output FILE [--size WxH] [--range A:B] TRACE" },
 #endif

@@ -1,0 +1,218 @@
+/* wick-trace-ranks.c — `wick-trace ranks [--json] FILES…`: the ranks of one
+ * distributed job as one picture (wick-ranks.h): each rank's clock offset
+ * from the collectives, every collective matched across ranks, stragglers.
+ *
+ *   --partial FILE…       each file's per-rank reduction as JSON (one object a
+ *                         line), for running the pass elsewhere (wick.trace)
+ *   --partials P…         merge such partials (files, or - for stdin) instead
+ *                         of reading traces
+ *   --threads N           files reduced at once (default: every core)
+ *
+ * Exit status: 0, 2 when a file does not parse, 3 on usage or I/O errors.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wick-ranks.h"
+#include "wick-trace-commands.h"
+
+static void
+format_ns (char *buffer, gsize size, gint64 ns)
+{
+  double a = (double)ABS (ns);
+  const char *sign = ns < 0 ? "-" : "";
+  if (a >= 1e9)
+    g_snprintf (buffer, size, "%s%.6f s", sign, a / 1e9);
+  else if (a >= 1e6)
+    g_snprintf (buffer, size, "%s%.3f ms", sign, a / 1e6);
+  else if (a >= 1e3)
+    g_snprintf (buffer, size, "%s%.1f µs", sign, a / 1e3);
+  else
+    g_snprintf (buffer, size, "%s%.0f ns", sign, a);
+}
+
+/* @s padded to @width characters (µs is two bytes, one column). */
+static void
+print_padded (const char *s, int width)
+{
+  glong n = g_utf8_strlen (s, -1);
+  fputs (s, stdout);
+  for (glong i = n; i < width; i++)
+    putchar (' ');
+}
+
+static int
+error_status (const GError *error)
+{
+  return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
+             || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT)
+           ? WICK_TRACE_EXIT_PARSE
+           : WICK_TRACE_EXIT_USAGE;
+}
+
+static WickRankPartial *
+read_partial (const char *path, GError **error)
+{
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (strcmp (path, "-") == 0)
+    {
+      g_autoptr (GString) s = g_string_new (NULL);
+      char buf[65536];
+      size_t n;
+      while ((n = fread (buf, 1, sizeof buf, stdin)) > 0)
+        {
+          g_string_append_len (s, buf, (gssize)n);
+          if (s->len > ((gsize)1 << 30))
+            {
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           "stdin: a rank's partial is larger than 1 GiB");
+              return NULL;
+            }
+        }
+      len = s->len;
+      text = g_string_free (g_steal_pointer (&s), FALSE);
+    }
+  else if (!g_file_get_contents (path, &text, &len, error))
+    return NULL;
+  return wick_rank_partial_from_json (text, len, strcmp (path, "-") == 0 ? "stdin" : path, error);
+}
+
+static void
+print_text (const WickRankJob *job)
+{
+  char a[32], b[32], c[32];
+  g_autofree char *ranks = wick_trace_count (job->ranks->len, "rank", "ranks");
+  g_autofree char *colls = wick_trace_count (job->collectives->len, "collective", "collectives");
+
+  printf ("%s, %s", ranks, colls);
+  if (job->reference_rank >= 0)
+    printf (", clocks aligned to rank %d", job->reference_rank);
+  printf ("\n\n%-6s %-18s %-12s %-12s %-12s %s\n", "rank", "offset", "spread", "collectives",
+          "waiting", "file");
+  for (guint i = 0; i < job->ranks->len; i++)
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      format_ns (a, sizeof a, r->offset_ns);
+      if (r->offset_spread_ns >= 0)
+        format_ns (b, sizeof b, r->offset_spread_ns);
+      else
+        g_strlcpy (b, "wall clock", sizeof b);
+      format_ns (c, sizeof c, r->wait_ns);
+      printf ("%-6d ", r->rank);
+      print_padded (a, 19);
+      print_padded (b, 13);
+      printf ("%-12u ", r->collectives);
+      print_padded (c, 13);
+      printf ("%s\n", r->file);
+    }
+  printf ("\nStragglers (delay they caused the others):\n");
+  if (job->stragglers->len == 0)
+    printf ("  none\n");
+  for (guint i = 0; i < job->stragglers->len && i < 10; i++)
+    {
+      const WickJobStraggler *s = &g_array_index (job->stragglers, WickJobStraggler, i);
+      g_autofree char *n = wick_trace_count (s->collectives, "collective", "collectives");
+      format_ns (a, sizeof a, s->delay_ns);
+      printf ("  rank %-5d ", s->rank);
+      print_padded (a, 15);
+      printf ("last in %s\n", n);
+    }
+  for (guint i = 0; i < job->notes->len; i++)
+    printf ("note: %s\n", (const char *)job->notes->pdata[i]);
+}
+
+int
+wick_trace_ranks (int argc, char **argv)
+{
+  gboolean json = FALSE, partial = FALSE, partials = FALSE, pretty = FALSE;
+  int threads = 0;
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the job as one JSON object", NULL },
+    { "pretty", 0, 0, G_OPTION_ARG_NONE, &pretty, "Indent the JSON", NULL },
+    { "partial", 0, 0, G_OPTION_ARG_NONE, &partial,
+      "Print each file's per-rank reduction (JSON, one a line) instead of merging", NULL },
+    { "partials", 0, 0, G_OPTION_ARG_NONE, &partials,
+      "The operands are per-rank reductions (--partial's output, - for stdin)", NULL },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "Files reduced at once (default: every core)",
+      "N" },
+    G_OPTION_ENTRY_NULL,
+  };
+  g_autoptr (WickRankJob) job = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = wick_trace_parse_options (
+    "ranks", "FILE…",
+    "The ranks of one distributed job (PyTorch profiler traces, one a rank): clock offsets "
+    "from the collectives, every collective matched by process group and Seq, stragglers.",
+    entries, FALSE, &argc, &argv);
+
+  if (status >= 0)
+    return status;
+  if (argc < 2)
+    return wick_trace_usage_error ("ranks", "one or more rank traces are required");
+  if (threads < 0 || threads > 4096)
+    return wick_trace_usage_error ("ranks", "--threads needs a count from 0 to 4096");
+  if (partial && partials)
+    return wick_trace_usage_error ("ranks", "--partial and --partials go apart");
+
+  if (partial)
+    {
+      for (int i = 1; i < argc; i++)
+        {
+          g_autoptr (WickRankPartial) p = wick_rank_reduce_file (argv[i], NULL, &error);
+          g_autofree char *text = NULL;
+          if (p == NULL)
+            {
+              fprintf (stderr, "wick-trace ranks: %s\n", error->message);
+              return error_status (error);
+            }
+          text = wick_rank_partial_to_json (p);
+          printf ("%s\n", text);
+        }
+      return WICK_TRACE_EXIT_OK;
+    }
+  if (partials)
+    {
+      GPtrArray *list = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_rank_partial_free);
+      for (int i = 1; i < argc; i++)
+        {
+          WickRankPartial *p = read_partial (argv[i], &error);
+          if (p == NULL)
+            {
+              fprintf (stderr, "wick-trace ranks: %s\n", error->message);
+              g_ptr_array_unref (list);
+              return error_status (error);
+            }
+          g_ptr_array_add (list, p);
+        }
+      job = wick_ranks_merge (list, &error);
+    }
+  else
+    job = wick_ranks_reduce_files ((const char *const *)argv + 1, (guint)argc - 1, (guint)threads,
+                                   NULL, &error);
+  if (job == NULL)
+    {
+      fprintf (stderr, "wick-trace ranks: %s\n", error->message);
+      return error_status (error);
+    }
+  for (guint i = 0; i < job->partials->len; i++)
+    {
+      const WickRankPartial *p = job->partials->pdata[i];
+      for (guint k = 0; k < p->warnings->len; k++)
+        fprintf (stderr, "wick-trace ranks: %s: %s\n", p->file,
+                 (const char *)p->warnings->pdata[k]);
+    }
+  if (json)
+    {
+      g_autofree char *text = wick_rank_job_to_json (job, pretty);
+      for (guint i = 0; i < job->notes->len; i++)
+        fprintf (stderr, "wick-trace ranks: note: %s\n", (const char *)job->notes->pdata[i]);
+      printf ("%s\n", text);
+    }
+  else
+    print_text (job);
+  return WICK_TRACE_EXIT_OK;
+}

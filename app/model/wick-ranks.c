@@ -1,0 +1,1403 @@
+/* wick-ranks.c — per-rank streaming reduction and the cross-rank merge (see the header). */
+#include "config.h"
+
+#include "wick-ranks.h"
+
+#include <json-glib/json-glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wick-chrome-stream.h"
+
+/* A string kept in a partial longer than this is cut (names, group names). */
+#define MAX_NAME_BYTES 256
+/* The most collectives, steps and warnings one partial may hold: far beyond
+ * any real trace, and what bounds a partial read from JSON. */
+#define MAX_COLLECTIVES ((guint)50000000)
+#define MAX_STEPS ((guint)10000000)
+#define MAX_WARNINGS 64
+#define MAX_PARTIAL_JSON ((gsize)1 << 30)
+
+typedef struct
+{
+  gint64 s, e;
+} Interval;
+
+typedef struct
+{
+  WickRankPartial pub;
+  GStringChunk *strings;
+} Partial;
+
+void
+wick_rank_partial_free (WickRankPartial *partial)
+{
+  Partial *p = (Partial *)partial;
+  if (partial == NULL)
+    return;
+  g_free (partial->file);
+  g_free (partial->rank_source);
+  g_array_unref (partial->collectives);
+  g_array_unref (partial->steps);
+  g_ptr_array_unref (partial->warnings);
+  g_string_chunk_free (p->strings);
+  g_free (p);
+}
+
+static Partial *
+partial_new (const char *file)
+{
+  Partial *p = g_new0 (Partial, 1);
+  p->pub.file = g_strdup (file);
+  p->pub.rank = -1;
+  p->pub.collectives = g_array_new (FALSE, FALSE, sizeof (WickRankCollective));
+  p->pub.steps = g_array_new (FALSE, FALSE, sizeof (WickRankStep));
+  p->pub.warnings = g_ptr_array_new_with_free_func (g_free);
+  p->strings = g_string_chunk_new (4096);
+  return p;
+}
+
+static const char *
+intern (Partial *p, const char *s, gsize len)
+{
+  char buf[MAX_NAME_BYTES + 1];
+  gsize n = MIN (len, (gsize)MAX_NAME_BYTES);
+  /* cut at a character boundary, so a cut name stays UTF-8 */
+  while (n > 0 && n < len && ((guchar)s[n] & 0xC0) == 0x80)
+    n--;
+  memcpy (buf, s, n);
+  buf[n] = '\0';
+  return g_string_chunk_insert_const (p->strings, buf);
+}
+
+static void warn (WickRankPartial *partial, const char *format, ...) G_GNUC_PRINTF (2, 3);
+static void
+warn (WickRankPartial *partial, const char *format, ...)
+{
+  va_list args;
+  if (partial->warnings->len >= MAX_WARNINGS)
+    return;
+  va_start (args, format);
+  g_ptr_array_add (partial->warnings, g_strdup_vprintf (format, args));
+  va_end (args);
+}
+
+gboolean
+wick_is_nccl_kernel (const char *name, gsize len)
+{
+  return (len >= 11 && memcmp (name, "ncclKernel_", 11) == 0)
+         || (len >= 14 && memcmp (name, "ncclDevKernel_", 14) == 0);
+}
+
+/* "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" -> "allreduce" */
+static void
+name_from_kernel (const char *name, gsize len, GString *out)
+{
+  gsize i = name[4] == 'D' ? 14 : 11;
+  for (; i < len && name[i] != '_' && name[i] != '(' && out->len < 64; i++)
+    g_string_append_c (out, g_ascii_tolower (name[i]));
+}
+
+static guint
+dtype_size (const char *d)
+{
+  static const struct
+  {
+    const char *name;
+    guint size;
+  } table[] = {
+    { "Float", 4 },
+    { "Double", 8 },
+    { "Half", 2 },
+    { "BFloat16", 2 },
+    { "Int", 4 },
+    { "Long", 8 },
+    { "Short", 2 },
+    { "Char", 1 },
+    { "Byte", 1 },
+    { "Bool", 1 },
+    { "Float8_e4m3fn", 1 },
+    { "Float8_e5m2", 1 },
+    { "Float8_e4m3fnuz", 1 },
+    { "Float8_e5m2fnuz", 1 },
+    { "ComplexHalf", 4 },
+    { "ComplexFloat", 8 },
+    { "ComplexDouble", 16 },
+    { "UInt16", 2 },
+    { "UInt32", 4 },
+    { "UInt64", 8 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (table); i++)
+    if (g_ascii_strcasecmp (d, table[i].name) == 0)
+      return table[i].size;
+  return 0;
+}
+
+/* 64-bit FNV-1a: a communicator's member list named in a few bytes. */
+static guint64
+fnv1a (const char *s, gsize len)
+{
+  guint64 h = 0xcbf29ce484222325ull;
+  for (gsize i = 0; i < len; i++)
+    {
+      h ^= (guchar)s[i];
+      h *= 0x100000001b3ull;
+    }
+  return h;
+}
+
+static gboolean
+str_eq (const char *s, gsize len, const char *lit)
+{
+  gsize n = strlen (lit);
+  return len == n && g_ascii_strncasecmp (s, lit, n) == 0;
+}
+
+static void
+read_collective (Partial *p, const WickChromeEvent *ev, GString *scratch, GString *text)
+{
+  static const char *const keys[] = { "Seq", "In msg nelems", "Out msg nelems", "Group size" };
+  double v[G_N_ELEMENTS (keys)];
+  gboolean found[G_N_ELEMENTS (keys)];
+  WickRankCollective c = { 0 };
+  char key[MAX_NAME_BYTES + 32];
+  const char *group;
+  guint64 ranks_hash = 0;
+  guint size = 0;
+
+  c.start_ns = ev->ts_ns;
+  c.end_ns = ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
+  g_string_truncate (scratch, 0);
+  wick_chrome_args_numbers (ev->args, ev->args_len, keys, G_N_ELEMENTS (keys), v, found, scratch);
+  c.seq = found[0] && v[0] >= 0 && v[0] < 9e15 ? (gint64)v[0] : -1;
+  c.group_size = found[3] && v[3] >= 1 && v[3] < 1e7 ? (guint)v[3] : 0;
+
+  g_string_truncate (text, 0);
+  if (wick_chrome_args_string (ev->args, ev->args_len, "Collective name", text) && text->len > 0)
+    c.name = intern (p, text->str, text->len);
+  else
+    {
+      name_from_kernel (ev->name, ev->name_len, text);
+      c.name = intern (p, text->str, text->len);
+    }
+  g_string_truncate (text, 0);
+  if (wick_chrome_args_string (ev->args, ev->args_len, "Process Group Name", text))
+    group = intern (p, text->str, text->len);
+  else
+    {
+      group = "";
+      p->pub.nccl_without_group++;
+    }
+  c.group = group;
+  g_string_truncate (text, 0);
+  if (wick_chrome_args_string (ev->args, ev->args_len, "Process Group Ranks", text))
+    ranks_hash = fnv1a (text->str, text->len);
+  g_snprintf (key, sizeof key, "%s\x1f%016" G_GINT64_MODIFIER "x", group, ranks_hash);
+  c.group_key = intern (p, key, strlen (key));
+
+  g_string_truncate (text, 0);
+  if (wick_chrome_args_string (ev->args, ev->args_len, "dtype", text))
+    size = dtype_size (text->str);
+  if (size > 0 && (found[1] || found[2]))
+    {
+      double n = MAX (found[1] ? v[1] : 0, found[2] ? v[2] : 0);
+      if (n >= 0 && n * size < 1.8e19)
+        c.bytes = (guint64)n * size;
+    }
+  if (c.bytes == 0)
+    p->pub.unknown_dtype++;
+  if (p->pub.collectives->len < MAX_COLLECTIVES)
+    g_array_append_val (p->pub.collectives, c);
+}
+
+static int
+cmp_interval (gconstpointer a, gconstpointer b)
+{
+  const Interval *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s ? 1 : (x->e < y->e ? -1 : x->e > y->e);
+}
+
+/* Sorts and merges @a into disjoint intervals. */
+static void
+union_intervals (GArray *a)
+{
+  guint out = 0;
+  Interval *v = (Interval *)(void *)a->data;
+
+  g_array_sort (a, cmp_interval);
+  for (guint i = 0; i < a->len; i++)
+    {
+      if (out > 0 && v[i].s <= v[out - 1].e)
+        v[out - 1].e = MAX (v[out - 1].e, v[i].e);
+      else
+        v[out++] = v[i];
+    }
+  g_array_set_size (a, out);
+}
+
+/* First interval of disjoint sorted @a that ends after @t. */
+static guint
+first_after (const GArray *a, gint64 t)
+{
+  const Interval *v = (const Interval *)(const void *)a->data;
+  guint lo = 0, hi = a->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (v[mid].e <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+static gint64
+covered (const GArray *a, gint64 s, gint64 e)
+{
+  const Interval *v = (const Interval *)(const void *)a->data;
+  gint64 sum = 0;
+  for (guint i = first_after (a, s); i < a->len && v[i].s < e; i++)
+    sum += MIN (v[i].e, e) - MAX (v[i].s, s);
+  return sum;
+}
+
+static gint64
+overlap (const GArray *a, const GArray *b, gint64 s, gint64 e)
+{
+  const Interval *x = (const Interval *)(const void *)a->data;
+  const Interval *y = (const Interval *)(const void *)b->data;
+  guint i = first_after (a, s), j = first_after (b, s);
+  gint64 sum = 0;
+  while (i < a->len && j < b->len && x[i].s < e && y[j].s < e)
+    {
+      gint64 lo = MAX (MAX (x[i].s, y[j].s), s), hi = MIN (MIN (x[i].e, y[j].e), e);
+      if (hi > lo)
+        sum += hi - lo;
+      if (x[i].e < y[j].e)
+        i++;
+      else
+        j++;
+    }
+  return sum;
+}
+
+static int
+cmp_step (gconstpointer a, gconstpointer b)
+{
+  const WickRankStep *x = a, *y = b;
+  return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The rank in a file name: the digits after the last "rank" (any case, with
+ * '-', '_' or '.' between), as "rank-3.pt.trace.json.gz" or "rank_12.json". */
+static int
+rank_from_name (const char *path)
+{
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *lower = g_ascii_strdown (base, -1);
+  const char *p = NULL, *q = lower;
+  while ((q = strstr (q, "rank")) != NULL)
+    p = q++;
+  if (p == NULL)
+    return -1;
+  p += 4;
+  while (*p == '-' || *p == '_' || *p == '.')
+    p++;
+  if (!g_ascii_isdigit (*p))
+    return -1;
+  gint64 r = g_ascii_strtoll (p, NULL, 10);
+  return r >= 0 && r < (1 << 24) ? (int)r : -1;
+}
+
+static void
+read_metadata (Partial *p, const GPtrArray *meta)
+{
+  for (guint i = 0; i + 1 < meta->len; i += 2)
+    {
+      const char *key = meta->pdata[i], *text = meta->pdata[i + 1];
+      if (strcmp (key, "baseTimeNanoseconds") == 0)
+        {
+          const char *t = text;
+          char *end;
+          gint64 v;
+          if (*t == '"')
+            t++;
+          v = g_ascii_strtoll (t, &end, 10);
+          if (end != t && v >= 0)
+            {
+              p->pub.base_ns = v;
+              p->pub.has_base = TRUE;
+            }
+          else
+            warn (&p->pub, "baseTimeNanoseconds is not an integer; the trace's own clock is used");
+        }
+      else if (strcmp (key, "distributedInfo") == 0)
+        {
+          g_autoptr (JsonParser) parser = json_parser_new ();
+          JsonNode *root;
+          if (!json_parser_load_from_data (parser, text, -1, NULL)
+              || (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+            {
+              warn (&p->pub, "distributedInfo is not a JSON object: ignored");
+              continue;
+            }
+          JsonObject *o = json_node_get_object (root);
+          JsonNode *r = json_object_get_member (o, "rank");
+          JsonNode *w = json_object_get_member (o, "world_size");
+          if (r != NULL && JSON_NODE_HOLDS_VALUE (r) && json_node_get_value_type (r) == G_TYPE_INT64
+              && json_node_get_int (r) >= 0 && json_node_get_int (r) < (1 << 24))
+            {
+              p->pub.rank = (int)json_node_get_int (r);
+              g_free (p->pub.rank_source);
+              p->pub.rank_source = g_strdup ("distributedInfo");
+            }
+          if (w != NULL && JSON_NODE_HOLDS_VALUE (w) && json_node_get_value_type (w) == G_TYPE_INT64
+              && json_node_get_int (w) > 0 && json_node_get_int (w) < (1 << 24))
+            p->pub.world_size = (int)json_node_get_int (w);
+        }
+    }
+}
+
+WickRankPartial *
+wick_rank_reduce_file (const char *path, GCancellable *cancellable, GError **error)
+{
+  g_autoptr (WickChromeReader) reader = NULL;
+  g_autoptr (GArray) compute = g_array_new (FALSE, FALSE, sizeof (Interval));
+  g_autoptr (GArray) comm = g_array_new (FALSE, FALSE, sizeof (Interval));
+  g_autoptr (GString) scratch = g_string_new (NULL);
+  g_autoptr (GString) text = g_string_new (NULL);
+  GError *local = NULL;
+  WickChromeEvent ev;
+  WickFileFormat format;
+  WickInput *input;
+  Partial *p;
+  gboolean any = FALSE;
+
+  input = wick_input_open (path, error);
+  if (input == NULL)
+    return NULL;
+  reader = wick_chrome_reader_new (input, path);
+  if (!wick_chrome_reader_start (reader, &format, error))
+    return NULL;
+  if (format != WICK_FILE_FORMAT_CHROME)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "%s: not a trace-event JSON file (the ranks of a job are read from their "
+                   "PyTorch profiler traces)",
+                   path);
+      return NULL;
+    }
+  p = partial_new (path);
+  while (wick_chrome_reader_next (reader, &ev, &local))
+    {
+      p->pub.events++;
+      if ((p->pub.events & 0xffff) == 0
+          && g_cancellable_set_error_if_cancelled (cancellable, &local))
+        break;
+      if (!ev.has_ts || ev.ph_len != 1 || ev.ph[0] != 'X')
+        continue;
+      gint64 s = ev.ts_ns, e = ev.ts_ns + (ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0);
+      if (!any || s < p->pub.first_ns)
+        p->pub.first_ns = s;
+      if (!any || e > p->pub.last_ns)
+        p->pub.last_ns = e;
+      any = TRUE;
+      if (str_eq (ev.cat, ev.cat_len, "kernel") || str_eq (ev.cat, ev.cat_len, "gpu_memcpy")
+          || str_eq (ev.cat, ev.cat_len, "gpu_memset"))
+        {
+          Interval iv = { s, e };
+          p->pub.gpu_events++;
+          if (ev.cat_len == 6 && wick_is_nccl_kernel (ev.name, ev.name_len))
+            {
+              p->pub.nccl_kernels++;
+              read_collective (p, &ev, scratch, text);
+              g_array_append_val (comm, iv);
+            }
+          else
+            g_array_append_val (compute, iv);
+        }
+      else if (ev.name_len > 13 && memcmp (ev.name, "ProfilerStep#", 13) == 0
+               && !str_eq (ev.cat, ev.cat_len, "gpu_user_annotation"))
+        {
+          WickRankStep st = { 0 };
+          char num[24];
+          gsize n = MIN (ev.name_len - 13, sizeof num - 1);
+          memcpy (num, ev.name + 13, n);
+          num[n] = '\0';
+          st.step = g_ascii_strtoll (num, NULL, 10);
+          st.start_ns = s;
+          st.end_ns = e;
+          if (p->pub.steps->len < MAX_STEPS)
+            g_array_append_val (p->pub.steps, st);
+        }
+    }
+  if (local != NULL)
+    {
+      g_propagate_error (error, local);
+      wick_rank_partial_free (&p->pub);
+      return NULL;
+    }
+  if (wick_chrome_reader_get_warnings (reader) != NULL)
+    {
+      const GPtrArray *w = wick_chrome_reader_get_warnings (reader);
+      for (guint i = 0; i < w->len; i++)
+        warn (&p->pub, "%s", (const char *)w->pdata[i]);
+    }
+  read_metadata (p, wick_chrome_reader_get_metadata (reader));
+  if (p->pub.rank < 0 && (p->pub.rank = rank_from_name (path)) >= 0)
+    p->pub.rank_source = g_strdup ("file name");
+  if (p->pub.nccl_kernels == 0)
+    warn (&p->pub, "no NCCL kernels: nothing to align this rank's clock by");
+  else if (p->pub.nccl_without_group > 0)
+    warn (&p->pub,
+          "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+          " NCCL kernels have no Process Group Name: matched as one unnamed group",
+          p->pub.nccl_without_group, p->pub.nccl_kernels);
+
+  /* the rank's raw clock: baseTimeNanoseconds + ts */
+  if (p->pub.has_base)
+    {
+      for (guint i = 0; i < p->pub.collectives->len; i++)
+        {
+          WickRankCollective *c = &g_array_index (p->pub.collectives, WickRankCollective, i);
+          c->start_ns += p->pub.base_ns;
+          c->end_ns += p->pub.base_ns;
+        }
+      for (guint i = 0; i < compute->len; i++)
+        {
+          g_array_index (compute, Interval, i).s += p->pub.base_ns;
+          g_array_index (compute, Interval, i).e += p->pub.base_ns;
+        }
+      for (guint i = 0; i < comm->len; i++)
+        {
+          g_array_index (comm, Interval, i).s += p->pub.base_ns;
+          g_array_index (comm, Interval, i).e += p->pub.base_ns;
+        }
+      for (guint i = 0; i < p->pub.steps->len; i++)
+        {
+          g_array_index (p->pub.steps, WickRankStep, i).start_ns += p->pub.base_ns;
+          g_array_index (p->pub.steps, WickRankStep, i).end_ns += p->pub.base_ns;
+        }
+      p->pub.first_ns += p->pub.base_ns;
+      p->pub.last_ns += p->pub.base_ns;
+    }
+
+  /* each step's GPU time: the unions of compute and of NCCL work inside its window */
+  union_intervals (compute);
+  union_intervals (comm);
+  g_array_sort (p->pub.steps, cmp_step);
+  for (guint i = 0; i < p->pub.steps->len; i++)
+    {
+      WickRankStep *st = &g_array_index (p->pub.steps, WickRankStep, i);
+      gint64 c = covered (compute, st->start_ns, st->end_ns);
+      gint64 m = covered (comm, st->start_ns, st->end_ns);
+      gint64 both = overlap (compute, comm, st->start_ns, st->end_ns);
+      st->compute_ns = c;
+      st->comm_ns = m;
+      st->exposed_comm_ns = m - both;
+      st->idle_ns = MAX (0, (st->end_ns - st->start_ns) - (c + m - both));
+    }
+  if (p->pub.steps->len == 0)
+    warn (&p->pub, "no ProfilerStep windows: no per-step figures");
+  return &p->pub;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Partials as JSON */
+
+static void
+add_int (JsonBuilder *b, const char *key, gint64 v)
+{
+  json_builder_set_member_name (b, key);
+  json_builder_add_int_value (b, v);
+}
+
+char *
+wick_rank_partial_to_json (const WickRankPartial *p)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+
+  json_builder_begin_object (b);
+  add_int (b, "wick_rank_partial", 1);
+  json_builder_set_member_name (b, "file");
+  json_builder_add_string_value (b, p->file);
+  add_int (b, "rank", p->rank);
+  json_builder_set_member_name (b, "rank_source");
+  json_builder_add_string_value (b, p->rank_source ? p->rank_source : "");
+  add_int (b, "world_size", p->world_size);
+  json_builder_set_member_name (b, "base_ns");
+  if (p->has_base)
+    json_builder_add_int_value (b, p->base_ns);
+  else
+    json_builder_add_null_value (b);
+  add_int (b, "first_ns", p->first_ns);
+  add_int (b, "last_ns", p->last_ns);
+  add_int (b, "events", (gint64)p->events);
+  add_int (b, "gpu_events", (gint64)p->gpu_events);
+  add_int (b, "nccl_kernels", (gint64)p->nccl_kernels);
+  add_int (b, "nccl_without_group", (gint64)p->nccl_without_group);
+  add_int (b, "unknown_dtype", (gint64)p->unknown_dtype);
+  json_builder_set_member_name (b, "warnings");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < p->warnings->len; i++)
+    json_builder_add_string_value (b, p->warnings->pdata[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "collectives");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < p->collectives->len; i++)
+    {
+      const WickRankCollective *c = &g_array_index (p->collectives, WickRankCollective, i);
+      json_builder_begin_array (b);
+      json_builder_add_string_value (b, c->group);
+      json_builder_add_string_value (b, c->group_key);
+      json_builder_add_string_value (b, c->name);
+      json_builder_add_int_value (b, c->seq);
+      json_builder_add_int_value (b, c->start_ns);
+      json_builder_add_int_value (b, c->end_ns);
+      json_builder_add_int_value (b, (gint64)MIN (c->bytes, (guint64)G_MAXINT64));
+      json_builder_add_int_value (b, c->group_size);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "steps");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < p->steps->len; i++)
+    {
+      const WickRankStep *s = &g_array_index (p->steps, WickRankStep, i);
+      json_builder_begin_array (b);
+      json_builder_add_int_value (b, s->step);
+      json_builder_add_int_value (b, s->start_ns);
+      json_builder_add_int_value (b, s->end_ns);
+      json_builder_add_int_value (b, s->compute_ns);
+      json_builder_add_int_value (b, s->comm_ns);
+      json_builder_add_int_value (b, s->exposed_comm_ns);
+      json_builder_add_int_value (b, s->idle_ns);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
+
+static gboolean
+get_int (JsonObject *o, const char *key, gint64 min, gint64 max, gint64 *out, const char *name,
+         GError **error)
+{
+  JsonNode *n = json_object_get_member (o, key);
+  if (n == NULL || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64
+      || json_node_get_int (n) < min || json_node_get_int (n) > max)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "%s: \"%s\" must be an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                   name, key, min, max);
+      return FALSE;
+    }
+  *out = json_node_get_int (n);
+  return TRUE;
+}
+
+static gboolean
+row_int (JsonArray *row, guint i, gint64 *out)
+{
+  JsonNode *n = json_array_get_element (row, i);
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
+    return FALSE;
+  *out = json_node_get_int (n);
+  return TRUE;
+}
+
+static const char *
+row_str (JsonArray *row, guint i)
+{
+  JsonNode *n = json_array_get_element (row, i);
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (n);
+}
+
+WickRankPartial *
+wick_rank_partial_from_json (const char *json, gsize len, const char *name, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) local = NULL;
+  JsonNode *root, *n;
+  JsonObject *o;
+  JsonArray *a;
+  Partial *p;
+  gint64 v;
+
+  if (len > MAX_PARTIAL_JSON)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "%s: a rank's partial is larger than %" G_GSIZE_FORMAT " bytes", name,
+                   MAX_PARTIAL_JSON);
+      return NULL;
+    }
+  if (!json_parser_load_from_data (parser, json, (gssize)len, &local))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", name, local->message);
+      return NULL;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)
+      || !json_object_has_member (o = json_node_get_object (root), "wick_rank_partial"))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "%s: not a rank partial (wick-trace ranks --partial writes them)", name);
+      return NULL;
+    }
+  n = json_object_get_member (o, "file");
+  p = partial_new (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+                     ? json_node_get_string (n)
+                     : name);
+#define INT(key, min, max, dst)                                                                    \
+  do                                                                                               \
+    {                                                                                              \
+      if (!get_int (o, key, min, max, &v, name, error))                                            \
+        goto fail;                                                                                 \
+      dst = v;                                                                                     \
+    }                                                                                              \
+  while (0)
+  INT ("rank", -1, (1 << 24) - 1, p->pub.rank);
+  INT ("world_size", 0, (1 << 24) - 1, p->pub.world_size);
+  INT ("first_ns", G_MININT64, G_MAXINT64, p->pub.first_ns);
+  INT ("last_ns", G_MININT64, G_MAXINT64, p->pub.last_ns);
+  INT ("events", 0, G_MAXINT64, p->pub.events);
+  INT ("gpu_events", 0, G_MAXINT64, p->pub.gpu_events);
+  INT ("nccl_kernels", 0, G_MAXINT64, p->pub.nccl_kernels);
+  INT ("nccl_without_group", 0, G_MAXINT64, p->pub.nccl_without_group);
+  INT ("unknown_dtype", 0, G_MAXINT64, p->pub.unknown_dtype);
+#undef INT
+  n = json_object_get_member (o, "rank_source");
+  if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+      && *json_node_get_string (n))
+    p->pub.rank_source = g_strndup (json_node_get_string (n), MAX_NAME_BYTES);
+  n = json_object_get_member (o, "base_ns");
+  if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64)
+    {
+      p->pub.base_ns = json_node_get_int (n);
+      p->pub.has_base = TRUE;
+    }
+  n = json_object_get_member (o, "warnings");
+  if (n && JSON_NODE_HOLDS_ARRAY (n))
+    {
+      a = json_node_get_array (n);
+      for (guint i = 0; i < json_array_get_length (a) && i < MAX_WARNINGS; i++)
+        {
+          const char *w = row_str (a, i);
+          if (w)
+            g_ptr_array_add (p->pub.warnings, g_strndup (w, 1024));
+        }
+    }
+  n = json_object_get_member (o, "collectives");
+  if (n == NULL || !JSON_NODE_HOLDS_ARRAY (n)
+      || json_array_get_length (a = json_node_get_array (n)) > MAX_COLLECTIVES)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "%s: \"collectives\" must be an array of at most %u rows", name,
+                   MAX_COLLECTIVES);
+      goto fail;
+    }
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    {
+      JsonNode *rn = json_array_get_element (a, i);
+      JsonArray *row;
+      WickRankCollective c = { 0 };
+      const char *g, *k, *nm;
+      gint64 seq, s, e, bytes, gs;
+      if (!JSON_NODE_HOLDS_ARRAY (rn) || json_array_get_length (row = json_node_get_array (rn)) != 8
+          || (g = row_str (row, 0)) == NULL || (k = row_str (row, 1)) == NULL
+          || (nm = row_str (row, 2)) == NULL || !row_int (row, 3, &seq) || !row_int (row, 4, &s)
+          || !row_int (row, 5, &e) || !row_int (row, 6, &bytes) || !row_int (row, 7, &gs)
+          || seq < -1 || e < s || bytes < 0 || gs < 0 || gs >= (1 << 24))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       "%s: collectives[%u] must be [group, group_key, name, seq >= -1, start_ns, "
+                       "end_ns >= start_ns, bytes >= 0, group_size]",
+                       name, i);
+          goto fail;
+        }
+      c.group = intern (p, g, strlen (g));
+      c.group_key = intern (p, k, strlen (k));
+      c.name = intern (p, nm, strlen (nm));
+      c.seq = seq;
+      c.start_ns = s;
+      c.end_ns = e;
+      c.bytes = (guint64)bytes;
+      c.group_size = (guint)gs;
+      g_array_append_val (p->pub.collectives, c);
+    }
+  n = json_object_get_member (o, "steps");
+  if (n == NULL || !JSON_NODE_HOLDS_ARRAY (n)
+      || json_array_get_length (a = json_node_get_array (n)) > MAX_STEPS)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "%s: \"steps\" must be an array of at most %u rows", name, MAX_STEPS);
+      goto fail;
+    }
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    {
+      JsonNode *rn = json_array_get_element (a, i);
+      JsonArray *row;
+      WickRankStep st;
+      if (!JSON_NODE_HOLDS_ARRAY (rn) || json_array_get_length (row = json_node_get_array (rn)) != 7
+          || !row_int (row, 0, &st.step) || !row_int (row, 1, &st.start_ns)
+          || !row_int (row, 2, &st.end_ns) || !row_int (row, 3, &st.compute_ns)
+          || !row_int (row, 4, &st.comm_ns) || !row_int (row, 5, &st.exposed_comm_ns)
+          || !row_int (row, 6, &st.idle_ns) || st.end_ns < st.start_ns)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       "%s: steps[%u] must be [step, start_ns, end_ns >= start_ns, compute_ns, "
+                       "comm_ns, exposed_comm_ns, idle_ns]",
+                       name, i);
+          goto fail;
+        }
+      g_array_append_val (p->pub.steps, st);
+    }
+  return &p->pub;
+fail:
+  wick_rank_partial_free (&p->pub);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The merge */
+
+double
+wick_collective_busbw_factor (const char *name, guint n)
+{
+  char norm[64];
+  gsize k = 0;
+  double f = n > 0 ? (double)(n - 1) / n : 1;
+
+  for (const char *s = name; *s && k + 1 < sizeof norm; s++)
+    if (g_ascii_isalnum (*s))
+      norm[k++] = g_ascii_tolower (*s);
+  norm[k] = '\0';
+  if (n == 0)
+    return 1;
+  if (strstr (norm, "allreduce") || strstr (norm, "barrier"))
+    return 2 * f;
+  if (strstr (norm, "allgather") || strstr (norm, "reducescatter") || strstr (norm, "alltoall"))
+    return f;
+  return 1;
+}
+
+typedef struct
+{
+  guint idx; /* into job->ranks */
+  gint64 s, e;
+} Entry;
+
+typedef struct
+{
+  const WickRankCollective *first;
+  gint64 seq;
+  gboolean by_seq;
+  GArray *entries; /* Entry */
+} Instance;
+
+static void
+instance_free (gpointer data)
+{
+  Instance *in = data;
+  g_array_unref (in->entries);
+  g_free (in);
+}
+
+static void
+job_collective_free (gpointer data)
+{
+  WickJobCollective *c = data;
+  g_free (c->group);
+  g_free (c->name);
+  g_array_unref (c->ranks);
+  g_free (c);
+}
+
+void
+wick_rank_job_free (WickRankJob *job)
+{
+  if (job == NULL)
+    return;
+  for (guint i = 0; i < job->ranks->len; i++)
+    g_free (g_array_index (job->ranks, WickJobRank, i).file);
+  g_array_unref (job->ranks);
+  g_ptr_array_unref (job->collectives);
+  g_array_unref (job->stragglers);
+  g_ptr_array_unref (job->notes);
+  g_ptr_array_unref (job->partials);
+  g_free (job);
+}
+
+static int
+cmp_i64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of @v (sorted in place); 0 for none. */
+static gint64
+median (GArray *v)
+{
+  gint64 *x = (gint64 *)(void *)v->data;
+  if (v->len == 0)
+    return 0;
+  g_array_sort (v, cmp_i64);
+  if (v->len % 2)
+    return x[v->len / 2];
+  return x[v->len / 2 - 1] + (x[v->len / 2] - x[v->len / 2 - 1]) / 2;
+}
+
+static int
+cmp_partial_rank (gconstpointer a, gconstpointer b)
+{
+  const WickRankPartial *x = *(WickRankPartial *const *)a, *y = *(WickRankPartial *const *)b;
+  return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int
+cmp_collective (gconstpointer a, gconstpointer b)
+{
+  const WickJobCollective *x = *(WickJobCollective *const *)a, *y = *(WickJobCollective *const *)b;
+  if (x->first_start_ns != y->first_start_ns)
+    return x->first_start_ns < y->first_start_ns ? -1 : 1;
+  return strcmp (x->group, y->group);
+}
+
+static int
+cmp_straggler (gconstpointer a, gconstpointer b)
+{
+  const WickJobStraggler *x = a, *y = b;
+  if (x->delay_ns != y->delay_ns)
+    return x->delay_ns > y->delay_ns ? -1 : 1;
+  return x->rank - y->rank;
+}
+
+static void note (WickRankJob *job, const char *format, ...) G_GNUC_PRINTF (2, 3);
+static void
+note (WickRankJob *job, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_ptr_array_add (job->notes, g_strdup_vprintf (format, args));
+  va_end (args);
+}
+
+/* T_c, the collective's end on the reference clock: the median aligned end of
+ * its aligned entries. FALSE when none is aligned. */
+static gboolean
+instance_end (const Instance *in, const gint64 *off, const gboolean *aligned, GArray *scratch,
+              gint64 *t)
+{
+  g_array_set_size (scratch, 0);
+  for (guint k = 0; k < in->entries->len; k++)
+    {
+      const Entry *en = &g_array_index (in->entries, Entry, k);
+      if (aligned[en->idx])
+        {
+          gint64 v = en->e + off[en->idx];
+          g_array_append_val (scratch, v);
+        }
+    }
+  if (scratch->len == 0)
+    return FALSE;
+  *t = median (scratch);
+  return TRUE;
+}
+
+WickRankJob *
+wick_ranks_merge (GPtrArray *partials, GError **error)
+{
+  g_autoptr (GHashTable) table
+    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, instance_free);
+  g_autoptr (GPtrArray) instances = g_ptr_array_new ();
+  g_autoptr (GArray) scratch = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GString) key = g_string_new (NULL);
+  g_autofree gint64 *off = NULL;
+  g_autofree gboolean *aligned = NULL;
+  g_autofree GArray **samples = NULL;
+  WickRankJob *job = g_new0 (WickRankJob, 1);
+  guint n;
+  int next_free = 0;
+  guint64 duplicates = 0;
+
+  job->partials = partials;
+  job->ranks = g_array_new (FALSE, TRUE, sizeof (WickJobRank));
+  job->collectives = g_ptr_array_new_with_free_func (job_collective_free);
+  job->stragglers = g_array_new (FALSE, FALSE, sizeof (WickJobStraggler));
+  job->notes = g_ptr_array_new_with_free_func (g_free);
+  job->reference_rank = -1;
+  n = partials->len;
+
+  /* ranks: those known first; a file without one takes the lowest free number */
+  g_ptr_array_sort (partials, cmp_partial_rank);
+  for (guint i = 0; i < n; i++)
+    {
+      WickRankPartial *p = partials->pdata[i];
+      if (p->rank < 0)
+        continue;
+      for (guint j = i + 1; j < n; j++)
+        {
+          WickRankPartial *q = partials->pdata[j];
+          if (q->rank == p->rank)
+            {
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           "%s and %s both are rank %d (from their %s and %s)", p->file, q->file,
+                           p->rank, p->rank_source, q->rank_source);
+              wick_rank_job_free (job);
+              return NULL;
+            }
+          if (q->rank > p->rank)
+            break;
+        }
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      WickRankPartial *p = partials->pdata[i];
+      if (p->rank >= 0)
+        continue;
+      for (gboolean used = TRUE; used; next_free++)
+        {
+          used = FALSE;
+          for (guint j = 0; j < n && !used; j++)
+            used = ((WickRankPartial *)partials->pdata[j])->rank == next_free;
+          if (!used)
+            break;
+        }
+      p->rank = next_free++;
+      p->rank_source = g_strdup ("order");
+      note (job,
+            "%s names no rank (no distributedInfo.rank, no rank in its name): taken as rank %d",
+            p->file, p->rank);
+    }
+  g_ptr_array_sort (partials, cmp_partial_rank);
+
+  for (guint i = 0; i < n; i++)
+    {
+      WickRankPartial *p = partials->pdata[i];
+      WickJobRank r = { 0 };
+      g_autoptr (GHashTable) order = g_hash_table_new (g_str_hash, g_str_equal);
+      r.rank = p->rank;
+      r.file = g_strdup (p->file);
+      r.offset_spread_ns = -1;
+      r.partial = p;
+      g_array_append_val (job->ranks, r);
+      for (guint k = 0; k < p->collectives->len; k++)
+        {
+          const WickRankCollective *c = &g_array_index (p->collectives, WickRankCollective, k);
+          gint64 seq = c->seq;
+          gboolean by_seq = seq >= 0;
+          Instance *in;
+          Entry en = { i, c->start_ns, c->end_ns };
+          if (!by_seq)
+            {
+              /* the documented fallback: the k-th collective of a communicator on every rank */
+              gpointer cnt = g_hash_table_lookup (order, c->group_key);
+              seq = GPOINTER_TO_SIZE (cnt);
+              g_hash_table_insert (order, (gpointer)c->group_key,
+                                   GSIZE_TO_POINTER ((gsize)seq + 1));
+              job->any_without_seq = TRUE;
+            }
+          g_string_printf (key, "%c%s\x1e%" G_GINT64_FORMAT, by_seq ? 'S' : 'O', c->group_key, seq);
+          in = g_hash_table_lookup (table, key->str);
+          if (in == NULL)
+            {
+              in = g_new0 (Instance, 1);
+              in->first = c;
+              in->seq = seq;
+              in->by_seq = by_seq;
+              in->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+              g_hash_table_insert (table, g_strdup (key->str), in);
+              g_ptr_array_add (instances, in);
+            }
+          if (in->entries->len > 0
+              && g_array_index (in->entries, Entry, in->entries->len - 1).idx == i)
+            {
+              /* one collective in several kernels on this rank: its first start, last end */
+              Entry *last = &g_array_index (in->entries, Entry, in->entries->len - 1);
+              last->s = MIN (last->s, en.s);
+              last->e = MAX (last->e, en.e);
+              duplicates++;
+            }
+          else
+            g_array_append_val (in->entries, en);
+          if (in->first->bytes == 0 && c->bytes > 0)
+            in->first = c;
+        }
+    }
+  if (job->any_without_seq)
+    note (job, "some NCCL kernels have no Seq: those collectives are matched by their order of "
+               "appearance within their process group");
+  if (duplicates > 0)
+    note (job,
+          "%" G_GUINT64_FORMAT " kernels repeat a collective already seen on their rank: each "
+          "rank's part is taken from its first start to its last end",
+          duplicates);
+
+  /* offsets: breadth-first from the reference rank over shared collectives,
+   * each rank's offset the median over its collectives of (the collective's
+   * end on the aligned ranks' clock − its own end); then two rounds of
+   * refinement against every aligned rank */
+  off = g_new0 (gint64, MAX (n, 1));
+  aligned = g_new0 (gboolean, MAX (n, 1));
+  samples = g_new0 (GArray *, MAX (n, 1));
+  for (guint i = 0; i < n; i++)
+    samples[i] = g_array_new (FALSE, FALSE, sizeof (gint64));
+  {
+    guint ref = G_MAXUINT;
+    for (guint k = 0; k < instances->len; k++)
+      {
+        Instance *in = instances->pdata[k];
+        if (in->entries->len >= 2)
+          ref = MIN (ref, g_array_index (in->entries, Entry, 0).idx);
+      }
+    if (ref != G_MAXUINT)
+      {
+        aligned[ref] = TRUE;
+        job->reference_rank = g_array_index (job->ranks, WickJobRank, ref).rank;
+      }
+    for (gboolean progress = ref != G_MAXUINT; progress;)
+      {
+        progress = FALSE;
+        for (guint i = 0; i < n; i++)
+          g_array_set_size (samples[i], 0);
+        for (guint k = 0; k < instances->len; k++)
+          {
+            Instance *in = instances->pdata[k];
+            gint64 t;
+            if (!instance_end (in, off, aligned, scratch, &t))
+              continue;
+            for (guint e = 0; e < in->entries->len; e++)
+              {
+                const Entry *en = &g_array_index (in->entries, Entry, e);
+                if (!aligned[en->idx])
+                  {
+                    gint64 d = t - en->e;
+                    g_array_append_val (samples[en->idx], d);
+                  }
+              }
+          }
+        for (guint i = 0; i < n; i++)
+          if (!aligned[i] && samples[i]->len > 0)
+            {
+              off[i] = median (samples[i]);
+              aligned[i] = TRUE;
+              progress = TRUE;
+            }
+      }
+    /* refinement: each rank (not the reference) against the others' median end */
+    for (int round = 0; round < 3; round++)
+      {
+        for (guint i = 0; i < n; i++)
+          g_array_set_size (samples[i], 0);
+        for (guint k = 0; k < instances->len; k++)
+          {
+            Instance *in = instances->pdata[k];
+            gint64 t;
+            if (in->entries->len < 2 || !instance_end (in, off, aligned, scratch, &t))
+              continue;
+            for (guint e = 0; e < in->entries->len; e++)
+              {
+                const Entry *en = &g_array_index (in->entries, Entry, e);
+                gint64 d = en->e + off[en->idx] - t;
+                g_array_append_val (samples[en->idx], d);
+              }
+          }
+        for (guint i = 0; i < n; i++)
+          {
+            WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+            if (!aligned[i] || samples[i]->len == 0)
+              continue;
+            if (round < 2)
+              {
+                if (i != ref)
+                  off[i] -= median (samples[i]);
+              }
+            else
+              {
+                /* the spread: median |residual| around the rank's own median */
+                gint64 m = median (samples[i]);
+                for (guint s = 0; s < samples[i]->len; s++)
+                  {
+                    gint64 *x = &g_array_index (samples[i], gint64, s);
+                    *x = ABS (*x - m);
+                  }
+                r->offset_spread_ns = median (samples[i]);
+              }
+          }
+      }
+  }
+  for (guint i = 0; i < n; i++)
+    {
+      WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      r->aligned = aligned[i];
+      r->offset_ns = off[i];
+      r->collectives = r->partial->collectives->len;
+      if (!aligned[i])
+        {
+          r->offset_spread_ns = -1;
+          const char *clock
+            = r->partial->has_base ? "baseTimeNanoseconds + ts" : "its ts as written";
+          if (job->reference_rank >= 0)
+            note (job,
+                  "rank %d (%s) shares no collective with the ranks aligned to rank %d: it keeps "
+                  "its wall-clock alignment (%s)",
+                  r->rank, r->file, job->reference_rank, clock);
+          else
+            note (job,
+                  "rank %d (%s) shares no collective with another rank: it keeps its wall-clock "
+                  "alignment (%s)",
+                  r->rank, r->file, clock);
+        }
+      g_array_unref (samples[i]);
+    }
+
+  /* the job's origin: the earliest event on the reference clock */
+  for (guint i = 0; i < n; i++)
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      gint64 f = r->partial->first_ns + r->offset_ns;
+      if (i == 0 || f < job->origin_ns)
+        job->origin_ns = f;
+    }
+
+  /* collectives */
+  {
+    g_autofree WickJobStraggler *st = g_new0 (WickJobStraggler, MAX (n, 1));
+    g_autofree gint64 *wait = g_new0 (gint64, MAX (n, 1));
+    for (guint k = 0; k < instances->len; k++)
+      {
+        Instance *in = instances->pdata[k];
+        WickJobCollective *c = g_new0 (WickJobCollective, 1);
+        gint64 second = G_MININT64, t;
+        guint last = 0;
+        c->group = g_strdup (in->first->group);
+        c->name = g_strdup (in->first->name);
+        c->seq = in->seq;
+        c->by_seq = in->by_seq;
+        c->bytes = in->first->bytes;
+        c->group_size = in->first->group_size ? in->first->group_size : in->entries->len;
+        c->ranks = g_array_new (FALSE, FALSE, sizeof (int));
+        c->first_start_ns = G_MAXINT64;
+        c->last_start_ns = G_MININT64;
+        for (guint e = 0; e < in->entries->len; e++)
+          {
+            const Entry *en = &g_array_index (in->entries, Entry, e);
+            int rank = g_array_index (job->ranks, WickJobRank, en->idx).rank;
+            gint64 s = en->s + off[en->idx] - job->origin_ns;
+            g_array_append_val (c->ranks, rank);
+            c->first_start_ns = MIN (c->first_start_ns, s);
+            if (s > c->last_start_ns)
+              {
+                second = c->last_start_ns;
+                c->last_start_ns = s;
+                last = en->idx;
+              }
+            else if (s > second)
+              second = s;
+          }
+        c->last_rank = g_array_index (job->ranks, WickJobRank, last).rank;
+        c->arrival_skew_ns = c->last_start_ns - c->first_start_ns;
+        c->straggle_ns = in->entries->len >= 2 ? c->last_start_ns - second : 0;
+        if (!instance_end (in, off, aligned, scratch, &t))
+          {
+            g_array_set_size (scratch, 0);
+            for (guint e = 0; e < in->entries->len; e++)
+              {
+                const Entry *en = &g_array_index (in->entries, Entry, e);
+                gint64 v = en->e + off[en->idx];
+                g_array_append_val (scratch, v);
+              }
+            t = median (scratch);
+          }
+        c->end_ns = t - job->origin_ns;
+        c->latency_ns = MAX (0, c->end_ns - c->last_start_ns);
+        c->busbw_gbps = c->bytes > 0 && c->latency_ns > 0
+                          ? (double)c->bytes / (double)c->latency_ns
+                              * wick_collective_busbw_factor (c->name, c->group_size)
+                          : -1;
+        if (in->entries->len >= 2)
+          {
+            st[last].delay_ns += c->straggle_ns;
+            st[last].collectives++;
+            for (guint e = 0; e < in->entries->len; e++)
+              {
+                const Entry *en = &g_array_index (in->entries, Entry, e);
+                wait[en->idx] += c->last_start_ns - (en->s + off[en->idx] - job->origin_ns);
+              }
+          }
+        g_ptr_array_add (job->collectives, c);
+      }
+    g_ptr_array_sort (job->collectives, cmp_collective);
+    for (guint i = 0; i < n; i++)
+      {
+        WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+        r->wait_ns = wait[i];
+        if (st[i].delay_ns > 0)
+          {
+            st[i].rank = r->rank;
+            g_array_append_val (job->stragglers, st[i]);
+          }
+      }
+    g_array_sort (job->stragglers, cmp_straggler);
+  }
+  return job;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Many files on a pool */
+
+typedef struct
+{
+  const char *path;
+  GCancellable *cancellable;
+  WickRankPartial *partial;
+  GError *error;
+} Task;
+
+static void
+reduce_task (gpointer data, gpointer user_data)
+{
+  Task *t = data;
+  (void)user_data;
+  t->partial = wick_rank_reduce_file (t->path, t->cancellable, &t->error);
+}
+
+WickRankJob *
+wick_ranks_reduce_files (const char *const *paths, guint n_paths, guint threads,
+                         GCancellable *cancellable, GError **error)
+{
+  g_autofree Task *tasks = g_new0 (Task, MAX (n_paths, 1));
+  GPtrArray *partials;
+  GThreadPool *pool;
+  GError *first = NULL;
+
+  if (threads == 0)
+    threads = g_get_num_processors ();
+  threads = MAX (1, MIN (threads, n_paths));
+  pool = g_thread_pool_new (reduce_task, NULL, (gint)threads, FALSE, error);
+  if (pool == NULL)
+    return NULL;
+  for (guint i = 0; i < n_paths; i++)
+    {
+      tasks[i].path = paths[i];
+      tasks[i].cancellable = cancellable;
+      g_thread_pool_push (pool, &tasks[i], NULL);
+    }
+  g_thread_pool_free (pool, FALSE, TRUE);
+  partials = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_rank_partial_free);
+  for (guint i = 0; i < n_paths; i++)
+    {
+      if (tasks[i].error != NULL && first == NULL)
+        first = g_steal_pointer (&tasks[i].error);
+      g_clear_error (&tasks[i].error);
+      if (tasks[i].partial != NULL)
+        g_ptr_array_add (partials, tasks[i].partial);
+    }
+  if (first != NULL)
+    {
+      g_propagate_error (error, first);
+      g_ptr_array_unref (partials);
+      return NULL;
+    }
+  return wick_ranks_merge (partials, error);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The job as JSON */
+
+char *
+wick_rank_job_to_json (const WickRankJob *job, gboolean pretty)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "ranks");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < job->ranks->len; i++)
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      json_builder_begin_object (b);
+      add_int (b, "rank", r->rank);
+      json_builder_set_member_name (b, "file");
+      json_builder_add_string_value (b, r->file);
+      add_int (b, "offset_ns", r->offset_ns);
+      json_builder_set_member_name (b, "offset_spread_ns");
+      if (r->offset_spread_ns >= 0)
+        json_builder_add_int_value (b, r->offset_spread_ns);
+      else
+        json_builder_add_null_value (b);
+      add_int (b, "collectives", r->collectives);
+      json_builder_set_member_name (b, "steps");
+      json_builder_begin_array (b);
+      for (guint s = 0; s < r->partial->steps->len; s++)
+        {
+          const WickRankStep *st = &g_array_index (r->partial->steps, WickRankStep, s);
+          json_builder_begin_object (b);
+          add_int (b, "step", st->step);
+          add_int (b, "start_ns", st->start_ns + r->offset_ns - job->origin_ns);
+          add_int (b, "duration_ns", st->end_ns - st->start_ns);
+          add_int (b, "compute_ns", st->compute_ns);
+          add_int (b, "comm_ns", st->comm_ns);
+          add_int (b, "exposed_comm_ns", st->exposed_comm_ns);
+          add_int (b, "idle_ns", st->idle_ns);
+          json_builder_end_object (b);
+        }
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "collectives");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < job->collectives->len; i++)
+    {
+      const WickJobCollective *c = job->collectives->pdata[i];
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "group");
+      json_builder_add_string_value (b, c->group);
+      add_int (b, "seq", c->seq);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, c->name);
+      json_builder_set_member_name (b, "ranks");
+      json_builder_begin_array (b);
+      for (guint k = 0; k < c->ranks->len; k++)
+        json_builder_add_int_value (b, g_array_index (c->ranks, int, k));
+      json_builder_end_array (b);
+      add_int (b, "bytes", (gint64)MIN (c->bytes, (guint64)G_MAXINT64));
+      add_int (b, "arrival_skew_ns", c->arrival_skew_ns);
+      add_int (b, "last_rank", c->last_rank);
+      add_int (b, "latency_ns", c->latency_ns);
+      json_builder_set_member_name (b, "busbw_gbps");
+      if (c->busbw_gbps >= 0)
+        json_builder_add_double_value (b, c->busbw_gbps);
+      else
+        json_builder_add_null_value (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "stragglers");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < job->stragglers->len; i++)
+    {
+      const WickJobStraggler *s = &g_array_index (job->stragglers, WickJobStraggler, i);
+      json_builder_begin_object (b);
+      add_int (b, "rank", s->rank);
+      add_int (b, "delay_ns", s->delay_ns);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, pretty);
+  return json_generator_to_data (gen, NULL);
+}

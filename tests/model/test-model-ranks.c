@@ -1,0 +1,507 @@
+/* test-model-ranks.c — the ranks of a job (wick-ranks.h): clock offsets,
+ * collective matching and stragglers recovered from generated jobs whose
+ * truth is known (tools/make-rank-traces.py), real kineto rank traces from
+ * HolisticTraceAnalysis' test data, partials round-tripped through JSON, and
+ * `wick-trace ranks --json`'s shape.
+ *
+ * Arguments: the generator, tests/data/ranks, the wick-trace binary.
+ */
+#include "config.h"
+
+#include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "wick-ranks.h"
+
+static const char *generator, *data_dir, *wick_trace;
+
+/* Runs the generator into a fresh directory; NULL (after a skip) when
+ * /usr/bin/python3 cannot run it. */
+static char *
+generate (const char *const *extra)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  char *dir = g_dir_make_tmp ("wick-ranks-XXXXXX", &error);
+  int status = 0;
+  g_autofree char *err = NULL;
+
+  g_assert_no_error (error);
+  if (!g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("no /usr/bin/python3 to run tools/make-rank-traces.py");
+      g_free (dir);
+      return NULL;
+    }
+  g_ptr_array_add (argv, (char *)"/usr/bin/python3");
+  g_ptr_array_add (argv, (char *)generator);
+  g_ptr_array_add (argv, dir);
+  for (; extra && *extra; extra++)
+    g_ptr_array_add (argv, (char *)*extra);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("generator failed: %s", err);
+  return dir;
+}
+
+static void
+remove_dir (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (dir, name, NULL);
+      g_remove (p);
+    }
+  g_rmdir (dir);
+}
+
+static JsonObject *
+load_truth (const char *dir, JsonParser *parser)
+{
+  g_autofree char *path = g_build_filename (dir, "truth.json", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (json_parser_load_from_file (parser, path, &error));
+  g_assert_no_error (error);
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+static GPtrArray *
+rank_files (const char *dir, JsonObject *truth)
+{
+  JsonArray *ranks = json_object_get_array_member (truth, "ranks");
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+  /* in reverse, so that the order of the files given does not matter */
+  for (guint i = json_array_get_length (ranks); i-- > 0;)
+    {
+      JsonObject *r = json_array_get_object_element (ranks, i);
+      g_ptr_array_add (files,
+                       g_build_filename (dir, json_object_get_string_member (r, "file"), NULL));
+    }
+  return files;
+}
+
+static const WickJobCollective *
+find_collective (const WickRankJob *job, const char *group, gint64 seq)
+{
+  for (guint i = 0; i < job->collectives->len; i++)
+    {
+      const WickJobCollective *c = job->collectives->pdata[i];
+      if (strcmp (c->group, group) == 0 && c->seq == seq)
+        return c;
+    }
+  return NULL;
+}
+
+/* The Done-when checks: every offset within 50 µs, the straggler first,
+ * every collective matched with its ranks, bytes and last rank. */
+static void
+check_against_truth (const WickRankJob *job, JsonObject *truth, gboolean by_seq)
+{
+  JsonArray *ranks = json_object_get_array_member (truth, "ranks");
+  JsonArray *colls = json_object_get_array_member (truth, "collectives");
+  gint64 straggler = json_object_get_int_member (truth, "straggler");
+
+  g_assert_cmpuint (job->ranks->len, ==, json_array_get_length (ranks));
+  g_assert_cmpint (job->reference_rank, ==, json_object_get_int_member (truth, "reference_rank"));
+  for (guint i = 0; i < job->ranks->len; i++)
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      JsonObject *t = json_array_get_object_element (ranks, i);
+      gint64 expected = json_object_get_int_member (t, "expected_offset_ns");
+      g_assert_cmpint (r->rank, ==, json_object_get_int_member (t, "rank"));
+      g_assert_true (r->aligned);
+      g_assert_cmpint (ABS (r->offset_ns - expected), <=, 50000);
+      g_assert_cmpint (r->offset_spread_ns, >=, 0);
+      g_assert_cmpint (r->offset_spread_ns, <, 50000);
+      g_assert_cmpuint (r->partial->steps->len, >, 0);
+    }
+  g_assert_cmpuint (job->collectives->len, ==, json_array_get_length (colls));
+  for (guint i = 0; i < json_array_get_length (colls); i++)
+    {
+      JsonObject *t = json_array_get_object_element (colls, i);
+      JsonArray *tr = json_object_get_array_member (t, "ranks");
+      const char *group = json_object_get_string_member (t, "group");
+      gint64 seq = json_object_get_int_member (t, "seq");
+      const WickJobCollective *c;
+      if (!by_seq)
+        {
+          /* the order fallback numbers a group's collectives from 0 */
+          seq -= 1;
+        }
+      c = find_collective (job, group, seq);
+      g_assert_nonnull (c);
+      g_assert_cmpint (c->by_seq, ==, by_seq);
+      g_assert_cmpstr (c->name, ==, json_object_get_string_member (t, "name"));
+      g_assert_cmpuint (c->bytes, ==, (guint64)json_object_get_int_member (t, "bytes"));
+      g_assert_cmpuint (c->ranks->len, ==, json_array_get_length (tr));
+      for (guint k = 0; k < c->ranks->len; k++)
+        g_assert_cmpint (g_array_index (c->ranks, int, k), ==, json_array_get_int_element (tr, k));
+      g_assert_cmpint (c->last_rank, ==, json_object_get_int_member (t, "last_rank"));
+      g_assert_cmpint (ABS (c->arrival_skew_ns - json_object_get_int_member (t, "arrival_skew_ns")),
+                       <=, 50000);
+      g_assert_cmpfloat (c->busbw_gbps, >, 0);
+    }
+  g_assert_cmpuint (job->stragglers->len, >, 0);
+  g_assert_cmpint (g_array_index (job->stragglers, WickJobStraggler, 0).rank, ==, straggler);
+  /* named first by far: what it caused is more than everyone else's together */
+  {
+    gint64 rest = 0;
+    for (guint i = 1; i < job->stragglers->len; i++)
+      rest += g_array_index (job->stragglers, WickJobStraggler, i).delay_ns;
+    g_assert_cmpint (g_array_index (job->stragglers, WickJobStraggler, 0).delay_ns, >, rest);
+  }
+}
+
+static void
+run_generated (const char *const *extra, gboolean by_seq, guint threads)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickRankJob) job = NULL;
+  g_autoptr (GPtrArray) files = NULL;
+  g_autofree char *dir = generate (extra);
+  JsonObject *truth;
+
+  if (dir == NULL)
+    return;
+  truth = load_truth (dir, parser);
+  files = rank_files (dir, truth);
+  job = wick_ranks_reduce_files ((const char *const *)files->pdata, files->len, threads, NULL,
+                                 &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (job);
+  check_against_truth (job, truth, by_seq);
+  if (!by_seq)
+    {
+      gboolean said = FALSE;
+      for (guint i = 0; i < job->notes->len; i++)
+        said |= strstr (job->notes->pdata[i], "order of appearance") != NULL;
+      g_assert_true (said);
+    }
+  remove_dir (dir);
+}
+
+static void
+test_generated_default (void)
+{
+  const char *extra[] = { "--outlier", NULL };
+  run_generated (extra, TRUE, 2);
+}
+
+static void
+test_generated_no_seq (void)
+{
+  const char *extra[] = { "--no-seq", "--seed", "3", "--straggler", "2", NULL };
+  run_generated (extra, FALSE, 1);
+}
+
+static void
+test_generated_16_ranks_gzip (void)
+{
+  const char *extra[]
+    = { "--ranks", "16",     "--nodes",        "4",       "--seed", "7", "--straggler",
+        "11",      "--gzip", "--legacy-names", "--steps", "4",      NULL };
+  run_generated (extra, TRUE, 0);
+}
+
+/* A partial through JSON merges to the same job. */
+static void
+test_partial_roundtrip (void)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) files = NULL;
+  g_autoptr (WickRankJob) direct = NULL, via = NULL;
+  g_autofree char *dir = generate (NULL);
+  g_autofree char *a = NULL, *b = NULL;
+  GPtrArray *partials;
+
+  if (dir == NULL)
+    return;
+  files = rank_files (dir, load_truth (dir, parser));
+  direct = wick_ranks_reduce_files ((const char *const *)files->pdata, files->len, 2, NULL, &error);
+  g_assert_no_error (error);
+  partials = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_rank_partial_free);
+  for (guint i = 0; i < files->len; i++)
+    {
+      g_autoptr (WickRankPartial) p = wick_rank_reduce_file (files->pdata[i], NULL, &error);
+      g_autofree char *text = NULL;
+      g_assert_no_error (error);
+      text = wick_rank_partial_to_json (p);
+      g_ptr_array_add (partials,
+                       wick_rank_partial_from_json (text, strlen (text), "partial", &error));
+      g_assert_no_error (error);
+    }
+  via = wick_ranks_merge (partials, &error);
+  g_assert_no_error (error);
+  a = wick_rank_job_to_json (direct, FALSE);
+  b = wick_rank_job_to_json (via, FALSE);
+  g_assert_cmpstr (a, ==, b);
+  remove_dir (dir);
+}
+
+static void
+test_partial_bad (void)
+{
+  g_autoptr (GError) error = NULL;
+  const char *bad_row
+    = "{\"wick_rank_partial\":1,\"file\":\"f\",\"rank\":0,\"world_size\":0,"
+      "\"first_ns\":0,\"last_ns\":0,\"events\":0,\"gpu_events\":0,\"nccl_kernels\":0,"
+      "\"nccl_without_group\":0,\"unknown_dtype\":0,\"collectives\":[[\"0\",\"k\","
+      "\"allreduce\",1,10,5,0,2]],\"steps\":[]}";
+  WickRankPartial *p = wick_rank_partial_from_json ("{}", 2, "p.json", &error);
+  g_assert_null (p);
+  g_assert_nonnull (strstr (error->message, "p.json: not a rank partial"));
+  g_clear_error (&error);
+  p = wick_rank_partial_from_json ("[1,", 3, "p.json", &error);
+  g_assert_null (p);
+  g_assert_true (g_str_has_prefix (error->message, "p.json: "));
+  g_clear_error (&error);
+  p = wick_rank_partial_from_json (bad_row, strlen (bad_row), "p.json", &error);
+  g_assert_null (p);
+  g_assert_nonnull (strstr (error->message, "collectives[0]"));
+}
+
+static char *
+write_file (const char *dir, const char *name, const char *text)
+{
+  char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  return path;
+}
+
+#define KERNEL(ts, seq)                                                                            \
+  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)\","      \
+  "\"pid\":0,\"tid\":7,\"ts\":" ts ",\"dur\":10,\"args\":{\"Collective name\":\"allreduce\","      \
+  "\"Process Group Name\":\"0\",\"Seq\":" seq ",\"In msg nelems\":256,\"Out msg nelems\":256,"     \
+  "\"Group size\":2,\"dtype\":\"Float\"}}"
+
+/* A rank without collectives keeps its own clock and says so; two files of
+ * one rank are refused naming both. */
+static void
+test_no_collectives_and_duplicates (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("wick-ranks-XXXXXX", &error);
+  g_autofree char *a
+    = write_file (dir, "a.json",
+                  "{\"distributedInfo\":{\"rank\":0,\"world_size\":3},"
+                  "\"traceEvents\":[" KERNEL ("100", "1") "," KERNEL ("200", "2") "]}");
+  g_autofree char *b
+    = write_file (dir, "b.json",
+                  "{\"distributedInfo\":{\"rank\":1,\"world_size\":3},"
+                  "\"traceEvents\":[" KERNEL ("1100", "1") "," KERNEL ("1200", "2") "]}");
+  g_autofree char *c = write_file (dir, "trace_rank_2.json",
+                                   "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":"
+                                   "\"gemm\",\"pid\":0,\"tid\":7,\"ts\":5,\"dur\":3}],"
+                                   "\"baseTimeNanoseconds\":1000}");
+  g_autofree char *d
+    = write_file (dir, "d.json", "{\"distributedInfo\":{\"rank\":1},\"traceEvents\":[]}");
+  const char *three[] = { a, b, c };
+  const char *dup[] = { a, b, d };
+  g_autoptr (WickRankJob) job = wick_ranks_reduce_files (three, 3, 2, NULL, &error);
+  const WickJobRank *r2;
+  gboolean said = FALSE;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (job->ranks->len, ==, 3);
+  g_assert_cmpint (g_array_index (job->ranks, WickJobRank, 1).offset_ns, ==, -1000000);
+  r2 = &g_array_index (job->ranks, WickJobRank, 2);
+  g_assert_cmpint (r2->rank, ==, 2);
+  g_assert_cmpstr (r2->partial->rank_source, ==, "file name");
+  g_assert_false (r2->aligned);
+  g_assert_cmpint (r2->offset_ns, ==, 0);
+  g_assert_cmpint (r2->offset_spread_ns, ==, -1);
+  g_assert_cmpint (r2->partial->first_ns, ==, 6000);
+  for (guint i = 0; i < job->notes->len; i++)
+    said |= strstr (job->notes->pdata[i], "rank 2") && strstr (job->notes->pdata[i], "wall-clock");
+  g_assert_true (said);
+  {
+    g_autofree char *json = wick_rank_job_to_json (job, FALSE);
+    g_assert_nonnull (strstr (json, "\"offset_spread_ns\":null"));
+  }
+  g_clear_pointer (&job, wick_rank_job_free);
+
+  job = wick_ranks_reduce_files (dup, 3, 1, NULL, &error);
+  g_assert_null (job);
+  g_assert_nonnull (strstr (error->message, "b.json and "));
+  g_assert_nonnull (strstr (error->message, "d.json both are rank 1"));
+  g_clear_error (&error);
+
+  {
+    g_autofree char *bad = write_file (dir, "bad.json", "{\"traceEvents\":[{\"ph\":\"X\",}]}");
+    const char *one[] = { a, bad };
+    job = wick_ranks_reduce_files (one, 2, 2, NULL, &error);
+    g_assert_null (job);
+    g_assert_nonnull (strstr (error->message, "bad.json"));
+    g_assert_nonnull (strstr (error->message, "bad.json:1:27: "));
+  }
+  remove_dir (dir);
+}
+
+/* HolisticTraceAnalysis' two sampled ranks of a 128-rank job: legacy
+ * ncclKernel_SendRecv names with no collective args at all, so matched by
+ * order in one unnamed group; and its nccl_data extract: Collective name,
+ * sizes and dtype on every NCCL kernel, baseTimeNanoseconds, ProfilerSteps. */
+static void
+test_hta_real (void)
+{
+  g_autofree char *r0 = g_build_filename (data_dir, "hta-sampled-rank-0.json.gz", NULL);
+  g_autofree char *r1 = g_build_filename (data_dir, "hta-sampled-rank-1.json.gz", NULL);
+  g_autofree char *x = g_build_filename (data_dir, "hta-nccl-data-extract.json.gz", NULL);
+  const char *pair[] = { r1, r0 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickRankJob) job = wick_ranks_reduce_files (pair, 2, 2, NULL, &error);
+  g_autoptr (WickRankPartial) p = NULL;
+  guint broadcast = 0, allreduce = 0;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (job->ranks->len, ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      g_assert_cmpint (r->rank, ==, (int)i);
+      g_assert_cmpstr (r->partial->rank_source, ==, "distributedInfo");
+      g_assert_cmpint (r->partial->world_size, ==, 128);
+      g_assert_cmpuint (r->partial->nccl_kernels, ==, 10);
+      g_assert_cmpuint (r->partial->nccl_without_group, ==, 10);
+      g_assert_true (r->aligned);
+    }
+  g_assert_true (job->any_without_seq);
+  g_assert_cmpuint (job->collectives->len, ==, 10);
+  for (guint i = 0; i < job->collectives->len; i++)
+    {
+      const WickJobCollective *c = job->collectives->pdata[i];
+      g_assert_cmpstr (c->name, ==, "sendrecv");
+      g_assert_cmpuint (c->ranks->len, ==, 2);
+      g_assert_cmpfloat (c->busbw_gbps, <, 0); /* no sizes in these traces */
+    }
+
+  p = wick_rank_reduce_file (x, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (p->rank, ==, 0);
+  g_assert_cmpint (p->world_size, ==, 2);
+  g_assert_true (p->has_base);
+  g_assert_cmpint (p->base_ns, ==, G_GINT64_CONSTANT (1711964646000000000));
+  g_assert_cmpuint (p->nccl_kernels, ==, 21);
+  g_assert_cmpuint (p->unknown_dtype, ==, 0);
+  g_assert_cmpuint (p->steps->len, ==, 3);
+  g_assert_cmpint (g_array_index (p->steps, WickRankStep, 0).step, ==, 4);
+  for (guint i = 0; i < p->collectives->len; i++)
+    {
+      const WickRankCollective *c = &g_array_index (p->collectives, WickRankCollective, i);
+      g_assert_cmpstr (c->group, ==, "0");
+      g_assert_cmpint (c->seq, ==, -1);
+      g_assert_cmpuint (c->group_size, ==, 2);
+      g_assert_cmpuint (c->bytes, >, 0);
+      broadcast += strcmp (c->name, "broadcast") == 0;
+      allreduce += strcmp (c->name, "allreduce") == 0;
+    }
+  g_assert_cmpuint (broadcast + allreduce, ==, 21);
+  g_assert_cmpuint (allreduce, >, 0);
+  g_assert_cmpuint (broadcast, >, 0);
+}
+
+static void
+test_busbw_factor (void)
+{
+  g_assert_cmpfloat_with_epsilon (wick_collective_busbw_factor ("allreduce", 8), 1.75, 1e-12);
+  g_assert_cmpfloat_with_epsilon (wick_collective_busbw_factor ("all_gather_into_tensor", 4), 0.75,
+                                  1e-12);
+  g_assert_cmpfloat_with_epsilon (wick_collective_busbw_factor ("_reduce_scatter_base", 2), 0.5,
+                                  1e-12);
+  g_assert_cmpfloat_with_epsilon (wick_collective_busbw_factor ("all_to_all", 4), 0.75, 1e-12);
+  g_assert_cmpfloat_with_epsilon (wick_collective_busbw_factor ("broadcast", 8), 1, 1e-12);
+  g_assert_cmpfloat_with_epsilon (wick_collective_busbw_factor ("sendrecv", 2), 1, 1e-12);
+  g_assert_true (wick_is_nccl_kernel ("ncclKernel_AllReduce_RING_LL_Sum_float(", 39));
+  g_assert_true (wick_is_nccl_kernel ("ncclDevKernel_AllGather_RING_LL(", 32));
+  g_assert_false (wick_is_nccl_kernel ("nccl_like_gemm", 14));
+}
+
+/* `wick-trace ranks --json` prints exactly issue 25's object. */
+static void
+test_cli_json (void)
+{
+  const char *rank_keys[]
+    = { "rank", "file", "offset_ns", "offset_spread_ns", "collectives", "steps", NULL };
+  const char *coll_keys[] = { "group",           "seq",       "name",       "ranks",      "bytes",
+                              "arrival_skew_ns", "last_rank", "latency_ns", "busbw_gbps", NULL };
+  const char *strag_keys[] = { "rank", "delay_ns", NULL };
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonParser) out = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GPtrArray) files = NULL;
+  g_autofree char *dir = generate (NULL);
+  g_autofree char *stdout_text = NULL, *stderr_text = NULL;
+  JsonObject *root;
+  int status;
+  struct
+  {
+    const char *member;
+    const char *const *keys;
+  } arrays[]
+    = { { "ranks", rank_keys }, { "collectives", coll_keys }, { "stragglers", strag_keys } };
+
+  if (dir == NULL)
+    return;
+  files = rank_files (dir, load_truth (dir, parser));
+  g_ptr_array_add (argv, (char *)wick_trace);
+  g_ptr_array_add (argv, (char *)"ranks");
+  g_ptr_array_add (argv, (char *)"--json");
+  for (guint i = 0; i < files->len; i++)
+    g_ptr_array_add (argv, files->pdata[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &stdout_text, &stderr_text, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_true (json_parser_load_from_data (out, stdout_text, -1, &error));
+  root = json_node_get_object (json_parser_get_root (out));
+  g_assert_cmpuint (json_object_get_size (root), ==, 3);
+  for (guint a = 0; a < G_N_ELEMENTS (arrays); a++)
+    {
+      JsonArray *arr = json_object_get_array_member (root, arrays[a].member);
+      guint n_keys = g_strv_length ((char **)arrays[a].keys);
+      g_assert_cmpuint (json_array_get_length (arr), >, 0);
+      for (guint i = 0; i < json_array_get_length (arr); i++)
+        {
+          JsonObject *o = json_array_get_object_element (arr, i);
+          g_assert_cmpuint (json_object_get_size (o), ==, n_keys);
+          for (guint k = 0; k < n_keys; k++)
+            g_assert_true (json_object_has_member (o, arrays[a].keys[k]));
+        }
+    }
+  remove_dir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  if (argc < 4)
+    {
+      g_printerr ("usage: %s GENERATOR DATA_DIR WICK_TRACE\n", argv[0]);
+      return 1;
+    }
+  generator = argv[1];
+  data_dir = argv[2];
+  wick_trace = argv[3];
+  g_test_add_func ("/ranks/generated/8-ranks-seq", test_generated_default);
+  g_test_add_func ("/ranks/generated/no-seq-order-fallback", test_generated_no_seq);
+  g_test_add_func ("/ranks/generated/16-ranks-gzip-legacy", test_generated_16_ranks_gzip);
+  g_test_add_func ("/ranks/partial/roundtrip", test_partial_roundtrip);
+  g_test_add_func ("/ranks/partial/bad", test_partial_bad);
+  g_test_add_func ("/ranks/no-collectives-and-duplicates", test_no_collectives_and_duplicates);
+  g_test_add_func ("/ranks/hta-real", test_hta_real);
+  g_test_add_func ("/ranks/busbw-factor", test_busbw_factor);
+  g_test_add_func ("/ranks/cli-json", test_cli_json);
+  return g_test_run ();
+}
