@@ -97,10 +97,53 @@ thread_exit_key_create (void)
   pthread_key_create (&thread_exit_key, thread_exit);
 }
 
+/* Fork. A child has one thread, a copy of the parent's memory and the
+ * parent's ring mapped shared: without this it would write into the parent's
+ * rings (two processes on one ring's commit word break it) and wait on locks
+ * and threads that exist only in the parent. prepare takes live_lock so the
+ * list of sessions is whole in the child; the child handler then gives every
+ * live session a private view of its ring and makes it record nothing
+ * (wick_session_after_fork_child), and forgets this thread's claims. */
+static void
+fork_prepare (void)
+{
+  pthread_mutex_lock (&live_lock);
+}
+
+static void
+fork_parent (void)
+{
+  pthread_mutex_unlock (&live_lock);
+}
+
+static void
+fork_child (void)
+{
+  for (size_t i = 0; i < n_live_sessions; i++)
+    wick_session_after_fork_child (live_sessions[i]);
+  for (size_t i = 0; i < THREAD_MAX_SESSIONS; i++)
+    {
+      thread_claims[i].serial = 0;
+      thread_claims[i].producer = NULL;
+    }
+  wick_producer_cache.serial = 0;
+  wick_producer_cache.producer = NULL;
+  pthread_mutex_unlock (&live_lock);
+}
+
+static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
+
+static void
+install_fork_handlers (void)
+{
+  pthread_atfork (fork_prepare, fork_parent, fork_child);
+}
+
 bool
 wick_session_register_live (WickSession *session)
 {
   bool ok = false;
+  pthread_once (&fork_handlers_once, install_fork_handlers);
   pthread_mutex_lock (&live_lock);
   if (n_live_sessions < sizeof live_sessions / sizeof live_sessions[0])
     {
@@ -517,6 +560,11 @@ wick_thread_set_name (const char *name)
 WickProducer *
 wick_producer_get_slow (WickSession *session)
 {
+  if (__builtin_expect (session->forked, 0))
+    {
+      wick_session_note_forked_record (session);
+      return &wick_producer_none; /* never cached: every record comes back here */
+    }
   for (size_t i = 0; i < THREAD_MAX_SESSIONS; i++)
     if (thread_claims[i].serial == session->serial && thread_claims[i].producer != NULL)
       {

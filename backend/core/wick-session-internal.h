@@ -93,6 +93,16 @@ struct WickSession
   WickString name_lost;
   _Atomic uint64_t names_lost;
 
+  /* Fork (docs/ring.md, "Fork"): in a child forked while the session was
+   * open, forked is set by the atfork child handler; the child's view of the
+   * ring is then a private copy (nothing it does reaches the parent's ring),
+   * every record is counted in forked_records and not written, and finish and
+   * close touch no thread, lock or file of the parent's. */
+  int owner_pid;
+  bool forked;
+  _Atomic int fork_noted;
+  _Atomic uint64_t forked_records;
+
   WickJsonlWriter *writer;
   WickLiveState *live_state; /* live storages, for the attach snapshot (wick-live-state.c) */
   char *program;
@@ -230,6 +240,11 @@ void wick_ring_destroy (WickSession *session);
 bool wick_ring_set_meta (WickSession *session, const char *line, size_t length, WickError *error);
 bool wick_session_register_live (WickSession *session);
 void wick_producer_forget_session (WickSession *session);
+/* The atfork child handler's work on one session (wick-session.c); and the
+ * count (with a line on stderr the first time) of a record a forked child
+ * does not write. */
+void wick_session_after_fork_child (WickSession *session);
+void wick_session_note_forked_record (WickSession *session);
 uint64_t wick_ring_total_dropped (WickSession *session);
 size_t wick_ring_open_spans (WickSession *session);
 

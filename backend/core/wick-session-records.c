@@ -38,6 +38,8 @@ write_record_full (WickSession *session, uint8_t kind, const WickRingRecord *rec
       return false;
     }
   WickProducer *producer = wick_producer_get (session);
+  if (producer == &wick_producer_none && session->forked)
+    return true; /* a forked child records nothing, counted (wick_session_note_forked_record) */
   if (producer == &wick_producer_none)
     {
       atomic_fetch_add (&session->header->unclaimed_dropped, 1);
@@ -240,6 +242,8 @@ wick_session_record_memory (WickSession *session, const WickMemoryRecord *memory
     }
   WickRingRecord record = { .kind = WICK_RING_RECORD_MEMORY };
   record.memory = *memory;
+  if (session->forked)
+    return write_record (session, WICK_KIND_MEMORY, &record, error); /* not noted: the parent's table */
   wick_live_state_note_memory (session, &record.memory); /* resolves WICK_NOW */
   return write_record (session, WICK_KIND_MEMORY, &record, error);
 }

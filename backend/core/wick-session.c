@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -657,6 +658,7 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
   session->reader_fd = -1;
   session->cursors_fd = -1;
   pthread_mutex_init (&session->lock, NULL);
+  session->owner_pid = (int)getpid ();
   session->serial = atomic_fetch_add (&next_session_serial, 1);
   session->policy = options->policy;
   session->strict = options->strict;
@@ -760,6 +762,76 @@ wick_session_open (const WickRunInfo *run, const WickCaptureContract *contract,
 }
 
 /* ---------------------------------------------------------------------------
+ * Fork (docs/ring.md, "Fork")
+ */
+
+/* Runs in the child, on its only thread, right after fork (async-signal-safe
+ * calls only). The ring and cursors become private copy-on-write views of
+ * the same memfds: the child reads what the parent had written and anything
+ * it writes (an interned name, a counter) stays in the child. The locks may
+ * have been held by threads that do not exist here: they start afresh. */
+void
+wick_session_after_fork_child (WickSession *session)
+{
+  session->forked = true;
+  atomic_store (&session->fork_noted, 0);
+  atomic_store (&session->forked_records, 0);
+  if (session->map != NULL
+      && mmap (session->map, session->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+               session->memfd, 0)
+           == MAP_FAILED)
+    (void)mmap (session->map, session->map_bytes, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+  if (session->cursors != NULL
+      && mmap (session->cursors, session->cursors_bytes, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_FIXED, session->cursors_fd, 0)
+           == MAP_FAILED)
+    (void)mmap (session->cursors, session->cursors_bytes, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+  for (uint32_t i = 0; session->producers != NULL && i < session->n_rings; i++)
+    session->producers[i].fast_end = 0;
+  pthread_mutex_init (&session->lock, NULL);
+  atomic_store (&session->writer_holding, 0);
+  /* The control server, weight store and stages are the parent's, with
+   * threads and locks that are not here: the child's copy forgets them (not
+   * freed), so nothing in the child waits on them; the child may make its own. */
+  for (int slot = 0; slot < WICK_N_SLOTS; slot++)
+    {
+      session->slots[slot].data = NULL;
+      session->slots[slot].destroy = NULL;
+    }
+}
+
+void
+wick_session_note_forked_record (WickSession *session)
+{
+  atomic_fetch_add (&session->forked_records, 1);
+  if (atomic_exchange (&session->fork_noted, 1) == 0)
+    fprintf (stderr,
+             "wick: process %d is a fork of process %d, made while session %s was open; "
+             "what this process records is not recorded (a forked process records only into "
+             "a session it opens itself)\n",
+             (int)getpid (), session->owner_pid, session->run_id);
+}
+
+/* finish, finish_failed and close in a forked child: the session is the
+ * parent's (its file, its writer thread, its terminal); nothing is written. */
+static bool
+finish_in_fork (WickSession *session)
+{
+  if (!session->forked)
+    return false;
+  atomic_store (&session->finished, 1);
+  uint64_t records = atomic_load (&session->forked_records);
+  if (records > 0)
+    fprintf (stderr,
+             "wick: process %d (a fork of %d): %llu record%s into session %s %s not recorded\n",
+             (int)getpid (), session->owner_pid, (unsigned long long)records,
+             records == 1 ? "" : "s", session->run_id, records == 1 ? "was" : "were");
+  return true;
+}
+
+/* ---------------------------------------------------------------------------
  * Finish and close
  */
 
@@ -790,6 +862,8 @@ wick_session_finish (WickSession *session, WickError *error)
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_session_finish: no session");
       return false;
     }
+  if (finish_in_fork (session))
+    return true;
   pthread_mutex_lock (&session->lock);
   size_t open = wick_ring_open_spans (session);
   pthread_mutex_unlock (&session->lock);
@@ -824,6 +898,8 @@ wick_session_finish_failed (WickSession *session, const char *reason, WickError 
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "failure reason cannot be empty");
       return false;
     }
+  if (finish_in_fork (session))
+    return true;
   if (!mark_finished (session, error))
     return false;
   wick_session_report_names_lost (session);
@@ -848,7 +924,8 @@ wick_session_close (WickSession *session)
       if (!wick_session_finish_failed (session, "session closed before finish", &error))
         fprintf (stderr, "wick: closing session: %s\n", error.message);
     }
-  if (session->writer != NULL)
+  /* in a forked child the writer's thread is the parent's: its copy is left */
+  if (session->writer != NULL && !session->forked)
     wick_jsonl_writer_stop (session->writer);
   wick_producer_forget_session (session);
   session_free (session);

@@ -17,7 +17,9 @@ wick.torch (imported on demand) instruments a torch model, registers its
 modules with the weight store and its stages for capture; docs/python.md.
 """
 
+import atexit as _atexit
 import functools as _functools
+import weakref as _weakref
 
 from . import _wick
 
@@ -154,6 +156,7 @@ class Session:
         self.warmup_steps = warmup_steps
         self.device = device
         self._closers = []  # called before close (wick.torch's stages and hooks)
+        _open_sessions.add(self)
 
     # --- lifetime -----------------------------------------------------------
 
@@ -292,6 +295,26 @@ class Session:
     def mark(self, label):
         """A wick_mark record (not in strict files)."""
         self._s.mark(label)
+
+
+# Sessions not yet closed, for the interpreter's exit: a session that threads
+# still hold (daemon threads recording) is never collected, so without this
+# its file would end with no terminal.
+_open_sessions = _weakref.WeakSet()
+
+_EXIT_REASON = "the interpreter exited before the session finished"
+
+
+@_atexit.register
+def _close_at_exit():
+    for session in list(_open_sessions):
+        try:
+            if not session._s.closed and not session._s.finished:
+                session.finish_failed(_EXIT_REASON)
+        except Error:
+            pass  # finish_failed's sentence is on stderr when it matters; close still runs
+        finally:
+            session._s.close()
 
 
 class _Measurement:

@@ -2170,6 +2170,7 @@ typedef struct
   int kind, step;
   int depth;
   WickSpanId ids[SPAN_DEPTH];
+  unsigned long threads[SPAN_DEPTH]; /* the thread that began each (PyThread_get_thread_ident) */
 } SpanObject;
 
 static PyObject *
@@ -2305,6 +2306,7 @@ span_enter (PyObject *obj, PyObject *unused)
                     SPAN_DEPTH);
       return NULL;
     }
+  self->threads[self->depth] = PyThread_get_thread_ident ();
   self->ids[self->depth++] = wick_span_begin_step (self->session->session, self->name_utf8,
                                                    (WickSpanKind)self->kind, (WickStep)self->step);
   return Py_NewRef (obj);
@@ -2320,9 +2322,20 @@ span_exit (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
       return NULL;
     }
   WickSpanId id = self->ids[--self->depth];
+  unsigned long began = self->threads[self->depth], here = PyThread_get_thread_ident ();
   /* a finished session keeps its spans open: nothing to end */
-  if (self->session->session != NULL && !wick_session_is_finished (self->session->session))
-    wick_span_end (self->session->session, id);
+  if (self->session->session == NULL || wick_session_is_finished (self->session->session))
+    Py_RETURN_FALSE;
+  if (began != here)
+    {
+      /* libwick keeps a stack per thread: this thread's has no such span */
+      PyErr_Format (WickErrorType,
+                    "span '%s' was begun on thread %lu and cannot be ended on thread %lu: a "
+                    "span ends on the thread that began it (it stays open there)",
+                    self->name_utf8, began, here);
+      return NULL;
+    }
+  wick_span_end (self->session->session, id);
   Py_RETURN_FALSE;
 }
 

@@ -257,6 +257,7 @@ class Instrumentation:
         self._local = _threading.local()
         self._backward_span = 0
         self._patched_backward = None
+        self._patched_call = None
         self._op_mode = _OpMode(self) if ops else None
         self._names = {m: (n or type(model).__name__) for n, m in model.named_modules()}
         self._install(module_spans)
@@ -282,6 +283,9 @@ class Instrumentation:
         else:
             self._handles.append(self.model.register_forward_pre_hook(self._forward_pre))
             self._handles.append(self.model.register_forward_hook(self._forward_post))
+        # a forward (or a hook) that raises: its post hook never runs, so
+        # Module.__call__ is wrapped to end what it opened
+        self._patch_call()
         # backward: Tensor.backward and torch.autograd.backward, wrapped while
         # the instrumentation is installed
         self._patch_backward()
@@ -299,6 +303,9 @@ class Instrumentation:
         if self._patched_backward is not None:
             _torch.Tensor.backward = self._patched_backward
             self._patched_backward = None
+        if self._patched_call is not None:
+            _torch.nn.Module.__call__ = self._patched_call
+            self._patched_call = None
         opt = self.optimizer
         if opt is not None and "step" in opt.__dict__:
             del opt.step
@@ -356,11 +363,51 @@ class Instrumentation:
                 if isinstance(x, _torch.Tensor):
                     self.tracker.track(x, "other", span=sid)
 
+    def _unwind(self, module, include):
+        """Ends the spans this thread's stack holds above module's newest
+        entry (innermost first) and, with include, module's own; False when
+        module has no entry."""
+        stack = self._stack()
+        index = len(stack) - 1
+        while index >= 0 and stack[index][0] is not module:
+            index -= 1
+        if index < 0:
+            return False
+        raw = self.raw
+        keep = index if include else index + 1
+        while len(stack) > keep:
+            _, sid = stack.pop()
+            if not raw.closed and not raw.finished:
+                raw.span_end(sid)
+        return True
+
+    def _patch_call(self):
+        original = _torch.nn.Module.__call__
+        inst = self
+
+        def call(module, *args, **kwargs):
+            try:
+                return original(module, *args, **kwargs)
+            except BaseException:
+                # the forward, or a hook, raised: end what it opened, as the
+                # exception unwinds the user's own context managers
+                if module in inst._names:
+                    inst._unwind(module, include=True)
+                raise
+
+        self._patched_call = original
+        _torch.nn.Module.__call__ = call
+
     def _forward_post(self, module, inputs, output):
         raw = self.raw
         stack = self._stack()
-        if not stack or stack[-1][0] is not module:
+        if not stack:
             return
+        if stack[-1][0] is not module:
+            # spans of submodules that raised inside this forward (the
+            # forward caught it): they end before this one
+            if not self._unwind(module, include=False):
+                return
         _, sid = stack.pop()
         if self.memory and not raw.finished:
             outs = output if isinstance(output, (tuple, list)) else (output,)
@@ -381,12 +428,18 @@ class Instrumentation:
             if raw.closed or raw.finished:
                 return original(tensor, *args, **kwargs)
             sid = raw.span_begin("backward", _wick.SPAN_MODULE, _wick.STEP_BACKWARD)
+            ok = False
             try:
-                return original(tensor, *args, **kwargs)
+                result = original(tensor, *args, **kwargs)
+                ok = True
+                return result
             finally:
-                if not raw.finished:
-                    inst._after_backward(sid)
-                    raw.span_end(sid)
+                try:
+                    if ok and not raw.finished:
+                        inst._after_backward(sid)
+                finally:
+                    if not raw.closed and not raw.finished:
+                        raw.span_end(sid)
 
         self._patched_backward = original
         _torch.Tensor.backward = backward
@@ -431,13 +484,15 @@ class Instrumentation:
             try:
                 return step(*args, **kwargs)
             finally:
-                if not raw.finished:
-                    if inst.memory:
+                try:
+                    if inst.memory and not raw.finished:
                         for state in opt.state.values():
                             for key, value in state.items():
                                 if isinstance(value, _torch.Tensor) and value.dim() > 0:
                                     inst.tracker.track(value, "optimizer", span=sid)
-                    raw.span_end(sid)
+                finally:
+                    if not raw.closed and not raw.finished:
+                        raw.span_end(sid)
 
         opt.step = wrapped_step
 

@@ -832,6 +832,149 @@ test_names_lost (void)
   g_unlink (path);
 }
 
+/* Fork (issue 27, item 3): two children forked while a span is open and the
+ * parent's writer and a recording thread run, recording as DataLoader
+ * workers do, then finishing and closing their copy of the session. Each
+ * child must end (alarm: a finish waiting on the parent's writer thread, or
+ * a lock a thread held at fork, kills it), nothing of theirs may reach the
+ * parent's file, and the parent's ring stays whole: its finish succeeds with
+ * nothing dropped and every one of its spans in the file. */
+#define FORK_SPANS 20000
+
+static gpointer
+fork_parent_recorder (gpointer data)
+{
+  WickSession *session = data;
+  for (int i = 0; i < FORK_SPANS; i++)
+    {
+      WickSpanId id = wick_span_begin (session, "parent-thread", WICK_SPAN_FUNCTION);
+      g_assert_cmpuint (id, !=, 0);
+      g_assert_true (wick_span_end (session, id));
+    }
+  return NULL;
+}
+
+static void
+test_fork_children (void)
+{
+  g_autofree char *path = temp_path ("wick-test-fork.jsonl");
+  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK };
+  WickSession *session
+    = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, NULL);
+  g_assert_nonnull (session);
+  WickSpanId epoch = wick_span_begin (session, "epoch", WICK_SPAN_FUNCTION);
+  GThread *recorder = g_thread_new ("recorder", fork_parent_recorder, session);
+  pid_t children[2];
+  for (int c = 0; c < 2; c++)
+    {
+      children[c] = fork ();
+      g_assert_cmpint (children[c], >=, 0);
+      if (children[c] == 0)
+        {
+          alarm (20);
+          for (int i = 0; i < FORK_SPANS; i++)
+            {
+              WickSpanId id = wick_span_begin (session, "child-worker", WICK_SPAN_FUNCTION);
+              wick_span_end (session, id);
+            }
+          WickOpRecord op = { .op_name = "child-op", .device = "cpu", .dtype = "f32",
+                              .duration_ns = 5 };
+          if (!wick_session_record_op (session, &op, NULL))
+            _exit (30);
+          wick_span_end (session, epoch); /* the parent's span, open at fork */
+          WickError error = { "" };
+          if (!wick_session_finish (session, &error))
+            _exit (31);
+          wick_session_close (session);
+          _exit (0);
+        }
+    }
+  for (int i = 0; i < FORK_SPANS; i++)
+    g_assert_true (wick_span_end (session, wick_span_begin (session, "parent", WICK_SPAN_FUNCTION)));
+  for (int c = 0; c < 2; c++)
+    {
+      int status = 0;
+      g_assert_cmpint (waitpid (children[c], &status, 0), ==, children[c]);
+      if (WIFSIGNALED (status))
+        g_error ("forked child %d died of signal %d (SIGALRM: it hung)", c, WTERMSIG (status));
+      g_assert_true (WIFEXITED (status));
+      g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+    }
+  g_thread_join (recorder);
+  g_assert_true (wick_span_end (session, epoch));
+  WickError error = { "" };
+  if (!wick_session_finish (session, &error))
+    g_error ("the parent's finish failed after its children recorded: %s", error.message);
+  g_assert_cmpuint (wick_session_get_dropped (session), ==, 0);
+  wick_session_close (session);
+
+  guint n;
+  g_auto (GStrv) lines = read_lines (path, &n);
+  guint parent = 0, parent_thread = 0, starts = 0, ends = 0, terminals = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_null (strstr (lines[i], "child-"));
+      g_assert_null (strstr (lines[i], "wick_dropped"));
+      if (g_str_has_prefix (lines[i], "{\"kind\":\"span_start\""))
+        {
+          starts++;
+          parent += strstr (lines[i], "\"name\":\"parent\"") != NULL;
+          parent_thread += strstr (lines[i], "\"name\":\"parent-thread\"") != NULL;
+        }
+      ends += g_str_has_prefix (lines[i], "{\"kind\":\"span_end\"");
+      terminals += g_str_has_prefix (lines[i], "{\"kind\":\"terminal\"");
+    }
+  g_assert_cmpuint (parent, ==, FORK_SPANS);
+  g_assert_cmpuint (parent_thread, ==, FORK_SPANS);
+  g_assert_cmpuint (starts, ==, 2 * FORK_SPANS + 2); /* and s1, epoch */
+  g_assert_cmpuint (ends, ==, starts);
+  g_assert_cmpuint (terminals, ==, 1);
+  g_assert_true (g_str_has_prefix (lines[n - 1], "{\"kind\":\"terminal\",\"outcome\":\"complete\""));
+  g_unlink (path);
+}
+
+/* A child forked from a session can open its own: that one records. */
+static void
+test_fork_own_session (void)
+{
+  g_autofree char *path = temp_path ("wick-test-fork-parent.jsonl");
+  g_autofree char *child_path = temp_path ("wick-test-fork-child.jsonl");
+  WickSessionOptions options = { .jsonl_path = path };
+  WickSession *session
+    = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, NULL);
+  g_assert_nonnull (session);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      alarm (20);
+      WickSessionOptions child_options = { .jsonl_path = child_path };
+      WickSession *own
+        = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &child_options, NULL);
+      if (own == NULL)
+        _exit (40);
+      WickSpanId id = wick_span_begin (own, "in-child", WICK_SPAN_FUNCTION);
+      if (id == 0 || !wick_span_end (own, id) || !wick_session_finish (own, NULL))
+        _exit (41);
+      wick_session_close (own);
+      wick_session_close (session);
+      _exit (0);
+    }
+  int status = 0;
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+  g_assert_true (wick_session_finish (session, NULL));
+  wick_session_close (session);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (child_path, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "\"name\":\"in-child\""));
+  g_autofree char *run = g_strdup_printf ("\"run_id\":\"run-%d-", (int)pid);
+  g_assert_nonnull (strstr (text, run));
+  g_assert_nonnull (strstr (text, "{\"kind\":\"terminal\",\"outcome\":\"complete\""));
+  g_unlink (path);
+  g_unlink (child_path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -844,6 +987,8 @@ main (int argc, char **argv)
   g_test_add_func ("/core/session/disk-full", test_disk_full);
   g_test_add_func ("/core/session/trace-fifo", test_trace_fifo);
   g_test_add_func ("/core/session/names-lost", test_names_lost);
+  g_test_add_func ("/core/session/fork-children", test_fork_children);
+  g_test_add_func ("/core/session/fork-own-session", test_fork_own_session);
   g_test_add_func ("/core/gradient/manifest-digest", test_manifest_digest);
   g_test_add_func ("/core/gradient/contract-validation", test_contract_validation);
   g_test_add_func ("/core/gradient/plan-sorting-duplicates-empty",
