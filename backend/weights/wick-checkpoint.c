@@ -60,6 +60,33 @@ read_header (WickSafetensorsShard *shard, WickError *error)
   return ok;
 }
 
+/* A checkpoint is opened while a control command holds the lock the
+ * workload's step takes: opening a FIFO (or a device) put in the path's
+ * place would wait for a writer that may never come, and the workload with
+ * it. O_NONBLOCK makes open() return at once whatever the file is, and only
+ * a regular file is kept (then blocking again: regular files ignore it, but
+ * the reads stay plain). -1 with errno EINVAL when it is not a regular file. */
+#define NOT_REGULAR "not a regular file (a FIFO, socket or device is never read)"
+
+static int
+open_regular (const char *path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      errno = EINVAL;
+      return -1;
+    }
+  int flags = fcntl (fd, F_GETFL);
+  if (flags >= 0)
+    (void)fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
 /* Opens one shard; on failure the shard keeps the reason and fd -1. */
 static bool
 shard_open (WickSafetensorsShard *shard, const char *path)
@@ -74,11 +101,12 @@ shard_open (WickSafetensorsShard *shard, const char *path)
                 WICK_UTF8_CUT (path, 300));
       return false;
     }
-  shard->fd = open (path, O_RDONLY | O_CLOEXEC);
+  shard->fd = open_regular (path);
   if (shard->fd < 0)
     {
       snprintf (shard->error, sizeof shard->error, "%.*s: cannot open: %.*s",
-                WICK_UTF8_CUT (path, 300), WICK_UTF8_CUT (strerror (errno), 100));
+                WICK_UTF8_CUT (path, 300),
+                WICK_UTF8_CUT (errno == EINVAL ? NOT_REGULAR : strerror (errno), 100));
       return false;
     }
   if (!read_header (shard, &error))
@@ -253,8 +281,10 @@ wick_checkpoint_parse_index (const char *json, size_t length, WickCheckpointKey 
 static bool
 read_small_file (const char *path, char **out, size_t *length, WickError *error)
 {
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  int fd = open_regular (path);
   struct stat st;
+  if (fd < 0 && errno == EINVAL)
+    return wick_fail (error, WICK_ERROR_INVALID_DATA, "%s: %s", path, NOT_REGULAR);
   if (fd < 0)
     return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot open: %s", path,
                       strerror (errno));

@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -446,6 +447,61 @@ test_evict_restore_capture (void)
   g_assert_cmpint (stop_demo (demo), ==, 0);
 }
 
+/* The checkpoint replaced by a FIFO before a disk-tier evict (issue 27, item
+ * 3). On main the evict blocked in open() while it held the lock the demo's
+ * step takes: no reply, every later command busy, and the demo stopped
+ * stepping until someone opened the FIFO. Now the evict answers at once
+ * (the checkpoint is refused as not a regular file), and the demo keeps
+ * stepping while and after it runs. */
+static void
+test_evict_checkpoint_fifo (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-demo-fifo-XXXXXX", NULL);
+  g_autofree char *checkpoint = g_build_filename (dir, "weights.safetensors", NULL);
+  const char *argv[] = { wick_demo, "--quiet", "--rate", "50", "--checkpoint", checkpoint, NULL };
+  g_auto (GStrv) env = demo_environment (NULL, TRUE);
+  Demo *demo = g_new0 (Demo, 1);
+  g_autoptr (GError) error = NULL;
+  g_spawn_async (NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                 wick_test_die_with_parent, NULL, &demo->pid, &error);
+  g_assert_no_error (error);
+  g_autofree char *socket_path = wait_for_socket (demo);
+  wait_for_modules (socket_path);
+  g_assert_cmpint (g_unlink (checkpoint), ==, 0);
+  g_assert_cmpint (mkfifo (checkpoint, 0600), ==, 0);
+
+  g_autoptr (WickLiveStream) stream = live_test_watch (socket_path);
+  gint64 start = g_get_monotonic_time ();
+  g_autofree char *pid_text = g_strdup_printf ("%d", (int)demo->pid);
+  const char *evict[] = { "timeout", "-k", "2", "20", wick_trace, "control", pid_text, "evict",
+                          "embedding", "--tier", "disk", NULL };
+  g_autofree char *out = NULL;
+  int status = 0;
+  g_spawn_sync (NULL, (char **)evict, env, G_SPAWN_SEARCH_PATH, wick_test_die_with_parent, NULL,
+                &out, NULL, &status, &error);
+  g_assert_no_error (error);
+  double seconds = (double)(g_get_monotonic_time () - start) / 1e6;
+  g_test_message ("evict with the checkpoint a FIFO: %.2f s: %s", seconds, out);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), !=, 124); /* timeout: no reply */
+  g_assert_cmpfloat (seconds, <, 10.0);
+  g_autoptr (JsonNode) node = parse_json (out);
+  JsonObject *reply = json_node_get_object (node);
+  g_assert_false (json_object_get_boolean_member (reply, "ok"));
+  g_assert_nonnull (strstr (json_object_get_string_member (reply, "error"), "not a regular file"));
+  /* the demo steps on, and answers the next command */
+  live_test_wait_for_lines (stream, "\"name\":\"train_step\"", 10, "steps after the evict");
+  g_autoptr (JsonObject) list = control (demo->pid, &status, "list", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (json_object_get_string_member (
+                     find_named (json_object_get_array_member (list, "modules"), "embedding"),
+                     "where"),
+                   ==, "resident");
+  g_assert_cmpint (stop_demo (demo), ==, 0);
+  g_unlink (checkpoint);
+  g_rmdir (dir);
+}
+
 /* The output statistics of every step, in order (one line each). */
 static GPtrArray *
 step_statistics (const char *path)
@@ -784,6 +840,7 @@ main (int argc, char **argv)
   g_test_add_func ("/live/demo/attach-until-finish", test_attach_until_finish);
   g_test_add_func ("/live/demo/trace-file", test_demo_trace_file);
   g_test_add_func ("/live/demo/evict-restore-capture", test_evict_restore_capture);
+  g_test_add_func ("/live/demo/evict-checkpoint-fifo", test_evict_checkpoint_fifo);
   g_test_add_func ("/live/demo/bit-exact-across-evict", test_training_bit_exact_across_evict);
   g_test_add_func ("/live/demo/stale-after-kill", test_stale_after_kill);
   g_test_add_func ("/live/demo/memory-bounded-under-control", test_memory_bounded_under_control);
