@@ -192,7 +192,7 @@ read_collective (Partial *p, const WickChromeEvent *ev, GString *scratch, GStrin
   g_string_truncate (text, 0);
   if (wick_chrome_args_string (ev->args, ev->args_len, "Process Group Ranks", text))
     ranks_hash = fnv1a (text->str, text->len);
-  g_snprintf (key, sizeof key, "%s\x1f%016" G_GINT64_MODIFIER "x", group, ranks_hash);
+  g_snprintf (key, sizeof key, "%s@%016" G_GINT64_MODIFIER "x", group, ranks_hash);
   c.group_key = intern (p, key, strlen (key));
 
   g_string_truncate (text, 0);
@@ -280,6 +280,13 @@ overlap (const GArray *a, const GArray *b, gint64 s, gint64 e)
         j++;
     }
   return sum;
+}
+
+static int
+cmp_rank_collective (gconstpointer a, gconstpointer b)
+{
+  const WickRankCollective *x = a, *y = b;
+  return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
 static int
@@ -417,6 +424,30 @@ wick_rank_reduce_file (const char *path, GCancellable *cancellable, GError **err
           else
             g_array_append_val (compute, iv);
         }
+      else if (ev.name_len > 5 && memcmp (ev.name, "gloo:", 5) == 0
+               && str_eq (ev.cat, ev.cat_len, "user_annotation"))
+        {
+          /* a gloo collective: kineto records it on gloo's worker thread as
+           * "gloo:all_reduce" with no args (no group, no Seq), so it is
+           * matched by order in one unnamed group; it is host time, counted
+           * as communication in the steps */
+          WickRankCollective c = { 0 };
+          Interval iv = { s, e };
+          g_string_truncate (text, 0);
+          for (gsize i = 5; i < ev.name_len && text->len < 64; i++)
+            g_string_append_c (text, g_ascii_tolower (ev.name[i]));
+          c.name = intern (p, text->str, text->len);
+          c.group = "";
+          c.group_key = "gloo@0";
+          c.seq = -1;
+          c.start_ns = s;
+          c.end_ns = e;
+          p->pub.gloo_ops++;
+          p->pub.unknown_dtype++;
+          if (p->pub.collectives->len < MAX_COLLECTIVES)
+            g_array_append_val (p->pub.collectives, c);
+          g_array_append_val (comm, iv);
+        }
       else if (ev.name_len > 13 && memcmp (ev.name, "ProfilerStep#", 13) == 0
                && !str_eq (ev.cat, ev.cat_len, "gpu_user_annotation"))
         {
@@ -447,8 +478,8 @@ wick_rank_reduce_file (const char *path, GCancellable *cancellable, GError **err
   read_metadata (p, wick_chrome_reader_get_metadata (reader));
   if (p->pub.rank < 0 && (p->pub.rank = rank_from_name (path)) >= 0)
     p->pub.rank_source = g_strdup ("file name");
-  if (p->pub.nccl_kernels == 0)
-    warn (&p->pub, "no NCCL kernels: nothing to align this rank's clock by");
+  if (p->pub.nccl_kernels == 0 && p->pub.gloo_ops == 0)
+    warn (&p->pub, "no NCCL kernels or gloo collectives: nothing to align this rank's clock by");
   else if (p->pub.nccl_without_group > 0)
     warn (&p->pub,
           "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
@@ -483,6 +514,10 @@ wick_rank_reduce_file (const char *path, GCancellable *cancellable, GError **err
       p->pub.last_ns += p->pub.base_ns;
     }
 
+  /* in time order: the order fallback counts a group's collectives as they
+   * ran, not as the file lists them (kineto writes thread by thread) */
+  g_array_sort (p->pub.collectives, cmp_rank_collective);
+
   /* each step's GPU time: the unions of compute and of NCCL work inside its window */
   union_intervals (compute);
   union_intervals (comm);
@@ -506,6 +541,26 @@ wick_rank_reduce_file (const char *path, GCancellable *cancellable, GError **err
 /* ------------------------------------------------------------------------ */
 /* Partials as JSON */
 
+/* json-glib writes U+001F unescaped (it escapes the other control
+ * characters), which is not JSON: a name from a file carrying one gets
+ * U+FFFD there instead. */
+static void
+add_str (JsonBuilder *b, const char *s)
+{
+  if (strchr (s, 0x1f) == NULL)
+    json_builder_add_string_value (b, s);
+  else
+    {
+      g_autoptr (GString) t = g_string_new (NULL);
+      for (const char *p = s; *p; p++)
+        if (*p == 0x1f)
+          g_string_append (t, "\xef\xbf\xbd");
+        else
+          g_string_append_c (t, *p);
+      json_builder_add_string_value (b, t->str);
+    }
+}
+
 static void
 add_int (JsonBuilder *b, const char *key, gint64 v)
 {
@@ -523,10 +578,10 @@ wick_rank_partial_to_json (const WickRankPartial *p)
   json_builder_begin_object (b);
   add_int (b, "wick_rank_partial", 1);
   json_builder_set_member_name (b, "file");
-  json_builder_add_string_value (b, p->file);
+  add_str (b, p->file);
   add_int (b, "rank", p->rank);
   json_builder_set_member_name (b, "rank_source");
-  json_builder_add_string_value (b, p->rank_source ? p->rank_source : "");
+  add_str (b, p->rank_source ? p->rank_source : "");
   add_int (b, "world_size", p->world_size);
   json_builder_set_member_name (b, "base_ns");
   if (p->has_base)
@@ -539,11 +594,12 @@ wick_rank_partial_to_json (const WickRankPartial *p)
   add_int (b, "gpu_events", (gint64)p->gpu_events);
   add_int (b, "nccl_kernels", (gint64)p->nccl_kernels);
   add_int (b, "nccl_without_group", (gint64)p->nccl_without_group);
+  add_int (b, "gloo_ops", (gint64)p->gloo_ops);
   add_int (b, "unknown_dtype", (gint64)p->unknown_dtype);
   json_builder_set_member_name (b, "warnings");
   json_builder_begin_array (b);
   for (guint i = 0; i < p->warnings->len; i++)
-    json_builder_add_string_value (b, p->warnings->pdata[i]);
+    add_str (b, p->warnings->pdata[i]);
   json_builder_end_array (b);
   json_builder_set_member_name (b, "collectives");
   json_builder_begin_array (b);
@@ -551,9 +607,9 @@ wick_rank_partial_to_json (const WickRankPartial *p)
     {
       const WickRankCollective *c = &g_array_index (p->collectives, WickRankCollective, i);
       json_builder_begin_array (b);
-      json_builder_add_string_value (b, c->group);
-      json_builder_add_string_value (b, c->group_key);
-      json_builder_add_string_value (b, c->name);
+      add_str (b, c->group);
+      add_str (b, c->group_key);
+      add_str (b, c->name);
       json_builder_add_int_value (b, c->seq);
       json_builder_add_int_value (b, c->start_ns);
       json_builder_add_int_value (b, c->end_ns);
@@ -671,6 +727,7 @@ wick_rank_partial_from_json (const char *json, gsize len, const char *name, GErr
   INT ("gpu_events", 0, G_MAXINT64, p->pub.gpu_events);
   INT ("nccl_kernels", 0, G_MAXINT64, p->pub.nccl_kernels);
   INT ("nccl_without_group", 0, G_MAXINT64, p->pub.nccl_without_group);
+  INT ("gloo_ops", 0, G_MAXINT64, p->pub.gloo_ops);
   INT ("unknown_dtype", 0, G_MAXINT64, p->pub.unknown_dtype);
 #undef INT
   n = json_object_get_member (o, "rank_source");
@@ -1033,7 +1090,8 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
         }
     }
   if (job->any_without_seq)
-    note (job, "some NCCL kernels have no Seq: those collectives are matched by their order of "
+    note (job, "some collectives have no Seq (NCCL kernels without it, gloo): they are matched by "
+               "their order of "
                "appearance within their process group");
   if (duplicates > 0)
     note (job,
@@ -1329,7 +1387,7 @@ wick_rank_job_to_json (const WickRankJob *job, gboolean pretty)
       json_builder_begin_object (b);
       add_int (b, "rank", r->rank);
       json_builder_set_member_name (b, "file");
-      json_builder_add_string_value (b, r->file);
+      add_str (b, r->file);
       add_int (b, "offset_ns", r->offset_ns);
       json_builder_set_member_name (b, "offset_spread_ns");
       if (r->offset_spread_ns >= 0)
@@ -1363,10 +1421,10 @@ wick_rank_job_to_json (const WickRankJob *job, gboolean pretty)
       const WickJobCollective *c = job->collectives->pdata[i];
       json_builder_begin_object (b);
       json_builder_set_member_name (b, "group");
-      json_builder_add_string_value (b, c->group);
+      add_str (b, c->group);
       add_int (b, "seq", c->seq);
       json_builder_set_member_name (b, "name");
-      json_builder_add_string_value (b, c->name);
+      add_str (b, c->name);
       json_builder_set_member_name (b, "ranks");
       json_builder_begin_array (b);
       for (guint k = 0; k < c->ranks->len; k++)

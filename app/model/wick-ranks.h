@@ -36,7 +36,7 @@ G_BEGIN_DECLS
 typedef struct
 {
   const char *group;       /* Process Group Name ("" when absent) */
-  const char *group_key;   /* group + "\x1f" + Process Group Ranks: what one communicator is */
+  const char *group_key;   /* group + "@" + a hash of Process Group Ranks: one communicator */
   const char *name;        /* Collective name, else from the kernel's name ("allreduce") */
   gint64 seq;              /* Seq, or -1 when the kernel has none */
   gint64 start_ns, end_ns; /* the rank's raw clock */
@@ -67,6 +67,7 @@ typedef struct
   GArray *steps;            /* WickRankStep, by start */
   guint64 events, gpu_events, nccl_kernels;
   guint64 nccl_without_group; /* NCCL kernels without Process Group Name */
+  guint64 gloo_ops;           /* gloo collectives ("gloo:all_reduce" annotations) */
   guint64 unknown_dtype;      /* collectives whose bytes are unknown */
   GPtrArray *warnings;        /* char*: tolerated damage and what was not modelled */
 } WickRankPartial;

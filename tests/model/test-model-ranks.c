@@ -253,7 +253,7 @@ test_partial_bad (void)
   const char *bad_row
     = "{\"wick_rank_partial\":1,\"file\":\"f\",\"rank\":0,\"world_size\":0,"
       "\"first_ns\":0,\"last_ns\":0,\"events\":0,\"gpu_events\":0,\"nccl_kernels\":0,"
-      "\"nccl_without_group\":0,\"unknown_dtype\":0,\"collectives\":[[\"0\",\"k\","
+      "\"nccl_without_group\":0,\"gloo_ops\":0,\"unknown_dtype\":0,\"collectives\":[[\"0\",\"k\","
       "\"allreduce\",1,10,5,0,2]],\"steps\":[]}";
   WickRankPartial *p = wick_rank_partial_from_json ("{}", 2, "p.json", &error);
   g_assert_null (p);
@@ -346,6 +346,33 @@ test_no_collectives_and_duplicates (void)
   remove_dir (dir);
 }
 
+/* A name with U+001F (which json-glib would write raw) still gives JSON. */
+static void
+test_control_character_names (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("wick-ranks-XXXXXX", &error);
+  g_autofree char *a = write_file (
+    dir, "rank0.json",
+    "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_x\","
+    "\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":2,\"args\":{\"Process Group Name\":\"g\\u001fh\","
+    "\"Collective name\":\"all\\u001freduce\",\"Seq\":1}}]}");
+  const char *one[] = { a };
+  g_autoptr (WickRankJob) job = wick_ranks_reduce_files (one, 1, 1, NULL, &error);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autofree char *json = NULL, *partial = NULL;
+
+  g_assert_no_error (error);
+  json = wick_rank_job_to_json (job, FALSE);
+  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (json, "g\xef\xbf\xbdh"));
+  partial = wick_rank_partial_to_json (job->partials->pdata[0]);
+  g_assert_true (json_parser_load_from_data (parser, partial, -1, &error));
+  g_assert_no_error (error);
+  remove_dir (dir);
+}
+
 /* HolisticTraceAnalysis' two sampled ranks of a 128-rank job: legacy
  * ncclKernel_SendRecv names with no collective args at all, so matched by
  * order in one unnamed group; and its nccl_data extract: Collective name,
@@ -407,6 +434,47 @@ test_hta_real (void)
   g_assert_cmpuint (broadcast + allreduce, ==, 21);
   g_assert_cmpuint (allreduce, >, 0);
   g_assert_cmpuint (broadcast, >, 0);
+}
+
+/* The lead's 2-rank run on the H200 (gloo, one GPU, one host's clock, rank 1
+ * sleeping on the GPU each step and 5x longer in step 3): gloo collectives
+ * ("gloo:all_reduce" annotations on gloo's threads, no args) matched by
+ * order in time, not in the file's thread-by-thread order. */
+static void
+test_h200_gloo (void)
+{
+  g_autofree char *r0 = g_build_filename (data_dir, "h200-gloo-rank0.json.gz", NULL);
+  g_autofree char *r1 = g_build_filename (data_dir, "h200-gloo-rank1.json.gz", NULL);
+  const char *pair[] = { r0, r1 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickRankJob) job = wick_ranks_reduce_files (pair, 2, 2, NULL, &error);
+  const WickJobRank *r;
+  guint last1 = 0;
+
+  g_assert_no_error (error);
+  r = &g_array_index (job->ranks, WickJobRank, 1);
+  g_assert_cmpint (r->rank, ==, 1);
+  g_assert_true (r->aligned);
+  /* one host: the true offset is 0; gloo's host-side ends agree to ~0.1 ms */
+  g_assert_cmpint (ABS (r->offset_ns), <, 200000);
+  g_assert_cmpuint (r->partial->gloo_ops, ==, 12);
+  g_assert_cmpuint (r->partial->steps->len, ==, 6);
+  g_assert_cmpuint (job->collectives->len, ==, 12);
+  for (guint i = 0; i < job->collectives->len; i++)
+    {
+      const WickJobCollective *c = job->collectives->pdata[i];
+      g_assert_cmpuint (c->ranks->len, ==, 2);
+      g_assert_cmpint (c->seq, ==, (gint64)i);
+      g_assert_cmpstr (c->name, ==, i % 2 ? "broadcast" : "all_reduce");
+      last1 += c->last_rank == 1;
+    }
+  /* step 3's all-reduce waited ~10 ms for rank 1's long sleep */
+  {
+    const WickJobCollective *c = job->collectives->pdata[6];
+    g_assert_cmpint (c->last_rank, ==, 1);
+    g_assert_cmpint (c->arrival_skew_ns, >, 8000000);
+  }
+  g_assert_cmpuint (last1, >=, 6);
 }
 
 static void
@@ -501,6 +569,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ranks/partial/bad", test_partial_bad);
   g_test_add_func ("/ranks/no-collectives-and-duplicates", test_no_collectives_and_duplicates);
   g_test_add_func ("/ranks/hta-real", test_hta_real);
+  g_test_add_func ("/ranks/h200-gloo", test_h200_gloo);
+  g_test_add_func ("/ranks/control-character-names", test_control_character_names);
   g_test_add_func ("/ranks/busbw-factor", test_busbw_factor);
   g_test_add_func ("/ranks/cli-json", test_cli_json);
   return g_test_run ();
