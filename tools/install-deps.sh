@@ -16,6 +16,8 @@ packages=(
   liblttng-ust-dev libsysprof-4-dev
   # the wick Python package (python/) and its suite: Debian's torch (CPU)
   python3-dev python3-torch python3-numpy
+  # wick.trace.ranks on a cluster (its LocalCluster test)
+  python3-distributed
 )
 
 missing=()
