@@ -7,6 +7,7 @@
  *   --partials P…         merge such partials (files, or - for stdin) instead
  *                         of reading traces
  *   --threads N           files reduced at once (default: every core)
+ *   --merged OUT          also write one Chrome trace of the job, aligned
  *
  * Exit status: 0, 2 when a file does not parse, 3 on usage or I/O errors.
  */
@@ -130,7 +131,10 @@ wick_trace_ranks (int argc, char **argv)
 {
   gboolean json = FALSE, partial = FALSE, partials = FALSE, pretty = FALSE;
   int threads = 0;
+  g_autofree char *merged = NULL;
   const GOptionEntry entries[] = {
+    { "merged", 0, 0, G_OPTION_ARG_FILENAME, &merged,
+      "Also write one Chrome trace of the whole job, every rank on the aligned clock", "OUT" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the job as one JSON object", NULL },
     { "pretty", 0, 0, G_OPTION_ARG_NONE, &pretty, "Indent the JSON", NULL },
     { "partial", 0, 0, G_OPTION_ARG_NONE, &partial,
@@ -204,6 +208,16 @@ wick_trace_ranks (int argc, char **argv)
       for (guint k = 0; k < p->warnings->len; k++)
         fprintf (stderr, "wick-trace ranks: %s: %s\n", p->file,
                  (const char *)p->warnings->pdata[k]);
+    }
+  if (merged != NULL)
+    {
+      if (partials)
+        return wick_trace_usage_error ("ranks", "--merged needs the traces, not partials");
+      if (!wick_rank_job_write_merged (job, merged, NULL, &error))
+        {
+          fprintf (stderr, "wick-trace ranks: %s\n", error->message);
+          return error_status (error);
+        }
     }
   if (json)
     {

@@ -3,10 +3,14 @@
 
 #include "wick-ranks.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/wick-json.h"
 #include "wick-chrome-stream.h"
 
 /* A string kept in a partial longer than this is cut (names, group names). */
@@ -1458,4 +1462,298 @@ wick_rank_job_to_json (const WickRankJob *job, gboolean pretty)
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, pretty);
   return json_generator_to_data (gen, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One trace of the whole job, every rank on the reference clock */
+
+typedef struct
+{
+  FILE *f;
+  GString *buf;
+  gboolean first;
+} Writer;
+
+static void
+put_escaped (Writer *w, const char *s, gsize len)
+{
+  gsize old = w->buf->len;
+  g_string_set_size (w->buf, old + WICK_JSON_ESCAPED_MAX (len));
+  g_string_truncate (w->buf, old + wick_json_escape (s, len, w->buf->str + old));
+}
+
+static void
+put_time (Writer *w, gint64 ns)
+{
+  guint64 a = ns < 0 ? (guint64)(-(ns + 1)) + 1 : (guint64)ns;
+  g_string_append_printf (w->buf, "%s%" G_GUINT64_FORMAT ".%03u", ns < 0 ? "-" : "", a / 1000,
+                          (guint)(a % 1000));
+}
+
+/* a pid or tid as written: a number stays one, anything else a string */
+static void
+put_id_text (Writer *w, const char *s, gsize len)
+{
+  gboolean number = len > 0 && len < 19;
+  for (gsize i = 0; i < len && number; i++)
+    number = g_ascii_isdigit (s[i]) || (i == 0 && s[i] == '-' && len > 1);
+  if (number)
+    g_string_append_len (w->buf, s, (gssize)len);
+  else
+    put_escaped (w, s, len);
+}
+
+static void
+begin_event (Writer *w)
+{
+  g_string_append (w->buf, w->first ? "\n" : ",\n");
+  w->first = FALSE;
+}
+
+static gboolean
+flush_writer (Writer *w, const char *path, GError **error)
+{
+  if (w->buf->len > 0 && fwrite (w->buf->str, 1, w->buf->len, w->f) != w->buf->len)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "write %s: %s", path,
+                   g_strerror (errno));
+      return FALSE;
+    }
+  g_string_truncate (w->buf, 0);
+  return TRUE;
+}
+
+static void
+put_pid (Writer *w, int rank, const char *pid, gsize len)
+{
+  g_autofree char *text = g_strdup_printf ("rank %d/%.*s", rank, (int)MIN (len, 64), pid);
+  put_escaped (w, text, strlen (text));
+}
+
+static void
+put_process_meta (Writer *w, int rank, const char *pid, gsize len, const char *key,
+                  const char *value_json)
+{
+  begin_event (w);
+  g_string_append (w->buf, "{\"ph\":\"M\",\"name\":\"");
+  g_string_append (w->buf, key);
+  g_string_append (w->buf, "\",\"pid\":");
+  put_pid (w, rank, pid, len);
+  g_string_append (w->buf, ",\"tid\":0,\"args\":");
+  g_string_append (w->buf, value_json);
+  g_string_append (w->buf, "}");
+}
+
+static gboolean
+write_rank (Writer *w, const WickRankJob *job, const WickJobRank *r, const char *out,
+            GCancellable *cancellable, GError **error)
+{
+  g_autoptr (WickChromeReader) reader = NULL;
+  g_autoptr (GHashTable) pids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autoptr (GString) value = g_string_new (NULL);
+  GError *local = NULL;
+  WickChromeEvent ev;
+  WickFileFormat format;
+  WickInput *input;
+  gint64 shift = (r->partial->has_base ? r->partial->base_ns : 0) + r->offset_ns - job->origin_ns;
+  guint order = 0;
+
+  input = wick_input_open (r->file, error);
+  if (input == NULL)
+    return FALSE;
+  reader = wick_chrome_reader_new (input, r->file);
+  if (!wick_chrome_reader_start (reader, &format, error))
+    return FALSE;
+  while (wick_chrome_reader_next (reader, &ev, &local))
+    {
+      const char *pid = ev.has_pid ? ev.pid : "0";
+      gsize pid_len = ev.has_pid ? ev.pid_len : 1;
+      g_autofree char *pid_key = g_strndup (pid, MIN (pid_len, 64));
+      gboolean named = FALSE;
+
+      if (!g_hash_table_contains (pids, pid_key))
+        {
+          g_autofree char *sort = g_strdup_printf ("{\"sort_index\":%u}", r->rank * 1000 + order++);
+          put_process_meta (w, r->rank, pid, pid_len, "process_sort_index", sort);
+          g_hash_table_insert (pids, g_strdup (pid_key), GINT_TO_POINTER (0));
+        }
+      if (ev.ph_len == 1 && ev.ph[0] == 'M' && ev.name_len == 12
+          && memcmp (ev.name, "process_name", 12) == 0)
+        {
+          /* "rank N · python3": the rank first, so that a job's processes read as ranks */
+          g_string_truncate (text, 0);
+          if (!wick_chrome_args_string (ev.args, ev.args_len, "name", text))
+            g_string_append_len (text, pid, (gssize)pid_len);
+          g_string_printf (value, "rank %d \xc2\xb7 %s", r->rank, text->str);
+          g_string_truncate (text, 0);
+          g_string_append (text, "{\"name\":");
+          {
+            gsize old = text->len;
+            g_string_set_size (text, old + WICK_JSON_ESCAPED_MAX (value->len));
+            g_string_truncate (text,
+                               old + wick_json_escape (value->str, value->len, text->str + old));
+          }
+          g_string_append (text, "}");
+          put_process_meta (w, r->rank, pid, pid_len, "process_name", text->str);
+          g_hash_table_insert (pids, g_strdup (pid_key), GINT_TO_POINTER (1));
+          named = TRUE;
+        }
+      if (!named && ev.ph_len == 1 && ev.ph[0] == 'M' && ev.name_len == 18
+          && memcmp (ev.name, "process_sort_index", 18) == 0)
+        continue; /* ours orders the ranks */
+      if (!named)
+        {
+          begin_event (w);
+          g_string_append (w->buf, "{\"ph\":");
+          put_escaped (w, ev.ph ? ev.ph : "", ev.ph_len);
+          if (ev.cat)
+            {
+              g_string_append (w->buf, ",\"cat\":");
+              put_escaped (w, ev.cat, ev.cat_len);
+            }
+          if (ev.name)
+            {
+              g_string_append (w->buf, ",\"name\":");
+              put_escaped (w, ev.name, ev.name_len);
+            }
+          g_string_append (w->buf, ",\"pid\":");
+          put_pid (w, r->rank, pid, pid_len);
+          if (ev.has_tid)
+            {
+              g_string_append (w->buf, ",\"tid\":");
+              put_id_text (w, ev.tid, ev.tid_len);
+            }
+          if (ev.has_ts)
+            {
+              g_string_append (w->buf, ",\"ts\":");
+              put_time (w, ev.ts_ns + shift);
+            }
+          if (ev.has_dur)
+            {
+              g_string_append (w->buf, ",\"dur\":");
+              put_time (w, ev.dur_ns);
+            }
+          /* flow and async ids are per file: the rank keeps them apart */
+          if (ev.id)
+            {
+              g_autofree char *id
+                = g_strdup_printf ("r%d:%.*s", r->rank, (int)MIN (ev.id_len, 64), ev.id);
+              g_string_append (w->buf, ",\"id\":");
+              put_escaped (w, id, strlen (id));
+            }
+          if (ev.bind_id)
+            {
+              g_autofree char *id
+                = g_strdup_printf ("r%d:%.*s", r->rank, (int)MIN (ev.bind_id_len, 64), ev.bind_id);
+              g_string_append (w->buf, ",\"bind_id\":");
+              put_escaped (w, id, strlen (id));
+            }
+          if (ev.bp)
+            {
+              g_string_append (w->buf, ",\"bp\":");
+              put_escaped (w, ev.bp, ev.bp_len);
+            }
+          if (ev.s)
+            {
+              g_string_append (w->buf, ",\"s\":");
+              put_escaped (w, ev.s, ev.s_len);
+            }
+          if (ev.scope)
+            {
+              g_string_append (w->buf, ",\"scope\":");
+              put_escaped (w, ev.scope, ev.scope_len);
+            }
+          if (ev.flow_in)
+            g_string_append (w->buf, ",\"flow_in\":true");
+          if (ev.flow_out)
+            g_string_append (w->buf, ",\"flow_out\":true");
+          if (ev.args)
+            {
+              g_string_append (w->buf, ",\"args\":");
+              g_string_append_len (w->buf, ev.args, (gssize)ev.args_len);
+            }
+          g_string_append (w->buf, "}");
+        }
+      if (w->buf->len >= (1 << 20))
+        {
+          if (!flush_writer (w, out, error))
+            return FALSE;
+          if (g_cancellable_set_error_if_cancelled (cancellable, error))
+            return FALSE;
+        }
+    }
+  if (local != NULL)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  /* a process the file never named is still the rank's */
+  {
+    GHashTableIter it;
+    gpointer key, val;
+    g_hash_table_iter_init (&it, pids);
+    while (g_hash_table_iter_next (&it, &key, &val))
+      if (GPOINTER_TO_INT (val) == 0)
+        {
+          g_autofree char *name
+            = g_strdup_printf ("rank %d \xc2\xb7 pid %s", r->rank, (const char *)key);
+          g_string_truncate (text, 0);
+          g_string_append (text, "{\"name\":");
+          {
+            gsize old = text->len;
+            gsize len = strlen (name);
+            g_string_set_size (text, old + WICK_JSON_ESCAPED_MAX (len));
+            g_string_truncate (text, old + wick_json_escape (name, len, text->str + old));
+          }
+          g_string_append (text, "}");
+          put_process_meta (w, r->rank, key, strlen (key), "process_name", text->str);
+        }
+  }
+  return flush_writer (w, out, error);
+}
+
+gboolean
+wick_rank_job_write_merged (const WickRankJob *job, const char *path, GCancellable *cancellable,
+                            GError **error)
+{
+  g_autofree char *tmp = g_strdup_printf ("%s.part", path);
+  g_autofree char *summary = wick_rank_job_to_json (job, FALSE);
+  g_autoptr (GString) buf = g_string_sized_new (1 << 21);
+  Writer w = { NULL, buf, TRUE };
+  gboolean ok = TRUE;
+
+  w.f = g_fopen (tmp, "wb");
+  if (w.f == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "open %s: %s", tmp,
+                   g_strerror (errno));
+      return FALSE;
+    }
+  g_string_append (buf, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
+  for (guint i = 0; i < job->ranks->len && ok; i++)
+    ok = write_rank (&w, job, &g_array_index (job->ranks, WickJobRank, i), tmp, cancellable, error);
+  if (ok)
+    {
+      /* the job's figures ride along, so the merged file explains itself */
+      g_string_append (buf, "\n],\n\"wickRanks\":");
+      g_string_append (buf, summary);
+      g_string_append (buf, "}\n");
+      ok = flush_writer (&w, tmp, error);
+    }
+  if (fclose (w.f) != 0 && ok)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "write %s: %s", tmp,
+                   g_strerror (errno));
+      ok = FALSE;
+    }
+  if (ok && g_rename (tmp, path) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "rename %s to %s: %s", tmp,
+                   path, g_strerror (errno));
+      ok = FALSE;
+    }
+  if (!ok)
+    g_unlink (tmp);
+  return ok;
 }

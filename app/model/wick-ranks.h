@@ -149,6 +149,16 @@ WickRankJob *wick_ranks_reduce_files (const char *const *paths, guint n_paths, g
 /* The job as `wick-trace ranks --json` prints it (docs/ranks.md). */
 char *wick_rank_job_to_json (const WickRankJob *job, gboolean pretty);
 
+/* Writes one Chrome trace of the whole job to @path (through PATH.part,
+ * renamed when complete): every rank's events re-read from its file and put
+ * on the reference clock (baseTimeNanoseconds + ts + offset, from the job's
+ * origin); each pid becomes "rank N/PID" and its process "rank N · NAME",
+ * sorted by rank; flow and async ids are kept apart per rank; the job's
+ * figures ride along as the top-level member "wickRanks". Streams: memory
+ * is one event and a 1 MiB output buffer. */
+gboolean wick_rank_job_write_merged (const WickRankJob *job, const char *path,
+                                     GCancellable *cancellable, GError **error);
+
 /* NCCL's bus-bandwidth factor of a collective over @n ranks (nccl-tests'
  * PERFORMANCE.md): all-reduce 2(n-1)/n, all-gather, reduce-scatter and
  * all-to-all (n-1)/n, the others 1. */
