@@ -5,7 +5,7 @@
  *   gate_cos, min_speedup, warmup, parity_checked, speedup_checked,
  *   parity_cos, max_abs, p99_abs, eager_ms, replay_ms,
  *   speedup_median, speedup_min, speedup_max, kernel_nodes,
- *   accepted, verdict, reason
+ *   eager_recording, eager_instrumented_ms, accepted, verdict, reason
  * Figures that were not measured (NaN) or are infinite are null.
  */
 #include "wick-stage-private.h"
@@ -113,8 +113,12 @@ wick_stage_certification_json (WickStage *stage, const WickCertification *cert, 
   record_number (&json, "speedup_median", cert->speedup_median);
   record_number (&json, "speedup_min", cert->speedup_min);
   record_number (&json, "speedup_max", cert->speedup_max);
-  wick_stage_json_append (&json, ",\"kernel_nodes\":%llu,\"accepted\":%s,\"verdict\":",
+  const char *recording = wick_eager_recording_name ((WickEagerRecording)cert->eager_recording);
+  wick_stage_json_append (&json, ",\"kernel_nodes\":%llu,\"eager_recording\":\"%s\"",
                           (unsigned long long)cert->kernel_nodes,
+                          recording != NULL ? recording : "unknown");
+  record_number (&json, "eager_instrumented_ms", cert->eager_instrumented_ms);
+  wick_stage_json_append (&json, ",\"accepted\":%s,\"verdict\":",
                           cert->accepted ? "true" : "false");
   wick_stage_json_string (&json, cert->verdict);
   wick_stage_json_append (&json, ",\"reason\":");

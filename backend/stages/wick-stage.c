@@ -81,6 +81,9 @@ struct WickStage
   WickCaptureOptions pending_options;
   uint64_t completed; /* captures completed so far */
   pthread_cond_t done;
+  /* wick_stage_note_eager_timing() for the next completed capture */
+  WickEagerRecording eager_recording;
+  double eager_instrumented_ms; /* median, NaN when not timed */
 };
 
 const char *
@@ -311,6 +314,8 @@ stage_new (WickSession *session, const WickStageInfo *info, bool host_captured, 
   pthread_mutex_init (&stage->mutex, NULL);
   pthread_cond_init (&stage->done, NULL);
   stage->session = session;
+  stage->eager_recording = WICK_EAGER_RECORDING_ACTIVE;
+  stage->eager_instrumented_ms = NAN;
   if (!stage_add_windows (stage, info, error)
       || !stage_buffer_init (&stage->output, &info->output, stage->name, "the output", error))
     {
@@ -546,6 +551,9 @@ stage_certification_init (WickStage *stage, const WickCaptureOptions *options,
   cert->warmup = options->warmup;
   cert->parity_cos = cert->max_abs = cert->p99_abs = NAN;
   cert->eager_ms = cert->replay_ms = NAN;
+  cert->eager_recording = stage->host_captured ? WICK_EAGER_RECORDING_ACTIVE
+                                               : WICK_EAGER_RECORDING_NONE;
+  cert->eager_instrumented_ms = NAN;
   cert->speedup_median = cert->speedup_min = cert->speedup_max = NAN;
 }
 
@@ -817,6 +825,55 @@ wick_stage_take_capture_request (WickStage *stage, WickCaptureOptions *options)
   return pending;
 }
 
+const char *
+wick_eager_recording_name (WickEagerRecording recording)
+{
+  switch (recording)
+    {
+    case WICK_EAGER_RECORDING_NONE:
+      return "none";
+    case WICK_EAGER_RECORDING_SUSPENDED:
+      return "suspended";
+    case WICK_EAGER_RECORDING_ACTIVE:
+      return "active";
+    }
+  return NULL;
+}
+
+#define MAX_NOTED_ROUNDS 1024
+
+bool
+wick_stage_note_eager_timing (WickStage *stage, WickEagerRecording recording,
+                              const double *instrumented_ms, size_t n_rounds, WickError *error)
+{
+  if (stage == NULL || !stage->host_captured)
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_note_eager_timing: %s",
+                      stage == NULL ? "no stage" : "the stage is not captured by its host");
+  if (wick_eager_recording_name (recording) == NULL || recording == WICK_EAGER_RECORDING_NONE)
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "stage '%s': eager recording %d is not suspended (1) or active (2)",
+                      stage->name, (int)recording);
+  if (n_rounds > MAX_NOTED_ROUNDS || (n_rounds > 0 && instrumented_ms == NULL))
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "stage '%s': %zu instrumented eager rounds %s", stage->name, n_rounds,
+                      n_rounds > MAX_NOTED_ROUNDS ? "(at most 1024)" : "without their times");
+  double median = NAN;
+  if (n_rounds > 0)
+    {
+      double *copy = malloc (n_rounds * sizeof *copy);
+      if (copy == NULL)
+        return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
+      memcpy (copy, instrumented_ms, n_rounds * sizeof *copy);
+      median = wick_gate_median (copy, n_rounds);
+      free (copy);
+    }
+  pthread_mutex_lock (&stage->mutex);
+  stage->eager_recording = recording;
+  stage->eager_instrumented_ms = median;
+  pthread_mutex_unlock (&stage->mutex);
+  return true;
+}
+
 bool
 wick_stage_complete_capture (WickStage *stage, const WickCaptureOptions *options,
                              const WickStageFigures *figures, const char *failure,
@@ -839,6 +896,12 @@ wick_stage_complete_capture (WickStage *stage, const WickCaptureOptions *options
     }
   WickCertification cert;
   stage_certification_init (stage, &checked, &cert);
+  pthread_mutex_lock (&stage->mutex);
+  cert.eager_recording = stage->eager_recording;
+  cert.eager_instrumented_ms = stage->eager_instrumented_ms;
+  stage->eager_recording = WICK_EAGER_RECORDING_ACTIVE;
+  stage->eager_instrumented_ms = NAN;
+  pthread_mutex_unlock (&stage->mutex);
   if (failure == NULL && figures->n_rounds > 0
       && (figures->eager_ms == NULL || figures->replay_ms == NULL))
     {

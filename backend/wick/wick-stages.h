@@ -72,8 +72,33 @@ typedef struct
   double speedup_median, speedup_min, speedup_max;
   uint64_t kernel_nodes;
   uint32_t warmup;
-  uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
+  /* How the eager side of the speedup gate was timed (a WickEagerRecording,
+   * kept as uint32_t so the struct's layout stays put), and the eager block's
+   * median ms timed with the host's recording on, NaN when the host timed only
+   * the suspended block (wick_stage_note_eager_timing). */
+  uint32_t eager_recording;
+  double eager_instrumented_ms;
+  uint64_t _wick_reserved[7]; /* room to grow: written as zero by libwick */
 } WickCertification;
+
+/* What recorded inside the eager block of the speedup gate. The gate's
+ * eager_ms is the time of that block: a host that instruments its own work
+ * (wick.torch.instrument's per-module hooks) would otherwise credit the graph
+ * with the cost of Wick's own recording. */
+typedef enum
+{
+  /* libwick's own stages: the enqueue callback ran as the host wrote it and
+   * libwick recorded nothing inside the timed rounds */
+  WICK_EAGER_RECORDING_NONE = 0,
+  /* a host stage whose host suspended its Wick recording for the eager rounds */
+  WICK_EAGER_RECORDING_SUSPENDED = 1,
+  /* a host stage timed with its recording on (a host that did not say) */
+  WICK_EAGER_RECORDING_ACTIVE = 2,
+} WickEagerRecording;
+
+/* "none", "suspended", "active"; NULL for an unknown value. */
+WICK_AVAILABLE_IN_1_0
+const char *wick_eager_recording_name (WickEagerRecording recording);
 
 /* The session's stages. */
 WICK_AVAILABLE_IN_1_0
@@ -249,6 +274,17 @@ bool wick_stage_capture_requested (WickStage *stage);
 WICK_AVAILABLE_IN_1_0
 bool wick_stage_take_capture_request (WickStage *stage, WickCaptureOptions *options);
 /* options NULL: the defaults. figures may be NULL when failure is set. */
+/* Says how the host timed the eager rounds it will hand to the next
+ * wick_stage_complete_capture() of this stage: @recording, and optionally the
+ * per-round ms of the same eager block timed with its recording on
+ * (@instrumented_ms, @n_rounds entries; NULL and 0 when not timed), which the
+ * certificate reports beside eager_ms. Without this call a host stage's
+ * certificate says "active". Refuses an unknown @recording, a stage not
+ * captured by its host, or more than 1024 rounds. */
+WICK_AVAILABLE_IN_1_0
+bool wick_stage_note_eager_timing (WickStage *stage, WickEagerRecording recording,
+                                   const double *instrumented_ms, size_t n_rounds,
+                                   WickError *error);
 WICK_AVAILABLE_IN_1_0
 bool wick_stage_complete_capture (WickStage *stage, const WickCaptureOptions *options,
                                   const WickStageFigures *figures, const char *failure,

@@ -13,6 +13,8 @@ gates with its own code, writes the certification record and sets the state.
 A refused stage stays eager with libwick's sentence.
 """
 
+import contextlib as _contextlib
+import ctypes as _ctypes
 import math as _math
 import threading as _threading
 
@@ -40,6 +42,44 @@ def _stage_dtype(t, what):
         raise Error(
             "%s: dtype %s cannot be a stage buffer (f32, f16, bf16, f64, i32, i64 or u8)" % (what, t.dtype)
         ) from None
+
+
+def _new_graph():
+    """A CUDAGraph that keeps its cudaGraph_t after capture where torch can
+    (2.7 and later: keep_graph), so that its nodes can be counted."""
+    try:
+        return _torch.cuda.CUDAGraph(keep_graph=True)
+    except TypeError:
+        return _torch.cuda.CUDAGraph()
+
+
+def _kernel_nodes(graph):
+    """The kernel nodes of a captured graph, through the driver's
+    cuGraphGetNodes on torch's raw graph; instantiates a kept graph. 0 where
+    torch gives no raw graph (before 2.7) or the driver cannot be asked."""
+    count = 0
+    raw = None
+    try:
+        raw = graph.raw_cuda_graph()
+    except Exception:  # no raw graph in this torch, or not kept
+        raw = None
+    if raw:
+        try:
+            cuda = _ctypes.CDLL("libcuda.so.1")
+            n = _ctypes.c_size_t(0)
+            if cuda.cuGraphGetNodes(_ctypes.c_void_p(raw), None, _ctypes.byref(n)) == 0 and n.value > 0:
+                nodes = (_ctypes.c_void_p * n.value)()
+                if cuda.cuGraphGetNodes(_ctypes.c_void_p(raw), nodes, _ctypes.byref(n)) == 0:
+                    kind = _ctypes.c_int(-1)
+                    for node in nodes[: n.value]:
+                        # CU_GRAPH_NODE_TYPE_KERNEL is 0
+                        if cuda.cuGraphNodeGetType(_ctypes.c_void_p(node), _ctypes.byref(kind)) == 0 and kind.value == 0:
+                            count += 1
+        except OSError:
+            count = 0
+    if hasattr(graph, "instantiate") and raw:
+        graph.instantiate()
+    return count
 
 
 def _no_cuda_sentence():
@@ -208,9 +248,10 @@ class Stage:
                 self._select(fn())
         current.wait_stream(side)
         _torch.cuda.synchronize()
-        graph = _torch.cuda.CUDAGraph()
+        graph = _new_graph()
         with _torch.cuda.graph(graph):
             static = self._select(fn())
+        kernel_nodes = _kernel_nodes(graph)
         if not isinstance(static, _torch.Tensor) or (static.dtype, tuple(static.shape), static.device) != self._output_form:
             raise Error("the captured output's form differs from the eager one")
         # parity: replay against the reference, float64 sums on the device
@@ -232,19 +273,28 @@ class Stage:
         # speedup: alternating rounds, per-iteration ms with CUDA events
         rounds = int(options.get("timing_rounds", 7)) or 7
         iterations = int(options.get("timing_iterations", 20)) or 20
-        eager_ms, replay_ms = [], []
+        # The eager side runs with Wick's own recording suspended (hooks of an
+        # instrument()ed model out), so the graph is not credited with their
+        # cost; the same block with recording on is timed too and reported.
+        inst = getattr(self.session, "_wick_torch", None)
+        eager_ms, replay_ms, instrumented_ms = [], [], []
+        blocks = [(0, eager_ms), (1, replay_ms)] + ([(2, instrumented_ms)] if inst is not None else [])
         for _ in range(rounds):
-            for which, sink in ((0, eager_ms), (1, replay_ms)):
+            for which, sink in blocks:
                 begin, end = _torch.cuda.Event(enable_timing=True), _torch.cuda.Event(enable_timing=True)
-                begin.record()
-                for _ in range(iterations):
-                    if which == 0:
-                        fn()
-                    else:
-                        graph.replay()
-                end.record()
-                end.synchronize()
+                quiet = inst.suspended() if which == 0 and inst is not None else _contextlib.nullcontext()
+                with quiet:
+                    begin.record()
+                    for _ in range(iterations):
+                        if which == 1:
+                            graph.replay()
+                        else:
+                            fn()
+                    end.record()
+                    end.synchronize()
                 sink.append(begin.elapsed_time(end) / iterations)
+        if inst is not None:
+            self._raw.note_eager_timing(True, instrumented_ms)
         self.graph, self.static_output = graph, static
         return {
             "dot": dot,
@@ -254,6 +304,7 @@ class Stage:
             "p99_abs": p99_abs,
             "eager_ms": eager_ms,
             "replay_ms": replay_ms,
+            "kernel_nodes": kernel_nodes,
         }
 
 

@@ -256,6 +256,7 @@ class Instrumentation:
         self._module_spans = {}  # thread-local stacks of (module, span id)
         self._local = _threading.local()
         self._backward_span = 0
+        self._suspended = 0  # suspended() blocks in progress
         self._patched_backward = None
         self._patched_call = None
         self._op_mode = _OpMode(self) if ops else None
@@ -311,6 +312,42 @@ class Instrumentation:
             del opt.step
         if opt is not None and "zero_grad" in opt.__dict__:
             del opt.zero_grad
+
+    @_contextlib.contextmanager
+    def suspended(self):
+        """Wick's recording off for the block, as if the model were not
+        instrumented: the forward hooks this instrumentation installed are
+        taken out of their modules (and put back in their places after),
+        backward and the optimizer record nothing, the op dispatch mode is
+        lifted. A stage's speedup gate times its eager rounds inside this, so
+        the graph is not credited with the cost of Wick's own hooks."""
+        saved = []
+        ours = {}
+        for h in self._handles:
+            hooks = h.hooks_dict_ref() if hasattr(h, "hooks_dict_ref") else None
+            if hooks is not None:
+                ours.setdefault(id(hooks), (hooks, set()))[1].add(h.id)
+        for hooks, ids in ours.values():
+            saved.append((hooks, list(hooks.items())))
+            for key in ids:
+                hooks.pop(key, None)
+        self._suspended += 1
+        try:
+            if self._op_mode is not None and self._op_mode.mode is not None:
+                from torch.utils._python_dispatch import _disable_current_modes
+
+                with _disable_current_modes():
+                    yield
+            else:
+                yield
+        finally:
+            self._suspended -= 1
+            for hooks, items in saved:
+                added = [(k, v) for k, v in hooks.items()]
+                hooks.clear()
+                hooks.update(items)
+                for k, v in added:
+                    hooks.setdefault(k, v)
 
     # --- steps ------------------------------------------------------------------
 
@@ -425,7 +462,7 @@ class Instrumentation:
 
         def backward(tensor, *args, **kwargs):
             raw = inst.raw
-            if raw.closed or raw.finished:
+            if raw.closed or raw.finished or inst._suspended:
                 return original(tensor, *args, **kwargs)
             sid = raw.span_begin("backward", _wick.SPAN_MODULE, _wick.STEP_BACKWARD)
             ok = False
@@ -478,7 +515,7 @@ class Instrumentation:
 
         def wrapped_step(*args, **kwargs):
             raw = inst.raw
-            if raw.closed or raw.finished:
+            if raw.closed or raw.finished or inst._suspended:
                 return step(*args, **kwargs)
             sid = raw.span_begin("optimizer", _wick.SPAN_FUNCTION, _wick.STEP_OPTIMIZER)
             try:

@@ -62,5 +62,65 @@ def test_capture_refused_on_cpu():
     assert len(certs) == 2 and all(c["verdict"] == "refused" for c in certs), certs
 
 
+
+def test_suspended_instrumentation_records_nothing():
+    """Instrumentation.suspended() is what a stage's speedup gate times its
+    eager rounds in: the model runs as if not instrumented (no module spans,
+    no tensors), and afterwards every hook is back, in its place beside the
+    user's own hooks."""
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    calls = []
+    model[0].register_forward_hook(lambda m, i, o: calls.append("user"))
+    x = torch.randn(4, 8)
+    with wick.Session("suspend.train", jsonl_path=path) as s:
+        inst = wick.torch.instrument(s, model)
+        order_before = [list(m._forward_hooks.values()) for m in model.modules()]
+        with inst.step():
+            model(x).sum().backward()
+        with inst.suspended():
+            for m in model.modules():
+                assert all(getattr(h, "__self__", None) is not inst for h in m._forward_hooks.values())
+                assert all(getattr(h, "__self__", None) is not inst for h in m._forward_pre_hooks.values())
+            with torch.no_grad():
+                model(x)
+            assert calls[-1] == "user"  # the user's hook still runs
+        assert [list(m._forward_hooks.values()) for m in model.modules()] == order_before
+        with inst.step():
+            model(x).sum().backward()
+    names = [r["name"] for r in wicktest.read_records(path) if r["kind"] == "span_start"]
+    # two steps' module spans and nothing from the suspended forward
+    assert names.count("0") == 2 and names.count("forward") == 2, names
+    assert names.count("train_step") == 2, names
+    assert len(calls) == 3, calls
+
+
+def test_eager_timing_note_on_the_certificate():
+    """A host stage's certificate says how its eager rounds were timed
+    (wick_stage_note_eager_timing), libwick's judge unchanged: checked here
+    through the raw stage with figures, as the capture path hands them."""
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    x = torch.randn(8)
+    with wick.Session("note.infer", phase="infer", jsonl_path=path) as s:
+        stage = wick.torch.register_stage(s, "double", lambda: x * 2, windows={"x": x})
+        figures = {"dot": 4.0, "out_squared": 4.0, "ref_squared": 4.0, "max_abs": 0.0, "p99_abs": 0.0,
+                   "eager_ms": [2.0, 2.0, 2.0], "replay_ms": [1.0, 1.0, 1.0], "kernel_nodes": 5}
+        stage._raw.note_eager_timing(True, [6.0, 4.0, 5.0])
+        cert = stage._raw.complete_capture(figures=figures)
+        assert cert["accepted"], cert
+        assert cert["eager_recording"] == "suspended" and cert["eager_instrumented_ms"] == 5.0, cert
+        assert cert["eager_ms"] == 2.0 and cert["kernel_nodes"] == 5, cert
+        cert = stage._raw.complete_capture(figures=figures)
+        assert cert["eager_recording"] == "active" and cert["eager_instrumented_ms"] is None, cert
+        try:
+            stage._raw.note_eager_timing(True, ["slow"])
+        except TypeError as e:
+            assert "instrumented_ms[i] must be a float" in str(e), e
+        else:
+            raise AssertionError("a non-number was taken")
+        stage.release()
+    text = open(path).read()
+    assert '"eager_recording":"suspended","eager_instrumented_ms":5' in text, text[-2000:]
+
 if __name__ == "__main__":
     wicktest.run_tests(globals())

@@ -197,6 +197,64 @@ test_complete_capture (void)
   stage_fixture_clear (&fixture);
 }
 
+/* How the eager rounds were timed rides on the certificate: a host that
+ * suspended its recording says so and hands the instrumented times too; the
+ * next capture without a note is "active" again; bad notes are refused. */
+static void
+test_eager_timing_note (void)
+{
+  StageFixture fixture;
+  stage_fixture_open (&fixture, "test-stage-host");
+  WickStage *stage = register_host_stage (fixture.session);
+  WickError error = { "" };
+  WickCertification cert;
+  double eager[3] = { 2.0, 2.2, 1.8 }, replay[3] = { 1.0, 1.0, 1.0 };
+  double instrumented[3] = { 9.0, 7.0, 8.0 };
+  WickStageFigures figures = {
+    .dot = 4.0, .out_squared = 4.0, .ref_squared = 4.0,
+    .eager_ms = eager, .replay_ms = replay, .n_rounds = 3, .kernel_nodes = 12,
+  };
+
+  g_assert_true (wick_stage_note_eager_timing (stage, WICK_EAGER_RECORDING_SUSPENDED, instrumented,
+                                               3, &error));
+  g_assert_true (wick_stage_complete_capture (stage, NULL, &figures, NULL, &cert, &error));
+  g_assert_true (cert.accepted);
+  g_assert_cmpuint (cert.eager_recording, ==, WICK_EAGER_RECORDING_SUSPENDED);
+  g_assert_cmpfloat (cert.eager_instrumented_ms, ==, 8.0);
+  g_assert_cmpfloat_with_epsilon (cert.eager_ms, 2.0, 1e-12);
+  g_assert_cmpuint (cert.kernel_nodes, ==, 12);
+  for (size_t i = 0; i < G_N_ELEMENTS (cert._wick_reserved); i++)
+    g_assert_cmpuint (cert._wick_reserved[i], ==, 0);
+
+  /* the note is for one capture */
+  g_assert_true (wick_stage_complete_capture (stage, NULL, &figures, NULL, &cert, &error));
+  g_assert_cmpuint (cert.eager_recording, ==, WICK_EAGER_RECORDING_ACTIVE);
+  g_assert_true (isnan (cert.eager_instrumented_ms));
+
+  g_assert_false (wick_stage_note_eager_timing (stage, WICK_EAGER_RECORDING_NONE, NULL, 0, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "stage 'torch-block': eager recording 0 is not suspended (1) or active (2)");
+  g_assert_false (wick_stage_note_eager_timing (stage, WICK_EAGER_RECORDING_SUSPENDED, NULL, 2,
+                                                &error));
+  g_assert_cmpstr (error.message, ==,
+                   "stage 'torch-block': 2 instrumented eager rounds without their times");
+  g_assert_false (wick_stage_note_eager_timing (stage, WICK_EAGER_RECORDING_SUSPENDED,
+                                                instrumented, 5000, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "stage 'torch-block': 5000 instrumented eager rounds (at most 1024)");
+  g_assert_false (wick_stage_note_eager_timing (NULL, WICK_EAGER_RECORDING_SUSPENDED, NULL, 0,
+                                                &error));
+  g_assert_cmpstr (wick_eager_recording_name (WICK_EAGER_RECORDING_SUSPENDED), ==, "suspended");
+  g_assert_null (wick_eager_recording_name ((WickEagerRecording)7));
+
+  stage_fixture_finish (&fixture);
+  g_autofree char *text = stage_fixture_read_trace (&fixture);
+  g_assert_nonnull (strstr (text, "\"kernel_nodes\":12,\"eager_recording\":\"suspended\","
+                                  "\"eager_instrumented_ms\":8,"));
+  g_assert_nonnull (strstr (text, "\"eager_recording\":\"active\",\"eager_instrumented_ms\":null"));
+  stage_fixture_clear (&fixture);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -204,5 +262,6 @@ main (int argc, char **argv)
   g_test_add_func ("/stages/host/registration", test_registration);
   g_test_add_func ("/stages/host/capture-without-cuda", test_capture_without_cuda);
   g_test_add_func ("/stages/host/complete-capture", test_complete_capture);
+  g_test_add_func ("/stages/host/eager-timing-note", test_eager_timing_note);
   return g_test_run ();
 }
