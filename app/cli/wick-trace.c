@@ -36,6 +36,9 @@ static const WickTraceCommand commands[] = {
 #ifdef WICK_TRACE_HAVE_RANKS
   { "ranks", wick_trace_ranks, "ranks [--json] FILE...            the ranks of one job: clock offsets, collectives, stragglers" },
 #endif
+#ifdef WICK_TRACE_HAVE_MEMORY
+  { "memory", wick_trace_memory, "memory [--json] [--top N] FILE   a PyTorch CUDA memory snapshot (pickle, read as data only)" },
+#endif
 #ifdef WICK_TRACE_HAVE_RENDER
   { "render", wick_trace_render, "render --view V --output FILE [--size WxH] [--range A:B] TRACE" },
 #endif

@@ -1,0 +1,273 @@
+/* wick-trace-memory.c — `wick-trace memory [--json] [--top N] FILE`: a PyTorch
+ * CUDA memory snapshot (torch.cuda.memory._dump_snapshot's pickle, plain,
+ * gzip or zstd), read without running any of it (wick-pickle.h).
+ *
+ * With --json, one object on one line:
+ *   {"segments":N, "reserved_bytes":B, "allocated_bytes":B, "trace_entries":N,
+ *    "peak_allocated_bytes":B, "peak_time_us":T|null,
+ *    "oom":[{"device":D, "time_us":T, "bytes":B, "device_free_bytes":B, "stream":S}],
+ *    "top":[{"bytes":B, "frames":["name (file:line)", ...]}]}
+ * segments, reserved_bytes and allocated_bytes are the state at the snapshot
+ * (allocated: the sizes of active_allocated blocks, as
+ * torch.cuda.memory_allocated() counts them); trace_entries counts every
+ * device's history entries; the peak is the greatest point of the allocated
+ * series PyTorch's viewer draws (wick-memory-snapshot.h says how it is
+ * rebuilt; the trace's sizes are requested bytes), null without history.
+ * top: the live blocks at the snapshot grouped by their stack (frames
+ * innermost first; [] for blocks with no stack recorded), the N largest
+ * (default 10) by bytes, ties by their frames in byte order.
+ * Exit status: 0, 2 when the file cannot be read as a snapshot (a refused
+ * opcode included: the message names the byte), 3 usage or I/O error.
+ */
+#include "config.h"
+
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "wick-memory-snapshot.h"
+#include "wick-trace-commands.h"
+
+typedef struct
+{
+  guint32 stack;
+  guint64 bytes;
+  char **frames;
+} StackBytes;
+
+static char **
+stack_frames (WickMemorySnapshot *s, guint32 stack)
+{
+  guint n;
+  const guint32 *frames = wick_memory_snapshot_get_stack (s, stack, &n);
+  char **out = g_new0 (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    out[i] = wick_memory_snapshot_format_frame (s, frames[i]);
+  return out;
+}
+
+static gint
+compare_frames (char **a, char **b)
+{
+  for (guint i = 0;; i++)
+    {
+      if (a[i] == NULL || b[i] == NULL)
+        return (a[i] != NULL) - (b[i] != NULL);
+      int c = strcmp (a[i], b[i]);
+      if (c != 0)
+        return c;
+    }
+}
+
+static gint
+stack_bytes_cmp (gconstpointer pa, gconstpointer pb)
+{
+  const StackBytes *a = pa, *b = pb;
+  if (a->bytes != b->bytes)
+    return a->bytes > b->bytes ? -1 : 1;
+  return compare_frames (a->frames, b->frames);
+}
+
+static void
+stack_bytes_clear (gpointer p)
+{
+  g_strfreev (((StackBytes *)p)->frames);
+}
+
+/* Live block bytes by stack, largest first. */
+static GArray *
+top_stacks (WickMemorySnapshot *s)
+{
+  guint n_blocks;
+  const WickSnapshotBlock *blocks = wick_memory_snapshot_get_blocks (s, &n_blocks);
+  g_autoptr (GHashTable) by_stack = g_hash_table_new (g_direct_hash, g_direct_equal);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (StackBytes));
+  g_array_set_clear_func (out, stack_bytes_clear);
+  for (guint i = 0; i < n_blocks; i++)
+    {
+      if (blocks[i].state != WICK_BLOCK_ACTIVE_ALLOCATED)
+        continue;
+      gpointer key = GUINT_TO_POINTER (blocks[i].stack);
+      gpointer at;
+      if (!g_hash_table_lookup_extended (by_stack, key, NULL, &at))
+        {
+          StackBytes sb = { blocks[i].stack, 0, stack_frames (s, blocks[i].stack) };
+          at = GUINT_TO_POINTER (out->len);
+          g_array_append_val (out, sb);
+          g_hash_table_insert (by_stack, key, at);
+        }
+      g_array_index (out, StackBytes, GPOINTER_TO_UINT (at)).bytes += blocks[i].size;
+    }
+  g_array_sort (out, stack_bytes_cmp);
+  return out;
+}
+
+static void
+print_json (WickMemorySnapshot *s, guint top_n)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  guint n_segments, n_entries;
+  guint64 peak;
+  gint64 peak_us;
+  wick_memory_snapshot_get_segments (s, &n_segments);
+  const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "segments");
+  json_builder_add_int_value (b, n_segments);
+  json_builder_set_member_name (b, "reserved_bytes");
+  json_builder_add_int_value (b, (gint64)wick_memory_snapshot_get_reserved (s));
+  json_builder_set_member_name (b, "allocated_bytes");
+  json_builder_add_int_value (b, (gint64)wick_memory_snapshot_get_allocated (s));
+  json_builder_set_member_name (b, "trace_entries");
+  json_builder_add_int_value (b, n_entries);
+  gboolean has_peak = wick_memory_snapshot_get_peak (s, &peak, &peak_us);
+  json_builder_set_member_name (b, "peak_allocated_bytes");
+  json_builder_add_int_value (b, (gint64)peak);
+  json_builder_set_member_name (b, "peak_time_us");
+  if (has_peak)
+    json_builder_add_int_value (b, peak_us);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "oom");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < n_entries; i++)
+    {
+      if (entries[i].action != WICK_TRACE_OOM)
+        continue;
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "device");
+      json_builder_add_int_value (b, entries[i].device_index);
+      json_builder_set_member_name (b, "time_us");
+      json_builder_add_int_value (b, entries[i].time_us);
+      json_builder_set_member_name (b, "bytes");
+      json_builder_add_int_value (b, (gint64)entries[i].size);
+      json_builder_set_member_name (b, "device_free_bytes");
+      json_builder_add_int_value (b, (gint64)entries[i].addr);
+      json_builder_set_member_name (b, "stream");
+      json_builder_add_int_value (b, (gint64)entries[i].stream);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "top");
+  json_builder_begin_array (b);
+  g_autoptr (GArray) top = top_stacks (s);
+  for (guint i = 0; i < top->len && i < top_n; i++)
+    {
+      const StackBytes *sb = &g_array_index (top, StackBytes, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "bytes");
+      json_builder_add_int_value (b, (gint64)sb->bytes);
+      json_builder_set_member_name (b, "frames");
+      json_builder_begin_array (b);
+      for (guint f = 0; sb->frames[f] != NULL; f++)
+        json_builder_add_string_value (b, sb->frames[f]);
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  g_autofree char *text = json_generator_to_data (gen, NULL);
+  printf ("%s\n", text);
+}
+
+static void
+print_text (const char *file, WickMemorySnapshot *s, guint top_n)
+{
+  guint n_segments, n_entries, n_blocks;
+  guint64 peak;
+  gint64 peak_us;
+  wick_memory_snapshot_get_segments (s, &n_segments);
+  wick_memory_snapshot_get_blocks (s, &n_blocks);
+  const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
+  g_autofree char *reserved
+    = g_format_size_full (wick_memory_snapshot_get_reserved (s), G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree char *allocated
+    = g_format_size_full (wick_memory_snapshot_get_allocated (s), G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree char *segments = wick_trace_count (n_segments, "segment", "segments");
+  g_autofree char *blocks = wick_trace_count (n_blocks, "block", "blocks");
+  g_autofree char *history = wick_trace_count (n_entries, "history entry", "history entries");
+  printf ("%s: CUDA memory snapshot, %u device trace%s\n", file,
+          wick_memory_snapshot_get_n_devices (s),
+          wick_memory_snapshot_get_n_devices (s) == 1 ? "" : "s");
+  printf ("  at the snapshot: %s reserved in %s (%s), %s allocated\n", reserved, segments, blocks,
+          allocated);
+  if (wick_memory_snapshot_get_peak (s, &peak, &peak_us))
+    {
+      g_autofree char *p = g_format_size_full (peak, G_FORMAT_SIZE_IEC_UNITS);
+      printf ("  history: %s; peak allocated %s at time_us %" G_GINT64_FORMAT "\n", history, p,
+              peak_us);
+    }
+  else
+    printf ("  history: none recorded (no peak)\n");
+  for (guint i = 0; i < n_entries; i++)
+    if (entries[i].action == WICK_TRACE_OOM)
+      {
+        g_autofree char *want = g_format_size_full (entries[i].size, G_FORMAT_SIZE_IEC_UNITS);
+        g_autofree char *free_bytes = g_format_size_full (entries[i].addr, G_FORMAT_SIZE_IEC_UNITS);
+        printf ("  OOM on device %u at time_us %" G_GINT64_FORMAT
+                ": %s asked, %s free on the device\n",
+                entries[i].device_index, entries[i].time_us, want, free_bytes);
+      }
+  g_autoptr (GArray) top = top_stacks (s);
+  if (top->len > 0)
+    printf ("  largest live stacks:\n");
+  for (guint i = 0; i < top->len && i < top_n; i++)
+    {
+      const StackBytes *sb = &g_array_index (top, StackBytes, i);
+      g_autofree char *bytes = g_format_size_full (sb->bytes, G_FORMAT_SIZE_IEC_UNITS);
+      printf (
+        "    %s  %s  [%s]\n", bytes, sb->frames[0] != NULL ? sb->frames[0] : "(no stack recorded)",
+        wick_memory_snapshot_category_name (wick_memory_snapshot_stack_category (s, sb->stack)));
+    }
+  for (guint i = 0; i < wick_memory_snapshot_get_n_unmodelled (s); i++)
+    {
+      guint64 count;
+      const char *what = wick_memory_snapshot_get_unmodelled (s, i, &count);
+      printf ("  not modelled: %s (%" G_GUINT64_FORMAT ")\n", what, count);
+    }
+}
+
+int
+wick_trace_memory (int argc, char **argv)
+{
+  gboolean json = FALSE;
+  int top_n = 10;
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    { "top", 0, 0, G_OPTION_ARG_INT, &top_n, "How many stacks to list (default 10)", "N" },
+    G_OPTION_ENTRY_NULL,
+  };
+  int status = wick_trace_parse_options (
+    "memory", "FILE",
+    "A PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot): segments, history, "
+    "peak, OOMs and the largest live stacks. The pickle is read as data only: an opcode that "
+    "would import or call code is refused.",
+    entries, FALSE, &argc, &argv);
+  if (status >= 0)
+    return status;
+  if (argc != 2)
+    return wick_trace_usage_error ("memory", "one FILE is required");
+  if (top_n < 0)
+    return wick_trace_usage_error ("memory", "--top needs a count of 0 or more");
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickMemorySnapshot) s = wick_memory_snapshot_load (argv[1], NULL, NULL, NULL, &error);
+  if (s == NULL)
+    {
+      fprintf (stderr, "wick-trace memory: %s\n", error->message);
+      return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
+                 || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT)
+               ? WICK_TRACE_EXIT_PARSE
+               : WICK_TRACE_EXIT_USAGE;
+    }
+  if (json)
+    print_json (s, (guint)top_n);
+  else
+    print_text (argv[1], s, (guint)top_n);
+  return WICK_TRACE_EXIT_OK;
+}

@@ -1,0 +1,1182 @@
+/* wick-pickle.c — the data-only pickle reader (the contract is in the header). */
+#include "config.h"
+
+#include "wick-pickle.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Internal value kinds, beyond WickPickleType: a memo slot never set, and one
+ * whose item the element callback took. */
+#define VALUE_UNSET 100
+#define VALUE_RELEASED 101
+
+#define BUFFER_SIZE (256 * 1024)
+#define MEMO_GAP_MAX (1u << 20) /* a PUT may skip at most this many slots */
+#define CANCEL_CHECK_BYTES (64 * 1024)
+
+struct _WickPickleObject
+{
+  guint32 refs;
+  guint8 type;
+  guint8 sealed;    /* inside another container: may not change any more */
+  guint16 depth;    /* nesting height: 0 for str/bytes, 1 for an empty container */
+  gint64 memo_slot; /* the last memo slot that holds it, or -1 */
+  guint64 list_id;
+  guint64 taken; /* items the element callback took (lists) */
+  gsize len;     /* bytes (str/bytes) or values (containers: 2 per dict pair) */
+  gsize capacity;
+  WickPickleValue *items;
+  char data[]; /* str/bytes payload, NUL-terminated */
+};
+
+struct _WickPickleReader
+{
+  WickInput *input;
+  char *name;
+  WickPickleLimits limits;
+  WickPickleElementFunc element_func;
+  gpointer element_data;
+  GCancellable *cancellable;
+
+  guint8 *buffer;
+  gsize pos, len;
+  guint64 base; /* decoded offset of buffer[0] */
+  guint64 next_cancel_check;
+  gboolean eof;
+
+  GArray *stack;      /* WickPickleValue */
+  GArray *marks;      /* guint: stack length at each MARK */
+  GArray *memo;       /* WickPickleValue, VALUE_UNSET where never PUT */
+  guint64 memo_count; /* set slots: MEMOIZE's next key, as len(memo) in Python */
+  guint64 kept_items;
+  guint64 next_list_id;
+  guint64 op_offset; /* offset of the opcode being run, for errors */
+  guint8 op;
+};
+
+static const char *const opcode_names[256] = {
+  ['('] = "MARK",
+  ['.'] = "STOP",
+  ['0'] = "POP",
+  ['1'] = "POP_MARK",
+  ['2'] = "DUP",
+  ['F'] = "FLOAT",
+  ['I'] = "INT",
+  ['J'] = "BININT",
+  ['K'] = "BININT1",
+  ['L'] = "LONG",
+  ['M'] = "BININT2",
+  ['N'] = "NONE",
+  ['P'] = "PERSID",
+  ['Q'] = "BINPERSID",
+  ['R'] = "REDUCE",
+  ['S'] = "STRING",
+  ['T'] = "BINSTRING",
+  ['U'] = "SHORT_BINSTRING",
+  ['V'] = "UNICODE",
+  ['X'] = "BINUNICODE",
+  ['a'] = "APPEND",
+  ['b'] = "BUILD",
+  ['c'] = "GLOBAL",
+  ['d'] = "DICT",
+  ['}'] = "EMPTY_DICT",
+  ['e'] = "APPENDS",
+  ['g'] = "GET",
+  ['h'] = "BINGET",
+  ['i'] = "INST",
+  ['j'] = "LONG_BINGET",
+  ['l'] = "LIST",
+  [']'] = "EMPTY_LIST",
+  ['o'] = "OBJ",
+  ['p'] = "PUT",
+  ['q'] = "BINPUT",
+  ['r'] = "LONG_BINPUT",
+  ['s'] = "SETITEM",
+  ['t'] = "TUPLE",
+  [')'] = "EMPTY_TUPLE",
+  ['u'] = "SETITEMS",
+  ['G'] = "BINFLOAT",
+  [0x80] = "PROTO",
+  [0x81] = "NEWOBJ",
+  [0x82] = "EXT1",
+  [0x83] = "EXT2",
+  [0x84] = "EXT4",
+  [0x85] = "TUPLE1",
+  [0x86] = "TUPLE2",
+  [0x87] = "TUPLE3",
+  [0x88] = "NEWTRUE",
+  [0x89] = "NEWFALSE",
+  [0x8a] = "LONG1",
+  [0x8b] = "LONG4",
+  ['B'] = "BINBYTES",
+  ['C'] = "SHORT_BINBYTES",
+  [0x8c] = "SHORT_BINUNICODE",
+  [0x8d] = "BINUNICODE8",
+  [0x8e] = "BINBYTES8",
+  [0x8f] = "EMPTY_SET",
+  [0x90] = "ADDITEMS",
+  [0x91] = "FROZENSET",
+  [0x92] = "NEWOBJ_EX",
+  [0x93] = "STACK_GLOBAL",
+  [0x94] = "MEMOIZE",
+  [0x95] = "FRAME",
+  [0x96] = "BYTEARRAY8",
+  [0x97] = "NEXT_BUFFER",
+  [0x98] = "READONLY_BUFFER",
+};
+
+void
+wick_pickle_limits_init (WickPickleLimits *limits)
+{
+  limits->max_string = (gsize)64 << 20;
+  limits->max_stack = (guint64)4 << 20;
+  limits->max_marks = 64 << 10;
+  limits->max_memo = (guint64)256 << 20;
+  limits->max_depth = 200;
+  limits->max_kept_items = (guint64)256 << 20;
+}
+
+/* Values */
+
+static gboolean
+is_object_type (guint32 type)
+{
+  return type >= WICK_PICKLE_STR && type <= WICK_PICKLE_DICT;
+}
+
+static gboolean
+is_container_type (guint32 type)
+{
+  return type >= WICK_PICKLE_LIST && type <= WICK_PICKLE_DICT;
+}
+
+static void
+object_unref (WickPickleObject *object)
+{
+  g_assert (object->refs > 0);
+  if (--object->refs > 0)
+    return;
+  /* Recursion is bounded: depth never exceeds limits.max_depth. */
+  for (gsize i = 0; i < object->len && object->items != NULL; i++)
+    if (is_object_type (object->items[i].type))
+      object_unref (object->items[i].as.object);
+  g_free (object->items);
+  g_free (object);
+}
+
+void
+wick_pickle_value_ref (WickPickleValue *dest, const WickPickleValue *src)
+{
+  *dest = *src;
+  if (is_object_type (src->type))
+    src->as.object->refs++;
+}
+
+void
+wick_pickle_value_clear (WickPickleValue *value)
+{
+  if (value == NULL)
+    return;
+  if (is_object_type (value->type))
+    object_unref (value->as.object);
+  value->type = WICK_PICKLE_NONE;
+  value->as.i = 0;
+}
+
+static WickPickleValue
+object_value (WickPickleObject *object)
+{
+  WickPickleValue v = { .type = object->type };
+  v.as.object = object;
+  return v;
+}
+
+static WickPickleObject *
+object_new (guint8 type, gsize payload)
+{
+  WickPickleObject *object = g_malloc (sizeof (WickPickleObject) + payload + 1);
+  memset (object, 0, sizeof (WickPickleObject));
+  object->refs = 1;
+  object->type = type;
+  object->memo_slot = -1;
+  object->depth = is_container_type (type) ? 1 : 0;
+  object->data[payload] = '\0';
+  return object;
+}
+
+gboolean
+wick_pickle_value_get_int (const WickPickleValue *value, gint64 *out)
+{
+  if (value == NULL || (value->type != WICK_PICKLE_INT && value->type != WICK_PICKLE_BOOL))
+    return FALSE;
+  *out = value->as.i;
+  return TRUE;
+}
+
+gboolean
+wick_pickle_value_get_uint64 (const WickPickleValue *value, guint64 *out)
+{
+  if (value == NULL)
+    return FALSE;
+  if (value->type == WICK_PICKLE_INT && value->as.i >= 0)
+    *out = (guint64)value->as.i;
+  else if (value->type == WICK_PICKLE_UINT)
+    *out = value->as.u;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+gboolean
+wick_pickle_value_get_double (const WickPickleValue *value, double *out)
+{
+  if (value == NULL)
+    return FALSE;
+  switch (value->type)
+    {
+      case WICK_PICKLE_FLOAT:
+        *out = value->as.f;
+        return TRUE;
+      case WICK_PICKLE_INT:
+        *out = (double)value->as.i;
+        return TRUE;
+      case WICK_PICKLE_UINT:
+        *out = (double)value->as.u;
+        return TRUE;
+      default:
+        return FALSE;
+    }
+}
+
+const char *
+wick_pickle_value_get_string (const WickPickleValue *value, gsize *len)
+{
+  if (value == NULL || (value->type != WICK_PICKLE_STR && value->type != WICK_PICKLE_BYTES))
+    return NULL;
+  if (len != NULL)
+    *len = value->as.object->len;
+  return value->as.object->data;
+}
+
+gsize
+wick_pickle_value_get_length (const WickPickleValue *value)
+{
+  if (value == NULL || !is_container_type (value->type))
+    return 0;
+  return value->type == WICK_PICKLE_DICT ? value->as.object->len / 2 : value->as.object->len;
+}
+
+const WickPickleValue *
+wick_pickle_value_get_item (const WickPickleValue *value, gsize i)
+{
+  if (value == NULL || (value->type != WICK_PICKLE_LIST && value->type != WICK_PICKLE_TUPLE)
+      || i >= value->as.object->len)
+    return NULL;
+  return &value->as.object->items[i];
+}
+
+gboolean
+wick_pickle_value_get_pair (const WickPickleValue *value, gsize i, const WickPickleValue **key,
+                            const WickPickleValue **item)
+{
+  if (value == NULL || value->type != WICK_PICKLE_DICT || i >= value->as.object->len / 2)
+    return FALSE;
+  *key = &value->as.object->items[2 * i];
+  *item = &value->as.object->items[2 * i + 1];
+  return TRUE;
+}
+
+const WickPickleValue *
+wick_pickle_value_lookup (const WickPickleValue *value, const char *key)
+{
+  if (value == NULL || value->type != WICK_PICKLE_DICT)
+    return NULL;
+  gsize key_len = strlen (key);
+  const WickPickleObject *dict = value->as.object;
+  for (gsize i = dict->len; i >= 2; i -= 2)
+    {
+      const WickPickleValue *k = &dict->items[i - 2];
+      if (k->type == WICK_PICKLE_STR && k->as.object->len == key_len
+          && memcmp (k->as.object->data, key, key_len) == 0)
+        return &dict->items[i - 1];
+    }
+  return NULL;
+}
+
+guint64
+wick_pickle_value_get_list_id (const WickPickleValue *value)
+{
+  return value != NULL && value->type == WICK_PICKLE_LIST ? value->as.object->list_id : 0;
+}
+
+guint64
+wick_pickle_value_get_taken (const WickPickleValue *value)
+{
+  return value != NULL && value->type == WICK_PICKLE_LIST ? value->as.object->taken : 0;
+}
+
+const char *
+wick_pickle_type_to_string (guint32 type)
+{
+  static const char *const names[]
+    = { "None", "bool", "int", "int", "int", "float", "str", "bytes", "list", "tuple", "dict" };
+  return type < G_N_ELEMENTS (names) ? names[type] : "?";
+}
+
+/* The reader */
+
+WickPickleReader *
+wick_pickle_reader_new (WickInput *input, const char *name)
+{
+  WickPickleReader *reader = g_new0 (WickPickleReader, 1);
+  reader->input = input;
+  reader->name = g_strdup (name != NULL ? name : "pickle");
+  wick_pickle_limits_init (&reader->limits);
+  reader->buffer = g_malloc (BUFFER_SIZE);
+  reader->stack = g_array_new (FALSE, FALSE, sizeof (WickPickleValue));
+  reader->marks = g_array_new (FALSE, FALSE, sizeof (guint));
+  reader->memo = g_array_new (FALSE, FALSE, sizeof (WickPickleValue));
+  reader->next_cancel_check = CANCEL_CHECK_BYTES;
+  return reader;
+}
+
+static void
+clear_values (GArray *values)
+{
+  for (guint i = 0; i < values->len; i++)
+    {
+      WickPickleValue *v = &g_array_index (values, WickPickleValue, i);
+      if (is_object_type (v->type))
+        object_unref (v->as.object);
+    }
+  g_array_set_size (values, 0);
+}
+
+void
+wick_pickle_reader_free (WickPickleReader *reader)
+{
+  if (reader == NULL)
+    return;
+  clear_values (reader->stack);
+  clear_values (reader->memo);
+  g_array_unref (reader->stack);
+  g_array_unref (reader->marks);
+  g_array_unref (reader->memo);
+  g_clear_object (&reader->cancellable);
+  g_free (reader->buffer);
+  g_free (reader->name);
+  g_free (reader);
+}
+
+void
+wick_pickle_reader_set_limits (WickPickleReader *reader, const WickPickleLimits *limits)
+{
+  reader->limits = *limits;
+  /* Freeing recurses once per level; depth is kept in 16 bits. */
+  reader->limits.max_depth = MIN (limits->max_depth, 1000u);
+}
+
+void
+wick_pickle_reader_set_element_func (WickPickleReader *reader, WickPickleElementFunc func,
+                                     gpointer user_data)
+{
+  reader->element_func = func;
+  reader->element_data = user_data;
+}
+
+void
+wick_pickle_reader_set_cancellable (WickPickleReader *reader, GCancellable *cancellable)
+{
+  g_set_object (&reader->cancellable, cancellable);
+}
+
+guint64
+wick_pickle_reader_get_offset (WickPickleReader *reader)
+{
+  return reader->base + reader->pos;
+}
+
+static const char *
+op_name (guint8 op)
+{
+  return opcode_names[op] != NULL ? opcode_names[op] : "not an opcode";
+}
+
+static gboolean G_GNUC_PRINTF (3, 4)
+  fail (WickPickleReader *reader, GError **error, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+               "%s: byte %" G_GUINT64_FORMAT ": opcode %s (0x%02x): %s", reader->name,
+               reader->op_offset, op_name (reader->op), reader->op, message);
+  return FALSE;
+}
+
+/* Makes @n (≤ BUFFER_SIZE) bytes available at buffer + pos. */
+static gboolean
+need (WickPickleReader *reader, gsize n, GError **error)
+{
+  if (reader->len - reader->pos >= n)
+    return TRUE;
+  if (reader->pos > 0)
+    {
+      memmove (reader->buffer, reader->buffer + reader->pos, reader->len - reader->pos);
+      reader->base += reader->pos;
+      reader->len -= reader->pos;
+      reader->pos = 0;
+    }
+  while (reader->len < n && !reader->eof)
+    {
+      gssize got = wick_input_read (reader->input, reader->buffer + reader->len,
+                                    BUFFER_SIZE - reader->len, error);
+      if (got < 0)
+        return FALSE;
+      if (got == 0)
+        reader->eof = TRUE;
+      reader->len += (gsize)got;
+    }
+  if (reader->len < n)
+    return fail (reader, error,
+                 "the pickle ends inside it (%" G_GSIZE_FORMAT
+                 " more bytes needed at byte %" G_GUINT64_FORMAT ")",
+                 n - reader->len, reader->base + reader->len);
+  return TRUE;
+}
+
+/* Copies @n bytes into @dest, any length. */
+static gboolean
+read_into (WickPickleReader *reader, char *dest, gsize n, GError **error)
+{
+  while (n > 0)
+    {
+      gsize chunk = MIN (n, (gsize)BUFFER_SIZE);
+      if (!need (reader, chunk, error))
+        return FALSE;
+      memcpy (dest, reader->buffer + reader->pos, chunk);
+      reader->pos += chunk;
+      dest += chunk;
+      n -= chunk;
+    }
+  return TRUE;
+}
+
+static guint64
+read_le (const guint8 *p, guint n)
+{
+  guint64 v = 0;
+  for (guint i = 0; i < n; i++)
+    v |= (guint64)p[i] << (8 * i);
+  return v;
+}
+
+/* Reads an @n-byte little-endian length (n = 1, 4 or 8; 4-byte ones are
+ * signed in BINSTRING and LONG4, so @is_signed refuses negatives). */
+static gboolean
+read_length (WickPickleReader *reader, guint n, gboolean is_signed, guint64 *out, GError **error)
+{
+  if (!need (reader, n, error))
+    return FALSE;
+  guint64 v = read_le (reader->buffer + reader->pos, n);
+  reader->pos += n;
+  if (is_signed && n == 4 && (v & 0x80000000u))
+    return fail (reader, error, "negative length %" G_GINT64_FORMAT, (gint64)(gint32)(guint32)v);
+  if (v > reader->limits.max_string)
+    return fail (reader, error,
+                 "length %" G_GUINT64_FORMAT " is over the limit of %" G_GSIZE_FORMAT " bytes", v,
+                 reader->limits.max_string);
+  *out = v;
+  return TRUE;
+}
+
+static gboolean
+push (WickPickleReader *reader, WickPickleValue value, GError **error)
+{
+  if (reader->stack->len >= reader->limits.max_stack)
+    {
+      WickPickleValue copy = value;
+      wick_pickle_value_clear (&copy);
+      return fail (reader, error, "the stack is over the limit of %" G_GUINT64_FORMAT " values",
+                   reader->limits.max_stack);
+    }
+  g_array_append_val (reader->stack, value);
+  return TRUE;
+}
+
+static WickPickleValue *
+stack_top (WickPickleReader *reader, guint from_top)
+{
+  return &g_array_index (reader->stack, WickPickleValue, reader->stack->len - 1 - from_top);
+}
+
+/* The stack length at the last MARK (which it pops), or FALSE. */
+static gboolean
+pop_mark (WickPickleReader *reader, guint *at, GError **error)
+{
+  if (reader->marks->len == 0)
+    return fail (reader, error, "no MARK before it");
+  *at = g_array_index (reader->marks, guint, reader->marks->len - 1);
+  g_array_set_size (reader->marks, reader->marks->len - 1);
+  /* POP can take values from below a mark in Python; so may a hostile file. */
+  if (*at > reader->stack->len)
+    return fail (reader, error, "its MARK was popped");
+  return TRUE;
+}
+
+static gboolean
+needs_stack (WickPickleReader *reader, guint n, GError **error)
+{
+  guint floor
+    = reader->marks->len > 0 ? g_array_index (reader->marks, guint, reader->marks->len - 1) : 0;
+  if (reader->stack->len < floor + n)
+    return fail (reader, error, "needs %u value%s on the stack above the last MARK", n,
+                 n == 1 ? "" : "s");
+  return TRUE;
+}
+
+static gboolean
+object_reserve (WickPickleReader *reader, WickPickleObject *object, gsize extra, GError **error)
+{
+  if (reader->kept_items + extra > reader->limits.max_kept_items)
+    return fail (reader, error,
+                 "containers would hold more than the limit of %" G_GUINT64_FORMAT " items",
+                 reader->limits.max_kept_items);
+  if (object->len + extra > object->capacity)
+    {
+      gsize capacity = MAX (object->capacity * 2, object->len + extra);
+      capacity = MAX (capacity, 4);
+      object->items = g_renew (WickPickleValue, object->items, capacity);
+      object->capacity = capacity;
+    }
+  return TRUE;
+}
+
+/* Puts @value (owned) at the end of @object's items. */
+static gboolean
+object_add (WickPickleReader *reader, WickPickleObject *object, WickPickleValue value,
+            GError **error)
+{
+  if (is_container_type (value.type))
+    {
+      WickPickleObject *child = value.as.object;
+      if (child == object)
+        {
+          wick_pickle_value_clear (&value);
+          return fail (reader, error, "a container would hold itself (recursive data is refused)");
+        }
+      if ((guint)child->depth + 1 > reader->limits.max_depth)
+        {
+          wick_pickle_value_clear (&value);
+          return fail (reader, error, "containers nest deeper than the limit of %u",
+                       reader->limits.max_depth);
+        }
+      child->sealed = 1;
+      object->depth = MAX (object->depth, child->depth + 1);
+    }
+  if (!object_reserve (reader, object, 1, error))
+    {
+      wick_pickle_value_clear (&value);
+      return FALSE;
+    }
+  object->items[object->len++] = value;
+  reader->kept_items++;
+  return TRUE;
+}
+
+static gboolean
+check_mutable (WickPickleReader *reader, const WickPickleValue *target, guint32 type,
+               GError **error)
+{
+  if (target->type != type)
+    return fail (reader, error, "its target is a %s, not a %s",
+                 wick_pickle_type_to_string (target->type), wick_pickle_type_to_string (type));
+  if (target->as.object->sealed)
+    return fail (reader, error,
+                 "its target is already inside another container (recursive data is refused)");
+  return TRUE;
+}
+
+/* The items held by @object and what only it holds, which go when it goes. */
+static guint64
+count_owned_items (const WickPickleObject *object)
+{
+  if (object->refs > 1 || !is_container_type (object->type))
+    return 0;
+  guint64 n = object->len;
+  for (gsize i = 0; i < object->len; i++)
+    if (is_container_type (object->items[i].type))
+      n += count_owned_items (object->items[i].as.object);
+  return n;
+}
+
+/* Forgets a taken item in the memo, so that it can be freed. */
+static void
+release_memo (WickPickleReader *reader, WickPickleValue *value)
+{
+  if (!is_object_type (value->type) || value->as.object->memo_slot < 0)
+    return;
+  WickPickleValue *slot
+    = &g_array_index (reader->memo, WickPickleValue, value->as.object->memo_slot);
+  if (is_object_type (slot->type) && slot->as.object == value->as.object)
+    {
+      object_unref (slot->as.object);
+      slot->type = VALUE_RELEASED;
+    }
+}
+
+/* Appends @value (owned) to the list @list, offering it to the callback first. */
+static gboolean
+list_append (WickPickleReader *reader, WickPickleObject *list, WickPickleValue value,
+             GError **error)
+{
+  if (reader->element_func != NULL)
+    {
+      GError *local = NULL;
+      WickPickleVerdict verdict = reader->element_func (list->list_id, list->len + list->taken,
+                                                        &value, reader->element_data, &local);
+      if (verdict == WICK_PICKLE_FAILED)
+        {
+          wick_pickle_value_clear (&value);
+          if (local == NULL)
+            return fail (reader, error, "the reader's callback failed without a reason");
+          g_propagate_error (error, local);
+          return FALSE;
+        }
+      g_clear_error (&local);
+      if (verdict == WICK_PICKLE_TAKEN)
+        {
+          list->taken++;
+          release_memo (reader, &value);
+          if (is_container_type (value.type))
+            reader->kept_items -= MIN (reader->kept_items, count_owned_items (value.as.object));
+          wick_pickle_value_clear (&value);
+          return TRUE;
+        }
+    }
+  return object_add (reader, list, value, error);
+}
+
+static WickPickleObject *
+new_container (WickPickleReader *reader, guint8 type)
+{
+  WickPickleObject *object = object_new (type, 0);
+  if (type == WICK_PICKLE_LIST)
+    object->list_id = ++reader->next_list_id;
+  return object;
+}
+
+/* Moves the stack's values from @at to the top into @object (tuples, sets,
+ * LIST, DICT); lists go through list_append. */
+static gboolean
+fill_from_stack (WickPickleReader *reader, WickPickleObject *object, guint at, gboolean offer,
+                 GError **error)
+{
+  gboolean ok = TRUE;
+  guint n = reader->stack->len - at;
+  for (guint i = 0; i < n; i++)
+    {
+      WickPickleValue *v = &g_array_index (reader->stack, WickPickleValue, at + i);
+      WickPickleValue item = *v;
+      v->type = WICK_PICKLE_NONE; /* moved */
+      if (!ok)
+        wick_pickle_value_clear (&item);
+      else if (offer)
+        ok = list_append (reader, object, item, error);
+      else
+        ok = object_add (reader, object, item, error);
+    }
+  g_array_set_size (reader->stack, at);
+  return ok;
+}
+
+static gboolean
+op_string (WickPickleReader *reader, guint8 type, guint width, gboolean is_signed, GError **error)
+{
+  guint64 len;
+  if (!read_length (reader, width, is_signed, &len, error))
+    return FALSE;
+  WickPickleObject *object = object_new (type, (gsize)len);
+  object->len = (gsize)len;
+  if (!read_into (reader, object->data, (gsize)len, error))
+    {
+      object_unref (object);
+      return FALSE;
+    }
+  return push (reader, object_value (object), error);
+}
+
+/* LONG1/LONG4: little-endian two's complement of any length. */
+static gboolean
+op_long (WickPickleReader *reader, guint width, GError **error)
+{
+  guint64 len;
+  if (!read_length (reader, width, TRUE, &len, error))
+    return FALSE;
+  WickPickleValue v = { .type = WICK_PICKLE_INT };
+  if (len == 0)
+    return push (reader, v, error);
+  /* Bytes beyond the ninth must all be sign bytes for a 64-bit value. */
+  guint8 head[9] = { 0 };
+  guint keep = (guint)MIN (len, (guint64)9);
+  if (!read_into (reader, (char *)head, keep, error))
+    return FALSE;
+  gboolean negative = (head[keep - 1] & 0x80) != 0;
+  gboolean big = FALSE;
+  for (guint64 rest = len - keep; rest > 0;)
+    {
+      guint8 chunk[256];
+      guint n = (guint)MIN (rest, (guint64)sizeof chunk);
+      if (!read_into (reader, (char *)chunk, n, error))
+        return FALSE;
+      for (guint i = 0; i < n; i++)
+        if (chunk[i] != (negative ? 0xff : 0x00))
+          big = TRUE;
+      rest -= n;
+    }
+  if (keep <= 8)
+    {
+      guint64 u = read_le (head, keep);
+      if (negative && keep < 8)
+        u |= ~(guint64)0 << (8 * keep);
+      v.as.i = (gint64)u;
+    }
+  else if (!negative && head[8] == 0)
+    {
+      guint64 u = read_le (head, 8);
+      if (u > G_MAXINT64)
+        {
+          v.type = WICK_PICKLE_UINT;
+          v.as.u = u;
+        }
+      else
+        v.as.i = (gint64)u;
+    }
+  else if (negative && head[8] == 0xff && (head[7] & 0x80))
+    v.as.i = (gint64)read_le (head, 8);
+  else
+    big = TRUE;
+  if (big)
+    {
+      v.type = WICK_PICKLE_BIG;
+      v.as.i = negative ? -1 : 1;
+    }
+  return push (reader, v, error);
+}
+
+/* INT and LONG, the text opcodes protocol 1 still writes for bools ("I01")
+ * and ints past 32 bits ("L123L"): a decimal line of at most 4096 bytes. */
+static gboolean
+op_text_int (WickPickleReader *reader, GError **error)
+{
+  char line[4097];
+  gsize len = 0;
+  for (;;)
+    {
+      if (!need (reader, 1, error))
+        return FALSE;
+      char c = (char)reader->buffer[reader->pos++];
+      if (c == '\n')
+        break;
+      if (len == sizeof line - 1)
+        return fail (reader, error, "its number is longer than 4096 bytes");
+      line[len++] = c;
+    }
+  line[len] = '\0';
+  if (reader->op == 'L' && len > 0 && line[len - 1] == 'L')
+    line[--len] = '\0';
+  WickPickleValue v = { .type = WICK_PICKLE_INT };
+  if (reader->op == 'I' && (strcmp (line, "00") == 0 || strcmp (line, "01") == 0))
+    {
+      v.type = WICK_PICKLE_BOOL;
+      v.as.i = line[1] == '1';
+      return push (reader, v, error);
+    }
+  const char *digits = line[0] == '-' || line[0] == '+' ? line + 1 : line;
+  if (*digits == '\0' || strspn (digits, "0123456789") != strlen (digits))
+    return fail (reader, error, "\"%.40s\" is not a decimal integer", line);
+  errno = 0;
+  gint64 i = g_ascii_strtoll (line, NULL, 10);
+  if (errno == 0)
+    v.as.i = i;
+  else if (line[0] != '-' && (errno = 0, v.as.u = g_ascii_strtoull (line, NULL, 10), errno == 0))
+    v.type = WICK_PICKLE_UINT;
+  else
+    {
+      v.type = WICK_PICKLE_BIG;
+      v.as.i = line[0] == '-' ? -1 : 1;
+    }
+  return push (reader, v, error);
+}
+
+static gboolean
+memo_put (WickPickleReader *reader, guint64 key, GError **error)
+{
+  if (!needs_stack (reader, 1, error))
+    return FALSE;
+  if (key >= reader->limits.max_memo)
+    return fail (reader, error,
+                 "memo key %" G_GUINT64_FORMAT " is over the limit of %" G_GUINT64_FORMAT, key,
+                 reader->limits.max_memo);
+  if (key > reader->memo->len + (guint64)MEMO_GAP_MAX)
+    return fail (reader, error, "memo key %" G_GUINT64_FORMAT " is far past the memo's %u slots",
+                 key, reader->memo->len);
+  while (reader->memo->len <= key)
+    {
+      WickPickleValue unset = { .type = VALUE_UNSET };
+      g_array_append_val (reader->memo, unset);
+    }
+  WickPickleValue *slot = &g_array_index (reader->memo, WickPickleValue, key);
+  if (slot->type == VALUE_UNSET)
+    reader->memo_count++;
+  else if (is_object_type (slot->type))
+    object_unref (slot->as.object);
+  wick_pickle_value_ref (slot, stack_top (reader, 0));
+  if (is_object_type (slot->type))
+    slot->as.object->memo_slot = (gint64)key;
+  return TRUE;
+}
+
+static gboolean
+memo_get (WickPickleReader *reader, guint64 key, GError **error)
+{
+  if (key >= reader->memo->len
+      || g_array_index (reader->memo, WickPickleValue, key).type == VALUE_UNSET)
+    return fail (reader, error, "memo key %" G_GUINT64_FORMAT " was never set", key);
+  WickPickleValue *slot = &g_array_index (reader->memo, WickPickleValue, key);
+  if (slot->type == VALUE_RELEASED)
+    return fail (reader, error,
+                 "memo key %" G_GUINT64_FORMAT " is an item the streaming reader already took "
+                 "(a snapshot never refers back to one)",
+                 key);
+  WickPickleValue v;
+  wick_pickle_value_ref (&v, slot);
+  return push (reader, v, error);
+}
+
+static gboolean
+refuse (WickPickleReader *reader, GError **error)
+{
+  switch (reader->op)
+    {
+      case 'c':
+      case 0x93:
+      case 'i':
+        return fail (reader, error,
+                     "would import a Python name; a memory snapshot holds only "
+                     "data: refused, nothing was run");
+      case 'R':
+      case 'o':
+      case 0x81:
+      case 0x92:
+      case 'b':
+        return fail (reader, error,
+                     "would call Python code; a memory snapshot holds only data: "
+                     "refused, nothing was run");
+      case 0x82:
+      case 0x83:
+      case 0x84:
+        return fail (reader, error, "names an extension-registry object; refused");
+      case 'P':
+      case 'Q':
+        return fail (reader, error, "names a persistent object; refused");
+      case 0x97:
+      case 0x98:
+        return fail (reader, error, "needs an out-of-band buffer; refused");
+      case 'F':
+      case 'S':
+      case 'V':
+      case 'g':
+      case 'p':
+        return fail (reader, error,
+                     "is a protocol 0 text opcode; only binary pickles "
+                     "(protocol 1 to 5) are read");
+      default:
+        return fail (reader, error, "is not a pickle opcode");
+    }
+}
+
+/* Runs one opcode; *@stop is set by STOP. */
+static gboolean
+step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError **error)
+{
+  guint64 n;
+  guint at;
+  WickPickleValue v = { .type = WICK_PICKLE_NONE };
+
+  if (reader->pos == reader->len)
+    {
+      reader->op_offset = reader->base + reader->pos;
+      if (!need (reader, 1, error))
+        {
+          if (error != NULL && *error != NULL && (*error)->domain == G_IO_ERROR
+              && (*error)->code == G_IO_ERROR_INVALID_DATA && reader->eof)
+            {
+              g_clear_error (error);
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           "%s: byte %" G_GUINT64_FORMAT ": the pickle ends before its STOP opcode",
+                           reader->name, reader->op_offset);
+            }
+          return FALSE;
+        }
+    }
+  reader->op_offset = reader->base + reader->pos;
+  reader->op = reader->buffer[reader->pos++];
+  const guint8 *p;
+
+  switch (reader->op)
+    {
+      case 0x80: /* PROTO */
+        if (!need (reader, 1, error))
+          return FALSE;
+        n = reader->buffer[reader->pos++];
+        if (n > 5)
+          return fail (reader, error, "protocol %u is newer than 5", (guint)n);
+        return TRUE;
+      case 0x95: /* FRAME: framing only helps readers that buffer whole frames */
+        if (!need (reader, 8, error))
+          return FALSE;
+        reader->pos += 8;
+        return TRUE;
+      case '.': /* STOP */
+        if (!needs_stack (reader, 1, error))
+          return FALSE;
+        *result = *stack_top (reader, 0);
+        g_array_set_size (reader->stack, reader->stack->len - 1);
+        *stop = TRUE;
+        return TRUE;
+      case '(': /* MARK */
+        if (reader->marks->len >= reader->limits.max_marks)
+          return fail (reader, error, "more than the limit of %" G_GUINT64_FORMAT " open MARKs",
+                       reader->limits.max_marks);
+        at = reader->stack->len;
+        g_array_append_val (reader->marks, at);
+        return TRUE;
+      case '0': /* POP */
+        if (reader->marks->len > 0
+            && g_array_index (reader->marks, guint, reader->marks->len - 1) == reader->stack->len)
+          {
+            g_array_set_size (reader->marks, reader->marks->len - 1); /* Python pops the mark */
+            return TRUE;
+          }
+        if (!needs_stack (reader, 1, error))
+          return FALSE;
+        wick_pickle_value_clear (stack_top (reader, 0));
+        g_array_set_size (reader->stack, reader->stack->len - 1);
+        return TRUE;
+      case '1': /* POP_MARK */
+        if (!pop_mark (reader, &at, error))
+          return FALSE;
+        while (reader->stack->len > at)
+          {
+            wick_pickle_value_clear (stack_top (reader, 0));
+            g_array_set_size (reader->stack, reader->stack->len - 1);
+          }
+        return TRUE;
+      case '2': /* DUP */
+        if (!needs_stack (reader, 1, error))
+          return FALSE;
+        wick_pickle_value_ref (&v, stack_top (reader, 0));
+        return push (reader, v, error);
+      case 'N':
+        return push (reader, v, error);
+      case 0x88: /* NEWTRUE */
+      case 0x89: /* NEWFALSE */
+        v.type = WICK_PICKLE_BOOL;
+        v.as.i = reader->op == 0x88;
+        return push (reader, v, error);
+      case 'J': /* BININT */
+        if (!need (reader, 4, error))
+          return FALSE;
+        v.type = WICK_PICKLE_INT;
+        v.as.i = (gint32)(guint32)read_le (reader->buffer + reader->pos, 4);
+        reader->pos += 4;
+        return push (reader, v, error);
+      case 'K': /* BININT1 */
+        if (!need (reader, 1, error))
+          return FALSE;
+        v.type = WICK_PICKLE_INT;
+        v.as.i = reader->buffer[reader->pos++];
+        return push (reader, v, error);
+      case 'M': /* BININT2 */
+        if (!need (reader, 2, error))
+          return FALSE;
+        v.type = WICK_PICKLE_INT;
+        v.as.i = (gint64)read_le (reader->buffer + reader->pos, 2);
+        reader->pos += 2;
+        return push (reader, v, error);
+      case 'I': /* INT */
+      case 'L': /* LONG */
+        return op_text_int (reader, error);
+      case 0x8a: /* LONG1 */
+        return op_long (reader, 1, error);
+      case 0x8b: /* LONG4 */
+        return op_long (reader, 4, error);
+      case 'G': /* BINFLOAT: big-endian IEEE 754 */
+        {
+          if (!need (reader, 8, error))
+            return FALSE;
+          p = reader->buffer + reader->pos;
+          guint64 bits = 0;
+          for (int i = 0; i < 8; i++)
+            bits = (bits << 8) | p[i];
+          reader->pos += 8;
+          v.type = WICK_PICKLE_FLOAT;
+          memcpy (&v.as.f, &bits, sizeof bits);
+          return push (reader, v, error);
+        }
+      case 'X': /* BINUNICODE */
+        return op_string (reader, WICK_PICKLE_STR, 4, FALSE, error);
+      case 0x8c: /* SHORT_BINUNICODE */
+        return op_string (reader, WICK_PICKLE_STR, 1, FALSE, error);
+      case 0x8d: /* BINUNICODE8 */
+        return op_string (reader, WICK_PICKLE_STR, 8, FALSE, error);
+      case 'B': /* BINBYTES */
+        return op_string (reader, WICK_PICKLE_BYTES, 4, FALSE, error);
+      case 'C': /* SHORT_BINBYTES */
+        return op_string (reader, WICK_PICKLE_BYTES, 1, FALSE, error);
+      case 0x8e: /* BINBYTES8 */
+      case 0x96: /* BYTEARRAY8 */
+        return op_string (reader, WICK_PICKLE_BYTES, 8, FALSE, error);
+      case 'T': /* BINSTRING */
+        return op_string (reader, WICK_PICKLE_BYTES, 4, TRUE, error);
+      case 'U': /* SHORT_BINSTRING */
+        return op_string (reader, WICK_PICKLE_BYTES, 1, FALSE, error);
+      case ']': /* EMPTY_LIST */
+        return push (reader, object_value (new_container (reader, WICK_PICKLE_LIST)), error);
+      case '}': /* EMPTY_DICT */
+        return push (reader, object_value (new_container (reader, WICK_PICKLE_DICT)), error);
+      case ')': /* EMPTY_TUPLE */
+        return push (reader, object_value (new_container (reader, WICK_PICKLE_TUPLE)), error);
+      case 0x8f: /* EMPTY_SET */
+        return push (reader, object_value (new_container (reader, WICK_PICKLE_LIST)), error);
+      case 0x85: /* TUPLE1 */
+      case 0x86: /* TUPLE2 */
+      case 0x87: /* TUPLE3 */
+        {
+          guint count = reader->op - 0x84;
+          if (!needs_stack (reader, count, error))
+            return FALSE;
+          WickPickleObject *tuple = new_container (reader, WICK_PICKLE_TUPLE);
+          gboolean ok = fill_from_stack (reader, tuple, reader->stack->len - count, FALSE, error);
+          if (!ok)
+            {
+              object_unref (tuple);
+              return FALSE;
+            }
+          return push (reader, object_value (tuple), error);
+        }
+      case 't':  /* TUPLE */
+      case 'l':  /* LIST */
+      case 'd':  /* DICT */
+      case 0x91: /* FROZENSET */
+        {
+          if (!pop_mark (reader, &at, error))
+            return FALSE;
+          guint8 type = reader->op == 't'   ? WICK_PICKLE_TUPLE
+                        : reader->op == 'd' ? WICK_PICKLE_DICT
+                                            : WICK_PICKLE_LIST;
+          if (type == WICK_PICKLE_DICT && (reader->stack->len - at) % 2 != 0)
+            return fail (reader, error, "an odd number of values for key/value pairs");
+          WickPickleObject *object = new_container (reader, type);
+          if (!fill_from_stack (reader, object, at, reader->op == 'l', error))
+            {
+              object_unref (object);
+              return FALSE;
+            }
+          return push (reader, object_value (object), error);
+        }
+      case 'a': /* APPEND */
+        {
+          if (!needs_stack (reader, 2, error)
+              || !check_mutable (reader, stack_top (reader, 1), WICK_PICKLE_LIST, error))
+            return FALSE;
+          WickPickleValue item = *stack_top (reader, 0);
+          g_array_set_size (reader->stack, reader->stack->len - 1);
+          return list_append (reader, stack_top (reader, 0)->as.object, item, error);
+        }
+      case 'e':  /* APPENDS */
+      case 0x90: /* ADDITEMS */
+      case 'u':  /* SETITEMS */
+        {
+          if (!pop_mark (reader, &at, error))
+            return FALSE;
+          if (at == 0
+              || (reader->marks->len > 0
+                  && g_array_index (reader->marks, guint, reader->marks->len - 1) >= at))
+            return fail (reader, error, "no container below its MARK");
+          WickPickleValue *target = &g_array_index (reader->stack, WickPickleValue, at - 1);
+          guint32 type = reader->op == 'u' ? WICK_PICKLE_DICT : WICK_PICKLE_LIST;
+          if (!check_mutable (reader, target, type, error))
+            return FALSE;
+          if (type == WICK_PICKLE_DICT && (reader->stack->len - at) % 2 != 0)
+            return fail (reader, error, "an odd number of values for key/value pairs");
+          return fill_from_stack (reader, target->as.object, at, reader->op == 'e', error);
+        }
+      case 's': /* SETITEM */
+        {
+          if (!needs_stack (reader, 3, error)
+              || !check_mutable (reader, stack_top (reader, 2), WICK_PICKLE_DICT, error))
+            return FALSE;
+          WickPickleObject *dict = stack_top (reader, 2)->as.object;
+          return fill_from_stack (reader, dict, reader->stack->len - 2, FALSE, error);
+        }
+      case 'q': /* BINPUT */
+        if (!need (reader, 1, error))
+          return FALSE;
+        n = reader->buffer[reader->pos++];
+        return memo_put (reader, n, error);
+      case 'r': /* LONG_BINPUT */
+        if (!need (reader, 4, error))
+          return FALSE;
+        n = read_le (reader->buffer + reader->pos, 4);
+        reader->pos += 4;
+        return memo_put (reader, n, error);
+      case 0x94: /* MEMOIZE */
+        return memo_put (reader, reader->memo_count, error);
+      case 'h': /* BINGET */
+        if (!need (reader, 1, error))
+          return FALSE;
+        n = reader->buffer[reader->pos++];
+        return memo_get (reader, n, error);
+      case 'j': /* LONG_BINGET */
+        if (!need (reader, 4, error))
+          return FALSE;
+        n = read_le (reader->buffer + reader->pos, 4);
+        reader->pos += 4;
+        return memo_get (reader, n, error);
+      default:
+        return refuse (reader, error);
+    }
+}
+
+gboolean
+wick_pickle_reader_read (WickPickleReader *reader, WickPickleValue *result, GError **error)
+{
+  gboolean stop = FALSE;
+  result->type = WICK_PICKLE_NONE;
+  result->as.i = 0;
+  while (!stop)
+    {
+      if (!step (reader, &stop, result, error))
+        return FALSE;
+      guint64 offset = reader->base + reader->pos;
+      if (offset >= reader->next_cancel_check)
+        {
+          reader->next_cancel_check = offset + CANCEL_CHECK_BYTES;
+          if (g_cancellable_set_error_if_cancelled (reader->cancellable, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+wick_pickle_parse_data (const void *data, gsize len, WickPickleValue *result, GError **error)
+{
+  g_autoptr (WickInput) input = wick_input_new_for_data (data, len, "pickle");
+  g_autoptr (WickPickleReader) reader = wick_pickle_reader_new (input, "pickle");
+  return wick_pickle_reader_read (reader, result, error);
+}

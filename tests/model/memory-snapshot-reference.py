@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""Independent reference for `wick-trace memory --json`: Python's own pickle
+module loads a snapshot from Wick's test data (trusted files only: pickle.load
+runs code) and computes the same object from the plain Python data, following
+the definitions in app/model/wick-memory-snapshot.h and
+app/cli/wick-trace-memory.c. Prints one JSON object."""
+import gzip
+import json
+import pickle
+import subprocess
+import sys
+
+
+def load(path):
+    with open(path, "rb") as f:
+        head = f.read(4)
+    opener = gzip.open if head[:2] == b"\x1f\x8b" else open
+    if head == b"\x28\xb5\x2f\xfd":
+        # The zstd program, not Wick's reader: this reference shares no code with it.
+        data = subprocess.run(["zstd", "-dc", path], check=True, stdout=subprocess.PIPE).stdout
+        return pickle.loads(data)
+    with opener(path, "rb") as f:
+        return pickle.load(f)
+
+
+def frame_text(fr):
+    return "%s (%s:%d)" % (fr.get("name", ""), fr.get("filename", ""), fr.get("line", 0))
+
+
+def main(path, top_n=10):
+    snap = load(path)
+    segments = snap["segments"]
+    traces = snap.get("device_traces", [])
+    reserved = sum(seg["total_size"] for seg in segments)
+    allocated = sum(
+        b["size"] for seg in segments for b in seg["blocks"] if b["state"] == "active_allocated"
+    )
+    n_entries = sum(len(t) for t in traces)
+
+    # The viewer's allocated series, all devices merged by (time, device, order).
+    start = 0
+    changes = []  # (time_us, device, order, delta)
+    for dev, trace in enumerate(traces):
+        live = {}
+        for order, e in enumerate(trace):
+            if e["action"] == "alloc":
+                live[e["addr"]] = e["size"]
+                changes.append((e["time_us"], dev, order, e["size"]))
+            elif e["action"] == "free_completed":
+                if e["addr"] in live:
+                    size = live.pop(e["addr"])
+                else:
+                    size = e["size"]
+                    start += size
+                changes.append((e["time_us"], dev, order, -size))
+        for seg in segments:
+            if seg["device"] != dev:
+                continue
+            for b in seg["blocks"]:
+                if b["state"] == "active_allocated" and b["address"] not in live:
+                    start += b["requested_size"]
+    if len(traces) > 1:
+        changes.sort(key=lambda c: (c[0], c[1], c[2]))
+    peak, peak_us = None, None
+    if n_entries:
+        first_us = min(t[0]["time_us"] for t in traces if t)
+        total = start
+        peak, peak_us = start, first_us
+        for t, _, _, delta in changes:
+            total += delta
+            if total > peak:
+                peak, peak_us = total, t
+
+    oom = []
+    for dev, trace in enumerate(traces):
+        for e in trace:
+            if e["action"] == "oom":
+                oom.append({"device": dev, "time_us": e["time_us"], "bytes": e["size"],
+                            "device_free_bytes": e["addr"], "stream": e.get("stream", 0)})
+
+    by_stack = {}
+    for seg in segments:
+        for b in seg["blocks"]:
+            if b["state"] != "active_allocated":
+                continue
+            key = tuple(frame_text(fr) for fr in b.get("frames", []))
+            by_stack[key] = by_stack.get(key, 0) + b["size"]
+    top = sorted(by_stack.items(), key=lambda kv: (-kv[1], [s.encode() for s in kv[0]]))
+    out = {
+        "segments": len(segments),
+        "reserved_bytes": reserved,
+        "allocated_bytes": allocated,
+        "trace_entries": n_entries,
+        "peak_allocated_bytes": peak if peak is not None else 0,
+        "peak_time_us": peak_us,
+        "oom": oom,
+        "top": [{"bytes": b, "frames": list(k)} for k, b in top[:top_n]],
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
