@@ -496,6 +496,8 @@ test_certification_record (void)
   cert.kernel_nodes = 33;
   cert.speedup_min = 1.5;
   cert.speedup_max = NAN;
+  cert.eager_recording = WICK_EAGER_RECORDING_SUSPENDED;
+  cert.eager_instrumented_ms = 2.5;
   wick_gate_judge (&cert, NULL);
   char json[4096];
   g_assert_true (wick_stage_certification_json (stage, &cert, json, sizeof json));
@@ -505,7 +507,8 @@ test_certification_record (void)
                    "\"gate_cos\":0.999,\"min_speedup\":1.02,\"warmup\":3,\"parity_checked\":true,"
                    "\"speedup_checked\":true,\"parity_cos\":0.5,\"max_abs\":0.25,\"p99_abs\":0.125,"
                    "\"eager_ms\":2,\"replay_ms\":1,\"speedup_median\":2,\"speedup_min\":1.5,"
-                   "\"speedup_max\":null,\"kernel_nodes\":33,\"accepted\":false,\"verdict\":"
+                   "\"speedup_max\":null,\"kernel_nodes\":33,\"eager_recording\":\"suspended\","
+                   "\"eager_instrumented_ms\":2.5,\"accepted\":false,\"verdict\":"
                    "\"refused\",\"reason\":\"parity cos 0.5000 < 0.999 against the eager "
                    "reference: every input that varies between calls must be a declared window "
                    "(in-graph RNG never matches eager)\"");
