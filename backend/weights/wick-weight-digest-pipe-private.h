@@ -16,6 +16,13 @@
  *                  in pieces that fit in the cache and hashes each piece just
  *                  written, so the digest is of the destination's bytes.
  *
+ * On CUDA, where libwick has its kernels (wick-weight-digest-device-private.h),
+ * the GPU takes the digests instead, of the device side of each copy (the
+ * live bytes before an eviction's copy out, after a restore's copy in): CPU
+ * threads reading pinned memory while the copy engine used it cost the copy a
+ * fifth to a third of its bandwidth. WICK_WEIGHT_CPU_DIGESTS=1 in the
+ * environment keeps the CPU workers (the benchmark's baseline).
+ *
  * The digest of a storage is the same sum as wick_weight_digest of its bytes
  * (chunks' hashes mixed with their index), whatever thread took which chunk.
  * Usage: new, add_copy for every storage, run (waits for the workers and,

@@ -2,6 +2,7 @@
  * (wick-weight-digest-pipe-private.h). */
 #include "wick-weight-digest-pipe-private.h"
 
+#include "wick-weight-digest-device-private.h"
 #include "wick-weight-hash-private.h"
 
 #include <pthread.h>
@@ -41,6 +42,10 @@ struct WickDigestPipe
   Fence *fences;
   size_t n_fences, fences_capacity;
   size_t next; /* the next piece a worker takes (atomic) */
+  /* CUDA: the digests are taken on the GPU, one a copy (a piece each,
+   * numbered by its slot); NULL: CPU workers hash the pieces */
+  WickDeviceDigests *device;
+  size_t device_slots; /* slots used, never reused (a truncated one holds a sum) */
   pthread_mutex_t lock;
   bool failed;
   WickError error;
@@ -54,6 +59,10 @@ wick_digest_pipe_new (const WickWeightBacking *backing)
     return NULL;
   pipe->backing = backing;
   pthread_mutex_init (&pipe->lock, NULL);
+  /* Without a stream for them (no device, say) the CPU workers hash. */
+  if (backing->memory == WICK_WEIGHT_MEMORY_CUDA && wick_device_digests_built ()
+      && getenv ("WICK_WEIGHT_CPU_DIGESTS") == NULL)
+    pipe->device = wick_device_digests_new (NULL);
   return pipe;
 }
 
@@ -62,6 +71,7 @@ wick_digest_pipe_free (WickDigestPipe *pipe)
 {
   if (pipe == NULL)
     return;
+  wick_device_digests_free (pipe->device); /* waits for its kernels first */
   for (size_t i = 0; i < pipe->n_fences; i++)
     pipe->backing->fence_free (pipe->fences[i].fence);
   free (pipe->fences);
@@ -118,6 +128,32 @@ add_fence (WickDigestPipe *pipe, WickError *error)
   return fence;
 }
 
+/* The GPU takes the digest of the device side: an eviction's live bytes
+ * beside their copy out, a restore's live bytes once their copy in landed. */
+static bool
+add_device_copy (WickDigestPipe *pipe, bool to_spill, void *live, void *spill, uint64_t bytes,
+                 uint64_t *digest, WickError *error)
+{
+  const WickWeightBacking *backing = pipe->backing;
+  void *fence = NULL;
+  if (to_spill)
+    {
+      if (!backing->copy_to_staging (spill, live, (size_t)bytes, error))
+        return false;
+    }
+  else if (!backing->copy_from_staging (live, spill, (size_t)bytes, error)
+           || (fence = add_fence (pipe, error)) == NULL)
+    return false;
+  Piece *piece = add_piece (pipe, error);
+  if (piece == NULL)
+    return false;
+  piece->bytes = bytes;
+  piece->digest = digest;
+  piece->index = pipe->device_slots++;
+  return wick_device_digests_queue (pipe->device, (size_t)piece->index, live, bytes, fence,
+                                    error);
+}
+
 bool
 wick_digest_pipe_add_copy (WickDigestPipe *pipe, bool to_spill, void *live, void *spill,
                            uint64_t bytes, uint64_t *digest, WickError *error)
@@ -125,6 +161,8 @@ wick_digest_pipe_add_copy (WickDigestPipe *pipe, bool to_spill, void *live, void
   const WickWeightBacking *backing = pipe->backing;
   bool host = backing->memory == WICK_WEIGHT_MEMORY_HOST;
   *digest = 0;
+  if (pipe->device != NULL)
+    return add_device_copy (pipe, to_spill, live, spill, bytes, digest, error);
   /* A CUDA restore queues its copy whole: the workers hash the spill meanwhile. */
   if (!host && !to_spill && !backing->copy_from_staging (live, spill, (size_t)bytes, error))
     return false;
@@ -173,6 +211,12 @@ wick_digest_pipe_mark (const WickDigestPipe *pipe)
 void
 wick_digest_pipe_truncate (WickDigestPipe *pipe, size_t mark)
 {
+  /* A mapping released after this must not be read by a queued kernel. */
+  if (pipe->device != NULL && pipe->n > mark)
+    {
+      WickError ignored;
+      wick_device_digests_wait (pipe->device, NULL, 0, &ignored);
+    }
   if (pipe->n > mark)
     pipe->n = mark;
   while (pipe->n_fences > 0 && pipe->fences[pipe->n_fences - 1].first_piece >= mark)
@@ -247,9 +291,24 @@ worker (void *data)
     }
 }
 
+static bool
+run_device (WickDigestPipe *pipe, WickError *error)
+{
+  uint64_t *sums = calloc (pipe->device_slots + 1, sizeof *sums);
+  if (sums == NULL)
+    return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for the digests of a copy");
+  bool ok = wick_device_digests_wait (pipe->device, sums, pipe->device_slots, error);
+  for (size_t i = 0; ok && i < pipe->n; i++)
+    *pipe->pieces[i].digest = sums[pipe->pieces[i].index];
+  free (sums);
+  return ok;
+}
+
 bool
 wick_digest_pipe_run (WickDigestPipe *pipe, WickError *error)
 {
+  if (pipe->device != NULL)
+    return run_device (pipe, error);
   long cpus = sysconf (_SC_NPROCESSORS_ONLN);
   size_t n_threads = cpus > 1 ? (size_t)cpus : 1;
   if (n_threads > PIPE_THREADS)

@@ -17,8 +17,11 @@
 /* Live bytes per hashed chunk. Copies and reads go in larger pieces (the
  * disk reader's 8 MiB slots, a RAM-tier copy's 8 MiB fences), each hashed as
  * its chunks, so that the chunks of the last piece of a copy are hashed by
- * several threads at once. */
-#define WICK_WEIGHT_HASH_CHUNK (1u << 20)
+ * several threads at once. 64 KiB: each lane of a chunk is one serial chain
+ * of 2048 multiply-rotates, which is what the GPU digest
+ * (wick-weight-digest-device.cu: four threads a chunk) waits for after the
+ * last copy of a restore lands — 1 MiB chunks made that tail about 0.3 ms. */
+#define WICK_WEIGHT_HASH_CHUNK (1u << 16)
 
 uint64_t wick_weight_hash (const void *data, size_t bytes, uint64_t seed);
 

@@ -8,6 +8,8 @@
 #include "weights-test-util.h"
 
 #include "wick-weight-backing-private.h"
+#include "wick-weight-digest-device-private.h"
+#include "wick-weight-hash-private.h"
 #include "wick-weight-store-private.h"
 
 #include <stdio.h>
@@ -469,6 +471,85 @@ test_packed_small_tensors (void)
   g_free (before), g_free (path), g_free (dir), g_free (host);
 }
 
+/* The GPU's digest is the CPU's, byte for byte: sizes around the chunk and
+ * the 32-byte block, empty, and unaligned starts (the byte loads). */
+static void
+test_gpu_digest_matches_cpu (void)
+{
+  if (skip_without_device ())
+    return;
+  const uint64_t sizes[] = { 0, 1, 31, 37, WICK_WEIGHT_HASH_CHUNK, WICK_WEIGHT_HASH_CHUNK + 5,
+                             3 * WICK_WEIGHT_HASH_CHUNK + 37, (8u << 20) + 13 };
+  const size_t n = G_N_ELEMENTS (sizes);
+  const uint64_t capacity = (8u << 20) + 64;
+  unsigned char *host = g_malloc (capacity);
+  for (uint64_t i = 0; i < capacity; i++)
+    host[i] = (unsigned char)(i * 2654435761u >> 13);
+  unsigned char *device = device_alloc (capacity);
+  to_device (device, host, capacity);
+  WickError error = { "" };
+  WickDeviceDigests *digests = wick_device_digests_new (&error);
+  g_assert_nonnull (digests);
+  uint64_t expected[2 * G_N_ELEMENTS (sizes)], got[2 * G_N_ELEMENTS (sizes)];
+  for (size_t i = 0; i < n; i++)
+    for (size_t offset = 0; offset < 2; offset++)
+      {
+        size_t slot = 2 * i + offset;
+        size_t at = offset ? 3 : 0; /* 3: not 8-byte aligned */
+        expected[slot] = wick_weight_digest (host + at, sizes[i]);
+        g_assert_true (
+          wick_device_digests_queue (digests, slot, device + at, sizes[i], NULL, &error));
+      }
+  g_assert_true (wick_device_digests_wait (digests, got, 2 * n, &error));
+  for (size_t slot = 0; slot < 2 * n; slot++)
+    {
+      if (got[slot] != expected[slot])
+        g_error ("size %" G_GUINT64_FORMAT " offset %zu: GPU digest %016" G_GINT64_MODIFIER
+                 "x, CPU %016" G_GINT64_MODIFIER "x",
+                 sizes[slot / 2], slot % 2 ? (size_t)3 : 0, got[slot], expected[slot]);
+    }
+  g_assert_cmpuint (expected[0], ==, 0);
+  g_assert_cmpuint (expected[2], !=, expected[4]);
+  wick_device_digests_free (digests);
+  WickError ignored;
+  wick_weight_free_device (device, &ignored);
+  g_free (host);
+}
+
+/* A pinned RAM copy changed after the eviction: the restore's digest (taken
+ * on the GPU of the bytes that landed) differs, the parameter is refused and
+ * its memory released again; the bytes never go live. */
+static void
+test_ram_copy_changed_refused (void)
+{
+  if (skip_without_device ())
+    return;
+  DeviceModel model;
+  model_init (&model, FALSE);
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  WickWeightStats stats;
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, &stats, &error));
+  WickWeightModule *module = model.store->modules[0];
+  WickWeightStorage *changed = NULL;
+  for (size_t s = 0; s < module->n_storages; s++)
+    if (module->storages[s].data == (void *)model.matrix)
+      changed = &module->storages[s];
+  g_assert_nonnull (changed);
+  ((unsigned char *)changed->spill)[changed->bytes / 2] ^= 0x40;
+  g_assert_false (wick_weight_store_restore (model.store, "net", &stats, &error));
+  g_assert_nonnull (strstr (error.message, "its RAM copy changed after the eviction"));
+  WickWeightAllocation allocation;
+  g_assert_true (wick_weight_allocation_get (model.matrix, &allocation));
+  g_assert_true (allocation.released);
+  /* put the byte back: the next restore is whole and bit-exact */
+  ((unsigned char *)changed->spill)[changed->bytes / 2] ^= 0x40;
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  assert_hashes (&model, &before);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -481,5 +562,7 @@ main (int argc, char **argv)
   g_test_add_func ("/weights/cuda/captured-graph-survives", test_captured_graph_survives);
   g_test_add_func ("/weights/cuda/rollback-and-restore-all", test_rollback_and_restore_all);
   g_test_add_func ("/weights/cuda/packed-small-tensors", test_packed_small_tensors);
+  g_test_add_func ("/weights/cuda/gpu-digest-matches-cpu", test_gpu_digest_matches_cpu);
+  g_test_add_func ("/weights/cuda/ram-copy-changed-refused", test_ram_copy_changed_refused);
   return g_test_run ();
 }
