@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "core/wick-error-private.h"
 
@@ -59,9 +60,11 @@ wick_digest_pipe_new (const WickWeightBacking *backing)
     return NULL;
   pipe->backing = backing;
   pthread_mutex_init (&pipe->lock, NULL);
-  /* Without a stream for them (no device, say) the CPU workers hash. */
-  if (backing->memory == WICK_WEIGHT_MEMORY_CUDA && wick_device_digests_built ()
-      && getenv ("WICK_WEIGHT_CPU_DIGESTS") == NULL)
+  /* Opt-in until measured on a GPU (docs/weights.md); without a stream for
+   * them (no device, say) the CPU workers hash. */
+  const char *gpu = getenv ("WICK_WEIGHT_GPU_DIGESTS");
+  if (backing->memory == WICK_WEIGHT_MEMORY_CUDA && wick_device_digests_built () && gpu != NULL
+      && strcmp (gpu, "1") == 0)
     pipe->device = wick_device_digests_new (NULL);
   return pipe;
 }

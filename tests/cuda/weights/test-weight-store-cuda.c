@@ -524,6 +524,7 @@ test_ram_copy_changed_refused (void)
 {
   if (skip_without_device ())
     return;
+  g_setenv ("WICK_WEIGHT_GPU_DIGESTS", "1", TRUE);
   DeviceModel model;
   model_init (&model, FALSE);
   Hashes before = model_hash (&model);
@@ -548,6 +549,7 @@ test_ram_copy_changed_refused (void)
   assert_hashes (&model, &before);
   hashes_free (&before);
   model_clear (&model);
+  g_unsetenv ("WICK_WEIGHT_GPU_DIGESTS");
 }
 
 int
