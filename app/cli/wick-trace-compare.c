@@ -1,6 +1,8 @@
 /* wick-trace-compare.c — `wick-trace compare [--json] [--allow-mismatch] A B`
- * and `wick-trace compare --cohort A1 A2 ... -- B1 B2 ...`: what changed from
- * A to B (wick-compare.h has the statistics).
+ * and `wick-trace compare A1 A2 ... --cohort-b B1 --cohort-b B2 ...` (or
+ * `--cohort A1 A2 ... -- B1 B2 ...` where the option parser leaves the `--`:
+ * GLib 2.74's removes it): what changed from A to B (wick-compare.h has the
+ * statistics).
  *
  * Exit status: 0 when nothing changed significantly, 1 when something did
  * (for CI gates), 2 when a file does not parse, 3 on usage or I/O errors and
@@ -20,7 +22,8 @@
 static int
 usage (void)
 {
-  return wick_trace_usage_error ("compare", "two traces A B, or --cohort A1 A2 ... -- B1 B2 ...");
+  return wick_trace_usage_error ("compare", "two traces A B, or cohorts A1 A2 ... --cohort-b B1 "
+                                            "--cohort-b B2 ...");
 }
 
 /* The value of a numeric option (a double when @base is -1, else an integer
@@ -192,14 +195,19 @@ wick_trace_compare (int argc, char **argv)
   g_autoptr (WickComparison) comparison = NULL;
   g_autoptr (GError) error = NULL;
   g_autofree char *min_change = NULL, *resamples = NULL, *seed = NULL;
+  g_auto (GStrv) cohort_a = NULL, cohort_b = NULL;
   gboolean after_separator = FALSE;
   int status = WICK_TRACE_EXIT_OK;
   const GOptionEntry entries[] = {
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "The comparison as one JSON object", NULL },
     { "allow-mismatch", 0, 0, G_OPTION_ARG_NONE, &options.allow_mismatch,
       "Compare runs whose identities differ (the mismatch is still reported)", NULL },
-    { "cohort", 0, 0, G_OPTION_ARG_NONE, &cohort, "Compare cohorts of runs: A1 A2 ... -- B1 B2 ...",
-      NULL },
+    { "cohort", 0, 0, G_OPTION_ARG_NONE, &cohort,
+      "Compare cohorts of runs: A1 A2 ... -- B1 B2 ... (where the -- reaches the command)", NULL },
+    { "cohort-a", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cohort_a,
+      "A run of cohort A (repeat it; the files without an option are A's too)", "FILE" },
+    { "cohort-b", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cohort_b,
+      "A run of cohort B (repeat it): compares cohorts", "FILE" },
     { "min-change", 0, 0, G_OPTION_ARG_STRING, &min_change,
       "Smallest relative change reported (docs/compare.md)", "F" },
     { "resamples", 0, 0, G_OPTION_ARG_STRING, &resamples, "Bootstrap resamples", "N" },
@@ -207,7 +215,7 @@ wick_trace_compare (int argc, char **argv)
     G_OPTION_ENTRY_NULL,
   };
   int parsed = wick_trace_parse_options (
-    "compare", "A B | --cohort A1 A2 ... -- B1 B2 ...",
+    "compare", "A B | A1 A2 ... --cohort-b B1 --cohort-b B2 ...",
     "What changed between two runs of the same workload, or two cohorts of runs.\n"
     "Exit status: 0 nothing changed significantly, 1 something did, 2 a parse error, "
     "3 usage or I/O error.",
@@ -221,6 +229,12 @@ wick_trace_compare (int argc, char **argv)
     return WICK_TRACE_EXIT_USAGE;
   options.n_resamples = (guint)n_resamples;
 
+  if (cohort_a != NULL || cohort_b != NULL)
+    cohort = TRUE;
+  for (int i = 0; cohort_a != NULL && cohort_a[i] != NULL; i++)
+    g_ptr_array_add (files_a, cohort_a[i]);
+  for (int i = 0; cohort_b != NULL && cohort_b[i] != NULL; i++)
+    g_ptr_array_add (files_b, cohort_b[i]);
   for (int i = 1; i < argc; i++)
     {
       const char *arg = argv[i];

@@ -111,6 +111,83 @@ normal_quantile (double p)
          / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
+/* The regularized incomplete beta function I_x(a, b) (continued fraction,
+ * modified Lentz), for Student's t tail below. */
+static double
+beta_fraction (double a, double b, double x)
+{
+  const double tiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+
+  d = 1 / (fabs (d) < tiny ? tiny : d);
+  h = d;
+  for (int m = 1; m <= 300; m++)
+    {
+      double m2 = 2.0 * m, num, delta;
+
+      num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+      d = 1 + num * d;
+      c = 1 + num / c;
+      d = 1 / (fabs (d) < tiny ? tiny : d);
+      c = fabs (c) < tiny ? tiny : c;
+      h *= d * c;
+      num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+      d = 1 + num * d;
+      c = 1 + num / c;
+      d = 1 / (fabs (d) < tiny ? tiny : d);
+      c = fabs (c) < tiny ? tiny : c;
+      delta = d * c;
+      h *= delta;
+      if (fabs (delta - 1) < 1e-14)
+        break;
+    }
+  return h;
+}
+
+static double
+incomplete_beta (double a, double b, double x)
+{
+  double front;
+
+  if (x <= 0)
+    return 0;
+  if (x >= 1)
+    return 1;
+  front = exp (lgamma (a + b) - lgamma (a) - lgamma (b) + a * log (x) + b * log1p (-x));
+  if (x < (a + 1) / (a + b + 2))
+    return front * beta_fraction (a, b, x) / a;
+  return 1 - front * beta_fraction (b, a, 1 - x) / b;
+}
+
+/* P(T > t) for Student's t with df degrees of freedom (t >= 0). */
+static double
+t_upper_tail (double t, double df)
+{
+  return 0.5 * incomplete_beta (df / 2, 0.5, df / (df + t * t));
+}
+
+/* The t with P(T > t) = tail (0 < tail < 0.5), by bisection: the corrected
+ * interval's multiplier. df beyond 1e6 is the normal's. */
+static double
+t_quantile_upper (double tail, double df)
+{
+  double lo = 0, hi = 8;
+
+  if (!(df < 1e6))
+    return normal_quantile (1 - tail);
+  while (t_upper_tail (hi, df) > tail && hi < 1e12)
+    hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; i++)
+    {
+      double mid = 0.5 * (lo + hi);
+      if (t_upper_tail (mid, df) > tail)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return 0.5 * (lo + hi);
+}
+
 static int
 compare_u64 (gconstpointer a, gconstpointer b)
 {
@@ -1006,31 +1083,57 @@ entry_clear (WickCompareEntry *e)
   g_free (e->name);
 }
 
+/* What the corrected interval needs of an entry's bootstrap: the standard
+ * deviation of the log ratio, each side's variance inflated by n/(n - 1) (a
+ * bootstrap of n units has the plug-in variance, which runs narrow by that
+ * factor), and the Welch-Satterthwaite degrees of freedom of the two sides. */
+typedef struct
+{
+  double log_sd;
+  double df;
+} Spread;
+
+/* The sampling units of a side: its runs when it has two or more (they are
+ * resampled first, and between-run variation dominates), else the run's units. */
+static guint
+side_units (const NameRun *runs, guint n_runs)
+{
+  guint units = 0;
+
+  if (n_runs >= 2)
+    return n_runs;
+  for (guint k = 0; k < n_runs; k++)
+    units += runs[k].n_units;
+  return units;
+}
+
 static void
 bootstrap (WickCompareEntry *e, const NameEntry *ne, const guint n_runs[2], guint n_resamples,
-           guint64 seed, double *log_sd)
+           guint64 seed, Spread *spread)
 {
   Rng rng;
   g_autofree double *ratios = g_new (double, n_resamples);
   guint valid = 0;
-  double mean_log = 0, m2 = 0;
+  double mean[2] = { 0, 0 }, m2[2] = { 0, 0 };
 
   rng_seed (&rng, seed ^ hash_name (ne->name, ne->kind));
   for (guint r = 0; r < n_resamples; r++)
     {
       double sa = resample_side (&rng, ne->runs[0], n_runs[0]);
       double sb = resample_side (&rng, ne->runs[1], n_runs[1]);
-      double ratio;
+      double logs[2];
 
       if (isnan (sa) || isnan (sb) || sa <= 0 || sb <= 0)
         continue;
-      ratio = sb / sa;
-      ratios[valid++] = ratio;
-      {
-        double l = log (ratio), delta = l - mean_log;
-        mean_log += delta / valid;
-        m2 += delta * (l - mean_log);
-      }
+      ratios[valid++] = sb / sa;
+      logs[0] = log (sa);
+      logs[1] = log (sb);
+      for (int side = 0; side < 2; side++)
+        {
+          double delta = logs[side] - mean[side];
+          mean[side] += delta / valid;
+          m2[side] += delta * (logs[side] - mean[side]);
+        }
     }
   if (valid < n_resamples / 2)
     {
@@ -1040,7 +1143,23 @@ bootstrap (WickCompareEntry *e, const NameEntry *ne, const guint n_runs[2], guin
   qsort (ratios, valid, sizeof (double), compare_double);
   e->ci95_low = ratios[(guint) floor (0.025 * (valid - 1))];
   e->ci95_high = ratios[(guint) ceil (0.975 * (valid - 1))];
-  *log_sd = valid > 1 ? sqrt (m2 / (valid - 1)) : 0;
+  {
+    double var[2], df_part = 0;
+    for (int side = 0; side < 2; side++)
+      {
+        double units = side_units (ne->runs[side], n_runs[side]);
+        var[side] = valid > 1 ? m2[side] / (valid - 1) : 0;
+        if (units >= 2)
+          {
+            var[side] *= units / (units - 1);
+            df_part += var[side] * var[side] / (units - 1);
+          }
+      }
+    spread->log_sd = sqrt (var[0] + var[1]);
+    spread->df = df_part > 0 ? (var[0] + var[1]) * (var[0] + var[1]) / df_part : INFINITY;
+    if (spread->df < 1)
+      spread->df = 1;
+  }
 }
 
 WickComparison *
@@ -1054,8 +1173,7 @@ wick_comparison_new (WickDocument *const *a, guint n_a, WickDocument *const *b, 
   WickComparison *c;
   RunInfo *infos[2];
   Aggregate agg = { { n_a, n_b }, NULL, NULL };
-  g_autofree double *log_sd = NULL;
-  double z;
+  g_autofree Spread *spread = NULL;
 
   if (options == NULL)
     options = &defaults;
@@ -1118,7 +1236,7 @@ wick_comparison_new (WickDocument *const *a, guint n_a, WickDocument *const *b, 
     }
 
   /* summaries, units, bootstrap */
-  log_sd = g_new0 (double, MAX (agg.order->len, 1));
+  spread = g_new0 (Spread, MAX (agg.order->len, 1));
   for (guint k = 0; k < agg.order->len; k++)
     {
       NameEntry *ne = g_ptr_array_index (agg.order, k);
@@ -1147,7 +1265,7 @@ wick_comparison_new (WickDocument *const *a, guint n_a, WickDocument *const *b, 
                    && e.units_a >= WICK_COMPARE_MIN_UNITS && e.units_b >= WICK_COMPARE_MIN_UNITS
                    && nonempty_a >= 2 && nonempty_b >= 2;
       if (e.testable)
-        bootstrap (&e, ne, n, c->n_resamples, c->seed, &log_sd[c->entries->len]);
+        bootstrap (&e, ne, n, c->n_resamples, c->seed, &spread[c->entries->len]);
       if (e.testable)
         c->n_testable++;
       g_array_append_val (c->entries, e);
@@ -1160,15 +1278,19 @@ wick_comparison_new (WickDocument *const *a, guint n_a, WickDocument *const *b, 
         }
     }
 
-  /* Bonferroni over the testable entries, on the log ratio */
-  z = normal_quantile (1 - 0.05 / (2.0 * MAX (c->n_testable, 1)));
+  /* Bonferroni over the testable entries, on the log ratio: Student's t at
+   * level 1 - 0.05/(2m) with the entry's Welch degrees of freedom (a normal
+   * quantile there held only for many units: at 8 steps and 1000 names it
+   * flagged something in 14 of 20 noise-only pairs) */
   for (guint k = 0; k < c->entries->len; k++)
     {
       WickCompareEntry *e = &g_array_index (c->entries, WickCompareEntry, k);
+      double t;
       if (!e->testable)
         continue;
-      e->corrected_low = exp (log (e->ratio) - z * log_sd[k]);
-      e->corrected_high = exp (log (e->ratio) + z * log_sd[k]);
+      t = t_quantile_upper (0.05 / (2.0 * MAX (c->n_testable, 1)), spread[k].df);
+      e->corrected_low = exp (log (e->ratio) - t * spread[k].log_sd);
+      e->corrected_high = exp (log (e->ratio) + t * spread[k].log_sd);
       e->significant = (e->corrected_low > 1 || e->corrected_high < 1)
                        && (e->ci95_low > 1 || e->ci95_high < 1)
                        && fabs (e->ratio - 1) >= c->min_change;

@@ -33,8 +33,9 @@
  *
  * Many names. With m testable entries the per-entry 95% interval alone would
  * flag about 0.05·m names in two runs of the same workload. "significant"
- * therefore uses a Bonferroni-corrected interval on the log ratio (normal
- * approximation with the bootstrap standard error, level 1 − 0.05/m), and
+ * therefore uses a Bonferroni-corrected interval on the log ratio (Student's
+ * t at level 1 − 0.05/(2m) with the Welch degrees of freedom of the two sides,
+ * each side's bootstrap variance inflated by n/(n − 1); docs/compare.md), and
  * requires the change to be at least min_change (default 10%) so that a
  * machine-wide drift of a few percent is not reported name by name. An entry
  * needs WICK_COMPARE_MIN_UNITS units on each side to be testable.

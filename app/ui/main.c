@@ -23,5 +23,6 @@ main (int argc, char **argv)
   textdomain (GETTEXT_PACKAGE);
   g_set_application_name ("Wick");
   g_autoptr (WickApplication) app = wick_application_new ();
-  return g_application_run (G_APPLICATION (app), argc, argv);
+  int status = g_application_run (G_APPLICATION (app), argc, argv);
+  return status != 0 ? status : wick_application_get_exit_status (app);
 }

@@ -22,6 +22,7 @@ struct _WickApplication
   gboolean compare;  /* --compare A B */
   gboolean follow;   /* --follow TRACE.jsonl */
   gint64 attach_pid; /* --attach PID, 0 when not given */
+  int exit_status;   /* a command line refused after startup (--compare A): main returns it */
 };
 
 G_DEFINE_FINAL_TYPE (WickApplication, wick_application, ADW_TYPE_APPLICATION)
@@ -273,9 +274,28 @@ wick_application_startup (GApplication *app)
 #endif
 }
 
+int
+wick_application_get_exit_status (WickApplication *self)
+{
+  g_return_val_if_fail (WICK_IS_APPLICATION (self), EXIT_FAILURE);
+  return self->exit_status;
+}
+
+static void
+refuse_compare (WickApplication *self)
+{
+  g_printerr (_ ("wick: --compare needs exactly two traces, A and B\n"));
+  self->exit_status = EXIT_FAILURE; /* no window opens, so the application ends at once */
+}
+
 static void
 wick_application_activate (GApplication *app)
 {
+  if (WICK_APPLICATION (app)->compare)
+    {
+      refuse_compare (WICK_APPLICATION (app)); /* `wick --compare` with no trace */
+      return;
+    }
   WickWindow *window = wick_window_new (GTK_APPLICATION (app));
   gtk_window_present (GTK_WINDOW (window));
 }
@@ -347,7 +367,7 @@ wick_application_open (GApplication *app, GFile **files, int n_files, const char
       if (n_files == 2)
         wick_application_compare_files (self, files[0], files[1]);
       else
-        g_printerr (_ ("wick: --compare needs exactly two traces, A and B\n"));
+        refuse_compare (self);
       return;
     }
   if (self->follow)

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <locale.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -101,6 +102,48 @@ test_attach_refused (void)
   run_clear (&both);
 }
 
+/* `wick --compare A` (and `wick --compare` alone) is refused with exit status
+ * 1 (issue 27, item 4: on main it said so and exited 0, which a script
+ * cannot tell from success). Needs a display: without one GTK's startup fails
+ * first, which says nothing about --compare. */
+static void
+test_compare_needs_two (void)
+{
+  if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
+    {
+      g_test_skip ("no display (run the app suite under xvfb-run)");
+      return;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("wick-app-compare-XXXXXX", NULL);
+  g_autofree char *a = g_build_filename (dir, "a.jsonl", NULL);
+  g_assert_true (g_file_set_contents (a, "{}\n", -1, NULL));
+  const char *const forms[][3] = { { "--compare", a, NULL }, { "--compare", NULL, NULL } };
+  for (guint f = 0; f < G_N_ELEMENTS (forms); f++)
+    {
+      g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+      g_autoptr (GError) error = NULL;
+      g_autofree char *err = NULL;
+      int wait_status = 0;
+      g_ptr_array_add (argv, "timeout");
+      g_ptr_array_add (argv, "20");
+      g_ptr_array_add (argv, (char *)app_path);
+      for (int i = 0; forms[f][i] != NULL; i++)
+        g_ptr_array_add (argv, (char *)forms[f][i]);
+      g_ptr_array_add (argv, NULL);
+      g_auto (GStrv) envp = g_get_environ ();
+      envp = g_environ_setenv (envp, "LANGUAGE", "C", TRUE);
+      envp = g_environ_setenv (envp, "LC_ALL", "C.UTF-8", TRUE);
+      g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, envp, G_SPAWN_SEARCH_PATH, NULL,
+                                   NULL, NULL, &err, &wait_status, &error));
+      g_assert_no_error (error);
+      g_assert_true (WIFEXITED (wait_status));
+      g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1); /* 124: a window opened */
+      g_assert_nonnull (strstr (err, "--compare needs exactly two traces"));
+    }
+  g_unlink (a);
+  g_rmdir (dir);
+}
+
 /* Run from the build tree, wick reads the catalogs the build compiled
  * (<build>/po, as it reads the schema there): German under LANGUAGE=de
  * without `meson install`. */
@@ -141,6 +184,7 @@ main (int argc, char **argv)
   g_assert_nonnull (app_path);
   g_test_add_func ("/app/options/help", test_help);
   g_test_add_func ("/app/options/attach-refused", test_attach_refused);
+  g_test_add_func ("/app/options/compare-needs-two", test_compare_needs_two);
   g_test_add_func ("/app/options/german-from-build-tree", test_german_from_build_tree);
   return g_test_run ();
 }

@@ -20,6 +20,7 @@ typedef struct
   const char *precision;
   gboolean without_softmax;
   double noise; /* sigma of the per-occurrence log-normal noise */
+  guint n_extra_ops; /* ops op000, op001, ... once a step after the backward: many names */
 } Workload;
 
 typedef struct
@@ -154,6 +155,12 @@ make_run_text (const Workload *w)
       op (&b, "relu_grad", bwd, 9000, step_factor);
       op (&b, "matmul_grad", bwd, 80000, step_factor);
       span_end (&b, bwd, k0);
+      for (guint x = 0; x < w->n_extra_ops; x++)
+        {
+          char name[16];
+          g_snprintf (name, sizeof name, "op%03u", x);
+          op (&b, name, step, 3000 + 40 * (x % 50), step_factor);
+        }
       b.t += 300;
       span_end (&b, step, s0);
     }

@@ -484,14 +484,15 @@ test_cli_options (void)
   static const struct
   {
     const char *command;
-    const char *options[6];
+    const char *options[8];
   } commands[] = {
     { "check", { "--json" } },
     { "summary", { NULL } },
     { "tracks", { "--json" } },
     { "convert", { "--strict", "--chrome", "--output" } },
     { "compare",
-      { "--json", "--allow-mismatch", "--cohort", "--min-change", "--resamples", "--seed" } },
+      { "--json", "--allow-mismatch", "--cohort", "--cohort-a", "--cohort-b", "--min-change",
+        "--resamples", "--seed" } },
     { "render", { "--view", "--output", "--size", "--range", "--dark" } },
     { "sessions", { "--json" } },
     { "attach", { "--output", "--duration", "--strict", "--follow" } },
@@ -519,7 +520,7 @@ test_cli_options (void)
             = g_strdup_printf ("Usage:\n  wick-trace %s [OPTION…]", commands[i].command);
           g_assert_true (g_str_has_prefix (out, usage));
           g_assert_nonnull (strstr (out, "-h, --help"));
-          for (int o = 0; o < 6 && commands[i].options[o] != NULL; o++)
+          for (int o = 0; o < 8 && commands[i].options[o] != NULL; o++)
             {
               g_test_message ("%s %s", commands[i].command, commands[i].options[o]);
               g_assert_nonnull (strstr (out, commands[i].options[o]));

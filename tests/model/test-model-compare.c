@@ -80,6 +80,49 @@ test_noise_only (void)
   g_assert_cmpuint (pairs_flagged, <=, n_pairs / 20);
 }
 
+/* Noise-only pairs at 8, 16 and 32 steps with 250 extra ops (500 more
+ * testable names, spans and ops): the family-wise rate, the share of pairs
+ * that flag anything, must hold at small step counts too (issue 27, item 4:
+ * on main 8-step pairs with 500 names flagged something in 9 of 10). Printed
+ * for docs/compare.md. */
+static void
+test_noise_only_many_names (void)
+{
+  const guint steps[] = { 8, 16, 32 };
+  const guint n_pairs = 20;
+  guint flagged_total = 0;
+
+  for (guint s = 0; s < G_N_ELEMENTS (steps); s++)
+    {
+      guint flagged = 0, names = 0, significant = 0;
+      for (guint p = 0; p < n_pairs; p++)
+        {
+          Workload wa = { 5000 + 2 * p + 100 * s, steps[s], NULL, 1, NULL, FALSE, 0.10, 250 };
+          Workload wb = wa;
+          g_autoptr (WickDocument) a = NULL;
+          g_autoptr (WickDocument) b = NULL;
+          g_autoptr (WickComparison) c = NULL;
+
+          wb.seed = wa.seed + 1;
+          a = make_run (&wa);
+          b = make_run (&wb);
+          c = compare_pair (a, b, 1000);
+          names += c->n_testable;
+          significant += c->n_significant;
+          flagged += c->n_significant > 0;
+        }
+      g_test_message ("noise only, %u steps, %u testable names a pair: %u of %u pairs flag "
+                      "anything (%u names in all)",
+                      steps[s], names / n_pairs, flagged, n_pairs, significant);
+      g_assert_cmpuint (names / n_pairs, >=, 500);
+      /* a family-wise rate of 5% flags more than 3 of 20 with probability 1.6% */
+      g_assert_cmpuint (flagged, <=, 3);
+      flagged_total += flagged;
+    }
+  /* and more than 6 of 60 with probability 2.4% */
+  g_assert_cmpuint (flagged_total, <=, 6);
+}
+
 static gboolean
 contains_relu (const char *name)
 {
@@ -296,6 +339,34 @@ test_cli (void)
 
   cli_run (argv_usage, &status, &out);
   g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 3);
+  g_clear_pointer (&out, g_free);
+
+  /* cohorts through GLib's option parser (issue 27, item 4: 2.74's removes
+   * the `--` of `--cohort A... -- B...`, which was always a usage error):
+   * A's files as arguments (or --cohort-a), B's each after --cohort-b */
+  {
+    const char *argv_cohort[] = { wick_trace_path, "compare", "--json", pa, pa,
+                                  "--cohort-b", pb, "--cohort-b", pb, NULL };
+    const char *argv_cohort_a[] = { wick_trace_path, "compare", "--json", "--cohort-a", pa,
+                                    "--cohort-a", pa, "--cohort-a", pa, "--cohort-b", pb, "--cohort-b",
+                                    pb, NULL };
+    const char *const *forms[] = { argv_cohort, argv_cohort_a };
+    const guint n_a[] = { 2, 3 };
+    for (guint f = 0; f < G_N_ELEMENTS (forms); f++)
+      {
+        JsonObject *runs;
+        cli_run (forms[f], &status, &out);
+        g_assert_true (WIFEXITED (status));
+        g_assert_cmpint (WEXITSTATUS (status), <=, 1);
+        g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+        runs = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)),
+                                              "runs");
+        g_assert_cmpuint (json_array_get_length (json_object_get_array_member (runs, "a")), ==,
+                          n_a[f]);
+        g_assert_cmpuint (json_array_get_length (json_object_get_array_member (runs, "b")), ==, 2);
+        g_clear_pointer (&out, g_free);
+      }
+  }
 
   g_unlink (pa);
   g_unlink (pb);
@@ -310,6 +381,7 @@ main (int argc, char **argv)
   if (argc > 1)
     wick_trace_path = argv[1];
   g_test_add_func ("/compare/noise-only", test_noise_only);
+  g_test_add_func ("/compare/noise-only-many-names", test_noise_only_many_names);
   g_test_add_func ("/compare/one-op-slower", test_one_op_slower);
   g_test_add_func ("/compare/removed-span", test_removed_span);
   g_test_add_func ("/compare/identity-mismatch", test_identity_mismatch);
