@@ -12,6 +12,8 @@ packages=(
   abigail-tools  # abidiff for tests/backend/abi (docs/api.md)
   xvfb xauth dbus-daemon dbus-x11 at-spi2-core desktop-file-utils appstream appstream-util
   adwaita-icon-theme fonts-dejavu-core imagemagick valgrind flatpak-builder
+  # wick-trace --remote's tests start a real sshd on 127.0.0.1 (tests/integration/remote)
+  openssh-server openssh-client
   # benchmark peers
   liblttng-ust-dev libsysprof-4-dev
   # the wick Python package (python/) and its suite: Debian's torch (CPU)

@@ -27,6 +27,7 @@
 #include "live/wick-live-stream.h"
 #include "wick-document.h"
 #include "wick-trace-commands.h"
+#include "wick-trace-remote.h"
 
 #define ATTACH_POLL_US 10000
 
@@ -61,8 +62,8 @@ session_status (const WickLiveSessionInfo *info)
   return info->problem == NULL ? "answering" : info->busy ? "busy" : "not answering";
 }
 
-static JsonObject *
-session_to_json (const WickLiveSessionInfo *info)
+JsonObject *
+wick_trace_session_to_json (const WickLiveSessionInfo *info)
 {
   JsonObject *object = json_object_new ();
   json_object_set_int_member (object, "pid", info->pid);
@@ -101,6 +102,8 @@ wick_trace_sessions (int argc, char **argv)
     return parsed;
   if (argc > 1)
     return wick_trace_usage_error ("sessions", "unexpected argument “%s”", argv[1]);
+  if (wick_trace_remotes != NULL)
+    return wick_trace_remote_sessions (json);
   g_autoptr (GError) error = NULL;
   /* Sessions that exist but do not answer are listed too, with why: a stopped
    * or busy process is never reported as absent. */
@@ -110,21 +113,29 @@ wick_trace_sessions (int argc, char **argv)
       fprintf (stderr, "wick-trace: sessions: %s\n", error->message);
       return WICK_TRACE_EXIT_USAGE;
     }
+  wick_trace_print_sessions (sessions, json);
+  return WICK_TRACE_EXIT_OK;
+}
+
+void
+wick_trace_print_sessions (GPtrArray *sessions, gboolean json)
+{
   if (json)
     {
       g_autoptr (JsonArray) array = json_array_new ();
       for (guint i = 0; i < sessions->len; i++)
-        json_array_add_object_element (array, session_to_json (g_ptr_array_index (sessions, i)));
+        json_array_add_object_element (array,
+                                       wick_trace_session_to_json (g_ptr_array_index (sessions, i)));
       g_autoptr (JsonNode) node = json_node_new (JSON_NODE_ARRAY);
       json_node_set_array (node, array);
       g_autofree char *text = json_to_string (node, FALSE);
       printf ("%s\n", text);
-      return WICK_TRACE_EXIT_OK;
+      return;
     }
   if (sessions->len == 0)
     {
       printf ("No live sessions. Start a program with control enabled (e.g. WICK_CONTROL=1).\n");
-      return WICK_TRACE_EXIT_OK;
+      return;
     }
   printf ("%-8s %-20s %-24s %-24s %8s\n", "PID", "PROGRAM", "ENTRYPOINT", "STARTED", "DROPPED");
   for (guint i = 0; i < sessions->len; i++)
@@ -140,7 +151,6 @@ wick_trace_sessions (int argc, char **argv)
               info->program, info->entrypoint, info->started, info->dropped,
               info->finished ? "  (finished)" : "");
     }
-  return WICK_TRACE_EXIT_OK;
 }
 
 /* ---- attach ---- */
@@ -383,8 +393,12 @@ wick_trace_attach (int argc, char **argv)
                                                       : "only one PID may be given");
   if (follow == NULL && !parse_pid (argv[1], &pid))
     return wick_trace_usage_error ("attach", "“%s” is not a process id", argv[1]);
+  if (follow != NULL && wick_trace_remotes != NULL)
+    return wick_trace_usage_error ("attach", "--follow reads a local file: not with --remote");
   if (follow != NULL)
     return attach_follow (follow, duration, output_path);
+  if (wick_trace_remotes != NULL)
+    return wick_trace_remote_attach (pid, strict, duration, output_path);
   g_autoptr (GError) error = NULL;
   g_autoptr (WickLiveSessionInfo) info = NULL;
   g_autoptr (WickLiveStream) stream = open_stream (pid, strict, &info, &error);
@@ -569,8 +583,8 @@ build_control_request (const ControlCommand *command, int argc, char **argv,
   return g_steal_pointer (&request);
 }
 
-static int
-print_control_error (const char *message)
+int
+wick_trace_print_control_error (const char *message)
 {
   g_autoptr (JsonObject) reply = json_object_new ();
   json_object_set_boolean_member (reply, "ok", FALSE);
@@ -631,20 +645,22 @@ wick_trace_control (int argc, char **argv)
   if (parsed >= 0)
     return parsed;
   const char *name = json_object_get_string_member (request, "command");
+  if (wick_trace_remotes != NULL)
+    return wick_trace_remote_control (pid, request);
 
   g_autoptr (GError) error = NULL;
   g_autofree char *socket_path = wick_live_find_socket (pid, &error);
   if (socket_path == NULL)
-    return print_control_error (error->message);
+    return wick_trace_print_control_error (error->message);
   g_autoptr (WickLiveConnection) connection = wick_live_connection_new (socket_path, &error);
   if (connection == NULL)
-    return print_control_error (error->message);
+    return wick_trace_print_control_error (error->message);
   int timeout
     = strcmp (name, "capture") == 0 ? WICK_LIVE_CAPTURE_TIMEOUT_MS : WICK_LIVE_REQUEST_TIMEOUT_MS;
   g_autoptr (JsonObject) reply
     = wick_live_connection_request (connection, request, timeout, NULL, &error);
   if (reply == NULL)
-    return print_control_error (error->message);
+    return wick_trace_print_control_error (error->message);
   json_object_remove_member (reply, "v");
   print_json_object (reply);
   return json_object_get_boolean_member_with_default (reply, "ok", FALSE) ? WICK_TRACE_EXIT_OK

@@ -9,6 +9,9 @@
 #include "wick-input.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-locale.h"
+#ifdef WICK_TRACE_HAVE_LIVE
+#include "wick-trace-remote.h"
+#endif
 
 typedef struct
 {
@@ -46,6 +49,7 @@ static const WickTraceCommand commands[] = {
   { "sessions", wick_trace_sessions, "sessions [--json]               list live sessions" },
   { "attach", wick_trace_attach, "attach [--duration S] --output FILE PID|--follow TRACE   save a live session or a growing file" },
   { "control", wick_trace_control, "control PID COMMAND [ARGS...]   send one control command" },
+  { "serve", wick_trace_serve, "serve --stdio                   the node's end of --remote (run by ssh)" },
 #endif
 };
 
@@ -115,7 +119,16 @@ main (int argc, char **argv)
 {
   g_autofree char *max_line_bytes = NULL;
   gboolean help = FALSE, version = FALSE;
+  g_auto (GStrv) remotes = NULL;
+  g_autofree char *remote_command = NULL;
   const GOptionEntry entries[] = {
+#ifdef WICK_TRACE_HAVE_LIVE
+    { "remote", 0, 0, G_OPTION_ARG_STRING_ARRAY, &remotes,
+      "sessions, attach, control on another machine, through ssh (repeat for sessions)",
+      "ssh://[USER@]HOST[:PORT]" },
+    { "remote-command", 0, 0, G_OPTION_ARG_FILENAME, &remote_command,
+      "wick-trace on the remote machine (default: wick-trace on its PATH)", "PATH" },
+#endif
     { "max-line-bytes", 0, 0, G_OPTION_ARG_STRING, &max_line_bytes,
       "Longest JSONL line read (default 256M; K, M, G suffixes)", "N" },
     { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Show the version", NULL },
@@ -174,6 +187,26 @@ main (int argc, char **argv)
       return WICK_TRACE_EXIT_USAGE;
     }
 
+#ifdef WICK_TRACE_HAVE_LIVE
+  if (remote_command != NULL && remotes == NULL)
+    {
+      fprintf (stderr, "wick-trace: --remote-command goes with --remote\n");
+      return WICK_TRACE_EXIT_USAGE;
+    }
+  if (remotes != NULL)
+    {
+      static const char *const remote_commands[] = { "sessions", "attach", "control", NULL };
+      if (!g_strv_contains (remote_commands, argv[1]))
+        {
+          fprintf (stderr, "wick-trace: --remote works with sessions, attach and control, not "
+                           "“%s”\n",
+                   argv[1]);
+          return WICK_TRACE_EXIT_USAGE;
+        }
+      wick_trace_remotes = remotes;
+      wick_trace_remote_command = remote_command;
+    }
+#endif
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
       return commands[i].func (argc - 1, argv + 1);

@@ -49,6 +49,8 @@ struct _WickLiveStream
   gpointer emit_data;
 };
 
+static bool on_record (const WickRingRecord *record, void *user_data);
+
 WickLiveStream *
 wick_live_stream_new (int ring_fd, gboolean strict, GError **error)
 {
@@ -68,6 +70,32 @@ wick_live_stream_new (int ring_fd, gboolean strict, GError **error)
   return self;
 }
 
+/* A stream without a ring: the records come from wick_live_stream_feed
+ * (the remote client, which decodes them from the node's frames). */
+WickLiveStream *
+wick_live_stream_new_fed (gboolean strict)
+{
+  WickLiveStream *self = g_new0 (WickLiveStream, 1);
+  self->formatter = wick_jsonl_formatter_new (strict);
+  self->live_storages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->strict = strict;
+  return self;
+}
+
+void
+wick_live_stream_feed (WickLiveStream *self, const WickRingRecord *record, WickLiveLineFunc emit,
+                       gpointer user_data)
+{
+  if (self->finished)
+    return;
+  self->emit = emit;
+  self->emit_data = user_data;
+  on_record (record, self);
+  self->records++;
+  self->emit = NULL;
+  self->emit_data = NULL;
+}
+
 void
 wick_live_stream_free (WickLiveStream *self)
 {
@@ -83,7 +111,7 @@ wick_live_stream_free (WickLiveStream *self)
 const WickRingInfo *
 wick_live_stream_get_info (WickLiveStream *self)
 {
-  return wick_ring_reader_get_info (self->reader);
+  return self->reader != NULL ? wick_ring_reader_get_info (self->reader) : NULL;
 }
 
 static void
@@ -287,7 +315,7 @@ guint64
 wick_live_stream_drain (WickLiveStream *self, gsize max_records, WickLiveLineFunc emit,
                         gpointer user_data)
 {
-  if (self->finished)
+  if (self->finished || self->reader == NULL)
     return 0;
   WickError error;
   self->emit = emit;
@@ -326,13 +354,14 @@ wick_live_stream_drain_for (WickLiveStream *self, gint64 budget_us, WickLiveLine
 WickProducerState
 wick_live_stream_get_producer_state (WickLiveStream *self)
 {
-  return wick_ring_reader_get_producer_state (self->reader);
+  return self->reader != NULL ? wick_ring_reader_get_producer_state (self->reader)
+                              : WICK_PRODUCER_RUNNING;
 }
 
 gboolean
 wick_live_stream_is_drained (WickLiveStream *self)
 {
-  return wick_ring_reader_is_drained (self->reader);
+  return self->reader == NULL || wick_ring_reader_is_drained (self->reader);
 }
 
 gboolean
@@ -380,7 +409,10 @@ wick_live_stream_get_lines (WickLiveStream *self)
 void
 wick_live_stream_get_reader_stats (WickLiveStream *self, WickRingReaderStats *stats)
 {
-  wick_ring_reader_get_stats (self->reader, stats);
+  if (self->reader == NULL)
+    memset (stats, 0, sizeof *stats);
+  else
+    wick_ring_reader_get_stats (self->reader, stats);
 }
 
 void

@@ -24,6 +24,13 @@ typedef void (*WickLiveLineFunc) (const char *line, gsize length, gpointer user_
 /* Takes a duplicate of @ring_fd (the caller keeps its own). With @strict the
  * wick_ extension lines are left out (pure trace/10). */
 WickLiveStream *wick_live_stream_new (int ring_fd, gboolean strict, GError **error);
+/* A stream fed records by the caller (the remote client: records decoded
+ * from a node's frames) instead of a ring; the same lines, snapshot and
+ * counters. wick_live_stream_drain does nothing on it; producer state is
+ * RUNNING and the reader stats are zero (the node reports its own). */
+WickLiveStream *wick_live_stream_new_fed (gboolean strict);
+void wick_live_stream_feed (WickLiveStream *self, const WickRingRecord *record,
+                            WickLiveLineFunc emit, gpointer user_data);
 void wick_live_stream_free (WickLiveStream *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickLiveStream, wick_live_stream_free)
 

@@ -20,7 +20,9 @@
  *
  * Options: --steps N (0: until stopped), --rate STEPS_PER_SECOND (0: as fast
  * as possible; default 20), --trace FILE (also write the trace as JSONL),
- * --strict (no wick_ records in that file), --checkpoint FILE, --quiet.
+ * --strict (no wick_ records in that file), --checkpoint FILE, --quiet,
+ * --ring-bytes N (each thread's live ring; a small one makes a slow reader
+ * lose records sooner: the remote slow-link test).
  */
 #include "config.h"
 
@@ -56,6 +58,7 @@ typedef struct
   bool strict;
   bool restore_on_demand;
   bool quiet;
+  uint64_t ring_bytes;
 } DemoOptions;
 
 typedef struct
@@ -82,7 +85,8 @@ static int
 usage (void)
 {
   fprintf (stderr, "Usage: wick-demo [--steps N] [--rate STEPS_PER_SECOND] [--trace FILE] "
-                   "[--strict] [--checkpoint FILE] [--restore-on-demand] [--quiet]\n");
+                   "[--strict] [--checkpoint FILE] [--restore-on-demand] [--quiet] "
+                   "[--ring-bytes N]\n");
   return 2;
 }
 
@@ -112,6 +116,8 @@ parse_options (int argc, char **argv, DemoOptions *options)
         options->restore_on_demand = true;
       else if (strcmp (arg, "--quiet") == 0)
         options->quiet = true;
+      else if (strcmp (arg, "--ring-bytes") == 0 && i + 1 < argc)
+        options->ring_bytes = strtoull (argv[++i], &end, 10);
       else
         return false;
       if (end != NULL && *end != '\0')
@@ -177,6 +183,7 @@ open_session (Demo *demo, WickError *error)
     .jsonl_path = demo->options.trace,
     .strict = demo->options.strict,
     .policy = WICK_RING_DROP,
+    .ring_bytes = (size_t)demo->options.ring_bytes,
     .enable_control = true,
   };
   demo->session = wick_session_open (&run, &contract, &options, error);

@@ -497,6 +497,7 @@ test_cli_options (void)
     { "sessions", { "--json" } },
     { "attach", { "--output", "--duration", "--strict", "--follow" } },
     { "control", { "--tier", "--gate-cos", "--min-speedup", "--warmup" } },
+    { "serve", { "--stdio" } },
   };
   g_autofree char *top = NULL;
   g_assert_cmpint (run (&top, "--help", NULL), ==, 0);

@@ -1,0 +1,556 @@
+/* wick-trace-remote.c — sessions, attach and control on another machine,
+ * through ssh to its `wick-trace serve --stdio` (wick-remote-link.h).
+ *
+ * The output is the local commands': the same table or JSON (each session
+ * with a "host" in JSON), the same trace file written here, the same control
+ * reply. What the node sends is untrusted: session fields are checked and
+ * bounded (and control characters replaced before they reach a terminal),
+ * records go through the hostile decoder, and a node that breaks or goes
+ * silent ends the command with an error naming it — an attach then still
+ * closes its file as a parseable trace with a failed terminal saying why.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "live/wick-live-stream.h"
+#include "live/wick-remote-link.h"
+#include "wick-trace-commands.h"
+#include "wick-trace-remote.h"
+
+char **wick_trace_remotes;
+char *wick_trace_remote_command;
+
+#define FIELD_MAX_BYTES 4096
+#define POLL_SLICE_MS 200
+#define DETACH_TIMEOUT_MS 10000
+
+static volatile sig_atomic_t remote_interrupted;
+
+static void
+on_interrupt (int signal_number)
+{
+  remote_interrupted = 1;
+}
+
+/* A string member from the node, bounded, valid UTF-8, no control characters. */
+static char *
+clean_string (JsonObject *object, const char *name, const char *fallback)
+{
+  JsonNode *node = json_object_get_member (object, name);
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
+    return fallback != NULL ? g_strdup (fallback) : NULL;
+  const char *text = json_node_get_string (node);
+  gsize length = strlen (text);
+  g_autofree char *valid = g_utf8_make_valid (text, (gssize)MIN (length, FIELD_MAX_BYTES));
+  for (char *p = valid; *p != '\0'; p++)
+    if ((guchar)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  return g_steal_pointer (&valid);
+}
+
+static guint64
+clean_uint (JsonObject *object, const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
+    return 0;
+  gint64 value = json_node_get_int (node);
+  return value > 0 ? (guint64)value : 0;
+}
+
+static WickLiveSessionInfo *
+session_from_json (JsonNode *node, const char *host, GError **error)
+{
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "%s listed a session that is not a JSON object", host);
+      return NULL;
+    }
+  JsonObject *object = json_node_get_object (node);
+  gint64 pid = (gint64)clean_uint (object, "pid");
+  if (pid <= 0 || pid > G_MAXINT32)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "%s listed a session without a valid \"pid\"", host);
+      return NULL;
+    }
+  WickLiveSessionInfo *info = g_new0 (WickLiveSessionInfo, 1);
+  info->pid = pid;
+  info->socket_path = clean_string (object, "socket", "");
+  info->problem = clean_string (object, "problem", NULL);
+  g_autofree char *status = clean_string (object, "status", "answering");
+  info->busy = g_strcmp0 (status, "busy") == 0;
+  if (info->problem == NULL && g_strcmp0 (status, "answering") != 0)
+    info->problem = g_strdup_printf ("%s (the node said no more)", status);
+  info->program = clean_string (object, "program", "?");
+  info->entrypoint = clean_string (object, "entrypoint", "?");
+  info->started = clean_string (object, "started", "?");
+  info->started_unix_ns = clean_uint (object, "started_unix_ns");
+  info->dropped = clean_uint (object, "dropped");
+  info->policy = clean_string (object, "policy", "?");
+  JsonNode *finished = json_object_get_member (object, "finished");
+  info->finished = finished != NULL && json_node_get_value_type (finished) == G_TYPE_BOOLEAN
+                   && json_node_get_boolean (finished);
+  info->run_id = clean_string (object, "run_id", NULL);
+  return info;
+}
+
+static WickRemoteLink *
+open_link (const char *url, WickRemoteTarget *target, GError **error)
+{
+  if (!wick_remote_target_parse (url, target, error))
+    return NULL;
+  return wick_remote_link_open (target, wick_trace_remote_command, error);
+}
+
+/* ---- sessions ---- */
+
+static GPtrArray *
+list_host (const char *url, char **host_out, GError **error)
+{
+  WickRemoteTarget target;
+  g_autoptr (WickRemoteLink) link = open_link (url, &target, error);
+  if (link == NULL)
+    {
+      wick_remote_target_clear (&target);
+      return NULL;
+    }
+  *host_out = g_strdup (wick_remote_link_get_name (link));
+  wick_remote_target_clear (&target);
+  g_autoptr (JsonObject) list = json_object_new ();
+  if (!wick_remote_link_send_object (link, WICK_REMOTE_LIST, list, error))
+    return NULL;
+  WickRemoteFrame frame;
+  for (;;)
+    {
+      if (!wick_remote_link_next (link, &frame, WICK_REMOTE_REPLY_TIMEOUT_MS, error))
+        return NULL;
+      if (frame.type == WICK_REMOTE_SESSIONS || frame.type == WICK_REMOTE_ERROR)
+        break;
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "%s answered a list with a %s frame", *host_out,
+                   wick_remote_type_name (frame.type));
+      wick_remote_frame_clear (&frame);
+      return NULL;
+    }
+  g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "session list", error);
+  guint type = frame.type;
+  wick_remote_frame_clear (&frame);
+  if (node == NULL)
+    return NULL;
+  if (type == WICK_REMOTE_ERROR)
+    {
+      g_autofree char *message = JSON_NODE_HOLDS_OBJECT (node)
+                                   ? clean_string (json_node_get_object (node), "error", "?")
+                                   : g_strdup ("?");
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_REFUSED, "%s: %s", *host_out, message);
+      return NULL;
+    }
+  if (!JSON_NODE_HOLDS_ARRAY (node)
+      || json_array_get_length (json_node_get_array (node)) > WICK_REMOTE_MAX_SESSIONS)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "%s sent a session list that is not an array of at most %d sessions", *host_out,
+                   WICK_REMOTE_MAX_SESSIONS);
+      return NULL;
+    }
+  JsonArray *array = json_node_get_array (node);
+  g_autoptr (GPtrArray) sessions
+    = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_live_session_info_free);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      WickLiveSessionInfo *info
+        = session_from_json (json_array_get_element (array, i), *host_out, error);
+      if (info == NULL)
+        return NULL;
+      g_ptr_array_add (sessions, info);
+    }
+  return g_steal_pointer (&sessions);
+}
+
+int
+wick_trace_remote_sessions (gboolean json)
+{
+  guint n_hosts = g_strv_length (wick_trace_remotes);
+  int status = WICK_TRACE_EXIT_OK;
+  g_autoptr (JsonArray) all = json_array_new ();
+  for (guint h = 0; h < n_hosts; h++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *host = NULL;
+      g_autoptr (GPtrArray) sessions = list_host (wick_trace_remotes[h], &host, &error);
+      if (sessions == NULL)
+        {
+          fprintf (stderr, "wick-trace: sessions: %s\n", error->message);
+          status = WICK_TRACE_EXIT_USAGE;
+          continue;
+        }
+      if (json)
+        {
+          for (guint i = 0; i < sessions->len; i++)
+            {
+              JsonObject *object = wick_trace_session_to_json (g_ptr_array_index (sessions, i));
+              json_object_set_string_member (object, "host", host);
+              json_array_add_object_element (all, object);
+            }
+          continue;
+        }
+      if (n_hosts > 1)
+        printf ("%s%s:\n", h > 0 ? "\n" : "", host);
+      wick_trace_print_sessions (sessions, FALSE);
+      fflush (stdout);
+    }
+  if (json)
+    {
+      g_autoptr (JsonNode) node = json_node_new (JSON_NODE_ARRAY);
+      json_node_set_array (node, all);
+      g_autofree char *text = json_to_string (node, FALSE);
+      printf ("%s\n", text);
+    }
+  return status;
+}
+
+static gboolean
+single_remote (const char *command)
+{
+  if (g_strv_length (wick_trace_remotes) == 1)
+    return TRUE;
+  wick_trace_usage_error (command, "--remote may be given once for %s (several only for sessions)",
+                          command);
+  return FALSE;
+}
+
+/* ---- control ---- */
+
+int
+wick_trace_remote_control (gint64 pid, JsonObject *request)
+{
+  if (!single_remote ("control"))
+    return WICK_TRACE_EXIT_USAGE;
+  WickRemoteTarget target;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickRemoteLink) link = open_link (wick_trace_remotes[0], &target, &error);
+  wick_remote_target_clear (&target);
+  if (link == NULL)
+    return wick_trace_print_control_error (error->message);
+  g_autoptr (JsonObject) message = json_object_new ();
+  json_object_set_int_member (message, "pid", pid);
+  json_object_set_object_member (message, "request", json_object_ref (request));
+  if (!wick_remote_link_send_object (link, WICK_REMOTE_CONTROL, message, &error))
+    return wick_trace_print_control_error (error->message);
+  gboolean capture = g_strcmp0 (json_object_get_string_member (request, "command"), "capture") == 0;
+  g_autoptr (JsonObject) reply = wick_remote_link_expect_object (
+    link, WICK_REMOTE_REPLY,
+    capture ? WICK_LIVE_CAPTURE_TIMEOUT_MS + 10000 : WICK_REMOTE_REPLY_TIMEOUT_MS, &error);
+  if (reply == NULL)
+    return wick_trace_print_control_error (error->message);
+  json_object_remove_member (reply, "v");
+  g_autoptr (JsonNode) node = json_node_init_object (json_node_alloc (), reply);
+  g_autofree char *text = json_to_string (node, FALSE);
+  printf ("%s\n", text);
+  JsonNode *ok = json_object_get_member (reply, "ok");
+  return ok != NULL && json_node_get_value_type (ok) == G_TYPE_BOOLEAN && json_node_get_boolean (ok)
+           ? WICK_TRACE_EXIT_OK
+           : WICK_TRACE_EXIT_HEALTH;
+}
+
+/* ---- attach ---- */
+
+typedef struct
+{
+  FILE *file;
+  gboolean write_failed;
+  WickLiveStream *stream;
+  /* the node's last STATS */
+  guint64 node_lost;
+  guint64 node_records;
+  guint64 raw_bytes;
+  char *producer_state;
+} RemoteAttach;
+
+static void
+write_line (const char *line, gsize length, gpointer user_data)
+{
+  RemoteAttach *attach = user_data;
+  if (fwrite (line, 1, length, attach->file) != length || fputc ('\n', attach->file) == EOF)
+    attach->write_failed = TRUE;
+}
+
+static gboolean
+feed_record (const WickRingRecord *record, gpointer user_data)
+{
+  RemoteAttach *attach = user_data;
+  wick_live_stream_feed (attach->stream, record, write_line, attach);
+  return !attach->write_failed;
+}
+
+/* SNAPSHOT chunks until the last; applied to the stream through a memfd. */
+static void
+receive_snapshot (WickRemoteLink *link, WickLiveStream *stream)
+{
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
+  g_autoptr (GError) error = NULL;
+  for (;;)
+    {
+      WickRemoteFrame frame;
+      if (!wick_remote_link_next (link, &frame, WICK_REMOTE_REPLY_TIMEOUT_MS, &error))
+        break;
+      if (frame.type != WICK_REMOTE_SNAPSHOT)
+        {
+          g_set_error (&error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "%s sent a %s frame inside the attach snapshot",
+                       wick_remote_link_get_name (link), wick_remote_type_name (frame.type));
+          wick_remote_frame_clear (&frame);
+          break;
+        }
+      gsize length;
+      const guint8 *data = g_bytes_get_data (frame.payload, &length);
+      gboolean more = (frame.flags & WICK_REMOTE_FLAG_MORE) != 0;
+      if (bytes->len + (guint64)length > WICK_REMOTE_MAX_SNAPSHOT_BYTES)
+        {
+          g_set_error (&error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "the attach snapshot from %s is larger than 512 MiB",
+                       wick_remote_link_get_name (link));
+          wick_remote_frame_clear (&frame);
+          break;
+        }
+      g_byte_array_append (bytes, data, (guint)length);
+      wick_remote_frame_clear (&frame);
+      if (!more)
+        break;
+    }
+  if (error == NULL && bytes->len == 0)
+    g_set_error (&error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                 "the node could not read it (its reason is on its stderr, above)");
+  if (error == NULL)
+    {
+      int fd = memfd_create ("wick-remote-snapshot", MFD_CLOEXEC);
+      if (fd < 0 || write (fd, bytes->data, bytes->len) != (ssize_t)bytes->len)
+        g_set_error (&error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                     "cannot keep the snapshot in memory: %s", g_strerror (errno));
+      else
+        wick_live_stream_apply_snapshot (stream, fd, &error);
+      if (fd >= 0)
+        close (fd);
+    }
+  if (error != NULL)
+    fprintf (stderr,
+             "wick-trace: attach: no attach snapshot (%s): storages allocated before the "
+             "attach are missing from the capture\n",
+             error->message);
+}
+
+static void
+take_stats (RemoteAttach *attach, GBytes *payload)
+{
+  g_autoptr (JsonNode) node = wick_remote_parse_json (payload, "stats", NULL);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return;
+  JsonObject *object = json_node_get_object (node);
+  attach->node_lost = clean_uint (object, "lost");
+  attach->node_records = clean_uint (object, "records");
+  attach->raw_bytes = clean_uint (object, "raw_bytes");
+  g_free (attach->producer_state);
+  attach->producer_state = clean_string (object, "producer_state", "running");
+}
+
+int
+wick_trace_remote_attach (gint64 pid, gboolean strict, double duration, const char *output_path)
+{
+  if (!single_remote ("attach"))
+    return WICK_TRACE_EXIT_USAGE;
+  WickRemoteTarget target;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickRemoteLink) link = open_link (wick_trace_remotes[0], &target, &error);
+  wick_remote_target_clear (&target);
+  if (link == NULL)
+    {
+      fprintf (stderr, "wick-trace: attach: %s\n", error->message);
+      return WICK_TRACE_EXIT_USAGE;
+    }
+  const char *host = wick_remote_link_get_name (link);
+  g_autoptr (JsonObject) request = json_object_new ();
+  json_object_set_int_member (request, "pid", pid);
+  json_object_set_boolean_member (request, "strict", strict);
+  g_autoptr (JsonObject) attached = NULL;
+  if (wick_remote_link_send_object (link, WICK_REMOTE_ATTACH, request, &error))
+    attached = wick_remote_link_expect_object (link, WICK_REMOTE_ATTACHED,
+                                               WICK_REMOTE_REPLY_TIMEOUT_MS, &error);
+  g_autoptr (WickLiveSessionInfo) info = NULL;
+  if (attached != NULL)
+    {
+      JsonNode *node = json_node_init_object (json_node_alloc (), attached);
+      info = session_from_json (node, host, &error);
+      json_node_unref (node);
+    }
+  if (info == NULL)
+    {
+      fprintf (stderr, "wick-trace: attach: %s\n", error->message);
+      return WICK_TRACE_EXIT_USAGE;
+    }
+  g_autoptr (WickLiveStream) stream = wick_live_stream_new_fed (strict);
+  g_autofree char *snapshot_error = clean_string (attached, "snapshot_error", NULL);
+  if (snapshot_error != NULL)
+    fprintf (stderr,
+             "wick-trace: attach: no attach snapshot (%s): storages allocated before the "
+             "attach are missing from the capture\n",
+             snapshot_error);
+  else
+    receive_snapshot (link, stream);
+
+  RemoteAttach attach = { fopen (output_path, "w"), FALSE, stream, 0, 0, 0, NULL };
+  if (attach.file == NULL)
+    {
+      fprintf (stderr, "wick-trace: attach: cannot write %s: %s\n", output_path,
+               g_strerror (errno));
+      return WICK_TRACE_EXIT_USAGE;
+    }
+  remote_interrupted = 0;
+  struct sigaction action = { .sa_handler = on_interrupt }, old_int, old_term;
+  sigaction (SIGINT, &action, &old_int);
+  sigaction (SIGTERM, &action, &old_term);
+
+  g_autoptr (WickRemoteDecoder) decoder = wick_remote_decoder_new ();
+  gint64 deadline = duration > 0 ? g_get_monotonic_time () + (gint64)(duration * 1e6) : G_MAXINT64;
+  gint64 last_frame = g_get_monotonic_time ();
+  guint64 last_received = wick_remote_link_get_bytes_received (link);
+  gint64 detach_deadline = 0;
+  gboolean ended = FALSE, stopped_by_us = FALSE;
+  g_autoptr (GError) link_error = NULL;
+  g_autofree char *end_state = NULL;
+  while (!ended && !attach.write_failed)
+    {
+      gint64 now = g_get_monotonic_time ();
+      if (detach_deadline == 0 && (remote_interrupted || now >= deadline))
+        {
+          stopped_by_us = TRUE;
+          g_autoptr (JsonObject) detach = json_object_new ();
+          if (!wick_remote_link_send_object (link, WICK_REMOTE_DETACH, detach, &link_error))
+            break;
+          detach_deadline = now + (gint64)DETACH_TIMEOUT_MS * 1000;
+        }
+      if (detach_deadline != 0 && now >= detach_deadline)
+        {
+          g_set_error (&link_error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
+                       "%s did not end the stream within %d s of the detach", host,
+                       DETACH_TIMEOUT_MS / 1000);
+          break;
+        }
+      WickRemoteFrame frame;
+      g_autoptr (GError) local = NULL;
+      if (!wick_remote_link_next (link, &frame, POLL_SLICE_MS, &local))
+        {
+          if (g_error_matches (local, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT))
+            {
+              /* A big frame over a slow link takes long: bytes arriving
+               * are life too, only silence is a dead link. */
+              guint64 received = wick_remote_link_get_bytes_received (link);
+              if (received != last_received)
+                {
+                  last_received = received;
+                  last_frame = g_get_monotonic_time ();
+                }
+              if (g_get_monotonic_time () - last_frame < (gint64)WICK_REMOTE_IDLE_TIMEOUT_MS * 1000)
+                continue;
+              g_set_error (&link_error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
+                           "%s sent nothing for %d s (the link or the node stopped)", host,
+                           WICK_REMOTE_IDLE_TIMEOUT_MS / 1000);
+            }
+          else
+            link_error = g_steal_pointer (&local);
+          break;
+        }
+      last_frame = g_get_monotonic_time ();
+      switch (frame.type)
+        {
+          case WICK_REMOTE_RECORDS:
+            if (!wick_remote_decode_records (decoder, frame.payload, feed_record, &attach,
+                                             &link_error))
+              g_prefix_error (&link_error, "%s: ", host);
+            break;
+          case WICK_REMOTE_STATS:
+            take_stats (&attach, frame.payload);
+            break;
+          case WICK_REMOTE_END:
+            {
+              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "end", NULL);
+              if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+                end_state = clean_string (json_node_get_object (node), "producer_state", NULL);
+              ended = TRUE;
+              break;
+            }
+          case WICK_REMOTE_ERROR:
+            {
+              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "error", NULL);
+              g_autofree char *message
+                = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                    ? clean_string (json_node_get_object (node), "error", "?")
+                    : g_strdup ("?");
+              g_set_error (&link_error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_REFUSED, "%s: %s", host,
+                           message);
+              break;
+            }
+          default:
+            g_set_error (&link_error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                         "%s sent a %s frame during the attach", host,
+                         wick_remote_type_name (frame.type));
+            break;
+        }
+      wick_remote_frame_clear (&frame);
+      if (link_error != NULL)
+        break;
+    }
+  sigaction (SIGINT, &old_int, NULL);
+  sigaction (SIGTERM, &old_term, NULL);
+
+  g_autofree char *reason = NULL;
+  if (link_error != NULL)
+    reason = g_strdup_printf ("capture cut: the remote link failed: %s", link_error->message);
+  else if (g_strcmp0 (end_state, "dead") == 0)
+    reason = g_strdup_printf ("capture cut: the process (pid %" G_GINT64_FORMAT ") on %s exited "
+                              "without finishing its trace",
+                              pid, host);
+  else if (g_strcmp0 (end_state, "finished") == 0 && !wick_live_stream_has_terminal (stream))
+    reason = g_strdup ("capture cut: the process finished, but its terminal record was not read");
+  else if (stopped_by_us && remote_interrupted)
+    reason = g_strdup ("capture cut: wick-trace attach was interrupted while the process was "
+                       "still running");
+  else
+    reason = g_strdup_printf ("capture cut: wick-trace attach stopped after %g s while the "
+                              "process was still running",
+                              duration);
+  wick_live_stream_finish (stream, reason, write_line, &attach);
+  int status = WICK_TRACE_EXIT_OK;
+  if (fclose (attach.file) != 0 || attach.write_failed)
+    {
+      fprintf (stderr, "wick-trace: attach: writing %s failed: %s\n", output_path,
+               g_strerror (errno));
+      status = WICK_TRACE_EXIT_USAGE;
+    }
+  if (link_error != NULL)
+    {
+      fprintf (stderr, "wick-trace: attach: %s (what arrived is in %s, closed as a cut capture)\n",
+               link_error->message, output_path);
+      status = WICK_TRACE_EXIT_USAGE;
+    }
+  fprintf (stderr,
+           "wick-trace: attached to %s (pid %" G_GINT64_FORMAT ") on %s: %" G_GUINT64_FORMAT
+           " records, %" G_GUINT64_FORMAT " lines to %s; %" G_GUINT64_FORMAT
+           " dropped by the process, %" G_GUINT64_FORMAT " lost by the node's reader; %.1f MiB "
+           "received (%.1f MiB of records before zstd)%s\n",
+           info->program, pid, host, wick_live_stream_get_records (stream),
+           wick_live_stream_get_lines (stream), output_path, wick_live_stream_get_dropped (stream),
+           wick_live_stream_get_lost (stream),
+           (double)wick_remote_link_get_bytes_received (link) / (1 << 20),
+           (double)attach.raw_bytes / (1 << 20),
+           wick_live_stream_has_terminal (stream) ? "; the session finished" : "");
+  g_free (attach.producer_state);
+  return status;
+}

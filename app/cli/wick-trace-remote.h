@@ -1,0 +1,26 @@
+/* wick-trace-remote.h — `wick-trace --remote ssh://… sessions|attach|control`
+ * and `serve --stdio` (docs/protocol.md, "Remote sessions over SSH"), and the
+ * pieces of the local commands (wick-trace-live.c) they share. */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "live/wick-live-client.h"
+
+/* Set by wick-trace.c from --remote (NULL-terminated) and --remote-command;
+ * NULL when the commands act on this machine. */
+extern char **wick_trace_remotes;
+extern char *wick_trace_remote_command;
+
+JsonObject *wick_trace_session_to_json (const WickLiveSessionInfo *info);
+/* The sessions as `wick-trace sessions` prints them (a table, or --json). */
+void wick_trace_print_sessions (GPtrArray *sessions, gboolean json);
+/* {"ok":false,"error":MESSAGE} on stdout; returns WICK_TRACE_EXIT_USAGE. */
+int wick_trace_print_control_error (const char *message);
+
+int wick_trace_remote_sessions (gboolean json);
+int wick_trace_remote_attach (gint64 pid, gboolean strict, double duration,
+                              const char *output_path);
+int wick_trace_remote_control (gint64 pid, JsonObject *request);
+int wick_trace_serve (int argc, char **argv);

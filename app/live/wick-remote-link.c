@@ -1,0 +1,505 @@
+/* wick-remote-link.c — ssh to a node's `wick-trace serve --stdio` (see the header). */
+#include "config.h"
+
+#include "wick-remote-link.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wick-live-client.h"
+
+#define READ_CHUNK (256u << 10)
+#define WRITE_TIMEOUT_MS 10000
+
+struct _WickRemoteLink
+{
+  char *name;
+  GPid pid;
+  gboolean reaped;
+  int exit_status;
+  int to_node;   /* ssh's stdin */
+  int from_node; /* ssh's stdout */
+  WickRemoteParser *parser;
+  JsonObject *hello;
+  guint64 bytes_received;
+  guint8 *chunk;
+};
+
+void
+wick_remote_target_clear (WickRemoteTarget *target)
+{
+  g_clear_pointer (&target->user, g_free);
+  g_clear_pointer (&target->host, g_free);
+  g_clear_pointer (&target->name, g_free);
+  target->port = 0;
+  target->pid = 0;
+}
+
+static gboolean
+name_chars_ok (const char *text, gboolean allow_colon)
+{
+  if (text[0] == '\0' || text[0] == '-')
+    return FALSE;
+  for (const char *p = text; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p) && *p != '.' && *p != '_' && *p != '-' && !(allow_colon && *p == ':'))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+wick_remote_target_parse (const char *url, WickRemoteTarget *target, GError **error)
+{
+  memset (target, 0, sizeof *target);
+  if (!g_str_has_prefix (url, "ssh://"))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_NOT_FOUND,
+                   "“%s” is not an ssh://[user@]host[:port] address", url);
+      return FALSE;
+    }
+  const char *rest = url + strlen ("ssh://");
+  const char *slash = strchr (rest, '/');
+  g_autofree char *authority
+    = slash != NULL ? g_strndup (rest, (gsize)(slash - rest)) : g_strdup (rest);
+  if (slash != NULL && slash[1] != '\0')
+    {
+      char *end;
+      errno = 0;
+      gint64 pid = g_ascii_strtoll (slash + 1, &end, 10);
+      if (errno != 0 || *end != '\0' || pid <= 0 || pid > G_MAXINT32)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_NOT_FOUND,
+                       "“%s”: “%s” after the host is not a process id", url, slash + 1);
+          return FALSE;
+        }
+      target->pid = pid;
+    }
+  char *at = strrchr (authority, '@');
+  const char *hostport = authority;
+  if (at != NULL)
+    {
+      *at = '\0';
+      target->user = g_strdup (authority);
+      hostport = at + 1;
+      if (!name_chars_ok (target->user, FALSE))
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_NOT_FOUND,
+                       "“%s”: the user name may hold letters, digits, '.', '_' and '-' (not "
+                       "first)",
+                       url);
+          wick_remote_target_clear (target);
+          return FALSE;
+        }
+    }
+  g_autofree char *host = NULL;
+  const char *port_text = NULL;
+  if (hostport[0] == '[')
+    {
+      const char *close = strchr (hostport, ']');
+      if (close == NULL)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_NOT_FOUND,
+                       "“%s”: an IPv6 address needs its closing ']'", url);
+          wick_remote_target_clear (target);
+          return FALSE;
+        }
+      host = g_strndup (hostport + 1, (gsize)(close - hostport - 1));
+      if (close[1] == ':')
+        port_text = close + 2;
+      else if (close[1] != '\0')
+        host[0] = '-'; /* refused below */
+    }
+  else
+    {
+      const char *colon = strchr (hostport, ':');
+      host = colon != NULL ? g_strndup (hostport, (gsize)(colon - hostport)) : g_strdup (hostport);
+      port_text = colon != NULL ? colon + 1 : NULL;
+    }
+  if (!name_chars_ok (host, hostport[0] == '['))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_NOT_FOUND,
+                   "“%s”: the host may hold letters, digits, '.', '_' and '-' (not first)", url);
+      wick_remote_target_clear (target);
+      return FALSE;
+    }
+  if (port_text != NULL)
+    {
+      char *end;
+      errno = 0;
+      gint64 port = g_ascii_strtoll (port_text, &end, 10);
+      if (errno != 0 || end == port_text || *end != '\0' || port < 1 || port > 65535)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_NOT_FOUND,
+                       "“%s”: the port must be 1 to 65535, not “%s”", url, port_text);
+          wick_remote_target_clear (target);
+          return FALSE;
+        }
+      target->port = (int)port;
+    }
+  target->host = g_steal_pointer (&host);
+  GString *name = g_string_new (NULL);
+  if (target->user != NULL)
+    g_string_append_printf (name, "%s@", target->user);
+  g_string_append (name, target->host);
+  if (target->port != 0)
+    g_string_append_printf (name, ":%d", target->port);
+  target->name = g_string_free (name, FALSE);
+  return TRUE;
+}
+
+/* ssh may ask (host key, passphrase) only when someone can answer. */
+static gboolean
+is_interactive (void)
+{
+  if (!isatty (STDIN_FILENO) || !isatty (STDERR_FILENO))
+    return FALSE;
+  int tty = open ("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (tty < 0)
+    return FALSE;
+  close (tty);
+  return TRUE;
+}
+
+static void
+reap (WickRemoteLink *self, int wait_ms)
+{
+  if (self->reaped || self->pid <= 0)
+    return;
+  gint64 deadline = g_get_monotonic_time () + (gint64)wait_ms * 1000;
+  for (;;)
+    {
+      int status;
+      pid_t r = waitpid (self->pid, &status, WNOHANG);
+      if (r == self->pid || (r < 0 && errno != EINTR))
+        {
+          self->reaped = TRUE;
+          self->exit_status
+            = r == self->pid ? (WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status))
+                             : -1;
+          return;
+        }
+      if (g_get_monotonic_time () >= deadline)
+        return;
+      g_usleep (10000);
+    }
+}
+
+static char *
+ssh_end_text (WickRemoteLink *self)
+{
+  reap (self, 2000);
+  if (!self->reaped)
+    return g_strdup ("ssh is still running");
+  if (self->exit_status == 255)
+    return g_strdup ("ssh exited with status 255: it could not connect or authenticate, or the "
+                     "connection dropped (its message is above)");
+  if (self->exit_status > 128)
+    return g_strdup_printf ("ssh was killed by signal %d", self->exit_status - 128);
+  return g_strdup_printf ("the remote command exited with status %d", self->exit_status);
+}
+
+void
+wick_remote_link_close (WickRemoteLink *self)
+{
+  if (self == NULL)
+    return;
+  if (self->to_node >= 0)
+    close (self->to_node);
+  self->to_node = -1;
+  /* The node exits when its stdin closes; ssh then exits too. */
+  reap (self, 3000);
+  if (!self->reaped && self->pid > 0)
+    {
+      kill (self->pid, SIGTERM);
+      reap (self, 1000);
+      if (!self->reaped)
+        {
+          kill (self->pid, SIGKILL);
+          reap (self, 5000);
+        }
+    }
+  if (self->from_node >= 0)
+    close (self->from_node);
+  if (self->pid > 0)
+    g_spawn_close_pid (self->pid);
+  wick_remote_parser_free (self->parser);
+  g_clear_pointer (&self->hello, json_object_unref);
+  g_free (self->chunk);
+  g_free (self->name);
+  g_free (self);
+}
+
+const char *
+wick_remote_link_get_name (WickRemoteLink *self)
+{
+  return self->name;
+}
+
+JsonObject *
+wick_remote_link_get_hello (WickRemoteLink *self)
+{
+  return self->hello;
+}
+
+guint64
+wick_remote_link_get_bytes_received (WickRemoteLink *self)
+{
+  return self->bytes_received;
+}
+
+int
+wick_remote_link_get_fd (WickRemoteLink *self)
+{
+  return self->from_node;
+}
+
+static gboolean
+write_all (WickRemoteLink *self, const guint8 *data, gsize length, GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64)WRITE_TIMEOUT_MS * 1000;
+  while (length > 0)
+    {
+      if (self->to_node < 0)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT,
+                       "the connection to %s is closed", self->name);
+          return FALSE;
+        }
+      ssize_t n = write (self->to_node, data, length);
+      if (n > 0)
+        {
+          data += n;
+          length -= (gsize)n;
+          continue;
+        }
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno != EAGAIN)
+        {
+          g_autofree char *why = ssh_end_text (self);
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT,
+                       "cannot write to %s: %s (%s)", self->name, g_strerror (errno), why);
+          return FALSE;
+        }
+      gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
+      if (left <= 0)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
+                       "%s took no request for %d s", self->name, WRITE_TIMEOUT_MS / 1000);
+          return FALSE;
+        }
+      struct pollfd pfd = { self->to_node, POLLOUT, 0 };
+      poll (&pfd, 1, (int)MIN (left, 1000));
+    }
+  return TRUE;
+}
+
+gboolean
+wick_remote_link_send_json (WickRemoteLink *self, guint type, JsonNode *node, GError **error)
+{
+  g_autoptr (GBytes) frame = wick_remote_frame_encode_json (type, node);
+  gsize length;
+  const guint8 *data = g_bytes_get_data (frame, &length);
+  return write_all (self, data, length, error);
+}
+
+gboolean
+wick_remote_link_send_object (WickRemoteLink *self, guint type, JsonObject *object, GError **error)
+{
+  g_autoptr (JsonNode) node = json_node_init_object (json_node_alloc (), object);
+  return wick_remote_link_send_json (self, type, node, error);
+}
+
+gboolean
+wick_remote_link_next (WickRemoteLink *self, WickRemoteFrame *frame, int timeout_ms, GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
+  for (;;)
+    {
+      if (wick_remote_parser_next (self->parser, frame, error))
+        return TRUE;
+      if (error != NULL && *error != NULL)
+        return FALSE;
+      ssize_t n = read (self->from_node, self->chunk, READ_CHUNK);
+      if (n > 0)
+        {
+          self->bytes_received += (guint64)n;
+          if (!wick_remote_parser_feed (self->parser, self->chunk, (gsize)n, error))
+            return FALSE;
+          continue;
+        }
+      if (n == 0)
+        {
+          g_autofree char *why = ssh_end_text (self);
+          gsize pending = wick_remote_parser_pending (self->parser);
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT,
+                       "the connection to %s closed%s: %s", self->name,
+                       pending > 0 ? " inside a frame" : "", why);
+          return FALSE;
+        }
+      if (errno == EINTR)
+        continue;
+      if (errno != EAGAIN)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT, "cannot read from %s: %s",
+                       self->name, g_strerror (errno));
+          return FALSE;
+        }
+      gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
+      if (left <= 0)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
+                       "%s sent nothing for %d s (the link or the node stopped)", self->name,
+                       MAX (timeout_ms / 1000, 1));
+          return FALSE;
+        }
+      struct pollfd pfd = { self->from_node, POLLIN, 0 };
+      poll (&pfd, 1, (int)MIN (left, 1000));
+    }
+}
+
+JsonObject *
+wick_remote_link_expect_object (WickRemoteLink *self, guint expect, int timeout_ms, GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
+  for (;;)
+    {
+      WickRemoteFrame frame;
+      int left = (int)MAX ((deadline - g_get_monotonic_time ()) / 1000, 1);
+      if (!wick_remote_link_next (self, &frame, left, error))
+        return NULL;
+      if (frame.type == WICK_REMOTE_STATS && expect != WICK_REMOTE_STATS)
+        {
+          /* heartbeats of an attach in progress */
+          wick_remote_frame_clear (&frame);
+          continue;
+        }
+      if (frame.type != expect && frame.type != WICK_REMOTE_ERROR)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "%s sent a %s frame where a %s frame was expected", self->name,
+                       wick_remote_type_name (frame.type), wick_remote_type_name (expect));
+          wick_remote_frame_clear (&frame);
+          return NULL;
+        }
+      g_autoptr (JsonNode) node
+        = wick_remote_parse_json (frame.payload, wick_remote_type_name (frame.type), error);
+      guint type = frame.type;
+      wick_remote_frame_clear (&frame);
+      if (node == NULL)
+        return NULL;
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "%s sent a %s frame that is not a JSON object", self->name,
+                       wick_remote_type_name (type));
+          return NULL;
+        }
+      JsonObject *object = json_node_get_object (node);
+      if (type == WICK_REMOTE_ERROR)
+        {
+          JsonNode *message = json_object_get_member (object, "error");
+          const char *text = message != NULL && json_node_get_value_type (message) == G_TYPE_STRING
+                               ? json_node_get_string (message)
+                               : "(no sentence)";
+          g_autofree char *shown = g_utf8_make_valid (text, MIN (strlen (text), 1000));
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_REFUSED, "%s: %s", self->name,
+                       shown);
+          return NULL;
+        }
+      return json_object_ref (object);
+    }
+}
+
+WickRemoteLink *
+wick_remote_link_open (const WickRemoteTarget *target, const char *remote_command, GError **error)
+{
+  /* A write to an ssh that died must be an error, not the end of the
+   * process: SIGPIPE is ignored unless the program handles it already. */
+  struct sigaction old;
+  if (sigaction (SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+    signal (SIGPIPE, SIG_IGN);
+  gboolean interactive = is_interactive ();
+  const char *ssh = g_getenv ("WICK_SSH");
+  g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (argv, g_strdup (ssh != NULL && ssh[0] != '\0' ? ssh : "ssh"));
+  g_ptr_array_add (argv, g_strdup ("-T")); /* no terminal on the node: binary stdio */
+  g_ptr_array_add (argv, g_strdup ("-o"));
+  g_ptr_array_add (argv, g_strdup ("ServerAliveInterval=5"));
+  g_ptr_array_add (argv, g_strdup ("-o"));
+  g_ptr_array_add (argv, g_strdup ("ServerAliveCountMax=3"));
+  if (!interactive)
+    {
+      g_ptr_array_add (argv, g_strdup ("-o"));
+      g_ptr_array_add (argv, g_strdup ("BatchMode=yes"));
+      g_ptr_array_add (argv, g_strdup ("-o"));
+      g_ptr_array_add (argv, g_strdup ("ConnectTimeout=20"));
+    }
+  if (target->port != 0)
+    {
+      g_ptr_array_add (argv, g_strdup ("-p"));
+      g_ptr_array_add (argv, g_strdup_printf ("%d", target->port));
+    }
+  if (target->user != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("-l"));
+      g_ptr_array_add (argv, g_strdup (target->user));
+    }
+  g_ptr_array_add (argv, g_strdup ("--"));
+  g_ptr_array_add (argv, g_strdup (target->host));
+  /* ssh hands the node's shell one command line: the path is quoted. */
+  g_autofree char *quoted = g_shell_quote (remote_command != NULL ? remote_command : "wick-trace");
+  g_ptr_array_add (argv, g_strdup_printf ("%s serve --stdio", quoted));
+  g_ptr_array_add (argv, NULL);
+
+  WickRemoteLink *self = g_new0 (WickRemoteLink, 1);
+  self->name = g_strdup_printf ("ssh://%s", target->name);
+  self->to_node = self->from_node = -1;
+  self->parser = wick_remote_parser_new ();
+  self->chunk = g_malloc (READ_CHUNK);
+  g_autoptr (GError) spawn_error = NULL;
+  if (!g_spawn_async_with_pipes (NULL, (char **)argv->pdata, NULL,
+                                 G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                                 &self->pid, &self->to_node, &self->from_node, NULL, &spawn_error))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT, "cannot run %s for %s: %s",
+                   (const char *)argv->pdata[0], self->name, spawn_error->message);
+      self->pid = 0;
+      wick_remote_link_close (self);
+      return NULL;
+    }
+  fcntl (self->to_node, F_SETFL, fcntl (self->to_node, F_GETFL) | O_NONBLOCK);
+  fcntl (self->from_node, F_SETFL, fcntl (self->from_node, F_GETFL) | O_NONBLOCK);
+
+  g_autoptr (JsonObject) hello = json_object_new ();
+  json_object_set_int_member (hello, "v", WICK_REMOTE_VERSION);
+  json_object_set_string_member (hello, "client", "wick-trace " WICK_VERSION);
+  if (!wick_remote_link_send_object (self, WICK_REMOTE_HELLO, hello, error))
+    {
+      wick_remote_link_close (self);
+      return NULL;
+    }
+  self->hello = wick_remote_link_expect_object (
+    self, WICK_REMOTE_HELLO,
+    interactive ? WICK_REMOTE_HELLO_INTERACTIVE_TIMEOUT_MS : WICK_REMOTE_HELLO_TIMEOUT_MS, error);
+  if (self->hello == NULL)
+    {
+      wick_remote_link_close (self);
+      return NULL;
+    }
+  JsonNode *version = json_object_get_member (self->hello, "v");
+  if (version == NULL || json_node_get_value_type (version) != G_TYPE_INT64
+      || json_node_get_int (version) != WICK_REMOTE_VERSION)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "%s speaks another version of the remote protocol (this wick-trace speaks %d)",
+                   self->name, WICK_REMOTE_VERSION);
+      wick_remote_link_close (self);
+      return NULL;
+    }
+  return self;
+}
