@@ -30,9 +30,11 @@ typedef struct
   gboolean last_has_device, last_has_stream;
 } ThreadRef;
 
-/* Host args are kept up to this many bytes each, and up to a quarter of the
- * input's size in all (device, async and instant args always). */
-#define HOST_ARGS_MAX 512
+/* Host args are kept whatever their length, up to this many bytes in all
+ * (device, async and instant args always): a bound on memory that no trace
+ * of ordinary size reaches; what it leaves out is counted, never dropped
+ * silently. */
+#define HOST_ARGS_BUDGET ((guint64)1 << 30)
 #define TIME_LIMIT ((gint64)1 << 61)
 
 typedef struct
@@ -276,8 +278,11 @@ args_of (Import *im, const WickChromeEvent *e, gboolean host)
     return 0;
   if (host)
     {
-      if (e->args_len > HOST_ARGS_MAX || im->host_args_bytes + e->args_len > im->host_args_budget)
-        return 0;
+      if (im->host_args_bytes + e->args_len > im->host_args_budget)
+        {
+          skip (im, "slice args past 1 GiB of slice args (not kept)", 1);
+          return 0;
+        }
       im->host_args_bytes += e->args_len;
     }
   return intern (im, e->args, e->args_len);
@@ -322,10 +327,10 @@ add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
     g_snprintf (stream_text, sizeof stream_text, "stream %.*s", (int)MIN (e->tid_len, 24),
                 e->has_tid ? e->tid : "0");
   g_string_printf (im->scratch, "%s %s", device_text, stream_text);
-  track = wick_tracks_device_track (im->tracks, (gint32)ref->process,
-                                    intern (im, device_text, strlen (device_text)),
-                                    intern (im, stream_text + 7, strlen (stream_text + 7)),
-                                    intern (im, im->scratch->str, im->scratch->len));
+  track = wick_tracks_thread_device_track (im->tracks, ref->thread,
+                                           intern (im, device_text, strlen (device_text)),
+                                           intern (im, stream_text + 7, strlen (stream_text + 7)),
+                                           intern (im, im->scratch->str, im->scratch->len));
   im->imported['d']++;
   if (ref->device_track != track + 1)
     {
@@ -363,6 +368,38 @@ add_memory (Import *im, const WickChromeEvent *e, gint64 ts)
   g_array_append_val (im->memory, m);
 }
 
+/* A C event's member value as a number: a JSON number, or a string holding
+ * one (Bazel writes "cpu":"1.59", a counter to chrome://tracing and Perfetto).
+ * FALSE with *ok FALSE for another value; FALSE alone on a JSON error. */
+static gboolean
+counter_value (WickJsonScanner *s, double *value, gboolean *ok)
+{
+  WickJsonType type;
+  WickJsonNumber num;
+  const char *text;
+  gsize text_len;
+
+  *ok = FALSE;
+  if (!wick_json_peek_type (s, &type))
+    return FALSE;
+  if (type == WICK_JSON_NUMBER)
+    {
+      if (!wick_json_read_number (s, &num))
+        return FALSE;
+      *value = num.f64;
+      *ok = TRUE;
+      return TRUE;
+    }
+  if (type == WICK_JSON_STRING)
+    {
+      if (!wick_json_read_string (s, &text, &text_len))
+        return FALSE;
+      *ok = wick_chrome_numeric_string (text, text_len, value);
+      return TRUE;
+    }
+  return wick_json_skip_value (s);
+}
+
 /* C: one sample per numeric member of args, a counter track per (process,
  * name [id], key) named "name key" as Perfetto does. */
 static void
@@ -388,35 +425,29 @@ add_counter (Import *im, const WickChromeEvent *e, gint64 ts)
     return;
   while (wick_json_object_next (&s, &first, &key, &key_len))
     {
-      WickJsonType type;
-      if (!wick_json_peek_type (&s, &type))
+      double value = 0;
+      gboolean ok;
+      guint32 track;
+      if (!counter_value (&s, &value, &ok))
         return;
-      if (type == WICK_JSON_NUMBER)
+      if (!ok)
         {
-          WickJsonNumber num;
-          guint32 track;
-          if (!wick_json_read_number (&s, &num))
-            return;
-          g_string_truncate (im->scratch, 0);
-          g_string_append_len (im->scratch, e->name ? e->name : "", (gssize)e->name_len);
-          if (e->id != NULL)
-            {
-              g_string_append_c (im->scratch, ' ');
-              g_string_append_len (im->scratch, e->id, (gssize)e->id_len);
-            }
-          g_string_append_c (im->scratch, ' ');
-          g_string_append_len (im->scratch, key, (gssize)key_len);
-          track = wick_tracks_counter_track (im->tracks, (gint32)process,
-                                             intern (im, im->scratch->str, im->scratch->len));
-          wick_tracks_counter_add (im->tracks, track, ts, num.f64);
-          note_time (im, ts, ts);
-        }
-      else
-        {
-          if (!wick_json_skip_value (&s))
-            return;
           skip (im, "C value that is not a number", 1);
+          continue;
         }
+      g_string_truncate (im->scratch, 0);
+      g_string_append_len (im->scratch, e->name ? e->name : "", (gssize)e->name_len);
+      if (e->id != NULL)
+        {
+          g_string_append_c (im->scratch, ' ');
+          g_string_append_len (im->scratch, e->id, (gssize)e->id_len);
+        }
+      g_string_append_c (im->scratch, ' ');
+      g_string_append_len (im->scratch, key, (gssize)key_len);
+      track = wick_tracks_counter_track (im->tracks, (gint32)process,
+                                         intern (im, im->scratch->str, im->scratch->len));
+      wick_tracks_counter_add (im->tracks, track, ts, value);
+      note_time (im, ts, ts);
     }
 }
 
@@ -970,7 +1001,7 @@ keep_info (Import *im, WickChromeReader *reader, GError *syntax_error)
 }
 
 static void
-import_init (Import *im, WickDocument *doc, const char *name, guint64 input_size)
+import_init (Import *im, WickDocument *doc, const char *name)
 {
   memset (im, 0, sizeof *im);
   im->doc = doc;
@@ -982,7 +1013,7 @@ import_init (Import *im, WickDocument *doc, const char *name, guint64 input_size
   im->memory = g_array_new (FALSE, FALSE, sizeof (MemoryEvent));
   im->scratch = g_string_new (NULL);
   im->args_error = g_string_new (NULL);
-  im->host_args_budget = MAX (input_size / 4, (guint64)1 << 20);
+  im->host_args_budget = HOST_ARGS_BUDGET;
 }
 
 static void
@@ -1346,7 +1377,7 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
       return FALSE;
     }
 
-  import_init (&im, document, label, size);
+  import_init (&im, document, label);
   read_all_events (&im, reader, pipeline_mode >= 0 ? pipeline_mode > 0 : size >= PIPELINE_MIN,
                    &syntax);
   if (syntax != NULL && !g_error_matches (syntax, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)

@@ -227,6 +227,15 @@ text_number (const char *text, gsize len, double *out)
   return end != small && end != NULL && *end == '\0' && isfinite (*out);
 }
 
+gboolean
+wick_chrome_numeric_string (const char *text, gsize len, double *value)
+{
+  /* g_ascii_strtod reads hexadecimal too; a decimal number is what is meant */
+  if (memchr (text, 'x', len) != NULL || memchr (text, 'X', len) != NULL)
+    return FALSE;
+  return text_number (text, len, value);
+}
+
 /* µs written in decimal to ns, exactly: a double has no room for the ns of
  * an epoch-based µs timestamp (1.7e18 ns > 2^53), and rounding there nests
  * slices that only touch. FALSE for exponents and out-of-range values. */

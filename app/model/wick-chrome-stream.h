@@ -114,6 +114,11 @@ gboolean wick_chrome_args_string (const char *args, gsize len, const char *key, 
 void wick_chrome_args_numbers (const char *args, gsize len, const char *const *keys, guint n_keys,
                                double *values, gboolean *found, GString *error);
 
+/* A string's content read as a decimal number ("1.59", " 2e3"), as
+ * chrome://tracing and Perfetto read a counter value written as a string:
+ * FALSE for anything else (hexadecimal, "nan", words, longer than 63 bytes). */
+gboolean wick_chrome_numeric_string (const char *text, gsize len, double *value);
+
 /* The format of a file by its top-level structure (reads as far as needed). */
 WickFileFormat wick_file_sniff (const char *path, GError **error);
 

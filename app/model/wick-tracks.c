@@ -656,6 +656,28 @@ wick_tracks_device_track (WickTracks *self, gint32 process, WickStr device, Wick
   return t;
 }
 
+/* Key kind of the device tracks of a thread: apart from the tracks that
+ * belong to a process alone (candle-graph's devices). */
+#define DEVICE_OF_THREAD_KEY (0x100u | WICK_TRACK_DEVICE)
+
+guint32
+wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickStr device, WickStr stream,
+                                 WickStr name)
+{
+  g_return_val_if_fail (thread < self->threads->len, 0);
+  guint32 found
+    = key_lookup (self->track_by_key, DEVICE_OF_THREAD_KEY, (gint32)thread, device, stream);
+  if (found)
+    return found - 1;
+  const WickThread *th = &g_array_index (self->threads, WickThread, thread);
+  guint32 t = new_track (self, WICK_TRACK_DEVICE, (gint32)th->process, (gint32)thread, name);
+  WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
+  track->category = device;
+  track->stream = stream;
+  key_insert (self->track_by_key, DEVICE_OF_THREAD_KEY, (gint32)thread, device, stream, t);
+  return t;
+}
+
 void
 wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
                         WickStr name, WickStr category, WickStr args)
@@ -1662,6 +1684,9 @@ compare_flow_points (gconstpointer pa, gconstpointer pb)
     return a->id < b->id ? -1 : 1;
   if (a->ts != b->ts)
     return a->ts < b->ts ? -1 : 1;
+  /* Kineto writes a launch and its kernel's end at one time, the end first */
+  if (a->phase != b->phase)
+    return a->phase < b->phase ? -1 : 1;
   return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
@@ -1711,28 +1736,79 @@ compare_bound (gconstpointer pa, gconstpointer pb)
   return a->span < b->span ? -1 : a->span > b->span;
 }
 
+static WickFlow
+flow_between (WickTracks *self, const FlowPoint *a, const FlowPoint *b)
+{
+  WickFlow flow = { a->id, a->category, a->name };
+  flow.from.track = thread_track (self, a->thread);
+  flow.from.timestamp_ns = (guint64)(a->ts - self->origin);
+  flow.from.event = bind_point (self, bind_track (self, a->thread), flow.from.timestamp_ns, FALSE);
+  flow.to.track = thread_track (self, b->thread);
+  flow.to.timestamp_ns = (guint64)(b->ts - self->origin);
+  flow.to.event = bind_point (self, bind_track (self, b->thread), flow.to.timestamp_ns,
+                              b->phase == WICK_FLOW_END && !b->bind_enclosing);
+  return flow;
+}
+
+/* Flow v1, per (category, name, id) in time order: a start opens the flow; a
+ * step or an end draws an arrow from the flow's last start or step (several
+ * ends of one start fan out from it: a launch that ran several kernels) and a
+ * step becomes the next source. A step or an end before any start of its id
+ * draws nothing and is counted (Kineto writes ends whose launch fell outside
+ * the trace: joining them to each other would draw kernel-to-kernel arrows),
+ * so is a start that no step or end follows. */
 static void
-finish_flows (WickTracks *self)
+finish_flow_points (WickTracks *self)
 {
   guint n = self->flow_points->len;
   FlowPoint *p = (FlowPoint *)(gpointer)self->flow_points->data;
+  guint64 no_start[3] = { 0 }, no_end = 0;
+
   if (n > 1) /* data is NULL when empty: qsort's argument must not be */
     qsort (p, n, sizeof (FlowPoint), compare_flow_points);
-  for (guint i = 0; i + 1 < n; i++)
+  for (guint i = 0; i < n;)
     {
-      const FlowPoint *a = &p[i], *b = &p[i + 1];
-      if (a->category != b->category || a->name != b->name || a->id != b->id)
-        continue;
-      WickFlow flow = { a->id, a->category, a->name };
-      flow.from.track = thread_track (self, a->thread);
-      flow.from.timestamp_ns = (guint64)(a->ts - self->origin);
-      flow.from.event = bind_point (self, bind_track (self, a->thread), flow.from.timestamp_ns, FALSE);
-      flow.to.track = thread_track (self, b->thread);
-      flow.to.timestamp_ns = (guint64)(b->ts - self->origin);
-      flow.to.event = bind_point (self, bind_track (self, b->thread), flow.to.timestamp_ns,
-                                  b->phase == WICK_FLOW_END && !b->bind_enclosing);
-      g_array_append_val (self->flows, flow);
+      guint j = i;
+      const FlowPoint *source = NULL;
+      gboolean source_used = FALSE;
+      for (;
+           j < n && p[j].category == p[i].category && p[j].name == p[i].name && p[j].id == p[i].id;
+           j++)
+        {
+          const FlowPoint *q = &p[j];
+          if (q->phase == WICK_FLOW_START)
+            {
+              no_end += source != NULL && !source_used;
+              source = q;
+              source_used = FALSE;
+              continue;
+            }
+          if (source == NULL)
+            {
+              no_start[q->phase]++;
+              continue;
+            }
+          WickFlow flow = flow_between (self, source, q);
+          g_array_append_val (self->flows, flow);
+          source_used = TRUE;
+          if (q->phase == WICK_FLOW_STEP)
+            source = q, source_used = FALSE;
+        }
+      no_end += source != NULL && !source_used && source->phase == WICK_FLOW_START;
+      i = j;
     }
+  if (no_start[WICK_FLOW_END] > 0)
+    wick_tracks_skip (self, "flow end (f) without a start", no_start[WICK_FLOW_END]);
+  if (no_start[WICK_FLOW_STEP] > 0)
+    wick_tracks_skip (self, "flow step (t) without a start", no_start[WICK_FLOW_STEP]);
+  if (no_end > 0)
+    wick_tracks_skip (self, "flow start (s) without a step or end", no_end);
+}
+
+static void
+finish_flows (WickTracks *self)
+{
+  finish_flow_points (self);
   g_array_set_size (self->flow_points, 0);
 
   guint nb = self->flow_binds->len;

@@ -295,6 +295,12 @@ void wick_tracks_sample_add (WickTracks *self, guint32 thread, gint64 ts_ns, Wic
  * use; named "device stream" unless @name is set. */
 guint32 wick_tracks_device_track (WickTracks *self, gint32 process, WickStr device,
                                   WickStr stream, WickStr name);
+/* Device track of (@device, @stream) as the events of @thread carry them
+ * (Chrome: a GPU stream or an accelerator queue written as a (pid, tid)
+ * thread): the track is that thread's, so every thread of a file has its
+ * track and its name; one per thread, device and stream. */
+guint32 wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickStr device,
+                                         WickStr stream, WickStr name);
 void wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
                              WickStr name, WickStr category, WickStr args);
 /* Flow points of @thread bind to the intervals of device @track when the
@@ -304,8 +310,10 @@ void wick_tracks_set_thread_device_track (WickTracks *self, guint32 thread, guin
 /* Flow v1 (s / t / f) with id @id, grouped by (@category, @name, @id). A
  * start or step binds to the slice of @thread enclosing @ts_ns; an end binds
  * to the enclosing slice with @bind_enclosing (bp "e"), else to the next slice
- * of the thread starting at or after @ts_ns. A group of n points gives n - 1
- * flows, in timestamp order. */
+ * of the thread starting at or after @ts_ns. In timestamp order, each step or
+ * end after a start of its group is a flow from the group's last start or
+ * step; a step or end before any start gives none and is counted as skipped
+ * ("flow end (f) without a start"), so is a start that nothing follows. */
 void wick_tracks_flow_add (WickTracks *self, WickFlowPhase phase, guint32 thread, gint64 ts_ns,
                            WickStr category, WickStr name, WickStr id, gboolean bind_enclosing);
 /* Flow v2: @slice carries bind_id @id; flow_out links it to the next slice

@@ -258,6 +258,19 @@ track_label (WickTimelineScene *self, guint32 t)
             return g_strdup_printf (_ ("%s · instants"), tname && *tname ? tname : "thread");
           }
         return g_strdup (_ ("instants"));
+      case WICK_TRACK_DEVICE:
+        {
+          /* a stream the file wrote as a named thread ("Stream 101" of an
+           * MTIA queue): the thread's name, unless the track's says it already */
+          const char *tname = track->thread >= 0
+                                ? wick_document_str (self->document, threads[track->thread].name)
+                                : NULL;
+          g_autofree char *folded_name = g_utf8_casefold (name ? name : "", -1);
+          g_autofree char *folded_thread = g_utf8_casefold (tname ? tname : "", -1);
+          if (tname && *tname && strstr (folded_name, folded_thread) == NULL)
+            return g_strdup_printf ("%s · %s", name && *name ? name : _ ("device"), tname);
+          return g_strdup (name && *name ? name : wick_track_kind_name (track->kind));
+        }
       case WICK_TRACK_COUNTER:
         {
           char *shown = wick_track_display_name (self->tracks, t);

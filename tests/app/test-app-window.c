@@ -917,7 +917,7 @@ imported_counts (WickDocument *doc)
   GString *out = g_string_new (NULL);
   guint n_flows;
   wick_tracks_get_flows (wick_document_get_tracks (doc), &n_flows);
-  /* flows as arrows: an s/t/f group of n points is n - 1 of them, written as s/f pairs */
+  /* flows as arrows, each written as an s/f pair */
   g_string_append_printf (out, "flows=%u ", n_flows);
   for (guint i = 0; i + 1 < info->imported->len; i += 2)
     {

@@ -7,7 +7,9 @@ counts them) and the deepest slice nesting of any host thread.
   instants  i / I / R, not [memory]
   counters  C samples: one per numeric member of args
   async     b + S (slices of nestable and legacy async)
-  flows     per (cat, name, id): n points give n - 1 arrows (v1); v2 pairs
+  flows     v1, per (cat, name, id) in timestamp order (s, t, f at one time): each t or f after an s is an
+            arrow from the last s or t (ends of one start fan out); a t or f before
+            any s is no arrow (Wick counts it skipped); v2 pairs
   threads   (pid, tid) with a host (non-device) slice
   objects   O / N / D object events (instants of the process's objects track in Wick;
             Perfetto does not import them)
@@ -44,7 +46,7 @@ def load(path):
 
 def counts(events):
     c = collections.Counter()
-    flows = collections.defaultdict(int)
+    flows = collections.defaultdict(list)
     v2 = collections.defaultdict(list)
     per_thread = collections.defaultdict(list)  # (ts, order, kind, dur)
     threads = set()
@@ -72,14 +74,20 @@ def counts(events):
         elif ph == "C":
             c["counters"] += sum(1 for v in (e.get("args") or {}).values() if num(v) is not None)
         elif ph in ("s", "t", "f"):
-            flows[(e.get("cat"), e.get("name"), str(e.get("id", e.get("id2"))))] += 1
+            flows[(e.get("cat"), e.get("name"), str(e.get("id", e.get("id2"))))].append((ts, "stf".index(ph), order))
         elif ph in ("b", "S"):
             c["async"] += 1
         elif ph in ("O", "N", "D"):
             c["objects"] += 1
         elif ph == "P":
             c["samples"] += 1
-    c["flows"] = sum(n - 1 for n in flows.values() if n > 1)
+    for pts in flows.values():
+        started = False
+        for ts, phase, order in sorted(pts):  # at one time: s, then t, then f
+            if phase == 0:
+                started = True
+            elif started:
+                c["flows"] += 1
     for pts in v2.values():
         pts.sort()
         out = False
