@@ -541,7 +541,14 @@ read_event (Import *im, const WickChromeEvent *e)
     {
       case 'X':
         {
-          gint64 dur = e->has_dur && e->dur_ns > 0 ? MIN (e->dur_ns, TIME_LIMIT) : 0;
+          gint64 dur;
+          if (e->has_dur && e->dur_ns < 0)
+            {
+              /* a slice cannot end before it begins: not made a 0 ns one */
+              skip (im, "X with a negative dur", 1);
+              return;
+            }
+          dur = e->has_dur ? MIN (e->dur_ns, TIME_LIMIT) : 0;
           /* the end stays within TIME_LIMIT too (ts + dur could reach 2^63) */
           dur = MIN (dur, TIME_LIMIT - MAX (ts, 0));
           note_time (im, ts, ts + dur);

@@ -914,12 +914,16 @@ cut_off_warning (WickChromeReader *r)
                                     (unsigned long long)r->n_events));
 }
 
-/* After the events array closed: the rest of the top-level object. */
+/* After the events array closed: the rest of the top-level object. A second
+ * "traceEvents" array is read too, with a warning (a parser that keeps one
+ * member of a name sees only one of them): *more_events then says the reader
+ * is back inside an events array. */
 static gboolean
-finish_object (WickChromeReader *r, GError **error)
+finish_object (WickChromeReader *r, gboolean *more_events, GError **error)
 {
   gboolean more;
 
+  *more_events = FALSE;
   if (!r->object_form)
     return expect_end (r, error);
   if (!after_member (r, &more, error))
@@ -927,8 +931,27 @@ finish_object (WickChromeReader *r, GError **error)
   while (more)
     {
       g_autofree char *key = NULL;
-      if (!read_member_key (r, &key, error) || !read_member_value (r, key, error)
-          || !after_member (r, &more, error))
+      if (!read_member_key (r, &key, error))
+        return FALSE;
+      if (strcmp (key, "traceEvents") == 0 && peek_byte (r) == '[')
+        {
+          guint64 line, column;
+          position_of (r, r->pos, &line, &column);
+          g_ptr_array_add (r->warnings,
+                           /* Translators: %s:%llu:%llu is file:line:column; traceEvents is
+                            * the name of the member, kept as it is. */
+                           g_strdup_printf (_ ("%s:%llu:%llu: a second \"traceEvents\" array; "
+                                               "its events are read too (a JSON reader that "
+                                               "keeps one member of a name sees only one of "
+                                               "the arrays)"),
+                                            r->name, (unsigned long long)line,
+                                            (unsigned long long)column));
+          r->pos++;
+          r->state = STATE_EVENTS_FIRST;
+          *more_events = TRUE;
+          return TRUE;
+        }
+      if (!read_member_value (r, key, error) || !after_member (r, &more, error))
         return FALSE;
     }
   return expect_end (r, error);
@@ -957,10 +980,15 @@ wick_chrome_reader_next (WickChromeReader *r, WickChromeEvent *event, GError **e
       if (c == ']')
         {
           GError *local = NULL;
+          gboolean more_events = FALSE;
           r->pos++;
           r->state = STATE_DONE;
-          if (finish_object (r, &local))
-            return FALSE;
+          if (finish_object (r, &more_events, &local))
+            {
+              if (more_events)
+                continue;
+              return FALSE;
+            }
           if (r->eof && strstr (local->message, ": EOF while") != NULL)
             {
               /* cut off in the members after the events: the events are whole */

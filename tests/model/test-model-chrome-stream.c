@@ -672,6 +672,48 @@ test_pipeline (void)
   }
 }
 
+/* Issue 27, "also found": a negative dur was made a 0 ns slice and counted
+ * nowhere; a second "traceEvents" array was dropped silently. Now the first
+ * is counted as read and not modelled, and the second array's events are
+ * read, with a warning that says there were two. */
+static void
+test_negative_dur_second_events (void)
+{
+  static const char trace[]
+    = "{\"traceEvents\":[\n"
+      "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},\n"
+      "{\"ph\":\"X\",\"name\":\"neg\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":-3}\n"
+      "],\"traceName\":\"two\",\"traceEvents\":[\n"
+      "{\"ph\":\"X\",\"name\":\"second\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":2}\n"
+      "],\"displayTimeUnit\":\"ns\"}";
+  g_autofree char *path = write_temp ("two.json", trace, strlen (trace));
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_load_file_auto (doc, path, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  const WickChromeInfo *info = wick_chrome_info_get (doc);
+  g_assert_cmpstr (imported (info, "X"), ==, "2");
+  g_assert_cmpstr (skipped (info, "X with a negative dur"), ==, "1");
+  g_assert_cmpstr (wick_chrome_info_lookup_metadata (info, "traceName"), ==, "\"two\"");
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (doc, &n);
+  gboolean second = FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      const char *name = wick_document_str (doc, spans[i].name);
+      g_assert_cmpstr (name, !=, "neg");
+      second |= g_strcmp0 (name, "second") == 0;
+    }
+  g_assert_true (second);
+  g_assert_cmpuint (n, ==, 3); /* the root, a, second */
+  const WickHealthIssue *damaged = find_issue (doc, "chrome_damaged");
+  g_assert_nonnull (damaged);
+  g_test_message ("%s", damaged->message);
+  g_assert_nonnull (strstr (damaged->message, "two.json:4:"));
+  g_assert_nonnull (strstr (damaged->message, "a second \"traceEvents\" array"));
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -688,5 +730,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/chrome-stream/pipeline", test_pipeline);
   g_test_add_func ("/model/chrome-stream/timestamps-exact", test_timestamps_exact);
   g_test_add_func ("/model/chrome-stream/args-errors", test_args_errors);
+  g_test_add_func ("/model/chrome-stream/negative-dur-second-events",
+                   test_negative_dur_second_events);
   return g_test_run ();
 }
