@@ -56,6 +56,8 @@ typedef struct
   WickInput *input;
   WickSnapshotProgressFunc progress;
   gpointer progress_data;
+  guint64 last_list_id; /* the entries list read_entry appended to last */
+  GArray *last_list;
 } Loader;
 
 static void
@@ -126,10 +128,9 @@ static gboolean G_GNUC_PRINTF (3, 4) bad_field (Loader *l, GError **error, const
 /* An integer field: absent is 0 (counted as unmodelled when @required), a
  * value of another type is an error naming @what and @key. */
 static gboolean
-get_u64 (Loader *l, const WickPickleValue *dict, const char *what, const char *key,
-         gboolean required, guint64 *out, GError **error)
+value_u64 (Loader *l, const WickPickleValue *v, const char *what, const char *key,
+           gboolean required, guint64 *out, GError **error)
 {
-  const WickPickleValue *v = wick_pickle_value_lookup (dict, key);
   gint64 i;
   *out = 0;
   if (v == NULL || v->type == WICK_PICKLE_NONE)
@@ -150,6 +151,33 @@ get_u64 (Loader *l, const WickPickleValue *dict, const char *what, const char *k
     }
   return bad_field (l, error, "%s: \"%s\" is a %s, not an int", what, key,
                     wick_pickle_type_to_string (v->type));
+}
+
+static gboolean
+get_u64 (Loader *l, const WickPickleValue *dict, const char *what, const char *key,
+         gboolean required, guint64 *out, GError **error)
+{
+  return value_u64 (l, wick_pickle_value_lookup (dict, key), what, key, required, out, error);
+}
+
+/* The keys that tell an entry or a segment, found in one pass over a dict
+ * (every item appended to any list comes through here). */
+typedef struct
+{
+  const WickPickleValue *action, *addr, *size, *stream, *time_us, *frames, *blocks, *total_size,
+    *device_free;
+} Keys;
+
+static void
+scan_keys (const WickPickleValue *dict, Keys *k)
+{
+  static const char *const names[] = { "action", "addr",   "size",       "stream",     "time_us",
+                                       "frames", "blocks", "total_size", "device_free" };
+  static const gsize lengths[] = { 6, 4, 4, 6, 7, 6, 6, 10, 11 };
+  const WickPickleValue *found[G_N_ELEMENTS (names)];
+  G_STATIC_ASSERT (sizeof (Keys) == sizeof found);
+  wick_pickle_value_lookup_many (dict, names, lengths, G_N_ELEMENTS (names), found);
+  memcpy (k, found, sizeof found);
 }
 
 static WickStr
@@ -266,13 +294,13 @@ intern_stack (Loader *l, const WickPickleValue *frames)
 }
 
 static gboolean
-read_entry (Loader *l, guint64 list_id, const WickPickleValue *item, GError **error)
+read_entry (Loader *l, guint64 list_id, const Keys *k, GError **error)
 {
   WickSnapshotEntry e = { 0 };
   guint64 time_us;
   gsize len;
-  const char *action
-    = wick_pickle_value_get_string (wick_pickle_value_lookup (item, "action"), &len);
+  const char *what = "device_traces entry";
+  const char *action = wick_pickle_value_get_string (k->action, &len);
   if (action == NULL)
     return bad_field (l, error, "device_traces entry: \"action\" is not a str");
   e.action = parse_action (action, len);
@@ -281,20 +309,28 @@ read_entry (Loader *l, guint64 list_id, const WickPickleValue *item, GError **er
       g_autofree char *name = g_strdup_printf ("action %.*s", (int)MIN (len, 64), action);
       count_unmodelled (l->snapshot, name, 1);
     }
-  if (!get_u64 (l, item, "device_traces entry", "addr", TRUE, &e.addr, error)
-      || !get_u64 (l, item, "device_traces entry", "size", TRUE, &e.size, error)
-      || !get_u64 (l, item, "device_traces entry", "stream", FALSE, &e.stream, error)
-      || !get_u64 (l, item, "device_traces entry", "time_us", FALSE, &time_us, error))
+  /* An oom entry of newer PyTorch names the device's free bytes
+   * "device_free"; older ones put them in "addr". */
+  gboolean free_bytes = e.action == WICK_TRACE_OOM && k->device_free != NULL;
+  if (!value_u64 (l, free_bytes ? k->device_free : k->addr, what,
+                  free_bytes ? "device_free" : "addr", TRUE, &e.addr, error)
+      || !value_u64 (l, k->size, what, "size", TRUE, &e.size, error)
+      || !value_u64 (l, k->stream, what, "stream", FALSE, &e.stream, error)
+      || !value_u64 (l, k->time_us, what, "time_us", FALSE, &time_us, error))
     return FALSE;
   e.time_us = (gint64)time_us;
-  e.stack = intern_stack (l, wick_pickle_value_lookup (item, "frames"));
-  GArray *list = g_hash_table_lookup (l->entries_by_list, GSIZE_TO_POINTER (list_id));
-  if (list == NULL)
+  e.stack = intern_stack (l, k->frames);
+  if (list_id != l->last_list_id || l->last_list == NULL)
     {
-      list = g_array_new (FALSE, FALSE, sizeof (WickSnapshotEntry));
-      g_hash_table_insert (l->entries_by_list, GSIZE_TO_POINTER (list_id), list);
+      l->last_list = g_hash_table_lookup (l->entries_by_list, GSIZE_TO_POINTER (list_id));
+      if (l->last_list == NULL)
+        {
+          l->last_list = g_array_new (FALSE, FALSE, sizeof (WickSnapshotEntry));
+          g_hash_table_insert (l->entries_by_list, GSIZE_TO_POINTER (list_id), l->last_list);
+        }
+      l->last_list_id = list_id;
     }
-  g_array_append_val (list, e);
+  g_array_append_val (l->last_list, e);
   l->n_entries_read++;
   return TRUE;
 }
@@ -396,11 +432,11 @@ on_item (guint64 list_id, guint64 index, const WickPickleValue *item, gpointer u
                  l->progress_data);
   if (item->type != WICK_PICKLE_DICT)
     return WICK_PICKLE_KEEP;
-  if (wick_pickle_value_lookup (item, "action") != NULL
-      && wick_pickle_value_lookup (item, "addr") != NULL)
-    return read_entry (l, list_id, item, error) ? WICK_PICKLE_TAKEN : WICK_PICKLE_FAILED;
-  if (wick_pickle_value_lookup (item, "blocks") != NULL
-      && wick_pickle_value_lookup (item, "total_size") != NULL)
+  Keys k;
+  scan_keys (item, &k);
+  if (k.action != NULL && (k.addr != NULL || k.device_free != NULL))
+    return read_entry (l, list_id, &k, error) ? WICK_PICKLE_TAKEN : WICK_PICKLE_FAILED;
+  if (k.blocks != NULL && k.total_size != NULL)
     return read_segment (l, item, error) ? WICK_PICKLE_TAKEN : WICK_PICKLE_FAILED;
   return WICK_PICKLE_KEEP;
 }
@@ -482,7 +518,14 @@ finish_top (Loader *l, const WickPickleValue *top, GError **error)
             continue;
           for (guint i = 0; i < entries->len; i++)
             g_array_index (entries, WickSnapshotEntry, i).device_index = d;
-          g_array_append_vals (s->entries, entries->data, entries->len);
+          if (s->entries->len == 0)
+            {
+              /* the usual one device: take the array rather than copy it */
+              g_array_unref (s->entries);
+              s->entries = g_array_ref (entries);
+            }
+          else
+            g_array_append_vals (s->entries, entries->data, entries->len);
           g_hash_table_remove (l->entries_by_list, GSIZE_TO_POINTER (id));
         }
     }

@@ -11,8 +11,9 @@
  *          tile their segment in order, so a block without "address" (older
  *          files) starts where the previous one ended.
  * entry:   {"action", "addr", "size", "stream", "time_us", "frames",
- *           "compile_context"?, "user_metadata"?}; for "oom", "addr" is the
- *          device's free bytes as CUDA reported them.
+ *           "compile_context"?, "user_metadata"?}; an "oom" entry gives the
+ *          device's free bytes as CUDA reported them in "device_free" (torch
+ *          2.5 and later) or "addr" (before); the model keeps them in addr.
  * frames:  [{"name", "filename", "line"}...], innermost first.
  * Segments and entries are taken from the pickle one at a time as they are
  * read (WickPickleElementFunc), so the big lists are never held as values.

@@ -45,7 +45,11 @@ struct _WickPickleReader
   guint64 next_cancel_check;
   gboolean eof;
 
-  GArray *stack;      /* WickPickleValue */
+  struct
+  {
+    WickPickleValue *values;
+    guint len, capacity;
+  } stack;            /* a plain array: push is the hottest path */
   GArray *marks;      /* guint: stack length at each MARK */
   GArray *memo;       /* WickPickleValue, VALUE_UNSET where never PUT */
   guint64 memo_count; /* set slots: MEMOIZE's next key, as len(memo) in Python */
@@ -304,6 +308,31 @@ wick_pickle_value_lookup (const WickPickleValue *value, const char *key)
   return NULL;
 }
 
+void
+wick_pickle_value_lookup_many (const WickPickleValue *value, const char *const *keys,
+                               const gsize *key_lengths, guint n, const WickPickleValue **out)
+{
+  for (guint k = 0; k < n; k++)
+    out[k] = NULL;
+  if (value == NULL || value->type != WICK_PICKLE_DICT)
+    return;
+  const WickPickleObject *dict = value->as.object;
+  for (gsize i = 0; i + 1 < dict->len; i += 2)
+    {
+      const WickPickleValue *key = &dict->items[i];
+      if (key->type != WICK_PICKLE_STR)
+        continue;
+      const WickPickleObject *text = key->as.object;
+      for (guint k = 0; k < n; k++)
+        if (text->len == key_lengths[k] && text->data[0] == keys[k][0]
+            && memcmp (text->data, keys[k], text->len) == 0)
+          {
+            out[k] = &dict->items[i + 1];
+            break;
+          }
+    }
+}
+
 guint64
 wick_pickle_value_get_list_id (const WickPickleValue *value)
 {
@@ -334,7 +363,6 @@ wick_pickle_reader_new (WickInput *input, const char *name)
   reader->name = g_strdup (name != NULL ? name : "pickle");
   wick_pickle_limits_init (&reader->limits);
   reader->buffer = g_malloc (BUFFER_SIZE);
-  reader->stack = g_array_new (FALSE, FALSE, sizeof (WickPickleValue));
   reader->marks = g_array_new (FALSE, FALSE, sizeof (guint));
   reader->memo = g_array_new (FALSE, FALSE, sizeof (WickPickleValue));
   reader->next_cancel_check = CANCEL_CHECK_BYTES;
@@ -358,9 +386,11 @@ wick_pickle_reader_free (WickPickleReader *reader)
 {
   if (reader == NULL)
     return;
-  clear_values (reader->stack);
+  for (guint i = 0; i < reader->stack.len; i++)
+    if (is_object_type (reader->stack.values[i].type))
+      object_unref (reader->stack.values[i].as.object);
+  g_free (reader->stack.values);
   clear_values (reader->memo);
-  g_array_unref (reader->stack);
   g_array_unref (reader->marks);
   g_array_unref (reader->memo);
   g_clear_object (&reader->cancellable);
@@ -495,21 +525,27 @@ read_length (WickPickleReader *reader, guint n, gboolean is_signed, guint64 *out
 static gboolean
 push (WickPickleReader *reader, WickPickleValue value, GError **error)
 {
-  if (reader->stack->len >= reader->limits.max_stack)
+  if (reader->stack.len >= reader->limits.max_stack)
     {
       WickPickleValue copy = value;
       wick_pickle_value_clear (&copy);
       return fail (reader, error, "the stack is over the limit of %" G_GUINT64_FORMAT " values",
                    reader->limits.max_stack);
     }
-  g_array_append_val (reader->stack, value);
+  if (reader->stack.len == reader->stack.capacity)
+    {
+      reader->stack.capacity = MAX (64, reader->stack.capacity * 2);
+      reader->stack.values
+        = g_renew (WickPickleValue, reader->stack.values, reader->stack.capacity);
+    }
+  reader->stack.values[reader->stack.len++] = value;
   return TRUE;
 }
 
 static WickPickleValue *
 stack_top (WickPickleReader *reader, guint from_top)
 {
-  return &g_array_index (reader->stack, WickPickleValue, reader->stack->len - 1 - from_top);
+  return &reader->stack.values[reader->stack.len - 1 - from_top];
 }
 
 /* The stack length at the last MARK (which it pops), or FALSE. */
@@ -521,7 +557,7 @@ pop_mark (WickPickleReader *reader, guint *at, GError **error)
   *at = g_array_index (reader->marks, guint, reader->marks->len - 1);
   g_array_set_size (reader->marks, reader->marks->len - 1);
   /* POP can take values from below a mark in Python; so may a hostile file. */
-  if (*at > reader->stack->len)
+  if (*at > reader->stack.len)
     return fail (reader, error, "its MARK was popped");
   return TRUE;
 }
@@ -531,7 +567,7 @@ needs_stack (WickPickleReader *reader, guint n, GError **error)
 {
   guint floor
     = reader->marks->len > 0 ? g_array_index (reader->marks, guint, reader->marks->len - 1) : 0;
-  if (reader->stack->len < floor + n)
+  if (reader->stack.len < floor + n)
     return fail (reader, error, "needs %u value%s on the stack above the last MARK", n,
                  n == 1 ? "" : "s");
   return TRUE;
@@ -675,10 +711,17 @@ fill_from_stack (WickPickleReader *reader, WickPickleObject *object, guint at, g
                  GError **error)
 {
   gboolean ok = TRUE;
-  guint n = reader->stack->len - at;
+  guint n = reader->stack.len - at;
+  /* One allocation for the batch (offered items may be taken, so this can be
+   * more than needed, never less). */
+  if (object->len + n > object->capacity)
+    {
+      object->capacity = object->len + n;
+      object->items = g_renew (WickPickleValue, object->items, object->capacity);
+    }
   for (guint i = 0; i < n; i++)
     {
-      WickPickleValue *v = &g_array_index (reader->stack, WickPickleValue, at + i);
+      WickPickleValue *v = &reader->stack.values[at + i];
       WickPickleValue item = *v;
       v->type = WICK_PICKLE_NONE; /* moved */
       if (!ok)
@@ -688,7 +731,7 @@ fill_from_stack (WickPickleReader *reader, WickPickleObject *object, guint at, g
       else
         ok = object_add (reader, object, item, error);
     }
-  g_array_set_size (reader->stack, at);
+  reader->stack.len = at;
   return ok;
 }
 
@@ -944,19 +987,19 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
         if (!needs_stack (reader, 1, error))
           return FALSE;
         *result = *stack_top (reader, 0);
-        g_array_set_size (reader->stack, reader->stack->len - 1);
+        reader->stack.len = reader->stack.len - 1;
         *stop = TRUE;
         return TRUE;
       case '(': /* MARK */
         if (reader->marks->len >= reader->limits.max_marks)
           return fail (reader, error, "more than the limit of %" G_GUINT64_FORMAT " open MARKs",
                        reader->limits.max_marks);
-        at = reader->stack->len;
+        at = reader->stack.len;
         g_array_append_val (reader->marks, at);
         return TRUE;
       case '0': /* POP */
         if (reader->marks->len > 0
-            && g_array_index (reader->marks, guint, reader->marks->len - 1) == reader->stack->len)
+            && g_array_index (reader->marks, guint, reader->marks->len - 1) == reader->stack.len)
           {
             g_array_set_size (reader->marks, reader->marks->len - 1); /* Python pops the mark */
             return TRUE;
@@ -964,15 +1007,15 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
         if (!needs_stack (reader, 1, error))
           return FALSE;
         wick_pickle_value_clear (stack_top (reader, 0));
-        g_array_set_size (reader->stack, reader->stack->len - 1);
+        reader->stack.len = reader->stack.len - 1;
         return TRUE;
       case '1': /* POP_MARK */
         if (!pop_mark (reader, &at, error))
           return FALSE;
-        while (reader->stack->len > at)
+        while (reader->stack.len > at)
           {
             wick_pickle_value_clear (stack_top (reader, 0));
-            g_array_set_size (reader->stack, reader->stack->len - 1);
+            reader->stack.len = reader->stack.len - 1;
           }
         return TRUE;
       case '2': /* DUP */
@@ -1060,7 +1103,7 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
           if (!needs_stack (reader, count, error))
             return FALSE;
           WickPickleObject *tuple = new_container (reader, WICK_PICKLE_TUPLE);
-          gboolean ok = fill_from_stack (reader, tuple, reader->stack->len - count, FALSE, error);
+          gboolean ok = fill_from_stack (reader, tuple, reader->stack.len - count, FALSE, error);
           if (!ok)
             {
               object_unref (tuple);
@@ -1078,7 +1121,7 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
           guint8 type = reader->op == 't'   ? WICK_PICKLE_TUPLE
                         : reader->op == 'd' ? WICK_PICKLE_DICT
                                             : WICK_PICKLE_LIST;
-          if (type == WICK_PICKLE_DICT && (reader->stack->len - at) % 2 != 0)
+          if (type == WICK_PICKLE_DICT && (reader->stack.len - at) % 2 != 0)
             return fail (reader, error, "an odd number of values for key/value pairs");
           WickPickleObject *object = new_container (reader, type);
           if (!fill_from_stack (reader, object, at, reader->op == 'l', error))
@@ -1094,7 +1137,7 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
               || !check_mutable (reader, stack_top (reader, 1), WICK_PICKLE_LIST, error))
             return FALSE;
           WickPickleValue item = *stack_top (reader, 0);
-          g_array_set_size (reader->stack, reader->stack->len - 1);
+          reader->stack.len = reader->stack.len - 1;
           return list_append (reader, stack_top (reader, 0)->as.object, item, error);
         }
       case 'e':  /* APPENDS */
@@ -1107,11 +1150,11 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
               || (reader->marks->len > 0
                   && g_array_index (reader->marks, guint, reader->marks->len - 1) >= at))
             return fail (reader, error, "no container below its MARK");
-          WickPickleValue *target = &g_array_index (reader->stack, WickPickleValue, at - 1);
+          WickPickleValue *target = &reader->stack.values[at - 1];
           guint32 type = reader->op == 'u' ? WICK_PICKLE_DICT : WICK_PICKLE_LIST;
           if (!check_mutable (reader, target, type, error))
             return FALSE;
-          if (type == WICK_PICKLE_DICT && (reader->stack->len - at) % 2 != 0)
+          if (type == WICK_PICKLE_DICT && (reader->stack.len - at) % 2 != 0)
             return fail (reader, error, "an odd number of values for key/value pairs");
           return fill_from_stack (reader, target->as.object, at, reader->op == 'e', error);
         }
@@ -1121,7 +1164,7 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
               || !check_mutable (reader, stack_top (reader, 2), WICK_PICKLE_DICT, error))
             return FALSE;
           WickPickleObject *dict = stack_top (reader, 2)->as.object;
-          return fill_from_stack (reader, dict, reader->stack->len - 2, FALSE, error);
+          return fill_from_stack (reader, dict, reader->stack.len - 2, FALSE, error);
         }
       case 'q': /* BINPUT */
         if (!need (reader, 1, error))

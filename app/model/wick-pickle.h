@@ -150,6 +150,10 @@ gboolean wick_pickle_value_get_pair (const WickPickleValue *value, gsize i,
                                      const WickPickleValue **key, const WickPickleValue **item);
 /* DICT: the value under the str key @key (the last one when repeated), or NULL. */
 const WickPickleValue *wick_pickle_value_lookup (const WickPickleValue *value, const char *key);
+/* DICT: for each of the @n str keys, the value under it (the last one when
+ * repeated) or NULL, in one pass over the dict. */
+void wick_pickle_value_lookup_many (const WickPickleValue *value, const char *const *keys,
+                                    const gsize *key_lengths, guint n, const WickPickleValue **out);
 /* LIST: its serial number, from 1 in the order lists were made; else 0. */
 guint64 wick_pickle_value_get_list_id (const WickPickleValue *value);
 /* LIST: how many items the element callback took from it. */

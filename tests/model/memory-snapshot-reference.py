@@ -76,7 +76,7 @@ def main(path, top_n=10):
         for e in trace:
             if e["action"] == "oom":
                 oom.append({"device": dev, "time_us": e["time_us"], "bytes": e["size"],
-                            "device_free_bytes": e["addr"], "stream": e.get("stream", 0)})
+                            "device_free_bytes": e.get("device_free", e.get("addr")), "stream": e.get("stream", 0)})
 
     by_stack = {}
     for seg in segments:

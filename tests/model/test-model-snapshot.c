@@ -390,8 +390,8 @@ test_snapshot_public_reference (void)
   if (!have_python ())
     return;
   g_autofree char *dir = snapshot_data_dir ();
-  const char *names[]
-    = { "cs336-medium-128-training.pickle.gz", "cs336-medium-128-inference.pickle.zst" };
+  const char *names[] = { "cs336-medium-128-training.pickle.gz",
+                          "cs336-medium-128-inference.pickle.zst", "h200-oom.pickle.gz" };
   for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
     {
       g_autofree char *path = g_build_filename (dir, names[i], NULL);
@@ -406,6 +406,18 @@ test_snapshot_public_reference (void)
   g_assert_cmpint (json_object_get_int_member (o, "reserved_bytes"), ==, 7235174400);
   g_assert_cmpint (json_object_get_int_member (o, "allocated_bytes"), ==, 6816891392);
   g_assert_cmpint (json_object_get_int_member (o, "trace_entries"), ==, 19136);
+
+  /* torch 2.11's oom entry: the free bytes under "device_free". */
+  g_autofree char *oom_path = g_build_filename (dir, names[2], NULL);
+  g_autofree char *oom_out = run_memory_json (oom_path);
+  g_autoptr (JsonNode) oom_root = parse_json (oom_out);
+  JsonArray *ooms = json_object_get_array_member (json_node_get_object (oom_root), "oom");
+  g_assert_cmpuint (json_array_get_length (ooms), ==, 1);
+  JsonObject *oom = json_array_get_object_element (ooms, 0);
+  g_assert_cmpint (json_object_get_int_member (oom, "device_free_bytes"), ==, 143010168832);
+  g_assert_cmpint (json_object_get_int_member (oom, "bytes"), ==, 214090579968);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (oom_root), "trace_entries"),
+                   ==, 48);
 }
 
 /* The synthetic snapshot (make-snapshot.py says what it holds), protocols 2 to 5. */
