@@ -6,7 +6,9 @@
 #include <glib/gi18n.h>
 #include <stdlib.h>
 
+#include "wick-chrome-stream.h"
 #include "wick-compare-window.h"
+#include "wick-ranks-page.h"
 #include "wick-window.h"
 
 struct _WickApplication
@@ -58,6 +60,29 @@ wick_application_open_file (WickApplication *self, GFile *file, GtkWindow *reuse
   wick_window_load_file (window, file);
 }
 
+/* Several trace-event JSON files (PyTorch profiler traces, one a rank) open
+ * as one job in one window; anything else opens a window a file. */
+static gboolean
+open_as_job (WickApplication *self, GFile **files, guint n, GtkWindow *reuse)
+{
+  WickWindow *window;
+  if (n < 2)
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *path = g_file_get_path (files[i]);
+      if (path == NULL || wick_file_sniff (path, NULL) != WICK_FILE_FORMAT_CHROME)
+        return FALSE;
+    }
+  if (reuse && WICK_IS_WINDOW (reuse) && wick_window_is_empty (WICK_WINDOW (reuse)))
+    window = WICK_WINDOW (reuse);
+  else
+    window = wick_window_new (GTK_APPLICATION (self));
+  gtk_window_present (GTK_WINDOW (window));
+  wick_window_open_job (window, files, n);
+  return TRUE;
+}
+
 static void
 on_open_response (GtkNativeDialog *dialog, int response, WickApplication *self)
 {
@@ -65,7 +90,16 @@ on_open_response (GtkNativeDialog *dialog, int response, WickApplication *self)
     {
       GtkWindow *parent = gtk_native_dialog_get_transient_for (dialog);
       g_autoptr (GListModel) files = gtk_file_chooser_get_files (GTK_FILE_CHOOSER (dialog));
-      for (guint i = 0; i < g_list_model_get_n_items (files); i++)
+      guint n = g_list_model_get_n_items (files);
+      g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_object_unref);
+      for (guint i = 0; i < n; i++)
+        g_ptr_array_add (list, g_list_model_get_item (files, i));
+      if (open_as_job (self, (GFile **)list->pdata, n, parent))
+        {
+          g_object_unref (dialog);
+          return;
+        }
+      for (guint i = 0; i < n; i++)
         {
           g_autoptr (GFile) file = g_list_model_get_item (files, i);
           wick_application_open_file (self, file, parent);
@@ -86,8 +120,8 @@ action_open (GSimpleAction *action, GVariant *parameter, gpointer user_data)
   gtk_file_filter_set_name (filter, _ ("Traces (JSONL, JSON, gzip, zstd)"));
   /* compressed traces are read by their magic bytes, whatever the name */
   static const char *const patterns[]
-    = { "*.jsonl", "*.json", "*.gz", "*.zst", "*.jsonl.gz", "*.json.gz", "*.jsonl.zst",
-        "*.json.zst", "*.pt.trace.json", "*.trace" };
+    = { "*.jsonl",   "*.json",      "*.gz",       "*.zst",           "*.jsonl.gz",
+        "*.json.gz", "*.jsonl.zst", "*.json.zst", "*.pt.trace.json", "*.trace" };
   for (gsize i = 0; i < G_N_ELEMENTS (patterns); i++)
     gtk_file_filter_add_pattern (filter, patterns[i]);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
@@ -128,8 +162,8 @@ action_compare_with (GSimpleAction *action, GVariant *parameter, gpointer user_d
 {
   WickApplication *self = user_data;
   GtkWindow *window = active_window (self);
-  WickDocument *doc = WICK_IS_WINDOW (window) ? wick_window_get_document (WICK_WINDOW (window))
-                                              : NULL;
+  WickDocument *doc
+    = WICK_IS_WINDOW (window) ? wick_window_get_document (WICK_WINDOW (window)) : NULL;
   const char *path = doc ? wick_document_get_path (doc) : NULL;
   GtkFileChooserNative *dialog;
 
@@ -378,6 +412,8 @@ wick_application_open (GApplication *app, GFile **files, int n_files, const char
         self->follow_handler (self, NULL, files[i], self->follow_data);
       return;
     }
+  if (open_as_job (self, files, (guint)n_files, NULL))
+    return;
   for (int i = 0; i < n_files; i++)
     wick_application_open_file (WICK_APPLICATION (app), files[i], NULL);
 }

@@ -635,7 +635,8 @@ wick_window_get_view (WickWindow *self, const char *name)
     return self->details;
   if (g_strcmp0 (name, "hint") == 0)
     return self->hint;
-  return NULL;
+  /* a page added with wick_window_add_page (Ranks, the live pages) */
+  return name ? adw_view_stack_get_child_by_name (self->views, name) : NULL;
 }
 
 const char *

@@ -18,6 +18,7 @@
 #include "ui/wick-costs-page.h"
 #include "ui/wick-details-pane.h"
 #include "ui/wick-memory-view.h"
+#include "ui/wick-ranks-page.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-window-private.h"
 
@@ -194,6 +195,56 @@ main (int argc, char **argv)
       save_window (GTK_WIDGET (w), dir, traces[t][1]);
       app_test_window_close (w);
     }
+  /* A job of 8 ranks (tools/make-rank-traces.py: two nodes, clocks off by
+   * ms and the second node by > 1 s, rank 5 the straggler) opened as one:
+   * the aligned timeline and the Ranks page. */
+  {
+    g_autofree char *tmp = g_dir_make_tmp ("wick-shot-ranks-XXXXXX", NULL);
+    g_autofree char *gen = g_build_filename (WICK_SOURCE_DIR, "tools", "make-rank-traces.py", NULL);
+    const char *argv_gen[] = { "/usr/bin/python3", gen, tmp, "--steps", "4", NULL };
+    int status = 0;
+    if (tmp != NULL
+        && g_spawn_sync (NULL, (char **)argv_gen, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                         &status, NULL)
+        && g_spawn_check_wait_status (status, NULL))
+      {
+        GFile *files[8];
+        WickWindow *w = wick_window_new (GTK_APPLICATION (app));
+        gtk_window_set_default_size (GTK_WINDOW (w), 1400, 990);
+        gtk_window_present (GTK_WINDOW (w));
+        for (guint i = 0; i < 8; i++)
+          {
+            g_autofree char *name = g_strdup_printf ("rank-%u.json", i);
+            g_autofree char *p = g_build_filename (tmp, name, NULL);
+            files[i] = g_file_new_for_path (p);
+          }
+        wick_window_open_job (w, files, 8);
+        for (guint i = 0; i < 8; i++)
+          g_object_unref (files[i]);
+        app_test_wait_until (app_test_window_is_document, w, 60000, "the 8-rank job");
+        GtkWidget *tl = wick_window_get_view (w, "timeline");
+        /* the world group's last collectives of step 0: their kernels end
+         * together on every rank once the clocks are aligned */
+        wick_selection_set_visible (wick_window_get_selection (w), 8000000, 14000000);
+        {
+          /* each rank's host process collapsed to its header, so that all
+           * eight ranks' GPU streams fit */
+          WickTimelineScene *sc = wick_timeline_view_get_scene (WICK_TIMELINE_VIEW (tl));
+          guint np;
+          wick_tracks_get_processes (wick_document_get_tracks (wick_window_get_document (w)), &np);
+          for (guint p = 0; p < np; p += 2)
+            wick_timeline_scene_set_collapsed (sc, p, TRUE);
+        }
+        app_test_wait_drawn (tl, 20000, "the job's timeline");
+        save_window (GTK_WIDGET (w), dir, "ranks-timeline.png");
+        wick_window_show_page (w, "ranks");
+        save_window (GTK_WIDGET (w), dir, "ranks.png");
+        app_test_window_close (w);
+      }
+    else
+      g_printerr ("tools/make-rank-traces.py did not run; ranks.png not written\n");
+  }
+
   app_test_iterate_pending (2000);
   g_object_unref (app);
   return 0;

@@ -1,0 +1,437 @@
+/* wick-ranks-page.c — the Ranks page and opening several rank files as one job
+ * (see wick-ranks-page.h). */
+#include "config.h"
+
+#include "wick-ranks-page.h"
+
+#include <adwaita.h>
+#include <errno.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "wick-format.h"
+#include "wick-palette.h"
+
+/* Rows of the collectives list drawn at most: a job of many steps has
+ * thousands; the rest are counted in a last line. */
+#define MAX_COLLECTIVE_ROWS 400
+
+struct _WickRanksPage
+{
+  GtkBox parent_instance;
+  WickRankJob *job;
+  guint max_steps;
+  gint64 max_step_ns, max_exposed_ns, min_step_ns, min_exposed_ns;
+};
+
+G_DEFINE_FINAL_TYPE (WickRanksPage, wick_ranks_page, GTK_TYPE_BOX)
+
+static void
+wick_ranks_page_finalize (GObject *object)
+{
+  WickRanksPage *self = WICK_RANKS_PAGE (object);
+  g_clear_pointer (&self->job, wick_rank_job_free);
+  G_OBJECT_CLASS (wick_ranks_page_parent_class)->finalize (object);
+}
+
+static void
+wick_ranks_page_class_init (WickRanksPageClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = wick_ranks_page_finalize;
+}
+
+static void
+wick_ranks_page_init (WickRanksPage *self)
+{
+  gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
+}
+
+const WickRankJob *
+wick_ranks_page_get_job (WickRanksPage *self)
+{
+  return self->job;
+}
+
+static char *
+duration_text (gint64 ns)
+{
+  if (ns < 0)
+    {
+      g_autofree char *a = wick_format_duration ((guint64)(-ns));
+      return g_strdup_printf ("−%s", a);
+    }
+  return wick_format_duration ((guint64)ns);
+}
+
+/* A colour from pale to deep orange for 0..1 (light theme) */
+static void
+heat_colour (cairo_t *cr, double v)
+{
+  v = CLAMP (v, 0, 1);
+  cairo_set_source_rgb (cr, 1.0 - 0.10 * v, 0.96 - 0.62 * v, 0.88 - 0.80 * v);
+}
+
+/* Two heat maps side by side: rows are ranks, columns steps; the left one
+ * step time, the right one exposed communication; each scaled to its max. */
+static void
+draw_heat (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  WickRanksPage *self = data;
+  const WickRankJob *job = self->job;
+  guint n = job->ranks->len, steps = MAX (self->max_steps, 1);
+  double label_w = 70, top = 22, gap = 40;
+  double map_w = (width - label_w * 2 - gap) / 2;
+  double cell_h = MIN (28.0, (height - top - 4) / MAX (n, 1));
+  double cell_w = map_w / steps;
+  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), NULL);
+  gboolean dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
+  WickRgb rgb = wick_palette_foreground (dark);
+  GdkRGBA fg = { (float)rgb.r, (float)rgb.g, (float)rgb.b, 1 };
+
+  for (int map = 0; map < 2; map++)
+    {
+      double x0 = label_w + map * (map_w + label_w + gap);
+      gint64 max = map == 0 ? self->max_step_ns : self->max_exposed_ns;
+      gint64 min = map == 0 ? self->min_step_ns : self->min_exposed_ns;
+      g_autofree char *mn = duration_text (min);
+      g_autofree char *mx = duration_text (max);
+      /* scaled from the least to the most, so that a few % between ranks shows */
+      g_autofree char *title
+        = g_strdup_printf (_ ("%s (%s pale – %s deep)"),
+                           map == 0 ? _ ("Step time") : _ ("Exposed communication"), mn, mx);
+      gdk_cairo_set_source_rgba (cr, &fg);
+      pango_layout_set_text (layout, title, -1);
+      cairo_move_to (cr, x0, 0);
+      pango_cairo_show_layout (cr, layout);
+      for (guint i = 0; i < n; i++)
+        {
+          const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+          g_autofree char *label = g_strdup_printf (_ ("rank %d"), r->rank);
+          gdk_cairo_set_source_rgba (cr, &fg);
+          pango_layout_set_text (layout, label, -1);
+          cairo_move_to (cr, x0 - label_w + 4, top + i * cell_h + (cell_h - 16) / 2);
+          pango_cairo_show_layout (cr, layout);
+          for (guint s = 0; s < r->partial->steps->len && s < steps; s++)
+            {
+              const WickRankStep *st = &g_array_index (r->partial->steps, WickRankStep, s);
+              gint64 v = map == 0 ? st->end_ns - st->start_ns : st->exposed_comm_ns;
+              heat_colour (cr, max > min ? (double)(v - min) / (double)(max - min) : 0.5);
+              cairo_rectangle (cr, x0 + s * cell_w + 1, top + i * cell_h + 1, cell_w - 2,
+                               cell_h - 2);
+              cairo_fill (cr);
+            }
+        }
+    }
+  g_object_unref (layout);
+}
+
+static GtkWidget *
+label_new (const char *text, gboolean dim, float xalign)
+{
+  GtkWidget *label = gtk_label_new (text);
+  gtk_label_set_xalign (GTK_LABEL (label), xalign);
+  if (dim)
+    gtk_widget_add_css_class (label, "dim-label");
+  return label;
+}
+
+static void
+attach_row (GtkGrid *grid, int row, const char *const *cells, guint n, gboolean header)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      GtkWidget *l = label_new (cells[i], FALSE, i == 0 ? 0 : 1);
+      if (header)
+        gtk_widget_add_css_class (l, "heading");
+      else
+        gtk_widget_add_css_class (l, "numeric");
+      gtk_grid_attach (grid, l, (int)i, row, 1, 1);
+    }
+}
+
+static GtkWidget *
+section (GtkWidget *box, const char *title)
+{
+  GtkWidget *t = label_new (title, FALSE, 0);
+  gtk_widget_add_css_class (t, "title-4");
+  gtk_widget_set_margin_top (t, 12);
+  gtk_box_append (GTK_BOX (box), t);
+  return t;
+}
+
+static GtkWidget *
+grid_new (void)
+{
+  GtkWidget *grid = gtk_grid_new ();
+  gtk_grid_set_column_spacing (GTK_GRID (grid), 24);
+  gtk_grid_set_row_spacing (GTK_GRID (grid), 2);
+  return grid;
+}
+
+GtkWidget *
+wick_ranks_page_new (WickRankJob *job)
+{
+  WickRanksPage *self = g_object_new (WICK_TYPE_RANKS_PAGE, NULL);
+  GtkWidget *scroll = gtk_scrolled_window_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *cols = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 36);
+  GtkWidget *left = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *right = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *heat, *grid;
+  g_autofree char *summary = NULL;
+  int row;
+
+  self->job = job;
+  self->min_step_ns = self->min_exposed_ns = G_MAXINT64;
+  for (guint i = 0; i < job->ranks->len; i++)
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      self->max_steps = MAX (self->max_steps, r->partial->steps->len);
+      for (guint s = 0; s < r->partial->steps->len; s++)
+        {
+          const WickRankStep *st = &g_array_index (r->partial->steps, WickRankStep, s);
+          self->max_step_ns = MAX (self->max_step_ns, st->end_ns - st->start_ns);
+          self->max_exposed_ns = MAX (self->max_exposed_ns, st->exposed_comm_ns);
+          self->min_step_ns = MIN (self->min_step_ns, st->end_ns - st->start_ns);
+          self->min_exposed_ns = MIN (self->min_exposed_ns, st->exposed_comm_ns);
+        }
+    }
+  gtk_widget_set_margin_start (box, 18);
+  gtk_widget_set_margin_end (box, 18);
+  gtk_widget_set_margin_top (box, 12);
+  gtk_widget_set_margin_bottom (box, 18);
+
+  if (job->reference_rank >= 0)
+    summary = g_strdup_printf (_ ("%u ranks, %u collectives, clocks aligned to rank %d from the "
+                                  "collectives’ ends"),
+                               job->ranks->len, job->collectives->len, job->reference_rank);
+  else
+    summary = g_strdup_printf (_ ("%u ranks, %u collectives; no collective shared between ranks: "
+                                  "every rank on its own wall clock"),
+                               job->ranks->len, job->collectives->len);
+  {
+    GtkWidget *t = label_new (summary, FALSE, 0);
+    gtk_widget_add_css_class (t, "title-3");
+    gtk_box_append (GTK_BOX (box), t);
+  }
+  for (guint i = 0; i < job->notes->len; i++)
+    {
+      GtkWidget *l = label_new (job->notes->pdata[i], TRUE, 0);
+      gtk_label_set_wrap (GTK_LABEL (l), TRUE);
+      gtk_box_append (GTK_BOX (box), l);
+    }
+
+  section (box, _ ("Ranks × steps"));
+  heat = gtk_drawing_area_new ();
+  gtk_drawing_area_set_content_height (
+    GTK_DRAWING_AREA (heat),
+    (int)(26 + MIN (28, 520 / MAX (job->ranks->len, 1)) * job->ranks->len));
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (heat), draw_heat, self, NULL);
+  gtk_widget_set_hexpand (heat, TRUE);
+  gtk_box_append (GTK_BOX (box), heat);
+
+  if (self->min_step_ns == G_MAXINT64)
+    self->min_step_ns = self->min_exposed_ns = 0;
+  gtk_box_append (GTK_BOX (box), cols);
+  gtk_box_append (GTK_BOX (cols), left);
+  gtk_box_append (GTK_BOX (cols), right);
+  gtk_widget_set_hexpand (right, TRUE);
+  gtk_widget_set_overflow (box, GTK_OVERFLOW_HIDDEN);
+
+  /* offsets */
+  section (left, _ ("Clock offsets"));
+  grid = grid_new ();
+  {
+    const char *h[] = { _ ("Rank"), _ ("Offset"), _ ("Spread"), _ ("Collectives"), _ ("Waiting") };
+    attach_row (GTK_GRID (grid), 0, h, G_N_ELEMENTS (h), TRUE);
+  }
+  for (guint i = 0; i < job->ranks->len; i++)
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      g_autofree char *rank = g_strdup_printf ("%d", r->rank);
+      g_autofree char *off = duration_text (r->offset_ns);
+      g_autofree char *spread = r->offset_spread_ns >= 0 ? duration_text (r->offset_spread_ns)
+                                                         : g_strdup (_ ("wall clock"));
+      g_autofree char *n = g_strdup_printf ("%u", r->collectives);
+      g_autofree char *wait = duration_text (r->wait_ns);
+      const char *cells[] = { rank, off, spread, n, wait };
+      attach_row (GTK_GRID (grid), (int)i + 1, cells, G_N_ELEMENTS (cells), FALSE);
+    }
+  gtk_box_append (GTK_BOX (left), grid);
+
+  /* stragglers */
+  section (right, _ ("Stragglers (delay they caused the others)"));
+  grid = grid_new ();
+  {
+    const char *h[] = { _ ("Rank"), _ ("Delay caused"), _ ("Last in") };
+    attach_row (GTK_GRID (grid), 0, h, G_N_ELEMENTS (h), TRUE);
+  }
+  for (guint i = 0; i < job->stragglers->len && i < 16; i++)
+    {
+      const WickJobStraggler *s = &g_array_index (job->stragglers, WickJobStraggler, i);
+      g_autofree char *rank = g_strdup_printf ("%d", s->rank);
+      g_autofree char *d = duration_text (s->delay_ns);
+      g_autofree char *n = g_strdup_printf (
+        ngettext ("%u collective", "%u collectives", s->collectives), s->collectives);
+      const char *cells[] = { rank, d, n };
+      attach_row (GTK_GRID (grid), (int)i + 1, cells, G_N_ELEMENTS (cells), FALSE);
+    }
+  if (job->stragglers->len == 0)
+    gtk_grid_attach (GTK_GRID (grid), label_new (_ ("none"), TRUE, 0), 0, 1, 3, 1);
+  gtk_box_append (GTK_BOX (right), grid);
+
+  /* collectives: the whole width, scrolled sideways when narrower */
+  section (box, _ ("Collectives (* matched by order: no Seq)"));
+  grid = grid_new ();
+  {
+    const char *h[] = { _ ("Group"), _ ("Seq"),       _ ("Name"),    _ ("Ranks"),        _ ("Size"),
+                        _ ("Skew"),  _ ("Last rank"), _ ("Latency"), _ ("Bus bandwidth") };
+    attach_row (GTK_GRID (grid), 0, h, G_N_ELEMENTS (h), TRUE);
+  }
+  row = 1;
+  for (guint i = 0; i < job->collectives->len && i < MAX_COLLECTIVE_ROWS; i++, row++)
+    {
+      const WickJobCollective *c = job->collectives->pdata[i];
+      g_autofree char *seq
+        = g_strdup_printf ("%" G_GINT64_FORMAT "%s", c->seq, c->by_seq ? "" : "*");
+      g_autofree char *ranks = g_strdup_printf ("%u", c->ranks->len);
+      g_autofree char *size = c->bytes ? wick_format_bytes (c->bytes) : g_strdup ("—");
+      g_autofree char *skew = duration_text (c->arrival_skew_ns);
+      g_autofree char *last = g_strdup_printf ("%d", c->last_rank);
+      g_autofree char *lat = duration_text (c->latency_ns);
+      g_autofree char *bw
+        = c->busbw_gbps >= 0 ? g_strdup_printf ("%.1f GB/s", c->busbw_gbps) : g_strdup ("—");
+      const char *cells[]
+        = { c->group[0] ? c->group : "—", seq, c->name, ranks, size, skew, last, lat, bw };
+      attach_row (GTK_GRID (grid), row, cells, G_N_ELEMENTS (cells), FALSE);
+    }
+  if (job->collectives->len > MAX_COLLECTIVE_ROWS)
+    {
+      g_autofree char *more
+        = g_strdup_printf (_ ("%u more (wick-trace ranks --json lists every one)"),
+                           job->collectives->len - MAX_COLLECTIVE_ROWS);
+      gtk_grid_attach (GTK_GRID (grid), label_new (more, TRUE, 0), 0, row, 9, 1);
+    }
+  {
+    GtkWidget *side = gtk_scrolled_window_new ();
+    gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (side), GTK_POLICY_AUTOMATIC,
+                                    GTK_POLICY_NEVER);
+    gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (side), TRUE);
+    gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (side), grid);
+    gtk_box_append (GTK_BOX (box), side);
+  }
+
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroll), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroll), box);
+  gtk_widget_set_vexpand (scroll, TRUE);
+  gtk_box_append (GTK_BOX (self), scroll);
+  return GTK_WIDGET (self);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening several files as one job */
+
+typedef struct
+{
+  GPtrArray *paths; /* char* */
+  char *merged;
+  WickRankJob *job;
+} JobTask;
+
+static void
+job_task_free (gpointer data)
+{
+  JobTask *t = data;
+  g_ptr_array_unref (t->paths);
+  g_free (t->merged);
+  g_clear_pointer (&t->job, wick_rank_job_free);
+  g_free (t);
+}
+
+static void
+job_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  JobTask *t = data;
+  GError *error = NULL;
+  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "wick", "jobs", NULL);
+
+  t->job = wick_ranks_reduce_files ((const char *const *)t->paths->pdata, t->paths->len, 0,
+                                    cancellable, &error);
+  if (t->job == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (g_mkdir_with_parents (dir, 0700) != 0)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, g_io_error_from_errno (errno), "%s: %s", dir,
+                               g_strerror (errno));
+      return;
+    }
+  {
+    /* one name per set of files, so opening the same job again rewrites it */
+    g_autoptr (GString) key = g_string_new (NULL);
+    g_autofree char *base = g_path_get_basename (t->paths->pdata[0]);
+    g_autofree char *digest = NULL;
+    g_autofree char *name = NULL;
+    char *dot;
+    for (guint i = 0; i < t->paths->len; i++)
+      g_string_append_printf (key, "%s\n", (const char *)t->paths->pdata[i]);
+    digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
+    if ((dot = strchr (base, '.')) != NULL)
+      *dot = '\0';
+    name = g_strdup_printf ("%s-job-of-%u-ranks-%.8s.json", base, t->paths->len, digest);
+    t->merged = g_build_filename (dir, name, NULL);
+  }
+  if (!wick_rank_job_write_merged (t->job, t->merged, cancellable, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+job_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  WickWindow *window = WICK_WINDOW (source);
+  JobTask *t = g_task_get_task_data (G_TASK (result));
+
+  wick_window_hide_banner (window, "ranks-progress");
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      g_autofree char *msg = g_strdup_printf (_ ("The ranks were not opened: %s"), error->message);
+      wick_window_show_banner (window, "ranks-error", msg, NULL, NULL);
+      return;
+    }
+  {
+    g_autoptr (GFile) file = g_file_new_for_path (t->merged);
+    GtkWidget *page = wick_ranks_page_new (g_steal_pointer (&t->job));
+    wick_window_add_page (window, "ranks", _ ("Ranks"), "view-grid-symbolic", page);
+    wick_window_load_file (window, file);
+  }
+}
+
+void
+wick_window_open_job (WickWindow *window, GFile **files, guint n_files)
+{
+  JobTask *t = g_new0 (JobTask, 1);
+  g_autoptr (GTask) task = g_task_new (window, NULL, job_done, NULL);
+  g_autofree char *msg = NULL;
+
+  t->paths = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < n_files; i++)
+    {
+      char *path = g_file_get_path (files[i]);
+      if (path != NULL)
+        g_ptr_array_add (t->paths, path);
+    }
+  g_task_set_task_data (task, t, job_task_free);
+  msg = g_strdup_printf (ngettext ("Aligning %u rank…", "Aligning %u ranks…", t->paths->len),
+                         t->paths->len);
+  wick_window_show_banner (window, "ranks-progress", msg, NULL, NULL);
+  g_task_run_in_thread (task, job_thread);
+}

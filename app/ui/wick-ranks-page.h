@@ -1,0 +1,26 @@
+/* wick-ranks-page.h — the Ranks page of a job opened as several rank files:
+ * a ranks × steps heat map of step time and of exposed communication, each
+ * rank's clock offset, the stragglers and the collectives (wick-ranks.h). */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "wick-ranks.h"
+#include "wick-window.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_RANKS_PAGE (wick_ranks_page_get_type ())
+G_DECLARE_FINAL_TYPE (WickRanksPage, wick_ranks_page, WICK, RANKS_PAGE, GtkBox)
+
+/* Takes @job. */
+GtkWidget *wick_ranks_page_new (WickRankJob *job);
+const WickRankJob *wick_ranks_page_get_job (WickRanksPage *self);
+
+/* Opens @files (n >= 2 PyTorch profiler traces, one a rank) in @window as one
+ * job: the reduction and the merged, aligned trace on a worker thread
+ * (written under the user's cache directory), then the merged trace loaded
+ * and the Ranks page added. A failure is a toast naming the file. */
+void wick_window_open_job (WickWindow *window, GFile **files, guint n_files);
+
+G_END_DECLS

@@ -1,0 +1,113 @@
+/* test-app-ranks.c — several rank files opened as one job
+ * (wick_window_open_job): a generated 4-rank job (tools/make-rank-traces.py)
+ * opens in one window with every rank's processes named "rank N · …" on the
+ * aligned clock and a Ranks page holding the job (offsets, straggler first);
+ * a broken rank file leaves a banner naming it and the window open.
+ * Suite: app, under Xvfb. */
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "app-test-ui.h"
+#include "ui/wick-ranks-page.h"
+#include "ui/wick-window-private.h"
+#include "wick-tracks.h"
+
+static WickApplication *app;
+
+static gboolean
+banner_shown (gpointer window)
+{
+  return wick_window_get_n_banners (WICK_WINDOW (window)) > 0
+         && wick_window_get_view (WICK_WINDOW (window), "ranks") == NULL;
+}
+
+static void
+test_job (void)
+{
+  g_autofree char *tmp = g_dir_make_tmp ("wick-app-ranks-XXXXXX", NULL);
+  g_autofree char *gen = g_build_filename (WICK_SOURCE_DIR, "tools", "make-rank-traces.py", NULL);
+  const char *argv_gen[] = { "/usr/bin/python3", gen, tmp,       "--ranks", "4", "--nodes", "2",
+                             "--straggler",      "3", "--steps", "3",       NULL };
+  int status = 0;
+  GFile *files[4];
+  WickWindow *w;
+  GtkWidget *page;
+  const WickRankJob *job;
+  const WickProcess *procs;
+  guint n;
+
+  if (!g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("no /usr/bin/python3 for tools/make-rank-traces.py");
+      return;
+    }
+  g_assert_true (g_spawn_sync (NULL, (char **)argv_gen, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                               NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  w = app_test_window_new (app, 1200, 800);
+  for (guint i = 0; i < 4; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("rank-%u.json", 3 - i);
+      g_autofree char *p = g_build_filename (tmp, name, NULL);
+      files[i] = g_file_new_for_path (p);
+    }
+  wick_window_open_job (w, files, 4);
+  APP_TEST_WAIT (app_test_window_is_document, w, 60000);
+  page = wick_window_get_view (w, "ranks");
+  g_assert_nonnull (page);
+  g_assert_true (WICK_IS_RANKS_PAGE (page));
+  job = wick_ranks_page_get_job (WICK_RANKS_PAGE (page));
+  g_assert_cmpuint (job->ranks->len, ==, 4);
+  g_assert_cmpint (g_array_index (job->stragglers, WickJobStraggler, 0).rank, ==, 3);
+  /* ranks 2 and 3 are on the second node, > 1 s off */
+  g_assert_cmpint (ABS (g_array_index (job->ranks, WickJobRank, 3).offset_ns), >, 1000000000);
+  procs = wick_tracks_get_processes (wick_document_get_tracks (wick_window_get_document (w)), &n);
+  g_assert_cmpuint (n, ==, 8);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *prefix = g_strdup_printf ("rank %u \xc2\xb7 ", i / 2);
+      g_assert_true (
+        g_str_has_prefix (wick_document_str (wick_window_get_document (w), procs[i].name), prefix));
+    }
+  wick_window_show_page (w, "ranks");
+  app_test_wait_drawn (GTK_WIDGET (w), 20000, "the Ranks page");
+  app_test_iterate_pending (500);
+  app_test_window_close (w);
+
+  /* one rank broken: a banner names it, nothing else is lost */
+  {
+    g_autofree char *bad = g_build_filename (tmp, "rank-1.json", NULL);
+    g_assert_true (g_file_set_contents (bad, "{\"traceEvents\":[{\"ph\":\"X\",}]}", -1, NULL));
+    w = app_test_window_new (app, 1200, 800);
+    wick_window_open_job (w, files, 4);
+    APP_TEST_WAIT (banner_shown, w, 60000);
+    g_assert_false (app_test_window_is_document (w));
+    app_test_iterate_pending (500);
+    app_test_window_close (w);
+  }
+  for (guint i = 0; i < 4; i++)
+    g_object_unref (files[i]);
+  {
+    g_autoptr (GDir) d = g_dir_open (tmp, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name (d)) != NULL)
+      {
+        g_autofree char *p = g_build_filename (tmp, name, NULL);
+        g_remove (p);
+      }
+    g_rmdir (tmp);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  if (!app_test_ui_init_display (&argc, &argv))
+    return 0;
+  app = app_test_ui_app_new ();
+  g_test_add_func ("/ranks/open-job", test_job);
+  return g_test_run ();
+}
