@@ -102,6 +102,9 @@ struct WickSession
   bool forked;
   _Atomic int fork_noted;
   _Atomic uint64_t forked_records;
+  /* wick_span_end of a span another thread began (it stays open there): said
+   * on stderr the first time, counted, and said again at finish. */
+  _Atomic uint64_t foreign_ends;
 
   WickJsonlWriter *writer;
   WickLiveState *live_state; /* live storages, for the attach snapshot (wick-live-state.c) */

@@ -186,18 +186,64 @@ stack_raise (WickProducer *producer, uint32_t index)
   wick_producer_publish_depth (producer, (UINT64_C (1) << 32) + (depth - index));
 }
 
+/* The thread number of the ring whose open-span stack holds span, other than
+ * this producer's (0: none). The other rings' stacks are read while their
+ * threads run: good enough to word a message, never used for a record. */
+static uint32_t
+span_owner_elsewhere (WickSession *session, const WickProducer *producer, WickSpanId span)
+{
+  uint32_t n = atomic_load (&session->header->rings_in_use);
+  for (uint32_t i = 0; i < n && i < session->n_rings; i++)
+    {
+      WickRingControl *control = wick_session_control (session, i);
+      if (control == producer->control)
+        continue;
+      uint32_t depth = (uint32_t)atomic_load_explicit (&control->depth_gen, memory_order_acquire);
+      for (uint32_t d = 0; d < depth && d < WICK_RING_MAX_DEPTH; d++)
+        if (control->stack[d].id == span)
+          return atomic_load (&control->thread_number);
+    }
+  return 0;
+}
+
+/* A span this thread does not have open: ended twice, or begun on another
+ * thread. The latter is an error the caller cannot see in a bool alone. */
+static __attribute__ ((noinline, cold)) void
+span_end_not_open (WickSession *session, WickProducer *producer, WickSpanId span)
+{
+  if (session->forked || producer->session == NULL)
+    return;
+  uint32_t owner = span_owner_elsewhere (session, producer, span);
+  if (owner == 0)
+    return;
+  if (atomic_fetch_add (&session->foreign_ends, 1) == 0)
+    fprintf (stderr,
+             "wick: span s%llu was begun on wick thread %u and cannot be ended on wick thread "
+             "%u: a span ends on the thread that began it (it stays open there; wick_span_end "
+             "returned false)\n",
+             (unsigned long long)span, owner, producer->thread);
+}
+
 static __attribute__ ((noinline, cold)) bool
 span_end_slow (WickSession *session, WickProducer *producer, WickSpanId span, uint64_t now)
 {
   uint32_t depth = wick_producer_depth (producer);
-  if (span == 0 || depth == 0)
+  if (span == 0)
     return false;
+  if (depth == 0)
+    {
+      span_end_not_open (session, producer, span);
+      return false;
+    }
   WickSpanPayload *stack = producer->control->stack;
   uint32_t index = depth - 1;
   while (index > 0 && stack[index].id != span)
     index--;
   if (stack[index].id != span)
-    return false;
+    {
+      span_end_not_open (session, producer, span);
+      return false;
+    }
   if (index != depth - 1)
     stack_raise (producer, index);
   if (wick_producer_reserve_end (producer, sizeof (WickSpanEndRecord)) != NULL)
@@ -348,6 +394,12 @@ wick_measurement_begin (WickSession *session, const char *name, WickError *error
 void
 wick_session_report_names_lost (WickSession *session)
 {
+  uint64_t foreign = atomic_load (&session->foreign_ends);
+  if (foreign > 0)
+    fprintf (stderr,
+             "wick: %llu span end%s on a thread that did not begin the span; those spans "
+             "stay open (a span ends on the thread that began it)\n",
+             (unsigned long long)foreign, foreign == 1 ? " was" : "s were");
   uint64_t lost = atomic_load (&session->names_lost);
   if (lost > 0)
     fprintf (stderr,

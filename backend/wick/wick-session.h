@@ -424,7 +424,9 @@ WickSpanId wick_span_begin_child_interned (WickSession *session, WickSpanId pare
 WICK_AVAILABLE_IN_1_0
 WickSpanId wick_measurement_begin (WickSession *session, const char *name, WickError *error);
 /* Ends a span this thread began (inner spans it still has open stay open).
- * Returns false for 0 and for a span not open on this thread. */
+ * Returns false for 0 and for a span not open on this thread; a span another
+ * thread began stays open there, and that is said on stderr (the first time)
+ * and counted at finish. */
 WICK_AVAILABLE_IN_1_0
 bool wick_span_end (WickSession *session, WickSpanId span);
 /* wick_span_end that also gives the duration it recorded (for call edges,

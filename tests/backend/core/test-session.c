@@ -490,6 +490,8 @@ test_span_nesting (void)
   gpointer args[2] = { session, GSIZE_TO_POINTER (c) };
   GThread *thread = g_thread_new ("other", end_elsewhere, args);
   g_assert_false (GPOINTER_TO_INT (g_thread_join (thread)));
+  /* and it is said (stderr) and counted, not only a false (issue 27, item 3) */
+  g_assert_cmpuint (atomic_load (&session->foreign_ends), ==, 1);
   /* ending b (not the innermost) keeps c open and c's parent stays a */
   uint64_t b_ns = 0;
   g_assert_true (wick_span_end_timed (session, b, &b_ns));
