@@ -94,18 +94,18 @@ on_open_response (GtkNativeDialog *dialog, int response, WickApplication *self)
       g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_object_unref);
       for (guint i = 0; i < n; i++)
         g_ptr_array_add (list, g_list_model_get_item (files, i));
-      if (open_as_job (self, (GFile **)list->pdata, n, parent))
-        {
-          g_object_unref (dialog);
-          return;
-        }
-      for (guint i = 0; i < n; i++)
-        {
-          g_autoptr (GFile) file = g_list_model_get_item (files, i);
-          wick_application_open_file (self, file, parent);
-        }
+      wick_application_open_files (self, (GFile **)list->pdata, n, parent);
     }
   g_object_unref (dialog);
+}
+
+void
+wick_application_open_files (WickApplication *self, GFile **files, guint n_files, GtkWindow *reuse)
+{
+  if (open_as_job (self, files, n_files, reuse))
+    return;
+  for (guint i = 0; i < n_files; i++)
+    wick_application_open_file (self, files[i], reuse);
 }
 
 static void

@@ -49,6 +49,11 @@ void wick_application_set_follow_handler (WickApplication *self, WickFollowHandl
 
 /* Opens @file in a window: reuses @reuse when it shows the welcome page, else a new one. */
 void wick_application_open_file (WickApplication *self, GFile *file, GtkWindow *reuse);
+/* Several files: as one job in one window when there are two or more and
+ * every one is trace-event JSON (the ranks of a distributed run,
+ * wick-ranks-page.h), else wick_application_open_file for each. */
+void wick_application_open_files (WickApplication *self, GFile **files, guint n_files,
+                                  GtkWindow *reuse);
 
 /* The example trace bundled in data/ (installed or in the source tree). */
 char *wick_application_get_example_path (void);

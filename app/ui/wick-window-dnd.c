@@ -1,6 +1,7 @@
 /* wick-window-dnd.c — files dropped on a window open as File → Open opens
- * them: the first in this window when it shows the welcome page, the others
- * (and all of them over a document) in new windows. */
+ * them: several rank traces as one job, else the first in this window when it
+ * shows the welcome page, the others (and all of them over a document) in new
+ * windows. */
 #include "config.h"
 
 #include "wick-window-internal.h"
@@ -14,8 +15,11 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, WickWin
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
   if (app == NULL)
     return FALSE;
+  g_autoptr (GPtrArray) list = g_ptr_array_new ();
   for (GSList *l = files; l; l = l->next)
-    wick_application_open_file (WICK_APPLICATION (app), l->data, GTK_WINDOW (self));
+    g_ptr_array_add (list, l->data);
+  wick_application_open_files (WICK_APPLICATION (app), (GFile **)list->pdata, list->len,
+                               GTK_WINDOW (self));
   return files != NULL;
 }
 

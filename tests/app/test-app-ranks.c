@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "app-test-ui.h"
+#include "ui/wick-application.h"
 #include "ui/wick-ranks-page.h"
 #include "ui/wick-window-private.h"
 #include "wick-tracks.h"
@@ -85,6 +86,19 @@ test_job (void)
   app_test_wait_drawn (GTK_WIDGET (w), 20000, "the Ranks page");
   APP_TEST_WAIT (no_window_sources, w, 20000);
   app_test_window_close (w);
+
+  /* as File → Open and a drop open them: one new window, the job */
+  {
+    guint before = g_list_length (gtk_application_get_windows (GTK_APPLICATION (app)));
+    wick_application_open_files (app, files, 4, NULL);
+    g_assert_cmpuint (g_list_length (gtk_application_get_windows (GTK_APPLICATION (app))), ==,
+                      before + 1);
+    w = WICK_WINDOW (gtk_application_get_windows (GTK_APPLICATION (app))->data);
+    APP_TEST_WAIT (app_test_window_is_document, w, 60000);
+    g_assert_true (WICK_IS_RANKS_PAGE (wick_window_get_view (w, "ranks")));
+    APP_TEST_WAIT (no_window_sources, w, 20000);
+    app_test_window_close (w);
+  }
 
   /* one rank broken: a banner names it, nothing else is lost */
   {
