@@ -26,10 +26,12 @@
 #include "live/wick-follow-file.h"
 #include "live/wick-live-stream.h"
 #include "wick-document.h"
+#include "wick-input.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-remote.h"
 
 #define ATTACH_POLL_US 10000
+#define FOLLOW_POLL_BYTES (64 << 20)
 
 static volatile sig_atomic_t attach_interrupted;
 
@@ -297,7 +299,9 @@ attach_follow (const char *path, double duration, const char *output_path)
   while (!ended && !attach_interrupted && !output.write_failed)
     {
       g_autofree char *restarted = NULL;
-      if (wick_follow_file_poll (file, 0, follow_line, &follow, &restarted, &error) < 0)
+      /* a budget per poll: --duration and signals are looked at between */
+      if (wick_follow_file_poll (file, FOLLOW_POLL_BYTES, follow_line, &follow, &restarted, &error)
+          < 0)
         break;
       if (restarted != NULL)
         {
@@ -310,7 +314,7 @@ attach_follow (const char *path, double duration, const char *output_path)
           follow.document = wick_document_new_with_extensions (TRUE);
           follow.bad = FALSE;
           follow.line = 0;
-          wick_follow_file_poll (file, 0, follow_line, &follow, NULL, &error);
+          wick_follow_file_poll (file, FOLLOW_POLL_BYTES, follow_line, &follow, NULL, &error);
         }
       ended = wick_document_has_terminal (follow.document);
       if (!ended && g_get_monotonic_time () >= deadline)
@@ -342,11 +346,17 @@ attach_follow (const char *path, double duration, const char *output_path)
                g_strerror (errno));
       status = WICK_TRACE_EXIT_USAGE;
     }
+  guint64 skipped = wick_follow_file_get_skipped_lines (file);
+  g_autofree char *skipped_text
+    = skipped > 0 ? g_strdup_printf ("; %" G_GUINT64_FORMAT " line(s) longer than %" G_GSIZE_FORMAT
+                                     " bytes skipped (WICK_MAX_LINE_BYTES, --max-line-bytes)",
+                                     skipped, wick_max_line_length ())
+                  : g_strdup ("");
   fprintf (stderr,
-           "wick-trace: followed %s: %" G_GUINT64_FORMAT " lines to %s%s; %u restart(s)%s\n", path,
-           follow.line, output_path, ended ? "; the trace ended" : "",
+           "wick-trace: followed %s: %" G_GUINT64_FORMAT " lines to %s%s; %u restart(s)%s%s\n",
+           path, follow.line, output_path, ended ? "; the trace ended" : "",
            wick_follow_file_get_restarts (file),
-           partial > 0 ? "; a partial last line (no newline yet) was left out" : "");
+           partial > 0 ? "; a partial last line (no newline yet) was left out" : "", skipped_text);
   g_object_unref (follow.document);
   return status;
 }
@@ -443,13 +453,20 @@ wick_trace_attach (int argc, char **argv)
                            " stalled hold reader(s)",
                            stats.detached_readers)
         : g_strdup ("");
+  guint64 names_cut = wick_live_stream_get_names_cut (stream);
+  g_autofree char *cut
+    = names_cut > 0
+        ? g_strdup_printf ("; %" G_GUINT64_FORMAT " long names cut (a name keeps %d bytes, "
+                           "docs/ring.md)",
+                           names_cut, WICK_RING_READER_MAX_NAME_BYTES)
+        : g_strdup ("");
   fprintf (stderr,
            "wick-trace: attached to %s (pid %" G_GINT64_FORMAT "): %" G_GUINT64_FORMAT
            " records, %" G_GUINT64_FORMAT " lines to %s; %" G_GUINT64_FORMAT
-           " dropped by the process, %" G_GUINT64_FORMAT " lost by this reader%s%s%s\n",
+           " dropped by the process, %" G_GUINT64_FORMAT " lost by this reader%s%s%s%s\n",
            info->program, pid, wick_live_stream_get_records (stream),
            wick_live_stream_get_lines (stream), output_path, wick_live_stream_get_dropped (stream),
-           wick_live_stream_get_lost (stream), broken, detached,
+           wick_live_stream_get_lost (stream), broken, detached, cut,
            wick_live_stream_has_terminal (stream) ? "; the session finished" : "");
   return WICK_TRACE_EXIT_OK;
 }

@@ -164,6 +164,11 @@ main (int argc, char **argv)
       printf ("wick-trace %s\n", WICK_VERSION);
       return WICK_TRACE_EXIT_OK;
     }
+  if (!wick_max_line_length_from_environment (&error))
+    {
+      fprintf (stderr, "wick-trace: %s\n", error->message);
+      return WICK_TRACE_EXIT_USAGE;
+    }
   if (max_line_bytes != NULL)
     {
       gsize bytes;

@@ -4,6 +4,7 @@
 #include "wick-control-result.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "wick-live-client.h"
 
@@ -401,6 +402,14 @@ wick_control_result_parse_text (WickControlCommand command, const char *text, gs
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) local = NULL;
+  if (wick_live_json_too_deep (text, length >= 0 ? (gsize)length : strlen (text),
+                               WICK_LIVE_MAX_JSON_DEPTH))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "the %s reply is nested deeper than %d levels",
+                   wick_control_result_command_name (command), WICK_LIVE_MAX_JSON_DEPTH);
+      return NULL;
+    }
   if (!json_parser_load_from_data (parser, text, length, &local))
     {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL, "the %s reply is not JSON: %s",

@@ -3,6 +3,8 @@
 
 #include "wick-follow-file.h"
 
+#include "wick-input.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -25,13 +27,37 @@ struct _WickFollowFile
   guint64 lines;
   guint restarts;
   char *buffer;
+  gsize max_line;         /* a longer line is skipped (counted), never held whole */
+  gboolean skipping;      /* inside such a line: drop bytes up to its newline */
+  guint64 skipped_lines;
 };
+
+static const char *
+file_type (mode_t mode)
+{
+  return S_ISFIFO (mode)   ? "a FIFO"
+         : S_ISSOCK (mode) ? "a socket"
+         : S_ISCHR (mode)  ? "a character device"
+         : S_ISBLK (mode)  ? "a block device"
+         : S_ISDIR (mode)  ? "a directory"
+                           : "not a regular file";
+}
 
 static gboolean
 open_file (WickFollowFile *self, GError **error)
 {
-  int fd = open (self->path, O_RDONLY | O_CLOEXEC);
+  /* A FIFO (or a device) at the path must not block this open, nor be opened
+   * at all when it can be told before: the path is looked at first, and
+   * the open is non-blocking (a FIFO without a writer would block forever);
+   * the descriptor is checked again, since the path may change between. */
   struct stat st;
+  if (stat (self->path, &st) == 0 && !S_ISREG (st.st_mode))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                   "cannot follow %s: %s, not a regular file", self->path, file_type (st.st_mode));
+      return FALSE;
+    }
+  int fd = open (self->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0 || fstat (fd, &st) != 0)
     {
       int saved = errno;
@@ -45,7 +71,7 @@ open_file (WickFollowFile *self, GError **error)
     {
       close (fd);
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
-                   "cannot follow %s: not a regular file", self->path);
+                   "cannot follow %s: %s, not a regular file", self->path, file_type (st.st_mode));
       return FALSE;
     }
   if (self->fd >= 0)
@@ -55,6 +81,7 @@ open_file (WickFollowFile *self, GError **error)
   self->ino = st.st_ino;
   self->offset = 0;
   g_string_truncate (self->pending, 0);
+  self->skipping = FALSE;
   self->lines = 0;
   return TRUE;
 }
@@ -67,6 +94,7 @@ wick_follow_file_new (const char *path, GError **error)
   self->fd = -1;
   self->pending = g_string_new (NULL);
   self->buffer = g_malloc (READ_CHUNK);
+  self->max_line = wick_max_line_length ();
   if (!open_file (self, error))
     {
       wick_follow_file_free (self);
@@ -103,6 +131,18 @@ changed (WickFollowFile *self)
   return NULL;
 }
 
+/* A line longer than max_line is not kept: its bytes are dropped up to its
+ * newline and it is counted, so a writer that never writes a newline costs
+ * at most max_line bytes of memory. */
+static void
+skip_long_line (WickFollowFile *self)
+{
+  g_string_truncate (self->pending, 0);
+  if (!self->skipping)
+    self->skipped_lines++;
+  self->skipping = TRUE;
+}
+
 static void
 deliver (WickFollowFile *self, const char *data, gsize length, WickLiveLineFunc emit,
          gpointer user_data)
@@ -113,19 +153,33 @@ deliver (WickFollowFile *self, const char *data, gsize length, WickLiveLineFunc 
       const char *newline = memchr (data, '\n', (gsize)(end - data));
       if (newline == NULL)
         {
-          g_string_append_len (self->pending, data, end - data);
+          if (!self->skipping && self->pending->len + (gsize)(end - data) > self->max_line)
+            skip_long_line (self);
+          if (!self->skipping)
+            g_string_append_len (self->pending, data, end - data);
           return;
         }
       gsize n = (gsize)(newline - data);
-      self->lines++;
-      if (self->pending->len > 0)
+      if (!self->skipping && self->pending->len + n > self->max_line)
+        skip_long_line (self);
+      if (self->skipping)
         {
-          g_string_append_len (self->pending, data, (gssize)n);
-          emit (self->pending->str, self->pending->len, user_data);
-          g_string_truncate (self->pending, 0);
+          /* the end of a line that was too long: counted, not delivered */
+          self->skipping = FALSE;
+          self->lines++;
         }
       else
-        emit (data, n, user_data);
+        {
+          self->lines++;
+          if (self->pending->len > 0)
+            {
+              g_string_append_len (self->pending, data, (gssize)n);
+              emit (self->pending->str, self->pending->len, user_data);
+              g_string_truncate (self->pending, 0);
+            }
+          else
+            emit (data, n, user_data);
+        }
       data = newline + 1;
     }
 }
@@ -143,7 +197,16 @@ wick_follow_file_poll (WickFollowFile *self, gsize max_bytes, WickLiveLineFunc e
        * at the next poll; the old one is kept until then. */
       g_autoptr (GError) local = NULL;
       if (!open_file (self, &local))
-        return 0;
+        {
+          /* a FIFO, socket or device put at the path is never followed
+           * (opening or reading one could block): said, as an error */
+          if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE))
+            {
+              g_propagate_error (error, g_steal_pointer (&local));
+              return -1;
+            }
+          return 0;
+        }
       self->restarts++;
       if (restarted_reason != NULL)
         *restarted_reason = g_steal_pointer (&reason);
@@ -188,6 +251,18 @@ gsize
 wick_follow_file_get_pending (WickFollowFile *self)
 {
   return self->pending->len;
+}
+
+guint64
+wick_follow_file_get_skipped_lines (WickFollowFile *self)
+{
+  return self->skipped_lines;
+}
+
+void
+wick_follow_file_set_max_line (WickFollowFile *self, gsize bytes)
+{
+  self->max_line = bytes > 0 ? bytes : wick_max_line_length ();
 }
 
 guint

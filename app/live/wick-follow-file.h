@@ -6,7 +6,12 @@
  * A file that shrinks below what was read (truncated) or whose path now names
  * another file (replaced: a new inode, as an editor or a restarted writer
  * does) is read again from the start: the poll says so, with the reason, and
- * the lines that follow are the new file's. Never blocks (a regular file).
+ * the lines that follow are the new file's. Never blocks: only a regular
+ * file is followed (the path is checked before a non-blocking open, the
+ * descriptor after it); a FIFO, socket or device at the path, at the start
+ * or renamed over the followed file, is an error with a sentence. A line
+ * longer than the JSONL line limit (wick_max_line_length, WICK_MAX_LINE_BYTES)
+ * is skipped up to its newline and counted, so memory stays within it.
  */
 #pragma once
 
@@ -35,6 +40,10 @@ const char *wick_follow_file_get_path (WickFollowFile *self);
 guint64 wick_follow_file_get_lines (WickFollowFile *self);
 gsize wick_follow_file_get_pending (WickFollowFile *self);
 guint wick_follow_file_get_restarts (WickFollowFile *self);
+/* Lines longer than the limit, skipped (a partial one being skipped counts). */
+guint64 wick_follow_file_get_skipped_lines (WickFollowFile *self);
+/* The longest line kept (0: wick_max_line_length ()). */
+void wick_follow_file_set_max_line (WickFollowFile *self, gsize bytes);
 
 /* Whether a process that this user may inspect has the file open for
  * writing now (its /proc/PID/fd entries, with the access mode from

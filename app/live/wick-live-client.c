@@ -15,6 +15,7 @@
 #define FRAME_HEADER 4
 #define HELLO_TIMEOUT_MS 3000
 #define LIST_HELLO_TIMEOUT_MS 1000
+#define LIST_PARALLEL 64
 
 struct _WickLiveConnection
 {
@@ -255,11 +256,46 @@ receive_bytes (WickLiveConnection *self, guint8 *data, gsize length, int *receiv
   return TRUE;
 }
 
+gboolean
+wick_live_json_too_deep (const char *data, gsize length, guint max_depth)
+{
+  guint depth = 0;
+  gboolean in_string = FALSE;
+  for (gsize i = 0; i < length; i++)
+    {
+      char c = data[i];
+      if (in_string)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_string = FALSE;
+        }
+      else if (c == '"')
+        in_string = TRUE;
+      else if (c == '[' || c == '{')
+        {
+          if (++depth > max_depth)
+            return TRUE;
+        }
+      else if ((c == ']' || c == '}') && depth > 0)
+        depth--;
+    }
+  return FALSE;
+}
+
 static JsonObject *
 parse_reply (WickLiveConnection *self, const char *body, gsize length, GError **error)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) local = NULL;
+  if (wick_live_json_too_deep (body, length, WICK_LIVE_MAX_JSON_DEPTH))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "malformed reply from the session at %s: nested deeper than %d levels",
+                   self->path, WICK_LIVE_MAX_JSON_DEPTH);
+      return NULL;
+    }
   if (!json_parser_load_from_data (parser, body, (gssize)length, &local))
     {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
@@ -481,9 +517,41 @@ unanswering_info (const char *path, gint64 pid, const GError *why)
   return info;
 }
 
+typedef struct
+{
+  char *path;
+  gint64 pid;
+  gboolean include_unanswering;
+  WickLiveSessionInfo *info; /* the result, or NULL */
+} Probe;
+
+/* One socket's hello, on its own thread: a peer that accepts and never
+ * answers costs its probe LIST_HELLO_TIMEOUT_MS, not the whole listing. */
+static gpointer
+probe_thread (gpointer data)
+{
+  Probe *probe = data;
+  g_autoptr (GError) why = NULL;
+  g_autoptr (WickLiveConnection) connection = wick_live_connection_new (probe->path, &why);
+  if (connection != NULL)
+    {
+      g_autoptr (JsonObject) request = wick_live_request_new ("hello");
+      g_autoptr (JsonObject) reply
+        = wick_live_connection_request (connection, request, LIST_HELLO_TIMEOUT_MS, NULL, &why);
+      if (reply != NULL && wick_live_reply_check (reply, &why))
+        probe->info = info_from_hello (connection, reply);
+    }
+  if (probe->info == NULL && probe->include_unanswering
+      && !g_error_matches (why, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT))
+    probe->info = unanswering_info (probe->path, probe->pid, why);
+  return NULL;
+}
+
 /* Every socket of the directory, stale ones removed first. Never blocks on a
  * peer: a stopped process is not connected to, a connect never waits more than
- * WICK_LIVE_CONNECT_TIMEOUT_MS, a hello not more than LIST_HELLO_TIMEOUT_MS. */
+ * WICK_LIVE_CONNECT_TIMEOUT_MS, a hello not more than LIST_HELLO_TIMEOUT_MS,
+ * and up to LIST_PARALLEL sockets are probed at once (so 31 silent sockets
+ * take about one hello timeout, not 31). */
 static GPtrArray *
 list_sessions (gboolean include_unanswering, gint64 only_pid, GError **error)
 {
@@ -494,31 +562,38 @@ list_sessions (gboolean include_unanswering, gint64 only_pid, GError **error)
   g_autoptr (GDir) dir = g_dir_open (directory, 0, error);
   if (dir == NULL)
     return NULL;
-  GPtrArray *sessions
-    = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_live_session_info_free);
+  g_autoptr (GArray) probes = g_array_new (FALSE, TRUE, sizeof (Probe));
   const char *name;
   while ((name = g_dir_read_name (dir)) != NULL)
     {
       gint64 pid;
       if (!is_socket_name (name, &pid) || (only_pid > 0 && pid != only_pid))
         continue;
-      g_autofree char *path = g_build_filename (directory, name, NULL);
-      g_autoptr (GError) why = NULL;
-      WickLiveSessionInfo *info = NULL;
-      g_autoptr (WickLiveConnection) connection = wick_live_connection_new (path, &why);
-      if (connection != NULL)
+      Probe probe = { g_build_filename (directory, name, NULL), pid, include_unanswering, NULL };
+      g_array_append_val (probes, probe);
+    }
+  GPtrArray *sessions
+    = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_live_session_info_free);
+  for (guint first = 0; first < probes->len; first += LIST_PARALLEL)
+    {
+      guint n = MIN (probes->len - first, LIST_PARALLEL);
+      GThread *threads[LIST_PARALLEL] = { NULL };
+      for (guint i = 0; i < n; i++)
         {
-          g_autoptr (JsonObject) request = wick_live_request_new ("hello");
-          g_autoptr (JsonObject) reply
-            = wick_live_connection_request (connection, request, LIST_HELLO_TIMEOUT_MS, NULL, &why);
-          if (reply != NULL && wick_live_reply_check (reply, &why))
-            info = info_from_hello (connection, reply);
+          Probe *probe = &g_array_index (probes, Probe, first + i);
+          threads[i] = g_thread_try_new ("wick-probe", probe_thread, probe, NULL);
+          if (threads[i] == NULL)
+            probe_thread (probe); /* no thread to spare: in series */
         }
-      if (info == NULL && include_unanswering
-          && !g_error_matches (why, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT))
-        info = unanswering_info (path, pid, why);
-      if (info != NULL)
-        g_ptr_array_add (sessions, info);
+      for (guint i = 0; i < n; i++)
+        {
+          Probe *probe = &g_array_index (probes, Probe, first + i);
+          if (threads[i] != NULL)
+            g_thread_join (threads[i]);
+          if (probe->info != NULL)
+            g_ptr_array_add (sessions, probe->info);
+          g_free (probe->path);
+        }
     }
   g_ptr_array_sort (sessions, compare_sessions);
   return sessions;

@@ -111,4 +111,13 @@ JsonObject *wick_live_request_finish (GAsyncResult *result, GError **error);
 /* A new request object {"command": @command}; add members to it. */
 JsonObject *wick_live_request_new (const char *command);
 
+/* JSON from a peer (replies, snapshot lines) is nested at most this deep:
+ * json-glib parses by recursion, so a line of 200 000 '[' would overflow
+ * the stack. */
+#define WICK_LIVE_MAX_JSON_DEPTH 64
+
+/* Whether @data (@length bytes of JSON text) nests arrays and objects
+ * deeper than @max_depth, without parsing it (strings are skipped). */
+gboolean wick_live_json_too_deep (const char *data, gsize length, guint max_depth);
+
 G_END_DECLS

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "wick-live-client.h"
@@ -13,6 +14,21 @@
 #define DRAIN_CHUNK 4096
 /* A snapshot larger than this is refused (a million live storages is ~250 MiB). */
 #define SNAPSHOT_MAX_BYTES (G_GUINT64_CONSTANT (512) << 20)
+/* ... and one of more lines: its lines are kept as text (24 bytes of index
+ * each) and parsed again one at a time when emitted, so a snapshot costs its
+ * size plus this index, never a parsed object per line. */
+#define SNAPSHOT_MAX_LINES 2000000
+/* Reading the snapshot file takes at most this long. */
+#define SNAPSHOT_READ_TIMEOUT_US (10 * G_USEC_PER_SEC)
+
+typedef struct
+{
+  gsize offset;
+  guint32 length;
+  guint32 rank; /* 0 header, 1 allocation, 2 the rest */
+  guint64 timestamp_ns;
+  guint64 index; /* order in the file: the sort keeps it among equals */
+} SnapshotLine;
 
 typedef struct
 {
@@ -41,7 +57,8 @@ struct _WickLiveStream
   guint64 snapshot_ns;
   guint64 snapshot_bytes;
   guint64 snapshot_duplicates;
-  GPtrArray *snapshot_objects; /* JsonObject of the snapshot's lines, header first */
+  GByteArray *snapshot_text; /* the snapshot file */
+  GArray *snapshot_lines;    /* SnapshotLine, header first */
   gboolean decorate_line;      /* append the snapshot flag to the next memory line */
   guint64 decorate_alloc_ns;
   /* the callback of the drain in progress */
@@ -104,7 +121,8 @@ wick_live_stream_free (WickLiveStream *self)
   wick_ring_reader_free (self->reader);
   wick_jsonl_formatter_free (self->formatter);
   g_hash_table_unref (self->live_storages);
-  g_clear_pointer (&self->snapshot_objects, g_ptr_array_unref);
+  g_clear_pointer (&self->snapshot_text, g_byte_array_unref);
+  g_clear_pointer (&self->snapshot_lines, g_array_unref);
   g_free (self);
 }
 
@@ -259,9 +277,15 @@ emit_snapshot (WickLiveStream *self)
   if (!self->has_snapshot || self->snapshot_emitted || !self->opened)
     return;
   self->snapshot_emitted = TRUE;
-  for (guint i = 0; i < self->snapshot_objects->len; i++)
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  for (guint i = 0; i < self->snapshot_lines->len; i++)
     {
-      JsonObject *object = g_ptr_array_index (self->snapshot_objects, i);
+      const SnapshotLine *line = &g_array_index (self->snapshot_lines, SnapshotLine, i);
+      /* checked when applied: parses, an object, not too deep */
+      if (!json_parser_load_from_data (parser, (const char *)self->snapshot_text->data + line->offset,
+                                       line->length, NULL))
+        continue;
+      JsonObject *object = json_node_get_object (json_parser_get_root (parser));
       const char *kind = member_string (object, "kind");
       if (g_strcmp0 (kind, "wick_snapshot_allocation") == 0)
         {
@@ -275,7 +299,8 @@ emit_snapshot (WickLiveStream *self)
       record.extension.json_fields = fields;
       wick_jsonl_formatter_feed (self->formatter, &record, on_line, self);
     }
-  g_clear_pointer (&self->snapshot_objects, g_ptr_array_unref);
+  g_clear_pointer (&self->snapshot_text, g_byte_array_unref);
+  g_clear_pointer (&self->snapshot_lines, g_array_unref);
 }
 
 static bool
@@ -406,6 +431,12 @@ wick_live_stream_get_lines (WickLiveStream *self)
   return self->lines;
 }
 
+guint64
+wick_live_stream_get_names_cut (WickLiveStream *self)
+{
+  return wick_ring_reader_get_names_cut (self->reader);
+}
+
 void
 wick_live_stream_get_reader_stats (WickLiveStream *self, WickRingReaderStats *stats)
 {
@@ -430,19 +461,46 @@ wick_live_stream_finish (WickLiveStream *self, const char *reason, WickLiveLineF
   self->emit_data = NULL;
 }
 
+/* The snapshot's bytes. Only a regular file (a memfd) is read: an eventfd,
+ * a FIFO or a socket from a hostile peer could block a read forever; and the
+ * reading stops at SNAPSHOT_READ_TIMEOUT_US whatever the file is. */
 static gboolean
 read_all (int fd, GByteArray *bytes, GError **error)
 {
-  if (lseek (fd, 0, SEEK_SET) < 0)
+  struct stat st = { 0 };
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                   "cannot read the attach snapshot: %s", g_strerror (errno));
+                   "the attach snapshot is not a regular file (%s), so it is not read",
+                   st.st_mode == 0 ? g_strerror (errno)
+                   : S_ISFIFO (st.st_mode) ? "a FIFO"
+                   : S_ISSOCK (st.st_mode) ? "a socket"
+                   : S_ISCHR (st.st_mode) ? "a character device"
+                                          : "an eventfd or other special file");
       return FALSE;
     }
+  if ((guint64)st.st_size > SNAPSHOT_MAX_BYTES)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "the attach snapshot is larger than %" G_GUINT64_FORMAT " MiB",
+                   SNAPSHOT_MAX_BYTES >> 20);
+      return FALSE;
+    }
+  gint64 deadline = g_get_monotonic_time () + SNAPSHOT_READ_TIMEOUT_US;
+  g_byte_array_set_size (bytes, (guint)st.st_size); /* one allocation of the right size */
+  g_byte_array_set_size (bytes, 0);
   guint8 chunk[65536];
+  off_t offset = 0;
   for (;;)
     {
-      ssize_t n = read (fd, chunk, sizeof chunk);
+      if (g_get_monotonic_time () > deadline)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "reading the attach snapshot took more than %d s",
+                       (int)(SNAPSHOT_READ_TIMEOUT_US / G_USEC_PER_SEC));
+          return FALSE;
+        }
+      ssize_t n = pread (fd, chunk, sizeof chunk, offset);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
@@ -461,6 +519,7 @@ read_all (int fd, GByteArray *bytes, GError **error)
           return FALSE;
         }
       g_byte_array_append (bytes, chunk, (guint)n);
+      offset += n;
     }
 }
 
@@ -497,10 +556,9 @@ check_allocation (JsonObject *object, guint line, GError **error)
   return TRUE;
 }
 
-static int
-snapshot_rank (JsonObject *object)
+static guint32
+snapshot_rank (const char *kind)
 {
-  const char *kind = member_string (object, "kind");
   if (g_strcmp0 (kind, "wick_attach_snapshot") == 0)
     return 0;
   if (g_strcmp0 (kind, "wick_snapshot_allocation") == 0)
@@ -510,16 +568,14 @@ snapshot_rank (JsonObject *object)
 
 /* The header, then allocations oldest first, then the rest as sent. */
 static gint
-compare_snapshot_objects (gconstpointer a, gconstpointer b)
+compare_snapshot_lines (gconstpointer a, gconstpointer b)
 {
-  JsonObject *x = *(JsonObject *const *)a, *y = *(JsonObject *const *)b;
-  int rx = snapshot_rank (x), ry = snapshot_rank (y);
-  if (rx != ry)
-    return rx < ry ? -1 : 1;
-  if (rx != 1)
-    return 0;
-  guint64 tx = member_uint (x, "timestamp_ns"), ty = member_uint (y, "timestamp_ns");
-  return tx < ty ? -1 : tx > ty;
+  const SnapshotLine *x = a, *y = b;
+  if (x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  if (x->rank == 1 && x->timestamp_ns != y->timestamp_ns)
+    return x->timestamp_ns < y->timestamp_ns ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
 }
 
 gboolean
@@ -529,7 +585,7 @@ wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error)
   g_autoptr (GByteArray) bytes = g_byte_array_new ();
   if (!read_all (fd, bytes, error))
     return FALSE;
-  g_autoptr (GPtrArray) objects = g_ptr_array_new_with_free_func ((GDestroyNotify)json_object_unref);
+  g_autoptr (GArray) lines = g_array_new (FALSE, FALSE, sizeof (SnapshotLine));
   g_autoptr (JsonParser) parser = json_parser_new ();
   const char *data = (const char *)bytes->data, *end = data + bytes->len;
   guint line_number = 0;
@@ -544,6 +600,19 @@ wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error)
           return FALSE;
         }
       line_number++;
+      if (line_number > SNAPSHOT_MAX_LINES)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "the attach snapshot has more than %d lines", SNAPSHOT_MAX_LINES);
+          return FALSE;
+        }
+      if (wick_live_json_too_deep (data, (gsize)(newline - data), WICK_LIVE_MAX_JSON_DEPTH))
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "attach snapshot line %u: nested deeper than %d levels", line_number,
+                       WICK_LIVE_MAX_JSON_DEPTH);
+          return FALSE;
+        }
       g_autoptr (GError) local = NULL;
       if (!json_parser_load_from_data (parser, data, newline - data, &local))
         {
@@ -582,7 +651,10 @@ wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error)
       else if (strcmp (kind, "wick_snapshot_allocation") == 0
                && !check_allocation (object, line_number, error))
         return FALSE;
-      g_ptr_array_add (objects, json_object_ref (object));
+      SnapshotLine line = { (gsize)(data - (const char *)bytes->data), (guint32)(newline - data),
+                            snapshot_rank (kind), member_uint (object, "timestamp_ns"),
+                            line_number };
+      g_array_append_val (lines, line);
       data = newline + 1;
     }
   if (line_number == 0)
@@ -590,10 +662,11 @@ wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error)
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL, "the attach snapshot is empty");
       return FALSE;
     }
-  g_ptr_array_sort (objects, compare_snapshot_objects);
+  g_array_sort (lines, compare_snapshot_lines);
   self->has_snapshot = TRUE;
   self->snapshot_ns = timestamp_ns;
-  self->snapshot_objects = g_steal_pointer (&objects);
+  self->snapshot_text = g_steal_pointer (&bytes);
+  self->snapshot_lines = g_steal_pointer (&lines);
   return TRUE;
 }
 

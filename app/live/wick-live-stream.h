@@ -60,6 +60,8 @@ guint64 wick_live_stream_get_skipped_frees (WickLiveStream *self);
 /* Records read and lines emitted so far. */
 guint64 wick_live_stream_get_records (WickLiveStream *self);
 guint64 wick_live_stream_get_lines (WickLiveStream *self);
+/* Long span names the ring reader cut (wick_ring_reader_get_names_cut). */
+guint64 wick_live_stream_get_names_cut (WickLiveStream *self);
 void wick_live_stream_get_reader_stats (WickLiveStream *self, WickRingReaderStats *stats);
 
 /* The attach snapshot (docs/protocol.md, "snapshot"): call after

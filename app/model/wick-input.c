@@ -422,6 +422,25 @@ wick_max_line_length (void)
   return max_line_length;
 }
 
+gboolean
+wick_max_line_length_from_environment (GError **error)
+{
+  const char *text = g_getenv ("WICK_MAX_LINE_BYTES");
+  gsize bytes;
+  if (text == NULL)
+    return TRUE;
+  if (!wick_parse_byte_size (text, &bytes))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "WICK_MAX_LINE_BYTES=“%s” is not a size: it needs a whole number of bytes above "
+                   "0, with an optional K, M or G suffix (e.g. 512M)",
+                   text);
+      return FALSE;
+    }
+  max_line_length = bytes;
+  return TRUE;
+}
+
 void
 wick_set_max_line_length (gsize bytes)
 {

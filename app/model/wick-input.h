@@ -58,6 +58,10 @@ WickCompression wick_compression_sniff (const void *data, gsize len);
 #define WICK_DEFAULT_MAX_LINE_LENGTH ((gsize)256 << 20)
 gsize wick_max_line_length (void);
 void wick_set_max_line_length (gsize bytes);
+/* Reads WICK_MAX_LINE_BYTES (unset: TRUE, the default stays). A value that is
+ * not a size ("abc", "-1", "0") is an error with a sentence, not ignored:
+ * wick-trace and the app call this first and refuse to start. */
+gboolean wick_max_line_length_from_environment (GError **error);
 /* Parses "N", "NK", "NM" or "NG" (binary multiples); FALSE when not a size. */
 gboolean wick_parse_byte_size (const char *text, gsize *bytes);
 

@@ -5,6 +5,7 @@
 #include <locale.h>
 
 #include "wick-application.h"
+#include "wick-input.h"
 #include "wick-settings.h"
 
 int
@@ -22,6 +23,12 @@ main (int argc, char **argv)
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
   g_set_application_name ("Wick");
+  g_autoptr (GError) error = NULL;
+  if (!wick_max_line_length_from_environment (&error))
+    {
+      g_printerr ("wick: %s\n", error->message);
+      return 2;
+    }
   g_autoptr (WickApplication) app = wick_application_new ();
   int status = g_application_run (G_APPLICATION (app), argc, argv);
   return status != 0 ? status : wick_application_get_exit_status (app);

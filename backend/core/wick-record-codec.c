@@ -375,11 +375,26 @@ wick_arena_resolve (const WickArenaView *arena, uint32_t handle)
     return NULL;
   if (cache != NULL)
     {
-      char *copy = malloc ((size_t)length + 1);
+      /* the copy is made once per handle: a cut name is counted each time it
+       * is copied out of shared memory, not each time it is delivered */
+      uint32_t keep = length;
+      bool cut = arena->max_length > 0 && length > arena->max_length;
+      if (cut)
+        {
+          keep = arena->max_length;
+          while (keep > 0 && ((uint8_t)string[keep] & 0xc0) == 0x80)
+            keep--; /* string[keep] is the first byte left out: not a continuation */
+          if (arena->cut != NULL)
+            (*arena->cut)++;
+        }
+      char *copy = malloc ((size_t)keep + (cut ? sizeof "\u2026" : 1));
       if (copy == NULL)
         return NULL;
-      memcpy (copy, string, length);
-      copy[length] = '\0';
+      memcpy (copy, string, keep);
+      if (cut)
+        memcpy (copy + keep, "\u2026", sizeof "\u2026");
+      else
+        copy[length] = '\0';
       free (cache->strings[slot]);
       cache->handles[slot] = handle;
       cache->strings[slot] = copy;

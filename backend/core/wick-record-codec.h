@@ -52,6 +52,11 @@ typedef struct
   const uint8_t *base;
   uint64_t used;         /* read with acquire by the caller */
   WickArenaCache *cache; /* optional */
+  /* Another process's reader: a name longer than this is cut (at a UTF-8
+   * boundary, "…" appended) and counted in *cut; needs the cache. 0: no
+   * limit (the session's own writer, which trusts its own arena). */
+  uint32_t max_length;
+  uint64_t *cut;
 } WickArenaView;
 
 /* Resolves an interned handle; NULL when it is outside the arena or malformed.

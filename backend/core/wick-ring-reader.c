@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct
@@ -82,8 +83,11 @@ struct WickRingReader
   size_t n_intro_threads;
   size_t intro_next; /* 0: meta, 1: root, 2..: threads, then spans */
   bool intro_done;
+  uint64_t intro_name_bytes; /* names of synthesized spans so far (the budget) */
+  char intro_cut_name[WICK_RING_READER_INTRO_CUT_BYTES + 4];
 
   uint64_t unclaimed_seen; /* header unclaimed_dropped announced (or there at the start) */
+  uint64_t names_cut;      /* wick_ring_reader_get_names_cut */
   WickRingReaderStats stats;
   WickArenaCache arena_cache;
   uint64_t batch[WICK_RING_CHUNK_BYTES / 8]; /* records copied out of shared memory */
@@ -147,6 +151,7 @@ validate_header (WickRingReader *reader, uint64_t file_bytes, WickError *error)
       && h.ring_bytes >= WICK_RING_MIN_RING_BYTES && h.ring_bytes <= WICK_RING_MAX_RING_BYTES
       && (h.ring_bytes & (h.ring_bytes - 1)) == 0 && h.control_bytes >= sizeof (WickRingControl)
       && h.control_bytes <= (1u << 20) && h.meta_length <= h.meta_capacity
+      && h.meta_capacity <= WICK_RING_META_CAPACITY
       && region_fits (h.meta_offset, h.meta_capacity, file_bytes)
       && region_fits (h.arena_offset, h.arena_capacity, file_bytes)
       && h.arena_capacity <= UINT32_MAX && region_fits (h.controls_offset, controls, file_bytes)
@@ -167,7 +172,7 @@ validate_header (WickRingReader *reader, uint64_t file_bytes, WickError *error)
   reader->control_bytes = h.control_bytes;
   reader->data_offset = h.data_offset;
   reader->root_name = h.root_name;
-  reader->meta_line = malloc (h.meta_length + 1);
+  reader->meta_line = malloc ((size_t)h.meta_length + 1); /* at most 64 KiB + 1 (above) */
   if (reader->meta_line == NULL)
     {
       wick_set_error (error, WICK_ERROR_NO_MEMORY, "out of memory reading the meta line");
@@ -200,6 +205,10 @@ arena_view (WickRingReader *reader)
   view.used = atomic_load_explicit (&reader->header->arena_used, memory_order_acquire);
   if (view.used > reader->arena_capacity)
     view.used = reader->arena_capacity;
+  /* the session's own writer keeps its producer's names whole; any other
+   * reader bounds what a producer can make it write per name */
+  view.max_length = reader->private_session != NULL ? 0 : WICK_RING_READER_MAX_NAME_BYTES;
+  view.cut = &reader->names_cut;
   return view;
 }
 
@@ -268,7 +277,11 @@ take_snapshot (WickRingReader *reader)
   return true;
 }
 
-/* Whether position pos may have been overwritten given commit c. */
+static void break_ring (WickRingReader *reader, uint32_t index, const char *why, uint64_t pos,
+                        uint64_t value);
+
+/* Whether position pos may have been overwritten given commit c (both at
+ * most WICK_RING_MAX_POSITION: no sum below wraps). */
 static bool
 is_lapped (WickRingReader *reader, uint64_t pos, uint64_t commit)
 {
@@ -336,6 +349,32 @@ claim_holder_slot (WickRingReader *reader, WickError *error)
   return false;
 }
 
+/* A mapping of a file that another process can truncate faults (SIGBUS) on
+ * the first read past the new end: only a memfd sealed against shrinking
+ * (seals are never removed) is mapped. */
+static bool
+sealed_against_shrink (int fd, const char *what, WickError *error)
+{
+  int seals = fcntl (fd, F_GET_SEALS);
+  if (seals < 0)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "the %s descriptor is not a sealable memfd (%s): another process could "
+                      "truncate it under the mapping, so it is not read",
+                      what, strerror (errno));
+      return false;
+    }
+  if ((seals & F_SEAL_SHRINK) == 0)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_DATA,
+                      "the %s memfd is not sealed against shrinking (F_SEAL_SHRINK): its producer "
+                      "could truncate it under the mapping, so it is not read",
+                      what);
+      return false;
+    }
+  return true;
+}
+
 static WickRingReader *
 reader_open (int fd, WickRingReaderMode mode, WickError *error)
 {
@@ -356,6 +395,8 @@ reader_open (int fd, WickRingReaderMode mode, WickError *error)
                       (long long)st.st_size);
       return NULL;
     }
+  if (!sealed_against_shrink (fd, "ring", error))
+    return NULL;
   WickRingReader *reader = calloc (1, sizeof *reader);
   if (reader == NULL)
     {
@@ -393,6 +434,13 @@ reader_open (int fd, WickRingReaderMode mode, WickError *error)
     {
       ReaderRing *ring = &reader->rings[i];
       ring->pos = atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire);
+      if (ring->pos > WICK_RING_MAX_POSITION)
+        {
+          uint64_t commit = ring->pos;
+          ring->pos = 0;
+          break_ring (reader, i, "the commit position is past 2^62", 0, commit);
+          continue;
+        }
       ring->seq_known = initial_seq (reader, i, ring->pos, &ring->expected_seq);
       ring->dropped_seen
         = atomic_load_explicit (&ring_control (reader, i)->dropped, memory_order_relaxed);
@@ -430,6 +478,8 @@ wick_ring_reader_new_hold (int ring_fd, int cursors_fd, WickError *error)
                       cursors_fd);
       return NULL;
     }
+  if (!sealed_against_shrink (cursors_fd, "cursors", error))
+    return NULL;
   WickRingReader *reader = reader_open (ring_fd, WICK_RING_READER_HOLD, error);
   if (reader == NULL)
     return NULL;
@@ -553,6 +603,12 @@ wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *stats)
     = atomic_load_explicit (&reader->header->detached_readers, memory_order_relaxed);
 }
 
+uint64_t
+wick_ring_reader_get_names_cut (WickRingReader *reader)
+{
+  return reader->names_cut;
+}
+
 bool
 wick_ring_reader_is_drained (WickRingReader *reader)
 {
@@ -583,6 +639,31 @@ deliver (WickRingReader *reader, Delivery *d, const WickRingRecord *record)
   d->delivered++;
   if (!d->callback (record, d->user_data) || (d->max_records > 0 && d->delivered >= d->max_records))
     d->stop = true;
+}
+
+/* Up to 1024 rings x 128 open spans are synthesized at the start: their
+ * names together get WICK_RING_READER_INTRO_NAME_BUDGET bytes, a name past
+ * it is cut short (and counted), so a producer cannot make a late reader
+ * write gigabytes before its first live record. */
+static const char *
+budget_intro_name (WickRingReader *reader, const char *name)
+{
+  size_t length = strlen (name); /* at most WICK_RING_READER_MAX_NAME_BYTES + 3 */
+  if (reader->private_session != NULL
+      || reader->intro_name_bytes + length <= WICK_RING_READER_INTRO_NAME_BUDGET)
+    {
+      reader->intro_name_bytes += length;
+      return name;
+    }
+  size_t keep = WICK_RING_READER_INTRO_CUT_BYTES;
+  if (length <= keep)
+    return name;
+  while (keep > 0 && ((uint8_t)name[keep] & 0xc0) == 0x80)
+    keep--;
+  memcpy (reader->intro_cut_name, name, keep);
+  memcpy (reader->intro_cut_name + keep, "\u2026", sizeof "\u2026");
+  reader->names_cut++;
+  return reader->intro_cut_name;
 }
 
 static void
@@ -645,6 +726,8 @@ deliver_intro (WickRingReader *reader, Delivery *d)
               note_error (reader, "an open span in the snapshot names no valid string");
               continue;
             }
+          if (synthesized)
+            record.span.name = budget_intro_name (reader, record.span.name);
         }
       deliver (reader, d, &record);
     }
@@ -682,7 +765,8 @@ lost_after_break (WickRingReader *reader, uint32_t index, uint64_t *records)
     = atomic_load_explicit (&ring_control (reader, index)->commit, memory_order_acquire);
   uint64_t break_chunk = ring->pos & ~(uint64_t)(WICK_RING_CHUNK_BYTES - 1);
   uint32_t seq;
-  if (!ring->seq_known || commit <= break_chunk + WICK_RING_CHUNK_BYTES
+  if (!ring->seq_known || commit > WICK_RING_MAX_POSITION
+      || commit <= break_chunk + WICK_RING_CHUNK_BYTES
       || !initial_seq (reader, index, commit, &seq))
     return false;
   *records = (uint32_t)(seq - ring->expected_seq);
@@ -962,9 +1046,12 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
   WickRingControl *control = ring_control (reader, index);
   uint64_t commit = atomic_load_explicit (&control->commit, memory_order_acquire);
   uint64_t pos = ring->pos;
-  if (commit < pos)
+  if (commit < pos || commit > WICK_RING_MAX_POSITION)
     {
-      break_ring (reader, index, "the commit position went backwards", pos, commit);
+      break_ring (reader, index,
+                  commit < pos ? "the commit position went backwards"
+                               : "the commit position is past 2^62",
+                  pos, commit);
       report_broken_ring (reader, d, index);
       return false;
     }
@@ -982,6 +1069,15 @@ read_batch (WickRingReader *reader, Delivery *d, uint32_t index)
   memcpy (reader->batch, ring_data (reader, index) + (pos & (reader->ring_bytes - 1)), n);
   atomic_thread_fence (memory_order_acquire);
   uint64_t after = atomic_load_explicit (&control->commit, memory_order_relaxed);
+  if (after < commit || after > WICK_RING_MAX_POSITION)
+    {
+      break_ring (reader, index,
+                  after < commit ? "the commit position went backwards"
+                                 : "the commit position is past 2^62",
+                  pos, after);
+      report_broken_ring (reader, d, index);
+      return false;
+    }
   if (is_lapped (reader, pos, after))
     {
       resync (reader, index, after);
@@ -1099,6 +1195,14 @@ wick_ring_reader_drain_jsonl (WickRingReader *reader, size_t max_records,
   return drain (reader, &d);
 }
 
+static uint64_t
+monotonic_ns (void)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 static long
 drain (WickRingReader *reader, Delivery *dp)
 {
@@ -1110,11 +1214,13 @@ drain (WickRingReader *reader, Delivery *dp)
     reader->rings[i].horizon
       = atomic_load_explicit (&ring_control (reader, i)->commit, memory_order_acquire);
   bool progress = true;
-  while (progress && !d.stop)
+  bool out_of_time = false;
+  uint64_t started = monotonic_ns ();
+  while (progress && !d.stop && !out_of_time)
     {
       progress = false;
       uint32_t n = rings_in_use (reader);
-      for (uint32_t i = 0; i < n && !d.stop; i++)
+      for (uint32_t i = 0; i < n && !d.stop && !out_of_time; i++)
         {
           if (reader->rings[i].broken)
             {
@@ -1129,9 +1235,11 @@ drain (WickRingReader *reader, Delivery *dp)
               progress = true;
             }
           publish_hold_tail (reader, i);
+          /* whatever a producer does to its counters, a drain returns */
+          out_of_time = monotonic_ns () - started > WICK_RING_READER_DRAIN_BUDGET_NS;
         }
     }
-  reader->drained = !d.stop && reader->intro_done;
+  reader->drained = !d.stop && !out_of_time && reader->intro_done;
   if (reader->drained)
     {
       uint32_t n = rings_in_use (reader);

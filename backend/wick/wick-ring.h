@@ -219,9 +219,25 @@ typedef struct
   uint64_t _wick_reserved[6]; /* room to grow: written as zero by libwick */
 } WickRingReaderStats;
 
+/* A reader of another process's ring cuts longer span names (at a UTF-8
+ * boundary, "…" appended) and counts them in names_cut. */
+#define WICK_RING_READER_MAX_NAME_BYTES 4096
+/* The names of the open spans a late reader synthesizes, together: past this
+ * many bytes each further one is cut to WICK_RING_READER_INTRO_CUT_BYTES. */
+#define WICK_RING_READER_INTRO_NAME_BUDGET (4u << 20)
+#define WICK_RING_READER_INTRO_CUT_BYTES 64
+/* Ring positions (commit counters) past 2^62 break the ring: no producer
+ * writes 4 EiB, and position arithmetic below it never wraps. */
+#define WICK_RING_MAX_POSITION (UINT64_C (1) << 62)
+/* One drain call reads for at most this long, then returns (the caller's
+ * loop checks its deadline and signals between calls). */
+#define WICK_RING_READER_DRAIN_BUDGET_NS UINT64_C (200000000)
+
 typedef struct WickRingReader WickRingReader;
 
-/* Maps the ring (fd is dup'ed; the caller keeps its own). Validates the
+/* Maps the ring (fd is dup'ed; the caller keeps its own). Refuses a
+ * descriptor that is not a memfd sealed against shrinking (another process
+ * could truncate it under the mapping: SIGBUS). Validates the
  * header: "not a Wick ring (bad magic)", "ring format version N is not
  * supported (this reader reads 1)", sizes that do not fit the file. Follow
  * mode. */
@@ -245,8 +261,9 @@ const WickRingInfo *wick_ring_reader_get_info (WickRingReader *reader);
 /* Return false to stop the drain after this record (it counts as consumed). */
 typedef bool (*WickRingRecordFunc) (const WickRingRecord *record, void *user_data);
 
-/* Delivers up to max_records records (0: all available now) and returns how
- * many it delivered; never blocks. Returns -1 only for misuse (NULL args);
+/* Delivers up to max_records records (0: all available now, read for at
+ * most WICK_RING_READER_DRAIN_BUDGET_NS) and returns how many it delivered;
+ * never blocks. Returns -1 only for misuse (NULL args);
  * data errors are counted in stats, never fatal to the reader. */
 WICK_AVAILABLE_IN_1_0
 long wick_ring_reader_drain (WickRingReader *reader, size_t max_records,
@@ -260,6 +277,12 @@ WICK_AVAILABLE_IN_1_0
 WickProducerState wick_ring_reader_get_producer_state (WickRingReader *reader);
 WICK_AVAILABLE_IN_1_0
 void wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *stats);
+/* Names longer than WICK_RING_READER_MAX_NAME_BYTES (a reader of another
+ * process's ring) or past the synthesized spans' name budget that this
+ * reader cut (docs/ring.md, "Limits of a reader"); counted once per copy of
+ * a name out of shared memory. */
+WICK_AVAILABLE_IN_1_0
+uint64_t wick_ring_reader_get_names_cut (WickRingReader *reader);
 
 /* ---------------------------------------------------------------------------
  * JSONL formatting

@@ -163,6 +163,10 @@ drain_all (LiveWorker *worker, WickLiveStream *stream, WickLiveLineFunc emit, gu
   gint64 start = g_get_monotonic_time ();
   for (;;)
     {
+      /* each drain returns within WICK_RING_READER_DRAIN_BUDGET_NS whatever
+       * the producer does, so closing the window (stop) is seen at once */
+      if (g_atomic_int_get (&worker->stop))
+        return FALSE;
       if (wick_live_stream_drain (stream, DRAIN_CHUNK, emit, worker) == 0)
         return TRUE;
       if ((max_lines > 0 && wick_line_batch_get_n_lines (worker->current->lines) >= max_lines)

@@ -4,7 +4,9 @@
  * reader facing corrupt framing, corrupt payloads and foreign files. */
 #include "wick-session-internal.h"
 
+#include <fcntl.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -335,9 +337,10 @@ test_malformed_framing (void)
 static void
 assert_reader_refused (const void *data, size_t size, const char *expected)
 {
-  int fd = memfd_create ("not-a-ring", MFD_CLOEXEC);
+  int fd = memfd_create ("not-a-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   g_assert_cmpint (fd, >=, 0);
   g_assert_cmpint (write (fd, data, size), ==, (gssize)size);
+  g_assert_cmpint (fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK), ==, 0);
   WickError error = { "" };
   g_assert_null (wick_ring_reader_new (fd, &error));
   g_assert_cmpstr (error.message, ==, expected);
@@ -368,6 +371,29 @@ test_foreign_files (void)
   WickError error = { "" };
   g_assert_null (wick_ring_reader_new (-1, &error));
   g_assert_cmpstr (error.message, ==, "the ring fd -1 is not a file descriptor");
+
+  /* issue 27: a ring its producer could truncate under the mapping (SIGBUS)
+   * is refused before it is mapped: an unsealed memfd, a regular file */
+  WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, NULL, NULL);
+  g_assert_nonnull (session);
+  char copy[WICK_RING_HEADER_BYTES * 2];
+  g_assert_cmpint (pread (wick_session_get_ring_fd (session), copy, sizeof copy, 0), ==,
+                   (gssize)sizeof copy);
+  wick_session_close (session);
+  int unsealed = memfd_create ("unsealed-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  g_assert_cmpint (write (unsealed, copy, sizeof copy), ==, (gssize)sizeof copy);
+  g_assert_null (wick_ring_reader_new (unsealed, &error));
+  g_assert_cmpstr (error.message, ==,
+                   "the ring memfd is not sealed against shrinking (F_SEAL_SHRINK): its producer "
+                   "could truncate it under the mapping, so it is not read");
+  close (unsealed);
+  g_autofree char *path = NULL;
+  int file = g_file_open_tmp ("wick-ring-XXXXXX", &path, NULL);
+  g_assert_cmpint (write (file, copy, sizeof copy), ==, (gssize)sizeof copy);
+  g_assert_null (wick_ring_reader_new (file, &error));
+  g_assert_true (g_str_has_prefix (error.message, "the ring descriptor is not a sealable memfd"));
+  close (file);
+  g_unlink (path);
 }
 
 static void

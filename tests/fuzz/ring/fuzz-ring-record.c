@@ -10,6 +10,7 @@
 #include "wick-record-codec.h"
 #include "wick-session-internal.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -70,8 +71,11 @@ ring_init (void)
   uint64_t controls_offset = arena_offset + ARENA_BYTES;
   uint64_t data_offset = controls_offset + WICK_RING_CONTROL_BYTES;
   ring_map_bytes = data_offset + RING_BYTES;
-  ring_fd = memfd_create ("fuzz-ring", MFD_CLOEXEC);
-  if (ring_fd < 0 || ftruncate (ring_fd, (off_t)ring_map_bytes) != 0)
+  ring_fd = memfd_create ("fuzz-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  /* sealed against size changes, as a producer's ring (readers refuse
+   * others); the writable mapping below still writes it */
+  if (ring_fd < 0 || ftruncate (ring_fd, (off_t)ring_map_bytes) != 0
+      || fcntl (ring_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0)
     abort ();
   ring_map = mmap (NULL, ring_map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
   if (ring_map == MAP_FAILED)
