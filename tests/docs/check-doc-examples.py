@@ -8,7 +8,9 @@ usage: check-doc-examples.py SOURCE_ROOT BUILD_ROOT WICK_TRACE CC [CFLAG...]
   WICK_DOC_PKG_CONFIG_PATH set the installed one there, as tests/install does
   after `meson install`). A ```c block without main is a fragment, listed and
   not run.
-- Every ```python block is a whole program, run with WICK_DOC_PYTHON and the
+- Every ```python block is a whole program (a first line `# not run: why`
+  lists it with the reason instead; `# reads traces ...` marks one that
+  writes no trace and passes on its exit status and output), run with WICK_DOC_PYTHON and the
   wick package on WICK_DOC_PYTHONPATH (not run without them, as in a sanitizer
   build, nor when it needs torch and that python has none).
 
@@ -63,12 +65,20 @@ def check_traces(where, work, wick_trace):
     return failures
 
 
-def run_program(where, cmd, work, wick_trace):
-    """Runs cmd in work; 0 when it exits 0 and its traces pass, else 1."""
+def run_program(where, cmd, work, wick_trace, reads_only=False):
+    """Runs cmd in work; 0 when it exits 0 and its traces pass, else 1. A
+    program that only reads traces (reads_only) passes on its exit status and
+    must have printed something."""
     ran = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=120)
     if ran.returncode != 0:
         print('FAIL %s: exits %d\n%s%s' % (where, ran.returncode, ran.stdout, ran.stderr))
         return 1
+    if reads_only:
+        if not ran.stdout.strip():
+            print('FAIL %s: a reading program that printed nothing' % where)
+            return 1
+        print('ok %s: %s' % (where, ran.stdout.strip().split('\n')[0]))
+        return 0
     return check_traces(where, work, wick_trace)
 
 
@@ -122,6 +132,10 @@ def main():
                 print('# %s: a Python program, not run (no WICK_DOC_PYTHON: a sanitizer build, '
                       'or no Python package)' % where)
                 continue
+            first = code.split('\n', 1)[0]
+            if first.startswith('# not run:'):
+                print('# %s: %s' % (where, first[2:]))
+                continue
             if re.search(r'^import torch|^import .*\btorch\b', code, re.M) and subprocess.run(
                     [python, '-c', 'import torch'], capture_output=True).returncode != 0:
                 print('# %s: needs torch, which %s lacks: not run' % (where, python))
@@ -133,7 +147,9 @@ def main():
                     f.write(code)
                 os.environ['PYTHONPATH'] = os.environ.get('WICK_DOC_PYTHONPATH', '')
                 os.environ['PYTHONDONTWRITEBYTECODE'] = '1'
-                failures += run_program(where, [python, 'example.py'], work, wick_trace)
+                os.environ['WICK_TRACE'] = os.path.abspath(wick_trace)  # wick.trace runs it
+                failures += run_program(where, [python, 'example.py'], work, wick_trace,
+                                        reads_only=first.startswith('# reads traces'))
             finally:
                 shutil.rmtree(work, ignore_errors=True)
     if programs == 0:
