@@ -53,6 +53,10 @@ struct _WickDocument
   guint64 n_lines;
   guint64 n_records;
   guint64 first_extension_line;
+  /* Wick keys of standard records (extension mode, docs/format.md) */
+  WickTraceDecoder *wick_decoder; /* the objects of "wick_records", on first use */
+  GString *wick_scratch;
+  guint64 wick_records_skipped; /* entries that are not wick_ objects */
   guint64 end_ns;
   guint64 counts[WICK_N_RECORD_TYPES];
   WickIdMap span_ids;

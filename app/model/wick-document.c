@@ -155,6 +155,9 @@ wick_document_finalize (GObject *object)
   g_free (self->parse_error.message);
   g_free (self->parse_error.cause);
   wick_trace_decoder_free (self->decoder);
+  g_clear_pointer (&self->wick_decoder, wick_trace_decoder_free);
+  if (self->wick_scratch != NULL)
+    g_string_free (self->wick_scratch, TRUE);
   g_string_free (self->cause, TRUE);
 
   G_OBJECT_CLASS (wick_document_parent_class)->finalize (object);
@@ -704,6 +707,8 @@ static const WickRecordType record_types[WICK_N_KINDS] = {
   WICK_RECORD_GRADIENT, WICK_RECORD_EDGE,          WICK_RECORD_TERMINAL,
 };
 
+static void commit_wick_keys (WickDocument *self, WickRecordKind kind, const char *line, gsize len);
+
 /* Commits a decoded record whose values start at self->values_base. */
 void
 wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char *line, gsize len)
@@ -763,22 +768,162 @@ wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char
   self->record_values = NULL;
   self->n_record_values = 0;
   self->n_records++;
+  if (self->extensions && kind != WICK_KIND_META
+      && (memmem (line, len, "\"wick_records\"", 14) != NULL
+          || (kind == WICK_KIND_SPAN_START
+              && memmem (line, len, "\"wick_thread_name\"", 18) != NULL)))
+    commit_wick_keys (self, kind, line, len);
+}
+
+static void
+append_extension (WickDocument *self, const char *json, gsize len, const char *kind, gsize kind_len,
+                  guint64 timestamp_ns)
+{
+  WickExtensionRecord r = { 0 };
+
+  r.kind = wick_string_pool_intern (self->pool, kind, kind_len);
+  r.json = wick_string_pool_intern (self->pool, json, len);
+  r.timestamp_ns = timestamp_ns;
+  r.line = (guint32)self->n_lines;
+  self->counts[WICK_RECORD_EXTENSION]++;
+  g_array_append_val (self->extension_records, r);
 }
 
 void
 wick_document_commit_extension (WickDocument *self, const char *line, gsize len, const char *kind,
                                 gsize kind_len, guint64 timestamp_ns)
 {
-  WickExtensionRecord r = { 0 };
-
-  r.kind = wick_string_pool_intern (self->pool, kind, kind_len);
-  r.json = wick_string_pool_intern (self->pool, line, len);
-  r.timestamp_ns = timestamp_ns;
-  r.line = (guint32)self->n_lines;
+  /* a line of its own: candle-graph stops here */
   if (self->first_extension_line == 0)
     self->first_extension_line = self->n_lines;
-  self->counts[WICK_RECORD_EXTENSION]++;
-  g_array_append_val (self->extension_records, r);
+  append_extension (self, line, len, kind, kind_len, timestamp_ns);
+}
+
+/* The objects of a "wick_records" array (raw JSON text [start, end)): each a
+ * Wick record as older files wrote it on a line of its own, kept the same
+ * way. An entry that is not one (not an object, no wick_ kind) is counted. */
+static void
+commit_wick_records (WickDocument *self, const char *start, const char *end)
+{
+  WickJsonScanner scanner;
+  GString *error = g_string_new (NULL);
+  gboolean first = TRUE;
+
+  g_autofree char *unescape = g_malloc ((gsize)(end - start) + 16);
+
+  if (self->wick_decoder == NULL)
+    self->wick_decoder = wick_trace_decoder_new (TRUE);
+  wick_json_scanner_init (&scanner, start, end, error, unescape);
+  if (!wick_json_array_begin (&scanner))
+    {
+      self->wick_records_skipped++;
+      g_string_free (error, TRUE);
+      return;
+    }
+  while (wick_json_array_next (&scanner, &first))
+    {
+      const char *element = scanner.p;
+      WickRecordKind kind;
+      if (!wick_json_skip_value (&scanner))
+        break;
+      if (*element != '{'
+          || !wick_trace_decoder_decode (self->wick_decoder, element, (gsize)(scanner.p - element),
+                                         &kind, self->cause)
+          || kind != WICK_KIND_EXTENSION)
+        {
+          self->wick_records_skipped++;
+          continue;
+        }
+      gsize kind_len;
+      const char *ext = wick_trace_decoder_extension_kind (self->wick_decoder, &kind_len);
+      append_extension (self, element, (gsize)(scanner.p - element), ext, kind_len,
+                        wick_trace_decoder_extension_timestamp (self->wick_decoder));
+    }
+  if (wick_json_failed (&scanner))
+    self->wick_records_skipped++;
+  g_string_free (error, TRUE);
+}
+
+/* A span_start's thread identity ("wick_thread_name", "wick_os_tid"): kept as
+ * the wick_thread record older files wrote, so the track model reads both. */
+static void
+commit_thread_identity (WickDocument *self, const char *name, const char *name_end, const char *tid,
+                        const char *tid_end)
+{
+  const WickSpan *span;
+  GString *json;
+
+  if (self->spans->len == 0)
+    return;
+  span = &g_array_index (self->spans, WickSpan, self->spans->len - 1);
+  if (span->thread == 0)
+    return;
+  if (self->wick_scratch == NULL)
+    self->wick_scratch = g_string_new (NULL);
+  json = self->wick_scratch;
+  g_string_printf (json, "{\"kind\":\"wick_thread\",\"thread\":%u,\"os_tid\":", span->thread);
+  if (tid != NULL)
+    g_string_append_len (json, tid, tid_end - tid);
+  else
+    g_string_append_printf (json, "%u", span->thread);
+  if (name != NULL)
+    {
+      g_string_append (json, ",\"name\":");
+      g_string_append_len (json, name, name_end - name);
+    }
+  g_string_append_printf (json, ",\"timestamp_ns\":%" G_GUINT64_FORMAT "}", span->start_ns);
+  append_extension (self, json->str, json->len, "wick_thread", strlen ("wick_thread"),
+                    span->start_ns);
+}
+
+/* The Wick keys of a standard record (docs/format.md, "Wick keys"), read in
+ * extension mode: candle-graph ignores them, and so does the verdict. */
+static void
+commit_wick_keys (WickDocument *self, WickRecordKind kind, const char *line, gsize len)
+{
+  WickJsonScanner scanner;
+  GString *error = g_string_new (NULL);
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+  const char *records = NULL, *records_end = NULL;
+  const char *name = NULL, *name_end = NULL, *tid = NULL, *tid_end = NULL;
+  g_autofree char *unescape = g_malloc (len + 16);
+
+  wick_json_scanner_init (&scanner, line, line + len, error, unescape);
+  if (!wick_json_object_begin (&scanner))
+    goto out;
+  while (wick_json_object_next (&scanner, &first, &key, &key_len))
+    {
+      const char *value;
+      wick_json_skip_whitespace (&scanner);
+      value = scanner.p;
+      if (!wick_json_skip_value (&scanner))
+        goto out;
+      /* the first of a repeated key counts, as candle-graph ignores both */
+      if (key_len == 12 && memcmp (key, "wick_records", 12) == 0 && records == NULL
+          && *value == '[')
+        records = value, records_end = scanner.p;
+      else if (kind == WICK_KIND_SPAN_START && key_len == 16
+               && memcmp (key, "wick_thread_name", 16) == 0 && name == NULL && *value == '"')
+        name = value, name_end = scanner.p;
+      else if (kind == WICK_KIND_SPAN_START && key_len == 11 && memcmp (key, "wick_os_tid", 11) == 0
+               && tid == NULL && *value >= '0' && *value <= '9')
+        tid = value, tid_end = scanner.p;
+    }
+  if (name != NULL || tid != NULL)
+    commit_thread_identity (self, name, name_end, tid, tid_end);
+  if (records != NULL)
+    commit_wick_records (self, records, records_end);
+out:
+  g_string_free (error, TRUE);
+}
+
+guint64
+wick_document_get_wick_records_skipped (WickDocument *self)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), 0);
+  return self->wick_records_skipped;
 }
 
 /* ---- lines ------------------------------------------------------------ */

@@ -295,6 +295,9 @@ WickDocument *wick_document_new (void);
  * candle-graph has them (unknown variant). */
 WickDocument *wick_document_new_with_extensions (gboolean extensions);
 gboolean wick_document_get_extensions_enabled (WickDocument *self);
+/* Entries of "wick_records" keys that were not Wick records (not an object,
+ * no wick_ kind): counted, not kept (extension mode). */
+guint64 wick_document_get_wick_records_skipped (WickDocument *self);
 /* 1-based physical line of the first wick_ record, 0 when none. */
 guint64 wick_document_get_first_extension_line (WickDocument *self);
 

@@ -8,6 +8,12 @@
  * or happened before a late reader attached), no duplicate span_start, the
  * terminal last and not before the latest host evidence.
  *
+ * No line has a wick_ kind (candle-graph rejects unknown kinds): in
+ * extension mode Wick's records wait for the next standard line, which
+ * carries them in its "wick_records" key; a thread's identity goes on its
+ * next span_start ("wick_thread_name", "wick_os_tid"); losses make the
+ * terminal failed, with their counts (docs/format.md, "Wick keys").
+ *
  * Speed (docs/performance.md, bench-jsonl-formatter): every line is written
  * straight into one buffer the formatter keeps, with room checked once per
  * field; integers go out two digits at a time from a table; strings (span
@@ -860,6 +866,18 @@ span_set_remove (SpanSet *set, uint64_t id)
 struct WickFormatterNames;
 static void names_free (struct WickFormatterNames *names);
 
+typedef struct
+{
+  uint64_t hash;
+  char *name; /* escaped, with quotes: the identity waits for a span_start */
+  int32_t os_tid;
+  uint64_t timestamp_ns;
+} ThreadSeen;
+
+/* Wick records held for the next standard record: a flood with no record
+ * between them (never seen in practice) is counted beyond this. */
+#define FACTS_MAX_BYTES ((size_t)16 << 20)
+
 struct WickJsonlFormatter
 {
   bool strict;
@@ -880,10 +898,18 @@ struct WickJsonlFormatter
   uint64_t last_id;
   uint32_t last_id_length;
   char last_id_text[32];
-  /* wick_thread records emitted: number -> hash of os tid and name, so that
-   * the snapshot's and the stream's copies of one identity give one line */
-  uint64_t *thread_seen;
+  /* thread identities announced: number -> hash of os tid and name, so that
+   * the snapshot's and the stream's copies of one identity are written once;
+   * with the identity not yet written (extension mode: it goes on the
+   * thread's next span_start) */
+  ThreadSeen *thread_seen;
   size_t n_thread_seen;
+  size_t n_thread_pending;
+  /* Extension mode: the Wick records (marks, stage verdicts, weight moves,
+   * drops...) waiting for the next standard record, which carries them in
+   * its "wick_records" key (docs/format.md), comma-separated objects. */
+  WickJson facts;
+  uint64_t facts_dropped; /* beyond FACTS_MAX_BYTES with no record to carry them */
   WickJson json;
   StringCache *strings; /* allocated with the formatter */
   struct WickFormatterNames *names; /* the drain's span names by handle, on first use */
@@ -904,6 +930,7 @@ wick_jsonl_formatter_new (bool strict)
     return NULL;
   formatter->strict = strict;
   wick_json_init (&formatter->json);
+  wick_json_init (&formatter->facts);
   formatter->strings = calloc (1, sizeof *formatter->strings);
   if (formatter->strings != NULL)
     wick_json_init (&formatter->strings->scratch);
@@ -916,7 +943,10 @@ wick_jsonl_formatter_free (WickJsonlFormatter *formatter)
   if (formatter == NULL)
     return;
   free (formatter->open.slots);
+  for (size_t i = 0; i < formatter->n_thread_seen; i++)
+    free (formatter->thread_seen[i].name);
   free (formatter->thread_seen);
+  wick_json_clear (&formatter->facts);
   free (formatter->terminal_reason);
   free (formatter->first_loss_reason);
   wick_json_clear (&formatter->json);
@@ -925,12 +955,139 @@ wick_jsonl_formatter_free (WickJsonlFormatter *formatter)
   free (formatter);
 }
 
+/* Extension mode: a Wick record into the facts the next standard record
+ * carries. */
+static void
+add_fact (WickJsonlFormatter *formatter, const WickRingRecord *record)
+{
+  WickJson *facts = &formatter->facts;
+  size_t before = facts->length;
+  if (facts->length > FACTS_MAX_BYTES)
+    {
+      formatter->facts_dropped++;
+      return;
+    }
+  if (facts->length > 0)
+    LIT (facts, ",");
+  record_to_json (record, facts, formatter->strings, false);
+  if (facts->failed)
+    {
+      /* out of memory: this one is lost (counted), the others kept */
+      facts->failed = false;
+      facts->length = before;
+      if (facts->data != NULL)
+        facts->data[before] = '\0';
+      formatter->facts_dropped++;
+    }
+}
+
+/* The thread identities no span_start carried, as wick_thread records. */
+static void
+add_pending_threads (WickJsonlFormatter *formatter)
+{
+  for (size_t number = 0; number < formatter->n_thread_seen && formatter->n_thread_pending > 0;
+       number++)
+    {
+      ThreadSeen *t = &formatter->thread_seen[number];
+      if (t->name == NULL)
+        continue;
+      WickJson *facts = &formatter->facts;
+      if (facts->length > 0)
+        LIT (facts, ",");
+      LIT (facts, "{\"kind\":\"wick_thread\",\"thread\":");
+      u64 (facts, number);
+      LIT (facts, ",\"os_tid\":");
+      u64 (facts, t->os_tid > 0 ? (uint64_t)t->os_tid : 0);
+      LIT (facts, ",\"name\":");
+      wick_json_append (facts, t->name, strlen (t->name));
+      LIT (facts, ",\"timestamp_ns\":");
+      u64 (facts, t->timestamp_ns);
+      LIT (facts, "}");
+      free (t->name);
+      t->name = NULL;
+      formatter->n_thread_pending--;
+    }
+}
+
+/* Extension mode: the Wick keys of a standard line just formatted in @json
+ * (docs/format.md): a span_start of a thread whose identity waits gets
+ * "wick_thread_name" and "wick_os_tid"; any line takes the waiting Wick
+ * records as "wick_records". candle-graph ignores unknown keys. */
+static void
+attach_wick_keys (WickJsonlFormatter *formatter, WickJson *json, uint32_t thread)
+{
+  ThreadSeen *t = thread != 0 && thread < formatter->n_thread_seen
+                      && formatter->thread_seen[thread].name != NULL
+                    ? &formatter->thread_seen[thread]
+                    : NULL;
+  if (t == NULL && formatter->facts.length == 0)
+    return;
+  if (json->failed || json->length == 0 || json->data[json->length - 1] != '}')
+    return;
+  json->length--;
+  if (t != NULL)
+    {
+      LIT (json, ",\"wick_thread_name\":");
+      wick_json_append (json, t->name, strlen (t->name));
+      LIT (json, ",\"wick_os_tid\":");
+      u64 (json, t->os_tid > 0 ? (uint64_t)t->os_tid : 0);
+      free (t->name);
+      t->name = NULL;
+      formatter->n_thread_pending--;
+    }
+  if (formatter->facts.length > 0)
+    {
+      LIT (json, ",\"wick_records\":[");
+      wick_json_append (json, formatter->facts.data, formatter->facts.length);
+      LIT (json, "]");
+      wick_json_reset (&formatter->facts);
+    }
+  LIT (json, "}");
+}
+
+/* The terminal's Wick keys: what was lost, counted (extension mode). */
+static void
+attach_loss_keys (WickJsonlFormatter *formatter, WickJson *json)
+{
+  if (formatter->dropped == 0 && formatter->lost == 0 && formatter->detached == 0
+      && formatter->facts_dropped == 0)
+    return;
+  if (json->failed || json->length == 0 || json->data[json->length - 1] != '}')
+    return;
+  json->length--;
+  LIT (json, ",\"wick_dropped\":");
+  u64 (json, formatter->dropped);
+  LIT (json, ",\"wick_lost\":");
+  u64 (json, formatter->lost);
+  if (formatter->detached > 0)
+    {
+      LIT (json, ",\"wick_detached\":");
+      u64 (json, formatter->detached);
+    }
+  if (formatter->facts_dropped > 0)
+    {
+      LIT (json, ",\"wick_records_dropped\":");
+      u64 (json, formatter->facts_dropped);
+    }
+  LIT (json, "}");
+}
+
 static void
 emit_record (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLineFunc emit,
              void *user_data)
 {
   wick_json_reset (&formatter->json);
   record_to_json (record, &formatter->json, formatter->strings, formatter->strict);
+  if (!formatter->strict && record->kind != WICK_RING_RECORD_META)
+    {
+      if (record->kind == WICK_RING_RECORD_TERMINAL)
+        {
+          attach_loss_keys (formatter, &formatter->json);
+          add_pending_threads (formatter);
+        }
+      attach_wick_keys (formatter, &formatter->json,
+                        record->kind == WICK_RING_RECORD_SPAN_START ? record->span.thread : 0);
+    }
   if (formatter->json.failed)
     {
       formatter->skipped++;
@@ -1038,16 +1195,41 @@ thread_is_new (WickJsonlFormatter *formatter, const WickRingRecord *record)
       size_t n = formatter->n_thread_seen ? formatter->n_thread_seen : 16;
       while (n <= number)
         n *= 2;
-      uint64_t *seen = realloc (formatter->thread_seen, n * sizeof *seen);
+      ThreadSeen *seen = realloc (formatter->thread_seen, n * sizeof *seen);
       if (seen == NULL)
         return true;
       memset (seen + formatter->n_thread_seen, 0, (n - formatter->n_thread_seen) * sizeof *seen);
       formatter->thread_seen = seen;
       formatter->n_thread_seen = n;
     }
-  if (formatter->thread_seen[number] == hash)
+  if (formatter->thread_seen[number].hash == hash)
     return false;
-  formatter->thread_seen[number] = hash;
+  formatter->thread_seen[number].hash = hash;
+  return true;
+}
+
+/* Extension mode: holds a new identity for its thread's next span_start
+ * (false when it cannot: the caller writes it as a wick_thread record). */
+static bool
+hold_thread_identity (WickJsonlFormatter *formatter, const WickRingRecord *record)
+{
+  uint32_t number = record->thread.number;
+  if (number == 0 || number >= formatter->n_thread_seen)
+    return false;
+  WickJson escaped;
+  wick_json_init (&escaped);
+  wick_json_string (&escaped, record->thread.name != NULL ? record->thread.name : "");
+  char *name = escaped.failed ? NULL : strdup (escaped.data);
+  wick_json_clear (&escaped);
+  if (name == NULL)
+    return false;
+  ThreadSeen *t = &formatter->thread_seen[number];
+  if (t->name == NULL)
+    formatter->n_thread_pending++;
+  free (t->name);
+  t->name = name;
+  t->os_tid = record->thread.os_tid;
+  t->timestamp_ns = record->thread.timestamp_ns;
   return true;
 }
 
@@ -1113,7 +1295,7 @@ static char *
 loss_sentence (const WickJsonlFormatter *formatter)
 {
   if (formatter->dropped == 0 && formatter->lost == 0 && formatter->detached == 0
-      && formatter->first_loss_reason == NULL)
+      && formatter->first_loss_reason == NULL && formatter->facts_dropped == 0)
     return NULL;
   WickJson text;
   wick_json_init (&text);
@@ -1126,6 +1308,14 @@ loss_sentence (const WickJsonlFormatter *formatter)
     {
       snprintf (part, sizeof part, ", %llu stalled hold reader(s) detached",
                 (unsigned long long)formatter->detached);
+      wick_json_raw (&text, part);
+    }
+  if (formatter->facts_dropped > 0)
+    {
+      snprintf (part, sizeof part,
+                ", %llu Wick record(s) dropped with no trace record to carry "
+                "them",
+                (unsigned long long)formatter->facts_dropped);
       wick_json_raw (&text, part);
     }
   if (formatter->first_loss_reason != NULL)
@@ -1175,21 +1365,20 @@ wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *
         return;
       case WICK_RING_RECORD_THREAD:
         if (formatter->strict || !thread_is_new (formatter, record))
-          {
-            formatter->skipped++;
-            return;
-          }
-        break;
+          formatter->skipped++;
+        else if (!hold_thread_identity (formatter, record))
+          add_fact (formatter, record);
+        return;
       case WICK_RING_RECORD_EXTENSION:
       case WICK_RING_RECORD_DROPPED:
       case WICK_RING_RECORD_LOST:
+        /* no line of their own: candle-graph rejects unknown kinds */
         note_loss (formatter, record);
         if (formatter->strict)
-          {
-            formatter->skipped++;
-            return;
-          }
-        break;
+          formatter->skipped++;
+        else
+          add_fact (formatter, record);
+        return;
       case WICK_RING_RECORD_OP:
         note_evidence (formatter, saturating_add (record->op.timestamp_ns, record->op.duration_ns));
         break;
@@ -1228,9 +1417,10 @@ wick_jsonl_formatter_finish (WickJsonlFormatter *formatter, const char *reason_i
     }
   if (terminal.terminal.timestamp_ns < formatter->evidence_ns)
     terminal.terminal.timestamp_ns = formatter->evidence_ns;
-  /* strict: no wick_dropped / wick_lost lines, so the terminal says it; a
-   * complete terminal cannot carry a reason (spec §4), so it becomes failed */
-  char *losses = formatter->strict ? loss_sentence (formatter) : NULL;
+  /* what was lost, the terminal says (both modes; extension mode also counts
+   * it in Wick keys); a complete terminal cannot carry a reason (spec §4), so
+   * it becomes failed */
+  char *losses = loss_sentence (formatter);
   char *reason = NULL;
   if (losses != NULL)
     {
@@ -1389,6 +1579,10 @@ emit_span_line (WickJsonlFormatter *formatter, const WickRingSpan *span, bool en
       out = put_span_start_tail (out, span, !formatter->strict);
     }
   advance (json, out);
+  if (!formatter->strict && (formatter->facts.length > 0 || formatter->n_thread_pending > 0))
+    attach_wick_keys (formatter, json, end ? 0 : span->thread);
+  if (json->failed)
+    return false;
   formatter->lines++;
   emit (json->data, json->length, user_data);
   return true;

@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 
 #include "model-test-util.h"
+#include "wick-tracks.h"
 
 static char *
 data_path (const char *name)
@@ -156,6 +157,65 @@ test_document_extension_mode (void)
   /* extension lines are not candle-graph records */
   g_assert_cmpuint (wick_document_get_n_records (doc), ==, 14);
   g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_EXTENSION), ==, 2);
+}
+
+/* Issue 20: the same facts in wick_ keys of standard records. candle-graph's
+ * rules take the file (unknown keys are ignored), and extension mode finds
+ * every fact again: the mark and the others of "wick_records" in file order,
+ * the threads' identities as wick_thread records; entries that are not Wick
+ * records are counted, not kept; no line is one candle-graph would reject. */
+static void
+test_document_wick_keys (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) candle = load ("with-wick-keys.jsonl", FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_true (wick_document_get_structurally_valid (candle));
+  g_assert_cmpuint (wick_document_get_n_records (candle), ==, 14);
+  g_assert_cmpuint (wick_document_get_record_count (candle, WICK_RECORD_EXTENSION), ==, 0);
+
+  g_autoptr (WickDocument) doc = load ("with-wick-keys.jsonl", TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_true (wick_document_get_structurally_valid (doc));
+  g_assert_cmpuint (wick_document_get_n_records (doc), ==, 14);
+  g_assert_cmpuint (wick_document_get_first_extension_line (doc), ==, 0);
+  guint n;
+  const WickExtensionRecord *records = wick_document_get_extensions (doc, &n);
+  static const struct
+  {
+    const char *kind;
+    guint64 timestamp_ns;
+    guint32 line;
+  } expected[] = {
+    { "wick_thread", 0, 2 }, { "wick_thread", 10, 3 },       { "wick_mark", 11, 4 },
+    { "wick_drops", 31, 8 }, { "wick_weight_evict", 19, 8 }, { "wick_thread", 5, 14 },
+  };
+  g_assert_cmpuint (n, ==, G_N_ELEMENTS (expected));
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpstr (wick_document_str (doc, records[i].kind), ==, expected[i].kind);
+      g_assert_cmpuint (records[i].timestamp_ns, ==, expected[i].timestamp_ns);
+      g_assert_cmpuint (records[i].line, ==, expected[i].line);
+    }
+  g_assert_cmpstr (wick_document_str (doc, records[0].json), ==,
+                   "{\"kind\":\"wick_thread\",\"thread\":1,\"os_tid\":4001,\"name\":"
+                   "\"main \\\"thread\\\"\",\"timestamp_ns\":0}");
+  g_assert_cmpstr (wick_document_str (doc, records[2].json), ==,
+                   "{\"kind\":\"wick_mark\",\"timestamp_ns\":11,\"label\":\"step 1\"}");
+  g_assert_cmpuint (wick_document_get_wick_records_skipped (doc), ==, 2);
+  g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_EXTENSION), ==, 6);
+
+  /* the track model names the threads from the span_start keys */
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  guint n_threads, found = 0;
+  const WickThread *threads = wick_tracks_get_threads (tracks, &n_threads);
+  for (guint t = 0; t < n_threads; t++)
+    {
+      const char *name = threads[t].name ? wick_document_str (doc, threads[t].name) : "";
+      found += (g_strcmp0 (name, "main \"thread\"") == 0 && threads[t].tid == 4001)
+               || (g_strcmp0 (name, "loader") == 0 && threads[t].tid == 4002);
+    }
+  g_assert_cmpuint (found, ==, 2);
 }
 
 static void
@@ -453,8 +513,8 @@ static void
 test_document_loader_matches_feeding (void)
 {
   static const char *const names[] = {
-    "valid-infer.jsonl",  "truncated.jsonl",       "crlf-blank.jsonl",
-    "invalid-utf8.jsonl", "with-extensions.jsonl", "train-contract.jsonl",
+    "valid-infer.jsonl",     "truncated.jsonl",      "crlf-blank.jsonl",     "invalid-utf8.jsonl",
+    "with-extensions.jsonl", "train-contract.jsonl", "with-wick-keys.jsonl",
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
@@ -515,6 +575,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/document/extensions-rejected-by-default",
                    test_document_extensions_rejected_by_default);
   g_test_add_func ("/model/document/extension-mode", test_document_extension_mode);
+  g_test_add_func ("/model/document/wick-keys", test_document_wick_keys);
   g_test_add_func ("/model/document/extension-still-strict-json",
                    test_document_extension_still_strict_json);
   g_test_add_func ("/model/document/live-feeding", test_document_live_feeding);

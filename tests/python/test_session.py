@@ -128,7 +128,7 @@ def test_exception_finishes_failed():
     assert records[-1]["kind"] == "terminal" and records[-1]["outcome"] == "failed", records[-1]
     assert "KeyError" in records[-1]["reason"] and "batch 7" in records[-1]["reason"], records[-1]
     assert any(r["kind"] == "span_start" and r["name"] == "work" for r in records)
-    assert any(r["kind"] == "wick_mark" and r["label"] == "before the failure" for r in records)
+    assert any(r["kind"] == "wick_mark" and r["label"] == "before the failure" for r in wicktest.wick_records(path))
 
 
 def test_finished_session_refuses_and_keeps_what_was_recorded():

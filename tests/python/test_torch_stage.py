@@ -58,7 +58,7 @@ def test_capture_refused_on_cpu():
             raise AssertionError("duplicate stage accepted")
         except wick.Error as e:
             assert str(e) == "stage 'lin' is already registered on this session", str(e)
-    certs = [r for r in wicktest.read_records(path) if r["kind"] == "wick_stage_certification"]
+    certs = [r for r in wicktest.wick_records(path) if r["kind"] == "wick_stage_certification"]
     assert len(certs) == 2 and all(c["verdict"] == "refused" for c in certs), certs
 
 

@@ -22,7 +22,7 @@ def test_strict_trace_is_accepted():
     path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
     run_example("--steps", "8", "--strict", "--trace", path, "--device", "cpu", "--quiet")
     records = wicktest.read_records(path)
-    assert not any(r["kind"].startswith("wick_") for r in records), "strict trace has wick_ records"
+    assert not any(k.startswith("wick_") for r in records for k in r), "strict trace has wick_ keys"
     categories = {r["category"] for r in records if r["kind"] == "memory"}
     for c in ("parameter", "activation", "gradient", "optimizer"):
         assert c in categories, "memory category %s missing: %s" % (c, sorted(categories))
@@ -46,6 +46,25 @@ def test_strict_trace_is_accepted():
         assert verdict["parse"] == "ok" and verdict["structurally_valid"], verdict
         assert not wicktest.health_errors(verdict), verdict
         assert verdict["gradient_coverage"] == "complete", verdict
+    else:
+        print("wick-trace is not built: the document model's verdict was not checked")
+
+
+def test_default_trace_is_accepted():
+    """Issue 20: the default trace (Wick's facts kept) is one candle-graph's
+    reader takes, with no health error, and still names its threads."""
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    run_example("--steps", "4", "--trace", path, "--device", "cpu", "--quiet")
+    records = wicktest.read_records(path)  # every line of a trace/10 kind
+    assert records[-1]["kind"] == "terminal" and records[-1]["outcome"] == "complete", records[-1]
+    threads = [r for r in wicktest.wick_records(path) if r["kind"] == "wick_thread"]
+    assert threads and all(t["name"] for t in threads), threads
+    spans = [r for r in records if r["kind"] == "span_start"]
+    assert all("wick_thread" in s for s in spans), spans[:2]
+    if wicktest.WICK_TRACE:
+        verdict = wicktest.check_trace(path)
+        assert verdict["parse"] == "ok" and verdict["structurally_valid"], verdict
+        assert not wicktest.health_errors(verdict), verdict
     else:
         print("wick-trace is not built: the document model's verdict was not checked")
 

@@ -401,10 +401,13 @@ test_formatter_keeps_stream_parseable (void)
                    "\"lost-start\",\"start_ns\":10,\"span_kind\":\"function\",\"measured\":false,"
                    "\"step\":\"forward\"}\n"
                    "{\"kind\":\"span_end\",\"id\":\"s5\",\"duration_ns\":20}\n"
-                   "{\"kind\":\"wick_mark\",\"timestamp_ns\":40}\n"
+                   /* the mark has no line of its own (candle-graph rejects
+                    * unknown kinds): the next record, here the terminal,
+                    * carries it */
                    "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":30,"
-                   "\"reason\":\"stopped\"}\n");
-  g_assert_cmpuint (wick_jsonl_formatter_get_lines (f), ==, 6);
+                   "\"reason\":\"stopped\",\"wick_records\":[{\"kind\":\"wick_mark\","
+                   "\"timestamp_ns\":40}]}\n");
+  g_assert_cmpuint (wick_jsonl_formatter_get_lines (f), ==, 5);
   g_assert_cmpuint (wick_jsonl_formatter_get_skipped (f), ==, 3);
   wick_jsonl_formatter_free (f);
   g_string_free (out, TRUE);
@@ -444,6 +447,82 @@ test_formatter_strict_and_missing_terminal (void)
   g_string_free (out, TRUE);
 }
 
+/* Issue 20: no line of a default trace has a wick_ kind (candle-graph
+ * rejects unknown kinds); the Wick facts ride in wick_ keys of standard
+ * records, and a loss makes the terminal failed with the reason. */
+static void
+test_formatter_wick_keys (void)
+{
+  for (int strict = 0; strict <= 1; strict++)
+    {
+      WickJsonlFormatter *f = wick_jsonl_formatter_new (strict);
+      GString *out = g_string_new (NULL);
+      WickRingRecord meta = { .kind = WICK_RING_RECORD_META };
+      meta.meta.line = "{\"kind\":\"meta\"}";
+      wick_jsonl_formatter_feed (f, &meta, collect_line, out);
+      WickRingRecord thread = { .kind = WICK_RING_RECORD_THREAD };
+      thread.thread.number = 2;
+      thread.thread.os_tid = 4242;
+      thread.thread.name = "loader \"q\"";
+      thread.thread.timestamp_ns = 5;
+      wick_jsonl_formatter_feed (f, &thread, collect_line, out);
+      thread.thread.number = 3; /* records no span: named at the end */
+      thread.thread.os_tid = 4343;
+      thread.thread.name = "idle";
+      wick_jsonl_formatter_feed (f, &thread, collect_line, out);
+      WickRingRecord mark = { .kind = WICK_RING_RECORD_EXTENSION };
+      mark.extension.kind = "wick_mark";
+      mark.extension.timestamp_ns = 7;
+      mark.extension.json_fields = "\"label\":\"go\"";
+      wick_jsonl_formatter_feed (f, &mark, collect_line, out);
+      WickRingRecord start = { .kind = WICK_RING_RECORD_SPAN_START };
+      start.span = (WickRingSpan){ .id = 1, .name = "root", .start_ns = 10, .thread = 2 };
+      wick_jsonl_formatter_feed (f, &start, collect_line, out);
+      WickRingRecord dropped = { .kind = WICK_RING_RECORD_DROPPED };
+      dropped.dropped
+        = (typeof (dropped.dropped)){ .count = 4, .first_ns = 11, .last_ns = 12, .total = 4 };
+      wick_jsonl_formatter_feed (f, &dropped, collect_line, out);
+      WickRingRecord end = start;
+      end.kind = WICK_RING_RECORD_SPAN_END;
+      end.span.duration_ns = 10;
+      wick_jsonl_formatter_feed (f, &end, collect_line, out);
+      WickRingRecord terminal = { .kind = WICK_RING_RECORD_TERMINAL };
+      terminal.terminal.outcome = WICK_OUTCOME_COMPLETE;
+      terminal.terminal.timestamp_ns = 30;
+      wick_jsonl_formatter_feed (f, &terminal, collect_line, out);
+      wick_jsonl_formatter_finish (f, "unused", collect_line, out);
+      /* every line starts with its kind (candle-graph's layout) */
+      g_assert_null (strstr (out->str, "\n{\"kind\":\"wick_"));
+      if (strict)
+        g_assert_cmpstr (out->str, ==,
+                         "{\"kind\":\"meta\"}\n"
+                         "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":10,"
+                         "\"span_kind\":\"function\",\"measured\":false}\n"
+                         "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":10}\n"
+                         "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":30,"
+                         "\"reason\":\"the session completed, but records were lost: 4 dropped by "
+                         "the recorder, 0 lost by the reader\"}\n");
+      else
+        g_assert_cmpstr (
+          out->str, ==,
+          "{\"kind\":\"meta\"}\n"
+          "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":10,"
+          "\"span_kind\":\"function\",\"measured\":false,\"wick_thread\":2,"
+          "\"wick_thread_name\":\"loader \\\"q\\\"\",\"wick_os_tid\":4242,"
+          "\"wick_records\":[{\"kind\":\"wick_mark\",\"timestamp_ns\":7,\"label\":\"go\"}]}\n"
+          "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":10,\"wick_records\":["
+          "{\"kind\":\"wick_dropped\",\"timestamp_ns\":12,\"ring\":0,\"count\":4,"
+          "\"first_ns\":11,\"last_ns\":12,\"total\":4}]}\n"
+          "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":30,"
+          "\"reason\":\"the session completed, but records were lost: 4 dropped by the "
+          "recorder, 0 lost by the reader\",\"wick_dropped\":4,\"wick_lost\":0,"
+          "\"wick_records\":[{\"kind\":\"wick_thread\",\"thread\":3,\"os_tid\":4343,"
+          "\"name\":\"idle\",\"timestamp_ns\":5}]}\n");
+      wick_jsonl_formatter_free (f);
+      g_string_free (out, TRUE);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -459,5 +538,6 @@ main (int argc, char **argv)
   g_test_add_func ("/core/formatter/parseable-stream", test_formatter_keeps_stream_parseable);
   g_test_add_func ("/core/formatter/strict-missing-terminal",
                    test_formatter_strict_and_missing_terminal);
+  g_test_add_func ("/core/formatter/wick-keys", test_formatter_wick_keys);
   return g_test_run ();
 }
