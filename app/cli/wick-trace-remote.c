@@ -15,18 +15,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "live/wick-live-stream.h"
 #include "live/wick-remote-link.h"
+#include "live/wick-remote-session.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-remote.h"
 
 char **wick_trace_remotes;
 char *wick_trace_remote_command;
 
-#define FIELD_MAX_BYTES 4096
 #define POLL_SLICE_MS 200
 #define DETACH_TIMEOUT_MS 10000
 
@@ -38,69 +37,9 @@ on_interrupt (int signal_number)
   remote_interrupted = 1;
 }
 
-/* A string member from the node, bounded, valid UTF-8, no control characters. */
-static char *
-clean_string (JsonObject *object, const char *name, const char *fallback)
-{
-  JsonNode *node = json_object_get_member (object, name);
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
-    return fallback != NULL ? g_strdup (fallback) : NULL;
-  const char *text = json_node_get_string (node);
-  gsize length = strlen (text);
-  g_autofree char *valid = g_utf8_make_valid (text, (gssize)MIN (length, FIELD_MAX_BYTES));
-  for (char *p = valid; *p != '\0'; p++)
-    if ((guchar)*p < 0x20 || *p == 0x7f)
-      *p = '?';
-  return g_steal_pointer (&valid);
-}
-
-static guint64
-clean_uint (JsonObject *object, const char *name)
-{
-  JsonNode *node = json_object_get_member (object, name);
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
-    return 0;
-  gint64 value = json_node_get_int (node);
-  return value > 0 ? (guint64)value : 0;
-}
-
-static WickLiveSessionInfo *
-session_from_json (JsonNode *node, const char *host, GError **error)
-{
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    {
-      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                   "%s listed a session that is not a JSON object", host);
-      return NULL;
-    }
-  JsonObject *object = json_node_get_object (node);
-  gint64 pid = (gint64)clean_uint (object, "pid");
-  if (pid <= 0 || pid > G_MAXINT32)
-    {
-      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                   "%s listed a session without a valid \"pid\"", host);
-      return NULL;
-    }
-  WickLiveSessionInfo *info = g_new0 (WickLiveSessionInfo, 1);
-  info->pid = pid;
-  info->socket_path = clean_string (object, "socket", "");
-  info->problem = clean_string (object, "problem", NULL);
-  g_autofree char *status = clean_string (object, "status", "answering");
-  info->busy = g_strcmp0 (status, "busy") == 0;
-  if (info->problem == NULL && g_strcmp0 (status, "answering") != 0)
-    info->problem = g_strdup_printf ("%s (the node said no more)", status);
-  info->program = clean_string (object, "program", "?");
-  info->entrypoint = clean_string (object, "entrypoint", "?");
-  info->started = clean_string (object, "started", "?");
-  info->started_unix_ns = clean_uint (object, "started_unix_ns");
-  info->dropped = clean_uint (object, "dropped");
-  info->policy = clean_string (object, "policy", "?");
-  JsonNode *finished = json_object_get_member (object, "finished");
-  info->finished = finished != NULL && json_node_get_value_type (finished) == G_TYPE_BOOLEAN
-                   && json_node_get_boolean (finished);
-  info->run_id = clean_string (object, "run_id", NULL);
-  return info;
-}
+#define clean_string wick_remote_clean_string
+#define clean_uint wick_remote_clean_uint
+#define session_from_json wick_remote_session_from_json
 
 static WickRemoteLink *
 open_link (const char *url, WickRemoteTarget *target, GError **error)
@@ -234,24 +173,13 @@ wick_trace_remote_control (gint64 pid, JsonObject *request)
 {
   if (!single_remote ("control"))
     return WICK_TRACE_EXIT_USAGE;
-  WickRemoteTarget target;
   g_autoptr (GError) error = NULL;
-  g_autoptr (WickRemoteLink) link = open_link (wick_trace_remotes[0], &target, &error);
-  wick_remote_target_clear (&target);
-  if (link == NULL)
-    return wick_trace_print_control_error (error->message);
-  g_autoptr (JsonObject) message = json_object_new ();
-  json_object_set_int_member (message, "pid", pid);
-  json_object_set_object_member (message, "request", json_object_ref (request));
-  if (!wick_remote_link_send_object (link, WICK_REMOTE_CONTROL, message, &error))
-    return wick_trace_print_control_error (error->message);
   gboolean capture = g_strcmp0 (json_object_get_string_member (request, "command"), "capture") == 0;
-  g_autoptr (JsonObject) reply = wick_remote_link_expect_object (
-    link, WICK_REMOTE_REPLY,
+  g_autoptr (JsonObject) reply = wick_remote_control (
+    wick_trace_remotes[0], wick_trace_remote_command, pid, request,
     capture ? WICK_LIVE_CAPTURE_TIMEOUT_MS + 10000 : WICK_REMOTE_REPLY_TIMEOUT_MS, &error);
   if (reply == NULL)
     return wick_trace_print_control_error (error->message);
-  json_object_remove_member (reply, "v");
   g_autoptr (JsonNode) node = json_node_init_object (json_node_alloc (), reply);
   g_autofree char *text = json_to_string (node, FALSE);
   printf ("%s\n", text);
@@ -291,62 +219,6 @@ feed_record (const WickRingRecord *record, gpointer user_data)
   return !attach->write_failed;
 }
 
-/* SNAPSHOT chunks until the last; applied to the stream through a memfd. */
-static void
-receive_snapshot (WickRemoteLink *link, WickLiveStream *stream)
-{
-  g_autoptr (GByteArray) bytes = g_byte_array_new ();
-  g_autoptr (GError) error = NULL;
-  for (;;)
-    {
-      WickRemoteFrame frame;
-      if (!wick_remote_link_next (link, &frame, WICK_REMOTE_REPLY_TIMEOUT_MS, &error))
-        break;
-      if (frame.type != WICK_REMOTE_SNAPSHOT)
-        {
-          g_set_error (&error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "%s sent a %s frame inside the attach snapshot",
-                       wick_remote_link_get_name (link), wick_remote_type_name (frame.type));
-          wick_remote_frame_clear (&frame);
-          break;
-        }
-      gsize length;
-      const guint8 *data = g_bytes_get_data (frame.payload, &length);
-      gboolean more = (frame.flags & WICK_REMOTE_FLAG_MORE) != 0;
-      if (bytes->len + (guint64)length > WICK_REMOTE_MAX_SNAPSHOT_BYTES)
-        {
-          g_set_error (&error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "the attach snapshot from %s is larger than 512 MiB",
-                       wick_remote_link_get_name (link));
-          wick_remote_frame_clear (&frame);
-          break;
-        }
-      g_byte_array_append (bytes, data, (guint)length);
-      wick_remote_frame_clear (&frame);
-      if (!more)
-        break;
-    }
-  if (error == NULL && bytes->len == 0)
-    g_set_error (&error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                 "the node could not read it (its reason is on its stderr, above)");
-  if (error == NULL)
-    {
-      int fd = memfd_create ("wick-remote-snapshot", MFD_CLOEXEC);
-      if (fd < 0 || write (fd, bytes->data, bytes->len) != (ssize_t)bytes->len)
-        g_set_error (&error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                     "cannot keep the snapshot in memory: %s", g_strerror (errno));
-      else
-        wick_live_stream_apply_snapshot (stream, fd, &error);
-      if (fd >= 0)
-        close (fd);
-    }
-  if (error != NULL)
-    fprintf (stderr,
-             "wick-trace: attach: no attach snapshot (%s): storages allocated before the "
-             "attach are missing from the capture\n",
-             error->message);
-}
-
 static void
 take_stats (RemoteAttach *attach, GBytes *payload)
 {
@@ -376,34 +248,20 @@ wick_trace_remote_attach (gint64 pid, gboolean strict, double duration, const ch
       return WICK_TRACE_EXIT_USAGE;
     }
   const char *host = wick_remote_link_get_name (link);
-  g_autoptr (JsonObject) request = json_object_new ();
-  json_object_set_int_member (request, "pid", pid);
-  json_object_set_boolean_member (request, "strict", strict);
-  g_autoptr (JsonObject) attached = NULL;
-  if (wick_remote_link_send_object (link, WICK_REMOTE_ATTACH, request, &error))
-    attached = wick_remote_link_expect_object (link, WICK_REMOTE_ATTACHED,
-                                               WICK_REMOTE_REPLY_TIMEOUT_MS, &error);
   g_autoptr (WickLiveSessionInfo) info = NULL;
-  if (attached != NULL)
-    {
-      JsonNode *node = json_node_init_object (json_node_alloc (), attached);
-      info = session_from_json (node, host, &error);
-      json_node_unref (node);
-    }
-  if (info == NULL)
+  g_autoptr (GError) snapshot_error = NULL;
+  g_autoptr (WickLiveStream) stream
+    = wick_remote_attach (link, pid, strict, &info, &snapshot_error, &error);
+  if (stream == NULL)
     {
       fprintf (stderr, "wick-trace: attach: %s\n", error->message);
       return WICK_TRACE_EXIT_USAGE;
     }
-  g_autoptr (WickLiveStream) stream = wick_live_stream_new_fed (strict);
-  g_autofree char *snapshot_error = clean_string (attached, "snapshot_error", NULL);
   if (snapshot_error != NULL)
     fprintf (stderr,
              "wick-trace: attach: no attach snapshot (%s): storages allocated before the "
              "attach are missing from the capture\n",
-             snapshot_error);
-  else
-    receive_snapshot (link, stream);
+             snapshot_error->message);
 
   RemoteAttach attach = { fopen (output_path, "w"), FALSE, stream, 0, 0, 0, NULL };
   if (attach.file == NULL)

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-live-client.h"
+#include "wick-remote-session.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -654,6 +655,19 @@ request_thread (GTask *task, gpointer source, gpointer data, GCancellable *cance
 {
   RequestTask *request = data;
   GError *error = NULL;
+  if (g_str_has_prefix (request->socket_path, "ssh://"))
+    {
+      /* A remote session (wick --attach ssh://host/PID): the request on a
+       * link of its own to the node's wick-trace (WICK_REMOTE_COMMAND). */
+      JsonObject *reply
+        = wick_remote_control (request->socket_path, g_getenv ("WICK_REMOTE_COMMAND"), 0,
+                               request->request, request->timeout_ms + 20000, &error);
+      if (reply == NULL)
+        g_task_return_error (task, error);
+      else
+        g_task_return_pointer (task, reply, (GDestroyNotify)json_object_unref);
+      return;
+    }
   g_autoptr (WickLiveConnection) connection
     = wick_live_connection_new (request->socket_path, &error);
   if (connection == NULL)

@@ -113,6 +113,32 @@ if ! timeout 20 ssh -F "$tmp/ssh_config" -o BatchMode=yes wicknode true 2>"$tmp/
   echo "1..0 # SKIP ssh to the test's sshd failed: $(tail -2 "$tmp/probe.err")"
   exit 77
 fi
+if [ -n "${WICK_REMOTE_BENCH:-}" ]; then
+  # Throughput (docs/performance.md, "Remote attach over SSH"): wick-demo at
+  # full speed, a 10 s attach on this machine (the baseline) and one over the
+  # loopback sshd, alternating, WICK_REMOTE_BENCH rounds.
+  for round in $(seq "$WICK_REMOTE_BENCH"); do
+    env -u XDG_RUNTIME_DIR TMPDIR="$tmp/run" "$wick_demo" --quiet --steps 0 --rate 0 >/dev/null 2>&1 &
+    bench_demo=$!
+    pids+=("$bench_demo")
+    sleep 2
+    for where in local ssh; do
+      args=()
+      [ $where = ssh ] && args=("${remote[@]}")
+      /usr/bin/time -f "%U %S" -o "$tmp/time" env -u XDG_RUNTIME_DIR TMPDIR="$tmp/run" \
+        "$wick_trace" "${args[@]}" attach --strict --duration 10 --output "$tmp/bench.jsonl" \
+        "$bench_demo" 2>"$tmp/bench.err"
+      records=$(sed -n 's/.*: \([0-9]*\) records, .*/\1/p' "$tmp/bench.err")
+      lost=$(sed -n 's/.* \([0-9]*\) lost by .*/\1/p' "$tmp/bench.err")
+      dropped=$(sed -n 's/.* \([0-9]*\) dropped by the process.*/\1/p' "$tmp/bench.err")
+      mib=$(sed -n 's/.* \([0-9.]*\) MiB received (\([0-9.]*\) MiB.*/\1 \2/p' "$tmp/bench.err")
+      echo "bench round $round $where: records $records lost $lost dropped $dropped cpu_s $(awk '{print $1 + $2}' "$tmp/time") mib ${mib:-- -}"
+    done
+    kill "$bench_demo"
+    wait "$bench_demo" 2>/dev/null
+  done
+  exit 0
+fi
 echo "1..12"
 
 start_demo() {

@@ -1,0 +1,37 @@
+/* wick-remote-session.h — the remote requests shared by wick-trace --remote
+ * and the app: a node's session objects checked into WickLiveSessionInfo,
+ * an attach (ATTACH, ATTACHED, the snapshot) giving a fed WickLiveStream, and
+ * one control request on its own link (docs/protocol.md, "Remote sessions
+ * over SSH"). Everything from the node is bounded and cleaned (control
+ * characters replaced) before it reaches a terminal or a widget.
+ */
+#pragma once
+
+#include "wick-live-client.h"
+#include "wick-live-stream.h"
+#include "wick-remote-link.h"
+
+G_BEGIN_DECLS
+
+/* A string member from the node: at most 4 KiB, valid UTF-8, control
+ * characters replaced by '?'; @fallback (may be NULL) when absent. */
+char *wick_remote_clean_string (JsonObject *object, const char *name, const char *fallback);
+guint64 wick_remote_clean_uint (JsonObject *object, const char *name);
+
+/* A session object of SESSIONS or ATTACHED; NULL with @error when it is not
+ * an object with a pid in 1..INT32_MAX. */
+WickLiveSessionInfo *wick_remote_session_from_json (JsonNode *node, const char *host,
+                                                    GError **error);
+
+/* ATTACH @pid on @link: the session's info and a fed stream with the attach
+ * snapshot applied (@snapshot_error says why there is none). */
+WickLiveStream *wick_remote_attach (WickRemoteLink *link, gint64 pid, gboolean strict,
+                                    WickLiveSessionInfo **info, GError **snapshot_error,
+                                    GError **error);
+
+/* One control request to the session of @url's pid (ssh://host/PID), on a
+ * link of its own; the reply without its "v". */
+JsonObject *wick_remote_control (const char *url, const char *remote_command, gint64 pid,
+                                 JsonObject *request, int timeout_ms, GError **error);
+
+G_END_DECLS
