@@ -24,6 +24,7 @@ struct _WickApplication
   gboolean compare;  /* --compare A B */
   gboolean follow;   /* --follow TRACE.jsonl */
   gint64 attach_pid; /* --attach PID, 0 when not given */
+  char *attach_url;  /* --attach ssh://host/PID, NULL when not given */
   int exit_status;   /* a command line refused after startup (--compare A): main returns it */
 };
 
@@ -347,7 +348,9 @@ static const GOptionEntry option_entries[] = {
   /* a string, parsed below: GApplication leaves an INT64 option of 0 out of
    * the dict, so --attach 0 would read as no option at all */
   { "attach", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_STRING, NULL,
-    N_ ("Attach to the process PID live (wick-demo, or a program using libwick)"), N_ ("PID") },
+    N_ ("Attach to the process PID live (wick-demo, or a program using libwick); "
+        "ssh://[USER@]HOST[:PORT]/PID attaches to one on another machine through ssh"),
+    N_ ("PID") },
   { NULL },
 };
 
@@ -365,6 +368,13 @@ wick_application_handle_local_options (GApplication *app, GVariantDict *options)
     {
 #ifdef WICK_HAVE_LIVE_UI
       guint64 pid = 0;
+      if (g_str_has_prefix (text, "ssh://") && !self->compare)
+        {
+          /* checked when the attach starts (its banner names what is wrong) */
+          g_free (self->attach_url);
+          self->attach_url = g_strdup (text);
+          return -1;
+        }
       if (!g_ascii_string_to_unsigned (text, 10, 1, G_MAXINT32, &pid, NULL))
         {
           g_printerr (_ ("wick: --attach needs a process id above 0, not “%s”\n"), text);
@@ -382,6 +392,13 @@ wick_application_handle_local_options (GApplication *app, GVariantDict *options)
 #endif
     }
   return -1;
+}
+
+const char *
+wick_application_get_attach_url (WickApplication *self)
+{
+  g_return_val_if_fail (WICK_IS_APPLICATION (self), NULL);
+  return self->attach_url;
 }
 
 gint64
@@ -422,6 +439,7 @@ static void
 wick_application_dispose (GObject *object)
 {
   WickApplication *self = WICK_APPLICATION (object);
+  g_clear_pointer (&self->attach_url, g_free);
   if (self->attach_destroy)
     self->attach_destroy (self->attach_data);
   self->attach_destroy = NULL;

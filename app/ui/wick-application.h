@@ -64,6 +64,8 @@ void wick_live_ui_register (WickApplication *app);
 /* The process `wick --attach PID` names (0 when none): the live area attaches
  * the first window to it (app/ui/live/wick-live-ui.c). */
 gint64 wick_application_get_attach_pid (WickApplication *self);
+/* wick --attach ssh://host/PID: the address, NULL when not given. */
+const char *wick_application_get_attach_url (WickApplication *self);
 /* Non-zero when the command line was refused after startup (`wick --compare A`). */
 int wick_application_get_exit_status (WickApplication *self);
 

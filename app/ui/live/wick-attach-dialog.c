@@ -56,6 +56,12 @@ wick_live_ui_attach_pid (WickApplication *app, GtkWindow *window, gint64 pid, GE
   return attach_socket (app, window, NULL, pid, label);
 }
 
+GtkWindow *
+wick_live_ui_attach_url (WickApplication *app, GtkWindow *window, const char *url)
+{
+  return attach_socket (app, window, url, 0, url);
+}
+
 static GtkWidget *
 session_row (const WickLiveSessionInfo *info)
 {

@@ -29,6 +29,9 @@ GtkWindow *wick_attach_dialog_attach (WickAttachDialog *self, guint index, GErro
 
 /* Attaches the session of @pid in @window when it is empty, else in a new
  * window, asynchronously as above (@error is not set: failures are banners). */
+/* The same for a process on another machine: @url is ssh://[user@]host[:port]/PID,
+ * reached through the system's ssh (WICK_REMOTE_COMMAND: the node's wick-trace). */
+GtkWindow *wick_live_ui_attach_url (WickApplication *app, GtkWindow *window, const char *url);
 GtkWindow *wick_live_ui_attach_pid (WickApplication *app, GtkWindow *window, gint64 pid,
                                     GError **error);
 

@@ -7,6 +7,7 @@
 
 #include "live/wick-line-spool.h"
 #include "live/wick-live-stream.h"
+#include "live/wick-remote-session.h"
 #include "wick-settings.h"
 #include "wick-stages-panel.h"
 #include "wick-weights-panel.h"
@@ -43,6 +44,12 @@ typedef struct
   guint epoch;        /* which view document the lines are for (a restart: +1) */
   guint64 epoch_first_record; /* the run's records before the view's first one */
   char *restart_error; /* a restart that failed (the view keeps growing) */
+  /* a remote session (ssh://): the link's state, and why it failed */
+  gboolean remote;
+  guint64 link_bytes;
+  guint64 link_node_lost;
+  gint64 link_heard_us; /* when the node last sent anything */
+  char *link_error;
 } LiveBatch;
 
 static void
@@ -51,6 +58,7 @@ live_batch_free (LiveBatch *batch)
   wick_line_batch_free (batch->lines);
   g_free (batch->broken);
   g_free (batch->restart_error);
+  g_free (batch->link_error);
   g_free (batch);
 }
 
@@ -85,6 +93,16 @@ typedef struct
    * main thread leaves between commits hold */
   gint armed;
   GThread *thread;
+  /* A remote session: records come from the node's frames on @link
+   * (wick-remote-link.h) into the fed @stream; the producer's state is what
+   * the node's END says, or DEAD once the link failed (@link_error). */
+  WickRemoteLink *link;
+  WickRemoteDecoder *remote_decoder;
+  WickProducerState remote_state;
+  char *link_error;
+  guint64 link_node_lost;
+  guint64 link_seen_bytes;
+  gint64 link_heard_us;
 } LiveWorker;
 
 #define TOKEN GINT_TO_POINTER (1)
@@ -115,6 +133,10 @@ struct _WickLiveSession
   gboolean window_set;
   GtkWidget *weights_panel;
   GtkWidget *stages_panel;
+  /* a remote session: the link's state line, updated once a second */
+  gint64 link_shown_us;
+  guint64 link_shown_bytes;
+  gboolean link_lost_shown;
 };
 
 G_DEFINE_FINAL_TYPE (WickLiveSession, wick_live_session, G_TYPE_OBJECT)
@@ -128,6 +150,124 @@ end_reason (WickProducerState state)
 }
 
 /* ---- the worker thread ---------------------------------------------------- */
+
+typedef struct
+{
+  LiveWorker *worker;
+  WickLiveLineFunc emit;
+} RemoteFeed;
+
+static gboolean
+remote_feed_record (const WickRingRecord *record, gpointer user_data)
+{
+  RemoteFeed *feed = user_data;
+  wick_live_stream_feed (feed->worker->stream, record, feed->emit, feed->worker);
+  return TRUE;
+}
+
+static void
+remote_fail (LiveWorker *worker, const char *message)
+{
+  if (worker->link_error == NULL)
+    worker->link_error = g_strdup (message);
+  worker->remote_state = WICK_PRODUCER_DEAD;
+}
+
+/* The remote counterpart of draining the ring: frames from the node until
+ * none is waiting (TRUE: caught up), @max_lines lines or @max_us passed. A
+ * link that fails or stays silent for WICK_REMOTE_IDLE_TIMEOUT_MS ends the
+ * stream (what arrived is kept). */
+static gboolean
+remote_drain (LiveWorker *worker, WickLiveLineFunc emit, guint max_lines, gint64 max_us)
+{
+  gint64 start = g_get_monotonic_time ();
+  RemoteFeed feed = { worker, emit };
+  while (worker->remote_state == WICK_PRODUCER_RUNNING)
+    {
+      WickRemoteFrame frame;
+      g_autoptr (GError) error = NULL;
+      gint64 now = g_get_monotonic_time ();
+      guint64 bytes = wick_remote_link_get_bytes_received (worker->link);
+      if (bytes != worker->link_seen_bytes)
+        {
+          worker->link_seen_bytes = bytes;
+          worker->link_heard_us = now;
+        }
+      if (!wick_remote_link_next (worker->link, &frame, 1, &error))
+        {
+          if (!g_error_matches (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT))
+            remote_fail (worker, error->message);
+          else if (now - worker->link_heard_us > (gint64)WICK_REMOTE_IDLE_TIMEOUT_MS * 1000)
+            {
+              g_autofree char *message
+                = g_strdup_printf ("%s sent nothing for %d s", wick_remote_link_get_name (worker->link),
+                                   WICK_REMOTE_IDLE_TIMEOUT_MS / 1000);
+              remote_fail (worker, message);
+            }
+          return TRUE;
+        }
+      worker->link_heard_us = g_get_monotonic_time ();
+      switch (frame.type)
+        {
+          case WICK_REMOTE_RECORDS:
+            if (!wick_remote_decode_records (worker->remote_decoder, frame.payload,
+                                             remote_feed_record, &feed, &error))
+              remote_fail (worker, error->message);
+            break;
+          case WICK_REMOTE_STATS:
+            {
+              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "stats", NULL);
+              if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+                worker->link_node_lost
+                  = wick_remote_clean_uint (json_node_get_object (node), "lost");
+              break;
+            }
+          case WICK_REMOTE_END:
+            {
+              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "end", NULL);
+              g_autofree char *state
+                = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                    ? wick_remote_clean_string (json_node_get_object (node), "producer_state", NULL)
+                    : NULL;
+              worker->remote_state
+                = g_strcmp0 (state, "dead") == 0 ? WICK_PRODUCER_DEAD : WICK_PRODUCER_FINISHED;
+              break;
+            }
+          case WICK_REMOTE_ERROR:
+            {
+              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "error", NULL);
+              g_autofree char *message
+                = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                    ? wick_remote_clean_string (json_node_get_object (node), "error", "?")
+                    : g_strdup ("?");
+              remote_fail (worker, message);
+              break;
+            }
+          default:
+            {
+              g_autofree char *message
+                = g_strdup_printf ("%s sent a %s frame during the attach",
+                                   wick_remote_link_get_name (worker->link),
+                                   wick_remote_type_name (frame.type));
+              remote_fail (worker, message);
+              break;
+            }
+        }
+      wick_remote_frame_clear (&frame);
+      if ((max_lines > 0 && wick_line_batch_get_n_lines (worker->current->lines) >= max_lines)
+          || (max_us > 0 && g_get_monotonic_time () - start >= max_us))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static char *
+worker_end_reason (LiveWorker *worker, WickProducerState state)
+{
+  if (worker->link_error != NULL)
+    return g_strdup_printf ("capture cut: the remote link failed: %s", worker->link_error);
+  return g_strdup (end_reason (state));
+}
 
 static void
 view_on_line (const char *line, gsize length, gpointer user_data)
@@ -160,6 +300,8 @@ static gboolean
 drain_all (LiveWorker *worker, WickLiveStream *stream, WickLiveLineFunc emit, guint max_lines,
            gint64 max_us)
 {
+  if (worker->link != NULL && stream == worker->stream)
+    return remote_drain (worker, emit, max_lines, max_us);
   gint64 start = g_get_monotonic_time ();
   for (;;)
     {
@@ -255,21 +397,24 @@ worker_main (gpointer data)
           batch->spool_bytes = aligned ? spooled : worker->sent_spool_bytes;
         }
       WickLiveStream *last = worker->view != NULL ? worker->view : worker->stream;
-      WickProducerState state = wick_live_stream_get_producer_state (worker->stream);
+      WickProducerState state = worker->link != NULL
+                                  ? worker->remote_state
+                                  : wick_live_stream_get_producer_state (worker->stream);
       batch->terminal = wick_live_stream_has_terminal (last)
                         || wick_live_stream_has_terminal (worker->stream);
       if (batch->terminal
           || (state != WICK_PRODUCER_RUNNING && wick_live_stream_is_drained (worker->stream)))
         {
+          g_autofree char *reason = worker_end_reason (worker, state);
           if (worker->view != NULL)
             {
               drain_all (worker, worker->stream, spool_on_line, 0, 0);
               drain_all (worker, worker->view, view_on_line, 0, 0);
-              wick_live_stream_finish (worker->stream, end_reason (state), spool_on_line, worker);
-              wick_live_stream_finish (worker->view, end_reason (state), view_on_line, worker);
+              wick_live_stream_finish (worker->stream, reason, spool_on_line, worker);
+              wick_live_stream_finish (worker->view, reason, view_on_line, worker);
             }
           else
-            wick_live_stream_finish (worker->stream, end_reason (state), worker_on_line, worker);
+            wick_live_stream_finish (worker->stream, reason, worker_on_line, worker);
           batch->terminal = wick_live_stream_has_terminal (worker->stream);
           end = aligned = TRUE;
         }
@@ -288,6 +433,14 @@ worker_main (gpointer data)
       wick_live_stream_get_reader_stats (worker->stream, &stats);
       if (stats.broken_rings > 0)
         batch->broken = g_strdup (stats.first_error);
+      if (worker->link != NULL)
+        {
+          batch->remote = TRUE;
+          batch->link_bytes = wick_remote_link_get_bytes_received (worker->link);
+          batch->link_node_lost = worker->link_node_lost;
+          batch->link_heard_us = worker->link_heard_us;
+          batch->link_error = g_strdup (worker->link_error);
+        }
       if (!end && wick_line_batch_get_n_lines (batch->lines) == 0
           && batch->dropped == sent_dropped && batch->lost == sent_lost
           && (batch->broken == NULL || sent_broken) && batch->restart_error == NULL
@@ -325,13 +478,21 @@ static GSourceFuncs ready_funcs = { NULL, NULL, ready_dispatch, NULL, NULL, NULL
 static gboolean on_ready (gpointer user_data);
 
 static LiveWorker *
-worker_start (WickLiveSession *session, WickLiveStream *stream, const char *socket_path,
-              guint64 history, GError **error)
+worker_start (WickLiveSession *session, WickLiveStream *stream, WickRemoteLink *link,
+              const char *socket_path, guint64 history, GError **error)
 {
   WickLineSpool *spool = wick_line_spool_new (error);
   if (spool == NULL)
     return NULL;
   LiveWorker *worker = g_new0 (LiveWorker, 1);
+  if (link != NULL)
+    {
+      worker->link = link;
+      worker->remote_decoder = wick_remote_decoder_new ();
+      worker->remote_state = WICK_PRODUCER_RUNNING;
+      worker->link_heard_us = g_get_monotonic_time ();
+      history = 0; /* a second attach over the link is not made: the view keeps every record */
+    }
   worker->stream = stream;
   worker->socket_path = g_strdup (socket_path);
   worker->history = history;
@@ -374,6 +535,10 @@ worker_free (LiveWorker *worker)
   g_async_queue_unref (worker->tokens);
   wick_live_stream_free (worker->stream);
   g_clear_pointer (&worker->view, wick_live_stream_free);
+  /* the node's serve exits when its stdin closes */
+  g_clear_pointer (&worker->link, wick_remote_link_close);
+  g_clear_pointer (&worker->remote_decoder, wick_remote_decoder_free);
+  g_free (worker->link_error);
   g_free (worker->socket_path);
   g_free (worker->restart_error);
   wick_line_decoder_free (worker->decoder);
@@ -549,6 +714,42 @@ start_new_view (WickLiveSession *self, LiveBatch *batch)
   wick_window_show_banner (self->window, "history", message, _ ("Save As…"), "win.save-as");
 }
 
+/* A remote session's link: its rate, the node reader's losses and how long
+ * ago the node was heard, once a second; a banner that stays when the link
+ * fails (what was received is kept, Save As… writes it as a cut capture). */
+static void
+show_link (WickLiveSession *self, LiveBatch *batch)
+{
+  const char *where = self->info->socket_path;
+  if (batch->link_error != NULL)
+    {
+      if (self->link_lost_shown)
+        return;
+      self->link_lost_shown = TRUE;
+      wick_window_hide_banner (self->window, "remote-link");
+      g_autofree char *message = g_strdup_printf (
+        _ ("The connection to %s was lost: %s. What was received is kept."), where,
+        batch->link_error);
+      wick_window_show_banner (self->window, "remote-lost", message, _ ("Save As…"),
+                               "win.save-as");
+      return;
+    }
+  gint64 now = g_get_monotonic_time ();
+  if (self->link_shown_us != 0 && now - self->link_shown_us < G_USEC_PER_SEC && !batch->end)
+    return;
+  double seconds = self->link_shown_us != 0 ? (now - self->link_shown_us) / 1e6 : 0;
+  double rate = seconds > 0 ? (batch->link_bytes - self->link_shown_bytes) / seconds : 0;
+  self->link_shown_us = now;
+  self->link_shown_bytes = batch->link_bytes;
+  double heard = batch->link_heard_us > 0 ? (now - batch->link_heard_us) / 1e6 : 0;
+  g_autofree char *message = g_strdup_printf (
+    _ ("Attached over %s · %.1f KiB/s · %.1f MiB received · %llu lost by the node · heard %.1f s "
+       "ago"),
+    where, rate / 1024, batch->link_bytes / 1048576.0,
+    (unsigned long long)batch->link_node_lost, heard);
+  wick_window_show_banner (self->window, "remote-link", message, NULL, NULL);
+}
+
 /* Commits one batch into the document; TRUE when it held lines. */
 static gboolean
 apply_batch (WickLiveSession *self, LiveBatch *batch)
@@ -575,6 +776,8 @@ apply_batch (WickLiveSession *self, LiveBatch *batch)
           wick_window_show_banner (self->window, "feed", message, NULL, NULL);
         }
     }
+  if (batch->remote)
+    show_link (self, batch);
   self->committed_spool_bytes = batch->spool_bytes;
   self->dropped = batch->dropped;
   self->lost = batch->lost;
@@ -755,6 +958,7 @@ typedef struct
   gint64 pid;
   WickLiveSessionInfo *info;
   WickLiveStream *stream;
+  WickRemoteLink *link; /* a remote session (socket_path ssh://host/PID) */
   GError *snapshot_error;
 } AttachResult;
 
@@ -764,6 +968,7 @@ attach_result_free (AttachResult *result)
   g_free (result->socket_path);
   g_clear_pointer (&result->info, wick_live_session_info_free);
   g_clear_pointer (&result->stream, wick_live_stream_free);
+  g_clear_pointer (&result->link, wick_remote_link_close);
   g_clear_error (&result->snapshot_error);
   g_free (result);
 }
@@ -774,6 +979,45 @@ attach_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
 {
   AttachResult *result = data;
   GError *error = NULL;
+  if (result->socket_path != NULL && g_str_has_prefix (result->socket_path, "ssh://"))
+    {
+      /* Another machine: ssh to its wick-trace serve --stdio. The session's
+       * "socket" is the address from then on, so the Weights and Stages
+       * pages send their requests there (wick_live_request_async). */
+      WickRemoteTarget target;
+      if (!wick_remote_target_parse (result->socket_path, &target, &error))
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+      if (target.pid <= 0)
+        {
+          wick_remote_target_clear (&target);
+          g_task_return_new_error (task, WICK_LIVE_ERROR, WICK_LIVE_ERROR_NOT_FOUND,
+                                   "“%s” names no process: ssh://host/PID", result->socket_path);
+          return;
+        }
+      result->link = wick_remote_link_open (&target, g_getenv ("WICK_REMOTE_COMMAND"), &error);
+      gint64 pid = target.pid;
+      wick_remote_target_clear (&target);
+      if (result->link == NULL)
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+      result->stream = wick_remote_attach (result->link, pid, FALSE, &result->info,
+                                           &result->snapshot_error, &error);
+      if (result->stream == NULL)
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+      g_free (result->info->socket_path);
+      result->info->socket_path = g_strdup (result->socket_path);
+      if (!g_task_return_error_if_cancelled (task))
+        g_task_return_boolean (task, TRUE);
+      return;
+    }
   if (result->socket_path == NULL)
     {
       result->socket_path = wick_live_find_socket (result->pid, &error);
@@ -840,18 +1084,20 @@ wick_live_history_limit (void)
   return WICK_LIVE_HISTORY_DEFAULT;
 }
 
-/* Takes @info and @stream (freed on failure). */
+/* Takes @info, @stream and @link (freed on failure). */
 static WickLiveSession *
 session_new (WickWindow *window, WickLiveSessionInfo *info, WickLiveStream *stream,
-             GError **error)
+             WickRemoteLink *link, GError **error)
 {
   WickLiveSession *self = g_object_new (WICK_TYPE_LIVE_SESSION, NULL);
   self->info = info;
-  self->history = wick_live_history_limit ();
-  self->worker = worker_start (self, stream, info->socket_path, self->history, error);
+  self->history = link != NULL ? 0 : wick_live_history_limit ();
+  self->worker = worker_start (self, stream, link, info->socket_path, self->history, error);
   if (self->worker == NULL)
     {
       wick_live_stream_free (stream);
+      if (link != NULL)
+        wick_remote_link_close (link);
       g_object_unref (self);
       return NULL;
     }
@@ -876,7 +1122,7 @@ wick_live_session_attach (WickWindow *window, const char *socket_path, GError **
     = wick_live_stream_attach (connection, FALSE, &info, &snapshot_error, error);
   if (stream == NULL)
     return NULL;
-  WickLiveSession *self = session_new (window, info, stream, error);
+  WickLiveSession *self = session_new (window, info, stream, NULL, error);
   if (self != NULL)
     show_snapshot (self, snapshot_error);
   return self;
@@ -917,7 +1163,7 @@ wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result, GErro
   WickLiveSession *self = NULL;
   if (g_task_propagate_boolean (task, &local))
     self = session_new (window, g_steal_pointer (&data->info), g_steal_pointer (&data->stream),
-                        &local);
+                        g_steal_pointer (&data->link), &local);
   if (self == NULL)
     {
       if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))

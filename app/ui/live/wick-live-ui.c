@@ -27,6 +27,7 @@ typedef struct
   WickApplication *app;
   GtkWindow *window;
   gint64 pid;
+  char *url;
 } PendingAttach;
 
 static gboolean
@@ -34,7 +35,11 @@ attach_from_command_line (gpointer user_data)
 {
   PendingAttach *pending = user_data;
   /* Asynchronous: a failure is a banner on the window naming the pid and why. */
-  wick_live_ui_attach_pid (pending->app, pending->window, pending->pid, NULL);
+  if (pending->url != NULL)
+    wick_live_ui_attach_url (pending->app, pending->window, pending->url);
+  else
+    wick_live_ui_attach_pid (pending->app, pending->window, pending->pid, NULL);
+  g_free (pending->url);
   g_object_unref (pending->window);
   g_free (pending);
   return G_SOURCE_REMOVE;
@@ -47,9 +52,11 @@ on_window_added (GtkApplication *application, GtkWindow *window, gpointer user_d
   if (!WICK_IS_WINDOW (window))
     return;
   g_signal_handlers_disconnect_by_func (application, on_window_added, user_data);
-  if (pid <= 0)
+  const char *url = wick_application_get_attach_url (WICK_APPLICATION (application));
+  if (pid <= 0 && url == NULL)
     return;
   PendingAttach *pending = g_new0 (PendingAttach, 1);
+  pending->url = g_strdup (url);
   pending->app = WICK_APPLICATION (application);
   pending->window = g_object_ref (window);
   pending->pid = pid;
@@ -84,6 +91,6 @@ wick_live_ui_register (WickApplication *app)
   wick_application_set_attach_handler (app, on_attach, NULL, NULL);
   wick_application_set_follow_handler (app, on_follow, NULL, NULL);
   /* --attach PID was parsed before startup (handle_local_options). */
-  if (wick_application_get_attach_pid (app) > 0)
+  if (wick_application_get_attach_pid (app) > 0 || wick_application_get_attach_url (app) != NULL)
     g_signal_connect (app, "window-added", G_CALLBACK (on_window_added), NULL);
 }

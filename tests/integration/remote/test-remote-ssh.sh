@@ -11,6 +11,9 @@
 # garbage or oversized frames, and a slow link (a rate-limited pipe: losses
 # counted, the demo not slowed).
 # Usage: test-remote-ssh.sh WICK_TRACE WICK_DEMO   (TAP on stdout)
+# WICK_REMOTE_EXEC=PROGRAM runs PROGRAM instead of the tests, with the sshd
+# and a demo up (WICK_REMOTE_URL=ssh://wicknode/PID); WICK_REMOTE_BENCH=N
+# measures attach throughput instead (docs/performance.md).
 set -uo pipefail
 wick_trace=$1
 wick_demo=$2
@@ -139,8 +142,6 @@ if [ -n "${WICK_REMOTE_BENCH:-}" ]; then
   done
   exit 0
 fi
-echo "1..12"
-
 start_demo() {
   env -u XDG_RUNTIME_DIR TMPDIR="$tmp/run" "$wick_demo" --quiet "$@" >"$tmp/demo.log" 2>&1 &
   demo=$!
@@ -153,6 +154,13 @@ start_demo() {
 }
 
 start_demo --steps 0 --rate 0 || { echo "Bail out! wick-demo did not start"; exit 1; }
+if [ -n "${WICK_REMOTE_EXEC:-}" ]; then
+  # Another program against this node (test-remote-window: the app), with
+  # the address of the running demo; its TAP and status are this test's.
+  WICK_REMOTE_URL="ssh://wicknode/$demo" WICK_REMOTE_COMMAND="$tmp/node" "$WICK_REMOTE_EXEC"
+  exit $?
+fi
+echo "1..12"
 
 # 1. sessions over ssh, the host named by the ssh config alias
 if timeout 60 "$wick_trace" "${remote[@]}" sessions >"$tmp/sessions.txt" 2>"$tmp/sessions.err" &&
