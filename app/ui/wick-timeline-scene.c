@@ -268,7 +268,8 @@ track_label (WickTimelineScene *self, guint32 t)
           g_autofree char *folded_name = g_utf8_casefold (name ? name : "", -1);
           g_autofree char *folded_thread = g_utf8_casefold (tname ? tname : "", -1);
           if (tname && *tname && strstr (folded_name, folded_thread) == NULL)
-            return g_strdup_printf ("%s · %s", name && *name ? name : _ ("device"), tname);
+            return g_strdup_printf ("%s · %s", name && *name ? name : C_ ("track kind", "device"),
+                                    tname);
           return g_strdup (name && *name ? name : wick_track_kind_name (track->kind));
         }
       case WICK_TRACK_COUNTER:
