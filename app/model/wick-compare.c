@@ -4,6 +4,9 @@
 #include <math.h>
 #include <string.h>
 
+#include <json-glib/json-glib.h>
+
+#include "wick-chrome-import.h"
 #include "wick-compare.h"
 #include "wick-steps.h"
 #include "wick-gradient-report.h"
@@ -216,10 +219,17 @@ difference_free (gpointer data)
   g_free (d);
 }
 
+static gboolean
+is_chrome (WickDocument *doc)
+{
+  return wick_chrome_info_get (doc) != NULL;
+}
+
 static const char *
 format_of (WickDocument *doc)
 {
-  return wick_document_get_meta (doc)->present ? "candle-graph" : "chrome";
+  /* a Chrome import's meta is synthesized: the format is where it came from */
+  return is_chrome (doc) || !wick_document_get_meta (doc)->present ? "chrome" : "candle-graph";
 }
 
 static char *
@@ -322,6 +332,170 @@ id_value (WickDocument *doc, IdField field)
     }
 }
 
+/* ---- identity of a Chrome/PyTorch trace: what the file carries ---- */
+
+/* Top-level members that name one file, never its configuration. */
+static const char *const chrome_per_file[]
+  = { "traceName", "baseTimeNanoseconds", "trace_id", "start_ts", "finish_ts", "time", "pid" };
+
+/* A value as shown: a string's text, else its JSON; a long one (a process
+ * group list of 300 ranks) cut, with its length and a hash so that two that
+ * differ still differ. */
+static char *
+json_scalar_text (JsonNode *node)
+{
+  g_autofree char *text
+    = JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING
+        ? g_strdup (json_node_get_string (node))
+        : json_to_string (node, FALSE);
+  gsize len = strlen (text);
+
+  if (len <= 120)
+    return g_steal_pointer (&text);
+  return g_strdup_printf ("%.100s… (%" G_GSIZE_FORMAT " bytes, hash %08x)", text, len,
+                          g_str_hash (text));
+}
+
+/* "2 × NVIDIA H100 80GB HBM3 (compute 9.0, 79.1 GiB)": per distinct device. */
+static char *
+device_properties_text (JsonArray *devices)
+{
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_autoptr (GPtrArray) kinds = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GArray) counts = g_array_new (FALSE, TRUE, sizeof (guint));
+  guint n = json_array_get_length (devices);
+
+  for (guint i = 0; i < n; i++)
+    {
+      JsonNode *node = json_array_get_element (devices, i);
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        continue;
+      JsonObject *o = json_node_get_object (node);
+      JsonNode *name_node = json_object_get_member (o, "name");
+      const char *name = name_node != NULL && JSON_NODE_HOLDS_VALUE (name_node)
+                             && json_node_get_value_type (name_node) == G_TYPE_STRING
+                           ? json_node_get_string (name_node)
+                           : "?";
+      g_autofree char *kind
+        = g_strdup_printf ("%s (compute %" G_GINT64_FORMAT ".%" G_GINT64_FORMAT ", %.1f GiB)", name,
+                           json_object_get_int_member_with_default (o, "computeMajor", 0),
+                           json_object_get_int_member_with_default (o, "computeMinor", 0),
+                           (double)json_object_get_int_member_with_default (o, "totalGlobalMem", 0)
+                             / (1024.0 * 1024.0 * 1024.0));
+      guint k;
+      for (k = 0; k < kinds->len; k++)
+        if (strcmp (g_ptr_array_index (kinds, k), kind) == 0)
+          break;
+      if (k == kinds->len)
+        {
+          guint zero = 0;
+          g_ptr_array_add (kinds, g_steal_pointer (&kind));
+          g_array_append_val (counts, zero);
+        }
+      g_array_index (counts, guint, k)++;
+    }
+  for (guint k = 0; k < kinds->len; k++)
+    g_string_append_printf (out, "%s%u × %s", k ? ", " : "", g_array_index (counts, guint, k),
+                            (const char *)g_ptr_array_index (kinds, k));
+  if (out->len == 0)
+    g_string_append (out, "none");
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* The identity of a Chrome trace as (field, value) pairs in file order: the
+ * members of distributedInfo one by one (distributedInfo.rank, .world_size,
+ * .backend, .nccl_version, ...), deviceProperties summarised, and every other
+ * top-level scalar (schemaVersion, cuda_runtime_version, cuda_driver_version,
+ * host_name, ...) but those that name the file. Its file name and the
+ * meta Wick made up for it are not part of it. */
+static GPtrArray *
+chrome_identity (WickDocument *doc)
+{
+  const WickChromeInfo *info = wick_chrome_info_get (doc);
+  GPtrArray *pairs = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; info != NULL && i + 1 < info->metadata->len; i += 2)
+    {
+      const char *key = g_ptr_array_index (info->metadata, i);
+      const char *text = g_ptr_array_index (info->metadata, i + 1);
+      g_autoptr (JsonParser) parser = json_parser_new ();
+      JsonNode *root;
+      gboolean per_file = FALSE;
+
+      for (guint k = 0; k < G_N_ELEMENTS (chrome_per_file); k++)
+        per_file |= strcmp (key, chrome_per_file[k]) == 0;
+      if (per_file || !json_parser_load_from_data (parser, text, -1, NULL))
+        continue;
+      root = json_parser_get_root (parser);
+      if (strcmp (key, "distributedInfo") == 0 && JSON_NODE_HOLDS_OBJECT (root))
+        {
+          JsonObject *o = json_node_get_object (root);
+          g_autoptr (GList) members = json_object_get_members (o);
+          for (GList *m = members; m != NULL; m = m->next)
+            {
+              g_ptr_array_add (pairs, g_strdup_printf ("distributedInfo.%s", (char *)m->data));
+              g_ptr_array_add (pairs, json_scalar_text (json_object_get_member (o, m->data)));
+            }
+        }
+      else if (strcmp (key, "deviceProperties") == 0 && JSON_NODE_HOLDS_ARRAY (root))
+        {
+          g_ptr_array_add (pairs, g_strdup (key));
+          g_ptr_array_add (pairs, device_properties_text (json_node_get_array (root)));
+        }
+      else if (JSON_NODE_HOLDS_VALUE (root))
+        {
+          g_ptr_array_add (pairs, g_strdup (key));
+          g_ptr_array_add (pairs, json_scalar_text (root));
+        }
+    }
+  return pairs;
+}
+
+static const char *
+pairs_lookup (GPtrArray *pairs, const char *field)
+{
+  for (guint i = 0; i + 1 < pairs->len; i += 2)
+    if (strcmp (g_ptr_array_index (pairs, i), field) == 0)
+      return g_ptr_array_index (pairs, i + 1);
+  return NULL;
+}
+
+static void
+add_difference (GPtrArray *out, const char *field, const char *a, const char *b, guint side,
+                guint index, gboolean informational)
+{
+  WickCompareDifference *d = g_new0 (WickCompareDifference, 1);
+
+  d->field = g_strdup (field);
+  d->a = g_strdup (a ? a : "(absent)");
+  d->b = g_strdup (b ? b : "(absent)");
+  d->run = g_strdup_printf ("%c%u", side == 0 ? 'A' : 'B', index + 1);
+  d->informational = informational;
+  g_ptr_array_add (out, d);
+}
+
+/* Two Chrome traces (two ranks of a job, today's and yesterday's): every
+ * field of either that differs, shown, never refused; a file name is not a
+ * configuration. */
+static void
+chrome_differences (GPtrArray *out, WickDocument *a, WickDocument *other, guint side, guint index)
+{
+  g_autoptr (GPtrArray) pa = chrome_identity (a);
+  g_autoptr (GPtrArray) pb = chrome_identity (other);
+
+  for (guint i = 0; i + 1 < pa->len; i += 2)
+    {
+      const char *field = g_ptr_array_index (pa, i);
+      const char *vb = pairs_lookup (pb, field);
+      if (vb == NULL || strcmp (g_ptr_array_index (pa, i + 1), vb) != 0)
+        add_difference (out, field, g_ptr_array_index (pa, i + 1), vb, side, index, TRUE);
+    }
+  for (guint i = 0; i + 1 < pb->len; i += 2)
+    if (pairs_lookup (pa, g_ptr_array_index (pb, i)) == NULL)
+      add_difference (out, g_ptr_array_index (pb, i), NULL, g_ptr_array_index (pb, i + 1), side,
+                      index, TRUE);
+}
+
 GPtrArray *
 wick_compare_identity (WickDocument *const *a, guint n_a, WickDocument *const *b, guint n_b)
 {
@@ -335,24 +509,20 @@ wick_compare_identity (WickDocument *const *a, guint n_a, WickDocument *const *b
       guint n = side == 0 ? n_a : n_b;
 
       for (guint i = side == 0 ? 1 : 0; i < n; i++)
-        for (guint f = 0; f < N_ID_FIELDS; f++)
-          {
-            g_autofree char *va = id_value (a[0], f);
-            g_autofree char *vb = id_value (docs[i], f);
-            WickCompareDifference *d;
+        if (is_chrome (a[0]) && is_chrome (docs[i]))
+          chrome_differences (out, a[0], docs[i], side, i);
+        else
+          for (guint f = 0; f < N_ID_FIELDS; f++)
+            {
+              g_autofree char *va = id_value (a[0], f);
+              g_autofree char *vb = id_value (docs[i], f);
 
-            /* NULL: that run has no comparison_identity, which the
-             * comparison_identity field itself reports */
-            if (va == NULL || vb == NULL || strcmp (va, vb) == 0)
-              continue;
-            d = g_new0 (WickCompareDifference, 1);
-            d->field = g_strdup (id_field_names[f]);
-            d->a = g_strdup (va ? va : "(absent)");
-            d->b = g_strdup (vb ? vb : "(absent)");
-            d->run = g_strdup_printf ("%c%u", side == 0 ? 'A' : 'B', i + 1);
-            d->informational = f == ID_IMPLEMENTATION;
-            g_ptr_array_add (out, d);
-          }
+              /* NULL: that run has no comparison_identity, which the
+               * comparison_identity field itself reports */
+              if (va == NULL || vb == NULL || strcmp (va, vb) == 0)
+                continue;
+              add_difference (out, id_field_names[f], va, vb, side, i, f == ID_IMPLEMENTATION);
+            }
     }
   return out;
 }
@@ -541,6 +711,16 @@ collect_device_slices (Aggregate *agg, const RunInfo *run, guint side, guint ind
     }
 }
 
+/* The root Wick makes for a Chrome trace (id s1, named after the file): not
+ * in the file, and named differently in every file, so in no table. */
+static gboolean
+is_synthetic_root (WickDocument *doc, const WickSpan *s)
+{
+  const char *id = s->id ? wick_document_str (doc, s->id) : NULL;
+
+  return is_chrome (doc) && s->parent < 0 && id != NULL && strcmp (id, "s1") == 0;
+}
+
 static void
 collect_run (Aggregate *agg, const RunInfo *run, guint side, guint index)
 {
@@ -552,6 +732,8 @@ collect_run (Aggregate *agg, const RunInfo *run, guint side, guint index)
   for (guint i = 0; i < run->n_spans; i++)
     {
       const WickSpan *s = &run->spans[i];
+      if (is_synthetic_root (doc, s))
+        continue;
       NameRun *r = name_run (agg, WICK_COMPARE_SPAN, wick_document_str (doc, s->name), side, index);
       add_occurrence (r, s->duration_ns, run->step_of[i], (double) run->self_ns[i]);
     }

@@ -8,6 +8,14 @@
  *    (every run against A's first run). A difference in an identity field is
  *    a mismatch; callers refuse to compare unless told to (allow_mismatch).
  *    implementation_id and run_id are expected to differ and are not compared.
+ *    Chrome/PyTorch traces carry no such meta (Wick makes one up, with the
+ *    file name as entrypoint): their identity is what the file carries, the
+ *    members of distributedInfo (rank, world_size, backend, ...),
+ *    deviceProperties and the other top-level scalars (schemaVersion,
+ *    cuda_runtime_version, host_name, ...; not traceName, trace_id,
+ *    baseTimeNanoseconds, which name one file). Their differences are shown
+ *    (informational), never refused; the root named after the file is in no
+ *    table.
  *  - entries: spans by name, ops by op name and device intervals (kernels) by
  *    the name of their span, with per-run counts, mean and median duration,
  *    mean self time (spans), share of the measured region, and the ratio of
@@ -22,14 +30,13 @@
  * The bootstrap. A run's occurrences of a name are grouped into resampling
  * units: its training steps when the run has them (ProfilerStep#N spans, or
  * the most repeated direct child of a root, when it repeats) when there are
- * WICK_COMPARE_MIN_STEPS or more, else blocks of consecutive occurrences. At most WICK_COMPARE_MAX_UNITS units per run:
- * consecutive ones are merged beyond that. One resample draws runs with
- * replacement within each cohort (when the cohort has two runs or more), then
- * units with replacement within each drawn run; its statistic is the mean
- * duration per occurrence over the drawn units, and the ratio B/A of the two
- * sides. WICK_COMPARE_RESAMPLES resamples from a xoshiro256** generator seeded
- * with WICK_COMPARE_SEED (per entry, so results do not depend on the order of
- * names). ci95 is the 2.5% and 97.5% percentile of the resampled ratios.
+ * WICK_COMPARE_MIN_STEPS or more, else blocks of consecutive occurrences. At most
+ * WICK_COMPARE_MAX_UNITS units per run: consecutive ones are merged beyond that. One resample draws
+ * runs with replacement within each cohort (when the cohort has two runs or more), then units with
+ * replacement within each drawn run; its statistic is the mean duration per occurrence over the
+ * drawn units, and the ratio B/A of the two sides. WICK_COMPARE_RESAMPLES resamples from a
+ * xoshiro256** generator seeded with WICK_COMPARE_SEED (per entry, so results do not depend on the
+ * order of names). ci95 is the 2.5% and 97.5% percentile of the resampled ratios.
  *
  * Many names. With m testable entries the per-entry 95% interval alone would
  * flag about 0.05·m names in two runs of the same workload. "significant"
@@ -80,7 +87,8 @@ typedef struct
   char *a;     /* value in A's first run, "(absent)" when absent */
   char *b;
   char *run; /* which run differs from A1: "B1", "A2", ... */
-  gboolean informational; /* expected to differ (implementation_id): shown, never refused */
+  gboolean informational; /* expected to differ (implementation_id, a Chrome trace's
+                           * metadata): shown, never refused */
 } WickCompareDifference;
 
 typedef enum

@@ -419,8 +419,11 @@ show_banner (WickCompareWindow *self)
     }
   {
     g_autofree char *label
-      = g_strdup_printf (c->identity_match ? _ ("Different implementations: %s")
-                                           : _ ("Not the same configuration: %s"),
+      /* informational differences only: implementation_id, or what two Chrome
+       * traces carry (rank, devices, versions), shown and never a wall */
+      = g_strdup_printf (c->identity_match
+                           ? _ ("Differences noted (not a configuration mismatch): %s")
+                           : _ ("Not the same configuration: %s"),
                          text->str);
     gtk_label_set_text (GTK_LABEL (self->banner_label), label);
   }

@@ -1,7 +1,8 @@
 /* test-app-compare.c — the compare window under Xvfb: two synthetic runs, one
  * op made slower; the table flags it, both timelines stay aligned at their
  * measured regions through zoom and pan, a row highlights its spans on both
- * sides; an identity mismatch holds the content back until "Compare Anyway".
+ * sides; an identity mismatch holds the content back until "Compare Anyway";
+ * two Chrome traces with different names are compared, their differences noted.
  * With WICK_SCREENSHOT_DIR set it also writes compare.png there (docs/images).
  * Suite: app. */
 #include "config.h"
@@ -159,6 +160,49 @@ test_mismatch_refused (void)
   g_unlink (b);
 }
 
+static char *
+chrome_file (const char *name)
+{
+  const char *data = g_getenv ("WICK_TEST_DATA");
+  return g_build_filename (data ? data : "tests/data", "chrome", name, NULL);
+}
+
+/* Two Chrome/PyTorch traces (HTA's: rank 0 of an A100 job, rank 34 of a CPU
+ * job) have different file names and no run metadata: compared, not refused;
+ * what they carry that differs (rank, devices, distributedInfo) is in the
+ * banner as a note; the root Wick names after each file is in no table. */
+static void
+test_chrome_not_refused (void)
+{
+  g_autofree char *a = chrome_file ("hta-simple-add.json.gz");
+  g_autofree char *b = chrome_file ("hta-cpu-only-rank-34.pt.trace.json.gz");
+  WickCompareWindow *window = open_pair (a, b);
+  const WickComparison *c = wick_compare_window_get_comparison (window);
+  const char *banner;
+
+  g_assert_nonnull (c);
+  g_assert_true (c->identity_match);
+  g_assert_false (wick_compare_window_is_refused (window));
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (GTK_STACK (part (window, "stack"))), ==,
+                   "result");
+  g_assert_true (gtk_widget_get_visible (part (window, "banner")));
+  g_assert_false (gtk_widget_get_visible (part (window, "banner_button")));
+  banner = gtk_label_get_text (GTK_LABEL (part (window, "banner_label")));
+  g_assert_true (g_str_has_prefix (banner, "Differences noted (not a configuration mismatch): "));
+  g_assert_nonnull (strstr (banner, "distributedInfo.rank: 0 vs 34"));
+  g_assert_nonnull (strstr (banner, "deviceProperties: 8 × NVIDIA A100-PG509-200"));
+  g_assert_null (strstr (banner, "entrypoint"));
+  for (guint i = 0; i < c->entries->len; i++)
+    {
+      const WickCompareEntry *e = &g_array_index (c->entries, WickCompareEntry, i);
+      g_assert_null (strstr (e->name, ".json"));
+    }
+  g_assert_cmpuint (c->entries->len, >, 10);
+  wait_timelines_drawn (window);
+  app_test_screenshot (GTK_WIDGET (window), "compare-chrome.png");
+  app_test_window_close (window);
+}
+
 static void
 test_unreadable (void)
 {
@@ -187,6 +231,7 @@ main (int argc, char **argv)
   g_test_add_func ("/compare-window/slower-op", test_slower_op);
   g_test_add_func ("/compare-window/mismatch-refused", test_mismatch_refused);
   g_test_add_func ("/compare-window/unreadable", test_unreadable);
+  g_test_add_func ("/compare-window/chrome-not-refused", test_chrome_not_refused);
   status = g_test_run ();
   g_rmdir (dir);
   g_free (dir);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "model-test-util.h"
+#include "wick-chrome-import.h"
 #include "wick-compare.h"
 #include "compare-workload.h"
 
@@ -209,6 +210,76 @@ test_identity_mismatch (void)
   g_assert_cmpstr (((WickCompareDifference *) c->differences->pdata[0])->field, ==, "precision");
 }
 
+static WickDocument *
+load_chrome (const char *name)
+{
+  const char *data = g_getenv ("WICK_TEST_DATA");
+  g_autofree char *path = g_build_filename (data ? data : "tests/data", "chrome", name, NULL);
+  g_autoptr (GError) error = NULL;
+  WickDocument *doc = wick_document_new ();
+
+  if (!wick_document_load_file_auto (doc, path, NULL, NULL, NULL, &error))
+    g_error ("%s: %s", name, error->message);
+  return doc;
+}
+
+static const WickCompareDifference *
+find_difference (const WickComparison *c, const char *field)
+{
+  for (guint i = 0; i < c->differences->len; i++)
+    {
+      const WickCompareDifference *d = c->differences->pdata[i];
+      if (strcmp (d->field, field) == 0)
+        return d;
+    }
+  return NULL;
+}
+
+/* Two Chrome/PyTorch traces (HTA's public ones) are compared whatever their
+ * file names: their identity is what they carry. The same job's rank 1
+ * twice (trace_compare base and test): no difference at all. Rank 0 of an
+ * A100 job against rank 34 of a CPU-only job: compared, every difference
+ * informational (rank, devices, distributedInfo members); no entry is the
+ * root Wick names after each file. */
+static void
+test_chrome_identity (void)
+{
+  g_autoptr (WickDocument) base = load_chrome ("hta-compare-base.json.gz");
+  g_autoptr (WickDocument) test = load_chrome ("hta-compare-test.json.gz");
+  g_autoptr (WickDocument) gpu = load_chrome ("hta-simple-add.json.gz");
+  g_autoptr (WickDocument) cpu = load_chrome ("hta-cpu-only-rank-34.pt.trace.json.gz");
+  g_autoptr (WickComparison) same = compare_pair (base, test, 200);
+  g_autoptr (WickComparison) c = compare_pair (gpu, cpu, 200);
+  const WickCompareDifference *d;
+
+  g_assert_true (same->identity_match);
+  g_assert_cmpuint (same->differences->len, ==, 0);
+  g_assert_nonnull (find_entry (same, WICK_COMPARE_SPAN, "ProfilerStep#1009"));
+  g_assert_null (find_entry (same, WICK_COMPARE_SPAN, "hta-compare-base.json.gz"));
+  g_assert_null (find_entry (same, WICK_COMPARE_SPAN, "hta-compare-test.json.gz"));
+
+  g_assert_true (c->identity_match);
+  for (guint i = 0; i < c->differences->len; i++)
+    g_assert_true (((WickCompareDifference *)c->differences->pdata[i])->informational);
+  d = find_difference (c, "distributedInfo.rank");
+  g_assert_nonnull (d);
+  g_assert_cmpstr (d->a, ==, "0");
+  g_assert_cmpstr (d->b, ==, "34");
+  d = find_difference (c, "deviceProperties");
+  g_assert_nonnull (d);
+  g_assert_cmpstr (d->a, ==, "8 × NVIDIA A100-PG509-200 (compute 8.0, 39.4 GiB)");
+  g_assert_cmpstr (d->b, ==, "none");
+  d = find_difference (c, "distributedInfo.world_size");
+  g_assert_nonnull (d);
+  g_assert_cmpstr (d->a, ==, "(absent)");
+  g_assert_cmpstr (d->b, ==, "300");
+  g_assert_null (find_difference (c, "entrypoint"));
+  g_assert_null (find_difference (c, "device"));
+  g_assert_null (find_difference (c, "traceName"));
+  for (guint i = 0; i < c->entries->len; i++)
+    g_assert_null (strstr (g_array_index (c->entries, WickCompareEntry, i).name, ".json"));
+}
+
 static void
 test_cohorts (void)
 {
@@ -385,6 +456,7 @@ main (int argc, char **argv)
   g_test_add_func ("/compare/one-op-slower", test_one_op_slower);
   g_test_add_func ("/compare/removed-span", test_removed_span);
   g_test_add_func ("/compare/identity-mismatch", test_identity_mismatch);
+  g_test_add_func ("/compare/chrome-identity", test_chrome_identity);
   g_test_add_func ("/compare/cohorts", test_cohorts);
   g_test_add_func ("/compare/deterministic", test_deterministic);
   g_test_add_func ("/compare/cli", test_cli);
