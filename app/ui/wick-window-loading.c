@@ -13,6 +13,7 @@
 
 #include "model/wick-span-costs.h"
 #include "wick-settings.h"
+#include "wick-snapshot-window.h"
 
 /* Loads whose end has not arrived yet, every window's (tests wait on it). */
 static guint n_loads_in_flight;
@@ -192,6 +193,16 @@ wick_window_load_file (WickWindow *self, GFile *file)
   if (path == NULL)
     {
       wick_window_add_toast (self, adw_toast_new (_ ("Only local files can be opened")));
+      return;
+    }
+  /* A PyTorch CUDA memory snapshot (a pickle: its first byte is the PROTO
+   * opcode) opens in a window of its own; the trace shown here stays. */
+  if (wick_snapshot_window_sniff (path))
+    {
+      GtkApplication *application = gtk_window_get_application (GTK_WINDOW (self));
+      WickSnapshotWindow *snapshot = wick_snapshot_window_new (application, path);
+      gtk_window_present (GTK_WINDOW (snapshot));
+      add_recent (path);
       return;
     }
   /* The load shown before (if any) is cancelled and forgotten. */

@@ -1,0 +1,998 @@
+/* wick-snapshot-window.c — see wick-snapshot-window.h. */
+#include "config.h"
+
+#include "wick-snapshot-window.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+#include "model/wick-input.h"
+#include "wick-format.h"
+#include "wick-palette.h"
+
+#define N_CATEGORIES 5
+#define LIVE_ROWS 50
+#define SEGMENT_ROW_HEIGHT 18
+#define SEGMENT_LABEL_WIDTH 250
+
+typedef struct
+{
+  gint64 time_us;
+  guint64 bytes[N_CATEGORIES];
+} CategoryPoint;
+
+/* Progress from the loading thread, shown by an idle on the main thread. */
+typedef struct
+{
+  gint refs;
+  GWeakRef window;
+  char *path;
+  guint64 consumed, size; /* under lock */
+  gboolean idle_pending;
+  GMutex lock;
+} Progress;
+
+struct _WickSnapshotWindow
+{
+  AdwApplicationWindow parent_instance;
+
+  char *path;
+  GCancellable *cancellable;
+  WickMemorySnapshot *snapshot;
+  char *error;
+  gboolean loading;
+  Progress *progress_state;
+
+  GtkWidget *stack;
+  GtkWidget *loading_page, *progress, *error_page;
+  GtkWidget *title;
+  GtkWidget *chart, *segment_map, *live_title, *live_list, *details;
+
+  GArray *points; /* CategoryPoint: allocated bytes by category after each change */
+  gint64 t0, t1;
+  guint64 y_max;
+  gboolean has_time;
+  gint64 selected_us;
+  gint selected_allocation; /* -1 for none */
+  GArray *live;             /* guint32 allocation indices shown in live_list */
+  char *details_text;
+};
+
+G_DEFINE_FINAL_TYPE (WickSnapshotWindow, wick_snapshot_window, ADW_TYPE_APPLICATION_WINDOW)
+
+static gboolean
+is_dark (void)
+{
+  return adw_style_manager_get_dark (adw_style_manager_get_default ());
+}
+
+/* ---- derived data ---- */
+
+typedef struct
+{
+  gint64 time_us;
+  gint64 delta;
+  guint8 category;
+} CategoryChange;
+
+static gint
+change_cmp (gconstpointer a, gconstpointer b)
+{
+  const CategoryChange *x = a, *y = b;
+  return x->time_us < y->time_us ? -1 : x->time_us > y->time_us;
+}
+
+/* The allocated series split by category: the allocations' sizes from their
+ * alloc to their free_completed, those live before the history at the start. */
+static void
+build_category_points (WickSnapshotWindow *self)
+{
+  WickMemorySnapshot *s = self->snapshot;
+  guint n;
+  const WickSnapshotAllocation *allocations = wick_memory_snapshot_get_allocations (s, &n);
+  g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (CategoryChange));
+  CategoryPoint start = { 0 };
+  for (guint i = 0; i < n; i++)
+    {
+      const WickSnapshotAllocation *a = &allocations[i];
+      guint8 c = (guint8)wick_memory_snapshot_stack_category (s, a->stack);
+      if (a->alloc_us == G_MININT64)
+        start.bytes[c] += a->size;
+      else
+        {
+          CategoryChange change = { a->alloc_us, (gint64)a->size, c };
+          g_array_append_val (changes, change);
+        }
+      if (a->free_completed_us != G_MAXINT64)
+        {
+          CategoryChange change = { a->free_completed_us, -(gint64)a->size, c };
+          g_array_append_val (changes, change);
+        }
+    }
+  g_array_sort (changes, change_cmp);
+
+  guint n_entries;
+  const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
+  self->has_time = n_entries > 0;
+  self->t0 = G_MAXINT64;
+  self->t1 = G_MININT64;
+  for (guint i = 0; i < n_entries; i++)
+    {
+      self->t0 = MIN (self->t0, entries[i].time_us);
+      self->t1 = MAX (self->t1, entries[i].time_us);
+    }
+  if (!self->has_time)
+    self->t0 = self->t1 = 0;
+  if (self->t1 <= self->t0)
+    self->t1 = self->t0 + 1;
+
+  self->points = g_array_new (FALSE, FALSE, sizeof (CategoryPoint));
+  start.time_us = self->t0;
+  g_array_append_val (self->points, start);
+  CategoryPoint p = start;
+  for (guint i = 0; i < changes->len; i++)
+    {
+      const CategoryChange *c = &g_array_index (changes, CategoryChange, i);
+      p.time_us = c->time_us;
+      p.bytes[c->category] += (guint64)c->delta;
+      g_array_append_val (self->points, p);
+    }
+
+  guint n_reserved;
+  const WickSnapshotPoint *reserved = wick_memory_snapshot_get_reserved_series (s, &n_reserved);
+  self->y_max = 1;
+  for (guint i = 0; i < n_reserved; i++)
+    self->y_max = MAX (self->y_max, reserved[i].bytes);
+  guint64 peak;
+  gint64 peak_us;
+  wick_memory_snapshot_get_peak (s, &peak, &peak_us);
+  self->y_max = MAX (self->y_max, peak);
+  self->y_max = MAX (self->y_max, wick_memory_snapshot_get_reserved (s));
+  self->selected_us = self->has_time ? peak_us : 0;
+}
+
+/* ---- the chart ---- */
+
+#define CHART_LEFT 78
+#define CHART_RIGHT 16
+#define CHART_TOP 28
+#define CHART_BOTTOM 26
+
+static double
+time_to_x (WickSnapshotWindow *self, gint64 t, double width)
+{
+  return CHART_LEFT
+         + (double)(t - self->t0) / (double)(self->t1 - self->t0)
+             * (width - CHART_LEFT - CHART_RIGHT);
+}
+
+static double
+bytes_to_y (WickSnapshotWindow *self, double bytes, double height)
+{
+  double plot = height - CHART_TOP - CHART_BOTTOM;
+  return height - CHART_BOTTOM - bytes / ((double)self->y_max * 1.08) * plot;
+}
+
+static void
+draw_text (cairo_t *cr, GtkWidget *widget, const char *text, double x, double y, double align,
+           WickRgb colour)
+{
+  PangoLayout *layout = gtk_widget_create_pango_layout (widget, text);
+  int w, h;
+  pango_layout_get_pixel_size (layout, &w, &h);
+  wick_palette_set (cr, colour, 1.0);
+  cairo_move_to (cr, x - align * w, y - h / 2.0);
+  pango_cairo_show_layout (cr, layout);
+  g_object_unref (layout);
+}
+
+static void
+draw_chart (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  gboolean dark = is_dark ();
+  WickRgb fg = wick_palette_foreground (dark), grid = wick_palette_grid (dark);
+  wick_palette_set (cr, wick_palette_background (dark), 1.0);
+  cairo_paint (cr);
+  if (self->snapshot == NULL || self->points == NULL)
+    return;
+  WickMemorySnapshot *s = self->snapshot;
+  int plot_w = MAX (1, width - CHART_LEFT - CHART_RIGHT);
+
+  /* y grid and labels */
+  for (int i = 0; i <= 4; i++)
+    {
+      double bytes = (double)self->y_max * i / 4.0;
+      double y = bytes_to_y (self, bytes, height);
+      wick_palette_set (cr, grid, 1.0);
+      cairo_set_line_width (cr, 1);
+      cairo_move_to (cr, CHART_LEFT, floor (y) + 0.5);
+      cairo_line_to (cr, width - CHART_RIGHT, floor (y) + 0.5);
+      cairo_stroke (cr);
+      g_autofree char *label = wick_format_bytes ((guint64)bytes);
+      draw_text (cr, GTK_WIDGET (area), label, CHART_LEFT - 6, y, 1.0, fg);
+    }
+  /* x labels: time since the first entry */
+  for (int i = 0; i <= 4; i++)
+    {
+      gint64 t = self->t0 + (self->t1 - self->t0) * i / 4;
+      g_autofree char *label = wick_format_duration ((guint64)(t - self->t0) * 1000);
+      draw_text (cr, GTK_WIDGET (area), label, time_to_x (self, t, width),
+                 height - CHART_BOTTOM / 2.0,
+                 i == 0   ? 0.0
+                 : i == 4 ? 1.0
+                          : 0.5,
+                 fg);
+    }
+
+  /* One column per pixel: the point with the most bytes in it (spikes stay
+   * visible), carried on where a column has none. */
+  g_autofree CategoryPoint *columns = g_new0 (CategoryPoint, plot_w);
+  g_autofree gboolean *has = g_new0 (gboolean, plot_w);
+  guint64 best_total = 0;
+  for (guint i = 0; i < self->points->len; i++)
+    {
+      const CategoryPoint *p = &g_array_index (self->points, CategoryPoint, i);
+      int col = CLAMP ((int)(time_to_x (self, p->time_us, width) - CHART_LEFT), 0, plot_w - 1);
+      guint64 total = 0;
+      for (int c = 0; c < N_CATEGORIES; c++)
+        total += p->bytes[c];
+      if (!has[col])
+        best_total = 0;
+      if (!has[col] || total >= best_total)
+        {
+          columns[col] = *p;
+          best_total = total;
+        }
+      has[col] = TRUE;
+    }
+  for (int x = 1; x < plot_w; x++)
+    if (!has[x])
+      columns[x] = columns[x - 1];
+  /* stacked areas, parameters at the bottom */
+  static const int order[N_CATEGORIES]
+    = { WICK_CATEGORY_PARAMETER, WICK_CATEGORY_OPTIMIZER, WICK_CATEGORY_GRADIENT,
+        WICK_CATEGORY_ACTIVATION, WICK_CATEGORY_OTHER };
+  g_autofree double *below = g_new0 (double, plot_w);
+  for (int k = 0; k < N_CATEGORIES; k++)
+    {
+      int c = order[k];
+      cairo_move_to (cr, CHART_LEFT, bytes_to_y (self, below[0], height));
+      for (int x = 0; x < plot_w; x++)
+        cairo_line_to (cr, CHART_LEFT + x + 1,
+                       bytes_to_y (self, below[x] + columns[x].bytes[c], height));
+      for (int x = plot_w - 1; x >= 0; x--)
+        cairo_line_to (cr, CHART_LEFT + x + 1, bytes_to_y (self, below[x], height));
+      cairo_close_path (cr);
+      wick_palette_set (cr, wick_palette_category (c, dark), 0.85);
+      cairo_fill (cr);
+      for (int x = 0; x < plot_w; x++)
+        below[x] += columns[x].bytes[c];
+    }
+
+  /* reserved: a step line over the areas */
+  guint n_reserved;
+  const WickSnapshotPoint *reserved = wick_memory_snapshot_get_reserved_series (s, &n_reserved);
+  wick_palette_set (cr, fg, 0.9);
+  cairo_set_line_width (cr, 1.5);
+  double dashes[] = { 5, 3 };
+  cairo_set_dash (cr, dashes, 2, 0);
+  for (guint i = 0; i < n_reserved; i++)
+    {
+      double x = time_to_x (self, reserved[i].time_us, width);
+      double y = bytes_to_y (self, reserved[i].bytes, height);
+      if (i == 0)
+        cairo_move_to (cr, x, y);
+      else
+        cairo_line_to (cr, x, y);
+      double next = i + 1 < n_reserved ? time_to_x (self, reserved[i + 1].time_us, width)
+                                       : width - CHART_RIGHT;
+      cairo_line_to (cr, next, y);
+    }
+  cairo_stroke (cr);
+  cairo_set_dash (cr, NULL, 0, 0);
+
+  /* the selected allocation's life */
+  if (self->selected_allocation >= 0)
+    {
+      guint n;
+      const WickSnapshotAllocation *a
+        = &wick_memory_snapshot_get_allocations (s, &n)[self->selected_allocation];
+      double x0 = a->alloc_us == G_MININT64 ? CHART_LEFT : time_to_x (self, a->alloc_us, width);
+      double x1 = a->free_completed_us == G_MAXINT64
+                    ? width - CHART_RIGHT
+                    : time_to_x (self, a->free_completed_us, width);
+      wick_palette_set (cr, wick_palette_accent (dark), 0.15);
+      cairo_rectangle (cr, x0, CHART_TOP, MAX (2.0, x1 - x0), height - CHART_TOP - CHART_BOTTOM);
+      cairo_fill (cr);
+    }
+
+  /* peak, OOMs, the selected time */
+  guint64 peak;
+  gint64 peak_us;
+  if (wick_memory_snapshot_get_peak (s, &peak, &peak_us))
+    {
+      double x = time_to_x (self, peak_us, width), y = bytes_to_y (self, peak, height);
+      wick_palette_set (cr, wick_palette_accent (dark), 1.0);
+      cairo_arc (cr, x, y, 4, 0, 2 * G_PI);
+      cairo_fill (cr);
+      g_autofree char *bytes = wick_format_bytes (peak);
+      g_autofree char *label = g_strdup_printf (_ ("peak %s"), bytes);
+      draw_text (cr, GTK_WIDGET (area), label, x + 6, y - 10, x > width * 0.8 ? 1.0 : 0.0,
+                 wick_palette_accent (dark));
+    }
+  guint n_entries;
+  const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
+  for (guint i = 0; i < n_entries; i++)
+    if (entries[i].action == WICK_TRACE_OOM)
+      {
+        double x = time_to_x (self, entries[i].time_us, width);
+        WickRgb red = { 0.88, 0.11, 0.14 };
+        wick_palette_set (cr, red, 1.0);
+        cairo_set_line_width (cr, 2);
+        cairo_move_to (cr, x, CHART_TOP);
+        cairo_line_to (cr, x, height - CHART_BOTTOM);
+        cairo_stroke (cr);
+        g_autofree char *want = wick_format_bytes (entries[i].size);
+        g_autofree char *free_bytes = wick_format_bytes (entries[i].addr);
+        g_autofree char *label = g_strdup_printf (_ ("OOM: %s asked, %s free"), want, free_bytes);
+        draw_text (cr, GTK_WIDGET (area), label, x - 4, CHART_TOP + 8, 1.0, red);
+      }
+  if (self->has_time)
+    {
+      double x = time_to_x (self, self->selected_us, width);
+      wick_palette_set (cr, fg, 0.8);
+      cairo_set_line_width (cr, 1);
+      cairo_move_to (cr, floor (x) + 0.5, CHART_TOP);
+      cairo_line_to (cr, floor (x) + 0.5, height - CHART_BOTTOM);
+      cairo_stroke (cr);
+    }
+
+  /* legend */
+  double lx = CHART_LEFT;
+  for (int k = 0; k < N_CATEGORIES; k++)
+    {
+      int c = order[k];
+      wick_palette_set (cr, wick_palette_category (c, dark), 0.85);
+      cairo_rectangle (cr, lx, 8, 12, 12);
+      cairo_fill (cr);
+      const char *name = c == WICK_CATEGORY_OTHER ? _ ("unknown") : wick_palette_category_name (c);
+      PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), name);
+      int w, h;
+      pango_layout_get_pixel_size (layout, &w, &h);
+      wick_palette_set (cr, fg, 1.0);
+      cairo_move_to (cr, lx + 16, 14 - h / 2.0);
+      pango_cairo_show_layout (cr, layout);
+      g_object_unref (layout);
+      lx += 16 + w + 14;
+    }
+  g_autofree char *reserved_label = g_strdup (_ ("- - reserved"));
+  draw_text (cr, GTK_WIDGET (area), reserved_label, lx, 14, 0.0, fg);
+}
+
+static void update_live (WickSnapshotWindow *self);
+
+static void
+on_chart_pressed (GtkGestureClick *gesture, int n_press, double x, double y, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  int width = gtk_widget_get_width (self->chart);
+  if (self->snapshot == NULL || !self->has_time || width <= CHART_LEFT + CHART_RIGHT)
+    return;
+  double f = CLAMP ((x - CHART_LEFT) / (width - CHART_LEFT - CHART_RIGHT), 0.0, 1.0);
+  wick_snapshot_window_select_time (self, self->t0 + (gint64)(f * (double)(self->t1 - self->t0)));
+}
+
+/* ---- the segment map ---- */
+
+static WickRgb
+block_colour (WickSnapshotWindow *self, const WickSnapshotBlock *b, gboolean dark)
+{
+  if (b->state == WICK_BLOCK_ACTIVE_ALLOCATED)
+    return wick_palette_category (wick_memory_snapshot_stack_category (self->snapshot, b->stack),
+                                  dark);
+  if (b->state == WICK_BLOCK_ACTIVE_PENDING_FREE)
+    return (WickRgb){ 0.90, 0.38, 0.00 };
+  return wick_palette_grid (dark);
+}
+
+static void
+draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  gboolean dark = is_dark ();
+  WickRgb fg = wick_palette_foreground (dark);
+  wick_palette_set (cr, wick_palette_background (dark), 1.0);
+  cairo_paint (cr);
+  if (self->snapshot == NULL)
+    return;
+  guint n_segments, n_blocks;
+  const WickSnapshotSegment *segments
+    = wick_memory_snapshot_get_segments (self->snapshot, &n_segments);
+  const WickSnapshotBlock *blocks = wick_memory_snapshot_get_blocks (self->snapshot, &n_blocks);
+  double bar_w = MAX (10, width - SEGMENT_LABEL_WIDTH - 8);
+  gint selected_block = -1;
+  if (self->selected_allocation >= 0)
+    {
+      guint n;
+      selected_block
+        = (gint)wick_memory_snapshot_get_allocations (self->snapshot, &n)[self->selected_allocation]
+            .block;
+    }
+  double clip_y0, clip_y1, clip_x0, clip_x1;
+  cairo_clip_extents (cr, &clip_x0, &clip_y0, &clip_x1, &clip_y1);
+  for (guint i = 0; i < n_segments; i++)
+    {
+      double y = i * SEGMENT_ROW_HEIGHT;
+      if (y + SEGMENT_ROW_HEIGHT < clip_y0 || y > clip_y1)
+        continue;
+      const WickSnapshotSegment *seg = &segments[i];
+      g_autofree char *size = wick_format_bytes (seg->total_size);
+      g_autofree char *address = g_strdup_printf ("0x%012" G_GINT64_MODIFIER "x", seg->address);
+      /* TRANSLATORS: a segment's address, its size, " expandable" or nothing, its fragmentation */
+      g_autofree char *label = g_strdup_printf (_ ("%s  %s%s  frag %.0f%%"), address, size,
+                                                seg->is_expandable ? _ (" expandable") : "",
+                                                seg->fragmentation * 100.0);
+      draw_text (cr, GTK_WIDGET (area), label, 4, y + SEGMENT_ROW_HEIGHT / 2.0, 0.0, fg);
+      double x0 = SEGMENT_LABEL_WIDTH;
+      for (guint j = 0; j < seg->n_blocks; j++)
+        {
+          const WickSnapshotBlock *b = &blocks[seg->first_block + j];
+          double bx
+            = x0 + (double)(b->address - seg->address) / (double)MAX (seg->total_size, 1) * bar_w;
+          double bw = (double)b->size / (double)MAX (seg->total_size, 1) * bar_w;
+          wick_palette_set (cr, block_colour (self, b, dark),
+                            b->state == WICK_BLOCK_INACTIVE ? 0.6 : 0.9);
+          cairo_rectangle (cr, bx, y + 2, MAX (bw, 1.0), SEGMENT_ROW_HEIGHT - 4);
+          cairo_fill (cr);
+          if ((gint)(seg->first_block + j) == selected_block)
+            {
+              wick_palette_set (cr, fg, 1.0);
+              cairo_set_line_width (cr, 2);
+              cairo_rectangle (cr, bx, y + 1, MAX (bw, 2.0), SEGMENT_ROW_HEIGHT - 2);
+              cairo_stroke (cr);
+            }
+        }
+      /* block boundaries: fragmentation shows as many thin pieces */
+      wick_palette_set (cr, wick_palette_background (dark), 1.0);
+      cairo_set_line_width (cr, 1);
+      for (guint j = 1; j < seg->n_blocks; j++)
+        {
+          const WickSnapshotBlock *b = &blocks[seg->first_block + j];
+          double bx
+            = x0 + (double)(b->address - seg->address) / (double)MAX (seg->total_size, 1) * bar_w;
+          cairo_move_to (cr, floor (bx) + 0.5, y + 2);
+          cairo_line_to (cr, floor (bx) + 0.5, y + SEGMENT_ROW_HEIGHT - 2);
+        }
+      cairo_stroke (cr);
+    }
+}
+
+/* ---- the live list and the details ---- */
+
+static const char *
+python_frame (WickMemorySnapshot *s, guint32 stack, char **owned)
+{
+  guint n;
+  const guint32 *frames = wick_memory_snapshot_get_stack (s, stack, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      const WickSnapshotFrame *f = wick_memory_snapshot_get_frame (s, frames[i]);
+      if (g_str_has_suffix (wick_memory_snapshot_str (s, f->filename), ".py"))
+        return *owned = wick_memory_snapshot_format_frame (s, frames[i]);
+    }
+  /* No Python frame (autograd's engine thread, a C++ caller): the first
+   * frame that is not the allocator's or the unwinder's own. */
+  static const char *const internal[] = { "torch::unwind",
+                                          "torch::CapturedTraceback",
+                                          "torch::cuda::",
+                                          "c10::",
+                                          "at::detail::empty",
+                                          "_PyEval",
+                                          "Py" };
+  for (guint i = 0; i < n; i++)
+    {
+      const char *name
+        = wick_memory_snapshot_str (s, wick_memory_snapshot_get_frame (s, frames[i])->name);
+      gboolean skip = FALSE;
+      for (guint k = 0; k < G_N_ELEMENTS (internal) && !skip; k++)
+        skip = g_str_has_prefix (name, internal[k]);
+      if (!skip)
+        return *owned = wick_memory_snapshot_format_frame (s, frames[i]);
+    }
+  return n > 0 ? (*owned = wick_memory_snapshot_format_frame (s, frames[0]))
+               : _ ("no stack recorded");
+}
+
+static char *
+format_time (WickSnapshotWindow *self, gint64 t)
+{
+  if (t == G_MININT64)
+    return g_strdup (_ ("before the history"));
+  if (t == G_MAXINT64)
+    return g_strdup (_ ("not freed at the snapshot"));
+  g_autofree char *d = wick_format_duration ((guint64)MAX (0, t - self->t0) * 1000);
+  return g_strdup_printf ("+%s", d);
+}
+
+static void
+show_details (WickSnapshotWindow *self)
+{
+  g_clear_pointer (&self->details_text, g_free);
+  if (self->selected_allocation < 0)
+    {
+      self->details_text = g_strdup ("");
+      gtk_label_set_text (GTK_LABEL (self->details),
+                          _ ("Select an allocation to see its life and stack."));
+      return;
+    }
+  WickMemorySnapshot *s = self->snapshot;
+  guint n;
+  const WickSnapshotAllocation *a
+    = &wick_memory_snapshot_get_allocations (s, &n)[self->selected_allocation];
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autofree char *size = wick_format_bytes (a->size);
+  g_autofree char *alloc = format_time (self, a->alloc_us);
+  g_autofree char *req = format_time (self, a->free_requested_us);
+  g_autofree char *done = format_time (self, a->free_completed_us);
+  WickMemoryCategory category = wick_memory_snapshot_stack_category (s, a->stack);
+  g_autofree char *address = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", a->address);
+  /* TRANSLATORS: address · size · device index · category */
+  g_string_append_printf (text, _ ("%s · %s requested · device %u · %s\n"), address, size,
+                          a->device_index,
+                          category == WICK_CATEGORY_OTHER ? _ ("unknown")
+                                                          : wick_palette_category_name (category));
+  if (a->free_completed_us == G_MAXINT64)
+    g_string_append_printf (text, _ ("alloc %s · live at the snapshot\n"), alloc);
+  else
+    g_string_append_printf (text, _ ("alloc %s · free requested %s · free completed %s\n"), alloc,
+                            req, done);
+  guint n_frames;
+  const guint32 *frames = wick_memory_snapshot_get_stack (s, a->stack, &n_frames);
+  if (n_frames == 0)
+    g_string_append (text, _ ("No stack recorded (allocated before the history began)."));
+  else
+    {
+      /* The Python frames first (innermost first), then the whole stack. */
+      g_string_append (text, _ ("Python frames:"));
+      guint n_python = 0;
+      for (guint i = 0; i < n_frames; i++)
+        {
+          const WickSnapshotFrame *f = wick_memory_snapshot_get_frame (s, frames[i]);
+          if (!g_str_has_suffix (wick_memory_snapshot_str (s, f->filename), ".py"))
+            continue;
+          g_autofree char *frame = wick_memory_snapshot_format_frame (s, frames[i]);
+          g_string_append_printf (text, "\n  %s", frame);
+          n_python++;
+        }
+      if (n_python == 0)
+        g_string_append_printf (text, " %s", _ ("none"));
+      g_string_append_printf (text, _ ("\nAll %u frames:"), n_frames);
+      for (guint i = 0; i < n_frames; i++)
+        {
+          g_autofree char *frame = wick_memory_snapshot_format_frame (s, frames[i]);
+          g_string_append_printf (text, "\n  %s", frame);
+        }
+    }
+  self->details_text = g_string_free (g_steal_pointer (&text), FALSE);
+  gtk_label_set_text (GTK_LABEL (self->details), self->details_text);
+}
+
+static void
+on_row_selected (GtkListBox *list, GtkListBoxRow *row, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  if (row == NULL)
+    return;
+  int index = gtk_list_box_row_get_index (row);
+  if (self->live == NULL || index < 0 || (guint)index >= self->live->len)
+    return;
+  self->selected_allocation = (gint)g_array_index (self->live, guint32, index);
+  show_details (self);
+  gtk_widget_queue_draw (self->chart);
+  gtk_widget_queue_draw (self->segment_map);
+}
+
+static void
+update_live (WickSnapshotWindow *self)
+{
+  WickMemorySnapshot *s = self->snapshot;
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (self->live_list)))
+    gtk_list_box_remove (GTK_LIST_BOX (self->live_list), child);
+  g_clear_pointer (&self->live, g_array_unref);
+  gint64 at = self->has_time ? self->selected_us : G_MAXINT64 - 1;
+  self->live = wick_memory_snapshot_live_at (s, at, LIVE_ROWS);
+  guint n;
+  const WickSnapshotAllocation *allocations = wick_memory_snapshot_get_allocations (s, &n);
+  guint64 total = 0;
+  for (guint i = 0; i < self->live->len; i++)
+    {
+      const WickSnapshotAllocation *a = &allocations[g_array_index (self->live, guint32, i)];
+      total += a->size;
+      g_autofree char *size = wick_format_bytes (a->size);
+      g_autofree char *owned = NULL;
+      const char *frame = python_frame (s, a->stack, &owned);
+      WickMemoryCategory category = wick_memory_snapshot_stack_category (s, a->stack);
+      g_autofree char *text = g_strdup_printf (
+        "%s · %s · %s", size,
+        category == WICK_CATEGORY_OTHER ? _ ("unknown") : wick_palette_category_name (category),
+        frame);
+      GtkWidget *label = gtk_label_new (text);
+      gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+      gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_MIDDLE);
+      gtk_list_box_append (GTK_LIST_BOX (self->live_list), label);
+    }
+  g_autofree char *when = format_time (self, at);
+  g_autofree char *title = g_strdup_printf (_ ("The %u largest live at %s"), self->live->len,
+                                            self->has_time ? when : _ ("the snapshot"));
+  gtk_label_set_text (GTK_LABEL (self->live_title), title);
+  self->selected_allocation = -1;
+  show_details (self);
+}
+
+/* ---- loading ---- */
+
+static void
+progress_unref (Progress *p)
+{
+  if (!g_atomic_int_dec_and_test (&p->refs))
+    return;
+  g_weak_ref_clear (&p->window);
+  g_mutex_clear (&p->lock);
+  g_free (p->path);
+  g_free (p);
+}
+
+static gboolean
+progress_idle (gpointer data)
+{
+  Progress *p = data;
+  g_autoptr (WickSnapshotWindow) self = g_weak_ref_get (&p->window);
+  g_mutex_lock (&p->lock);
+  guint64 consumed = p->consumed, size = p->size;
+  p->idle_pending = FALSE;
+  g_mutex_unlock (&p->lock);
+  if (self != NULL && self->loading && size > 0)
+    gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress),
+                                   (double)consumed / (double)size);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_progress (guint64 consumed, guint64 size, gpointer data)
+{
+  Progress *p = data;
+  g_mutex_lock (&p->lock);
+  p->consumed = consumed;
+  p->size = size;
+  gboolean schedule = !p->idle_pending;
+  p->idle_pending = TRUE;
+  g_mutex_unlock (&p->lock);
+  if (schedule)
+    {
+      g_atomic_int_inc (&p->refs);
+      g_idle_add_full (G_PRIORITY_LOW, progress_idle, p, (GDestroyNotify)progress_unref);
+    }
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  Progress *p = task_data; /* the window is never touched off the main thread */
+  GError *error = NULL;
+  WickMemorySnapshot *s = wick_memory_snapshot_load (p->path, cancellable, on_progress, p, &error);
+  if (s == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, s, (GDestroyNotify)wick_memory_snapshot_free);
+}
+
+static void
+show_snapshot (WickSnapshotWindow *self)
+{
+  WickMemorySnapshot *s = self->snapshot;
+  build_category_points (self);
+  guint n_segments, n_entries;
+  wick_memory_snapshot_get_segments (s, &n_segments);
+  wick_memory_snapshot_get_entries (s, &n_entries);
+  g_autofree char *reserved = wick_format_bytes (wick_memory_snapshot_get_reserved (s));
+  g_autofree char *allocated = wick_format_bytes (wick_memory_snapshot_get_allocated (s));
+  g_autofree char *base = g_path_get_basename (self->path);
+  g_autofree char *subtitle = g_strdup_printf (
+    _ ("%s reserved in %u segments, %s allocated at the snapshot · %u history entries"), reserved,
+    n_segments, allocated, n_entries);
+  adw_window_title_set_title (ADW_WINDOW_TITLE (self->title), base);
+  adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title), subtitle);
+  gtk_widget_set_size_request (self->segment_map, -1, (int)n_segments * SEGMENT_ROW_HEIGHT);
+  update_live (self);
+  gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "snapshot");
+  gtk_widget_queue_draw (self->chart);
+  gtk_widget_queue_draw (self->segment_map);
+}
+
+static void
+on_loaded (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (WickSnapshotWindow) self = data; /* the task's reference */
+  g_autoptr (GError) error = NULL;
+  WickMemorySnapshot *s = g_task_propagate_pointer (G_TASK (result), &error);
+  self->loading = FALSE;
+  if (s == NULL)
+    {
+      self->error = g_strdup (error != NULL ? error->message : _ ("the window closed"));
+      adw_status_page_set_description (ADW_STATUS_PAGE (self->error_page), self->error);
+      gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "error");
+      return;
+    }
+  self->snapshot = s;
+  show_snapshot (self);
+}
+
+/* ---- the widget ---- */
+
+static void
+on_cancel_clicked (GtkButton *button, gpointer data)
+{
+  wick_snapshot_window_cancel (WICK_SNAPSHOT_WINDOW (data));
+}
+
+static void
+on_dark_changed (AdwStyleManager *manager, GParamSpec *pspec, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  gtk_widget_queue_draw (self->chart);
+  gtk_widget_queue_draw (self->segment_map);
+}
+
+static GtkWidget *
+titled (const char *title, GtkWidget *child, GtkWidget **label_out)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
+  GtkWidget *label = gtk_label_new (title);
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+  gtk_widget_add_css_class (label, "heading");
+  gtk_widget_set_margin_start (label, 8);
+  gtk_widget_set_margin_top (label, 6);
+  gtk_box_append (GTK_BOX (box), label);
+  gtk_box_append (GTK_BOX (box), child);
+  if (label_out != NULL)
+    *label_out = label;
+  return box;
+}
+
+static GtkWidget *
+scrolled (GtkWidget *child)
+{
+  GtkWidget *sw = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (sw), child);
+  gtk_widget_set_vexpand (sw, TRUE);
+  gtk_widget_set_hexpand (sw, TRUE);
+  return sw;
+}
+
+static void
+wick_snapshot_window_dispose (GObject *object)
+{
+  WickSnapshotWindow *self = WICK_SNAPSHOT_WINDOW (object);
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  g_signal_handlers_disconnect_by_data (adw_style_manager_get_default (), self);
+  G_OBJECT_CLASS (wick_snapshot_window_parent_class)->dispose (object);
+}
+
+static void
+wick_snapshot_window_finalize (GObject *object)
+{
+  WickSnapshotWindow *self = WICK_SNAPSHOT_WINDOW (object);
+  g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->snapshot, wick_memory_snapshot_free);
+  g_clear_pointer (&self->points, g_array_unref);
+  g_clear_pointer (&self->live, g_array_unref);
+  g_clear_pointer (&self->progress_state, progress_unref);
+  g_free (self->details_text);
+  g_free (self->error);
+  g_free (self->path);
+  G_OBJECT_CLASS (wick_snapshot_window_parent_class)->finalize (object);
+}
+
+static void
+wick_snapshot_window_class_init (WickSnapshotWindowClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = wick_snapshot_window_dispose;
+  G_OBJECT_CLASS (klass)->finalize = wick_snapshot_window_finalize;
+}
+
+static void
+wick_snapshot_window_init (WickSnapshotWindow *self)
+{
+  self->selected_allocation = -1;
+  GtkWidget *outer = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *header = adw_header_bar_new ();
+  self->title = adw_window_title_new (_ ("CUDA memory snapshot"), NULL);
+  adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), self->title);
+  gtk_box_append (GTK_BOX (outer), header);
+
+  self->stack = gtk_stack_new ();
+  gtk_widget_set_vexpand (self->stack, TRUE);
+  gtk_box_append (GTK_BOX (outer), self->stack);
+
+  /* loading */
+  self->loading_page = adw_status_page_new ();
+  adw_status_page_set_title (ADW_STATUS_PAGE (self->loading_page), _ ("Reading the snapshot…"));
+  GtkWidget *loading_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+  self->progress = gtk_progress_bar_new ();
+  gtk_widget_set_size_request (self->progress, 360, -1);
+  GtkWidget *cancel = gtk_button_new_with_mnemonic (_ ("_Cancel"));
+  gtk_widget_set_halign (cancel, GTK_ALIGN_CENTER);
+  g_signal_connect (cancel, "clicked", G_CALLBACK (on_cancel_clicked), self);
+  gtk_box_append (GTK_BOX (loading_box), self->progress);
+  gtk_box_append (GTK_BOX (loading_box), cancel);
+  adw_status_page_set_child (ADW_STATUS_PAGE (self->loading_page), loading_box);
+  gtk_stack_add_named (GTK_STACK (self->stack), self->loading_page, "loading");
+
+  self->error_page = adw_status_page_new ();
+  adw_status_page_set_icon_name (ADW_STATUS_PAGE (self->error_page), "dialog-error-symbolic");
+  adw_status_page_set_title (ADW_STATUS_PAGE (self->error_page),
+                             _ ("The snapshot could not be read"));
+  gtk_stack_add_named (GTK_STACK (self->stack), self->error_page, "error");
+
+  /* the snapshot */
+  self->chart = gtk_drawing_area_new ();
+  gtk_widget_set_size_request (self->chart, 600, 300);
+  gtk_widget_set_vexpand (self->chart, TRUE);
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->chart), draw_chart, self, NULL);
+  GtkGesture *click = gtk_gesture_click_new ();
+  g_signal_connect (click, "pressed", G_CALLBACK (on_chart_pressed), self);
+  gtk_widget_add_controller (self->chart, GTK_EVENT_CONTROLLER (click));
+
+  self->segment_map = gtk_drawing_area_new ();
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->segment_map), draw_segments, self, NULL);
+  GtkWidget *segments_scroll = scrolled (self->segment_map);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (segments_scroll), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  GtkWidget *segments_box = titled (
+    _ ("Segments at the snapshot: address, size, fragmentation; blocks by state and category"),
+    segments_scroll, NULL);
+
+  self->live_list = gtk_list_box_new ();
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->live_list), GTK_SELECTION_SINGLE);
+  g_signal_connect (self->live_list, "row-selected", G_CALLBACK (on_row_selected), self);
+  self->details = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (self->details), 0.0);
+  gtk_label_set_yalign (GTK_LABEL (self->details), 0.0);
+  gtk_label_set_selectable (GTK_LABEL (self->details), TRUE);
+  gtk_label_set_wrap (GTK_LABEL (self->details), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (self->details), PANGO_WRAP_WORD_CHAR);
+  gtk_widget_set_margin_start (self->details, 8);
+  gtk_widget_set_margin_end (self->details, 8);
+  gtk_widget_add_css_class (self->details, "monospace");
+  GtkWidget *live_box = titled ("", scrolled (self->live_list), &self->live_title);
+  GtkWidget *right = gtk_paned_new (GTK_ORIENTATION_VERTICAL);
+  gtk_paned_set_start_child (GTK_PANED (right), live_box);
+  gtk_paned_set_end_child (GTK_PANED (right),
+                           titled (_ ("Allocation"), scrolled (self->details), NULL));
+  gtk_paned_set_position (GTK_PANED (right), 200);
+
+  GtkWidget *bottom = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
+  gtk_paned_set_start_child (GTK_PANED (bottom), segments_box);
+  gtk_paned_set_end_child (GTK_PANED (bottom), right);
+  gtk_paned_set_position (GTK_PANED (bottom), 720);
+  GtkWidget *main = gtk_paned_new (GTK_ORIENTATION_VERTICAL);
+  gtk_paned_set_start_child (
+    GTK_PANED (main), titled (_ ("Allocated (requested bytes, by category) and reserved over "
+                                 "the history — click to choose a time"),
+                              self->chart, NULL));
+  gtk_paned_set_end_child (GTK_PANED (main), bottom);
+  gtk_paned_set_position (GTK_PANED (main), 340);
+  gtk_stack_add_named (GTK_STACK (self->stack), main, "snapshot");
+
+  adw_application_window_set_content (ADW_APPLICATION_WINDOW (self), outer);
+  gtk_window_set_default_size (GTK_WINDOW (self), 1400, 860);
+  g_signal_connect (adw_style_manager_get_default (), "notify::dark", G_CALLBACK (on_dark_changed),
+                    self);
+}
+
+WickSnapshotWindow *
+wick_snapshot_window_new (GtkApplication *application, const char *path)
+{
+  WickSnapshotWindow *self
+    = g_object_new (WICK_TYPE_SNAPSHOT_WINDOW, "application", application, NULL);
+  self->path = g_strdup (path);
+  self->cancellable = g_cancellable_new ();
+  self->loading = TRUE;
+  g_autofree char *base = g_path_get_basename (path);
+  adw_window_title_set_title (ADW_WINDOW_TITLE (self->title), base);
+  adw_status_page_set_description (ADW_STATUS_PAGE (self->loading_page), path);
+
+  Progress *p = g_new0 (Progress, 1);
+  p->refs = 2; /* the task's and the window's */
+  g_mutex_init (&p->lock);
+  g_weak_ref_init (&p->window, self);
+  p->path = g_strdup (path);
+  self->progress_state = p;
+  GTask *task = g_task_new (NULL, self->cancellable, on_loaded, g_object_ref (self));
+  g_task_set_task_data (task, p, (GDestroyNotify)progress_unref);
+  g_task_run_in_thread (task, load_thread);
+  g_object_unref (task);
+  return self;
+}
+
+gboolean
+wick_snapshot_window_sniff (const char *path)
+{
+  g_autoptr (WickInput) input = wick_input_open (path, NULL);
+  guint8 head[2];
+  if (input == NULL)
+    return FALSE;
+  gssize got = wick_input_read (input, head, sizeof head, NULL);
+  return got == 2 && wick_memory_snapshot_sniff (head, 2);
+}
+
+WickMemorySnapshot *
+wick_snapshot_window_get_snapshot (WickSnapshotWindow *self)
+{
+  return self->snapshot;
+}
+
+gboolean
+wick_snapshot_window_is_loading (WickSnapshotWindow *self)
+{
+  return self->loading;
+}
+
+const char *
+wick_snapshot_window_get_error (WickSnapshotWindow *self)
+{
+  return self->error;
+}
+
+void
+wick_snapshot_window_cancel (WickSnapshotWindow *self)
+{
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+}
+
+void
+wick_snapshot_window_select_time (WickSnapshotWindow *self, gint64 time_us)
+{
+  if (self->snapshot == NULL)
+    return;
+  self->selected_us = CLAMP (time_us, self->t0, self->t1);
+  update_live (self);
+  gtk_widget_queue_draw (self->chart);
+  gtk_widget_queue_draw (self->segment_map);
+}
+
+guint
+wick_snapshot_window_get_n_live_rows (WickSnapshotWindow *self)
+{
+  return self->live != NULL ? self->live->len : 0;
+}
+
+void
+wick_snapshot_window_select_row (WickSnapshotWindow *self, guint row)
+{
+  GtkListBoxRow *r = gtk_list_box_get_row_at_index (GTK_LIST_BOX (self->live_list), (int)row);
+  if (r != NULL)
+    gtk_list_box_select_row (GTK_LIST_BOX (self->live_list), r);
+}
+
+const char *
+wick_snapshot_window_get_details (WickSnapshotWindow *self)
+{
+  return self->details_text != NULL ? self->details_text : "";
+}
+
+GtkWidget *
+wick_snapshot_window_get_chart (WickSnapshotWindow *self)
+{
+  return self->chart;
+}
+
+GtkWidget *
+wick_snapshot_window_get_segment_map (WickSnapshotWindow *self)
+{
+  return self->segment_map;
+}

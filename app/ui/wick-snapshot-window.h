@@ -1,0 +1,44 @@
+/* wick-snapshot-window.h — a window on a PyTorch CUDA memory snapshot
+ * (WickMemorySnapshot): allocated bytes over the history stacked by category
+ * with the reserved bytes over them, the peak and every OOM marked; the
+ * segment map at the snapshot (each segment a row, its blocks coloured by
+ * state, allocated ones by category, the fragmentation figure beside it); the
+ * largest allocations live at the selected time (click the chart) and, for the
+ * one selected, its life (alloc, free requested, free completed) and stack.
+ * The file is read on a worker thread with a progress bar and Cancel.
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "model/wick-memory-snapshot.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_SNAPSHOT_WINDOW (wick_snapshot_window_get_type ())
+G_DECLARE_FINAL_TYPE (WickSnapshotWindow, wick_snapshot_window, WICK, SNAPSHOT_WINDOW,
+                      AdwApplicationWindow)
+
+/* A window that starts reading @path at once. */
+WickSnapshotWindow *wick_snapshot_window_new (GtkApplication *application, const char *path);
+
+/* TRUE when @path's first bytes (after gzip/zstd) are a pickle's. */
+gboolean wick_snapshot_window_sniff (const char *path);
+
+/* For tests and the screenshots. */
+WickMemorySnapshot *
+wick_snapshot_window_get_snapshot (WickSnapshotWindow *self); /* NULL while loading */
+gboolean wick_snapshot_window_is_loading (WickSnapshotWindow *self);
+const char *wick_snapshot_window_get_error (WickSnapshotWindow *self); /* NULL unless it failed */
+void wick_snapshot_window_cancel (WickSnapshotWindow *self);
+/* Selects the time (time_us) the live list shows. */
+void wick_snapshot_window_select_time (WickSnapshotWindow *self, gint64 time_us);
+guint wick_snapshot_window_get_n_live_rows (WickSnapshotWindow *self);
+/* Selects live row @row (its allocation's life and stack are shown). */
+void wick_snapshot_window_select_row (WickSnapshotWindow *self, guint row);
+/* The details text of the selected allocation ("" for none). */
+const char *wick_snapshot_window_get_details (WickSnapshotWindow *self);
+GtkWidget *wick_snapshot_window_get_chart (WickSnapshotWindow *self);
+GtkWidget *wick_snapshot_window_get_segment_map (WickSnapshotWindow *self);
+
+G_END_DECLS

@@ -1,0 +1,143 @@
+/* test-app-snapshot.c — a PyTorch CUDA memory snapshot in the app under Xvfb:
+ * the main window's loader sends a pickle to a snapshot window (by its first
+ * bytes, not its name), which reads it on a worker thread and shows the
+ * chart, the segment map and the largest live allocations; selecting one
+ * shows its life and stack; a hostile pickle ends on the error page naming
+ * the refused opcode. */
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "app-test-ui.h"
+#include "ui/wick-application.h"
+#include "ui/wick-snapshot-window.h"
+#include "ui/wick-window.h"
+
+static WickApplication *app;
+
+static char *
+data_path (const char *name)
+{
+  return g_build_filename (WICK_SOURCE_DIR, "tests", "data", "snapshot", name, NULL);
+}
+
+static WickSnapshotWindow *
+find_snapshot_window (void)
+{
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (WICK_IS_SNAPSHOT_WINDOW (l->data))
+      return l->data;
+  return NULL;
+}
+
+static gboolean
+has_snapshot_window (gpointer data)
+{
+  return find_snapshot_window () != NULL;
+}
+
+static gboolean
+not_loading (gpointer window)
+{
+  return !wick_snapshot_window_is_loading (window);
+}
+
+/* Opened through the main window, by sniffing: a .gz whose pickle says so. */
+static void
+test_snapshot_opens (void)
+{
+  g_autofree char *path = data_path ("cs336-medium-128-training.pickle.gz");
+  WickWindow *main_window = app_test_window_new (app, 900, 600);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  wick_window_load_file (main_window, file);
+  APP_TEST_WAIT (has_snapshot_window, NULL, 10000);
+  WickSnapshotWindow *window = find_snapshot_window ();
+  APP_TEST_WAIT (not_loading, window, 60000);
+  g_assert_null (wick_snapshot_window_get_error (window));
+  WickMemorySnapshot *s = wick_snapshot_window_get_snapshot (window);
+  g_assert_nonnull (s);
+  guint n;
+  wick_memory_snapshot_get_segments (s, &n);
+  g_assert_cmpuint (n, ==, 377);
+  /* The main window did not start a load of its own. */
+  g_assert_true (wick_window_is_empty (main_window));
+
+  app_test_wait_drawn (wick_snapshot_window_get_chart (window), 20000, "the snapshot chart");
+  app_test_wait_drawn (wick_snapshot_window_get_segment_map (window), 20000, "the segment map");
+  /* At the peak (the time first shown) the live allocations sum to the
+   * peak when they all fit in the list. */
+  guint64 peak;
+  gint64 peak_us;
+  g_assert_true (wick_memory_snapshot_get_peak (s, &peak, &peak_us));
+  g_autoptr (GArray) live = wick_memory_snapshot_live_at (s, peak_us, G_MAXUINT);
+  guint64 live_bytes = 0;
+  const WickSnapshotAllocation *allocations = wick_memory_snapshot_get_allocations (s, &n);
+  for (guint i = 0; i < live->len; i++)
+    live_bytes += allocations[g_array_index (live, guint32, i)].size;
+  g_assert_cmpuint (live_bytes, ==, peak);
+  g_assert_cmpuint (wick_snapshot_window_get_n_live_rows (window), ==, MIN (live->len, 50));
+
+  g_assert_cmpstr (wick_snapshot_window_get_details (window), ==, "");
+  /* Every row shows its allocation's life; the third largest at the peak
+   * (an AdamW state tensor) has Python frames, listed first. */
+  for (guint row = 0; row < wick_snapshot_window_get_n_live_rows (window); row++)
+    {
+      wick_snapshot_window_select_row (window, row);
+      g_assert_nonnull (strstr (wick_snapshot_window_get_details (window), "alloc "));
+    }
+  wick_snapshot_window_select_row (window, 2);
+  const char *details = wick_snapshot_window_get_details (window);
+  g_assert_nonnull (strstr (details, "Python frames:\n  step ("));
+  g_assert_nonnull (strstr (details, "optimizer.py:"));
+
+  /* A time before the history's first alloc: the list changes. */
+  guint n_entries;
+  const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
+  wick_snapshot_window_select_time (window, entries[0].time_us);
+  g_assert_cmpstr (wick_snapshot_window_get_details (window), ==, "");
+  app_test_window_close (window);
+  app_test_window_close (main_window);
+}
+
+/* A pickle that would run a command: the error page, nothing run. */
+static void
+test_snapshot_hostile (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-app-snapshot-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "evil.pickle", NULL);
+  g_autofree char *marker = g_build_filename (dir, "MARKER", NULL);
+  /* protocol 4: STACK_GLOBAL os system, the command, TUPLE1, REDUCE */
+  g_autofree char *command = g_strdup_printf ("touch %s", marker);
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
+  g_byte_array_append (bytes, (const guint8 *)"\x80\x04\x8c\x02os\x8c\x06system\x93\x8c", 16);
+  guint8 len = (guint8)strlen (command);
+  g_byte_array_append (bytes, &len, 1);
+  g_byte_array_append (bytes, (const guint8 *)command, len);
+  g_byte_array_append (bytes, (const guint8 *)"\x85R.", 3);
+  g_assert_true (g_file_set_contents (path, (const char *)bytes->data, bytes->len, NULL));
+
+  WickSnapshotWindow *window = wick_snapshot_window_new (GTK_APPLICATION (app), path);
+  gtk_window_present (GTK_WINDOW (window));
+  APP_TEST_WAIT (not_loading, window, 20000);
+  const char *error = wick_snapshot_window_get_error (window);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error, "byte 14: opcode STACK_GLOBAL (0x93)"));
+  g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
+  app_test_window_close (window);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  app = app_test_ui_init (&argc, &argv);
+  if (app == NULL)
+    return 0;
+  app_test_ui_disable_animations ();
+  g_test_add_func ("/snapshot-window/opens", test_snapshot_opens);
+  g_test_add_func ("/snapshot-window/hostile", test_snapshot_hostile);
+  return app_test_ui_run (app);
+}

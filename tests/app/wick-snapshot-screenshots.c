@@ -1,0 +1,56 @@
+/* wick-snapshot-screenshots.c — the snapshot window on real CUDA memory
+ * snapshots, as PNGs for docs/images:
+ *
+ *   xvfb-run -a -s "-screen 0 1600x1000x24" _build/tests/app/wick-snapshot-screenshots docs/images
+ *
+ * snapshot.png: the public CS336 GPT-2-medium training step
+ * (tests/data/snapshot) at its peak, the third largest live allocation (an AdamW state tensor)
+ * selected (its life on the chart, its block outlined in the segment map, its
+ * stack on the right); snapshot-oom.png: the H200 OOM snapshot with its OOM
+ * marked. Not a test: it asserts nothing beyond the files being drawn.
+ */
+#include "config.h"
+
+#include <adwaita.h>
+
+#include "app-test-ui.h"
+#include "ui/wick-application.h"
+#include "ui/wick-snapshot-window.h"
+
+static gboolean
+not_loading (gpointer window)
+{
+  return !wick_snapshot_window_is_loading (window);
+}
+
+static void
+shoot (WickApplication *app, const char *dir, const char *file, const char *name, guint row)
+{
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "snapshot", file, NULL);
+  WickSnapshotWindow *window = wick_snapshot_window_new (GTK_APPLICATION (app), path);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 860);
+  gtk_window_present (GTK_WINDOW (window));
+  APP_TEST_WAIT (not_loading, window, 60000);
+  if (wick_snapshot_window_get_error (window) != NULL)
+    g_error ("%s: %s", path, wick_snapshot_window_get_error (window));
+  app_test_wait_drawn (wick_snapshot_window_get_chart (window), 20000, "the chart");
+  if (row != G_MAXUINT)
+    wick_snapshot_window_select_row (window, row);
+  g_autofree char *out = g_build_filename (dir, name, NULL);
+  app_test_save_png (GTK_WIDGET (window), out);
+  g_print ("wrote %s\n", out);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *dir = argc > 1 ? argv[1] : ".";
+  WickApplication *app = app_test_ui_app_new ();
+  app_test_ui_disable_animations ();
+  shoot (app, dir, "cs336-medium-128-training.pickle.gz", "snapshot.png", 2);
+  shoot (app, dir, "h200-oom.pickle.gz", "snapshot-oom.png", 0);
+  g_object_unref (app);
+  return 0;
+}
