@@ -28,6 +28,7 @@ char *wick_trace_remote_command;
 
 #define POLL_SLICE_MS 200
 #define DETACH_TIMEOUT_MS 10000
+#define DETACH_MAX_MS 60000
 
 static volatile sig_atomic_t remote_interrupted;
 
@@ -279,7 +280,8 @@ wick_trace_remote_attach (gint64 pid, gboolean strict, double duration, const ch
   gint64 deadline = duration > 0 ? g_get_monotonic_time () + (gint64)(duration * 1e6) : G_MAXINT64;
   gint64 last_frame = g_get_monotonic_time ();
   guint64 last_received = wick_remote_link_get_bytes_received (link);
-  gint64 detach_deadline = 0;
+  gint64 detach_deadline = 0, detach_start = 0;
+  guint64 detach_seen = 0;
   gboolean ended = FALSE, stopped_by_us = FALSE;
   g_autoptr (GError) link_error = NULL;
   g_autofree char *end_state = NULL;
@@ -293,12 +295,22 @@ wick_trace_remote_attach (gint64 pid, gboolean strict, double duration, const ch
           if (!wick_remote_link_send_object (link, WICK_REMOTE_DETACH, detach, &link_error))
             break;
           detach_deadline = now + (gint64)DETACH_TIMEOUT_MS * 1000;
+          detach_start = now;
+          detach_seen = wick_remote_link_get_bytes_received (link);
+        }
+      if (detach_deadline != 0 && wick_remote_link_get_bytes_received (link) != detach_seen)
+        {
+          /* A slow link still delivering what was queued before the detach:
+           * 10 s of silence ends the wait, 60 s in all at most. */
+          detach_seen = wick_remote_link_get_bytes_received (link);
+          detach_deadline = MIN (now + (gint64)DETACH_TIMEOUT_MS * 1000,
+                                 detach_start + (gint64)DETACH_MAX_MS * 1000);
         }
       if (detach_deadline != 0 && now >= detach_deadline)
         {
           g_set_error (&link_error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
-                       "%s did not end the stream within %d s of the detach", host,
-                       DETACH_TIMEOUT_MS / 1000);
+                       "%s did not end the stream after the detach (%d s silent or %d s in all)",
+                       host, DETACH_TIMEOUT_MS / 1000, DETACH_MAX_MS / 1000);
           break;
         }
       WickRemoteFrame frame;
