@@ -649,6 +649,15 @@ static void
 show_end (WickLiveSession *self, WickProducerState state, gboolean terminal)
 {
   g_autofree char *message = NULL;
+  if (self->link_lost_shown)
+    {
+      /* the process may well run on: only the link ended (its banner says so) */
+      g_autofree char *subtitle
+        = g_strdup_printf (_ ("pid %lld · disconnected"), (long long)self->info->pid);
+      wick_window_set_title_text (self->window, self->info->program, subtitle);
+      wick_window_set_live (self->window, FALSE);
+      return;
+    }
   if (terminal)
     message = g_strdup_printf (_ ("Process %lld finished its trace"), (long long)self->info->pid);
   else if (state == WICK_PRODUCER_DEAD)

@@ -145,6 +145,7 @@ test_remote_window (void)
   guint spans_after = 0;
   wick_document_get_spans (wick_window_get_document (window), &spans_after);
   g_assert_cmpuint (spans_after, >=, spans_before); /* what was received is kept */
+  iterate_for (2000);
   screenshot ("remote-lost.png");
   gtk_window_destroy (GTK_WINDOW (window));
   iterate_for (200);
