@@ -272,7 +272,16 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
       wick_document_commit_batch_records (self, &batch->lines);
       self->n_lines = batch->lines.last_line;
       end = batch->end;
-      if (batch->io_error != NULL)
+      if (batch->io_error != NULL
+          && g_error_matches (batch->io_error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+        {
+          /* a cut-off .gz/.zst is what a cut-off plain file is: the records
+           * before the cut stay, the cut is the decode error of the line it
+           * fell in (issue 27: nothing was shown) */
+          self->n_lines = batch->lines.last_line + 1;
+          ok = wick_document_set_decode_error (self, "read", batch->io_error->message, error);
+        }
+      else if (batch->io_error != NULL)
         {
           g_set_error (error, batch->io_error->domain, batch->io_error->code, "%s: %s", path,
                        batch->io_error->message);

@@ -149,6 +149,10 @@ input_start (WickInput *input, GError **error)
     {
       input->zstd = ZSTD_createDCtx ();
       input->zstd_last = 1;
+      /* frames made with --long=31 (a 2 GiB window) read: the window is
+       * allocated only as large as the frame says, at most 2 GiB */
+      if (input->zstd != NULL)
+        ZSTD_DCtx_setParameter (input->zstd, ZSTD_d_windowLogMax, 31);
     }
   if (input->compression != WICK_COMPRESSION_NONE)
     input->in_buffer = g_malloc (COMPRESSED_CHUNK);
