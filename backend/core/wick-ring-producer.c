@@ -60,9 +60,51 @@ session_is_live_locked (uint64_t serial, WickSession **out)
   return false;
 }
 
+void
+wick_thread_slot_install (WickSession *session, WickProducer *producer)
+{
+  uintptr_t tp = (uintptr_t)__builtin_thread_pointer ();
+  WickThreadSlot *slot = &session->thread_slots[wick_thread_slot_index (tp)];
+  uintptr_t expected = 0;
+  if (producer == &wick_producer_none || producer->session != session || session->forked)
+    return;
+  if (atomic_load_explicit (&slot->tp, memory_order_relaxed) == tp)
+    {
+      slot->producer = producer;
+      return;
+    }
+  /* producer is written after the claim: only this thread reads the slot
+   * once tp is its own, and it reads in program order */
+  if (atomic_compare_exchange_strong (&slot->tp, &expected, tp))
+    slot->producer = producer;
+}
+
+void
+wick_thread_slot_release (WickSession *session)
+{
+  uintptr_t tp = (uintptr_t)__builtin_thread_pointer ();
+  WickThreadSlot *slot = &session->thread_slots[wick_thread_slot_index (tp)];
+  if (atomic_load_explicit (&slot->tp, memory_order_relaxed) != tp)
+    return;
+  slot->producer = NULL;
+  /* a new thread may get this thread pointer: it must not find the slot */
+  atomic_store_explicit (&slot->tp, 0, memory_order_release);
+}
+
+void
+wick_thread_slots_clear (WickSession *session)
+{
+  for (int i = 0; i < WICK_THREAD_SLOTS; i++)
+    {
+      session->thread_slots[i].producer = NULL;
+      atomic_store (&session->thread_slots[i].tp, 0);
+    }
+}
+
 static void
 release_producer_locked (WickSession *session, WickProducer *producer)
 {
+  wick_thread_slot_release (session);
   pthread_mutex_lock (&session->lock);
   if (producer->in_use)
     {

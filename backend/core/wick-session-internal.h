@@ -22,7 +22,19 @@ typedef struct WickJsonlWriter WickJsonlWriter;
 typedef struct WickInternTable WickInternTable;
 typedef struct WickLiveState WickLiveState;
 
+/* A slot of the session's thread-pointer cache (wick_producer_fast): tp is
+ * written only by the thread whose thread pointer it is (claimed 0 -> tp by
+ * CAS, cleared when that thread exits), so the only thread that can match a
+ * slot is its owner, which wrote producer itself. */
 typedef struct
+{
+  _Atomic uintptr_t tp;
+  struct WickProducerStruct *producer;
+} WickThreadSlot;
+
+#define WICK_THREAD_SLOTS 64
+
+typedef struct WickProducerStruct
 {
   WickSession *session;
   uint64_t serial;
@@ -87,6 +99,10 @@ struct WickSession
   _Atomic int finished;
   _Atomic uint32_t next_thread;     /* wick_thread numbers, from 1 */
   uint64_t hold_timeout_ns;         /* a hold reader stalled this long is detached */
+  /* The span hot path's producer lookup by thread pointer: no TLS access,
+   * which costs a call to _dl_tlsdesc_dynamic (17 instructions) each time in
+   * a libwick.so that was dlopen()ed (`import wick`). */
+  WickThreadSlot thread_slots[WICK_THREAD_SLOTS];
   /* Spans begun with no name handle (the string arena full, or no name):
    * recorded under name_lost, counted here and said on stderr (docs/ring.md,
    * "When the string arena is full"). */
@@ -164,6 +180,31 @@ wick_producer_get (WickSession *session)
     return wick_producer_cache.producer;
   return wick_producer_get_slow (session);
 }
+
+/* This thread's producer for session from the thread-pointer cache, NULL
+ * when it has none there (then wick_producer_get, which installs it). */
+static inline uint32_t
+wick_thread_slot_index (uintptr_t tp)
+{
+  return (uint32_t)(((uint64_t)tp * UINT64_C (0x9e3779b97f4a7c15)) >> 58); /* 64 slots */
+}
+
+static inline WickProducer *
+wick_producer_fast (WickSession *session)
+{
+  uintptr_t tp = (uintptr_t)__builtin_thread_pointer ();
+  WickThreadSlot *slot = &session->thread_slots[wick_thread_slot_index (tp)];
+  if (__builtin_expect (atomic_load_explicit (&slot->tp, memory_order_relaxed) == tp, 1))
+    return slot->producer;
+  return NULL;
+}
+
+/* Installs producer (this thread's, never wick_producer_none) in its slot
+ * when the slot is free; a slot another live thread holds stays its. */
+void wick_thread_slot_install (WickSession *session, WickProducer *producer);
+/* Clears the calling thread's slot (it exits) / every slot (after fork). */
+void wick_thread_slot_release (WickSession *session);
+void wick_thread_slots_clear (WickSession *session);
 
 /* The write position is the ring's commit word itself (the producer's own
  * cache line): no private copy to keep in step. */

@@ -130,6 +130,7 @@ static __attribute__ ((noinline, cold)) WickSpanId
 span_begin_general (WickSession *session, WickSpanId parent, uint64_t word)
 {
   WickProducer *producer = wick_producer_get (session);
+  wick_thread_slot_install (session, producer);
   return span_begin_with (session, producer, wick_session_clock (session), parent, word);
 }
 
@@ -141,9 +142,10 @@ span_begin (WickSession *session, WickSpanId parent, WickString name, WickSpanKi
 {
   uint64_t word = span_word (name, kind, step, measured);
 #if WICK_CLOCK_HAS_TSC
-  if (__builtin_expect (wick_producer_cache.serial == session->serial && wick_clock.use_tsc, 1))
-    return span_begin_with (session, wick_producer_cache.producer,
-                            wick_clock_tsc_ns () - session->start_ns, parent, word);
+  WickProducer *producer = wick_producer_fast (session);
+  if (__builtin_expect (producer != NULL && wick_clock.use_tsc, 1))
+    return span_begin_with (session, producer, wick_clock_tsc_ns () - session->start_ns, parent,
+                            word);
 #endif
   return span_begin_general (session, parent, word);
 }
@@ -274,6 +276,7 @@ static __attribute__ ((noinline, cold)) bool
 span_end_general (WickSession *session, WickSpanId span)
 {
   WickProducer *producer = wick_producer_get (session);
+  wick_thread_slot_install (session, producer);
   return span_end_with (session, producer, span, wick_session_clock (session));
 }
 
@@ -281,9 +284,9 @@ bool
 wick_span_end (WickSession *session, WickSpanId span)
 {
 #if WICK_CLOCK_HAS_TSC
-  if (__builtin_expect (wick_producer_cache.serial == session->serial && wick_clock.use_tsc, 1))
-    return span_end_with (session, wick_producer_cache.producer, span,
-                          wick_clock_tsc_ns () - session->start_ns);
+  WickProducer *producer = wick_producer_fast (session);
+  if (__builtin_expect (producer != NULL && wick_clock.use_tsc, 1))
+    return span_end_with (session, producer, span, wick_clock_tsc_ns () - session->start_ns);
 #endif
   return span_end_general (session, span);
 }

@@ -790,6 +790,7 @@ wick_session_after_fork_child (WickSession *session)
                 MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
   for (uint32_t i = 0; session->producers != NULL && i < session->n_rings; i++)
     session->producers[i].fast_end = 0;
+  wick_thread_slots_clear (session); /* the forking thread's pointer is the child's */
   pthread_mutex_init (&session->lock, NULL);
   atomic_store (&session->writer_holding, 0);
   /* The control server, weight store and stages are the parent's, with

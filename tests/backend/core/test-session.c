@@ -1003,6 +1003,50 @@ test_fork_own_session (void)
   g_unlink (child_path);
 }
 
+/* Threads one after another (glibc reuses a thread's stack and so its thread
+ * pointer): each must record on a ring of its own, announced as its own
+ * thread, never through the slot of the thread pointer's last owner
+ * (wick_producer_fast). */
+static gpointer
+one_span_thread (gpointer data)
+{
+  WickSession *session = data;
+  WickSpanId id = wick_span_begin (session, "sequential", WICK_SPAN_FUNCTION);
+  g_assert_cmpuint (id, !=, 0);
+  g_assert_true (wick_span_end (session, id));
+  return NULL;
+}
+
+static void
+test_sequential_threads (void)
+{
+  g_autofree char *path = temp_path ("wick-test-sequential.jsonl");
+  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK, .max_threads = 4 };
+  WickSession *session
+    = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, NULL);
+  g_assert_nonnull (session);
+  for (int i = 0; i < 20; i++)
+    g_thread_join (g_thread_new ("seq", one_span_thread, session));
+  g_assert_true (wick_session_finish (session, NULL));
+  wick_session_close (session);
+  guint n;
+  g_auto (GStrv) lines = read_lines (path, &n);
+  g_autoptr (GHashTable) threads = g_hash_table_new (g_direct_hash, g_direct_equal);
+  guint spans = 0;
+  for (guint i = 0; i < n; i++)
+    if (strstr (lines[i], "\"name\":\"sequential\"") != NULL)
+      {
+        const char *t = strstr (lines[i], ",\"wick_thread\":");
+        g_assert_nonnull (t);
+        guint number = (guint)g_ascii_strtoull (t + strlen (",\"wick_thread\":"), NULL, 10);
+        g_assert_false (g_hash_table_contains (threads, GUINT_TO_POINTER (number)));
+        g_hash_table_add (threads, GUINT_TO_POINTER (number));
+        spans++;
+      }
+  g_assert_cmpuint (spans, ==, 20);
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1016,6 +1060,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/session/trace-fifo", test_trace_fifo);
   g_test_add_func ("/core/session/names-lost", test_names_lost);
   g_test_add_func ("/core/session/fork-children", test_fork_children);
+  g_test_add_func ("/core/session/sequential-threads", test_sequential_threads);
   g_test_add_func ("/core/session/fork-own-session", test_fork_own_session);
   g_test_add_func ("/core/gradient/manifest-digest", test_manifest_digest);
   g_test_add_func ("/core/gradient/contract-validation", test_contract_validation);
