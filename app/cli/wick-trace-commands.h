@@ -47,6 +47,7 @@ int wick_trace_render (int argc, char **argv);
 int wick_trace_compare (int argc, char **argv);
 int wick_trace_ranks (int argc, char **argv);
 int wick_trace_memory (int argc, char **argv);
+int wick_trace_gpu (int argc, char **argv);
 int wick_trace_sessions (int argc, char **argv);
 int wick_trace_attach (int argc, char **argv);
 int wick_trace_control (int argc, char **argv);

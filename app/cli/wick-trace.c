@@ -42,6 +42,9 @@ static const WickTraceCommand commands[] = {
 #ifdef WICK_TRACE_HAVE_MEMORY
   { "memory", wick_trace_memory, "memory [--json] [--top N] FILE   a PyTorch CUDA memory snapshot (pickle, read as data only)" },
 #endif
+#ifdef WICK_TRACE_HAVE_GPU
+  { "gpu", wick_trace_gpu, "gpu [--json] FILE               kernels, operators, steps and launches of a GPU trace" },
+#endif
 #ifdef WICK_TRACE_HAVE_RENDER
   { "render", wick_trace_render, "render --view V --output FILE [--size WxH] [--range A:B] TRACE" },
 #endif

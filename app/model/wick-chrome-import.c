@@ -261,6 +261,20 @@ is_device_category (const WickChromeEvent *e)
          || str_is (c, n, "mtia_ccp_events") || str_is (c, n, "hip_kernel");
 }
 
+/* A runtime call's category: the calls that launch kernels and copies
+ * (cudaLaunchKernel, cudaMemcpyAsync, cudaGraphLaunch, ...) carry the
+ * correlation id of what they launched. */
+static gboolean
+is_runtime_category (const WickChromeEvent *e)
+{
+  const char *c = e->cat;
+  gsize n = e->cat_len;
+
+  return str_is (c, n, "cuda_runtime") || str_is (c, n, "cuda_driver")
+         || str_is (c, n, "hip_runtime") || str_is (c, n, "hip_driver") || str_is (c, n, "Runtime")
+         || str_is (c, n, "privateuse1_runtime") || str_is (c, n, "mtia_runtime");
+}
+
 static void
 note_time (Import *im, gint64 start, gint64 end)
 {
@@ -292,12 +306,12 @@ static void
 add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
 {
   ThreadRef *ref = thread_of (im, e);
-  static const char *const keys[] = { "device", "stream" };
-  gint64 values[2];
-  gboolean has[2];
-  args_ints (im, e, keys, 2, values, has);
+  static const char *const keys[] = { "device", "stream", "correlation" };
+  gint64 values[3];
+  gboolean has[3];
+  args_ints (im, e, keys, 3, values, has);
   gboolean has_device = has[0], has_stream = has[1];
-  gint64 device = values[0], stream = values[1];
+  gint64 device = values[0], stream = values[1], correlation = has[2] ? values[2] : 0;
   char device_text[32], stream_text[48];
   guint32 track;
 
@@ -306,9 +320,9 @@ add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
       && ref->last_stream == stream)
     {
       /* the same stream as the thread's last device event (the common case) */
-      wick_tracks_device_add (im->tracks, ref->device_track - 1, ts, dur,
-                              intern (im, e->name, e->name_len), intern (im, e->cat, e->cat_len),
-                              args_of (im, e, FALSE));
+      wick_tracks_device_add_correlated (
+        im->tracks, ref->device_track - 1, ts, dur, intern (im, e->name, e->name_len),
+        intern (im, e->cat, e->cat_len), args_of (im, e, FALSE), correlation);
       im->imported['d']++;
       return;
     }
@@ -337,8 +351,9 @@ add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
       wick_tracks_set_thread_device_track (im->tracks, ref->thread, track);
       ref->device_track = track + 1;
     }
-  wick_tracks_device_add (im->tracks, track, ts, dur, intern (im, e->name, e->name_len),
-                          intern (im, e->cat, e->cat_len), args_of (im, e, FALSE));
+  wick_tracks_device_add_correlated (im->tracks, track, ts, dur, intern (im, e->name, e->name_len),
+                                     intern (im, e->cat, e->cat_len), args_of (im, e, FALSE),
+                                     correlation);
 }
 
 static void
@@ -560,6 +575,15 @@ read_event (Import *im, const WickChromeEvent *e)
               WickPendingSlice slice = wick_tracks_slice_complete (
                 im->tracks, ref->thread, ts, dur, intern (im, e->name, e->name_len),
                 intern (im, e->cat, e->cat_len), args_of (im, e, TRUE));
+              if (is_runtime_category (e))
+                {
+                  static const char *const keys[] = { "correlation" };
+                  gint64 correlation;
+                  gboolean has;
+                  args_ints (im, e, keys, 1, &correlation, &has);
+                  if (has && correlation != 0)
+                    wick_tracks_slice_set_correlation (im->tracks, slice, correlation);
+                }
               if (e->bind_id != NULL || e->flow_in || e->flow_out)
                 {
                   /* flow v2; bind_id defaults to the event's id */

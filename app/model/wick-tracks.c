@@ -119,6 +119,11 @@ struct _WickTracks
   GArray *span_args;   /* WickStr per span; NULL when none */
   GArray *span_category;
 
+  GArray *pending_corr; /* PendingCorrelation, until finish */
+  GArray *span_corr;    /* SpanLink {span, correlation} by span */
+  GArray *launched;     /* SpanLink {span, device index} by span, then start */
+  guint n_launch_flows; /* flows added from correlation ids (after the file's) */
+
   GArray *skipped;      /* SkipEntry */
   GHashTable *skip_map; /* name -> index+1 */
 
@@ -134,6 +139,19 @@ typedef struct
   char *name;
   guint64 count;
 } SkipEntry;
+
+typedef struct
+{
+  WickPendingSlice slice;
+  gint64 correlation;
+} PendingCorrelation;
+
+typedef struct
+{
+  guint32 span;
+  guint32 device; /* launched: its device index; span_corr: unused */
+  gint64 value;   /* span_corr: the correlation; launched: the device start */
+} SpanLink;
 
 /* ---- keys ----------------------------------------------------------------- */
 
@@ -221,6 +239,9 @@ clear_arrays (WickTracks *self)
   g_clear_pointer (&self->build_rows, g_free);
   g_clear_pointer (&self->span_args, g_array_unref);
   g_clear_pointer (&self->span_category, g_array_unref);
+  g_clear_pointer (&self->pending_corr, g_array_unref);
+  g_clear_pointer (&self->span_corr, g_array_unref);
+  g_clear_pointer (&self->launched, g_array_unref);
   if (self->skipped != NULL)
     for (guint i = 0; i < self->skipped->len; i++)
       g_free (g_array_index (self->skipped, SkipEntry, i).name);
@@ -254,6 +275,9 @@ init_arrays (WickTracks *self)
   self->device = g_array_new (FALSE, FALSE, sizeof (WickDeviceSlice));
   self->flows = g_array_new (FALSE, FALSE, sizeof (WickFlow));
   self->key_track = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->pending_corr = g_array_new (FALSE, FALSE, sizeof (PendingCorrelation));
+  self->span_corr = g_array_new (FALSE, FALSE, sizeof (SpanLink));
+  self->launched = g_array_new (FALSE, FALSE, sizeof (SpanLink));
   self->rows_are_depths = TRUE;
   self->skipped = g_array_new (FALSE, FALSE, sizeof (SkipEntry));
   self->skip_map = g_hash_table_new (g_str_hash, g_str_equal);
@@ -678,15 +702,62 @@ wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickStr devic
   return t;
 }
 
+WickDeviceKind
+wick_device_kind_of_category (const char *c, gsize n)
+{
+#define IS(lit) (n == sizeof (lit) - 1 && memcmp (c, lit, n) == 0)
+  if (c == NULL)
+    return WICK_DEVICE_OTHER;
+  if (IS ("kernel") || IS ("Kernel") || IS ("hip_kernel"))
+    return WICK_DEVICE_KERNEL;
+  if (IS ("gpu_memcpy") || IS ("Memcpy"))
+    return WICK_DEVICE_MEMCPY;
+  if (IS ("gpu_memset") || IS ("Memset"))
+    return WICK_DEVICE_MEMSET;
+  if (IS ("gpu_user_annotation"))
+    return WICK_DEVICE_ANNOTATION;
+  return WICK_DEVICE_OTHER;
+#undef IS
+}
+
+const char *
+wick_device_kind_to_string (WickDeviceKind kind)
+{
+  static const char *const names[] = { "other", "kernel", "memcpy", "memset", "annotation" };
+  return (guint)kind < G_N_ELEMENTS (names) ? names[kind] : "other";
+}
+
 void
-wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
-                        WickStr name, WickStr category, WickStr args)
+wick_tracks_device_add_correlated (WickTracks *self, guint32 track, gint64 ts_ns,
+                                   gint64 duration_ns, WickStr name, WickStr category, WickStr args,
+                                   gint64 correlation)
 {
   g_return_if_fail (!self->finished && track < self->tracks->len);
   WickDeviceSlice d = { track, -1, (guint64)ts_ns, (guint64)MAX (duration_ns, 0), name, category,
                         args };
+  const char *cat = category ? wick_document_str (self->doc, category) : NULL;
+  d.correlation = correlation;
+  d.launcher = G_MAXUINT32;
+  d.kind = (guint8)wick_device_kind_of_category (cat, cat ? strlen (cat) : 0);
   g_array_append_val (self->device, d);
   g_array_index (self->tracks, WickTrack, track).n_events++;
+}
+
+void
+wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
+                        WickStr name, WickStr category, WickStr args)
+{
+  wick_tracks_device_add_correlated (self, track, ts_ns, duration_ns, name, category, args, 0);
+}
+
+void
+wick_tracks_slice_set_correlation (WickTracks *self, WickPendingSlice slice, gint64 correlation)
+{
+  g_return_if_fail (!self->finished && slice < self->pending->len);
+  if (correlation == 0)
+    return;
+  PendingCorrelation c = { slice, correlation };
+  g_array_append_val (self->pending_corr, c);
 }
 
 void
@@ -927,6 +998,8 @@ wick_tracks_event_row (WickTracks *self, WickEventRef event)
         }
       case WICK_EVENT_ASYNC:
         return g_array_index (self->async, WickAsyncSlice, event.index).lane;
+      case WICK_EVENT_DEVICE:
+        return g_array_index (self->device, WickDeviceSlice, event.index).row;
       default:
         return 0;
     }
@@ -1576,6 +1649,11 @@ device_track_of (WickTracks *self, guint32 i)
   return g_array_index (self->device, WickDeviceSlice, i).track;
 }
 static guint
+device_row_of (WickTracks *self, guint32 i)
+{
+  return g_array_index (self->device, WickDeviceSlice, i).row;
+}
+static guint
 row_zero (WickTracks *self, guint32 i)
 {
   (void)self;
@@ -1593,7 +1671,8 @@ build_index (WickTracks *self)
     {
       const WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
       TrackIndex *ti = &self->index[t];
-      ti->n_rows = (track->kind == WICK_TRACK_SLICES || track->kind == WICK_TRACK_ASYNC)
+      ti->n_rows = (track->kind == WICK_TRACK_SLICES || track->kind == WICK_TRACK_ASYNC
+                    || track->kind == WICK_TRACK_DEVICE)
                      ? (guint)track->max_depth + 1
                      : 1;
       ti->rows = g_new0 (Row, ti->n_rows);
@@ -1604,7 +1683,7 @@ build_index (WickTracks *self)
   fill_rows (self, WICK_EVENT_ASYNC, self->async->len, async_track_of, async_row_of);
   fill_rows (self, WICK_EVENT_COUNTER, self->counters->len, counter_track_of, row_zero);
   fill_rows (self, WICK_EVENT_INSTANT, self->instants->len, instant_track_of, row_zero);
-  fill_rows (self, WICK_EVENT_DEVICE, self->device->len, device_track_of, row_zero);
+  fill_rows (self, WICK_EVENT_DEVICE, self->device->len, device_track_of, device_row_of);
 
   guint widest = 1;
   for (guint t = 0; t < nt; t++)
@@ -1861,7 +1940,13 @@ finish_flows (WickTracks *self)
       g_free (bound);
     }
   g_array_set_size (self->flow_binds, 0);
+}
 
+/* flows_by_event: both ends of every flow, by event. */
+static void
+index_flows (WickTracks *self)
+{
+  g_array_set_size (self->flows_by_event, 0);
   for (guint f = 0; f < self->flows->len; f++)
     {
       const WickFlow *flow = &g_array_index (self->flows, WickFlow, f);
@@ -1887,6 +1972,350 @@ finish_flows (WickTracks *self)
   g_free (items);
   g_array_unref (self->flows_by_event);
   self->flows_by_event = sorted;
+}
+
+/* ---- finish: device rows and launches -------------------------------------- */
+
+typedef struct
+{
+  guint64 start, end;
+  guint32 index;
+} DeviceItem;
+
+static int
+compare_device_items (gconstpointer pa, gconstpointer pb)
+{
+  const DeviceItem *a = pa, *b = pb;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  if (a->end != b->end)
+    return a->end > b->end ? -1 : 1; /* longer first: an enclosing annotation before */
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Rows of the intervals of each device track: annotations nest from row 0
+ * as slices do (an annotation starting inside an open one is its child),
+ * the other intervals take the first row below every annotation row whose
+ * last interval has ended (one row per stream unless two overlap). */
+static void
+layout_device_rows (WickTracks *self)
+{
+  guint n = self->device->len, nt = self->tracks->len;
+  if (n == 0)
+    return;
+  WickDeviceSlice *d = (WickDeviceSlice *)(gpointer)self->device->data;
+  guint *first = g_new0 (guint, nt + 1);
+  for (guint i = 0; i < n; i++)
+    first[d[i].track + 1]++;
+  for (guint t = 0; t < nt; t++)
+    first[t + 1] += first[t];
+  guint *fill = g_memdup2 (first, (nt + 1) * sizeof (guint));
+  DeviceItem *items = g_new (DeviceItem, n);
+  for (guint i = 0; i < n; i++)
+    items[fill[d[i].track]++] = (DeviceItem){ d[i].start_ns, d[i].start_ns + d[i].duration_ns, i };
+  g_free (fill);
+  g_autoptr (GArray) stack = g_array_new (FALSE, FALSE, sizeof (guint64));
+  g_autoptr (GArray) lanes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  for (guint t = 0; t < nt; t++)
+    {
+      DeviceItem *it = items + first[t];
+      guint m = first[t + 1] - first[t];
+      WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
+      if (m == 0 || track->kind != WICK_TRACK_DEVICE)
+        continue;
+      gboolean sorted = TRUE;
+      for (guint i = 1; i < m && sorted; i++)
+        sorted = compare_device_items (&it[i - 1], &it[i]) < 0;
+      if (!sorted)
+        qsort (it, m, sizeof (DeviceItem), compare_device_items);
+      guint annotation_rows = 0;
+      g_array_set_size (stack, 0);
+      for (guint i = 0; i < m; i++)
+        {
+          WickDeviceSlice *x = &d[it[i].index];
+          if (x->kind != WICK_DEVICE_ANNOTATION)
+            continue;
+          while (stack->len > 0 && g_array_index (stack, guint64, stack->len - 1) <= it[i].start)
+            g_array_set_size (stack, stack->len - 1);
+          x->row = (guint16)MIN (stack->len, G_MAXUINT16 - 1);
+          annotation_rows = MAX (annotation_rows, (guint)x->row + 1);
+          g_array_append_val (stack, it[i].end);
+        }
+      guint max_row = annotation_rows > 0 ? annotation_rows - 1 : 0;
+      g_array_set_size (lanes, 0);
+      for (guint i = 0; i < m; i++)
+        {
+          WickDeviceSlice *x = &d[it[i].index];
+          if (x->kind == WICK_DEVICE_ANNOTATION)
+            continue;
+          guint lane = 0;
+          while (lane < lanes->len && g_array_index (lanes, guint64, lane) > it[i].start)
+            lane++;
+          if (lane == lanes->len)
+            g_array_append_val (lanes, it[i].end);
+          else
+            g_array_index (lanes, guint64, lane) = it[i].end;
+          x->row = (guint16)MIN (annotation_rows + lane, G_MAXUINT16);
+          max_row = MAX (max_row, x->row);
+        }
+      track->max_depth = (guint16)max_row;
+    }
+  g_free (items);
+  g_free (first);
+}
+
+static int
+compare_span_links (gconstpointer pa, gconstpointer pb)
+{
+  const SpanLink *a = pa, *b = pb;
+  if (a->span != b->span)
+    return a->span < b->span ? -1 : 1;
+  if (a->value != b->value)
+    return a->value < b->value ? -1 : 1;
+  return a->device < b->device ? -1 : a->device > b->device;
+}
+
+typedef struct
+{
+  gint64 correlation;
+  guint64 start;
+  guint32 span;
+} CorrelationItem;
+
+static int
+compare_correlation_items (gconstpointer pa, gconstpointer pb)
+{
+  const CorrelationItem *a = pa, *b = pb;
+  if (a->correlation != b->correlation)
+    return a->correlation < b->correlation ? -1 : 1;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  return a->span < b->span ? -1 : a->span > b->span;
+}
+
+static gboolean
+is_graph_launch (const char *name)
+{
+  return name != NULL
+         && (g_str_has_prefix (name, "cudaGraphLaunch") || g_str_has_prefix (name, "hipGraphLaunch")
+             || g_str_has_prefix (name, "cuGraphLaunch"));
+}
+
+/* Index of the first link of @span in @links (sorted by span), links->len when none. */
+static guint
+first_link (GArray *links, guint32 span)
+{
+  guint lo = 0, hi = links->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (g_array_index (links, SpanLink, mid).span < span)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* Every kernel, copy and fill to its launch: by correlation id (the runtime
+ * call carrying the same id), else by a flow of the file ending on it; the
+ * flows of the file that start at a launch end on the interval it launched
+ * (not on an annotation enclosing it), and a launch without a flow to one
+ * of its intervals gets one (category "correlation"), so that every launch
+ * has its arrow. */
+static void
+link_launches (WickTracks *self)
+{
+  guint nd = self->device->len;
+  WickDeviceSlice *d = (WickDeviceSlice *)(gpointer)self->device->data;
+  const WickSpan *spans = spans_of (self);
+
+  /* span -> correlation */
+  g_array_set_size (self->span_corr, 0);
+  for (guint i = 0; i < self->pending_corr->len; i++)
+    {
+      const PendingCorrelation *c = &g_array_index (self->pending_corr, PendingCorrelation, i);
+      guint32 span = c->slice < self->n_pending_span ? self->pending_span[c->slice] : G_MAXUINT32;
+      if (span == G_MAXUINT32)
+        continue;
+      SpanLink link = { span, 0, c->correlation };
+      g_array_append_val (self->span_corr, link);
+    }
+  g_array_set_size (self->pending_corr, 0);
+  if (self->span_corr->len > 1)
+    qsort (self->span_corr->data, self->span_corr->len, sizeof (SpanLink), compare_span_links);
+
+  guint nc = self->span_corr->len;
+  CorrelationItem *by_corr = g_new (CorrelationItem, MAX (nc, 1));
+  for (guint i = 0; i < nc; i++)
+    {
+      const SpanLink *l = &g_array_index (self->span_corr, SpanLink, i);
+      by_corr[i] = (CorrelationItem){ l->value, spans[l->span].start_ns, l->span };
+    }
+  if (nc > 1)
+    qsort (by_corr, nc, sizeof (CorrelationItem), compare_correlation_items);
+  guint64 duplicates = 0;
+  for (guint i = 1; i < nc; i++)
+    duplicates += by_corr[i].correlation == by_corr[i - 1].correlation;
+  if (duplicates)
+    wick_tracks_skip (self, "correlation id on more than one runtime call", duplicates);
+
+  for (guint i = 0; i < nd; i++)
+    {
+      WickDeviceSlice *x = &d[i];
+      if (!WICK_DEVICE_KIND_IS_WORK (x->kind) || x->correlation == 0 || nc == 0)
+        continue;
+      guint lo = 0, hi = nc;
+      while (lo < hi)
+        {
+          guint mid = lo + (hi - lo) / 2;
+          if (by_corr[mid].correlation < x->correlation)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      if (lo < nc && by_corr[lo].correlation == x->correlation)
+        x->launcher = by_corr[lo].span;
+    }
+  g_free (by_corr);
+
+  /* no correlation: the slice a flow of the file ending on it starts at */
+  for (guint f = 0; f < self->flows->len; f++)
+    {
+      const WickFlow *flow = &g_array_index (self->flows, WickFlow, f);
+      if (flow->to.event.kind == WICK_EVENT_DEVICE && flow->from.event.kind == WICK_EVENT_SLICE
+          && flow->to.event.index < nd)
+        {
+          WickDeviceSlice *x = &d[flow->to.event.index];
+          if (WICK_DEVICE_KIND_IS_WORK (x->kind) && x->launcher == G_MAXUINT32
+              && x->correlation == 0)
+            x->launcher = flow->from.event.index;
+        }
+    }
+
+  g_array_set_size (self->launched, 0);
+  self->n_launch_flows = 0;
+  for (guint i = 0; i < nd; i++)
+    if (d[i].launcher != G_MAXUINT32)
+      {
+        SpanLink link = { d[i].launcher, i, (gint64)d[i].start_ns };
+        g_array_append_val (self->launched, link);
+        if (is_graph_launch (wick_document_str (self->doc, spans[d[i].launcher].name)))
+          d[i].flags |= WICK_DEVICE_FLAG_GRAPH;
+      }
+  if (self->launched->len > 1)
+    qsort (self->launched->data, self->launched->len, sizeof (SpanLink), compare_span_links);
+  if (self->launched->len == 0)
+    return;
+
+  /* the file's flows from a launch end on what it launched */
+  guint8 *has_flow = g_new0 (guint8, nd);
+  guint n_file_flows = self->flows->len;
+  for (guint f = 0; f < n_file_flows; f++)
+    {
+      WickFlow *flow = &g_array_index (self->flows, WickFlow, f);
+      if (flow->from.event.kind != WICK_EVENT_SLICE)
+        continue;
+      guint k = first_link (self->launched, flow->from.event.index);
+      guint32 best = G_MAXUINT32;
+      guint64 best_gap = G_MAXUINT64;
+      for (; k < self->launched->len
+             && g_array_index (self->launched, SpanLink, k).span == flow->from.event.index;
+           k++)
+        {
+          guint32 dev = g_array_index (self->launched, SpanLink, k).device;
+          guint64 s = d[dev].start_ns, t = flow->to.timestamp_ns;
+          guint64 gap = s > t ? s - t : t - s;
+          if (gap < best_gap || (gap == best_gap && !has_flow[dev] && has_flow[best]))
+            best = dev, best_gap = gap;
+        }
+      if (best == G_MAXUINT32)
+        continue;
+      flow->to.event = (WickEventRef){ WICK_EVENT_DEVICE, best };
+      flow->to.track = d[best].track;
+      has_flow[best] = 1;
+    }
+  WickStr category = wick_tracks_intern (self, "correlation", strlen ("correlation"));
+  WickStr name = wick_tracks_intern (self, "launch", strlen ("launch"));
+  for (guint k = 0; k < self->launched->len; k++)
+    {
+      const SpanLink *l = &g_array_index (self->launched, SpanLink, k);
+      if (has_flow[l->device])
+        continue;
+      char id[24];
+      int len = g_snprintf (id, sizeof id, "%" G_GINT64_FORMAT, d[l->device].correlation);
+      WickFlow flow = { wick_tracks_intern (self, id, (gsize)len), category, name };
+      flow.from = (WickFlowEnd){ wick_tracks_span_track (self, l->span),
+                                 spans[l->span].start_ns,
+                                 { WICK_EVENT_SLICE, l->span } };
+      flow.to = (WickFlowEnd){ d[l->device].track,
+                               d[l->device].start_ns,
+                               { WICK_EVENT_DEVICE, l->device } };
+      g_array_append_val (self->flows, flow);
+      self->n_launch_flows++;
+    }
+  g_free (has_flow);
+}
+
+const char *
+wick_tracks_span_category (WickTracks *self, guint32 span)
+{
+  if (self->span_category == NULL || span >= self->span_category->len)
+    return NULL;
+  WickStr c = g_array_index (self->span_category, WickStr, span);
+  return c ? wick_document_str (self->doc, c) : NULL;
+}
+
+guint
+wick_tracks_get_n_launch_flows (WickTracks *self)
+{
+  return self->n_launch_flows;
+}
+
+gint64
+wick_tracks_span_correlation (WickTracks *self, guint32 span)
+{
+  guint k = first_link (self->span_corr, span);
+  if (k < self->span_corr->len && g_array_index (self->span_corr, SpanLink, k).span == span)
+    return g_array_index (self->span_corr, SpanLink, k).value;
+  return 0;
+}
+
+guint
+wick_tracks_span_launched (WickTracks *self, guint32 span, guint32 *out, guint max)
+{
+  guint count = 0;
+  for (guint k = first_link (self->launched, span);
+       k < self->launched->len && g_array_index (self->launched, SpanLink, k).span == span; k++)
+    {
+      if (out != NULL && count < max)
+        out[count] = g_array_index (self->launched, SpanLink, k).device;
+      count++;
+    }
+  return count;
+}
+
+char *
+wick_tracks_process_title (WickTracks *self, guint32 process)
+{
+  g_return_val_if_fail (process < self->processes->len, NULL);
+  const WickProcess *p = &g_array_index (self->processes, WickProcess, process);
+  const char *name = p->name ? wick_document_str (self->doc, p->name) : NULL;
+  const char *labels = p->labels ? wick_document_str (self->doc, p->labels) : NULL;
+  if (name != NULL && *name == '\0')
+    name = NULL;
+  if (labels != NULL && *labels == '\0')
+    labels = NULL;
+  if (labels != NULL && (g_str_has_prefix (labels, "GPU") || g_str_has_prefix (labels, "MTIA")))
+    return name ? g_strdup_printf ("%s · %s", labels, name) : g_strdup (labels);
+  GString *s = g_string_new (NULL);
+  if (name != NULL)
+    g_string_append_printf (s, "%s · %" G_GINT64_FORMAT, name, p->pid);
+  else
+    g_string_append_printf (s, "process %" G_GINT64_FORMAT, p->pid);
+  if (labels != NULL)
+    g_string_append_printf (s, " (%s)", labels);
+  return g_string_free (s, FALSE);
 }
 
 /* ---- finish --------------------------------------------------------------- */
@@ -2021,9 +2450,13 @@ wick_tracks_finish (WickTracks *self)
   finish_slices (self);
   finish_async (self);
   compute_extent (self);
+  if (self->format == WICK_TRACE_FORMAT_CHROME)
+    layout_device_rows (self); /* candle-graph intervals keep row 0 */
   build_index (self);
   g_clear_pointer (&self->build_rows, g_free);
   finish_flows (self);
+  link_launches (self);
+  index_flows (self);
 
   g_array_set_size (self->display_order, self->tracks->len);
   for (guint t = 0; t < self->tracks->len; t++)
@@ -2306,6 +2739,7 @@ wick_tracks_add_device_slice (WickTracks *self, guint32 track, gint32 source, gu
                               guint64 duration, WickStr name, WickStr category)
 {
   WickDeviceSlice d = { track, source, start, duration, name, category, 0 };
+  d.launcher = G_MAXUINT32;
   g_array_append_val (self->device, d);
   g_array_index (self->tracks, WickTrack, track).n_events++;
 }

@@ -177,8 +177,48 @@ typedef struct
   WickStr args;
 } WickInstant;
 
+/* What a device interval is, from its category (Kineto's cat): a kernel
+ * (kernel, Kernel, hip_kernel), a copy (gpu_memcpy, Memcpy), a fill
+ * (gpu_memset, Memset), a user annotation of the stream
+ * (gpu_user_annotation: record_function ranges as the GPU ran them) or
+ * anything else (gpu_op, mtia_ccp_events, candle-graph intervals). */
+typedef enum
+{
+  WICK_DEVICE_OTHER,
+  WICK_DEVICE_KERNEL,
+  WICK_DEVICE_MEMCPY,
+  WICK_DEVICE_MEMSET,
+  WICK_DEVICE_ANNOTATION,
+} WickDeviceKind;
+
+WickDeviceKind wick_device_kind_of_category (const char *category, gsize len);
+/* "kernel", "memcpy", "memset", "annotation", "other". */
+const char *wick_device_kind_to_string (WickDeviceKind kind);
+
+/* A kernel, memcpy or memset: what a launch reaches and what keeps the GPU busy. */
+#define WICK_DEVICE_KIND_IS_WORK(k)                                                                \
+  ((k) == WICK_DEVICE_KERNEL || (k) == WICK_DEVICE_MEMCPY || (k) == WICK_DEVICE_MEMSET)
+
+typedef enum
+{
+  /* launched by a graph launch (cudaGraphLaunch, hipGraphLaunch): the kernel
+   * is a node of a CUDA graph replay, its launcher is the graph's launch */
+  WICK_DEVICE_FLAG_GRAPH = 1 << 0,
+} WickDeviceFlags;
+
 /* A device/stream interval. For candle-graph traces, source is the
- * WickDeviceInterval index and name its span's op (or span name). */
+ * WickDeviceInterval index and name its span's op (or span name).
+ *
+ * Rows: on a Chrome device track the stream's annotations nest from row 0
+ * (outermost first) and its kernels, copies and fills sit in the rows below
+ * all of them (a second row only where two overlap), so an annotation is
+ * drawn above the kernels it covers. Candle-graph intervals keep row 0.
+ *
+ * Launcher: the runtime call (a slice, cuda_runtime / cuda_driver /
+ * hip_runtime) that launched a kernel, copy or fill, found by the
+ * correlation id both carry in their args (Kineto's `correlation`), else by
+ * a flow of the file ending on it; G_MAXUINT32 when none.
+ * wick_tracks_span_launched() is the other way. */
 typedef struct
 {
   guint32 track;
@@ -187,6 +227,11 @@ typedef struct
   guint64 duration_ns;
   WickStr name, category;
   WickStr args;
+  gint64 correlation; /* args.correlation, 0 when none */
+  guint32 launcher;   /* span index of its launch, G_MAXUINT32 when none */
+  guint16 row;
+  guint8 kind;  /* WickDeviceKind */
+  guint8 flags; /* WickDeviceFlags */
 } WickDeviceSlice;
 
 /* One end of a flow: a track and a time, and the event it binds to (kind
@@ -303,6 +348,17 @@ guint32 wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickS
                                          WickStr stream, WickStr name);
 void wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
                              WickStr name, WickStr category, WickStr args);
+/* The same with the interval's correlation id (0: none), which links it to
+ * the slice given the same id by wick_tracks_slice_set_correlation(). */
+void wick_tracks_device_add_correlated (WickTracks *self, guint32 track, gint64 ts_ns,
+                                        gint64 duration_ns, WickStr name, WickStr category,
+                                        WickStr args, gint64 correlation);
+/* A host slice (a runtime call) carrying correlation id @correlation (not 0):
+ * the device intervals with that id are the ones it launched. When several
+ * slices carry one id the earliest is the launcher; the others are counted
+ * as skipped "correlation id on more than one runtime call". */
+void wick_tracks_slice_set_correlation (WickTracks *self, WickPendingSlice slice,
+                                        gint64 correlation);
 /* Flow points of @thread bind to the intervals of device @track when the
  * thread has no slices (Chrome puts GPU streams on (pid, tid) "threads"). */
 void wick_tracks_set_thread_device_track (WickTracks *self, guint32 thread, guint32 track);
@@ -341,6 +397,11 @@ guint64 wick_tracks_get_start_ns (WickTracks *self);
 guint64 wick_tracks_get_end_ns (WickTracks *self);
 
 const WickProcess *wick_tracks_get_processes (WickTracks *self, guint *n);
+/* A process's heading: a GPU process by its labels ("GPU 0 · python3", from
+ * Kineto's process_labels; its process_name is the host's), another by its
+ * name and pid ("python3 · 4515", labels after it in parentheses), one
+ * never named "process PID". Free with g_free(). */
+char *wick_tracks_process_title (WickTracks *self, guint32 process);
 const WickThread *wick_tracks_get_threads (WickTracks *self, guint *n);
 const WickTrack *wick_tracks_get_tracks (WickTracks *self, guint *n);
 /* Track indices in display order: processes by (sort index, pid), in each its
@@ -354,9 +415,21 @@ const WickCounterSample *wick_tracks_get_counter_samples (WickTracks *self, guin
 const WickInstant *wick_tracks_get_instants (WickTracks *self, guint *n);
 const WickDeviceSlice *wick_tracks_get_device_slices (WickTracks *self, guint *n);
 const WickFlow *wick_tracks_get_flows (WickTracks *self, guint *n);
+/* How many of the flows Wick added: the arrows from a launch to a kernel,
+ * memcpy or memset the file has no flow to (category "correlation"), after
+ * the file's own flows. */
+guint wick_tracks_get_n_launch_flows (WickTracks *self);
 
 /* Slices track of a span, G_MAXUINT32 when none. */
 guint32 wick_tracks_span_track (WickTracks *self, guint32 span);
+/* The Chrome category of a span ("cpu_op", "cuda_runtime", ...), NULL when none. */
+const char *wick_tracks_span_category (WickTracks *self, guint32 span);
+/* The correlation id a span carries, 0 when none. */
+gint64 wick_tracks_span_correlation (WickTracks *self, guint32 span);
+/* Device intervals launched by @span (indices into
+ * wick_tracks_get_device_slices(), by start). Returns how many; writes at
+ * most @max into @out. */
+guint wick_tracks_span_launched (WickTracks *self, guint32 span, guint32 *out, guint max);
 
 /* Start, end (open slices end at the end of the trace), depth/lane, name and
  * args (JSON object text, NULL when none) of any event. */

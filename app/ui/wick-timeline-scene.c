@@ -1630,15 +1630,13 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
           if (item->type == ITEM_PROCESS)
             {
               const WickProcess *p = &processes[item->index];
-              const char *name = wick_document_str (self->document, p->name);
+              const char *name = p->name ? wick_document_str (self->document, p->name) : NULL;
               g_autofree char *pid_text = g_strdup_printf ("%" G_GINT64_FORMAT, p->pid);
+              g_autofree char *title = wick_tracks_process_title (self->tracks, item->index);
+              /* a GPU process by its labels (GPU 0), others by name and pid */
               g_autofree char *label
-                = name && *name
-                    ? (
-                      p->pid
-                        ? g_strdup_printf ("%s %s · %" G_GINT64_FORMAT,
-                                           self->collapsed[item->index] ? "▸" : "▾", name, p->pid)
-                        : g_strdup_printf ("%s %s", self->collapsed[item->index] ? "▸" : "▾", name))
+                = (name && *name) || p->labels
+                    ? g_strdup_printf ("%s %s", self->collapsed[item->index] ? "▸" : "▾", title)
                     : g_strdup_printf (_ ("%s process %s"),
                                        self->collapsed[item->index] ? "▸" : "▾", pid_text);
               wick_palette_set (cr, fg, 0.08);

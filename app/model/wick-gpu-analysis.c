@@ -1,0 +1,635 @@
+/* wick-gpu-analysis.c — kernels, operators, steps and launches of a GPU
+ * trace (see the header; docs/gpu.md defines the figures).
+ *
+ * One pass over the device slices (per-name kernel rows, per-device sums,
+ * the work intervals), one over the spans (operators' self and total time),
+ * one over the launched intervals (each operator's GPU time, by walking up
+ * from its launch), and per step three measures of unions of intervals
+ * clipped to its window (binary search over prefix sums). Linear apart from
+ * the sorts.
+ */
+#include "config.h"
+
+#include "wick-gpu-analysis.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "wick-chrome-stream.h"
+#include "wick-steps.h"
+
+gboolean
+wick_gpu_is_communication_kernel (const char *name)
+{
+  if (name == NULL)
+    return FALSE;
+  for (const char *p = name; *p != '\0'; p++)
+    if ((p[0] == 'n' || p[0] == 'N' || p[0] == 'r' || p[0] == 'R')
+        && g_ascii_strncasecmp (p + 1, "ccl", 3) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+WickGpuClass
+wick_gpu_classify (WickDeviceKind kind, const char *name)
+{
+  switch (kind)
+    {
+      case WICK_DEVICE_KERNEL:
+        return wick_gpu_is_communication_kernel (name) ? WICK_GPU_COMMUNICATION : WICK_GPU_COMPUTE;
+      case WICK_DEVICE_MEMCPY:
+      case WICK_DEVICE_MEMSET:
+        return WICK_GPU_MEMORY;
+      default:
+        return WICK_GPU_NOT_WORK;
+    }
+}
+
+const char *
+wick_gpu_class_to_string (WickGpuClass klass)
+{
+  static const char *const names[] = { "not work", "compute", "communication", "memory" };
+  return (guint)klass < G_N_ELEMENTS (names) ? names[klass] : "not work";
+}
+
+/* ---- unions of intervals ------------------------------------------------- */
+
+typedef struct
+{
+  guint64 start, end;
+} Interval;
+
+typedef struct
+{
+  GArray *iv;     /* Interval, disjoint, by start */
+  guint64 *below; /* below[i]: covered length before iv[i] */
+} Union;
+
+static int
+compare_intervals (gconstpointer pa, gconstpointer pb)
+{
+  const Interval *a = pa, *b = pb;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* Sorts and merges @raw (taken) into a union. */
+static void
+union_build (Union *u, GArray *raw)
+{
+  if (raw->len > 1)
+    g_array_sort (raw, compare_intervals);
+  guint m = 0;
+  Interval *a = (Interval *)(gpointer)raw->data;
+  for (guint i = 0; i < raw->len; i++)
+    {
+      if (a[i].end <= a[i].start)
+        continue;
+      if (m > 0 && a[i].start <= a[m - 1].end)
+        a[m - 1].end = MAX (a[m - 1].end, a[i].end);
+      else
+        a[m++] = a[i];
+    }
+  g_array_set_size (raw, m);
+  u->iv = raw;
+  u->below = g_new (guint64, m + 1);
+  u->below[0] = 0;
+  for (guint i = 0; i < m; i++)
+    u->below[i + 1] = u->below[i] + (a[i].end - a[i].start);
+}
+
+static void
+union_clear (Union *u)
+{
+  g_clear_pointer (&u->iv, g_array_unref);
+  g_clear_pointer (&u->below, g_free);
+}
+
+/* Covered length in [0, t). */
+static guint64
+union_before (const Union *u, guint64 t)
+{
+  const Interval *a = (const Interval *)(gconstpointer)u->iv->data;
+  guint lo = 0, hi = u->iv->len;
+  while (lo < hi) /* first interval starting at or after t */
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (a[mid].start < t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo == 0)
+    return 0;
+  return u->below[lo - 1] + (MIN (a[lo - 1].end, t) - a[lo - 1].start);
+}
+
+static guint64
+union_within (const Union *u, guint64 start, guint64 end)
+{
+  return end > start ? union_before (u, end) - union_before (u, start) : 0;
+}
+
+static guint64
+union_total (const Union *u)
+{
+  return u->below[u->iv->len];
+}
+
+/* ---- the analysis -------------------------------------------------------- */
+
+static void
+analysis_free (gpointer data)
+{
+  WickGpuAnalysis *a = data;
+  for (guint i = 0; i < a->devices->len; i++)
+    g_free (g_array_index (a->devices, WickGpuDevice, i).device);
+  g_array_unref (a->devices);
+  g_array_unref (a->kernels);
+  g_array_unref (a->operators);
+  g_array_unref (a->steps);
+  g_free (a->kernel_of_device);
+  g_free (a->operator_of_span);
+  g_free (a);
+}
+
+typedef struct
+{
+  WickDocument *doc;
+} SortData;
+
+static int
+compare_kernels (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  const WickGpuKernel *a = pa, *b = pb;
+  WickDocument *doc = data;
+  if (a->total_ns != b->total_ns)
+    return a->total_ns > b->total_ns ? -1 : 1;
+  return strcmp (wick_document_str (doc, a->name), wick_document_str (doc, b->name));
+}
+
+static int
+compare_operators (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  const WickGpuOperator *a = pa, *b = pb;
+  WickDocument *doc = data;
+  if (a->gpu_ns != b->gpu_ns)
+    return a->gpu_ns > b->gpu_ns ? -1 : 1;
+  if (a->cpu_total_ns != b->cpu_total_ns)
+    return a->cpu_total_ns > b->cpu_total_ns ? -1 : 1;
+  return strcmp (wick_document_str (doc, a->name), wick_document_str (doc, b->name));
+}
+
+static int
+compare_devices (gconstpointer pa, gconstpointer pb)
+{
+  const WickGpuDevice *a = pa, *b = pb;
+  return g_strcmp0 (a->device, b->device);
+}
+
+static int
+compare_i64 (gconstpointer pa, gconstpointer pb)
+{
+  gint64 a = *(const gint64 *)pa, b = *(const gint64 *)pb;
+  return a < b ? -1 : a > b;
+}
+
+static int
+compare_u64 (gconstpointer pa, gconstpointer pb)
+{
+  guint64 a = *(const guint64 *)pa, b = *(const guint64 *)pb;
+  return a < b ? -1 : a > b;
+}
+
+/* The raw text of member @key of a JSON object's text, as written (an
+ * array such as [1, 1, 1]); 0 when absent. */
+static WickStr
+args_member_text (WickTracks *tracks, const char *args, const char *key)
+{
+  if (args == NULL)
+    return 0;
+  g_autoptr (GString) error = g_string_new (NULL);
+  gsize len = strlen (args);
+  g_autofree char *scratch = g_malloc (len + 1);
+  WickJsonScanner s;
+  gboolean first = TRUE;
+  const char *k;
+  gsize k_len;
+  wick_json_scanner_init (&s, args, args + len, error, scratch);
+  if (!wick_json_object_begin (&s))
+    return 0;
+  while (wick_json_object_next (&s, &first, &k, &k_len))
+    {
+      wick_json_skip_whitespace (&s);
+      const char *start = s.p;
+      if (!wick_json_skip_value (&s))
+        return 0;
+      if (k_len == strlen (key) && memcmp (k, key, k_len) == 0)
+        return wick_tracks_intern (tracks, start, (gsize)(s.p - start));
+    }
+  return 0;
+}
+
+static gboolean
+is_operator_category (const char *c)
+{
+  return c != NULL && (strcmp (c, "cpu_op") == 0 || strcmp (c, "Operator") == 0);
+}
+
+/* Index of the @percent-th percentile of @n sorted values, nearest rank:
+ * ceil(percent / 100 × n) - 1. */
+static guint
+nearest_rank (guint n, guint percent)
+{
+  guint64 k = ((guint64)percent * n + 99) / 100;
+  return (guint)MAX (k, 1) - 1;
+}
+
+static WickGpuAnalysis *
+analyze (WickDocument *doc, WickTracks *tracks)
+{
+  WickGpuAnalysis *a = g_new0 (WickGpuAnalysis, 1);
+  guint nd, n_spans, n_tracks;
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (tracks, &nd);
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+  const WickTrack *track_list = wick_tracks_get_tracks (tracks, &n_tracks);
+
+  a->devices = g_array_new (FALSE, TRUE, sizeof (WickGpuDevice));
+  a->kernels = g_array_new (FALSE, TRUE, sizeof (WickGpuKernel));
+  a->operators = g_array_new (FALSE, TRUE, sizeof (WickGpuOperator));
+  a->steps = g_array_new (FALSE, TRUE, sizeof (WickGpuStep));
+  a->n_device = nd;
+  a->kernel_of_device = g_new (gint32, MAX (nd, 1));
+  a->n_spans = n_spans;
+  a->operator_of_span = g_new (gint32, MAX (n_spans, 1));
+
+  /* devices and kernels */
+  g_autoptr (GHashTable) kernel_by_name = g_hash_table_new (NULL, NULL);
+  g_autoptr (GHashTable) device_by_name = g_hash_table_new (NULL, NULL);
+  GPtrArray *device_work = g_ptr_array_new (); /* per device row: GArray of Interval */
+  GArray *compute = g_array_new (FALSE, FALSE, sizeof (Interval));
+  GArray *compute_comm = g_array_new (FALSE, FALSE, sizeof (Interval));
+  GArray *all = g_array_new (FALSE, FALSE, sizeof (Interval));
+  g_autoptr (GArray) delays = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GHashTable) launchers = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < nd; i++)
+    {
+      const WickDeviceSlice *x = &d[i];
+      a->kernel_of_device[i] = -1;
+      if (!WICK_DEVICE_KIND_IS_WORK (x->kind))
+        continue;
+      a->has_gpu = TRUE;
+      const char *name = x->name ? wick_document_str (doc, x->name) : "";
+      WickGpuClass klass = wick_gpu_classify (x->kind, name);
+      WickStr dev_name = x->track < n_tracks ? track_list[x->track].category : 0;
+      guint dev_row
+        = GPOINTER_TO_UINT (g_hash_table_lookup (device_by_name, GUINT_TO_POINTER (dev_name)));
+      if (dev_row == 0)
+        {
+          WickGpuDevice dev = { 0 };
+          dev.device = g_strdup (dev_name ? wick_document_str (doc, dev_name) : "device");
+          g_array_append_val (a->devices, dev);
+          g_ptr_array_add (device_work, g_array_new (FALSE, FALSE, sizeof (Interval)));
+          dev_row = a->devices->len;
+          g_hash_table_insert (device_by_name, GUINT_TO_POINTER (dev_name),
+                               GUINT_TO_POINTER (dev_row));
+        }
+      WickGpuDevice *dev = &g_array_index (a->devices, WickGpuDevice, dev_row - 1);
+      Interval iv = { x->start_ns, x->start_ns + x->duration_ns };
+      g_array_append_val (g_ptr_array_index (device_work, dev_row - 1), iv);
+      g_array_append_val (all, iv);
+      if (klass == WICK_GPU_COMPUTE)
+        g_array_append_val (compute, iv);
+      if (klass == WICK_GPU_COMPUTE || klass == WICK_GPU_COMMUNICATION)
+        g_array_append_val (compute_comm, iv);
+      if (x->kind == WICK_DEVICE_MEMCPY)
+        dev->memcpy_ns += x->duration_ns;
+      else if (x->kind == WICK_DEVICE_MEMSET)
+        dev->memset_ns += x->duration_ns;
+      else
+        {
+          dev->kernel_ns += x->duration_ns;
+          dev->n_kernels++;
+          if (klass == WICK_GPU_COMMUNICATION)
+            dev->comm_ns += x->duration_ns;
+          if (x->duration_ns < WICK_GPU_SHORT_KERNEL_NS)
+            a->launches.short_kernels++;
+          if (x->flags & WICK_DEVICE_FLAG_GRAPH)
+            a->launches.graph_kernels++;
+          guint row
+            = GPOINTER_TO_UINT (g_hash_table_lookup (kernel_by_name, GUINT_TO_POINTER (x->name)));
+          if (row == 0)
+            {
+              WickGpuKernel k = { 0 };
+              const char *args
+                = wick_tracks_event_args (tracks, (WickEventRef){ WICK_EVENT_DEVICE, i });
+              double regs;
+              k.name = x->name;
+              k.min_ns = G_MAXUINT64;
+              k.communication = klass == WICK_GPU_COMMUNICATION;
+              k.grid = args_member_text (tracks, args, "grid");
+              k.block = args_member_text (tracks, args, "block");
+              k.registers = args
+                                && wick_chrome_args_number (args, strlen (args),
+                                                            "registers per thread", &regs)
+                              ? (gint64)regs
+                              : -1;
+              g_array_append_val (a->kernels, k);
+              row = a->kernels->len;
+              g_hash_table_insert (kernel_by_name, GUINT_TO_POINTER (x->name),
+                                   GUINT_TO_POINTER (row));
+            }
+          WickGpuKernel *k = &g_array_index (a->kernels, WickGpuKernel, row - 1);
+          k->count++;
+          k->total_ns += x->duration_ns;
+          k->min_ns = MIN (k->min_ns, x->duration_ns);
+          k->max_ns = MAX (k->max_ns, x->duration_ns);
+          a->gpu_total_ns += x->duration_ns;
+          a->kernel_of_device[i] = (gint32)(row - 1);
+        }
+      if (x->launcher != G_MAXUINT32 && x->launcher < n_spans)
+        {
+          gint64 delay = (gint64)x->start_ns - (gint64)spans[x->launcher].start_ns;
+          a->launches.flows++;
+          g_array_append_val (delays, delay);
+          g_hash_table_add (launchers, GUINT_TO_POINTER (x->launcher + 1));
+        }
+      else
+        a->launches.unmatched++;
+    }
+  a->launches.to_kernel = g_hash_table_size (launchers);
+  if (delays->len > 0)
+    {
+      g_array_sort (delays, compare_i64);
+      a->launches.delay_p50_ns = g_array_index (delays, gint64, nearest_rank (delays->len, 50));
+      a->launches.delay_p99_ns = g_array_index (delays, gint64, nearest_rank (delays->len, 99));
+    }
+  for (guint r = 0; r < a->devices->len; r++)
+    {
+      Union u = { 0 };
+      union_build (&u, g_ptr_array_index (device_work, r));
+      g_array_index (a->devices, WickGpuDevice, r).busy_ns = union_total (&u);
+      union_clear (&u);
+    }
+  g_ptr_array_unref (device_work);
+
+  /* rows sorted; the per-device index follows its kernel's new row */
+  for (guint r = 0; r < a->kernels->len; r++)
+    {
+      WickGpuKernel *k = &g_array_index (a->kernels, WickGpuKernel, r);
+      k->mean_ns = (double)k->total_ns / (double)k->count;
+      k->share = a->gpu_total_ns > 0 ? (double)k->total_ns / (double)a->gpu_total_ns : 0;
+    }
+  {
+    g_array_sort_with_data (a->kernels, compare_kernels, doc);
+    for (guint r = 0; r < a->kernels->len; r++)
+      g_hash_table_insert (kernel_by_name,
+                           GUINT_TO_POINTER (g_array_index (a->kernels, WickGpuKernel, r).name),
+                           GUINT_TO_POINTER (r + 1));
+    for (guint i = 0; i < nd; i++)
+      if (a->kernel_of_device[i] >= 0)
+        a->kernel_of_device[i] = (gint32)GPOINTER_TO_UINT (g_hash_table_lookup (
+                                   kernel_by_name, GUINT_TO_POINTER (d[i].name)))
+                                 - 1;
+  }
+  g_array_sort (a->devices, compare_devices);
+
+  /* operators: self and total from the spans, GPU time from the launches */
+  g_autofree guint64 *child_ns = g_new0 (guint64, MAX (n_spans, 1));
+  g_autofree guint8 *is_op = g_new0 (guint8, MAX (n_spans, 1));
+  for (guint i = 0; i < n_spans; i++)
+    {
+      a->operator_of_span[i] = -1;
+      is_op[i] = is_operator_category (wick_tracks_span_category (tracks, i));
+      gint32 p = spans[i].parent;
+      if (p >= 0 && (guint)p < n_spans && wick_tracks_span_track (tracks, i) != G_MAXUINT32)
+        {
+          guint64 end = spans[i].start_ns + spans[i].duration_ns;
+          guint64 pend = spans[p].start_ns + spans[p].duration_ns;
+          guint64 clipped_end = MIN (end, pend);
+          if (clipped_end > spans[i].start_ns)
+            child_ns[p] += clipped_end - spans[i].start_ns;
+        }
+    }
+  g_autofree guint64 *gpu_ns = g_new0 (guint64, MAX (n_spans, 1));
+  for (guint i = 0; i < nd; i++)
+    if (WICK_DEVICE_KIND_IS_WORK (d[i].kind) && d[i].launcher < n_spans)
+      for (gint32 p = (gint32)d[i].launcher; p >= 0 && (guint)p < n_spans; p = spans[p].parent)
+        if (is_op[p])
+          gpu_ns[p] += d[i].duration_ns;
+  g_autoptr (GHashTable) op_by_name = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < n_spans; i++)
+    {
+      if (!is_op[i])
+        continue;
+      guint row
+        = GPOINTER_TO_UINT (g_hash_table_lookup (op_by_name, GUINT_TO_POINTER (spans[i].name)));
+      if (row == 0)
+        {
+          WickGpuOperator o = { 0 };
+          o.name = spans[i].name;
+          o.shapes = args_member_text (
+            tracks, wick_tracks_event_args (tracks, (WickEventRef){ WICK_EVENT_SLICE, i }),
+            "Input Dims");
+          g_array_append_val (a->operators, o);
+          row = a->operators->len;
+          g_hash_table_insert (op_by_name, GUINT_TO_POINTER (spans[i].name),
+                               GUINT_TO_POINTER (row));
+        }
+      WickGpuOperator *o = &g_array_index (a->operators, WickGpuOperator, row - 1);
+      o->count++;
+      o->cpu_total_ns += spans[i].duration_ns;
+      o->cpu_self_ns += spans[i].duration_ns > child_ns[i] ? spans[i].duration_ns - child_ns[i] : 0;
+      o->gpu_ns += gpu_ns[i];
+    }
+  g_array_sort_with_data (a->operators, compare_operators, doc);
+  for (guint r = 0; r < a->operators->len; r++)
+    g_hash_table_insert (op_by_name,
+                         GUINT_TO_POINTER (g_array_index (a->operators, WickGpuOperator, r).name),
+                         GUINT_TO_POINTER (r + 1));
+  for (guint i = 0; i < n_spans; i++)
+    if (is_op[i])
+      a->operator_of_span[i] = (gint32)GPOINTER_TO_UINT (
+                                 g_hash_table_lookup (op_by_name, GUINT_TO_POINTER (spans[i].name)))
+                               - 1;
+
+  /* steps */
+  Union u_compute = { 0 }, u_cc = { 0 }, u_all = { 0 };
+  union_build (&u_compute, compute);
+  union_build (&u_cc, compute_comm);
+  union_build (&u_all, all);
+  for (guint i = 0; i < n_spans; i++)
+    {
+      if (wick_tracks_span_track (tracks, i) == G_MAXUINT32
+          || !wick_is_profiler_step (wick_document_str (doc, spans[i].name)))
+        continue;
+      WickGpuStep st = { 0 };
+      guint64 s = spans[i].start_ns, e = spans[i].start_ns + spans[i].duration_ns;
+      st.span = i;
+      st.name = spans[i].name;
+      st.start_ns = s;
+      st.dur_ns = spans[i].duration_ns;
+      st.gpu_busy_ns = union_within (&u_all, s, e);
+      st.idle_ns = st.dur_ns - st.gpu_busy_ns;
+      st.compute_ns = union_within (&u_compute, s, e);
+      guint64 cc = union_within (&u_cc, s, e);
+      st.comm_ns = cc - st.compute_ns;
+      st.memcpy_ns = st.gpu_busy_ns - cc;
+      g_array_append_val (a->steps, st);
+    }
+  union_clear (&u_compute);
+  union_clear (&u_cc);
+  union_clear (&u_all);
+  if (a->steps->len > 1)
+    {
+      WickGpuStep *steps = (WickGpuStep *)(gpointer)a->steps->data;
+      /* by start (spans are by thread, then time) */
+      for (guint i = 1; i < a->steps->len; i++)
+        for (guint j = i; j > 0 && steps[j - 1].start_ns > steps[j].start_ns; j--)
+          {
+            WickGpuStep t = steps[j];
+            steps[j] = steps[j - 1];
+            steps[j - 1] = t;
+          }
+      g_autofree guint64 *durs = g_new (guint64, a->steps->len);
+      for (guint i = 0; i < a->steps->len; i++)
+        durs[i] = steps[i].dur_ns;
+      qsort (durs, a->steps->len, sizeof (guint64), compare_u64);
+      guint64 median = durs[(a->steps->len - 1) / 2];
+      for (guint i = 0; i < a->steps->len; i++)
+        steps[i].slow = steps[i].dur_ns * 4 >= median * 5 && steps[i].dur_ns > median;
+    }
+  return a;
+}
+
+typedef struct
+{
+  WickTracks *tracks;
+  WickGpuAnalysis *analysis;
+} Cached;
+
+static void
+cached_free (gpointer data)
+{
+  Cached *c = data;
+  analysis_free (c->analysis);
+  g_free (c);
+}
+
+const WickGpuAnalysis *
+wick_gpu_analysis_get (WickDocument *document)
+{
+  g_return_val_if_fail (document != NULL, NULL);
+  WickTracks *tracks = wick_document_get_tracks (document);
+  Cached *c = g_object_get_data (G_OBJECT (document), "wick-gpu-analysis");
+  guint n_spans;
+  wick_document_get_spans (document, &n_spans);
+  if (c != NULL && c->tracks == tracks && c->analysis->n_spans == n_spans)
+    return c->analysis;
+  c = g_new0 (Cached, 1);
+  c->tracks = tracks;
+  c->analysis = analyze (document, tracks);
+  g_object_set_data_full (G_OBJECT (document), "wick-gpu-analysis", c, cached_free);
+  return c->analysis;
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static void
+member_int (JsonBuilder *b, const char *name, gint64 v)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, v);
+}
+
+char *
+wick_gpu_analysis_to_json (const WickGpuAnalysis *a, WickDocument *doc)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  gint64 origin = wick_tracks_get_origin_ns (wick_document_get_tracks (doc));
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "devices");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < a->devices->len; i++)
+    {
+      const WickGpuDevice *dev = &g_array_index (a->devices, WickGpuDevice, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "device");
+      json_builder_add_string_value (b, dev->device);
+      member_int (b, "busy_ns", (gint64)dev->busy_ns);
+      member_int (b, "kernel_ns", (gint64)dev->kernel_ns);
+      member_int (b, "memcpy_ns", (gint64)dev->memcpy_ns);
+      member_int (b, "memset_ns", (gint64)dev->memset_ns);
+      member_int (b, "comm_ns", (gint64)dev->comm_ns);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "kernels");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < a->kernels->len; i++)
+    {
+      const WickGpuKernel *k = &g_array_index (a->kernels, WickGpuKernel, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, wick_document_str (doc, k->name));
+      member_int (b, "count", (gint64)k->count);
+      member_int (b, "total_ns", (gint64)k->total_ns);
+      json_builder_set_member_name (b, "mean_ns");
+      json_builder_add_double_value (b, k->mean_ns);
+      member_int (b, "min_ns", (gint64)k->min_ns);
+      member_int (b, "max_ns", (gint64)k->max_ns);
+      json_builder_set_member_name (b, "share");
+      json_builder_add_double_value (b, k->share);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "operators");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < a->operators->len; i++)
+    {
+      const WickGpuOperator *o = &g_array_index (a->operators, WickGpuOperator, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, wick_document_str (doc, o->name));
+      member_int (b, "count", (gint64)o->count);
+      member_int (b, "cpu_self_ns", (gint64)o->cpu_self_ns);
+      member_int (b, "cpu_total_ns", (gint64)o->cpu_total_ns);
+      member_int (b, "gpu_ns", (gint64)o->gpu_ns);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "steps");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < a->steps->len; i++)
+    {
+      const WickGpuStep *s = &g_array_index (a->steps, WickGpuStep, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, wick_document_str (doc, s->name));
+      member_int (b, "start_ns", origin + (gint64)s->start_ns);
+      member_int (b, "dur_ns", (gint64)s->dur_ns);
+      member_int (b, "gpu_busy_ns", (gint64)s->gpu_busy_ns);
+      member_int (b, "idle_ns", (gint64)s->idle_ns);
+      member_int (b, "compute_ns", (gint64)s->compute_ns);
+      member_int (b, "comm_ns", (gint64)s->comm_ns);
+      member_int (b, "memcpy_ns", (gint64)s->memcpy_ns);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "launches");
+  json_builder_begin_object (b);
+  member_int (b, "flows", (gint64)a->launches.flows);
+  member_int (b, "to_kernel", (gint64)a->launches.to_kernel);
+  member_int (b, "unmatched", (gint64)a->launches.unmatched);
+  member_int (b, "delay_p50_ns", a->launches.delay_p50_ns);
+  member_int (b, "delay_p99_ns", a->launches.delay_p99_ns);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}

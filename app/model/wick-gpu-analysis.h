@@ -1,0 +1,120 @@
+/* wick-gpu-analysis.h — where the GPU time of a PyTorch profiler trace goes.
+ *
+ * Computed once per document from its track model (the kernels, copies and
+ * fills of the device tracks, each linked to the runtime call that launched
+ * it; the host's cpu_op slices; the ProfilerStep#N steps) and kept on the
+ * document: the Overview, Kernels and Operators pages and
+ * `wick-trace gpu --json` read the same numbers. docs/gpu.md defines every
+ * figure and says where Wick differs from HolisticTraceAnalysis.
+ *
+ * The classification of a device interval (wick_gpu_classify) is a small
+ * function of its kind and name so that other analyses (the collectives of
+ * a multi-rank document) count communication the same way.
+ */
+#pragma once
+
+#include "wick-document.h"
+#include "wick-tracks.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  WICK_GPU_NOT_WORK,      /* an annotation or other interval: keeps no engine busy */
+  WICK_GPU_COMPUTE,       /* a kernel that is not communication */
+  WICK_GPU_COMMUNICATION, /* a collective or point-to-point kernel (NCCL, RCCL) */
+  WICK_GPU_MEMORY,        /* a memcpy or memset */
+} WickGpuClass;
+
+/* TRUE for the kernels of a communication library: names containing "nccl"
+ * or "rccl" in any case (ncclKernel_AllReduce_..., ncclDevKernel_...), as
+ * HTA's "nccl" rule, plus RCCL's. gloo runs on the CPU and has no kernels. */
+gboolean wick_gpu_is_communication_kernel (const char *name);
+/* What a device interval of @kind named @name counts as. */
+WickGpuClass wick_gpu_classify (WickDeviceKind kind, const char *name);
+const char *wick_gpu_class_to_string (WickGpuClass klass);
+
+typedef struct
+{
+  char *device;      /* "cuda:0" (its device tracks' device) */
+  guint64 busy_ns;   /* union of its kernel, memcpy and memset intervals */
+  guint64 kernel_ns; /* sums of durations, overlaps counted twice */
+  guint64 memcpy_ns;
+  guint64 memset_ns;
+  guint64 comm_ns; /* communication kernels (part of kernel_ns) */
+  guint64 n_kernels;
+} WickGpuDevice;
+
+typedef struct
+{
+  WickStr name;
+  guint64 count, total_ns, min_ns, max_ns;
+  double mean_ns; /* total / count */
+  double share;   /* total / the sum over every kernel */
+  gboolean communication;
+  WickStr grid, block; /* the first instance's args.grid / args.block as written, 0 when none */
+  gint64 registers;    /* its "registers per thread", -1 when none */
+} WickGpuKernel;
+
+typedef struct
+{
+  WickStr name;
+  guint64 count;
+  guint64 cpu_self_ns;  /* its slices' durations less their direct children's */
+  guint64 cpu_total_ns; /* its slices' durations */
+  guint64 gpu_ns;       /* kernels, copies and fills launched inside its slices */
+  WickStr shapes;       /* the first instance's args "Input Dims" as written, 0 when none */
+} WickGpuOperator;
+
+typedef struct
+{
+  guint32 span; /* the ProfilerStep#N slice */
+  WickStr name;
+  guint64 start_ns; /* document time (from the trace's origin) */
+  guint64 dur_ns;
+  guint64 gpu_busy_ns; /* union of GPU work inside [start, start + dur) */
+  guint64 idle_ns;     /* dur - busy */
+  guint64 compute_ns;  /* busy time with a compute kernel running */
+  guint64 comm_ns;     /* busy time with communication and no compute */
+  guint64 memcpy_ns;   /* busy time with only copies and fills */
+  gboolean slow;       /* dur at least 1.25 × the median step's */
+} WickGpuStep;
+
+typedef struct
+{
+  guint64 flows;                     /* kernels, copies and fills with a launch (each one arrow) */
+  guint64 to_kernel;                 /* runtime calls that launched at least one of them */
+  guint64 unmatched;                 /* kernels, copies and fills with no launch in the trace */
+  gint64 delay_p50_ns, delay_p99_ns; /* launch start to GPU start, nearest rank */
+  guint64 short_kernels;             /* kernels shorter than WICK_GPU_SHORT_KERNEL_NS */
+  guint64 graph_kernels;             /* kernels launched by a CUDA graph launch */
+} WickGpuLaunches;
+
+#define WICK_GPU_SHORT_KERNEL_NS 10000
+
+typedef struct
+{
+  GArray *devices;   /* WickGpuDevice, by device name */
+  GArray *kernels;   /* WickGpuKernel, by total descending, then name */
+  GArray *operators; /* WickGpuOperator, by GPU time descending, then CPU total, then name */
+  GArray *steps;     /* WickGpuStep, by start */
+  WickGpuLaunches launches;
+  guint64 gpu_total_ns; /* sum of kernel durations (the shares' denominator) */
+  /* per device slice: its row in kernels, -1 when it is no kernel */
+  gint32 *kernel_of_device;
+  guint n_device;
+  /* per span: its row in operators, -1 when it is no operator */
+  gint32 *operator_of_span;
+  guint n_spans;
+  gboolean has_gpu; /* any kernel, memcpy or memset */
+} WickGpuAnalysis;
+
+/* The analysis of @document's current track model, computed on first call
+ * and kept until the model changes (a live document's rebuild). */
+const WickGpuAnalysis *wick_gpu_analysis_get (WickDocument *document);
+
+/* The analysis as one JSON object (docs/gpu.md has the shape); times of
+ * steps as the file's ns (the document's origin added back). */
+char *wick_gpu_analysis_to_json (const WickGpuAnalysis *analysis, WickDocument *document);
+
+G_END_DECLS

@@ -1,0 +1,268 @@
+#!/usr/bin/python3
+"""An independent reference for `wick-trace gpu --json` (docs/gpu.md), over
+json.load of the trace and nothing of Wick's: per kernel name its count,
+total, min, max, mean and share; per device the union of its kernel, memcpy
+and memset intervals and the sums; per operator (cpu_op) its count, total,
+self and launched GPU time; per ProfilerStep#N its window, GPU busy, idle,
+compute, communication and memcpy; and the launches (correlation ids).
+
+Times: the file's µs written in decimal to ns exactly (json.load with
+Decimal; the fourth decimal rounds half up, later ones are ignored, as the
+importer does).
+
+As a TAP test:  gpu-reference.py WICK_TRACE FILE...   (one test per file:
+wick-trace gpu --json against this, every figure exactly equal)
+As a tool:      gpu-reference.py --print FILE          (the reference's JSON)
+"""
+import collections
+import decimal
+import gzip
+import json
+import re
+import subprocess
+import sys
+
+KERNEL = {"kernel", "Kernel", "hip_kernel"}
+MEMCPY = {"gpu_memcpy", "Memcpy"}
+MEMSET = {"gpu_memset", "Memset"}
+DEVICE = KERNEL | MEMCPY | MEMSET | {"gpu_user_annotation", "gpu_op", "mtia_ccp_events"}
+RUNTIME = {"cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver", "Runtime",
+           "privateuse1_runtime", "mtia_runtime"}
+OPERATOR = {"cpu_op", "Operator"}
+STEP = re.compile(r"^ProfilerStep#[0-9]+$")
+
+
+def load(path):
+    raw = open(path, "rb").read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    d = json.loads(raw, parse_float=decimal.Decimal)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def ns(v):
+    """µs as written -> ns: the fourth decimal rounds half up."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v * 1000
+    if isinstance(v, str):
+        try:
+            v = decimal.Decimal(v.strip())
+        except decimal.InvalidOperation:
+            return None
+    q = abs(v) * 1000
+    whole = int(q)
+    if int((q - whole) * 10) >= 5:
+        whole += 1
+    return -whole if v < 0 else whole
+
+
+def number(v):
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, decimal.Decimal)):
+        return int(v)
+    return None
+
+
+def is_comm(name):
+    n = name.lower()
+    return "nccl" in n or "rccl" in n
+
+
+def union(intervals):
+    out = []
+    for s, e in sorted(intervals):
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def within(u, s, e):
+    return sum(max(0, min(b, e) - max(a, s)) for a, b in u)
+
+
+def reference(path):
+    events = load(path)
+    work = []   # (start, end, kind, name, device, correlation)
+    host = collections.defaultdict(list)  # thread -> [(ts, -dur, seq, event)]
+    for seq, e in enumerate(events):
+        if not isinstance(e, dict) or e.get("ph") != "X" or "ts" not in e:
+            continue
+        ts = ns(e["ts"])
+        if ts is None:
+            continue
+        dur = ns(e.get("dur"))
+        dur = dur if dur is not None and dur > 0 else 0
+        cat = e.get("cat")
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        if cat in DEVICE:
+            if cat not in KERNEL | MEMCPY | MEMSET:
+                continue
+            kind = "kernel" if cat in KERNEL else "memcpy" if cat in MEMCPY else "memset"
+            dev = number(args.get("device"))
+            device = "cuda:%d" % dev if dev is not None else str(e.get("pid", 0))
+            corr = number(args.get("correlation")) or 0
+            work.append((ts, ts + dur, kind, e.get("name", ""), device, corr))
+            continue
+        host[(str(e.get("pid", 0)), str(e.get("tid", e.get("pid", 0))))].append(
+            (ts, -dur, seq, e.get("name", ""), cat, args))
+
+    # host nesting per thread: by start, longer first, then file order; a
+    # slice nests under the innermost one that has not ended by its start
+    spans = []  # [start, dur, name, cat, parent, child_ns, corr]
+    for key in sorted(host):
+        stack = []
+        for ts, mdur, seq, name, cat, args in sorted(host[key]):
+            dur = -mdur
+            while stack and spans[stack[-1]][0] + spans[stack[-1]][1] <= ts:
+                stack.pop()
+            parent = stack[-1] if stack else -1
+            corr = number(args.get("correlation")) if cat in RUNTIME else None
+            spans.append([ts, dur, name, cat, parent, 0, corr or 0])
+            if parent >= 0:
+                p = spans[parent]
+                spans[parent][5] += max(0, min(ts + dur, p[0] + p[1]) - ts)
+            stack.append(len(spans) - 1)
+
+    launcher = {}
+    for i, s in enumerate(spans):
+        if s[6] and (s[6] not in launcher or s[0] < spans[launcher[s[6]]][0]):
+            launcher[s[6]] = i
+
+    devices = collections.defaultdict(lambda: {"busy": [], "kernel_ns": 0, "memcpy_ns": 0,
+                                               "memset_ns": 0, "comm_ns": 0})
+    kernels = {}
+    gpu_of_span = collections.Counter()
+    delays = []
+    launches = set()
+    unmatched = 0
+    for s, e, kind, name, device, corr in work:
+        d = devices[device]
+        d["busy"].append((s, e))
+        d[kind + "_ns"] += e - s
+        if kind == "kernel":
+            if is_comm(name):
+                d["comm_ns"] += e - s
+            k = kernels.setdefault(name, {"count": 0, "total_ns": 0, "min_ns": None, "max_ns": 0})
+            k["count"] += 1
+            k["total_ns"] += e - s
+            k["min_ns"] = e - s if k["min_ns"] is None else min(k["min_ns"], e - s)
+            k["max_ns"] = max(k["max_ns"], e - s)
+        if corr and corr in launcher:
+            L = launcher[corr]
+            launches.add(L)
+            delays.append(s - spans[L][0])
+            p = L
+            while p >= 0:
+                if spans[p][3] in OPERATOR:
+                    gpu_of_span[p] += e - s
+                p = spans[p][4]
+        else:
+            unmatched += 1
+    total = sum(k["total_ns"] for k in kernels.values())
+    for name, k in kernels.items():
+        k["mean_ns"] = k["total_ns"] / k["count"]
+        k["share"] = k["total_ns"] / total if total else 0
+        k["name"] = name
+
+    operators = {}
+    for i, s in enumerate(spans):
+        if s[3] not in OPERATOR:
+            continue
+        o = operators.setdefault(s[2], {"name": s[2], "count": 0, "cpu_self_ns": 0,
+                                        "cpu_total_ns": 0, "gpu_ns": 0})
+        o["count"] += 1
+        o["cpu_total_ns"] += s[1]
+        o["cpu_self_ns"] += max(0, s[1] - s[5])
+        o["gpu_ns"] += gpu_of_span[i]
+
+    u_all = union([(s, e) for s, e, *_ in work])
+    u_compute = union([(s, e) for s, e, kind, name, *_ in work
+                       if kind == "kernel" and not is_comm(name)])
+    u_cc = union([(s, e) for s, e, kind, *_ in work if kind == "kernel"])
+    steps = []
+    for s in spans:
+        if not STEP.match(s[2]):
+            continue
+        a, b = s[0], s[0] + s[1]
+        busy = within(u_all, a, b)
+        compute = within(u_compute, a, b)
+        cc = within(u_cc, a, b)
+        steps.append({"name": s[2], "start_ns": a, "dur_ns": s[1], "gpu_busy_ns": busy,
+                      "idle_ns": s[1] - busy, "compute_ns": compute, "comm_ns": cc - compute,
+                      "memcpy_ns": busy - cc})
+    steps.sort(key=lambda x: (x["start_ns"], x["name"]))
+
+    delays.sort()
+
+    def rank(p):
+        k = max(1, (p * len(delays) + 99) // 100)
+        return delays[k - 1] if delays else 0
+
+    return {
+        "devices": [{"device": k, "busy_ns": within(union(v["busy"]), 0, 1 << 63),
+                     "kernel_ns": v["kernel_ns"], "memcpy_ns": v["memcpy_ns"],
+                     "memset_ns": v["memset_ns"], "comm_ns": v["comm_ns"]}
+                    for k, v in sorted(devices.items())],
+        "kernels": sorted(kernels.values(), key=lambda k: (-k["total_ns"], k["name"].encode())),
+        "operators": sorted(operators.values(), key=lambda o: o["name"]),
+        "steps": steps,
+        "launches": {"flows": len(delays), "to_kernel": len(launches), "unmatched": unmatched,
+                     "delay_p50_ns": rank(50), "delay_p99_ns": rank(99)},
+    }
+
+
+def differences(got, want):
+    out = []
+    got = dict(got)
+    got["operators"] = sorted(got["operators"], key=lambda o: o["name"])
+    for key in ("devices", "kernels", "operators", "steps"):
+        g, w = got[key], want[key]
+        if len(g) != len(w):
+            out.append("%s: %d rows, the reference has %d" % (key, len(g), len(w)))
+        for a, b in zip(g, w):
+            for field in b:
+                if a.get(field) != b[field]:
+                    out.append("%s %s: %s is %r, the reference says %r"
+                               % (key, b.get("name", b.get("device")), field, a.get(field), b[field]))
+    for field, v in want["launches"].items():
+        if got["launches"].get(field) != v:
+            out.append("launches: %s is %r, the reference says %r"
+                       % (field, got["launches"].get(field), v))
+    return out
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--print":
+        json.dump(reference(argv[2]), sys.stdout, indent=1)
+        print()
+        return 0
+    wick_trace, files = argv[1], argv[2:]
+    print("1..%d" % len(files))
+    failed = 0
+    for i, path in enumerate(files, 1):
+        run = subprocess.run([wick_trace, "gpu", "--json", path], capture_output=True, timeout=300)
+        if run.returncode not in (0, 1):
+            print("not ok %d %s: wick-trace gpu exited %d: %s"
+                  % (i, path, run.returncode, run.stderr.decode(errors="replace").strip()))
+            failed += 1
+            continue
+        diff = differences(json.loads(run.stdout), reference(path))
+        if diff:
+            failed += 1
+            print("not ok %d %s" % (i, path))
+            for line in diff[:20]:
+                print("# " + line)
+        else:
+            print("ok %d %s" % (i, path))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,309 @@
+/* test-model-gpu.c — the GPU side of the track model and the GPU analysis:
+ * kernels linked to their launch by correlation id both ways, a launch's
+ * arrow ending on its kernel (not on the annotation above it), annotations
+ * nested above the kernels of their stream, CUDA-graph kernels attributed to
+ * the graph launch, GPU processes named from their labels, and the analysis'
+ * figures on a small trace shaped as Kineto writes them (the real traces are
+ * checked against an independent reference: gpu-reference.py). */
+#include "config.h"
+
+#include <string.h>
+
+#include "wick-chrome-import.h"
+#include "wick-gpu-analysis.h"
+#include "wick-tracks.h"
+
+/* µs. Host: ProfilerStep#1 [0, 100) > aten::mm [10, 40) > cudaLaunchKernel
+ * [12, 17) (correlation 7), and cudaGraphLaunch [50, 55) (correlation 9).
+ * GPU 0 stream 7: annotation replay_0 [60, 90) over two graph kernels
+ * [60, 70) and [75, 85); mm_kernel [20, 30); a memcpy [92, 96) whose launch
+ * is not in the trace. One ac2g flow, from the graph launch to the stream
+ * at 60 (the annotation and the first kernel both start there). */
+static const char trace[]
+  = "{\"traceEvents\":["
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":100,\"tid\":0,\"args\":{\"name\":\"python3\"}}"
+    ","
+    "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":100,\"tid\":0,\"args\":{\"labels\":\"CPU\"}}"
+    ","
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"python3\"}},"
+    "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":0,\"tid\":0,\"args\":{\"labels\":\"GPU "
+    "0\"}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":100,\"tid\":1,"
+    "\"ts\":1000,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":100,\"tid\":1,\"ts\":1010,"
+    "\"dur\":30,\"args\":{\"Input Dims\":[[4,4],[4,4]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":100,\"tid\":1,"
+    "\"ts\":1012,\"dur\":5,\"args\":{\"correlation\":7,\"External id\":3}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGraphLaunch\",\"pid\":100,\"tid\":1,"
+    "\"ts\":1050,\"dur\":5,\"args\":{\"correlation\":9}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"replay_0\",\"pid\":0,\"tid\":7,"
+    "\"ts\":1060,\"dur\":30,\"args\":{\"device\":0,\"stream\":7,\"correlation\":9}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"graph_gemm\",\"pid\":0,\"tid\":7,\"ts\":1060,"
+    "\"dur\":10,\"args\":{\"device\":0,\"stream\":7,\"correlation\":9,\"graph node id\":1,"
+    "\"grid\":[8, 1, 1],\"block\":[128, 1, 1],\"registers per thread\":32}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"graph_relu\",\"pid\":0,\"tid\":7,\"ts\":1075,"
+    "\"dur\":10,\"args\":{\"device\":0,\"stream\":7,\"correlation\":9,\"graph node id\":2}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"mm_kernel\",\"pid\":0,\"tid\":7,\"ts\":1020,"
+    "\"dur\":10,\"args\":{\"device\":0,\"stream\":7,\"correlation\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH\",\"pid\":0,\"tid\":7,\"ts\":1092,"
+    "\"dur\":4,\"args\":{\"device\":0,\"stream\":7,\"correlation\":99}},"
+    "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":9,\"pid\":100,\"tid\":1,\"ts\":1050},"
+    "{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":9,\"pid\":0,\"tid\":7,\"ts\":1060,"
+    "\"bp\":\"e\"}"
+    "]}";
+
+static WickDocument *
+load_trace (void)
+{
+  WickDocument *doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_chrome_import_data (doc, trace, strlen (trace), "gpu.json", &error));
+  g_assert_no_error (error);
+  return doc;
+}
+
+static guint32
+span_named (WickDocument *doc, const char *name)
+{
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (doc, &n);
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (wick_document_str (doc, spans[i].name), name) == 0)
+      return i;
+  g_error ("no span %s", name);
+}
+
+static guint32
+device_named (WickTracks *t, const char *name)
+{
+  guint n;
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (t, &n);
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (wick_tracks_event_name (t, (WickEventRef){ WICK_EVENT_DEVICE, i }), name) == 0)
+      return i;
+  (void)d;
+  g_error ("no device slice %s", name);
+}
+
+static void
+test_gpu_links (void)
+{
+  g_autoptr (WickDocument) doc = load_trace ();
+  WickTracks *t = wick_document_get_tracks (doc);
+  guint n, n_flows;
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (t, &n);
+  const WickFlow *flows = wick_tracks_get_flows (t, &n_flows);
+  guint32 graph_launch = span_named (doc, "cudaGraphLaunch");
+  guint32 launch = span_named (doc, "cudaLaunchKernel");
+  guint32 gemm = device_named (t, "graph_gemm"), relu = device_named (t, "graph_relu");
+  guint32 mm = device_named (t, "mm_kernel"), copy = device_named (t, "Memcpy DtoH");
+  guint32 replay = device_named (t, "replay_0");
+
+  /* kinds from the category */
+  g_assert_cmpint (d[gemm].kind, ==, WICK_DEVICE_KERNEL);
+  g_assert_cmpint (d[copy].kind, ==, WICK_DEVICE_MEMCPY);
+  g_assert_cmpint (d[replay].kind, ==, WICK_DEVICE_ANNOTATION);
+  /* kernel -> launch by correlation, launch -> kernels */
+  g_assert_cmpuint (d[gemm].launcher, ==, graph_launch);
+  g_assert_cmpuint (d[relu].launcher, ==, graph_launch);
+  g_assert_cmpuint (d[mm].launcher, ==, launch);
+  g_assert_cmpuint (d[copy].launcher, ==, G_MAXUINT32);
+  g_assert_cmpuint (d[replay].launcher, ==, G_MAXUINT32); /* an annotation is launched by no call */
+  g_assert_cmpint (wick_tracks_span_correlation (t, graph_launch), ==, 9);
+  guint32 out[4];
+  g_assert_cmpuint (wick_tracks_span_launched (t, graph_launch, out, 4), ==, 2);
+  g_assert_cmpuint (out[0], ==, gemm);
+  g_assert_cmpuint (out[1], ==, relu);
+  g_assert_cmpuint (wick_tracks_span_launched (t, launch, out, 4), ==, 1);
+  g_assert_cmpuint (out[0], ==, mm);
+  /* graph kernels are the graph's */
+  g_assert_true (d[gemm].flags & WICK_DEVICE_FLAG_GRAPH);
+  g_assert_true (d[relu].flags & WICK_DEVICE_FLAG_GRAPH);
+  g_assert_false (d[mm].flags & WICK_DEVICE_FLAG_GRAPH);
+  g_assert_cmpstr (wick_tracks_span_category (t, graph_launch), ==, "cuda_runtime");
+
+  /* the annotation above, the kernels below on the one stream track */
+  g_assert_cmpuint (d[replay].track, ==, d[gemm].track);
+  g_assert_cmpuint (d[replay].row, ==, 0);
+  g_assert_cmpuint (d[gemm].row, ==, 1);
+  g_assert_cmpuint (d[mm].row, ==, 1);
+  g_assert_cmpuint (wick_tracks_track_n_rows (t, d[gemm].track), ==, 2);
+  g_assert_cmpuint (wick_tracks_event_row (t, (WickEventRef){ WICK_EVENT_DEVICE, relu }), ==, 1);
+
+  /* the file's ac2g flow ends on the first graph kernel, not on replay_0;
+   * each other launched interval gets an arrow from its launch */
+  guint to_gemm = 0, to_relu = 0, to_mm = 0, to_replay = 0;
+  for (guint f = 0; f < n_flows; f++)
+    {
+      if (flows[f].to.event.kind != WICK_EVENT_DEVICE)
+        continue;
+      guint32 to = flows[f].to.event.index;
+      g_assert_cmpint (flows[f].from.event.kind, ==, WICK_EVENT_SLICE);
+      to_gemm += to == gemm && flows[f].from.event.index == graph_launch;
+      to_relu += to == relu && flows[f].from.event.index == graph_launch;
+      to_mm += to == mm && flows[f].from.event.index == launch;
+      to_replay += to == replay;
+    }
+  g_assert_cmpuint (n_flows, ==, 3);
+  g_assert_cmpuint (wick_tracks_get_n_launch_flows (t), ==, 2);
+  g_assert_cmpuint (to_gemm, ==, 1);
+  g_assert_cmpuint (to_relu, ==, 1);
+  g_assert_cmpuint (to_mm, ==, 1);
+  g_assert_cmpuint (to_replay, ==, 0);
+  /* both ways from the kernel: the flows of the event */
+  g_assert_cmpuint (wick_tracks_event_flows (t, (WickEventRef){ WICK_EVENT_DEVICE, gemm }, out, 4),
+                    ==, 1);
+
+  /* the GPU process by its labels */
+  guint np;
+  const WickProcess *p = wick_tracks_get_processes (t, &np);
+  for (guint i = 0; i < np; i++)
+    {
+      g_autofree char *title = wick_tracks_process_title (t, i);
+      if (p[i].pid == 0)
+        g_assert_cmpstr (title, ==, "GPU 0 · python3");
+      else if (p[i].pid == 100)
+        g_assert_cmpstr (title, ==, "python3 · 100 (CPU)");
+    }
+}
+
+static void
+test_gpu_classify (void)
+{
+  g_assert_true (wick_gpu_is_communication_kernel ("ncclKernel_AllReduce_RING_LL_Sum_float"));
+  g_assert_true (
+    wick_gpu_is_communication_kernel ("ncclDevKernel_AllGather_RING_LL(ncclDevComm*)"));
+  g_assert_true (wick_gpu_is_communication_kernel ("void rccl_kernel"));
+  g_assert_false (wick_gpu_is_communication_kernel ("ampere_sgemm_128x64_tn"));
+  g_assert_false (wick_gpu_is_communication_kernel (NULL));
+  g_assert_cmpint (wick_gpu_classify (WICK_DEVICE_KERNEL, "ncclKernel_x"), ==,
+                   WICK_GPU_COMMUNICATION);
+  g_assert_cmpint (wick_gpu_classify (WICK_DEVICE_KERNEL, "triton_poi_fused_add_0"), ==,
+                   WICK_GPU_COMPUTE);
+  g_assert_cmpint (wick_gpu_classify (WICK_DEVICE_MEMSET, "Memset"), ==, WICK_GPU_MEMORY);
+  g_assert_cmpint (wick_gpu_classify (WICK_DEVICE_ANNOTATION, "replay_0"), ==, WICK_GPU_NOT_WORK);
+}
+
+static void
+test_gpu_analysis (void)
+{
+  g_autoptr (WickDocument) doc = load_trace ();
+  const WickGpuAnalysis *a = wick_gpu_analysis_get (doc);
+
+  g_assert_true (a == wick_gpu_analysis_get (doc)); /* computed once */
+  g_assert_true (a->has_gpu);
+  g_assert_cmpuint (a->devices->len, ==, 1);
+  const WickGpuDevice *dev = &g_array_index (a->devices, WickGpuDevice, 0);
+  g_assert_cmpstr (dev->device, ==, "cuda:0");
+  g_assert_cmpuint (dev->busy_ns, ==, 34000); /* 10 + 10 + 10 + 4 µs, the annotation not */
+  g_assert_cmpuint (dev->kernel_ns, ==, 30000);
+  g_assert_cmpuint (dev->memcpy_ns, ==, 4000);
+  g_assert_cmpuint (a->kernels->len, ==, 3);
+  /* ties by name: graph_gemm, graph_relu, mm_kernel */
+  const WickGpuKernel *k = &g_array_index (a->kernels, WickGpuKernel, 0);
+  g_assert_cmpstr (wick_document_str (doc, k->name), ==, "graph_gemm");
+  g_assert_cmpuint (k->count, ==, 1);
+  g_assert_cmpuint (k->total_ns, ==, 10000);
+  g_assert_cmpfloat_with_epsilon (k->share, 1.0 / 3, 1e-12);
+  g_assert_cmpstr (wick_document_str (doc, k->grid), ==, "[8, 1, 1]");
+  g_assert_cmpint (k->registers, ==, 32);
+
+  /* aten::mm: 30 µs, its launch 5 µs inside, 10 µs of kernel launched */
+  g_assert_cmpuint (a->operators->len, ==, 1);
+  const WickGpuOperator *o = &g_array_index (a->operators, WickGpuOperator, 0);
+  g_assert_cmpuint (o->cpu_total_ns, ==, 30000);
+  g_assert_cmpuint (o->cpu_self_ns, ==, 25000);
+  g_assert_cmpuint (o->gpu_ns, ==, 10000);
+  g_assert_cmpstr (wick_document_str (doc, o->shapes), ==, "[[4,4],[4,4]]");
+
+  /* the step [0, 100 µs): busy 34, idle 66; compute 30, memcpy 4 */
+  g_assert_cmpuint (a->steps->len, ==, 1);
+  const WickGpuStep *s = &g_array_index (a->steps, WickGpuStep, 0);
+  g_assert_cmpuint (s->dur_ns, ==, 100000);
+  g_assert_cmpuint (s->gpu_busy_ns, ==, 34000);
+  g_assert_cmpuint (s->idle_ns, ==, 66000);
+  g_assert_cmpuint (s->compute_ns, ==, 30000);
+  g_assert_cmpuint (s->comm_ns, ==, 0);
+  g_assert_cmpuint (s->memcpy_ns, ==, 4000);
+
+  /* three arrows from two launches; the copy's launch is not in the trace;
+   * delays 8, 10, 25 µs */
+  g_assert_cmpuint (a->launches.flows, ==, 3);
+  g_assert_cmpuint (a->launches.to_kernel, ==, 2);
+  g_assert_cmpuint (a->launches.unmatched, ==, 1);
+  g_assert_cmpint (a->launches.delay_p50_ns, ==, 10000);
+  g_assert_cmpint (a->launches.delay_p99_ns, ==, 25000);
+  g_assert_cmpuint (a->launches.graph_kernels, ==, 2);
+
+  g_autofree char *json = wick_gpu_analysis_to_json (a, doc);
+  g_assert_nonnull (strstr (json, "\"start_ns\":1000000,"));
+  g_assert_nonnull (strstr (json, "\"launches\":{\"flows\":3,\"to_kernel\":2,\"unmatched\":1,"));
+}
+
+/* A torch 2.11 CUDA-graph replay (tests/data/gpu/README.md): every arrow
+ * from a cudaGraphLaunch ends on a kernel of the replay, never on its
+ * replay_N annotation, and every kernel of a replay knows its launch. */
+static void
+test_gpu_real_cudagraph (void)
+{
+  const char *dir = g_getenv ("WICK_TEST_DATA");
+  g_autofree char *path
+    = g_build_filename (dir ? dir : "tests/data", "gpu", "torch-cudagraph.json.gz", NULL);
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_load_file_auto (doc, path, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  WickTracks *t = wick_document_get_tracks (doc);
+  guint nd, nf, ns;
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (t, &nd);
+  const WickFlow *flows = wick_tracks_get_flows (t, &nf);
+  const WickSpan *spans = wick_document_get_spans (doc, &ns);
+  guint graph_arrows = 0, graph_kernels = 0, annotations = 0;
+  guint n_tracks;
+  wick_tracks_get_tracks (t, &n_tracks);
+  g_autofree guint8 *annotated = g_new0 (guint8, n_tracks);
+  for (guint i = 0; i < nd; i++)
+    if (d[i].kind == WICK_DEVICE_ANNOTATION)
+      annotated[d[i].track] = 1;
+  for (guint f = 0; f < nf; f++)
+    if (flows[f].from.event.kind == WICK_EVENT_SLICE
+        && g_strcmp0 (wick_document_str (doc, spans[flows[f].from.event.index].name),
+                      "cudaGraphLaunch")
+             == 0)
+      {
+        g_assert_cmpint (flows[f].to.event.kind, ==, WICK_EVENT_DEVICE);
+        g_assert_cmpint (d[flows[f].to.event.index].kind, ==, WICK_DEVICE_KERNEL);
+        g_assert_cmpuint (d[flows[f].to.event.index].launcher, ==, flows[f].from.event.index);
+        graph_arrows++;
+      }
+  for (guint i = 0; i < nd; i++)
+    {
+      if (d[i].flags & WICK_DEVICE_FLAG_GRAPH)
+        graph_kernels++;
+      if (d[i].kind == WICK_DEVICE_ANNOTATION)
+        {
+          annotations++;
+          g_assert_cmpuint (d[i].launcher, ==, G_MAXUINT32);
+        }
+      else if (d[i].kind == WICK_DEVICE_KERNEL)
+        {
+          g_assert_cmpuint (d[i].launcher, !=, G_MAXUINT32);
+          /* below the stream's annotations, if it has any */
+          g_assert_cmpuint (d[i].row > 0, ==, annotated[d[i].track]);
+        }
+    }
+  g_assert_cmpuint (annotations, >, 0);
+  g_assert_cmpuint (graph_kernels, >, 0);
+  g_assert_cmpuint (graph_arrows, ==, graph_kernels);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/gpu/links", test_gpu_links);
+  g_test_add_func ("/gpu/classify", test_gpu_classify);
+  g_test_add_func ("/gpu/analysis", test_gpu_analysis);
+  g_test_add_func ("/gpu/real-cudagraph", test_gpu_real_cudagraph);
+  return g_test_run ();
+}
