@@ -159,6 +159,8 @@ wick_remote_parser_next (WickRemoteParser *self, WickRemoteFrame *frame, GError 
   if (self->dead)
     return parser_fail (self, error, "the stream already failed");
   gsize available = self->buffer->len - self->start;
+  if (available == 0)
+    return FALSE; /* (an empty GByteArray's data is NULL) */
   const guint8 *header = self->buffer->data + self->start;
   /* The magic is checked as soon as its bytes are there, so that a node
    * printing text (a shell's motd, a missing wick-trace) is named at once. */
