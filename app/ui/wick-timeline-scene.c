@@ -48,6 +48,7 @@ struct _WickTimelineScene
   guint n_ops;
   guint64 extent_start, extent_end;
   guint8 *colour_ids;      /* per span */
+  guint8 *device_colour_ids; /* per device slice of a Chrome trace */
   gint64 *track_offset;    /* per track: device clock shift (candle-graph) */
   double *counter_min;     /* per track (counters) */
   double *counter_max;     /* per track (counters) */
@@ -284,6 +285,19 @@ track_label (WickTimelineScene *self, guint32 t)
 
 static void relayout (WickTimelineScene *self);
 
+/* A colour of the whole palette for @name: its text's hash (cached per interned string). */
+static guint8
+name_colour_id (GHashTable *cache, WickDocument *document, WickStr name)
+{
+  gpointer found;
+  if (g_hash_table_lookup_extended (cache, GUINT_TO_POINTER (name), NULL, &found))
+    return (guint8)GPOINTER_TO_UINT (found);
+  const char *text = name ? wick_document_str (document, name) : "";
+  guint8 id = (guint8)(g_str_hash (text) % WICK_SPAN_COLOURS);
+  g_hash_table_insert (cache, GUINT_TO_POINTER (name), GUINT_TO_POINTER (id));
+  return id;
+}
+
 WickTimelineScene *
 wick_timeline_scene_new (WickDocument *document)
 {
@@ -415,9 +429,23 @@ wick_timeline_scene_new (WickDocument *document)
                                                        : g_array_new (FALSE, FALSE, sizeof (guint32));
   }
   self->colour_ids = g_new (guint8, MAX (self->n_spans, 1));
-  for (guint i = 0; i < self->n_spans; i++)
-    self->colour_ids[i] = wick_palette_span_colour_id (
-      self->spans[i].step, wick_document_str (document, self->spans[i].name));
+  {
+    /* A Chrome trace has no candle-graph steps: every colour of the palette
+     * goes by name, a stable hue per name from one file to the next (the
+     * string's hash, not where it was interned). */
+    gboolean by_name = wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME;
+    g_autoptr (GHashTable) cache = g_hash_table_new (NULL, NULL);
+    guint nd;
+    const WickDeviceSlice *d = wick_tracks_get_device_slices (self->tracks, &nd);
+    for (guint i = 0; i < self->n_spans; i++)
+      self->colour_ids[i]
+        = by_name ? name_colour_id (cache, document, self->spans[i].name)
+                  : wick_palette_span_colour_id (self->spans[i].step,
+                                                 wick_document_str (document, self->spans[i].name));
+    self->device_colour_ids = g_new (guint8, MAX (nd, 1));
+    for (guint i = 0; i < nd; i++)
+      self->device_colour_ids[i] = name_colour_id (cache, document, d[i].name);
+  }
   for (guint i = 0; i < N_BATCHES; i++)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (Rect));
   self->collapsed = g_new0 (guint8, MAX (self->n_processes, 1));
@@ -441,6 +469,7 @@ wick_timeline_scene_free (WickTimelineScene *self)
   g_free (self->own_order);
   g_free (self->ops_by_time);
   g_free (self->colour_ids);
+  g_free (self->device_colour_ids);
   g_free (self->track_offset);
   g_free (self->counter_min);
   g_free (self->counter_max);
@@ -846,7 +875,7 @@ event_batch (WickTimelineScene *self, const WickTimelineViewport *view, guint ki
               && (guint)iv[d->source].span < self->n_spans)
             span = iv[d->source].span;
           else
-            colour = name_colour (d->name);
+            colour = self->device_colour_ids[e];
           break;
         }
       case WICK_EVENT_ASYNC:
@@ -860,6 +889,8 @@ event_batch (WickTimelineScene *self, const WickTimelineViewport *view, guint ki
       colour = self->colour_ids[span];
       return colour + (view->matches && !view->matches[span] ? WICK_SPAN_COLOURS : 0);
     }
+  if (kind == WICK_EVENT_DEVICE && view->device_matches != NULL && view->device_matches[e])
+    return colour; /* a kernel found by the search keeps its colour */
   return colour + (view->matches ? WICK_SPAN_COLOURS : 0);
 }
 

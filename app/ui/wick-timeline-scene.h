@@ -65,6 +65,7 @@ typedef struct
   gint64 selected_event_index;
   guint64 range_start, range_end; /* box selection; empty when equal */
   const guint8 *matches;          /* per span: 1 = matches the search; NULL: no search */
+  const guint8 *device_matches;   /* per device slice, the same (NULL with matches) */
   const guint32 *match_list;      /* matching spans sorted by start (may be NULL) */
   guint n_match_list;
   double hover_x;     /* < 0: no hover line */

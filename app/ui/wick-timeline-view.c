@@ -22,6 +22,8 @@ struct _WickTimelineView
   double pointer_x, pointer_y;
   double hover_x;
   guint8 *matches;
+  guint8 *device_matches; /* per device slice (kernels, copies, annotations) */
+  GArray *event_matches;  /* WickEventRef of every match, spans and device slices, by start */
   GArray *match_list; /* guint32 span indices by start */
   gint current_match;
   WickRebuildThrottle throttle;
@@ -95,6 +97,7 @@ wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *o
   out->scroll_y = self->scroll_y;
   out->dark = is_dark ();
   out->matches = self->matches;
+  out->device_matches = self->device_matches;
   out->match_list
     = self->match_list ? (const guint32 *)(gconstpointer)self->match_list->data : NULL;
   out->n_match_list = self->match_list ? self->match_list->len : 0;
@@ -204,7 +207,7 @@ same_view (const WickTimelineViewport *a, const WickTimelineViewport *b)
          && a->matches == b->matches && a->hide_ops == b->hide_ops
          && a->selected_event_kind == b->selected_event_kind
          && a->selected_event_index == b->selected_event_index && a->n_match_list == b->n_match_list
-         && a->match_list == b->match_list;
+         && a->device_matches == b->device_matches && a->match_list == b->match_list;
 }
 
 /* The scene without the hover line is cached as a render node, so moving the
@@ -679,6 +682,8 @@ wick_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
   g_clear_pointer (&self->matches, g_free);
   g_clear_pointer (&self->match_list, g_array_unref);
+  g_clear_pointer (&self->device_matches, g_free);
+  g_clear_pointer (&self->event_matches, g_array_unref);
   wick_rebuild_throttle_clear (&self->throttle);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_TIMELINE_VIEW);
@@ -779,6 +784,8 @@ wick_timeline_view_set_document_full (WickTimelineView *self, WickDocument *docu
   self->scene_dirty = FALSE;
   g_clear_pointer (&self->matches, g_free);
   g_clear_pointer (&self->match_list, g_array_unref);
+  g_clear_pointer (&self->device_matches, g_free);
+  g_clear_pointer (&self->event_matches, g_array_unref);
   self->scroll_y = 0;
   if (document)
     wick_timeline_view_zoom_to_fit (self);
@@ -826,12 +833,26 @@ compare_span_start (gconstpointer a, gconstpointer b, gpointer user_data)
   return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 
+static int
+compare_event_start (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  WickTracks *tracks = user_data;
+  const WickEventRef *x = a, *y = b;
+  guint64 sa = wick_tracks_event_start (tracks, *x), sb = wick_tracks_event_start (tracks, *y);
+  if (sa != sb)
+    return sa < sb ? -1 : 1;
+  return x->kind != y->kind ? (x->kind < y->kind ? -1 : 1)
+                            : (x->index < y->index ? -1 : x->index > y->index);
+}
+
 guint
 wick_timeline_view_set_search (WickTimelineView *self, const char *text)
 {
   self->generation++;
   g_clear_pointer (&self->matches, g_free);
   g_clear_pointer (&self->match_list, g_array_unref);
+  g_clear_pointer (&self->device_matches, g_free);
+  g_clear_pointer (&self->event_matches, g_array_unref);
   self->current_match = -1;
   gtk_widget_queue_draw (GTK_WIDGET (self));
   if (text == NULL || *text == '\0' || self->document == NULL)
@@ -864,32 +885,76 @@ wick_timeline_view_set_search (WickTimelineView *self, const char *text)
     }
   g_qsort_with_data (self->match_list->data, self->match_list->len, sizeof (guint32),
                      compare_span_start, (gpointer)spans);
-  return self->match_list->len;
+
+  /* device slices too: a kernel, memcpy or annotation is found by its name */
+  ensure_scene (self);
+  WickTracks *tracks = self->scene ? wick_timeline_scene_get_tracks (self->scene) : NULL;
+  guint nd = 0;
+  const WickDeviceSlice *d = tracks ? wick_tracks_get_device_slices (tracks, &nd) : NULL;
+  self->device_matches = g_new0 (guint8, MAX (nd, 1));
+  self->event_matches = g_array_new (FALSE, FALSE, sizeof (WickEventRef));
+  for (guint i = 0; i < self->match_list->len; i++)
+    {
+      WickEventRef ref = { WICK_EVENT_SLICE, g_array_index (self->match_list, guint32, i) };
+      g_array_append_val (self->event_matches, ref);
+    }
+  guint n_device = 0;
+  for (guint i = 0; i < nd; i++)
+    {
+      gpointer cached;
+      gboolean match;
+      if (d[i].name == 0)
+        continue;
+      if (g_hash_table_lookup_extended (by_name, GUINT_TO_POINTER (d[i].name), NULL, &cached))
+        match = GPOINTER_TO_INT (cached);
+      else
+        {
+          g_autofree char *name
+            = g_utf8_casefold (wick_document_str (self->document, d[i].name), -1);
+          match = strstr (name, needle) != NULL;
+          g_hash_table_insert (by_name, GUINT_TO_POINTER (d[i].name), GINT_TO_POINTER (match));
+        }
+      if (match)
+        {
+          WickEventRef ref = { WICK_EVENT_DEVICE, i };
+          self->device_matches[i] = 1;
+          g_array_append_val (self->event_matches, ref);
+          n_device++;
+        }
+    }
+  if (n_device > 0)
+    g_qsort_with_data (self->event_matches->data, self->event_matches->len, sizeof (WickEventRef),
+                       compare_event_start, tracks);
+  return self->event_matches->len;
 }
 
 gint
 wick_timeline_view_step_match (WickTimelineView *self, int direction)
 {
-  if (self->match_list == NULL || self->match_list->len == 0)
+  if (self->event_matches == NULL || self->event_matches->len == 0)
     return -1;
-  gint n = self->match_list->len;
+  gint n = self->event_matches->len;
   self->current_match = self->current_match < 0 ? (direction > 0 ? 0 : n - 1)
                                                 : ((self->current_match + direction) % n + n) % n;
-  guint32 span = g_array_index (self->match_list, guint32, self->current_match);
-  const WickSpan *s = &wick_document_get_spans (self->document, NULL)[span];
-  wick_selection_set_record (self->selection, WICK_RECORD_SPAN, span);
+  WickEventRef ref = g_array_index (self->event_matches, WickEventRef, self->current_match);
+  ensure_scene (self);
+  WickTracks *tracks = wick_timeline_scene_get_tracks (self->scene);
+  guint64 event_start = wick_tracks_event_start (tracks, ref);
+  guint64 event_end = wick_tracks_event_end (tracks, ref);
+  if (ref.kind == WICK_EVENT_SLICE)
+    wick_selection_set_record (self->selection, WICK_RECORD_SPAN, ref.index);
+  else
+    select_event (self, ref);
   guint64 start, end;
   wick_selection_get_visible (self->selection, &start, &end);
   double width = (double)wick_time_sub (end, start);
-  double dur = MAX ((double)s->duration_ns, 1);
+  double dur = MAX ((double)wick_time_sub (event_end, event_start), 1);
   if (dur > width * 0.8 || dur * 200 < width)
     width = dur * 2.5 + 1000;
-  double center = (double)s->start_ns + dur / 2;
+  double center = (double)event_start + dur / 2;
   leave_follow (self);
-  ensure_scene (self);
   set_visible_clamped (self, center - width / 2, center + width / 2);
   /* Bring its row into view. */
-  WickEventRef ref = { WICK_EVENT_SLICE, span };
   reveal_event (self, ref);
   return self->current_match;
 }

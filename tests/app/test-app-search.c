@@ -9,7 +9,9 @@
 
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
+#include "ui/wick-timeline-view.h"
 #include "ui/wick-window-private.h"
+#include "model/wick-chrome-import.h"
 
 static WickApplication *app;
 
@@ -52,6 +54,30 @@ test_search_bar (void)
   app_test_window_close (window);
 }
 
+/* Search finds kernels (device slices), not only host slices: a torch 2.11
+ * trace's 72 xmma gemm kernels, and stepping selects one. */
+static void
+test_timeline_search_kernels (void)
+{
+  const char *dir = g_getenv ("WICK_TEST_DATA");
+  g_autofree char *path
+    = g_build_filename (dir ? dir : "tests/data", "gpu", "torch-cudagraph.json.gz", NULL);
+  g_autoptr (WickDocument) document = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_load_file_auto (document, path, NULL, NULL, NULL, &error));
+  g_autoptr (WickSelection) selection = wick_selection_new ();
+  GtkWidget *view = g_object_ref_sink (wick_timeline_view_new (selection));
+  wick_timeline_view_set_document (WICK_TIMELINE_VIEW (view), document);
+  g_assert_cmpuint (wick_timeline_view_set_search (WICK_TIMELINE_VIEW (view), "XMMA_GEMM"), ==, 72);
+  g_assert_cmpint (wick_timeline_view_step_match (WICK_TIMELINE_VIEW (view), 1), ==, 0);
+  gint64 index;
+  g_assert_cmpuint (wick_selection_get_event (selection, &index), ==, WICK_EVENT_DEVICE);
+  WickEventRef ref = { WICK_EVENT_DEVICE, (guint32)index };
+  g_assert_nonnull (
+    strstr (wick_tracks_event_name (wick_document_get_tracks (document), ref), "xmma_gemm"));
+  g_object_unref (view);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -59,5 +85,6 @@ main (int argc, char **argv)
   if (app == NULL)
     return 0;
   g_test_add_func ("/app/search/bar", test_search_bar);
+  g_test_add_func ("/app/search/kernels", test_timeline_search_kernels);
   return app_test_ui_run (app);
 }
