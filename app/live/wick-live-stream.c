@@ -60,6 +60,8 @@ struct _WickLiveStream
   GByteArray *snapshot_text; /* the snapshot file */
   GArray *snapshot_lines;    /* SnapshotLine, header first */
   gboolean decorate_line;      /* append the snapshot flag to the next memory line */
+  WickRingReaderStart start;   /* where the reader began: a late one's file is partial */
+  guint64 snapshot_storages, snapshot_modules, snapshot_stages;
   guint64 decorate_alloc_ns;
   /* the callback of the drain in progress */
   WickLiveLineFunc emit;
@@ -84,6 +86,7 @@ wick_live_stream_new (int ring_fd, gboolean strict, GError **error)
   self->formatter = wick_jsonl_formatter_new (strict);
   self->live_storages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->strict = strict;
+  wick_ring_reader_get_start (reader, &self->start);
   return self;
 }
 
@@ -139,6 +142,18 @@ on_line (const char *line, size_t length, void *user_data)
   self->lines++;
   if (self->emit == NULL)
     return;
+  if (self->lines == 1 && !self->strict && length > 0 && line[length - 1] == '}')
+    {
+      /* the meta line says where this file begins (docs/format.md, "Wick keys") */
+      g_autofree char *decorated = g_strdup_printf (
+        "%.*s,\"wick_attach\":{\"attached_ns\":%" G_GUINT64_FORMAT ",\"missing\":%" G_GUINT64_FORMAT
+        ",\"exact\":%s,\"snapshot\":%s}}",
+        (int)(length - 1), line, wick_live_stream_get_attached_ns (self),
+        wick_live_stream_get_missing (self), self->start.exact ? "true" : "false",
+        self->has_snapshot ? "true" : "false");
+      self->emit (decorated, strlen (decorated), self->emit_data);
+      return;
+    }
   if (self->decorate_line && length > 0 && line[length - 1] == '}')
     {
       /* A snapshot allocation in extension mode says what it is. */
@@ -290,8 +305,11 @@ emit_snapshot (WickLiveStream *self)
       if (g_strcmp0 (kind, "wick_snapshot_allocation") == 0)
         {
           emit_snapshot_allocation (self, object);
+          self->snapshot_storages++;
           continue;
         }
+      self->snapshot_modules += g_strcmp0 (kind, "wick_snapshot_module") == 0;
+      self->snapshot_stages += g_strcmp0 (kind, "wick_snapshot_stage") == 0;
       g_autofree char *fields = extension_fields (object);
       WickRingRecord record = { .kind = WICK_RING_RECORD_EXTENSION };
       record.extension.kind = kind;
@@ -456,6 +474,8 @@ wick_live_stream_finish (WickLiveStream *self, const char *reason, WickLiveLineF
   self->emit = emit;
   self->emit_data = user_data;
   emit_snapshot (self);
+  g_autofree char *partial = wick_live_stream_describe_partial (self);
+  wick_jsonl_formatter_set_partial (self->formatter, partial);
   wick_jsonl_formatter_finish (self->formatter, reason, on_line, self);
   self->emit = NULL;
   self->emit_data = NULL;
@@ -736,4 +756,49 @@ wick_live_stream_attach (WickLiveConnection *connection, gboolean strict,
   wick_live_stream_request_snapshot (stream, connection, snapshot_error);
   *info_out = g_steal_pointer (&info);
   return stream;
+}
+
+guint64
+wick_live_stream_get_attached_ns (WickLiveStream *self)
+{
+  return self->has_snapshot ? self->snapshot_ns : self->start.opened_ns;
+}
+
+guint64
+wick_live_stream_get_missing (WickLiveStream *self)
+{
+  return self->start.records_before > self->start.redelivered
+           ? self->start.records_before - self->start.redelivered
+           : 0;
+}
+
+gboolean
+wick_live_stream_is_partial (WickLiveStream *self)
+{
+  return wick_live_stream_get_missing (self) > 0 || !self->start.exact;
+}
+
+char *
+wick_live_stream_describe_partial (WickLiveStream *self)
+{
+  if (!wick_live_stream_is_partial (self))
+    return NULL;
+  GString *why = g_string_new (NULL);
+  g_string_printf (why, "attached at %.1f s: records before that are missing (",
+                   (double)wick_live_stream_get_attached_ns (self) / 1e9);
+  if (self->start.exact)
+    g_string_append_printf (why,
+                            "%" G_GUINT64_FORMAT " record%s: ", wick_live_stream_get_missing (self),
+                            wick_live_stream_get_missing (self) == 1 ? "" : "s");
+  g_string_append (why, "spans that ended before it, their ops, tensors, gradients, memory events "
+                        "and Wick records)");
+  if (self->has_snapshot)
+    g_string_append_printf (why,
+                            "; the attach snapshot gave the %" G_GUINT64_FORMAT
+                            " storages live then, %" G_GUINT64_FORMAT
+                            " weight modules and %" G_GUINT64_FORMAT " stages",
+                            self->snapshot_storages, self->snapshot_modules, self->snapshot_stages);
+  else
+    g_string_append (why, "; no attach snapshot: storages allocated before it are missing too");
+  return g_string_free (why, FALSE);
 }

@@ -89,6 +89,18 @@ WickLiveStream *wick_live_stream_attach (WickLiveConnection *connection, gboolea
                                          WickLiveSessionInfo **info, GError **snapshot_error,
                                          GError **error);
 
+/* Where the stream began (issue 20, item 2): the session time of the attach
+ * (the snapshot's, else the reader's from the wall clocks), the records the
+ * rings held before it that it cannot deliver (its opening records aside),
+ * whether that makes the file partial, and the sentence that says so (NULL
+ * when it is complete): "attached at 2.1 s: records before that are
+ * missing (...)". A partial stream's terminal is failed with that reason
+ * first; the meta line carries "wick_attach" (extension mode). */
+guint64 wick_live_stream_get_attached_ns (WickLiveStream *self);
+guint64 wick_live_stream_get_missing (WickLiveStream *self);
+gboolean wick_live_stream_is_partial (WickLiveStream *self);
+char *wick_live_stream_describe_partial (WickLiveStream *self);
+
 /* Emits the terminal (once): the session's own, or a failed one with @reason. */
 void wick_live_stream_finish (WickLiveStream *self, const char *reason, WickLiveLineFunc emit,
                               gpointer user_data);

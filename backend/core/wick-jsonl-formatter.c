@@ -920,6 +920,7 @@ struct WickJsonlFormatter
   uint64_t lost;
   uint64_t detached;
   char *first_loss_reason; /* the first wick_ring_broken record's error */
+  char *partial;           /* wick_jsonl_formatter_set_partial */
 };
 
 WickJsonlFormatter *
@@ -949,6 +950,7 @@ wick_jsonl_formatter_free (WickJsonlFormatter *formatter)
   wick_json_clear (&formatter->facts);
   free (formatter->terminal_reason);
   free (formatter->first_loss_reason);
+  free (formatter->partial);
   wick_json_clear (&formatter->json);
   string_cache_free (formatter->strings);
   names_free (formatter->names);
@@ -1421,7 +1423,23 @@ wick_jsonl_formatter_finish (WickJsonlFormatter *formatter, const char *reason_i
    * it in Wick keys); a complete terminal cannot carry a reason (spec §4), so
    * it becomes failed */
   char *losses = loss_sentence (formatter);
-  char *reason = NULL;
+  char *reason = NULL, *partial = NULL;
+  if (formatter->partial != NULL)
+    {
+      /* a late reader's file: failed, saying so first, then what the
+       * session's own terminal said */
+      const char *after = terminal.terminal.outcome != WICK_OUTCOME_FAILED ? "the session completed"
+                          : terminal.terminal.reason != NULL ? terminal.terminal.reason
+                                                             : "failed";
+      size_t n = strlen (formatter->partial) + strlen (after) + 3;
+      partial = malloc (n);
+      if (partial != NULL)
+        {
+          snprintf (partial, n, "%s; %s", formatter->partial, after);
+          terminal.terminal.outcome = WICK_OUTCOME_FAILED;
+          terminal.terminal.reason = partial;
+        }
+    }
   if (losses != NULL)
     {
       const char *before = terminal.terminal.outcome != WICK_OUTCOME_FAILED
@@ -1440,7 +1458,15 @@ wick_jsonl_formatter_finish (WickJsonlFormatter *formatter, const char *reason_i
     }
   emit_record (formatter, &terminal, emit, user_data);
   free (reason);
+  free (partial);
   free (losses);
+}
+
+void
+wick_jsonl_formatter_set_partial (WickJsonlFormatter *formatter, const char *why)
+{
+  free (formatter->partial);
+  formatter->partial = why != NULL && why[0] != '\0' ? strdup (why) : NULL;
 }
 
 bool

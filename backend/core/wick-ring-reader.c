@@ -88,6 +88,7 @@ struct WickRingReader
 
   uint64_t unclaimed_seen; /* header unclaimed_dropped announced (or there at the start) */
   uint64_t names_cut;      /* wick_ring_reader_get_names_cut */
+  WickRingReaderStart start; /* records before it opened (wick_ring_reader_get_start) */
   WickRingReaderStats stats;
   WickArenaCache arena_cache;
   uint64_t batch[WICK_RING_CHUNK_BYTES / 8]; /* records copied out of shared memory */
@@ -430,6 +431,14 @@ reader_open (int fd, WickRingReaderMode mode, WickError *error)
       wick_ring_reader_free (reader);
       return NULL;
     }
+  /* where it begins: the session time from the wall clocks (the session
+   * clock's origin is not in the header), the records it will not see */
+  struct timespec now;
+  clock_gettime (CLOCK_REALTIME, &now);
+  uint64_t now_unix_ns = (uint64_t)now.tv_sec * UINT64_C (1000000000) + (uint64_t)now.tv_nsec;
+  reader->start.opened_ns
+    = now_unix_ns > reader->info.start_unix_ns ? now_unix_ns - reader->info.start_unix_ns : 0;
+  reader->start.exact = true;
   for (uint32_t i = 0; i < reader->n_rings; i++)
     {
       ReaderRing *ring = &reader->rings[i];
@@ -442,6 +451,10 @@ reader_open (int fd, WickRingReaderMode mode, WickError *error)
           continue;
         }
       ring->seq_known = initial_seq (reader, i, ring->pos, &ring->expected_seq);
+      if (ring->seq_known)
+        reader->start.records_before += ring->expected_seq;
+      else
+        reader->start.exact = false;
       ring->dropped_seen
         = atomic_load_explicit (&ring_control (reader, i)->dropped, memory_order_relaxed);
     }
@@ -587,6 +600,13 @@ wick_ring_reader_get_producer_state (WickRingReader *reader)
       && errno == ESRCH)
     return WICK_PRODUCER_DEAD;
   return WICK_PRODUCER_RUNNING;
+}
+
+void
+wick_ring_reader_get_start (WickRingReader *reader, WickRingReaderStart *start)
+{
+  *start = reader->start;
+  start->redelivered = reader->n_intro_threads + 1 + reader->n_intro_spans;
 }
 
 void

@@ -232,6 +232,17 @@ typedef struct
 /* One drain call reads for at most this long, then returns (the caller's
  * loop checks its deadline and signals between calls). */
 #define WICK_RING_READER_DRAIN_BUDGET_NS UINT64_C (200000000)
+/* Where a reader began (wick_ring_reader_get_start): a reader opened after
+ * the session recorded reads from "now" and misses what came before. */
+typedef struct
+{
+  uint64_t records_before;    /* records committed to the rings before the reader opened */
+  uint64_t redelivered;       /* of them, delivered again as its opening records: the thread
+                                 identities, the root and the spans open then */
+  bool exact;                 /* false when a ring's count could not be placed (lapped at open) */
+  uint64_t opened_ns;         /* session time when it opened (from the wall clock: about 1 ms) */
+  uint64_t _wick_reserved[4]; /* room to grow: written as zero by libwick */
+} WickRingReaderStart;
 
 typedef struct WickRingReader WickRingReader;
 
@@ -283,6 +294,11 @@ void wick_ring_reader_get_stats (WickRingReader *reader, WickRingReaderStats *st
  * a name out of shared memory. */
 WICK_AVAILABLE_IN_1_0
 uint64_t wick_ring_reader_get_names_cut (WickRingReader *reader);
+/* Where this reader began (see WickRingReaderStart): records_before minus
+ * redelivered is what it cannot deliver, so a file written from it is partial
+ * when that is above 0 (wick-trace attach says so in its terminal). */
+WICK_AVAILABLE_IN_1_0
+void wick_ring_reader_get_start (WickRingReader *reader, WickRingReaderStart *start);
 
 /* ---------------------------------------------------------------------------
  * JSONL formatting
@@ -324,6 +340,11 @@ void wick_jsonl_formatter_finish (WickJsonlFormatter *formatter, const char *rea
                                   WickLineFunc emit, void *user_data);
 WICK_AVAILABLE_IN_1_0
 bool wick_jsonl_formatter_has_terminal (WickJsonlFormatter *formatter);
+/* The trace is partial (a reader that began late): finish's terminal is then
+ * failed, its reason @why followed by what the session's own terminal said
+ * ("the session completed" for a complete one). NULL clears it. */
+WICK_AVAILABLE_IN_1_0
+void wick_jsonl_formatter_set_partial (WickJsonlFormatter *formatter, const char *why);
 /* Lines emitted and records left out to keep the trace parseable. */
 WICK_AVAILABLE_IN_1_0
 uint64_t wick_jsonl_formatter_get_lines (WickJsonlFormatter *formatter);

@@ -1056,6 +1056,24 @@ attach_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
     g_task_return_boolean (task, TRUE);
 }
 
+/* A late attach says it is partial (issue 20, item 2): what came before the
+ * attach is not in the document, and Health judges what is. */
+static char *
+partial_message (WickLiveStream *stream)
+{
+  if (stream == NULL || !wick_live_stream_is_partial (stream))
+    return NULL;
+  return g_strdup_printf (_ ("attached at %.1f s: records before that are missing"),
+                          (double)wick_live_stream_get_attached_ns (stream) / 1e9);
+}
+
+static void
+show_partial (WickLiveSession *self, const char *message)
+{
+  if (message != NULL)
+    wick_window_show_banner (self->window, "partial", message, NULL, NULL);
+}
+
 static void
 show_snapshot (WickLiveSession *self, const GError *snapshot_error)
 {
@@ -1131,9 +1149,13 @@ wick_live_session_attach (WickWindow *window, const char *socket_path, GError **
     = wick_live_stream_attach (connection, FALSE, &info, &snapshot_error, error);
   if (stream == NULL)
     return NULL;
+  g_autofree char *partial = partial_message (stream);
   WickLiveSession *self = session_new (window, info, stream, NULL, error);
   if (self != NULL)
-    show_snapshot (self, snapshot_error);
+    {
+      show_snapshot (self, snapshot_error);
+      show_partial (self, partial);
+    }
   return self;
 }
 
@@ -1170,6 +1192,7 @@ wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result, GErro
   wick_window_hide_banner (window, "attaching");
   g_autoptr (GError) local = NULL;
   WickLiveSession *self = NULL;
+  g_autofree char *partial = partial_message (data->stream);
   if (g_task_propagate_boolean (task, &local))
     self = session_new (window, g_steal_pointer (&data->info), g_steal_pointer (&data->stream),
                         g_steal_pointer (&data->link), &local);
@@ -1186,6 +1209,7 @@ wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result, GErro
       return NULL;
     }
   show_snapshot (self, data->snapshot_error);
+  show_partial (self, partial);
   return self;
 }
 
