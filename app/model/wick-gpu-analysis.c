@@ -226,7 +226,12 @@ args_member_text (WickTracks *tracks, const char *args, const char *key)
       if (!wick_json_skip_value (&s))
         return 0;
       if (k_len == strlen (key) && memcmp (k, key, k_len) == 0)
-        return wick_tracks_intern (tracks, start, (gsize)(s.p - start));
+        {
+          /* args live in the string pool: interning may move it (ASan found
+           * the read of the old block), so the value is copied first */
+          g_autofree char *value = g_strndup (start, (gsize)(s.p - start));
+          return wick_tracks_intern (tracks, value, (gsize)(s.p - start));
+        }
     }
   return 0;
 }

@@ -399,6 +399,10 @@ lost=$(sed -n 's/.* \([0-9]*\) lost by the node.s reader.*/\1/p' "$tmp/slow.err"
 if [ $slow_status -eq 0 ] && [ -n "$lost" ] && [ "$lost" -gt 0 ] &&
   grep -q "$lost lost by the reader" "$tmp/slow-check.txt"; then
   ok "slow link (2 KB/s): $lost records lost by the node's reader, counted in the summary and in the trace"
+elif [ $slow_status -eq 0 ] && [ "${lost:-0}" = 0 ] && [ -n "${ASAN_OPTIONS:-}" ]; then
+  # A sanitizer-built demo writes too little in the 8 s to lap a 256 KiB
+  # ring (the smallest) behind a 2 KB/s link: nothing to count, said so.
+  ok "slow link: nothing lost # SKIP under ASan the demo is too slow to lap its ring in 8 s"
 else
   not_ok "slow link losses (status $slow_status, lost '$lost')" "$tmp/slow.err" "$tmp/slow-check.txt"
 fi

@@ -159,7 +159,7 @@ main (int argc, char **argv)
   if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
     {
       g_print ("1..0 # SKIP no display\n");
-      return 77;
+      return 0; /* TAP: the plan above is the skip (77 reads as an error under protocol tap) */
     }
   gtk_init ();
   g_test_add_func ("/remote/window/attach-evict-restore-drop", test_remote_window);
