@@ -15,7 +15,7 @@ import wick.torch  # noqa: E402
 def test_capture_refused_on_cpu():
     ok, why = wick.cuda_available()
     if ok and torch.cuda.is_available():
-        wicktest.skip("CUDA is available here; test_torch_cuda covers capture")
+        wicktest.skip_test("CUDA is available here; test_torch_cuda covers capture")
     path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
     x = torch.randn(8, 16)
     lin = torch.nn.Linear(16, 16)

@@ -8,7 +8,10 @@
 # that imports torch (WICK_DEVICE_PYTHON to choose). Logs under $OUT.
 # Usage: tools/device/run-python-cuda.sh [test_name ...]  (default: all torch tests)
 source "$(dirname "$0")/env.sh"
-tools/device/build.sh || true # the meson python target fails there; libwick is what is needed
+# Only libwick and the headless wick-trace are needed (the meson python target
+# fails there, and the rest takes minutes): WICK_DEVICE_TARGETS= builds all.
+WICK_DEVICE_TARGETS=${WICK_DEVICE_TARGETS-backend/libwick.so.1.0.0 app/cli/wick-trace} \
+  tools/device/build.sh || true
 [ -f _build-device/backend/libwick.so ] || { echo "run-python-cuda: libwick did not build"; exit 1; }
 headers=/tmp/wick-py311
 if [ ! -f "$headers/usr/include/python3.11/Python.h" ]; then
