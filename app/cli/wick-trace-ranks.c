@@ -8,6 +8,11 @@
  *                         of reading traces
  *   --threads N           files reduced at once (default: every core)
  *   --merged OUT          also write one Chrome trace of the job, aligned
+ *   --pin RANK            RANK is the reference (offset 0) instead of the
+ *                         lowest rank sharing a collective
+ *   --offset RANK=OFFSET  RANK's offset by hand (ns, or with a unit: 1.5ms),
+ *                         not estimated; repeatable
+ *   --include-warmup      the stragglers count the first step's collectives
  *
  * Exit status: 0, 2 when a file does not parse, 3 on usage or I/O errors.
  */
@@ -91,7 +96,8 @@ print_text (const WickRankJob *job)
 
   printf ("%s, %s", ranks, colls);
   if (job->reference_rank >= 0)
-    printf (", clocks aligned to rank %d", job->reference_rank);
+    printf (", clocks aligned to rank %d%s", job->reference_rank,
+            job->pinned_rank >= 0 ? " (pinned)" : "");
   printf ("\n\n%-6s %-18s %-12s %-12s %-12s %s\n", "rank", "offset", "spread", "collectives",
           "waiting", "file");
   for (guint i = 0; i < job->ranks->len; i++)
@@ -103,6 +109,8 @@ print_text (const WickRankJob *job)
       else
         g_strlcpy (b, "wall clock", sizeof b);
       format_ns (c, sizeof c, r->wait_ns);
+      if (strcmp (r->offset_source, "set") == 0)
+        g_strlcat (a, " (set)", sizeof a);
       printf ("%-6d ", r->rank);
       print_padded (a, 19);
       print_padded (b, 13);
@@ -130,7 +138,9 @@ int
 wick_trace_ranks (int argc, char **argv)
 {
   gboolean json = FALSE, partial = FALSE, partials = FALSE, pretty = FALSE;
-  int threads = 0;
+  int threads = 0, pin = -1;
+  gboolean include_warmup = FALSE;
+  g_auto (GStrv) offsets = NULL;
   g_autofree char *merged = NULL;
   const GOptionEntry entries[] = {
     { "merged", 0, 0, G_OPTION_ARG_FILENAME, &merged,
@@ -143,10 +153,21 @@ wick_trace_ranks (int argc, char **argv)
       "The operands are per-rank reductions (--partial's output, - for stdin)", NULL },
     { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "Files reduced at once (default: every core)",
       "N" },
+    { "pin", 0, 0, G_OPTION_ARG_INT, &pin,
+      "RANK is the reference clock (offset 0; default: the lowest rank sharing a collective)",
+      "RANK" },
+    { "offset", 0, 0, G_OPTION_ARG_STRING_ARRAY, &offsets,
+      "RANK's clock offset set by hand, not estimated (ns, or a unit: 3=-1.5ms); repeatable",
+      "RANK=OFFSET" },
+    { "include-warmup", 0, 0, G_OPTION_ARG_NONE, &include_warmup,
+      "The stragglers count the collectives of the first step too (start-up lateness)", NULL },
     G_OPTION_ENTRY_NULL,
   };
   g_autoptr (WickRankJob) job = NULL;
   g_autoptr (GError) error = NULL;
+  WickRanksAlignment alignment = WICK_RANKS_ALIGNMENT_INIT;
+  g_autofree int *set_ranks = NULL;
+  g_autofree gint64 *set_offsets = NULL;
   int status = wick_trace_parse_options (
     "ranks", "FILE…",
     "The ranks of one distributed job (PyTorch profiler traces, one a rank): clock offsets "
@@ -161,6 +182,47 @@ wick_trace_ranks (int argc, char **argv)
     return wick_trace_usage_error ("ranks", "--threads needs a count from 0 to 4096");
   if (partial && partials)
     return wick_trace_usage_error ("ranks", "--partial and --partials go apart");
+  if (pin < -1 || pin > 1000000)
+    return wick_trace_usage_error ("ranks", "--pin needs a rank from 0");
+  alignment.pin_rank = pin;
+  alignment.include_warmup = include_warmup;
+  if (offsets != NULL)
+    {
+      guint n = g_strv_length (offsets);
+      if (n > 100000)
+        return wick_trace_usage_error ("ranks", "too many --offset");
+      set_ranks = g_new0 (int, n);
+      set_offsets = g_new0 (gint64, n);
+      for (guint i = 0; i < n; i++)
+        {
+          const char *eq = strchr (offsets[i], '=');
+          char *end = NULL;
+          gint64 rank;
+          g_autoptr (GError) e = NULL;
+          g_autofree char *msg = NULL;
+          if (eq == NULL)
+            {
+              msg = g_strdup_printf ("--offset %s: RANK=OFFSET (3=-1.5ms)", offsets[i]);
+              return wick_trace_usage_error ("ranks", "%s", msg);
+            }
+          rank = g_ascii_strtoll (offsets[i], &end, 10);
+          if (end != eq || end == offsets[i] || rank < 0 || rank > 1000000)
+            {
+              msg = g_strdup_printf ("--offset %s: the rank before = is not a number from 0",
+                                     offsets[i]);
+              return wick_trace_usage_error ("ranks", "%s", msg);
+            }
+          if (!wick_ranks_parse_offset (eq + 1, 1, &set_offsets[i], &e))
+            {
+              msg = g_strdup_printf ("--offset %s: %s", offsets[i], e->message);
+              return wick_trace_usage_error ("ranks", "%s", msg);
+            }
+          set_ranks[i] = (int)rank;
+        }
+      alignment.n_set = n;
+      alignment.set_ranks = set_ranks;
+      alignment.set_offsets_ns = set_offsets;
+    }
 
   if (partial)
     {
@@ -192,11 +254,11 @@ wick_trace_ranks (int argc, char **argv)
             }
           g_ptr_array_add (list, p);
         }
-      job = wick_ranks_merge (list, &error);
+      job = wick_ranks_merge_aligned (list, &alignment, &error);
     }
   else
-    job = wick_ranks_reduce_files ((const char *const *)argv + 1, (guint)argc - 1, (guint)threads,
-                                   NULL, &error);
+    job = wick_ranks_reduce_files_aligned ((const char *const *)argv + 1, (guint)argc - 1,
+                                           (guint)threads, &alignment, NULL, &error);
   if (job == NULL)
     {
       fprintf (stderr, "wick-trace ranks: %s\n", error->message);

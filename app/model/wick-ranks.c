@@ -952,30 +952,163 @@ note (WickRankJob *job, const char *format, ...)
 }
 
 /* T_c, the collective's end on the reference clock: the median aligned end of
- * its aligned entries. FALSE when none is aligned. */
+ * its aligned entries, leaving out the ranks whose offset was set by hand
+ * (@fixed, may be NULL) unless they are all it has: a hand offset places its
+ * rank, it does not move the estimated ones. FALSE when none is aligned. */
 static gboolean
-instance_end (const Instance *in, const gint64 *off, const gboolean *aligned, GArray *scratch,
-              gint64 *t)
+instance_end (const Instance *in, const gint64 *off, const gboolean *aligned,
+              const gboolean *fixed, GArray *scratch, gint64 *t)
 {
-  g_array_set_size (scratch, 0);
-  for (guint k = 0; k < in->entries->len; k++)
+  for (int pass = 0; pass < 2; pass++)
     {
-      const Entry *en = &g_array_index (in->entries, Entry, k);
-      if (aligned[en->idx])
+      g_array_set_size (scratch, 0);
+      for (guint k = 0; k < in->entries->len; k++)
         {
-          gint64 v = en->e + off[en->idx];
-          g_array_append_val (scratch, v);
+          const Entry *en = &g_array_index (in->entries, Entry, k);
+          if (aligned[en->idx] && (pass == 1 || fixed == NULL || !fixed[en->idx]))
+            {
+              gint64 v = en->e + off[en->idx];
+              g_array_append_val (scratch, v);
+            }
+        }
+      if (scratch->len > 0)
+        {
+          *t = median (scratch);
+          return TRUE;
         }
     }
-  if (scratch->len == 0)
-    return FALSE;
-  *t = median (scratch);
+  return FALSE;
+}
+
+static guint
+rank_index (const WickRankJob *job, int rank)
+{
+  for (guint i = 0; i < job->ranks->len; i++)
+    if (g_array_index (job->ranks, WickJobRank, i).rank == rank)
+      return i;
+  return G_MAXUINT;
+}
+
+/* NULL when @a fits @job's ranks, else the reason. */
+static char *
+alignment_problem (const WickRankJob *job, const WickRanksAlignment *a)
+{
+  if (a->pin_rank >= 0 && rank_index (job, a->pin_rank) == G_MAXUINT)
+    return g_strdup_printf ("pin: the job has no rank %d", a->pin_rank);
+  if (a->pin_rank < -1)
+    return g_strdup_printf ("pin: %d is not a rank", a->pin_rank);
+  for (guint k = 0; k < a->n_set; k++)
+    {
+      if (rank_index (job, a->set_ranks[k]) == G_MAXUINT)
+        return g_strdup_printf ("offset: the job has no rank %d", a->set_ranks[k]);
+      if (a->set_ranks[k] == a->pin_rank)
+        return g_strdup_printf ("offset: rank %d is pinned (its offset is 0 by definition)",
+                                a->set_ranks[k]);
+      if (ABS (a->set_offsets_ns[k]) > (gint64)1000000 * 1000000000)
+        return g_strdup_printf ("offset: rank %d's offset is more than 10⁶ s", a->set_ranks[k]);
+      for (guint j = 0; j < k; j++)
+        if (a->set_ranks[j] == a->set_ranks[k])
+          return g_strdup_printf ("offset: rank %d is set twice", a->set_ranks[k]);
+    }
+  return NULL;
+}
+
+gboolean
+wick_ranks_parse_offset (const char *text, gint64 default_unit_ns, gint64 *ns, GError **error)
+{
+  static const struct
+  {
+    const char *name;
+    gint64 ns;
+  } units[] = { { "ns", 1 }, { "us", 1000 }, { "µs", 1000 }, { "ms", 1000000 }, { "s", 1000000000 } };
+  const char *p = text;
+  gboolean negative = FALSE, digits = FALSE;
+  gint64 whole = 0, unit = default_unit_ns;
+  double frac = 0, scale = 0.1, v;
+
+  while (*p == ' ')
+    p++;
+  if (*p == '-' || *p == '+' || g_str_has_prefix (p, "−"))
+    {
+      negative = *p == '-' || (guchar)*p == 0xe2;
+      p += (guchar)*p == 0xe2 ? strlen ("−") : 1;
+    }
+  for (; g_ascii_isdigit (*p); p++, digits = TRUE)
+    {
+      if (whole > (gint64)1000000000000000)
+        goto bad;
+      whole = whole * 10 + (*p - '0');
+    }
+  if (*p == '.')
+    for (p++; g_ascii_isdigit (*p); p++, digits = TRUE, scale /= 10)
+      frac += (*p - '0') * scale;
+  if (!digits)
+    goto bad;
+  while (*p == ' ')
+    p++;
+  if (*p != '\0')
+    {
+      guint k;
+      for (k = 0; k < G_N_ELEMENTS (units); k++)
+        if (g_str_has_prefix (p, units[k].name))
+          {
+            const char *q = p + strlen (units[k].name);
+            while (*q == ' ')
+              q++;
+            if (*q == '\0')
+              break;
+          }
+      if (k == G_N_ELEMENTS (units))
+        goto bad;
+      unit = units[k].ns;
+    }
+  v = ((double)whole + frac) * (double)unit;
+  if (v > 1e15)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "“%s”: an offset of more than 10⁶ s", text);
+      return FALSE;
+    }
+  *ns = (gint64)(v + 0.5);
+  if (negative)
+    *ns = -*ns;
   return TRUE;
+bad:
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+               "“%s” is not an offset (a number and ns, µs, ms or s: “-1.25 ms”)", text);
+  return FALSE;
 }
 
 WickRankJob *
 wick_ranks_merge (GPtrArray *partials, GError **error)
 {
+  return wick_ranks_merge_aligned (partials, NULL, error);
+}
+
+WickRankJob *
+wick_rank_job_realign (WickRankJob *job, const WickRanksAlignment *alignment, GError **error)
+{
+  g_autofree char *problem = alignment ? alignment_problem (job, alignment) : NULL;
+  GPtrArray *partials;
+  if (problem != NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s", problem);
+      wick_rank_job_free (job);
+      return NULL;
+    }
+  partials = g_steal_pointer (&job->partials);
+  job->partials = g_ptr_array_new ();
+  wick_rank_job_free (job);
+  return wick_ranks_merge_aligned (partials, alignment, error);
+}
+
+WickRankJob *
+wick_ranks_merge_aligned (GPtrArray *partials, const WickRanksAlignment *alignment,
+                          GError **error)
+{
+  static const WickRanksAlignment defaults = WICK_RANKS_ALIGNMENT_INIT;
+  g_autofree gboolean *fixed = NULL;
+  guint ref = G_MAXUINT;
   g_autoptr (GHashTable) table
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, instance_free);
   g_autoptr (GPtrArray) instances = g_ptr_array_new ();
@@ -995,7 +1128,11 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
   job->stragglers = g_array_new (FALSE, FALSE, sizeof (WickJobStraggler));
   job->notes = g_ptr_array_new_with_free_func (g_free);
   job->reference_rank = -1;
+  job->pinned_rank = -1;
+  job->warmup_end_ns = -1;
   n = partials->len;
+  if (alignment == NULL)
+    alignment = &defaults;
 
   /* ranks: those known first; a file without one takes the lowest free number */
   g_ptr_array_sort (partials, cmp_partial_rank);
@@ -1093,6 +1230,15 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
             in->first = c;
         }
     }
+  {
+    g_autofree char *problem = alignment_problem (job, alignment);
+    if (problem != NULL)
+      {
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s", problem);
+        wick_rank_job_free (job);
+        return NULL;
+      }
+  }
   if (job->any_without_seq)
     note (job, "some collectives have no Seq (NCCL kernels without it, gloo): they are matched by "
                "their order of "
@@ -1109,23 +1255,34 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
    * refinement against every aligned rank */
   off = g_new0 (gint64, MAX (n, 1));
   aligned = g_new0 (gboolean, MAX (n, 1));
+  fixed = g_new0 (gboolean, MAX (n, 1));
   samples = g_new0 (GArray *, MAX (n, 1));
   for (guint i = 0; i < n; i++)
     samples[i] = g_array_new (FALSE, FALSE, sizeof (gint64));
   {
-    guint ref = G_MAXUINT;
     for (guint k = 0; k < instances->len; k++)
       {
         Instance *in = instances->pdata[k];
         if (in->entries->len >= 2)
           ref = MIN (ref, g_array_index (in->entries, Entry, 0).idx);
       }
+    if (alignment->pin_rank >= 0)
+      {
+        ref = rank_index (job, alignment->pin_rank);
+        job->pinned_rank = alignment->pin_rank;
+      }
     if (ref != G_MAXUINT)
       {
         aligned[ref] = TRUE;
         job->reference_rank = g_array_index (job->ranks, WickJobRank, ref).rank;
       }
-    for (gboolean progress = ref != G_MAXUINT; progress;)
+    for (guint k = 0; k < alignment->n_set; k++)
+      {
+        guint i = rank_index (job, alignment->set_ranks[k]);
+        off[i] = alignment->set_offsets_ns[k];
+        aligned[i] = fixed[i] = TRUE;
+      }
+    for (gboolean progress = ref != G_MAXUINT || alignment->n_set > 0; progress;)
       {
         progress = FALSE;
         for (guint i = 0; i < n; i++)
@@ -1134,7 +1291,7 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
           {
             Instance *in = instances->pdata[k];
             gint64 t;
-            if (!instance_end (in, off, aligned, scratch, &t))
+            if (!instance_end (in, off, aligned, fixed, scratch, &t))
               continue;
             for (guint e = 0; e < in->entries->len; e++)
               {
@@ -1163,7 +1320,7 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
           {
             Instance *in = instances->pdata[k];
             gint64 t;
-            if (in->entries->len < 2 || !instance_end (in, off, aligned, scratch, &t))
+            if (in->entries->len < 2 || !instance_end (in, off, aligned, fixed, scratch, &t))
               continue;
             for (guint e = 0; e < in->entries->len; e++)
               {
@@ -1179,7 +1336,7 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
               continue;
             if (round < 2)
               {
-                if (i != ref)
+                if (i != ref && !fixed[i])
                   off[i] -= median (samples[i]);
               }
             else
@@ -1202,6 +1359,13 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
       r->aligned = aligned[i];
       r->offset_ns = off[i];
       r->collectives = r->partial->collectives->len;
+      r->offset_source = fixed[i]                  ? "set"
+                         : i == ref && job->pinned_rank >= 0 ? "pinned"
+                         : i == ref                          ? "reference"
+                         : aligned[i]                        ? "collectives"
+                                                             : "wall clock";
+      if (fixed[i])
+        note (job, "rank %d's offset is set by hand: %" G_GINT64_FORMAT " ns", r->rank, off[i]);
       if (!aligned[i])
         {
           r->offset_spread_ns = -1;
@@ -1230,10 +1394,24 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
         job->origin_ns = f;
     }
 
+  /* warm-up: until the first ProfilerStep has ended on every rank that has one */
+  for (guint i = 0; i < n; i++)
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      if (r->partial->steps->len > 0)
+        {
+          const WickRankStep *st = &g_array_index (r->partial->steps, WickRankStep, 0);
+          job->warmup_end_ns = MAX (job->warmup_end_ns, st->end_ns + r->offset_ns - job->origin_ns);
+        }
+    }
+
   /* collectives */
   {
     g_autofree WickJobStraggler *st = g_new0 (WickJobStraggler, MAX (n, 1));
+    g_autofree WickJobStraggler *st_warm = g_new0 (WickJobStraggler, MAX (n, 1));
     g_autofree gint64 *wait = g_new0 (gint64, MAX (n, 1));
+    guint counted = 0, warm = 0;
+    gint64 warm_delay = 0;
     for (guint k = 0; k < instances->len; k++)
       {
         Instance *in = instances->pdata[k];
@@ -1268,7 +1446,7 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
         c->last_rank = g_array_index (job->ranks, WickJobRank, last).rank;
         c->arrival_skew_ns = c->last_start_ns - c->first_start_ns;
         c->straggle_ns = in->entries->len >= 2 ? c->last_start_ns - second : 0;
-        if (!instance_end (in, off, aligned, scratch, &t))
+        if (!instance_end (in, off, aligned, fixed, scratch, &t))
           {
             g_array_set_size (scratch, 0);
             for (guint e = 0; e < in->entries->len; e++)
@@ -1285,10 +1463,19 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
                           ? (double)c->bytes / (double)c->latency_ns
                               * wick_collective_busbw_factor (c->name, c->group_size)
                           : -1;
+        c->warmup = job->warmup_end_ns >= 0 && c->last_start_ns < job->warmup_end_ns;
         if (in->entries->len >= 2)
           {
-            st[last].delay_ns += c->straggle_ns;
-            st[last].collectives++;
+            WickJobStraggler *to = c->warmup ? st_warm : st;
+            to[last].delay_ns += c->straggle_ns;
+            to[last].collectives++;
+            if (c->warmup)
+              {
+                warm++;
+                warm_delay += c->straggle_ns;
+              }
+            else
+              counted++;
             for (guint e = 0; e < in->entries->len; e++)
               {
                 const Entry *en = &g_array_index (in->entries, Entry, e);
@@ -1298,6 +1485,29 @@ wick_ranks_merge (GPtrArray *partials, GError **error)
         g_ptr_array_add (job->collectives, c);
       }
     g_ptr_array_sort (job->collectives, cmp_collective);
+    if (warm > 0 && (alignment->include_warmup || counted == 0))
+      {
+        for (guint i = 0; i < n; i++)
+          {
+            st[i].delay_ns += st_warm[i].delay_ns;
+            st[i].collectives += st_warm[i].collectives;
+          }
+        if (!alignment->include_warmup)
+          note (job,
+                "every collective shared by ranks is in the first step (warm-up): the stragglers "
+                "count them, there being no others");
+      }
+    else if (warm > 0)
+      {
+        g_autofree char *end = g_strdup_printf ("%.3f ms", (double)job->warmup_end_ns / 1e6);
+        g_autofree char *delay = g_strdup_printf ("%.3f ms", (double)warm_delay / 1e6);
+        job->warmup_collectives = warm;
+        note (job,
+              "the stragglers leave out the warm-up: the %u collectives before the first step "
+              "ended on every rank (%s into the job), which held the others %s (--include-warmup "
+              "counts them)",
+              warm, end, delay);
+      }
     for (guint i = 0; i < n; i++)
       {
         WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
@@ -1336,6 +1546,14 @@ WickRankJob *
 wick_ranks_reduce_files (const char *const *paths, guint n_paths, guint threads,
                          GCancellable *cancellable, GError **error)
 {
+  return wick_ranks_reduce_files_aligned (paths, n_paths, threads, NULL, cancellable, error);
+}
+
+WickRankJob *
+wick_ranks_reduce_files_aligned (const char *const *paths, guint n_paths, guint threads,
+                                 const WickRanksAlignment *alignment, GCancellable *cancellable,
+                                 GError **error)
+{
   g_autofree Task *tasks = g_new0 (Task, MAX (n_paths, 1));
   GPtrArray *partials;
   GThreadPool *pool;
@@ -1369,7 +1587,7 @@ wick_ranks_reduce_files (const char *const *paths, guint n_paths, guint threads,
       g_ptr_array_unref (partials);
       return NULL;
     }
-  return wick_ranks_merge (partials, error);
+  return wick_ranks_merge_aligned (partials, alignment, error);
 }
 
 /* ------------------------------------------------------------------------ */

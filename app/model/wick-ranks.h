@@ -96,6 +96,10 @@ typedef struct
   guint collectives;
   gint64 wait_ns; /* time spent in collectives waiting for the last rank */
   const WickRankPartial *partial;
+  /* where offset_ns came from: "collectives" (estimated), "reference" (the
+   * lowest rank sharing a collective), "pinned" (the reference by hand),
+   * "set" (typed by hand) or "wall clock" (kept on its own clock) */
+  const char *offset_source;
 } WickJobRank;
 
 typedef struct
@@ -113,6 +117,7 @@ typedef struct
   gint64 straggle_ns; /* last arrival minus the one before it */
   gint64 latency_ns;  /* median end minus last arrival */
   double busbw_gbps;  /* < 0: unknown */
+  gboolean warmup;    /* its last arrival was in the job's first step (see WickRanksAlignment) */
 } WickJobCollective;
 
 typedef struct
@@ -132,7 +137,30 @@ typedef struct
   int reference_rank;
   gboolean any_without_seq;
   GPtrArray *notes; /* char*: what the reader should know (wall-clock ranks, fallbacks) */
+  int pinned_rank;  /* the rank pinned by hand as the reference, -1: none */
+  gint64 warmup_end_ns;      /* job clock: the end of the first step on every rank, -1: none */
+  guint warmup_collectives;  /* collectives left out of the stragglers as warm-up */
 } WickRankJob;
+
+/* How the clocks are aligned and what the stragglers count; all zero (with
+ * pin_rank -1) is the default. */
+typedef struct
+{
+  /* the reference, offset 0; -1: the lowest rank sharing a collective */
+  int pin_rank;
+  /* offsets typed by hand, on the reference's clock (added to the rank's
+   * baseTimeNanoseconds + ts): not estimated, and the other ranks are aligned
+   * through them too (a rank sharing no collective can be placed so) */
+  guint n_set;
+  const int *set_ranks;
+  const gint64 *set_offsets_ns;
+  /* FALSE (default): the stragglers leave out the warm-up, every collective
+   * whose last arrival is before the first ProfilerStep has ended on every
+   * rank (start-up lateness is not a straggler) — unless that leaves none */
+  gboolean include_warmup;
+} WickRanksAlignment;
+
+#define WICK_RANKS_ALIGNMENT_INIT { -1, 0, NULL, NULL, FALSE }
 
 void wick_rank_job_free (WickRankJob *job);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickRankJob, wick_rank_job_free)
@@ -140,11 +168,24 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickRankJob, wick_rank_job_free)
 /* Takes @partials (its free func must free them), also on failure: NULL with
  * @error when two partials claim the same rank. */
 WickRankJob *wick_ranks_merge (GPtrArray *partials, GError **error);
+/* The same, aligned as @alignment says (NULL: the default). NULL with @error
+ * when it names a rank the job does not have, pins a rank and sets its
+ * offset, or sets one rank twice. */
+WickRankJob *wick_ranks_merge_aligned (GPtrArray *partials, const WickRanksAlignment *alignment,
+                                       GError **error);
+/* Re-aligns @job (consumed, also on failure: then NULL with @error and the
+ * job freed) from its partials: what the Ranks page does when the user pins
+ * or sets an offset. */
+WickRankJob *wick_rank_job_realign (WickRankJob *job, const WickRanksAlignment *alignment,
+                                    GError **error);
 
 /* Reduces @paths on a pool of @threads workers (0: every core), then merges.
  * NULL with the first failing file's error (in the order given). */
 WickRankJob *wick_ranks_reduce_files (const char *const *paths, guint n_paths, guint threads,
                                       GCancellable *cancellable, GError **error);
+WickRankJob *wick_ranks_reduce_files_aligned (const char *const *paths, guint n_paths,
+                                              guint threads, const WickRanksAlignment *alignment,
+                                              GCancellable *cancellable, GError **error);
 
 /* The job as `wick-trace ranks --json` prints it (docs/ranks.md). */
 char *wick_rank_job_to_json (const WickRankJob *job, gboolean pretty);
@@ -158,6 +199,13 @@ char *wick_rank_job_to_json (const WickRankJob *job, gboolean pretty);
  * is one event and a 1 MiB output buffer. */
 gboolean wick_rank_job_write_merged (const WickRankJob *job, const char *path,
                                      GCancellable *cancellable, GError **error);
+
+/* Parses an offset typed by hand: a decimal number (sign, fraction) and an
+ * optional unit ns, us, µs, ms or s (spaces allowed around it); a bare
+ * number is in @default_unit_ns (1 for ns, 1000 for µs, ...). FALSE with
+ * @error saying what is wrong; more than 10⁶ s is refused. */
+gboolean wick_ranks_parse_offset (const char *text, gint64 default_unit_ns, gint64 *ns,
+                                  GError **error);
 
 /* NCCL's bus-bandwidth factor of a collective over @n ranks (nccl-tests'
  * PERFORMANCE.md): all-reduce 2(n-1)/n, all-gather, reduce-scatter and

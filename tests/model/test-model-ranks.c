@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "wick-chrome-import.h"
 #include "wick-chrome-stream.h"
@@ -211,6 +212,189 @@ test_generated_16_ranks_gzip (void)
     = { "--ranks", "16",     "--nodes",        "4",       "--seed", "7", "--straggler",
         "11",      "--gzip", "--legacy-names", "--steps", "4",      NULL };
   run_generated (extra, TRUE, 0);
+}
+
+static gint64
+expected_offset (JsonObject *truth, guint i)
+{
+  JsonArray *ranks = json_object_get_array_member (truth, "ranks");
+  return json_object_get_int_member (json_array_get_object_element (ranks, i),
+                                     "expected_offset_ns");
+}
+
+/* Pinning a rank as the reference and setting an offset by hand, through
+ * wick_rank_job_realign (what the Ranks page does) and the CLI. */
+static void
+test_alignment_by_hand (void)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) files = NULL;
+  g_autofree char *dir = generate (NULL);
+  WickRankJob *job;
+  JsonObject *truth;
+  gint64 wrong6;
+
+  if (dir == NULL)
+    return;
+  truth = load_truth (dir, parser);
+  files = rank_files (dir, truth);
+  job = wick_ranks_reduce_files ((const char *const *)files->pdata, files->len, 2, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (job->reference_rank, ==, 0);
+  g_assert_cmpstr (g_array_index (job->ranks, WickJobRank, 0).offset_source, ==, "reference");
+  g_assert_cmpstr (g_array_index (job->ranks, WickJobRank, 1).offset_source, ==, "collectives");
+
+  /* pinned: rank 3 is the reference, every offset relative to its clock */
+  {
+    WickRanksAlignment a = WICK_RANKS_ALIGNMENT_INIT;
+    a.pin_rank = 3;
+    job = wick_rank_job_realign (job, &a, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (job->reference_rank, ==, 3);
+    g_assert_cmpint (job->pinned_rank, ==, 3);
+    for (guint i = 0; i < job->ranks->len; i++)
+      {
+        const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+        gint64 want = expected_offset (truth, i) - expected_offset (truth, 3);
+        g_assert_cmpint (ABS (r->offset_ns - want), <=, 50000);
+        g_assert_cmpstr (r->offset_source, ==, i == 3 ? "pinned" : "collectives");
+      }
+    g_assert_cmpint (g_array_index (job->ranks, WickJobRank, 3).offset_ns, ==, 0);
+  }
+  /* set by hand, 2 ms off what the collectives say: rank 6 is put there and
+   * the others stay where the collectives put them */
+  {
+    WickRanksAlignment a = WICK_RANKS_ALIGNMENT_INIT;
+    int rank = 6;
+    wrong6 = expected_offset (truth, 6) + 2000000;
+    a.n_set = 1;
+    a.set_ranks = &rank;
+    a.set_offsets_ns = &wrong6;
+    job = wick_rank_job_realign (job, &a, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (job->reference_rank, ==, 0);
+    g_assert_cmpint (job->pinned_rank, ==, -1);
+    for (guint i = 0; i < job->ranks->len; i++)
+      {
+        const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+        if (i == 6)
+          {
+            g_assert_cmpint (r->offset_ns, ==, wrong6);
+            g_assert_cmpstr (r->offset_source, ==, "set");
+          }
+        else
+          g_assert_cmpint (ABS (r->offset_ns - expected_offset (truth, i)), <=, 50000);
+      }
+  }
+  /* refused: a rank the job does not have, a pinned rank's offset, one rank set twice */
+  {
+    WickRanksAlignment a = WICK_RANKS_ALIGNMENT_INIT;
+    int ranks[] = { 2, 2 };
+    gint64 offs[] = { 0, 1 };
+    a.pin_rank = 99;
+    job = wick_rank_job_realign (job, &a, &error);
+    g_assert_null (job);
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "no rank 99"));
+    g_clear_error (&error);
+    job = wick_ranks_reduce_files ((const char *const *)files->pdata, files->len, 2, NULL, &error);
+    g_assert_no_error (error);
+    a.pin_rank = 2;
+    a.n_set = 1;
+    a.set_ranks = ranks;
+    a.set_offsets_ns = offs;
+    job = wick_rank_job_realign (job, &a, &error);
+    g_assert_null (job);
+    g_assert_nonnull (strstr (error->message, "rank 2 is pinned"));
+    g_clear_error (&error);
+    a.pin_rank = -1;
+    a.n_set = 2;
+    job = wick_ranks_reduce_files_aligned ((const char *const *)files->pdata, files->len, 2, &a,
+                                           NULL, &error);
+    g_assert_null (job);
+    g_assert_nonnull (strstr (error->message, "rank 2 is set twice"));
+    g_clear_error (&error);
+  }
+
+  /* the CLI: --pin 3 --offset 6=<ms> */
+  {
+    g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+    g_autoptr (JsonParser) out = json_parser_new ();
+    g_autofree char *stdout_text = NULL, *stderr_text = NULL;
+    g_autofree char *pin_set = NULL;
+    gint64 want6 = expected_offset (truth, 6) - expected_offset (truth, 3) + 1500000;
+    JsonArray *ranks;
+    int status;
+    pin_set = g_strdup_printf ("6=%.6fms", (double)want6 / 1e6);
+    g_ptr_array_add (argv, (char *)wick_trace);
+    g_ptr_array_add (argv, (char *)"ranks");
+    g_ptr_array_add (argv, (char *)"--json");
+    g_ptr_array_add (argv, (char *)"--pin");
+    g_ptr_array_add (argv, (char *)"3");
+    g_ptr_array_add (argv, (char *)"--offset");
+    g_ptr_array_add (argv, pin_set);
+    for (guint i = 0; i < files->len; i++)
+      g_ptr_array_add (argv, files->pdata[i]);
+    g_ptr_array_add (argv, NULL);
+    g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                                 &stdout_text, &stderr_text, &status, &error));
+    g_assert_no_error (error);
+    g_assert_true (g_spawn_check_wait_status (status, NULL));
+    g_assert_nonnull (strstr (stderr_text, "rank 6's offset is set by hand"));
+    g_assert_true (json_parser_load_from_data (out, stdout_text, -1, &error));
+    ranks = json_object_get_array_member (json_node_get_object (json_parser_get_root (out)),
+                                          "ranks");
+    for (guint i = 0; i < json_array_get_length (ranks); i++)
+      {
+        JsonObject *r = json_array_get_object_element (ranks, i);
+        gint64 got = json_object_get_int_member (r, "offset_ns");
+        gint64 want = expected_offset (truth, i) - expected_offset (truth, 3);
+        if (i == 6)
+          g_assert_cmpint (ABS (got - want6), <=, 1);
+        else
+          g_assert_cmpint (ABS (got - want), <=, 50000);
+      }
+    /* a bad one is a usage error naming it */
+    g_clear_pointer (&stdout_text, g_free);
+    g_clear_pointer (&stderr_text, g_free);
+    g_ptr_array_index (argv, 6) = (char *)"6=fast";
+    g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                                 &stdout_text, &stderr_text, &status, &error));
+    g_assert_cmpint (WEXITSTATUS (status), ==, 3);
+    g_assert_nonnull (strstr (stderr_text, "--offset 6=fast"));
+  }
+  wick_rank_job_free (job);
+  remove_dir (dir);
+}
+
+static void
+test_parse_offset (void)
+{
+  struct
+  {
+    const char *text;
+    gint64 unit, ns;
+  } good[] = { { "1500", 1, 1500 },       { "-1.5ms", 1, -1500000 },  { "2 µs", 1, 2000 },
+               { "−0.25 s", 1, -250000000 }, { "12", 1000, 12000 },    { " +3us ", 1, 3000 },
+               { "0", 1000000, 0 },        { ".5ms", 1, 500000 } };
+  const char *bad[] = { "", "ms", "1.5 m", "1e3", "--1", "5 ms x", "2000000 s", "1.2.3" };
+  for (guint i = 0; i < G_N_ELEMENTS (good); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      gint64 ns = 42;
+      g_assert_true (wick_ranks_parse_offset (good[i].text, good[i].unit, &ns, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (ns, ==, good[i].ns);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      gint64 ns = 42;
+      g_assert_false (wick_ranks_parse_offset (bad[i], 1, &ns, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+      g_assert_cmpint (ns, ==, 42);
+    }
 }
 
 /* A partial through JSON merges to the same job. */
@@ -566,6 +750,20 @@ test_h200_gloo (void)
     g_assert_cmpint (c->arrival_skew_ns, >, 8000000);
   }
   g_assert_cmpuint (last1, >=, 6);
+  /* the stragglers leave out the warm-up (rank 0 was 49 ms late to the
+   * first all-reduce at start-up): rank 1 first; with it, rank 0 */
+  g_assert_cmpuint (job->warmup_collectives, >, 0);
+  g_assert_cmpint (g_array_index (job->stragglers, WickJobStraggler, 0).rank, ==, 1);
+  g_assert_true (((const WickJobCollective *)job->collectives->pdata[0])->warmup);
+  g_assert_false (((const WickJobCollective *)job->collectives->pdata[6])->warmup);
+  {
+    WickRanksAlignment a = WICK_RANKS_ALIGNMENT_INIT;
+    a.include_warmup = TRUE;
+    job = wick_rank_job_realign (g_steal_pointer (&job), &a, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (job->warmup_collectives, ==, 0);
+    g_assert_cmpint (g_array_index (job->stragglers, WickJobStraggler, 0).rank, ==, 0);
+  }
 }
 
 static void
@@ -657,6 +855,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ranks/generated/no-seq-order-fallback", test_generated_no_seq);
   g_test_add_func ("/ranks/generated/16-ranks-gzip-legacy", test_generated_16_ranks_gzip);
   g_test_add_func ("/ranks/partial/roundtrip", test_partial_roundtrip);
+  g_test_add_func ("/ranks/alignment/by-hand", test_alignment_by_hand);
+  g_test_add_func ("/ranks/alignment/parse-offset", test_parse_offset);
   g_test_add_func ("/ranks/partial/bad", test_partial_bad);
   g_test_add_func ("/ranks/merged", test_merged);
   g_test_add_func ("/ranks/no-collectives-and-duplicates", test_no_collectives_and_duplicates);
