@@ -1093,7 +1093,6 @@ wick_rank_job_realign (WickRankJob *job, const WickRanksAlignment *alignment, GE
   if (problem != NULL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s", problem);
-      wick_rank_job_free (job);
       return NULL;
     }
   partials = g_steal_pointer (&job->partials);

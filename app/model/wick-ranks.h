@@ -173,9 +173,10 @@ WickRankJob *wick_ranks_merge (GPtrArray *partials, GError **error);
  * offset, or sets one rank twice. */
 WickRankJob *wick_ranks_merge_aligned (GPtrArray *partials, const WickRanksAlignment *alignment,
                                        GError **error);
-/* Re-aligns @job (consumed, also on failure: then NULL with @error and the
- * job freed) from its partials: what the Ranks page does when the user pins
- * or sets an offset. */
+/* Re-aligns @job from its partials (no file is read again): what the Ranks
+ * page does when the user pins or sets an offset. Returns the new job and
+ * frees @job; NULL with @error, @job untouched, when @alignment does not fit
+ * it (the merge itself cannot fail then: its ranks were merged once). */
 WickRankJob *wick_rank_job_realign (WickRankJob *job, const WickRanksAlignment *alignment,
                                     GError **error);
 

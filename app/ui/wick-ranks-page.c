@@ -23,15 +23,36 @@ struct _WickRanksPage
   WickRankJob *job;
   guint max_steps;
   gint64 max_step_ns, max_exposed_ns, min_step_ns, min_exposed_ns;
+
+  GtkWidget *scroll;
+  GWeakRef window;
+  char *merged; /* the timeline's trace of the job, rewritten when re-aligned */
+  /* the alignment by hand: the pinned rank (-1: none), the offsets set */
+  int pin_rank;
+  GArray *set_ranks;   /* int */
+  GArray *set_offsets; /* gint64 */
+  gboolean realigning; /* the merged trace is being rewritten */
+  GHashTable *entries; /* rank → its offset entry */
+  GHashTable *pins;    /* rank → its pin button */
+  char *error;         /* the last re-alignment's failure, shown until the next */
 };
 
 G_DEFINE_FINAL_TYPE (WickRanksPage, wick_ranks_page, GTK_TYPE_BOX)
+
+static void fill (WickRanksPage *self);
 
 static void
 wick_ranks_page_finalize (GObject *object)
 {
   WickRanksPage *self = WICK_RANKS_PAGE (object);
   g_clear_pointer (&self->job, wick_rank_job_free);
+  g_weak_ref_clear (&self->window);
+  g_free (self->merged);
+  g_free (self->error);
+  g_array_unref (self->set_ranks);
+  g_array_unref (self->set_offsets);
+  g_hash_table_unref (self->entries);
+  g_hash_table_unref (self->pins);
   G_OBJECT_CLASS (wick_ranks_page_parent_class)->finalize (object);
 }
 
@@ -45,6 +66,12 @@ static void
 wick_ranks_page_init (WickRanksPage *self)
 {
   gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
+  g_weak_ref_init (&self->window, NULL);
+  self->pin_rank = -1;
+  self->set_ranks = g_array_new (FALSE, FALSE, sizeof (int));
+  self->set_offsets = g_array_new (FALSE, FALSE, sizeof (gint64));
+  self->entries = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->pins = g_hash_table_new (g_direct_hash, g_direct_equal);
 }
 
 const WickRankJob *
@@ -169,11 +196,175 @@ grid_new (void)
   return grid;
 }
 
+/* ---- the alignment by hand ---- */
+
+static void
+merged_written (GObject *source, GAsyncResult *result, gpointer data)
+{
+  WickRanksPage *self = WICK_RANKS_PAGE (source);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickWindow) window = g_weak_ref_get (&self->window);
+
+  self->realigning = FALSE;
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      g_free (self->error);
+      self->error = g_strdup_printf (_ ("The timeline was not re-aligned: %s"), error->message);
+    }
+  else if (window != NULL)
+    {
+      g_autoptr (GFile) file = g_file_new_for_path (self->merged);
+      wick_window_load_file (window, file);
+    }
+  fill (self);
+}
+
+static void
+write_merged_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  WickRanksPage *self = source;
+  GError *error = NULL;
+  /* the job is not replaced while this runs (the page waits for it) */
+  if (wick_rank_job_write_merged (self->job, self->merged, cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static gboolean
+fill_idle (gpointer data)
+{
+  fill (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* The job re-merged with the alignment by hand, the page refilled (from an
+ * idle: the widget that asked is among those replaced) and the timeline's
+ * trace rewritten on the new clocks, then reloaded. */
+static void
+realign (WickRanksPage *self)
+{
+  WickRanksAlignment a = WICK_RANKS_ALIGNMENT_INIT;
+  g_autoptr (GError) error = NULL;
+  WickRankJob *job;
+
+  if (self->realigning)
+    return;
+  a.pin_rank = self->pin_rank;
+  a.n_set = self->set_ranks->len;
+  a.set_ranks = (const int *)(void *)self->set_ranks->data;
+  a.set_offsets_ns = (const gint64 *)(void *)self->set_offsets->data;
+  g_clear_pointer (&self->error, g_free);
+  job = wick_rank_job_realign (self->job, &a, &error);
+  if (job == NULL)
+    self->error = g_strdup_printf (_ ("Not re-aligned: %s"), error->message);
+  else
+    {
+      self->job = job;
+      if (self->merged != NULL)
+        {
+          g_autoptr (GTask) task = g_task_new (self, NULL, merged_written, NULL);
+          self->realigning = TRUE;
+          g_task_run_in_thread (task, write_merged_thread);
+        }
+    }
+  g_idle_add_full (G_PRIORITY_DEFAULT, fill_idle, g_object_ref (self), g_object_unref);
+}
+
+static void
+unset (WickRanksPage *self, int rank)
+{
+  for (guint i = 0; i < self->set_ranks->len; i++)
+    if (g_array_index (self->set_ranks, int, i) == rank)
+      {
+        g_array_remove_index (self->set_ranks, i);
+        g_array_remove_index (self->set_offsets, i);
+        return;
+      }
+}
+
+static void
+on_pin_toggled (GtkCheckButton *button, WickRanksPage *self)
+{
+  int rank = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "wick-rank"));
+  if (!gtk_check_button_get_active (button) || rank == self->pin_rank)
+    return;
+  self->pin_rank = rank;
+  unset (self, rank);
+  realign (self);
+}
+
+static void
+on_offset_activate (GtkEntry *entry, WickRanksPage *self)
+{
+  int rank = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (entry), "wick-rank"));
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
+  g_autoptr (GError) error = NULL;
+  gint64 ns;
+
+  if (text[strspn (text, " ")] == '\0')
+    {
+      /* emptied: estimated again */
+      unset (self, rank);
+      realign (self);
+      return;
+    }
+  /* a bare number is µs */
+  if (!wick_ranks_parse_offset (text, 1000, &ns, &error))
+    {
+      gtk_widget_add_css_class (GTK_WIDGET (entry), "error");
+      gtk_widget_set_tooltip_text (GTK_WIDGET (entry), error->message);
+      return;
+    }
+  unset (self, rank);
+  g_array_append_val (self->set_ranks, rank);
+  g_array_append_val (self->set_offsets, ns);
+  realign (self);
+}
+
+static void
+on_reset_clicked (GtkButton *button, WickRanksPage *self)
+{
+  self->pin_rank = -1;
+  g_array_set_size (self->set_ranks, 0);
+  g_array_set_size (self->set_offsets, 0);
+  realign (self);
+}
+
+static const char *
+source_text (const WickJobRank *r)
+{
+  if (g_strcmp0 (r->offset_source, "pinned") == 0)
+    return _ ("pinned");
+  if (g_strcmp0 (r->offset_source, "reference") == 0)
+    return _ ("reference");
+  if (g_strcmp0 (r->offset_source, "set") == 0)
+    return _ ("set by hand");
+  if (g_strcmp0 (r->offset_source, "wall clock") == 0)
+    return _ ("wall clock");
+  return _ ("collectives");
+}
+
 GtkWidget *
-wick_ranks_page_new (WickRankJob *job)
+wick_ranks_page_new (WickRankJob *job, WickWindow *window, const char *merged)
 {
   WickRanksPage *self = g_object_new (WICK_TYPE_RANKS_PAGE, NULL);
-  GtkWidget *scroll = gtk_scrolled_window_new ();
+  self->job = job;
+  g_weak_ref_set (&self->window, window);
+  self->merged = g_strdup (merged);
+  self->scroll = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroll), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  gtk_widget_set_vexpand (self->scroll, TRUE);
+  gtk_box_append (GTK_BOX (self), self->scroll);
+  fill (self);
+  return GTK_WIDGET (self);
+}
+
+static void
+fill (WickRanksPage *self)
+{
+  const WickRankJob *job = self->job;
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   GtkWidget *cols = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 36);
   GtkWidget *left = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
@@ -182,7 +373,10 @@ wick_ranks_page_new (WickRankJob *job)
   g_autofree char *summary = NULL;
   int row;
 
-  self->job = job;
+  g_hash_table_remove_all (self->entries);
+  g_hash_table_remove_all (self->pins);
+  self->max_steps = 0;
+  self->max_step_ns = self->max_exposed_ns = 0;
   self->min_step_ns = self->min_exposed_ns = G_MAXINT64;
   for (guint i = 0; i < job->ranks->len; i++)
     {
@@ -202,7 +396,11 @@ wick_ranks_page_new (WickRankJob *job)
   gtk_widget_set_margin_top (box, 12);
   gtk_widget_set_margin_bottom (box, 18);
 
-  if (job->reference_rank >= 0)
+  if (job->pinned_rank >= 0)
+    summary = g_strdup_printf (_ ("%u ranks, %u collectives, clocks aligned to rank %d (pinned) "
+                                  "from the collectives’ ends"),
+                               job->ranks->len, job->collectives->len, job->reference_rank);
+  else if (job->reference_rank >= 0)
     summary = g_strdup_printf (_ ("%u ranks, %u collectives, clocks aligned to rank %d from the "
                                   "collectives’ ends"),
                                job->ranks->len, job->collectives->len, job->reference_rank);
@@ -239,26 +437,89 @@ wick_ranks_page_new (WickRankJob *job)
   gtk_widget_set_hexpand (right, TRUE);
   gtk_widget_set_overflow (box, GTK_OVERFLOW_HIDDEN);
 
-  /* offsets */
+  /* offsets, pinned or set by hand */
   section (left, _ ("Clock offsets"));
+  {
+    GtkWidget *hint = label_new (_ ("Pin a rank to make its clock the reference; type an offset "
+                                    "(µs, or with ns/ms/s) and press Enter to set one by hand, "
+                                    "empty to estimate it again."),
+                                 TRUE, 0);
+    gtk_label_set_wrap (GTK_LABEL (hint), TRUE);
+    gtk_label_set_max_width_chars (GTK_LABEL (hint), 60);
+    gtk_box_append (GTK_BOX (left), hint);
+  }
+  if (self->error != NULL)
+    {
+      GtkWidget *l = label_new (self->error, FALSE, 0);
+      gtk_widget_add_css_class (l, "error");
+      gtk_label_set_wrap (GTK_LABEL (l), TRUE);
+      gtk_box_append (GTK_BOX (left), l);
+    }
   grid = grid_new ();
   {
-    const char *h[] = { _ ("Rank"), _ ("Offset"), _ ("Spread"), _ ("Collectives"), _ ("Waiting") };
+    const char *h[] = { _ ("Rank"),    _ ("Offset"), _ ("From"), _ ("Spread"),
+                        _ ("Collectives"), _ ("Waiting"), _ ("Pin"),  _ ("Set") };
     attach_row (GTK_GRID (grid), 0, h, G_N_ELEMENTS (h), TRUE);
   }
-  for (guint i = 0; i < job->ranks->len; i++)
-    {
-      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
-      g_autofree char *rank = g_strdup_printf ("%d", r->rank);
-      g_autofree char *off = duration_text (r->offset_ns);
-      g_autofree char *spread = r->offset_spread_ns >= 0 ? duration_text (r->offset_spread_ns)
-                                                         : g_strdup (_ ("wall clock"));
-      g_autofree char *n = g_strdup_printf ("%u", r->collectives);
-      g_autofree char *wait = duration_text (r->wait_ns);
-      const char *cells[] = { rank, off, spread, n, wait };
-      attach_row (GTK_GRID (grid), (int)i + 1, cells, G_N_ELEMENTS (cells), FALSE);
-    }
+  {
+    GtkCheckButton *group = NULL;
+    for (guint i = 0; i < job->ranks->len; i++)
+      {
+        const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+        g_autofree char *rank = g_strdup_printf ("%d", r->rank);
+        g_autofree char *off = duration_text (r->offset_ns);
+        g_autofree char *spread = r->offset_spread_ns >= 0 ? duration_text (r->offset_spread_ns)
+                                                           : g_strdup ("—");
+        g_autofree char *n = g_strdup_printf ("%u", r->collectives);
+        g_autofree char *wait = duration_text (r->wait_ns);
+        const char *cells[] = { rank, off, source_text (r), spread, n, wait };
+        GtkWidget *pin = gtk_check_button_new ();
+        GtkWidget *entry = gtk_entry_new ();
+        gboolean set = g_strcmp0 (r->offset_source, "set") == 0;
+        attach_row (GTK_GRID (grid), (int)i + 1, cells, G_N_ELEMENTS (cells), FALSE);
+
+        g_object_set_data (G_OBJECT (pin), "wick-rank", GINT_TO_POINTER (r->rank));
+        if (group != NULL)
+          gtk_check_button_set_group (GTK_CHECK_BUTTON (pin), group);
+        else
+          group = GTK_CHECK_BUTTON (pin);
+        gtk_check_button_set_active (GTK_CHECK_BUTTON (pin), r->rank == job->pinned_rank);
+        gtk_widget_set_tooltip_text (pin, _ ("Keep this rank’s clock as the reference"));
+        g_signal_connect (pin, "toggled", G_CALLBACK (on_pin_toggled), self);
+        gtk_widget_set_sensitive (pin, !self->realigning);
+        gtk_grid_attach (GTK_GRID (grid), pin, 6, (int)i + 1, 1, 1);
+        g_hash_table_insert (self->pins, GINT_TO_POINTER (r->rank), pin);
+
+        g_object_set_data (G_OBJECT (entry), "wick-rank", GINT_TO_POINTER (r->rank));
+        gtk_editable_set_width_chars (GTK_EDITABLE (entry), 10);
+        gtk_entry_set_placeholder_text (GTK_ENTRY (entry), _ ("µs"));
+        if (set)
+          {
+            g_autofree char *us = g_strdup_printf ("%.3f", (double)r->offset_ns / 1e3);
+            gtk_editable_set_text (GTK_EDITABLE (entry), us);
+          }
+        gtk_widget_set_tooltip_text (
+          entry, r->rank == job->reference_rank
+                   ? _ ("The reference: its offset is 0")
+                   : _ ("This rank’s offset on the reference clock, by hand (Enter)"));
+        gtk_widget_set_sensitive (entry, !self->realigning && r->rank != job->reference_rank);
+        g_signal_connect (entry, "activate", G_CALLBACK (on_offset_activate), self);
+        gtk_grid_attach (GTK_GRID (grid), entry, 7, (int)i + 1, 1, 1);
+        g_hash_table_insert (self->entries, GINT_TO_POINTER (r->rank), entry);
+      }
+  }
   gtk_box_append (GTK_BOX (left), grid);
+  {
+    GtkWidget *row_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+    GtkWidget *reset = gtk_button_new_with_label (_ ("Estimate Every Offset"));
+    gtk_widget_set_sensitive (reset, !self->realigning
+                                       && (self->pin_rank >= 0 || self->set_ranks->len > 0));
+    g_signal_connect (reset, "clicked", G_CALLBACK (on_reset_clicked), self);
+    gtk_box_append (GTK_BOX (row_box), reset);
+    if (self->realigning)
+      gtk_box_append (GTK_BOX (row_box), label_new (_ ("Re-aligning the timeline…"), TRUE, 0));
+    gtk_box_append (GTK_BOX (left), row_box);
+  }
 
   /* stragglers */
   section (right, _ ("Stragglers (delay they caused the others)"));
@@ -322,12 +583,31 @@ wick_ranks_page_new (WickRankJob *job)
     gtk_box_append (GTK_BOX (box), side);
   }
 
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroll), GTK_POLICY_NEVER,
-                                  GTK_POLICY_AUTOMATIC);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroll), box);
-  gtk_widget_set_vexpand (scroll, TRUE);
-  gtk_box_append (GTK_BOX (self), scroll);
-  return GTK_WIDGET (self);
+  {
+    /* keep the scroll position across a refill */
+    GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (self->scroll));
+    double v = gtk_adjustment_get_value (adj);
+    gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroll), box);
+    gtk_adjustment_set_value (adj, v);
+  }
+}
+
+GtkWidget *
+wick_ranks_page_get_offset_entry (WickRanksPage *self, int rank)
+{
+  return g_hash_table_lookup (self->entries, GINT_TO_POINTER (rank));
+}
+
+GtkWidget *
+wick_ranks_page_get_pin_button (WickRanksPage *self, int rank)
+{
+  return g_hash_table_lookup (self->pins, GINT_TO_POINTER (rank));
+}
+
+gboolean
+wick_ranks_page_is_realigning (WickRanksPage *self)
+{
+  return self->realigning;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -409,7 +689,7 @@ job_done (GObject *source, GAsyncResult *result, gpointer data)
     }
   {
     g_autoptr (GFile) file = g_file_new_for_path (t->merged);
-    GtkWidget *page = wick_ranks_page_new (g_steal_pointer (&t->job));
+    GtkWidget *page = wick_ranks_page_new (g_steal_pointer (&t->job), window, t->merged);
     wick_window_add_page (window, "ranks", _ ("Ranks"), "view-grid-symbolic", page);
     wick_window_load_file (window, file);
   }

@@ -34,6 +34,90 @@ no_window_sources (gpointer window)
   return g_main_context_find_source_by_user_data (NULL, window) == NULL;
 }
 
+/* The earliest GPU slice of @rank's processes ("rank N · …") on the window's timeline. */
+static guint64
+rank_first_ns (WickWindow *w, int rank)
+{
+  WickDocument *doc = wick_window_get_document (w);
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  g_autofree char *prefix = g_strdup_printf ("rank %d \xc2\xb7 ", rank);
+  const WickProcess *procs;
+  const WickTrack *tr;
+  const WickDeviceSlice *ds;
+  guint np, nt, nd;
+  guint64 first = G_MAXUINT64;
+
+  procs = wick_tracks_get_processes (tracks, &np);
+  tr = wick_tracks_get_tracks (tracks, &nt);
+  ds = wick_tracks_get_device_slices (tracks, &nd);
+  for (guint i = 0; i < nd; i++)
+    {
+      gint32 p = tr[ds[i].track].process;
+      if (p >= 0 && g_str_has_prefix (wick_document_str (doc, procs[p].name), prefix))
+        first = MIN (first, ds[i].start_ns);
+    }
+  g_assert_cmpuint (first, !=, G_MAXUINT64);
+  return first;
+}
+
+static gboolean
+realigned (gpointer window)
+{
+  GtkWidget *page = wick_window_get_view (WICK_WINDOW (window), "ranks");
+  return !wick_ranks_page_is_realigning (WICK_RANKS_PAGE (page))
+         && app_test_window_is_document (window);
+}
+
+/* Setting a rank's offset by hand in the Ranks page and pinning another
+ * re-align the page and the timeline. */
+static void
+check_by_hand (WickWindow *w)
+{
+  WickRanksPage *page = WICK_RANKS_PAGE (wick_window_get_view (w, "ranks"));
+  const WickRankJob *job = wick_ranks_page_get_job (page);
+  gint64 before = g_array_index (job->ranks, WickJobRank, 2).offset_ns;
+  gint64 gap = (gint64)rank_first_ns (w, 2) - (gint64)rank_first_ns (w, 0);
+  GtkWidget *entry = wick_ranks_page_get_offset_entry (page, 2);
+  g_autofree char *text = g_strdup_printf ("%.3f", (double)(before + 3000000) / 1e3);
+  WickDocument *old = wick_window_get_document (w);
+
+  g_assert_nonnull (entry);
+  g_assert_false (gtk_widget_get_sensitive (wick_ranks_page_get_offset_entry (page, 0)));
+  /* not an offset: refused where typed, nothing re-aligned */
+  gtk_editable_set_text (GTK_EDITABLE (entry), "soon");
+  g_signal_emit_by_name (entry, "activate");
+  g_assert_true (gtk_widget_has_css_class (entry, "error"));
+  g_assert_false (wick_ranks_page_is_realigning (page));
+  g_assert_true (wick_ranks_page_get_job (page) == job);
+
+  /* rank 2 3 ms later than the collectives put it (the text in µs) */
+  gtk_editable_set_text (GTK_EDITABLE (entry), text);
+  g_signal_emit_by_name (entry, "activate");
+  g_assert_true (wick_ranks_page_is_realigning (page));
+  APP_TEST_WAIT (realigned, w, 60000);
+  g_assert_true (wick_window_get_document (w) != old);
+  job = wick_ranks_page_get_job (page);
+  g_assert_cmpstr (g_array_index (job->ranks, WickJobRank, 2).offset_source, ==, "set");
+  g_assert_cmpint (g_array_index (job->ranks, WickJobRank, 2).offset_ns, ==, before + 3000000);
+  /* the timeline moved rank 2 by 3 ms against rank 0 (µs text: within 1 µs) */
+  g_assert_cmpint (
+    ABS ((gint64)rank_first_ns (w, 2) - (gint64)rank_first_ns (w, 0) - gap - 3000000), <=, 1000);
+
+  /* pin rank 1: its clock the reference, its offset 0 */
+  old = wick_window_get_document (w);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (wick_ranks_page_get_pin_button (page, 1)), TRUE);
+  APP_TEST_WAIT (realigned, w, 60000);
+  g_assert_true (wick_window_get_document (w) != old);
+  job = wick_ranks_page_get_job (page);
+  g_assert_cmpint (job->reference_rank, ==, 1);
+  g_assert_cmpint (job->pinned_rank, ==, 1);
+  g_assert_cmpint (g_array_index (job->ranks, WickJobRank, 1).offset_ns, ==, 0);
+  g_assert_cmpstr (g_array_index (job->ranks, WickJobRank, 2).offset_source, ==, "set");
+  g_assert_false (gtk_widget_get_sensitive (wick_ranks_page_get_offset_entry (page, 1)));
+  g_assert_true (gtk_check_button_get_active (
+    GTK_CHECK_BUTTON (wick_ranks_page_get_pin_button (page, 1))));
+}
+
 static void
 test_job (void)
 {
@@ -84,6 +168,7 @@ test_job (void)
     }
   wick_window_show_page (w, "ranks");
   app_test_wait_drawn (GTK_WIDGET (w), 20000, "the Ranks page");
+  check_by_hand (w);
   APP_TEST_WAIT (no_window_sources, w, 20000);
   app_test_window_close (w);
 
