@@ -878,6 +878,31 @@ typedef struct
  * between them (never seen in practice) is counted beyond this. */
 #define FACTS_MAX_BYTES ((size_t)16 << 20)
 
+/* A Wick record bound to a later record of its own thread (its fields begin
+ * "on":"span_start", "on":"span_end" or "on":"memory", docs/format.md): a
+ * stage's capture and certificate ride on the span_start and span_end of the
+ * capture's span, a weight move on the memory records of the storages it
+ * moved. It waits for that record of its ring; a memory-bound one takes the
+ * ring's next record of any kind when no memory record comes first. */
+typedef enum
+{
+  BOUND_NONE,
+  BOUND_SPAN_START,
+  BOUND_SPAN_END,
+  BOUND_MEMORY,
+} BoundOn;
+
+typedef struct
+{
+  uint32_t ring;
+  BoundOn on;
+  char *json; /* the record's object */
+} BoundFact;
+
+/* More waiting at once than this (a thread that never records the record
+ * they wait for) go to the next record instead. */
+#define BOUND_MAX 256
+
 struct WickJsonlFormatter
 {
   bool strict;
@@ -910,6 +935,8 @@ struct WickJsonlFormatter
    * its "wick_records" key (docs/format.md), comma-separated objects. */
   WickJson facts;
   uint64_t facts_dropped; /* beyond FACTS_MAX_BYTES with no record to carry them */
+  BoundFact bound[BOUND_MAX]; /* in the order they came */
+  size_t n_bound;
   WickJson json;
   StringCache *strings; /* allocated with the formatter */
   struct WickFormatterNames *names; /* the drain's span names by handle, on first use */
@@ -948,6 +975,8 @@ wick_jsonl_formatter_free (WickJsonlFormatter *formatter)
     free (formatter->thread_seen[i].name);
   free (formatter->thread_seen);
   wick_json_clear (&formatter->facts);
+  for (size_t i = 0; i < formatter->n_bound; i++)
+    free (formatter->bound[i].json);
   free (formatter->terminal_reason);
   free (formatter->first_loss_reason);
   free (formatter->partial);
@@ -983,6 +1012,94 @@ add_fact (WickJsonlFormatter *formatter, const WickRingRecord *record)
     }
 }
 
+static BoundOn
+bound_target (const WickRingRecord *record)
+{
+  if (record->kind != WICK_RING_RECORD_EXTENSION || record->extension.json_fields == NULL)
+    return BOUND_NONE;
+  const char *fields = record->extension.json_fields;
+  if (strncmp (fields, "\"on\":\"", 6) != 0)
+    return BOUND_NONE;
+  fields += 6;
+  if (strncmp (fields, "span_start\"", 11) == 0)
+    return BOUND_SPAN_START;
+  if (strncmp (fields, "span_end\"", 9) == 0)
+    return BOUND_SPAN_END;
+  if (strncmp (fields, "memory\"", 7) == 0)
+    return BOUND_MEMORY;
+  return BOUND_NONE;
+}
+
+/* Extension mode: a Wick record that waits for a record of its ring (false:
+ * it goes with the next record, as any other). */
+static bool
+add_bound (WickJsonlFormatter *formatter, const WickRingRecord *record, BoundOn on)
+{
+  if (formatter->n_bound >= BOUND_MAX)
+    return false;
+  WickJson json;
+  wick_json_init (&json);
+  record_to_json (record, &json, formatter->strings, false);
+  char *copy = json.failed ? NULL : strdup (json.data);
+  wick_json_clear (&json);
+  if (copy == NULL)
+    return false;
+  formatter->bound[formatter->n_bound++] = (BoundFact){ record->ring, on, copy };
+  return true;
+}
+
+/* Whether a record of @kind from @ring takes bound fact @fact. */
+static inline bool
+bound_takes (const BoundFact *fact, uint32_t ring, WickRingRecordKind kind)
+{
+  if (fact->ring != ring)
+    return false;
+  switch (fact->on)
+    {
+    case BOUND_SPAN_START:
+      return kind == WICK_RING_RECORD_SPAN_START;
+    case BOUND_SPAN_END:
+      return kind == WICK_RING_RECORD_SPAN_END;
+    case BOUND_MEMORY:
+      return true;
+    case BOUND_NONE:
+    default:
+      return false;
+    }
+}
+
+static bool
+bound_waiting (const WickJsonlFormatter *formatter, uint32_t ring, WickRingRecordKind kind)
+{
+  for (size_t i = 0; i < formatter->n_bound; i++)
+    if (bound_takes (&formatter->bound[i], ring, kind))
+      return true;
+  return false;
+}
+
+/* The bound facts a record of @kind from @ring takes, appended to @out
+ * (comma-separated objects) and forgotten; all of them when @all. */
+static void
+take_bound (WickJsonlFormatter *formatter, WickJson *out, uint32_t ring, WickRingRecordKind kind,
+            bool all)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < formatter->n_bound; i++)
+    {
+      BoundFact *fact = &formatter->bound[i];
+      if (!all && !bound_takes (fact, ring, kind))
+        {
+          formatter->bound[kept++] = *fact;
+          continue;
+        }
+      if (out->length > 0)
+        LIT (out, ",");
+      wick_json_raw (out, fact->json);
+      free (fact->json);
+    }
+  formatter->n_bound = kept;
+}
+
 /* The thread identities no span_start carried, as wick_thread records. */
 static void
 add_pending_threads (WickJsonlFormatter *formatter)
@@ -1014,18 +1131,24 @@ add_pending_threads (WickJsonlFormatter *formatter)
 /* Extension mode: the Wick keys of a standard line just formatted in @json
  * (docs/format.md): a span_start of a thread whose identity waits gets
  * "wick_thread_name" and "wick_os_tid"; any line takes the waiting Wick
- * records as "wick_records". candle-graph ignores unknown keys. */
+ * records, and those bound to it (a record of @kind from @ring), as
+ * "wick_records". candle-graph ignores unknown keys. */
 static void
-attach_wick_keys (WickJsonlFormatter *formatter, WickJson *json, uint32_t thread)
+attach_wick_keys (WickJsonlFormatter *formatter, WickJson *json, uint32_t thread, uint32_t ring,
+                  WickRingRecordKind kind)
 {
   ThreadSeen *t = thread != 0 && thread < formatter->n_thread_seen
                       && formatter->thread_seen[thread].name != NULL
                     ? &formatter->thread_seen[thread]
                     : NULL;
-  if (t == NULL && formatter->facts.length == 0)
+  bool bound = formatter->n_bound > 0
+               && (kind == WICK_RING_RECORD_TERMINAL || bound_waiting (formatter, ring, kind));
+  if (t == NULL && formatter->facts.length == 0 && !bound)
     return;
   if (json->failed || json->length == 0 || json->data[json->length - 1] != '}')
     return;
+  if (bound)
+    take_bound (formatter, &formatter->facts, ring, kind, kind == WICK_RING_RECORD_TERMINAL);
   json->length--;
   if (t != NULL)
     {
@@ -1088,7 +1211,8 @@ emit_record (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLi
           add_pending_threads (formatter);
         }
       attach_wick_keys (formatter, &formatter->json,
-                        record->kind == WICK_RING_RECORD_SPAN_START ? record->span.thread : 0);
+                        record->kind == WICK_RING_RECORD_SPAN_START ? record->span.thread : 0,
+                        record->ring, record->kind);
     }
   if (formatter->json.failed)
     {
@@ -1379,7 +1503,11 @@ wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *
         if (formatter->strict)
           formatter->skipped++;
         else
-          add_fact (formatter, record);
+          {
+            BoundOn on = bound_target (record);
+            if (on == BOUND_NONE || !add_bound (formatter, record, on))
+              add_fact (formatter, record);
+          }
         return;
       case WICK_RING_RECORD_OP:
         note_evidence (formatter, saturating_add (record->op.timestamp_ns, record->op.duration_ns));
@@ -1560,7 +1688,7 @@ names_free (struct WickFormatterNames *names)
 
 static inline bool
 emit_span_line (WickJsonlFormatter *formatter, const WickRingSpan *span, bool end,
-                const CachedName *name, WickLineFunc emit, void *user_data)
+                const CachedName *name, uint32_t ring, WickLineFunc emit, void *user_data)
 {
   WickJson *json = &formatter->json;
   if (json->failed)
@@ -1605,8 +1733,10 @@ emit_span_line (WickJsonlFormatter *formatter, const WickRingSpan *span, bool en
       out = put_span_start_tail (out, span, !formatter->strict);
     }
   advance (json, out);
-  if (!formatter->strict && (formatter->facts.length > 0 || formatter->n_thread_pending > 0))
-    attach_wick_keys (formatter, json, end ? 0 : span->thread);
+  if (!formatter->strict
+      && (formatter->facts.length > 0 || formatter->n_thread_pending > 0 || formatter->n_bound > 0))
+    attach_wick_keys (formatter, json, end ? 0 : span->thread, ring,
+                      end ? WICK_RING_RECORD_SPAN_END : WICK_RING_RECORD_SPAN_START);
   if (json->failed)
     return false;
   formatter->lines++;
@@ -1617,7 +1747,7 @@ emit_span_line (WickJsonlFormatter *formatter, const WickRingSpan *span, bool en
 bool
 wick_jsonl_formatter_feed_span_raw (WickJsonlFormatter *formatter, const WickSpanPayload *payload,
                                     bool end, uint64_t duration_ns, uint32_t thread,
-                                    const WickArenaView *arena, WickLineFunc emit,
+                                    uint32_t ring, const WickArenaView *arena, WickLineFunc emit,
                                     void *user_data)
 {
   if (!formatter->meta_emitted || formatter->finished || payload->id == 0
@@ -1644,15 +1774,15 @@ wick_jsonl_formatter_feed_span_raw (WickJsonlFormatter *formatter, const WickSpa
           return true;
         }
       note_evidence (formatter, span.start_ns);
-      if (!emit_span_line (formatter, &span, false, name, emit, user_data))
+      if (!emit_span_line (formatter, &span, false, name, ring, emit, user_data))
         formatter->skipped++;
       return true;
     }
   if (!open_remove (formatter, span.id)
-      && !emit_span_line (formatter, &span, false, name, emit, user_data))
+      && !emit_span_line (formatter, &span, false, name, ring, emit, user_data))
     formatter->skipped++;
   note_evidence (formatter, saturating_add (span.start_ns, span.duration_ns));
-  if (!emit_span_line (formatter, &span, true, name, emit, user_data))
+  if (!emit_span_line (formatter, &span, true, name, ring, emit, user_data))
     formatter->skipped++;
   return true;
 }

@@ -73,7 +73,8 @@ const char *wick_arena_resolve (const WickArenaView *arena, uint32_t handle);
 bool wick_jsonl_formatter_feed_span_raw (WickJsonlFormatter *formatter,
                                          const WickSpanPayload *payload, bool end,
                                          uint64_t duration_ns, uint32_t thread,
-                                         const WickArenaView *arena, WickLineFunc emit,
+                                         uint32_t ring, const WickArenaView *arena,
+                                         WickLineFunc emit,
                                          void *user_data);
 
 #define WICK_DECODE_MAX_STRINGS 2048

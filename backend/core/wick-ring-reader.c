@@ -1004,7 +1004,7 @@ deliver_span_fast (WickRingReader *reader, Delivery *d, uint32_t index,
       if (end)
         memcpy (&duration, record + sizeof *header + sizeof span, 8);
       if (wick_jsonl_formatter_feed_span_raw (d->formatter, &span, end, duration,
-                                              reader->rings[index].thread, arena, d->emit,
+                                              reader->rings[index].thread, index, arena, d->emit,
                                               d->emit_data))
         {
           reader->rings[index].last_ns = span.start_ns + duration;

@@ -22,6 +22,10 @@ extern "C"
   /* The fields of a `wick_stage_certification` record, i.e. the inside of a
    * JSON object, for this stage and certificate. Returns false when `size` is
    * too small. Non-finite figures are written as null. */
+  /* Leaves a capture request for the host, as wick_stage_capture() of a host
+   * stage does where a device can capture (and the tests of the host's side,
+   * where none can). */
+  void wick_stage_set_capture_request (WickStage *stage, const WickCaptureOptions *options);
   bool wick_stage_certification_json (WickStage *stage, const WickCertification *cert, char *buffer,
                                       size_t size);
 

@@ -84,6 +84,10 @@ struct WickStage
   /* wick_stage_note_eager_timing() for the next completed capture */
   WickEagerRecording eager_recording;
   double eager_instrumented_ms; /* median, NaN when not timed */
+  /* the span of the capture a host took (wick_stage_take_capture_request),
+   * ended by its completion on the same thread; under `mutex` */
+  WickSpanId capture_span;
+  pthread_t capture_thread;
 };
 
 const char *
@@ -528,13 +532,64 @@ stage_record (WickStage *stage, const char *kind, const char *fields)
   wick_session_record_extension (stage->session, kind, fields, &ignored);
 }
 
+/* A capture's span (docs/stages.md, "In the trace"): "stage capture: NAME"
+ * on the capturing thread, from the capture's start to its certificate. The
+ * wick_stage_capture record (the gates asked for) rides on its span_start,
+ * the certificate on its span_end (docs/format.md, "Wick keys"): the records
+ * are bound to the next span_start / span_end of this thread, so they are
+ * written right before the span begins and ends. 0 without a session. */
+static WickSpanId
+stage_span_begin (WickStage *stage, const char *what, const WickCaptureOptions *options)
+{
+  if (stage->session == NULL)
+    return 0;
+  char fields[STAGE_NAME_MAX * 6 + 256];
+  WickJsonBuffer json = { fields, sizeof fields, 0 };
+  wick_stage_json_append (&json, "\"on\":\"span_start\",\"stage\":");
+  wick_stage_json_string (&json, stage->name);
+  if (options != NULL)
+    wick_stage_json_append (&json, ",\"gate_cos\":%.17g,\"min_speedup\":%.17g,\"warmup\":%u",
+                            options->gate_cos, options->min_speedup, options->warmup);
+  char name[STAGE_NAME_MAX + 32];
+  snprintf (name, sizeof name, "stage %s: %s", what, stage->name);
+  if (options != NULL && json.used < json.size)
+    stage_record (stage, "wick_stage_capture", fields);
+  return wick_span_begin (stage->session, name, WICK_SPAN_FUNCTION);
+}
+
+/* The stage's record on the span_end of @span (begun on this thread), then
+ * the end; without a span, the record as it is. */
 static void
-stage_record_certification (WickStage *stage, const WickCertification *cert)
+stage_span_end (WickStage *stage, WickSpanId span, const char *kind, const char *fields)
+{
+  if (span == 0 || stage->session == NULL)
+    {
+      stage_record (stage, kind, fields);
+      return;
+    }
+  size_t n = strlen (fields) + 64;
+  char *bound = malloc (n);
+  if (bound != NULL)
+    {
+      snprintf (bound, n, "\"on\":\"span_end\",\"span\":\"s%llu\",%s", (unsigned long long)span,
+                fields);
+      stage_record (stage, kind, bound);
+      free (bound);
+    }
+  else
+    stage_record (stage, kind, fields);
+  wick_span_end (stage->session, span);
+}
+
+static void
+stage_record_certification (WickStage *stage, WickSpanId span, const WickCertification *cert)
 {
   size_t size = 16384;
   char *fields = malloc (size);
   if (fields != NULL && wick_stage_certification_json (stage, cert, fields, size))
-    stage_record (stage, "wick_stage_certification", fields);
+    stage_span_end (stage, span, "wick_stage_certification", fields);
+  else if (span != 0)
+    wick_span_end (stage->session, span);
   free (fields);
 }
 
@@ -576,6 +631,7 @@ wick_stage_capture (WickStage *stage, const WickCaptureOptions *options, WickCer
     return stage_capture_by_host (stage, &checked, out, error);
   WickCertification cert;
   stage_certification_init (stage, &checked, &cert);
+  WickSpanId span = stage_span_begin (stage, "capture", &checked);
 
   stage_exclusive_begin (stage);
   stage_drop_graphs (stage);
@@ -606,7 +662,7 @@ wick_stage_capture (WickStage *stage, const WickCaptureOptions *options, WickCer
   stage->has_cert = true;
   stage_exclusive_end (stage);
 
-  stage_record_certification (stage, &cert);
+  stage_record_certification (stage, span, &cert);
   *out = cert;
   return true;
 }
@@ -619,6 +675,7 @@ wick_stage_release (WickStage *stage, WickError *error)
       wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_release: no stage");
       return false;
     }
+  WickSpanId span = stage_span_begin (stage, "release", NULL);
   stage_exclusive_begin (stage);
   stage_drop_graphs (stage);
   atomic_store (&stage->state, WICK_STAGE_EAGER);
@@ -628,7 +685,7 @@ wick_stage_release (WickStage *stage, WickError *error)
   WickJsonBuffer json = { fields, sizeof fields, 0 };
   wick_stage_json_append (&json, "\"stage\":");
   wick_stage_json_string (&json, stage->name);
-  stage_record (stage, "wick_stage_release", fields);
+  stage_span_end (stage, span, "wick_stage_release", fields);
   return true;
 }
 
@@ -766,13 +823,14 @@ stage_capture_by_host (WickStage *stage, const WickCaptureOptions *options, Wick
     {
       WickCertification cert;
       stage_certification_init (stage, options, &cert);
+      WickSpanId span = stage_span_begin (stage, "capture", options);
       wick_gate_judge (&cert, why);
       pthread_mutex_lock (&stage->mutex);
       atomic_store (&stage->state, WICK_STAGE_REFUSED);
       stage->cert = cert;
       stage->has_cert = true;
       pthread_mutex_unlock (&stage->mutex);
-      stage_record_certification (stage, &cert);
+      stage_record_certification (stage, span, &cert);
       *out = cert;
       return true;
     }
@@ -798,6 +856,15 @@ stage_capture_by_host (WickStage *stage, const WickCaptureOptions *options, Wick
   return completed;
 }
 
+void
+wick_stage_set_capture_request (WickStage *stage, const WickCaptureOptions *options)
+{
+  pthread_mutex_lock (&stage->mutex);
+  stage->pending = true;
+  stage->pending_options = *options;
+  pthread_mutex_unlock (&stage->mutex);
+}
+
 bool
 wick_stage_capture_requested (WickStage *stage)
 {
@@ -816,12 +883,24 @@ wick_stage_take_capture_request (WickStage *stage, WickCaptureOptions *options)
     return false;
   pthread_mutex_lock (&stage->mutex);
   bool pending = stage->pending;
+  WickCaptureOptions taken;
   if (pending)
     {
-      *options = stage->pending_options;
+      taken = stage->pending_options;
+      *options = taken;
       stage->pending = false;
     }
   pthread_mutex_unlock (&stage->mutex);
+  if (pending)
+    {
+      /* the capture's span begins here, on the host's thread, and ends with
+       * its completion (wick_stage_complete_capture) */
+      WickSpanId span = stage_span_begin (stage, "capture", &taken);
+      pthread_mutex_lock (&stage->mutex);
+      stage->capture_span = span;
+      stage->capture_thread = pthread_self ();
+      pthread_mutex_unlock (&stage->mutex);
+    }
   return pending;
 }
 
@@ -909,6 +988,16 @@ wick_stage_complete_capture (WickStage *stage, const WickCaptureOptions *options
                        figures->n_rounds);
       return false;
     }
+  pthread_mutex_lock (&stage->mutex);
+  WickSpanId span = stage->capture_span != 0 && pthread_equal (stage->capture_thread, pthread_self ())
+                      ? stage->capture_span
+                      : 0;
+  stage->capture_span = 0;
+  pthread_mutex_unlock (&stage->mutex);
+  /* a capture completed without a request taken on this thread (wick.torch's
+   * Stage.capture()): its span is the completion's */
+  if (span == 0)
+    span = stage_span_begin (stage, "capture", &checked);
   if (failure == NULL)
     {
       if (cert.parity_checked)
@@ -937,7 +1026,7 @@ wick_stage_complete_capture (WickStage *stage, const WickCaptureOptions *options
   pthread_cond_broadcast (&stage->done);
   pthread_mutex_unlock (&stage->mutex);
 
-  stage_record_certification (stage, &cert);
+  stage_record_certification (stage, span, &cert);
   if (out != NULL)
     *out = cert;
   return true;

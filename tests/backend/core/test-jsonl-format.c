@@ -523,6 +523,111 @@ test_formatter_wick_keys (void)
     }
 }
 
+/* Records bound to a record of their own thread (issue 20): a capture's
+ * records ride on its span's span_start and span_end and a weight move on the
+ * memory record after it, whatever the other rings write in between; an
+ * unbound mark still takes the next record; what is still waiting at the end
+ * goes on the terminal. */
+static void
+test_formatter_bound_records (void)
+{
+  WickJsonlFormatter *f = wick_jsonl_formatter_new (false);
+  GString *out = g_string_new (NULL);
+  WickRingRecord meta = { .kind = WICK_RING_RECORD_META };
+  meta.meta.line = "{\"kind\":\"meta\"}";
+  wick_jsonl_formatter_feed (f, &meta, collect_line, out);
+  WickRingRecord root = { .kind = WICK_RING_RECORD_SPAN_START, .ring = 0 };
+  root.span = (WickRingSpan){ .id = 1, .name = "root", .start_ns = 1 };
+  wick_jsonl_formatter_feed (f, &root, collect_line, out);
+
+  WickRingRecord capture = { .kind = WICK_RING_RECORD_EXTENSION, .ring = 1 };
+  capture.extension.kind = "wick_stage_capture";
+  capture.extension.timestamp_ns = 2;
+  capture.extension.json_fields = "\"on\":\"span_start\",\"stage\":\"x\"";
+  wick_jsonl_formatter_feed (f, &capture, collect_line, out);
+  /* ring 0 records first: it does not take ring 1's record */
+  WickRingRecord other = { .kind = WICK_RING_RECORD_SPAN_START, .ring = 0 };
+  other.span = (WickRingSpan){ .id = 2, .parent = 1, .name = "other", .start_ns = 3 };
+  wick_jsonl_formatter_feed (f, &other, collect_line, out);
+  WickRingRecord span = { .kind = WICK_RING_RECORD_SPAN_START, .ring = 1 };
+  span.span = (WickRingSpan){ .id = 3, .parent = 1, .name = "stage capture: x", .start_ns = 4 };
+  wick_jsonl_formatter_feed (f, &span, collect_line, out);
+  WickRingRecord cert = { .kind = WICK_RING_RECORD_EXTENSION, .ring = 1 };
+  cert.extension.kind = "wick_stage_certification";
+  cert.extension.timestamp_ns = 5;
+  cert.extension.json_fields = "\"on\":\"span_end\",\"span\":\"s3\",\"stage\":\"x\"";
+  wick_jsonl_formatter_feed (f, &cert, collect_line, out);
+  WickRingRecord mark = { .kind = WICK_RING_RECORD_EXTENSION, .ring = 1 };
+  mark.extension.kind = "wick_mark";
+  mark.extension.timestamp_ns = 5;
+  mark.extension.json_fields = "\"label\":\"m\"";
+  wick_jsonl_formatter_feed (f, &mark, collect_line, out);
+  WickRingRecord other_end = other;
+  other_end.kind = WICK_RING_RECORD_SPAN_END;
+  other_end.span.duration_ns = 4;
+  wick_jsonl_formatter_feed (f, &other_end, collect_line, out);
+  WickRingRecord span_end = span;
+  span_end.kind = WICK_RING_RECORD_SPAN_END;
+  span_end.span.duration_ns = 2;
+  wick_jsonl_formatter_feed (f, &span_end, collect_line, out);
+
+  WickRingRecord evict = { .kind = WICK_RING_RECORD_EXTENSION, .ring = 2 };
+  evict.extension.kind = "wick_weight_evict";
+  evict.extension.timestamp_ns = 8;
+  evict.extension.json_fields = "\"on\":\"memory\",\"module\":\"net\"";
+  wick_jsonl_formatter_feed (f, &evict, collect_line, out);
+  WickRingRecord sample = { .kind = WICK_RING_RECORD_DEVICE_MEMORY, .ring = 0 };
+  sample.device_memory = (WickDeviceMemoryRecord){ .timestamp_ns = 9, .device = "cpu",
+                                                   .has_used_bytes = true, .used_bytes = 1 };
+  wick_jsonl_formatter_feed (f, &sample, collect_line, out);
+  WickRingRecord memory = { .kind = WICK_RING_RECORD_MEMORY, .ring = 2 };
+  memory.memory = (WickMemoryRecord){ .timestamp_ns = 9, .storage_id = "w", .tensor_id = "t",
+                                      .span = 1, .device = "cpu", .bytes = 4,
+                                      .action = WICK_MEMORY_FREE, .dtype = "f32",
+                                      .category = WICK_CATEGORY_PARAMETER };
+  wick_jsonl_formatter_feed (f, &memory, collect_line, out);
+  /* bound to a ring that records nothing more: the terminal carries it */
+  WickRingRecord restore = evict;
+  restore.ring = 3;
+  restore.extension.kind = "wick_weight_restore";
+  wick_jsonl_formatter_feed (f, &restore, collect_line, out);
+  WickRingRecord root_end = root;
+  root_end.kind = WICK_RING_RECORD_SPAN_END;
+  root_end.span.duration_ns = 20;
+  wick_jsonl_formatter_feed (f, &root_end, collect_line, out);
+  WickRingRecord terminal = { .kind = WICK_RING_RECORD_TERMINAL };
+  terminal.terminal.outcome = WICK_OUTCOME_COMPLETE;
+  terminal.terminal.timestamp_ns = 30;
+  wick_jsonl_formatter_feed (f, &terminal, collect_line, out);
+  wick_jsonl_formatter_finish (f, "unused", collect_line, out);
+  g_assert_cmpstr (
+    out->str, ==,
+    "{\"kind\":\"meta\"}\n"
+    "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":1,"
+    "\"span_kind\":\"function\",\"measured\":false}\n"
+    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"other\","
+    "\"start_ns\":3,\"span_kind\":\"function\",\"measured\":false}\n"
+    "{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s1\",\"name\":\"stage capture: x\","
+    "\"start_ns\":4,\"span_kind\":\"function\",\"measured\":false,\"wick_records\":["
+    "{\"kind\":\"wick_stage_capture\",\"timestamp_ns\":2,\"on\":\"span_start\",\"stage\":\"x\"}]}\n"
+    "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":4,\"wick_records\":["
+    "{\"kind\":\"wick_mark\",\"timestamp_ns\":5,\"label\":\"m\"}]}\n"
+    "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":2,\"wick_records\":["
+    "{\"kind\":\"wick_stage_certification\",\"timestamp_ns\":5,\"on\":\"span_end\","
+    "\"span\":\"s3\",\"stage\":\"x\"}]}\n"
+    "{\"kind\":\"device_memory\",\"timestamp_ns\":9,\"device\":\"cpu\",\"used_bytes\":1}\n"
+    "{\"kind\":\"memory\",\"timestamp_ns\":9,\"storage_id\":\"w\",\"tensor_id\":\"t\","
+    "\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":4,\"action\":\"free\",\"shape\":[],\"dtype\":\"f32\","
+    "\"category\":\"parameter\",\"wick_records\":[{\"kind\":\"wick_weight_evict\","
+    "\"timestamp_ns\":8,\"on\":\"memory\",\"module\":\"net\"}]}\n"
+    "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":20}\n"
+    "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":30,\"wick_records\":["
+    "{\"kind\":\"wick_weight_restore\",\"timestamp_ns\":8,\"on\":\"memory\","
+    "\"module\":\"net\"}]}\n");
+  wick_jsonl_formatter_free (f);
+  g_string_free (out, TRUE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -539,5 +644,6 @@ main (int argc, char **argv)
   g_test_add_func ("/core/formatter/strict-missing-terminal",
                    test_formatter_strict_and_missing_terminal);
   g_test_add_func ("/core/formatter/wick-keys", test_formatter_wick_keys);
+  g_test_add_func ("/core/formatter/bound-records", test_formatter_bound_records);
   return g_test_run ();
 }

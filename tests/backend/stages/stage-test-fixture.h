@@ -5,6 +5,7 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include "stages/wick-stage-private.h"
 
@@ -56,6 +57,57 @@ stage_fixture_read_trace (const StageFixture *fixture)
   char *text = NULL;
   g_assert_true (g_file_get_contents (fixture->path, &text, NULL, NULL));
   return text;
+}
+
+/* Where a stage's records ride (issue 20, docs/format.md "Wick keys"):
+ * every "stage capture: NAME" span's span_start carries its
+ * wick_stage_capture record and its span_end (found by id) its
+ * wick_stage_certification; every "stage release: NAME" span_end its
+ * wick_stage_release; no other line carries any of this stage's. Returns the number
+ * of capture spans. */
+static inline guint
+stage_fixture_assert_on_spans (const char *trace, const char *stage)
+{
+  g_auto (GStrv) lines = g_strsplit (trace, "\n", -1);
+  g_autofree char *capture = g_strdup_printf ("\"name\":\"stage capture: %s\"", stage);
+  g_autofree char *release = g_strdup_printf ("\"name\":\"stage release: %s\"", stage);
+  guint n_lines = g_strv_length (lines);
+  g_autofree gboolean *expected = g_new0 (gboolean, n_lines + 1);
+  guint captures = 0;
+  for (guint i = 0; i < n_lines; i++)
+    {
+      gboolean is_capture = strstr (lines[i], capture) != NULL;
+      if (!g_str_has_prefix (lines[i], "{\"kind\":\"span_start\"")
+          || (!is_capture && strstr (lines[i], release) == NULL))
+        continue;
+      /* {"kind":"span_start","id":"sN",... */
+      const char *id = lines[i] + strlen ("{\"kind\":\"span_start\",\"id\":");
+      gsize id_length = strcspn (id + 1, "\"") + 2;
+      g_autofree char *id_text = g_strndup (id, id_length);
+      if (is_capture)
+        {
+          g_assert_nonnull (strstr (lines[i], "{\"kind\":\"wick_stage_capture\""));
+          expected[i] = TRUE;
+          captures++;
+        }
+      g_autofree char *end = g_strdup_printf ("{\"kind\":\"span_end\",\"id\":%s,", id_text);
+      guint j = i + 1;
+      while (j < n_lines && !g_str_has_prefix (lines[j], end))
+        j++;
+      g_assert_cmpuint (j, <, n_lines);
+      g_assert_nonnull (strstr (lines[j], is_capture ? "{\"kind\":\"wick_stage_certification\""
+                                                     : "{\"kind\":\"wick_stage_release\""));
+      expected[j] = TRUE;
+    }
+  g_autofree char *named = g_strdup_printf ("\"stage\":\"%s\"", stage);
+  for (guint i = 0; i < n_lines; i++)
+    if (!expected[i] && strstr (lines[i], named) != NULL)
+      {
+        g_assert_null (strstr (lines[i], "{\"kind\":\"wick_stage_capture\""));
+        g_assert_null (strstr (lines[i], "{\"kind\":\"wick_stage_certification\""));
+        g_assert_null (strstr (lines[i], "{\"kind\":\"wick_stage_release\""));
+      }
+  return captures;
 }
 
 /* Removes the trace and its directory (closing a session left open). */

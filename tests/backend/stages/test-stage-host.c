@@ -117,6 +117,8 @@ test_capture_without_cuda (void)
   g_autofree char *text = stage_fixture_read_trace (&fixture);
   g_assert_nonnull (strstr (text, "\"kind\":\"wick_stage_certification\""));
   g_assert_nonnull (strstr (text, "\"verdict\":\"refused\""));
+  /* on the capturing thread's span */
+  g_assert_cmpuint (stage_fixture_assert_on_spans (text, "torch-block"), ==, 1);
   stage_fixture_clear (&fixture);
 }
 
@@ -190,10 +192,40 @@ test_complete_capture (void)
   g_assert_true (wick_stage_release (stage, &error));
   g_assert_cmpint (wick_stage_get_state (stage), ==, WICK_STAGE_EAGER);
 
+  /* a capture the host took as a request: its span runs from the take on
+   * this thread to the completion, with a span of the host's inside */
+  WickCaptureOptions asked;
+  wick_capture_options_init (&asked);
+  g_assert_true (wick_capture_options_validate (&asked, &asked, &error));
+  wick_stage_set_capture_request (stage, &asked);
+  WickCaptureOptions taken;
+  g_assert_true (wick_stage_take_capture_request (stage, &taken));
+  WickSpanId inner = wick_span_begin (session, "host capture work", WICK_SPAN_FUNCTION);
+  g_assert_cmpuint (inner, !=, 0);
+  g_assert_true (wick_span_end (session, inner));
+  figures.n_rounds = 3;
+  figures.replay_ms = replay;
+  g_assert_true (wick_stage_complete_capture (stage, &taken, &figures, NULL, &cert, &error));
+  g_assert_true (cert.accepted);
+
   stage_fixture_finish (&fixture);
   g_autofree char *text = stage_fixture_read_trace (&fixture);
   g_assert_nonnull (strstr (text, "\"verdict\":\"accepted\""));
   g_assert_nonnull (strstr (text, "\"kind\":\"wick_stage_release\""));
+  g_assert_cmpuint (stage_fixture_assert_on_spans (text, "torch-block"), ==, 6);
+  /* the taken capture's span holds the host's span */
+  g_autofree char *inner_start
+    = g_strdup_printf ("{\"kind\":\"span_start\",\"id\":\"s%llu\",\"parent_id\":\"s",
+                       (unsigned long long)inner);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint found = 0;
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], inner_start))
+      {
+        found++;
+        g_assert_false (g_str_has_prefix (lines[i] + strlen (inner_start), "1\""));
+      }
+  g_assert_cmpuint (found, ==, 1);
   stage_fixture_clear (&fixture);
 }
 

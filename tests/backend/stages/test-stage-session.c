@@ -118,6 +118,9 @@ test_demo_without_gpu (void)
                        != NULL);
       }
   g_assert_cmpuint (certifications, ==, 2);
+  /* each on the span_end of its capture's span */
+  g_assert_cmpuint (stage_fixture_assert_on_spans (contents, WICK_DEMO_STAGE_NAME), ==, 1);
+  g_assert_cmpuint (stage_fixture_assert_on_spans (contents, WICK_DEMO_UNSAFE_STAGE_NAME), ==, 1);
   stage_fixture_clear (&fixture);
 }
 
