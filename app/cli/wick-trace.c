@@ -121,6 +121,7 @@ int
 main (int argc, char **argv)
 {
   g_autofree char *max_line_bytes = NULL;
+  g_autofree char *max_decompressed = NULL, *max_ratio = NULL;
   gboolean help = FALSE, version = FALSE;
   g_auto (GStrv) remotes = NULL;
   g_autofree char *remote_command = NULL;
@@ -133,7 +134,13 @@ main (int argc, char **argv)
       "wick-trace on the remote machine (default: wick-trace on its PATH)", "PATH" },
 #endif
     { "max-line-bytes", 0, 0, G_OPTION_ARG_STRING, &max_line_bytes,
-      "Longest JSONL line read (default 256M; K, M, G suffixes)", "N" },
+      "Longest JSONL line, or JSON event, string or member, read (default 256M; K, M, G "
+      "suffixes)",
+      "N" },
+    { "max-decompressed-bytes", 0, 0, G_OPTION_ARG_STRING, &max_decompressed,
+      "Most bytes decompressed from a .gz/.zst file (default 32G)", "N" },
+    { "max-compression-ratio", 0, 0, G_OPTION_ARG_STRING, &max_ratio,
+      "Highest decompressed:compressed ratio past 64 MiB (default 200)", "R" },
     { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Show the version", NULL },
     { "help", 'h', 0, G_OPTION_ARG_NONE, &help, "Show this help", NULL },
     G_OPTION_ENTRY_NULL,
@@ -182,6 +189,31 @@ main (int argc, char **argv)
           return WICK_TRACE_EXIT_USAGE;
         }
       wick_set_max_line_length (bytes);
+    }
+  if (max_decompressed != NULL)
+    {
+      gsize bytes;
+      if (!wick_parse_byte_size (max_decompressed, &bytes))
+        {
+          fprintf (stderr,
+                   "wick-trace: --max-decompressed-bytes needs a size such as 64G, not “%s”\n",
+                   max_decompressed);
+          return WICK_TRACE_EXIT_USAGE;
+        }
+      wick_set_max_decompressed_bytes (bytes);
+    }
+  if (max_ratio != NULL)
+    {
+      guint ratio;
+      if (!wick_parse_ratio (max_ratio, &ratio))
+        {
+          fprintf (stderr,
+                   "wick-trace: --max-compression-ratio needs a whole number such as 1000, not "
+                   "“%s”\n",
+                   max_ratio);
+          return WICK_TRACE_EXIT_USAGE;
+        }
+      wick_set_max_compression_ratio (ratio);
     }
   if (argc >= 2 && strcmp (argv[1], "--") == 0)
     {

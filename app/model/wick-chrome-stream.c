@@ -49,6 +49,7 @@ struct _WickChromeReader
   GPtrArray *warnings;
   gboolean cut_off;
   gboolean chrome_evidence; /* a top-level '[' or a "traceEvents" member was seen */
+  gsize max_value;          /* the longest value read whole: wick_max_line_length () */
 };
 
 WickChromeReader *
@@ -58,6 +59,7 @@ wick_chrome_reader_new (WickInput *input, const char *name)
 
   r->input = input;
   r->name = g_strdup (name ? name : "<stream>");
+  r->max_value = wick_max_line_length ();
   r->cap = READ_CHUNK;
   r->buffer = g_malloc (r->cap);
   r->unescape = g_malloc (r->cap);
@@ -99,6 +101,8 @@ count_newlines (const char *p, gsize n, const char **last)
   return count;
 }
 
+static void position_of (WickChromeReader *r, gsize offset, guint64 *line, guint64 *column);
+
 /* Drops [0, pos) and reads more; FALSE when nothing more can come (end or a
  * pending input error). */
 static gboolean
@@ -119,9 +123,29 @@ refill (WickChromeReader *r)
       r->dropped += r->pos;
       r->pos = 0;
     }
+  if (r->len >= r->max_value)
+    {
+      /* [0, len) is one value not yet whole (an event, a top-level member or
+       * its key, a string in them): it is never held past the limit, so a
+       * 4 GiB string in a small .gz costs the limit, not 4 GiB */
+      guint64 line, column;
+      position_of (r, 0, &line, &column);
+      r->input_error
+        = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                       /* Translators: file:line:column, a byte offset and a size in bytes */
+                       _ ("%s:%llu:%llu: the JSON value at byte offset %llu (an event, a string "
+                          "or a top-level member) is longer than the maximum of %llu bytes "
+                          "(raise it with --max-line-bytes or WICK_MAX_LINE_BYTES)"),
+                       r->name, (unsigned long long)line, (unsigned long long)column,
+                       (unsigned long long)r->dropped, (unsigned long long)r->max_value);
+      return FALSE;
+    }
   if (r->cap - r->len < READ_CHUNK / 2)
     {
-      r->cap *= 2;
+      /* at most the limit and a chunk: a read never takes the value much
+       * past the limit before the check above refuses it */
+      gsize want = MAX (r->max_value, READ_CHUNK) + READ_CHUNK;
+      r->cap = r->cap > want / 2 ? MAX (want, r->cap) : r->cap * 2;
       r->buffer = g_realloc (r->buffer, r->cap);
       g_free (r->unescape);
       r->unescape = g_malloc (r->cap);

@@ -14,6 +14,9 @@
 
 #define COMPRESSED_CHUNK (1 << 20)
 
+static guint64 max_decompressed; /* 0: the default */
+static guint max_ratio;
+
 struct _WickInput
 {
   char *name;
@@ -28,6 +31,7 @@ struct _WickInput
   gsize in_pos, in_len;
   gboolean in_eof;
   gboolean finished; /* the compressed stream ended cleanly */
+  GError *bomb_error; /* a decompression limit was reached: every later read fails */
 
   /* the first bytes, read to sniff, given back first (plain files) */
   guint8 head[4];
@@ -217,6 +221,7 @@ wick_input_free (WickInput *input)
     inflateEnd (&input->z);
   if (input->zstd != NULL)
     ZSTD_freeDCtx (input->zstd);
+  g_clear_error (&input->bomb_error);
   g_free (input->in_buffer);
   g_free (input->name);
   g_free (input);
@@ -327,12 +332,96 @@ read_zstd (WickInput *input, guint8 *buffer, gsize len, GError **error)
   return (gssize)zout.pos;
 }
 
+guint64
+wick_max_decompressed_bytes (void)
+{
+  return max_decompressed > 0 ? max_decompressed : WICK_DEFAULT_MAX_DECOMPRESSED;
+}
+
+guint
+wick_max_compression_ratio (void)
+{
+  return max_ratio > 0 ? max_ratio : WICK_DEFAULT_MAX_COMPRESSION_RATIO;
+}
+
+void
+wick_set_max_decompressed_bytes (guint64 bytes)
+{
+  max_decompressed = bytes;
+}
+
+void
+wick_set_max_compression_ratio (guint ratio)
+{
+  max_ratio = ratio;
+}
+
+/* Compressed bytes the decoder has used (not those read ahead). */
+static guint64
+compressed_used (WickInput *input)
+{
+  return input->consumed - (guint64)(input->in_len - input->in_pos);
+}
+
+/* Before a compressed read: FALSE once a limit is reached, with the reason
+ * in input->bomb_error (every later read fails with it too); *len is cut so
+ * the decoded size passes the size limit by one byte at most. */
+static gboolean
+within_limits (WickInput *input, gsize *len)
+{
+  guint64 limit = wick_max_decompressed_bytes ();
+  guint64 used = compressed_used (input);
+  guint ratio = wick_max_compression_ratio ();
+  const char *what = wick_compression_to_string (input->compression);
+
+  if (input->bomb_error != NULL)
+    return FALSE;
+  if (input->decoded > limit)
+    {
+      input->bomb_error = g_error_new (
+        G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+        /* Translators: the file's name, a size in bytes, a size in bytes, the compression
+         * (gzip or zstd) and the limit in bytes. */
+        _ ("%s: %llu bytes decompressed from %llu bytes of %s pass the limit of %llu "
+           "decompressed bytes: reading stopped there, what was decoded before is kept "
+           "(raise it with --max-decompressed-bytes or WICK_MAX_DECOMPRESSED_BYTES)"),
+        input->name, (unsigned long long)input->decoded, (unsigned long long)used, what,
+        (unsigned long long)limit);
+      return FALSE;
+    }
+  if (input->decoded >= WICK_COMPRESSION_RATIO_FLOOR && used > 0
+      && input->decoded / used >= ratio)
+    {
+      input->bomb_error = g_error_new (
+        G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+        /* Translators: the file's name, a size in bytes, a size in bytes, the compression
+         * (gzip or zstd), the ratio reached and the limit. */
+        _ ("%s: %llu bytes decompressed from %llu bytes of %s, a ratio of %llu:1, reach the "
+           "limit of %u:1 (a decompression bomb?): reading stopped there, what was decoded "
+           "before is kept (raise it with --max-compression-ratio or "
+           "WICK_MAX_COMPRESSION_RATIO)"),
+        input->name, (unsigned long long)input->decoded, (unsigned long long)used, what,
+        (unsigned long long)(input->decoded / used), ratio);
+      return FALSE;
+    }
+  /* one byte past the limit tells a larger stream from one of exactly the
+   * limit's size */
+  if (*len > limit + 1 - input->decoded)
+    *len = (gsize)(limit + 1 - input->decoded);
+  return TRUE;
+}
+
 gssize
 wick_input_read (WickInput *input, void *buffer, gsize len, GError **error)
 {
   gssize n;
 
   g_return_val_if_fail (input != NULL, -1);
+  if (input->compression != WICK_COMPRESSION_NONE && len > 0 && !within_limits (input, &len))
+    {
+      g_propagate_error (error, g_error_copy (input->bomb_error));
+      return -1;
+    }
   switch (input->compression)
     {
       case WICK_COMPRESSION_GZIP:
@@ -412,6 +501,23 @@ wick_parse_byte_size (const char *text, gsize *bytes)
   return TRUE;
 }
 
+gboolean
+wick_parse_ratio (const char *text, guint *ratio)
+{
+  char *end = NULL;
+  guint64 value;
+
+  if (text == NULL || !g_ascii_isdigit (*text))
+    return FALSE;
+  value = g_ascii_strtoull (text, &end, 10);
+  if (*end == ':' && end[1] == '1' && end[2] == '\0')
+    end += 2;
+  if (*end != '\0' || value == 0 || value > G_MAXUINT)
+    return FALSE;
+  *ratio = (guint)value;
+  return TRUE;
+}
+
 gsize
 wick_max_line_length (void)
 {
@@ -430,7 +536,34 @@ gboolean
 wick_max_line_length_from_environment (GError **error)
 {
   const char *text = g_getenv ("WICK_MAX_LINE_BYTES");
+  const char *decompressed = g_getenv ("WICK_MAX_DECOMPRESSED_BYTES");
+  const char *ratio = g_getenv ("WICK_MAX_COMPRESSION_RATIO");
   gsize bytes;
+  if (decompressed != NULL)
+    {
+      if (!wick_parse_byte_size (decompressed, &bytes))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       "WICK_MAX_DECOMPRESSED_BYTES=“%s” is not a size: it needs a whole number "
+                       "of bytes above 0, with an optional K, M or G suffix (e.g. 64G)",
+                       decompressed);
+          return FALSE;
+        }
+      max_decompressed = bytes;
+    }
+  if (ratio != NULL)
+    {
+      guint value;
+      if (!wick_parse_ratio (ratio, &value))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       "WICK_MAX_COMPRESSION_RATIO=“%s” is not a ratio: it needs a whole number "
+                       "from 1 to 4294967295 (e.g. 1000 for 1000:1)",
+                       ratio);
+          return FALSE;
+        }
+      max_ratio = value;
+    }
   if (text == NULL)
     return TRUE;
   if (!wick_parse_byte_size (text, &bytes))

@@ -58,11 +58,34 @@ WickCompression wick_compression_sniff (const void *data, gsize len);
 #define WICK_DEFAULT_MAX_LINE_LENGTH ((gsize)256 << 20)
 gsize wick_max_line_length (void);
 void wick_set_max_line_length (gsize bytes);
-/* Reads WICK_MAX_LINE_BYTES (unset: TRUE, the default stays). A value that is
- * not a size ("abc", "-1", "0") is an error with a sentence, not ignored:
- * wick-trace and the app call this first and refuse to start. */
+/* Reads WICK_MAX_LINE_BYTES, WICK_MAX_DECOMPRESSED_BYTES and
+ * WICK_MAX_COMPRESSION_RATIO (unset: TRUE, the defaults stay). A value that is
+ * not a size or a ratio ("abc", "-1", "0") is an error with a sentence, not
+ * ignored: wick-trace and the app call this first and refuse to start. */
 gboolean wick_max_line_length_from_environment (GError **error);
 /* Parses "N", "NK", "NM" or "NG" (binary multiples); FALSE when not a size. */
 gboolean wick_parse_byte_size (const char *text, gsize *bytes);
+/* Parses "N" or "N:1", N from 1 to G_MAXUINT; FALSE otherwise. */
+gboolean wick_parse_ratio (const char *text, guint *ratio);
+
+/* Decompression bombs. A compressed file is read only up to
+ * wick_max_decompressed_bytes() decoded bytes (WICK_DEFAULT_MAX_DECOMPRESSED,
+ * 32 GiB; WICK_MAX_DECOMPRESSED_BYTES or `--max-decompressed-bytes`), and,
+ * once WICK_COMPRESSION_RATIO_FLOOR (64 MiB) were decoded, only while the
+ * decoded bytes are fewer than wick_max_compression_ratio() times the
+ * compressed bytes used (WICK_DEFAULT_MAX_COMPRESSION_RATIO, 200:1;
+ * WICK_MAX_COMPRESSION_RATIO or `--max-compression-ratio`). Real traces
+ * compress 12:1 to 50:1 (gzip and zstd -19, tests/data); gzip can reach
+ * 1032:1, zstd far more. Past a limit a read fails with
+ * G_IO_ERROR_PARTIAL_INPUT, the code of a cut-off file, and a sentence naming
+ * the file, the sizes and the limit: readers keep what was decoded before, as
+ * they do for a cut-off file. */
+#define WICK_DEFAULT_MAX_DECOMPRESSED ((guint64)32 << 30)
+#define WICK_DEFAULT_MAX_COMPRESSION_RATIO 200u
+#define WICK_COMPRESSION_RATIO_FLOOR ((guint64)64 << 20)
+guint64 wick_max_decompressed_bytes (void);
+guint wick_max_compression_ratio (void);
+void wick_set_max_decompressed_bytes (guint64 bytes); /* 0: the default */
+void wick_set_max_compression_ratio (guint ratio);    /* 0: the default */
 
 G_END_DECLS
