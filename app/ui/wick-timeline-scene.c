@@ -1062,13 +1062,45 @@ scene_layout (WickTimelineScene *self, cairo_t *cr)
   return self->layout;
 }
 
+/* At most as many characters as can show in @max_width pixels (no glyph of
+ * the 8 pt face is narrower than 2 px) and never more than 4096: a span named
+ * by an 8 MiB string is shaped as a few hundred characters, not 8 Mi of them
+ * (12 s and 815 MB of RSS for one frame before). A cut text ends in "…", so
+ * the elision shows even where Pango would not ellipsize. */
+#define LABEL_MAX_CHARS 4096
+
+static void
+set_label_text (PangoLayout *layout, const char *prefix, const char *text, double max_width)
+{
+  gsize max_chars = max_width > 0 ? MIN ((gsize)(max_width / 2) + 2, LABEL_MAX_CHARS)
+                                  : LABEL_MAX_CHARS;
+  const char *p = text;
+  gsize n = 0;
+
+  /* counts characters by their first bytes, never stepping past the end (a
+   * name's bytes are not trusted to be whole UTF-8 sequences) */
+  for (; *p != '\0'; p++)
+    if (((guchar)*p & 0xC0) != 0x80 && n++ == max_chars)
+      break;
+  if (*p == '\0' && prefix == NULL)
+    {
+      pango_layout_set_text (layout, text, -1);
+      return;
+    }
+  g_autoptr (GString) cut = g_string_new (prefix);
+  g_string_append_len (cut, text, p - text);
+  if (*p != '\0')
+    g_string_append (cut, "…");
+  pango_layout_set_text (layout, cut->str, (int)cut->len);
+}
+
 static void
 draw_text (WickTimelineScene *self, cairo_t *cr, const char *text, double x, double y,
            double max_width)
 {
   PangoLayout *layout = scene_layout (self, cr);
   pango_layout_set_width (layout, max_width > 0 ? (int)(max_width * PANGO_SCALE) : -1);
-  pango_layout_set_text (layout, text, -1);
+  set_label_text (layout, NULL, text, max_width);
   cairo_move_to (cr, x, y);
   pango_cairo_show_layout (cr, layout);
 }
@@ -1095,12 +1127,9 @@ draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
        * verdicts are about it. */
       if (label->event.kind == WICK_EVENT_SLICE
           && (self->spans[label->event.index].flags & WICK_SPAN_FLAG_MEASURED))
-        {
-          g_autofree char *marked = g_strdup_printf ("◆ %s", name ? name : "");
-          pango_layout_set_text (layout, marked, -1);
-        }
+        set_label_text (layout, "◆ ", name ? name : "", w);
       else
-        pango_layout_set_text (layout, name ? name : "", -1);
+        set_label_text (layout, NULL, name ? name : "", w);
       cairo_move_to (cr, x0, label->y + 3);
       pango_cairo_show_layout (cr, layout);
     }
