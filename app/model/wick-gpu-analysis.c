@@ -139,10 +139,71 @@ union_total (const Union *u)
 
 /* ---- the analysis -------------------------------------------------------- */
 
+/* Per device (in the order of analysis->devices): the unions a range
+ * summary measures. */
+enum
+{
+  U_BUSY,
+  U_KERNEL,
+  U_MEMORY,
+  U_COMM,
+  N_UNIONS
+};
+
+typedef Union DeviceUnions[N_UNIONS];
+
+struct _WickGpuUnions
+{
+  guint n_devices;
+  DeviceUnions *u;
+};
+
+static void
+unions_free (struct _WickGpuUnions *unions)
+{
+  if (unions == NULL)
+    return;
+  for (guint i = 0; i < unions->n_devices; i++)
+    for (guint k = 0; k < N_UNIONS; k++)
+      union_clear (&unions->u[i][k]);
+  g_free (unions->u);
+  g_free (unions);
+}
+
+void
+wick_gpu_analysis_range (const WickGpuAnalysis *a, guint64 start_ns, guint64 end_ns,
+                         WickGpuRangeTime *out)
+{
+  g_return_if_fail (a != NULL && out != NULL);
+  for (guint i = 0; i < a->devices->len; i++)
+    {
+      const Union *u = a->unions && i < a->unions->n_devices ? a->unions->u[i] : NULL;
+      out[i].busy_ns = u ? union_within (&u[U_BUSY], start_ns, end_ns) : 0;
+      out[i].kernel_ns = u ? union_within (&u[U_KERNEL], start_ns, end_ns) : 0;
+      out[i].memcpy_ns = u ? union_within (&u[U_MEMORY], start_ns, end_ns) : 0;
+      out[i].comm_ns = u ? union_within (&u[U_COMM], start_ns, end_ns) : 0;
+    }
+}
+
+static gboolean
+is_runtime_category (const char *c)
+{
+  static const char *const names[] = { "cuda_runtime", "cuda_driver",         "hip_runtime",
+                                       "hip_driver",   "Runtime",             "privateuse1_runtime",
+                                       "mtia_runtime" };
+  if (c == NULL)
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (strcmp (c, names[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 static void
 analysis_free (gpointer data)
 {
   WickGpuAnalysis *a = data;
+  unions_free (a->unions);
   for (guint i = 0; i < a->devices->len; i++)
     g_free (g_array_index (a->devices, WickGpuDevice, i).device);
   g_array_unref (a->devices);
@@ -179,13 +240,6 @@ compare_operators (gconstpointer pa, gconstpointer pb, gpointer data)
   if (a->cpu_total_ns != b->cpu_total_ns)
     return a->cpu_total_ns > b->cpu_total_ns ? -1 : 1;
   return strcmp (wick_document_str (doc, a->name), wick_document_str (doc, b->name));
-}
-
-static int
-compare_devices (gconstpointer pa, gconstpointer pb)
-{
-  const WickGpuDevice *a = pa, *b = pb;
-  return g_strcmp0 (a->device, b->device);
 }
 
 static int
@@ -272,7 +326,8 @@ analyze (WickDocument *doc, WickTracks *tracks)
   /* devices and kernels */
   g_autoptr (GHashTable) kernel_by_name = g_hash_table_new (NULL, NULL);
   g_autoptr (GHashTable) device_by_name = g_hash_table_new (NULL, NULL);
-  GPtrArray *device_work = g_ptr_array_new (); /* per device row: GArray of Interval */
+  /* per device row, per union kind: GArray of Interval */
+  GPtrArray *device_work = g_ptr_array_new ();
   GArray *compute = g_array_new (FALSE, FALSE, sizeof (Interval));
   GArray *compute_comm = g_array_new (FALSE, FALSE, sizeof (Interval));
   GArray *all = g_array_new (FALSE, FALSE, sizeof (Interval));
@@ -295,14 +350,22 @@ analyze (WickDocument *doc, WickTracks *tracks)
           WickGpuDevice dev = { 0 };
           dev.device = g_strdup (dev_name ? wick_document_str (doc, dev_name) : "device");
           g_array_append_val (a->devices, dev);
-          g_ptr_array_add (device_work, g_array_new (FALSE, FALSE, sizeof (Interval)));
+          for (guint k = 0; k < N_UNIONS; k++)
+            g_ptr_array_add (device_work, g_array_new (FALSE, FALSE, sizeof (Interval)));
           dev_row = a->devices->len;
           g_hash_table_insert (device_by_name, GUINT_TO_POINTER (dev_name),
                                GUINT_TO_POINTER (dev_row));
         }
       WickGpuDevice *dev = &g_array_index (a->devices, WickGpuDevice, dev_row - 1);
       Interval iv = { x->start_ns, x->start_ns + x->duration_ns };
-      g_array_append_val (g_ptr_array_index (device_work, dev_row - 1), iv);
+      GArray **work = (GArray **)&g_ptr_array_index (device_work, (dev_row - 1) * N_UNIONS);
+      g_array_append_val (work[U_BUSY], iv);
+      if (x->kind == WICK_DEVICE_KERNEL)
+        g_array_append_val (work[U_KERNEL], iv);
+      else
+        g_array_append_val (work[U_MEMORY], iv);
+      if (klass == WICK_GPU_COMMUNICATION)
+        g_array_append_val (work[U_COMM], iv);
       g_array_append_val (all, iv);
       if (klass == WICK_GPU_COMPUTE)
         g_array_append_val (compute, iv);
@@ -370,13 +433,39 @@ analyze (WickDocument *doc, WickTracks *tracks)
       a->launches.delay_p50_ns = g_array_index (delays, gint64, nearest_rank (delays->len, 50));
       a->launches.delay_p99_ns = g_array_index (delays, gint64, nearest_rank (delays->len, 99));
     }
-  for (guint r = 0; r < a->devices->len; r++)
-    {
-      Union u = { 0 };
-      union_build (&u, g_ptr_array_index (device_work, r));
-      g_array_index (a->devices, WickGpuDevice, r).busy_ns = union_total (&u);
-      union_clear (&u);
-    }
+  /* devices by name, each with its unions */
+  {
+    guint nv = a->devices->len;
+    g_autofree guint *order = g_new (guint, MAX (nv, 1));
+    for (guint r = 0; r < nv; r++)
+      order[r] = r;
+    for (guint i = 1; i < nv; i++) /* few devices */
+      for (guint j = i; j > 0
+                        && g_strcmp0 (g_array_index (a->devices, WickGpuDevice, order[j - 1]).device,
+                                      g_array_index (a->devices, WickGpuDevice, order[j]).device)
+                             > 0;
+           j--)
+        {
+          guint t = order[j];
+          order[j] = order[j - 1];
+          order[j - 1] = t;
+        }
+    GArray *sorted = g_array_sized_new (FALSE, TRUE, sizeof (WickGpuDevice), nv);
+    a->unions = g_new0 (struct _WickGpuUnions, 1);
+    a->unions->n_devices = nv;
+    a->unions->u = g_new0 (DeviceUnions, MAX (nv, 1));
+    for (guint r = 0; r < nv; r++)
+      {
+        WickGpuDevice dev = g_array_index (a->devices, WickGpuDevice, order[r]);
+        for (guint k = 0; k < N_UNIONS; k++)
+          union_build (&a->unions->u[r][k],
+                       g_ptr_array_index (device_work, order[r] * N_UNIONS + k));
+        dev.busy_ns = union_total (&a->unions->u[r][U_BUSY]);
+        g_array_append_val (sorted, dev);
+      }
+    g_array_unref (a->devices);
+    a->devices = sorted;
+  }
   g_ptr_array_unref (device_work);
 
   /* rows sorted; the per-device index follows its kernel's new row */
@@ -398,7 +487,6 @@ analyze (WickDocument *doc, WickTracks *tracks)
                                    kernel_by_name, GUINT_TO_POINTER (d[i].name)))
                                  - 1;
   }
-  g_array_sort (a->devices, compare_devices);
 
   /* operators: self and total from the spans, GPU time from the launches */
   g_autofree guint64 *child_ns = g_new0 (guint64, MAX (n_spans, 1));
@@ -459,11 +547,22 @@ analyze (WickDocument *doc, WickTracks *tracks)
                                  g_hash_table_lookup (op_by_name, GUINT_TO_POINTER (spans[i].name)))
                                - 1;
 
-  /* steps */
-  Union u_compute = { 0 }, u_cc = { 0 }, u_all = { 0 };
+  /* steps; host work (operators, runtime calls) and GPU work together for
+   * the time the GPU waits on the host */
+  GArray *host_or_gpu = g_array_sized_new (FALSE, FALSE, sizeof (Interval), all->len);
+  g_array_append_vals (host_or_gpu, all->data, all->len);
+  for (guint i = 0; i < n_spans; i++)
+    if (wick_tracks_span_track (tracks, i) != G_MAXUINT32
+        && (is_op[i] || is_runtime_category (wick_tracks_span_category (tracks, i))))
+      {
+        Interval iv = { spans[i].start_ns, spans[i].start_ns + spans[i].duration_ns };
+        g_array_append_val (host_or_gpu, iv);
+      }
+  Union u_compute = { 0 }, u_cc = { 0 }, u_all = { 0 }, u_host = { 0 };
   union_build (&u_compute, compute);
   union_build (&u_cc, compute_comm);
   union_build (&u_all, all);
+  union_build (&u_host, host_or_gpu);
   for (guint i = 0; i < n_spans; i++)
     {
       if (wick_tracks_span_track (tracks, i) == G_MAXUINT32
@@ -481,8 +580,10 @@ analyze (WickDocument *doc, WickTracks *tracks)
       guint64 cc = union_within (&u_cc, s, e);
       st.comm_ns = cc - st.compute_ns;
       st.memcpy_ns = st.gpu_busy_ns - cc;
+      st.cpu_only_ns = union_within (&u_host, s, e) - st.gpu_busy_ns;
       g_array_append_val (a->steps, st);
     }
+  union_clear (&u_host);
   union_clear (&u_compute);
   union_clear (&u_cc);
   union_clear (&u_all);
@@ -621,6 +722,7 @@ wick_gpu_analysis_to_json (const WickGpuAnalysis *a, WickDocument *doc)
       member_int (b, "compute_ns", (gint64)s->compute_ns);
       member_int (b, "comm_ns", (gint64)s->comm_ns);
       member_int (b, "memcpy_ns", (gint64)s->memcpy_ns);
+      member_int (b, "cpu_only_ns", (gint64)s->cpu_only_ns);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);

@@ -77,6 +77,7 @@ typedef struct
   guint64 compute_ns;  /* busy time with a compute kernel running */
   guint64 comm_ns;     /* busy time with communication and no compute */
   guint64 memcpy_ns;   /* busy time with only copies and fills */
+  guint64 cpu_only_ns; /* idle time with a host operator or runtime call running (part of idle) */
   gboolean slow;       /* dur at least 1.25 × the median step's */
 } WickGpuStep;
 
@@ -107,7 +108,24 @@ typedef struct
   gint32 *operator_of_span;
   guint n_spans;
   gboolean has_gpu; /* any kernel, memcpy or memset */
+  struct _WickGpuUnions *unions; /* per device: what wick_gpu_analysis_range() measures */
 } WickGpuAnalysis;
+
+/* GPU time of one device inside a time range: lengths of unions clipped
+ * to the range, so overlaps count once. */
+typedef struct
+{
+  guint64 busy_ns;   /* kernels, copies and fills */
+  guint64 kernel_ns; /* kernels */
+  guint64 memcpy_ns; /* copies and fills */
+  guint64 comm_ns;   /* communication kernels */
+} WickGpuRangeTime;
+
+/* Per device of @analysis->devices (in that order), its GPU time inside
+ * [@start_ns, @end_ns) (document time) into @out (devices->len entries).
+ * O(devices × log intervals): cheap enough for every frame of a drag. */
+void wick_gpu_analysis_range (const WickGpuAnalysis *analysis, guint64 start_ns, guint64 end_ns,
+                              WickGpuRangeTime *out);
 
 /* The analysis of @document's current track model, computed on first call
  * and kept until the model changes (a live document's rebuild). */

@@ -200,6 +200,12 @@ declared_text (Column *column, gpointer data, guint index)
       case WICK_COLUMN_SHAPE:
         return wick_format_shape (doc, FIELD (r, def->offset, guint32),
                                   FIELD (r, def->offset2, guint32));
+      case WICK_COLUMN_I64:
+        return FIELD (r, def->offset, gint64) < 0
+                 ? g_strdup ("")
+                 : g_strdup_printf ("%" G_GINT64_FORMAT, FIELD (r, def->offset, gint64));
+      case WICK_COLUMN_SHARE:
+        return g_strdup_printf ("%.1f %%", 100.0 * FIELD (r, def->offset, double));
       default:
         g_assert_not_reached ();
     }
@@ -221,7 +227,10 @@ declared_compare (Column *column, gpointer data, guint a, guint b)
         return CMP (FIELD (ra, def->offset, guint64), FIELD (rb, def->offset, guint64));
       case WICK_COLUMN_DURATION_F64:
       case WICK_COLUMN_F64:
+      case WICK_COLUMN_SHARE:
         return CMP (FIELD (ra, def->offset, double), FIELD (rb, def->offset, double));
+      case WICK_COLUMN_I64:
+        return CMP (FIELD (ra, def->offset, gint64), FIELD (rb, def->offset, gint64));
       case WICK_COLUMN_CATEGORY:
         return CMP (FIELD (ra, def->offset, guint8), FIELD (rb, def->offset, guint8));
       case WICK_COLUMN_SPAN:
@@ -466,7 +475,8 @@ wick_table_add_columns (WickTable *self, WickTableRecordFunc record,
       column->style = def->style;
       column->numeric = def->type == WICK_COLUMN_COUNT || def->type == WICK_COLUMN_DURATION
                         || def->type == WICK_COLUMN_DURATION_F64
-                        || def->type == WICK_COLUMN_BYTES || def->type == WICK_COLUMN_F64;
+                        || def->type == WICK_COLUMN_BYTES || def->type == WICK_COLUMN_F64
+                        || def->type == WICK_COLUMN_I64 || def->type == WICK_COLUMN_SHARE;
       gboolean sortable = def->type != WICK_COLUMN_SHAPE && !(def->flags & WICK_COLUMN_UNSORTED);
       append_column (self, column, _ (def->title), sortable,
                      (def->flags & WICK_COLUMN_EXPAND) != 0);
@@ -573,6 +583,104 @@ wick_table_get_text (WickTable *self, guint position, guint column)
   if (!wick_table_get_shown (self, position, &kind, &index))
     return NULL;
   return column_text (g_ptr_array_index (self->columns, column), self->data, kind, index);
+}
+
+/* A cell for TSV: a declared number column's plain value, else its text. */
+static char *
+tsv_cell (WickTable *self, Column *column, guint kind, guint index)
+{
+  char *text = NULL;
+  if (column->def != NULL && column->def->text == NULL)
+    {
+      const void *r = column->record (self->data, index);
+      switch (column->def->type)
+        {
+          case WICK_COLUMN_COUNT:
+          case WICK_COLUMN_DURATION:
+          case WICK_COLUMN_BYTES:
+            text = g_strdup_printf ("%" G_GUINT64_FORMAT, FIELD (r, column->def->offset, guint64));
+            break;
+          case WICK_COLUMN_DURATION_F64:
+            text = g_strdup_printf ("%.1f", FIELD (r, column->def->offset, double));
+            break;
+          case WICK_COLUMN_SHARE:
+            text = g_strdup_printf ("%.6f", FIELD (r, column->def->offset, double));
+            break;
+          default:
+            break;
+        }
+    }
+  if (text == NULL)
+    text = column_text (column, self->data, kind, index);
+  if (text == NULL)
+    return g_strdup ("");
+  g_strdelimit (text, "\t\n\r", ' ');
+  return text;
+}
+
+static const char *
+tsv_unit (Column *column)
+{
+  if (column->def == NULL || column->def->text != NULL)
+    return NULL;
+  switch (column->def->type)
+    {
+      case WICK_COLUMN_DURATION:
+      case WICK_COLUMN_DURATION_F64:
+        return "ns";
+      case WICK_COLUMN_BYTES:
+        return "B";
+      case WICK_COLUMN_SHARE:
+        return "fraction";
+      default:
+        return NULL;
+    }
+}
+
+guint
+wick_table_get_selected (WickTable *self)
+{
+  return gtk_single_selection_get_selected (self->selection);
+}
+
+char *
+wick_table_to_tsv (WickTable *self, gboolean selected)
+{
+  guint first = 0, n = wick_table_get_n_shown (self);
+  if (selected)
+    {
+      first = gtk_single_selection_get_selected (self->selection);
+      if (first == GTK_INVALID_LIST_POSITION || first >= n)
+        return NULL;
+      n = first + 1;
+    }
+  GString *out = g_string_new (NULL);
+  GListModel *view_columns = gtk_column_view_get_columns (self->view);
+  for (guint c = 0; c < self->columns->len; c++)
+    {
+      g_autoptr (GtkColumnViewColumn) vc = g_list_model_get_item (view_columns, c);
+      g_autofree char *title = g_strdup (vc ? gtk_column_view_column_get_title (vc) : "");
+      const char *unit = tsv_unit (g_ptr_array_index (self->columns, c));
+      g_strdelimit (title, "\t\n\r", ' ');
+      g_string_append_printf (out, "%s%s%s%s%s", c ? "\t" : "", title, unit ? " (" : "",
+                              unit ? unit : "", unit ? ")" : "");
+    }
+  g_string_append_c (out, '\n');
+  for (guint p = first; p < n; p++)
+    {
+      guint kind, index;
+      if (!wick_table_get_shown (self, p, &kind, &index))
+        break;
+      for (guint c = 0; c < self->columns->len; c++)
+        {
+          g_autofree char *cell = tsv_cell (self, g_ptr_array_index (self->columns, c), kind, index);
+          if (c)
+            g_string_append_c (out, '\t');
+          g_string_append (out, cell);
+        }
+      g_string_append_c (out, '\n');
+    }
+  return g_string_free (out, FALSE);
 }
 
 void

@@ -60,6 +60,8 @@ typedef enum
   WICK_COLUMN_SPAN,         /* gint32 span index at offset, WickStr span_id at offset2: the
                              * span's name (its id when the span is unknown) */
   WICK_COLUMN_SHAPE,        /* guint32 shape offset at offset, guint32 rank at offset2 */
+  WICK_COLUMN_I64,          /* gint64, as a number; negative: empty (none) */
+  WICK_COLUMN_SHARE,        /* double fraction, as a percentage */
 } WickColumnType;
 
 typedef enum
@@ -103,6 +105,14 @@ guint wick_table_get_n_shown (WickTable *self);
 gboolean wick_table_get_shown (WickTable *self, guint position, guint *kind, guint *index);
 /* The text of column @column in the row shown at @position, NULL past the end. */
 char *wick_table_get_text (WickTable *self, guint position, guint column);
+/* The rows shown (all of them, or only the selected one when @selected)
+ * as tab-separated values, one line per row, the column titles first.
+ * Durations, counts and bytes of declared columns are plain numbers
+ * (their titles say "(ns)", "(B)"), other cells as shown; tabs and
+ * newlines inside a cell become spaces. NULL when no row is selected. */
+char *wick_table_to_tsv (WickTable *self, gboolean selected);
+/* The position of the selected row, GTK_INVALID_LIST_POSITION when none. */
+guint wick_table_get_selected (WickTable *self);
 /* Called when a row is selected or activated. */
 void wick_table_set_row_func (WickTable *self, WickTableRowFunc func);
 /* Selects the shown row with this kind and index, if shown. */

@@ -959,6 +959,38 @@ wick_timeline_view_step_match (WickTimelineView *self, int direction)
   return self->current_match;
 }
 
+guint
+wick_timeline_view_set_matches (WickTimelineView *self, const WickEventRef *refs, guint n)
+{
+  wick_timeline_view_set_search (self, NULL);
+  if (self->document == NULL)
+    return 0;
+  guint n_spans, nd = 0;
+  wick_document_get_spans (self->document, &n_spans);
+  ensure_scene (self);
+  WickTracks *tracks = self->scene ? wick_timeline_scene_get_tracks (self->scene) : NULL;
+  if (tracks)
+    wick_tracks_get_device_slices (tracks, &nd);
+  self->matches = g_new0 (guint8, MAX (n_spans, 1));
+  self->match_list = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->device_matches = g_new0 (guint8, MAX (nd, 1));
+  self->event_matches = g_array_sized_new (FALSE, FALSE, sizeof (WickEventRef), n);
+  for (guint i = 0; i < n; i++)
+    {
+      if (refs[i].kind == WICK_EVENT_SLICE && refs[i].index < n_spans)
+        {
+          self->matches[refs[i].index] = 1;
+          g_array_append_val (self->match_list, refs[i].index);
+        }
+      else if (refs[i].kind == WICK_EVENT_DEVICE && refs[i].index < nd)
+        self->device_matches[refs[i].index] = 1;
+      else
+        continue;
+      g_array_append_val (self->event_matches, refs[i]);
+    }
+  return self->event_matches->len;
+}
+
 void
 wick_timeline_view_set_hover (WickTimelineView *self, double x)
 {

@@ -60,6 +60,10 @@ void wick_timeline_view_zoom_to_span (WickTimelineView *self, guint span);
  * Returns the number of matches; next/previous select and reveal one. */
 guint wick_timeline_view_set_search (WickTimelineView *self, const char *text);
 gint wick_timeline_view_step_match (WickTimelineView *self, int direction);
+/* Matches given as events instead of a query (the instances of a Kernels or
+ * Operators row): @refs, by start, are highlighted and stepped through as a
+ * search's matches are. Returns how many. */
+guint wick_timeline_view_set_matches (WickTimelineView *self, const WickEventRef *refs, guint n);
 
 void wick_timeline_view_set_follow (WickTimelineView *self, gboolean follow);
 gboolean wick_timeline_view_get_follow (WickTimelineView *self);

@@ -55,6 +55,10 @@ struct _WickWindow
   GtkWidget *health;
   GtkWidget *costs;
   GtkWidget *details;
+  /* the GPU pages (wick-gpu-pages.h), shown for documents with GPU work */
+  GtkWidget *gpu_overview, *kernels, *operators;
+  AdwViewStackPage *gpu_stack_pages[3];
+  GtkWidget *match_page; /* the Kernels or Operators page whose row the matches are */
 
   WickDocument *document;
   gulong changed_handler;

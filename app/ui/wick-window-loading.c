@@ -11,6 +11,7 @@
 
 #include <glib/gi18n.h>
 
+#include "model/wick-gpu-analysis.h"
 #include "model/wick-span-costs.h"
 #include "wick-settings.h"
 #include "wick-snapshot-window.h"
@@ -115,6 +116,11 @@ derive_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
   WickWindowDerived *derived = &request->derived;
   WickDocument *document = request->document;
 
+  /* First: the GPU pages' analysis (kept on the document,
+   * wick_gpu_analysis_get) interns its grid/block/shape texts, which may
+   * move the string pool under anything that read it before. */
+  if (!g_cancellable_is_cancelled (cancellable))
+    wick_gpu_analysis_get (document);
   if (!g_cancellable_is_cancelled (cancellable))
     derived->scene = wick_timeline_scene_new (document);
   if (!g_cancellable_is_cancelled (cancellable))

@@ -11,6 +11,7 @@
 #include "wick-costs-page.h"
 #include "wick-coverage-page.h"
 #include "wick-details-pane.h"
+#include "wick-gpu-pages.h"
 #include "wick-health-page.h"
 #include "wick-memory-view.h"
 #include "wick-settings.h"
@@ -29,6 +30,72 @@ static GParamSpec *properties[N_PROPS];
 
 /* ---- document ---- */
 
+/* The GPU pages: filled and shown for a document with GPU work. */
+static void
+gpu_pages_set_document (WickWindow *self, WickDocument *document)
+{
+  gboolean wanted = wick_gpu_pages_wanted (document);
+  WickDocument *shown = wanted ? document : NULL;
+  self->match_page = NULL;
+  wick_gpu_overview_page_set_document (WICK_GPU_OVERVIEW_PAGE (self->gpu_overview), shown);
+  wick_gpu_table_page_set_document (WICK_GPU_TABLE_PAGE (self->kernels), shown);
+  wick_gpu_table_page_set_document (WICK_GPU_TABLE_PAGE (self->operators), shown);
+  for (guint i = 0; i < G_N_ELEMENTS (self->gpu_stack_pages); i++)
+    adw_view_stack_page_set_visible (self->gpu_stack_pages[i], wanted);
+}
+
+/* A Kernels or Operators row: its slices become the timeline's matches,
+ * the first selected; activating the row shows the timeline. */
+static void
+on_gpu_instances (GtkWidget *page, GArray *refs, gboolean activated, WickWindow *self)
+{
+  gtk_search_bar_set_search_mode (self->search_bar, FALSE);
+  self->n_matches = wick_timeline_view_set_matches (WICK_TIMELINE_VIEW (self->timeline),
+                                                    (const WickEventRef *)(gpointer)refs->data,
+                                                    refs->len);
+  self->match_page = page;
+  gint current = wick_timeline_view_step_match (WICK_TIMELINE_VIEW (self->timeline), 1);
+  wick_gpu_table_page_set_position (WICK_GPU_TABLE_PAGE (page), current, self->n_matches);
+  if (activated && self->n_matches > 0)
+    adw_view_stack_set_visible_child_name (self->views, "timeline");
+}
+
+static void
+on_gpu_step (GtkWidget *page, int direction, WickWindow *self)
+{
+  if (self->match_page == page)
+    wick_window_step_match (self, direction);
+}
+
+static void
+gpu_pages_init (WickWindow *self)
+{
+  self->gpu_overview = wick_gpu_overview_page_new (self->selection);
+  self->kernels = wick_gpu_table_page_new (self->selection, WICK_GPU_TABLE_KERNELS);
+  self->operators = wick_gpu_table_page_new (self->selection, WICK_GPU_TABLE_OPERATORS);
+  struct
+  {
+    GtkWidget *widget;
+    const char *name, *title, *icon;
+  } pages[] = {
+    { self->gpu_overview, "gpu-overview", _ ("Overview"), "power-profile-performance-symbolic" },
+    { self->kernels, "kernels", _ ("Kernels"), "system-run-symbolic" },
+    { self->operators, "operators", _ ("Operators"), "view-list-bullet-symbolic" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (pages); i++)
+    {
+      self->gpu_stack_pages[i]
+        = adw_view_stack_add_titled (self->views, pages[i].widget, pages[i].name, pages[i].title);
+      adw_view_stack_page_set_icon_name (self->gpu_stack_pages[i], pages[i].icon);
+      adw_view_stack_page_set_visible (self->gpu_stack_pages[i], FALSE);
+    }
+  for (guint i = 1; i < G_N_ELEMENTS (pages); i++)
+    {
+      g_signal_connect (pages[i].widget, "instances", G_CALLBACK (on_gpu_instances), self);
+      g_signal_connect (pages[i].widget, "step", G_CALLBACK (on_gpu_step), self);
+    }
+}
+
 static void
 views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived *derived)
 {
@@ -44,6 +111,7 @@ views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived 
   wick_costs_page_set_document_full (WICK_COSTS_PAGE (self->costs), document,
                                      g_steal_pointer (&derived->costs));
   wick_details_pane_set_document (WICK_DETAILS_PANE (self->details), document);
+  gpu_pages_set_document (self, document);
 }
 
 static gboolean
@@ -203,6 +271,9 @@ on_search_changed (GtkSearchEntry *entry, WickWindow *self)
     return;
   self->n_matches = wick_timeline_view_set_search (WICK_TIMELINE_VIEW (self->timeline),
                                                    gtk_editable_get_text (GTK_EDITABLE (entry)));
+  if (self->match_page)
+    wick_gpu_table_page_set_position (WICK_GPU_TABLE_PAGE (self->match_page), -1, 0);
+  self->match_page = NULL;
   /* Typing in the query never switches views: Enter (activate) goes to the
    * timeline's next match. */
   update_match_label (self, self->n_matches, -1);
@@ -212,7 +283,11 @@ void
 wick_window_step_match (WickWindow *self, int direction)
 {
   gint current = wick_timeline_view_step_match (WICK_TIMELINE_VIEW (self->timeline), direction);
-  update_match_label (self, self->n_matches, current);
+  if (self->match_page)
+    wick_gpu_table_page_set_position (WICK_GPU_TABLE_PAGE (self->match_page), current,
+                                      self->n_matches);
+  else
+    update_match_label (self, self->n_matches, current);
 }
 
 static void
@@ -480,6 +555,7 @@ wick_window_init (WickWindow *self)
   g_signal_connect (keys, "key-pressed", G_CALLBACK (on_search_key), self);
   gtk_widget_add_controller (GTK_WIDGET (self->search_entry), keys);
   gtk_search_bar_set_key_capture_widget (self->search_bar, NULL);
+  gpu_pages_init (self);
   wick_window_loading_init (self);
   wick_window_dnd_init (self);
   bind_settings (self);
@@ -633,6 +709,12 @@ wick_window_get_view (WickWindow *self, const char *name)
     return self->costs;
   if (g_strcmp0 (name, "details") == 0)
     return self->details;
+  if (g_strcmp0 (name, "gpu-overview") == 0)
+    return self->gpu_overview;
+  if (g_strcmp0 (name, "kernels") == 0)
+    return self->kernels;
+  if (g_strcmp0 (name, "operators") == 0)
+    return self->operators;
   if (g_strcmp0 (name, "hint") == 0)
     return self->hint;
   /* a page added with wick_window_add_page (Ranks, the live pages) */

@@ -232,7 +232,8 @@ selection_of (gpointer widget)
  * window's view of that name, all on the window's one selection; the
  * details pane the paned's end child, shown with the details button; the
  * handlers the template connects (Find on Timeline from the costs page,
- * the focus follows the visible view). wick-window.c adds none of them. */
+ * the focus follows the visible view). wick-window.c adds only the GPU
+ * pages after them. */
 static void
 test_window_pages (void)
 {
@@ -253,7 +254,21 @@ test_window_pages (void)
   g_assert_true (WICK_IS_SELECTION (selection));
   AdwViewStack *views = ADW_VIEW_STACK (template_child (window, type, "views"));
   g_autoptr (GtkSelectionModel) pages = adw_view_stack_get_pages (views);
-  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (pages)), ==, G_N_ELEMENTS (expected));
+  /* after the template's: the GPU pages wick-window.c adds, hidden until a
+   * document with GPU work (wick-gpu-pages.h) */
+  static const char *const gpu_pages[] = { "gpu-overview", "kernels", "operators" };
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (pages)), ==,
+                    G_N_ELEMENTS (expected) + G_N_ELEMENTS (gpu_pages));
+  for (guint i = 0; i < G_N_ELEMENTS (gpu_pages); i++)
+    {
+      g_autoptr (AdwViewStackPage) page
+        = g_list_model_get_item (G_LIST_MODEL (pages), G_N_ELEMENTS (expected) + i);
+      g_assert_cmpstr (adw_view_stack_page_get_name (page), ==, gpu_pages[i]);
+      g_assert_false (adw_view_stack_page_get_visible (page));
+      g_assert_true (wick_window_get_view (window, gpu_pages[i])
+                     == adw_view_stack_page_get_child (page));
+      g_assert_true (selection_of (adw_view_stack_page_get_child (page)) == selection);
+    }
   for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
     {
       g_autoptr (AdwViewStackPage) page = g_list_model_get_item (G_LIST_MODEL (pages), i);

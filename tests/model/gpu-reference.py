@@ -4,7 +4,7 @@ json.load of the trace and nothing of Wick's: per kernel name its count,
 total, min, max, mean and share; per device the union of its kernel, memcpy
 and memset intervals and the sums; per operator (cpu_op) its count, total,
 self and launched GPU time; per ProfilerStep#N its window, GPU busy, idle,
-compute, communication and memcpy; and the launches (correlation ids).
+compute, communication, memcpy and CPU-only time; and the launches (correlation ids).
 
 Times: the file's µs written in decimal to ns exactly (json.load with
 Decimal; the fourth decimal rounds half up, later ones are ignored, as the
@@ -186,6 +186,10 @@ def reference(path):
     u_compute = union([(s, e) for s, e, kind, name, *_ in work
                        if kind == "kernel" and not is_comm(name)])
     u_cc = union([(s, e) for s, e, kind, *_ in work if kind == "kernel"])
+    # the GPU waiting on the host: host operators and runtime calls, with
+    # the GPU's work, less the GPU's work
+    u_host = union([(s, e) for s, e, *_ in work]
+                   + [(s[0], s[0] + s[1]) for s in spans if s[3] in OPERATOR | RUNTIME])
     steps = []
     for s in spans:
         if not STEP.match(s[2]):
@@ -196,7 +200,7 @@ def reference(path):
         cc = within(u_cc, a, b)
         steps.append({"name": s[2], "start_ns": a, "dur_ns": s[1], "gpu_busy_ns": busy,
                       "idle_ns": s[1] - busy, "compute_ns": compute, "comm_ns": cc - compute,
-                      "memcpy_ns": busy - cc})
+                      "memcpy_ns": busy - cc, "cpu_only_ns": within(u_host, a, b) - busy})
     steps.sort(key=lambda x: (x["start_ns"], x["name"]))
 
     delays.sort()

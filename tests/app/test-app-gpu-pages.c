@@ -1,0 +1,310 @@
+/* test-app-gpu-pages.c — the GPU pages of a real torch 2.11 trace (H200,
+ * torch.compile, tests/data/gpu/README.md): Kernels and Operators tables
+ * (shown only with GPU work; every column sorts; the filter; a row's
+ * instances become the timeline's matches and the previous/next buttons
+ * step through them; Ctrl+C and the menu copy TSV) and the Overview (the
+ * step table's parts add up to each step, the chart's bars map to steps,
+ * the launch figures). Each check compares with the analysis's own arrays
+ * or the file's figures, not with what the page shows.
+ * With WICK_SCREENSHOT_DIR set, the pages as PNGs there (docs/images).
+ * Suite: app, under Xvfb. */
+#include "config.h"
+
+#include <adwaita.h>
+#include <string.h>
+
+#include "app-test-ui.h"
+#include "model/wick-gpu-analysis.h"
+#include "ui/wick-application.h"
+#include "ui/wick-details-pane.h"
+#include "ui/wick-format.h"
+#include "ui/wick-gpu-pages.h"
+#include "ui/wick-timeline-view.h"
+#include "ui/wick-window-private.h"
+
+static WickApplication *app;
+
+static char *
+data_path (const char *name)
+{
+  const char *dir = g_getenv ("WICK_TEST_DATA");
+  return g_build_filename (dir ? dir : WICK_SOURCE_DIR "/tests/data", "gpu", name, NULL);
+}
+
+static gboolean
+page_visible (WickWindow *w, const char *name)
+{
+  GtkWidget *child = wick_window_get_view (w, name);
+  g_assert_nonnull (child);
+  GtkWidget *stack = gtk_widget_get_ancestor (child, ADW_TYPE_VIEW_STACK);
+  return adw_view_stack_page_get_visible (adw_view_stack_get_page (ADW_VIEW_STACK (stack), child));
+}
+
+static char *
+clipboard_text (GtkWidget *widget)
+{
+  GdkContentProvider *content = gdk_clipboard_get_content (gtk_widget_get_clipboard (widget));
+  g_assert_nonnull (content);
+  GValue value = G_VALUE_INIT;
+  g_value_init (&value, G_TYPE_STRING);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (gdk_content_provider_get_value (content, &value, &error));
+  char *text = g_value_dup_string (&value);
+  g_value_unset (&value);
+  return text;
+}
+
+/* The values of kernel row @index that column @c sorts by, compared. */
+static int
+kernel_cmp (WickDocument *doc, const WickGpuKernel *a, const WickGpuKernel *b, guint c)
+{
+#define CMP(x, y) ((x) < (y) ? -1 : (x) > (y))
+  switch (c)
+    {
+      case 0:
+        return g_strcmp0 (wick_document_str (doc, a->name), wick_document_str (doc, b->name));
+      case 1:
+        return CMP (a->count, b->count);
+      case 2:
+        return CMP (a->total_ns, b->total_ns);
+      case 3:
+        return CMP (a->mean_ns, b->mean_ns);
+      case 4:
+        return CMP (a->min_ns, b->min_ns);
+      case 5:
+        return CMP (a->max_ns, b->max_ns);
+      case 6:
+        return CMP (a->share, b->share);
+      case 7:
+        return g_strcmp0 (wick_document_str (doc, a->grid), wick_document_str (doc, b->grid));
+      case 8:
+        return g_strcmp0 (wick_document_str (doc, a->block), wick_document_str (doc, b->block));
+      default:
+        return CMP (a->registers, b->registers);
+    }
+#undef CMP
+}
+
+static void
+test_kernels (void)
+{
+  g_autofree char *path = data_path ("torch-compile.json.gz");
+  WickWindow *w = app_test_window_open (app, path, 1400, 860);
+  WickDocument *doc = wick_window_get_document (w);
+  const WickGpuAnalysis *a = wick_gpu_analysis_get (doc);
+  g_assert_true (page_visible (w, "kernels"));
+  g_assert_true (page_visible (w, "operators"));
+  g_assert_true (page_visible (w, "gpu-overview"));
+
+  GtkWidget *page = wick_window_get_view (w, "kernels");
+  wick_window_show_page (w, "kernels");
+  WickTable *table = wick_gpu_table_page_get_table (WICK_GPU_TABLE_PAGE (page));
+  app_test_wait_drawn (page, 20000, "the Kernels page");
+  g_assert_cmpuint (a->kernels->len, >, 10);
+  g_assert_cmpuint (wick_table_get_n_shown (table), ==, a->kernels->len);
+  /* grid, block and registers: the trace has them (Kineto's launch args) */
+  g_assert_cmpuint (g_list_model_get_n_items (
+                      gtk_column_view_get_columns (wick_table_get_column_view (table))),
+                    ==, 10);
+
+  /* every column sorts, both ways */
+  for (guint c = 0; c < 10; c++)
+    for (int desc = 0; desc < 2; desc++)
+      {
+        wick_table_sort_by (table, c, desc);
+        guint prev = G_MAXUINT;
+        for (guint p = 0; p < wick_table_get_n_shown (table); p++)
+          {
+            guint kind, index;
+            g_assert_true (wick_table_get_shown (table, p, &kind, &index));
+            if (prev != G_MAXUINT)
+              {
+                int order = kernel_cmp (doc, &g_array_index (a->kernels, WickGpuKernel, prev),
+                                        &g_array_index (a->kernels, WickGpuKernel, index), c);
+                if (desc ? order < 0 : order > 0)
+                  g_error ("column %u %s: row %u before row %u out of order", c,
+                           desc ? "descending" : "ascending", prev, index);
+              }
+            prev = index;
+          }
+      }
+  wick_table_sort_by (table, 2, TRUE);
+
+  /* the filter: every kernel whose name contains "triton", ignoring case */
+  guint want = 0;
+  for (guint i = 0; i < a->kernels->len; i++)
+    {
+      g_autofree char *folded = g_utf8_casefold (
+        wick_document_str (doc, g_array_index (a->kernels, WickGpuKernel, i).name), -1);
+      want += strstr (folded, "triton") != NULL;
+    }
+  g_assert_cmpuint (want, >, 0);
+  wick_gpu_table_page_set_filter (WICK_GPU_TABLE_PAGE (page), "TRITON");
+  g_assert_cmpuint (wick_table_get_n_shown (table), ==, want);
+  wick_gpu_table_page_set_filter (WICK_GPU_TABLE_PAGE (page), "");
+  g_assert_cmpuint (wick_table_get_n_shown (table), ==, a->kernels->len);
+
+  /* a row selects its instances: the timeline's matches, the first selected */
+  guint kind, row;
+  GtkColumnView *view = wick_table_get_column_view (table);
+  GtkSelectionModel *model = gtk_column_view_get_model (view);
+  g_assert_true (wick_table_get_shown (table, 0, &kind, &row));
+  const WickGpuKernel *k = &g_array_index (a->kernels, WickGpuKernel, row);
+  g_assert_cmpuint (k->count, >, 2);
+  gtk_selection_model_select_item (model, 0, TRUE);
+  WickSelection *selection = wick_window_get_selection (w);
+  gint64 event;
+  g_assert_cmpuint (wick_selection_get_event (selection, &event), ==, WICK_EVENT_DEVICE);
+  g_assert_cmpint (a->kernel_of_device[event], ==, (gint)row);
+  g_autofree char *first = g_strdup_printf ("1 of %" G_GUINT64_FORMAT " on the timeline", k->count);
+  g_assert_cmpstr (wick_gpu_table_page_get_position_text (WICK_GPU_TABLE_PAGE (page)), ==, first);
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  guint64 t0 = wick_tracks_event_start (tracks, (WickEventRef){ WICK_EVENT_DEVICE, event });
+  /* next: another instance of the same kernel, later */
+  g_signal_emit_by_name (page, "step", 1);
+  gint64 next;
+  g_assert_cmpuint (wick_selection_get_event (selection, &next), ==, WICK_EVENT_DEVICE);
+  g_assert_cmpint (next, !=, event);
+  g_assert_cmpint (a->kernel_of_device[next], ==, (gint)row);
+  g_assert_cmpuint (wick_tracks_event_start (tracks, (WickEventRef){ WICK_EVENT_DEVICE, next }),
+                    >=, t0);
+  g_autofree char *second
+    = g_strdup_printf ("2 of %" G_GUINT64_FORMAT " on the timeline", k->count);
+  g_assert_cmpstr (wick_gpu_table_page_get_position_text (WICK_GPU_TABLE_PAGE (page)), ==, second);
+  /* previous twice: wraps to the last */
+  g_signal_emit_by_name (page, "step", -1);
+  g_signal_emit_by_name (page, "step", -1);
+  g_autofree char *last = g_strdup_printf ("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                                           " on the timeline",
+                                           k->count, k->count);
+  g_assert_cmpstr (wick_gpu_table_page_get_position_text (WICK_GPU_TABLE_PAGE (page)), ==, last);
+  /* the instances are exactly the kernel's slices */
+  g_autoptr (GArray) refs = wick_gpu_table_page_get_instances (WICK_GPU_TABLE_PAGE (page), row);
+  g_assert_cmpuint (refs->len, ==, k->count);
+  guint64 total = 0;
+  for (guint i = 0; i < refs->len; i++)
+    total += wick_tracks_get_device_slices (tracks, NULL)[g_array_index (refs, WickEventRef, i).index]
+               .duration_ns;
+  g_assert_cmpuint (total, ==, k->total_ns);
+
+  /* TSV: the selected row (Ctrl+C's action), then every row */
+  g_assert_true (gtk_widget_activate_action (page, "gpu-table.copy-row", NULL));
+  g_autofree char *tsv = clipboard_text (page);
+  g_auto (GStrv) lines = g_strsplit (tsv, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 3); /* header, row, "" */
+  g_assert_true (g_str_has_prefix (lines[0], "Kernel\tCount\tTotal (ns)\t"));
+  g_auto (GStrv) cells = g_strsplit (lines[1], "\t", -1);
+  g_assert_cmpuint (g_strv_length (cells), ==, 10);
+  g_assert_cmpstr (cells[0], ==, wick_document_str (doc, k->name));
+  g_autofree char *total_text = g_strdup_printf ("%" G_GUINT64_FORMAT, k->total_ns);
+  g_assert_cmpstr (cells[2], ==, total_text);
+  g_assert_true (gtk_widget_activate_action (page, "gpu-table.copy-all", NULL));
+  g_autofree char *all = clipboard_text (page);
+  g_auto (GStrv) all_lines = g_strsplit (all, "\n", -1);
+  g_assert_cmpuint (g_strv_length (all_lines), ==, a->kernels->len + 2);
+
+  app_test_screenshot (GTK_WIDGET (w), "gpu-kernels.png");
+  /* activating a row shows the timeline */
+  g_signal_emit_by_name (view, "activate", 0);
+  g_assert_cmpstr (wick_window_get_visible_view (w), ==, "timeline");
+  app_test_window_close (w);
+}
+
+static void
+test_operators_and_overview (void)
+{
+  g_autofree char *path = data_path ("torch-compile.json.gz");
+  WickWindow *w = app_test_window_open (app, path, 1400, 860);
+  WickDocument *doc = wick_window_get_document (w);
+  const WickGpuAnalysis *a = wick_gpu_analysis_get (doc);
+  GtkWidget *page = wick_window_get_view (w, "operators");
+  wick_window_show_page (w, "operators");
+  app_test_wait_drawn (page, 20000, "the Operators page");
+  WickTable *table = wick_gpu_table_page_get_table (WICK_GPU_TABLE_PAGE (page));
+  g_assert_cmpuint (wick_table_get_n_shown (table), ==, a->operators->len);
+  /* by GPU time, descending, as the analysis */
+  guint kind, row;
+  g_assert_true (wick_table_get_shown (table, 0, &kind, &row));
+  g_assert_cmpuint (row, ==, 0);
+  const WickGpuOperator *o = &g_array_index (a->operators, WickGpuOperator, row);
+  g_assert_cmpuint (o->gpu_ns, >, 0);
+  gtk_selection_model_select_item (gtk_column_view_get_model (wick_table_get_column_view (table)),
+                                   0, TRUE);
+  WickSelection *selection = wick_window_get_selection (w);
+  gint64 span;
+  g_assert_cmpuint (wick_selection_get_record (selection, &span), ==, WICK_RECORD_SPAN);
+  g_assert_cmpint (a->operator_of_span[span], ==, 0);
+  g_autofree char *first = g_strdup_printf ("1 of %" G_GUINT64_FORMAT " on the timeline", o->count);
+  g_assert_cmpstr (wick_gpu_table_page_get_position_text (WICK_GPU_TABLE_PAGE (page)), ==, first);
+  app_test_screenshot (GTK_WIDGET (w), "gpu-operators.png");
+
+  /* Overview: one table row per step, its parts adding up to the step */
+  GtkWidget *overview = wick_window_get_view (w, "gpu-overview");
+  wick_window_show_page (w, "gpu-overview");
+  app_test_wait_drawn (overview, 20000, "the Overview");
+  WickTable *steps = wick_gpu_overview_page_get_table (WICK_GPU_OVERVIEW_PAGE (overview), "steps");
+  g_assert_cmpuint (a->steps->len, >, 1);
+  g_assert_cmpuint (wick_table_get_n_shown (steps), ==, a->steps->len);
+  for (guint i = 0; i < a->steps->len; i++)
+    {
+      const WickGpuStep *s = &g_array_index (a->steps, WickGpuStep, i);
+      g_assert_cmpuint (s->cpu_only_ns, <=, s->idle_ns);
+      g_assert_cmpuint (s->compute_ns + s->comm_ns + s->memcpy_ns + s->idle_ns, ==, s->dur_ns);
+    }
+  /* the table's Duration column (ns in TSV) is each step's */
+  WickTable *devices
+    = wick_gpu_overview_page_get_table (WICK_GPU_OVERVIEW_PAGE (overview), "devices");
+  g_assert_cmpuint (wick_table_get_n_shown (devices), ==, a->devices->len);
+  g_autofree char *busy = wick_table_get_text (devices, 0, 1);
+  g_autofree char *busy_want
+    = wick_format_duration (g_array_index (a->devices, WickGpuDevice, 0).busy_ns);
+  g_assert_cmpstr (busy, ==, busy_want);
+  /* the launch figures, as the analysis counts them */
+  const char *launches
+    = wick_gpu_overview_page_get_launches_text (WICK_GPU_OVERVIEW_PAGE (overview));
+  g_autofree char *flows = g_strdup_printf ("Launches: %" G_GUINT64_FORMAT " kernels",
+                                            a->launches.flows);
+  g_assert_true (g_str_has_prefix (launches, flows));
+  /* the chart: a bar per step, left to right; a click selects the step */
+  GtkWidget *chart = NULL;
+  for (GtkWidget *c = gtk_widget_get_first_child (gtk_widget_get_first_child (overview)); c;
+       c = gtk_widget_get_next_sibling (c))
+    if (GTK_IS_DRAWING_AREA (c))
+      chart = c;
+  g_assert_nonnull (chart);
+  int width = gtk_widget_get_width (chart);
+  g_assert_cmpint (wick_gpu_overview_page_step_at (WICK_GPU_OVERVIEW_PAGE (overview), 10), ==, -1);
+  g_assert_cmpint (wick_gpu_overview_page_step_at (WICK_GPU_OVERVIEW_PAGE (overview), width - 13),
+                   ==, (gint)a->steps->len - 1);
+  gtk_selection_model_select_item (gtk_column_view_get_model (wick_table_get_column_view (steps)),
+                                   1, TRUE);
+  guint srow;
+  g_assert_true (wick_table_get_shown (steps, 1, &kind, &srow));
+  g_assert_cmpuint (wick_selection_get_record (selection, &span), ==, WICK_RECORD_SPAN);
+  g_assert_cmpint (span, ==, g_array_index (a->steps, WickGpuStep, srow).span);
+  app_test_screenshot (GTK_WIDGET (w), "gpu-overview.png");
+  app_test_window_close (w);
+}
+
+/* A candle-graph trace has no GPU pages: its Costs keep their meaning. */
+static void
+test_hidden_without_gpu (void)
+{
+  WickWindow *w = app_test_window_open_example (app);
+  g_assert_false (page_visible (w, "kernels"));
+  g_assert_false (page_visible (w, "operators"));
+  g_assert_false (page_visible (w, "gpu-overview"));
+  app_test_window_close (w);
+}
+
+int
+main (int argc, char **argv)
+{
+  app = app_test_ui_init (&argc, &argv);
+  if (app == NULL)
+    return 0;
+  g_test_add_func ("/gpu-pages/kernels", test_kernels);
+  g_test_add_func ("/gpu-pages/operators-overview", test_operators_and_overview);
+  g_test_add_func ("/gpu-pages/hidden-without-gpu", test_hidden_without_gpu);
+  return app_test_ui_run (app);
+}
