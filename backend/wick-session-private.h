@@ -23,6 +23,13 @@ typedef enum
 void *wick_session_get_slot (WickSession *session, WickSessionSlot slot);
 void wick_session_set_slot (WickSession *session, WickSessionSlot slot, void *data,
                             void (*destroy) (void *data));
+/* Called by wick_session_finish (and _finish_failed) with the slot's data
+ * while records can still be written, before the root ends: the weight store
+ * frees its storages there, as wick.torch frees its tensors, so that the
+ * trace's memory pairs up. In slot order, on the finishing thread. */
+void wick_session_set_slot_finish (WickSession *session, WickSessionSlot slot,
+                                   void (*finish) (void *data));
+void wick_session_finish_slots (WickSession *session);
 
 /* Off the hot path: a Wick-only record (kind must start with "wick_") whose
  * fields are given as the inside of a JSON object, e.g. "\"stage\":\"a\",\"ok\":true".

@@ -132,6 +132,7 @@ struct WickSession
   {
     void *data;
     void (*destroy) (void *data);
+    void (*finish) (void *data); /* wick_session_set_slot_finish */
   } slots[WICK_N_SLOTS];
 };
 

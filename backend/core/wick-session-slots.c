@@ -30,6 +30,26 @@ wick_session_set_slot (WickSession *session, WickSessionSlot slot, void *data,
 }
 
 void
+wick_session_set_slot_finish (WickSession *session, WickSessionSlot slot,
+                              void (*finish) (void *data))
+{
+  if (session == NULL || (unsigned)slot >= WICK_N_SLOTS)
+    return;
+  session->slots[slot].finish = finish;
+}
+
+void
+wick_session_finish_slots (WickSession *session)
+{
+  for (int slot = 0; slot < WICK_N_SLOTS; slot++)
+    {
+      void *data = wick_session_get_slot (session, (WickSessionSlot)slot);
+      if (session->slots[slot].finish != NULL && data != NULL)
+        session->slots[slot].finish (data);
+    }
+}
+
+void
 wick_session_destroy_slots (WickSession *session)
 {
   for (int slot = WICK_N_SLOTS - 1; slot >= 0; slot--)
@@ -38,6 +58,7 @@ wick_session_destroy_slots (WickSession *session)
       void (*destroy) (void *) = session->slots[slot].destroy;
       session->slots[slot].data = NULL;
       session->slots[slot].destroy = NULL;
+      session->slots[slot].finish = NULL;
       if (destroy != NULL && data != NULL)
         destroy (data);
     }

@@ -873,6 +873,8 @@ wick_session_finish (WickSession *session, WickError *error)
       wick_set_error (error, WICK_ERROR_STATE, "cannot finish trace with %zu nested spans still open", open);
       return false;
     }
+  if (!atomic_load (&session->finished))
+    wick_session_finish_slots (session);
   if (!mark_finished (session, error))
     return false;
   wick_session_report_names_lost (session);
@@ -901,6 +903,8 @@ wick_session_finish_failed (WickSession *session, const char *reason, WickError 
     }
   if (finish_in_fork (session))
     return true;
+  if (!atomic_load (&session->finished))
+    wick_session_finish_slots (session);
   if (!mark_finished (session, error))
     return false;
   wick_session_report_names_lost (session);

@@ -606,6 +606,47 @@ record_device_memory (WickWeightStore *store, WickWeightModule *module)
   wick_session_record_device_memory (store->session, &sample, &ignored);
 }
 
+void
+wick_weight_module_record_storages (WickWeightStore *store, WickWeightModule *module,
+                                    WickMemoryAction action, const bool *which)
+{
+  char device[32];
+  uint64_t used, free_bytes, capacity;
+  if (store->session == NULL || !module->backing->sample (device, &used, &free_bytes, &capacity))
+    return;
+  WickSpanId span = wick_span_current (store->session);
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      if (which != NULL && !which[s])
+        continue;
+      const WickWeightStorage *storage = &module->storages[s];
+      const WickWeightParamState *param = &module->params[storage->param];
+      char id[512], dtype[16];
+      snprintf (id, sizeof id, "weights:%s:%s", module->name, param->name);
+      /* lower case, as wick.torch and candle-graph's writers name dtypes */
+      const char *name = wick_weight_dtype_name (param->dtype);
+      size_t n = 0;
+      for (; name != NULL && name[n] != '\0' && n + 1 < sizeof dtype; n++)
+        dtype[n] = (char)(name[n] >= 'A' && name[n] <= 'Z' ? name[n] - 'A' + 'a' : name[n]);
+      dtype[n] = '\0';
+      WickMemoryRecord memory = {
+        .timestamp_ns = WICK_NOW,
+        .storage_id = id,
+        .tensor_id = param->name,
+        .span = span,
+        .device = device,
+        .bytes = storage->bytes,
+        .action = action,
+        .shape = param->shape,
+        .rank = param->n_dims,
+        .dtype = dtype,
+        .category = WICK_CATEGORY_PARAMETER,
+      };
+      WickError ignored;
+      wick_session_record_memory (store->session, &memory, &ignored);
+    }
+}
+
 static const char *
 tier_name (WickTier tier)
 {
@@ -621,7 +662,10 @@ record_event (WickWeightStore *store, WickWeightModule *module, const char *kind
   char name[256], message[1100], fields[2048];
   json_escape (module->name, name, sizeof name);
   json_escape (ok ? "" : error->message, message, sizeof message);
-  snprintf (fields, sizeof fields, "\"module\":\"%s\",\"memory\":\"%s\",%s,\"ok\":%s%s%s%s", name,
+  /* bound to the memory records of the storages it moved, which follow it on
+   * this thread (docs/format.md, "Wick keys") */
+  snprintf (fields, sizeof fields,
+            "\"on\":\"memory\",\"module\":\"%s\",\"memory\":\"%s\",%s,\"ok\":%s%s%s%s", name,
             module->backing->name, details, ok ? "true" : "false", ok ? "" : ",\"error\":\"",
             ok ? "" : message, ok ? "" : "\"");
   WickError ignored;
@@ -629,6 +673,18 @@ record_event (WickWeightStore *store, WickWeightModule *module, const char *kind
 }
 
 /* ---- evict ------------------------------------------------------------------------ */
+
+/* Which storages have no memory behind them now (NULL when out of memory:
+ * the move then writes no memory records). */
+static bool *
+released_now (WickWeightModule *module)
+{
+  bool *released = calloc (module->n_storages + 1, sizeof *released);
+  if (released != NULL)
+    for (size_t s = 0; s < module->n_storages; s++)
+      released[s] = wick_weight_storage_released (module, &module->storages[s]);
+  return released;
+}
 
 static void
 count_tiers (WickWeightModule *module)
@@ -717,6 +773,7 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
 {
   double start = now_seconds ();
   uint64_t freed = 0;
+  bool *was_released = released_now (module);
   record_device_memory (store, module);
   bool ok = evict_steps (store, module, tier, &freed, error);
   bool any_disk = false;
@@ -744,6 +801,16 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
             tier_name (tier), module->stats.parameters, module->stats.disk, module->stats.ram,
             module->stats.freed_bytes, (uint64_t)(module->stats.evict_seconds * 1e9));
   record_event (store, module, "wick_weight_evict", details, ok, error);
+  bool *moved = calloc (module->n_storages + 1, sizeof *moved);
+  if (moved != NULL)
+    {
+      for (size_t s = 0; s < module->n_storages; s++)
+        moved[s] = wick_weight_storage_released (module, &module->storages[s])
+                   && !was_released[s];
+      wick_weight_module_record_storages (store, module, WICK_MEMORY_FREE, moved);
+      free (moved);
+    }
+  free (was_released);
   record_device_memory (store, module);
   return ok;
 }
@@ -756,6 +823,7 @@ wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, Wi
   double start = now_seconds ();
   uint64_t bytes = 0;
   uint64_t disk = module->stats.disk, ram = module->stats.ram;
+  bool *was_released = released_now (module);
   record_device_memory (store, module);
   bool ok = refill_storages (store, module, &bytes, error);
   count_tiers (module);
@@ -784,6 +852,14 @@ wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, Wi
             disk, ram, module->stats.restored, bytes,
             (uint64_t)(module->stats.restore_seconds * 1e9));
   record_event (store, module, "wick_weight_restore", details, ok, error);
+  if (was_released != NULL)
+    {
+      for (size_t s = 0; s < module->n_storages; s++)
+        was_released[s] = was_released[s]
+                          && !wick_weight_storage_released (module, &module->storages[s]);
+      wick_weight_module_record_storages (store, module, WICK_MEMORY_ALLOC, was_released);
+    }
+  free (was_released);
   record_device_memory (store, module);
   return ok;
 }

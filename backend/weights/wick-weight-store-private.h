@@ -125,6 +125,11 @@ bool wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module,
 bool wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module,
                                  WickError *error);
 void wick_weight_module_free_spills (WickWeightModule *module);
+/* The module's storages in the session's trace (docs/weights.md, "In the
+ * trace"): a memory record (category parameter) of @action for each storage
+ * whose entry in @which is true (NULL: every storage). */
+void wick_weight_module_record_storages (WickWeightStore *store, WickWeightModule *module,
+                                         WickMemoryAction action, const bool *which);
 
 /* The candidate checkpoint keys of "module.param": the full name, then with
  * 1, 2 and 3 leading components stripped. Returns how many (at most 4); each

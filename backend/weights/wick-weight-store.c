@@ -23,6 +23,28 @@ store_destroy (void *data)
   wick_weight_store_free (store);
 }
 
+/* At the session's finish: the storages with memory behind them are freed in
+ * the trace (their allocations were written at registration and restores),
+ * as wick.torch frees its live tensors, so the trace's memory pairs up. */
+static void
+store_finish (void *data)
+{
+  WickWeightStore *store = data;
+  pthread_mutex_lock (&store->lock);
+  for (size_t m = 0; m < store->n_modules; m++)
+    {
+      WickWeightModule *module = store->modules[m];
+      bool *live = calloc (module->n_storages + 1, sizeof *live);
+      if (live == NULL)
+        continue;
+      for (size_t s = 0; s < module->n_storages; s++)
+        live[s] = !wick_weight_storage_released (module, &module->storages[s]);
+      wick_weight_module_record_storages (store, module, WICK_MEMORY_FREE, live);
+      free (live);
+    }
+  pthread_mutex_unlock (&store->lock);
+}
+
 WickWeightStore *
 wick_weight_store_new (WickSession *session, WickError *error)
 {
@@ -42,7 +64,10 @@ wick_weight_store_new (WickSession *session, WickError *error)
   pthread_cond_init (&store->changed, NULL);
   pthread_mutex_init (&store->staging_lock, NULL);
   if (session != NULL)
-    wick_session_set_slot (session, WICK_SLOT_WEIGHTS, store, store_destroy);
+    {
+      wick_session_set_slot (session, WICK_SLOT_WEIGHTS, store, store_destroy);
+      wick_session_set_slot_finish (session, WICK_SLOT_WEIGHTS, store_finish);
+    }
   return store;
 }
 
@@ -311,6 +336,9 @@ wick_weight_store_register_module (WickWeightStore *store, const WickWeightModul
   pthread_mutex_unlock (&store->lock);
   if (!ok)
     module_free (module);
+  else
+    /* its storages are the session's parameters from now */
+    wick_weight_module_record_storages (store, module, WICK_MEMORY_ALLOC, NULL);
   return ok;
 }
 
@@ -526,7 +554,17 @@ wick_weight_store_unregister_module (WickWeightStore *store, const char *name, W
     }
   pthread_mutex_unlock (&store->lock);
   if (ok)
-    module_free (module);
+    {
+      bool *live = calloc (module->n_storages + 1, sizeof *live);
+      if (live != NULL)
+        {
+          for (size_t s = 0; s < module->n_storages; s++)
+            live[s] = !wick_weight_storage_released (module, &module->storages[s]);
+          wick_weight_module_record_storages (store, module, WICK_MEMORY_FREE, live);
+          free (live);
+        }
+      module_free (module);
+    }
   return ok;
 }
 

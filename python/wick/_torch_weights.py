@@ -127,16 +127,27 @@ class RegisteredModule:
         for name, p in named:
             _st_dtype(p, name)
         params = self._entries(named)
-        if self.memory == "cuda":
-            _torch.cuda.synchronize(device)
-            try:  # in place: parameters allocated inside weights_pool()
-                self.raw.weights_register(self.name, params, self.memory, self.checkpoint)
-                return
-            except Error as e:
-                if "checkpoint" in str(e):
-                    raise
-        self._move(named, device)
-        self.raw.weights_register(self.name, self._entries(named), self.memory, self.checkpoint)
+        # From here the store's memory records are these parameters' (issue
+        # 20: its evictions ride on them): wick.torch's tracker frees its own
+        # records of them, so the trace counts them once.
+        tracker = getattr(getattr(self.session, "_wick_torch", None), "tracker", None)
+        forgotten = tracker.forget(p for _, p in named) if tracker is not None else []
+        try:
+            if self.memory == "cuda":
+                _torch.cuda.synchronize(device)
+                try:  # in place: parameters allocated inside weights_pool()
+                    self.raw.weights_register(self.name, params, self.memory, self.checkpoint)
+                    return
+                except Error as e:
+                    if "checkpoint" in str(e):
+                        raise
+            self._move(named, device)
+            self.raw.weights_register(self.name, self._entries(named), self.memory, self.checkpoint)
+        except BaseException:
+            for name, p in named:
+                if id(p) in forgotten:
+                    tracker.track(p, "parameter", label=name)
+            raise
 
     @staticmethod
     def _entries(named):

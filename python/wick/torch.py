@@ -181,6 +181,24 @@ class _Tracker:
         except Error:
             self.inst.record_errors += 1
 
+    def forget(self, tensors):
+        """Frees the storages of tensors that another owner records from now
+        (the weight store); returns the ids of the tensors it freed."""
+        freed, entries = set(), []
+        with self.lock:
+            for t in tensors:
+                try:
+                    ptr, _ = _storage(t)
+                except (RuntimeError, NotImplementedError):
+                    continue
+                entry = self.live.pop(ptr, None)
+                if entry is not None:
+                    entries.append(entry)
+                    freed.add(id(t))
+        for entry in entries:
+            self._free(entry)
+        return freed
+
     def free_all(self):
         """Frees every storage still live (at the end of the session)."""
         with self.lock:
@@ -272,7 +290,24 @@ class Instrumentation:
         # parameters: tensors and their storages, category parameter
         with self.session.span("setup"):
             if self.memory:
+                # a registered module's parameters are the weight store's
+                # memory records (issue 20), not the tracker's
+                stored = {
+                    id(p)
+                    for m in self.model.modules()
+                    if getattr(m, "_wick_registered", None) is not None
+                    for p in m.parameters()
+                }
                 for name, p in self.model.named_parameters():
+                    if id(p) in stored:
+                        try:
+                            raw.record_tensor(
+                                name, list(p.shape), dtype_name(p.dtype), device_name(p.device),
+                                "parameter", label=name, requires_grad=bool(p.requires_grad),
+                            )
+                        except Error:
+                            self.record_errors += 1
+                        continue
                     self.tracker.track(p, "parameter", label=name)
             self._sample_device_memory()
         if module_spans:

@@ -74,6 +74,60 @@ def test_evict_restore_bit_exact_tied():
         assert reg.is_resident()
 
 
+def _parameter_bytes_live(records):
+    """The most bytes of category parameter live at once in the trace."""
+    live, peak, sizes = 0, 0, {}
+    for r in sorted((r for r in records if r["kind"] == "memory"), key=lambda r: r["timestamp_ns"]):
+        if r.get("category") != "parameter":
+            continue
+        key = (r["device"], r["storage_id"])
+        if r["action"] == "alloc" and key not in sizes:
+            sizes[key] = r["bytes"]
+            live += r["bytes"]
+        elif r["action"] == "free" and key in sizes:
+            live -= sizes.pop(key)
+        peak = max(peak, live)
+    return peak
+
+
+def test_instrumented_moves_ride_on_memory():
+    """issue 20: an instrumented model's registered module counts its
+    parameters once (the store's memory records replace the tracker's), its
+    eviction and restore ride on the memory records of the storages they move,
+    and the trace checks clean -- registered before and after instrument()."""
+    for register_first in (False, True):
+        torch.manual_seed(2)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+        nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
+        tmp = tempfile.mkdtemp()
+        path = os.path.join(tmp, "t.jsonl")
+        with wick.Session("weights.infer", phase="infer", jsonl_path=path) as s:
+            if register_first:
+                reg = wick.torch.register_module(s, "model", model)
+                inst = wick.torch.instrument(s, model)
+            else:
+                inst = wick.torch.instrument(s, model)
+                reg = wick.torch.register_module(s, "model", model)
+            with inst.step():
+                model(torch.ones(2, 16))
+            reg.evict("ram")
+            reg.restore()
+            with inst.step():
+                model(torch.ones(2, 16))
+        records = wicktest.read_records(path)
+        peak = _parameter_bytes_live(records)
+        assert peak == nbytes, (register_first, peak, nbytes)
+        moves = [r for r in records if any(w["kind"].startswith("wick_weight_") for w in r.get("wick_records", []))]
+        assert [m["kind"] for m in moves] == ["memory"] * len(moves) and len(moves) == 2, moves
+        evict, restore = moves
+        assert evict["action"] == "free" and evict["storage_id"].startswith("weights:model:"), evict
+        assert evict["wick_records"][0]["kind"] == "wick_weight_evict", evict
+        assert restore["action"] == "alloc" and restore["wick_records"][0]["kind"] == "wick_weight_restore", restore
+        verdict = wicktest.check_trace(path)
+        assert not wicktest.health_errors(verdict), verdict["health"]
+        assert not [h for h in verdict["health"] if h["code"] == "retained_allocations"], verdict["health"]
+
+
 def test_refusals():
     with wick.Session("weights.infer", phase="infer") as s:
         e = None

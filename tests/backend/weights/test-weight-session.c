@@ -1,7 +1,8 @@
 /* test-weight-session.c — a store registered in a session: found through
  * wick_session_get_weight_store, freed with the session, and its evictions and
- * restores written to the trace as wick_weight_evict / wick_weight_restore
- * records between device_memory samples (what the memory chart draws). */
+ * restores written to the trace as memory records of the storages they move
+ * (carrying wick_weight_evict / wick_weight_restore) between device_memory
+ * samples (what the memory chart draws). */
 #include "weights-test-util.h"
 
 #include <string.h>
@@ -87,14 +88,28 @@ test_session_records (void)
       g_printerr ("%s\n", trace.lines[i]);
   /* Each event sits between a device_memory sample taken before it and one
    * taken after it, so the memory chart shows the drop and the return; the
-   * event rides on the sample after it (issue 20: no line of a wick_ kind). */
+   * module's storage is a parameter allocation from its registration, freed
+   * by the eviction and allocated again by the restore, and each event rides
+   * on the memory record of the storage it moved (issue 20: no line of a
+   * wick_ kind). */
   for (guint i = 0; i < trace.n; i++)
     g_assert_false (g_str_has_prefix (trace.lines[i], "{\"kind\":\"wick_"));
+  const char *storage = "\"storage_id\":\"weights:mod\\\"el:w\",\"tensor_id\":\"w\"";
+  int registered = find_line (&trace, 0, storage);
+  g_assert_cmpint (registered, >, 0);
+  g_assert_true (g_str_has_prefix (trace.lines[registered], "{\"kind\":\"memory\""));
+  g_assert_nonnull (strstr (trace.lines[registered], "\"device\":\"cpu\",\"bytes\":8388608,"
+                                                     "\"action\":\"alloc\",\"shape\":[2097152],"
+                                                     "\"dtype\":\"f32\",\"category\":\"parameter\""));
+  g_assert_null (strstr (trace.lines[registered], "wick_weight"));
   int evict = find_line (&trace, 0, "{\"kind\":\"wick_weight_evict\"");
-  g_assert_cmpint (evict, >, 0);
+  g_assert_cmpint (evict, >, registered);
   g_assert_nonnull (strstr (trace.lines[evict - 1], "\"kind\":\"device_memory\",\"timestamp_ns\""));
   g_assert_nonnull (strstr (trace.lines[evict - 1], "\"device\":\"cpu\""));
-  g_assert_true (g_str_has_prefix (trace.lines[evict], "{\"kind\":\"device_memory\""));
+  g_assert_true (g_str_has_prefix (trace.lines[evict], "{\"kind\":\"memory\""));
+  g_assert_nonnull (strstr (trace.lines[evict], storage));
+  g_assert_nonnull (strstr (trace.lines[evict], "\"action\":\"free\""));
+  g_assert_true (g_str_has_prefix (trace.lines[evict + 1], "{\"kind\":\"device_memory\""));
   const char *record
     = strstr (trace.lines[evict], ",\"wick_records\":[{\"kind\":\"wick_weight_evict\"");
   g_assert_nonnull (record);
@@ -105,9 +120,12 @@ test_session_records (void)
   g_assert_nonnull (strstr (record, "\"freed_bytes\":8388608"));
   g_assert_nonnull (strstr (record, "\"ok\":true"));
   int restore = find_line (&trace, evict, "{\"kind\":\"wick_weight_restore\"");
-  g_assert_cmpint (restore, ==, evict + 2);
+  g_assert_cmpint (restore, ==, evict + 3);
   g_assert_nonnull (strstr (trace.lines[restore - 1], "\"kind\":\"device_memory\""));
-  g_assert_true (g_str_has_prefix (trace.lines[restore], "{\"kind\":\"device_memory\""));
+  g_assert_true (g_str_has_prefix (trace.lines[restore], "{\"kind\":\"memory\""));
+  g_assert_nonnull (strstr (trace.lines[restore], storage));
+  g_assert_nonnull (strstr (trace.lines[restore], "\"action\":\"alloc\""));
+  g_assert_true (g_str_has_prefix (trace.lines[restore + 1], "{\"kind\":\"device_memory\""));
   g_assert_nonnull (strstr (trace.lines[restore], "\"restored\":1"));
   g_assert_nonnull (strstr (trace.lines[restore], "\"restored_bytes\":8388608"));
   /* The refused restore of an unknown module writes nothing. */
@@ -175,14 +193,21 @@ test_records_from_another_thread (void)
     strstr (trace.lines[evict], "\"module\":\"m\",\"memory\":\"host\",\"tier\":\"ram\""));
   /* the control thread's own records, in order (lines of the opening thread's
    * ring, such as s1's end at finish, may come between: rings are merged in
-   * the order the writer drains them); each event rides on the line after
-   * it, here the device_memory sample taken after it */
+   * the order the writer drains them); each event rides on the memory
+   * record of the storage it moved, written on the same thread, and the two
+   * device_memory samples (after the eviction, before the restore) lie
+   * between */
   int restore = find_line (&trace, evict, "\"kind\":\"wick_weight_restore\"");
   g_assert_cmpint (restore, >, evict);
   int between = 0;
   for (int i = evict + 1; i < restore; i++)
     between += !g_str_has_prefix (trace.lines[i], "{\"kind\":\"span_end\",\"id\":\"s1\"");
-  g_assert_cmpint (between, ==, 1);
+  g_assert_cmpint (between, ==, 2);
+  g_assert_true (g_str_has_prefix (trace.lines[evict], "{\"kind\":\"memory\""));
+  g_assert_nonnull (strstr (trace.lines[evict], "\"storage_id\":\"weights:m:w\""));
+  g_assert_nonnull (strstr (trace.lines[evict], "\"action\":\"free\""));
+  g_assert_true (g_str_has_prefix (trace.lines[restore], "{\"kind\":\"memory\""));
+  g_assert_nonnull (strstr (trace.lines[restore], "\"action\":\"alloc\""));
   g_strfreev (trace.lines);
   weights_test_rmdir (dir);
   g_free (path);
