@@ -861,6 +861,8 @@ typedef struct
   gint64 seq;
   gboolean by_seq;
   GArray *entries; /* Entry */
+  guint index;     /* in the merge's list of instances */
+  WickJobCollective *collective;
 } Instance;
 
 static void
@@ -887,7 +889,10 @@ wick_rank_job_free (WickRankJob *job)
   if (job == NULL)
     return;
   for (guint i = 0; i < job->ranks->len; i++)
-    g_free (g_array_index (job->ranks, WickJobRank, i).file);
+    {
+      g_free (g_array_index (job->ranks, WickJobRank, i).file);
+      g_free (g_array_index (job->ranks, WickJobRank, i).collective_index);
+    }
   g_array_unref (job->ranks);
   g_ptr_array_unref (job->collectives);
   g_array_unref (job->stragglers);
@@ -1185,6 +1190,7 @@ wick_ranks_merge_aligned (GPtrArray *partials, const WickRanksAlignment *alignme
       r.file = g_strdup (p->file);
       r.offset_spread_ns = -1;
       r.partial = p;
+      r.collective_index = g_new (guint, MAX (p->collectives->len, 1));
       g_array_append_val (job->ranks, r);
       for (guint k = 0; k < p->collectives->len; k++)
         {
@@ -1211,9 +1217,12 @@ wick_ranks_merge_aligned (GPtrArray *partials, const WickRanksAlignment *alignme
               in->seq = seq;
               in->by_seq = by_seq;
               in->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+              in->index = instances->len;
               g_hash_table_insert (table, g_strdup (key->str), in);
               g_ptr_array_add (instances, in);
             }
+          /* for now the instance's place; its collective's index once sorted */
+          g_array_index (job->ranks, WickJobRank, i).collective_index[k] = in->index;
           if (in->entries->len > 0
               && g_array_index (in->entries, Entry, in->entries->len - 1).idx == i)
             {
@@ -1482,8 +1491,25 @@ wick_ranks_merge_aligned (GPtrArray *partials, const WickRanksAlignment *alignme
               }
           }
         g_ptr_array_add (job->collectives, c);
+        in->collective = c;
       }
     g_ptr_array_sort (job->collectives, cmp_collective);
+    {
+      /* each rank's collectives: from the instance's place to the index of its collective */
+      g_autoptr (GHashTable) where = g_hash_table_new (NULL, NULL);
+      for (guint k = 0; k < job->collectives->len; k++)
+        g_hash_table_insert (where, job->collectives->pdata[k], GUINT_TO_POINTER (k));
+      for (guint i = 0; i < n; i++)
+        {
+          WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+          for (guint k = 0; k < r->partial->collectives->len; k++)
+            {
+              Instance *in = instances->pdata[r->collective_index[k]];
+              r->collective_index[k]
+                = GPOINTER_TO_UINT (g_hash_table_lookup (where, in->collective));
+            }
+        }
+    }
     if (warm > 0 && (alignment->include_warmup || counted == 0))
       {
         for (guint i = 0; i < n; i++)
@@ -1761,6 +1787,26 @@ put_process_meta (Writer *w, int rank, const char *pid, gsize len, const char *k
   g_string_append (w->buf, "}");
 }
 
+typedef struct
+{
+  gint64 s, e;
+} TimeKey;
+
+static guint
+time_key_hash (gconstpointer k)
+{
+  const TimeKey *t = k;
+  guint64 h = (guint64)t->s * 0x9e3779b97f4a7c15ull ^ (guint64)t->e;
+  return (guint)(h ^ (h >> 32));
+}
+
+static gboolean
+time_key_equal (gconstpointer a, gconstpointer b)
+{
+  const TimeKey *x = a, *y = b;
+  return x->s == y->s && x->e == y->e;
+}
+
 static gboolean
 write_rank (Writer *w, const WickRankJob *job, const WickJobRank *r, const char *out,
             GCancellable *cancellable, GError **error)
@@ -1773,8 +1819,22 @@ write_rank (Writer *w, const WickRankJob *job, const WickJobRank *r, const char 
   WickChromeEvent ev;
   WickFileFormat format;
   WickInput *input;
-  gint64 shift = (r->partial->has_base ? r->partial->base_ns : 0) + r->offset_ns - job->origin_ns;
+  gint64 base = r->partial->has_base ? r->partial->base_ns : 0;
+  gint64 shift = base + r->offset_ns - job->origin_ns;
   guint order = 0;
+  /* the rank's collectives by their raw start and end: a kernel read again is found so */
+  g_autofree TimeKey *keys = g_new (TimeKey, MAX (r->partial->collectives->len, 1));
+  g_autoptr (GHashTable) collective_of = g_hash_table_new (time_key_hash, time_key_equal);
+
+  for (guint k = 0; k < r->partial->collectives->len; k++)
+    {
+      const WickRankCollective *c = &g_array_index (r->partial->collectives, WickRankCollective, k);
+      keys[k].s = c->start_ns;
+      keys[k].e = c->end_ns;
+      if (r->collective_index != NULL && r->collective_index[k] != G_MAXUINT)
+        g_hash_table_insert (collective_of, &keys[k],
+                             GUINT_TO_POINTER (r->collective_index[k] + 1));
+    }
 
   input = wick_input_open (r->file, error);
   if (input == NULL)
@@ -1885,7 +1945,34 @@ write_rank (Writer *w, const WickRankJob *job, const WickJobRank *r, const char 
             g_string_append (w->buf, ",\"flow_in\":true");
           if (ev.flow_out)
             g_string_append (w->buf, ",\"flow_out\":true");
-          if (ev.args)
+          guint collective = 0;
+          if (ev.has_ts && ev.ph_len == 1 && ev.ph[0] == 'X'
+              && ((str_eq (ev.cat, ev.cat_len, "kernel")
+                   && wick_is_nccl_kernel (ev.name, ev.name_len))
+                  || (ev.name_len > 5 && memcmp (ev.name, "gloo:", 5) == 0
+                      && str_eq (ev.cat, ev.cat_len, "user_annotation"))))
+            {
+              TimeKey key = { ev.ts_ns + base,
+                              ev.ts_ns + base + (ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0) };
+              collective = GPOINTER_TO_UINT (g_hash_table_lookup (collective_of, &key));
+            }
+          if (collective > 0)
+            {
+              /* first in its args, so that a reader finds it without parsing them */
+              g_string_append_printf (w->buf, ",\"args\":{\"wick_collective\":%u", collective - 1);
+              if (ev.args && ev.args_len > 2 && ev.args[0] == '{')
+                {
+                  gsize i = 1;
+                  while (i < ev.args_len && g_ascii_isspace (ev.args[i]))
+                    i++;
+                  if (i < ev.args_len && ev.args[i] != '}')
+                    g_string_append_c (w->buf, ',');
+                  g_string_append_len (w->buf, ev.args + i, (gssize)(ev.args_len - i));
+                }
+              else
+                g_string_append_c (w->buf, '}');
+            }
+          else if (ev.args)
             {
               g_string_append (w->buf, ",\"args\":");
               g_string_append_len (w->buf, ev.args, (gssize)ev.args_len);

@@ -100,6 +100,9 @@ typedef struct
    * lowest rank sharing a collective), "pinned" (the reference by hand),
    * "set" (typed by hand) or "wall clock" (kept on its own clock) */
   const char *offset_source;
+  /* per collective of its partial (its order): the index into the job's
+   * collectives of the collective it is part of, G_MAXUINT when none */
+  guint *collective_index;
 } WickJobRank;
 
 typedef struct
@@ -196,8 +199,11 @@ char *wick_rank_job_to_json (const WickRankJob *job, gboolean pretty);
  * on the reference clock (baseTimeNanoseconds + ts + offset, from the job's
  * origin); each pid becomes "rank N/PID" and its process "rank N · NAME",
  * sorted by rank; flow and async ids are kept apart per rank; the job's
- * figures ride along as the top-level member "wickRanks". Streams: memory
- * is one event and a 1 MiB output buffer. */
+ * figures ride along as the top-level member "wickRanks". Every NCCL kernel
+ * and gloo collective matched to one of the job's collectives carries, first
+ * in its args, "wick_collective": its index in the job's collectives (so the
+ * timeline can show one collective on every rank). Streams: memory is one
+ * event, a 1 MiB output buffer and a rank's collectives. */
 gboolean wick_rank_job_write_merged (const WickRankJob *job, const char *path,
                                      GCancellable *cancellable, GError **error);
 

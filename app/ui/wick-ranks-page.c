@@ -366,7 +366,7 @@ fill (WickRanksPage *self)
 {
   const WickRankJob *job = self->job;
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  GtkWidget *cols = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 36);
+  GtkWidget *cols = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   GtkWidget *left = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   GtkWidget *right = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   GtkWidget *heat, *grid;

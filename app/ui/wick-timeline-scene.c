@@ -1965,6 +1965,32 @@ draw_selection (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport
           event = (WickEventRef){ WICK_EVENT_DEVICE, i };
     }
   cairo_rectangle_t r;
+  for (guint i = 0; i < view->n_related; i++)
+    if (wick_timeline_scene_event_rect (self, view, view->related[i], &r))
+      {
+        /* a wash and an accent box, a caret above when narrow */
+        double x = MAX (r.x, WICK_TIMELINE_GUTTER), w = MIN (r.width, view->width - x);
+        double cx = r.x + r.width / 2;
+        if (w <= 0 && cx < WICK_TIMELINE_GUTTER)
+          continue;
+        wick_palette_set (cr, accent, 0.3);
+        cairo_rectangle (cr, x, r.y, MAX (w, 1), r.height);
+        cairo_fill (cr);
+        wick_palette_set (cr, accent, 1);
+        cairo_set_line_width (cr, 2);
+        cairo_rectangle (cr, w < 6 ? floor (cx) - 3 : x + 1, r.y + 1, w < 6 ? 7 : w - 2,
+                         r.height - 2);
+        cairo_stroke (cr);
+        if (w < 6)
+          {
+            cairo_move_to (cr, cx, r.y - 1);
+            cairo_line_to (cr, cx - 4, r.y - 6);
+            cairo_line_to (cr, cx + 4, r.y - 6);
+            cairo_close_path (cr);
+            cairo_fill (cr);
+          }
+        cairo_set_line_width (cr, 1);
+      }
   if (event.kind != WICK_EVENT_NONE && event.kind != WICK_TIMELINE_EVENT_FLOW
       && wick_timeline_scene_event_rect (self, view, event, &r))
     {

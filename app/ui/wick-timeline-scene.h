@@ -72,6 +72,10 @@ typedef struct
   gboolean no_labels; /* benchmarks: rectangles only */
   gboolean hide_ops;  /* no op ticks (view option) */
   gboolean legend;    /* the colour legend, bottom right */
+  /* outlined with the selection: the other parts of what is selected (one
+   * collective's kernels on every rank of a job); may be NULL */
+  const WickEventRef *related;
+  guint n_related;
 } WickTimelineViewport;
 
 WickTimelineScene *wick_timeline_scene_new (WickDocument *document);

@@ -4,6 +4,7 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <math.h>
+#include <string.h>
 
 #include "wick-format.h"
 #include "wick-rebuild-throttle.h"
@@ -26,6 +27,12 @@ struct _WickTimelineView
   GArray *event_matches;  /* WickEventRef of every match, spans and device slices, by start */
   GArray *match_list; /* guint32 span indices by start */
   gint current_match;
+  /* one collective of a job on every rank: the events carrying the args
+   * member "wick_collective" (wick-ranks.h's merged trace), by its value;
+   * built on the first selection of one */
+  GHashTable *collectives;
+  GArray *related; /* WickEventRef: the selected one's collective, itself left out */
+  WickEventRef related_for;
   WickRebuildThrottle throttle;
   gboolean hide_ops;
   /* Render cache: bumped whenever what is drawn changes besides the viewport. */
@@ -75,6 +82,8 @@ ensure_scene_throttled (WickTimelineView *self, gboolean force)
   self->scene = scene;
   self->scene_dirty = FALSE;
   self->generation++;
+  g_clear_pointer (&self->collectives, g_hash_table_unref);
+  g_clear_pointer (&self->related, g_array_unref);
   wick_rebuild_throttle_end (&self->throttle);
 }
 
@@ -82,6 +91,94 @@ static void
 ensure_scene (WickTimelineView *self)
 {
   ensure_scene_throttled (self, TRUE);
+}
+
+/* The job's collective @event is part of (its args begin with
+ * {"wick_collective":N}), else -1. */
+static gint64
+collective_of (WickTracks *tracks, WickEventRef event)
+{
+  static const char prefix[] = "{\"wick_collective\":";
+  const char *args = wick_tracks_event_args (tracks, event);
+  char *end = NULL;
+  guint64 v;
+  if (args == NULL || strncmp (args, prefix, sizeof prefix - 1) != 0)
+    return -1;
+  v = g_ascii_strtoull (args + sizeof prefix - 1, &end, 10);
+  if (end == args + sizeof prefix - 1 || v > G_MAXUINT32)
+    return -1;
+  return (gint64)v;
+}
+
+static void
+add_collective_event (GHashTable *table, gint64 c, WickEventRef ref)
+{
+  GArray *list = g_hash_table_lookup (table, GSIZE_TO_POINTER ((gsize)c));
+  if (list == NULL)
+    {
+      list = g_array_new (FALSE, FALSE, sizeof (WickEventRef));
+      g_hash_table_insert (table, GSIZE_TO_POINTER ((gsize)c), list);
+    }
+  g_array_append_val (list, ref);
+}
+
+/* self->related for the selection in @view: when it is a kernel (or gloo
+ * annotation) of a job's collective, that collective's parts on every rank. */
+static void
+update_related (WickTimelineView *self, const WickTimelineViewport *view)
+{
+  WickEventRef sel = { WICK_EVENT_NONE, 0 };
+  WickTracks *tracks;
+  gint64 c;
+  GArray *list;
+
+  if (view->selected_event_kind == WICK_EVENT_DEVICE && view->selected_event_index >= 0)
+    sel = (WickEventRef){ WICK_EVENT_DEVICE, (guint32)view->selected_event_index };
+  else if (view->selected_event_kind == WICK_EVENT_SLICE && view->selected_event_index >= 0)
+    sel = (WickEventRef){ WICK_EVENT_SLICE, (guint32)view->selected_event_index };
+  else if (view->selected_event_kind == WICK_EVENT_NONE && view->selected_type == WICK_RECORD_SPAN
+           && view->selected_index >= 0)
+    sel = (WickEventRef){ WICK_EVENT_SLICE, (guint32)view->selected_index };
+  if (self->related != NULL && sel.kind == self->related_for.kind
+      && sel.index == self->related_for.index)
+    return;
+  g_clear_pointer (&self->related, g_array_unref);
+  self->related_for = sel;
+  if (sel.kind == WICK_EVENT_NONE || self->scene == NULL)
+    return;
+  tracks = wick_timeline_scene_get_tracks (self->scene);
+  self->related = g_array_new (FALSE, FALSE, sizeof (WickEventRef));
+  if ((c = collective_of (tracks, sel)) < 0)
+    return;
+  if (self->collectives == NULL)
+    {
+      guint nd, ns;
+      wick_tracks_get_device_slices (tracks, &nd);
+      wick_document_get_spans (self->document, &ns);
+      self->collectives
+        = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify)g_array_unref);
+      for (guint i = 0; i < nd; i++)
+        {
+          WickEventRef ref = { WICK_EVENT_DEVICE, i };
+          gint64 k = collective_of (tracks, ref);
+          if (k >= 0)
+            add_collective_event (self->collectives, k, ref);
+        }
+      for (guint i = 0; i < ns; i++)
+        {
+          WickEventRef ref = { WICK_EVENT_SLICE, i };
+          gint64 k = collective_of (tracks, ref);
+          if (k >= 0)
+            add_collective_event (self->collectives, k, ref);
+        }
+    }
+  list = g_hash_table_lookup (self->collectives, GSIZE_TO_POINTER ((gsize)c));
+  for (guint i = 0; list != NULL && i < list->len; i++)
+    {
+      WickEventRef ref = g_array_index (list, WickEventRef, i);
+      if (ref.kind != sel.kind || ref.index != sel.index)
+        g_array_append_val (self->related, ref);
+    }
 }
 
 void
@@ -104,6 +201,12 @@ wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *o
   out->legend = TRUE;
   out->hover_x = self->hover_x;
   out->hide_ops = self->hide_ops;
+  update_related (self, out);
+  if (self->related != NULL && self->related->len > 0)
+    {
+      out->related = (const WickEventRef *)(void *)self->related->data;
+      out->n_related = self->related->len;
+    }
 }
 
 WickTimelineScene *
@@ -207,7 +310,8 @@ same_view (const WickTimelineViewport *a, const WickTimelineViewport *b)
          && a->matches == b->matches && a->hide_ops == b->hide_ops
          && a->selected_event_kind == b->selected_event_kind
          && a->selected_event_index == b->selected_event_index && a->n_match_list == b->n_match_list
-         && a->device_matches == b->device_matches && a->match_list == b->match_list;
+         && a->device_matches == b->device_matches && a->match_list == b->match_list
+         && a->related == b->related && a->n_related == b->n_related;
 }
 
 /* The scene without the hover line is cached as a render node, so moving the
@@ -684,6 +788,8 @@ wick_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->match_list, g_array_unref);
   g_clear_pointer (&self->device_matches, g_free);
   g_clear_pointer (&self->event_matches, g_array_unref);
+  g_clear_pointer (&self->collectives, g_hash_table_unref);
+  g_clear_pointer (&self->related, g_array_unref);
   wick_rebuild_throttle_clear (&self->throttle);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_TIMELINE_VIEW);
@@ -786,6 +892,8 @@ wick_timeline_view_set_document_full (WickTimelineView *self, WickDocument *docu
   g_clear_pointer (&self->match_list, g_array_unref);
   g_clear_pointer (&self->device_matches, g_free);
   g_clear_pointer (&self->event_matches, g_array_unref);
+  g_clear_pointer (&self->collectives, g_hash_table_unref);
+  g_clear_pointer (&self->related, g_array_unref);
   self->scroll_y = 0;
   if (document)
     wick_timeline_view_zoom_to_fit (self);

@@ -13,6 +13,9 @@
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
 #include "ui/wick-ranks-page.h"
+#include "ui/wick-timeline-view.h"
+#include <json-glib/json-glib.h>
+#include <stdio.h>
 #include "ui/wick-window-private.h"
 #include "wick-tracks.h"
 
@@ -66,6 +69,87 @@ realigned (gpointer window)
   GtkWidget *page = wick_window_get_view (WICK_WINDOW (window), "ranks");
   return !wick_ranks_page_is_realigning (WICK_RANKS_PAGE (page))
          && app_test_window_is_document (window);
+}
+
+static char *
+args_string (const char *args, const char *key)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o;
+  g_assert_true (json_parser_load_from_data (parser, args, -1, NULL));
+  o = json_node_get_object (json_parser_get_root (parser));
+  if (!json_object_has_member (o, key))
+    return NULL;
+  if (json_node_get_value_type (json_object_get_member (o, key)) == G_TYPE_STRING)
+    return g_strdup (json_object_get_string_member (o, key));
+  return g_strdup_printf ("%" G_GINT64_FORMAT, json_object_get_int_member (o, key));
+}
+
+/* A collective's kernel selected on rank 0: the timeline outlines its
+ * kernels on every other rank of its group, matched by (group, Seq) as the
+ * reduction matched them. */
+static void
+check_collective_highlight (WickWindow *w)
+{
+  WickDocument *doc = wick_window_get_document (w);
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  WickTimelineView *view = WICK_TIMELINE_VIEW (wick_window_get_view (w, "timeline"));
+  const WickRankJob *job
+    = wick_ranks_page_get_job (WICK_RANKS_PAGE (wick_window_get_view (w, "ranks")));
+  const WickProcess *procs;
+  const WickTrack *tr;
+  const WickDeviceSlice *ds;
+  guint np, nt, nd, checked = 0;
+
+  procs = wick_tracks_get_processes (tracks, &np);
+  tr = wick_tracks_get_tracks (tracks, &nt);
+  ds = wick_tracks_get_device_slices (tracks, &nd);
+  for (guint i = 0; i < nd && checked < 3; i++)
+    {
+      const char *args = wick_document_str (doc, ds[i].args);
+      const char *pname = wick_document_str (doc, procs[tr[ds[i].track].process].name);
+      g_autofree char *group = NULL, *seq = NULL, *index = NULL;
+      const WickJobCollective *c;
+      WickTimelineViewport vp;
+      guint seen_ranks = 0;
+      if (args == NULL || !g_str_has_prefix (pname, "rank 0 ")
+          || !g_str_has_prefix (args, "{\"wick_collective\":"))
+        continue;
+      index = args_string (args, "wick_collective");
+      group = args_string (args, "Process Group Name");
+      seq = args_string (args, "Seq");
+      c = job->collectives->pdata[g_ascii_strtoull (index, NULL, 10)];
+      g_assert_cmpstr (c->group, ==, group);
+      g_assert_cmpint (c->seq, ==, g_ascii_strtoll (seq, NULL, 10));
+      wick_selection_set_record_event (wick_window_get_selection (w),
+                                       ds[i].source >= 0 ? WICK_RECORD_DEVICE_INTERVAL
+                                                         : WICK_RECORD_NONE,
+                                       ds[i].source, WICK_EVENT_DEVICE, i);
+      wick_timeline_view_get_viewport (view, &vp);
+      /* every other rank of its group, once */
+      g_assert_cmpuint (vp.n_related, ==, c->ranks->len - 1);
+      for (guint k = 0; k < vp.n_related; k++)
+        {
+          const WickDeviceSlice *o;
+          g_autofree char *og = NULL, *os = NULL;
+          int rank = -1;
+          g_assert_cmpuint (vp.related[k].kind, ==, WICK_EVENT_DEVICE);
+          o = &ds[vp.related[k].index];
+          g_assert_true (sscanf (wick_document_str (doc, procs[tr[o->track].process].name),
+                                 "rank %d", &rank) == 1);
+          g_assert_cmpint (rank, >, 0);
+          g_assert_false (seen_ranks & (1u << rank));
+          seen_ranks |= 1u << rank;
+          og = args_string (wick_document_str (doc, o->args), "Process Group Name");
+          os = args_string (wick_document_str (doc, o->args), "Seq");
+          g_assert_cmpstr (og, ==, group);
+          g_assert_cmpstr (os, ==, seq);
+        }
+      app_test_wait_drawn (GTK_WIDGET (view), 20000, "the highlighted collective");
+      checked++;
+    }
+  g_assert_cmpuint (checked, ==, 3);
+  wick_selection_set_record (wick_window_get_selection (w), WICK_RECORD_NONE, -1);
 }
 
 /* Setting a rank's offset by hand in the Ranks page and pinning another
@@ -160,6 +244,7 @@ test_job (void)
   g_assert_cmpint (ABS (g_array_index (job->ranks, WickJobRank, 3).offset_ns), >, 1000000000);
   procs = wick_tracks_get_processes (wick_document_get_tracks (wick_window_get_document (w)), &n);
   g_assert_cmpuint (n, ==, 8);
+  check_collective_highlight (w);
   for (guint i = 0; i < n; i++)
     {
       g_autofree char *prefix = g_strdup_printf ("rank %u \xc2\xb7 ", i / 2);

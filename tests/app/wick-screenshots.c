@@ -12,6 +12,7 @@
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
@@ -270,6 +271,39 @@ main (int argc, char **argv)
         }
         app_test_wait_drawn (tl, 20000, "the job's timeline");
         save_window (GTK_WIDGET (w), dir, "ranks-timeline.png");
+        {
+          /* a world all-reduce's kernel selected on rank 0: its kernels on
+           * the seven other ranks outlined */
+          WickDocument *doc = wick_window_get_document (w);
+          WickTracks *tracks = wick_document_get_tracks (doc);
+          const WickDeviceSlice *ds;
+          const WickTrack *tr;
+          const WickProcess *procs;
+          guint nd, nt, np;
+          ds = wick_tracks_get_device_slices (tracks, &nd);
+          tr = wick_tracks_get_tracks (tracks, &nt);
+          procs = wick_tracks_get_processes (tracks, &np);
+          for (guint i = 0; i < nd; i++)
+            {
+              const char *args = wick_document_str (doc, ds[i].args);
+              if (args != NULL && g_str_has_prefix (args, "{\"wick_collective\":")
+                  && strstr (args, "\"Process Group Name\": \"0\"") != NULL
+                  && ds[i].start_ns >= 12000000 && ds[i].start_ns < 14000000
+                  && g_str_has_prefix (wick_document_str (doc, procs[tr[ds[i].track].process].name),
+                                       "rank 0 "))
+                {
+                  wick_selection_set_record_event (wick_window_get_selection (w),
+                                                   ds[i].source >= 0
+                                                     ? WICK_RECORD_DEVICE_INTERVAL
+                                                     : WICK_RECORD_NONE,
+                                                   ds[i].source, WICK_EVENT_DEVICE, i);
+                  break;
+                }
+            }
+          app_test_wait_drawn (tl, 20000, "the selected collective");
+          save_window (GTK_WIDGET (w), dir, "ranks-collective.png");
+          wick_selection_set_record (wick_window_get_selection (w), WICK_RECORD_NONE, -1);
+        }
         wick_window_show_page (w, "ranks");
         save_window (GTK_WIDGET (w), dir, "ranks.png");
         app_test_window_close (w);
