@@ -121,9 +121,9 @@ wick_demo_record_setup (WickDemoRecorder *recorder)
       uint64_t bytes = recorder->model->n_elements[p] * sizeof (float);
       const char *name = wick_demo_param_name (p);
       bool trainable = wick_demo_param_trainable (p);
+      /* the parameters' memory is the weight store's records (its modules
+       * hold them: docs/weights.md), written once there */
       record_tensor (session, span, name, name, dims, rank, trainable, WICK_CATEGORY_PARAMETER);
-      record_memory (session, span, name, name, bytes, WICK_MEMORY_ALLOC, WICK_CATEGORY_PARAMETER,
-                     dims, rank);
       if (!trainable)
         continue;
       char id[160];
@@ -146,9 +146,6 @@ wick_demo_record_teardown (WickDemoRecorder *recorder)
       uint64_t dims[2];
       uint32_t rank = wick_demo_param_shape (recorder->model, p, dims);
       uint64_t bytes = recorder->model->n_elements[p] * sizeof (float);
-      const char *name = wick_demo_param_name (p);
-      record_memory (session, span, name, name, bytes, WICK_MEMORY_FREE, WICK_CATEGORY_PARAMETER,
-                     dims, rank);
       if (!wick_demo_param_trainable (p))
         continue;
       char id[160];
