@@ -59,6 +59,8 @@ struct _WickLiveStream
   guint64 snapshot_duplicates;
   GByteArray *snapshot_text; /* the snapshot file */
   GArray *snapshot_lines;    /* SnapshotLine, header first */
+  char *snapshot_header;     /* its header as a JSON object, for the meta line */
+  gboolean header_on_meta;   /* the meta line carried it */
   gboolean decorate_line;      /* append the snapshot flag to the next memory line */
   WickRingReaderStart start;   /* where the reader began: a late one's file is partial */
   guint64 snapshot_storages, snapshot_modules, snapshot_stages;
@@ -126,6 +128,7 @@ wick_live_stream_free (WickLiveStream *self)
   g_hash_table_unref (self->live_storages);
   g_clear_pointer (&self->snapshot_text, g_byte_array_unref);
   g_clear_pointer (&self->snapshot_lines, g_array_unref);
+  g_free (self->snapshot_header);
   g_free (self);
 }
 
@@ -144,13 +147,16 @@ on_line (const char *line, size_t length, void *user_data)
     return;
   if (self->lines == 1 && !self->strict && length > 0 && line[length - 1] == '}')
     {
-      /* the meta line says where this file begins (docs/format.md, "Wick keys") */
+      /* the meta line says where this file begins and carries the attach
+       * snapshot's header (docs/format.md, "Wick keys") */
+      self->header_on_meta = self->has_snapshot && self->snapshot_header != NULL;
       g_autofree char *decorated = g_strdup_printf (
         "%.*s,\"wick_attach\":{\"attached_ns\":%" G_GUINT64_FORMAT ",\"missing\":%" G_GUINT64_FORMAT
-        ",\"exact\":%s,\"snapshot\":%s}}",
+        ",\"exact\":%s,\"snapshot\":%s}%s%s%s}",
         (int)(length - 1), line, wick_live_stream_get_attached_ns (self),
         wick_live_stream_get_missing (self), self->start.exact ? "true" : "false",
-        self->has_snapshot ? "true" : "false");
+        self->has_snapshot ? "true" : "false", self->header_on_meta ? ",\"wick_records\":[" : "",
+        self->header_on_meta ? self->snapshot_header : "", self->header_on_meta ? "]" : "");
       self->emit (decorated, strlen (decorated), self->emit_data);
       return;
     }
@@ -302,6 +308,8 @@ emit_snapshot (WickLiveStream *self)
         continue;
       JsonObject *object = json_node_get_object (json_parser_get_root (parser));
       const char *kind = member_string (object, "kind");
+      if (line->rank == 0 && self->header_on_meta)
+        continue; /* on the meta line already */
       if (g_strcmp0 (kind, "wick_snapshot_allocation") == 0)
         {
           emit_snapshot_allocation (self, object);
@@ -660,6 +668,11 @@ wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error)
             }
           timestamp_ns = member_uint (object, "timestamp_ns");
           self->snapshot_bytes = member_uint (object, "allocated_bytes");
+          /* written again by json-glib: JSON whatever the other process
+           * wrote, kind first as it came */
+          g_autoptr (JsonNode) node = json_node_init_object (json_node_alloc (), object);
+          g_free (self->snapshot_header);
+          self->snapshot_header = json_to_string (node, FALSE);
         }
       else if (kind == NULL || !g_str_has_prefix (kind, "wick_snapshot_"))
         {

@@ -768,7 +768,7 @@ wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char
   self->record_values = NULL;
   self->n_record_values = 0;
   self->n_records++;
-  if (self->extensions && kind != WICK_KIND_META
+  if (self->extensions
       && (memmem (line, len, "\"wick_records\"", 14) != NULL
           || (kind == WICK_KIND_SPAN_START
               && memmem (line, len, "\"wick_thread_name\"", 18) != NULL)))

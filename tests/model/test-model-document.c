@@ -187,6 +187,7 @@ test_document_wick_keys (void)
     guint64 timestamp_ns;
     guint32 line;
   } expected[] = {
+    { "wick_attach_snapshot", 0, 1 },
     { "wick_thread", 0, 2 }, { "wick_thread", 10, 3 },       { "wick_mark", 11, 4 },
     { "wick_drops", 31, 8 }, { "wick_weight_evict", 19, 8 }, { "wick_thread", 5, 14 },
   };
@@ -197,13 +198,19 @@ test_document_wick_keys (void)
       g_assert_cmpuint (records[i].timestamp_ns, ==, expected[i].timestamp_ns);
       g_assert_cmpuint (records[i].line, ==, expected[i].line);
     }
+  /* the meta line's Wick records too (an attach snapshot's header) */
+  g_assert_cmpstr (wick_document_str (doc, records[0].json), ==,
+                   "{\"kind\":\"wick_attach_snapshot\",\"timestamp_ns\":0,\"allocations\":0,"
+                   "\"allocated_bytes\":0}");
+  records++;
+  n--;
   g_assert_cmpstr (wick_document_str (doc, records[0].json), ==,
                    "{\"kind\":\"wick_thread\",\"thread\":1,\"os_tid\":4001,\"name\":"
                    "\"main \\\"thread\\\"\",\"timestamp_ns\":0}");
   g_assert_cmpstr (wick_document_str (doc, records[2].json), ==,
                    "{\"kind\":\"wick_mark\",\"timestamp_ns\":11,\"label\":\"step 1\"}");
   g_assert_cmpuint (wick_document_get_wick_records_skipped (doc), ==, 2);
-  g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_EXTENSION), ==, 6);
+  g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_EXTENSION), ==, 7);
 
   /* the track model names the threads from the span_start keys */
   WickTracks *tracks = wick_document_get_tracks (doc);

@@ -125,6 +125,14 @@ test_snapshot_in_process (void)
   wick_live_stream_finish (extended, "cut", collect, lines);
   g_assert_cmpuint (count (lines->str, "\"wick_snapshot\":true"), ==, 2);
   g_assert_cmpuint (count (lines->str, "\"kind\":\"wick_attach_snapshot\""), ==, 1);
+  /* the header rides on meta, beside wick_attach (issue 20) */
+  const char *first_end = strchr (lines->str, '\n');
+  g_assert_nonnull (first_end);
+  g_autofree char *meta = g_strndup (lines->str, first_end - lines->str);
+  g_assert_true (g_str_has_prefix (meta, "{\"kind\":\"meta\""));
+  g_assert_nonnull (strstr (meta, "\"wick_attach\":{"));
+  g_assert_nonnull (strstr (meta, ",\"wick_records\":[{\"kind\":\"wick_attach_snapshot\","));
+  g_assert_nonnull (strstr (meta, "\"allocated_bytes\":5120"));
   g_assert_nonnull (strstr (lines->str, "\"allocated_bytes\":5120"));
   g_assert_null (strstr (lines->str, "\"storage_id\":\"scratch\""));
   g_assert_cmpuint (count (lines->str, "\"storage_id\":\"weights\""), ==, 2);
