@@ -341,10 +341,13 @@ add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
     g_snprintf (stream_text, sizeof stream_text, "stream %.*s", (int)MIN (e->tid_len, 24),
                 e->has_tid ? e->tid : "0");
   g_string_printf (im->scratch, "%s %s", device_text, stream_text);
-  track = wick_tracks_thread_device_track (im->tracks, ref->thread,
-                                           intern (im, device_text, strlen (device_text)),
-                                           intern (im, stream_text + 7, strlen (stream_text + 7)),
-                                           intern (im, im->scratch->str, im->scratch->len));
+  /* An event naming neither (torch 2.x's gpu_user_annotation) joins the
+   * thread's stream of its tid: the annotation over its kernels. */
+  track = (has_device || has_stream ? wick_tracks_thread_device_track
+                                    : wick_tracks_thread_implied_device_track) (
+    im->tracks, ref->thread, intern (im, device_text, strlen (device_text)),
+    intern (im, stream_text + 7, strlen (stream_text + 7)),
+    intern (im, im->scratch->str, im->scratch->len));
   im->imported['d']++;
   if (ref->device_track != track + 1)
     {

@@ -684,6 +684,24 @@ wick_tracks_device_track (WickTracks *self, gint32 process, WickStr device, Wick
  * belong to a process alone (candle-graph's devices). */
 #define DEVICE_OF_THREAD_KEY (0x100u | WICK_TRACK_DEVICE)
 
+/* The thread's device track whose stream is its tid (Kineto writes stream N
+ * of device D as thread N of pid D), and the track of its events that name
+ * no stream while none has (wick_tracks_thread_implied_device_track). */
+#define TID_STREAM_KEY (0x200u | WICK_TRACK_DEVICE)
+#define IMPLIED_STREAM_KEY (0x300u | WICK_TRACK_DEVICE)
+
+/* TRUE when @stream's text is @thread's tid in decimal. */
+static gboolean
+stream_is_tid (WickTracks *self, guint32 thread, WickStr stream)
+{
+  if (stream == 0)
+    return FALSE;
+  char tid[24];
+  g_snprintf (tid, sizeof tid, "%" G_GINT64_FORMAT,
+              g_array_index (self->threads, WickThread, thread).tid);
+  return strcmp (wick_document_str (self->doc, stream), tid) == 0;
+}
+
 guint32
 wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickStr device, WickStr stream,
                                  WickStr name)
@@ -693,12 +711,51 @@ wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickStr devic
     = key_lookup (self->track_by_key, DEVICE_OF_THREAD_KEY, (gint32)thread, device, stream);
   if (found)
     return found - 1;
+  gboolean is_tid = stream_is_tid (self, thread, stream)
+                    && key_lookup (self->track_by_key, TID_STREAM_KEY, (gint32)thread, 0, 0) == 0;
+  guint32 implied
+    = is_tid ? key_lookup (self->track_by_key, IMPLIED_STREAM_KEY, (gint32)thread, 0, 0) : 0;
+  guint32 t;
+  if (implied)
+    {
+      /* the thread's events without a stream came first (torch 2.x's
+       * annotations): their track becomes this stream's */
+      t = implied - 1;
+      TrackKey key = { IMPLIED_STREAM_KEY, (gint32)thread, 0, 0 };
+      g_hash_table_remove (self->track_by_key, &key);
+      g_array_index (self->tracks, WickTrack, t).name = name;
+    }
+  else
+    {
+      const WickThread *th = &g_array_index (self->threads, WickThread, thread);
+      t = new_track (self, WICK_TRACK_DEVICE, (gint32)th->process, (gint32)thread, name);
+    }
+  WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
+  track->category = device;
+  track->stream = stream;
+  key_insert (self->track_by_key, DEVICE_OF_THREAD_KEY, (gint32)thread, device, stream, t);
+  if (is_tid)
+    key_insert (self->track_by_key, TID_STREAM_KEY, (gint32)thread, 0, 0, t);
+  return t;
+}
+
+guint32
+wick_tracks_thread_implied_device_track (WickTracks *self, guint32 thread, WickStr device,
+                                         WickStr stream, WickStr name)
+{
+  g_return_val_if_fail (thread < self->threads->len, 0);
+  guint32 found = key_lookup (self->track_by_key, TID_STREAM_KEY, (gint32)thread, 0, 0);
+  if (found)
+    return found - 1;
+  found = key_lookup (self->track_by_key, IMPLIED_STREAM_KEY, (gint32)thread, 0, 0);
+  if (found)
+    return found - 1;
   const WickThread *th = &g_array_index (self->threads, WickThread, thread);
   guint32 t = new_track (self, WICK_TRACK_DEVICE, (gint32)th->process, (gint32)thread, name);
   WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
   track->category = device;
   track->stream = stream;
-  key_insert (self->track_by_key, DEVICE_OF_THREAD_KEY, (gint32)thread, device, stream, t);
+  key_insert (self->track_by_key, IMPLIED_STREAM_KEY, (gint32)thread, 0, 0, t);
   return t;
 }
 

@@ -346,6 +346,16 @@ guint32 wick_tracks_device_track (WickTracks *self, gint32 process, WickStr devi
  * track and its name; one per thread, device and stream. */
 guint32 wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickStr device,
                                          WickStr stream, WickStr name);
+/* Device track of the events of @thread that name no device or stream of
+ * their own (torch 2.x's gpu_user_annotation: only its pid, the device, and
+ * its tid, the stream): the thread's track whose stream is the thread's tid
+ * (in decimal), so that annotations and the kernels they cover share one
+ * track. Until the thread has one, a track of their own (@device, @stream
+ * and @name as given: the pid and tid); the first track of @thread made by
+ * wick_tracks_thread_device_track() for that stream then takes it over, its
+ * events included. */
+guint32 wick_tracks_thread_implied_device_track (WickTracks *self, guint32 thread, WickStr device,
+                                                 WickStr stream, WickStr name);
 void wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
                              WickStr name, WickStr category, WickStr args);
 /* The same with the interval's correlation id (0: none), which links it to

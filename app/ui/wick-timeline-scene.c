@@ -38,6 +38,16 @@ typedef struct
   double x0, x1, y, h;
 } Rect;
 
+/* The busy time of a collapsed group: the union of its events' intervals,
+ * merged and sorted, with the busy time before each (so the busy time in any
+ * [t0, t1) is two binary searches, whatever the number of events). */
+typedef struct
+{
+  guint n;
+  guint64 *start, *end;
+  guint64 *before; /* busy time of the intervals before the i-th */
+} Coverage;
+
 struct _WickTimelineScene
 {
   WickDocument *document;
@@ -56,6 +66,10 @@ struct _WickTimelineScene
   char **track_names;      /* per track, as the gutter shows it */
   guint8 *collapsed;       /* per process */
   guint8 *pinned;          /* per track */
+  guint8 *track_collapsed; /* per track: drawn as its summary row */
+  guint8 *track_user;      /* per track: TRACK_USER_* (the user's choice beats the default) */
+  Coverage **track_cover;  /* per track, built when first drawn collapsed */
+  Coverage **process_cover; /* per process, the same */
   guint n_processes, n_tracks;
   const guint32 *order;
   guint32 *own_order; /* order less the tracks the marker row already shows */
@@ -268,6 +282,7 @@ track_label (WickTimelineScene *self, guint32 t)
                                 : NULL;
           g_autofree char *folded_name = g_utf8_casefold (name ? name : "", -1);
           g_autofree char *folded_thread = g_utf8_casefold (tname ? tname : "", -1);
+          g_strstrip (folded_thread); /* Kineto's "stream 7 " */
           if (tname && *tname && strstr (folded_name, folded_thread) == NULL)
             return g_strdup_printf ("%s · %s", name && *name ? name : C_ ("track kind", "device"),
                                     tname);
@@ -284,6 +299,9 @@ track_label (WickTimelineScene *self, guint32 t)
 }
 
 static void relayout (WickTimelineScene *self);
+static gboolean track_collapsible (WickTimelineScene *self, guint32 t);
+static gboolean track_collapsed_by_default (WickTimelineScene *self, guint32 t);
+static void coverage_free (Coverage *c);
 
 /* A colour of the whole palette for @name: its text's hash (cached per interned string). */
 static guint8
@@ -296,6 +314,93 @@ name_colour_id (GHashTable *cache, WickDocument *document, WickStr name)
   guint8 id = (guint8)(g_str_hash (text) % WICK_SPAN_COLOURS);
   g_hash_table_insert (cache, GUINT_TO_POINTER (name), GUINT_TO_POINTER (id));
   return id;
+}
+
+gboolean
+wick_timeline_scene_process_is_gpu (WickTimelineScene *self, guint32 process)
+{
+  guint n_processes, n_tracks;
+  const WickProcess *processes = wick_tracks_get_processes (self->tracks, &n_processes);
+  g_return_val_if_fail (process < n_processes, FALSE);
+  const WickProcess *p = &processes[process];
+  const char *labels = p->labels ? wick_document_str (self->document, p->labels) : NULL;
+  if (labels && (g_str_has_prefix (labels, "GPU") || g_str_has_prefix (labels, "MTIA")))
+    return TRUE;
+  /* unlabelled: a process of device streams alone */
+  const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, &n_tracks);
+  gboolean any = FALSE;
+  for (guint t = 0; t < n_tracks; t++)
+    if (tracks[t].process == (gint32)process && tracks[t].n_events > 0)
+      {
+        if (tracks[t].kind != WICK_TRACK_DEVICE)
+          return FALSE;
+        any = TRUE;
+      }
+  return any;
+}
+
+/* A profiler trace's GPU streams are what its reader came for, and a few rows
+ * against the host's deep stacks: each run of GPU processes in the model's
+ * order (Kineto sorts them after the host: sort index 5000000 + device)
+ * moves ahead of the run of host processes before it. One trace: the GPUs,
+ * then the host; a job of ranks (sorted by rank): each rank's GPUs, then its
+ * host, rank by rank. Tracks of no process stay last. */
+static void
+gpu_processes_first (WickTimelineScene *self)
+{
+  const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, NULL);
+  g_autofree guint32 *sequence = g_new (guint32, MAX (self->n_processes, 1));
+  g_autofree guint8 *seen = g_new0 (guint8, MAX (self->n_processes, 1));
+  guint n_seq = 0;
+  for (guint i = 0; i < self->n_order; i++)
+    {
+      gint32 p = tracks[self->order[i]].process;
+      if (p >= 0 && !seen[p])
+        {
+          seen[p] = 1;
+          sequence[n_seq++] = (guint32)p;
+        }
+    }
+  g_autofree guint32 *moved = g_new (guint32, MAX (n_seq, 1));
+  guint n_moved = 0;
+  gboolean changed = FALSE;
+  for (guint i = 0; i < n_seq;)
+    {
+      guint host_start = i;
+      while (i < n_seq && !wick_timeline_scene_process_is_gpu (self, sequence[i]))
+        i++;
+      guint gpu_start = i;
+      while (i < n_seq && wick_timeline_scene_process_is_gpu (self, sequence[i]))
+        i++;
+      for (guint k = gpu_start; k < i; k++)
+        moved[n_moved++] = sequence[k];
+      for (guint k = host_start; k < gpu_start; k++)
+        moved[n_moved++] = sequence[k];
+      changed |= gpu_start > host_start && i > gpu_start;
+    }
+  if (!changed)
+    return;
+  /* tracks by the new process order, each process's in the model's order */
+  g_autofree guint *rank = g_new (guint, MAX (self->n_processes, 1));
+  for (guint k = 0; k < n_moved; k++)
+    rank[moved[k]] = k;
+  g_autofree guint *count = g_new0 (guint, n_moved + 2);
+  for (guint i = 0; i < self->n_order; i++)
+    {
+      gint32 p = tracks[self->order[i]].process;
+      count[(p >= 0 ? rank[p] : n_moved) + 1]++;
+    }
+  for (guint k = 0; k <= n_moved; k++)
+    count[k + 1] += count[k];
+  guint32 *order = g_new (guint32, MAX (self->n_order, 1));
+  for (guint i = 0; i < self->n_order; i++)
+    {
+      gint32 p = tracks[self->order[i]].process;
+      order[count[p >= 0 ? rank[p] : n_moved]++] = self->order[i];
+    }
+  g_free (self->own_order);
+  self->own_order = order;
+  self->order = order;
 }
 
 WickTimelineScene *
@@ -321,6 +426,9 @@ wick_timeline_scene_new (WickDocument *document)
       self->order = self->own_order;
       self->n_order = n;
     }
+
+  if (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME)
+    gpu_processes_first (self);
 
   /* Extent: every event of the model, the document's end, the markers. */
   guint64 start = G_MAXUINT64, end = 0;
@@ -450,6 +558,12 @@ wick_timeline_scene_new (WickDocument *document)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (Rect));
   self->collapsed = g_new0 (guint8, MAX (self->n_processes, 1));
   self->pinned = g_new0 (guint8, MAX (self->n_tracks, 1));
+  self->track_collapsed = g_new0 (guint8, MAX (self->n_tracks, 1));
+  self->track_user = g_new0 (guint8, MAX (self->n_tracks, 1));
+  self->track_cover = g_new0 (Coverage *, MAX (self->n_tracks, 1));
+  self->process_cover = g_new0 (Coverage *, MAX (self->n_processes, 1));
+  for (guint t = 0; t < self->n_tracks; t++)
+    self->track_collapsed[t] = track_collapsible (self, t) && track_collapsed_by_default (self, t);
   self->track_item = g_new (int, MAX (self->n_tracks, 1));
   self->items = g_array_new (FALSE, FALSE, sizeof (LayoutItem));
   relayout (self);
@@ -477,6 +591,14 @@ wick_timeline_scene_free (WickTimelineScene *self)
   g_strfreev (self->track_names);
   g_free (self->collapsed);
   g_free (self->pinned);
+  g_free (self->track_collapsed);
+  g_free (self->track_user);
+  for (guint t = 0; t < self->n_tracks; t++)
+    coverage_free (self->track_cover[t]);
+  g_free (self->track_cover);
+  for (guint p = 0; p < self->n_processes; p++)
+    coverage_free (self->process_cover[p]);
+  g_free (self->process_cover);
   g_free (self->track_item);
   g_array_unref (self->items);
   for (guint i = 0; i < N_BATCHES; i++)
@@ -491,10 +613,254 @@ wick_timeline_scene_free (WickTimelineScene *self)
 
 /* ---- layout -------------------------------------------------------------- */
 
+/* A track of several rows (a thread's nested slices, async lanes, a
+ * stream's annotations over its kernels) can collapse to one summary row. */
+static gboolean
+track_collapsible (WickTimelineScene *self, guint32 t)
+{
+  const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[t];
+  if (track->kind != WICK_TRACK_SLICES && track->kind != WICK_TRACK_ASYNC
+      && track->kind != WICK_TRACK_DEVICE)
+    return FALSE;
+  return wick_tracks_track_n_rows (self->tracks, t) > 1;
+}
+
+/* Collapsed until the user says otherwise: a thread deeper than
+ * WICK_TIMELINE_DEEP_ROWS (torch's with_stack puts a 60-deep Python stack
+ * on the main thread, which would push every GPU stream off the screen). */
+static gboolean
+track_collapsed_by_default (WickTimelineScene *self, guint32 t)
+{
+  const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[t];
+  return track->kind == WICK_TRACK_SLICES
+         && wick_tracks_track_n_rows (self->tracks, t) > WICK_TIMELINE_DEEP_ROWS;
+}
+
+enum
+{
+  TRACK_USER_DEFAULT,
+  TRACK_USER_COLLAPSED,
+  TRACK_USER_EXPANDED,
+};
+
+static void
+coverage_free (Coverage *c)
+{
+  if (c == NULL)
+    return;
+  g_free (c->start);
+  g_free (c->end);
+  g_free (c->before);
+  g_free (c);
+}
+
+static int
+compare_intervals (gconstpointer pa, gconstpointer pb)
+{
+  const guint64 *a = pa, *b = pb;
+  if (a[0] != b[0])
+    return a[0] < b[0] ? -1 : 1;
+  return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* A slice that holds work rather than doing it: a Python frame (torch's
+ * with_stack) or a record_function range (ProfilerStep#N). */
+static gboolean
+is_python_frame (WickTimelineScene *self, guint32 span)
+{
+  const char *category = wick_tracks_span_category (self->tracks, span);
+  return g_strcmp0 (category, "python_function") == 0
+         || g_strcmp0 (category, "user_annotation") == 0;
+}
+
+/* A thread's busy time: its outermost row (deeper rows nest inside it);
+ * when that row holds Python frames or record_function ranges (torch's
+ * with_stack: one `<module>` frame spans the whole run; ProfilerStep#N spans
+ * each step), the union of the other slices (operators, runtime calls), at
+ * any depth. */
+static void
+collect_busy_slices (WickTimelineScene *self, guint32 t, GArray *out)
+{
+  guint rows = wick_tracks_track_n_rows (self->tracks, t);
+  const WickTrackRow *row0 = wick_tracks_track_row (self->tracks, t, 0);
+  gboolean frames = FALSE;
+  for (guint i = 0; row0 != NULL && i < row0->n_events && !frames; i++)
+    frames = is_python_frame (self, row0->events[i]);
+  guint before = out->len;
+  for (guint r = 0; r < (frames ? rows : MIN (rows, 1)); r++)
+    {
+      const WickTrackRow *row = wick_tracks_track_row (self->tracks, t, r);
+      for (guint i = 0; row != NULL && i < row->n_events; i++)
+        {
+          if (frames && is_python_frame (self, row->events[i]))
+            continue;
+          WickEventRef ref = { WICK_EVENT_SLICE, row->events[i] };
+          guint64 iv[2];
+          wick_timeline_scene_event_extent (self, ref, &iv[0], &iv[1]);
+          iv[1] = MAX (iv[1], iv[0] + 1);
+          g_array_append_vals (out, iv, 2);
+        }
+    }
+  if (frames && out->len == before)
+    {
+      /* frames and nothing else: the outermost row, as any thread */
+      for (guint i = 0; i < row0->n_events; i++)
+        {
+          WickEventRef ref = { WICK_EVENT_SLICE, row0->events[i] };
+          guint64 iv[2];
+          wick_timeline_scene_event_extent (self, ref, &iv[0], &iv[1]);
+          iv[1] = MAX (iv[1], iv[0] + 1);
+          g_array_append_vals (out, iv, 2);
+        }
+    }
+}
+
+/* Appends (start, end) of every event of @t that keeps it busy: a slices
+ * track's outermost row (its deeper rows nest inside it), every lane of an
+ * async track, a device track's kernels, copies and fills (its annotations
+ * too with @annotations: a group of annotations and nothing else). Counters
+ * and instants are not busy time. */
+static void
+collect_busy (WickTimelineScene *self, guint32 t, gboolean annotations, GArray *out)
+{
+  const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[t];
+  guint rows = wick_tracks_track_n_rows (self->tracks, t);
+  const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, NULL);
+  if (track->kind == WICK_TRACK_SLICES)
+    {
+      collect_busy_slices (self, t, out);
+      return;
+    }
+  if (track->kind != WICK_TRACK_ASYNC && track->kind != WICK_TRACK_DEVICE)
+    return;
+  for (guint r = 0; r < rows; r++)
+    {
+      const WickTrackRow *row = wick_tracks_track_row (self->tracks, t, r);
+      for (guint i = 0; row != NULL && i < row->n_events; i++)
+        {
+          WickEventRef ref = { row->event_kind, row->events[i] };
+          if (!annotations && ref.kind == WICK_EVENT_DEVICE
+              && device[ref.index].kind == WICK_DEVICE_ANNOTATION)
+            continue;
+          guint64 iv[2];
+          wick_timeline_scene_event_extent (self, ref, &iv[0], &iv[1]);
+          iv[1] = MAX (iv[1], iv[0] + 1); /* an instant is busy for a nanosecond */
+          g_array_append_vals (out, iv, 2);
+        }
+    }
+}
+
+static Coverage *
+coverage_new (GArray *pairs)
+{
+  guint n = pairs->len / 2;
+  guint64 *iv = (guint64 *)(gpointer)pairs->data;
+  gboolean sorted = TRUE;
+  for (guint i = 1; i < n && sorted; i++)
+    sorted = compare_intervals (&iv[2 * (i - 1)], &iv[2 * i]) <= 0;
+  if (!sorted)
+    qsort (iv, n, 2 * sizeof (guint64), compare_intervals);
+  Coverage *c = g_new0 (Coverage, 1);
+  c->start = g_new (guint64, MAX (n, 1));
+  c->end = g_new (guint64, MAX (n, 1));
+  c->before = g_new (guint64, MAX (n, 1));
+  guint64 busy = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      guint64 s = iv[2 * i], e = iv[2 * i + 1];
+      if (c->n > 0 && s <= c->end[c->n - 1])
+        {
+          if (e > c->end[c->n - 1])
+            {
+              busy += e - c->end[c->n - 1];
+              c->end[c->n - 1] = e;
+            }
+          continue;
+        }
+      c->start[c->n] = s;
+      c->end[c->n] = e;
+      c->before[c->n] = busy;
+      busy += e - s;
+      c->n++;
+    }
+  return c;
+}
+
+/* Busy time of @c in [0, t). */
+static guint64
+coverage_until (const Coverage *c, guint64 t)
+{
+  guint lo = 0, hi = c->n; /* first interval starting at or after t */
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (c->start[mid] < t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo == 0)
+    return 0;
+  guint i = lo - 1;
+  return c->before[i] + MIN (t, c->end[i]) - c->start[i];
+}
+
+static const Coverage *
+track_coverage (WickTimelineScene *self, guint32 t)
+{
+  if (self->track_cover[t] == NULL)
+    {
+      g_autoptr (GArray) pairs = g_array_new (FALSE, FALSE, sizeof (guint64));
+      collect_busy (self, t, FALSE, pairs);
+      if (pairs->len == 0)
+        collect_busy (self, t, TRUE, pairs);
+      self->track_cover[t] = coverage_new (pairs);
+    }
+  return self->track_cover[t];
+}
+
+static const Coverage *
+process_coverage (WickTimelineScene *self, guint32 p)
+{
+  if (self->process_cover[p] == NULL)
+    {
+      g_autoptr (GArray) pairs = g_array_new (FALSE, FALSE, sizeof (guint64));
+      const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, NULL);
+      for (int annotations = 0; annotations < 2 && pairs->len == 0; annotations++)
+        for (guint i = 0; i < self->n_order; i++)
+          if (tracks[self->order[i]].process == (gint32)p)
+            collect_busy (self, self->order[i], annotations, pairs);
+      self->process_cover[p] = coverage_new (pairs);
+    }
+  return self->process_cover[p];
+}
+
+double
+wick_timeline_scene_busy_fraction (WickTimelineScene *self, gint32 process, guint32 track,
+                                   guint64 t0, guint64 t1)
+{
+  if (t1 <= t0)
+    return 0;
+  const Coverage *c;
+  if (process >= 0)
+    {
+      g_return_val_if_fail ((guint)process < self->n_processes, 0);
+      c = process_coverage (self, (guint32)process);
+    }
+  else
+    {
+      g_return_val_if_fail (track < self->n_tracks, 0);
+      c = track_coverage (self, track);
+    }
+  return (double)(coverage_until (c, t1) - coverage_until (c, t0)) / (double)(t1 - t0);
+}
+
 static int
 track_height (WickTimelineScene *self, guint32 t)
 {
   const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[t];
+  if (self->track_collapsed[t])
+    return WICK_TIMELINE_ROW;
   switch (track->kind)
     {
       case WICK_TRACK_COUNTER:
@@ -650,13 +1016,85 @@ wick_timeline_scene_get_pinned (WickTimelineScene *self, guint32 track)
   return track < self->n_tracks && self->pinned[track];
 }
 
+gboolean
+wick_timeline_scene_get_track_collapsible (WickTimelineScene *self, guint32 track)
+{
+  return track < self->n_tracks && track_collapsible (self, track);
+}
+
+void
+wick_timeline_scene_set_track_collapsed (WickTimelineScene *self, guint32 track,
+                                         gboolean collapsed)
+{
+  g_return_if_fail (track < self->n_tracks);
+  if (!track_collapsible (self, track))
+    return;
+  self->track_collapsed[track] = collapsed != 0;
+  self->track_user[track] = collapsed ? TRACK_USER_COLLAPSED : TRACK_USER_EXPANDED;
+  relayout (self);
+}
+
+gboolean
+wick_timeline_scene_get_track_collapsed (WickTimelineScene *self, guint32 track)
+{
+  return track < self->n_tracks && self->track_collapsed[track];
+}
+
+/* What identifies a process or track from one version of a document to the
+ * next (a live trace's rebuild may number them differently): the pid; the
+ * pid, tid, kind and name. */
+static char *
+process_key (WickTimelineScene *self, guint32 p)
+{
+  const WickProcess *process = &wick_tracks_get_processes (self->tracks, NULL)[p];
+  return g_strdup_printf ("%" G_GINT64_FORMAT, process->pid);
+}
+
+static char *
+track_key (WickTimelineScene *self, guint32 t)
+{
+  const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[t];
+  const WickProcess *processes = wick_tracks_get_processes (self->tracks, NULL);
+  const WickThread *threads = wick_tracks_get_threads (self->tracks, NULL);
+  const char *name = track->name ? wick_document_str (self->document, track->name) : "";
+  return g_strdup_printf ("%" G_GINT64_FORMAT "/%s%" G_GINT64_FORMAT "/%u/%u/%s",
+                          track->process >= 0 ? processes[track->process].pid : -1,
+                          track->thread >= 0 ? "" : "-",
+                          track->thread >= 0 ? threads[track->thread].tid : 0,
+                          (guint)track->kind, (guint)track->scope, name ? name : "");
+}
+
 void
 wick_timeline_scene_copy_state (WickTimelineScene *self, WickTimelineScene *from)
 {
   if (from == NULL)
     return;
-  memcpy (self->collapsed, from->collapsed, MIN (self->n_processes, from->n_processes));
-  memcpy (self->pinned, from->pinned, MIN (self->n_tracks, from->n_tracks));
+  g_autoptr (GHashTable) processes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint p = 0; p < self->n_processes; p++)
+    g_hash_table_insert (processes, process_key (self, p), GUINT_TO_POINTER (p + 1));
+  for (guint p = 0; p < from->n_processes; p++)
+    {
+      g_autofree char *key = process_key (from, p);
+      guint found = GPOINTER_TO_UINT (g_hash_table_lookup (processes, key));
+      if (found)
+        self->collapsed[found - 1] = from->collapsed[p];
+    }
+  g_autoptr (GHashTable) tracks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint t = 0; t < self->n_tracks; t++)
+    g_hash_table_insert (tracks, track_key (self, t), GUINT_TO_POINTER (t + 1));
+  for (guint t = 0; t < from->n_tracks; t++)
+    {
+      if (!from->pinned[t] && from->track_user[t] == TRACK_USER_DEFAULT)
+        continue;
+      g_autofree char *key = track_key (from, t);
+      guint found = GPOINTER_TO_UINT (g_hash_table_lookup (tracks, key));
+      if (!found)
+        continue;
+      self->pinned[found - 1] = from->pinned[t];
+      self->track_user[found - 1] = from->track_user[t];
+      if (from->track_user[t] != TRACK_USER_DEFAULT && track_collapsible (self, found - 1))
+        self->track_collapsed[found - 1] = from->track_user[t] == TRACK_USER_COLLAPSED;
+    }
   relayout (self);
 }
 
@@ -1536,6 +1974,43 @@ draw_ops (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view
 
 /* ---- tracks -------------------------------------------------------------- */
 
+/* A collapsed group's summary: per pixel column, the share of its time the
+ * group is busy (the union of its events), as a bar from the row's foot. */
+static void
+draw_busy_strip (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view,
+                 gint32 process, guint32 track, double top, double height)
+{
+  const Coverage *c = process >= 0 ? process_coverage (self, (guint32)process)
+                                   : track_coverage (self, track);
+  if (c->n == 0)
+    return;
+  double x_end = view->width;
+  double inner = height - 4;
+  double run_x = -1, run_h = 0;
+  guint64 prev = wick_timeline_viewport_x_to_time (view, WICK_TIMELINE_GUTTER);
+  guint64 prev_busy = coverage_until (c, prev);
+  for (double x = WICK_TIMELINE_GUTTER; x < x_end; x += 1)
+    {
+      guint64 t1 = wick_timeline_viewport_x_to_time (view, x + 1);
+      guint64 busy1 = coverage_until (c, t1);
+      double frac = t1 > prev ? (double)(busy1 - prev_busy) / (double)(t1 - prev) : 0;
+      prev = t1;
+      prev_busy = busy1;
+      /* whole pixels, and any busy time at all shows as at least one */
+      double h = frac > 0 ? MAX (round (frac * inner), 1) : 0;
+      if (run_x >= 0 && h == run_h)
+        continue;
+      if (run_x >= 0 && run_h > 0)
+        cairo_rectangle (cr, run_x, top + 2 + inner - run_h, x - run_x, run_h);
+      run_x = x;
+      run_h = h;
+    }
+  if (run_x >= 0 && run_h > 0)
+    cairo_rectangle (cr, run_x, top + 2 + inner - run_h, x_end - run_x, run_h);
+  set_blended (cr, wick_palette_accent (view->dark), 0.75, view->dark);
+  cairo_fill (cr);
+}
+
 static void
 draw_track (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view,
             const LayoutItem *item, double top, GArray *labels, guint zebra)
@@ -1547,6 +2022,11 @@ draw_track (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
       cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width - WICK_TIMELINE_GUTTER,
                        item->height);
       cairo_fill (cr);
+    }
+  if (self->track_collapsed[item->index])
+    {
+      draw_busy_strip (self, cr, view, -1, item->index, top, item->height);
+      return;
     }
   switch (track->kind)
     {
@@ -1642,6 +2122,26 @@ draw_pin (cairo_t *cr, double x, double y, gboolean pinned, WickRgb fg)
   cairo_stroke (cr);
 }
 
+/* A small triangle centred on (x, y): pointing right when collapsed, down when expanded. */
+static void
+draw_disclosure (cairo_t *cr, double x, double y, gboolean collapsed)
+{
+  if (collapsed)
+    {
+      cairo_move_to (cr, x - 2, y - 4);
+      cairo_line_to (cr, x + 3, y);
+      cairo_line_to (cr, x - 2, y + 4);
+    }
+  else
+    {
+      cairo_move_to (cr, x - 4, y - 2);
+      cairo_line_to (cr, x + 4, y - 2);
+      cairo_line_to (cr, x, y + 3);
+    }
+  cairo_close_path (cr);
+  cairo_fill (cr);
+}
+
 static void
 draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
@@ -1720,6 +2220,12 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
           wick_palette_set (cr, fg, 0.9);
           draw_text (self, cr, self->track_names[item->index], 14, top + 3,
                      WICK_TIMELINE_GUTTER - 34);
+          if (track_collapsible (self, item->index))
+            {
+              /* the disclosure: ▸ collapsed to its summary row, ▾ expanded */
+              wick_palette_set (cr, fg, 0.6);
+              draw_disclosure (cr, 7, top + 10, self->track_collapsed[item->index]);
+            }
           const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[item->index];
           if (track->kind == WICK_TRACK_COUNTER && item->height >= 32)
             {
@@ -2203,6 +2709,8 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
               set_blended (cr, wick_palette_foreground (view->dark), 0.05, view->dark);
               cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width, item->height);
               cairo_fill (cr);
+              if (self->collapsed[item->index])
+                draw_busy_strip (self, cr, view, (gint32)item->index, 0, top, item->height);
               zebra = 0;
               continue;
             }
@@ -2278,6 +2786,8 @@ wick_timeline_scene_event_rect (WickTimelineScene *self, const WickTimelineViewp
   cairo_rectangle_t t;
   if (!wick_timeline_scene_track_rect (self, view, track, &t))
     return FALSE;
+  if (self->track_collapsed[track])
+    return FALSE; /* drawn only as its track's summary */
   guint64 start, end;
   wick_timeline_scene_event_extent (self, event, &start, &end);
   double x0 = wick_timeline_viewport_time_to_x (view, start);
@@ -2373,6 +2883,8 @@ wick_timeline_scene_hit_event (WickTimelineScene *self, const WickTimelineViewpo
   if (item == NULL || item->type != ITEM_TRACK)
     return FALSE;
   guint32 track = item->index;
+  if (self->track_collapsed[track])
+    return FALSE;
   const WickTrack *tr = &wick_tracks_get_tracks (self->tracks, NULL)[track];
   guint64 time = shift (wick_timeline_viewport_x_to_time (view, x), -self->track_offset[track]);
   guint64 slop = wick_time_from_double (view_ns_per_px (view) * 2);
@@ -2467,6 +2979,8 @@ wick_timeline_scene_hit_gutter (WickTimelineScene *self, const WickTimelineViewp
   double top = item_top (self, view, item);
   if (x >= WICK_TIMELINE_GUTTER - 22 && y < top + 18)
     return WICK_TIMELINE_GUTTER_PIN;
+  if (y < top + 18 && track_collapsible (self, item->index))
+    return WICK_TIMELINE_GUTTER_EXPANDER;
   return WICK_TIMELINE_GUTTER_TRACK;
 }
 

@@ -25,7 +25,7 @@
  * the host's as model/wick-device-clock.h says (the Chrome export does the
  * same).
  *
- * The layout state (collapsed processes, pinned tracks) lives in the scene;
+ * The layout state (collapsed processes and tracks, pinned tracks) lives in the scene;
  * wick_timeline_scene_copy_state() carries it to the scene of the next
  * document version.
  */
@@ -47,6 +47,8 @@ G_BEGIN_DECLS
 #define WICK_TIMELINE_COUNTER_HEIGHT 40
 #define WICK_TIMELINE_INSTANTS_HEIGHT 18
 #define WICK_TIMELINE_SECTION_GAP 8
+/* A thread with more rows than this starts collapsed to its summary row. */
+#define WICK_TIMELINE_DEEP_ROWS 16
 
 /* A selected flow, in WickTimelineViewport.selected_event_kind. */
 #define WICK_TIMELINE_EVENT_FLOW 0x100
@@ -91,7 +93,13 @@ void wick_timeline_scene_get_extent (WickTimelineScene *self, guint64 *start_ns,
  * scrolled), plus those two. */
 int wick_timeline_scene_get_content_height (WickTimelineScene *self);
 
-/* Tracks of the model, in display order. */
+/* A GPU process: labelled "GPU N" or "MTIA ..." (Kineto's process_labels),
+ * or one of device tracks alone. In a Chrome trace the scene shows each run
+ * of GPU processes ahead of the run of host processes before it (Kineto
+ * sorts them after the host), so the streams are on the first screen. */
+gboolean wick_timeline_scene_process_is_gpu (WickTimelineScene *self, guint32 process);
+
+/* Tracks of the model, in display order (see above for GPU processes). */
 guint wick_timeline_scene_get_n_tracks (WickTimelineScene *self);
 /* The @i-th track in display order: its model index. */
 guint32 wick_timeline_scene_get_track (WickTimelineScene *self, guint i);
@@ -110,8 +118,24 @@ void wick_timeline_scene_set_collapsed (WickTimelineScene *self, guint32 process
 gboolean wick_timeline_scene_get_collapsed (WickTimelineScene *self, guint32 process);
 void wick_timeline_scene_set_pinned (WickTimelineScene *self, guint32 track, gboolean pinned);
 gboolean wick_timeline_scene_get_pinned (WickTimelineScene *self, guint32 track);
-/* Copies collapsed processes and pinned tracks of @from (a scene of an
- * earlier version of the same document) by index. */
+/* A track of several rows (slices, async lanes, a stream with annotations)
+ * collapses to one summary row: the share of each pixel's time it is busy
+ * (the union of its events), drawn as a bar; its events are then neither
+ * drawn nor hit. A collapsed process's header shows the same strip for all
+ * its tracks. Collapsed by default: a thread deeper than
+ * WICK_TIMELINE_DEEP_ROWS rows (torch's with_stack Python stacks). */
+gboolean wick_timeline_scene_get_track_collapsible (WickTimelineScene *self, guint32 track);
+void wick_timeline_scene_set_track_collapsed (WickTimelineScene *self, guint32 track,
+                                              gboolean collapsed);
+gboolean wick_timeline_scene_get_track_collapsed (WickTimelineScene *self, guint32 track);
+/* The share of [@t0, @t1) that process @process (>= 0), else track @track,
+ * is busy, as the summary row draws it: 0 to 1. */
+double wick_timeline_scene_busy_fraction (WickTimelineScene *self, gint32 process, guint32 track,
+                                          guint64 t0, guint64 t1);
+/* Copies collapsed processes, collapsed or expanded tracks (the user's
+ * choices; defaults are the new scene's own) and pinned tracks of @from (a
+ * scene of an earlier version of the same document), matched by pid and by
+ * (pid, tid, kind, name). */
 void wick_timeline_scene_copy_state (WickTimelineScene *self, WickTimelineScene *from);
 
 /* ProfilerStep#N steps shown in the step row, and the row's top (-1 without steps). */
@@ -171,6 +195,7 @@ typedef enum
   WICK_TIMELINE_GUTTER_PROCESS, /* a process header: toggles collapse */
   WICK_TIMELINE_GUTTER_PIN,     /* a track's pin: toggles pinning */
   WICK_TIMELINE_GUTTER_TRACK,   /* a track's label */
+  WICK_TIMELINE_GUTTER_EXPANDER, /* a collapsible track's label: toggles its summary row */
 } WickTimelineGutterHit;
 WickTimelineGutterHit wick_timeline_scene_hit_gutter (WickTimelineScene *self,
                                                       const WickTimelineViewport *view, double x,

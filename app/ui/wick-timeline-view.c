@@ -498,6 +498,12 @@ wick_timeline_view_click (WickTimelineView *self, double x, double y)
         self->generation++;
         scroll_tracks (self, 0);
         return TRUE;
+      case WICK_TIMELINE_GUTTER_EXPANDER:
+        wick_timeline_scene_set_track_collapsed (
+          self->scene, what, !wick_timeline_scene_get_track_collapsed (self->scene, what));
+        self->generation++;
+        scroll_tracks (self, 0);
+        return TRUE;
       default:
         break;
     }
@@ -531,6 +537,11 @@ reveal_event (WickTimelineView *self, WickEventRef event)
   if (tr->process >= 0 && wick_timeline_scene_get_collapsed (self->scene, tr->process))
     {
       wick_timeline_scene_set_collapsed (self->scene, tr->process, FALSE);
+      self->generation++;
+    }
+  if (wick_timeline_scene_get_track_collapsed (self->scene, track))
+    {
+      wick_timeline_scene_set_track_collapsed (self->scene, track, FALSE);
       self->generation++;
     }
   guint64 start, end, vs, ve;
@@ -643,6 +654,50 @@ pin_selected_track (WickTimelineView *self)
   return TRUE;
 }
 
+gboolean
+wick_timeline_view_toggle_collapsed (WickTimelineView *self, double x, double y)
+{
+  if (self->scene == NULL)
+    return FALSE;
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (self, &view);
+  WickTracks *tracks = wick_timeline_scene_get_tracks (self->scene);
+  guint32 what;
+  WickTimelineGutterHit hit = wick_timeline_scene_hit_gutter (self->scene, &view,
+                                                              WICK_TIMELINE_GUTTER / 2.0, y, &what);
+  gint64 index;
+  guint kind = wick_selection_get_event (self->selection, &index);
+  if (hit == WICK_TIMELINE_GUTTER_NONE && kind != WICK_EVENT_NONE
+      && kind != WICK_TIMELINE_EVENT_FLOW)
+    {
+      /* not over a track: the selected event's track, else its process */
+      WickEventRef event = { kind, (guint32)index };
+      what = wick_tracks_event_track (tracks, event);
+      hit = WICK_TIMELINE_GUTTER_TRACK;
+    }
+  if (hit == WICK_TIMELINE_GUTTER_PIN || hit == WICK_TIMELINE_GUTTER_EXPANDER)
+    hit = WICK_TIMELINE_GUTTER_TRACK;
+  if (hit == WICK_TIMELINE_GUTTER_TRACK && !wick_timeline_scene_get_track_collapsible (self->scene, what))
+    {
+      gint32 process = wick_tracks_get_tracks (tracks, NULL)[what].process;
+      if (process < 0)
+        return FALSE;
+      what = (guint32)process;
+      hit = WICK_TIMELINE_GUTTER_PROCESS;
+    }
+  if (hit == WICK_TIMELINE_GUTTER_PROCESS)
+    wick_timeline_scene_set_collapsed (self->scene, what,
+                                       !wick_timeline_scene_get_collapsed (self->scene, what));
+  else if (hit == WICK_TIMELINE_GUTTER_TRACK)
+    wick_timeline_scene_set_track_collapsed (
+      self->scene, what, !wick_timeline_scene_get_track_collapsed (self->scene, what));
+  else
+    return FALSE;
+  self->generation++;
+  scroll_tracks (self, 0);
+  return TRUE;
+}
+
 static gboolean
 on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModifierType state,
         WickTimelineView *self)
@@ -698,6 +753,10 @@ on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModif
         return wick_timeline_view_follow_flow (self, -1);
       case GDK_KEY_p:
         return pin_selected_track (self);
+      case GDK_KEY_c:
+        /* the group under the pointer, else the selected event's */
+        return wick_timeline_view_toggle_collapsed (self, self->hover_x,
+                                                    self->hover_x >= 0 ? self->pointer_y : -1);
       default:
         return FALSE;
     }

@@ -984,6 +984,192 @@ count_near (cairo_surface_t *surface, guint32 rgb, double x0, double y0, double 
   return n;
 }
 
+/* A torch with_stack trace in small: a host thread 40 slices deep (its
+ * Python stack), a shallow one, and a GPU stream with two kernels under an
+ * annotation that, as torch 2.x writes it, carries no device or stream. */
+static WickDocument *
+load_deep_stack_trace (void)
+{
+  GString *json = g_string_new ("{\"traceEvents\":[\n");
+  g_string_append (json, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":100,\"args\":{\"name\":\"python3\"}},\n"
+                         "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"python3\"}},\n"
+                         "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":0,\"args\":{\"labels\":\"GPU 0\"}},\n"
+                         "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":100,\"args\":{\"sort_index\":100}},\n"
+                         "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"args\":{\"sort_index\":5000000}},\n"
+                         "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":100,\"tid\":1,\"args\":{\"name\":\"main\"}},\n");
+  for (int d = 0; d < 40; d++)
+    g_string_append_printf (json,
+                            "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"frame %d\","
+                            "\"pid\":100,\"tid\":1,\"ts\":%d,\"dur\":%d},\n",
+                            d, d, 1000 - 2 * d);
+  g_string_append (json,
+                   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":100,\"tid\":1,\"ts\":100,\"dur\":300},\n"
+                   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":100,\"tid\":2,\"ts\":10,\"dur\":50},\n"
+                   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":100,\"tid\":2,\"ts\":20,\"dur\":10},\n"
+                   "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"step\",\"pid\":0,\"tid\":7,\"ts\":90,\"dur\":360,\"args\":{\"External id\":1}},\n"
+                   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":100,\"args\":{\"device\":0,\"stream\":7,\"correlation\":5}},\n"
+                   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"relu\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":100,\"args\":{\"device\":0,\"stream\":7,\"correlation\":6}}\n"
+                   "]}\n");
+  WickDocument *document = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  if (!wick_chrome_import_data (document, json->str, json->len, "deep.json", &error))
+    g_error ("deep.json: %s", error->message);
+  g_string_free (json, TRUE);
+  return document;
+}
+
+static gint32
+process_with_pid (WickTracks *tracks, gint64 pid)
+{
+  guint n;
+  const WickProcess *p = wick_tracks_get_processes (tracks, &n);
+  for (guint i = 0; i < n; i++)
+    if (p[i].pid == pid)
+      return (gint32)i;
+  g_error ("no process %" G_GINT64_FORMAT, pid);
+  return -1;
+}
+
+static void
+test_timeline_collapse (void)
+{
+  g_autoptr (WickDocument) document = load_deep_stack_trace ();
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  WickTracks *tracks = wick_timeline_scene_get_tracks (scene);
+  WickTimelineViewport view = { .width = 1200,
+                                .height = 600,
+                                .hover_x = -1,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1 };
+  wick_timeline_scene_get_extent (scene, &view.start_ns, &view.end_ns);
+  guint32 deep = track_named (scene, "main 1");
+  guint32 shallow = track_named (scene, "thread 2");
+  guint32 stream = track_named (scene, "cuda:0 stream 7");
+  gint64 origin = wick_tracks_get_origin_ns (tracks);
+  g_assert_cmpint (origin, ==, 0);
+
+  /* The 40-deep stack starts collapsed to one row, the 2-deep one does not;
+   * so the tracks after it are on the first screen. */
+  g_assert_cmpuint (wick_tracks_track_n_rows (tracks, deep), ==, 41);
+  g_assert_true (wick_timeline_scene_get_track_collapsible (scene, deep));
+  g_assert_true (wick_timeline_scene_get_track_collapsed (scene, deep));
+  g_assert_cmpint (wick_timeline_scene_get_track_height (scene, deep), ==, WICK_TIMELINE_ROW);
+  g_assert_true (wick_timeline_scene_get_track_collapsible (scene, shallow));
+  g_assert_false (wick_timeline_scene_get_track_collapsed (scene, shallow));
+  g_assert_cmpint (wick_timeline_scene_get_track_height (scene, shallow), ==, 2 * WICK_TIMELINE_ROW);
+  cairo_rectangle_t r, deep_rect;
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, stream, &r));
+  g_assert_cmpfloat (r.y + r.height, <=, view.height);
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, shallow, &r));
+  g_assert_cmpfloat (r.y + r.height, <=, view.height);
+
+  /* The GPU process comes first, whatever its sort index (Kineto's 5000000
+   * puts it after the host). */
+  gint32 gpu = process_with_pid (tracks, 0);
+  gint32 host = process_with_pid (tracks, 100);
+  g_assert_true (wick_timeline_scene_process_is_gpu (scene, gpu));
+  g_assert_false (wick_timeline_scene_process_is_gpu (scene, host));
+  {
+    cairo_rectangle_t s_rect, d_rect;
+    g_assert_true (wick_timeline_scene_track_rect (scene, &view, stream, &s_rect));
+    g_assert_true (wick_timeline_scene_track_rect (scene, &view, deep, &d_rect));
+    g_assert_cmpfloat (s_rect.y, <, d_rect.y);
+    g_assert_cmpuint (wick_timeline_scene_get_track (scene, 0), ==, stream);
+  }
+
+  /* A collapsed track's events are neither drawn nor hit; its flows end on
+   * the summary row. */
+  gint64 frame = span_named (document, "frame 20");
+  WickEventRef ref = { WICK_EVENT_SLICE, (guint32)frame };
+  g_assert_false (wick_timeline_scene_event_rect (scene, &view, ref, &r));
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, deep, &deep_rect));
+  WickEventRef hit;
+  g_assert_false (wick_timeline_scene_hit_event (
+    scene, &view, wick_timeline_viewport_time_to_x (&view, 500000), deep_rect.y + 5, &hit));
+
+  /* Its summary: the busy share of each stretch of time. The thread's
+   * operator [100, 400) µs counts, not the Python frames around it (the
+   * outermost lasts 1 ms); the stream's kernels [100, 200) and [300, 400)
+   * count, its annotation does not. */
+  g_assert_cmpfloat_with_epsilon (
+    wick_timeline_scene_busy_fraction (scene, -1, deep, 0, 500000), 0.6, 1e-9);
+  g_assert_cmpfloat_with_epsilon (
+    wick_timeline_scene_busy_fraction (scene, -1, deep, 1000000, 2000000), 0.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon (
+    wick_timeline_scene_busy_fraction (scene, -1, stream, 100000, 400000), 2.0 / 3, 1e-9);
+  g_assert_cmpfloat_with_epsilon (
+    wick_timeline_scene_busy_fraction (scene, gpu, 0, 0, 500000), 200.0 / 500, 1e-9);
+  g_assert_cmpfloat_with_epsilon (
+    wick_timeline_scene_busy_fraction (scene, host, 0, 0, 1000000), 350.0 / 1000, 1e-9);
+
+  /* The disclosure in the label expands it: 41 rows, the next thread below the fold. */
+  guint32 what = 0;
+  g_assert_cmpint (wick_timeline_scene_hit_gutter (scene, &view, 8, deep_rect.y + 6, &what), ==,
+                   WICK_TIMELINE_GUTTER_EXPANDER);
+  g_assert_cmpuint (what, ==, deep);
+  wick_timeline_scene_set_track_collapsed (scene, deep, FALSE);
+  g_assert_cmpint (wick_timeline_scene_get_track_height (scene, deep), ==, 41 * WICK_TIMELINE_ROW);
+  g_assert_true (wick_timeline_scene_event_rect (scene, &view, ref, &r));
+  g_assert_false (wick_timeline_scene_track_rect (scene, &view, shallow, &r));
+
+  /* The user's choice survives a rebuild (a new scene of the document);
+   * the defaults apply where the user chose nothing. */
+  wick_timeline_scene_set_collapsed (scene, gpu, TRUE);
+  {
+    g_autoptr (WickTimelineScene) next = wick_timeline_scene_new (document);
+    g_assert_true (wick_timeline_scene_get_track_collapsed (next, deep));
+    wick_timeline_scene_copy_state (next, scene);
+    g_assert_false (wick_timeline_scene_get_track_collapsed (next, deep));
+    g_assert_true (wick_timeline_scene_get_collapsed (next, gpu));
+    g_assert_false (wick_timeline_scene_get_collapsed (next, host));
+  }
+
+  /* A collapsed process's header draws the strip: busy where the kernels
+   * ran, empty between them. */
+  wick_timeline_scene_set_track_collapsed (scene, deep, TRUE);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, view.width, view.height);
+  cairo_t *cr = cairo_create (surface);
+  wick_timeline_scene_draw (scene, cr, &view);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+  /* the GPU header (the first) */
+  double header_y = -1;
+  for (double y = WICK_TIMELINE_RULER; y < view.height; y += 1)
+    {
+      guint32 p;
+      if (wick_timeline_scene_hit_gutter (scene, &view, 20, y, &p) == WICK_TIMELINE_GUTTER_PROCESS
+          && p == (guint32)gpu)
+        {
+          header_y = y;
+          break;
+        }
+    }
+  g_assert_cmpfloat (header_y, >, 0);
+  WickRgb accent = wick_palette_accent (FALSE), bg = wick_palette_background (FALSE);
+  guint32 strip = (guint32)((accent.r * 0.75 + bg.r * 0.25) * 255) << 16
+                  | (guint32)((accent.g * 0.75 + bg.g * 0.25) * 255) << 8
+                  | (guint32)((accent.b * 0.75 + bg.b * 0.25) * 255);
+  double busy_x = wick_timeline_viewport_time_to_x (&view, 150000);
+  double idle_x = wick_timeline_viewport_time_to_x (&view, 250000);
+  g_assert_cmpuint (count_near (surface, strip, busy_x - 2, header_y, busy_x + 2,
+                                header_y + WICK_TIMELINE_PROCESS_ROW),
+                    >, 40);
+  g_assert_cmpuint (count_near (surface, strip, idle_x - 2, header_y, idle_x + 2,
+                                header_y + WICK_TIMELINE_PROCESS_ROW),
+                    ==, 0);
+  /* the collapsed thread's row: busy while its operator runs, not after */
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, deep, &deep_rect));
+  double op_x = wick_timeline_viewport_time_to_x (&view, 250000);
+  double after_x = wick_timeline_viewport_time_to_x (&view, 700000);
+  g_assert_cmpuint (count_near (surface, strip, op_x - 2, deep_rect.y, op_x + 2,
+                                deep_rect.y + deep_rect.height),
+                    >, 40);
+  g_assert_cmpuint (count_near (surface, strip, after_x - 2, deep_rect.y, after_x + 2,
+                                deep_rect.y + deep_rect.height),
+                    ==, 0);
+  cairo_surface_destroy (surface);
+}
+
 static void
 test_timeline_tracks (void)
 {
@@ -1332,6 +1518,7 @@ main (int argc, char **argv)
   g_test_add_func ("/views/format/time-labels", test_time_labels);
   g_test_add_func ("/views/timeline/cursor-label", test_cursor_label);
   g_test_add_func ("/views/timeline/tracks", test_timeline_tracks);
+  g_test_add_func ("/views/timeline/collapse", test_timeline_collapse);
   g_test_add_func ("/views/timeline/search-zoomed-out", test_timeline_search_zoomed_out);
   g_test_add_func ("/views/timeline/steps", test_timeline_steps);
   return g_test_run ();

@@ -297,6 +297,92 @@ test_gpu_real_cudagraph (void)
   g_assert_cmpuint (graph_arrows, ==, graph_kernels);
 }
 
+/* torch 2.x writes a stream's gpu_user_annotation with no device or stream
+ * args (pid = device, tid = stream): it nests over the kernels of that
+ * stream on their track ("cuda:0 stream 7"), not on a track of its own
+ * ("0 stream 7"), whichever comes first in the file. */
+static void
+check_annotations_share (WickDocument *doc, guint min_annotations)
+{
+  WickTracks *t = wick_document_get_tracks (doc);
+  guint nd, n_tracks;
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (t, &nd);
+  const WickTrack *tracks = wick_tracks_get_tracks (t, &n_tracks);
+  g_autofree guint8 *has_work = g_new0 (guint8, n_tracks);
+  g_autofree guint16 *top_work_row = g_new0 (guint16, n_tracks);
+  for (guint i = 0; i < nd; i++)
+    if (WICK_DEVICE_KIND_IS_WORK (d[i].kind))
+      {
+        top_work_row[d[i].track] = has_work[d[i].track] ? MIN (top_work_row[d[i].track], d[i].row)
+                                                         : d[i].row;
+        has_work[d[i].track] = 1;
+      }
+  guint annotations = 0;
+  for (guint i = 0; i < nd; i++)
+    {
+      if (d[i].kind != WICK_DEVICE_ANNOTATION)
+        continue;
+      annotations++;
+      const WickTrack *track = &tracks[d[i].track];
+      const char *name = wick_document_str (doc, track->name);
+      g_assert_true (has_work[d[i].track]);
+      g_assert_true (g_str_has_prefix (name, "cuda:"));
+      g_assert_cmpuint (d[i].row, <, top_work_row[d[i].track]);
+    }
+  g_assert_cmpuint (annotations, >=, min_annotations);
+  for (guint k = 0; k < n_tracks; k++)
+    if (tracks[k].kind == WICK_TRACK_DEVICE)
+      g_assert_true (has_work[k]); /* no track of annotations alone */
+}
+
+static void
+test_gpu_annotation_track (void)
+{
+  for (int order = 0; order < 2; order++)
+    {
+      const char *annotation
+        = "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"fwd\",\"pid\":0,\"tid\":7,"
+          "\"ts\":10,\"dur\":30,\"args\":{\"External id\":4}}";
+      const char *kernel
+        = "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":12,"
+          "\"dur\":5,\"args\":{\"device\":0,\"stream\":7,\"correlation\":3}}";
+      const char *other
+        = "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":8,\"ts\":12,"
+          "\"dur\":5,\"args\":{\"device\":0,\"stream\":8,\"correlation\":5}}";
+      g_autofree char *json = g_strdup_printf ("{\"traceEvents\":[%s,%s,%s]}",
+                                               order ? kernel : annotation,
+                                               order ? annotation : kernel, other);
+      g_autoptr (WickDocument) doc = wick_document_new ();
+      g_autoptr (GError) error = NULL;
+      g_assert_true (wick_chrome_import_data (doc, json, strlen (json), "a.json", &error));
+      g_assert_no_error (error);
+      WickTracks *t = wick_document_get_tracks (doc);
+      guint n_tracks;
+      wick_tracks_get_tracks (t, &n_tracks);
+      g_assert_cmpuint (n_tracks, ==, 2); /* stream 7 with its annotation, stream 8 */
+      const WickDeviceSlice *d = wick_tracks_get_device_slices (t, NULL);
+      guint32 a = device_named (t, "fwd"), k = device_named (t, "k");
+      g_assert_cmpuint (d[a].track, ==, d[k].track);
+      g_assert_cmpuint (d[a].row, ==, 0);
+      g_assert_cmpuint (d[k].row, ==, 1);
+      const WickTrack *track = &wick_tracks_get_tracks (t, NULL)[d[k].track];
+      g_assert_cmpstr (wick_document_str (doc, track->name), ==, "cuda:0 stream 7");
+      check_annotations_share (doc, 1);
+    }
+  const char *files[] = { "torch-multistream.json.gz", "torch-cudagraph.json.gz",
+                          "torch-compile.json.gz" };
+  const char *dir = g_getenv ("WICK_TEST_DATA");
+  for (guint f = 0; f < G_N_ELEMENTS (files); f++)
+    {
+      g_autofree char *path = g_build_filename (dir ? dir : "tests/data", "gpu", files[f], NULL);
+      g_autoptr (WickDocument) doc = wick_document_new ();
+      g_autoptr (GError) error = NULL;
+      g_assert_true (wick_document_load_file_auto (doc, path, NULL, NULL, NULL, &error));
+      g_assert_no_error (error);
+      check_annotations_share (doc, 3);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -305,5 +391,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/classify", test_gpu_classify);
   g_test_add_func ("/gpu/analysis", test_gpu_analysis);
   g_test_add_func ("/gpu/real-cudagraph", test_gpu_real_cudagraph);
+  g_test_add_func ("/gpu/annotation-track", test_gpu_annotation_track);
   return g_test_run ();
 }
