@@ -175,8 +175,10 @@ print_text (const CheckResult *r)
       if (is_extension_rejection (r))
         printf ("  hint: line %" G_GUINT64_FORMAT " is a Wick extension record (kind wick_…), "
                 "which candle-graph rejects;\n"
+                "        `wick-trace convert %s --output OUT` moves them into wick_ keys, "
+                "which it reads;\n"
                 "        `wick-trace convert --strict %s --output OUT` removes them.\n",
-                wick_document_get_parse_error (r->document)->line, r->file);
+                wick_document_get_parse_error (r->document)->line, r->file, r->file);
       return;
     }
   issues = wick_document_get_health (r->document, &n_issues);

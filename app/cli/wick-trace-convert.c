@@ -1,5 +1,12 @@
-/* wick-trace-convert.c — `wick-trace convert --strict|--chrome IN --output OUT`.
+/* wick-trace-convert.c — `wick-trace convert [--strict|--chrome] IN --output OUT`.
  *
+ * (default) rewrites a trace into Wick's key layout (docs/format.md, "Wick
+ *           keys"): a file from before issue 20, whose Wick records are lines
+ *           of their own (kind wick_*, which candle-graph rejects), becomes
+ *           trace/10 candle-graph takes, each such record moved into the
+ *           "wick_records" key of the next standard line (the last one for
+ *           those after it), every standard line kept as it was. A file
+ *           already in the key layout comes out the same.
  * --strict  rewrites a trace as pure candle-graph trace/10 JSONL: Wick
  *           extension records (kind wick_*) and empty lines are dropped, every
  *           other record is re-emitted in candle-graph's writer layout (kind
@@ -115,8 +122,53 @@ output_close (Output *o)
   return ok;
 }
 
+/* The Wick records waiting for a standard line, as the key layout carries
+ * them: comma-separated objects. */
+static void
+keys_add_record (GString *facts, const char *text, gsize len)
+{
+  if (facts->len > 0)
+    g_string_append_c (facts, ',');
+  g_string_append_len (facts, text, len);
+}
+
+/* A standard line of the key layout: @text with the waiting records added
+ * as "wick_records" (into its own array when it has one: the first of a
+ * repeated key is the one Wick reads), newline-terminated, into @line. */
+static void
+keys_line (GString *line, const char *text, gsize len, GString *facts)
+{
+  g_string_truncate (line, 0);
+  if (facts->len == 0 || len < 2 || text[len - 1] != '}')
+    {
+      g_string_append_len (line, text, len);
+      g_string_append_c (line, '\n');
+      return;
+    }
+  const char *key = g_strstr_len (text, (gssize)len, "\"wick_records\":[");
+  if (key != NULL)
+    {
+      /* the line's own array, then its other entries after ours */
+      const char *open = key + strlen ("\"wick_records\":[");
+      g_string_append_len (line, text, open - text);
+      g_string_append_len (line, facts->str, facts->len);
+      if (*open != ']')
+        g_string_append_c (line, ',');
+      g_string_append_len (line, open, text + len - open);
+    }
+  else
+    {
+      g_string_append_len (line, text, len - 1);
+      g_string_append (line, ",\"wick_records\":[");
+      g_string_append_len (line, facts->str, facts->len);
+      g_string_append (line, "]}");
+    }
+  g_string_append_c (line, '\n');
+  g_string_truncate (facts, 0);
+}
+
 static int
-convert_strict (const char *in, const char *out_path)
+convert_jsonl (const char *in, const char *out_path, gboolean strict)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (WickInput) input = wick_input_open (in, &error);
@@ -125,6 +177,10 @@ convert_strict (const char *in, const char *out_path)
   g_autoptr (GString) cause = g_string_new (NULL);
   g_autoptr (GString) record = g_string_new (NULL);
   g_autoptr (GByteArray) pending = g_byte_array_new ();
+  /* the key layout: the Wick records waiting for a line, and the standard
+   * line held back until the next one (those after the last ride on it) */
+  g_autoptr (GString) facts = g_string_new (NULL);
+  g_autoptr (GString) held = g_string_new (NULL);
   gsize limit = wick_max_line_length (), scanned = 0, start = 0;
   guint64 dropped = 0, written = 0, line_number = 0;
   gboolean eof = FALSE, parse_failed = FALSE;
@@ -200,13 +256,23 @@ convert_strict (const char *in, const char *out_path)
       if (text_len > 0 && wick_trace_decoder_decode (decoder, text, text_len, &kind, cause))
         {
           if (kind == WICK_KIND_EXTENSION)
-            dropped++;
-          else
+            {
+              dropped++;
+              if (!strict)
+                keys_add_record (facts, text, text_len);
+            }
+          else if (strict)
             {
               g_string_truncate (record, 0);
               wick_trace_decoder_write (decoder, kind, record);
               g_string_append_c (record, '\n');
               output_write (&out, record->str, record->len);
+              written++;
+            }
+          else
+            {
+              output_write (&out, held->str, held->len);
+              keys_line (held, text, text_len, facts);
               written++;
             }
         }
@@ -224,6 +290,16 @@ convert_strict (const char *in, const char *out_path)
           return WICK_TRACE_EXIT_USAGE;
         }
     }
+  if (!strict)
+    {
+      /* Wick records after the last standard line ride on it */
+      if (facts->len > 0 && held->len > 0)
+        {
+          g_autofree char *last = g_strndup (held->str, held->len - 1);
+          keys_line (held, last, strlen (last), facts);
+        }
+      output_write (&out, held->str, held->len);
+    }
   if (!output_close (&out))
     return WICK_TRACE_EXIT_USAGE;
   if (parse_failed)
@@ -233,15 +309,21 @@ convert_strict (const char *in, const char *out_path)
         fprintf (stderr, "wick-trace convert: %s\n", error->message);
       fprintf (stderr,
                "wrote the %" G_GUINT64_FORMAT
-               " records read before the error to %s (dropped %" G_GUINT64_FORMAT
+               " records read before the error to %s (%s %" G_GUINT64_FORMAT
                " Wick extension records); the trace is incomplete\n",
-               written, out_path, dropped);
+               written, out_path, strict ? "dropped" : "with", dropped);
       return WICK_TRACE_EXIT_PARSE;
     }
-  fprintf (stderr,
-           "wrote %" G_GUINT64_FORMAT " records to %s, dropped %" G_GUINT64_FORMAT
-           " Wick extension records\n",
-           written, out_path, dropped);
+  if (strict)
+    fprintf (stderr,
+             "wrote %" G_GUINT64_FORMAT " records to %s, dropped %" G_GUINT64_FORMAT
+             " Wick extension records\n",
+             written, out_path, dropped);
+  else
+    fprintf (stderr,
+             "wrote %" G_GUINT64_FORMAT " records to %s, %" G_GUINT64_FORMAT
+             " Wick extension lines moved into wick_records keys\n",
+             written, out_path, dropped);
   g_clear_error (&error);
   if (!wick_document_finish (doc, &error))
     {
@@ -308,19 +390,21 @@ wick_trace_convert (int argc, char **argv)
   };
   int parsed = wick_trace_parse_options (
     "convert", "IN",
-    "Rewrite a trace: --strict or --chrome. OUT is written whole or not at all.\n"
+    "Rewrite a trace. Without an option: into Wick's key layout (a file whose Wick records are\n"
+    "lines of kind wick_* becomes trace/10 candle-graph reads, the records in wick_records keys).\n"
+    "OUT is written whole or not at all.\n"
     "Exit status: 0 written, 2 input parse error, 3 usage or I/O error.",
     entries, FALSE, &argc, &argv);
   if (parsed >= 0)
     return parsed;
-  if (strict == chrome)
-    return wick_trace_usage_error ("convert", "exactly one of --strict and --chrome is required");
+  if (strict && chrome)
+    return wick_trace_usage_error ("convert", "--strict and --chrome cannot be combined");
   if (out == NULL)
     return wick_trace_usage_error ("convert", "--output is required");
   if (argc != 2)
     return wick_trace_usage_error ("convert", argc < 2 ? "an input file IN is required"
                                                        : "only one input file may be given");
-  if (strict)
-    return convert_strict (argv[1], out);
-  return convert_chrome (argv[1], out);
+  if (chrome)
+    return convert_chrome (argv[1], out);
+  return convert_jsonl (argv[1], out, strict);
 }

@@ -270,7 +270,8 @@ wick_trace_summary (int argc, char **argv)
     status = WICK_TRACE_EXIT_HEALTH;
   if (wick_document_get_first_extension_line (doc) > 0)
     printf ("note: line %" G_GUINT64_FORMAT " and later wick_* lines are Wick extension records; "
-            "candle-graph rejects them (wick-trace convert --strict removes them)\n\n",
+            "candle-graph rejects them (wick-trace convert moves them into wick_ keys, "
+            "--strict removes them)\n\n",
             wick_document_get_first_extension_line (doc));
   print_chrome (doc);
   print_identity (doc);

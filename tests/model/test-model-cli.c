@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "wick-document.h"
+
 static const char *wick_trace;
 
 static char *
@@ -192,6 +194,7 @@ test_cli_extension_hint (void)
   g_assert_nonnull (strstr (out, "unknown variant `wick_mark`"));
   g_assert_nonnull (strstr (out, "hint: line 4 is a Wick extension record"));
   g_assert_nonnull (strstr (out, "wick-trace convert --strict"));
+  g_assert_nonnull (strstr (out, "moves them into wick_ keys"));
 }
 
 static void
@@ -210,6 +213,73 @@ test_cli_convert_strict (void)
   g_assert_cmpstr (written, ==, expected);
   g_assert_cmpint (run (&out, "check", "--json", out_path, NULL), ==, 0);
   g_unlink (out_path);
+  g_rmdir (dir);
+}
+
+
+/* The Wick records of a document in extension mode, as "KIND TIME JSON"
+ * lines. */
+static char *
+wick_facts (const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
+  g_assert_true (wick_document_load_file (doc, path, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  GString *facts = g_string_new (NULL);
+  guint n;
+  const WickExtensionRecord *records = wick_document_get_extensions (doc, &n);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (facts, "%s %" G_GUINT64_FORMAT " %s\n",
+                            wick_document_str (doc, records[i].kind), records[i].timestamp_ns,
+                            wick_document_str (doc, records[i].json));
+  return g_string_free (facts, FALSE);
+}
+
+/* Issue 20: convert without an option rewrites a file of the old layout
+ * (wick_* lines, which candle-graph rejects) into the key layout: candle-graph
+ * takes it, Wick reads the same records from it, a second conversion changes
+ * nothing, and --strict of it drops every wick_ key. */
+static void
+test_cli_convert_keys (void)
+{
+  g_autofree char *path = data_path ("with-extensions.jsonl");
+  g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
+  g_autofree char *keys = g_build_filename (dir, "keys.jsonl", NULL);
+  g_autofree char *again = g_build_filename (dir, "again.jsonl", NULL);
+  g_autofree char *strict = g_build_filename (dir, "strict.jsonl", NULL);
+  g_autofree char *written = NULL, *rewritten = NULL, *stripped = NULL, *out = NULL;
+
+  g_assert_cmpint (run (&out, "check", path, NULL), ==, 2);
+  g_assert_cmpint (run (NULL, "convert", path, "--output", keys, NULL), ==, 0);
+  g_assert_nonnull (strstr (last_stderr, "2 Wick extension lines moved into wick_records keys"));
+  g_assert_true (g_file_get_contents (keys, &written, NULL, NULL));
+  g_assert_null (strstr (written, "{\"kind\":\"wick_mark\",\"timestamp_ns\":11,\"label\":\"step 1\"}\n"));
+  g_assert_nonnull (strstr (written, "\"measured\":true,\"step\":\"forward\"}\n{\"kind\":\"op\""));
+  g_assert_nonnull (strstr (written, ",\"wick_records\":[{\"kind\":\"wick_mark\",\"timestamp_ns\":11,"
+                                     "\"label\":\"step 1\"}]}\n"));
+  g_auto (GStrv) lines = g_strsplit (written, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    g_assert_false (g_str_has_prefix (lines[i], "{\"kind\":\"wick_"));
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (run (&out, "check", keys, NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "structurally valid"));
+  g_assert_nonnull (strstr (out, "(0 errors"));
+  g_autofree char *before = wick_facts (path);
+  g_autofree char *after = wick_facts (keys);
+  g_assert_cmpstr (after, ==, before);
+  g_assert_nonnull (strstr (after, "wick_drops 31 "));
+
+  g_assert_cmpint (run (NULL, "convert", keys, "--output", again, NULL), ==, 0);
+  g_assert_true (g_file_get_contents (again, &rewritten, NULL, NULL));
+  g_assert_cmpstr (rewritten, ==, written);
+
+  g_assert_cmpint (run (NULL, "convert", "--strict", keys, "--output", strict, NULL), ==, 0);
+  g_assert_true (g_file_get_contents (strict, &stripped, NULL, NULL));
+  g_assert_null (strstr (stripped, "wick_"));
+  g_unlink (keys);
+  g_unlink (again);
+  g_unlink (strict);
   g_rmdir (dir);
 }
 
@@ -297,14 +367,18 @@ test_cli_convert_disk_full (void)
   g_autofree char *dir = g_dir_make_tmp ("wick-cli-XXXXXX", NULL);
   g_autofree char *out_path = g_build_filename (dir, "out.jsonl", NULL);
   g_autofree char *kept = NULL;
-  const char *modes[] = { "--strict", "--chrome" };
+  /* the key layout (no option) as well: "-o" then takes the place */
+  const char *modes[] = { "--strict", "--chrome", "-o" };
 
   for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
     {
       g_autoptr (GDir) listing = NULL;
       g_assert_true (g_file_set_contents (out_path, "previous\n", -1, NULL));
       file_size_limit = 512;
-      g_assert_cmpint (run (NULL, "convert", modes[m], path, "--output", out_path, NULL), ==, 3);
+      if (strcmp (modes[m], "-o") == 0)
+        g_assert_cmpint (run (NULL, "convert", path, "-o", out_path, NULL), ==, 3);
+      else
+        g_assert_cmpint (run (NULL, "convert", modes[m], path, "--output", out_path, NULL), ==, 3);
       file_size_limit = 0;
       g_assert_nonnull (strstr (last_stderr, "cannot write"));
       g_assert_nonnull (strstr (last_stderr, g_strerror (EFBIG)));
@@ -552,7 +626,7 @@ test_cli_options (void)
     { { "tracks", "--json" }, "wick-trace tracks: a FILE is required" },
     { { "convert", "in.jsonl", "--output" }, "wick-trace convert: Missing argument for --output" },
     { { "convert", "--strict", "--chrome", "in.jsonl", "-o", "out" },
-      "wick-trace convert: exactly one of --strict and --chrome is required" },
+      "wick-trace convert: --strict and --chrome cannot be combined" },
     { { "convert", "--strict", "in.jsonl" }, "wick-trace convert: --output is required" },
     { { "compare", "--seed", "x", "a", "b" },
       "wick-trace compare: --seed needs a number, not “x”" },
@@ -588,6 +662,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/cli/extension-hint", test_cli_extension_hint);
   g_test_add_func ("/model/cli/convert-strict", test_cli_convert_strict);
   g_test_add_func ("/model/cli/convert-chrome", test_cli_convert_chrome);
+  g_test_add_func ("/model/cli/convert-keys", test_cli_convert_keys);
   g_test_add_func ("/model/cli/convert-cut-off", test_cli_convert_cut_off);
   g_test_add_func ("/model/cli/chrome-check-summary", test_cli_chrome_check_and_summary);
   g_test_add_func ("/model/cli/chrome-round-trip", test_cli_chrome_round_trip);
