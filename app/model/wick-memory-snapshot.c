@@ -46,18 +46,17 @@ typedef struct
   WickMemorySnapshot *snapshot;
   WickPickleReader *reader;
   GHashTable *entries_by_list;  /* list id -> GArray of WickSnapshotEntry */
-  GHashTable *stack_by_object;  /* WickPickleObject* -> stack index + 1 (holds a ref) */
-  GHashTable *frame_by_object;  /* WickPickleObject* -> frame index + 1 (holds a ref) */
   GHashTable *frame_by_content; /* "name\\0file\\0line" -> frame index + 1 */
   GHashTable *stack_by_content; /* StackKey* -> stack index + 1 */
-  GArray *held;                 /* WickPickleValue refs behind the object caches */
   guint64 n_segments_read;
   guint64 n_entries_read;
+  guint64 n_items_seen;
   WickInput *input;
   WickSnapshotProgressFunc progress;
   gpointer progress_data;
   guint64 last_list_id; /* the entries list read_entry appended to last */
   GArray *last_list;
+  WickPickleKeyCache *keys; /* scan_names */
 } Loader;
 
 static void
@@ -168,15 +167,15 @@ typedef struct
     *device_free;
 } Keys;
 
+static const char *const scan_names[] = { "action", "addr",   "size",       "stream",     "time_us",
+                                          "frames", "blocks", "total_size", "device_free" };
+
 static void
-scan_keys (const WickPickleValue *dict, Keys *k)
+scan_keys (Loader *l, const WickPickleValue *dict, Keys *k)
 {
-  static const char *const names[] = { "action", "addr",   "size",       "stream",     "time_us",
-                                       "frames", "blocks", "total_size", "device_free" };
-  static const gsize lengths[] = { 6, 4, 4, 6, 7, 6, 6, 10, 11 };
-  const WickPickleValue *found[G_N_ELEMENTS (names)];
+  const WickPickleValue *found[G_N_ELEMENTS (scan_names)];
   G_STATIC_ASSERT (sizeof (Keys) == sizeof found);
-  wick_pickle_value_lookup_many (dict, names, lengths, G_N_ELEMENTS (names), found);
+  wick_pickle_value_lookup_cached (dict, l->keys, found);
   memcpy (k, found, sizeof found);
 }
 
@@ -195,20 +194,13 @@ intern (WickMemorySnapshot *s, const WickPickleValue *v)
   return wick_string_pool_intern (s->strings, text, len);
 }
 
-static void
-hold (Loader *l, const WickPickleValue *v)
-{
-  WickPickleValue copy;
-  wick_pickle_value_ref (&copy, v);
-  g_array_append_val (l->held, copy);
-}
-
 static guint32
 intern_frame (Loader *l, const WickPickleValue *frame)
 {
-  gpointer cached = g_hash_table_lookup (l->frame_by_object, frame->as.object);
-  if (cached != NULL)
-    return GPOINTER_TO_UINT (cached) - 1;
+  /* A frame dict the pickle shares (memo GETs) carries its index as a tag. */
+  guint32 cached = wick_pickle_value_get_tag (frame);
+  if (cached != 0)
+    return cached - 1;
   WickMemorySnapshot *s = l->snapshot;
   WickSnapshotFrame f = { 0 };
   gint64 line = 0;
@@ -228,8 +220,7 @@ intern_frame (Loader *l, const WickPickleValue *frame)
       g_hash_table_insert (l->frame_by_content, g_steal_pointer (&key),
                            GUINT_TO_POINTER (index + 1));
     }
-  hold (l, frame);
-  g_hash_table_insert (l->frame_by_object, frame->as.object, GUINT_TO_POINTER (index + 1));
+  wick_pickle_value_set_tag (frame, index + 1);
   return index;
 }
 
@@ -254,12 +245,14 @@ stack_key_equal (gconstpointer a, gconstpointer b)
 static guint32
 intern_stack (Loader *l, const WickPickleValue *frames)
 {
-  gsize n = wick_pickle_value_get_length (frames);
-  if (frames == NULL || frames->type != WICK_PICKLE_LIST || n == 0)
+  if (frames == NULL || frames->type != WICK_PICKLE_LIST)
     return NO_INDEX;
-  gpointer cached = g_hash_table_lookup (l->stack_by_object, frames->as.object);
-  if (cached != NULL)
-    return GPOINTER_TO_UINT (cached) - 1;
+  guint32 cached = wick_pickle_value_get_tag (frames);
+  if (cached != 0)
+    return cached - 1;
+  gsize n = wick_pickle_value_get_length (frames);
+  if (n == 0)
+    return NO_INDEX;
   WickMemorySnapshot *s = l->snapshot;
   StackKey *key = g_malloc (sizeof (StackKey) + n * sizeof (guint32));
   key->n = 0;
@@ -288,8 +281,7 @@ intern_stack (Loader *l, const WickPickleValue *frames)
       g_array_append_val (s->stack_category, unknown);
       g_hash_table_insert (l->stack_by_content, key, GUINT_TO_POINTER (index + 1));
     }
-  hold (l, frames);
-  g_hash_table_insert (l->stack_by_object, frames->as.object, GUINT_TO_POINTER (index + 1));
+  wick_pickle_value_set_tag (frames, index + 1);
   return index;
 }
 
@@ -427,13 +419,13 @@ on_item (guint64 list_id, guint64 index, const WickPickleValue *item, gpointer u
 {
   Loader *l = user_data;
   (void)index;
-  if (l->progress != NULL && ((l->n_entries_read + l->n_segments_read) & 4095) == 0)
+  if (l->progress != NULL && (++l->n_items_seen & 4095) == 0)
     l->progress (wick_input_get_consumed (l->input), wick_input_get_size (l->input),
                  l->progress_data);
   if (item->type != WICK_PICKLE_DICT)
     return WICK_PICKLE_KEEP;
   Keys k;
-  scan_keys (item, &k);
+  scan_keys (l, item, &k);
   if (k.action != NULL && (k.addr != NULL || k.device_free != NULL))
     return read_entry (l, list_id, &k, error) ? WICK_PICKLE_TAKEN : WICK_PICKLE_FAILED;
   if (k.blocks != NULL && k.total_size != NULL)
@@ -775,12 +767,6 @@ wick_memory_snapshot_sniff (const void *data, gsize len)
   return len >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5;
 }
 
-static void
-held_clear (gpointer p)
-{
-  wick_pickle_value_clear (p);
-}
-
 static WickMemorySnapshot *
 load_input (WickInput *input, const char *name, GCancellable *cancellable,
             WickSnapshotProgressFunc progress, gpointer progress_data, GError **error)
@@ -790,12 +776,9 @@ load_input (WickInput *input, const char *name, GCancellable *cancellable,
   Loader l = { s, reader };
   l.entries_by_list
     = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
-  l.stack_by_object = g_hash_table_new (g_direct_hash, g_direct_equal);
-  l.frame_by_object = g_hash_table_new (g_direct_hash, g_direct_equal);
   l.frame_by_content = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   l.stack_by_content = g_hash_table_new_full (stack_key_hash, stack_key_equal, g_free, NULL);
-  l.held = g_array_new (FALSE, FALSE, sizeof (WickPickleValue));
-  g_array_set_clear_func (l.held, held_clear);
+  l.keys = wick_pickle_key_cache_new (scan_names, G_N_ELEMENTS (scan_names));
   wick_pickle_reader_set_element_func (reader, on_item, &l);
   wick_pickle_reader_set_cancellable (reader, cancellable);
   l.input = input;
@@ -808,11 +791,9 @@ load_input (WickInput *input, const char *name, GCancellable *cancellable,
     ok = finish_top (&l, &top, error);
   wick_pickle_value_clear (&top);
   g_hash_table_unref (l.entries_by_list);
-  g_hash_table_unref (l.stack_by_object);
-  g_hash_table_unref (l.frame_by_object);
   g_hash_table_unref (l.frame_by_content);
   g_hash_table_unref (l.stack_by_content);
-  g_array_unref (l.held);
+  wick_pickle_key_cache_free (l.keys);
   if (!ok)
     return NULL;
   wick_string_pool_compact (s->strings);

@@ -14,6 +14,8 @@
 #define BUFFER_SIZE (256 * 1024)
 #define MEMO_GAP_MAX (1u << 20) /* a PUT may skip at most this many slots */
 #define CANCEL_CHECK_BYTES (64 * 1024)
+#define FREE_OBJECTS_MAX 2048
+#define SPARE_ITEMS_MAX 64 /* a kept container's item array is at most this long */
 
 struct _WickPickleObject
 {
@@ -21,6 +23,8 @@ struct _WickPickleObject
   guint8 type;
   guint8 sealed;    /* inside another container: may not change any more */
   guint16 depth;    /* nesting height: 0 for str/bytes, 1 for an empty container */
+  guint32 key_tag;  /* str: which WickPickleKeyCache key it is (see there) */
+  guint32 user_tag; /* containers: the caller's mark (wick_pickle_value_set_tag) */
   gint64 memo_slot; /* the last memo slot that holds it, or -1 */
   guint64 list_id;
   guint64 taken; /* items the element callback took (lists) */
@@ -57,6 +61,10 @@ struct _WickPickleReader
   guint64 next_list_id;
   guint64 op_offset; /* offset of the opcode being run, for errors */
   guint8 op;
+  /* Containers the element callback took, kept for reuse with their item
+   * arrays: a snapshot makes and drops one dict per history entry. */
+  WickPickleObject *spare[FREE_OBJECTS_MAX];
+  guint n_spare;
 };
 
 static const char *const opcode_names[256] = {
@@ -169,12 +177,29 @@ object_unref (WickPickleObject *object)
   g_free (object);
 }
 
-void
-wick_pickle_value_ref (WickPickleValue *dest, const WickPickleValue *src)
+/* The reader's own copies of ref and clear: the public functions are global
+ * symbols, which a -fPIC build may not inline, and these run per value. */
+static inline void
+value_ref (WickPickleValue *dest, const WickPickleValue *src)
 {
   *dest = *src;
   if (is_object_type (src->type))
     src->as.object->refs++;
+}
+
+static inline void
+value_clear (WickPickleValue *value)
+{
+  if (is_object_type (value->type))
+    object_unref (value->as.object);
+  value->type = WICK_PICKLE_NONE;
+  value->as.i = 0;
+}
+
+void
+wick_pickle_value_ref (WickPickleValue *dest, const WickPickleValue *src)
+{
+  value_ref (dest, src);
 }
 
 void
@@ -182,10 +207,7 @@ wick_pickle_value_clear (WickPickleValue *value)
 {
   if (value == NULL)
     return;
-  if (is_object_type (value->type))
-    object_unref (value->as.object);
-  value->type = WICK_PICKLE_NONE;
-  value->as.i = 0;
+  value_clear (value);
 }
 
 static WickPickleValue
@@ -333,6 +355,96 @@ wick_pickle_value_lookup_many (const WickPickleValue *value, const char *const *
     }
 }
 
+#define KEY_CACHE_MAX 16
+#define KEY_TAG_BITS 5 /* key index + 1, or KEY_TAG_NONE */
+#define KEY_TAG_NONE 31
+
+/* A str object, once compared with a cache's keys, carries the answer in
+ * key_tag: the cache's serial number above KEY_TAG_BITS, below them the key's
+ * index + 1 or KEY_TAG_NONE. The next dict that has the same (memoized) key
+ * object is answered without comparing text, and no pointer is kept that
+ * could outlive the object. */
+struct _WickPickleKeyCache
+{
+  guint n;
+  guint32 serial;
+  const char *keys[KEY_CACHE_MAX];
+  gsize lengths[KEY_CACHE_MAX];
+};
+
+WickPickleKeyCache *
+wick_pickle_key_cache_new (const char *const *keys, guint n)
+{
+  static gint next_serial = 0;
+  g_return_val_if_fail (n <= KEY_CACHE_MAX, NULL);
+  WickPickleKeyCache *cache = g_new0 (WickPickleKeyCache, 1);
+  cache->n = n;
+  /* 1 to 2^27 - 1, round and round; a reuse needs 2^27 caches alive at once
+   * with the same objects to be confused, which a reader never has. */
+  cache->serial = ((guint32)g_atomic_int_add (&next_serial, 1) % ((1u << 27) - 1)) + 1;
+  for (guint k = 0; k < n; k++)
+    {
+      cache->keys[k] = keys[k];
+      cache->lengths[k] = strlen (keys[k]);
+    }
+  return cache;
+}
+
+void
+wick_pickle_key_cache_free (WickPickleKeyCache *cache)
+{
+  g_free (cache);
+}
+
+void
+wick_pickle_value_lookup_cached (const WickPickleValue *value, WickPickleKeyCache *cache,
+                                 const WickPickleValue **out)
+{
+  guint n = cache->n;
+  for (guint k = 0; k < n; k++)
+    out[k] = NULL;
+  if (value == NULL || value->type != WICK_PICKLE_DICT)
+    return;
+  const WickPickleObject *dict = value->as.object;
+  guint32 mine = cache->serial << KEY_TAG_BITS;
+  for (gsize i = 0; i + 1 < dict->len; i += 2)
+    {
+      const WickPickleValue *key = &dict->items[i];
+      if (key->type != WICK_PICKLE_STR)
+        continue;
+      WickPickleObject *text = key->as.object;
+      guint32 tag = text->key_tag;
+      if ((tag & ~(guint32)KEY_TAG_NONE) != mine)
+        {
+          tag = mine | KEY_TAG_NONE;
+          for (guint k = 0; k < n; k++)
+            if (text->len == cache->lengths[k]
+                && memcmp (text->data, cache->keys[k], text->len) == 0)
+              {
+                tag = mine | (k + 1);
+                break;
+              }
+          text->key_tag = tag;
+        }
+      guint k = tag & KEY_TAG_NONE;
+      if (k != KEY_TAG_NONE)
+        out[k - 1] = &dict->items[i + 1]; /* the last one when repeated */
+    }
+}
+
+guint32
+wick_pickle_value_get_tag (const WickPickleValue *value)
+{
+  return value != NULL && is_container_type (value->type) ? value->as.object->user_tag : 0;
+}
+
+void
+wick_pickle_value_set_tag (const WickPickleValue *value, guint32 tag)
+{
+  if (value != NULL && is_container_type (value->type))
+    value->as.object->user_tag = tag;
+}
+
 guint64
 wick_pickle_value_get_list_id (const WickPickleValue *value)
 {
@@ -390,6 +502,11 @@ wick_pickle_reader_free (WickPickleReader *reader)
     if (is_object_type (reader->stack.values[i].type))
       object_unref (reader->stack.values[i].as.object);
   g_free (reader->stack.values);
+  for (guint i = 0; i < reader->n_spare; i++)
+    {
+      g_free (reader->spare[i]->items);
+      g_free (reader->spare[i]);
+    }
   clear_values (reader->memo);
   g_array_unref (reader->marks);
   g_array_unref (reader->memo);
@@ -447,11 +564,19 @@ static gboolean G_GNUC_PRINTF (3, 4)
 }
 
 /* Makes @n (≤ BUFFER_SIZE) bytes available at buffer + pos. */
-static gboolean
+static gboolean need_slow (WickPickleReader *reader, gsize n, GError **error);
+
+static inline gboolean
 need (WickPickleReader *reader, gsize n, GError **error)
 {
-  if (reader->len - reader->pos >= n)
+  if (G_LIKELY (reader->len - reader->pos >= n))
     return TRUE;
+  return need_slow (reader, n, error);
+}
+
+static G_NO_INLINE gboolean
+need_slow (WickPickleReader *reader, gsize n, GError **error)
+{
   if (reader->pos > 0)
     {
       memmove (reader->buffer, reader->buffer + reader->pos, reader->len - reader->pos);
@@ -494,9 +619,26 @@ read_into (WickPickleReader *reader, char *dest, gsize n, GError **error)
   return TRUE;
 }
 
-static guint64
+static inline guint64
 read_le (const guint8 *p, guint n)
 {
+  guint16 v16;
+  guint32 v32;
+  guint64 v64;
+  switch (n)
+    {
+      case 2:
+        memcpy (&v16, p, 2);
+        return GUINT16_FROM_LE (v16);
+      case 4:
+        memcpy (&v32, p, 4);
+        return GUINT32_FROM_LE (v32);
+      case 8:
+        memcpy (&v64, p, 8);
+        return GUINT64_FROM_LE (v64);
+      default:
+        break;
+    }
   guint64 v = 0;
   for (guint i = 0; i < n; i++)
     v |= (guint64)p[i] << (8 * i);
@@ -522,13 +664,27 @@ read_length (WickPickleReader *reader, guint n, gboolean is_signed, guint64 *out
   return TRUE;
 }
 
-static gboolean
+static gboolean push_slow (WickPickleReader *reader, WickPickleValue value, GError **error);
+
+static inline gboolean
 push (WickPickleReader *reader, WickPickleValue value, GError **error)
+{
+  if (G_LIKELY (reader->stack.len < reader->stack.capacity
+                && reader->stack.len < reader->limits.max_stack))
+    {
+      reader->stack.values[reader->stack.len++] = value;
+      return TRUE;
+    }
+  return push_slow (reader, value, error);
+}
+
+static G_NO_INLINE gboolean
+push_slow (WickPickleReader *reader, WickPickleValue value, GError **error)
 {
   if (reader->stack.len >= reader->limits.max_stack)
     {
       WickPickleValue copy = value;
-      wick_pickle_value_clear (&copy);
+      value_clear (&copy);
       return fail (reader, error, "the stack is over the limit of %" G_GUINT64_FORMAT " values",
                    reader->limits.max_stack);
     }
@@ -600,12 +756,12 @@ object_add (WickPickleReader *reader, WickPickleObject *object, WickPickleValue 
       WickPickleObject *child = value.as.object;
       if (child == object)
         {
-          wick_pickle_value_clear (&value);
+          value_clear (&value);
           return fail (reader, error, "a container would hold itself (recursive data is refused)");
         }
       if ((guint)child->depth + 1 > reader->limits.max_depth)
         {
-          wick_pickle_value_clear (&value);
+          value_clear (&value);
           return fail (reader, error, "containers nest deeper than the limit of %u",
                        reader->limits.max_depth);
         }
@@ -614,7 +770,7 @@ object_add (WickPickleReader *reader, WickPickleObject *object, WickPickleValue 
     }
   if (!object_reserve (reader, object, 1, error))
     {
-      wick_pickle_value_clear (&value);
+      value_clear (&value);
       return FALSE;
     }
   object->items[object->len++] = value;
@@ -675,20 +831,41 @@ list_append (WickPickleReader *reader, WickPickleObject *list, WickPickleValue v
                                                         &value, reader->element_data, &local);
       if (verdict == WICK_PICKLE_FAILED)
         {
-          wick_pickle_value_clear (&value);
+          value_clear (&value);
           if (local == NULL)
             return fail (reader, error, "the reader's callback failed without a reason");
           g_propagate_error (error, local);
           return FALSE;
         }
-      g_clear_error (&local);
+      if (G_UNLIKELY (local != NULL))
+        g_clear_error (&local);
       if (verdict == WICK_PICKLE_TAKEN)
         {
           list->taken++;
           release_memo (reader, &value);
           if (is_container_type (value.type))
-            reader->kept_items -= MIN (reader->kept_items, count_owned_items (value.as.object));
-          wick_pickle_value_clear (&value);
+            {
+              WickPickleObject *object = value.as.object;
+              if (object->refs == 1 && reader->n_spare < FREE_OBJECTS_MAX
+                  && object->capacity <= SPARE_ITEMS_MAX)
+                {
+                  /* count_owned_items and the unref in one pass */
+                  guint64 owned = object->len;
+                  for (gsize i = 0; i < object->len; i++)
+                    {
+                      WickPickleValue *child = &object->items[i];
+                      if (is_container_type (child->type))
+                        owned += count_owned_items (child->as.object);
+                      value_clear (child);
+                    }
+                  reader->kept_items -= MIN (reader->kept_items, owned);
+                  object->len = 0;
+                  reader->spare[reader->n_spare++] = object;
+                  return TRUE;
+                }
+              reader->kept_items -= MIN (reader->kept_items, count_owned_items (object));
+            }
+          value_clear (&value);
           return TRUE;
         }
     }
@@ -698,7 +875,23 @@ list_append (WickPickleReader *reader, WickPickleObject *list, WickPickleValue v
 static WickPickleObject *
 new_container (WickPickleReader *reader, guint8 type)
 {
-  WickPickleObject *object = object_new (type, 0);
+  WickPickleObject *object;
+  if (reader->n_spare > 0)
+    {
+      object = reader->spare[--reader->n_spare];
+      object->refs = 1;
+      object->type = type;
+      object->sealed = 0;
+      object->depth = 1;
+      object->key_tag = 0;
+      object->user_tag = 0;
+      object->memo_slot = -1;
+      object->list_id = 0;
+      object->taken = 0;
+      object->len = 0; /* items and capacity are kept */
+    }
+  else
+    object = object_new (type, 0);
   if (type == WICK_PICKLE_LIST)
     object->list_id = ++reader->next_list_id;
   return object;
@@ -719,13 +912,48 @@ fill_from_stack (WickPickleReader *reader, WickPickleObject *object, guint at, g
       object->capacity = object->len + n;
       object->items = g_renew (WickPickleValue, object->items, object->capacity);
     }
+  if (!offer && reader->kept_items + n <= reader->limits.max_kept_items)
+    {
+      /* The common case in one pass: what object_add checks per item, with
+       * the bound on kept items checked once for the batch. */
+      WickPickleValue *from = &reader->stack.values[at];
+      for (guint i = 0; i < n && ok; i++)
+        if (is_container_type (from[i].type))
+          {
+            WickPickleObject *child = from[i].as.object;
+            if (child == object)
+              ok = fail (reader, error, "a container would hold itself (recursive data is refused)");
+            else if ((guint)child->depth + 1 > reader->limits.max_depth)
+              ok = fail (reader, error, "containers nest deeper than the limit of %u",
+                         reader->limits.max_depth);
+          }
+      if (!ok)
+        {
+          for (guint i = 0; i < n; i++)
+            value_clear (&from[i]);
+          reader->stack.len = at;
+          return FALSE;
+        }
+      for (guint i = 0; i < n; i++)
+        if (is_container_type (from[i].type))
+          {
+            WickPickleObject *child = from[i].as.object;
+            child->sealed = 1;
+            object->depth = MAX (object->depth, child->depth + 1);
+          }
+      memcpy (object->items + object->len, from, n * sizeof (WickPickleValue));
+      object->len += n;
+      reader->kept_items += n;
+      reader->stack.len = at;
+      return TRUE;
+    }
   for (guint i = 0; i < n; i++)
     {
       WickPickleValue *v = &reader->stack.values[at + i];
       WickPickleValue item = *v;
       v->type = WICK_PICKLE_NONE; /* moved */
       if (!ok)
-        wick_pickle_value_clear (&item);
+        value_clear (&item);
       else if (offer)
         ok = list_append (reader, object, item, error);
       else
@@ -866,17 +1094,20 @@ memo_put (WickPickleReader *reader, guint64 key, GError **error)
   if (key > reader->memo->len + (guint64)MEMO_GAP_MAX)
     return fail (reader, error, "memo key %" G_GUINT64_FORMAT " is far past the memo's %u slots",
                  key, reader->memo->len);
-  while (reader->memo->len <= key)
+  if (reader->memo->len <= key)
     {
-      WickPickleValue unset = { .type = VALUE_UNSET };
-      g_array_append_val (reader->memo, unset);
+      guint from = reader->memo->len;
+      g_array_set_size (reader->memo, MAX ((guint)key + 1, from + from / 2 + 64));
+      WickPickleValue *slots = (WickPickleValue *)(gpointer)reader->memo->data;
+      for (guint i = from; i < reader->memo->len; i++)
+        slots[i].type = VALUE_UNSET;
     }
   WickPickleValue *slot = &g_array_index (reader->memo, WickPickleValue, key);
   if (slot->type == VALUE_UNSET)
     reader->memo_count++;
   else if (is_object_type (slot->type))
     object_unref (slot->as.object);
-  wick_pickle_value_ref (slot, stack_top (reader, 0));
+  value_ref (slot, stack_top (reader, 0));
   if (is_object_type (slot->type))
     slot->as.object->memo_slot = (gint64)key;
   return TRUE;
@@ -895,7 +1126,7 @@ memo_get (WickPickleReader *reader, guint64 key, GError **error)
                  "(a snapshot never refers back to one)",
                  key);
   WickPickleValue v;
-  wick_pickle_value_ref (&v, slot);
+  value_ref (&v, slot);
   return push (reader, v, error);
 }
 
@@ -1006,7 +1237,7 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
           }
         if (!needs_stack (reader, 1, error))
           return FALSE;
-        wick_pickle_value_clear (stack_top (reader, 0));
+        value_clear (stack_top (reader, 0));
         reader->stack.len = reader->stack.len - 1;
         return TRUE;
       case '1': /* POP_MARK */
@@ -1014,14 +1245,14 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
           return FALSE;
         while (reader->stack.len > at)
           {
-            wick_pickle_value_clear (stack_top (reader, 0));
+            value_clear (stack_top (reader, 0));
             reader->stack.len = reader->stack.len - 1;
           }
         return TRUE;
       case '2': /* DUP */
         if (!needs_stack (reader, 1, error))
           return FALSE;
-        wick_pickle_value_ref (&v, stack_top (reader, 0));
+        value_ref (&v, stack_top (reader, 0));
         return push (reader, v, error);
       case 'N':
         return push (reader, v, error);

@@ -154,6 +154,21 @@ const WickPickleValue *wick_pickle_value_lookup (const WickPickleValue *value, c
  * repeated) or NULL, in one pass over the dict. */
 void wick_pickle_value_lookup_many (const WickPickleValue *value, const char *const *keys,
                                     const gsize *key_lengths, guint n, const WickPickleValue **out);
+/* The same as a cache: a dict's keys are the pickle's memoized strings, so
+ * after the first dict the keys are found by pointer, not by comparing text.
+ * The cache holds a reference on each key object it remembers (an address
+ * is never reused while remembered). At most 16 keys. */
+typedef struct _WickPickleKeyCache WickPickleKeyCache;
+WickPickleKeyCache *wick_pickle_key_cache_new (const char *const *keys, guint n);
+void wick_pickle_key_cache_free (WickPickleKeyCache *cache);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickPickleKeyCache, wick_pickle_key_cache_free)
+void wick_pickle_value_lookup_cached (const WickPickleValue *value, WickPickleKeyCache *cache,
+                                      const WickPickleValue **out);
+/* LIST, TUPLE, DICT: the caller's mark on the container object (shared by
+ * every memo GET of it), 0 until set; it lives and dies with the object, so a
+ * later object at the same address starts at 0. Else 0 / nothing. */
+guint32 wick_pickle_value_get_tag (const WickPickleValue *value);
+void wick_pickle_value_set_tag (const WickPickleValue *value, guint32 tag);
 /* LIST: its serial number, from 1 in the order lists were made; else 0. */
 guint64 wick_pickle_value_get_list_id (const WickPickleValue *value);
 /* LIST: how many items the element callback took from it. */
