@@ -16,6 +16,11 @@
  * top: the live blocks at the snapshot grouped by their stack (frames
  * innermost first; [] for blocks with no stack recorded), the N largest
  * (default 10) by bytes, ties by their frames in byte order.
+ * --from US / --to US keep only the history entries with from <= time_us <= to
+ * (wick_memory_snapshot_load_range): trace_entries, the peak and the OOMs are
+ * the range's, and "range": {"from_us", "to_us", "entries_outside",
+ * "start_allocated_bytes", "start_reserved_bytes"} says what was left out and
+ * the state rebuilt at the range's start.
  * Exit status: 0, 2 when the file cannot be read as a snapshot (a refused
  * opcode included: the message names the byte), 3 usage or I/O error.
  */
@@ -105,6 +110,9 @@ top_stacks (WickMemorySnapshot *s)
 static void
 print_json (WickMemorySnapshot *s, guint top_n)
 {
+  gint64 from_us, to_us;
+  guint64 n_outside;
+  gboolean ranged = wick_memory_snapshot_get_range (s, &from_us, &to_us, &n_outside);
   g_autoptr (JsonBuilder) b = json_builder_new ();
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   guint n_segments, n_entries;
@@ -130,6 +138,25 @@ print_json (WickMemorySnapshot *s, guint top_n)
     json_builder_add_int_value (b, peak_us);
   else
     json_builder_add_null_value (b);
+  if (ranged)
+    {
+      guint n_points;
+      const WickSnapshotPoint *alloc = wick_memory_snapshot_get_allocated_series (s, &n_points);
+      const WickSnapshotPoint *res = wick_memory_snapshot_get_reserved_series (s, &n_points);
+      json_builder_set_member_name (b, "range");
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "from_us");
+      json_builder_add_int_value (b, from_us);
+      json_builder_set_member_name (b, "to_us");
+      json_builder_add_int_value (b, to_us);
+      json_builder_set_member_name (b, "entries_outside");
+      json_builder_add_int_value (b, (gint64)n_outside);
+      json_builder_set_member_name (b, "start_allocated_bytes");
+      json_builder_add_int_value (b, (gint64)alloc[0].bytes);
+      json_builder_set_member_name (b, "start_reserved_bytes");
+      json_builder_add_int_value (b, (gint64)res[0].bytes);
+      json_builder_end_object (b);
+    }
   json_builder_set_member_name (b, "oom");
   json_builder_begin_array (b);
   for (guint i = 0; i < n_entries; i++)
@@ -204,6 +231,17 @@ print_text (const char *file, WickMemorySnapshot *s, guint top_n)
     }
   else
     printf ("  history: none recorded (no peak)\n");
+  gint64 from_us, to_us;
+  guint64 n_outside;
+  if (wick_memory_snapshot_get_range (s, &from_us, &to_us, &n_outside))
+    {
+      guint n_points;
+      const WickSnapshotPoint *alloc = wick_memory_snapshot_get_allocated_series (s, &n_points);
+      g_autofree char *at_start = g_format_size_full (alloc[0].bytes, G_FORMAT_SIZE_IEC_UNITS);
+      printf ("  range: time_us %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT " (%" G_GUINT64_FORMAT
+              " entries outside it left out); %s allocated at its start\n",
+              from_us, to_us, n_outside, at_start);
+    }
   for (guint i = 0; i < n_entries; i++)
     if (entries[i].action == WICK_TRACE_OOM)
       {
@@ -237,9 +275,13 @@ wick_trace_memory (int argc, char **argv)
 {
   gboolean json = FALSE;
   int top_n = 10;
+  gint64 from_us = G_MININT64, to_us = G_MAXINT64;
   const GOptionEntry entries[] = {
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
     { "top", 0, 0, G_OPTION_ARG_INT, &top_n, "How many stacks to list (default 10)", "N" },
+    { "from", 0, 0, G_OPTION_ARG_INT64, &from_us,
+      "Keep only the history from this time_us on (the state then is rebuilt)", "US" },
+    { "to", 0, 0, G_OPTION_ARG_INT64, &to_us, "Keep only the history up to this time_us", "US" },
     G_OPTION_ENTRY_NULL,
   };
   int status = wick_trace_parse_options (
@@ -256,7 +298,10 @@ wick_trace_memory (int argc, char **argv)
     return wick_trace_usage_error ("memory", "--top needs a count of 0 or more");
 
   g_autoptr (GError) error = NULL;
-  g_autoptr (WickMemorySnapshot) s = wick_memory_snapshot_load (argv[1], NULL, NULL, NULL, &error);
+  if (from_us > to_us)
+    return wick_trace_usage_error ("memory", "--from is after --to");
+  g_autoptr (WickMemorySnapshot) s
+    = wick_memory_snapshot_load_range (argv[1], from_us, to_us, NULL, NULL, NULL, &error);
   if (s == NULL)
     {
       fprintf (stderr, "wick-trace memory: %s\n", error->message);

@@ -38,24 +38,97 @@ struct _WickMemorySnapshot
   gint64 peak_us;
   GPtrArray *unmodelled_names;
   GArray *unmodelled_counts; /* guint64 */
+  gint64 from_us, to_us; /* the range loaded */
+  guint64 n_outside;     /* history entries outside it, not kept */
 };
+
+/* One list of history entries (a device's trace), matched as it is read:
+ * what derive_device did over a whole array, one entry at a time, so that
+ * only the entries of the time range are kept (see wick_memory_snapshot_load_range). */
+typedef struct
+{
+  gint64 time_us;
+  gint64 delta;
+  guint32 entry;
+} Change;
+
+#define OPEN_AFTER_RANGE G_MAXUINT32 /* an open alloc made after the range: not kept */
+
+typedef struct _ListState
+{
+  GArray *entries;       /* WickSnapshotEntry of the range, in file order */
+  GHashTable *open;      /* address (as a pointer) -> allocation slot + 1, or OPEN_AFTER_RANGE */
+  GArray *allocs;        /* WickSnapshotAllocation slots; dead ones are reused */
+  GArray *order;         /* guint64 per slot: when it was made, to sort the kept ones */
+  GArray *free_slots;    /* guint32 */
+  GArray *alloc_changes; /* Change within the range; entry indexes @entries */
+  GArray *reserve_changes;
+  gint64 net_reserved_from; /* reserved change of the entries from the range's start on */
+  gint64 first_us;
+  guint64 n_seen; /* entries read, in the range or not */
+  guint64 n_extra; /* allocations made after the entries (live blocks) */
+} ListState;
+
+static ListState *
+list_state_new (void)
+{
+  ListState *ls = g_new0 (ListState, 1);
+  ls->entries = g_array_new (FALSE, FALSE, sizeof (WickSnapshotEntry));
+  ls->open = g_hash_table_new (g_direct_hash, g_direct_equal);
+  ls->allocs = g_array_new (FALSE, FALSE, sizeof (WickSnapshotAllocation));
+  ls->order = g_array_new (FALSE, FALSE, sizeof (guint64));
+  ls->free_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
+  ls->alloc_changes = g_array_new (FALSE, FALSE, sizeof (Change));
+  ls->reserve_changes = g_array_new (FALSE, FALSE, sizeof (Change));
+  ls->first_us = G_MAXINT64;
+  return ls;
+}
+
+static void
+list_state_free (gpointer p)
+{
+  ListState *ls = p;
+  g_array_unref (ls->entries);
+  g_hash_table_unref (ls->open);
+  g_array_unref (ls->allocs);
+  g_array_unref (ls->order);
+  g_array_unref (ls->free_slots);
+  g_array_unref (ls->alloc_changes);
+  g_array_unref (ls->reserve_changes);
+  g_free (ls);
+}
+
+static void
+list_state_unref (ListState *ls)
+{
+  list_state_free (ls);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ListState, list_state_unref)
+
+/* Addresses are keys as pointers: 64 bits on every platform Wick builds for. */
+G_STATIC_ASSERT (sizeof (gpointer) == sizeof (guint64));
+#define ADDR_KEY(a) ((gpointer)(guintptr)(a))
 
 /* State while reading: the caches that turn shared pickle values into indices. */
 typedef struct
 {
   WickMemorySnapshot *snapshot;
   WickPickleReader *reader;
-  GHashTable *entries_by_list;  /* list id -> GArray of WickSnapshotEntry */
+  GHashTable *entries_by_list;  /* list id -> ListState */
   GHashTable *frame_by_content; /* "name\\0file\\0line" -> frame index + 1 */
   GHashTable *stack_by_content; /* StackKey* -> stack index + 1 */
   guint64 n_segments_read;
   guint64 n_entries_read;
   guint64 n_items_seen;
+  guint64 n_outside; /* entries read but outside the range */
   WickInput *input;
   WickSnapshotProgressFunc progress;
   gpointer progress_data;
   guint64 last_list_id; /* the entries list read_entry appended to last */
-  GArray *last_list;
+  struct _ListState *last_list;
+  gint64 from_us, to_us; /* the time range kept: G_MININT64, G_MAXINT64 for all */
+  GPtrArray *device_lists; /* ListState (borrowed) per device_traces index, or NULL */
+  GPtrArray *owned_lists;  /* the ListStates taken out of entries_by_list */
   WickPickleKeyCache *keys; /* scan_names */
 } Loader;
 
@@ -285,6 +358,136 @@ intern_stack (Loader *l, const WickPickleValue *frames)
   return index;
 }
 
+
+static guint32
+alloc_slot (ListState *ls, const WickSnapshotAllocation *a)
+{
+  guint32 slot;
+  guint64 order = ls->n_seen + ls->n_extra;
+  if (ls->free_slots->len > 0)
+    {
+      slot = g_array_index (ls->free_slots, guint32, ls->free_slots->len - 1);
+      g_array_set_size (ls->free_slots, ls->free_slots->len - 1);
+      g_array_index (ls->allocs, WickSnapshotAllocation, slot) = *a;
+      g_array_index (ls->order, guint64, slot) = order;
+    }
+  else
+    {
+      slot = ls->allocs->len;
+      g_array_append_val (ls->allocs, *a);
+      g_array_append_val (ls->order, order);
+    }
+  return slot;
+}
+
+static void
+drop_slot (ListState *ls, guint32 slot)
+{
+  g_array_index (ls->order, guint64, slot) = G_MAXUINT64; /* dead */
+  g_array_append_val (ls->free_slots, slot);
+}
+
+/* One entry, in file order: the alloc/free matching of PyTorch's viewer
+ * (the header says how), keeping the entry and its changes when it is in
+ * the range, and the allocations that are live at some time of the range. */
+static void
+match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
+{
+  gint64 t = e->time_us;
+  gboolean before = t < l->from_us, after = t > l->to_us;
+  gboolean in_range = !before && !after;
+  guint32 index = ls->entries->len; /* the entry's index when kept */
+  Change c = { t, 0, index };
+  if (ls->n_seen == 0)
+    ls->first_us = t; /* the series starts at the first entry's time, as the viewer's */
+  ls->n_seen++;
+  if (in_range)
+    g_array_append_val (ls->entries, *e);
+  else
+    l->n_outside++;
+
+  switch (e->action)
+    {
+      case WICK_TRACE_ALLOC:
+        {
+          if (after)
+            {
+              g_hash_table_insert (ls->open, ADDR_KEY (e->addr),
+                                   GUINT_TO_POINTER (OPEN_AFTER_RANGE));
+              break;
+            }
+          WickSnapshotAllocation a = { e->addr,  e->size, t,        G_MAXINT64, G_MAXINT64,
+                                       e->stack, NO_INDEX, NO_INDEX, 0 };
+          if (in_range)
+            a.alloc_entry = index;
+          guint32 slot = alloc_slot (ls, &a);
+          g_hash_table_insert (ls->open, ADDR_KEY (e->addr), GUINT_TO_POINTER (slot + 1));
+          if (in_range)
+            {
+              c.delta = (gint64)e->size;
+              g_array_append_val (ls->alloc_changes, c);
+            }
+          break;
+        }
+      case WICK_TRACE_FREE_REQUESTED:
+        {
+          guint32 known = GPOINTER_TO_UINT (g_hash_table_lookup (ls->open, ADDR_KEY (e->addr)));
+          if (known != 0 && known != OPEN_AFTER_RANGE)
+            g_array_index (ls->allocs, WickSnapshotAllocation, known - 1).free_requested_us = t;
+          break;
+        }
+      case WICK_TRACE_FREE_COMPLETED:
+        {
+          guint32 known = GPOINTER_TO_UINT (g_hash_table_lookup (ls->open, ADDR_KEY (e->addr)));
+          guint64 size = e->size;
+          if (known == OPEN_AFTER_RANGE)
+            {
+              g_hash_table_remove (ls->open, ADDR_KEY (e->addr));
+              break;
+            }
+          if (known != 0)
+            {
+              WickSnapshotAllocation *a
+                = &g_array_index (ls->allocs, WickSnapshotAllocation, known - 1);
+              a->free_completed_us = t;
+              if (a->free_requested_us == G_MAXINT64)
+                a->free_requested_us = t;
+              size = a->size;
+              g_hash_table_remove (ls->open, ADDR_KEY (e->addr));
+              if (before)
+                drop_slot (ls, known - 1); /* alloc and free both before the range */
+            }
+          else if (!before)
+            {
+              /* live since before the history, freed now */
+              WickSnapshotAllocation a
+                = { e->addr, e->size, G_MININT64, t, t, e->stack, NO_INDEX, NO_INDEX, 0 };
+              alloc_slot (ls, &a);
+            }
+          if (in_range)
+            {
+              c.delta = -(gint64)size;
+              g_array_append_val (ls->alloc_changes, c);
+            }
+          break;
+        }
+      case WICK_TRACE_SEGMENT_ALLOC:
+      case WICK_TRACE_SEGMENT_MAP:
+      case WICK_TRACE_SEGMENT_FREE:
+      case WICK_TRACE_SEGMENT_UNMAP:
+        c.delta = e->action == WICK_TRACE_SEGMENT_ALLOC || e->action == WICK_TRACE_SEGMENT_MAP
+                    ? (gint64)e->size
+                    : -(gint64)e->size;
+        if (!before)
+          ls->net_reserved_from += c.delta;
+        if (in_range)
+          g_array_append_val (ls->reserve_changes, c);
+        break;
+      default:
+        break;
+    }
+}
+
 static gboolean
 read_entry (Loader *l, guint64 list_id, const Keys *k, GError **error)
 {
@@ -317,12 +520,12 @@ read_entry (Loader *l, guint64 list_id, const Keys *k, GError **error)
       l->last_list = g_hash_table_lookup (l->entries_by_list, GSIZE_TO_POINTER (list_id));
       if (l->last_list == NULL)
         {
-          l->last_list = g_array_new (FALSE, FALSE, sizeof (WickSnapshotEntry));
+          l->last_list = list_state_new ();
           g_hash_table_insert (l->entries_by_list, GSIZE_TO_POINTER (list_id), l->last_list);
         }
       l->last_list_id = list_id;
     }
-  g_array_append_val (l->last_list, e);
+  match_entry (l, l->last_list, &e);
   l->n_entries_read++;
   return TRUE;
 }
@@ -453,6 +656,8 @@ snapshot_new (const char *name)
   s->allocations = g_array_new (FALSE, FALSE, sizeof (WickSnapshotAllocation));
   s->unmodelled_names = g_ptr_array_new_with_free_func (g_free);
   s->unmodelled_counts = g_array_new (FALSE, FALSE, sizeof (guint64));
+  s->from_us = G_MININT64;
+  s->to_us = G_MAXINT64;
   return s;
 }
 
@@ -501,24 +706,18 @@ finish_top (Loader *l, const WickPickleValue *top, GError **error)
         {
           const WickPickleValue *list = wick_pickle_value_get_item (traces, d);
           guint64 id = wick_pickle_value_get_list_id (list);
-          GArray *entries
+          ListState *ls
             = id != 0 ? g_hash_table_lookup (l->entries_by_list, GSIZE_TO_POINTER (id)) : NULL;
           if (wick_pickle_value_get_length (list) > 0)
             count_unmodelled (s, "device_traces items that are not entries",
                               wick_pickle_value_get_length (list));
-          if (entries == NULL)
+          if (ls == NULL)
             continue;
-          for (guint i = 0; i < entries->len; i++)
-            g_array_index (entries, WickSnapshotEntry, i).device_index = d;
-          if (s->entries->len == 0)
-            {
-              /* the usual one device: take the array rather than copy it */
-              g_array_unref (s->entries);
-              s->entries = g_array_ref (entries);
-            }
-          else
-            g_array_append_vals (s->entries, entries->data, entries->len);
-          g_hash_table_remove (l->entries_by_list, GSIZE_TO_POINTER (id));
+          /* the same list twice in device_traces is one list: taken once */
+          g_hash_table_steal (l->entries_by_list, GSIZE_TO_POINTER (id));
+          g_ptr_array_set_size (l->device_lists, MAX (l->device_lists->len, d + 1));
+          g_ptr_array_index (l->device_lists, d) = ls;
+          g_ptr_array_add (l->owned_lists, ls);
         }
     }
   else if (traces != NULL)
@@ -527,7 +726,7 @@ finish_top (Loader *l, const WickPickleValue *top, GError **error)
   gpointer value;
   g_hash_table_iter_init (&iter, l->entries_by_list);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    count_unmodelled (s, "entries outside device_traces", ((GArray *)value)->len);
+    count_unmodelled (s, "entries outside device_traces", ((ListState *)value)->n_seen);
   for (gsize i = 0; i < wick_pickle_value_get_length (top); i++)
     {
       const WickPickleValue *key, *item;
@@ -547,13 +746,6 @@ finish_top (Loader *l, const WickPickleValue *top, GError **error)
 }
 
 /* Derived data */
-
-typedef struct
-{
-  gint64 time_us;
-  gint64 delta;
-  guint32 entry;
-} Change;
 
 static void
 series_from_changes (GArray *out, guint64 start, GArray *changes, gint64 first_us)
@@ -580,91 +772,34 @@ change_by_time (gconstpointer a, gconstpointer b)
   return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
-static void
-add_allocation (WickMemorySnapshot *s, WickSnapshotAllocation a)
+static gint
+order_cmp (gconstpointer a, gconstpointer b, gpointer data)
 {
-  g_array_append_val (s->allocations, a);
+  const guint64 *order = data;
+  guint64 x = order[*(const guint32 *)a], y = order[*(const guint32 *)b];
+  return x < y ? -1 : x > y;
 }
 
-/* One device: its allocated and reserved changes and starts, and its allocations. */
+/* One device, after its entries were matched as they were read: its blocks
+ * live at the snapshot (the open alloc of their address, or live since before
+ * the history), its kept allocations in the order they began, its changes
+ * moved onto the snapshot's entry indices. @ls may be NULL (no history). */
 static void
-derive_device (WickMemorySnapshot *s, guint device, guint first, guint end, GArray *alloc_changes,
-               guint64 *alloc_start, GArray *reserve_changes, guint64 *reserve_start)
+derive_device (Loader *l, guint device, ListState *ls, GArray *alloc_changes,
+               guint64 *alloc_start, GArray *reserve_changes, guint64 *reserve_start,
+               gint64 *first_us)
 {
-  g_autoptr (GHashTable) open = g_hash_table_new (g_int64_hash, g_int64_equal);
-  guint64 start = 0;
-  gint64 net_reserved = 0;
+  WickMemorySnapshot *s = l->snapshot;
+  g_autoptr (ListState) empty = NULL;
+  if (ls == NULL)
+    ls = empty = list_state_new ();
+  guint32 offset = s->entries->len;
+  for (guint i = 0; i < ls->entries->len; i++)
+    g_array_index (ls->entries, WickSnapshotEntry, i).device_index = device;
+  g_array_append_vals (s->entries, ls->entries->data, ls->entries->len);
+  if (ls->n_seen > 0)
+    *first_us = MIN (*first_us, ls->first_us);
 
-  for (guint i = first; i < end; i++)
-    {
-      const WickSnapshotEntry *e = &g_array_index (s->entries, WickSnapshotEntry, i);
-      Change c = { e->time_us, 0, i };
-      switch (e->action)
-        {
-          case WICK_TRACE_ALLOC:
-            {
-              WickSnapshotAllocation a = { e->addr,  e->size, e->time_us, G_MAXINT64, G_MAXINT64,
-                                           e->stack, i,       NO_INDEX,   device };
-              g_hash_table_insert (open, (gpointer)&e->addr,
-                                   GUINT_TO_POINTER (s->allocations->len + 1));
-              add_allocation (s, a);
-              c.delta = (gint64)e->size;
-              g_array_append_val (alloc_changes, c);
-              break;
-            }
-          case WICK_TRACE_FREE_REQUESTED:
-            {
-              gpointer known = g_hash_table_lookup (open, &e->addr);
-              if (known != NULL)
-                g_array_index (s->allocations, WickSnapshotAllocation, GPOINTER_TO_UINT (known) - 1)
-                  .free_requested_us
-                  = e->time_us;
-              break;
-            }
-          case WICK_TRACE_FREE_COMPLETED:
-            {
-              gpointer known = g_hash_table_lookup (open, &e->addr);
-              if (known != NULL)
-                {
-                  WickSnapshotAllocation *a = &g_array_index (
-                    s->allocations, WickSnapshotAllocation, GPOINTER_TO_UINT (known) - 1);
-                  a->free_completed_us = e->time_us;
-                  if (a->free_requested_us == G_MAXINT64)
-                    a->free_requested_us = e->time_us;
-                  c.delta = -(gint64)a->size;
-                  g_hash_table_remove (open, &e->addr);
-                }
-              else
-                {
-                  WickSnapshotAllocation a
-                    = { e->addr,  e->size,  G_MININT64, e->time_us, e->time_us,
-                        e->stack, NO_INDEX, NO_INDEX,   device };
-                  add_allocation (s, a);
-                  start += e->size;
-                  c.delta = -(gint64)e->size;
-                }
-              g_array_append_val (alloc_changes, c);
-              break;
-            }
-          case WICK_TRACE_SEGMENT_ALLOC:
-          case WICK_TRACE_SEGMENT_MAP:
-            c.delta = (gint64)e->size;
-            net_reserved += c.delta;
-            g_array_append_val (reserve_changes, c);
-            break;
-          case WICK_TRACE_SEGMENT_FREE:
-          case WICK_TRACE_SEGMENT_UNMAP:
-            c.delta = -(gint64)e->size;
-            net_reserved += c.delta;
-            g_array_append_val (reserve_changes, c);
-            break;
-          default:
-            break;
-        }
-    }
-
-  /* Blocks live at the snapshot: the open alloc of their address, or live
-   * since before the history. */
   guint64 reserved_now = 0;
   for (guint k = 0; k < s->segments->len; k++)
     {
@@ -678,28 +813,61 @@ derive_device (WickMemorySnapshot *s, guint device, guint first, guint end, GArr
           const WickSnapshotBlock *b = &g_array_index (s->blocks, WickSnapshotBlock, bi);
           if (b->state != WICK_BLOCK_ACTIVE_ALLOCATED)
             continue;
-          gpointer known = g_hash_table_lookup (open, &b->address);
-          if (known != NULL)
+          guint32 known = GPOINTER_TO_UINT (g_hash_table_lookup (ls->open, ADDR_KEY (b->address)));
+          if (known == OPEN_AFTER_RANGE)
+            continue; /* allocated after the range */
+          if (known != 0)
             {
-              g_array_index (s->allocations, WickSnapshotAllocation, GPOINTER_TO_UINT (known) - 1)
-                .block
-                = bi;
+              g_array_index (ls->allocs, WickSnapshotAllocation, known - 1).block = bi;
               continue;
             }
           WickSnapshotAllocation a
             = { b->address, b->requested_size, G_MININT64, G_MAXINT64, G_MAXINT64,
                 b->stack,   NO_INDEX,          bi,         device };
-          add_allocation (s, a);
-          start += b->requested_size;
+          ls->n_extra++;
+          alloc_slot (ls, &a);
         }
     }
+
+  /* The kept allocations, in the order they began (slots were reused). */
+  g_autoptr (GArray) kept = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint32 i = 0; i < ls->allocs->len; i++)
+    if (g_array_index (ls->order, guint64, i) != G_MAXUINT64)
+      g_array_append_val (kept, i);
+  g_array_sort_with_data (kept, order_cmp, ls->order->data);
+  guint64 start = 0;
+  for (guint i = 0; i < kept->len; i++)
+    {
+      WickSnapshotAllocation a
+        = g_array_index (ls->allocs, WickSnapshotAllocation, g_array_index (kept, guint32, i));
+      a.device_index = device;
+      if (a.alloc_entry != NO_INDEX)
+        a.alloc_entry += offset;
+      /* live when the series starts: from before the history, or from before the range */
+      if (a.alloc_us == G_MININT64 || a.alloc_us < l->from_us)
+        start += a.size;
+      g_array_append_val (s->allocations, a);
+    }
+  for (guint i = 0; i < ls->alloc_changes->len; i++)
+    {
+      Change c = g_array_index (ls->alloc_changes, Change, i);
+      c.entry += offset;
+      g_array_append_val (alloc_changes, c);
+    }
+  for (guint i = 0; i < ls->reserve_changes->len; i++)
+    {
+      Change c = g_array_index (ls->reserve_changes, Change, i);
+      c.entry += offset;
+      g_array_append_val (reserve_changes, c);
+    }
   *alloc_start += start;
-  *reserve_start += reserved_now - (guint64)net_reserved;
+  *reserve_start += reserved_now - (guint64)ls->net_reserved_from;
 }
 
 static void
-derive (WickMemorySnapshot *s)
+derive (Loader *l)
 {
+  WickMemorySnapshot *s = l->snapshot;
   g_autoptr (GArray) alloc_changes = g_array_new (FALSE, FALSE, sizeof (Change));
   g_autoptr (GArray) reserve_changes = g_array_new (FALSE, FALSE, sizeof (Change));
   guint64 alloc_start = 0, reserve_start = 0;
@@ -726,21 +894,19 @@ derive (WickMemorySnapshot *s)
       if (d >= 0 && d < 4096 && (guint)d + 1 > n_devices)
         n_devices = (guint)d + 1;
     }
-  guint first = 0;
+  guint64 n_seen = 0;
   for (guint d = 0; d < n_devices; d++)
     {
-      guint end = first;
-      while (end < s->entries->len
-             && g_array_index (s->entries, WickSnapshotEntry, end).device_index == d)
-        end++;
-      if (end > first)
-        first_us = MIN (first_us, g_array_index (s->entries, WickSnapshotEntry, first).time_us);
-      derive_device (s, d, first, end, alloc_changes, &alloc_start, reserve_changes,
-                     &reserve_start);
-      first = end;
+      ListState *ls = d < l->device_lists->len ? g_ptr_array_index (l->device_lists, d) : NULL;
+      if (ls != NULL)
+        n_seen += ls->n_seen;
+      derive_device (l, d, ls, alloc_changes, &alloc_start, reserve_changes, &reserve_start,
+                     &first_us);
     }
   if (first_us == G_MAXINT64)
     first_us = 0;
+  if (l->from_us != G_MININT64)
+    first_us = MAX (first_us, l->from_us);
   if (n_devices > 1)
     {
       g_array_sort (alloc_changes, change_by_time);
@@ -748,7 +914,7 @@ derive (WickMemorySnapshot *s)
     }
   series_from_changes (s->allocated, alloc_start, alloc_changes, first_us);
   series_from_changes (s->reserved, reserve_start, reserve_changes, first_us);
-  s->has_peak = s->entries->len > 0;
+  s->has_peak = n_seen > 0 && s->allocated->len > 0;
   for (guint i = 0; i < s->allocated->len; i++)
     {
       const WickSnapshotPoint *p = &g_array_index (s->allocated, WickSnapshotPoint, i);
@@ -768,14 +934,15 @@ wick_memory_snapshot_sniff (const void *data, gsize len)
 }
 
 static WickMemorySnapshot *
-load_input (WickInput *input, const char *name, GCancellable *cancellable,
-            WickSnapshotProgressFunc progress, gpointer progress_data, GError **error)
+load_input (WickInput *input, const char *name, gint64 from_us, gint64 to_us,
+            GCancellable *cancellable, WickSnapshotProgressFunc progress, gpointer progress_data,
+            GError **error)
 {
   g_autoptr (WickMemorySnapshot) s = snapshot_new (name);
   g_autoptr (WickPickleReader) reader = wick_pickle_reader_new (input, name);
   Loader l = { s, reader };
   l.entries_by_list
-    = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
+    = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, list_state_free);
   l.frame_by_content = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   l.stack_by_content = g_hash_table_new_full (stack_key_hash, stack_key_equal, g_free, NULL);
   l.keys = wick_pickle_key_cache_new (scan_names, G_N_ELEMENTS (scan_names));
@@ -785,11 +952,25 @@ load_input (WickInput *input, const char *name, GCancellable *cancellable,
   l.progress = progress;
   l.progress_data = progress_data;
 
+  l.from_us = from_us;
+  l.to_us = to_us;
+  l.device_lists = g_ptr_array_new ();
+  l.owned_lists = g_ptr_array_new_with_free_func (list_state_free);
+
   WickPickleValue top;
   gboolean ok = wick_pickle_reader_read (reader, &top, error);
   if (ok)
     ok = finish_top (&l, &top, error);
   wick_pickle_value_clear (&top);
+  if (ok)
+    {
+      s->from_us = from_us;
+      s->to_us = to_us;
+      derive (&l);
+      s->n_outside = l.n_outside;
+    }
+  g_ptr_array_unref (l.device_lists);
+  g_ptr_array_unref (l.owned_lists);
   g_hash_table_unref (l.entries_by_list);
   g_hash_table_unref (l.frame_by_content);
   g_hash_table_unref (l.stack_by_content);
@@ -797,7 +978,6 @@ load_input (WickInput *input, const char *name, GCancellable *cancellable,
   if (!ok)
     return NULL;
   wick_string_pool_compact (s->strings);
-  derive (s);
   return g_steal_pointer (&s);
 }
 
@@ -809,14 +989,47 @@ wick_memory_snapshot_load (const char *path, GCancellable *cancellable,
   g_autoptr (WickInput) input = wick_input_open (path, error);
   if (input == NULL)
     return NULL;
-  return load_input (input, path, cancellable, progress, progress_data, error);
+  return load_input (input, path, G_MININT64, G_MAXINT64, cancellable, progress, progress_data,
+                     error);
+}
+
+WickMemorySnapshot *
+wick_memory_snapshot_load_range (const char *path, gint64 from_us, gint64 to_us,
+                                 GCancellable *cancellable, WickSnapshotProgressFunc progress,
+                                 gpointer progress_data, GError **error)
+{
+  if (from_us > to_us)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "%s: the range starts at %" G_GINT64_FORMAT " us, after its end at %" G_GINT64_FORMAT
+                   " us",
+                   path, from_us, to_us);
+      return NULL;
+    }
+  g_autoptr (WickInput) input = wick_input_open (path, error);
+  if (input == NULL)
+    return NULL;
+  return load_input (input, path, from_us, to_us, cancellable, progress, progress_data, error);
+}
+
+gboolean
+wick_memory_snapshot_get_range (WickMemorySnapshot *s, gint64 *from_us, gint64 *to_us,
+                                guint64 *n_outside)
+{
+  if (from_us != NULL)
+    *from_us = s->from_us;
+  if (to_us != NULL)
+    *to_us = s->to_us;
+  if (n_outside != NULL)
+    *n_outside = s->n_outside;
+  return s->from_us != G_MININT64 || s->to_us != G_MAXINT64;
 }
 
 WickMemorySnapshot *
 wick_memory_snapshot_load_data (const void *data, gsize len, const char *name, GError **error)
 {
   g_autoptr (WickInput) input = wick_input_new_for_data (data, len, name);
-  return load_input (input, name, NULL, NULL, NULL, error);
+  return load_input (input, name, G_MININT64, G_MAXINT64, NULL, NULL, NULL, error);
 }
 
 /* Accessors */

@@ -125,6 +125,21 @@ typedef void (*WickSnapshotProgressFunc) (guint64 consumed, guint64 size, gpoint
 WickMemorySnapshot *wick_memory_snapshot_load (const char *path, GCancellable *cancellable,
                                                WickSnapshotProgressFunc progress,
                                                gpointer progress_data, GError **error);
+/* Only the history entries with @from_us <= time_us <= @to_us are kept: the
+ * series start at the range's start with the state then reconstructed (the
+ * allocations live at @from_us: made before it and not yet freed, or live
+ * since before the history), and the allocations kept are those live at
+ * some time of the range. Entries outside it are matched as they are read
+ * and dropped: memory follows the range, not the file. Segments and blocks
+ * are the snapshot's, as always. */
+WickMemorySnapshot *wick_memory_snapshot_load_range (const char *path, gint64 from_us,
+                                                     gint64 to_us, GCancellable *cancellable,
+                                                     WickSnapshotProgressFunc progress,
+                                                     gpointer progress_data, GError **error);
+/* TRUE when loaded with a range narrower than everything; the range and the
+ * count of entries left out. */
+gboolean wick_memory_snapshot_get_range (WickMemorySnapshot *s, gint64 *from_us, gint64 *to_us,
+                                         guint64 *n_outside);
 WickMemorySnapshot *wick_memory_snapshot_load_data (const void *data, gsize len, const char *name,
                                                     GError **error);
 void wick_memory_snapshot_free (WickMemorySnapshot *snapshot);

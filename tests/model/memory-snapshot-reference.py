@@ -27,7 +27,10 @@ def frame_text(fr):
     return "%s (%s:%d)" % (fr.get("name", ""), fr.get("filename", ""), fr.get("line", 0))
 
 
-def main(path, top_n=10):
+def main(path, top_n=10, lo=None, hi=None):
+    """lo/hi: a time range as `wick-trace memory --from/--to`: the full
+    series is computed first, then cut: the level before lo is the range's
+    start; only the entries inside count."""
     snap = load(path)
     segments = snap["segments"]
     traces = snap.get("device_traces", [])
@@ -36,6 +39,7 @@ def main(path, top_n=10):
         b["size"] for seg in segments for b in seg["blocks"] if b["state"] == "active_allocated"
     )
     n_entries = sum(len(t) for t in traces)
+    n_all = n_entries
 
     # The viewer's allocated series, all devices merged by (time, device, order).
     start = 0
@@ -62,11 +66,22 @@ def main(path, top_n=10):
     if len(traces) > 1:
         changes.sort(key=lambda c: (c[0], c[1], c[2]))
     peak, peak_us = None, None
+    ranged = lo is not None or hi is not None
+    lo = -(2**63) if lo is None else lo
+    hi = 2**63 - 1 if hi is None else hi
+    start_in_range = None
     if n_entries:
         first_us = min(t[0]["time_us"] for t in traces if t)
         total = start
-        peak, peak_us = start, first_us
         for t, _, _, delta in changes:
+            if t >= lo:
+                break
+            total += delta
+        start_in_range = total
+        peak, peak_us = total, max(first_us, lo) if ranged else first_us
+        for t, _, _, delta in changes:
+            if t < lo or t > hi:
+                continue
             total += delta
             if total > peak:
                 peak, peak_us = total, t
@@ -74,7 +89,7 @@ def main(path, top_n=10):
     oom = []
     for dev, trace in enumerate(traces):
         for e in trace:
-            if e["action"] == "oom":
+            if e["action"] == "oom" and lo <= e["time_us"] <= hi:
                 oom.append({"device": dev, "time_us": e["time_us"], "bytes": e["size"],
                             "device_free_bytes": e.get("device_free", e.get("addr")), "stream": e.get("stream", 0)})
 
@@ -86,6 +101,8 @@ def main(path, top_n=10):
             key = tuple(frame_text(fr) for fr in b.get("frames", []))
             by_stack[key] = by_stack.get(key, 0) + b["size"]
     top = sorted(by_stack.items(), key=lambda kv: (-kv[1], [s.encode() for s in kv[0]]))
+    if ranged:
+        n_entries = sum(1 for t in traces for e in t if lo <= e["time_us"] <= hi)
     out = {
         "segments": len(segments),
         "reserved_bytes": reserved,
@@ -96,8 +113,32 @@ def main(path, top_n=10):
         "oom": oom,
         "top": [{"bytes": b, "frames": list(k)} for k, b in top[:top_n]],
     }
+    if ranged:
+        # the reserved level at lo: the snapshot's reserved minus the changes from lo on
+        net_from = 0
+        for trace in traces:
+            for e in trace:
+                if e["time_us"] < lo:
+                    continue
+                if e["action"] in ("segment_alloc", "segment_map"):
+                    net_from += e["size"]
+                elif e["action"] in ("segment_free", "segment_unmap"):
+                    net_from -= e["size"]
+        out["range"] = {"from_us": lo, "to_us": hi, "entries_outside": n_all - n_entries,
+                        "start_allocated_bytes": start_in_range if start_in_range is not None else start,
+                        "start_reserved_bytes": reserved - net_from}
     print(json.dumps(out))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    lo = hi = None
+    if "--from" in args:
+        i = args.index("--from")
+        lo = int(args[i + 1])
+        del args[i:i + 2]
+    if "--to" in args:
+        i = args.index("--to")
+        hi = int(args[i + 1])
+        del args[i:i + 2]
+    main(args[0], lo=lo, hi=hi)

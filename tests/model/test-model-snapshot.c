@@ -420,6 +420,71 @@ test_snapshot_public_reference (void)
                    ==, 48);
 }
 
+/* A time range loaded alone (wick-trace memory --from/--to): the entries
+ * inside it, the peak within it, and the state at its start rebuilt from
+ * what came before, against the reference cutting its full series. */
+static void
+test_snapshot_range (void)
+{
+  if (!have_python ())
+    return;
+  g_autofree char *dir = snapshot_data_dir ();
+  const char *names[] = { "cs336-medium-128-training.pickle.gz", "h200-oom.pickle.gz" };
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *path = g_build_filename (dir, names[i], NULL);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WickMemorySnapshot) full
+        = wick_memory_snapshot_load (path, NULL, NULL, NULL, &error);
+      g_assert_no_error (error);
+      guint n_entries, n_full_allocs;
+      const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (full, &n_entries);
+      wick_memory_snapshot_get_allocations (full, &n_full_allocs);
+      g_assert_cmpuint (n_entries, >, 10);
+      gint64 first = entries[0].time_us, last = entries[n_entries - 1].time_us;
+      gint64 span = last - first;
+      gint64 cuts[][2] = { { first + span / 3, first + 2 * span / 3 },
+                           { first, first },
+                           { G_MININT64 + 1, first + span / 2 },
+                           { first + 2 * span / 3, G_MAXINT64 - 1 },
+                           { entries[n_entries / 2].time_us, entries[n_entries / 2].time_us + 1 } };
+      for (gsize c = 0; c < G_N_ELEMENTS (cuts); c++)
+        {
+          g_autofree char *from = g_strdup_printf ("%" G_GINT64_FORMAT, cuts[c][0]);
+          g_autofree char *to = g_strdup_printf ("%" G_GINT64_FORMAT, cuts[c][1]);
+          const char *ours_argv[]
+            = { wick_trace, "memory", "--json", "--from", from, "--to", to, path, NULL };
+          g_autofree char *script = script_path ("memory-snapshot-reference.py");
+          const char *theirs_argv[] = { python, script, "--from", from, "--to", to, path, NULL };
+          g_autofree char *ours = NULL, *theirs = NULL, *err1 = NULL, *err2 = NULL;
+          g_assert_cmpint (run_argv (ours_argv, &ours, &err1), ==, 0);
+          g_assert_cmpint (run_argv (theirs_argv, &theirs, &err2), ==, 0);
+          g_autoptr (JsonNode) a = parse_json (theirs);
+          g_autoptr (JsonNode) b = parse_json (ours);
+          assert_json_equal (a, b);
+
+          /* Only what the range needs is kept: every allocation is live in it. */
+          g_autoptr (WickMemorySnapshot) part = wick_memory_snapshot_load_range (
+            path, cuts[c][0], cuts[c][1], NULL, NULL, NULL, &error);
+          g_assert_no_error (error);
+          guint n_allocs;
+          const WickSnapshotAllocation *allocs
+            = wick_memory_snapshot_get_allocations (part, &n_allocs);
+          g_assert_cmpuint (n_allocs, <=, n_full_allocs);
+          for (guint k = 0; k < n_allocs; k++)
+            {
+              g_assert_cmpint (allocs[k].alloc_us, <=, cuts[c][1]);
+              g_assert_cmpint (allocs[k].free_completed_us, >=, cuts[c][0]);
+            }
+        }
+    }
+  /* A range that ends before it starts is refused. */
+  g_autofree char *path = g_build_filename (dir, names[0], NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_null (wick_memory_snapshot_load_range (path, 10, 9, NULL, NULL, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+}
+
 /* The synthetic snapshot (make-snapshot.py says what it holds), protocols 2 to 5. */
 static void
 test_snapshot_synthetic (void)
@@ -616,6 +681,7 @@ main (int argc, char **argv)
     {
       g_test_add_func ("/snapshot/public-reference", test_snapshot_public_reference);
       g_test_add_func ("/snapshot/synthetic", test_snapshot_synthetic);
+      g_test_add_func ("/snapshot/range", test_snapshot_range);
       g_test_add_func ("/snapshot/hostile", test_snapshot_hostile);
     }
   return g_test_run ();
