@@ -47,6 +47,9 @@ int wick_trace_render (int argc, char **argv);
 int wick_trace_compare (int argc, char **argv);
 int wick_trace_ranks (int argc, char **argv);
 int wick_trace_memory (int argc, char **argv);
+/* `wick-trace compare A B` when both are CUDA memory snapshots: live bytes by
+ * stack at each snapshot, what grew and shrank. */
+int wick_trace_memory_compare (const char *a, const char *b, gboolean json);
 int wick_trace_gpu (int argc, char **argv);
 int wick_trace_sessions (int argc, char **argv);
 int wick_trace_attach (int argc, char **argv);

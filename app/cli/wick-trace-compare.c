@@ -4,6 +4,9 @@
  * GLib 2.74's removes it): what changed from A to B (wick-compare.h has the
  * statistics).
  *
+ * Two CUDA memory snapshots (pickles) are compared by stack instead
+ * (wick_trace_memory_compare in wick-trace-memory.c).
+ *
  * Exit status: 0 when nothing changed significantly, 1 when something did
  * (for CI gates), 2 when a file does not parse, 3 on usage or I/O errors and
  * when the runs' identities differ without --allow-mismatch.
@@ -17,6 +20,7 @@
 
 #include "wick-chrome-import.h"
 #include "wick-compare.h"
+#include "wick-memory-snapshot.h"
 #include "wick-trace-commands.h"
 
 static int
@@ -248,6 +252,18 @@ wick_trace_compare (int argc, char **argv)
   if ((!cohort && (files_a->len != 1 || files_b->len != 1)) || files_a->len == 0
       || files_b->len == 0)
     return usage ();
+
+  if (!cohort)
+    {
+      const char *fa = g_ptr_array_index (files_a, 0), *fb = g_ptr_array_index (files_b, 0);
+      gboolean snap_a = wick_memory_snapshot_sniff_path (fa);
+      gboolean snap_b = wick_memory_snapshot_sniff_path (fb);
+      if (snap_a && snap_b)
+        return wick_trace_memory_compare (fa, fb, json);
+      if (snap_a != snap_b)
+        return wick_trace_usage_error ("compare", "%s is a CUDA memory snapshot and %s is not",
+                                       snap_a ? fa : fb, snap_a ? fb : fa);
+    }
 
   for (guint side = 0; side < 2; side++)
     {

@@ -316,3 +316,129 @@ wick_trace_memory (int argc, char **argv)
     print_text (argv[1], s, (guint)top_n);
   return WICK_TRACE_EXIT_OK;
 }
+
+static WickMemorySnapshot *
+load_or_complain (const char *path, int *status)
+{
+  g_autoptr (GError) error = NULL;
+  WickMemorySnapshot *s = wick_memory_snapshot_load (path, NULL, NULL, NULL, &error);
+  if (s == NULL)
+    {
+      fprintf (stderr, "wick-trace compare: %s\n", error->message);
+      *status = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
+                    || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT)
+                  ? WICK_TRACE_EXIT_PARSE
+                  : WICK_TRACE_EXIT_USAGE;
+    }
+  return s;
+}
+
+static void
+add_side (JsonBuilder *b, const char *name, const char *path, WickMemorySnapshot *s)
+{
+  guint n_segments;
+  wick_memory_snapshot_get_segments (s, &n_segments);
+  json_builder_set_member_name (b, name);
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "file");
+  json_builder_add_string_value (b, path);
+  json_builder_set_member_name (b, "segments");
+  json_builder_add_int_value (b, n_segments);
+  json_builder_set_member_name (b, "reserved_bytes");
+  json_builder_add_int_value (b, (gint64)wick_memory_snapshot_get_reserved (s));
+  json_builder_set_member_name (b, "allocated_bytes");
+  json_builder_add_int_value (b, (gint64)wick_memory_snapshot_get_allocated (s));
+  json_builder_end_object (b);
+}
+
+/* Exit status: 0 when every stack holds the same bytes in both, 1 when some
+ * stack differs, 2/3 as `memory`. JSON: {"a": {...}, "b": {...}, "stacks":
+ * [{"bytes_a", "bytes_b", "delta_bytes", "count_a", "count_b", "frames"}]},
+ * every stack of either snapshot, largest |delta| first. */
+int
+wick_trace_memory_compare (const char *path_a, const char *path_b, gboolean json)
+{
+  int status = WICK_TRACE_EXIT_OK;
+  g_autoptr (WickMemorySnapshot) a = load_or_complain (path_a, &status);
+  g_autoptr (WickMemorySnapshot) b = a != NULL ? load_or_complain (path_b, &status) : NULL;
+  if (a == NULL || b == NULL)
+    return status;
+  g_autoptr (GArray) diff = wick_memory_snapshot_diff (a, b);
+  gboolean changed = FALSE;
+  for (guint i = 0; i < diff->len; i++)
+    {
+      const WickSnapshotStackDiff *d = &g_array_index (diff, WickSnapshotStackDiff, i);
+      changed |= d->bytes_a != d->bytes_b;
+    }
+  if (json)
+    {
+      g_autoptr (JsonBuilder) jb = json_builder_new ();
+      g_autoptr (JsonGenerator) gen = json_generator_new ();
+      json_builder_begin_object (jb);
+      add_side (jb, "a", path_a, a);
+      add_side (jb, "b", path_b, b);
+      json_builder_set_member_name (jb, "stacks");
+      json_builder_begin_array (jb);
+      for (guint i = 0; i < diff->len; i++)
+        {
+          const WickSnapshotStackDiff *d = &g_array_index (diff, WickSnapshotStackDiff, i);
+          json_builder_begin_object (jb);
+          json_builder_set_member_name (jb, "bytes_a");
+          json_builder_add_int_value (jb, (gint64)d->bytes_a);
+          json_builder_set_member_name (jb, "bytes_b");
+          json_builder_add_int_value (jb, (gint64)d->bytes_b);
+          json_builder_set_member_name (jb, "delta_bytes");
+          json_builder_add_int_value (jb, (gint64)(d->bytes_b - d->bytes_a));
+          json_builder_set_member_name (jb, "count_a");
+          json_builder_add_int_value (jb, d->count_a);
+          json_builder_set_member_name (jb, "count_b");
+          json_builder_add_int_value (jb, d->count_b);
+          json_builder_set_member_name (jb, "frames");
+          json_builder_begin_array (jb);
+          g_auto (GStrv) frames = d->key[0] != '\0' ? g_strsplit (d->key, "\n", -1) : g_new0 (char *, 1);
+          for (guint f = 0; frames[f] != NULL; f++)
+            json_builder_add_string_value (jb, frames[f]);
+          json_builder_end_array (jb);
+          json_builder_end_object (jb);
+        }
+      json_builder_end_array (jb);
+      json_builder_end_object (jb);
+      g_autoptr (JsonNode) root = json_builder_get_root (jb);
+      json_generator_set_root (gen, root);
+      g_autofree char *text = json_generator_to_data (gen, NULL);
+      printf ("%s\n", text);
+    }
+  else
+    {
+      g_autofree char *ra = g_format_size_full (wick_memory_snapshot_get_allocated (a), G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *rb = g_format_size_full (wick_memory_snapshot_get_allocated (b), G_FORMAT_SIZE_IEC_UNITS);
+      printf ("A %s: %s allocated at the snapshot\nB %s: %s allocated at the snapshot\n", path_a,
+              ra, path_b, rb);
+      guint shown = 0;
+      for (guint i = 0; i < diff->len && shown < 20; i++)
+        {
+          const WickSnapshotStackDiff *d = &g_array_index (diff, WickSnapshotStackDiff, i);
+          if (d->bytes_a == d->bytes_b)
+            continue;
+          gint64 delta = (gint64)(d->bytes_b - d->bytes_a);
+          g_autofree char *mag = g_format_size_full ((guint64)ABS (delta), G_FORMAT_SIZE_IEC_UNITS);
+          /* the innermost Python frame names the stack best; else the innermost */
+          g_auto (GStrv) frames = g_strsplit (d->key, "\n", -1);
+          const char *shown_frame = frames[0] != NULL && frames[0][0] != '\0'
+                                      ? frames[0]
+                                      : "(no stack recorded)";
+          for (guint f = 0; frames[f] != NULL; f++)
+            if (strstr (frames[f], ".py:") != NULL)
+              {
+                shown_frame = frames[f];
+                break;
+              }
+          printf ("  %c%s  (%u -> %u blocks)  %s\n", delta > 0 ? '+' : '-', mag, d->count_a,
+                  d->count_b, shown_frame);
+          shown++;
+        }
+      if (!changed)
+        printf ("  every stack holds the same bytes\n");
+    }
+  return changed ? 1 : WICK_TRACE_EXIT_OK;
+}

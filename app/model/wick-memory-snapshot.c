@@ -66,7 +66,8 @@ typedef struct _ListState
   gint64 net_reserved_from; /* reserved change of the entries from the range's start on */
   gint64 first_us;
   guint64 n_seen; /* entries read, in the range or not */
-  guint64 n_extra; /* allocations made after the entries (live blocks) */
+  guint64 n_extra;   /* allocations made after the entries (live blocks) */
+  guint64 n_dropped; /* slots dropped (freed before the range) */
 } ListState;
 
 static ListState *
@@ -383,6 +384,7 @@ alloc_slot (ListState *ls, const WickSnapshotAllocation *a)
 static void
 drop_slot (ListState *ls, guint32 slot)
 {
+  ls->n_dropped++;
   g_array_index (ls->order, guint64, slot) = G_MAXUINT64; /* dead */
   g_array_append_val (ls->free_slots, slot);
 }
@@ -747,19 +749,28 @@ finish_top (Loader *l, const WickPickleValue *top, GError **error)
 
 /* Derived data */
 
-static void
-series_from_changes (GArray *out, guint64 start, GArray *changes, gint64 first_us)
+/* The series from its start and changes, made in the changes' own memory
+ * (a Change and a WickSnapshotPoint are the same size): a history of many
+ * millions of entries is not held twice. Returns the series; @changes is
+ * used up. */
+G_STATIC_ASSERT (sizeof (Change) == sizeof (WickSnapshotPoint));
+
+static GArray *
+series_from_changes (guint64 start, GArray *changes, gint64 first_us)
 {
-  WickSnapshotPoint p = { first_us, start, NO_INDEX };
-  g_array_append_val (out, p);
   guint64 total = start;
   for (guint i = 0; i < changes->len; i++)
     {
-      const Change *c = &g_array_index (changes, Change, i);
-      total += (guint64)c->delta;
-      WickSnapshotPoint q = { c->time_us, total, c->entry };
-      g_array_append_val (out, q);
+      Change c = g_array_index (changes, Change, i);
+      total += (guint64)c.delta;
+      WickSnapshotPoint q = { c.time_us, total, c.entry };
+      memcpy (&g_array_index (changes, Change, i), &q, sizeof q);
     }
+  WickSnapshotPoint p = { first_us, start, NO_INDEX };
+  Change as_change;
+  memcpy (&as_change, &p, sizeof p);
+  g_array_prepend_val (changes, as_change);
+  return changes;
 }
 
 static gint
@@ -780,13 +791,40 @@ order_cmp (gconstpointer a, gconstpointer b, gpointer data)
   return x < y ? -1 : x > y;
 }
 
+/* The live slots of @ls appended to the snapshot's allocations in the order
+ * they began; returns the bytes of those live when the series starts. */
+static guint64
+keep_sorted (Loader *l, ListState *ls, guint device, guint32 offset)
+{
+  WickMemorySnapshot *s = l->snapshot;
+  g_autoptr (GArray) kept = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint32 i = 0; i < ls->allocs->len; i++)
+    if (g_array_index (ls->order, guint64, i) != G_MAXUINT64)
+      g_array_append_val (kept, i);
+  g_array_sort_with_data (kept, order_cmp, ls->order->data);
+  guint64 start = 0;
+  for (guint i = 0; i < kept->len; i++)
+    {
+      WickSnapshotAllocation a
+        = g_array_index (ls->allocs, WickSnapshotAllocation, g_array_index (kept, guint32, i));
+      a.device_index = device;
+      if (a.alloc_entry != NO_INDEX)
+        a.alloc_entry += offset;
+      /* live when the series starts: from before the history, or from before the range */
+      if (a.alloc_us == G_MININT64 || a.alloc_us < l->from_us)
+        start += a.size;
+      g_array_append_val (s->allocations, a);
+    }
+  return start;
+}
+
 /* One device, after its entries were matched as they were read: its blocks
  * live at the snapshot (the open alloc of their address, or live since before
  * the history), its kept allocations in the order they began, its changes
  * moved onto the snapshot's entry indices. @ls may be NULL (no history). */
 static void
-derive_device (Loader *l, guint device, ListState *ls, GArray *alloc_changes,
-               guint64 *alloc_start, GArray *reserve_changes, guint64 *reserve_start,
+derive_device (Loader *l, guint device, ListState *ls, GArray **alloc_changes,
+               guint64 *alloc_start, GArray **reserve_changes, guint64 *reserve_start,
                gint64 *first_us)
 {
   WickMemorySnapshot *s = l->snapshot;
@@ -796,7 +834,15 @@ derive_device (Loader *l, guint device, ListState *ls, GArray *alloc_changes,
   guint32 offset = s->entries->len;
   for (guint i = 0; i < ls->entries->len; i++)
     g_array_index (ls->entries, WickSnapshotEntry, i).device_index = device;
-  g_array_append_vals (s->entries, ls->entries->data, ls->entries->len);
+  if (s->entries->len == 0)
+    {
+      /* the usual one device: take the array rather than copy it */
+      GArray *taken = ls->entries;
+      ls->entries = s->entries;
+      s->entries = taken;
+    }
+  else
+    g_array_append_vals (s->entries, ls->entries->data, ls->entries->len);
   if (ls->n_seen > 0)
     *first_us = MIN (*first_us, ls->first_us);
 
@@ -829,38 +875,45 @@ derive_device (Loader *l, guint device, ListState *ls, GArray *alloc_changes,
         }
     }
 
-  /* The kept allocations, in the order they began (slots were reused). */
-  g_autoptr (GArray) kept = g_array_new (FALSE, FALSE, sizeof (guint32));
-  for (guint32 i = 0; i < ls->allocs->len; i++)
-    if (g_array_index (ls->order, guint64, i) != G_MAXUINT64)
-      g_array_append_val (kept, i);
-  g_array_sort_with_data (kept, order_cmp, ls->order->data);
-  guint64 start = 0;
-  for (guint i = 0; i < kept->len; i++)
+  /* The kept allocations, in the order they began. With no slot ever
+   * dropped (the whole history, or nothing before the range) the slots are
+   * in that order already: fixed up in place and taken, not copied. */
+  if (ls->n_dropped == 0 && s->allocations->len == 0)
     {
-      WickSnapshotAllocation a
-        = g_array_index (ls->allocs, WickSnapshotAllocation, g_array_index (kept, guint32, i));
-      a.device_index = device;
-      if (a.alloc_entry != NO_INDEX)
-        a.alloc_entry += offset;
-      /* live when the series starts: from before the history, or from before the range */
-      if (a.alloc_us == G_MININT64 || a.alloc_us < l->from_us)
-        start += a.size;
-      g_array_append_val (s->allocations, a);
+      guint64 start = 0;
+      for (guint i = 0; i < ls->allocs->len; i++)
+        {
+          WickSnapshotAllocation *a = &g_array_index (ls->allocs, WickSnapshotAllocation, i);
+          a->device_index = device;
+          if (a->alloc_entry != NO_INDEX)
+            a->alloc_entry += offset;
+          if (a->alloc_us == G_MININT64 || a->alloc_us < l->from_us)
+            start += a->size;
+        }
+      GArray *tmp = s->allocations;
+      s->allocations = ls->allocs;
+      ls->allocs = tmp;
+      *alloc_start += start;
+      goto changes;
     }
-  for (guint i = 0; i < ls->alloc_changes->len; i++)
+  *alloc_start += keep_sorted (l, ls, device, offset);
+changes:;
+  GArray **mine[2] = { &ls->alloc_changes, &ls->reserve_changes };
+  GArray **all[2] = { alloc_changes, reserve_changes };
+  for (guint k = 0; k < 2; k++)
     {
-      Change c = g_array_index (ls->alloc_changes, Change, i);
-      c.entry += offset;
-      g_array_append_val (alloc_changes, c);
+      for (guint i = 0; i < (*mine[k])->len; i++)
+        g_array_index (*mine[k], Change, i).entry += offset;
+      if ((*all[k])->len == 0)
+        {
+          /* swap: the one device's changes are not copied */
+          GArray *tmp = *all[k];
+          *all[k] = *mine[k];
+          *mine[k] = tmp;
+        }
+      else
+        g_array_append_vals (*all[k], (*mine[k])->data, (*mine[k])->len);
     }
-  for (guint i = 0; i < ls->reserve_changes->len; i++)
-    {
-      Change c = g_array_index (ls->reserve_changes, Change, i);
-      c.entry += offset;
-      g_array_append_val (reserve_changes, c);
-    }
-  *alloc_start += start;
   *reserve_start += reserved_now - (guint64)ls->net_reserved_from;
 }
 
@@ -900,7 +953,7 @@ derive (Loader *l)
       ListState *ls = d < l->device_lists->len ? g_ptr_array_index (l->device_lists, d) : NULL;
       if (ls != NULL)
         n_seen += ls->n_seen;
-      derive_device (l, d, ls, alloc_changes, &alloc_start, reserve_changes, &reserve_start,
+      derive_device (l, d, ls, &alloc_changes, &alloc_start, &reserve_changes, &reserve_start,
                      &first_us);
     }
   if (first_us == G_MAXINT64)
@@ -912,8 +965,10 @@ derive (Loader *l)
       g_array_sort (alloc_changes, change_by_time);
       g_array_sort (reserve_changes, change_by_time);
     }
-  series_from_changes (s->allocated, alloc_start, alloc_changes, first_us);
-  series_from_changes (s->reserved, reserve_start, reserve_changes, first_us);
+  g_array_unref (s->allocated);
+  g_array_unref (s->reserved);
+  s->allocated = series_from_changes (alloc_start, g_steal_pointer (&alloc_changes), first_us);
+  s->reserved = series_from_changes (reserve_start, g_steal_pointer (&reserve_changes), first_us);
   s->has_peak = n_seen > 0 && s->allocated->len > 0;
   for (guint i = 0; i < s->allocated->len; i++)
     {
@@ -931,6 +986,17 @@ wick_memory_snapshot_sniff (const void *data, gsize len)
 {
   const guint8 *p = data;
   return len >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5;
+}
+
+gboolean
+wick_memory_snapshot_sniff_path (const char *path)
+{
+  g_autoptr (WickInput) input = wick_input_open (path, NULL);
+  guint8 head[2];
+  if (input == NULL)
+    return FALSE;
+  gssize got = wick_input_read (input, head, sizeof head, NULL);
+  return got == 2 && wick_memory_snapshot_sniff (head, 2);
 }
 
 static WickMemorySnapshot *
@@ -1257,5 +1323,133 @@ wick_memory_snapshot_live_at (WickMemorySnapshot *s, gint64 time_us, guint max)
   GArray *out = g_array_new (FALSE, FALSE, sizeof (guint32));
   for (guint i = 0; i < ranked->len && i < max; i++)
     g_array_append_val (out, g_array_index (ranked, Ranked, i).index);
+  return out;
+}
+
+static gint
+stack_bytes_cmp (gconstpointer a, gconstpointer b)
+{
+  const WickSnapshotStackBytes *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+GArray *
+wick_memory_snapshot_live_by_stack (WickMemorySnapshot *s, gint64 time_us)
+{
+  g_autoptr (GHashTable) at = g_hash_table_new (g_direct_hash, g_direct_equal);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (WickSnapshotStackBytes));
+  guint n;
+#define ADD(stack_, bytes_)                                                                       \
+  G_STMT_START                                                                                    \
+  {                                                                                               \
+    gpointer key = GUINT_TO_POINTER ((stack_) == NO_INDEX ? 0u : (stack_) + 1);                   \
+    gpointer index;                                                                               \
+    if (!g_hash_table_lookup_extended (at, key, NULL, &index))                                    \
+      {                                                                                           \
+        WickSnapshotStackBytes sb = { (stack_), 0, 0 };                                           \
+        index = GUINT_TO_POINTER (out->len);                                                      \
+        g_array_append_val (out, sb);                                                             \
+        g_hash_table_insert (at, key, index);                                                     \
+      }                                                                                           \
+    WickSnapshotStackBytes *sb = &g_array_index (out, WickSnapshotStackBytes, GPOINTER_TO_UINT (index)); \
+    sb->bytes += (bytes_);                                                                        \
+    sb->count++;                                                                                  \
+  }                                                                                               \
+  G_STMT_END
+  if (time_us == G_MAXINT64)
+    {
+      const WickSnapshotBlock *blocks = wick_memory_snapshot_get_blocks (s, &n);
+      for (guint i = 0; i < n; i++)
+        if (blocks[i].state == WICK_BLOCK_ACTIVE_ALLOCATED)
+          ADD (blocks[i].stack, blocks[i].size);
+    }
+  else
+    {
+      const WickSnapshotAllocation *a = wick_memory_snapshot_get_allocations (s, &n);
+      for (guint i = 0; i < n; i++)
+        if (a[i].alloc_us <= time_us && time_us < a[i].free_completed_us)
+          ADD (a[i].stack, a[i].size);
+    }
+#undef ADD
+  g_array_sort (out, stack_bytes_cmp);
+  return out;
+}
+
+char *
+wick_memory_snapshot_stack_key (WickMemorySnapshot *s, guint32 stack)
+{
+  guint n;
+  const guint32 *frames = wick_memory_snapshot_get_stack (s, stack, &n);
+  GString *key = g_string_new (NULL);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *text = wick_memory_snapshot_format_frame (s, frames[i]);
+      if (i > 0)
+        g_string_append_c (key, '\n');
+      g_string_append (key, text);
+    }
+  return g_string_free (key, FALSE);
+}
+
+static void
+stack_diff_clear (gpointer p)
+{
+  g_free (((WickSnapshotStackDiff *)p)->key);
+}
+
+static gint
+stack_diff_cmp (gconstpointer a, gconstpointer b)
+{
+  const WickSnapshotStackDiff *x = a, *y = b;
+  guint64 dx = x->bytes_a > x->bytes_b ? x->bytes_a - x->bytes_b : x->bytes_b - x->bytes_a;
+  guint64 dy = y->bytes_a > y->bytes_b ? y->bytes_a - y->bytes_b : y->bytes_b - y->bytes_a;
+  if (dx != dy)
+    return dx > dy ? -1 : 1;
+  return strcmp (x->key, y->key);
+}
+
+GArray *
+wick_memory_snapshot_diff (WickMemorySnapshot *a, WickMemorySnapshot *b)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (WickSnapshotStackDiff));
+  g_array_set_clear_func (out, stack_diff_clear);
+  g_autoptr (GHashTable) by_key = g_hash_table_new (g_str_hash, g_str_equal);
+  WickMemorySnapshot *sides[2] = { a, b };
+  for (guint side = 0; side < 2; side++)
+    {
+      g_autoptr (GArray) live = wick_memory_snapshot_live_by_stack (sides[side], G_MAXINT64);
+      for (guint i = 0; i < live->len; i++)
+        {
+          const WickSnapshotStackBytes *sb = &g_array_index (live, WickSnapshotStackBytes, i);
+          g_autofree char *key = wick_memory_snapshot_stack_key (sides[side], sb->stack);
+          gpointer index;
+          if (!g_hash_table_lookup_extended (by_key, key, NULL, &index))
+            {
+              WickSnapshotStackDiff d = { g_strdup (key), NO_INDEX, NO_INDEX, 0, 0, 0, 0 };
+              index = GUINT_TO_POINTER (out->len);
+              g_array_append_val (out, d);
+              g_hash_table_insert (by_key, g_array_index (out, WickSnapshotStackDiff, out->len - 1).key,
+                                   index);
+            }
+          WickSnapshotStackDiff *d
+            = &g_array_index (out, WickSnapshotStackDiff, GPOINTER_TO_UINT (index));
+          if (side == 0)
+            {
+              d->stack_a = sb->stack;
+              d->bytes_a += sb->bytes;
+              d->count_a += sb->count;
+            }
+          else
+            {
+              d->stack_b = sb->stack;
+              d->bytes_b += sb->bytes;
+              d->count_b += sb->count;
+            }
+        }
+    }
+  g_hash_table_remove_all (by_key); /* its keys live in out, which the sort moves */
+  g_array_sort (out, stack_diff_cmp);
   return out;
 }

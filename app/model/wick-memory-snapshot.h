@@ -148,6 +148,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickMemorySnapshot, wick_memory_snapshot_free)
 /* TRUE when @data (a file's first bytes, after decompression) looks like a
  * pickle: the PROTO opcode 0x80 and a protocol 2 to 5. */
 gboolean wick_memory_snapshot_sniff (const void *data, gsize len);
+/* The same for a file (plain, gzip or zstd); FALSE when it cannot be read. */
+gboolean wick_memory_snapshot_sniff_path (const char *path);
 
 const WickSnapshotSegment *wick_memory_snapshot_get_segments (WickMemorySnapshot *s, guint *n);
 const WickSnapshotBlock *wick_memory_snapshot_get_blocks (WickMemorySnapshot *s, guint *n);
@@ -208,5 +210,34 @@ const WickSnapshotAllocation *wick_memory_snapshot_get_allocations (WickMemorySn
 /* Indices of the allocations live at @time_us (alloc_us <= t < free_completed_us),
  * largest first (then by index), at most @max; a new GArray of guint32. */
 GArray *wick_memory_snapshot_live_at (WickMemorySnapshot *s, gint64 time_us, guint max);
+
+/* Live bytes by stack at @time_us (G_MAXINT64: at the snapshot, from the
+ * live blocks' sizes; else the allocations live then, in the trace's
+ * requested bytes), largest first, ties by stack index. */
+typedef struct
+{
+  guint32 stack; /* or WICK_SNAPSHOT_NO_STACK */
+  guint32 count; /* allocations */
+  guint64 bytes;
+} WickSnapshotStackBytes;
+
+GArray *wick_memory_snapshot_live_by_stack (WickMemorySnapshot *s, gint64 time_us);
+
+/* A stack as one string, frames "name (file:line)" innermost first joined
+ * by "\n" ("" for no stack): what two snapshots' stacks are matched by. */
+char *wick_memory_snapshot_stack_key (WickMemorySnapshot *s, guint32 stack);
+
+/* Diff of two snapshots by stack: the live block bytes at each snapshot,
+ * grouped by stack_key, every stack of either; sorted by |b - a| largest
+ * first, then by key in byte order. */
+typedef struct
+{
+  char *key;               /* wick_memory_snapshot_stack_key */
+  guint32 stack_a, stack_b; /* WICK_SNAPSHOT_NO_STACK where absent */
+  guint64 bytes_a, bytes_b;
+  guint32 count_a, count_b;
+} WickSnapshotStackDiff;
+
+GArray *wick_memory_snapshot_diff (WickMemorySnapshot *a, WickMemorySnapshot *b);
 
 G_END_DECLS

@@ -130,8 +130,43 @@ def main(path, top_n=10, lo=None, hi=None):
     print(json.dumps(out))
 
 
+def diff(path_a, path_b):
+    """`wick-trace compare A B` on two snapshots: the live block bytes by
+    stack (frames joined), every stack of either, largest |b - a| first."""
+    sides = []
+    out = {}
+    for name, path in (("a", path_a), ("b", path_b)):
+        snap = load(path)
+        segs = snap["segments"]
+        out[name] = {"file": path, "segments": len(segs),
+                     "reserved_bytes": sum(s["total_size"] for s in segs),
+                     "allocated_bytes": sum(b["size"] for s in segs for b in s["blocks"]
+                                            if b["state"] == "active_allocated")}
+        by = {}
+        for seg in segs:
+            for b in seg["blocks"]:
+                if b["state"] != "active_allocated":
+                    continue
+                key = "\n".join(frame_text(fr) for fr in b.get("frames", []))
+                n, c = by.get(key, (0, 0))
+                by[key] = (n + b["size"], c + 1)
+        sides.append(by)
+    keys = set(sides[0]) | set(sides[1])
+    rows = []
+    for k in keys:
+        (ba, ca), (bb, cb) = sides[0].get(k, (0, 0)), sides[1].get(k, (0, 0))
+        rows.append({"bytes_a": ba, "bytes_b": bb, "delta_bytes": bb - ba, "count_a": ca,
+                     "count_b": cb, "frames": k.split("\n") if k else []})
+    rows.sort(key=lambda r: (-abs(r["delta_bytes"]), "\n".join(r["frames"]).encode()))
+    out["stacks"] = rows
+    print(json.dumps(out))
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args and args[0] == "--diff":
+        diff(args[1], args[2])
+        sys.exit(0)
     lo = hi = None
     if "--from" in args:
         i = args.index("--from")

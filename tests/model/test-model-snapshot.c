@@ -485,6 +485,42 @@ test_snapshot_range (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
 }
 
+/* Two snapshots compared by stack (wick-trace compare A B), against the
+ * reference grouping Python's own load of both; exit 1 when a stack
+ * changed, 0 for a snapshot against itself. */
+static void
+test_snapshot_compare (void)
+{
+  if (!have_python ())
+    return;
+  g_autofree char *dir = snapshot_data_dir ();
+  g_autofree char *a = g_build_filename (dir, "cs336-medium-128-inference.pickle.zst", NULL);
+  g_autofree char *b = g_build_filename (dir, "cs336-medium-128-training.pickle.gz", NULL);
+  g_autofree char *c = g_build_filename (dir, "h200-oom.pickle.gz", NULL);
+  const char *pairs[][2] = { { a, b }, { b, a }, { c, b } };
+  for (gsize i = 0; i < G_N_ELEMENTS (pairs); i++)
+    {
+      const char *ours_argv[] = { wick_trace, "compare", "--json", pairs[i][0], pairs[i][1], NULL };
+      g_autofree char *script = script_path ("memory-snapshot-reference.py");
+      const char *theirs_argv[] = { python, script, "--diff", pairs[i][0], pairs[i][1], NULL };
+      g_autofree char *ours = NULL, *theirs = NULL, *err1 = NULL, *err2 = NULL;
+      g_assert_cmpint (run_argv (ours_argv, &ours, &err1), ==, 1);
+      g_assert_cmpint (run_argv (theirs_argv, &theirs, &err2), ==, 0);
+      g_autoptr (JsonNode) x = parse_json (theirs);
+      g_autoptr (JsonNode) y = parse_json (ours);
+      assert_json_equal (x, y);
+    }
+  const char *same_argv[] = { wick_trace, "compare", "--json", c, c, NULL };
+  g_autofree char *same = NULL, *err = NULL;
+  g_assert_cmpint (run_argv (same_argv, &same, &err), ==, 0);
+  /* A snapshot against a trace is a usage error, not a misread. */
+  g_autofree char *trace = g_build_filename (dir, "SOURCES.md", NULL);
+  const char *mixed_argv[] = { wick_trace, "compare", c, trace, NULL };
+  g_autofree char *mixed = NULL, *merr = NULL;
+  g_assert_cmpint (run_argv (mixed_argv, &mixed, &merr), ==, 3);
+  g_assert_nonnull (strstr (merr, "is a CUDA memory snapshot and"));
+}
+
 /* The synthetic snapshot (make-snapshot.py says what it holds), protocols 2 to 5. */
 static void
 test_snapshot_synthetic (void)
@@ -682,6 +718,7 @@ main (int argc, char **argv)
       g_test_add_func ("/snapshot/public-reference", test_snapshot_public_reference);
       g_test_add_func ("/snapshot/synthetic", test_snapshot_synthetic);
       g_test_add_func ("/snapshot/range", test_snapshot_range);
+      g_test_add_func ("/snapshot/compare", test_snapshot_compare);
       g_test_add_func ("/snapshot/hostile", test_snapshot_hostile);
     }
   return g_test_run ();
