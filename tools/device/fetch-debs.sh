@@ -19,6 +19,9 @@ packages=(
   # wick-trace headless (-Dapp=disabled): the model's json-glib and zstd
   libjson-glib-dev libjson-glib-1.0-0 libzstd-dev libzstd1
   python3.11-dev libpython3.11-dev
+  # bench-ring-hot-path's peers (the hot-path figures of issue 22 item 5)
+  liblttng-ust-dev liblttng-ust1 liblttng-ust-common1 liblttng-ust-ctl5 liblttng-ust-python-agent1
+  liburcu-dev liburcu8 libnuma1 uuid-dev libuuid1 libsysprof-4-dev
 )
 apt-get download "${packages[@]}"
 ls -l

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# On the GPU machine: one call's worth of work, step by step, inside a time
+# budget, every step's output in $OUT/session.log and its own log, the logs and
+# any generated data packed so that the device tool's file limits (8 files,
+# 16 MiB each) are kept.
+#
+# Usage: tools/device/session.sh BUDGET_S STEP...
+#   data      tools/device/make-gpu-data.py (in the background from the start;
+#             waited for before the first GPU-timed step)
+#   build     libwick, the cuda tests, the benchmarks, the headless wick-trace
+#   suite     the cuda suite's C tests (stage-capture, weight-store-cuda)
+#   python    the torch tests through run-python-cuda.sh (remote's command first)
+#   weightsN  bench-weight-store, CPU digests then WICK_WEIGHT_GPU_DIGESTS=1 (round N)
+#   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
+#   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
+#   gpt       tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler)
+# A step that would start with fewer seconds left than it needs is skipped and
+# says so. Run from the repository root (of the archived branch).
+set -uo pipefail
+budget=${1:?budget seconds}; shift
+start=$(date +%s)
+deadline=$((start + budget))
+OUT=${OUT:-/tmp/session-out}
+mkdir -p "$OUT" /tmp/session-logs
+log=$OUT/session.log
+exec > >(tee -a "$log") 2>&1
+export PYTHONUNBUFFERED=1
+left () { echo $((deadline - $(date +%s))); }
+say () { echo "== [$(date -u +%H:%M:%S) +$(( $(date +%s) - start ))s, $(left)s left] $*"; }
+
+say "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used --format=csv,noheader || true
+python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))' || true
+git_rev=$(cat .device-rev 2>/dev/null || echo unknown)
+say "source: $git_rev"
+
+data_pid=
+for s in "$@"; do
+  if [ "$s" = data ]; then
+    say "data: make-gpu-data.py in the background"
+    (python3 tools/device/make-gpu-data.py /tmp/gpu-data >/tmp/session-logs/gpu-data.log 2>&1; echo "rc=$?" >>/tmp/session-logs/gpu-data.log) &
+    data_pid=$!
+  fi
+done
+wait_data () {
+  if [ -n "$data_pid" ]; then
+    say "waiting for make-gpu-data.py"
+    timeout $(( $(left) > 30 ? $(left) - 30 : 1 )) tail --pid="$data_pid" -f /dev/null
+    cat /tmp/session-logs/gpu-data.log | grep -v "^ " | tail -30
+    data_pid=
+  fi
+}
+
+need () { # need SECONDS NAME
+  if [ "$(left)" -lt "$1" ]; then say "SKIPPED $2 (needs ${1}s)"; return 1; fi
+  say "start $2"; return 0
+}
+
+source tools/device/env.sh >/dev/null
+set +e +u
+ld=$WICK_RUNTIME_LD
+B=_build-device
+targets="backend/libwick.so.1.0.0 app/cli/wick-trace tests/cuda/stages/test-stage-capture
+ tests/cuda/weights/test-weight-store-cuda tests/bench/weights/bench-weight-store
+ tests/bench/stages/bench-stage-replay tests/bench/core/bench-ring-hot-path"
+
+for s in "$@"; do
+  case $s in
+    data) ;;
+    build)
+      need 60 build || continue
+      WICK_DEVICE_TARGETS="$targets" timeout $(( $(left) - 20 )) tools/device/build.sh >/tmp/session-logs/build.log 2>&1
+      echo "build rc=$?"; grep -E "^==|FAILED|error:" /tmp/session-logs/build.log | head -30
+      ;;
+    suite)
+      wait_data
+      need 60 suite || continue
+      timeout $(( $(left) - 20 )) $WICK_MESON test -C $B --no-rebuild --print-errorlogs \
+        --wrapper "env LD_LIBRARY_PATH=$ld" stage-capture weight-store-cuda >/tmp/session-logs/suite.log 2>&1
+      echo "suite rc=$?"; grep -E "^ok|^not ok|# SKIP|^[0-9]+/[0-9]+ |Ok:|Fail:|Skipped:|Timeout:" /tmp/session-logs/suite.log $B/meson-logs/testlog.txt | sed 's/^[^:]*://' | sort -u | head -80
+      cp $B/meson-logs/testlog.txt /tmp/session-logs/testlog-cuda.txt 2>/dev/null
+      ;;
+    python)
+      wait_data
+      need 90 python || continue
+      OUT=/tmp/session-logs WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" \
+        timeout $(( $(left) - 20 )) tools/device/run-python-cuda.sh torch_stage torch_control torch_cuda 2>&1 | tee /tmp/session-logs/remote-gpu.log
+      OUT=/tmp/session-logs timeout $(( $(left) - 10 )) tools/device/run-python-cuda.sh torch_weights torch_train 2>&1 | tail -20
+      cp /tmp/py-*.log /tmp/session-logs/ 2>/dev/null
+      ;;
+    weights1|weights2)
+      wait_data
+      for round in ${s#weights}; do
+        for mode in cpu gpu; do
+          need 45 "weights round $round digests=$mode" || continue
+          if [ $mode = gpu ]; then export WICK_WEIGHT_GPU_DIGESTS=1; else unset WICK_WEIGHT_GPU_DIGESTS; fi
+          LD_LIBRARY_PATH=$ld timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
+            --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
+            >/tmp/session-logs/weights-$round-$mode.log 2>&1
+          echo "weights $round $mode rc=$?"; cat /tmp/session-logs/weights-$round-$mode.log
+        done
+      done
+      unset WICK_WEIGHT_GPU_DIGESTS
+      ;;
+    stages)
+      wait_data
+      need 60 stages || continue
+      OUT=/tmp/session-logs timeout $(( $(left) - 10 )) tools/device/bench-stages.sh >/tmp/session-logs/stages-full.log 2>&1
+      echo "stages rc=$?"; grep -E "^\||RESULT|error|certif" /tmp/session-logs/stages-full.log | head -60
+      ;;
+    hotpath)
+      wait_data
+      for core in 3 5; do
+        need 25 "hotpath core $core (static + dlopen)" || continue
+        WICK_LIBWICK=$PWD/$B/backend/libwick.so.1.0.0 LD_LIBRARY_PATH=$ld timeout 60 taskset -c $core \
+          $B/tests/bench/core/bench-ring-hot-path 31 300000 1 >/tmp/session-logs/hotpath-$core-dlopen.log 2>&1
+        echo "rc=$?"; cat /tmp/session-logs/hotpath-$core-dlopen.log | head -40
+        need 25 "hotpath core $core (linked at start)" || continue
+        WICK_LIBWICK=$PWD/$B/backend/libwick.so.1.0.0 LD_PRELOAD=$PWD/$B/backend/libwick.so.1 LD_LIBRARY_PATH=$ld timeout 60 taskset -c $core \
+          $B/tests/bench/core/bench-ring-hot-path 31 300000 1 >/tmp/session-logs/hotpath-$core-preload.log 2>&1
+        echo "rc=$?"; cat /tmp/session-logs/hotpath-$core-preload.log | head -40
+      done
+      ;;
+    gpt)
+      wait_data
+      need 60 gpt || continue
+      WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" tools/device/run-python-cuda.sh --build-only >/dev/null 2>&1
+      PYTHONPATH=$PWD/$B/python-abi3:$PWD/examples timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py \
+        2>&1 | tee /tmp/session-logs/gpt.log
+      ;;
+    *) say "unknown step $s" ;;
+  esac
+done
+wait_data
+say "packing"
+if [ -d /tmp/gpu-data ]; then
+  tar -C /tmp -cf - gpu-data | xz -T0 -6 >/tmp/gpu-data.tar.xz
+  ls -l /tmp/gpu-data.tar.xz
+  split -b 15M -d /tmp/gpu-data.tar.xz "$OUT/gpu-data.tar.xz."
+fi
+tar -C /tmp -czf "$OUT/logs.tar.gz" session-logs
+ls -l "$OUT"
+say "done"
