@@ -55,9 +55,9 @@ def _new_graph():
 
 def _kernel_nodes(graph):
     """The kernel nodes of a captured graph, through the driver's
-    cuGraphGetNodes on torch's raw graph; instantiates a kept graph. 0 where
+    cuGraphGetNodes on torch's raw graph; instantiates a kept graph. None where
     torch gives no raw graph (before 2.7) or the driver cannot be asked."""
-    count = 0
+    count = None
     raw = None
     try:
         raw = graph.raw_cuda_graph()
@@ -67,16 +67,20 @@ def _kernel_nodes(graph):
         try:
             cuda = _ctypes.CDLL("libcuda.so.1")
             n = _ctypes.c_size_t(0)
-            if cuda.cuGraphGetNodes(_ctypes.c_void_p(raw), None, _ctypes.byref(n)) == 0 and n.value > 0:
+            if cuda.cuGraphGetNodes(_ctypes.c_void_p(raw), None, _ctypes.byref(n)) == 0:
+                count = 0
+            if count == 0 and n.value > 0:
+                count = None
                 nodes = (_ctypes.c_void_p * n.value)()
                 if cuda.cuGraphGetNodes(_ctypes.c_void_p(raw), nodes, _ctypes.byref(n)) == 0:
+                    count = 0
                     kind = _ctypes.c_int(-1)
                     for node in nodes[: n.value]:
                         # CU_GRAPH_NODE_TYPE_KERNEL is 0
                         if cuda.cuGraphNodeGetType(_ctypes.c_void_p(node), _ctypes.byref(kind)) == 0 and kind.value == 0:
                             count += 1
         except OSError:
-            count = 0
+            count = None
     if hasattr(graph, "instantiate") and raw:
         graph.instantiate()
     return count
@@ -89,6 +93,22 @@ def _no_cuda_sentence():
     if not _torch.cuda.is_available():
         return "no CUDA device is available to torch %s: capture needs torch with CUDA" % _torch.__version__
     return None
+
+
+def _off_device_sentence(stage):
+    """Why a stage whose tensors are not on a CUDA device cannot be captured
+    (a CUDA graph records only CUDA work: its replay would compute nothing and
+    return the output of the capture), or None."""
+    where = [("the output", stage._output_form[2])] + [
+        ("window '%s'" % name, t.device) for name, t in stage.windows.items()
+    ]
+    off = ["%s on %s" % (what, device) for what, device in where if device.type != "cuda"]
+    if not off:
+        return None
+    return (
+        "stage '%s' computes on tensors off the GPU (%s): a CUDA graph records only CUDA work, so its "
+        "replay would compute nothing; capture needs CUDA tensors" % (stage.name, ", ".join(off))
+    )
 
 
 class Stage:
@@ -218,7 +238,7 @@ class Stage:
 
     def _capture(self, options):
         self._drop()
-        why = _no_cuda_sentence()
+        why = _no_cuda_sentence() or _off_device_sentence(self)
         if why is not None:
             return self._raw.complete_capture(options=options, failure=why)
         _acquire_group(self.session, self.uses)
@@ -252,6 +272,11 @@ class Stage:
         with _torch.cuda.graph(graph):
             static = self._select(fn())
         kernel_nodes = _kernel_nodes(graph)
+        if kernel_nodes == 0:
+            raise Error(
+                "the captured graph has no kernel nodes (counted through cuGraphGetNodes): the stage "
+                "launched no CUDA kernel, so a replay would compute nothing"
+            )
         if not isinstance(static, _torch.Tensor) or (static.dtype, tuple(static.shape), static.device) != self._output_form:
             raise Error("the captured output's form differs from the eager one")
         # parity: replay against the reference, float64 sums on the device
@@ -304,7 +329,7 @@ class Stage:
             "p99_abs": p99_abs,
             "eager_ms": eager_ms,
             "replay_ms": replay_ms,
-            "kernel_nodes": kernel_nodes,
+            "kernel_nodes": kernel_nodes or 0,
         }
 
 

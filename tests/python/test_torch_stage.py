@@ -63,6 +63,31 @@ def test_capture_refused_on_cpu():
 
 
 
+def test_cpu_tensors_refused_where_cuda_is():
+    """On a CUDA machine a stage over CPU tensors was accepted: torch.cuda.graph
+    recorded an empty graph, whose replay returned the capture's output
+    (143x, kernel_nodes 0 on the H200). Here CUDA is made to look available,
+    so the refusal must come from the tensors' device, before any CUDA call."""
+    from wick import _torch_stage
+
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    x = torch.randn(8, 16)
+    saved = _torch_stage._no_cuda_sentence
+    _torch_stage._no_cuda_sentence = lambda: None
+    try:
+        with wick.Session("stage.cpu", phase="infer", jsonl_path=path) as s:
+            stage = wick.torch.register_stage(s, "double", lambda: x * 2, windows={"x": x})
+            cert = stage.capture()
+            assert not cert["accepted"] and cert["verdict"] == "refused", cert
+            expected = ("stage 'double' computes on tensors off the GPU (the output on cpu, window 'x' on cpu): "
+                        "a CUDA graph records only CUDA work, so its replay would compute nothing; "
+                        "capture needs CUDA tensors")
+            assert cert["reason"] == expected, cert["reason"]
+            assert stage.state == "refused" and torch.equal(stage(), x * 2)
+    finally:
+        _torch_stage._no_cuda_sentence = saved
+
+
 def test_suspended_instrumentation_records_nothing():
     """Instrumentation.suspended() is what a stage's speedup gate times its
     eager rounds in: the model runs as if not instrumented (no module spans,

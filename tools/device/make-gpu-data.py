@@ -113,7 +113,6 @@ def snap_oom():
     torch.cuda.memory._record_memory_history(enabled=None); del keep; torch.cuda.empty_cache()
 
 def snap_expandable():
-    code = ("import torch,sys; pass\n" % os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True", WICK_GEN_ONLY="snap_train_exp")
     subprocess.run([sys.executable, os.path.abspath(__file__), OUT], env=env, check=True, timeout=300)
 

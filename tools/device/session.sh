@@ -77,8 +77,8 @@ for s in "$@"; do
       need 60 suite || continue
       timeout $(( $(left) - 20 )) $WICK_MESON test -C $B --no-rebuild --print-errorlogs \
         --wrapper "env LD_LIBRARY_PATH=$ld" stage-capture weight-store-cuda >/tmp/session-logs/suite.log 2>&1
-      echo "suite rc=$?"; grep -E "^ok|^not ok|# SKIP|^[0-9]+/[0-9]+ |Ok:|Fail:|Skipped:|Timeout:" /tmp/session-logs/suite.log $B/meson-logs/testlog.txt | sed 's/^[^:]*://' | sort -u | head -80
-      cp $B/meson-logs/testlog.txt /tmp/session-logs/testlog-cuda.txt 2>/dev/null
+      echo "suite rc=$?"; grep -E "^ok|^not ok|# SKIP|^[0-9]+/[0-9]+ |Ok:|Fail:|Skipped:|Timeout:" /tmp/session-logs/suite.log $B/meson-logs/testlog*.txt | sed 's/^[^:]*://' | sort -u | head -80
+      cp $B/meson-logs/testlog*.txt /tmp/session-logs/ 2>/dev/null
       ;;
     python)
       wait_data
