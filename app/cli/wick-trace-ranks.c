@@ -20,8 +20,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
+#include "wick-archive.h"
 #include "wick-ranks.h"
 #include "wick-trace-commands.h"
 
@@ -48,6 +50,19 @@ print_padded (const char *s, int width)
   fputs (s, stdout);
   for (glong i = n; i < width; i++)
     putchar (' ');
+}
+
+static void
+remove_tree (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (dir, name, NULL);
+      g_remove (p);
+    }
+  g_rmdir (dir);
 }
 
 static int
@@ -257,8 +272,69 @@ wick_trace_ranks (int argc, char **argv)
       job = wick_ranks_merge_aligned (list, &alignment, &error);
     }
   else
-    job = wick_ranks_reduce_files_aligned ((const char *const *)argv + 1, (guint)argc - 1,
-                                           (guint)threads, &alignment, NULL, &error);
+    {
+      /* a directory or a .zip/.tar(.gz) of the ranks: their traces, an
+       * archive's extracted under a temporary directory removed at the end */
+      g_autoptr (GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GPtrArray) tmp_dirs = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GHashTable) labels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+      g_autoptr (GPtrArray) expand_notes = g_ptr_array_new_with_free_func (g_free);
+      for (int i = 1; i < argc; i++)
+        {
+          if (!wick_job_is_container (argv[i]))
+            {
+              g_ptr_array_add (paths, g_strdup (argv[i]));
+              continue;
+            }
+          {
+            g_autofree char *dir = NULL;
+            g_autoptr (GPtrArray) found = NULL;
+            if (!g_file_test (argv[i], G_FILE_TEST_IS_DIR))
+              {
+                dir = g_dir_make_tmp ("wick-job-XXXXXX", &error);
+                if (dir == NULL)
+                  break;
+                g_ptr_array_add (tmp_dirs, g_strdup (dir));
+              }
+            found = wick_job_expand (argv[i], dir, labels, expand_notes, NULL, &error);
+            if (found == NULL)
+              break;
+            for (guint k = 0; k < found->len; k++)
+              g_ptr_array_add (paths, g_strdup (found->pdata[k]));
+          }
+        }
+      for (guint i = 0; i < expand_notes->len; i++)
+        fprintf (stderr, "wick-trace ranks: note: %s\n", (const char *)expand_notes->pdata[i]);
+      if (error == NULL)
+        job = wick_ranks_reduce_files_aligned ((const char *const *)paths->pdata, paths->len,
+                                               (guint)threads, &alignment, NULL, &error);
+      if (job != NULL && merged != NULL && !partials
+          && !wick_rank_job_write_merged (job, merged, NULL, &error))
+        g_clear_pointer (&job, wick_rank_job_free);
+      g_clear_pointer (&merged, g_free); /* written (the extracted files go below) */
+      for (guint i = 0; job != NULL && i < job->ranks->len; i++)
+        {
+          WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+          const char *label = g_hash_table_lookup (labels, r->file);
+          if (label != NULL)
+            {
+              g_free (r->file);
+              r->file = g_strdup (label);
+            }
+        }
+      for (guint i = 0; job != NULL && i < job->partials->len; i++)
+        {
+          WickRankPartial *p = job->partials->pdata[i];
+          const char *label = g_hash_table_lookup (labels, p->file);
+          if (label != NULL)
+            {
+              g_free (p->file);
+              p->file = g_strdup (label);
+            }
+        }
+      for (guint i = 0; i < tmp_dirs->len; i++)
+        remove_tree (tmp_dirs->pdata[i]);
+    }
   if (job == NULL)
     {
       fprintf (stderr, "wick-trace ranks: %s\n", error->message);

@@ -1836,10 +1836,11 @@ write_rank (Writer *w, const WickRankJob *job, const WickJobRank *r, const char 
                              GUINT_TO_POINTER (r->collective_index[k] + 1));
     }
 
-  input = wick_input_open (r->file, error);
+  /* the partial's file: r->file may be relabelled for messages */
+  input = wick_input_open (r->partial->file, error);
   if (input == NULL)
     return FALSE;
-  reader = wick_chrome_reader_new (input, r->file);
+  reader = wick_chrome_reader_new (input, r->partial->file);
   if (!wick_chrome_reader_start (reader, &format, error))
     return FALSE;
   while (wick_chrome_reader_next (reader, &ev, &local))

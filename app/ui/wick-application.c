@@ -8,6 +8,7 @@
 
 #include "wick-chrome-stream.h"
 #include "wick-compare-window.h"
+#include "wick-archive.h"
 #include "wick-ranks-page.h"
 #include "wick-window.h"
 
@@ -61,13 +62,21 @@ wick_application_open_file (WickApplication *self, GFile *file, GtkWindow *reuse
   wick_window_load_file (window, file);
 }
 
-/* Several trace-event JSON files (PyTorch profiler traces, one a rank) open
- * as one job in one window; anything else opens a window a file. */
+/* Several trace-event JSON files (PyTorch profiler traces, one a rank), or
+ * one directory or .zip/.tar(.gz) of them, open as one job in one window;
+ * anything else opens a window a file. */
 static gboolean
 open_as_job (WickApplication *self, GFile **files, guint n, GtkWindow *reuse)
 {
   WickWindow *window;
-  if (n < 2)
+  if (n == 1)
+    {
+      g_autofree char *path = g_file_get_path (files[0]);
+      if (path == NULL || !wick_job_is_container (path))
+        return FALSE;
+      n = 0; /* the checks below pass: one container */
+    }
+  else if (n < 2)
     return FALSE;
   for (guint i = 0; i < n; i++)
     {
@@ -80,7 +89,7 @@ open_as_job (WickApplication *self, GFile **files, guint n, GtkWindow *reuse)
   else
     window = wick_window_new (GTK_APPLICATION (self));
   gtk_window_present (GTK_WINDOW (window));
-  wick_window_open_job (window, files, n);
+  wick_window_open_job (window, files, MAX (n, 1));
   return TRUE;
 }
 
@@ -122,7 +131,8 @@ action_open (GSimpleAction *action, GVariant *parameter, gpointer user_data)
   /* compressed traces are read by their magic bytes, whatever the name */
   static const char *const patterns[]
     = { "*.jsonl",   "*.json",      "*.gz",       "*.zst",           "*.jsonl.gz",
-        "*.json.gz", "*.jsonl.zst", "*.json.zst", "*.pt.trace.json", "*.trace" };
+        "*.json.gz", "*.jsonl.zst", "*.json.zst", "*.pt.trace.json", "*.trace",
+        "*.zip",     "*.tar",       "*.tgz" };
   for (gsize i = 0; i < G_N_ELEMENTS (patterns); i++)
     gtk_file_filter_add_pattern (filter, patterns[i]);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);

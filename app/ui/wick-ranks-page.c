@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "wick-archive.h"
 #include "wick-format.h"
 #include "wick-palette.h"
 
@@ -618,6 +619,8 @@ typedef struct
   GPtrArray *paths; /* char* */
   char *merged;
   WickRankJob *job;
+  GHashTable *labels; /* an archive's extracted file → "ARCHIVE/MEMBER" */
+  GPtrArray *notes;   /* what the archive or directory left out */
 } JobTask;
 
 static void
@@ -627,6 +630,8 @@ job_task_free (gpointer data)
   g_ptr_array_unref (t->paths);
   g_free (t->merged);
   g_clear_pointer (&t->job, wick_rank_job_free);
+  g_clear_pointer (&t->labels, g_hash_table_unref);
+  g_clear_pointer (&t->notes, g_ptr_array_unref);
   g_free (t);
 }
 
@@ -637,6 +642,37 @@ job_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
   GError *error = NULL;
   g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "wick", "jobs", NULL);
 
+  /* a directory or a .zip/.tar(.gz) of the ranks: its traces (an archive's
+   * extracted under the cache, kept while the job is open: a re-alignment
+   * reads them again) */
+  {
+    g_autoptr (GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+    t->labels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+    t->notes = g_ptr_array_new_with_free_func (g_free);
+    for (guint i = 0; i < t->paths->len; i++)
+      {
+        const char *p = t->paths->pdata[i];
+        g_autoptr (GPtrArray) found = NULL;
+        g_autofree char *digest = NULL, *into = NULL;
+        if (!wick_job_is_container (p))
+          {
+            g_ptr_array_add (paths, g_strdup (p));
+            continue;
+          }
+        digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, p, -1);
+        into = g_strdup_printf ("%s/files-%.16s", dir, digest);
+        found = wick_job_expand (p, into, t->labels, t->notes, cancellable, &error);
+        if (found == NULL)
+          {
+            g_task_return_error (task, error);
+            return;
+          }
+        for (guint k = 0; k < found->len; k++)
+          g_ptr_array_add (paths, g_strdup (found->pdata[k]));
+      }
+    g_ptr_array_unref (t->paths);
+    t->paths = g_steal_pointer (&paths);
+  }
   t->job = wick_ranks_reduce_files ((const char *const *)t->paths->pdata, t->paths->len, 0,
                                     cancellable, &error);
   if (t->job == NULL)
@@ -689,7 +725,21 @@ job_done (GObject *source, GAsyncResult *result, gpointer data)
     }
   {
     g_autoptr (GFile) file = g_file_new_for_path (t->merged);
-    GtkWidget *page = wick_ranks_page_new (g_steal_pointer (&t->job), window, t->merged);
+    GtkWidget *page;
+    /* the job's notes name an archive's members, not the extracted files */
+    for (guint i = 0; i < t->job->ranks->len; i++)
+      {
+        WickJobRank *r = &g_array_index (t->job->ranks, WickJobRank, i);
+        const char *label = g_hash_table_lookup (t->labels, r->file);
+        if (label != NULL)
+          {
+            g_free (r->file);
+            r->file = g_strdup (label);
+          }
+      }
+    for (guint i = 0; i < t->notes->len; i++)
+      g_ptr_array_add (t->job->notes, g_strdup (t->notes->pdata[i]));
+    page = wick_ranks_page_new (g_steal_pointer (&t->job), window, t->merged);
     wick_window_add_page (window, "ranks", _ ("Ranks"), "view-grid-symbolic", page);
     wick_window_load_file (window, file);
   }

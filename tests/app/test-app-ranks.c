@@ -270,6 +270,42 @@ test_job (void)
     app_test_window_close (w);
   }
 
+  /* a .zip of the ranks (and their directory) opens as the same job */
+  {
+    g_autofree char *zip = g_build_filename (tmp, "job.zip", NULL);
+    g_autofree char *script = g_strdup_printf (
+      "import zipfile,sys\n"
+      "with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n"
+      "    [z.write('%s/rank-%%d.json' %% i, 'job/rank-%%d.json' %% i) for i in range(4)]\n",
+      tmp);
+    const char *argv_zip[] = { "/usr/bin/python3", "-c", script, zip, NULL };
+    const char *inputs[] = { zip, tmp };
+    g_assert_true (g_spawn_sync (NULL, (char **)argv_zip, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                                 NULL, &status, NULL));
+    g_assert_true (g_spawn_check_wait_status (status, NULL));
+    for (guint k = 0; k < G_N_ELEMENTS (inputs); k++)
+      {
+        g_autoptr (GFile) one = g_file_new_for_path (inputs[k]);
+        guint before = g_list_length (gtk_application_get_windows (GTK_APPLICATION (app)));
+        const WickRankJob *zjob;
+        wick_application_open_files (app, &one, 1, NULL);
+        g_assert_cmpuint (g_list_length (gtk_application_get_windows (GTK_APPLICATION (app))), ==,
+                          before + 1);
+        w = WICK_WINDOW (gtk_application_get_windows (GTK_APPLICATION (app))->data);
+        APP_TEST_WAIT (app_test_window_is_document, w, 60000);
+        g_assert_true (WICK_IS_RANKS_PAGE (wick_window_get_view (w, "ranks")));
+        zjob = wick_ranks_page_get_job (WICK_RANKS_PAGE (wick_window_get_view (w, "ranks")));
+        g_assert_cmpuint (zjob->ranks->len, ==, 4);
+        g_assert_cmpint (g_array_index (zjob->stragglers, WickJobStraggler, 0).rank, ==, 3);
+        if (k == 0)
+          g_assert_cmpstr (g_array_index (zjob->ranks, WickJobRank, 2).file, ==,
+                           "job.zip/job/rank-2.json");
+        APP_TEST_WAIT (no_window_sources, w, 20000);
+        app_test_window_close (w);
+      }
+    g_remove (zip);
+  }
+
   /* one rank broken: a banner names it, nothing else is lost */
   {
     g_autofree char *bad = g_build_filename (tmp, "rank-1.json", NULL);
