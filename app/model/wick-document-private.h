@@ -57,6 +57,8 @@ struct _WickDocument
   WickTraceDecoder *wick_decoder; /* the objects of "wick_records", on first use */
   GString *wick_scratch;
   guint64 wick_records_skipped; /* entries that are not wick_ objects */
+  WickAttachFacts attach;        /* meta's wick_attach */
+  WickLossFacts losses;          /* the terminal's loss keys */
   guint64 end_ns;
   guint64 counts[WICK_N_RECORD_TYPES];
   WickIdMap span_ids;

@@ -771,7 +771,9 @@ wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char
   if (self->extensions
       && (memmem (line, len, "\"wick_records\"", 14) != NULL
           || (kind == WICK_KIND_SPAN_START
-              && memmem (line, len, "\"wick_thread_name\"", 18) != NULL)))
+              && memmem (line, len, "\"wick_thread_name\"", 18) != NULL)
+          || (kind == WICK_KIND_META && memmem (line, len, "\"wick_attach\"", 13) != NULL)
+          || (kind == WICK_KIND_TERMINAL && memmem (line, len, "\"wick_", 6) != NULL)))
     commit_wick_keys (self, kind, line, len);
 }
 
@@ -876,6 +878,59 @@ commit_thread_identity (WickDocument *self, const char *name, const char *name_e
                     span->start_ns);
 }
 
+/* An unsigned integer value [value, end) of a Wick key; 0 when it is not one. */
+static guint64
+wick_key_u64 (const char *value, const char *end)
+{
+  guint64 n = 0;
+  if (value >= end || *value < '0' || *value > '9')
+    return 0;
+  for (const char *p = value; p < end && *p >= '0' && *p <= '9'; p++)
+    {
+      guint64 digit = (guint64)(*p - '0');
+      if (n > (G_MAXUINT64 - digit) / 10)
+        return G_MAXUINT64;
+      n = n * 10 + digit;
+    }
+  return n;
+}
+
+/* meta's "wick_attach": {"attached_ns":T,"missing":N,"exact":B,"snapshot":B} */
+static void
+commit_attach (WickDocument *self, const char *start, const char *end)
+{
+  WickJsonScanner scanner;
+  GString *error = g_string_new (NULL);
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+  WickAttachFacts attach = { TRUE, 0, 0, TRUE, FALSE };
+  g_autofree char *unescape = g_malloc ((gsize)(end - start) + 16);
+
+  wick_json_scanner_init (&scanner, start, end, error, unescape);
+  if (!wick_json_object_begin (&scanner))
+    goto out;
+  while (wick_json_object_next (&scanner, &first, &key, &key_len))
+    {
+      wick_json_skip_whitespace (&scanner);
+      const char *value = scanner.p;
+      if (!wick_json_skip_value (&scanner))
+        goto out;
+      if (key_len == 11 && memcmp (key, "attached_ns", 11) == 0)
+        attach.attached_ns = wick_key_u64 (value, scanner.p);
+      else if (key_len == 7 && memcmp (key, "missing", 7) == 0)
+        attach.missing = wick_key_u64 (value, scanner.p);
+      else if (key_len == 5 && memcmp (key, "exact", 5) == 0)
+        attach.exact = scanner.p - value == 4 && memcmp (value, "true", 4) == 0;
+      else if (key_len == 8 && memcmp (key, "snapshot", 8) == 0)
+        attach.snapshot = scanner.p - value == 4 && memcmp (value, "true", 4) == 0;
+    }
+  if (!wick_json_failed (&scanner))
+    self->attach = attach;
+out:
+  g_string_free (error, TRUE);
+}
+
 /* The Wick keys of a standard record (docs/format.md, "Wick keys"), read in
  * extension mode: candle-graph ignores them, and so does the verdict. */
 static void
@@ -910,6 +965,18 @@ commit_wick_keys (WickDocument *self, WickRecordKind kind, const char *line, gsi
       else if (kind == WICK_KIND_SPAN_START && key_len == 11 && memcmp (key, "wick_os_tid", 11) == 0
                && tid == NULL && *value >= '0' && *value <= '9')
         tid = value, tid_end = scanner.p;
+      else if (kind == WICK_KIND_META && key_len == 11 && memcmp (key, "wick_attach", 11) == 0
+               && !self->attach.present && *value == '{')
+        commit_attach (self, value, scanner.p);
+      else if (kind == WICK_KIND_TERMINAL && key_len == 12 && memcmp (key, "wick_dropped", 12) == 0)
+        self->losses.dropped = wick_key_u64 (value, scanner.p);
+      else if (kind == WICK_KIND_TERMINAL && key_len == 9 && memcmp (key, "wick_lost", 9) == 0)
+        self->losses.lost = wick_key_u64 (value, scanner.p);
+      else if (kind == WICK_KIND_TERMINAL && key_len == 13 && memcmp (key, "wick_detached", 13) == 0)
+        self->losses.detached = wick_key_u64 (value, scanner.p);
+      else if (kind == WICK_KIND_TERMINAL && key_len == 20
+               && memcmp (key, "wick_records_dropped", 20) == 0)
+        self->losses.records_dropped = wick_key_u64 (value, scanner.p);
     }
   if (name != NULL || tid != NULL)
     commit_thread_identity (self, name, name_end, tid, tid_end);
@@ -917,6 +984,28 @@ commit_wick_keys (WickDocument *self, WickRecordKind kind, const char *line, gsi
     commit_wick_records (self, records, records_end);
 out:
   g_string_free (error, TRUE);
+}
+
+gboolean
+wick_document_get_attach (WickDocument *self, WickAttachFacts *out)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
+  *out = self->attach;
+  return self->attach.present;
+}
+
+gboolean
+wick_document_is_partial (WickDocument *self)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
+  return self->attach.present && (self->attach.missing > 0 || !self->attach.exact);
+}
+
+void
+wick_document_get_losses (WickDocument *self, WickLossFacts *out)
+{
+  g_return_if_fail (WICK_IS_DOCUMENT (self));
+  *out = self->losses;
 }
 
 guint64

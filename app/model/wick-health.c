@@ -1520,6 +1520,12 @@ wick_health_analyze (WickDocument *self, gboolean live)
   h.issues = g_array_new (FALSE, FALSE, sizeof (WickHealthIssue));
   g_array_set_clear_func (h.issues, free_issue);
   h.failed = self->has_terminal && self->outcome == WICK_OUTCOME_FAILED;
+  /* A late attach, live: its file will end failed, saying it is partial
+   * (docs/format.md): judged as that partial capture now, not as a complete
+   * one missing what came before the attach. */
+  gboolean partial_live = h.provisional && !self->has_terminal && wick_document_is_partial (self);
+  if (partial_live)
+    h.failed = TRUE;
 
   if (has_meta)
     {
@@ -1531,7 +1537,20 @@ wick_health_analyze (WickDocument *self, gboolean live)
     pending (&h, "missing_terminal",
              g_strdup (_ ("the run is in progress: its terminal record has not arrived")),
              WICK_RECORD_NONE, -1, NULL);
-  if (h.failed)
+  if (partial_live)
+    {
+      g_autofree char *what
+        = self->attach.exact
+            ? g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%llu record", "%llu records",
+                                            (gulong)MIN (self->attach.missing, G_MAXULONG)),
+                               (unsigned long long)self->attach.missing)
+            : g_strdup (_ ("an unknown number of records"));
+      warning (&h, "capture_failed",
+               g_strdup_printf (_ ("attached at %.1f s: records before that are missing (%s); "
+                                   "the capture is partial"),
+                                (double)self->attach.attached_ns / 1e9, what));
+    }
+  else if (h.failed)
     warning (&h, "capture_failed",
              g_strdup (self->terminal_reason ? S (&h, self->terminal_reason)
                                              : _ ("capture ended with a failed outcome")));

@@ -150,15 +150,30 @@ update_header (WickHealthPage *self)
       /* A run in progress: the end-only rules are pending, not failed. */
       g_autofree char *pending = g_strdup_printf (
         g_dngettext (NULL, "%u pending", "%u pending", self->n_pending), self->n_pending);
+      gboolean partial = wick_document_is_partial (self->document);
       g_autofree char *title
-        = g_strdup_printf (_ ("Run in progress: %s, %s so far, %s"), errors, warnings, pending);
+        = g_strdup_printf (partial ? _ ("Partial capture in progress: %s, %s so far, %s")
+                                   : _ ("Run in progress: %s, %s so far, %s"),
+                           errors, warnings, pending);
       gtk_label_set_text (GTK_LABEL (self->title), title);
-      gtk_label_set_text (
-        GTK_LABEL (self->subtitle),
-        valid ? _ ("No error so far. The rules only the end decides (the terminal record, open "
-                   "spans, gradient counts, retained allocations) are pending until the run ends.")
-              : _ ("The trace already has errors, listed below. The rules only the end decides "
-                   "are pending until the run ends."));
+      if (partial)
+        /* a late attach (issue 20): judged as the partial capture its file
+         * will be, not as a complete run missing its start */
+        gtk_label_set_text (
+          GTK_LABEL (self->subtitle),
+          valid ? _ ("Attached after the run began: what came before is missing, so the rules "
+                     "judge a partial capture, as they will judge its file. No error so far; the "
+                     "rules only the end decides are pending until the run ends.")
+                : _ ("Attached after the run began, judged as a partial capture: the trace "
+                     "already has errors, listed below."));
+      else
+        gtk_label_set_text (
+          GTK_LABEL (self->subtitle),
+          valid ? _ ("No error so far. The rules only the end decides (the terminal record, open "
+                     "spans, gradient counts, retained allocations) are pending until the run "
+                     "ends.")
+                : _ ("The trace already has errors, listed below. The rules only the end decides "
+                     "are pending until the run ends."));
       gtk_widget_add_css_class (self->title, self->n_errors     ? "error"
                                              : self->n_warnings ? "warning"
                                                                 : "accent");

@@ -165,6 +165,43 @@ update_title (WickWindow *self)
 }
 
 static void
+show_file_facts (WickWindow *self)
+{
+  WickAttachFacts attach;
+  WickLossFacts losses;
+  wick_window_hide_banner (self, "partial");
+  wick_window_hide_banner (self, "dropped");
+  wick_window_hide_banner (self, "lost");
+  if (wick_document_is_partial (self->document) && wick_document_get_attach (self->document, &attach))
+    {
+      g_autofree char *message = g_strdup_printf (
+        _ ("attached at %.1f s: records before that are missing"), (double)attach.attached_ns / 1e9);
+      wick_window_show_banner (self, "partial", message, NULL, NULL);
+    }
+  wick_document_get_losses (self->document, &losses);
+  if (losses.dropped > 0)
+    {
+      g_autofree char *message = g_strdup_printf (
+        g_dngettext (GETTEXT_PACKAGE,
+                     "%llu record dropped by the process: its ring was full, the trace has a gap",
+                     "%llu records dropped by the process: its ring was full, the trace has gaps",
+                     (gulong)MIN (losses.dropped, G_MAXULONG)),
+        (unsigned long long)losses.dropped);
+      wick_window_show_banner (self, "dropped", message, NULL, NULL);
+    }
+  if (losses.lost > 0)
+    {
+      g_autofree char *message = g_strdup_printf (
+        g_dngettext (GETTEXT_PACKAGE,
+                     "%llu record lost: the reader that wrote this file fell behind the process",
+                     "%llu records lost: the reader that wrote this file fell behind the process",
+                     (gulong)MIN (losses.lost, G_MAXULONG)),
+        (unsigned long long)losses.lost);
+      wick_window_show_banner (self, "lost", message, NULL, NULL);
+    }
+}
+
+static void
 show_document_banners (WickWindow *self)
 {
   wick_window_hide_banner (self, "parse-error");
@@ -186,6 +223,10 @@ show_document_banners (WickWindow *self)
       wick_window_show_banner (self, "parse-error", message, _ ("Health"), "win.show-page::health");
       return;
     }
+  /* what a live window showed of the capture, shown again for its file
+   * (issue 20): a late attach, and what was lost */
+  if (!self->live)
+    show_file_facts (self);
   guint n;
   const WickHealthIssue *issues = wick_document_get_health (self->document, &n);
   guint errors = 0;
@@ -655,6 +696,15 @@ wick_window_show_banner (WickWindow *self, const char *id, const char *message,
     }
   gtk_box_append (GTK_BOX (self->banners), box);
   g_hash_table_insert (self->banner_widgets, g_strdup (id), box);
+}
+
+const char *
+wick_window_get_banner (WickWindow *self, const char *id)
+{
+  g_return_val_if_fail (WICK_IS_WINDOW (self), NULL);
+  GtkWidget *box = g_hash_table_lookup (self->banner_widgets, id);
+  GtkWidget *label = box != NULL ? gtk_widget_get_first_child (box) : NULL;
+  return label != NULL ? gtk_label_get_text (GTK_LABEL (label)) : NULL;
 }
 
 void

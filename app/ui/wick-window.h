@@ -76,6 +76,8 @@ void wick_window_add_header_widget (WickWindow *self, GtkWidget *widget);
 void wick_window_show_banner (WickWindow *self, const char *id, const char *message,
                               const char *button_label, const char *action_name);
 void wick_window_hide_banner (WickWindow *self, const char *id);
+/* The message of banner @id, NULL when it is not shown (for tests). */
+const char *wick_window_get_banner (WickWindow *self, const char *id);
 
 void wick_window_add_toast (WickWindow *self, AdwToast *toast);
 

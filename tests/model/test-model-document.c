@@ -570,6 +570,81 @@ test_document_loader_error_in_late_chunk (void)
   g_rmdir (dir);
 }
 
+/* Issue 20: a late attach's document read live (no terminal yet) is judged
+ * as the partial capture its file will be, not as a complete run: the
+ * measured region that ended before the attach is no error. Without the
+ * attach (or with nothing missing) the same lines are judged as before. */
+static void
+test_document_partial_live (void)
+{
+  g_autofree char *path = data_path ("with-wick-keys.jsonl");
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  static const char *const attach[] = {
+    NULL,
+    ",\"wick_attach\":{\"attached_ns\":2100000000,\"missing\":0,\"exact\":true,\"snapshot\":false}",
+    ",\"wick_attach\":{\"attached_ns\":2100000000,\"missing\":42,\"exact\":true,\"snapshot\":false}",
+    ",\"wick_attach\":{\"attached_ns\":2100000000,\"missing\":0,\"exact\":false,\"snapshot\":true}",
+  };
+  for (guint a = 0; a < G_N_ELEMENTS (attach); a++)
+    {
+      g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+      g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
+      g_autoptr (GError) error = NULL;
+      for (guint i = 0; lines[i] != NULL; i++)
+        {
+          if (strstr (lines[i], "\"kind\":\"terminal\"") != NULL)
+            break;
+          g_autoptr (GString) line = g_string_new (lines[i]);
+          /* the measured region ended before the attach */
+          char *measured = strstr (line->str, "\"measured\":true");
+          if (measured != NULL)
+            {
+              gsize offset = (gsize)(measured - line->str);
+              g_string_erase (line, (gssize)offset, (gssize)strlen ("\"measured\":true"));
+              g_string_insert (line, (gssize)offset, "\"measured\":false");
+            }
+          if (i == 0)
+            {
+              /* the fixture's own attach (nothing missing), replaced */
+              const char *own = ",\"wick_attach\":{\"attached_ns\":0,\"missing\":0,\"exact\":true,"
+                                "\"snapshot\":true}";
+              char *at = strstr (line->str, own);
+              g_assert_nonnull (at);
+              gsize offset = (gsize)(at - line->str);
+              g_string_erase (line, (gssize)offset, (gssize)strlen (own));
+              if (attach[a] != NULL)
+                g_string_insert (line, (gssize)offset, attach[a]);
+            }
+          g_assert_true (wick_document_feed_line (doc, line->str, line->len, &error));
+        }
+      wick_document_analyze (doc);
+      gboolean partial = a >= 2;
+      g_assert_cmpint (wick_document_is_partial (doc), ==, partial);
+      WickAttachFacts facts;
+      g_assert_cmpint (wick_document_get_attach (doc, &facts), ==, a >= 1);
+      guint n, errors = 0, partial_warnings = 0;
+      const WickHealthIssue *issues = wick_document_get_health (doc, &n);
+      for (guint i = 0; i < n; i++)
+        {
+          errors += issues[i].severity == WICK_SEVERITY_ERROR;
+          if (g_strcmp0 (issues[i].code, "capture_failed") == 0)
+            {
+              partial_warnings++;
+              g_assert_cmpstr (issues[i].message, ==,
+                               a == 2 ? "attached at 2.1 s: records before that are missing (42 "
+                                        "records); the capture is partial"
+                                      : "attached at 2.1 s: records before that are missing (an "
+                                        "unknown number of records); the capture is partial");
+            }
+        }
+      g_assert_cmpuint (partial_warnings, ==, partial ? 1 : 0);
+      /* measurement_count: no measured region, an error unless partial */
+      g_assert_cmpuint (errors, ==, partial ? 0 : 1);
+      g_assert_cmpint (wick_document_get_structurally_valid (doc), ==, partial);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -583,6 +658,7 @@ main (int argc, char **argv)
                    test_document_extensions_rejected_by_default);
   g_test_add_func ("/model/document/extension-mode", test_document_extension_mode);
   g_test_add_func ("/model/document/wick-keys", test_document_wick_keys);
+  g_test_add_func ("/model/document/partial-live", test_document_partial_live);
   g_test_add_func ("/model/document/extension-still-strict-json",
                    test_document_extension_still_strict_json);
   g_test_add_func ("/model/document/live-feeding", test_document_live_feeding);

@@ -22,6 +22,8 @@
 #include "live/wick-stages-panel.h"
 #include "live/wick-weights-panel.h"
 #include "wick-application.h"
+#include "wick-health-page.h"
+#include "wick-window-private.h"
 #include "wick-window.h"
 
 static char *runtime_dir;
@@ -196,6 +198,75 @@ check_saved_trace (WickLiveSession *session)
                    "capture cut: saved while the process was still running");
 }
 
+/* What the app shows of a document (issue 20, item 1: reading Wick's own
+ * file back shows everything it showed live): thread names and ids, every
+ * Wick record (kind, time, JSON: the snapshot, weight moves, stage captures
+ * and certificates, marks, losses), where an attach began, what was lost,
+ * the health verdict and the terminal. */
+static char *
+document_facts (WickDocument *doc)
+{
+  GString *facts = g_string_new (NULL);
+  guint n;
+  const WickThread *threads = wick_tracks_get_threads (wick_document_get_tracks (doc), &n);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (facts, "thread %" G_GINT64_FORMAT " %s\n", threads[i].tid,
+                            threads[i].name ? wick_document_str (doc, threads[i].name) : "");
+  const WickExtensionRecord *records = wick_document_get_extensions (doc, &n);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (facts, "record %s %" G_GUINT64_FORMAT " %s\n",
+                            wick_document_str (doc, records[i].kind), records[i].timestamp_ns,
+                            wick_document_str (doc, records[i].json));
+  WickAttachFacts attach;
+  if (wick_document_get_attach (doc, &attach))
+    g_string_append_printf (facts, "attach %" G_GUINT64_FORMAT " missing %" G_GUINT64_FORMAT
+                                   " exact %d snapshot %d partial %d\n",
+                            attach.attached_ns, attach.missing, attach.exact, attach.snapshot,
+                            wick_document_is_partial (doc));
+  WickLossFacts losses;
+  wick_document_get_losses (doc, &losses);
+  g_string_append_printf (facts, "losses %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n",
+                          losses.dropped, losses.lost, losses.detached);
+  const WickHealthIssue *issues = wick_document_get_health (doc, &n);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (facts, "health %d %s %s\n", issues[i].severity, issues[i].code,
+                            issues[i].message);
+  g_string_append_printf (facts, "valid %d terminal %s\n",
+                          wick_document_get_structurally_valid (doc),
+                          wick_document_get_terminal_reason (doc) ?: "(none)");
+  return g_string_free (facts, FALSE);
+}
+
+/* The window's file, opened as a file: the same facts as the live window,
+ * and the same partial banner. */
+static void
+check_file_as_live (WickLiveSession *session, WickWindow *live)
+{
+  g_autofree char *path = g_build_filename (runtime_dir, "ended.jsonl", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_live_session_save (session, path, &error));
+  g_assert_no_error (error);
+  g_autoptr (WickDocument) saved = wick_document_new_with_extensions (TRUE);
+  g_assert_true (wick_document_load_file (saved, path, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_autofree char *shown_live = document_facts (wick_window_get_document (live));
+  g_autofree char *shown_file = document_facts (saved);
+  g_test_message ("%s", shown_file);
+  g_assert_cmpstr (shown_file, ==, shown_live);
+  /* the facts this test is about are there */
+  g_assert_nonnull (strstr (shown_file, "record wick_attach_snapshot "));
+  g_assert_nonnull (strstr (shown_file, "record wick_weight_evict "));
+  g_assert_nonnull (strstr (shown_file, "record wick_weight_restore "));
+  g_assert_nonnull (strstr (shown_file, "record wick_stage_certification "));
+  g_assert_nonnull (strstr (shown_file, " data_loader\n"));
+  g_assert_nonnull (strstr (shown_file, "partial 1\n"));
+  WickWindow *reopened = wick_window_new (GTK_APPLICATION (shared_app ()));
+  wick_window_set_document (reopened, saved);
+  g_assert_cmpstr (wick_window_get_banner (reopened, "partial"), ==,
+                   wick_window_get_banner (live, "partial"));
+  gtk_window_destroy (GTK_WINDOW (reopened));
+}
+
 static void
 test_live_window (void)
 {
@@ -235,6 +306,30 @@ test_live_window (void)
                          wick_document_get_spans (document, &second), second > first),
                         LIVE_TEST_WAIT_S, "the live document stayed at %u spans", first);
 
+  /* A late attach (the demo ran before it): the banner says so, and Health
+   * judges the partial capture its file will be, not a complete run with
+   * errors (issue 20, item 2) */
+  const char *partial = wick_window_get_banner (window, "partial");
+  g_assert_nonnull (partial);
+  g_assert_true (g_str_has_prefix (partial, "attached at "));
+  g_assert_true (g_str_has_suffix (partial, " s: records before that are missing"));
+  g_assert_true (wick_document_is_partial (document));
+  wick_window_show_page (window, "health");
+  WickHealthPage *health = WICK_HEALTH_PAGE (wick_window_get_view (window, "health"));
+  WICK_TEST_WAIT_UNTIL ((iterate_for (50), wick_health_page_get_n_pending (health) > 0),
+                        LIVE_TEST_WAIT_S, "the Health page has no live verdict");
+  g_test_message ("live Health: %s", wick_health_page_get_title (health));
+  g_assert_cmpuint (wick_health_page_get_n_errors (health), ==, 0);
+  g_assert_true (g_str_has_prefix (wick_health_page_get_title (health),
+                                   "Partial capture in progress: 0 errors"));
+  if (g_getenv ("WICK_SCREENSHOT_DIR") != NULL)
+    iterate_for (1500); /* the page drawn for the picture */
+  screenshot ("live-partial-health.png");
+  wick_window_show_page (window, "timeline");
+  if (g_getenv ("WICK_SCREENSHOT_DIR") != NULL)
+    iterate_for (1500);
+  screenshot ("live-partial.png");
+
   check_weights_page (window, WICK_WEIGHTS_PANEL (wick_live_session_get_weights_panel (session)));
   check_stages_page (window, WICK_STAGES_PANEL (wick_live_session_get_stages_panel (session)));
   wick_window_show_page (window, "timeline");
@@ -259,6 +354,7 @@ test_live_window (void)
   g_assert_true (wick_document_is_finished (document));
   g_assert_true (wick_document_has_terminal (document));
   g_assert_false (wick_window_get_live (window));
+  check_file_as_live (session, window);
   gtk_window_destroy (GTK_WINDOW (window));
   iterate_for (100);
 }
