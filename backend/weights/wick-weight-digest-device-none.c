@@ -10,6 +10,19 @@ wick_device_digests_built (void)
   return false;
 }
 
+bool
+wick_device_digests_enabled (void)
+{
+  return false;
+}
+
+bool
+wick_device_digests_reset (WickDeviceDigests *digests, WickError *error)
+{
+  (void)digests;
+  return wick_fail (error, WICK_ERROR_UNSUPPORTED, "libwick was built without CUDA");
+}
+
 WickDeviceDigests *
 wick_device_digests_new (WickError *error)
 {
@@ -25,9 +38,10 @@ wick_device_digests_free (WickDeviceDigests *digests)
 
 bool
 wick_device_digests_queue (WickDeviceDigests *digests, size_t slot, const void *data,
-                           uint64_t bytes, void *after_event, WickError *error)
+                           uint64_t bytes, uint64_t first_chunk, void *after_event,
+                           WickError *error)
 {
-  (void)digests, (void)slot, (void)data, (void)bytes, (void)after_event;
+  (void)digests, (void)slot, (void)data, (void)bytes, (void)first_chunk, (void)after_event;
   return wick_fail (error, WICK_ERROR_UNSUPPORTED, "libwick was built without CUDA");
 }
 

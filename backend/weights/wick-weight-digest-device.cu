@@ -63,7 +63,7 @@ load_bytes (const unsigned char *p)
  * tail and the length, and adds the chunk's part to the digest. */
 __global__ void
 digest_kernel (const unsigned char *data, unsigned long long bytes, unsigned long long n_chunks,
-               bool aligned, unsigned long long *slot)
+               unsigned long long first_chunk, bool aligned, unsigned long long *slot)
 {
   unsigned long long t = (unsigned long long) blockIdx.x * blockDim.x + threadIdx.x;
   unsigned long long chunk = t >> 2;
@@ -104,7 +104,7 @@ digest_kernel (const unsigned char *data, unsigned long long bytes, unsigned lon
   for (; i < tail_bytes; i++)
     h = rotl (h ^ (tail[i] * K3), 11) * K1;
   unsigned long long hash = avalanche (h);
-  atomicAdd (slot, avalanche (hash ^ (chunk * K3 + K2)));
+  atomicAdd (slot, avalanche (hash ^ ((first_chunk + chunk) * K3 + K2)));
 }
 
 bool
@@ -144,6 +144,13 @@ extern "C" bool
 wick_device_digests_built (void)
 {
   return true;
+}
+
+extern "C" bool
+wick_device_digests_enabled (void)
+{
+  const char *gpu = getenv ("WICK_WEIGHT_GPU_DIGESTS");
+  return gpu == NULL || strcmp (gpu, "0") != 0;
 }
 
 extern "C" WickDeviceDigests *
@@ -209,7 +216,8 @@ reserve_slots (WickDeviceDigests *digests, size_t need, WickError *error)
 
 extern "C" bool
 wick_device_digests_queue (WickDeviceDigests *digests, size_t slot, const void *data,
-                           uint64_t bytes, void *after_event, WickError *error)
+                           uint64_t bytes, uint64_t first_chunk, void *after_event,
+                           WickError *error)
 {
   if (slot >= kMaxSlots)
     return fail (error, WICK_ERROR_NO_SPACE, "GPU digest: more than %zu digests at once",
@@ -229,8 +237,19 @@ wick_device_digests_queue (WickDeviceDigests *digests, size_t slot, const void *
   unsigned long long blocks = (threads + kThreads - 1) / kThreads;
   bool aligned = ((uintptr_t) data & 7u) == 0;
   digest_kernel<<<(unsigned) blocks, kThreads, 0, digests->stream>>> (
-    (const unsigned char *) data, bytes, n_chunks, aligned, digests->slots + slot);
+    (const unsigned char *) data, bytes, n_chunks, first_chunk, aligned, digests->slots + slot);
   return check (cudaGetLastError (), "the digest kernel's launch", error);
+}
+
+extern "C" bool
+wick_device_digests_reset (WickDeviceDigests *digests, WickError *error)
+{
+  digests->used = 0;
+  if (digests->slots == NULL)
+    return true;
+  return check (cudaMemsetAsync (digests->slots, 0, digests->capacity * sizeof *digests->slots,
+                                 digests->stream),
+                "cudaMemsetAsync (digest slots)", error);
 }
 
 extern "C" bool

@@ -60,11 +60,9 @@ wick_digest_pipe_new (const WickWeightBacking *backing)
     return NULL;
   pipe->backing = backing;
   pthread_mutex_init (&pipe->lock, NULL);
-  /* Opt-in until measured on a GPU (docs/weights.md); without a stream for
-   * them (no device, say) the CPU workers hash. */
-  const char *gpu = getenv ("WICK_WEIGHT_GPU_DIGESTS");
-  if (backing->memory == WICK_WEIGHT_MEMORY_CUDA && wick_device_digests_built () && gpu != NULL
-      && strcmp (gpu, "1") == 0)
+  /* On the GPU where libwick has the kernels (WICK_WEIGHT_GPU_DIGESTS=0
+   * switches it off); without a stream for them the CPU workers hash. */
+  if (backing->memory == WICK_WEIGHT_MEMORY_CUDA && wick_device_digests_enabled ())
     pipe->device = wick_device_digests_new (NULL);
   return pipe;
 }
@@ -153,7 +151,7 @@ add_device_copy (WickDigestPipe *pipe, bool to_spill, void *live, void *spill, u
   piece->bytes = bytes;
   piece->digest = digest;
   piece->index = pipe->device_slots++;
-  return wick_device_digests_queue (pipe->device, (size_t)piece->index, live, bytes, fence,
+  return wick_device_digests_queue (pipe->device, (size_t)piece->index, live, bytes, 0, fence,
                                     error);
 }
 

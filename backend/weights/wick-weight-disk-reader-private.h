@@ -13,11 +13,17 @@
  * Any error stops every thread; the first message is kept. The pages of the
  * file are read with pread into the staging buffer: never mapped, and never
  * handed to the device straight from the page cache.
+ *
+ * Digests: on CUDA, where the GPU takes them (wick-weight-digest-device-
+ * private.h), the copier queues the digest of each chunk's device bytes
+ * behind the chunk's copy, so the readers only read; otherwise each reader
+ * hashes what it read while it is still in the cache.
  */
 #pragma once
 
 #include "wick-safetensors-private.h"
 #include "wick-weight-backing-private.h"
+#include "wick-weight-digest-device-private.h"
 
 #define WICK_DISK_SLOTS 16
 #define WICK_DISK_READERS 8
@@ -41,6 +47,8 @@ typedef struct
   void *fences[WICK_DISK_SLOTS];
   void *scratch[WICK_DISK_READERS]; /* for dtype conversion; plain memory */
   size_t slot_bytes;
+  WickDeviceDigests *device; /* CUDA: the GPU's digests, kept with the staging; or NULL */
+  bool device_tried;
 } WickDiskStaging;
 
 /* Allocates staging for up to slot_bytes a slot (lazily grown). */
@@ -50,7 +58,8 @@ void wick_disk_staging_free (WickDiskStaging *staging);
 
 /* Reads every job. When @digests is not NULL, digests[j] receives the digest
  * (wick-weight-hash-private.h) of job j's bytes as converted to the live
- * dtype, taken by the reader threads in the staging buffers, so a caller can
- * verify what was read before it trusts it. */
+ * dtype (by the GPU from the destination once the copies landed, or by the
+ * reader threads in the staging buffers), so a caller can verify what was
+ * read before it trusts it. */
 bool wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs,
                      uint64_t *digests, WickError *error);

@@ -31,7 +31,8 @@ typedef struct
   bool fence_pending[WICK_DISK_SLOTS];
   bool failed;
   WickError error;
-  _Atomic uint64_t *digests; /* one per job, or NULL */
+  _Atomic uint64_t *digests; /* one per job, or NULL: the readers hash */
+  WickDeviceDigests *device;  /* or the GPU hashes what the copies landed */
 } Pipeline;
 
 typedef struct
@@ -68,6 +69,7 @@ wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *ba
 void
 wick_disk_staging_free (WickDiskStaging *staging)
 {
+  wick_device_digests_free (staging->device); /* waits for its kernels */
   for (int i = 0; i < WICK_DISK_SLOTS && staging->backing != NULL; i++)
     {
       if (staging->slots[i] != NULL)
@@ -197,9 +199,14 @@ copy_chunks (Pipeline *pipeline)
       const WickDiskJob *job = &pipeline->jobs[chunk->job];
       size_t live_size = wick_weight_dtype_size (job->live_dtype);
       char *destination = (char *)job->destination + chunk->first * live_size;
+      uint64_t bytes = chunk->count * live_size;
       if (!backing->copy_from_staging (destination, pipeline->staging->slots[slot],
-                                       (size_t)chunk->count * live_size, &error)
-          || !backing->fence_record (pipeline->staging->fences[slot], &error))
+                                       (size_t)bytes, &error)
+          || !backing->fence_record (pipeline->staging->fences[slot], &error)
+          || (pipeline->device != NULL
+              && !wick_device_digests_queue (pipeline->device, chunk->job, destination, bytes,
+                                             chunk->first * live_size / WICK_WEIGHT_HASH_CHUNK,
+                                             pipeline->staging->fences[slot], &error)))
         {
           pipeline_fail (pipeline, &error);
           return;
@@ -261,7 +268,20 @@ wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs
                       staging->slot_bytes, WICK_DISK_SLOT_BYTES);
       return false;
     }
-  if (digests != NULL)
+  if (digests != NULL && staging->backing->memory == WICK_WEIGHT_MEMORY_CUDA
+      && wick_device_digests_enabled ())
+    {
+      /* Made once and kept with the staging; where it cannot be had the
+       * readers hash. */
+      if (staging->device == NULL && !staging->device_tried)
+        staging->device = wick_device_digests_new (NULL);
+      staging->device_tried = true;
+      /* every job's slot, the empty ones too (zero bytes: a zero digest) */
+      if (staging->device != NULL && n_jobs > 0 && wick_device_digests_reset (staging->device, NULL)
+          && wick_device_digests_queue (staging->device, n_jobs - 1, NULL, 0, 0, NULL, NULL))
+        pipeline.device = staging->device;
+    }
+  if (digests != NULL && pipeline.device == NULL)
     {
       pipeline.digests = calloc (n_jobs + 1, sizeof *pipeline.digests);
       if (pipeline.digests == NULL)
@@ -298,10 +318,15 @@ wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs
   WickError finish_error;
   if (!staging->backing->finish (&finish_error) && !pipeline.failed)
     pipeline_fail (&pipeline, &finish_error);
+  /* The GPU's digests of what landed (every copy has, after finish). */
+  if (pipeline.device != NULL && n_jobs > 0
+      && !wick_device_digests_wait (pipeline.device, digests, n_jobs, &finish_error)
+      && !pipeline.failed)
+    pipeline_fail (&pipeline, &finish_error);
   pthread_mutex_destroy (&pipeline.lock);
   pthread_cond_destroy (&pipeline.changed);
   free (pipeline.chunks);
-  if (digests != NULL)
+  if (digests != NULL && pipeline.device == NULL)
     {
       for (size_t j = 0; j < n_jobs; j++)
         digests[j] = atomic_load (&pipeline.digests[j]);

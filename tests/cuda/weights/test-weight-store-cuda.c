@@ -12,7 +12,11 @@
 #include "wick-weight-hash-private.h"
 #include "wick-weight-store-private.h"
 
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #define ROWS 1024
@@ -498,7 +502,7 @@ test_gpu_digest_matches_cpu (void)
         size_t at = offset ? 3 : 0; /* 3: not 8-byte aligned */
         expected[slot] = wick_weight_digest (host + at, sizes[i]);
         g_assert_true (
-          wick_device_digests_queue (digests, slot, device + at, sizes[i], NULL, &error));
+          wick_device_digests_queue (digests, slot, device + at, sizes[i], 0, NULL, &error));
       }
   g_assert_true (wick_device_digests_wait (digests, got, 2 * n, &error));
   for (size_t slot = 0; slot < 2 * n; slot++)
@@ -510,6 +514,19 @@ test_gpu_digest_matches_cpu (void)
     }
   g_assert_cmpuint (expected[0], ==, 0);
   g_assert_cmpuint (expected[2], !=, expected[4]);
+  /* A buffer digested in parts that start on chunk boundaries (the disk
+   * tier's staging slots) sums to the digest of the whole; a part queued
+   * with the wrong first chunk does not. */
+  const uint64_t whole = (8u << 20) + 13, cut = 5 * (uint64_t)WICK_WEIGHT_HASH_CHUNK;
+  g_assert_true (wick_device_digests_reset (digests, &error));
+  g_assert_true (wick_device_digests_queue (digests, 0, device, cut, 0, NULL, &error));
+  g_assert_true (wick_device_digests_queue (digests, 0, device + cut, whole - cut,
+                                            cut / WICK_WEIGHT_HASH_CHUNK, NULL, &error));
+  g_assert_true (wick_device_digests_queue (digests, 1, device, cut, 0, NULL, &error));
+  g_assert_true (wick_device_digests_queue (digests, 1, device + cut, whole - cut, 0, NULL, &error));
+  g_assert_true (wick_device_digests_wait (digests, got, 2, &error));
+  g_assert_cmpuint (got[0], ==, wick_weight_digest (host, whole));
+  g_assert_cmpuint (got[1], !=, wick_weight_digest (host, whole));
   wick_device_digests_free (digests);
   WickError ignored;
   wick_weight_free_device (device, &ignored);
@@ -524,8 +541,7 @@ test_ram_copy_changed_refused (void)
 {
   if (skip_without_device ())
     return;
-  g_setenv ("WICK_WEIGHT_GPU_DIGESTS", "1", TRUE);
-  DeviceModel model;
+  DeviceModel model; /* the GPU takes the digests (the default) */
   model_init (&model, FALSE);
   Hashes before = model_hash (&model);
   WickError error = { "" };
@@ -549,6 +565,77 @@ test_ram_copy_changed_refused (void)
   assert_hashes (&model, &before);
   hashes_free (&before);
   model_clear (&model);
+}
+
+/* A 20 MiB parameter (three 8 MiB staging slots) restored from the disk
+ * tier: the digests of its slots, each starting at its own chunk, sum to the
+ * eviction's digest (an honest restore passes), and one byte changed in the
+ * file's third slot after the eviction is refused, on the GPU's digests (the
+ * default) and on the CPU's. */
+static void
+test_checkpoint_changed_refused (void)
+{
+  if (skip_without_device ())
+    return;
+  const size_t bytes = 20u << 20;
+  char *dir = weights_test_tmpdir ();
+  char *path = g_build_filename (dir, "big.safetensors", NULL);
+  float *w = device_alloc (bytes);
+  float *host = g_malloc (bytes);
+  weights_test_fill (host, bytes, 9);
+  to_device (w, host, bytes);
+  g_free (host);
+  const uint64_t shape[] = { bytes / 4 };
+  WickWeightParam param = { "w", w, WICK_DTYPE_F32, shape, 1 };
+  WickError error = { "" };
+  g_assert_true (wick_safetensors_write (path, &param, 1, WICK_WEIGHT_MEMORY_CUDA, NULL, 0, &error));
+  char *before = device_sha256 (w, bytes);
+  for (int gpu = 1; gpu >= 0; gpu--)
+    {
+      g_setenv ("WICK_WEIGHT_GPU_DIGESTS", gpu ? "1" : "0", TRUE);
+      WickWeightStore *store = wick_weight_store_new (NULL, &error);
+      WickWeightModuleInfo info = { "big", &param, 1, WICK_WEIGHT_MEMORY_CUDA, path };
+      g_assert_true (wick_weight_store_register_module (store, &info, &error));
+      WickWeightStats stats;
+      g_assert_true (wick_weight_store_evict (store, "big", WICK_TIER_DISK, &stats, &error));
+      g_assert_true (wick_weight_store_restore (store, "big", &stats, &error));
+      char *after = device_sha256 (w, bytes);
+      g_assert_cmpstr (after, ==, before);
+      g_free (after);
+      g_assert_true (wick_weight_store_evict (store, "big", WICK_TIER_DISK, &stats, &error));
+      struct stat st;
+      g_assert_cmpint (stat (path, &st), ==, 0);
+      off_t at = st.st_size - (off_t)(bytes / 4) + 5; /* in the third 8 MiB slot */
+      int fd = g_open (path, O_RDWR, 0);
+      unsigned char byte;
+      g_assert_cmpint (pread (fd, &byte, 1, at), ==, 1);
+      byte ^= 0x10;
+      g_assert_cmpint (pwrite (fd, &byte, 1, at), ==, 1);
+      g_assert_false (wick_weight_store_restore (store, "big", &stats, &error));
+      g_assert_nonnull (strstr (error.message, "differ from what was evicted"));
+      g_assert_false (wick_weight_store_is_resident (store, "big"));
+      byte ^= 0x10;
+      g_assert_cmpint (pwrite (fd, &byte, 1, at), ==, 1);
+      close (fd);
+      g_assert_true (wick_weight_store_restore (store, "big", &stats, &error));
+      after = device_sha256 (w, bytes);
+      g_assert_cmpstr (after, ==, before);
+      g_free (after);
+      wick_weight_store_free (store);
+    }
+  g_unsetenv ("WICK_WEIGHT_GPU_DIGESTS");
+  g_assert_true (wick_weight_free_device (w, &error));
+  g_unlink (path);
+  weights_test_rmdir (dir);
+  g_free (before), g_free (path), g_free (dir);
+}
+
+/* The same round trips with the CPU threads hashing (WICK_WEIGHT_GPU_DIGESTS=0). */
+static void
+test_cpu_digests (gconstpointer data)
+{
+  g_setenv ("WICK_WEIGHT_GPU_DIGESTS", "0", TRUE);
+  ((void (*) (void))data) ();
   g_unsetenv ("WICK_WEIGHT_GPU_DIGESTS");
 }
 
@@ -566,5 +653,12 @@ main (int argc, char **argv)
   g_test_add_func ("/weights/cuda/packed-small-tensors", test_packed_small_tensors);
   g_test_add_func ("/weights/cuda/gpu-digest-matches-cpu", test_gpu_digest_matches_cpu);
   g_test_add_func ("/weights/cuda/ram-copy-changed-refused", test_ram_copy_changed_refused);
+  g_test_add_func ("/weights/cuda/checkpoint-changed-refused", test_checkpoint_changed_refused);
+  g_test_add_data_func ("/weights/cuda/cpu-digests/round-trip-disk", test_round_trip_disk,
+                        test_cpu_digests);
+  g_test_add_data_func ("/weights/cuda/cpu-digests/round-trip-ram", test_round_trip_ram,
+                        test_cpu_digests);
+  g_test_add_data_func ("/weights/cuda/cpu-digests/hostile-checkpoint", test_hostile_checkpoint,
+                        test_cpu_digests);
   return g_test_run ();
 }
