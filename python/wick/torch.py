@@ -18,6 +18,7 @@ docs/python.md has the long form.
 """
 
 import contextlib as _contextlib
+import operator as _operator
 import os as _os
 import re as _re
 import threading as _threading
@@ -72,9 +73,20 @@ def dtype_name(dtype):
     return _DTYPES.get(dtype, str(dtype).replace("torch.", ""))
 
 
+_DEVICE_NAMES = {}
+
+
 def device_name(device):
-    d = _torch.device(device)
-    return d.type if d.index is None else "%s:%d" % (d.type, d.index)
+    name = _DEVICE_NAMES.get(device)
+    if name is None:
+        d = _torch.device(device)
+        name = d.type if d.index is None else "%s:%d" % (d.type, d.index)
+        if isinstance(device, _torch.device):
+            _DEVICE_NAMES[device] = name
+    return name
+
+
+_UNTYPED = hasattr(_torch.Tensor, "untyped_storage")
 
 
 def _storage(t):
@@ -119,7 +131,8 @@ class _Tracker:
 
     def __init__(self, inst):
         self.inst = inst
-        self.live = {}  # storage pointer -> storage id
+        self.live = {}  # storage pointer -> entry (sid, tid, bytes, category, device, shape, dtype)
+        self.refs = {}  # storage pointer -> the weak reference whose callback records its free
         self.counter = 0
         self.lock = _threading.Lock()
 
@@ -130,14 +143,23 @@ class _Tracker:
         if not isinstance(t, _torch.Tensor) or t.is_sparse:
             return None
         try:
-            ptr, nbytes = _storage(t)
+            storage = t.untyped_storage() if _UNTYPED else t.storage()
+            ptr = storage.data_ptr()
         except (RuntimeError, NotImplementedError):
             return None  # meta, sparse or functional tensors have no storage
-        if ptr == 0 or nbytes == 0:
+        if ptr == 0:
+            return None
+        # A storage seen before, unlabelled: nothing to record (the optimizer's
+        # state after its first step, say), so nothing more is computed.
+        entry = self.live.get(ptr)
+        if entry is not None and label is None:
+            return entry[0]
+        nbytes = storage.nbytes()
+        if nbytes == 0:
             return None
         raw = self.inst.raw
         shape = list(t.shape)
-        dtype = dtype_name(t.dtype)
+        dtype = _DTYPES.get(t.dtype) or dtype_name(t.dtype)
         device = device_name(t.device)
         with self.lock:
             entry = self.live.get(ptr)
@@ -160,7 +182,9 @@ class _Tracker:
         except Error:
             self.inst.record_errors += 1
         if new:
-            _weakref.finalize(t, self._freed, ptr, sid)
+            # the free is recorded when this tensor object is collected (a
+            # weak reference with a callback: a tenth of weakref.finalize's cost)
+            self.refs[ptr] = _weakref.ref(t, lambda _, ptr=ptr, sid=sid: self._freed(ptr, sid))
         return sid
 
     def _freed(self, ptr, sid):
@@ -169,6 +193,7 @@ class _Tracker:
             if entry is None or entry[0] != sid:
                 return
             del self.live[ptr]
+            self.refs.pop(ptr, None)
         raw = self.inst.raw
         if raw.closed or raw.finished:
             return
@@ -203,6 +228,7 @@ class _Tracker:
         """Frees every storage still live (at the end of the session)."""
         with self.lock:
             live, self.live = self.live, {}
+            self.refs = {}
         for entry in live.values():
             self._free(entry)
 
@@ -310,17 +336,13 @@ class Instrumentation:
                         continue
                     self.tracker.track(p, "parameter", label=name)
             self._sample_device_memory()
-        if module_spans:
-            for module in self._names:
-                self._handles.append(module.register_forward_pre_hook(self._forward_pre))
-                self._handles.append(module.register_forward_hook(self._forward_post))
-                if hasattr(module, "register_full_backward_hook") and module is not self.model:
-                    pass
-        else:
-            self._handles.append(self.model.register_forward_pre_hook(self._forward_pre))
-            self._handles.append(self.model.register_forward_hook(self._forward_post))
-        # a forward (or a hook) that raises: its post hook never runs, so
-        # Module.__call__ is wrapped to end what it opened
+        # Module spans come from a wrapper of Module.__call__, not from forward
+        # hooks: a module with hooks takes torch's slow call path (the hooks'
+        # dispatch cost more than the spans), and a forward (or a user's hook)
+        # that raises never reaches a post hook, so the wrapper ends what it
+        # opened. Modules outside the model pass straight through.
+        self._spanned = dict(self._names) if module_spans else {self.model: self._names[self.model]}
+        self._params = list(self.model.named_parameters())
         self._patch_call()
         # backward: Tensor.backward and torch.autograd.backward, wrapped while
         # the instrumentation is installed
@@ -351,10 +373,10 @@ class Instrumentation:
     @_contextlib.contextmanager
     def suspended(self):
         """Wick's recording off for the block, as if the model were not
-        instrumented: the forward hooks this instrumentation installed are
-        taken out of their modules (and put back in their places after),
-        backward and the optimizer record nothing, the op dispatch mode is
-        lifted. A stage's speedup gate times its eager rounds inside this, so
+        instrumented: modules open no spans and track no tensors, any forward
+        hooks of this instrumentation are taken out of their modules (and put
+        back in their places after), backward and the optimizer record
+        nothing, the op dispatch mode is lifted. A stage's speedup gate times its eager rounds inside this, so
         the graph is not credited with the cost of Wick's own hooks."""
         saved = []
         ours = {}
@@ -420,8 +442,6 @@ class Instrumentation:
 
     def _forward_pre(self, module, inputs):
         raw = self.raw
-        if raw.finished:
-            return
         stack = self._stack()
         top = module is self.model
         if top and not stack and _torch.is_grad_enabled() and self.session._s is raw:
@@ -454,18 +474,27 @@ class Instrumentation:
         return True
 
     def _patch_call(self):
+        if self._patched_call is not None:
+            return
         original = _torch.nn.Module.__call__
         inst = self
+        raw = self.raw
+        spanned = self._spanned
+        pre, post = self._forward_pre, self._forward_post
 
         def call(module, *args, **kwargs):
-            try:
+            if inst._suspended or raw.finished or module not in spanned:
                 return original(module, *args, **kwargs)
+            pre(module, args)
+            try:
+                output = original(module, *args, **kwargs)
             except BaseException:
                 # the forward, or a hook, raised: end what it opened, as the
                 # exception unwinds the user's own context managers
-                if module in inst._names:
-                    inst._unwind(module, include=True)
+                inst._unwind(module, include=True)
                 raise
+            post(module, args, output)
+            return output
 
         self._patched_call = original
         _torch.nn.Module.__call__ = call
@@ -517,7 +546,7 @@ class Instrumentation:
         _torch.Tensor.backward = backward
 
     def _after_backward(self, sid):
-        params = list(self.model.named_parameters())
+        params = self._params
         if self.memory:
             for name, p in params:
                 if p.grad is not None:
@@ -547,6 +576,7 @@ class Instrumentation:
     def _wrap_optimizer(self, opt):
         inst = self
         step = opt.step  # bound method (or torch's profile-hook wrapper)
+        seen = []  # the state's values at the last step (held: their ids stay theirs)
 
         def wrapped_step(*args, **kwargs):
             raw = inst.raw
@@ -558,10 +588,14 @@ class Instrumentation:
             finally:
                 try:
                     if inst.memory and not raw.finished:
-                        for state in opt.state.values():
-                            for key, value in state.items():
+                        # After the first step the state is the same tensors,
+                        # updated in place: one identity check, not a track each.
+                        values = [v for state in opt.state.values() for v in state.values()]
+                        if len(values) != len(seen) or not all(map(_operator.is_, values, seen)):
+                            for value in values:
                                 if isinstance(value, _torch.Tensor) and value.dim() > 0:
                                     inst.tracker.track(value, "optimizer", span=sid)
+                            seen[:] = values
                 finally:
                     if not raw.closed and not raw.finished:
                         raw.span_end(sid)

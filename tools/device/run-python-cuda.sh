@@ -7,6 +7,7 @@
 # loads. Then each tests/python/test_torch_*.py runs with the first python3
 # that imports torch (WICK_DEVICE_PYTHON to choose). Logs under $OUT.
 # Usage: tools/device/run-python-cuda.sh [test_name ...]  (default: all torch tests)
+# The package lands in _build-device/python-abi3 (PYTHONPATH for benchmarks).
 source "$(dirname "$0")/env.sh"
 # Only libwick and the headless wick-trace are needed (the meson python target
 # fails there, and the rest takes minutes): WICK_DEVICE_TARGETS= builds all.
@@ -40,6 +41,8 @@ if [ -x _build-device/app/cli/wick-trace ]; then
 else
   echo "run-python-cuda: wick-trace did not build: the tests that check traces skip"
 fi
+# WICK_DEVICE_BUILD_ONLY=1: the package and wick-trace only (for benchmarks)
+[ "${WICK_DEVICE_BUILD_ONLY:-}" = 1 ] && exit 0
 python=${WICK_DEVICE_PYTHON:-}
 if [ -z "$python" ]; then
   for p in $(which -a python3) /opt/torch/.venv/bin/python3; do

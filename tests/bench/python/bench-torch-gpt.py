@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""bench-torch-gpt.py — wick.torch.instrument on a GPT-class training step
+(issue 22 item 4): a decoder-only transformer of >= 50 M parameters
+(defaults: vocab 32768, width 512, 8 layers, 8 heads: 58.7 M), bf16 autocast
+on CUDA, AdamW, against the same step uninstrumented and under
+torch.profiler(record_shapes, profile_memory), in the same run.
+
+Each round runs --steps steps of every mode, in an order that rotates from
+round to round (plain, instrument with memory tracking, instrument without,
+torch.profiler), so drift hits every mode alike; a round's ratio is the mode's
+step time over the plain step time of the same round. Prints per mode the
+median ms/step and its min–max over rounds, and the median (min–max) of the
+per-round ratios; then the cost of a span begun and ended from Python.
+
+    python3 tests/bench/python/bench-torch-gpt.py [--device cuda] [--rounds 9] [--steps 10]
+        [--batch 16] [--seq 256] [--vocab 32768] [--width 512] [--layers 8] [--heads 8]
+        [--profile FILE]  (cProfile of the instrumented steps, for the Python side's hot spots)
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import wick  # noqa: E402
+import wick.torch  # noqa: E402
+
+
+class Block(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+        self.ln2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x, mask):
+        y = self.ln1(x)
+        x = x + self.attn(y, y, y, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab, d, layers, heads, seq):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), 1), persistent=False)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))
+        for block in self.blocks:
+            x = block(x, self.mask[:t, :t])
+        return self.head(self.ln(x))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--seq", type=int, default=256)
+    p.add_argument("--vocab", type=int, default=32768)
+    p.add_argument("--width", type=int, default=512)
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--no-profiler", action="store_true")
+    p.add_argument("--profile", default=None)
+    args = p.parse_args()
+    dev = torch.device(args.device)
+    torch.manual_seed(0)
+    model = GPT(args.vocab, args.width, args.layers, args.heads, args.seq).to(dev)
+    params = sum(p.numel() for p in model.parameters())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    cuda = dev.type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    data = torch.randint(0, args.vocab, (4, args.batch, args.seq + 1), device=dev)
+    counter = [0]
+
+    def step():
+        batch = data[counter[0] % 4]
+        counter[0] += 1
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=cuda):
+            logits = model(batch[:, :-1])
+        loss = F.cross_entropy(logits.float().reshape(-1, args.vocab), batch[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    tmp = tempfile.mkdtemp()
+    plan = wick.torch.gradient_plan(model)
+    session = wick.Session("bench.gpt", contract=plan, capture_step=1, device=str(dev),
+                           jsonl_path=os.path.join(tmp, "bench.jsonl"), strict=True,
+                           coverage={"tensors": "complete", "logical_memory": "complete"})
+    for _ in range(3):
+        step()
+    sync()
+    inst = wick.torch.instrument(session, model, opt)
+    # the capture step (gradients read back) and a warm-up of the hooks, untimed
+    for _ in range(2):
+        with inst.step():
+            step()
+    sync()
+    inst.remove()
+
+    modes = ["plain", "instrument", "instrument-no-memory"] + ([] if args.no_profiler else ["torch.profiler"])
+    times = {m: [] for m in modes}
+    ratios = {m: [] for m in modes}
+    profiler = None
+    if args.profile:
+        import cProfile
+        profiler = cProfile.Profile()
+    for r in range(args.rounds):
+        order = modes[r % len(modes):] + modes[: r % len(modes)]
+        this = {}
+        for mode in order:
+            if mode.startswith("instrument"):
+                inst.memory = mode == "instrument"
+                inst._install(True)
+                inst.optimizer = opt
+            sync()
+            if profiler is not None and mode == "instrument":
+                profiler.enable()
+            t0 = time.perf_counter()
+            if mode == "torch.profiler":
+                acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
+                with torch.profiler.profile(activities=acts, record_shapes=True, profile_memory=True):
+                    for _ in range(args.steps):
+                        step()
+                    sync()
+            elif mode.startswith("instrument"):
+                for _ in range(args.steps):
+                    with inst.step():
+                        step()
+                sync()
+            else:
+                for _ in range(args.steps):
+                    step()
+                sync()
+            this[mode] = (time.perf_counter() - t0) / args.steps * 1e3
+            if profiler is not None and mode == "instrument":
+                profiler.disable()
+            if mode.startswith("instrument"):
+                inst.remove()
+        for mode in modes:
+            times[mode].append(this[mode])
+            ratios[mode].append(this[mode] / this["plain"])
+    print("GPT %.1f M parameters (vocab %d, width %d, %d layers, %d heads), batch %d x %d tokens, %s, torch %s, "
+          "%d rounds of %d steps" % (params / 1e6, args.vocab, args.width, args.layers, args.heads, args.batch,
+                                     args.seq, torch.cuda.get_device_name() if cuda else "cpu", torch.__version__,
+                                     args.rounds, args.steps))
+    for mode in modes:
+        v, q = times[mode], ratios[mode]
+        print("RESULT mode=%s ms_per_step=%.3f min=%.3f max=%.3f ratio=%.3f ratio_min=%.3f ratio_max=%.3f"
+              % (mode, statistics.median(v), min(v), max(v), statistics.median(q), min(q), max(q)))
+    # span cost
+    n = 200000
+    span = session.span
+    costs = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            with span("hot"):
+                pass
+        costs.append((time.perf_counter() - t0) / n * 1e9)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        pass
+    loop = (time.perf_counter() - t0) / n * 1e9
+    reused = session._s.span("hot2")
+    reuse = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            with reused:
+                pass
+        reuse.append((time.perf_counter() - t0) / n * 1e9)
+    print("RESULT span_ns=%.0f span_min=%.0f reused_span_ns=%.0f reused_min=%.0f empty_loop_ns=%.0f dropped=%d records_errors=%d"
+          % (statistics.median(costs), min(costs), statistics.median(reuse), min(reuse), loop, session.dropped,
+             inst.record_errors))
+    session.finish()
+    session.close()
+    if profiler is not None:
+        import pstats
+        profiler.dump_stats(args.profile)
+        pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()
