@@ -10,10 +10,13 @@
 #   build     libwick, the cuda tests, the benchmarks, the headless wick-trace
 #   suite     the cuda suite's C tests (stage-capture, weight-store-cuda)
 #   python    the torch tests through run-python-cuda.sh (remote's command first)
-#   weightsN  bench-weight-store, CPU digests then WICK_WEIGHT_GPU_DIGESTS=1 (round N)
+#   weightsN  bench-weight-store, CPU digests (WICK_WEIGHT_GPU_DIGESTS=0) then the GPU's (round N)
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
 #   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
-#   gpt       tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler)
+#   gptN      tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler), the
+#             package of this tree and, where .device-oldwick/wick holds one, an older
+#             one's .py files beside it (same _wick extension), alternating, N pairs
+#   probe     tests/bench/stages/bench-graph-probe.py (why torch's 128-node graph is faster)
 # A step that would start with fewer seconds left than it needs is skipped and
 # says so. Run from the repository root (of the archived branch).
 set -uo pipefail
@@ -93,7 +96,7 @@ for s in "$@"; do
       for round in ${s#weights}; do
         for mode in cpu gpu; do
           need 45 "weights round $round digests=$mode" || continue
-          if [ $mode = gpu ]; then export WICK_WEIGHT_GPU_DIGESTS=1; else unset WICK_WEIGHT_GPU_DIGESTS; fi
+          if [ $mode = gpu ]; then unset WICK_WEIGHT_GPU_DIGESTS; else export WICK_WEIGHT_GPU_DIGESTS=0; fi
           LD_LIBRARY_PATH=$ld timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
             --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
             >/tmp/session-logs/weights-$round-$mode.log 2>&1
@@ -121,12 +124,29 @@ for s in "$@"; do
         echo "rc=$?"; cat /tmp/session-logs/hotpath-$core-preload.log | head -40
       done
       ;;
-    gpt)
+    gpt*)
       wait_data
-      need 60 gpt || continue
-      WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" tools/device/run-python-cuda.sh --build-only >/dev/null 2>&1
-      PYTHONPATH=$PWD/$B/python-abi3:$PWD/examples timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py \
-        2>&1 | tee /tmp/session-logs/gpt.log
+      OUT=/tmp/session-logs WICK_DEVICE_BUILD_ONLY=1 WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" \
+        tools/device/run-python-cuda.sh >/dev/null 2>&1
+      variants=new
+      if [ -d .device-oldwick/wick ]; then
+        cp $B/python-abi3/wick/_wick.abi3.so .device-oldwick/wick/ && variants="old new"
+      fi
+      for pair in $(seq 1 ${s#gpt}); do
+        for v in $variants; do
+          need 75 "gpt $v ($pair)" || continue
+          if [ $v = new ]; then pp=$PWD/$B/python-abi3; else pp=$PWD/.device-oldwick; fi
+          PYTHONPATH=$pp timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py --rounds 7 --steps 10 \
+            >/tmp/session-logs/gpt-$v-$pair.log 2>&1
+          echo "gpt $v $pair rc=$?"; grep -E "^GPT|RESULT|Error|error" /tmp/session-logs/gpt-$v-$pair.log | head -12
+        done
+      done
+      ;;
+    probe)
+      wait_data
+      need 40 probe || continue
+      timeout $(( $(left) - 10 )) python3 tests/bench/stages/bench-graph-probe.py >/tmp/session-logs/probe.log 2>&1
+      echo "probe rc=$?"; grep -vE "^\s+File|^\s+\^" /tmp/session-logs/probe.log | head -60
       ;;
     *) say "unknown step $s" ;;
   esac

@@ -103,6 +103,69 @@ baseline (void **params, size_t each, int n, int reps, double *h2d, double *d2h)
   free (device), free (up), free (down);
 }
 
+/* Diagnostics of the RAM-tier restore's gap to the baseline, which copies
+ * from one pinned buffer into cudaMalloc memory: the same copies from n
+ * distinct pinned buffers (as a restore reads n spills), and into n fresh
+ * VMM mappings made just before (as a restore writes), the copies alone
+ * timed. Medians of reps. */
+static void
+restore_diagnostics (size_t each, int n, int reps, double *distinct, double *fresh)
+{
+  WickError error;
+  void **pinned = calloc ((size_t)n, sizeof *pinned);
+  void **device = calloc ((size_t)n, sizeof *device);
+  double *a = calloc ((size_t)reps, sizeof *a), *b = calloc ((size_t)reps, sizeof *b);
+  for (int i = 0; i < n; i++)
+    {
+      check_cuda (cudaHostAlloc (&pinned[i], each, cudaHostAllocDefault), "cudaHostAlloc");
+      memset (pinned[i], 3, each);
+      check_cuda (cudaMalloc (&device[i], each), "cudaMalloc");
+    }
+  cudaEvent_t start, stop;
+  float ms;
+  check_cuda (cudaEventCreate (&start), "cudaEventCreate");
+  check_cuda (cudaEventCreate (&stop), "cudaEventCreate");
+  for (int r = -1; r < reps; r++)
+    {
+      check_cuda (cudaEventRecord (start, 0), "cudaEventRecord");
+      for (int i = 0; i < n; i++)
+        check_cuda (cudaMemcpyAsync (device[i], pinned[i], each, cudaMemcpyHostToDevice, 0),
+                    "cudaMemcpyAsync");
+      check_cuda (cudaEventRecord (stop, 0), "cudaEventRecord");
+      check_cuda (cudaEventSynchronize (stop), "cudaEventSynchronize");
+      check_cuda (cudaEventElapsedTime (&ms, start, stop), "cudaEventElapsedTime");
+      if (r >= 0)
+        a[r] = ms / 1e3;
+    }
+  for (int i = 0; i < n; i++)
+    cudaFree (device[i]);
+  for (int r = -1; r < reps; r++)
+    {
+      for (int i = 0; i < n; i++)
+        if ((device[i] = wick_weight_alloc_device (each, &error)) == NULL)
+          die ("wick_weight_alloc_device", error.message);
+      check_cuda (cudaDeviceSynchronize (), "cudaDeviceSynchronize");
+      check_cuda (cudaEventRecord (start, 0), "cudaEventRecord");
+      for (int i = 0; i < n; i++)
+        check_cuda (cudaMemcpyAsync (device[i], pinned[i], each, cudaMemcpyHostToDevice, 0),
+                    "cudaMemcpyAsync");
+      check_cuda (cudaEventRecord (stop, 0), "cudaEventRecord");
+      check_cuda (cudaEventSynchronize (stop), "cudaEventSynchronize");
+      check_cuda (cudaEventElapsedTime (&ms, start, stop), "cudaEventElapsedTime");
+      if (r >= 0)
+        b[r] = ms / 1e3;
+      for (int i = 0; i < n; i++)
+        wick_weight_free_device (device[i], &error);
+    }
+  cudaEventDestroy (start);
+  cudaEventDestroy (stop);
+  *distinct = median (a, reps);
+  *fresh = median (b, reps);
+  for (int i = 0; i < n; i++)
+    cudaFreeHost (pinned[i]);
+  free (pinned), free (device), free (a), free (b);
+}
+
 /* Seconds to reserve, create and map n allocations (what a restore pays
  * before its copies), and to free them. */
 static double
@@ -245,6 +308,8 @@ main (int argc, char **argv)
   double h2d, d2h;
   baseline (params, each, n, options.reps, &h2d, &d2h);
   double vmm = time_vmm_allocations (each, n);
+  double h2d_distinct, h2d_fresh;
+  restore_diagnostics (each, n, options.reps, &h2d_distinct, &h2d_fresh);
 
   char path[4096];
   snprintf (path, sizeof path, "%s/bench-weights-%d.safetensors", options.dir, (int)getpid ());
@@ -266,6 +331,10 @@ main (int argc, char **argv)
           options.reps);
   printf ("  %-34s %8.2f GB/s\n", "baseline pinned host -> device", gb / h2d);
   printf ("  %-34s %8.2f GB/s\n", "baseline device -> pinned host", gb / d2h);
+  printf ("  %-34s %8.2f GB/s  %5.1f%% of H2D\n", "H2D from n distinct pinned buffers",
+          gb / h2d_distinct, 100 * h2d / h2d_distinct);
+  printf ("  %-34s %8.2f GB/s  %5.1f%% of H2D\n", "H2D into n fresh VMM mappings",
+          gb / h2d_fresh, 100 * h2d / h2d_fresh);
   printf ("  %-34s %8.2f GB/s  %5.1f%% of D2H  (cold %.2f GB/s)\n", "evict, RAM tier",
           gb / ram_evict.warm, 100 * d2h / ram_evict.warm, gb / ram_evict.cold);
   printf ("  %-34s %8.2f GB/s  (%.1f ms)\n", "VMM reserve+create+map, no copy", gb / vmm,

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""bench-graph-probe.py — why does torch.cuda.CUDAGraph replay a 128-kernel
+chain at ~0.85 µs a kernel when a bare CUDA graph of bench-stage-replay's
+kernels takes ~0.98 (and torch's own 512-kernel graph 1.02)? (issue 22 item 2)
+
+A 2 x 2 in one run, each cell timed as bench-torch-graph.py times (CUDA events
+around 50 (128 kernels) or 20 (512) back-to-back launches, 11 rounds, median
+µs a kernel):
+  kernel  torch's x.mul_(0.999) | the stage test's fma kernel (CuPy RawKernel,
+          one block of 128 threads, x = fma(x, a, b), as chain_next)
+  graph   torch.cuda.graph (capture on torch's side stream, torch's
+          instantiate) | a raw stream capture through cuda-python on the
+          launch stream, cudaGraphInstantiate with flags 0, cudaGraphUpload,
+          cudaGraphLaunch
+plus launch-stream variants of the raw graph (the legacy default stream, a
+high-priority stream), and the launch shape of torch's kernel node (grid,
+block, dynamic shared memory, registers), read from the raw graph.
+Prints PROBE lines; never fails on timing. Needs CUDA, CuPy and cuda-python;
+a cell that cannot run says why.
+"""
+import statistics
+import sys
+import traceback
+
+import torch
+
+N = 128
+ROUNDS = 11
+
+FMA = r"""
+extern "C" __global__ void chain_next(float *output, int n, float a, float b)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    output[i] = fmaf(output[i], a, b);
+}
+"""
+
+
+def launches_for(kernels):
+    return 20 if kernels >= 512 else 50
+
+
+def per_kernel(launch, stream, kernels):
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    launches = launches_for(kernels)
+
+    def block():
+        with torch.cuda.stream(stream):
+            start.record()
+            for _ in range(launches):
+                launch()
+            stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) * 1e3 / (launches * kernels)
+
+    block()
+    values = [block() for _ in range(ROUNDS)]
+    return statistics.median(values), min(values), max(values)
+
+
+def report(name, kernels, result):
+    med, lo, hi = result
+    print(f"PROBE kernels={kernels} cell={name} us_per_kernel={med:.4f} min={lo:.4f} max={hi:.4f}", flush=True)
+
+
+def main():
+    if not torch.cuda.is_available():
+        print("bench-graph-probe: skipped, no CUDA device")
+        return 77
+    import cupy
+    from cuda.bindings import runtime as cudart
+
+    print(f"torch {torch.__version__}, cupy {cupy.__version__}, {torch.cuda.get_device_name()}", flush=True)
+    fma = cupy.RawKernel(FMA, "chain_next")
+    x = torch.randn(N, device="cuda")
+    xc = cupy.asarray(x)  # the same memory
+
+    def torch_chain(kernels):
+        for _ in range(kernels):
+            x.mul_(0.999)
+
+    def fma_chain(kernels, stream):
+        with cupy.cuda.ExternalStream(stream.cuda_stream):
+            for k in range(kernels):
+                fma((1,), (128,), (xc, cupy.int32(N), cupy.float32(0.999), cupy.float32(0.0001)))
+
+    for kernels in (128, 512):
+        stream = torch.cuda.Stream()
+        # warm both kernels eagerly on the stream
+        with torch.cuda.stream(stream):
+            torch_chain(kernels)
+        fma_chain(kernels, stream)
+        torch.cuda.synchronize()
+        # torch.cuda.graph, either kernel
+        for name, body in (("torch-graph/torch-kernel", lambda: torch_chain(kernels)),
+                           ("torch-graph/fma-kernel", lambda: fma_chain(kernels, torch.cuda.current_stream()))):
+            try:
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g, stream=stream):
+                    body()
+                torch.cuda.synchronize()
+                report(name, kernels, per_kernel(g.replay, stream, kernels))
+            except Exception:
+                print(f"PROBE kernels={kernels} cell={name} failed", flush=True)
+                traceback.print_exc()
+        # raw capture on the launch stream, either kernel, launched on several streams
+        for kname, body in (("torch-kernel", lambda s: torch_chain(kernels)),
+                            ("fma-kernel", lambda s: fma_chain(kernels, s))):
+            try:
+                cs = cudart.cudaStream_t(init_value=stream.cuda_stream)
+                err, = cudart.cudaStreamBeginCapture(cs, cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal)
+                assert int(err) == 0, err
+                with torch.cuda.stream(stream):
+                    body(stream)
+                err, graph = cudart.cudaStreamEndCapture(cs)
+                assert int(err) == 0, err
+                err, graph_exec = cudart.cudaGraphInstantiate(graph, 0)
+                assert int(err) == 0, err
+                err, = cudart.cudaGraphUpload(graph_exec, cs)
+                assert int(err) == 0, err
+                torch.cuda.synchronize()
+                if kname == "torch-kernel" and kernels == 128:
+                    describe(cudart, graph)
+                streams = (("capture-stream", stream), ("high-priority", torch.cuda.Stream(priority=-1)),
+                           ("legacy-default", torch.cuda.default_stream()))
+                for sname, launch_stream in streams:
+                    ls = cudart.cudaStream_t(init_value=launch_stream.cuda_stream)
+
+                    def launch(ls=ls):
+                        cudart.cudaGraphLaunch(graph_exec, ls)
+
+                    report(f"raw-graph/{kname}/{sname}", kernels, per_kernel(launch, launch_stream, kernels))
+                cudart.cudaGraphExecDestroy(graph_exec)
+                cudart.cudaGraphDestroy(graph)
+            except Exception:
+                print(f"PROBE kernels={kernels} cell=raw-graph/{kname} failed", flush=True)
+                traceback.print_exc()
+    return 0
+
+
+def describe(cudart, graph):
+    """Launch shape of the first and second kernel nodes of a raw graph."""
+    try:
+        err, nodes, count = cudart.cudaGraphGetNodes(graph, 4)
+        for node in nodes[:2]:
+            err, params = cudart.cudaGraphKernelNodeGetParams(node)
+            attrs = cudart.cudaFuncGetAttributes(params.func)
+            a = attrs[1] if isinstance(attrs, tuple) else attrs
+            print(f"PROBE torch-node grid=({params.gridDim.x},{params.gridDim.y},{params.gridDim.z}) "
+                  f"block=({params.blockDim.x},{params.blockDim.y},{params.blockDim.z}) "
+                  f"shared={params.sharedMemBytes} regs={getattr(a, 'numRegs', '?')} "
+                  f"param_bytes={getattr(a, 'maxDynamicSharedSizeBytes', '?')} "
+                  f"const={getattr(a, 'constSizeBytes', '?')} local={getattr(a, 'localSizeBytes', '?')}",
+                  flush=True)
+    except Exception:
+        print("PROBE torch-node description failed", flush=True)
+        traceback.print_exc()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
