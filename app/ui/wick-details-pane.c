@@ -5,7 +5,10 @@
 
 #include <glib/gi18n.h>
 #include <json-glib/json-glib.h>
+#include <string.h>
 
+#include "model/wick-gpu-analysis.h"
+#include "model/wick-json-scanner.h"
 #include "model/wick-span-costs.h"
 #include "wick-format.h"
 #include "wick-record-text.h"
@@ -26,12 +29,19 @@ struct _WickDetailsPane
 
   guint range_source;
   guint grid_rows;
+  GtkWidget *args_grid; /* the record's args, key and value by row (in contents) */
+  guint args_rows;
   WickSelection *selection;
   WickDocument *document;
   WickSpanIndex *span_index;
 };
 
 G_DEFINE_FINAL_TYPE (WickDetailsPane, wick_details_pane, GTK_TYPE_WIDGET)
+
+static char *track_text (WickTracks *tracks, guint32 track);
+static void show_launched (WickDetailsPane *self, guint index);
+static void add_args (WickDetailsPane *self, const char *args);
+static gboolean is_chrome (WickDocument *document);
 
 static void
 add_field (WickDetailsPane *self, const char *key, const char *value)
@@ -75,13 +85,20 @@ typedef struct
   WickSelection *selection;
   WickRecordType type;
   gint64 index;
+  guint event_kind; /* WICK_EVENT_NONE: the record alone */
+  gint64 event_index;
 } Link;
 
 static void
 on_row_activated (GtkListBox *list, GtkListBoxRow *row, gpointer user_data)
 {
   Link *link = g_object_get_data (G_OBJECT (row), "wick-link");
-  if (link)
+  if (link == NULL)
+    return;
+  if (link->event_kind != WICK_EVENT_NONE)
+    wick_selection_set_record_event (link->selection, link->type, link->index, link->event_kind,
+                                     link->event_index);
+  else
     wick_selection_set_record (link->selection, link->type, link->index);
 }
 
@@ -118,9 +135,27 @@ add_list_row (WickDetailsPane *self, GtkWidget *list, const char *title, const c
   gtk_box_append (GTK_BOX (box), s);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
   Link *link = g_new (Link, 1);
-  *link = (Link){ self->selection, type, index };
+  *link = (Link){ self->selection, type, index, WICK_EVENT_NONE, -1 };
   g_object_set_data_full (G_OBJECT (row), "wick-link", link, g_free);
   gtk_list_box_append (GTK_LIST_BOX (list), row);
+}
+
+/* A row selecting an event of the track model (a Chrome device slice: no
+ * document record). */
+static void
+add_event_row (WickDetailsPane *self, GtkWidget *list, const char *title, const char *subtitle,
+               WickEventRef ref)
+{
+  add_list_row (self, list, title, subtitle, WICK_RECORD_NONE, -1);
+  GtkWidget *row = gtk_widget_get_last_child (list);
+  Link *link = g_object_get_data (G_OBJECT (row), "wick-link");
+  link->event_kind = ref.kind;
+  link->event_index = ref.index;
+  if (ref.kind == WICK_EVENT_SLICE)
+    {
+      link->type = WICK_RECORD_SPAN;
+      link->index = ref.index;
+    }
 }
 
 static void
@@ -132,7 +167,10 @@ clear (WickDetailsPane *self)
   while ((child = gtk_widget_get_first_child (self->grid)))
     gtk_grid_remove (GTK_GRID (self->grid), child);
   self->grid_rows = 0;
+  self->args_grid = NULL;
+  self->args_rows = 0;
   gtk_label_set_text (GTK_LABEL (self->title), NULL);
+  gtk_widget_set_tooltip_text (self->title, NULL);
   gtk_widget_set_visible (self->hint, FALSE);
 }
 
@@ -217,12 +255,61 @@ show_span_contents (WickDetailsPane *self, guint index)
     }
 }
 
+/* A host slice of a Chrome/PyTorch trace: what it has (no candle-graph
+ * step, id, measured flag or bytes), what it launched, its args. */
+static void
+show_chrome_slice (WickDetailsPane *self, guint index)
+{
+  WickDocument *doc = self->document;
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  const WickSpan *spans = wick_document_get_spans (doc, NULL);
+  const WickSpan *span = &spans[index];
+  const char *category = wick_tracks_span_category (tracks, index);
+  add_field (self, _ ("Category"), category && *category ? category : NULL);
+  add_field_take (self, _ ("Thread"), track_text (tracks, wick_tracks_span_track (tracks, index)));
+  add_field_take (self, _ ("Start"), rel_time (self, span->start_ns));
+  if (span->flags & WICK_SPAN_FLAG_CLOSED)
+    add_field_take (self, _ ("Duration"), wick_format_duration (span->duration_ns));
+  else
+    add_field (self, _ ("Duration"), _ ("open (no end)"));
+  add_field_take (self, _ ("Self time"),
+                  wick_format_duration (wick_span_index_get_self_ns (self->span_index, index)));
+  add_field_take (self, _ ("Depth"), g_strdup_printf ("%u", span->depth));
+  add_field (self, _ ("Parent"),
+             span->parent >= 0 ? wick_document_str (doc, spans[span->parent].name)
+                               : _ ("none (root)"));
+  guint n_children;
+  wick_span_index_get_children (self->span_index, index, &n_children);
+  add_field_take (self, _ ("Children"), g_strdup_printf ("%u", n_children));
+  if (span->parent >= 0)
+    {
+      const WickSpan *parent = &spans[span->parent];
+      add_heading (self, _ ("Parent"));
+      GtkWidget *list = add_list (self);
+      g_autofree char *dur = wick_format_duration (parent->duration_ns);
+      const char *pcat = wick_tracks_span_category (tracks, (guint32)span->parent);
+      g_autofree char *sub = g_strdup_printf ("%s · %s", pcat ? pcat : "", dur);
+      add_list_row (self, list, wick_document_str (doc, parent->name), sub, WICK_RECORD_SPAN,
+                    span->parent);
+    }
+  show_launched (self, index);
+  add_args (self, wick_tracks_event_args (tracks, (WickEventRef){ WICK_EVENT_SLICE, index }));
+}
+
 static void
 show_span (WickDetailsPane *self, guint index)
 {
   WickDocument *doc = self->document;
   const WickSpan *span = &wick_document_get_spans (doc, NULL)[index];
   gtk_label_set_text (GTK_LABEL (self->title), wick_document_str (doc, span->name));
+  if (is_chrome (doc))
+    {
+      const char *name = wick_document_str (doc, span->name);
+      gtk_widget_set_tooltip_text (self->title,
+                                   name && g_utf8_strlen (name, -1) > 80 ? name : NULL);
+      show_chrome_slice (self, index);
+      return;
+    }
   add_field (self, _ ("Kind"), wick_span_kind_name (span->kind));
   add_field (self, _ ("Step"), wick_step_name (span->step));
   add_field (self, _ ("Id"), wick_document_str (doc, span->id));
@@ -350,30 +437,150 @@ show_interval (WickDetailsPane *self, guint index)
     show_span_contents (self, iv->span);
 }
 
+/* One arg in the compact table under "Arguments". */
+static void
+add_arg (WickDetailsPane *self, const char *key, gsize key_len, const char *value,
+         gsize value_len)
+{
+  if (self->args_grid == NULL)
+    {
+      add_heading (self, _ ("Arguments"));
+      self->args_grid = gtk_grid_new ();
+      gtk_grid_set_column_spacing (GTK_GRID (self->args_grid), 12);
+      gtk_grid_set_row_spacing (GTK_GRID (self->args_grid), 2);
+      gtk_widget_set_name (self->args_grid, "args");
+      gtk_box_append (GTK_BOX (self->contents), self->args_grid);
+    }
+  g_autofree char *k_text = g_utf8_make_valid (key, (gssize)key_len);
+  g_autofree char *v_text = g_utf8_make_valid (value, (gssize)value_len);
+  GtkWidget *k = gtk_label_new (k_text);
+  gtk_label_set_xalign (GTK_LABEL (k), 1.0);
+  gtk_label_set_yalign (GTK_LABEL (k), 0.0);
+  gtk_widget_add_css_class (k, "dim-label");
+  gtk_widget_add_css_class (k, "caption");
+  GtkWidget *v = gtk_label_new (v_text);
+  gtk_label_set_xalign (GTK_LABEL (v), 0.0);
+  gtk_label_set_selectable (GTK_LABEL (v), TRUE);
+  gtk_widget_set_focusable (v, FALSE);
+  gtk_label_set_wrap (GTK_LABEL (v), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (v), PANGO_WRAP_WORD_CHAR);
+  gtk_widget_add_css_class (v, "caption");
+  gtk_widget_set_hexpand (v, TRUE);
+  gtk_grid_attach (GTK_GRID (self->args_grid), k, 0, (int)self->args_rows, 1, 1);
+  gtk_grid_attach (GTK_GRID (self->args_grid), v, 1, (int)self->args_rows, 1, 1);
+  self->args_rows++;
+}
+
+#define MAX_ARGS 256              /* members shown */
+#define MAX_ARG_TEXT (16 * 1024) /* bytes of one value shown */
+
+/* The args object as written in the file: each member's value as its text
+ * there (a number stays 1.939394, an array [4, 1, 1]); a string unquoted. A
+ * value that is not an object is shown whole. */
 static void
 add_args (WickDetailsPane *self, const char *args)
 {
   if (args == NULL || *args == '\0')
     return;
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  if (json_parser_load_from_data (parser, args, -1, NULL)
-      && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  gsize len = strlen (args);
+  g_autoptr (GString) error = g_string_new (NULL);
+  g_autofree char *scratch = g_malloc (len + 1);
+  WickJsonScanner sc;
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+  wick_json_scanner_init (&sc, args, args + len, error, scratch);
+  wick_json_skip_whitespace (&sc);
+  if (!wick_json_object_begin (&sc))
     {
-      JsonObject *object = json_node_get_object (json_parser_get_root (parser));
-      add_heading (self, _ ("Arguments"));
-      g_autoptr (GList) members = json_object_get_members (object);
-      for (GList *m = members; m; m = m->next)
-        {
-          JsonNode *node = json_object_get_member (object, m->data);
-          g_autofree char *text
-            = JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING
-                ? g_strdup (json_node_get_string (node))
-                : json_to_string (node, FALSE);
-          add_field (self, m->data, text);
-        }
+      add_arg (self, "", 0, args, MIN (len, MAX_ARG_TEXT));
       return;
     }
-  add_field (self, _ ("Arguments"), args);
+  guint n = 0;
+  while (wick_json_object_next (&sc, &first, &key, &key_len))
+    {
+      /* the key may sit in the scratch buffer: copied before the value is read */
+      g_autofree char *k = g_strndup (key, key_len);
+      wick_json_skip_whitespace (&sc);
+      WickJsonType type;
+      if (!wick_json_peek_type (&sc, &type))
+        break;
+      const char *start = sc.p;
+      if (type == WICK_JSON_STRING)
+        {
+          const char *str;
+          gsize str_len;
+          if (!wick_json_read_string (&sc, &str, &str_len))
+            break;
+          if (n++ < MAX_ARGS)
+            add_arg (self, k, key_len, str, MIN (str_len, MAX_ARG_TEXT));
+        }
+      else
+        {
+          if (!wick_json_skip_value (&sc))
+            break;
+          if (n++ < MAX_ARGS)
+            add_arg (self, k, key_len, start, MIN ((gsize)(sc.p - start), MAX_ARG_TEXT));
+        }
+    }
+  if (n > MAX_ARGS)
+    {
+      g_autofree char *more = g_strdup_printf (_ ("%u more not shown"), n - MAX_ARGS);
+      add_arg (self, "…", strlen ("…"), more, strlen (more));
+    }
+}
+
+/* Member @key of @args as written (a string unquoted), NULL when absent. */
+static char *
+arg_raw (const char *args, const char *key)
+{
+  if (args == NULL)
+    return NULL;
+  gsize len = strlen (args), want = strlen (key);
+  g_autoptr (GString) error = g_string_new (NULL);
+  g_autofree char *scratch = g_malloc (len + 1);
+  WickJsonScanner sc;
+  gboolean first = TRUE;
+  const char *k;
+  gsize k_len;
+  wick_json_scanner_init (&sc, args, args + len, error, scratch);
+  wick_json_skip_whitespace (&sc);
+  if (!wick_json_object_begin (&sc))
+    return NULL;
+  while (wick_json_object_next (&sc, &first, &k, &k_len))
+    {
+      gboolean match = k_len == want && memcmp (k, key, want) == 0;
+      wick_json_skip_whitespace (&sc);
+      WickJsonType type;
+      if (!wick_json_peek_type (&sc, &type))
+        return NULL;
+      const char *start = sc.p;
+      if (type == WICK_JSON_STRING)
+        {
+          const char *str;
+          gsize str_len;
+          if (!wick_json_read_string (&sc, &str, &str_len))
+            return NULL;
+          if (match)
+            return g_utf8_make_valid (str, (gssize)MIN (str_len, MAX_ARG_TEXT));
+        }
+      else
+        {
+          if (!wick_json_skip_value (&sc))
+            return NULL;
+          if (match)
+            return g_utf8_make_valid (start, (gssize)MIN ((gsize)(sc.p - start), MAX_ARG_TEXT));
+        }
+    }
+  return NULL;
+}
+
+static void
+add_arg_field (WickDetailsPane *self, const char *label, const char *args, const char *key)
+{
+  g_autofree char *value = arg_raw (args, key);
+  if (value != NULL)
+    add_field (self, label, value);
 }
 
 static char *
@@ -395,6 +602,148 @@ flow_end_text (WickTracks *tracks, const WickFlowEnd *end)
     = end->event.kind != WICK_EVENT_NONE ? wick_tracks_event_name (tracks, end->event) : NULL;
   return g_strdup_printf ("%s @ %" G_GUINT64_FORMAT " ns%s%s", track, end->timestamp_ns,
                           event ? " · " : "", event ? event : "");
+}
+
+static gboolean
+is_chrome (WickDocument *document)
+{
+  return wick_tracks_get_format (wick_document_get_tracks (document)) == WICK_TRACE_FORMAT_CHROME;
+}
+
+static const char *
+device_kind_text (guint8 kind)
+{
+  switch (kind)
+    {
+      case WICK_DEVICE_KERNEL:
+        return _ ("kernel");
+      case WICK_DEVICE_MEMCPY:
+        return _ ("memcpy");
+      case WICK_DEVICE_MEMSET:
+        return _ ("memset");
+      case WICK_DEVICE_ANNOTATION:
+        return _ ("GPU annotation");
+      default:
+        return _ ("device interval");
+    }
+}
+
+/* "24 µs later" / "3 µs earlier": @b's start against @a's. */
+static char *
+offset_text (guint64 a, guint64 b)
+{
+  g_autofree char *d = wick_format_duration (b >= a ? b - a : a - b);
+  return g_strdup_printf (b >= a ? _ ("%s later") : _ ("%s earlier"), d);
+}
+
+/* A kernel, memcpy, memset or GPU annotation of a Chrome trace: what it is,
+ * where it ran, its launch geometry, its name's totals, the runtime call
+ * that launched it (a link), its graph, its args as written. */
+static void
+show_device_slice (WickDetailsPane *self, guint32 index)
+{
+  WickDocument *doc = self->document;
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  guint nd, n_spans;
+  const WickDeviceSlice *all = wick_tracks_get_device_slices (tracks, &nd);
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+  if (index >= nd)
+    return;
+  const WickDeviceSlice *d = &all[index];
+  WickEventRef ref = { WICK_EVENT_DEVICE, index };
+  /* before reading args: a first analysis interns texts, which may move
+   * the string pool they are in */
+  const WickGpuAnalysis *a = wick_gpu_analysis_get (doc);
+  const char *args = wick_tracks_event_args (tracks, ref);
+  add_field (self, _ ("Kind"), device_kind_text (d->kind));
+  g_autofree char *stream = wick_track_display_name (tracks, d->track);
+  add_field (self, _ ("Stream"), stream);
+  add_field_take (self, _ ("Start"), rel_time (self, d->start_ns));
+  add_field_take (self, _ ("Duration"), wick_format_duration (d->duration_ns));
+  if (d->kind == WICK_DEVICE_KERNEL)
+    {
+      add_arg_field (self, _ ("Grid"), args, "grid");
+      add_arg_field (self, _ ("Block"), args, "block");
+      add_arg_field (self, _ ("Registers per thread"), args, "registers per thread");
+      add_arg_field (self, _ ("Shared memory"), args, "shared memory");
+      if (index < a->n_device && a->kernel_of_device[index] >= 0)
+        {
+          const WickGpuKernel *k
+            = &g_array_index (a->kernels, WickGpuKernel, a->kernel_of_device[index]);
+          g_autofree char *total = wick_format_duration (k->total_ns);
+          add_field_take (self, _ ("This kernel"),
+                          g_strdup_printf (g_dngettext (NULL, "%u instance, %s in all (%.1f %% of kernel time)",
+                                                        "%u instances, %s in all (%.1f %% of kernel time)",
+                                                        (gulong)k->count),
+                                           (guint)k->count, total, 100.0 * k->share));
+        }
+    }
+  else if (d->kind == WICK_DEVICE_MEMCPY || d->kind == WICK_DEVICE_MEMSET)
+    {
+      add_arg_field (self, _ ("Bytes"), args, "bytes");
+      add_arg_field (self, _ ("Memory bandwidth (GB/s)"), args, "memory bandwidth (GB/s)");
+    }
+  if (d->flags & WICK_DEVICE_FLAG_GRAPH)
+    {
+      g_autofree char *graph = arg_raw (args, "graph id");
+      g_autofree char *node = arg_raw (args, "graph node id");
+      add_field_take (self, _ ("CUDA graph"),
+                      graph ? g_strdup_printf (_ ("graph %s, node %s"), graph, node ? node : "—")
+                            : g_strdup (_ ("a node of a graph launch")));
+    }
+  if (d->launcher < n_spans)
+    {
+      const WickSpan *l = &spans[d->launcher];
+      g_autofree char *when = offset_text (l->start_ns, d->start_ns);
+      add_field_take (self, _ ("Launched by"),
+                      g_strdup_printf (_ ("%s (GPU start %s)"), wick_document_str (doc, l->name),
+                                       when));
+      add_heading (self, _ ("Launched by"));
+      GtkWidget *list = add_list (self);
+      g_autofree char *thread = track_text (tracks, wick_tracks_span_track (tracks, d->launcher));
+      g_autofree char *dur = wick_format_duration (l->duration_ns);
+      g_autofree char *sub = g_strdup_printf ("%s · %s", thread, dur);
+      add_list_row (self, list, wick_document_str (doc, l->name), sub, WICK_RECORD_SPAN,
+                    d->launcher);
+    }
+  else if (WICK_DEVICE_KIND_IS_WORK (d->kind))
+    add_field (self, _ ("Launched by"), _ ("no launch in the trace"));
+  guint32 flows[16];
+  guint n_flows = wick_tracks_event_flows (tracks, ref, flows, G_N_ELEMENTS (flows));
+  if (n_flows > 0)
+    add_field_take (self, _ ("Flows"), g_strdup_printf ("%u", n_flows));
+  add_args (self, args);
+}
+
+/* What a host slice of a Chrome trace launched (a runtime call's kernels,
+ * copies and fills), each a link. */
+static void
+show_launched (WickDetailsPane *self, guint index)
+{
+  WickTracks *tracks = wick_document_get_tracks (self->document);
+  guint32 launched[MAX_LISTED];
+  guint n = wick_tracks_span_launched (tracks, index, launched, G_N_ELEMENTS (launched));
+  if (n == 0)
+    return;
+  const WickSpan *span = &wick_document_get_spans (self->document, NULL)[index];
+  const WickDeviceSlice *all = wick_tracks_get_device_slices (tracks, NULL);
+  g_autofree char *heading
+    = g_strdup_printf (g_dngettext (NULL, "Launched %u kernel, copy or fill",
+                                    "Launched %u kernels, copies and fills", n),
+                       n);
+  add_heading (self, heading);
+  GtkWidget *list = add_list (self);
+  for (guint i = 0; i < MIN (n, MAX_LISTED); i++)
+    {
+      const WickDeviceSlice *d = &all[launched[i]];
+      g_autofree char *dur = wick_format_duration (d->duration_ns);
+      g_autofree char *when = offset_text (span->start_ns, d->start_ns);
+      g_autofree char *stream = wick_track_display_name (tracks, d->track);
+      g_autofree char *sub
+        = g_strdup_printf ("%s · %s · %s · %s", device_kind_text (d->kind), stream, dur, when);
+      add_event_row (self, list, wick_document_str (self->document, d->name), sub,
+                     (WickEventRef){ WICK_EVENT_DEVICE, launched[i] });
+    }
 }
 
 /* An event of the track model with no document record of its own: async
@@ -426,6 +775,12 @@ show_event (WickDetailsPane *self, guint kind, guint32 index)
   WickEventRef ref = { kind, index };
   const char *name = wick_tracks_event_name (tracks, ref);
   gtk_label_set_text (GTK_LABEL (self->title), name && *name ? name : _ ("Event"));
+  gtk_widget_set_tooltip_text (self->title, name && g_utf8_strlen (name, -1) > 80 ? name : NULL);
+  if (kind == WICK_EVENT_DEVICE && is_chrome (self->document))
+    {
+      show_device_slice (self, index);
+      return;
+    }
   static const char *kinds[] = { "",
                                  N_ ("slice"),
                                  N_ ("async slice"),
@@ -619,12 +974,7 @@ refresh (WickDetailsPane *self)
   switch (type)
     {
       case WICK_RECORD_SPAN:
-        show_span (self, index);
-        {
-          /* Chrome slices carry args. */
-          WickEventRef ref = { WICK_EVENT_SLICE, (guint32)index };
-          add_args (self, wick_tracks_event_args (wick_document_get_tracks (self->document), ref));
-        }
+        show_span (self, index); /* a Chrome slice's args too */
         break;
       case WICK_RECORD_OP:
         show_op (self, index);
@@ -751,6 +1101,46 @@ add_track_summary (WickDetailsPane *self, guint64 a, guint64 b)
   gtk_box_append (GTK_BOX (self->range_box), by_name);
 }
 
+/* GPU time inside the range per device (Chrome traces with GPU work), from
+ * the analysis's unions: a few binary searches, whatever the trace's size. */
+static void
+add_gpu_summary (WickDetailsPane *self, guint64 a, guint64 b)
+{
+  if (!is_chrome (self->document))
+    return;
+  const WickGpuAnalysis *analysis = wick_gpu_analysis_get (self->document);
+  if (!analysis->has_gpu || analysis->devices->len == 0)
+    return;
+  g_autofree WickGpuRangeTime *t = g_new0 (WickGpuRangeTime, analysis->devices->len);
+  wick_gpu_analysis_range (analysis, a, b, t);
+  GtkWidget *heading = gtk_label_new (_ ("GPU time in the range:"));
+  gtk_label_set_xalign (GTK_LABEL (heading), 0.0);
+  gtk_widget_add_css_class (heading, "dim-label");
+  gtk_box_append (GTK_BOX (self->range_box), heading);
+  GtkWidget *list = gtk_list_box_new ();
+  gtk_widget_add_css_class (list, "boxed-list");
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+  gtk_widget_set_name (list, "gpu-summary");
+  for (guint i = 0; i < analysis->devices->len; i++)
+    {
+      const WickGpuDevice *dev = &g_array_index (analysis->devices, WickGpuDevice, i);
+      g_autofree char *busy = wick_format_duration (t[i].busy_ns);
+      g_autofree char *kernels = wick_format_duration (t[i].kernel_ns);
+      g_autofree char *memcpy_text = wick_format_duration (t[i].memcpy_ns);
+      g_autofree char *comm = wick_format_duration (t[i].comm_ns);
+      g_autofree char *line
+        = g_strdup_printf (_ ("busy %s (%.0f %%) · kernels %s · memcpy/memset %s · communication %s"),
+                           busy, 100.0 * (double)t[i].busy_ns / (double)(b - a), kernels,
+                           memcpy_text, comm);
+      GtkWidget *row = adw_action_row_new ();
+      g_autofree char *title = g_markup_escape_text (dev->device, -1);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), line);
+      gtk_list_box_append (GTK_LIST_BOX (list), row);
+    }
+  gtk_box_append (GTK_BOX (self->range_box), list);
+}
+
 /* Perfetto's area selection, in short: what the range holds, by span name,
  * each span counted for the part of it inside the range. */
 static void
@@ -806,6 +1196,7 @@ refresh_range (WickDetailsPane *self)
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);
   gtk_widget_add_css_class (label, "dim-label");
   gtk_box_append (GTK_BOX (self->range_box), label);
+  add_gpu_summary (self, a, b);
   add_track_summary (self, a, b);
   GtkWidget *list = gtk_list_box_new ();
   gtk_widget_add_css_class (list, "boxed-list");
@@ -883,6 +1274,9 @@ static void
 wick_details_pane_init (WickDetailsPane *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* a 3 000-character kernel name: four lines, the whole on hover */
+  gtk_label_set_lines (GTK_LABEL (self->title), 4);
+  gtk_label_set_ellipsize (GTK_LABEL (self->title), PANGO_ELLIPSIZE_END);
 }
 
 GtkWidget *
@@ -919,6 +1313,19 @@ wick_details_pane_get_range_rows (WickDetailsPane *self)
   return gtk_widget_get_visible (self->range_box) ? n : 0;
 }
 
+const char *
+wick_details_pane_get_range_gpu_line (WickDetailsPane *self, guint device)
+{
+  for (GtkWidget *child = gtk_widget_get_first_child (self->range_box); child;
+       child = gtk_widget_get_next_sibling (child))
+    if (g_strcmp0 (gtk_widget_get_name (child), "gpu-summary") == 0)
+      for (GtkWidget *row = gtk_widget_get_first_child (child); row;
+           row = gtk_widget_get_next_sibling (row))
+        if (device-- == 0)
+          return adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
+  return NULL;
+}
+
 guint
 wick_details_pane_get_range_track_rows (WickDetailsPane *self)
 {
@@ -945,6 +1352,50 @@ wick_details_pane_get_field (WickDetailsPane *self, const char *key)
         return gtk_label_get_text (GTK_LABEL (v));
     }
   return NULL;
+}
+
+const char *
+wick_details_pane_get_arg (WickDetailsPane *self, const char *key)
+{
+  g_return_val_if_fail (WICK_IS_DETAILS_PANE (self) && key != NULL, NULL);
+  for (guint row = 0; self->args_grid && row < self->args_rows; row++)
+    {
+      GtkWidget *k = gtk_grid_get_child_at (GTK_GRID (self->args_grid), 0, (int)row);
+      GtkWidget *v = gtk_grid_get_child_at (GTK_GRID (self->args_grid), 1, (int)row);
+      if (GTK_IS_LABEL (k) && GTK_IS_LABEL (v)
+          && g_strcmp0 (gtk_label_get_text (GTK_LABEL (k)), key) == 0)
+        return gtk_label_get_text (GTK_LABEL (v));
+    }
+  return NULL;
+}
+
+guint
+wick_details_pane_get_n_links (WickDetailsPane *self)
+{
+  guint n = 0;
+  for (GtkWidget *c = gtk_widget_get_first_child (self->contents); c;
+       c = gtk_widget_get_next_sibling (c))
+    if (GTK_IS_LIST_BOX (c))
+      for (GtkWidget *row = gtk_widget_get_first_child (c); row;
+           row = gtk_widget_get_next_sibling (row))
+        n += g_object_get_data (G_OBJECT (row), "wick-link") != NULL;
+  return n;
+}
+
+gboolean
+wick_details_pane_activate_link (WickDetailsPane *self, guint nth)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (self->contents); c;
+       c = gtk_widget_get_next_sibling (c))
+    if (GTK_IS_LIST_BOX (c))
+      for (GtkWidget *row = gtk_widget_get_first_child (c); row;
+           row = gtk_widget_get_next_sibling (row))
+        if (g_object_get_data (G_OBJECT (row), "wick-link") != NULL && nth-- == 0)
+          {
+            g_signal_emit_by_name (c, "row-activated", row);
+            return TRUE;
+          }
+  return FALSE;
 }
 
 const char *

@@ -34,9 +34,24 @@ struct _WickGpuTablePage
   WickSelection *selection;
   WickDocument *document;
   const WickGpuAnalysis *analysis; /* the document's, NULL without one */
+  gboolean stale;                  /* the table is built when the page is first shown */
 };
 
 G_DEFINE_FINAL_TYPE (WickGpuTablePage, wick_gpu_table_page, GTK_TYPE_WIDGET)
+
+static void table_page_build (WickGpuTablePage *self);
+
+/* A table's widgets cost a few hundred ms of GTK's time whatever the
+ * trace's size (docs/performance.md, "GPU pages"): built when the page is
+ * first shown, not when the document is. */
+static void
+wick_gpu_table_page_map (GtkWidget *widget)
+{
+  WickGpuTablePage *self = WICK_GPU_TABLE_PAGE (widget);
+  if (self->stale)
+    table_page_build (self);
+  GTK_WIDGET_CLASS (wick_gpu_table_page_parent_class)->map (widget);
+}
 
 enum
 {
@@ -191,6 +206,7 @@ wick_gpu_table_page_class_init (WickGpuTablePageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_gpu_table_page_dispose;
+  widget_class->map = wick_gpu_table_page_map;
   wick_selection_install_property (G_OBJECT_CLASS (klass),
                                    G_STRUCT_OFFSET (WickGpuTablePage, selection), NULL);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
@@ -274,10 +290,22 @@ wick_gpu_table_page_set_document (WickGpuTablePage *self, WickDocument *document
 {
   g_return_if_fail (WICK_IS_GPU_TABLE_PAGE (self));
   g_set_object (&self->document, document);
-  adw_bin_set_child (ADW_BIN (self->slot), NULL);
-  g_clear_pointer (&self->table, wick_table_free);
+  /* the old rows read the old analysis: none until the new table */
+  if (self->table)
+    wick_table_set_rows (self->table, 0);
   self->analysis = wick_gpu_pages_wanted (document) ? wick_gpu_analysis_get (document) : NULL;
   wick_gpu_table_page_set_position (self, -1, 0);
+  self->stale = TRUE;
+  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
+    table_page_build (self);
+}
+
+static void
+table_page_build (WickGpuTablePage *self)
+{
+  self->stale = FALSE;
+  adw_bin_set_child (ADW_BIN (self->slot), NULL);
+  g_clear_pointer (&self->table, wick_table_free);
   self->table = wick_table_new (self);
   guint n_rows = 0;
   if (self->kind == WICK_GPU_TABLE_KERNELS)
@@ -316,6 +344,8 @@ wick_gpu_table_page_set_document (WickGpuTablePage *self, WickDocument *document
 WickTable *
 wick_gpu_table_page_get_table (WickGpuTablePage *self)
 {
+  if (self->stale)
+    table_page_build (self);
   return self->table;
 }
 
@@ -400,10 +430,22 @@ struct _WickGpuOverviewPage
   WickSelection *selection;
   WickDocument *document;
   const WickGpuAnalysis *analysis;
-  GArray *rows; /* StepRow */
+  GArray *rows;   /* StepRow */
+  gboolean stale; /* built when first shown, as the tables */
 };
 
 G_DEFINE_FINAL_TYPE (WickGpuOverviewPage, wick_gpu_overview_page, GTK_TYPE_WIDGET)
+
+static void overview_build (WickGpuOverviewPage *self);
+
+static void
+wick_gpu_overview_page_map (GtkWidget *widget)
+{
+  WickGpuOverviewPage *self = WICK_GPU_OVERVIEW_PAGE (widget);
+  if (self->stale)
+    overview_build (self);
+  GTK_WIDGET_CLASS (wick_gpu_overview_page_parent_class)->map (widget);
+}
 
 static WickDocument *
 overview_document (gpointer d)
@@ -686,6 +728,7 @@ wick_gpu_overview_page_class_init (WickGpuOverviewPageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_gpu_overview_page_dispose;
+  widget_class->map = wick_gpu_overview_page_map;
   wick_selection_install_property (G_OBJECT_CLASS (klass),
                                    G_STRUCT_OFFSET (WickGpuOverviewPage, selection), NULL);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
@@ -774,12 +817,26 @@ wick_gpu_overview_page_set_document (WickGpuOverviewPage *self, WickDocument *do
 {
   g_return_if_fail (WICK_IS_GPU_OVERVIEW_PAGE (self));
   g_set_object (&self->document, document);
+  if (self->steps)
+    wick_table_set_rows (self->steps, 0);
+  if (self->devices)
+    wick_table_set_rows (self->devices, 0);
+  g_clear_pointer (&self->rows, g_array_unref);
+  self->analysis = wick_gpu_pages_wanted (document) ? wick_gpu_analysis_get (document) : NULL;
+  self->stale = TRUE;
+  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
+    overview_build (self);
+}
+
+static void
+overview_build (WickGpuOverviewPage *self)
+{
+  self->stale = FALSE;
   adw_bin_set_child (ADW_BIN (self->steps_slot), NULL);
   adw_bin_set_child (ADW_BIN (self->devices_slot), NULL);
   g_clear_pointer (&self->steps, wick_table_free);
   g_clear_pointer (&self->devices, wick_table_free);
   g_clear_pointer (&self->rows, g_array_unref);
-  self->analysis = wick_gpu_pages_wanted (document) ? wick_gpu_analysis_get (document) : NULL;
   self->rows = g_array_new (FALSE, TRUE, sizeof (StepRow));
   for (guint i = 0; self->analysis && i < self->analysis->steps->len; i++)
     {
@@ -823,11 +880,15 @@ wick_gpu_overview_page_set_document (WickGpuOverviewPage *self, WickDocument *do
 WickTable *
 wick_gpu_overview_page_get_table (WickGpuOverviewPage *self, const char *name)
 {
+  if (self->stale)
+    overview_build (self);
   return g_strcmp0 (name, "devices") == 0 ? self->devices : self->steps;
 }
 
 const char *
 wick_gpu_overview_page_get_launches_text (WickGpuOverviewPage *self)
 {
+  if (self->stale)
+    overview_build (self);
   return gtk_label_get_text (GTK_LABEL (self->launches));
 }

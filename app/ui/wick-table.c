@@ -248,11 +248,35 @@ column_text (Column *column, gpointer data, guint kind, guint index)
   return declared_text (column, data, index);
 }
 
+/* An ellipsized cell's whole text on hover, looked up when the tooltip is
+ * asked for: setting a tooltip text on every bind queried the pointer
+ * (an X round trip) per cell, most of a table's fill time
+ * (docs/performance.md, "GPU pages"). */
+static gboolean
+on_label_tooltip (GtkWidget *label, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
+                  gpointer user_data)
+{
+  PangoLayout *layout = gtk_label_get_layout (GTK_LABEL (label));
+  if (layout == NULL || !pango_layout_is_ellipsized (layout))
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, gtk_label_get_text (GTK_LABEL (label)));
+  return TRUE;
+}
+
+static GtkWidget *
+cell_label_new (void)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+  gtk_widget_set_has_tooltip (label, TRUE);
+  g_signal_connect (label, "query-tooltip", G_CALLBACK (on_label_tooltip), NULL);
+  return label;
+}
+
 static void
 setup_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
 {
   Column *column = user_data;
-  GtkWidget *label = gtk_label_new (NULL);
+  GtkWidget *label = cell_label_new ();
   gtk_label_set_xalign (GTK_LABEL (label), column->numeric ? 1.0 : 0.0);
   gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
   if (column->numeric)
@@ -264,7 +288,7 @@ static void
 setup_expander (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
 {
   GtkWidget *expander = gtk_tree_expander_new ();
-  GtkWidget *label = gtk_label_new (NULL);
+  GtkWidget *label = cell_label_new ();
   gtk_label_set_xalign (GTK_LABEL (label), 0.0);
   gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
   gtk_tree_expander_set_child (GTK_TREE_EXPANDER (expander), label);
@@ -286,8 +310,6 @@ bind_label (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_
   WickTableRow *row = unwrap (object);
   g_autofree char *text = column_text (column, self->data, row->kind, row->index);
   gtk_label_set_text (GTK_LABEL (child), text ? text : "");
-  /* Long cells may be ellipsized: the whole text on hover. */
-  gtk_widget_set_tooltip_text (child, text && g_utf8_strlen (text, -1) > 32 ? text : NULL);
   static const char *styles[] = { "success", "warning", "error", "accent" };
   for (guint i = 0; i < G_N_ELEMENTS (styles); i++)
     gtk_widget_remove_css_class (child, styles[i]);

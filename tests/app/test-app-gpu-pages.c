@@ -19,6 +19,7 @@
 #include "ui/wick-details-pane.h"
 #include "ui/wick-format.h"
 #include "ui/wick-gpu-pages.h"
+#include "ui/wick-record-text.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-window-private.h"
 
@@ -286,6 +287,170 @@ test_operators_and_overview (void)
   app_test_window_close (w);
 }
 
+static gboolean
+range_summarised (gpointer details)
+{
+  return wick_details_pane_get_range_gpu_line (WICK_DETAILS_PANE (details), 0) != NULL;
+}
+
+static int
+compare_u64_pairs (gconstpointer pa, gconstpointer pb)
+{
+  const guint64 *a = pa, *b = pb;
+  return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* The raw text of "key": VALUE in @args, up to the next ',' or '}' at depth 0. */
+static char *
+raw_member (const char *args, const char *key)
+{
+  g_autofree char *quoted = g_strdup_printf ("\"%s\":", key);
+  const char *p = strstr (args, quoted);
+  if (p == NULL)
+    return NULL;
+  p += strlen (quoted);
+  while (*p == ' ')
+    p++;
+  const char *e = p;
+  int depth = 0;
+  while (*e && (depth > 0 || (*e != ',' && *e != '}')))
+    {
+      depth += *e == '[' ? 1 : *e == ']' ? -1 : 0;
+      e++;
+    }
+  return g_strndup (p, (gsize)(e - p));
+}
+
+/* The details pane per event kind on a Chrome trace: a kernel's stream,
+ * geometry (as written), launcher link; the runtime call's launched
+ * kernels; no candle-graph fields; args as written; and the range
+ * summary's GPU time against a union computed here. */
+static void
+test_details (void)
+{
+  g_autofree char *path = data_path ("torch-compile.json.gz");
+  WickWindow *w = app_test_window_open (app, path, 1400, 860);
+  WickDocument *doc = wick_window_get_document (w);
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  WickSelection *selection = wick_window_get_selection (w);
+  WickDetailsPane *pane = WICK_DETAILS_PANE (wick_window_get_view (w, "details"));
+  guint nd;
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (tracks, &nd);
+  guint k = G_MAXUINT;
+  for (guint i = 0; i < nd && k == G_MAXUINT; i++)
+    {
+      const char *args = wick_tracks_event_args (tracks, (WickEventRef){ WICK_EVENT_DEVICE, i });
+      if (d[i].kind == WICK_DEVICE_KERNEL && d[i].launcher != G_MAXUINT32 && args
+          && strstr (args, "\"blocks per SM\": 0.") && strstr (args, "\"grid\""))
+        k = i;
+    }
+  g_assert_cmpuint (k, !=, G_MAXUINT);
+  g_autofree char *args
+    = g_strdup (wick_tracks_event_args (tracks, (WickEventRef){ WICK_EVENT_DEVICE, k }));
+  wick_selection_set_record_event (selection, WICK_RECORD_NONE, -1, WICK_EVENT_DEVICE, k);
+  g_assert_cmpstr (wick_details_pane_get_field (pane, "Kind"), ==, "kernel");
+  g_autofree char *stream = wick_track_display_name (tracks, d[k].track);
+  g_assert_cmpstr (wick_details_pane_get_field (pane, "Stream"), ==, stream);
+  g_autofree char *grid = raw_member (args, "grid");
+  g_assert_cmpstr (wick_details_pane_get_field (pane, "Grid"), ==, grid);
+  g_autofree char *regs = raw_member (args, "registers per thread");
+  g_assert_cmpstr (wick_details_pane_get_field (pane, "Registers per thread"), ==, regs);
+  /* a float as written, not re-printed (0.030303, not 0.030303000000000001) */
+  g_autofree char *bps = raw_member (args, "blocks per SM");
+  g_assert_cmpstr (wick_details_pane_get_arg (pane, "blocks per SM"), ==, bps);
+  g_autofree char *corr = raw_member (args, "correlation");
+  g_assert_cmpstr (wick_details_pane_get_arg (pane, "correlation"), ==, corr);
+  const WickSpan *spans = wick_document_get_spans (doc, NULL);
+  const char *launcher = wick_document_str (doc, spans[d[k].launcher].name);
+  g_assert_true (g_str_has_prefix (wick_details_pane_get_field (pane, "Launched by"), launcher));
+  g_assert_null (wick_details_pane_get_field (pane, "Step"));
+  g_assert_null (wick_details_pane_get_field (pane, "Measured"));
+  /* the kernel and its launch in view, for the screenshot */
+  {
+    guint64 ls = spans[d[k].launcher].start_ns, ke = d[k].start_ns + d[k].duration_ns;
+    guint64 width = ke > ls ? ke - ls : 1000;
+    wick_selection_set_visible (selection, ls - width, ke + width);
+    GtkWidget *timeline = wick_window_get_view (w, "timeline");
+    wick_window_show_page (w, "timeline");
+    app_test_wait_drawn (timeline, 20000, "the timeline");
+    app_test_wait_drawn (GTK_WIDGET (pane), 20000, "the details pane");
+  }
+  app_test_screenshot (GTK_WIDGET (w), "gpu-details-kernel.png");
+  /* the launcher link selects the runtime call */
+  g_assert_cmpuint (wick_details_pane_get_n_links (pane), ==, 1);
+  g_assert_true (wick_details_pane_activate_link (pane, 0));
+  gint64 span;
+  g_assert_cmpuint (wick_selection_get_record (selection, &span), ==, WICK_RECORD_SPAN);
+  g_assert_cmpint (span, ==, d[k].launcher);
+  /* a runtime call: no candle-graph fields; its kernels, each a link */
+  g_assert_null (wick_details_pane_get_field (pane, "Step"));
+  g_assert_null (wick_details_pane_get_field (pane, "Measured"));
+  g_assert_null (wick_details_pane_get_field (pane, "Allocated here"));
+  g_assert_cmpstr (wick_details_pane_get_field (pane, "Category"), ==,
+                   wick_tracks_span_category (tracks, (guint32)span));
+  guint32 launched[64];
+  guint n_launched = wick_tracks_span_launched (tracks, (guint32)span, launched, 64);
+  g_assert_cmpuint (n_launched, >=, 1);
+  /* the parent's link first when it has one, then the launched */
+  guint links = wick_details_pane_get_n_links (pane);
+  g_assert_cmpuint (links, ==, n_launched + (spans[span].parent >= 0));
+  g_assert_true (wick_details_pane_activate_link (pane, links - n_launched));
+  gint64 event;
+  g_assert_cmpuint (wick_selection_get_event (selection, &event), ==, WICK_EVENT_DEVICE);
+  g_assert_cmpint (event, ==, launched[0]);
+
+  /* GPU time in a range: a third of the trace */
+  guint64 t0 = wick_tracks_get_start_ns (tracks), t1 = wick_tracks_get_end_ns (tracks);
+  guint64 a = t0 + (t1 - t0) / 3, b = t0 + 2 * (t1 - t0) / 3;
+  wick_selection_set_range (selection, a, b);
+  APP_TEST_WAIT (range_summarised, pane, 20000);
+  g_autoptr (GArray) iv = g_array_new (FALSE, FALSE, 2 * sizeof (guint64));
+  for (guint i = 0; i < nd; i++)
+    if (WICK_DEVICE_KIND_IS_WORK (d[i].kind))
+      {
+        guint64 pair[2] = { MAX (d[i].start_ns, a), MIN (d[i].start_ns + d[i].duration_ns, b) };
+        if (pair[1] > pair[0])
+          g_array_append_val (iv, pair);
+      }
+  g_array_sort (iv, compare_u64_pairs);
+  guint64 busy = 0, end = 0;
+  for (guint i = 0; i < iv->len; i++)
+    {
+      const guint64 *p = (const guint64 *)(gconstpointer)iv->data + 2 * i;
+      if (p[0] >= end)
+        busy += p[1] - p[0];
+      else if (p[1] > end)
+        busy += p[1] - end;
+      end = MAX (end, p[1]);
+    }
+  g_assert_cmpuint (busy, >, 0);
+  g_autofree char *busy_text = wick_format_duration (busy);
+  g_autofree char *want = g_strdup_printf ("busy %s (", busy_text);
+  const char *line = wick_details_pane_get_range_gpu_line (pane, 0);
+  if (!g_str_has_prefix (line, want))
+    g_error ("range GPU line \"%s\", want it to begin \"%s\"", line, want);
+  wick_selection_set_visible (selection, t0, t1);
+  app_test_wait_drawn (GTK_WIDGET (pane), 20000, "the details pane");
+  app_test_screenshot (GTK_WIDGET (w), "gpu-range.png");
+  app_test_window_close (w);
+}
+
+/* A candle-graph trace keeps its span fields (Step, Measured, bytes). */
+static void
+test_details_candle (void)
+{
+  WickWindow *w = app_test_window_open_example (app);
+  WickDocument *doc = wick_window_get_document (w);
+  WickDetailsPane *pane = WICK_DETAILS_PANE (wick_window_get_view (w, "details"));
+  wick_selection_set_record (wick_window_get_selection (w), WICK_RECORD_SPAN, 1);
+  g_assert_nonnull (wick_details_pane_get_field (pane, "Step"));
+  g_assert_nonnull (wick_details_pane_get_field (pane, "Measured"));
+  g_assert_nonnull (wick_details_pane_get_field (pane, "Allocated here"));
+  g_assert_null (wick_details_pane_get_field (pane, "Category"));
+  (void)doc;
+  app_test_window_close (w);
+}
+
 /* A candle-graph trace has no GPU pages: its Costs keep their meaning. */
 static void
 test_hidden_without_gpu (void)
@@ -306,5 +471,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu-pages/kernels", test_kernels);
   g_test_add_func ("/gpu-pages/operators-overview", test_operators_and_overview);
   g_test_add_func ("/gpu-pages/hidden-without-gpu", test_hidden_without_gpu);
+  g_test_add_func ("/gpu-pages/details", test_details);
+  g_test_add_func ("/gpu-pages/details-candle", test_details_candle);
   return app_test_ui_run (app);
 }
