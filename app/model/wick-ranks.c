@@ -2018,9 +2018,47 @@ write_rank (Writer *w, const WickRankJob *job, const WickJobRank *r, const char 
   return flush_writer (w, out, error);
 }
 
+/* A rank not read again: one process "rank N · summary" with one counter
+ * ("GPU", series "busy %"), its GPU busy share per step (compute and communication, from the
+ * reduction), so that it is one row on the timeline. */
+static void
+write_summary (Writer *w, const WickRankJob *job, const WickJobRank *r)
+{
+  const char *pid = "summary";
+  gsize pid_len = strlen (pid);
+  g_autofree char *name = g_strdup_printf (
+    "{\"name\":\"rank %d \xc2\xb7 summary: GPU busy per step (not loaded)\"}", r->rank);
+  g_autofree char *sort = g_strdup_printf ("{\"sort_index\":%u}", r->rank * 1000);
+  put_process_meta (w, r->rank, pid, pid_len, "process_name", name);
+  put_process_meta (w, r->rank, pid, pid_len, "process_sort_index", sort);
+  for (guint s = 0; s < r->partial->steps->len; s++)
+    {
+      const WickRankStep *st = &g_array_index (r->partial->steps, WickRankStep, s);
+      gint64 dur = MAX (st->end_ns - st->start_ns, 1);
+      double busy = 100.0 * (double)(dur - st->idle_ns) / (double)dur;
+      for (int edge = 0; edge < 2; edge++)
+        {
+          gint64 t = (edge == 0 ? st->start_ns : st->end_ns) + r->offset_ns - job->origin_ns;
+          begin_event (w);
+          g_string_append (w->buf, "{\"ph\":\"C\",\"name\":\"GPU\",\"pid\":");
+          put_pid (w, r->rank, pid, pid_len);
+          g_string_append (w->buf, ",\"tid\":0,\"ts\":");
+          put_time (w, MAX (t, 0));
+          g_string_append_printf (w->buf, ",\"args\":{\"busy %%\":%.1f}}", edge == 0 ? busy : 0.0);
+        }
+    }
+}
+
 gboolean
 wick_rank_job_write_merged (const WickRankJob *job, const char *path, GCancellable *cancellable,
                             GError **error)
+{
+  return wick_rank_job_write_merged_some (job, path, NULL, cancellable, error);
+}
+
+gboolean
+wick_rank_job_write_merged_some (const WickRankJob *job, const char *path, const gboolean *full,
+                                 GCancellable *cancellable, GError **error)
 {
   g_autofree char *tmp = g_strdup_printf ("%s.part", path);
   g_autofree char *summary = wick_rank_job_to_json (job, FALSE);
@@ -2037,7 +2075,16 @@ wick_rank_job_write_merged (const WickRankJob *job, const char *path, GCancellab
     }
   g_string_append (buf, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
   for (guint i = 0; i < job->ranks->len && ok; i++)
-    ok = write_rank (&w, job, &g_array_index (job->ranks, WickJobRank, i), tmp, cancellable, error);
+    {
+      const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
+      if (full == NULL || full[i])
+        ok = write_rank (&w, job, r, tmp, cancellable, error);
+      else
+        {
+          write_summary (&w, job, r);
+          ok = flush_writer (&w, tmp, error);
+        }
+    }
   if (ok)
     {
       /* the job's figures ride along, so the merged file explains itself */

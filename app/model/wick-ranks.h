@@ -206,6 +206,15 @@ char *wick_rank_job_to_json (const WickRankJob *job, gboolean pretty);
  * event, a 1 MiB output buffer and a rank's collectives. */
 gboolean wick_rank_job_write_merged (const WickRankJob *job, const char *path,
                                      GCancellable *cancellable, GError **error);
+/* The same with only the ranks @full[i] (by index in job->ranks; NULL: all)
+ * read again in full; each other rank is one summary row, a process
+ * "rank N · summary: …" holding one counter, "GPU" "busy %", its GPU busy share
+ * in each step from the reduction (compute and communication together), and
+ * its file is not opened: what the app shows of a job of many ranks until a
+ * rank is loaded. */
+gboolean wick_rank_job_write_merged_some (const WickRankJob *job, const char *path,
+                                          const gboolean *full, GCancellable *cancellable,
+                                          GError **error);
 
 /* Parses an offset typed by hand: a decimal number (sign, fraction) and an
  * optional unit ns, us, µs, ms or s (spaces allowed around it); a bare

@@ -35,12 +35,15 @@ struct _WickRanksPage
   gboolean realigning; /* the merged trace is being rewritten */
   GHashTable *entries; /* rank → its offset entry */
   GHashTable *pins;    /* rank → its pin button */
+  GHashTable *loads;   /* rank → its Load check button */
+  gboolean *full;      /* by index in job->ranks: in full on the timeline, else a summary row */
   char *error;         /* the last re-alignment's failure, shown until the next */
 };
 
 G_DEFINE_FINAL_TYPE (WickRanksPage, wick_ranks_page, GTK_TYPE_BOX)
 
 static void fill (WickRanksPage *self);
+static void rewrite_timeline (WickRanksPage *self);
 
 static void
 wick_ranks_page_finalize (GObject *object)
@@ -54,6 +57,8 @@ wick_ranks_page_finalize (GObject *object)
   g_array_unref (self->set_offsets);
   g_hash_table_unref (self->entries);
   g_hash_table_unref (self->pins);
+  g_hash_table_unref (self->loads);
+  g_free (self->full);
   G_OBJECT_CLASS (wick_ranks_page_parent_class)->finalize (object);
 }
 
@@ -73,6 +78,7 @@ wick_ranks_page_init (WickRanksPage *self)
   self->set_offsets = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->entries = g_hash_table_new (g_direct_hash, g_direct_equal);
   self->pins = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->loads = g_hash_table_new (g_direct_hash, g_direct_equal);
 }
 
 const WickRankJob *
@@ -226,7 +232,7 @@ write_merged_thread (GTask *task, gpointer source, gpointer data, GCancellable *
   WickRanksPage *self = source;
   GError *error = NULL;
   /* the job is not replaced while this runs (the page waits for it) */
-  if (wick_rank_job_write_merged (self->job, self->merged, cancellable, &error))
+  if (wick_rank_job_write_merged_some (self->job, self->merged, self->full, cancellable, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
@@ -237,6 +243,19 @@ fill_idle (gpointer data)
 {
   fill (data);
   return G_SOURCE_REMOVE;
+}
+
+/* The timeline's trace written again (the ranks in full as self->full says,
+ * the others as summary rows) on a worker, then reloaded. */
+static void
+rewrite_timeline (WickRanksPage *self)
+{
+  g_autoptr (GTask) task = NULL;
+  if (self->merged == NULL)
+    return;
+  task = g_task_new (self, NULL, merged_written, NULL);
+  self->realigning = TRUE;
+  g_task_run_in_thread (task, write_merged_thread);
 }
 
 /* The job re-merged with the alignment by hand, the page refilled (from an
@@ -262,14 +281,29 @@ realign (WickRanksPage *self)
   else
     {
       self->job = job;
-      if (self->merged != NULL)
-        {
-          g_autoptr (GTask) task = g_task_new (self, NULL, merged_written, NULL);
-          self->realigning = TRUE;
-          g_task_run_in_thread (task, write_merged_thread);
-        }
+      rewrite_timeline (self);
     }
   g_idle_add_full (G_PRIORITY_DEFAULT, fill_idle, g_object_ref (self), g_object_unref);
+}
+
+static void
+on_load_toggled (GtkCheckButton *button, WickRanksPage *self)
+{
+  int rank = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "wick-rank"));
+  gboolean on = gtk_check_button_get_active (button);
+  for (guint i = 0; i < self->job->ranks->len; i++)
+    if (g_array_index (self->job->ranks, WickJobRank, i).rank == rank && self->full[i] != on)
+      {
+        if (self->realigning)
+          {
+            gtk_check_button_set_active (button, self->full[i]);
+            return;
+          }
+        self->full[i] = on;
+        rewrite_timeline (self);
+        g_idle_add_full (G_PRIORITY_DEFAULT, fill_idle, g_object_ref (self), g_object_unref);
+        return;
+      }
 }
 
 static void
@@ -353,6 +387,9 @@ wick_ranks_page_new (WickRankJob *job, WickWindow *window, const char *merged)
   self->job = job;
   g_weak_ref_set (&self->window, window);
   self->merged = g_strdup (merged);
+  self->full = g_new (gboolean, MAX (job->ranks->len, 1));
+  for (guint i = 0; i < job->ranks->len; i++)
+    self->full[i] = job->ranks->len <= WICK_RANKS_PAGE_SUMMARY_ABOVE;
   self->scroll = gtk_scrolled_window_new ();
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroll), GTK_POLICY_NEVER,
                                   GTK_POLICY_AUTOMATIC);
@@ -376,6 +413,7 @@ fill (WickRanksPage *self)
 
   g_hash_table_remove_all (self->entries);
   g_hash_table_remove_all (self->pins);
+  g_hash_table_remove_all (self->loads);
   self->max_steps = 0;
   self->max_step_ns = self->max_exposed_ns = 0;
   self->min_step_ns = self->min_exposed_ns = G_MAXINT64;
@@ -458,8 +496,8 @@ fill (WickRanksPage *self)
     }
   grid = grid_new ();
   {
-    const char *h[] = { _ ("Rank"),    _ ("Offset"), _ ("From"), _ ("Spread"),
-                        _ ("Collectives"), _ ("Waiting"), _ ("Pin"),  _ ("Set") };
+    const char *h[] = { _ ("Rank"),    _ ("Offset"),  _ ("From"), _ ("Spread"), _ ("Collectives"),
+                        _ ("Waiting"), _ ("Pin"),    _ ("Set"),  _ ("Loaded") };
     attach_row (GTK_GRID (grid), 0, h, G_N_ELEMENTS (h), TRUE);
   }
   {
@@ -507,6 +545,19 @@ fill (WickRanksPage *self)
         g_signal_connect (entry, "activate", G_CALLBACK (on_offset_activate), self);
         gtk_grid_attach (GTK_GRID (grid), entry, 7, (int)i + 1, 1, 1);
         g_hash_table_insert (self->entries, GINT_TO_POINTER (r->rank), entry);
+        {
+          GtkWidget *load = gtk_check_button_new ();
+          g_object_set_data (G_OBJECT (load), "wick-rank", GINT_TO_POINTER (r->rank));
+          gtk_check_button_set_active (GTK_CHECK_BUTTON (load), self->full[i]);
+          gtk_widget_set_tooltip_text (
+            load, _ ("On the timeline in full; unchecked, one summary row (its GPU busy share per "
+                     "step) and its file not read"));
+          gtk_widget_set_sensitive (load, !self->realigning);
+          gtk_widget_set_halign (load, GTK_ALIGN_CENTER);
+          g_signal_connect (load, "toggled", G_CALLBACK (on_load_toggled), self);
+          gtk_grid_attach (GTK_GRID (grid), load, 8, (int)i + 1, 1, 1);
+          g_hash_table_insert (self->loads, GINT_TO_POINTER (r->rank), load);
+        }
       }
   }
   gtk_box_append (GTK_BOX (left), grid);
@@ -597,6 +648,12 @@ GtkWidget *
 wick_ranks_page_get_offset_entry (WickRanksPage *self, int rank)
 {
   return g_hash_table_lookup (self->entries, GINT_TO_POINTER (rank));
+}
+
+GtkWidget *
+wick_ranks_page_get_load_button (WickRanksPage *self, int rank)
+{
+  return g_hash_table_lookup (self->loads, GINT_TO_POINTER (rank));
 }
 
 GtkWidget *
@@ -701,11 +758,17 @@ job_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
     name = g_strdup_printf ("%s-job-of-%u-ranks-%.8s.json", base, t->paths->len, digest);
     t->merged = g_build_filename (dir, name, NULL);
   }
-  if (!wick_rank_job_write_merged (t->job, t->merged, cancellable, &error))
-    {
-      g_task_return_error (task, error);
-      return;
-    }
+  {
+    /* many ranks: each a summary row until loaded (the page's Loaded column) */
+    g_autofree gboolean *full = g_new0 (gboolean, MAX (t->job->ranks->len, 1));
+    gboolean many = t->job->ranks->len > WICK_RANKS_PAGE_SUMMARY_ABOVE;
+    if (!wick_rank_job_write_merged_some (t->job, t->merged, many ? full : NULL, cancellable,
+                                          &error))
+      {
+        g_task_return_error (task, error);
+        return;
+      }
+  }
   g_task_return_boolean (task, TRUE);
 }
 

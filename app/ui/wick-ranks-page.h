@@ -10,6 +10,11 @@
 
 G_BEGIN_DECLS
 
+/* A job of more ranks than this shows each as one summary row on the
+ * timeline (its GPU busy share per step, from the reduction) until the
+ * Ranks page's Loaded box loads it: only loaded ranks' files are read. */
+#define WICK_RANKS_PAGE_SUMMARY_ABOVE 8
+
 #define WICK_TYPE_RANKS_PAGE (wick_ranks_page_get_type ())
 G_DECLARE_FINAL_TYPE (WickRanksPage, wick_ranks_page, WICK, RANKS_PAGE, GtkBox)
 
@@ -24,6 +29,7 @@ const WickRankJob *wick_ranks_page_get_job (WickRanksPage *self);
  * whether the timeline's trace is being rewritten. */
 GtkWidget *wick_ranks_page_get_offset_entry (WickRanksPage *self, int rank);
 GtkWidget *wick_ranks_page_get_pin_button (WickRanksPage *self, int rank);
+GtkWidget *wick_ranks_page_get_load_button (WickRanksPage *self, int rank);
 gboolean wick_ranks_page_is_realigning (WickRanksPage *self);
 
 /* Opens @files (n >= 2 PyTorch profiler traces, one a rank) in @window as one

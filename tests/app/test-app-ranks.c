@@ -331,6 +331,93 @@ test_job (void)
   }
 }
 
+/* A job of 12 ranks: each a summary row (one process, one counter) and no
+ * rank file read until its Loaded box is checked; then that rank alone is
+ * on the timeline in full. */
+static void
+test_many (void)
+{
+  g_autofree char *tmp = g_dir_make_tmp ("wick-app-ranks-many-XXXXXX", NULL);
+  g_autofree char *gen = g_build_filename (WICK_SOURCE_DIR, "tools", "make-rank-traces.py", NULL);
+  const char *argv_gen[] = { "/usr/bin/python3", gen, tmp,       "--ranks", "12", "--nodes", "2",
+                             "--straggler",      "7", "--steps", "3",       NULL };
+  int status = 0;
+  GFile *files[12];
+  WickWindow *w;
+  WickRanksPage *page;
+  WickDocument *doc, *old;
+  const WickProcess *procs;
+  const WickTrack *tracks;
+  guint n, nt, nd, counters = 0;
+
+  if (!g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("no /usr/bin/python3 for tools/make-rank-traces.py");
+      return;
+    }
+  g_assert_true (g_spawn_sync (NULL, (char **)argv_gen, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                               NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  for (guint i = 0; i < 12; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("rank-%u.json", i);
+      g_autofree char *p = g_build_filename (tmp, name, NULL);
+      files[i] = g_file_new_for_path (p);
+    }
+  w = app_test_window_new (app, 1200, 800);
+  wick_window_open_job (w, files, 12);
+  APP_TEST_WAIT (app_test_window_is_document, w, 60000);
+  page = WICK_RANKS_PAGE (wick_window_get_view (w, "ranks"));
+  doc = wick_window_get_document (w);
+  procs = wick_tracks_get_processes (wick_document_get_tracks (doc), &n);
+  tracks = wick_tracks_get_tracks (wick_document_get_tracks (doc), &nt);
+  wick_tracks_get_device_slices (wick_document_get_tracks (doc), &nd);
+  /* one process a rank, one counter track each, no GPU slice read */
+  g_assert_cmpuint (n, ==, 12);
+  g_assert_cmpuint (nd, ==, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *prefix = g_strdup_printf ("rank %u \xc2\xb7 summary", i);
+      g_assert_true (g_str_has_prefix (wick_document_str (doc, procs[i].name), prefix));
+    }
+  for (guint t = 0; t < nt; t++)
+    counters += tracks[t].kind == WICK_TRACK_COUNTER;
+  g_assert_cmpuint (counters, ==, 12);
+  g_assert_false (
+    gtk_check_button_get_active (GTK_CHECK_BUTTON (wick_ranks_page_get_load_button (page, 7))));
+
+  /* load rank 7: its processes and kernels, the others still summaries */
+  old = doc;
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (wick_ranks_page_get_load_button (page, 7)), TRUE);
+  APP_TEST_WAIT (realigned, w, 60000);
+  doc = wick_window_get_document (w);
+  g_assert_true (doc != old);
+  procs = wick_tracks_get_processes (wick_document_get_tracks (doc), &n);
+  g_assert_cmpuint (n, ==, 13);
+  g_assert_cmpuint (rank_first_ns (w, 7), >, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      const char *name = wick_document_str (doc, procs[i].name);
+      g_assert_true (g_str_has_prefix (name, "rank 7 ") || strstr (name, " summary") != NULL);
+    }
+  g_assert_true (
+    gtk_check_button_get_active (GTK_CHECK_BUTTON (wick_ranks_page_get_load_button (page, 7))));
+  APP_TEST_WAIT (no_window_sources, w, 20000);
+  app_test_window_close (w);
+  for (guint i = 0; i < 12; i++)
+    g_object_unref (files[i]);
+  {
+    g_autoptr (GDir) d = g_dir_open (tmp, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name (d)) != NULL)
+      {
+        g_autofree char *p = g_build_filename (tmp, name, NULL);
+        g_remove (p);
+      }
+    g_rmdir (tmp);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -338,5 +425,6 @@ main (int argc, char **argv)
     return 0;
   app = app_test_ui_app_new ();
   g_test_add_func ("/ranks/open-job", test_job);
+  g_test_add_func ("/ranks/many-summary-rows", test_many);
   return g_test_run ();
 }

@@ -312,6 +312,62 @@ main (int argc, char **argv)
       g_printerr ("tools/make-rank-traces.py did not run; ranks.png not written\n");
   }
 
+  /* A job of 16 ranks: one summary row each (GPU busy per step), rank 5,
+   * the straggler, loaded in full from the Ranks page. */
+  {
+    g_autofree char *tmp = g_dir_make_tmp ("wick-shot-ranks16-XXXXXX", NULL);
+    g_autofree char *gen = g_build_filename (WICK_SOURCE_DIR, "tools", "make-rank-traces.py", NULL);
+    const char *argv_gen[] = { "/usr/bin/python3", gen, tmp, "--ranks", "16", "--nodes", "2",
+                               "--steps", "6", NULL };
+    int status = 0;
+    if (tmp != NULL
+        && g_spawn_sync (NULL, (char **)argv_gen, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                         &status, NULL)
+        && g_spawn_check_wait_status (status, NULL))
+      {
+        GFile *files[16];
+        WickWindow *w = wick_window_new (GTK_APPLICATION (app));
+        WickRanksPage *page;
+        WickDocument *before;
+        gtk_window_set_default_size (GTK_WINDOW (w), 1400, 990);
+        gtk_window_present (GTK_WINDOW (w));
+        for (guint i = 0; i < 16; i++)
+          {
+            g_autofree char *name = g_strdup_printf ("rank-%u.json", i);
+            g_autofree char *p = g_build_filename (tmp, name, NULL);
+            files[i] = g_file_new_for_path (p);
+          }
+        wick_window_open_job (w, files, 16);
+        for (guint i = 0; i < 16; i++)
+          g_object_unref (files[i]);
+        app_test_wait_until (app_test_window_is_document, w, 60000, "the 16-rank job");
+        page = WICK_RANKS_PAGE (wick_window_get_view (w, "ranks"));
+        before = wick_window_get_document (w);
+        gtk_check_button_set_active (GTK_CHECK_BUTTON (wick_ranks_page_get_load_button (page, 5)),
+                                     TRUE);
+        while (wick_ranks_page_is_realigning (page) || wick_window_get_document (w) == before
+               || !app_test_window_is_document (w))
+          g_main_context_iteration (NULL, TRUE);
+        {
+          /* rank 5's host process collapsed to its header, its GPU in full */
+          WickTimelineScene *sc
+            = wick_timeline_view_get_scene (WICK_TIMELINE_VIEW (wick_window_get_view (w, "timeline")));
+          WickDocument *doc = wick_window_get_document (w);
+          guint np;
+          const WickProcess *procs
+            = wick_tracks_get_processes (wick_document_get_tracks (doc), &np);
+          for (guint p = 0; p < np; p++)
+            if (strstr (wick_document_str (doc, procs[p].name), "python") != NULL)
+              wick_timeline_scene_set_collapsed (sc, p, TRUE);
+        }
+        app_test_wait_drawn (wick_window_get_view (w, "timeline"), 20000, "the 16-rank timeline");
+        save_window (GTK_WIDGET (w), dir, "ranks-summary.png");
+        app_test_window_close (w);
+      }
+    else
+      g_printerr ("tools/make-rank-traces.py did not run; ranks-summary.png not written\n");
+  }
+
   app_test_iterate_pending (2000);
   g_object_unref (app);
   return 0;
