@@ -190,11 +190,17 @@ wick_steps_statistics (WickDocument *document, const WickSteps *steps)
       s->name = spans[s->span].name;
       s->start_ns = spans[s->span].start_ns;
       s->duration_ns = spans[s->span].duration_ns;
+      s->index = k + 1;
+      s->measured = (spans[s->span].flags & WICK_SPAN_FLAG_MEASURED) != 0;
     }
 #define STEP_OF(span) step_of_span (steps, (span), n_spans)
   for (guint i = 0; i < MIN (n_spans, steps->n_spans); i++)
     if (steps->step_of[i] >= 0 && g_array_index (stats, WickStepStats, steps->step_of[i]).span != i)
-      g_array_index (stats, WickStepStats, steps->step_of[i]).n_spans++;
+      {
+        WickStepStats *s = &g_array_index (stats, WickStepStats, steps->step_of[i]);
+        s->n_spans++;
+        s->measured |= (spans[i].flags & WICK_SPAN_FLAG_MEASURED) != 0;
+      }
   for (guint i = 0; i < n_ops; i++)
     if (STEP_OF (ops[i].span) >= 0)
       g_array_index (stats, WickStepStats, STEP_OF (ops[i].span)).n_ops++;

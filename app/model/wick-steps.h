@@ -56,6 +56,8 @@ typedef struct
                             * flow from the launch, else by the step running at its start */
   guint64 n_device;        /* those intervals */
   guint64 allocated_bytes; /* logical memory allocated in its spans */
+  guint64 index;           /* 1-based, by start time (what the Costs page shows as #) */
+  guint64 measured;        /* 1 when the step is the measured region or holds it */
 } WickStepStats;
 
 /* One WickStepStats per step, in step order. */

@@ -108,8 +108,27 @@ step_device_share (gpointer d, guint k, guint i)
   return wick_format_share (s->device_ns, s->duration_ns);
 }
 
+/* the measured step says so (issue 20): the one whose figures summary and
+ * compare quote */
+static char *
+step_measured_text (gpointer d, guint k, guint i)
+{
+  const WickStepStats *s = step_record (d, i);
+  return g_strdup (s->measured ? _ ("measured") : "");
+}
+
+static const char *
+step_measured_style (gpointer d, guint k, guint i)
+{
+  const WickStepStats *s = step_record (d, i);
+  return s->measured ? "accent" : NULL;
+}
+
 static const WickColumn step_columns[] = {
+  { N_ ("#"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickStepStats, index) },
   { N_ ("Step"), WICK_COLUMN_STR, G_STRUCT_OFFSET (WickStepStats, name), 0, WICK_COLUMN_EXPAND },
+  { N_ ("Measured"), WICK_COLUMN_COUNT, G_STRUCT_OFFSET (WickStepStats, measured), 0, 0,
+    step_measured_text, step_measured_style },
   /* from the first step's start */
   { N_ ("Start"), WICK_COLUMN_DURATION, G_STRUCT_OFFSET (WickStepStats, start_ns), 0, 0,
     step_start },
@@ -460,4 +479,11 @@ wick_costs_page_set_filter (WickCostsPage *self, const char *text)
   wick_table_set_filter (self->ops, text);
   wick_table_set_filter (self->tensors, text);
   wick_table_set_filter (self->stats, text);
+}
+
+void
+wick_costs_page_show_table (WickCostsPage *self, const char *name)
+{
+  g_return_if_fail (WICK_IS_COSTS_PAGE (self));
+  gtk_stack_set_visible_child_name (GTK_STACK (self->stack), name);
 }

@@ -34,5 +34,7 @@ void wick_costs_page_document_changed (WickCostsPage *self);
 WickTable *wick_costs_page_get_table (WickCostsPage *self,
                                       const char *name); /* "spans", "ops", "tensors" */
 void wick_costs_page_set_filter (WickCostsPage *self, const char *text);
+/* Shows the table named "spans", "steps", "ops", "tensors" or "stats". */
+void wick_costs_page_show_table (WickCostsPage *self, const char *name);
 
 G_END_DECLS

@@ -12,6 +12,7 @@
 #include "model/wick-chrome-import.h"
 #include "model/wick-tracks.h"
 #include "ui/wick-costs-page.h"
+#include "model/wick-steps.h"
 #include "ui/wick-format.h"
 #include "ui/wick-coverage-page.h"
 #include "ui/wick-details-pane.h"
@@ -103,11 +104,43 @@ test_widget_state (void)
     g_assert_cmpuint (g_ascii_strtoull (most, NULL, 10), >, 1);
     wick_table_sort_by (spans, 2, TRUE);
   }
-  /* Steps: the example's eight train steps, one row each, in order. */
+  /* Steps: the example's eight train steps, one row each, in order, each
+   * with its index, the measured one marked (issue 20): the step that is or
+   * holds the measured region, and no other. */
   WickTable *steps = wick_costs_page_get_table (costs, "steps");
   g_assert_cmpuint (wick_table_get_n_shown (steps), ==, 8);
-  g_autofree char *first_step = wick_table_get_text (steps, 0, 1);
+  g_autofree char *first_step = wick_table_get_text (steps, 0, 3);
   g_assert_cmpstr (first_step, ==, "0 ns");
+  {
+    WickDocument *doc = wick_window_get_document (window);
+    guint n_spans, measured_rows = 0;
+    const WickSpan *all = wick_document_get_spans (doc, &n_spans);
+    for (guint row = 0; row < 8; row++)
+      {
+        g_autofree char *position = wick_table_get_text (steps, row, 0);
+        g_autofree char *expected = g_strdup_printf ("%u", row + 1);
+        g_assert_cmpstr (position, ==, expected);
+        g_autofree char *mark = wick_table_get_text (steps, row, 2);
+        guint row_kind, record;
+        g_assert_true (wick_table_get_shown (steps, row, &row_kind, &record));
+        (void)row_kind;
+        if (g_strcmp0 (mark, "measured") != 0)
+          {
+            g_assert_cmpstr (mark, ==, "");
+            continue;
+          }
+        measured_rows++;
+        /* the measured span lies in this row's step */
+        gboolean holds = FALSE;
+        g_autoptr (WickSteps) found = wick_steps_find (doc);
+        guint32 step_span = g_array_index (found->spans, guint32, record);
+        for (guint i = 0; i < n_spans; i++)
+          holds |= (all[i].flags & WICK_SPAN_FLAG_MEASURED)
+                   && (i == step_span || found->step_of[i] == (gint32)record);
+        g_assert_true (holds);
+      }
+    g_assert_cmpuint (measured_rows, ==, 1);
+  }
   /* Filtering ops by text. */
   WickTable *ops = wick_costs_page_get_table (costs, "ops");
   guint all_ops = wick_table_get_n_shown (ops);

@@ -142,6 +142,10 @@ main (int argc, char **argv)
   wick_window_show_page (window, "costs");
   wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "matmul", 5));
   save_window (GTK_WIDGET (window), dir, "costs.png");
+  /* every step with its index, the measured one marked (issue 20) */
+  wick_costs_page_show_table (WICK_COSTS_PAGE (wick_window_get_view (window, "costs")), "steps");
+  save_window (GTK_WIDGET (window), dir, "costs-steps.png");
+  wick_costs_page_show_table (WICK_COSTS_PAGE (wick_window_get_view (window, "costs")), "spans");
 
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
                                       ADW_COLOR_SCHEME_FORCE_DARK);
