@@ -40,6 +40,7 @@ struct _WickTimelineView
   GskRenderNode *cached;
   WickTimelineViewport cached_view;
   gboolean follow;
+  gboolean selecting; /* a selection made on the timeline itself is being set */
   /* drag */
   guint64 drag_start_ns, drag_end_ns;
   double drag_scroll_y;
@@ -472,8 +473,16 @@ select_event (WickTimelineView *self, WickEventRef event)
           index = d->source;
         }
     }
+  self->selecting = TRUE;
   wick_selection_set_record_event (self->selection, type, index, event.kind,
                                    event.kind == WICK_EVENT_NONE ? -1 : (gint64)event.index);
+  self->selecting = FALSE;
+}
+
+gboolean
+wick_timeline_view_is_selecting (WickTimelineView *self)
+{
+  return self->selecting;
 }
 
 gboolean
@@ -511,7 +520,9 @@ wick_timeline_view_click (WickTimelineView *self, double x, double y)
   WickRecordType type = wick_timeline_scene_hit (self->scene, &view, x, y, &index);
   if (type == WICK_RECORD_EXTENSION)
     {
+      self->selecting = TRUE;
       wick_selection_set_record (self->selection, type, index);
+      self->selecting = FALSE;
       return TRUE;
     }
   WickEventRef event;

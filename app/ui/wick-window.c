@@ -384,6 +384,9 @@ on_selection_record (WickSelection *selection, guint what, WickWindow *self)
 {
   if (!(what & WICK_SELECTION_CHANGED_RECORD) || self->document == NULL)
     return;
+  /* a slice clicked on the timeline is where the user looks: never moved to */
+  if (wick_timeline_view_is_selecting (WICK_TIMELINE_VIEW (self->timeline)))
+    return;
   gint64 index;
   WickRecordType type = wick_selection_get_record (selection, &index);
   guint64 t = 0, dur = 0;
@@ -392,6 +395,9 @@ on_selection_record (WickSelection *selection, guint what, WickWindow *self)
       const WickSpan *span = &wick_document_get_spans (self->document, NULL)[index];
       t = span->start_ns;
       dur = span->duration_ns;
+      /* a span still open runs to the newest record */
+      if (!(span->flags & WICK_SPAN_FLAG_CLOSED))
+        dur = MAX (wick_document_get_end_ns (self->document), t) - t;
     }
   else if (type == WICK_RECORD_OP)
     {

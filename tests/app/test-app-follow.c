@@ -21,6 +21,8 @@
 #include "ui/wick-application.h"
 #include "ui/wick-health-page.h"
 #include "ui/wick-window-private.h"
+#include "ui/wick-timeline-scene.h"
+#include "ui/wick-timeline-view.h"
 #include "ui/wick-window.h"
 
 static WickApplication *app;
@@ -440,6 +442,62 @@ test_follow_missing (void)
   app_test_window_close (window);
 }
 
+/* Issue 20: selecting a slice on the timeline never moves the view, an open
+ * span (still running, no duration yet) that began before the visible range
+ * included; selecting one from elsewhere (a table) outside the view still
+ * brings it in, an open one counted to the newest record. */
+static void
+test_click_keeps_view (void)
+{
+  g_auto (GStrv) lines = fixture_lines ();
+  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  WickWindow *window = app_test_window_new (app, 1200, 700);
+  wick_window_set_document (window, document);
+  wick_window_set_live (window, TRUE);
+  /* every record but the root's end and the terminal: the root is running */
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (!g_str_has_prefix (lines[i], "{\"kind\":\"span_end\",\"id\":\"s1\"")
+        && !g_str_has_prefix (lines[i], "{\"kind\":\"terminal\""))
+      g_assert_true (wick_document_feed_line (document, lines[i], strlen (lines[i]), NULL));
+  wick_document_analyze (document);
+  wick_window_document_changed (window);
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
+  WickSelection *selection = wick_window_get_selection (window);
+  gint32 root = wick_document_find_span (document, "s1");
+  const WickSpan *s1 = &wick_document_get_spans (document, NULL)[root];
+  g_assert_false (s1->flags & WICK_SPAN_FLAG_CLOSED);
+  guint64 end = wick_document_get_end_ns (document);
+  g_assert_cmpuint (end, >, s1->start_ns + 10);
+  /* the view on the second half: the open root began before it */
+  guint64 start = s1->start_ns + (end - s1->start_ns) / 2;
+  wick_timeline_view_set_follow (timeline, FALSE);
+  wick_selection_set_visible (selection, start, end);
+  app_test_iterate_pending (100);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  cairo_rectangle_t r;
+  g_assert_true (wick_timeline_scene_span_rect (wick_timeline_view_get_scene (timeline), &view,
+                                                root, &r));
+  g_assert_true (wick_timeline_view_click (timeline, WICK_TIMELINE_GUTTER + 300, r.y + r.height / 2));
+  gint64 index;
+  g_assert_cmpint (wick_selection_get_record (selection, &index), ==, WICK_RECORD_SPAN);
+  g_assert_cmpint (index, ==, root);
+  guint64 vs, ve;
+  wick_selection_get_visible (selection, &vs, &ve);
+  g_assert_cmpuint (vs, ==, start);
+  g_assert_cmpuint (ve, ==, end);
+
+  /* from elsewhere, a span outside the view is brought in, keeping the zoom */
+  wick_selection_set_record (selection, WICK_RECORD_NONE, -1);
+  wick_selection_set_visible (selection, end + 1000000, end + 2000000);
+  wick_selection_set_record (selection, WICK_RECORD_SPAN, root);
+  wick_selection_get_visible (selection, &vs, &ve);
+  g_assert_cmpuint (ve - vs, >=, 1000000);
+  g_assert_cmpuint (vs, <=, end);
+  g_assert_cmpuint (ve, >=, s1->start_ns);
+  app_test_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -447,6 +505,7 @@ main (int argc, char **argv)
   if (app == NULL)
     return 0;
   g_test_add_func ("/follow/provisional-health", test_provisional_health);
+  g_test_add_func ("/follow/click-keeps-view", test_click_keeps_view);
   g_test_add_func ("/follow/writer-process", test_follow_writer);
   g_test_add_func ("/follow/writer-gone", test_follow_writer_gone);
   g_test_add_func ("/follow/missing-file", test_follow_missing);
