@@ -859,32 +859,47 @@ show_generic (WickDetailsPane *self, WickRecordType type, gint64 index)
       add_field_take (self, _ ("Line"), g_strdup_printf ("%u", ext->line));
       if (ext->timestamp_ns)
         add_field_take (self, _ ("Timestamp"), rel_time (self, ext->timestamp_ns));
-      g_autoptr (JsonParser) parser = json_parser_new ();
-      if (json_parser_load_from_data (parser, wick_document_str (doc, ext->json), -1, NULL))
-        {
-          JsonObject *object = json_node_get_object (json_parser_get_root (parser));
-          g_autoptr (GList) members = object ? json_object_get_members (object) : NULL;
-          for (GList *l = members; l; l = l->next)
-            {
-              JsonNode *node = json_object_get_member (object, l->data);
-              if (JSON_NODE_HOLDS_VALUE (node))
-                {
-                  GValue value = G_VALUE_INIT;
-                  json_node_get_value (node, &value);
-                  GValue text = G_VALUE_INIT;
-                  g_value_init (&text, G_TYPE_STRING);
-                  /* a boolean is a word, as Measured is ("yes", not TRUE) */
-                  if (G_VALUE_HOLDS_BOOLEAN (&value))
-                    add_field (self, l->data, g_value_get_boolean (&value) ? _ ("yes") : _ ("no"));
-                  else if (g_value_transform (&value, &text))
-                    add_field (self, l->data, g_value_get_string (&text));
-                  g_value_unset (&text);
-                  g_value_unset (&value);
-                }
-              else
-                add_field_take (self, l->data, json_to_string (node, FALSE));
-            }
-        }
+      /* each member's value as written (numbers not re-printed), a string
+       * unquoted, a boolean a word as Measured is ("yes", not true) */
+      const char *json = wick_document_str (doc, ext->json);
+      gsize len = json ? strlen (json) : 0;
+      g_autoptr (GString) error = g_string_new (NULL);
+      g_autofree char *scratch = g_malloc (len + 1);
+      WickJsonScanner sc;
+      gboolean first = TRUE;
+      const char *key;
+      gsize key_len;
+      wick_json_scanner_init (&sc, json ? json : "", (json ? json : "") + len, error, scratch);
+      wick_json_skip_whitespace (&sc);
+      guint n = 0;
+      if (len > 0 && wick_json_object_begin (&sc))
+        while (n++ < MAX_ARGS && wick_json_object_next (&sc, &first, &key, &key_len))
+          {
+            g_autofree char *k = g_utf8_make_valid (key, (gssize)key_len);
+            wick_json_skip_whitespace (&sc);
+            WickJsonType vt;
+            if (!wick_json_peek_type (&sc, &vt))
+              break;
+            const char *start = sc.p;
+            if (vt == WICK_JSON_STRING)
+              {
+                const char *str;
+                gsize str_len;
+                if (!wick_json_read_string (&sc, &str, &str_len))
+                  break;
+                add_field_take (self, k, g_utf8_make_valid (str, (gssize)MIN (str_len, MAX_ARG_TEXT)));
+                continue;
+              }
+            if (!wick_json_skip_value (&sc))
+              break;
+            gsize vlen = (gsize)(sc.p - start);
+            if (vlen == 4 && memcmp (start, "true", 4) == 0)
+              add_field (self, k, _ ("yes"));
+            else if (vlen == 5 && memcmp (start, "false", 5) == 0)
+              add_field (self, k, _ ("no"));
+            else
+              add_field_take (self, k, g_utf8_make_valid (start, (gssize)MIN (vlen, MAX_ARG_TEXT)));
+          }
     }
   else if (type == WICK_RECORD_GRADIENT)
     {

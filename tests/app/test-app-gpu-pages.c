@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <adwaita.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "app-test-ui.h"
@@ -435,6 +436,66 @@ test_details (void)
   app_test_window_close (w);
 }
 
+/* Five steps of 1 ms, the fourth 3 ms: it alone is slow (>= 1.25 x the
+ * median) and so marked in the Overview's table; in each, a cpu_op of
+ * 500 us with nothing on the GPU, then one 100 us kernel: CPU-only 500 us,
+ * idle the rest. */
+static void
+test_slow_step (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-gpu-pages-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "steps.json", NULL);
+  GString *json = g_string_new ("{\"traceEvents\": [\n");
+  guint64 t = 1000;
+  for (guint i = 0; i < 5; i++)
+    {
+      guint dur = i == 3 ? 3000 : 1000;
+      g_string_append_printf (
+        json,
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%u\",\"pid\":1,"
+        "\"tid\":1,\"ts\":%" G_GUINT64_FORMAT ",\"dur\":%u},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+        "\"ts\":%" G_GUINT64_FORMAT ",\"dur\":500},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+        "\"tid\":1,\"ts\":%" G_GUINT64_FORMAT ",\"dur\":10,\"args\":{\"correlation\":%u}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,"
+        "\"ts\":%" G_GUINT64_FORMAT ",\"dur\":100,\"args\":{\"device\":0,\"stream\":7,"
+        "\"correlation\":%u}}%s\n",
+        i, t, dur, t + 10, t + 20, i + 1, t + 600, i + 1, i < 4 ? "," : "");
+      t += dur;
+    }
+  g_string_append (json, "]}\n");
+  g_assert_true (g_file_set_contents (path, json->str, (gssize)json->len, NULL));
+  g_string_free (json, TRUE);
+  WickWindow *w = app_test_window_open (app, path, 1400, 860);
+  WickDocument *doc = wick_window_get_document (w);
+  const WickGpuAnalysis *a = wick_gpu_analysis_get (doc);
+  g_assert_cmpuint (a->steps->len, ==, 5);
+  GtkWidget *overview = wick_window_get_view (w, "gpu-overview");
+  wick_window_show_page (w, "gpu-overview");
+  app_test_wait_drawn (overview, 20000, "the Overview");
+  WickTable *steps = wick_gpu_overview_page_get_table (WICK_GPU_OVERVIEW_PAGE (overview), "steps");
+  for (guint p = 0; p < 5; p++)
+    {
+      guint kind, row;
+      g_assert_true (wick_table_get_shown (steps, p, &kind, &row));
+      const WickGpuStep *st = &g_array_index (a->steps, WickGpuStep, row);
+      g_assert_cmpuint (st->gpu_busy_ns, ==, 100000);
+      g_assert_cmpuint (st->cpu_only_ns, ==, 500000);
+      g_assert_cmpuint (st->idle_ns, ==, st->dur_ns - 100000);
+      g_assert_true (st->slow == (st->dur_ns == 3000000));
+      g_autofree char *name = wick_table_get_text (steps, p, 0);
+      g_autofree char *want = g_strdup_printf ("ProfilerStep#%u%s", row, st->slow ? " · slow" : "");
+      g_assert_cmpstr (name, ==, want);
+      /* Idle (the rest of the GPU's idle time) and CPU-only, as shown */
+      g_autofree char *cpu_only = wick_table_get_text (steps, p, 6);
+      g_assert_cmpstr (cpu_only, ==, "500 µs");
+    }
+  app_test_window_close (w);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* A candle-graph trace keeps its span fields (Step, Measured, bytes). */
 static void
 test_details_candle (void)
@@ -449,6 +510,22 @@ test_details_candle (void)
   g_assert_null (wick_details_pane_get_field (pane, "Category"));
   (void)doc;
   app_test_window_close (w);
+
+  /* a Wick record's numbers as written, not re-printed by a JSON library
+   * (1.939394 became 1.9393940000000001) */
+  g_autoptr (WickDocument) marks = app_test_document_from_text (
+    "{\"kind\":\"wick_mark\",\"timestamp_ns\":5,\"label\":\"m\",\"ratio\":1.939394,"
+    "\"big\":1e300,\"kept\":true,\"shape\":[4, 1, 1]}");
+  g_autoptr (WickSelection) selection = wick_selection_new ();
+  GtkWidget *alone = g_object_ref_sink (wick_details_pane_new (selection));
+  wick_details_pane_set_document (WICK_DETAILS_PANE (alone), marks);
+  wick_selection_set_record (selection, WICK_RECORD_EXTENSION, 0);
+  g_assert_cmpstr (wick_details_pane_get_field (WICK_DETAILS_PANE (alone), "ratio"), ==, "1.939394");
+  g_assert_cmpstr (wick_details_pane_get_field (WICK_DETAILS_PANE (alone), "big"), ==, "1e300");
+  g_assert_cmpstr (wick_details_pane_get_field (WICK_DETAILS_PANE (alone), "kept"), ==, "yes");
+  g_assert_cmpstr (wick_details_pane_get_field (WICK_DETAILS_PANE (alone), "shape"), ==, "[4, 1, 1]");
+  g_assert_cmpstr (wick_details_pane_get_field (WICK_DETAILS_PANE (alone), "label"), ==, "m");
+  g_object_unref (alone);
 }
 
 /* A candle-graph trace has no GPU pages: its Costs keep their meaning. */
@@ -473,5 +550,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu-pages/hidden-without-gpu", test_hidden_without_gpu);
   g_test_add_func ("/gpu-pages/details", test_details);
   g_test_add_func ("/gpu-pages/details-candle", test_details_candle);
+  g_test_add_func ("/gpu-pages/slow-step", test_slow_step);
   return app_test_ui_run (app);
 }
