@@ -598,18 +598,55 @@ wick_timeline_view_follow_flow (WickTimelineView *self, int direction)
   return TRUE;
 }
 
-static void
-on_click_pressed (GtkGestureClick *gesture, int n_press, double x, double y, WickTimelineView *self)
+/* Zooms to a slice of any kind (a span, an async slice, a GPU kernel or
+ * other device interval), a tenth of its width either side (issue 20). */
+static gboolean
+fit_event (WickTimelineView *self, WickEventRef event)
 {
-  if (n_press != 2 || self->scene == NULL)
+  if (event.kind != WICK_EVENT_SLICE && event.kind != WICK_EVENT_ASYNC
+      && event.kind != WICK_EVENT_DEVICE)
+    return FALSE;
+  guint64 start, end;
+  wick_timeline_scene_event_extent (self->scene, event, &start, &end);
+  double width = MAX ((double)wick_time_sub (end, start), MIN_VISIBLE_NS);
+  double margin = floor (width / 10);
+  leave_follow (self);
+  set_visible_clamped (self, (double)start - margin, (double)start + width + margin);
+  return TRUE;
+}
+
+static gboolean focus_selected_span (WickTimelineView *self, gboolean mark);
+
+gboolean
+wick_timeline_view_fit_selected (WickTimelineView *self)
+{
+  return focus_selected_span (self, FALSE);
+}
+
+void
+wick_timeline_view_double_click (WickTimelineView *self, double x, double y)
+{
+  if (self->scene == NULL)
     return;
   WickTimelineViewport view;
   wick_timeline_view_get_viewport (self, &view);
-  gint64 index;
-  WickRecordType type = wick_timeline_scene_hit (self->scene, &view, x, y, &index);
-  if (type != WICK_RECORD_SPAN)
+  WickEventRef event;
+  if (!wick_timeline_scene_hit_event (self->scene, &view, x, y, &event))
     return;
-  wick_timeline_view_zoom_to_span (self, index);
+  if (event.kind == WICK_EVENT_SLICE)
+    {
+      wick_timeline_view_zoom_to_span (self, event.index);
+      return;
+    }
+  if (fit_event (self, event))
+    select_event (self, event);
+}
+
+static void
+on_click_pressed (GtkGestureClick *gesture, int n_press, double x, double y, WickTimelineView *self)
+{
+  if (n_press == 2)
+    wick_timeline_view_double_click (self, x, y);
 }
 
 static void
@@ -632,9 +669,24 @@ static gboolean
 focus_selected_span (WickTimelineView *self, gboolean mark)
 {
   gint64 index;
-  if (self->document == NULL
-      || wick_selection_get_record (self->selection, &index) != WICK_RECORD_SPAN)
+  if (self->document == NULL)
     return FALSE;
+  if (wick_selection_get_record (self->selection, &index) != WICK_RECORD_SPAN)
+    {
+      /* an async slice or a device interval selected on the timeline */
+      guint kind = wick_selection_get_event (self->selection, &index);
+      ensure_scene (self);
+      WickEventRef event = { kind, (guint32)MAX (index, 0) };
+      if (self->scene == NULL || index < 0
+          || (kind != WICK_EVENT_ASYNC && kind != WICK_EVENT_DEVICE))
+        return FALSE;
+      if (!mark)
+        return fit_event (self, event);
+      guint64 start, end;
+      wick_timeline_scene_event_extent (self->scene, event, &start, &end);
+      wick_selection_set_range (self->selection, start, end);
+      return TRUE;
+    }
   if (!mark)
     {
       wick_timeline_view_zoom_to_span (self, index);

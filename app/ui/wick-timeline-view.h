@@ -79,6 +79,11 @@ void wick_timeline_view_set_show_ops (WickTimelineView *self, gboolean show);
  * (any kind: span, async slice, counter sample, instant, device interval,
  * flow end). Returns TRUE when it hit something. */
 gboolean wick_timeline_view_click (WickTimelineView *self, double x, double y);
+/* What a double-click at (x, y) does: fits the slice there (a span, an async
+ * slice, a GPU kernel or other device interval) and selects it. */
+void wick_timeline_view_double_click (WickTimelineView *self, double x, double y);
+/* What `f` does: fits the selected slice, of any of those kinds. */
+gboolean wick_timeline_view_fit_selected (WickTimelineView *self);
 /* Selects the event one flow step from the selected one (] and [ keys):
  * @direction > 0 along its outgoing flow, < 0 back along an incoming one,
  * and reveals it. FALSE when there is none. */

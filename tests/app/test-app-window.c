@@ -807,6 +807,67 @@ has_range_track_rows (gpointer details)
   return wick_details_pane_get_range_track_rows (details) > 0;
 }
 
+/* Issue 20: `f` and a double-click fit GPU kernels and async slices too, not
+ * only spans: the view becomes the slice's extent with a tenth either side. */
+static void
+test_fit_any_slice (void)
+{
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "tracks.json", NULL);
+  WickWindow *window = open_window (path);
+  GtkWidget *widget = wick_window_get_view (window, "timeline");
+  app_test_wait_drawn (widget, 10000, "the timeline to be drawn");
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  WickSelection *selection = wick_window_get_selection (window);
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  WickTracks *tracks = wick_timeline_scene_get_tracks (scene);
+  static const struct
+  {
+    guint kind;
+    const char *name;
+  } kinds[] = { { WICK_EVENT_DEVICE, "sgemm" }, { WICK_EVENT_ASYNC, "load" } };
+  for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+    for (int how = 0; how < 2; how++)
+      {
+        wick_timeline_view_zoom_to_fit (timeline);
+        WickTimelineViewport view;
+        wick_timeline_view_get_viewport (timeline, &view);
+        WickEventRef ref = { kinds[k].kind, 0 };
+        while (g_strcmp0 (wick_tracks_event_name (tracks, ref), kinds[k].name) != 0)
+          ref.index++;
+        cairo_rectangle_t r;
+        g_assert_true (wick_timeline_scene_event_rect (scene, &view, ref, &r));
+        double x = r.x + r.width / 2, y = r.y + 5;
+        if (how == 0)
+          wick_timeline_view_double_click (timeline, x, y);
+        else
+          {
+            g_assert_true (wick_timeline_view_click (timeline, x, y));
+            g_assert_true (wick_timeline_view_fit_selected (timeline));
+          }
+        gint64 index;
+        g_assert_cmpuint (wick_selection_get_event (selection, &index), ==, kinds[k].kind);
+        g_assert_cmpint (index, ==, ref.index);
+        guint64 start, end, vs, ve;
+        wick_timeline_scene_event_extent (scene, ref, &start, &end);
+        wick_selection_get_visible (selection, &vs, &ve);
+        guint64 margin = (end - start) / 10;
+        g_test_message ("%s %s: [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "] shown as [%"
+                        G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                        kinds[k].name, how ? "f" : "double-click", start, end, vs, ve);
+        g_assert_cmpuint (vs, ==, start - margin);
+        g_assert_cmpuint (ve, ==, end + margin);
+        const char *shots = g_getenv ("WICK_SCREENSHOT_DIR");
+        if (shots != NULL && k == 0 && how == 0)
+          {
+            app_test_iterate_pending (300);
+            g_autofree char *png = g_build_filename (shots, "fit-kernel.png", NULL);
+            app_test_save_png (GTK_WIDGET (window), png);
+          }
+      }
+  app_test_window_close (window);
+}
+
 /* Issue 9 item 5: clicking any event shows its fields in the details pane;
  * a range is summarised per track; ] follows a flow. */
 static void
@@ -1066,6 +1127,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/live-follow", test_live_follow);
   g_test_add_func ("/window/tabs-and-narrow", test_tabs_and_narrow);
   g_test_add_func ("/window/track-events", test_track_events);
+  g_test_add_func ("/app/window/fit-any-slice", test_fit_any_slice);
   g_test_add_func ("/window/export-trace", test_export_trace);
   g_test_add_func ("/window/export-trace-async", test_export_trace_async);
   g_test_add_func ("/window/size-remembered", test_size_remembered);
