@@ -418,8 +418,8 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
                                    GUINT_TO_POINTER (OPEN_AFTER_RANGE));
               break;
             }
-          WickSnapshotAllocation a = { e->addr,  e->size, t,        G_MAXINT64, G_MAXINT64,
-                                       e->stack, NO_INDEX, NO_INDEX, 0 };
+          WickSnapshotAllocation a = { e->addr,  e->size,  t, G_MAXINT64, G_MAXINT64,
+                                       e->stack, NO_INDEX, NO_INDEX, 0, NO_INDEX };
           if (in_range)
             a.alloc_entry = index;
           guint32 slot = alloc_slot (ls, &a);
@@ -452,6 +452,7 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
               WickSnapshotAllocation *a
                 = &g_array_index (ls->allocs, WickSnapshotAllocation, known - 1);
               a->free_completed_us = t;
+              a->free_stack = e->stack;
               if (a->free_requested_us == G_MAXINT64)
                 a->free_requested_us = t;
               size = a->size;
@@ -463,7 +464,7 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
             {
               /* live since before the history, freed now */
               WickSnapshotAllocation a
-                = { e->addr, e->size, G_MININT64, t, t, e->stack, NO_INDEX, NO_INDEX, 0 };
+                = { e->addr, e->size, G_MININT64, t, t, NO_INDEX, NO_INDEX, NO_INDEX, 0, e->stack };
               alloc_slot (ls, &a);
             }
           if (in_range)
@@ -869,7 +870,7 @@ derive_device (Loader *l, guint device, ListState *ls, GArray **alloc_changes,
             }
           WickSnapshotAllocation a
             = { b->address, b->requested_size, G_MININT64, G_MAXINT64, G_MAXINT64,
-                b->stack,   NO_INDEX,          bi,         device };
+                b->stack,   NO_INDEX,          bi,         device,     NO_INDEX };
           ls->n_extra++;
           alloc_slot (ls, &a);
         }

@@ -191,7 +191,9 @@ const char *wick_block_state_to_string (WickBlockState state);
 
 /* Every allocation the file tells of: each alloc of the history (its
  * free_requested and free_completed when they came), each free_completed with
- * no alloc before it (alloc_us = G_MININT64: live since before the history),
+ * no alloc before it (alloc_us = G_MININT64: live since before the history;
+ * its stack is WICK_SNAPSHOT_NO_STACK, for the free entry's frames say where
+ * it was freed, not where it was made: free_stack keeps them),
  * and each active_allocated block that no open alloc explains (the same, never
  * freed). Sizes are the trace's (requested bytes), as in the series; a live
  * one's free times are G_MAXINT64. */
@@ -203,6 +205,7 @@ typedef struct
   guint32 alloc_entry; /* G_MAXUINT32 when it began before the history */
   guint32 block;       /* the snapshot's block when still live, else G_MAXUINT32 */
   guint32 device_index;
+  guint32 free_stack; /* the free_completed entry's stack, or WICK_SNAPSHOT_NO_STACK */
 } WickSnapshotAllocation;
 
 const WickSnapshotAllocation *wick_memory_snapshot_get_allocations (WickMemorySnapshot *s,

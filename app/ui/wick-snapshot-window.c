@@ -56,6 +56,11 @@ struct _WickSnapshotWindow
   gint selected_allocation; /* -1 for none */
   GArray *live;             /* guint32 allocation indices shown in live_list */
   char *details_text;
+
+  GtkWidget *flame_area, *bottom_stack;
+  GArray *flame; /* FlameNode, [0] the root */
+  guint flame_selected;
+  gboolean flame_python_only;
 };
 
 G_DEFINE_FINAL_TYPE (WickSnapshotWindow, wick_snapshot_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -92,11 +97,29 @@ build_category_points (WickSnapshotWindow *self)
   const WickSnapshotAllocation *allocations = wick_memory_snapshot_get_allocations (s, &n);
   g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (CategoryChange));
   CategoryPoint start = { 0 };
+  guint n_entries;
+  const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
+  self->has_time = n_entries > 0;
+  self->t0 = G_MAXINT64;
+  self->t1 = G_MININT64;
+  for (guint i = 0; i < n_entries; i++)
+    {
+      self->t0 = MIN (self->t0, entries[i].time_us);
+      self->t1 = MAX (self->t1, entries[i].time_us);
+    }
+  gint64 range_from, range_to;
+  if (wick_memory_snapshot_get_range (s, &range_from, &range_to, NULL) && self->has_time)
+    self->t0 = MIN (self->t0, MAX (range_from, G_MININT64 + 1));
+  if (!self->has_time)
+    self->t0 = self->t1 = 0;
+  if (self->t1 <= self->t0)
+    self->t1 = self->t0 + 1;
   for (guint i = 0; i < n; i++)
     {
       const WickSnapshotAllocation *a = &allocations[i];
       guint8 c = (guint8)wick_memory_snapshot_stack_category (s, a->stack);
-      if (a->alloc_us == G_MININT64)
+      /* live when the chart starts: before the history, or before a range loaded alone */
+      if (a->alloc_us == G_MININT64 || a->alloc_us < self->t0)
         start.bytes[c] += a->size;
       else
         {
@@ -110,21 +133,6 @@ build_category_points (WickSnapshotWindow *self)
         }
     }
   g_array_sort (changes, change_cmp);
-
-  guint n_entries;
-  const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
-  self->has_time = n_entries > 0;
-  self->t0 = G_MAXINT64;
-  self->t1 = G_MININT64;
-  for (guint i = 0; i < n_entries; i++)
-    {
-      self->t0 = MIN (self->t0, entries[i].time_us);
-      self->t1 = MAX (self->t1, entries[i].time_us);
-    }
-  if (!self->has_time)
-    self->t0 = self->t1 = 0;
-  if (self->t1 <= self->t0)
-    self->t1 = self->t0 + 1;
 
   self->points = g_array_new (FALSE, FALSE, sizeof (CategoryPoint));
   start.time_us = self->t0;
@@ -468,6 +476,286 @@ draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointe
     }
 }
 
+
+/* ---- the flame graph ---- */
+
+/* Live bytes by stack at the selected time as an icicle: the outermost frame
+ * at the top, each frame's width its live bytes, coloured by the category
+ * that holds most of them. */
+typedef struct
+{
+  guint32 frame;  /* G_MAXUINT32 for the root */
+  guint32 parent; /* node index */
+  guint32 first_child, next_sibling;
+  guint depth;
+  guint64 bytes;
+  guint64 by_category[N_CATEGORIES];
+  double x0; /* left edge as a fraction of the root, set by flame_layout */
+} FlameNode;
+
+#define FLAME_ROW 18
+#define FLAME_NONE G_MAXUINT32
+#define FLAME_NO_STACK (G_MAXUINT32 - 1)  /* a node for the stacks not recorded */
+#define FLAME_NO_PYTHON (G_MAXUINT32 - 2) /* one for stacks without a Python frame */
+
+static guint32
+flame_child (GArray *nodes, guint32 parent, guint32 frame)
+{
+  FlameNode *p = &g_array_index (nodes, FlameNode, parent);
+  for (guint32 c = p->first_child; c != FLAME_NONE;
+       c = g_array_index (nodes, FlameNode, c).next_sibling)
+    if (g_array_index (nodes, FlameNode, c).frame == frame)
+      return c;
+  FlameNode n = { frame, parent, FLAME_NONE, p->first_child, p->depth + 1, 0, { 0 }, 0 };
+  guint32 index = nodes->len;
+  g_array_append_val (nodes, n);
+  g_array_index (nodes, FlameNode, parent).first_child = index;
+  return index;
+}
+
+static gboolean
+is_python_frame (WickMemorySnapshot *s, guint32 frame)
+{
+  const WickSnapshotFrame *f = wick_memory_snapshot_get_frame (s, frame);
+  return f != NULL && g_str_has_suffix (wick_memory_snapshot_str (s, f->filename), ".py");
+}
+
+static void
+flame_layout (GArray *nodes, guint32 node, double x0)
+{
+  FlameNode *n = &g_array_index (nodes, FlameNode, node);
+  n->x0 = x0;
+  guint64 total = g_array_index (nodes, FlameNode, 0).bytes;
+  double x = x0;
+  for (guint32 c = n->first_child; c != FLAME_NONE;
+       c = g_array_index (nodes, FlameNode, c).next_sibling)
+    {
+      flame_layout (nodes, c, x);
+      x += (double)g_array_index (nodes, FlameNode, c).bytes / (double)MAX (total, 1);
+    }
+}
+
+static void
+build_flame (WickSnapshotWindow *self)
+{
+  WickMemorySnapshot *s = self->snapshot;
+  g_clear_pointer (&self->flame, g_array_unref);
+  self->flame = g_array_new (FALSE, FALSE, sizeof (FlameNode));
+  FlameNode root = { FLAME_NONE, FLAME_NONE, FLAME_NONE, FLAME_NONE, 0, 0, { 0 }, 0 };
+  g_array_append_val (self->flame, root);
+  gint64 at = self->has_time ? self->selected_us : G_MAXINT64;
+  g_autoptr (GArray) live = wick_memory_snapshot_live_by_stack (s, at);
+  guint max_depth = 0;
+  for (guint i = 0; i < live->len; i++)
+    {
+      const WickSnapshotStackBytes *sb = &g_array_index (live, WickSnapshotStackBytes, i);
+      guint c = (guint)wick_memory_snapshot_stack_category (s, sb->stack);
+      guint n;
+      const guint32 *frames = wick_memory_snapshot_get_stack (s, sb->stack, &n);
+      guint32 node = 0;
+      FlameNode *r = &g_array_index (self->flame, FlameNode, 0);
+      r->bytes += sb->bytes;
+      r->by_category[c] += sb->bytes;
+      guint added = 0;
+      for (guint k = n; k-- > 0;) /* outermost first */
+        {
+          if (self->flame_python_only && !is_python_frame (s, frames[k]))
+            continue;
+          node = flame_child (self->flame, node, frames[k]);
+          FlameNode *fn = &g_array_index (self->flame, FlameNode, node);
+          fn->bytes += sb->bytes;
+          fn->by_category[c] += sb->bytes;
+          max_depth = MAX (max_depth, fn->depth);
+          added++;
+        }
+      if (added == 0)
+        {
+          /* its own box, so that the widths add up */
+          node = flame_child (self->flame, 0, n == 0 ? FLAME_NO_STACK : FLAME_NO_PYTHON);
+          FlameNode *fn = &g_array_index (self->flame, FlameNode, node);
+          fn->bytes += sb->bytes;
+          fn->by_category[c] += sb->bytes;
+          max_depth = MAX (max_depth, fn->depth);
+        }
+    }
+  /* children largest first */
+  for (guint i = 0; i < self->flame->len; i++)
+    {
+      FlameNode *p = &g_array_index (self->flame, FlameNode, i);
+      g_autoptr (GArray) kids = g_array_new (FALSE, FALSE, sizeof (guint32));
+      for (guint32 c = p->first_child; c != FLAME_NONE;
+           c = g_array_index (self->flame, FlameNode, c).next_sibling)
+        g_array_append_val (kids, c);
+      for (guint a = 1; a < kids->len; a++) /* insertion sort: few children each */
+        for (guint b = a; b > 0; b--)
+          {
+            guint32 *x = &g_array_index (kids, guint32, b - 1), *y = &g_array_index (kids, guint32, b);
+            if (g_array_index (self->flame, FlameNode, *x).bytes
+                >= g_array_index (self->flame, FlameNode, *y).bytes)
+              break;
+            guint32 t = *x;
+            *x = *y;
+            *y = t;
+          }
+      p = &g_array_index (self->flame, FlameNode, i);
+      p->first_child = kids->len > 0 ? g_array_index (kids, guint32, 0) : FLAME_NONE;
+      for (guint a = 0; a < kids->len; a++)
+        g_array_index (self->flame, FlameNode, g_array_index (kids, guint32, a)).next_sibling
+          = a + 1 < kids->len ? g_array_index (kids, guint32, a + 1) : FLAME_NONE;
+    }
+  flame_layout (self->flame, 0, 0.0);
+  self->flame_selected = 0;
+  gtk_widget_set_size_request (self->flame_area, -1, (int)(max_depth + 1) * FLAME_ROW + 4);
+  gtk_widget_queue_draw (self->flame_area);
+}
+
+static guint
+flame_dominant (const FlameNode *n)
+{
+  guint best = WICK_CATEGORY_OTHER;
+  for (guint c = 0; c < N_CATEGORIES; c++)
+    if (n->by_category[c] > n->by_category[best])
+      best = c;
+  return best;
+}
+
+static char *
+flame_label (WickSnapshotWindow *self, const FlameNode *n)
+{
+  if (n->frame == FLAME_NONE)
+    {
+      g_autofree char *bytes = wick_format_bytes (n->bytes);
+      return g_strdup_printf (_ ("all live allocations: %s"), bytes);
+    }
+  if (n->frame == FLAME_NO_STACK)
+    return g_strdup (_ ("(no stack recorded)"));
+  if (n->frame == FLAME_NO_PYTHON)
+    return g_strdup (_ ("(no Python frame)"));
+  const WickSnapshotFrame *f = wick_memory_snapshot_get_frame (self->snapshot, n->frame);
+  return g_strdup (wick_memory_snapshot_str (self->snapshot, f->name));
+}
+
+static void
+draw_flame (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  gboolean dark = is_dark ();
+  WickRgb fg = wick_palette_foreground (dark);
+  wick_palette_set (cr, wick_palette_background (dark), 1.0);
+  cairo_paint (cr);
+  if (self->flame == NULL || self->flame->len == 0)
+    return;
+  guint64 total = g_array_index (self->flame, FlameNode, 0).bytes;
+  if (total == 0)
+    {
+      draw_text (cr, GTK_WIDGET (area), _ ("Nothing is live at this time."), 8, 12, 0.0, fg);
+      return;
+    }
+  double w = width - 4;
+  for (guint i = 0; i < self->flame->len; i++)
+    {
+      const FlameNode *n = &g_array_index (self->flame, FlameNode, i);
+      double x = 2 + n->x0 * w, bw = (double)n->bytes / (double)total * w;
+      if (bw < 0.5)
+        continue;
+      double y = n->depth * FLAME_ROW;
+      guint c = flame_dominant (n);
+      wick_palette_set (cr, wick_palette_category (c, dark), i == self->flame_selected ? 1.0 : 0.75);
+      cairo_rectangle (cr, x, y + 1, MAX (bw - 1, 0.5), FLAME_ROW - 2);
+      cairo_fill (cr);
+      if (i == self->flame_selected)
+        {
+          wick_palette_set (cr, fg, 1.0);
+          cairo_set_line_width (cr, 1.5);
+          cairo_rectangle (cr, x + 0.75, y + 1.75, MAX (bw - 2.5, 0.5), FLAME_ROW - 3.5);
+          cairo_stroke (cr);
+        }
+      if (bw > 36)
+        {
+          g_autofree char *label = flame_label (self, n);
+          PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), label);
+          pango_layout_set_width (layout, (int)((bw - 6) * PANGO_SCALE));
+          pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+          int lw, lh;
+          pango_layout_get_pixel_size (layout, &lw, &lh);
+          wick_palette_set (cr, fg, 1.0);
+          cairo_move_to (cr, x + 3, y + (FLAME_ROW - lh) / 2.0);
+          pango_cairo_show_layout (cr, layout);
+          g_object_unref (layout);
+        }
+    }
+}
+
+static void
+show_flame_node (WickSnapshotWindow *self)
+{
+  if (self->flame == NULL || self->flame_selected >= self->flame->len)
+    return;
+  const FlameNode *n = &g_array_index (self->flame, FlameNode, self->flame_selected);
+  guint64 total = g_array_index (self->flame, FlameNode, 0).bytes;
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autofree char *bytes = wick_format_bytes (n->bytes);
+  g_string_append_printf (text, _ ("%s live under this frame (%.1f%% of all live)"), bytes,
+                          100.0 * (double)n->bytes / (double)MAX (total, 1));
+  for (guint c = 0; c < N_CATEGORIES; c++)
+    if (n->by_category[c] > 0)
+      {
+        g_autofree char *cb = wick_format_bytes (n->by_category[c]);
+        g_string_append_printf (text, "\n  %s: %s",
+                                c == WICK_CATEGORY_OTHER ? _ ("unknown")
+                                                         : wick_palette_category_name (c),
+                                cb);
+      }
+  g_string_append (text, _ ("\nFrames from the outermost:"));
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint32 k = self->flame_selected; k != FLAME_NONE && k != 0;
+       k = g_array_index (self->flame, FlameNode, k).parent)
+    g_array_prepend_val (path, g_array_index (self->flame, FlameNode, k).frame);
+  for (guint i = 0; i < path->len; i++)
+    {
+      guint32 f = g_array_index (path, guint32, i);
+      g_autofree char *frame = f == FLAME_NO_STACK    ? g_strdup (_ ("(no stack recorded)"))
+                               : f == FLAME_NO_PYTHON ? g_strdup (_ ("(no Python frame)"))
+                                                      : wick_memory_snapshot_format_frame (self->snapshot, f);
+      g_string_append_printf (text, "\n  %s", frame);
+    }
+  g_free (self->details_text);
+  self->details_text = g_string_free (g_steal_pointer (&text), FALSE);
+  gtk_label_set_text (GTK_LABEL (self->details), self->details_text);
+}
+
+static void
+on_flame_pressed (GtkGestureClick *gesture, int n_press, double x, double y, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  if (self->flame == NULL)
+    return;
+  guint64 total = g_array_index (self->flame, FlameNode, 0).bytes;
+  double w = gtk_widget_get_width (self->flame_area) - 4;
+  guint depth = (guint)(y / FLAME_ROW);
+  for (guint i = 0; i < self->flame->len; i++)
+    {
+      const FlameNode *n = &g_array_index (self->flame, FlameNode, i);
+      double x0 = 2 + n->x0 * w, bw = (double)n->bytes / (double)MAX (total, 1) * w;
+      if (n->depth == depth && x >= x0 && x < x0 + bw)
+        {
+          self->flame_selected = i;
+          show_flame_node (self);
+          gtk_widget_queue_draw (self->flame_area);
+          return;
+        }
+    }
+}
+
+static void
+on_python_only_toggled (GtkCheckButton *button, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  self->flame_python_only = gtk_check_button_get_active (button);
+  if (self->snapshot != NULL)
+    build_flame (self);
+}
+
 /* ---- the live list and the details ---- */
 
 static const char *
@@ -549,7 +837,17 @@ show_details (WickSnapshotWindow *self)
                             req, done);
   guint n_frames;
   const guint32 *frames = wick_memory_snapshot_get_stack (s, a->stack, &n_frames);
-  if (n_frames == 0)
+  if (n_frames == 0 && a->alloc_us == G_MININT64 && a->free_stack != WICK_SNAPSHOT_NO_STACK)
+    {
+      /* Made before the history: only where it was freed is known. */
+      g_autofree char *owned = NULL;
+      const char *freed_in = python_frame (s, a->free_stack, &owned);
+      g_string_append_printf (text,
+                              _ ("Allocated before the history began: no allocation stack, "
+                                 "so no category. Freed in %s."),
+                              freed_in);
+    }
+  else if (n_frames == 0)
     g_string_append (text, _ ("No stack recorded (allocated before the history began)."));
   else
     {
@@ -629,6 +927,7 @@ update_live (WickSnapshotWindow *self)
   gtk_label_set_text (GTK_LABEL (self->live_title), title);
   self->selected_allocation = -1;
   show_details (self);
+  build_flame (self);
 }
 
 /* ---- loading ---- */
@@ -789,6 +1088,7 @@ wick_snapshot_window_finalize (GObject *object)
   g_clear_pointer (&self->snapshot, wick_memory_snapshot_free);
   g_clear_pointer (&self->points, g_array_unref);
   g_clear_pointer (&self->live, g_array_unref);
+  g_clear_pointer (&self->flame, g_array_unref);
   g_clear_pointer (&self->progress_state, progress_unref);
   g_free (self->details_text);
   g_free (self->error);
@@ -855,6 +1155,38 @@ wick_snapshot_window_init (WickSnapshotWindow *self)
     _ ("Segments at the snapshot: address, size, fragmentation; blocks by state and category"),
     segments_scroll, NULL);
 
+  self->flame_python_only = TRUE;
+  self->flame_area = gtk_drawing_area_new ();
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->flame_area), draw_flame, self, NULL);
+  GtkGesture *flame_click = gtk_gesture_click_new ();
+  g_signal_connect (flame_click, "pressed", G_CALLBACK (on_flame_pressed), self);
+  gtk_widget_add_controller (self->flame_area, GTK_EVENT_CONTROLLER (flame_click));
+  GtkWidget *flame_scroll = scrolled (self->flame_area);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (flame_scroll), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  GtkWidget *python_only = gtk_check_button_new_with_label (_ ("Python frames only"));
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (python_only), TRUE);
+  gtk_widget_set_margin_start (python_only, 8);
+  g_signal_connect (python_only, "toggled", G_CALLBACK (on_python_only_toggled), self);
+  GtkWidget *flame_box = titled (
+    _ ("Live bytes by stack at the chosen time, outermost frame at the top — click a frame"),
+    flame_scroll, NULL);
+  gtk_box_insert_child_after (GTK_BOX (flame_box), python_only,
+                              gtk_widget_get_first_child (flame_box));
+
+  self->bottom_stack = gtk_stack_new ();
+  gtk_stack_add_titled (GTK_STACK (self->bottom_stack), segments_box, "segments",
+                        _ ("Segment map"));
+  gtk_stack_add_titled (GTK_STACK (self->bottom_stack), flame_box, "flame", _ ("Flame graph"));
+  GtkWidget *switcher = gtk_stack_switcher_new ();
+  gtk_stack_switcher_set_stack (GTK_STACK_SWITCHER (switcher), GTK_STACK (self->bottom_stack));
+  gtk_widget_set_halign (switcher, GTK_ALIGN_START);
+  gtk_widget_set_margin_start (switcher, 6);
+  gtk_widget_set_margin_top (switcher, 4);
+  GtkWidget *left = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_box_append (GTK_BOX (left), switcher);
+  gtk_box_append (GTK_BOX (left), self->bottom_stack);
+
   self->live_list = gtk_list_box_new ();
   gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->live_list), GTK_SELECTION_SINGLE);
   g_signal_connect (self->live_list, "row-selected", G_CALLBACK (on_row_selected), self);
@@ -875,7 +1207,7 @@ wick_snapshot_window_init (WickSnapshotWindow *self)
   gtk_paned_set_position (GTK_PANED (right), 200);
 
   GtkWidget *bottom = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
-  gtk_paned_set_start_child (GTK_PANED (bottom), segments_box);
+  gtk_paned_set_start_child (GTK_PANED (bottom), left);
   gtk_paned_set_end_child (GTK_PANED (bottom), right);
   gtk_paned_set_position (GTK_PANED (bottom), 720);
   GtkWidget *main = gtk_paned_new (GTK_ORIENTATION_VERTICAL);
@@ -995,4 +1327,36 @@ GtkWidget *
 wick_snapshot_window_get_segment_map (WickSnapshotWindow *self)
 {
   return self->segment_map;
+}
+
+GtkWidget *
+wick_snapshot_window_get_flame_graph (WickSnapshotWindow *self)
+{
+  return self->flame_area;
+}
+
+void
+wick_snapshot_window_show_page (WickSnapshotWindow *self, const char *page)
+{
+  gtk_stack_set_visible_child_name (GTK_STACK (self->bottom_stack), page);
+}
+
+guint64
+wick_snapshot_window_get_flame_bytes (WickSnapshotWindow *self, guint *n_nodes)
+{
+  if (n_nodes != NULL)
+    *n_nodes = self->flame != NULL ? self->flame->len : 0;
+  return self->flame != NULL && self->flame->len > 0
+           ? g_array_index (self->flame, FlameNode, 0).bytes
+           : 0;
+}
+
+void
+wick_snapshot_window_select_flame_node (WickSnapshotWindow *self, guint node)
+{
+  if (self->flame == NULL || node >= self->flame->len)
+    return;
+  self->flame_selected = node;
+  show_flame_node (self);
+  gtk_widget_queue_draw (self->flame_area);
 }

@@ -41,4 +41,14 @@ const char *wick_snapshot_window_get_details (WickSnapshotWindow *self);
 GtkWidget *wick_snapshot_window_get_chart (WickSnapshotWindow *self);
 GtkWidget *wick_snapshot_window_get_segment_map (WickSnapshotWindow *self);
 
+/* The flame graph of live bytes by stack at the selected time. */
+GtkWidget *wick_snapshot_window_get_flame_graph (WickSnapshotWindow *self);
+/* "segments" or "flame": the page shown beside the live list. */
+void wick_snapshot_window_show_page (WickSnapshotWindow *self, const char *page);
+/* The flame graph's root bytes (all live at the selected time) and its node count. */
+guint64 wick_snapshot_window_get_flame_bytes (WickSnapshotWindow *self, guint *n_nodes);
+/* Selects flame node @node (0: the root; then in the order they were made):
+ * its bytes, categories and frames go to the details. */
+void wick_snapshot_window_select_flame_node (WickSnapshotWindow *self, guint node);
+
 G_END_DECLS

@@ -92,11 +92,24 @@ test_snapshot_opens (void)
   g_assert_nonnull (strstr (details, "Python frames:\n  step ("));
   g_assert_nonnull (strstr (details, "optimizer.py:"));
 
+  /* The flame graph at the peak holds every live byte (its root), and a
+   * frame's details name its bytes and its frames from the outermost. */
+  guint n_nodes;
+  g_assert_cmpuint (wick_snapshot_window_get_flame_bytes (window, &n_nodes), ==, peak);
+  g_assert_cmpuint (n_nodes, >, 3);
+  wick_snapshot_window_show_page (window, "flame");
+  app_test_wait_drawn (wick_snapshot_window_get_flame_graph (window), 20000, "the flame graph");
+  wick_snapshot_window_select_flame_node (window, 1);
+  g_assert_nonnull (strstr (wick_snapshot_window_get_details (window), "live under this frame"));
+  g_assert_nonnull (strstr (wick_snapshot_window_get_details (window), "Frames from the outermost:"));
+  wick_snapshot_window_show_page (window, "segments");
+
   /* A time before the history's first alloc: the list changes. */
   guint n_entries;
   const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
   wick_snapshot_window_select_time (window, entries[0].time_us);
   g_assert_cmpstr (wick_snapshot_window_get_details (window), ==, "");
+  g_assert_cmpuint (wick_snapshot_window_get_flame_bytes (window, NULL), <, peak);
   app_test_window_close (window);
   app_test_window_close (main_window);
 }

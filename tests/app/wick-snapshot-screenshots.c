@@ -7,7 +7,8 @@
  * (tests/data/snapshot) at its peak, the third largest live allocation (an AdamW state tensor)
  * selected (its life on the chart, its block outlined in the segment map, its
  * stack on the right); snapshot-oom.png: the H200 OOM snapshot with its OOM
- * marked. Not a test: it asserts nothing beyond the files being drawn.
+ * marked; snapshot-flame.png: the training step's flame graph of live bytes
+ * by stack at the end of its history (Python frames), a frame selected. Not a test: it asserts nothing beyond the files being drawn.
  */
 #include "config.h"
 
@@ -24,7 +25,8 @@ not_loading (gpointer window)
 }
 
 static void
-shoot (WickApplication *app, const char *dir, const char *file, const char *name, guint row)
+shoot (WickApplication *app, const char *dir, const char *file, const char *name, guint row,
+       const char *page, guint flame_node)
 {
   g_autofree char *path
     = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "snapshot", file, NULL);
@@ -37,6 +39,19 @@ shoot (WickApplication *app, const char *dir, const char *file, const char *name
   app_test_wait_drawn (wick_snapshot_window_get_chart (window), 20000, "the chart");
   if (row != G_MAXUINT)
     wick_snapshot_window_select_row (window, row);
+  if (page != NULL)
+    {
+      /* at the end of the history, where AdamW's state has been made */
+      guint n_entries;
+      const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (
+        wick_snapshot_window_get_snapshot (window), &n_entries);
+      if (n_entries > 0)
+        wick_snapshot_window_select_time (window, entries[n_entries - 1].time_us);
+      wick_snapshot_window_show_page (window, page);
+      app_test_wait_drawn (wick_snapshot_window_get_flame_graph (window), 20000, "the flame graph");
+    }
+  if (flame_node != G_MAXUINT)
+    wick_snapshot_window_select_flame_node (window, flame_node);
   g_autofree char *out = g_build_filename (dir, name, NULL);
   app_test_save_png (GTK_WIDGET (window), out);
   g_print ("wrote %s\n", out);
@@ -49,8 +64,10 @@ main (int argc, char **argv)
   const char *dir = argc > 1 ? argv[1] : ".";
   WickApplication *app = app_test_ui_app_new ();
   app_test_ui_disable_animations ();
-  shoot (app, dir, "cs336-medium-128-training.pickle.gz", "snapshot.png", 2);
-  shoot (app, dir, "h200-oom.pickle.gz", "snapshot-oom.png", 0);
+  shoot (app, dir, "cs336-medium-128-training.pickle.gz", "snapshot.png", 2, NULL, G_MAXUINT);
+  shoot (app, dir, "h200-oom.pickle.gz", "snapshot-oom.png", 0, NULL, G_MAXUINT);
+  shoot (app, dir, "cs336-medium-128-training.pickle.gz", "snapshot-flame.png", G_MAXUINT, "flame",
+         3);
   g_object_unref (app);
   return 0;
 }

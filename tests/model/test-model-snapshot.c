@@ -420,6 +420,39 @@ test_snapshot_public_reference (void)
                    ==, 48);
 }
 
+/* What was live before the history began has no allocation stack: an
+ * unmatched free_completed's frames are where it was freed (in the CS336
+ * step: inside optimizer.step, 3.08 GiB), so its category is unknown, not
+ * "optimizer state"; the free's frames are kept as free_stack. */
+static void
+test_snapshot_before_history (void)
+{
+  g_autofree char *dir = snapshot_data_dir ();
+  g_autofree char *path = g_build_filename (dir, "cs336-medium-128-training.pickle.gz", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickMemorySnapshot) s = wick_memory_snapshot_load (path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  guint n;
+  const WickSnapshotAllocation *a = wick_memory_snapshot_get_allocations (s, &n);
+  guint64 by_category[WICK_CATEGORY_OTHER + 1] = { 0 };
+  guint64 freed_with_stack = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      if (a[i].alloc_us != G_MININT64)
+        continue;
+      by_category[wick_memory_snapshot_stack_category (s, a[i].stack)] += a[i].size;
+      if (a[i].free_completed_us != G_MAXINT64)
+        {
+          g_assert_cmpuint (a[i].stack, ==, WICK_SNAPSHOT_NO_STACK);
+          if (a[i].free_stack != WICK_SNAPSHOT_NO_STACK)
+            freed_with_stack += a[i].size;
+        }
+    }
+  g_assert_cmpuint (by_category[WICK_CATEGORY_OPTIMIZER], ==, 0);
+  g_assert_cmpuint (by_category[WICK_CATEGORY_OTHER], >, (guint64)4 << 30);
+  g_assert_cmpuint (freed_with_stack, >, (guint64)3 << 30);
+}
+
 /* A time range loaded alone (wick-trace memory --from/--to): the entries
  * inside it, the peak within it, and the state at its start rebuilt from
  * what came before, against the reference cutting its full series. */
@@ -713,6 +746,7 @@ main (int argc, char **argv)
   g_test_add_func ("/snapshot/not-a-snapshot", test_snapshot_not_a_snapshot);
   g_test_add_func ("/snapshot/compressed", test_snapshot_compressed);
   g_test_add_func ("/snapshot/refers-back", test_snapshot_refers_back);
+  g_test_add_func ("/snapshot/before-history", test_snapshot_before_history);
   if (wick_trace != NULL)
     {
       g_test_add_func ("/snapshot/public-reference", test_snapshot_public_reference);
