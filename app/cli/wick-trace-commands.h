@@ -51,6 +51,7 @@ int wick_trace_memory (int argc, char **argv);
  * stack at each snapshot, what grew and shrank. */
 int wick_trace_memory_compare (const char *a, const char *b, gboolean json);
 int wick_trace_gpu (int argc, char **argv);
+int wick_trace_arrays (int argc, char **argv);
 int wick_trace_sessions (int argc, char **argv);
 int wick_trace_attach (int argc, char **argv);
 int wick_trace_control (int argc, char **argv);

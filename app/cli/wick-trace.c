@@ -45,6 +45,9 @@ static const WickTraceCommand commands[] = {
 #ifdef WICK_TRACE_HAVE_GPU
   { "gpu", wick_trace_gpu, "gpu [--json] FILE               kernels, operators, steps and launches of a GPU trace" },
 #endif
+#ifdef WICK_TRACE_HAVE_ARRAYS
+  { "arrays", wick_trace_arrays, "arrays FILE                     tracks, slices, kernels, collectives as binary columns (wick.trace.open)" },
+#endif
 #ifdef WICK_TRACE_HAVE_RENDER
   { "render", wick_trace_render, "render --view V --output FILE [--size WxH] [--range A:B] TRACE" },
 #endif
