@@ -605,9 +605,29 @@ nice_axis_max (guint64 max)
   return (guint64)(4 * step * unit);
 }
 
-/* The largest value the shown series reach in the visible range: stacked
- * shown categories, used and reserved when shown, capacity when shown and
- * within half again of the rest. */
+/* The largest value of a device sample series in the visible range (the
+ * value in effect at its start included). */
+static guint64
+series_max (GArray *points, const WickMemoryViewport *view)
+{
+  guint64 max = 0, before = 0;
+  for (guint i = 0; i < points->len; i++)
+    {
+      const WickSamplePoint *p = &g_array_index (points, WickSamplePoint, i);
+      if (p->t_ns <= view->start_ns)
+        before = p->value;
+      else if (p->t_ns <= view->end_ns)
+        max = MAX (max, p->value);
+    }
+  return MAX (max, before);
+}
+
+/* The largest value the shown series reach in the visible range. The stacked
+ * shown categories set it when there are any (issue 20: a device's reserved
+ * or capacity, many times the tensors, would flatten them; those lines are
+ * then clipped, and the panel's title names what is off scale); without
+ * categories, used and reserved when shown, capacity when shown and within
+ * half again of the rest. */
 static guint64
 shown_max (const ChartDevice *device, const WickMemoryViewport *view)
 {
@@ -628,6 +648,8 @@ shown_max (const ChartDevice *device, const WickMemoryViewport *view)
           max = MAX (max, total);
         }
     }
+  if (max > 0 && !view->log_scale)
+    return max;
   if (device->physical)
     {
       const WickDeviceSeriesKind kinds[] = { WICK_DEVICE_SERIES_USED, WICK_DEVICE_SERIES_RESERVED };
@@ -671,6 +693,39 @@ wick_memory_chart_y_axis (WickMemoryChart *self, const WickMemoryViewport *view,
     }
   else
     *max = nice_axis_max (top + top / 20);
+}
+
+char *
+wick_memory_chart_panel_title (WickMemoryChart *self, const WickMemoryViewport *view, guint d)
+{
+  g_return_val_if_fail (d < self->devices->len, NULL);
+  const ChartDevice *device = &g_array_index (self->devices, ChartDevice, d);
+  guint64 y_max;
+  gboolean log_scale;
+  wick_memory_chart_y_axis (self, view, d, &y_max, &log_scale);
+  char *title = NULL;
+  /* the device series above the axis, named with their highest value */
+  g_autoptr (GString) off = g_string_new (NULL);
+  if (device->physical != NULL)
+    {
+      const WickDeviceSeriesKind kinds[]
+        = { WICK_DEVICE_SERIES_USED, WICK_DEVICE_SERIES_RESERVED, WICK_DEVICE_SERIES_CAPACITY };
+      const char *names[] = { N_ ("used"), N_ ("reserved"), N_ ("capacity") };
+      for (guint k = 0; k < 3; k++)
+        {
+          guint64 top = series_max (device->physical->series[kinds[k]], view);
+          if (is_hidden (view, 5 + k) || top <= y_max)
+            continue;
+          g_autofree char *bytes = wick_format_bytes (top);
+          g_string_append_printf (off, "%s%s %s", off->len > 0 ? ", " : "", _ (names[k]),
+                                  bytes);
+        }
+    }
+  if (off->len > 0)
+    title = g_strdup_printf (_ ("%s — %s (off scale)"), device->name, off->str);
+  else
+    title = g_strdup (device->name);
+  return title;
 }
 
 static void
@@ -835,16 +890,8 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
       YMap map;
       wick_memory_chart_y_axis (self, view, d, &map.max, &map.log);
       map.height = panel.height;
-      guint64 y_max = map.max;
       wick_palette_set (cr, wick_palette_foreground (view->dark), 1);
-      g_autofree char *title = NULL;
-      if (device->capacity > y_max)
-        {
-          g_autofree char *cap = wick_format_bytes (device->capacity);
-          title = g_strdup_printf (_ ("%s — capacity %s (off scale)"), device->name, cap);
-        }
-      else
-        title = g_strdup (device->name);
+      g_autofree char *title = wick_memory_chart_panel_title (self, view, d);
       text (cr, title, panel.x, panel.y - 20, TRUE, 0);
       draw_axis (cr, view, &panel, &map);
       cairo_save (cr);
@@ -852,9 +899,17 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
       cairo_clip (cr);
       if (device->logical)
         draw_stack (device, cr, view, &panel, &map);
-      if (device->physical)
-        draw_physical (device, cr, view, &panel, &map);
       cairo_restore (cr);
+      if (device->physical)
+        {
+          /* clipped at the axis' top: what rises above it is named in the
+           * title (issue 20) */
+          cairo_save (cr);
+          cairo_rectangle (cr, panel.x, panel.y - 1, panel.width, panel.height + 2);
+          cairo_clip (cr);
+          draw_physical (device, cr, view, &panel, &map);
+          cairo_restore (cr);
+        }
       if (device->logical)
         draw_peaks (device, cr, view, &panel, &map);
     }

@@ -77,6 +77,11 @@ int wick_memory_chart_legend_hit (const WickMemoryViewport *view, double x, doub
  * whether it is a log axis (view->log_scale). */
 void wick_memory_chart_y_axis (WickMemoryChart *self, const WickMemoryViewport *view, guint i,
                                guint64 *max, gboolean *log_scale);
+/* Panel @i's title: its device, and the device series (used, reserved,
+ * capacity) that rise above its axis in the visible range, with their
+ * highest value ("cuda:0 — reserved 60 GiB (off scale)"). */
+char *wick_memory_chart_panel_title (WickMemoryChart *self, const WickMemoryViewport *view,
+                                     guint i);
 /* The peak markers of device @i as drawn, with their label boxes: placed
  * labels never overlap each other, a marker or the axis. Returns how many. */
 guint wick_memory_chart_peak_labels (WickMemoryChart *self, cairo_t *cr,

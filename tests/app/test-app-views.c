@@ -832,18 +832,51 @@ test_memory_y_axis (void)
   view.end_ns += 3000;
   guint64 max;
   gboolean log_scale;
-  /* Everything shown: the axis reaches the 60 GiB reserved line. */
+  /* Everything shown: the categories set the axis (issue 20), not the 60 GiB
+   * reserved line, which the title names as off scale. */
   wick_memory_chart_y_axis (chart, &view, 0, &max, &log_scale);
   g_assert_false (log_scale);
+  g_assert_cmpuint (max, >=, 15u << 20);
+  g_assert_cmpuint (max, <=, 20u << 20);
+  g_autofree char *title = wick_memory_chart_panel_title (chart, &view, 0);
+  g_test_message ("%s", title);
+  g_assert_nonnull (strstr (title, "reserved 60"));
+  g_assert_nonnull (strstr (title, "capacity 80"));
+  g_assert_true (g_str_has_suffix (title, "(off scale)"));
+  guint default_pixels = category_pixels (chart, &view, WICK_CATEGORY_PARAMETER);
+  const char *shots = g_getenv ("WICK_SCREENSHOT_DIR");
+  if (shots != NULL)
+    {
+      cairo_surface_t *surface
+        = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+      cairo_t *cr = cairo_create (surface);
+      WickRgb bg = wick_palette_background (FALSE);
+      cairo_set_source_rgb (cr, bg.r, bg.g, bg.b);
+      cairo_paint (cr);
+      wick_memory_chart_draw (chart, cr, &view);
+      cairo_destroy (cr);
+      g_autofree char *png = g_build_filename (shots, "memory-axis.png", NULL);
+      cairo_surface_write_to_png (surface, png);
+      cairo_surface_destroy (surface);
+    }
+  /* With the categories hidden, the device lines set it, as before */
+  WickMemoryViewport lines_only = view;
+  lines_only.hidden = (1u << WICK_N_CATEGORIES) - 1;
+  wick_memory_chart_y_axis (chart, &lines_only, 0, &max, &log_scale);
   g_assert_cmpuint (max, >=, G_GUINT64_CONSTANT (60) << 30);
-  guint linear_pixels = category_pixels (chart, &view, WICK_CATEGORY_PARAMETER);
-  /* Used and reserved hidden: the MiB-sized categories fill the chart. */
+  lines_only.hidden = (1u << WICK_N_CATEGORIES) - 1 - (1u << WICK_CATEGORY_PARAMETER);
+  wick_memory_chart_y_axis (chart, &lines_only, 0, &max, &log_scale);
+  g_assert_cmpuint (max, <=, 20u << 20);
+  /* Used and reserved hidden: the same axis, the same picture of the
+   * categories */
   view.hidden = (1u << 5) | (1u << 6);
   wick_memory_chart_y_axis (chart, &view, 0, &max, &log_scale);
   g_assert_cmpuint (max, >=, 15u << 20);
   g_assert_cmpuint (max, <=, 20u << 20);
   guint rescaled_pixels = category_pixels (chart, &view, WICK_CATEGORY_PARAMETER);
-  g_assert_cmpuint (rescaled_pixels, >, 20 * MAX (linear_pixels, 1));
+  g_assert_cmpuint (rescaled_pixels, >=, default_pixels * 9 / 10);
+  g_assert_cmpuint (default_pixels, >, 10000);
+  guint linear_pixels = default_pixels / 40; /* what the old 60 GiB axis left them */
   /* Hiding a category rescales too: without "other" (5 MiB) the top is lower. */
   guint64 with_other = max;
   view.hidden |= 1u << WICK_CATEGORY_OTHER;
