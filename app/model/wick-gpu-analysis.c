@@ -74,11 +74,12 @@ compare_intervals (gconstpointer pa, gconstpointer pb)
   return a->end < b->end ? -1 : a->end > b->end;
 }
 
-/* Sorts and merges @raw (taken) into a union. */
+/* Merges @raw (taken; sorted by start unless @sorted is FALSE, then sorted
+ * here) into a union. */
 static void
-union_build (Union *u, GArray *raw)
+union_build (Union *u, GArray *raw, gboolean sorted)
 {
-  if (raw->len > 1)
+  if (!sorted && raw->len > 1)
     g_array_sort (raw, compare_intervals);
   guint m = 0;
   Interval *a = (Interval *)(gpointer)raw->data;
@@ -129,6 +130,42 @@ static guint64
 union_within (const Union *u, guint64 start, guint64 end)
 {
   return end > start ? union_before (u, end) - union_before (u, start) : 0;
+}
+
+/* A work interval, tagged: sorted once, then dealt into each union's
+ * intervals in order (one sort instead of one per union). */
+typedef struct
+{
+  Interval iv;
+  guint32 dev;  /* row in the devices, as first seen */
+  guint8 klass; /* WickGpuClass */
+  guint8 kind;  /* WickDeviceKind */
+} Tagged;
+
+static int
+compare_tagged (gconstpointer pa, gconstpointer pb)
+{
+  return compare_intervals (&((const Tagged *)pa)->iv, &((const Tagged *)pb)->iv);
+}
+
+/* @a and @b, each sorted, into one sorted array (both taken). */
+static GArray *
+merge_sorted (GArray *a, GArray *b)
+{
+  GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (Interval), a->len + b->len);
+  const Interval *x = (const Interval *)(gconstpointer)a->data;
+  const Interval *y = (const Interval *)(gconstpointer)b->data;
+  guint i = 0, j = 0;
+  while (i < a->len || j < b->len)
+    {
+      if (j >= b->len || (i < a->len && compare_intervals (&x[i], &y[j]) <= 0))
+        g_array_append_val (out, x[i++]);
+      else
+        g_array_append_val (out, y[j++]);
+    }
+  g_array_unref (a);
+  g_array_unref (b);
+  return out;
 }
 
 static guint64
@@ -331,6 +368,9 @@ analyze (WickDocument *doc, WickTracks *tracks)
   GArray *compute = g_array_new (FALSE, FALSE, sizeof (Interval));
   GArray *compute_comm = g_array_new (FALSE, FALSE, sizeof (Interval));
   GArray *all = g_array_new (FALSE, FALSE, sizeof (Interval));
+  g_autoptr (GArray) tagged = g_array_sized_new (FALSE, FALSE, sizeof (Tagged), nd);
+  /* per kernel name: 1 + whether it is communication (the name scanned once) */
+  g_autoptr (GHashTable) comm_of_name = g_hash_table_new (NULL, NULL);
   g_autoptr (GArray) delays = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (GHashTable) launchers = g_hash_table_new (NULL, NULL);
   for (guint i = 0; i < nd; i++)
@@ -340,8 +380,20 @@ analyze (WickDocument *doc, WickTracks *tracks)
       if (!WICK_DEVICE_KIND_IS_WORK (x->kind))
         continue;
       a->has_gpu = TRUE;
-      const char *name = x->name ? wick_document_str (doc, x->name) : "";
-      WickGpuClass klass = wick_gpu_classify (x->kind, name);
+      WickGpuClass klass = WICK_GPU_MEMORY;
+      if (x->kind == WICK_DEVICE_KERNEL)
+        {
+          guint comm
+            = GPOINTER_TO_UINT (g_hash_table_lookup (comm_of_name, GUINT_TO_POINTER (x->name)));
+          if (comm == 0)
+            {
+              const char *name = x->name ? wick_document_str (doc, x->name) : "";
+              comm = 1 + (wick_gpu_classify (x->kind, name) == WICK_GPU_COMMUNICATION);
+              g_hash_table_insert (comm_of_name, GUINT_TO_POINTER (x->name),
+                                   GUINT_TO_POINTER (comm));
+            }
+          klass = comm == 2 ? WICK_GPU_COMMUNICATION : WICK_GPU_COMPUTE;
+        }
       WickStr dev_name = x->track < n_tracks ? track_list[x->track].category : 0;
       guint dev_row
         = GPOINTER_TO_UINT (g_hash_table_lookup (device_by_name, GUINT_TO_POINTER (dev_name)));
@@ -357,20 +409,8 @@ analyze (WickDocument *doc, WickTracks *tracks)
                                GUINT_TO_POINTER (dev_row));
         }
       WickGpuDevice *dev = &g_array_index (a->devices, WickGpuDevice, dev_row - 1);
-      Interval iv = { x->start_ns, x->start_ns + x->duration_ns };
-      GArray **work = (GArray **)&g_ptr_array_index (device_work, (dev_row - 1) * N_UNIONS);
-      g_array_append_val (work[U_BUSY], iv);
-      if (x->kind == WICK_DEVICE_KERNEL)
-        g_array_append_val (work[U_KERNEL], iv);
-      else
-        g_array_append_val (work[U_MEMORY], iv);
-      if (klass == WICK_GPU_COMMUNICATION)
-        g_array_append_val (work[U_COMM], iv);
-      g_array_append_val (all, iv);
-      if (klass == WICK_GPU_COMPUTE)
-        g_array_append_val (compute, iv);
-      if (klass == WICK_GPU_COMPUTE || klass == WICK_GPU_COMMUNICATION)
-        g_array_append_val (compute_comm, iv);
+      Tagged tag = { { x->start_ns, x->start_ns + x->duration_ns }, dev_row - 1, klass, x->kind };
+      g_array_append_val (tagged, tag);
       if (x->kind == WICK_DEVICE_MEMCPY)
         dev->memcpy_ns += x->duration_ns;
       else if (x->kind == WICK_DEVICE_MEMSET)
@@ -427,6 +467,25 @@ analyze (WickDocument *doc, WickTracks *tracks)
         a->launches.unmatched++;
     }
   a->launches.to_kernel = g_hash_table_size (launchers);
+  /* the work intervals sorted once, dealt in order into every union's */
+  g_array_sort (tagged, compare_tagged);
+  for (guint i = 0; i < tagged->len; i++)
+    {
+      const Tagged *tag = &g_array_index (tagged, Tagged, i);
+      GArray **work = (GArray **)&g_ptr_array_index (device_work, tag->dev * N_UNIONS);
+      g_array_append_val (work[U_BUSY], tag->iv);
+      if (tag->kind == WICK_DEVICE_KERNEL)
+        g_array_append_val (work[U_KERNEL], tag->iv);
+      else
+        g_array_append_val (work[U_MEMORY], tag->iv);
+      if (tag->klass == WICK_GPU_COMMUNICATION)
+        g_array_append_val (work[U_COMM], tag->iv);
+      g_array_append_val (all, tag->iv);
+      if (tag->klass == WICK_GPU_COMPUTE)
+        g_array_append_val (compute, tag->iv);
+      if (tag->klass == WICK_GPU_COMPUTE || tag->klass == WICK_GPU_COMMUNICATION)
+        g_array_append_val (compute_comm, tag->iv);
+    }
   if (delays->len > 0)
     {
       g_array_sort (delays, compare_i64);
@@ -459,7 +518,7 @@ analyze (WickDocument *doc, WickTracks *tracks)
         WickGpuDevice dev = g_array_index (a->devices, WickGpuDevice, order[r]);
         for (guint k = 0; k < N_UNIONS; k++)
           union_build (&a->unions->u[r][k],
-                       g_ptr_array_index (device_work, order[r] * N_UNIONS + k));
+                       g_ptr_array_index (device_work, order[r] * N_UNIONS + k), TRUE);
         dev.busy_ns = union_total (&a->unions->u[r][U_BUSY]);
         g_array_append_val (sorted, dev);
       }
@@ -549,20 +608,22 @@ analyze (WickDocument *doc, WickTracks *tracks)
 
   /* steps; host work (operators, runtime calls) and GPU work together for
    * the time the GPU waits on the host */
-  GArray *host_or_gpu = g_array_sized_new (FALSE, FALSE, sizeof (Interval), all->len);
-  g_array_append_vals (host_or_gpu, all->data, all->len);
+  GArray *host = g_array_new (FALSE, FALSE, sizeof (Interval));
   for (guint i = 0; i < n_spans; i++)
     if (wick_tracks_span_track (tracks, i) != G_MAXUINT32
         && (is_op[i] || is_runtime_category (wick_tracks_span_category (tracks, i))))
       {
         Interval iv = { spans[i].start_ns, spans[i].start_ns + spans[i].duration_ns };
-        g_array_append_val (host_or_gpu, iv);
+        g_array_append_val (host, iv);
       }
+  if (host->len > 1)
+    g_array_sort (host, compare_intervals);
+  GArray *host_or_gpu = merge_sorted (g_array_ref (all), host);
   Union u_compute = { 0 }, u_cc = { 0 }, u_all = { 0 }, u_host = { 0 };
-  union_build (&u_compute, compute);
-  union_build (&u_cc, compute_comm);
-  union_build (&u_all, all);
-  union_build (&u_host, host_or_gpu);
+  union_build (&u_compute, compute, TRUE);
+  union_build (&u_cc, compute_comm, TRUE);
+  union_build (&u_all, all, TRUE);
+  union_build (&u_host, host_or_gpu, TRUE);
   for (guint i = 0; i < n_spans; i++)
     {
       if (wick_tracks_span_track (tracks, i) == G_MAXUINT32
