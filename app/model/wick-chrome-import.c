@@ -306,12 +306,13 @@ static void
 add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
 {
   ThreadRef *ref = thread_of (im, e);
-  static const char *const keys[] = { "device", "stream", "correlation" };
-  gint64 values[3];
-  gboolean has[3];
-  args_ints (im, e, keys, 3, values, has);
+  static const char *const keys[] = { "device", "stream", "correlation", "External id" };
+  gint64 values[4];
+  gboolean has[4];
+  args_ints (im, e, keys, 4, values, has);
   gboolean has_device = has[0], has_stream = has[1];
   gint64 device = values[0], stream = values[1], correlation = has[2] ? values[2] : 0;
+  gint64 external = has[3] ? values[3] : 0;
   char device_text[32], stream_text[48];
   guint32 track;
 
@@ -320,9 +321,10 @@ add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
       && ref->last_stream == stream)
     {
       /* the same stream as the thread's last device event (the common case) */
-      wick_tracks_device_add_correlated (
-        im->tracks, ref->device_track - 1, ts, dur, intern (im, e->name, e->name_len),
-        intern (im, e->cat, e->cat_len), args_of (im, e, FALSE), correlation);
+      wick_tracks_device_add_linked (im->tracks, ref->device_track - 1, ts, dur,
+                                     intern (im, e->name, e->name_len),
+                                     intern (im, e->cat, e->cat_len), args_of (im, e, FALSE),
+                                     correlation, external);
       im->imported['d']++;
       return;
     }
@@ -354,9 +356,9 @@ add_device (Import *im, const WickChromeEvent *e, gint64 ts, gint64 dur)
       wick_tracks_set_thread_device_track (im->tracks, ref->thread, track);
       ref->device_track = track + 1;
     }
-  wick_tracks_device_add_correlated (im->tracks, track, ts, dur, intern (im, e->name, e->name_len),
-                                     intern (im, e->cat, e->cat_len), args_of (im, e, FALSE),
-                                     correlation);
+  wick_tracks_device_add_linked (im->tracks, track, ts, dur, intern (im, e->name, e->name_len),
+                                 intern (im, e->cat, e->cat_len), args_of (im, e, FALSE),
+                                 correlation, external);
 }
 
 static void
@@ -580,12 +582,14 @@ read_event (Import *im, const WickChromeEvent *e)
                 intern (im, e->cat, e->cat_len), args_of (im, e, TRUE));
               if (is_runtime_category (e))
                 {
-                  static const char *const keys[] = { "correlation" };
-                  gint64 correlation;
-                  gboolean has;
-                  args_ints (im, e, keys, 1, &correlation, &has);
-                  if (has && correlation != 0)
-                    wick_tracks_slice_set_correlation (im->tracks, slice, correlation);
+                  static const char *const keys[] = { "correlation", "External id" };
+                  gint64 ids[2];
+                  gboolean has[2];
+                  args_ints (im, e, keys, 2, ids, has);
+                  if (has[0] && ids[0] != 0)
+                    wick_tracks_slice_set_correlation (im->tracks, slice, ids[0]);
+                  if (has[1] && ids[1] != 0)
+                    wick_tracks_slice_set_external_id (im->tracks, slice, ids[1]);
                 }
               if (e->bind_id != NULL || e->flow_in || e->flow_out)
                 {

@@ -120,6 +120,8 @@ struct _WickTracks
   GArray *span_category;
 
   GArray *pending_corr; /* PendingCorrelation, until finish */
+  GArray *pending_ext_slice; /* PendingCorrelation: a runtime call's External id, until finish */
+  GArray *pending_ext_device; /* ExternalOfDevice: a work interval's, until finish */
   GArray *span_corr;    /* SpanLink {span, correlation} by span */
   GArray *launched;     /* SpanLink {span, device index} by span, then start */
   guint n_launch_flows; /* flows added from correlation ids (after the file's) */
@@ -145,6 +147,12 @@ typedef struct
   WickPendingSlice slice;
   gint64 correlation;
 } PendingCorrelation;
+
+typedef struct
+{
+  guint32 device;
+  gint64 external;
+} ExternalOfDevice;
 
 typedef struct
 {
@@ -240,6 +248,8 @@ clear_arrays (WickTracks *self)
   g_clear_pointer (&self->span_args, g_array_unref);
   g_clear_pointer (&self->span_category, g_array_unref);
   g_clear_pointer (&self->pending_corr, g_array_unref);
+  g_clear_pointer (&self->pending_ext_slice, g_array_unref);
+  g_clear_pointer (&self->pending_ext_device, g_array_unref);
   g_clear_pointer (&self->span_corr, g_array_unref);
   g_clear_pointer (&self->launched, g_array_unref);
   if (self->skipped != NULL)
@@ -276,6 +286,8 @@ init_arrays (WickTracks *self)
   self->flows = g_array_new (FALSE, FALSE, sizeof (WickFlow));
   self->key_track = g_array_new (FALSE, FALSE, sizeof (guint32));
   self->pending_corr = g_array_new (FALSE, FALSE, sizeof (PendingCorrelation));
+  self->pending_ext_slice = g_array_new (FALSE, FALSE, sizeof (PendingCorrelation));
+  self->pending_ext_device = g_array_new (FALSE, FALSE, sizeof (ExternalOfDevice));
   self->span_corr = g_array_new (FALSE, FALSE, sizeof (SpanLink));
   self->launched = g_array_new (FALSE, FALSE, sizeof (SpanLink));
   self->rows_are_depths = TRUE;
@@ -789,7 +801,21 @@ wick_tracks_device_add_correlated (WickTracks *self, guint32 track, gint64 ts_ns
                                    gint64 duration_ns, WickStr name, WickStr category, WickStr args,
                                    gint64 correlation)
 {
+  wick_tracks_device_add_linked (self, track, ts_ns, duration_ns, name, category, args,
+                                 correlation, 0);
+}
+
+void
+wick_tracks_device_add_linked (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
+                               WickStr name, WickStr category, WickStr args, gint64 correlation,
+                               gint64 external_id)
+{
   g_return_if_fail (!self->finished && track < self->tracks->len);
+  if (external_id != 0 && correlation == 0)
+    {
+      ExternalOfDevice e = { self->device->len, external_id };
+      g_array_append_val (self->pending_ext_device, e);
+    }
   WickDeviceSlice d = { track, -1, (guint64)ts_ns, (guint64)MAX (duration_ns, 0), name, category,
                         args };
   const char *cat = category ? wick_document_str (self->doc, category) : NULL;
@@ -805,6 +831,16 @@ wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 du
                         WickStr name, WickStr category, WickStr args)
 {
   wick_tracks_device_add_correlated (self, track, ts_ns, duration_ns, name, category, args, 0);
+}
+
+void
+wick_tracks_slice_set_external_id (WickTracks *self, WickPendingSlice slice, gint64 external_id)
+{
+  g_return_if_fail (!self->finished && slice < self->pending->len);
+  if (external_id == 0)
+    return;
+  PendingCorrelation c = { slice, external_id };
+  g_array_append_val (self->pending_ext_slice, c);
 }
 
 void
@@ -2174,6 +2210,130 @@ first_link (GArray *links, guint32 span)
   return lo;
 }
 
+/* What a runtime call launches, from its name: 'k' a kernel (cudaLaunchKernel,
+ * cuLaunchKernelEx, hipLaunchKernel, ...), 'c' a copy, 's' a fill; 0 for the
+ * rest, graph launches included (one call, many kernels). */
+static char
+launch_class_of_call (const char *name)
+{
+  if (name == NULL)
+    return 0;
+  if (strstr (name, "Memcpy") || strstr (name, "memcpy"))
+    return 'c';
+  if (strstr (name, "Memset") || strstr (name, "memset"))
+    return 's';
+  if (strstr (name, "Launch") && !strstr (name, "Graph"))
+    return 'k';
+  return 0;
+}
+
+static char
+launch_class_of_work (guint8 kind)
+{
+  return kind == WICK_DEVICE_KERNEL ? 'k' : kind == WICK_DEVICE_MEMCPY ? 'c' : 's';
+}
+
+typedef struct
+{
+  gint64 external;
+  guint64 start;
+  guint32 index; /* span, or device slice */
+  char klass;
+} ExternalItem;
+
+static int
+compare_external_items (gconstpointer pa, gconstpointer pb)
+{
+  const ExternalItem *a = pa, *b = pb;
+  if (a->external != b->external)
+    return a->external < b->external ? -1 : 1;
+  if (a->klass != b->klass)
+    return a->klass < b->klass ? -1 : 1;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The External id fallback, for a kernel, copy or fill that no correlation
+ * id or flow linked (a trace without them): Kineto gives it the External id
+ * of the operator that launched it, and every runtime call of that operator
+ * the same. Within one (External id, kind) group — kernels with the calls
+ * that launch kernels, copies with copy calls, fills with fill calls — the
+ * unlinked intervals by start pair with the calls that launched nothing yet,
+ * by start: the i-th with the i-th, as a stream runs what it is given in
+ * order. A group whose counts differ (a launch cut off, a call that is not a
+ * launch) is left unlinked and counted as skipped. */
+static void
+link_by_external_id (WickTracks *self)
+{
+  WickDeviceSlice *d = (WickDeviceSlice *)(gpointer)self->device->data;
+  const WickSpan *spans = spans_of (self);
+  g_autoptr (GArray) work = g_array_new (FALSE, FALSE, sizeof (ExternalItem));
+  for (guint i = 0; i < self->pending_ext_device->len; i++)
+    {
+      const ExternalOfDevice *e = &g_array_index (self->pending_ext_device, ExternalOfDevice, i);
+      const WickDeviceSlice *x = &d[e->device];
+      if (WICK_DEVICE_KIND_IS_WORK (x->kind) && x->launcher == G_MAXUINT32)
+        {
+          ExternalItem item = { e->external, x->start_ns, e->device, launch_class_of_work (x->kind) };
+          g_array_append_val (work, item);
+        }
+    }
+  g_array_set_size (self->pending_ext_device, 0);
+  if (work->len == 0)
+    {
+      g_array_set_size (self->pending_ext_slice, 0);
+      return;
+    }
+  /* calls that launched nothing yet */
+  g_autoptr (GHashTable) launchers = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < self->device->len; i++)
+    if (d[i].launcher != G_MAXUINT32)
+      g_hash_table_add (launchers, GUINT_TO_POINTER (d[i].launcher + 1));
+  g_autoptr (GArray) calls = g_array_new (FALSE, FALSE, sizeof (ExternalItem));
+  for (guint i = 0; i < self->pending_ext_slice->len; i++)
+    {
+      const PendingCorrelation *c = &g_array_index (self->pending_ext_slice, PendingCorrelation, i);
+      guint32 span = c->slice < self->n_pending_span ? self->pending_span[c->slice] : G_MAXUINT32;
+      if (span == G_MAXUINT32 || g_hash_table_contains (launchers, GUINT_TO_POINTER (span + 1)))
+        continue;
+      char klass = launch_class_of_call (wick_document_str (self->doc, spans[span].name));
+      if (klass == 0)
+        continue;
+      ExternalItem item = { c->correlation, spans[span].start_ns, span, klass };
+      g_array_append_val (calls, item);
+    }
+  g_array_set_size (self->pending_ext_slice, 0);
+  g_array_sort (work, compare_external_items);
+  g_array_sort (calls, compare_external_items);
+  const ExternalItem *w = (const ExternalItem *)(gconstpointer)work->data;
+  const ExternalItem *c = (const ExternalItem *)(gconstpointer)calls->data;
+  guint64 ambiguous = 0;
+  guint j = 0;
+  for (guint i = 0; i < work->len;)
+    {
+      guint end = i;
+      while (end < work->len && w[end].external == w[i].external && w[end].klass == w[i].klass)
+        end++;
+      while (j < calls->len
+             && (c[j].external < w[i].external
+                 || (c[j].external == w[i].external && c[j].klass < w[i].klass)))
+        j++;
+      guint cend = j;
+      while (cend < calls->len && c[cend].external == w[i].external && c[cend].klass == w[i].klass)
+        cend++;
+      if (cend - j == end - i)
+        for (guint k = 0; k < end - i; k++)
+          d[w[i + k].index].launcher = c[j + k].index;
+      else
+        ambiguous += end - i;
+      i = end;
+      j = cend;
+    }
+  if (ambiguous)
+    wick_tracks_skip (self, "External id with unequal kernels and launches (not linked)", ambiguous);
+}
+
 /* Every kernel, copy and fill to its launch: by correlation id (the runtime
  * call carrying the same id), else by a flow of the file ending on it; the
  * flows of the file that start at a launch end on the interval it launched
@@ -2249,6 +2409,8 @@ link_launches (WickTracks *self)
             x->launcher = flow->from.event.index;
         }
     }
+
+  link_by_external_id (self);
 
   g_array_set_size (self->launched, 0);
   self->n_launch_flows = 0;

@@ -363,6 +363,22 @@ void wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint
 void wick_tracks_device_add_correlated (WickTracks *self, guint32 track, gint64 ts_ns,
                                         gint64 duration_ns, WickStr name, WickStr category,
                                         WickStr args, gint64 correlation);
+/* The same with the interval's External id (Kineto's "External id", the
+ * operator that launched it; 0: none), used only when neither a correlation
+ * id nor a flow links it (see wick_tracks_slice_set_external_id). */
+void wick_tracks_device_add_linked (WickTracks *self, guint32 track, gint64 ts_ns,
+                                    gint64 duration_ns, WickStr name, WickStr category,
+                                    WickStr args, gint64 correlation, gint64 external_id);
+/* A runtime call carrying External id @external_id (not 0). A work interval
+ * that no correlation id or flow links is launched by a call of its
+ * External id: within an (External id, kind) group, the unlinked kernels
+ * (copies, fills) by start pair with the calls that launch kernels
+ * (cudaLaunchKernel...; copies: *Memcpy*, fills: *Memset*; graph launches
+ * never) and launched nothing yet, by start; a group whose counts differ is
+ * left unlinked, counted as skipped "External id with unequal kernels and
+ * launches (not linked)". */
+void wick_tracks_slice_set_external_id (WickTracks *self, WickPendingSlice slice,
+                                        gint64 external_id);
 /* A host slice (a runtime call) carrying correlation id @correlation (not 0):
  * the device intervals with that id are the ones it launched. When several
  * slices carry one id the earliest is the launcher; the others are counted

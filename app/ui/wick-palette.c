@@ -97,6 +97,13 @@ wick_palette_accent (gboolean dark)
 }
 
 WickRgb
+wick_palette_compiled (gboolean dark)
+{
+  /* GNOME's purple: apart from the span hues and the blue accent */
+  return dark ? (WickRgb)RGB (0xdc8add) : (WickRgb)RGB (0x813d9c);
+}
+
+WickRgb
 wick_palette_device (guint series, gboolean dark)
 {
   series = MIN (series, G_N_ELEMENTS (device_series) - 1);

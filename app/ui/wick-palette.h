@@ -30,6 +30,8 @@ WickRgb wick_palette_background (gboolean dark);
 WickRgb wick_palette_foreground (gboolean dark);
 WickRgb wick_palette_grid (gboolean dark);
 WickRgb wick_palette_accent (gboolean dark);
+/* The outline of torch.compile's regions on the timeline. */
+WickRgb wick_palette_compiled (gboolean dark);
 WickRgb wick_palette_device (guint series, gboolean dark);
 
 void wick_palette_set (cairo_t *cr, WickRgb rgb, double alpha);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/wick-device-clock.h"
+#include "model/wick-gpu-graphs.h"
 #include "model/wick-steps.h"
 #include "wick-format.h"
 #include "wick-palette.h"
@@ -37,6 +38,16 @@ typedef struct
 {
   double x0, x1, y, h;
 } Rect;
+
+/* A name's drawn width in the frame (the legend's measure of visible time). */
+typedef struct
+{
+  WickStr name; /* 0: free */
+  guint8 colour;
+  double px;
+} LegendSlot;
+
+#define LEGEND_SLOTS 4096 /* a power of two */
 
 /* The busy time of a collapsed group: the union of its events' intervals,
  * merged and sorted, with the busy time before each (so the busy time in any
@@ -70,6 +81,16 @@ struct _WickTimelineScene
   guint8 *track_user;      /* per track: TRACK_USER_* (the user's choice beats the default) */
   Coverage **track_cover;  /* per track, built when first drawn collapsed */
   Coverage **process_cover; /* per process, the same */
+  WickGpuGraphs *graphs;    /* built on first use */
+  /* The legend of a Chrome trace: drawn width per name this frame (an
+   * open-addressed table), then its top entries. */
+  LegendSlot *legend_slots;
+  gboolean legend_on;
+  LegendSlot legend[WICK_TIMELINE_LEGEND_MAX];
+  guint64 legend_ns[WICK_TIMELINE_LEGEND_MAX];
+  guint n_legend;
+  gboolean legend_compiled; /* a compiled region was outlined this frame */
+  GArray *compiled;         /* WickEventRef of torch.compile's regions (wick-gpu-graphs.h) */
   guint n_processes, n_tracks;
   const guint32 *order;
   guint32 *own_order; /* order less the tracks the marker row already shows */
@@ -556,6 +577,35 @@ wick_timeline_scene_new (WickDocument *document)
   }
   for (guint i = 0; i < N_BATCHES; i++)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (Rect));
+  self->compiled = g_array_new (FALSE, FALSE, sizeof (WickEventRef));
+  if (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME)
+    {
+      /* torch.compile's regions, outlined (names compare once per distinct string) */
+      g_autoptr (GHashTable) kinds = g_hash_table_new (NULL, NULL);
+      for (int pass = 0; pass < 2; pass++)
+        {
+          guint n;
+          const WickDeviceSlice *d = wick_tracks_get_device_slices (self->tracks, &n);
+          if (pass == 0)
+            n = self->n_spans;
+          for (guint i = 0; i < n; i++)
+            {
+              WickStr name = pass == 0 ? self->spans[i].name : d[i].name;
+              gpointer found;
+              if (!g_hash_table_lookup_extended (kinds, GUINT_TO_POINTER (name), NULL, &found))
+                {
+                  found = GUINT_TO_POINTER (
+                    wick_gpu_compiled_kind (wick_document_str (document, name)));
+                  g_hash_table_insert (kinds, GUINT_TO_POINTER (name), found);
+                }
+              if (GPOINTER_TO_UINT (found) != WICK_COMPILED_NONE)
+                {
+                  WickEventRef ref = { pass == 0 ? WICK_EVENT_SLICE : WICK_EVENT_DEVICE, i };
+                  g_array_append_val (self->compiled, ref);
+                }
+            }
+        }
+    }
   self->collapsed = g_new0 (guint8, MAX (self->n_processes, 1));
   self->pinned = g_new0 (guint8, MAX (self->n_tracks, 1));
   self->track_collapsed = g_new0 (guint8, MAX (self->n_tracks, 1));
@@ -599,6 +649,9 @@ wick_timeline_scene_free (WickTimelineScene *self)
   for (guint p = 0; p < self->n_processes; p++)
     coverage_free (self->process_cover[p]);
   g_free (self->process_cover);
+  g_clear_pointer (&self->graphs, wick_gpu_graphs_free);
+  g_free (self->legend_slots);
+  g_array_unref (self->compiled);
   g_free (self->track_item);
   g_array_unref (self->items);
   for (guint i = 0; i < N_BATCHES; i++)
@@ -1351,6 +1404,79 @@ typedef struct
   guint run_index;
 } RowDraw;
 
+static WickStr
+event_name_str (WickTimelineScene *self, guint kind, guint32 e)
+{
+  switch (kind)
+    {
+      case WICK_EVENT_SLICE:
+        return self->spans[e].name;
+      case WICK_EVENT_DEVICE:
+        return wick_tracks_get_device_slices (self->tracks, NULL)[e].name;
+      case WICK_EVENT_ASYNC:
+        return wick_tracks_get_async (self->tracks, NULL)[e].name;
+      default:
+        return 0;
+    }
+}
+
+/* Counts @px of drawn width for @e's name (linear probing, 8 probes: a frame
+ * with more names than the table holds drops the rarest late comers). */
+static void
+legend_add (WickTimelineScene *self, const WickTimelineViewport *view, guint kind, guint32 e,
+            double px)
+{
+  WickStr name = event_name_str (self, kind, e);
+  if (name == 0)
+    return;
+  guint h = (guint)(((guint64)name * 2654435761u) >> 4) & (LEGEND_SLOTS - 1);
+  for (guint probe = 0; probe < 8; probe++)
+    {
+      LegendSlot *slot = &self->legend_slots[(h + probe) & (LEGEND_SLOTS - 1)];
+      if (slot->name == name)
+        {
+          slot->px += px;
+          return;
+        }
+      if (slot->name == 0)
+        {
+          slot->name = name;
+          slot->px = px;
+          slot->colour = (guint8)(event_batch (self, view, kind, e) % WICK_SPAN_COLOURS);
+          return;
+        }
+    }
+}
+
+static int
+compare_legend (gconstpointer pa, gconstpointer pb)
+{
+  const LegendSlot *a = pa, *b = pb;
+  if (a->px != b->px)
+    return a->px > b->px ? -1 : 1;
+  return a->name < b->name ? -1 : a->name > b->name;
+}
+
+/* The frame's top names by drawn width, into self->legend. */
+static void
+legend_finish (WickTimelineScene *self)
+{
+  self->n_legend = 0;
+  for (guint i = 0; i < LEGEND_SLOTS; i++)
+    {
+      LegendSlot *slot = &self->legend_slots[i];
+      if (slot->name == 0)
+        continue;
+      if (self->n_legend < WICK_TIMELINE_LEGEND_MAX)
+        self->legend[self->n_legend++] = *slot;
+      else if (compare_legend (slot, &self->legend[WICK_TIMELINE_LEGEND_MAX - 1]) < 0)
+        self->legend[WICK_TIMELINE_LEGEND_MAX - 1] = *slot;
+      else
+        continue;
+      qsort (self->legend, self->n_legend, sizeof (LegendSlot), compare_legend);
+    }
+}
+
 static void
 emit_event (RowDraw *d, guint32 e, guint64 start, guint64 end)
 {
@@ -1373,6 +1499,8 @@ emit_event (RowDraw *d, guint32 e, guint64 start, guint64 end)
   if (x0 < d->last_x1)
     x0 = d->last_x1;
   d->last_x1 = x1;
+  if (d->self->legend_on)
+    legend_add (d->self, d->view, d->kind, e, x1 - x0);
   double gap = x1 - x0 > 3 ? 1 : 0;
   /* Runs of events a pixel or two wide (dense rows zoomed out) extend the
    * run's first rectangle: one box per run instead of one per pixel. */
@@ -1974,6 +2102,53 @@ draw_ops (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view
 
 /* ---- tracks -------------------------------------------------------------- */
 
+WickGpuGraphs *
+wick_timeline_scene_get_graphs (WickTimelineScene *self)
+{
+  if (self->graphs == NULL)
+    self->graphs = wick_gpu_graphs_new (self->document);
+  return self->graphs;
+}
+
+guint
+wick_timeline_scene_get_n_compiled (WickTimelineScene *self)
+{
+  return self->compiled->len;
+}
+
+/* torch.compile's regions: a dashed outline in the compiled colour over
+ * their slices (at most a few per step: Dynamo frames, AOT functions,
+ * Inductor graph calls). */
+static void
+draw_compiled (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  if (self->compiled->len == 0)
+    return;
+  static const double dash[] = { 3, 2 };
+  cairo_save (cr);
+  cairo_set_dash (cr, dash, 2, 0);
+  cairo_set_line_width (cr, 1.5);
+  gboolean any = FALSE;
+  for (guint i = 0; i < self->compiled->len; i++)
+    {
+      WickEventRef ref = g_array_index (self->compiled, WickEventRef, i);
+      cairo_rectangle_t r;
+      if (!wick_timeline_scene_event_rect (self, view, ref, &r) || r.width < 3)
+        continue;
+      double x0 = MAX (r.x, WICK_TIMELINE_GUTTER - 2), x1 = MIN (r.x + r.width, view->width + 2);
+      cairo_rectangle (cr, floor (x0) + 0.75, floor (r.y) + 0.75, MAX (floor (x1 - x0) - 2.5, 1),
+                       r.height - 1.5);
+      any = TRUE;
+    }
+  if (any)
+    {
+      wick_palette_set (cr, wick_palette_compiled (view->dark), 1);
+      cairo_stroke (cr);
+      self->legend_compiled = TRUE;
+    }
+  cairo_restore (cr);
+}
+
 /* A collapsed group's summary: per pixel column, the share of its time the
  * group is busy (the union of its events), as a bar from the row's foot. */
 static void
@@ -2527,6 +2702,80 @@ draw_selection (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport
     }
 }
 
+guint
+wick_timeline_scene_get_legend (WickTimelineScene *self, guint i, const char **name,
+                                guint64 *visible_ns)
+{
+  if (i < self->n_legend)
+    {
+      if (name)
+        *name = wick_document_str (self->document, self->legend[i].name);
+      if (visible_ns)
+        *visible_ns = self->legend_ns[i];
+    }
+  return self->n_legend;
+}
+
+/* A Chrome trace's legend, bottom right: the names that take the most of
+ * the screen (their drawn width in all rows, as time), each with its hue,
+ * and the compiled-region outline when one is on screen. */
+static void
+draw_name_legend (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  double ns_per_px = view_ns_per_px (view);
+  guint rows = self->n_legend + (self->legend_compiled ? 1 : 0);
+  for (guint i = 0; i < self->n_legend; i++)
+    self->legend_ns[i] = (guint64)MAX (self->legend[i].px * ns_per_px, 0);
+  if (rows == 0)
+    return;
+  PangoLayout *layout = scene_layout (self, cr);
+  pango_layout_set_width (layout, -1);
+  const double row_h = 16, name_w = 220, time_w = 64;
+  double w = 8 + 14 + name_w + 6 + time_w + 8, h = rows * row_h + 8;
+  double x = view->width - w - 8, y = view->height - 44 - h; /* above the hint bar */
+  if (x < WICK_TIMELINE_GUTTER + 8 || y < top_of_tracks (self))
+    return;
+  cairo_rectangle (cr, x, y, w, h);
+  cairo_set_source_rgba (cr, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1, view->dark ? 0.12 : 1,
+                         0.92);
+  cairo_fill_preserve (cr);
+  wick_palette_set (cr, wick_palette_foreground (view->dark), 0.25);
+  cairo_stroke (cr);
+  WickRgb fg = wick_palette_foreground (view->dark);
+  for (guint i = 0; i < rows; i++)
+    {
+      double ry = y + 4 + i * row_h;
+      gboolean compiled = i == self->n_legend;
+      if (compiled)
+        {
+          static const double dash[] = { 3, 2 };
+          cairo_save (cr);
+          cairo_set_dash (cr, dash, 2, 0);
+          cairo_set_line_width (cr, 1.5);
+          wick_palette_set (cr, wick_palette_compiled (view->dark), 1);
+          cairo_rectangle (cr, x + 8.75, ry + 3.75, 9.5, 8.5);
+          cairo_stroke (cr);
+          cairo_restore (cr);
+        }
+      else
+        {
+          wick_palette_set (cr, wick_palette_span (self->legend[i].colour, view->dark), 1);
+          cairo_rectangle (cr, x + 8, ry + 3, 11, 10);
+          cairo_fill (cr);
+        }
+      const char *name = compiled ? _ ("compiled region (torch.compile)")
+                                  : wick_document_str (self->document, self->legend[i].name);
+      wick_palette_set (cr, fg, 0.9);
+      draw_text (self, cr, name ? name : "", x + 8 + 14, ry, name_w);
+      if (!compiled)
+        {
+          g_autofree char *t = wick_format_duration (self->legend_ns[i]);
+          wick_palette_set (cr, fg, 0.6);
+          draw_text (self, cr, t, x + 8 + 14 + name_w + 6, ry, time_w);
+        }
+    }
+}
+
 /* The colour legend, bottom right: step hues and the measured-region mark. */
 static void
 draw_legend (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
@@ -2671,6 +2920,16 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
                    view->width - WICK_TIMELINE_GUTTER, view->height - WICK_TIMELINE_RULER);
   cairo_clip (cr);
   g_autoptr (GArray) labels = view->no_labels ? NULL : g_array_new (FALSE, FALSE, sizeof (Label));
+  self->legend_on = view->legend && !view->no_labels
+                    && wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME;
+  self->legend_compiled = FALSE;
+  if (self->legend_on)
+    {
+      if (self->legend_slots == NULL)
+        self->legend_slots = g_new0 (LegendSlot, LEGEND_SLOTS);
+      else
+        memset (self->legend_slots, 0, LEGEND_SLOTS * sizeof (LegendSlot));
+    }
   const WickProcess *processes = wick_tracks_get_processes (self->tracks, NULL);
   (void)processes;
   /* Scrolled tracks under the pinned ones. */
@@ -2719,6 +2978,7 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
       flush_batches (self, cr, view->dark);
       if (!view->hide_ops && pass == 0)
         draw_ops (self, cr, view);
+      draw_compiled (self, cr, view);
       draw_search_hits (self, view);
       flush_batches (self, cr, view->dark);
       cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
@@ -2742,7 +3002,12 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
   draw_selection (self, cr, view);
   draw_flows (self, cr, view);
   draw_hover_line (view, cr);
-  if (view->legend)
+  if (self->legend_on)
+    {
+      legend_finish (self);
+      draw_name_legend (self, cr, view);
+    }
+  else if (view->legend && wick_tracks_get_format (self->tracks) != WICK_TRACE_FORMAT_CHROME)
     draw_legend (self, cr, view);
   cairo_restore (cr);
 

@@ -34,6 +34,7 @@
 #include <cairo.h>
 
 #include "model/wick-document.h"
+#include "model/wick-gpu-graphs.h"
 #include "model/wick-tracks.h"
 
 G_BEGIN_DECLS
@@ -47,6 +48,8 @@ G_BEGIN_DECLS
 #define WICK_TIMELINE_COUNTER_HEIGHT 40
 #define WICK_TIMELINE_INSTANTS_HEIGHT 18
 #define WICK_TIMELINE_SECTION_GAP 8
+/* Names in a Chrome trace's legend. */
+#define WICK_TIMELINE_LEGEND_MAX 8
 /* A thread with more rows than this starts collapsed to its summary row. */
 #define WICK_TIMELINE_DEEP_ROWS 16
 
@@ -137,6 +140,20 @@ double wick_timeline_scene_busy_fraction (WickTimelineScene *self, gint32 proces
  * scene of an earlier version of the same document), matched by pid and by
  * (pid, tid, kind, name). */
 void wick_timeline_scene_copy_state (WickTimelineScene *self, WickTimelineScene *from);
+
+/* The legend of the last frame drawn with view->legend on a Chrome trace:
+ * the names that took the most of the screen (their drawn width over every
+ * visible row, as time: the @i-th's @visible_ns), at most
+ * WICK_TIMELINE_LEGEND_MAX, most first, each drawn with its stable hue (a
+ * candle-graph trace's legend shows the step hues instead). Returns how many. */
+guint wick_timeline_scene_get_legend (WickTimelineScene *self, guint i, const char **name,
+                                      guint64 *visible_ns);
+
+/* The CUDA graphs of the document (model/wick-gpu-graphs.h), built on first use. */
+WickGpuGraphs *wick_timeline_scene_get_graphs (WickTimelineScene *self);
+/* How many slices are torch.compile regions (outlined, dashed, in the
+ * compiled colour: wick_gpu_compiled_kind()). */
+guint wick_timeline_scene_get_n_compiled (WickTimelineScene *self);
 
 /* ProfilerStep#N steps shown in the step row, and the row's top (-1 without steps). */
 guint wick_timeline_scene_get_n_steps (WickTimelineScene *self);

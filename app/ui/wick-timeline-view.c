@@ -825,6 +825,56 @@ on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModif
     }
 }
 
+/* A profiler trace's kernel, copy, fill or annotation: what it is, where,
+ * how long, its launch, and for a graph kernel its graph, replay, node and
+ * Wick stage. */
+static char *
+device_tooltip (WickTimelineView *self, const WickTimelineViewport *view, double x, double y)
+{
+  WickEventRef event;
+  if (!wick_timeline_scene_hit_event (self->scene, view, x, y, &event)
+      || event.kind != WICK_EVENT_DEVICE)
+    return NULL;
+  WickTracks *tracks = wick_timeline_scene_get_tracks (self->scene);
+  const WickDeviceSlice *d = &wick_tracks_get_device_slices (tracks, NULL)[event.index];
+  WickDocument *doc = self->document;
+  const char *raw = wick_document_str (doc, d->name);
+  g_autofree char *name = g_markup_escape_text (raw ? raw : "", MIN (strlen (raw ? raw : ""), 300));
+  g_autofree char *dur = wick_format_duration (d->duration_ns);
+  const char *kind = d->kind == WICK_DEVICE_KERNEL    ? (wick_gpu_is_triton_kernel (raw) ? _ ("Triton kernel") : _ ("kernel"))
+                     : d->kind == WICK_DEVICE_MEMCPY  ? _ ("memcpy")
+                     : d->kind == WICK_DEVICE_MEMSET  ? _ ("memset")
+                     : d->kind == WICK_DEVICE_ANNOTATION ? _ ("annotation")
+                                                      : _ ("device interval");
+  GString *text = g_string_new (NULL);
+  g_string_append_printf (text, "<b>%s</b>\n%s · %s · %s", name, kind,
+                          wick_timeline_scene_get_track_name (self->scene, d->track), dur);
+  if (wick_gpu_compiled_kind (raw) != WICK_COMPILED_NONE)
+    g_string_append_printf (text, " · %s", _ ("compiled region"));
+  if (d->launcher != G_MAXUINT32)
+    {
+      const WickSpan *span = &wick_document_get_spans (doc, NULL)[d->launcher];
+      g_autofree char *launch = g_markup_escape_text (wick_document_str (doc, span->name), -1);
+      g_string_append_printf (text, "\n%s %s", _ ("launched by"), launch);
+    }
+  WickGpuGraphNode node;
+  if (wick_gpu_graphs_node (wick_timeline_scene_get_graphs (self->scene), event.index, &node))
+    {
+      const WickGpuGraph *graph
+        = &wick_gpu_graphs_get (wick_timeline_scene_get_graphs (self->scene), NULL)[node.graph];
+      /* Translators: a CUDA graph's kernel: "graph 1 · replay 3 of 10 · node 5 of 33" */
+      g_string_append_printf (text, "\n%s %u · %s %u/%u · %s %u/%u", _ ("graph"), node.graph + 1,
+                              _ ("replay"), node.replay + 1, graph->n_replays, _ ("node"),
+                              node.node + 1, graph->n_nodes);
+      if (graph->stage)
+        {
+          g_autofree char *stage = g_markup_escape_text (graph->stage, -1);
+          g_string_append_printf (text, " · %s %s", _ ("Wick stage"), stage);
+        }
+    }
+  return g_string_free (text, FALSE);
+}
+
 static gboolean
 on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
                   WickTimelineView *self)
@@ -854,6 +904,12 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
       g_autofree char *measured = (span->flags & WICK_SPAN_FLAG_MEASURED)
                                     ? g_strdup_printf (" · %s", _ ("measured region"))
                                     : g_strdup ("");
+      if (wick_gpu_compiled_kind (wick_document_str (doc, span->name)) != WICK_COMPILED_NONE)
+        {
+          char *with = g_strdup_printf ("%s · %s", measured, _ ("compiled region"));
+          g_free (measured);
+          measured = with;
+        }
       markup = g_strdup_printf ("<b>%s</b>\n%s · %s %s · %s %s · %s +%s%s", name,
                                 kinds[MIN (span->kind, 2)], _ ("step"), steps[MIN (span->step, 3)],
                                 _ ("duration"), dur, _ ("at"), at, measured);
@@ -878,6 +934,8 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
         wick_document_str (doc, ext->json), MIN (wick_document_str_len (doc, ext->json), 300));
       markup = g_strdup_printf ("<b>%s</b>\n<tt>%s</tt>", wick_document_str (doc, ext->kind), json);
     }
+  else if (type == WICK_RECORD_NONE)
+    markup = device_tooltip (self, &view, x, y);
   if (markup == NULL)
     return FALSE;
   gtk_tooltip_set_markup (tooltip, markup);

@@ -178,7 +178,14 @@ class Stage:
         _acquire_group(self.session, self.uses)
         try:
             if self.graph is not None:
-                self.graph.replay()
+                if _torch.autograd._profiler_enabled():
+                    # names the replay's cudaGraphLaunch in a profiler trace:
+                    # Wick attributes the graph's kernels to this stage
+                    # (app/model/wick-gpu-graphs.h)
+                    with _torch.autograd.profiler.record_function("wick stage: " + self.name):
+                        self.graph.replay()
+                else:
+                    self.graph.replay()
                 self.replays += 1
                 return self.static_output
             return self._select(self.fn())

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "app-test-util.h"
@@ -1203,6 +1204,78 @@ test_timeline_collapse (void)
   cairo_surface_destroy (surface);
 }
 
+static gboolean
+legend_has (WickTimelineScene *scene, const char *name, guint64 *ns)
+{
+  guint n = wick_timeline_scene_get_legend (scene, 0, NULL, NULL);
+  for (guint i = 0; i < n; i++)
+    {
+      const char *got;
+      wick_timeline_scene_get_legend (scene, i, &got, ns);
+      if (g_strcmp0 (got, name) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* A Chrome trace's legend: the names on screen by the time they take,
+ * most first; what is off screen or collapsed does not count. */
+static void
+test_timeline_legend (void)
+{
+  g_autoptr (WickDocument) document = load_deep_stack_trace ();
+  g_autoptr (WickTimelineScene) scene = wick_timeline_scene_new (document);
+  WickTimelineViewport view = { .width = 1200,
+                                .height = 600,
+                                .hover_x = -1,
+                                .legend = TRUE,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1 };
+  view.start_ns = 0;
+  view.end_ns = 1050000;
+  double ns_per_px = 1050000.0 / (view.width - WICK_TIMELINE_GUTTER);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, view.width, view.height);
+  cairo_t *cr = cairo_create (surface);
+  wick_timeline_scene_draw (scene, cr, &view);
+  /* stream 7: the annotation step 360 µs, gemm and relu 100 µs each; thread
+   * 2: aten::mm 50 µs, aten::addmm 10 µs; the 41 rows of main are collapsed */
+  const char *first;
+  guint64 ns;
+  guint n = wick_timeline_scene_get_legend (scene, 0, &first, &ns);
+  g_assert_cmpuint (n, ==, 5);
+  g_assert_cmpstr (first, ==, "step");
+  g_assert_cmpfloat (fabs ((double)ns - 360000), <=, 2 * ns_per_px);
+  g_assert_true (legend_has (scene, "gemm", &ns));
+  g_assert_cmpfloat (fabs ((double)ns - 100000), <=, 2 * ns_per_px);
+  g_assert_true (legend_has (scene, "aten::mm", &ns));
+  g_assert_cmpfloat (fabs ((double)ns - 50000), <=, 2 * ns_per_px);
+  const char *last;
+  wick_timeline_scene_get_legend (scene, 4, &last, NULL);
+  g_assert_cmpstr (last, ==, "aten::addmm");
+  g_assert_false (legend_has (scene, "frame 20", NULL));
+  /* expanded, the frames count: frame 0 lasts the whole millisecond */
+  wick_timeline_scene_set_track_collapsed (scene, track_named (scene, "main 1"), FALSE);
+  view.height = 1400;
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, view.width, view.height);
+  cr = cairo_create (surface);
+  wick_timeline_scene_draw (scene, cr, &view);
+  wick_timeline_scene_get_legend (scene, 0, &first, NULL);
+  g_assert_cmpstr (first, ==, "frame 0");
+  g_assert_cmpuint (wick_timeline_scene_get_legend (scene, 0, NULL, NULL), ==,
+                    WICK_TIMELINE_LEGEND_MAX);
+  /* off screen does not count: [0, 150) µs has no relu */
+  wick_timeline_scene_set_track_collapsed (scene, track_named (scene, "main 1"), TRUE);
+  view.end_ns = 150000;
+  wick_timeline_scene_draw (scene, cr, &view);
+  g_assert_false (legend_has (scene, "relu", NULL));
+  g_assert_true (legend_has (scene, "gemm", &ns));
+  g_assert_cmpfloat (fabs ((double)ns - 50000), <=, 2 * 150000.0 / (view.width - WICK_TIMELINE_GUTTER));
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+}
+
 static void
 test_timeline_tracks (void)
 {
@@ -1356,17 +1429,23 @@ test_timeline_tracks (void)
                     20);
   cairo_surface_destroy (surface);
 
-  /* The legend: the forward swatch, bottom right, only when asked. */
-  WickRgb fwd = wick_palette_span (1 * WICK_SPAN_SHADES, FALSE);
-  guint32 fwd_rgb = app_test_rgb (fwd.r, fwd.g, fwd.b);
+  /* The legend of a Chrome trace: names on screen with their hues, bottom
+   * right, only when asked (the step hues are a candle-graph trace's). */
   view.selected_type = WICK_RECORD_NONE;
   view.selected_event_kind = WICK_EVENT_NONE;
-  surface = draw_timeline (document, &view);
-  guint without = count_near (surface, fwd_rgb, 600, 540, 1200, 575);
-  cairo_surface_destroy (surface);
+  cairo_surface_t *plain = draw_timeline (document, &view);
   view.legend = TRUE;
   surface = draw_timeline (document, &view);
-  g_assert_cmpuint (count_near (surface, fwd_rgb, 600, 540, 1200, 575), >, without + 60);
+  guint changed = 0;
+  for (int y = 300; y < view.height - 40; y++)
+    for (int x = view.width - 330; x < view.width; x++)
+      changed += app_test_pixel (surface, x, y) != app_test_pixel (plain, x, y);
+  g_assert_cmpuint (changed, >, 200);
+  WickRgb fwd = wick_palette_span (1 * WICK_SPAN_SHADES, FALSE);
+  guint32 fwd_rgb = app_test_rgb (fwd.r, fwd.g, fwd.b);
+  g_assert_cmpuint (count_near (surface, fwd_rgb, 600, 540, 1200, 575), ==,
+                    count_near (plain, fwd_rgb, 600, 540, 1200, 575));
+  cairo_surface_destroy (plain);
   cairo_surface_destroy (surface);
 }
 
@@ -1552,6 +1631,7 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/cursor-label", test_cursor_label);
   g_test_add_func ("/views/timeline/tracks", test_timeline_tracks);
   g_test_add_func ("/views/timeline/collapse", test_timeline_collapse);
+  g_test_add_func ("/views/timeline/legend", test_timeline_legend);
   g_test_add_func ("/views/timeline/search-zoomed-out", test_timeline_search_zoomed_out);
   g_test_add_func ("/views/timeline/steps", test_timeline_steps);
   return g_test_run ();

@@ -12,6 +12,9 @@
  *                        host process collapsed to its busy strip
  *   gpu-annotations.png  torch-multistream.json.gz zoomed on its annotations,
  *                        each nested above the kernels of its stream
+ *   gpu-compiled.png     torch-compile.json.gz on its first Torch-Compiled
+ *                        Region: the compiled regions outlined, the legend
+ *                        of the names on screen
  *
  * Not a test: it asserts nothing.
  */
@@ -126,6 +129,29 @@ main (int argc, char **argv)
           }
         app_test_wait_drawn (tl, 20000, "the timeline");
         save_window (GTK_WIDGET (w), dir, "gpu-annotations.png");
+      }
+    app_test_window_close (w);
+  }
+  {
+    /* torch.compile: a Dynamo frame ("Torch-Compiled Region") and the
+     * Inductor graph call over Triton kernels, outlined as compiled */
+    WickWindow *w = app_test_window_load (app, compile, 1400, 860);
+    WickDocument *doc = wick_window_get_document (w);
+    if (doc != NULL)
+      {
+        guint n;
+        const WickSpan *spans = wick_document_get_spans (doc, &n);
+        for (guint i = 0; i < n; i++)
+          if (g_str_has_prefix (wick_document_str (doc, spans[i].name), "Torch-Compiled Region"))
+            {
+              guint64 pad = spans[i].duration_ns / 20;
+              wick_selection_set_visible (wick_window_get_selection (w), spans[i].start_ns - pad,
+                                          spans[i].start_ns + spans[i].duration_ns + pad);
+              break;
+            }
+        GtkWidget *tl = wick_window_get_view (w, "timeline");
+        app_test_wait_drawn (tl, 20000, "the timeline");
+        save_window (GTK_WIDGET (w), dir, "gpu-compiled.png");
       }
     app_test_window_close (w);
   }

@@ -7,10 +7,12 @@
  * checked against an independent reference: gpu-reference.py). */
 #include "config.h"
 
+#include <gio/gio.h>
 #include <string.h>
 
 #include "wick-chrome-import.h"
 #include "wick-gpu-analysis.h"
+#include "wick-gpu-graphs.h"
 #include "wick-tracks.h"
 
 /* µs. Host: ProfilerStep#1 [0, 100) > aten::mm [10, 40) > cudaLaunchKernel
@@ -383,6 +385,253 @@ test_gpu_annotation_track (void)
     }
 }
 
+/* Without correlation ids or flows, a kernel, copy or fill is launched by a
+ * call of its operator's External id: in order within (id, kind); a group
+ * whose counts differ stays unlinked, counted. */
+static void
+test_gpu_external_id (void)
+{
+  static const char json[]
+    = "{\"traceEvents\":["
+      "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50,"
+      "\"args\":{\"External id\":5}},"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+      "\"ts\":10,\"dur\":2,\"args\":{\"External id\":5}},"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":1,\"tid\":1,"
+      "\"ts\":14,\"dur\":2,\"args\":{\"External id\":5}},"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamIsCapturing\",\"pid\":1,"
+      "\"tid\":1,\"ts\":17,\"dur\":1,\"args\":{\"External id\":5}},"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+      "\"ts\":20,\"dur\":2,\"args\":{\"External id\":5}},"
+      /* op 6: one launch, two kernels (a launch cut off): not linked */
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+      "\"ts\":30,\"dur\":2,\"args\":{\"External id\":6}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_second\",\"pid\":0,\"tid\":7,\"ts\":60,"
+      "\"dur\":5,\"args\":{\"device\":0,\"stream\":7,\"External id\":5}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_first\",\"pid\":0,\"tid\":7,\"ts\":40,"
+      "\"dur\":5,\"args\":{\"device\":0,\"stream\":7,\"External id\":5}},"
+      "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,\"tid\":7,"
+      "\"ts\":50,\"dur\":5,\"args\":{\"device\":0,\"stream\":7,\"External id\":5}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k6a\",\"pid\":0,\"tid\":7,\"ts\":70,"
+      "\"dur\":5,\"args\":{\"device\":0,\"stream\":7,\"External id\":6}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k6b\",\"pid\":0,\"tid\":7,\"ts\":80,"
+      "\"dur\":5,\"args\":{\"device\":0,\"stream\":7,\"External id\":6}}"
+      "]}";
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_chrome_import_data (doc, json, strlen (json), "ext.json", &error));
+  g_assert_no_error (error);
+  WickTracks *t = wick_document_get_tracks (doc);
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (t, NULL);
+  const WickSpan *spans = wick_document_get_spans (doc, NULL);
+  guint32 first = device_named (t, "k_first"), second = device_named (t, "k_second");
+  guint32 copy = device_named (t, "Memcpy HtoD");
+  g_assert_cmpuint (d[first].launcher, !=, G_MAXUINT32);
+  g_assert_cmpuint (d[second].launcher, !=, G_MAXUINT32);
+  g_assert_cmpuint (d[copy].launcher, !=, G_MAXUINT32);
+  gint64 origin = wick_tracks_get_origin_ns (t);
+  g_assert_cmpint ((gint64)spans[d[first].launcher].start_ns + origin, ==, 10000);
+  g_assert_cmpint ((gint64)spans[d[second].launcher].start_ns + origin, ==, 20000);
+  g_assert_cmpstr (wick_document_str (doc, spans[d[copy].launcher].name), ==, "cudaMemcpyAsync");
+  g_assert_cmpuint (d[device_named (t, "k6a")].launcher, ==, G_MAXUINT32);
+  g_assert_cmpuint (d[device_named (t, "k6b")].launcher, ==, G_MAXUINT32);
+  guint64 count = 0;
+  for (guint i = 0; i < wick_tracks_get_n_skipped (t); i++)
+    {
+      guint64 c;
+      if (g_str_has_prefix (wick_tracks_get_skipped (t, i, &c), "External id with unequal"))
+        count = c;
+    }
+  g_assert_cmpuint (count, ==, 2);
+  /* ...and the arrows follow: one a linked interval */
+  guint32 launched[4];
+  g_assert_cmpuint (wick_tracks_span_launched (t, d[first].launcher, launched, 4), ==, 1);
+  g_assert_cmpuint (launched[0], ==, first);
+}
+
+/* Replaces every @from in @text with @to (same length). */
+static void
+replace_same_length (char *text, const char *from, const char *to)
+{
+  gsize n = strlen (from);
+  g_assert_cmpuint (n, ==, strlen (to));
+  for (char *p = strstr (text, from); p != NULL; p = strstr (p + n, from))
+    memcpy (p, to, n);
+}
+
+/* A real torch 2.11 trace with its correlation ids and ac2g flows taken out
+ * links every kernel, copy and fill by External id to the very call its
+ * correlation id names. */
+static void
+test_gpu_external_id_real (void)
+{
+  const char *dir = g_getenv ("WICK_TEST_DATA");
+  const char *files[] = { "torch-compile.json.gz", "torch-multistream.json.gz" };
+  for (guint f = 0; f < G_N_ELEMENTS (files); f++)
+    {
+      g_autofree char *path = g_build_filename (dir ? dir : "tests/data", "gpu", files[f], NULL);
+      g_autoptr (WickDocument) with = wick_document_new ();
+      g_autoptr (GError) error = NULL;
+      g_assert_true (wick_document_load_file_auto (with, path, NULL, NULL, NULL, &error));
+      g_assert_no_error (error);
+      /* the same file's text, gunzipped, without its links */
+      g_autofree char *gz = NULL;
+      gsize gz_len;
+      g_assert_true (g_file_get_contents (path, &gz, &gz_len, NULL));
+      g_autoptr (GConverter) dec = G_CONVERTER (g_zlib_decompressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP));
+      g_autoptr (GInputStream) raw = g_memory_input_stream_new_from_data (gz, gz_len, NULL);
+      g_autoptr (GInputStream) in = g_converter_input_stream_new (raw, dec);
+      g_autoptr (GOutputStream) out = g_memory_output_stream_new_resizable ();
+      g_assert_cmpint (g_output_stream_splice (out, in, G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL,
+                                               &error),
+                       >, 0);
+      g_assert_no_error (error);
+      gsize len = g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (out));
+      g_autofree char *text = g_malloc (len + 1);
+      memcpy (text, g_memory_output_stream_get_data (G_MEMORY_OUTPUT_STREAM (out)), len);
+      text[len] = '\0';
+      replace_same_length (text, "\"correlation\"", "\"correlatiox\"");
+      replace_same_length (text, "\"ph\": \"s\"", "\"ph\": \"i\"");
+      replace_same_length (text, "\"ph\": \"f\"", "\"ph\": \"i\"");
+      g_autoptr (WickDocument) without = wick_document_new ();
+      g_assert_true (wick_chrome_import_data (without, text, len, files[f], &error));
+      g_assert_no_error (error);
+      WickTracks *a = wick_document_get_tracks (with), *b = wick_document_get_tracks (without);
+      guint na, nb;
+      const WickDeviceSlice *da = wick_tracks_get_device_slices (a, &na);
+      const WickDeviceSlice *db = wick_tracks_get_device_slices (b, &nb);
+      g_assert_cmpuint (na, ==, nb);
+      guint linked = 0;
+      for (guint i = 0; i < na; i++)
+        {
+          if (!WICK_DEVICE_KIND_IS_WORK (da[i].kind))
+            continue;
+          g_assert_cmpint (db[i].correlation, ==, 0);
+          g_assert_cmpuint (da[i].launcher, !=, G_MAXUINT32);
+          g_assert_cmpuint (db[i].launcher, ==, da[i].launcher);
+          linked++;
+        }
+      g_assert_cmpuint (linked, >, 10);
+    }
+}
+
+/* The CUDA graph of the torch 2.11 replay trace: 4 graph launches of one
+ * graph of 23 kernels (the same names in the same order), each kernel its
+ * replay's node by start. Counted independently by a json.load script:
+ * 4 cudaGraphLaunch, each correlation reaching 23 kernels, one sequence. */
+static void
+test_gpu_graphs_real (void)
+{
+  const char *dir = g_getenv ("WICK_TEST_DATA");
+  g_autofree char *path
+    = g_build_filename (dir ? dir : "tests/data", "gpu", "torch-cudagraph.json.gz", NULL);
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_load_file_auto (doc, path, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (WickGpuGraphs) graphs = wick_gpu_graphs_new (doc);
+  guint n;
+  const WickGpuGraph *g = wick_gpu_graphs_get (graphs, &n);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_cmpuint (g[0].n_nodes, ==, 23);
+  g_assert_cmpuint (g[0].n_replays, ==, 4);
+  g_assert_null (g[0].stage);
+  g_assert_cmpint (g[0].graph_id, ==, -1);
+  WickTracks *t = wick_document_get_tracks (doc);
+  guint nd;
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (t, &nd);
+  guint graph_kernels = 0;
+  g_autofree guint *per_replay = g_new0 (guint, 4);
+  guint64 gpu = 0;
+  for (guint i = 0; i < nd; i++)
+    {
+      WickGpuGraphNode node;
+      gboolean is = wick_gpu_graphs_node (graphs, i, &node);
+      g_assert_cmpint (is, ==, (d[i].flags & WICK_DEVICE_FLAG_GRAPH) != 0);
+      if (!is)
+        continue;
+      graph_kernels++;
+      gpu += d[i].duration_ns;
+      g_assert_cmpuint (node.graph, ==, 0);
+      g_assert_cmpuint (node.replay, <, 4);
+      g_assert_cmpuint (node.node, <, 23);
+      per_replay[node.replay]++;
+      /* the same node of every replay is the same kernel */
+      for (guint j = 0; j < i; j++)
+        {
+          WickGpuGraphNode other;
+          if (wick_gpu_graphs_node (graphs, j, &other) && other.node == node.node)
+            {
+              g_assert_cmpuint (d[j].name, ==, d[i].name);
+              break;
+            }
+        }
+    }
+  g_assert_cmpuint (graph_kernels, ==, 4 * 23);
+  for (guint r = 0; r < 4; r++)
+    g_assert_cmpuint (per_replay[r], ==, 23);
+  g_assert_cmpuint (g[0].gpu_ns, ==, gpu);
+}
+
+/* A Wick stage's replay (wick.torch runs it inside record_function("wick
+ * stage: NAME") while the profiler records) gives its graph's kernels the
+ * stage; a second graph (other kernels) is apart; a graph id names a graph. */
+static void
+test_gpu_graphs_stage (void)
+{
+  static const char json[]
+    = "{\"traceEvents\":["
+      "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"wick stage: denoise\",\"pid\":1,"
+      "\"tid\":1,\"ts\":0,\"dur\":20},"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGraphLaunch\",\"pid\":1,\"tid\":1,"
+      "\"ts\":2,\"dur\":5,\"args\":{\"correlation\":1}},"
+      "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"wick stage: denoise\",\"pid\":1,"
+      "\"tid\":1,\"ts\":30,\"dur\":20},"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGraphLaunch\",\"pid\":1,\"tid\":1,"
+      "\"ts\":32,\"dur\":5,\"args\":{\"correlation\":2}},"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGraphLaunch\",\"pid\":1,\"tid\":1,"
+      "\"ts\":60,\"dur\":5,\"args\":{\"correlation\":3}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\",\"pid\":0,\"tid\":7,\"ts\":10,\"dur\":2,"
+      "\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\",\"pid\":0,\"tid\":7,\"ts\":13,\"dur\":2,"
+      "\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":2,"
+      "\"args\":{\"device\":0,\"stream\":7,\"correlation\":2}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\",\"pid\":0,\"tid\":7,\"ts\":43,\"dur\":2,"
+      "\"args\":{\"device\":0,\"stream\":7,\"correlation\":2}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c\",\"pid\":0,\"tid\":7,\"ts\":70,\"dur\":2,"
+      "\"args\":{\"device\":0,\"stream\":7,\"correlation\":3,\"graph id\":12}}"
+      "]}";
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_chrome_import_data (doc, json, strlen (json), "stage.json", &error));
+  g_assert_no_error (error);
+  g_autoptr (WickGpuGraphs) graphs = wick_gpu_graphs_new (doc);
+  guint n;
+  const WickGpuGraph *g = wick_gpu_graphs_get (graphs, &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpstr (g[0].stage, ==, "denoise");
+  g_assert_cmpuint (g[0].n_replays, ==, 2);
+  g_assert_cmpuint (g[0].n_nodes, ==, 2);
+  g_assert_null (g[1].stage);
+  g_assert_cmpint (g[1].graph_id, ==, 12);
+  WickTracks *t = wick_document_get_tracks (doc);
+  WickGpuGraphNode node;
+  g_assert_true (wick_gpu_graphs_node (graphs, device_named (t, "c"), &node));
+  g_assert_cmpuint (node.graph, ==, 1);
+  /* compiled regions and Triton kernels by name */
+  g_assert_cmpint (wick_gpu_compiled_kind ("Torch-Compiled Region: 0/0"), ==, WICK_COMPILED_REGION);
+  g_assert_cmpint (wick_gpu_compiled_kind ("CompiledFunctionBackward"), ==, WICK_COMPILED_FUNCTION);
+  g_assert_cmpint (wick_gpu_compiled_kind ("autograd::engine::evaluate_function: "
+                                           "CompiledFunctionBackward"),
+                   ==, WICK_COMPILED_FUNCTION);
+  g_assert_cmpint (wick_gpu_compiled_kind ("## Call CompiledFxGraph fmo5bn3x ##"), ==,
+                   WICK_COMPILED_GRAPH_CALL);
+  g_assert_cmpint (wick_gpu_compiled_kind ("aten::mm"), ==, WICK_COMPILED_NONE);
+  g_assert_true (wick_gpu_is_triton_kernel ("triton_poi_fused__to_copy_6"));
+  g_assert_false (wick_gpu_is_triton_kernel ("void at::native::vectorized_gather_kernel"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -392,5 +641,9 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/analysis", test_gpu_analysis);
   g_test_add_func ("/gpu/real-cudagraph", test_gpu_real_cudagraph);
   g_test_add_func ("/gpu/annotation-track", test_gpu_annotation_track);
+  g_test_add_func ("/gpu/external-id", test_gpu_external_id);
+  g_test_add_func ("/gpu/external-id-real", test_gpu_external_id_real);
+  g_test_add_func ("/gpu/graphs-real", test_gpu_graphs_real);
+  g_test_add_func ("/gpu/graphs-stage", test_gpu_graphs_stage);
   return g_test_run ();
 }
