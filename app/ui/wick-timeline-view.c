@@ -41,6 +41,7 @@ struct _WickTimelineView
   WickTimelineViewport cached_view;
   gboolean follow;
   gboolean selecting; /* a selection made on the timeline itself is being set */
+  gboolean follow_fit; /* following: fit all the data, not the newest width */
   /* drag */
   guint64 drag_start_ns, drag_end_ns;
   double drag_scroll_y;
@@ -1084,7 +1085,13 @@ void
 wick_timeline_view_document_changed (WickTimelineView *self)
 {
   self->scene_dirty = TRUE;
-  if (self->follow && self->document)
+  if (self->follow && self->document && self->follow_fit)
+    {
+      /* a followed file: its view fits its data as it grows, until the user
+       * zooms or pans (which leaves follow mode) */
+      wick_timeline_view_zoom_to_fit (self);
+    }
+  else if (self->follow && self->document)
     {
       guint64 start, end;
       wick_selection_get_visible (self->selection, &start, &end);
@@ -1111,6 +1118,14 @@ gboolean
 wick_timeline_view_get_follow (WickTimelineView *self)
 {
   return self->follow;
+}
+
+void
+wick_timeline_view_set_follow_fit (WickTimelineView *self, gboolean fit)
+{
+  self->follow_fit = fit;
+  if (fit && self->follow)
+    wick_timeline_view_document_changed (self);
 }
 
 static int

@@ -67,6 +67,9 @@ guint wick_timeline_view_set_matches (WickTimelineView *self, const WickEventRef
 
 void wick_timeline_view_set_follow (WickTimelineView *self, gboolean follow);
 gboolean wick_timeline_view_get_follow (WickTimelineView *self);
+/* Follow mode fits all the data as it grows (a followed file) instead of
+ * keeping the newest width in view (a live process). */
+void wick_timeline_view_set_follow_fit (WickTimelineView *self, gboolean fit);
 /* TRUE while a selection made on the timeline (a click, a flow followed) is
  * being set: the window then leaves the view where it is (issue 20). */
 gboolean wick_timeline_view_is_selecting (WickTimelineView *self);

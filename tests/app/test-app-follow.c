@@ -279,8 +279,45 @@ test_follow_writer (void)
   g_assert_cmpuint (wick_document_get_n_lines (document), ==, 10);
   writer_do (writer, "rest");
   wait_lines (session, 11);
+  /* the view fits the data as it grows (issue 20) */
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
+  WickSelection *selection = wick_window_get_selection (window);
+  guint64 vs, ve, fs, fe;
+  wick_selection_get_visible (selection, &vs, &ve);
+  wick_timeline_view_zoom_to_fit (timeline);
+  wick_selection_get_visible (selection, &fs, &fe);
+  g_assert_cmpuint (vs, ==, fs);
+  g_assert_cmpuint (ve, ==, fe);
+  guint64 end_before = wick_document_get_end_ns (document);
   writer_do (writer, "write 20");
   wait_lines (session, 20);
+  g_assert_cmpuint (wick_document_get_end_ns (document), >, end_before);
+  wick_selection_get_visible (selection, &vs, &ve);
+  wick_timeline_view_zoom_to_fit (timeline);
+  wick_selection_get_visible (selection, &fs, &fe);
+  g_test_message ("grown to %" G_GUINT64_FORMAT " ns: shown [%" G_GUINT64_FORMAT ", %"
+                  G_GUINT64_FORMAT "], fit [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                  wick_document_get_end_ns (document), vs, ve, fs, fe);
+  g_assert_cmpuint (vs, ==, fs);
+  g_assert_cmpuint (ve, ==, fe);
+  g_assert_true (wick_timeline_view_get_follow (timeline));
+  const char *shots = g_getenv ("WICK_SCREENSHOT_DIR");
+  if (shots != NULL)
+    {
+      app_test_iterate_pending (300);
+      g_autofree char *png = g_build_filename (shots, "follow-fit.png", NULL);
+      app_test_save_png (GTK_WIDGET (window), png);
+    }
+  /* a zoom by the user ends it: more data, the same view */
+  wick_timeline_view_zoom (timeline, 0.5, WICK_TIMELINE_GUTTER + 100);
+  g_assert_false (wick_timeline_view_get_follow (timeline));
+  wick_selection_get_visible (selection, &vs, &ve);
+  writer_do (writer, "write 24");
+  wait_lines (session, 24);
+  guint64 vs2, ve2;
+  wick_selection_get_visible (selection, &vs2, &ve2);
+  g_assert_cmpuint (vs2, ==, vs);
+  g_assert_cmpuint (ve2, ==, ve);
   /* The run is in progress: provisional health, the banner says so. */
   wick_document_analyze (document);
   g_assert_true (wick_document_get_health_provisional (document));

@@ -7,6 +7,8 @@
 
 #include "live/wick-follow-file.h"
 #include "wick-live-session.h"
+#include "wick-timeline-view.h"
+#include "wick-window-private.h"
 
 #define POLL_MS 50
 /* At most this much is read a poll, so that a large file fills the views in
@@ -111,6 +113,10 @@ new_document (WickFollowSession *self)
   wick_window_set_document (self->window, self->document);
   wick_window_set_live (self->window, TRUE);
   wick_window_set_follow_newest (self->window, TRUE);
+  /* a file's view fits its data as it grows (issue 20) */
+  wick_timeline_view_set_follow_fit (
+    WICK_TIMELINE_VIEW (wick_window_get_view (self->window, "timeline")), TRUE);
+  self->window_set = TRUE;
 }
 
 static void
