@@ -150,6 +150,7 @@ class Session:
             tags=tags,
             policy=policy,
         )
+        self.jsonl_path = jsonl_path
         # the C method itself: no Python frame on the span path
         self.span = self._s.span
         self.capture_step = capture_step

@@ -282,8 +282,12 @@ class Instrumentation:
     """What wick.torch.instrument() installed; remove() takes it all out
     (also done when the session finishes)."""
 
-    def __init__(self, session, model, optimizer, ops, memory, module_spans):
+    def __init__(self, session, model, optimizer, ops, memory, module_spans, memory_history=False,
+                 memory_history_path=None):
         self.session = session
+        self.memory_history_path = None
+        if memory_history:
+            self.memory_history_path = _start_memory_history(session, memory_history_path)
         self.raw = session._s
         self.model = model
         self.optimizer = optimizer
@@ -352,6 +356,10 @@ class Instrumentation:
 
     def remove(self):
         raw = self.raw
+        if self.memory_history_path is not None:
+            path, self.memory_history_path = self.memory_history_path, None
+            _dump_memory_history(path)
+            self.memory_history_written = path
         if self.memory and not raw.closed and not raw.finished and self.tracker.live:
             with self.session.span("teardown"):
                 self.tracker.free_all()
@@ -632,7 +640,51 @@ class Instrumentation:
             self.record_errors += 1
 
 
-def instrument(session, model, optimizer=None, ops=False, memory=True, module_spans=True):
+def memory_history_path_for(jsonl_path):
+    """Where memory_history=True writes the snapshot of a session writing
+    @jsonl_path: beside it, run.jsonl -> run.memory.pickle (the app opens the
+    two together)."""
+    base = _os.fspath(jsonl_path)
+    for ext in (".jsonl.gz", ".jsonl.zst", ".jsonl"):
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+            break
+    return base + ".memory.pickle"
+
+
+def _start_memory_history(session, path):
+    if not _torch.cuda.is_available():
+        raise Error(
+            "memory_history=True records the CUDA caching allocator's history, and torch %s "
+            "sees no CUDA device" % _torch.__version__
+        )
+    if path is None:
+        if session.jsonl_path is None:
+            raise Error("memory_history=True needs the session's jsonl_path (the snapshot is "
+                        "written beside it) or memory_history_path")
+        path = memory_history_path_for(session.jsonl_path)
+    record = getattr(_torch.cuda.memory, "_record_memory_history", None)
+    if record is None:
+        raise Error("memory_history=True: torch %s has no torch.cuda.memory._record_memory_history"
+                    % _torch.__version__)
+    try:
+        record(enabled="all", max_entries=1000000)  # torch 2.1 and later
+    except TypeError:
+        record(True)  # torch 1.13 / 2.0
+    return _os.fspath(path)
+
+
+def _dump_memory_history(path):
+    _torch.cuda.synchronize()
+    _torch.cuda.memory._dump_snapshot(path)
+    try:
+        _torch.cuda.memory._record_memory_history(enabled=None)
+    except TypeError:
+        _torch.cuda.memory._record_memory_history(False)
+
+
+def instrument(session, model, optimizer=None, ops=False, memory=True, module_spans=True,
+               memory_history=False, memory_history_path=None):
     """Instruments a torch model for a wick.Session.
 
     Module spans for forward (forward pre/post hooks on every submodule, the
@@ -644,6 +696,13 @@ def instrument(session, model, optimizer=None, ops=False, memory=True, module_sp
     a device memory sample per step. ops=True adds an aten op record per op
     through a dispatch mode (its cost: docs/performance.md).
 
+    memory_history=True (CUDA only) records the caching allocator's history
+    (torch.cuda.memory._record_memory_history) from here on and, when the
+    instrumentation is removed (the session's finish or close), writes its
+    snapshot beside the trace: memory_history_path, or the session's
+    jsonl_path with .memory.pickle for .jsonl (memory_history_path_for).
+    Without CUDA it raises wick.Error saying so.
+
     Use Instrumentation.step() around each training step.
     """
     if not isinstance(model, _torch.nn.Module):
@@ -652,4 +711,5 @@ def instrument(session, model, optimizer=None, ops=False, memory=True, module_sp
         raise TypeError("optimizer must be a torch.optim.Optimizer or None, not %s" % type(optimizer).__name__)
     if getattr(session, "_wick_torch", None) is not None:
         raise Error("instrument: this session already has an instrumented model")
-    return Instrumentation(session, model, optimizer, ops, memory, module_spans)
+    return Instrumentation(session, model, optimizer, ops, memory, module_spans,
+                           memory_history=memory_history, memory_history_path=memory_history_path)
