@@ -205,6 +205,31 @@ test_kernels (void)
   g_auto (GStrv) all_lines = g_strsplit (all, "\n", -1);
   g_assert_cmpuint (g_strv_length (all_lines), ==, a->kernels->len + 2);
 
+  /* Ctrl+C is bound to the copy of the selected row */
+  {
+    gboolean bound = FALSE;
+    g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (page);
+    GtkShortcutTrigger *ctrl_c = gtk_keyval_trigger_new (GDK_KEY_c, GDK_CONTROL_MASK);
+    for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+      {
+        g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+        if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+          continue;
+        for (guint j = 0; j < g_list_model_get_n_items (G_LIST_MODEL (c)); j++)
+          {
+            g_autoptr (GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), j);
+            GtkShortcutAction *action = gtk_shortcut_get_action (sc);
+            if (gtk_shortcut_trigger_equal (gtk_shortcut_get_trigger (sc), ctrl_c)
+                && GTK_IS_NAMED_ACTION (action)
+                && g_strcmp0 (gtk_named_action_get_action_name (GTK_NAMED_ACTION (action)),
+                              "gpu-table.copy-row")
+                     == 0)
+              bound = TRUE;
+          }
+      }
+    g_object_unref (ctrl_c);
+    g_assert_true (bound);
+  }
   app_test_screenshot (GTK_WIDGET (w), "gpu-kernels.png");
   /* activating a row shows the timeline */
   g_signal_emit_by_name (view, "activate", 0);
