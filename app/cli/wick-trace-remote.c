@@ -52,69 +52,6 @@ open_link (const char *url, WickRemoteTarget *target, GError **error)
 
 /* ---- sessions ---- */
 
-static GPtrArray *
-list_host (const char *url, char **host_out, GError **error)
-{
-  WickRemoteTarget target;
-  g_autoptr (WickRemoteLink) link = open_link (url, &target, error);
-  if (link == NULL)
-    {
-      wick_remote_target_clear (&target);
-      return NULL;
-    }
-  *host_out = g_strdup (wick_remote_link_get_name (link));
-  wick_remote_target_clear (&target);
-  g_autoptr (JsonObject) list = json_object_new ();
-  if (!wick_remote_link_send_object (link, WICK_REMOTE_LIST, list, error))
-    return NULL;
-  WickRemoteFrame frame;
-  for (;;)
-    {
-      if (!wick_remote_link_next (link, &frame, WICK_REMOTE_REPLY_TIMEOUT_MS, error))
-        return NULL;
-      if (frame.type == WICK_REMOTE_SESSIONS || frame.type == WICK_REMOTE_ERROR)
-        break;
-      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                   "%s answered a list with a %s frame", *host_out,
-                   wick_remote_type_name (frame.type));
-      wick_remote_frame_clear (&frame);
-      return NULL;
-    }
-  g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "session list", error);
-  guint type = frame.type;
-  wick_remote_frame_clear (&frame);
-  if (node == NULL)
-    return NULL;
-  if (type == WICK_REMOTE_ERROR)
-    {
-      g_autofree char *message = JSON_NODE_HOLDS_OBJECT (node)
-                                   ? clean_string (json_node_get_object (node), "error", "?")
-                                   : g_strdup ("?");
-      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_REFUSED, "%s: %s", *host_out, message);
-      return NULL;
-    }
-  if (!JSON_NODE_HOLDS_ARRAY (node)
-      || json_array_get_length (json_node_get_array (node)) > WICK_REMOTE_MAX_SESSIONS)
-    {
-      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                   "%s sent a session list that is not an array of at most %d sessions", *host_out,
-                   WICK_REMOTE_MAX_SESSIONS);
-      return NULL;
-    }
-  JsonArray *array = json_node_get_array (node);
-  g_autoptr (GPtrArray) sessions
-    = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_live_session_info_free);
-  for (guint i = 0; i < json_array_get_length (array); i++)
-    {
-      WickLiveSessionInfo *info
-        = session_from_json (json_array_get_element (array, i), *host_out, error);
-      if (info == NULL)
-        return NULL;
-      g_ptr_array_add (sessions, info);
-    }
-  return g_steal_pointer (&sessions);
-}
-
 int
 wick_trace_remote_sessions (gboolean json)
 {
@@ -125,7 +62,9 @@ wick_trace_remote_sessions (gboolean json)
     {
       g_autoptr (GError) error = NULL;
       g_autofree char *host = NULL;
-      g_autoptr (GPtrArray) sessions = list_host (wick_trace_remotes[h], &host, &error);
+      g_autoptr (GPtrArray) sessions = wick_remote_list_sessions (
+        wick_trace_remotes[h], wick_trace_remote_command, WICK_REMOTE_REPLY_TIMEOUT_MS, &host,
+        &error);
       if (sessions == NULL)
         {
           fprintf (stderr, "wick-trace: sessions: %s\n", error->message);

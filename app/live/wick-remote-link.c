@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,10 @@
 
 #define READ_CHUNK (256u << 10)
 #define WRITE_TIMEOUT_MS 10000
+/* What of ssh's stderr is kept (its last lines) for the error that ends the link */
+#define STDERR_TAIL_BYTES 2048
+/* waitid's idtype for a pidfd (Linux 5.4; glibc's enum may lack it) */
+#define WICK_P_PIDFD 3
 
 struct _WickRemoteLink
 {
@@ -24,6 +29,12 @@ struct _WickRemoteLink
   int exit_status;
   int to_node;   /* ssh's stdin */
   int from_node; /* ssh's stdout */
+  /* ssh's stderr when nobody can see it (no terminal): drained as it comes
+   * (a node flooding its stderr must not stall ssh), the tail kept */
+  int ssh_stderr;
+  GString *stderr_tail;
+  gboolean interactive;
+  int exit_fd; /* a pidfd of ssh: readable once it exited (-1: no pidfd here) */
   WickRemoteParser *parser;
   JsonObject *hello;
   guint64 bytes_received;
@@ -176,10 +187,11 @@ reap (WickRemoteLink *self, int wait_ms)
       pid_t r = waitpid (self->pid, &status, WNOHANG);
       if (r == self->pid || (r < 0 && errno != EINTR))
         {
-          self->reaped = TRUE;
           self->exit_status
             = r == self->pid ? (WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status))
                              : -1;
+          /* after the status: wick_remote_link_peek_exit reads it on another thread */
+          g_atomic_int_set (&self->reaped, TRUE);
           return;
         }
       if (g_get_monotonic_time () >= deadline)
@@ -188,12 +200,98 @@ reap (WickRemoteLink *self, int wait_ms)
     }
 }
 
+static void
+drain_stderr (WickRemoteLink *self)
+{
+  if (self->ssh_stderr < 0)
+    return;
+  char buffer[4096];
+  for (;;)
+    {
+      ssize_t n = read (self->ssh_stderr, buffer, sizeof buffer);
+      if (n > 0)
+        {
+          /* passed on as before (the node's own sentences are there too),
+           * and kept for the error that may end the link */
+          ssize_t passed = write (STDERR_FILENO, buffer, (size_t)n);
+          (void)passed;
+          g_string_append_len (self->stderr_tail, buffer, n);
+          if (self->stderr_tail->len > STDERR_TAIL_BYTES)
+            g_string_erase (self->stderr_tail, 0,
+                            (gssize)(self->stderr_tail->len - STDERR_TAIL_BYTES));
+          continue;
+        }
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n == 0)
+        {
+          close (self->ssh_stderr);
+          self->ssh_stderr = -1;
+        }
+      return;
+    }
+}
+
+/* ssh's last words (its stderr's last lines, cleaned), "" when it said nothing. */
+static char *
+stderr_words (WickRemoteLink *self)
+{
+  drain_stderr (self);
+  if (self->stderr_tail == NULL)
+    return g_strdup ("");
+  g_autofree char *valid = g_utf8_make_valid (self->stderr_tail->str, self->stderr_tail->len);
+  g_strstrip (valid);
+  /* the last three lines */
+  char *start = valid + strlen (valid);
+  for (int lines = 0; start > valid && lines < 3; start--)
+    if (start[-1] == '\n' && ++lines == 3)
+      break;
+  GString *words = g_string_new (NULL);
+  for (const char *p = start; *p != '\0'; p++)
+    if (*p != '\r')
+      g_string_append_c (words,
+                         *p == '\n' ? ' ' : ((guchar)*p < 0x20 || *p == 0x7f) ? '?' : *p);
+  g_strstrip (words->str);
+  return g_string_free (words, FALSE);
+}
+
+/* The prompts ssh would have shown, had it a terminal to show them on. */
+static gboolean
+needs_an_answer (const char *words)
+{
+  static const char *const signs[] = { "Host key verification failed",
+                                       "host key is known",
+                                       "REMOTE HOST IDENTIFICATION HAS CHANGED",
+                                       "Permission denied",
+                                       "passphrase",
+                                       "password",
+                                       NULL };
+  for (guint i = 0; signs[i] != NULL; i++)
+    if (strstr (words, signs[i]) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
 static char *
 ssh_end_text (WickRemoteLink *self)
 {
   reap (self, 2000);
   if (!self->reaped)
     return g_strdup ("ssh is still running");
+  if (self->exit_status == 255 && !self->interactive)
+    {
+      g_autofree char *words = stderr_words (self);
+      const char *host = self->name + strlen ("ssh://");
+      if (needs_an_answer (words))
+        return g_strdup_printf (
+          "ssh could not log in: “%s”. It runs here without a terminal (BatchMode), so it "
+          "cannot ask you to accept a host key or type a passphrase: run “ssh %s” once in a "
+          "terminal (and ssh-add your key to the agent), then try again",
+          words, host);
+      return g_strdup_printf ("ssh exited with status 255: it could not connect or "
+                              "authenticate, or the connection dropped (%s)",
+                              words[0] != '\0' ? words : "it said nothing");
+    }
   if (self->exit_status == 255)
     return g_strdup ("ssh exited with status 255: it could not connect or authenticate, or the "
                      "connection dropped (its message is above)");
@@ -224,6 +322,12 @@ wick_remote_link_close (WickRemoteLink *self)
     }
   if (self->from_node >= 0)
     close (self->from_node);
+  if (self->ssh_stderr >= 0)
+    close (self->ssh_stderr);
+  if (self->exit_fd >= 0)
+    close (self->exit_fd);
+  if (self->stderr_tail != NULL)
+    g_string_free (self->stderr_tail, TRUE);
   if (self->pid > 0)
     g_spawn_close_pid (self->pid);
   wick_remote_parser_free (self->parser);
@@ -255,6 +359,47 @@ int
 wick_remote_link_get_fd (WickRemoteLink *self)
 {
   return self->from_node;
+}
+
+int
+wick_remote_link_get_exit_fd (WickRemoteLink *self)
+{
+  return self->exit_fd;
+}
+
+/* "" for status 0; @status as reap() keeps it (128 + N: signal N) */
+static char *
+describe_exit (int status)
+{
+  if (status == 0)
+    return g_strdup ("");
+  if (status == 255)
+    return g_strdup ("ssh exited with status 255 (the connection dropped, or it could not "
+                     "connect)");
+  if (status > 128)
+    return g_strdup_printf ("ssh was killed by signal %d", status - 128);
+  if (status < 0)
+    return g_strdup ("ssh exited");
+  return g_strdup_printf ("the remote command exited with status %d", status);
+}
+
+char *
+wick_remote_link_peek_exit (WickRemoteLink *self)
+{
+  siginfo_t info;
+  memset (&info, 0, sizeof info);
+  if (g_atomic_int_get (&self->reaped))
+    return describe_exit (self->exit_status);
+  /* by its pidfd where there is one: a pid reaped meanwhile may be reused */
+  int r = self->exit_fd >= 0
+            ? waitid ((idtype_t)WICK_P_PIDFD, (id_t)self->exit_fd, &info, WEXITED | WNOHANG | WNOWAIT)
+            : waitid (P_PID, (id_t)self->pid, &info, WEXITED | WNOHANG | WNOWAIT);
+  if (r != 0) /* reaped meanwhile, by the link's own wait */
+    return g_atomic_int_get (&self->reaped) ? describe_exit (self->exit_status)
+                                            : g_strdup ("ssh exited");
+  if (info.si_pid == 0)
+    return NULL; /* still running */
+  return describe_exit (info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status);
 }
 
 static gboolean
@@ -357,8 +502,10 @@ wick_remote_link_next (WickRemoteLink *self, WickRemoteFrame *frame, int timeout
                        MAX (timeout_ms / 1000, 1));
           return FALSE;
         }
-      struct pollfd pfd = { self->from_node, POLLIN, 0 };
-      poll (&pfd, 1, (int)MIN (left, 1000));
+      struct pollfd pfd[2] = { { self->from_node, POLLIN, 0 }, { self->ssh_stderr, POLLIN, 0 } };
+      poll (pfd, self->ssh_stderr >= 0 ? 2 : 1, (int)MIN (left, 1000));
+      if (self->ssh_stderr >= 0 && pfd[1].revents != 0)
+        drain_stderr (self);
     }
 }
 
@@ -458,19 +605,33 @@ wick_remote_link_open (const WickRemoteTarget *target, const char *remote_comman
 
   WickRemoteLink *self = g_new0 (WickRemoteLink, 1);
   self->name = g_strdup_printf ("ssh://%s", target->name);
-  self->to_node = self->from_node = -1;
+  self->to_node = self->from_node = self->ssh_stderr = self->exit_fd = -1;
+  self->interactive = interactive;
   self->parser = wick_remote_parser_new ();
   self->chunk = g_malloc (READ_CHUNK);
   g_autoptr (GError) spawn_error = NULL;
   if (!g_spawn_async_with_pipes (NULL, (char **)argv->pdata, NULL,
                                  G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                 &self->pid, &self->to_node, &self->from_node, NULL, &spawn_error))
+                                 &self->pid, &self->to_node, &self->from_node,
+                                 interactive ? NULL : &self->ssh_stderr, &spawn_error))
     {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT, "cannot run %s for %s: %s",
                    (const char *)argv->pdata[0], self->name, spawn_error->message);
       self->pid = 0;
+      self->ssh_stderr = -1;
       wick_remote_link_close (self);
       return NULL;
+    }
+#ifdef SYS_pidfd_open
+  /* Not reaping: the link's waitpid stays the one that does. */
+  self->exit_fd = (int)syscall (SYS_pidfd_open, self->pid, 0);
+  if (self->exit_fd >= 0)
+    fcntl (self->exit_fd, F_SETFD, FD_CLOEXEC);
+#endif
+  if (self->ssh_stderr >= 0)
+    {
+      self->stderr_tail = g_string_new (NULL);
+      fcntl (self->ssh_stderr, F_SETFL, fcntl (self->ssh_stderr, F_GETFL) | O_NONBLOCK);
     }
   fcntl (self->to_node, F_SETFL, fcntl (self->to_node, F_GETFL) | O_NONBLOCK);
   fcntl (self->from_node, F_SETFL, fcntl (self->from_node, F_GETFL) | O_NONBLOCK);

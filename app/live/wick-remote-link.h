@@ -74,5 +74,13 @@ JsonObject *wick_remote_link_expect_object (WickRemoteLink *self, guint expect, 
                                             GError **error);
 /* The fd to poll for frames (the app's main loop). */
 int wick_remote_link_get_fd (WickRemoteLink *self);
+/* A pidfd of ssh, readable once ssh exited, for a watch on another thread
+ * than the link's reader (it does not reap: the link's own wait does); -1
+ * where the kernel has no pidfd_open. */
+int wick_remote_link_get_exit_fd (WickRemoteLink *self);
+/* Whether ssh exited, without reaping it (safe beside the reader's thread):
+ * NULL while it runs, "" when it exited with status 0 (the node's command
+ * ended normally), else why ssh ended. */
+char *wick_remote_link_peek_exit (WickRemoteLink *self);
 
 G_END_DECLS

@@ -188,3 +188,66 @@ wick_remote_control (const char *url, const char *remote_command, gint64 pid, Js
     json_object_remove_member (reply, "v");
   return reply;
 }
+
+GPtrArray *
+wick_remote_list_sessions (const char *url, const char *remote_command, int timeout_ms,
+                           char **host_out, GError **error)
+{
+  WickRemoteTarget target;
+  *host_out = NULL;
+  if (!wick_remote_target_parse (url, &target, error))
+    return NULL;
+  g_autoptr (WickRemoteLink) link = wick_remote_link_open (&target, remote_command, error);
+  wick_remote_target_clear (&target);
+  if (link == NULL)
+    return NULL;
+  const char *host = wick_remote_link_get_name (link);
+  *host_out = g_strdup (host);
+  g_autoptr (JsonObject) list = json_object_new ();
+  if (!wick_remote_link_send_object (link, WICK_REMOTE_LIST, list, error))
+    return NULL;
+  WickRemoteFrame frame;
+  if (!wick_remote_link_next (link, &frame, timeout_ms, error))
+    return NULL;
+  if (frame.type != WICK_REMOTE_SESSIONS && frame.type != WICK_REMOTE_ERROR)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "%s answered a list with a %s frame", host, wick_remote_type_name (frame.type));
+      wick_remote_frame_clear (&frame);
+      return NULL;
+    }
+  g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "session list", error);
+  guint type = frame.type;
+  wick_remote_frame_clear (&frame);
+  if (node == NULL)
+    return NULL;
+  if (type == WICK_REMOTE_ERROR)
+    {
+      g_autofree char *message
+        = JSON_NODE_HOLDS_OBJECT (node)
+            ? wick_remote_clean_string (json_node_get_object (node), "error", "?")
+            : g_strdup ("?");
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_REFUSED, "%s: %s", host, message);
+      return NULL;
+    }
+  if (!JSON_NODE_HOLDS_ARRAY (node)
+      || json_array_get_length (json_node_get_array (node)) > WICK_REMOTE_MAX_SESSIONS)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "%s sent a session list that is not an array of at most %d sessions", host,
+                   WICK_REMOTE_MAX_SESSIONS);
+      return NULL;
+    }
+  JsonArray *array = json_node_get_array (node);
+  g_autoptr (GPtrArray) sessions
+    = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_live_session_info_free);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      WickLiveSessionInfo *info
+        = wick_remote_session_from_json (json_array_get_element (array, i), host, error);
+      if (info == NULL)
+        return NULL;
+      g_ptr_array_add (sessions, info);
+    }
+  return g_steal_pointer (&sessions);
+}

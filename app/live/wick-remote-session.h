@@ -34,4 +34,10 @@ WickLiveStream *wick_remote_attach (WickRemoteLink *link, gint64 pid, gboolean s
 JsonObject *wick_remote_control (const char *url, const char *remote_command, gint64 pid,
                                  JsonObject *request, int timeout_ms, GError **error);
 
+/* The sessions of @url's host (ssh://[user@]host[:port]), WickLiveSessionInfo
+ * each, on a link of its own, the reply awaited at most @timeout_ms (after
+ * ssh's own connect and hello deadlines); @host_out: the link's name. */
+GPtrArray *wick_remote_list_sessions (const char *url, const char *remote_command, int timeout_ms,
+                                      char **host_out, GError **error);
+
 G_END_DECLS

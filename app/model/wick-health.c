@@ -13,6 +13,7 @@
 
 #include <glib/gi18n-lib.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct
@@ -22,6 +23,11 @@ typedef struct
   gboolean failed;
   gboolean live;
   gboolean provisional; /* live and not finished: end-only rules are pending */
+  /* records the stream said it lost (a lapped reader, a full ring): memory
+   * events that then do not pair are counted, not errors (their partners may
+   * be among the lost) */
+  guint64 records_lost;
+  guint64 unpaired_after_loss;
 } Health;
 
 static const char *
@@ -671,6 +677,47 @@ memory_sorted_indices (WickDocument *doc)
   return order;
 }
 
+/* What the trace says was lost: the wick_lost and wick_dropped records'
+ * counts (extension mode), else the terminal's sentence of libwick's
+ * formatter ("records were lost: D dropped by the recorder, L lost by the
+ * reader", a strict trace's only account). */
+static guint64
+records_lost (Health *h)
+{
+  guint n = 0;
+  const WickExtensionRecord *records = wick_document_get_extensions (h->doc, &n);
+  guint64 lost = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      const char *kind = S (h, records[i].kind);
+      if (strcmp (kind, "wick_lost") != 0 && strcmp (kind, "wick_dropped") != 0)
+        continue;
+      const char *count = strstr (S (h, records[i].json), "\"count\":");
+      guint64 value = count != NULL ? g_ascii_strtoull (count + 8, NULL, 10) : 1;
+      lost += MAX (value, 1);
+    }
+  if (lost > 0 || h->doc->terminal_reason == 0)
+    return lost;
+  const char *sentence = strstr (S (h, h->doc->terminal_reason), "records were lost: ");
+  unsigned long long dropped = 0, reader = 0;
+  if (sentence != NULL
+      && sscanf (sentence, "records were lost: %llu dropped by the recorder, %llu lost by the reader",
+                 &dropped, &reader)
+           == 2)
+    lost = (guint64)dropped + (guint64)reader;
+  return lost;
+}
+
+/* A pairing error, or, after losses, one more event counted as unpaired. */
+static gboolean
+counted_as_lost (Health *h)
+{
+  if (h->records_lost == 0)
+    return FALSE;
+  h->unpaired_after_loss++;
+  return TRUE;
+}
+
 static void
 pair_alloc (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint64 key)
 {
@@ -685,6 +732,14 @@ pair_alloc (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint6
       map->n_live++;
       if (map->n_used * 2 > map->n_slots)
         live_rehash (map);
+    }
+  else if ((storage->bytes != m->bytes || live_has_tensor (map, storage, m->tensor_id))
+           && counted_as_lost (h))
+    {
+      /* its free was lost: the storage was reused; pair from here on */
+      storage->bytes = m->bytes;
+      storage->first_tensor = m->tensor_id;
+      storage->more = -1;
     }
   else if (storage->bytes != m->bytes)
     add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
@@ -712,6 +767,8 @@ pair_free (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint64
   LiveStorage *storage = live_find (map, key, FALSE);
   guint64 bytes;
 
+  if (storage == NULL && counted_as_lost (h))
+    return; /* its allocation was lost */
   if (storage == NULL)
     {
       add_issue (h, "unpaired_free", WICK_SEVERITY_ERROR,
@@ -724,7 +781,7 @@ pair_free (Health *h, LiveMap *map, const WickMemoryEvent *m, guint32 i, guint64
   bytes = storage->bytes;
   storage->key = LIVE_TOMBSTONE;
   map->n_live--;
-  if (bytes != m->bytes)
+  if (bytes != m->bytes && !counted_as_lost (h))
     add_issue (h, "allocation_size_mismatch", WICK_SEVERITY_ERROR,
                /* Translators: a storage id, then the bytes allocated and the bytes freed. */
                g_strdup_printf (_ ("storage `%s` allocated %llu bytes but freed %llu"),
@@ -742,6 +799,8 @@ check_memory_pairing (Health *h)
   LiveMap map
     = { g_new0 (LiveStorage, 1024), 1024, 0, 0, g_array_new (FALSE, FALSE, sizeof (Alias)) };
 
+  h->records_lost = records_lost (h);
+
   for (guint k = 0; k < doc->memory->len; k++)
     {
       guint32 i = order[k];
@@ -755,6 +814,16 @@ check_memory_pairing (Health *h)
         pair_free (h, &map, m, i, key);
     }
   g_free (order);
+  if (h->unpaired_after_loss > 0)
+    warning (h, "memory_unpaired_after_loss",
+             g_strdup_printf (
+               g_dngettext (GETTEXT_PACKAGE,
+                            "%lu memory event could not be paired: %llu records were lost "
+                            "(allocations or frees among them), so it is counted as lost",
+                            "%lu memory events could not be paired: %llu records were lost "
+                            "(allocations or frees among them), so they are counted as lost",
+                            (gulong)h->unpaired_after_loss),
+               (gulong)h->unpaired_after_loss, (unsigned long long)h->records_lost));
   if (map.n_live > 0 && h->provisional)
     pending (h, "retained_allocations",
              g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%lu storage is live now",

@@ -270,6 +270,59 @@ test_health_memory_pairing (void)
   g_assert_cmpstr (nth_issue (doc, 3)->message, ==, "2 storages remained live at capture end");
 }
 
+/* A lapped reader (or a full ring) loses records: a free lost makes the
+ * storage's next allocation look repeated, an allocation lost makes its free
+ * unpaired. With the loss in the trace (a strict trace's terminal sentence,
+ * or wick_lost records) those are counted as lost, one warning, not errors;
+ * the terminal stays failed with its reason. Without a loss they stay errors. */
+static WickDocument *
+parse_lines_ext (const char *first, ...)
+{
+  va_list args;
+  va_start (args, first);
+  WickDocument *doc = parse_lines_v (TRUE, first, args);
+  va_end (args);
+  return doc;
+}
+
+static void
+test_health_memory_pairing_after_loss (void)
+{
+#define LOST_TERMINAL                                                                              \
+  "{\"kind\":\"terminal\",\"outcome\":\"failed\",\"timestamp_ns\":100,\"reason\":\"capture cut: "     \
+  "the remote link failed; records were lost: 0 dropped by the recorder, 7 lost by the reader\"}"
+#define LOSSY_MEMORY                                                                               \
+  MEM ("1", "a", "t1", "s1", "64", "alloc"), MEM ("5", "a", "t1", "s1", "64", "alloc"),           \
+    MEM ("6", "b", "t2", "s1", "8", "free"), MEM ("7", "a", "t3", "s1", "32", "alloc"),           \
+    MEM ("8", "a", "t3", "s1", "32", "free")
+  g_autoptr (WickDocument) strict
+    = parse_lines (META_INFER, ROOT_START, LOSSY_MEMORY, ROOT_END, LOST_TERMINAL, NULL);
+  assert_codes (strict, "W capture_failed W memory_unpaired_after_loss");
+  assert_message (strict, "memory_unpaired_after_loss",
+                  "3 memory events could not be paired: 7 records were lost (allocations or "
+                  "frees among them), so they are counted as lost");
+  g_assert_true (wick_document_get_structurally_valid (strict));
+  g_assert_false (wick_document_get_capture_complete (strict));
+
+  g_autoptr (WickDocument) extended = parse_lines_ext (
+    META_INFER, ROOT_START, MEM ("1", "a", "t1", "s1", "64", "alloc"),
+    "{\"kind\":\"wick_lost\",\"timestamp_ns\":2,\"ring\":0,\"count\":12}",
+    MEM ("5", "a", "t1", "s1", "64", "alloc"), MEM ("9", "a", "t1", "s1", "64", "free"), ROOT_END,
+    TERMINAL_FAILED, NULL);
+  assert_codes (extended, "W capture_failed W memory_unpaired_after_loss");
+  assert_message (extended, "memory_unpaired_after_loss",
+                  "1 memory event could not be paired: 12 records were lost (allocations or frees "
+                  "among them), so it is counted as lost");
+
+  /* the same events without a loss are the errors they are */
+  g_autoptr (WickDocument) whole
+    = parse_lines (META_INFER, ROOT_START, LOSSY_MEMORY, ROOT_END, TERMINAL, NULL);
+  assert_codes (whole, "E duplicate_allocation E unpaired_free E allocation_size_mismatch "
+                       "E allocation_size_mismatch");
+#undef LOST_TERMINAL
+#undef LOSSY_MEMORY
+}
+
 /* The retained_allocations message for @n storages left live, in a finished
  * trace or (@live) one still being written. */
 static char *
@@ -401,6 +454,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/health/train-absent", test_health_train_absent);
   g_test_add_func ("/model/health/provenance", test_health_provenance);
   g_test_add_func ("/model/health/failed-capture", test_health_failed_capture);
+  g_test_add_func ("/model/health/memory-pairing-after-loss", test_health_memory_pairing_after_loss);
   g_test_add_func ("/model/health/root-and-measurement", test_health_root_and_measurement);
   g_test_add_func ("/model/health/span-rules-in-id-order", test_health_span_rules_in_id_order);
   g_test_add_func ("/model/health/span-cycle", test_health_span_cycle);

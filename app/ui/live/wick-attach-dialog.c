@@ -62,8 +62,8 @@ wick_live_ui_attach_url (WickApplication *app, GtkWindow *window, const char *ur
   return attach_socket (app, window, url, 0, url);
 }
 
-static GtkWidget *
-session_row (const WickLiveSessionInfo *info)
+GtkWidget *
+wick_attach_dialog_session_row (const WickLiveSessionInfo *info)
 {
   GtkWidget *row = adw_action_row_new ();
   g_autofree char *title
@@ -98,7 +98,7 @@ show_sessions (WickAttachDialog *self)
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->list))) != NULL)
     gtk_list_box_remove (self->list, child);
   for (guint i = 0; i < self->sessions->len; i++)
-    gtk_list_box_append (self->list, session_row (g_ptr_array_index (self->sessions, i)));
+    gtk_list_box_append (self->list, wick_attach_dialog_session_row (g_ptr_array_index (self->sessions, i)));
   gboolean any = self->sessions->len > 0;
   gtk_stack_set_visible_child_name (self->stack, any ? "list" : "empty");
   gtk_widget_set_sensitive (self->attach_button, any);

@@ -10,6 +10,7 @@
 
 #include <adwaita.h>
 
+#include "live/wick-live-client.h"
 #include "wick-application.h"
 
 G_BEGIN_DECLS
@@ -26,6 +27,10 @@ gboolean wick_attach_dialog_is_listing (WickAttachDialog *self);
  * show it (the attach runs in a worker thread; wick_live_session_from_window
  * is set once it is done, a banner names the process and reason if it fails). */
 GtkWindow *wick_attach_dialog_attach (WickAttachDialog *self, guint index, GError **error);
+
+/* A session's row (program, pid, entrypoint, start, ring, drops), activatable;
+ * the remote dialog shows the same rows. */
+GtkWidget *wick_attach_dialog_session_row (const WickLiveSessionInfo *info);
 
 /* Attaches the session of @pid in @window when it is empty, else in a new
  * window, asynchronously as above (@error is not set: failures are banners). */

@@ -3,6 +3,7 @@
 
 #include "wick-live-session.h"
 
+#include <glib-unix.h>
 #include <glib/gi18n.h>
 
 #include "live/wick-line-spool.h"
@@ -137,6 +138,12 @@ struct _WickLiveSession
   gint64 link_shown_us;
   guint64 link_shown_bytes;
   gboolean link_lost_shown;
+  char *link_lost; /* the lost banner's reason, once shown */
+  /* a remote session: ssh's exit (its pidfd) and its stdout's hang-up,
+   * watched here so the banner does not wait for the batches in flight */
+  guint exit_watch;
+  guint hup_watch;
+  gboolean hold_commits; /* tests: the main thread as if busy (no batch committed) */
 };
 
 G_DEFINE_FINAL_TYPE (WickLiveSession, wick_live_session, G_TYPE_OBJECT)
@@ -554,6 +561,8 @@ static void
 wick_live_session_dispose (GObject *object)
 {
   WickLiveSession *self = WICK_LIVE_SESSION (object);
+  g_clear_handle_id (&self->exit_watch, g_source_remove);
+  g_clear_handle_id (&self->hup_watch, g_source_remove);
   g_clear_pointer (&self->worker, worker_free);
   if (self->window != NULL)
     {
@@ -570,6 +579,7 @@ wick_live_session_finalize (GObject *object)
   g_clear_pointer (&self->worker, worker_free);
   g_clear_pointer (&self->info, wick_live_session_info_free);
   g_clear_pointer (&self->broken_error, g_free);
+  g_clear_pointer (&self->link_lost, g_free);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_live_session_parent_class)->finalize (object);
 }
@@ -727,20 +737,57 @@ start_new_view (WickLiveSession *self, LiveBatch *batch)
  * ago the node was heard, once a second; a banner that stays when the link
  * fails (what was received is kept, Save As… writes it as a cut capture). */
 static void
+show_link_lost (WickLiveSession *self, const char *why)
+{
+  if (self->link_lost_shown || self->window == NULL)
+    return;
+  self->link_lost_shown = TRUE;
+  self->link_lost = g_strdup (why);
+  wick_window_hide_banner (self->window, "remote-link");
+  g_autofree char *message
+    = g_strdup_printf (_ ("The connection to %s was lost: %s. What was received is kept."),
+                       self->info->socket_path, why);
+  wick_window_show_banner (self->window, "remote-lost", message, _ ("Save As…"), "win.save-as");
+}
+
+/* ssh exited (its pidfd is readable) or its stdout hung up: the banner at
+ * once, while the worker still commits what arrived before (the session ends
+ * once it did, with the link's reason in its terminal). A clean exit (the
+ * node's command ended with status 0) is the worker's END to report. */
+static gboolean
+on_ssh_gone (WickLiveSession *self, guint *watch)
+{
+  g_autofree char *why = wick_remote_link_peek_exit (self->worker->link);
+  if (why == NULL && watch == &self->exit_watch)
+    return G_SOURCE_CONTINUE; /* not exited after all */
+  *watch = 0;
+  if (why != NULL && why[0] != '\0' && !self->ended)
+    show_link_lost (self, why);
+  /* a hang-up while ssh runs: the pidfd says when it exits */
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_ssh_exit (gint fd, GIOCondition condition, gpointer user_data)
+{
+  WickLiveSession *self = user_data;
+  return on_ssh_gone (self, &self->exit_watch);
+}
+
+static gboolean
+on_ssh_hup (gint fd, GIOCondition condition, gpointer user_data)
+{
+  WickLiveSession *self = user_data;
+  return on_ssh_gone (self, &self->hup_watch);
+}
+
+static void
 show_link (WickLiveSession *self, LiveBatch *batch)
 {
   const char *where = self->info->socket_path;
   if (batch->link_error != NULL)
     {
-      if (self->link_lost_shown)
-        return;
-      self->link_lost_shown = TRUE;
-      wick_window_hide_banner (self->window, "remote-link");
-      g_autofree char *message = g_strdup_printf (
-        _ ("The connection to %s was lost: %s. What was received is kept."), where,
-        batch->link_error);
-      wick_window_show_banner (self->window, "remote-lost", message, _ ("Save As…"),
-                               "win.save-as");
+      show_link_lost (self, batch->link_error);
       return;
     }
   gint64 now = g_get_monotonic_time ();
@@ -878,6 +925,11 @@ static gboolean
 on_ready (gpointer user_data)
 {
   WickLiveSession *self = user_data;
+  if (self->hold_commits)
+    {
+      g_atomic_int_set (&self->worker->armed, 0);
+      return G_SOURCE_CONTINUE;
+    }
   if (!self->ended && self->window != NULL)
     commit_ready (self, WICK_LIVE_COMMIT_BUDGET_US, 0, FALSE, TRUE);
   return G_SOURCE_CONTINUE;
@@ -1133,6 +1185,14 @@ session_new (WickWindow *window, WickLiveSessionInfo *info, WickLiveStream *stre
   g_object_add_weak_pointer (G_OBJECT (window), (gpointer *)&self->window);
   g_object_set_data_full (G_OBJECT (window), "wick-live-session", self, g_object_unref);
   setup_window (self);
+  if (link != NULL)
+    {
+      if (wick_remote_link_get_exit_fd (link) >= 0)
+        self->exit_watch
+          = g_unix_fd_add (wick_remote_link_get_exit_fd (link), G_IO_IN, on_ssh_exit, self);
+      self->hup_watch = g_unix_fd_add (wick_remote_link_get_fd (link), G_IO_HUP | G_IO_ERR,
+                                       on_ssh_hup, self);
+    }
   return self;
 }
 
@@ -1229,6 +1289,22 @@ WickWindow *
 wick_live_session_get_window (WickLiveSession *self)
 {
   return self->window;
+}
+
+void
+wick_live_session_hold_commits (WickLiveSession *self, gboolean hold)
+{
+  g_return_if_fail (WICK_IS_LIVE_SESSION (self));
+  self->hold_commits = hold;
+  if (!hold && g_atomic_int_compare_and_exchange (&self->worker->armed, 0, 1))
+    g_source_set_ready_time (self->worker->ready, 0);
+}
+
+const char *
+wick_live_session_get_link_lost (WickLiveSession *self)
+{
+  g_return_val_if_fail (WICK_IS_LIVE_SESSION (self), NULL);
+  return self->link_lost;
 }
 
 gboolean

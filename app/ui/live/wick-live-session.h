@@ -59,6 +59,12 @@ const char *wick_live_session_get_socket_path (WickLiveSession *self);
 WickWindow *wick_live_session_get_window (WickLiveSession *self);
 /* TRUE once the process finished or died and the ring is drained. */
 gboolean wick_live_session_is_ended (WickLiveSession *self);
+/* A remote session whose link was lost: the reason its banner gives (NULL
+ * while the link is up or after a clean end). */
+const char *wick_live_session_get_link_lost (WickLiveSession *self);
+/* Tests: while @hold, no batch is committed, as when the main thread is
+ * busy (a long analysis, a loaded machine); the worker's queue fills. */
+void wick_live_session_hold_commits (WickLiveSession *self, gboolean hold);
 guint64 wick_live_session_get_dropped (WickLiveSession *self);
 /* How often the view started over at its history limit. */
 guint wick_live_session_get_restarts (WickLiveSession *self);

@@ -1,7 +1,7 @@
 /* wick-live-ui.c — hooks the live UI into the application.
  *
  * wick_live_ui_register() (called once at startup) enables "Attach to
- * Process…" and "Follow File…" (also `wick --follow TRACE.jsonl`). With
+ * Process…", "Attach to Remote Process…" (app.attach-remote) and "Follow File…" (also `wick --follow TRACE.jsonl`). With
  * `wick --attach PID` (tools/run-demo.sh runs it) the first window that opens
  * attaches to that process, so a script can start a workload and the app on
  * it in one command.
@@ -13,12 +13,23 @@
 #include "wick-application.h"
 #include "wick-attach-dialog.h"
 #include "wick-follow-session.h"
+#include "wick-remote-dialog.h"
 #include "wick-window.h"
 
 static void
 on_attach (WickApplication *app, GtkWindow *parent, gpointer user_data)
 {
   WickAttachDialog *dialog = wick_attach_dialog_new (app, parent);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/* File → Attach to Remote Process… (app.attach-remote) */
+static void
+on_attach_remote (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  WickApplication *app = user_data;
+  WickRemoteDialog *dialog
+    = wick_remote_dialog_new (app, gtk_application_get_active_window (GTK_APPLICATION (app)));
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
@@ -90,6 +101,9 @@ wick_live_ui_register (WickApplication *app)
 {
   wick_application_set_attach_handler (app, on_attach, NULL, NULL);
   wick_application_set_follow_handler (app, on_follow, NULL, NULL);
+  g_autoptr (GSimpleAction) remote = g_simple_action_new ("attach-remote", NULL);
+  g_signal_connect (remote, "activate", G_CALLBACK (on_attach_remote), app);
+  g_action_map_add_action (G_ACTION_MAP (app), G_ACTION (remote));
   /* --attach PID was parsed before startup (handle_local_options). */
   if (wick_application_get_attach_pid (app) > 0 || wick_application_get_attach_url (app) != NULL)
     g_signal_connect (app, "window-added", G_CALLBACK (on_window_added), NULL);

@@ -1,0 +1,45 @@
+/* wick-remote-dialog.h — "Attach to Remote Process…": a live session on
+ * another machine, reached through the system's ssh.
+ *
+ * The host is one of the `Host` names of the user's ~/.ssh/config
+ * (wick-ssh-config.h: patterns left out) or typed ([ssh://][user@]host[:port]).
+ * Picking one lists that host's sessions (`wick-trace serve --stdio` on the
+ * node, as `wick-trace --remote … sessions` does) off the main thread with a
+ * spinner and ssh's deadlines; a session's row attaches it as
+ * `wick --attach ssh://host/PID` does. ssh runs without a terminal, so it
+ * cannot ask anything: when it needed an answer (host key, passphrase) the
+ * dialog says so and how to give it (run ssh once in a terminal).
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "wick-application.h"
+
+G_BEGIN_DECLS
+
+#define WICK_TYPE_REMOTE_DIALOG (wick_remote_dialog_get_type ())
+G_DECLARE_FINAL_TYPE (WickRemoteDialog, wick_remote_dialog, WICK, REMOTE_DIALOG, AdwWindow)
+
+/* How long the node's answer to the listing may take once ssh connected
+ * (ssh's connect and the node's hello have their own deadlines). */
+#define WICK_REMOTE_DIALOG_LIST_TIMEOUT_MS 20000
+
+WickRemoteDialog *wick_remote_dialog_new (WickApplication *app, GtkWindow *parent);
+
+/* The hosts offered from ~/.ssh/config. */
+guint wick_remote_dialog_get_n_hosts (WickRemoteDialog *self);
+const char *wick_remote_dialog_get_host (WickRemoteDialog *self, guint index);
+/* Lists the sessions of @host (a config name or [ssh://][user@]host[:port]),
+ * as picking its row or typing it does. */
+void wick_remote_dialog_list (WickRemoteDialog *self, const char *host);
+gboolean wick_remote_dialog_is_listing (WickRemoteDialog *self);
+guint wick_remote_dialog_get_n_sessions (WickRemoteDialog *self);
+gint64 wick_remote_dialog_get_session_pid (WickRemoteDialog *self, guint index);
+/* Why the last listing failed (NULL: it did not). */
+const char *wick_remote_dialog_get_error (WickRemoteDialog *self);
+/* Attaches the @index-th session listed (ssh://host/PID) and closes the
+ * dialog; the window that will show it. */
+GtkWindow *wick_remote_dialog_attach (WickRemoteDialog *self, guint index);
+
+G_END_DECLS
