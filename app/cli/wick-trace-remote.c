@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "live/wick-live-stream.h"
 #include "live/wick-remote-link.h"
 #include "live/wick-remote-session.h"
@@ -104,6 +106,122 @@ single_remote (const char *command)
   wick_trace_usage_error (command, "--remote may be given once for %s (several only for sessions)",
                           command);
   return FALSE;
+}
+
+/* ---- convert: the node's file, read into a local copy ---- */
+
+char *
+wick_trace_remote_fetch (const char *remote_path, char **directory_out)
+{
+  *directory_out = NULL;
+  if (!single_remote ("convert"))
+    return NULL;
+  if (remote_path[0] == '\0' || strlen (remote_path) > WICK_REMOTE_MAX_PATH_BYTES)
+    {
+      wick_trace_usage_error ("convert", "the node's file name must be 1 to %d bytes",
+                              WICK_REMOTE_MAX_PATH_BYTES);
+      return NULL;
+    }
+  g_autoptr (GError) error = NULL;
+  WickRemoteTarget target;
+  g_autoptr (WickRemoteLink) link = open_link (wick_trace_remotes[0], &target, &error);
+  wick_remote_target_clear (&target);
+  if (link == NULL)
+    {
+      fprintf (stderr, "wick-trace convert: %s\n", error->message);
+      return NULL;
+    }
+  /* The copy keeps the node's base name (its extension picks the format, a
+   * message names it) in a directory of its own, removed afterwards. */
+  g_autofree char *directory = g_dir_make_tmp ("wick-remote-XXXXXX", &error);
+  if (directory == NULL)
+    {
+      fprintf (stderr, "wick-trace convert: %s\n", error->message);
+      return NULL;
+    }
+  g_autofree char *base = g_path_get_basename (remote_path);
+  if (strcmp (base, ".") == 0 || strcmp (base, "..") == 0 || strcmp (base, "/") == 0)
+    {
+      g_free (base);
+      base = g_strdup ("trace");
+    }
+  g_autofree char *local = g_build_filename (directory, base, NULL);
+  FILE *file = fopen (local, "wbx");
+  gboolean ok = file != NULL;
+  if (!ok)
+    fprintf (stderr, "wick-trace convert: cannot write %s: %s\n", local, g_strerror (errno));
+  g_autoptr (JsonObject) request = json_object_new ();
+  json_object_set_string_member (request, "path", remote_path);
+  if (ok && !wick_remote_link_send_object (link, WICK_REMOTE_READ, request, &error))
+    {
+      fprintf (stderr, "wick-trace convert: %s\n", error->message);
+      ok = FALSE;
+    }
+  guint64 received = 0;
+  while (ok)
+    {
+      WickRemoteFrame frame;
+      if (!wick_remote_link_next (link, &frame, WICK_REMOTE_REPLY_TIMEOUT_MS, &error))
+        {
+          fprintf (stderr, "wick-trace convert: reading %s from %s: %s\n", remote_path,
+                   wick_remote_link_get_name (link), error->message);
+          ok = FALSE;
+          break;
+        }
+      if (frame.type == WICK_REMOTE_ERROR)
+        {
+          g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "error", NULL);
+          g_autofree char *message
+            = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                ? clean_string (json_node_get_object (node), "error", "?")
+                : g_strdup ("?");
+          fprintf (stderr, "wick-trace convert: %s: %s\n", wick_remote_link_get_name (link),
+                   message);
+          wick_remote_frame_clear (&frame);
+          ok = FALSE;
+          break;
+        }
+      if (frame.type != WICK_REMOTE_FILE)
+        {
+          fprintf (stderr, "wick-trace convert: %s sent a %s frame while sending %s\n",
+                   wick_remote_link_get_name (link), wick_remote_type_name (frame.type),
+                   remote_path);
+          wick_remote_frame_clear (&frame);
+          ok = FALSE;
+          break;
+        }
+      gsize length;
+      const guint8 *data = g_bytes_get_data (frame.payload, &length);
+      gboolean more = (frame.flags & WICK_REMOTE_FLAG_MORE) != 0;
+      received += length;
+      if (received > WICK_REMOTE_MAX_FILE_BYTES)
+        {
+          fprintf (stderr, "wick-trace convert: %s sent more than %" G_GUINT64_FORMAT " GiB of %s\n",
+                   wick_remote_link_get_name (link), WICK_REMOTE_MAX_FILE_BYTES >> 30, remote_path);
+          ok = FALSE;
+        }
+      else if (length > 0 && fwrite (data, 1, length, file) != length)
+        {
+          fprintf (stderr, "wick-trace convert: cannot write %s: %s\n", local, g_strerror (errno));
+          ok = FALSE;
+        }
+      wick_remote_frame_clear (&frame);
+      if (!more)
+        break;
+    }
+  if (file != NULL && fclose (file) != 0 && ok)
+    {
+      fprintf (stderr, "wick-trace convert: cannot write %s: %s\n", local, g_strerror (errno));
+      ok = FALSE;
+    }
+  if (!ok)
+    {
+      g_unlink (local);
+      g_rmdir (directory);
+      return NULL;
+    }
+  *directory_out = g_steal_pointer (&directory);
+  return g_steal_pointer (&local);
 }
 
 /* ---- control ---- */

@@ -24,3 +24,7 @@ int wick_trace_remote_attach (gint64 pid, gboolean strict, double duration,
                               const char *output_path);
 int wick_trace_remote_control (gint64 pid, JsonObject *request);
 int wick_trace_serve (int argc, char **argv);
+/* `--remote ssh://… convert NODE_FILE`: the node's file read (READ, FILE
+ * frames) into a local copy in a new temporary directory (@directory_out),
+ * which the caller converts and removes; NULL after saying why on stderr. */
+char *wick_trace_remote_fetch (const char *remote_path, char **directory_out);

@@ -7,7 +7,9 @@
  * in follow mode, so a slow link makes this reader lose records — counted in
  * LOST records and STATS — and never slows the workload), sends the attach
  * snapshot and the ring's records in zstd-compressed RECORDS frames, and
- * forwards control requests. It opens no port and no file; the sessions it
+ * forwards control requests, and sends a file it is asked to READ (for
+ * `--remote … convert`: a regular file, read-only). It opens no port and no
+ * other file; the sessions it
  * sees are those of the control directory of the user ssh logged in as
  * (owned by that uid, mode 0700: libwick refuses any other). It exits when
  * its stdin closes (ssh went away) or when stdout cannot take a frame for
@@ -21,6 +23,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "live/wick-live-client.h"
@@ -37,6 +40,7 @@
 #define POLL_ATTACHED_MS 5
 #define SNAPSHOT_CHUNK (4u << 20)
 #define WRITE_STALL_S 60
+#define FILE_CHUNK (4u << 20)
 
 typedef struct
 {
@@ -408,6 +412,81 @@ serve_control (Serve *serve, JsonObject *request)
   send_object (serve, WICK_REMOTE_REPLY, reply);
 }
 
+/* READ: a regular file of the node, read-only, as the user ssh logged in
+ * as may read it (`ssh node cat FILE` could too), sent in FILE chunks; an
+ * empty last chunk ends it. A FIFO or device is refused before it could
+ * block, a file past WICK_REMOTE_MAX_FILE_BYTES is cut with an error. */
+static void
+serve_read (Serve *serve, JsonObject *request)
+{
+  if (serve->reader != NULL)
+    {
+      send_error (serve, "a read while attached (detach first)");
+      return;
+    }
+  JsonNode *member = json_object_get_member (request, "path");
+  const char *path = member != NULL && json_node_get_value_type (member) == G_TYPE_STRING
+                       ? json_node_get_string (member)
+                       : NULL;
+  if (path == NULL || path[0] == '\0' || strlen (path) > WICK_REMOTE_MAX_PATH_BYTES)
+    {
+      send_error (serve, "read needs a \"path\" string of 1 to %d bytes",
+                  WICK_REMOTE_MAX_PATH_BYTES);
+      return;
+    }
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      send_error (serve, "cannot read %s: %s", path, g_strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      send_error (serve, "%s is not a regular file", path);
+      close (fd);
+      return;
+    }
+  fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK);
+  g_autofree guint8 *chunk = g_malloc (FILE_CHUNK);
+  guint64 sent = 0;
+  for (;;)
+    {
+      gsize have = 0;
+      while (have < FILE_CHUNK)
+        {
+          ssize_t n = read (fd, chunk + have, FILE_CHUNK - have);
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n < 0)
+            {
+              send_error (serve, "reading %s at byte %" G_GUINT64_FORMAT ": %s", path,
+                          sent + have, g_strerror (errno));
+              close (fd);
+              return;
+            }
+          if (n == 0)
+            break;
+          have += (gsize)n;
+        }
+      if (sent + have > WICK_REMOTE_MAX_FILE_BYTES)
+        {
+          send_error (serve, "%s is larger than %" G_GUINT64_FORMAT " GiB", path,
+                      WICK_REMOTE_MAX_FILE_BYTES >> 30);
+          close (fd);
+          return;
+        }
+      g_autoptr (GBytes) frame = wick_remote_frame_encode (
+        WICK_REMOTE_FILE, have > 0 ? WICK_REMOTE_FLAG_MORE : 0, chunk, have, TRUE);
+      if (!write_frame (serve, frame) || have == 0)
+        break;
+      sent += have;
+    }
+  close (fd);
+}
+
 static void
 handle_frame (Serve *serve, WickRemoteFrame *frame)
 {
@@ -434,6 +513,9 @@ handle_frame (Serve *serve, WickRemoteFrame *frame)
         break;
       case WICK_REMOTE_CONTROL:
         serve_control (serve, object);
+        break;
+      case WICK_REMOTE_READ:
+        serve_read (serve, object);
         break;
       case WICK_REMOTE_DETACH:
         if (serve->reader != NULL)

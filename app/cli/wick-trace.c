@@ -238,11 +238,12 @@ main (int argc, char **argv)
     }
   if (remotes != NULL)
     {
-      static const char *const remote_commands[] = { "sessions", "attach", "control", NULL };
+      static const char *const remote_commands[]
+        = { "sessions", "attach", "control", "convert", NULL };
       if (!g_strv_contains (remote_commands, argv[1]))
         {
-          fprintf (stderr, "wick-trace: --remote works with sessions, attach and control, not "
-                           "“%s”\n",
+          fprintf (stderr, "wick-trace: --remote works with sessions, attach, control and "
+                           "convert, not “%s”\n",
                    argv[1]);
           return WICK_TRACE_EXIT_USAGE;
         }

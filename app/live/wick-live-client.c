@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-live-client.h"
+#include "wick-remote-channel.h"
 #include "wick-remote-session.h"
 
 #include <errno.h>
@@ -657,11 +658,16 @@ request_thread (GTask *task, gpointer source, gpointer data, GCancellable *cance
   GError *error = NULL;
   if (g_str_has_prefix (request->socket_path, "ssh://"))
     {
-      /* A remote session (wick --attach ssh://host/PID): the request on a
+      /* A remote session (wick --attach ssh://host/PID): the request on
+       * the live window's control channel (one long-lived ssh), else on a
        * link of its own to the node's wick-trace (WICK_REMOTE_COMMAND). */
       JsonObject *reply
-        = wick_remote_control (request->socket_path, g_getenv ("WICK_REMOTE_COMMAND"), 0,
-                               request->request, request->timeout_ms + 20000, &error);
+        = wick_remote_channel_exists (request->socket_path)
+            ? wick_remote_channel_request (request->socket_path, request->request,
+                                           request->timeout_ms, &error)
+            : wick_remote_control (request->socket_path, g_getenv ("WICK_REMOTE_COMMAND"), 0,
+                                   request->request,
+                                   request->timeout_ms + WICK_REMOTE_CHANNEL_MARGIN_MS, &error);
       if (reply == NULL)
         g_task_return_error (task, error);
       else

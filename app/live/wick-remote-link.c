@@ -343,6 +343,12 @@ wick_remote_link_get_name (WickRemoteLink *self)
   return self->name;
 }
 
+int
+wick_remote_link_get_pid (WickRemoteLink *self)
+{
+  return (int)self->pid;
+}
+
 JsonObject *
 wick_remote_link_get_hello (WickRemoteLink *self)
 {

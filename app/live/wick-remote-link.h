@@ -56,6 +56,8 @@ void wick_remote_link_close (WickRemoteLink *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickRemoteLink, wick_remote_link_close)
 
 const char *wick_remote_link_get_name (WickRemoteLink *self);
+/* ssh's pid (tests: which ssh serves a link). */
+int wick_remote_link_get_pid (WickRemoteLink *self);
 /* The node's HELLO (server version, host name, uid). */
 JsonObject *wick_remote_link_get_hello (WickRemoteLink *self);
 guint64 wick_remote_link_get_bytes_received (WickRemoteLink *self);

@@ -13,6 +13,7 @@
 static const char *const type_names[] = {
   NULL,      "hello", "list",    "sessions", "attach", "attached", "snapshot",
   "records", "stats", "control", "reply",    "error",  "end",      "detach",
+  "read",    "file",
 };
 
 const char *

@@ -39,11 +39,14 @@ G_BEGIN_DECLS
 /* Strings and arrays inside a record. */
 #define WICK_REMOTE_MAX_STRING_BYTES (1u << 20)
 #define WICK_REMOTE_MAX_ARRAY 4096
+/* A file sent by FILE frames (what `--remote … convert` reads), and a READ's path. */
+#define WICK_REMOTE_MAX_FILE_BYTES (G_GUINT64_CONSTANT (16) << 30)
+#define WICK_REMOTE_MAX_PATH_BYTES 4096
 /* Sessions in one SESSIONS reply. */
 #define WICK_REMOTE_MAX_SESSIONS 4096
 
 #define WICK_REMOTE_FLAG_ZSTD 0x1u
-#define WICK_REMOTE_FLAG_MORE 0x2u /* SNAPSHOT: more chunks follow */
+#define WICK_REMOTE_FLAG_MORE 0x2u /* SNAPSHOT, FILE: more chunks follow */
 
 typedef enum
 {
@@ -60,7 +63,9 @@ typedef enum
   WICK_REMOTE_ERROR = 11,   /* node: JSON {"error":"sentence"} */
   WICK_REMOTE_END = 12,     /* node: JSON, the attached stream ended */
   WICK_REMOTE_DETACH = 13,  /* client: stop streaming, JSON {} */
-  WICK_REMOTE_LAST_TYPE = 13,
+  WICK_REMOTE_READ = 14,    /* client: JSON {"path":"..."}: a file of the node, for convert */
+  WICK_REMOTE_FILE = 15,    /* node: its bytes, in chunks (MORE on all but the last) */
+  WICK_REMOTE_LAST_TYPE = 15,
 } WickRemoteType;
 
 const char *wick_remote_type_name (guint type);

@@ -8,6 +8,7 @@
 
 #include "live/wick-line-spool.h"
 #include "live/wick-live-stream.h"
+#include "live/wick-remote-channel.h"
 #include "live/wick-remote-session.h"
 #include "wick-settings.h"
 #include "wick-stages-panel.h"
@@ -144,6 +145,7 @@ struct _WickLiveSession
   guint exit_watch;
   guint hup_watch;
   gboolean hold_commits; /* tests: the main thread as if busy (no batch committed) */
+  char *channel_url; /* a remote session's control channel, held while the window is */
 };
 
 G_DEFINE_FINAL_TYPE (WickLiveSession, wick_live_session, G_TYPE_OBJECT)
@@ -563,6 +565,11 @@ wick_live_session_dispose (GObject *object)
   WickLiveSession *self = WICK_LIVE_SESSION (object);
   g_clear_handle_id (&self->exit_watch, g_source_remove);
   g_clear_handle_id (&self->hup_watch, g_source_remove);
+  if (self->channel_url != NULL)
+    {
+      wick_remote_channel_drop (self->channel_url); /* its ssh closes: the node's serve exits */
+      g_clear_pointer (&self->channel_url, g_free);
+    }
   g_clear_pointer (&self->worker, worker_free);
   if (self->window != NULL)
     {
@@ -1187,6 +1194,10 @@ session_new (WickWindow *window, WickLiveSessionInfo *info, WickLiveStream *stre
   setup_window (self);
   if (link != NULL)
     {
+      /* The Weights and Stages pages' requests: one long-lived ssh, opened
+       * on the first of them (wick_live_request_async finds it). */
+      self->channel_url = g_strdup (info->socket_path);
+      wick_remote_channel_hold (self->channel_url, g_getenv ("WICK_REMOTE_COMMAND"));
       if (wick_remote_link_get_exit_fd (link) >= 0)
         self->exit_watch
           = g_unix_fd_add (wick_remote_link_get_exit_fd (link), G_IO_IN, on_ssh_exit, self);
@@ -1298,6 +1309,15 @@ wick_live_session_hold_commits (WickLiveSession *self, gboolean hold)
   self->hold_commits = hold;
   if (!hold && g_atomic_int_compare_and_exchange (&self->worker->armed, 0, 1))
     g_source_set_ready_time (self->worker->ready, 0);
+}
+
+int
+wick_live_session_get_ssh_pid (WickLiveSession *self)
+{
+  g_return_val_if_fail (WICK_IS_LIVE_SESSION (self), 0);
+  return self->worker != NULL && self->worker->link != NULL
+           ? wick_remote_link_get_pid (self->worker->link)
+           : 0;
 }
 
 const char *

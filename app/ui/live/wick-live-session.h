@@ -62,6 +62,8 @@ gboolean wick_live_session_is_ended (WickLiveSession *self);
 /* A remote session whose link was lost: the reason its banner gives (NULL
  * while the link is up or after a clean end). */
 const char *wick_live_session_get_link_lost (WickLiveSession *self);
+/* A remote session's ssh (the attach link's), 0 for a local one. */
+int wick_live_session_get_ssh_pid (WickLiveSession *self);
 /* Tests: while @hold, no batch is committed, as when the main thread is
  * busy (a long analysis, a loaded machine); the worker's queue fills. */
 void wick_live_session_hold_commits (WickLiveSession *self, gboolean hold);

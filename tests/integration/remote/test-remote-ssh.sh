@@ -175,7 +175,7 @@ if [ -n "${WICK_REMOTE_EXEC:-}" ]; then
     "$WICK_REMOTE_EXEC"
   exit $?
 fi
-echo "1..13"
+echo "1..14"
 
 # 1. sessions over ssh, the host named by the ssh config alias
 if timeout 60 "$wick_trace" "${remote[@]}" sessions >"$tmp/sessions.txt" 2>"$tmp/sessions.err" &&
@@ -255,6 +255,36 @@ if timeout 60 "$wick_trace" "${remote[@]}" attach --duration 2 --output "$tmp/at
   ok "attach over ssh carries the attach snapshot (wick_snapshot allocations) and converts to a valid trace"
 else
   not_ok "attach with the snapshot over ssh" "$tmp/attach-ext.err"
+fi
+
+# 6b. convert a trace of the node's: read through the link, converted here
+# exactly as a local convert does (the same bytes out); a FIFO and a missing
+# file are refused with the node's sentence, at once
+mkfifo "$tmp/fifo"
+conv_ok=1
+for mode in strict chrome; do
+  ext=jsonl; [ $mode = chrome ] && ext=json
+  timeout 60 "$wick_trace" convert --$mode "$tmp/attach-ext.jsonl" --output "$tmp/local.$ext" \
+    >/dev/null 2>"$tmp/local-conv.err" || conv_ok=0
+  timeout 60 "$wick_trace" "${remote[@]}" convert --$mode "$tmp/attach-ext.jsonl" \
+    --output "$tmp/remote.$ext" >/dev/null 2>"$tmp/remote-conv.err" || conv_ok=0
+  cmp -s "$tmp/local.$ext" "$tmp/remote.$ext" || conv_ok=0
+  [ "$(sed "s|$tmp/[a-z]*\.$ext||" "$tmp/local-conv.err")" = "$(sed "s|$tmp/[a-z]*\.$ext||" "$tmp/remote-conv.err")" ] || conv_ok=0
+done
+t0=$(date +%s)
+timeout 30 "$wick_trace" "${remote[@]}" convert --strict "$tmp/fifo" --output "$tmp/fifo.jsonl" \
+  >/dev/null 2>"$tmp/fifo.err"
+fifo_status=$?
+timeout 30 "$wick_trace" "${remote[@]}" convert --strict "$tmp/missing.jsonl" --output "$tmp/m.jsonl" \
+  >/dev/null 2>"$tmp/missing.err"
+missing_status=$?
+if [ $conv_ok -eq 1 ] && [ $fifo_status -eq 3 ] && grep -q 'fifo is not a regular file' "$tmp/fifo.err" &&
+  [ $missing_status -eq 3 ] && grep -q 'missing.jsonl: No such file' "$tmp/missing.err" &&
+  [ ! -e "$tmp/fifo.jsonl" ] && [ $(($(date +%s) - t0)) -lt 20 ]; then
+  ok "--remote convert --strict and --chrome of the node's file: the same bytes and messages as locally; a FIFO and a missing file refused"
+else
+  echo "# conv_ok $conv_ok fifo $fifo_status missing $missing_status"
+  not_ok "remote convert" "$tmp/remote-conv.err" "$tmp/local-conv.err" "$tmp/fifo.err" "$tmp/missing.err"
 fi
 
 # 7. a killed ssh: wick-trace ends with an error, the file parses, serve exits, the demo runs on

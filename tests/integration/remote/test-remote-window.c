@@ -17,7 +17,9 @@
 #include "live-test-util.h"
 #include "live/wick-attach-dialog.h"
 #include "live/wick-live-session.h"
+#include "live/wick-remote-channel.h"
 #include "live/wick-remote-dialog.h"
+#include "live/wick-remote-session.h"
 #include "live/wick-weights-panel.h"
 #include "wick-application.h"
 #include "wick-window.h"
@@ -83,6 +85,20 @@ screenshot (const char *name)
   g_autofree char *command = g_strdup_printf ("import -window root '%s'", path);
   if (system (command) != 0)
     g_test_message ("screenshot %s failed", path);
+}
+
+/* Whether child @pid exited within @seconds (not reaped: its owner does). */
+static gboolean
+wick_test_child_exited_within (int pid, double seconds)
+{
+  gint64 end = g_get_monotonic_time () + (gint64)(seconds * G_USEC_PER_SEC);
+  while (!wick_test_child_exited (pid))
+    {
+      if (g_get_monotonic_time () >= end)
+        return FALSE;
+      g_usleep (10000);
+    }
+  return TRUE;
 }
 
 /* One application for the tests (GTK takes one registration per process). */
@@ -179,17 +195,13 @@ link_lost (gpointer session)
 /* How soon the "connection lost" banner must follow a killed ssh. */
 #define LOST_BANNER_MAX_S 2.0
 
-/* Kills the session's ssh (the oldest ssh child of this process: the link's;
- * a Weights request's own ssh comes later) and returns the seconds until
+/* Kills the session's ssh (its attach link's) and returns the seconds until
  * the lost banner showed. With @hold the main thread commits nothing
  * meanwhile (as when busy): the banner must not wait for the batches. */
 static double
 kill_link (WickLiveSession *session, gboolean hold)
 {
-  g_autofree char *children = NULL;
-  g_autofree char *command = g_strdup_printf ("pgrep -o -P %d -x ssh", (int)getpid ());
-  g_assert_true (g_spawn_command_line_sync (command, &children, NULL, NULL, NULL));
-  int pid = atoi (g_strstrip (children));
+  int pid = wick_live_session_get_ssh_pid (session);
   g_assert_cmpint (pid, >, 0);
   wick_live_session_hold_commits (session, hold);
   gint64 killed_us = g_get_monotonic_time ();
@@ -275,6 +287,51 @@ test_remote_window (void)
   wick_weights_panel_restore (weights, "embedding");
   iterate_until (weights_idle, weights);
   g_assert_cmpstr (wick_weights_panel_get_where (weights, "embedding"), ==, "resident");
+
+  /* Those requests went over the window's one long-lived ssh (the control
+   * channel). Five list round trips on it against five on an ssh of their
+   * own (as before the channel), in the same run. */
+  g_assert_cmpuint (wick_remote_channel_get_links_opened (url), ==, 1);
+  int channel_ssh = wick_remote_channel_get_ssh_pid (url);
+  g_assert_cmpint (channel_ssh, >, 0);
+  g_assert_cmpint (channel_ssh, !=, wick_live_session_get_ssh_pid (session));
+  double on_channel[5], own_link[5];
+  g_autoptr (JsonObject) list = json_object_new ();
+  json_object_set_string_member (list, "command", "list");
+  for (int i = 0; i < 5; i++)
+    {
+      gint64 t0 = g_get_monotonic_time ();
+      g_autoptr (GError) error = NULL;
+      g_autoptr (JsonObject) listed = wick_remote_channel_request (url, list, 30000, &error);
+      g_assert_no_error (error);
+      on_channel[i] = (g_get_monotonic_time () - t0) / 1e3;
+      g_assert_nonnull (json_object_get_member (listed, "modules"));
+      t0 = g_get_monotonic_time ();
+      g_autoptr (JsonObject) reply
+        = wick_remote_control (url, g_getenv ("WICK_REMOTE_COMMAND"), 0, list, 30000, &error);
+      g_assert_no_error (error);
+      own_link[i] = (g_get_monotonic_time () - t0) / 1e3;
+    }
+  double c_min = on_channel[0], c_max = on_channel[0], o_min = own_link[0], o_max = own_link[0];
+  for (int i = 1; i < 5; i++)
+    {
+      c_min = MIN (c_min, on_channel[i]), c_max = MAX (c_max, on_channel[i]);
+      o_min = MIN (o_min, own_link[i]), o_max = MAX (o_max, own_link[i]);
+    }
+  g_test_message ("a list round trip over the channel %.1f–%.1f ms, on an ssh of its own "
+                  "%.1f–%.1f ms, 5 each",
+                  c_min, c_max, o_min, o_max);
+  g_assert_cmpuint (wick_remote_channel_get_links_opened (url), ==, 1);
+  g_assert_cmpint (wick_remote_channel_get_ssh_pid (url), ==, channel_ssh);
+  /* The channel's ssh dies while idle: the next request opens another. */
+  kill (channel_ssh, SIGKILL);
+  g_assert_true (wick_test_child_exited_within (channel_ssh, 10));
+  wick_weights_panel_refresh (weights);
+  iterate_until (weights_idle, weights);
+  g_assert_cmpuint (wick_weights_panel_get_n_modules (weights), ==, 3);
+  g_assert_cmpuint (wick_remote_channel_get_links_opened (url), ==, 2);
+  g_assert_cmpint (wick_remote_channel_get_ssh_pid (url), !=, channel_ssh);
+
   wick_window_show_page (window, "timeline");
   iterate_for (1500);
   screenshot ("remote-window.png");
