@@ -452,6 +452,7 @@ attached_ms=$((($(date +%s%N) - t0) / 1000000))
 wait "$attach"
 slow_status=$?
 lost=$(sed -n 's/.* \([0-9]*\) lost by the node.s reader.*/\1/p' "$tmp/slow.err")
+slow_mib=$(sed -n 's/.*(\([0-9.]*\) MiB of records before zstd).*/\1/p' "$tmp/slow.err")
 # The trace says the losses too (its terminal's reason, which check shows).
 "$wick_trace" check "$tmp/slow.jsonl" >"$tmp/slow-check.txt" 2>&1
 # The losses are no false errors: memory events a lost record leaves
@@ -462,10 +463,11 @@ if [ $slow_status -eq 0 ] && [ -n "$lost" ] && [ "$lost" -gt 0 ] &&
   grep -q 'structurally valid, capture failed.* (0 errors' "$tmp/slow-check.txt" &&
   ! grep -q 'duplicate_allocation\|unpaired_free' "$tmp/slow-check.txt"; then
   ok "slow link (2 KB/s): $lost records lost by the node's reader, counted in the summary and in the trace, no false pairing errors ($(grep -o '[0-9]* memory events* could not be paired' "$tmp/slow-check.txt" || echo 'no memory event') unpaired)"
-elif [ $slow_status -eq 0 ] && [ "${lost:-0}" = 0 ] && [ -n "${ASAN_OPTIONS:-}" ]; then
-  # A sanitizer-built demo writes too little in the 8 s to lap a 256 KiB
-  # ring (the smallest) behind a 2 KB/s link: nothing to count, said so.
-  ok "slow link: nothing lost # SKIP under ASan the demo is too slow to lap its ring in 8 s"
+elif [ $slow_status -eq 0 ] && [ "${lost:-0}" = 0 ] &&
+  { [ -n "${ASAN_OPTIONS:-}" ] || awk -v m="$slow_mib" 'BEGIN { exit !(m != "" && m < 0.25) }'; }; then
+  # A sanitizer-built demo, or one on a loaded machine, writes less than its
+  # 256 KiB ring (the smallest) in the 8 s: no lap, nothing to count, said so.
+  ok "slow link: nothing lost # SKIP the demo wrote ${slow_mib:-?} MiB of records in 8 s, less than its 256 KiB ring (ASan or a loaded machine)"
 else
   not_ok "slow link losses (status $slow_status, lost '$lost')" "$tmp/slow.err" "$tmp/slow-check.txt"
 fi
