@@ -1183,7 +1183,61 @@ typedef struct
   GArray *times, *sizes;
   guint n_categories;
   const char *problem;
+  gboolean raw; /* export_memory_timeline's .raw.json: [t_ns, action, bytes, category] rows */
 } Timeline;
+
+#define RAW_CATEGORIES 8 /* torch's _CATEGORY_TO_INDEX: PARAMETER ... AUTOGRAD_DETAIL, None */
+
+/* The raw rows (in @times, 4 numbers each) into the [times, sizes] form,
+ * as torch's _coalesce_timeline makes it for export_memory_timeline: a row
+ * per distinct time in µs (int (t_ns / 1000.0), as Python divides), each
+ * row the last one plus the deltas at that time in column category + 1
+ * (column 0 stays 0), pre-existing ones (t = -1) at the first real time. */
+static const char *
+raw_to_timeline (GArray *rows, GArray *times, GArray *sizes)
+{
+  g_autoptr (GArray) out_t = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) out_s = g_array_new (FALSE, FALSE, sizeof (gint64));
+  gint64 t_min = -1;
+  for (guint i = 0; i + 3 < rows->len; i += 4)
+    {
+      gint64 t = g_array_index (rows, gint64, i);
+      gint64 action = g_array_index (rows, gint64, i + 1);
+      gint64 bytes = g_array_index (rows, gint64, i + 2);
+      gint64 category = g_array_index (rows, gint64, i + 3);
+      if (category < 0 || category >= RAW_CATEGORIES)
+        return "a raw memory timeline's category is not 0 to 7";
+      if (action < 1 || action > 4)
+        return "a raw memory timeline's action is not 1 to 4";
+      /* Python's int / int is the double nearest the exact quotient (not
+       * float (t) / 1000); long double holds t exactly, so one rounding. */
+      if (t != -1)
+        t = (gint64)(double)((long double)t / 1000.0L);
+      if (t_min == -1 || (t < t_min && t > 0))
+        t_min = t;
+      if (out_t->len == 0 || t != g_array_index (out_t, gint64, out_t->len - 1))
+        {
+          g_array_append_val (out_t, t);
+          guint from = out_s->len;
+          g_array_set_size (out_s, from + RAW_CATEGORIES + 1);
+          for (guint c = 0; c <= RAW_CATEGORIES; c++)
+            g_array_index (out_s, gint64, from + c)
+              = from == 0 ? 0 : g_array_index (out_s, gint64, from - RAW_CATEGORIES - 1 + c);
+        }
+      g_array_index (out_s, gint64, out_s->len - RAW_CATEGORIES + category) += bytes;
+    }
+  g_array_set_size (times, 0);
+  g_array_set_size (sizes, 0);
+  for (guint i = 0; i < out_t->len; i++)
+    {
+      gint64 t = g_array_index (out_t, gint64, i);
+      if (t < 0)
+        t = t_min;
+      g_array_append_val (times, t);
+    }
+  g_array_append_vals (sizes, out_s->data, out_s->len);
+  return NULL;
+}
 
 static gboolean
 read_int_array (WickJsonScanner *s, GArray *out, guint *count, const char **problem)
@@ -1236,11 +1290,18 @@ parse_timeline (WickJsonScanner *s, gpointer data)
   g_array_set_size (t->sizes, 0);
   t->problem = NULL;
   t->n_categories = 0;
+  t->raw = FALSE;
   if (!read_int_array (s, t->times, &n, &t->problem))
     return FALSE;
   wick_json_skip_whitespace (s);
   if (s->p >= s->end)
     return wick_json_fail (s, "EOF while parsing a list");
+  if (*s->p == ']' && n == 4)
+    {
+      s->p++; /* a raw timeline of one row */
+      t->raw = TRUE;
+      return TRUE;
+    }
   if (*s->p != ',')
     {
       t->problem = "expected [times, sizes]";
@@ -1254,6 +1315,34 @@ parse_timeline (WickJsonScanner *s, gpointer data)
     {
       t->problem = "expected the sizes as an array of arrays";
       return wick_json_skip_value (s);
+    }
+  /* [[t, action, bytes, category], [t, ...], ...]: the raw form (its second
+   * element holds numbers, where the sizes' holds rows) */
+  const char *q = s->p + 1;
+  while (q < s->end && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t'))
+    q++;
+  if (n == 4 && q < s->end && (*q == '-' || (*q >= '0' && *q <= '9')))
+    {
+      t->raw = TRUE;
+      for (;;)
+        {
+          if (!read_int_array (s, t->times, &n, &t->problem))
+            return FALSE;
+          if (n != 4 && t->problem == NULL)
+            t->problem = "a raw memory timeline's row is not [time, action, bytes, category]";
+          wick_json_skip_whitespace (s);
+          if (s->p >= s->end)
+            return wick_json_fail (s, "EOF while parsing a list");
+          if (*s->p == ']')
+            {
+              s->p++;
+              return TRUE;
+            }
+          if (*s->p != ',')
+            return wick_json_fail (s, "expected , or ] between the raw timeline's rows");
+          s->p++;
+          wick_json_skip_whitespace (s);
+        }
     }
   if (!wick_json_array_begin (s))
     return FALSE;
@@ -1292,6 +1381,12 @@ wick_chrome_reader_memory_timeline (WickChromeReader *r, GArray *times, GArray *
       if (cut)
         return fail_at (r, r->len, error, "the memory timeline is cut off");
       return FALSE;
+    }
+  if (t.problem == NULL && t.raw)
+    {
+      g_autoptr (GArray) rows = g_array_copy (times);
+      t.problem = raw_to_timeline (rows, times, sizes);
+      t.n_categories = RAW_CATEGORIES + 1;
     }
   if (t.problem == NULL && times->len * MAX (1u, t.n_categories) != sizes->len)
     t.problem = "times and sizes differ in length";

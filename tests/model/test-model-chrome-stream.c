@@ -359,6 +359,72 @@ test_memory_timeline (void)
   g_assert_cmpuint (s->peak[WICK_CATEGORY_GRADIENT], ==, 30);
 }
 
+/* export_memory_timeline's raw form, [t_ns, action, bytes, category] with
+ * categories 0-7, is the same timeline: first a synthetic one equal to the
+ * [times, sizes] above, then an H200 profile's two files from one run. */
+static void
+assert_same_series (WickDocument *a, WickDocument *b)
+{
+  g_autoptr (GPtrArray) sa = wick_memory_series_build (a);
+  g_autoptr (GPtrArray) sb = wick_memory_series_build (b);
+  g_assert_cmpuint (sa->len, ==, 1);
+  g_assert_cmpuint (sb->len, ==, 1);
+  const WickMemorySeries *x = g_ptr_array_index (sa, 0), *y = g_ptr_array_index (sb, 0);
+  for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+    g_assert_cmpuint (x->peak[c], ==, y->peak[c]);
+  guint na, nb;
+  const WickMemoryEvent *ma = wick_document_get_memory (a, &na);
+  const WickMemoryEvent *mb = wick_document_get_memory (b, &nb);
+  g_assert_cmpuint (na, ==, nb);
+  for (guint i = 0; i < na; i++)
+    {
+      g_assert_cmpint (ma[i].timestamp_ns, ==, mb[i].timestamp_ns);
+      g_assert_cmpint (ma[i].bytes, ==, mb[i].bytes);
+      g_assert_cmpint (ma[i].action, ==, mb[i].action);
+    }
+}
+
+static void
+test_memory_timeline_raw (void)
+{
+  const char *timeline = "[[1000, 1001, 1003],"
+                         " [[0, 100, 0, 0, 0, 0, 0, 0, 0],"
+                         "  [0, 100, 0, 0, 0, 50, 0, 0, 0],"
+                         "  [0, 100, 20, 0, 0, 0, 30, 0, 0]]]";
+  const char *raw = "[[1000000, 2, 100, 0], [1001000, 2, 50, 4], [1003000, 4, -50, 4],"
+                    " [1003000, 2, 20, 1], [1003000, 2, 30, 5]]";
+  g_autoptr (WickDocument) a = wick_document_new ();
+  g_autoptr (WickDocument) b = wick_document_new ();
+  g_autofree char *pa = write_temp ("mt.json", timeline, strlen (timeline));
+  g_autofree char *pb = write_temp ("mt.raw.json", raw, strlen (raw));
+  g_assert_true (wick_document_load_file_auto (a, pa, NULL, NULL, NULL, NULL));
+  g_assert_true (wick_document_load_file_auto (b, pb, NULL, NULL, NULL, NULL));
+  g_assert_cmpstr (wick_chrome_info_get (b)->format, ==, "torch-memory-timeline");
+  assert_same_series (a, b);
+
+  const char *dir = g_getenv ("WICK_TEST_DATA") ?: "tests/data";
+  g_autofree char *ja = g_build_filename (dir, "snapshot", "h200-memtl.json.gz", NULL);
+  g_autofree char *jb = g_build_filename (dir, "snapshot", "h200-memtl.raw.json.gz", NULL);
+  g_autoptr (WickDocument) c = wick_document_new ();
+  g_autoptr (WickDocument) d = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_load_file_auto (c, ja, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (wick_document_load_file_auto (d, jb, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  guint n;
+  wick_document_get_memory (d, &n);
+  g_assert_cmpuint (n, >, 100);
+  assert_same_series (c, d);
+
+  /* a category torch does not have is an error, not a column made up */
+  const char *bad = "[[1000000, 2, 100, 0], [1001000, 2, 50, 9]]";
+  g_autoptr (WickDocument) e = wick_document_new ();
+  g_autofree char *pe = write_temp ("bad.raw.json", bad, strlen (bad));
+  g_assert_false (wick_document_load_file_auto (e, pe, NULL, NULL, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "category is not 0 to 7"));
+}
+
 /* A JSONL line of @mib MiB; returns the seconds the load took. */
 static double
 load_long_line (gsize mib, gboolean *failed, char **cause)
@@ -725,6 +791,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model/chrome-stream/errors-name-the-place", test_errors_name_the_place);
   g_test_add_func ("/model/chrome-stream/memory-events", test_memory_events);
   g_test_add_func ("/model/chrome-stream/memory-timeline", test_memory_timeline);
+  g_test_add_func ("/model/chrome-stream/memory-timeline-raw", test_memory_timeline_raw);
   g_test_add_func ("/model/chrome-stream/long-lines", test_long_lines);
   g_test_add_func ("/model/chrome-stream/sizes", test_sizes);
   g_test_add_func ("/model/chrome-stream/pipeline", test_pipeline);
