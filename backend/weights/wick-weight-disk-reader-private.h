@@ -4,8 +4,9 @@
  * their destinations, so reads and copies overlap.
  *
  * Protocol: the work is cut into chunks of at most one staging slot; chunk c
- * uses slot c % WICK_DISK_SLOTS and is read by reader thread
- * (c % WICK_DISK_SLOTS) % WICK_DISK_READERS, so a slot always has one reader.
+ * uses slot c % n_slots and is read by reader thread (c % n_slots) % n_readers,
+ * so a slot always has one reader. n_readers is 8, or WICK_WEIGHT_DISK_READERS
+ * (1 to 16) from the environment; there are two slots a reader.
  * A reader waits until its slot is empty and the fence of the slot's last
  * copy has passed, reads (converting the dtype if the file's differs from the
  * live one) and marks the slot full with the chunk number; the copier takes
@@ -25,8 +26,9 @@
 #include "wick-weight-backing-private.h"
 #include "wick-weight-digest-device-private.h"
 
-#define WICK_DISK_SLOTS 16
-#define WICK_DISK_READERS 8
+#define WICK_DISK_MAX_READERS 16
+#define WICK_DISK_MAX_SLOTS (2 * WICK_DISK_MAX_READERS)
+#define WICK_DISK_READERS 8 /* the default */
 #define WICK_DISK_SLOT_BYTES (8u << 20)
 
 typedef struct
@@ -43,15 +45,19 @@ typedef struct
 typedef struct
 {
   const WickWeightBacking *backing;
-  void *slots[WICK_DISK_SLOTS];
-  void *fences[WICK_DISK_SLOTS];
-  void *scratch[WICK_DISK_READERS]; /* for dtype conversion; plain memory */
+  void *slots[WICK_DISK_MAX_SLOTS];
+  void *fences[WICK_DISK_MAX_SLOTS];
   size_t slot_bytes;
+  unsigned n_slots; /* allocated */
   WickDeviceDigests *device; /* CUDA: the GPU's digests, kept with the staging; or NULL */
   bool device_tried;
 } WickDiskStaging;
 
-/* Allocates staging for up to slot_bytes a slot (lazily grown). */
+/* The reader threads a read uses (WICK_WEIGHT_DISK_READERS, else 8). */
+unsigned wick_disk_readers (void);
+
+/* Allocates staging for up to slot_bytes a slot, two slots for each of
+ * wick_disk_readers() (lazily grown). */
 bool wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *backing,
                                 size_t slot_bytes, WickError *error);
 void wick_disk_staging_free (WickDiskStaging *staging);

@@ -26,9 +26,10 @@ typedef struct
   size_t n_chunks;
   pthread_mutex_t lock;
   pthread_cond_t changed;
-  bool full[WICK_DISK_SLOTS];
-  size_t chunk_in[WICK_DISK_SLOTS];
-  bool fence_pending[WICK_DISK_SLOTS];
+  unsigned n_slots, n_readers;
+  bool full[WICK_DISK_MAX_SLOTS];
+  size_t chunk_in[WICK_DISK_MAX_SLOTS];
+  bool fence_pending[WICK_DISK_MAX_SLOTS];
   bool failed;
   WickError error;
   _Atomic uint64_t *digests; /* one per job, or NULL: the readers hash */
@@ -41,16 +42,33 @@ typedef struct
   unsigned reader;
 } Reader;
 
+unsigned
+wick_disk_readers (void)
+{
+  const char *text = getenv ("WICK_WEIGHT_DISK_READERS");
+  if (text != NULL)
+    {
+      char *end;
+      unsigned long n = strtoul (text, &end, 10);
+      if (*end == '\0' && n >= 1 && n <= WICK_DISK_MAX_READERS)
+        return (unsigned)n;
+    }
+  return WICK_DISK_READERS;
+}
+
 bool
 wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *backing,
                            size_t slot_bytes, WickError *error)
 {
-  if (staging->backing == backing && staging->slot_bytes >= slot_bytes)
+  unsigned n_slots = 2 * wick_disk_readers ();
+  if (staging->backing == backing && staging->slot_bytes >= slot_bytes
+      && staging->n_slots >= n_slots)
     return true;
   wick_disk_staging_free (staging);
   staging->backing = backing;
   staging->slot_bytes = slot_bytes;
-  for (int i = 0; i < WICK_DISK_SLOTS; i++)
+  staging->n_slots = n_slots;
+  for (unsigned i = 0; i < n_slots; i++)
     {
       staging->slots[i] = backing->host_alloc (slot_bytes);
       staging->fences[i] = backing->fence_new ();
@@ -58,7 +76,7 @@ wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *ba
         {
           wick_disk_staging_free (staging);
           wick_set_error (error, WICK_ERROR_NO_MEMORY,
-                          "cannot allocate %d staging buffers of %zu bytes", WICK_DISK_SLOTS,
+                          "cannot allocate %u staging buffers of %zu bytes", n_slots,
                           slot_bytes);
           return false;
         }
@@ -70,7 +88,7 @@ void
 wick_disk_staging_free (WickDiskStaging *staging)
 {
   wick_device_digests_free (staging->device); /* waits for its kernels */
-  for (int i = 0; i < WICK_DISK_SLOTS && staging->backing != NULL; i++)
+  for (unsigned i = 0; i < staging->n_slots && staging->backing != NULL; i++)
     {
       if (staging->slots[i] != NULL)
         staging->backing->host_free (staging->slots[i], staging->slot_bytes);
@@ -150,8 +168,8 @@ reader_main (void *data)
   WickError error;
   for (size_t c = 0; c < pipeline->n_chunks; c++)
     {
-      size_t slot = c % WICK_DISK_SLOTS;
-      if (slot % WICK_DISK_READERS != reader->reader)
+      size_t slot = c % pipeline->n_slots;
+      if (slot % pipeline->n_readers != reader->reader)
         continue;
       pthread_mutex_lock (&pipeline->lock);
       while (pipeline->full[slot] && !pipeline->failed)
@@ -187,7 +205,7 @@ copy_chunks (Pipeline *pipeline)
   WickError error;
   for (size_t c = 0; c < pipeline->n_chunks; c++)
     {
-      size_t slot = c % WICK_DISK_SLOTS;
+      size_t slot = c % pipeline->n_slots;
       pthread_mutex_lock (&pipeline->lock);
       while (!(pipeline->full[slot] && pipeline->chunk_in[slot] == c) && !pipeline->failed)
         pthread_cond_wait (&pipeline->changed, &pipeline->lock);
@@ -297,10 +315,13 @@ wick_disk_read (WickDiskStaging *staging, const WickDiskJob *jobs, size_t n_jobs
     }
   pthread_mutex_init (&pipeline.lock, NULL);
   pthread_cond_init (&pipeline.changed, NULL);
-  Reader readers[WICK_DISK_READERS];
-  pthread_t threads[WICK_DISK_READERS];
+  /* the slots' readers: as many as the staging has slots for */
+  pipeline.n_slots = staging->n_slots;
+  pipeline.n_readers = staging->n_slots / 2;
+  Reader readers[WICK_DISK_MAX_READERS];
+  pthread_t threads[WICK_DISK_MAX_READERS];
   unsigned started = 0;
-  for (unsigned r = 0; r < WICK_DISK_READERS; r++)
+  for (unsigned r = 0; r < pipeline.n_readers; r++)
     {
       readers[r] = (Reader){ &pipeline, r };
       if (pthread_create (&threads[r], NULL, reader_main, &readers[r]) != 0)

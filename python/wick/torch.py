@@ -173,12 +173,10 @@ class _Tracker:
         if not new and label is None:
             return sid
         try:
-            raw.record_tensor(
-                label or tid, shape, dtype, device, category, label=label,
-                requires_grad=bool(t.requires_grad), span=span,
-            )
+            # positional twins of record_tensor / record_memory (no keyword parsing)
+            raw._tensor_fast(label or tid, shape, dtype, device, category, label, t.requires_grad, span)
             if new:
-                raw.record_memory(sid, tid, nbytes, "alloc", category, device, span=span, shape=shape, dtype=dtype)
+                raw._memory_fast(sid, tid, nbytes, "alloc", category, device, span, shape, dtype)
         except Error:
             self.inst.record_errors += 1
         if new:
@@ -202,7 +200,7 @@ class _Tracker:
     def _free(self, entry):
         sid, tid, nbytes, category, device, shape, dtype = entry
         try:
-            self.inst.raw.record_memory(sid, tid, nbytes, "free", category, device, shape=shape, dtype=dtype)
+            self.inst.raw._memory_fast(sid, tid, nbytes, "free", category, device, None, shape, dtype)
         except Error:
             self.inst.record_errors += 1
 

@@ -105,6 +105,24 @@ for s in "$@"; do
       done
       unset WICK_WEIGHT_GPU_DIGESTS
       ;;
+    readers)
+      # the disk tier's reader threads, 8 (the default) against 16, alternating
+      for round in 1 2; do
+        for n in 8 16; do
+          need 35 "weights readers=$n ($round)" || continue
+          WICK_WEIGHT_DISK_READERS=$n LD_LIBRARY_PATH=$ld timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
+            --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
+            >/tmp/session-logs/weights-readers$n-$round.log 2>&1
+          echo "readers $n $round rc=$?"; cat /tmp/session-logs/weights-readers$n-$round.log
+        done
+      done
+      ;;
+    gptprofile)
+      need 40 gptprofile || continue
+      PYTHONPATH=$PWD/$B/python-abi3 timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py --rounds 3 --steps 10 \
+        --no-profiler --profile /tmp/gpt.prof >/tmp/session-logs/gpt-profile.log 2>&1
+      echo "gptprofile rc=$?"; grep -E "RESULT|tottime|wick|weakref" /tmp/session-logs/gpt-profile.log | head -30
+      ;;
     stages)
       wait_data
       need 60 stages || continue
@@ -136,7 +154,7 @@ for s in "$@"; do
         for v in $variants; do
           need 75 "gpt $v ($pair)" || continue
           if [ $v = new ]; then pp=$PWD/$B/python-abi3; else pp=$PWD/.device-oldwick; fi
-          PYTHONPATH=$pp timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py --rounds 7 --steps 10 \
+          PYTHONPATH=$pp timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py --rounds 7 --steps 20 \
             >/tmp/session-logs/gpt-$v-$pair.log 2>&1
           echo "gpt $v $pair rc=$?"; grep -E "^GPT|RESULT|Error|error" /tmp/session-logs/gpt-$v-$pair.log | head -12
         done
@@ -144,8 +162,15 @@ for s in "$@"; do
       ;;
     probe)
       wait_data
-      need 40 probe || continue
-      timeout $(( $(left) - 10 )) python3 tests/bench/stages/bench-graph-probe.py >/tmp/session-logs/probe.log 2>&1
+      need 50 probe || continue
+      libs=
+      for kind in sass ptx; do
+        codes="-gencode=arch=compute_90,code=compute_90"
+        [ $kind = sass ] && codes="-gencode=arch=compute_90,code=sm_90 $codes"
+        nvcc -O3 -std=c++17 -Xcompiler -fPIC -shared -cudart static $codes -Ibackend -Itests/cuda/stages \
+          tests/cuda/stages/stage-test-kernels.cu -o /tmp/libstk-$kind.so && libs=$libs:/tmp/libstk-$kind.so
+      done
+      PROBE_LIBS=$libs timeout $(( $(left) - 10 )) python3 tests/bench/stages/bench-graph-probe.py >/tmp/session-logs/probe.log 2>&1
       echo "probe rc=$?"; grep -vE "^\s+File|^\s+\^" /tmp/session-logs/probe.log | head -60
       ;;
     *) say "unknown step $s" ;;

@@ -6,9 +6,11 @@ on CUDA, AdamW, against the same step uninstrumented and under
 torch.profiler(record_shapes, profile_memory), in the same run.
 
 Each round runs --steps steps of every mode, in an order that rotates from
-round to round (plain, instrument with memory tracking, instrument without,
-torch.profiler), so drift hits every mode alike; a round's ratio is the mode's
-step time over the plain step time of the same round. Prints per mode the
+round to round (plain, instrument with memory tracking, instrument without),
+so drift hits every mode alike; a round's ratio is the mode's step time over
+the plain step time of the same round. torch.profiler runs after those rounds,
+in rounds of its own beside plain ones (a profiler session left CUPTI state
+that slowed the modes after it when it was in the rotation). Prints per mode the
 median ms/step and its min–max over rounds, and the median (min–max) of the
 per-round ratios; then the cost of a span begun and ended from Python.
 
@@ -67,7 +69,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--rounds", type=int, default=9)
-    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--profiler-rounds", type=int, default=3)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--seq", type=int, default=256)
     p.add_argument("--vocab", type=int, default=32768)
@@ -113,15 +116,19 @@ def main():
     sync()
     inst.remove()
 
-    modes = ["plain", "instrument", "instrument-no-memory"] + ([] if args.no_profiler else ["torch.profiler"])
-    times = {m: [] for m in modes}
-    ratios = {m: [] for m in modes}
+    modes = ["plain", "instrument", "instrument-no-memory"]
+    times = {m: [] for m in modes + ["torch.profiler", "plain-profiler-rounds"]}
+    ratios = {m: [] for m in times}
     profiler = None
     if args.profile:
         import cProfile
         profiler = cProfile.Profile()
-    for r in range(args.rounds):
-        order = modes[r % len(modes):] + modes[: r % len(modes)]
+    schedule = [modes[r % len(modes):] + modes[: r % len(modes)] for r in range(args.rounds)]
+    if not args.no_profiler:
+        schedule += [["plain", "torch.profiler"] if r % 2 == 0 else ["torch.profiler", "plain"]
+                     for r in range(args.profiler_rounds)]
+    for r, order in enumerate(schedule):
+        profiler_round = "torch.profiler" in order
         this = {}
         for mode in order:
             if mode.startswith("instrument"):
@@ -152,15 +159,22 @@ def main():
                 profiler.disable()
             if mode.startswith("instrument"):
                 inst.remove()
-        for mode in modes:
-            times[mode].append(this[mode])
-            ratios[mode].append(this[mode] / this["plain"])
+        if profiler_round:
+            this["plain-profiler-rounds"] = this.pop("plain")
+            base = this["plain-profiler-rounds"]
+        else:
+            base = this["plain"]
+        for mode, value in this.items():
+            times[mode].append(value)
+            ratios[mode].append(value / base)
     print("GPT %.1f M parameters (vocab %d, width %d, %d layers, %d heads), batch %d x %d tokens, %s, torch %s, "
           "%d rounds of %d steps" % (params / 1e6, args.vocab, args.width, args.layers, args.heads, args.batch,
                                      args.seq, torch.cuda.get_device_name() if cuda else "cpu", torch.__version__,
                                      args.rounds, args.steps))
-    for mode in modes:
+    for mode in times:
         v, q = times[mode], ratios[mode]
+        if not v:
+            continue
         print("RESULT mode=%s ms_per_step=%.3f min=%.3f max=%.3f ratio=%.3f ratio_min=%.3f ratio_max=%.3f"
               % (mode, statistics.median(v), min(v), max(v), statistics.median(q), min(q), max(q)))
     # span cost

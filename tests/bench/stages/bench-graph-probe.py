@@ -15,9 +15,16 @@ around 50 (128 kernels) or 20 (512) back-to-back launches, 11 rounds, median
 plus launch-stream variants of the raw graph (the legacy default stream, a
 high-priority stream), and the launch shape of torch's kernel node (grid,
 block, dynamic shared memory, registers), read from the raw graph.
-Prints PROBE lines; never fails on timing. Needs CUDA, CuPy and cuda-python;
+With PROBE_LIBS (colon-separated paths of shared libraries built from
+tests/cuda/stages/stage-test-kernels.cu by nvcc, as tools/device/session.sh's
+probe step builds them), also the C benchmark's own bare graph
+(stage_test_bare_graph_variant, nvcc's kernels) built and launched from this
+torch process: whether the 128-node gap follows the process or the kernel's
+binary. Prints PROBE lines; never fails on timing. Needs CUDA, CuPy and cuda-python;
 a cell that cannot run says why.
 """
+import ctypes
+import os
 import statistics
 import sys
 import traceback
@@ -137,6 +144,29 @@ def main():
             except Exception:
                 print(f"PROBE kernels={kernels} cell=raw-graph/{kname} failed", flush=True)
                 traceback.print_exc()
+        for lib_path in [p for p in os.environ.get("PROBE_LIBS", "").split(":") if p]:
+            name = "c-helper/" + os.path.basename(lib_path)
+            try:
+                lib = ctypes.CDLL(lib_path)
+                lib.stage_test_bare_graph_variant.restype = ctypes.c_void_p
+                lib.stage_test_bare_graph_variant.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                                              ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                                              ctypes.c_void_p]
+                lib.stage_test_graph_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+                lib.stage_test_graph_free.argtypes = [ctypes.c_void_p]
+                out = torch.empty_like(x)
+                handle = ctypes.c_void_p(stream.cuda_stream)
+                exec_ = lib.stage_test_bare_graph_variant(ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(out.data_ptr()),
+                                                          N, kernels, 128, 0, handle)
+                if not exec_:
+                    raise RuntimeError("stage_test_bare_graph_variant returned NULL")
+                exec_ = ctypes.c_void_p(exec_)
+                torch.cuda.synchronize()
+                report(name, kernels, per_kernel(lambda: lib.stage_test_graph_launch(exec_, handle), stream, kernels))
+                lib.stage_test_graph_free(exec_)
+            except Exception:
+                print(f"PROBE kernels={kernels} cell={name} failed", flush=True)
+                traceback.print_exc()
     return 0
 
 
@@ -145,7 +175,10 @@ def describe(cudart, graph):
     try:
         err, nodes, count = cudart.cudaGraphGetNodes(graph, 4)
         for node in nodes[:2]:
-            err, params = cudart.cudaGraphKernelNodeGetParams(node)
+            result = cudart.cudaGraphKernelNodeGetParams(node)
+            params = result[1] if isinstance(result, tuple) else result
+            if params is None:
+                raise RuntimeError("cudaGraphKernelNodeGetParams: %r" % (result,))
             attrs = cudart.cudaFuncGetAttributes(params.func)
             a = attrs[1] if isinstance(attrs, tuple) else attrs
             print(f"PROBE torch-node grid=({params.gridDim.x},{params.gridDim.y},{params.gridDim.z}) "
