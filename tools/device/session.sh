@@ -16,6 +16,7 @@
 #   gptN      tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler), the
 #             package of this tree and, where .device-oldwick/wick holds one, an older
 #             one's .py files beside it (same _wick extension), alternating, N pairs
+#   stagepool bench-stage-replay with its buffers pooled / after a large allocation
 #   probe     tests/bench/stages/bench-graph-probe.py (why torch's 128-node graph is faster)
 # A step that would start with fewer seconds left than it needs is skipped and
 # says so. Run from the repository root (of the archived branch).
@@ -122,6 +123,17 @@ for s in "$@"; do
       PYTHONPATH=$PWD/$B/python-abi3 timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py --rounds 3 --steps 10 \
         --no-profiler --profile /tmp/gpt.prof >/tmp/session-logs/gpt-profile.log 2>&1
       echo "gptprofile rc=$?"; grep -E "RESULT|tottime|wick|weakref" /tmp/session-logs/gpt-profile.log | head -30
+      ;;
+    stagepool)
+      # the 128-kernel gap against torch: the same benchmark with its buffers in one large
+      # allocation, and after a 1 GiB allocation written first (bench-stage-replay.c)
+      for env in "X=1" "WICK_BENCH_POOL=1" "WICK_BENCH_POOL=1 WICK_BENCH_PREALLOC_MIB=1024"; do
+        need 25 "stage replay with $env" || continue
+        env $env LD_LIBRARY_PATH=$ld timeout 60 $B/tests/bench/stages/bench-stage-replay \
+          >/tmp/session-logs/stagepool-$(echo $env | tr -c 'A-Za-z0-9=' _).log 2>&1
+        echo "$env rc=$?"; grep -E "^BENCH|RESULT kernels=(128|512) threads=128|VARIANT kernels=128 variant=default" \
+          /tmp/session-logs/stagepool-$(echo $env | tr -c 'A-Za-z0-9=' _).log
+      done
       ;;
     stages)
       wait_data

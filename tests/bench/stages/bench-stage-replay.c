@@ -34,6 +34,35 @@ typedef struct
   bool uniform; /* identical nodes x = x·0.999, as the torch chain */
 } BenchChain;
 
+/* WICK_BENCH_POOL=1: the chains' buffers are carved from one 64 MiB
+ * allocation, as torch's caching allocator places tensors in large segments
+ * (a probe found the same graph 0.81 µs a kernel at 128 kernels in a torch
+ * process against 0.98 here); WICK_BENCH_PREALLOC_MIB=N: N MiB allocated and
+ * written before anything else. Diagnostics of that gap (issue 22 item 2). */
+static unsigned char *bench_pool;
+static size_t bench_pool_used;
+#define BENCH_POOL_BYTES ((size_t)64 << 20)
+
+static void *
+bench_alloc (size_t bytes)
+{
+  if (bench_pool != NULL && bench_pool_used + bytes <= BENCH_POOL_BYTES)
+    {
+      void *p = bench_pool + bench_pool_used;
+      bench_pool_used += (bytes + 511) / 512 * 512;
+      return p;
+    }
+  return stage_test_alloc (bytes);
+}
+
+static void
+bench_free (void *p)
+{
+  if (bench_pool == NULL || (unsigned char *)p < bench_pool
+      || (unsigned char *)p >= bench_pool + BENCH_POOL_BYTES)
+    stage_test_free (p);
+}
+
 static void
 bench_enqueue (void *stream, void *user_data)
 {
@@ -102,8 +131,8 @@ bench_setup (Bench *bench, int kernels, int threads, bool uniform, WickCertifica
   bench->chain.uniform = uniform;
   bench->chain.kernels = kernels;
   bench->chain.threads = threads;
-  bench->chain.input = stage_test_alloc (BENCH_N * sizeof (float));
-  bench->chain.output = stage_test_alloc (BENCH_N * sizeof (float));
+  bench->chain.input = bench_alloc (BENCH_N * sizeof (float));
+  bench->chain.output = bench_alloc (BENCH_N * sizeof (float));
   float host[BENCH_N];
   for (int i = 0; i < BENCH_N; i++)
     host[i] = sinf ((float)i);
@@ -152,8 +181,8 @@ bench_teardown (Bench *bench)
   stage_test_event_free (bench->start);
   stage_test_event_free (bench->stop);
   stage_test_stream_free (bench->stream);
-  stage_test_free (bench->chain.input);
-  stage_test_free (bench->chain.output);
+  bench_free (bench->chain.input);
+  bench_free (bench->chain.output);
 }
 
 static int
@@ -263,6 +292,19 @@ main (void)
       printf ("bench-stage-replay: skipped, %s\n", why.message);
       return 77;
     }
+  const char *prealloc = getenv ("WICK_BENCH_PREALLOC_MIB");
+  if (prealloc != NULL && atoi (prealloc) > 0)
+    {
+      size_t bytes = (size_t)atoi (prealloc) << 20;
+      void *big = stage_test_alloc (bytes);
+      void *zeros = calloc (1, bytes);
+      if (big == NULL || zeros == NULL || !stage_test_upload (big, zeros, bytes))
+        fprintf (stderr, "bench-stage-replay: prealloc of %zu bytes failed\n", bytes);
+      free (zeros);
+    }
+  if (getenv ("WICK_BENCH_POOL") != NULL)
+    bench_pool = stage_test_alloc (BENCH_POOL_BYTES);
+  printf ("BENCH prealloc_mib=%s pool=%s\n", prealloc ? prealloc : "0", bench_pool ? "yes" : "no");
   int status = 0;
   /* 128 threads a block, as torch's elementwise kernels on 128 floats; then
    * the 128-kernel chain at 32 and 256 threads, to show the launch shape's
