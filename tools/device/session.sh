@@ -9,6 +9,7 @@
 #             waited for before the first GPU-timed step)
 #   build     libwick, the cuda tests, the benchmarks, the headless wick-trace
 #   suite     the cuda suite's C tests (stage-capture, weight-store-cuda)
+#   py:NAME   one torch test through run-python-cuda.sh
 #   python    the torch tests through run-python-cuda.sh (remote's command first)
 #   weightsN  bench-weight-store, CPU digests (WICK_WEIGHT_GPU_DIGESTS=0) then the GPU's (round N)
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
@@ -105,6 +106,11 @@ for s in "$@"; do
         done
       done
       unset WICK_WEIGHT_GPU_DIGESTS
+      ;;
+    py:*)
+      need 40 "$s" || continue
+      OUT=/tmp/session-logs WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" \
+        timeout $(( $(left) - 10 )) tools/device/run-python-cuda.sh ${s#py:} 2>&1 | tail -8
       ;;
     readers)
       # the disk tier's reader threads, 8 (the default) against 16, alternating
