@@ -65,6 +65,13 @@ wick_remote_channel_hold (const char *url, const char *remote_command)
   g_mutex_unlock (&registry_lock);
 }
 
+static gpointer
+close_thread (gpointer data)
+{
+  channel_unref (data);
+  return NULL;
+}
+
 void
 wick_remote_channel_drop (const char *url)
 {
@@ -77,8 +84,10 @@ wick_remote_channel_drop (const char *url)
       channel = held;
     }
   g_mutex_unlock (&registry_lock);
+  /* a request still running keeps it until it returns; the close (ssh may
+   * take a moment to exit) runs off the caller's thread: the main loop */
   if (channel != NULL)
-    channel_unref (channel); /* a request still running keeps it until it returns */
+    g_thread_unref (g_thread_new ("wick-channel-close", close_thread, channel));
 }
 
 gboolean

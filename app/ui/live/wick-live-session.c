@@ -525,6 +525,13 @@ worker_start (WickLiveSession *session, WickLiveStream *stream, WickRemoteLink *
   return worker;
 }
 
+static gpointer
+close_link_thread (gpointer link)
+{
+  wick_remote_link_close (link);
+  return NULL;
+}
+
 /* Stops and joins the thread (it never waits long: drains do not block, and
  * every wait checks the stop flag), then frees what it held. */
 static void
@@ -544,8 +551,11 @@ worker_free (LiveWorker *worker)
   g_async_queue_unref (worker->tokens);
   wick_live_stream_free (worker->stream);
   g_clear_pointer (&worker->view, wick_live_stream_free);
-  /* the node's serve exits when its stdin closes */
-  g_clear_pointer (&worker->link, wick_remote_link_close);
+  /* the node's serve exits when its stdin closes; waiting for ssh to exit
+   * runs off the main thread (a closing window must not stall the others) */
+  if (worker->link != NULL)
+    g_thread_unref (g_thread_new ("wick-link-close", close_link_thread,
+                                  g_steal_pointer (&worker->link)));
   g_clear_pointer (&worker->remote_decoder, wick_remote_decoder_free);
   g_free (worker->link_error);
   g_free (worker->socket_path);
