@@ -15,6 +15,8 @@
 #include "wick-record-text.h"
 #include "wick-timeline-axis.h"
 
+int wick_timeline_gutter_width = WICK_TIMELINE_GUTTER_DEFAULT;
+
 enum
 {
   ITEM_PROCESS,

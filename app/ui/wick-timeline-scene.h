@@ -39,7 +39,13 @@
 
 G_BEGIN_DECLS
 
-#define WICK_TIMELINE_GUTTER 150
+/* The track label column's width: one for every timeline of the process,
+ * resized by dragging its right edge (issue 20), between the bounds. */
+extern int wick_timeline_gutter_width;
+#define WICK_TIMELINE_GUTTER wick_timeline_gutter_width
+#define WICK_TIMELINE_GUTTER_DEFAULT 150
+#define WICK_TIMELINE_GUTTER_MIN 80
+#define WICK_TIMELINE_GUTTER_MAX 600
 #define WICK_TIMELINE_RULER 26
 #define WICK_TIMELINE_MARKER_ROW 20
 #define WICK_TIMELINE_STEP_ROW 18

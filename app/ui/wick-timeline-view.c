@@ -46,6 +46,8 @@ struct _WickTimelineView
   guint64 drag_start_ns, drag_end_ns;
   double drag_scroll_y;
   gboolean drag_box;
+  gboolean drag_gutter; /* the drag resizes the label column */
+  int drag_gutter_width;
   double zoom_begin_width;
   guint64 zoom_begin_start, zoom_begin_end;
 };
@@ -57,6 +59,7 @@ enum
   PROP_0,
   PROP_FOLLOW,
   PROP_SELECTION,
+  PROP_GUTTER_WIDTH,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -384,12 +387,40 @@ on_scroll (GtkEventControllerScroll *controller, double dx, double dy, WickTimel
   return TRUE;
 }
 
+/* Within a few pixels of the label column's right edge: a drag there
+ * resizes it. */
+static gboolean
+near_gutter_edge (double x)
+{
+  return fabs (x - WICK_TIMELINE_GUTTER) <= 4;
+}
+
+void
+wick_timeline_view_set_gutter_width (WickTimelineView *self, int width)
+{
+  width = CLAMP (width, WICK_TIMELINE_GUTTER_MIN, WICK_TIMELINE_GUTTER_MAX);
+  if (width == wick_timeline_gutter_width)
+    return;
+  wick_timeline_gutter_width = width;
+  self->generation++;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_GUTTER_WIDTH]);
+}
+
+int
+wick_timeline_view_get_gutter_width (WickTimelineView *self)
+{
+  return wick_timeline_gutter_width;
+}
+
 static void
 on_motion (GtkEventControllerMotion *controller, double x, double y, WickTimelineView *self)
 {
   self->pointer_x = x;
   self->pointer_y = y;
   self->hover_x = x;
+  gtk_widget_set_cursor_from_name (GTK_WIDGET (self),
+                                   near_gutter_edge (x) || self->drag_gutter ? "col-resize" : NULL);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -408,6 +439,8 @@ on_drag_begin (GtkGestureDrag *gesture, double x, double y, WickTimelineView *se
   wick_selection_get_visible (self->selection, &self->drag_start_ns, &self->drag_end_ns);
   self->drag_scroll_y = self->scroll_y;
   self->drag_box = (state & GDK_SHIFT_MASK) != 0;
+  self->drag_gutter = !self->drag_box && near_gutter_edge (x);
+  self->drag_gutter_width = WICK_TIMELINE_GUTTER;
   gtk_widget_grab_focus (GTK_WIDGET (self));
 }
 
@@ -424,6 +457,11 @@ on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView 
 {
   double x0, y0;
   gtk_gesture_drag_get_start_point (gesture, &x0, &y0);
+  if (self->drag_gutter)
+    {
+      wick_timeline_view_set_gutter_width (self, self->drag_gutter_width + (int)round (dx));
+      return;
+    }
   if (self->drag_box)
     {
       guint64 a
@@ -447,6 +485,11 @@ on_drag_update (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView 
 static void
 on_drag_end (GtkGestureDrag *gesture, double dx, double dy, WickTimelineView *self)
 {
+  if (self->drag_gutter)
+    {
+      self->drag_gutter = FALSE;
+      return;
+    }
   if (fabs (dx) >= 3 || fabs (dy) >= 3 || self->scene == NULL)
     return;
   double x0, y0;
@@ -876,12 +919,37 @@ device_tooltip (WickTimelineView *self, const WickTimelineViewport *view, double
   return g_string_free (text, FALSE);
 }
 
+char *
+wick_timeline_view_label_at (WickTimelineView *self, double x, double y)
+{
+  if (self->scene == NULL || x < 0 || x >= WICK_TIMELINE_GUTTER)
+    return NULL;
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (self, &view);
+  for (guint i = 0; i < wick_timeline_scene_get_n_tracks (self->scene); i++)
+    {
+      guint32 track = wick_timeline_scene_get_track (self->scene, i);
+      cairo_rectangle_t r;
+      if (wick_timeline_scene_track_rect (self->scene, &view, track, &r) && y >= r.y
+          && y < r.y + r.height)
+        return g_strdup (wick_timeline_scene_get_track_name (self->scene, track));
+    }
+  return NULL;
+}
+
 static gboolean
 on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
                   WickTimelineView *self)
 {
   if (self->scene == NULL || keyboard)
     return FALSE;
+  /* a track's label, cut to the gutter, in full (issue 20) */
+  g_autofree char *label = wick_timeline_view_label_at (self, x, y);
+  if (label != NULL)
+    {
+      gtk_tooltip_set_text (tooltip, label);
+      return TRUE;
+    }
   WickTimelineViewport view;
   wick_timeline_view_get_viewport (self, &view);
   gint64 index;
@@ -985,6 +1053,8 @@ wick_timeline_view_get_property (GObject *object, guint prop_id, GValue *value, 
     g_value_set_boolean (value, self->follow);
   else if (prop_id == PROP_SELECTION)
     g_value_set_object (value, self->selection);
+  else if (prop_id == PROP_GUTTER_WIDTH)
+    g_value_set_int (value, wick_timeline_gutter_width);
   else
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
@@ -1015,6 +1085,11 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
     = g_param_spec_boolean ("follow", NULL, NULL, FALSE,
                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SELECTION] = wick_selection_param_spec ();
+  /* the label column's width; the overview beside it follows */
+  properties[PROP_GUTTER_WIDTH]
+    = g_param_spec_int ("gutter-width", NULL, NULL, WICK_TIMELINE_GUTTER_MIN,
+                        WICK_TIMELINE_GUTTER_MAX, WICK_TIMELINE_GUTTER_DEFAULT,
+                        G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_set_css_name (widget_class, "wicktimeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);

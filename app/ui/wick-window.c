@@ -590,6 +590,9 @@ wick_window_init (WickWindow *self)
   /* Before the template: its views bind to the selection. */
   self->selection = wick_selection_new ();
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* the overview's left edge is the timeline's label column */
+  g_signal_connect_swapped (self->timeline, "notify::gutter-width",
+                            G_CALLBACK (gtk_widget_queue_draw), self->overview);
   self->banner_widgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_signal_connect (self->selection, "changed", G_CALLBACK (on_selection_record), self);
 

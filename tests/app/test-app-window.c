@@ -807,6 +807,58 @@ has_range_track_rows (gpointer details)
   return wick_details_pane_get_range_track_rows (details) > 0;
 }
 
+/* Issue 20: the track label column shows a full name on hover (its
+ * tooltip), and can be made wider (dragging its right edge): the plot and
+ * every track start after it, labels cut less. */
+static void
+test_label_column (void)
+{
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "tracks.json", NULL);
+  WickWindow *window = open_window (path);
+  GtkWidget *widget = wick_window_get_view (window, "timeline");
+  app_test_wait_drawn (widget, 10000, "the timeline to be drawn");
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  g_assert_cmpint (wick_timeline_view_get_gutter_width (timeline), ==, WICK_TIMELINE_GUTTER_DEFAULT);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  guint32 device = G_MAXUINT32;
+  for (guint i = 0; i < wick_timeline_scene_get_n_tracks (scene); i++)
+    if (g_strcmp0 (wick_timeline_scene_get_track_name (scene, wick_timeline_scene_get_track (scene, i)),
+                   "cuda:0 stream 7") == 0)
+      device = wick_timeline_scene_get_track (scene, i);
+  g_assert_cmpuint (device, !=, G_MAXUINT32);
+  cairo_rectangle_t r;
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, device, &r));
+  g_autofree char *label = wick_timeline_view_label_at (timeline, 20, r.y + 4);
+  g_assert_cmpstr (label, ==, "cuda:0 stream 7");
+  g_assert_null (wick_timeline_view_label_at (timeline, WICK_TIMELINE_GUTTER + 20, r.y + 4));
+  g_assert_cmpfloat (r.x, ==, WICK_TIMELINE_GUTTER);
+
+  wick_timeline_view_set_gutter_width (timeline, 320);
+  g_assert_cmpint (wick_timeline_view_get_gutter_width (timeline), ==, 320);
+  wick_timeline_view_get_viewport (timeline, &view);
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, device, &r));
+  g_assert_cmpfloat (r.x, ==, 320);
+  g_autofree char *wide = wick_timeline_view_label_at (timeline, 300, r.y + 4);
+  g_assert_cmpstr (wide, ==, "cuda:0 stream 7");
+  const char *shots = g_getenv ("WICK_SCREENSHOT_DIR");
+  if (shots != NULL)
+    {
+      app_test_iterate_pending (300);
+      g_autofree char *png = g_build_filename (shots, "label-column.png", NULL);
+      app_test_save_png (GTK_WIDGET (window), png);
+    }
+  /* bounded both ways */
+  wick_timeline_view_set_gutter_width (timeline, 10);
+  g_assert_cmpint (wick_timeline_view_get_gutter_width (timeline), ==, WICK_TIMELINE_GUTTER_MIN);
+  wick_timeline_view_set_gutter_width (timeline, 5000);
+  g_assert_cmpint (wick_timeline_view_get_gutter_width (timeline), ==, WICK_TIMELINE_GUTTER_MAX);
+  wick_timeline_view_set_gutter_width (timeline, WICK_TIMELINE_GUTTER_DEFAULT);
+  app_test_window_close (window);
+}
+
 /* Issue 20: `f` and a double-click fit GPU kernels and async slices too, not
  * only spans: the view becomes the slice's extent with a tenth either side. */
 static void
@@ -1128,6 +1180,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/tabs-and-narrow", test_tabs_and_narrow);
   g_test_add_func ("/window/track-events", test_track_events);
   g_test_add_func ("/app/window/fit-any-slice", test_fit_any_slice);
+  g_test_add_func ("/app/window/label-column", test_label_column);
   g_test_add_func ("/window/export-trace", test_export_trace);
   g_test_add_func ("/window/export-trace-async", test_export_trace_async);
   g_test_add_func ("/window/size-remembered", test_size_remembered);
