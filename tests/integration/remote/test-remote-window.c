@@ -20,6 +20,7 @@
 #include "live/wick-remote-channel.h"
 #include "live/wick-remote-dialog.h"
 #include "live/wick-remote-session.h"
+#include "live/wick-stages-panel.h"
 #include "live/wick-weights-panel.h"
 #include "wick-application.h"
 #include "wick-window.h"
@@ -66,6 +67,12 @@ static gboolean
 weights_idle (gpointer panel)
 {
   return wick_weights_panel_get_pending (panel) == 0;
+}
+
+static gboolean
+stages_idle (gpointer panel)
+{
+  return wick_stages_panel_get_pending (panel) == 0;
 }
 
 static gboolean
@@ -333,6 +340,20 @@ test_remote_window (void)
   g_assert_cmpuint (wick_weights_panel_get_n_modules (weights), ==, 3);
   g_assert_cmpuint (wick_remote_channel_get_links_opened (url), ==, 2);
   g_assert_cmpint (wick_remote_channel_get_ssh_pid (url), !=, channel_ssh);
+  /* Capture from the Stages page goes over the same channel (refused on a
+   * machine without CUDA, with the session's sentence; judged on the node) */
+  WickStagesPanel *stages = WICK_STAGES_PANEL (wick_live_session_get_stages_panel (session));
+  wick_window_show_page (window, "stages");
+  wick_stages_panel_refresh (stages);
+  iterate_until (stages_idle, stages);
+  g_assert_cmpuint (wick_stages_panel_get_n_stages (stages), ==, 2);
+  wick_stages_panel_capture (stages, "denoise");
+  iterate_until (stages_idle, stages);
+  g_test_message ("capture denoise over the channel: state %s, verdict %s",
+                  wick_stages_panel_get_state (stages, "denoise"),
+                  wick_stages_panel_get_last_verdict (stages));
+  g_assert_nonnull (wick_stages_panel_get_state (stages, "denoise"));
+  g_assert_cmpuint (wick_remote_channel_get_links_opened (url), ==, 2);
 
   wick_window_show_page (window, "timeline");
   iterate_for (1500);
