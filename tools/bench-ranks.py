@@ -10,6 +10,10 @@ pinned to --cores with taskset:
              app does to open it);
   reduction: `wick-trace ranks --json --threads N FILE...` (N = the cores).
 and prints wall and CPU seconds and peak RSS (each child's, from wait4).
+With --baseline-sample K the baseline loads only K ranks spread evenly over
+the job (every n/K-th) and scales their sum by n/K: for jobs whose one-by-one
+import would not fit the time there is (64 ranks of 100 MB); the output says
+so on every line.
 The summary gives medians and min-max over the repeats, the reduction's time
 over the baseline's (same repeat) and its peak RSS over one rank's load (the
 median rank's peak).
@@ -43,6 +47,8 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--cores", default="0,1")
+    ap.add_argument("--baseline-sample", type=int, default=0,
+                    help="load K evenly spread ranks and scale by n/K (0: every rank)")
     a = ap.parse_args()
     files = sorted(glob.glob(os.path.join(a.dir, "rank-*.json*")),
                    key=lambda f: int(re.search(r"rank-(\d+)", f).group(1)))
@@ -53,14 +59,22 @@ def main():
     size = sum(os.path.getsize(f) for f in files)
     print(f"{len(files)} ranks, {size / 1e6:.1f} MB, cores {a.cores}, "
           f"load average {os.getloadavg()[0]:.1f}")
+    sample = files
+    if 0 < a.baseline_sample < len(files):
+        step = len(files) / a.baseline_sample
+        sample = [files[int(i * step)] for i in range(a.baseline_sample)]
+        print(f"baseline: {len(sample)} of {len(files)} ranks loaded "
+              f"({', '.join(os.path.basename(f) for f in sample)}), their sum scaled by "
+              f"{len(files) / len(sample):.1f}")
+    scale = len(files) / len(sample)
     rows = []
     for r in range(a.repeats):
         bw = bc = 0.0
         rss = []
-        for f in files:
+        for f in sample:
             w, c, m = run(pin + [load, "--load", f])
-            bw += w
-            bc += c
+            bw += w * scale
+            bc += c * scale
             rss.append(m)
         rw, rc, rm = run(pin + [ranks, "ranks", "--json", "--threads", str(n_cores)] + files)
         one = statistics.median(rss)
