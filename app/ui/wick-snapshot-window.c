@@ -5,6 +5,7 @@
 
 #include <glib/gi18n.h>
 #include <math.h>
+#include <string.h>
 
 #include "model/wick-input.h"
 #include "wick-format.h"
@@ -429,11 +430,25 @@ draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointe
     }
   double clip_y0, clip_y1, clip_x0, clip_x1;
   cairo_clip_extents (cr, &clip_x0, &clip_y0, &clip_x1, &clip_y1);
-  for (guint i = 0; i < n_segments; i++)
+  /* Each row is drawn by pixel column, not by block: a column takes the
+   * colour of the block over its centre, and runs of one colour are one
+   * rectangle, so a row costs its width, not its block count (a fragmented
+   * segment of 1 000 blocks in 460 pixels). Block boundaries are drawn where
+   * blocks are 3 pixels wide or more; narrower ones show as the pieces of
+   * colour they are. One Pango layout serves every label. */
+  int n_px = (int)ceil (bar_w);
+  g_autofree guint8 *px_kind = g_new (guint8, n_px);    /* 0 none, 1 block */
+  g_autofree WickRgb *px_rgb = g_new (WickRgb, n_px);
+  g_autofree double *px_alpha = g_new (double, n_px);
+  g_autofree guint8 *px_edge = g_new (guint8, n_px);
+  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), NULL);
+  WickRgb background = wick_palette_background (dark);
+  guint first_row = (guint)MAX (0.0, floor (clip_y0 / SEGMENT_ROW_HEIGHT));
+  for (guint i = first_row; i < n_segments; i++)
     {
       double y = i * SEGMENT_ROW_HEIGHT;
-      if (y + SEGMENT_ROW_HEIGHT < clip_y0 || y > clip_y1)
-        continue;
+      if (y > clip_y1)
+        break;
       const WickSnapshotSegment *seg = &segments[i];
       g_autofree char *size = wick_format_bytes (seg->total_size);
       g_autofree char *address = g_strdup_printf ("0x%012" G_GINT64_MODIFIER "x", seg->address);
@@ -441,41 +456,103 @@ draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointe
       g_autofree char *label = g_strdup_printf (_ ("%s  %s%s  frag %.0f%%"), address, size,
                                                 seg->is_expandable ? _ (" expandable") : "",
                                                 seg->fragmentation * 100.0);
-      draw_text (cr, GTK_WIDGET (area), label, 4, y + SEGMENT_ROW_HEIGHT / 2.0, 0.0, fg);
+      pango_layout_set_text (layout, label, -1);
+      int lw, lh;
+      pango_layout_get_pixel_size (layout, &lw, &lh);
+      wick_palette_set (cr, fg, 1.0);
+      cairo_move_to (cr, 4, y + SEGMENT_ROW_HEIGHT / 2.0 - lh / 2.0);
+      pango_cairo_show_layout (cr, layout);
       double x0 = SEGMENT_LABEL_WIDTH;
+      double scale = bar_w / (double)MAX (seg->total_size, 1);
+      memset (px_kind, 0, n_px);
+      memset (px_edge, 0, n_px);
+      double sel_x = 0, sel_w = -1;
       for (guint j = 0; j < seg->n_blocks; j++)
         {
-          const WickSnapshotBlock *b = &blocks[seg->first_block + j];
-          double bx
-            = x0 + (double)(b->address - seg->address) / (double)MAX (seg->total_size, 1) * bar_w;
-          double bw = (double)b->size / (double)MAX (seg->total_size, 1) * bar_w;
-          wick_palette_set (cr, block_colour (self, b, dark),
-                            b->state == WICK_BLOCK_INACTIVE ? 0.6 : 0.9);
-          cairo_rectangle (cr, bx, y + 2, MAX (bw, 1.0), SEGMENT_ROW_HEIGHT - 4);
-          cairo_fill (cr);
+          const WickSnapshotBlock *blk = &blocks[seg->first_block + j];
+          double bx = (double)(blk->address - seg->address) * scale;
+          double bw = (double)blk->size * scale;
           if ((gint)(seg->first_block + j) == selected_block)
             {
-              wick_palette_set (cr, fg, 1.0);
-              cairo_set_line_width (cr, 2);
-              cairo_rectangle (cr, bx, y + 1, MAX (bw, 2.0), SEGMENT_ROW_HEIGHT - 2);
-              cairo_stroke (cr);
+              sel_x = bx;
+              sel_w = bw;
+            }
+          int p0 = (int)ceil (bx - 0.5), p1 = (int)ceil (bx + bw - 0.5);
+          p0 = CLAMP (p0, 0, n_px);
+          p1 = CLAMP (p1, 0, n_px);
+          if (p0 >= p1)
+            continue; /* narrower than a pixel, between two centres */
+          WickRgb rgb = block_colour (self, blk, dark);
+          double alpha = blk->state == WICK_BLOCK_INACTIVE ? 0.6 : 0.9;
+          for (int p = p0; p < p1; p++)
+            {
+              px_kind[p] = 1;
+              px_rgb[p] = rgb;
+              px_alpha[p] = alpha;
+            }
+          if (j > 0 && bw >= 3.0 && p0 < n_px)
+            px_edge[p0] = 1;
+        }
+      /* runs of one colour, then one fill per colour of the row */
+      gboolean left = TRUE;
+      while (left)
+        {
+          left = FALSE;
+          int first = -1;
+          for (int p = 0; p < n_px;)
+            {
+              if (px_kind[p] != 1)
+                {
+                  p++;
+                  continue;
+                }
+              if (first < 0)
+                first = p;
+              gboolean same = px_alpha[p] == px_alpha[first] && px_rgb[p].r == px_rgb[first].r
+                              && px_rgb[p].g == px_rgb[first].g && px_rgb[p].b == px_rgb[first].b;
+              int q = p + 1;
+              while (q < n_px && px_kind[q] == 1 && px_alpha[q] == px_alpha[p]
+                     && px_rgb[q].r == px_rgb[p].r && px_rgb[q].g == px_rgb[p].g
+                     && px_rgb[q].b == px_rgb[p].b)
+                q++;
+              if (same)
+                {
+                  cairo_rectangle (cr, x0 + p, y + 2, q - p, SEGMENT_ROW_HEIGHT - 4);
+                  memset (px_kind + p, 2, q - p); /* drawn */
+                }
+              else
+                left = TRUE;
+              p = q;
+            }
+          if (first >= 0)
+            {
+              wick_palette_set (cr, px_rgb[first], px_alpha[first]);
+              cairo_fill (cr);
             }
         }
       /* block boundaries: fragmentation shows as many thin pieces */
-      wick_palette_set (cr, wick_palette_background (dark), 1.0);
+      wick_palette_set (cr, background, 1.0);
       cairo_set_line_width (cr, 1);
-      for (guint j = 1; j < seg->n_blocks; j++)
+      gboolean any = FALSE;
+      for (int p = 0; p < n_px; p++)
+        if (px_edge[p])
+          {
+            cairo_move_to (cr, x0 + p + 0.5, y + 2);
+            cairo_line_to (cr, x0 + p + 0.5, y + SEGMENT_ROW_HEIGHT - 2);
+            any = TRUE;
+          }
+      if (any)
+        cairo_stroke (cr);
+      if (sel_w >= 0)
         {
-          const WickSnapshotBlock *b = &blocks[seg->first_block + j];
-          double bx
-            = x0 + (double)(b->address - seg->address) / (double)MAX (seg->total_size, 1) * bar_w;
-          cairo_move_to (cr, floor (bx) + 0.5, y + 2);
-          cairo_line_to (cr, floor (bx) + 0.5, y + SEGMENT_ROW_HEIGHT - 2);
+          wick_palette_set (cr, fg, 1.0);
+          cairo_set_line_width (cr, 2);
+          cairo_rectangle (cr, x0 + sel_x, y + 1, MAX (sel_w, 2.0), SEGMENT_ROW_HEIGHT - 2);
+          cairo_stroke (cr);
         }
-      cairo_stroke (cr);
     }
+  g_object_unref (layout);
 }
-
 
 /* ---- the flame graph ---- */
 
@@ -1359,4 +1436,11 @@ wick_snapshot_window_select_flame_node (WickSnapshotWindow *self, guint node)
   self->flame_selected = node;
   show_flame_node (self);
   gtk_widget_queue_draw (self->flame_area);
+}
+
+void
+wick_snapshot_window_render_segment_map (WickSnapshotWindow *self, cairo_t *cr, int width,
+                                         int height)
+{
+  draw_segments (GTK_DRAWING_AREA (self->segment_map), cr, width, height, self);
 }

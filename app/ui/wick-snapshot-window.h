@@ -51,4 +51,9 @@ guint64 wick_snapshot_window_get_flame_bytes (WickSnapshotWindow *self, guint *n
  * its bytes, categories and frames go to the details. */
 void wick_snapshot_window_select_flame_node (WickSnapshotWindow *self, guint node);
 
+/* Draws the segment map into @cr (its clip: the rows drawn), as its
+ * drawing area does: for benches. */
+void wick_snapshot_window_render_segment_map (WickSnapshotWindow *self, cairo_t *cr, int width,
+                                              int height);
+
 G_END_DECLS
