@@ -90,6 +90,11 @@ typedef struct
   GMutex lock;
   GCond wake;
   gint stop;
+  /* the thread and the main thread each hold one; the last to let go frees
+   * the worker (a thread blocked on a frozen producer is let go of, never
+   * waited for, when the window closes) */
+  gint refs;
+  gboolean exited; /* under lock */
   /* 1 while the main thread has a commit coming (ready time set, or in its
    * dispatch): then the worker leaves the ready time alone, so the gaps the
    * main thread leaves between commits hold */
@@ -356,6 +361,44 @@ restart_view (LiveWorker *worker)
   worker->epoch_first_record = wick_live_stream_get_records (worker->stream);
 }
 
+static gpointer
+close_link_thread (gpointer link)
+{
+  wick_remote_link_close (link);
+  return NULL;
+}
+
+static void
+worker_destroy (LiveWorker *worker)
+{
+  g_source_unref (worker->ready);
+  g_async_queue_unref (worker->batches);
+  g_async_queue_unref (worker->tokens);
+  wick_live_stream_free (worker->stream);
+  g_clear_pointer (&worker->view, wick_live_stream_free);
+  /* the node's serve exits when its stdin closes; waiting for ssh to exit
+   * runs off the main thread (a closing window must not stall the others) */
+  if (worker->link != NULL)
+    g_thread_unref (g_thread_new ("wick-link-close", close_link_thread,
+                                  g_steal_pointer (&worker->link)));
+  g_clear_pointer (&worker->remote_decoder, wick_remote_decoder_free);
+  g_free (worker->link_error);
+  g_free (worker->socket_path);
+  g_free (worker->restart_error);
+  wick_line_decoder_free (worker->decoder);
+  wick_line_spool_free (worker->spool);
+  g_mutex_clear (&worker->lock);
+  g_cond_clear (&worker->wake);
+  g_free (worker);
+}
+
+static void
+worker_unref (LiveWorker *worker)
+{
+  if (g_atomic_int_dec_and_test (&worker->refs))
+    worker_destroy (worker);
+}
+
 /* Sleeps up to @us unless told to stop. */
 static void
 worker_sleep (LiveWorker *worker, gint64 us)
@@ -472,6 +515,11 @@ worker_main (gpointer data)
       if (caught_up && !end)
         worker_sleep (worker, POLL_US);
     }
+  g_mutex_lock (&worker->lock);
+  worker->exited = TRUE;
+  g_cond_broadcast (&worker->wake);
+  g_mutex_unlock (&worker->lock);
+  worker_unref (worker);
   return NULL;
 }
 
@@ -521,50 +569,41 @@ worker_start (WickLiveSession *session, WickLiveStream *stream, WickRemoteLink *
   g_source_set_callback (worker->ready, on_ready, session, NULL);
   g_source_set_name (worker->ready, "wick-live-ready");
   g_source_attach (worker->ready, NULL);
+  worker->refs = 2;
   worker->thread = g_thread_new ("wick-live", worker_main, worker);
   return worker;
 }
 
-static gpointer
-close_link_thread (gpointer link)
-{
-  wick_remote_link_close (link);
-  return NULL;
-}
+/* Stops the thread and lets go of it. Drains never block and every wait
+ * checks the stop flag, so it normally ends at once and is joined; but a
+ * restart of the view (a second attach: connect, hello, snapshot) waits on
+ * the producer up to its deadlines, and a producer frozen there (SIGSTOP, a
+ * debugger) must not freeze the window's close: after WORKER_STOP_WAIT_US
+ * the thread is let go of and frees the worker itself when its wait ends. No
+ * commit reaches the session after this (its ready source is destroyed). */
+#define WORKER_STOP_WAIT_US (200 * 1000)
 
-/* Stops and joins the thread (it never waits long: drains do not block, and
- * every wait checks the stop flag), then frees what it held. */
 static void
 worker_free (LiveWorker *worker)
 {
   if (worker == NULL)
     return;
+  g_source_destroy (worker->ready);
   g_atomic_int_set (&worker->stop, 1);
+  g_async_queue_push (worker->tokens, TOKEN);
   g_mutex_lock (&worker->lock);
   g_cond_broadcast (&worker->wake);
+  gint64 until = g_get_monotonic_time () + WORKER_STOP_WAIT_US;
+  while (!worker->exited)
+    if (!g_cond_wait_until (&worker->wake, &worker->lock, until))
+      break;
+  gboolean exited = worker->exited;
   g_mutex_unlock (&worker->lock);
-  g_async_queue_push (worker->tokens, TOKEN);
-  g_thread_join (worker->thread);
-  g_source_destroy (worker->ready);
-  g_source_unref (worker->ready);
-  g_async_queue_unref (worker->batches);
-  g_async_queue_unref (worker->tokens);
-  wick_live_stream_free (worker->stream);
-  g_clear_pointer (&worker->view, wick_live_stream_free);
-  /* the node's serve exits when its stdin closes; waiting for ssh to exit
-   * runs off the main thread (a closing window must not stall the others) */
-  if (worker->link != NULL)
-    g_thread_unref (g_thread_new ("wick-link-close", close_link_thread,
-                                  g_steal_pointer (&worker->link)));
-  g_clear_pointer (&worker->remote_decoder, wick_remote_decoder_free);
-  g_free (worker->link_error);
-  g_free (worker->socket_path);
-  g_free (worker->restart_error);
-  wick_line_decoder_free (worker->decoder);
-  wick_line_spool_free (worker->spool);
-  g_mutex_clear (&worker->lock);
-  g_cond_clear (&worker->wake);
-  g_free (worker);
+  if (exited)
+    g_thread_join (worker->thread);
+  else
+    g_thread_unref (worker->thread);
+  worker_unref (worker);
 }
 
 /* ---- the main thread ------------------------------------------------------ */
@@ -1240,6 +1279,21 @@ wick_live_session_attach (WickWindow *window, const char *socket_path, GError **
   return self;
 }
 
+static void
+cancel_attach_on_close (GtkApplication *app, GtkWindow *removed, gpointer own)
+{
+  (void)app;
+  if ((gpointer)removed == g_object_get_data (G_OBJECT (own), "wick-attach-window"))
+    g_cancellable_cancel (own);
+}
+
+static void
+cancel_attach (GCancellable *caller, gpointer own)
+{
+  (void)caller;
+  g_cancellable_cancel (own);
+}
+
 void
 wick_live_session_attach_async (WickWindow *window, const char *socket_path, gint64 pid,
                                 const char *label, GCancellable *cancellable,
@@ -1247,7 +1301,23 @@ wick_live_session_attach_async (WickWindow *window, const char *socket_path, gin
 {
   g_return_if_fail (WICK_IS_WINDOW (window));
   g_return_if_fail (socket_path != NULL || pid > 0);
-  g_autoptr (GTask) task = g_task_new (window, cancellable, callback, user_data);
+  /* Closing the window cancels the attach: the task returns at once (its
+   * thread may still wait out a frozen producer's deadline, and what it gets
+   * then is dropped), and no session is made for a closed window. */
+  g_autoptr (GCancellable) own = g_cancellable_new ();
+  if (cancellable != NULL)
+    g_cancellable_connect (cancellable, G_CALLBACK (cancel_attach), g_object_ref (own),
+                           g_object_unref);
+  /* (the task holds the window, so its "destroy" comes only after the task:
+   * the application's window-removed says when it was closed) */
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
+  g_object_set_data (G_OBJECT (own), "wick-attach-window", window);
+  if (app != NULL)
+    g_signal_connect_object (app, "window-removed", G_CALLBACK (cancel_attach_on_close), own, 0);
+  g_signal_connect_object (window, "destroy", G_CALLBACK (g_cancellable_cancel), own,
+                           G_CONNECT_SWAPPED);
+  g_autoptr (GTask) task = g_task_new (window, own, callback, user_data);
+  g_task_set_return_on_cancel (task, TRUE);
   g_task_set_source_tag (task, wick_live_session_attach_async);
   AttachResult *result = g_new0 (AttachResult, 1);
   result->socket_path = g_strdup (socket_path);
@@ -1270,6 +1340,14 @@ wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result, GErro
   GTask *task = G_TASK (result);
   AttachResult *data = g_task_get_task_data (task);
   const char *label = g_object_get_data (G_OBJECT (task), "wick-attach-label");
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
+    {
+      /* the window was closed (or the caller cancelled): nothing of it is
+       * touched, and the stream, if the thread got one, is dropped with the
+       * task's data */
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _ ("The attach was cancelled"));
+      return NULL;
+    }
   wick_window_hide_banner (window, "attaching");
   g_autoptr (GError) local = NULL;
   WickLiveSession *self = NULL;

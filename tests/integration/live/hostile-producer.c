@@ -19,6 +19,10 @@
  *   snapshot-deep   a valid ring; a snapshot line nested 200 000 deep
  *   snapshot-lines  a valid ring; a 150 MB snapshot of tiny lines
  *   silent          31 sockets that accept and never answer
+ *   silent-many     600 sockets that accept and never answer (one process)
+ *   frozen-snapshot a valid ring and hello; the snapshot request is never answered
+ *   frozen-restart  a ring with 4 open spans; the first snapshot is refused, every
+ *                   later one never answered (a second attach froze there)
  */
 #include "wick-session-internal.h"
 
@@ -36,7 +40,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define MAX_SOCKETS 32
+#define MAX_SOCKETS 640
 #define MAX_CLIENTS 64
 
 static const char *mode;
@@ -152,11 +156,15 @@ prepare_ring (void)
         die ("seal");
       return;
     }
-  if (strcmp (mode, "names") == 0)
+  if (strcmp (mode, "names") == 0 || strcmp (mode, "frozen-restart") == 0)
     {
-      const uint32_t n_rings = WICK_RING_MAX_RINGS;
-      const uint32_t name_bytes = 1 << 20;
-      ring_fd = make_ring (n_rings, WICK_RING_MIN_RING_BYTES, name_bytes + 4096, true, &map, &total);
+      bool names = strcmp (mode, "names") == 0;
+      const uint32_t n_rings = names ? WICK_RING_MAX_RINGS : 1;
+      const uint32_t name_bytes = names ? 1 << 20 : 4;
+      const uint32_t depth = names ? WICK_RING_MAX_DEPTH : 4;
+      ring_fd = names ? make_ring (n_rings, WICK_RING_MIN_RING_BYTES, name_bytes + 4096, true, &map,
+                                   &total)
+                      : make_ring (1, 256 * 1024, 1 << 20, true, &map, &total);
       WickRingHeader *h = (WickRingHeader *)(void *)map;
       uint8_t *arena = map + h->arena_offset;
       uint32_t handle = 24;
@@ -169,7 +177,7 @@ prepare_ring (void)
           WickRingControl *control = control_of (map, r);
           atomic_store (&control->thread_number, r + 1);
           atomic_store (&control->owner_tid, (int32_t)(100000 + r));
-          for (uint32_t d = 0; d < WICK_RING_MAX_DEPTH; d++)
+          for (uint32_t d = 0; d < depth; d++)
             {
               WickSpanPayload *span = (WickSpanPayload *)&control->stack[d];
               span->id = 2 + (uint64_t)r * WICK_RING_MAX_DEPTH + d;
@@ -177,7 +185,7 @@ prepare_ring (void)
               span->name = handle;
               span->start_ns = 1000 + d;
             }
-          atomic_store (&control->depth_gen, WICK_RING_MAX_DEPTH);
+          atomic_store (&control->depth_gen, depth);
         }
       atomic_store (&h->rings_in_use, n_rings);
       return;
@@ -292,6 +300,11 @@ serve (int client)
       send_reply (client, reply, ring_fd);
       return true;
     }
+  static int snapshots_asked;
+  if (strstr (body, "\"snapshot\"") != NULL
+      && (strcmp (mode, "frozen-snapshot") == 0
+          || (strcmp (mode, "frozen-restart") == 0 && snapshots_asked++ > 0)))
+    return true; /* asked, never answered: the process froze there */
   if (strstr (body, "\"snapshot\"") != NULL)
     {
       /* an attach asks for the snapshot once it has mapped the ring: cut
@@ -322,7 +335,8 @@ main (int argc, char **argv)
     }
   mode = argv[1];
   signal (SIGPIPE, SIG_IGN);
-  if (strcmp (mode, "silent") != 0)
+  bool silent = strncmp (mode, "silent", 6) == 0;
+  if (!silent)
     prepare_ring ();
   /* made before "ready": a big one takes seconds */
   prepared_snapshot = strncmp (mode, "snapshot-", 9) == 0 ? snapshot_fd () : -1;
@@ -333,8 +347,8 @@ main (int argc, char **argv)
       fprintf (stderr, "hostile-producer: %s\n", error.message);
       return 2;
     }
-  int n_sockets = strcmp (mode, "silent") == 0 ? 31 : 1;
-  struct pollfd fds[MAX_SOCKETS + MAX_CLIENTS];
+  int n_sockets = strcmp (mode, "silent-many") == 0 ? 600 : silent ? 31 : 1;
+  static struct pollfd fds[MAX_SOCKETS + MAX_CLIENTS];
   int n_fds = 0;
   for (int i = 0; i < n_sockets; i++)
     {
@@ -351,11 +365,14 @@ main (int argc, char **argv)
     }
   printf ("ready\n");
   fflush (stdout);
+  if (strcmp (mode, "silent-many") == 0)
+    for (;;)
+      pause (); /* never accepted: each connect lands in a backlog, its hello unread */
   int clients[MAX_CLIENTS];
   int n_clients = 0;
   for (;;)
     {
-      struct pollfd all[MAX_SOCKETS + MAX_CLIENTS];
+      static struct pollfd all[MAX_SOCKETS + MAX_CLIENTS];
       memcpy (all, fds, sizeof fds[0] * (size_t)n_fds);
       for (int i = 0; i < n_clients; i++)
         all[n_fds + i] = (struct pollfd){ clients[i], POLLIN, 0 };

@@ -362,6 +362,33 @@ test_sessions_silent (void)
   run_clear (&run);
 }
 
+/* 600 sockets of one live process that never answer (hundreds of hostile
+ * session files): 23fd216 probed 64 at a time, each up to its 1 s hello
+ * deadline, so the listing took about 10 s; now every probe shares one
+ * listing deadline of 2 s. */
+static void
+test_sessions_silent_many (void)
+{
+  const char *wick_trace = g_getenv ("WICK_TRACE");
+  Producer producer;
+  if (wick_trace == NULL || !start_producer ("silent-many", &producer))
+    {
+      g_test_skip ("WICK_TRACE or WICK_HOSTILE_PRODUCER is not set");
+      return;
+    }
+  const char *argv[] = { wick_trace, "sessions", "--json", NULL };
+  Run run;
+  gint64 start = g_get_monotonic_time ();
+  run_tool (argv, 60, 0, &run);
+  double seconds = (double)(g_get_monotonic_time () - start) / G_USEC_PER_SEC;
+  stop_producer (&producer);
+  g_test_message ("sessions beside 600 silent sockets: %.2f s", seconds);
+  assert_exited (&run, 15);
+  g_assert_cmpint (WEXITSTATUS (run.status), ==, 0);
+  g_assert_cmpfloat (seconds, <, 5);
+  run_clear (&run);
+}
+
 /* ---- follow (issue 27, item 1) ---- */
 
 static void
@@ -514,6 +541,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/hostile-producer/attach/snapshot-deep", "snapshot-deep", test_snapshot);
   g_test_add_data_func ("/hostile-producer/attach/snapshot-lines", "snapshot-lines", test_snapshot);
   g_test_add_func ("/hostile-producer/sessions/silent", test_sessions_silent);
+  g_test_add_func ("/hostile-producer/sessions/silent-many", test_sessions_silent_many);
   g_test_add_func ("/hostile-input/follow/fifo", test_follow_fifo);
   g_test_add_func ("/hostile-input/follow/fifo-renamed-over", test_follow_fifo_renamed_over);
   g_test_add_func ("/hostile-input/follow/long-line", test_follow_long_line);
