@@ -28,6 +28,7 @@ typedef struct
   gint refs;
   GWeakRef window;
   char *path;
+  gint64 from_us, to_us;
   guint64 consumed, size; /* under lock */
   gboolean idle_pending;
   GMutex lock;
@@ -59,6 +60,11 @@ struct _WickSnapshotWindow
   char *details_text;
 
   GtkWidget *flame_area, *bottom_stack;
+  GtkWidget *range_button;
+  gint64 load_from, load_to; /* the range this window loads (G_MININT64, G_MAXINT64: all) */
+  gboolean has_drag_range;
+  gint64 drag_from, drag_to; /* a range dragged on the chart */
+  double drag_x0;
   GArray *flame; /* FlameNode, [0] the root */
   guint flame_selected;
   gboolean flame_python_only;
@@ -316,6 +322,15 @@ draw_chart (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
       cairo_fill (cr);
     }
 
+  if (self->has_drag_range)
+    {
+      double x0 = time_to_x (self, MIN (self->drag_from, self->drag_to), width);
+      double x1 = time_to_x (self, MAX (self->drag_from, self->drag_to), width);
+      wick_palette_set (cr, fg, 0.12);
+      cairo_rectangle (cr, x0, CHART_TOP, MAX (1.0, x1 - x0), height - CHART_TOP - CHART_BOTTOM);
+      cairo_fill (cr);
+    }
+
   /* peak, OOMs, the selected time */
   guint64 peak;
   gint64 peak_us;
@@ -393,6 +408,44 @@ on_chart_pressed (GtkGestureClick *gesture, int n_press, double x, double y, gpo
 }
 
 /* ---- the segment map ---- */
+
+static gint64
+x_to_time (WickSnapshotWindow *self, double x)
+{
+  int width = gtk_widget_get_width (self->chart);
+  double f = CLAMP ((x - CHART_LEFT) / MAX (1, width - CHART_LEFT - CHART_RIGHT), 0.0, 1.0);
+  return self->t0 + (gint64)(f * (double)(self->t1 - self->t0));
+}
+
+static void
+on_drag_begin (GtkGestureDrag *gesture, double x, double y, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  self->drag_x0 = x;
+}
+
+static void
+on_drag_update (GtkGestureDrag *gesture, double dx, double dy, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  if (self->snapshot == NULL || !self->has_time || fabs (dx) < 4)
+    return;
+  self->has_drag_range = TRUE;
+  self->drag_from = x_to_time (self, self->drag_x0);
+  self->drag_to = x_to_time (self, self->drag_x0 + dx);
+  gtk_widget_set_visible (self->range_button, TRUE);
+  gtk_widget_queue_draw (self->chart);
+}
+
+static void
+on_load_range_clicked (GtkButton *button, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  gint64 from, to;
+  if (wick_snapshot_window_get_drag_range (self, &from, &to))
+    gtk_window_present (GTK_WINDOW (wick_snapshot_window_new_range (
+      gtk_window_get_application (GTK_WINDOW (self)), self->path, from, to)));
+}
 
 static WickRgb
 block_colour (WickSnapshotWindow *self, const WickSnapshotBlock *b, gboolean dark)
@@ -1057,7 +1110,8 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
 {
   Progress *p = task_data; /* the window is never touched off the main thread */
   GError *error = NULL;
-  WickMemorySnapshot *s = wick_memory_snapshot_load (p->path, cancellable, on_progress, p, &error);
+  WickMemorySnapshot *s = wick_memory_snapshot_load_range (p->path, p->from_us, p->to_us,
+                                                           cancellable, on_progress, p, &error);
   if (s == NULL)
     g_task_return_error (task, error);
   else
@@ -1078,6 +1132,17 @@ show_snapshot (WickSnapshotWindow *self)
   g_autofree char *subtitle = g_strdup_printf (
     _ ("%s reserved in %u segments, %s allocated at the snapshot · %u history entries"), reserved,
     n_segments, allocated, n_entries);
+  gint64 from_us, to_us;
+  guint64 n_outside;
+  if (wick_memory_snapshot_get_range (s, &from_us, &to_us, &n_outside))
+    {
+      /* TRANSLATORS: the file's name and how many history entries a range left out */
+      g_autofree char *ranged
+        = g_strdup_printf (_ ("%s — a time range (%llu history entries outside it left out)"),
+                           base, (unsigned long long)n_outside);
+      g_free (base);
+      base = g_steal_pointer (&ranged);
+    }
   adw_window_title_set_title (ADW_WINDOW_TITLE (self->title), base);
   adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title), subtitle);
   gtk_widget_set_size_request (self->segment_map, -1, (int)n_segments * SEGMENT_ROW_HEIGHT);
@@ -1188,6 +1253,13 @@ wick_snapshot_window_init (WickSnapshotWindow *self)
   GtkWidget *header = adw_header_bar_new ();
   self->title = adw_window_title_new (_ ("CUDA memory snapshot"), NULL);
   adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), self->title);
+  self->range_button = gtk_button_new_with_mnemonic (_ ("Load _Range Alone"));
+  gtk_widget_set_tooltip_text (self->range_button,
+                               _ ("Read only the history of the range dragged on the chart, with "
+                                  "the state at its start rebuilt"));
+  gtk_widget_set_visible (self->range_button, FALSE);
+  g_signal_connect (self->range_button, "clicked", G_CALLBACK (on_load_range_clicked), self);
+  adw_header_bar_pack_start (ADW_HEADER_BAR (header), self->range_button);
   gtk_box_append (GTK_BOX (outer), header);
 
   self->stack = gtk_stack_new ();
@@ -1222,6 +1294,10 @@ wick_snapshot_window_init (WickSnapshotWindow *self)
   GtkGesture *click = gtk_gesture_click_new ();
   g_signal_connect (click, "pressed", G_CALLBACK (on_chart_pressed), self);
   gtk_widget_add_controller (self->chart, GTK_EVENT_CONTROLLER (click));
+  GtkGesture *drag = gtk_gesture_drag_new ();
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  gtk_widget_add_controller (self->chart, GTK_EVENT_CONTROLLER (drag));
 
   self->segment_map = gtk_drawing_area_new ();
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->segment_map), draw_segments, self, NULL);
@@ -1305,8 +1381,17 @@ wick_snapshot_window_init (WickSnapshotWindow *self)
 WickSnapshotWindow *
 wick_snapshot_window_new (GtkApplication *application, const char *path)
 {
+  return wick_snapshot_window_new_range (application, path, G_MININT64, G_MAXINT64);
+}
+
+WickSnapshotWindow *
+wick_snapshot_window_new_range (GtkApplication *application, const char *path, gint64 from_us,
+                                gint64 to_us)
+{
   WickSnapshotWindow *self
     = g_object_new (WICK_TYPE_SNAPSHOT_WINDOW, "application", application, NULL);
+  self->load_from = MIN (from_us, to_us);
+  self->load_to = MAX (from_us, to_us);
   self->path = g_strdup (path);
   self->cancellable = g_cancellable_new ();
   self->loading = TRUE;
@@ -1319,6 +1404,8 @@ wick_snapshot_window_new (GtkApplication *application, const char *path)
   g_mutex_init (&p->lock);
   g_weak_ref_init (&p->window, self);
   p->path = g_strdup (path);
+  p->from_us = self->load_from;
+  p->to_us = self->load_to;
   self->progress_state = p;
   GTask *task = g_task_new (NULL, self->cancellable, on_loaded, g_object_ref (self));
   g_task_set_task_data (task, p, (GDestroyNotify)progress_unref);
@@ -1443,4 +1530,24 @@ wick_snapshot_window_render_segment_map (WickSnapshotWindow *self, cairo_t *cr, 
                                          int height)
 {
   draw_segments (GTK_DRAWING_AREA (self->segment_map), cr, width, height, self);
+}
+
+gboolean
+wick_snapshot_window_get_drag_range (WickSnapshotWindow *self, gint64 *from_us, gint64 *to_us)
+{
+  if (!self->has_drag_range)
+    return FALSE;
+  *from_us = MIN (self->drag_from, self->drag_to);
+  *to_us = MAX (self->drag_from, self->drag_to);
+  return TRUE;
+}
+
+void
+wick_snapshot_window_set_drag_range (WickSnapshotWindow *self, gint64 from_us, gint64 to_us)
+{
+  self->has_drag_range = TRUE;
+  self->drag_from = from_us;
+  self->drag_to = to_us;
+  gtk_widget_set_visible (self->range_button, TRUE);
+  gtk_widget_queue_draw (self->chart);
 }

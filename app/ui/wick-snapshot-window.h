@@ -22,6 +22,16 @@ G_DECLARE_FINAL_TYPE (WickSnapshotWindow, wick_snapshot_window, WICK, SNAPSHOT_W
 /* A window that starts reading @path at once. */
 WickSnapshotWindow *wick_snapshot_window_new (GtkApplication *application, const char *path);
 
+/* The same, reading only the history from @from_us to @to_us (time_us), the
+ * state at its start rebuilt (wick_memory_snapshot_load_range). Dragging
+ * on a window's chart offers "Load Range Alone", which opens one. */
+WickSnapshotWindow *wick_snapshot_window_new_range (GtkApplication *application, const char *path,
+                                                    gint64 from_us, gint64 to_us);
+/* The range dragged on the chart (FALSE when none), and setting it as a drag would. */
+gboolean wick_snapshot_window_get_drag_range (WickSnapshotWindow *self, gint64 *from_us,
+                                              gint64 *to_us);
+void wick_snapshot_window_set_drag_range (WickSnapshotWindow *self, gint64 from_us, gint64 to_us);
+
 /* TRUE when @path's first bytes (after gzip/zstd) are a pickle's. */
 gboolean wick_snapshot_window_sniff (const char *path);
 

@@ -114,6 +114,47 @@ test_snapshot_opens (void)
   app_test_window_close (main_window);
 }
 
+/* A time range loaded alone (the chart's drag, then "Load Range Alone"):
+ * the window reads only the range's history, the state at its start
+ * rebuilt; the same figures as wick-trace memory --from/--to (6 727
+ * entries of the CS336 step's middle third, tests/model's /snapshot/range
+ * checks those against the reference). */
+static void
+test_snapshot_range (void)
+{
+  g_autofree char *path = data_path ("cs336-medium-128-training.pickle.gz");
+  gint64 from = 1783874495910988, to = 1783874495966988;
+  WickSnapshotWindow *window = wick_snapshot_window_new_range (GTK_APPLICATION (app), path, from, to);
+  gtk_window_present (GTK_WINDOW (window));
+  APP_TEST_WAIT (not_loading, window, 60000);
+  g_assert_null (wick_snapshot_window_get_error (window));
+  WickMemorySnapshot *s = wick_snapshot_window_get_snapshot (window);
+  gint64 f, t;
+  guint64 outside;
+  g_assert_true (wick_memory_snapshot_get_range (s, &f, &t, &outside));
+  g_assert_cmpint (f, ==, from);
+  g_assert_cmpint (t, ==, to);
+  guint n;
+  wick_memory_snapshot_get_entries (s, &n);
+  g_assert_cmpuint (n, ==, 6727);
+  g_assert_cmpuint (outside, ==, 19136 - 6727);
+  guint64 peak;
+  gint64 peak_us;
+  g_assert_true (wick_memory_snapshot_get_peak (s, &peak, &peak_us));
+  g_assert_cmpuint (peak, ==, 7013335044);
+  app_test_wait_drawn (wick_snapshot_window_get_chart (window), 20000, "the range's chart");
+  /* the chart starts at the range's start with what was live then */
+  g_assert_cmpuint (wick_snapshot_window_get_n_live_rows (window), >, 0);
+  /* a drag on it offers a narrower range */
+  gint64 a, b;
+  g_assert_false (wick_snapshot_window_get_drag_range (window, &a, &b));
+  wick_snapshot_window_set_drag_range (window, to - 1000, from + 1000);
+  g_assert_true (wick_snapshot_window_get_drag_range (window, &a, &b));
+  g_assert_cmpint (a, ==, from + 1000);
+  g_assert_cmpint (b, ==, to - 1000);
+  app_test_window_close (window);
+}
+
 /* A pickle that would run a command: the error page, nothing run. */
 static void
 test_snapshot_hostile (void)
@@ -152,5 +193,6 @@ main (int argc, char **argv)
   app_test_ui_disable_animations ();
   g_test_add_func ("/snapshot-window/opens", test_snapshot_opens);
   g_test_add_func ("/snapshot-window/hostile", test_snapshot_hostile);
+  g_test_add_func ("/snapshot-window/range", test_snapshot_range);
   return app_test_ui_run (app);
 }
