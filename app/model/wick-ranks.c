@@ -2027,7 +2027,7 @@ write_summary (Writer *w, const WickRankJob *job, const WickJobRank *r)
   const char *pid = "summary";
   gsize pid_len = strlen (pid);
   g_autofree char *name = g_strdup_printf (
-    "{\"name\":\"rank %d \xc2\xb7 summary: GPU busy per step (not loaded)\"}", r->rank);
+    "{\"name\":\"rank %d \xc2\xb7 summary: GPU busy per step (click to load)\"}", r->rank);
   g_autofree char *sort = g_strdup_printf ("{\"sort_index\":%u}", r->rank * 1000);
   put_process_meta (w, r->rank, pid, pid_len, "process_name", name);
   put_process_meta (w, r->rank, pid, pid_len, "process_sort_index", sort);

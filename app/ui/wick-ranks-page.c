@@ -12,6 +12,8 @@
 
 #include "wick-archive.h"
 #include "wick-format.h"
+#include "wick-tracks.h"
+#include <stdio.h>
 #include "wick-palette.h"
 
 /* Rows of the collectives list drawn at most: a job of many steps has
@@ -380,6 +382,28 @@ source_text (const WickJobRank *r)
   return _ ("collectives");
 }
 
+/* A summary row's header clicked on the timeline: its rank loaded. */
+static void
+on_process_toggled (GtkWidget *timeline, guint process, WickRanksPage *self)
+{
+  g_autoptr (WickWindow) window = g_weak_ref_get (&self->window);
+  WickDocument *doc = window ? wick_window_get_document (window) : NULL;
+  const WickProcess *procs;
+  guint n;
+  int rank = -1;
+  GtkWidget *load;
+  if (doc == NULL || self->realigning)
+    return;
+  procs = wick_tracks_get_processes (wick_document_get_tracks (doc), &n);
+  if (process >= n || procs[process].name == 0
+      || sscanf (wick_document_str (doc, procs[process].name), "rank %d \xc2\xb7 summary", &rank)
+           != 1)
+    return;
+  load = g_hash_table_lookup (self->loads, GINT_TO_POINTER (rank));
+  if (load != NULL)
+    gtk_check_button_set_active (GTK_CHECK_BUTTON (load), TRUE);
+}
+
 GtkWidget *
 wick_ranks_page_new (WickRankJob *job, WickWindow *window, const char *merged)
 {
@@ -387,6 +411,9 @@ wick_ranks_page_new (WickRankJob *job, WickWindow *window, const char *merged)
   self->job = job;
   g_weak_ref_set (&self->window, window);
   self->merged = g_strdup (merged);
+  if (window != NULL)
+    g_signal_connect_object (wick_window_get_timeline (window), "process-toggled",
+                             G_CALLBACK (on_process_toggled), self, 0);
   self->full = g_new (gboolean, MAX (job->ranks->len, 1));
   for (guint i = 0; i < job->ranks->len; i++)
     self->full[i] = job->ranks->len <= WICK_RANKS_PAGE_SUMMARY_ABOVE;

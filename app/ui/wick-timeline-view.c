@@ -64,6 +64,11 @@ enum
 };
 static GParamSpec *properties[N_PROPS];
 
+/* "process-toggled" (guint process): a process header was clicked (it was
+ * collapsed or expanded), for a page that acts on it (a job's summary row
+ * loads its rank). */
+static guint process_toggled_signal;
+
 static gboolean
 is_dark (void)
 {
@@ -544,6 +549,7 @@ wick_timeline_view_click (WickTimelineView *self, double x, double y)
                                            !wick_timeline_scene_get_collapsed (self->scene, what));
         self->generation++;
         scroll_tracks (self, 0);
+        g_signal_emit (self, process_toggled_signal, 0, what);
         return TRUE;
       case WICK_TIMELINE_GUTTER_PIN:
         wick_timeline_scene_set_pinned (self->scene, what,
@@ -1091,6 +1097,9 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
                         WICK_TIMELINE_GUTTER_MAX, WICK_TIMELINE_GUTTER_DEFAULT,
                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+  process_toggled_signal = g_signal_new ("process-toggled", G_TYPE_FROM_CLASS (klass),
+                                         G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1,
+                                         G_TYPE_UINT);
   gtk_widget_class_set_css_name (widget_class, "wicktimeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
   gtk_widget_class_set_template_from_resource (

@@ -285,6 +285,12 @@ wick_window_get_selection (WickWindow *self)
   return self->selection;
 }
 
+GtkWidget *
+wick_window_get_timeline (WickWindow *self)
+{
+  return self->timeline;
+}
+
 /* ---- search ---- */
 
 static void

@@ -55,6 +55,8 @@ gboolean wick_window_is_empty (WickWindow *self);
 void wick_window_document_changed (WickWindow *self);
 
 WickSelection *wick_window_get_selection (WickWindow *self);
+/* The timeline view (a WickTimelineView). */
+GtkWidget *wick_window_get_timeline (WickWindow *self);
 
 /* Live mode: follow-newest timeline, live title decorations. */
 void wick_window_set_live (WickWindow *self, gboolean live);

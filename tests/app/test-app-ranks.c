@@ -14,6 +14,7 @@
 #include "ui/wick-application.h"
 #include "ui/wick-ranks-page.h"
 #include "ui/wick-timeline-view.h"
+#include "ui/wick-timeline-scene.h"
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 #include "ui/wick-window-private.h"
@@ -402,6 +403,37 @@ test_many (void)
     }
   g_assert_true (
     gtk_check_button_get_active (GTK_CHECK_BUTTON (wick_ranks_page_get_load_button (page, 7))));
+
+  /* a click on rank 3's summary header on the timeline loads rank 3 */
+  {
+    WickTimelineView *view = WICK_TIMELINE_VIEW (wick_window_get_timeline (w));
+    WickTimelineScene *scene;
+    WickTimelineViewport vp;
+    guint32 p3 = G_MAXUINT32, what;
+    gboolean clicked = FALSE;
+    for (guint i = 0; i < n; i++)
+      if (g_str_has_prefix (wick_document_str (doc, procs[i].name), "rank 3 \xc2\xb7 summary"))
+        p3 = i;
+    g_assert_cmpuint (p3, !=, G_MAXUINT32);
+    app_test_wait_drawn (GTK_WIDGET (view), 20000, "the job's timeline");
+    scene = wick_timeline_view_get_scene (view);
+    wick_timeline_view_get_viewport (view, &vp);
+    for (double y = 0; y < vp.height && !clicked; y += 2)
+      if (wick_timeline_scene_hit_gutter (scene, &vp, 20, y, &what) == WICK_TIMELINE_GUTTER_PROCESS
+          && what == p3)
+        clicked = wick_timeline_view_click (view, 20, y);
+    g_assert_true (clicked);
+    g_assert_true (wick_ranks_page_is_realigning (page));
+    old = doc;
+    APP_TEST_WAIT (realigned, w, 60000);
+    doc = wick_window_get_document (w);
+    g_assert_true (doc != old);
+    g_assert_true (
+      gtk_check_button_get_active (GTK_CHECK_BUTTON (wick_ranks_page_get_load_button (page, 3))));
+    g_assert_cmpuint (rank_first_ns (w, 3), >, 0);
+    wick_tracks_get_processes (wick_document_get_tracks (doc), &n);
+    g_assert_cmpuint (n, ==, 14);
+  }
   APP_TEST_WAIT (no_window_sources, w, 20000);
   app_test_window_close (w);
   for (guint i = 0; i < 12; i++)
