@@ -90,6 +90,8 @@ wick_error_code_to_string (WickErrorCode code)
       return "timed-out";
     case WICK_ERROR_DROPPED:
       return "dropped";
+    case WICK_ERROR_WRONG_THREAD:
+      return "wrong-thread";
     case WICK_ERROR_NO_SPACE:
       return "no-space";
     case WICK_ERROR_NO_MEMORY:

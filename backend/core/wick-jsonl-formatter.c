@@ -935,6 +935,7 @@ struct WickJsonlFormatter
    * its "wick_records" key (docs/format.md), comma-separated objects. */
   WickJson facts;
   uint64_t facts_dropped; /* beyond FACTS_MAX_BYTES with no record to carry them */
+  uint64_t foreign_ends;  /* the largest count of a wick_span_end_foreign record */
   BoundFact bound[BOUND_MAX]; /* in the order they came */
   size_t n_bound;
   WickJson json;
@@ -1175,7 +1176,7 @@ static void
 attach_loss_keys (WickJsonlFormatter *formatter, WickJson *json)
 {
   if (formatter->dropped == 0 && formatter->lost == 0 && formatter->detached == 0
-      && formatter->facts_dropped == 0)
+      && formatter->facts_dropped == 0 && formatter->foreign_ends == 0)
     return;
   if (json->failed || json->length == 0 || json->data[json->length - 1] != '}')
     return;
@@ -1184,6 +1185,12 @@ attach_loss_keys (WickJsonlFormatter *formatter, WickJson *json)
   u64 (json, formatter->dropped);
   LIT (json, ",\"wick_lost\":");
   u64 (json, formatter->lost);
+  if (formatter->foreign_ends > 0)
+    {
+      /* span ends on a thread that did not begin the span (they stay open) */
+      LIT (json, ",\"wick_span_ends_foreign\":");
+      u64 (json, formatter->foreign_ends);
+    }
   if (formatter->detached > 0)
     {
       LIT (json, ",\"wick_detached\":");
@@ -1410,6 +1417,15 @@ note_loss (WickJsonlFormatter *formatter, const WickRingRecord *record)
   else if (record->extension.kind != NULL
            && strcmp (record->extension.kind, "wick_reader_detached") == 0)
     formatter->detached++;
+  else if (record->extension.kind != NULL
+           && strcmp (record->extension.kind, "wick_span_end_foreign") == 0
+           && record->extension.json_fields != NULL)
+    {
+      const char *count = strstr (record->extension.json_fields, "\"count\":");
+      uint64_t n = count != NULL ? strtoull (count + 8, NULL, 10) : 0;
+      if (n > formatter->foreign_ends)
+        formatter->foreign_ends = n;
+    }
   else if (record->extension.kind != NULL
            && strcmp (record->extension.kind, "wick_ring_broken") == 0
            && formatter->first_loss_reason == NULL)

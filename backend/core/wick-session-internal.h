@@ -119,7 +119,8 @@ struct WickSession
   _Atomic int fork_noted;
   _Atomic uint64_t forked_records;
   /* wick_span_end of a span another thread began (it stays open there): said
-   * on stderr the first time, counted, and said again at finish. */
+   * on stderr the first time, counted, recorded (wick_span_end_foreign, the
+   * first WICK_FOREIGN_END_RECORDS), on the terminal and said at finish. */
   _Atomic uint64_t foreign_ends;
 
   WickJsonlWriter *writer;
@@ -273,6 +274,11 @@ wick_producer_publish_depth (WickProducer *producer, uint64_t delta)
 }
 
 /* Records, off the hot path (wick-session-records.c). */
+#define WICK_FOREIGN_END_RECORDS 64
+/* A wick_span_end_foreign record: span @span, begun on @owner, ended on
+ * @thread, the @count-th such end (written from the ending thread). */
+void wick_session_write_foreign_end (WickSession *session, WickSpanId span, uint32_t owner,
+                                     uint32_t thread, uint64_t count);
 bool wick_session_write_terminal (WickSession *session, bool complete, uint64_t timestamp_ns,
                                   const char *reason, WickError *error);
 bool wick_session_write_span_end_root (WickSession *session, uint64_t duration_ns,

@@ -436,10 +436,28 @@ wick_session_mark (WickSession *session, const char *label, WickError *error)
   return ok;
 }
 
+void
+wick_session_write_foreign_end (WickSession *session, WickSpanId span, uint32_t owner,
+                                uint32_t thread, uint64_t count)
+{
+  char fields[160];
+  snprintf (fields, sizeof fields,
+            "\"span\":\"s%llu\",\"began_on_thread\":%u,\"ended_on_thread\":%u,\"count\":%llu",
+            (unsigned long long)span, owner, thread, (unsigned long long)count);
+  /* under the drop policy a full ring drops it (counted there); the count
+   * reaches the terminal through the next one or finish's */
+  write_extension (session, "wick_span_end_foreign", wick_session_clock (session), fields, NULL);
+}
+
 bool
 wick_session_write_terminal (WickSession *session, bool complete, uint64_t timestamp_ns,
                              const char *reason, WickError *error)
 {
+  /* past the records of each foreign end, one with the total: the
+   * terminal's count is the largest one seen */
+  uint64_t foreign = atomic_load (&session->foreign_ends);
+  if (foreign > WICK_FOREIGN_END_RECORDS)
+    wick_session_write_foreign_end (session, 0, 0, 0, foreign);
   WickRingRecord record = { .kind = WICK_RING_RECORD_TERMINAL };
   record.terminal.outcome = complete ? WICK_OUTCOME_COMPLETE : WICK_OUTCOME_FAILED;
   record.terminal.timestamp_ns = timestamp_ns;

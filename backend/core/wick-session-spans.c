@@ -209,21 +209,32 @@ span_owner_elsewhere (WickSession *session, const WickProducer *producer, WickSp
 }
 
 /* A span this thread does not have open: ended twice, or begun on another
- * thread. The latter is an error the caller cannot see in a bool alone. */
-static __attribute__ ((noinline, cold)) void
-span_end_not_open (WickSession *session, WickProducer *producer, WickSpanId span)
+ * thread. The latter is an error: counted (wick_session_get_foreign_span_ends,
+ * the terminal's "wick_span_ends_foreign"), recorded (a wick_span_end_foreign
+ * record, the first WICK_FOREIGN_END_RECORDS times), said on stderr the first
+ * time unless the caller reads it (wick_span_end_checked), and the sentence
+ * put in @error. Returns the thread that began it, 0 when none has it open. */
+static __attribute__ ((noinline, cold)) uint32_t
+span_end_not_open (WickSession *session, WickProducer *producer, WickSpanId span, bool quiet,
+                   WickError *error)
 {
   if (session->forked || producer->session == NULL)
-    return;
+    return 0;
   uint32_t owner = span_owner_elsewhere (session, producer, span);
   if (owner == 0)
-    return;
-  if (atomic_fetch_add (&session->foreign_ends, 1) == 0)
-    fprintf (stderr,
-             "wick: span s%llu was begun on wick thread %u and cannot be ended on wick thread "
-             "%u: a span ends on the thread that began it (it stays open there; wick_span_end "
-             "returned false)\n",
-             (unsigned long long)span, owner, producer->thread);
+    return 0;
+  uint64_t count = atomic_fetch_add (&session->foreign_ends, 1) + 1;
+  char sentence[256];
+  snprintf (sentence, sizeof sentence,
+            "span s%llu was begun on wick thread %u and cannot be ended on wick thread %u: a "
+            "span ends on the thread that began it (it stays open there)",
+            (unsigned long long)span, owner, producer->thread);
+  if (count == 1 && !quiet)
+    fprintf (stderr, "wick: %s; wick_span_end returned false\n", sentence);
+  if (count <= WICK_FOREIGN_END_RECORDS)
+    wick_session_write_foreign_end (session, span, owner, producer->thread, count);
+  wick_set_error (error, WICK_ERROR_WRONG_THREAD, "%s", sentence);
+  return owner;
 }
 
 static __attribute__ ((noinline, cold)) bool
@@ -234,7 +245,7 @@ span_end_slow (WickSession *session, WickProducer *producer, WickSpanId span, ui
     return false;
   if (depth == 0)
     {
-      span_end_not_open (session, producer, span);
+      span_end_not_open (session, producer, span, false, NULL);
       return false;
     }
   WickSpanPayload *stack = producer->control->stack;
@@ -243,7 +254,7 @@ span_end_slow (WickSession *session, WickProducer *producer, WickSpanId span, ui
     index--;
   if (stack[index].id != span)
     {
-      span_end_not_open (session, producer, span);
+      span_end_not_open (session, producer, span, false, NULL);
       return false;
     }
   if (index != depth - 1)
@@ -289,6 +300,42 @@ wick_span_end (WickSession *session, WickSpanId span)
     return span_end_with (session, producer, span, wick_clock_tsc_ns () - session->start_ns);
 #endif
   return span_end_general (session, span);
+}
+
+bool
+wick_span_end_checked (WickSession *session, WickSpanId span, WickError *error)
+{
+  if (session == NULL)
+    {
+      wick_set_error (error, WICK_ERROR_INVALID_ARGUMENT, "wick_span_end_checked: no session");
+      return false;
+    }
+  if (span == 0)
+    {
+      wick_set_error (error, WICK_ERROR_DROPPED,
+                      "span 0: its begin was not recorded (dropped or too deep); nothing to end");
+      return false;
+    }
+  WickProducer *producer = wick_producer_get (session);
+  wick_thread_slot_install (session, producer);
+  uint32_t depth = wick_producer_depth (producer);
+  const WickSpanPayload *stack = producer->control->stack;
+  for (uint32_t i = depth; i > 0; i--)
+    if (stack[i - 1].id == span)
+      return span_end_with (session, producer, span, wick_session_clock (session));
+  if (span_end_not_open (session, producer, span, true, error) != 0)
+    return false;
+  wick_set_error (error, WICK_ERROR_NOT_FOUND,
+                  "span s%llu is not open on any thread (ended already, or not begun in this "
+                  "session)",
+                  (unsigned long long)span);
+  return false;
+}
+
+uint64_t
+wick_session_get_foreign_span_ends (WickSession *session)
+{
+  return session != NULL ? atomic_load (&session->foreign_ends) : 0;
 }
 
 bool

@@ -53,6 +53,7 @@ typedef enum
   WICK_ERROR_UNSUPPORTED,      /* not built in or not available here (CUDA, a format version) */
   WICK_ERROR_PERMISSION,       /* refused for safety or by the system: another owner, a mode, EACCES */
   WICK_ERROR_IO,               /* a system call failed; the sentence names it and errno's text */
+  WICK_ERROR_WRONG_THREAD,     /* a span ended on a thread that did not begin it */
 } WickErrorCode;
 
 /* Filled by every call that can fail. Initialise it with {0} (or leave it
@@ -425,10 +426,25 @@ WICK_AVAILABLE_IN_1_0
 WickSpanId wick_measurement_begin (WickSession *session, const char *name, WickError *error);
 /* Ends a span this thread began (inner spans it still has open stay open).
  * Returns false for 0 and for a span not open on this thread; a span another
- * thread began stays open there, and that is said on stderr (the first time)
- * and counted at finish. */
+ * thread began stays open there, and that is an error nothing leaves silent:
+ * said on stderr (the first time), counted (wick_session_get_foreign_span_ends,
+ * the terminal's "wick_span_ends_foreign" key), recorded (a
+ * wick_span_end_foreign record with the span and both threads, the first 64
+ * times) and said again at finish. wick_span_end_checked says why in an
+ * error the program reads. */
 WICK_AVAILABLE_IN_1_0
 bool wick_span_end (WickSession *session, WickSpanId span);
+/* wick_span_end with the reason on false: WICK_ERROR_WRONG_THREAD "span sN
+ * was begun on wick thread A and cannot be ended on wick thread B: a span ends
+ * on the thread that began it (it stays open there)" (counted and recorded as
+ * above, not printed: the caller has it), WICK_ERROR_NOT_FOUND for a span
+ * open on no thread (ended already), WICK_ERROR_DROPPED for 0 (a begin that
+ * was not recorded), WICK_ERROR_INVALID_ARGUMENT without a session. */
+WICK_AVAILABLE_IN_1_0
+bool wick_span_end_checked (WickSession *session, WickSpanId span, WickError *error);
+/* How many span ends came from a thread that did not begin the span. */
+WICK_AVAILABLE_IN_1_0
+uint64_t wick_session_get_foreign_span_ends (WickSession *session);
 /* wick_span_end that also gives the duration it recorded (for call edges,
  * whose host_duration_ns must equal the target span's duration). */
 WICK_AVAILABLE_IN_1_0

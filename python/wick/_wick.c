@@ -1025,7 +1025,14 @@ session_span_end (PyObject *obj, PyObject *id_obj)
   unsigned long long id = PyLong_AsUnsignedLongLong (id_obj);
   if (PyErr_Occurred ())
     return NULL;
-  return PyBool_FromLong (wick_span_end (self->session, id));
+  /* a span begun on another thread is an error with its sentence; a span
+   * not open anywhere (ended already) or 0 stays a False, as before */
+  WickError error = { "" };
+  if (wick_span_end_checked (self->session, id, &error))
+    Py_RETURN_TRUE;
+  if (error.code == WICK_ERROR_WRONG_THREAD)
+    return raise_wick (&error);
+  Py_RETURN_FALSE;
 }
 
 static PyObject *
@@ -2470,7 +2477,10 @@ span_exit (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_FALSE;
   if (began != here)
     {
-      /* libwick keeps a stack per thread: this thread's has no such span */
+      /* libwick keeps a stack per thread: this thread's has no such span;
+       * libwick counts and records the attempt (the trace's terminal says it) */
+      WickError error = { "" };
+      wick_span_end_checked (self->session->session, id, &error);
       PyErr_Format (WickErrorType,
                     "span '%s' was begun on thread %lu and cannot be ended on thread %lu: a "
                     "span ends on the thread that began it (it stays open there)",

@@ -144,6 +144,47 @@ def test_span_ended_on_another_thread_is_an_error():
     s.close()
 
 
+def test_raw_span_end_on_another_thread_raises_and_is_counted():
+    """The raw session's span_end(id) from another thread raises wick.Error
+    with libwick's sentence (it returned False silently), and the file counts
+    it: a wick_span_end_foreign record and the terminal's
+    wick_span_ends_foreign key."""
+    import json
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    s = wick.Session("threads.train", jsonl_path=path)
+    raw = s._s
+    span = s.span("begun-here")
+    span.__enter__()
+    errors = []
+
+    def end_elsewhere():
+        try:
+            raw.span_end(span.id)
+        except wick.Error as e:
+            errors.append(str(e))
+        # the Span object's own check counts it too
+        try:
+            span.__exit__(None, None, None)
+        except wick.Error as e:
+            errors.append(str(e))
+
+    t = threading.Thread(target=end_elsewhere)
+    t.start()
+    t.join()
+    assert len(errors) == 2, errors
+    assert "was begun on wick thread" in errors[0], errors[0]
+    assert "cannot be ended on wick thread" in errors[0], errors[0]
+    # ended already, or never begun: False, as before
+    assert raw.span_end(987654) is False
+    s.finish_failed("the test left a span open")
+    s.close()
+    text = open(path).read()
+    assert '"kind":"wick_span_end_foreign"' in text, text[-2000:]
+    terminal = json.loads(text.strip().splitlines()[-1])
+    assert terminal["kind"] == "terminal", terminal
+    assert terminal.get("wick_span_ends_foreign") == 2, terminal
+
+
 def test_interpreter_exit_with_daemon_threads_writes_the_terminal():
     """Daemon threads recording when the main thread's script ends: the file
     ends with a (failed) terminal that says why."""

@@ -491,6 +491,26 @@ end_elsewhere (gpointer data)
   return GINT_TO_POINTER (wick_span_end (session, span));
 }
 
+/* On another thread: wick_span_end_checked's error is WRONG_THREAD with the
+ * sentence naming the span and both threads. */
+static gpointer
+end_elsewhere_checked (gpointer data)
+{
+  WickSession *session = ((gpointer *)data)[0];
+  WickSpanId span = GPOINTER_TO_SIZE (((gpointer *)data)[1]);
+  WickError error = { "" };
+  gboolean ok = !wick_span_end_checked (session, span, &error)
+                && error.code == WICK_ERROR_WRONG_THREAD
+                && strstr (error.message, "was begun on wick thread 1 and cannot be ended on wick "
+                                          "thread ")
+                     != NULL
+                && strstr (error.message, "a span ends on the thread that began it") != NULL;
+  if (!ok)
+    g_printerr ("wick_span_end_checked on another thread: code %d, %s\n", error.code,
+                error.message);
+  return GINT_TO_POINTER (ok);
+}
+
 static void
 test_span_nesting (void)
 {
@@ -508,6 +528,18 @@ test_span_nesting (void)
   g_assert_false (GPOINTER_TO_INT (g_thread_join (thread)));
   /* and it is said (stderr) and counted, not only a false (issue 27, item 3) */
   g_assert_cmpuint (atomic_load (&session->foreign_ends), ==, 1);
+  /* an error the program reads: the code and the sentence, through the
+   * public API (issue 27: it was a false and a stderr line only) */
+  GThread *checked = g_thread_new ("other", end_elsewhere_checked, args);
+  g_assert_true (GPOINTER_TO_INT (g_thread_join (checked)));
+  g_assert_cmpuint (wick_session_get_foreign_span_ends (session), ==, 2);
+  WickError why = { "" };
+  g_assert_false (wick_span_end_checked (session, 0, &why));
+  g_assert_cmpint (why.code, ==, WICK_ERROR_DROPPED);
+  g_assert_false (wick_span_end_checked (session, 999999, &why));
+  g_assert_cmpint (why.code, ==, WICK_ERROR_NOT_FOUND);
+  g_assert_nonnull (strstr (why.message, "span s999999 is not open on any thread"));
+  g_assert_cmpstr (wick_error_code_to_string (WICK_ERROR_WRONG_THREAD), ==, "wrong-thread");
   /* ending b (not the innermost) keeps c open and c's parent stays a */
   uint64_t b_ns = 0;
   g_assert_true (wick_span_end_timed (session, b, &b_ns));
@@ -546,9 +578,16 @@ test_span_nesting (void)
                                              "\"parent_id\":\"s2\",\"name\":\"c\""));
   g_assert_true (g_str_has_suffix (lines[4], ",\"span_kind\":\"op\",\"measured\":false,"
                                              "\"step\":\"forward\",\"wick_thread\":1}"));
+  /* the next standard record carries the foreign ends (Wick records) */
   g_autofree char *b_end = g_strdup_printf (
-    "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":%" G_GUINT64_FORMAT "}", b_ns);
-  g_assert_cmpstr (lines[5], ==, b_end);
+    "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":%" G_GUINT64_FORMAT
+    ",\"wick_records\":[{\"kind\":\"wick_span_end_foreign\",",
+    b_ns);
+  g_assert_true (g_str_has_prefix (lines[5], b_end));
+  g_assert_nonnull (strstr (lines[5], "\"span\":\"s4\",\"began_on_thread\":1,"
+                                      "\"ended_on_thread\":2,\"count\":1}"));
+  /* both counted, on the terminal */
+  g_assert_nonnull (strstr (lines[n - 1], ",\"wick_span_ends_foreign\":2"));
   g_assert_true (g_str_has_prefix (lines[6], "{\"kind\":\"span_start\",\"id\":\"s5\","
                                              "\"parent_id\":\"s4\",\"name\":\"d\""));
   g_unlink (path);
