@@ -64,6 +64,7 @@ typedef struct
   gint64 min_ns, max_ns;
   gboolean has_time;
   GString *scratch;
+  guint64 invalid_utf8; /* strings whose bad bytes were replaced by U+FFFD */
 } Import;
 
 /* ---- the information kept on the document ----------------------------- */
@@ -110,11 +111,21 @@ info_count (GPtrArray *pairs, const char *key, guint64 n)
 
 /* ---- the import's tables ---------------------------------------------- */
 
+/* Every string the document keeps is valid UTF-8: JSON's are, but a trace's
+ * writer may put raw bytes in a name (and the views hand names to Pango and
+ * GTK, the JSON outputs to other programs). Bad bytes become U+FFFD, counted
+ * and said in a warning. */
 static WickStr
 intern (Import *im, const char *s, gsize len)
 {
   if (s == NULL)
     return 0;
+  if (G_UNLIKELY (!g_utf8_validate_len (s, len, NULL)))
+    {
+      g_autofree char *valid = g_utf8_make_valid (s, (gssize)len);
+      im->invalid_utf8++;
+      return wick_tracks_intern (im->tracks, valid, strlen (valid));
+    }
   return wick_tracks_intern (im->tracks, s, len);
 }
 
@@ -967,6 +978,18 @@ keep_info (Import *im, WickChromeReader *reader, GError *syntax_error)
     }
   for (guint i = 0; warnings != NULL && i < warnings->len; i++)
     g_ptr_array_add (info->warnings, g_strdup (g_ptr_array_index (warnings, i)));
+  if (im->invalid_utf8 > 0)
+    g_ptr_array_add (
+      info->warnings,
+      g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                    /* Translators: the file's name and a count of strings */
+                                    "%s: %llu string (a name, category or argument) is not valid "
+                                    "UTF-8: its bad bytes are shown as U+FFFD",
+                                    "%s: %llu strings (names, categories or arguments) are not "
+                                    "valid UTF-8: their bad bytes are shown as U+FFFD",
+                                    im->invalid_utf8 > G_MAXULONG ? G_MAXULONG
+                                                                   : (gulong)im->invalid_utf8),
+                       im->name, (unsigned long long)im->invalid_utf8));
   if (syntax_error != NULL)
     g_ptr_array_add (info->warnings, g_strdup (syntax_error->message));
   info->frees_before_window = im->frees_before_window;

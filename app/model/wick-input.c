@@ -170,7 +170,9 @@ wick_input_open (const char *path, GError **error)
   struct stat st;
 
   input->name = g_strdup (path);
-  input->fd = open (path, O_RDONLY | O_CLOEXEC);
+  /* non-blocking: a FIFO without a writer (or a device) at the path must not
+   * block the open; anything but a regular file is refused below */
+  input->fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (input->fd < 0)
     {
       int saved = errno;
@@ -189,8 +191,27 @@ wick_input_open (const char *path, GError **error)
           wick_input_free (input);
           return NULL;
         }
+      if (!S_ISREG (st.st_mode))
+        {
+          /* a FIFO would block every read (or never end), a device too
+           * (/dev/zero is an endless "trace"): a growing trace is followed
+           * (--follow), never read as a file */
+          const char *what = S_ISFIFO (st.st_mode)   ? "a FIFO"
+                             : S_ISSOCK (st.st_mode) ? "a socket"
+                             : S_ISCHR (st.st_mode)  ? "a character device"
+                             : S_ISBLK (st.st_mode)  ? "a block device"
+                                                     : "not a regular file";
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                       "read %s: %s, not a regular file (a trace is read from a regular file; "
+                       "one still written is followed with --follow)",
+                       path, what);
+          wick_input_free (input);
+          return NULL;
+        }
       input->size = (guint64)st.st_size;
     }
+  /* a regular file: blocking reads from here on */
+  fcntl (input->fd, F_SETFL, fcntl (input->fd, F_GETFL) & ~O_NONBLOCK);
 #ifdef POSIX_FADV_SEQUENTIAL
   posix_fadvise (input->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif

@@ -19,6 +19,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
@@ -369,6 +371,101 @@ test_render_long_names (void)
   g_unlink (many_path);
 }
 
+/* Paths that are no regular file: a FIFO nobody writes (23fd216: `summary`
+ * and the app's open blocked in open() for ever), /dev/zero and a symlink to
+ * it (read as an endless trace up to the line limit, 256 MiB, exit 0), are
+ * refused at once with a sentence; a symlink to a trace reads. */
+static void
+test_special_files (void)
+{
+  g_autofree char *fifo = g_build_filename (dir, "trace.fifo", NULL);
+  g_autofree char *zero_link = g_build_filename (dir, "zero.json", NULL);
+  g_autofree char *good_link = g_build_filename (dir, "good.jsonl", NULL);
+  g_autofree char *source
+    = g_build_filename (g_getenv ("WICK_TEST_DATA"), "model", "train-contract.jsonl", NULL);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  g_assert_cmpint (symlink ("/dev/zero", zero_link), ==, 0);
+  g_assert_cmpint (symlink (source, good_link), ==, 0);
+  struct
+  {
+    const char *path, *says;
+  } cases[] = { { fifo, "a FIFO, not a regular file" },
+                { "/dev/zero", "a character device, not a regular file" },
+                { zero_link, "a character device, not a regular file" } };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Run run = { 0 };
+      const char *args[] = { "summary", cases[i].path, NULL };
+      run_wick_trace (&run, NULL, args);
+      g_assert_true (WIFEXITED (run.status));
+      g_assert_cmpint (WEXITSTATUS (run.status), !=, 0);
+      g_assert_nonnull (strstr (run.err, cases[i].says));
+      g_assert_cmpfloat (run.seconds, <, 10);
+      run_clear (&run);
+      /* the app's loader, in process */
+      g_autoptr (WickDocument) doc = wick_document_new ();
+      g_autoptr (GError) error = NULL;
+      gint64 start = g_get_monotonic_time ();
+      g_assert_false (
+        wick_document_load_file_auto (doc, cases[i].path, NULL, NULL, NULL, &error));
+      g_assert_nonnull (strstr (error->message, cases[i].says));
+      g_assert_cmpint (g_get_monotonic_time () - start, <, 2 * G_USEC_PER_SEC);
+    }
+  Run run = { 0 };
+  const char *args[] = { "summary", good_link, NULL };
+  run_wick_trace (&run, NULL, args);
+  g_assert_cmpint (WEXITSTATUS (run.status), ==, 0);
+  run_clear (&run);
+  g_unlink (fifo);
+  g_unlink (zero_link);
+  g_unlink (good_link);
+}
+
+/* Raw bytes that are not UTF-8 in a Chrome trace's names (a writer that
+ * copies C strings): 23fd216 kept them as they were, and `render` handed them
+ * to Pango ("Invalid UTF-8 string passed to pango_layout_set_text()"), JSON
+ * outputs to other programs. Now each bad byte is U+FFFD, counted in a
+ * warning. */
+static void
+test_invalid_utf8_names (void)
+{
+  static const char trace[]
+    = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\xff\xfe\xc0\x80" "b\",\"ts\":1,\"dur\":1,"
+      "\"pid\":1,\"tid\":1,\"cat\":\"\xed\xa0\x80\"},{\"ph\":\"M\",\"name\":\"thread_name\","
+      "\"pid\":1,\"tid\":1,\"args\":{\"name\":\"\xf8\x88\"}}]}";
+  g_autofree char *path = g_build_filename (dir, "bad-utf8.json", NULL);
+  g_autofree char *png = g_build_filename (dir, "bad-utf8.png", NULL);
+  g_assert_true (g_file_set_contents (path, trace, sizeof trace - 1, NULL));
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_chrome_import_file (doc, path, NULL, &error));
+  guint n = 0;
+  const WickSpan *spans = wick_document_get_spans (doc, &n);
+  guint checked = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      const char *name = wick_document_str (doc, spans[i].name);
+      g_assert_true (g_utf8_validate (name, -1, NULL));
+      checked += strstr (name, "a\xef\xbf\xbd") != NULL;
+    }
+  g_assert_cmpuint (checked, ==, 1);
+  const WickChromeInfo *info = wick_chrome_info_get (doc);
+  gboolean warned = FALSE;
+  for (guint i = 0; i < info->warnings->len; i++)
+    warned |= strstr (g_ptr_array_index (info->warnings, i), "3 strings (names, categories or "
+                                                             "arguments) are not valid UTF-8")
+              != NULL;
+  g_assert_true (warned);
+  Run run = { 0 };
+  const char *args[] = { "render", "--view", "timeline", "--output", png, path, NULL };
+  run_wick_trace (&run, NULL, args);
+  g_assert_cmpint (WEXITSTATUS (run.status), ==, 0);
+  g_assert_null (strstr (run.err, "Invalid UTF-8"));
+  run_clear (&run);
+  g_unlink (png);
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -385,6 +482,8 @@ main (int argc, char **argv)
   g_test_add_func ("/model/json-bounds/bomb-ratio", test_bomb_ratio);
   g_test_add_func ("/model/json-bounds/limits-in-process", test_limits_in_process);
   g_test_add_func ("/model/json-bounds/render-long-names", test_render_long_names);
+  g_test_add_func ("/model/json-bounds/special-files", test_special_files);
+  g_test_add_func ("/model/json-bounds/invalid-utf8-names", test_invalid_utf8_names);
   int status = g_test_run ();
   g_rmdir (dir);
   g_free (dir);

@@ -798,6 +798,143 @@ test_utf8_cut_replies (void)
   wick_session_close (session);
 }
 
+static guint
+count_fds (void)
+{
+  g_autoptr (GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+  while (dir != NULL && g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
+/* Steps of a workload (a span begun and ended, as a training loop does) for
+ * @ms; the slowest step in µs. */
+static gint64
+slowest_step (WickSession *session, int ms, guint *steps)
+{
+  gint64 end = g_get_monotonic_time () + ms * 1000, worst = 0;
+  *steps = 0;
+  while (g_get_monotonic_time () < end)
+    {
+      gint64 t0 = g_get_monotonic_time ();
+      WickSpanId id = wick_span_begin (session, "step", WICK_SPAN_FUNCTION);
+      wick_span_end (session, id);
+      gint64 t = g_get_monotonic_time () - t0;
+      worst = MAX (worst, t);
+      (*steps)++;
+    }
+  return worst;
+}
+
+typedef struct
+{
+  const char *path;
+  gint stop;
+  guint sent_fds;
+} Hostile;
+
+/* Hostile clients on the workload's control socket, in a loop until told to
+ * stop: fds passed with SCM_RIGHTS (the server reads with recv(), so the
+ * kernel must close them, never the workload leak them), a 4 GiB length,
+ * garbage, a slow-loris header one byte at a time, and many connections
+ * opened and dropped. */
+static gpointer
+hostile_clients (gpointer data)
+{
+  Hostile *h = data;
+  int null_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  int loris = raw_connect (h->path);
+  guint round = 0;
+  while (!g_atomic_int_get (&h->stop))
+    {
+      /* 64 fds riding on a frame */
+      int fd = raw_connect (h->path);
+      int fds[64];
+      for (int i = 0; i < 64; i++)
+        fds[i] = null_fd;
+      char frame[] = "\x19\0\0\0{\"command\":\"hello\",\"v\":1}";
+      struct iovec iov = { frame, sizeof frame - 1 };
+      union
+      {
+        char buffer[CMSG_SPACE (sizeof fds)];
+        struct cmsghdr align;
+      } control;
+      struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buffer,
+                            .msg_controllen = sizeof control.buffer };
+      struct cmsghdr *cmsg = CMSG_FIRSTHDR (&msg);
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_RIGHTS;
+      cmsg->cmsg_len = CMSG_LEN (sizeof fds);
+      memcpy (CMSG_DATA (cmsg), fds, sizeof fds);
+      if (sendmsg (fd, &msg, MSG_NOSIGNAL) > 0)
+        h->sent_fds += 64;
+      g_free (raw_read_reply (fd));
+      close (fd);
+      /* a 4 GiB length, then garbage */
+      fd = raw_connect (h->path);
+      unsigned char huge[4] = { 0xff, 0xff, 0xff, 0xff };
+      send (fd, huge, 4, MSG_NOSIGNAL);
+      send (fd, "\x80\xff garbage \0\1\2", 14, MSG_NOSIGNAL);
+      close (fd);
+      fd = raw_connect (h->path);
+      unsigned char junk[512];
+      for (gsize i = 0; i < sizeof junk; i++)
+        junk[i] = (unsigned char)g_random_int ();
+      junk[3] = 0; /* a plausible length */
+      send (fd, junk, sizeof junk, MSG_NOSIGNAL);
+      close (fd);
+      /* the slow-loris: one byte of a header now and then */
+      if (round % 8 == 0)
+        send (loris, "\x10", 1, MSG_NOSIGNAL);
+      /* a burst of connections opened and dropped */
+      for (int i = 0; i < 16; i++)
+        close (raw_connect (h->path));
+      round++;
+    }
+  close (loris);
+  close (null_fd);
+  return NULL;
+}
+
+/* The workload's control socket under hostile clients (issue 27, red team):
+ * the workload's step is not slowed past a bound measured against the same
+ * run's quiet baseline, no fd passed to the socket stays open in the
+ * workload, and the session still answers a hello afterwards. */
+static void
+test_hostile_clients_never_slow_the_step (void)
+{
+  WickSession *session = open_session ();
+  guint quiet_steps, loud_steps;
+  guint fds_before = count_fds ();
+  gint64 quiet = slowest_step (session, 1500, &quiet_steps);
+  Hostile h = { wick_session_get_control_socket_path (session), 0, 0 };
+  GThread *thread = g_thread_new ("hostile", hostile_clients, &h);
+  gint64 loud = slowest_step (session, 3000, &loud_steps);
+  g_atomic_int_set (&h.stop, 1);
+  g_thread_join (thread);
+  g_usleep (300000); /* the server closes what it was given */
+  guint fds_after = count_fds ();
+  g_test_message ("steps: quiet %u in 1.5 s (slowest %" G_GINT64_FORMAT " us), under hostile "
+                  "clients %u in 3 s (slowest %" G_GINT64_FORMAT " us); %u fds passed; fds "
+                  "%u before, %u after",
+                  quiet_steps, quiet, loud_steps, loud, h.sent_fds, fds_before, fds_after);
+  g_assert_cmpuint (h.sent_fds, >, 0);
+  /* no passed fd kept (the server's own client fds are closed by now) */
+  g_assert_cmpuint (fds_after, <=, fds_before + 2);
+  /* the step never waits on the control thread: a scheduling hiccup on a
+   * loaded machine, never a wait for a client */
+  g_assert_cmpint (loud, <, MAX (quiet * 4, 250000));
+  g_autoptr (WickLiveConnection) connection = connect_to (session);
+  g_autoptr (JsonObject) hello = wick_live_request_new ("hello");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonObject) reply
+    = wick_live_connection_request (connection, hello, 5000, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (reply);
+  wick_session_close (session);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -818,6 +955,7 @@ main (int argc, char **argv)
   g_test_add_func ("/control/socket/served-limit", test_served_limit);
   g_test_add_func ("/control/socket/200-clients", test_crowd);
   g_test_add_func ("/control/socket/utf8-cut-replies", test_utf8_cut_replies);
+  g_test_add_func ("/control/socket/hostile-clients", test_hostile_clients_never_slow_the_step);
   int status = g_test_run ();
   live_test_runtime_dir_remove (runtime_dir);
   return status;
