@@ -8,6 +8,7 @@
 
 #include "wick-chrome-stream.h"
 #include "wick-compare-window.h"
+#include "wick-snapshot-window.h"
 #include "wick-archive.h"
 #include "wick-ranks-page.h"
 #include "wick-window.h"
@@ -149,6 +150,14 @@ action_open (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 void
 wick_application_compare_files (WickApplication *self, GFile *a, GFile *b)
 {
+  g_autofree char *pa = g_file_get_path (a), *pb = g_file_get_path (b);
+  if (pa != NULL && pb != NULL && wick_snapshot_window_sniff (pa) && wick_snapshot_window_sniff (pb))
+    {
+      /* two CUDA memory snapshots: compared by stack */
+      gtk_window_present (
+        GTK_WINDOW (wick_snapshot_window_new_compare (GTK_APPLICATION (self), pa, pb)));
+      return;
+    }
   WickCompareWindow *window = wick_compare_window_new (GTK_APPLICATION (self), a, b);
   gtk_window_present (GTK_WINDOW (window));
 }

@@ -27,7 +27,7 @@ typedef struct
 {
   gint refs;
   GWeakRef window;
-  char *path;
+  char *path, *path_b;
   gint64 from_us, to_us;
   guint64 consumed, size; /* under lock */
   gboolean idle_pending;
@@ -61,6 +61,11 @@ struct _WickSnapshotWindow
 
   GtkWidget *flame_area, *bottom_stack;
   GtkWidget *range_button;
+  char *path_b;                    /* compare: the second snapshot */
+  WickMemorySnapshot *snapshot_b;  /* compare: B (snapshot is A) */
+  GArray *diff;                    /* WickSnapshotStackDiff */
+  GtkWidget *diff_list, *diff_details, *diff_title;
+  char *diff_text;
   gint64 load_from, load_to; /* the range this window loads (G_MININT64, G_MAXINT64: all) */
   gboolean has_drag_range;
   gint64 drag_from, drag_to; /* a range dragged on the chart */
@@ -670,6 +675,10 @@ build_flame (WickSnapshotWindow *self)
 {
   WickMemorySnapshot *s = self->snapshot;
   g_clear_pointer (&self->flame, g_array_unref);
+  g_clear_pointer (&self->snapshot_b, wick_memory_snapshot_free);
+  g_clear_pointer (&self->diff, g_array_unref);
+  g_free (self->diff_text);
+  g_free (self->path_b);
   self->flame = g_array_new (FALSE, FALSE, sizeof (FlameNode));
   FlameNode root = { FLAME_NONE, FLAME_NONE, FLAME_NONE, FLAME_NONE, 0, 0, { 0 }, 0 };
   g_array_append_val (self->flame, root);
@@ -1070,6 +1079,7 @@ progress_unref (Progress *p)
   g_weak_ref_clear (&p->window);
   g_mutex_clear (&p->lock);
   g_free (p->path);
+  g_free (p->path_b);
   g_free (p);
 }
 
@@ -1112,6 +1122,23 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   GError *error = NULL;
   WickMemorySnapshot *s = wick_memory_snapshot_load_range (p->path, p->from_us, p->to_us,
                                                            cancellable, on_progress, p, &error);
+  if (s != NULL && p->path_b != NULL)
+    {
+      /* compare: B too; the pair goes back as one pointer array */
+      WickMemorySnapshot *b
+        = wick_memory_snapshot_load (p->path_b, cancellable, on_progress, p, &error);
+      if (b == NULL)
+        {
+          wick_memory_snapshot_free (s);
+          g_task_return_error (task, error);
+          return;
+        }
+      GPtrArray *pair = g_ptr_array_new_with_free_func ((GDestroyNotify)wick_memory_snapshot_free);
+      g_ptr_array_add (pair, s);
+      g_ptr_array_add (pair, b);
+      g_task_return_pointer (task, pair, (GDestroyNotify)g_ptr_array_unref);
+      return;
+    }
   if (s == NULL)
     g_task_return_error (task, error);
   else
@@ -1152,13 +1179,100 @@ show_snapshot (WickSnapshotWindow *self)
   gtk_widget_queue_draw (self->segment_map);
 }
 
+/* ---- compare ---- */
+
+static const char *
+diff_frame (WickMemorySnapshot *s, guint32 stack, char **owned)
+{
+  if (stack == WICK_SNAPSHOT_NO_STACK)
+    return _ ("no stack recorded");
+  return python_frame (s, stack, owned);
+}
+
+static void
+on_diff_selected (GtkListBox *list, GtkListBoxRow *row, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  if (row == NULL || self->diff == NULL)
+    return;
+  int i = gtk_list_box_row_get_index (row);
+  if (i < 0 || (guint)i >= self->diff->len)
+    return;
+  const WickSnapshotStackDiff *d = &g_array_index (self->diff, WickSnapshotStackDiff, i);
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autofree char *ba = wick_format_bytes (d->bytes_a);
+  g_autofree char *bb = wick_format_bytes (d->bytes_b);
+  /* TRANSLATORS: bytes and blocks in snapshot A, then in B */
+  g_string_append_printf (text, _ ("A: %s in %u blocks · B: %s in %u blocks"), ba, d->count_a, bb,
+                          d->count_b);
+  g_string_append (text, "\n");
+  if (d->key[0] == '\0')
+    g_string_append (text, _ ("No stack recorded (allocated before the history began)."));
+  else
+    {
+      g_string_append (text, _ ("Frames, innermost first:"));
+      g_auto (GStrv) frames = g_strsplit (d->key, "\n", -1);
+      for (guint f = 0; frames[f] != NULL; f++)
+        g_string_append_printf (text, "\n  %s", frames[f]);
+    }
+  g_free (self->diff_text);
+  self->diff_text = g_string_free (g_steal_pointer (&text), FALSE);
+  gtk_label_set_text (GTK_LABEL (self->diff_details), self->diff_text);
+}
+
+static void
+show_diff (WickSnapshotWindow *self)
+{
+  WickMemorySnapshot *a = self->snapshot, *b = self->snapshot_b;
+  g_clear_pointer (&self->diff, g_array_unref);
+  self->diff = wick_memory_snapshot_diff (a, b);
+  guint shown = 0;
+  for (guint i = 0; i < self->diff->len && shown < 500; i++, shown++)
+    {
+      const WickSnapshotStackDiff *d = &g_array_index (self->diff, WickSnapshotStackDiff, i);
+      gint64 delta = (gint64)(d->bytes_b - d->bytes_a);
+      g_autofree char *mag = wick_format_bytes ((guint64)ABS (delta));
+      g_autofree char *owned = NULL;
+      const char *frame = d->stack_b != WICK_SNAPSHOT_NO_STACK ? diff_frame (b, d->stack_b, &owned)
+                                                              : diff_frame (a, d->stack_a, &owned);
+      g_autofree char *row = g_strdup_printf ("%c%s · %u → %u · %s", delta >= 0 ? '+' : '-', mag,
+                                              d->count_a, d->count_b, frame);
+      GtkWidget *label = gtk_label_new (row);
+      gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+      gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_MIDDLE);
+      gtk_list_box_append (GTK_LIST_BOX (self->diff_list), label);
+    }
+  g_autofree char *na = g_path_get_basename (self->path);
+  g_autofree char *nb = g_path_get_basename (self->path_b);
+  g_autofree char *aa = wick_format_bytes (wick_memory_snapshot_get_allocated (a));
+  g_autofree char *ab = wick_format_bytes (wick_memory_snapshot_get_allocated (b));
+  g_autofree char *title = g_strdup_printf ("%s → %s", na, nb);
+  /* TRANSLATORS: allocated bytes at snapshot A and B, and the number of stacks */
+  g_autofree char *subtitle = g_strdup_printf (_ ("allocated %s → %s · %u stacks, largest change first"),
+                                               aa, ab, self->diff->len);
+  adw_window_title_set_title (ADW_WINDOW_TITLE (self->title), title);
+  adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title), subtitle);
+  gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "diff");
+}
+
 static void
 on_loaded (GObject *source, GAsyncResult *result, gpointer data)
 {
   g_autoptr (WickSnapshotWindow) self = data; /* the task's reference */
   g_autoptr (GError) error = NULL;
-  WickMemorySnapshot *s = g_task_propagate_pointer (G_TASK (result), &error);
+  gpointer got = g_task_propagate_pointer (G_TASK (result), &error);
+  WickMemorySnapshot *s = got;
   self->loading = FALSE;
+  if (got != NULL && self->path_b != NULL)
+    {
+      GPtrArray *pair = got;
+      g_ptr_array_set_free_func (pair, NULL);
+      self->snapshot = g_ptr_array_index (pair, 0);
+      self->snapshot_b = g_ptr_array_index (pair, 1);
+      g_ptr_array_unref (pair);
+      show_diff (self);
+      return;
+    }
   if (s == NULL)
     {
       self->error = g_strdup (error != NULL ? error->message : _ ("the window closed"));
@@ -1231,6 +1345,10 @@ wick_snapshot_window_finalize (GObject *object)
   g_clear_pointer (&self->points, g_array_unref);
   g_clear_pointer (&self->live, g_array_unref);
   g_clear_pointer (&self->flame, g_array_unref);
+  g_clear_pointer (&self->snapshot_b, wick_memory_snapshot_free);
+  g_clear_pointer (&self->diff, g_array_unref);
+  g_free (self->diff_text);
+  g_free (self->path_b);
   g_clear_pointer (&self->progress_state, progress_unref);
   g_free (self->details_text);
   g_free (self->error);
@@ -1372,6 +1490,26 @@ wick_snapshot_window_init (WickSnapshotWindow *self)
   gtk_paned_set_position (GTK_PANED (main), 340);
   gtk_stack_add_named (GTK_STACK (self->stack), main, "snapshot");
 
+  /* compare: the stacks of two snapshots, largest change first */
+  self->diff_list = gtk_list_box_new ();
+  g_signal_connect (self->diff_list, "row-selected", G_CALLBACK (on_diff_selected), self);
+  self->diff_details = gtk_label_new (_ ("Select a stack to see its frames."));
+  gtk_label_set_xalign (GTK_LABEL (self->diff_details), 0.0);
+  gtk_label_set_yalign (GTK_LABEL (self->diff_details), 0.0);
+  gtk_label_set_selectable (GTK_LABEL (self->diff_details), TRUE);
+  gtk_label_set_wrap (GTK_LABEL (self->diff_details), TRUE);
+  gtk_widget_add_css_class (self->diff_details, "monospace");
+  gtk_widget_set_margin_start (self->diff_details, 8);
+  GtkWidget *diff_pane = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
+  gtk_paned_set_start_child (
+    GTK_PANED (diff_pane),
+    titled (_ ("Live bytes at each snapshot by stack: B − A, blocks A → B, the innermost Python frame"),
+            scrolled (self->diff_list), NULL));
+  gtk_paned_set_end_child (GTK_PANED (diff_pane),
+                           titled (_ ("Stack"), scrolled (self->diff_details), NULL));
+  gtk_paned_set_position (GTK_PANED (diff_pane), 860);
+  gtk_stack_add_named (GTK_STACK (self->stack), diff_pane, "diff");
+
   adw_application_window_set_content (ADW_APPLICATION_WINDOW (self), outer);
   gtk_window_set_default_size (GTK_WINDOW (self), 1400, 860);
   g_signal_connect (adw_style_manager_get_default (), "notify::dark", G_CALLBACK (on_dark_changed),
@@ -1384,12 +1522,30 @@ wick_snapshot_window_new (GtkApplication *application, const char *path)
   return wick_snapshot_window_new_range (application, path, G_MININT64, G_MAXINT64);
 }
 
+static WickSnapshotWindow *
+window_new (GtkApplication *application, const char *path, const char *path_b, gint64 from_us,
+            gint64 to_us);
+
 WickSnapshotWindow *
 wick_snapshot_window_new_range (GtkApplication *application, const char *path, gint64 from_us,
                                 gint64 to_us)
 {
+  return window_new (application, path, NULL, from_us, to_us);
+}
+
+WickSnapshotWindow *
+wick_snapshot_window_new_compare (GtkApplication *application, const char *a, const char *b)
+{
+  return window_new (application, a, b, G_MININT64, G_MAXINT64);
+}
+
+static WickSnapshotWindow *
+window_new (GtkApplication *application, const char *path, const char *path_b, gint64 from_us,
+            gint64 to_us)
+{
   WickSnapshotWindow *self
     = g_object_new (WICK_TYPE_SNAPSHOT_WINDOW, "application", application, NULL);
+  self->path_b = g_strdup (path_b);
   self->load_from = MIN (from_us, to_us);
   self->load_to = MAX (from_us, to_us);
   self->path = g_strdup (path);
@@ -1406,6 +1562,7 @@ wick_snapshot_window_new_range (GtkApplication *application, const char *path, g
   p->path = g_strdup (path);
   p->from_us = self->load_from;
   p->to_us = self->load_to;
+  p->path_b = g_strdup (path_b);
   self->progress_state = p;
   GTask *task = g_task_new (NULL, self->cancellable, on_loaded, g_object_ref (self));
   g_task_set_task_data (task, p, (GDestroyNotify)progress_unref);
@@ -1550,4 +1707,36 @@ wick_snapshot_window_set_drag_range (WickSnapshotWindow *self, gint64 from_us, g
   self->drag_to = to_us;
   gtk_widget_set_visible (self->range_button, TRUE);
   gtk_widget_queue_draw (self->chart);
+}
+
+guint
+wick_snapshot_window_get_n_diff_rows (WickSnapshotWindow *self)
+{
+  GtkWidget *child;
+  guint n = 0;
+  for (child = gtk_widget_get_first_child (self->diff_list); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    n++;
+  return n;
+}
+
+const WickSnapshotStackDiff *
+wick_snapshot_window_get_diff (WickSnapshotWindow *self, guint *n)
+{
+  *n = self->diff != NULL ? self->diff->len : 0;
+  return self->diff != NULL ? (const WickSnapshotStackDiff *)(gpointer)self->diff->data : NULL;
+}
+
+void
+wick_snapshot_window_select_diff_row (WickSnapshotWindow *self, guint row)
+{
+  GtkListBoxRow *r = gtk_list_box_get_row_at_index (GTK_LIST_BOX (self->diff_list), (int)row);
+  if (r != NULL)
+    gtk_list_box_select_row (GTK_LIST_BOX (self->diff_list), r);
+}
+
+const char *
+wick_snapshot_window_get_diff_details (WickSnapshotWindow *self)
+{
+  return self->diff_text != NULL ? self->diff_text : "";
 }

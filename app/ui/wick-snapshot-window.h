@@ -32,6 +32,15 @@ gboolean wick_snapshot_window_get_drag_range (WickSnapshotWindow *self, gint64 *
                                               gint64 *to_us);
 void wick_snapshot_window_set_drag_range (WickSnapshotWindow *self, gint64 from_us, gint64 to_us);
 
+/* Two snapshots compared by stack (wick_memory_snapshot_diff): B − A of
+ * the live bytes at each, largest change first; select a row for its frames. */
+WickSnapshotWindow *wick_snapshot_window_new_compare (GtkApplication *application, const char *a,
+                                                      const char *b);
+const WickSnapshotStackDiff *wick_snapshot_window_get_diff (WickSnapshotWindow *self, guint *n);
+guint wick_snapshot_window_get_n_diff_rows (WickSnapshotWindow *self);
+void wick_snapshot_window_select_diff_row (WickSnapshotWindow *self, guint row);
+const char *wick_snapshot_window_get_diff_details (WickSnapshotWindow *self);
+
 /* TRUE when @path's first bytes (after gzip/zstd) are a pickle's. */
 gboolean wick_snapshot_window_sniff (const char *path);
 

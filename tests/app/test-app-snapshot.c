@@ -155,6 +155,35 @@ test_snapshot_range (void)
   app_test_window_close (window);
 }
 
+/* wick --compare A.pickle B.pickle: the snapshot window's compare page,
+ * the stacks of wick_memory_snapshot_diff (model-snapshot checks that
+ * against the reference), a row's frames on selection. */
+static void
+test_snapshot_compare (void)
+{
+  g_autofree char *a = data_path ("cs336-medium-128-inference.pickle.zst");
+  g_autofree char *b = data_path ("cs336-medium-128-training.pickle.gz");
+  g_autoptr (GFile) fa = g_file_new_for_path (a);
+  g_autoptr (GFile) fb = g_file_new_for_path (b);
+  wick_application_compare_files (app, fa, fb);
+  APP_TEST_WAIT (has_snapshot_window, NULL, 10000);
+  WickSnapshotWindow *window = find_snapshot_window ();
+  APP_TEST_WAIT (not_loading, window, 60000);
+  g_assert_null (wick_snapshot_window_get_error (window));
+  guint n;
+  const WickSnapshotStackDiff *diff = wick_snapshot_window_get_diff (window, &n);
+  g_assert_cmpuint (n, ==, 8); /* as wick-trace compare --json lists them */
+  g_assert_cmpuint (wick_snapshot_window_get_n_diff_rows (window), ==, MIN (n, 500));
+  /* the largest change: AdamW's state, made in the training step only */
+  g_assert_cmpuint (diff[0].bytes_a, ==, 0);
+  g_assert_cmpuint (diff[0].bytes_b, ==, 1694699520);
+  wick_snapshot_window_select_diff_row (window, 0);
+  const char *details = wick_snapshot_window_get_diff_details (window);
+  g_assert_nonnull (strstr (details, "in 219 blocks"));
+  g_assert_nonnull (strstr (details, "optimizer.py:"));
+  app_test_window_close (window);
+}
+
 /* A pickle that would run a command: the error page, nothing run. */
 static void
 test_snapshot_hostile (void)
@@ -194,5 +223,6 @@ main (int argc, char **argv)
   g_test_add_func ("/snapshot-window/opens", test_snapshot_opens);
   g_test_add_func ("/snapshot-window/hostile", test_snapshot_hostile);
   g_test_add_func ("/snapshot-window/range", test_snapshot_range);
+  g_test_add_func ("/snapshot-window/compare", test_snapshot_compare);
   return app_test_ui_run (app);
 }

@@ -8,7 +8,9 @@
  * selected (its life on the chart, its block outlined in the segment map, its
  * stack on the right); snapshot-oom.png: the H200 OOM snapshot with its OOM
  * marked; snapshot-flame.png: the training step's flame graph of live bytes
- * by stack at the end of its history (Python frames), a frame selected. Not a test: it asserts nothing beyond the files being drawn.
+ * by stack at the end of its history (Python frames), a frame selected;
+ * snapshot-compare.png: wick --compare of the inference and training
+ * snapshots, the largest change selected. Not a test: it asserts nothing beyond the files being drawn.
  */
 #include "config.h"
 
@@ -68,6 +70,21 @@ main (int argc, char **argv)
   shoot (app, dir, "h200-oom.pickle.gz", "snapshot-oom.png", 0, NULL, G_MAXUINT);
   shoot (app, dir, "cs336-medium-128-training.pickle.gz", "snapshot-flame.png", G_MAXUINT, "flame",
          3);
+  /* snapshot-compare.png: inference against training, the largest change selected */
+  g_autofree char *pa
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "snapshot", "cs336-medium-128-inference.pickle.zst", NULL);
+  g_autofree char *pb
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "snapshot", "cs336-medium-128-training.pickle.gz", NULL);
+  WickSnapshotWindow *cmp = wick_snapshot_window_new_compare (GTK_APPLICATION (app), pa, pb);
+  gtk_window_set_default_size (GTK_WINDOW (cmp), 1400, 700);
+  gtk_window_present (GTK_WINDOW (cmp));
+  APP_TEST_WAIT (not_loading, cmp, 60000);
+  wick_snapshot_window_select_diff_row (cmp, 0);
+  app_test_wait_drawn (GTK_WIDGET (cmp), 20000, "the compare page");
+  g_autofree char *out = g_build_filename (dir, "snapshot-compare.png", NULL);
+  app_test_save_png (GTK_WIDGET (cmp), out);
+  g_print ("wrote %s\n", out);
+  gtk_window_destroy (GTK_WINDOW (cmp));
   g_object_unref (app);
   return 0;
 }
