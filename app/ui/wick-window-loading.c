@@ -6,6 +6,8 @@
  * (cancelled, failed or read) touches nothing. No timer polls anything. */
 #include "config.h"
 
+#include <string.h>
+
 #include "wick-window-internal.h"
 #include "wick-window-private.h"
 
@@ -191,6 +193,25 @@ wick_window_loading_abandon (WickWindow *self)
   loading_done (self);
 }
 
+/* wick.torch's memory_history=True writes run.memory.pickle beside
+ * run.jsonl: a trace opened with one beside it opens it too, in its
+ * snapshot window (docs/memory-snapshots.md). */
+static void
+open_memory_history (WickWindow *self, const char *path)
+{
+  static const char *const exts[] = { ".jsonl.gz", ".jsonl.zst", ".jsonl" };
+  for (gsize i = 0; i < G_N_ELEMENTS (exts); i++)
+    if (g_str_has_suffix (path, exts[i]))
+      {
+        g_autofree char *stem = g_strndup (path, strlen (path) - strlen (exts[i]));
+        g_autofree char *snapshot = g_strconcat (stem, ".memory.pickle", NULL);
+        if (g_file_test (snapshot, G_FILE_TEST_IS_REGULAR) && wick_snapshot_window_sniff (snapshot))
+          gtk_window_present (GTK_WINDOW (wick_snapshot_window_new (
+            gtk_window_get_application (GTK_WINDOW (self)), snapshot)));
+        return;
+      }
+}
+
 void
 wick_window_load_file (WickWindow *self, GFile *file)
 {
@@ -232,6 +253,7 @@ wick_window_load_file (WickWindow *self, GFile *file)
   gtk_stack_set_visible_child_name (self->main_stack, "loading");
   wick_document_loader_load_async (request->loader, request->cancellable, on_read, request);
   wick_window_update_actions (self);
+  open_memory_history (self, path);
 }
 
 static void on_recent_activated (GtkListBox *list, GtkListBoxRow *row, WickWindow *self);

@@ -184,6 +184,40 @@ test_snapshot_compare (void)
   app_test_window_close (window);
 }
 
+/* A trace with run.memory.pickle beside it (wick.torch's memory_history=True)
+ * opens its snapshot too. */
+static void
+test_snapshot_beside_trace (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-mh-XXXXXX", NULL);
+  g_autofree char *trace = g_build_filename (dir, "run.jsonl", NULL);
+  g_autofree char *snap = g_build_filename (dir, "run.memory.pickle", NULL);
+  g_autofree char *src_trace = g_build_filename (g_getenv ("WICK_TEST_DATA") ?: "tests/data",
+                                                 "model", "train-contract.jsonl", NULL);
+  g_autofree char *src_snap = data_path ("h200-oom.pickle.gz");
+  g_autofree char *text = NULL, *bytes = NULL;
+  gsize n_text, n_bytes;
+  g_assert_true (g_file_get_contents (src_trace, &text, &n_text, NULL));
+  g_assert_true (g_file_get_contents (src_snap, &bytes, &n_bytes, NULL));
+  g_assert_true (g_file_set_contents (trace, text, (gssize)n_text, NULL));
+  g_assert_true (g_file_set_contents (snap, bytes, (gssize)n_bytes, NULL));
+  WickWindow *main_window = app_test_window_new (app, 900, 600);
+  g_autoptr (GFile) file = g_file_new_for_path (trace);
+  wick_window_load_file (main_window, file);
+  APP_TEST_WAIT (has_snapshot_window, NULL, 10000);
+  WickSnapshotWindow *window = find_snapshot_window ();
+  APP_TEST_WAIT (not_loading, window, 60000);
+  g_assert_null (wick_snapshot_window_get_error (window));
+  guint n;
+  wick_memory_snapshot_get_segments (wick_snapshot_window_get_snapshot (window), &n);
+  g_assert_cmpuint (n, ==, 10);
+  app_test_window_close (window);
+  app_test_window_close (main_window);
+  g_unlink (trace);
+  g_unlink (snap);
+  g_rmdir (dir);
+}
+
 /* A pickle that would run a command: the error page, nothing run. */
 static void
 test_snapshot_hostile (void)
@@ -224,5 +258,6 @@ main (int argc, char **argv)
   g_test_add_func ("/snapshot-window/hostile", test_snapshot_hostile);
   g_test_add_func ("/snapshot-window/range", test_snapshot_range);
   g_test_add_func ("/snapshot-window/compare", test_snapshot_compare);
+  g_test_add_func ("/snapshot-window/beside-trace", test_snapshot_beside_trace);
   return app_test_ui_run (app);
 }
