@@ -855,6 +855,18 @@ sync_writer (WickSession *session, WickError *error)
   return session->writer == NULL || wick_jsonl_writer_sync (session->writer, error);
 }
 
+/* The writer merges the threads' rings in the order it drains them, so what
+ * other threads committed before the finish (a control thread's eviction and
+ * restore, say) is written out before the finish writes its own records (the
+ * weight store's frees of what is still registered): otherwise a restore's
+ * alloc could follow the finish's free of the same storage in the file. */
+static void
+write_what_came_before (WickSession *session)
+{
+  if (session->writer != NULL)
+    wick_jsonl_writer_sync (session->writer, NULL);
+}
+
 bool
 wick_session_finish (WickSession *session, WickError *error)
 {
@@ -874,7 +886,10 @@ wick_session_finish (WickSession *session, WickError *error)
       return false;
     }
   if (!atomic_load (&session->finished))
-    wick_session_finish_slots (session);
+    {
+      write_what_came_before (session);
+      wick_session_finish_slots (session);
+    }
   if (!mark_finished (session, error))
     return false;
   wick_session_report_names_lost (session);
@@ -904,7 +919,10 @@ wick_session_finish_failed (WickSession *session, const char *reason, WickError 
   if (finish_in_fork (session))
     return true;
   if (!atomic_load (&session->finished))
-    wick_session_finish_slots (session);
+    {
+      write_what_came_before (session);
+      wick_session_finish_slots (session);
+    }
   if (!mark_finished (session, error))
     return false;
   wick_session_report_names_lost (session);
