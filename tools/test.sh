@@ -56,8 +56,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
   meson test -C _build-asan --print-errorlogs --num-processes "$jobs" \
   --suite backend --suite model --suite integration --suite fuzz || status=1
 
-echo "== libFuzzer: 60 s a target, two at a time, with coverage"
-tools/fuzz.sh _build-asan 60 2 || status=1
+echo "== libFuzzer: 30 s a target, two at a time, with coverage (longer runs: tools/fuzz.sh BUILD SECONDS JOBS)"
+tools/fuzz.sh _build-asan 30 2 || status=1
 
 python3 tools/summarize-tests.py _build-test/meson-logs/testlog.json \
   _build-test/meson-logs/installlog.json _build-asan/meson-logs/testlog.json
