@@ -333,6 +333,10 @@ static void
 wick_costs_page_init (WickCostsPage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Each tab as wide as its own title, not five times the widest: the
+   * switcher fits a 700 px window in German too (issue 20). */
+  gtk_box_layout_set_homogeneous (
+    GTK_BOX_LAYOUT (gtk_widget_get_layout_manager (GTK_WIDGET (self->switcher))), FALSE);
   build_tables (self);
 }
 

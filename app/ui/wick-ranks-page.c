@@ -196,6 +196,20 @@ section (GtkWidget *box, const char *title)
   return t;
 }
 
+/* @child in a scroller that scrolls sideways when the page is narrower (a
+ * 700 px window, issue 20), as wide as @child when there is room. */
+static GtkWidget *
+sideways (GtkWidget *child)
+{
+  GtkWidget *side = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (side), GTK_POLICY_AUTOMATIC,
+                                  GTK_POLICY_NEVER);
+  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (side), TRUE);
+  gtk_scrolled_window_set_propagate_natural_width (GTK_SCROLLED_WINDOW (side), TRUE);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (side), child);
+  return side;
+}
+
 static GtkWidget *
 grid_new (void)
 {
@@ -477,6 +491,7 @@ fill (WickRanksPage *self)
   {
     GtkWidget *t = label_new (summary, FALSE, 0);
     gtk_widget_add_css_class (t, "title-3");
+    gtk_label_set_wrap (GTK_LABEL (t), TRUE); /* a 700 px window (issue 20) */
     gtk_box_append (GTK_BOX (box), t);
   }
   for (guint i = 0; i < job->notes->len; i++)
@@ -587,7 +602,7 @@ fill (WickRanksPage *self)
         }
       }
   }
-  gtk_box_append (GTK_BOX (left), grid);
+  gtk_box_append (GTK_BOX (left), sideways (grid));
   {
     GtkWidget *row_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
     GtkWidget *reset = gtk_button_new_with_label (_ ("Estimate Every Offset"));
@@ -653,14 +668,7 @@ fill (WickRanksPage *self)
                            job->collectives->len - MAX_COLLECTIVE_ROWS);
       gtk_grid_attach (GTK_GRID (grid), label_new (more, TRUE, 0), 0, row, 9, 1);
     }
-  {
-    GtkWidget *side = gtk_scrolled_window_new ();
-    gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (side), GTK_POLICY_AUTOMATIC,
-                                    GTK_POLICY_NEVER);
-    gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (side), TRUE);
-    gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (side), grid);
-    gtk_box_append (GTK_BOX (box), side);
-  }
+  gtk_box_append (GTK_BOX (box), sideways (grid));
 
   {
     /* keep the scroll position across a refill */

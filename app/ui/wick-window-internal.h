@@ -38,6 +38,8 @@ struct _WickWindow
   GtkPaned *paned;
   AdwViewStack *views;
   GtkWidget *details_button;
+  gboolean details_wanted; /* the user's choice ("show-details") */
+  gboolean details_folded; /* narrower than WICK_WINDOW_FOLD_WIDTH: the pane folded away */
   /* the timeline page */
   GtkWidget *overview;
   GtkWidget *timeline;

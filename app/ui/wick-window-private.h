@@ -15,6 +15,8 @@ void wick_window_cancel_load (WickWindow *self);
  * replaced, or whose window closed, still counts until its thread ends). */
 guint wick_window_get_n_loads_in_flight (void);
 guint wick_window_get_n_banners (WickWindow *self);
+/* TRUE while the window is too narrow for the details pane beside the page. */
+gboolean wick_window_get_details_folded (WickWindow *self);
 void wick_window_search (WickWindow *self, const char *text);
 const char *wick_window_get_match_text (WickWindow *self);
 GtkSearchBar *wick_window_get_search_bar (WickWindow *self);

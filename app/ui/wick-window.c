@@ -458,6 +458,57 @@ on_visible_view (AdwViewStack *views, GParamSpec *pspec, WickWindow *self)
     self->focus_source = g_idle_add (focus_visible_view, self);
 }
 
+/* Below this width the details pane folds away (issue 20): a 700 px window
+ * gives its whole width to the page, so the timeline keeps its track labels
+ * and room to plot. Folded, the details button (F9) still shows the pane,
+ * for as long as the user wants; wide again, the pane is as the user left it
+ * ("show-details"). */
+#define WICK_WINDOW_FOLD_WIDTH 860
+
+static void
+on_show_details_changed (GSettings *settings, const char *key, WickWindow *self)
+{
+  self->details_wanted = g_settings_get_boolean (settings, key);
+  if (!self->details_folded)
+    gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (self->details_button), self->details_wanted);
+}
+
+static void
+on_details_toggled (GtkToggleButton *button, WickWindow *self)
+{
+  if (self->details_folded)
+    return;
+  self->details_wanted = gtk_toggle_button_get_active (button);
+  GSettings *settings = wick_settings_get ();
+  if (settings != NULL && g_settings_get_boolean (settings, "show-details") != self->details_wanted)
+    g_settings_set_boolean (settings, "show-details", self->details_wanted);
+}
+
+static void
+wick_window_fold_details (WickWindow *self, gboolean folded)
+{
+  if (self->details_folded == folded)
+    return;
+  self->details_folded = folded;
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (self->details_button),
+                                folded ? FALSE : self->details_wanted);
+}
+
+static void
+wick_window_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  WickWindow *self = WICK_WINDOW (widget);
+  /* As AdwFlap folds: during the allocation, the pane's change laid out on the next frame. */
+  wick_window_fold_details (self, width < WICK_WINDOW_FOLD_WIDTH);
+  GTK_WIDGET_CLASS (wick_window_parent_class)->size_allocate (widget, width, height, baseline);
+}
+
+gboolean
+wick_window_get_details_folded (WickWindow *self)
+{
+  return self->details_folded;
+}
+
 static void
 wick_window_dispose (GObject *object)
 {
@@ -499,6 +550,7 @@ wick_window_class_init (WickWindowClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   object_class->dispose = wick_window_dispose;
   object_class->get_property = wick_window_get_property;
+  widget_class->size_allocate = wick_window_size_allocate;
   /* The selection every view of the window shares; the template's views
    * bind to it. */
   properties[PROP_SELECTION] = g_param_spec_object ("selection", NULL, NULL, WICK_TYPE_SELECTION,
@@ -581,8 +633,10 @@ bind_settings (WickWindow *self)
   g_settings_bind (settings, "window-width", self, "default-width", once);
   g_settings_bind (settings, "window-height", self, "default-height", once);
   g_settings_bind (settings, "window-maximized", self, "maximized", once);
-  g_settings_bind (settings, "show-details", self->details_button, "active",
-                   G_SETTINGS_BIND_DEFAULT);
+  /* not g_settings_bind: a folded pane (wick_window_fold_details) is not the user's choice */
+  g_signal_connect_object (settings, "changed::show-details", G_CALLBACK (on_show_details_changed),
+                           self, 0);
+  on_show_details_changed (settings, "show-details", self);
   g_autoptr (GAction) show_ops = g_settings_create_action (settings, "show-ops");
   g_action_map_add_action (G_ACTION_MAP (self), show_ops);
   g_signal_connect_object (settings, "changed::show-ops", G_CALLBACK (on_show_ops_changed), self,
@@ -614,6 +668,8 @@ wick_window_init (WickWindow *self)
   gpu_pages_init (self);
   wick_window_loading_init (self);
   wick_window_dnd_init (self);
+  self->details_wanted = TRUE;
+  g_signal_connect (self->details_button, "toggled", G_CALLBACK (on_details_toggled), self);
   bind_settings (self);
   gtk_paned_set_position (self->paned, MAX (gtk_widget_get_width (GTK_WIDGET (self)), 1400) - 340);
   wick_window_fill_recent (self);

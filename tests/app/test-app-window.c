@@ -19,10 +19,13 @@
 #include "ui/wick-health-page.h"
 #include "ui/wick-memory-view.h"
 #include "ui/wick-palette.h"
+#include "ui/wick-ranks-page.h"
 #include "ui/wick-timeline-view.h"
 #include "model/wick-gradient-report.h"
 #include "ui/wick-settings.h"
 #include "ui/wick-window-private.h"
+#include "ui/live/wick-stages-panel.h"
+#include "ui/live/wick-weights-panel.h"
 
 static WickApplication *app;
 
@@ -1102,6 +1105,212 @@ test_export_trace (void)
   app_test_window_close (window);
 }
 
+/* The widget to blame when @widget will not fit: down from @widget, the
+ * child whose minimum width is (nearly) its parent's, as deep as that goes. */
+static GtkWidget *
+widest_culprit (GtkWidget *widget, int *min)
+{
+  gtk_widget_measure (widget, GTK_ORIENTATION_HORIZONTAL, -1, min, NULL, NULL, NULL);
+  for (;;)
+    {
+      GtkWidget *widest = NULL;
+      int widest_min = 0;
+      for (GtkWidget *c = gtk_widget_get_first_child (widget); c;
+           c = gtk_widget_get_next_sibling (c))
+        {
+          int m = 0;
+          if (gtk_widget_get_visible (c))
+            gtk_widget_measure (c, GTK_ORIENTATION_HORIZONTAL, -1, &m, NULL, NULL, NULL);
+          if (m > widest_min)
+            widest = c, widest_min = m;
+        }
+      int here;
+      gtk_widget_measure (widget, GTK_ORIENTATION_HORIZONTAL, -1, &here, NULL, NULL, NULL);
+      if (widest == NULL || widest_min < here - 40)
+        return widget;
+      widget = widest;
+    }
+}
+
+static gboolean
+details_shown (gpointer details)
+{
+  return gtk_widget_get_visible (details) && gtk_widget_get_mapped (details);
+}
+
+static gboolean
+window_narrowed (gpointer window)
+{
+  return gtk_widget_get_mapped (window) && gtk_widget_get_width (window) > 0
+         && gtk_widget_get_width (window) <= 700
+         && wick_window_get_details_folded (window);
+}
+
+/* Issue 20 (B6): at 700 px the window really is 700 px wide on every page
+ * (no page's minimum width widens it), the details pane folds away and the
+ * timeline keeps its track labels; wide again, the pane comes back as the
+ * user left it, and folding never wrote the user's choice. */
+static void
+check_narrow (WickWindow *window, guint min_pages)
+{
+  GtkWidget *timeline = wick_window_get_view (window, "timeline");
+  GtkWidget *details = wick_window_get_view (window, "details");
+  app_test_wait_drawn (timeline, 10000, "the timeline to be drawn");
+  g_assert_true (gtk_widget_get_visible (details));
+  g_assert_false (wick_window_get_details_folded (window));
+  int gutter = wick_timeline_view_get_gutter_width (WICK_TIMELINE_VIEW (timeline));
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 700, 700);
+  APP_TEST_WAIT (window_narrowed, window, 10000);
+  GListModel *pages = G_LIST_MODEL (
+    adw_view_stack_get_pages (ADW_VIEW_STACK (gtk_widget_get_ancestor (timeline, ADW_TYPE_VIEW_STACK))));
+  guint n_pages = 0;
+  g_autoptr (GString) too_wide = g_string_new (NULL);
+  for (guint i = 0; i < g_list_model_get_n_items (pages); i++)
+    {
+      g_autoptr (AdwViewStackPage) page = g_list_model_get_item (pages, i);
+      if (!adw_view_stack_page_get_visible (page))
+        continue;
+      const char *name = adw_view_stack_page_get_name (page);
+      GtkWidget *child = adw_view_stack_page_get_child (page);
+      wick_window_show_page (window, name);
+      app_test_wait_drawn (child, 10000, name);
+      app_test_iterate_pending (100);
+      n_pages++;
+      int page_min;
+      GtkWidget *culprit = widest_culprit (child, &page_min);
+      int culprit_min;
+      gtk_widget_measure (culprit, GTK_ORIENTATION_HORIZONTAL, -1, &culprit_min, NULL, NULL,
+                          NULL);
+      if (page_min > 700)
+        {
+          g_autoptr (GString) chain = g_string_new (NULL);
+          for (GtkWidget *w = culprit; w != child; w = gtk_widget_get_parent (w))
+            {
+              int m;
+              gtk_widget_measure (w, GTK_ORIENTATION_HORIZONTAL, -1, &m, NULL, NULL, NULL);
+              g_string_append_printf (chain, " < %s %d px", G_OBJECT_TYPE_NAME (w), m);
+            }
+          g_string_append_printf (too_wide, "the %s page is %d px wide at least: %s (%s) is %d px%s\n", name, page_min,
+                   G_OBJECT_TYPE_NAME (culprit), gtk_widget_get_css_name (culprit), culprit_min,
+                   chain->str);
+          continue;
+        }
+      int window_min;
+      gtk_widget_measure (GTK_WIDGET (window), GTK_ORIENTATION_HORIZONTAL, -1, &window_min, NULL,
+                          NULL, NULL);
+      g_test_message ("%s: page min %d px, window min %d px, window %d px", name, page_min,
+                      window_min, gtk_widget_get_width (GTK_WIDGET (window)));
+      g_assert_cmpint (window_min, <=, 700);
+      g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (window)), <=, 700);
+      /* the details pane is folded away, the page has the window's width */
+      g_assert_true (wick_window_get_details_folded (window));
+      g_assert_false (gtk_widget_get_visible (details));
+      g_assert_cmpint (gtk_widget_get_width (child), >=, 600);
+      if (child == timeline || gtk_widget_is_ancestor (timeline, child))
+        {
+          /* the track labels stay, at their width, with room to plot */
+          g_assert_true (gtk_widget_get_mapped (timeline));
+          g_assert_cmpint (wick_timeline_view_get_gutter_width (WICK_TIMELINE_VIEW (timeline)),
+                           ==, gutter);
+          g_assert_cmpint (gtk_widget_get_width (timeline), >=, gutter + 300);
+          g_autofree char *label = NULL;
+          for (int y = 0; label == NULL && y < gtk_widget_get_height (timeline); y += 4)
+            label = wick_timeline_view_label_at (WICK_TIMELINE_VIEW (timeline), 10, y);
+          g_assert_nonnull (label);
+        }
+      const char *shots = g_getenv ("WICK_SCREENSHOT_DIR");
+      if (shots != NULL
+          && (g_str_equal (name, "timeline") || g_str_equal (name, "costs")
+              || g_str_equal (name, "ranks")))
+        {
+          g_autofree char *base = g_strdup_printf ("narrow-%s.png", name);
+          g_autofree char *png = g_build_filename (shots, base, NULL);
+          app_test_save_png (GTK_WIDGET (window), png);
+        }
+    }
+  if (too_wide->len > 0)
+    g_error ("%s", too_wide->str);
+  g_assert_cmpuint (n_pages, >=, min_pages);
+
+  /* Folded, the details button still shows the pane: over the window's width. */
+  wick_window_show_page (window, "timeline");
+  GSettings *settings = wick_settings_get ();
+  gboolean wanted = settings ? g_settings_get_boolean (settings, "show-details") : TRUE;
+  g_assert_true (wanted);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.toggle-details", NULL));
+  app_test_iterate_pending (200);
+  g_assert_true (gtk_widget_get_visible (details));
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (window)), <=, 700);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.toggle-details", NULL));
+  app_test_iterate_pending (200);
+  g_assert_false (gtk_widget_get_visible (details));
+  /* ...and the user's choice was never written by folding. */
+  if (settings)
+    g_assert_true (g_settings_get_boolean (settings, "show-details"));
+
+  /* Wide again: the pane is back. */
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  APP_TEST_WAIT (details_shown, details, 10000);
+  g_assert_false (wick_window_get_details_folded (window));
+}
+
+static void
+check_narrow_every_page (void)
+{
+  /* A torch.compile trace: Timeline, Memory, Coverage, Health, Costs, the
+   * three GPU pages, and the live pages (on a session that is not there). */
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "gpu", "torch-compile.json.gz", NULL);
+  WickWindow *window = open_window (path);
+  const char *socket = "/nonexistent/wick-narrow.sock";
+  wick_window_add_page (window, "weights", "Weights", NULL, wick_weights_panel_new (window, socket));
+  wick_window_add_page (window, "stages", "Stages", NULL, wick_stages_panel_new (window, socket));
+  check_narrow (window, 10);
+  app_test_window_close (window);
+
+  /* A job of two ranks (the H200 gloo run): the Ranks page too. */
+  GFile *files[2];
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("h200-gloo-rank%u.json.gz", i);
+      g_autofree char *p = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "ranks", name, NULL);
+      files[i] = g_file_new_for_path (p);
+    }
+  WickWindow *job = app_test_window_new (app, 1400, 900);
+  wick_window_open_job (job, files, 2);
+  APP_TEST_WAIT (app_test_window_is_document, job, 60000);
+  g_assert_nonnull (wick_window_get_view (job, "ranks"));
+  check_narrow (job, 6);
+  for (guint i = 0; i < 2; i++)
+    g_object_unref (files[i]);
+  app_test_window_close (job);
+}
+
+static void
+test_narrow_every_page (void)
+{
+  check_narrow_every_page ();
+}
+
+/* ...and in German, whose titles are longer (the Costs tabs). */
+static void
+test_narrow_every_page_german (void)
+{
+  if (g_test_subprocess ())
+    {
+      if (!app_test_bind_build_catalogs ())
+        g_error ("no C.UTF-8 locale: gettext would ignore LANGUAGE");
+      g_assert_cmpstr (dgettext (GETTEXT_PACKAGE, "Span costs"), ==, "Abschnittskosten");
+      check_narrow_every_page ();
+      return;
+    }
+  g_setenv ("LANGUAGE", "de", TRUE);
+  g_test_trap_subprocess (NULL, 120 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_unsetenv ("LANGUAGE");
+  g_test_trap_assert_passed ();
+}
+
 typedef struct
 {
   GAsyncResult *result;
@@ -1178,6 +1387,8 @@ main (int argc, char **argv)
   g_test_add_func ("/window/close-while-loading", test_close_while_loading);
   g_test_add_func ("/window/live-follow", test_live_follow);
   g_test_add_func ("/window/tabs-and-narrow", test_tabs_and_narrow);
+  g_test_add_func ("/app/window/narrow-every-page", test_narrow_every_page);
+  g_test_add_func ("/app/window/narrow-every-page-german", test_narrow_every_page_german);
   g_test_add_func ("/window/track-events", test_track_events);
   g_test_add_func ("/app/window/fit-any-slice", test_fit_any_slice);
   g_test_add_func ("/app/window/label-column", test_label_column);
