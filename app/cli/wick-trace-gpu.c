@@ -7,7 +7,10 @@
  *    "kernels":[{"name","count","total_ns","mean_ns","min_ns","max_ns","share"}],
  *    "operators":[{"name","count","cpu_self_ns","cpu_total_ns","gpu_ns"}],
  *    "steps":[{"name","start_ns","dur_ns","gpu_busy_ns","idle_ns","compute_ns","comm_ns",
- *              "memcpy_ns"}],
+ *              "memcpy_ns","cpu_only_ns"}],
+ *    "graphs":[{"graph","graph_id","nodes","replays","kernels","gpu_ns","stage"}],
+ *    "stages":[{"name","graphs","replays","kernels","gpu_ns",
+ *               "by_kernel":[{"name","count","total_ns"}]}],
  *    "launches":{"flows","to_kernel","unmatched","delay_p50_ns","delay_p99_ns"}}
  * Without, a short text report. Exit status as `check`: 0 valid, 1 health
  * errors, 2 parse error (what was read before it is still analysed), 3

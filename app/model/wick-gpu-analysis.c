@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "wick-chrome-stream.h"
+#include "wick-gpu-graphs.h"
 #include "wick-steps.h"
 
 gboolean
@@ -710,6 +711,133 @@ member_int (JsonBuilder *b, const char *name, gint64 v)
   json_builder_add_int_value (b, v);
 }
 
+/* "graphs": each CUDA graph a graph launch replayed (wick-gpu-graphs.h),
+ * by first launch; "stages": the Wick stages whose graphs they are, by
+ * name, each with its kernels by name (count and total over every replay). */
+typedef struct
+{
+  guint64 count, total_ns;
+} KernelSum;
+
+static void
+add_graphs_and_stages (JsonBuilder *b, WickDocument *doc)
+{
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  g_autoptr (WickGpuGraphs) graphs = wick_gpu_graphs_new (doc);
+  guint n_graphs, nd;
+  const WickGpuGraph *g = wick_gpu_graphs_get (graphs, &n_graphs);
+  const WickDeviceSlice *d = wick_tracks_get_device_slices (tracks, &nd);
+  g_autofree guint64 *graph_kernels = g_new0 (guint64, MAX (n_graphs, 1));
+  /* per stage (by name): its graphs' indices and a name -> KernelSum table */
+  g_autoptr (GHashTable) stage_of_name = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GPtrArray) stage_names = g_ptr_array_new ();
+  g_autoptr (GPtrArray) stage_kernels = g_ptr_array_new_with_free_func (
+    (GDestroyNotify)g_hash_table_unref);
+  g_autoptr (GPtrArray) stage_kernel_order = g_ptr_array_new_with_free_func (
+    (GDestroyNotify)g_array_unref);
+  g_autofree guint *stage_of_graph = g_new (guint, MAX (n_graphs, 1));
+  for (guint i = 0; i < n_graphs; i++)
+    {
+      stage_of_graph[i] = G_MAXUINT;
+      if (g[i].stage == NULL)
+        continue;
+      gpointer row = g_hash_table_lookup (stage_of_name, g[i].stage);
+      if (row == NULL)
+        {
+          g_ptr_array_add (stage_names, (gpointer)g[i].stage);
+          g_ptr_array_add (stage_kernels, g_hash_table_new_full (NULL, NULL, NULL, g_free));
+          g_ptr_array_add (stage_kernel_order, g_array_new (FALSE, FALSE, sizeof (WickStr)));
+          row = GUINT_TO_POINTER (stage_names->len);
+          g_hash_table_insert (stage_of_name, (gpointer)g[i].stage, row);
+        }
+      stage_of_graph[i] = GPOINTER_TO_UINT (row) - 1;
+    }
+  for (guint i = 0; i < nd; i++)
+    {
+      WickGpuGraphNode node;
+      if (d[i].kind != WICK_DEVICE_KERNEL || !wick_gpu_graphs_node (graphs, i, &node)
+          || node.graph >= n_graphs)
+        continue;
+      graph_kernels[node.graph]++;
+      guint st = stage_of_graph[node.graph];
+      if (st == G_MAXUINT)
+        continue;
+      GHashTable *sums = g_ptr_array_index (stage_kernels, st);
+      KernelSum *sum = g_hash_table_lookup (sums, GUINT_TO_POINTER (d[i].name));
+      if (sum == NULL)
+        {
+          sum = g_new0 (KernelSum, 1);
+          g_hash_table_insert (sums, GUINT_TO_POINTER (d[i].name), sum);
+          g_array_append_val (g_ptr_array_index (stage_kernel_order, st), d[i].name);
+        }
+      sum->count++;
+      sum->total_ns += d[i].duration_ns;
+    }
+  json_builder_set_member_name (b, "graphs");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < n_graphs; i++)
+    {
+      json_builder_begin_object (b);
+      member_int (b, "graph", i);
+      json_builder_set_member_name (b, "graph_id");
+      if (g[i].graph_id >= 0)
+        json_builder_add_int_value (b, g[i].graph_id);
+      else
+        json_builder_add_null_value (b);
+      member_int (b, "nodes", g[i].n_nodes);
+      member_int (b, "replays", g[i].n_replays);
+      member_int (b, "kernels", (gint64)graph_kernels[i]);
+      member_int (b, "gpu_ns", (gint64)g[i].gpu_ns);
+      json_builder_set_member_name (b, "stage");
+      if (g[i].stage)
+        json_builder_add_string_value (b, g[i].stage);
+      else
+        json_builder_add_null_value (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "stages");
+  json_builder_begin_array (b);
+  for (guint st = 0; st < stage_names->len; st++)
+    {
+      guint n_stage_graphs = 0, replays = 0;
+      guint64 kernels = 0, gpu_ns = 0;
+      for (guint i = 0; i < n_graphs; i++)
+        if (stage_of_graph[i] == st)
+          {
+            n_stage_graphs++;
+            replays += g[i].n_replays;
+            kernels += graph_kernels[i];
+            gpu_ns += g[i].gpu_ns;
+          }
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, g_ptr_array_index (stage_names, st));
+      member_int (b, "graphs", n_stage_graphs);
+      member_int (b, "replays", replays);
+      member_int (b, "kernels", (gint64)kernels);
+      member_int (b, "gpu_ns", (gint64)gpu_ns);
+      json_builder_set_member_name (b, "by_kernel");
+      json_builder_begin_array (b);
+      GArray *order = g_ptr_array_index (stage_kernel_order, st);
+      GHashTable *sums = g_ptr_array_index (stage_kernels, st);
+      for (guint k = 0; k < order->len; k++)
+        {
+          WickStr name = g_array_index (order, WickStr, k);
+          const KernelSum *sum = g_hash_table_lookup (sums, GUINT_TO_POINTER (name));
+          json_builder_begin_object (b);
+          json_builder_set_member_name (b, "name");
+          json_builder_add_string_value (b, wick_document_str (doc, name));
+          member_int (b, "count", (gint64)sum->count);
+          member_int (b, "total_ns", (gint64)sum->total_ns);
+          json_builder_end_object (b);
+        }
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
 char *
 wick_gpu_analysis_to_json (const WickGpuAnalysis *a, WickDocument *doc)
 {
@@ -787,6 +915,7 @@ wick_gpu_analysis_to_json (const WickGpuAnalysis *a, WickDocument *doc)
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
+  add_graphs_and_stages (b, doc);
   json_builder_set_member_name (b, "launches");
   json_builder_begin_object (b);
   member_int (b, "flows", (gint64)a->launches.flows);

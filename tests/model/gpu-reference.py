@@ -90,6 +90,7 @@ def within(u, s, e):
 def reference(path):
     events = load(path)
     work = []   # (start, end, kind, name, device, correlation)
+    graph_work = []  # the same and the `graph id` arg (None when not written)
     host = collections.defaultdict(list)  # thread -> [(ts, -dur, seq, event)]
     for seq, e in enumerate(events):
         if not isinstance(e, dict) or e.get("ph") != "X" or "ts" not in e:
@@ -109,6 +110,9 @@ def reference(path):
             device = "cuda:%d" % dev if dev is not None else str(e.get("pid", 0))
             corr = number(args.get("correlation")) or 0
             work.append((ts, ts + dur, kind, e.get("name", ""), device, corr))
+            gid = number(args.get("graph id"))
+            graph_work.append((ts, ts + dur, kind, e.get("name", ""), device, corr,
+                               gid if gid is not None and gid >= 0 else None))
             continue
         host[(str(e.get("pid", 0)), str(e.get("tid", e.get("pid", 0))))].append(
             (ts, -dur, seq, e.get("name", ""), cat, args))
@@ -209,7 +213,58 @@ def reference(path):
         k = max(1, (p * len(delays) + 99) // 100)
         return delays[k - 1] if delays else 0
 
+    # CUDA graphs: the work of one graph launch (its launcher named
+    # cudaGraphLaunch...) by start; the same graph id, or else the same
+    # kernel names in the same order, is the same graph; its stage is the
+    # "wick stage: NAME" slice around the launch
+    replays = collections.defaultdict(list)
+    for seq, (s, e, kind, name, device, corr, gid) in enumerate(graph_work):
+        L = launcher.get(corr) if corr else None
+        if L is not None and spans[L][2].startswith(GRAPH_LAUNCH):
+            replays[L].append((s, seq, e - s, kind, name, gid))
+    graphs = {}
+    for L in sorted(replays, key=lambda L: spans[L][0]):
+        items = sorted(replays[L])
+        gid = items[0][5]
+        key = ("id", gid) if gid is not None else ("names", tuple(i[4] for i in items))
+        stage = None
+        p = L
+        while p >= 0:
+            if spans[p][2].startswith(STAGE) and len(spans[p][2]) > len(STAGE):
+                stage = spans[p][2][len(STAGE):]
+                break
+            p = spans[p][4]
+        g = graphs.setdefault(key, {"graph_id": gid, "nodes": len(items), "replays": 0,
+                                    "kernels": 0, "gpu_ns": 0, "stage": stage, "by_kernel": {}})
+        g["replays"] += 1
+        for s, seq, dur, kind, name, _ in items:
+            g["gpu_ns"] += dur
+            if kind == "kernel":
+                g["kernels"] += 1
+                k = g["by_kernel"].setdefault(name, {"name": name, "count": 0, "total_ns": 0})
+                k["count"] += 1
+                k["total_ns"] += dur
+    stages = {}
+    for g in graphs.values():
+        if g["stage"] is None:
+            continue
+        st = stages.setdefault(g["stage"], {"name": g["stage"], "graphs": 0, "replays": 0,
+                                           "kernels": 0, "gpu_ns": 0, "by_kernel": {}})
+        st["graphs"] += 1
+        for f in ("replays", "kernels", "gpu_ns"):
+            st[f] += g[f]
+        for name, k in g["by_kernel"].items():
+            sk = st["by_kernel"].setdefault(name, {"name": name, "count": 0, "total_ns": 0})
+            sk["count"] += k["count"]
+            sk["total_ns"] += k["total_ns"]
+    for g in graphs.values():
+        del g["by_kernel"]
+    for st in stages.values():
+        st["by_kernel"] = sorted(st["by_kernel"].values(), key=lambda k: k["name"])
+
     return {
+        "graphs": sorted(graphs.values(), key=graph_key),
+        "stages": sorted(stages.values(), key=lambda st: st["name"]),
         "devices": [{"device": k, "busy_ns": within(union(v["busy"]), 0, 1 << 63),
                      "kernel_ns": v["kernel_ns"], "memcpy_ns": v["memcpy_ns"],
                      "memset_ns": v["memset_ns"], "comm_ns": v["comm_ns"]}
@@ -222,10 +277,29 @@ def reference(path):
     }
 
 
+GRAPH_LAUNCH = ("cudaGraphLaunch", "hipGraphLaunch", "cuGraphLaunch")
+STAGE = "wick stage: "
+
+
+def graph_key(g):
+    return (g["nodes"], g["replays"], g["kernels"], g["gpu_ns"], g["stage"] or "",
+            -1 if g["graph_id"] is None else g["graph_id"])
+
+
 def differences(got, want):
     out = []
     got = dict(got)
     got["operators"] = sorted(got["operators"], key=lambda o: o["name"])
+    # graphs as a multiset (their order is by first launch's span index in
+    # Wick, by first launch's start here); a stage's kernels by name
+    got["graphs"] = sorted(({k: v for k, v in g.items() if k != "graph"}
+                            for g in got.get("graphs", [])), key=graph_key)
+    got["stages"] = sorted((dict(st, by_kernel=sorted(st["by_kernel"], key=lambda k: k["name"]))
+                            for st in got.get("stages", [])), key=lambda st: st["name"])
+    for key in ("graphs", "stages"):
+        if got[key] != want[key]:
+            out.append("%s: %s, the reference says %s"
+                       % (key, json.dumps(got[key])[:400], json.dumps(want[key])[:400]))
     for key in ("devices", "kernels", "operators", "steps"):
         g, w = got[key], want[key]
         if len(g) != len(w):
