@@ -8,7 +8,7 @@
  * wheel scrolls tracks when they overflow, horizontal wheel or shift pans
  * time); drag pans; shift+drag box-selects a range; click selects the record
  * under the pointer; + / − / 0 zoom in, out and to fit; W/S zoom and A/D pan
- * (as in Perfetto and Tracy); double-click or F zooms to the selected span,
+ * (as in Perfetto and Tracy); double-click or F fits the selected slice (any kind),
  * M marks its extent as the range (Perfetto's keys); Escape clears the range;
  * ] and [ follow the selected event's flows forward and back; P pins the
  * selected event's track. Clicking a process header collapses it, a track's

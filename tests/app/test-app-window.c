@@ -792,6 +792,9 @@ test_tabs_and_narrow (void)
   /* The hint bar is shown, whole inside the timeline (shortened, not cut). */
   GtkWidget *hint = wick_window_get_view (window, "hint");
   g_assert_true (gtk_widget_get_mapped (hint));
+  /* what the keys do now (issue 20): f and double-click fit any slice */
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (hint)),
+                            "Double-click or F fits any slice, GPU ones too"));
   graphene_rect_t bounds;
   g_assert_true (gtk_widget_compute_bounds (hint, timeline, &bounds));
   g_assert_cmpfloat (bounds.size.width, >, 40);
