@@ -12,6 +12,7 @@
 #include "wick-chrome-stream.h"
 #include "wick-document-private.h"
 #include "wick-input.h"
+#include "wick-record.h"
 #include "wick-tracks.h"
 
 typedef struct
@@ -719,45 +720,100 @@ read_event (Import *im, const WickChromeEvent *e)
 
 /* ---- writing records -------------------------------------------------- */
 
+/* The candle-graph records are committed as values through the model's one
+ * door (wick-record.h), never written as text to be parsed again. */
 static void
-feed (WickDocument *doc, GString *line, gboolean *ok)
+commit (WickDocument *doc, WickRecordBuilder *b, gboolean *ok)
 {
-  if (*ok && !wick_document_feed_line (doc, line->str, line->len, NULL))
+  if (*ok && !wick_document_commit_built (doc, b, NULL))
     *ok = FALSE;
-  g_string_truncate (line, 0);
 }
 
 static void
-append_kv_str (GString *out, const char *key, const char *value)
-{
-  g_string_append_printf (out, ",\"%s\":", key);
-  wick_json_append_string (out, value, strlen (value));
-}
-
-static void
-emit_meta (WickDocument *doc, GString *line, const char *name, gboolean has_memory,
+emit_meta (WickDocument *doc, WickRecordBuilder *b, const char *name, gboolean has_memory,
            gboolean has_device, gboolean *ok)
 {
-  g_autofree char *run = g_strconcat ("chrome:", name, NULL);
+  /* the name is a file's: shown, so valid UTF-8 (feeding text checked it) */
+  g_autofree char *valid = g_utf8_make_valid (name, -1);
+  g_autofree char *run = g_strconcat ("chrome:", valid, NULL);
+  const char *memory = has_memory ? "partial" : "none";
+  guint32 cc, tags;
 
-  g_string_append (line, "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/10\"");
-  append_kv_str (line, "run_id", run);
-  append_kv_str (line, "correlation_id", run);
-  append_kv_str (line, "entrypoint", name);
-  g_string_append (line, ",\"phase\":\"infer\"");
+  wick_record_builder_begin (b, WICK_KIND_META, 0);
+  wick_record_builder_str (b, META_SCHEMA, "candle-graph/trace/10", -1);
+  wick_record_builder_str (b, META_RUN_ID, run, -1);
+  wick_record_builder_str (b, META_CORRELATION_ID, run, -1);
+  wick_record_builder_str (b, META_ENTRYPOINT, valid, -1);
+  wick_record_builder_enum_name (b, META_PHASE, "infer");
   /* a fixed stamp: importing the same file twice gives the same document */
-  append_kv_str (line, "timestamp", "1970-01-01T00:00:00Z");
-  g_string_append_printf (line,
-                          ",\"capture_step\":1,\"warmup_steps\":0,\"device\":\"%s\","
-                          "\"measured_region_device_synchronized\":false,\"timing_mode\":\"host\","
-                          "\"capture_contract\":{\"measurement_scope\":\"unknown\","
-                          "\"operations\":\"none\",\"tensors\":\"none\",\"gradients\":\"none\","
-                          "\"logical_memory\":\"%s\",\"physical_memory\":\"%s\","
-                          "\"device_timing\":\"none\",\"required_semantic_labels\":[]},"
-                          "\"tags\":{\"source\":\"chrome-trace-event\"}}",
-                          has_device ? "cuda:0" : "cpu", has_memory ? "partial" : "none",
-                          has_memory ? "partial" : "none");
-  feed (doc, line, ok);
+  wick_record_builder_str (b, META_TIMESTAMP, "1970-01-01T00:00:00Z", -1);
+  wick_record_builder_u64 (b, META_CAPTURE_STEP, 1);
+  wick_record_builder_u64 (b, META_WARMUP_STEPS, 0);
+  wick_record_builder_str (b, META_DEVICE, has_device ? "cuda:0" : "cpu", -1);
+  wick_record_builder_bool (b, META_MEASURED_REGION_DEVICE_SYNCHRONIZED, FALSE);
+  wick_record_builder_enum_name (b, META_TIMING_MODE, "host");
+  cc = wick_record_builder_object (b, META_CAPTURE_CONTRACT);
+  wick_record_builder_enum_name (b, cc + CC_MEASUREMENT_SCOPE, "unknown");
+  wick_record_builder_enum_name (b, cc + CC_OPERATIONS, "none");
+  wick_record_builder_enum_name (b, cc + CC_TENSORS, "none");
+  wick_record_builder_enum_name (b, cc + CC_GRADIENTS, "none");
+  wick_record_builder_enum_name (b, cc + CC_LOGICAL_MEMORY, memory);
+  wick_record_builder_enum_name (b, cc + CC_PHYSICAL_MEMORY, memory);
+  wick_record_builder_enum_name (b, cc + CC_DEVICE_TIMING, "none");
+  wick_record_builder_list (b, cc + CC_REQUIRED_LABELS, 0);
+  tags = wick_record_builder_list (b, META_TAGS, 1);
+  wick_record_builder_str (b, tags, "source", -1);
+  wick_record_builder_str (b, tags + 1, "chrome-trace-event", -1);
+  commit (doc, b, ok);
+}
+
+/* The root span "s1" over everything, named after the file. */
+static void
+emit_root (WickDocument *doc, WickRecordBuilder *b, const char *name, gboolean *ok)
+{
+  g_autofree char *valid = g_utf8_make_valid (name, -1);
+
+  wick_record_builder_begin (b, WICK_KIND_SPAN_START, 0);
+  wick_record_builder_str (b, SS_ID, "s1", 2);
+  wick_record_builder_str (b, SS_NAME, valid, -1);
+  wick_record_builder_u64 (b, SS_START_NS, 0);
+  wick_record_builder_enum_name (b, SS_SPAN_KIND, "function");
+  wick_record_builder_bool (b, SS_MEASURED, TRUE);
+  commit (doc, b, ok);
+}
+
+/* The root's end and the terminal, at @end_ns. */
+static void
+emit_end (WickDocument *doc, WickRecordBuilder *b, guint64 end_ns, gboolean *ok)
+{
+  wick_record_builder_begin (b, WICK_KIND_SPAN_END, 0);
+  wick_record_builder_str (b, SE_ID, "s1", 2);
+  wick_record_builder_u64 (b, SE_DURATION_NS, end_ns);
+  commit (doc, b, ok);
+  wick_record_builder_begin (b, WICK_KIND_TERMINAL, 0);
+  wick_record_builder_enum_name (b, TERM_OUTCOME, "complete");
+  wick_record_builder_u64 (b, TERM_TIMESTAMP_NS, end_ns);
+  commit (doc, b, ok);
+}
+
+/* A memory record on the root span, with no shape or dtype. */
+static void
+emit_memory_record (WickDocument *doc, WickRecordBuilder *b, guint64 t_ns, const char *storage,
+                    const char *device, guint64 bytes, gboolean is_free, const char *category,
+                    gboolean *ok)
+{
+  wick_record_builder_begin (b, WICK_KIND_MEMORY, 0);
+  wick_record_builder_u64 (b, MEM_TIMESTAMP_NS, t_ns);
+  wick_record_builder_str (b, MEM_STORAGE_ID, storage, -1);
+  wick_record_builder_str (b, MEM_TENSOR_ID, storage, -1);
+  wick_record_builder_str (b, MEM_SPAN_ID, "s1", 2);
+  wick_record_builder_str (b, MEM_DEVICE, device, -1);
+  wick_record_builder_u64 (b, MEM_BYTES, bytes);
+  wick_record_builder_enum_name (b, MEM_ACTION, is_free ? "free" : "alloc");
+  wick_record_builder_list (b, MEM_SHAPE, 0);
+  wick_record_builder_str (b, MEM_DTYPE, "", 0);
+  wick_record_builder_enum_name (b, MEM_CATEGORY, category);
+  commit (doc, b, ok);
 }
 
 static char *
@@ -782,7 +838,7 @@ compare_memory (gconstpointer a, gconstpointer b)
  * Allocated / Total Reserved: device_memory samples, and counter tracks when
  * there is no Addr (memory_counters). */
 static void
-emit_memory (Import *im, GString *line, const MemoryEvent *m, guint64 t_ns, GHashTable *live,
+emit_memory (Import *im, WickRecordBuilder *b, const MemoryEvent *m, guint64 t_ns, GHashTable *live,
              gboolean *ok)
 {
   g_autofree char *device = memory_device (m);
@@ -807,31 +863,18 @@ emit_memory (Import *im, GString *line, const MemoryEvent *m, guint64 t_ns, GHas
       else if (!is_free)
         g_hash_table_add (live, g_strdup (storage));
       if (write)
-        {
-          g_string_append_printf (line, "{\"kind\":\"memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT,
-                                  t_ns);
-          append_kv_str (line, "storage_id", storage);
-          append_kv_str (line, "tensor_id", storage);
-          g_string_append (line, ",\"span_id\":\"s1\"");
-          append_kv_str (line, "device", device);
-          g_string_append_printf (line,
-                                  ",\"bytes\":%" G_GUINT64_FORMAT ",\"action\":\"%s\",\"shape\":[],"
-                                  "\"dtype\":\"\",\"category\":\"other\"}",
-                                  bytes, is_free ? "free" : "alloc");
-          feed (im->doc, line, ok);
-        }
+        emit_memory_record (im->doc, b, t_ns, storage, device, bytes, is_free, "other", ok);
     }
   if (!(m->has_allocated && m->allocated >= 0) && !(m->has_reserved && m->reserved >= 0))
     return;
-  g_string_append_printf (line, "{\"kind\":\"device_memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT,
-                          t_ns);
-  append_kv_str (line, "device", device);
+  wick_record_builder_begin (b, WICK_KIND_DEVICE_MEMORY, 0);
+  wick_record_builder_u64 (b, DM_TIMESTAMP_NS, t_ns);
+  wick_record_builder_str (b, DM_DEVICE, device, -1);
   if (m->has_allocated && m->allocated >= 0)
-    g_string_append_printf (line, ",\"used_bytes\":%" G_GINT64_FORMAT, m->allocated);
+    wick_record_builder_u64 (b, DM_USED_BYTES, (guint64)m->allocated);
   if (m->has_reserved && m->reserved >= 0)
-    g_string_append_printf (line, ",\"reserved_bytes\":%" G_GINT64_FORMAT, m->reserved);
-  g_string_append_c (line, '}');
-  feed (im->doc, line, ok);
+    wick_record_builder_u64 (b, DM_RESERVED_BYTES, (guint64)m->reserved);
+  commit (im->doc, b, ok);
 }
 
 /* Counter tracks of the [memory] totals of events without Addr (PyTorch <=
@@ -872,7 +915,7 @@ static gboolean
 emit (Import *im, GError **error)
 {
   WickDocument *doc = im->doc;
-  g_autoptr (GString) line = g_string_new (NULL);
+  WickRecordBuilder b;
   g_autoptr (GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   gint64 origin = im->has_time ? im->min_ns : 0;
   guint64 end = im->has_time ? (guint64)(im->max_ns - im->min_ns) : 0;
@@ -884,24 +927,17 @@ emit (Import *im, GError **error)
       gint64 t = g_array_index (im->memory, MemoryEvent, i).ts_ns - origin;
       end = MAX (end, (guint64)MAX (t, 0));
     }
-  emit_meta (doc, line, im->name, im->memory->len > 0, has_device, &ok);
-  g_string_append (line, "{\"kind\":\"span_start\",\"id\":\"s1\"");
-  append_kv_str (line, "name", im->name);
-  g_string_append (line, ",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}");
-  feed (doc, line, &ok);
+  wick_record_builder_init (&b);
+  emit_meta (doc, &b, im->name, im->memory->len > 0, has_device, &ok);
   /* the root (thread key 0, which the builder never maps) is no slice of any track */
+  emit_root (doc, &b, im->name, &ok);
   for (guint i = 0; i < im->memory->len; i++)
     {
       const MemoryEvent *m = &g_array_index (im->memory, MemoryEvent, i);
-      emit_memory (im, line, m, (guint64)MAX (0, m->ts_ns - origin), live, &ok);
+      emit_memory (im, &b, m, (guint64)MAX (0, m->ts_ns - origin), live, &ok);
     }
-  g_string_append_printf (
-    line, "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%" G_GUINT64_FORMAT "}", end);
-  feed (doc, line, &ok);
-  g_string_append_printf (
-    line, "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GUINT64_FORMAT "}",
-    end);
-  feed (doc, line, &ok);
+  emit_end (doc, &b, end, &ok);
+  wick_record_builder_clear (&b);
   if (!ok)
     {
       const WickParseError *pe = wick_document_get_parse_error (doc);
@@ -1146,7 +1182,7 @@ import_memory_timeline (WickDocument *doc, WickChromeReader *reader, const char 
 {
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (GArray) sizes = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GString) line = g_string_new (NULL);
+  WickRecordBuilder b;
   g_autofree gint64 *level = NULL;
   g_autofree guint64 *block = NULL;
   WickChromeInfo *info;
@@ -1163,11 +1199,9 @@ import_memory_timeline (WickDocument *doc, WickChromeReader *reader, const char 
     t0 = 0;
   level = g_new0 (gint64, MAX (1, n_cat));
   block = g_new0 (guint64, MAX (1, n_cat));
-  emit_meta (doc, line, name, TRUE, FALSE, &ok);
-  g_string_append (line, "{\"kind\":\"span_start\",\"id\":\"s1\"");
-  append_kv_str (line, "name", name);
-  g_string_append (line, ",\"start_ns\":0,\"span_kind\":\"function\",\"measured\":true}");
-  feed (doc, line, &ok);
+  wick_record_builder_init (&b);
+  emit_meta (doc, &b, name, TRUE, FALSE, &ok);
+  emit_root (doc, &b, name, &ok);
   for (guint i = 0; i < times->len; i++)
     {
       gint64 t = g_array_index (times, gint64, i);
@@ -1187,27 +1221,16 @@ import_memory_timeline (WickDocument *doc, WickChromeReader *reader, const char 
                 continue;
               if (pass == 1)
                 block[c]++;
-              g_string_append_printf (line,
-                                      "{\"kind\":\"memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT
-                                      ",\"storage_id\":\"%s/%u/%" G_GUINT64_FORMAT
-                                      "\",\"tensor_id\":\"%s/%u/%" G_GUINT64_FORMAT
-                                      "\",\"span_id\":\"s1\",\"device\":\"cuda:0\",\"bytes\":%"
-                                      G_GINT64_FORMAT ",\"action\":\"%s\",\"shape\":[],"
-                                      "\"dtype\":\"\",\"category\":\"%s\"}",
-                                      ns, category, c, block[c], category, c, block[c], bytes,
-                                      pass == 0 ? "free" : "alloc", category);
-              feed (doc, line, &ok);
+              g_autofree char *storage
+                = g_strdup_printf ("%s/%u/%" G_GUINT64_FORMAT, category, c, block[c]);
+              emit_memory_record (doc, &b, ns, storage, "cuda:0", (guint64)bytes, pass == 0,
+                                  category, &ok);
             }
           level[c] = v;
         }
     }
-  g_string_append_printf (
-    line, "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%" G_GINT64_FORMAT "}", t_end);
-  feed (doc, line, &ok);
-  g_string_append_printf (
-    line, "{\"kind\":\"terminal\",\"outcome\":\"complete\",\"timestamp_ns\":%" G_GINT64_FORMAT "}",
-    t_end);
-  feed (doc, line, &ok);
+  emit_end (doc, &b, (guint64)t_end, &ok);
+  wick_record_builder_clear (&b);
   if (!ok || !wick_document_finish_quietly (doc, error))
     {
       if (error != NULL && *error == NULL)

@@ -56,6 +56,8 @@ struct _WickDocument
   /* Wick keys of standard records (extension mode, docs/format.md) */
   WickTraceDecoder *wick_decoder; /* the objects of "wick_records", on first use */
   GString *wick_scratch;
+  char *facts_unescape; /* the scanner's scratch of scan_facts() */
+  gsize facts_unescape_size;
   guint64 wick_records_skipped; /* entries that are not wick_ objects */
   WickAttachFacts attach;        /* meta's wick_attach */
   WickLossFacts losses;          /* the terminal's loss keys */

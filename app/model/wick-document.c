@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "wick-document-private.h"
+#include "wick-record.h"
 #include "wick-tracks-private.h"
 #include "core/wick-dtype-table.h"
 
@@ -158,6 +159,7 @@ wick_document_finalize (GObject *object)
   g_clear_pointer (&self->wick_decoder, wick_trace_decoder_free);
   if (self->wick_scratch != NULL)
     g_string_free (self->wick_scratch, TRUE);
+  g_free (self->facts_unescape);
   g_string_free (self->cause, TRUE);
 
   G_OBJECT_CLASS (wick_document_parent_class)->finalize (object);
@@ -369,7 +371,7 @@ dense_bytes (WickDocument *self, guint32 shape_offset, guint32 rank, const WickV
 }
 
 static void
-commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len)
+commit_meta (WickDocument *self, const WickValue *v, const WickRecord *record)
 {
   WickTraceMeta *meta = &self->meta;
   const WickValue *cc = (self->values_base + v[META_CAPTURE_CONTRACT].offset);
@@ -381,7 +383,15 @@ commit_meta (WickDocument *self, const WickValue *v, const char *line, gsize len
   if (meta->present)
     return;
   meta->present = TRUE;
-  self->meta_json = g_strndup (line, len);
+  if (record->text != NULL)
+    self->meta_json = g_strndup (record->text, record->text_len);
+  else
+    {
+      /* a record that came as values: its JSON as the writer lays it out */
+      GString *json = g_string_new (NULL);
+      wick_trace_record_write (WICK_KIND_META, 0, self->values_base, json);
+      self->meta_json = g_string_free (json, FALSE);
+    }
   meta->schema = intern_value (self, &v[META_SCHEMA]);
   meta->run_id = intern_value (self, &v[META_RUN_ID]);
   meta->correlation_id = intern_value (self, &v[META_CORRELATION_ID]);
@@ -707,14 +717,18 @@ static const WickRecordType record_types[WICK_N_KINDS] = {
   WICK_RECORD_GRADIENT, WICK_RECORD_EDGE,          WICK_RECORD_TERMINAL,
 };
 
-static void commit_wick_keys (WickDocument *self, WickRecordKind kind, const char *line, gsize len);
+static void commit_facts (WickDocument *self, WickRecordKind kind, const WickRecordFacts *facts);
 
-/* Commits a decoded record whose values start at self->values_base. */
 void
-wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char *line, gsize len)
+wick_document_commit (WickDocument *self, const WickRecord *record)
 {
-  const WickValue *v = self->values_base;
+  WickRecordKind kind = record->kind;
+  const WickValue *v = record->values;
 
+  g_return_if_fail (kind < WICK_N_KINDS);
+  self->n_lines = record->line != 0 ? record->line : self->n_lines + 1;
+  self->values_base = v;
+  self->edge_kind = record->edge_kind;
   if (self->has_terminal)
     stream_error (self, g_strdup_printf ("terminal event must be the final trace record; found "
                                          "another event at index %" G_GUINT64_FORMAT,
@@ -726,7 +740,7 @@ wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char
   switch (kind)
     {
       case WICK_KIND_META:
-        commit_meta (self, v, line, len);
+        commit_meta (self, v, record);
         break;
       case WICK_KIND_SPAN_START:
         commit_span_start (self, v);
@@ -768,25 +782,152 @@ wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char
   self->record_values = NULL;
   self->n_record_values = 0;
   self->n_records++;
-  if (self->extensions
-      && (memmem (line, len, "\"wick_records\"", 14) != NULL
-          || (kind == WICK_KIND_SPAN_START
-              && memmem (line, len, "\"wick_thread_name\"", 18) != NULL)
-          || (kind == WICK_KIND_META && memmem (line, len, "\"wick_attach\"", 13) != NULL)
-          || (kind == WICK_KIND_TERMINAL && memmem (line, len, "\"wick_", 6) != NULL)))
-    commit_wick_keys (self, kind, line, len);
+  if (self->extensions && record->facts != NULL && record->facts->present != 0)
+    commit_facts (self, kind, record->facts);
 }
 
+gboolean
+wick_document_commit_built (WickDocument *self, WickRecordBuilder *builder, GError **error)
+{
+  WickRecord record;
+  g_autofree char *missing = NULL;
+
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
+  if (self->decode_failed || self->finished)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the document no longer accepts lines");
+      return FALSE;
+    }
+  if ((missing = wick_record_builder_missing (builder)) != NULL)
+    {
+      self->n_lines++;
+      return wick_document_set_decode_error (self, "commit", missing, error);
+    }
+  wick_record_builder_get (builder, &record);
+  wick_document_commit (self, &record);
+  return TRUE;
+}
+
+static gboolean scan_facts (WickDocument *self, WickRecordKind kind, const char *line, gsize len,
+                            WickRecordFacts *facts);
+
+/* A record decoded from its JSONL line: its Wick keys are decoded from the
+ * line here, once, then it goes through the one door. */
+void
+wick_document_commit_record (WickDocument *self, WickRecordKind kind, const char *line, gsize len)
+{
+  WickRecordFacts facts;
+  WickRecord record = { .kind = kind,
+                        .edge_kind = (guint8)self->edge_kind,
+                        .line = self->n_lines,
+                        .values = self->values_base,
+                        .text = line,
+                        .text_len = len };
+
+  if (self->extensions && scan_facts (self, kind, line, len, &facts))
+    record.facts = &facts;
+  wick_document_commit (self, &record);
+}
+
+/* The facts Wick reads of a Wick record, from its JSON object's top-level
+ * members (the last of a repeated key wins, as a JSON object's reader has
+ * it). Decoded once, here. */
+static void
+decode_extension (WickDocument *self, WickExtensionRecord *r, const char *json, gsize len)
+{
+  WickJsonScanner scanner;
+  GString *error = g_string_new (NULL);
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+  guint32 flags = 0;
+  g_autofree char *unescape = g_malloc (len + 16);
+
+  wick_json_scanner_init (&scanner, json, json + len, error, unescape);
+  if (!wick_json_object_begin (&scanner))
+    goto out;
+  while (wick_json_object_next (&scanner, &first, &key, &key_len))
+    {
+      WickJsonType type;
+      WickStr *member = NULL;
+      if (!wick_json_peek_type (&scanner, &type))
+        goto out;
+      if (type == WICK_JSON_STRING)
+        {
+          if (key_len == 5 && memcmp (key, "label", 5) == 0)
+            member = &r->label;
+          else if (key_len == 6 && memcmp (key, "module", 6) == 0)
+            member = &r->module;
+          else if (key_len == 5 && memcmp (key, "stage", 5) == 0)
+            member = &r->stage;
+          else if (key_len == 7 && memcmp (key, "verdict", 7) == 0)
+            member = &r->verdict;
+          else if (key_len == 4 && memcmp (key, "name", 4) == 0)
+            member = &r->name;
+        }
+      if (member != NULL)
+        {
+          const char *str;
+          gsize str_len;
+          if (!wick_json_read_string (&scanner, &str, &str_len))
+            goto out;
+          *member = wick_string_pool_intern (self->pool, str, str_len);
+          continue;
+        }
+      if (type == WICK_JSON_NUMBER
+          && ((key_len == 6 && memcmp (key, "thread", 6) == 0)
+              || (key_len == 6 && memcmp (key, "os_tid", 6) == 0)))
+        {
+          WickJsonNumber number;
+          gboolean is_thread = key[0] == 't';
+          if (!wick_json_read_number (&scanner, &number))
+            goto out;
+          gboolean integer = number.kind == WICK_JSON_U64 || number.kind == WICK_JSON_I64;
+          gint64 value = number.kind == WICK_JSON_U64
+                           ? (number.u64 > G_MAXINT64 ? -1 : (gint64)number.u64)
+                           : number.i64;
+          if (is_thread)
+            r->thread = integer && value > 0 && value <= G_MAXUINT16 ? (guint32)value : 0;
+          else if (integer && !(number.kind == WICK_JSON_U64 && number.u64 > G_MAXINT64))
+            r->os_tid = value, r->flags |= WICK_EXTENSION_HAS_OS_TID;
+          else
+            r->flags &= ~(guint32)WICK_EXTENSION_HAS_OS_TID;
+          continue;
+        }
+      if (!wick_json_skip_value (&scanner))
+        goto out;
+    }
+  if (!wick_json_failed (&scanner))
+    flags = WICK_EXTENSION_OBJECT;
+out:
+  if (flags == 0)
+    {
+      /* not an object: nothing of it is read */
+      WickStr kind = r->kind, text = r->json;
+      memset (r, 0, sizeof *r);
+      r->kind = kind;
+      r->json = text;
+    }
+  r->flags |= flags;
+  g_string_free (error, TRUE);
+}
+
+/* @typed: the facts already known (a record Wick made itself), else NULL and
+ * they are decoded from @json. */
 static void
 append_extension (WickDocument *self, const char *json, gsize len, const char *kind, gsize kind_len,
-                  guint64 timestamp_ns)
+                  guint64 timestamp_ns, const WickExtensionRecord *typed)
 {
   WickExtensionRecord r = { 0 };
 
+  if (typed != NULL)
+    r = *typed;
   r.kind = wick_string_pool_intern (self->pool, kind, kind_len);
   r.json = wick_string_pool_intern (self->pool, json, len);
   r.timestamp_ns = timestamp_ns;
   r.line = (guint32)self->n_lines;
+  if (typed == NULL)
+    decode_extension (self, &r, json, len);
   self->counts[WICK_RECORD_EXTENSION]++;
   g_array_append_val (self->extension_records, r);
 }
@@ -798,7 +939,7 @@ wick_document_commit_extension (WickDocument *self, const char *line, gsize len,
   /* a line of its own: candle-graph stops here */
   if (self->first_extension_line == 0)
     self->first_extension_line = self->n_lines;
-  append_extension (self, line, len, kind, kind_len, timestamp_ns);
+  append_extension (self, line, len, kind, kind_len, timestamp_ns, NULL);
 }
 
 /* The objects of a "wick_records" array (raw JSON text [start, end)): each a
@@ -839,7 +980,7 @@ commit_wick_records (WickDocument *self, const char *start, const char *end)
       gsize kind_len;
       const char *ext = wick_trace_decoder_extension_kind (self->wick_decoder, &kind_len);
       append_extension (self, element, (gsize)(scanner.p - element), ext, kind_len,
-                        wick_trace_decoder_extension_timestamp (self->wick_decoder));
+                        wick_trace_decoder_extension_timestamp (self->wick_decoder), NULL);
     }
   if (wick_json_failed (&scanner))
     self->wick_records_skipped++;
@@ -849,9 +990,9 @@ commit_wick_records (WickDocument *self, const char *start, const char *end)
 /* A span_start's thread identity ("wick_thread_name", "wick_os_tid"): kept as
  * the wick_thread record older files wrote, so the track model reads both. */
 static void
-commit_thread_identity (WickDocument *self, const char *name, const char *name_end, const char *tid,
-                        const char *tid_end)
+commit_thread_identity (WickDocument *self, const WickRecordFacts *facts)
 {
+  WickExtensionRecord typed = { 0 };
   const WickSpan *span;
   GString *json;
 
@@ -863,19 +1004,21 @@ commit_thread_identity (WickDocument *self, const char *name, const char *name_e
   if (self->wick_scratch == NULL)
     self->wick_scratch = g_string_new (NULL);
   json = self->wick_scratch;
-  g_string_printf (json, "{\"kind\":\"wick_thread\",\"thread\":%u,\"os_tid\":", span->thread);
-  if (tid != NULL)
-    g_string_append_len (json, tid, tid_end - tid);
-  else
-    g_string_append_printf (json, "%u", span->thread);
-  if (name != NULL)
+  typed.flags = WICK_EXTENSION_OBJECT | WICK_EXTENSION_HAS_OS_TID;
+  typed.thread = span->thread;
+  typed.os_tid = (facts->present & WICK_FACT_OS_TID) ? (gint64)MIN (facts->os_tid, G_MAXINT64)
+                                                     : (gint64)span->thread;
+  g_string_printf (json, "{\"kind\":\"wick_thread\",\"thread\":%u,\"os_tid\":%" G_GINT64_FORMAT,
+                   span->thread, typed.os_tid);
+  if (facts->present & WICK_FACT_THREAD_NAME)
     {
+      typed.name = wick_string_pool_intern (self->pool, facts->thread_name, facts->thread_name_len);
       g_string_append (json, ",\"name\":");
-      g_string_append_len (json, name, name_end - name);
+      wick_json_append_string (json, facts->thread_name, facts->thread_name_len);
     }
   g_string_append_printf (json, ",\"timestamp_ns\":%" G_GUINT64_FORMAT "}", span->start_ns);
   append_extension (self, json->str, json->len, "wick_thread", strlen ("wick_thread"),
-                    span->start_ns);
+                    span->start_ns, &typed);
 }
 
 /* An unsigned integer value [value, end) of a Wick key; 0 when it is not one. */
@@ -896,12 +1039,12 @@ wick_key_u64 (const char *value, const char *end)
 }
 
 /* meta's "wick_attach": {"attached_ns":T,"missing":N,"exact":B,"snapshot":B} */
-static void
-commit_attach (WickDocument *self, const char *start, const char *end)
+static gboolean
+scan_attach (const char *start, const char *end, WickAttachFacts *out)
 {
   WickJsonScanner scanner;
   GString *error = g_string_new (NULL);
-  gboolean first = TRUE;
+  gboolean first = TRUE, ok = FALSE;
   const char *key;
   gsize key_len;
   WickAttachFacts attach = { TRUE, 0, 0, TRUE, FALSE };
@@ -926,26 +1069,43 @@ commit_attach (WickDocument *self, const char *start, const char *end)
         attach.snapshot = scanner.p - value == 4 && memcmp (value, "true", 4) == 0;
     }
   if (!wick_json_failed (&scanner))
-    self->attach = attach;
+    {
+      *out = attach;
+      ok = TRUE;
+    }
 out:
   g_string_free (error, TRUE);
+  return ok;
 }
 
-/* The Wick keys of a standard record (docs/format.md, "Wick keys"), read in
- * extension mode: candle-graph ignores them, and so does the verdict. */
-static void
-commit_wick_keys (WickDocument *self, WickRecordKind kind, const char *line, gsize len)
+/* The Wick keys of a standard record's line (docs/format.md, "Wick keys"), in
+ * extension mode: candle-graph ignores them, and so does the verdict. FALSE
+ * when the line has none. Strings point into the line or into the document's
+ * scratch, until the next call. */
+static gboolean
+scan_facts (WickDocument *self, WickRecordKind kind, const char *line, gsize len,
+            WickRecordFacts *facts)
 {
   WickJsonScanner scanner;
-  GString *error = g_string_new (NULL);
+  GString *error;
   gboolean first = TRUE;
   const char *key;
   gsize key_len;
-  const char *records = NULL, *records_end = NULL;
-  const char *name = NULL, *name_end = NULL, *tid = NULL, *tid_end = NULL;
-  g_autofree char *unescape = g_malloc (len + 16);
 
-  wick_json_scanner_init (&scanner, line, line + len, error, unescape);
+  if (!(memmem (line, len, "\"wick_records\"", 14) != NULL
+        || (kind == WICK_KIND_SPAN_START && memmem (line, len, "\"wick_thread_name\"", 18) != NULL)
+        || (kind == WICK_KIND_META && memmem (line, len, "\"wick_attach\"", 13) != NULL)
+        || (kind == WICK_KIND_TERMINAL && memmem (line, len, "\"wick_", 6) != NULL)))
+    return FALSE;
+  memset (facts, 0, sizeof *facts);
+  if (self->facts_unescape_size < len + 16)
+    {
+      g_free (self->facts_unescape);
+      self->facts_unescape_size = len + 16;
+      self->facts_unescape = g_malloc (self->facts_unescape_size);
+    }
+  error = g_string_new (NULL);
+  wick_json_scanner_init (&scanner, line, line + len, error, self->facts_unescape);
   if (!wick_json_object_begin (&scanner))
     goto out;
   while (wick_json_object_next (&scanner, &first, &key, &key_len))
@@ -953,37 +1113,80 @@ commit_wick_keys (WickDocument *self, WickRecordKind kind, const char *line, gsi
       const char *value;
       wick_json_skip_whitespace (&scanner);
       value = scanner.p;
+      /* the first of a repeated key counts, as candle-graph ignores both */
+      if (kind == WICK_KIND_SPAN_START && key_len == 16 && memcmp (key, "wick_thread_name", 16) == 0
+          && !(facts->present & WICK_FACT_THREAD_NAME) && *value == '"')
+        {
+          if (!wick_json_read_string (&scanner, &facts->thread_name, &facts->thread_name_len))
+            goto out;
+          facts->present |= WICK_FACT_THREAD_NAME;
+          continue;
+        }
       if (!wick_json_skip_value (&scanner))
         goto out;
-      /* the first of a repeated key counts, as candle-graph ignores both */
-      if (key_len == 12 && memcmp (key, "wick_records", 12) == 0 && records == NULL
-          && *value == '[')
-        records = value, records_end = scanner.p;
-      else if (kind == WICK_KIND_SPAN_START && key_len == 16
-               && memcmp (key, "wick_thread_name", 16) == 0 && name == NULL && *value == '"')
-        name = value, name_end = scanner.p;
+      if (key_len == 12 && memcmp (key, "wick_records", 12) == 0
+          && !(facts->present & WICK_FACT_RECORDS) && *value == '[')
+        {
+          facts->records_json = value;
+          facts->records_json_len = (gsize)(scanner.p - value);
+          facts->present |= WICK_FACT_RECORDS;
+        }
       else if (kind == WICK_KIND_SPAN_START && key_len == 11 && memcmp (key, "wick_os_tid", 11) == 0
-               && tid == NULL && *value >= '0' && *value <= '9')
-        tid = value, tid_end = scanner.p;
+               && !(facts->present & WICK_FACT_OS_TID) && *value >= '0' && *value <= '9')
+        {
+          facts->os_tid = wick_key_u64 (value, scanner.p);
+          facts->present |= WICK_FACT_OS_TID;
+        }
       else if (kind == WICK_KIND_META && key_len == 11 && memcmp (key, "wick_attach", 11) == 0
-               && !self->attach.present && *value == '{')
-        commit_attach (self, value, scanner.p);
+               && !(facts->present & WICK_FACT_ATTACH) && *value == '{')
+        {
+          if (scan_attach (value, scanner.p, &facts->attach))
+            facts->present |= WICK_FACT_ATTACH;
+        }
       else if (kind == WICK_KIND_TERMINAL && key_len == 12 && memcmp (key, "wick_dropped", 12) == 0)
-        self->losses.dropped = wick_key_u64 (value, scanner.p);
+        facts->losses.dropped = wick_key_u64 (value, scanner.p),
+        facts->present |= WICK_FACT_DROPPED;
       else if (kind == WICK_KIND_TERMINAL && key_len == 9 && memcmp (key, "wick_lost", 9) == 0)
-        self->losses.lost = wick_key_u64 (value, scanner.p);
+        facts->losses.lost = wick_key_u64 (value, scanner.p), facts->present |= WICK_FACT_LOST;
       else if (kind == WICK_KIND_TERMINAL && key_len == 13 && memcmp (key, "wick_detached", 13) == 0)
-        self->losses.detached = wick_key_u64 (value, scanner.p);
+        facts->losses.detached = wick_key_u64 (value, scanner.p),
+        facts->present |= WICK_FACT_DETACHED;
       else if (kind == WICK_KIND_TERMINAL && key_len == 20
                && memcmp (key, "wick_records_dropped", 20) == 0)
-        self->losses.records_dropped = wick_key_u64 (value, scanner.p);
+        facts->losses.records_dropped = wick_key_u64 (value, scanner.p),
+        facts->present |= WICK_FACT_RECORDS_DROPPED;
     }
-  if (name != NULL || tid != NULL)
-    commit_thread_identity (self, name, name_end, tid, tid_end);
-  if (records != NULL)
-    commit_wick_records (self, records, records_end);
 out:
+  /* a line that stops making sense keeps the facts read before it, as the
+   * scan applied them while reading */
   g_string_free (error, TRUE);
+  return facts->present != 0;
+}
+
+/* The decoded Wick keys of a standard record (extension mode). */
+static void
+commit_facts (WickDocument *self, WickRecordKind kind, const WickRecordFacts *facts)
+{
+  if (kind == WICK_KIND_META && (facts->present & WICK_FACT_ATTACH) && !self->attach.present)
+    {
+      self->attach = facts->attach;
+      self->attach.present = TRUE;
+    }
+  if (kind == WICK_KIND_TERMINAL)
+    {
+      if (facts->present & WICK_FACT_DROPPED)
+        self->losses.dropped = facts->losses.dropped;
+      if (facts->present & WICK_FACT_LOST)
+        self->losses.lost = facts->losses.lost;
+      if (facts->present & WICK_FACT_DETACHED)
+        self->losses.detached = facts->losses.detached;
+      if (facts->present & WICK_FACT_RECORDS_DROPPED)
+        self->losses.records_dropped = facts->losses.records_dropped;
+    }
+  if (kind == WICK_KIND_SPAN_START && (facts->present & (WICK_FACT_THREAD_NAME | WICK_FACT_OS_TID)))
+    commit_thread_identity (self, facts);
+  if (facts->present & WICK_FACT_RECORDS)
+    commit_wick_records (self, facts->records_json, facts->records_json + facts->records_json_len);
 }
 
 gboolean

@@ -164,15 +164,32 @@ typedef struct
   guint64 host_duration_ns;
 } WickEdge;
 
-/* A Wick-only record (kind "wick_..."), kept as its JSON text. candle-graph
- * rejects these kinds; see wick_document_get_extension_line(). */
+/* A Wick-only record (kind "wick_..."), kept as its JSON text (its arguments,
+ * as the details pane lists them). candle-graph rejects these kinds; see
+ * wick_document_get_extension_line(). What Wick itself reads of one is
+ * decoded once, when it is committed, into the fields below: nothing reads
+ * them from the JSON again. */
 typedef struct
 {
   WickStr kind;
   WickStr json;         /* the whole line */
   guint64 timestamp_ns; /* its "timestamp_ns" field, 0 when absent */
   guint32 line;         /* 1-based physical line */
+  guint32 flags;        /* WICK_EXTENSION_* */
+  /* string members (0 when absent or not a string): a mark's "label", a
+   * weight move's "module", a stage certification's "stage" and "verdict",
+   * a wick_thread record's "name" */
+  WickStr label, module, stage, verdict, name;
+  /* wick_thread: "thread" (1..65535, else 0) and "os_tid" (HAS_OS_TID) */
+  guint32 thread;
+  gint64 os_tid;
 } WickExtensionRecord;
+
+enum
+{
+  WICK_EXTENSION_OBJECT = 1 << 0,     /* the JSON is an object (else nothing was read) */
+  WICK_EXTENSION_HAS_OS_TID = 1 << 1, /* os_tid is an integer member */
+};
 
 typedef enum
 {

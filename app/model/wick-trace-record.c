@@ -1132,7 +1132,7 @@ out:
 
 /* ---- writer ----------------------------------------------------------- */
 
-static void write_object (WickTraceDecoder *decoder, const WickRecordSchema *schema, guint32 block,
+static void write_object (const WickValue *values, const WickRecordSchema *schema, guint32 block,
                           GString *out, gboolean first);
 
 static int
@@ -1149,13 +1149,13 @@ compare_map_keys (gconstpointer a, gconstpointer b)
 
 /* Maps are written with sorted keys (BTreeMap), the last duplicate winning. */
 static void
-write_map (WickTraceDecoder *decoder, const WickValue *value, GString *out)
+write_map (const WickValue *values, const WickValue *value, GString *out)
 {
   g_autoptr (GPtrArray) pairs = g_ptr_array_new ();
   gboolean first = TRUE;
 
   for (guint32 i = 0; i < value->len; i++)
-    g_ptr_array_add (pairs, decoder->values + value->offset + 2 * i);
+    g_ptr_array_add (pairs, (gpointer)(values + value->offset + 2 * i));
   /* stable sort keeps file order among equal keys: the last one wins */
   g_ptr_array_sort (pairs, compare_map_keys);
   g_string_append_c (out, '{');
@@ -1175,7 +1175,7 @@ write_map (WickTraceDecoder *decoder, const WickValue *value, GString *out)
 }
 
 static void
-write_value (WickTraceDecoder *decoder, const WickFieldSchema *field, const WickValue *value,
+write_value (const WickValue *values, const WickFieldSchema *field, const WickValue *value,
              GString *out)
 {
   switch (field->type)
@@ -1207,16 +1207,15 @@ write_value (WickTraceDecoder *decoder, const WickFieldSchema *field, const Wick
               g_string_append_c (out, ',');
             if (field->type == WICK_FIELD_STR_LIST)
               {
-                const WickValue *element = decoder->values + value->offset + i;
+                const WickValue *element = values + value->offset + i;
                 wick_json_append_string (out, element->str, element->len);
               }
             else if (field->type == WICK_FIELD_U64_LIST)
-              g_string_append_printf (out, "%" G_GUINT64_FORMAT,
-                                      decoder->values[value->offset + i].u64);
+              g_string_append_printf (out, "%" G_GUINT64_FORMAT, values[value->offset + i].u64);
             else
               {
                 g_string_append_c (out, '{');
-                write_object (decoder, field->object, value->offset + i * field->object->n_fields,
+                write_object (values, field->object, value->offset + i * field->object->n_fields,
                               out, TRUE);
                 g_string_append_c (out, '}');
               }
@@ -1224,11 +1223,11 @@ write_value (WickTraceDecoder *decoder, const WickFieldSchema *field, const Wick
         g_string_append_c (out, ']');
         break;
       case WICK_FIELD_STR_MAP:
-        write_map (decoder, value, out);
+        write_map (values, value, out);
         break;
       case WICK_FIELD_OBJECT:
         g_string_append_c (out, '{');
-        write_object (decoder, field->object, value->offset, out, TRUE);
+        write_object (values, field->object, value->offset, out, TRUE);
         g_string_append_c (out, '}');
         break;
       default:
@@ -1237,13 +1236,13 @@ write_value (WickTraceDecoder *decoder, const WickFieldSchema *field, const Wick
 }
 
 static void
-write_object (WickTraceDecoder *decoder, const WickRecordSchema *schema, guint32 block,
-              GString *out, gboolean first)
+write_object (const WickValue *values, const WickRecordSchema *schema, guint32 block, GString *out,
+              gboolean first)
 {
   for (guint i = 0; i < schema->n_fields; i++)
     {
       const WickFieldSchema *field = &schema->fields[i];
-      const WickValue *value = decoder->values + block + i;
+      const WickValue *value = values + block + i;
       if (!value->set)
         continue;
       if (field->write_only_when_nonempty && value->len == 0)
@@ -1254,17 +1253,24 @@ write_object (WickTraceDecoder *decoder, const WickRecordSchema *schema, guint32
       g_string_append_c (out, '"');
       g_string_append (out, field->name);
       g_string_append (out, "\":");
-      write_value (decoder, field, value, out);
+      write_value (values, field, value, out);
     }
+}
+
+void
+wick_trace_record_write (WickRecordKind kind, guint edge_kind, const WickValue *values,
+                         GString *out)
+{
+  g_return_if_fail (kind < WICK_N_KINDS);
+  g_string_append_printf (out, "{\"kind\":\"%s\"", kind_variants[kind]);
+  if (kind == WICK_KIND_EDGE)
+    g_string_append_printf (out, ",\"edge_kind\":\"%s\"", edge_kind_variants[edge_kind]);
+  write_object (values, wick_trace_record_schema (kind, edge_kind), 0, out, FALSE);
+  g_string_append_c (out, '}');
 }
 
 void
 wick_trace_decoder_write (WickTraceDecoder *decoder, WickRecordKind kind, GString *out)
 {
-  g_return_if_fail (kind < WICK_N_KINDS);
-  g_string_append_printf (out, "{\"kind\":\"%s\"", kind_variants[kind]);
-  if (kind == WICK_KIND_EDGE)
-    g_string_append_printf (out, ",\"edge_kind\":\"%s\"", edge_kind_variants[decoder->edge_kind]);
-  write_object (decoder, wick_trace_record_schema (kind, decoder->edge_kind), 0, out, FALSE);
-  g_string_append_c (out, '}');
+  wick_trace_record_write (kind, decoder->edge_kind, decoder->values, out);
 }

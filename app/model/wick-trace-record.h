@@ -316,6 +316,9 @@ const char *wick_trace_enum_name (const WickRecordSchema *schema, guint field, g
 /* Writes the last decoded record in candle-graph's writer layout (spec §2),
  * without a newline. */
 void wick_trace_decoder_write (WickTraceDecoder *decoder, WickRecordKind kind, GString *out);
+/* The same for any record's values (schema slots, nested blocks after them). */
+void wick_trace_record_write (WickRecordKind kind, guint edge_kind, const WickValue *values,
+                              GString *out);
 
 extern const char *const wick_step_variants[];
 extern const char *const wick_category_variants[];

@@ -17,14 +17,15 @@
  * present (used, reserved, capacity, free), as the Memory view reads them.
  * Other wick_ extension records (wick_mark, weight evict/restore, stage
  * certifications) are instants of the process named by their label or kind,
- * with the whole record as args; a record that is not JSON is counted skipped.
+ * with the whole record as args; a record that is not a JSON object is counted
+ * skipped. What is read of a Wick record was decoded when it was committed
+ * (WickExtensionRecord's typed fields).
  */
 #include "config.h"
 
 #include "wick-tracks-private.h"
 #include "wick-memory-series.h"
 
-#include <json-glib/json-glib.h>
 #include <string.h>
 
 typedef struct
@@ -49,47 +50,37 @@ read_thread_records (WickDocument *doc, WickTracks *self)
   const WickExtensionRecord *ext = wick_document_get_extensions (doc, &n);
   for (guint i = 0; i < n; i++)
     {
+      /* the record's facts were decoded when it was committed */
       const char *kind = wick_document_str (doc, ext[i].kind);
-      g_autoptr (JsonParser) parser = json_parser_new_immutable ();
-      if (!json_parser_load_from_data (parser, wick_document_str (doc, ext[i].json),
-                                       (gssize)wick_document_str_len (doc, ext[i].json), NULL))
+      if (!(ext[i].flags & WICK_EXTENSION_OBJECT))
         {
           g_autofree char *construct = g_strdup_printf ("%s record not JSON", kind);
           wick_tracks_skip (self, construct, 1);
           continue;
         }
-      JsonNode *root = json_parser_get_root (parser);
-      JsonObject *o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
       if (strcmp (kind, "wick_thread") != 0)
         {
           /* Other Wick records (marks, weight moves, stage verdicts): an
            * instant of the process, named by its label or kind, the whole
            * record as its args. */
-          JsonNode *label = o ? json_object_get_member (o, "label") : NULL;
-          WickStr name = label && json_node_get_value_type (label) == G_TYPE_STRING
-                           ? wick_tracks_intern (self, json_node_get_string (label),
-                                                 strlen (json_node_get_string (label)))
+          WickStr name = ext[i].label != 0
+                           ? wick_tracks_intern (self, wick_document_str (doc, ext[i].label),
+                                                 wick_document_str_len (doc, ext[i].label))
                            : ext[i].kind;
           wick_tracks_instant_add (self, WICK_INSTANT_SCOPE_PROCESS, 0, -1,
                                    (gint64)ext[i].timestamp_ns, name, ext[i].kind, ext[i].json);
           continue;
         }
-      JsonNode *number = o ? json_object_get_member (o, "thread") : NULL;
-      if (number == NULL || json_node_get_value_type (number) != G_TYPE_INT64
-          || json_node_get_int (number) <= 0 || json_node_get_int (number) > G_MAXUINT16)
+      if (ext[i].thread == 0)
         {
           wick_tracks_skip (self, "wick_thread record without a thread number", 1);
           continue;
         }
-      ThreadRecord r = { (guint32)json_node_get_int (number), 0, NULL };
-      JsonNode *tid = json_object_get_member (o, "os_tid");
-      if (tid != NULL && json_node_get_value_type (tid) == G_TYPE_INT64)
-        r.os_tid = json_node_get_int (tid);
-      else
-        r.os_tid = r.number;
-      JsonNode *name = json_object_get_member (o, "name");
-      if (name != NULL && json_node_get_value_type (name) == G_TYPE_STRING)
-        r.name = g_strdup (json_node_get_string (name));
+      ThreadRecord r = { ext[i].thread, 0, NULL };
+      r.os_tid = (ext[i].flags & WICK_EXTENSION_HAS_OS_TID) ? ext[i].os_tid : r.number;
+      if (ext[i].name != 0)
+        r.name = g_strndup (wick_document_str (doc, ext[i].name),
+                            wick_document_str_len (doc, ext[i].name));
       g_array_append_val (records, r);
     }
   return records;

@@ -2,7 +2,6 @@
 #include "wick-timeline-scene.h"
 
 #include <glib/gi18n.h>
-#include <json-glib/json-glib.h>
 #include <math.h>
 #include <pango/pangocairo.h>
 #include <string.h>
@@ -190,18 +189,16 @@ build_ops (WickTimelineScene *self)
 }
 
 static char *
-marker_label (const char *kind, const char *json)
+marker_label (WickDocument *doc, const WickExtensionRecord *ext)
 {
+  /* the record's label, module, stage and verdict were decoded when it was
+   * committed (a string member each, NULL when absent) */
+  const char *kind = wick_document_str (doc, ext->kind);
   const char *shown = kind && g_str_has_prefix (kind, "wick_") ? kind + 5 : kind ? kind : "?";
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  if (json == NULL || !json_parser_load_from_data (parser, json, -1, NULL)
-      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    return g_strdup (shown);
-  JsonObject *object = json_node_get_object (json_parser_get_root (parser));
-  const char *label = json_object_get_string_member_with_default (object, "label", NULL);
-  const char *module = json_object_get_string_member_with_default (object, "module", NULL);
-  const char *stage = json_object_get_string_member_with_default (object, "stage", NULL);
-  const char *verdict = json_object_get_string_member_with_default (object, "verdict", NULL);
+  const char *label = ext->label ? wick_document_str (doc, ext->label) : NULL;
+  const char *module = ext->module ? wick_document_str (doc, ext->module) : NULL;
+  const char *stage = ext->stage ? wick_document_str (doc, ext->stage) : NULL;
+  const char *verdict = ext->verdict ? wick_document_str (doc, ext->verdict) : NULL;
   if (g_strcmp0 (kind, "wick_mark") == 0 && label)
     return g_strdup (label);
   if (g_str_has_prefix (shown, "weight_") && module)
@@ -223,9 +220,7 @@ extend_marker_labels (WickTimelineScene *self)
   guint n;
   const WickExtensionRecord *ext = wick_document_get_extensions (self->document, &n);
   for (guint i = self->marker_labels->len; i < n; i++)
-    g_ptr_array_add (self->marker_labels,
-                     marker_label (wick_document_str (self->document, ext[i].kind),
-                                   wick_document_str (self->document, ext[i].json)));
+    g_ptr_array_add (self->marker_labels, marker_label (self->document, &ext[i]));
 }
 
 static void
