@@ -64,9 +64,10 @@ void
 wick_thread_slot_install (WickSession *session, WickProducer *producer)
 {
   uintptr_t tp = (uintptr_t)__builtin_thread_pointer ();
-  WickThreadSlot *slot = &session->thread_slots[wick_thread_slot_index (tp)];
+  WickThreadSlot *slot = wick_thread_slot_mine (session, tp);
   uintptr_t expected = 0;
-  if (producer == &wick_producer_none || producer->session != session || session->forked)
+  if (producer == &wick_producer_none || producer->session != session || session->forked
+      || !wick_clock.use_tsc)
     return;
   if (atomic_load_explicit (&slot->tp, memory_order_relaxed) == tp)
     {
@@ -83,7 +84,7 @@ void
 wick_thread_slot_release (WickSession *session)
 {
   uintptr_t tp = (uintptr_t)__builtin_thread_pointer ();
-  WickThreadSlot *slot = &session->thread_slots[wick_thread_slot_index (tp)];
+  WickThreadSlot *slot = wick_thread_slot_mine (session, tp);
   if (atomic_load_explicit (&slot->tp, memory_order_relaxed) != tp)
     return;
   slot->producer = NULL;

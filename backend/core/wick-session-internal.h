@@ -22,7 +22,7 @@ typedef struct WickJsonlWriter WickJsonlWriter;
 typedef struct WickInternTable WickInternTable;
 typedef struct WickLiveState WickLiveState;
 
-/* A slot of the session's thread-pointer cache (wick_producer_fast): tp is
+/* A slot of the session's thread-pointer cache (wick_producer_fast_get): tp is
  * written only by the thread whose thread pointer it is (claimed 0 -> tp by
  * CAS, cleared when that thread exits), so the only thread that can match a
  * slot is its owner, which wrote producer itself. */
@@ -72,6 +72,12 @@ struct WickSession
 {
   uint64_t serial;
   uint64_t start_ns; /* wick_clock_now_ns at open */
+  /* The span fast path's clock (wick_session_tsc_clock): wick_clock's TSC
+   * calibration, fixed once wick_clock_init has run, with start_ns folded
+   * into the offset, next to the thread slots' session pointer. */
+  uint64_t tsc_base;
+  uint64_t tsc_mult;
+  uint64_t tsc_offset;
   uint64_t start_unix_ns;
   int memfd;     /* read-write, sealed: the producer's own */
   int reader_fd; /* O_RDONLY, what readers get (wick_session_get_ring_fd, hello) */
@@ -150,6 +156,18 @@ wick_session_clock (WickSession *session)
   return wick_clock_now_ns () - session->start_ns;
 }
 
+#if WICK_CLOCK_HAS_TSC
+/* wick_session_clock when wick_clock.use_tsc (the only case in which a
+ * thread slot is installed): the same value, from the session's copy. */
+static inline uint64_t
+wick_session_tsc_clock (const WickSession *session)
+{
+  uint64_t ticks = __builtin_ia32_rdtsc ();
+  return session->tsc_offset
+         + (uint64_t)(((unsigned __int128)(ticks - session->tsc_base) * session->tsc_mult) >> 32);
+}
+#endif
+
 /* Ring controls are WICK_RING_CONTROL_BYTES apart (not sizeof). */
 static inline WickRingControl *
 wick_session_control (WickSession *session, uint32_t index)
@@ -183,26 +201,37 @@ wick_producer_get (WickSession *session)
   return wick_producer_get_slow (session);
 }
 
-/* This thread's producer for session from the thread-pointer cache, NULL
- * when it has none there (then wick_producer_get, which installs it). */
-static inline uint32_t
-wick_thread_slot_index (uintptr_t tp)
+
+/* The slot of the session's thread-pointer cache that thread pointer tp
+ * hashes to. */
+static inline WickThreadSlot *
+wick_thread_slot_mine (WickSession *session, uintptr_t tp)
 {
-  return (uint32_t)(((uint64_t)tp * UINT64_C (0x9e3779b97f4a7c15)) >> 58); /* 64 slots */
+  /* the slot's byte offset straight from the hash: one shift, no index */
+  _Static_assert (sizeof (WickThreadSlot) == 16 && WICK_THREAD_SLOTS == 64, "slot offset");
+  uint64_t offset = ((uint64_t)tp * UINT64_C (0x9e3779b97f4a7c15)) >> 54 & 0x3f0;
+  return (WickThreadSlot *)(void *)((uint8_t *)session->thread_slots + offset);
 }
 
-static inline WickProducer *
-wick_producer_fast (WickSession *session)
+
+/* This thread's producer for session from the thread-pointer cache: true
+ * with *producer set when the slot is this thread's; false when it has none
+ * there (then wick_producer_get, which installs it). A slot whose tp is this
+ * thread's always has its producer (written by this thread before any read),
+ * and slots are installed only on the TSC clock, so a producer found here may
+ * use wick_session_tsc_clock. */
+static inline __attribute__ ((always_inline)) bool
+wick_producer_fast_get (WickSession *session, WickProducer **producer)
 {
   uintptr_t tp = (uintptr_t)__builtin_thread_pointer ();
-  WickThreadSlot *slot = &session->thread_slots[wick_thread_slot_index (tp)];
-  if (__builtin_expect (atomic_load_explicit (&slot->tp, memory_order_relaxed) == tp, 1))
-    return slot->producer;
-  return NULL;
+  WickThreadSlot *slot = wick_thread_slot_mine (session, tp);
+  *producer = slot->producer;
+  return __builtin_expect (atomic_load_explicit (&slot->tp, memory_order_relaxed) == tp, 1);
 }
 
 /* Installs producer (this thread's, never wick_producer_none) in its slot
- * when the slot is free; a slot another live thread holds stays its. */
+ * when the slot is free and the clock is the TSC; a slot another live thread
+ * holds stays its. */
 void wick_thread_slot_install (WickSession *session, WickProducer *producer);
 /* Clears the calling thread's slot (it exits) / every slot (after fork). */
 void wick_thread_slot_release (WickSession *session);
@@ -256,8 +285,12 @@ wick_producer_commit (WickProducer *producer, void *record, uint64_t size, uint8
   wick_producer_set_head (producer, wick_producer_head (producer) + size);
 }
 
+/* depth_gen's generation moves on every push (and every reorder of the
+ * stack, stack_raise), the only writes of an entry below a later depth; a
+ * pop only lowers the depth, which a reader's second read sees all the same
+ * (one instruction a span_end: no 33-bit constant). */
 #define WICK_DEPTH_PUSH ((UINT64_C (1) << 32) + 1)
-#define WICK_DEPTH_POP ((UINT64_C (1) << 32) - 1)
+#define WICK_DEPTH_POP UINT64_MAX /* - 1 */
 
 static inline uint32_t
 wick_producer_depth (const WickProducer *producer)

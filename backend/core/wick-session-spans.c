@@ -11,6 +11,11 @@
 
 #include <stdio.h>
 
+/* Not vectorised: gcc's SLP pass builds the records' words in vector
+ * registers (movq, movhps, punpcklqdq), more instructions a span than the
+ * scalar loads and stores they replace. */
+#pragma GCC optimize ("no-tree-slp-vectorize")
+
 /* The span payload's third word: name, kind, step, measured (little endian,
  * the layout of WickSpanPayload), stored at once. */
 static inline uint64_t
@@ -32,6 +37,14 @@ store_u64 (void *where, uint64_t value)
   memcpy (where, &value, 8);
 }
 
+static inline uint64_t
+load_u64 (const void *where)
+{
+  uint64_t value;
+  memcpy (&value, where, 8);
+  return value;
+}
+
 /* The stores of a span_start: the record at head and the same 32 bytes on
  * the published stack, then commit and depth. Everything is read into locals
  * first: with -fno-strict-aliasing the record's stores would otherwise force
@@ -40,22 +53,25 @@ static inline __attribute__ ((always_inline)) WickSpanId
 span_start_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint64_t parent,
                   uint64_t word, uint64_t now)
 {
-  uint32_t depth = (uint32_t)depth_gen;
   uint32_t seq = producer->seq;
   WickSpanId id = producer->next_id;
   WickRingControl *control = producer->control;
   uint8_t *record = producer->data + (head & producer->mask);
-  uint8_t *entry = (uint8_t *)&control->stack[depth];
   producer->next_id = id + 1;
   producer->seq = seq + 1;
-  if (parent == 0)
-    parent = depth > 0 ? control->stack[depth - 1].id : 1;
   atomic_thread_fence (memory_order_release);
+  /* In an order that keeps few values live at once (no callee-saved
+   * register to push): the record but its parent, then the stack entry. */
   store_u64 (record, record_header_word (sizeof (WickSpanStartRecord), WICK_KIND_SPAN_START, seq));
   store_u64 (record + 8, id);
-  store_u64 (record + 16, parent);
   store_u64 (record + 24, word);
   store_u64 (record + 32, now);
+  uint32_t depth = (uint32_t)depth_gen;
+  uint8_t *entry = (uint8_t *)control + offsetof (WickRingControl, stack)
+                   + (uint64_t)depth * sizeof (WickSpanPayload);
+  if (parent == 0) /* the id of the entry below entry, or the root */
+    parent = depth > 0 ? load_u64 (entry - sizeof (WickSpanPayload)) : 1;
+  store_u64 (record + 16, parent);
   store_u64 (entry, id);
   store_u64 (entry + 8, parent);
   store_u64 (entry + 16, word);
@@ -142,34 +158,45 @@ span_begin (WickSession *session, WickSpanId parent, WickString name, WickSpanKi
 {
   uint64_t word = span_word (name, kind, step, measured);
 #if WICK_CLOCK_HAS_TSC
-  WickProducer *producer = wick_producer_fast (session);
-  if (__builtin_expect (producer != NULL && wick_clock.use_tsc, 1))
-    return span_begin_with (session, producer, wick_clock_tsc_ns () - session->start_ns, parent,
-                            word);
+  WickProducer *producer;
+  if (wick_producer_fast_get (session, &producer))
+    return span_begin_with (session, producer, wick_session_tsc_clock (session), parent, word);
 #endif
   return span_begin_general (session, parent, word);
 }
 
-/* The stores of a span_end for the innermost span (stack index depth - 1). */
+/* The stores of a span_end for the innermost span, @id, whose stack entry
+ * (index depth - 1) is at @entry. */
 static inline __attribute__ ((always_inline)) void
-span_end_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint64_t now)
+span_end_store (WickProducer *producer, WickRingControl *control, uint64_t head,
+                uint64_t depth_gen, const uint8_t *entry, uint64_t id, uint64_t now)
 {
   uint32_t seq = producer->seq;
-  WickRingControl *control = producer->control;
   uint8_t *record = producer->data + (head & producer->mask);
-  const WickSpanPayload *span = &control->stack[(uint32_t)depth_gen - 1];
-  uint64_t id = span->id, parent = span->parent, start = span->start_ns, word;
-  memcpy (&word, &span->name, 8);
   producer->seq = seq + 1;
   atomic_thread_fence (memory_order_release);
+  /* each word loaded just before its store: with -fno-strict-aliasing the
+   * loads cannot pass the stores, so loading them all first keeps them all
+   * in registers at once (and the function pushes callee-saved ones) */
   store_u64 (record, record_header_word (sizeof (WickSpanEndRecord), WICK_KIND_SPAN_END, seq));
   store_u64 (record + 8, id);
-  store_u64 (record + 16, parent);
-  store_u64 (record + 24, word);
+  store_u64 (record + 16, load_u64 (entry + 8));
+  store_u64 (record + 24, load_u64 (entry + 16));
+  uint64_t start = load_u64 (entry + 24), duration;
   store_u64 (record + 32, start);
-  store_u64 (record + 40, now > start ? now - start : 0);
+  if (__builtin_sub_overflow (now, start, &duration))
+    duration = 0;
+  store_u64 (record + 40, duration);
   atomic_store_explicit (&control->commit, head + sizeof (WickSpanEndRecord), memory_order_release);
   atomic_store_explicit (&control->depth_gen, depth_gen + WICK_DEPTH_POP, memory_order_release);
+}
+
+/* The entry below depth (only read when depth > 0). */
+static inline const uint8_t *
+stack_top (WickRingControl *control, uint64_t depth_gen)
+{
+  return (const uint8_t *)control + offsetof (WickRingControl, stack)
+         + (uint64_t)(uint32_t)depth_gen * sizeof (WickSpanPayload) - sizeof (WickSpanPayload);
 }
 
 /* Ends a span that is not the innermost one: moves it to the top of the
@@ -260,9 +287,12 @@ span_end_slow (WickSession *session, WickProducer *producer, WickSpanId span, ui
   if (index != depth - 1)
     stack_raise (producer, index);
   if (wick_producer_reserve_end (producer, sizeof (WickSpanEndRecord)) != NULL)
-    span_end_store (producer, wick_producer_head (producer),
-                    atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed),
-                    now);
+    {
+      WickRingControl *control = producer->control;
+      uint64_t depth_gen = atomic_load_explicit (&control->depth_gen, memory_order_relaxed);
+      span_end_store (producer, control, wick_producer_head (producer), depth_gen,
+                      stack_top (control, depth_gen), span, now);
+    }
   else
     wick_producer_publish_depth (producer, WICK_DEPTH_POP); /* its end was dropped: pop only */
   return true;
@@ -274,12 +304,12 @@ span_end_with (WickSession *session, WickProducer *producer, WickSpanId span, ui
   WickRingControl *control = producer->control;
   uint64_t head = atomic_load_explicit (&control->commit, memory_order_relaxed);
   uint64_t depth_gen = atomic_load_explicit (&control->depth_gen, memory_order_relaxed);
-  uint32_t depth = (uint32_t)depth_gen;
-  if (__builtin_expect (depth == 0 || control->stack[depth - 1].id != span
+  const uint8_t *entry = stack_top (control, depth_gen);
+  if (__builtin_expect ((uint32_t)depth_gen == 0 || load_u64 (entry) != span
                           || head + sizeof (WickSpanEndRecord) > producer->fast_end,
                         0))
     return span_end_slow (session, producer, span, now);
-  span_end_store (producer, head, depth_gen, now);
+  span_end_store (producer, control, head, depth_gen, entry, span, now);
   return true;
 }
 
@@ -295,9 +325,9 @@ bool
 wick_span_end (WickSession *session, WickSpanId span)
 {
 #if WICK_CLOCK_HAS_TSC
-  WickProducer *producer = wick_producer_fast (session);
-  if (__builtin_expect (producer != NULL && wick_clock.use_tsc, 1))
-    return span_end_with (session, producer, span, wick_clock_tsc_ns () - session->start_ns);
+  WickProducer *producer;
+  if (wick_producer_fast_get (session, &producer))
+    return span_end_with (session, producer, span, wick_session_tsc_clock (session));
 #endif
   return span_end_general (session, span);
 }

@@ -670,6 +670,9 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
   clock_gettime (CLOCK_REALTIME, &now);
   session->start_unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
   session->start_ns = wick_clock_now_ns ();
+  session->tsc_base = wick_clock.tsc_base;
+  session->tsc_mult = wick_clock.mult;
+  session->tsc_offset = wick_clock.mono_base - session->start_ns; /* mod 2^64 */
   session->program = strdup (program_invocation_short_name);
   session->entrypoint = strdup (run->entrypoint);
   session->run_id

@@ -1055,7 +1055,7 @@ test_fork_own_session (void)
 /* Threads one after another (glibc reuses a thread's stack and so its thread
  * pointer): each must record on a ring of its own, announced as its own
  * thread, never through the slot of the thread pointer's last owner
- * (wick_producer_fast). */
+ * (wick_producer_fast_get). */
 static gpointer
 one_span_thread (gpointer data)
 {
