@@ -20,6 +20,13 @@
 #define STDERR_TAIL_BYTES 2048
 /* waitid's idtype for a pidfd (Linux 5.4; glibc's enum may lack it) */
 #define WICK_P_PIDFD 3
+/* How long wick-askpass waits for an answer (WICK_ASKPASS_TIMEOUT overrides) */
+#define ASKPASS_TIMEOUT_S 120
+/* The longest line of ssh's stderr looked at whole (longer ones pass in pieces) */
+#define STDERR_LINE_BYTES 4096
+
+/* The askpass program of wick_remote_link_use_askpass (NULL: none) */
+static char *askpass_helper;
 
 struct _WickRemoteLink
 {
@@ -34,6 +41,18 @@ struct _WickRemoteLink
   int ssh_stderr;
   GString *stderr_tail;
   gboolean interactive;
+  /* ssh asks through askpass_helper: its lines on ssh's stderr (with the
+   * token, which only it knows) say what it asks and how that ended */
+  gboolean askpass;
+  char *askpass_missing; /* the helper named but not there: BatchMode, said why */
+  char *askpass_token;
+  int askpass_timeout_s;
+  GString *stderr_line;
+  gboolean asking;
+  gint64 asking_since;
+  char *asked;   /* host-key, passphrase, password, answer, … */
+  char *outcome; /* refused, cancelled, timeout N, failed WHY (NULL: answered, or none) */
+  gboolean ended_unanswered; /* ssh ended for that: ssh_end_text's sentence says it all */
   int exit_fd; /* a pidfd of ssh: readable once it exited (-1: no pidfd here) */
   WickRemoteParser *parser;
   JsonObject *hello;
@@ -200,6 +219,48 @@ reap (WickRemoteLink *self, int wait_ms)
     }
 }
 
+/* One line of ssh's stderr (with its newline, or a piece of a long one):
+ * wick-askpass's own lines are noted, the rest passed on as before (the
+ * node's own sentences are there too) and kept for the error that may end
+ * the link. */
+static void
+stderr_line (WickRemoteLink *self, const char *line, gsize length)
+{
+  if (self->askpass_token != NULL)
+    {
+      g_autofree char *prefix = g_strdup_printf ("wick-askpass %s: ", self->askpass_token);
+      gsize prefix_length = strlen (prefix);
+      if (length > prefix_length && memcmp (line, prefix, prefix_length) == 0)
+        {
+          g_autofree char *what = g_strndup (line + prefix_length, length - prefix_length);
+          g_strstrip (what);
+          for (char *p = what; *p != '\0'; p++)
+            if ((guchar)*p < 0x20 || *p == 0x7f)
+              *p = '?';
+          if (g_str_has_prefix (what, "asking"))
+            {
+              self->asking = TRUE;
+              self->asking_since = g_get_monotonic_time ();
+              g_free (self->asked);
+              self->asked = g_strdup (what[6] == ' ' ? what + 7 : "answer");
+            }
+          else
+            {
+              self->asking = FALSE;
+              g_clear_pointer (&self->outcome, g_free);
+              if (!g_str_equal (what, "answered"))
+                self->outcome = g_steal_pointer (&what);
+            }
+          return;
+        }
+    }
+  ssize_t passed = write (STDERR_FILENO, line, length);
+  (void)passed;
+  g_string_append_len (self->stderr_tail, line, (gssize)length);
+  if (self->stderr_tail->len > STDERR_TAIL_BYTES)
+    g_string_erase (self->stderr_tail, 0, (gssize)(self->stderr_tail->len - STDERR_TAIL_BYTES));
+}
+
 static void
 drain_stderr (WickRemoteLink *self)
 {
@@ -211,20 +272,28 @@ drain_stderr (WickRemoteLink *self)
       ssize_t n = read (self->ssh_stderr, buffer, sizeof buffer);
       if (n > 0)
         {
-          /* passed on as before (the node's own sentences are there too),
-           * and kept for the error that may end the link */
-          ssize_t passed = write (STDERR_FILENO, buffer, (size_t)n);
-          (void)passed;
-          g_string_append_len (self->stderr_tail, buffer, n);
-          if (self->stderr_tail->len > STDERR_TAIL_BYTES)
-            g_string_erase (self->stderr_tail, 0,
-                            (gssize)(self->stderr_tail->len - STDERR_TAIL_BYTES));
+          g_string_append_len (self->stderr_line, buffer, n);
+          char *newline;
+          while ((newline = memchr (self->stderr_line->str, '\n', self->stderr_line->len)) != NULL)
+            {
+              gsize length = (gsize)(newline - self->stderr_line->str) + 1;
+              stderr_line (self, self->stderr_line->str, length);
+              g_string_erase (self->stderr_line, 0, (gssize)length);
+            }
+          if (self->stderr_line->len >= STDERR_LINE_BYTES)
+            {
+              stderr_line (self, self->stderr_line->str, self->stderr_line->len);
+              g_string_truncate (self->stderr_line, 0);
+            }
           continue;
         }
       if (n < 0 && errno == EINTR)
         continue;
       if (n == 0)
         {
+          if (self->stderr_line->len > 0)
+            stderr_line (self, self->stderr_line->str, self->stderr_line->len);
+          g_string_truncate (self->stderr_line, 0);
           close (self->ssh_stderr);
           self->ssh_stderr = -1;
         }
@@ -272,6 +341,33 @@ needs_an_answer (const char *words)
   return FALSE;
 }
 
+/* Why ssh ended after asking through wick-askpass (NULL: it did not ask, or
+ * was answered). */
+static char *
+askpass_end_text (WickRemoteLink *self, const char *words)
+{
+  if (self->outcome == NULL)
+    return NULL;
+  const char *host = self->name + strlen ("ssh://");
+  const char *asked = self->asked != NULL ? self->asked : "answer";
+  g_autofree char *said
+    = words[0] != '\0' ? g_strdup_printf (" (ssh: “%s”)", words) : g_strdup ("");
+  if (g_str_equal (self->outcome, "refused"))
+    return g_strdup_printf ("ssh did not connect to %s: you did not accept its host key%s", host,
+                            said);
+  if (g_str_equal (self->outcome, "cancelled"))
+    return g_strdup_printf ("ssh could not log in to %s: its question for a %s was cancelled%s",
+                            host, asked, said);
+  if (g_str_has_prefix (self->outcome, "timeout "))
+    return g_strdup_printf ("ssh could not log in to %s: its question for a %s had no answer "
+                            "within %s s%s",
+                            host, asked, self->outcome + strlen ("timeout "), said);
+  if (g_str_has_prefix (self->outcome, "failed "))
+    return g_strdup_printf ("ssh could not log in to %s: Wick could not ask for a %s (%s)%s", host,
+                            asked, self->outcome + strlen ("failed "), said);
+  return NULL;
+}
+
 static char *
 ssh_end_text (WickRemoteLink *self)
 {
@@ -282,6 +378,18 @@ ssh_end_text (WickRemoteLink *self)
     {
       g_autofree char *words = stderr_words (self);
       const char *host = self->name + strlen ("ssh://");
+      char *asked = askpass_end_text (self, words);
+      self->ended_unanswered = asked != NULL;
+      if (asked != NULL)
+        return asked;
+      if (needs_an_answer (words) && self->askpass)
+        return g_strdup_printf ("ssh could not log in to %s: “%s”", host, words);
+      if (needs_an_answer (words) && self->askpass_missing != NULL)
+        return g_strdup_printf (
+          "ssh could not log in: “%s”. Wick's dialog for ssh's questions (%s) is not installed, "
+          "so ssh runs without a way to ask you to accept a host key or type a passphrase: run "
+          "“ssh %s” once in a terminal (and ssh-add your key to the agent), then try again",
+          words, self->askpass_missing, host);
       if (needs_an_answer (words))
         return g_strdup_printf (
           "ssh could not log in: “%s”. It runs here without a terminal (BatchMode), so it "
@@ -328,6 +436,12 @@ wick_remote_link_close (WickRemoteLink *self)
     close (self->exit_fd);
   if (self->stderr_tail != NULL)
     g_string_free (self->stderr_tail, TRUE);
+  if (self->stderr_line != NULL)
+    g_string_free (self->stderr_line, TRUE);
+  g_free (self->askpass_missing);
+  g_free (self->askpass_token);
+  g_free (self->asked);
+  g_free (self->outcome);
   if (self->pid > 0)
     g_spawn_close_pid (self->pid);
   wick_remote_parser_free (self->parser);
@@ -487,9 +601,13 @@ wick_remote_link_next (WickRemoteLink *self, WickRemoteFrame *frame, int timeout
         {
           g_autofree char *why = ssh_end_text (self);
           gsize pending = wick_remote_parser_pending (self->parser);
-          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT,
-                       "the connection to %s closed%s: %s", self->name,
-                       pending > 0 ? " inside a frame" : "", why);
+          if (self->ended_unanswered)
+            /* ssh's question went unanswered: that sentence is the story */
+            g_set_error_literal (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT, why);
+          else
+            g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT,
+                         "the connection to %s closed%s: %s", self->name,
+                         pending > 0 ? " inside a frame" : "", why);
           return FALSE;
         }
       if (errno == EINTR)
@@ -499,6 +617,14 @@ wick_remote_link_next (WickRemoteLink *self, WickRemoteFrame *frame, int timeout
           g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT, "cannot read from %s: %s",
                        self->name, g_strerror (errno));
           return FALSE;
+        }
+      if (self->asking)
+        {
+          /* The user is answering ssh (a dialog with a deadline of its own):
+           * the wait starts again after, at most that deadline later. */
+          gint64 now = g_get_monotonic_time ();
+          gint64 bound = self->asking_since + (gint64)(self->askpass_timeout_s + 5) * G_USEC_PER_SEC;
+          deadline = MAX (deadline, MIN (now, bound) + (gint64)timeout_ms * 1000);
         }
       gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
       if (left <= 0)
@@ -568,6 +694,21 @@ wick_remote_link_expect_object (WickRemoteLink *self, guint expect, int timeout_
     }
 }
 
+void
+wick_remote_link_use_askpass (const char *helper)
+{
+  g_free (askpass_helper);
+  askpass_helper = g_strdup (helper);
+}
+
+/* ssh without a controlling terminal: it cannot open /dev/tty, so it asks
+ * only through SSH_ASKPASS (async-signal-safe: between fork and exec) */
+static void
+ssh_child_setup (gpointer user_data)
+{
+  setsid ();
+}
+
 WickRemoteLink *
 wick_remote_link_open (const WickRemoteTarget *target, const char *remote_command, GError **error)
 {
@@ -576,7 +717,9 @@ wick_remote_link_open (const WickRemoteTarget *target, const char *remote_comman
   struct sigaction old;
   if (sigaction (SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
     signal (SIGPIPE, SIG_IGN);
-  gboolean interactive = is_interactive ();
+  gboolean askpass = askpass_helper != NULL
+                     && g_file_test (askpass_helper, G_FILE_TEST_IS_EXECUTABLE);
+  gboolean interactive = askpass_helper == NULL && is_interactive ();
   const char *ssh = g_getenv ("WICK_SSH");
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_ptr_array_add (argv, g_strdup (ssh != NULL && ssh[0] != '\0' ? ssh : "ssh"));
@@ -585,10 +728,13 @@ wick_remote_link_open (const WickRemoteTarget *target, const char *remote_comman
   g_ptr_array_add (argv, g_strdup ("ServerAliveInterval=5"));
   g_ptr_array_add (argv, g_strdup ("-o"));
   g_ptr_array_add (argv, g_strdup ("ServerAliveCountMax=3"));
-  if (!interactive)
+  if (!interactive && !askpass)
     {
       g_ptr_array_add (argv, g_strdup ("-o"));
       g_ptr_array_add (argv, g_strdup ("BatchMode=yes"));
+    }
+  if (!interactive)
+    {
       g_ptr_array_add (argv, g_strdup ("-o"));
       g_ptr_array_add (argv, g_strdup ("ConnectTimeout=20"));
     }
@@ -613,12 +759,36 @@ wick_remote_link_open (const WickRemoteTarget *target, const char *remote_comman
   self->name = g_strdup_printf ("ssh://%s", target->name);
   self->to_node = self->from_node = self->ssh_stderr = self->exit_fd = -1;
   self->interactive = interactive;
+  self->askpass = askpass;
+  self->askpass_missing = askpass_helper != NULL && !askpass ? g_strdup (askpass_helper) : NULL;
+  self->stderr_line = g_string_new (NULL);
   self->parser = wick_remote_parser_new ();
   self->chunk = g_malloc (READ_CHUNK);
+  g_auto (GStrv) envp = NULL;
+  if (askpass)
+    {
+      self->askpass_timeout_s = ASKPASS_TIMEOUT_S;
+      const char *timeout = g_getenv ("WICK_ASKPASS_TIMEOUT");
+      if (timeout != NULL)
+        {
+          char *end;
+          gint64 seconds = g_ascii_strtoll (timeout, &end, 10);
+          if (end != timeout && *end == '\0' && seconds >= 1 && seconds <= 3600)
+            self->askpass_timeout_s = (int)seconds;
+        }
+      self->askpass_token = g_strdup_printf ("%08x%08x%08x%08x", g_random_int (), g_random_int (),
+                                             g_random_int (), g_random_int ());
+      g_autofree char *seconds = g_strdup_printf ("%d", self->askpass_timeout_s);
+      envp = g_get_environ ();
+      envp = g_environ_setenv (envp, "SSH_ASKPASS", askpass_helper, TRUE);
+      envp = g_environ_setenv (envp, "SSH_ASKPASS_REQUIRE", "force", TRUE);
+      envp = g_environ_setenv (envp, "WICK_ASKPASS_TOKEN", self->askpass_token, TRUE);
+      envp = g_environ_setenv (envp, "WICK_ASKPASS_TIMEOUT", seconds, TRUE);
+    }
   g_autoptr (GError) spawn_error = NULL;
-  if (!g_spawn_async_with_pipes (NULL, (char **)argv->pdata, NULL,
-                                 G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                 &self->pid, &self->to_node, &self->from_node,
+  if (!g_spawn_async_with_pipes (NULL, (char **)argv->pdata, envp,
+                                 G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
+                                 askpass ? ssh_child_setup : NULL, NULL, &self->pid, &self->to_node, &self->from_node,
                                  interactive ? NULL : &self->ssh_stderr, &spawn_error))
     {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_CONNECT, "cannot run %s for %s: %s",

@@ -5,7 +5,9 @@
  * The system's ssh is used as is (WICK_SSH names another program, for tests
  * and wrappers), so ~/.ssh/config, keys, the agent and ProxyJump apply and
  * nothing here listens on a port. ssh's prompts (host key, passphrase) reach
- * the user through the terminal; without one, BatchMode=yes makes ssh fail
+ * the user: in the app (wick_remote_link_use_askpass) through wick-askpass, a
+ * dialog that ssh runs as SSH_ASKPASS (ssh has no terminal there); in a
+ * terminal through it; with neither, BatchMode=yes makes ssh fail at once
  * instead of waiting for an answer nobody can give. Every wait on the node has
  * a deadline, every byte it sends goes through WickRemoteParser; a node that
  * sends garbage, stops, or whose ssh dies ends the link with an error naming
@@ -46,6 +48,16 @@ gboolean wick_remote_target_parse (const char *url, WickRemoteTarget *target, GE
 #define WICK_REMOTE_REPLY_TIMEOUT_MS 30000
 
 typedef struct _WickRemoteLink WickRemoteLink;
+
+/* From now on every link's ssh asks its questions through @helper (the
+ * app's wick-askpass): SSH_ASKPASS=@helper, SSH_ASKPASS_REQUIRE=force, no
+ * controlling terminal, no BatchMode. The helper's lines on ssh's stderr say
+ * what it asked and how that ended (a refused host key, a cancelled or
+ * unanswered question: the error says so); a deadline is not spent while it
+ * asks (the helper has its own, WICK_ASKPASS_TIMEOUT, 120 s). A @helper that
+ * is not there (an app run uninstalled elsewhere) leaves ssh in BatchMode,
+ * and the error says so. Called once, before any link opens. */
+void wick_remote_link_use_askpass (const char *helper);
 
 /* Starts ssh and waits for the node's HELLO. @remote_command: the node's
  * wick-trace (NULL: "wick-trace" on the node's PATH). */

@@ -15,7 +15,8 @@
 #   (the installed programs and the extension find libwick by their rpath:
 #   no LD_LIBRARY_PATH is set)
 #   5. the schema was compiled by the post-install step, and the installed app,
-#      run on a file (under a display), remembers it as a recent file.
+#      run on a file (under a display), remembers it as a recent file;
+#   6. wick-askpass is in PREFIX/libexec, named by the installed app, and runs.
 #
 # TAP. A skip (1..0) when PREFIX holds no installed Wick (run `meson install` first);
 # exit 0 when everything holds, 1 naming each failure.
@@ -142,6 +143,23 @@ else
     ok "the installed app remembers a recently opened file ($keyfile)"
   else
     fail "the installed app did not remember $work/opened.jsonl within 30 s" "$(cat "$keyfile" "$work/app.log" 2>/dev/null)"
+  fi
+fi
+
+# 6. wick-askpass, ssh's questions for the app, where the app looks for it
+askpass=$(find "$prefix" -path '*/libexec/wick-askpass' -type f 2>/dev/null | head -1)
+if [ -z "$askpass" ] || [ ! -x "$askpass" ]; then
+  fail "no executable libexec/wick-askpass under $prefix"
+elif ! grep -qaF "$askpass" "$prefix/bin/wick"; then
+  fail "the installed wick does not name $askpass (its WICK_ASKPASS_INSTALLED)"
+else
+  # no answer within its deadline: 2 (under a display), or 3 (none to show it on)
+  WICK_ASKPASS_TIMEOUT=1 timeout 30 "$askpass" "Password:" >/dev/null 2>"$work/askpass.err"
+  status=$?
+  if { [ -n "${DISPLAY:-}" ] && [ $status -eq 2 ]; } || { [ -z "${DISPLAY:-}" ] && [ $status -eq 3 ]; }; then
+    ok "the installed wick-askpass runs ($askpass: status $status unanswered)"
+  else
+    fail "the installed wick-askpass exited $status" "$(cat "$work/askpass.err")"
   fi
 fi
 

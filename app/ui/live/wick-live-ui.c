@@ -101,6 +101,7 @@ wick_live_ui_register (WickApplication *app)
 {
   wick_application_set_attach_handler (app, on_attach, NULL, NULL);
   wick_application_set_follow_handler (app, on_follow, NULL, NULL);
+  wick_remote_dialog_use_askpass ();
   g_autoptr (GSimpleAction) remote = g_simple_action_new ("attach-remote", NULL);
   g_signal_connect (remote, "activate", G_CALLBACK (on_attach_remote), app);
   g_action_map_add_action (G_ACTION_MAP (app), G_ACTION (remote));

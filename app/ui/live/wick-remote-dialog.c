@@ -9,6 +9,7 @@
 #include "live/wick-remote-session.h"
 #include "live/wick-ssh-config.h"
 #include "wick-attach-dialog.h"
+#include "wick-settings.h"
 
 struct _WickRemoteDialog
 {
@@ -135,7 +136,9 @@ wick_remote_dialog_list (WickRemoteDialog *self, const char *host)
   gtk_editable_set_text (GTK_EDITABLE (self->entry), text);
   self->listing = TRUE;
   g_autofree char *message = g_strdup_printf (
-    _ ("Asking %s for its sessions through ssh (at most %d s once connected)…"), url,
+    _ ("Asking %s for its sessions through ssh (at most %d s once connected). What ssh asks "
+       "(a host key to accept, a passphrase) opens a window of its own…"),
+    url,
     WICK_REMOTE_DIALOG_LIST_TIMEOUT_MS / 1000);
   show_state (self, "listing", message);
   Listing *listing = g_new0 (Listing, 1);
@@ -144,6 +147,13 @@ wick_remote_dialog_list (WickRemoteDialog *self, const char *host)
   g_autoptr (GTask) task = g_task_new (self, NULL, on_listed, NULL);
   g_task_set_task_data (task, listing, (GDestroyNotify)listing_free);
   g_task_run_in_thread (task, list_thread);
+}
+
+void
+wick_remote_dialog_use_askpass (void)
+{
+  wick_remote_link_use_askpass (wick_running_from_build_tree () ? WICK_ASKPASS_BUILT
+                                                                : WICK_ASKPASS_INSTALLED);
 }
 
 GtkWindow *

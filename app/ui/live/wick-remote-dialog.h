@@ -6,9 +6,9 @@
  * Picking one lists that host's sessions (`wick-trace serve --stdio` on the
  * node, as `wick-trace --remote … sessions` does) off the main thread with a
  * spinner and ssh's deadlines; a session's row attaches it as
- * `wick --attach ssh://host/PID` does. ssh runs without a terminal, so it
- * cannot ask anything: when it needed an answer (host key, passphrase) the
- * dialog says so and how to give it (run ssh once in a terminal).
+ * `wick --attach ssh://host/PID` does. ssh runs without a terminal; what it
+ * asks (a host key to accept, a passphrase, a password) it asks through
+ * wick-askpass, a dialog of its own (see wick_remote_dialog_use_askpass).
  */
 #pragma once
 
@@ -24,6 +24,11 @@ G_DECLARE_FINAL_TYPE (WickRemoteDialog, wick_remote_dialog, WICK, REMOTE_DIALOG,
 /* How long the node's answer to the listing may take once ssh connected
  * (ssh's connect and the node's hello have their own deadlines). */
 #define WICK_REMOTE_DIALOG_LIST_TIMEOUT_MS 20000
+
+/* Makes every ssh the app runs ask its questions through wick-askpass (the
+ * build tree's when the app runs from there, else the installed one in
+ * libexecdir): called once by wick_live_ui_register. */
+void wick_remote_dialog_use_askpass (void);
 
 WickRemoteDialog *wick_remote_dialog_new (WickApplication *app, GtkWindow *parent);
 

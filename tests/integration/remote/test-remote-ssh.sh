@@ -45,7 +45,9 @@ not_ok() {
 user=$(id -un)
 ssh-keygen -q -t ed25519 -N '' -C wick-test-host -f "$tmp/host_key" || exit 1
 ssh-keygen -q -t ed25519 -N '' -C wick-test-user -f "$tmp/id" || exit 1
-cp "$tmp/id.pub" "$tmp/authorized_keys"
+# a key with a passphrase (host wickpass): ssh asks for it
+ssh-keygen -q -t ed25519 -N 'wickpass42' -C wick-test-pass -f "$tmp/id_pass" || exit 1
+cat "$tmp/id.pub" "$tmp/id_pass.pub" >"$tmp/authorized_keys"
 chmod 600 "$tmp/authorized_keys"
 mkdir -m 0700 "$tmp/run"
 # sshd's privilege separation directory, needed when sshd runs as root.
@@ -87,14 +89,21 @@ cat >"$tmp/ssh_config" <<EOF
 Host wicknode
   HostName 127.0.0.1
   Port $port
-# the same node, its host key not known yet: ssh would have to ask
+# the same node, its host key not known yet: ssh asks whether to accept it
 Host wickfresh
   HostName 127.0.0.1
   Port $port
   UserKnownHostsFile $tmp/fresh_known_hosts
+  StrictHostKeyChecking ask
+# the same node, logged in with a key that has a passphrase: ssh asks for it
+Host wickpass
+  HostName 127.0.0.1
+  Port $port
+  IdentityFile $tmp/id_pass
+Host * !wickpass
+  IdentityFile $tmp/id
 Host *
   User $user
-  IdentityFile $tmp/id
   IdentitiesOnly yes
   IdentityAgent none
   UserKnownHostsFile $tmp/known_hosts
@@ -175,7 +184,7 @@ if [ -n "${WICK_REMOTE_EXEC:-}" ]; then
     "$WICK_REMOTE_EXEC"
   exit $?
 fi
-echo "1..14"
+echo "1..15"
 
 # 1. sessions over ssh, the host named by the ssh config alias
 if timeout 60 "$wick_trace" "${remote[@]}" sessions >"$tmp/sessions.txt" 2>"$tmp/sessions.err" &&
@@ -326,6 +335,52 @@ if [ $status -eq 3 ] && grep -q 'Host key verification failed' "$tmp/fresh.err" 
   ok "an unknown host key without a terminal: exit 3 at once, saying to run ssh once in a terminal"
 else
   not_ok "unknown host key (status $status)" "$tmp/fresh.err"
+fi
+
+# 7c. a key with a passphrase: without a terminal, BatchMode fails at once
+# and says so; in a terminal (a pty here) ssh asks on it, and the passphrase
+# typed there logs in
+t0=$(date +%s)
+timeout 60 "$wick_trace" --remote ssh://wickpass --remote-command "$tmp/node" sessions \
+  </dev/null >/dev/null 2>"$tmp/pass-batch.err"
+status=$?
+batch_s=$(($(date +%s) - t0))
+timeout 90 /usr/bin/python3 - "$wick_trace" "$tmp/node" "$demo" >"$tmp/pass-tty.out" 2>&1 <<'EOF'
+import os, pty, select, sys, time
+wick_trace, node, demo = sys.argv[1:4]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(wick_trace, [wick_trace, "--remote", "ssh://wickpass", "--remote-command", node, "sessions"])
+seen, asked, end = b"", 0, time.time() + 60
+while time.time() < end:
+    ready, _, _ = select.select([fd], [], [], 1)
+    if not ready:
+        continue
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    seen += data
+    if seen.count(b"passphrase") > asked:
+        asked = seen.count(b"passphrase")
+        os.write(fd, b"wickpass42\n")
+_, status = os.waitpid(pid, 0)
+text = seen.decode(errors="replace")
+print(text)
+lines = [l.split() for l in text.splitlines()]
+assert asked == 1, "asked %d times" % asked
+assert os.WEXITSTATUS(status) == 0, status
+assert any(l[:2] == [demo, "wick-demo"] for l in lines), "demo not listed"
+EOF
+tty_status=$?
+if [ $status -eq 3 ] && grep -q 'Permission denied' "$tmp/pass-batch.err" &&
+  grep -q 'without a terminal (BatchMode)' "$tmp/pass-batch.err" && [ $batch_s -lt 20 ] &&
+  [ $tty_status -eq 0 ]; then
+  ok "a key with a passphrase: without a terminal exit 3 at once saying BatchMode; in a terminal ssh asks once and the passphrase typed there lists the demo"
+else
+  not_ok "passphrase key (batch status $status, tty $tty_status)" "$tmp/pass-batch.err" "$tmp/pass-tty.out"
 fi
 
 # 8. a node that prints text instead of frames
