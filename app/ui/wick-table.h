@@ -38,11 +38,23 @@ typedef struct _WickTable WickTable;
 
 /* @data is passed to every callback; the table does not own it. */
 WickTable *wick_table_new (gpointer data);
+/* A flat table drawn by Wick instead of a GtkColumnView (no tree mode):
+ * its first frame costs the rows on screen, not the 200 rows of widgets
+ * GTK 4.8's list views keep (see wick-table.c, "the drawn table"). */
+WickTable *wick_table_new_drawn (gpointer data);
 void wick_table_free (WickTable *self);
 
 /* The scrolled window holding the column view (owned by the table until packed). */
 GtkWidget *wick_table_get_widget (WickTable *self);
+/* NULL for a drawn table. */
 GtkColumnView *wick_table_get_column_view (WickTable *self);
+/* The drawn table's widget (inside wick_table_get_widget's), NULL otherwise. */
+GtkWidget *wick_table_get_drawn (WickTable *self);
+/* The rows shown, sorted and filtered, with the selection. */
+GtkSelectionModel *wick_table_get_model (WickTable *self);
+guint wick_table_get_n_columns (WickTable *self);
+/* Activates the row shown at @position, as Enter or a double click does. */
+void wick_table_activate (WickTable *self, guint position);
 
 void wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc text,
                             WickTableCompareFunc compare, gboolean expand, gboolean numeric);
