@@ -904,6 +904,33 @@ wick_stage_take_capture_request (WickStage *stage, WickCaptureOptions *options)
   return pending;
 }
 
+bool
+wick_stage_begin_capture (WickStage *stage, const WickCaptureOptions *options, WickError *error)
+{
+  WickCaptureOptions checked;
+  if (stage == NULL || !stage->host_captured)
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "wick_stage_begin_capture: %s",
+                      stage == NULL ? "no stage" : "the stage is not captured by its host");
+  if (!wick_capture_options_validate (options, &checked, error))
+    return false;
+  pthread_mutex_lock (&stage->mutex);
+  bool open = stage->capture_span != 0;
+  pthread_mutex_unlock (&stage->mutex);
+  if (open)
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT,
+                      "stage '%s': a capture has begun and not completed yet "
+                      "(wick_stage_complete_capture ends it)",
+                      stage->name);
+  /* as a taken request's: the span begins here, on the host's thread, and
+   * ends with the completion */
+  WickSpanId span = stage_span_begin (stage, "capture", &checked);
+  pthread_mutex_lock (&stage->mutex);
+  stage->capture_span = span;
+  stage->capture_thread = pthread_self ();
+  pthread_mutex_unlock (&stage->mutex);
+  return true;
+}
+
 const char *
 wick_eager_recording_name (WickEagerRecording recording)
 {
@@ -994,8 +1021,8 @@ wick_stage_complete_capture (WickStage *stage, const WickCaptureOptions *options
                       : 0;
   stage->capture_span = 0;
   pthread_mutex_unlock (&stage->mutex);
-  /* a capture completed without a request taken on this thread (wick.torch's
-   * Stage.capture()): its span is the completion's */
+  /* a capture completed without a request taken or a begin on this thread:
+   * its span is the completion's */
   if (span == 0)
     span = stage_span_begin (stage, "capture", &checked);
   if (failure == NULL)

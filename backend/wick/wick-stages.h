@@ -273,6 +273,15 @@ bool wick_stage_capture_requested (WickStage *stage);
 /* Takes the pending request: true and its options, or false when none. */
 WICK_AVAILABLE_IN_1_0
 bool wick_stage_take_capture_request (WickStage *stage, WickCaptureOptions *options);
+/* Begins a capture the host was not asked for (wick.torch's
+ * Stage.capture()), on this thread: the capture's span and its
+ * wick_stage_capture record are written now, as for a taken request, so a
+ * reader sees the capture in progress; the next
+ * wick_stage_complete_capture() on this thread ends it. Refuses a stage not
+ * captured by its host, bad options, or a capture already begun. */
+WICK_AVAILABLE_IN_1_0
+bool wick_stage_begin_capture (WickStage *stage, const WickCaptureOptions *options,
+                               WickError *error);
 /* options NULL: the defaults. figures may be NULL when failure is set. */
 /* Says how the host timed the eager rounds it will hand to the next
  * wick_stage_complete_capture() of this stage: @recording, and optionally the

@@ -221,16 +221,18 @@ class Stage:
         self._drop()
 
     def capture(self, warmup=3, timing_rounds=7, timing_iterations=20):
-        """Captures now, on this thread; returns the certificate (a dict)."""
-        return self._capture(
-            {
-                "warmup": warmup,
-                "gate_cos": self.gate_cos,
-                "min_speedup": self.min_speedup,
-                "timing_rounds": timing_rounds,
-                "timing_iterations": timing_iterations,
-            }
-        )
+        """Captures now, on this thread; returns the certificate (a dict).
+        The capture's span begins here (a reader of the trace sees it in
+        progress) and ends with the certificate."""
+        options = {
+            "warmup": warmup,
+            "gate_cos": self.gate_cos,
+            "min_speedup": self.min_speedup,
+            "timing_rounds": timing_rounds,
+            "timing_iterations": timing_iterations,
+        }
+        self._raw.begin_capture(options=options)
+        return self._capture(options)
 
     def _drop(self):
         self.graph = None

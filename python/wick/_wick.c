@@ -1941,6 +1941,27 @@ stage_take_request (PyObject *obj, PyObject *unused)
   return options_dict (&o);
 }
 
+/* begin_capture(options=None): a capture the host begins unasked
+ * (wick.torch's Stage.capture()): its span starts now (wick_stage_begin_capture). */
+static PyObject *
+stage_begin (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "options", NULL };
+  PyObject *options = Py_None;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|O:begin_capture", kwlist, &options))
+    return NULL;
+  WickStage *stage = stage_get (obj, "Stage.begin_capture");
+  if (stage == NULL)
+    return NULL;
+  WickCaptureOptions o;
+  if (!parse_options (options, &o))
+    return NULL;
+  WickError error = { "" };
+  if (!wick_stage_begin_capture (stage, &o, &error))
+    return raise_wick (&error);
+  Py_RETURN_NONE;
+}
+
 static PyObject *
 stage_complete (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
@@ -2145,6 +2166,8 @@ static PyMethodDef stage_methods[] = {
   { "capture_requested", stage_capture_requested, METH_NOARGS, NULL },
   { "take_capture_request", stage_take_request, METH_NOARGS,
     "The pending request's options (a dict), or None." },
+  { "begin_capture", (PyCFunction)(void (*) (void))stage_begin, METH_VARARGS | METH_KEYWORDS,
+    "begin_capture(options=None): the span of a capture the host begins unasked" },
   { "complete_capture", (PyCFunction)(void (*) (void))stage_complete,
     METH_VARARGS | METH_KEYWORDS,
     "complete_capture(options=None, figures=None, failure=None) -> certificate dict" },

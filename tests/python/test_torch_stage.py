@@ -63,6 +63,45 @@ def test_capture_refused_on_cpu():
 
 
 
+def test_direct_capture_span_in_progress():
+    """Stage.capture() called directly (issue 20): the capture's span begins
+    when the capture does (its span_start, with the wick_stage_capture keys,
+    is written then, so a reader sees the capture in progress) and ends with
+    the certificate on its span_end: a span opened while the capture runs
+    lies inside the capture's span, as its child."""
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    x = torch.randn(8, 16)
+    with wick.Session("stage.infer", phase="infer", jsonl_path=path) as s:
+        stage = wick.torch.register_stage(s, "lin", lambda: torch.relu(x), windows={"x": x})
+        inner = stage._capture
+
+        def watched(options):
+            with s.span("during the capture"):
+                pass
+            return inner(options)
+
+        stage._capture = watched
+        for _ in range(2):
+            cert = stage.capture(warmup=2)
+            assert cert["verdict"] in ("refused", "accepted"), cert
+    records = wicktest.read_records(path)
+    starts = [r for r in records if r["kind"] == "span_start" and r.get("name") == "stage capture: lin"]
+    during = [r for r in records if r["kind"] == "span_start" and r.get("name") == "during the capture"]
+    assert len(starts) == 2 and len(during) == 2, (starts, during)
+    ends = {r["id"]: r for r in records if r["kind"] == "span_end"}
+    for start, inside in zip(starts, during):
+        keys = [w for w in start.get("wick_records", []) if w.get("kind") == "wick_stage_capture"]
+        assert len(keys) == 1 and keys[0]["stage"] == "lin" and keys[0]["warmup"] == 2, start
+        assert inside.get("parent_id") == start["id"], (start, inside)
+        assert start["start_ns"] <= inside["start_ns"], (start, inside)
+        end = ends[start["id"]]
+        assert (start["start_ns"] + end["duration_ns"]
+                >= inside["start_ns"] + ends[inside["id"]]["duration_ns"]), (start, end, inside)
+        certs = [w for w in end.get("wick_records", []) if w.get("kind") == "wick_stage_certification"]
+        assert len(certs) == 1 and certs[0]["stage"] == "lin", end
+    wicktest.check_trace(path)
+
+
 def test_cpu_tensors_refused_where_cuda_is():
     """On a CUDA machine a stage over CPU tensors was accepted: torch.cuda.graph
     recorded an empty graph, whose replay returned the capture's output

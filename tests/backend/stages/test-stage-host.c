@@ -208,11 +208,24 @@ test_complete_capture (void)
   g_assert_true (wick_stage_complete_capture (stage, &taken, &figures, NULL, &cert, &error));
   g_assert_true (cert.accepted);
 
+  /* a capture the host begins unasked (wick.torch's Stage.capture(), issue
+   * 20): its span runs from the begin, not from the completion; one at a time */
+  g_assert_true (wick_stage_begin_capture (stage, NULL, &error));
+  g_assert_false (wick_stage_begin_capture (stage, NULL, &error));
+  g_assert_cmpstr (error.message, ==, "stage 'torch-block': a capture has begun and not "
+                                      "completed yet (wick_stage_complete_capture ends it)");
+  error.message[0] = '\0';
+  WickSpanId unasked = wick_span_begin (session, "unasked capture work", WICK_SPAN_FUNCTION);
+  g_assert_true (wick_span_end (session, unasked));
+  g_assert_true (wick_stage_complete_capture (stage, NULL, &figures, NULL, &cert, &error));
+  g_assert_false (wick_stage_begin_capture (NULL, NULL, &error));
+  error.message[0] = '\0';
+
   stage_fixture_finish (&fixture);
   g_autofree char *text = stage_fixture_read_trace (&fixture);
   g_assert_nonnull (strstr (text, "\"verdict\":\"accepted\""));
   g_assert_nonnull (strstr (text, "\"kind\":\"wick_stage_release\""));
-  g_assert_cmpuint (stage_fixture_assert_on_spans (text, "torch-block"), ==, 6);
+  g_assert_cmpuint (stage_fixture_assert_on_spans (text, "torch-block"), ==, 7);
   /* the taken capture's span holds the host's span */
   g_autofree char *inner_start
     = g_strdup_printf ("{\"kind\":\"span_start\",\"id\":\"s%llu\",\"parent_id\":\"s",
@@ -224,6 +237,18 @@ test_complete_capture (void)
       {
         found++;
         g_assert_false (g_str_has_prefix (lines[i] + strlen (inner_start), "1\""));
+      }
+  g_assert_cmpuint (found, ==, 1);
+  /* ...and so does the unasked capture's */
+  g_autofree char *unasked_start
+    = g_strdup_printf ("{\"kind\":\"span_start\",\"id\":\"s%llu\",\"parent_id\":\"s",
+                       (unsigned long long)unasked);
+  found = 0;
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], unasked_start))
+      {
+        found++;
+        g_assert_false (g_str_has_prefix (lines[i] + strlen (unasked_start), "1\""));
       }
   g_assert_cmpuint (found, ==, 1);
   stage_fixture_clear (&fixture);
