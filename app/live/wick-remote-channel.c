@@ -112,6 +112,24 @@ open_link (Channel *channel, GError **error)
   return channel->link != NULL;
 }
 
+static gpointer
+close_link_thread (gpointer link)
+{
+  wick_remote_link_close (link);
+  return NULL;
+}
+
+/* A link that failed is closed off the request's thread: the close waits up
+ * to 3 s for an ssh whose node stopped before it kills it, and the error
+ * need not wait for that. */
+static void
+close_in_background (Channel *channel)
+{
+  WickRemoteLink *link = g_steal_pointer (&channel->link);
+  if (link != NULL)
+    g_thread_unref (g_thread_new ("wick-link-close", close_link_thread, link));
+}
+
 /* A link whose ssh already exited (while idle) is closed here. */
 static void
 drop_dead_link (Channel *channel)
@@ -192,7 +210,7 @@ wick_remote_channel_request (const char *url, JsonObject *request, int timeout_m
                    "the control channel to %s died while %s was in flight (it may or may not "
                    "have been carried out): %s",
                    url, command, local->message);
-      g_clear_pointer (&channel->link, wick_remote_link_close);
+      close_in_background (channel);
       break;
     }
   g_mutex_unlock (&channel->lock);

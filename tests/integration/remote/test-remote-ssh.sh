@@ -26,7 +26,8 @@ fi
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  # (a test may have left one stopped: SIGCONT, or SIGTERM would wait)
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done
   [ -f "$tmp/sshd.pid" ] && kill "$(cat "$tmp/sshd.pid")" 2>/dev/null
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
   rm -rf "$tmp"
@@ -181,6 +182,7 @@ if [ -n "${WICK_REMOTE_EXEC:-}" ]; then
     printf 'Include config\n'
   } >"$tmp/home/.ssh/config"
   HOME="$tmp/home" WICK_REMOTE_URL="ssh://wicknode/$demo" WICK_REMOTE_COMMAND="$tmp/node" \
+    WICK_REMOTE_SERVE_PIDS="$tmp/serve.pids" \
     "$WICK_REMOTE_EXEC"
   exit $?
 fi

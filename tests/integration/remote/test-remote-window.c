@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "live-test-util.h"
 #include "live/wick-attach-dialog.h"
 #include "live/wick-live-session.h"
@@ -627,6 +629,191 @@ test_remote_window (void)
   iterate_for (200);
 }
 
+/* The last pid written to the node's serve.pids (each `serve --stdio` the
+ * test's node starts appends its own), and how many there are. */
+static int
+last_serve_pid (guint *count)
+{
+  g_autofree char *text = NULL;
+  *count = 0;
+  if (!g_file_get_contents (g_getenv ("WICK_REMOTE_SERVE_PIDS"), &text, NULL, NULL))
+    return 0;
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (text), "\n", -1);
+  *count = g_strv_length (lines);
+  return *count > 0 ? (int)g_ascii_strtoll (lines[*count - 1], NULL, 10) : 0;
+}
+
+typedef struct
+{
+  char *url;
+  int timeout_ms;
+  GError *error;
+  JsonObject *reply;
+  gint64 done_us;
+  gint done;
+} Request;
+
+static gpointer
+request_thread (gpointer data)
+{
+  Request *request = data;
+  g_autoptr (JsonObject) list = json_object_new ();
+  json_object_set_string_member (list, "command", "list");
+  request->reply = wick_remote_channel_request (request->url, list, request->timeout_ms,
+                                                &request->error);
+  request->done_us = g_get_monotonic_time ();
+  g_atomic_int_set (&request->done, 1);
+  return NULL;
+}
+
+static gboolean
+channel_held (gpointer url)
+{
+  return wick_remote_channel_exists (url);
+}
+
+static gboolean
+request_done (gpointer request)
+{
+  return g_atomic_int_get (&((Request *)request)->done);
+}
+
+/* A control request whose reply never comes, then one whose node dies with
+ * it in flight: each ends with an error within its deadline while the main
+ * loop runs on, the window keeps what it received (more of it: the attach
+ * link is another ssh) and Save Session As writes a trace wick-trace reads. */
+static void
+test_remote_node_dies_mid_request (void)
+{
+  const char *url = g_getenv ("WICK_REMOTE_URL");
+  if (url == NULL || g_getenv ("WICK_REMOTE_SERVE_PIDS") == NULL)
+    {
+      g_test_skip ("WICK_REMOTE_URL is not set (test-remote-ssh.sh sets it)");
+      return;
+    }
+  WickApplication *app = shared_app ();
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  wick_live_ui_attach_url (app, GTK_WINDOW (window), url);
+  iterate_until (window_attached, window);
+  WickLiveSession *session = wick_live_session_from_window (window);
+  iterate_until (has_spans, window);
+
+  /* the window's pages open its channel; once they are done, its ssh is
+   * killed, so that the next request opens the channel's link at a known
+   * moment: its node's serve is then the newest */
+  iterate_until (channel_held, (gpointer)url);
+  g_autoptr (JsonObject) first = json_object_new ();
+  json_object_set_string_member (first, "command", "list");
+  g_autoptr (GError) first_error = NULL;
+  g_autoptr (JsonObject) first_reply = wick_remote_channel_request (url, first, 30000, &first_error);
+  g_assert_no_error (first_error);
+  iterate_for (1000);
+  int channel_ssh = wick_remote_channel_get_ssh_pid (url);
+  g_assert_cmpint (channel_ssh, >, 0);
+  kill (channel_ssh, SIGKILL);
+  g_assert_true (wick_test_child_exited_within (channel_ssh, 10));
+  guint opened = wick_remote_channel_get_links_opened (url);
+  guint before = 0, after = 0;
+  last_serve_pid (&before);
+  g_autoptr (JsonObject) list = json_object_new ();
+  json_object_set_string_member (list, "command", "list");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonObject) listed = wick_remote_channel_request (url, list, 30000, &error);
+  g_assert_no_error (error);
+  int serve = last_serve_pid (&after);
+  g_assert_cmpuint (wick_remote_channel_get_links_opened (url), ==, opened + 1);
+  g_assert_cmpuint (after, ==, before + 1);
+  g_assert_cmpint (serve, >, 0);
+
+  /* 1. the node stops (SIGSTOP its serve): no reply ever; a 2 s request
+   * ends at its deadline (2 s + the channel's margin) */
+  kill (serve, SIGSTOP);
+  guint spans_before = 0;
+  wick_document_get_spans (wick_window_get_document (window), &spans_before);
+  Request hang = { .url = (char *)url, .timeout_ms = 2000 };
+  gint64 start = g_get_monotonic_time ();
+  GThread *thread = g_thread_new ("request", request_thread, &hang);
+  double stall_ms = 0;
+  gint64 last = g_get_monotonic_time ();
+  while (!request_done (&hang) && g_get_monotonic_time () - start < 90 * G_USEC_PER_SEC)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      stall_ms = MAX (stall_ms, (g_get_monotonic_time () - last) / 1e3);
+      g_usleep (5000);
+      last = g_get_monotonic_time ();
+    }
+  g_thread_join (thread);
+  double hang_s = (hang.done_us - start) / 1e6;
+  guint spans_during = 0;
+  wick_document_get_spans (wick_window_get_document (window), &spans_during);
+  g_test_message ("a stopped node: the request ended %.2f s after it was sent (deadline %.0f s), "
+                  "the main loop stalled at most %.0f ms, spans %u -> %u meanwhile: %s",
+                  hang_s, (2000 + WICK_REMOTE_CHANNEL_MARGIN_MS) / 1e3, stall_ms, spans_before,
+                  spans_during, hang.error != NULL ? hang.error->message : "(no error)");
+  g_assert_null (hang.reply);
+  g_assert_nonnull (hang.error);
+  g_assert_nonnull (strstr (hang.error->message, "died while list was in flight"));
+  g_assert_nonnull (strstr (hang.error->message, "sent nothing for"));
+  g_assert_cmpfloat (hang_s, >=, (2000 + WICK_REMOTE_CHANNEL_MARGIN_MS) / 1e3 - 0.5);
+  g_assert_cmpfloat (hang_s, <, (2000 + WICK_REMOTE_CHANNEL_MARGIN_MS) / 1e3 + 10);
+  g_assert_cmpfloat (stall_ms, <, STALL_MAX_MS);
+  g_assert_cmpuint (spans_during, >, spans_before); /* the attach link ran on */
+  g_assert_false (wick_live_session_is_ended (session));
+  kill (serve, SIGKILL);
+  g_clear_error (&hang.error);
+
+  /* 2. the node dies with a request in flight: the next request opens a new
+   * link (its serve the newest); that serve is stopped, a request sent to it
+   * (it waits in the pipe), and the serve killed */
+  last_serve_pid (&before);
+  g_autoptr (JsonObject) again = wick_remote_channel_request (url, list, 30000, &error);
+  g_assert_no_error (error);
+  int serve2 = last_serve_pid (&after);
+  g_assert_cmpuint (after, ==, before + 1);
+  g_assert_cmpint (serve2, >, 0);
+  kill (serve2, SIGSTOP);
+  Request died = { .url = (char *)url, .timeout_ms = 30000 };
+  thread = g_thread_new ("request", request_thread, &died);
+  iterate_for (1500);
+  g_assert_false (request_done (&died)); /* in flight on the node */
+  gint64 killed = g_get_monotonic_time ();
+  kill (serve2, SIGKILL);
+  while (!request_done (&died) && g_get_monotonic_time () - killed < 60 * G_USEC_PER_SEC)
+    iterate_for (10);
+  g_thread_join (thread);
+  double died_s = (died.done_us - killed) / 1e6;
+  g_test_message ("the node's serve killed mid-request: the error %.3f s after the kill: %s",
+                  died_s, died.error != NULL ? died.error->message : "(no error)");
+  g_assert_null (died.reply);
+  g_assert_nonnull (died.error);
+  g_assert_nonnull (strstr (died.error->message, "died while list was in flight"));
+  g_assert_cmpfloat (died_s, <, 5);
+  g_clear_error (&died.error);
+
+  /* what was received is kept and can be saved */
+  iterate_for (500);
+  guint spans_now = 0;
+  wick_document_get_spans (wick_window_get_document (window), &spans_now);
+  g_assert_cmpuint (spans_now, >=, spans_during);
+  g_autofree char *directory = g_dir_make_tmp ("wick-remote-XXXXXX", NULL);
+  g_autofree char *saved = g_build_filename (directory, "saved.jsonl", NULL);
+  g_assert_true (wick_live_session_save (session, saved, &error));
+  g_assert_no_error (error);
+  const char *check[] = { g_getenv ("WICK_TRACE"), "summary", saved, NULL };
+  g_autofree char *out = NULL;
+  int status = -1;
+  g_assert_true (g_spawn_sync (NULL, (char **)check, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                               &out, NULL, &status, NULL));
+  g_test_message ("saved %s (%u spans in the window): wick-trace summary exit %d", saved,
+                  spans_now, status);
+  g_assert_cmpint (status, ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_for (200);
+  g_unlink (saved);
+  g_rmdir (directory);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -640,5 +827,6 @@ main (int argc, char **argv)
   g_test_add_func ("/remote/dialog/hosts-list-attach", test_remote_dialog);
   g_test_add_func ("/remote/window/attach-evict-restore-drop", test_remote_window);
   g_test_add_func ("/remote/window/kill-latency", test_remote_kill_latency);
+  g_test_add_func ("/remote/window/node-dies-mid-request", test_remote_node_dies_mid_request);
   return g_test_run ();
 }
