@@ -4,8 +4,12 @@
 #include "config.h"
 
 #include <adwaita.h>
+#include <dlfcn.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#ifdef GDK_WINDOWING_X11
+#include <gdk/x11/gdkx.h>
+#endif
 
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
@@ -1314,6 +1318,186 @@ test_narrow_every_page_german (void)
   g_test_trap_assert_passed ();
 }
 
+#ifdef GDK_WINDOWING_X11
+/* Real pointer events under Xvfb: XTest's fake motion and button events go
+ * through the X server to GTK like a mouse's (the XTEST pointer device),
+ * then through the widget's gestures. libX11 and libXtst are opened at run
+ * time, so the test needs no build dependency of its own. */
+typedef struct
+{
+  Display *display;
+  Window xid;
+  GtkWidget *native;
+  int (*fake_motion) (Display *, int, int, int, unsigned long);
+  int (*fake_button) (Display *, unsigned int, Bool, unsigned long);
+  Bool (*translate) (Display *, Window, Window, int, int, int *, int *, Window *);
+  Window (*root) (Display *);
+  int (*sync) (Display *, Bool);
+} FakePointer;
+
+static gboolean
+xpointer_init (FakePointer *p, GtkWidget *widget, char **why)
+{
+  GdkDisplay *display = gtk_widget_get_display (widget);
+  if (!GDK_IS_X11_DISPLAY (display))
+    return *why = g_strdup ("not an X11 display"), FALSE;
+  void *x11 = dlopen ("libX11.so.6", RTLD_NOW | RTLD_GLOBAL);
+  void *xtst = dlopen ("libXtst.so.6", RTLD_NOW | RTLD_GLOBAL);
+  if (x11 == NULL || xtst == NULL)
+    return *why = g_strdup_printf ("no libX11/libXtst: %s", dlerror ()), FALSE;
+  Bool (*query) (Display *, int *, int *, int *, int *) = dlsym (xtst, "XTestQueryExtension");
+  p->fake_motion = dlsym (xtst, "XTestFakeMotionEvent");
+  p->fake_button = dlsym (xtst, "XTestFakeButtonEvent");
+  p->translate = dlsym (x11, "XTranslateCoordinates");
+  p->root = dlsym (x11, "XDefaultRootWindow");
+  p->sync = dlsym (x11, "XSync");
+  p->display = gdk_x11_display_get_xdisplay (display);
+  int a, b, c, d;
+  if (query == NULL || p->fake_motion == NULL || p->fake_button == NULL || p->translate == NULL
+      || p->root == NULL || p->sync == NULL || !query (p->display, &a, &b, &c, &d))
+    return *why = g_strdup ("the X server has no XTEST extension"), FALSE;
+  p->native = GTK_WIDGET (gtk_widget_get_native (widget));
+  p->xid = gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (p->native)));
+  return TRUE;
+}
+
+/* Moves the pointer to (x, y) of @widget, as a mouse would. */
+static void
+xpointer_move (FakePointer *p, GtkWidget *widget, double x, double y)
+{
+  graphene_point_t in = GRAPHENE_POINT_INIT ((float)x, (float)y), out;
+  g_assert_true (gtk_widget_compute_point (widget, p->native, &in, &out));
+  double sx, sy;
+  gtk_native_get_surface_transform (GTK_NATIVE (p->native), &sx, &sy);
+  int rx, ry;
+  Window child;
+  g_assert_true (p->translate (p->display, p->xid, p->root (p->display), (int)round (out.x + sx),
+                               (int)round (out.y + sy), &rx, &ry, &child));
+  p->fake_motion (p->display, -1, rx, ry, 0);
+  p->sync (p->display, False);
+  app_test_iterate_pending (30);
+}
+
+static void
+xpointer_button (FakePointer *p, gboolean press)
+{
+  p->fake_button (p->display, 1, press, 0);
+  p->sync (p->display, False);
+  app_test_iterate_pending (30);
+}
+
+/* The text of the tooltip @native shows now, NULL when none. */
+static char *
+shown_tooltip (GtkWidget *native)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (native); c; c = gtk_widget_get_next_sibling (c))
+    if (g_str_equal (G_OBJECT_TYPE_NAME (c), "GtkTooltipWindow") && gtk_widget_get_mapped (c))
+      {
+        GtkWidget *w = c;
+        while (w != NULL && !GTK_IS_LABEL (w))
+          w = gtk_widget_get_first_child (w) ? gtk_widget_get_first_child (w)
+                                             : gtk_widget_get_next_sibling (w);
+        for (GtkWidget *l = w; l; l = gtk_widget_get_next_sibling (l))
+          if (GTK_IS_LABEL (l) && gtk_widget_get_visible (l)
+              && *gtk_label_get_text (GTK_LABEL (l)) != '\0')
+            return g_strdup (gtk_label_get_text (GTK_LABEL (l)));
+      }
+  return NULL;
+}
+
+typedef struct
+{
+  GtkWidget *native;
+  char *text;
+} TooltipWait;
+
+static gboolean
+tooltip_shown (gpointer data)
+{
+  TooltipWait *wait = data;
+  g_free (wait->text);
+  wait->text = shown_tooltip (wait->native);
+  return wait->text != NULL;
+}
+
+/* Issue 20: the label column's width follows a real drag of its right edge
+ * (pointer events through the timeline's drag gesture), both ways and
+ * clamped; a label cut by a narrow column shows its full name in the
+ * tooltip when the pointer rests on it. */
+static void
+test_label_column_drag (void)
+{
+  g_autofree char *path
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "app", "data", "tracks.json", NULL);
+  WickWindow *window = open_window (path);
+  GtkWidget *widget = wick_window_get_view (window, "timeline");
+  app_test_wait_drawn (widget, 10000, "the timeline to be drawn");
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  FakePointer p;
+  g_autofree char *why = NULL;
+  if (!xpointer_init (&p, widget, &why))
+    {
+      g_test_skip (why);
+      app_test_window_close (window);
+      return;
+    }
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  guint32 device = G_MAXUINT32;
+  for (guint i = 0; i < wick_timeline_scene_get_n_tracks (scene); i++)
+    if (g_strcmp0 (wick_timeline_scene_get_track_name (scene, wick_timeline_scene_get_track (scene, i)),
+                   "cuda:0 stream 7") == 0)
+      device = wick_timeline_scene_get_track (scene, i);
+  g_assert_cmpuint (device, !=, G_MAXUINT32);
+  cairo_rectangle_t r;
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, device, &r));
+  double y = r.y + 4;
+  int before = wick_timeline_view_get_gutter_width (timeline);
+  g_assert_cmpint (before, ==, WICK_TIMELINE_GUTTER_DEFAULT);
+
+  /* drag the edge left by 60 px, in steps as a hand does */
+  xpointer_move (&p, widget, before, y);
+  xpointer_button (&p, TRUE);
+  for (int dx = -10; dx >= -60; dx -= 10)
+    xpointer_move (&p, widget, before + dx, y);
+  xpointer_button (&p, FALSE);
+  int narrowed = wick_timeline_view_get_gutter_width (timeline);
+  g_test_message ("label column %d px, dragged 60 px left: %d px", before, narrowed);
+  g_assert_cmpint (ABS (narrowed - (before - 60)), <=, 1);
+  /* the drag moved no time: it was the column's, not a pan */
+  WickTimelineViewport after;
+  wick_timeline_view_get_viewport (timeline, &after);
+  g_assert_cmpuint (after.start_ns, ==, view.start_ns);
+
+  /* the pointer rests on the cut label: the tooltip has the full name */
+  xpointer_move (&p, widget, 30, y);
+  xpointer_move (&p, widget, 31, y);
+  TooltipWait wait = { p.native, NULL };
+  APP_TEST_WAIT (tooltip_shown, &wait, 5000);
+  g_assert_cmpstr (wait.text, ==, "cuda:0 stream 7");
+  g_free (wait.text);
+
+  /* and right, past the maximum: clamped */
+  xpointer_move (&p, widget, narrowed, y);
+  xpointer_button (&p, TRUE);
+  int width = gtk_widget_get_width (widget);
+  for (int x = narrowed + 40; x < width - 4; x += 40)
+    xpointer_move (&p, widget, x, y);
+  xpointer_button (&p, FALSE);
+  int widened = wick_timeline_view_get_gutter_width (timeline);
+  g_test_message ("dragged right to %d px of the widget: %d px", width - 4, widened);
+  g_assert_cmpint (widened, ==, MIN (WICK_TIMELINE_GUTTER_MAX, width - 4));
+  /* the plot starts after it */
+  wick_timeline_view_get_viewport (timeline, &view);
+  g_assert_true (wick_timeline_scene_track_rect (scene, &view, device, &r));
+  g_assert_cmpfloat (r.x, ==, widened);
+  xpointer_move (&p, widget, width / 2, gtk_widget_get_height (widget) + 40);
+  wick_timeline_view_set_gutter_width (timeline, WICK_TIMELINE_GUTTER_DEFAULT);
+  app_test_window_close (window);
+}
+#endif
+
 typedef struct
 {
   GAsyncResult *result;
@@ -1395,6 +1579,9 @@ main (int argc, char **argv)
   g_test_add_func ("/window/track-events", test_track_events);
   g_test_add_func ("/app/window/fit-any-slice", test_fit_any_slice);
   g_test_add_func ("/app/window/label-column", test_label_column);
+#ifdef GDK_WINDOWING_X11
+  g_test_add_func ("/app/window/label-column-drag", test_label_column_drag);
+#endif
   g_test_add_func ("/window/export-trace", test_export_trace);
   g_test_add_func ("/window/export-trace-async", test_export_trace_async);
   g_test_add_func ("/window/size-remembered", test_size_remembered);
