@@ -1531,38 +1531,6 @@ wick_chrome_import_file (WickDocument *document, const char *path, GCancellable 
   return import_stream (document, input, path, label, error);
 }
 
-gboolean
-wick_document_load_file_auto (WickDocument *document, const char *path, GCancellable *cancellable,
-                              WickProgressFunc progress, gpointer user_data, GError **error)
-{
-  g_autoptr (GError) local = NULL;
-  WickFileFormat format = wick_file_sniff (path, &local);
-
-  if (format == WICK_FILE_FORMAT_CHROME || format == WICK_FILE_FORMAT_MEMORY_TIMELINE)
-    return wick_chrome_import_file (document, path, cancellable, error);
-  if (format == WICK_FILE_FORMAT_UNKNOWN && local != NULL
-      && !g_error_matches (local, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
-    {
-      /* cannot open or read */
-      g_propagate_error (error, g_steal_pointer (&local));
-      return FALSE;
-    }
-  if (format == WICK_FILE_FORMAT_UNKNOWN && local != NULL
-      && strstr (local->message, "not a trace Wick can read") != NULL)
-    {
-      g_free (document->path);
-      document->path = g_strdup (path);
-      document->finished = TRUE;
-      document->parse_error.failed = TRUE;
-      document->parse_error.record_index = -1;
-      document->parse_error.message = g_strdup (local->message);
-      g_propagate_error (error, g_steal_pointer (&local));
-      return FALSE;
-    }
-  /* JSONL, or not JSON at all: the JSONL reader words its errors */
-  return wick_document_load_file (document, path, cancellable, progress, user_data, error);
-}
-
 const char *
 wick_chrome_info_lookup_metadata (const WickChromeInfo *info, const char *key)
 {

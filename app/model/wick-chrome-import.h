@@ -72,12 +72,4 @@ const WickChromeInfo *wick_chrome_info_get (WickDocument *document);
 /* JSON text of a top-level member, NULL when absent. */
 const char *wick_chrome_info_lookup_metadata (const WickChromeInfo *info, const char *key);
 
-/* Opens any format Wick reads, plain or compressed: trace-event JSON and the
- * memory timeline by their structure, candle-graph JSONL
- * (wick_document_load_file) otherwise. A JSON object that is none of these is
- * an error naming what was expected. For the app's File → Open and the CLI. */
-gboolean wick_document_load_file_auto (WickDocument *document, const char *path,
-                                       GCancellable *cancellable, WickProgressFunc progress,
-                                       gpointer user_data, GError **error);
-
 G_END_DECLS

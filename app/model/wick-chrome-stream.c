@@ -49,6 +49,7 @@ struct _WickChromeReader
   GPtrArray *warnings;
   gboolean cut_off;
   gboolean chrome_evidence; /* a top-level '[' or a "traceEvents" member was seen */
+  WickChromeStartFailure start_failure; /* without that evidence */
   gsize max_value;          /* the longest value read whole: wick_max_line_length () */
 };
 
@@ -825,6 +826,7 @@ wick_chrome_reader_start (WickChromeReader *r, WickFileFormat *format, GError **
     {
       if (input_failed (r, error))
         return FALSE;
+      r->start_failure = WICK_CHROME_START_EMPTY;
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: the file is empty", r->name);
       return FALSE;
     }
@@ -906,6 +908,7 @@ wick_chrome_reader_start (WickChromeReader *r, WickFileFormat *format, GError **
     for (guint i = 0; i < r->metadata->len && i < 16; i += 2)
       g_string_append_printf (keys, "%s\"%s\"", i ? ", " : "",
                               (const char *)g_ptr_array_index (r->metadata, i));
+    r->start_failure = WICK_CHROME_START_NOT_A_TRACE;
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                  "%s: not a trace Wick can read: a JSON object with the members %s but no "
                  "\"traceEvents\" array (expected a Chrome trace-event file, a torch memory "
@@ -913,6 +916,12 @@ wick_chrome_reader_start (WickChromeReader *r, WickFileFormat *format, GError **
                  r->name, keys->len ? keys->str : "(none)");
   }
   return FALSE;
+}
+
+WickChromeStartFailure
+wick_chrome_reader_get_start_failure (WickChromeReader *r)
+{
+  return r->chrome_evidence ? WICK_CHROME_START_DAMAGED : r->start_failure;
 }
 
 static void
@@ -1501,26 +1510,4 @@ wick_chrome_args_string (const char *args, gsize len, const char *key, GString *
     return FALSE;
   g_string_append_len (out, str, (gssize)str_len);
   return TRUE;
-}
-
-WickFileFormat
-wick_file_sniff (const char *path, GError **error)
-{
-  WickInput *input = wick_input_open (path, error);
-  g_autoptr (WickChromeReader) r = NULL;
-  g_autoptr (GError) local = NULL;
-  WickFileFormat format = WICK_FILE_FORMAT_UNKNOWN;
-
-  if (input == NULL)
-    return WICK_FILE_FORMAT_UNKNOWN;
-  r = wick_chrome_reader_new (input, path);
-  if (!wick_chrome_reader_start (r, &format, &local))
-    {
-      /* a Chrome trace that is damaged: the importer words the error */
-      if (r->chrome_evidence && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
-        return WICK_FILE_FORMAT_CHROME;
-      g_propagate_error (error, g_steal_pointer (&local));
-      return WICK_FILE_FORMAT_UNKNOWN;
-    }
-  return format;
 }

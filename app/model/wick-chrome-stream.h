@@ -83,6 +83,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickChromeReader, wick_chrome_reader_free)
 gboolean wick_chrome_reader_start (WickChromeReader *reader, WickFileFormat *format,
                                    GError **error);
 
+/* Where wick_chrome_reader_start() stopped when it judged no format (its
+ * error, G_IO_ERROR_INVALID_DATA, words it). */
+typedef enum
+{
+  WICK_CHROME_START_NOT_JSON,    /* not JSON at the top, or broken before a deciding member */
+  WICK_CHROME_START_EMPTY,       /* nothing but a byte-order mark, or nothing */
+  WICK_CHROME_START_DAMAGED,     /* Chrome's structure seen, then damage */
+  WICK_CHROME_START_NOT_A_TRACE, /* a whole JSON object with none of a trace's members */
+} WickChromeStartFailure;
+WickChromeStartFailure wick_chrome_reader_get_start_failure (WickChromeReader *reader);
+
 /* The next event: TRUE with @event filled, FALSE at the end (with @error NULL)
  * or on an error. Elements of traceEvents that are not objects are counted
  * (wick_chrome_reader_get_non_objects) and skipped. */
@@ -118,8 +129,5 @@ void wick_chrome_args_numbers (const char *args, gsize len, const char *const *k
  * chrome://tracing and Perfetto read a counter value written as a string:
  * FALSE for anything else (hexadecimal, "nan", words, longer than 63 bytes). */
 gboolean wick_chrome_numeric_string (const char *text, gsize len, double *value);
-
-/* The format of a file by its top-level structure (reads as far as needed). */
-WickFileFormat wick_file_sniff (const char *path, GError **error);
 
 G_END_DECLS

@@ -79,6 +79,7 @@ struct _WickDocument
   guint64 record_hashes[32]; /* string hashes of its top-level fields */
 
   struct _WickTracks *tracks; /* wick_document_get_tracks(), NULL until asked */
+  GDestroyNotify tracks_free; /* set with @tracks by the track model */
   guint64 resolved_records;   /* n_records + 1 when parents were last resolved */
 
   /* analysis */
@@ -137,18 +138,23 @@ void wick_document_commit_extension (WickDocument *self, const char *line, gsize
                                      const char *kind, gsize kind_len, guint64 timestamp_ns);
 gboolean wick_document_set_decode_error (WickDocument *self, const char *verb, const char *cause,
                                          GError **error);
-/* wick_document_finish() without the "changed" signal. */
+/* The one way a document fails: its parse error says where (@line, 1-based,
+ * 0 when unknown; @record_index, -1 when none) and why (@cause may be NULL).
+ * What was read before stays. */
+void wick_document_fail (WickDocument *self, guint64 line, gint64 record_index, const char *message,
+                         const char *cause);
+/* The end of the stream (spec §4 rule 6) for a document not yet finished:
+ * marks it finished; FALSE with @error (and the document failed) when the
+ * stream broke a rule. Storage alone: no analysis (wick-document-finish.c
+ * runs it). */
+gboolean wick_document_end_stream (WickDocument *self, GError **error);
+/* Drops the intern tables of a finished, analysed document whose track model
+ * is built. */
+void wick_document_compact (WickDocument *self);
+void wick_document_emit_changed (WickDocument *self);
+/* wick_document_finish() without the "changed" signal: the end of the stream,
+ * the health verdicts, the track model, compaction (wick-document-finish.c). */
 gboolean wick_document_finish_quietly (WickDocument *self, GError **error);
-
-/* Health and coverage per spec §6–7 into the document's analysis fields. With
- * @live, the capture is taken as still running (see wick_document_analyze). */
-void wick_health_analyze (WickDocument *self, gboolean live);
-void wick_health_clear (WickDocument *self);
-
-/* Spec §7.4 digest of a contract's expected list, "sha256:" + hex. */
-char *wick_manifest_digest (WickDocument *self, const GArray *expected);
-/* Spec §7.3; NULL when the contract is valid. */
-char *wick_gradient_contract_validate (WickDocument *self);
 
 static inline gboolean
 wick_document_str_is_blank (WickDocument *self, WickStr str)

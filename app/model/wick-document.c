@@ -11,7 +11,6 @@
 
 #include "wick-document-private.h"
 #include "wick-record.h"
-#include "wick-tracks-private.h"
 #include "core/wick-dtype-table.h"
 
 #include <errno.h>
@@ -133,8 +132,11 @@ wick_document_finalize (GObject *object)
 {
   WickDocument *self = WICK_DOCUMENT (object);
 
-  wick_health_clear (self);
-  wick_tracks_free (self->tracks);
+  if (self->tracks != NULL)
+    self->tracks_free (self->tracks);
+  g_clear_pointer (&self->health, g_array_unref);
+  g_free (self->spans_by_id);
+  g_free (self->coverage_reason);
   g_free (self->path);
   wick_string_pool_free (self->pool);
   g_array_unref (self->spans);
@@ -1226,17 +1228,30 @@ display_path (WickDocument *self)
   return self->path ? self->path : "<stream>";
 }
 
+void
+wick_document_fail (WickDocument *self, guint64 line, gint64 record_index, const char *message,
+                    const char *cause)
+{
+  char *old_message = self->parse_error.message, *old_cause = self->parse_error.cause;
+
+  self->parse_error.failed = TRUE;
+  self->parse_error.line = line;
+  self->parse_error.record_index = record_index;
+  self->parse_error.message = g_strdup (message);
+  self->parse_error.cause = g_strdup (cause);
+  g_free (old_message);
+  g_free (old_cause);
+}
+
 gboolean
 wick_document_set_decode_error (WickDocument *self, const char *verb, const char *cause,
                                 GError **error)
 {
+  g_autofree char *message = g_strdup_printf ("%s trace JSONL line %" G_GUINT64_FORMAT " from %s",
+                                              verb, self->n_lines, display_path (self));
+
   self->decode_failed = TRUE;
-  self->parse_error.failed = TRUE;
-  self->parse_error.line = self->n_lines;
-  self->parse_error.record_index = -1;
-  self->parse_error.message = g_strdup_printf ("%s trace JSONL line %" G_GUINT64_FORMAT " from %s",
-                                               verb, self->n_lines, display_path (self));
-  self->parse_error.cause = g_strdup (cause);
+  wick_document_fail (self, self->n_lines, -1, message, cause);
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", self->parse_error.message,
                cause);
   return FALSE;
@@ -1313,28 +1328,25 @@ end_of_stream_error (WickDocument *self)
 
 /* A read document needs no intern tables: span ids are found by binary
  * search in spans_by_id, and the string pool's table is rebuilt if anything
- * is interned later. The track model is built first (it interns its names).
- * Only for a document that finished cleanly, whose ids are unique and sorted. */
-static void
-compact (WickDocument *self)
+ * is interned later. Only for a document that finished cleanly and was
+ * analysed (its ids unique and sorted), after its track model was built (it
+ * interns its names). */
+void
+wick_document_compact (WickDocument *self)
 {
   if (self->spans_by_id == NULL || self->n_spans_by_id != self->spans->len)
     return;
-  wick_document_get_tracks (self);
   wick_id_map_clear (&self->span_ids);
   wick_string_pool_compact (self->pool);
 }
 
 gboolean
-wick_document_finish_quietly (WickDocument *self, GError **error)
+wick_document_end_stream (WickDocument *self, GError **error)
 {
   char *message;
 
-  if (self->finished)
-    return !self->parse_error.failed;
+  g_return_val_if_fail (!self->finished, FALSE);
   self->finished = TRUE;
-  if (self->decode_failed || self->stream_error != NULL)
-    wick_document_resolve_hierarchy (self); /* what was read, at its depths */
   if (self->decode_failed)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", self->parse_error.message,
@@ -1343,42 +1355,26 @@ wick_document_finish_quietly (WickDocument *self, GError **error)
     }
   if (self->stream_error != NULL)
     {
-      self->parse_error.record_index = self->stream_error_index;
-      message = g_strdup (self->stream_error);
-    }
-  else
-    message = end_of_stream_error (self);
-  if (message != NULL)
-    {
-      if (self->stream_error == NULL)
-        wick_document_resolve_hierarchy (self);
-      self->parse_error.failed = TRUE;
-      self->parse_error.message = message;
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", message);
+      wick_document_fail (self, self->parse_error.line, self->stream_error_index,
+                          self->stream_error, NULL);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", self->stream_error);
       return FALSE;
     }
-  wick_health_analyze (self, FALSE);
-  compact (self);
+  message = end_of_stream_error (self);
+  if (message != NULL)
+    {
+      wick_document_fail (self, self->parse_error.line, self->parse_error.record_index, message,
+                          NULL);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", message);
+      g_free (message);
+      return FALSE;
+    }
   return TRUE;
 }
 
-gboolean
-wick_document_finish (WickDocument *self, GError **error)
-{
-  gboolean ok;
-
-  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
-  ok = wick_document_finish_quietly (self, error);
-  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
-  return ok;
-}
-
 void
-wick_document_analyze (WickDocument *self)
+wick_document_emit_changed (WickDocument *self)
 {
-  g_return_if_fail (WICK_IS_DOCUMENT (self));
-  if (!self->finished || self->parse_error.failed)
-    wick_health_analyze (self, TRUE);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 

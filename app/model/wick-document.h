@@ -361,6 +361,15 @@ void wick_document_get_losses (WickDocument *self, WickLossFacts *out);
  * worker thread; the document must not be shared until it returns. */
 gboolean wick_document_load_file (WickDocument *self, const char *path, GCancellable *cancellable,
                                   WickProgressFunc progress, gpointer user_data, GError **error);
+/* Reads any format Wick reads, plain or compressed: trace-event JSON and the
+ * torch memory timeline by their structure, candle-graph JSONL
+ * (wick_document_load_file) otherwise (wick-trace-format.c decides). A JSON
+ * object that is none of these fails the document with
+ * WICK_DOCUMENT_ERROR_NOT_A_TRACE (wick-trace-format.h), naming what was
+ * expected. For the app's File → Open and the CLI. */
+gboolean wick_document_load_file_auto (WickDocument *self, const char *path,
+                                       GCancellable *cancellable, WickProgressFunc progress,
+                                       gpointer user_data, GError **error);
 
 /* Incremental reading (live sessions, tests): feed physical lines without their
  * terminator, then finish. */

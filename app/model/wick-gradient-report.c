@@ -3,7 +3,7 @@
 
 #include "wick-gradient-report.h"
 
-#include "wick-document-private.h"
+#include "wick-health.h"
 
 #include <string.h>
 

@@ -8,8 +8,7 @@
  */
 #include "config.h"
 
-#include "wick-document-private.h"
-#include "wick-tracks-private.h"
+#include "wick-health.h"
 
 #include <glib/gi18n-lib.h>
 #include <math.h>

@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include "wick-tracks-private.h"
+#include "wick-health.h"
 #include "wick-memory-series.h"
 
 #include <string.h>
@@ -92,8 +93,8 @@ intern (WickTracks *self, const char *s)
   return wick_tracks_intern (self, s, strlen (s));
 }
 
-void
-wick_tracks_build_candle_graph (WickTracks *self)
+static void
+build_candle_graph (WickTracks *self)
 {
   WickDocument *doc = wick_tracks_get_document (self);
   guint n_spans;
@@ -259,4 +260,17 @@ wick_tracks_build_candle_graph (WickTracks *self)
     }
 
   wick_tracks_finish (self);
+}
+
+WickTracks *
+wick_document_get_tracks (WickDocument *document)
+{
+  WickTracks *self;
+
+  g_return_val_if_fail (WICK_IS_DOCUMENT (document), NULL);
+  self = wick_tracks_begin_rebuild (document);
+  if (self == NULL)
+    return wick_tracks_peek (document);
+  build_candle_graph (self);
+  return self;
 }

@@ -10,8 +10,12 @@ G_BEGIN_DECLS
 WickTracks *wick_tracks_new (WickDocument *document);
 void wick_tracks_free (WickTracks *self);
 
-/* Fills a reset model from a candle-graph document (wick-tracks-candle.c). */
-void wick_tracks_build_candle_graph (WickTracks *self);
+/* A candle-graph document's model when it no longer matches the records
+ * read (reset, marked as built from them: fill it now), else NULL. The
+ * builder (wick-tracks-candle.c, wick_document_get_tracks) is its caller. */
+WickTracks *wick_tracks_begin_rebuild (WickDocument *document);
+/* The document's model as it stands (made empty on first use). */
+WickTracks *wick_tracks_peek (WickDocument *document);
 
 /* The slices track of @thread, created on first use. */
 guint32 wick_tracks_thread_slices_track (WickTracks *self, guint32 thread);
@@ -26,9 +30,5 @@ void wick_tracks_set_build_rows (WickTracks *self, guint16 *rows);
 void wick_tracks_add_device_slice (WickTracks *self, guint32 track, gint32 source, guint64 start,
                                    guint64 duration, WickStr name, WickStr category);
 void wick_tracks_add_counter_sample (WickTracks *self, guint32 track, guint64 t, double value);
-
-/* Resolves every span's parent index and depth (candle-graph's parent walk,
- * cycles cut), whether or not the document finished (wick-health.c). */
-void wick_document_resolve_hierarchy (WickDocument *self);
 
 G_END_DECLS

@@ -329,34 +329,46 @@ tracks_reset (WickTracks *self, WickTraceFormat format)
   init_arrays (self);
 }
 
-WickTracks *
-wick_document_begin_tracks (WickDocument *document, WickTraceFormat format)
+/* The document's model, made (candle-graph, empty) on first use. */
+static WickTracks *
+tracks_of (WickDocument *document)
 {
-  g_return_val_if_fail (WICK_IS_DOCUMENT (document), NULL);
   if (document->tracks == NULL)
-    document->tracks = wick_tracks_new (document);
-  tracks_reset (document->tracks, format);
-  document->tracks->built_records = G_MAXUINT64; /* never rebuilt from records */
+    {
+      document->tracks = wick_tracks_new (document);
+      document->tracks_free = (GDestroyNotify)wick_tracks_free;
+    }
   return document->tracks;
 }
 
 WickTracks *
-wick_document_get_tracks (WickDocument *document)
+wick_document_begin_tracks (WickDocument *document, WickTraceFormat format)
 {
   g_return_val_if_fail (WICK_IS_DOCUMENT (document), NULL);
-  if (document->tracks == NULL)
-    document->tracks = wick_tracks_new (document);
-  WickTracks *self = document->tracks;
-  if (self->format == WICK_TRACE_FORMAT_CANDLE_GRAPH
-      && (self->built_records != document->n_records + 1
-          || self->built_finished != document->finished))
-    {
-      tracks_reset (self, WICK_TRACE_FORMAT_CANDLE_GRAPH);
-      wick_tracks_build_candle_graph (self);
-      self->built_records = document->n_records + 1;
-      self->built_finished = document->finished;
-    }
+  WickTracks *self = tracks_of (document);
+  tracks_reset (self, format);
+  self->built_records = G_MAXUINT64; /* never rebuilt from records */
   return self;
+}
+
+WickTracks *
+wick_tracks_begin_rebuild (WickDocument *document)
+{
+  WickTracks *self = tracks_of (document);
+  if (self->format != WICK_TRACE_FORMAT_CANDLE_GRAPH
+      || (self->built_records == document->n_records + 1
+          && self->built_finished == document->finished))
+    return NULL;
+  tracks_reset (self, WICK_TRACE_FORMAT_CANDLE_GRAPH);
+  self->built_records = document->n_records + 1;
+  self->built_finished = document->finished;
+  return self;
+}
+
+WickTracks *
+wick_tracks_peek (WickDocument *document)
+{
+  return tracks_of (document);
 }
 
 WickDocument *

@@ -6,7 +6,7 @@
 #include <glib/gi18n.h>
 #include <stdlib.h>
 
-#include "wick-chrome-stream.h"
+#include "wick-trace-format.h"
 #include "wick-compare-window.h"
 #include "wick-snapshot-window.h"
 #include "wick-archive.h"
