@@ -3,6 +3,7 @@
 
 #include "wick-remote-wire.h"
 
+#include <stddef.h>
 #include <string.h>
 #include <zstd.h>
 
@@ -331,13 +332,6 @@ put_u64 (GByteArray *out, guint64 v)
   g_byte_array_append (out, (const guint8 *)&v, 8);
 }
 
-static void
-put_f64 (GByteArray *out, double d)
-{
-  guint64 v;
-  memcpy (&v, &d, 8);
-  put_u64 (out, v);
-}
 
 #define ABSENT 0xffffffffu
 
@@ -372,6 +366,251 @@ put_strs (GByteArray *out, const char *const *v, size_t n)
     put_str (out, v[i]);
 }
 
+/* One description of each record kind's fields, in wire order, read by both
+ * the encoder and the decoder (so the two cannot disagree): a field's type,
+ * its name in errors, where it lives in WickRingRecord, and its bound. */
+typedef enum
+{
+  WIRE_U8,      /* an enum or bool of @size bytes: at most @max */
+  WIRE_U32,     /* uint32_t, or int32_t (@size 4 either way) */
+  WIRE_U64,
+  WIRE_F64,
+  WIRE_STR,     /* required */
+  WIRE_OPT_STR, /* NULL as the absent marker */
+  WIRE_U64S,    /* const uint64_t *, its size_t count at @count */
+  WIRE_STRS,    /* const char *const *, its size_t count at @count */
+  WIRE_FLAGS,   /* one u8: bit i is the bool at @bits[i] (@max bits) */
+} WireType;
+
+typedef struct
+{
+  WireType type;
+  const char *name;
+  guint16 offset;
+  guint8 size;
+  guint8 max;
+  guint16 count;
+  guint16 bits[4];
+} WireField;
+
+#define AT(member) ((guint16)offsetof (WickRingRecord, member))
+#define SIZE(member) ((guint8)sizeof (((WickRingRecord *)NULL)->member))
+#define U8(member, maximum) { WIRE_U8, #member, AT (member), SIZE (member), (maximum), 0, { 0 } }
+#define U32(member) { WIRE_U32, #member, AT (member), SIZE (member), 0, 0, { 0 } }
+#define U64(member) { WIRE_U64, #member, AT (member), 8, 0, 0, { 0 } }
+#define F64(member) { WIRE_F64, #member, AT (member), 8, 0, 0, { 0 } }
+#define STR(member) { WIRE_STR, #member, AT (member), 0, 0, 0, { 0 } }
+#define OPT_STR(member) { WIRE_OPT_STR, #member, AT (member), 0, 0, 0, { 0 } }
+#define U64S(member, n) { WIRE_U64S, #member, AT (member), 0, 0, AT (n), { 0 } }
+#define STRS(member, n) { WIRE_STRS, #member, AT (member), 0, 0, AT (n), { 0 } }
+#define FLAGS2(name, a, b) { WIRE_FLAGS, name, 0, 0, 2, 0, { AT (a), AT (b) } }
+#define FLAGS4(name, a, b, c, d) { WIRE_FLAGS, name, 0, 0, 4, 0, { AT (a), AT (b), AT (c), AT (d) } }
+#define END { WIRE_U8, NULL, 0, 0, 0, 0, { 0 } }
+
+static const WireField meta_fields[] = { STR (meta.line), END };
+static const WireField span_fields[] = {
+  U64 (span.id),
+  U64 (span.parent),
+  STR (span.name),
+  U8 (span.span_kind, WICK_SPAN_MODULE),
+  U8 (span.step, WICK_STEP_OPTIMIZER),
+  FLAGS2 ("span.flags", span.measured, span.synthesized),
+  U64 (span.start_ns),
+  U64 (span.duration_ns),
+  U32 (span.thread),
+  END,
+};
+static const WireField op_fields[] = {
+  U64 (op.span),
+  STR (op.op_name),
+  STRS (op.inputs, op.n_inputs),
+  OPT_STR (op.output),
+  U64S (op.shape, op.rank),
+  STR (op.dtype),
+  STR (op.device),
+  U64 (op.duration_ns),
+  U64 (op.timestamp_ns),
+  U8 (op.has_output_dense_bytes, 1),
+  U64 (op.output_dense_bytes),
+  U64 (op.input_dense_bytes),
+  END,
+};
+static const WireField tensor_fields[] = {
+  U64 (tensor.span),
+  STR (tensor.tensor_id),
+  OPT_STR (tensor.label),
+  U64S (tensor.shape, tensor.rank),
+  STR (tensor.dtype),
+  STR (tensor.device),
+  FLAGS2 ("tensor.flags", tensor.requires_grad, tensor.has_dense_bytes),
+  U64 (tensor.dense_bytes),
+  U8 (tensor.category, WICK_N_CATEGORIES - 1),
+  END,
+};
+static const WireField tensor_stats_fields[] = {
+  U64 (tensor_stats.span),
+  STR (tensor_stats.label),
+  U64S (tensor_stats.shape, tensor_stats.rank),
+  STR (tensor_stats.dtype),
+  U64 (tensor_stats.elements),
+  U64 (tensor_stats.non_finite),
+  F64 (tensor_stats.rms),
+  F64 (tensor_stats.abs_max),
+  F64 (tensor_stats.mean),
+  END,
+};
+static const WireField memory_fields[] = {
+  U64 (memory.timestamp_ns),
+  STR (memory.storage_id),
+  STR (memory.tensor_id),
+  U64 (memory.span),
+  OPT_STR (memory.op_name),
+  STR (memory.device),
+  U64 (memory.bytes),
+  U8 (memory.action, WICK_MEMORY_FREE),
+  U64S (memory.shape, memory.rank),
+  STR (memory.dtype),
+  U8 (memory.category, WICK_N_CATEGORIES - 1),
+  END,
+};
+static const WireField device_memory_fields[] = {
+  U64 (device_memory.timestamp_ns),
+  STR (device_memory.device),
+  FLAGS4 ("device_memory.flags", device_memory.has_used_bytes, device_memory.has_free_bytes,
+          device_memory.has_reserved_bytes, device_memory.has_capacity_bytes),
+  U64 (device_memory.used_bytes),
+  U64 (device_memory.free_bytes),
+  U64 (device_memory.reserved_bytes),
+  U64 (device_memory.capacity_bytes),
+  END,
+};
+static const WireField device_interval_fields[] = {
+  U64 (device_interval.span),
+  STR (device_interval.device),
+  STR (device_interval.stream_id),
+  STR (device_interval.clock_id),
+  STR (device_interval.backend),
+  U64 (device_interval.start_ns),
+  U64 (device_interval.duration_ns),
+  END,
+};
+static const WireField gradient_fields[] = {
+  U64 (gradient.event_number),
+  STR (gradient.root),
+  STR (gradient.key),
+  U8 (gradient.state, WICK_GRADIENT_NON_FINITE),
+  U8 (gradient.has_norm, 1),
+  F64 (gradient.norm),
+  END,
+};
+static const WireField call_edge_fields[] = {
+  U64 (call_edge.from),
+  U64 (call_edge.to),
+  U64 (call_edge.host_duration_ns),
+  END,
+};
+static const WireField data_edge_fields[] = {
+  STR (data_edge.from_tensor),
+  STR (data_edge.to_tensor),
+  END,
+};
+static const WireField terminal_fields[] = {
+  U8 (terminal.outcome, WICK_OUTCOME_FAILED),
+  U64 (terminal.timestamp_ns),
+  OPT_STR (terminal.reason),
+  END,
+};
+static const WireField extension_fields[] = {
+  STR (extension.kind),
+  U64 (extension.timestamp_ns),
+  STR (extension.json_fields),
+  END,
+};
+static const WireField dropped_fields[] = {
+  U64 (dropped.count),
+  U64 (dropped.first_ns),
+  U64 (dropped.last_ns),
+  U64 (dropped.total),
+  END,
+};
+static const WireField lost_fields[] = { U64 (lost.count), U64 (lost.after_ns), END };
+static const WireField thread_fields[] = {
+  U32 (thread.number),
+  U32 (thread.os_tid),
+  U64 (thread.timestamp_ns),
+  STR (thread.name),
+  END,
+};
+
+/* The fields of @kind, NULL for a kind the wire does not carry. */
+static const WireField *
+fields_of (guint kind)
+{
+  switch (kind)
+    {
+      case WICK_RING_RECORD_META:
+        return meta_fields;
+      case WICK_RING_RECORD_SPAN_START:
+      case WICK_RING_RECORD_SPAN_END:
+        return span_fields;
+      case WICK_RING_RECORD_OP:
+        return op_fields;
+      case WICK_RING_RECORD_TENSOR:
+        return tensor_fields;
+      case WICK_RING_RECORD_TENSOR_STATS:
+        return tensor_stats_fields;
+      case WICK_RING_RECORD_MEMORY:
+        return memory_fields;
+      case WICK_RING_RECORD_DEVICE_MEMORY:
+        return device_memory_fields;
+      case WICK_RING_RECORD_DEVICE_INTERVAL:
+        return device_interval_fields;
+      case WICK_RING_RECORD_GRADIENT:
+        return gradient_fields;
+      case WICK_RING_RECORD_CALL_EDGE:
+        return call_edge_fields;
+      case WICK_RING_RECORD_DATA_EDGE:
+        return data_edge_fields;
+      case WICK_RING_RECORD_TERMINAL:
+        return terminal_fields;
+      case WICK_RING_RECORD_EXTENSION:
+        return extension_fields;
+      case WICK_RING_RECORD_DROPPED:
+        return dropped_fields;
+      case WICK_RING_RECORD_LOST:
+        return lost_fields;
+      case WICK_RING_RECORD_THREAD:
+        return thread_fields;
+      default:
+        return NULL;
+    }
+}
+
+/* A bool or uint8 (1 byte), an enum, uint32_t or int32_t (4) of a record */
+G_STATIC_ASSERT (sizeof (WickSpanKind) == 4 && sizeof (bool) == 1);
+
+static guint
+read_small (const guint8 *base, guint16 offset, guint8 size)
+{
+  if (size == 1)
+    return base[offset];
+  guint32 v;
+  memcpy (&v, base + offset, 4);
+  return v;
+}
+
+static void
+write_small (guint8 *base, guint16 offset, guint8 size, guint value)
+{
+  if (size == 1)
+    base[offset] = (guint8)value;
+  else
+    {
+      guint32 v = value;
+      memcpy (base + offset, &v, 4);
+    }
+}
+
 void
 wick_remote_record_encode (GByteArray *out, const WickRingRecord *r)
 {
@@ -379,137 +618,58 @@ wick_remote_record_encode (GByteArray *out, const WickRingRecord *r)
   put_u32 (out, 0); /* body length, set below */
   put_u8 (out, (guint8)r->kind);
   put_u32 (out, r->ring);
-  switch (r->kind)
+  const WireField *fields = fields_of (r->kind);
+  const guint8 *base = (const guint8 *)r;
+  for (const WireField *f = fields; f != NULL && f->name != NULL; f++)
     {
-      case WICK_RING_RECORD_META:
-        put_str (out, r->meta.line);
-        break;
-      case WICK_RING_RECORD_SPAN_START:
-      case WICK_RING_RECORD_SPAN_END:
-        put_u64 (out, r->span.id);
-        put_u64 (out, r->span.parent);
-        put_str (out, r->span.name);
-        put_u8 (out, (guint8)r->span.span_kind);
-        put_u8 (out, (guint8)r->span.step);
-        put_u8 (out, (guint8)((r->span.measured ? 1 : 0) | (r->span.synthesized ? 2 : 0)));
-        put_u64 (out, r->span.start_ns);
-        put_u64 (out, r->span.duration_ns);
-        put_u32 (out, r->span.thread);
-        break;
-      case WICK_RING_RECORD_OP:
-        put_u64 (out, r->op.span);
-        put_str (out, r->op.op_name);
-        put_strs (out, r->op.inputs, r->op.n_inputs);
-        put_str (out, r->op.output);
-        put_u64s (out, r->op.shape, r->op.rank);
-        put_str (out, r->op.dtype);
-        put_str (out, r->op.device);
-        put_u64 (out, r->op.duration_ns);
-        put_u64 (out, r->op.timestamp_ns);
-        put_u8 (out, r->op.has_output_dense_bytes);
-        put_u64 (out, r->op.output_dense_bytes);
-        put_u64 (out, r->op.input_dense_bytes);
-        break;
-      case WICK_RING_RECORD_TENSOR:
-        put_u64 (out, r->tensor.span);
-        put_str (out, r->tensor.tensor_id);
-        put_str (out, r->tensor.label);
-        put_u64s (out, r->tensor.shape, r->tensor.rank);
-        put_str (out, r->tensor.dtype);
-        put_str (out, r->tensor.device);
-        put_u8 (out,
-                (guint8)((r->tensor.requires_grad ? 1 : 0) | (r->tensor.has_dense_bytes ? 2 : 0)));
-        put_u64 (out, r->tensor.dense_bytes);
-        put_u8 (out, (guint8)r->tensor.category);
-        break;
-      case WICK_RING_RECORD_TENSOR_STATS:
-        put_u64 (out, r->tensor_stats.span);
-        put_str (out, r->tensor_stats.label);
-        put_u64s (out, r->tensor_stats.shape, r->tensor_stats.rank);
-        put_str (out, r->tensor_stats.dtype);
-        put_u64 (out, r->tensor_stats.elements);
-        put_u64 (out, r->tensor_stats.non_finite);
-        put_f64 (out, r->tensor_stats.rms);
-        put_f64 (out, r->tensor_stats.abs_max);
-        put_f64 (out, r->tensor_stats.mean);
-        break;
-      case WICK_RING_RECORD_MEMORY:
-        put_u64 (out, r->memory.timestamp_ns);
-        put_str (out, r->memory.storage_id);
-        put_str (out, r->memory.tensor_id);
-        put_u64 (out, r->memory.span);
-        put_str (out, r->memory.op_name);
-        put_str (out, r->memory.device);
-        put_u64 (out, r->memory.bytes);
-        put_u8 (out, (guint8)r->memory.action);
-        put_u64s (out, r->memory.shape, r->memory.rank);
-        put_str (out, r->memory.dtype);
-        put_u8 (out, (guint8)r->memory.category);
-        break;
-      case WICK_RING_RECORD_DEVICE_MEMORY:
-        put_u64 (out, r->device_memory.timestamp_ns);
-        put_str (out, r->device_memory.device);
-        put_u8 (out, (guint8)((r->device_memory.has_used_bytes ? 1 : 0)
-                              | (r->device_memory.has_free_bytes ? 2 : 0)
-                              | (r->device_memory.has_reserved_bytes ? 4 : 0)
-                              | (r->device_memory.has_capacity_bytes ? 8 : 0)));
-        put_u64 (out, r->device_memory.used_bytes);
-        put_u64 (out, r->device_memory.free_bytes);
-        put_u64 (out, r->device_memory.reserved_bytes);
-        put_u64 (out, r->device_memory.capacity_bytes);
-        break;
-      case WICK_RING_RECORD_DEVICE_INTERVAL:
-        put_u64 (out, r->device_interval.span);
-        put_str (out, r->device_interval.device);
-        put_str (out, r->device_interval.stream_id);
-        put_str (out, r->device_interval.clock_id);
-        put_str (out, r->device_interval.backend);
-        put_u64 (out, r->device_interval.start_ns);
-        put_u64 (out, r->device_interval.duration_ns);
-        break;
-      case WICK_RING_RECORD_GRADIENT:
-        put_u64 (out, r->gradient.event_number);
-        put_str (out, r->gradient.root);
-        put_str (out, r->gradient.key);
-        put_u8 (out, (guint8)r->gradient.state);
-        put_u8 (out, r->gradient.has_norm);
-        put_f64 (out, r->gradient.norm);
-        break;
-      case WICK_RING_RECORD_CALL_EDGE:
-        put_u64 (out, r->call_edge.from);
-        put_u64 (out, r->call_edge.to);
-        put_u64 (out, r->call_edge.host_duration_ns);
-        break;
-      case WICK_RING_RECORD_DATA_EDGE:
-        put_str (out, r->data_edge.from_tensor);
-        put_str (out, r->data_edge.to_tensor);
-        break;
-      case WICK_RING_RECORD_TERMINAL:
-        put_u8 (out, (guint8)r->terminal.outcome);
-        put_u64 (out, r->terminal.timestamp_ns);
-        put_str (out, r->terminal.reason);
-        break;
-      case WICK_RING_RECORD_EXTENSION:
-        put_str (out, r->extension.kind);
-        put_u64 (out, r->extension.timestamp_ns);
-        put_str (out, r->extension.json_fields);
-        break;
-      case WICK_RING_RECORD_DROPPED:
-        put_u64 (out, r->dropped.count);
-        put_u64 (out, r->dropped.first_ns);
-        put_u64 (out, r->dropped.last_ns);
-        put_u64 (out, r->dropped.total);
-        break;
-      case WICK_RING_RECORD_LOST:
-        put_u64 (out, r->lost.count);
-        put_u64 (out, r->lost.after_ns);
-        break;
-      case WICK_RING_RECORD_THREAD:
-        put_u32 (out, r->thread.number);
-        put_u32 (out, (guint32)r->thread.os_tid);
-        put_u64 (out, r->thread.timestamp_ns);
-        put_str (out, r->thread.name);
-        break;
+      const guint8 *at = base + f->offset;
+      switch (f->type)
+        {
+          case WIRE_U8:
+            put_u8 (out, (guint8)read_small (base, f->offset, f->size));
+            break;
+          case WIRE_U32:
+            put_u32 (out, (guint32)read_small (base, f->offset, f->size));
+            break;
+          case WIRE_U64:
+          case WIRE_F64:
+            {
+              guint64 v; /* a double's bits as they are */
+              memcpy (&v, at, 8);
+              put_u64 (out, v);
+              break;
+            }
+          case WIRE_STR:
+          case WIRE_OPT_STR:
+            {
+              const char *s;
+              memcpy (&s, at, sizeof s);
+              put_str (out, s);
+              break;
+            }
+          case WIRE_U64S:
+          case WIRE_STRS:
+            {
+              const void *v;
+              size_t n;
+              memcpy (&v, at, sizeof v);
+              memcpy (&n, base + f->count, sizeof n);
+              if (f->type == WIRE_U64S)
+                put_u64s (out, v, n);
+              else
+                put_strs (out, v, n);
+              break;
+            }
+          case WIRE_FLAGS:
+            {
+              guint8 bits = 0;
+              for (guint i = 0; i < f->max; i++)
+                if (base[f->bits[i]] != 0) /* a bool */
+                  bits |= (guint8)(1u << i);
+              put_u8 (out, bits);
+              break;
+            }
+        }
     }
   guint32 body = GUINT32_TO_LE (out->len - start - 4);
   memcpy (out->data + start, &body, 4);
@@ -609,14 +769,6 @@ get_u64 (Cursor *c, const char *field)
   return GUINT64_FROM_LE (v);
 }
 
-static double
-get_f64 (Cursor *c, const char *field)
-{
-  guint64 v = get_u64 (c, field);
-  double d;
-  memcpy (&d, &v, 8);
-  return d;
-}
 
 /* @optional: the absent marker gives NULL; otherwise it is an error. */
 static const char *
@@ -658,11 +810,6 @@ get_str (Cursor *c, const char *field)
   return get_str_full (c, field, FALSE);
 }
 
-static const char *
-get_opt_str (Cursor *c, const char *field)
-{
-  return get_str_full (c, field, TRUE);
-}
 
 static const uint64_t *
 get_u64s (Cursor *c, const char *field, size_t *n_out)
@@ -766,197 +913,80 @@ decode_body (Cursor *c, WickRingRecord *r)
   r->ring = get_u32 (c, "ring");
   if (c->bad)
     return;
-  switch (kind)
+  const WireField *fields = fields_of (kind);
+  if (fields == NULL)
     {
-      case WICK_RING_RECORD_META:
-        r->meta.line = get_str (c, "meta.line");
-        break;
-      case WICK_RING_RECORD_SPAN_START:
-      case WICK_RING_RECORD_SPAN_END:
+      c->field = "kind";
+      bad (c, "unknown record kind");
+      return;
+    }
+  guint8 *base = (guint8 *)r;
+  for (const WireField *f = fields; f->name != NULL && !c->bad; f++)
+    {
+      guint8 *at = base + f->offset;
+      switch (f->type)
         {
-          r->span.id = get_u64 (c, "span.id");
-          r->span.parent = get_u64 (c, "span.parent");
-          r->span.name = get_str (c, "span.name");
-          guint span_kind = get_u8 (c, "span.span_kind"), step = get_u8 (c, "span.step");
-          guint flags = get_u8 (c, "span.flags");
-          check_range (c, span_kind, WICK_SPAN_MODULE, "span.span_kind");
-          check_range (c, step, WICK_STEP_OPTIMIZER, "span.step");
-          check_range (c, flags, 3, "span.flags");
-          r->span.span_kind = (WickSpanKind)span_kind;
-          r->span.step = (WickStep)step;
-          r->span.measured = (flags & 1) != 0;
-          r->span.synthesized = (flags & 2) != 0;
-          r->span.start_ns = get_u64 (c, "span.start_ns");
-          r->span.duration_ns = get_u64 (c, "span.duration_ns");
-          r->span.thread = get_u32 (c, "span.thread");
-          if (!c->bad && r->span.id == 0)
+          case WIRE_U8:
             {
-              c->field = "span.id";
-              bad (c, "span id 0 is not a span");
+              guint v = get_u8 (c, f->name);
+              check_range (c, v, f->max, f->name);
+              write_small (base, f->offset, f->size, v);
+              break;
             }
-          break;
+          case WIRE_U32:
+            write_small (base, f->offset, f->size, get_u32 (c, f->name));
+            break;
+          case WIRE_U64:
+          case WIRE_F64:
+            {
+              guint64 v = get_u64 (c, f->name);
+              memcpy (at, &v, 8);
+              break;
+            }
+          case WIRE_STR:
+          case WIRE_OPT_STR:
+            {
+              const char *s = get_str_full (c, f->name, f->type == WIRE_OPT_STR);
+              memcpy (at, &s, sizeof s);
+              break;
+            }
+          case WIRE_U64S:
+          case WIRE_STRS:
+            {
+              size_t n = 0;
+              const void *v = f->type == WIRE_U64S ? (const void *)get_u64s (c, f->name, &n)
+                                                   : (const void *)get_strs (c, f->name, &n);
+              memcpy (at, &v, sizeof v);
+              memcpy (base + f->count, &n, sizeof n);
+              break;
+            }
+          case WIRE_FLAGS:
+            {
+              guint v = get_u8 (c, f->name);
+              check_range (c, v, (1u << f->max) - 1, f->name);
+              for (guint i = 0; i < f->max; i++)
+                base[f->bits[i]] = (v >> i) & 1; /* a bool */
+              break;
+            }
         }
-      case WICK_RING_RECORD_OP:
-        r->op.span = get_u64 (c, "op.span");
-        r->op.op_name = get_str (c, "op.op_name");
-        r->op.inputs = get_strs (c, "op.inputs", &r->op.n_inputs);
-        r->op.output = get_opt_str (c, "op.output");
-        r->op.shape = get_u64s (c, "op.shape", &r->op.rank);
-        r->op.dtype = get_str (c, "op.dtype");
-        r->op.device = get_str (c, "op.device");
-        r->op.duration_ns = get_u64 (c, "op.duration_ns");
-        r->op.timestamp_ns = get_u64 (c, "op.timestamp_ns");
-        {
-          guint has = get_u8 (c, "op.has_output_dense_bytes");
-          check_range (c, has, 1, "op.has_output_dense_bytes");
-          r->op.has_output_dense_bytes = has != 0;
-        }
-        r->op.output_dense_bytes = get_u64 (c, "op.output_dense_bytes");
-        r->op.input_dense_bytes = get_u64 (c, "op.input_dense_bytes");
-        break;
-      case WICK_RING_RECORD_TENSOR:
-        {
-          r->tensor.span = get_u64 (c, "tensor.span");
-          r->tensor.tensor_id = get_str (c, "tensor.tensor_id");
-          r->tensor.label = get_opt_str (c, "tensor.label");
-          r->tensor.shape = get_u64s (c, "tensor.shape", &r->tensor.rank);
-          r->tensor.dtype = get_str (c, "tensor.dtype");
-          r->tensor.device = get_str (c, "tensor.device");
-          guint flags = get_u8 (c, "tensor.flags");
-          check_range (c, flags, 3, "tensor.flags");
-          r->tensor.requires_grad = (flags & 1) != 0;
-          r->tensor.has_dense_bytes = (flags & 2) != 0;
-          r->tensor.dense_bytes = get_u64 (c, "tensor.dense_bytes");
-          guint category = get_u8 (c, "tensor.category");
-          check_range (c, category, WICK_N_CATEGORIES - 1, "tensor.category");
-          r->tensor.category = (WickMemoryCategory)category;
-          break;
-        }
-      case WICK_RING_RECORD_TENSOR_STATS:
-        r->tensor_stats.span = get_u64 (c, "tensor_stats.span");
-        r->tensor_stats.label = get_str (c, "tensor_stats.label");
-        r->tensor_stats.shape = get_u64s (c, "tensor_stats.shape", &r->tensor_stats.rank);
-        r->tensor_stats.dtype = get_str (c, "tensor_stats.dtype");
-        r->tensor_stats.elements = get_u64 (c, "tensor_stats.elements");
-        r->tensor_stats.non_finite = get_u64 (c, "tensor_stats.non_finite");
-        r->tensor_stats.rms = get_f64 (c, "tensor_stats.rms");
-        r->tensor_stats.abs_max = get_f64 (c, "tensor_stats.abs_max");
-        r->tensor_stats.mean = get_f64 (c, "tensor_stats.mean");
-        break;
-      case WICK_RING_RECORD_MEMORY:
-        {
-          r->memory.timestamp_ns = get_u64 (c, "memory.timestamp_ns");
-          r->memory.storage_id = get_str (c, "memory.storage_id");
-          r->memory.tensor_id = get_str (c, "memory.tensor_id");
-          r->memory.span = get_u64 (c, "memory.span");
-          r->memory.op_name = get_opt_str (c, "memory.op_name");
-          r->memory.device = get_str (c, "memory.device");
-          r->memory.bytes = get_u64 (c, "memory.bytes");
-          guint action = get_u8 (c, "memory.action");
-          check_range (c, action, WICK_MEMORY_FREE, "memory.action");
-          r->memory.action = (WickMemoryAction)action;
-          r->memory.shape = get_u64s (c, "memory.shape", &r->memory.rank);
-          r->memory.dtype = get_str (c, "memory.dtype");
-          guint category = get_u8 (c, "memory.category");
-          check_range (c, category, WICK_N_CATEGORIES - 1, "memory.category");
-          r->memory.category = (WickMemoryCategory)category;
-          break;
-        }
-      case WICK_RING_RECORD_DEVICE_MEMORY:
-        {
-          r->device_memory.timestamp_ns = get_u64 (c, "device_memory.timestamp_ns");
-          r->device_memory.device = get_str (c, "device_memory.device");
-          guint has = get_u8 (c, "device_memory.flags");
-          check_range (c, has, 15, "device_memory.flags");
-          r->device_memory.has_used_bytes = (has & 1) != 0;
-          r->device_memory.has_free_bytes = (has & 2) != 0;
-          r->device_memory.has_reserved_bytes = (has & 4) != 0;
-          r->device_memory.has_capacity_bytes = (has & 8) != 0;
-          r->device_memory.used_bytes = get_u64 (c, "device_memory.used_bytes");
-          r->device_memory.free_bytes = get_u64 (c, "device_memory.free_bytes");
-          r->device_memory.reserved_bytes = get_u64 (c, "device_memory.reserved_bytes");
-          r->device_memory.capacity_bytes = get_u64 (c, "device_memory.capacity_bytes");
-          break;
-        }
-      case WICK_RING_RECORD_DEVICE_INTERVAL:
-        r->device_interval.span = get_u64 (c, "device_interval.span");
-        r->device_interval.device = get_str (c, "device_interval.device");
-        r->device_interval.stream_id = get_str (c, "device_interval.stream_id");
-        r->device_interval.clock_id = get_str (c, "device_interval.clock_id");
-        r->device_interval.backend = get_str (c, "device_interval.backend");
-        r->device_interval.start_ns = get_u64 (c, "device_interval.start_ns");
-        r->device_interval.duration_ns = get_u64 (c, "device_interval.duration_ns");
-        break;
-      case WICK_RING_RECORD_GRADIENT:
-        {
-          r->gradient.event_number = get_u64 (c, "gradient.event_number");
-          r->gradient.root = get_str (c, "gradient.root");
-          r->gradient.key = get_str (c, "gradient.key");
-          guint state = get_u8 (c, "gradient.state"), has = get_u8 (c, "gradient.has_norm");
-          check_range (c, state, WICK_GRADIENT_NON_FINITE, "gradient.state");
-          check_range (c, has, 1, "gradient.has_norm");
-          r->gradient.state = (WickGradientState)state;
-          r->gradient.has_norm = has != 0;
-          r->gradient.norm = get_f64 (c, "gradient.norm");
-          break;
-        }
-      case WICK_RING_RECORD_CALL_EDGE:
-        r->call_edge.from = get_u64 (c, "call_edge.from");
-        r->call_edge.to = get_u64 (c, "call_edge.to");
-        r->call_edge.host_duration_ns = get_u64 (c, "call_edge.host_duration_ns");
-        break;
-      case WICK_RING_RECORD_DATA_EDGE:
-        r->data_edge.from_tensor = get_str (c, "data_edge.from_tensor");
-        r->data_edge.to_tensor = get_str (c, "data_edge.to_tensor");
-        break;
-      case WICK_RING_RECORD_TERMINAL:
-        {
-          guint outcome = get_u8 (c, "terminal.outcome");
-          check_range (c, outcome, WICK_OUTCOME_FAILED, "terminal.outcome");
-          r->terminal.outcome = (WickOutcome)outcome;
-          r->terminal.timestamp_ns = get_u64 (c, "terminal.timestamp_ns");
-          r->terminal.reason = get_opt_str (c, "terminal.reason");
-          break;
-        }
-      case WICK_RING_RECORD_EXTENSION:
-        r->extension.kind = get_str (c, "extension.kind");
-        r->extension.timestamp_ns = get_u64 (c, "extension.timestamp_ns");
-        r->extension.json_fields = get_str (c, "extension.json_fields");
-        if (!c->bad && !g_str_has_prefix (r->extension.kind, "wick_"))
-          {
-            c->field = "extension.kind";
-            bad (c, "an extension kind must start with \"wick_\"");
-          }
-        if (!c->bad)
-          for (const char *k = r->extension.kind; *k != '\0'; k++)
-            if (!g_ascii_isalnum (*k) && *k != '_')
-              {
-                c->field = "extension.kind";
-                bad (c, "an extension kind is letters, digits and '_'");
-                break;
-              }
-        check_fields (c, r->extension.json_fields);
-        break;
-      case WICK_RING_RECORD_DROPPED:
-        r->dropped.count = get_u64 (c, "dropped.count");
-        r->dropped.first_ns = get_u64 (c, "dropped.first_ns");
-        r->dropped.last_ns = get_u64 (c, "dropped.last_ns");
-        r->dropped.total = get_u64 (c, "dropped.total");
-        break;
-      case WICK_RING_RECORD_LOST:
-        r->lost.count = get_u64 (c, "lost.count");
-        r->lost.after_ns = get_u64 (c, "lost.after_ns");
-        break;
-      case WICK_RING_RECORD_THREAD:
-        r->thread.number = get_u32 (c, "thread.number");
-        r->thread.os_tid = (int32_t)get_u32 (c, "thread.os_tid");
-        r->thread.timestamp_ns = get_u64 (c, "thread.timestamp_ns");
-        r->thread.name = get_str (c, "thread.name");
-        break;
-      default:
-        c->field = "kind";
-        bad (c, "unknown record kind");
-        return;
+    }
+  if (c->bad)
+    return;
+  if ((kind == WICK_RING_RECORD_SPAN_START || kind == WICK_RING_RECORD_SPAN_END)
+      && r->span.id == 0)
+    {
+      c->field = "span.id";
+      bad (c, "span id 0 is not a span");
+    }
+  if (kind == WICK_RING_RECORD_EXTENSION)
+    {
+      c->field = "extension.kind";
+      if (!g_str_has_prefix (r->extension.kind, "wick_"))
+        bad (c, "an extension kind must start with \"wick_\"");
+      for (const char *k = r->extension.kind; *k != '\0' && !c->bad; k++)
+        if (!g_ascii_isalnum (*k) && *k != '_')
+          bad (c, "an extension kind is letters, digits and '_'");
+      check_fields (c, r->extension.json_fields);
     }
   if (!c->bad && c->left != 0)
     {
