@@ -1090,6 +1090,20 @@ wick_timeline_scene_get_track_collapsed (WickTimelineScene *self, guint32 track)
   return track < self->n_tracks && self->track_collapsed[track];
 }
 
+void
+wick_timeline_scene_set_all_collapsed (WickTimelineScene *self, gboolean collapsed)
+{
+  for (guint p = 0; p < self->n_processes; p++)
+    self->collapsed[p] = collapsed != 0;
+  for (guint32 t = 0; t < self->n_tracks; t++)
+    if (track_collapsible (self, t))
+      {
+        self->track_collapsed[t] = collapsed != 0;
+        self->track_user[t] = collapsed ? TRACK_USER_COLLAPSED : TRACK_USER_EXPANDED;
+      }
+  relayout (self);
+}
+
 /* What identifies a process or track from one version of a document to the
  * next (a live trace's rebuild may number them differently): the pid; the
  * pid, tid, kind and name. */

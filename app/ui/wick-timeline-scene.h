@@ -137,6 +137,9 @@ gboolean wick_timeline_scene_get_track_collapsible (WickTimelineScene *self, gui
 void wick_timeline_scene_set_track_collapsed (WickTimelineScene *self, guint32 track,
                                               gboolean collapsed);
 gboolean wick_timeline_scene_get_track_collapsed (WickTimelineScene *self, guint32 track);
+/* Every process and every collapsible track collapsed (@collapsed), or all
+ * expanded, deep threads included: Collapse All and Expand All. */
+void wick_timeline_scene_set_all_collapsed (WickTimelineScene *self, gboolean collapsed);
 /* The share of [@t0, @t1) that process @process (>= 0), else track @track,
  * is busy, as the summary row draws it: 0 to 1. */
 double wick_timeline_scene_busy_fraction (WickTimelineScene *self, gint32 process, guint32 track,

@@ -767,6 +767,16 @@ pin_selected_track (WickTimelineView *self)
   return TRUE;
 }
 
+void
+wick_timeline_view_set_all_collapsed (WickTimelineView *self, gboolean collapsed)
+{
+  if (self->scene == NULL)
+    return;
+  wick_timeline_scene_set_all_collapsed (self->scene, collapsed);
+  self->generation++;
+  scroll_tracks (self, 0);
+}
+
 gboolean
 wick_timeline_view_toggle_collapsed (WickTimelineView *self, double x, double y)
 {
@@ -866,6 +876,12 @@ on_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModif
         return wick_timeline_view_follow_flow (self, -1);
       case GDK_KEY_p:
         return pin_selected_track (self);
+      case GDK_KEY_C:
+        wick_timeline_view_set_all_collapsed (self, TRUE);
+        return self->scene != NULL;
+      case GDK_KEY_E:
+        wick_timeline_view_set_all_collapsed (self, FALSE);
+        return self->scene != NULL;
       case GDK_KEY_c:
         /* the group under the pointer, else the selected event's */
         return wick_timeline_view_toggle_collapsed (self, self->hover_x,

@@ -105,6 +105,9 @@ void wick_timeline_view_set_hover (WickTimelineView *self, double x);
  * its process; a process header), else the selected event's track (or its
  * process): the `c` key. FALSE when there is none. */
 gboolean wick_timeline_view_toggle_collapsed (WickTimelineView *self, double x, double y);
+/* Collapses (or expands) every process and track: Shift+C, Shift+E and
+ * the window's win.collapse-all / win.expand-all. */
+void wick_timeline_view_set_all_collapsed (WickTimelineView *self, gboolean collapsed);
 
 /* The view's parameters as of the last layout (for tests and export). */
 void wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *out);

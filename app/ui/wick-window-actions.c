@@ -299,6 +299,14 @@ action_zoom_selection (GtkWidget *widget, const char *action_name, GVariant *par
 }
 
 static void
+action_collapse_all (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  WickWindow *self = WICK_WINDOW (widget);
+  wick_timeline_view_set_all_collapsed (WICK_TIMELINE_VIEW (self->timeline),
+                                        g_strcmp0 (action_name, "win.collapse-all") == 0);
+}
+
+static void
 action_show_page (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   wick_window_show_page (WICK_WINDOW (widget), g_variant_get_string (parameter, NULL));
@@ -330,7 +338,8 @@ action_toggle_details (GtkWidget *widget, const char *action_name, GVariant *par
 /* Actions that need a document. */
 static const char *const document_actions[]
   = { "win.export",   "win.export-trace", "win.search",   "win.find-next",      "win.find-previous", "win.zoom-in",
-      "win.zoom-out", "win.zoom-fit", "win.zoom-selection", "win.show-page" };
+      "win.zoom-out", "win.zoom-fit", "win.zoom-selection", "win.show-page",
+      "win.collapse-all", "win.expand-all" };
 
 void
 wick_window_class_install_actions (GtkWidgetClass *widget_class)
@@ -345,6 +354,8 @@ wick_window_class_install_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, action_zoom_fit);
   gtk_widget_class_install_action (widget_class, "win.zoom-selection", NULL, action_zoom_selection);
   gtk_widget_class_install_action (widget_class, "win.show-page", "s", action_show_page);
+  gtk_widget_class_install_action (widget_class, "win.collapse-all", NULL, action_collapse_all);
+  gtk_widget_class_install_action (widget_class, "win.expand-all", NULL, action_collapse_all);
   gtk_widget_class_install_action (widget_class, "win.follow", NULL, action_follow);
   gtk_widget_class_install_action (widget_class, "win.save-as", NULL, action_save_as);
   gtk_widget_class_install_action (widget_class, "win.toggle-details", NULL, action_toggle_details);

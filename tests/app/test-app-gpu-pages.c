@@ -21,6 +21,7 @@
 #include "ui/wick-format.h"
 #include "ui/wick-gpu-pages.h"
 #include "ui/wick-record-text.h"
+#include "ui/wick-timeline-scene.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-window-private.h"
 
@@ -574,6 +575,42 @@ test_hidden_without_gpu (void)
   app_test_window_close (w);
 }
 
+/* Collapse All and Expand All (the primary menu, Shift+C and Shift+E on the
+ * timeline): every process and every track of several rows, on a real
+ * torch 2.11 trace (a host process with several threads, the GPU's
+ * streams with annotations over kernels). */
+static void
+test_collapse_all (void)
+{
+  g_autofree char *path = data_path ("torch-multistream.json.gz");
+  WickWindow *w = app_test_window_open (app, path, 1400, 860);
+  WickTimelineView *view = WICK_TIMELINE_VIEW (wick_window_get_view (w, "timeline"));
+  WickTimelineScene *scene = wick_timeline_view_get_scene (view);
+  WickTracks *tracks = wick_timeline_scene_get_tracks (scene);
+  guint n_processes, n_tracks, n_collapsible = 0;
+  wick_tracks_get_processes (tracks, &n_processes);
+  wick_tracks_get_tracks (tracks, &n_tracks);
+  for (guint32 t = 0; t < n_tracks; t++)
+    n_collapsible += wick_timeline_scene_get_track_collapsible (scene, t);
+  g_assert_cmpuint (n_processes, >=, 2);
+  g_assert_cmpuint (n_collapsible, >=, 2);
+  /* it opens with nothing collapsed (no deep stack) */
+  for (guint p = 0; p < n_processes; p++)
+    g_assert_false (wick_timeline_scene_get_collapsed (scene, p));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (w), "win.collapse-all", NULL));
+  for (guint p = 0; p < n_processes; p++)
+    g_assert_true (wick_timeline_scene_get_collapsed (scene, p));
+  for (guint32 t = 0; t < n_tracks; t++)
+    if (wick_timeline_scene_get_track_collapsible (scene, t))
+      g_assert_true (wick_timeline_scene_get_track_collapsed (scene, t));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (w), "win.expand-all", NULL));
+  for (guint p = 0; p < n_processes; p++)
+    g_assert_false (wick_timeline_scene_get_collapsed (scene, p));
+  for (guint32 t = 0; t < n_tracks; t++)
+    g_assert_false (wick_timeline_scene_get_track_collapsed (scene, t));
+  app_test_window_close (w);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -586,5 +623,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu-pages/details", test_details);
   g_test_add_func ("/gpu-pages/details-candle", test_details_candle);
   g_test_add_func ("/gpu-pages/slow-step", test_slow_step);
+  g_test_add_func ("/gpu-pages/collapse-all", test_collapse_all);
   return app_test_ui_run (app);
 }
