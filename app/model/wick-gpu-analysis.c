@@ -143,27 +143,22 @@ typedef struct
   guint8 kind;  /* WickDeviceKind */
 } Tagged;
 
-static int
-compare_tagged (gconstpointer pa, gconstpointer pb)
-{
-  return compare_intervals (&((const Tagged *)pa)->iv, &((const Tagged *)pb)->iv);
-}
-
 /* @a and @b, each sorted, into one sorted array (both taken). */
 static GArray *
 merge_sorted (GArray *a, GArray *b)
 {
-  GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (Interval), a->len + b->len);
+  GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (Interval), MAX (a->len + b->len, 1));
+  g_array_set_size (out, a->len + b->len);
+  Interval *o = (Interval *)(gpointer)out->data;
   const Interval *x = (const Interval *)(gconstpointer)a->data;
   const Interval *y = (const Interval *)(gconstpointer)b->data;
-  guint i = 0, j = 0;
-  while (i < a->len || j < b->len)
-    {
-      if (j >= b->len || (i < a->len && compare_intervals (&x[i], &y[j]) <= 0))
-        g_array_append_val (out, x[i++]);
-      else
-        g_array_append_val (out, y[j++]);
-    }
+  guint i = 0, j = 0, k = 0;
+  while (i < a->len && j < b->len)
+    o[k++] = compare_intervals (&x[i], &y[j]) <= 0 ? x[i++] : y[j++];
+  while (i < a->len)
+    o[k++] = x[i++];
+  while (j < b->len)
+    o[k++] = y[j++];
   g_array_unref (a);
   g_array_unref (b);
   return out;
@@ -173,6 +168,123 @@ static guint64
 union_total (const Union *u)
 {
   return u->below[u->iv->len];
+}
+
+/* Sorts @n elements of @a (scratch @tmp, as large) by merging its ascending
+ * runs: device slices come by track, each track by start, and spans by
+ * thread, each by start, so there are a few runs, merged in O(n log runs)
+ * instead of a comparison sort of everything. Returns the sorted buffer
+ * (@a or @tmp). */
+#define DEFINE_RUN_SORT(NAME, TYPE, LESS)                                                        \
+  static TYPE *NAME (TYPE *a, TYPE *tmp, gsize n)                                               \
+  {                                                                                              \
+    if (n < 2)                                                                                   \
+      return a;                                                                                  \
+    g_autoptr (GArray) runs = g_array_new (FALSE, FALSE, sizeof (gsize));                        \
+    gsize zero = 0;                                                                              \
+    g_array_append_val (runs, zero);                                                             \
+    for (gsize i = 1; i < n; i++)                                                                \
+      if (LESS (&a[i], &a[i - 1]))                                                               \
+        g_array_append_val (runs, i);                                                            \
+    g_array_append_val (runs, n);                                                                \
+    TYPE *src = a, *dst = tmp;                                                                   \
+    while (runs->len > 2)                                                                        \
+      {                                                                                          \
+        gsize *r = (gsize *)(gpointer)runs->data;                                                \
+        guint m = 0;                                                                             \
+        for (guint k = 0; k + 1 < runs->len; k += 2)                                             \
+          {                                                                                      \
+            gsize lo = r[k], mid = r[k + 1], hi = k + 2 < runs->len ? r[k + 2] : mid;            \
+            gsize i = lo, j = mid, o = lo;                                                       \
+            while (i < mid && j < hi)                                                            \
+              dst[o++] = LESS (&src[j], &src[i]) ? src[j++] : src[i++];                          \
+            while (i < mid)                                                                      \
+              dst[o++] = src[i++];                                                               \
+            while (j < hi)                                                                       \
+              dst[o++] = src[j++];                                                               \
+            r[m++] = lo;                                                                         \
+          }                                                                                      \
+        r[m++] = n;                                                                              \
+        g_array_set_size (runs, m);                                                              \
+        TYPE *t = src;                                                                           \
+        src = dst;                                                                               \
+        dst = t;                                                                                 \
+      }                                                                                          \
+    return src;                                                                                  \
+  }
+
+static inline gboolean
+interval_less (const Interval *a, const Interval *b)
+{
+  return a->start < b->start || (a->start == b->start && a->end < b->end);
+}
+
+static inline gboolean
+tagged_less (const Tagged *a, const Tagged *b)
+{
+  return interval_less (&a->iv, &b->iv);
+}
+
+DEFINE_RUN_SORT (sort_intervals, Interval, interval_less)
+DEFINE_RUN_SORT (sort_tagged, Tagged, tagged_less)
+
+/* Intervals sorted, in a GArray (taken). */
+static GArray *
+intervals_sorted (GArray *raw)
+{
+  if (raw->len < 2)
+    return raw;
+  GArray *tmp = g_array_sized_new (FALSE, FALSE, sizeof (Interval), raw->len);
+  g_array_set_size (tmp, raw->len);
+  Interval *out = sort_intervals ((Interval *)(gpointer)raw->data,
+                                  (Interval *)(gpointer)tmp->data, raw->len);
+  if (out == (Interval *)(gpointer)raw->data)
+    {
+      g_array_unref (tmp);
+      return raw;
+    }
+  g_array_unref (raw);
+  return tmp;
+}
+
+/* The @k-th smallest of @n values (0-based), reordering @v: quickselect,
+ * O(n) expected, instead of sorting a million delays for two ranks. */
+static gint64
+select_nth (gint64 *v, gsize n, gsize k)
+{
+  gsize lo = 0, hi = n - 1;
+  while (lo < hi)
+    {
+      /* median of three as the pivot */
+      gsize mid = lo + (hi - lo) / 2;
+      gint64 a = v[lo], b = v[mid], c = v[hi];
+      gint64 pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+      gsize i = lo, j = hi;
+      while (i <= j)
+        {
+          while (v[i] < pivot)
+            i++;
+          while (v[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              gint64 t = v[i];
+              v[i] = v[j];
+              v[j] = t;
+              i++;
+              if (j == 0)
+                break;
+              j--;
+            }
+        }
+      if (k <= j)
+        hi = j;
+      else if (k >= i)
+        lo = i;
+      else
+        return v[k];
+    }
+  return v[k];
 }
 
 /* ---- the analysis -------------------------------------------------------- */
@@ -268,6 +380,22 @@ compare_kernels (gconstpointer pa, gconstpointer pb, gpointer data)
   return strcmp (wick_document_str (doc, a->name), wick_document_str (doc, b->name));
 }
 
+typedef struct
+{
+  GArray *kernels;
+  WickDocument *doc;
+} KernelOrder;
+
+static int
+compare_kernel_rows (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  const KernelOrder *ko = data;
+  guint a = *(const guint *)pa, b = *(const guint *)pb;
+  int c = compare_kernels (&g_array_index (ko->kernels, WickGpuKernel, a),
+                           &g_array_index (ko->kernels, WickGpuKernel, b), ko->doc);
+  return c != 0 ? c : (a < b ? -1 : a > b);
+}
+
 static int
 compare_operators (gconstpointer pa, gconstpointer pb, gpointer data)
 {
@@ -278,13 +406,6 @@ compare_operators (gconstpointer pa, gconstpointer pb, gpointer data)
   if (a->cpu_total_ns != b->cpu_total_ns)
     return a->cpu_total_ns > b->cpu_total_ns ? -1 : 1;
   return strcmp (wick_document_str (doc, a->name), wick_document_str (doc, b->name));
-}
-
-static int
-compare_i64 (gconstpointer pa, gconstpointer pb)
-{
-  gint64 a = *(const gint64 *)pa, b = *(const gint64 *)pb;
-  return a < b ? -1 : a > b;
 }
 
 static int
@@ -343,6 +464,34 @@ nearest_rank (guint n, guint percent)
   return (guint)MAX (k, 1) - 1;
 }
 
+/* The device of device track @t: its category ("cuda:0"), after "rank N "
+ * when its process is one rank's of a job merged by wick-trace ranks
+ * (wick-ranks.h: processes named "rank N · NAME"), so that every rank's
+ * cuda:0 is a device of its own. */
+static char *
+device_name (WickDocument *doc, WickTracks *tracks, const WickTrack *track_list, guint n_tracks,
+             guint32 t)
+{
+  WickStr category = t < n_tracks ? track_list[t].category : 0;
+  const char *dev = category ? wick_document_str (doc, category) : "device";
+  guint n_processes;
+  const WickProcess *processes = wick_tracks_get_processes (tracks, &n_processes);
+  gint32 p = t < n_tracks ? track_list[t].process : -1;
+  const char *pname
+    = p >= 0 && (guint)p < n_processes && processes[p].name
+        ? wick_document_str (doc, processes[p].name)
+        : NULL;
+  if (pname != NULL && g_str_has_prefix (pname, "rank ") && g_ascii_isdigit (pname[5]))
+    {
+      const char *q = pname + 5;
+      while (g_ascii_isdigit (*q))
+        q++;
+      if (g_str_has_prefix (q, " \xc2\xb7 ") && q - pname < 16)
+        return g_strdup_printf ("%.*s %s", (int)(q - pname), pname, dev);
+    }
+  return g_strdup (dev);
+}
+
 static WickGpuAnalysis *
 analyze (WickDocument *doc, WickTracks *tracks)
 {
@@ -361,19 +510,25 @@ analyze (WickDocument *doc, WickTracks *tracks)
   a->n_spans = n_spans;
   a->operator_of_span = g_new (gint32, MAX (n_spans, 1));
 
-  /* devices and kernels */
+  /* devices and kernels: one pass over the device slices, each kernel name
+   * looked up once (its row holds whether it is communication), each
+   * track's device row cached */
   g_autoptr (GHashTable) kernel_by_name = g_hash_table_new (NULL, NULL);
-  g_autoptr (GHashTable) device_by_name = g_hash_table_new (NULL, NULL);
-  /* per device row, per union kind: GArray of Interval */
-  GPtrArray *device_work = g_ptr_array_new ();
-  GArray *compute = g_array_new (FALSE, FALSE, sizeof (Interval));
-  GArray *compute_comm = g_array_new (FALSE, FALSE, sizeof (Interval));
-  GArray *all = g_array_new (FALSE, FALSE, sizeof (Interval));
-  g_autoptr (GArray) tagged = g_array_sized_new (FALSE, FALSE, sizeof (Tagged), nd);
-  /* per kernel name: 1 + whether it is communication (the name scanned once) */
-  g_autoptr (GHashTable) comm_of_name = g_hash_table_new (NULL, NULL);
-  g_autoptr (GArray) delays = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GHashTable) launchers = g_hash_table_new (NULL, NULL);
+  /* by name (not owned: the devices' own strings) */
+  g_autoptr (GHashTable) device_by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autofree guint *device_of_track = g_new0 (guint, n_tracks + 1); /* row + 1, 0: not seen */
+  g_autoptr (GArray) device_count = g_array_new (FALSE, TRUE, sizeof (guint));
+  g_autoptr (GArray) tagged = g_array_sized_new (FALSE, FALSE, sizeof (Tagged), MAX (nd, 1));
+  g_array_set_size (tagged, nd);
+  Tagged *tag_out = (Tagged *)(gpointer)tagged->data;
+  guint n_tagged = 0;
+  g_autoptr (GArray) delays = g_array_sized_new (FALSE, FALSE, sizeof (gint64), MAX (nd, 1));
+  g_array_set_size (delays, nd);
+  gint64 *delay_out = (gint64 *)(gpointer)delays->data;
+  guint n_delays = 0;
+  /* the runtime calls that launched something: one bit per span */
+  g_autofree guint8 *launched = g_new0 (guint8, n_spans / 8 + 1);
+  guint64 n_launchers = 0;
   for (guint i = 0; i < nd; i++)
     {
       const WickDeviceSlice *x = &d[i];
@@ -382,36 +537,64 @@ analyze (WickDocument *doc, WickTracks *tracks)
         continue;
       a->has_gpu = TRUE;
       WickGpuClass klass = WICK_GPU_MEMORY;
+      guint row = 0;
       if (x->kind == WICK_DEVICE_KERNEL)
         {
-          guint comm
-            = GPOINTER_TO_UINT (g_hash_table_lookup (comm_of_name, GUINT_TO_POINTER (x->name)));
-          if (comm == 0)
+          row
+            = GPOINTER_TO_UINT (g_hash_table_lookup (kernel_by_name, GUINT_TO_POINTER (x->name)));
+          if (row == 0)
             {
+              WickGpuKernel k = { 0 };
               const char *name = x->name ? wick_document_str (doc, x->name) : "";
-              comm = 1 + (wick_gpu_classify (x->kind, name) == WICK_GPU_COMMUNICATION);
-              g_hash_table_insert (comm_of_name, GUINT_TO_POINTER (x->name),
-                                   GUINT_TO_POINTER (comm));
+              k.name = x->name;
+              k.min_ns = G_MAXUINT64;
+              k.communication = wick_gpu_classify (x->kind, name) == WICK_GPU_COMMUNICATION;
+              g_array_append_val (a->kernels, k);
+              row = a->kernels->len;
+              g_hash_table_insert (kernel_by_name, GUINT_TO_POINTER (x->name),
+                                   GUINT_TO_POINTER (row));
+              /* its launch args after the insert: reading them may intern */
+              const char *args
+                = wick_tracks_event_args (tracks, (WickEventRef){ WICK_EVENT_DEVICE, i });
+              WickGpuKernel *kr = &g_array_index (a->kernels, WickGpuKernel, row - 1);
+              double regs;
+              kr->registers = args
+                                  && wick_chrome_args_number (args, strlen (args),
+                                                              "registers per thread", &regs)
+                                ? (gint64)regs
+                                : -1;
+              WickStr grid = args_member_text (tracks, args, "grid");
+              args = wick_tracks_event_args (tracks, (WickEventRef){ WICK_EVENT_DEVICE, i });
+              WickStr block = args_member_text (tracks, args, "block");
+              kr = &g_array_index (a->kernels, WickGpuKernel, row - 1);
+              kr->grid = grid;
+              kr->block = block;
             }
-          klass = comm == 2 ? WICK_GPU_COMMUNICATION : WICK_GPU_COMPUTE;
+          klass = g_array_index (a->kernels, WickGpuKernel, row - 1).communication
+                    ? WICK_GPU_COMMUNICATION
+                    : WICK_GPU_COMPUTE;
         }
-      WickStr dev_name = x->track < n_tracks ? track_list[x->track].category : 0;
-      guint dev_row
-        = GPOINTER_TO_UINT (g_hash_table_lookup (device_by_name, GUINT_TO_POINTER (dev_name)));
+      guint track = x->track < n_tracks ? x->track : n_tracks;
+      guint dev_row = device_of_track[track];
       if (dev_row == 0)
         {
-          WickGpuDevice dev = { 0 };
-          dev.device = g_strdup (dev_name ? wick_document_str (doc, dev_name) : "device");
-          g_array_append_val (a->devices, dev);
-          for (guint k = 0; k < N_UNIONS; k++)
-            g_ptr_array_add (device_work, g_array_new (FALSE, FALSE, sizeof (Interval)));
-          dev_row = a->devices->len;
-          g_hash_table_insert (device_by_name, GUINT_TO_POINTER (dev_name),
-                               GUINT_TO_POINTER (dev_row));
+          g_autofree char *name = device_name (doc, tracks, track_list, n_tracks, x->track);
+          dev_row = GPOINTER_TO_UINT (g_hash_table_lookup (device_by_name, name));
+          if (dev_row == 0)
+            {
+              WickGpuDevice dev = { 0 };
+              dev.device = g_strdup (name);
+              g_array_append_val (a->devices, dev);
+              g_array_set_size (device_count, a->devices->len);
+              dev_row = a->devices->len;
+              g_hash_table_insert (device_by_name, dev.device, GUINT_TO_POINTER (dev_row));
+            }
+          device_of_track[track] = dev_row;
         }
       WickGpuDevice *dev = &g_array_index (a->devices, WickGpuDevice, dev_row - 1);
-      Tagged tag = { { x->start_ns, x->start_ns + x->duration_ns }, dev_row - 1, klass, x->kind };
-      g_array_append_val (tagged, tag);
+      g_array_index (device_count, guint, dev_row - 1)++;
+      tag_out[n_tagged++]
+        = (Tagged){ { x->start_ns, x->start_ns + x->duration_ns }, dev_row - 1, klass, x->kind };
       if (x->kind == WICK_DEVICE_MEMCPY)
         dev->memcpy_ns += x->duration_ns;
       else if (x->kind == WICK_DEVICE_MEMSET)
@@ -426,29 +609,6 @@ analyze (WickDocument *doc, WickTracks *tracks)
             a->launches.short_kernels++;
           if (x->flags & WICK_DEVICE_FLAG_GRAPH)
             a->launches.graph_kernels++;
-          guint row
-            = GPOINTER_TO_UINT (g_hash_table_lookup (kernel_by_name, GUINT_TO_POINTER (x->name)));
-          if (row == 0)
-            {
-              WickGpuKernel k = { 0 };
-              const char *args
-                = wick_tracks_event_args (tracks, (WickEventRef){ WICK_EVENT_DEVICE, i });
-              double regs;
-              k.name = x->name;
-              k.min_ns = G_MAXUINT64;
-              k.communication = klass == WICK_GPU_COMMUNICATION;
-              k.grid = args_member_text (tracks, args, "grid");
-              k.block = args_member_text (tracks, args, "block");
-              k.registers = args
-                                && wick_chrome_args_number (args, strlen (args),
-                                                            "registers per thread", &regs)
-                              ? (gint64)regs
-                              : -1;
-              g_array_append_val (a->kernels, k);
-              row = a->kernels->len;
-              g_hash_table_insert (kernel_by_name, GUINT_TO_POINTER (x->name),
-                                   GUINT_TO_POINTER (row));
-            }
           WickGpuKernel *k = &g_array_index (a->kernels, WickGpuKernel, row - 1);
           k->count++;
           k->total_ns += x->duration_ns;
@@ -459,43 +619,86 @@ analyze (WickDocument *doc, WickTracks *tracks)
         }
       if (x->launcher != G_MAXUINT32 && x->launcher < n_spans)
         {
-          gint64 delay = (gint64)x->start_ns - (gint64)spans[x->launcher].start_ns;
           a->launches.flows++;
-          g_array_append_val (delays, delay);
-          g_hash_table_add (launchers, GUINT_TO_POINTER (x->launcher + 1));
+          delay_out[n_delays++] = (gint64)x->start_ns - (gint64)spans[x->launcher].start_ns;
+          guint8 bit = (guint8)(1u << (x->launcher & 7));
+          if (!(launched[x->launcher >> 3] & bit))
+            {
+              launched[x->launcher >> 3] |= bit;
+              n_launchers++;
+            }
         }
       else
         a->launches.unmatched++;
     }
-  a->launches.to_kernel = g_hash_table_size (launchers);
-  /* the work intervals sorted once, dealt in order into every union's */
-  g_array_sort (tagged, compare_tagged);
-  for (guint i = 0; i < tagged->len; i++)
+  g_array_set_size (tagged, n_tagged);
+  g_array_set_size (delays, n_delays);
+  a->launches.to_kernel = n_launchers;
+  /* the work intervals sorted once (merging the tracks' runs), dealt in
+   * order into every union's intervals, each array sized beforehand */
+  const Tagged *sorted_tags = tagged->data ? (const Tagged *)(gpointer)tagged->data : NULL;
+  g_autoptr (GArray) tag_tmp = NULL;
+  if (n_tagged > 1)
     {
-      const Tagged *tag = &g_array_index (tagged, Tagged, i);
-      GArray **work = (GArray **)&g_ptr_array_index (device_work, tag->dev * N_UNIONS);
-      g_array_append_val (work[U_BUSY], tag->iv);
-      if (tag->kind == WICK_DEVICE_KERNEL)
-        g_array_append_val (work[U_KERNEL], tag->iv);
-      else
-        g_array_append_val (work[U_MEMORY], tag->iv);
-      if (tag->klass == WICK_GPU_COMMUNICATION)
-        g_array_append_val (work[U_COMM], tag->iv);
-      g_array_append_val (all, tag->iv);
-      if (tag->klass == WICK_GPU_COMPUTE)
-        g_array_append_val (compute, tag->iv);
-      if (tag->klass == WICK_GPU_COMPUTE || tag->klass == WICK_GPU_COMMUNICATION)
-        g_array_append_val (compute_comm, tag->iv);
+      tag_tmp = g_array_sized_new (FALSE, FALSE, sizeof (Tagged), n_tagged);
+      g_array_set_size (tag_tmp, n_tagged);
+      sorted_tags = sort_tagged ((Tagged *)(gpointer)tagged->data,
+                                 (Tagged *)(gpointer)tag_tmp->data, n_tagged);
     }
-  if (delays->len > 0)
+  guint nv = a->devices->len;
+  /* per device, per union kind: its intervals and how many */
+  g_autofree Interval **work = g_new0 (Interval *, MAX (nv, 1) * N_UNIONS);
+  g_autofree guint *n_work = g_new0 (guint, MAX (nv, 1) * N_UNIONS);
+  GPtrArray *device_work = g_ptr_array_new ();
+  for (guint r = 0; r < nv; r++)
+    for (guint k = 0; k < N_UNIONS; k++)
+      {
+        guint cap = MAX (g_array_index (device_count, guint, r), 1);
+        GArray *arr = g_array_sized_new (FALSE, FALSE, sizeof (Interval), cap);
+        g_array_set_size (arr, cap);
+        work[r * N_UNIONS + k] = (Interval *)(gpointer)arr->data;
+        g_ptr_array_add (device_work, arr);
+      }
+  GArray *compute = g_array_sized_new (FALSE, FALSE, sizeof (Interval), MAX (n_tagged, 1));
+  GArray *compute_comm = g_array_sized_new (FALSE, FALSE, sizeof (Interval), MAX (n_tagged, 1));
+  GArray *all = g_array_sized_new (FALSE, FALSE, sizeof (Interval), MAX (n_tagged, 1));
+  g_array_set_size (compute, MAX (n_tagged, 1));
+  g_array_set_size (compute_comm, MAX (n_tagged, 1));
+  g_array_set_size (all, MAX (n_tagged, 1));
+  Interval *compute_out = (Interval *)(gpointer)compute->data;
+  Interval *cc_out = (Interval *)(gpointer)compute_comm->data;
+  Interval *all_out = (Interval *)(gpointer)all->data;
+  guint n_compute = 0, n_cc = 0, n_all = 0;
+  for (guint i = 0; i < n_tagged; i++)
     {
-      g_array_sort (delays, compare_i64);
-      a->launches.delay_p50_ns = g_array_index (delays, gint64, nearest_rank (delays->len, 50));
-      a->launches.delay_p99_ns = g_array_index (delays, gint64, nearest_rank (delays->len, 99));
+      const Tagged *tag = &sorted_tags[i];
+      guint base = tag->dev * N_UNIONS;
+      work[base + U_BUSY][n_work[base + U_BUSY]++] = tag->iv;
+      if (tag->kind == WICK_DEVICE_KERNEL)
+        work[base + U_KERNEL][n_work[base + U_KERNEL]++] = tag->iv;
+      else
+        work[base + U_MEMORY][n_work[base + U_MEMORY]++] = tag->iv;
+      if (tag->klass == WICK_GPU_COMMUNICATION)
+        work[base + U_COMM][n_work[base + U_COMM]++] = tag->iv;
+      all_out[n_all++] = tag->iv;
+      if (tag->klass == WICK_GPU_COMPUTE)
+        compute_out[n_compute++] = tag->iv;
+      if (tag->klass == WICK_GPU_COMPUTE || tag->klass == WICK_GPU_COMMUNICATION)
+        cc_out[n_cc++] = tag->iv;
+    }
+  for (guint w = 0; w < device_work->len; w++)
+    g_array_set_size (g_ptr_array_index (device_work, w), n_work[w]);
+  g_array_set_size (compute, n_compute);
+  g_array_set_size (compute_comm, n_cc);
+  g_array_set_size (all, n_all);
+  if (n_delays > 0)
+    {
+      gint64 *v = (gint64 *)(gpointer)delays->data;
+      a->launches.delay_p50_ns = select_nth (v, n_delays, nearest_rank (n_delays, 50));
+      a->launches.delay_p99_ns = select_nth (v, n_delays, nearest_rank (n_delays, 99));
     }
   /* devices by name, each with its unions */
   {
-    guint nv = a->devices->len;
     g_autofree guint *order = g_new (guint, MAX (nv, 1));
     for (guint r = 0; r < nv; r++)
       order[r] = r;
@@ -536,16 +739,26 @@ analyze (WickDocument *doc, WickTracks *tracks)
       k->share = a->gpu_total_ns > 0 ? (double)k->total_ns / (double)a->gpu_total_ns : 0;
     }
   {
-    g_array_sort_with_data (a->kernels, compare_kernels, doc);
-    for (guint r = 0; r < a->kernels->len; r++)
-      g_hash_table_insert (kernel_by_name,
-                           GUINT_TO_POINTER (g_array_index (a->kernels, WickGpuKernel, r).name),
-                           GUINT_TO_POINTER (r + 1));
+    /* sorted through an index (a few hundred names), so each slice's row
+     * maps through an array instead of a lookup by name per kernel */
+    guint nk = a->kernels->len;
+    g_autofree guint *order = g_new (guint, MAX (nk, 1));
+    g_autofree gint32 *new_row = g_new (gint32, MAX (nk, 1));
+    for (guint r = 0; r < nk; r++)
+      order[r] = r;
+    KernelOrder ko = { a->kernels, doc };
+    g_qsort_with_data (order, (gint)nk, sizeof (guint), compare_kernel_rows, &ko);
+    GArray *sorted = g_array_sized_new (FALSE, FALSE, sizeof (WickGpuKernel), MAX (nk, 1));
+    for (guint r = 0; r < nk; r++)
+      {
+        g_array_append_val (sorted, g_array_index (a->kernels, WickGpuKernel, order[r]));
+        new_row[order[r]] = (gint32)r;
+      }
+    g_array_unref (a->kernels);
+    a->kernels = sorted;
     for (guint i = 0; i < nd; i++)
       if (a->kernel_of_device[i] >= 0)
-        a->kernel_of_device[i] = (gint32)GPOINTER_TO_UINT (g_hash_table_lookup (
-                                   kernel_by_name, GUINT_TO_POINTER (d[i].name)))
-                                 - 1;
+        a->kernel_of_device[i] = new_row[a->kernel_of_device[i]];
   }
 
   /* operators: self and total from the spans, GPU time from the launches */
@@ -617,8 +830,7 @@ analyze (WickDocument *doc, WickTracks *tracks)
         Interval iv = { spans[i].start_ns, spans[i].start_ns + spans[i].duration_ns };
         g_array_append_val (host, iv);
       }
-  if (host->len > 1)
-    g_array_sort (host, compare_intervals);
+  host = intervals_sorted (host);
   GArray *host_or_gpu = merge_sorted (g_array_ref (all), host);
   Union u_compute = { 0 }, u_cc = { 0 }, u_all = { 0 }, u_host = { 0 };
   union_build (&u_compute, compute, TRUE);

@@ -26,6 +26,7 @@
  *              drawn (the baseline: what the window did before);
  *   instances  a Kernels row's instances (the top kernel), when selected;
  *   range      the range summary's GPU time of one range (all devices).
+ * WICK_BENCH_ANALYSIS_ONLY=1 stops after the analysis (to profile it).
  * Needs a display (xvfb-run). Not a test: it prints and asserts nothing but
  * that the pages are filled.
  */
@@ -173,6 +174,9 @@ main (int argc, char **argv)
   adw_init ();
   const char *env = g_getenv ("WICK_BENCH_KERNELS");
   guint64 n = env ? g_ascii_strtoull (env, NULL, 10) : 1000000;
+  /* WICK_BENCH_ANALYSIS_ONLY=1: the track model and the analysis only (to
+   * profile the analysis) */
+  gboolean analysis_only = g_getenv ("WICK_BENCH_ANALYSIS_ONLY") != NULL;
   double finish[RUNS], analysis[RUNS], shown[RUNS], first_kernels[RUNS], first_overview[RUNS],
     first_operators[RUNS], costs[RUNS], instances[RUNS], range[RUNS];
   WickSelection *selection = wick_selection_new ();
@@ -200,6 +204,11 @@ main (int argc, char **argv)
       const WickGpuAnalysis *a = wick_gpu_analysis_get (doc);
       analysis[r] = now_ms () - t0;
       n_device = a->n_device;
+      if (analysis_only)
+        {
+          g_object_unref (doc);
+          continue;
+        }
 
       /* the document shown with the timeline in front: the pages are told */
       gtk_stack_set_visible_child_name (GTK_STACK (stack), "front");
@@ -255,6 +264,8 @@ main (int argc, char **argv)
           n_device, RUNS);
   report ("finish", finish, RUNS);
   report ("analysis", analysis, RUNS);
+  if (analysis_only)
+    return 0;
   report ("shown", shown, RUNS);
   report ("kernels", first_kernels, RUNS);
   report ("overview", first_overview, RUNS);

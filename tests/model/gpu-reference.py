@@ -92,6 +92,14 @@ def reference(path):
     work = []   # (start, end, kind, name, device, correlation)
     graph_work = []  # the same and the `graph id` arg (None when not written)
     host = collections.defaultdict(list)  # thread -> [(ts, -dur, seq, event)]
+    # a job merged by wick-trace ranks names each rank's processes
+    # "rank N · NAME": each rank's devices are its own ("rank N cuda:0")
+    rank_of_pid = {}
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name":
+            m = RANK_PROCESS.match(str((e.get("args") or {}).get("name", "")))
+            if m:
+                rank_of_pid[str(e.get("pid", 0))] = "rank %s " % m.group(1)
     for seq, e in enumerate(events):
         if not isinstance(e, dict) or e.get("ph") != "X" or "ts" not in e:
             continue
@@ -108,6 +116,7 @@ def reference(path):
             kind = "kernel" if cat in KERNEL else "memcpy" if cat in MEMCPY else "memset"
             dev = number(args.get("device"))
             device = "cuda:%d" % dev if dev is not None else str(e.get("pid", 0))
+            device = rank_of_pid.get(str(e.get("pid", 0)), "") + device
             corr = number(args.get("correlation")) or 0
             work.append((ts, ts + dur, kind, e.get("name", ""), device, corr))
             gid = number(args.get("graph id"))
@@ -277,6 +286,7 @@ def reference(path):
     }
 
 
+RANK_PROCESS = re.compile(r"^rank ([0-9]+) \u00b7 ")
 GRAPH_LAUNCH = ("cudaGraphLaunch", "hipGraphLaunch", "cuGraphLaunch")
 STAGE = "wick stage: "
 
