@@ -28,6 +28,13 @@ struct _WickCostsPage
   GArray *step_stats; /* WickStepStats, in step order */
   guint64 trace_ns;   /* the longest root span: what shares are of */
   gboolean stale;     /* a growing document changed while the page was hidden */
+  /* A growing document's refreshes, while the page is shown, wait for
+   * refresh_at (each one holds the main thread for as long as the costs of
+   * every span take: the next may start only 4 of those later). */
+  guint refresh_source;
+  gint64 refresh_at;
+  gulong after_paint; /* shown stale: the refresh waits for this frame */
+  GdkFrameClock *paint_clock;
 };
 
 G_DEFINE_FINAL_TYPE (WickCostsPage, wick_costs_page, GTK_TYPE_WIDGET)
@@ -258,6 +265,10 @@ static void
 wick_costs_page_dispose (GObject *object)
 {
   WickCostsPage *self = WICK_COSTS_PAGE (object);
+  g_clear_handle_id (&self->refresh_source, g_source_remove);
+  if (self->after_paint != 0)
+    g_clear_signal_handler (&self->after_paint, self->paint_clock);
+  g_clear_object (&self->paint_clock);
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_COSTS_PAGE);
   g_clear_pointer (&self->spans, wick_table_free);
   g_clear_pointer (&self->steps, wick_table_free);
@@ -413,35 +424,85 @@ wick_costs_page_set_document_full (WickCostsPage *self, WickDocument *document, 
 
 static void refresh (WickCostsPage *self);
 
+static gboolean
+refresh_due (gpointer user_data)
+{
+  WickCostsPage *self = user_data;
+  self->refresh_source = 0;
+  if (self->stale)
+    refresh (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* A growing document's refresh, no sooner than refresh_at, after the frames
+ * already due (the page shown with what it last had, then brought up to
+ * date): a live document's costs of every span took seconds a refresh at
+ * 4 refreshes a second, and a switch to the page waited for one. */
+static void
+schedule_refresh (WickCostsPage *self)
+{
+  self->stale = TRUE;
+  if (self->refresh_source != 0)
+    return;
+  gint64 wait_us = MAX (self->refresh_at - g_get_monotonic_time (), 0);
+  self->refresh_source = g_timeout_add_full (G_PRIORITY_DEFAULT_IDLE, (guint)(wait_us / 1000),
+                                             refresh_due, self, NULL);
+}
+
 /* Rebuilding the tables relayouts every row: a growing (live) document does
- * it only while the page is on screen, and once when it is shown again
- * (measured: two thirds of the live window's main thread went here with
- * the page hidden, docs/performance.md "Live view"). */
+ * it only while the page is on screen, at most a fifth of the time
+ * (schedule_refresh), and once when it is shown again (measured: two thirds
+ * of the live window's main thread went here with the page hidden,
+ * docs/performance.md "Live view"). */
 void
 wick_costs_page_document_changed (WickCostsPage *self)
 {
-  if (self->document != NULL && !wick_document_is_finished (self->document)
-      && !gtk_widget_get_mapped (GTK_WIDGET (self)))
+  if (self->document != NULL && !wick_document_is_finished (self->document))
     {
-      self->stale = TRUE;
+      if (gtk_widget_get_mapped (GTK_WIDGET (self)))
+        schedule_refresh (self);
+      else
+        self->stale = TRUE;
       return;
     }
   refresh (self);
 }
 
 static void
+shown_painted (GdkFrameClock *clock, WickCostsPage *self)
+{
+  g_clear_signal_handler (&self->after_paint, clock);
+  g_clear_object (&self->paint_clock);
+  if (self->stale)
+    schedule_refresh (self);
+}
+
+/* Shown again with a growing document: the page as it was first (the
+ * switch's frame), brought up to date after that frame. */
+static void
 wick_costs_page_map (GtkWidget *widget)
 {
   WickCostsPage *self = WICK_COSTS_PAGE (widget);
   GTK_WIDGET_CLASS (wick_costs_page_parent_class)->map (widget);
-  if (self->stale)
-    refresh (self);
+  if (!self->stale || self->after_paint != 0)
+    return;
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (widget);
+  if (clock == NULL)
+    {
+      schedule_refresh (self);
+      return;
+    }
+  self->paint_clock = g_object_ref (clock);
+  self->after_paint = g_signal_connect (clock, "after-paint", G_CALLBACK (shown_painted), self);
+  gtk_widget_queue_draw (widget);
 }
 
 static void
 refresh (WickCostsPage *self)
 {
+  gint64 t0 = g_get_monotonic_time ();
   self->stale = FALSE;
+  g_clear_handle_id (&self->refresh_source, g_source_remove);
   wick_table_set_rows (self->spans, 0);
   g_clear_pointer (&self->costs, g_array_unref);
   if (self->document == NULL)
@@ -455,6 +516,8 @@ refresh (WickCostsPage *self)
   g_autoptr (WickSpanIndex) index = wick_span_index_new (self->document);
   self->costs = wick_span_costs_by_name (self->document, index);
   show_costs (self);
+  gint64 t1 = g_get_monotonic_time ();
+  self->refresh_at = t1 + MAX (4 * (t1 - t0), 250 * 1000);
 }
 
 WickTable *

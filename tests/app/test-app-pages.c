@@ -10,6 +10,7 @@
 #include <adwaita.h>
 
 #include "app-test-ui.h"
+#include "app-test-util.h"
 #include "ui/wick-costs-page.h"
 #include "ui/wick-coverage-page.h"
 #include "ui/wick-health-page.h"
@@ -209,6 +210,78 @@ test_costs_page (void)
   assert_released (page, type, names);
 }
 
+static void
+feed_span (WickDocument *document, guint i)
+{
+  g_autofree char *lines = g_strdup_printf (
+    "{\"kind\":\"span_start\",\"id\":\"c%u\",\"parent_id\":\"r\",\"name\":\"name%u\","
+    "\"start_ns\":%u,\"span_kind\":\"op\"}\n"
+    "{\"kind\":\"span_end\",\"id\":\"c%u\",\"duration_ns\":10}",
+    i, i, 100 + i * 100, i);
+  g_auto (GStrv) split = g_strsplit (lines, "\n", -1);
+  for (guint k = 0; split[k] != NULL; k++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_assert_true (wick_document_feed_line (document, split[k], strlen (split[k]), &error));
+      g_assert_no_error (error);
+    }
+}
+
+typedef struct
+{
+  WickTable *table;
+  guint rows;
+} RowsWanted;
+
+static gboolean
+has_rows (gpointer data)
+{
+  RowsWanted *wanted = data;
+  return wick_table_get_n_shown (wanted->table) == wanted->rows;
+}
+
+/* A growing (live) document on the Costs page on screen: a change is not
+ * refreshed in the caller (it took seconds a time with a large live
+ * document, four times a second), but from the main loop, and the next one
+ * waits at least 250 ms after the last refresh ended. */
+static void
+test_costs_page_live (void)
+{
+  g_autoptr (WickSelection) selection = wick_selection_new ();
+  GtkWidget *page = wick_costs_page_new (selection);
+  WickCostsPage *costs = WICK_COSTS_PAGE (page);
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_child (GTK_WINDOW (window), page);
+  gtk_window_set_default_size (GTK_WINDOW (window), 800, 600);
+  gtk_window_present (GTK_WINDOW (window));
+  app_test_wait_drawn (page, 10000, "the costs page");
+
+  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  const char *meta = APP_TEST_META;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_feed_line (document, meta, strlen (meta) - 1, &error));
+  const char *root = "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,"
+                     "\"span_kind\":\"function\",\"measured\":true}";
+  g_assert_true (wick_document_feed_line (document, root, strlen (root), &error));
+  g_assert_no_error (error);
+  feed_span (document, 0);
+  g_assert_false (wick_document_is_finished (document));
+  WickTable *spans = wick_costs_page_get_table (costs, "spans");
+  wick_costs_page_set_document (costs, document);
+  RowsWanted wanted = { spans, 2 }; /* root, name0 */
+  app_test_wait_until (has_rows, &wanted, 10000, "the first refresh");
+  gint64 refreshed = g_get_monotonic_time ();
+
+  feed_span (document, 1);
+  wick_costs_page_document_changed (costs);
+  g_assert_cmpuint (wick_table_get_n_shown (spans), ==, 2); /* not in the caller */
+  wanted.rows = 3;
+  app_test_wait_until (has_rows, &wanted, 10000, "the throttled refresh");
+  g_assert_cmpint (g_get_monotonic_time () - refreshed, >=, 250 * 1000);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -217,5 +290,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pages/health-template", test_health_page);
   g_test_add_func ("/pages/coverage-template", test_coverage_page);
   g_test_add_func ("/pages/costs-template", test_costs_page);
+  g_test_add_func ("/pages/costs-live-refresh", test_costs_page_live);
   return g_test_run ();
 }
