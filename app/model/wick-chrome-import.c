@@ -603,6 +603,17 @@ read_event (Import *im, const WickChromeEvent *e)
                   if (has[1] && ids[1] != 0)
                     wick_tracks_slice_set_external_id (im->tracks, slice, ids[1]);
                 }
+              else if (e->cat_len == 6 && memcmp (e->cat, "cpu_op", 6) == 0)
+                {
+                  /* an operator's External id: the launch of kernels no
+                   * runtime call of the trace launched */
+                  static const char *const key[] = { "External id" };
+                  gint64 id;
+                  gboolean has;
+                  args_ints (im, e, key, 1, &id, &has);
+                  if (has && id != 0)
+                    wick_tracks_slice_set_operator_external_id (im->tracks, slice, id);
+                }
               if (e->bind_id != NULL || e->flow_in || e->flow_out)
                 {
                   /* flow v2; bind_id defaults to the event's id */

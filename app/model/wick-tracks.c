@@ -121,6 +121,7 @@ struct _WickTracks
 
   GArray *pending_corr; /* PendingCorrelation, until finish */
   GArray *pending_ext_slice; /* PendingCorrelation: a runtime call's External id, until finish */
+  GArray *pending_ext_op;    /* PendingCorrelation: an operator's External id, until finish */
   GArray *pending_ext_device; /* ExternalOfDevice: a work interval's, until finish */
   GArray *span_corr;    /* SpanLink {span, correlation} by span */
   GArray *launched;     /* SpanLink {span, device index} by span, then start */
@@ -249,6 +250,7 @@ clear_arrays (WickTracks *self)
   g_clear_pointer (&self->span_category, g_array_unref);
   g_clear_pointer (&self->pending_corr, g_array_unref);
   g_clear_pointer (&self->pending_ext_slice, g_array_unref);
+  g_clear_pointer (&self->pending_ext_op, g_array_unref);
   g_clear_pointer (&self->pending_ext_device, g_array_unref);
   g_clear_pointer (&self->span_corr, g_array_unref);
   g_clear_pointer (&self->launched, g_array_unref);
@@ -287,6 +289,7 @@ init_arrays (WickTracks *self)
   self->key_track = g_array_new (FALSE, FALSE, sizeof (guint32));
   self->pending_corr = g_array_new (FALSE, FALSE, sizeof (PendingCorrelation));
   self->pending_ext_slice = g_array_new (FALSE, FALSE, sizeof (PendingCorrelation));
+  self->pending_ext_op = g_array_new (FALSE, FALSE, sizeof (PendingCorrelation));
   self->pending_ext_device = g_array_new (FALSE, FALSE, sizeof (ExternalOfDevice));
   self->span_corr = g_array_new (FALSE, FALSE, sizeof (SpanLink));
   self->launched = g_array_new (FALSE, FALSE, sizeof (SpanLink));
@@ -823,7 +826,8 @@ wick_tracks_device_add_linked (WickTracks *self, guint32 track, gint64 ts_ns, gi
                                gint64 external_id)
 {
   g_return_if_fail (!self->finished && track < self->tracks->len);
-  if (external_id != 0 && correlation == 0)
+  /* kept with a correlation id too: a cut trace may lack its runtime call */
+  if (external_id != 0)
     {
       ExternalOfDevice e = { self->device->len, external_id };
       g_array_append_val (self->pending_ext_device, e);
@@ -853,6 +857,17 @@ wick_tracks_slice_set_external_id (WickTracks *self, WickPendingSlice slice, gin
     return;
   PendingCorrelation c = { slice, external_id };
   g_array_append_val (self->pending_ext_slice, c);
+}
+
+void
+wick_tracks_slice_set_operator_external_id (WickTracks *self, WickPendingSlice slice,
+                                            gint64 external_id)
+{
+  g_return_if_fail (!self->finished && slice < self->pending->len);
+  if (external_id == 0)
+    return;
+  PendingCorrelation c = { slice, external_id };
+  g_array_append_val (self->pending_ext_op, c);
 }
 
 void
@@ -2295,6 +2310,7 @@ link_by_external_id (WickTracks *self)
   if (work->len == 0)
     {
       g_array_set_size (self->pending_ext_slice, 0);
+      g_array_set_size (self->pending_ext_op, 0);
       return;
     }
   /* calls that launched nothing yet */
@@ -2316,6 +2332,19 @@ link_by_external_id (WickTracks *self)
       g_array_append_val (calls, item);
     }
   g_array_set_size (self->pending_ext_slice, 0);
+  /* operators by External id: the launch of a group no runtime call has */
+  g_autoptr (GArray) ops = g_array_new (FALSE, FALSE, sizeof (ExternalItem));
+  for (guint i = 0; i < self->pending_ext_op->len; i++)
+    {
+      const PendingCorrelation *c = &g_array_index (self->pending_ext_op, PendingCorrelation, i);
+      guint32 span = c->slice < self->n_pending_span ? self->pending_span[c->slice] : G_MAXUINT32;
+      if (span == G_MAXUINT32)
+        continue;
+      ExternalItem item = { c->correlation, spans[span].start_ns, span, 0 };
+      g_array_append_val (ops, item);
+    }
+  g_array_set_size (self->pending_ext_op, 0);
+  g_array_sort (ops, compare_external_items);
   g_array_sort (work, compare_external_items);
   g_array_sort (calls, compare_external_items);
   const ExternalItem *w = (const ExternalItem *)(gconstpointer)work->data;
@@ -2337,6 +2366,32 @@ link_by_external_id (WickTracks *self)
       if (cend - j == end - i)
         for (guint k = 0; k < end - i; k++)
           d[w[i + k].index].launcher = c[j + k].index;
+      else if (cend == j)
+        {
+          /* no runtime call of this External id in the trace (cut, or its
+           * runtime events filtered out): the operator carrying it, when
+           * exactly one does, launched the group */
+          const ExternalItem *o = (const ExternalItem *)(gconstpointer)ops->data;
+          guint lo = 0, hi = ops->len;
+          while (lo < hi)
+            {
+              guint mid = lo + (hi - lo) / 2;
+              if (o[mid].external < w[i].external)
+                lo = mid + 1;
+              else
+                hi = mid;
+            }
+          guint n_ops = 0;
+          while (lo + n_ops < ops->len && o[lo + n_ops].external == w[i].external)
+            n_ops++;
+          if (n_ops == 1)
+            {
+              for (guint k = i; k < end; k++)
+                d[w[k].index].launcher = o[lo].index;
+            }
+          else
+            ambiguous += end - i;
+        }
       else
         ambiguous += end - i;
       i = end;

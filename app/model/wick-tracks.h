@@ -365,7 +365,8 @@ void wick_tracks_device_add_correlated (WickTracks *self, guint32 track, gint64 
                                         WickStr args, gint64 correlation);
 /* The same with the interval's External id (Kineto's "External id", the
  * operator that launched it; 0: none), used only when neither a correlation
- * id nor a flow links it (see wick_tracks_slice_set_external_id). */
+ * id nor a flow links it (see wick_tracks_slice_set_external_id and
+ * wick_tracks_slice_set_operator_external_id). */
 void wick_tracks_device_add_linked (WickTracks *self, guint32 track, gint64 ts_ns,
                                     gint64 duration_ns, WickStr name, WickStr category,
                                     WickStr args, gint64 correlation, gint64 external_id);
@@ -379,6 +380,12 @@ void wick_tracks_device_add_linked (WickTracks *self, guint32 track, gint64 ts_n
  * launches (not linked)". */
 void wick_tracks_slice_set_external_id (WickTracks *self, WickPendingSlice slice,
                                         gint64 external_id);
+/* An operator (cpu_op) carrying External id @external_id (not 0): the
+ * launch of the work intervals of its External id when the trace has no
+ * runtime call of it (a cut trace, runtime events filtered out) and exactly
+ * one operator carries it; the kernels are then linked to the operator. */
+void wick_tracks_slice_set_operator_external_id (WickTracks *self, WickPendingSlice slice,
+                                                 gint64 external_id);
 /* A host slice (a runtime call) carrying correlation id @correlation (not 0):
  * the device intervals with that id are the ones it launched. When several
  * slices carry one id the earliest is the launcher; the others are counted
