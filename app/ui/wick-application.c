@@ -12,16 +12,13 @@
 #include "wick-archive.h"
 #include "wick-ranks-page.h"
 #include "wick-window.h"
+#include "live/wick-attach-dialog.h"
+#include "live/wick-follow-session.h"
+#include "live/wick-remote-dialog.h"
 
 struct _WickApplication
 {
   AdwApplication parent_instance;
-  WickAttachHandler attach_handler;
-  gpointer attach_data;
-  GDestroyNotify attach_destroy;
-  WickFollowHandler follow_handler;
-  gpointer follow_data;
-  GDestroyNotify follow_destroy;
   /* Command-line options (option_entries below). */
   gboolean compare;  /* --compare A B */
   gboolean follow;   /* --follow TRACE.jsonl */
@@ -215,22 +212,51 @@ action_new_window (GSimpleAction *action, GVariant *parameter, gpointer user_dat
   gtk_window_present (GTK_WINDOW (wick_window_new (GTK_APPLICATION (user_data))));
 }
 
+/* File → Attach to Process… */
 static void
 action_attach (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   WickApplication *self = user_data;
-  if (self->attach_handler)
-    self->attach_handler (self, active_window (self), self->attach_data);
+  gtk_window_present (GTK_WINDOW (wick_attach_dialog_new (self, active_window (self))));
+}
+
+/* File → Attach to Remote Process… */
+static void
+action_attach_remote (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  WickApplication *self = user_data;
+  gtk_window_present (GTK_WINDOW (wick_remote_dialog_new (self, active_window (self))));
+}
+
+/* File → Follow File… and wick --follow: shows @file, a trace still being
+ * written, in @parent when it shows the welcome page, else in a new window. */
+static void
+follow_file (WickApplication *self, GtkWindow *parent, GFile *file)
+{
+  WickWindow *window
+    = parent != NULL && WICK_IS_WINDOW (parent) && wick_window_is_empty (WICK_WINDOW (parent))
+        ? WICK_WINDOW (parent)
+        : wick_window_new (GTK_APPLICATION (self));
+  gtk_window_present (GTK_WINDOW (window));
+  g_autofree char *path = g_file_get_path (file);
+  g_autoptr (GError) error = NULL;
+  if (path == NULL || wick_follow_session_start (window, path, &error) == NULL)
+    {
+      g_autofree char *uri = g_file_get_uri (file);
+      g_autofree char *message
+        = g_strdup_printf (_ ("Could not follow %s: %s"), path != NULL ? path : uri,
+                           error != NULL ? error->message : _ ("not a local file"));
+      wick_window_show_banner (window, "follow-error", message, NULL, NULL);
+    }
 }
 
 static void
 on_follow_response (GtkNativeDialog *dialog, int response, WickApplication *self)
 {
-  if (response == GTK_RESPONSE_ACCEPT && self->follow_handler)
+  if (response == GTK_RESPONSE_ACCEPT)
     {
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      self->follow_handler (self, gtk_native_dialog_get_transient_for (dialog), file,
-                            self->follow_data);
+      follow_file (self, gtk_native_dialog_get_transient_for (dialog), file);
     }
   g_object_unref (dialog);
 }
@@ -274,12 +300,78 @@ action_quit (GSimpleAction *action, GVariant *parameter, gpointer user_data)
     }
 }
 
+/* Files dropped on a window open as File → Open opens them: several rank
+ * traces as one job, else the first in that window when it shows the welcome
+ * page, the others (and all of them over a document) in new windows. */
+static gboolean
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y, WickWindow *window)
+{
+  GSList *files = g_value_get_boxed (value);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
+  if (app == NULL)
+    return FALSE;
+  g_autoptr (GPtrArray) list = g_ptr_array_new ();
+  for (GSList *l = files; l; l = l->next)
+    g_ptr_array_add (list, l->data);
+  wick_application_open_files (WICK_APPLICATION (app), (GFile **)list->pdata, list->len,
+                               GTK_WINDOW (window));
+  return files != NULL;
+}
+
+static void
+accept_drops (GtkApplication *application, GtkWindow *window, gpointer user_data)
+{
+  if (!WICK_IS_WINDOW (window))
+    return;
+  GtkDropTarget *drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  g_signal_connect (drop, "drop", G_CALLBACK (on_drop), window);
+  gtk_widget_add_controller (GTK_WIDGET (window), GTK_EVENT_CONTROLLER (drop));
+}
+
+typedef struct
+{
+  WickApplication *app;
+  GtkWindow *window;
+} PendingAttach;
+
+static gboolean
+attach_from_command_line (gpointer user_data)
+{
+  PendingAttach *pending = user_data;
+  WickApplication *self = pending->app;
+  /* Asynchronous: a failure is a banner on the window naming the pid and why. */
+  if (self->attach_url != NULL)
+    wick_live_ui_attach_url (self, pending->window, self->attach_url);
+  else
+    wick_live_ui_attach_pid (self, pending->window, self->attach_pid, NULL);
+  g_object_unref (pending->window);
+  g_free (pending);
+  return G_SOURCE_REMOVE;
+}
+
+/* wick --attach PID (tools/run-demo.sh runs it): the first window that opens
+ * attaches to that process, so a script starts a workload and the app on it
+ * in one command. */
+static void
+attach_first_window (GtkApplication *application, GtkWindow *window, gpointer user_data)
+{
+  if (!WICK_IS_WINDOW (window))
+    return;
+  g_signal_handlers_disconnect_by_func (application, attach_first_window, user_data);
+  PendingAttach *pending = g_new0 (PendingAttach, 1);
+  pending->app = WICK_APPLICATION (application);
+  pending->window = g_object_ref (window);
+  /* after the window finished opening (files given on the command line load first) */
+  g_idle_add (attach_from_command_line, pending);
+}
+
 static const GActionEntry app_actions[] = {
   { "open", action_open },
   { "open-example", action_open_example },
   { "compare-with", action_compare_with },
   { "new-window", action_new_window },
   { "attach", action_attach },
+  { "attach-remote", action_attach_remote },
   { "follow", action_follow },
   { "about", action_about },
   { "quit", action_quit },
@@ -292,12 +384,11 @@ wick_application_startup (GApplication *app)
   WickApplication *self = WICK_APPLICATION (app);
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions),
                                    app);
-  g_simple_action_set_enabled (
-    G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (app), "attach")),
-    self->attach_handler != NULL);
-  g_simple_action_set_enabled (
-    G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (app), "follow")),
-    self->follow_handler != NULL);
+  wick_remote_dialog_use_askpass ();
+  g_signal_connect (app, "window-added", G_CALLBACK (accept_drops), NULL);
+  /* --attach PID was parsed before startup (handle_local_options) */
+  if (self->attach_pid > 0 || self->attach_url != NULL)
+    g_signal_connect (app, "window-added", G_CALLBACK (attach_first_window), NULL);
   struct
   {
     const char *action;
@@ -323,9 +414,6 @@ wick_application_startup (GApplication *app)
   for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
     gtk_application_set_accels_for_action (GTK_APPLICATION (app), accels[i].action,
                                            accels[i].accels);
-#ifdef WICK_HAVE_LIVE_UI
-  wick_live_ui_register (self);
-#endif
 }
 
 int
@@ -385,7 +473,6 @@ wick_application_handle_local_options (GApplication *app, GVariantDict *options)
     self->follow = TRUE;
   if (g_variant_dict_lookup (options, "attach", "&s", &text))
     {
-#ifdef WICK_HAVE_LIVE_UI
       guint64 pid = 0;
       if (g_str_has_prefix (text, "ssh://") && !self->compare)
         {
@@ -405,26 +492,8 @@ wick_application_handle_local_options (GApplication *app, GVariantDict *options)
           return EXIT_FAILURE;
         }
       self->attach_pid = (gint64)pid;
-#else
-      g_printerr (_ ("wick: this build has no live capture, so --attach is not available\n"));
-      return EXIT_FAILURE;
-#endif
     }
   return -1;
-}
-
-const char *
-wick_application_get_attach_url (WickApplication *self)
-{
-  g_return_val_if_fail (WICK_IS_APPLICATION (self), NULL);
-  return self->attach_url;
-}
-
-gint64
-wick_application_get_attach_pid (WickApplication *self)
-{
-  g_return_val_if_fail (WICK_IS_APPLICATION (self), 0);
-  return self->attach_pid;
 }
 
 static void
@@ -442,10 +511,8 @@ wick_application_open (GApplication *app, GFile **files, int n_files, const char
     }
   if (self->follow)
     {
-      if (self->follow_handler == NULL)
-        g_printerr (_ ("wick: --follow needs the live UI, which this build does not have\n"));
-      for (int i = 0; self->follow_handler != NULL && i < n_files; i++)
-        self->follow_handler (self, NULL, files[i], self->follow_data);
+      for (int i = 0; i < n_files; i++)
+        follow_file (self, NULL, files[i]);
       return;
     }
   if (open_as_job (self, files, (guint)n_files, NULL))
@@ -459,12 +526,6 @@ wick_application_dispose (GObject *object)
 {
   WickApplication *self = WICK_APPLICATION (object);
   g_clear_pointer (&self->attach_url, g_free);
-  if (self->attach_destroy)
-    self->attach_destroy (self->attach_data);
-  self->attach_destroy = NULL;
-  if (self->follow_destroy)
-    self->follow_destroy (self->follow_data);
-  self->follow_destroy = NULL;
   G_OBJECT_CLASS (wick_application_parent_class)->dispose (object);
 }
 
@@ -490,34 +551,4 @@ wick_application_new (void)
   return g_object_new (WICK_TYPE_APPLICATION, "application-id", WICK_APPLICATION_ID, "flags",
                        G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE, "resource-base-path",
                        "/io/github/wickprofiler/Wick", NULL);
-}
-
-void
-wick_application_set_attach_handler (WickApplication *self, WickAttachHandler handler,
-                                     gpointer user_data, GDestroyNotify destroy)
-{
-  g_return_if_fail (WICK_IS_APPLICATION (self));
-  if (self->attach_destroy)
-    self->attach_destroy (self->attach_data);
-  self->attach_handler = handler;
-  self->attach_data = user_data;
-  self->attach_destroy = destroy;
-  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "attach");
-  if (action)
-    g_simple_action_set_enabled (G_SIMPLE_ACTION (action), handler != NULL);
-}
-
-void
-wick_application_set_follow_handler (WickApplication *self, WickFollowHandler handler,
-                                     gpointer user_data, GDestroyNotify destroy)
-{
-  g_return_if_fail (WICK_IS_APPLICATION (self));
-  if (self->follow_destroy)
-    self->follow_destroy (self->follow_data);
-  self->follow_handler = handler;
-  self->follow_data = user_data;
-  self->follow_destroy = destroy;
-  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), "follow");
-  if (action)
-    g_simple_action_set_enabled (G_SIMPLE_ACTION (action), handler != NULL);
 }

@@ -1,10 +1,11 @@
 /* wick-window-internal.h — what the parts of the window share.
  *
- * The window is four files: wick-window.c (the widget, its views, search,
+ * The window is three files: wick-window.c (the widget, its views, search,
  * banners and the API of wick-window.h), wick-window-actions.c (the win.*
- * actions, installed on the class, and when each is enabled),
+ * actions, installed on the class, and when each is enabled) and
  * wick-window-loading.c (opening a file through WickDocumentLoader, the
- * loading page, recent files) and wick-window-dnd.c (files dropped on it).
+ * loading page, recent files). Files dropped on a window are the
+ * application's (wick-application.c opens them as File → Open does).
  * Only those files include this header.
  */
 #pragma once
@@ -105,8 +106,5 @@ void wick_window_loading_dispose (WickWindow *self);
 /* Stops the load shown, if any; its end is then ignored. */
 void wick_window_loading_abandon (WickWindow *self);
 void wick_window_fill_recent (WickWindow *self);
-
-/* wick-window-dnd.c */
-void wick_window_dnd_init (WickWindow *self);
 
 G_END_DECLS

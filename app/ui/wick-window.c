@@ -667,7 +667,6 @@ wick_window_init (WickWindow *self)
   gtk_search_bar_set_key_capture_widget (self->search_bar, NULL);
   gpu_pages_init (self);
   wick_window_loading_init (self);
-  wick_window_dnd_init (self);
   self->details_wanted = TRUE;
   g_signal_connect (self->details_button, "toggled", G_CALLBACK (on_details_toggled), self);
   bind_settings (self);

@@ -11,9 +11,12 @@
 #include <adwaita.h>
 
 #include "live/wick-live-client.h"
-#include "wick-application.h"
 
 G_BEGIN_DECLS
+
+/* The application that owns the windows (wick-application.h): opaque here,
+ * the live area only opens windows of it. */
+typedef struct _WickApplication WickApplication;
 
 #define WICK_TYPE_ATTACH_DIALOG (wick_attach_dialog_get_type ())
 G_DECLARE_FINAL_TYPE (WickAttachDialog, wick_attach_dialog, WICK, ATTACH_DIALOG, AdwWindow)

@@ -14,9 +14,12 @@
 
 #include <adwaita.h>
 
-#include "wick-application.h"
 
 G_BEGIN_DECLS
+
+/* The application that owns the windows (wick-application.h): opaque here,
+ * the live area only opens windows of it. */
+typedef struct _WickApplication WickApplication;
 
 #define WICK_TYPE_REMOTE_DIALOG (wick_remote_dialog_get_type ())
 G_DECLARE_FINAL_TYPE (WickRemoteDialog, wick_remote_dialog, WICK, REMOTE_DIALOG, AdwWindow)
@@ -27,7 +30,7 @@ G_DECLARE_FINAL_TYPE (WickRemoteDialog, wick_remote_dialog, WICK, REMOTE_DIALOG,
 
 /* Makes every ssh the app runs ask its questions through wick-askpass (the
  * build tree's when the app runs from there, else the installed one in
- * libexecdir): called once by wick_live_ui_register. */
+ * libexecdir): called once at the application's startup. */
 void wick_remote_dialog_use_askpass (void);
 
 WickRemoteDialog *wick_remote_dialog_new (WickApplication *app, GtkWindow *parent);
