@@ -138,8 +138,21 @@ draw_heat (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
                            map == 0 ? _ ("Step time") : _ ("Exposed communication"), mn, mx);
       gdk_cairo_set_source_rgba (cr, &fg);
       pango_layout_set_text (layout, title, -1);
-      cairo_move_to (cr, x0, 0);
+      /* over the map; wider than it, over its label column too, shortened
+       * rather than drawn over the next map or cut at the edge (a 700 px
+       * window, issue 20) */
+      int title_w;
+      pango_layout_get_pixel_size (layout, &title_w, NULL);
+      if (title_w > map_w)
+        {
+          pango_layout_set_width (
+            layout, (int)((label_w + map_w + (map == 0 ? gap : 0) - 8) * PANGO_SCALE));
+          pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+        }
+      cairo_move_to (cr, title_w > map_w ? x0 - label_w + 4 : x0, 0);
       pango_cairo_show_layout (cr, layout);
+      pango_layout_set_width (layout, -1);
+      pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_NONE);
       for (guint i = 0; i < n; i++)
         {
           const WickJobRank *r = &g_array_index (job->ranks, WickJobRank, i);
