@@ -15,6 +15,11 @@
  *   gpu-compiled.png     torch-compile.json.gz on its first Torch-Compiled
  *                        Region: the compiled regions outlined, the legend
  *                        of the names on screen
+ *   gpu-launch.png       torch-multistream.json.gz: a cudaLaunchKernel
+ *                        selected, its arrow followed (]) to the GEMM
+ *                        kernel it launched, now selected
+ *   gpu-search.png       torch-cudagraph.json.gz: Ctrl+F "gemm", the
+ *                        first match selected
  *
  * Not a test: it asserts nothing.
  */
@@ -22,6 +27,7 @@
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
@@ -152,6 +158,54 @@ main (int argc, char **argv)
         GtkWidget *tl = wick_window_get_view (w, "timeline");
         app_test_wait_drawn (tl, 20000, "the timeline");
         save_window (GTK_WIDGET (w), dir, "gpu-compiled.png");
+      }
+    app_test_window_close (w);
+  }
+  {
+    /* a launch clicked, then its arrow followed (]) to the kernel it
+     * launched: the torch 2.11 multi-stream trace's first cudaLaunchKernel
+     * of a GEMM on a side stream */
+    g_autofree char *path = data_path ("torch-multistream.json.gz");
+    WickWindow *w = app_test_window_load (app, path, 1400, 860);
+    WickDocument *doc = wick_window_get_document (w);
+    if (doc != NULL)
+      {
+        WickTracks *tracks = wick_document_get_tracks (doc);
+        guint nd;
+        const WickDeviceSlice *d = wick_tracks_get_device_slices (tracks, &nd);
+        const WickSpan *spans = wick_document_get_spans (doc, NULL);
+        GtkWidget *tl = wick_window_get_view (w, "timeline");
+        for (guint i = 0; i < nd; i++)
+          if (d[i].kind == WICK_DEVICE_KERNEL && d[i].launcher != G_MAXUINT32
+              && strstr (wick_document_str (doc, d[i].name), "gemm") != NULL)
+            {
+              const WickSpan *launch = &spans[d[i].launcher];
+              guint64 s = launch->start_ns, e = d[i].start_ns + d[i].duration_ns;
+              guint64 pad = MAX ((e - s) / 3, 1000);
+              wick_selection_set_visible (wick_window_get_selection (w), s > pad ? s - pad : 0,
+                                          e + pad);
+              wick_selection_set_record (wick_window_get_selection (w), WICK_RECORD_SPAN,
+                                         d[i].launcher);
+              app_test_wait_drawn (tl, 20000, "the timeline");
+              wick_timeline_view_follow_flow (WICK_TIMELINE_VIEW (tl), 1);
+              app_test_wait_drawn (tl, 20000, "the timeline");
+              save_window (GTK_WIDGET (w), dir, "gpu-launch.png");
+              break;
+            }
+      }
+    app_test_window_close (w);
+  }
+  {
+    /* Ctrl+F "gemm" in the torch 2.11 CUDA-graph trace: the first of its
+     * GEMM kernels selected */
+    g_autofree char *path = data_path ("torch-cudagraph.json.gz");
+    WickWindow *w = app_test_window_load (app, path, 1400, 860);
+    if (wick_window_get_document (w) != NULL)
+      {
+        wick_window_search (w, "gemm");
+        wick_window_step_match (w, 1);
+        app_test_wait_drawn (wick_window_get_view (w, "timeline"), 20000, "the timeline");
+        save_window (GTK_WIDGET (w), dir, "gpu-search.png");
       }
     app_test_window_close (w);
   }

@@ -202,37 +202,7 @@ main (int argc, char **argv)
       app_test_window_close (w);
     }
 
-  /* A torch 2.11 CUDA-graph replay: a cudaGraphLaunch selected, its arrows
-   * ending on the replay's kernels below the replay_N annotation, then a
-   * kernel found by search. */
-  {
-    g_autofree char *gpu_path = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "gpu",
-                                                  "torch-cudagraph.json.gz", NULL);
-    WickWindow *w = app_test_window_load (app, gpu_path, 1400, 860);
-    WickDocument *doc = wick_window_get_document (w);
-    if (doc != NULL)
-      {
-        guint n;
-        const WickSpan *gs = wick_document_get_spans (doc, &n);
-        for (guint i = 0; i < n; i++)
-          if (g_strcmp0 (wick_document_str (doc, gs[i].name), "cudaGraphLaunch") == 0)
-            {
-              GtkWidget *tl = wick_window_get_view (w, "timeline");
-              wick_timeline_view_zoom_to_span (WICK_TIMELINE_VIEW (tl), i);
-              guint64 a, b;
-              wick_selection_get_visible (wick_window_get_selection (w), &a, &b);
-              wick_selection_set_visible (wick_window_get_selection (w), a, b + (b - a) * 12);
-              app_test_wait_drawn (tl, 20000, "the timeline");
-              save_window (GTK_WIDGET (w), dir, "gpu-launch.png");
-              break;
-            }
-        wick_window_search (w, "xmma_gemm");
-        wick_window_step_match (w, 1);
-        app_test_wait_drawn (wick_window_get_view (w, "timeline"), 20000, "the timeline");
-        save_window (GTK_WIDGET (w), dir, "gpu-search.png");
-      }
-    app_test_window_close (w);
-  }
+  /* gpu-launch.png and gpu-search.png: tests/app/wick-gpu-screenshots.c */
   /* A job of 8 ranks (tools/make-rank-traces.py: two nodes, clocks off by
    * ms and the second node by > 1 s, rank 5 the straggler) opened as one:
    * the aligned timeline and the Ranks page. */
