@@ -54,10 +54,117 @@ typedef struct
 
 #define OPEN_AFTER_RANGE G_MAXUINT32 /* an open alloc made after the range: not kept */
 
+/* Open allocations by address: open addressing with linear probing and
+ * backward-shift deletion, at most half full. A GHashTable of pointers
+ * took a lookup, an insert and a remove per alloc/free pair through
+ * function calls (about 200 instructions an entry). Values are never 0. */
+typedef struct
+{
+  guint64 *keys;
+  guint32 *values; /* 0: empty */
+  gsize mask;
+  gsize n;
+} AddrMap;
+
+static inline gsize
+addr_hash (guint64 a, gsize mask)
+{
+  a ^= a >> 31;
+  a *= G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
+  a ^= a >> 29;
+  return (gsize)a & mask;
+}
+
+static void
+addr_map_init (AddrMap *m, gsize size)
+{
+  m->mask = size - 1;
+  m->n = 0;
+  m->keys = g_new (guint64, size);
+  m->values = g_new0 (guint32, size);
+}
+
+static void
+addr_map_clear (AddrMap *m)
+{
+  g_free (m->keys);
+  g_free (m->values);
+}
+
+static inline guint32
+addr_map_lookup (const AddrMap *m, guint64 a)
+{
+  for (gsize i = addr_hash (a, m->mask);; i = (i + 1) & m->mask)
+    {
+      if (m->values[i] == 0)
+        return 0;
+      if (m->keys[i] == a)
+        return m->values[i];
+    }
+}
+
+static void addr_map_insert (AddrMap *m, guint64 a, guint32 value);
+
+static G_NO_INLINE void
+addr_map_grow (AddrMap *m)
+{
+  AddrMap bigger;
+  addr_map_init (&bigger, (m->mask + 1) * 2);
+  for (gsize i = 0; i <= m->mask; i++)
+    if (m->values[i] != 0)
+      addr_map_insert (&bigger, m->keys[i], m->values[i]);
+  addr_map_clear (m);
+  *m = bigger;
+}
+
+static void
+addr_map_insert (AddrMap *m, guint64 a, guint32 value)
+{
+  if ((m->n + 1) * 2 > m->mask + 1)
+    addr_map_grow (m);
+  gsize i = addr_hash (a, m->mask);
+  for (; m->values[i] != 0; i = (i + 1) & m->mask)
+    if (m->keys[i] == a)
+      {
+        m->values[i] = value;
+        return;
+      }
+  m->keys[i] = a;
+  m->values[i] = value;
+  m->n++;
+}
+
+static void
+addr_map_remove (AddrMap *m, guint64 a)
+{
+  gsize i = addr_hash (a, m->mask);
+  for (;; i = (i + 1) & m->mask)
+    {
+      if (m->values[i] == 0)
+        return;
+      if (m->keys[i] == a)
+        break;
+    }
+  m->values[i] = 0;
+  m->n--;
+  /* Moves back each following entry whose home is not cyclically in (hole, it]. */
+  for (gsize j = (i + 1) & m->mask; m->values[j] != 0; j = (j + 1) & m->mask)
+    {
+      gsize home = addr_hash (m->keys[j], m->mask);
+      gboolean stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+      if (stays)
+        continue;
+      m->keys[i] = m->keys[j];
+      m->values[i] = m->values[j];
+      m->values[j] = 0;
+      i = j;
+    }
+}
+
 typedef struct _ListState
 {
   GArray *entries;       /* WickSnapshotEntry of the range, in file order */
-  GHashTable *open;      /* address (as a pointer) -> allocation slot + 1, or OPEN_AFTER_RANGE */
+  AddrMap open;          /* address -> allocation slot + 1, or OPEN_AFTER_RANGE */
   GArray *allocs;        /* WickSnapshotAllocation slots; dead ones are reused */
   GArray *order;         /* guint64 per slot: when it was made, to sort the kept ones */
   GArray *free_slots;    /* guint32 */
@@ -68,14 +175,53 @@ typedef struct _ListState
   guint64 n_seen; /* entries read, in the range or not */
   guint64 n_extra;   /* allocations made after the entries (live blocks) */
   guint64 n_dropped; /* slots dropped (freed before the range) */
+  /* Appends to entries, alloc_changes and reserve_changes go through these
+   * first and are flushed a batch at a time (g_array_append_val is a call
+   * and a capacity check per entry); list_state_flush before any reads. */
+  guint n_stage_entries, n_stage_alloc, n_stage_reserve;
+  WickSnapshotEntry stage_entries[128];
+  Change stage_alloc[128], stage_reserve[128];
 } ListState;
+
+#define STAGE_MAX 128
+
+static void
+list_state_flush (ListState *ls)
+{
+  g_array_append_vals (ls->entries, ls->stage_entries, ls->n_stage_entries);
+  g_array_append_vals (ls->alloc_changes, ls->stage_alloc, ls->n_stage_alloc);
+  g_array_append_vals (ls->reserve_changes, ls->stage_reserve, ls->n_stage_reserve);
+  ls->n_stage_entries = ls->n_stage_alloc = ls->n_stage_reserve = 0;
+}
+
+static inline void
+stage_entry (ListState *ls, const WickSnapshotEntry *e)
+{
+  if (G_UNLIKELY (ls->n_stage_entries == STAGE_MAX))
+    {
+      g_array_append_vals (ls->entries, ls->stage_entries, STAGE_MAX);
+      ls->n_stage_entries = 0;
+    }
+  ls->stage_entries[ls->n_stage_entries++] = *e;
+}
+
+static inline void
+stage_change (GArray *to, Change *stage, guint *n, const Change *c)
+{
+  if (G_UNLIKELY (*n == STAGE_MAX))
+    {
+      g_array_append_vals (to, stage, STAGE_MAX);
+      *n = 0;
+    }
+  stage[(*n)++] = *c;
+}
 
 static ListState *
 list_state_new (void)
 {
   ListState *ls = g_new0 (ListState, 1);
   ls->entries = g_array_new (FALSE, FALSE, sizeof (WickSnapshotEntry));
-  ls->open = g_hash_table_new (g_direct_hash, g_direct_equal);
+  addr_map_init (&ls->open, 1024);
   ls->allocs = g_array_new (FALSE, FALSE, sizeof (WickSnapshotAllocation));
   ls->order = g_array_new (FALSE, FALSE, sizeof (guint64));
   ls->free_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
@@ -90,7 +236,7 @@ list_state_free (gpointer p)
 {
   ListState *ls = p;
   g_array_unref (ls->entries);
-  g_hash_table_unref (ls->open);
+  addr_map_clear (&ls->open);
   g_array_unref (ls->allocs);
   g_array_unref (ls->order);
   g_array_unref (ls->free_slots);
@@ -106,9 +252,6 @@ list_state_unref (ListState *ls)
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ListState, list_state_unref)
 
-/* Addresses are keys as pointers: 64 bits on every platform Wick builds for. */
-G_STATIC_ASSERT (sizeof (gpointer) == sizeof (guint64));
-#define ADDR_KEY(a) ((gpointer)(guintptr)(a))
 
 /* State while reading: the caches that turn shared pickle values into indices. */
 typedef struct
@@ -200,9 +343,24 @@ static gboolean G_GNUC_PRINTF (3, 4) bad_field (Loader *l, GError **error, const
 
 /* An integer field: absent is 0 (counted as unmodelled when @required), a
  * value of another type is an error naming @what and @key. */
-static gboolean
+static gboolean value_u64_slow (Loader *l, const WickPickleValue *v, const char *what,
+                                const char *key, gboolean required, guint64 *out, GError **error);
+
+static inline gboolean
 value_u64 (Loader *l, const WickPickleValue *v, const char *what, const char *key,
            gboolean required, guint64 *out, GError **error)
+{
+  if (G_LIKELY (v != NULL && v->type == WICK_PICKLE_INT))
+    {
+      *out = (guint64)v->as.i; /* negative stays two's complement, as below */
+      return TRUE;
+    }
+  return value_u64_slow (l, v, what, key, required, out, error);
+}
+
+static G_NO_INLINE gboolean
+value_u64_slow (Loader *l, const WickPickleValue *v, const char *what, const char *key,
+                gboolean required, guint64 *out, GError **error)
 {
   gint64 i;
   *out = 0;
@@ -235,22 +393,24 @@ get_u64 (Loader *l, const WickPickleValue *dict, const char *what, const char *k
 
 /* The keys that tell an entry or a segment, found in one pass over a dict
  * (every item appended to any list comes through here). */
-typedef struct
+typedef union
 {
-  const WickPickleValue *action, *addr, *size, *stream, *time_us, *frames, *blocks, *total_size,
-    *device_free;
+  struct
+  {
+    const WickPickleValue *action, *addr, *size, *stream, *time_us, *frames, *blocks, *total_size,
+      *device_free;
+  };
+  const WickPickleValue *found[9];
 } Keys;
 
 static const char *const scan_names[] = { "action", "addr",   "size",       "stream",     "time_us",
                                           "frames", "blocks", "total_size", "device_free" };
+G_STATIC_ASSERT (G_N_ELEMENTS (scan_names) == G_N_ELEMENTS (((Keys *)NULL)->found));
 
 static void
 scan_keys (Loader *l, const WickPickleValue *dict, Keys *k)
 {
-  const WickPickleValue *found[G_N_ELEMENTS (scan_names)];
-  G_STATIC_ASSERT (sizeof (Keys) == sizeof found);
-  wick_pickle_value_lookup_cached (dict, l->keys, found);
-  memcpy (k, found, sizeof found);
+  wick_pickle_value_lookup_cached (dict, l->keys, k->found);
 }
 
 static WickStr
@@ -398,13 +558,13 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
   gint64 t = e->time_us;
   gboolean before = t < l->from_us, after = t > l->to_us;
   gboolean in_range = !before && !after;
-  guint32 index = ls->entries->len; /* the entry's index when kept */
+  guint32 index = ls->entries->len + ls->n_stage_entries; /* the entry's index when kept */
   Change c = { t, 0, index };
   if (ls->n_seen == 0)
     ls->first_us = t; /* the series starts at the first entry's time, as the viewer's */
   ls->n_seen++;
   if (in_range)
-    g_array_append_val (ls->entries, *e);
+    stage_entry (ls, e);
   else
     l->n_outside++;
 
@@ -414,8 +574,7 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
         {
           if (after)
             {
-              g_hash_table_insert (ls->open, ADDR_KEY (e->addr),
-                                   GUINT_TO_POINTER (OPEN_AFTER_RANGE));
+              addr_map_insert (&ls->open, e->addr, OPEN_AFTER_RANGE);
               break;
             }
           WickSnapshotAllocation a = { e->addr,  e->size,  t, G_MAXINT64, G_MAXINT64,
@@ -423,28 +582,28 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
           if (in_range)
             a.alloc_entry = index;
           guint32 slot = alloc_slot (ls, &a);
-          g_hash_table_insert (ls->open, ADDR_KEY (e->addr), GUINT_TO_POINTER (slot + 1));
+          addr_map_insert (&ls->open, e->addr, slot + 1);
           if (in_range)
             {
               c.delta = (gint64)e->size;
-              g_array_append_val (ls->alloc_changes, c);
+              stage_change (ls->alloc_changes, ls->stage_alloc, &ls->n_stage_alloc, &c);
             }
           break;
         }
       case WICK_TRACE_FREE_REQUESTED:
         {
-          guint32 known = GPOINTER_TO_UINT (g_hash_table_lookup (ls->open, ADDR_KEY (e->addr)));
+          guint32 known = addr_map_lookup (&ls->open, e->addr);
           if (known != 0 && known != OPEN_AFTER_RANGE)
             g_array_index (ls->allocs, WickSnapshotAllocation, known - 1).free_requested_us = t;
           break;
         }
       case WICK_TRACE_FREE_COMPLETED:
         {
-          guint32 known = GPOINTER_TO_UINT (g_hash_table_lookup (ls->open, ADDR_KEY (e->addr)));
+          guint32 known = addr_map_lookup (&ls->open, e->addr);
           guint64 size = e->size;
           if (known == OPEN_AFTER_RANGE)
             {
-              g_hash_table_remove (ls->open, ADDR_KEY (e->addr));
+              addr_map_remove (&ls->open, e->addr);
               break;
             }
           if (known != 0)
@@ -456,7 +615,7 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
               if (a->free_requested_us == G_MAXINT64)
                 a->free_requested_us = t;
               size = a->size;
-              g_hash_table_remove (ls->open, ADDR_KEY (e->addr));
+              addr_map_remove (&ls->open, e->addr);
               if (before)
                 drop_slot (ls, known - 1); /* alloc and free both before the range */
             }
@@ -470,7 +629,7 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
           if (in_range)
             {
               c.delta = -(gint64)size;
-              g_array_append_val (ls->alloc_changes, c);
+              stage_change (ls->alloc_changes, ls->stage_alloc, &ls->n_stage_alloc, &c);
             }
           break;
         }
@@ -484,7 +643,7 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
         if (!before)
           ls->net_reserved_from += c.delta;
         if (in_range)
-          g_array_append_val (ls->reserve_changes, c);
+          stage_change (ls->reserve_changes, ls->stage_reserve, &ls->n_stage_reserve, &c);
         break;
       default:
         break;
@@ -498,12 +657,22 @@ read_entry (Loader *l, guint64 list_id, const Keys *k, GError **error)
   guint64 time_us;
   gsize len;
   const char *what = "device_traces entry";
-  const char *action = wick_pickle_value_get_string (k->action, &len);
-  if (action == NULL)
-    return bad_field (l, error, "device_traces entry: \"action\" is not a str");
-  e.action = parse_action (action, len);
+  /* The action str is memoized and shared: it carries its parse as a tag. */
+  guint32 tag = wick_pickle_value_get_tag (k->action);
+  if (G_LIKELY (tag != 0))
+    e.action = tag - 1;
+  else
+    {
+      const char *action = wick_pickle_value_get_string (k->action, &len);
+      if (action == NULL)
+        return bad_field (l, error, "device_traces entry: \"action\" is not a str");
+      e.action = parse_action (action, len);
+      if (e.action != WICK_TRACE_OTHER)
+        wick_pickle_value_set_tag (k->action, e.action + 1);
+    }
   if (e.action == WICK_TRACE_OTHER)
     {
+      const char *action = wick_pickle_value_get_string (k->action, &len);
       g_autofree char *name = g_strdup_printf ("action %.*s", (int)MIN (len, 64), action);
       count_unmodelled (l->snapshot, name, 1);
     }
@@ -832,6 +1001,7 @@ derive_device (Loader *l, guint device, ListState *ls, GArray **alloc_changes,
   g_autoptr (ListState) empty = NULL;
   if (ls == NULL)
     ls = empty = list_state_new ();
+  list_state_flush (ls);
   guint32 offset = s->entries->len;
   for (guint i = 0; i < ls->entries->len; i++)
     g_array_index (ls->entries, WickSnapshotEntry, i).device_index = device;
@@ -860,7 +1030,7 @@ derive_device (Loader *l, guint device, ListState *ls, GArray **alloc_changes,
           const WickSnapshotBlock *b = &g_array_index (s->blocks, WickSnapshotBlock, bi);
           if (b->state != WICK_BLOCK_ACTIVE_ALLOCATED)
             continue;
-          guint32 known = GPOINTER_TO_UINT (g_hash_table_lookup (ls->open, ADDR_KEY (b->address)));
+          guint32 known = addr_map_lookup (&ls->open, b->address);
           if (known == OPEN_AFTER_RANGE)
             continue; /* allocated after the range */
           if (known != 0)

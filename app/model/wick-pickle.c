@@ -24,7 +24,7 @@ struct _WickPickleObject
   guint8 sealed;    /* inside another container: may not change any more */
   guint16 depth;    /* nesting height: 0 for str/bytes, 1 for an empty container */
   guint32 key_tag;  /* str: which WickPickleKeyCache key it is (see there) */
-  guint32 user_tag; /* containers: the caller's mark (wick_pickle_value_set_tag) */
+  guint32 user_tag; /* the caller's mark (wick_pickle_value_set_tag) */
   gint64 memo_slot; /* the last memo slot that holds it, or -1 */
   guint64 list_id;
   guint64 taken; /* items the element callback took (lists) */
@@ -54,7 +54,11 @@ struct _WickPickleReader
     WickPickleValue *values;
     guint len, capacity;
   } stack;            /* a plain array: push is the hottest path */
-  GArray *marks;      /* guint: stack length at each MARK */
+  struct
+  {
+    guint *at; /* stack length at each MARK */
+    guint len, capacity;
+  } marks;
   GArray *memo;       /* WickPickleValue, VALUE_UNSET where never PUT */
   guint64 memo_count; /* set slots: MEMOIZE's next key, as len(memo) in Python */
   guint64 kept_items;
@@ -151,24 +155,34 @@ wick_pickle_limits_init (WickPickleLimits *limits)
 
 /* Values */
 
-static gboolean
+static inline gboolean
 is_object_type (guint32 type)
 {
   return type >= WICK_PICKLE_STR && type <= WICK_PICKLE_DICT;
 }
 
-static gboolean
+static inline gboolean
 is_container_type (guint32 type)
 {
   return type >= WICK_PICKLE_LIST && type <= WICK_PICKLE_DICT;
 }
 
-static void
+static void object_free (WickPickleObject *object);
+
+/* Inline: every GET's value is dropped again by the container it went into,
+ * and most of those are memoized strings that stay alive. */
+static inline void
 object_unref (WickPickleObject *object)
 {
   g_assert (object->refs > 0);
-  if (--object->refs > 0)
+  if (G_LIKELY (--object->refs > 0))
     return;
+  object_free (object);
+}
+
+static G_NO_INLINE void
+object_free (WickPickleObject *object)
+{
   /* Recursion is bounded: depth never exceeds limits.max_depth. */
   for (gsize i = 0; i < object->len && object->items != NULL; i++)
     if (is_object_type (object->items[i].type))
@@ -407,14 +421,14 @@ wick_pickle_value_lookup_cached (const WickPickleValue *value, WickPickleKeyCach
     return;
   const WickPickleObject *dict = value->as.object;
   guint32 mine = cache->serial << KEY_TAG_BITS;
-  for (gsize i = 0; i + 1 < dict->len; i += 2)
+  const WickPickleValue *key = dict->items, *end = dict->items + (dict->len & ~(gsize)1);
+  for (; key < end; key += 2)
     {
-      const WickPickleValue *key = &dict->items[i];
       if (key->type != WICK_PICKLE_STR)
         continue;
       WickPickleObject *text = key->as.object;
       guint32 tag = text->key_tag;
-      if ((tag & ~(guint32)KEY_TAG_NONE) != mine)
+      if (G_UNLIKELY ((tag & ~(guint32)KEY_TAG_NONE) != mine))
         {
           tag = mine | KEY_TAG_NONE;
           for (guint k = 0; k < n; k++)
@@ -428,20 +442,20 @@ wick_pickle_value_lookup_cached (const WickPickleValue *value, WickPickleKeyCach
         }
       guint k = tag & KEY_TAG_NONE;
       if (k != KEY_TAG_NONE)
-        out[k - 1] = &dict->items[i + 1]; /* the last one when repeated */
+        out[k - 1] = key + 1; /* the last one when repeated */
     }
 }
 
 guint32
 wick_pickle_value_get_tag (const WickPickleValue *value)
 {
-  return value != NULL && is_container_type (value->type) ? value->as.object->user_tag : 0;
+  return value != NULL && is_object_type (value->type) ? value->as.object->user_tag : 0;
 }
 
 void
 wick_pickle_value_set_tag (const WickPickleValue *value, guint32 tag)
 {
-  if (value != NULL && is_container_type (value->type))
+  if (value != NULL && is_object_type (value->type))
     value->as.object->user_tag = tag;
 }
 
@@ -475,7 +489,6 @@ wick_pickle_reader_new (WickInput *input, const char *name)
   reader->name = g_strdup (name != NULL ? name : "pickle");
   wick_pickle_limits_init (&reader->limits);
   reader->buffer = g_malloc (BUFFER_SIZE);
-  reader->marks = g_array_new (FALSE, FALSE, sizeof (guint));
   reader->memo = g_array_new (FALSE, FALSE, sizeof (WickPickleValue));
   reader->next_cancel_check = CANCEL_CHECK_BYTES;
   return reader;
@@ -508,7 +521,7 @@ wick_pickle_reader_free (WickPickleReader *reader)
       g_free (reader->spare[i]);
     }
   clear_values (reader->memo);
-  g_array_unref (reader->marks);
+  g_free (reader->marks.at);
   g_array_unref (reader->memo);
   g_clear_object (&reader->cancellable);
   g_free (reader->buffer);
@@ -708,10 +721,9 @@ stack_top (WickPickleReader *reader, guint from_top)
 static gboolean
 pop_mark (WickPickleReader *reader, guint *at, GError **error)
 {
-  if (reader->marks->len == 0)
+  if (reader->marks.len == 0)
     return fail (reader, error, "no MARK before it");
-  *at = g_array_index (reader->marks, guint, reader->marks->len - 1);
-  g_array_set_size (reader->marks, reader->marks->len - 1);
+  *at = reader->marks.at[--reader->marks.len];
   /* POP can take values from below a mark in Python; so may a hostile file. */
   if (*at > reader->stack.len)
     return fail (reader, error, "its MARK was popped");
@@ -722,7 +734,7 @@ static gboolean
 needs_stack (WickPickleReader *reader, guint n, GError **error)
 {
   guint floor
-    = reader->marks->len > 0 ? g_array_index (reader->marks, guint, reader->marks->len - 1) : 0;
+    = reader->marks.len > 0 ? reader->marks.at[reader->marks.len - 1] : 0;
   if (reader->stack.len < floor + n)
     return fail (reader, error, "needs %u value%s on the stack above the last MARK", n,
                  n == 1 ? "" : "s");
@@ -851,13 +863,15 @@ list_append (WickPickleReader *reader, WickPickleObject *list, WickPickleValue v
                 {
                   /* count_owned_items and the unref in one pass */
                   guint64 owned = object->len;
-                  for (gsize i = 0; i < object->len; i++)
-                    {
-                      WickPickleValue *child = &object->items[i];
-                      if (is_container_type (child->type))
-                        owned += count_owned_items (child->as.object);
-                      value_clear (child);
-                    }
+                  WickPickleValue *items = object->items;
+                  for (gsize i = 0, len = object->len; i < len; i++)
+                    if (is_object_type (items[i].type))
+                      {
+                        WickPickleObject *child = items[i].as.object;
+                        if (child->refs == 1 && is_container_type (items[i].type))
+                          owned += count_owned_items (child);
+                        object_unref (child);
+                      }
                   reader->kept_items -= MIN (reader->kept_items, owned);
                   object->len = 0;
                   reader->spare[reader->n_spare++] = object;
@@ -917,30 +931,28 @@ fill_from_stack (WickPickleReader *reader, WickPickleObject *object, guint at, g
       /* The common case in one pass: what object_add checks per item, with
        * the bound on kept items checked once for the batch. */
       WickPickleValue *from = &reader->stack.values[at];
-      for (guint i = 0; i < n && ok; i++)
-        if (is_container_type (from[i].type))
-          {
-            WickPickleObject *child = from[i].as.object;
-            if (child == object)
-              ok = fail (reader, error, "a container would hold itself (recursive data is refused)");
-            else if ((guint)child->depth + 1 > reader->limits.max_depth)
-              ok = fail (reader, error, "containers nest deeper than the limit of %u",
-                         reader->limits.max_depth);
-          }
-      if (!ok)
-        {
-          for (guint i = 0; i < n; i++)
-            value_clear (&from[i]);
-          reader->stack.len = at;
-          return FALSE;
-        }
+      guint max_depth = reader->limits.max_depth;
+      guint depth = object->depth;
       for (guint i = 0; i < n; i++)
         if (is_container_type (from[i].type))
           {
             WickPickleObject *child = from[i].as.object;
+            if (G_UNLIKELY (child == object))
+              ok = fail (reader, error, "a container would hold itself (recursive data is refused)");
+            else if (G_UNLIKELY ((guint)child->depth + 1 > max_depth))
+              ok = fail (reader, error, "containers nest deeper than the limit of %u", max_depth);
+            if (!ok)
+              {
+                /* (children before it were marked sealed: the read ends here) */
+                for (guint j = 0; j < n; j++)
+                  value_clear (&from[j]);
+                reader->stack.len = at;
+                return FALSE;
+              }
             child->sealed = 1;
-            object->depth = MAX (object->depth, child->depth + 1);
+            depth = MAX (depth, (guint)child->depth + 1);
           }
+      object->depth = (guint16)depth;
       memcpy (object->items + object->len, from, n * sizeof (WickPickleValue));
       object->len += n;
       reader->kept_items += n;
@@ -1222,17 +1234,20 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
         *stop = TRUE;
         return TRUE;
       case '(': /* MARK */
-        if (reader->marks->len >= reader->limits.max_marks)
+        if (reader->marks.len >= reader->limits.max_marks)
           return fail (reader, error, "more than the limit of %" G_GUINT64_FORMAT " open MARKs",
                        reader->limits.max_marks);
-        at = reader->stack.len;
-        g_array_append_val (reader->marks, at);
+        if (reader->marks.len == reader->marks.capacity)
+          {
+            reader->marks.capacity = MAX (16, reader->marks.capacity * 2);
+            reader->marks.at = g_renew (guint, reader->marks.at, reader->marks.capacity);
+          }
+        reader->marks.at[reader->marks.len++] = reader->stack.len;
         return TRUE;
       case '0': /* POP */
-        if (reader->marks->len > 0
-            && g_array_index (reader->marks, guint, reader->marks->len - 1) == reader->stack.len)
+        if (reader->marks.len > 0 && reader->marks.at[reader->marks.len - 1] == reader->stack.len)
           {
-            g_array_set_size (reader->marks, reader->marks->len - 1); /* Python pops the mark */
+            reader->marks.len--; /* Python pops the mark */
             return TRUE;
           }
         if (!needs_stack (reader, 1, error))
@@ -1378,8 +1393,7 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
           if (!pop_mark (reader, &at, error))
             return FALSE;
           if (at == 0
-              || (reader->marks->len > 0
-                  && g_array_index (reader->marks, guint, reader->marks->len - 1) >= at))
+              || (reader->marks.len > 0 && reader->marks.at[reader->marks.len - 1] >= at))
             return fail (reader, error, "no container below its MARK");
           WickPickleValue *target = &reader->stack.values[at - 1];
           guint32 type = reader->op == 'u' ? WICK_PICKLE_DICT : WICK_PICKLE_LIST;
@@ -1426,6 +1440,211 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
     }
 }
 
+/* Bytes left in the buffer for fast_run: more than any operand it reads. */
+#define FAST_MARGIN 16
+
+/* The opcodes a snapshot's history is made of (GETs, MEMOIZE, MARK, small
+ * ints, LONG1 addresses, short strings, empty containers, SETITEMS and
+ * APPENDS), run with the buffer and the stack in locals while the buffer
+ * holds more than FAST_MARGIN bytes, so that no operand can be cut. Each
+ * case is only the success case of step()'s, with every check of step()
+ * made before anything is consumed: an opcode not here, or one that any
+ * check would refuse or that needs a slow path (the memo or the stack to
+ * grow), returns TRUE with it not consumed, and step() runs or refuses it
+ * with its error. FALSE only for an error of fill_from_stack (the element
+ * callback's, a depth or self-containment refusal), reported as step()
+ * would. */
+static gboolean
+fast_run (WickPickleReader *reader, GError **error)
+{
+  const guint8 *buffer = reader->buffer;
+  gsize pos = reader->pos;
+  gsize end = reader->len > FAST_MARGIN ? reader->len - FAST_MARGIN : 0;
+  WickPickleValue *sv = reader->stack.values;
+  guint sl = reader->stack.len;
+  guint64 stack_max = MIN ((guint64)reader->stack.capacity, reader->limits.max_stack);
+  WickPickleValue *memo = (WickPickleValue *)(gpointer)reader->memo->data;
+  guint64 memo_len = reader->memo->len;
+  gboolean ok = TRUE;
+
+  while (pos < end)
+    {
+      guint8 op = buffer[pos];
+      const guint8 *p = buffer + pos + 1;
+      WickPickleValue v;
+      guint64 key;
+      gsize width;
+      guint at, floor;
+      guint32 type;
+
+      switch (op)
+        {
+          case 'h': /* BINGET */
+            key = p[0];
+            width = 2;
+            goto get;
+          case 'j': /* LONG_BINGET */
+            key = read_le (p, 4);
+            width = 5;
+          get:
+            if (key >= memo_len || memo[key].type > WICK_PICKLE_DICT || sl >= stack_max)
+              goto out; /* never set, released, or a full stack */
+            v = memo[key];
+            if (is_object_type (v.type))
+              v.as.object->refs++;
+            sv[sl++] = v;
+            pos += width;
+            continue;
+          case 0x94: /* MEMOIZE */
+            key = reader->memo_count;
+            width = 1;
+            goto put;
+          case 'q': /* BINPUT */
+            key = p[0];
+            width = 2;
+            goto put;
+          case 'r': /* LONG_BINPUT */
+            key = read_le (p, 4);
+            width = 5;
+          put:
+            floor = reader->marks.len > 0 ? reader->marks.at[reader->marks.len - 1] : 0;
+            if (sl <= floor || key >= reader->limits.max_memo || key >= memo_len
+                || memo[key].type != VALUE_UNSET)
+              goto out; /* an error, a memo to grow, or a slot set before */
+            reader->memo_count++;
+            memo[key] = sv[sl - 1];
+            if (is_object_type (memo[key].type))
+              {
+                memo[key].as.object->refs++;
+                memo[key].as.object->memo_slot = (gint64)key;
+              }
+            pos += width;
+            continue;
+          case '(': /* MARK */
+            if (reader->marks.len >= reader->limits.max_marks
+                || reader->marks.len == reader->marks.capacity)
+              goto out;
+            reader->marks.at[reader->marks.len++] = sl;
+            pos++;
+            continue;
+          case 'K': /* BININT1 */
+            v.type = WICK_PICKLE_INT;
+            v.as.i = p[0];
+            width = 2;
+            goto push_value;
+          case 'M': /* BININT2 */
+            v.type = WICK_PICKLE_INT;
+            v.as.i = (gint64)read_le (p, 2);
+            width = 3;
+            goto push_value;
+          case 'J': /* BININT */
+            v.type = WICK_PICKLE_INT;
+            v.as.i = (gint32)(guint32)read_le (p, 4);
+            width = 5;
+            goto push_value;
+          case 'N': /* NONE */
+            v.type = WICK_PICKLE_NONE;
+            v.as.i = 0;
+            width = 1;
+            goto push_value;
+          case 0x88: /* NEWTRUE */
+          case 0x89: /* NEWFALSE */
+            v.type = WICK_PICKLE_BOOL;
+            v.as.i = op == 0x88;
+            width = 1;
+            goto push_value;
+          case 0x8a: /* LONG1 of at most 8 bytes (op_long's keep <= 8 case) */
+            {
+              guint n = p[0];
+              if (n > 8 || n > reader->limits.max_string)
+                goto out;
+              v.type = WICK_PICKLE_INT;
+              v.as.i = 0;
+              if (n > 0)
+                {
+                  /* 8 bytes are there (FAST_MARGIN): load them, keep n */
+                  guint64 u = read_le (p + 1, 8);
+                  if (n < 8)
+                    {
+                      u &= ~(~(guint64)0 << (8 * n));
+                      if (p[n] & 0x80)
+                        u |= ~(guint64)0 << (8 * n);
+                    }
+                  v.as.i = (gint64)u;
+                }
+              width = 2 + n;
+            }
+          push_value:
+            if (sl >= stack_max)
+              goto out;
+            sv[sl++] = v;
+            pos += width;
+            continue;
+          case 0x8c: /* SHORT_BINUNICODE */
+            {
+              gsize n = p[0];
+              if (n > reader->limits.max_string || pos + 2 + n > reader->len || sl >= stack_max)
+                goto out;
+              WickPickleObject *object = object_new (WICK_PICKLE_STR, n);
+              object->len = n;
+              memcpy (object->data, p + 1, n);
+              sv[sl++] = object_value (object);
+              pos += 2 + n;
+              continue;
+            }
+          case '}': /* EMPTY_DICT */
+            type = WICK_PICKLE_DICT;
+            goto empty;
+          case ']': /* EMPTY_LIST */
+            type = WICK_PICKLE_LIST;
+            goto empty;
+          case ')': /* EMPTY_TUPLE */
+            type = WICK_PICKLE_TUPLE;
+          empty:
+            if (sl >= stack_max)
+              goto out;
+            sv[sl++] = object_value (new_container (reader, (guint8)type));
+            pos++;
+            continue;
+          case 0x95: /* FRAME */
+            pos += 9;
+            continue;
+          case 'u': /* SETITEMS */
+          case 'e': /* APPENDS */
+            {
+              guint n_marks = reader->marks.len;
+              if (n_marks == 0)
+                goto out;
+              at = reader->marks.at[n_marks - 1];
+              if (at > sl || at == 0 || (n_marks > 1 && reader->marks.at[n_marks - 2] >= at))
+                goto out;
+              type = op == 'u' ? WICK_PICKLE_DICT : WICK_PICKLE_LIST;
+              WickPickleValue *target = &sv[at - 1];
+              if (target->type != type || target->as.object->sealed
+                  || (type == WICK_PICKLE_DICT && (sl - at) % 2 != 0))
+                goto out;
+              reader->marks.len = n_marks - 1;
+              reader->op = op;
+              reader->op_offset = reader->base + pos;
+              reader->pos = pos + 1;
+              reader->stack.len = sl;
+              ok = fill_from_stack (reader, target->as.object, at, op == 'e', error);
+              sl = reader->stack.len;
+              pos = reader->pos;
+              if (!ok)
+                goto out;
+              continue;
+            }
+          default:
+            goto out;
+        }
+    }
+out:
+  reader->pos = pos;
+  reader->stack.len = sl;
+  return ok;
+}
+
 gboolean
 wick_pickle_reader_read (WickPickleReader *reader, WickPickleValue *result, GError **error)
 {
@@ -1434,7 +1653,7 @@ wick_pickle_reader_read (WickPickleReader *reader, WickPickleValue *result, GErr
   result->as.i = 0;
   while (!stop)
     {
-      if (!step (reader, &stop, result, error))
+      if (!fast_run (reader, error) || !step (reader, &stop, result, error))
         return FALSE;
       guint64 offset = reader->base + reader->pos;
       if (offset >= reader->next_cancel_check)

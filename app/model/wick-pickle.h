@@ -164,7 +164,7 @@ void wick_pickle_key_cache_free (WickPickleKeyCache *cache);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickPickleKeyCache, wick_pickle_key_cache_free)
 void wick_pickle_value_lookup_cached (const WickPickleValue *value, WickPickleKeyCache *cache,
                                       const WickPickleValue **out);
-/* LIST, TUPLE, DICT: the caller's mark on the container object (shared by
+/* STR, BYTES, LIST, TUPLE, DICT: the caller's mark on the object (shared by
  * every memo GET of it), 0 until set; it lives and dies with the object, so a
  * later object at the same address starts at 0. Else 0 / nothing. */
 guint32 wick_pickle_value_get_tag (const WickPickleValue *value);
