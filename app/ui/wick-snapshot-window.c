@@ -73,6 +73,11 @@ struct _WickSnapshotWindow
   GArray *flame; /* FlameNode, [0] the root */
   guint flame_selected;
   gboolean flame_python_only;
+  GtkWidget *diff_stack, *dflame_area;
+  GArray *dflame;         /* DiffNode, [0] the root */
+  GPtrArray *dflame_names; /* frame texts */
+  guint dflame_selected;
+  gboolean dflame_python_only, dflame_width_a;
 };
 
 G_DEFINE_FINAL_TYPE (WickSnapshotWindow, wick_snapshot_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -463,6 +468,17 @@ block_colour (WickSnapshotWindow *self, const WickSnapshotBlock *b, gboolean dar
   return wick_palette_grid (dark);
 }
 
+/* A colour as a premultiplied cairo ARGB32 pixel (never 0: alpha > 0). */
+static guint32
+argb (WickRgb rgb, double alpha)
+{
+  guint32 a = (guint32)CLAMP (alpha * 255.0 + 0.5, 1.0, 255.0);
+  guint32 r = (guint32)CLAMP (rgb.r * a + 0.5, 0.0, 255.0);
+  guint32 g = (guint32)CLAMP (rgb.g * a + 0.5, 0.0, 255.0);
+  guint32 b = (guint32)CLAMP (rgb.b * a + 0.5, 0.0, 255.0);
+  return a << 24 | r << 16 | g << 8 | b;
+}
+
 static void
 draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
@@ -489,24 +505,39 @@ draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointe
   double clip_y0, clip_y1, clip_x0, clip_x1;
   cairo_clip_extents (cr, &clip_x0, &clip_y0, &clip_x1, &clip_y1);
   /* Each row is drawn by pixel column, not by block: a column takes the
-   * colour of the block over its centre, and runs of one colour are one
-   * rectangle, so a row costs its width, not its block count (a fragmented
-   * segment of 1 000 blocks in 460 pixels). Block boundaries are drawn where
-   * blocks are 3 pixels wide or more; narrower ones show as the pieces of
-   * colour they are. One Pango layout serves every label. */
+   * colour of the block over its centre, so a row costs its width, not its
+   * block count (a fragmented segment of 1 000 blocks in 460 pixels). The
+   * columns of every visible row are written into one image, composited
+   * once: a fill per run of colour cost a rasterised rectangle each, and a
+   * fragmented row is hundreds of runs (22-60 ms a viewport at 100 x 1 000
+   * blocks on the loaded dev VM). Block boundaries are drawn where blocks
+   * are 3 pixels wide or more; narrower ones show as the pieces of colour
+   * they are. One Pango layout serves every label. */
   int n_px = (int)ceil (bar_w);
-  g_autofree guint8 *px_kind = g_new (guint8, n_px);    /* 0 none, 1 block */
-  g_autofree WickRgb *px_rgb = g_new (WickRgb, n_px);
-  g_autofree double *px_alpha = g_new (double, n_px);
-  g_autofree guint8 *px_edge = g_new (guint8, n_px);
-  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), NULL);
-  WickRgb background = wick_palette_background (dark);
   guint first_row = (guint)MAX (0.0, floor (clip_y0 / SEGMENT_ROW_HEIGHT));
-  for (guint i = first_row; i < n_segments; i++)
+  guint end_row = (guint)MIN ((double)n_segments, floor (clip_y1 / SEGMENT_ROW_HEIGHT) + 1);
+  if (first_row >= end_row)
+    return;
+  const int bar_h = SEGMENT_ROW_HEIGHT - 4;
+  int image_h = (int)(end_row - first_row) * SEGMENT_ROW_HEIGHT;
+  cairo_surface_t *image = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, n_px, image_h);
+  if (cairo_surface_status (image) != CAIRO_STATUS_SUCCESS)
+    {
+      cairo_surface_destroy (image);
+      return;
+    }
+  cairo_surface_flush (image);
+  guint8 *pixels = cairo_image_surface_get_data (image);
+  int stride = cairo_image_surface_get_stride (image);
+  memset (pixels, 0, (gsize)stride * (gsize)image_h);
+  g_autofree guint32 *px = g_new (guint32, n_px); /* premultiplied ARGB, 0: nothing */
+  WickRgb background = wick_palette_background (dark);
+  guint32 edge_px = argb (background, 1.0);
+  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), NULL);
+  double sel_x = 0, sel_y = 0, sel_w = -1;
+  for (guint i = first_row; i < end_row; i++)
     {
       double y = i * SEGMENT_ROW_HEIGHT;
-      if (y > clip_y1)
-        break;
       const WickSnapshotSegment *seg = &segments[i];
       g_autofree char *size = wick_format_bytes (seg->total_size);
       g_autofree char *address = g_strdup_printf ("0x%012" G_GINT64_MODIFIER "x", seg->address);
@@ -520,11 +551,11 @@ draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointe
       wick_palette_set (cr, fg, 1.0);
       cairo_move_to (cr, 4, y + SEGMENT_ROW_HEIGHT / 2.0 - lh / 2.0);
       pango_cairo_show_layout (cr, layout);
-      double x0 = SEGMENT_LABEL_WIDTH;
       double scale = bar_w / (double)MAX (seg->total_size, 1);
-      memset (px_kind, 0, n_px);
-      memset (px_edge, 0, n_px);
-      double sel_x = 0, sel_w = -1;
+      memset (px, 0, (gsize)n_px * sizeof *px);
+      /* the last colour asked, for runs of blocks of one state and stack */
+      WickBlockState last_state = WICK_BLOCK_OTHER;
+      guint32 last_stack = G_MAXUINT32, last_px = 0;
       for (guint j = 0; j < seg->n_blocks; j++)
         {
           const WickSnapshotBlock *blk = &blocks[seg->first_block + j];
@@ -533,6 +564,7 @@ draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointe
           if ((gint)(seg->first_block + j) == selected_block)
             {
               sel_x = bx;
+              sel_y = y;
               sel_w = bw;
             }
           int p0 = (int)ceil (bx - 0.5), p1 = (int)ceil (bx + bw - 0.5);
@@ -540,74 +572,37 @@ draw_segments (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointe
           p1 = CLAMP (p1, 0, n_px);
           if (p0 >= p1)
             continue; /* narrower than a pixel, between two centres */
-          WickRgb rgb = block_colour (self, blk, dark);
-          double alpha = blk->state == WICK_BLOCK_INACTIVE ? 0.6 : 0.9;
-          for (int p = p0; p < p1; p++)
+          if (blk->state != last_state || blk->stack != last_stack || last_px == 0)
             {
-              px_kind[p] = 1;
-              px_rgb[p] = rgb;
-              px_alpha[p] = alpha;
+              last_state = blk->state;
+              last_stack = blk->stack;
+              last_px = argb (block_colour (self, blk, dark),
+                              blk->state == WICK_BLOCK_INACTIVE ? 0.6 : 0.9);
             }
+          for (int q = p0; q < p1; q++)
+            px[q] = last_px;
           if (j > 0 && bw >= 3.0 && p0 < n_px)
-            px_edge[p0] = 1;
+            px[p0] = edge_px; /* fragmentation shows as many thin pieces */
         }
-      /* runs of one colour, then one fill per colour of the row */
-      gboolean left = TRUE;
-      while (left)
-        {
-          left = FALSE;
-          int first = -1;
-          for (int p = 0; p < n_px;)
-            {
-              if (px_kind[p] != 1)
-                {
-                  p++;
-                  continue;
-                }
-              if (first < 0)
-                first = p;
-              gboolean same = px_alpha[p] == px_alpha[first] && px_rgb[p].r == px_rgb[first].r
-                              && px_rgb[p].g == px_rgb[first].g && px_rgb[p].b == px_rgb[first].b;
-              int q = p + 1;
-              while (q < n_px && px_kind[q] == 1 && px_alpha[q] == px_alpha[p]
-                     && px_rgb[q].r == px_rgb[p].r && px_rgb[q].g == px_rgb[p].g
-                     && px_rgb[q].b == px_rgb[p].b)
-                q++;
-              if (same)
-                {
-                  cairo_rectangle (cr, x0 + p, y + 2, q - p, SEGMENT_ROW_HEIGHT - 4);
-                  memset (px_kind + p, 2, q - p); /* drawn */
-                }
-              else
-                left = TRUE;
-              p = q;
-            }
-          if (first >= 0)
-            {
-              wick_palette_set (cr, px_rgb[first], px_alpha[first]);
-              cairo_fill (cr);
-            }
-        }
-      /* block boundaries: fragmentation shows as many thin pieces */
-      wick_palette_set (cr, background, 1.0);
-      cairo_set_line_width (cr, 1);
-      gboolean any = FALSE;
-      for (int p = 0; p < n_px; p++)
-        if (px_edge[p])
-          {
-            cairo_move_to (cr, x0 + p + 0.5, y + 2);
-            cairo_line_to (cr, x0 + p + 0.5, y + SEGMENT_ROW_HEIGHT - 2);
-            any = TRUE;
-          }
-      if (any)
-        cairo_stroke (cr);
-      if (sel_w >= 0)
-        {
-          wick_palette_set (cr, fg, 1.0);
-          cairo_set_line_width (cr, 2);
-          cairo_rectangle (cr, x0 + sel_x, y + 1, MAX (sel_w, 2.0), SEGMENT_ROW_HEIGHT - 2);
-          cairo_stroke (cr);
-        }
+      guint8 *row = pixels + (gsize)stride * (gsize)((int)(i - first_row) * SEGMENT_ROW_HEIGHT + 2);
+      for (int r = 0; r < bar_h; r++)
+        memcpy (row + (gsize)stride * (gsize)r, px, (gsize)n_px * sizeof *px);
+    }
+  cairo_surface_mark_dirty (image);
+  cairo_save (cr);
+  cairo_set_source_surface (cr, image, SEGMENT_LABEL_WIDTH, first_row * SEGMENT_ROW_HEIGHT);
+  cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
+  cairo_rectangle (cr, SEGMENT_LABEL_WIDTH, first_row * SEGMENT_ROW_HEIGHT, n_px, image_h);
+  cairo_fill (cr);
+  cairo_restore (cr);
+  cairo_surface_destroy (image);
+  if (sel_w >= 0)
+    {
+      wick_palette_set (cr, fg, 1.0);
+      cairo_set_line_width (cr, 2);
+      cairo_rectangle (cr, SEGMENT_LABEL_WIDTH + sel_x, sel_y + 1, MAX (sel_w, 2.0),
+                       SEGMENT_ROW_HEIGHT - 2);
+      cairo_stroke (cr);
     }
   g_object_unref (layout);
 }
@@ -675,10 +670,6 @@ build_flame (WickSnapshotWindow *self)
 {
   WickMemorySnapshot *s = self->snapshot;
   g_clear_pointer (&self->flame, g_array_unref);
-  g_clear_pointer (&self->snapshot_b, wick_memory_snapshot_free);
-  g_clear_pointer (&self->diff, g_array_unref);
-  g_free (self->diff_text);
-  g_free (self->path_b);
   self->flame = g_array_new (FALSE, FALSE, sizeof (FlameNode));
   FlameNode root = { FLAME_NONE, FLAME_NONE, FLAME_NONE, FLAME_NONE, 0, 0, { 0 }, 0 };
   g_array_append_val (self->flame, root);
@@ -1179,6 +1170,322 @@ show_snapshot (WickSnapshotWindow *self)
   gtk_widget_queue_draw (self->segment_map);
 }
 
+/* ---- the differential flame graph (compare) ---- */
+
+/* The stacks of two snapshots as one icicle, matched by frame text
+ * ("name (file:line)", as wick_memory_snapshot_diff matches stacks): the
+ * outermost frame at the top, each frame's width B's live bytes under it
+ * (or A's, with "Widths from A", so that what B freed shows), coloured by
+ * the change from A to B: red where it grew, blue where it shrank, the
+ * deeper the larger the change against the frame's bytes, grey for none. */
+typedef struct
+{
+  guint32 name; /* index into dflame_names; DFLAME_ROOT, FLAME_NO_STACK, FLAME_NO_PYTHON */
+  guint32 parent, first_child, next_sibling;
+  guint depth;
+  guint64 bytes_a, bytes_b;
+  double x0; /* left edge as a fraction of the root's width */
+} DiffNode;
+
+#define DFLAME_ROOT G_MAXUINT32
+
+static guint64
+dnode_width (const WickSnapshotWindow *self, const DiffNode *n)
+{
+  return self->dflame_width_a ? n->bytes_a : n->bytes_b;
+}
+
+static guint32
+dflame_child (GArray *nodes, guint32 parent, guint32 name)
+{
+  DiffNode *p = &g_array_index (nodes, DiffNode, parent);
+  for (guint32 c = p->first_child; c != FLAME_NONE;
+       c = g_array_index (nodes, DiffNode, c).next_sibling)
+    if (g_array_index (nodes, DiffNode, c).name == name)
+      return c;
+  DiffNode n = { name, parent, FLAME_NONE, p->first_child, p->depth + 1, 0, 0, 0 };
+  guint32 index = nodes->len;
+  g_array_append_val (nodes, n);
+  g_array_index (nodes, DiffNode, parent).first_child = index;
+  return index;
+}
+
+/* "name (file.py:12)": a Python frame as stack_key writes it. */
+static gboolean
+key_frame_is_python (const char *frame)
+{
+  const char *colon = strrchr (frame, ':');
+  return colon != NULL && colon - frame >= 3 && memcmp (colon - 3, ".py", 3) == 0;
+}
+
+static void
+dflame_layout (WickSnapshotWindow *self, guint32 node, double x0)
+{
+  GArray *nodes = self->dflame;
+  DiffNode *n = &g_array_index (nodes, DiffNode, node);
+  n->x0 = x0;
+  guint64 total = dnode_width (self, &g_array_index (nodes, DiffNode, 0));
+  double x = x0;
+  for (guint32 c = n->first_child; c != FLAME_NONE;
+       c = g_array_index (nodes, DiffNode, c).next_sibling)
+    {
+      dflame_layout (self, c, x);
+      x += (double)dnode_width (self, &g_array_index (nodes, DiffNode, c)) / (double)MAX (total, 1);
+    }
+}
+
+static void
+dflame_sort (WickSnapshotWindow *self)
+{
+  GArray *nodes = self->dflame;
+  g_autoptr (GArray) kids = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      g_array_set_size (kids, 0);
+      for (guint32 c = g_array_index (nodes, DiffNode, i).first_child; c != FLAME_NONE;
+           c = g_array_index (nodes, DiffNode, c).next_sibling)
+        g_array_append_val (kids, c);
+      for (guint a = 1; a < kids->len; a++) /* insertion sort: few children each */
+        for (guint b = a; b > 0; b--)
+          {
+            guint32 *x = &g_array_index (kids, guint32, b - 1), *y = &g_array_index (kids, guint32, b);
+            if (dnode_width (self, &g_array_index (nodes, DiffNode, *x))
+                >= dnode_width (self, &g_array_index (nodes, DiffNode, *y)))
+              break;
+            guint32 t = *x;
+            *x = *y;
+            *y = t;
+          }
+      g_array_index (nodes, DiffNode, i).first_child
+        = kids->len > 0 ? g_array_index (kids, guint32, 0) : FLAME_NONE;
+      for (guint a = 0; a < kids->len; a++)
+        g_array_index (nodes, DiffNode, g_array_index (kids, guint32, a)).next_sibling
+          = a + 1 < kids->len ? g_array_index (kids, guint32, a + 1) : FLAME_NONE;
+    }
+  dflame_layout (self, 0, 0.0);
+}
+
+static void
+build_diff_flame (WickSnapshotWindow *self)
+{
+  g_clear_pointer (&self->dflame, g_array_unref);
+  g_clear_pointer (&self->dflame_names, g_ptr_array_unref);
+  if (self->diff == NULL)
+    return;
+  self->dflame = g_array_new (FALSE, FALSE, sizeof (DiffNode));
+  self->dflame_names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GHashTable) ids = g_hash_table_new (g_str_hash, g_str_equal); /* borrowed keys */
+  DiffNode root = { DFLAME_ROOT, FLAME_NONE, FLAME_NONE, FLAME_NONE, 0, 0, 0, 0 };
+  g_array_append_val (self->dflame, root);
+  guint max_depth = 0;
+  for (guint i = 0; i < self->diff->len; i++)
+    {
+      const WickSnapshotStackDiff *d = &g_array_index (self->diff, WickSnapshotStackDiff, i);
+      g_auto (GStrv) frames = d->key[0] != '\0' ? g_strsplit (d->key, "\n", -1) : g_new0 (char *, 1);
+      guint n = g_strv_length (frames);
+      DiffNode *r = &g_array_index (self->dflame, DiffNode, 0);
+      r->bytes_a += d->bytes_a;
+      r->bytes_b += d->bytes_b;
+      guint32 node = 0;
+      guint added = 0;
+      for (guint k = n; k-- > 0;) /* outermost first */
+        {
+          if (self->dflame_python_only && !key_frame_is_python (frames[k]))
+            continue;
+          gpointer id;
+          if (!g_hash_table_lookup_extended (ids, frames[k], NULL, &id))
+            {
+              id = GUINT_TO_POINTER (self->dflame_names->len);
+              char *name = g_strdup (frames[k]);
+              g_ptr_array_add (self->dflame_names, name);
+              g_hash_table_insert (ids, name, id);
+            }
+          node = dflame_child (self->dflame, node, GPOINTER_TO_UINT (id));
+          added++;
+          DiffNode *fn = &g_array_index (self->dflame, DiffNode, node);
+          fn->bytes_a += d->bytes_a;
+          fn->bytes_b += d->bytes_b;
+          max_depth = MAX (max_depth, fn->depth);
+        }
+      if (added == 0)
+        {
+          node = dflame_child (self->dflame, 0, n == 0 ? FLAME_NO_STACK : FLAME_NO_PYTHON);
+          DiffNode *fn = &g_array_index (self->dflame, DiffNode, node);
+          fn->bytes_a += d->bytes_a;
+          fn->bytes_b += d->bytes_b;
+          max_depth = MAX (max_depth, fn->depth);
+        }
+    }
+  dflame_sort (self);
+  self->dflame_selected = 0;
+  gtk_widget_set_size_request (self->dflame_area, -1, (int)(max_depth + 1) * FLAME_ROW + 4);
+  gtk_widget_queue_draw (self->dflame_area);
+}
+
+/* Grey for no change, towards red for growth and blue for shrinkage by the
+ * change's share of the larger of the two. */
+static WickRgb
+dflame_colour (const DiffNode *n, gboolean dark)
+{
+  guint64 big = MAX (n->bytes_a, n->bytes_b);
+  double f = big == 0 ? 0.0
+                      : ((double)n->bytes_b - (double)n->bytes_a) / (double)big; /* -1 .. 1 */
+  WickRgb grey = dark ? (WickRgb){ 0.42, 0.42, 0.45 } : (WickRgb){ 0.78, 0.78, 0.80 };
+  WickRgb to = f >= 0 ? (WickRgb){ 0.86, 0.16, 0.12 } : (WickRgb){ 0.15, 0.38, 0.86 };
+  double t = 0.25 + 0.75 * fabs (f);
+  if (f == 0.0)
+    t = 0.0;
+  return (WickRgb){ grey.r + (to.r - grey.r) * t, grey.g + (to.g - grey.g) * t,
+                    grey.b + (to.b - grey.b) * t };
+}
+
+static char *
+dflame_label (WickSnapshotWindow *self, const DiffNode *n)
+{
+  if (n->name == DFLAME_ROOT)
+    {
+      g_autofree char *a = wick_format_bytes (n->bytes_a);
+      g_autofree char *b = wick_format_bytes (n->bytes_b);
+      /* TRANSLATORS: live bytes at snapshot A and at B */
+      return g_strdup_printf (_ ("all live allocations: %s → %s"), a, b);
+    }
+  if (n->name == FLAME_NO_STACK)
+    return g_strdup (_ ("(no stack recorded)"));
+  if (n->name == FLAME_NO_PYTHON)
+    return g_strdup (_ ("(no Python frame)"));
+  const char *text = g_ptr_array_index (self->dflame_names, n->name);
+  const char *paren = strstr (text, " (");
+  return paren != NULL ? g_strndup (text, (gsize)(paren - text)) : g_strdup (text);
+}
+
+static void
+draw_diff_flame (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  gboolean dark = is_dark ();
+  WickRgb fg = wick_palette_foreground (dark);
+  wick_palette_set (cr, wick_palette_background (dark), 1.0);
+  cairo_paint (cr);
+  if (self->dflame == NULL || self->dflame->len == 0)
+    return;
+  guint64 total = dnode_width (self, &g_array_index (self->dflame, DiffNode, 0));
+  if (total == 0)
+    {
+      draw_text (cr, GTK_WIDGET (area),
+                 self->dflame_width_a ? _ ("Nothing is live at snapshot A.")
+                                      : _ ("Nothing is live at snapshot B."),
+                 8, 12, 0.0, fg);
+      return;
+    }
+  double w = width - 4;
+  for (guint i = 0; i < self->dflame->len; i++)
+    {
+      const DiffNode *n = &g_array_index (self->dflame, DiffNode, i);
+      double x = 2 + n->x0 * w, bw = (double)dnode_width (self, n) / (double)total * w;
+      if (bw < 0.5)
+        continue;
+      double y = n->depth * FLAME_ROW;
+      wick_palette_set (cr, dflame_colour (n, dark), 1.0);
+      cairo_rectangle (cr, x, y + 1, MAX (bw - 1, 0.5), FLAME_ROW - 2);
+      cairo_fill (cr);
+      if (i == self->dflame_selected)
+        {
+          wick_palette_set (cr, fg, 1.0);
+          cairo_set_line_width (cr, 1.5);
+          cairo_rectangle (cr, x + 0.75, y + 1.75, MAX (bw - 2.5, 0.5), FLAME_ROW - 3.5);
+          cairo_stroke (cr);
+        }
+      if (bw > 36)
+        {
+          g_autofree char *label = dflame_label (self, n);
+          PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), label);
+          pango_layout_set_width (layout, (int)((bw - 6) * PANGO_SCALE));
+          pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+          int lw, lh;
+          pango_layout_get_pixel_size (layout, &lw, &lh);
+          wick_palette_set (cr, (WickRgb){ 0.08, 0.08, 0.08 }, 1.0); /* on light boxes */
+          cairo_move_to (cr, x + 3, y + (FLAME_ROW - lh) / 2.0);
+          pango_cairo_show_layout (cr, layout);
+          g_object_unref (layout);
+        }
+    }
+}
+
+static void
+show_diff_flame_node (WickSnapshotWindow *self)
+{
+  if (self->dflame == NULL || self->dflame_selected >= self->dflame->len)
+    return;
+  const DiffNode *n = &g_array_index (self->dflame, DiffNode, self->dflame_selected);
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autofree char *ba = wick_format_bytes (n->bytes_a);
+  g_autofree char *bb = wick_format_bytes (n->bytes_b);
+  gint64 delta = (gint64)(n->bytes_b - n->bytes_a);
+  g_autofree char *bd = wick_format_bytes ((guint64)ABS (delta));
+  /* TRANSLATORS: live bytes under a frame at snapshot A, at B, and the change with its sign */
+  g_string_append_printf (text, _ ("A: %s · B: %s · change %c%s"), ba, bb,
+                          delta > 0 ? '+' : delta < 0 ? '-' : ' ', bd);
+  g_string_append (text, _ ("\nFrames from the outermost:"));
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint32 k = self->dflame_selected; k != FLAME_NONE && k != 0;
+       k = g_array_index (self->dflame, DiffNode, k).parent)
+    g_array_prepend_val (path, g_array_index (self->dflame, DiffNode, k).name);
+  for (guint i = 0; i < path->len; i++)
+    {
+      guint32 f = g_array_index (path, guint32, i);
+      const char *frame = f == FLAME_NO_STACK    ? _ ("(no stack recorded)")
+                          : f == FLAME_NO_PYTHON ? _ ("(no Python frame)")
+                                                 : g_ptr_array_index (self->dflame_names, f);
+      g_string_append_printf (text, "\n  %s", frame);
+    }
+  g_free (self->diff_text);
+  self->diff_text = g_string_free (g_steal_pointer (&text), FALSE);
+  gtk_label_set_text (GTK_LABEL (self->diff_details), self->diff_text);
+}
+
+static void
+on_diff_flame_pressed (GtkGestureClick *gesture, int n_press, double x, double y, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  if (self->dflame == NULL)
+    return;
+  guint64 total = dnode_width (self, &g_array_index (self->dflame, DiffNode, 0));
+  double w = gtk_widget_get_width (self->dflame_area) - 4;
+  guint depth = (guint)(y / FLAME_ROW);
+  for (guint i = 0; i < self->dflame->len; i++)
+    {
+      const DiffNode *n = &g_array_index (self->dflame, DiffNode, i);
+      double x0 = 2 + n->x0 * w, bw = (double)dnode_width (self, n) / (double)MAX (total, 1) * w;
+      if (n->depth == depth && x >= x0 && x < x0 + bw)
+        {
+          self->dflame_selected = i;
+          show_diff_flame_node (self);
+          gtk_widget_queue_draw (self->dflame_area);
+          return;
+        }
+    }
+}
+
+static void
+on_diff_python_only_toggled (GtkCheckButton *button, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  self->dflame_python_only = gtk_check_button_get_active (button);
+  build_diff_flame (self);
+}
+
+static void
+on_diff_width_a_toggled (GtkCheckButton *button, gpointer data)
+{
+  WickSnapshotWindow *self = data;
+  self->dflame_width_a = gtk_check_button_get_active (button);
+  if (self->dflame != NULL)
+    {
+      dflame_sort (self);
+      gtk_widget_queue_draw (self->dflame_area);
+    }
+}
+
 /* ---- compare ---- */
 
 static const char *
@@ -1252,6 +1559,7 @@ show_diff (WickSnapshotWindow *self)
                                                aa, ab, self->diff->len);
   adw_window_title_set_title (ADW_WINDOW_TITLE (self->title), title);
   adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title), subtitle);
+  build_diff_flame (self);
   gtk_stack_set_visible_child_name (GTK_STACK (self->stack), "diff");
 }
 
@@ -1298,6 +1606,7 @@ on_dark_changed (AdwStyleManager *manager, GParamSpec *pspec, gpointer data)
   WickSnapshotWindow *self = data;
   gtk_widget_queue_draw (self->chart);
   gtk_widget_queue_draw (self->segment_map);
+  gtk_widget_queue_draw (self->dflame_area);
 }
 
 static GtkWidget *
@@ -1347,6 +1656,8 @@ wick_snapshot_window_finalize (GObject *object)
   g_clear_pointer (&self->flame, g_array_unref);
   g_clear_pointer (&self->snapshot_b, wick_memory_snapshot_free);
   g_clear_pointer (&self->diff, g_array_unref);
+  g_clear_pointer (&self->dflame, g_array_unref);
+  g_clear_pointer (&self->dflame_names, g_ptr_array_unref);
   g_free (self->diff_text);
   g_free (self->path_b);
   g_clear_pointer (&self->progress_state, progress_unref);
@@ -1500,11 +1811,49 @@ wick_snapshot_window_init (WickSnapshotWindow *self)
   gtk_label_set_wrap (GTK_LABEL (self->diff_details), TRUE);
   gtk_widget_add_css_class (self->diff_details, "monospace");
   gtk_widget_set_margin_start (self->diff_details, 8);
-  GtkWidget *diff_pane = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
-  gtk_paned_set_start_child (
-    GTK_PANED (diff_pane),
+  self->dflame_area = gtk_drawing_area_new ();
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->dflame_area), draw_diff_flame, self,
+                                  NULL);
+  GtkGesture *dflame_click = gtk_gesture_click_new ();
+  g_signal_connect (dflame_click, "pressed", G_CALLBACK (on_diff_flame_pressed), self);
+  gtk_widget_add_controller (self->dflame_area, GTK_EVENT_CONTROLLER (dflame_click));
+  GtkWidget *dflame_scroll = scrolled (self->dflame_area);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (dflame_scroll), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  self->dflame_python_only = TRUE;
+  GtkWidget *diff_python_only = gtk_check_button_new_with_label (_ ("Python frames only"));
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (diff_python_only), TRUE);
+  g_signal_connect (diff_python_only, "toggled", G_CALLBACK (on_diff_python_only_toggled), self);
+  GtkWidget *width_a = gtk_check_button_new_with_label (_ ("Widths from A (shows what B freed)"));
+  g_signal_connect (width_a, "toggled", G_CALLBACK (on_diff_width_a_toggled), self);
+  GtkWidget *dflame_options = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+  gtk_widget_set_margin_start (dflame_options, 8);
+  gtk_box_append (GTK_BOX (dflame_options), diff_python_only);
+  gtk_box_append (GTK_BOX (dflame_options), width_a);
+  GtkWidget *dflame_box
+    = titled (_ ("Live bytes by stack, widths B's: red grew from A to B, blue shrank, grey the "
+                 "same — click a frame"),
+              dflame_scroll, NULL);
+  gtk_box_insert_child_after (GTK_BOX (dflame_box), dflame_options,
+                              gtk_widget_get_first_child (dflame_box));
+  self->diff_stack = gtk_stack_new ();
+  gtk_stack_add_titled (
+    GTK_STACK (self->diff_stack),
     titled (_ ("Live bytes at each snapshot by stack: B − A, blocks A → B, the innermost Python frame"),
-            scrolled (self->diff_list), NULL));
+            scrolled (self->diff_list), NULL),
+    "list", _ ("Stacks"));
+  gtk_stack_add_titled (GTK_STACK (self->diff_stack), dflame_box, "flame",
+                        _ ("Differential flame graph"));
+  GtkWidget *diff_switcher = gtk_stack_switcher_new ();
+  gtk_stack_switcher_set_stack (GTK_STACK_SWITCHER (diff_switcher), GTK_STACK (self->diff_stack));
+  gtk_widget_set_halign (diff_switcher, GTK_ALIGN_START);
+  gtk_widget_set_margin_start (diff_switcher, 6);
+  gtk_widget_set_margin_top (diff_switcher, 4);
+  GtkWidget *diff_left = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_box_append (GTK_BOX (diff_left), diff_switcher);
+  gtk_box_append (GTK_BOX (diff_left), self->diff_stack);
+  GtkWidget *diff_pane = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
+  gtk_paned_set_start_child (GTK_PANED (diff_pane), diff_left);
   gtk_paned_set_end_child (GTK_PANED (diff_pane),
                            titled (_ ("Stack"), scrolled (self->diff_details), NULL));
   gtk_paned_set_position (GTK_PANED (diff_pane), 860);
@@ -1739,4 +2088,56 @@ const char *
 wick_snapshot_window_get_diff_details (WickSnapshotWindow *self)
 {
   return self->diff_text != NULL ? self->diff_text : "";
+}
+
+void
+wick_snapshot_window_show_diff_page (WickSnapshotWindow *self, const char *page)
+{
+  gtk_stack_set_visible_child_name (GTK_STACK (self->diff_stack), page);
+}
+
+GtkWidget *
+wick_snapshot_window_get_diff_flame_graph (WickSnapshotWindow *self)
+{
+  return self->dflame_area;
+}
+
+guint
+wick_snapshot_window_get_n_diff_flame_nodes (WickSnapshotWindow *self)
+{
+  return self->dflame != NULL ? self->dflame->len : 0;
+}
+
+gboolean
+wick_snapshot_window_get_diff_flame_node (WickSnapshotWindow *self, guint node, guint *depth,
+                                          double *x0, double *width, guint64 *bytes_a,
+                                          guint64 *bytes_b)
+{
+  if (self->dflame == NULL || node >= self->dflame->len)
+    return FALSE;
+  const DiffNode *n = &g_array_index (self->dflame, DiffNode, node);
+  guint64 total = dnode_width (self, &g_array_index (self->dflame, DiffNode, 0));
+  *depth = n->depth;
+  *x0 = n->x0;
+  *width = (double)dnode_width (self, n) / (double)MAX (total, 1);
+  *bytes_a = n->bytes_a;
+  *bytes_b = n->bytes_b;
+  return TRUE;
+}
+
+void
+wick_snapshot_window_select_diff_flame_node (WickSnapshotWindow *self, guint node)
+{
+  if (self->dflame == NULL || node >= self->dflame->len)
+    return;
+  self->dflame_selected = node;
+  show_diff_flame_node (self);
+  gtk_widget_queue_draw (self->dflame_area);
+}
+
+void
+wick_snapshot_window_render_diff_flame (WickSnapshotWindow *self, cairo_t *cr, int width,
+                                        int height)
+{
+  draw_diff_flame (GTK_DRAWING_AREA (self->dflame_area), cr, width, height, self);
 }

@@ -40,6 +40,20 @@ const WickSnapshotStackDiff *wick_snapshot_window_get_diff (WickSnapshotWindow *
 guint wick_snapshot_window_get_n_diff_rows (WickSnapshotWindow *self);
 void wick_snapshot_window_select_diff_row (WickSnapshotWindow *self, guint row);
 const char *wick_snapshot_window_get_diff_details (WickSnapshotWindow *self);
+/* The compare page's differential flame graph: "list" or "flame" shown; its
+ * nodes (0: the root, all live bytes of A and of B; then in the order made):
+ * depth, left edge and width as fractions of the root's width (B's bytes,
+ * or A's with "Widths from A"), bytes at A and at B. Selecting one puts its
+ * bytes and frames in wick_snapshot_window_get_diff_details. */
+void wick_snapshot_window_show_diff_page (WickSnapshotWindow *self, const char *page);
+GtkWidget *wick_snapshot_window_get_diff_flame_graph (WickSnapshotWindow *self);
+guint wick_snapshot_window_get_n_diff_flame_nodes (WickSnapshotWindow *self);
+gboolean wick_snapshot_window_get_diff_flame_node (WickSnapshotWindow *self, guint node,
+                                                   guint *depth, double *x0, double *width,
+                                                   guint64 *bytes_a, guint64 *bytes_b);
+void wick_snapshot_window_select_diff_flame_node (WickSnapshotWindow *self, guint node);
+void wick_snapshot_window_render_diff_flame (WickSnapshotWindow *self, cairo_t *cr, int width,
+                                             int height);
 
 /* TRUE when @path's first bytes (after gzip/zstd) are a pickle's. */
 gboolean wick_snapshot_window_sniff (const char *path);

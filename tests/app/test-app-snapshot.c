@@ -155,6 +155,96 @@ test_snapshot_range (void)
   app_test_window_close (window);
 }
 
+/* The check button under @root whose label starts with @prefix. */
+static GtkWidget *
+find_check_button (GtkWidget *root, const char *prefix)
+{
+  if (GTK_IS_CHECK_BUTTON (root))
+    {
+      const char *label = gtk_check_button_get_label (GTK_CHECK_BUTTON (root));
+      if (label != NULL && g_str_has_prefix (label, prefix))
+        return root;
+    }
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_check_button (c, prefix);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The compare page's differential flame graph: its root holds every live
+ * byte of A and of B, and the largest frame that is live at only one of the
+ * two (the training step's <module>) is drawn in @channel's colour
+ * (red 0x00ff0000 for growth, blue 0x000000ff for shrinkage), with its bytes
+ * in the details. */
+static void
+check_diff_flame (WickSnapshotWindow *window, guint64 root_a, guint64 root_b, guint32 channel)
+{
+  wick_snapshot_window_show_diff_page (window, "flame");
+  app_test_wait_drawn (wick_snapshot_window_get_diff_flame_graph (window), 20000,
+                       "the differential flame graph");
+  guint n_nodes = wick_snapshot_window_get_n_diff_flame_nodes (window);
+  g_assert_cmpuint (n_nodes, >, 2);
+  guint depth;
+  double x0, w;
+  guint64 a, b;
+  g_assert_true (wick_snapshot_window_get_diff_flame_node (window, 0, &depth, &x0, &w, &a, &b));
+  g_assert_cmpuint (a, ==, root_a);
+  g_assert_cmpuint (b, ==, root_b);
+  /* the widest node at depth >= 1 live at one snapshot only */
+  guint best = 0;
+  double best_w = 0;
+  for (guint i = 1; i < n_nodes; i++)
+    {
+      g_assert_true (wick_snapshot_window_get_diff_flame_node (window, i, &depth, &x0, &w, &a, &b));
+      gboolean one_sided = channel == 0x00ff0000 ? (a == 0 && b > 0) : (b == 0 && a > 0);
+      double width = channel == 0x00ff0000 ? w : (double)a / (double)MAX (root_a, 1);
+      if (one_sided && width > best_w)
+        {
+          best = i;
+          best_w = width;
+        }
+    }
+  g_assert_cmpuint (best, >, 0);
+  if (channel == 0x000000ff)
+    {
+      /* widths from B hide what B freed: "Widths from A" shows it */
+      g_assert_true (wick_snapshot_window_get_diff_flame_node (window, best, &depth, &x0, &w, &a, &b));
+      g_assert_cmpfloat (w, ==, 0.0);
+      GtkWidget *check = find_check_button (GTK_WIDGET (window), "Widths from A");
+      g_assert_nonnull (check);
+      gtk_check_button_set_active (GTK_CHECK_BUTTON (check), TRUE);
+    }
+  g_assert_true (wick_snapshot_window_get_diff_flame_node (window, best, &depth, &x0, &w, &a, &b));
+  g_assert_cmpfloat (w, >, 0.05);
+  const int width = 1000, height = (int)(depth + 2) * 18;
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cairo_t *cr = cairo_create (surface);
+  wick_snapshot_window_render_diff_flame (window, cr, width, height);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+  /* the box's top left inside its border, clear of its label */
+  int px = 2 + (int)(x0 * (width - 4)) + 2, py = (int)depth * 18 + 3;
+  const guint8 *data = cairo_image_surface_get_data (surface);
+  guint32 pixel = *(const guint32 *)(data + py * cairo_image_surface_get_stride (surface) + px * 4);
+  int r = (pixel >> 16) & 0xff, g = (pixel >> 8) & 0xff, bl = pixel & 0xff;
+  cairo_surface_destroy (surface);
+  if (channel == 0x00ff0000)
+    g_assert_cmpint (r, >, bl + 100);
+  else
+    g_assert_cmpint (bl, >, r + 100);
+  g_assert_cmpint (g, <, 120);
+  wick_snapshot_window_select_diff_flame_node (window, best);
+  const char *details = wick_snapshot_window_get_diff_details (window);
+  g_assert_nonnull (strstr (details, channel == 0x00ff0000 ? "change +" : "change -"));
+  g_assert_nonnull (strstr (details, "Frames from the outermost:"));
+  /* the training script's <module>, at a line the inference one never ran */
+  g_assert_nonnull (strstr (details, "nsys_profile.py:249)"));
+}
+
 /* wick --compare A.pickle B.pickle: the snapshot window's compare page,
  * the stacks of wick_memory_snapshot_diff (model-snapshot checks that
  * against the reference), a row's frames on selection. */
@@ -181,6 +271,22 @@ test_snapshot_compare (void)
   const char *details = wick_snapshot_window_get_diff_details (window);
   g_assert_nonnull (strstr (details, "in 219 blocks"));
   g_assert_nonnull (strstr (details, "optimizer.py:"));
+  guint64 total_a = 0, total_b = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      total_a += diff[i].bytes_a;
+      total_b += diff[i].bytes_b;
+    }
+  check_diff_flame (window, total_a, total_b, 0x00ff0000 /* grew: red */);
+  app_test_window_close (window);
+
+  /* B against A: the same stacks, AdamW's state now freed: blue */
+  wick_application_compare_files (app, fb, fa);
+  APP_TEST_WAIT (has_snapshot_window, NULL, 10000);
+  window = find_snapshot_window ();
+  APP_TEST_WAIT (not_loading, window, 60000);
+  g_assert_null (wick_snapshot_window_get_error (window));
+  check_diff_flame (window, total_b, total_a, 0x000000ff /* shrank: blue */);
   app_test_window_close (window);
 }
 

@@ -10,7 +10,8 @@
  * marked; snapshot-flame.png: the training step's flame graph of live bytes
  * by stack at the end of its history (Python frames), a frame selected;
  * snapshot-compare.png: wick --compare of the inference and training
- * snapshots, the largest change selected. Not a test: it asserts nothing beyond the files being drawn.
+ * snapshots, the largest change selected; snapshot-compare-flame.png: the same pair
+ * as a differential flame graph, the frame that grew most (3 deep or more) selected. Not a test: it asserts nothing beyond the files being drawn.
  */
 #include "config.h"
 
@@ -84,6 +85,31 @@ main (int argc, char **argv)
   g_autofree char *out = g_build_filename (dir, "snapshot-compare.png", NULL);
   app_test_save_png (GTK_WIDGET (cmp), out);
   g_print ("wrote %s\n", out);
+  /* snapshot-compare-flame.png: the same pair as a differential flame graph,
+   * the widest frame that grew selected */
+  wick_snapshot_window_show_diff_page (cmp, "flame");
+  app_test_wait_drawn (wick_snapshot_window_get_diff_flame_graph (cmp), 20000,
+                       "the differential flame graph");
+  guint best = 0;
+  double best_grew = 0;
+  for (guint i = 1; i < wick_snapshot_window_get_n_diff_flame_nodes (cmp); i++)
+    {
+      guint depth;
+      double x0, w;
+      guint64 ba, bb;
+      wick_snapshot_window_get_diff_flame_node (cmp, i, &depth, &x0, &w, &ba, &bb);
+      if (depth >= 3 && bb > ba && (double)(bb - ba) > best_grew)
+        {
+          best = i;
+          best_grew = (double)(bb - ba);
+        }
+    }
+  wick_snapshot_window_select_diff_flame_node (cmp, best);
+  app_test_wait_drawn (wick_snapshot_window_get_diff_flame_graph (cmp), 20000,
+                       "the differential flame graph");
+  g_autofree char *out_flame = g_build_filename (dir, "snapshot-compare-flame.png", NULL);
+  app_test_save_png (GTK_WIDGET (cmp), out_flame);
+  g_print ("wrote %s\n", out_flame);
   gtk_window_destroy (GTK_WINDOW (cmp));
   g_object_unref (app);
   return 0;
