@@ -74,6 +74,9 @@ struct _WickSnapshotWindow
   guint flame_selected;
   gboolean flame_python_only;
   GtkWidget *diff_stack, *dflame_area;
+  GtkWidget *header, *outer; /* the window's own header bar and body */
+  GtkWidget *page;           /* as a trace window's page: its widget (weak) */
+  gboolean gone;             /* that page is gone, and the widgets with it */
   GArray *dflame;         /* DiffNode, [0] the root */
   GPtrArray *dflame_names; /* frame texts */
   guint dflame_selected;
@@ -452,9 +455,12 @@ on_load_range_clicked (GtkButton *button, gpointer data)
 {
   WickSnapshotWindow *self = data;
   gint64 from, to;
+  GtkApplication *application = gtk_window_get_application (GTK_WINDOW (self));
+  if (application == NULL && self->page != NULL && GTK_IS_WINDOW (gtk_widget_get_root (self->page)))
+    application = gtk_window_get_application (GTK_WINDOW (gtk_widget_get_root (self->page)));
   if (wick_snapshot_window_get_drag_range (self, &from, &to))
-    gtk_window_present (GTK_WINDOW (wick_snapshot_window_new_range (
-      gtk_window_get_application (GTK_WINDOW (self)), self->path, from, to)));
+    gtk_window_present (
+      GTK_WINDOW (wick_snapshot_window_new_range (application, self->path, from, to)));
 }
 
 static WickRgb
@@ -1083,7 +1089,7 @@ progress_idle (gpointer data)
   guint64 consumed = p->consumed, size = p->size;
   p->idle_pending = FALSE;
   g_mutex_unlock (&p->lock);
-  if (self != NULL && self->loading && size > 0)
+  if (self != NULL && !self->gone && self->loading && size > 0)
     gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress),
                                    (double)consumed / (double)size);
   return G_SOURCE_REMOVE;
@@ -1571,6 +1577,15 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer data)
   gpointer got = g_task_propagate_pointer (G_TASK (result), &error);
   WickMemorySnapshot *s = got;
   self->loading = FALSE;
+  if (self->gone)
+    {
+      /* a page closed while it read: nothing to show it in */
+      if (got != NULL && self->path_b != NULL)
+        g_ptr_array_unref (got);
+      else if (s != NULL)
+        wick_memory_snapshot_free (s);
+      return;
+    }
   if (got != NULL && self->path_b != NULL)
     {
       GPtrArray *pair = got;
@@ -1678,8 +1693,8 @@ static void
 wick_snapshot_window_init (WickSnapshotWindow *self)
 {
   self->selected_allocation = -1;
-  GtkWidget *outer = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *header = adw_header_bar_new ();
+  GtkWidget *outer = self->outer = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *header = self->header = adw_header_bar_new ();
   self->title = adw_window_title_new (_ ("CUDA memory snapshot"), NULL);
   adw_header_bar_set_title_widget (ADW_HEADER_BAR (header), self->title);
   self->range_button = gtk_button_new_with_mnemonic (_ ("Load _Range Alone"));
@@ -2140,4 +2155,55 @@ wick_snapshot_window_render_diff_flame (WickSnapshotWindow *self, cairo_t *cr, i
                                         int height)
 {
   draw_diff_flame (GTK_DRAWING_AREA (self->dflame_area), cr, width, height, self);
+}
+
+/* As a trace window's page: the window is made but never shown (and belongs
+ * to no application, so it is not among its windows); its body, with the
+ * title and Load Range Alone moved out of its header bar into a row on
+ * top, becomes the page, which keeps the window alive and destroys it when
+ * it goes (which cancels a read still running). */
+static void
+page_gone (gpointer data, GObject *where_the_page_was)
+{
+  WickSnapshotWindow *self = data;
+  self->page = NULL;
+  self->gone = TRUE;
+  gtk_window_destroy (GTK_WINDOW (self));
+}
+
+GtkWidget *
+wick_snapshot_window_new_page (const char *path)
+{
+  WickSnapshotWindow *self = window_new (NULL, path, NULL, G_MININT64, G_MAXINT64);
+  GtkWidget *page = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+  gtk_widget_set_margin_start (bar, 8);
+  gtk_widget_set_margin_end (bar, 8);
+  gtk_widget_set_margin_top (bar, 4);
+  g_object_ref (self->title);
+  adw_header_bar_set_title_widget (ADW_HEADER_BAR (self->header), NULL);
+  gtk_widget_set_hexpand (self->title, TRUE);
+  gtk_box_append (GTK_BOX (bar), self->title);
+  g_object_unref (self->title);
+  g_object_ref (self->range_button);
+  adw_header_bar_remove (ADW_HEADER_BAR (self->header), self->range_button);
+  gtk_box_append (GTK_BOX (bar), self->range_button);
+  g_object_unref (self->range_button);
+  gtk_box_append (GTK_BOX (page), bar);
+  g_object_ref (self->stack);
+  gtk_box_remove (GTK_BOX (self->outer), self->stack);
+  /* scrolled: the snapshot's panes need more room than a small trace window has */
+  GtkWidget *body = scrolled (self->stack);
+  g_object_unref (self->stack);
+  gtk_box_append (GTK_BOX (page), body);
+  self->page = page;
+  g_object_set_data (G_OBJECT (page), "wick-snapshot-window", self);
+  g_object_weak_ref (G_OBJECT (page), page_gone, self);
+  return page;
+}
+
+WickSnapshotWindow *
+wick_snapshot_window_from_page (GtkWidget *page)
+{
+  return page != NULL ? g_object_get_data (G_OBJECT (page), "wick-snapshot-window") : NULL;
 }

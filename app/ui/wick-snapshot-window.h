@@ -46,6 +46,11 @@ const char *wick_snapshot_window_get_diff_details (WickSnapshotWindow *self);
  * or A's with "Widths from A"), bytes at A and at B. Selecting one puts its
  * bytes and frames in wick_snapshot_window_get_diff_details. */
 void wick_snapshot_window_show_diff_page (WickSnapshotWindow *self, const char *page);
+/* A snapshot as a page of a trace window (wick_window_add_page): the
+ * snapshot window's body, the window itself kept unseen behind it and
+ * destroyed with it; wick_snapshot_window_from_page gives it back. */
+GtkWidget *wick_snapshot_window_new_page (const char *path);
+WickSnapshotWindow *wick_snapshot_window_from_page (GtkWidget *page);
 GtkWidget *wick_snapshot_window_get_diff_flame_graph (WickSnapshotWindow *self);
 guint wick_snapshot_window_get_n_diff_flame_nodes (WickSnapshotWindow *self);
 gboolean wick_snapshot_window_get_diff_flame_node (WickSnapshotWindow *self, guint node,

@@ -193,9 +193,23 @@ wick_window_loading_abandon (WickWindow *self)
   loading_done (self);
 }
 
+/* A CUDA memory snapshot as the trace window's "Memory Snapshot" page (the
+ * snapshot window's body, docs/memory-snapshots.md), in place of the one it
+ * had; NULL only removes that. */
+static void
+set_snapshot_page (WickWindow *self, const char *snapshot)
+{
+  GtkWidget *old = adw_view_stack_get_child_by_name (self->views, "memory-snapshot");
+  if (old != NULL)
+    adw_view_stack_remove (self->views, old);
+  if (snapshot != NULL)
+    wick_window_add_page (self, "memory-snapshot", _ ("Memory Snapshot"),
+                          "drive-multidisk-symbolic", wick_snapshot_window_new_page (snapshot));
+}
+
 /* wick.torch's memory_history=True writes run.memory.pickle beside
- * run.jsonl: a trace opened with one beside it opens it too, in its
- * snapshot window (docs/memory-snapshots.md). */
+ * run.jsonl: a trace opened with one beside it shows it too, as a page of
+ * its window (docs/memory-snapshots.md). */
 static void
 open_memory_history (WickWindow *self, const char *path)
 {
@@ -206,8 +220,7 @@ open_memory_history (WickWindow *self, const char *path)
         g_autofree char *stem = g_strndup (path, strlen (path) - strlen (exts[i]));
         g_autofree char *snapshot = g_strconcat (stem, ".memory.pickle", NULL);
         if (g_file_test (snapshot, G_FILE_TEST_IS_REGULAR) && wick_snapshot_window_sniff (snapshot))
-          gtk_window_present (GTK_WINDOW (wick_snapshot_window_new (
-            gtk_window_get_application (GTK_WINDOW (self)), snapshot)));
+          set_snapshot_page (self, snapshot);
         return;
       }
 }
@@ -223,9 +236,17 @@ wick_window_load_file (WickWindow *self, GFile *file)
       return;
     }
   /* A PyTorch CUDA memory snapshot (a pickle: its first byte is the PROTO
-   * opcode) opens in a window of its own; the trace shown here stays. */
+   * opcode) opened into a window showing a trace becomes its Memory
+   * Snapshot page, the trace staying; else it opens in a window of its own. */
   if (wick_snapshot_window_sniff (path))
     {
+      if (self->document != NULL)
+        {
+          set_snapshot_page (self, path);
+          wick_window_show_page (self, "memory-snapshot");
+          add_recent (path);
+          return;
+        }
       GtkApplication *application = gtk_window_get_application (GTK_WINDOW (self));
       WickSnapshotWindow *snapshot = wick_snapshot_window_new (application, path);
       gtk_window_present (GTK_WINDOW (snapshot));
@@ -234,6 +255,7 @@ wick_window_load_file (WickWindow *self, GFile *file)
     }
   /* The load shown before (if any) is cancelled and forgotten. */
   wick_window_loading_abandon (self);
+  set_snapshot_page (self, NULL); /* the last trace's */
 
   LoadRequest *request = g_new0 (LoadRequest, 1);
   n_loads_in_flight++;

@@ -11,7 +11,9 @@
  * by stack at the end of its history (Python frames), a frame selected;
  * snapshot-compare.png: wick --compare of the inference and training
  * snapshots, the largest change selected; snapshot-compare-flame.png: the same pair
- * as a differential flame graph, the frame that grew most (3 deep or more) selected. Not a test: it asserts nothing beyond the files being drawn.
+ * as a differential flame graph, the frame that grew most (3 deep or more) selected;
+ * snapshot-in-trace.png: a trace window with the training snapshot opened into it, its
+ * Memory Snapshot page. Not a test: it asserts nothing beyond the files being drawn.
  */
 #include "config.h"
 
@@ -20,11 +22,25 @@
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
 #include "ui/wick-snapshot-window.h"
+#include "ui/wick-window-private.h"
+#include "ui/wick-window.h"
 
 static gboolean
 not_loading (gpointer window)
 {
   return !wick_snapshot_window_is_loading (window);
+}
+
+static gboolean
+has_document (gpointer window)
+{
+  return g_strcmp0 (wick_window_get_state (window), "document") == 0;
+}
+
+static gboolean
+has_page (gpointer window)
+{
+  return wick_window_get_view (window, "memory-snapshot") != NULL;
 }
 
 static void
@@ -111,6 +127,27 @@ main (int argc, char **argv)
   app_test_save_png (GTK_WIDGET (cmp), out_flame);
   g_print ("wrote %s\n", out_flame);
   gtk_window_destroy (GTK_WINDOW (cmp));
+
+  /* snapshot-in-trace.png: a trace window (the model test's training run)
+   * with the CS336 snapshot opened into it: its Memory Snapshot page */
+  WickWindow *main_window = app_test_window_new (app, 1400, 900);
+  g_autofree char *trace
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "data", "model", "train-contract.jsonl", NULL);
+  g_autoptr (GFile) trace_file = g_file_new_for_path (trace);
+  wick_window_load_file (main_window, trace_file);
+  APP_TEST_WAIT (has_document, main_window, 60000);
+  g_autoptr (GFile) snap_file = g_file_new_for_path (pb);
+  wick_window_load_file (main_window, snap_file);
+  APP_TEST_WAIT (has_page, main_window, 10000);
+  WickSnapshotWindow *page = wick_snapshot_window_from_page (
+    wick_window_get_view (main_window, "memory-snapshot"));
+  APP_TEST_WAIT (not_loading, page, 60000);
+  app_test_wait_drawn (wick_snapshot_window_get_chart (page), 20000, "the page's chart");
+  wick_snapshot_window_select_row (page, 2);
+  g_autofree char *out_page = g_build_filename (dir, "snapshot-in-trace.png", NULL);
+  app_test_save_png (GTK_WIDGET (main_window), out_page);
+  g_print ("wrote %s\n", out_page);
+  gtk_window_destroy (GTK_WINDOW (main_window));
   g_object_unref (app);
   return 0;
 }
