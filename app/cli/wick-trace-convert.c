@@ -37,9 +37,7 @@
 #include "wick-json-scanner.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-record.h"
-#ifdef WICK_TRACE_HAVE_LIVE
 #include "wick-trace-remote.h"
-#endif
 
 /* ---- output: a temporary file beside OUT, renamed over it when complete --
  *
@@ -407,7 +405,6 @@ wick_trace_convert (int argc, char **argv)
   if (argc != 2)
     return wick_trace_usage_error ("convert", argc < 2 ? "an input file IN is required"
                                                        : "only one input file may be given");
-#ifdef WICK_TRACE_HAVE_LIVE
   if (wick_trace_remotes != NULL)
     {
       /* IN is the node's: read into a local copy, converted as a local file
@@ -421,7 +418,6 @@ wick_trace_convert (int argc, char **argv)
       g_rmdir (directory);
       return status;
     }
-#endif
   if (chrome)
     return convert_chrome (argv[1], out);
   return convert_jsonl (argv[1], out, strict);

@@ -9,9 +9,7 @@
 #include "wick-input.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-locale.h"
-#ifdef WICK_TRACE_HAVE_LIVE
 #include "wick-trace-remote.h"
-#endif
 
 typedef struct
 {
@@ -21,42 +19,22 @@ typedef struct
 } WickTraceCommand;
 
 static const WickTraceCommand commands[] = {
-#ifdef WICK_TRACE_HAVE_CHECK
   { "check", wick_trace_check, "check [--json] FILE...          parse status, health issues, gradient verdict" },
-#endif
-#ifdef WICK_TRACE_HAVE_SUMMARY
   { "summary", wick_trace_summary, "summary FILE                    run identity, counts, top spans, peak memory" },
-#endif
-#ifdef WICK_TRACE_HAVE_TRACKS
   { "tracks", wick_trace_tracks, "tracks [--json] FILE            processes, threads and tracks of a trace" },
-#endif
-#ifdef WICK_TRACE_HAVE_CONVERT
   { "convert", wick_trace_convert, "convert [--strict|--chrome] FILE --output OUT   rewrite a trace" },
-#endif
-#ifdef WICK_TRACE_HAVE_COMPARE
   { "compare", wick_trace_compare, "compare [--json] [--allow-mismatch] A B | --cohort A... -- B...   what changed" },
-#endif
-#ifdef WICK_TRACE_HAVE_RANKS
   { "ranks", wick_trace_ranks, "ranks [--json] FILE...            the ranks of one job: clock offsets, collectives, stragglers" },
-#endif
-#ifdef WICK_TRACE_HAVE_MEMORY
   { "memory", wick_trace_memory, "memory [--json] [--top N] FILE   a PyTorch CUDA memory snapshot (pickle, read as data only)" },
-#endif
-#ifdef WICK_TRACE_HAVE_GPU
   { "gpu", wick_trace_gpu, "gpu [--json] FILE               kernels, operators, steps and launches of a GPU trace" },
-#endif
-#ifdef WICK_TRACE_HAVE_ARRAYS
   { "arrays", wick_trace_arrays, "arrays FILE                     tracks, slices, kernels, collectives as binary columns (wick.trace.open)" },
-#endif
 #ifdef WICK_TRACE_HAVE_RENDER
   { "render", wick_trace_render, "render --view V --output FILE [--size WxH] [--range A:B] TRACE" },
 #endif
-#ifdef WICK_TRACE_HAVE_LIVE
   { "sessions", wick_trace_sessions, "sessions [--json]               list live sessions" },
   { "attach", wick_trace_attach, "attach [--duration S] --output FILE PID|--follow TRACE   save a live session or a growing file" },
   { "control", wick_trace_control, "control PID COMMAND [ARGS...]   send one control command" },
   { "serve", wick_trace_serve, "serve --stdio                   the node's end of --remote (run by ssh)" },
-#endif
 };
 
 static char *
@@ -129,13 +107,11 @@ main (int argc, char **argv)
   g_auto (GStrv) remotes = NULL;
   g_autofree char *remote_command = NULL;
   const GOptionEntry entries[] = {
-#ifdef WICK_TRACE_HAVE_LIVE
     { "remote", 0, 0, G_OPTION_ARG_STRING_ARRAY, &remotes,
       "sessions, attach, control on another machine, through ssh (repeat for sessions)",
       "ssh://[USER@]HOST[:PORT]" },
     { "remote-command", 0, 0, G_OPTION_ARG_FILENAME, &remote_command,
       "wick-trace on the remote machine (default: wick-trace on its PATH)", "PATH" },
-#endif
     { "max-line-bytes", 0, 0, G_OPTION_ARG_STRING, &max_line_bytes,
       "Longest JSONL line, or JSON event, string or member, read (default 256M; K, M, G "
       "suffixes)",
@@ -230,7 +206,6 @@ main (int argc, char **argv)
       return WICK_TRACE_EXIT_USAGE;
     }
 
-#ifdef WICK_TRACE_HAVE_LIVE
   if (remote_command != NULL && remotes == NULL)
     {
       fprintf (stderr, "wick-trace: --remote-command goes with --remote\n");
@@ -250,7 +225,6 @@ main (int argc, char **argv)
       wick_trace_remotes = remotes;
       wick_trace_remote_command = remote_command;
     }
-#endif
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
       return commands[i].func (argc - 1, argv + 1);

@@ -2,9 +2,7 @@
  *
  * Each command validates its members, acts only on stages and modules the host
  * registered by name, and writes {"ok": true, ...fields} or
- * {"ok": false, "error": "<sentence>"}. The weight store and stage capture are
- * other areas of libwick; their entry points are referenced weakly so that a
- * build without them still links and answers with an error that says so.
+ * {"ok": false, "error": "<sentence>"}.
  */
 #include "config.h"
 
@@ -14,22 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/wick-error-private.h"
-
-#pragma weak wick_session_get_weight_store
-#pragma weak wick_weight_store_get_n_modules
-#pragma weak wick_weight_store_get_module_stats
-#pragma weak wick_weight_store_evict
-#pragma weak wick_weight_store_restore
-#pragma weak wick_weight_store_restore_all
-#pragma weak wick_session_get_n_stages
-#pragma weak wick_session_get_stage
-#pragma weak wick_session_find_stage
-#pragma weak wick_stage_get_name
-#pragma weak wick_stage_get_state
-#pragma weak wick_stage_capture
-#pragma weak wick_stage_release
-#pragma weak wick_cuda_available
-#pragma weak wick_capture_options_init
 
 typedef void (*CommandFunc) (WickSession *session, const WickControlRequest *request,
                              WickControlWriter *reply, bool *send_ring_fd);
@@ -46,32 +28,10 @@ reply_error (WickControlWriter *reply, const char *message)
   wick_control_writer_string (reply, "error", text);
 }
 
-static bool
-weights_available (void)
-{
-  return wick_session_get_weight_store != NULL && wick_weight_store_get_n_modules != NULL
-         && wick_weight_store_get_module_stats != NULL && wick_weight_store_evict != NULL
-         && wick_weight_store_restore != NULL && wick_weight_store_restore_all != NULL;
-}
-
-static bool
-stages_available (void)
-{
-  return wick_session_get_n_stages != NULL && wick_session_get_stage != NULL
-         && wick_session_find_stage != NULL && wick_stage_get_name != NULL && wick_stage_get_state != NULL
-         && wick_stage_capture != NULL && wick_stage_release != NULL
-         && wick_capture_options_init != NULL;
-}
-
 /* The store, or NULL after writing the error reply. */
 static WickWeightStore *
 require_store (WickSession *session, WickControlWriter *reply)
 {
-  if (!weights_available ())
-    {
-      reply_error (reply, "this libwick was built without the weight store");
-      return NULL;
-    }
   WickWeightStore *store = wick_session_get_weight_store (session);
   if (store == NULL)
     reply_error (reply, "the process registered no weight modules");
@@ -108,9 +68,6 @@ module_where (const WickWeightStats *stats)
 size_t
 wick_control_foreach_module (WickSession *session, WickControlModuleFunc func, void *data)
 {
-  if (wick_session_get_weight_store == NULL || wick_weight_store_get_n_modules == NULL
-      || wick_weight_store_get_module_stats == NULL)
-    return 0;
   WickWeightStore *store = wick_session_get_weight_store (session);
   size_t n = store != NULL ? wick_weight_store_get_n_modules (store) : 0, done = 0;
   for (size_t i = 0; i < n; i++)
@@ -140,9 +97,6 @@ wick_control_write_module (WickControlWriter *writer, const WickWeightStats *sta
 size_t
 wick_control_foreach_stage (WickSession *session, WickControlStageFunc func, void *data)
 {
-  if (wick_session_get_n_stages == NULL || wick_session_get_stage == NULL
-      || wick_stage_get_name == NULL || wick_stage_get_state == NULL)
-    return 0;
   size_t n = wick_session_get_n_stages (session), done = 0;
   for (size_t i = 0; i < n; i++)
     {
@@ -222,22 +176,19 @@ command_list (WickSession *session, const WickControlRequest *request, WickContr
 {
   wick_control_writer_bool (reply, "ok", true);
   wick_control_writer_begin_array (reply, "stages");
-  if (stages_available ())
-    wick_control_foreach_stage (session, list_stage, reply);
+  wick_control_foreach_stage (session, list_stage, reply);
   wick_control_writer_end_array (reply);
   wick_control_writer_begin_array (reply, "modules");
-  if (weights_available ())
-    wick_control_foreach_module (session, list_module, reply);
+  wick_control_foreach_module (session, list_module, reply);
   wick_control_writer_end_array (reply);
   WickError why = { "" };
-  bool cuda = wick_cuda_available != NULL && wick_cuda_available (&why);
+  bool cuda = wick_cuda_available (&why);
   wick_control_writer_bool (reply, "cuda", cuda);
   if (!cuda)
-    wick_control_writer_string (
-      reply, "cuda_unavailable",
-      wick_cuda_available != NULL ? why.message : "this libwick was built without stage capture");
-  wick_control_writer_bool (reply, "weights", weights_available ());
-  wick_control_writer_bool (reply, "capture", stages_available ());
+    wick_control_writer_string (reply, "cuda_unavailable", why.message);
+  /* the protocol's capability flags: this libwick always has both */
+  wick_control_writer_bool (reply, "weights", true);
+  wick_control_writer_bool (reply, "capture", true);
 }
 
 static bool
@@ -355,11 +306,6 @@ require_stage (WickSession *session, const WickControlRequest *request, WickCont
   if (name == NULL)
     {
       reply_error (reply, error.message);
-      return NULL;
-    }
-  if (!stages_available ())
-    {
-      reply_error (reply, "this libwick was built without stage capture");
       return NULL;
     }
   WickStage *stage = wick_session_find_stage (session, name);

@@ -28,8 +28,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#pragma weak wick_stage_get_certification
-
 typedef struct
 {
   char *data;
@@ -126,7 +124,7 @@ snapshot_stage (WickStage *stage, void *data)
   WickCertification certification;
   memset (&certification, 0, sizeof certification);
   bool certified
-    = wick_stage_get_certification != NULL && wick_stage_get_certification (stage, &certification);
+    = wick_stage_get_certification (stage, &certification);
   WickControlWriter line;
   wick_control_writer_init (&line);
   wick_control_writer_begin_object (&line, NULL);
