@@ -1219,6 +1219,17 @@ wick_table_get_model (WickTable *self)
   return GTK_SELECTION_MODEL (self->selection);
 }
 
+double
+wick_table_get_row_y (WickTable *self, guint position)
+{
+  if (self->canvas == NULL)
+    return -1;
+  if (position == G_MAXUINT)
+    return self->canvas->header_height / 2.0;
+  return self->canvas->header_height + ((double)position + 0.5) * self->canvas->row_height
+         - adjustment_value (self->canvas->vadjustment);
+}
+
 void
 wick_table_activate (WickTable *self, guint position)
 {

@@ -53,6 +53,9 @@ GtkWidget *wick_table_get_drawn (WickTable *self);
 /* The rows shown, sorted and filtered, with the selection. */
 GtkSelectionModel *wick_table_get_model (WickTable *self);
 guint wick_table_get_n_columns (WickTable *self);
+/* A drawn table's middle of the row shown at @position in its widget's
+ * coordinates (G_MAXUINT: the header's), scrolled as it is; -1 otherwise. */
+double wick_table_get_row_y (WickTable *self, guint position);
 /* Activates the row shown at @position, as Enter or a double click does. */
 void wick_table_activate (WickTable *self, guint position);
 

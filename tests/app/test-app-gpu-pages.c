@@ -242,7 +242,71 @@ test_kernels (void)
    * 200 rows of labels, 250-350 ms before the first frame of 1 M kernels) */
   g_assert_nonnull (wick_table_get_drawn (table));
   g_assert_cmpuint (count_widgets (page), <, 60);
-  /* activating a row shows the timeline */
+  /* its input, through its own controllers: a header click sorts (numbers
+   * largest first, again the other way), a click selects, the keys move
+   * the selection, Enter activates */
+  GtkWidget *canvas = wick_table_get_drawn (table);
+  GtkGesture *click = NULL;
+  GtkEventController *keys = NULL;
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (canvas);
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+      if (GTK_IS_GESTURE_CLICK (c))
+        click = GTK_GESTURE (c);
+      else if (GTK_IS_EVENT_CONTROLLER_KEY (c))
+        keys = GTK_EVENT_CONTROLLER (c);
+    }
+  g_assert_nonnull (click);
+  g_assert_nonnull (keys);
+  double count_x = -1;
+  {
+    /* the Count column: right of the Kernel column, found by its order */
+    for (double x = 0; x < gtk_widget_get_width (canvas) && count_x < 0; x += 4)
+      {
+        g_signal_emit_by_name (click, "pressed", 1, x, wick_table_get_row_y (table, G_MAXUINT));
+        guint k0, r_first, r_last;
+        wick_table_get_shown (table, 0, &k0, &r_first);
+        wick_table_get_shown (table, wick_table_get_n_shown (table) - 1, &k0, &r_last);
+        const WickGpuKernel *kf = &g_array_index (a->kernels, WickGpuKernel, r_first);
+        const WickGpuKernel *kl = &g_array_index (a->kernels, WickGpuKernel, r_last);
+        if (kf->count > kl->count)
+          count_x = x;
+      }
+  }
+  g_assert_cmpfloat (count_x, >, 0);
+  for (guint p = 1; p < wick_table_get_n_shown (table); p++)
+    {
+      guint k0, prev, cur;
+      wick_table_get_shown (table, p - 1, &k0, &prev);
+      wick_table_get_shown (table, p, &k0, &cur);
+      g_assert_cmpuint (g_array_index (a->kernels, WickGpuKernel, prev).count, >=,
+                        g_array_index (a->kernels, WickGpuKernel, cur).count);
+    }
+  g_signal_emit_by_name (click, "pressed", 1, count_x, wick_table_get_row_y (table, G_MAXUINT));
+  {
+    guint k0, r_first, r_last;
+    wick_table_get_shown (table, 0, &k0, &r_first);
+    wick_table_get_shown (table, wick_table_get_n_shown (table) - 1, &k0, &r_last);
+    g_assert_cmpuint (g_array_index (a->kernels, WickGpuKernel, r_first).count, <=,
+                      g_array_index (a->kernels, WickGpuKernel, r_last).count);
+  }
+  g_signal_emit_by_name (click, "pressed", 1, 40.0, wick_table_get_row_y (table, 2));
+  g_assert_cmpuint (wick_table_get_selected (table), ==, 2);
+  gboolean handled = FALSE;
+  g_signal_emit_by_name (keys, "key-pressed", GDK_KEY_Down, 0, 0, &handled);
+  g_assert_true (handled);
+  g_assert_cmpuint (wick_table_get_selected (table), ==, 3);
+  g_signal_emit_by_name (keys, "key-pressed", GDK_KEY_End, 0, 0, &handled);
+  g_assert_cmpuint (wick_table_get_selected (table), ==, wick_table_get_n_shown (table) - 1);
+  g_signal_emit_by_name (keys, "key-pressed", GDK_KEY_Home, 0, 0, &handled);
+  g_assert_cmpuint (wick_table_get_selected (table), ==, 0);
+  /* Enter activates the row: the timeline is shown */
+  g_signal_emit_by_name (keys, "key-pressed", GDK_KEY_Return, 0, 0, &handled);
+  g_assert_true (handled);
+  g_assert_cmpstr (wick_window_get_visible_view (w), ==, "timeline");
+  wick_window_show_page (w, "kernels");
+  /* and so does wick_table_activate */
   wick_table_activate (table, 0);
   g_assert_cmpstr (wick_window_get_visible_view (w), ==, "timeline");
   app_test_window_close (w);
