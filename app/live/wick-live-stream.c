@@ -808,9 +808,11 @@ wick_live_stream_describe_partial (WickLiveStream *self)
   if (self->has_snapshot)
     g_string_append_printf (why,
                             "; the attach snapshot gave the %" G_GUINT64_FORMAT
-                            " storages live then, %" G_GUINT64_FORMAT
-                            " weight modules and %" G_GUINT64_FORMAT " stages",
-                            self->snapshot_storages, self->snapshot_modules, self->snapshot_stages);
+                            " storage%s live then, %" G_GUINT64_FORMAT
+                            " weight module%s and %" G_GUINT64_FORMAT " stage%s",
+                            self->snapshot_storages, self->snapshot_storages == 1 ? "" : "s",
+                            self->snapshot_modules, self->snapshot_modules == 1 ? "" : "s",
+                            self->snapshot_stages, self->snapshot_stages == 1 ? "" : "s");
   else
     g_string_append (why, "; no attach snapshot: storages allocated before it are missing too");
   return g_string_free (why, FALSE);
