@@ -152,19 +152,3 @@ wick_gradient_report_free (WickGradientReport *report)
   g_free (report->reason);
   g_free (report);
 }
-
-const char *
-wick_gradient_state_to_string (WickGradientState state)
-{
-  static const char *const names[] = { "present", "missing", "zero", "non_finite" };
-
-  return (guint)state < G_N_ELEMENTS (names) ? names[state] : "unknown";
-}
-
-const char *
-wick_gradient_expectation_to_string (WickGradientExpectation expectation)
-{
-  static const char *const names[] = { "active", "inactive", "data_conditional" };
-
-  return (guint)expectation < G_N_ELEMENTS (names) ? names[expectation] : "unknown";
-}

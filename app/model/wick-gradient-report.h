@@ -64,7 +64,8 @@ WickGradientReport *wick_gradient_report_new (WickDocument *document);
 void wick_gradient_report_free (WickGradientReport *report);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickGradientReport, wick_gradient_report_free)
 
-const char *wick_gradient_state_to_string (WickGradientState state);
-const char *wick_gradient_expectation_to_string (WickGradientExpectation expectation);
+/* The states' and expectations' spellings are libwick's
+ * (wick_gradient_state_to_string, wick_gradient_expectation_to_string in
+ * wick/wick-session.h), linked through wick_shared_lib. */
 
 G_END_DECLS

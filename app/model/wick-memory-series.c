@@ -195,15 +195,6 @@ wick_memory_series_at (const WickMemorySeries *series, guint64 t_ns,
 }
 
 const char *
-wick_memory_category_to_string (WickMemoryCategory category)
-{
-  static const char *const names[]
-    = { "parameter", "activation", "gradient", "optimizer", "other" };
-
-  return (guint)category < G_N_ELEMENTS (names) ? names[category] : "other";
-}
-
-const char *
 wick_device_series_to_string (WickDeviceSeriesKind kind)
 {
   static const char *const names[] = { "used", "reserved", "capacity", "free" };

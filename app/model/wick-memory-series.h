@@ -74,7 +74,7 @@ GPtrArray *wick_device_memory_series_build (WickDocument *document);
  * @live; all zero before the first point. */
 void wick_memory_series_at (const WickMemorySeries *series, guint64 t_ns,
                             guint64 live[WICK_N_CATEGORIES]);
-const char *wick_memory_category_to_string (WickMemoryCategory category);
+/* A category's spelling: libwick's wick_memory_category_to_string. */
 const char *wick_device_series_to_string (WickDeviceSeriesKind kind);
 
 G_END_DECLS
