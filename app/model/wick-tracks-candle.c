@@ -93,8 +93,8 @@ intern (WickTracks *self, const char *s)
   return wick_tracks_intern (self, s, strlen (s));
 }
 
-static void
-build_candle_graph (WickTracks *self)
+void
+wick_tracks_build_candle_graph (WickTracks *self)
 {
   WickDocument *doc = wick_tracks_get_document (self);
   guint n_spans;
@@ -271,6 +271,6 @@ wick_document_get_tracks (WickDocument *document)
   self = wick_tracks_begin_rebuild (document);
   if (self == NULL)
     return wick_tracks_peek (document);
-  build_candle_graph (self);
+  wick_tracks_build_candle_graph (self);
   return self;
 }

@@ -14,6 +14,10 @@ void wick_tracks_free (WickTracks *self);
  * read (reset, marked as built from them: fill it now), else NULL. The
  * builder (wick-tracks-candle.c, wick_document_get_tracks) is its caller. */
 WickTracks *wick_tracks_begin_rebuild (WickDocument *document);
+/* Fills @self (from wick_tracks_new or _begin_rebuild) from its candle-graph
+ * document: what wick_document_get_tracks() runs; the span-index benchmark
+ * times a second build with it. */
+void wick_tracks_build_candle_graph (WickTracks *self);
 /* The document's model as it stands (made empty on first use). */
 WickTracks *wick_tracks_peek (WickDocument *document);
 
