@@ -4,12 +4,15 @@
 #include "wick-live-stream.h"
 
 #include <errno.h>
+#include <math.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "wick-live-client.h"
+#include "wick-record.h"
+#include "core/wick-utf8.h"
 
 #define DRAIN_CHUNK 4096
 /* A snapshot larger than this is refused (a million live storages is ~250 MiB). */
@@ -68,9 +71,13 @@ struct _WickLiveStream
   /* the callback of the drain in progress */
   WickLiveLineFunc emit;
   gpointer emit_data;
+  /* wick_live_stream_set_record_func: records as values */
+  WickLiveRecordFunc record_func;
+  struct _RingValues *values;
 };
 
 static bool on_record (const WickRingRecord *record, void *user_data);
+static void ring_values_free (struct _RingValues *values);
 
 WickLiveStream *
 wick_live_stream_new (int ring_fd, gboolean strict, GError **error)
@@ -129,6 +136,7 @@ wick_live_stream_free (WickLiveStream *self)
   g_clear_pointer (&self->snapshot_text, g_byte_array_unref);
   g_clear_pointer (&self->snapshot_lines, g_array_unref);
   g_free (self->snapshot_header);
+  ring_values_free (self->values);
   g_free (self);
 }
 
@@ -138,38 +146,423 @@ wick_live_stream_get_info (WickLiveStream *self)
   return self->reader != NULL ? wick_ring_reader_get_info (self->reader) : NULL;
 }
 
-static void
-on_line (const char *line, size_t length, void *user_data)
+/* ---- ring records as values (wick_live_stream_set_record_func) -----------
+ *
+ * The ring decoder of wick-record.h: each record the formatter writes a line
+ * of, as the values the JSONL decoder would read from that line, so that a
+ * document fed these and one fed the lines are the same (the live-window
+ * test compares them). The formatter decides the stream (what is written,
+ * in which order, with which Wick keys); this only says each of its lines as
+ * values. A line it cannot say exactly so (the meta, whose text is in the
+ * ring; a snapshot allocation, whose Wick keys are the stream's own text; a
+ * value the line could not hold, such as a non-finite double or a variant
+ * the spec does not name) is given as its text, to be decoded as the file's
+ * line will be. */
+
+typedef struct _RingValues
 {
-  WickLiveStream *self = user_data;
+  WickRecordBuilder builder;
+  char ids[4][24];       /* "sN" span ids, gradient event ids */
+  GPtrArray *repaired;   /* strings made valid UTF-8, for this record */
+  GString *records_json; /* the facts' "[...]" */
+  /* variant indices of libwick's enums in the schema (-1: none) */
+  gint8 span_kind[8], step[8], category[16], action[8], state[8];
+} RingValues;
+
+static void
+ring_values_free (RingValues *values)
+{
+  if (values == NULL)
+    return;
+  wick_record_builder_clear (&values->builder);
+  g_ptr_array_unref (values->repaired);
+  g_string_free (values->records_json, TRUE);
+  g_free (values);
+}
+
+static gint8
+variant_of (WickRecordKind kind, guint slot, const char *name)
+{
+  const WickFieldSchema *field = &wick_trace_record_schema (kind, 0)->fields[slot];
+  for (guint i = 0; name != NULL && field->variants != NULL && field->variants[i] != NULL; i++)
+    if (strcmp (field->variants[i], name) == 0)
+      return (gint8)i;
+  return -1;
+}
+
+static RingValues *
+ring_values_new (void)
+{
+  RingValues *v = g_new0 (RingValues, 1);
+  wick_record_builder_init (&v->builder);
+  v->repaired = g_ptr_array_new_with_free_func (g_free);
+  v->records_json = g_string_new (NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (v->span_kind); i++)
+    v->span_kind[i]
+      = variant_of (WICK_KIND_SPAN_START, SS_SPAN_KIND, wick_span_kind_to_string ((WickSpanKind)i));
+  for (guint i = 0; i < G_N_ELEMENTS (v->step); i++)
+    v->step[i] = variant_of (WICK_KIND_SPAN_START, SS_STEP, wick_step_to_string ((WickStep)i));
+  for (guint i = 0; i < G_N_ELEMENTS (v->category); i++)
+    v->category[i] = variant_of (WICK_KIND_MEMORY, MEM_CATEGORY,
+                                 wick_memory_category_to_string ((WickMemoryCategory)i));
+  for (guint i = 0; i < G_N_ELEMENTS (v->action); i++)
+    v->action[i] = variant_of (WICK_KIND_MEMORY, MEM_ACTION,
+                               wick_memory_action_to_string ((WickMemoryAction)i));
+  for (guint i = 0; i < G_N_ELEMENTS (v->state); i++)
+    v->state[i] = variant_of (WICK_KIND_GRADIENT, GR_STATE,
+                              wick_gradient_state_to_string ((WickGradientState)i));
+  return v;
+}
+
+/* @s as the formatter writes it: NULL as "", each byte of invalid UTF-8 as
+ * U+FFFD (wick_json_escape). */
+static void
+put_str (RingValues *v, guint32 at, const char *s)
+{
+  gsize len = s != NULL ? strlen (s) : 0;
+  if (s == NULL)
+    s = "";
+  if (!wick_utf8_validate (s, len))
+    {
+      GString *fixed = g_string_sized_new (len + 16);
+      for (gsize i = 0; i < len;)
+        {
+          gsize n = wick_utf8_sequence_length ((const unsigned char *)s + i, len - i);
+          if (n == 0)
+            {
+              g_string_append (fixed, "\xef\xbf\xbd");
+              i++;
+            }
+          else
+            {
+              g_string_append_len (fixed, s + i, (gssize)n);
+              i += n;
+            }
+        }
+      len = fixed->len;
+      s = g_string_free (fixed, FALSE);
+      g_ptr_array_add (v->repaired, (gpointer)s);
+    }
+  wick_record_builder_str (&v->builder, at, s, (gssize)len);
+}
+
+static void
+put_span_id (RingValues *v, guint which, guint32 at, guint64 id)
+{
+  int n = g_snprintf (v->ids[which], sizeof v->ids[which], "s%" G_GUINT64_FORMAT, id);
+  wick_record_builder_str (&v->builder, at, v->ids[which], n);
+}
+
+static void
+put_shape (RingValues *v, guint32 at, const guint64 *shape, gsize rank)
+{
+  guint32 first = wick_record_builder_list (&v->builder, at, (guint32)rank);
+  for (gsize i = 0; i < rank; i++)
+    wick_record_builder_u64 (&v->builder, first + (guint32)i, shape[i]);
+}
+
+static gboolean
+put_variant (RingValues *v, guint32 at, const gint8 *table, gsize n_table, guint value)
+{
+  if (value >= n_table || table[value] < 0)
+    return FALSE;
+  wick_record_builder_enum (&v->builder, at, (guint)table[value]);
+  return TRUE;
+}
+
+/* FALSE when the line holds what values cannot say the same way. */
+static gboolean
+ring_record_values (RingValues *v, const WickFormattedRecord *formatted)
+{
+  const WickRingRecord *r = formatted->record;
+  WickRecordBuilder *b = &v->builder;
+
+  g_ptr_array_set_size (v->repaired, 0);
+  switch (r->kind)
+    {
+      case WICK_RING_RECORD_SPAN_START:
+        wick_record_builder_begin (b, WICK_KIND_SPAN_START, 0);
+        put_span_id (v, 0, SS_ID, r->span.id);
+        if (r->span.parent != 0)
+          put_span_id (v, 1, SS_PARENT_ID, r->span.parent);
+        put_str (v, SS_NAME, r->span.name);
+        wick_record_builder_u64 (b, SS_START_NS, r->span.start_ns);
+        if (!put_variant (v, SS_SPAN_KIND, v->span_kind, G_N_ELEMENTS (v->span_kind),
+                          r->span.span_kind))
+          return FALSE;
+        wick_record_builder_bool (b, SS_MEASURED, r->span.measured);
+        if (r->span.step != WICK_STEP_NONE
+            && !put_variant (v, SS_STEP, v->step, G_N_ELEMENTS (v->step), r->span.step))
+          return FALSE;
+        /* the decoder reads a small "wick_thread" (extension mode) */
+        if (r->span.thread != 0 && r->span.thread <= G_MAXUINT16)
+          wick_record_builder_u64 (b, SS_WICK_THREAD, r->span.thread);
+        break;
+      case WICK_RING_RECORD_SPAN_END:
+        wick_record_builder_begin (b, WICK_KIND_SPAN_END, 0);
+        put_span_id (v, 0, SE_ID, r->span.id);
+        wick_record_builder_u64 (b, SE_DURATION_NS, r->span.duration_ns);
+        break;
+      case WICK_RING_RECORD_OP:
+        {
+          const WickOpRecord *op = &r->op;
+          wick_record_builder_begin (b, WICK_KIND_OP, 0);
+          put_span_id (v, 0, OP_SPAN_ID, op->span);
+          put_str (v, OP_OP_NAME, op->op_name);
+          guint32 inputs = wick_record_builder_list (b, OP_INPUTS, (guint32)op->n_inputs);
+          for (gsize i = 0; i < op->n_inputs; i++)
+            put_str (v, inputs + (guint32)i, op->inputs[i]);
+          if (op->output != NULL)
+            put_str (v, OP_OUTPUT, op->output);
+          put_shape (v, OP_SHAPE, op->shape, op->rank);
+          put_str (v, OP_DTYPE, op->dtype);
+          put_str (v, OP_DEVICE, op->device);
+          wick_record_builder_u64 (b, OP_DURATION_NS, op->duration_ns);
+          wick_record_builder_u64 (b, OP_TIMESTAMP_NS, op->timestamp_ns);
+          if (op->has_output_dense_bytes)
+            wick_record_builder_u64 (b, OP_OUTPUT_DENSE_BYTES, op->output_dense_bytes);
+          wick_record_builder_u64 (b, OP_INPUT_DENSE_BYTES, op->input_dense_bytes);
+          break;
+        }
+      case WICK_RING_RECORD_TENSOR:
+        {
+          const WickTensorRecord *t = &r->tensor;
+          wick_record_builder_begin (b, WICK_KIND_TENSOR, 0);
+          put_span_id (v, 0, T_SPAN_ID, t->span);
+          put_str (v, T_TENSOR_ID, t->tensor_id);
+          if (t->label != NULL)
+            put_str (v, T_LABEL, t->label);
+          put_shape (v, T_SHAPE, t->shape, t->rank);
+          put_str (v, T_DTYPE, t->dtype);
+          put_str (v, T_DEVICE, t->device);
+          wick_record_builder_bool (b, T_REQUIRES_GRAD, t->requires_grad);
+          if (t->has_dense_bytes)
+            wick_record_builder_u64 (b, T_DENSE_BYTES, t->dense_bytes);
+          if (!put_variant (v, T_CATEGORY, v->category, G_N_ELEMENTS (v->category), t->category))
+            return FALSE;
+          break;
+        }
+      case WICK_RING_RECORD_TENSOR_STATS:
+        {
+          const WickTensorStatsRecord *ts = &r->tensor_stats;
+          /* a non-finite double is written null, which the field refuses */
+          if (!isfinite (ts->rms) || !isfinite (ts->abs_max) || !isfinite (ts->mean))
+            return FALSE;
+          wick_record_builder_begin (b, WICK_KIND_TENSOR_STATS, 0);
+          put_span_id (v, 0, TS_SPAN_ID, ts->span);
+          put_str (v, TS_LABEL, ts->label);
+          put_shape (v, TS_SHAPE, ts->shape, ts->rank);
+          put_str (v, TS_DTYPE, ts->dtype);
+          wick_record_builder_u64 (b, TS_ELEMENTS, ts->elements);
+          wick_record_builder_u64 (b, TS_NON_FINITE, ts->non_finite);
+          wick_record_builder_f64 (b, TS_RMS, ts->rms);
+          wick_record_builder_f64 (b, TS_ABS_MAX, ts->abs_max);
+          wick_record_builder_f64 (b, TS_MEAN, ts->mean);
+          break;
+        }
+      case WICK_RING_RECORD_MEMORY:
+        {
+          const WickMemoryRecord *m = &r->memory;
+          wick_record_builder_begin (b, WICK_KIND_MEMORY, 0);
+          wick_record_builder_u64 (b, MEM_TIMESTAMP_NS, m->timestamp_ns);
+          put_str (v, MEM_STORAGE_ID, m->storage_id);
+          put_str (v, MEM_TENSOR_ID, m->tensor_id);
+          put_span_id (v, 0, MEM_SPAN_ID, m->span);
+          if (m->op_name != NULL)
+            put_str (v, MEM_OP_NAME, m->op_name);
+          put_str (v, MEM_DEVICE, m->device);
+          wick_record_builder_u64 (b, MEM_BYTES, m->bytes);
+          if (!put_variant (v, MEM_ACTION, v->action, G_N_ELEMENTS (v->action), m->action))
+            return FALSE;
+          put_shape (v, MEM_SHAPE, m->shape, m->rank);
+          put_str (v, MEM_DTYPE, m->dtype);
+          if (!put_variant (v, MEM_CATEGORY, v->category, G_N_ELEMENTS (v->category), m->category))
+            return FALSE;
+          break;
+        }
+      case WICK_RING_RECORD_DEVICE_MEMORY:
+        {
+          const WickDeviceMemoryRecord *d = &r->device_memory;
+          wick_record_builder_begin (b, WICK_KIND_DEVICE_MEMORY, 0);
+          wick_record_builder_u64 (b, DM_TIMESTAMP_NS, d->timestamp_ns);
+          put_str (v, DM_DEVICE, d->device);
+          if (d->has_used_bytes)
+            wick_record_builder_u64 (b, DM_USED_BYTES, d->used_bytes);
+          if (d->has_free_bytes)
+            wick_record_builder_u64 (b, DM_FREE_BYTES, d->free_bytes);
+          if (d->has_reserved_bytes)
+            wick_record_builder_u64 (b, DM_RESERVED_BYTES, d->reserved_bytes);
+          if (d->has_capacity_bytes)
+            wick_record_builder_u64 (b, DM_CAPACITY_BYTES, d->capacity_bytes);
+          break;
+        }
+      case WICK_RING_RECORD_DEVICE_INTERVAL:
+        {
+          const WickDeviceIntervalRecord *d = &r->device_interval;
+          wick_record_builder_begin (b, WICK_KIND_DEVICE_INTERVAL, 0);
+          put_span_id (v, 0, DI_SPAN_ID, d->span);
+          put_str (v, DI_DEVICE, d->device);
+          put_str (v, DI_STREAM_ID, d->stream_id);
+          put_str (v, DI_CLOCK_ID, d->clock_id);
+          put_str (v, DI_BACKEND, d->backend);
+          wick_record_builder_u64 (b, DI_START_NS, d->start_ns);
+          wick_record_builder_u64 (b, DI_DURATION_NS, d->duration_ns);
+          break;
+        }
+      case WICK_RING_RECORD_GRADIENT:
+        {
+          wick_record_builder_begin (b, WICK_KIND_GRADIENT, 0);
+          int n = g_snprintf (v->ids[0], sizeof v->ids[0], "gradient-%" G_GUINT64_FORMAT,
+                              r->gradient.event_number);
+          wick_record_builder_str (b, GR_EVENT_ID, v->ids[0], n);
+          put_str (v, GR_ROOT, r->gradient.root);
+          put_str (v, GR_KEY, r->gradient.key);
+          if (!put_variant (v, GR_STATE, v->state, G_N_ELEMENTS (v->state), r->gradient.state))
+            return FALSE;
+          /* a non-finite norm is written null: absent */
+          if (r->gradient.has_norm && isfinite (r->gradient.norm))
+            wick_record_builder_f64 (b, GR_NORM, r->gradient.norm);
+          break;
+        }
+      case WICK_RING_RECORD_CALL_EDGE:
+        wick_record_builder_begin (b, WICK_KIND_EDGE, WICK_EDGE_CALL);
+        put_span_id (v, 0, CALL_FROM_SPAN, r->call_edge.from);
+        put_span_id (v, 1, CALL_TO_SPAN, r->call_edge.to);
+        wick_record_builder_u64 (b, CALL_HOST_DURATION_NS, r->call_edge.host_duration_ns);
+        break;
+      case WICK_RING_RECORD_DATA_EDGE:
+        wick_record_builder_begin (b, WICK_KIND_EDGE, WICK_EDGE_DATA);
+        put_str (v, DATA_FROM_TENSOR, r->data_edge.from_tensor);
+        put_str (v, DATA_TO_TENSOR, r->data_edge.to_tensor);
+        break;
+      case WICK_RING_RECORD_TERMINAL:
+        wick_record_builder_begin (b, WICK_KIND_TERMINAL, 0);
+        wick_record_builder_enum (b, TERM_OUTCOME,
+                                  r->terminal.outcome == WICK_OUTCOME_COMPLETE ? 0 : 1);
+        wick_record_builder_u64 (b, TERM_TIMESTAMP_NS, r->terminal.timestamp_ns);
+        if (r->terminal.reason != NULL)
+          put_str (v, TERM_REASON, r->terminal.reason);
+        break;
+      default:
+        return FALSE; /* meta, and what never has a line of its own */
+    }
+  /* the Wick keys the formatter gave the line, decoded */
+  WickRecordFacts *facts = &b->facts;
+  if (formatted->thread_name != NULL && r->kind == WICK_RING_RECORD_SPAN_START)
+    {
+      guint32 at = b->values->len;
+      /* the name as written (made valid), kept beside the values */
+      g_array_set_size (b->values, at + 1);
+      g_array_set_size (b->fields, at + 1);
+      g_array_index (b->fields, const WickFieldSchema *, at) = NULL;
+      memset (&g_array_index (b->values, WickValue, at), 0, sizeof (WickValue));
+      put_str (v, at, formatted->thread_name);
+      const WickValue *name = &g_array_index (b->values, WickValue, at);
+      facts->thread_name = name->str;
+      facts->thread_name_len = name->len;
+      facts->os_tid = formatted->os_tid;
+      facts->present |= WICK_FACT_THREAD_NAME | WICK_FACT_OS_TID;
+      g_array_set_size (b->values, at);
+      g_array_set_size (b->fields, at);
+    }
+  if (formatted->wick_records != NULL)
+    {
+      g_string_truncate (v->records_json, 0);
+      g_string_append_c (v->records_json, '[');
+      g_string_append_len (v->records_json, formatted->wick_records,
+                           (gssize)formatted->wick_records_length);
+      g_string_append_c (v->records_json, ']');
+      facts->records_json = v->records_json->str;
+      facts->records_json_len = v->records_json->len;
+      facts->present |= WICK_FACT_RECORDS;
+    }
+  if (formatted->has_loss_keys && r->kind == WICK_RING_RECORD_TERMINAL)
+    {
+      facts->losses.dropped = formatted->dropped;
+      facts->losses.lost = formatted->lost;
+      facts->present |= WICK_FACT_DROPPED | WICK_FACT_LOST;
+      if (formatted->detached > 0)
+        facts->losses.detached = formatted->detached, facts->present |= WICK_FACT_DETACHED;
+      if (formatted->records_dropped > 0)
+        facts->losses.records_dropped = formatted->records_dropped,
+        facts->present |= WICK_FACT_RECORDS_DROPPED;
+    }
+  return TRUE;
+}
+
+/* One line of the stream: to the line callback (the spool, wick-trace
+ * attach) as text, with this stream's own Wick keys (the meta's attach and
+ * snapshot header, a snapshot allocation's flag), and to the record callback
+ * as values when it can be said so (@formatted: what the formatter made it
+ * of), else as that text. */
+static void
+deliver_line (WickLiveStream *self, const WickFormattedRecord *formatted, const char *line,
+              size_t length)
+{
+  g_autofree char *decorated = NULL;
+  gboolean as_text = FALSE;
+
   self->lines++;
-  if (self->emit == NULL)
+  if (self->emit == NULL && self->record_func == NULL)
     return;
   if (self->lines == 1 && !self->strict && length > 0 && line[length - 1] == '}')
     {
       /* the meta line says where this file begins and carries the attach
        * snapshot's header (docs/format.md, "Wick keys") */
       self->header_on_meta = self->has_snapshot && self->snapshot_header != NULL;
-      g_autofree char *decorated = g_strdup_printf (
+      decorated = g_strdup_printf (
         "%.*s,\"wick_attach\":{\"attached_ns\":%" G_GUINT64_FORMAT ",\"missing\":%" G_GUINT64_FORMAT
         ",\"exact\":%s,\"snapshot\":%s}%s%s%s}",
         (int)(length - 1), line, wick_live_stream_get_attached_ns (self),
         wick_live_stream_get_missing (self), self->start.exact ? "true" : "false",
         self->has_snapshot ? "true" : "false", self->header_on_meta ? ",\"wick_records\":[" : "",
         self->header_on_meta ? self->snapshot_header : "", self->header_on_meta ? "]" : "");
-      self->emit (decorated, strlen (decorated), self->emit_data);
-      return;
     }
-  if (self->decorate_line && length > 0 && line[length - 1] == '}')
+  else if (self->decorate_line && length > 0 && line[length - 1] == '}')
     {
       /* A snapshot allocation in extension mode says what it is. */
-      g_autofree char *decorated
-        = g_strdup_printf ("%.*s,\"wick_snapshot\":true,\"wick_allocated_ns\":%" G_GUINT64_FORMAT "}",
-                           (int)(length - 1), line, self->decorate_alloc_ns);
-      self->emit (decorated, strlen (decorated), self->emit_data);
-      return;
+      decorated = g_strdup_printf (
+        "%.*s,\"wick_snapshot\":true,\"wick_allocated_ns\":%" G_GUINT64_FORMAT "}",
+        (int)(length - 1), line, self->decorate_alloc_ns);
     }
-  self->emit (line, length, self->emit_data);
+  if (decorated != NULL)
+    {
+      line = decorated;
+      length = strlen (decorated);
+      as_text = TRUE;
+    }
+  if (self->emit != NULL)
+    self->emit (line, length, self->emit_data);
+  if (self->record_func == NULL || formatted == NULL)
+    return;
+  if (formatted->record->kind == WICK_RING_RECORD_META)
+    as_text = TRUE;
+  if (!as_text && ring_record_values (self->values, formatted))
+    self->record_func (&self->values->builder, line, length, self->emit_data);
+  else
+    self->record_func (NULL, line, length, self->emit_data);
+}
+
+static void
+on_line (const char *line, size_t length, void *user_data)
+{
+  deliver_line (user_data, NULL, line, length);
+}
+
+static void
+on_formatted (const WickFormattedRecord *formatted, const char *line, size_t length,
+              void *user_data)
+{
+  deliver_line (user_data, formatted, line, length);
+}
+
+void
+wick_live_stream_set_record_func (WickLiveStream *self, WickLiveRecordFunc func)
+{
+  self->record_func = func;
+  if (func != NULL && self->values == NULL)
+    self->values = ring_values_new ();
+  wick_jsonl_formatter_set_formatted_func (self->formatter, func != NULL ? on_formatted : NULL);
 }
 
 /* A reader starts at "now": storages allocated before it attached are freed

@@ -13,6 +13,7 @@
 #include <wick/wick.h>
 
 #include "wick-live-client.h"
+#include "wick-record.h"
 
 G_BEGIN_DECLS
 
@@ -20,6 +21,13 @@ typedef struct _WickLiveStream WickLiveStream;
 
 /* @line has no newline and is valid only during the call. */
 typedef void (*WickLiveLineFunc) (const char *line, gsize length, gpointer user_data);
+/* A line of the stream for a reader that commits records (the app's live
+ * view): @builder holds it as values (wick-record.h), or is NULL when the
+ * line is to be decoded as text (the meta, a snapshot allocation, a value
+ * the values cannot say as the line does); @line is the line, as the line
+ * callback gets it. Both valid only during the call. */
+typedef void (*WickLiveRecordFunc) (WickRecordBuilder *builder, const char *line, gsize length,
+                                    gpointer user_data);
 
 /* Takes a duplicate of @ring_fd (the caller keeps its own). With @strict the
  * wick_ extension lines are left out (pure trace/10). */
@@ -32,6 +40,10 @@ WickLiveStream *wick_live_stream_new_fed (gboolean strict);
 void wick_live_stream_feed (WickLiveStream *self, const WickRingRecord *record,
                             WickLiveLineFunc emit, gpointer user_data);
 void wick_live_stream_free (WickLiveStream *self);
+/* With @func set (NULL: unset), every line also goes to @func, with the
+ * user_data of the drain, feed or finish that made it; the line callback of
+ * those may then be NULL. */
+void wick_live_stream_set_record_func (WickLiveStream *self, WickLiveRecordFunc func);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickLiveStream, wick_live_stream_free)
 
 const WickRingInfo *wick_live_stream_get_info (WickLiveStream *self);

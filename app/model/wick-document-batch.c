@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "wick-document-private.h"
+#include "wick-record.h"
 
 #include <string.h>
 
@@ -38,6 +39,8 @@ wick_line_batch_clear (WickLineBatch *batch)
   g_array_unref (batch->records);
   g_array_unref (batch->values);
   g_string_chunk_free (batch->strings);
+  if (batch->facts != NULL)
+    g_array_unref (batch->facts);
   g_free (batch->decode_verb);
   g_free (batch->decode_cause);
 }
@@ -103,6 +106,19 @@ wick_document_commit_batch_records (WickDocument *self, const WickLineBatch *bat
       if (r->kind == WICK_KIND_EXTENSION)
         wick_document_commit_extension (self, r->text, r->len, r->ext_kind, r->ext_kind_len,
                                         r->ext_timestamp);
+      else if (r->text == NULL)
+        {
+          /* added as values: through the door as they are */
+          WickRecord record = {
+            .kind = r->kind,
+            .edge_kind = r->edge_kind,
+            .line = r->line,
+            .values = values + r->values,
+            .facts
+            = r->facts > 0 ? &g_array_index (batch->facts, WickRecordFacts, r->facts - 1) : NULL,
+          };
+          wick_document_commit (self, &record);
+        }
       else
         {
           self->values_base = values + r->values;
@@ -168,6 +184,61 @@ wick_line_batch_add (WickLineBatch *batch, WickLineDecoder *decoder, const char 
                                length))
     decoder->failed = TRUE;
   return !decoder->failed;
+}
+
+static const char *
+keep_string (WickLineBatch *batch, const char *str, gsize len)
+{
+  return len == 0 ? "" : g_string_chunk_insert_len (batch->strings, str, (gssize)len);
+}
+
+gboolean
+wick_line_batch_add_built (WickLineBatch *batch, WickLineDecoder *decoder,
+                           WickRecordBuilder *builder)
+{
+  WickBatchRecord record = { 0 };
+  g_autofree char *missing = NULL;
+  WickValue *copy;
+  guint n;
+
+  if (decoder->failed)
+    return FALSE;
+  batch->n_lines++;
+  batch->last_line = ++decoder->n_lines;
+  if ((missing = wick_record_builder_missing (builder)) != NULL)
+    {
+      /* a producer's bug, failed as a bad line would be */
+      batch->decode_verb = g_strdup ("commit");
+      batch->decode_cause = g_steal_pointer (&missing);
+      batch->error_line = decoder->n_lines;
+      decoder->failed = TRUE;
+      return FALSE;
+    }
+  record.kind = (guint8)builder->kind;
+  record.edge_kind = builder->edge_kind;
+  record.line = decoder->n_lines;
+  record.values = batch->values->len;
+  n = builder->values->len;
+  g_array_append_vals (batch->values, builder->values->data, n);
+  /* the strings live in the producer's memory only during the call */
+  copy = &g_array_index (batch->values, WickValue, record.values);
+  for (guint i = 0; i < n; i++)
+    if (copy[i].is_str && copy[i].set)
+      copy[i].str = keep_string (batch, copy[i].str, copy[i].len);
+  if (builder->facts.present != 0)
+    {
+      WickRecordFacts facts = builder->facts;
+      if (batch->facts == NULL)
+        batch->facts = g_array_new (FALSE, FALSE, sizeof (WickRecordFacts));
+      if (facts.present & WICK_FACT_THREAD_NAME)
+        facts.thread_name = keep_string (batch, facts.thread_name, facts.thread_name_len);
+      if (facts.present & WICK_FACT_RECORDS)
+        facts.records_json = keep_string (batch, facts.records_json, facts.records_json_len);
+      g_array_append_val (batch->facts, facts);
+      record.facts = batch->facts->len;
+    }
+  g_array_append_val (batch->records, record);
+  return TRUE;
 }
 
 guint

@@ -105,6 +105,8 @@ typedef struct
   const char *ext_kind; /* extension records */
   gsize ext_kind_len;
   guint64 ext_timestamp;
+  guint32 facts; /* a record added as values (text NULL): 1 + its index in the
+                    batch's facts, 0 when it has none */
 } WickBatchRecord;
 
 /* Lines decoded on one thread for another to commit (wick-document-batch.c). */
@@ -115,7 +117,8 @@ struct _WickLineBatch
   GArray *records;    /* WickBatchRecord */
   GArray *values;     /* WickValue */
   GStringChunk *strings;
-  guint n_lines;      /* lines added by wick_line_batch_add() */
+  GArray *facts;      /* WickRecordFacts of records added as values, NULL until one */
+  guint n_lines;      /* lines added by wick_line_batch_add() or _add_built() */
   guint64 last_line;  /* physical lines read through this batch */
   char *decode_verb;  /* "parse"/"read" on a decode error */
   char *decode_cause;

@@ -1672,3 +1672,190 @@ wick_severity_to_string (WickSeverity severity)
     }
   return "warning";
 }
+
+/* ---- digest ------------------------------------------------------------ */
+
+static void
+digest_u64 (GChecksum *sum, guint64 value)
+{
+  guint8 bytes[8];
+  for (int i = 0; i < 8; i++)
+    bytes[i] = (guint8)(value >> (8 * i));
+  g_checksum_update (sum, bytes, 8);
+}
+
+static void
+digest_f64 (GChecksum *sum, double value)
+{
+  guint64 bits;
+  memcpy (&bits, &value, 8);
+  digest_u64 (sum, bits);
+}
+
+/* A string by its bytes (not its offset, which depends on what else was
+ * interned when), 0 apart from "". */
+static void
+digest_str (WickDocument *self, GChecksum *sum, WickStr str)
+{
+  if (str == 0)
+    {
+      digest_u64 (sum, G_MAXUINT64);
+      return;
+    }
+  gsize len = wick_string_pool_get_len (self->pool, str);
+  digest_u64 (sum, len);
+  g_checksum_update (sum, (const guchar *)wick_string_pool_get (self->pool, str), (gssize)len);
+}
+
+static void
+digest_shape (WickDocument *self, GChecksum *sum, guint32 offset, guint32 rank)
+{
+  digest_u64 (sum, rank);
+  for (guint32 i = 0; i < rank; i++)
+    digest_u64 (sum, g_array_index (self->u64_pool, guint64, offset + i));
+}
+
+static void
+digest_strs (WickDocument *self, GChecksum *sum, guint32 offset, guint32 n)
+{
+  digest_u64 (sum, n);
+  for (guint32 i = 0; i < n; i++)
+    digest_str (self, sum, g_array_index (self->str_list, WickStr, offset + i));
+}
+
+#define D(v) digest_u64 (sum, (guint64)(v))
+#define DS(s) digest_str (self, sum, (s))
+
+char *
+wick_document_digest (WickDocument *self)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), NULL);
+  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+  const WickTraceMeta *m = &self->meta;
+
+  D (self->n_lines), D (self->n_records), D (self->first_extension_line);
+  for (guint i = 0; i < WICK_N_RECORD_TYPES; i++)
+    D (self->counts[i]);
+  /* meta */
+  D (m->present), DS (m->schema), DS (m->run_id), DS (m->correlation_id), DS (m->entrypoint);
+  DS (m->timestamp), DS (m->device), DS (m->candle_version), D (m->phase), D (m->timing_mode);
+  D (m->measured_region_device_synchronized), D (m->capture_step), D (m->warmup_steps);
+  const WickComparisonIdentityMeta *c = &m->comparison_identity;
+  D (c->present), DS (c->implementation_id), DS (c->workload_id), DS (c->model_id);
+  DS (c->config_id), DS (c->data_id), DS (c->seed_policy), D (c->physical_batch);
+  D (c->accumulation_steps), DS (c->precision), DS (c->device_state), DS (c->pair_id);
+  digest_strs (self, sum, m->tags_offset, 2 * m->n_tags);
+  D (m->measurement_scope), D (m->operations), D (m->tensors), D (m->gradients);
+  D (m->logical_memory), D (m->physical_memory), D (m->device_timing);
+  digest_strs (self, sum, m->required_labels_offset, m->n_required_labels);
+  digest_strs (self, sum, m->gpu_labels_offset, m->n_gpu_labels);
+  digest_strs (self, sum, m->cpu_labels_offset, m->n_cpu_labels);
+  D (m->has_gradient_contract), DS (m->manifest_sha256);
+  for (guint i = 0; m->expected != NULL && i < m->expected->len; i++)
+    {
+      const WickExpectedGradientEntry *e
+        = &g_array_index (m->expected, WickExpectedGradientEntry, i);
+      DS (e->root), DS (e->key), DS (e->family);
+    }
+  for (guint i = 0; m->families != NULL && i < m->families->len; i++)
+    {
+      const WickGradientFamilyContract *f
+        = &g_array_index (m->families, WickGradientFamilyContract, i);
+      DS (f->family), D (f->expectation), D (f->min_present);
+    }
+  g_checksum_update (sum, (const guchar *)(self->meta_json ? self->meta_json : ""), -1);
+  /* the arrays */
+  D (self->spans->len);
+  for (guint i = 0; i < self->spans->len; i++)
+    {
+      const WickSpan *s = &g_array_index (self->spans, WickSpan, i);
+      DS (s->id), DS (s->name), DS (s->parent_id), D (s->parent), D (s->start_ns);
+      D (s->duration_ns), D (s->depth), D (s->kind), D (s->step), D (s->flags), D (s->thread);
+    }
+  D (self->ops->len);
+  for (guint i = 0; i < self->ops->len; i++)
+    {
+      const WickOp *o = &g_array_index (self->ops, WickOp, i);
+      DS (o->span_id), D (o->span), DS (o->op_name);
+      digest_strs (self, sum, o->inputs_offset, o->n_inputs);
+      DS (o->output), digest_shape (self, sum, o->shape_offset, o->rank), DS (o->dtype);
+      DS (o->device), D (o->duration_ns), D (o->timestamp_ns), D (o->output_dense_bytes);
+      D (o->input_dense_bytes), D (o->has_output_dense_bytes);
+    }
+  D (self->tensors->len);
+  for (guint i = 0; i < self->tensors->len; i++)
+    {
+      const WickTensor *t = &g_array_index (self->tensors, WickTensor, i);
+      DS (t->span_id), D (t->span), DS (t->tensor_id), DS (t->label);
+      digest_shape (self, sum, t->shape_offset, t->rank), DS (t->dtype), DS (t->device);
+      D (t->dense_bytes), D (t->has_dense_bytes), D (t->requires_grad), D (t->category);
+    }
+  D (self->tensor_stats->len);
+  for (guint i = 0; i < self->tensor_stats->len; i++)
+    {
+      const WickTensorStats *t = &g_array_index (self->tensor_stats, WickTensorStats, i);
+      DS (t->span_id), D (t->span), DS (t->label);
+      digest_shape (self, sum, t->shape_offset, t->rank), DS (t->dtype), D (t->elements);
+      D (t->non_finite), digest_f64 (sum, t->rms), digest_f64 (sum, t->abs_max);
+      digest_f64 (sum, t->mean);
+    }
+  D (self->memory->len);
+  for (guint i = 0; i < self->memory->len; i++)
+    {
+      const WickMemoryEvent *e = &g_array_index (self->memory, WickMemoryEvent, i);
+      D (e->timestamp_ns), DS (e->storage_id), DS (e->tensor_id), DS (e->span_id), D (e->span);
+      DS (e->op_name), DS (e->device), D (e->bytes), D (e->action), D (e->category);
+      digest_shape (self, sum, e->shape_offset, e->rank), DS (e->dtype);
+    }
+  D (self->device_memory->len);
+  for (guint i = 0; i < self->device_memory->len; i++)
+    {
+      const WickDeviceMemorySample *d
+        = &g_array_index (self->device_memory, WickDeviceMemorySample, i);
+      D (d->timestamp_ns), DS (d->device), D (d->present), D (d->used_bytes), D (d->free_bytes);
+      D (d->reserved_bytes), D (d->capacity_bytes);
+    }
+  D (self->device_intervals->len);
+  for (guint i = 0; i < self->device_intervals->len; i++)
+    {
+      const WickDeviceInterval *d = &g_array_index (self->device_intervals, WickDeviceInterval, i);
+      DS (d->span_id), D (d->span), DS (d->device), DS (d->stream_id), DS (d->clock_id);
+      DS (d->backend), D (d->start_ns), D (d->duration_ns);
+    }
+  D (self->gradients->len);
+  for (guint i = 0; i < self->gradients->len; i++)
+    {
+      const WickGradient *g = &g_array_index (self->gradients, WickGradient, i);
+      DS (g->event_id), DS (g->root), DS (g->key), D (g->state), D (g->has_norm);
+      digest_f64 (sum, g->norm);
+    }
+  D (self->edges->len);
+  for (guint i = 0; i < self->edges->len; i++)
+    {
+      const WickEdge *e = &g_array_index (self->edges, WickEdge, i);
+      D (e->edge_kind), DS (e->from), DS (e->to), D (e->host_duration_ns);
+    }
+  D (self->extension_records->len);
+  for (guint i = 0; i < self->extension_records->len; i++)
+    {
+      const WickExtensionRecord *e
+        = &g_array_index (self->extension_records, WickExtensionRecord, i);
+      DS (e->kind), DS (e->json), D (e->timestamp_ns), D (e->line), D (e->flags), DS (e->label);
+      DS (e->module), DS (e->stage), DS (e->verdict), DS (e->name), D (e->thread), D (e->os_tid);
+    }
+  /* the end, the Wick facts, the stream's verdict */
+  D (self->has_terminal), D (self->outcome), D (self->terminal_ns), DS (self->terminal_reason);
+  D (self->end_ns), D (self->attach.present), D (self->attach.attached_ns);
+  D (self->attach.missing), D (self->attach.exact), D (self->attach.snapshot);
+  D (self->losses.dropped), D (self->losses.lost), D (self->losses.detached);
+  D (self->losses.records_dropped), D (self->wick_records_skipped);
+  g_checksum_update (sum, (const guchar *)(self->stream_error ? self->stream_error : ""), -1);
+  D (self->stream_error_index), D (self->parse_error.failed), D (self->parse_error.line);
+
+  char *hex = g_strdup (g_checksum_get_string (sum));
+  g_checksum_free (sum);
+  return hex;
+}
+
+#undef D
+#undef DS

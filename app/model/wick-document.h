@@ -348,6 +348,13 @@ typedef struct
 } WickLossFacts;
 void wick_document_get_losses (WickDocument *self, WickLossFacts *out);
 
+/* SHA-256 (hex) over everything the reader stored: every array with its
+ * strings by their bytes, the meta, the terminal, the Wick facts, the stream
+ * rules' verdict. Two documents of the same records, however they were
+ * committed (a file, lines fed one by one, a live ring), have the same
+ * digest; derived models (health, tracks) are not in it. */
+char *wick_document_digest (WickDocument *self);
+
 /* Signal "changed" (no arguments) is emitted on the calling thread by
  * wick_document_analyze() and wick_document_finish(): a live reader feeds a
  * batch of lines, then calls analyze once, so views redraw once per batch.

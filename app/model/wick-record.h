@@ -132,4 +132,11 @@ void wick_record_builder_get (WickRecordBuilder *builder, WickRecord *out);
 gboolean wick_document_commit_built (WickDocument *self, WickRecordBuilder *builder,
                                      GError **error);
 
+/* A live reader's record, added as values to a batch (wick-document.h's
+ * WickLineBatch) on its worker thread, in line order with the lines added by
+ * wick_line_batch_add() (it counts as one line); the strings and facts are
+ * copied. FALSE, as for a bad line, when a required field is unset. */
+gboolean wick_line_batch_add_built (WickLineBatch *batch, WickLineDecoder *decoder,
+                                    WickRecordBuilder *builder);
+
 G_END_DECLS

@@ -869,7 +869,7 @@ static void names_free (struct WickFormatterNames *names);
 typedef struct
 {
   uint64_t hash;
-  char *name; /* escaped, with quotes: the identity waits for a span_start */
+  char *name; /* as recorded: the identity waits for a span_start */
   int32_t os_tid;
   uint64_t timestamp_ns;
 } ThreadSeen;
@@ -949,6 +949,7 @@ struct WickJsonlFormatter
   uint64_t detached;
   char *first_loss_reason; /* the first wick_ring_broken record's error */
   char *partial;           /* wick_jsonl_formatter_set_partial */
+  WickFormattedFunc formatted_func; /* wick_jsonl_formatter_set_formatted_func */
 };
 
 WickJsonlFormatter *
@@ -1119,7 +1120,7 @@ add_pending_threads (WickJsonlFormatter *formatter)
       LIT (facts, ",\"os_tid\":");
       u64 (facts, t->os_tid > 0 ? (uint64_t)t->os_tid : 0);
       LIT (facts, ",\"name\":");
-      wick_json_append (facts, t->name, strlen (t->name));
+      wick_json_string (facts, t->name);
       LIT (facts, ",\"timestamp_ns\":");
       u64 (facts, t->timestamp_ns);
       LIT (facts, "}");
@@ -1136,7 +1137,7 @@ add_pending_threads (WickJsonlFormatter *formatter)
  * "wick_records". candle-graph ignores unknown keys. */
 static void
 attach_wick_keys (WickJsonlFormatter *formatter, WickJson *json, uint32_t thread, uint32_t ring,
-                  WickRingRecordKind kind)
+                  WickRingRecordKind kind, WickFormattedRecord *formatted, size_t *records_at)
 {
   ThreadSeen *t = thread != 0 && thread < formatter->n_thread_seen
                       && formatter->thread_seen[thread].name != NULL
@@ -1154,16 +1155,25 @@ attach_wick_keys (WickJsonlFormatter *formatter, WickJson *json, uint32_t thread
   if (t != NULL)
     {
       LIT (json, ",\"wick_thread_name\":");
-      wick_json_append (json, t->name, strlen (t->name));
+      wick_json_string (json, t->name);
       LIT (json, ",\"wick_os_tid\":");
       u64 (json, t->os_tid > 0 ? (uint64_t)t->os_tid : 0);
-      free (t->name);
+      if (formatter->formatted_func != NULL)
+        {
+          /* the formatter's to free once the line is out */
+          formatted->thread_name = t->name;
+          formatted->os_tid = t->os_tid > 0 ? (uint64_t)t->os_tid : 0;
+        }
+      else
+        free (t->name);
       t->name = NULL;
       formatter->n_thread_pending--;
     }
   if (formatter->facts.length > 0)
     {
       LIT (json, ",\"wick_records\":[");
+      *records_at = json->length;
+      formatted->wick_records_length = formatter->facts.length;
       wick_json_append (json, formatter->facts.data, formatter->facts.length);
       LIT (json, "]");
       wick_json_reset (&formatter->facts);
@@ -1173,13 +1183,19 @@ attach_wick_keys (WickJsonlFormatter *formatter, WickJson *json, uint32_t thread
 
 /* The terminal's Wick keys: what was lost, counted (extension mode). */
 static void
-attach_loss_keys (WickJsonlFormatter *formatter, WickJson *json)
+attach_loss_keys (WickJsonlFormatter *formatter, WickJson *json, WickFormattedRecord *formatted)
 {
   if (formatter->dropped == 0 && formatter->lost == 0 && formatter->detached == 0
       && formatter->facts_dropped == 0 && formatter->foreign_ends == 0)
     return;
   if (json->failed || json->length == 0 || json->data[json->length - 1] != '}')
     return;
+  formatted->has_loss_keys = true;
+  formatted->dropped = formatter->dropped;
+  formatted->lost = formatter->lost;
+  formatted->span_ends_foreign = formatter->foreign_ends;
+  formatted->detached = formatter->detached;
+  formatted->records_dropped = formatter->facts_dropped;
   json->length--;
   LIT (json, ",\"wick_dropped\":");
   u64 (json, formatter->dropped);
@@ -1208,26 +1224,39 @@ static void
 emit_record (WickJsonlFormatter *formatter, const WickRingRecord *record, WickLineFunc emit,
              void *user_data)
 {
+  WickFormattedRecord formatted = { .record = record };
+  size_t records_at = 0;
   wick_json_reset (&formatter->json);
   record_to_json (record, &formatter->json, formatter->strings, formatter->strict);
   if (!formatter->strict && record->kind != WICK_RING_RECORD_META)
     {
       if (record->kind == WICK_RING_RECORD_TERMINAL)
         {
-          attach_loss_keys (formatter, &formatter->json);
+          attach_loss_keys (formatter, &formatter->json, &formatted);
           add_pending_threads (formatter);
         }
       attach_wick_keys (formatter, &formatter->json,
                         record->kind == WICK_RING_RECORD_SPAN_START ? record->span.thread : 0,
-                        record->ring, record->kind);
+                        record->ring, record->kind, &formatted, &records_at);
     }
   if (formatter->json.failed)
     {
+      free ((char *)formatted.thread_name);
       formatter->skipped++;
       return;
     }
   formatter->lines++;
-  emit (formatter->json.data, formatter->json.length, user_data);
+  if (formatter->formatted_func == NULL)
+    {
+      emit (formatter->json.data, formatter->json.length, user_data);
+      return;
+    }
+  if (records_at > 0)
+    formatted.wick_records = formatter->json.data + records_at;
+  else
+    formatted.wick_records_length = 0;
+  formatter->formatted_func (&formatted, formatter->json.data, formatter->json.length, user_data);
+  free ((char *)formatted.thread_name);
 }
 
 static uint64_t
@@ -1349,11 +1378,7 @@ hold_thread_identity (WickJsonlFormatter *formatter, const WickRingRecord *recor
   uint32_t number = record->thread.number;
   if (number == 0 || number >= formatter->n_thread_seen)
     return false;
-  WickJson escaped;
-  wick_json_init (&escaped);
-  wick_json_string (&escaped, record->thread.name != NULL ? record->thread.name : "");
-  char *name = escaped.failed ? NULL : strdup (escaped.data);
-  wick_json_clear (&escaped);
+  char *name = strdup (record->thread.name != NULL ? record->thread.name : "");
   if (name == NULL)
     return false;
   ThreadSeen *t = &formatter->thread_seen[number];
@@ -1538,6 +1563,13 @@ wick_jsonl_formatter_feed (WickJsonlFormatter *formatter, const WickRingRecord *
         break;
     }
   emit_record (formatter, record, emit, user_data);
+}
+
+void
+wick_jsonl_formatter_set_formatted_func (WickJsonlFormatter *formatter, WickFormattedFunc func)
+{
+  if (formatter != NULL)
+    formatter->formatted_func = func;
 }
 
 void
@@ -1751,8 +1783,14 @@ emit_span_line (WickJsonlFormatter *formatter, const WickRingSpan *span, bool en
   advance (json, out);
   if (!formatter->strict
       && (formatter->facts.length > 0 || formatter->n_thread_pending > 0 || formatter->n_bound > 0))
-    attach_wick_keys (formatter, json, end ? 0 : span->thread, ring,
-                      end ? WICK_RING_RECORD_SPAN_END : WICK_RING_RECORD_SPAN_START);
+    {
+      /* never with a formatted func (feed_span_raw leaves those to the general path) */
+      WickFormattedRecord unused = { 0 };
+      size_t unused_at = 0;
+      attach_wick_keys (formatter, json, end ? 0 : span->thread, ring,
+                        end ? WICK_RING_RECORD_SPAN_END : WICK_RING_RECORD_SPAN_START, &unused,
+                        &unused_at);
+    }
   if (json->failed)
     return false;
   formatter->lines++;
@@ -1766,8 +1804,10 @@ wick_jsonl_formatter_feed_span_raw (WickJsonlFormatter *formatter, const WickSpa
                                     uint32_t ring, const WickArenaView *arena, WickLineFunc emit,
                                     void *user_data)
 {
-  if (!formatter->meta_emitted || formatter->finished || payload->id == 0
-      || payload->span_kind > WICK_SPAN_MODULE || payload->step > WICK_STEP_OPTIMIZER)
+  /* a formatted func is told the record of each line: the general path */
+  if (formatter->formatted_func != NULL || !formatter->meta_emitted || formatter->finished
+      || payload->id == 0 || payload->span_kind > WICK_SPAN_MODULE
+      || payload->step > WICK_STEP_OPTIMIZER)
     return false;
   const CachedName *name = cached_name (formatter, arena, payload->name);
   if (name == NULL)

@@ -345,6 +345,42 @@ bool wick_jsonl_formatter_has_terminal (WickJsonlFormatter *formatter);
  * ("the session completed" for a complete one). NULL clears it. */
 WICK_AVAILABLE_IN_1_0
 void wick_jsonl_formatter_set_partial (WickJsonlFormatter *formatter, const char *why);
+/* A line as the formatter wrote it, with what it is made of, for a reader
+ * that keeps records rather than text (the app's live view): @record is the
+ * record the line is of (also a span_start the formatter made for an end
+ * whose start the reader never saw); the Wick keys it added in extension
+ * mode are given apart, decoded: a span_start's thread identity
+ * ("wick_thread_name", "wick_os_tid"; @thread_name NULL when none, as
+ * recorded: not escaped, possibly not valid UTF-8), the Wick records it
+ * carries ("wick_records": comma-separated JSON objects, the same bytes as
+ * in the line; NULL when none) and the terminal's losses ("wick_dropped",
+ * "wick_lost", "wick_span_ends_foreign", "wick_detached",
+ * "wick_records_dropped"; @has_loss_keys false when it has none). Valid
+ * during the call only. A meta line's record holds its text. */
+typedef struct
+{
+  const WickRingRecord *record;
+  const char *thread_name;
+  uint64_t os_tid;
+  const char *wick_records;
+  size_t wick_records_length;
+  bool has_loss_keys;
+  uint64_t dropped;
+  uint64_t lost;
+  uint64_t span_ends_foreign;
+  uint64_t detached;
+  uint64_t records_dropped;
+  uint64_t _wick_reserved[4];
+} WickFormattedRecord;
+typedef void (*WickFormattedFunc) (const WickFormattedRecord *formatted, const char *line,
+                                   size_t length, void *user_data);
+/* With @func set (NULL: unset), each line goes to @func instead of the emit
+ * function given to feed and finish, with the same user_data. The lines are
+ * the same; wick_ring_reader_drain_jsonl then takes its general path for
+ * span records too, so that each line has its record. */
+WICK_AVAILABLE_IN_1_0
+void wick_jsonl_formatter_set_formatted_func (WickJsonlFormatter *formatter,
+                                              WickFormattedFunc func);
 /* Lines emitted and records left out to keep the trace parseable. */
 WICK_AVAILABLE_IN_1_0
 uint64_t wick_jsonl_formatter_get_lines (WickJsonlFormatter *formatter);

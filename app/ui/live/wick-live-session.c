@@ -283,13 +283,18 @@ worker_end_reason (LiveWorker *worker, WickProducerState state)
   return g_strdup (end_reason (state));
 }
 
+/* The view's records: as values, straight from the ring records (the
+ * stream's record func), or a line to decode where the stream says so (the
+ * meta). After a decode error the batch takes nothing more (the document
+ * would not either); the lines still reach the spool. */
 static void
-view_on_line (const char *line, gsize length, gpointer user_data)
+view_on_record (WickRecordBuilder *builder, const char *line, gsize length, gpointer user_data)
 {
   LiveWorker *worker = user_data;
-  /* after a decode error the batch takes nothing more (the document would
-   * not either); the lines still reach the spool */
-  wick_line_batch_add (worker->current->lines, worker->decoder, line, length);
+  if (builder != NULL)
+    wick_line_batch_add_built (worker->current->lines, worker->decoder, builder);
+  else
+    wick_line_batch_add (worker->current->lines, worker->decoder, line, length);
   worker->epoch_lines++;
 }
 
@@ -298,14 +303,6 @@ spool_on_line (const char *line, gsize length, gpointer user_data)
 {
   LiveWorker *worker = user_data;
   wick_line_spool_append (worker->spool, line, length);
-}
-
-/* Before any restart one stream feeds both. */
-static void
-worker_on_line (const char *line, gsize length, gpointer user_data)
-{
-  spool_on_line (line, length, user_data);
-  view_on_line (line, length, user_data);
 }
 
 /* Drains @stream until nothing is left or @max_lines lines were taken into
@@ -354,6 +351,9 @@ restart_view (LiveWorker *worker)
     }
   g_clear_pointer (&worker->view, wick_live_stream_free);
   worker->view = view;
+  /* the first stream feeds only the spool from now on */
+  wick_live_stream_set_record_func (worker->stream, NULL);
+  wick_live_stream_set_record_func (view, view_on_record);
   wick_line_decoder_free (worker->decoder);
   worker->decoder = wick_line_decoder_new (TRUE);
   worker->epoch++;
@@ -433,8 +433,8 @@ worker_main (gpointer data)
       worker->current = batch;
       gboolean aligned = TRUE;
       if (worker->view == NULL)
-        batch->caught_up = drain_all (worker, worker->stream, worker_on_line, BATCH_MAX_LINES,
-                                      BATCH_MAX_US);
+        batch->caught_up
+          = drain_all (worker, worker->stream, spool_on_line, BATCH_MAX_LINES, BATCH_MAX_US);
       else
         {
           /* The spool first, then the view up to the ring's end: the view
@@ -443,8 +443,8 @@ worker_main (gpointer data)
           drain_all (worker, worker->stream, spool_on_line, 0, BATCH_MAX_US);
           wick_line_spool_flush (worker->spool, NULL);
           guint64 spooled = wick_line_spool_get_bytes (worker->spool);
-          batch->caught_up = drain_all (worker, worker->view, view_on_line, 4 * BATCH_MAX_LINES,
-                                        4 * BATCH_MAX_US);
+          batch->caught_up
+            = drain_all (worker, worker->view, NULL, 4 * BATCH_MAX_LINES, 4 * BATCH_MAX_US);
           aligned = batch->caught_up;
           batch->spool_bytes = aligned ? spooled : worker->sent_spool_bytes;
         }
@@ -461,12 +461,12 @@ worker_main (gpointer data)
           if (worker->view != NULL)
             {
               drain_all (worker, worker->stream, spool_on_line, 0, 0);
-              drain_all (worker, worker->view, view_on_line, 0, 0);
+              drain_all (worker, worker->view, NULL, 0, 0);
               wick_live_stream_finish (worker->stream, reason, spool_on_line, worker);
-              wick_live_stream_finish (worker->view, reason, view_on_line, worker);
+              wick_live_stream_finish (worker->view, reason, NULL, worker);
             }
           else
-            wick_live_stream_finish (worker->stream, reason, worker_on_line, worker);
+            wick_live_stream_finish (worker->stream, reason, spool_on_line, worker);
           batch->terminal = wick_live_stream_has_terminal (worker->stream);
           end = aligned = TRUE;
         }
@@ -551,6 +551,8 @@ worker_start (WickLiveSession *session, WickLiveStream *stream, WickRemoteLink *
       history = 0; /* a second attach over the link is not made: the view keeps every record */
     }
   worker->stream = stream;
+  /* the stream feeds the spool its lines and the view its records */
+  wick_live_stream_set_record_func (stream, view_on_record);
   worker->socket_path = g_strdup (socket_path);
   worker->history = history;
   worker->spool = spool;

@@ -253,6 +253,11 @@ check_file_as_live (WickLiveSession *session, WickWindow *live)
   g_autofree char *shown_file = document_facts (saved);
   g_test_message ("%s", shown_file);
   g_assert_cmpstr (shown_file, ==, shown_live);
+  /* Committed live from the ring records as values, read back from the
+   * saved text: the same document, array by array (issue 21). */
+  g_autofree char *live_digest = wick_document_digest (wick_window_get_document (live));
+  g_autofree char *file_digest = wick_document_digest (saved);
+  g_assert_cmpstr (file_digest, ==, live_digest);
   /* the facts this test is about are there */
   g_assert_nonnull (strstr (shown_file, "record wick_attach_snapshot "));
   g_assert_nonnull (strstr (shown_file, "record wick_weight_evict "));
