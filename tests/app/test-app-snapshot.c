@@ -365,6 +365,21 @@ test_snapshot_beside_trace (void)
   wait_snapshot_page (main_window, 377);
   g_assert_cmpstr (wick_window_get_state (main_window), ==, "document");
   g_assert_cmpstr (wick_window_get_visible_view (main_window), ==, "memory-snapshot");
+
+  /* a page dropped while its snapshot is still read: the read is cancelled
+   * or its result dropped, nothing touches the page's widgets after */
+  wick_window_load_file (main_window, other_file);
+  APP_TEST_WAIT (has_page, main_window, 10000);
+  WickSnapshotWindow *reading
+    = wick_snapshot_window_from_page (wick_window_get_view (main_window, "memory-snapshot"));
+  g_assert_true (wick_snapshot_window_is_loading (reading));
+  wick_window_load_file (main_window, plain_file);
+  g_assert_null (wick_window_get_view (main_window, "memory-snapshot"));
+  APP_TEST_WAIT (has_document, main_window, 60000);
+  gint64 until = g_get_monotonic_time () + G_USEC_PER_SEC;
+  while (g_get_monotonic_time () < until)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_null (wick_window_get_view (main_window, "memory-snapshot"));
   app_test_window_close (main_window);
   g_unlink (trace);
   g_unlink (plain);
