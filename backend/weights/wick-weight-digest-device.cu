@@ -58,9 +58,18 @@ load_bytes (const unsigned char *p)
   return v;
 }
 
+/* Words of a lane loaded ahead of the chain that consumes them: the chain is
+ * serial (a 64-bit multiply-rotate a word), so the loads of the next group
+ * are issued before the current group is hashed. A disk restore hashes each
+ * 8 MiB slot in a kernel of its own (128 chunks, 512 threads, 4 blocks):
+ * with the loads only 8 ahead its lanes waited on memory most of the time
+ * (a slot took longer to hash than to copy). */
+constexpr int kAhead = 32;
+
 /* Four threads a chunk: thread `lane` runs lane `lane` of wick_weight_hash
  * over the chunk's whole 32-byte blocks; lane 0 then folds the four, the
- * tail and the length, and adds the chunk's part to the digest. */
+ * tail and the length; the chunks' parts of a warp are summed there and
+ * added to the digest with one atomic a warp. */
 __global__ void
 digest_kernel (const unsigned char *data, unsigned long long bytes, unsigned long long n_chunks,
                unsigned long long first_chunk, bool aligned, unsigned long long *slot)
@@ -81,8 +90,33 @@ digest_kernel (const unsigned char *data, unsigned long long bytes, unsigned lon
   if (aligned)
     {
       const unsigned long long *w = (const unsigned long long *) p;
-#pragma unroll 8
-      for (unsigned long long i = 0; i < whole / 32; i++)
+      unsigned long long steps = whole / 32;
+      unsigned long long groups = steps / kAhead;
+      unsigned long long next[kAhead];
+      if (groups > 0)
+        {
+#pragma unroll
+          for (int k = 0; k < kAhead; k++)
+            next[k] = __ldg (w + k * 4);
+        }
+      for (unsigned long long g = 0; g < groups; g++)
+        {
+          unsigned long long now[kAhead];
+#pragma unroll
+          for (int k = 0; k < kAhead; k++)
+            now[k] = next[k];
+          if (g + 1 < groups)
+            {
+              const unsigned long long *q = w + (g + 1) * kAhead * 4;
+#pragma unroll
+              for (int k = 0; k < kAhead; k++)
+                next[k] = __ldg (q + k * 4);
+            }
+#pragma unroll
+          for (int k = 0; k < kAhead; k++)
+            acc = lane_step (acc, now[k]);
+        }
+      for (unsigned long long i = groups * kAhead; i < steps; i++)
         acc = lane_step (acc, __ldg (w + i * 4));
     }
   else
@@ -94,17 +128,24 @@ digest_kernel (const unsigned char *data, unsigned long long bytes, unsigned lon
   unsigned long long b = __shfl_sync (0xffffffffu, acc, base + 1);
   unsigned long long c = __shfl_sync (0xffffffffu, acc, base + 2);
   unsigned long long d = __shfl_sync (0xffffffffu, acc, base + 3);
-  if (!active || lane != 0)
-    return;
-  unsigned long long h = rotl (a, 1) + rotl (b, 7) + rotl (c, 12) + rotl (d, 18) + n;
-  const unsigned char *tail = data + start + whole;
-  unsigned long long tail_bytes = n - whole, i = 0;
-  for (; i + 8 <= tail_bytes; i += 8)
-    h = rotl (h ^ lane_step (0, load_bytes (tail + i)), 27) * K1 + K3;
-  for (; i < tail_bytes; i++)
-    h = rotl (h ^ (tail[i] * K3), 11) * K1;
-  unsigned long long hash = avalanche (h);
-  atomicAdd (slot, avalanche (hash ^ ((first_chunk + chunk) * K3 + K2)));
+  unsigned long long part = 0;
+  if (active && lane == 0)
+    {
+      unsigned long long h = rotl (a, 1) + rotl (b, 7) + rotl (c, 12) + rotl (d, 18) + n;
+      const unsigned char *tail = data + start + whole;
+      unsigned long long tail_bytes = n - whole, i = 0;
+      for (; i + 8 <= tail_bytes; i += 8)
+        h = rotl (h ^ lane_step (0, load_bytes (tail + i)), 27) * K1 + K3;
+      for (; i < tail_bytes; i++)
+        h = rotl (h ^ (tail[i] * K3), 11) * K1;
+      unsigned long long hash = avalanche (h);
+      part = avalanche (hash ^ ((first_chunk + chunk) * K3 + K2));
+    }
+  /* every thread of the warp is here (none returned): sum the parts */
+  for (int offset = 16; offset > 0; offset /= 2)
+    part += __shfl_down_sync (0xffffffffu, part, offset);
+  if ((threadIdx.x & 31u) == 0 && part != 0)
+    atomicAdd (slot, part);
 }
 
 bool
