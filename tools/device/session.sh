@@ -12,6 +12,8 @@
 #   py:NAME   one torch test through run-python-cuda.sh
 #   python    the torch tests through run-python-cuda.sh (remote's command first)
 #   weightsN  bench-weight-store, CPU digests (WICK_WEIGHT_GPU_DIGESTS=0) then the GPU's (round N)
+#   weightsdiag  bench-weight-store with its diagnostics (WICK_BENCH_WEIGHT_DIAGNOSTICS=1)
+#   weightsab bench-weight-store with copies on 1 and 2 streams (WICK_WEIGHT_COPY_STREAMS), 2 rounds
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
 #   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
 #   gptN      tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler), the
@@ -107,6 +109,29 @@ for s in "$@"; do
       done
       unset WICK_WEIGHT_GPU_DIGESTS
       ;;
+    weightsdiag)
+      # the restore's gaps (bench-weight-store's diagnostics: fresh mappings,
+      # the GPU digest's own speed, the disk pipeline with and without digests)
+      wait_data
+      need 60 weightsdiag || continue
+      WICK_BENCH_WEIGHT_DIAGNOSTICS=1 LD_LIBRARY_PATH=$ld timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
+        --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
+        >/tmp/session-logs/weights-diag.log 2>&1
+      echo "weightsdiag rc=$?"; cat /tmp/session-logs/weights-diag.log
+      ;;
+    weightsab)
+      # copies on 1 stream (the default) against 2 (WICK_WEIGHT_COPY_STREAMS), alternating
+      wait_data
+      for round in 1 2; do
+        for n in 1 2; do
+          need 35 "weights copy streams=$n ($round)" || continue
+          WICK_WEIGHT_COPY_STREAMS=$n LD_LIBRARY_PATH=$ld timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
+            --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
+            >/tmp/session-logs/weights-streams$n-$round.log 2>&1
+          echo "streams $n $round rc=$?"; grep -E "baseline|evict|restore|torch" /tmp/session-logs/weights-streams$n-$round.log
+        done
+      done
+      ;;
     py:*)
       need 40 "$s" || continue
       OUT=/tmp/session-logs WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" \
@@ -145,7 +170,7 @@ for s in "$@"; do
       wait_data
       need 60 stages || continue
       OUT=/tmp/session-logs timeout $(( $(left) - 10 )) tools/device/bench-stages.sh >/tmp/session-logs/stages-full.log 2>&1
-      echo "stages rc=$?"; grep -E "^\||RESULT|error|certif" /tmp/session-logs/stages-full.log | head -60
+      echo "stages rc=$?"; grep -E "^\||RESULT|GAP|error|certif" /tmp/session-logs/stages-full.log | head -60
       ;;
     hotpath)
       wait_data

@@ -12,8 +12,14 @@
  *                           [--script bench-safetensors-load.py]
  * Exits 77 (skipped) without a CUDA device. */
 #include "wick-session-private.h"
+#include "weights/wick-weight-digest-device-private.h"
+#include "weights/wick-weight-disk-reader-private.h"
+#include "weights/wick-weight-hash-private.h"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +191,394 @@ time_vmm_allocations (size_t each, int n)
   return (double)(stop.tv_sec - start.tv_sec) + (double)(stop.tv_nsec - start.tv_nsec) * 1e-9;
 }
 
+/* ---- diagnostics of the restore's gaps (issue 22 item 1) -------------------
+ * Each prints its median GB/s and its share of the one-buffer H2D baseline. */
+
+static double
+seconds_between (cudaEvent_t start, cudaEvent_t stop)
+{
+  float ms;
+  check_cuda (cudaEventSynchronize (stop), "cudaEventSynchronize");
+  check_cuda (cudaEventElapsedTime (&ms, start, stop), "cudaEventElapsedTime");
+  return ms / 1e3;
+}
+
+/* n copies pinned[i] -> device[i], split over n_streams streams, timed with
+ * events on the first (the others joined to it). */
+static double
+time_copies (void **device, void **pinned, size_t each, int n, cudaStream_t *streams,
+             int n_streams)
+{
+  cudaEvent_t start, stop, joined[4];
+  check_cuda (cudaEventCreate (&start), "cudaEventCreate");
+  check_cuda (cudaEventCreate (&stop), "cudaEventCreate");
+  check_cuda (cudaEventRecord (start, streams[0]), "cudaEventRecord");
+  for (int s = 1; s < n_streams; s++)
+    check_cuda (cudaStreamWaitEvent (streams[s], start, 0), "cudaStreamWaitEvent");
+  for (int i = 0; i < n; i++)
+    check_cuda (cudaMemcpyAsync (device[i], pinned[i], each, cudaMemcpyHostToDevice,
+                                 streams[i % n_streams]),
+                "cudaMemcpyAsync");
+  for (int s = 1; s < n_streams; s++)
+    {
+      check_cuda (cudaEventCreateWithFlags (&joined[s], cudaEventDisableTiming), "cudaEventCreate");
+      check_cuda (cudaEventRecord (joined[s], streams[s]), "cudaEventRecord");
+      check_cuda (cudaStreamWaitEvent (streams[0], joined[s], 0), "cudaStreamWaitEvent");
+    }
+  check_cuda (cudaEventRecord (stop, streams[0]), "cudaEventRecord");
+  double seconds = seconds_between (start, stop);
+  for (int s = 1; s < n_streams; s++)
+    cudaEventDestroy (joined[s]);
+  cudaEventDestroy (start);
+  cudaEventDestroy (stop);
+  return seconds;
+}
+
+typedef CUresult (*BenchReserveFn) (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+typedef CUresult (*BenchCreateFn) (CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                                   unsigned long long);
+typedef CUresult (*BenchMapFn) (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                                unsigned long long);
+typedef CUresult (*BenchSetAccessFn) (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+typedef CUresult (*BenchUnmapFn) (CUdeviceptr, size_t);
+typedef CUresult (*BenchReleaseFn) (CUmemGenericAllocationHandle);
+typedef CUresult (*BenchFreeAddressFn) (CUdeviceptr, size_t);
+typedef CUresult (*BenchGranularityFn) (size_t *, const CUmemAllocationProp *,
+                                        CUmemAllocationGranularity_flags);
+
+static struct
+{
+  BenchReserveFn reserve;
+  BenchCreateFn create;
+  BenchMapFn map;
+  BenchSetAccessFn set_access;
+  BenchUnmapFn unmap;
+  BenchReleaseFn release;
+  BenchFreeAddressFn free_address;
+  BenchGranularityFn granularity;
+} vmm_fn;
+
+static bool
+vmm_load (void)
+{
+  enum cudaDriverEntryPointQueryResult status;
+  struct
+  {
+    const char *name;
+    void **out;
+  } entries[] = { { "cuMemAddressReserve", (void **)&vmm_fn.reserve },
+                  { "cuMemCreate", (void **)&vmm_fn.create },
+                  { "cuMemMap", (void **)&vmm_fn.map },
+                  { "cuMemSetAccess", (void **)&vmm_fn.set_access },
+                  { "cuMemUnmap", (void **)&vmm_fn.unmap },
+                  { "cuMemRelease", (void **)&vmm_fn.release },
+                  { "cuMemAddressFree", (void **)&vmm_fn.free_address },
+                  { "cuMemGetAllocationGranularity", (void **)&vmm_fn.granularity } };
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+    if (cudaGetDriverEntryPointByVersion (entries[i].name, entries[i].out, 12000, cudaEnableDefault,
+                                          &status)
+          != cudaSuccess
+        || *entries[i].out == NULL)
+      return false;
+  return true;
+}
+
+typedef struct
+{
+  CUdeviceptr base;
+  size_t size, reserved;
+  CUmemGenericAllocationHandle handle;
+} BenchMapping;
+
+/* A VMM mapping of @each bytes, its address aligned to @alignment. */
+static BenchMapping
+vmm_map (size_t each, size_t alignment, size_t granularity)
+{
+  BenchMapping m = { 0 };
+  CUmemAllocationProp prop;
+  memset (&prop, 0, sizeof prop);
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  m.size = (each + granularity - 1) / granularity * granularity;
+  m.reserved = (m.size + alignment - 1) / alignment * alignment;
+  CUmemAccessDesc access;
+  memset (&access, 0, sizeof access);
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (vmm_fn.reserve (&m.base, m.reserved, alignment, 0, 0) != CUDA_SUCCESS
+      || vmm_fn.create (&m.handle, m.size, &prop, 0) != CUDA_SUCCESS
+      || vmm_fn.map (m.base, m.size, 0, m.handle, 0) != CUDA_SUCCESS
+      || vmm_fn.set_access (m.base, m.size, &access, 1) != CUDA_SUCCESS)
+    die ("vmm_map", "a VMM call failed");
+  return m;
+}
+
+static void
+vmm_unmap (BenchMapping *m)
+{
+  vmm_fn.unmap (m->base, m->size);
+  vmm_fn.release (m->handle);
+  vmm_fn.free_address (m->base, m->reserved);
+}
+
+typedef enum
+{
+  FRESH_AT_ONCE,     /* mapped, then copied (what a restore does) */
+  FRESH_AFTER_SLEEP, /* mapped, 50 ms of host sleep, copied */
+  FRESH_SECOND_COPY, /* mapped, copied once untimed, the second copy timed */
+  FRESH_MEMSET,      /* mapped, cudaMemsetAsync over it (timed apart), then copied */
+  FRESH_ALIGN_1G,    /* mapped at 1 GiB-aligned addresses, copied at once */
+  FRESH_RECOMMENDED, /* sized and aligned to the recommended granularity */
+  MALLOC_FRESH,      /* cudaMalloc'd just before, copied */
+  WARM_TWO_STREAMS,  /* warm cudaMalloc memory, the copies over 2 streams */
+  N_FRESH
+} FreshKind;
+
+static void
+fresh_diagnostics (size_t each, int n, int reps, double h2d, double gb)
+{
+  static const char *names[N_FRESH] = {
+    "fresh VMM, copied at once",        "fresh VMM, copied 50 ms later",
+    "fresh VMM, second copy",           "fresh VMM, cudaMemset first",
+    "fresh VMM at 1 GiB alignment",     "fresh VMM, recommended granularity",
+    "cudaMalloc just before",           "warm cudaMalloc, 2 streams",
+  };
+  if (!vmm_load ())
+    {
+      printf ("  fresh-mapping diagnostics: no VMM entry points\n");
+      return;
+    }
+  CUmemAllocationProp prop;
+  memset (&prop, 0, sizeof prop);
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  size_t minimum = 0, recommended = 0;
+  vmm_fn.granularity (&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  vmm_fn.granularity (&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+  printf ("  VMM granularity: minimum %zu, recommended %zu\n", minimum, recommended);
+  void **pinned = calloc ((size_t)n, sizeof *pinned);
+  void **device = calloc ((size_t)n, sizeof *device);
+  BenchMapping *maps = calloc ((size_t)n, sizeof *maps);
+  double *t = calloc ((size_t)reps, sizeof *t), *extra = calloc ((size_t)reps, sizeof *extra);
+  cudaStream_t streams[2];
+  check_cuda (cudaStreamCreateWithFlags (&streams[0], cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cuda (cudaStreamCreateWithFlags (&streams[1], cudaStreamNonBlocking), "cudaStreamCreate");
+  for (int i = 0; i < n; i++)
+    {
+      check_cuda (cudaHostAlloc (&pinned[i], each, cudaHostAllocDefault), "cudaHostAlloc");
+      memset (pinned[i], 5, each);
+    }
+  for (int kind = 0; kind < N_FRESH; kind++)
+    {
+      if (kind == WARM_TWO_STREAMS)
+        for (int i = 0; i < n; i++)
+          check_cuda (cudaMalloc (&device[i], each), "cudaMalloc");
+      for (int r = -1; r < reps; r++)
+        {
+          double memset_seconds = 0;
+          if (kind == MALLOC_FRESH)
+            for (int i = 0; i < n; i++)
+              check_cuda (cudaMalloc (&device[i], each), "cudaMalloc");
+          else if (kind != WARM_TWO_STREAMS)
+            for (int i = 0; i < n; i++)
+              {
+                size_t align = kind == FRESH_ALIGN_1G      ? ((size_t)1 << 30)
+                               : kind == FRESH_RECOMMENDED ? recommended
+                                                           : minimum;
+                maps[i] = vmm_map (each, align, kind == FRESH_RECOMMENDED ? recommended : minimum);
+                device[i] = (void *)(uintptr_t)maps[i].base;
+              }
+          check_cuda (cudaDeviceSynchronize (), "cudaDeviceSynchronize");
+          if (kind == FRESH_AFTER_SLEEP)
+            usleep (50000);
+          if (kind == FRESH_SECOND_COPY)
+            time_copies (device, pinned, each, n, streams, 1);
+          if (kind == FRESH_MEMSET)
+            {
+              struct timespec a, b;
+              clock_gettime (CLOCK_MONOTONIC, &a);
+              for (int i = 0; i < n; i++)
+                check_cuda (cudaMemsetAsync (device[i], 0, each, streams[0]), "cudaMemsetAsync");
+              check_cuda (cudaStreamSynchronize (streams[0]), "cudaStreamSynchronize");
+              clock_gettime (CLOCK_MONOTONIC, &b);
+              memset_seconds
+                = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+            }
+          double s = time_copies (device, pinned, each, n, streams, kind == WARM_TWO_STREAMS ? 2 : 1);
+          if (r >= 0)
+            t[r] = s, extra[r] = memset_seconds;
+          if (kind == MALLOC_FRESH)
+            for (int i = 0; i < n; i++)
+              cudaFree (device[i]);
+          else if (kind != WARM_TWO_STREAMS)
+            for (int i = 0; i < n; i++)
+              vmm_unmap (&maps[i]);
+        }
+      if (kind == WARM_TWO_STREAMS)
+        for (int i = 0; i < n; i++)
+          cudaFree (device[i]);
+      double med = median (t, reps);
+      printf ("  %-34s %8.2f GB/s  %5.1f%% of H2D", names[kind], gb / med, 100 * h2d / med);
+      if (kind == FRESH_MEMSET)
+        printf ("  (the memset %.2f ms)", median (extra, reps) * 1e3);
+      printf ("\n");
+    }
+  for (int i = 0; i < n; i++)
+    cudaFreeHost (pinned[i]);
+  cudaStreamDestroy (streams[0]);
+  cudaStreamDestroy (streams[1]);
+  free (pinned), free (device), free (maps), free (t), free (extra);
+}
+
+/* The GPU digest's own speed: every parameter hashed in 8 MiB kernels one
+ * after the other (as the disk restore queues them), and whole (as a RAM
+ * restore does). */
+static void
+digest_diagnostics (void **params, size_t each, int n, int reps, double gb)
+{
+  WickError error;
+  WickDeviceDigests *digests = wick_device_digests_new (&error);
+  if (digests == NULL)
+    {
+      printf ("  GPU digest diagnostics: %s\n", error.message);
+      return;
+    }
+  uint64_t *out = calloc ((size_t)n + 1, sizeof *out);
+  double *t = calloc ((size_t)reps, sizeof *t);
+  for (int whole = 0; whole < 2; whole++)
+    {
+      for (int r = -1; r < reps; r++)
+        {
+          struct timespec a, b;
+          wick_device_digests_reset (digests, NULL);
+          wick_device_digests_wait (digests, NULL, 0, NULL);
+          clock_gettime (CLOCK_MONOTONIC, &a);
+          for (int i = 0; i < n; i++)
+            {
+              size_t piece = whole ? each : WICK_DISK_SLOT_BYTES;
+              for (size_t at = 0; at < each; at += piece)
+                if (!wick_device_digests_queue (digests, (size_t)i, (char *)params[i] + at,
+                                                each - at < piece ? each - at : piece,
+                                                at / WICK_WEIGHT_HASH_CHUNK, NULL, &error))
+                  die ("digest", error.message);
+            }
+          if (!wick_device_digests_wait (digests, out, (size_t)n, &error))
+            die ("digest", error.message);
+          clock_gettime (CLOCK_MONOTONIC, &b);
+          if (r >= 0)
+            t[r] = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+        }
+      printf ("  %-34s %8.2f GB/s\n", whole ? "GPU digest, a kernel a parameter" : "GPU digest, a kernel per 8 MiB",
+              gb / median (t, reps));
+    }
+  wick_device_digests_free (digests);
+  free (out), free (t);
+}
+
+typedef struct
+{
+  int fd;
+  uint64_t from, to;
+  void *buffer;
+} PreadPart;
+
+static void *
+pread_part (void *data)
+{
+  PreadPart *part = data;
+  WickError error;
+  for (uint64_t at = part->from; at < part->to; at += WICK_DISK_SLOT_BYTES)
+    {
+      size_t n = part->to - at < WICK_DISK_SLOT_BYTES ? (size_t)(part->to - at) : WICK_DISK_SLOT_BYTES;
+      if (!wick_read_exact (part->fd, part->buffer, n, at, "bench", &error))
+        die ("pread", error.message);
+    }
+  return NULL;
+}
+
+/* The disk restore's parts: the readers' pread into pinned staging alone
+ * (8 threads, the file warm), and wick_disk_read of the same jobs without
+ * digests, with the GPU's and with the CPU readers' (same staging). */
+static void
+disk_diagnostics (const char *path, void **params, size_t each, int n, int reps, double gb)
+{
+  WickError error;
+  WickCheckpoint checkpoint;
+  if (!wick_checkpoint_open (path, &checkpoint, &error))
+    die ("wick_checkpoint_open", error.message);
+  const WickSafetensorsShard *shard = &checkpoint.shards[0];
+  WickDiskJob *jobs = calloc ((size_t)n, sizeof *jobs);
+  for (int i = 0; i < n; i++)
+    {
+      char key[32];
+      snprintf (key, sizeof key, "layers.%d.weight", i);
+      const WickSafetensorsTensor *tensor = wick_safetensors_header_find (&shard->header, key);
+      if (tensor == NULL)
+        die ("disk diagnostics", "a tensor is missing from the file");
+      jobs[i] = (WickDiskJob){ params[i], shard->fd, shard->path,
+                               shard->header.data_offset + tensor->begin, each / 4,
+                               WICK_DTYPE_F32, WICK_DTYPE_F32 };
+    }
+  double *t = calloc ((size_t)reps, sizeof *t);
+  /* pread alone */
+  enum { THREADS = 8 };
+  PreadPart parts[THREADS];
+  pthread_t threads[THREADS];
+  uint64_t first = jobs[0].file_offset, last = jobs[n - 1].file_offset + each;
+  for (int k = 0; k < THREADS; k++)
+    check_cuda (cudaHostAlloc (&parts[k].buffer, WICK_DISK_SLOT_BYTES, cudaHostAllocDefault),
+                "cudaHostAlloc");
+  for (int r = -1; r < reps; r++)
+    {
+      struct timespec a, b;
+      clock_gettime (CLOCK_MONOTONIC, &a);
+      uint64_t span = (last - first) / THREADS / WICK_DISK_SLOT_BYTES * WICK_DISK_SLOT_BYTES;
+      for (int k = 0; k < THREADS; k++)
+        {
+          parts[k].fd = shard->fd;
+          parts[k].from = first + (uint64_t)k * span;
+          parts[k].to = k == THREADS - 1 ? last : first + (uint64_t)(k + 1) * span;
+          pthread_create (&threads[k], NULL, pread_part, &parts[k]);
+        }
+      for (int k = 0; k < THREADS; k++)
+        pthread_join (threads[k], NULL);
+      clock_gettime (CLOCK_MONOTONIC, &b);
+      if (r >= 0)
+        t[r] = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    }
+  for (int k = 0; k < THREADS; k++)
+    cudaFreeHost (parts[k].buffer);
+  printf ("  %-34s %8.2f GB/s\n", "pread into pinned, 8 threads", gb / median (t, reps));
+  static const char *modes[3] = { "disk pipeline, no digests", "disk pipeline, GPU digests",
+                                  "disk pipeline, CPU digests" };
+  uint64_t *digests = calloc ((size_t)n + 1, sizeof *digests);
+  WickDiskStaging staging;
+  memset (&staging, 0, sizeof staging);
+  const WickWeightBacking *backing = wick_weight_backing_for (WICK_WEIGHT_MEMORY_CUDA);
+  for (int mode = 0; mode < 3; mode++)
+    {
+      if (mode == 2)
+        setenv ("WICK_WEIGHT_GPU_DIGESTS", "0", 1);
+      for (int r = -1; r < reps; r++)
+        {
+          struct timespec a, b;
+          clock_gettime (CLOCK_MONOTONIC, &a);
+          if (!wick_disk_staging_reserve (&staging, backing, WICK_DISK_SLOT_BYTES, &error)
+              || !wick_disk_read (&staging, jobs, (size_t)n, mode ? digests : NULL, &error))
+            die ("wick_disk_read", error.message);
+          clock_gettime (CLOCK_MONOTONIC, &b);
+          if (r >= 0)
+            t[r] = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+        }
+      printf ("  %-34s %8.2f GB/s\n", modes[mode], gb / median (t, reps));
+    }
+  unsetenv ("WICK_WEIGHT_GPU_DIGESTS");
+  wick_disk_staging_free (&staging);
+  wick_checkpoint_close (&checkpoint);
+  free (jobs), free (t), free (digests);
+}
+
 /* Runs the PyTorch baseline on the same file; negative if unavailable. */
 static double
 torch_load_seconds (const char *script, const char *path, int reps)
@@ -351,6 +745,14 @@ main (int argc, char **argv)
   else
     printf ("  %-34s unavailable (python3 with torch and safetensors)\n",
             "torch safetensors load_file(cuda)");
+  if (getenv ("WICK_BENCH_WEIGHT_DIAGNOSTICS") != NULL)
+    {
+      printf ("diagnostics (WICK_BENCH_WEIGHT_DIAGNOSTICS):\n");
+      fresh_diagnostics (each, n, options.reps, h2d, gb);
+      digest_diagnostics (params, each, n, options.reps, gb);
+      disk_diagnostics (path, params, each, n, options.reps, gb);
+      verify (params, source, each, n);
+    }
   wick_weight_store_free (store);
   for (int i = 0; i < n; i++)
     wick_weight_free_device (params[i], &error);
