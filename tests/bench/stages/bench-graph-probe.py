@@ -163,6 +163,21 @@ def main():
                 exec_ = ctypes.c_void_p(exec_)
                 torch.cuda.synchronize()
                 report(name, kernels, per_kernel(lambda: lib.stage_test_graph_launch(exec_, handle), stream, kernels))
+                # the C benchmark's own timed loop (bench-stage-replay's bench_gaps), here
+                lib.stage_test_time_launches.restype = ctypes.c_double
+                lib.stage_test_time_launches.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                                         ctypes.c_double]
+                launches = launches_for(kernels)
+                gaps = (0.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+                cost = {g: [] for g in gaps}
+                for r in range(-1, ROUNDS):
+                    for g in (gaps if r % 2 == 0 else tuple(reversed(gaps))):
+                        ms = lib.stage_test_time_launches(exec_, handle, launches, g)
+                        if r >= 0:
+                            cost[g].append(ms * 1e3 / (launches * kernels))
+                for g in gaps:
+                    print(f"GAP process=torch lib={os.path.basename(lib_path)} kernels={kernels} gap_us={g:.0f} "
+                          f"us_per_kernel={statistics.median(cost[g]):.4f}", flush=True)
                 lib.stage_test_graph_free(exec_)
             except Exception:
                 print(f"PROBE kernels={kernels} cell={name} failed", flush=True)

@@ -283,6 +283,38 @@ bench_variants (int kernels)
   bench_teardown (&bench);
 }
 
+/* The bare graph launched with the host spinning gap_us between two launches
+ * (as a Python loop's overhead spaces torch's replays): whether the cost a
+ * kernel depends on how far ahead the host is (issue 22 item 2). The same
+ * cells run in a torch process in bench-graph-probe.py. */
+static void
+bench_gaps (int kernels)
+{
+  static const double gaps[] = { 0.0, 2.0, 5.0, 10.0, 20.0, 50.0 };
+  enum { N_GAPS = sizeof gaps / sizeof gaps[0] };
+  Bench bench;
+  WickCertification cert;
+  double capture_ms;
+  if (!bench_setup (&bench, kernels, 128, false, &cert, &capture_ms))
+    {
+      bench_teardown (&bench);
+      return;
+    }
+  double cost[N_GAPS][BENCH_ROUNDS];
+  for (int r = -1; r < BENCH_ROUNDS; r++)
+    for (int g = 0; g < N_GAPS; g++)
+      {
+        int index = r % 2 == 0 ? g : N_GAPS - 1 - g;
+        double ms = stage_test_time_launches (bench.bare, bench.stream, bench.launches, gaps[index]);
+        if (r >= 0)
+          cost[index][r] = ms * 1e3 / ((double)bench.launches * kernels);
+      }
+  for (int g = 0; g < N_GAPS; g++)
+    printf ("GAP process=c kernels=%d gap_us=%.0f us_per_kernel=%.4f\n", kernels, gaps[g],
+            wick_gate_median (cost[g], BENCH_ROUNDS));
+  bench_teardown (&bench);
+}
+
 int
 main (void)
 {
@@ -317,5 +349,7 @@ main (void)
     status |= bench_chain (chains[i][0], 128, true);
   bench_variants (128);
   bench_variants (512);
+  bench_gaps (128);
+  bench_gaps (512);
   return status;
 }

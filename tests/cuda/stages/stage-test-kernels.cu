@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <math.h>
+#include <time.h>
 
 namespace
 {
@@ -326,5 +327,40 @@ stage_test_event_ms (void *start, void *stop)
   float ms = 0.0f;
   cudaEventSynchronize ((cudaEvent_t) stop);
   cudaEventElapsedTime (&ms, (cudaEvent_t) start, (cudaEvent_t) stop);
+  return (double) ms;
+}
+
+/* One timed block of `launches` launches of @exec on @stream, `gap_us`
+ * microseconds of host spinning between two launches: the same loop from a
+ * C process and from a torch process (bench-graph-probe.py calls it through
+ * ctypes), to tell whether the replay's cost a kernel follows the process or
+ * how fast the host submits (issue 22 item 2). Milliseconds, from events. */
+extern "C" double
+stage_test_time_launches (void *exec, void *stream, int launches, double gap_us)
+{
+  cudaStream_t s = (cudaStream_t) stream;
+  cudaEvent_t start, stop;
+  cudaEventCreate (&start);
+  cudaEventCreate (&stop);
+  cudaEventRecord (start, s);
+  for (int i = 0; i < launches; i++)
+    {
+      if (i > 0 && gap_us > 0)
+        {
+          struct timespec a, b;
+          clock_gettime (CLOCK_MONOTONIC, &a);
+          do
+            clock_gettime (CLOCK_MONOTONIC, &b);
+          while ((double) (b.tv_sec - a.tv_sec) * 1e6 + (double) (b.tv_nsec - a.tv_nsec) / 1e3
+                 < gap_us);
+        }
+      cudaGraphLaunch ((cudaGraphExec_t) exec, s);
+    }
+  cudaEventRecord (stop, s);
+  float ms = 0.0f;
+  cudaEventSynchronize (stop);
+  cudaEventElapsedTime (&ms, start, stop);
+  cudaEventDestroy (start);
+  cudaEventDestroy (stop);
   return (double) ms;
 }

@@ -73,6 +73,9 @@ extern "C"
   void stage_test_event_free (void *event);
   void stage_test_event_record (void *event, void *stream);
   double stage_test_event_ms (void *start, void *stop);
+  /* ms of one block of `launches` launches of exec on stream, gap_us of
+   * host spinning between two (events around the block). */
+  double stage_test_time_launches (void *exec, void *stream, int launches, double gap_us);
 
 #ifdef __cplusplus
 }
