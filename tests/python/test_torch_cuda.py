@@ -83,6 +83,65 @@ def test_copied_pointer_stable_restore_with_graph():
     check_pointer_stable(False)
 
 
+def test_instrumented_stage_certificate():
+    """A stage captured from a wick.torch.instrument()ed model (issue 22 item
+    3): the speedup gate's eager rounds run with Wick's recording suspended,
+    the certificate says so and keeps the instrumented eager time beside the
+    plain one, kernel_nodes counts the captured graph's kernel nodes (16
+    Linear+GELU layers launch at least 32 kernels), and the certification
+    record in the trace carries the same."""
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(), "instrumented.jsonl")
+    with wick.Session("cuda.instrumented", phase="infer", device="cuda", jsonl_path=path) as s:
+        torch.manual_seed(0)
+        layers = []
+        for _ in range(16):
+            layers += [torch.nn.Linear(256, 256), torch.nn.GELU()]
+        model = torch.nn.Sequential(*layers).to(DEV)
+        inst = wick.torch.instrument(s, model)
+        x = torch.randn(32, 256, device=DEV)
+
+        def fn():
+            return model(x)
+
+        with torch.no_grad():
+            with inst.step():
+                fn()  # a recorded step before the capture: the hooks are live
+            stage = wick.torch.register_stage(s, "instrumented_mlp", fn, windows={"x": x}, min_speedup=1.0)
+            cert = stage.capture()
+        print("instrumented capture: %s, %s; eager %.4f ms suspended, %s ms instrumented, replay %.4f ms, "
+              "speedup %.2fx, kernel_nodes %s"
+              % (cert["verdict"], cert["eager_recording"], cert["eager_ms"], cert["eager_instrumented_ms"],
+                 cert["replay_ms"], cert["speedup_median"], cert["kernel_nodes"]))
+        assert cert["accepted"], cert
+        assert cert["eager_recording"] == "suspended", cert
+        assert isinstance(cert["eager_instrumented_ms"], float) and cert["eager_instrumented_ms"] > 0, cert
+        assert cert["kernel_nodes"] >= 32, cert
+        # the hooks are back after the capture: the next step records module spans
+        with torch.no_grad():
+            with inst.step():
+                fn()
+        stage.release()
+        inst.remove()
+    records = wicktest.read_records(path)
+    certs = [r for r in records if '"eager_recording"' in str(r) and "instrumented_mlp" in str(r)]
+    text = open(path).read()
+    assert '"eager_recording":"suspended"' in text, text[-3000:]
+    assert '"kernel_nodes":%d' % cert["kernel_nodes"] in text, text[-3000:]
+    spans = [r.get("name") for r in records if r.get("kind") == "span_start"]
+    # fn() ran about 287 times: 2 steps, 3 warm-ups, the capture, the
+    # reference, and 7 rounds of 20 eager calls each suspended, instrumented
+    # and timed. The instrumented rounds record the model's spans (one "0",
+    # the first Linear, a call); the suspended ones must not (with them about
+    # 287).
+    firsts = spans.count("0")
+    print("spans of layer 0 in the trace: %d" % firsts)
+    assert 140 <= firsts < 200, firsts
+    print("certification record in the trace: %d line(s) name the stage" % len(certs))
+
+
 def test_z_graph_unsafe_stage_refused():
     # last: after a failed capture this torch may keep its CUDA generator in
     # capture mode ("Offset increment outside graph capture"), so nothing
