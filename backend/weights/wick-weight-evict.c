@@ -25,6 +25,8 @@ now_seconds (void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+WickWeightPhaseTimes wick_weight_phase_times;
+
 /* ---- provenance ------------------------------------------------------------ */
 
 size_t
@@ -500,6 +502,7 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
             && ram_digests != NULL && ram_queued != NULL && pipe != NULL;
   if (!ok)
     wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
+  double phase = now_seconds ();
   for (size_t m = 0; ok && m < module->n_mappings; m++)
     if (module->mappings[m].released)
       {
@@ -507,6 +510,8 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
         if (ok)
           made[n_made++] = m;
       }
+  wick_weight_phase_times.restore_map = now_seconds () - phase;
+  phase = now_seconds ();
   WickError later_error;
   bool filled = true;
   for (size_t i = 0; i < n_made; i++)
@@ -524,6 +529,8 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
       *error = later_error;
       ok = false;
     }
+  wick_weight_phase_times.restore_queue = now_seconds () - phase;
+  phase = now_seconds ();
   /* Hash the RAM copies while they run, then wait for the copies. */
   bool hashed = pipe == NULL || wick_digest_pipe_run (pipe, &later_error);
   if (!hashed && ok)
@@ -552,11 +559,14 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
       *error = later_error;
       ok = false;
     }
+  wick_weight_phase_times.restore_wait = now_seconds () - phase;
+  phase = now_seconds ();
   if (batch.n > 0 && !read_disk_batch (store, module, &batch, restored_bytes, &later_error) && ok)
     {
       *error = later_error;
       ok = false;
     }
+  wick_weight_phase_times.restore_disk = now_seconds () - phase;
   wick_digest_pipe_free (pipe);
   free (batch.jobs);
   free (batch.mappings);
@@ -755,8 +765,13 @@ evict_steps (WickWeightStore *store, WickWeightModule *module, WickTier tier, ui
         = wick_checkpoint_open (module->checkpoint_path, &module->checkpoint, &checkpoint_error);
       module->checkpoint_open = checkpoint_ok;
     }
-  bool ok = plan_tiers (module, tier, checkpoint_ok ? NULL : checkpoint_error.message, error)
-            && spill_ram_storages (module, error) && release_mappings (store, module, freed, error);
+  bool ok = plan_tiers (module, tier, checkpoint_ok ? NULL : checkpoint_error.message, error);
+  double spill_start = now_seconds ();
+  ok = ok && spill_ram_storages (module, error);
+  double release_start = now_seconds ();
+  ok = ok && release_mappings (store, module, freed, error);
+  wick_weight_phase_times.evict_spill = release_start - spill_start;
+  wick_weight_phase_times.evict_release = now_seconds () - release_start;
   if (!ok)
     {
       for (size_t s = 0; s < module->n_storages; s++)

@@ -120,6 +120,19 @@ wick_weight_storage_released (const WickWeightModule *module, const WickWeightSt
 }
 
 /* wick-weight-evict.c; called with the module busy and store->lock not held. */
+/* How long the phases of this process's last eviction and restore took
+ * (seconds; written without a lock: for benchmarks, bench-weight-store). */
+typedef struct
+{
+  double evict_spill;   /* RAM-tier copies out and their digests */
+  double evict_release; /* unmapping and releasing the physical memory */
+  double restore_map;   /* creating and mapping the physical memory again */
+  double restore_queue; /* queuing the RAM-tier copies and their digests */
+  double restore_wait;  /* waiting for them */
+  double restore_disk;  /* the disk tier's reads, copies and digests */
+} WickWeightPhaseTimes;
+extern WickWeightPhaseTimes wick_weight_phase_times;
+
 bool wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, WickTier tier,
                                WickError *error);
 bool wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module,

@@ -16,11 +16,14 @@
 #   weightsab bench-weight-store with copies on 1 and 2 streams (WICK_WEIGHT_COPY_STREAMS), 2 rounds
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
 #   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
+#   hotpathab the same, ../src-before (another packed tree) against this one, alternating
 #   gptN      tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler), the
 #             package of this tree and, where .device-oldwick/wick holds one, an older
 #             one's .py files beside it (same _wick extension), alternating, N pairs
 #   stagepool bench-stage-replay with its buffers pooled / after a large allocation
-#   probe     tests/bench/stages/bench-graph-probe.py (why torch's 128-node graph is faster)
+#   probe     tests/bench/stages/bench-graph-probe.py (why torch's 128-node graph is faster; Wick's
+#             stage beside torch.cuda.CUDAGraph of the same kernels in one torch process), then
+#             bench-graph-process.py's modes and CUDA_MODULE_LOADING=EAGER
 # A step that would start with fewer seconds left than it needs is skipped and
 # says so. Run from the repository root (of the archived branch).
 set -uo pipefail
@@ -69,7 +72,8 @@ ld=$WICK_RUNTIME_LD
 B=_build-device
 targets="backend/libwick.so.1.0.0 app/cli/wick-trace tests/cuda/stages/test-stage-capture
  tests/cuda/weights/test-weight-store-cuda tests/bench/weights/bench-weight-store
- tests/bench/stages/bench-stage-replay tests/bench/core/bench-ring-hot-path"
+ tests/bench/stages/bench-stage-replay tests/bench/stages/libstage-replay-bench.so
+ tests/bench/core/bench-ring-hot-path"
 
 for s in "$@"; do
   case $s in
@@ -185,6 +189,31 @@ for s in "$@"; do
         echo "rc=$?"; cat /tmp/session-logs/hotpath-$core-preload.log | head -40
       done
       ;;
+    hotpathab)
+      # helper hotpath's request: bench-ring-hot-path of ../src-before (a tree
+      # packed beside this one) against this tree, alternating on one machine,
+      # 2 rounds x cores 3 and 5 x (static + dlopen, linked at start), 0.2 s drain
+      need 60 "hotpath before/after" || continue
+      before=$PWD/../src-before
+      if [ ! -d "$before" ]; then say "no ../src-before: skipped"; continue; fi
+      (cd "$before" && mkdir -p .device && ln -sfn "$PWD/../debs" .device/debs \
+        && WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 tests/bench/core/bench-ring-hot-path" \
+           timeout 120 bash tools/device/build.sh >/tmp/session-logs/build-before.log 2>&1)
+      echo "before build rc=$? ($(cat "$before/.device-rev" 2>/dev/null))"
+      for r in 1 2; do
+        for t in before after; do
+          if [ $t = before ]; then BB=$before/_build-device; else BB=$PWD/$B; fi
+          for core in 3 5; do
+            need 20 "hotpath $t $r core $core" || continue
+            WICK_LIBWICK=$BB/backend/libwick.so.1.0.0 LD_LIBRARY_PATH=$ld timeout 60 taskset -c $core \
+              $BB/tests/bench/core/bench-ring-hot-path 31 300000 0.2 >/tmp/session-logs/hp-$t-$r-$core-dlopen.log 2>&1
+            WICK_LIBWICK=$BB/backend/libwick.so.1.0.0 LD_PRELOAD=$BB/backend/libwick.so.1 LD_LIBRARY_PATH=$ld timeout 60 \
+              taskset -c $core $BB/tests/bench/core/bench-ring-hot-path 31 300000 0.2 >/tmp/session-logs/hp-$t-$r-$core-preload.log 2>&1
+          done
+        done
+      done
+      grep -H "x floor" /tmp/session-logs/hp-*.log | grep -E "floor \(|wick ring  |libwick.so" | sed 's|/tmp/session-logs/||'
+      ;;
     gpt*)
       wait_data
       OUT=/tmp/session-logs WICK_DEVICE_BUILD_ONLY=1 WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" \
@@ -213,8 +242,17 @@ for s in "$@"; do
         nvcc -O3 -std=c++17 -Xcompiler -fPIC -shared -cudart static $codes -Ibackend -Itests/cuda/stages \
           tests/cuda/stages/stage-test-kernels.cu -o /tmp/libstk-$kind.so && libs=$libs:/tmp/libstk-$kind.so
       done
-      PROBE_LIBS=$libs timeout $(( $(left) - 10 )) python3 tests/bench/stages/bench-graph-probe.py >/tmp/session-logs/probe.log 2>&1
-      echo "probe rc=$?"; grep -vE "^\s+File|^\s+\^" /tmp/session-logs/probe.log | head -60
+      PROBE_LIBS=$libs STAGE_REPLAY_LIB=$PWD/$B/tests/bench/stages/libstage-replay-bench.so \
+        timeout $(( $(left) - 10 )) python3 tests/bench/stages/bench-graph-probe.py >/tmp/session-logs/probe.log 2>&1
+      echo "probe rc=$?"; grep -vE "^\s+File|^\s+\^|Deprecation|ExternalStream|fma_chain" /tmp/session-logs/probe.log | head -90
+      # which part of a torch process makes the 128-kernel graph faster
+      for mode in ctypes torch-imported torch-after; do
+        PROBE_LIBS=$libs timeout 60 python3 tests/bench/stages/bench-graph-process.py $mode 2>&1 | tee -a /tmp/session-logs/process.log
+      done
+      CUDA_MODULE_LOADING=EAGER PROBE_LIBS=$libs timeout 60 python3 tests/bench/stages/bench-graph-process.py ctypes 2>&1 \
+        | sed 's/mode=ctypes/mode=ctypes-eager-loading/' | tee -a /tmp/session-logs/process.log
+      CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$ld timeout 60 $B/tests/bench/stages/bench-stage-replay 2>&1 | grep "^GAP.*gap_us=0 " \
+        | sed 's/process=c/process=c-eager-loading/' | tee -a /tmp/session-logs/process.log
       ;;
     *) say "unknown step $s" ;;
   esac

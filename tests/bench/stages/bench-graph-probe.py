@@ -182,7 +182,85 @@ def main():
             except Exception:
                 print(f"PROBE kernels={kernels} cell={name} failed", flush=True)
                 traceback.print_exc()
+    same_process_stage()
     return 0
+
+
+def same_process_stage():
+    """Wick's certified stage (wick_stage_run, from STAGE_REPLAY_LIB, built by
+    meson from stage-replay-lib.c) against torch.cuda.CUDAGraph capturing the
+    very same kernels (the C chain launched through ctypes inside
+    torch.cuda.graph), in this torch process, rounds alternating: the
+    replay's cost a kernel where Wick's stages run, at 128, 512 and 2048."""
+    lib_path = os.environ.get("STAGE_REPLAY_LIB")
+    kernels_path = next((p for p in os.environ.get("PROBE_LIBS", "").split(":") if p.endswith("sass.so")), None)
+    if not lib_path or not kernels_path:
+        print("SAME skipped: STAGE_REPLAY_LIB and a sass PROBE_LIBS entry are needed", flush=True)
+        return
+    try:
+        wick = ctypes.CDLL(lib_path)
+        wick.stage_replay_new.restype = ctypes.c_void_p
+        wick.stage_replay_new.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        wick.stage_replay_time.restype = ctypes.c_double
+        wick.stage_replay_time.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        wick.stage_replay_speedup.restype = ctypes.c_double
+        wick.stage_replay_speedup.argtypes = [ctypes.c_void_p]
+        wick.stage_replay_free.argtypes = [ctypes.c_void_p]
+        k = ctypes.CDLL(kernels_path)
+        k.stage_test_chain_threads.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                               ctypes.c_int, ctypes.c_void_p]
+        for kernels in (128, 512, 2048):
+            stream = torch.cuda.Stream()
+            handle = wick.stage_replay_new(kernels, 128, ctypes.c_void_p(stream.cuda_stream))
+            if not handle:
+                print(f"SAME kernels={kernels} wick stage refused (see stderr)", flush=True)
+                continue
+            inp = torch.randn(N, device="cuda")
+            out = torch.empty(N, device="cuda")
+            with torch.cuda.stream(stream):
+                for _ in range(3):
+                    k.stage_test_chain_threads(ctypes.c_void_p(inp.data_ptr()), ctypes.c_void_p(out.data_ptr()), N,
+                                               kernels, 128, ctypes.c_void_p(stream.cuda_stream))
+            torch.cuda.synchronize()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=stream):
+                cs = torch.cuda.current_stream().cuda_stream
+                k.stage_test_chain_threads(ctypes.c_void_p(inp.data_ptr()), ctypes.c_void_p(out.data_ptr()), N,
+                                           kernels, 128, ctypes.c_void_p(cs))
+            torch.cuda.synchronize()
+            launches = 10 if kernels >= 2048 else launches_for(kernels)
+            start = torch.cuda.Event(enable_timing=True)
+            stop = torch.cuda.Event(enable_timing=True)
+
+            def torch_block():
+                with torch.cuda.stream(stream):
+                    start.record()
+                    for _ in range(launches):
+                        g.replay()
+                    stop.record()
+                stop.synchronize()
+                return start.elapsed_time(stop) * 1e3 / (launches * kernels)
+
+            def wick_block():
+                return wick.stage_replay_time(handle, launches) * 1e3 / (launches * kernels)
+
+            wick_us, torch_us, ratio = [], [], []
+            for r in range(-1, ROUNDS):
+                order = (wick_block, torch_block) if r % 2 == 0 else (torch_block, wick_block)
+                a, b = order[0](), order[1]()
+                w, t = (a, b) if order[0] is wick_block else (b, a)
+                if r >= 0:
+                    wick_us.append(w)
+                    torch_us.append(t)
+                    ratio.append(w / t)
+            print(f"SAME kernels={kernels} wick_us_per_kernel={statistics.median(wick_us):.4f} "
+                  f"torch_us_per_kernel={statistics.median(torch_us):.4f} wick_over_torch={statistics.median(ratio):.4f} "
+                  f"min={min(ratio):.4f} max={max(ratio):.4f} cert_speedup={wick.stage_replay_speedup(handle):.3f}",
+                  flush=True)
+            wick.stage_replay_free(handle)
+    except Exception:
+        print("SAME failed", flush=True)
+        traceback.print_exc()
 
 
 def describe(cudart, graph):

@@ -15,6 +15,7 @@
 #include "weights/wick-weight-digest-device-private.h"
 #include "weights/wick-weight-disk-reader-private.h"
 #include "weights/wick-weight-hash-private.h"
+#include "weights/wick-weight-store-private.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -326,6 +327,7 @@ typedef enum
 {
   FRESH_AT_ONCE,     /* mapped, then copied (what a restore does) */
   FRESH_AFTER_SLEEP, /* mapped, 50 ms of host sleep, copied */
+  FRESH_FREED_EARLIER, /* the last memory freed 50 ms before mapping, copied at once */
   FRESH_SECOND_COPY, /* mapped, copied once untimed, the second copy timed */
   FRESH_MEMSET,      /* mapped, cudaMemsetAsync over it (timed apart), then copied */
   FRESH_ALIGN_1G,    /* mapped at 1 GiB-aligned addresses, copied at once */
@@ -340,6 +342,7 @@ fresh_diagnostics (size_t each, int n, int reps, double h2d, double gb)
 {
   static const char *names[N_FRESH] = {
     "fresh VMM, copied at once",        "fresh VMM, copied 50 ms later",
+    "fresh VMM, freed 50 ms before",
     "fresh VMM, second copy",           "fresh VMM, cudaMemset first",
     "fresh VMM at 1 GiB alignment",     "fresh VMM, recommended granularity",
     "cudaMalloc just before",           "warm cudaMalloc, 2 streams",
@@ -377,6 +380,8 @@ fresh_diagnostics (size_t each, int n, int reps, double h2d, double gb)
       for (int r = -1; r < reps; r++)
         {
           double memset_seconds = 0;
+          if (kind == FRESH_FREED_EARLIER)
+            usleep (50000);
           if (kind == MALLOC_FRESH)
             for (int i = 0; i < n; i++)
               check_cuda (cudaMalloc (&device[i], each), "cudaMalloc");
@@ -622,13 +627,36 @@ typedef struct
   double cold, warm;
 } Timing;
 
-/* Evicts and restores reps+1 times; the first run is the cold one. */
+/* Medians of the phases (wick_weight_phase_times) over a cycle's warm runs. */
+typedef struct
+{
+  double spill, release, map, queue, wait, disk;
+} Phases;
+
 static void
-cycle (WickWeightStore *store, WickTier tier, int reps, Timing *evict, Timing *restore)
+print_phases (const char *what, const Phases *p)
+{
+  printf ("  %-34s evict: copies %.2f + release %.2f ms; restore: map %.2f + queue %.2f + wait "
+          "%.2f + disk %.2f ms\n",
+          what, p->spill * 1e3, p->release * 1e3, p->map * 1e3, p->queue * 1e3, p->wait * 1e3,
+          p->disk * 1e3);
+}
+
+/* Evicts and restores reps+1 times; the first run is the cold one. With
+ * settle_ms, the host sleeps that long after each eviction and each restore
+ * (outside the timed calls): the driver's work on memory just released or
+ * mapped (a copy into a mapping made 50 ms before runs at full speed, one
+ * made just before does not) is then over before the next call. */
+static void
+cycle (WickWeightStore *store, WickTier tier, int reps, int settle_ms, Timing *evict,
+       Timing *restore, Phases *phases)
 {
   WickWeightStats stats;
   WickError error;
   double *e = calloc ((size_t)reps, sizeof *e), *r = calloc ((size_t)reps, sizeof *r);
+  double *ph[6];
+  for (int k = 0; k < 6; k++)
+    ph[k] = calloc ((size_t)reps, sizeof *ph[k]);
   for (int i = 0; i <= reps; i++)
     {
       if (!wick_weight_store_evict (store, "bench", tier, &stats, &error))
@@ -636,15 +664,33 @@ cycle (WickWeightStore *store, WickTier tier, int reps, Timing *evict, Timing *r
       if ((tier == WICK_TIER_DISK && stats.ram != 0) || (tier == WICK_TIER_RAM && stats.disk != 0))
         die ("evict", "a parameter went to the other tier");
       double evict_seconds = stats.evict_seconds;
+      if (settle_ms > 0)
+        usleep ((useconds_t)settle_ms * 1000);
       if (!wick_weight_store_restore (store, "bench", &stats, &error))
         die ("restore", error.message);
+      if (settle_ms > 0)
+        usleep ((useconds_t)settle_ms * 1000);
       if (i == 0)
         evict->cold = evict_seconds, restore->cold = stats.restore_seconds;
       else
-        e[i - 1] = evict_seconds, r[i - 1] = stats.restore_seconds;
+        {
+          e[i - 1] = evict_seconds, r[i - 1] = stats.restore_seconds;
+          const WickWeightPhaseTimes *t = &wick_weight_phase_times;
+          double values[6] = { t->evict_spill, t->evict_release, t->restore_map,
+                               t->restore_queue, t->restore_wait, t->restore_disk };
+          for (int k = 0; k < 6; k++)
+            ph[k][i - 1] = values[k];
+        }
     }
   evict->warm = median (e, reps);
   restore->warm = median (r, reps);
+  double *out[6] = { &phases->spill, &phases->release, &phases->map,
+                     &phases->queue, &phases->wait,  &phases->disk };
+  for (int k = 0; k < 6; k++)
+    {
+      *out[k] = median (ph[k], reps);
+      free (ph[k]);
+    }
   free (e), free (r);
 }
 
@@ -715,9 +761,17 @@ main (int argc, char **argv)
     die ("register", error.message);
 
   Timing ram_evict, ram_restore, disk_evict, disk_restore;
-  cycle (store, WICK_TIER_RAM, options.reps, &ram_evict, &ram_restore);
+  Phases ram_phases, disk_phases;
+  cycle (store, WICK_TIER_RAM, options.reps, 0, &ram_evict, &ram_restore, &ram_phases);
   verify (params, source, each, n);
-  cycle (store, WICK_TIER_DISK, options.reps, &disk_evict, &disk_restore);
+  cycle (store, WICK_TIER_DISK, options.reps, 0, &disk_evict, &disk_restore, &disk_phases);
+  verify (params, source, each, n);
+  /* the same cycles with 200 ms between the calls */
+  Timing s_ram_evict, s_ram_restore, s_disk_evict, s_disk_restore;
+  Phases s_ram_phases, s_disk_phases;
+  cycle (store, WICK_TIER_RAM, options.reps, 200, &s_ram_evict, &s_ram_restore, &s_ram_phases);
+  verify (params, source, each, n);
+  cycle (store, WICK_TIER_DISK, options.reps, 200, &s_disk_evict, &s_disk_restore, &s_disk_phases);
   verify (params, source, each, n);
   double torch = torch_load_seconds (options.script, path, options.reps);
 
@@ -745,6 +799,19 @@ main (int argc, char **argv)
   else
     printf ("  %-34s unavailable (python3 with torch and safetensors)\n",
             "torch safetensors load_file(cuda)");
+  print_phases ("phases, RAM tier", &ram_phases);
+  print_phases ("phases, disk tier", &disk_phases);
+  printf ("settled: 200 ms of host sleep after each eviction and restore (not timed)\n");
+  printf ("  %-34s %8.2f GB/s  %5.1f%% of D2H\n", "evict, RAM tier, settled", gb / s_ram_evict.warm,
+          100 * d2h / s_ram_evict.warm);
+  printf ("  %-34s %8.2f GB/s  %5.1f%% of H2D\n", "restore, RAM tier, settled",
+          gb / s_ram_restore.warm, 100 * h2d / s_ram_restore.warm);
+  printf ("  %-34s %8.2f GB/s", "restore, disk tier, settled", gb / s_disk_restore.warm);
+  if (torch > 0)
+    printf ("  disk restore is %.2fx torch", torch / s_disk_restore.warm);
+  printf ("\n");
+  print_phases ("phases, RAM tier, settled", &s_ram_phases);
+  print_phases ("phases, disk tier, settled", &s_disk_phases);
   if (getenv ("WICK_BENCH_WEIGHT_DIAGNOSTICS") != NULL)
     {
       printf ("diagnostics (WICK_BENCH_WEIGHT_DIAGNOSTICS):\n");
