@@ -140,7 +140,11 @@ class _Tracker:
         """Records a tensor (always when labelled, else once per storage) and
         its storage's alloc the first time the storage is seen; its free when
         the tensor object is collected."""
-        if not isinstance(t, _torch.Tensor) or t.is_sparse:
+        # Every attribute read here is paid ~200 times a step by a GPT-class
+        # model (activations, gradients): the storage is fetched once, the
+        # shape kept as torch.Size, the device name read from its cache; a
+        # sparse tensor has no storage and fails the fetch.
+        if not isinstance(t, _torch.Tensor):
             return None
         try:
             storage = t.untyped_storage() if _UNTYPED else t.storage()
@@ -151,24 +155,26 @@ class _Tracker:
             return None
         # A storage seen before, unlabelled: nothing to record (the optimizer's
         # state after its first step, say), so nothing more is computed.
-        entry = self.live.get(ptr)
+        live = self.live
+        entry = live.get(ptr)
         if entry is not None and label is None:
             return entry[0]
         nbytes = storage.nbytes()
         if nbytes == 0:
             return None
         raw = self.inst.raw
-        shape = list(t.shape)
+        shape = t.shape
         dtype = _DTYPES.get(t.dtype) or dtype_name(t.dtype)
-        device = device_name(t.device)
+        dev = t.device
+        device = _DEVICE_NAMES.get(dev) or device_name(dev)
         with self.lock:
-            entry = self.live.get(ptr)
+            entry = live.get(ptr)
             new = entry is None
             if new:
                 self.counter += 1
                 sid = "st%d" % self.counter
                 entry = (sid, label or sid, nbytes, category, device, shape, dtype)
-                self.live[ptr] = entry
+                live[ptr] = entry
         sid, tid = entry[0], entry[1]
         if not new and label is None:
             return sid

@@ -16,6 +16,8 @@
 #   weightsab bench-weight-store with copies on 1 and 2 streams (WICK_WEIGHT_COPY_STREAMS), 2 rounds
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
 #   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
+#   same      bench-graph-probe.py's SAME cells alone (Wick's stage, torch.cuda.CUDAGraph and a bare
+#             graph of one library's kernels, one torch process)
 #   hotpathab the same, ../src-before (another packed tree) against this one, alternating
 #   gptN      tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler), the
 #             package of this tree and, where .device-oldwick/wick holds one, an older
@@ -188,6 +190,14 @@ for s in "$@"; do
           $B/tests/bench/core/bench-ring-hot-path 31 300000 1 >/tmp/session-logs/hotpath-$core-preload.log 2>&1
         echo "rc=$?"; cat /tmp/session-logs/hotpath-$core-preload.log | head -40
       done
+      ;;
+    same)
+      # Wick's certified stage beside torch.cuda.CUDAGraph and a bare graph of the same
+      # library's kernels, in one torch process (bench-graph-probe.py's SAME cells only)
+      need 40 same || continue
+      PROBE_ONLY_SAME=1 STAGE_REPLAY_LIB=$PWD/$B/tests/bench/stages/libstage-replay-bench.so \
+        timeout $(( $(left) - 10 )) python3 tests/bench/stages/bench-graph-probe.py >/tmp/session-logs/same.log 2>&1
+      echo "same rc=$?"; grep -E "^SAME|Error|error" /tmp/session-logs/same.log | head -20
       ;;
     hotpathab)
       # helper hotpath's request: bench-ring-hot-path of ../src-before (a tree
