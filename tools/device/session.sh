@@ -13,6 +13,7 @@
 #   python    the torch tests through run-python-cuda.sh (remote's command first)
 #   weightsN  bench-weight-store, CPU digests (WICK_WEIGHT_GPU_DIGESTS=0) then the GPU's (round N)
 #   weightsdiag  bench-weight-store with its diagnostics (WICK_BENCH_WEIGHT_DIAGNOSTICS=1)
+#   weightsx3 bench-weight-store, the default, 3 processes
 #   weightsab bench-weight-store with copies on 1 and 2 streams (WICK_WEIGHT_COPY_STREAMS), 2 rounds
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
 #   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
@@ -124,6 +125,17 @@ for s in "$@"; do
         --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
         >/tmp/session-logs/weights-diag.log 2>&1
       echo "weightsdiag rc=$?"; cat /tmp/session-logs/weights-diag.log
+      ;;
+    weightsx3)
+      # the default (GPU digests, one copy stream) in 3 processes
+      wait_data
+      for round in 1 2 3; do
+        need 40 "weights default ($round)" || continue
+        LD_LIBRARY_PATH=$ld timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
+          --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
+          >/tmp/session-logs/weights-default-$round.log 2>&1
+        echo "weights default $round rc=$?"; cat /tmp/session-logs/weights-default-$round.log
+      done
       ;;
     weightsab)
       # copies on 1 stream (the default) against 2 (WICK_WEIGHT_COPY_STREAMS), alternating
