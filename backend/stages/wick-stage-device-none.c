@@ -37,12 +37,6 @@ wick_stage_device_launch (void *exec, void *stream, char *why, size_t why_size)
   return false;
 }
 
-bool
-wick_stage_device_upload (void *exec, void *stream)
-{
-  return false;
-}
-
 void
 wick_stage_device_destroy (void *exec)
 {

@@ -511,15 +511,6 @@ wick_stage_device_launch (void *exec, void *stream, char *why, size_t why_size)
   return false;
 }
 
-extern "C" bool
-wick_stage_device_upload (void *exec, void *stream)
-{
-  if (cudaGraphUpload ((cudaGraphExec_t) exec, (cudaStream_t) stream) == cudaSuccess)
-    return true;
-  cudaGetLastError ();
-  return false;
-}
-
 extern "C" void
 wick_stage_device_destroy (void *exec)
 {

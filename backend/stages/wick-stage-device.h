@@ -50,8 +50,6 @@ extern "C"
 
   /* Launches the graph exec on stream; false with a sentence on failure. */
   bool wick_stage_device_launch (void *exec, void *stream, char *why, size_t why_size);
-  /* Uploads the graph exec's work to the device on stream (cudaGraphUpload). */
-  bool wick_stage_device_upload (void *exec, void *stream);
 
   void wick_stage_device_destroy (void *exec);
 

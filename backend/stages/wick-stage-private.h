@@ -15,9 +15,6 @@ extern "C"
 
   WickStage *wick_stage_new (WickSession *session, const WickStageInfo *info, WickError *error);
   void wick_stage_free (WickStage *stage);
-  /* Whether wick_stage_run() uploads the graph to a stream it has not run
-   * on before (on by default; off only to measure the difference). */
-  void wick_stage_set_upload_on_run (WickStage *stage, bool upload);
   /* A stage captured by its host (wick_session_register_host_stage). */
   WickStage *wick_stage_new_host (WickSession *session, const WickStageInfo *info,
                                   WickError *error);

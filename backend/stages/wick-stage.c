@@ -64,11 +64,6 @@ struct WickStage
 
   _Atomic (void *) exec;
   _Atomic (void *) last_stream;
-  /* The exec last uploaded, and the stream it went to: a run on another
-   * stream uploads it there first (capture uploads it to its side stream). */
-  _Atomic (void *) uploaded_exec;
-  _Atomic (void *) uploaded_stream;
-  atomic_bool no_upload_on_run;
   atomic_uint active_runs;
   atomic_bool exclusive;
   atomic_int state;
@@ -343,9 +338,6 @@ stage_new (WickSession *session, const WickStageInfo *info, bool host_captured, 
   atomic_init (&stage->exclusive, false);
   atomic_init (&stage->state, WICK_STAGE_EAGER);
   atomic_init (&stage->failed_exec, NULL);
-  atomic_init (&stage->uploaded_exec, NULL);
-  atomic_init (&stage->uploaded_stream, NULL);
-  atomic_init (&stage->no_upload_on_run, false);
   stage->host_captured = host_captured;
   return stage;
 }
@@ -464,12 +456,6 @@ stage_enter_run (WickStage *stage)
     }
 }
 
-void
-wick_stage_set_upload_on_run (WickStage *stage, bool upload)
-{
-  atomic_store (&stage->no_upload_on_run, !upload);
-}
-
 bool
 wick_stage_run (WickStage *stage, void *stream, WickError *error)
 {
@@ -491,14 +477,6 @@ wick_stage_run (WickStage *stage, void *stream, WickError *error)
   if (exec != NULL)
     {
       char why[256];
-      if (!atomic_load_explicit (&stage->no_upload_on_run, memory_order_relaxed)
-          && (atomic_load_explicit (&stage->uploaded_stream, memory_order_relaxed) != stream
-              || atomic_load_explicit (&stage->uploaded_exec, memory_order_relaxed) != exec)
-          && wick_stage_device_upload (exec, stream))
-        {
-          atomic_store_explicit (&stage->uploaded_exec, exec, memory_order_relaxed);
-          atomic_store_explicit (&stage->uploaded_stream, stream, memory_order_relaxed);
-        }
       ok = wick_stage_device_launch (exec, stream, why, sizeof why);
       if (!ok)
         {

@@ -209,7 +209,6 @@ def same_process_stage():
         wick.stage_replay_speedup.restype = ctypes.c_double
         wick.stage_replay_speedup.argtypes = [ctypes.c_void_p]
         wick.stage_replay_free.argtypes = [ctypes.c_void_p]
-        wick.stage_replay_set_upload.argtypes = [ctypes.c_void_p, ctypes.c_int]
         k = ctypes.CDLL(kernels_path)
         k.stage_test_chain_threads.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                ctypes.c_int, ctypes.c_void_p]
@@ -221,11 +220,7 @@ def same_process_stage():
         for kernels in (128, 512, 2048):
             stream = torch.cuda.Stream()
             handle = wick.stage_replay_new(kernels, 128, ctypes.c_void_p(stream.cuda_stream))
-            # the same stage without the upload to the run's stream (as before)
-            plain = wick.stage_replay_new(kernels, 128, ctypes.c_void_p(stream.cuda_stream))
-            if plain:
-                wick.stage_replay_set_upload(plain, 0)
-            if not handle or not plain:
+            if not handle:
                 print(f"SAME kernels={kernels} wick stage refused (see stderr)", flush=True)
                 continue
             inp = torch.randn(N, device="cuda")
@@ -265,10 +260,7 @@ def same_process_stage():
                 return k.stage_test_time_launches(bare, ctypes.c_void_p(stream.cuda_stream), launches, 0.0) * 1e3 / (
                     launches * kernels)
 
-            def plain_block():
-                return wick.stage_replay_time(plain, launches) * 1e3 / (launches * kernels)
-
-            cells = {"wick": wick_block, "torch": torch_block, "bare": bare_block, "wick_no_upload": plain_block}
+            cells = {"wick": wick_block, "torch": torch_block, "bare": bare_block}
             got = {name: [] for name in cells}
             for r in range(-1, ROUNDS):
                 names = list(cells) if r % 2 == 0 else list(reversed(list(cells)))
@@ -279,12 +271,10 @@ def same_process_stage():
             ratio = [w / t for w, t in zip(got["wick"], got["torch"])]
             print(f"SAME kernels={kernels} wick_us_per_kernel={statistics.median(got['wick']):.4f} "
                   f"torch_us_per_kernel={statistics.median(got['torch']):.4f} "
-                  f"bare_us_per_kernel={statistics.median(got['bare']):.4f} "
-                  f"wick_no_upload_us_per_kernel={statistics.median(got['wick_no_upload']):.4f} wick_over_torch={statistics.median(ratio):.4f} "
+                  f"bare_us_per_kernel={statistics.median(got['bare']):.4f} wick_over_torch={statistics.median(ratio):.4f} "
                   f"min={min(ratio):.4f} max={max(ratio):.4f} cert_speedup={wick.stage_replay_speedup(handle):.3f}",
                   flush=True)
             wick.stage_replay_free(handle)
-            wick.stage_replay_free(plain)
     except Exception:
         print("SAME failed", flush=True)
         traceback.print_exc()

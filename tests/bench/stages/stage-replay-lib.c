@@ -7,7 +7,6 @@
  *
  *   void  *stage_replay_new  (int kernels, int threads, void *stream)
  *   double stage_replay_time (void *handle, int launches)   ms, CUDA events
- *   void   stage_replay_set_upload (void *handle, int upload)  (wick_stage_set_upload_on_run)
  *   double stage_replay_speedup (void *handle)              the certificate's
  *   void   stage_replay_free (void *handle)
  */
@@ -38,7 +37,6 @@ replay_enqueue (void *stream, void *user_data)
 }
 
 void *stage_replay_new (int kernels, int threads, void *stream);
-void stage_replay_set_upload (void *handle, int upload);
 double stage_replay_time (void *handle, int launches);
 double stage_replay_speedup (void *handle);
 void stage_replay_free (void *handle);
@@ -101,14 +99,6 @@ stage_replay_time (void *handle, int launches)
     wick_stage_run (h->stage, h->stream, NULL);
   stage_test_event_record (h->stop, h->stream);
   return stage_test_event_ms (h->start, h->stop);
-}
-
-/* upload 0: wick_stage_run() launches the graph where capture uploaded it
- * (its side stream) without uploading it to the run's stream first. */
-void
-stage_replay_set_upload (void *handle, int upload)
-{
-  wick_stage_set_upload_on_run (((ReplayHandle *)handle)->stage, upload != 0);
 }
 
 double
