@@ -11,7 +11,6 @@
 #include "core/wick-error-private.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #if WICK_HAVE_CUDA
@@ -49,15 +48,7 @@ static struct
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
-/* The copies' streams: one, or WICK_WEIGHT_COPY_STREAMS (1 to 4) taken in
- * turn copy by copy, so that copies can run on several copy engines at once.
- * A fence is recorded on the stream of its thread's last copy: every fence
- * of the store stands for the copy queued just before it. */
-#define MAX_COPY_STREAMS 4
-static cudaStream_t copy_streams[MAX_COPY_STREAMS];
-static unsigned n_copy_streams;
-static __thread unsigned copy_turn;
-static __thread cudaStream_t last_copy_stream;
+static cudaStream_t copy_stream;
 
 static bool
 load_entry (const char *symbol, void **out)
@@ -272,56 +263,27 @@ cuda_recommit (void *base, size_t size, WickError *error)
   return true;
 }
 
-static unsigned
-copy_stream_count (void)
+static cudaStream_t
+stream (void)
 {
   pthread_mutex_lock (&stream_lock);
-  if (n_copy_streams == 0)
-    {
-      unsigned n = 1;
-      const char *text = getenv ("WICK_WEIGHT_COPY_STREAMS");
-      if (text != NULL && text[0] >= '1' && text[0] <= '0' + MAX_COPY_STREAMS && text[1] == '\0')
-        n = (unsigned)(text[0] - '0');
-      for (unsigned i = 0; i < n; i++)
-        cudaStreamCreateWithFlags (&copy_streams[i], cudaStreamNonBlocking);
-      n_copy_streams = n;
-    }
+  if (copy_stream == NULL)
+    cudaStreamCreateWithFlags (&copy_stream, cudaStreamNonBlocking);
   pthread_mutex_unlock (&stream_lock);
-  return n_copy_streams;
-}
-
-/* The stream of the next copy (in turn where there are several). */
-static cudaStream_t
-next_copy_stream (void)
-{
-  unsigned n = copy_stream_count ();
-  last_copy_stream = copy_streams[copy_turn++ % n];
-  return last_copy_stream;
-}
-
-/* The stream a fence goes on: that of this thread's last copy. */
-static cudaStream_t
-fence_stream (void)
-{
-  copy_stream_count ();
-  return last_copy_stream != NULL ? last_copy_stream : copy_streams[0];
+  return copy_stream;
 }
 
 static bool
 cuda_finish (WickError *error)
 {
-  unsigned n = copy_stream_count ();
-  for (unsigned i = 0; i < n; i++)
-    if (!runtime_ok (cudaStreamSynchronize (copy_streams[i]), "cudaStreamSynchronize", error))
-      return false;
-  return true;
+  return runtime_ok (cudaStreamSynchronize (stream ()), "cudaStreamSynchronize", error);
 }
 
 static bool
 cuda_copy_to_host (void *destination, const void *source, size_t bytes, WickError *error)
 {
   return runtime_ok (
-           cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost, next_copy_stream ()),
+           cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost, stream ()),
            "cudaMemcpyAsync (device to host)", error)
          && cuda_finish (error);
 }
@@ -330,7 +292,7 @@ static bool
 cuda_copy_from_staging (void *destination, const void *source, size_t bytes, WickError *error)
 {
   return runtime_ok (
-    cudaMemcpyAsync (destination, source, bytes, cudaMemcpyHostToDevice, next_copy_stream ()),
+    cudaMemcpyAsync (destination, source, bytes, cudaMemcpyHostToDevice, stream ()),
     "cudaMemcpyAsync (staging to device)", error);
 }
 
@@ -338,7 +300,7 @@ static bool
 cuda_copy_to_staging (void *destination, const void *source, size_t bytes, WickError *error)
 {
   return runtime_ok (
-    cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost, next_copy_stream ()),
+    cudaMemcpyAsync (destination, source, bytes, cudaMemcpyDeviceToHost, stream ()),
     "cudaMemcpyAsync (device to pinned host)", error);
 }
 
@@ -354,7 +316,7 @@ cuda_fence_new (void)
 static bool
 cuda_fence_record (void *fence, WickError *error)
 {
-  return runtime_ok (cudaEventRecord ((cudaEvent_t)fence, fence_stream ()), "cudaEventRecord", error);
+  return runtime_ok (cudaEventRecord ((cudaEvent_t)fence, stream ()), "cudaEventRecord", error);
 }
 
 static bool
