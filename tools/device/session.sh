@@ -14,7 +14,6 @@
 #   weightsN  bench-weight-store, CPU digests (WICK_WEIGHT_GPU_DIGESTS=0) then the GPU's (round N)
 #   weightsdiag  bench-weight-store with its diagnostics (WICK_BENCH_WEIGHT_DIAGNOSTICS=1)
 #   weightsx3 bench-weight-store, the default, 3 processes
-#   weightsab bench-weight-store with copies on 1 and 2 streams (WICK_WEIGHT_COPY_STREAMS), 2 rounds
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
 #   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
 #   same      bench-graph-probe.py's SAME cells alone (Wick's stage, torch.cuda.CUDAGraph and a bare
@@ -135,19 +134,6 @@ for s in "$@"; do
           --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
           >/tmp/session-logs/weights-default-$round.log 2>&1
         echo "weights default $round rc=$?"; cat /tmp/session-logs/weights-default-$round.log
-      done
-      ;;
-    weightsab)
-      # copies on 1 stream (the default) against 2 (WICK_WEIGHT_COPY_STREAMS), alternating
-      wait_data
-      for round in 1 2; do
-        for n in 1 2; do
-          need 35 "weights copy streams=$n ($round)" || continue
-          WICK_WEIGHT_COPY_STREAMS=$n LD_LIBRARY_PATH=$ld timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
-            --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
-            >/tmp/session-logs/weights-streams$n-$round.log 2>&1
-          echo "streams $n $round rc=$?"; grep -E "baseline|evict|restore|torch" /tmp/session-logs/weights-streams$n-$round.log
-        done
       done
       ;;
     py:*)
