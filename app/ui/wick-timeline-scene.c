@@ -111,7 +111,41 @@ struct _WickTimelineScene
   double gutter_scroll;
   int gutter_height;
   gboolean gutter_dark;
+  /* Zoomed out, a dense row's rectangles depend on the horizontal view
+   * alone: kept per row (RowCache, by track << 32 | row) so that a frame
+   * with the same time range and width (scrolling the track list, a new
+   * selection, the range box) draws them again without reading the events. */
+  GHashTable *row_cache;
+  gboolean row_cache_off; /* wick_timeline_scene_set_row_cache (the benchmark's baseline) */
 };
+
+typedef struct
+{
+  guint8 batch;
+  double x0, x1;
+} CachedRect;
+
+typedef struct
+{
+  guint64 start_ns, end_ns, q0;
+  int width;
+  int level;
+  gint64 offset;
+  guint n_events, level_count; /* a row that grew (live) is drawn afresh */
+  double h;
+  gboolean labels;
+  GArray *rects;  /* CachedRect, in the order they were batched */
+  GArray *labels_x; /* Label with y unset */
+} RowCache;
+
+static void
+row_cache_free (gpointer data)
+{
+  RowCache *c = data;
+  g_array_unref (c->rects);
+  g_array_unref (c->labels_x);
+  g_free (c);
+}
 
 /* @rgb at @alpha over the background, as one opaque colour: opaque fills
  * are pixman's fast path, and a frame fills every track's band. */
@@ -574,6 +608,7 @@ wick_timeline_scene_new (WickDocument *document)
   }
   for (guint i = 0; i < N_BATCHES; i++)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (Rect));
+  self->row_cache = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, row_cache_free);
   self->compiled = g_array_new (FALSE, FALSE, sizeof (WickEventRef));
   if (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME)
     {
@@ -653,6 +688,7 @@ wick_timeline_scene_free (WickTimelineScene *self)
   g_array_unref (self->items);
   for (guint i = 0; i < N_BATCHES; i++)
     g_array_unref (self->batches[i]);
+  g_hash_table_unref (self->row_cache);
   g_clear_object (&self->layout);
   g_clear_pointer (&self->gutter, cairo_surface_destroy);
   g_ptr_array_unref (self->marker_labels);
@@ -1541,6 +1577,17 @@ emit_event (RowDraw *d, guint32 e, guint64 start, guint64 end)
     }
 }
 
+static void draw_row_summary (WickTimelineScene *self, const WickTrackRow *r, RowDraw *dp,
+                              int level, guint64 q0, guint64 q1, guint first);
+
+void
+wick_timeline_scene_set_row_cache (WickTimelineScene *self, gboolean on)
+{
+  self->row_cache_off = !on;
+  if (!on)
+    g_hash_table_remove_all (self->row_cache);
+}
+
 /* One row of a slices, async or device track: raw events when they are few
  * or the zoom is fine, else the model's summary level for this zoom (at
  * most two entries per pixel, whatever the number of events). */
@@ -1583,6 +1630,78 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
     }
   /* More events than pixels: the summary, at least its finest level. */
   level = MIN ((guint)MAX (level, 0), r->n_levels - 1);
+  /* The row's rectangles and labels of the last frame with this time range
+   * and width, when nothing else they depend on changed (a search dims
+   * them and the legend measures them: neither is cached). */
+  RowCache *cache = NULL;
+  guint before[N_BATCHES], labels_before = labels != NULL ? labels->len : 0;
+  if (!self->row_cache_off && !self->legend_on && view->matches == NULL
+      && view->device_matches == NULL)
+    {
+      gint64 key = (gint64)((guint64)track << 32 | row);
+      cache = g_hash_table_lookup (self->row_cache, &key);
+      if (cache != NULL && cache->start_ns == view->start_ns && cache->end_ns == view->end_ns
+          && cache->width == view->width && cache->level == level && cache->offset == d.offset
+          && cache->n_events == r->n_events && cache->level_count == r->level_counts[level]
+          && cache->h == h && cache->labels == (labels != NULL))
+        {
+          for (guint i = 0; i < cache->rects->len; i++)
+            {
+              const CachedRect *c = &g_array_index (cache->rects, CachedRect, i);
+              batch_rect (self, c->batch, c->x0, c->x1, y, h);
+            }
+          for (guint i = 0; labels != NULL && i < cache->labels_x->len; i++)
+            {
+              Label label = g_array_index (cache->labels_x, Label, i);
+              label.y = y;
+              g_array_append_val (labels, label);
+            }
+          return;
+        }
+      if (cache == NULL)
+        {
+          cache = g_new0 (RowCache, 1);
+          cache->rects = g_array_new (FALSE, FALSE, sizeof (CachedRect));
+          cache->labels_x = g_array_new (FALSE, FALSE, sizeof (Label));
+          g_hash_table_insert (self->row_cache, g_memdup2 (&key, sizeof key), cache);
+        }
+      cache->start_ns = view->start_ns;
+      cache->end_ns = view->end_ns;
+      cache->width = view->width;
+      cache->level = level;
+      cache->offset = d.offset;
+      cache->n_events = r->n_events;
+      cache->level_count = r->level_counts[level];
+      cache->h = h;
+      cache->labels = labels != NULL;
+      g_array_set_size (cache->rects, 0);
+      g_array_set_size (cache->labels_x, 0);
+      for (guint b = 0; b < N_BATCHES; b++)
+        before[b] = self->batches[b]->len;
+    }
+  draw_row_summary (self, r, &d, level, q0, q1, first);
+  if (cache == NULL)
+    return;
+  /* Rows are at distinct y: none of this row's rectangles merged into an
+   * earlier one, so they are the ones after before[]. */
+  for (guint b = 0; b < N_BATCHES; b++)
+    for (guint i = before[b]; i < self->batches[b]->len; i++)
+      {
+        const Rect *rect = &g_array_index (self->batches[b], Rect, i);
+        CachedRect c = { (guint8)b, rect->x0, rect->x1 };
+        g_array_append_val (cache->rects, c);
+      }
+  if (labels != NULL)
+    g_array_append_vals (cache->labels_x, &g_array_index (labels, Label, labels_before),
+                         labels->len - labels_before);
+}
+
+/* draw_row's summary walk: the entries of @level overlapping [q0, q1). */
+static void
+draw_row_summary (WickTimelineScene *self, const WickTrackRow *r, RowDraw *dp, int level,
+                  guint64 q0, guint64 q1, guint first)
+{
+  RowDraw d = *dp;
   guint shift_bits = 0;
   guint64 base = wick_tracks_get_base_ns (self->tracks);
   while (shift_bits < 63 && (G_GUINT64_CONSTANT (1) << shift_bits) < base)

@@ -176,6 +176,10 @@ guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint inter
 void wick_timeline_scene_event_extent (WickTimelineScene *self, WickEventRef event,
                                        guint64 *start_ns, guint64 *end_ns);
 
+/* Zoomed out, each dense row's rectangles are kept for the next frame with
+ * the same time range and width (on by default; off: every frame reads the
+ * events, the benchmark's baseline). */
+void wick_timeline_scene_set_row_cache (WickTimelineScene *self, gboolean on);
 void wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr,
                                const WickTimelineViewport *view);
 /* Only the hover line, the pointer's time in the ruler and the counters'

@@ -233,6 +233,8 @@ draw_baseline (gpointer data, cairo_t *cr, const WickTimelineViewport *view)
 
 static WickEventRef bench_selected = { WICK_EVENT_NONE, 0 };
 
+static double scroll_step; /* > 0: frame f is scrolled down f * scroll_step pixels */
+
 static double
 time_frames (DrawFunc draw, gpointer data, guint64 start, guint64 end, double fraction,
              guint frames, cairo_t *cr)
@@ -250,6 +252,7 @@ time_frames (DrawFunc draw, gpointer data, guint64 start, guint64 end, double fr
                                     .selected_index = -1,
                                     .selected_event_kind = bench_selected.kind,
                                     .selected_event_index = bench_selected.index,
+                                    .scroll_y = scroll_step * f,
                                     .hover_x = -1 };
       gint64 t0 = g_get_monotonic_time ();
       draw (data, cr, &view);
@@ -266,22 +269,8 @@ main (int argc, char **argv)
 {
   const char *env = g_getenv ("WICK_BENCH_SPANS");
   guint64 n_spans = env ? g_ascii_strtoull (env, NULL, 10) : 10000000;
-  gint64 t0 = g_get_monotonic_time ();
-  WickDocument *document = build_document (n_spans);
-  guint n;
-  wick_document_get_spans (document, &n);
-  double load_s = (g_get_monotonic_time () - t0) / 1e6;
-  t0 = g_get_monotonic_time ();
-  WickTimelineScene *scene = wick_timeline_scene_new (document);
-  double index_s = (g_get_monotonic_time () - t0) / 1e6;
-  guint64 start, end;
-  wick_timeline_scene_get_extent (scene, &start, &end);
-
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1920, 1080);
-  cairo_t *cr = cairo_create (surface);
-  printf ("timeline benchmark: %u spans, 1920x1080 ARGB32, median ms per frame\n", n);
-  printf ("  document fed in %.1f s; scene (index + mipmap) built in %.2f s\n", load_s, index_s);
-  printf ("  %-26s %12s %16s %8s\n", "view", "wick (ms)", "draw-all (ms)", "ratio");
+  /* WICK_BENCH_PART=tracks: the track list alone (profiling; no single-track ratio) */
+  gboolean tracks_only = g_strcmp0 (g_getenv ("WICK_BENCH_PART"), "tracks") == 0;
   static const struct
   {
     const char *name;
@@ -291,7 +280,28 @@ main (int argc, char **argv)
     { "1/100 000 of it", 1e-5 }, /* spans wide enough to be labelled */
     { "1/1 000 000 of it", 1e-6 },
   };
-  double single[G_N_ELEMENTS (zooms)];
+  double single[G_N_ELEMENTS (zooms)] = { 0 };
+  guint64 start, end;
+  guint n;
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1920, 1080);
+  cairo_t *cr = cairo_create (surface);
+  gint64 t0;
+  WickDocument *document;
+  WickTimelineScene *scene;
+  if (tracks_only)
+    goto track_list;
+  t0 = g_get_monotonic_time ();
+  document = build_document (n_spans);
+  wick_document_get_spans (document, &n);
+  double load_s = (g_get_monotonic_time () - t0) / 1e6;
+  t0 = g_get_monotonic_time ();
+  scene = wick_timeline_scene_new (document);
+  double index_s = (g_get_monotonic_time () - t0) / 1e6;
+  wick_timeline_scene_get_extent (scene, &start, &end);
+
+  printf ("timeline benchmark: %u spans, 1920x1080 ARGB32, median ms per frame\n", n);
+  printf ("  document fed in %.1f s; scene (index + mipmap) built in %.2f s\n", load_s, index_s);
+  printf ("  %-26s %12s %16s %8s\n", "view", "wick (ms)", "draw-all (ms)", "ratio");
   for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
     {
       double ours = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
@@ -303,6 +313,7 @@ main (int argc, char **argv)
   g_clear_object (&document);
 
   /* The track list. */
+track_list:;
   const char *threads_env = g_getenv ("WICK_BENCH_THREADS");
   guint n_threads = threads_env ? (guint)g_ascii_strtoull (threads_env, NULL, 10) : 64;
   guint n_samples = (guint)MIN (n_spans / 10, 1000000),
@@ -322,19 +333,40 @@ main (int argc, char **argv)
           n_samples, n_flows_read);
   printf ("  model built (builder + finish) in %.1f s; scene in %.2f s; model %.0f B/span\n",
           build_s, scene_s, (double)wick_tracks_get_size (tracks) / MAX (n, 1));
-  printf ("  %-26s %12s %16s %16s %8s\n", "view", "tracks (ms)", "+ flows (ms)",
-          "single-track (ms)", "ratio");
+  printf ("  %-26s %12s %16s %16s %8s %16s\n", "view", "tracks (ms)", "+ flows (ms)",
+          "single-track (ms)", "ratio", "no row cache (ms)");
   for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
     {
       bench_selected = (WickEventRef){ WICK_EVENT_NONE, 0 };
+      /* the same run's baseline: every frame reads the events */
+      wick_timeline_scene_set_row_cache (scene, FALSE);
+      double uncached = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
+      wick_timeline_scene_set_row_cache (scene, TRUE);
       double plain = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
       /* A span with flows selected: its arrows and the chain behind them. */
       if (n_flows_read > 0)
         bench_selected = flows[n_flows_read / 2].from.event;
       double with_flows = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
-      printf ("  %-26s %12.2f %16.2f %16.2f %7.2fx\n", zooms[z].name, plain, with_flows, single[z],
-              MAX (plain, with_flows) / single[z]);
+      printf ("  %-26s %12.2f %16.2f %16.2f %7.2fx %16.2f\n", zooms[z].name, plain, with_flows,
+              single[z], MAX (plain, with_flows) / single[z], uncached);
     }
+  /* The whole trace scrolled: frames of one time range, each scrolled 40 px
+   * further (rows come into view), the first of them cold (the row cache
+   * emptied before it), against the same frames with no row cache. */
+  bench_selected = (WickEventRef){ WICK_EVENT_NONE, 0 };
+  scroll_step = 40;
+  for (int round = 0; round < 3; round++)
+    {
+      wick_timeline_scene_set_row_cache (scene, FALSE);
+      double off = time_frames (draw_scene, scene, start, end, 1.0, 21, cr);
+      wick_timeline_scene_set_row_cache (scene, TRUE);
+      double cold = time_frames (draw_scene, scene, start, end, 1.0, 1, cr);
+      double on = time_frames (draw_scene, scene, start, end, 1.0, 21, cr);
+      printf ("  whole trace, scrolling 40 px a frame (round %d): row cache %.2f ms, its cold "
+              "first frame %.2f ms; no row cache %.2f ms\n",
+              round + 1, on, cold, off);
+    }
+  scroll_step = 0;
   cairo_destroy (cr);
   cairo_surface_destroy (surface);
   wick_timeline_scene_free (scene);

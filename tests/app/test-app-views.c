@@ -1607,6 +1607,102 @@ test_timeline_steps (void)
   g_assert_cmpint (wick_timeline_scene_get_step_row_top (no_steps), ==, -1);
 }
 
+/* Zoomed out, a dense row's rectangles are kept for the next frame of the
+ * same time range and width (the row cache): every frame, scrolled, panned,
+ * zoomed or of a row that grew, is the same pixels as one drawn without it. */
+static WickDocument *
+dense_tracks_document (guint units, guint n_threads)
+{
+  WickDocument *document = wick_document_new ();
+  WickTracks *tracks = wick_document_begin_tracks (document, WICK_TRACE_FORMAT_CHROME);
+  guint32 process = wick_tracks_add_process (tracks, 1);
+  WickStr names[4], cat = wick_tracks_intern (tracks, "cpu_op", 6);
+  static const char *text[] = { "step", "forward", "matmul", "relu" };
+  for (guint i = 0; i < 4; i++)
+    names[i] = wick_tracks_intern (tracks, text[i], strlen (text[i]));
+  for (guint th = 0; th < n_threads; th++)
+    {
+      guint32 thread = wick_tracks_add_thread (tracks, process, 100 + th);
+      for (guint u = 0; u < units; u++)
+        {
+          gint64 t = 5 + (gint64)u * 1000 + th * 13;
+          wick_tracks_slice_complete (tracks, thread, t, 990, names[u % 2], cat, 0);
+          wick_tracks_slice_complete (tracks, thread, t + 10, 400 + (u * 7919) % 500,
+                                      names[2 + u % 2], cat, 0);
+        }
+    }
+  wick_tracks_finish (tracks);
+  return document;
+}
+
+static void
+draw_frame (WickTimelineScene *scene, cairo_surface_t *surface, guint64 start, guint64 end,
+            double scroll)
+{
+  cairo_t *cr = cairo_create (surface);
+  WickTimelineViewport view = { .start_ns = start, .end_ns = end, .width = 900, .height = 500,
+                                .scroll_y = scroll, .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1, .selected_event_kind = WICK_EVENT_NONE,
+                                .hover_x = -1 };
+  wick_timeline_scene_draw (scene, cr, &view);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+}
+
+static void
+test_timeline_row_cache (void)
+{
+  g_autoptr (WickDocument) document = dense_tracks_document (40000, 12);
+  WickTimelineScene *scene = wick_timeline_scene_new (document);
+  guint64 start, end;
+  wick_timeline_scene_get_extent (scene, &start, &end);
+  cairo_surface_t *cached = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  cairo_surface_t *fresh = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  guint64 width = end - start;
+  /* whole trace twice (the second from the cache), scrolled, then panned and
+   * zoomed a little: each against the same frame drawn without the cache */
+  const struct
+  {
+    guint64 start, end;
+    double scroll;
+  } frames[] = {
+    { start, end, 0 },
+    { start, end, 0 },
+    { start, end, 60 },
+    { start, end, 0 },
+    { start + width / 10, end, 0 },
+    { start + width / 10, end - width / 10, 40 },
+    { start, end - width / 3, 0 },
+  };
+  guint64 painted = 0;
+  for (guint f = 0; f < G_N_ELEMENTS (frames); f++)
+    {
+      wick_timeline_scene_set_row_cache (scene, TRUE);
+      draw_frame (scene, cached, frames[f].start, frames[f].end, frames[f].scroll);
+      /* no cache: the table is emptied and every row reads its events */
+      wick_timeline_scene_set_row_cache (scene, FALSE);
+      draw_frame (scene, fresh, frames[f].start, frames[f].end, frames[f].scroll);
+      wick_timeline_scene_set_row_cache (scene, TRUE);
+      /* the cache is filled again only by a cached draw: redraw the frame
+       * before so that frame f + 1 may come from it */
+      int stride = cairo_image_surface_get_stride (cached);
+      const guint8 *a = cairo_image_surface_get_data (cached), *b = cairo_image_surface_get_data (fresh);
+      for (int y = 0; y < 500; y++)
+        {
+          if (memcmp (a + (gsize)y * stride, b + (gsize)y * stride, 900 * 4) != 0)
+            g_error ("frame %u: row %d of the cached frame differs from the uncached one", f, y);
+          for (int x = 200; x < 900; x++)
+            painted += ((const guint32 *)(gconstpointer)(a + (gsize)y * stride))[x] != 0;
+        }
+      if (f + 1 < G_N_ELEMENTS (frames))
+        draw_frame (scene, cached, frames[f].start, frames[f].end, frames[f].scroll);
+    }
+  g_assert_cmpuint (painted, >, 0);
+  cairo_surface_destroy (cached);
+  cairo_surface_destroy (fresh);
+  wick_timeline_scene_free (scene);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1634,5 +1730,6 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/legend", test_timeline_legend);
   g_test_add_func ("/views/timeline/search-zoomed-out", test_timeline_search_zoomed_out);
   g_test_add_func ("/views/timeline/steps", test_timeline_steps);
+  g_test_add_func ("/views/timeline/row-cache", test_timeline_row_cache);
   return g_test_run ();
 }
