@@ -763,13 +763,48 @@ analyze (WickDocument *doc, WickTracks *tracks)
 
   /* operators: self and total from the spans, GPU time from the launches */
   g_autofree guint64 *child_ns = g_new0 (guint64, MAX (n_spans, 1));
+  /* per span: whether it is an operator, a runtime call, on a track; a
+   * category classified once, by its pooled text (nothing is interned in
+   * this loop, so the pool does not move) */
+  enum
+  {
+    SPAN_OP = 1,
+    SPAN_RUNTIME = 2,
+    SPAN_ON_TRACK = 4
+  };
+  g_autofree guint8 *span_flags = g_new0 (guint8, MAX (n_spans, 1));
   g_autofree guint8 *is_op = g_new0 (guint8, MAX (n_spans, 1));
+  const char *cat_seen[8] = { NULL };
+  guint8 cat_class[8] = { 0 };
+  guint n_cat_seen = 0, n_host = 0;
   for (guint i = 0; i < n_spans; i++)
     {
       a->operator_of_span[i] = -1;
-      is_op[i] = is_operator_category (wick_tracks_span_category (tracks, i));
+      const char *cat = wick_tracks_span_category (tracks, i);
+      guint8 klass = 0;
+      guint c = 0;
+      while (c < n_cat_seen && cat_seen[c] != cat)
+        c++;
+      if (c < n_cat_seen)
+        klass = cat_class[c];
+      else
+        {
+          klass = (is_operator_category (cat) ? SPAN_OP : 0)
+                  | (is_runtime_category (cat) ? SPAN_RUNTIME : 0);
+          if (n_cat_seen < G_N_ELEMENTS (cat_seen))
+            {
+              cat_seen[n_cat_seen] = cat;
+              cat_class[n_cat_seen++] = klass;
+            }
+        }
+      if (wick_tracks_span_track (tracks, i) != G_MAXUINT32)
+        klass |= SPAN_ON_TRACK;
+      span_flags[i] = klass;
+      is_op[i] = (klass & SPAN_OP) != 0;
+      if ((klass & SPAN_ON_TRACK) && (klass & (SPAN_OP | SPAN_RUNTIME)))
+        n_host++;
       gint32 p = spans[i].parent;
-      if (p >= 0 && (guint)p < n_spans && wick_tracks_span_track (tracks, i) != G_MAXUINT32)
+      if (p >= 0 && (guint)p < n_spans && (klass & SPAN_ON_TRACK))
         {
           guint64 end = spans[i].start_ns + spans[i].duration_ns;
           guint64 pend = spans[p].start_ns + spans[p].duration_ns;
@@ -822,14 +857,15 @@ analyze (WickDocument *doc, WickTracks *tracks)
 
   /* steps; host work (operators, runtime calls) and GPU work together for
    * the time the GPU waits on the host */
-  GArray *host = g_array_new (FALSE, FALSE, sizeof (Interval));
-  for (guint i = 0; i < n_spans; i++)
-    if (wick_tracks_span_track (tracks, i) != G_MAXUINT32
-        && (is_op[i] || is_runtime_category (wick_tracks_span_category (tracks, i))))
-      {
-        Interval iv = { spans[i].start_ns, spans[i].start_ns + spans[i].duration_ns };
-        g_array_append_val (host, iv);
-      }
+  GArray *host = g_array_sized_new (FALSE, FALSE, sizeof (Interval), MAX (n_host, 1));
+  g_array_set_size (host, n_host);
+  {
+    Interval *h = (Interval *)(gpointer)host->data;
+    guint k = 0;
+    for (guint i = 0; i < n_spans; i++)
+      if ((span_flags[i] & SPAN_ON_TRACK) && (span_flags[i] & (SPAN_OP | SPAN_RUNTIME)))
+        h[k++] = (Interval){ spans[i].start_ns, spans[i].start_ns + spans[i].duration_ns };
+  }
   host = intervals_sorted (host);
   GArray *host_or_gpu = merge_sorted (g_array_ref (all), host);
   Union u_compute = { 0 }, u_cc = { 0 }, u_all = { 0 }, u_host = { 0 };
@@ -839,7 +875,7 @@ analyze (WickDocument *doc, WickTracks *tracks)
   union_build (&u_host, host_or_gpu, TRUE);
   for (guint i = 0; i < n_spans; i++)
     {
-      if (wick_tracks_span_track (tracks, i) == G_MAXUINT32
+      if (!(span_flags[i] & SPAN_ON_TRACK)
           || !wick_is_profiler_step (wick_document_str (doc, spans[i].name)))
         continue;
       WickGpuStep st = { 0 };
