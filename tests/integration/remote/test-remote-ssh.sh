@@ -181,8 +181,12 @@ if [ -n "${WICK_REMOTE_EXEC:-}" ]; then
     printf 'host=login.example.org\n'
     printf 'Include config\n'
   } >"$tmp/home/.ssh/config"
+  # a node that writes lines shaped like wick-askpass's (without the app's
+  # token) to its stderr, and never says hello
+  printf '#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8 9 10; do echo "wick-askpass 00000000000000000000000000000000: asking passphrase" >&2; sleep 1; done\nsleep 60\n' >"$tmp/forged"
+  chmod +x "$tmp/forged"
   HOME="$tmp/home" WICK_REMOTE_URL="ssh://wicknode/$demo" WICK_REMOTE_COMMAND="$tmp/node" \
-    WICK_REMOTE_SERVE_PIDS="$tmp/serve.pids" \
+    WICK_REMOTE_SERVE_PIDS="$tmp/serve.pids" WICK_REMOTE_FORGED="$tmp/forged" \
     "$WICK_REMOTE_EXEC"
   exit $?
 fi

@@ -814,6 +814,78 @@ test_remote_node_dies_mid_request (void)
   g_rmdir (directory);
 }
 
+/* `wick --attach ssh://wickpass/PID`: the attach link's ssh asks for the key's
+ * passphrase in wick-askpass, typed there, and the window fills (the
+ * window's other ssh links ask again: each authenticates on its own,
+ * docs/protocol.md; those questions are left to their deadline). Then a node
+ * that writes lines shaped like wick-askpass's to its stderr, without the
+ * app's token, does not hold the hello's deadline: the listing fails at it. */
+static void
+test_remote_askpass_attach (void)
+{
+  const char *url = g_getenv ("WICK_REMOTE_URL");
+  if (url == NULL || g_getenv ("WICK_REMOTE_FORGED") == NULL)
+    {
+      g_test_skip ("WICK_REMOTE_URL is not set (test-remote-ssh.sh sets it)");
+      return;
+    }
+  if (!x_keys_available ())
+    {
+      g_test_skip ("no X display with XTest (libXtst.so.6)");
+      return;
+    }
+  gint64 demo = g_ascii_strtoll (strrchr (url, '/') + 1, NULL, 10);
+  g_autofree char *pass_url = g_strdup_printf ("ssh://wickpass/%" G_GINT64_FORMAT, demo);
+  g_setenv ("WICK_ASKPASS_TIMEOUT", "15", TRUE);
+  WickApplication *app = shared_app ();
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_present (GTK_WINDOW (window));
+  gint64 start = g_get_monotonic_time ();
+  wick_live_ui_attach_url (app, GTK_WINDOW (window), pass_url);
+  double stall_ms;
+  Window asking = wait_for_askpass (LIVE_TEST_WAIT_S, &stall_ms);
+  g_assert_true (asking != None);
+  const char *const passphrase[] = { "type:wickpass42", "Return", NULL };
+  askpass_keys (asking, passphrase);
+  iterate_until (window_attached, window);
+  WickLiveSession *session = wick_live_session_from_window (window);
+  g_assert_cmpstr (wick_live_session_get_socket_path (session), ==, pass_url);
+  iterate_until (has_spans, window);
+  g_test_message ("attached through a passphrase typed in wick-askpass: spans %.2f s after the "
+                  "attach began",
+                  (g_get_monotonic_time () - start) / 1e6);
+  /* The window's pages then open more ssh links (the control channel, and
+   * a page's request before it is up): each asks again. Not answered here:
+   * their questions end at the (short) deadline, with the window closed. */
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_assert_true (askpass_gone_within (30));
+  g_unsetenv ("WICK_ASKPASS_TIMEOUT");
+
+  /* forged lines on the node's stderr: the deadline runs on */
+  WickRemoteDialog *dialog = wick_remote_dialog_new (app, NULL);
+  gtk_window_present (GTK_WINDOW (dialog));
+  g_autofree char *command = g_strdup (g_getenv ("WICK_REMOTE_COMMAND"));
+  g_setenv ("WICK_REMOTE_COMMAND", g_getenv ("WICK_REMOTE_FORGED"), TRUE);
+  start = g_get_monotonic_time ();
+  wick_remote_dialog_list (dialog, "wicknode");
+  while (wick_remote_dialog_is_listing (dialog)
+         && g_get_monotonic_time () - start < 120 * G_USEC_PER_SEC)
+    iterate_for (50);
+  g_setenv ("WICK_REMOTE_COMMAND", command, TRUE);
+  double forged_s = (g_get_monotonic_time () - start) / 1e6;
+  g_test_message ("a node forging wick-askpass lines: the listing failed %.1f s after the pick "
+                  "(hello deadline %d s): %s",
+                  forged_s, WICK_REMOTE_HELLO_TIMEOUT_MS / 1000,
+                  wick_remote_dialog_get_error (dialog));
+  g_assert_false (wick_remote_dialog_is_listing (dialog));
+  g_assert_cmpfloat (forged_s, <, WICK_REMOTE_HELLO_TIMEOUT_MS / 1000 + 15);
+  g_assert_nonnull (wick_remote_dialog_get_error (dialog));
+  g_assert_nonnull (strstr (wick_remote_dialog_get_error (dialog), "sent nothing for 30 s"));
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  iterate_for (200);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -828,5 +900,6 @@ main (int argc, char **argv)
   g_test_add_func ("/remote/window/attach-evict-restore-drop", test_remote_window);
   g_test_add_func ("/remote/window/kill-latency", test_remote_kill_latency);
   g_test_add_func ("/remote/window/node-dies-mid-request", test_remote_node_dies_mid_request);
+  g_test_add_func ("/remote/askpass/attach-and-forged-lines", test_remote_askpass_attach);
   return g_test_run ();
 }
