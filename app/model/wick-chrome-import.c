@@ -432,6 +432,18 @@ counter_value (WickJsonScanner *s, double *value, gboolean *ok)
   return wick_json_skip_value (s);
 }
 
+/* A C event's series carries no unit in the format: a series whose name says
+ * it is memory (PyTorch's "Total Allocated" / "Total Reserved", a "memory …"
+ * or "… bytes" series) holds bytes, any other a plain number. */
+static WickCounterUnit
+counter_unit (const char *series)
+{
+  if (g_str_has_prefix (series, "memory ") || g_str_has_prefix (series, "device memory ")
+      || strstr (series, "Allocated") || strstr (series, "Reserved") || strstr (series, "bytes"))
+    return WICK_COUNTER_UNIT_BYTES;
+  return WICK_COUNTER_UNIT_COUNT;
+}
+
 /* C: one sample per numeric member of args, a counter track per (process,
  * name [id], key) named "name key" as Perfetto does. */
 static void
@@ -478,6 +490,8 @@ add_counter (Import *im, const WickChromeEvent *e, gint64 ts)
       g_string_append_len (im->scratch, key, (gssize)key_len);
       track = wick_tracks_counter_track (im->tracks, (gint32)process,
                                          intern (im, im->scratch->str, im->scratch->len));
+      if (wick_tracks_get_tracks (im->tracks, NULL)[track].n_events == 0)
+        wick_tracks_counter_set_unit (im->tracks, track, counter_unit (im->scratch->str));
       wick_tracks_counter_add (im->tracks, track, ts, value);
       note_time (im, ts, ts);
     }
@@ -910,10 +924,10 @@ memory_counters (Import *im)
           if (!has)
             continue;
           name = g_strdup_printf ("%s %s", device, which == 0 ? "Total Allocated" : "Total Reserved");
-          wick_tracks_counter_add (im->tracks,
-                                   wick_tracks_counter_track (im->tracks, (gint32)m->process,
-                                                              intern (im, name, strlen (name))),
-                                   m->ts_ns, (double)value);
+          guint32 track = wick_tracks_counter_track (im->tracks, (gint32)m->process,
+                                                     intern (im, name, strlen (name)));
+          wick_tracks_counter_set_unit (im->tracks, track, WICK_COUNTER_UNIT_BYTES);
+          wick_tracks_counter_add (im->tracks, track, m->ts_ns, (double)value);
         }
     }
 }

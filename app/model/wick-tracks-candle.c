@@ -230,6 +230,7 @@ wick_tracks_build_candle_graph (WickTracks *self)
       g_autofree char *name
         = g_strdup_printf ("memory %s", wick_document_str (doc, series->device));
       guint32 track = wick_tracks_counter_track (self, (gint32)process, intern (self, name));
+      wick_tracks_counter_set_unit (self, track, WICK_COUNTER_UNIT_BYTES);
       for (guint p = 0; p < series->points->len; p++)
         {
           const WickMemoryPoint *point = &g_array_index (series->points, WickMemoryPoint, p);
@@ -251,6 +252,7 @@ wick_tracks_build_candle_graph (WickTracks *self)
             = g_strdup_printf ("device memory %s %s", wick_document_str (doc, series->device),
                                wick_device_series_to_string ((WickDeviceSeriesKind)k));
           guint32 track = wick_tracks_counter_track (self, (gint32)process, intern (self, name));
+          wick_tracks_counter_set_unit (self, track, WICK_COUNTER_UNIT_BYTES);
           for (guint p = 0; p < series->series[k]->len; p++)
             {
               const WickSamplePoint *point = &g_array_index (series->series[k], WickSamplePoint, p);

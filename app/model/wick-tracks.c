@@ -648,6 +648,22 @@ wick_tracks_counter_add (WickTracks *self, guint32 track, gint64 ts_ns, double v
 }
 
 void
+wick_tracks_counter_set_unit (WickTracks *self, guint32 track, WickCounterUnit unit)
+{
+  g_return_if_fail (!self->finished && track < self->tracks->len);
+  WickTrack *t = &g_array_index (self->tracks, WickTrack, track);
+  g_return_if_fail (t->kind == WICK_TRACK_COUNTER);
+  t->unit = (guint8)unit;
+}
+
+const char *
+wick_counter_unit_to_string (WickCounterUnit unit)
+{
+  static const char *const names[] = { "count", "bytes", "percent", "ns" };
+  return (guint)unit < G_N_ELEMENTS (names) ? names[unit] : "count";
+}
+
+void
 wick_tracks_instant_add (WickTracks *self, WickInstantScope scope, gint32 process, gint32 thread,
                          gint64 ts_ns, WickStr name, WickStr category, WickStr args)
 {
@@ -2719,6 +2735,28 @@ min_raw_time (WickTracks *self)
   return m == G_MAXINT64 ? 0 : m;
 }
 
+/* Each counter track's min and max, once, for the views' scales. */
+static void
+counter_extents (WickTracks *self)
+{
+  WickTrack *tracks = (WickTrack *)(gpointer)self->tracks->data;
+  for (guint t = 0; t < self->tracks->len; t++)
+    if (tracks[t].kind == WICK_TRACK_COUNTER)
+      {
+        tracks[t].min = G_MAXDOUBLE;
+        tracks[t].max = -G_MAXDOUBLE;
+      }
+  for (guint i = 0; i < self->counters->len; i++)
+    {
+      const WickCounterSample *s = &g_array_index (self->counters, WickCounterSample, i);
+      tracks[s->track].min = MIN (tracks[s->track].min, s->value);
+      tracks[s->track].max = MAX (tracks[s->track].max, s->value);
+    }
+  for (guint t = 0; t < self->tracks->len; t++)
+    if (tracks[t].kind == WICK_TRACK_COUNTER && tracks[t].min > tracks[t].max)
+      tracks[t].min = tracks[t].max = 0;
+}
+
 void
 wick_tracks_finish (WickTracks *self)
 {
@@ -2736,6 +2774,7 @@ wick_tracks_finish (WickTracks *self)
   finish_slices (self);
   finish_async (self);
   compute_extent (self);
+  counter_extents (self);
   if (self->format == WICK_TRACE_FORMAT_CHROME)
     layout_device_rows (self); /* candle-graph intervals keep row 0 */
   build_index (self);

@@ -103,6 +103,19 @@ typedef enum
   WICK_TRACK_FLAG_HAS_SORT_INDEX = 1 << 0,
 } WickTrackFlags;
 
+/* What a counter track's values measure, set by the importer that builds it
+ * (wick_tracks_counter_set_unit()); views format values by it. */
+typedef enum
+{
+  WICK_COUNTER_UNIT_COUNT,   /* a plain number (the default) */
+  WICK_COUNTER_UNIT_BYTES,   /* memory: allocated, reserved, device memory */
+  WICK_COUNTER_UNIT_PERCENT, /* 0–100 */
+  WICK_COUNTER_UNIT_NS,      /* a duration in nanoseconds */
+} WickCounterUnit;
+
+/* "count", "bytes", "percent", "ns". */
+const char *wick_counter_unit_to_string (WickCounterUnit unit);
+
 /* What an instants track holds: instants (Chrome i/I/R, Wick records), the
  * object events of a process (Chrome O/N/D) or the samples of a thread
  * (Chrome P). `wick-trace tracks` names the last two "objects" and "samples". */
@@ -136,6 +149,7 @@ typedef struct
   guint8 kind;       /* WickTrackKind */
   guint8 scope;      /* instants: WickInstantScope */
   guint8 role;       /* instants: WickInstantsRole */
+  guint8 unit;       /* counter: WickCounterUnit */
   guint16 max_depth; /* deepest row as laid out (0: one row); async: lanes - 1 */
   gint32 process;    /* index into processes, -1 when none */
   gint32 thread;     /* index into threads, -1 when none */
@@ -144,6 +158,7 @@ typedef struct
   WickStr stream;    /* device: the stream; 0 otherwise */
   guint32 n_events;  /* slices, async slices, samples, instants or intervals */
   guint32 n_instants; /* async: its instant steps (n / T / p), not in n_events */
+  double min, max;    /* counter: its samples' extent after finish; 0, 0 when none */
 } WickTrack;
 
 /* An async slice (Chrome b/e, S/F). Lane = row within its track. */
@@ -320,6 +335,8 @@ void wick_tracks_async_instant (WickTracks *self, gint32 process, WickStr catego
 /* Counter series @name of @process (-1: global), created on first use. */
 guint32 wick_tracks_counter_track (WickTracks *self, gint32 process, WickStr name);
 void wick_tracks_counter_add (WickTracks *self, guint32 track, gint64 ts_ns, double value);
+/* What @track's values measure (WICK_COUNTER_UNIT_COUNT until set). */
+void wick_tracks_counter_set_unit (WickTracks *self, guint32 track, WickCounterUnit unit);
 
 /* An instant. THREAD scope needs @thread, PROCESS scope @process; GLOBAL
  * neither. One instants track per thread, per process and one global. */

@@ -72,9 +72,6 @@ struct _WickTimelineScene
   guint8 *colour_ids;      /* per span */
   guint8 *device_colour_ids; /* per device slice of a Chrome trace */
   gint64 *track_offset;    /* per track: device clock shift (candle-graph) */
-  double *counter_min;     /* per track (counters) */
-  double *counter_max;     /* per track (counters) */
-  gboolean *counter_bytes; /* per track: a memory series (shown in bytes) */
   char **track_names;      /* per track, as the gutter shows it */
   guint8 *collapsed;       /* per process */
   guint8 *pinned;          /* per track */
@@ -550,31 +547,6 @@ wick_timeline_scene_new (WickDocument *document)
         self->extent_end = MAX (self->extent_end, wick_time_add (s, device[i].duration_ns));
       }
 
-  self->counter_min = g_new0 (double, MAX (self->n_tracks, 1));
-  self->counter_max = g_new0 (double, MAX (self->n_tracks, 1));
-  self->counter_bytes = g_new0 (gboolean, MAX (self->n_tracks, 1));
-  guint n_samples;
-  const WickCounterSample *samples = wick_tracks_get_counter_samples (self->tracks, &n_samples);
-  for (guint t = 0; t < self->n_tracks; t++)
-    {
-      self->counter_min[t] = G_MAXDOUBLE;
-      self->counter_max[t] = -G_MAXDOUBLE;
-      const char *name = wick_document_str (document, tracks[t].name);
-      self->counter_bytes[t]
-        = name
-          && (g_str_has_prefix (name, "memory ") || g_str_has_prefix (name, "device memory ")
-              || strstr (name, "Allocated") || strstr (name, "Reserved") || strstr (name, "bytes"));
-    }
-  for (guint i = 0; i < n_samples; i++)
-    {
-      guint t = samples[i].track;
-      self->counter_min[t] = MIN (self->counter_min[t], samples[i].value);
-      self->counter_max[t] = MAX (self->counter_max[t], samples[i].value);
-    }
-  for (guint t = 0; t < self->n_tracks; t++)
-    if (self->counter_min[t] > self->counter_max[t])
-      self->counter_min[t] = self->counter_max[t] = 0;
-
   self->track_names = g_new0 (char *, self->n_tracks + 1);
   for (guint t = 0; t < self->n_tracks; t++)
     self->track_names[t] = track_label (self, t);
@@ -667,9 +639,6 @@ wick_timeline_scene_free (WickTimelineScene *self)
   g_free (self->colour_ids);
   g_free (self->device_colour_ids);
   g_free (self->track_offset);
-  g_free (self->counter_min);
-  g_free (self->counter_max);
-  g_free (self->counter_bytes);
   g_strfreev (self->track_names);
   g_free (self->collapsed);
   g_free (self->pinned);
@@ -1833,10 +1802,35 @@ draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
 
 /* ---- counters and instants ----------------------------------------------- */
 
+/* A counter's value in its track's unit (the importer set it), @digits
+ * significant digits for a plain number. */
+static char *
+counter_value_label (const WickTrack *track, double value, int digits)
+{
+  switch ((WickCounterUnit)track->unit)
+    {
+      case WICK_COUNTER_UNIT_BYTES:
+        if (value >= 0)
+          return wick_format_bytes ((guint64)value);
+        break;
+      case WICK_COUNTER_UNIT_NS:
+        if (value >= 0)
+          return wick_format_duration ((guint64)value);
+        break;
+      case WICK_COUNTER_UNIT_PERCENT:
+        return g_strdup_printf ("%.*g%%", digits, value);
+      case WICK_COUNTER_UNIT_COUNT:
+      default:
+        break;
+    }
+  return g_strdup_printf ("%.*g", digits, value);
+}
+
 static double
 counter_y (WickTimelineScene *self, guint32 track, double value, double top, double height)
 {
-  double lo = MIN (self->counter_min[track], 0), hi = self->counter_max[track];
+  const WickTrack *t = &wick_tracks_get_tracks (self->tracks, NULL)[track];
+  double lo = MIN (t->min, 0), hi = t->max;
   if (hi <= lo)
     return top + height - 3;
   return top + 3 + (height - 6) * (1 - (value - lo) / (hi - lo));
@@ -2534,10 +2528,7 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
           const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[item->index];
           if (track->kind == WICK_TRACK_COUNTER && item->height >= 32)
             {
-              double max = self->counter_max[item->index];
-              g_autofree char *top_label = self->counter_bytes[item->index]
-                                             ? wick_format_bytes ((guint64)MAX (max, 0))
-                                             : g_strdup_printf ("%.4g", max);
+              g_autofree char *top_label = counter_value_label (track, track->max, 4);
               wick_palette_set (cr, fg, 0.5);
               draw_text (self, cr, top_label, 14, top + 18, WICK_TIMELINE_GUTTER - 34);
             }
@@ -2980,9 +2971,7 @@ wick_timeline_scene_counter_label (WickTimelineScene *self, const WickTimelineVi
   guint64 t = wick_timeline_viewport_x_to_time (view, x);
   if (track >= self->n_tracks || !wick_tracks_counter_value_at (self->tracks, track, t, &value))
     return NULL;
-  if (self->counter_bytes[track] && value >= 0)
-    return wick_format_bytes ((guint64)value);
-  return g_strdup_printf ("%.6g", value);
+  return counter_value_label (&wick_tracks_get_tracks (self->tracks, NULL)[track], value, 6);
 }
 
 /* The pointer's time in the ruler, and each visible counter's value at it. */

@@ -1,6 +1,8 @@
 /* test-model-tracks.c — the track model: builder constructs and candle-graph tracks. */
 #include "config.h"
 
+#include <glib/gstdio.h>
+
 #include "model-test-util.h"
 #include "wick-tracks.h"
 
@@ -478,6 +480,140 @@ test_compacted_document (void)
   g_assert_cmpstr (wick_document_str (doc, fresh), ==, "a string never seen");
 }
 
+/* Every counter track's extent is its samples' min and max. */
+static void
+assert_counter_extents (WickTracks *t)
+{
+  guint n_tracks, n;
+  const WickTrack *tracks = wick_tracks_get_tracks (t, &n_tracks);
+  const WickCounterSample *samples = wick_tracks_get_counter_samples (t, &n);
+  for (guint k = 0; k < n_tracks; k++)
+    {
+      if (tracks[k].kind != WICK_TRACK_COUNTER)
+        continue;
+      double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
+      for (guint i = 0; i < n; i++)
+        if (samples[i].track == k)
+          {
+            lo = MIN (lo, samples[i].value);
+            hi = MAX (hi, samples[i].value);
+          }
+      g_assert_cmpfloat (tracks[k].min, ==, lo);
+      g_assert_cmpfloat (tracks[k].max, ==, hi);
+    }
+}
+
+/* PyTorch's [memory] totals without an address (kept as counters) beside
+ * two C series, one of them named in bytes. */
+static const char memory_totals[]
+  = "{\"traceEvents\":[\n"
+    "{\"ph\":\"X\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50},\n"
+    "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":10,"
+    "\"args\":{\"Bytes\":128,\"Total Allocated\":128,\"Total Reserved\":1024,"
+    "\"Device Type\":1,\"Device Id\":0}},\n"
+    "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":20,"
+    "\"args\":{\"Bytes\":128,\"Total Allocated\":256,\"Total Reserved\":1024,"
+    "\"Device Type\":1,\"Device Id\":0}},\n"
+    "{\"ph\":\"C\",\"name\":\"cache\",\"pid\":1,\"ts\":30,\"args\":{\"bytes\":64}},\n"
+    "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":1,\"ts\":30,\"args\":{\"depth\":7}},\n"
+    "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":1,\"ts\":40,\"args\":{\"depth\":2}}\n"
+    "]}\n";
+
+static WickDocument *
+load_data (const char *dir, const char *name)
+{
+  const char *root = g_getenv ("WICK_TEST_DATA");
+  g_autofree char *path = NULL;
+  if (dir == NULL)
+    {
+      g_autofree char *tmp = g_dir_make_tmp ("wick-units-XXXXXX", NULL);
+      path = g_build_filename (tmp, name, NULL);
+      g_assert_true (g_file_set_contents (path, memory_totals, -1, NULL));
+    }
+  else
+    path = g_build_filename (root ? root : "tests/data", dir, name, NULL);
+  WickDocument *doc = wick_document_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_load_file_auto (doc, path, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  if (dir == NULL)
+    {
+      g_autofree char *tmp = g_path_get_dirname (path);
+      g_unlink (path);
+      g_rmdir (tmp);
+    }
+  return doc;
+}
+
+/* Counter units are the importers' (not guessed by a view from the name):
+ * PyTorch's [memory] totals, a C series in bytes and a candle-graph trace's memory and
+ * device memory hold bytes; Catapult's C counters and a counter built by
+ * hand plain numbers; each with its min and max. */
+static void
+test_counter_units (void)
+{
+  struct
+  {
+    const char *dir, *file, *track;
+    WickCounterUnit unit;
+    double max;
+  } cases[] = {
+    { NULL, "memory-totals.json", "Total Allocated", WICK_COUNTER_UNIT_BYTES, 256 },
+    { NULL, "memory-totals.json", "Total Reserved", WICK_COUNTER_UNIT_BYTES, 1024 },
+    { NULL, "memory-totals.json", "cache bytes", WICK_COUNTER_UNIT_BYTES, 64 },
+    { NULL, "memory-totals.json", "queue depth", WICK_COUNTER_UNIT_COUNT, 7 },
+    { "chrome", "catapult-instance_counters.json", "", WICK_COUNTER_UNIT_COUNT, -1 },
+    { "model", "valid-infer.jsonl", "memory ", WICK_COUNTER_UNIT_BYTES, -1 },
+    { "model", "valid-infer.jsonl", "device memory cpu used", WICK_COUNTER_UNIT_BYTES, 1024 },
+    { "model", "valid-infer.jsonl", "device memory cpu capacity", WICK_COUNTER_UNIT_BYTES, 4096 },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr (WickDocument) doc = load_data (cases[c].dir, cases[c].file);
+      WickTracks *t = wick_document_get_tracks (doc);
+      guint n_tracks, found = 0;
+      const WickTrack *tracks = wick_tracks_get_tracks (t, &n_tracks);
+      for (guint k = 0; k < n_tracks; k++)
+        {
+          const char *name = wick_document_str (doc, tracks[k].name);
+          if (tracks[k].kind != WICK_TRACK_COUNTER || !name || !strstr (name, cases[c].track))
+            continue;
+          g_test_message ("%s: %s %s [%g, %g]", cases[c].file, name,
+                          wick_counter_unit_to_string ((WickCounterUnit)tracks[k].unit),
+                          tracks[k].min, tracks[k].max);
+          g_assert_cmpuint (tracks[k].unit, ==, cases[c].unit);
+          g_assert_cmpfloat (tracks[k].max, >, 0);
+          if (cases[c].max >= 0)
+            g_assert_cmpfloat (tracks[k].max, ==, cases[c].max);
+          found++;
+        }
+      g_assert_cmpuint (found, >, 0);
+      assert_counter_extents (t);
+    }
+
+  /* built by hand: count until set, then what the builder set */
+  g_autoptr (WickDocument) doc = wick_document_new ();
+  WickTracks *t = wick_document_begin_tracks (doc, WICK_TRACE_FORMAT_CHROME);
+  guint32 p = wick_tracks_add_process (t, 1);
+  guint32 a = wick_tracks_counter_track (t, (gint32)p, S (t, "a"));
+  guint32 b = wick_tracks_counter_track (t, (gint32)p, S (t, "b"));
+  guint32 e = wick_tracks_counter_track (t, (gint32)p, S (t, "e"));
+  wick_tracks_counter_set_unit (t, b, WICK_COUNTER_UNIT_PERCENT);
+  wick_tracks_counter_add (t, a, 10, 3);
+  wick_tracks_counter_add (t, a, 20, -2);
+  wick_tracks_counter_add (t, b, 10, 40);
+  wick_tracks_finish (t);
+  const WickTrack *tracks = wick_tracks_get_tracks (t, NULL);
+  g_assert_cmpuint (tracks[a].unit, ==, WICK_COUNTER_UNIT_COUNT);
+  g_assert_cmpuint (tracks[b].unit, ==, WICK_COUNTER_UNIT_PERCENT);
+  g_assert_cmpfloat (tracks[a].min, ==, -2);
+  g_assert_cmpfloat (tracks[a].max, ==, 3);
+  g_assert_cmpfloat (tracks[b].min, ==, 40);
+  g_assert_cmpfloat (tracks[e].min, ==, 0);
+  g_assert_cmpfloat (tracks[e].max, ==, 0);
+  g_assert_cmpstr (wick_counter_unit_to_string (WICK_COUNTER_UNIT_BYTES), ==, "bytes");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -492,5 +628,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tracks/candle-threads", test_candle_threads);
   g_test_add_func ("/tracks/cut-training-trace", test_cut_training_trace);
   g_test_add_func ("/tracks/compacted-document", test_compacted_document);
+  g_test_add_func ("/tracks/counter-units", test_counter_units);
   return g_test_run ();
 }
