@@ -241,12 +241,6 @@ wick_follow_file_get_path (WickFollowFile *self)
   return self->path;
 }
 
-guint64
-wick_follow_file_get_lines (WickFollowFile *self)
-{
-  return self->lines;
-}
-
 gsize
 wick_follow_file_get_pending (WickFollowFile *self)
 {

@@ -36,8 +36,7 @@ gssize wick_follow_file_poll (WickFollowFile *self, gsize max_bytes, WickLiveLin
                               gpointer user_data, char **restarted_reason, GError **error);
 
 const char *wick_follow_file_get_path (WickFollowFile *self);
-/* Lines delivered since the last start, bytes of a partial last line waiting. */
-guint64 wick_follow_file_get_lines (WickFollowFile *self);
+/* Bytes of a partial last line waiting. */
 gsize wick_follow_file_get_pending (WickFollowFile *self);
 guint wick_follow_file_get_restarts (WickFollowFile *self);
 /* Lines longer than the limit, skipped (a partial one being skipped counts). */

@@ -1179,12 +1179,6 @@ wick_chrome_reader_was_cut_off (WickChromeReader *r)
   return r->cut_off;
 }
 
-guint64
-wick_chrome_reader_get_bytes (WickChromeReader *r)
-{
-  return r->dropped + r->pos;
-}
-
 /* ---- torch memory timeline -------------------------------------------- */
 
 typedef struct

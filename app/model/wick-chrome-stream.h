@@ -109,7 +109,6 @@ guint64 wick_chrome_reader_get_non_objects (WickChromeReader *reader);
 const GPtrArray *wick_chrome_reader_get_warnings (WickChromeReader *reader);
 /* TRUE when the file was cut off inside the events. */
 gboolean wick_chrome_reader_was_cut_off (WickChromeReader *reader);
-guint64 wick_chrome_reader_get_bytes (WickChromeReader *reader);
 
 /* The torch memory timeline: [[t_us, ...], [[bytes per category, ...], ...]].
  * Fills @times (gint64) and @sizes (gint64, n_times rows of *n_categories). */

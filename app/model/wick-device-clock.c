@@ -90,11 +90,3 @@ wick_device_clocks_get_offset (WickDeviceClocks *self, WickStr clock_id)
   return fit ? fit->offset : 0;
 }
 
-guint64
-wick_device_clocks_shift (guint64 t, gint64 offset)
-{
-  if (offset >= 0)
-    return t > G_MAXUINT64 - (guint64)offset ? G_MAXUINT64 : t + (guint64)offset;
-  guint64 back = offset == G_MININT64 ? (guint64)G_MAXINT64 + 1 : (guint64)-offset;
-  return t < back ? 0 : t - back;
-}

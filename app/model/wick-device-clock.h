@@ -31,7 +31,5 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickDeviceClocks, wick_device_clocks_free)
 /* ns to add to a time of clock @clock_id; 0 for a clock with no interval. */
 gint64 wick_device_clocks_get_offset (WickDeviceClocks *clocks, WickStr clock_id);
 
-/* @t shifted by @offset, saturating at 0 and G_MAXUINT64. */
-guint64 wick_device_clocks_shift (guint64 t, gint64 offset);
 
 G_END_DECLS

@@ -490,12 +490,6 @@ wick_input_get_size (WickInput *input)
   return input->size;
 }
 
-guint64
-wick_input_get_decoded (WickInput *input)
-{
-  return input->decoded;
-}
-
 static gsize max_line_length;
 
 gboolean

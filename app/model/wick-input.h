@@ -44,8 +44,6 @@ const char *wick_compression_to_string (WickCompression compression); /* "none",
 /* File bytes consumed so far and the file's size (0 when unknown), for progress. */
 guint64 wick_input_get_consumed (WickInput *input);
 guint64 wick_input_get_size (WickInput *input);
-/* Decoded bytes returned so far. */
-guint64 wick_input_get_decoded (WickInput *input);
 
 /* The compression of a buffer that starts a file. */
 WickCompression wick_compression_sniff (const void *data, gsize len);

@@ -268,7 +268,7 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
         {
           /* a cut-off .gz/.zst is what a cut-off plain file is: the records
            * before the cut stay, the cut is the decode error of the line it
-           * fell in (issue 27: nothing was shown) */
+           * fell in, so that what was read is shown */
           self->n_lines = batch->lines.last_line + 1;
           ok = wick_document_set_decode_error (self, "read", batch->io_error->message, error);
         }

@@ -269,14 +269,3 @@ wick_string_pool_get_len (WickStringPool *pool, guint32 offset)
   return offset == 0 ? 0 : entry_len (pool, offset);
 }
 
-gsize
-wick_string_pool_get_table_size (WickStringPool *pool)
-{
-  return pool->n_slots * sizeof (guint64);
-}
-
-gsize
-wick_string_pool_get_size (WickStringPool *pool)
-{
-  return pool->size;
-}

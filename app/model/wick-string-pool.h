@@ -31,12 +31,9 @@ guint32 wick_string_pool_lookup (WickStringPool *pool, const char *str, gsize le
 void wick_string_pool_reserve (WickStringPool *pool, gsize n_strings, gsize bytes);
 const char *wick_string_pool_get (WickStringPool *pool, guint32 offset);
 gsize wick_string_pool_get_len (WickStringPool *pool, guint32 offset);
-gsize wick_string_pool_get_size (WickStringPool *pool);
 /* Frees the intern table (8 bytes a slot, two slots or more a string) and the
  * text buffer's slack, for a document that is read: the strings stay; the
  * next intern or lookup rebuilds the table from them (linear). */
 void wick_string_pool_compact (WickStringPool *pool);
-/* Bytes of the intern table now (0 after compact). */
-gsize wick_string_pool_get_table_size (WickStringPool *pool);
 
 G_END_DECLS

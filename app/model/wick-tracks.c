@@ -859,13 +859,6 @@ wick_tracks_device_add_linked (WickTracks *self, guint32 track, gint64 ts_ns, gi
 }
 
 void
-wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
-                        WickStr name, WickStr category, WickStr args)
-{
-  wick_tracks_device_add_correlated (self, track, ts_ns, duration_ns, name, category, args, 0);
-}
-
-void
 wick_tracks_slice_set_external_id (WickTracks *self, WickPendingSlice slice, gint64 external_id)
 {
   g_return_if_fail (!self->finished && slice < self->pending->len);

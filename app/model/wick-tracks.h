@@ -373,8 +373,6 @@ guint32 wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickS
  * events included. */
 guint32 wick_tracks_thread_implied_device_track (WickTracks *self, guint32 thread, WickStr device,
                                                  WickStr stream, WickStr name);
-void wick_tracks_device_add (WickTracks *self, guint32 track, gint64 ts_ns, gint64 duration_ns,
-                             WickStr name, WickStr category, WickStr args);
 /* The same with the interval's correlation id (0: none), which links it to
  * the slice given the same id by wick_tracks_slice_set_correlation(). */
 void wick_tracks_device_add_correlated (WickTracks *self, guint32 track, gint64 ts_ns,

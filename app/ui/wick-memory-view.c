@@ -42,19 +42,6 @@ ensure_chart_throttled (WickMemoryView *self, gboolean force)
   wick_rebuild_throttle_end (&self->throttle);
 }
 
-static void
-ensure_chart (WickMemoryView *self)
-{
-  ensure_chart_throttled (self, TRUE);
-}
-
-WickMemoryChart *
-wick_memory_view_get_chart (WickMemoryView *self)
-{
-  ensure_chart (self);
-  return self->chart;
-}
-
 void
 wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out)
 {
@@ -285,12 +272,6 @@ wick_memory_view_new (WickSelection *selection)
 }
 
 void
-wick_memory_view_set_document (WickMemoryView *self, WickDocument *document)
-{
-  wick_memory_view_set_document_full (self, document, NULL);
-}
-
-void
 wick_memory_view_set_document_full (WickMemoryView *self, WickDocument *document,
                                     WickMemoryChart *chart)
 {
@@ -331,8 +312,3 @@ wick_memory_view_set_log_scale (WickMemoryView *self, gboolean log_scale)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-gboolean
-wick_memory_view_get_log_scale (WickMemoryView *self)
-{
-  return self->log_scale;
-}

@@ -19,12 +19,10 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickMemoryView, wick_memory_view, WICK, MEMORY_VIEW, GtkWidget)
 
 GtkWidget *wick_memory_view_new (WickSelection *selection);
-void wick_memory_view_set_document (WickMemoryView *self, WickDocument *document);
 /* Same, with the chart already built for @document; takes ownership. */
 void wick_memory_view_set_document_full (WickMemoryView *self, WickDocument *document,
                                          WickMemoryChart *chart);
 void wick_memory_view_document_changed (WickMemoryView *self);
-WickMemoryChart *wick_memory_view_get_chart (WickMemoryView *self);
 /* The chart's parameters for the current size and range. */
 void wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out);
 
@@ -34,7 +32,6 @@ void wick_memory_view_toggle_series (WickMemoryView *self, guint bit);
 
 /* The y-axis as log10(1 + bytes), as the legend's "log scale" box switches it. */
 void wick_memory_view_set_log_scale (WickMemoryView *self, gboolean log_scale);
-gboolean wick_memory_view_get_log_scale (WickMemoryView *self);
 
 /* Shows the readout as if the pointer were at widget x @x (< 0 hides it);
  * for tests and screenshots. */

@@ -178,11 +178,3 @@ wick_timeline_overview_init (WickTimelineOverview *self)
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
 }
 
-GtkWidget *
-wick_timeline_overview_new (WickTimelineView *timeline, WickSelection *selection)
-{
-  g_return_val_if_fail (WICK_IS_TIMELINE_VIEW (timeline), NULL);
-  g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
-  return g_object_new (WICK_TYPE_TIMELINE_OVERVIEW, "timeline", timeline, "selection", selection,
-                       NULL);
-}

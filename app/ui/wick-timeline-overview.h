@@ -16,6 +16,5 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, WICK, TIMELINE_OVERVIEW,
                       GtkWidget)
 
-GtkWidget *wick_timeline_overview_new (WickTimelineView *timeline, WickSelection *selection);
 
 G_END_DECLS

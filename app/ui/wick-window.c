@@ -732,12 +732,6 @@ wick_window_add_page (WickWindow *self, const char *name, const char *title, con
 }
 
 void
-wick_window_add_header_widget (WickWindow *self, GtkWidget *widget)
-{
-  adw_header_bar_pack_end (self->header, widget);
-}
-
-void
 wick_window_show_banner (WickWindow *self, const char *id, const char *message,
                          const char *button_label, const char *action_name)
 {

@@ -70,8 +70,6 @@ void wick_window_set_title_text (WickWindow *self, const char *title, const char
 /* Adds a page to the view switcher after the built-in views. */
 void wick_window_add_page (WickWindow *self, const char *name, const char *title,
                            const char *icon_name, GtkWidget *widget);
-/* Widgets at the end of the header bar (e.g. a Detach button). */
-void wick_window_add_header_widget (WickWindow *self, GtkWidget *widget);
 
 /* Banners: @id identifies one (showing the same id again updates it).
  * @button_label and @action_name may be NULL. */

@@ -225,20 +225,6 @@ socket_is_stale (const char *path, pid_t pid, const char *listeners)
   return no_listener && !just_created (path);
 }
 
-bool
-wick_control_socket_is_stale (const char *path, pid_t pid)
-{
-  char directory[WICK_CONTROL_MAX_DIRECTORY + 2];
-  snprintf (directory, sizeof directory, "%s", path);
-  char *slash = strrchr (directory, '/');
-  if (slash != NULL)
-    slash[1] = '\0';
-  char *listeners = read_listeners (directory);
-  bool stale = socket_is_stale (path, pid, listeners);
-  free (listeners);
-  return stale;
-}
-
 unsigned
 wick_control_remove_stale_sockets (void)
 {

@@ -18,7 +18,6 @@
 #define WICK_CONTROL_MAX_DIRECTORY 80
 
 bool wick_control_parse_socket_name (const char *name, pid_t *pid);
-bool wick_control_socket_is_stale (const char *path, pid_t pid);
 
 /* What "hello" reports about the session. */
 typedef struct

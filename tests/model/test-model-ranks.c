@@ -708,7 +708,7 @@ test_hta_real (void)
   g_assert_cmpuint (broadcast, >, 0);
 }
 
-/* The lead's 2-rank run on the H200 (gloo, one GPU, one host's clock, rank 1
+/* A real 2-rank run on an H200 (gloo, one GPU, one host's clock, rank 1
  * sleeping on the GPU each step and 5x longer in step 3): gloo collectives
  * ("gloo:all_reduce" annotations on gloo's threads, no args) matched by
  * order in time, not in the file's thread-by-thread order. */

@@ -1,5 +1,5 @@
 """wick.trace.open: a generated rank trace (tools/make-rank-traces.py) and the
-lead's real gloo rank trace read into NumPy arrays, checked against an
+a real gloo rank trace (an H200 run) read into NumPy arrays, checked against an
 independent json.load of the same files: every GPU interval with its start
 and duration, every NCCL kernel's (group, Seq, bytes) as a collective, the
 ProfilerStep windows among the slices, the gloo collectives as host spans;

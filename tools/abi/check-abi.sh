@@ -6,7 +6,7 @@
 # A removed or changed public function or type fails (abidiff --no-added-syms
 # exits non-zero); new public functions pass and are listed, since they are
 # compatible additions: the baseline is refreshed with
-# tools/abi/update-baseline.sh when a release (or the lead) takes them in.
+# tools/abi/update-baseline.sh when a release takes them in.
 # Exits 77 (skip) without abidiff (Debian: abigail-tools) or without debug
 # information in the library (a build without -g cannot be compared).
 set -uo pipefail
