@@ -514,9 +514,15 @@ wick_remote_link_peek_exit (WickRemoteLink *self)
   int r = self->exit_fd >= 0
             ? waitid ((idtype_t)WICK_P_PIDFD, (id_t)self->exit_fd, &info, WEXITED | WNOHANG | WNOWAIT)
             : waitid (P_PID, (id_t)self->pid, &info, WEXITED | WNOHANG | WNOWAIT);
-  if (r != 0) /* reaped meanwhile, by the link's own wait */
-    return g_atomic_int_get (&self->reaped) ? describe_exit (self->exit_status)
-                                            : g_strdup ("ssh exited");
+  if (r != 0)
+    {
+      /* reaped meanwhile, by the link's own wait, which notes the status
+       * just after: a moment for it (else the reason would be lost) */
+      for (int i = 0; i < 200 && !g_atomic_int_get (&self->reaped); i++)
+        g_usleep (500);
+      return g_atomic_int_get (&self->reaped) ? describe_exit (self->exit_status)
+                                              : g_strdup ("ssh exited");
+    }
   if (info.si_pid == 0)
     return NULL; /* still running */
   return describe_exit (info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status);
