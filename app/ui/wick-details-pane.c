@@ -9,6 +9,7 @@
 
 #include "model/wick-gpu-analysis.h"
 #include "model/wick-json-scanner.h"
+#include "model/wick-range-summary.h"
 #include "model/wick-span-costs.h"
 #include "wick-format.h"
 #include "wick-record-text.h"
@@ -1009,20 +1010,6 @@ refresh (WickDetailsPane *self)
     }
 }
 
-typedef struct
-{
-  WickStr name;
-  guint64 ns;
-  guint count;
-} RangeShare;
-
-static int
-compare_shares (gconstpointer a, gconstpointer b)
-{
-  const RangeShare *x = a, *y = b;
-  return x->ns > y->ns ? -1 : x->ns < y->ns ? 1 : 0;
-}
-
 #define SUMMARY_SCAN 2000000 /* events read per track at most */
 
 /* Per track of the range: events overlapping it, the time its top row is
@@ -1170,31 +1157,9 @@ refresh_range (WickDetailsPane *self)
   gtk_widget_set_visible (self->range_box, self->document != NULL && b > a);
   if (self->document == NULL || b <= a)
     return;
-  guint n;
-  const WickSpan *spans = wick_document_get_spans (self->document, &n);
-  g_autoptr (GHashTable) by_name = g_hash_table_new (NULL, NULL);
-  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (RangeShare));
-  guint overlapping = 0;
-  for (guint i = 0; i < n; i++)
-    {
-      guint64 start = spans[i].start_ns, end = start + spans[i].duration_ns;
-      if (!(spans[i].flags & WICK_SPAN_FLAG_CLOSED) || end <= a || start >= b)
-        continue;
-      overlapping++;
-      guint64 inside = MIN (end, b) - MAX (start, a);
-      gpointer slot;
-      if (!g_hash_table_lookup_extended (by_name, GUINT_TO_POINTER (spans[i].name), NULL, &slot))
-        {
-          RangeShare share = { spans[i].name, 0, 0 };
-          g_array_append_val (shares, share);
-          slot = GUINT_TO_POINTER (shares->len);
-          g_hash_table_insert (by_name, GUINT_TO_POINTER (spans[i].name), slot);
-        }
-      RangeShare *share = &g_array_index (shares, RangeShare, GPOINTER_TO_UINT (slot) - 1);
-      share->ns += inside;
-      share->count++;
-    }
-  g_array_sort (shares, compare_shares);
+  g_autoptr (WickRangeSummary) summary = wick_range_summary_new (self->document, a, b);
+  GArray *shares = summary->shares;
+  guint overlapping = summary->n_overlapping;
 
   g_autofree char *duration = wick_format_duration (b - a);
   g_autofree char *title = g_strdup_printf (_ ("Selected range: %s"), duration);
@@ -1218,7 +1183,7 @@ refresh_range (WickDetailsPane *self)
   gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
   for (guint i = 0; i < MIN (shares->len, 8u); i++)
     {
-      const RangeShare *share = &g_array_index (shares, RangeShare, i);
+      const WickRangeShare *share = &g_array_index (shares, WickRangeShare, i);
       g_autofree char *ns = wick_format_duration (share->ns);
       g_autofree char *line
         = g_strdup_printf (g_dngettext (NULL, "%s in %u span · %.0f %% of the range",

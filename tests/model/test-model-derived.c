@@ -4,6 +4,7 @@
 
 #include "model-test-util.h"
 #include "wick-memory-series.h"
+#include "wick-range-summary.h"
 #include "wick-span-costs.h"
 
 static WickDocument *
@@ -194,6 +195,49 @@ test_device_memory_series (void)
   g_assert_cmpstr (wick_device_series_to_string (WICK_DEVICE_SERIES_RESERVED), ==, "reserved");
 }
 
+/* A range's spans by name: each counted for its part inside the range. */
+static void
+test_range_summary (void)
+{
+  g_autoptr (WickDocument) doc = parse_lines (
+    META_INFER, ROOT_START,
+    "{\"kind\":\"span_start\",\"id\":\"a\",\"parent_id\":\"s1\",\"name\":\"w\",\"start_ns\":1,"
+    "\"span_kind\":\"op\"}",
+    "{\"kind\":\"span_end\",\"id\":\"a\",\"duration_ns\":10}",
+    "{\"kind\":\"span_start\",\"id\":\"b\",\"parent_id\":\"s1\",\"name\":\"w\",\"start_ns\":20,"
+    "\"span_kind\":\"op\"}",
+    "{\"kind\":\"span_end\",\"id\":\"b\",\"duration_ns\":30}",
+    "{\"kind\":\"span_start\",\"id\":\"c\",\"parent_id\":\"s1\",\"name\":\"x\",\"start_ns\":60,"
+    "\"span_kind\":\"op\"}",
+    "{\"kind\":\"span_end\",\"id\":\"c\",\"duration_ns\":10}", ROOT_END, TERMINAL, NULL);
+
+  g_assert_null (wick_range_summary_new (doc, 40, 40));
+  g_autoptr (WickRangeSummary) r = wick_range_summary_new (doc, 5, 40);
+  g_assert_cmpuint (r->start_ns, ==, 5);
+  g_assert_cmpuint (r->end_ns, ==, 40);
+  g_assert_cmpuint (r->n_overlapping, ==, 3); /* demo, a, b; not c */
+  g_assert_cmpuint (r->shares->len, ==, 2);
+  const WickRangeShare *s0 = &g_array_index (r->shares, WickRangeShare, 0);
+  const WickRangeShare *s1 = &g_array_index (r->shares, WickRangeShare, 1);
+  g_assert_cmpstr (wick_document_str (doc, s0->name), ==, "demo");
+  g_assert_cmpuint (s0->ns, ==, 35);
+  g_assert_cmpuint (s0->count, ==, 1);
+  g_assert_cmpstr (wick_document_str (doc, s1->name), ==, "w");
+  g_assert_cmpuint (s1->ns, ==, 6 + 20); /* a: 5..11, b: 20..40 */
+  g_assert_cmpuint (s1->count, ==, 2);
+
+  /* a tie keeps the order of first appearance; a span ending at the range's
+   * start does not overlap it */
+  g_autoptr (WickRangeSummary) t = wick_range_summary_new (doc, 50, 70);
+  g_assert_cmpuint (t->n_overlapping, ==, 2);
+  g_assert_cmpstr (wick_document_str (doc, g_array_index (t->shares, WickRangeShare, 0).name), ==,
+                   "demo");
+  g_assert_cmpuint (g_array_index (t->shares, WickRangeShare, 0).ns, ==, 20);
+  g_assert_cmpstr (wick_document_str (doc, g_array_index (t->shares, WickRangeShare, 1).name), ==,
+                   "x");
+  g_assert_cmpuint (g_array_index (t->shares, WickRangeShare, 1).ns, ==, 10);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -204,5 +248,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/derived/memory-series", test_memory_series);
   g_test_add_func ("/model/derived/memory-series-pairing", test_memory_series_pairing_rules);
   g_test_add_func ("/model/derived/device-memory-series", test_device_memory_series);
+  g_test_add_func ("/model/derived/range-summary", test_range_summary);
   return g_test_run ();
 }
