@@ -93,7 +93,7 @@ void wick_document_commit (WickDocument *self, const WickRecord *record);
  * wick-trace-record.h (SS_NAME, MEM_BYTES, …); a nested block's slots start at
  * the index wick_record_builder_object()/_list() returned. Reuse one builder
  * for many records (begin resets it). */
-typedef struct
+typedef struct _WickRecordBuilder
 {
   GArray *values; /* WickValue */
   GArray *fields; /* const WickFieldSchema *, per value (NULL: a list element) */

@@ -8,6 +8,7 @@
 
 #include "live/wick-line-spool.h"
 #include "live/wick-live-stream.h"
+#include "wick-record.h"
 #include "live/wick-remote-channel.h"
 #include "live/wick-remote-session.h"
 #include "wick-settings.h"
