@@ -24,6 +24,7 @@
 #include "live/wick-remote-session.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-remote.h"
+#include "wick-trace-sessions.h"
 
 char **wick_trace_remotes;
 char *wick_trace_remote_command;

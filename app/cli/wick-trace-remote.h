@@ -13,11 +13,6 @@
 extern char **wick_trace_remotes;
 extern char *wick_trace_remote_command;
 
-JsonObject *wick_trace_session_to_json (const WickLiveSessionInfo *info);
-/* The sessions as `wick-trace sessions` prints them (a table, or --json). */
-void wick_trace_print_sessions (GPtrArray *sessions, gboolean json);
-/* {"ok":false,"error":MESSAGE} on stdout; returns WICK_TRACE_EXIT_USAGE. */
-int wick_trace_print_control_error (const char *message);
 
 int wick_trace_remote_sessions (gboolean json);
 int wick_trace_remote_attach (gint64 pid, gboolean strict, double duration,

@@ -30,6 +30,7 @@
 #include "live/wick-remote-wire.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-remote.h"
+#include "wick-trace-sessions.h"
 
 /* Records in one RECORDS frame (before zstd: small, so that on a slow link
  * little is queued behind a detach), and how often STATS goes out. */
