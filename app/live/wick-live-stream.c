@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wick-document.h"
 #include "wick-live-client.h"
 #include "wick-record.h"
 #include "core/wick-utf8.h"

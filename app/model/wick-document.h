@@ -18,6 +18,8 @@
 #include <gio/gio.h>
 #include <wick/wick.h>
 
+#include "wick-capture-facts.h"
+
 G_BEGIN_DECLS
 
 /* Offset into the document's string pool; 0 means absent. */
@@ -318,34 +320,15 @@ guint64 wick_document_get_wick_records_skipped (WickDocument *self);
 /* 1-based physical line of the first wick_ record, 0 when none. */
 guint64 wick_document_get_first_extension_line (WickDocument *self);
 
-/* Where a file from a live reader begins (meta's "wick_attach", extension
- * mode; docs/format.md "Wick keys"): the session time of the attach, the
- * records the rings held before it that the reader could not deliver, whether
- * that count is exact, whether an attach snapshot filled in what was live. */
-typedef struct
-{
-  gboolean present;
-  guint64 attached_ns;
-  guint64 missing;
-  gboolean exact;
-  gboolean snapshot;
-} WickAttachFacts;
-/* FALSE (and *out zeroed) when the file says nothing of an attach. */
+/* FALSE (and *out zeroed) when the file says nothing of an attach
+ * (WickAttachFacts: wick-capture-facts.h). */
 gboolean wick_document_get_attach (WickDocument *self, WickAttachFacts *out);
 /* A late attach: records before it are missing (missing > 0 or not exact).
  * Health then judges it as the partial capture it is: as though its
  * terminal were failed, which the writer makes it (docs/format.md). */
 gboolean wick_document_is_partial (WickDocument *self);
 
-/* What the writer says was lost (the terminal's wick_dropped, wick_lost,
- * wick_detached, wick_records_dropped; extension mode), all 0 when nothing. */
-typedef struct
-{
-  guint64 dropped;
-  guint64 lost;
-  guint64 detached;
-  guint64 records_dropped;
-} WickLossFacts;
+/* What the writer says was lost (WickLossFacts: wick-capture-facts.h). */
 void wick_document_get_losses (WickDocument *self, WickLossFacts *out);
 
 /* SHA-256 (hex) over everything the reader stored: every array with its

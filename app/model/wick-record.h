@@ -32,10 +32,16 @@
  */
 #pragma once
 
-#include "wick-document.h"
+#include "wick-capture-facts.h"
 #include "wick-trace-record.h"
 
 G_BEGIN_DECLS
+
+/* The document takes records (wick-document.h); a record knows it only as
+ * the door's destination. */
+typedef struct _WickDocument WickDocument;
+typedef struct _WickLineDecoder WickLineDecoder;
+typedef struct _WickLineBatch WickLineBatch;
 
 typedef enum
 {
