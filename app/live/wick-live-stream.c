@@ -15,7 +15,6 @@
 #include "wick-record.h"
 #include "core/wick-utf8.h"
 
-#define DRAIN_CHUNK 4096
 /* A snapshot larger than this is refused (a million live storages is ~250 MiB). */
 #define SNAPSHOT_MAX_BYTES (G_GUINT64_CONSTANT (512) << 20)
 /* ... and one of more lines: its lines are kept as text (24 bytes of index
@@ -779,21 +778,6 @@ wick_live_stream_drain (WickLiveStream *self, gsize max_records, WickLiveLineFun
   self->emit = NULL;
   self->emit_data = NULL;
   return n > 0 ? (guint64)n : 0;
-}
-
-guint64
-wick_live_stream_drain_for (WickLiveStream *self, gint64 budget_us, WickLiveLineFunc emit,
-                            gpointer user_data)
-{
-  gint64 deadline = g_get_monotonic_time () + budget_us;
-  guint64 total = 0;
-  for (;;)
-    {
-      guint64 n = wick_live_stream_drain (self, DRAIN_CHUNK, emit, user_data);
-      total += n;
-      if (n < DRAIN_CHUNK || g_get_monotonic_time () >= deadline)
-        return total;
-    }
 }
 
 WickProducerState

@@ -56,9 +56,6 @@ const WickRingInfo *wick_live_stream_get_info (WickLiveStream *self);
  * returns the number of records read. */
 guint64 wick_live_stream_drain (WickLiveStream *self, gsize max_records, WickLiveLineFunc emit,
                                 gpointer user_data);
-/* Drains in chunks until nothing is left or @budget_us has passed. */
-guint64 wick_live_stream_drain_for (WickLiveStream *self, gint64 budget_us, WickLiveLineFunc emit,
-                                    gpointer user_data);
 
 WickProducerState wick_live_stream_get_producer_state (WickLiveStream *self);
 gboolean wick_live_stream_is_drained (WickLiveStream *self);

@@ -463,12 +463,6 @@ wick_remote_link_get_pid (WickRemoteLink *self)
   return (int)self->pid;
 }
 
-JsonObject *
-wick_remote_link_get_hello (WickRemoteLink *self)
-{
-  return self->hello;
-}
-
 guint64
 wick_remote_link_get_bytes_received (WickRemoteLink *self)
 {

@@ -70,8 +70,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickRemoteLink, wick_remote_link_close)
 const char *wick_remote_link_get_name (WickRemoteLink *self);
 /* ssh's pid (tests: which ssh serves a link). */
 int wick_remote_link_get_pid (WickRemoteLink *self);
-/* The node's HELLO (server version, host name, uid). */
-JsonObject *wick_remote_link_get_hello (WickRemoteLink *self);
 guint64 wick_remote_link_get_bytes_received (WickRemoteLink *self);
 
 gboolean wick_remote_link_send_json (WickRemoteLink *self, guint type, JsonNode *node,

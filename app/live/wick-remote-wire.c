@@ -148,12 +148,6 @@ wick_remote_parser_pending (WickRemoteParser *self)
   return self->buffer->len - self->start;
 }
 
-guint64
-wick_remote_parser_offset (WickRemoteParser *self)
-{
-  return self->offset;
-}
-
 gboolean
 wick_remote_parser_next (WickRemoteParser *self, WickRemoteFrame *frame, GError **error)
 {

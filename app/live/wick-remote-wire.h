@@ -99,7 +99,6 @@ gboolean wick_remote_parser_feed (WickRemoteParser *self, const guint8 *data, gs
 gboolean wick_remote_parser_next (WickRemoteParser *self, WickRemoteFrame *frame, GError **error);
 /* Bytes of a frame begun but not complete (a deadline applies to them). */
 gsize wick_remote_parser_pending (WickRemoteParser *self);
-guint64 wick_remote_parser_offset (WickRemoteParser *self);
 
 /* A JSON payload: bounded size and depth, parsed; NULL with @error. */
 JsonNode *wick_remote_parse_json (GBytes *payload, const char *what, GError **error);
