@@ -46,13 +46,6 @@ wick_gpu_classify (WickDeviceKind kind, const char *name)
     }
 }
 
-const char *
-wick_gpu_class_to_string (WickGpuClass klass)
-{
-  static const char *const names[] = { "not work", "compute", "communication", "memory" };
-  return (guint)klass < G_N_ELEMENTS (names) ? names[klass] : "not work";
-}
-
 /* ---- unions of intervals ------------------------------------------------- */
 
 typedef struct

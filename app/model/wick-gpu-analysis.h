@@ -32,7 +32,6 @@ typedef enum
 gboolean wick_gpu_is_communication_kernel (const char *name);
 /* What a device interval of @kind named @name counts as. */
 WickGpuClass wick_gpu_classify (WickDeviceKind kind, const char *name);
-const char *wick_gpu_class_to_string (WickGpuClass klass);
 
 typedef struct
 {

@@ -208,14 +208,6 @@ wick_gpu_compiled_kind (const char *name)
   return WICK_COMPILED_NONE;
 }
 
-const char *
-wick_gpu_compiled_kind_to_string (WickCompiledKind kind)
-{
-  static const char *const names[]
-    = { "none", "compiled region", "compiled function", "compiled graph call", "guard" };
-  return (guint)kind < G_N_ELEMENTS (names) ? names[kind] : "none";
-}
-
 gboolean
 wick_gpu_is_triton_kernel (const char *name)
 {

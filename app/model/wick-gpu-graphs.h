@@ -79,8 +79,6 @@ typedef enum
 } WickCompiledKind;
 
 WickCompiledKind wick_gpu_compiled_kind (const char *name);
-/* "compiled region", "compiled function", "compiled graph call", "guard", "none". */
-const char *wick_gpu_compiled_kind_to_string (WickCompiledKind kind);
 /* A kernel Inductor generated with Triton: named "triton_{poi,red,per,tem}_..."
  * in the file, and kept so (Wick never demangles or shortens a name). */
 gboolean wick_gpu_is_triton_kernel (const char *name);

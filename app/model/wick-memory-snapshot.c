@@ -1332,12 +1332,6 @@ wick_memory_snapshot_get_peak (WickMemorySnapshot *s, guint64 *bytes, gint64 *ti
   return s->has_peak;
 }
 
-guint
-wick_memory_snapshot_get_n_stacks (WickMemorySnapshot *s)
-{
-  return s->stack_start->len - 1;
-}
-
 const guint32 *
 wick_memory_snapshot_get_stack (WickMemorySnapshot *s, guint32 stack, guint *n)
 {

@@ -168,7 +168,6 @@ const WickSnapshotPoint *wick_memory_snapshot_get_reserved_series (WickMemorySna
 gboolean wick_memory_snapshot_get_peak (WickMemorySnapshot *s, guint64 *bytes, gint64 *time_us);
 
 /* Stacks: frame indices, innermost first. */
-guint wick_memory_snapshot_get_n_stacks (WickMemorySnapshot *s);
 const guint32 *wick_memory_snapshot_get_stack (WickMemorySnapshot *s, guint32 stack, guint *n);
 const WickSnapshotFrame *wick_memory_snapshot_get_frame (WickMemorySnapshot *s, guint32 frame);
 const char *wick_memory_snapshot_str (WickMemorySnapshot *s, WickStr str);

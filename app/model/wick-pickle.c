@@ -268,27 +268,6 @@ wick_pickle_value_get_uint64 (const WickPickleValue *value, guint64 *out)
   return TRUE;
 }
 
-gboolean
-wick_pickle_value_get_double (const WickPickleValue *value, double *out)
-{
-  if (value == NULL)
-    return FALSE;
-  switch (value->type)
-    {
-      case WICK_PICKLE_FLOAT:
-        *out = value->as.f;
-        return TRUE;
-      case WICK_PICKLE_INT:
-        *out = (double)value->as.i;
-        return TRUE;
-      case WICK_PICKLE_UINT:
-        *out = (double)value->as.u;
-        return TRUE;
-      default:
-        return FALSE;
-    }
-}
-
 const char *
 wick_pickle_value_get_string (const WickPickleValue *value, gsize *len)
 {
@@ -342,31 +321,6 @@ wick_pickle_value_lookup (const WickPickleValue *value, const char *key)
         return &dict->items[i - 1];
     }
   return NULL;
-}
-
-void
-wick_pickle_value_lookup_many (const WickPickleValue *value, const char *const *keys,
-                               const gsize *key_lengths, guint n, const WickPickleValue **out)
-{
-  for (guint k = 0; k < n; k++)
-    out[k] = NULL;
-  if (value == NULL || value->type != WICK_PICKLE_DICT)
-    return;
-  const WickPickleObject *dict = value->as.object;
-  for (gsize i = 0; i + 1 < dict->len; i += 2)
-    {
-      const WickPickleValue *key = &dict->items[i];
-      if (key->type != WICK_PICKLE_STR)
-        continue;
-      const WickPickleObject *text = key->as.object;
-      for (guint k = 0; k < n; k++)
-        if (text->len == key_lengths[k] && text->data[0] == keys[k][0]
-            && memcmp (text->data, keys[k], text->len) == 0)
-          {
-            out[k] = &dict->items[i + 1];
-            break;
-          }
-    }
 }
 
 #define KEY_CACHE_MAX 16
@@ -463,12 +417,6 @@ guint64
 wick_pickle_value_get_list_id (const WickPickleValue *value)
 {
   return value != NULL && value->type == WICK_PICKLE_LIST ? value->as.object->list_id : 0;
-}
-
-guint64
-wick_pickle_value_get_taken (const WickPickleValue *value)
-{
-  return value != NULL && value->type == WICK_PICKLE_LIST ? value->as.object->taken : 0;
 }
 
 const char *

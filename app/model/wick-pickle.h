@@ -137,8 +137,6 @@ void wick_pickle_value_clear (WickPickleValue *value);
 gboolean wick_pickle_value_get_int (const WickPickleValue *value, gint64 *out); /* INT, BOOL */
 gboolean wick_pickle_value_get_uint64 (const WickPickleValue *value,
                                        guint64 *out); /* INT >= 0, UINT */
-gboolean wick_pickle_value_get_double (const WickPickleValue *value,
-                                       double *out); /* FLOAT, INT, UINT */
 /* STR or BYTES: the bytes (NUL-terminated past @len) or NULL. */
 const char *wick_pickle_value_get_string (const WickPickleValue *value, gsize *len);
 /* LIST, TUPLE: item count; DICT: pair count; else 0. */
@@ -150,12 +148,10 @@ gboolean wick_pickle_value_get_pair (const WickPickleValue *value, gsize i,
                                      const WickPickleValue **key, const WickPickleValue **item);
 /* DICT: the value under the str key @key (the last one when repeated), or NULL. */
 const WickPickleValue *wick_pickle_value_lookup (const WickPickleValue *value, const char *key);
-/* DICT: for each of the @n str keys, the value under it (the last one when
- * repeated) or NULL, in one pass over the dict. */
-void wick_pickle_value_lookup_many (const WickPickleValue *value, const char *const *keys,
-                                    const gsize *key_lengths, guint n, const WickPickleValue **out);
-/* The same as a cache: a dict's keys are the pickle's memoized strings, so
- * after the first dict the keys are found by pointer, not by comparing text.
+/* DICT: for each of the cache's str keys, the value under it (the last one
+ * when repeated) or NULL, in one pass over the dict. A dict's keys are the
+ * pickle's memoized strings, so after the first dict the keys are found by
+ * pointer, not by comparing text.
  * The cache holds a reference on each key object it remembers (an address
  * is never reused while remembered). At most 16 keys. */
 typedef struct _WickPickleKeyCache WickPickleKeyCache;
@@ -171,8 +167,6 @@ guint32 wick_pickle_value_get_tag (const WickPickleValue *value);
 void wick_pickle_value_set_tag (const WickPickleValue *value, guint32 tag);
 /* LIST: its serial number, from 1 in the order lists were made; else 0. */
 guint64 wick_pickle_value_get_list_id (const WickPickleValue *value);
-/* LIST: how many items the element callback took from it. */
-guint64 wick_pickle_value_get_taken (const WickPickleValue *value);
 const char *wick_pickle_type_to_string (guint32 type);
 
 G_END_DECLS

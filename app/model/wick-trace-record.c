@@ -266,12 +266,6 @@ wick_trace_record_kind_name (WickRecordKind kind)
   return kind_variants[kind];
 }
 
-const char *
-wick_trace_enum_name (const WickRecordSchema *schema, guint field, guint variant)
-{
-  return schema->fields[field].variants[variant];
-}
-
 /* ---- decoder ---------------------------------------------------------- */
 
 struct _WickTraceDecoder

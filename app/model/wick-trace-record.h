@@ -311,7 +311,6 @@ guint64 wick_trace_decoder_extension_timestamp (WickTraceDecoder *decoder);
 
 const WickRecordSchema *wick_trace_record_schema (WickRecordKind kind, guint edge_kind);
 const char *wick_trace_record_kind_name (WickRecordKind kind);
-const char *wick_trace_enum_name (const WickRecordSchema *schema, guint field, guint variant);
 
 /* Writes the last decoded record in candle-graph's writer layout (spec §2),
  * without a newline. */
