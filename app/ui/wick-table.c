@@ -36,18 +36,6 @@ row_new (guint kind, guint index)
   return row;
 }
 
-guint
-wick_table_row_get_kind (WickTableRow *row)
-{
-  return row->kind;
-}
-
-guint
-wick_table_row_get_index (WickTableRow *row)
-{
-  return row->index;
-}
-
 /* Rows 0..n-1 made on demand: a table of a million ops holds no million
  * objects, only the ones on screen (and a sort's keys, when sorted). */
 #define WICK_TYPE_ROW_RANGE (wick_row_range_get_type ())

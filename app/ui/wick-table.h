@@ -21,9 +21,6 @@ G_BEGIN_DECLS
 #define WICK_TYPE_TABLE_ROW (wick_table_row_get_type ())
 G_DECLARE_FINAL_TYPE (WickTableRow, wick_table_row, WICK, TABLE_ROW, GObject)
 
-guint wick_table_row_get_kind (WickTableRow *row);
-guint wick_table_row_get_index (WickTableRow *row);
-
 typedef char *(*WickTableTextFunc) (gpointer data, guint kind, guint index);
 typedef int (*WickTableCompareFunc) (gpointer data, guint index_a, guint index_b);
 typedef GArray *(*WickTableChildrenFunc) (gpointer data, guint index); /* guint indices */

@@ -2234,12 +2234,6 @@ wick_timeline_scene_get_graphs (WickTimelineScene *self)
   return self->graphs;
 }
 
-guint
-wick_timeline_scene_get_n_compiled (WickTimelineScene *self)
-{
-  return self->compiled->len;
-}
-
 /* torch.compile's regions: a dashed outline in the compiled colour over
  * their slices (at most a few per step: Dynamo frames, AOT functions,
  * Inductor graph calls). */

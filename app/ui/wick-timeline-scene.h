@@ -160,9 +160,6 @@ guint wick_timeline_scene_get_legend (WickTimelineScene *self, guint i, const ch
 
 /* The CUDA graphs of the document (model/wick-gpu-graphs.h), built on first use. */
 WickGpuGraphs *wick_timeline_scene_get_graphs (WickTimelineScene *self);
-/* How many slices are torch.compile regions (outlined, dashed, in the
- * compiled colour: wick_gpu_compiled_kind()). */
-guint wick_timeline_scene_get_n_compiled (WickTimelineScene *self);
 
 /* ProfilerStep#N steps shown in the step row, and the row's top (-1 without steps). */
 guint wick_timeline_scene_get_n_steps (WickTimelineScene *self);

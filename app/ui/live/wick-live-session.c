@@ -1375,22 +1375,10 @@ wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result, GErro
   return self;
 }
 
-const WickLiveSessionInfo *
-wick_live_session_get_info (WickLiveSession *self)
-{
-  return self->info;
-}
-
 const char *
 wick_live_session_get_socket_path (WickLiveSession *self)
 {
   return self->info->socket_path;
-}
-
-WickWindow *
-wick_live_session_get_window (WickLiveSession *self)
-{
-  return self->window;
 }
 
 void

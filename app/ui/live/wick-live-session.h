@@ -54,9 +54,7 @@ void wick_live_session_attach_async (WickWindow *window, const char *socket_path
 WickLiveSession *wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result,
                                                   GError **error);
 
-const WickLiveSessionInfo *wick_live_session_get_info (WickLiveSession *self);
 const char *wick_live_session_get_socket_path (WickLiveSession *self);
-WickWindow *wick_live_session_get_window (WickLiveSession *self);
 /* TRUE once the process finished or died and the ring is drained. */
 gboolean wick_live_session_is_ended (WickLiveSession *self);
 /* A remote session whose link was lost: the reason its banner gives (NULL
