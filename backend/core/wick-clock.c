@@ -13,12 +13,6 @@ WickClock wick_clock;
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
 
 uint64_t
-wick_clock_fallback_ns (void)
-{
-  return wick_clock_monotonic_ns ();
-}
-
-uint64_t
 wick_clock_monotonic_ns (void)
 {
   struct timespec ts;

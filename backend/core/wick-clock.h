@@ -24,8 +24,6 @@ typedef struct
 extern WickClock wick_clock;
 
 void wick_clock_init (void);
-/* CLOCK_MONOTONIC in ns, out of line so that the TSC path stays small. */
-uint64_t wick_clock_fallback_ns (void) __attribute__ ((cold, noinline));
 const char *wick_clock_describe (void);
 uint64_t wick_clock_monotonic_ns (void);
 

@@ -236,13 +236,6 @@ wick_demo_model_embed_batch (WickDemoModel *model)
 }
 
 void
-wick_demo_model_next_batch (WickDemoModel *model)
-{
-  wick_demo_model_draw_tokens (model, &model->rng, model->tokens);
-  wick_demo_model_embed_batch (model);
-}
-
-void
 wick_demo_model_forward_layer (WickDemoModel *model, int layer)
 {
   const WickDemoShape *s = &model->shape;
@@ -278,14 +271,6 @@ wick_demo_model_loss (WickDemoModel *model)
       model->d_output[i] = (float)(2.0 * d / (double)n);
     }
   return loss / (double)n;
-}
-
-double
-wick_demo_model_forward (WickDemoModel *model)
-{
-  for (int layer = 0; layer < WICK_DEMO_N_LAYERS; layer++)
-    wick_demo_model_forward_layer (model, layer);
-  return wick_demo_model_loss (model);
 }
 
 /* grad_w[o, i] = sum_b d_out[b, o] * in[b, i]; d_in[b, i] = sum_o d_out[b, o] * w[o, i] */

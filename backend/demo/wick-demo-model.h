@@ -72,20 +72,16 @@ bool wick_demo_model_init (WickDemoModel *model, const WickDemoShape *shape, uin
                            WickDemoAllocFunc alloc, WickDemoFreeFunc free_func, void *alloc_data);
 void wick_demo_model_clear (WickDemoModel *model);
 
-/* Draws the next batch (tokens, input = mean embedding, target from the teacher):
- * draw_tokens with the model's own rng, then embed_batch. */
-void wick_demo_model_next_batch (WickDemoModel *model);
 /* The tokens of the next batch (batch × bag) from rng: touches no parameter,
  * so a data-loader thread can draw them while a step runs. */
 void wick_demo_model_draw_tokens (const WickDemoModel *model, uint64_t *rng, uint32_t *tokens);
 /* input = mean embedding of model->tokens, target from the teacher. */
 void wick_demo_model_embed_batch (WickDemoModel *model);
 /* Forward: the layers in order (0: fc1+relu, 1: fc2+relu, 2: head), then the
- * loss (mean squared error, which also seeds backward). forward = all of it. */
+ * loss (mean squared error, which also seeds backward). */
 #define WICK_DEMO_N_LAYERS 3
 void wick_demo_model_forward_layer (WickDemoModel *model, int layer);
 double wick_demo_model_loss (WickDemoModel *model);
-double wick_demo_model_forward (WickDemoModel *model);
 void wick_demo_model_backward (WickDemoModel *model);
 void wick_demo_model_optimizer_step (WickDemoModel *model);
 /* L2 norm of a parameter's gradient (after backward). */

@@ -1,7 +1,8 @@
 /* wick-checkpoint.c — a safetensors checkpoint: one file, or a directory of
  * shards with or without model.safetensors.index.json (see
  * wick-safetensors-private.h). Shards stay open so that a restore reads the
- * file it verified; their identity is kept to notice a file that changed. */
+ * file it verified (its bytes are checked against their digests, not the
+ * file's size or mtime). */
 #include "wick-safetensors-private.h"
 #include "core/wick-utf8.h"
 #include "wick-weights-json-private.h"
@@ -21,13 +22,6 @@
 #define INDEX_NAME "model.safetensors.index.json"
 #define MAX_INDEX_BYTES (64u << 20)
 
-bool
-wick_file_identity_equal (const WickFileIdentity *a, const WickFileIdentity *b)
-{
-  return a->device == b->device && a->inode == b->inode && a->size == b->size
-         && a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
-}
-
 static bool
 read_header (WickSafetensorsShard *shard, WickError *error)
 {
@@ -37,7 +31,6 @@ read_header (WickSafetensorsShard *shard, WickError *error)
                       strerror (errno));
   if (!S_ISREG (st.st_mode))
     return wick_fail (error, WICK_ERROR_INVALID_DATA, "not a regular file");
-  shard->identity = (WickFileIdentity){ st.st_dev, st.st_ino, st.st_size, st.st_mtim };
   uint64_t file_size = (uint64_t)st.st_size;
   uint8_t prefix[8];
   uint64_t length;

@@ -61,22 +61,10 @@ void wick_safetensors_header_clear (WickSafetensorsHeader *header);
 const WickSafetensorsTensor *wick_safetensors_header_find (const WickSafetensorsHeader *header,
                                                            const char *name);
 
-/* What a file was when it was read: a restore refuses a file that changed. */
-typedef struct
-{
-  dev_t device;
-  ino_t inode;
-  off_t size;
-  struct timespec mtime;
-} WickFileIdentity;
-
-bool wick_file_identity_equal (const WickFileIdentity *a, const WickFileIdentity *b);
-
 typedef struct
 {
   char *path;
   int fd; /* -1 where the shard could not be read */
-  WickFileIdentity identity;
   WickSafetensorsHeader header;
   char error[512]; /* why fd is -1 */
 } WickSafetensorsShard;
