@@ -43,7 +43,6 @@ on_interrupt (int signal_number)
 
 #define clean_string wick_remote_clean_string
 #define clean_uint wick_remote_clean_uint
-#define session_from_json wick_remote_session_from_json
 
 static WickRemoteLink *
 open_link (const char *url, WickRemoteTarget *target, GError **error)

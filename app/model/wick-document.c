@@ -1464,14 +1464,6 @@ wick_document_get_op_inputs (WickDocument *self, const WickOp *op)
   return wick_document_get_str_list (self, op->inputs_offset);
 }
 
-const guint32 *
-wick_document_get_spans_by_id (WickDocument *self, guint *n_spans)
-{
-  if (n_spans != NULL)
-    *n_spans = self->n_spans_by_id;
-  return self->spans_by_id;
-}
-
 gint32
 wick_document_find_span (WickDocument *self, const char *id)
 {

@@ -431,10 +431,6 @@ const WickStr *wick_document_get_op_inputs (WickDocument *self, const WickOp *op
 const WickStr *wick_document_get_str_list (WickDocument *self, guint32 offset);
 /* Byte length of a pooled string (strings may hold NUL bytes). */
 gsize wick_document_str_len (WickDocument *self, WickStr str);
-/* The spans array keeps file order (stable indices while a live document grows);
- * this is the permutation by id in byte order, candle-graph's order. Valid after
- * analysis. */
-const guint32 *wick_document_get_spans_by_id (WickDocument *self, guint *n_spans);
 /* Span index for an id, -1 when none. */
 gint32 wick_document_find_span (WickDocument *self, const char *id);
 /* Per record kind counts (WickRecordType), for summaries. */

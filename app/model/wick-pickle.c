@@ -211,12 +211,6 @@ value_clear (WickPickleValue *value)
 }
 
 void
-wick_pickle_value_ref (WickPickleValue *dest, const WickPickleValue *src)
-{
-  value_ref (dest, src);
-}
-
-void
 wick_pickle_value_clear (WickPickleValue *value)
 {
   if (value == NULL)

@@ -98,8 +98,7 @@ typedef enum
 } WickPickleVerdict;
 
 /* Called for each item appended to a list, before it is stored; @item is
- * borrowed (wick_pickle_value_ref keeps it). @index counts the list's items,
- * kept and taken. */
+ * borrowed for the call. @index counts the list's items, kept and taken. */
 typedef WickPickleVerdict (*WickPickleElementFunc) (guint64 list_id, guint64 index,
                                                     const WickPickleValue *item, gpointer user_data,
                                                     GError **error);
@@ -130,7 +129,6 @@ guint64 wick_pickle_reader_get_offset (WickPickleReader *reader);
 gboolean wick_pickle_parse_data (const void *data, gsize len, WickPickleValue *result,
                                  GError **error);
 
-void wick_pickle_value_ref (WickPickleValue *dest, const WickPickleValue *src);
 void wick_pickle_value_clear (WickPickleValue *value);
 
 /* Reading values (all accept NULL and the wrong type, answering "no"). */

@@ -5,12 +5,6 @@
 #include "core/wick-error-private.h"
 
 bool
-wick_device_digests_built (void)
-{
-  return false;
-}
-
-bool
 wick_device_digests_enabled (void)
 {
   return false;

@@ -42,9 +42,6 @@ extern "C" {
 
 typedef struct WickDeviceDigests WickDeviceDigests;
 
-/* Whether this libwick was built with CUDA (the kernels exist). */
-bool wick_device_digests_built (void);
-
 /* Whether digests of CUDA memory are taken on the GPU: built, and not
  * switched off with WICK_WEIGHT_GPU_DIGESTS=0. */
 bool wick_device_digests_enabled (void);

@@ -182,12 +182,6 @@ struct WickDeviceDigests
 };
 
 extern "C" bool
-wick_device_digests_built (void)
-{
-  return true;
-}
-
-extern "C" bool
 wick_device_digests_enabled (void)
 {
   const char *gpu = getenv ("WICK_WEIGHT_GPU_DIGESTS");

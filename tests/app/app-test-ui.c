@@ -110,27 +110,6 @@ is_mapped_and_allocated (gpointer widget)
          && gtk_widget_get_height (widget) > 0;
 }
 
-typedef struct
-{
-  GtkWidget *widget;
-  int min_width;
-} WidthWanted;
-
-static gboolean
-is_wide_enough (gpointer data)
-{
-  WidthWanted *wanted = data;
-  return gtk_widget_get_mapped (wanted->widget)
-         && gtk_widget_get_width (wanted->widget) >= wanted->min_width;
-}
-
-void
-app_test_wait_width (GtkWidget *widget, int min_width, guint timeout_ms, const char *what)
-{
-  WidthWanted wanted = { widget, min_width };
-  app_test_wait_until (is_wide_enough, &wanted, timeout_ms, what);
-}
-
 static void
 count_paint (GdkFrameClock *clock, gpointer data)
 {

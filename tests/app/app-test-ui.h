@@ -55,9 +55,6 @@ void app_test_iterate_pending (guint timeout_ms);
  * fails naming @what after @timeout_ms. */
 void app_test_wait_drawn (GtkWidget *widget, guint timeout_ms, const char *what);
 
-/* Waits until @widget is mapped and at least @min_width wide. */
-void app_test_wait_width (GtkWidget *widget, int min_width, guint timeout_ms, const char *what);
-
 /* Conditions for app_test_wait_until on a WickWindow. */
 gboolean app_test_window_is_document (gpointer window);
 gboolean app_test_window_not_loading (gpointer window);

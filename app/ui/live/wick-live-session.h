@@ -81,10 +81,8 @@ WickLiveSession *wick_live_session_from_window (WickWindow *window);
  * one @kind within a second become one toast with a count, one toast is on
  * screen at a time (3 s of frames each, the rest wait), and toasts are
  * dismissed only from the frame clock, never by libadwaita 1.2's timer (which
- * crashes its toast overlay when it fires during the show animation).
- * wick_live_window_toast uses the message itself as its kind. */
+ * crashes its toast overlay when it fires during the show animation). */
 void wick_live_window_toast_kind (WickWindow *window, const char *kind, const char *message);
-void wick_live_window_toast (WickWindow *window, const char *message);
 /* Toasts put on screen, messages merged into another, and toasts waiting. */
 void wick_live_window_get_toast_counts (WickWindow *window, guint *raised, guint *coalesced,
                                         guint *waiting);

@@ -1,5 +1,5 @@
 /* wick-live-toasts.c — the live window's toasts, coalesced (see
- * wick-live-session.h, wick_live_window_toast).
+ * wick-live-session.h, wick_live_window_toast_kind).
  *
  * Messages of one kind within a second become one toast with a count ("…
  * (3×)"). One live toast is on screen at a time; the others wait in order.
@@ -190,12 +190,6 @@ wick_live_window_toast_kind (WickWindow *window, const char *kind, const char *m
   if (toasts->tick_id == 0)
     toasts->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (window), on_tick,
                                                     g_rc_box_acquire (toasts), on_tick_destroyed);
-}
-
-void
-wick_live_window_toast (WickWindow *window, const char *message)
-{
-  wick_live_window_toast_kind (window, message, message);
 }
 
 void

@@ -722,21 +722,3 @@ baseline_jsonl_formatter_finish (BaselineJsonlFormatter *formatter, const char *
     terminal.terminal.timestamp_ns = formatter->evidence_ns;
   emit_record (formatter, &terminal, emit, user_data);
 }
-
-bool
-baseline_jsonl_formatter_has_terminal (BaselineJsonlFormatter *formatter)
-{
-  return formatter->has_terminal;
-}
-
-uint64_t
-baseline_jsonl_formatter_get_lines (BaselineJsonlFormatter *formatter)
-{
-  return formatter->lines;
-}
-
-uint64_t
-baseline_jsonl_formatter_get_skipped (BaselineJsonlFormatter *formatter)
-{
-  return formatter->skipped;
-}

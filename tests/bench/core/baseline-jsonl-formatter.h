@@ -10,7 +10,4 @@ void baseline_jsonl_formatter_feed (BaselineJsonlFormatter *formatter, const Wic
                                     WickLineFunc emit, void *user_data);
 void baseline_jsonl_formatter_finish (BaselineJsonlFormatter *formatter, const char *reason_if_none,
                                       WickLineFunc emit, void *user_data);
-bool baseline_jsonl_formatter_has_terminal (BaselineJsonlFormatter *formatter);
-uint64_t baseline_jsonl_formatter_get_lines (BaselineJsonlFormatter *formatter);
-uint64_t baseline_jsonl_formatter_get_skipped (BaselineJsonlFormatter *formatter);
 size_t baseline_ring_record_format (const WickRingRecord *record, char *buffer, size_t size);

@@ -235,26 +235,6 @@ stage_test_last_error (void)
 }
 
 extern "C" void *
-stage_test_bare_graph (const float *input, float *output, int n, int kernels, int threads,
-                       void *stream)
-{
-  cudaStream_t s = (cudaStream_t) stream;
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
-  if (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
-    return NULL;
-  stage_test_chain_threads (input, output, n, kernels, threads, stream);
-  if (cudaStreamEndCapture (s, &graph) != cudaSuccess)
-    return NULL;
-  cudaError_t err = cudaGraphInstantiate (&exec, graph, 0);
-  cudaGraphDestroy (graph);
-  if (err != cudaSuccess)
-    return NULL;
-  cudaGraphUpload (exec, s);
-  return exec;
-}
-
-extern "C" void *
 stage_test_bare_graph_variant (const float *input, float *output, int n, int kernels,
                                int threads, int variant, void *stream)
 {

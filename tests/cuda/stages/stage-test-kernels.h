@@ -48,10 +48,8 @@ extern "C"
   int stage_test_stream_synchronize (void *stream);
   int stage_test_last_error (void);
 
-  /* A bare graph of the chain: stream capture, instantiate, then launches. */
-  void *stage_test_bare_graph (const float *input, float *output, int n, int kernels, int threads,
-                               void *stream);
-  /* Variants of the bare graph, to find what the replay cost depends on. */
+  /* A bare graph of the chain (stream capture, instantiate, upload) in
+   * variants, to find what the replay cost depends on. */
   enum
   {
     STAGE_TEST_VARIANT_DEFAULT,     /* thread-local capture, no flags (as stages do) */
