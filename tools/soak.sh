@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# soak.sh — memory of a long live session (issue 11, item 8; issue 10, item 14).
+# soak.sh — memory of a long live session.
 #
 # Starts wick-demo at full speed (--rate 0) with control, opens the Wick app
 # attached live to it under xvfb-run (wick --attach PID), sends control traffic the

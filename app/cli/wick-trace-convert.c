@@ -1,7 +1,7 @@
 /* wick-trace-convert.c — `wick-trace convert [--strict|--chrome] IN --output OUT`.
  *
  * (default) rewrites a trace into Wick's key layout (docs/format.md, "Wick
- *           keys"): a file from before issue 20, whose Wick records are lines
+ *           keys"): a file of the older layout, whose Wick records are lines
  *           of their own (kind wick_*, which candle-graph rejects), becomes
  *           trace/10 candle-graph takes, each such record moved into the
  *           "wick_records" key of the next standard line (the last one for

@@ -126,7 +126,7 @@ open_stream (gint64 pid, gboolean strict, WickLiveSessionInfo **info_out, GError
 }
 
 /* Why the capture ends without the session's own terminal. A ring that
- * broke is named with the reader's sentence (issue 10, item 6). */
+ * broke is named with the reader's sentence. */
 static char *
 attach_cut_reason (WickLiveStream *stream, WickProducerState state, gboolean interrupted,
                    double duration, gint64 pid)

@@ -102,7 +102,7 @@ WickLiveStream *wick_live_stream_attach (WickLiveConnection *connection, gboolea
                                          WickLiveSessionInfo **info, GError **snapshot_error,
                                          GError **error);
 
-/* Where the stream began (issue 20, item 2): the session time of the attach
+/* Where the stream began: the session time of the attach
  * (the snapshot's, else the reader's from the wall clocks), the records the
  * rings held before it that it cannot deliver (its opening records aside),
  * whether that makes the file partial, and the sentence that says so (NULL

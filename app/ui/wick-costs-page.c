@@ -115,7 +115,7 @@ step_device_share (gpointer d, guint k, guint i)
   return wick_format_share (s->device_ns, s->duration_ns);
 }
 
-/* the measured step says so (issue 20): the one whose figures summary and
+/* the measured step says so: the one whose figures summary and
  * compare quote */
 static char *
 step_measured_text (gpointer d, guint k, guint i)
@@ -345,7 +345,7 @@ wick_costs_page_init (WickCostsPage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   /* Each tab as wide as its own title, not five times the widest: the
-   * switcher fits a 700 px window in German too (issue 20). */
+   * switcher fits a 700 px window in German too. */
   gtk_box_layout_set_homogeneous (
     GTK_BOX_LAYOUT (gtk_widget_get_layout_manager (GTK_WIDGET (self->switcher))), FALSE);
   build_tables (self);

@@ -157,7 +157,7 @@ update_header (WickHealthPage *self)
                            errors, warnings, pending);
       gtk_label_set_text (GTK_LABEL (self->title), title);
       if (partial)
-        /* a late attach (issue 20): judged as the partial capture its file
+        /* a late attach: judged as the partial capture its file
          * will be, not as a complete run missing its start */
         gtk_label_set_text (
           GTK_LABEL (self->subtitle),

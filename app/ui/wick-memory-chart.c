@@ -623,7 +623,7 @@ series_max (GArray *points, const WickMemoryViewport *view)
 }
 
 /* The largest value the shown series reach in the visible range. The stacked
- * shown categories set it when there are any (issue 20: a device's reserved
+ * shown categories set it when there are any (a device's reserved
  * or capacity, many times the tensors, would flatten them; those lines are
  * then clipped, and the panel's title names what is off scale); without
  * categories, used and reserved when shown, capacity when shown and within
@@ -903,7 +903,7 @@ wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryView
       if (device->physical)
         {
           /* clipped at the axis' top: what rises above it is named in the
-           * title (issue 20) */
+           * title */
           cairo_save (cr);
           cairo_rectangle (cr, panel.x, panel.y - 1, panel.width, panel.height + 2);
           cairo_clip (cr);

@@ -140,7 +140,7 @@ draw_heat (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
       pango_layout_set_text (layout, title, -1);
       /* over the map; wider than it, over its label column too, shortened
        * rather than drawn over the next map or cut at the edge (a 700 px
-       * window, issue 20) */
+       * window) */
       int title_w;
       pango_layout_get_pixel_size (layout, &title_w, NULL);
       if (title_w > map_w)
@@ -210,7 +210,7 @@ section (GtkWidget *box, const char *title)
 }
 
 /* @child in a scroller that scrolls sideways when the page is narrower (a
- * 700 px window, issue 20), as wide as @child when there is room. */
+ * 700 px window), as wide as @child when there is room. */
 static GtkWidget *
 sideways (GtkWidget *child)
 {
@@ -504,7 +504,7 @@ fill (WickRanksPage *self)
   {
     GtkWidget *t = label_new (summary, FALSE, 0);
     gtk_widget_add_css_class (t, "title-3");
-    gtk_label_set_wrap (GTK_LABEL (t), TRUE); /* a 700 px window (issue 20) */
+    gtk_label_set_wrap (GTK_LABEL (t), TRUE); /* a 700 px window */
     gtk_box_append (GTK_BOX (box), t);
   }
   for (guint i = 0; i < job->notes->len; i++)

@@ -40,7 +40,7 @@
 G_BEGIN_DECLS
 
 /* The track label column's width: one for every timeline of the process,
- * resized by dragging its right edge (issue 20), between the bounds. */
+ * resized by dragging its right edge, between the bounds. */
 extern int wick_timeline_gutter_width;
 #define WICK_TIMELINE_GUTTER wick_timeline_gutter_width
 #define WICK_TIMELINE_GUTTER_DEFAULT 150

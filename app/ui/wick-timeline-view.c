@@ -649,7 +649,7 @@ wick_timeline_view_follow_flow (WickTimelineView *self, int direction)
 }
 
 /* Zooms to a slice of any kind (a span, an async slice, a GPU kernel or
- * other device interval), a tenth of its width either side (issue 20). */
+ * other device interval), a tenth of its width either side. */
 static gboolean
 fit_event (WickTimelineView *self, WickEventRef event)
 {
@@ -965,7 +965,7 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
 {
   if (self->scene == NULL || keyboard)
     return FALSE;
-  /* a track's label, cut to the gutter, in full (issue 20) */
+  /* a track's label, cut to the gutter, in full */
   g_autofree char *label = wick_timeline_view_label_at (self, x, y);
   if (label != NULL)
     {

@@ -71,7 +71,7 @@ gboolean wick_timeline_view_get_follow (WickTimelineView *self);
  * keeping the newest width in view (a live process). */
 void wick_timeline_view_set_follow_fit (WickTimelineView *self, gboolean fit);
 /* TRUE while a selection made on the timeline (a click, a flow followed) is
- * being set: the window then leaves the view where it is (issue 20). */
+ * being set: the window then leaves the view where it is. */
 gboolean wick_timeline_view_is_selecting (WickTimelineView *self);
 
 /* View option: draw op ticks inside spans (default TRUE). */

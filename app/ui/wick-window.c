@@ -223,8 +223,8 @@ show_document_banners (WickWindow *self)
       wick_window_show_banner (self, "parse-error", message, _ ("Health"), "win.show-page::health");
       return;
     }
-  /* what a live window showed of the capture, shown again for its file
-   * (issue 20): a late attach, and what was lost */
+  /* what a live window showed of the capture, shown again for its file: a late
+   * attach, and what was lost */
   if (!self->live)
     show_file_facts (self);
   guint n;
@@ -458,7 +458,7 @@ on_visible_view (AdwViewStack *views, GParamSpec *pspec, WickWindow *self)
     self->focus_source = g_idle_add (focus_visible_view, self);
 }
 
-/* Below this width the details pane folds away (issue 20): a 700 px window
+/* Below this width the details pane folds away: a 700 px window
  * gives its whole width to the page, so the timeline keeps its track labels
  * and room to plot. Folded, the details button (F9) still shows the pane,
  * for as long as the user wants; wide again, the pane is as the user left it

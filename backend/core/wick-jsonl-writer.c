@@ -33,7 +33,7 @@ struct WickJsonlWriter
   uint64_t sync_requested;
   uint64_t sync_done;
   int write_errno;
-  /* Whole lines only (issue 10, item 13): lines collect in buffer and go out
+  /* Whole lines only: lines collect in buffer and go out
    * with write(); file_bytes is the file's length after the last complete
    * write, always a line boundary. A failed or short write is cut back to
    * it; from the first failure on, lines are counted (lost_lines), not
@@ -172,7 +172,7 @@ static bool
 on_record (const WickRingRecord *record, void *user_data)
 {
   WickJsonlWriter *writer = user_data;
-  /* A broken ring (issue 10, item 6): said at once, and in the file (the
+  /* A broken ring: said at once, and in the file (the
    * reader's wick_ring_broken and wick_lost lines; strict: the terminal). */
   if (record->kind == WICK_RING_RECORD_EXTENSION
       && strcmp (record->extension.kind, "wick_ring_broken") == 0)

@@ -127,8 +127,8 @@ class RegisteredModule:
         for name, p in named:
             _st_dtype(p, name)
         params = self._entries(named)
-        # From here the store's memory records are these parameters' (issue
-        # 20: its evictions ride on them): wick.torch's tracker frees its own
+        # From here the store's memory records are these parameters' (its
+        # evictions ride on them): wick.torch's tracker frees its own
         # records of them, so the trace counts them once.
         tracker = getattr(getattr(self.session, "_wick_torch", None), "tracker", None)
         forgotten = tracker.forget(p for _, p in named) if tracker is not None else []

@@ -326,7 +326,7 @@ class Instrumentation:
         with self.session.span("setup"):
             if self.memory:
                 # a registered module's parameters are the weight store's
-                # memory records (issue 20), not the tracker's
+                # memory records, not the tracker's
                 stored = {
                     id(p)
                     for m in self.model.modules()

@@ -1,5 +1,5 @@
 /* bench-segment-map.c — the snapshot window's segment map redrawn at 100 k
- * blocks (issue 24: within 16 ms). Makes two synthetic snapshots (Python's
+ * blocks (within 16 ms). Makes two synthetic snapshots (Python's
  * pickler, protocol 4; no history): 2 000 segments of 50 blocks and 100
  * segments of 1 000 blocks (a fragmented map), opens each in the window and
  * times, on an image surface, the redraw of what a scrolled window shows (a

@@ -1,6 +1,6 @@
 /* bench-tab-switch.c — how long a switch of the window's view takes, from
- * the switch to the first frame painted with the new page (issue 22 item 6:
- * ≤ 100 ms p95 on a 10 MB trace):
+ * the switch to the first frame painted with the new page (the
+ * target: ≤ 100 ms p95 on a 10 MB trace):
  *
  *   xvfb-run -a -s "-screen 0 1600x1000x24" _build/tests/app/bench-tab-switch TRACE [ROUNDS]
  *   WICK_DEMO=_build/backend/demo/wick-demo xvfb-run ... bench-tab-switch --live [ROUNDS]

@@ -279,7 +279,7 @@ test_follow_writer (void)
   g_assert_cmpuint (wick_document_get_n_lines (document), ==, 10);
   writer_do (writer, "rest");
   wait_lines (session, 11);
-  /* the view fits the data as it grows (issue 20) */
+  /* the view fits the data as it grows */
   WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
   WickSelection *selection = wick_window_get_selection (window);
   guint64 vs, ve, fs, fe;
@@ -479,7 +479,7 @@ test_follow_missing (void)
   app_test_window_close (window);
 }
 
-/* Issue 20: selecting a slice on the timeline never moves the view, an open
+/* Selecting a slice on the timeline never moves the view, an open
  * span (still running, no duration yet) that began before the visible range
  * included; selecting one from elsewhere (a table) outside the view still
  * brings it in, an open one counted to the newest record. */

@@ -1,5 +1,5 @@
 /* test-app-health-german.c — what the Health page shows is German under
- * LANGUAGE=de (issue 15: "health messages translated"): traces with many
+ * LANGUAGE=de ("health messages translated"): traces with many
  * health issues (broken spans, evidence, memory pairing, edges, provenance,
  * absent planes, a gradient contract broken several ways, a run still being
  * written, Chrome and torch memory-timeline imports with their notes and a

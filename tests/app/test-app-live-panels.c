@@ -171,7 +171,7 @@ test_malformed_list (void)
   iterate_until (stages_idle, stages, "the good list (Stages)");
   g_assert_cmpuint (wick_weights_panel_get_n_modules (weights), ==, 1);
   g_assert_cmpstr (wick_weights_panel_get_where (weights, "embedding"), ==, "resident");
-  /* One parameter, in the singular (issue 15). */
+  /* One parameter, in the singular. */
   g_assert_true (g_str_has_suffix (wick_weights_panel_get_subtitle (weights, "embedding"),
                                    " · 1 parameter · resident"));
   g_assert_cmpuint (wick_stages_panel_get_n_stages (stages), ==, 1);

@@ -103,9 +103,9 @@ test_attach_refused (void)
 }
 
 /* `wick --compare A` (and `wick --compare` alone) is refused with exit status
- * 1 (issue 27, item 4: on main it said so and exited 0, which a script
- * cannot tell from success). Needs a display: without one GTK's startup fails
- * first, which says nothing about --compare. */
+ * 1 (a script cannot tell a refusal that exits 0 from success). Needs a
+ * display: without one GTK's startup fails first, which says nothing about
+ * --compare. */
 static void
 test_compare_needs_two (void)
 {

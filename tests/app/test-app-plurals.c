@@ -1,5 +1,5 @@
 /* test-app-plurals.c — counts in sentences take their plural forms through
- * gettext (issue 15: "1 parameter", "1 module"), in English (the messages
+ * gettext ("1 parameter", "1 module"), in English (the messages
  * themselves) and in German through the catalog the build compiles
  * (<build>/po/de/LC_MESSAGES/wick.mo, LANGUAGE=de): the Weights page's module
  * rows and restore toasts, the model's health messages (retained

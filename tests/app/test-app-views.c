@@ -610,7 +610,7 @@ test_selection (void)
   g_assert_cmpuint (b, ==, 8);
 }
 
-/* Times near 2^64 ns (issue 10 item 4): a root span lasting 2^64 - 616 ns,
+/* Times near 2^64 ns: a root span lasting 2^64 - 616 ns,
  * children, memory, device samples and intervals at the far end. Every view
  * draws it, whole and zoomed into either end, with the pointer over it; a
  * view whose time stepping wrapped around used to loop forever. */
@@ -833,7 +833,7 @@ test_memory_y_axis (void)
   view.end_ns += 3000;
   guint64 max;
   gboolean log_scale;
-  /* Everything shown: the categories set the axis (issue 20), not the 60 GiB
+  /* Everything shown: the categories set the axis, not the 60 GiB
    * reserved line, which the title names as off scale. */
   wick_memory_chart_y_axis (chart, &view, 0, &max, &log_scale);
   g_assert_false (log_scale);
@@ -963,7 +963,7 @@ test_memory_peak_labels (void)
   assert_peak_labels_apart (example_chart, &view, 1);
 }
 
-/* The track list (issue 9 item 5) on a small multi-threaded Chrome trace:
+/* The track list on a small multi-threaded Chrome trace:
  * tests/app/data/tracks.json. */
 static WickDocument *
 load_tracks_fixture (void)
@@ -1550,7 +1550,7 @@ rgb_near (guint32 a, guint32 b)
   return TRUE;
 }
 
-/* Issue 13 item 4: ProfilerStep#N as a step row under the ruler — a band per
+/* ProfilerStep#N as a step row under the ruler — a band per
  * step in the accent colour, a click on it selects the step's span; a trace
  * without steps has no such row. */
 static void

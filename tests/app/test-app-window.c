@@ -112,7 +112,7 @@ test_widget_state (void)
     wick_table_sort_by (spans, 2, TRUE);
   }
   /* Steps: the example's eight train steps, one row each, in order, each
-   * with its index, the measured one marked (issue 20): the step that is or
+   * with its index, the measured one marked: the step that is or
    * holds the measured region, and no other. */
   WickTable *steps = wick_costs_page_get_table (costs, "steps");
   g_assert_cmpuint (wick_table_get_n_shown (steps), ==, 8);
@@ -759,7 +759,7 @@ window_at_most_700_wide (gpointer window)
          && gtk_widget_get_width (window) <= 700;
 }
 
-/* Issue 15: timeline keys work right after clicking a view tab; a 700 px
+/* Timeline keys work right after clicking a view tab; a 700 px
  * window keeps the track labels and the hint bar; the details pane narrows. */
 static void
 test_tabs_and_narrow (void)
@@ -796,7 +796,7 @@ test_tabs_and_narrow (void)
   /* The hint bar is shown, whole inside the timeline (shortened, not cut). */
   GtkWidget *hint = wick_window_get_view (window, "hint");
   g_assert_true (gtk_widget_get_mapped (hint));
-  /* what the keys do now (issue 20): f and double-click fit any slice */
+  /* what the keys do now: f and double-click fit any slice */
   g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (hint)),
                             "Double-click or F fits any slice, GPU ones too"));
   graphene_rect_t bounds;
@@ -817,7 +817,7 @@ has_range_track_rows (gpointer details)
   return wick_details_pane_get_range_track_rows (details) > 0;
 }
 
-/* Issue 20: the track label column shows a full name on hover (its
+/* The track label column shows a full name on hover (its
  * tooltip), and can be made wider (dragging its right edge): the plot and
  * every track start after it, labels cut less. */
 static void
@@ -869,7 +869,7 @@ test_label_column (void)
   app_test_window_close (window);
 }
 
-/* Issue 20: `f` and a double-click fit GPU kernels and async slices too, not
+/* `f` and a double-click fit GPU kernels and async slices too, not
  * only spans: the view becomes the slice's extent with a tenth either side. */
 static void
 test_fit_any_slice (void)
@@ -930,7 +930,7 @@ test_fit_any_slice (void)
   app_test_window_close (window);
 }
 
-/* Issue 9 item 5: clicking any event shows its fields in the details pane;
+/* Clicking any event shows its fields in the details pane;
  * a range is summarised per track; ] follows a flow. */
 static void
 test_track_events (void)
@@ -1063,7 +1063,7 @@ test_details_booleans (void)
   g_object_unref (pane);
 }
 
-/* Issue 13 item 5: File → Export Trace writes Chrome JSON (.json, .json.gz)
+/* File → Export Trace writes Chrome JSON (.json, .json.gz)
  * that imports again with the same counts by phase. */
 static char *
 imported_counts (WickDocument *doc)
@@ -1153,7 +1153,7 @@ window_narrowed (gpointer window)
          && wick_window_get_details_folded (window);
 }
 
-/* Issue 20 (B6): at 700 px the window really is 700 px wide on every page
+/* At 700 px the window really is 700 px wide on every page
  * (no page's minimum width widens it), the details pane folds away and the
  * timeline keeps its track labels; wide again, the pane comes back as the
  * user left it, and folding never wrote the user's choice. */
@@ -1420,7 +1420,7 @@ tooltip_shown (gpointer data)
   return wait->text != NULL;
 }
 
-/* Issue 20: the label column's width follows a real drag of its right edge
+/* The label column's width follows a real drag of its right edge
  * (pointer events through the timeline's drag gesture), both ways and
  * clamped; a label cut by a narrow column shows its full name in the
  * tooltip when the pointer rests on it. */

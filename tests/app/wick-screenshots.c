@@ -142,7 +142,7 @@ main (int argc, char **argv)
   wick_window_show_page (window, "costs");
   wick_selection_set_record (selection, WICK_RECORD_SPAN, find_named (document, "matmul", 5));
   save_window (GTK_WIDGET (window), dir, "costs.png");
-  /* every step with its index, the measured one marked (issue 20) */
+  /* every step with its index, the measured one marked */
   wick_costs_page_show_table (WICK_COSTS_PAGE (wick_window_get_view (window, "costs")), "steps");
   save_window (GTK_WIDGET (window), dir, "costs-steps.png");
   wick_costs_page_show_table (WICK_COSTS_PAGE (wick_window_get_view (window, "costs")), "spans");

@@ -15,7 +15,7 @@ usage: check-doc-examples.py SOURCE_ROOT BUILD_ROOT WICK_TRACE CC [CFLAG...]
   build, nor when it needs torch and that python has none).
 
 Each runs in an empty directory, and every *.jsonl file it writes must pass
-`wick-trace check` (candle-graph's rules) as written (issue 20: Wick's facts
+`wick-trace check` (candle-graph's rules) as written (Wick's facts
 ride in wick_ keys, which candle-graph ignores) and converted with
 `wick-trace convert --strict`. Exit 0
 when every program passes, 77 when none ran, 1 otherwise, naming the file and

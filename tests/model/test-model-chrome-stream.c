@@ -738,10 +738,9 @@ test_pipeline (void)
   }
 }
 
-/* Issue 27, "also found": a negative dur was made a 0 ns slice and counted
- * nowhere; a second "traceEvents" array was dropped silently. Now the first
- * is counted as read and not modelled, and the second array's events are
- * read, with a warning that says there were two. */
+/* A negative dur is counted as read and not modelled (not made a 0 ns
+ * slice), and a second "traceEvents" array's events are read, with a
+ * warning that says there were two (not dropped silently). */
 static void
 test_negative_dur_second_events (void)
 {

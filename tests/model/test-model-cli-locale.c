@@ -1,5 +1,5 @@
 /* test-model-cli-locale.c — wick-trace's health sentences stay candle-graph's
- * English in a German locale with the wick catalog reachable (issue 15): the
+ * English in a German locale with the wick catalog reachable: the
  * model translates its messages for the app, and installed under /usr glibc
  * finds the catalog for wick-trace too, whose `check --json` output scripts
  * read. Each case runs in a subprocess with LANGUAGE=de and LC_ALL set to

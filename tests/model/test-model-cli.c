@@ -236,7 +236,7 @@ wick_facts (const char *path)
   return g_string_free (facts, FALSE);
 }
 
-/* Issue 20: convert without an option rewrites a file of the old layout
+/* Convert without an option rewrites a file of the old layout
  * (wick_* lines, which candle-graph rejects) into the key layout: candle-graph
  * takes it, Wick reads the same records from it, a second conversion changes
  * nothing, and --strict of it drops every wick_ key. */
@@ -317,7 +317,7 @@ test_cli_convert_chrome (void)
   g_rmdir (dir);
 }
 
-/* Issue 10 item 10: a cut-off trace converts what was read, without a
+/* A cut-off trace converts what was read, without a
  * GLib-CRITICAL; --strict keeps the records before a parse error and names the
  * file; a full disk gives the reason and leaves no partial file. */
 static char *
@@ -455,7 +455,7 @@ track_totals (const char *file)
     sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], json_object_get_int_member (o, "flows"));
 }
 
-/* A Chrome trace exported again keeps its tracks' counts (issue 13 item 5). */
+/* A Chrome trace exported again keeps its tracks' counts. */
 static void
 test_cli_chrome_round_trip (void)
 {

@@ -83,8 +83,8 @@ test_noise_only (void)
 
 /* Noise-only pairs at 8, 16 and 32 steps with 250 extra ops (500 more
  * testable names, spans and ops): the family-wise rate, the share of pairs
- * that flag anything, must hold at small step counts too (issue 27, item 4:
- * on main 8-step pairs with 500 names flagged something in 9 of 10). Printed
+ * that flag anything, must hold at small step counts too (8-step pairs with
+ * 500 names once flagged something in 9 of 10). Printed
  * for docs/compare.md. */
 static void
 test_noise_only_many_names (void)
@@ -412,7 +412,7 @@ test_cli (void)
   g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 3);
   g_clear_pointer (&out, g_free);
 
-  /* cohorts through GLib's option parser (issue 27, item 4: 2.74's removes
+  /* cohorts through GLib's option parser (2.74's removes
    * the `--` of `--cohort A... -- B...`, which was always a usage error):
    * A's files as arguments (or --cohort-a), B's each after --cohort-b */
   {

@@ -159,7 +159,7 @@ test_document_extension_mode (void)
   g_assert_cmpuint (wick_document_get_record_count (doc, WICK_RECORD_EXTENSION), ==, 2);
 }
 
-/* Issue 20: the same facts in wick_ keys of standard records. candle-graph's
+/* The same facts in wick_ keys of standard records. candle-graph's
  * rules take the file (unknown keys are ignored), and extension mode finds
  * every fact again: the mark and the others of "wick_records" in file order,
  * the threads' identities as wick_thread records; entries that are not Wick
@@ -570,7 +570,7 @@ test_document_loader_error_in_late_chunk (void)
   g_rmdir (dir);
 }
 
-/* Issue 20: a late attach's document read live (no terminal yet) is judged
+/* A late attach's document read live (no terminal yet) is judged
  * as the partial capture its file will be, not as a complete run: the
  * measured region that ended before the attach is no error. Without the
  * attach (or with nothing missing) the same lines are judged as before. */

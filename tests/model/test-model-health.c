@@ -364,7 +364,7 @@ retained_message (guint n, gboolean live)
   g_error ("no retained_allocations issue for %u storages", n);
 }
 
-/* Issue 15: a count in a sentence through ngettext (C locale here; the
+/* A count in a sentence through ngettext (C locale here; the
  * German forms are checked in the app suite): "1 storage is", "2 storages are". */
 static void
 test_health_retained_plural (void)

@@ -1,9 +1,9 @@
-/* test-model-input-hostile.c — compressed input that Wick does not trust
- * (issue 27, item 2): a cut-off .gz or .zst JSONL keeps the records decoded
- * before the cut, as the same bytes uncompressed do (on main the gzip one
- * kept nothing: the cut was an I/O error that ended the load); a zstd stream
- * made with a 2 GiB window (zstd --long=31 from a pipe) reads (main: "Frame
- * requires too much memory for decoding"). */
+/* test-model-input-hostile.c — compressed input that Wick does not trust:
+ * a cut-off .gz or .zst JSONL keeps the records decoded before the cut, as
+ * the same bytes uncompressed do (the cut does not end the load as an I/O
+ * error); a zstd stream made with a 2 GiB window (zstd --long=31 from a
+ * pipe) reads (zstd's default would refuse it: "Frame requires too much
+ * memory for decoding"). */
 #include "config.h"
 
 #include <glib/gstdio.h>

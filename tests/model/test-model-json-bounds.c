@@ -1,5 +1,5 @@
-/* test-model-json-bounds.c — JSON values and decompression bounded (issue 27,
- * item 2), against a real wick-trace process whose peak RSS is measured.
+/* test-model-json-bounds.c — JSON values and decompression bounded, against a
+ * real wick-trace process whose peak RSS is measured.
  *
  * - A 4 MB .gz Chrome trace holding one 4 GiB string (in an event's name, or
  *   in an `otherData` member before the events): refused once the value

@@ -779,7 +779,8 @@ test_busbw_factor (void)
   g_assert_false (wick_is_nccl_kernel ("nccl_like_gemm", 14));
 }
 
-/* `wick-trace ranks --json` prints exactly issue 25's object. */
+/* `wick-trace ranks --json` prints the object docs/ranks.md describes, with
+ * exactly its keys. */
 static void
 test_cli_json (void)
 {

@@ -84,12 +84,12 @@ def test_copied_pointer_stable_restore_with_graph():
 
 
 def test_instrumented_stage_certificate():
-    """A stage captured from a wick.torch.instrument()ed model (issue 22 item
-    3): the speedup gate's eager rounds run with Wick's recording suspended,
-    the certificate says so and keeps the instrumented eager time beside the
-    plain one, kernel_nodes counts the captured graph's kernel nodes (16
-    Linear+GELU layers launch at least 32 kernels), and the certification
-    record in the trace carries the same."""
+    """A stage captured from a wick.torch.instrument()ed model: the speedup
+    gate's eager rounds run with Wick's recording suspended, the certificate
+    says so and keeps the instrumented eager time beside the plain one,
+    kernel_nodes counts the captured graph's kernel nodes (16 Linear+GELU
+    layers launch at least 32 kernels), and the certification record in the
+    trace carries the same."""
     import os
     import tempfile
 

@@ -64,7 +64,7 @@ def test_capture_refused_on_cpu():
 
 
 def test_direct_capture_span_in_progress():
-    """Stage.capture() called directly (issue 20): the capture's span begins
+    """Stage.capture() called directly: the capture's span begins
     when the capture does (its span_start, with the wick_stage_capture keys,
     is written then, so a reader sees the capture in progress) and ends with
     the certificate on its span_end: a span opened while the capture runs

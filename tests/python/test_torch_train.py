@@ -51,7 +51,7 @@ def test_strict_trace_is_accepted():
 
 
 def test_default_trace_is_accepted():
-    """Issue 20: the default trace (Wick's facts kept) is one candle-graph's
+    """The default trace (Wick's facts kept) is one candle-graph's
     reader takes, with no health error, and still names its threads."""
     path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
     run_example("--steps", "4", "--trace", path, "--device", "cpu", "--quiet")

@@ -91,7 +91,7 @@ def _parameter_bytes_live(records):
 
 
 def test_instrumented_moves_ride_on_memory():
-    """issue 20: an instrumented model's registered module counts its
+    """An instrumented model's registered module counts its
     parameters once (the store's memory records replace the tracker's), its
     eviction and restore ride on the memory records of the storages they move,
     and the trace checks clean -- registered before and after instrument()."""

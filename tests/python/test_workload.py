@@ -1,4 +1,4 @@
-"""The workload is never stopped or corrupted by Wick (issue 27, item 3):
+"""The workload is never stopped or corrupted by Wick:
 forked DataLoader workers that record, a forward or hook that raises and is
 caught, a span ended on another thread, daemon threads recording at
 interpreter exit. Every case runs in a real second process where it has one
@@ -43,7 +43,7 @@ def check_valid(path):
 
 def test_forked_children_record_nothing_and_finish():
     """os.fork with a span open: the child records, finishes and closes its
-    copy of the session (bounded by an alarm: on main it hung in finish on the
+    copy of the session (bounded by an alarm: it must not hang in finish on the
     parent's writer thread); the parent's file holds none of it."""
     path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
     with wick.Session("fork.train", jsonl_path=path, strict=True) as s:
@@ -84,8 +84,8 @@ def test_forked_children_record_nothing_and_finish():
 
 def test_dataloader_workers_recording():
     """Two torch DataLoader workers (forked) record a span per item while the
-    parent trains: on main they wrote into the parent's ring (its finish
-    raised "nested spans still open", the terminal counted billions lost)."""
+    parent trains, never into the parent's ring (its finish would raise
+    "nested spans still open", the terminal count billions lost)."""
     torch = wicktest.require_torch()
     path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
 
@@ -278,7 +278,7 @@ def _train(torch, model, path, fail_at, hook_fails=False):
 def test_torch_forward_raises_spans_end():
     """A submodule that raises once (caught outside the model, caught inside
     its parent's forward) and a user's forward hook that raises: the loop goes
-    on, the session block ends normally (on main: "cannot finish trace with 2
+    on, the session block ends normally (not "cannot finish trace with 2
     nested spans still open"), and every span wick.torch opened is ended."""
     torch = wicktest.require_torch()
     import wick.torch  # noqa: F401

@@ -64,7 +64,7 @@ TRACE_KINDS = {"meta", "span_start", "span_end", "op", "tensor", "tensor_stats",
 
 def read_records(path):
     """The trace's records. Every line must be of a kind candle-graph's reader
-    knows (issue 20: Wick's own facts ride in wick_ keys, never in a kind)."""
+    knows (Wick's own facts ride in wick_ keys, never in a kind)."""
     import json
 
     with open(path) as f:

@@ -113,7 +113,7 @@ new_document (WickFollowSession *self)
   wick_window_set_document (self->window, self->document);
   wick_window_set_live (self->window, TRUE);
   wick_window_set_follow_newest (self->window, TRUE);
-  /* a file's view fits its data as it grows (issue 20) */
+  /* a file's view fits its data as it grows */
   wick_timeline_view_set_follow_fit (
     WICK_TIMELINE_VIEW (wick_window_get_view (self->window, "timeline")), TRUE);
   self->window_set = TRUE;

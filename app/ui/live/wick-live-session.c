@@ -672,7 +672,7 @@ update_loss_banners (WickLiveSession *self)
         (unsigned long long)dropped);
       wick_window_show_banner (self->window, "dropped", message, NULL, NULL);
     }
-  /* A broken ring (issue 10, item 6): its error text, and what it cost */
+  /* A broken ring: its error text, and what it cost */
   if (self->broken_error != NULL)
     {
       if (!self->broken_shown || lost != self->shown_broken_lost)
@@ -1167,7 +1167,7 @@ attach_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
     g_task_return_boolean (task, TRUE);
 }
 
-/* A late attach says it is partial (issue 20, item 2): what came before the
+/* A late attach says it is partial: what came before the
  * attach is not in the document, and Health judges what is. */
 static char *
 partial_message (WickLiveStream *stream)

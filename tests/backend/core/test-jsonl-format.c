@@ -447,7 +447,7 @@ test_formatter_strict_and_missing_terminal (void)
   g_string_free (out, TRUE);
 }
 
-/* Issue 20: no line of a default trace has a wick_ kind (candle-graph
+/* No line of a default trace has a wick_ kind (candle-graph
  * rejects unknown kinds); the Wick facts ride in wick_ keys of standard
  * records, and a loss makes the terminal failed with the reason. */
 static void
@@ -523,7 +523,7 @@ test_formatter_wick_keys (void)
     }
 }
 
-/* Records bound to a record of their own thread (issue 20): a capture's
+/* Records bound to a record of their own thread: a capture's
  * records ride on its span's span_start and span_end and a weight move on the
  * memory record after it, whatever the other rings write in between; an
  * unbound mark still takes the next record; what is still waiting at the end

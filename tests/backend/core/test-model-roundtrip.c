@@ -226,7 +226,7 @@ test_strict_recording_is_healthy (void)
 }
 
 /* Not strict: the same plus the Wick facts (here a mark and the threads), in
- * wick_ keys of standard records (issue 20): candle-graph's reader takes the
+ * wick_ keys of standard records: candle-graph's reader takes the
  * file as it takes the strict one, and Wick's reader with extensions enabled
  * finds every fact again. */
 static void

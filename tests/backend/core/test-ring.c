@@ -372,7 +372,7 @@ test_foreign_files (void)
   g_assert_null (wick_ring_reader_new (-1, &error));
   g_assert_cmpstr (error.message, ==, "the ring fd -1 is not a file descriptor");
 
-  /* issue 27: a ring its producer could truncate under the mapping (SIGBUS)
+  /* A ring its producer could truncate under the mapping (SIGBUS)
    * is refused before it is mapped: an unsealed memfd, a regular file */
   WickSession *session = wick_session_open (&run, &(WickCaptureContract){ 0 }, NULL, NULL);
   g_assert_nonnull (session);
@@ -569,7 +569,7 @@ test_drain_bounded_by_its_start (void)
   wick_session_close (session);
 }
 
-/* Drops are whole spans (issue 10, item 12): under the drop policy with a
+/* Drops are whole spans: under the drop policy with a
  * hold reader that does not read, a span whose begin was written always gets
  * its end, however full the ring is when it ends; what is dropped is counted. */
 static void
@@ -624,7 +624,7 @@ test_drops_are_whole_spans (void)
 }
 
 /* A slot marked active with a live pid that never moves its tail (a hostile
- * cursors writer, issue 10 item 5) is detached after the hold timeout under
+ * cursors writer) is detached after the hold timeout under
  * both policies that respect hold readers: drop goes on recording (every drop
  * counted, the detach recorded), block stops waiting. */
 static void
@@ -688,7 +688,7 @@ test_hostile_slot_detached_block (void)
   hostile_slot_detached (WICK_RING_BLOCK);
 }
 
-/* A ring that breaks (issue 10, item 6): the in-process JSONL writer must say
+/* A ring that breaks: the in-process JSONL writer must say
  * so (a wick_ring_broken line with the reader's sentence), count what the
  * break cost it (wick_lost lines, exactly the records committed after the
  * break), stop holding the producer back, and end the file with a terminal
@@ -741,7 +741,7 @@ test_broken_ring_recorded (void)
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   guint n = g_strv_length (lines) - 1, broken = 0;
   guint64 lost = 0;
-  /* the Wick records ride in "wick_records" of standard lines (issue 20) */
+  /* the Wick records ride in "wick_records" of standard lines */
   for (guint i = 0; i < n; i++)
     {
       g_assert_false (g_str_has_prefix (lines[i], "{\"kind\":\"wick_"));

@@ -526,10 +526,10 @@ test_span_nesting (void)
   gpointer args[2] = { session, GSIZE_TO_POINTER (c) };
   GThread *thread = g_thread_new ("other", end_elsewhere, args);
   g_assert_false (GPOINTER_TO_INT (g_thread_join (thread)));
-  /* and it is said (stderr) and counted, not only a false (issue 27, item 3) */
+  /* and it is said (stderr) and counted, not only a false */
   g_assert_cmpuint (atomic_load (&session->foreign_ends), ==, 1);
   /* an error the program reads: the code and the sentence, through the
-   * public API (issue 27: it was a false and a stderr line only) */
+   * public API (it was a false and a stderr line only) */
   GThread *checked = g_thread_new ("other", end_elsewhere_checked, args);
   g_assert_true (GPOINTER_TO_INT (g_thread_join (checked)));
   g_assert_cmpuint (wick_session_get_foreign_span_ends (session), ==, 2);
@@ -562,7 +562,7 @@ test_span_nesting (void)
   guint n;
   g_auto (GStrv) lines = read_lines (path, &n);
   /* meta, s1, ..., terminal: the thread's identity and the too-deep span's
-   * wick_dropped ride on standard records (issue 20) */
+   * wick_dropped ride on standard records */
   g_assert_cmpuint (n, ==, 2 + 2 * 4 + 2 * 128 + 2);
   guint dropped_lines = 0;
   for (guint i = 0; i < n; i++)
@@ -711,7 +711,7 @@ test_four_threads (void)
       const char *named = strstr (line, ",\"wick_thread_name\":\"");
       if (named != NULL)
         {
-          /* a thread's identity rides on its next span_start (issue 20) */
+          /* a thread's identity rides on its next span_start */
           g_assert_true (g_str_has_prefix (line, "{\"kind\":\"span_start\""));
           const char *thread = strstr (line, ",\"wick_thread\":");
           g_assert_true (thread != NULL && thread < named);
@@ -773,7 +773,7 @@ test_four_threads (void)
   g_unlink (path);
 }
 
-/* A full disk (issue 10, item 13; RLIMIT_FSIZE stands in for it): the file
+/* A full disk (RLIMIT_FSIZE stands in for it): the file
  * ends at a whole line, the lost lines are counted in the session's losses
  * and finish says so. */
 static void
@@ -909,7 +909,7 @@ test_names_lost (void)
   g_unlink (path);
 }
 
-/* Fork (issue 27, item 3): two children forked while a span is open and the
+/* Fork: two children forked while a span is open and the
  * parent's writer and a recording thread run, recording as DataLoader
  * workers do, then finishing and closing their copy of the session. Each
  * child must end (alarm: a finish waiting on the parent's writer thread, or

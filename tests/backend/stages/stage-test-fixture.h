@@ -59,7 +59,7 @@ stage_fixture_read_trace (const StageFixture *fixture)
   return text;
 }
 
-/* Where a stage's records ride (issue 20, docs/format.md "Wick keys"):
+/* Where a stage's records ride (docs/format.md "Wick keys"):
  * every "stage capture: NAME" span's span_start carries its
  * wick_stage_capture record and its span_end (found by id) its
  * wick_stage_certification; every "stage release: NAME" span_end its

@@ -103,7 +103,7 @@ test_demo_without_gpu (void)
   g_autofree char *contents = stage_fixture_read_trace (&fixture);
   g_auto (GStrv) lines = g_strsplit (contents, "\n", -1);
   guint certifications = 0;
-  /* certifications ride in "wick_records" of standard lines (issue 20) */
+  /* certifications ride in "wick_records" of standard lines */
   for (guint i = 0; lines[i] != NULL; i++)
     for (const char *p = strstr (lines[i], "{\"kind\":\"wick_stage_certification\""); p != NULL;
          p = strstr (p + 1, "{\"kind\":\"wick_stage_certification\""))

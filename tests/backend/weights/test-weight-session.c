@@ -90,7 +90,7 @@ test_session_records (void)
    * taken after it, so the memory chart shows the drop and the return; the
    * module's storage is a parameter allocation from its registration, freed
    * by the eviction and allocated again by the restore, and each event rides
-   * on the memory record of the storage it moved (issue 20: no line of a
+   * on the memory record of the storage it moved (no line of a
    * wick_ kind). */
   for (guint i = 0; i < trace.n; i++)
     g_assert_false (g_str_has_prefix (trace.lines[i], "{\"kind\":\"wick_"));

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""bench-torch-gpt.py — wick.torch.instrument on a GPT-class training step
-(issue 22 item 4): a decoder-only transformer of >= 50 M parameters
+"""bench-torch-gpt.py — wick.torch.instrument on a GPT-class training step:
+a decoder-only transformer of >= 50 M parameters
 (defaults: vocab 32768, width 512, 8 layers, 8 heads: 58.7 M), bf16 autocast
 on CUDA, AdamW, against the same step uninstrumented and under
 torch.profiler(record_shapes, profile_memory), in the same run.

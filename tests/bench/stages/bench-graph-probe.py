@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench-graph-probe.py — why does torch.cuda.CUDAGraph replay a 128-kernel
 chain at ~0.85 µs a kernel when a bare CUDA graph of bench-stage-replay's
-kernels takes ~0.98 (and torch's own 512-kernel graph 1.02)? (issue 22 item 2)
+kernels takes ~0.98 (and torch's own 512-kernel graph 1.02)?
 
 A 2 x 2 in one run, each cell timed as bench-torch-graph.py times (CUDA events
 around 50 (128 kernels) or 20 (512) back-to-back launches, 11 rounds, median

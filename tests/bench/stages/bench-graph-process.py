@@ -3,7 +3,7 @@
 128-kernel CUDA graph of bench-stage-replay's kernels replay faster (0.805 us
 a kernel) than in the C benchmark's process (0.984), with the same library
 code and the same timed loop (stage_test_time_launches), when a 512-kernel
-graph costs the same in both (issue 22 item 2). PROBE_LIBS names the nvcc
+graph costs the same in both. PROBE_LIBS names the nvcc
 build of tests/cuda/stages/stage-test-kernels.cu (its first sass entry).
 
 Modes, each its own process:

@@ -38,7 +38,7 @@ typedef struct
  * allocation, as torch's caching allocator places tensors in large segments
  * (a probe found the same graph 0.81 µs a kernel at 128 kernels in a torch
  * process against 0.98 here); WICK_BENCH_PREALLOC_MIB=N: N MiB allocated and
- * written before anything else. Diagnostics of that gap (issue 22 item 2). */
+ * written before anything else. Diagnostics of that gap. */
 static unsigned char *bench_pool;
 static size_t bench_pool_used;
 #define BENCH_POOL_BYTES ((size_t)64 << 20)
@@ -285,7 +285,7 @@ bench_variants (int kernels)
 
 /* The bare graph launched with the host spinning gap_us between two launches
  * (as a Python loop's overhead spaces torch's replays): whether the cost a
- * kernel depends on how far ahead the host is (issue 22 item 2). The same
+ * kernel depends on how far ahead the host is. The same
  * cells run in a torch process in bench-graph-probe.py. */
 static void
 bench_gaps (int kernels)

@@ -1,7 +1,7 @@
 /* stage-replay-lib.c — a certified Wick stage of bench-stage-replay's chain,
  * as a shared library, so that its replay (wick_stage_run) is timed inside a
  * torch process beside torch.cuda.CUDAGraph of the same length, in the same
- * run (bench-graph-probe.py loads it with ctypes; issue 22 item 2: a bare
+ * run (bench-graph-probe.py loads it with ctypes): a bare
  * graph of these kernels replays 0.18 us a kernel faster at 128 kernels in a
  * torch process than in a C process, with the same code and the same loop).
  *

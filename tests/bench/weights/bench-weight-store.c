@@ -192,7 +192,7 @@ time_vmm_allocations (size_t each, int n)
   return (double)(stop.tv_sec - start.tv_sec) + (double)(stop.tv_nsec - start.tv_nsec) * 1e-9;
 }
 
-/* ---- diagnostics of the restore's gaps (issue 22 item 1) -------------------
+/* ---- diagnostics of the restore's gaps -------------------
  * Each prints its median GB/s and its share of the one-buffer H2D baseline. */
 
 static double

@@ -314,7 +314,7 @@ stage_test_event_ms (void *start, void *stop)
  * microseconds of host spinning between two launches: the same loop from a
  * C process and from a torch process (bench-graph-probe.py calls it through
  * ctypes), to tell whether the replay's cost a kernel follows the process or
- * how fast the host submits (issue 22 item 2). Milliseconds, from events. */
+ * how fast the host submits. Milliseconds, from events. */
 extern "C" double
 stage_test_time_launches (void *exec, void *stream, int launches, double gap_us)
 {

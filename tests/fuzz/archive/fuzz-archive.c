@@ -1,5 +1,5 @@
 /* fuzz-archive.c — libFuzzer target for the job archive reader
- * (wick-archive.h, issue 25): the input read as a zip or a tar (plain or
+ * (wick-archive.h): the input read as a zip or a tar (plain or
  * gzip/zstd), every member listed and every regular member's data read to
  * its end (inflate, CRC-32, tar headers, pax records, GNU long names), under
  * small limits (64 members, 4 MiB a member, 16 MiB in all). The seeds are

@@ -1,7 +1,7 @@
-/* fuzz-ring-attach.c — libFuzzer target for an attach to a hostile producer
- * (issue 27, item 5): the input is XORed onto a sealed ring memfd's valid
- * header (all but the magic), sets ring 0's commit and open-span stack, and the rest is the
- * attach snapshot; a live stream (the reader wick-trace attach and the app
+/* fuzz-ring-attach.c — libFuzzer target for an attach to a hostile
+ * producer: the input is XORed onto a sealed ring memfd's valid header (all
+ * but the magic), sets ring 0's commit and open-span stack, and the rest is
+ * the attach snapshot; a live stream (the reader wick-trace attach and the app
  * use) opens the ring, applies the snapshot and drains it into JSONL lines.
  * No crash, no read outside the mapping, no hang (a drain is bounded). */
 #include "wick-session-internal.h"

@@ -45,7 +45,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             g_assert_cmpuint (wick_tracks_event_end (tracks, ref), >=,
                               wick_tracks_event_start (tracks, ref));
             const char *name = wick_tracks_event_name (tracks, ref);
-            /* every name the document keeps is valid UTF-8 (issue 27) */
+            /* every name the document keeps is valid UTF-8 */
             g_assert_true (name == NULL || g_utf8_validate (name, -1, NULL));
             (void)wick_tracks_event_args (tracks, ref);
             (void)wick_tracks_event_flows (tracks, ref, flows, G_N_ELEMENTS (flows));

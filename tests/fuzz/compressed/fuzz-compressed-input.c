@@ -1,6 +1,6 @@
-/* fuzz-compressed-input.c — libFuzzer target for compressed trace files
- * (issue 27, item 5): the input is written to a file and opened as the app
- * and wick-trace open any file (magic bytes decide: gzip, zstd, plain; JSONL
+/* fuzz-compressed-input.c — libFuzzer target for compressed trace files:
+ * the input is written to a file and opened as the app and wick-trace open
+ * any file (magic bytes decide: gzip, zstd, plain; JSONL
  * or Chrome JSON), under a 1 MiB line limit. The seeds are .gz and .zst
  * JSONL and Chrome files, so mutations reach the decompressors and the
  * parsers behind them. No crash, no hang. */

@@ -1,6 +1,6 @@
-/* fuzz-follow-file.c — libFuzzer target for following a growing file
- * (issue 27, item 5): the input is appended to a file in pieces (its first
- * byte says where it is cut), the file is truncated or replaced between
+/* fuzz-follow-file.c — libFuzzer target for following a growing file: the
+ * input is appended to a file in pieces (its first byte says where it is
+ * cut), the file is truncated or replaced between
  * polls as its second byte says, and every line goes to a WickDocument as
  * `wick-trace attach --follow` does, under a 256-byte line limit. No crash,
  * no hang, a partial line held to the limit. */

@@ -1,6 +1,6 @@
 /* bench-live-window.c — input-to-redraw latency and frame times of the live
  * window while wick-demo records at full speed (--rate 0), against the same
- * window on a static trace in the same run (issue 11, item 1).
+ * window on a static trace in the same run.
  *
  * Phase 1 attaches a window to the demo and, for WICK_BENCH_SECONDS (default
  * 20), sends it input at random moments 20-60 ms apart through the window's

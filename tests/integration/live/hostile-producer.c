@@ -1,8 +1,7 @@
 /* hostile-producer.c — a process that answers the control protocol like a
- * recording session but hands its readers hostile rings and snapshots
- * (issue 27, item 1). test-hostile-producer.c runs it beside `wick-trace
- * attach` / `sessions`, which must neither crash, hang past their deadline
- * nor run out of memory.
+ * recording session but hands its readers hostile rings and snapshots.
+ * test-hostile-producer.c runs it beside `wick-trace attach` / `sessions`,
+ * which must neither crash, hang past their deadline nor run out of memory.
  *
  *   hostile-producer MODE
  *

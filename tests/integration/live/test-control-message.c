@@ -174,7 +174,7 @@ test_writer (void)
   wick_control_writer_clear (&writer);
 }
 
-/* Cuts of error text land between characters (issue 10, item 11). */
+/* Cuts of error text land between characters. */
 static void
 test_utf8_cut (void)
 {

@@ -214,7 +214,7 @@ test_mark_reaches_ring (void)
   g_assert_no_error (error);
   g_assert_true (wick_live_reply_check (reply, &error));
   g_assert_cmpstr (json_object_get_string_member (reply, "label"), ==, "epoch 1");
-  /* the mark rides on the next trace record drained after it (issue 20: no
+  /* the mark rides on the next trace record drained after it (no
    * line of a wick_ kind), here a span the session records after it */
   MarkSearch search = { FALSE };
   wick_live_stream_drain (stream, 0, find_mark, &search);
@@ -433,7 +433,7 @@ test_attach_detach_cycles (void)
   wick_session_close (session);
 }
 
-/* ---- never blocking on a peer, fairness, deadlines (issue 10, items 1, 7, 11) ---- */
+/* ---- never blocking on a peer, fairness, deadlines ---- */
 
 static int
 raw_connect (const char *path)
@@ -897,7 +897,7 @@ hostile_clients (gpointer data)
   return NULL;
 }
 
-/* The workload's control socket under hostile clients (issue 27, red team):
+/* The workload's control socket under hostile clients:
  * the workload's step is not slowed past a bound measured against the same
  * run's quiet baseline, no fd passed to the socket stays open in the
  * workload, and the session still answers a hello afterwards. */

@@ -1,9 +1,9 @@
 /* test-hostile-producer.c — `wick-trace attach` and `sessions` (real second
  * processes) beside hostile-producer (a real third one, a fake session that
- * hands out hostile rings and snapshots; issue 27, item 1). Each case must
+ * hands out hostile rings and snapshots). Each case must
  * end within its deadline, by exit and never by a signal, in a bounded
  * amount of memory (the child's peak RSS, from wait4), with the sentence
- * that says what was refused or cut. Each failed on main before the fix:
+ * that says what was refused or cut. What each guards against:
  * SIGBUS (truncate), a heap overflow (meta-overflow), a spin that ignored
  * --duration and SIGTERM (commit-wrap), 128 GiB of synthesized lines
  * (names), a read blocked forever (snapshot-eventfd, snapshot-fifo), a stack
@@ -389,7 +389,7 @@ test_sessions_silent_many (void)
   run_clear (&run);
 }
 
-/* ---- follow (issue 27, item 1) ---- */
+/* ---- follow ---- */
 
 static void
 test_follow_fifo (void)

@@ -311,7 +311,7 @@ test_attach_mid_run (void)
   g_autoptr (WickDocument) document = load_trace (path, TRUE);
   g_assert_true (wick_document_has_terminal (document));
   g_assert_false (wick_document_get_capture_complete (document));
-  /* a late attach says it is partial, then why it ended (issue 20, item 2) */
+  /* a late attach says it is partial, then why it ended */
   const char *reason = wick_document_get_terminal_reason (document);
   g_assert_true (g_str_has_prefix (reason, "attached at "));
   g_assert_nonnull (strstr (reason, " s: records before that are missing ("));
@@ -366,7 +366,7 @@ test_attach_until_finish (void)
   g_autoptr (WickDocument) document = load_trace (path, TRUE);
   g_assert_true (wick_document_has_terminal (document));
   /* attached after the demo had recorded: partial, said first, then the
-   * session's own end (issue 20, item 2); attached before it recorded more
+   * session's own end; attached before it recorded more
    * than its opening records: the session's own complete terminal */
   const char *reason = wick_document_get_terminal_reason (document);
   g_test_message ("terminal: %s", reason ? reason : "complete");
@@ -420,7 +420,7 @@ test_demo_trace_file (void)
   const char *load = strstr (text, "\"name\":\"load_batch\"");
   const char *line_end = strchr (load, '\n');
   g_assert_nonnull (g_strstr_len (load, line_end - load, ",\"wick_thread\":2"));
-  /* issue 20: the default trace is one candle-graph's reader takes (no line
+  /* The default trace is one candle-graph's reader takes (no line
    * of a wick_ kind), with the same verdicts */
   g_assert_false (g_str_has_prefix (text, "{\"kind\":\"wick_"));
   g_assert_null (strstr (text, "\n{\"kind\":\"wick_"));
@@ -480,12 +480,10 @@ test_evict_restore_capture (void)
   g_assert_cmpint (stop_demo (demo), ==, 0);
 }
 
-/* The checkpoint replaced by a FIFO before a disk-tier evict (issue 27, item
- * 3). On main the evict blocked in open() while it held the lock the demo's
- * step takes: no reply, every later command busy, and the demo stopped
- * stepping until someone opened the FIFO. Now the evict answers at once
- * (the checkpoint is refused as not a regular file), and the demo keeps
- * stepping while and after it runs. */
+/* The checkpoint replaced by a FIFO before a disk-tier evict: the
+ * evict answers at once (the checkpoint is refused as not a regular file)
+ * instead of blocking in open() under the lock the demo's step takes, and
+ * the demo keeps stepping while and after it runs. */
 static void
 test_evict_checkpoint_fifo (void)
 {
@@ -775,7 +773,7 @@ test_other_uid_peer_refused (void)
   g_assert_cmpint (system (command), ==, 0);
 }
 
-/* ---- memory under control traffic (issue 10, item 14) ---------------------- */
+/* ---- memory under control traffic ---------------------- */
 
 /* A field of /proc/PID/status in kB. */
 static guint64

@@ -125,7 +125,7 @@ test_snapshot_in_process (void)
   wick_live_stream_finish (extended, "cut", collect, lines);
   g_assert_cmpuint (count (lines->str, "\"wick_snapshot\":true"), ==, 2);
   g_assert_cmpuint (count (lines->str, "\"kind\":\"wick_attach_snapshot\""), ==, 1);
-  /* the header rides on meta, beside wick_attach (issue 20) */
+  /* the header rides on meta, beside wick_attach */
   const char *first_end = strchr (lines->str, '\n');
   g_assert_nonnull (first_end);
   g_autofree char *meta = g_strndup (lines->str, first_end - lines->str);

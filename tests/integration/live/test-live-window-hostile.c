@@ -1,5 +1,5 @@
 /* test-live-window-hostile.c — the app's window against producers and files
- * it does not trust (issue 27), under Xvfb with real GTK windows:
+ * it does not trust, under Xvfb with real GTK windows:
  *
  * - close while the attach is blocked: a real hostile-producer that answers
  *   the hello and never the snapshot request (the attach waits for its

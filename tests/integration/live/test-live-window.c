@@ -198,7 +198,7 @@ check_saved_trace (WickLiveSession *session)
                    "capture cut: saved while the process was still running");
 }
 
-/* What the app shows of a document (issue 20, item 1: reading Wick's own
+/* What the app shows of a document (reading Wick's own
  * file back shows everything it showed live): thread names and ids, every
  * Wick record (kind, time, JSON: the snapshot, weight moves, stage captures
  * and certificates, marks, losses), where an attach began, what was lost,
@@ -254,7 +254,7 @@ check_file_as_live (WickLiveSession *session, WickWindow *live)
   g_test_message ("%s", shown_file);
   g_assert_cmpstr (shown_file, ==, shown_live);
   /* Committed live from the ring records as values, read back from the
-   * saved text: the same document, array by array (issue 21). */
+   * saved text: the same document, array by array. */
   g_autofree char *live_digest = wick_document_digest (wick_window_get_document (live));
   g_autofree char *file_digest = wick_document_digest (saved);
   g_assert_cmpstr (file_digest, ==, live_digest);
@@ -313,7 +313,7 @@ test_live_window (void)
 
   /* A late attach (the demo ran before it): the banner says so, and Health
    * judges the partial capture its file will be, not a complete run with
-   * errors (issue 20, item 2) */
+   * errors */
   const char *partial = wick_window_get_banner (window, "partial");
   g_assert_nonnull (partial);
   g_assert_true (g_str_has_prefix (partial, "attached at "));

@@ -1,5 +1,5 @@
 /* test-ring-broken-attach.c — `wick-trace attach` (a real second process) on
- * a session whose ring breaks (issue 10, item 6): it must print the ring's
+ * a session whose ring breaks: it must print the ring's
  * error and its real losses, never "0 lost by this reader" or "stopped after
  * 0 s while the process was still running", and its file's terminal must
  * name the break. The break is a zero-length record committed through the
@@ -112,7 +112,7 @@ test_attach_reports_broken_ring (void)
   gboolean broken_line = FALSE;
   for (guint i = 0; i < count; i++)
     {
-      /* the record rides in a standard line's "wick_records" (issue 20) */
+      /* the record rides in a standard line's "wick_records" */
       g_assert_false (g_str_has_prefix (lines[i], "{\"kind\":\"wick_"));
       broken_line |= strstr (lines[i], "{\"kind\":\"wick_ring_broken\"") != NULL;
     }

@@ -351,7 +351,7 @@ test_producer_killed (void)
   g_assert_no_error (error);
   g_assert_false (wick_document_get_capture_complete (tally.document));
   /* the reason, and what this follower lost when the producer lapped it
-   * (the terminal says every loss, issue 20) */
+   * (the terminal says every loss) */
   const char *reason = wick_document_get_terminal_reason (tally.document);
   g_assert_true (g_str_has_prefix (reason, "the producer died (SIGKILL)"));
   if (strcmp (reason, "the producer died (SIGKILL)") != 0)
@@ -459,7 +459,7 @@ test_reader_killed (void)
   wick_session_close (session);
 }
 
-/* A hostile reader (issue 10, item 2): a child gets what hello gives (the
+/* A hostile reader: a child gets what hello gives (the
  * ring fd) and, as a hold reader would, the cursors fd, then tries to write
  * the ring every way it can (writable mmap, mprotect, reopening through
  * /proc read-write, write(), ftruncate, punching a hole), scribbles
@@ -594,7 +594,7 @@ test_hostile_reader (void)
   g_unlink (path);
 }
 
-/* A stalled hold reader (issue 10, item 5): a child attaches as a hold reader
+/* A stalled hold reader: a child attaches as a hold reader
  * and drains until the test stops it with SIGSTOP. The producer here (drop
  * policy, writing its own JSONL file) must detach it after the hold timeout,
  * record the detach, and count every record it dropped meanwhile in the
@@ -661,7 +661,7 @@ stalled_hold_reader (gboolean strict)
   for (guint i = 0; i < n; i++)
     {
       edges += g_str_has_prefix (lines[i], "{\"kind\":\"edge\"");
-      /* Wick records ride in "wick_records" of standard lines (issue 20) */
+      /* Wick records ride in "wick_records" of standard lines */
       g_assert_false (g_str_has_prefix (lines[i], "{\"kind\":\"wick_"));
       for (const char *p = strstr (lines[i], "{\"kind\":\"wick_reader_detached\""); p != NULL;
            p = strstr (p + 1, "{\"kind\":\"wick_reader_detached\""))
@@ -679,7 +679,7 @@ stalled_hold_reader (gboolean strict)
         }
     }
   g_assert_cmpuint (edges, ==, stored);
-  /* both modes: the terminal says what was lost (issue 20) */
+  /* both modes: the terminal says what was lost */
   g_assert_true (g_str_has_prefix (lines[n - 1], "{\"kind\":\"terminal\",\"outcome\":\"failed\""));
   g_autofree char *counts = g_strdup_printf (
     "the session completed, but records were lost: %" G_GUINT64_FORMAT
