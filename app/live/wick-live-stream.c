@@ -13,7 +13,7 @@
 #include "wick-document.h"
 #include "wick-live-client.h"
 #include "wick-record.h"
-#include "core/wick-utf8.h"
+#include "common/wick-utf8.h"
 
 /* A snapshot larger than this is refused (a million live storages is ~250 MiB). */
 #define SNAPSHOT_MAX_BYTES (G_GUINT64_CONSTANT (512) << 20)

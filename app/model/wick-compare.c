@@ -287,11 +287,11 @@ id_value (WickDocument *doc, IdField field)
     case ID_ENTRYPOINT:
       return meta_str (doc, m->entrypoint);
     case ID_PHASE:
-      return g_strdup (m->phase == WICK_PHASE_TRAIN ? "train" : "infer");
+      return g_strdup (wick_phase_to_string (m->phase));
     case ID_DEVICE:
       return meta_str (doc, m->device);
     case ID_TIMING:
-      return g_strdup (m->timing_mode == WICK_TIMING_HOST ? "host" : "device_synchronized");
+      return g_strdup (wick_timing_mode_to_string (m->timing_mode));
     case ID_CAPTURE_STEP:
       return g_strdup_printf ("%" G_GUINT64_FORMAT, m->capture_step);
     case ID_WARMUP:

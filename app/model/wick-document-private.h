@@ -3,7 +3,7 @@
 #pragma once
 
 #include "wick-document.h"
-#include "core/wick-utf8.h" /* wick_utf8_validate: Rust's str::from_utf8 */
+#include "common/wick-utf8.h" /* wick_utf8_validate: Rust's str::from_utf8 */
 #include "wick-string-pool.h"
 #include "wick-json-scanner.h"
 #include "wick-trace-record.h"

@@ -11,7 +11,7 @@
 
 #include "wick-document-private.h"
 #include "wick-record.h"
-#include "core/wick-dtype-table.h"
+#include "common/wick-dtype-table.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -66,6 +66,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickGradientReport, wick_gradient_report_free)
 
 /* The states' and expectations' spellings are libwick's
  * (wick_gradient_state_to_string, wick_gradient_expectation_to_string in
- * wick/wick-session.h), linked through wick_shared_lib. */
+ * wick/wick-session.h), linked through backend/common. */
 
 G_END_DECLS

@@ -855,8 +855,6 @@ norm_is_valid (const WickGradient *g)
     }
 }
 
-static const char *const state_names[] = { "present", "missing", "zero", "non_finite" };
-
 static void
 gradient_key_debug (Health *h, GString *out, WickStr root, WickStr key)
 {
@@ -914,7 +912,7 @@ check_gradient_events (Health *h)
                       * missing, zero or non_finite: kept as they are) and its norm as
                       * candle-graph writes it (Some(0.5) or None). */
                      g_strdup_printf (_ ("gradient %s state `%s` is inconsistent with norm %s"),
-                                      key->str, state_names[g->state], norm->str),
+                                      key->str, wick_gradient_state_to_string ((WickGradientState)g->state), norm->str),
                      WICK_RECORD_GRADIENT, i, id);
         }
     }

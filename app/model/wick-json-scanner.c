@@ -2,8 +2,8 @@
 #include "config.h"
 
 #include "wick-json-scanner.h"
-#include "core/wick-json.h"
-#include "core/wick-utf8.h"
+#include "common/wick-json.h"
+#include "common/wick-utf8.h"
 
 #include <errno.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/wick-json.h"
+#include "common/wick-json.h"
 #include "wick-chrome-stream.h"
 
 /* A string kept in a partial longer than this is cut (names, group names). */

@@ -6,36 +6,17 @@
 
 #include <string.h>
 
+#include "common/wick-spellings.h"
 #include "wick-json-scanner.h"
 
 /* ---- schemas ---------------------------------------------------------- */
 
+/* The trace format's own words; libwick's enums are spelled in backend/common
+ * (wick-spellings.h). */
 static const char *const kind_variants[] = {
   "meta",          "span_start",      "span_end", "op",   "tensor",   "tensor_stats", "memory",
   "device_memory", "device_interval", "gradient", "edge", "terminal", NULL,
 };
-static const char *const phase_variants[] = { "train", "infer", NULL };
-static const char *const timing_variants[] = { "host", "device_synchronized", NULL };
-static const char *const coverage_variants[] = { "none", "partial", "complete", NULL };
-static const char *const scope_variants[] = {
-  "unknown",
-  "profiled_work",
-  "production_equivalent",
-  NULL,
-};
-static const char *const expectation_variants[] = {
-  "active",
-  "inactive",
-  "data_conditional",
-  NULL,
-};
-static const char *const span_kind_variants[] = { "function", "op", "module", NULL };
-const char *const wick_step_variants[] = { "forward", "backward", "optimizer", NULL };
-const char *const wick_category_variants[] = {
-  "parameter", "activation", "gradient", "optimizer", "other", NULL,
-};
-static const char *const action_variants[] = { "alloc", "free", NULL };
-static const char *const state_variants[] = { "present", "missing", "zero", "non_finite", NULL };
 static const char *const outcome_variants[] = { "complete", "failed", NULL };
 static const char *const edge_kind_variants[] = { "call", "data", NULL };
 
@@ -76,7 +57,7 @@ SCHEMA (expected_schema, "struct ExpectedGradient", expected_fields);
 
 static const WickFieldSchema family_fields[] = {
   REQ ("family", STR),
-  REQ_ENUM ("expectation", expectation_variants),
+  REQ_ENUM ("expectation", wick_gradient_expectation_spellings),
   REQ ("min_present", U64),
 };
 SCHEMA (family_schema, "struct GradientFamilyContract", family_fields);
@@ -89,15 +70,15 @@ static const WickFieldSchema gradient_contract_fields[] = {
 SCHEMA (gradient_contract_schema, "struct GradientContract", gradient_contract_fields);
 
 static const WickFieldSchema capture_contract_fields[] = {
-  REQ_ENUM ("measurement_scope", scope_variants),
-  REQ_ENUM ("operations", coverage_variants),
-  DEF_ENUM ("tensors", coverage_variants, 0),
-  DEF_ENUM ("gradients", coverage_variants, 0),
+  REQ_ENUM ("measurement_scope", wick_measurement_scope_spellings),
+  REQ_ENUM ("operations", wick_coverage_spellings),
+  DEF_ENUM ("tensors", wick_coverage_spellings, 0),
+  DEF_ENUM ("gradients", wick_coverage_spellings, 0),
   { F ("gradient_contract"), WICK_FIELD_OBJECT, WICK_FIELD_OPTIONAL, 0, 0, NULL,
     &gradient_contract_schema },
-  REQ_ENUM ("logical_memory", coverage_variants),
-  REQ_ENUM ("physical_memory", coverage_variants),
-  REQ_ENUM ("device_timing", coverage_variants),
+  REQ_ENUM ("logical_memory", wick_coverage_spellings),
+  REQ_ENUM ("physical_memory", wick_coverage_spellings),
+  REQ_ENUM ("device_timing", wick_coverage_spellings),
   DEF ("required_semantic_labels", STR_LIST),
   { F ("gpu_expected_semantic_labels"), WICK_FIELD_STR_LIST, WICK_FIELD_DEFAULT, 0, 1, NULL, NULL },
   { F ("cpu_only_semantic_labels"), WICK_FIELD_STR_LIST, WICK_FIELD_DEFAULT, 0, 1, NULL, NULL },
@@ -119,13 +100,13 @@ static const WickFieldSchema meta_fields[] = {
   REQ ("run_id", STR),
   REQ ("correlation_id", STR),
   REQ ("entrypoint", STR),
-  REQ_ENUM ("phase", phase_variants),
+  REQ_ENUM ("phase", wick_phase_spellings),
   REQ ("timestamp", STR),
   REQ ("capture_step", U64),
   REQ ("warmup_steps", U64),
   REQ ("device", STR),
   DEF ("measured_region_device_synchronized", BOOL),
-  REQ_ENUM ("timing_mode", timing_variants),
+  REQ_ENUM ("timing_mode", wick_timing_mode_spellings),
   { F ("capture_contract"), WICK_FIELD_OBJECT, WICK_FIELD_REQUIRED, 0, 0, NULL,
     &capture_contract_schema },
   { F ("comparison_identity"), WICK_FIELD_OBJECT, WICK_FIELD_OPTIONAL, 0, 0, NULL,
@@ -140,9 +121,9 @@ static const WickFieldSchema span_start_fields[] = {
   OPT ("parent_id", STR),
   REQ ("name", STR),
   REQ ("start_ns", U64),
-  REQ_ENUM ("span_kind", span_kind_variants),
+  REQ_ENUM ("span_kind", wick_span_kind_spellings),
   DEF ("measured", BOOL),
-  OPT_ENUM ("step", wick_step_variants),
+  OPT_ENUM ("step", wick_step_spellings),
 };
 SCHEMA (span_start_schema, "struct SpanStartEvent", span_start_fields);
 
@@ -173,7 +154,7 @@ static const WickFieldSchema tensor_fields[] = {
   REQ ("device", STR),
   DEF ("requires_grad", BOOL),
   OPT ("dense_bytes", U64),
-  DEF_ENUM ("category", wick_category_variants, 4),
+  DEF_ENUM ("category", wick_memory_category_spellings, 4),
 };
 SCHEMA (tensor_schema, "struct TensorEvent", tensor_fields);
 
@@ -192,10 +173,10 @@ static const WickFieldSchema memory_fields[] = {
   OPT ("op_name", STR),
   REQ ("device", STR),
   REQ ("bytes", U64),
-  REQ_ENUM ("action", action_variants),
+  REQ_ENUM ("action", wick_memory_action_spellings),
   DEF ("shape", U64_LIST),
   REQ ("dtype", STR),
-  DEF_ENUM ("category", wick_category_variants, 4),
+  DEF_ENUM ("category", wick_memory_category_spellings, 4),
 };
 SCHEMA (memory_schema, "struct MemoryEvent", memory_fields);
 
@@ -212,7 +193,7 @@ static const WickFieldSchema device_interval_fields[] = {
 SCHEMA (device_interval_schema, "struct DeviceIntervalEvent", device_interval_fields);
 
 static const WickFieldSchema gradient_fields[] = {
-  REQ ("event_id", STR), REQ ("root", STR), REQ ("key", STR), REQ_ENUM ("state", state_variants),
+  REQ ("event_id", STR), REQ ("root", STR), REQ ("key", STR), REQ_ENUM ("state", wick_gradient_state_spellings),
   OPT ("norm", F64),
 };
 SCHEMA (gradient_schema, "struct GradientEvent", gradient_fields);

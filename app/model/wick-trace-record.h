@@ -319,7 +319,4 @@ void wick_trace_decoder_write (WickTraceDecoder *decoder, WickRecordKind kind, G
 void wick_trace_record_write (WickRecordKind kind, guint edge_kind, const WickValue *values,
                               GString *out);
 
-extern const char *const wick_step_variants[];
-extern const char *const wick_category_variants[];
-
 G_END_DECLS

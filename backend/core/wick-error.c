@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "wick-error-private.h"
-#include "wick-utf8.h"
+#include "common/wick-utf8.h"
 
 void
 wick_set_error_valist (WickError *error, WickErrorCode code, const char *format, va_list args)

@@ -9,7 +9,7 @@
  */
 #include "wick-session-internal.h"
 
-#include "wick-json.h"
+#include "common/wick-json.h"
 
 #define WICK_INSIDE
 #include "wick/wick-live.h"

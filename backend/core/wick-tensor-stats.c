@@ -2,7 +2,7 @@
  * bytes (spec §3.4, §3.6 and candle-graph's producer note).
  */
 #include "wick-session-internal.h"
-#include "core/wick-dtype-table.h"
+#include "common/wick-dtype-table.h"
 
 #include <ctype.h>
 #include <math.h>

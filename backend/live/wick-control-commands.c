@@ -7,7 +7,7 @@
 #include "config.h"
 
 #include "wick-control-private.h"
-#include "core/wick-utf8.h"
+#include "common/wick-utf8.h"
 
 #include <stdio.h>
 #include <string.h>

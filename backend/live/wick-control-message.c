@@ -3,9 +3,9 @@
 #include "config.h"
 
 #include "wick-control-message.h"
-#include "core/wick-json-reader.h"
-#include "core/wick-json.h"
-#include "core/wick-utf8.h"
+#include "common/wick-json-reader.h"
+#include "common/wick-json.h"
+#include "common/wick-utf8.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/wick-json.h"
+#include "common/wick-json.h"
 #include "wick/wick.h"
 
 #define WICK_CONTROL_MAX_FIELDS 32

@@ -34,19 +34,6 @@ extern "C"
   bool wick_capture_options_validate (const WickCaptureOptions *options, WickCaptureOptions *out,
                                       WickError *error);
 
-  /* A bounded JSON writer: appends while there is room, remembers overflow. */
-  typedef struct
-  {
-    char *data;
-    size_t size;
-    size_t used; /* > size - 1 once something did not fit */
-  } WickJsonBuffer;
-
-  void wick_stage_json_append (WickJsonBuffer *json, const char *format, ...)
-    __attribute__ ((format (printf, 2, 3)));
-  /* Appends text as a JSON string literal, quotes included. */
-  void wick_stage_json_string (WickJsonBuffer *json, const char *text);
-
   /* "[64, 64]" */
   void wick_stage_format_shape (char *buffer, size_t size, const int64_t *shape, size_t rank);
 

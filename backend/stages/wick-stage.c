@@ -23,6 +23,9 @@
 
 #include "wick-session-private.h"
 
+#include "common/wick-dtype-table.h"
+#include "common/wick-json.h"
+
 #include <stdarg.h>
 
 #include <math.h>
@@ -90,47 +93,19 @@ struct WickStage
   pthread_t capture_thread;
 };
 
+/* The stage windows' dtypes are written in the trace's spelling (common/wick-dtype-table.h). */
 const char *
 wick_stage_dtype_name (WickStageDType dtype)
 {
-  switch (dtype)
-    {
-      case WICK_STAGE_DTYPE_F32:
-        return "f32";
-      case WICK_STAGE_DTYPE_F16:
-        return "f16";
-      case WICK_STAGE_DTYPE_BF16:
-        return "bf16";
-      case WICK_STAGE_DTYPE_F64:
-        return "f64";
-      case WICK_STAGE_DTYPE_I32:
-        return "i32";
-      case WICK_STAGE_DTYPE_I64:
-        return "i64";
-      case WICK_STAGE_DTYPE_U8:
-        return "u8";
-    }
-  return NULL;
+  const WickDtypeRow *row = wick_dtype_row_for_stage ((int)dtype);
+  return row != NULL ? row->trace : NULL;
 }
 
 size_t
 wick_stage_dtype_size (WickStageDType dtype)
 {
-  switch (dtype)
-    {
-      case WICK_STAGE_DTYPE_U8:
-        return 1;
-      case WICK_STAGE_DTYPE_F16:
-      case WICK_STAGE_DTYPE_BF16:
-        return 2;
-      case WICK_STAGE_DTYPE_F32:
-      case WICK_STAGE_DTYPE_I32:
-        return 4;
-      case WICK_STAGE_DTYPE_F64:
-      case WICK_STAGE_DTYPE_I64:
-        return 8;
-    }
-  return 0;
+  const WickDtypeRow *row = wick_dtype_row_for_stage ((int)dtype);
+  return row != NULL ? row->size : 0;
 }
 
 void
@@ -543,17 +518,26 @@ stage_span_begin (WickStage *stage, const char *what, const WickCaptureOptions *
 {
   if (stage->session == NULL)
     return 0;
-  char fields[STAGE_NAME_MAX * 6 + 256];
-  WickJsonBuffer json = { fields, sizeof fields, 0 };
-  wick_stage_json_append (&json, "\"on\":\"span_start\",\"stage\":");
-  wick_stage_json_string (&json, stage->name);
   if (options != NULL)
-    wick_stage_json_append (&json, ",\"gate_cos\":%.17g,\"min_speedup\":%.17g,\"warmup\":%u",
-                            options->gate_cos, options->min_speedup, options->warmup);
+    {
+      WickJson json;
+      wick_json_init (&json);
+      wick_json_key (&json, "on");
+      wick_json_string (&json, "span_start");
+      wick_json_key (&json, "stage");
+      wick_json_string (&json, stage->name);
+      wick_json_key (&json, "gate_cos");
+      wick_json_number (&json, options->gate_cos);
+      wick_json_key (&json, "min_speedup");
+      wick_json_number (&json, options->min_speedup);
+      wick_json_key (&json, "warmup");
+      wick_json_u64 (&json, options->warmup);
+      if (!json.failed)
+        stage_record (stage, "wick_stage_capture", json.data);
+      wick_json_clear (&json);
+    }
   char name[STAGE_NAME_MAX + 32];
   snprintf (name, sizeof name, "stage %s: %s", what, stage->name);
-  if (options != NULL && json.used < json.size)
-    stage_record (stage, "wick_stage_capture", fields);
   return wick_span_begin (stage->session, name, WICK_SPAN_FUNCTION);
 }
 
@@ -567,17 +551,17 @@ stage_span_end (WickStage *stage, WickSpanId span, const char *kind, const char 
       stage_record (stage, kind, fields);
       return;
     }
-  size_t n = strlen (fields) + 64;
-  char *bound = malloc (n);
-  if (bound != NULL)
-    {
-      snprintf (bound, n, "\"on\":\"span_end\",\"span\":\"s%llu\",%s", (unsigned long long)span,
-                fields);
-      stage_record (stage, kind, bound);
-      free (bound);
-    }
-  else
-    stage_record (stage, kind, fields);
+  WickJson bound;
+  wick_json_init (&bound);
+  wick_json_key (&bound, "on");
+  wick_json_string (&bound, "span_end");
+  wick_json_key (&bound, "span");
+  wick_json_append (&bound, "\"s", 2);
+  wick_json_u64 (&bound, span);
+  wick_json_append (&bound, "\",", 2);
+  wick_json_raw (&bound, fields);
+  stage_record (stage, kind, bound.failed ? fields : bound.data);
+  wick_json_clear (&bound);
   wick_span_end (stage->session, span);
 }
 
@@ -681,11 +665,15 @@ wick_stage_release (WickStage *stage, WickError *error)
   atomic_store (&stage->state, WICK_STAGE_EAGER);
   stage_exclusive_end (stage);
 
-  char fields[STAGE_NAME_MAX * 6 + 16];
-  WickJsonBuffer json = { fields, sizeof fields, 0 };
-  wick_stage_json_append (&json, "\"stage\":");
-  wick_stage_json_string (&json, stage->name);
-  stage_span_end (stage, span, "wick_stage_release", fields);
+  WickJson json;
+  wick_json_init (&json);
+  wick_json_key (&json, "stage");
+  wick_json_string (&json, stage->name);
+  if (!json.failed)
+    stage_span_end (stage, span, "wick_stage_release", json.data);
+  else if (span != 0)
+    wick_span_end (stage->session, span);
+  wick_json_clear (&json);
   return true;
 }
 

@@ -4,7 +4,7 @@
  * file it verified (its bytes are checked against their digests, not the
  * file's size or mtime). */
 #include "wick-safetensors-private.h"
-#include "core/wick-utf8.h"
+#include "common/wick-utf8.h"
 #include "wick-weights-json-private.h"
 
 #include <dirent.h>

@@ -1,47 +1,36 @@
-/* wick-dtype.c — safetensors dtypes: names, sizes and the float conversions
- * the weight store needs (F64, F32, F16, BF16; rounding to nearest even). */
+/* wick-dtype.c — safetensors dtypes: names and sizes (from common/wick-dtype-table.h)
+ * and the float conversions the weight store needs (F64, F32, F16, BF16; rounding to nearest even). */
 #include "wick-safetensors-private.h"
+
+#include "common/wick-dtype-table.h"
 
 #include <math.h>
 #include <string.h>
 
-static const struct
-{
-  const char *name;
-  size_t size;
-} dtypes[WICK_N_DTYPES] = {
-  [WICK_DTYPE_BOOL] = { "BOOL", 1 },       [WICK_DTYPE_U8] = { "U8", 1 },
-  [WICK_DTYPE_I8] = { "I8", 1 },           [WICK_DTYPE_F8_E4M3] = { "F8_E4M3", 1 },
-  [WICK_DTYPE_F8_E5M2] = { "F8_E5M2", 1 }, [WICK_DTYPE_I16] = { "I16", 2 },
-  [WICK_DTYPE_U16] = { "U16", 2 },         [WICK_DTYPE_F16] = { "F16", 2 },
-  [WICK_DTYPE_BF16] = { "BF16", 2 },       [WICK_DTYPE_I32] = { "I32", 4 },
-  [WICK_DTYPE_U32] = { "U32", 4 },         [WICK_DTYPE_F32] = { "F32", 4 },
-  [WICK_DTYPE_I64] = { "I64", 8 },         [WICK_DTYPE_U64] = { "U64", 8 },
-  [WICK_DTYPE_F64] = { "F64", 8 },
-};
+/* The names and sizes are the rows of libwick's one dtype table. */
 
 const char *
 wick_weight_dtype_name (WickWeightDtype dtype)
 {
-  return (unsigned)dtype < WICK_N_DTYPES ? dtypes[dtype].name : NULL;
+  const WickDtypeRow *row = wick_dtype_row_for_weight ((int)dtype);
+  return row != NULL ? row->safetensors : NULL;
 }
 
 size_t
 wick_weight_dtype_size (WickWeightDtype dtype)
 {
-  return (unsigned)dtype < WICK_N_DTYPES ? dtypes[dtype].size : 0;
+  const WickDtypeRow *row = wick_dtype_row_for_weight ((int)dtype);
+  return row != NULL ? row->size : 0;
 }
 
 bool
 wick_weight_dtype_from_name (const char *name, WickWeightDtype *out)
 {
-  for (unsigned i = 0; i < WICK_N_DTYPES; i++)
-    if (strcmp (dtypes[i].name, name) == 0)
-      {
-        *out = (WickWeightDtype)i;
-        return true;
-      }
-  return false;
+  const WickDtypeRow *row = wick_dtype_row_for_safetensors (name);
+  if (row == NULL || row->weight < 0)
+    return false;
+  *out = (WickWeightDtype)row->weight;
+  return true;
 }
 
 static bool

@@ -1,7 +1,8 @@
 /* wick-safetensors.c — the safetensors header reader of
  * wick-safetensors-private.h and the writer of wick-weights.h. */
 #include "wick-safetensors-private.h"
-#include "core/wick-utf8.h"
+#include "common/wick-json.h"
+#include "common/wick-utf8.h"
 #include "wick-weight-backing-private.h"
 #include "wick-weights-json-private.h"
 
@@ -357,73 +358,17 @@ wick_read_exact (int fd, void *buffer, size_t count, uint64_t offset, const char
 
 /* ---- writer -------------------------------------------------------- */
 
-typedef struct
-{
-  char *data;
-  size_t length;
-  size_t capacity;
-  bool failed;
-} TextBuffer;
+/* The header is written with libwick's one JSON writer (common/wick-json.h);
+ * names and metadata must be UTF-8, which the reader insists on. */
 
-static void
-text_append (TextBuffer *text, const char *bytes, size_t n)
+static bool
+header_string (WickJson *text, const char *what, size_t index, const char *s, WickError *error)
 {
-  if (text->failed)
-    return;
-  if (text->length + n + 1 > text->capacity)
-    {
-      size_t capacity = text->capacity ? text->capacity : 1024;
-      while (capacity < text->length + n + 1)
-        capacity *= 2;
-      char *data = realloc (text->data, capacity);
-      if (data == NULL)
-        {
-          text->failed = true;
-          return;
-        }
-      text->data = data;
-      text->capacity = capacity;
-    }
-  memcpy (text->data + text->length, bytes, n);
-  text->length += n;
-  text->data[text->length] = '\0';
-}
-
-static void text_printf (TextBuffer *text, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
-
-static void
-text_printf (TextBuffer *text, const char *format, ...)
-{
-  char small[128];
-  va_list args;
-  va_start (args, format);
-  int n = vsnprintf (small, sizeof small, format, args);
-  va_end (args);
-  if (n > 0 && (size_t)n < sizeof small)
-    text_append (text, small, (size_t)n);
-  else
-    text->failed = true;
-}
-
-static void
-text_json_string (TextBuffer *text, const char *s)
-{
-  text_append (text, "\"", 1);
-  for (; *s; s++)
-    {
-      unsigned char c = (unsigned char)*s;
-      if (c == '"' || c == '\\')
-        {
-          char escaped[2] = { '\\', (char)c };
-          text_append (text, escaped, 2);
-        }
-      else if (c < 0x20)
-        text_printf (text, "\\u%04x", c);
-      else
-        text_append (text, (const char *)&c, 1);
-    }
-  text_append (text, "\"", 1);
+  size_t length = strlen (s);
+  if (!wick_utf8_validate (s, length))
+    return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "%s %zu: not valid UTF-8", what, index);
+  wick_json_string_len (text, s, length);
+  return true;
 }
 
 static bool
@@ -450,22 +395,24 @@ tensor_bytes (const WickWeightParam *tensor, uint64_t *out, WickError *error)
 
 static bool
 build_header (const WickWeightParam *tensors, size_t n_tensors, const WickTag *metadata,
-              size_t n_metadata, TextBuffer *text, uint64_t *data_bytes, WickError *error)
+              size_t n_metadata, WickJson *text, uint64_t *data_bytes, WickError *error)
 {
   uint64_t offset = 0;
-  text_append (text, "{", 1);
+  wick_json_append (text, "{", 1);
   if (n_metadata > 0)
     {
-      text_append (text, "\"__metadata__\":{", 16);
+      wick_json_raw (text, "\"__metadata__\":{");
       for (size_t i = 0; i < n_metadata; i++)
         {
           if (i)
-            text_append (text, ",", 1);
-          text_json_string (text, metadata[i].key);
-          text_append (text, ":", 1);
-          text_json_string (text, metadata[i].value);
+            wick_json_append (text, ",", 1);
+          if (!header_string (text, "metadata key", i, metadata[i].key, error))
+            return false;
+          wick_json_append (text, ":", 1);
+          if (!header_string (text, "metadata value", i, metadata[i].value, error))
+            return false;
         }
-      text_append (text, "}", 1);
+      wick_json_append (text, "}", 1);
     }
   for (size_t i = 0; i < n_tensors; i++)
     {
@@ -476,18 +423,23 @@ build_header (const WickWeightParam *tensors, size_t n_tensors, const WickTag *m
       if (!tensor_bytes (&tensors[i], &bytes, error))
         return false;
       if (n_metadata > 0 || i > 0)
-        text_append (text, ",", 1);
-      text_json_string (text, tensors[i].name);
-      text_printf (text, ":{\"dtype\":\"%s\",\"shape\":[",
-                   wick_weight_dtype_name (tensors[i].dtype));
-      for (size_t d = 0; d < tensors[i].n_dims; d++)
-        text_printf (text, d ? ",%" PRIu64 : "%" PRIu64, tensors[i].shape[d]);
-      text_printf (text, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", offset, offset + bytes);
+        wick_json_append (text, ",", 1);
+      if (!header_string (text, "tensor", i, tensors[i].name, error))
+        return false;
+      wick_json_raw (text, ":{");
+      wick_json_key (text, "dtype");
+      wick_json_string (text, wick_weight_dtype_name (tensors[i].dtype));
+      wick_json_key (text, "shape");
+      wick_json_u64_array (text, tensors[i].shape, tensors[i].n_dims);
+      wick_json_key (text, "data_offsets");
+      uint64_t offsets[2] = { offset, offset + bytes };
+      wick_json_u64_array (text, offsets, 2);
+      wick_json_append (text, "}", 1);
       offset += bytes;
     }
-  text_append (text, "}", 1);
+  wick_json_append (text, "}", 1);
   while (!text->failed && (8 + text->length) % 8 != 0)
-    text_append (text, " ", 1);
+    wick_json_append (text, " ", 1);
   *data_bytes = offset;
   return text->failed
            ? wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory for the safetensors header")
@@ -547,24 +499,25 @@ wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t
                         WickWeightMemory memory, const WickTag *metadata, size_t n_metadata,
                         WickError *error)
 {
-  TextBuffer text = { 0 };
+  WickJson text;
+  wick_json_init (&text);
   uint64_t data_bytes;
   if (!build_header (tensors, n_tensors, metadata, n_metadata, &text, &data_bytes, error))
     {
-      free (text.data);
+      wick_json_clear (&text);
       return false;
     }
   char temporary[4096];
   if ((size_t)snprintf (temporary, sizeof temporary, "%s.tmp", path) >= sizeof temporary)
     {
-      free (text.data);
+      wick_json_clear (&text);
       return wick_fail (error, WICK_ERROR_INVALID_ARGUMENT, "%.*s: path too long",
                         WICK_UTF8_CUT (path, 200));
     }
   int fd = open (temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     {
-      free (text.data);
+      wick_json_clear (&text);
       return wick_fail (error, wick_error_code_from_errno (errno), "%s: cannot create: %s",
                         temporary, strerror (errno));
     }
@@ -575,7 +528,7 @@ wick_safetensors_write (const char *path, const WickWeightParam *tensors, size_t
             && write_all (fd, text.data, text.length, temporary, error);
   for (size_t i = 0; ok && i < n_tensors; i++)
     ok = write_tensor_data (fd, &tensors[i], memory, temporary, error);
-  free (text.data);
+  wick_json_clear (&text);
   if (close (fd) != 0 && ok)
     ok = wick_fail (error, wick_error_code_from_errno (errno), "%s: close failed: %s", temporary,
                     strerror (errno));

@@ -5,7 +5,9 @@
  * wick-weight-store-private.h). */
 #include "wick-weight-store-private.h"
 #include "wick-weight-digest-pipe-private.h"
-#include "core/wick-utf8.h"
+#include "common/wick-dtype-table.h"
+#include "common/wick-json.h"
+#include "common/wick-utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -580,26 +582,6 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
 /* ---- trace records -------------------------------------------------------- */
 
 static void
-json_escape (const char *in, char *out, size_t size)
-{
-  size_t used = 0;
-  for (; *in && used + 7 < size; in++)
-    {
-      unsigned char c = (unsigned char)*in;
-      if (c == '"' || c == '\\')
-        {
-          out[used++] = '\\';
-          out[used++] = (char)c;
-        }
-      else if (c < 0x20)
-        used += (size_t)snprintf (out + used, size - used, "\\u%04x", c);
-      else
-        out[used++] = (char)c;
-    }
-  out[used] = '\0';
-}
-
-static void
 record_device_memory (WickWeightStore *store, WickWeightModule *module)
 {
   char device[32];
@@ -633,8 +615,11 @@ wick_weight_module_record_storages (WickWeightStore *store, WickWeightModule *mo
       const WickWeightParamState *param = &module->params[storage->param];
       char id[512], dtype[16];
       snprintf (id, sizeof id, "weights:%s:%s", module->name, param->name);
-      /* lower case, as wick.torch and candle-graph's writers name dtypes */
-      const char *name = wick_weight_dtype_name (param->dtype);
+      /* the trace's name (as wick.torch and candle-graph's writers name dtypes);
+       * for one the trace format has none (F8_E4M3), the safetensors name in
+       * lower case */
+      const WickDtypeRow *row = wick_dtype_row_for_weight ((int)param->dtype);
+      const char *name = row == NULL ? NULL : row->trace != NULL ? row->trace : row->safetensors;
       size_t n = 0;
       for (; name != NULL && name[n] != '\0' && n + 1 < sizeof dtype; n++)
         dtype[n] = (char)(name[n] >= 'A' && name[n] <= 'Z' ? name[n] - 'A' + 'a' : name[n]);
@@ -663,23 +648,37 @@ tier_name (WickTier tier)
   return tier == WICK_TIER_DISK ? "disk" : tier == WICK_TIER_RAM ? "ram" : "auto";
 }
 
+/* The record of a move: the module and its backing, @details (the move's own
+ * fields, already written), whether it worked and, when not, why. */
 static void
 record_event (WickWeightStore *store, WickWeightModule *module, const char *kind,
-              const char *details, bool ok, const WickError *error)
+              const WickJson *details, bool ok, const WickError *error)
 {
-  if (store->session == NULL)
+  if (store->session == NULL || details->failed)
     return;
-  char name[256], message[1100], fields[2048];
-  json_escape (module->name, name, sizeof name);
-  json_escape (ok ? "" : error->message, message, sizeof message);
+  WickJson fields;
+  wick_json_init (&fields);
   /* bound to the memory records of the storages it moved, which follow it on
    * this thread (docs/format.md, "Wick keys") */
-  snprintf (fields, sizeof fields,
-            "\"on\":\"memory\",\"module\":\"%s\",\"memory\":\"%s\",%s,\"ok\":%s%s%s%s", name,
-            module->backing->name, details, ok ? "true" : "false", ok ? "" : ",\"error\":\"",
-            ok ? "" : message, ok ? "" : "\"");
+  wick_json_key (&fields, "on");
+  wick_json_string (&fields, "memory");
+  wick_json_key (&fields, "module");
+  wick_json_string (&fields, module->name);
+  wick_json_key (&fields, "memory");
+  wick_json_string (&fields, module->backing->name);
+  wick_json_append (&fields, ",", 1);
+  wick_json_append (&fields, details->data, details->length);
+  wick_json_key (&fields, "ok");
+  wick_json_bool (&fields, ok);
+  if (!ok)
+    {
+      wick_json_key (&fields, "error");
+      wick_json_string (&fields, error->message);
+    }
   WickError ignored;
-  wick_session_record_extension (store->session, kind, fields, &ignored);
+  if (!fields.failed)
+    wick_session_record_extension (store->session, kind, fields.data, &ignored);
+  wick_json_clear (&fields);
 }
 
 /* ---- evict ------------------------------------------------------------------------ */
@@ -809,13 +808,22 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
   module->stats.resident = module->state == WICK_MODULE_RESIDENT;
   module->stats.freed_bytes = ok ? freed : 0;
   module->stats.evict_seconds = now_seconds () - start;
-  char details[512];
-  snprintf (details, sizeof details,
-            "\"tier\":\"%s\",\"parameters\":%" PRIu64 ",\"disk\":%" PRIu64 ",\"ram\":%" PRIu64
-            ",\"freed_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64,
-            tier_name (tier), module->stats.parameters, module->stats.disk, module->stats.ram,
-            module->stats.freed_bytes, (uint64_t)(module->stats.evict_seconds * 1e9));
-  record_event (store, module, "wick_weight_evict", details, ok, error);
+  WickJson details;
+  wick_json_init (&details);
+  wick_json_key (&details, "tier");
+  wick_json_string (&details, tier_name (tier));
+  wick_json_key (&details, "parameters");
+  wick_json_u64 (&details, module->stats.parameters);
+  wick_json_key (&details, "disk");
+  wick_json_u64 (&details, module->stats.disk);
+  wick_json_key (&details, "ram");
+  wick_json_u64 (&details, module->stats.ram);
+  wick_json_key (&details, "freed_bytes");
+  wick_json_u64 (&details, module->stats.freed_bytes);
+  wick_json_key (&details, "duration_ns");
+  wick_json_u64 (&details, (uint64_t)(module->stats.evict_seconds * 1e9));
+  record_event (store, module, "wick_weight_evict", &details, ok, error);
+  wick_json_clear (&details);
   bool *moved = calloc (module->n_storages + 1, sizeof *moved);
   if (moved != NULL)
     {
@@ -860,13 +868,20 @@ wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, Wi
   module->stats.restored = disk + ram - module->stats.disk - module->stats.ram;
   module->stats.restored_bytes = bytes;
   module->stats.restore_seconds = now_seconds () - start;
-  char details[512];
-  snprintf (details, sizeof details,
-            "\"disk\":%" PRIu64 ",\"ram\":%" PRIu64 ",\"restored\":%" PRIu64
-            ",\"restored_bytes\":%" PRIu64 ",\"duration_ns\":%" PRIu64,
-            disk, ram, module->stats.restored, bytes,
-            (uint64_t)(module->stats.restore_seconds * 1e9));
-  record_event (store, module, "wick_weight_restore", details, ok, error);
+  WickJson details;
+  wick_json_init (&details);
+  wick_json_key (&details, "disk");
+  wick_json_u64 (&details, disk);
+  wick_json_key (&details, "ram");
+  wick_json_u64 (&details, ram);
+  wick_json_key (&details, "restored");
+  wick_json_u64 (&details, module->stats.restored);
+  wick_json_key (&details, "restored_bytes");
+  wick_json_u64 (&details, bytes);
+  wick_json_key (&details, "duration_ns");
+  wick_json_u64 (&details, (uint64_t)(module->stats.restore_seconds * 1e9));
+  record_event (store, module, "wick_weight_restore", &details, ok, error);
+  wick_json_clear (&details);
   if (was_released != NULL)
     {
       for (size_t s = 0; s < module->n_storages; s++)

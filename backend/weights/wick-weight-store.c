@@ -2,7 +2,7 @@
  * (types and locking rules in wick-weight-store-private.h; the moving of
  * bytes is in wick-weight-evict.c). */
 #include "wick-weight-store-private.h"
-#include "core/wick-utf8.h"
+#include "common/wick-utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/wick-error-private.h"
-#include "core/wick-json-reader.h"
+#include "common/wick-json-reader.h"
 
 typedef struct
 {

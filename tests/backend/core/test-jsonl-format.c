@@ -1,7 +1,7 @@
 /* test-jsonl-format.c — trace/10 lines exactly as candle-graph writes them:
  * one golden line per record kind, float and string formatting, and the
  * stateful formatter's rules (synthesized starts, terminal last). */
-#include "wick-json.h"
+#include "common/wick-json.h"
 #include "wick-session-internal.h"
 
 #include <glib.h>

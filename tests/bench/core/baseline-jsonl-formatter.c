@@ -14,7 +14,7 @@
  */
 #include "baseline-jsonl-formatter.h"
 
-#include "wick-json.h"
+#include "common/wick-json.h"
 #include "wick-record-codec.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/wick-utf8.h"
+#include "common/wick-utf8.h"
 #include "live/wick-control-message.h"
 
 static void

@@ -1,5 +1,5 @@
 /* wick-json.h — libwick's one JSON writer, and the number formatting it shares
- * with the model (compiled into both from backend/core, never copied):
+ * with the model (compiled into both from backend/common, never copied):
  * compact JSON text as candle-graph's writer (serde_json)
  * lays it out: strings escaped as serde_json does ("\"", "\\", \b \f \n \r \t,
  * other control bytes as \u00XX, everything else verbatim) with invalid UTF-8
@@ -38,6 +38,10 @@ void wick_json_string_len (WickJson *json, const char *string, size_t length);
 void wick_json_u64 (WickJson *json, uint64_t value);
 void wick_json_i64 (WickJson *json, int64_t value);
 void wick_json_double (WickJson *json, double value);
+/* The same value as wick_json_double, an integral one without its ".0"
+ * ("2", "-0", "1000000000000000", but "1e16", "0.5"): the layout of the
+ * records that never went through serde (Wick's own extension records). */
+void wick_json_number (WickJson *json, double value);
 void wick_json_bool (WickJson *json, bool value);
 /* ,"key": (or "key": right after an opening brace) */
 void wick_json_key (WickJson *json, const char *key);

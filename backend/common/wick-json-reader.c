@@ -1,8 +1,8 @@
 /* wick-json-reader.c — the bounded JSON lexer of wick-json-reader.h. */
 #include "config.h"
 
-#include "core/wick-json-reader.h"
-#include "core/wick-utf8.h"
+#include "common/wick-json-reader.h"
+#include "common/wick-utf8.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* wick-utf8.h — UTF-8 for libwick and the model (private; compiled into both
- * from backend/core, never copied): strict validation, encoding, and cutting
+ * from backend/common, never copied): strict validation, encoding, and cutting
  * text on a character boundary.
  *
  * Strict means what Rust's str::from_utf8 and RFC 3629 accept: no overlong

@@ -2,7 +2,7 @@
  * boundary, for libwick and the model (wick-utf8.h). */
 #include "config.h"
 
-#include "core/wick-utf8.h"
+#include "common/wick-utf8.h"
 
 #include <stdint.h>
 #include <string.h>

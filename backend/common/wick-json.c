@@ -1,8 +1,8 @@
 /* wick-json.c — compact JSON text as serde_json writes it (see wick-json.h). */
 #include "config.h"
 
-#include "core/wick-json.h"
-#include "core/wick-utf8.h"
+#include "common/wick-json.h"
+#include "common/wick-utf8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -323,6 +323,21 @@ wick_json_double (WickJson *json, double value)
     }
   char buffer[40];
   size_t n = wick_format_double (value, buffer);
+  wick_json_append (json, buffer, n);
+}
+
+void
+wick_json_number (WickJson *json, double value)
+{
+  if (!isfinite (value))
+    {
+      wick_json_append (json, "null", 4);
+      return;
+    }
+  char buffer[40];
+  size_t n = wick_format_double (value, buffer);
+  if (n >= 2 && buffer[n - 2] == '.' && buffer[n - 1] == '0')
+    n -= 2;
   wick_json_append (json, buffer, n);
 }
 
