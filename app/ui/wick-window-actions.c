@@ -1,16 +1,7 @@
-/* wick-window-actions.c — the window's win.* actions.
- *
- * Installed on the class (gtk_widget_class_install_action), so every window
- * has them from its construction and the muxer resolves them before the
- * window's GActionMap (which keeps win.show-ops, a GSettings action, and
- * GtkApplicationWindow's win.show-help-overlay). wick_window_update_actions()
- * enables them for what the window shows (gtk_widget_action_set_enabled):
- * the document actions only with a document, win.follow only in a live
- * window, win.save-as only with a save handler. */
+/* wick-window-actions.c — see wick-window-actions.h. */
 #include "config.h"
 
-#include "wick-window-internal.h"
-#include "wick-window-private.h"
+#include "wick-window-actions.h"
 
 #include <glib/gi18n.h>
 
@@ -18,10 +9,25 @@
 #include "wick-render.h"
 #include "wick-timeline-view.h"
 
-static WickRenderView
-current_render_view (WickWindow *self, gboolean *supported)
+/* Where the window's WickWindowActions sits in its instance (one class). */
+static gsize actions_offset;
+
+static WickWindowActions *
+actions_of (GtkWidget *window)
 {
-  const char *name = adw_view_stack_get_visible_child_name (self->views);
+  return G_STRUCT_MEMBER_P (window, actions_offset);
+}
+
+static void
+add_toast (GtkWidget *window, const char *message)
+{
+  adw_toast_overlay_add_toast (actions_of (window)->toasts, adw_toast_new (message));
+}
+
+static WickRenderView
+current_render_view (WickWindowActions *actions, gboolean *supported)
+{
+  const char *name = adw_view_stack_get_visible_child_name (actions->views);
   WickRenderView view = WICK_RENDER_TIMELINE;
   *supported = wick_render_view_from_string (name, &view);
   if (g_strcmp0 (name, "costs") == 0)
@@ -30,11 +36,13 @@ current_render_view (WickWindow *self, gboolean *supported)
 }
 
 gboolean
-wick_window_export_view (WickWindow *self, const char *path, GError **error)
+wick_window_actions_export_view (GtkWidget *window, const char *path, GError **error)
 {
+  WickWindowActions *actions = actions_of (window);
+  WickDocument *document = actions->get_document (window);
   gboolean supported;
-  WickRenderView view = current_render_view (self, &supported);
-  if (!supported || self->document == NULL)
+  WickRenderView view = current_render_view (actions, &supported);
+  if (!supported || document == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                            _ ("This view cannot be exported; switch to the timeline, memory, "
@@ -42,7 +50,7 @@ wick_window_export_view (WickWindow *self, const char *path, GError **error)
       return FALSE;
     }
   /* The view as it is on screen: its size, its time range, its style. */
-  GtkWidget *visible = adw_view_stack_get_visible_child (self->views);
+  GtkWidget *visible = adw_view_stack_get_visible_child (actions->views);
   WickRenderOptions options = { view,
                                 MAX (gtk_widget_get_width (visible), 400),
                                 MAX (gtk_widget_get_height (visible), 300),
@@ -50,18 +58,18 @@ wick_window_export_view (WickWindow *self, const char *path, GError **error)
                                 0,
                                 adw_style_manager_get_dark (adw_style_manager_get_default ()) };
   if (view == WICK_RENDER_TIMELINE || view == WICK_RENDER_MEMORY)
-    wick_selection_get_visible (self->selection, &options.start_ns, &options.end_ns);
-  return wick_render_to_file (self->document, &options, path, error);
+    wick_selection_get_visible (actions->selection, &options.start_ns, &options.end_ns);
+  return wick_render_to_file (document, &options, path, error);
 }
 
 /* A native save dialog for the export actions: its title, a suggested name,
  * one filter per (name, pattern) and the response handler. */
 static void
-show_export_dialog (WickWindow *self, const char *title, const char *current_name,
+show_export_dialog (GtkWidget *window, const char *title, const char *current_name,
                     const char *const (*patterns)[2], guint n_patterns, GCallback on_response)
 {
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new (
-    title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), _ ("_Cancel"));
+    title, GTK_WINDOW (window), GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), _ ("_Cancel"));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), current_name);
   for (guint i = 0; i < n_patterns; i++)
     {
@@ -71,24 +79,24 @@ show_export_dialog (WickWindow *self, const char *title, const char *current_nam
       gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
       g_object_unref (filter);
     }
-  g_signal_connect (dialog, "response", on_response, self);
+  g_signal_connect (dialog, "response", on_response, window);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
 static void
-on_export_response (GtkNativeDialog *dialog, int response, WickWindow *self)
+on_export_response (GtkNativeDialog *dialog, int response, GtkWidget *window)
 {
-  if (response == GTK_RESPONSE_ACCEPT && self->document)
+  if (response == GTK_RESPONSE_ACCEPT && actions_of (window)->get_document (window))
     {
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = g_file_get_path (file);
       g_autoptr (GError) error = NULL;
       g_autofree char *message = NULL;
-      if (wick_window_export_view (self, path, &error))
+      if (wick_window_actions_export_view (window, path, &error))
         message = g_strdup_printf (_ ("Exported to %s"), path);
       else
         message = g_strdup (error->message);
-      wick_window_add_toast (self, adw_toast_new (message));
+      add_toast (window, message);
     }
   g_object_unref (dialog);
 }
@@ -96,22 +104,22 @@ on_export_response (GtkNativeDialog *dialog, int response, WickWindow *self)
 static void
 action_export (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
   gboolean supported;
-  WickRenderView view = current_render_view (self, &supported);
+  WickRenderView view = current_render_view (actions_of (widget), &supported);
   if (!supported)
     {
-      wick_window_add_toast (self, adw_toast_new (_ ("This view cannot be exported; switch to the "
-                                                     "timeline, memory, coverage or health view")));
+      add_toast (widget, _ ("This view cannot be exported; switch to the "
+                            "timeline, memory, coverage or health view"));
       return;
     }
   g_autofree char *name = g_strdup_printf ("%s.png", wick_render_view_to_string (view));
   static const char *const patterns[][2] = { { N_ ("PNG image"), "*.png" },
                                              { N_ ("SVG image"), "*.svg" },
                                              { N_ ("PDF document"), "*.pdf" } };
-  show_export_dialog (self, _ ("Export View"), name, patterns, G_N_ELEMENTS (patterns),
+  show_export_dialog (widget, _ ("Export View"), name, patterns, G_N_ELEMENTS (patterns),
                       G_CALLBACK (on_export_response));
 }
+
 /* Chrome JSON, gzip-compressed when the file's name ends in .gz. */
 static gboolean
 export_document (WickDocument *document, GFile *file, GCancellable *cancellable, GError **error)
@@ -122,14 +130,15 @@ export_document (WickDocument *document, GFile *file, GCancellable *cancellable,
 }
 
 gboolean
-wick_window_export_trace (WickWindow *self, GFile *file, GError **error)
+wick_window_actions_export_trace (GtkWidget *window, GFile *file, GError **error)
 {
-  if (self->document == NULL)
+  WickDocument *document = actions_of (window)->get_document (window);
+  if (document == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _ ("No trace is open"));
       return FALSE;
     }
-  return export_document (self->document, file, NULL, error);
+  return export_document (document, file, NULL, error);
 }
 
 typedef struct
@@ -159,19 +168,21 @@ export_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
 }
 
 void
-wick_window_export_trace_async (WickWindow *self, GFile *file, GCancellable *cancellable,
-                                GAsyncReadyCallback callback, gpointer user_data)
+wick_window_actions_export_trace_async (GtkWidget *window, GFile *file,
+                                        GCancellable *cancellable, GAsyncReadyCallback callback,
+                                        gpointer user_data)
 {
-  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, wick_window_export_trace_async);
-  if (self->document == NULL)
+  WickDocument *document = actions_of (window)->get_document (window);
+  g_autoptr (GTask) task = g_task_new (window, cancellable, callback, user_data);
+  g_task_set_source_tag (task, wick_window_actions_export_trace_async);
+  if (document == NULL)
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "%s",
                                _ ("No trace is open"));
       return;
     }
   ExportJob *job = g_new0 (ExportJob, 1);
-  job->document = g_object_ref (self->document);
+  job->document = g_object_ref (document);
   job->file = g_object_ref (file);
   g_task_set_task_data (task, job, export_job_free);
   /* The track model is built (or brought up to date) here, so the worker
@@ -180,20 +191,20 @@ wick_window_export_trace_async (WickWindow *self, GFile *file, GCancellable *can
   if (wick_document_is_finished (job->document))
     g_task_run_in_thread (task, export_thread);
   else
-    export_thread (task, self, job, cancellable);
+    export_thread (task, window, job, cancellable);
 }
 
 gboolean
-wick_window_export_trace_finish (WickWindow *self, GAsyncResult *result, GError **error)
+wick_window_actions_export_trace_finish (GtkWidget *window, GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, window), FALSE);
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 gboolean
-wick_window_get_exporting (WickWindow *self)
+wick_window_actions_get_exporting (GtkWidget *window)
 {
-  return self->export_cancellable != NULL;
+  return actions_of (window)->export_cancellable != NULL;
 }
 
 static void
@@ -201,29 +212,31 @@ on_export_trace_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (GFile) file = user_data;
   g_autoptr (GError) error = NULL;
-  gboolean ok = wick_window_export_trace_finish (WICK_WINDOW (source), result, &error);
+  GtkWidget *window = GTK_WIDGET (source);
+  gboolean ok = wick_window_actions_export_trace_finish (window, result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return; /* the window went meanwhile */
-  WickWindow *self = WICK_WINDOW (source);
-  g_clear_object (&self->export_cancellable);
-  wick_window_update_actions (self);
+  g_clear_object (&actions_of (window)->export_cancellable);
+  wick_window_actions_update (window);
   g_autofree char *name = g_file_get_parse_name (file);
   g_autofree char *message
     = ok ? g_strdup_printf (_ ("Exported the trace to %s"), name)
          : g_strdup_printf (_ ("Cannot export the trace to %s: %s"), name, error->message);
-  wick_window_add_toast (self, adw_toast_new (message));
+  add_toast (window, message);
 }
 
 static void
-on_export_trace_response (GtkNativeDialog *dialog, int response, WickWindow *self)
+on_export_trace_response (GtkNativeDialog *dialog, int response, GtkWidget *window)
 {
-  if (response == GTK_RESPONSE_ACCEPT && self->document && self->export_cancellable == NULL)
+  WickWindowActions *actions = actions_of (window);
+  if (response == GTK_RESPONSE_ACCEPT && actions->get_document (window)
+      && actions->export_cancellable == NULL)
     {
       GFile *file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      self->export_cancellable = g_cancellable_new ();
-      wick_window_update_actions (self);
-      wick_window_export_trace_async (self, file, self->export_cancellable, on_export_trace_done,
-                                      file);
+      actions->export_cancellable = g_cancellable_new ();
+      wick_window_actions_update (window);
+      wick_window_actions_export_trace_async (window, file, actions->export_cancellable,
+                                              on_export_trace_done, file);
     }
   g_object_unref (dialog);
 }
@@ -231,108 +244,109 @@ on_export_trace_response (GtkNativeDialog *dialog, int response, WickWindow *sel
 static void
 action_export_trace (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
   static const char *const patterns[][2]
     = { { N_ ("Chrome JSON (.json)"), "*.json" },
         { N_ ("Chrome JSON, gzip-compressed (.json.gz)"), "*.json.gz" } };
-  show_export_dialog (self, _ ("Export Trace"), "trace.json", patterns, G_N_ELEMENTS (patterns),
+  show_export_dialog (widget, _ ("Export Trace"), "trace.json", patterns, G_N_ELEMENTS (patterns),
                       G_CALLBACK (on_export_trace_response));
 }
 
 static void
 action_search (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
-  gtk_search_bar_set_search_mode (self->search_bar, TRUE);
-  gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
+  WickWindowActions *actions = actions_of (widget);
+  gtk_search_bar_set_search_mode (actions->search_bar, TRUE);
+  gtk_widget_grab_focus (GTK_WIDGET (actions->search_entry));
 }
 
 static void
 action_find_next (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  wick_window_step_match (WICK_WINDOW (widget), 1);
+  actions_of (widget)->step_match (widget, 1);
 }
 
 static void
 action_find_previous (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  wick_window_step_match (WICK_WINDOW (widget), -1);
+  actions_of (widget)->step_match (widget, -1);
+}
+
+/* Zooms the timeline by @factor about the middle of its plot. */
+static void
+zoom_timeline (GtkWidget *timeline, double factor)
+{
+  wick_timeline_view_zoom (
+    WICK_TIMELINE_VIEW (timeline), factor,
+    WICK_TIMELINE_GUTTER + (gtk_widget_get_width (timeline) - WICK_TIMELINE_GUTTER) / 2.0);
 }
 
 static void
 action_zoom_in (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
-  wick_timeline_view_zoom (
-    WICK_TIMELINE_VIEW (self->timeline), 0.7,
-    WICK_TIMELINE_GUTTER + (gtk_widget_get_width (self->timeline) - WICK_TIMELINE_GUTTER) / 2.0);
+  zoom_timeline (actions_of (widget)->timeline, 0.7);
 }
 
 static void
 action_zoom_out (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
-  wick_timeline_view_zoom (
-    WICK_TIMELINE_VIEW (self->timeline), 1 / 0.7,
-    WICK_TIMELINE_GUTTER + (gtk_widget_get_width (self->timeline) - WICK_TIMELINE_GUTTER) / 2.0);
+  zoom_timeline (actions_of (widget)->timeline, 1 / 0.7);
 }
 
 static void
 action_zoom_fit (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
-  wick_timeline_view_set_follow (WICK_TIMELINE_VIEW (self->timeline), FALSE);
-  wick_timeline_view_zoom_to_fit (WICK_TIMELINE_VIEW (self->timeline));
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (actions_of (widget)->timeline);
+  wick_timeline_view_set_follow (timeline, FALSE);
+  wick_timeline_view_zoom_to_fit (timeline);
 }
 
 static void
 action_zoom_selection (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
+  WickWindowActions *actions = actions_of (widget);
   guint64 start, end;
-  wick_selection_get_range (self->selection, &start, &end);
+  wick_selection_get_range (actions->selection, &start, &end);
   if (end > start)
     {
-      wick_timeline_view_set_follow (WICK_TIMELINE_VIEW (self->timeline), FALSE);
-      wick_selection_set_visible (self->selection, start, end);
+      wick_timeline_view_set_follow (WICK_TIMELINE_VIEW (actions->timeline), FALSE);
+      wick_selection_set_visible (actions->selection, start, end);
     }
 }
 
 static void
 action_collapse_all (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
-  wick_timeline_view_set_all_collapsed (WICK_TIMELINE_VIEW (self->timeline),
+  wick_timeline_view_set_all_collapsed (WICK_TIMELINE_VIEW (actions_of (widget)->timeline),
                                         g_strcmp0 (action_name, "win.collapse-all") == 0);
 }
 
 static void
 action_show_page (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  wick_window_show_page (WICK_WINDOW (widget), g_variant_get_string (parameter, NULL));
+  adw_view_stack_set_visible_child_name (actions_of (widget)->views,
+                                         g_variant_get_string (parameter, NULL));
 }
 
+/* The follow button's visibility follows the timeline's "follow". */
 static void
 action_follow (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  wick_window_set_follow_newest (WICK_WINDOW (widget), TRUE);
+  wick_timeline_view_set_follow (WICK_TIMELINE_VIEW (actions_of (widget)->timeline), TRUE);
 }
 
 static void
 action_save_as (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
-  if (self->save_handler)
-    self->save_handler (self, self->save_data);
+  WickWindowActions *actions = actions_of (widget);
+  if (actions->can_save (widget))
+    actions->save_as (widget);
 }
 
 static void
 action_toggle_details (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  WickWindow *self = WICK_WINDOW (widget);
-  gtk_toggle_button_set_active (
-    GTK_TOGGLE_BUTTON (self->details_button),
-    !gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->details_button)));
+  GtkToggleButton *button = GTK_TOGGLE_BUTTON (actions_of (widget)->details_button);
+  gtk_toggle_button_set_active (button, !gtk_toggle_button_get_active (button));
 }
 
 /* Actions that need a document. */
@@ -342,8 +356,9 @@ static const char *const document_actions[]
       "win.collapse-all", "win.expand-all" };
 
 void
-wick_window_class_install_actions (GtkWidgetClass *widget_class)
+wick_window_actions_install (GtkWidgetClass *widget_class, gsize offset)
 {
+  actions_offset = offset;
   gtk_widget_class_install_action (widget_class, "win.export", NULL, action_export);
   gtk_widget_class_install_action (widget_class, "win.export-trace", NULL, action_export_trace);
   gtk_widget_class_install_action (widget_class, "win.search", NULL, action_search);
@@ -363,16 +378,24 @@ wick_window_class_install_actions (GtkWidgetClass *widget_class)
 }
 
 void
-wick_window_update_actions (WickWindow *self)
+wick_window_actions_update (GtkWidget *window)
 {
-  GtkWidget *widget = GTK_WIDGET (self);
-  gboolean has_doc = self->document != NULL;
+  WickWindowActions *actions = actions_of (window);
+  gboolean has_doc = actions->get_document (window) != NULL;
   for (guint i = 0; i < G_N_ELEMENTS (document_actions); i++)
-    gtk_widget_action_set_enabled (widget, document_actions[i], has_doc);
-  gtk_widget_action_set_enabled (widget, "win.follow", has_doc && self->live);
-  gtk_widget_action_set_enabled (widget, "win.save-as", self->save_handler != NULL);
-  gtk_widget_action_set_enabled (widget, "win.export-trace",
-                                 has_doc && self->export_cancellable == NULL);
-  gtk_widget_set_visible (self->search_button, has_doc);
-  gtk_widget_set_visible (self->details_button, has_doc);
+    gtk_widget_action_set_enabled (window, document_actions[i], has_doc);
+  gtk_widget_action_set_enabled (window, "win.follow", has_doc && actions->get_live (window));
+  gtk_widget_action_set_enabled (window, "win.save-as", actions->can_save (window));
+  gtk_widget_action_set_enabled (window, "win.export-trace",
+                                 has_doc && actions->export_cancellable == NULL);
+  gtk_widget_set_visible (actions->search_button, has_doc);
+  gtk_widget_set_visible (actions->details_button, has_doc);
+}
+
+void
+wick_window_actions_dispose (WickWindowActions *actions)
+{
+  if (actions->export_cancellable)
+    g_cancellable_cancel (actions->export_cancellable);
+  g_clear_object (&actions->export_cancellable);
 }

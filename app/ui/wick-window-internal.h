@@ -1,20 +1,20 @@
-/* wick-window-internal.h — what the parts of the window share.
+/* wick-window-internal.h — the window's instance struct.
  *
- * The window is three files: wick-window.c (the widget, its views, search,
- * banners and the API of wick-window.h), wick-window-actions.c (the win.*
- * actions, installed on the class, and when each is enabled) and
- * wick-window-loading.c (opening a file through WickDocumentLoader, the
- * loading page, recent files). Files dropped on a window are the
+ * The window is three files on two floors. wick-window.c (the widget, its
+ * views, search, banners, recent files and the API of wick-window.h) sits
+ * on top and owns two parts that know no window: wick-window-actions.c (the
+ * win.* actions, acting on the WickWindowActions below) and
+ * wick-window-loading.c (a WickWindowLoading: reading a file and deriving
+ * its views, signalling the end). Files dropped on a window are the
  * application's (wick-application.c opens them as File → Open does).
- * Only those files include this header.
+ * Only wick-window.c and the app's screenshot tools include this header.
  */
 #pragma once
 
 #include "wick-window.h"
 
-#include "model/wick-document-loader.h"
-#include "wick-memory-chart.h"
-#include "wick-timeline-scene.h"
+#include "wick-window-actions.h"
+#include "wick-window-loading.h"
 
 G_BEGIN_DECLS
 
@@ -66,14 +66,10 @@ struct _WickWindow
   WickDocument *document;
   gulong changed_handler;
   guint changed_source;
-  /* The load the loading page shows (NULL when none): a load that another
-   * replaced or that the window outlived finds itself no longer here and
-   * ends without touching the window. */
-  WickDocumentLoader *loader;
-  GCancellable *load_cancellable;
-  /* File → Export Trace running on a worker (NULL when none); cancelled when
-   * the window goes, so its end touches nothing of the window. */
-  GCancellable *export_cancellable;
+  /* the loading page's load (one at a time) */
+  WickWindowLoading *loading;
+  /* what the win.* actions act on (wick-window-actions.h) */
+  WickWindowActions actions;
   guint n_matches;
   gboolean live;
   GHashTable *banner_widgets; /* id -> GtkWidget */
@@ -82,29 +78,11 @@ struct _WickWindow
   GDestroyNotify save_destroy;
 };
 
-/* What the views derive from a document, built on a worker thread so that a
- * large trace does not freeze the window after loading either. */
-typedef struct
-{
-  WickTimelineScene *scene;
-  WickMemoryChart *chart;
-  GArray *costs;
-} WickWindowDerived;
-
-/* wick-window.c */
+/* Shows @document with what was derived from it on the loading's worker
+ * (NULL: the views derive it here). */
 void wick_window_show_document (WickWindow *self, WickDocument *document,
                                 WickWindowDerived *derived);
+/* Moves to the next (+1) or previous (-1) search match. */
 void wick_window_step_match (WickWindow *self, int direction);
-
-/* wick-window-actions.c */
-void wick_window_class_install_actions (GtkWidgetClass *widget_class);
-void wick_window_update_actions (WickWindow *self);
-
-/* wick-window-loading.c */
-void wick_window_loading_init (WickWindow *self);
-void wick_window_loading_dispose (WickWindow *self);
-/* Stops the load shown, if any; its end is then ignored. */
-void wick_window_loading_abandon (WickWindow *self);
-void wick_window_fill_recent (WickWindow *self);
 
 G_END_DECLS

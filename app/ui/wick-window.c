@@ -7,6 +7,7 @@
 #include "wick-window-private.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "wick-costs-page.h"
 #include "wick-coverage-page.h"
@@ -15,6 +16,7 @@
 #include "wick-health-page.h"
 #include "wick-memory-view.h"
 #include "wick-settings.h"
+#include "wick-snapshot-window.h"
 #include "wick-timeline-overview.h"
 #include "wick-timeline-view.h"
 
@@ -270,7 +272,7 @@ wick_window_show_document (WickWindow *self, WickDocument *document, WickWindowD
       show_document_banners (self);
       gtk_widget_grab_focus (self->timeline);
     }
-  wick_window_update_actions (self);
+  wick_window_actions_update (GTK_WIDGET (self));
 }
 
 WickDocument *
@@ -513,10 +515,13 @@ static void
 wick_window_dispose (GObject *object)
 {
   WickWindow *self = WICK_WINDOW (object);
-  wick_window_loading_dispose (self);
-  if (self->export_cancellable)
-    g_cancellable_cancel (self->export_cancellable);
-  g_clear_object (&self->export_cancellable);
+  if (self->loading)
+    {
+      g_signal_handlers_disconnect_by_data (self->loading, self);
+      wick_window_loading_abandon (self->loading);
+    }
+  g_clear_object (&self->loading);
+  wick_window_actions_dispose (&self->actions);
   g_clear_handle_id (&self->changed_source, g_source_remove);
   g_clear_handle_id (&self->focus_source, g_source_remove);
   if (self->document && self->changed_handler)
@@ -595,7 +600,7 @@ wick_window_class_init (WickWindowClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, on_follow_notify);
   gtk_widget_class_bind_template_callback (widget_class, on_visible_view);
   gtk_widget_class_bind_template_callback (widget_class, on_costs_search_name);
-  wick_window_class_install_actions (widget_class);
+  wick_window_actions_install (widget_class, G_STRUCT_OFFSET (WickWindow, actions));
 }
 
 static gboolean
@@ -644,6 +649,213 @@ bind_settings (WickWindow *self)
   on_show_ops_changed (settings, "show-ops", self);
 }
 
+/* ---- the actions' window (wick-window-actions.h) ---- */
+
+static WickDocument *
+actions_get_document (GtkWidget *window)
+{
+  return WICK_WINDOW (window)->document;
+}
+
+static gboolean
+actions_get_live (GtkWidget *window)
+{
+  return WICK_WINDOW (window)->live;
+}
+
+static void
+actions_step_match (GtkWidget *window, int direction)
+{
+  wick_window_step_match (WICK_WINDOW (window), direction);
+}
+
+static gboolean
+actions_can_save (GtkWidget *window)
+{
+  return WICK_WINDOW (window)->save_handler != NULL;
+}
+
+static void
+actions_save_as (GtkWidget *window)
+{
+  WickWindow *self = WICK_WINDOW (window);
+  self->save_handler (self, self->save_data);
+}
+
+static void
+actions_init (WickWindow *self)
+{
+  self->actions = (WickWindowActions){
+    .timeline = self->timeline,
+    .views = self->views,
+    .toasts = self->toasts,
+    .search_bar = self->search_bar,
+    .search_entry = self->search_entry,
+    .search_button = self->search_button,
+    .details_button = self->details_button,
+    .selection = self->selection,
+    .get_document = actions_get_document,
+    .get_live = actions_get_live,
+    .step_match = actions_step_match,
+    .can_save = actions_can_save,
+    .save_as = actions_save_as,
+  };
+}
+
+/* ---- opening files: the loading page and recent files ---- */
+
+static void
+add_recent (const char *path)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autofree char *uri = g_file_get_uri (file);
+  GtkRecentData data = {
+    NULL, NULL, (char *)"application/x-ndjson", (char *)"Wick", (char *)"wick %f", NULL, FALSE
+  };
+  gtk_recent_manager_add_full (gtk_recent_manager_get_default (), uri, &data);
+  wick_settings_add_recent (path);
+}
+
+static void
+on_loaded (WickWindowLoading *loading, const char *path, WickDocument *document,
+           WickWindowDerived *derived, WickWindow *self)
+{
+  add_recent (path);
+  wick_window_show_document (self, document, derived);
+}
+
+static void
+on_load_failed (WickWindowLoading *loading, const char *path, const GError *error,
+                WickWindow *self)
+{
+  gtk_stack_set_visible_child_name (self->main_stack, self->document ? "document" : "welcome");
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    wick_window_add_toast (self, adw_toast_new (_ ("Loading cancelled")));
+  else
+    {
+      g_autofree char *message
+        = g_strdup_printf (_ ("Could not open %s: %s"), path, error->message);
+      AdwToast *toast = adw_toast_new (message);
+      adw_toast_set_timeout (toast, 0);
+      wick_window_add_toast (self, toast);
+    }
+  wick_window_actions_update (GTK_WIDGET (self));
+}
+
+/* A CUDA memory snapshot as the trace window's "Memory Snapshot" page (the
+ * snapshot window's body, docs/memory-snapshots.md), in place of the one it
+ * had; NULL only removes that. */
+static void
+set_snapshot_page (WickWindow *self, const char *snapshot)
+{
+  GtkWidget *old = adw_view_stack_get_child_by_name (self->views, "memory-snapshot");
+  if (old != NULL)
+    adw_view_stack_remove (self->views, old);
+  if (snapshot != NULL)
+    wick_window_add_page (self, "memory-snapshot", _ ("Memory Snapshot"),
+                          "drive-multidisk-symbolic", wick_snapshot_window_new_page (snapshot));
+}
+
+void
+wick_window_load_file (WickWindow *self, GFile *file)
+{
+  g_return_if_fail (WICK_IS_WINDOW (self));
+  g_autofree char *path = g_file_get_path (file);
+  if (path == NULL)
+    {
+      wick_window_add_toast (self, adw_toast_new (_ ("Only local files can be opened")));
+      return;
+    }
+  /* A PyTorch CUDA memory snapshot (a pickle: its first byte is the PROTO
+   * opcode) opened into a window showing a trace becomes its Memory
+   * Snapshot page, the trace staying; else it opens in a window of its own. */
+  if (wick_snapshot_window_sniff (path))
+    {
+      if (self->document != NULL)
+        {
+          set_snapshot_page (self, path);
+          wick_window_show_page (self, "memory-snapshot");
+          add_recent (path);
+          return;
+        }
+      GtkApplication *application = gtk_window_get_application (GTK_WINDOW (self));
+      WickSnapshotWindow *snapshot = wick_snapshot_window_new (application, path);
+      gtk_window_present (GTK_WINDOW (snapshot));
+      add_recent (path);
+      return;
+    }
+  /* The load shown before (if any) is cancelled and forgotten. */
+  set_snapshot_page (self, NULL); /* the last trace's */
+  wick_window_loading_start (self->loading, path);
+  gtk_stack_set_visible_child_name (self->main_stack, "loading");
+  wick_window_actions_update (GTK_WIDGET (self));
+  /* wick.torch's memory_history=True writes run.memory.pickle beside
+   * run.jsonl: a trace opened with one beside it shows it too. */
+  g_autofree char *history = wick_window_loading_find_memory_history (path);
+  if (history != NULL)
+    set_snapshot_page (self, history);
+}
+
+gboolean
+wick_window_is_empty (WickWindow *self)
+{
+  return self->document == NULL && !wick_window_loading_is_busy (self->loading);
+}
+
+static void
+on_cancel_clicked (GtkButton *button, WickWindow *self)
+{
+  wick_window_loading_cancel (self->loading);
+}
+
+static void
+on_recent_activated (GtkListBox *list, GtkListBoxRow *row, WickWindow *self)
+{
+  const char *path = g_object_get_data (G_OBJECT (row), "wick-path");
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  wick_window_load_file (self, file);
+}
+
+static void
+fill_recent (WickWindow *self)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (self->recent_list)))
+    gtk_list_box_remove (GTK_LIST_BOX (self->recent_list), child);
+  g_auto (GStrv) recent = wick_settings_get_recent ();
+  guint shown = 0;
+  for (guint i = 0; recent && recent[i] && shown < 5; i++)
+    {
+      if (!g_file_test (recent[i], G_FILE_TEST_IS_REGULAR))
+        continue;
+      GtkWidget *row = adw_action_row_new ();
+      g_autofree char *base = g_path_get_basename (recent[i]);
+      g_autofree char *dir = g_path_get_dirname (recent[i]);
+      g_autofree char *escaped_base = g_markup_escape_text (base, -1);
+      g_autofree char *escaped_dir = g_markup_escape_text (dir, -1);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), escaped_base);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped_dir);
+      gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+      adw_action_row_add_suffix (ADW_ACTION_ROW (row),
+                                 gtk_image_new_from_icon_name ("go-next-symbolic"));
+      g_object_set_data_full (G_OBJECT (row), "wick-path", g_strdup (recent[i]), g_free);
+      gtk_list_box_append (GTK_LIST_BOX (self->recent_list), row);
+      shown++;
+    }
+  gtk_widget_set_visible (self->recent_list, shown > 0);
+  gtk_widget_set_visible (self->recent_label, shown > 0);
+}
+
+static void
+loading_init (WickWindow *self)
+{
+  self->loading = wick_window_loading_new (self->loading_page, self->progress);
+  g_signal_connect (self->loading, "loaded", G_CALLBACK (on_loaded), self);
+  g_signal_connect (self->loading, "failed", G_CALLBACK (on_load_failed), self);
+  g_signal_connect (self->cancel_button, "clicked", G_CALLBACK (on_cancel_clicked), self);
+  g_signal_connect (self->recent_list, "row-activated", G_CALLBACK (on_recent_activated), self);
+}
+
 static void
 wick_window_init (WickWindow *self)
 {
@@ -666,13 +878,14 @@ wick_window_init (WickWindow *self)
   gtk_widget_add_controller (GTK_WIDGET (self->search_entry), keys);
   gtk_search_bar_set_key_capture_widget (self->search_bar, NULL);
   gpu_pages_init (self);
-  wick_window_loading_init (self);
+  actions_init (self);
+  loading_init (self);
   self->details_wanted = TRUE;
   g_signal_connect (self->details_button, "toggled", G_CALLBACK (on_details_toggled), self);
   bind_settings (self);
   gtk_paned_set_position (self->paned, MAX (gtk_widget_get_width (GTK_WIDGET (self)), 1400) - 340);
-  wick_window_fill_recent (self);
-  wick_window_update_actions (self);
+  fill_recent (self);
+  wick_window_actions_update (GTK_WIDGET (self));
 }
 
 WickWindow *
@@ -690,7 +903,7 @@ wick_window_set_live (WickWindow *self, gboolean live)
   self->live = live;
   wick_window_set_follow_newest (self, live);
   on_follow_notify (NULL, NULL, self);
-  wick_window_update_actions (self);
+  wick_window_actions_update (GTK_WIDGET (self));
 }
 
 gboolean
@@ -797,7 +1010,7 @@ wick_window_set_save_handler (WickWindow *self, WickSaveHandler handler, gpointe
   self->save_handler = handler;
   self->save_data = user_data;
   self->save_destroy = destroy;
-  wick_window_update_actions (self);
+  wick_window_actions_update (GTK_WIDGET (self));
 }
 
 void
@@ -879,6 +1092,56 @@ const char *
 wick_window_get_match_text (WickWindow *self)
 {
   return gtk_label_get_text (self->match_label);
+}
+
+double
+wick_window_get_progress (WickWindow *self)
+{
+  return wick_window_loading_get_fraction (self->loading);
+}
+
+void
+wick_window_cancel_load (WickWindow *self)
+{
+  wick_window_loading_cancel (self->loading);
+}
+
+guint
+wick_window_get_n_loads_in_flight (void)
+{
+  return wick_window_loading_get_n_in_flight ();
+}
+
+gboolean
+wick_window_export_view (WickWindow *self, const char *path, GError **error)
+{
+  return wick_window_actions_export_view (GTK_WIDGET (self), path, error);
+}
+
+gboolean
+wick_window_export_trace (WickWindow *self, GFile *file, GError **error)
+{
+  return wick_window_actions_export_trace (GTK_WIDGET (self), file, error);
+}
+
+void
+wick_window_export_trace_async (WickWindow *self, GFile *file, GCancellable *cancellable,
+                                GAsyncReadyCallback callback, gpointer user_data)
+{
+  wick_window_actions_export_trace_async (GTK_WIDGET (self), file, cancellable, callback,
+                                          user_data);
+}
+
+gboolean
+wick_window_export_trace_finish (WickWindow *self, GAsyncResult *result, GError **error)
+{
+  return wick_window_actions_export_trace_finish (GTK_WIDGET (self), result, error);
+}
+
+gboolean
+wick_window_get_exporting (WickWindow *self)
+{
+  return wick_window_actions_get_exporting (GTK_WIDGET (self));
 }
 
 guint
