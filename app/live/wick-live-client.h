@@ -11,7 +11,7 @@
  * object is an error (WICK_LIVE_ERROR_PROTOCOL) naming the socket.
  *
  * Used by wick-trace (sessions, attach, control) and by the app; blocking calls,
- * so the app runs them off the main thread (wick_live_request_async()).
+ * so the app runs them off the main thread (wick-session-request.h).
  */
 #pragma once
 
@@ -101,12 +101,6 @@ WickLiveSessionInfo *wick_live_connection_hello (WickLiveConnection *self, int *
 
 /* FALSE with WICK_LIVE_ERROR_REFUSED and the reply's "error" when ok is false. */
 gboolean wick_live_reply_check (JsonObject *reply, GError **error);
-
-/* One request on a fresh connection to @socket_path, in a worker thread. */
-void wick_live_request_async (const char *socket_path, JsonObject *request, int timeout_ms,
-                              GCancellable *cancellable, GAsyncReadyCallback callback,
-                              gpointer user_data);
-JsonObject *wick_live_request_finish (GAsyncResult *result, GError **error);
 
 /* A new request object {"command": @command}; add members to it. */
 JsonObject *wick_live_request_new (const char *command);
