@@ -3,6 +3,8 @@
 
 #include "wick-pickle.h"
 
+#include "wick-huge-pages.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -60,6 +62,7 @@ struct _WickPickleReader
     guint len, capacity;
   } marks;
   GArray *memo;       /* WickPickleValue, VALUE_UNSET where never PUT */
+  WickHugePagesAdvised memo_advised;
   guint64 memo_count; /* set slots: MEMOIZE's next key, as len(memo) in Python */
   guint64 kept_items;
   guint64 next_list_id;
@@ -1052,6 +1055,8 @@ memo_put (WickPickleReader *reader, guint64 key, GError **error)
     {
       guint from = reader->memo->len;
       g_array_set_size (reader->memo, MAX ((guint)key + 1, from + from / 2 + 64));
+      /* (before the slots below are first written) */
+      wick_huge_pages_advise (reader->memo->data, &reader->memo_advised);
       WickPickleValue *slots = (WickPickleValue *)(gpointer)reader->memo->data;
       for (guint i = from; i < reader->memo->len; i++)
         slots[i].type = VALUE_UNSET;
