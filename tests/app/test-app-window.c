@@ -1333,7 +1333,56 @@ typedef struct
   Bool (*translate) (Display *, Window, Window, int, int, int *, int *, Window *);
   Window (*root) (Display *);
   int (*sync) (Display *, Bool);
+  /* what GTK has dispatched of them so far, seen in the capture phase of
+   * the window: an XTest event is sent, then waited for until GTK has
+   * handled it, since the X server may deliver it late on a loaded machine */
+  GtkEventController *seen;
+  guint motions, presses, releases;
 } FakePointer;
+
+static gboolean
+xpointer_count (GtkEventControllerLegacy *controller, GdkEvent *event, gpointer data)
+{
+  FakePointer *p = data;
+  switch (gdk_event_get_event_type (event))
+    {
+    case GDK_MOTION_NOTIFY:
+      p->motions++;
+      break;
+    case GDK_BUTTON_PRESS:
+      p->presses++;
+      break;
+    case GDK_BUTTON_RELEASE:
+      p->releases++;
+      break;
+    default:
+      break;
+    }
+  return GDK_EVENT_PROPAGATE;
+}
+
+typedef struct
+{
+  const guint *count;
+  guint wanted;
+} CountWait;
+
+static gboolean
+count_reached (gpointer data)
+{
+  CountWait *wait = data;
+  return *wait->count >= wait->wanted;
+}
+
+/* Waits until GTK has dispatched the event that moved *count past
+ * @before, through the gestures of its target and back. */
+static void
+xpointer_wait (const guint *count, guint before, const char *what)
+{
+  CountWait wait = { count, before + 1 };
+  app_test_wait_until (count_reached, &wait, 5000, what);
+  app_test_iterate_pending (30);
+}
 
 static gboolean
 xpointer_init (FakePointer *p, GtkWidget *widget, char **why)
@@ -1358,7 +1407,18 @@ xpointer_init (FakePointer *p, GtkWidget *widget, char **why)
     return *why = g_strdup ("the X server has no XTEST extension"), FALSE;
   p->native = GTK_WIDGET (gtk_widget_get_native (widget));
   p->xid = gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (p->native)));
+  p->motions = p->presses = p->releases = 0;
+  p->seen = gtk_event_controller_legacy_new ();
+  gtk_event_controller_set_propagation_phase (p->seen, GTK_PHASE_CAPTURE);
+  g_signal_connect (p->seen, "event", G_CALLBACK (xpointer_count), p);
+  gtk_widget_add_controller (p->native, p->seen);
   return TRUE;
+}
+
+static void
+xpointer_fini (FakePointer *p)
+{
+  gtk_widget_remove_controller (p->native, p->seen);
 }
 
 /* Moves the pointer to (x, y) of @widget, as a mouse would. */
@@ -1373,17 +1433,26 @@ xpointer_move (FakePointer *p, GtkWidget *widget, double x, double y)
   Window child;
   g_assert_true (p->translate (p->display, p->xid, p->root (p->display), (int)round (out.x + sx),
                                (int)round (out.y + sy), &rx, &ry, &child));
+  guint before = p->motions;
   p->fake_motion (p->display, -1, rx, ry, 0);
   p->sync (p->display, False);
-  app_test_iterate_pending (30);
+  /* a point outside the window reaches no handler of it */
+  if (out.x >= 0 && out.y >= 0 && out.x < gtk_widget_get_width (p->native)
+      && out.y < gtk_widget_get_height (p->native))
+    xpointer_wait (&p->motions, before, "the pointer's motion to reach the window");
+  else
+    app_test_iterate_pending (30);
 }
 
 static void
 xpointer_button (FakePointer *p, gboolean press)
 {
+  guint *count = press ? &p->presses : &p->releases;
+  guint before = *count;
   p->fake_button (p->display, 1, press, 0);
   p->sync (p->display, False);
-  app_test_iterate_pending (30);
+  xpointer_wait (count, before, press ? "the button press to reach the window"
+                                      : "the button release to reach the window");
 }
 
 /* The text of the tooltip @native shows now, NULL when none. */
@@ -1493,6 +1562,7 @@ test_label_column_drag (void)
   g_assert_true (wick_timeline_scene_track_rect (scene, &view, device, &r));
   g_assert_cmpfloat (r.x, ==, widened);
   xpointer_move (&p, widget, width / 2, gtk_widget_get_height (widget) + 40);
+  xpointer_fini (&p);
   wick_timeline_view_set_gutter_width (timeline, WICK_TIMELINE_GUTTER_DEFAULT);
   app_test_window_close (window);
 }
