@@ -239,3 +239,71 @@ wick_span_costs_by_name (WickDocument *document, WickSpanIndex *index)
   g_array_sort_with_data (costs, compare_costs, document);
   return costs;
 }
+
+WickSpanCostInput *
+wick_span_costs_copy_spans (WickDocument *document, guint *n_spans)
+{
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (document, &n);
+  WickSpanCostInput *copy = g_new (WickSpanCostInput, MAX (1, n));
+  for (guint s = 0; s < n; s++)
+    {
+      /* the parent as wick_span_index_new() resolves it */
+      gint32 parent = spans[s].parent;
+      if (parent < 0 && spans[s].parent_id)
+        parent = wick_document_find_span (document, wick_document_str (document, spans[s].parent_id));
+      copy[s] = (WickSpanCostInput){ spans[s].name, parent, spans[s].duration_ns };
+    }
+  *n_spans = n;
+  return copy;
+}
+
+static int
+compare_costs_by_id (gconstpointer a, gconstpointer b)
+{
+  const WickSpanCost *x = a, *y = b;
+  if (x->total_ns != y->total_ns)
+    return x->total_ns > y->total_ns ? -1 : 1;
+  return x->name < y->name ? -1 : x->name > y->name;
+}
+
+GArray *
+wick_span_costs_from_copy (const WickSpanCostInput *spans, guint n_spans)
+{
+  g_autofree guint64 *children = g_new0 (guint64, MAX (1, n_spans));
+  for (guint s = 0; s < n_spans; s++)
+    if (spans[s].parent >= 0 && (guint)spans[s].parent < n_spans && (guint)spans[s].parent != s)
+      children[spans[s].parent] += spans[s].duration_ns;
+  GArray *costs = g_array_new (FALSE, TRUE, sizeof (WickSpanCost));
+  g_autoptr (GHashTable) by_name = g_hash_table_new (NULL, NULL);
+  for (guint s = 0; s < n_spans; s++)
+    {
+      gpointer slot;
+      if (!g_hash_table_lookup_extended (by_name, GUINT_TO_POINTER (spans[s].name), NULL, &slot))
+        {
+          WickSpanCost fresh = { spans[s].name, 0, 0, 0, 0, 0.0 };
+          slot = GUINT_TO_POINTER (costs->len);
+          g_array_append_val (costs, fresh);
+          g_hash_table_insert (by_name, GUINT_TO_POINTER (spans[s].name), slot);
+        }
+      WickSpanCost *cost = &g_array_index (costs, WickSpanCost, GPOINTER_TO_UINT (slot));
+      guint64 duration = spans[s].duration_ns;
+      cost->count++;
+      cost->total_ns += duration;
+      cost->self_ns += duration > children[s] ? duration - children[s] : 0;
+      cost->max_ns = MAX (cost->max_ns, duration);
+    }
+  for (guint i = 0; i < costs->len; i++)
+    {
+      WickSpanCost *cost = &g_array_index (costs, WickSpanCost, i);
+      cost->mean_ns = (double)cost->total_ns / (double)cost->count;
+    }
+  g_array_sort (costs, compare_costs_by_id);
+  return costs;
+}
+
+void
+wick_span_costs_sort (WickDocument *document, GArray *costs)
+{
+  g_array_sort_with_data (costs, compare_costs, document);
+}

@@ -54,4 +54,22 @@ typedef struct
 /* A new array of WickSpanCost (free with g_array_unref). */
 GArray *wick_span_costs_by_name (WickDocument *document, WickSpanIndex *index);
 
+/* The same costs in two halves, for a document that grows on another
+ * thread: wick_span_costs_copy_spans() (on the document's thread) copies
+ * what the costs read of each span (name, duration, and its parent as the
+ * index resolves it); wick_span_costs_from_copy() (any thread) aggregates
+ * that copy, sorted by total descending then by name string id (its
+ * caller, on the document's thread, may wick_span_costs_sort() for the
+ * names' order among equal totals). */
+typedef struct
+{
+  WickStr name;
+  gint32 parent; /* -1: a root, or a parent never read */
+  guint64 duration_ns;
+} WickSpanCostInput;
+
+WickSpanCostInput *wick_span_costs_copy_spans (WickDocument *document, guint *n_spans);
+GArray *wick_span_costs_from_copy (const WickSpanCostInput *spans, guint n_spans);
+void wick_span_costs_sort (WickDocument *document, GArray *costs);
+
 G_END_DECLS

@@ -12,7 +12,7 @@
 
 struct _WickCostsPage
 {
-  GtkWidget parent_instance;
+  WickPage parent_instance;
   /* from the template (data/ui/wick-costs-page.ui) */
   GtkWidget *box;
   GtkWidget *switcher;
@@ -22,22 +22,13 @@ struct _WickCostsPage
   AdwBin *spans_slot, *steps_slot, *ops_slot, *tensors_slot, *stats_slot;
 
   WickTable *spans, *steps, *ops, *tensors, *stats;
-  WickSelection *selection;
-  WickDocument *document;
-  GArray *costs;      /* WickSpanCost */
-  GArray *step_stats; /* WickStepStats, in step order */
-  guint64 trace_ns;   /* the longest root span: what shares are of */
-  gboolean stale;     /* a growing document changed while the page was hidden */
-  /* A growing document's refreshes, while the page is shown, wait for
-   * refresh_at (each one holds the main thread for as long as the costs of
-   * every span take: the next may start only 4 of those later). */
-  guint refresh_source;
-  gint64 refresh_at;
-  gulong after_paint; /* shown stale: the refresh waits for this frame */
-  GdkFrameClock *paint_clock;
+  WickDocument *document; /* the one the tables show */
+  GArray *costs;          /* WickSpanCost, the session's */
+  GArray *step_stats;     /* WickStepStats, in step order */
+  guint64 trace_ns;       /* the longest root span: what shares are of */
 };
 
-G_DEFINE_FINAL_TYPE (WickCostsPage, wick_costs_page, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (WickCostsPage, wick_costs_page, WICK_TYPE_PAGE)
 
 enum
 {
@@ -154,7 +145,7 @@ on_step_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickCostsPage *self = d;
   const WickStepStats *s = step_record (self, i);
-  wick_selection_set_record (self->selection, WICK_RECORD_SPAN, s->span);
+  wick_selection_set_record (wick_page_get_selection (WICK_PAGE (self)), WICK_RECORD_SPAN, s->span);
 }
 
 /* Ops */
@@ -180,7 +171,7 @@ static void
 on_op_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickCostsPage *self = d;
-  wick_selection_set_record (self->selection, WICK_RECORD_OP, i);
+  wick_selection_set_record (wick_page_get_selection (WICK_PAGE (self)), WICK_RECORD_OP, i);
 }
 
 /* Tensors */
@@ -207,7 +198,7 @@ static void
 on_tensor_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickCostsPage *self = d;
-  wick_selection_set_record (self->selection, WICK_RECORD_TENSOR, i);
+  wick_selection_set_record (wick_page_get_selection (WICK_PAGE (self)), WICK_RECORD_TENSOR, i);
 }
 
 /* Tensor stats */
@@ -252,7 +243,7 @@ static void
 on_stat_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickCostsPage *self = d;
-  wick_selection_set_record (self->selection, WICK_RECORD_TENSOR_STATS, i);
+  wick_selection_set_record (wick_page_get_selection (WICK_PAGE (self)), WICK_RECORD_TENSOR_STATS, i);
 }
 
 static void
@@ -265,10 +256,6 @@ static void
 wick_costs_page_dispose (GObject *object)
 {
   WickCostsPage *self = WICK_COSTS_PAGE (object);
-  g_clear_handle_id (&self->refresh_source, g_source_remove);
-  if (self->after_paint != 0)
-    g_clear_signal_handler (&self->after_paint, self->paint_clock);
-  g_clear_object (&self->paint_clock);
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_COSTS_PAGE);
   g_clear_pointer (&self->spans, wick_table_free);
   g_clear_pointer (&self->steps, wick_table_free);
@@ -277,22 +264,19 @@ wick_costs_page_dispose (GObject *object)
   g_clear_pointer (&self->stats, wick_table_free);
   g_clear_pointer (&self->costs, g_array_unref);
   g_clear_pointer (&self->step_stats, g_array_unref);
-  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_costs_page_parent_class)->dispose (object);
 }
 
-static void wick_costs_page_map (GtkWidget *widget);
+static void wick_costs_page_refresh (WickPage *page, WickDocument *document,
+                                     WickPageRefreshFlags flags);
 
 static void
 wick_costs_page_class_init (WickCostsPageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_costs_page_dispose;
-  wick_selection_install_property (G_OBJECT_CLASS (klass),
-                                   G_STRUCT_OFFSET (WickCostsPage, selection), NULL);
-  widget_class->map = wick_costs_page_map;
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  WICK_PAGE_CLASS (klass)->refresh = wick_costs_page_refresh;
   signals[SEARCH_NAME] = g_signal_new ("search-name", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                        0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
   g_type_ensure (ADW_TYPE_BIN);
@@ -344,6 +328,8 @@ static void
 wick_costs_page_init (WickCostsPage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  wick_page_set_title (WICK_PAGE (self), _ ("Costs"));
+  wick_page_set_icon_name (WICK_PAGE (self), "view-list-symbolic");
   /* Each tab as wide as its own title, not five times the widest: the
    * switcher fits a 700 px window in German too. */
   gtk_box_layout_set_homogeneous (
@@ -361,7 +347,13 @@ wick_costs_page_new (WickSelection *selection)
 void
 wick_costs_page_set_document (WickCostsPage *self, WickDocument *document)
 {
-  wick_costs_page_set_document_full (self, document, NULL);
+  wick_page_set_document (WICK_PAGE (self), document);
+}
+
+void
+wick_costs_page_document_changed (WickCostsPage *self)
+{
+  wick_page_document_changed (WICK_PAGE (self));
 }
 
 /* The step table, shown when the trace has steps (wick-steps.h). */
@@ -402,109 +394,44 @@ show_costs (WickCostsPage *self)
   show_steps (self);
 }
 
-void
-wick_costs_page_set_document_full (WickCostsPage *self, WickDocument *document, GArray *costs)
+/* The tables with @costs (the session's) and the document's records. */
+static void
+show_all (WickCostsPage *self, GArray *costs)
 {
-  g_set_object (&self->document, document);
-  if (costs == NULL || document == NULL)
-    {
-      if (costs)
-        g_array_unref (costs);
-      wick_costs_page_document_changed (self);
-    }
-  else
+  wick_table_set_rows (self->spans, 0);
+  g_clear_pointer (&self->costs, g_array_unref);
+  self->costs = g_array_ref (costs);
+  show_costs (self);
+}
+
+static void
+on_costs (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (WickCostsPage) self = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) costs
+    = wick_trace_session_costs_finish (WICK_TRACE_SESSION (source), result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return; /* the page moved on: another refresh, document or none */
+  if (costs != NULL && self->document != NULL)
+    show_all (self, costs);
+  wick_page_end_work (WICK_PAGE (self));
+}
+
+/* The costs of every span: the session's when current, else computed on a
+ * worker (a live document's took seconds on this thread) while the tables
+ * show what they had; the document's own records are read here. */
+static void
+wick_costs_page_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
+{
+  WickCostsPage *self = WICK_COSTS_PAGE (page);
+  WickTraceSession *session = wick_page_get_session (page);
+  if (flags & WICK_PAGE_REFRESH_REPLACED)
     {
       wick_table_set_rows (self->spans, 0);
       g_clear_pointer (&self->costs, g_array_unref);
-      self->costs = costs;
-      show_costs (self);
+      g_set_object (&self->document, document);
     }
-  wick_table_sort_by (self->spans, 2, TRUE);
-}
-
-static void refresh (WickCostsPage *self);
-
-static gboolean
-refresh_due (gpointer user_data)
-{
-  WickCostsPage *self = user_data;
-  self->refresh_source = 0;
-  if (self->stale)
-    refresh (self);
-  return G_SOURCE_REMOVE;
-}
-
-/* A growing document's refresh, no sooner than refresh_at, after the frames
- * already due (the page shown with what it last had, then brought up to
- * date): a live document's costs of every span took seconds a refresh at
- * 4 refreshes a second, and a switch to the page waited for one. */
-static void
-schedule_refresh (WickCostsPage *self)
-{
-  self->stale = TRUE;
-  if (self->refresh_source != 0)
-    return;
-  gint64 wait_us = MAX (self->refresh_at - g_get_monotonic_time (), 0);
-  self->refresh_source = g_timeout_add_full (G_PRIORITY_DEFAULT_IDLE, (guint)(wait_us / 1000),
-                                             refresh_due, self, NULL);
-}
-
-/* Rebuilding the tables relayouts every row: a growing (live) document does
- * it only while the page is on screen, at most a fifth of the time
- * (schedule_refresh), and once when it is shown again (measured: two thirds
- * of the live window's main thread went here with the page hidden,
- * docs/performance.md "Live view"). */
-void
-wick_costs_page_document_changed (WickCostsPage *self)
-{
-  if (self->document != NULL && !wick_document_is_finished (self->document))
-    {
-      if (gtk_widget_get_mapped (GTK_WIDGET (self)))
-        schedule_refresh (self);
-      else
-        self->stale = TRUE;
-      return;
-    }
-  refresh (self);
-}
-
-static void
-shown_painted (GdkFrameClock *clock, WickCostsPage *self)
-{
-  g_clear_signal_handler (&self->after_paint, clock);
-  g_clear_object (&self->paint_clock);
-  if (self->stale)
-    schedule_refresh (self);
-}
-
-/* Shown again with a growing document: the page as it was first (the
- * switch's frame), brought up to date after that frame. */
-static void
-wick_costs_page_map (GtkWidget *widget)
-{
-  WickCostsPage *self = WICK_COSTS_PAGE (widget);
-  GTK_WIDGET_CLASS (wick_costs_page_parent_class)->map (widget);
-  if (!self->stale || self->after_paint != 0)
-    return;
-  GdkFrameClock *clock = gtk_widget_get_frame_clock (widget);
-  if (clock == NULL)
-    {
-      schedule_refresh (self);
-      return;
-    }
-  self->paint_clock = g_object_ref (clock);
-  self->after_paint = g_signal_connect (clock, "after-paint", G_CALLBACK (shown_painted), self);
-  gtk_widget_queue_draw (widget);
-}
-
-static void
-refresh (WickCostsPage *self)
-{
-  gint64 t0 = g_get_monotonic_time ();
-  self->stale = FALSE;
-  g_clear_handle_id (&self->refresh_source, g_source_remove);
-  wick_table_set_rows (self->spans, 0);
-  g_clear_pointer (&self->costs, g_array_unref);
   if (self->document == NULL)
     {
       wick_table_set_rows (self->ops, 0);
@@ -513,18 +440,22 @@ refresh (WickCostsPage *self)
       show_steps (self);
       return;
     }
-  g_autoptr (WickSpanIndex) index = wick_span_index_new (self->document);
-  self->costs = wick_span_costs_by_name (self->document, index);
-  show_costs (self);
-  gint64 t1 = g_get_monotonic_time ();
-  self->refresh_at = t1 + MAX (4 * (t1 - t0), 250 * 1000);
+  GArray *costs = wick_trace_session_peek_costs (session);
+  if (costs == NULL && (flags & WICK_PAGE_REFRESH_NOW))
+    costs = wick_trace_session_get_costs (session);
+  if (costs != NULL)
+    show_all (self, costs);
+  else
+    wick_trace_session_costs_async (session, wick_page_begin_work (page), on_costs,
+                                    g_object_ref (self));
+  if (flags & WICK_PAGE_REFRESH_REPLACED)
+    wick_table_sort_by (self->spans, 2, TRUE);
 }
 
 WickTable *
 wick_costs_page_get_table (WickCostsPage *self, const char *name)
 {
-  if (self->stale)
-    refresh (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   if (g_strcmp0 (name, "steps") == 0)
     return self->steps;
   if (g_strcmp0 (name, "ops") == 0)

@@ -12,24 +12,25 @@
  * step, an op or a tensor selects it in the shared selection; activating a
  * span-cost row emits "search-name" so the window can highlight those spans
  * on the timeline.
+ *
+ * The span costs are the session's (wick_trace_session_get_costs()): those
+ * a loading worker computed, or, for a document that grew, computed on a
+ * worker thread while the page shows what it had (wick-page.h).
  */
 #pragma once
 
 #include <gtk/gtk.h>
 
-#include "wick-selection.h"
+#include "wick-page.h"
 #include "wick-table.h"
 
 G_BEGIN_DECLS
 
 #define WICK_TYPE_COSTS_PAGE (wick_costs_page_get_type ())
-G_DECLARE_FINAL_TYPE (WickCostsPage, wick_costs_page, WICK, COSTS_PAGE, GtkWidget)
+G_DECLARE_FINAL_TYPE (WickCostsPage, wick_costs_page, WICK, COSTS_PAGE, WickPage)
 
 GtkWidget *wick_costs_page_new (WickSelection *selection);
 void wick_costs_page_set_document (WickCostsPage *self, WickDocument *document);
-/* Same, with the span costs (WickSpanCost, from wick_span_costs_by_name())
- * already computed; takes ownership of @costs. */
-void wick_costs_page_set_document_full (WickCostsPage *self, WickDocument *document, GArray *costs);
 void wick_costs_page_document_changed (WickCostsPage *self);
 WickTable *wick_costs_page_get_table (WickCostsPage *self,
                                       const char *name); /* "spans", "ops", "tensors" */

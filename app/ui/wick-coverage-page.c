@@ -9,19 +9,17 @@
 
 struct _WickCoveragePage
 {
-  GtkWidget parent_instance;
-  gboolean stale; /* a growing document changed while the page was hidden */
+  WickPage parent_instance;
   GtkWidget *box;
   GtkWidget *verdict;
   GtkWidget *reason;
   GtkWidget *digest;
   WickTable *table;
-  WickSelection *selection;
-  WickDocument *document;
+  WickDocument *document; /* the one the report is of */
   WickGradientReport *report;
 };
 
-G_DEFINE_FINAL_TYPE (WickCoveragePage, wick_coverage_page, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (WickCoveragePage, wick_coverage_page, WICK_TYPE_PAGE)
 
 static const WickGradientFamilyRow *
 family (WickCoveragePage *self, guint index)
@@ -138,7 +136,7 @@ on_row (gpointer data, guint kind, guint index, gboolean activated)
 {
   WickCoveragePage *self = data;
   if (kind == 1 && entry (self, index)->gradient >= 0)
-    wick_selection_set_record (self->selection, WICK_RECORD_GRADIENT,
+    wick_selection_set_record (wick_page_get_selection (WICK_PAGE (self)), WICK_RECORD_GRADIENT,
                                entry (self, index)->gradient);
 }
 
@@ -186,22 +184,30 @@ wick_coverage_page_dispose (GObject *object)
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_COVERAGE_PAGE);
   g_clear_pointer (&self->table, wick_table_free);
   g_clear_pointer (&self->report, wick_gradient_report_free);
-  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_coverage_page_parent_class)->dispose (object);
 }
 
-static void wick_coverage_page_map (GtkWidget *widget);
+static void
+wick_coverage_page_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
+{
+  WickCoveragePage *self = WICK_COVERAGE_PAGE (page);
+  wick_table_set_rows (self->table, 0);
+  g_clear_pointer (&self->report, wick_gradient_report_free);
+  g_set_object (&self->document, document);
+  if (self->document == NULL)
+    return;
+  self->report = wick_gradient_report_new (self->document);
+  wick_table_set_rows (self->table, self->report->families->len);
+  update_header (self);
+}
 
 static void
 wick_coverage_page_class_init (WickCoveragePageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_coverage_page_dispose;
-  wick_selection_install_property (G_OBJECT_CLASS (klass),
-                                   G_STRUCT_OFFSET (WickCoveragePage, selection), NULL);
-  widget_class->map = wick_coverage_page_map;
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  WICK_PAGE_CLASS (klass)->refresh = wick_coverage_page_refresh;
   gtk_widget_class_set_template_from_resource (
     widget_class, "/io/github/wickprofiler/Wick/wick-coverage-page.ui");
   gtk_widget_class_bind_template_child (widget_class, WickCoveragePage, box);
@@ -216,6 +222,8 @@ static void
 wick_coverage_page_init (WickCoveragePage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  wick_page_set_title (WICK_PAGE (self), _ ("Coverage"));
+  wick_page_set_icon_name (WICK_PAGE (self), "emblem-ok-symbolic");
   self->table = wick_table_new (self);
   wick_table_set_tree (self->table, children);
   wick_table_add_column (self->table, _ ("Family / key"), text_name, NULL, TRUE, FALSE);
@@ -240,55 +248,25 @@ wick_coverage_page_new (WickSelection *selection)
 void
 wick_coverage_page_set_document (WickCoveragePage *self, WickDocument *document)
 {
-  g_set_object (&self->document, document);
-  wick_coverage_page_document_changed (self);
+  wick_page_set_document (WICK_PAGE (self), document);
 }
 
-static void refresh (WickCoveragePage *self);
-
-/* A growing document refreshes the page only while it is on screen. */
 void
 wick_coverage_page_document_changed (WickCoveragePage *self)
 {
-  self->stale = wick_table_page_can_wait (GTK_WIDGET (self), self->document);
-  if (!self->stale)
-    refresh (self);
-}
-
-static void
-wick_coverage_page_map (GtkWidget *widget)
-{
-  WickCoveragePage *self = (WickCoveragePage *)widget;
-  GTK_WIDGET_CLASS (wick_coverage_page_parent_class)->map (widget);
-  if (self->stale)
-    wick_coverage_page_document_changed (self);
-}
-
-static void
-refresh (WickCoveragePage *self)
-{
-  self->stale = FALSE;
-  wick_table_set_rows (self->table, 0);
-  g_clear_pointer (&self->report, wick_gradient_report_free);
-  if (self->document == NULL)
-    return;
-  self->report = wick_gradient_report_new (self->document);
-  wick_table_set_rows (self->table, self->report->families->len);
-  update_header (self);
+  wick_page_document_changed (WICK_PAGE (self));
 }
 
 WickTable *
 wick_coverage_page_get_table (WickCoveragePage *self)
 {
-  if (self->stale)
-    refresh (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return self->table;
 }
 
 const char *
 wick_coverage_page_get_verdict_text (WickCoveragePage *self)
 {
-  if (self->stale)
-    refresh (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return gtk_label_get_text (GTK_LABEL (self->verdict));
 }

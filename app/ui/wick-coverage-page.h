@@ -11,13 +11,13 @@
 
 #include <gtk/gtk.h>
 
-#include "wick-selection.h"
+#include "wick-page.h"
 #include "wick-table.h"
 
 G_BEGIN_DECLS
 
 #define WICK_TYPE_COVERAGE_PAGE (wick_coverage_page_get_type ())
-G_DECLARE_FINAL_TYPE (WickCoveragePage, wick_coverage_page, WICK, COVERAGE_PAGE, GtkWidget)
+G_DECLARE_FINAL_TYPE (WickCoveragePage, wick_coverage_page, WICK, COVERAGE_PAGE, WickPage)
 
 GtkWidget *wick_coverage_page_new (WickSelection *selection);
 void wick_coverage_page_set_document (WickCoveragePage *self, WickDocument *document);

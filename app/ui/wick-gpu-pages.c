@@ -14,44 +14,46 @@
 gboolean
 wick_gpu_pages_wanted (WickDocument *document)
 {
-  if (document == NULL || wick_tracks_get_format (wick_document_get_tracks (document))
-                            != WICK_TRACE_FORMAT_CHROME)
-    return FALSE;
-  return wick_gpu_analysis_get (document)->has_gpu;
+  return wick_trace_session_document_has_gpu_work (document);
 }
 
 /* ---- Kernels and Operators ------------------------------------------------ */
 
 struct _WickGpuTablePage
 {
-  GtkWidget parent_instance;
+  WickPage parent_instance;
   WickGpuTableKind kind;
   GtkWidget *box;
   GtkWidget *filter;
   GtkWidget *position;
   GtkWidget *slot; /* AdwBin holding the table's widget */
   WickTable *table;
-  WickSelection *selection;
-  WickDocument *document;
+  WickDocument *document;          /* the one the table shows */
   const WickGpuAnalysis *analysis; /* the document's, NULL without one */
-  gboolean stale;                  /* the table is built when the page is first shown */
 };
 
-G_DEFINE_FINAL_TYPE (WickGpuTablePage, wick_gpu_table_page, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (WickGpuTablePage, wick_gpu_table_page, WICK_TYPE_PAGE)
 
 static void table_page_build (WickGpuTablePage *self);
 
-/* The table is built when the page is first shown, not when the document
- * is; it is drawn (wick_table_new_drawn): a first frame of the rows on
- * screen, 25-30 ms on 1 M kernels where GTK 4.8's column view made 200
- * rows of cells in 300-400 ms (docs/performance.md, "GPU pages"). */
+/* The table is built when the page is shown (wick-page.h), not when the
+ * document is set; it is drawn (wick_table_new_drawn): a first frame of the
+ * rows on screen, 25-30 ms on 1 M kernels where GTK 4.8's column view made
+ * 200 rows of cells in 300-400 ms (docs/performance.md, "GPU pages"). */
 static void
-wick_gpu_table_page_map (GtkWidget *widget)
+wick_gpu_table_page_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
 {
-  WickGpuTablePage *self = WICK_GPU_TABLE_PAGE (widget);
-  if (self->stale)
+  WickGpuTablePage *self = WICK_GPU_TABLE_PAGE (page);
+  /* the old rows read the old analysis: none until the new table */
+  if (self->table)
+    wick_table_set_rows (self->table, 0);
+  g_set_object (&self->document, document);
+  self->analysis
+    = document ? wick_trace_session_get_gpu_analysis (wick_page_get_session (page)) : NULL;
+  if (flags & WICK_PAGE_REFRESH_REPLACED)
+    wick_gpu_table_page_set_position (self, -1, 0);
+  if (document != NULL)
     table_page_build (self);
-  GTK_WIDGET_CLASS (wick_gpu_table_page_parent_class)->map (widget);
 }
 
 enum
@@ -197,7 +199,6 @@ wick_gpu_table_page_dispose (GObject *object)
   WickGpuTablePage *self = WICK_GPU_TABLE_PAGE (object);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   g_clear_pointer (&self->table, wick_table_free);
-  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_gpu_table_page_parent_class)->dispose (object);
 }
@@ -207,10 +208,7 @@ wick_gpu_table_page_class_init (WickGpuTablePageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_gpu_table_page_dispose;
-  widget_class->map = wick_gpu_table_page_map;
-  wick_selection_install_property (G_OBJECT_CLASS (klass),
-                                   G_STRUCT_OFFSET (WickGpuTablePage, selection), NULL);
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  WICK_PAGE_CLASS (klass)->refresh = wick_gpu_table_page_refresh;
   /* (GArray of WickEventRef by start, activated): a row's slices */
   signals[INSTANCES]
     = g_signal_new ("instances", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
@@ -279,6 +277,11 @@ wick_gpu_table_page_new (WickSelection *selection, WickGpuTableKind kind)
   g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
   WickGpuTablePage *self = g_object_new (WICK_TYPE_GPU_TABLE_PAGE, "selection", selection, NULL);
   self->kind = kind;
+  wick_page_set_title (WICK_PAGE (self),
+                       kind == WICK_GPU_TABLE_KERNELS ? _ ("Kernels") : _ ("Operators"));
+  wick_page_set_icon_name (WICK_PAGE (self), kind == WICK_GPU_TABLE_KERNELS
+                                               ? "system-run-symbolic"
+                                               : "view-list-bullet-symbolic");
   gtk_editable_set_text (GTK_EDITABLE (self->filter), "");
   g_object_set (self->filter, "placeholder-text",
                 kind == WICK_GPU_TABLE_KERNELS ? _ ("Filter kernels") : _ ("Filter operators"),
@@ -290,21 +293,12 @@ void
 wick_gpu_table_page_set_document (WickGpuTablePage *self, WickDocument *document)
 {
   g_return_if_fail (WICK_IS_GPU_TABLE_PAGE (self));
-  g_set_object (&self->document, document);
-  /* the old rows read the old analysis: none until the new table */
-  if (self->table)
-    wick_table_set_rows (self->table, 0);
-  self->analysis = wick_gpu_pages_wanted (document) ? wick_gpu_analysis_get (document) : NULL;
-  wick_gpu_table_page_set_position (self, -1, 0);
-  self->stale = TRUE;
-  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
-    table_page_build (self);
+  wick_trace_session_set_document (wick_page_ensure_session (WICK_PAGE (self)), document);
 }
 
 static void
 table_page_build (WickGpuTablePage *self)
 {
-  self->stale = FALSE;
   adw_bin_set_child (ADW_BIN (self->slot), NULL);
   g_clear_pointer (&self->table, wick_table_free);
   self->table = wick_table_new_drawn (self);
@@ -345,8 +339,7 @@ table_page_build (WickGpuTablePage *self)
 WickTable *
 wick_gpu_table_page_get_table (WickGpuTablePage *self)
 {
-  if (self->stale)
-    table_page_build (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return self->table;
 }
 
@@ -421,31 +414,37 @@ step_part (const StepRow *r, guint part)
 
 struct _WickGpuOverviewPage
 {
-  GtkWidget parent_instance;
+  WickPage parent_instance;
   GtkWidget *box;
   GtkWidget *devices_slot, *steps_slot;
   GtkWidget *launches;
   GtkWidget *chart;
   GtkWidget *steps_heading;
   WickTable *steps, *devices;
-  WickSelection *selection;
-  WickDocument *document;
+  WickDocument *document; /* the one shown */
   const WickGpuAnalysis *analysis;
-  GArray *rows;   /* StepRow */
-  gboolean stale; /* built when first shown, as the tables */
+  GArray *rows; /* StepRow */
 };
 
-G_DEFINE_FINAL_TYPE (WickGpuOverviewPage, wick_gpu_overview_page, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (WickGpuOverviewPage, wick_gpu_overview_page, WICK_TYPE_PAGE)
 
 static void overview_build (WickGpuOverviewPage *self);
 
+/* Built when shown, as the tables. */
 static void
-wick_gpu_overview_page_map (GtkWidget *widget)
+wick_gpu_overview_page_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
 {
-  WickGpuOverviewPage *self = WICK_GPU_OVERVIEW_PAGE (widget);
-  if (self->stale)
+  WickGpuOverviewPage *self = WICK_GPU_OVERVIEW_PAGE (page);
+  if (self->steps)
+    wick_table_set_rows (self->steps, 0);
+  if (self->devices)
+    wick_table_set_rows (self->devices, 0);
+  g_clear_pointer (&self->rows, g_array_unref);
+  g_set_object (&self->document, document);
+  self->analysis
+    = document ? wick_trace_session_get_gpu_analysis (wick_page_get_session (page)) : NULL;
+  if (document != NULL)
     overview_build (self);
-  GTK_WIDGET_CLASS (wick_gpu_overview_page_parent_class)->map (widget);
 }
 
 static WickDocument *
@@ -512,7 +511,7 @@ static void
 on_step_row (gpointer d, guint k, guint i, gboolean activated)
 {
   WickGpuOverviewPage *self = d;
-  wick_selection_set_record (self->selection, WICK_RECORD_SPAN,
+  wick_selection_set_record (wick_page_get_selection (WICK_PAGE (self)), WICK_RECORD_SPAN,
                              ((const StepRow *)step_row_record (self, i))->step.span);
 }
 
@@ -675,7 +674,7 @@ on_chart_pressed (GtkGestureClick *gesture, int n_press, double x, double y,
   if (i >= 0)
     {
       wick_table_select (self->steps, 0, (guint)i);
-      wick_selection_set_record (self->selection, WICK_RECORD_SPAN,
+      wick_selection_set_record (wick_page_get_selection (WICK_PAGE (self)), WICK_RECORD_SPAN,
                                  g_array_index (self->rows, StepRow, i).step.span);
     }
 }
@@ -719,7 +718,6 @@ wick_gpu_overview_page_dispose (GObject *object)
   g_clear_pointer (&self->steps, wick_table_free);
   g_clear_pointer (&self->devices, wick_table_free);
   g_clear_pointer (&self->rows, g_array_unref);
-  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_gpu_overview_page_parent_class)->dispose (object);
 }
@@ -727,12 +725,8 @@ wick_gpu_overview_page_dispose (GObject *object)
 static void
 wick_gpu_overview_page_class_init (WickGpuOverviewPageClass *klass)
 {
-  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_gpu_overview_page_dispose;
-  widget_class->map = wick_gpu_overview_page_map;
-  wick_selection_install_property (G_OBJECT_CLASS (klass),
-                                   G_STRUCT_OFFSET (WickGpuOverviewPage, selection), NULL);
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  WICK_PAGE_CLASS (klass)->refresh = wick_gpu_overview_page_refresh;
 }
 
 static void
@@ -744,6 +738,8 @@ wick_gpu_overview_page_init (WickGpuOverviewPage *self)
   gtk_widget_set_margin_top (self->box, 12);
   gtk_widget_set_margin_bottom (self->box, 12);
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
+  wick_page_set_title (WICK_PAGE (self), _ ("Overview"));
+  wick_page_set_icon_name (WICK_PAGE (self), "power-profile-performance-symbolic");
 
   gtk_box_append (GTK_BOX (self->box), heading (_ ("GPU time by device")));
   self->devices_slot = adw_bin_new ();
@@ -817,22 +813,12 @@ void
 wick_gpu_overview_page_set_document (WickGpuOverviewPage *self, WickDocument *document)
 {
   g_return_if_fail (WICK_IS_GPU_OVERVIEW_PAGE (self));
-  g_set_object (&self->document, document);
-  if (self->steps)
-    wick_table_set_rows (self->steps, 0);
-  if (self->devices)
-    wick_table_set_rows (self->devices, 0);
-  g_clear_pointer (&self->rows, g_array_unref);
-  self->analysis = wick_gpu_pages_wanted (document) ? wick_gpu_analysis_get (document) : NULL;
-  self->stale = TRUE;
-  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
-    overview_build (self);
+  wick_trace_session_set_document (wick_page_ensure_session (WICK_PAGE (self)), document);
 }
 
 static void
 overview_build (WickGpuOverviewPage *self)
 {
-  self->stale = FALSE;
   adw_bin_set_child (ADW_BIN (self->steps_slot), NULL);
   adw_bin_set_child (ADW_BIN (self->devices_slot), NULL);
   g_clear_pointer (&self->steps, wick_table_free);
@@ -881,15 +867,13 @@ overview_build (WickGpuOverviewPage *self)
 WickTable *
 wick_gpu_overview_page_get_table (WickGpuOverviewPage *self, const char *name)
 {
-  if (self->stale)
-    overview_build (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return g_strcmp0 (name, "devices") == 0 ? self->devices : self->steps;
 }
 
 const char *
 wick_gpu_overview_page_get_launches_text (WickGpuOverviewPage *self)
 {
-  if (self->stale)
-    overview_build (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return gtk_label_get_text (GTK_LABEL (self->launches));
 }

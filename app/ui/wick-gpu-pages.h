@@ -20,12 +20,16 @@
  * memcpy, CPU-only and idle time, adding up to the step's duration), the
  * slow steps marked, a table of the same beneath; the devices' busy,
  * kernel, memcpy, memset and communication time; the launch figures.
+ *
+ * Each is a WickPage reading its session's GPU analysis
+ * (wick_trace_session_get_gpu_analysis()); its table is built when the page
+ * is shown, not when the document is set (set_document included).
  */
 #pragma once
 
 #include <gtk/gtk.h>
 
-#include "wick-selection.h"
+#include "wick-page.h"
 #include "wick-table.h"
 
 G_BEGIN_DECLS
@@ -37,7 +41,7 @@ typedef enum
 } WickGpuTableKind;
 
 #define WICK_TYPE_GPU_TABLE_PAGE (wick_gpu_table_page_get_type ())
-G_DECLARE_FINAL_TYPE (WickGpuTablePage, wick_gpu_table_page, WICK, GPU_TABLE_PAGE, GtkWidget)
+G_DECLARE_FINAL_TYPE (WickGpuTablePage, wick_gpu_table_page, WICK, GPU_TABLE_PAGE, WickPage)
 
 GtkWidget *wick_gpu_table_page_new (WickSelection *selection, WickGpuTableKind kind);
 void wick_gpu_table_page_set_document (WickGpuTablePage *self, WickDocument *document);
@@ -52,7 +56,7 @@ const char *wick_gpu_table_page_get_position_text (WickGpuTablePage *self);
 
 #define WICK_TYPE_GPU_OVERVIEW_PAGE (wick_gpu_overview_page_get_type ())
 G_DECLARE_FINAL_TYPE (WickGpuOverviewPage, wick_gpu_overview_page, WICK, GPU_OVERVIEW_PAGE,
-                      GtkWidget)
+                      WickPage)
 
 GtkWidget *wick_gpu_overview_page_new (WickSelection *selection);
 void wick_gpu_overview_page_set_document (WickGpuOverviewPage *self, WickDocument *document);

@@ -8,19 +8,17 @@
 
 struct _WickHealthPage
 {
-  GtkWidget parent_instance;
-  gboolean stale; /* a growing document changed while the page was hidden */
+  WickPage parent_instance;
   GtkWidget *box;
   GtkWidget *title;
   GtkWidget *subtitle;
   GtkWidget *icon;
   WickTable *table;
-  WickSelection *selection;
-  WickDocument *document;
+  WickDocument *document; /* the one the table shows */
   guint n_errors, n_warnings, n_pending;
 };
 
-G_DEFINE_FINAL_TYPE (WickHealthPage, wick_health_page, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (WickHealthPage, wick_health_page, WICK_TYPE_PAGE)
 
 static const WickHealthIssue *
 issue (WickHealthPage *self, guint index)
@@ -101,7 +99,7 @@ on_row (gpointer data, guint kind, guint index, gboolean activated)
   const WickHealthIssue *i = issue (self, index);
   if (i->record_type != WICK_RECORD_NONE && i->record_index >= 0)
     {
-      wick_selection_set_record (self->selection, i->record_type, i->record_index);
+      wick_selection_set_record (wick_page_get_selection (WICK_PAGE (self)), i->record_type, i->record_index);
       if (activated)
         gtk_widget_activate_action (GTK_WIDGET (self), "win.show-page", "s", "timeline");
     }
@@ -203,22 +201,29 @@ wick_health_page_dispose (GObject *object)
   WickHealthPage *self = WICK_HEALTH_PAGE (object);
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_HEALTH_PAGE);
   g_clear_pointer (&self->table, wick_table_free);
-  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (wick_health_page_parent_class)->dispose (object);
 }
 
-static void wick_health_page_map (GtkWidget *widget);
+static void
+wick_health_page_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
+{
+  WickHealthPage *self = WICK_HEALTH_PAGE (page);
+  wick_table_set_rows (self->table, 0);
+  g_set_object (&self->document, document);
+  guint n = 0;
+  if (self->document)
+    wick_document_get_health (self->document, &n);
+  wick_table_set_rows (self->table, n);
+  update_header (self);
+}
 
 static void
 wick_health_page_class_init (WickHealthPageClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_health_page_dispose;
-  wick_selection_install_property (G_OBJECT_CLASS (klass),
-                                   G_STRUCT_OFFSET (WickHealthPage, selection), NULL);
-  widget_class->map = wick_health_page_map;
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  WICK_PAGE_CLASS (klass)->refresh = wick_health_page_refresh;
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/wickprofiler/Wick/wick-health-page.ui");
   gtk_widget_class_bind_template_child (widget_class, WickHealthPage, box);
@@ -233,6 +238,8 @@ static void
 wick_health_page_init (WickHealthPage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  wick_page_set_title (WICK_PAGE (self), _ ("Health"));
+  wick_page_set_icon_name (WICK_PAGE (self), "dialog-warning-symbolic");
   self->table = wick_table_new (self);
   wick_table_add_column (self->table, _ ("Severity"), text_severity, compare_severity, FALSE,
                          FALSE);
@@ -254,77 +261,46 @@ wick_health_page_new (WickSelection *selection)
 void
 wick_health_page_set_document (WickHealthPage *self, WickDocument *document)
 {
-  g_set_object (&self->document, document);
-  wick_health_page_document_changed (self);
+  wick_page_set_document (WICK_PAGE (self), document);
 }
 
-static void refresh (WickHealthPage *self);
-
-/* A growing document refreshes the page only while it is on screen. */
 void
 wick_health_page_document_changed (WickHealthPage *self)
 {
-  self->stale = wick_table_page_can_wait (GTK_WIDGET (self), self->document);
-  if (!self->stale)
-    refresh (self);
-}
-
-static void
-wick_health_page_map (GtkWidget *widget)
-{
-  WickHealthPage *self = (WickHealthPage *)widget;
-  GTK_WIDGET_CLASS (wick_health_page_parent_class)->map (widget);
-  if (self->stale)
-    wick_health_page_document_changed (self);
-}
-
-static void
-refresh (WickHealthPage *self)
-{
-  self->stale = FALSE;
-  guint n = 0;
-  if (self->document)
-    wick_document_get_health (self->document, &n);
-  wick_table_set_rows (self->table, n);
-  update_header (self);
+  wick_page_document_changed (WICK_PAGE (self));
 }
 
 WickTable *
 wick_health_page_get_table (WickHealthPage *self)
 {
-  if (self->stale)
-    refresh (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return self->table;
 }
 
 guint
 wick_health_page_get_n_errors (WickHealthPage *self)
 {
-  if (self->stale)
-    refresh (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return self->n_errors;
 }
 
 guint
 wick_health_page_get_n_warnings (WickHealthPage *self)
 {
-  if (self->stale)
-    refresh (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return self->n_warnings;
 }
 
 guint
 wick_health_page_get_n_pending (WickHealthPage *self)
 {
-  if (self->stale)
-    refresh (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return self->n_pending;
 }
 
 const char *
 wick_health_page_get_title (WickHealthPage *self)
 {
-  if (self->stale)
-    refresh (self);
+  wick_page_ensure_current (WICK_PAGE (self));
   return gtk_label_get_text (GTK_LABEL (self->title));
 }

@@ -11,13 +11,13 @@
 
 #include <gtk/gtk.h>
 
-#include "wick-selection.h"
+#include "wick-page.h"
 #include "wick-table.h"
 
 G_BEGIN_DECLS
 
 #define WICK_TYPE_HEALTH_PAGE (wick_health_page_get_type ())
-G_DECLARE_FINAL_TYPE (WickHealthPage, wick_health_page, WICK, HEALTH_PAGE, GtkWidget)
+G_DECLARE_FINAL_TYPE (WickHealthPage, wick_health_page, WICK, HEALTH_PAGE, WickPage)
 
 GtkWidget *wick_health_page_new (WickSelection *selection);
 void wick_health_page_set_document (WickHealthPage *self, WickDocument *document);

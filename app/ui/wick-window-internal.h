@@ -15,6 +15,7 @@
 
 #include "wick-window-actions.h"
 #include "wick-window-loading.h"
+#include "wick-trace-session.h"
 
 G_BEGIN_DECLS
 
@@ -52,7 +53,10 @@ struct _WickWindow
 
   /* the other views, from the template (data/ui/wick-window.ui), each bound
    * to the window's selection */
-  WickSelection *selection; /* made before the template: its views bind to it */
+  /* made before the template: its pages bind to the session, the other
+   * views to its selection */
+  WickTraceSession *session;
+  WickSelection *selection; /* the session's */
   GtkWidget *memory;
   GtkWidget *coverage;
   GtkWidget *health;
@@ -65,7 +69,6 @@ struct _WickWindow
 
   WickDocument *document;
   gulong changed_handler;
-  guint changed_source;
   /* the loading page's load (one at a time) */
   WickWindowLoading *loading;
   /* what the win.* actions act on (wick-window-actions.h) */

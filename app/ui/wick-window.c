@@ -26,22 +26,20 @@ enum
 {
   PROP_0,
   PROP_SELECTION,
+  PROP_SESSION,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
 
 /* ---- document ---- */
 
-/* The GPU pages: filled and shown for a document with GPU work. */
+/* The GPU pages, shown for a document with GPU work (they read it from the
+ * session). */
 static void
 gpu_pages_set_document (WickWindow *self, WickDocument *document)
 {
   gboolean wanted = wick_gpu_pages_wanted (document);
-  WickDocument *shown = wanted ? document : NULL;
   self->match_page = NULL;
-  wick_gpu_overview_page_set_document (WICK_GPU_OVERVIEW_PAGE (self->gpu_overview), shown);
-  wick_gpu_table_page_set_document (WICK_GPU_TABLE_PAGE (self->kernels), shown);
-  wick_gpu_table_page_set_document (WICK_GPU_TABLE_PAGE (self->operators), shown);
   for (guint i = 0; i < G_N_ELEMENTS (self->gpu_stack_pages); i++)
     adw_view_stack_page_set_visible (self->gpu_stack_pages[i], wanted);
 }
@@ -78,17 +76,20 @@ gpu_pages_init (WickWindow *self)
   struct
   {
     GtkWidget *widget;
-    const char *name, *title, *icon;
+    const char *name;
   } pages[] = {
-    { self->gpu_overview, "gpu-overview", _ ("Overview"), "power-profile-performance-symbolic" },
-    { self->kernels, "kernels", _ ("Kernels"), "system-run-symbolic" },
-    { self->operators, "operators", _ ("Operators"), "view-list-bullet-symbolic" },
+    { self->gpu_overview, "gpu-overview" },
+    { self->kernels, "kernels" },
+    { self->operators, "operators" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (pages); i++)
     {
-      self->gpu_stack_pages[i]
-        = adw_view_stack_add_titled (self->views, pages[i].widget, pages[i].name, pages[i].title);
-      adw_view_stack_page_set_icon_name (self->gpu_stack_pages[i], pages[i].icon);
+      WickPage *page = WICK_PAGE (pages[i].widget);
+      wick_page_set_session (page, self->session);
+      self->gpu_stack_pages[i] = adw_view_stack_add_titled (self->views, pages[i].widget,
+                                                            pages[i].name,
+                                                            wick_page_get_title (page));
+      adw_view_stack_page_set_icon_name (self->gpu_stack_pages[i], wick_page_get_icon_name (page));
       adw_view_stack_page_set_visible (self->gpu_stack_pages[i], FALSE);
     }
   for (guint i = 1; i < G_N_ELEMENTS (pages); i++)
@@ -98,49 +99,36 @@ gpu_pages_init (WickWindow *self)
     }
 }
 
+/* The session takes the document with what the loading derived; the
+ * timeline and the memory chart take their scene and chart from it. */
 static void
 views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived *derived)
 {
   WickWindowDerived none = { 0 };
   if (derived == NULL)
     derived = &none;
+  wick_trace_session_set_document_derived (self->session, document,
+                                           g_steal_pointer (&derived->scene),
+                                           g_steal_pointer (&derived->chart),
+                                           g_steal_pointer (&derived->costs));
   wick_timeline_view_set_document_full (WICK_TIMELINE_VIEW (self->timeline), document,
-                                        g_steal_pointer (&derived->scene));
+                                        wick_trace_session_take_scene (self->session));
   wick_memory_view_set_document_full (WICK_MEMORY_VIEW (self->memory), document,
-                                      g_steal_pointer (&derived->chart));
-  wick_coverage_page_set_document (WICK_COVERAGE_PAGE (self->coverage), document);
-  wick_health_page_set_document (WICK_HEALTH_PAGE (self->health), document);
-  wick_costs_page_set_document_full (WICK_COSTS_PAGE (self->costs), document,
-                                     g_steal_pointer (&derived->costs));
+                                      wick_trace_session_take_chart (self->session));
   wick_details_pane_set_document (WICK_DETAILS_PANE (self->details), document);
   gpu_pages_set_document (self, document);
 }
 
-static gboolean
-flush_changed (gpointer user_data)
-{
-  WickWindow *self = user_data;
-  self->changed_source = 0;
-  if (self->document == NULL)
-    return G_SOURCE_REMOVE;
-  wick_timeline_view_document_changed (WICK_TIMELINE_VIEW (self->timeline));
-  wick_memory_view_document_changed (WICK_MEMORY_VIEW (self->memory));
-  wick_coverage_page_document_changed (WICK_COVERAGE_PAGE (self->coverage));
-  wick_health_page_document_changed (WICK_HEALTH_PAGE (self->health));
-  wick_costs_page_document_changed (WICK_COSTS_PAGE (self->costs));
-  return G_SOURCE_REMOVE;
-}
-
+/* The timeline and the memory chart redraw on the next frame; the pages
+ * refresh when shown (wick-page.h). */
 void
 wick_window_document_changed (WickWindow *self)
 {
   g_return_if_fail (WICK_IS_WINDOW (self));
-  /* The timeline redraws every frame; tables requery at most 4 times a second. */
   wick_timeline_view_document_changed (WICK_TIMELINE_VIEW (self->timeline));
   wick_memory_view_document_changed (WICK_MEMORY_VIEW (self->memory));
   gtk_widget_queue_draw (self->overview);
-  if (self->changed_source == 0)
-    self->changed_source = g_timeout_add (250, flush_changed, self);
+  wick_trace_session_document_changed (self->session);
 }
 
 static void
@@ -522,7 +510,6 @@ wick_window_dispose (GObject *object)
     }
   g_clear_object (&self->loading);
   wick_window_actions_dispose (&self->actions);
-  g_clear_handle_id (&self->changed_source, g_source_remove);
   g_clear_handle_id (&self->focus_source, g_source_remove);
   if (self->document && self->changed_handler)
     g_signal_handler_disconnect (self->document, self->changed_handler);
@@ -535,6 +522,7 @@ wick_window_dispose (GObject *object)
   self->save_destroy = NULL;
   g_clear_pointer (&self->banner_widgets, g_hash_table_unref);
   G_OBJECT_CLASS (wick_window_parent_class)->dispose (object);
+  g_clear_object (&self->session);
   g_clear_object (&self->selection);
 }
 
@@ -544,6 +532,8 @@ wick_window_get_property (GObject *object, guint prop_id, GValue *value, GParamS
   WickWindow *self = WICK_WINDOW (object);
   if (prop_id == PROP_SELECTION)
     g_value_set_object (value, self->selection);
+  else if (prop_id == PROP_SESSION)
+    g_value_set_object (value, self->session);
   else
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
@@ -560,6 +550,10 @@ wick_window_class_init (WickWindowClass *klass)
    * bind to it. */
   properties[PROP_SELECTION] = g_param_spec_object ("selection", NULL, NULL, WICK_TYPE_SELECTION,
                                                     G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /* The session (document, selection, derived models) the template's pages
+   * bind to. */
+  properties[PROP_SESSION] = g_param_spec_object ("session", NULL, NULL, WICK_TYPE_TRACE_SESSION,
+                                                  G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   g_type_ensure (WICK_TYPE_TIMELINE_VIEW);
   g_type_ensure (WICK_TYPE_TIMELINE_OVERVIEW);
@@ -859,8 +853,10 @@ loading_init (WickWindow *self)
 static void
 wick_window_init (WickWindow *self)
 {
-  /* Before the template: its views bind to the selection. */
+  /* Before the template: its pages bind to the session, its other views
+   * to the selection. */
   self->selection = wick_selection_new ();
+  self->session = wick_trace_session_new (self->selection);
   gtk_widget_init_template (GTK_WIDGET (self));
   /* the overview's left edge is the timeline's label column */
   g_signal_connect_swapped (self->timeline, "notify::gutter-width",
