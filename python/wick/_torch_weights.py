@@ -146,7 +146,7 @@ class RegisteredModule:
         except BaseException:
             for name, p in named:
                 if id(p) in forgotten:
-                    tracker.track(p, "parameter", label=name)
+                    tracker.track(p, "parameter", name)
             raise
 
     @staticmethod

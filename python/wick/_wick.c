@@ -2329,6 +2329,697 @@ static PyType_Spec session_spec = {
 };
 
 /* ------------------------------------------------------------------------ */
+/* _Tracker: wick.torch's storages and their memory records, kept here so that
+ * a module call's outputs, a step's gradients and the optimizer's state cost
+ * a C loop, not a Python frame a tensor. One alloc record per storage while
+ * a tensor we saw on it is alive, a free when that tensor object is
+ * collected (a weak reference whose callback is the storage's entry); a
+ * tensor record for every storage seen the first time and for every labelled
+ * tensor. The table is a dict (storage data pointer -> entry) touched only
+ * under the GIL with no Python code between a lookup and its insert, so two
+ * threads tracking one storage record one alloc. */
+
+typedef struct TrackerObject TrackerObject;
+
+typedef struct
+{
+  PyObject_HEAD TrackerObject *tracker; /* borrowed: the tracker clears it (and ref) first */
+  PyObject *key;                        /* the storage's data pointer, an int */
+  PyObject *sid, *tid, *device, *dtype; /* str */
+  PyObject *ref;                        /* the weak reference to the tensor; NULL once fired */
+  uint64_t address, bytes;
+  int category;
+  size_t rank;
+  uint64_t dims[MAX_RANK];
+} EntryObject;
+
+struct TrackerObject
+{
+  PyObject_HEAD SessionObject *session;
+  PyObject *tensor_type;
+  PyObject *dtypes, *dtype_name;   /* {torch.dtype: str}, its fallback callable */
+  PyObject *devices, *device_name; /* {torch.device: str}, its fallback callable */
+  PyObject *storage_method;        /* "untyped_storage", "_storage" or "storage" */
+  PyObject *live;                  /* {data pointer: entry} */
+  unsigned long long counter, errors;
+};
+
+static PyObject *EntryType;
+static PyObject *TrackerType;
+static PyObject *str_data_ptr, *str_nbytes, *str_shape, *str_dtype, *str_device,
+  *str_requires_grad, *str_grad;
+
+static void
+entry_dealloc (PyObject *obj)
+{
+  EntryObject *e = (EntryObject *)obj;
+  PyTypeObject *type = Py_TYPE (obj);
+  Py_XDECREF (e->key);
+  Py_XDECREF (e->sid);
+  Py_XDECREF (e->tid);
+  Py_XDECREF (e->device);
+  Py_XDECREF (e->dtype);
+  Py_XDECREF (e->ref);
+  freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+  tp_free (obj);
+  Py_DECREF (type);
+}
+
+/* A memory record of an entry; a failure is counted, never raised (the
+ * session may have finished under a collection). */
+static void
+tracker_record_memory (TrackerObject *self, EntryObject *e, int action, WickSpanId span)
+{
+  if (!session_check (self->session, "record_memory"))
+    {
+      PyErr_Clear ();
+      self->errors++;
+      return;
+    }
+  WickMemoryRecord r = { .timestamp_ns = WICK_NOW };
+  r.storage_id = PyUnicode_AsUTF8AndSize (e->sid, NULL);
+  r.tensor_id = PyUnicode_AsUTF8AndSize (e->tid, NULL);
+  r.device = PyUnicode_AsUTF8AndSize (e->device, NULL);
+  r.dtype = PyUnicode_AsUTF8AndSize (e->dtype, NULL);
+  r.bytes = e->bytes;
+  r.action = action;
+  r.category = e->category;
+  r.shape = e->dims;
+  r.rank = e->rank;
+  r.span = fill_span (self->session, span);
+  WickError error = { "" };
+  if (!wick_session_record_memory (self->session->session, &r, &error))
+    self->errors++;
+}
+
+/* The weak reference's callback: the tensor we saw on this storage is gone. */
+static PyObject *
+entry_call (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  EntryObject *e = (EntryObject *)obj;
+  TrackerObject *self = e->tracker;
+  if (self == NULL)
+    Py_RETURN_NONE;
+  PyObject *current = PyDict_GetItemWithError (self->live, e->key);
+  if (current != obj)
+    {
+      PyErr_Clear ();
+      Py_RETURN_NONE;
+    }
+  Py_INCREF (obj);
+  if (PyDict_DelItem (self->live, e->key) < 0)
+    PyErr_Clear ();
+  Py_CLEAR (e->ref);
+  e->tracker = NULL;
+  if (self->session->session != NULL && !wick_session_is_finished (self->session->session))
+    tracker_record_memory (self, e, WICK_MEMORY_FREE, 0);
+  Py_DECREF (obj);
+  Py_RETURN_NONE;
+}
+
+static PyType_Slot entry_slots[] = {
+  { Py_tp_dealloc, entry_dealloc },
+  { Py_tp_call, entry_call },
+  { Py_tp_doc, "A storage the tracker recorded (its weak reference's callback)." },
+  { 0, NULL },
+};
+
+static PyType_Spec entry_spec = {
+  "wick._wick._TrackedStorage", sizeof (EntryObject), 0, Py_TPFLAGS_DEFAULT, entry_slots,
+};
+
+static PyObject *
+tracker_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "session",     "tensor_type", "dtypes",         "dtype_name",
+                            "devices",     "device_name", "storage_method", NULL };
+  PyObject *session, *tensor_type, *dtypes, *dtype_name, *devices, *device_name, *method;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O!OO!OO!OU:_Tracker", kwlist,
+                                    (PyTypeObject *)SessionType, &session, &tensor_type,
+                                    &PyDict_Type, &dtypes, &dtype_name, &PyDict_Type, &devices,
+                                    &device_name, &method))
+    return NULL;
+  if (!PyCallable_Check (dtype_name) || !PyCallable_Check (device_name))
+    {
+      PyErr_SetString (PyExc_TypeError, "_Tracker: dtype_name and device_name must be callable");
+      return NULL;
+    }
+  TrackerObject *self = PyObject_New (TrackerObject, type);
+  if (self == NULL)
+    return NULL;
+  self->session = (SessionObject *)Py_NewRef (session);
+  self->tensor_type = Py_NewRef (tensor_type);
+  self->dtypes = Py_NewRef (dtypes);
+  self->dtype_name = Py_NewRef (dtype_name);
+  self->devices = Py_NewRef (devices);
+  self->device_name = Py_NewRef (device_name);
+  self->storage_method = Py_NewRef (method);
+  self->counter = self->errors = 0;
+  self->live = PyDict_New ();
+  if (self->live == NULL)
+    {
+      Py_DECREF (self);
+      return NULL;
+    }
+  return (PyObject *)self;
+}
+
+/* Detaches every entry of a table from the tracker: its weak reference is
+ * dropped (its callback never runs) and the entry no longer points here. */
+static void
+tracker_detach (PyObject *live)
+{
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (PyDict_Next (live, &pos, &key, &value))
+    {
+      EntryObject *e = (EntryObject *)value;
+      e->tracker = NULL;
+      Py_CLEAR (e->ref);
+    }
+}
+
+static void
+tracker_dealloc (PyObject *obj)
+{
+  TrackerObject *self = (TrackerObject *)obj;
+  PyTypeObject *type = Py_TYPE (obj);
+  if (self->live != NULL)
+    tracker_detach (self->live);
+  Py_XDECREF (self->live);
+  Py_XDECREF ((PyObject *)self->session);
+  Py_XDECREF (self->tensor_type);
+  Py_XDECREF (self->dtypes);
+  Py_XDECREF (self->dtype_name);
+  Py_XDECREF (self->devices);
+  Py_XDECREF (self->device_name);
+  Py_XDECREF (self->storage_method);
+  freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+  tp_free (obj);
+  Py_DECREF (type);
+}
+
+/* tensor.<storage method>(): a new reference, or NULL with no error set for a
+ * tensor that has none (meta, sparse, functional: RuntimeError or
+ * NotImplementedError), or NULL with the error set. */
+static PyObject *
+tracker_storage (TrackerObject *self, PyObject *t)
+{
+  PyObject *storage = PyObject_CallMethodObjArgs (t, self->storage_method, NULL);
+  if (storage == NULL
+      && (PyErr_ExceptionMatches (PyExc_RuntimeError)
+          || PyErr_ExceptionMatches (PyExc_NotImplementedError)))
+    PyErr_Clear ();
+  return storage;
+}
+
+/* storage.data_ptr() as an int object (new reference); NULL with no error set
+ * when the call refuses as tracker_storage does. */
+static PyObject *
+tracker_data_ptr (PyObject *storage)
+{
+  PyObject *ptr = PyObject_CallMethodObjArgs (storage, str_data_ptr, NULL);
+  if (ptr == NULL
+      && (PyErr_ExceptionMatches (PyExc_RuntimeError)
+          || PyErr_ExceptionMatches (PyExc_NotImplementedError)))
+    PyErr_Clear ();
+  if (ptr != NULL && !PyLong_Check (ptr))
+    {
+      PyErr_Format (PyExc_TypeError, "storage.data_ptr() returned %s, not an int", type_name (ptr));
+      Py_CLEAR (ptr);
+    }
+  return ptr;
+}
+
+/* A str from a cache dict, else from the fallback callable: a new reference. */
+static PyObject *
+tracker_name (PyObject *cache, PyObject *fallback, PyObject *key, const char *what)
+{
+  PyObject *name = PyDict_GetItemWithError (cache, key);
+  if (name != NULL)
+    return PyUnicode_Check (name) ? Py_NewRef (name) : NULL;
+  if (PyErr_Occurred ())
+    return NULL;
+  name = PyObject_CallFunctionObjArgs (fallback, key, NULL);
+  if (name != NULL && !PyUnicode_Check (name))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be a str, not %s", what, type_name (name));
+      Py_CLEAR (name);
+    }
+  return name;
+}
+
+/* A tensor's shape into dims (torch.Size is a tuple of ints). */
+static bool
+tracker_shape (PyObject *t, uint64_t *dims, size_t *rank)
+{
+  PyObject *shape = PyObject_GetAttr (t, str_shape);
+  if (shape == NULL)
+    return false;
+  bool ok = arg_shape (shape, "shape", dims, rank);
+  Py_DECREF (shape);
+  return ok;
+}
+
+/* Records one tensor (see the section's comment): its storage's id (a new
+ * reference), None when it has no storage or no bytes, NULL on an error that
+ * is not libwick's (libwick's refusals are counted in errors). */
+static PyObject *
+tracker_track_one (TrackerObject *self, PyObject *t, int category, PyObject *label,
+                   WickSpanId span)
+{
+  uint64_t dims[MAX_RANK];
+  size_t rank;
+  PyObject *dtype = NULL, *device = NULL, *dtype_obj = NULL, *device_obj = NULL;
+  int requires_grad = -1;
+  PyObject *storage = tracker_storage (self, t);
+  if (storage == NULL)
+    return PyErr_Occurred () ? NULL : Py_NewRef (Py_None);
+  PyObject *key = tracker_data_ptr (storage);
+  if (key == NULL)
+    {
+      Py_DECREF (storage);
+      return PyErr_Occurred () ? NULL : Py_NewRef (Py_None);
+    }
+  uint64_t address = PyLong_AsUnsignedLongLong (key);
+  if (address == (uint64_t)-1 && PyErr_Occurred ())
+    {
+      Py_DECREF (storage);
+      Py_DECREF (key);
+      return NULL;
+    }
+  if (address == 0)
+    {
+      Py_DECREF (storage);
+      Py_DECREF (key);
+      return Py_NewRef (Py_None);
+    }
+  /* a storage seen before, unlabelled: nothing to record (the optimizer's
+   * state after its first step, an activation passed up unchanged) */
+  EntryObject *seen = (EntryObject *)PyDict_GetItemWithError (self->live, key);
+  if (seen == NULL && PyErr_Occurred ())
+    goto fail_storage;
+  if (seen != NULL && label == NULL)
+    {
+      Py_DECREF (storage);
+      Py_DECREF (key);
+      return Py_NewRef (seen->sid);
+    }
+  PyObject *nbytes_obj = PyObject_CallMethodObjArgs (storage, str_nbytes, NULL);
+  Py_CLEAR (storage);
+  uint64_t nbytes;
+  bool ok = nbytes_obj != NULL && arg_u64 (nbytes_obj, "storage.nbytes()", &nbytes);
+  Py_XDECREF (nbytes_obj);
+  if (!ok)
+    goto fail;
+  if (nbytes == 0)
+    {
+      Py_DECREF (key);
+      return Py_NewRef (Py_None);
+    }
+  if (!tracker_shape (t, dims, &rank))
+    goto fail;
+  if ((dtype_obj = PyObject_GetAttr (t, str_dtype)) == NULL
+      || (dtype = tracker_name (self->dtypes, self->dtype_name, dtype_obj, "dtype")) == NULL
+      || (device_obj = PyObject_GetAttr (t, str_device)) == NULL
+      || (device = tracker_name (self->devices, self->device_name, device_obj, "device")) == NULL)
+    goto fail_names;
+  PyObject *rg = PyObject_GetAttr (t, str_requires_grad);
+  if (rg == NULL || (requires_grad = PyObject_IsTrue (rg)) < 0)
+    {
+      Py_XDECREF (rg);
+      goto fail_names;
+    }
+  Py_DECREF (rg);
+  Py_CLEAR (dtype_obj);
+  Py_CLEAR (device_obj);
+
+  /* From here to the insert no Python code runs: the lookup and the insert
+   * are one step under the GIL. */
+  EntryObject *e = (EntryObject *)PyDict_GetItemWithError (self->live, key);
+  bool is_new = e == NULL;
+  if (is_new)
+    {
+      if (PyErr_Occurred ())
+        goto fail_names;
+      e = PyObject_New (EntryObject, (PyTypeObject *)EntryType);
+      if (e == NULL)
+        goto fail_names;
+      e->tracker = self;
+      e->key = Py_NewRef (key);
+      e->ref = NULL;
+      e->tid = e->device = e->dtype = NULL;
+      e->sid = PyUnicode_FromFormat ("st%llu", ++self->counter);
+      if (e->sid == NULL)
+        {
+          Py_DECREF (e);
+          goto fail_names;
+        }
+      e->tid = Py_NewRef (label != NULL ? label : e->sid);
+      e->device = Py_NewRef (device);
+      e->dtype = Py_NewRef (dtype);
+      e->address = address;
+      e->bytes = nbytes;
+      e->category = category;
+      e->rank = rank;
+      memcpy (e->dims, dims, rank * sizeof dims[0]);
+      int added = PyDict_SetItem (self->live, key, (PyObject *)e);
+      Py_DECREF (e); /* the table holds it */
+      if (added < 0)
+        goto fail_names;
+    }
+  else if (label == NULL)
+    {
+      /* another thread recorded it while this one read the tensor */
+      Py_DECREF (dtype);
+      Py_DECREF (device);
+      Py_DECREF (key);
+      return Py_NewRef (e->sid);
+    }
+  Py_INCREF ((PyObject *)e);
+  const char *tensor_id = PyUnicode_AsUTF8AndSize (label != NULL ? label : e->tid, NULL);
+  const char *label_text = label != NULL ? PyUnicode_AsUTF8AndSize (label, NULL) : NULL;
+  if (tensor_id == NULL || (label != NULL && label_text == NULL))
+    {
+      Py_DECREF (e);
+      goto fail_names;
+    }
+  if (!session_check (self->session, "record_tensor"))
+    {
+      PyErr_Clear ();
+      self->errors++;
+    }
+  else
+    {
+      WickTensorRecord r = { .requires_grad = requires_grad == 1 };
+      r.tensor_id = tensor_id;
+      r.label = label_text;
+      r.shape = dims;
+      r.rank = rank;
+      r.dtype = PyUnicode_AsUTF8AndSize (dtype, NULL);
+      r.device = PyUnicode_AsUTF8AndSize (device, NULL);
+      r.category = category;
+      r.span = fill_span (self->session, span);
+      WickError error = { "" };
+      if (!wick_session_record_tensor (self->session->session, &r, &error))
+        self->errors++;
+      else if (is_new)
+        tracker_record_memory (self, e, WICK_MEMORY_ALLOC, span);
+    }
+  Py_DECREF (dtype);
+  Py_DECREF (device);
+  Py_DECREF (key);
+  if (is_new)
+    {
+      /* the free is recorded when this tensor object is collected */
+      e->ref = PyWeakref_NewRef (t, (PyObject *)e);
+      if (e->ref == NULL)
+        {
+          Py_DECREF (e);
+          return NULL;
+        }
+    }
+  PyObject *sid = Py_NewRef (e->sid);
+  Py_DECREF (e);
+  return sid;
+
+fail_names:
+  Py_XDECREF (dtype_obj);
+  Py_XDECREF (device_obj);
+  Py_XDECREF (dtype);
+  Py_XDECREF (device);
+  goto fail;
+fail_storage:
+  Py_XDECREF (storage);
+fail:
+  Py_DECREF (key);
+  return NULL;
+}
+
+static bool
+tracker_category (PyObject *obj, int *out)
+{
+  return arg_enum (obj, categories, "category", out);
+}
+
+static bool
+tracker_is_tensor (TrackerObject *self, PyObject *obj, int *is)
+{
+  *is = PyObject_IsInstance (obj, self->tensor_type);
+  return *is >= 0;
+}
+
+/* track (tensor, category, label=None, span=None): the storage's id, or None
+ * for anything that is not a tensor with a storage of some bytes. */
+static PyObject *
+tracker_track (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
+{
+  TrackerObject *self = (TrackerObject *)obj;
+  if (nargs < 2 || nargs > 4)
+    {
+      PyErr_Format (PyExc_TypeError, "track takes 2 to 4 arguments (%zd given)", nargs);
+      return NULL;
+    }
+  int category, is;
+  PyObject *label = nargs > 2 && args[2] != Py_None ? args[2] : NULL;
+  WickSpanId span = 0;
+  if (!tracker_category (args[1], &category) || (label != NULL && arg_string (label, "label") == NULL)
+      || !optional_span (nargs > 3 ? args[3] : NULL, &span) || !tracker_is_tensor (self, args[0], &is))
+    return NULL;
+  if (!is)
+    Py_RETURN_NONE;
+  return tracker_track_one (self, args[0], category, label, span);
+}
+
+/* track_all (objects, category, span): track() of a tensor, or of each tensor
+ * in a tuple or list (a module's inputs or outputs; not recursive). */
+static PyObject *
+tracker_track_all (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
+{
+  TrackerObject *self = (TrackerObject *)obj;
+  if (nargs != 3)
+    {
+      PyErr_Format (PyExc_TypeError, "track_all takes 3 arguments (%zd given)", nargs);
+      return NULL;
+    }
+  int category, is;
+  WickSpanId span;
+  if (!tracker_category (args[1], &category) || !optional_span (args[2], &span))
+    return NULL;
+  PyObject *objects = args[0];
+  bool tuple = PyTuple_Check (objects);
+  if (!tuple && !PyList_Check (objects))
+    {
+      if (!tracker_is_tensor (self, objects, &is))
+        return NULL;
+      if (!is)
+        Py_RETURN_NONE;
+      PyObject *sid = tracker_track_one (self, objects, category, NULL, span);
+      if (sid == NULL)
+        return NULL;
+      Py_DECREF (sid);
+      Py_RETURN_NONE;
+    }
+  /* a list may change under a collection's callback: its length is read
+   * each round and each item held while it is tracked */
+  for (Py_ssize_t i = 0; i < (tuple ? PyTuple_Size (objects) : PyList_Size (objects)); i++)
+    {
+      PyObject *item = tuple ? PyTuple_GetItem (objects, i) : PyList_GetItem (objects, i);
+      if (item == NULL)
+        return NULL;
+      Py_INCREF (item);
+      PyObject *sid = NULL;
+      if (tracker_is_tensor (self, item, &is))
+        sid = is ? tracker_track_one (self, item, category, NULL, span) : Py_NewRef (Py_None);
+      Py_DECREF (item);
+      if (sid == NULL)
+        return NULL;
+      Py_DECREF (sid);
+    }
+  Py_RETURN_NONE;
+}
+
+/* track_gradients (pairs, span): for each (label, parameter) whose .grad is
+ * not None, track (grad, "gradient", label, span). */
+static PyObject *
+tracker_track_gradients (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
+{
+  TrackerObject *self = (TrackerObject *)obj;
+  if (nargs != 2)
+    {
+      PyErr_Format (PyExc_TypeError, "track_gradients takes 2 arguments (%zd given)", nargs);
+      return NULL;
+    }
+  WickSpanId span;
+  if (!optional_span (args[1], &span))
+    return NULL;
+  PyObject *pairs = args[0];
+  if (!PyList_Check (pairs))
+    {
+      PyErr_Format (PyExc_TypeError, "pairs must be a list, not %s", type_name (pairs));
+      return NULL;
+    }
+  for (Py_ssize_t i = 0; i < PyList_Size (pairs); i++)
+    {
+      PyObject *pair = PyList_GetItem (pairs, i);
+      if (pair == NULL)
+        return NULL;
+      if (!PyTuple_Check (pair) || PyTuple_Size (pair) != 2)
+        {
+          PyErr_Format (PyExc_TypeError, "pairs[%zd] must be a (label, parameter) tuple", i);
+          return NULL;
+        }
+      Py_INCREF (pair);
+      PyObject *label = PyTuple_GetItem (pair, 0);
+      PyObject *grad = PyObject_GetAttr (PyTuple_GetItem (pair, 1), str_grad);
+      PyObject *sid = NULL;
+      int is = 0;
+      if (grad != NULL && arg_string (label, "label") != NULL
+          && (grad == Py_None || tracker_is_tensor (self, grad, &is)))
+        sid = is ? tracker_track_one (self, grad, WICK_CATEGORY_GRADIENT, label, span)
+                 : Py_NewRef (Py_None);
+      Py_XDECREF (grad);
+      Py_DECREF (pair);
+      if (sid == NULL)
+        return NULL;
+      Py_DECREF (sid);
+    }
+  Py_RETURN_NONE;
+}
+
+/* forget (tensors): frees the storages of tensors that another owner records
+ * from now (the weight store); the set of id() of the tensors it freed. */
+static PyObject *
+tracker_forget (PyObject *obj, PyObject *tensors)
+{
+  TrackerObject *self = (TrackerObject *)obj;
+  PyObject *iter = PyObject_GetIter (tensors);
+  if (iter == NULL)
+    return NULL;
+  PyObject *freed = PySet_New (NULL);
+  PyObject *entries = PyList_New (0);
+  PyObject *t;
+  bool ok = freed != NULL && entries != NULL;
+  while (ok && (t = PyIter_Next (iter)) != NULL)
+    {
+      PyObject *storage = tracker_storage (self, t);
+      PyObject *key = storage != NULL ? tracker_data_ptr (storage) : NULL;
+      Py_XDECREF (storage);
+      if (key == NULL)
+        {
+          ok = !PyErr_Occurred ();
+          Py_DECREF (t);
+          continue;
+        }
+      PyObject *e = PyDict_GetItemWithError (self->live, key);
+      if (e != NULL)
+        {
+          PyObject *id = PyLong_FromVoidPtr (t);
+          ok = id != NULL && PyList_Append (entries, e) == 0 && PyDict_DelItem (self->live, key) == 0
+               && PySet_Add (freed, id) == 0;
+          Py_XDECREF (id);
+        }
+      else
+        ok = !PyErr_Occurred ();
+      Py_DECREF (key);
+      Py_DECREF (t);
+    }
+  Py_DECREF (iter);
+  ok = ok && !PyErr_Occurred ();
+  for (Py_ssize_t i = 0; entries != NULL && i < PyList_Size (entries); i++)
+    {
+      EntryObject *e = (EntryObject *)PyList_GetItem (entries, i);
+      e->tracker = NULL;
+      Py_CLEAR (e->ref);
+      tracker_record_memory (self, e, WICK_MEMORY_FREE, 0);
+    }
+  Py_XDECREF (entries);
+  if (!ok)
+    {
+      Py_XDECREF (freed);
+      return NULL;
+    }
+  return freed;
+}
+
+/* free_all (): frees every storage still live (at the end of the session). */
+static PyObject *
+tracker_free_all (PyObject *obj, PyObject *unused)
+{
+  TrackerObject *self = (TrackerObject *)obj;
+  PyObject *fresh = PyDict_New ();
+  if (fresh == NULL)
+    return NULL;
+  PyObject *live = self->live;
+  self->live = fresh;
+  tracker_detach (live);
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (PyDict_Next (live, &pos, &key, &value))
+    tracker_record_memory (self, (EntryObject *)value, WICK_MEMORY_FREE, 0);
+  Py_DECREF (live);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+tracker_get_live (PyObject *obj, void *closure)
+{
+  return PyLong_FromSsize_t (PyDict_Size (((TrackerObject *)obj)->live));
+}
+
+static PyObject *
+tracker_get_errors (PyObject *obj, void *closure)
+{
+  return PyLong_FromUnsignedLongLong (((TrackerObject *)obj)->errors);
+}
+
+static PyMethodDef tracker_methods[] = {
+  { "track", (PyCFunction)(void (*) (void))tracker_track, METH_FASTCALL,
+    "track(tensor, category, label=None, span=None) -> the storage's id or None" },
+  { "track_all", (PyCFunction)(void (*) (void))tracker_track_all, METH_FASTCALL,
+    "track_all(tensor_tuple_or_list, category, span)" },
+  { "track_gradients", (PyCFunction)(void (*) (void))tracker_track_gradients, METH_FASTCALL,
+    "track_gradients([(label, parameter), ...], span)" },
+  { "forget", tracker_forget, METH_O, "forget(tensors) -> {id(tensor) freed}" },
+  { "free_all", tracker_free_all, METH_NOARGS, "free_all(): a free for every live storage" },
+  { NULL }
+};
+
+static PyGetSetDef tracker_getset[] = {
+  { "live", tracker_get_live, NULL, "how many storages are live (alloc recorded, no free)", NULL },
+  { "errors", tracker_get_errors, NULL, "records libwick refused", NULL },
+  { NULL }
+};
+
+static PyType_Slot tracker_slots[] = {
+  { Py_tp_new, tracker_new },
+  { Py_tp_dealloc, tracker_dealloc },
+  { Py_tp_methods, tracker_methods },
+  { Py_tp_getset, tracker_getset },
+  { Py_tp_doc, "wick.torch's storages and their memory records." },
+  { 0, NULL },
+};
+
+static PyType_Spec tracker_spec = {
+  "wick._wick._Tracker", sizeof (TrackerObject), 0, Py_TPFLAGS_DEFAULT, tracker_slots,
+};
+
+static int
+tracker_init_strings (void)
+{
+  return (str_data_ptr = PyUnicode_InternFromString ("data_ptr")) != NULL
+             && (str_nbytes = PyUnicode_InternFromString ("nbytes")) != NULL
+             && (str_shape = PyUnicode_InternFromString ("shape")) != NULL
+             && (str_dtype = PyUnicode_InternFromString ("dtype")) != NULL
+             && (str_device = PyUnicode_InternFromString ("device")) != NULL
+             && (str_requires_grad = PyUnicode_InternFromString ("requires_grad")) != NULL
+             && (str_grad = PyUnicode_InternFromString ("grad")) != NULL
+           ? 0
+           : -1;
+}
+
+
+/* ------------------------------------------------------------------------ */
 /* Span: a reusable context manager over span_begin/span_end. Entering it
  * twice before leaving nests (up to SPAN_DEPTH ids are kept). */
 
@@ -2808,6 +3499,9 @@ PyInit__wick (void)
       || add_type (module, &contract_spec, "GradientContract", &ContractType) < 0
       || add_type (module, &plan_spec, "GradientCapturePlan", &PlanType) < 0
       || add_type (module, &stage_spec, "Stage", &StageType) < 0
+      || tracker_init_strings () < 0
+      || add_type (module, &entry_spec, "_TrackedStorage", &EntryType) < 0
+      || add_type (module, &tracker_spec, "_Tracker", &TrackerType) < 0
       || PyModule_AddIntConstant (module, "SPAN_FUNCTION", WICK_SPAN_FUNCTION) < 0
       || PyModule_AddIntConstant (module, "SPAN_OP", WICK_SPAN_OP) < 0
       || PyModule_AddIntConstant (module, "SPAN_MODULE", WICK_SPAN_MODULE) < 0

@@ -23,7 +23,6 @@ import os as _os
 import re as _re
 import threading as _threading
 import time as _time
-import weakref as _weakref
 
 import torch as _torch
 
@@ -86,18 +85,6 @@ def device_name(device):
     return name
 
 
-_UNTYPED = hasattr(_torch.Tensor, "untyped_storage")
-
-
-def _storage(t):
-    """(storage data pointer, storage bytes) of a tensor."""
-    if hasattr(t, "untyped_storage"):
-        s = t.untyped_storage()
-        return s.data_ptr(), s.nbytes()
-    s = t.storage()  # torch 1.13: a TypedStorage
-    return s.data_ptr(), s.nbytes()
-
-
 def gradient_plan(model, root="parameters", assign_family=None, families=None):
     """The exact gradient contract of a model, as libwick's plan builds it.
 
@@ -125,116 +112,24 @@ def gradient_plan(model, root="parameters", assign_family=None, families=None):
     return _wick.GradientCapturePlan(root, keys, assign, fams)
 
 
-class _Tracker:
-    """Storages and their memory records: one alloc per storage while alive, a
-    free when the last tensor object we saw on it is collected."""
+# How a tensor's storage is fetched: its untyped storage (torch 2.x), else
+# torch 1.13's _storage() (an UntypedStorage, cheaper than storage()'s typed one).
+if hasattr(_torch.Tensor, "untyped_storage"):
+    _STORAGE_METHOD = "untyped_storage"
+elif hasattr(_torch.Tensor, "_storage"):
+    _STORAGE_METHOD = "_storage"
+else:
+    _STORAGE_METHOD = "storage"
 
-    def __init__(self, inst):
-        self.inst = inst
-        self.live = {}  # storage pointer -> entry (sid, tid, bytes, category, device, shape, dtype)
-        self.refs = {}  # storage pointer -> the weak reference whose callback records its free
-        self.counter = 0
-        self.lock = _threading.Lock()
 
-    def track(self, t, category, label=None, span=None):
-        """Records a tensor (always when labelled, else once per storage) and
-        its storage's alloc the first time the storage is seen; its free when
-        the tensor object is collected."""
-        # Every attribute read here is paid ~200 times a step by a GPT-class
-        # model (activations, gradients): the storage is fetched once, the
-        # shape kept as torch.Size, the device name read from its cache; a
-        # sparse tensor has no storage and fails the fetch.
-        if not isinstance(t, _torch.Tensor):
-            return None
-        try:
-            storage = t.untyped_storage() if _UNTYPED else t.storage()
-            ptr = storage.data_ptr()
-        except (RuntimeError, NotImplementedError):
-            return None  # meta, sparse or functional tensors have no storage
-        if ptr == 0:
-            return None
-        # A storage seen before, unlabelled: nothing to record (the optimizer's
-        # state after its first step, say), so nothing more is computed.
-        live = self.live
-        entry = live.get(ptr)
-        if entry is not None and label is None:
-            return entry[0]
-        nbytes = storage.nbytes()
-        if nbytes == 0:
-            return None
-        raw = self.inst.raw
-        shape = t.shape
-        dtype = _DTYPES.get(t.dtype) or dtype_name(t.dtype)
-        dev = t.device
-        device = _DEVICE_NAMES.get(dev) or device_name(dev)
-        with self.lock:
-            entry = live.get(ptr)
-            new = entry is None
-            if new:
-                self.counter += 1
-                sid = "st%d" % self.counter
-                entry = (sid, label or sid, nbytes, category, device, shape, dtype)
-                live[ptr] = entry
-        sid, tid = entry[0], entry[1]
-        if not new and label is None:
-            return sid
-        try:
-            # positional twins of record_tensor / record_memory (no keyword parsing)
-            raw._tensor_fast(label or tid, shape, dtype, device, category, label, t.requires_grad, span)
-            if new:
-                raw._memory_fast(sid, tid, nbytes, "alloc", category, device, span, shape, dtype)
-        except Error:
-            self.inst.record_errors += 1
-        if new:
-            # the free is recorded when this tensor object is collected (a
-            # weak reference with a callback: a tenth of weakref.finalize's cost)
-            self.refs[ptr] = _weakref.ref(t, lambda _, ptr=ptr, sid=sid: self._freed(ptr, sid))
-        return sid
-
-    def _freed(self, ptr, sid):
-        with self.lock:
-            entry = self.live.get(ptr)
-            if entry is None or entry[0] != sid:
-                return
-            del self.live[ptr]
-            self.refs.pop(ptr, None)
-        raw = self.inst.raw
-        if raw.closed or raw.finished:
-            return
-        self._free(entry)
-
-    def _free(self, entry):
-        sid, tid, nbytes, category, device, shape, dtype = entry
-        try:
-            self.inst.raw._memory_fast(sid, tid, nbytes, "free", category, device, None, shape, dtype)
-        except Error:
-            self.inst.record_errors += 1
-
-    def forget(self, tensors):
-        """Frees the storages of tensors that another owner records from now
-        (the weight store); returns the ids of the tensors it freed."""
-        freed, entries = set(), []
-        with self.lock:
-            for t in tensors:
-                try:
-                    ptr, _ = _storage(t)
-                except (RuntimeError, NotImplementedError):
-                    continue
-                entry = self.live.pop(ptr, None)
-                if entry is not None:
-                    entries.append(entry)
-                    freed.add(id(t))
-        for entry in entries:
-            self._free(entry)
-        return freed
-
-    def free_all(self):
-        """Frees every storage still live (at the end of the session)."""
-        with self.lock:
-            live, self.live = self.live, {}
-            self.refs = {}
-        for entry in live.values():
-            self._free(entry)
+def _tracker(raw):
+    """The storages and their memory records (wick._wick._Tracker): one alloc
+    per storage while alive, a free when the last tensor object we saw on it
+    is collected; a tensor record per new storage and per labelled tensor.
+    The per-tensor work (storage identity, bytes, shape, dtype, device) runs
+    in C, a module call's outputs in one call."""
+    return _wick._Tracker(raw, _torch.Tensor, _DTYPES, dtype_name, _DEVICE_NAMES, device_name,
+                          _STORAGE_METHOD)
 
 
 class _OpMode:
@@ -301,9 +196,9 @@ class Instrumentation:
         self.device = str(session.device)
         self.step_number = 0
         self.in_step = False
-        self.record_errors = 0
+        self._record_errors = 0
         self.ops_recorded = 0
-        self.tracker = _Tracker(self)
+        self.tracker = _tracker(self.raw)
         self._torch_device = None
         self._handles = []
         self._module_spans = {}  # thread-local stacks of (module, span id)
@@ -317,6 +212,15 @@ class Instrumentation:
         self._install(module_spans)
         session._closers.append(self.remove)
         session._wick_torch = self
+
+    @property
+    def record_errors(self):
+        """Records libwick refused (the tracker's among them)."""
+        return self._record_errors + self.tracker.errors
+
+    @record_errors.setter
+    def record_errors(self, value):
+        self._record_errors = value - self.tracker.errors
 
     # --- install / remove -----------------------------------------------------
 
@@ -343,7 +247,7 @@ class Instrumentation:
                         except Error:
                             self.record_errors += 1
                         continue
-                    self.tracker.track(p, "parameter", label=name)
+                    self.tracker.track(p, "parameter", name)
             self._sample_device_memory()
         # Module spans come from a wrapper of Module.__call__, not from forward
         # hooks: a module with hooks takes torch's slow call path (the hooks'
@@ -352,6 +256,7 @@ class Instrumentation:
         # opened. Modules outside the model pass straight through.
         self._spanned = dict(self._names) if module_spans else {self.model: self._names[self.model]}
         self._params = list(self.model.named_parameters())
+        self._grad_labels = [("grad." + name, p) for name, p in self._params]
         self._patch_call()
         # backward: Tensor.backward and torch.autograd.backward, wrapped while
         # the instrumentation is installed
@@ -464,9 +369,7 @@ class Instrumentation:
             sid = raw.span_begin(self._names.get(module, type(module).__name__), _wick.SPAN_MODULE, _wick.STEP_NONE)
         stack.append((module, sid))
         if top and self.memory:
-            for x in inputs:
-                if isinstance(x, _torch.Tensor):
-                    self.tracker.track(x, "other", span=sid)
+            self.tracker.track_all(inputs, "other", sid)
 
     def _unwind(self, module, include):
         """Ends the spans this thread's stack holds above module's newest
@@ -524,10 +427,7 @@ class Instrumentation:
                 return
         _, sid = stack.pop()
         if self.memory and not raw.finished:
-            outs = output if isinstance(output, (tuple, list)) else (output,)
-            for o in outs:
-                if isinstance(o, _torch.Tensor):
-                    self.tracker.track(o, "activation", span=sid)
+            self.tracker.track_all(output, "activation", sid)
         if not raw.finished:
             raw.span_end(sid)
 
@@ -559,11 +459,8 @@ class Instrumentation:
         _torch.Tensor.backward = backward
 
     def _after_backward(self, sid):
-        params = self._params
         if self.memory:
-            for name, p in params:
-                if p.grad is not None:
-                    self.tracker.track(p.grad, "gradient", label="grad." + name, span=sid)
+            self.tracker.track_gradients(self._grad_labels, sid)
         if self.plan is not None and self.step_number == self.session.capture_step:
             self.record_gradients()
 
@@ -607,7 +504,7 @@ class Instrumentation:
                         if len(values) != len(seen) or not all(map(_operator.is_, values, seen)):
                             for value in values:
                                 if isinstance(value, _torch.Tensor) and value.dim() > 0:
-                                    inst.tracker.track(value, "optimizer", span=sid)
+                                    inst.tracker.track(value, "optimizer", None, sid)
                             seen[:] = values
                 finally:
                     if not raw.closed and not raw.finished:
