@@ -81,5 +81,61 @@ def test_ops_records():
         assert not wicktest.health_errors(verdict), verdict
 
 
+def test_tracker_records_each_storage_once():
+    """The tracker (C): one alloc per storage while a tensor seen on it lives,
+    views of it add nothing unless labelled, its free when that tensor is
+    collected, a forgotten storage freed at once, none for a tensor without
+    storage bytes or for what is not a tensor."""
+    import gc
+    import torch
+    import wick
+    import wick.torch
+
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    model = torch.nn.Linear(3, 2)
+    with wick.Session("tracker", device="cpu", jsonl_path=path) as s:
+        inst = wick.torch.instrument(s, model, None)
+        tracker = inst.tracker
+        base = tracker.live  # the parameters
+        a = torch.zeros(4, 5)
+        sid = tracker.track(a, "activation")
+        assert sid is not None and tracker.track(a[1:], "activation") == sid
+        assert tracker.track(a.view(20), "activation", None, None) == sid
+        assert tracker.track(a, "activation", "labelled") == sid  # a tensor record, no alloc
+        assert tracker.track(torch.zeros(0), "activation") is None
+        assert tracker.track(3, "activation") is None
+        c = torch.ones(2)
+        tracker.track_all((a, 1, c), "other", None)
+        assert tracker.live == base + 2
+        b = torch.ones(6)
+        tracker.track_all(b, "activation", None)
+        assert tracker.live == base + 3
+        del a
+        gc.collect()
+        assert tracker.live == base + 2  # a's free, at its collection
+        assert tracker.forget([b]) == {id(b)} and tracker.live == base + 1
+        del c
+        gc.collect()
+        assert tracker.live == base
+        try:
+            tracker.track(b, "no such category")
+            raise AssertionError("a bad category was taken")
+        except ValueError:
+            pass
+        inst.remove()
+        assert tracker.live == 0 and tracker.errors == 0 and inst.record_errors == 0
+    records = [r for r in wicktest.read_records(path) if r["kind"] in ("memory", "tensor")]
+    mem = [r for r in records if r["kind"] == "memory" and r["category"] != "parameter"]
+    by_storage = {}
+    for r in mem:
+        by_storage.setdefault(r["storage_id"], []).append(r["action"])
+    assert sorted(by_storage.values()) == [["alloc", "free"]] * 3, by_storage
+    assert [r["bytes"] for r in mem if r["action"] == "alloc"] == [80, 8, 24], mem
+    first = [r for r in mem if r["storage_id"] == mem[0]["storage_id"]]
+    assert first[0]["shape"] == [4, 5] and first[1]["shape"] == [4, 5], first
+    tensors = [r for r in records if r["kind"] == "tensor" and r["category"] != "parameter"]
+    assert [t.get("label") for t in tensors] == [None, "labelled", None, None], tensors
+
+
 if __name__ == "__main__":
     wicktest.run_tests(globals())
