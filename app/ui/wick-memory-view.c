@@ -4,13 +4,14 @@
 #include "wick-timeline-axis.h"
 
 #include <adwaita.h>
+#include <glib/gi18n.h>
 #include <math.h>
 
 struct _WickMemoryView
 {
-  GtkWidget parent_instance;
-  WickSelection *selection;
-  WickDocument *document;
+  WickPage parent_instance;
+  WickSelection *selection; /* the page's (wick_page_get_selection()) */
+  WickDocument *document;   /* the one the chart is of */
   WickMemoryChart *chart;
   gboolean dirty;
   double hover_x, pointer_x;
@@ -24,7 +25,7 @@ struct _WickMemoryView
   gboolean log_scale;
 };
 
-G_DEFINE_FINAL_TYPE (WickMemoryView, wick_memory_view, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (WickMemoryView, wick_memory_view, WICK_TYPE_PAGE)
 
 /* Like the timeline: a growing document rebuilds the series at most once per
  * four build times (the last chart is drawn meanwhile). */
@@ -216,8 +217,28 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, WickMemoryView *self
 }
 
 static void
-on_selection_changed (WickSelection *selection, guint what, WickMemoryView *self)
+wick_memory_view_selection_changed (WickPage *page, guint what)
 {
+  WickMemoryView *self = WICK_MEMORY_VIEW (page);
+  self->selection = wick_page_get_selection (page);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* Another document: its chart from the loading, else built on the next
+ * frame; the same document grown: rebuilt on the next frame (throttled). */
+static void
+wick_memory_view_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
+{
+  WickMemoryView *self = WICK_MEMORY_VIEW (page);
+  if (flags & WICK_PAGE_REFRESH_REPLACED)
+    {
+      g_set_object (&self->document, document);
+      g_clear_pointer (&self->chart, wick_memory_chart_free);
+      g_clear_pointer (&self->cached, gsk_render_node_unref);
+      WickTraceSession *session = wick_page_get_session (page);
+      self->chart = document && session ? wick_trace_session_take_chart (session) : NULL;
+    }
+  self->dirty = self->chart == NULL || !(flags & WICK_PAGE_REFRESH_REPLACED);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -225,7 +246,7 @@ static void
 wick_memory_view_dispose (GObject *object)
 {
   WickMemoryView *self = WICK_MEMORY_VIEW (object);
-  wick_selection_attach (&self->selection, NULL, NULL, self);
+  self->selection = NULL;
   g_clear_object (&self->document);
   g_clear_pointer (&self->chart, wick_memory_chart_free);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
@@ -239,9 +260,9 @@ wick_memory_view_class_init (WickMemoryViewClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_memory_view_dispose;
-  wick_selection_install_property (G_OBJECT_CLASS (klass),
-                                   G_STRUCT_OFFSET (WickMemoryView, selection),
-                                   G_CALLBACK (on_selection_changed));
+  WICK_PAGE_CLASS (klass)->refresh = wick_memory_view_refresh;
+  WICK_PAGE_CLASS (klass)->document_grew = wick_page_ensure_current;
+  WICK_PAGE_CLASS (klass)->selection_changed = wick_memory_view_selection_changed;
   widget_class->snapshot = wick_memory_view_snapshot;
   gtk_widget_class_set_css_name (widget_class, "wickmemorychart");
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -260,6 +281,8 @@ wick_memory_view_init (WickMemoryView *self)
   self->hover_x = -1;
   wick_rebuild_throttle_init (&self->throttle, GTK_WIDGET (self));
   gtk_widget_init_template (GTK_WIDGET (self));
+  wick_page_set_title (WICK_PAGE (self), _ ("Memory"));
+  wick_page_set_icon_name (WICK_PAGE (self), "drive-harddisk-symbolic");
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
 }
@@ -269,25 +292,6 @@ wick_memory_view_new (WickSelection *selection)
 {
   g_return_val_if_fail (WICK_IS_SELECTION (selection), NULL);
   return g_object_new (WICK_TYPE_MEMORY_VIEW, "selection", selection, NULL);
-}
-
-void
-wick_memory_view_set_document_full (WickMemoryView *self, WickDocument *document,
-                                    WickMemoryChart *chart)
-{
-  g_set_object (&self->document, document);
-  g_clear_pointer (&self->chart, wick_memory_chart_free);
-  g_clear_pointer (&self->cached, gsk_render_node_unref);
-  self->chart = chart;
-  self->dirty = chart == NULL;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
-void
-wick_memory_view_document_changed (WickMemoryView *self)
-{
-  self->dirty = TRUE;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 void

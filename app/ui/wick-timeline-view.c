@@ -14,9 +14,9 @@
 
 struct _WickTimelineView
 {
-  GtkWidget parent_instance;
-  WickSelection *selection;
-  WickDocument *document;
+  WickPage parent_instance;
+  WickSelection *selection; /* the page's (wick_page_get_selection()) */
+  WickDocument *document;   /* the one the scene is of */
   WickTimelineScene *scene;
   gboolean scene_dirty;
   double scroll_y;
@@ -52,13 +52,12 @@ struct _WickTimelineView
   guint64 zoom_begin_start, zoom_begin_end;
 };
 
-G_DEFINE_FINAL_TYPE (WickTimelineView, wick_timeline_view, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (WickTimelineView, wick_timeline_view, WICK_TYPE_PAGE)
 
 enum
 {
   PROP_0,
   PROP_FOLLOW,
-  PROP_SELECTION,
   PROP_GUTTER_WIDTH,
   N_PROPS
 };
@@ -1033,26 +1032,37 @@ on_query_tooltip (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
   return TRUE;
 }
 
+/* The selection shown; set once, by wick_timeline_view_new (), a
+ * template's binding or the session, before the view is drawn. */
 static void
-on_selection_changed (WickSelection *selection, guint what, WickTimelineView *self)
+wick_timeline_view_selection_changed (WickPage *page, guint what)
 {
-  gtk_widget_queue_draw (GTK_WIDGET (self));
+  WICK_TIMELINE_VIEW (page)->selection = wick_page_get_selection (page);
+  gtk_widget_queue_draw (GTK_WIDGET (page));
 }
 
-/* The selection shown; set once, by wick_timeline_view_new () or by a
- * template's binding, before the view is drawn. */
+static void show_document (WickTimelineView *self, WickDocument *document,
+                           WickTimelineScene *scene);
+
+/* Another document: the loading's scene for it, if any, else one built on
+ * the next frame; the same document grown: rebuilt on the next frame. */
 static void
-set_selection (WickTimelineView *self, WickSelection *selection)
+wick_timeline_view_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
 {
-  if (wick_selection_attach (&self->selection, selection, G_CALLBACK (on_selection_changed), self))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION]);
+  WickTimelineView *self = WICK_TIMELINE_VIEW (page);
+  WickTraceSession *session = wick_page_get_session (page);
+  if (flags & WICK_PAGE_REFRESH_REPLACED)
+    show_document (self, document,
+                   document && session ? wick_trace_session_take_scene (session) : NULL);
+  else
+    wick_timeline_view_document_changed (self);
 }
 
 static void
 wick_timeline_view_dispose (GObject *object)
 {
   WickTimelineView *self = WICK_TIMELINE_VIEW (object);
-  wick_selection_attach (&self->selection, NULL, NULL, self);
+  self->selection = NULL;
   g_clear_object (&self->document);
   g_clear_pointer (&self->scene, wick_timeline_scene_free);
   g_clear_pointer (&self->matches, g_free);
@@ -1073,8 +1083,6 @@ wick_timeline_view_get_property (GObject *object, guint prop_id, GValue *value, 
   WickTimelineView *self = WICK_TIMELINE_VIEW (object);
   if (prop_id == PROP_FOLLOW)
     g_value_set_boolean (value, self->follow);
-  else if (prop_id == PROP_SELECTION)
-    g_value_set_object (value, self->selection);
   else if (prop_id == PROP_GUTTER_WIDTH)
     g_value_set_int (value, wick_timeline_gutter_width);
   else
@@ -1088,8 +1096,6 @@ wick_timeline_view_set_property (GObject *object, guint prop_id, const GValue *v
   WickTimelineView *self = WICK_TIMELINE_VIEW (object);
   if (prop_id == PROP_FOLLOW)
     wick_timeline_view_set_follow (self, g_value_get_boolean (value));
-  else if (prop_id == PROP_SELECTION)
-    set_selection (self, g_value_get_object (value));
   else
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
@@ -1103,10 +1109,13 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
   object_class->get_property = wick_timeline_view_get_property;
   object_class->set_property = wick_timeline_view_set_property;
   widget_class->snapshot = wick_timeline_view_snapshot;
+  WICK_PAGE_CLASS (klass)->refresh = wick_timeline_view_refresh;
+  WICK_PAGE_CLASS (klass)->selection_changed = wick_timeline_view_selection_changed;
+  /* every change redraws on the next frame, the scene's rebuild throttled */
+  WICK_PAGE_CLASS (klass)->document_grew = wick_page_ensure_current;
   properties[PROP_FOLLOW]
     = g_param_spec_boolean ("follow", NULL, NULL, FALSE,
                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SELECTION] = wick_selection_param_spec ();
   /* the label column's width; the overview beside it follows */
   properties[PROP_GUTTER_WIDTH]
     = g_param_spec_int ("gutter-width", NULL, NULL, WICK_TIMELINE_GUTTER_MIN,
@@ -1140,6 +1149,8 @@ wick_timeline_view_init (WickTimelineView *self)
   self->current_match = -1;
   wick_rebuild_throttle_init (&self->throttle, GTK_WIDGET (self));
   gtk_widget_init_template (GTK_WIDGET (self));
+  wick_page_set_title (WICK_PAGE (self), _ ("Timeline"));
+  wick_page_set_icon_name (WICK_PAGE (self), "view-paged-symbolic");
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
 }
@@ -1154,14 +1165,13 @@ wick_timeline_view_new (WickSelection *selection)
 void
 wick_timeline_view_set_document (WickTimelineView *self, WickDocument *document)
 {
-  wick_timeline_view_set_document_full (self, document, NULL);
+  g_return_if_fail (WICK_IS_TIMELINE_VIEW (self));
+  wick_page_set_document (WICK_PAGE (self), document);
 }
 
-void
-wick_timeline_view_set_document_full (WickTimelineView *self, WickDocument *document,
-                                      WickTimelineScene *scene)
+static void
+show_document (WickTimelineView *self, WickDocument *document, WickTimelineScene *scene)
 {
-  g_return_if_fail (WICK_IS_TIMELINE_VIEW (self));
   g_return_if_fail (scene == NULL || wick_timeline_scene_get_document (scene) == document);
   g_set_object (&self->document, document);
   g_clear_pointer (&self->scene, wick_timeline_scene_free);

@@ -18,8 +18,12 @@
  * width and ends at the document's end. Any zoom or pan by the user leaves
  * follow mode ("follow" property turns FALSE).
  *
- * The "selection" property is the shared WickSelection, set once before the
- * view is drawn (by wick_timeline_view_new (), or by a template binding it).
+ * A WickPage: in a window its document is the session's, with the scene a
+ * loading worker built (wick_trace_session_take_scene()); a document that
+ * grows rebuilds the scene on the next frame while shown (throttled). The
+ * "selection" property is the session's, or one set apart (by
+ * wick_timeline_view_new (), or by a template binding it), before the view
+ * is drawn.
  * The view's controllers and properties come from its template,
  * data/ui/wick-timeline-view.ui.
  */
@@ -27,22 +31,21 @@
 
 #include <gtk/gtk.h>
 
-#include "wick-selection.h"
+#include "wick-page.h"
 #include "wick-timeline-scene.h"
 
 G_BEGIN_DECLS
 
 #define WICK_TYPE_TIMELINE_VIEW (wick_timeline_view_get_type ())
-G_DECLARE_FINAL_TYPE (WickTimelineView, wick_timeline_view, WICK, TIMELINE_VIEW, GtkWidget)
+G_DECLARE_FINAL_TYPE (WickTimelineView, wick_timeline_view, WICK, TIMELINE_VIEW, WickPage)
 
 GtkWidget *wick_timeline_view_new (WickSelection *selection);
 
+/* Shows @document through the view's session (wick_page_set_document()). */
 void wick_timeline_view_set_document (WickTimelineView *self, WickDocument *document);
-/* Same, with a scene already built for @document (e.g. on the loader's
- * thread); takes ownership of @scene, which may be NULL. */
-void wick_timeline_view_set_document_full (WickTimelineView *self, WickDocument *document,
-                                           WickTimelineScene *scene);
-/* The document grew: rebuild the scene before the next frame. */
+/* The document grew: rebuild the scene before the next frame, and, in follow
+ * mode, move the shared visible range to the newest time (the window calls
+ * it for every change, shown or not: the other views follow that range). */
 void wick_timeline_view_document_changed (WickTimelineView *self);
 /* The scene drawn now (after a change it may lag the document by one
  * rebuild; see the throttle in wick-timeline-view.c). */

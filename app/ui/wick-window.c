@@ -99,8 +99,9 @@ gpu_pages_init (WickWindow *self)
     }
 }
 
-/* The session takes the document with what the loading derived; the
- * timeline and the memory chart take their scene and chart from it. */
+/* The session takes the document with what the loading derived (the
+ * timeline and the memory chart take their scene and chart from it); the
+ * details pane is told apart. */
 static void
 views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived *derived)
 {
@@ -111,22 +112,17 @@ views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived 
                                            g_steal_pointer (&derived->scene),
                                            g_steal_pointer (&derived->chart),
                                            g_steal_pointer (&derived->costs));
-  wick_timeline_view_set_document_full (WICK_TIMELINE_VIEW (self->timeline), document,
-                                        wick_trace_session_take_scene (self->session));
-  wick_memory_view_set_document_full (WICK_MEMORY_VIEW (self->memory), document,
-                                      wick_trace_session_take_chart (self->session));
   wick_details_pane_set_document (WICK_DETAILS_PANE (self->details), document);
   gpu_pages_set_document (self, document);
 }
 
-/* The timeline and the memory chart redraw on the next frame; the pages
- * refresh when shown (wick-page.h). */
+/* The pages refresh when shown (wick-page.h); the timeline is told even
+ * hidden, for its follow mode moves the visible range every view shows. */
 void
 wick_window_document_changed (WickWindow *self)
 {
   g_return_if_fail (WICK_IS_WINDOW (self));
   wick_timeline_view_document_changed (WICK_TIMELINE_VIEW (self->timeline));
-  wick_memory_view_document_changed (WICK_MEMORY_VIEW (self->memory));
   gtk_widget_queue_draw (self->overview);
   wick_trace_session_document_changed (self->session);
 }
