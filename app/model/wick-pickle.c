@@ -3,8 +3,6 @@
 
 #include "wick-pickle.h"
 
-#include "wick-huge-pages.h"
-
 #include <errno.h>
 #include <string.h>
 
@@ -17,6 +15,8 @@
 #define MEMO_GAP_MAX (1u << 20) /* a PUT may skip at most this many slots */
 #define CANCEL_CHECK_BYTES (64 * 1024)
 #define FREE_OBJECTS_MAX 2048
+#define MEMO_PAGE_BITS 12
+#define MEMO_PAGE_SLOTS (1u << MEMO_PAGE_BITS)
 #define SPARE_ITEMS_MAX 64 /* a kept container's item array is at most this long */
 
 struct _WickPickleObject
@@ -35,6 +35,13 @@ struct _WickPickleObject
   WickPickleValue *items;
   char data[]; /* str/bytes payload, NUL-terminated */
 };
+
+typedef struct
+{
+  WickPickleValue *slots; /* NULL: no slot holds a value (see released) */
+  guint64 *released;      /* while slots is NULL: a bit per RELEASED slot, or NULL for none */
+  guint n_values;         /* slots holding a value */
+} MemoPage;
 
 struct _WickPickleReader
 {
@@ -61,8 +68,13 @@ struct _WickPickleReader
     guint *at; /* stack length at each MARK */
     guint len, capacity;
   } marks;
-  GArray *memo;       /* WickPickleValue, VALUE_UNSET where never PUT */
-  WickHugePagesAdvised memo_advised;
+  /* The memo: memo_len slots (what PUT's bounds are measured against), in
+   * pages of MEMO_PAGE_SLOTS. A snapshot memoizes every history entry and
+   * the reader takes them all, so most slots end up VALUE_RELEASED: a page
+   * where no slot holds a value any more and that MEMOIZE has passed keeps
+   * only a bitmap of its released slots (512 bytes for 64 KiB). */
+  MemoPage *memo_pages;
+  guint memo_len, n_memo_pages;
   guint64 memo_count; /* set slots: MEMOIZE's next key, as len(memo) in Python */
   guint64 kept_items;
   guint64 next_list_id;
@@ -434,21 +446,28 @@ wick_pickle_reader_new (WickInput *input, const char *name)
   reader->name = g_strdup (name != NULL ? name : "pickle");
   wick_pickle_limits_init (&reader->limits);
   reader->buffer = g_malloc (BUFFER_SIZE);
-  reader->memo = g_array_new (FALSE, FALSE, sizeof (WickPickleValue));
   reader->next_cancel_check = CANCEL_CHECK_BYTES;
   return reader;
 }
 
 static void
-clear_values (GArray *values)
+memo_free (WickPickleReader *reader)
 {
-  for (guint i = 0; i < values->len; i++)
+  for (guint p = 0; p < reader->n_memo_pages; p++)
     {
-      WickPickleValue *v = &g_array_index (values, WickPickleValue, i);
-      if (is_object_type (v->type))
-        object_unref (v->as.object);
+      MemoPage *page = &reader->memo_pages[p];
+      if (page->slots != NULL)
+        for (guint i = 0; i < MEMO_PAGE_SLOTS && page->n_values > 0; i++)
+          if (page->slots[i].type <= WICK_PICKLE_DICT)
+            {
+              if (is_object_type (page->slots[i].type))
+                object_unref (page->slots[i].as.object);
+              page->n_values--;
+            }
+      g_free (page->slots);
+      g_free (page->released);
     }
-  g_array_set_size (values, 0);
+  g_free (reader->memo_pages);
 }
 
 void
@@ -465,9 +484,8 @@ wick_pickle_reader_free (WickPickleReader *reader)
       g_free (reader->spare[i]->items);
       g_free (reader->spare[i]);
     }
-  clear_values (reader->memo);
+  memo_free (reader);
   g_free (reader->marks.at);
-  g_array_unref (reader->memo);
   g_clear_object (&reader->cancellable);
   g_free (reader->buffer);
   g_free (reader->name);
@@ -761,18 +779,71 @@ count_owned_items (const WickPickleObject *object)
   return n;
 }
 
+/* A slot's state without its page's slots: VALUE_RELEASED or VALUE_UNSET. */
+static guint32
+memo_page_bit_state (const MemoPage *page, guint i)
+{
+  return page->released != NULL && (page->released[i / 64] >> (i % 64) & 1) ? VALUE_RELEASED
+                                                                            : VALUE_UNSET;
+}
+
+/* The page's slots, made again from its bitmap when it had been folded. */
+static WickPickleValue *
+memo_page_slots (MemoPage *page)
+{
+  if (page->slots != NULL)
+    return page->slots;
+  page->slots = g_new (WickPickleValue, MEMO_PAGE_SLOTS);
+  for (guint i = 0; i < MEMO_PAGE_SLOTS; i++)
+    {
+      page->slots[i].type = memo_page_bit_state (page, i);
+      page->slots[i].as.i = 0;
+    }
+  g_clear_pointer (&page->released, g_free);
+  return page->slots;
+}
+
+/* Folds page @p into its bitmap once no slot holds a value and MEMOIZE's
+ * next key is past it (Python's pickler memoizes in order, so nothing more
+ * comes to it). */
+static void
+memo_page_fold (WickPickleReader *reader, guint64 p)
+{
+  MemoPage *page = &reader->memo_pages[p];
+  if (page->n_values > 0 || page->slots == NULL || (p + 1) * MEMO_PAGE_SLOTS > reader->memo_count)
+    return;
+  guint64 *bits = g_new0 (guint64, MEMO_PAGE_SLOTS / 64);
+  gboolean any = FALSE;
+  for (guint i = 0; i < MEMO_PAGE_SLOTS; i++)
+    if (page->slots[i].type == VALUE_RELEASED)
+      {
+        bits[i / 64] |= (guint64)1 << (i % 64);
+        any = TRUE;
+      }
+  g_clear_pointer (&page->slots, g_free);
+  if (any)
+    page->released = bits;
+  else
+    g_free (bits);
+}
+
 /* Forgets a taken item in the memo, so that it can be freed. */
 static void
 release_memo (WickPickleReader *reader, WickPickleValue *value)
 {
   if (!is_object_type (value->type) || value->as.object->memo_slot < 0)
     return;
-  WickPickleValue *slot
-    = &g_array_index (reader->memo, WickPickleValue, value->as.object->memo_slot);
+  guint64 key = (guint64)value->as.object->memo_slot;
+  MemoPage *page = &reader->memo_pages[key >> MEMO_PAGE_BITS];
+  if (page->slots == NULL)
+    return;
+  WickPickleValue *slot = &page->slots[key & (MEMO_PAGE_SLOTS - 1)];
   if (is_object_type (slot->type) && slot->as.object == value->as.object)
     {
       object_unref (slot->as.object);
       slot->type = VALUE_RELEASED;
+      page->n_values--;
+      memo_page_fold (reader, key >> MEMO_PAGE_BITS);
     }
 }
 
@@ -1048,24 +1119,31 @@ memo_put (WickPickleReader *reader, guint64 key, GError **error)
     return fail (reader, error,
                  "memo key %" G_GUINT64_FORMAT " is over the limit of %" G_GUINT64_FORMAT, key,
                  reader->limits.max_memo);
-  if (key > reader->memo->len + (guint64)MEMO_GAP_MAX)
+  if (key > reader->memo_len + (guint64)MEMO_GAP_MAX)
     return fail (reader, error, "memo key %" G_GUINT64_FORMAT " is far past the memo's %u slots",
-                 key, reader->memo->len);
-  if (reader->memo->len <= key)
+                 key, reader->memo_len);
+  if (reader->memo_len <= key)
     {
-      guint from = reader->memo->len;
-      g_array_set_size (reader->memo, MAX ((guint)key + 1, from + from / 2 + 64));
-      /* (before the slots below are first written) */
-      wick_huge_pages_advise (reader->memo->data, &reader->memo_advised);
-      WickPickleValue *slots = (WickPickleValue *)(gpointer)reader->memo->data;
-      for (guint i = from; i < reader->memo->len; i++)
-        slots[i].type = VALUE_UNSET;
+      guint from = reader->memo_len;
+      reader->memo_len = MAX ((guint)key + 1, from + from / 2 + 64);
+      guint n_pages = (reader->memo_len + MEMO_PAGE_SLOTS - 1) / MEMO_PAGE_SLOTS;
+      if (n_pages > reader->n_memo_pages)
+        {
+          /* (new pages have no slots: all VALUE_UNSET) */
+          reader->memo_pages = g_renew (MemoPage, reader->memo_pages, n_pages);
+          memset (reader->memo_pages + reader->n_memo_pages, 0,
+                  (n_pages - reader->n_memo_pages) * sizeof (MemoPage));
+          reader->n_memo_pages = n_pages;
+        }
     }
-  WickPickleValue *slot = &g_array_index (reader->memo, WickPickleValue, key);
+  MemoPage *page = &reader->memo_pages[key >> MEMO_PAGE_BITS];
+  WickPickleValue *slot = &memo_page_slots (page)[key & (MEMO_PAGE_SLOTS - 1)];
   if (slot->type == VALUE_UNSET)
     reader->memo_count++;
   else if (is_object_type (slot->type))
     object_unref (slot->as.object);
+  if (slot->type > WICK_PICKLE_DICT)
+    page->n_values++;
   value_ref (slot, stack_top (reader, 0));
   if (is_object_type (slot->type))
     slot->as.object->memo_slot = (gint64)key;
@@ -1075,17 +1153,20 @@ memo_put (WickPickleReader *reader, guint64 key, GError **error)
 static gboolean
 memo_get (WickPickleReader *reader, guint64 key, GError **error)
 {
-  if (key >= reader->memo->len
-      || g_array_index (reader->memo, WickPickleValue, key).type == VALUE_UNSET)
+  const MemoPage *page = key < reader->memo_len ? &reader->memo_pages[key >> MEMO_PAGE_BITS] : NULL;
+  guint index = (guint)(key & (MEMO_PAGE_SLOTS - 1));
+  guint32 state = page == NULL          ? VALUE_UNSET
+                  : page->slots == NULL ? memo_page_bit_state (page, index)
+                                        : page->slots[index].type;
+  if (state == VALUE_UNSET)
     return fail (reader, error, "memo key %" G_GUINT64_FORMAT " was never set", key);
-  WickPickleValue *slot = &g_array_index (reader->memo, WickPickleValue, key);
-  if (slot->type == VALUE_RELEASED)
+  if (state == VALUE_RELEASED)
     return fail (reader, error,
                  "memo key %" G_GUINT64_FORMAT " is an item the streaming reader already took "
                  "(a snapshot never refers back to one)",
                  key);
   WickPickleValue v;
-  value_ref (&v, slot);
+  value_ref (&v, &page->slots[index]);
   return push (reader, v, error);
 }
 
@@ -1410,15 +1491,17 @@ fast_run (WickPickleReader *reader, GError **error)
   WickPickleValue *sv = reader->stack.values;
   guint sl = reader->stack.len;
   guint64 stack_max = MIN ((guint64)reader->stack.capacity, reader->limits.max_stack);
-  WickPickleValue *memo = (WickPickleValue *)(gpointer)reader->memo->data;
-  guint64 memo_len = reader->memo->len;
+  /* (pages fold as items are taken; the page table only grows in memo_put) */
+  MemoPage *pages = reader->memo_pages;
+  guint64 memo_len = reader->memo_len;
   gboolean ok = TRUE;
 
   while (pos < end)
     {
       guint8 op = buffer[pos];
       const guint8 *p = buffer + pos + 1;
-      WickPickleValue v;
+      WickPickleValue v, *slot;
+      MemoPage *page;
       guint64 key;
       gsize width;
       guint at, floor;
@@ -1434,9 +1517,13 @@ fast_run (WickPickleReader *reader, GError **error)
             key = read_le (p, 4);
             width = 5;
           get:
-            if (key >= memo_len || memo[key].type > WICK_PICKLE_DICT || sl >= stack_max)
-              goto out; /* never set, released, or a full stack */
-            v = memo[key];
+            if (key >= memo_len || sl >= stack_max)
+              goto out;
+            page = &pages[key >> MEMO_PAGE_BITS];
+            if (page->slots == NULL
+                || page->slots[key & (MEMO_PAGE_SLOTS - 1)].type > WICK_PICKLE_DICT)
+              goto out; /* never set, or released */
+            v = page->slots[key & (MEMO_PAGE_SLOTS - 1)];
             if (is_object_type (v.type))
               v.as.object->refs++;
             sv[sl++] = v;
@@ -1455,15 +1542,19 @@ fast_run (WickPickleReader *reader, GError **error)
             width = 5;
           put:
             floor = reader->marks.len > 0 ? reader->marks.at[reader->marks.len - 1] : 0;
-            if (sl <= floor || key >= reader->limits.max_memo || key >= memo_len
-                || memo[key].type != VALUE_UNSET)
-              goto out; /* an error, a memo to grow, or a slot set before */
+            if (sl <= floor || key >= reader->limits.max_memo || key >= memo_len)
+              goto out; /* an error, or a memo to grow */
+            page = &pages[key >> MEMO_PAGE_BITS];
+            if (page->slots == NULL || page->slots[key & (MEMO_PAGE_SLOTS - 1)].type != VALUE_UNSET)
+              goto out; /* a page to make, or a slot set before */
             reader->memo_count++;
-            memo[key] = sv[sl - 1];
-            if (is_object_type (memo[key].type))
+            page->n_values++;
+            slot = &page->slots[key & (MEMO_PAGE_SLOTS - 1)];
+            *slot = sv[sl - 1];
+            if (is_object_type (slot->type))
               {
-                memo[key].as.object->refs++;
-                memo[key].as.object->memo_slot = (gint64)key;
+                slot->as.object->refs++;
+                slot->as.object->memo_slot = (gint64)key;
               }
             pos += width;
             continue;
