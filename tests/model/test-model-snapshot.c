@@ -665,6 +665,96 @@ test_snapshot_refers_back (void)
   g_rmdir (dir);
 }
 
+/* A history of 9 000 entries (memo keys 6 to 9 005), with @tail run after
+ * its last APPENDS: the memo keeps pages of 4 096 slots and folds a page
+ * whose entries were all taken into a bitmap, which must still tell a taken
+ * entry from a key never set, and take a PUT again. */
+static GByteArray *
+memo_pages_pickle (const guint8 *tail, gsize tail_len)
+{
+  GByteArray *b = g_byte_array_new ();
+#define ADD(lit) g_byte_array_append (b, (const guint8 *)(lit), sizeof (lit) - 1)
+  /* 0: the top dict, 1 "segments", 2 [], 3 "device_traces", 4 [..], 5 the history */
+  ADD ("\x80\x04}\x94(\x8c\x08segments\x94]\x94\x8c\x0d"
+       "device_traces\x94]\x94]\x94");
+  for (guint i = 0; i < 9000; i++)
+    {
+      if (i % 1000 == 0)
+        ADD ("(");
+      guint8 addr[4] = { (guint8)i, (guint8)(i >> 8), 0, 0 };
+      ADD ("}\x94(\x8c\x06"
+           "action\x8c\x05"
+           "alloc\x8c\x04"
+           "addr"
+           "J");
+      g_byte_array_append (b, addr, 4);
+      ADD ("\x8c\x04size"
+           "K\x01\x8c\x07time_us"
+           "J");
+      g_byte_array_append (b, addr, 4);
+      ADD ("u");
+      if (i % 1000 == 999)
+        ADD ("e");
+    }
+  g_byte_array_append (b, tail, (guint)tail_len);
+  ADD ("au.");
+#undef ADD
+  return b;
+}
+
+static void
+test_snapshot_memo_pages (void)
+{
+  struct
+  {
+    const char *tail;
+    gsize len;
+    const char *error; /* NULL: loads */
+  } cases[] = {
+    { "", 0, NULL },
+    /* entry 4 994's dict (key 5 000, a folded page): taken */
+    { "j\x88\x13\x00\x00"
+      "0",
+      6, "memo key 5000 is an item the streaming reader already took" },
+    /* a key past every MEMOIZE */
+    { "j\x10\x27\x00\x00"
+      "0",
+      6, "memo key 10000 was never set" },
+    /* a PUT into the folded page, then GETs of it and of its neighbour */
+    { "K\x07r\x88\x13\x00\x00"
+      "0j\x88\x13\x00\x00"
+      "0",
+      14, NULL },
+    { "K\x07r\x88\x13\x00\x00"
+      "0j\x89\x13\x00\x00"
+      "0",
+      14, "memo key 5001 is an item the streaming reader already took" },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr (GByteArray) b = memo_pages_pickle ((const guint8 *)cases[c].tail, cases[c].len);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WickMemorySnapshot) s
+        = wick_memory_snapshot_load_data (b->data, b->len, "pages.pickle", &error);
+      if (cases[c].error == NULL)
+        {
+          g_assert_no_error (error);
+          guint n;
+          const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n);
+          g_assert_cmpuint (n, ==, 9000);
+          g_assert_cmpuint (entries[8999].addr, ==, 8999);
+          g_assert_cmpint (entries[8999].time_us, ==, 8999);
+          g_assert_cmpuint (wick_memory_snapshot_get_n_unmodelled (s), ==, 0);
+        }
+      else
+        {
+          g_assert_null (s);
+          g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+          g_assert_nonnull (strstr (error->message, cases[c].error));
+        }
+    }
+}
+
 /* A pickle that runs `touch MARKER` when Python loads it (checked: Python's
  * pickle.load does create the marker) is refused by wick-trace, naming the
  * byte and the opcode, and the marker is not created. Protocols 1 to 5. */
@@ -747,6 +837,7 @@ main (int argc, char **argv)
   g_test_add_func ("/snapshot/compressed", test_snapshot_compressed);
   g_test_add_func ("/snapshot/refers-back", test_snapshot_refers_back);
   g_test_add_func ("/snapshot/before-history", test_snapshot_before_history);
+  g_test_add_func ("/snapshot/memo-pages", test_snapshot_memo_pages);
   if (wick_trace != NULL)
     {
       g_test_add_func ("/snapshot/public-reference", test_snapshot_public_reference);
