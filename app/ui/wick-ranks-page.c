@@ -22,7 +22,7 @@
 
 struct _WickRanksPage
 {
-  GtkBox parent_instance;
+  WickPage parent_instance;
   WickRankJob *job;
   guint max_steps;
   gint64 max_step_ns, max_exposed_ns, min_step_ns, min_exposed_ns;
@@ -42,7 +42,7 @@ struct _WickRanksPage
   char *error;         /* the last re-alignment's failure, shown until the next */
 };
 
-G_DEFINE_FINAL_TYPE (WickRanksPage, wick_ranks_page, GTK_TYPE_BOX)
+G_DEFINE_FINAL_TYPE (WickRanksPage, wick_ranks_page, WICK_TYPE_PAGE)
 
 static void fill (WickRanksPage *self);
 static void rewrite_timeline (WickRanksPage *self);
@@ -73,7 +73,8 @@ wick_ranks_page_class_init (WickRanksPageClass *klass)
 static void
 wick_ranks_page_init (WickRanksPage *self)
 {
-  gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
+  wick_page_set_title (WICK_PAGE (self), _ ("Ranks"));
+  wick_page_set_icon_name (WICK_PAGE (self), "view-grid-symbolic");
   g_weak_ref_init (&self->window, NULL);
   self->pin_rank = -1;
   self->set_ranks = g_array_new (FALSE, FALSE, sizeof (int));
@@ -448,7 +449,7 @@ wick_ranks_page_new (WickRankJob *job, WickWindow *window, const char *merged)
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroll), GTK_POLICY_NEVER,
                                   GTK_POLICY_AUTOMATIC);
   gtk_widget_set_vexpand (self->scroll, TRUE);
-  gtk_box_append (GTK_BOX (self), self->scroll);
+  gtk_widget_set_parent (self->scroll, GTK_WIDGET (self));
   fill (self);
   return GTK_WIDGET (self);
 }
@@ -851,7 +852,7 @@ job_done (GObject *source, GAsyncResult *result, gpointer data)
     for (guint i = 0; i < t->notes->len; i++)
       g_ptr_array_add (t->job->notes, g_strdup (t->notes->pdata[i]));
     page = wick_ranks_page_new (g_steal_pointer (&t->job), window, t->merged);
-    wick_window_add_page (window, "ranks", _ ("Ranks"), "view-grid-symbolic", page);
+    wick_window_add_page (window, "ranks", NULL, NULL, page);
     wick_window_load_file (window, file);
   }
 }

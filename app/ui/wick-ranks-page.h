@@ -1,10 +1,13 @@
 /* wick-ranks-page.h — the Ranks page of a job opened as several rank files:
  * a ranks × steps heat map of step time and of exposed communication, each
- * rank's clock offset, the stragglers and the collectives (wick-ranks.h). */
+ * rank's clock offset, the stragglers and the collectives (wick-ranks.h).
+ * A WickPage whose figures are the job's reduction, fixed when the page is
+ * made; the merged trace it shows is its window's session document. */
 #pragma once
 
 #include <gtk/gtk.h>
 
+#include "wick-page.h"
 #include "wick-ranks.h"
 #include "wick-window.h"
 
@@ -16,7 +19,7 @@ G_BEGIN_DECLS
 #define WICK_RANKS_PAGE_SUMMARY_ABOVE 8
 
 #define WICK_TYPE_RANKS_PAGE (wick_ranks_page_get_type ())
-G_DECLARE_FINAL_TYPE (WickRanksPage, wick_ranks_page, WICK, RANKS_PAGE, GtkBox)
+G_DECLARE_FINAL_TYPE (WickRanksPage, wick_ranks_page, WICK, RANKS_PAGE, WickPage)
 
 /* Takes @job. @window (weak) and @merged, the job's merged trace shown on
  * its timeline, may be NULL: then pinning or setting an offset re-aligns the

@@ -2171,11 +2171,34 @@ page_gone (gpointer data, GObject *where_the_page_was)
   gtk_window_destroy (GTK_WINDOW (self));
 }
 
+/* The page: the box holding the bar and the body. Its data is the
+ * snapshot's own, read once; the session's document does not change it. */
+struct _WickSnapshotPage
+{
+  WickPage parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (WickSnapshotPage, wick_snapshot_page, WICK_TYPE_PAGE)
+
+static void
+wick_snapshot_page_class_init (WickSnapshotPageClass *klass)
+{
+}
+
+static void
+wick_snapshot_page_init (WickSnapshotPage *self)
+{
+  wick_page_set_title (WICK_PAGE (self), _ ("Memory Snapshot"));
+  wick_page_set_icon_name (WICK_PAGE (self), "drive-multidisk-symbolic");
+}
+
 GtkWidget *
 wick_snapshot_window_new_page (const char *path)
 {
   WickSnapshotWindow *self = window_new (NULL, path, NULL, G_MININT64, G_MAXINT64);
-  GtkWidget *page = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *page = g_object_new (WICK_TYPE_SNAPSHOT_PAGE, NULL);
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_widget_set_parent (box, page);
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   gtk_widget_set_margin_start (bar, 8);
   gtk_widget_set_margin_end (bar, 8);
@@ -2189,13 +2212,13 @@ wick_snapshot_window_new_page (const char *path)
   adw_header_bar_remove (ADW_HEADER_BAR (self->header), self->range_button);
   gtk_box_append (GTK_BOX (bar), self->range_button);
   g_object_unref (self->range_button);
-  gtk_box_append (GTK_BOX (page), bar);
+  gtk_box_append (GTK_BOX (box), bar);
   g_object_ref (self->stack);
   gtk_box_remove (GTK_BOX (self->outer), self->stack);
   /* scrolled: the snapshot's panes need more room than a small trace window has */
   GtkWidget *body = scrolled (self->stack);
   g_object_unref (self->stack);
-  gtk_box_append (GTK_BOX (page), body);
+  gtk_box_append (GTK_BOX (box), body);
   self->page = page;
   g_object_set_data (G_OBJECT (page), "wick-snapshot-window", self);
   g_object_weak_ref (G_OBJECT (page), page_gone, self);

@@ -12,6 +12,7 @@
 #include <adwaita.h>
 
 #include "model/wick-memory-snapshot.h"
+#include "wick-page.h"
 
 G_BEGIN_DECLS
 
@@ -46,9 +47,13 @@ const char *wick_snapshot_window_get_diff_details (WickSnapshotWindow *self);
  * or A's with "Widths from A"), bytes at A and at B. Selecting one puts its
  * bytes and frames in wick_snapshot_window_get_diff_details. */
 void wick_snapshot_window_show_diff_page (WickSnapshotWindow *self, const char *page);
-/* A snapshot as a page of a trace window (wick_window_add_page): the
- * snapshot window's body, the window itself kept unseen behind it and
- * destroyed with it; wick_snapshot_window_from_page gives it back. */
+/* A snapshot as a page of a trace window (wick_window_add_page): a
+ * WickSnapshotPage ("Memory Snapshot") holding the snapshot window's body,
+ * the window itself kept unseen behind it and destroyed with it;
+ * wick_snapshot_window_from_page gives it back. */
+#define WICK_TYPE_SNAPSHOT_PAGE (wick_snapshot_page_get_type ())
+G_DECLARE_FINAL_TYPE (WickSnapshotPage, wick_snapshot_page, WICK, SNAPSHOT_PAGE, WickPage)
+
 GtkWidget *wick_snapshot_window_new_page (const char *path);
 WickSnapshotWindow *wick_snapshot_window_from_page (GtkWidget *page);
 GtkWidget *wick_snapshot_window_get_diff_flame_graph (WickSnapshotWindow *self);

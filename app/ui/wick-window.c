@@ -742,8 +742,8 @@ set_snapshot_page (WickWindow *self, const char *snapshot)
   if (old != NULL)
     adw_view_stack_remove (self->views, old);
   if (snapshot != NULL)
-    wick_window_add_page (self, "memory-snapshot", _ ("Memory Snapshot"),
-                          "drive-multidisk-symbolic", wick_snapshot_window_new_page (snapshot));
+    wick_window_add_page (self, "memory-snapshot", NULL, NULL,
+                          wick_snapshot_window_new_page (snapshot));
 }
 
 void
@@ -931,6 +931,15 @@ wick_window_add_page (WickWindow *self, const char *name, const char *title, con
                       GtkWidget *widget)
 {
   g_return_if_fail (WICK_IS_WINDOW (self));
+  /* a WickPage shows the window's session, under its own title and icon
+   * unless told others */
+  if (WICK_IS_PAGE (widget))
+    {
+      if (wick_page_get_session (WICK_PAGE (widget)) == NULL)
+        wick_page_set_session (WICK_PAGE (widget), self->session);
+      title = title ? title : wick_page_get_title (WICK_PAGE (widget));
+      icon_name = icon_name ? icon_name : wick_page_get_icon_name (WICK_PAGE (widget));
+    }
   AdwViewStackPage *page = adw_view_stack_add_titled (self->views, widget, name, title);
   if (icon_name)
     adw_view_stack_page_set_icon_name (page, icon_name);

@@ -22,8 +22,11 @@
  * installs. Banners (dropped records, process ended) are a strip above the
  * views with an optional button bound to an action name.
  *
- * Pages: wick_window_add_page() adds a page (Weights, Stages, …) to the view
- * switcher; the widget is owned by the window.
+ * Pages: every view is a WickPage (wick-page.h) bound to the window's one
+ * WickTraceSession (document, selection, derived models), which refreshes
+ * only while shown; wick_window_add_page() adds one more (Ranks, Weights,
+ * Stages, Memory Snapshot) to the view switcher; the widget is owned by the
+ * window.
  */
 #pragma once
 
@@ -67,7 +70,9 @@ gboolean wick_window_get_follow_newest (WickWindow *self);
 /* Title and subtitle of the header (e.g. program name, "pid 1234 · live"). */
 void wick_window_set_title_text (WickWindow *self, const char *title, const char *subtitle);
 
-/* Adds a page to the view switcher after the built-in views. */
+/* Adds a page to the view switcher after the built-in views. A WickPage
+ * (wick-page.h) gets the window's session when it has none, and its own
+ * title and icon name where @title or @icon_name is NULL. */
 void wick_window_add_page (WickWindow *self, const char *name, const char *title,
                            const char *icon_name, GtkWidget *widget);
 

@@ -22,7 +22,7 @@ typedef struct
 
 struct _WickStagesPanel
 {
-  GtkBox parent_instance;
+  WickPage parent_instance;
   WickWindow *window; /* weak */
   char *socket_path;
   GtkWidget *unavailable; /* group shown without CUDA */
@@ -41,7 +41,7 @@ struct _WickStagesPanel
   gboolean cuda;
 };
 
-G_DEFINE_FINAL_TYPE (WickStagesPanel, wick_stages_panel, GTK_TYPE_BOX)
+G_DEFINE_FINAL_TYPE (WickStagesPanel, wick_stages_panel, WICK_TYPE_PAGE)
 
 static void
 stage_row_free (StageRow *row)
@@ -377,6 +377,8 @@ wick_stages_panel_init (WickStagesPanel *self)
   self->rows
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)stage_row_free);
   gtk_widget_init_template (GTK_WIDGET (self));
+  wick_page_set_title (WICK_PAGE (self), _ ("Stages"));
+  wick_page_set_icon_name (WICK_PAGE (self), "media-record-symbolic");
 }
 
 GtkWidget *

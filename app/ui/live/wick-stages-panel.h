@@ -14,12 +14,13 @@
 
 #include <adwaita.h>
 
+#include "wick-page.h"
 #include "wick-window.h"
 
 G_BEGIN_DECLS
 
 #define WICK_TYPE_STAGES_PANEL (wick_stages_panel_get_type ())
-G_DECLARE_FINAL_TYPE (WickStagesPanel, wick_stages_panel, WICK, STAGES_PANEL, GtkBox)
+G_DECLARE_FINAL_TYPE (WickStagesPanel, wick_stages_panel, WICK, STAGES_PANEL, WickPage)
 
 GtkWidget *wick_stages_panel_new (WickWindow *window, const char *socket_path);
 

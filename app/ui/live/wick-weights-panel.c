@@ -22,7 +22,7 @@ typedef struct
 
 struct _WickWeightsPanel
 {
-  GtkBox parent_instance;
+  WickPage parent_instance;
   WickWindow *window; /* weak */
   char *socket_path;
   AdwPreferencesGroup *group;
@@ -33,7 +33,7 @@ struct _WickWeightsPanel
   WickPanelRequests requests;
 };
 
-G_DEFINE_FINAL_TYPE (WickWeightsPanel, wick_weights_panel, GTK_TYPE_BOX)
+G_DEFINE_FINAL_TYPE (WickWeightsPanel, wick_weights_panel, WICK_TYPE_PAGE)
 
 static const char *const tiers[] = { "auto", "disk", "ram", NULL };
 
@@ -337,6 +337,8 @@ wick_weights_panel_init (WickWeightsPanel *self)
   self->rows
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)module_row_free);
   gtk_widget_init_template (GTK_WIDGET (self));
+  wick_page_set_title (WICK_PAGE (self), _ ("Weights"));
+  wick_page_set_icon_name (WICK_PAGE (self), "drive-harddisk-symbolic");
 }
 
 GtkWidget *

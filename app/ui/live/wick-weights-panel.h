@@ -12,12 +12,13 @@
 #include <adwaita.h>
 
 #include "live/wick-control-result.h"
+#include "wick-page.h"
 #include "wick-window.h"
 
 G_BEGIN_DECLS
 
 #define WICK_TYPE_WEIGHTS_PANEL (wick_weights_panel_get_type ())
-G_DECLARE_FINAL_TYPE (WickWeightsPanel, wick_weights_panel, WICK, WEIGHTS_PANEL, GtkBox)
+G_DECLARE_FINAL_TYPE (WickWeightsPanel, wick_weights_panel, WICK, WEIGHTS_PANEL, WickPage)
 
 GtkWidget *wick_weights_panel_new (WickWindow *window, const char *socket_path);
 
