@@ -21,7 +21,8 @@
 #   hotpathab the same, ../src-before (another packed tree) against this one, alternating
 #   gptN      tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler), the
 #             package of this tree and, where .device-oldwick/wick holds one, an older
-#             one's .py files beside it (same _wick extension), alternating, N pairs
+#             one's .py files beside it (same _wick extension), alternating, N pairs;
+#             WICK_GPT_ARGS replaces its arguments (default --rounds 7 --steps 20)
 #   stagepool bench-stage-replay with its buffers pooled / after a large allocation
 #   probe     tests/bench/stages/bench-graph-probe.py (why torch's 128-node graph is faster; Wick's
 #             stage beside torch.cuda.CUDAGraph of the same kernels in one torch process), then
@@ -234,7 +235,7 @@ for s in "$@"; do
         for v in $variants; do
           need 75 "gpt $v ($pair)" || continue
           if [ $v = new ]; then pp=$PWD/$B/python-abi3; else pp=$PWD/.device-oldwick; fi
-          PYTHONPATH=$pp timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py --rounds 7 --steps 20 \
+          PYTHONPATH=$pp timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py ${WICK_GPT_ARGS:---rounds 7 --steps 20} \
             >/tmp/session-logs/gpt-$v-$pair.log 2>&1
           echo "gpt $v $pair rc=$?"; grep -E "^GPT|RESULT|Error|error" /tmp/session-logs/gpt-$v-$pair.log | head -12
         done
