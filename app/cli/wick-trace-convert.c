@@ -216,7 +216,7 @@ convert_jsonl (const char *in, const char *out_path, gboolean strict)
           scanned = pending->len;
           if (pending->len > limit)
             {
-              g_set_error (&error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+              g_set_error (&error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TOO_LARGE,
                            "%s: line %" G_GUINT64_FORMAT
                            " is longer than the maximum of %" G_GSIZE_FORMAT
                            " bytes (raise it with --max-line-bytes)",
@@ -236,7 +236,7 @@ convert_jsonl (const char *in, const char *out_path, gboolean strict)
       line_number++;
       if (length > limit)
         {
-          g_set_error (&error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+          g_set_error (&error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TOO_LARGE,
                        "%s: line %" G_GUINT64_FORMAT
                        " is longer than the maximum of %" G_GSIZE_FORMAT
                        " bytes (raise it with --max-line-bytes)",
@@ -284,7 +284,7 @@ convert_jsonl (const char *in, const char *out_path, gboolean strict)
     {
       /* an I/O error (or a cut-off compressed file) while reading the input */
       fprintf (stderr, "wick-trace convert: %s\n", error->message);
-      parse_failed = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT);
+      parse_failed = wick_input_error_is_cut (error);
       if (!parse_failed)
         {
           output_close (&out);
@@ -306,7 +306,7 @@ convert_jsonl (const char *in, const char *out_path, gboolean strict)
   if (parse_failed)
     {
       /* the records before the error are kept, as the other views keep them */
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+      if (!wick_input_error_is_cut (error))
         fprintf (stderr, "wick-trace convert: %s\n", error->message);
       fprintf (stderr,
                "wrote the %" G_GUINT64_FORMAT

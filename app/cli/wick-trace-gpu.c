@@ -86,10 +86,8 @@ wick_trace_gpu (int argc, char **argv)
   if (!wick_document_load_file_auto (doc, file, NULL, NULL, NULL, &error))
     {
       fprintf (stderr, "wick-trace gpu: %s\n", error->message);
-      gboolean parse
-        = wick_document_get_parse_error (doc)->failed
-          || !(error->domain == G_FILE_ERROR
-               || (error->domain == G_IO_ERROR && error->code != G_IO_ERROR_INVALID_DATA));
+      gboolean parse = wick_document_get_parse_error (doc)->failed
+                       || !(error->domain == G_FILE_ERROR || error->domain == G_IO_ERROR);
       if (!parse)
         return WICK_TRACE_EXIT_USAGE;
       status = WICK_TRACE_EXIT_PARSE;

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wick-document-error.h"
 #include "wick-memory-snapshot.h"
 #include "wick-trace-commands.h"
 
@@ -305,10 +306,7 @@ wick_trace_memory (int argc, char **argv)
   if (s == NULL)
     {
       fprintf (stderr, "wick-trace memory: %s\n", error->message);
-      return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
-                 || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT)
-               ? WICK_TRACE_EXIT_PARSE
-               : WICK_TRACE_EXIT_USAGE;
+      return error->domain == WICK_DOCUMENT_ERROR ? WICK_TRACE_EXIT_PARSE : WICK_TRACE_EXIT_USAGE;
     }
   if (json)
     print_json (s, (guint)top_n);
@@ -325,10 +323,8 @@ load_or_complain (const char *path, int *status)
   if (s == NULL)
     {
       fprintf (stderr, "wick-trace compare: %s\n", error->message);
-      *status = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
-                    || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT)
-                  ? WICK_TRACE_EXIT_PARSE
-                  : WICK_TRACE_EXIT_USAGE;
+      *status
+        = error->domain == WICK_DOCUMENT_ERROR ? WICK_TRACE_EXIT_PARSE : WICK_TRACE_EXIT_USAGE;
     }
   return s;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "wick-archive.h"
+#include "wick-document-error.h"
 #include "wick-ranks.h"
 #include "wick-trace-commands.h"
 
@@ -68,10 +69,7 @@ remove_tree (const char *dir)
 static int
 error_status (const GError *error)
 {
-  return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
-             || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT)
-           ? WICK_TRACE_EXIT_PARSE
-           : WICK_TRACE_EXIT_USAGE;
+  return error->domain == WICK_DOCUMENT_ERROR ? WICK_TRACE_EXIT_PARSE : WICK_TRACE_EXIT_USAGE;
 }
 
 static WickRankPartial *
@@ -89,7 +87,7 @@ read_partial (const char *path, GError **error)
           g_string_append_len (s, buf, (gssize)n);
           if (s->len > ((gsize)1 << 30))
             {
-              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+              g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TOO_LARGE,
                            "stdin: a rank's partial is larger than 1 GiB");
               return NULL;
             }

@@ -190,9 +190,7 @@ wick_trace_tracks (int argc, char **argv)
     {
       fprintf (stderr, "wick-trace tracks: %s\n", error->message);
       gboolean parse = wick_document_get_parse_error (doc)->failed
-                       || !(error->domain == G_FILE_ERROR
-                            || (error->domain == G_IO_ERROR
-                                && error->code != G_IO_ERROR_INVALID_DATA));
+                       || !(error->domain == G_FILE_ERROR || error->domain == G_IO_ERROR);
       if (!parse)
         return WICK_TRACE_EXIT_USAGE;
       status = WICK_TRACE_EXIT_PARSE;

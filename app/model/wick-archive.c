@@ -90,7 +90,8 @@ fail (GError **error, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  g_propagate_error (error, g_error_new_valist (G_IO_ERROR, G_IO_ERROR_INVALID_DATA, format, args));
+  g_propagate_error (
+    error, g_error_new_valist (WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID, format, args));
   va_end (args);
   return FALSE;
 }
@@ -1099,7 +1100,7 @@ wick_job_expand (const char *path, const char *extract_dir, GHashTable *labels, 
     }
   if (traces->len == 0)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_NOT_A_TRACE,
                    "%s: no rank traces in it (files named *.json, *.json.gz or *.json.zst that "
                    "are trace-event JSON)",
                    path);

@@ -966,7 +966,7 @@ emit (Import *im, GError **error)
   if (!ok)
     {
       const WickParseError *pe = wick_document_get_parse_error (doc);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "cannot convert the trace: %s: %s",
+      g_set_error (error, WICK_DOCUMENT_ERROR, (int)pe->code, "cannot convert the trace: %s: %s",
                    pe->message, pe->cause ? pe->cause : "");
       return FALSE;
     }
@@ -1149,37 +1149,24 @@ import_clear (Import *im)
   g_string_free (im->args_error, TRUE);
 }
 
-/* The document holds what was read; its parse error names the place. */
+/* The document holds what was read; its parse error says what the reader
+ * said of @syntax, its error: the place and the reason, from their values. */
 static void
-set_chrome_parse_error (WickDocument *doc, const GError *syntax)
+set_chrome_parse_error (WickDocument *doc, WickChromeReader *reader, const char *name,
+                        const GError *syntax)
 {
-  const char *colon = strstr (syntax->message, ": ");
+  guint64 line, column;
+  const char *cause = wick_chrome_reader_get_failure (reader, &line, &column);
+  g_autofree char *message = NULL;
+  WickDocumentError code = syntax->domain == WICK_DOCUMENT_ERROR ? (WickDocumentError)syntax->code
+                                                                 : WICK_DOCUMENT_ERROR_INVALID;
 
-  g_clear_pointer (&doc->parse_error.message, g_free);
-  g_clear_pointer (&doc->parse_error.cause, g_free);
-  doc->parse_error.failed = TRUE;
-  doc->parse_error.record_index = -1;
-  if (colon != NULL)
-    {
-      doc->parse_error.message = g_strdup_printf ("parse Chrome trace JSON %.*s",
-                                                  (int)(colon - syntax->message), syntax->message);
-      doc->parse_error.cause = g_strdup (colon + 2);
-    }
+  if (line > 0)
+    message = g_strdup_printf (
+      "parse Chrome trace JSON %s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, name, line, column);
   else
-    doc->parse_error.message = g_strdup (syntax->message);
-  {
-    /* "file:L:C" -> line L */
-    const char *p = colon;
-    int colons = 0;
-    while (p != NULL && p > syntax->message && colons < 2)
-      {
-        p--;
-        if (*p == ':')
-          colons++;
-      }
-    if (colons == 2)
-      doc->parse_error.line = g_ascii_strtoull (p + 1, NULL, 10);
-  }
+    message = g_strdup_printf ("parse Chrome trace JSON %s", name);
+  wick_document_fail (doc, code, line, -1, message, cause != NULL ? cause : syntax->message, NULL);
 }
 
 /* ---- torch memory timeline --------------------------------------------- */
@@ -1259,8 +1246,8 @@ import_memory_timeline (WickDocument *doc, WickChromeReader *reader, const char 
   if (!ok || !wick_document_finish_quietly (doc, error))
     {
       if (error != NULL && *error == NULL)
-        g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: cannot convert the timeline",
-                     name);
+        g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+                     "%s: cannot convert the timeline", name);
       return FALSE;
     }
   info = chrome_info_new (doc, "torch-memory-timeline");
@@ -1454,19 +1441,19 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
 
   if (wick_input_get_compression (input) != WICK_COMPRESSION_NONE)
     size *= 8;
-  if (!wick_chrome_reader_start (reader, &format, error))
+  if (!wick_chrome_reader_start (reader, &format, &syntax))
     {
-      if (error != NULL && *error != NULL
-          && g_error_matches (*error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
+      if (syntax->domain == WICK_DOCUMENT_ERROR)
         {
-          set_chrome_parse_error (document, *error);
+          set_chrome_parse_error (document, reader, name, syntax);
           document->finished = TRUE;
         }
+      g_propagate_error (error, g_steal_pointer (&syntax));
       return FALSE;
     }
   if (format == WICK_FILE_FORMAT_JSONL)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                    "%s: not a Chrome trace: this is candle-graph JSONL (one record per line)",
                    name);
       return FALSE;
@@ -1476,10 +1463,9 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
       GError *local = NULL;
       if (import_memory_timeline (document, reader, label, &local))
         return TRUE;
-      if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
-          && !document->parse_error.failed)
+      if (local->domain == WICK_DOCUMENT_ERROR && !document->parse_error.failed)
         {
-          set_chrome_parse_error (document, local);
+          set_chrome_parse_error (document, reader, name, local);
           document->finished = TRUE;
         }
       g_propagate_error (error, local);
@@ -1489,10 +1475,11 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
   import_init (&im, document, label);
   read_all_events (&im, reader, pipeline_mode >= 0 ? pipeline_mode > 0 : size >= PIPELINE_MIN,
                    &syntax);
-  if (syntax != NULL && !g_error_matches (syntax, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
-      && !im.has_time)
+  if (syntax != NULL && !im.has_time
+      && (syntax->domain != WICK_DOCUMENT_ERROR || syntax->code == WICK_DOCUMENT_ERROR_TOO_LARGE))
     {
-      /* an I/O error before anything was read */
+      /* an I/O error, or a value past the limit, before anything was read:
+       * there is nothing to show */
       g_propagate_error (error, g_steal_pointer (&syntax));
       import_clear (&im);
       return FALSE;
@@ -1506,7 +1493,7 @@ import_stream (WickDocument *document, WickInput *input, const char *name, const
   if (ok && syntax != NULL)
     {
       /* what was read before the error is in the document; the error stands */
-      set_chrome_parse_error (document, syntax);
+      set_chrome_parse_error (document, reader, name, syntax);
       g_propagate_error (error, g_steal_pointer (&syntax));
       return FALSE;
     }

@@ -51,6 +51,10 @@ struct _WickChromeReader
   gboolean chrome_evidence; /* a top-level '[' or a "traceEvents" member was seen */
   WickChromeStartFailure start_failure; /* without that evidence */
   gsize max_value;          /* the longest value read whole: wick_max_line_length () */
+  /* the last error as values: its line and column (0 when it has none) and
+   * its reason without the file's name */
+  guint64 failure_line, failure_column;
+  char *failure_cause;
 };
 
 WickChromeReader *
@@ -80,6 +84,7 @@ wick_chrome_reader_free (WickChromeReader *r)
   g_free (r->buffer);
   g_free (r->unescape);
   g_clear_error (&r->input_error);
+  g_free (r->failure_cause);
   g_string_free (r->error, TRUE);
   g_ptr_array_unref (r->metadata);
   g_ptr_array_unref (r->warnings);
@@ -103,6 +108,27 @@ count_newlines (const char *p, gsize n, const char **last)
 }
 
 static void position_of (WickChromeReader *r, gsize offset, guint64 *line, guint64 *column);
+
+/* Keeps an error's values and sets @error from them: "NAME:LINE:COLUMN: CAUSE",
+ * or "NAME: CAUSE" when @line is 0. */
+static gboolean
+set_failure (WickChromeReader *r, WickDocumentError code, guint64 line, guint64 column,
+             const char *cause, GError **error)
+{
+  char *copy = g_strdup (cause);
+
+  g_free (r->failure_cause);
+  r->failure_cause = copy;
+  r->failure_line = line;
+  r->failure_column = line > 0 ? column : 0;
+  if (line > 0)
+    g_set_error (error, WICK_DOCUMENT_ERROR, (int)code,
+                 "%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ": %s", r->name, line, column,
+                 cause);
+  else
+    g_set_error (error, WICK_DOCUMENT_ERROR, (int)code, "%s: %s", r->name, cause);
+  return FALSE;
+}
 
 /* Drops [0, pos) and reads more; FALSE when nothing more can come (end or a
  * pending input error). */
@@ -130,15 +156,15 @@ refill (WickChromeReader *r)
        * its key, a string in them): it is never held past the limit, so a
        * 4 GiB string in a small .gz costs the limit, not 4 GiB */
       guint64 line, column;
+      g_autofree char *cause = NULL;
       position_of (r, 0, &line, &column);
-      r->input_error
-        = g_error_new (G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                       /* Translators: file:line:column, a byte offset and a size in bytes */
-                       _ ("%s:%llu:%llu: the JSON value at byte offset %llu (an event, a string "
-                          "or a top-level member) is longer than the maximum of %llu bytes "
-                          "(raise it with --max-line-bytes or WICK_MAX_LINE_BYTES)"),
-                       r->name, (unsigned long long)line, (unsigned long long)column,
-                       (unsigned long long)r->dropped, (unsigned long long)r->max_value);
+      cause = g_strdup_printf (
+        /* Translators: a byte offset and a size in bytes */
+        _ ("the JSON value at byte offset %llu (an event, a string or a top-level member) is "
+           "longer than the maximum of %llu bytes (raise it with --max-line-bytes or "
+           "WICK_MAX_LINE_BYTES)"),
+        (unsigned long long)r->dropped, (unsigned long long)r->max_value);
+      set_failure (r, WICK_DOCUMENT_ERROR_TOO_LARGE, line, column, cause, &r->input_error);
       return FALSE;
     }
   if (r->cap - r->len < READ_CHUNK / 2)
@@ -152,7 +178,7 @@ refill (WickChromeReader *r)
       r->unescape = g_malloc (r->cap);
     }
   n = wick_input_read (r->input, r->buffer + r->len, r->cap - r->len, &r->input_error);
-  if (n < 0 && g_error_matches (r->input_error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+  if (n < 0 && wick_input_error_is_cut (r->input_error))
     {
       /* a cut-off compressed file reads as a cut-off file, with its reason */
       g_ptr_array_add (r->warnings, g_strdup (r->input_error->message));
@@ -161,7 +187,13 @@ refill (WickChromeReader *r)
       return FALSE;
     }
   if (n < 0)
-    return FALSE;
+    {
+      /* the input's message names the file itself */
+      r->failure_line = r->failure_column = 0;
+      g_free (r->failure_cause);
+      r->failure_cause = g_strdup (r->input_error->message);
+      return FALSE;
+    }
   if (n == 0)
     {
       r->eof = TRUE;
@@ -183,15 +215,27 @@ position_of (WickChromeReader *r, gsize offset, guint64 *line, guint64 *column)
 }
 
 static gboolean
-fail_at (WickChromeReader *r, gsize offset, GError **error, const char *message)
+fail_with_code (WickChromeReader *r, WickDocumentError code, gsize offset, GError **error,
+                const char *message)
 {
   guint64 line, column;
 
   position_of (r, MIN (offset, r->len), &line, &column);
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-               "%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ": %s", r->name, line, column,
-               message);
-  return FALSE;
+  return set_failure (r, code, line, column, message, error);
+}
+
+/* The bytes at @offset break the JSON or the trace's structure. */
+static gboolean
+fail_at (WickChromeReader *r, gsize offset, GError **error, const char *message)
+{
+  return fail_with_code (r, WICK_DOCUMENT_ERROR_INVALID, offset, error, message);
+}
+
+/* The input ends inside a value at @offset. */
+static gboolean
+fail_cut_at (WickChromeReader *r, gsize offset, GError **error, const char *message)
+{
+  return fail_with_code (r, WICK_DOCUMENT_ERROR_TRUNCATED, offset, error, message);
 }
 
 static gboolean
@@ -231,7 +275,7 @@ scanner_at_pos (WickChromeReader *r)
 static gboolean
 ran_out (WickChromeReader *r)
 {
-  return g_str_has_prefix (r->error->str, "EOF while");
+  return r->scanner.ran_out;
 }
 
 /* ---- values ----------------------------------------------------------- */
@@ -718,17 +762,20 @@ read_member_key (WickChromeReader *r, char **key, GError **error)
   if (c != '"')
     {
       if (c < 0)
-        return input_failed (r, error) ? FALSE
-                                       : fail_at (r, r->pos, error, "EOF while parsing an object");
+        return input_failed (r, error)
+                 ? FALSE
+                 : fail_cut_at (r, r->pos, error, "EOF while parsing an object");
       return fail_at (r, r->pos, error, "key must be a string");
     }
   if (!parse_with_refill (r, parse_key, kv, &cut, error))
-    return cut ? fail_at (r, r->len, error, "EOF while parsing a string") : FALSE;
+    return cut ? fail_cut_at (r, r->len, error, "EOF while parsing a string") : FALSE;
   *key = g_strndup (kv[0], (gsize)kv[1]);
   c = peek_byte (r);
+  if (c < 0)
+    return input_failed (r, error) ? FALSE
+                                   : fail_cut_at (r, r->pos, error, "EOF while parsing an object");
   if (c != ':')
-    return fail_at (r, r->pos, error,
-                    c < 0 ? "EOF while parsing an object" : "expected `:`");
+    return fail_at (r, r->pos, error, "expected `:`");
   r->pos++;
   return TRUE;
 }
@@ -743,11 +790,11 @@ read_member_value (WickChromeReader *r, const char *key, GError **error)
 
   if (c < 0)
     return input_failed (r, error) ? FALSE
-                                   : fail_at (r, r->pos, error, "EOF while parsing a value");
+                                   : fail_cut_at (r, r->pos, error, "EOF while parsing a value");
   start = r->pos;
   /* parse_with_refill moves the buffer: remember the offset from pos */
   if (!parse_with_refill (r, parse_skip, NULL, &cut, error))
-    return cut ? fail_at (r, r->len, error, "EOF while parsing a value") : FALSE;
+    return cut ? fail_cut_at (r, r->len, error, "EOF while parsing a value") : FALSE;
   (void)start;
   {
     /* the value is [pos - its length, pos): refill only drops bytes before the
@@ -790,7 +837,7 @@ after_member (WickChromeReader *r, gboolean *more, GError **error)
     }
   if (c < 0)
     return input_failed (r, error) ? FALSE
-                                   : fail_at (r, r->pos, error, "EOF while parsing an object");
+                                   : fail_cut_at (r, r->pos, error, "EOF while parsing an object");
   return fail_at (r, r->pos, error, "expected `,` or `}`");
 }
 
@@ -827,8 +874,7 @@ wick_chrome_reader_start (WickChromeReader *r, WickFileFormat *format, GError **
       if (input_failed (r, error))
         return FALSE;
       r->start_failure = WICK_CHROME_START_EMPTY;
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: the file is empty", r->name);
-      return FALSE;
+      return set_failure (r, WICK_DOCUMENT_ERROR_EMPTY, 0, 0, "the file is empty", error);
     }
   if (c == '[')
     {
@@ -908,14 +954,22 @@ wick_chrome_reader_start (WickChromeReader *r, WickFileFormat *format, GError **
     for (guint i = 0; i < r->metadata->len && i < 16; i += 2)
       g_string_append_printf (keys, "%s\"%s\"", i ? ", " : "",
                               (const char *)g_ptr_array_index (r->metadata, i));
+    g_autofree char *cause
+      = g_strdup_printf ("not a trace Wick can read: a JSON object with the members %s but no "
+                         "\"traceEvents\" array (expected a Chrome trace-event file, a torch "
+                         "memory timeline [times, sizes] or candle-graph JSONL)",
+                         keys->len ? keys->str : "(none)");
     r->start_failure = WICK_CHROME_START_NOT_A_TRACE;
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                 "%s: not a trace Wick can read: a JSON object with the members %s but no "
-                 "\"traceEvents\" array (expected a Chrome trace-event file, a torch memory "
-                 "timeline [times, sizes] or candle-graph JSONL)",
-                 r->name, keys->len ? keys->str : "(none)");
+    return set_failure (r, WICK_DOCUMENT_ERROR_NOT_A_TRACE, 0, 0, cause, error);
   }
-  return FALSE;
+}
+
+const char *
+wick_chrome_reader_get_failure (WickChromeReader *r, guint64 *line, guint64 *column)
+{
+  *line = r->failure_line;
+  *column = r->failure_column;
+  return r->failure_cause;
 }
 
 WickChromeStartFailure
@@ -1022,7 +1076,7 @@ wick_chrome_reader_next (WickChromeReader *r, WickChromeEvent *event, GError **e
                 continue;
               return FALSE;
             }
-          if (r->eof && strstr (local->message, ": EOF while") != NULL)
+          if (r->eof && g_error_matches (local, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TRUNCATED))
             {
               /* cut off in the members after the events: the events are whole */
               g_ptr_array_add (r->warnings,
@@ -1298,7 +1352,7 @@ parse_timeline (WickJsonScanner *s, gpointer data)
     return FALSE;
   wick_json_skip_whitespace (s);
   if (s->p >= s->end)
-    return wick_json_fail (s, "EOF while parsing a list");
+    return wick_json_fail_eof (s, "EOF while parsing a list");
   if (*s->p == ']' && n == 4)
     {
       s->p++; /* a raw timeline of one row */
@@ -1313,7 +1367,7 @@ parse_timeline (WickJsonScanner *s, gpointer data)
   s->p++;
   wick_json_skip_whitespace (s);
   if (s->p >= s->end)
-    return wick_json_fail (s, "EOF while parsing a list");
+    return wick_json_fail_eof (s, "EOF while parsing a list");
   if (*s->p != '[')
     {
       t->problem = "expected the sizes as an array of arrays";
@@ -1335,7 +1389,7 @@ parse_timeline (WickJsonScanner *s, gpointer data)
             t->problem = "a raw memory timeline's row is not [time, action, bytes, category]";
           wick_json_skip_whitespace (s);
           if (s->p >= s->end)
-            return wick_json_fail (s, "EOF while parsing a list");
+            return wick_json_fail_eof (s, "EOF while parsing a list");
           if (*s->p == ']')
             {
               s->p++;
@@ -1362,7 +1416,7 @@ parse_timeline (WickJsonScanner *s, gpointer data)
     return FALSE;
   wick_json_skip_whitespace (s);
   if (s->p >= s->end)
-    return wick_json_fail (s, "EOF while parsing a list");
+    return wick_json_fail_eof (s, "EOF while parsing a list");
   if (*s->p != ']')
     {
       t->problem = "expected exactly two arrays, [times, sizes]";

@@ -21,6 +21,7 @@
 
 #include <gio/gio.h>
 
+#include "wick-document-error.h"
 #include "wick-input.h"
 #include "wick-json-scanner.h"
 
@@ -84,7 +85,7 @@ gboolean wick_chrome_reader_start (WickChromeReader *reader, WickFileFormat *for
                                    GError **error);
 
 /* Where wick_chrome_reader_start() stopped when it judged no format (its
- * error, G_IO_ERROR_INVALID_DATA, words it). */
+ * error, in WICK_DOCUMENT_ERROR, words it). */
 typedef enum
 {
   WICK_CHROME_START_NOT_JSON,    /* not JSON at the top, or broken before a deciding member */
@@ -93,6 +94,16 @@ typedef enum
   WICK_CHROME_START_NOT_A_TRACE, /* a whole JSON object with none of a trace's members */
 } WickChromeStartFailure;
 WickChromeStartFailure wick_chrome_reader_get_start_failure (WickChromeReader *reader);
+
+/* The reader's last error as values: returns its reason without the file's
+ * name (NULL when there was none), with @line and @column, 1-based, where it
+ * has a place (0 when not: an empty file, an object with no trace member, the
+ * input's own errors, whose reason names the file). Errors are
+ * WICK_DOCUMENT_ERROR: INVALID (broken JSON or structure), TRUNCATED (the
+ * input ends inside a value), TOO_LARGE (a value longer than the limit),
+ * EMPTY, NOT_A_TRACE, or the input's codes (wick-input.h). */
+const char *wick_chrome_reader_get_failure (WickChromeReader *reader, guint64 *line,
+                                            guint64 *column);
 
 /* The next event: TRUE with @event filled, FALSE at the end (with @error NULL)
  * or on an error. Elements of traceEvents that are not objects are counted

@@ -58,6 +58,7 @@ wick_line_batch_decode (WickLineBatch *batch, WickTraceDecoder *decoder, GString
   if (!wick_utf8_validate (line, length)) /* Rust's str::from_utf8 */
     {
       batch->decode_verb = g_strdup ("read");
+      batch->decode_code = WICK_DOCUMENT_ERROR_INVALID;
       batch->decode_cause = g_strdup ("stream did not contain valid UTF-8");
       batch->error_line = line_number;
       return FALSE;
@@ -68,6 +69,7 @@ wick_line_batch_decode (WickLineBatch *batch, WickTraceDecoder *decoder, GString
   if (!wick_trace_decoder_decode (decoder, line, length, &kind, cause))
     {
       batch->decode_verb = g_strdup ("parse");
+      batch->decode_code = WICK_DOCUMENT_ERROR_INVALID;
       batch->decode_cause = g_strdup (cause->str);
       batch->error_line = line_number;
       return FALSE;
@@ -209,6 +211,7 @@ wick_line_batch_add_built (WickLineBatch *batch, WickLineDecoder *decoder,
     {
       /* a producer's bug, failed as a bad line would be */
       batch->decode_verb = g_strdup ("commit");
+      batch->decode_code = WICK_DOCUMENT_ERROR_INVALID;
       batch->decode_cause = g_steal_pointer (&missing);
       batch->error_line = decoder->n_lines;
       decoder->failed = TRUE;
@@ -260,7 +263,8 @@ wick_document_commit_batch (WickDocument *self, WickLineBatch *batch, GError **e
   if (batch->decode_verb != NULL)
     {
       self->n_lines = batch->error_line;
-      return wick_document_set_decode_error (self, batch->decode_verb, batch->decode_cause, error);
+      return wick_document_set_decode_error (self, batch->decode_code, batch->decode_verb,
+                                             batch->decode_cause, error);
     }
   return TRUE;
 }

@@ -121,6 +121,7 @@ struct _WickLineBatch
   guint n_lines;      /* lines added by wick_line_batch_add() or _add_built() */
   guint64 last_line;  /* physical lines read through this batch */
   char *decode_verb;  /* "parse"/"read" on a decode error */
+  WickDocumentError decode_code;
   char *decode_cause;
   guint64 error_line;
 };
@@ -139,13 +140,18 @@ void wick_document_commit_record (WickDocument *self, WickRecordKind kind, const
                                   gsize len);
 void wick_document_commit_extension (WickDocument *self, const char *line, gsize len,
                                      const char *kind, gsize kind_len, guint64 timestamp_ns);
-gboolean wick_document_set_decode_error (WickDocument *self, const char *verb, const char *cause,
-                                         GError **error);
-/* The one way a document fails: its parse error says where (@line, 1-based,
- * 0 when unknown; @record_index, -1 when none) and why (@cause may be NULL).
- * What was read before stays. */
-void wick_document_fail (WickDocument *self, guint64 line, gint64 record_index, const char *message,
-                         const char *cause);
+/* Fails the document at its current line: "VERB trace JSONL line N from
+ * PATH" with @cause. Returns FALSE. */
+gboolean wick_document_set_decode_error (WickDocument *self, WickDocumentError code,
+                                         const char *verb, const char *cause, GError **error);
+/* The one way a document fails: its parse error says what (@code), where
+ * (@line, 1-based, 0 when unknown; @record_index, -1 when none) and why
+ * (@message, and @cause, which may be NULL), and @error (may be NULL) gets the
+ * same: WICK_DOCUMENT_ERROR @code, "MESSAGE: CAUSE" (or MESSAGE). What was
+ * read before stays. Returns FALSE. */
+gboolean wick_document_fail (WickDocument *self, WickDocumentError code, guint64 line,
+                             gint64 record_index, const char *message, const char *cause,
+                             GError **error);
 /* The end of the stream (spec §4 rule 6) for a document not yet finished:
  * marks it finished; FALSE with @error (and the document failed) when the
  * stream broke a rule. Storage alone: no analysis (wick-document-finish.c

@@ -803,7 +803,8 @@ wick_document_commit_built (WickDocument *self, WickRecordBuilder *builder, GErr
   if ((missing = wick_record_builder_missing (builder)) != NULL)
     {
       self->n_lines++;
-      return wick_document_set_decode_error (self, "commit", missing, error);
+      return wick_document_set_decode_error (self, WICK_DOCUMENT_ERROR_INVALID, "commit", missing,
+                                             error);
     }
   wick_record_builder_get (builder, &record);
   wick_document_commit (self, &record);
@@ -1228,33 +1229,36 @@ display_path (WickDocument *self)
   return self->path ? self->path : "<stream>";
 }
 
-void
-wick_document_fail (WickDocument *self, guint64 line, gint64 record_index, const char *message,
-                    const char *cause)
+gboolean
+wick_document_fail (WickDocument *self, WickDocumentError code, guint64 line, gint64 record_index,
+                    const char *message, const char *cause, GError **error)
 {
   char *old_message = self->parse_error.message, *old_cause = self->parse_error.cause;
 
+  if (cause != NULL)
+    g_set_error (error, WICK_DOCUMENT_ERROR, (int)code, "%s: %s", message, cause);
+  else
+    g_set_error_literal (error, WICK_DOCUMENT_ERROR, (int)code, message);
   self->parse_error.failed = TRUE;
+  self->parse_error.code = code;
   self->parse_error.line = line;
   self->parse_error.record_index = record_index;
   self->parse_error.message = g_strdup (message);
   self->parse_error.cause = g_strdup (cause);
   g_free (old_message);
   g_free (old_cause);
+  return FALSE;
 }
 
 gboolean
-wick_document_set_decode_error (WickDocument *self, const char *verb, const char *cause,
-                                GError **error)
+wick_document_set_decode_error (WickDocument *self, WickDocumentError code, const char *verb,
+                                const char *cause, GError **error)
 {
   g_autofree char *message = g_strdup_printf ("%s trace JSONL line %" G_GUINT64_FORMAT " from %s",
                                               verb, self->n_lines, display_path (self));
 
   self->decode_failed = TRUE;
-  wick_document_fail (self, self->n_lines, -1, message, cause);
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", self->parse_error.message,
-               cause);
-  return FALSE;
+  return wick_document_fail (self, code, self->n_lines, -1, message, cause, error);
 }
 
 gboolean
@@ -1272,13 +1276,14 @@ wick_document_feed_line (WickDocument *self, const char *line, gsize length, GEr
   if (length > 0 && line[length - 1] == '\r')
     length--;
   if (!wick_utf8_validate (line, length)) /* Rust's str::from_utf8 */
-    return wick_document_set_decode_error (self, "read", "stream did not contain valid UTF-8",
-                                           error);
+    return wick_document_set_decode_error (self, WICK_DOCUMENT_ERROR_INVALID, "read",
+                                           "stream did not contain valid UTF-8", error);
   wick_rust_trim (&line, &length);
   if (length == 0)
     return TRUE;
   if (!wick_trace_decoder_decode (self->decoder, line, length, &kind, self->cause))
-    return wick_document_set_decode_error (self, "parse", self->cause->str, error);
+    return wick_document_set_decode_error (self, WICK_DOCUMENT_ERROR_INVALID, "parse",
+                                           self->cause->str, error);
   if (kind == WICK_KIND_EXTENSION)
     {
       gsize kind_len;
@@ -1349,23 +1354,18 @@ wick_document_end_stream (WickDocument *self, GError **error)
   self->finished = TRUE;
   if (self->decode_failed)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", self->parse_error.message,
-                   self->parse_error.cause);
+      g_set_error (error, WICK_DOCUMENT_ERROR, (int)self->parse_error.code, "%s: %s",
+                   self->parse_error.message, self->parse_error.cause);
       return FALSE;
     }
   if (self->stream_error != NULL)
-    {
-      wick_document_fail (self, self->parse_error.line, self->stream_error_index,
-                          self->stream_error, NULL);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", self->stream_error);
-      return FALSE;
-    }
+    return wick_document_fail (self, WICK_DOCUMENT_ERROR_INVALID, self->parse_error.line,
+                               self->stream_error_index, self->stream_error, NULL, error);
   message = end_of_stream_error (self);
   if (message != NULL)
     {
-      wick_document_fail (self, self->parse_error.line, self->parse_error.record_index, message,
-                          NULL);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", message);
+      wick_document_fail (self, WICK_DOCUMENT_ERROR_INVALID, self->parse_error.line,
+                          self->parse_error.record_index, message, NULL, error);
       g_free (message);
       return FALSE;
     }

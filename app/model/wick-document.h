@@ -19,6 +19,7 @@
 #include <wick/wick.h>
 
 #include "wick-capture-facts.h"
+#include "wick-document-error.h"
 
 G_BEGIN_DECLS
 
@@ -245,7 +246,8 @@ typedef enum
 
 typedef struct
 {
-  gboolean failed;     /* FALSE: the whole file parsed */
+  gboolean failed;        /* FALSE: the whole file parsed */
+  WickDocumentError code; /* why, when failed (wick-document-error.h) */
   guint64 line;        /* 1-based physical line for decode errors, 0 otherwise */
   gint64 record_index; /* 0-based record index for stream-rule errors, -1 otherwise */
   char *message;       /* the spec's message, e.g. "parse trace JSONL line 3 from t.jsonl" */
@@ -346,9 +348,9 @@ char *wick_document_digest (WickDocument *self);
  * getters (arrays, strings) are valid until the next feed_line. */
 
 /* Reads a trace file into a new document (once). Returns FALSE with @error on
- * I/O errors, cancellation and parse errors; in the last case the document keeps what was read and
- * wick_document_get_parse_error() says where and why. Safe to call from a
- * worker thread; the document must not be shared until it returns. */
+ * I/O errors, cancellation and parse errors; in the last case (WICK_DOCUMENT_ERROR) the
+ * document keeps what was read and wick_document_get_parse_error() says what, where and why. Safe
+ * to call from a worker thread; the document must not be shared until it returns. */
 gboolean wick_document_load_file (WickDocument *self, const char *path, GCancellable *cancellable,
                                   WickProgressFunc progress, gpointer user_data, GError **error);
 /* Reads any format Wick reads, plain or compressed: trace-event JSON and the

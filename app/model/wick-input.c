@@ -3,6 +3,8 @@
 
 #include "wick-input.h"
 
+#include "wick-document-error.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gi18n-lib.h>
@@ -31,7 +33,8 @@ struct _WickInput
   gsize in_pos, in_len;
   gboolean in_eof;
   gboolean finished; /* the compressed stream ended cleanly */
-  GError *bomb_error; /* a decompression limit was reached: every later read fails */
+  GError *stop_error; /* a decompression limit was reached, or the bytes are in a
+                       * compression Wick does not read: every later read fails */
 
   /* the first bytes, read to sniff, given back first (plain files) */
   guint8 head[4];
@@ -53,6 +56,21 @@ wick_compression_sniff (const void *data, gsize len)
   if (len >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd)
     return WICK_COMPRESSION_ZSTD;
   return WICK_COMPRESSION_NONE;
+}
+
+/* A compression Wick does not read, by its magic bytes; NULL when none. */
+static const char *
+unsupported_compression (const guint8 *p, gsize len)
+{
+  if (len < 4)
+    return NULL;
+  if (p[0] == 0xfd && p[1] == '7' && p[2] == 'z' && p[3] == 'X')
+    return "xz";
+  if (p[0] == 'B' && p[1] == 'Z' && p[2] == 'h' && p[3] >= '1' && p[3] <= '9')
+    return "bzip2";
+  if (p[0] == 0x04 && p[1] == 0x22 && p[2] == 0x4d && p[3] == 0x18)
+    return "lz4";
+  return NULL;
 }
 
 const char *
@@ -131,6 +149,7 @@ static WickInput *
 input_start (WickInput *input, GError **error)
 {
   gssize n = raw_read (input, input->head, sizeof input->head, error);
+  const char *what;
 
   if (n < 0)
     {
@@ -139,6 +158,14 @@ input_start (WickInput *input, GError **error)
     }
   input->head_len = (gsize)n;
   input->compression = wick_compression_sniff (input->head, input->head_len);
+  what = unsupported_compression (input->head, input->head_len);
+  if (what != NULL)
+    input->stop_error
+      = g_error_new (WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_UNSUPPORTED_COMPRESSION,
+                     /* Translators: the file's name and a compression (xz, bzip2, lz4). */
+                     _ ("%s: the file is %s-compressed; Wick reads plain, gzip and zstd files "
+                        "(decompress it first)"),
+                     input->name, what);
   if (input->compression == WICK_COMPRESSION_GZIP)
     {
       if (inflateInit2 (&input->z, 15 + 32) != Z_OK)
@@ -242,7 +269,7 @@ wick_input_free (WickInput *input)
     inflateEnd (&input->z);
   if (input->zstd != NULL)
     ZSTD_freeDCtx (input->zstd);
-  g_clear_error (&input->bomb_error);
+  g_clear_error (&input->stop_error);
   g_free (input->in_buffer);
   g_free (input->name);
   g_free (input);
@@ -253,7 +280,7 @@ cut_off (WickInput *input, const char *what, GError **error)
 {
   /* A cut-off file is read up to the cut, and this sentence is shown with
    * what was read (the Health page of a Chrome trace): translated. */
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+  g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TRUNCATED,
                g_dngettext (GETTEXT_PACKAGE,
                             /* Translators: the file's name, the compression (gzip or zstd)
                              * and the number of bytes decompressed before the cut. */
@@ -306,7 +333,7 @@ read_gzip (WickInput *input, guint8 *buffer, gsize len, GError **error)
         }
       if (rc != Z_OK)
         {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+          g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_CORRUPT_COMPRESSION,
                        "%s: corrupt gzip data after %" G_GUINT64_FORMAT " bytes of data (%s)",
                        input->name, input->decoded + out,
                        input->z.msg ? input->z.msg : zError (rc));
@@ -337,7 +364,7 @@ read_zstd (WickInput *input, guint8 *buffer, gsize len, GError **error)
       input->in_pos = zin.pos;
       if (ZSTD_isError (rc))
         {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+          g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_CORRUPT_COMPRESSION,
                        "%s: corrupt zstd data after %" G_GUINT64_FORMAT " bytes of data (%s)",
                        input->name, input->decoded + zout.pos, ZSTD_getErrorName (rc));
           return -1;
@@ -385,7 +412,7 @@ compressed_used (WickInput *input)
 }
 
 /* Before a compressed read: FALSE once a limit is reached, with the reason
- * in input->bomb_error (every later read fails with it too); *len is cut so
+ * in input->stop_error (every later read fails with it too); *len is cut so
  * the decoded size passes the size limit by one byte at most. */
 static gboolean
 within_limits (WickInput *input, gsize *len)
@@ -395,12 +422,12 @@ within_limits (WickInput *input, gsize *len)
   guint ratio = wick_max_compression_ratio ();
   const char *what = wick_compression_to_string (input->compression);
 
-  if (input->bomb_error != NULL)
+  if (input->stop_error != NULL)
     return FALSE;
   if (input->decoded > limit)
     {
-      input->bomb_error = g_error_new (
-        G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+      input->stop_error = g_error_new (
+        WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TOO_LARGE,
         /* Translators: the file's name, a size in bytes, a size in bytes, the compression
          * (gzip or zstd) and the limit in bytes. */
         _ ("%s: %llu bytes decompressed from %llu bytes of %s pass the limit of %llu "
@@ -413,8 +440,8 @@ within_limits (WickInput *input, gsize *len)
   if (input->decoded >= WICK_COMPRESSION_RATIO_FLOOR && used > 0
       && input->decoded / used >= ratio)
     {
-      input->bomb_error = g_error_new (
-        G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+      input->stop_error = g_error_new (
+        WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TOO_LARGE,
         /* Translators: the file's name, a size in bytes, a size in bytes, the compression
          * (gzip or zstd), the ratio reached and the limit. */
         _ ("%s: %llu bytes decompressed from %llu bytes of %s, a ratio of %llu:1, reach the "
@@ -438,9 +465,10 @@ wick_input_read (WickInput *input, void *buffer, gsize len, GError **error)
   gssize n;
 
   g_return_val_if_fail (input != NULL, -1);
-  if (input->compression != WICK_COMPRESSION_NONE && len > 0 && !within_limits (input, &len))
+  if (input->stop_error != NULL
+      || (input->compression != WICK_COMPRESSION_NONE && len > 0 && !within_limits (input, &len)))
     {
-      g_propagate_error (error, g_error_copy (input->bomb_error));
+      g_propagate_error (error, g_error_copy (input->stop_error));
       return -1;
     }
   switch (input->compression)
@@ -597,4 +625,11 @@ void
 wick_set_max_line_length (gsize bytes)
 {
   max_line_length = bytes > 0 ? bytes : WICK_DEFAULT_MAX_LINE_LENGTH;
+}
+
+gboolean
+wick_input_error_is_cut (const GError *error)
+{
+  return g_error_matches (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TRUNCATED)
+         || g_error_matches (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TOO_LARGE);
 }

@@ -6,11 +6,13 @@
  *   1f 8b        gzip (zlib; concatenated members are read one after another)
  *   28 b5 2f fd  zstd (libzstd; concatenated frames too)
  *   anything else is read as it is.
+ *   fd 37 7a 58 (xz), "BZh1".."BZh9" (bzip2), 04 22 4d 18 (lz4): refused, every
+ *                read fails with WICK_DOCUMENT_ERROR_UNSUPPORTED_COMPRESSION.
  * A compressed stream that ends early (a cut-off download) gives the bytes
- * decoded so far and then an error with code G_IO_ERROR_PARTIAL_INPUT naming
- * the file; corrupt data gives G_IO_ERROR_INVALID_DATA with zlib's or zstd's
- * reason. Reads are sequential; nothing is mapped or held beyond one
- * compressed chunk.
+ * decoded so far and then WICK_DOCUMENT_ERROR_TRUNCATED naming the file;
+ * corrupt data gives WICK_DOCUMENT_ERROR_CORRUPT_COMPRESSION with zlib's or
+ * zstd's reason (wick-document-error.h). Reads are sequential; nothing is
+ * mapped or held beyond one compressed chunk.
  */
 #pragma once
 
@@ -75,9 +77,9 @@ gboolean wick_parse_ratio (const char *text, guint *ratio);
  * WICK_MAX_COMPRESSION_RATIO or `--max-compression-ratio`). Real traces
  * compress 12:1 to 50:1 (gzip and zstd -19, tests/data); gzip can reach
  * 1032:1, zstd far more. Past a limit a read fails with
- * G_IO_ERROR_PARTIAL_INPUT, the code of a cut-off file, and a sentence naming
- * the file, the sizes and the limit: readers keep what was decoded before, as
- * they do for a cut-off file. */
+ * WICK_DOCUMENT_ERROR_TOO_LARGE and a sentence naming the file, the sizes and
+ * the limit: readers keep what was decoded before, as they do for a cut-off
+ * file (wick_input_error_is_cut()). */
 #define WICK_DEFAULT_MAX_DECOMPRESSED ((guint64)32 << 30)
 #define WICK_DEFAULT_MAX_COMPRESSION_RATIO 200u
 #define WICK_COMPRESSION_RATIO_FLOOR ((guint64)64 << 20)
@@ -85,5 +87,9 @@ guint64 wick_max_decompressed_bytes (void);
 guint wick_max_compression_ratio (void);
 void wick_set_max_decompressed_bytes (guint64 bytes); /* 0: the default */
 void wick_set_max_compression_ratio (guint ratio);    /* 0: the default */
+
+/* TRUE when an error of wick_input_read() says the input stopped early (cut
+ * off, or a decompression limit reached) and the bytes decoded before stand. */
+gboolean wick_input_error_is_cut (const GError *error);
 
 G_END_DECLS

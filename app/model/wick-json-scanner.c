@@ -25,6 +25,7 @@ wick_json_scanner_init (WickJsonScanner *scanner, const char *start, const char 
   scanner->error = error;
   scanner->unescape = unescape_buffer;
   scanner->unescape_len = 0;
+  scanner->ran_out = FALSE;
   g_string_truncate (error, 0);
 }
 
@@ -47,6 +48,16 @@ wick_json_fail (WickJsonScanner *scanner, const char *format, ...)
   return FALSE;
 }
 
+gboolean
+wick_json_fail_eof (WickJsonScanner *scanner, const char *message)
+{
+  if (scanner->error->len > 0)
+    return FALSE;
+  scanner->ran_out = TRUE;
+  g_string_append (scanner->error, message);
+  return FALSE;
+}
+
 static gboolean
 skip_ident (WickJsonScanner *scanner, const char *ident)
 {
@@ -55,7 +66,7 @@ skip_ident (WickJsonScanner *scanner, const char *ident)
   for (gsize i = 0; i < len; i++)
     {
       if (scanner->p + i >= scanner->end)
-        return wick_json_fail (scanner, "EOF while parsing a value");
+        return wick_json_fail_eof (scanner, "EOF while parsing a value");
       if (scanner->p[i] != ident[i])
         return wick_json_fail (scanner, "expected ident");
     }
@@ -86,7 +97,7 @@ read_hex4 (WickJsonScanner *scanner, guint *out)
     {
       int v;
       if (scanner->p >= scanner->end)
-        return wick_json_fail (scanner, "EOF while parsing a string");
+        return wick_json_fail_eof (scanner, "EOF while parsing a string");
       v = hex_value (*scanner->p);
       if (v < 0)
         return wick_json_fail (scanner, "invalid escape");
@@ -112,12 +123,12 @@ read_unicode_escape (WickJsonScanner *scanner, guint *cp)
       return TRUE;
     }
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a string");
+    return wick_json_fail_eof (scanner, "EOF while parsing a string");
   if (*scanner->p != '\\')
     return wick_json_fail (scanner, "unexpected end of hex escape");
   scanner->p++;
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a string");
+    return wick_json_fail_eof (scanner, "EOF while parsing a string");
   if (*scanner->p != 'u')
     return wick_json_fail (scanner, "unexpected end of hex escape");
   scanner->p++;
@@ -143,7 +154,7 @@ read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const ch
     {
       unsigned char c;
       if (scanner->p >= scanner->end)
-        return wick_json_fail (scanner, "EOF while parsing a string");
+        return wick_json_fail_eof (scanner, "EOF while parsing a string");
       c = (unsigned char)*scanner->p++;
       if (c == '"')
         break;
@@ -156,7 +167,7 @@ read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const ch
           continue;
         }
       if (scanner->p >= scanner->end)
-        return wick_json_fail (scanner, "EOF while parsing a string");
+        return wick_json_fail_eof (scanner, "EOF while parsing a string");
       c = (unsigned char)*scanner->p++;
       switch (c)
         {
@@ -256,7 +267,7 @@ wick_json_read_string_from (WickJsonScanner *scanner, const char *literal_start,
         }
     }
   scanner->p = p;
-  return wick_json_fail (scanner, "EOF while parsing a string");
+  return wick_json_fail_eof (scanner, "EOF while parsing a string");
 }
 
 /* ---- numbers ---------------------------------------------------------- */
@@ -265,7 +276,7 @@ static gboolean
 scan_digits (WickJsonScanner *scanner)
 {
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a value");
+    return wick_json_fail_eof (scanner, "EOF while parsing a value");
   if (!g_ascii_isdigit (*scanner->p))
     return wick_json_fail (scanner, "invalid number");
   while (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
@@ -307,7 +318,7 @@ wick_json_read_number (WickJsonScanner *scanner, WickJsonNumber *number)
       scanner->p++;
     }
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a value");
+    return wick_json_fail_eof (scanner, "EOF while parsing a value");
   if (*scanner->p == '0')
     {
       scanner->p++;
@@ -406,7 +417,7 @@ wick_json_skip_number (WickJsonScanner *scanner)
   if (p >= end)
     {
       scanner->p = p;
-      return wick_json_fail (scanner, "EOF while parsing a value");
+      return wick_json_fail_eof (scanner, "EOF while parsing a value");
     }
   if (*p == '0')
     {
@@ -488,7 +499,7 @@ wick_json_skip_value (WickJsonScanner *scanner)
 {
   wick_json_skip_whitespace (scanner);
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a value");
+    return wick_json_fail_eof (scanner, "EOF while parsing a value");
   switch (*scanner->p)
     {
       case 'n':

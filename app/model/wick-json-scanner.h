@@ -55,7 +55,8 @@ typedef struct
   const char *p;
   const char *end;
   int remaining_depth;
-  GString *error; /* empty while no error */
+  GString *error;   /* empty while no error */
+  gboolean ran_out; /* the error is that the buffer ended inside a value */
   char *unescape; /* scratch for unescaped strings, at least end-start bytes */
   gsize unescape_len;
 } WickJsonScanner;
@@ -65,6 +66,10 @@ void wick_json_scanner_init (WickJsonScanner *scanner, const char *start, const 
 
 gboolean wick_json_failed (const WickJsonScanner *scanner);
 gboolean wick_json_fail (WickJsonScanner *scanner, const char *format, ...) G_GNUC_PRINTF (2, 3);
+/* The error that the buffer ended inside a value ("EOF while parsing …"):
+ * also sets ran_out, so that a reader over a refilled buffer knows to read
+ * more without looking at the text. */
+gboolean wick_json_fail_eof (WickJsonScanner *scanner, const char *message);
 
 static inline void
 wick_json_skip_whitespace (WickJsonScanner *scanner)
@@ -145,7 +150,7 @@ wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type)
   *type = WICK_JSON_NULL; /* set on every path, for the compiler's sake */
   wick_json_skip_whitespace (scanner);
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a value");
+    return wick_json_fail_eof (scanner, "EOF while parsing a value");
   switch (*scanner->p)
     {
       case 'n':
@@ -183,7 +188,7 @@ wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **k
 {
   wick_json_skip_whitespace (scanner);
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing an object");
+    return wick_json_fail_eof (scanner, "EOF while parsing an object");
   if (*first)
     {
       *first = FALSE;
@@ -207,7 +212,7 @@ wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **k
       scanner->p++;
       wick_json_skip_whitespace (scanner);
       if (scanner->p >= scanner->end)
-        return wick_json_fail (scanner, "EOF while parsing an object");
+        return wick_json_fail_eof (scanner, "EOF while parsing an object");
       if (*scanner->p == '}')
         return wick_json_fail (scanner, "trailing comma");
     }
@@ -217,7 +222,7 @@ wick_json_object_next (WickJsonScanner *scanner, gboolean *first, const char **k
     return FALSE;
   wick_json_skip_whitespace (scanner);
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing an object");
+    return wick_json_fail_eof (scanner, "EOF while parsing an object");
   if (*scanner->p != ':')
     return wick_json_fail (scanner, "expected `:`");
   scanner->p++;
@@ -230,7 +235,7 @@ wick_json_array_next (WickJsonScanner *scanner, gboolean *first)
 {
   wick_json_skip_whitespace (scanner);
   if (scanner->p >= scanner->end)
-    return wick_json_fail (scanner, "EOF while parsing a list");
+    return wick_json_fail_eof (scanner, "EOF while parsing a list");
   if (*scanner->p == ']')
     {
       if (!*first)

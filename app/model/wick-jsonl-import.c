@@ -89,6 +89,7 @@ static void
 line_too_long (LoadBatch *batch, guint64 line_number, gsize limit)
 {
   batch->lines.decode_verb = g_strdup ("read");
+  batch->lines.decode_code = WICK_DOCUMENT_ERROR_TOO_LARGE;
   batch->lines.decode_cause
     = g_strdup_printf ("line is longer than the maximum of %" G_GSIZE_FORMAT
                        " bytes (raise it with --max-line-bytes or WICK_MAX_LINE_BYTES)",
@@ -263,14 +264,14 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
       wick_document_commit_batch_records (self, &batch->lines);
       self->n_lines = batch->lines.last_line;
       end = batch->end;
-      if (batch->io_error != NULL
-          && g_error_matches (batch->io_error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+      if (batch->io_error != NULL && batch->io_error->domain == WICK_DOCUMENT_ERROR)
         {
-          /* a cut-off .gz/.zst is what a cut-off plain file is: the records
-           * before the cut stay, the cut is the decode error of the line it
-           * fell in, so that what was read is shown */
+          /* a cut-off, corrupt or refused .gz/.zst is what a cut-off plain
+           * file is: the records before the cut stay, the cut is the decode
+           * error of the line it fell in, so that what was read is shown */
           self->n_lines = batch->lines.last_line + 1;
-          ok = wick_document_set_decode_error (self, "read", batch->io_error->message, error);
+          ok = wick_document_set_decode_error (self, (WickDocumentError)batch->io_error->code,
+                                               "read", batch->io_error->message, error);
         }
       else if (batch->io_error != NULL)
         {
@@ -281,8 +282,9 @@ wick_document_load_file (WickDocument *self, const char *path, GCancellable *can
       else if (batch->lines.decode_verb != NULL)
         {
           self->n_lines = batch->lines.error_line;
-          ok = wick_document_set_decode_error (self, batch->lines.decode_verb,
-                                               batch->lines.decode_cause, error);
+          ok = wick_document_set_decode_error (self, batch->lines.decode_code,
+                                               batch->lines.decode_verb, batch->lines.decode_cause,
+                                               error);
         }
       if (ok && progress != NULL && wick_input_get_size (loader.input) > 0)
         progress (MIN (1.0, (double)batch->bytes / (double)wick_input_get_size (loader.input)),

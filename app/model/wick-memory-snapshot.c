@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "wick-document-error.h"
 #include "wick-huge-pages.h"
 #include "wick-input.h"
 #include "wick-pickle.h"
@@ -350,8 +351,9 @@ static gboolean G_GNUC_PRINTF (3, 4) bad_field (Loader *l, GError **error, const
   va_start (args, format);
   g_autofree char *message = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: byte %" G_GUINT64_FORMAT ": %s",
-               l->snapshot->name, wick_pickle_reader_get_offset (l->reader), message);
+  g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+               "%s: byte %" G_GUINT64_FORMAT ": %s", l->snapshot->name,
+               wick_pickle_reader_get_offset (l->reader), message);
   return FALSE;
 }
 

@@ -3,6 +3,8 @@
 
 #include "wick-pickle.h"
 
+#include "wick-document-error.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -526,16 +528,46 @@ op_name (guint8 op)
   return opcode_names[op] != NULL ? opcode_names[op] : "not an opcode";
 }
 
+static gboolean G_GNUC_PRINTF (4, 0) fail_valist (WickPickleReader *reader, WickDocumentError code,
+                                                  GError **error, const char *format, va_list args)
+{
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  g_set_error (error, WICK_DOCUMENT_ERROR, (int)code,
+               "%s: byte %" G_GUINT64_FORMAT ": opcode %s (0x%02x): %s", reader->name,
+               reader->op_offset, op_name (reader->op), reader->op, message);
+  return FALSE;
+}
+
+/* The pickle breaks the format (WICK_DOCUMENT_ERROR_INVALID). */
 static gboolean G_GNUC_PRINTF (3, 4)
   fail (WickPickleReader *reader, GError **error, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  g_autofree char *message = g_strdup_vprintf (format, args);
+  fail_valist (reader, WICK_DOCUMENT_ERROR_INVALID, error, format, args);
   va_end (args);
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-               "%s: byte %" G_GUINT64_FORMAT ": opcode %s (0x%02x): %s", reader->name,
-               reader->op_offset, op_name (reader->op), reader->op, message);
+  return FALSE;
+}
+
+/* The pickle passes one of the reader's limits (WICK_DOCUMENT_ERROR_TOO_LARGE). */
+static gboolean G_GNUC_PRINTF (3, 4)
+  fail_too_large (WickPickleReader *reader, GError **error, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  fail_valist (reader, WICK_DOCUMENT_ERROR_TOO_LARGE, error, format, args);
+  va_end (args);
+  return FALSE;
+}
+
+/* The input ends inside the pickle (WICK_DOCUMENT_ERROR_TRUNCATED). */
+static gboolean G_GNUC_PRINTF (3, 4)
+  fail_cut (WickPickleReader *reader, GError **error, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  fail_valist (reader, WICK_DOCUMENT_ERROR_TRUNCATED, error, format, args);
+  va_end (args);
   return FALSE;
 }
 
@@ -571,10 +603,10 @@ need_slow (WickPickleReader *reader, gsize n, GError **error)
       reader->len += (gsize)got;
     }
   if (reader->len < n)
-    return fail (reader, error,
-                 "the pickle ends inside it (%" G_GSIZE_FORMAT
-                 " more bytes needed at byte %" G_GUINT64_FORMAT ")",
-                 n - reader->len, reader->base + reader->len);
+    return fail_cut (reader, error,
+                     "the pickle ends inside it (%" G_GSIZE_FORMAT
+                     " more bytes needed at byte %" G_GUINT64_FORMAT ")",
+                     n - reader->len, reader->base + reader->len);
   return TRUE;
 }
 
@@ -633,9 +665,9 @@ read_length (WickPickleReader *reader, guint n, gboolean is_signed, guint64 *out
   if (is_signed && n == 4 && (v & 0x80000000u))
     return fail (reader, error, "negative length %" G_GINT64_FORMAT, (gint64)(gint32)(guint32)v);
   if (v > reader->limits.max_string)
-    return fail (reader, error,
-                 "length %" G_GUINT64_FORMAT " is over the limit of %" G_GSIZE_FORMAT " bytes", v,
-                 reader->limits.max_string);
+    return fail_too_large (
+      reader, error, "length %" G_GUINT64_FORMAT " is over the limit of %" G_GSIZE_FORMAT " bytes",
+      v, reader->limits.max_string);
   *out = v;
   return TRUE;
 }
@@ -661,8 +693,9 @@ push_slow (WickPickleReader *reader, WickPickleValue value, GError **error)
     {
       WickPickleValue copy = value;
       value_clear (&copy);
-      return fail (reader, error, "the stack is over the limit of %" G_GUINT64_FORMAT " values",
-                   reader->limits.max_stack);
+      return fail_too_large (reader, error,
+                             "the stack is over the limit of %" G_GUINT64_FORMAT " values",
+                             reader->limits.max_stack);
     }
   if (reader->stack.len == reader->stack.capacity)
     {
@@ -708,9 +741,9 @@ static gboolean
 object_reserve (WickPickleReader *reader, WickPickleObject *object, gsize extra, GError **error)
 {
   if (reader->kept_items + extra > reader->limits.max_kept_items)
-    return fail (reader, error,
-                 "containers would hold more than the limit of %" G_GUINT64_FORMAT " items",
-                 reader->limits.max_kept_items);
+    return fail_too_large (
+      reader, error, "containers would hold more than the limit of %" G_GUINT64_FORMAT " items",
+      reader->limits.max_kept_items);
   if (object->len + extra > object->capacity)
     {
       gsize capacity = MAX (object->capacity * 2, object->len + extra);
@@ -737,8 +770,8 @@ object_add (WickPickleReader *reader, WickPickleObject *object, WickPickleValue 
       if ((guint)child->depth + 1 > reader->limits.max_depth)
         {
           value_clear (&value);
-          return fail (reader, error, "containers nest deeper than the limit of %u",
-                       reader->limits.max_depth);
+          return fail_too_large (reader, error, "containers nest deeper than the limit of %u",
+                                 reader->limits.max_depth);
         }
       child->sealed = 1;
       object->depth = MAX (object->depth, child->depth + 1);
@@ -1116,9 +1149,9 @@ memo_put (WickPickleReader *reader, guint64 key, GError **error)
   if (!needs_stack (reader, 1, error))
     return FALSE;
   if (key >= reader->limits.max_memo)
-    return fail (reader, error,
-                 "memo key %" G_GUINT64_FORMAT " is over the limit of %" G_GUINT64_FORMAT, key,
-                 reader->limits.max_memo);
+    return fail_too_large (reader, error,
+                           "memo key %" G_GUINT64_FORMAT " is over the limit of %" G_GUINT64_FORMAT,
+                           key, reader->limits.max_memo);
   if (key > reader->memo_len + (guint64)MEMO_GAP_MAX)
     return fail (reader, error, "memo key %" G_GUINT64_FORMAT " is far past the memo's %u slots",
                  key, reader->memo_len);
@@ -1225,11 +1258,12 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
       reader->op_offset = reader->base + reader->pos;
       if (!need (reader, 1, error))
         {
-          if (error != NULL && *error != NULL && (*error)->domain == G_IO_ERROR
-              && (*error)->code == G_IO_ERROR_INVALID_DATA && reader->eof)
+          if (g_error_matches (error != NULL ? *error : NULL, WICK_DOCUMENT_ERROR,
+                               WICK_DOCUMENT_ERROR_TRUNCATED)
+              && reader->eof)
             {
               g_clear_error (error);
-              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+              g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TRUNCATED,
                            "%s: byte %" G_GUINT64_FORMAT ": the pickle ends before its STOP opcode",
                            reader->name, reader->op_offset);
             }
@@ -1263,8 +1297,9 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
         return TRUE;
       case '(': /* MARK */
         if (reader->marks.len >= reader->limits.max_marks)
-          return fail (reader, error, "more than the limit of %" G_GUINT64_FORMAT " open MARKs",
-                       reader->limits.max_marks);
+          return fail_too_large (reader, error,
+                                 "more than the limit of %" G_GUINT64_FORMAT " open MARKs",
+                                 reader->limits.max_marks);
         if (reader->marks.len == reader->marks.capacity)
           {
             reader->marks.capacity = MAX (16, reader->marks.capacity * 2);

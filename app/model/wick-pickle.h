@@ -118,8 +118,8 @@ void wick_pickle_reader_set_cancellable (WickPickleReader *reader, GCancellable 
 
 /* Reads one pickle up to STOP. On success *@result holds the value STOP
  * returned (release with wick_pickle_value_clear). Errors are
- * G_IO_ERROR_INVALID_DATA ("NAME: byte N: …"), the input's own errors, or
- * the callback's. */
+ * WICK_DOCUMENT_ERROR ("NAME: byte N: …"): INVALID, or TRUNCATED when the
+ * input ends inside the pickle; the input's own errors, or the callback's. */
 gboolean wick_pickle_reader_read (WickPickleReader *reader, WickPickleValue *result,
                                   GError **error);
 /* Decoded bytes read so far. */

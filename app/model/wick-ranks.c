@@ -393,7 +393,7 @@ wick_rank_reduce_file (const char *path, GCancellable *cancellable, GError **err
     return NULL;
   if (format != WICK_FILE_FORMAT_CHROME)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                    "%s: not a trace-event JSON file (the ranks of a job are read from their "
                    "PyTorch profiler traces)",
                    path);
@@ -652,7 +652,7 @@ get_int (JsonObject *o, const char *key, gint64 min, gint64 max, gint64 *out, co
   if (n == NULL || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64
       || json_node_get_int (n) < min || json_node_get_int (n) > max)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                    "%s: \"%s\" must be an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
                    name, key, min, max);
       return FALSE;
@@ -693,21 +693,22 @@ wick_rank_partial_from_json (const char *json, gsize len, const char *name, GErr
 
   if (len > MAX_PARTIAL_JSON)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                    "%s: a rank's partial is larger than %" G_GSIZE_FORMAT " bytes", name,
                    MAX_PARTIAL_JSON);
       return NULL;
     }
   if (!json_parser_load_from_data (parser, json, (gssize)len, &local))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", name, local->message);
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID, "%s: %s", name,
+                   local->message);
       return NULL;
     }
   root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)
       || !json_object_has_member (o = json_node_get_object (root), "wick_rank_partial"))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                    "%s: not a rank partial (wick-trace ranks --partial writes them)", name);
       return NULL;
     }
@@ -759,7 +760,7 @@ wick_rank_partial_from_json (const char *json, gsize len, const char *name, GErr
   if (n == NULL || !JSON_NODE_HOLDS_ARRAY (n)
       || json_array_get_length (a = json_node_get_array (n)) > MAX_COLLECTIVES)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                    "%s: \"collectives\" must be an array of at most %u rows", name,
                    MAX_COLLECTIVES);
       goto fail;
@@ -777,7 +778,7 @@ wick_rank_partial_from_json (const char *json, gsize len, const char *name, GErr
           || !row_int (row, 5, &e) || !row_int (row, 6, &bytes) || !row_int (row, 7, &gs)
           || seq < -1 || e < s || bytes < 0 || gs < 0 || gs >= (1 << 24))
         {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+          g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                        "%s: collectives[%u] must be [group, group_key, name, seq >= -1, start_ns, "
                        "end_ns >= start_ns, bytes >= 0, group_size]",
                        name, i);
@@ -797,7 +798,7 @@ wick_rank_partial_from_json (const char *json, gsize len, const char *name, GErr
   if (n == NULL || !JSON_NODE_HOLDS_ARRAY (n)
       || json_array_get_length (a = json_node_get_array (n)) > MAX_STEPS)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                    "%s: \"steps\" must be an array of at most %u rows", name, MAX_STEPS);
       goto fail;
     }
@@ -812,7 +813,7 @@ wick_rank_partial_from_json (const char *json, gsize len, const char *name, GErr
           || !row_int (row, 4, &st.comm_ns) || !row_int (row, 5, &st.exposed_comm_ns)
           || !row_int (row, 6, &st.idle_ns) || st.end_ns < st.start_ns)
         {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+          g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                        "%s: steps[%u] must be [step, start_ns, end_ns >= start_ns, compute_ns, "
                        "comm_ns, exposed_comm_ns, idle_ns]",
                        name, i);
@@ -1150,7 +1151,7 @@ wick_ranks_merge_aligned (GPtrArray *partials, const WickRanksAlignment *alignme
           WickRankPartial *q = partials->pdata[j];
           if (q->rank == p->rank)
             {
-              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+              g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                            "%s and %s both are rank %d (from their %s and %s)", p->file, q->file,
                            p->rank, p->rank_source, q->rank_source);
               wick_rank_job_free (job);

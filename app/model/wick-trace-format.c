@@ -8,8 +8,6 @@
 #include "wick-chrome-import.h"
 #include "wick-document-private.h"
 
-G_DEFINE_QUARK (wick - document - error - quark, wick_document_error)
-
 WickFileFormat
 wick_file_sniff (const char *path, GError **error)
 {
@@ -24,9 +22,12 @@ wick_file_sniff (const char *path, GError **error)
   reader = wick_chrome_reader_new (input, path);
   if (wick_chrome_reader_start (reader, &format, &local))
     return format;
-  if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
+  if (local->domain != WICK_DOCUMENT_ERROR
+      || g_error_matches (local, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_UNSUPPORTED_COMPRESSION)
+      || g_error_matches (local, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TOO_LARGE))
     {
-      /* cannot read it (a corrupt compressed stream is data: INVALID_DATA) */
+      /* cannot read it, not at all, or its first value is past the limit (a
+       * corrupt compressed stream is data, which the JSONL reader words) */
       g_propagate_error (error, g_steal_pointer (&local));
       return WICK_FILE_FORMAT_UNKNOWN;
     }
@@ -67,16 +68,20 @@ wick_document_load_file_auto (WickDocument *document, const char *path, GCancell
       default:
         break;
     }
-  if (g_error_matches (local, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_NOT_A_TRACE))
-    {
-      wick_document_set_path (document, path);
-      wick_document_fail (document, 0, -1, local->message, NULL);
-      document->finished = TRUE;
-    }
-  else if (local != NULL && local->domain == WICK_DOCUMENT_ERROR)
+  if (g_error_matches (local, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_EMPTY)
+      || g_error_matches (local, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_NOT_JSON))
     {
       /* empty, or not JSON at all: the JSONL reader words its errors */
       return wick_document_load_file (document, path, cancellable, progress, user_data, error);
+    }
+  if (g_error_matches (local, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_NOT_A_TRACE)
+      || g_error_matches (local, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_UNSUPPORTED_COMPRESSION))
+    {
+      /* not a trace, or compressed in a way Wick does not read */
+      wick_document_set_path (document, path);
+      document->finished = TRUE;
+      return wick_document_fail (document, (WickDocumentError)local->code, 0, -1, local->message,
+                                 NULL, error);
     }
   g_propagate_error (error, g_steal_pointer (&local));
   return FALSE;

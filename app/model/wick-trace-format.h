@@ -12,28 +12,17 @@
 #pragma once
 
 #include "wick-chrome-stream.h"
+#include "wick-document-error.h"
 #include "wick-document.h"
 
 G_BEGIN_DECLS
 
-/* Why a file is no trace Wick reads, as wick_file_sniff() and
- * wick_document_load_file_auto() report it (I/O errors stay G_IO_ERROR,
- * a reader's parse errors G_IO_ERROR_INVALID_DATA with the document's
- * parse error). */
-#define WICK_DOCUMENT_ERROR (wick_document_error_quark ())
-GQuark wick_document_error_quark (void);
-
-typedef enum
-{
-  WICK_DOCUMENT_ERROR_EMPTY,       /* no byte, or only a byte-order mark */
-  WICK_DOCUMENT_ERROR_NOT_JSON,    /* its first value is not JSON: JSONL's reader words why */
-  WICK_DOCUMENT_ERROR_NOT_A_TRACE, /* a JSON object with none of the members of a trace */
-} WickDocumentError;
-
 /* The format of a file by its top-level structure (reads as far as needed).
- * WICK_FILE_FORMAT_UNKNOWN with @error when none: WICK_DOCUMENT_ERROR, or
- * G_IO_ERROR when it cannot be opened or read. A damaged file whose structure
- * says Chrome is CHROME: its importer words the damage. */
+ * WICK_FILE_FORMAT_UNKNOWN with @error when none: WICK_DOCUMENT_ERROR (EMPTY,
+ * NOT_JSON, NOT_A_TRACE, UNSUPPORTED_COMPRESSION, or TOO_LARGE when its first
+ * value passes the limit; wick-document-error.h), or G_IO_ERROR when it
+ * cannot be opened or read. A damaged file whose
+ * structure says Chrome is CHROME: its importer words the damage. */
 WickFileFormat wick_file_sniff (const char *path, GError **error);
 
 G_END_DECLS

@@ -152,7 +152,7 @@ test_chrome_sniff_and_errors (void)
   g_assert_true (wick_chrome_sniff ("{\"traceEvents\":[]}", 18));
   g_assert_false (wick_chrome_sniff ("{\"kind\":\"meta\",\"x\":\"traceEvents\"}", 33));
   g_assert_false (wick_chrome_import_data (doc, "{\"events\":[]}", 13, "x", &error));
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_NOT_A_TRACE);
   g_assert_true (wick_chrome_import_data (array, bare, strlen (bare), "bare", NULL));
   /* the root span and the slice */
   g_assert_cmpuint (wick_document_get_record_count (array, WICK_RECORD_SPAN), ==, 1);

@@ -143,7 +143,7 @@ test_decode_cases (void)
           continue;
         }
       g_assert_false (ok);
-      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+      g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
       g_assert_cmpstr (parse_message (doc), ==, "parse trace JSONL line 3 from <stream>");
       g_assert_cmpstr (parse_cause (doc), ==, cases[i].cause);
       g_assert_cmpuint (wick_document_get_parse_error (doc)->line, ==, 3);

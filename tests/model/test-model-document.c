@@ -70,7 +70,7 @@ test_document_truncated_crash (void)
   g_autofree char *message = g_strdup_printf ("parse trace JSONL line 6 from %s", path);
   guint n;
 
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
   g_assert_cmpstr (parse_message (doc), ==, message);
   g_assert_cmpstr (parse_cause (doc), ==, "EOF while parsing a string");
   g_assert_cmpuint (wick_document_get_parse_error (doc)->line, ==, 6);
@@ -106,7 +106,7 @@ test_document_invalid_utf8_file (void)
   g_autofree char *path = data_path ("invalid-utf8.jsonl");
   g_autofree char *message = g_strdup_printf ("read trace JSONL line 4 from %s", path);
 
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
   g_assert_cmpstr (parse_message (doc), ==, message);
   g_assert_cmpuint (wick_document_get_n_records (doc), ==, 3);
 }
@@ -127,7 +127,7 @@ test_document_extensions_rejected_by_default (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (WickDocument) doc = load ("with-extensions.jsonl", FALSE, &error);
 
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
   g_assert_true (
     g_str_has_prefix (parse_cause (doc), "unknown variant `wick_mark`, expected one of"));
   g_assert_cmpuint (wick_document_get_parse_error (doc)->line, ==, 4);

@@ -242,7 +242,7 @@ test_pickle_refused_opcodes (void)
       g_autoptr (GError) error = NULL;
       WickPickleValue value;
       g_assert_false (wick_pickle_parse_data (cases[i].bytes, cases[i].len, &value, &error));
-      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+      g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
       if (strstr (error->message, cases[i].message) == NULL)
         g_error ("case %" G_GSIZE_FORMAT ": \"%s\" does not say \"%s\"", i, error->message,
                  cases[i].message);
@@ -260,7 +260,14 @@ assert_refused (const char *bytes, gsize len, const WickPickleLimits *limits, co
     wick_pickle_reader_set_limits (reader, limits);
   if (wick_pickle_reader_read (reader, &value, &error))
     g_error ("read, though it should say \"%s\"", message);
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_true (error->domain == WICK_DOCUMENT_ERROR);
+  /* a limit passed is TOO_LARGE, a pickle that ends early TRUNCATED */
+  if (strstr (message, "limit") != NULL || strstr (message, "is over") != NULL)
+    g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TOO_LARGE);
+  else if (strstr (message, "ends") != NULL)
+    g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TRUNCATED);
+  else
+    g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
   if (strstr (error->message, message) == NULL)
     g_error ("\"%s\" does not say \"%s\"", error->message, message);
 }
@@ -338,7 +345,7 @@ test_pickle_truncated (void)
       g_autoptr (WickMemorySnapshot) s
         = wick_memory_snapshot_load_data (whole->data, len, "cut.pickle", &error);
       g_assert_null (s);
-      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+      g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_TRUNCATED);
       g_assert_true (g_str_has_prefix (error->message, "cut.pickle: byte "));
     }
   g_autoptr (GError) error = NULL;
@@ -658,7 +665,7 @@ test_snapshot_refers_back (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (WickMemorySnapshot) s = wick_memory_snapshot_load (path, NULL, NULL, NULL, &error);
   g_assert_null (s);
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "opcode BINGET (0x68): memo key"));
   g_assert_nonnull (strstr (error->message, "already took"));
   g_unlink (path);
@@ -749,7 +756,7 @@ test_snapshot_memo_pages (void)
       else
         {
           g_assert_null (s);
-          g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+          g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
           g_assert_nonnull (strstr (error->message, cases[c].error));
         }
     }
@@ -815,7 +822,7 @@ test_snapshot_not_a_snapshot (void)
 {
   g_autoptr (GError) error = NULL;
   g_assert_null (wick_memory_snapshot_load_data (P ("\x80\x04K\x01."), "one.pickle", &error));
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "one.pickle: byte 5: the pickle holds a int"));
   g_clear_error (&error);
   g_assert_null (wick_memory_snapshot_load_data (P ("\x80\x04}."), "empty.pickle", &error));

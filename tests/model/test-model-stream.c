@@ -432,7 +432,7 @@ test_stream_batch_error (void)
     {
       g_autoptr (GError) error = NULL;
       g_autoptr (WickDocument) doc = parse_in_batches (lines, G_N_ELEMENTS (lines), per, &error);
-      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+      g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
       assert_same_document (doc, fed);
     }
   const char *const bad_utf8[] = { META_INFER, "{\"kind\":\"span_start\",\"id\":\"\xff\"}" };
