@@ -792,19 +792,23 @@ emit_meta (WickDocument *doc, WickRecordBuilder *b, const char *name, gboolean h
   commit (doc, b, ok);
 }
 
-/* The root span "s1" over everything, named after the file. */
+/* The root span over everything, named after the file: made here, not read. */
 static void
 emit_root (WickDocument *doc, WickRecordBuilder *b, const char *name, gboolean *ok)
 {
   g_autofree char *valid = g_utf8_make_valid (name, -1);
+  gint32 root;
 
   wick_record_builder_begin (b, WICK_KIND_SPAN_START, 0);
-  wick_record_builder_str (b, SS_ID, "s1", 2);
+  wick_record_builder_str (b, SS_ID, WICK_CHROME_ROOT_SPAN_ID, -1);
   wick_record_builder_str (b, SS_NAME, valid, -1);
   wick_record_builder_u64 (b, SS_START_NS, 0);
   wick_record_builder_enum_name (b, SS_SPAN_KIND, "function");
   wick_record_builder_bool (b, SS_MEASURED, TRUE);
   commit (doc, b, ok);
+  root = wick_document_find_span (doc, WICK_CHROME_ROOT_SPAN_ID);
+  if (root >= 0)
+    wick_document_mark_synthetic_span (doc, (guint)root);
 }
 
 /* The root's end and the terminal, at @end_ns. */
@@ -812,7 +816,7 @@ static void
 emit_end (WickDocument *doc, WickRecordBuilder *b, guint64 end_ns, gboolean *ok)
 {
   wick_record_builder_begin (b, WICK_KIND_SPAN_END, 0);
-  wick_record_builder_str (b, SE_ID, "s1", 2);
+  wick_record_builder_str (b, SE_ID, WICK_CHROME_ROOT_SPAN_ID, -1);
   wick_record_builder_u64 (b, SE_DURATION_NS, end_ns);
   commit (doc, b, ok);
   wick_record_builder_begin (b, WICK_KIND_TERMINAL, 0);
@@ -831,7 +835,7 @@ emit_memory_record (WickDocument *doc, WickRecordBuilder *b, guint64 t_ns, const
   wick_record_builder_u64 (b, MEM_TIMESTAMP_NS, t_ns);
   wick_record_builder_str (b, MEM_STORAGE_ID, storage, -1);
   wick_record_builder_str (b, MEM_TENSOR_ID, storage, -1);
-  wick_record_builder_str (b, MEM_SPAN_ID, "s1", 2);
+  wick_record_builder_str (b, MEM_SPAN_ID, WICK_CHROME_ROOT_SPAN_ID, -1);
   wick_record_builder_str (b, MEM_DEVICE, device, -1);
   wick_record_builder_u64 (b, MEM_BYTES, bytes);
   wick_record_builder_enum_name (b, MEM_ACTION, is_free ? "free" : "alloc");

@@ -30,7 +30,8 @@
  *
  * Times are µs in the file and ns from the earliest event in the document.
  * The synthesized meta names the file as entrypoint, phase infer, host
- * timing; the root span (id s1, measured) covers everything; a complete
+ * timing; the root span (WICK_CHROME_ROOT_SPAN_ID, measured, in no table of
+ * spans) covers everything; a complete
  * terminal ends the stream. What was imported and skipped is kept as a
  * WickChromeInfo on the document and listed in its health (codes
  * chrome_imported, chrome_skipped, chrome_damaged, chrome_free_before_window).
@@ -40,6 +41,10 @@
 #include "wick-document.h"
 
 G_BEGIN_DECLS
+
+/* The id of the root span an import makes over everything, named after the
+ * file (wick_document_is_synthetic_span() says which span it is). */
+#define WICK_CHROME_ROOT_SPAN_ID "s1"
 
 /* TRUE when @data (a whole file, possibly compressed) is trace-event JSON or a
  * torch memory timeline rather than candle-graph JSONL, judged from its

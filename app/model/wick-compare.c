@@ -711,16 +711,6 @@ collect_device_slices (Aggregate *agg, const RunInfo *run, guint side, guint ind
     }
 }
 
-/* The root Wick makes for a Chrome trace (id s1, named after the file): not
- * in the file, and named differently in every file, so in no table. */
-static gboolean
-is_synthetic_root (WickDocument *doc, const WickSpan *s)
-{
-  const char *id = s->id ? wick_document_str (doc, s->id) : NULL;
-
-  return is_chrome (doc) && s->parent < 0 && id != NULL && strcmp (id, "s1") == 0;
-}
-
 static void
 collect_run (Aggregate *agg, const RunInfo *run, guint side, guint index)
 {
@@ -732,7 +722,7 @@ collect_run (Aggregate *agg, const RunInfo *run, guint side, guint index)
   for (guint i = 0; i < run->n_spans; i++)
     {
       const WickSpan *s = &run->spans[i];
-      if (is_synthetic_root (doc, s))
+      if (wick_document_is_synthetic_span (doc, i))
         continue;
       NameRun *r = name_run (agg, WICK_COMPARE_SPAN, wick_document_str (doc, s->name), side, index);
       add_occurrence (r, s->duration_ns, run->step_of[i], (double) run->self_ns[i]);

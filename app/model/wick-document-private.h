@@ -65,7 +65,8 @@ struct _WickDocument
   guint64 counts[WICK_N_RECORD_TYPES];
   WickIdMap span_ids;
 
-  char *stream_error; /* first §4 violation, applied at finish */
+  gint32 synthetic_span; /* the span an importer made, not read (-1: none) */
+  char *stream_error;    /* first §4 violation, applied at finish */
   gint64 stream_error_index;
   WickParseError parse_error;
   gboolean decode_failed;
@@ -152,6 +153,9 @@ gboolean wick_document_set_decode_error (WickDocument *self, WickDocumentError c
 gboolean wick_document_fail (WickDocument *self, WickDocumentError code, guint64 line,
                              gint64 record_index, const char *message, const char *cause,
                              GError **error);
+/* Marks @span as made by the importer rather than read from the file
+ * (wick_document_is_synthetic_span()). */
+void wick_document_mark_synthetic_span (WickDocument *self, guint span);
 /* The end of the stream (spec §4 rule 6) for a document not yet finished:
  * marks it finished; FALSE with @error (and the document failed) when the
  * stream broke a rule. Storage alone: no analysis (wick-document-finish.c

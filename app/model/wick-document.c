@@ -235,6 +235,7 @@ wick_document_init (WickDocument *self)
   self->str_list = g_array_new (FALSE, FALSE, sizeof (WickStr));
   wick_id_map_init (&self->span_ids);
   self->stream_error_index = -1;
+  self->synthetic_span = -1;
   self->parse_error.record_index = -1;
   self->decoder = wick_trace_decoder_new (FALSE);
   self->cause = g_string_new (NULL);
@@ -1462,6 +1463,20 @@ const WickStr *
 wick_document_get_op_inputs (WickDocument *self, const WickOp *op)
 {
   return wick_document_get_str_list (self, op->inputs_offset);
+}
+
+void
+wick_document_mark_synthetic_span (WickDocument *self, guint span)
+{
+  g_return_if_fail (span < self->spans->len);
+  self->synthetic_span = (gint32)span;
+}
+
+gboolean
+wick_document_is_synthetic_span (WickDocument *self, guint span)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), FALSE);
+  return self->synthetic_span >= 0 && span == (guint)self->synthetic_span;
 }
 
 gint32

@@ -435,6 +435,11 @@ const WickStr *wick_document_get_str_list (WickDocument *self, guint32 offset);
 gsize wick_document_str_len (WickDocument *self, WickStr str);
 /* Span index for an id, -1 when none. */
 gint32 wick_document_find_span (WickDocument *self, const char *id);
+/* TRUE for the span an importer made rather than read: the root over an
+ * imported Chrome trace, named after the file (WICK_CHROME_ROOT_SPAN_ID). It is
+ * not in the file and named differently in every file, so it is in no table of
+ * spans (span costs, compare) and no slice of any track. */
+gboolean wick_document_is_synthetic_span (WickDocument *self, guint span);
 /* Per record kind counts (WickRecordType), for summaries. */
 guint64 wick_document_get_record_count (WickDocument *self, WickRecordType type);
 

@@ -218,6 +218,8 @@ wick_span_costs_by_name (WickDocument *document, WickSpanIndex *index)
     {
       gpointer slot;
       WickSpanCost *cost;
+      if (wick_document_is_synthetic_span (document, s))
+        continue;
       if (!g_hash_table_lookup_extended (by_name, GUINT_TO_POINTER (spans[s].name), NULL, &slot))
         {
           WickSpanCost fresh = { spans[s].name, 0, 0, 0, 0, 0.0 };
@@ -252,7 +254,9 @@ wick_span_costs_copy_spans (WickDocument *document, guint *n_spans)
       gint32 parent = spans[s].parent;
       if (parent < 0 && spans[s].parent_id)
         parent = wick_document_find_span (document, wick_document_str (document, spans[s].parent_id));
-      copy[s] = (WickSpanCostInput){ spans[s].name, parent, spans[s].duration_ns };
+      copy[s] = (WickSpanCostInput){ spans[s].name, parent,
+                                     wick_document_is_synthetic_span (document, s),
+                                     spans[s].duration_ns };
     }
   *n_spans = n;
   return copy;
@@ -279,6 +283,8 @@ wick_span_costs_from_copy (const WickSpanCostInput *spans, guint n_spans)
   for (guint s = 0; s < n_spans; s++)
     {
       gpointer slot;
+      if (spans[s].synthetic)
+        continue;
       if (!g_hash_table_lookup_extended (by_name, GUINT_TO_POINTER (spans[s].name), NULL, &slot))
         {
           WickSpanCost fresh = { spans[s].name, 0, 0, 0, 0, 0.0 };

@@ -14,7 +14,8 @@
  *
  * wick_span_costs_by_name() aggregates spans by name: count, total (sum of
  * durations), self (sum of self times), mean = total / count, max duration;
- * sorted by total descending, then name.
+ * sorted by total descending, then name. A span the importer made (the root
+ * over a Chrome trace, wick_document_is_synthetic_span()) is in no row.
  */
 #pragma once
 
@@ -65,6 +66,7 @@ typedef struct
 {
   WickStr name;
   gint32 parent; /* -1: a root, or a parent never read */
+  gboolean synthetic; /* wick_document_is_synthetic_span(): in no row */
   guint64 duration_ns;
 } WickSpanCostInput;
 

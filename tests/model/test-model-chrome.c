@@ -5,9 +5,13 @@
  * slices, device intervals and flows are on the track model (wick-tracks.h). */
 #include "config.h"
 
+#include <glib/gstdio.h>
+
 #include "model-test-util.h"
 #include "wick-chrome-import.h"
+#include "wick-compare.h"
 #include "wick-memory-series.h"
+#include "wick-span-costs.h"
 #include "wick-tracks.h"
 
 static char *
@@ -160,6 +164,81 @@ test_chrome_sniff_and_errors (void)
                     1);
 }
 
+/* The root an import makes over everything, named after the file, is no row
+ * of any table: not a slice of a track, not a span cost, not a compare entry
+ * (two copies of one public trace under two names would show it as removed
+ * and added). */
+static void
+test_chrome_root_in_no_table (void)
+{
+  g_autofree char *source = g_build_filename (g_getenv ("WICK_TEST_DATA"), "chrome",
+                                              "hta-simple-add.json.gz", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("wick-chrome-root-XXXXXX", NULL);
+  const char *names[] = { "run-a.json.gz", "run-b.json.gz" };
+  WickDocument *docs[2];
+  char *text = NULL;
+  gsize length = 0;
+
+  g_assert_true (g_file_get_contents (source, &text, &length, NULL));
+  for (guint d = 0; d < 2; d++)
+    {
+      g_autofree char *path = g_build_filename (dir, names[d], NULL);
+      g_autoptr (GError) error = NULL;
+      g_assert_true (g_file_set_contents (path, text, (gssize)length, NULL));
+      docs[d] = wick_document_new ();
+      g_assert_true (wick_chrome_import_file (docs[d], path, NULL, &error));
+      g_assert_no_error (error);
+      g_unlink (path);
+
+      WickDocument *doc = docs[d];
+      guint n_spans, n_synthetic = 0;
+      const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+      gint32 root = wick_document_find_span (doc, WICK_CHROME_ROOT_SPAN_ID);
+      g_assert_cmpint (root, >=, 0);
+      g_assert_cmpstr (wick_document_str (doc, spans[root].name), ==, names[d]);
+      g_assert_cmpuint (n_spans, >, 1);
+      for (guint i = 0; i < n_spans; i++)
+        n_synthetic += wick_document_is_synthetic_span (doc, i);
+      g_assert_cmpuint (n_synthetic, ==, 1);
+      g_assert_true (wick_document_is_synthetic_span (doc, (guint)root));
+
+      WickTracks *tracks = wick_document_get_tracks (doc);
+      g_assert_cmpuint (wick_tracks_span_track (tracks, (guint32)root), ==, G_MAXUINT32);
+      guint n_tracks;
+      const WickTrack *t = wick_tracks_get_tracks (tracks, &n_tracks);
+      for (guint i = 0; i < n_tracks; i++)
+        g_assert_cmpstr (wick_document_str (doc, t[i].name), !=, names[d]);
+
+      g_autoptr (WickSpanIndex) index = wick_span_index_new (doc);
+      g_autoptr (GArray) costs = wick_span_costs_by_name (doc, index);
+      g_assert_cmpuint (costs->len, >, 0);
+      for (guint i = 0; i < costs->len; i++)
+        g_assert_cmpstr (wick_document_str (doc, g_array_index (costs, WickSpanCost, i).name), !=,
+                         names[d]);
+      guint n_copy;
+      g_autofree WickSpanCostInput *copy = wick_span_costs_copy_spans (doc, &n_copy);
+      g_autoptr (GArray) from_copy = wick_span_costs_from_copy (copy, n_copy);
+      g_assert_cmpuint (from_copy->len, ==, costs->len);
+    }
+  g_free (text);
+
+  g_autoptr (GError) error = NULL;
+  WickCompareOptions options = { TRUE, 16, 0, -1 };
+  g_autoptr (WickComparison) comparison
+    = wick_comparison_new (&docs[0], 1, &docs[1], 1, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (comparison->entries->len, >, 0);
+  for (guint i = 0; i < comparison->entries->len; i++)
+    {
+      const WickCompareEntry *e = &g_array_index (comparison->entries, WickCompareEntry, i);
+      g_assert_cmpstr (e->name, !=, names[0]);
+      g_assert_cmpstr (e->name, !=, names[1]);
+    }
+  g_object_unref (docs[0]);
+  g_object_unref (docs[1]);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -169,5 +248,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/chrome/memory", test_chrome_memory);
   g_test_add_func ("/model/chrome/healthy", test_chrome_healthy);
   g_test_add_func ("/model/chrome/sniff-and-errors", test_chrome_sniff_and_errors);
+  g_test_add_func ("/model/chrome/root-in-no-table", test_chrome_root_in_no_table);
   return g_test_run ();
 }
