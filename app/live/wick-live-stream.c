@@ -5,12 +5,12 @@
 
 #include <errno.h>
 #include <math.h>
-#include <json-glib/json-glib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "wick-document.h"
+#include "wick-json-scanner.h"
 #include "wick-live-client.h"
 #include "wick-record.h"
 #include "common/wick-utf8.h"
@@ -18,7 +18,7 @@
 /* A snapshot larger than this is refused (a million live storages is ~250 MiB). */
 #define SNAPSHOT_MAX_BYTES (G_GUINT64_CONSTANT (512) << 20)
 /* ... and one of more lines: its lines are kept as text (24 bytes of index
- * each) and parsed again one at a time when emitted, so a snapshot costs its
+ * each) and decoded again one at a time when emitted, so a snapshot costs its
  * size plus this index, never a parsed object per line. */
 #define SNAPSHOT_MAX_LINES 2000000
 /* Reading the snapshot file takes at most this long. */
@@ -597,25 +597,6 @@ keep_memory_record (WickLiveStream *self, const WickMemoryRecord *memory)
   return FALSE;
 }
 
-static const char *
-member_string (JsonObject *object, const char *name)
-{
-  JsonNode *node = json_object_get_member (object, name);
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
-static guint64
-member_uint (JsonObject *object, const char *name)
-{
-  JsonNode *node = json_object_get_member (object, name);
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
-    return 0;
-  gint64 value = json_node_get_int (node);
-  return value > 0 ? (guint64)value : 0;
-}
-
 static gboolean
 parse_category (const char *name, WickMemoryCategory *category)
 {
@@ -628,53 +609,253 @@ parse_category (const char *name, WickMemoryCategory *category)
   return FALSE;
 }
 
-/* {FIELDS} of @object without "kind", for an extension record. */
-static char *
-extension_fields (JsonObject *object)
+/* ---- the attach snapshot's lines, decoded ---------------------------------
+ *
+ * Each line is one JSON object written by libwick's control server
+ * (backend/live/wick-control-snapshot.c); it comes from another process, so it
+ * is checked in full (valid UTF-8, strict JSON by the model's scanner, no key
+ * twice, bounded members and shape) and only the fields the stream uses are
+ * read, into typed values. The other members of a module or stage line are
+ * kept as their JSON text, which the extension record carries. */
+
+/* A snapshot line with more members than this, or a shape of more
+ * dimensions, is refused. */
+#define SNAPSHOT_MAX_MEMBERS 256
+#define SNAPSHOT_MAX_RANK 64
+
+typedef struct
 {
-  g_autoptr (JsonObject) copy = json_object_new ();
-  g_autoptr (GList) names = json_object_get_members (object); /* in the line's order */
-  for (GList *l = names; l != NULL; l = l->next)
-    {
-      const char *name = l->data;
-      if (strcmp (name, "kind") != 0 && strcmp (name, "timestamp_ns") != 0)
-        json_object_set_member (copy, name, json_node_copy (json_object_get_member (object, name)));
-    }
-  g_autoptr (JsonNode) root = json_node_init_object (json_node_alloc (), copy);
-  g_autofree char *text = json_to_string (root, FALSE);
-  gsize length = strlen (text);
-  /* strip the braces */
-  return length >= 2 ? g_strndup (text + 1, length - 2) : g_strdup ("");
+  char *kind;
+  guint64 timestamp_ns;
+  guint64 allocated_bytes;
+  /* an allocation's */
+  char *storage_id, *tensor_id, *device, *dtype, *op_name, *category;
+  guint64 bytes;
+  gboolean has_shape, shape_is_array;
+  guint rank;
+  guint64 shape[SNAPSHOT_MAX_RANK];
+  /* the members other than "kind" and "timestamp_ns", as "KEY":VALUE,...
+   * (when asked for) */
+  GString *fields;
+} SnapshotFields;
+
+typedef struct
+{
+  GString *error;
+  char *unescape;
+  gsize unescape_size;
+  GHashTable *keys; /* the keys of the line being read */
+} SnapshotDecoder;
+
+static void
+snapshot_decoder_init (SnapshotDecoder *decoder)
+{
+  decoder->error = g_string_new (NULL);
+  decoder->unescape = NULL;
+  decoder->unescape_size = 0;
+  decoder->keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 static void
-emit_snapshot_allocation (WickLiveStream *self, JsonObject *object)
+snapshot_decoder_clear (SnapshotDecoder *decoder)
+{
+  g_string_free (decoder->error, TRUE);
+  g_free (decoder->unescape);
+  g_hash_table_unref (decoder->keys);
+}
+
+static void
+snapshot_fields_clear (SnapshotFields *fields)
+{
+  g_free (fields->kind);
+  g_free (fields->storage_id);
+  g_free (fields->tensor_id);
+  g_free (fields->device);
+  g_free (fields->dtype);
+  g_free (fields->op_name);
+  g_free (fields->category);
+  GString *text = fields->fields;
+  memset (fields, 0, sizeof *fields);
+  if (text != NULL)
+    g_string_truncate (text, 0);
+  fields->fields = text;
+}
+
+/* The string at the cursor into *@out (NULL when the value is not a string). */
+static gboolean
+read_member_string (WickJsonScanner *scanner, char **out)
+{
+  WickJsonType type;
+  if (!wick_json_peek_type (scanner, &type))
+    return FALSE;
+  g_clear_pointer (out, g_free);
+  if (type != WICK_JSON_STRING)
+    return wick_json_skip_value (scanner);
+  const char *str;
+  gsize len;
+  if (!wick_json_read_string (scanner, &str, &len))
+    return FALSE;
+  *out = g_strndup (str, len);
+  return TRUE;
+}
+
+/* A non-negative integer at the cursor into *@out (0 for any other value). */
+static gboolean
+read_member_uint (WickJsonScanner *scanner, guint64 *out)
+{
+  WickJsonType type;
+  if (!wick_json_peek_type (scanner, &type))
+    return FALSE;
+  *out = 0;
+  if (type != WICK_JSON_NUMBER)
+    return wick_json_skip_value (scanner);
+  WickJsonNumber number;
+  if (!wick_json_read_number (scanner, &number))
+    return FALSE;
+  if (number.kind == WICK_JSON_U64)
+    *out = number.u64;
+  return TRUE;
+}
+
+static gboolean
+read_shape (WickJsonScanner *scanner, SnapshotFields *fields)
+{
+  WickJsonType type;
+  if (!wick_json_peek_type (scanner, &type))
+    return FALSE;
+  fields->has_shape = TRUE;
+  fields->shape_is_array = type == WICK_JSON_ARRAY;
+  fields->rank = 0;
+  if (!fields->shape_is_array)
+    return wick_json_skip_value (scanner);
+  if (!wick_json_array_begin (scanner))
+    return FALSE;
+  gboolean first = TRUE;
+  while (wick_json_array_next (scanner, &first))
+    {
+      if (fields->rank == SNAPSHOT_MAX_RANK)
+        return wick_json_fail (scanner, "\"shape\" has more than %d dimensions",
+                               SNAPSHOT_MAX_RANK);
+      if (!read_member_uint (scanner, &fields->shape[fields->rank++]))
+        return FALSE;
+    }
+  return !wick_json_failed (scanner);
+}
+
+/* Decodes one line into @fields (cleared first); with @keep_fields, the
+ * members other than "kind" and "timestamp_ns" are kept as text too. On
+ * failure the reason is in decoder->error. */
+static gboolean
+snapshot_line_decode (SnapshotDecoder *decoder, const char *line, gsize length,
+                      gboolean keep_fields, SnapshotFields *fields)
+{
+  snapshot_fields_clear (fields);
+  g_hash_table_remove_all (decoder->keys);
+  if (!wick_utf8_validate (line, length))
+    {
+      g_string_assign (decoder->error, "not valid UTF-8");
+      return FALSE;
+    }
+  if (decoder->unescape_size < length + 1)
+    {
+      decoder->unescape_size = MAX (length + 1, 2 * decoder->unescape_size);
+      decoder->unescape = g_realloc (decoder->unescape, decoder->unescape_size);
+    }
+  WickJsonScanner scanner;
+  wick_json_scanner_init (&scanner, line, line + length, decoder->error, decoder->unescape);
+  WickJsonType type;
+  if (!wick_json_peek_type (&scanner, &type))
+    return FALSE;
+  if (type != WICK_JSON_OBJECT)
+    {
+      g_string_assign (decoder->error, "not a JSON object");
+      return FALSE;
+    }
+  if (keep_fields && fields->fields == NULL)
+    fields->fields = g_string_new (NULL);
+  if (!wick_json_object_begin (&scanner))
+    return FALSE;
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+  guint members = 0;
+  while (wick_json_object_next (&scanner, &first, &key, &key_len))
+    {
+      if (++members > SNAPSHOT_MAX_MEMBERS)
+        return wick_json_fail (&scanner, "more than %d members", SNAPSHOT_MAX_MEMBERS);
+      char *name = g_strndup (key, key_len);
+      if (!g_hash_table_add (decoder->keys, name))
+        return wick_json_fail (&scanner, "the key \"%s\" twice", name);
+      gboolean ok;
+      if (strcmp (name, "kind") == 0)
+        ok = read_member_string (&scanner, &fields->kind);
+      else if (strcmp (name, "timestamp_ns") == 0)
+        ok = read_member_uint (&scanner, &fields->timestamp_ns);
+      else
+        {
+          wick_json_skip_whitespace (&scanner);
+          const char *value = scanner.p;
+          if (strcmp (name, "allocated_bytes") == 0)
+            ok = read_member_uint (&scanner, &fields->allocated_bytes);
+          else if (strcmp (name, "bytes") == 0)
+            ok = read_member_uint (&scanner, &fields->bytes);
+          else if (strcmp (name, "storage_id") == 0)
+            ok = read_member_string (&scanner, &fields->storage_id);
+          else if (strcmp (name, "tensor_id") == 0)
+            ok = read_member_string (&scanner, &fields->tensor_id);
+          else if (strcmp (name, "device") == 0)
+            ok = read_member_string (&scanner, &fields->device);
+          else if (strcmp (name, "dtype") == 0)
+            ok = read_member_string (&scanner, &fields->dtype);
+          else if (strcmp (name, "op_name") == 0)
+            ok = read_member_string (&scanner, &fields->op_name);
+          else if (strcmp (name, "category") == 0)
+            ok = read_member_string (&scanner, &fields->category);
+          else if (strcmp (name, "shape") == 0)
+            ok = read_shape (&scanner, fields);
+          else
+            ok = wick_json_skip_value (&scanner);
+          if (ok && keep_fields)
+            {
+              if (fields->fields->len > 0)
+                g_string_append_c (fields->fields, ',');
+              wick_json_append_string (fields->fields, key, key_len);
+              g_string_append_c (fields->fields, ':');
+              g_string_append_len (fields->fields, value, scanner.p - value);
+            }
+        }
+      if (!ok)
+        return FALSE;
+    }
+  if (wick_json_failed (&scanner))
+    return FALSE;
+  wick_json_skip_whitespace (&scanner);
+  if (scanner.p != scanner.end)
+    return wick_json_fail (&scanner, "trailing characters");
+  return TRUE;
+}
+
+static void
+emit_snapshot_allocation (WickLiveStream *self, const SnapshotFields *fields)
 {
   WickMemoryRecord memory = { 0 };
   memory.timestamp_ns = self->snapshot_ns;
-  memory.storage_id = member_string (object, "storage_id");
-  memory.tensor_id = member_string (object, "tensor_id");
-  memory.device = member_string (object, "device");
-  memory.dtype = member_string (object, "dtype");
-  memory.op_name = member_string (object, "op_name");
-  memory.bytes = member_uint (object, "bytes");
+  memory.storage_id = fields->storage_id;
+  memory.tensor_id = fields->tensor_id;
+  memory.device = fields->device;
+  memory.dtype = fields->dtype;
+  memory.op_name = fields->op_name;
+  memory.bytes = fields->bytes;
   memory.span = 1; /* the root: the allocating span may have closed before the attach */
   memory.action = WICK_MEMORY_ALLOC;
-  parse_category (member_string (object, "category"), &memory.category);
-  JsonArray *shape_array = json_object_has_member (object, "shape")
-                             ? json_object_get_array_member (object, "shape")
-                             : NULL;
-  guint rank = shape_array != NULL ? json_array_get_length (shape_array) : 0;
-  g_autofree guint64 *shape = g_new0 (guint64, MAX (rank, 1));
-  for (guint i = 0; i < rank; i++)
-    shape[i] = (guint64)MAX (json_array_get_int_element (shape_array, i), 0);
-  memory.shape = shape;
-  memory.rank = rank;
+  parse_category (fields->category, &memory.category);
+  memory.shape = fields->shape;
+  memory.rank = fields->shape_is_array ? fields->rank : 0;
   WickRingRecord record = { .kind = WICK_RING_RECORD_MEMORY };
   record.memory = memory;
   g_autofree char *key = g_strdup_printf ("%s\x1f%s", memory.device, memory.storage_id);
   LiveStorage *live = g_new0 (LiveStorage, 1);
-  live->alloc_ns = member_uint (object, "timestamp_ns");
+  live->alloc_ns = fields->timestamp_ns;
   live->from_snapshot = TRUE;
   g_hash_table_replace (self->live_storages, g_steal_pointer (&key), live);
   self->decorate_line = !self->strict;
@@ -691,33 +872,36 @@ emit_snapshot (WickLiveStream *self)
   if (!self->has_snapshot || self->snapshot_emitted || !self->opened)
     return;
   self->snapshot_emitted = TRUE;
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  SnapshotDecoder decoder;
+  SnapshotFields fields = { 0 };
+  snapshot_decoder_init (&decoder);
   for (guint i = 0; i < self->snapshot_lines->len; i++)
     {
       const SnapshotLine *line = &g_array_index (self->snapshot_lines, SnapshotLine, i);
-      /* checked when applied: parses, an object, not too deep */
-      if (!json_parser_load_from_data (parser, (const char *)self->snapshot_text->data + line->offset,
-                                       line->length, NULL))
-        continue;
-      JsonObject *object = json_node_get_object (json_parser_get_root (parser));
-      const char *kind = member_string (object, "kind");
       if (line->rank == 0 && self->header_on_meta)
         continue; /* on the meta line already */
-      if (g_strcmp0 (kind, "wick_snapshot_allocation") == 0)
+      /* checked when applied: decodes, an object, not too deep */
+      if (!snapshot_line_decode (&decoder, (const char *)self->snapshot_text->data + line->offset,
+                                 line->length, line->rank != 1, &fields))
+        continue;
+      if (line->rank == 1)
         {
-          emit_snapshot_allocation (self, object);
+          emit_snapshot_allocation (self, &fields);
           self->snapshot_storages++;
           continue;
         }
-      self->snapshot_modules += g_strcmp0 (kind, "wick_snapshot_module") == 0;
-      self->snapshot_stages += g_strcmp0 (kind, "wick_snapshot_stage") == 0;
-      g_autofree char *fields = extension_fields (object);
+      self->snapshot_modules += g_strcmp0 (fields.kind, "wick_snapshot_module") == 0;
+      self->snapshot_stages += g_strcmp0 (fields.kind, "wick_snapshot_stage") == 0;
       WickRingRecord record = { .kind = WICK_RING_RECORD_EXTENSION };
-      record.extension.kind = kind;
+      record.extension.kind = fields.kind;
       record.extension.timestamp_ns = self->snapshot_ns;
-      record.extension.json_fields = fields;
+      record.extension.json_fields = fields.fields->str;
       wick_jsonl_formatter_feed (self->formatter, &record, on_line, self);
     }
+  snapshot_fields_clear (&fields);
+  if (fields.fields != NULL)
+    g_string_free (fields.fields, TRUE);
+  snapshot_decoder_clear (&decoder);
   g_clear_pointer (&self->snapshot_text, g_byte_array_unref);
   g_clear_pointer (&self->snapshot_lines, g_array_unref);
 }
@@ -930,34 +1114,37 @@ read_all (int fd, GByteArray *bytes, GError **error)
 }
 
 static gboolean
-check_allocation (JsonObject *object, guint line, GError **error)
+check_allocation (const SnapshotFields *fields, guint line, GError **error)
 {
-  static const char *const required[] = { "storage_id", "tensor_id", "device", "dtype" };
+  const struct
+  {
+    const char *name;
+    const char *value;
+  } required[] = { { "storage_id", fields->storage_id },
+                   { "tensor_id", fields->tensor_id },
+                   { "device", fields->device },
+                   { "dtype", fields->dtype } };
   for (gsize i = 0; i < G_N_ELEMENTS (required); i++)
-    if (member_string (object, required[i]) == NULL)
+    if (required[i].value == NULL)
       {
         g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
                      "attach snapshot line %u: an allocation lacks the string \"%s\"", line,
-                     required[i]);
+                     required[i].name);
         return FALSE;
       }
   WickMemoryCategory category;
-  if (!parse_category (member_string (object, "category"), &category))
+  if (!parse_category (fields->category, &category))
     {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
                    "attach snapshot line %u: unknown memory category \"%s\"", line,
-                   member_string (object, "category") ?: "(none)");
+                   fields->category ?: "(none)");
       return FALSE;
     }
-  if (json_object_has_member (object, "shape"))
+  if (fields->has_shape && !fields->shape_is_array)
     {
-      JsonNode *shape = json_object_get_member (object, "shape");
-      if (!JSON_NODE_HOLDS_ARRAY (shape))
-        {
-          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "attach snapshot line %u: \"shape\" is not an array", line);
-          return FALSE;
-        }
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "attach snapshot line %u: \"shape\" is not an array", line);
+      return FALSE;
     }
   return TRUE;
 }
@@ -984,6 +1171,74 @@ compare_snapshot_lines (gconstpointer a, gconstpointer b)
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Checks the line at *@data (number @line_number), steps over it and indexes it
+ * in @lines; the header's time into *@timestamp_ns. */
+static gboolean
+apply_snapshot_line (WickLiveStream *self, SnapshotDecoder *decoder, SnapshotFields *fields,
+                     const char *text, const char **data, const char *end, guint line_number,
+                     GArray *lines, guint64 *timestamp_ns, GError **error)
+{
+  const char *start = *data;
+  const char *newline = memchr (start, '\n', (gsize)(end - start));
+  if (newline == NULL)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "attach snapshot line %u: no newline at the end", line_number);
+      return FALSE;
+    }
+  if (line_number > SNAPSHOT_MAX_LINES)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "the attach snapshot has more than %d lines", SNAPSHOT_MAX_LINES);
+      return FALSE;
+    }
+  gsize length = (gsize)(newline - start);
+  if (wick_live_json_too_deep (start, length, WICK_LIVE_MAX_JSON_DEPTH))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "attach snapshot line %u: nested deeper than %d levels", line_number,
+                   WICK_LIVE_MAX_JSON_DEPTH);
+      return FALSE;
+    }
+  if (!snapshot_line_decode (decoder, start, length, FALSE, fields))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "attach snapshot line %u: %s", line_number, decoder->error->str);
+      return FALSE;
+    }
+  const char *kind = fields->kind;
+  if (line_number == 1)
+    {
+      if (g_strcmp0 (kind, "wick_attach_snapshot") != 0)
+        {
+          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                       "attach snapshot line 1: expected kind \"wick_attach_snapshot\", "
+                       "found \"%s\"", kind ?: "(none)");
+          return FALSE;
+        }
+      *timestamp_ns = fields->timestamp_ns;
+      self->snapshot_bytes = fields->allocated_bytes;
+      /* the line as the other process wrote it, checked above: one JSON
+       * object, kind first as it came */
+      g_free (self->snapshot_header);
+      self->snapshot_header = g_strndup (start, length);
+    }
+  else if (kind == NULL || !g_str_has_prefix (kind, "wick_snapshot_"))
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "attach snapshot line %u: unknown kind \"%s\"", line_number, kind ?: "(none)");
+      return FALSE;
+    }
+  else if (strcmp (kind, "wick_snapshot_allocation") == 0
+           && !check_allocation (fields, line_number, error))
+    return FALSE;
+  SnapshotLine line = { (gsize)(start - text), (guint32)length, snapshot_rank (kind),
+                        fields->timestamp_ns, line_number };
+  g_array_append_val (lines, line);
+  *data = newline + 1;
+  return TRUE;
+}
+
 gboolean
 wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error)
 {
@@ -992,82 +1247,20 @@ wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error)
   if (!read_all (fd, bytes, error))
     return FALSE;
   g_autoptr (GArray) lines = g_array_new (FALSE, FALSE, sizeof (SnapshotLine));
-  g_autoptr (JsonParser) parser = json_parser_new ();
   const char *data = (const char *)bytes->data, *end = data + bytes->len;
   guint line_number = 0;
   guint64 timestamp_ns = 0;
-  while (data < end)
-    {
-      const char *newline = memchr (data, '\n', (gsize)(end - data));
-      if (newline == NULL)
-        {
-          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "attach snapshot line %u: no newline at the end", line_number + 1);
-          return FALSE;
-        }
-      line_number++;
-      if (line_number > SNAPSHOT_MAX_LINES)
-        {
-          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "the attach snapshot has more than %d lines", SNAPSHOT_MAX_LINES);
-          return FALSE;
-        }
-      if (wick_live_json_too_deep (data, (gsize)(newline - data), WICK_LIVE_MAX_JSON_DEPTH))
-        {
-          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "attach snapshot line %u: nested deeper than %d levels", line_number,
-                       WICK_LIVE_MAX_JSON_DEPTH);
-          return FALSE;
-        }
-      g_autoptr (GError) local = NULL;
-      if (!json_parser_load_from_data (parser, data, newline - data, &local))
-        {
-          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "attach snapshot line %u: %s", line_number, local->message);
-          return FALSE;
-        }
-      JsonNode *root = json_parser_get_root (parser);
-      if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-        {
-          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "attach snapshot line %u: not a JSON object", line_number);
-          return FALSE;
-        }
-      JsonObject *object = json_node_get_object (root);
-      const char *kind = member_string (object, "kind");
-      if (line_number == 1)
-        {
-          if (g_strcmp0 (kind, "wick_attach_snapshot") != 0)
-            {
-              g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                           "attach snapshot line 1: expected kind \"wick_attach_snapshot\", "
-                           "found \"%s\"", kind ?: "(none)");
-              return FALSE;
-            }
-          timestamp_ns = member_uint (object, "timestamp_ns");
-          self->snapshot_bytes = member_uint (object, "allocated_bytes");
-          /* written again by json-glib: JSON whatever the other process
-           * wrote, kind first as it came */
-          g_autoptr (JsonNode) node = json_node_init_object (json_node_alloc (), object);
-          g_free (self->snapshot_header);
-          self->snapshot_header = json_to_string (node, FALSE);
-        }
-      else if (kind == NULL || !g_str_has_prefix (kind, "wick_snapshot_"))
-        {
-          g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
-                       "attach snapshot line %u: unknown kind \"%s\"", line_number,
-                       kind ?: "(none)");
-          return FALSE;
-        }
-      else if (strcmp (kind, "wick_snapshot_allocation") == 0
-               && !check_allocation (object, line_number, error))
-        return FALSE;
-      SnapshotLine line = { (gsize)(data - (const char *)bytes->data), (guint32)(newline - data),
-                            snapshot_rank (kind), member_uint (object, "timestamp_ns"),
-                            line_number };
-      g_array_append_val (lines, line);
-      data = newline + 1;
-    }
+  SnapshotDecoder decoder;
+  SnapshotFields fields = { 0 };
+  gboolean ok = TRUE;
+  snapshot_decoder_init (&decoder);
+  while (ok && data < end)
+    ok = apply_snapshot_line (self, &decoder, &fields, (const char *)bytes->data, &data, end,
+                              ++line_number, lines, &timestamp_ns, error);
+  snapshot_fields_clear (&fields);
+  snapshot_decoder_clear (&decoder);
+  if (!ok)
+    return FALSE;
   if (line_number == 0)
     {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL, "the attach snapshot is empty");
