@@ -12,6 +12,8 @@
 
 #include "common/wick-json.h"
 #include "wick-chrome-stream.h"
+#include "wick-json-scanner.h"
+#include "common/wick-utf8.h"
 
 /* A string kept in a partial longer than this is cut (names, group names). */
 #define MAX_NAME_BYTES 256
@@ -644,53 +646,319 @@ wick_rank_partial_to_json (const WickRankPartial *p)
   return json_generator_to_data (gen, NULL);
 }
 
-static gboolean
-get_int (JsonObject *o, const char *key, gint64 min, gint64 max, gint64 *out, const char *name,
-         GError **error)
-{
-  JsonNode *n = json_object_get_member (o, key);
-  if (n == NULL || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64
-      || json_node_get_int (n) < min || json_node_get_int (n) > max)
-    {
-      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
-                   "%s: \"%s\" must be an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
-                   name, key, min, max);
-      return FALSE;
-    }
-  *out = json_node_get_int (n);
-  return TRUE;
-}
+/* ---- reading a partial back ------------------------------------------------
+ *
+ * A partial is Wick's own document (wick_rank_partial_to_json above), read
+ * from a file another process wrote: strict JSON by the model's scanner,
+ * streamed (no tree: a partial of 50 M collectives is read in one pass), each
+ * known member at most once, every row checked as it comes. */
 
-static gboolean
-row_int (JsonArray *row, guint i, gint64 *out)
+enum
 {
-  JsonNode *n = json_array_get_element (row, i);
-  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
+  PK_MARK,
+  PK_FILE,
+  PK_RANK,
+  PK_WORLD_SIZE,
+  PK_FIRST_NS,
+  PK_LAST_NS,
+  PK_EVENTS,
+  PK_GPU_EVENTS,
+  PK_NCCL_KERNELS,
+  PK_NCCL_WITHOUT_GROUP,
+  PK_GLOO_OPS,
+  PK_UNKNOWN_DTYPE,
+  PK_RANK_SOURCE,
+  PK_BASE_NS,
+  PK_WARNINGS,
+  PK_COLLECTIVES,
+  PK_STEPS,
+  PK_N
+};
+
+static const char *const partial_keys[PK_N]
+  = { "wick_rank_partial", "file",        "rank",     "world_size",         "first_ns",
+      "last_ns",           "events",      "gpu_events", "nccl_kernels",     "nccl_without_group",
+      "gloo_ops",          "unknown_dtype", "rank_source", "base_ns",       "warnings",
+      "collectives",       "steps" };
+
+typedef struct
+{
+  WickJsonScanner scanner;
+  const char *name; /* the file, for messages */
+  GError **error;
+} PartialReader;
+
+/* An integer that fits gint64 at the cursor: *@is_int says whether it was
+ * one (any other value is stepped over). */
+static gboolean
+partial_read_int (WickJsonScanner *s, gint64 *out, gboolean *is_int)
+{
+  WickJsonType type;
+  *is_int = FALSE;
+  if (!wick_json_peek_type (s, &type))
     return FALSE;
-  *out = json_node_get_int (n);
+  if (type != WICK_JSON_NUMBER)
+    return wick_json_skip_value (s);
+  WickJsonNumber number;
+  if (!wick_json_read_number (s, &number))
+    return FALSE;
+  if (number.kind == WICK_JSON_U64 && number.u64 <= (guint64)G_MAXINT64)
+    *out = (gint64)number.u64, *is_int = TRUE;
+  else if (number.kind == WICK_JSON_I64)
+    *out = number.i64, *is_int = TRUE;
   return TRUE;
 }
 
-static const char *
-row_str (JsonArray *row, guint i)
+/* A string at the cursor into @str/@len (NULL when the value is not one). */
+static gboolean
+partial_read_string (WickJsonScanner *s, const char **str, gsize *len)
 {
-  JsonNode *n = json_array_get_element (row, i);
-  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (n);
+  WickJsonType type;
+  *str = NULL;
+  *len = 0;
+  if (!wick_json_peek_type (s, &type))
+    return FALSE;
+  if (type != WICK_JSON_STRING)
+    return wick_json_skip_value (s);
+  return wick_json_read_string (s, str, len);
+}
+
+typedef enum
+{
+  ROW_OK,
+  ROW_BAD,    /* not the row's shape or types */
+  ROW_FAILED, /* not JSON: the scanner's error */
+} RowResult;
+
+/* One row at the cursor: @n_strings strings, then integers up to @n in all,
+ * exactly @n elements. */
+static RowResult
+partial_read_row (WickJsonScanner *s, guint n_strings, guint n, const char **strings,
+                  gsize *lengths, gint64 *ints)
+{
+  WickJsonType type;
+  if (!wick_json_peek_type (s, &type))
+    return ROW_FAILED;
+  if (type != WICK_JSON_ARRAY)
+    return ROW_BAD;
+  if (!wick_json_array_begin (s))
+    return ROW_FAILED;
+  gboolean first = TRUE;
+  guint i = 0;
+  while (wick_json_array_next (s, &first))
+    {
+      if (i == n)
+        return ROW_BAD;
+      gboolean ok;
+      if (i < n_strings)
+        {
+          if (!partial_read_string (s, &strings[i], &lengths[i]))
+            return ROW_FAILED;
+          ok = strings[i] != NULL;
+        }
+      else if (!partial_read_int (s, &ints[i - n_strings], &ok))
+        return ROW_FAILED;
+      if (!ok)
+        return ROW_BAD;
+      i++;
+    }
+  if (wick_json_failed (s))
+    return ROW_FAILED;
+  return i == n ? ROW_OK : ROW_BAD;
+}
+
+static gboolean
+partial_syntax_error (PartialReader *r)
+{
+  g_set_error (r->error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID, "%s: %s at byte %td",
+               r->name, r->scanner.error->str, r->scanner.p - r->scanner.start);
+  return FALSE;
+}
+
+static gboolean
+partial_too_many (PartialReader *r, const char *key, guint max)
+{
+  g_set_error (r->error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+               "%s: \"%s\" must be an array of at most %u rows", r->name, key, max);
+  return FALSE;
+}
+
+static gboolean
+partial_read_collectives (PartialReader *r, Partial *p)
+{
+  WickJsonScanner *s = &r->scanner;
+  WickJsonType type;
+  if (!wick_json_peek_type (s, &type))
+    return partial_syntax_error (r);
+  if (type != WICK_JSON_ARRAY)
+    return partial_too_many (r, "collectives", MAX_COLLECTIVES);
+  if (!wick_json_array_begin (s))
+    return partial_syntax_error (r);
+  gboolean first = TRUE;
+  for (guint i = 0; wick_json_array_next (s, &first); i++)
+    {
+      if (i == MAX_COLLECTIVES)
+        return partial_too_many (r, "collectives", MAX_COLLECTIVES);
+      const char *str[3];
+      gsize len[3];
+      gint64 v[5]; /* seq, start_ns, end_ns, bytes, group_size */
+      RowResult row = partial_read_row (s, 3, 8, str, len, v);
+      if (row == ROW_FAILED)
+        return partial_syntax_error (r);
+      if (row == ROW_BAD || v[0] < -1 || v[2] < v[1] || v[3] < 0 || v[4] < 0 || v[4] >= (1 << 24))
+        {
+          g_set_error (r->error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+                       "%s: collectives[%u] must be [group, group_key, name, seq >= -1, start_ns, "
+                       "end_ns >= start_ns, bytes >= 0, group_size]",
+                       r->name, i);
+          return FALSE;
+        }
+      WickRankCollective c = { 0 };
+      c.group = intern (p, str[0], len[0]);
+      c.group_key = intern (p, str[1], len[1]);
+      c.name = intern (p, str[2], len[2]);
+      c.seq = v[0];
+      c.start_ns = v[1];
+      c.end_ns = v[2];
+      c.bytes = (guint64)v[3];
+      c.group_size = (guint)v[4];
+      g_array_append_val (p->pub.collectives, c);
+    }
+  return wick_json_failed (s) ? partial_syntax_error (r) : TRUE;
+}
+
+static gboolean
+partial_read_steps (PartialReader *r, Partial *p)
+{
+  WickJsonScanner *s = &r->scanner;
+  WickJsonType type;
+  if (!wick_json_peek_type (s, &type))
+    return partial_syntax_error (r);
+  if (type != WICK_JSON_ARRAY)
+    return partial_too_many (r, "steps", MAX_STEPS);
+  if (!wick_json_array_begin (s))
+    return partial_syntax_error (r);
+  gboolean first = TRUE;
+  for (guint i = 0; wick_json_array_next (s, &first); i++)
+    {
+      if (i == MAX_STEPS)
+        return partial_too_many (r, "steps", MAX_STEPS);
+      gint64 v[7];
+      RowResult row = partial_read_row (s, 0, 7, NULL, NULL, v);
+      if (row == ROW_FAILED)
+        return partial_syntax_error (r);
+      if (row == ROW_BAD || v[2] < v[1])
+        {
+          g_set_error (r->error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+                       "%s: steps[%u] must be [step, start_ns, end_ns >= start_ns, compute_ns, "
+                       "comm_ns, exposed_comm_ns, idle_ns]",
+                       r->name, i);
+          return FALSE;
+        }
+      WickRankStep st = { v[0], v[1], v[2], v[3], v[4], v[5], v[6] };
+      g_array_append_val (p->pub.steps, st);
+    }
+  return wick_json_failed (s) ? partial_syntax_error (r) : TRUE;
+}
+
+static gboolean
+partial_read_warnings (PartialReader *r, Partial *p)
+{
+  WickJsonScanner *s = &r->scanner;
+  WickJsonType type;
+  if (!wick_json_peek_type (s, &type))
+    return partial_syntax_error (r);
+  if (type != WICK_JSON_ARRAY)
+    return wick_json_skip_value (s) || partial_syntax_error (r);
+  if (!wick_json_array_begin (s))
+    return partial_syntax_error (r);
+  gboolean first = TRUE;
+  while (wick_json_array_next (s, &first))
+    {
+      const char *w;
+      gsize len;
+      if (!partial_read_string (s, &w, &len))
+        return partial_syntax_error (r);
+      if (w != NULL && p->pub.warnings->len < MAX_WARNINGS)
+        g_ptr_array_add (p->pub.warnings, g_strndup (w, MIN (len, 1024)));
+    }
+  return wick_json_failed (s) ? partial_syntax_error (r) : TRUE;
+}
+
+/* The members of the partial's object, into @p and @ints / @has_int. */
+static gboolean
+partial_read_members (PartialReader *r, Partial *p, gboolean *seen, gint64 *ints,
+                      gboolean *has_int)
+{
+  WickJsonScanner *s = &r->scanner;
+  gboolean first = TRUE;
+  const char *key;
+  gsize key_len;
+  if (!wick_json_object_begin (s))
+    return partial_syntax_error (r);
+  while (wick_json_object_next (s, &first, &key, &key_len))
+    {
+      guint k = 0;
+      while (k < PK_N && !(strlen (partial_keys[k]) == key_len
+                           && memcmp (partial_keys[k], key, key_len) == 0))
+        k++;
+      if (k == PK_N)
+        {
+          if (!wick_json_skip_value (s))
+            return partial_syntax_error (r);
+          continue;
+        }
+      if (seen[k])
+        {
+          g_set_error (r->error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+                       "%s: \"%s\" appears twice", r->name, partial_keys[k]);
+          return FALSE;
+        }
+      seen[k] = TRUE;
+      const char *str;
+      gsize len;
+      gboolean ok = TRUE;
+      switch (k)
+        {
+          case PK_MARK:
+            ok = wick_json_skip_value (s);
+            break;
+          case PK_FILE:
+            if ((ok = partial_read_string (s, &str, &len)) && str != NULL)
+              {
+                g_free (p->pub.file);
+                p->pub.file = g_strndup (str, len);
+              }
+            break;
+          case PK_RANK_SOURCE:
+            if ((ok = partial_read_string (s, &str, &len)) && str != NULL && len > 0)
+              p->pub.rank_source = g_strndup (str, MIN (len, MAX_NAME_BYTES));
+            break;
+          case PK_WARNINGS:
+            if (!partial_read_warnings (r, p))
+              return FALSE;
+            break;
+          case PK_COLLECTIVES:
+            if (!partial_read_collectives (r, p))
+              return FALSE;
+            break;
+          case PK_STEPS:
+            if (!partial_read_steps (r, p))
+              return FALSE;
+            break;
+          default: /* the integers, base_ns among them */
+            ok = partial_read_int (s, &ints[k], &has_int[k]);
+            break;
+        }
+      if (!ok)
+        return partial_syntax_error (r);
+    }
+  return wick_json_failed (s) ? partial_syntax_error (r) : TRUE;
 }
 
 WickRankPartial *
 wick_rank_partial_from_json (const char *json, gsize len, const char *name, GError **error)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_autoptr (GError) local = NULL;
-  JsonNode *root, *n;
-  JsonObject *o;
-  JsonArray *a;
-  Partial *p;
-  gint64 v;
-
   if (len > MAX_PARTIAL_JSON)
     {
       g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
@@ -698,128 +966,93 @@ wick_rank_partial_from_json (const char *json, gsize len, const char *name, GErr
                    MAX_PARTIAL_JSON);
       return NULL;
     }
-  if (!json_parser_load_from_data (parser, json, (gssize)len, &local))
+  if (!wick_utf8_validate (json, len))
     {
-      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID, "%s: %s", name,
-                   local->message);
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+                   "%s: a rank's partial is not valid UTF-8", name);
       return NULL;
     }
-  root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)
-      || !json_object_has_member (o = json_node_get_object (root), "wick_rank_partial"))
+  g_autoptr (GString) message = g_string_new (NULL);
+  g_autofree char *unescape = g_malloc (len + 1);
+  PartialReader r = { .name = name, .error = error };
+  wick_json_scanner_init (&r.scanner, json, json + len, message, unescape);
+  WickJsonType type;
+  if (!wick_json_peek_type (&r.scanner, &type))
+    {
+      partial_syntax_error (&r);
+      return NULL;
+    }
+  if (type != WICK_JSON_OBJECT)
     {
       g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
                    "%s: not a rank partial (wick-trace ranks --partial writes them)", name);
       return NULL;
     }
-  n = json_object_get_member (o, "file");
-  p = partial_new (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-                     ? json_node_get_string (n)
-                     : name);
-#define INT(key, min, max, dst)                                                                    \
-  do                                                                                               \
-    {                                                                                              \
-      if (!get_int (o, key, min, max, &v, name, error))                                            \
-        goto fail;                                                                                 \
-      dst = v;                                                                                     \
-    }                                                                                              \
-  while (0)
-  INT ("rank", -1, (1 << 24) - 1, p->pub.rank);
-  INT ("world_size", 0, (1 << 24) - 1, p->pub.world_size);
-  INT ("first_ns", G_MININT64, G_MAXINT64, p->pub.first_ns);
-  INT ("last_ns", G_MININT64, G_MAXINT64, p->pub.last_ns);
-  INT ("events", 0, G_MAXINT64, p->pub.events);
-  INT ("gpu_events", 0, G_MAXINT64, p->pub.gpu_events);
-  INT ("nccl_kernels", 0, G_MAXINT64, p->pub.nccl_kernels);
-  INT ("nccl_without_group", 0, G_MAXINT64, p->pub.nccl_without_group);
-  INT ("gloo_ops", 0, G_MAXINT64, p->pub.gloo_ops);
-  INT ("unknown_dtype", 0, G_MAXINT64, p->pub.unknown_dtype);
-#undef INT
-  n = json_object_get_member (o, "rank_source");
-  if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-      && *json_node_get_string (n))
-    p->pub.rank_source = g_strndup (json_node_get_string (n), MAX_NAME_BYTES);
-  n = json_object_get_member (o, "base_ns");
-  if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64)
+  Partial *p = partial_new (name);
+  gboolean seen[PK_N] = { FALSE }, has_int[PK_N] = { FALSE };
+  gint64 ints[PK_N] = { 0 };
+  if (!partial_read_members (&r, p, seen, ints, has_int))
+    goto fail;
+  wick_json_skip_whitespace (&r.scanner);
+  if (r.scanner.p != r.scanner.end)
     {
-      p->pub.base_ns = json_node_get_int (n);
+      wick_json_fail (&r.scanner, "trailing characters");
+      partial_syntax_error (&r);
+      goto fail;
+    }
+  if (!seen[PK_MARK])
+    {
+      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+                   "%s: not a rank partial (wick-trace ranks --partial writes them)", name);
+      goto fail;
+    }
+  static const struct
+  {
+    guint key;
+    gint64 min, max;
+  } bounds[] = {
+    { PK_RANK, -1, (1 << 24) - 1 },       { PK_WORLD_SIZE, 0, (1 << 24) - 1 },
+    { PK_FIRST_NS, G_MININT64, G_MAXINT64 }, { PK_LAST_NS, G_MININT64, G_MAXINT64 },
+    { PK_EVENTS, 0, G_MAXINT64 },         { PK_GPU_EVENTS, 0, G_MAXINT64 },
+    { PK_NCCL_KERNELS, 0, G_MAXINT64 },   { PK_NCCL_WITHOUT_GROUP, 0, G_MAXINT64 },
+    { PK_GLOO_OPS, 0, G_MAXINT64 },       { PK_UNKNOWN_DTYPE, 0, G_MAXINT64 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bounds); i++)
+    {
+      guint k = bounds[i].key;
+      if (!has_int[k] || ints[k] < bounds[i].min || ints[k] > bounds[i].max)
+        {
+          g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
+                       "%s: \"%s\" must be an integer from %" G_GINT64_FORMAT
+                       " to %" G_GINT64_FORMAT,
+                       name, partial_keys[k], bounds[i].min, bounds[i].max);
+          goto fail;
+        }
+    }
+  if (!seen[PK_COLLECTIVES])
+    {
+      partial_too_many (&r, "collectives", MAX_COLLECTIVES);
+      goto fail;
+    }
+  if (!seen[PK_STEPS])
+    {
+      partial_too_many (&r, "steps", MAX_STEPS);
+      goto fail;
+    }
+  p->pub.rank = (int)ints[PK_RANK];
+  p->pub.world_size = (int)ints[PK_WORLD_SIZE];
+  p->pub.first_ns = ints[PK_FIRST_NS];
+  p->pub.last_ns = ints[PK_LAST_NS];
+  p->pub.events = (guint64)ints[PK_EVENTS];
+  p->pub.gpu_events = (guint64)ints[PK_GPU_EVENTS];
+  p->pub.nccl_kernels = (guint64)ints[PK_NCCL_KERNELS];
+  p->pub.nccl_without_group = (guint64)ints[PK_NCCL_WITHOUT_GROUP];
+  p->pub.gloo_ops = (guint64)ints[PK_GLOO_OPS];
+  p->pub.unknown_dtype = (guint64)ints[PK_UNKNOWN_DTYPE];
+  if (has_int[PK_BASE_NS])
+    {
+      p->pub.base_ns = ints[PK_BASE_NS];
       p->pub.has_base = TRUE;
-    }
-  n = json_object_get_member (o, "warnings");
-  if (n && JSON_NODE_HOLDS_ARRAY (n))
-    {
-      a = json_node_get_array (n);
-      for (guint i = 0; i < json_array_get_length (a) && i < MAX_WARNINGS; i++)
-        {
-          const char *w = row_str (a, i);
-          if (w)
-            g_ptr_array_add (p->pub.warnings, g_strndup (w, 1024));
-        }
-    }
-  n = json_object_get_member (o, "collectives");
-  if (n == NULL || !JSON_NODE_HOLDS_ARRAY (n)
-      || json_array_get_length (a = json_node_get_array (n)) > MAX_COLLECTIVES)
-    {
-      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
-                   "%s: \"collectives\" must be an array of at most %u rows", name,
-                   MAX_COLLECTIVES);
-      goto fail;
-    }
-  for (guint i = 0; i < json_array_get_length (a); i++)
-    {
-      JsonNode *rn = json_array_get_element (a, i);
-      JsonArray *row;
-      WickRankCollective c = { 0 };
-      const char *g, *k, *nm;
-      gint64 seq, s, e, bytes, gs;
-      if (!JSON_NODE_HOLDS_ARRAY (rn) || json_array_get_length (row = json_node_get_array (rn)) != 8
-          || (g = row_str (row, 0)) == NULL || (k = row_str (row, 1)) == NULL
-          || (nm = row_str (row, 2)) == NULL || !row_int (row, 3, &seq) || !row_int (row, 4, &s)
-          || !row_int (row, 5, &e) || !row_int (row, 6, &bytes) || !row_int (row, 7, &gs)
-          || seq < -1 || e < s || bytes < 0 || gs < 0 || gs >= (1 << 24))
-        {
-          g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
-                       "%s: collectives[%u] must be [group, group_key, name, seq >= -1, start_ns, "
-                       "end_ns >= start_ns, bytes >= 0, group_size]",
-                       name, i);
-          goto fail;
-        }
-      c.group = intern (p, g, strlen (g));
-      c.group_key = intern (p, k, strlen (k));
-      c.name = intern (p, nm, strlen (nm));
-      c.seq = seq;
-      c.start_ns = s;
-      c.end_ns = e;
-      c.bytes = (guint64)bytes;
-      c.group_size = (guint)gs;
-      g_array_append_val (p->pub.collectives, c);
-    }
-  n = json_object_get_member (o, "steps");
-  if (n == NULL || !JSON_NODE_HOLDS_ARRAY (n)
-      || json_array_get_length (a = json_node_get_array (n)) > MAX_STEPS)
-    {
-      g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
-                   "%s: \"steps\" must be an array of at most %u rows", name, MAX_STEPS);
-      goto fail;
-    }
-  for (guint i = 0; i < json_array_get_length (a); i++)
-    {
-      JsonNode *rn = json_array_get_element (a, i);
-      JsonArray *row;
-      WickRankStep st;
-      if (!JSON_NODE_HOLDS_ARRAY (rn) || json_array_get_length (row = json_node_get_array (rn)) != 7
-          || !row_int (row, 0, &st.step) || !row_int (row, 1, &st.start_ns)
-          || !row_int (row, 2, &st.end_ns) || !row_int (row, 3, &st.compute_ns)
-          || !row_int (row, 4, &st.comm_ns) || !row_int (row, 5, &st.exposed_comm_ns)
-          || !row_int (row, 6, &st.idle_ns) || st.end_ns < st.start_ns)
-        {
-          g_set_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID,
-                       "%s: steps[%u] must be [step, start_ns, end_ns >= start_ns, compute_ns, "
-                       "comm_ns, exposed_comm_ns, idle_ns]",
-                       name, i);
-          goto fail;
-        }
-      g_array_append_val (p->pub.steps, st);
     }
   return &p->pub;
 fail:

@@ -538,6 +538,12 @@ test_partial_bad (void)
   p = wick_rank_partial_from_json (bad_row, strlen (bad_row), "p.json", &error);
   g_assert_null (p);
   g_assert_nonnull (strstr (error->message, "collectives[0]"));
+  g_clear_error (&error);
+  /* a member given twice would be read twice (rows appended): refused */
+  const char *twice = "{\"wick_rank_partial\":1,\"steps\":[],\"steps\":[]}";
+  p = wick_rank_partial_from_json (twice, strlen (twice), "p.json", &error);
+  g_assert_null (p);
+  g_assert_cmpstr (error->message, ==, "p.json: \"steps\" appears twice");
 }
 
 static char *
