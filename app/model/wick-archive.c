@@ -734,7 +734,9 @@ sniff (const char *path, WickInput *input, const guint8 *head, gsize head_len,
   return FALSE;
 }
 
-gboolean
+/* TRUE when @path's first bytes are a zip's, or a tar's (plain or inside
+ * gzip or zstd). */
+static gboolean
 wick_archive_sniff (const char *path)
 {
   guint8 head[4] = { 0 };

@@ -51,10 +51,6 @@ typedef struct
 
 typedef struct _WickArchive WickArchive;
 
-/* TRUE when @path's first bytes are a zip's, or a tar's (plain or inside
- * gzip or zstd). */
-gboolean wick_archive_sniff (const char *path);
-
 /* NULL with @error when @path is neither or its directory is broken. */
 WickArchive *wick_archive_open (const char *path, const WickArchiveLimits *limits,
                                 GError **error);

@@ -32,7 +32,9 @@ compare_graph_items (gconstpointer pa, gconstpointer pb)
   return a->index < b->index ? -1 : a->index > b->index;
 }
 
-const char *
+/* The stage named by a "wick stage: NAME" slice enclosing span @span (at any
+ * depth), NULL when none; pooled, valid as long as the document. */
+static const char *
 wick_gpu_stage_of_span (WickDocument *document, guint32 span)
 {
   guint n;

@@ -56,10 +56,6 @@ const WickGpuGraph *wick_gpu_graphs_get (WickGpuGraphs *self, guint *n);
 /* Where device slice @device (wick_tracks_get_device_slices()) sits; FALSE
  * (and @node->graph G_MAXUINT32) when it is not a graph kernel. */
 gboolean wick_gpu_graphs_node (WickGpuGraphs *self, guint32 device, WickGpuGraphNode *node);
-/* The stage named by a "wick stage: NAME" slice enclosing span @span (at any
- * depth), NULL when none; pooled, valid as long as the document. */
-const char *wick_gpu_stage_of_span (WickDocument *document, guint32 span);
-
 /* ---- torch.compile ------------------------------------------------------- */
 
 /* What a torch.compile trace's slices say about compiled code, by name:

@@ -1565,7 +1565,7 @@ free_issue (gpointer data)
   g_free (issue->record_id);
 }
 
-void
+static void
 wick_health_clear (WickDocument *self)
 {
   g_clear_pointer (&self->health, g_array_unref);

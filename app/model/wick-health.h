@@ -9,7 +9,6 @@ G_BEGIN_DECLS
 /* Health and coverage per spec §6–7 into the document's analysis fields. With
  * @live, the capture is taken as still running (see wick_document_analyze). */
 void wick_health_analyze (WickDocument *self, gboolean live);
-void wick_health_clear (WickDocument *self);
 
 /* Resolves every span's parent index and depth (candle-graph's parent walk,
  * cycles cut), whether or not the document finished. */

@@ -46,7 +46,8 @@ struct _WickInput
   gsize zstd_last; /* last ZSTD_decompressStream hint: 0 at a frame's end */
 };
 
-WickCompression
+/* The compression of a buffer that starts a file. */
+static WickCompression
 wick_compression_sniff (const void *data, gsize len)
 {
   const guint8 *p = data;
@@ -73,7 +74,7 @@ unsupported_compression (const guint8 *p, gsize len)
   return NULL;
 }
 
-const char *
+static const char *
 wick_compression_to_string (WickCompression compression)
 {
   switch (compression)

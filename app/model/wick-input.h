@@ -42,13 +42,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickInput, wick_input_free)
 gssize wick_input_read (WickInput *input, void *buffer, gsize len, GError **error);
 
 WickCompression wick_input_get_compression (WickInput *input);
-const char *wick_compression_to_string (WickCompression compression); /* "none", "gzip", "zstd" */
 /* File bytes consumed so far and the file's size (0 when unknown), for progress. */
 guint64 wick_input_get_consumed (WickInput *input);
 guint64 wick_input_get_size (WickInput *input);
-
-/* The compression of a buffer that starts a file. */
-WickCompression wick_compression_sniff (const void *data, gsize len);
 
 /* The longest JSONL line (without its newline) a reader accepts: a longer one
  * is the error "line is longer than the maximum of N bytes", reported as soon

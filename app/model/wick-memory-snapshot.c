@@ -304,7 +304,7 @@ count_unmodelled (WickMemorySnapshot *s, const char *what, guint64 n)
   g_array_append_val (s->unmodelled_counts, n);
 }
 
-const char *
+static const char *
 wick_trace_action_to_string (WickTraceAction action)
 {
   static const char *const names[]
@@ -313,7 +313,7 @@ wick_trace_action_to_string (WickTraceAction action)
   return action < G_N_ELEMENTS (names) ? names[action] : "other";
 }
 
-const char *
+static const char *
 wick_block_state_to_string (WickBlockState state)
 {
   static const char *const names[]
@@ -1558,7 +1558,9 @@ wick_memory_snapshot_live_by_stack (WickMemorySnapshot *s, gint64 time_us)
   return out;
 }
 
-char *
+/* A stack as one string, frames "name (file:line)" innermost first joined
+ * by "\n" ("" for no stack): what two snapshots' stacks are matched by. */
+static char *
 wick_memory_snapshot_stack_key (WickMemorySnapshot *s, guint32 stack)
 {
   guint n;

@@ -185,9 +185,6 @@ const char *wick_memory_snapshot_category_name (WickMemoryCategory category);
 guint wick_memory_snapshot_get_n_unmodelled (WickMemorySnapshot *s);
 const char *wick_memory_snapshot_get_unmodelled (WickMemorySnapshot *s, guint i, guint64 *count);
 
-const char *wick_trace_action_to_string (WickTraceAction action);
-const char *wick_block_state_to_string (WickBlockState state);
-
 /* Every allocation the file tells of: each alloc of the history (its
  * free_requested and free_completed when they came), each free_completed with
  * no alloc before it (alloc_us = G_MININT64: live since before the history;
@@ -224,10 +221,6 @@ typedef struct
 } WickSnapshotStackBytes;
 
 GArray *wick_memory_snapshot_live_by_stack (WickMemorySnapshot *s, gint64 time_us);
-
-/* A stack as one string, frames "name (file:line)" innermost first joined
- * by "\n" ("" for no stack): what two snapshots' stacks are matched by. */
-char *wick_memory_snapshot_stack_key (WickMemorySnapshot *s, guint32 stack);
 
 /* Diff of two snapshots by stack: the live block bytes at each snapshot,
  * grouped by stack_key, every stack of either; sorted by |b - a| largest

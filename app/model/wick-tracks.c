@@ -802,7 +802,7 @@ wick_tracks_thread_implied_device_track (WickTracks *self, guint32 thread, WickS
   return t;
 }
 
-WickDeviceKind
+static WickDeviceKind
 wick_device_kind_of_category (const char *c, gsize n)
 {
 #define IS(lit) (n == sizeof (lit) - 1 && memcmp (c, lit, n) == 0)
@@ -2987,7 +2987,7 @@ wick_tracks_get_skipped (WickTracks *self, guint i, guint64 *count)
   return e->name;
 }
 
-const char *
+static const char *
 wick_track_kind_to_string (WickTrackKind kind)
 {
   static const char *const names[] = { "slices", "async", "counter", "instants", "device" };

@@ -206,7 +206,6 @@ typedef enum
   WICK_DEVICE_ANNOTATION,
 } WickDeviceKind;
 
-WickDeviceKind wick_device_kind_of_category (const char *category, gsize len);
 /* "kernel", "memcpy", "memset", "annotation", "other". */
 const char *wick_device_kind_to_string (WickDeviceKind kind);
 
@@ -536,7 +535,6 @@ gboolean wick_tracks_counter_value_at (WickTracks *self, guint32 track, guint64 
 guint wick_tracks_get_n_skipped (WickTracks *self);
 const char *wick_tracks_get_skipped (WickTracks *self, guint i, guint64 *count);
 
-const char *wick_track_kind_to_string (WickTrackKind kind);
 /* The kind as `wick-trace tracks` names it: an instants track of objects or
  * samples is "objects" or "samples". */
 const char *wick_track_describe_kind (const WickTrack *track);
