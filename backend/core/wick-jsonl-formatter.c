@@ -27,6 +27,7 @@
 #include "common/wick-json.h"
 #include "wick-record-codec.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -511,8 +512,9 @@ format_tensor_stats (WickJson *json, StringCache *cache, const WickTensorStatsRe
   LIT (json, "}");
 }
 
+/* strict: no wick_address (pure trace/10). */
 static void
-format_memory (WickJson *json, StringCache *cache, const WickMemoryRecord *m)
+format_memory (WickJson *json, StringCache *cache, const WickMemoryRecord *m, bool strict)
 {
   LIT (json, "{\"kind\":\"memory\",\"timestamp_ns\":");
   u64 (json, m->timestamp_ns);
@@ -544,6 +546,13 @@ format_memory (WickJson *json, StringCache *cache, const WickMemoryRecord *m)
   shape (json, m->shape, m->rank);
   LIT (json, ",\"dtype\":");
   str (json, cache, m->dtype);
+  if (m->address != 0 && !strict)
+    {
+      /* A hex string: a JSON number past 2^53 loses digits in many readers. */
+      char text[48]; /* the key, "0x" and 16 digits: 37 bytes */
+      int n = snprintf (text, sizeof text, ",\"wick_address\":\"0x%" PRIx64 "\"", m->address);
+      lit (json, text, (size_t)n);
+    }
   category (json, m->category);
 }
 
@@ -698,7 +707,7 @@ record_to_json (const WickRingRecord *r, WickJson *json, StringCache *cache, boo
         format_tensor_stats (json, cache, &r->tensor_stats);
         break;
       case WICK_RING_RECORD_MEMORY:
-        format_memory (json, cache, &r->memory);
+        format_memory (json, cache, &r->memory, strict);
         break;
       case WICK_RING_RECORD_DEVICE_MEMORY:
         format_device_memory (json, cache, &r->device_memory);

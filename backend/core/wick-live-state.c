@@ -34,6 +34,7 @@ struct Entry
   uint64_t timestamp_ns;
   WickSpanId span;
   WickMemoryCategory category;
+  uint64_t address;
 };
 
 struct WickLiveState
@@ -179,6 +180,7 @@ entry_new (const WickMemoryRecord *memory, uint32_t hash)
   entry->timestamp_ns = memory->timestamp_ns;
   entry->span = memory->span;
   entry->category = memory->category;
+  entry->address = memory->address;
   return entry;
 }
 
@@ -270,6 +272,7 @@ wick_session_foreach_live_allocation (WickSession *session, WickLiveAllocationFu
           .rank = entry->rank,
           .dtype = entry->dtype,
           .category = entry->category,
+          .address = entry->address,
         };
         if (func != NULL)
           func (&record, user_data);

@@ -142,6 +142,7 @@ wick_encode_payload (WickEncoder *e, uint8_t kind, const WickRingRecord *r)
         wick_encode_u64_array (e, r->memory.shape, r->memory.rank);
         wick_encode_string (e, r->memory.dtype);
         wick_encode_u64 (e, (uint64_t)r->memory.category);
+        wick_encode_u64 (e, r->memory.address); /* appended: readers of the prefix skip it */
         break;
       case WICK_KIND_DEVICE_MEMORY:
         wick_encode_u64 (e, r->device_memory.timestamp_ns);
@@ -492,6 +493,8 @@ decode_variable (Cursor *c, uint8_t kind, WickRingRecord *r)
         r->memory.dtype = read_string (c);
         r->memory.category
           = (WickMemoryCategory)read_enum (c, WICK_N_CATEGORIES, "a memory category is invalid");
+        /* Appended after the category: a record written without it ends here. */
+        r->memory.address = c->size - c->pos >= 8 ? read_u64 (c) : 0;
         break;
       case WICK_KIND_DEVICE_MEMORY:
         {

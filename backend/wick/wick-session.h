@@ -526,7 +526,11 @@ typedef struct
   size_t rank;
   const char *dtype;
   WickMemoryCategory category;
-  uint64_t _wick_reserved[4]; /* room to grow: must be zero (initialise with {0}) */
+  /* The allocation's device address (a CUDA storage's data_ptr()), which
+   * lets an allocator snapshot's blocks be matched to this record; 0: not
+   * known (written as no `wick_address`). */
+  uint64_t address;
+  uint64_t _wick_reserved[3]; /* room to grow: must be zero (initialise with {0}) */
 } WickMemoryRecord;
 
 typedef struct

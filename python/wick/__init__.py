@@ -266,7 +266,10 @@ class Session:
         self._s.record_tensor_stats(label, shape, dtype, elements, non_finite, rms, abs_max, mean, **fields)
 
     def record_memory(self, storage_id, tensor_id, bytes, action, category, device, **fields):
-        """A logical allocation ("alloc") or free ("free") of a storage."""
+        """A logical allocation ("alloc") or free ("free") of a storage; span,
+        op_name, shape, dtype, timestamp_ns, address (the storage's device
+        address, e.g. data_ptr(): written as wick_address, which lets an
+        allocator snapshot's blocks be matched to the record)."""
         self._s.record_memory(storage_id, tensor_id, bytes, action, category, device, **fields)
 
     def record_device_memory(self, device, **fields):

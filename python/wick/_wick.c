@@ -1225,14 +1225,15 @@ static PyObject *
 session_record_memory (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *kwlist[] = { "storage_id", "tensor_id", "bytes", "action", "category", "device",
-                            "span", "op_name", "shape", "dtype", "timestamp_ns", NULL };
+                            "span", "op_name", "shape", "dtype", "timestamp_ns", "address",
+                            NULL };
   SessionObject *self = (SessionObject *)obj;
   PyObject *storage, *tensor, *action, *category, *device, *span = Py_None, *op = Py_None;
-  PyObject *shape = Py_None, *dtype = Py_None, *ts = Py_None;
+  PyObject *shape = Py_None, *dtype = Py_None, *ts = Py_None, *address = Py_None;
   unsigned long long bytes;
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OOKOOO|$OOOOO:record_memory", kwlist, &storage,
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OOKOOO|$OOOOOO:record_memory", kwlist, &storage,
                                     &tensor, &bytes, &action, &category, &device, &span, &op,
-                                    &shape, &dtype, &ts))
+                                    &shape, &dtype, &ts, &address))
     return NULL;
   WickMemoryRecord r = { .bytes = bytes, .timestamp_ns = WICK_NOW };
   uint64_t dims[MAX_RANK];
@@ -1246,6 +1247,7 @@ session_record_memory (PyObject *obj, PyObject *args, PyObject *kwargs)
       || !arg_shape (shape, "shape", dims, &r.rank)
       || !arg_optional_string (dtype, "dtype", &r.dtype)
       || (ts != Py_None && !arg_u64 (ts, "timestamp_ns", &r.timestamp_ns))
+      || (address != Py_None && !arg_u64 (address, "address", &r.address))
       || !session_check (self, "record_memory"))
     return NULL;
   r.action = act;
@@ -1257,15 +1259,15 @@ session_record_memory (PyObject *obj, PyObject *args, PyObject *kwargs)
 }
 
 /* _memory_fast (storage_id, tensor_id, bytes, action, category, device,
- * span|None, shape|None, dtype|None): record_memory for wick.torch's tracker,
- * positional through vectorcall (see _tensor_fast). */
+ * span|None, shape|None, dtype|None[, address]): record_memory for wick.torch's
+ * tracker, positional through vectorcall (see _tensor_fast). */
 static PyObject *
 session_record_memory_fast (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
 {
   SessionObject *self = (SessionObject *)obj;
-  if (nargs != 9)
+  if (nargs != 9 && nargs != 10)
     {
-      PyErr_Format (PyExc_TypeError, "_memory_fast takes 9 arguments (%zd given)", nargs);
+      PyErr_Format (PyExc_TypeError, "_memory_fast takes 9 or 10 arguments (%zd given)", nargs);
       return NULL;
     }
   WickMemoryRecord r = { .timestamp_ns = WICK_NOW };
@@ -1278,6 +1280,7 @@ session_record_memory_fast (PyObject *obj, PyObject *const *args, Py_ssize_t nar
       || (r.device = arg_string (args[5], "device")) == NULL || !optional_span (args[6], &r.span)
       || !arg_shape (args[7], "shape", dims, &r.rank)
       || !arg_optional_string (args[8], "dtype", &r.dtype)
+      || (nargs == 10 && args[9] != Py_None && !arg_u64 (args[9], "address", &r.address))
       || !session_check (self, "record_memory"))
     return NULL;
   r.action = act;
