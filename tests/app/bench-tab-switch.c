@@ -7,11 +7,14 @@
  *
  * --live attaches the window to wick-demo recording at full speed (--rate 0)
  * instead of opening a trace: every switch then finds a document that grew
- * since the page was last shown.
+ * since the page was last shown. WICK_BENCH_LIVE_RECORDS=N first follows the
+ * demo until the document holds N records (at most 10 minutes), so that the
+ * switches run on a document of a given size; the run's trace is saved at the
+ * end and its size printed (the size the same run's file has).
  *
- * Each round visits every page the document has (timeline, memory,
- * coverage, health, costs and, for a trace with GPU work, the GPU overview,
- * kernels and operators), then back to the timeline; the first round is each
+ * Each round visits every page the window has (timeline, memory,
+ * coverage, health, costs, the GPU overview, kernels and operators, and a
+ * live window's weights and stages), then back to the timeline; the first round is each
  * page's first show, reported apart. Prints per page min / median / p95 /
  * max of the later rounds and, as the same run's baseline, a redraw of the
  * same page without a switch (queue_draw to the frame's end) right after each
@@ -91,7 +94,7 @@ percentile (double *v, guint n, int pct)
 typedef struct
 {
   const char *name;
-  GArray *ms[8], *redraw[8];
+  GArray *ms[10], *redraw[10];
 } Variant;
 
 static void
@@ -164,14 +167,24 @@ main (int argc, char **argv)
       if (session == NULL)
         g_error ("attaching: %s", error->message);
       /* the first records in and every page the demo's records make */
-      gint64 settle = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+      gint64 t0 = g_get_monotonic_time ();
+      gint64 settle = t0 + 2 * G_USEC_PER_SEC;
       while (g_get_monotonic_time () < settle)
         g_main_context_iteration (NULL, FALSE);
+      const char *wanted = g_getenv ("WICK_BENCH_LIVE_RECORDS");
+      guint64 n_wanted = wanted ? g_ascii_strtoull (wanted, NULL, 10) : 0;
+      gint64 deadline = t0 + 600 * G_USEC_PER_SEC;
+      while (wick_document_get_n_records (wick_window_get_document (w)) < n_wanted
+             && g_get_monotonic_time () < deadline)
+        g_main_context_iteration (NULL, TRUE);
+      printf ("followed the demo %.1f s: %" G_GUINT64_FORMAT " records\n",
+              (g_get_monotonic_time () - t0) / 1e6,
+              wick_document_get_n_records (wick_window_get_document (w)));
     }
   else
     w = app_test_window_open (app, argv[1], 1400, 860);
-  static const char *all[] = { "timeline", "memory",  "coverage",  "health",
-                               "costs",    "gpu-overview", "kernels", "operators" };
+  static const char *all[] = { "timeline",     "memory",  "coverage",  "health",  "costs",
+                               "gpu-overview", "kernels", "operators", "weights", "stages" };
   const char *pages[G_N_ELEMENTS (all)];
   guint n = 0;
   for (guint i = 0; i < G_N_ELEMENTS (all); i++)
@@ -216,8 +229,19 @@ main (int argc, char **argv)
       g_array_unref (variant.redraw[p]);
     }
   if (live)
-    printf ("live: %" G_GUINT64_FORMAT " records committed during the switches\n",
-            wick_document_get_n_records (wick_window_get_document (w)) - records_before);
+    {
+      printf ("live: %" G_GUINT64_FORMAT " records committed during the switches\n",
+              wick_document_get_n_records (wick_window_get_document (w)) - records_before);
+      g_autofree char *saved = g_build_filename (runtime_dir, "run.jsonl", NULL);
+      g_autoptr (GError) error = NULL;
+      GStatBuf st;
+      if (wick_live_session_save (session, saved, &error) && g_stat (saved, &st) == 0)
+        printf ("live: the run's trace is %.1f MB (%" G_GUINT64_FORMAT " records)\n",
+                st.st_size / 1e6, wick_document_get_n_records (wick_window_get_document (w)));
+      else
+        printf ("live: the run could not be saved: %s\n", error ? error->message : "stat");
+      g_unlink (saved);
+    }
   app_test_window_close (w);
   (void)session; /* the window's: closed with it */
   if (demo != 0)
