@@ -224,6 +224,17 @@ wick_memory_view_selection_changed (WickPage *page, guint what)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+/* Shown again with a chart older than the document: the switch's frame
+ * draws the old chart, the rebuild waits for the frame after it. */
+static void
+wick_memory_view_map (GtkWidget *widget)
+{
+  WickMemoryView *self = WICK_MEMORY_VIEW (widget);
+  GTK_WIDGET_CLASS (wick_memory_view_parent_class)->map (widget);
+  if (self->chart != NULL && self->dirty)
+    wick_rebuild_throttle_defer (&self->throttle);
+}
+
 /* Another document: its chart from the loading, else built on the next
  * frame; the same document grown: rebuilt on the next frame (throttled). */
 static void
@@ -264,6 +275,7 @@ wick_memory_view_class_init (WickMemoryViewClass *klass)
   WICK_PAGE_CLASS (klass)->document_grew = wick_page_ensure_current;
   WICK_PAGE_CLASS (klass)->selection_changed = wick_memory_view_selection_changed;
   widget_class->snapshot = wick_memory_view_snapshot;
+  widget_class->map = wick_memory_view_map;
   gtk_widget_class_set_css_name (widget_class, "wickmemorychart");
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/wickprofiler/Wick/wick-memory-view.ui");

@@ -21,6 +21,9 @@ wick_rebuild_throttle_begin (WickRebuildThrottle *self, gboolean force)
 {
   gint64 now = g_get_monotonic_time ();
   gint64 wait_us = 4 * self->build_cost_us - (now - self->last_build_us);
+  if (self->deferred && !force)
+    wait_us = MAX (wait_us, 1); /* this frame draws the old result */
+  self->deferred = FALSE;
   if (!force && wait_us > 0)
     {
       /* Rounded up: the redraw finds the wait over, not a millisecond short. */
@@ -30,6 +33,12 @@ wick_rebuild_throttle_begin (WickRebuildThrottle *self, gboolean force)
     }
   self->began_us = now;
   return TRUE;
+}
+
+void
+wick_rebuild_throttle_defer (WickRebuildThrottle *self)
+{
+  self->deferred = TRUE;
 }
 
 void

@@ -12,6 +12,11 @@
  *   ... rebuild ...
  *   wick_rebuild_throttle_end (&self->throttle);
  *
+ * A page shown again with a stale result (wick-page.h: a tab switch paints
+ * what the page had) defers its rebuild by one frame with
+ * wick_rebuild_throttle_defer(): the next begin that is not forced draws the
+ * old result and queues a redraw for after that frame.
+ *
  * The throttle lives in the widget's instance struct; init it in the
  * widget's init and clear it in dispose (that removes the queued redraw).
  */
@@ -28,6 +33,7 @@ typedef struct
   gint64 last_build_us; /* when the last build ended (monotonic µs) */
   gint64 build_cost_us; /* how long it took */
   guint redraw_source;  /* the queued redraw, 0 when none */
+  gboolean deferred;    /* the next unforced begin waits one frame */
 } WickRebuildThrottle;
 
 void wick_rebuild_throttle_init (WickRebuildThrottle *self, GtkWidget *widget);
@@ -35,6 +41,8 @@ void wick_rebuild_throttle_init (WickRebuildThrottle *self, GtkWidget *widget);
  * wick_rebuild_throttle_end (). FALSE: too soon; a redraw of the widget is
  * queued for when a rebuild may run (one at a time). */
 gboolean wick_rebuild_throttle_begin (WickRebuildThrottle *self, gboolean force);
+/* The next unforced begin returns FALSE, queuing a redraw after its frame. */
+void wick_rebuild_throttle_defer (WickRebuildThrottle *self);
 /* The rebuild begun is done: its cost sets the next wait. */
 void wick_rebuild_throttle_end (WickRebuildThrottle *self);
 /* Removes the queued redraw (dispose). */

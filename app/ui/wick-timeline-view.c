@@ -1044,6 +1044,17 @@ wick_timeline_view_selection_changed (WickPage *page, guint what)
 static void show_document (WickTimelineView *self, WickDocument *document,
                            WickTimelineScene *scene);
 
+/* Shown again with a scene older than the document: the switch's frame
+ * draws the old scene, the rebuild waits for the frame after it. */
+static void
+wick_timeline_view_map (GtkWidget *widget)
+{
+  WickTimelineView *self = WICK_TIMELINE_VIEW (widget);
+  GTK_WIDGET_CLASS (wick_timeline_view_parent_class)->map (widget);
+  if (self->scene != NULL && self->scene_dirty)
+    wick_rebuild_throttle_defer (&self->throttle);
+}
+
 /* Another document: the loading's scene for it, if any, else one built on
  * the next frame; the same document grown: rebuilt on the next frame. */
 static void
@@ -1109,6 +1120,7 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
   object_class->get_property = wick_timeline_view_get_property;
   object_class->set_property = wick_timeline_view_set_property;
   widget_class->snapshot = wick_timeline_view_snapshot;
+  widget_class->map = wick_timeline_view_map;
   WICK_PAGE_CLASS (klass)->refresh = wick_timeline_view_refresh;
   WICK_PAGE_CLASS (klass)->selection_changed = wick_timeline_view_selection_changed;
   /* every change redraws on the next frame, the scene's rebuild throttled */

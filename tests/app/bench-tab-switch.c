@@ -11,6 +11,8 @@
  * demo until the document holds N records (at most 10 minutes), so that the
  * switches run on a document of a given size; the run's trace is saved at the
  * end and its size printed (the size the same run's file has).
+ * WICK_BENCH_SHOTS=DIR saves the window, after the switches, on the Kernels
+ * page (a trace with GPU work) and, live, on the Weights page, as PNGs.
  *
  * Each round visits every page the window has (timeline, memory,
  * coverage, health, costs, the GPU overview, kernels and operators, and a
@@ -228,6 +230,17 @@ main (int argc, char **argv)
       g_array_unref (variant.ms[p]);
       g_array_unref (variant.redraw[p]);
     }
+  const char *shots = g_getenv ("WICK_BENCH_SHOTS");
+  for (guint p = 0; shots != NULL && p < n; p++)
+    if (g_strcmp0 (pages[p], "kernels") == 0 || g_strcmp0 (pages[p], "weights") == 0)
+      {
+        double ms, redraw;
+        switch_to (w, pages[p], &ms, &redraw);
+        g_autofree char *name = g_strdup_printf ("%s-%s.png", live ? "live" : "static", pages[p]);
+        g_autofree char *path = g_build_filename (shots, name, NULL);
+        app_test_save_png (GTK_WIDGET (w), path);
+        printf ("wrote %s\n", path);
+      }
   if (live)
     {
       printf ("live: %" G_GUINT64_FORMAT " records committed during the switches\n",
