@@ -2405,6 +2405,7 @@ tracker_record_memory (TrackerObject *self, EntryObject *e, int action, WickSpan
   r.device = PyUnicode_AsUTF8AndSize (e->device, NULL);
   r.dtype = PyUnicode_AsUTF8AndSize (e->dtype, NULL);
   r.bytes = e->bytes;
+  r.address = e->address; /* the storage's data_ptr() */
   r.action = action;
   r.category = e->category;
   r.shape = e->dims;

@@ -131,6 +131,9 @@ def test_tracker_records_each_storage_once():
         by_storage.setdefault(r["storage_id"], []).append(r["action"])
     assert sorted(by_storage.values()) == [["alloc", "free"]] * 3, by_storage
     assert [r["bytes"] for r in mem if r["action"] == "alloc"] == [80, 8, 24], mem
+    # each record carries its storage's address (data_ptr), alloc and free alike
+    assert all(int(r["wick_address"], 16) != 0 for r in mem), mem
+    assert len({r["wick_address"] for r in mem if r["action"] == "alloc"}) == 3, mem
     first = [r for r in mem if r["storage_id"] == mem[0]["storage_id"]]
     assert first[0]["shape"] == [4, 5] and first[1]["shape"] == [4, 5], first
     tensors = [r for r in records if r["kind"] == "tensor" and r["category"] != "parameter"]
