@@ -4,7 +4,6 @@
 #include <adwaita.h>
 
 #include <glib/gi18n.h>
-#include <json-glib/json-glib.h>
 #include <string.h>
 
 #include "model/wick-gpu-analysis.h"
