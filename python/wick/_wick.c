@@ -2408,6 +2408,7 @@ tracker_record_memory (TrackerObject *self, EntryObject *e, int action, WickSpan
   r.address = e->address; /* the storage's data_ptr() */
   r.action = action;
   r.category = e->category;
+  r.address = e->address; /* the storage's data_ptr(): an allocator snapshot's block address */
   r.shape = e->dims;
   r.rank = e->rank;
   r.span = fill_span (self->session, span);
