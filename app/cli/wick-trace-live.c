@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "live/wick-live-client.h"
-#include "live/wick-follow-file.h"
-#include "live/wick-live-stream.h"
+#include "client/wick-live-client.h"
+#include "client/wick-follow-file.h"
+#include "client/wick-live-stream.h"
 #include "wick-document.h"
 #include "wick-input.h"
 #include "wick-trace-commands.h"

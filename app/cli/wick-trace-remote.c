@@ -19,9 +19,9 @@
 
 #include <glib/gstdio.h>
 
-#include "live/wick-live-stream.h"
-#include "live/wick-remote-link.h"
-#include "live/wick-remote-session.h"
+#include "client/wick-live-stream.h"
+#include "client/wick-remote-link.h"
+#include "client/wick-remote-session.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-remote.h"
 #include "wick-trace-sessions.h"

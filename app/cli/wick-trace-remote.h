@@ -6,7 +6,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include "live/wick-live-client.h"
+#include "client/wick-live-client.h"
 
 /* Set by wick-trace.c from --remote (NULL-terminated) and --remote-command;
  * NULL when the commands act on this machine. */

@@ -26,8 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "live/wick-live-client.h"
-#include "live/wick-remote-wire.h"
+#include "client/wick-live-client.h"
+#include "client/wick-remote-wire.h"
 #include "wick-trace-commands.h"
 #include "wick-trace-remote.h"
 #include "wick-trace-sessions.h"

@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include "live/wick-live-client.h"
+#include "client/wick-live-client.h"
 
 /* One JSON object on one line of stdout. */
 void wick_trace_print_json (JsonObject *object);

@@ -12,9 +12,9 @@
 #include "wick-archive.h"
 #include "wick-ranks-page.h"
 #include "wick-window.h"
-#include "live/wick-attach-dialog.h"
-#include "live/wick-follow-session.h"
-#include "live/wick-remote-dialog.h"
+#include "session/wick-attach-dialog.h"
+#include "session/wick-follow-session.h"
+#include "session/wick-remote-dialog.h"
 
 struct _WickApplication
 {

@@ -2,7 +2,7 @@
  *
  * Application id io.github.wickprofiler.Wick. Actions: app.open (file
  * chooser), app.open-example, app.attach, app.attach-remote and app.follow
- * (the live area's dialogs, app/ui/live/), app.shortcuts, app.about, app.quit. `wick
+ * (the live area's dialogs, app/ui/session/), app.shortcuts, app.about, app.quit. `wick
  * FILE...` opens one window per file; with no file, one window on the welcome
  * page. Options (GApplication option entries, `wick --help`): --compare A B
  * opens a compare window; --follow FILE... follows each file as it grows;

@@ -1,6 +1,6 @@
 /* wick-json-reader.h — libwick's one JSON reader (private, not installed):
  * a bounded lexer over bytes that came from elsewhere, shared by the control
- * protocol's requests (live/wick-control-message.c) and the weight store's
+ * protocol's requests (control/wick-control-message.c) and the weight store's
  * safetensors headers and checkpoint indexes (weights/wick-weights-json.c).
  *
  * The grammar is RFC 8259's: whitespace is space, \t, \n, \r; strings are

@@ -43,8 +43,8 @@
 #include "ui/wick-application.h"
 #include "ui/wick-window-internal.h"
 #include "ui/wick-window-private.h"
-#include "live/wick-live-client.h"
-#include "ui/live/wick-live-session.h"
+#include "client/wick-live-client.h"
+#include "ui/session/wick-live-session.h"
 
 static void
 die_with_parent (gpointer data)

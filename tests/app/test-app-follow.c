@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "app-test-ui.h"
-#include "ui/live/wick-follow-session.h"
-#include "ui/live/wick-live-session.h"
+#include "ui/session/wick-follow-session.h"
+#include "ui/session/wick-live-session.h"
 #include "ui/wick-application.h"
 #include "ui/wick-health-page.h"
 #include "ui/wick-window-private.h"

@@ -1,5 +1,5 @@
 /* test-app-live-panels.c — the Weights and Stages pages read typed control
- * results (app/live/wick-control-result.c), never JSON (under Xvfb): a fake
+ * results (app/client/wick-control-result.c), never JSON (under Xvfb): a fake
  * session on a real Unix socket answers `list` first with a reply that breaks
  * the protocol (an unknown "where"), then with a good one. The broken reply
  * changes nothing on the page and is one toast naming the member (the same
@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "app-test-ui.h"
-#include "ui/live/wick-live-session.h"
-#include "ui/live/wick-stages-panel.h"
-#include "ui/live/wick-weights-panel.h"
+#include "ui/session/wick-live-session.h"
+#include "ui/session/wick-stages-panel.h"
+#include "ui/session/wick-weights-panel.h"
 #include "ui/wick-application.h"
 #include "ui/wick-window.h"
 

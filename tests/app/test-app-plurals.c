@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "app-test-util.h"
-#include "ui/live/wick-weights-panel.h"
+#include "ui/session/wick-weights-panel.h"
 
 static char *
 module_text (guint64 parameters)

@@ -28,8 +28,8 @@
 #include "model/wick-gradient-report.h"
 #include "ui/wick-settings.h"
 #include "ui/wick-window-private.h"
-#include "ui/live/wick-stages-panel.h"
-#include "ui/live/wick-weights-panel.h"
+#include "ui/session/wick-stages-panel.h"
+#include "ui/session/wick-weights-panel.h"
 
 static WickApplication *app;
 

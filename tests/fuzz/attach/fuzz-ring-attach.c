@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "live/wick-live-stream.h"
+#include "client/wick-live-stream.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

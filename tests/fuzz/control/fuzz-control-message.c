@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "live/wick-control-message.h"
+#include "control/wick-control-message.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "live/wick-follow-file.h"
+#include "client/wick-follow-file.h"
 #include "wick-document.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);

@@ -15,8 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "live/wick-live-stream.h"
-#include "live/wick-remote-wire.h"
+#include "client/wick-live-stream.h"
+#include "client/wick-remote-wire.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* bench-follow.c — the cost of following a growing JSONL file
- * (app/live/wick-follow-file.c feeding a document line by line, as the app's
+ * (app/client/wick-follow-file.c feeding a document line by line, as the app's
  * follow window and wick-trace attach --follow do) against reading the same
  * file at once with wick_document_load_file (the baseline), in the same run:
  * CPU seconds of each over 5 rounds, medians, lines per CPU-second and the
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "live/wick-follow-file.h"
+#include "client/wick-follow-file.h"
 #include "model/wick-document.h"
 
 #define ROUNDS 5

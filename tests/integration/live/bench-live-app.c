@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
-#include "live/wick-live-session.h"
+#include "session/wick-live-session.h"
 #include "wick-application.h"
 #include "wick-window.h"
 

@@ -12,8 +12,8 @@
 
 #include <glib/gstdio.h>
 
-#include "live/wick-live-client.h"
-#include "live/wick-live-stream.h"
+#include "client/wick-live-client.h"
+#include "client/wick-live-stream.h"
 #include "wick-test-wait.h"
 
 /* How long a live wait may take before it fails: generous, since a sanitizer

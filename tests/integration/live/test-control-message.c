@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/wick-utf8.h"
-#include "live/wick-control-message.h"
+#include "control/wick-control-message.h"
 
 static void
 assert_parse_error (const char *body, const char *expected)

@@ -1,5 +1,5 @@
 /* test-control-result.c — the typed control results the live pages read
- * (app/live/wick-control-result.c): every command's real reply, taken from an
+ * (app/client/wick-control-result.c): every command's real reply, taken from an
  * in-process session with a weight module and a stage over its control
  * socket, read into its struct; the protocol's documented shapes (busy, a
  * capture certificate with unmeasured figures); and malformed replies, each
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "live/wick-control-result.h"
+#include "client/wick-control-result.h"
 #include "live-test-util.h"
 
 static char *runtime_dir;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
-#include "live/wick-follow-file.h"
+#include "client/wick-follow-file.h"
 #include "wick-document.h"
 
 static char *dir;

@@ -1,5 +1,5 @@
 /* test-line-spool.c — a live session's lines kept on disk for Save As…
- * (app/live/wick-line-spool.c): saves are whole lines in order while another
+ * (app/client/wick-line-spool.c): saves are whole lines in order while another
  * thread appends, the trailer follows them, the file is anonymous, and a
  * write error keeps the whole lines written before it and counts the rest.
  */

@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
-#include "live/wick-follow-session.h"
-#include "live/wick-live-session.h"
-#include "live/wick-weights-panel.h"
+#include "session/wick-follow-session.h"
+#include "session/wick-live-session.h"
+#include "session/wick-weights-panel.h"
 #include "wick-application.h"
 #include "wick-window.h"
 

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
-#include "live/wick-attach-dialog.h"
-#include "live/wick-live-session.h"
-#include "live/wick-stages-panel.h"
-#include "live/wick-weights-panel.h"
+#include "session/wick-attach-dialog.h"
+#include "session/wick-live-session.h"
+#include "session/wick-stages-panel.h"
+#include "session/wick-weights-panel.h"
 #include "wick-application.h"
 #include "wick-health-page.h"
 #include "wick-window-private.h"

@@ -25,13 +25,13 @@
 #include <glib/gstdio.h>
 
 #include "live-test-util.h"
-#include "live/wick-attach-dialog.h"
-#include "live/wick-live-session.h"
-#include "live/wick-remote-channel.h"
-#include "live/wick-remote-dialog.h"
-#include "live/wick-remote-session.h"
-#include "live/wick-stages-panel.h"
-#include "live/wick-weights-panel.h"
+#include "session/wick-attach-dialog.h"
+#include "session/wick-live-session.h"
+#include "client/wick-remote-channel.h"
+#include "session/wick-remote-dialog.h"
+#include "client/wick-remote-session.h"
+#include "session/wick-stages-panel.h"
+#include "session/wick-weights-panel.h"
 #include "wick-application.h"
 #include "wick-window.h"
 

@@ -1,4 +1,4 @@
-/* test-remote-wire.c — the RECORDS codec of app/live/wick-remote-wire.c (one
+/* test-remote-wire.c — the RECORDS codec of app/client/wick-remote-wire.c (one
  * field table per kind, read by the encoder and the decoder):
  *  - every kind the wire carries, filled with values of every field, comes
  *    back equal field by field, and re-encodes to the same bytes;
@@ -11,8 +11,8 @@
 
 #include <string.h>
 
-#include "live/wick-live-client.h"
-#include "live/wick-remote-wire.h"
+#include "client/wick-live-client.h"
+#include "client/wick-remote-wire.h"
 
 static const uint64_t shape[] = { 2, 3, 5 };
 static const char *const inputs[] = { "t1", "t2" };

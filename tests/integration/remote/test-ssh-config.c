@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "live/wick-ssh-config.h"
+#include "client/wick-ssh-config.h"
 
 static char *
 joined (GPtrArray *hosts)

@@ -17,7 +17,7 @@
 
 #include <adwaita.h>
 
-#include "live/wick-live-client.h"
+#include "client/wick-live-client.h"
 #include "wick-window.h"
 
 G_BEGIN_DECLS

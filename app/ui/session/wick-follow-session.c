@@ -5,7 +5,7 @@
 
 #include <glib/gi18n.h>
 
-#include "live/wick-follow-file.h"
+#include "client/wick-follow-file.h"
 #include "wick-live-session.h"
 #include "wick-timeline-view.h"
 #include "wick-window-private.h"

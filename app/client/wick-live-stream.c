@@ -612,7 +612,7 @@ parse_category (const char *name, WickMemoryCategory *category)
 /* ---- the attach snapshot's lines, decoded ---------------------------------
  *
  * Each line is one JSON object written by libwick's control server
- * (backend/live/wick-control-snapshot.c); it comes from another process, so it
+ * (backend/control/wick-control-snapshot.c); it comes from another process, so it
  * is checked in full (valid UTF-8, strict JSON by the model's scanner, no key
  * twice, bounded members and shape) and only the fields the stream uses are
  * read, into typed values. The other members of a module or stage line are

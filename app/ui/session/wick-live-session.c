@@ -6,11 +6,11 @@
 #include <glib-unix.h>
 #include <glib/gi18n.h>
 
-#include "live/wick-line-spool.h"
-#include "live/wick-live-stream.h"
+#include "client/wick-line-spool.h"
+#include "client/wick-live-stream.h"
 #include "wick-record.h"
-#include "live/wick-remote-channel.h"
-#include "live/wick-remote-session.h"
+#include "client/wick-remote-channel.h"
+#include "client/wick-remote-session.h"
 #include "wick-settings.h"
 #include "wick-stages-panel.h"
 #include "wick-weights-panel.h"

@@ -1,7 +1,7 @@
 /* wick-askpass.c — `wick-askpass PROMPT`: ssh's questions for Wick.
  *
  * The app runs ssh with SSH_ASKPASS naming this program and
- * SSH_ASKPASS_REQUIRE=force (app/live/wick-remote-link.c), so ssh, which has
+ * SSH_ASKPASS_REQUIRE=force (app/client/wick-remote-link.c), so ssh, which has
  * no terminal there, asks here: it runs `wick-askpass PROMPT` and reads the
  * answer from its stdout. One dialog, by what ssh asks:
  *  - a host key to accept (the prompt asks "(yes/no…)"): Connect prints

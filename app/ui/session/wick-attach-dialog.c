@@ -5,7 +5,7 @@
 
 #include <glib/gi18n.h>
 
-#include "live/wick-live-client.h"
+#include "client/wick-live-client.h"
 #include "wick-live-session.h"
 #include "wick-window.h"
 
@@ -237,7 +237,7 @@ wick_attach_dialog_class_init (WickAttachDialogClass *klass)
   object_class->dispose = wick_attach_dialog_dispose;
   object_class->finalize = wick_attach_dialog_finalize;
   gtk_widget_class_set_template_from_resource (
-    widget_class, "/io/github/wickprofiler/Wick/live/wick-attach-dialog.ui");
+    widget_class, "/io/github/wickprofiler/Wick/session/wick-attach-dialog.ui");
   gtk_widget_class_bind_template_child (widget_class, WickAttachDialog, stack);
   gtk_widget_class_bind_template_child (widget_class, WickAttachDialog, list);
   gtk_widget_class_bind_template_child (widget_class, WickAttachDialog, empty);

@@ -10,7 +10,7 @@
 
 #include <adwaita.h>
 
-#include "live/wick-live-client.h"
+#include "client/wick-live-client.h"
 
 G_BEGIN_DECLS
 

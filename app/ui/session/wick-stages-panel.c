@@ -6,7 +6,7 @@
 #include <glib/gi18n.h>
 #include <math.h>
 
-#include "live/wick-live-client.h"
+#include "client/wick-live-client.h"
 #include "wick-live-session.h"
 #include "wick-panel-requests.h"
 
@@ -360,7 +360,7 @@ wick_stages_panel_class_init (WickStagesPanelClass *klass)
   object_class->dispose = wick_stages_panel_dispose;
   object_class->finalize = wick_stages_panel_finalize;
   gtk_widget_class_set_template_from_resource (
-    widget_class, "/io/github/wickprofiler/Wick/live/wick-stages-panel.ui");
+    widget_class, "/io/github/wickprofiler/Wick/session/wick-stages-panel.ui");
   gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, unavailable);
   gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, unavailable_row);
   gtk_widget_class_bind_template_child (widget_class, WickStagesPanel, gate_cos);

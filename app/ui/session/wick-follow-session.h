@@ -2,7 +2,7 @@
  *
  * `wick --follow TRACE.jsonl` and File → Follow File… show a candle-graph
  * trace while any writer appends to it (candle-graph's TraceSession, a libwick
- * session's jsonl_path, a script), through app/live/wick-follow-file.c: every
+ * session's jsonl_path, a script), through app/client/wick-follow-file.c: every
  * POLL_MS the lines appended since are fed to the window's document (a
  * partial last line waits for its newline), its live analysis is refreshed
  * (provisional health, the "run in progress" banner) and every view updates.

@@ -5,7 +5,7 @@
 
 #include <glib/gi18n.h>
 
-#include "live/wick-session-request.h"
+#include "client/wick-session-request.h"
 #include "wick-live-session.h"
 
 typedef struct

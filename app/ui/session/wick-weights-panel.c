@@ -5,7 +5,7 @@
 
 #include <glib/gi18n.h>
 
-#include "live/wick-live-client.h"
+#include "client/wick-live-client.h"
 #include "wick-live-session.h"
 #include "wick-panel-requests.h"
 
@@ -324,7 +324,7 @@ wick_weights_panel_class_init (WickWeightsPanelClass *klass)
   object_class->dispose = wick_weights_panel_dispose;
   object_class->finalize = wick_weights_panel_finalize;
   gtk_widget_class_set_template_from_resource (
-    widget_class, "/io/github/wickprofiler/Wick/live/wick-weights-panel.ui");
+    widget_class, "/io/github/wickprofiler/Wick/session/wick-weights-panel.ui");
   gtk_widget_class_bind_template_child (widget_class, WickWeightsPanel, group);
   gtk_widget_class_bind_template_child (widget_class, WickWeightsPanel, empty);
   gtk_widget_class_bind_template_child (widget_class, WickWeightsPanel, restore_all);

@@ -1,4 +1,4 @@
-/* wick-control-private.h — what the files of backend/live/ share.
+/* wick-control-private.h — what the files of backend/control/ share.
  *
  * The control server (wick-control-server.c) owns the socket and its thread;
  * commands (wick-control-commands.c) turn a parsed request into a reply;

@@ -5,9 +5,9 @@
 
 #include <glib/gi18n.h>
 
-#include "live/wick-remote-link.h"
-#include "live/wick-remote-session.h"
-#include "live/wick-ssh-config.h"
+#include "client/wick-remote-link.h"
+#include "client/wick-remote-session.h"
+#include "client/wick-ssh-config.h"
 #include "wick-attach-dialog.h"
 #include "wick-settings.h"
 

@@ -8,7 +8,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "live/wick-control-result.h"
+#include "client/wick-control-result.h"
 #include "wick-window.h"
 
 G_BEGIN_DECLS

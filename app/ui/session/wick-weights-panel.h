@@ -11,7 +11,7 @@
 
 #include <adwaita.h>
 
-#include "live/wick-control-result.h"
+#include "client/wick-control-result.h"
 #include "wick-page.h"
 #include "wick-window.h"
 
