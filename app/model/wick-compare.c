@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+/* json-glib: only a Chrome trace's top-level members (foreign JSON); Wick's go by the scanner. */
 #include <json-glib/json-glib.h>
 
 #include "wick-chrome-import.h"
@@ -418,6 +419,7 @@ chrome_identity (WickDocument *doc)
     {
       const char *key = g_ptr_array_index (info->metadata, i);
       const char *text = g_ptr_array_index (info->metadata, i + 1);
+      /* foreign JSON: a member of the profiler's file (distributedInfo, deviceProperties, ...) */
       g_autoptr (JsonParser) parser = json_parser_new ();
       JsonNode *root;
       gboolean per_file = FALSE;

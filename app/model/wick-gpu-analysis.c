@@ -12,6 +12,7 @@
 
 #include "wick-gpu-analysis.h"
 
+/* json-glib only writes the gpu --json report here; it parses nothing. */
 #include <json-glib/json-glib.h>
 #include <string.h>
 

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <glib/gstdio.h>
+/* json-glib: distributedInfo (foreign JSON) and the partials' writer; the scanner reads them. */
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,7 @@ read_metadata (Partial *p, const GPtrArray *meta)
         }
       else if (strcmp (key, "distributedInfo") == 0)
         {
+          /* foreign JSON: PyTorch's distributedInfo, as the profiler wrote it */
           g_autoptr (JsonParser) parser = json_parser_new ();
           JsonNode *root;
           if (!json_parser_load_from_data (parser, text, -1, NULL)
