@@ -378,6 +378,10 @@ ring_record_values (RingValues *v, const WickFormattedRecord *formatted)
           put_str (v, MEM_DTYPE, m->dtype);
           if (!put_variant (v, MEM_CATEGORY, v->category, G_N_ELEMENTS (v->category), m->category))
             return FALSE;
+          /* the formatter's "wick_address" (a document in extension mode
+           * keeps it, as from the line) */
+          if (m->address != 0)
+            wick_record_builder_u64 (b, MEM_WICK_ADDRESS, m->address);
           break;
         }
       case WICK_RING_RECORD_DEVICE_MEMORY:

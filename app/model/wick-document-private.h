@@ -61,6 +61,12 @@ struct _WickDocument
   guint64 wick_records_skipped; /* entries that are not wick_ objects */
   WickAttachFacts attach;        /* meta's wick_attach */
   WickLossFacts losses;          /* the terminal's loss keys */
+  /* memory records' "wick_address" values that are not an address: how
+   * many, and the first (its line, memory index and problem) */
+  guint64 bad_addresses;
+  guint64 bad_address_line;
+  guint32 bad_address_index;
+  guint8 bad_address_problem; /* WickAddressProblem */
   guint64 end_ns;
   guint64 counts[WICK_N_RECORD_TYPES];
   WickIdMap span_ids;

@@ -631,6 +631,17 @@ commit_memory (WickDocument *self, const WickValue *v)
   m.category = (guint8)v[MEM_CATEGORY].variant;
   m.shape_offset = store_shape (self, &v[MEM_SHAPE], &m.rank);
   m.dtype = intern_value (self, &v[MEM_DTYPE]);
+  if (self->extensions && v[MEM_WICK_ADDRESS].set)
+    {
+      if (v[MEM_WICK_ADDRESS].u64 != 0)
+        m.address = v[MEM_WICK_ADDRESS].u64;
+      else if (self->bad_addresses++ == 0)
+        {
+          self->bad_address_line = self->n_lines;
+          self->bad_address_index = self->memory->len;
+          self->bad_address_problem = (guint8)MIN (v[MEM_WICK_ADDRESS].len, G_MAXUINT8);
+        }
+    }
   extend_end (self, m.timestamp_ns, 0);
   g_array_append_val (self->memory, m);
 }
@@ -1220,6 +1231,15 @@ wick_document_get_wick_records_skipped (WickDocument *self)
 {
   g_return_val_if_fail (WICK_IS_DOCUMENT (self), 0);
   return self->wick_records_skipped;
+}
+
+guint64
+wick_document_get_bad_addresses (WickDocument *self, guint64 *first_line)
+{
+  g_return_val_if_fail (WICK_IS_DOCUMENT (self), 0);
+  if (first_line != NULL)
+    *first_line = self->bad_address_line;
+  return self->bad_addresses;
 }
 
 /* ---- lines ------------------------------------------------------------ */
@@ -1812,7 +1832,7 @@ wick_document_digest (WickDocument *self)
       const WickMemoryEvent *e = &g_array_index (self->memory, WickMemoryEvent, i);
       D (e->timestamp_ns), DS (e->storage_id), DS (e->tensor_id), DS (e->span_id), D (e->span);
       DS (e->op_name), DS (e->device), D (e->bytes), D (e->action), D (e->category);
-      digest_shape (self, sum, e->shape_offset, e->rank), DS (e->dtype);
+      digest_shape (self, sum, e->shape_offset, e->rank), DS (e->dtype), D (e->address);
     }
   D (self->device_memory->len);
   for (guint i = 0; i < self->device_memory->len; i++)
@@ -1855,7 +1875,7 @@ wick_document_digest (WickDocument *self)
   D (self->end_ns), D (self->attach.present), D (self->attach.attached_ns);
   D (self->attach.missing), D (self->attach.exact), D (self->attach.snapshot);
   D (self->losses.dropped), D (self->losses.lost), D (self->losses.detached);
-  D (self->losses.records_dropped), D (self->wick_records_skipped);
+  D (self->losses.records_dropped), D (self->wick_records_skipped), D (self->bad_addresses);
   g_checksum_update (sum, (const guchar *)(self->stream_error ? self->stream_error : ""), -1);
   D (self->stream_error_index), D (self->parse_error.failed), D (self->parse_error.line);
 

@@ -113,6 +113,9 @@ typedef struct
   guint32 shape_offset;
   guint32 rank;
   WickStr dtype;
+  guint64 address; /* Wick's "wick_address": the allocation's device address
+                    * (extension mode), 0 when absent or not an address
+                    * (wick_document_get_bad_addresses) */
 } WickMemoryEvent;
 
 typedef enum
@@ -319,6 +322,11 @@ gboolean wick_document_get_extensions_enabled (WickDocument *self);
 /* Entries of "wick_records" keys that were not Wick records (not an object,
  * no wick_ kind): counted, not kept (extension mode). */
 guint64 wick_document_get_wick_records_skipped (WickDocument *self);
+/* Memory records whose "wick_address" is not an address (not a string, not
+ * "0x" and 1-16 hex digits, zero, the key twice): their address is 0 and
+ * the health says so ("wick_address_invalid"). @first_line: the first's
+ * line (NULL: not wanted). */
+guint64 wick_document_get_bad_addresses (WickDocument *self, guint64 *first_line);
 /* 1-based physical line of the first wick_ record, 0 when none. */
 guint64 wick_document_get_first_extension_line (WickDocument *self);
 

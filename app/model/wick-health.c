@@ -839,6 +839,32 @@ check_memory_pairing (Health *h)
   g_array_unref (map.aliases);
 }
 
+/* Memory records whose "wick_address" is not an address (extension mode):
+ * read as records with no address, said here, never a load failure. */
+static void
+check_addresses (Health *h)
+{
+  WickDocument *doc = h->doc;
+
+  if (doc->bad_addresses == 0)
+    return;
+  add_issue (h, "wick_address_invalid", WICK_SEVERITY_WARNING,
+             g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                           /* Translators: the count, the first one's line and
+                                            * what is wrong with it ("not a string", ...). */
+                                           "%llu memory record has a wick_address that is not "
+                                           "a device address, so none is known for it "
+                                           "(line %llu: %s)",
+                                           "%llu memory records have a wick_address that is not "
+                                           "a device address, so none is known for them "
+                                           "(the first at line %llu: %s)",
+                                           (gulong)MIN (doc->bad_addresses, G_MAXULONG)),
+                              (unsigned long long)doc->bad_addresses,
+                              (unsigned long long)doc->bad_address_line,
+                              wick_address_problem_to_string (doc->bad_address_problem)),
+             WICK_RECORD_MEMORY, doc->bad_address_index, NULL);
+}
+
 /* ---- gradients (§7) --------------------------------------------------- */
 
 static gboolean
@@ -1625,6 +1651,7 @@ wick_health_analyze (WickDocument *self, gboolean live)
   check_evidence_timing (&h);
   check_edges (&h);
   check_memory_pairing (&h);
+  check_addresses (&h);
   if (has_meta)
     {
       check_gradients (&h);

@@ -63,8 +63,9 @@ wick_record_builder_begin (WickRecordBuilder *builder, WickRecordKind kind, guin
   memset (&builder->facts, 0, sizeof builder->facts);
   g_array_set_size (builder->values, 0);
   g_array_set_size (builder->fields, 0);
-  /* a span_start has one slot more: its "wick_thread" (SS_WICK_THREAD) */
-  append_block (builder, schema, kind == WICK_KIND_SPAN_START);
+  /* a span_start and a memory record have one slot more: their
+   * "wick_thread" (SS_WICK_THREAD), their "wick_address" (MEM_WICK_ADDRESS) */
+  append_block (builder, schema, kind == WICK_KIND_SPAN_START || kind == WICK_KIND_MEMORY);
 }
 
 static WickValue *

@@ -791,6 +791,81 @@ apply_default (WickTraceDecoder *decoder, const WickFieldSchema *field, guint32 
     value->boolean = FALSE;
 }
 
+/* A span_start and a memory record have one slot after their fields for a
+ * Wick key read on the side (SS_WICK_THREAD, MEM_WICK_ADDRESS). */
+static guint
+has_side_slot (const WickRecordSchema *schema)
+{
+  return schema == &span_start_schema || schema == &memory_schema;
+}
+
+const char *
+wick_address_problem_to_string (WickAddressProblem problem)
+{
+  switch (problem)
+    {
+      case WICK_ADDRESS_OK:
+        return "an address";
+      case WICK_ADDRESS_NOT_STRING:
+        return "not a string";
+      case WICK_ADDRESS_NOT_HEX:
+        return "not \"0x\" and hex digits";
+      case WICK_ADDRESS_TOO_LONG:
+        return "more than 16 hex digits";
+      case WICK_ADDRESS_ZERO:
+        return "zero";
+      case WICK_ADDRESS_REPEATED:
+        return "the key twice";
+    }
+  return "not an address";
+}
+
+/* A memory record's "wick_address" (docs/format.md): "0x" and 1 to 16 hex
+ * digits, into its MEM_WICK_ADDRESS slot. Any other value is kept as the
+ * problem it has (the document counts them), never a decode error: to
+ * candle-graph it is an unknown key. The value is checked raw, before it is
+ * passed over as any unknown key (an escape in it is not a hex digit). */
+static void
+read_address (WickTraceDecoder *decoder, WickValue *slot)
+{
+  WickJsonScanner *scanner = &decoder->scanner;
+  WickAddressProblem problem = WICK_ADDRESS_OK;
+  WickJsonType type;
+  guint64 address = 0;
+
+  if (slot->set)
+    problem = WICK_ADDRESS_REPEATED;
+  else if (!wick_json_peek_type (scanner, &type))
+    return; /* passing it over fails the line */
+  else if (type != WICK_JSON_STRING)
+    problem = WICK_ADDRESS_NOT_STRING;
+  else
+    {
+      const char *p = scanner->p + 1, *end = scanner->end;
+      guint digits = 0;
+
+      if (end - p < 3 || p[0] != '0' || p[1] != 'x')
+        problem = WICK_ADDRESS_NOT_HEX;
+      for (p += 2; problem == WICK_ADDRESS_OK && p < end && *p != '"'; p++, digits++)
+        {
+          int value = g_ascii_xdigit_value (*p);
+          if (value < 0)
+            problem = WICK_ADDRESS_NOT_HEX;
+          else if (digits == 16)
+            problem = WICK_ADDRESS_TOO_LONG;
+          else
+            address = address << 4 | (guint64)value;
+        }
+      if (problem == WICK_ADDRESS_OK && (p >= end || digits == 0))
+        problem = WICK_ADDRESS_NOT_HEX;
+      else if (problem == WICK_ADDRESS_OK && address == 0)
+        problem = WICK_ADDRESS_ZERO;
+    }
+  slot->set = TRUE;
+  slot->u64 = problem == WICK_ADDRESS_OK ? address : 0;
+  slot->len = problem;
+}
+
 /* Decodes the object at the cursor into values[block + field index]. Keys named
  * "kind" (the tag, consumed before) are passed over and counted in @kind_keys. */
 static gboolean
@@ -833,6 +908,9 @@ decode_object_fields (WickTraceDecoder *decoder, const WickRecordSchema *schema,
                 }
               g_string_truncate (scanner->error, 0);
             }
+          else if (schema == &memory_schema && key_len == 12
+                   && memcmp (key, "wick_address", 12) == 0)
+            read_address (decoder, &decoder->values[block + schema->n_fields]);
           if (!wick_json_skip_value (scanner))
             return FALSE;
           continue;
@@ -1029,7 +1107,7 @@ decode_fast (WickTraceDecoder *decoder, const char *line, gsize len, WickRecordK
   reset (decoder, line, len);
   scanner->unescape_len = 0;
   schema = record_schemas[index];
-  alloc_values (decoder, schema->n_fields + (schema == &span_start_schema));
+  alloc_values (decoder, schema->n_fields + has_side_slot (schema));
   if (!decode_object_fields (decoder, schema, 0, &kind_keys) || kind_keys != 1)
     return FALSE;
   wick_json_skip_whitespace (scanner);
@@ -1083,7 +1161,7 @@ wick_trace_decoder_decode (WickTraceDecoder *decoder, const char *line, gsize le
   scanner->p = line;
   wick_json_skip_whitespace (scanner);
   scanner->remaining_depth = 128;
-  alloc_values (decoder, schema->n_fields + (schema == &span_start_schema));
+  alloc_values (decoder, schema->n_fields + has_side_slot (schema));
   if (!decode_object_fields (decoder, schema, 0, NULL))
     goto out;
   ok = TRUE;

@@ -236,8 +236,24 @@ enum
   MEM_ACTION,
   MEM_SHAPE,
   MEM_DTYPE,
-  MEM_CATEGORY
+  MEM_CATEGORY,
+  MEM_WICK_ADDRESS /* not a field: Wick's "wick_address", read on the side (below) */
 };
+
+/* The MEM_WICK_ADDRESS slot of a memory record: set when the line has a
+ * "wick_address" key (docs/format.md); u64 is the address, or 0 when the
+ * value is not one, and then len says why. */
+typedef enum
+{
+  WICK_ADDRESS_OK,
+  WICK_ADDRESS_NOT_STRING, /* not a JSON string */
+  WICK_ADDRESS_NOT_HEX,    /* not "0x" and hex digits */
+  WICK_ADDRESS_TOO_LONG,   /* more than 16 hex digits */
+  WICK_ADDRESS_ZERO,       /* 0x0: no address (the writer never writes it) */
+  WICK_ADDRESS_REPEATED,   /* the key twice on one line */
+} WickAddressProblem;
+
+const char *wick_address_problem_to_string (WickAddressProblem problem);
 enum
 {
   DM_TIMESTAMP_NS,
