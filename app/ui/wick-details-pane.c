@@ -18,7 +18,7 @@
 
 struct _WickDetailsPane
 {
-  GtkWidget parent_instance;
+  WickPage parent_instance;
   /* Template children (data/ui/wick-details-pane.ui). */
   GtkWidget *scrolled;
   GtkWidget *range_box; /* summary of the box-selected range, above the record */
@@ -31,12 +31,11 @@ struct _WickDetailsPane
   guint grid_rows;
   GtkWidget *args_grid; /* the record's args, key and value by row (in contents) */
   guint args_rows;
-  WickSelection *selection;
-  WickDocument *document;
+  WickDocument *document; /* the session's, as of the last refresh */
   WickSpanIndex *span_index;
 };
 
-G_DEFINE_FINAL_TYPE (WickDetailsPane, wick_details_pane, GTK_TYPE_WIDGET)
+G_DEFINE_FINAL_TYPE (WickDetailsPane, wick_details_pane, WICK_TYPE_PAGE)
 
 static char *track_text (WickTracks *tracks, guint32 track);
 static void show_launched (WickDetailsPane *self, guint index);
@@ -135,7 +134,7 @@ add_list_row (WickDetailsPane *self, GtkWidget *list, const char *title, const c
   gtk_box_append (GTK_BOX (box), s);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
   Link *link = g_new (Link, 1);
-  *link = (Link){ self->selection, type, index, WICK_EVENT_NONE, -1 };
+  *link = (Link){ wick_page_get_selection (WICK_PAGE (self)), type, index, WICK_EVENT_NONE, -1 };
   g_object_set_data_full (G_OBJECT (row), "wick-link", link, g_free);
   gtk_list_box_append (GTK_LIST_BOX (list), row);
 }
@@ -964,15 +963,16 @@ show_nothing (WickDetailsPane *self)
 static void
 refresh (WickDetailsPane *self)
 {
+  WickSelection *selection = wick_page_get_selection (WICK_PAGE (self));
   clear (self);
-  if (self->selection == NULL)
+  if (selection == NULL)
     {
       show_nothing (self);
       return;
     }
   gint64 index, event_index;
-  WickRecordType type = wick_selection_get_record (self->selection, &index);
-  guint event_kind = wick_selection_get_event (self->selection, &event_index);
+  WickRecordType type = wick_selection_get_record (selection, &index);
+  guint event_kind = wick_selection_get_event (selection, &event_index);
   if (self->document != NULL && type == WICK_RECORD_NONE && event_kind != WICK_EVENT_NONE
       && event_index >= 0)
     {
@@ -1151,8 +1151,9 @@ refresh_range (WickDetailsPane *self)
   while ((child = gtk_widget_get_first_child (self->range_box)))
     gtk_box_remove (GTK_BOX (self->range_box), child);
   guint64 a = 0, b = 0;
-  if (self->selection)
-    wick_selection_get_range (self->selection, &a, &b);
+  WickSelection *selection = wick_page_get_selection (WICK_PAGE (self));
+  if (selection)
+    wick_selection_get_range (selection, &a, &b);
   gtk_widget_set_visible (self->range_box, self->document != NULL && b > a);
   if (self->document == NULL || b <= a)
     return;
@@ -1208,8 +1209,9 @@ refresh_range_later (gpointer user_data)
 }
 
 static void
-on_selection_changed (WickSelection *selection, guint what, WickDetailsPane *self)
+wick_details_pane_selection_changed (WickPage *page, guint what)
 {
+  WickDetailsPane *self = WICK_DETAILS_PANE (page);
   if (what & WICK_SELECTION_CHANGED_RECORD)
     refresh (self);
   /* A range being dragged changes every frame: summarise it when it rests. */
@@ -1217,11 +1219,32 @@ on_selection_changed (WickSelection *selection, guint what, WickDetailsPane *sel
     self->range_source = g_timeout_add (120, refresh_range_later, self);
 }
 
+/* Another document, or the pane shown after its document grew: the
+ * selected record and the range are shown anew from it. */
+static void
+wick_details_pane_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
+{
+  WickDetailsPane *self = WICK_DETAILS_PANE (page);
+  g_set_object (&self->document, document);
+  g_clear_pointer (&self->span_index, wick_span_index_free);
+  refresh (self);
+  refresh_range (self);
+}
+
+/* A live document grew while the pane is shown: what it shows stays (it
+ * is the selected record, which does not change), the span index is made
+ * again when next needed, since the new spans are not in it. */
+static void
+wick_details_pane_document_grew (WickPage *page)
+{
+  WickDetailsPane *self = WICK_DETAILS_PANE (page);
+  g_clear_pointer (&self->span_index, wick_span_index_free);
+}
+
 static void
 wick_details_pane_dispose (GObject *object)
 {
   WickDetailsPane *self = WICK_DETAILS_PANE (object);
-  wick_selection_attach (&self->selection, NULL, NULL, self);
   g_clear_object (&self->document);
   g_clear_pointer (&self->span_index, wick_span_index_free);
   g_clear_handle_id (&self->range_source, g_source_remove);
@@ -1233,10 +1256,11 @@ static void
 wick_details_pane_class_init (WickDetailsPaneClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  WickPageClass *page_class = WICK_PAGE_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_details_pane_dispose;
-  wick_selection_install_property (G_OBJECT_CLASS (klass),
-                                   G_STRUCT_OFFSET (WickDetailsPane, selection),
-                                   G_CALLBACK (on_selection_changed));
+  page_class->refresh = wick_details_pane_refresh;
+  page_class->selection_changed = wick_details_pane_selection_changed;
+  page_class->document_grew = wick_details_pane_document_grew;
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "wickdetails");
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -1268,16 +1292,8 @@ wick_details_pane_new (WickSelection *selection)
 void
 wick_details_pane_set_document (WickDetailsPane *self, WickDocument *document)
 {
-  g_set_object (&self->document, document);
-  wick_details_pane_document_changed (self);
-}
-
-void
-wick_details_pane_document_changed (WickDetailsPane *self)
-{
-  g_clear_pointer (&self->span_index, wick_span_index_free);
-  refresh (self);
-  refresh_range (self);
+  g_return_if_fail (WICK_IS_DETAILS_PANE (self));
+  wick_page_set_document (WICK_PAGE (self), document);
 }
 
 guint

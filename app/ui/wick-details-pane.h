@@ -10,21 +10,23 @@
  * duration, per track the events overlapping it and the time it is busy
  * (counters: minimum and maximum), and the time inside it by span name
  * (Perfetto's area selection, condensed), recomputed when the range rests.
+ *
+ * A page (wick-page.h): it shows the document of its session, and follows
+ * the session's selection; set_document gives a pane alone a document.
  */
 #pragma once
 
 #include <gtk/gtk.h>
 
-#include "wick-selection.h"
+#include "wick-page.h"
 
 G_BEGIN_DECLS
 
 #define WICK_TYPE_DETAILS_PANE (wick_details_pane_get_type ())
-G_DECLARE_FINAL_TYPE (WickDetailsPane, wick_details_pane, WICK, DETAILS_PANE, GtkWidget)
+G_DECLARE_FINAL_TYPE (WickDetailsPane, wick_details_pane, WICK, DETAILS_PANE, WickPage)
 
 GtkWidget *wick_details_pane_new (WickSelection *selection);
 void wick_details_pane_set_document (WickDetailsPane *self, WickDocument *document);
-void wick_details_pane_document_changed (WickDetailsPane *self);
 /* Rows of the range summary (span names inside the selected range), for tests. */
 guint wick_details_pane_get_range_rows (WickDetailsPane *self);
 /* Rows of the range's per-track summary, for tests. */

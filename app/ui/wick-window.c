@@ -100,8 +100,8 @@ gpu_pages_init (WickWindow *self)
 }
 
 /* The session takes the document with what the loading derived (the
- * timeline and the memory chart take their scene and chart from it); the
- * details pane is told apart. */
+ * timeline and the memory chart take their scene and chart from it); every
+ * page, the details pane too, reads it from there. */
 static void
 views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived *derived)
 {
@@ -112,7 +112,6 @@ views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived 
                                            g_steal_pointer (&derived->scene),
                                            g_steal_pointer (&derived->chart),
                                            g_steal_pointer (&derived->costs));
-  wick_details_pane_set_document (WICK_DETAILS_PANE (self->details), document);
   gpu_pages_set_document (self, document);
 }
 
