@@ -21,6 +21,16 @@
  * the range's, and "range": {"from_us", "to_us", "entries_outside",
  * "start_allocated_bytes", "start_reserved_bytes"} says what was left out and
  * the state rebuilt at the range's start.
+ * --trace TRACE.jsonl: the categories from a Wick session's memory records
+ * (wick-snapshot-categories.h: same device and address, lifetimes overlapping),
+ * and "categories": {"clock": {"source", "offset_us", "correction_us",
+ * "refined_pairs"}, "allocations", "matched", "unmatched", "ambiguous",
+ * "live", "live_matched", "live_unmatched", "live_ambiguous", "from_record",
+ * "from_frames", "unknown", "records": {"lifetimes", "lifetimes_matched",
+ * "without_address", "other_device", "bad_address"}, "at_snapshot": {category:
+ * bytes}, "at_peak": {category: bytes}|null}: at the snapshot the
+ * active_allocated blocks' sizes (they add up to allocated_bytes), at the peak
+ * the allocations live at peak_time_us (requested bytes).
  * Exit status: 0, 2 when the file cannot be read as a snapshot (a refused
  * opcode included: the message names the byte), 3 usage or I/O error.
  */
@@ -32,6 +42,7 @@
 
 #include "wick-document-error.h"
 #include "wick-memory-snapshot.h"
+#include "wick-snapshot-categories.h"
 #include "wick-trace-commands.h"
 
 typedef struct
@@ -108,8 +119,84 @@ top_stacks (WickMemorySnapshot *s)
   return out;
 }
 
+static const char *const category_keys[WICK_SNAPSHOT_N_CATEGORIES] = {
+  [WICK_CATEGORY_PARAMETER] = "parameters", [WICK_CATEGORY_ACTIVATION] = "activations",
+  [WICK_CATEGORY_GRADIENT] = "gradients",   [WICK_CATEGORY_OPTIMIZER] = "optimizer_state",
+  [WICK_CATEGORY_OTHER] = "unknown",
+};
+
 static void
-print_json (WickMemorySnapshot *s, guint top_n)
+add_member (JsonBuilder *b, const char *name, guint64 value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, (gint64)MIN (value, (guint64)G_MAXINT64));
+}
+
+static void
+add_category_bytes (JsonBuilder *b, const char *name, const guint64 *bytes)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_begin_object (b);
+  for (guint c = 0; c < WICK_SNAPSHOT_N_CATEGORIES; c++)
+    add_member (b, category_keys[c], bytes[c]);
+  json_builder_end_object (b);
+}
+
+static void
+add_categories (JsonBuilder *b, WickMemorySnapshot *s, WickSnapshotCategories *cats)
+{
+  const WickSnapshotMatchCounts *c = wick_snapshot_categories_get_counts (cats);
+  guint64 bytes[WICK_SNAPSHOT_N_CATEGORIES], peak;
+  gint64 peak_us;
+
+  json_builder_set_member_name (b, "categories");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "clock");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "source");
+  json_builder_add_string_value (b, wick_snapshot_clock_to_string (c->clock));
+  json_builder_set_member_name (b, "offset_us");
+  json_builder_add_int_value (b, c->offset_us);
+  json_builder_set_member_name (b, "correction_us");
+  json_builder_add_int_value (b, c->correction_us);
+  add_member (b, "refined_pairs", c->refined_pairs);
+  json_builder_end_object (b);
+  add_member (b, "allocations", c->allocations);
+  add_member (b, "matched", c->matched);
+  add_member (b, "unmatched", c->unmatched);
+  add_member (b, "ambiguous", c->ambiguous);
+  add_member (b, "live", c->live);
+  add_member (b, "live_matched", c->live_matched);
+  add_member (b, "live_unmatched", c->live_unmatched);
+  add_member (b, "live_ambiguous", c->live_ambiguous);
+  add_member (b, "from_record", c->from_record);
+  add_member (b, "from_frames", c->from_frames);
+  add_member (b, "unknown", c->unknown);
+  json_builder_set_member_name (b, "records");
+  json_builder_begin_object (b);
+  add_member (b, "lifetimes", c->record_lifetimes);
+  add_member (b, "lifetimes_matched", c->lifetimes_matched);
+  add_member (b, "without_address", c->records_without_address);
+  add_member (b, "other_device", c->records_other_device);
+  add_member (b, "bad_address", c->records_bad_address);
+  json_builder_end_object (b);
+  wick_snapshot_categories_at_snapshot (cats, bytes);
+  add_category_bytes (b, "at_snapshot", bytes);
+  if (wick_memory_snapshot_get_peak (s, &peak, &peak_us))
+    {
+      wick_snapshot_categories_at (cats, peak_us, bytes);
+      add_category_bytes (b, "at_peak", bytes);
+    }
+  else
+    {
+      json_builder_set_member_name (b, "at_peak");
+      json_builder_add_null_value (b);
+    }
+  json_builder_end_object (b);
+}
+
+static void
+print_json (WickMemorySnapshot *s, guint top_n, WickSnapshotCategories *cats)
 {
   gint64 from_us, to_us;
   guint64 n_outside;
@@ -195,6 +282,8 @@ print_json (WickMemorySnapshot *s, guint top_n)
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
+  if (cats != NULL)
+    add_categories (b, s, cats);
   json_builder_end_object (b);
 
   g_autoptr (JsonNode) root = json_builder_get_root (b);
@@ -204,7 +293,7 @@ print_json (WickMemorySnapshot *s, guint top_n)
 }
 
 static void
-print_text (const char *file, WickMemorySnapshot *s, guint top_n)
+print_text (const char *file, WickMemorySnapshot *s, guint top_n, WickSnapshotCategories *cats)
 {
   guint n_segments, n_entries, n_blocks;
   guint64 peak;
@@ -269,6 +358,31 @@ print_text (const char *file, WickMemorySnapshot *s, guint top_n)
       const char *what = wick_memory_snapshot_get_unmodelled (s, i, &count);
       printf ("  not modelled: %s (%" G_GUINT64_FORMAT ")\n", what, count);
     }
+  if (cats == NULL)
+    return;
+  const WickSnapshotMatchCounts *c = wick_snapshot_categories_get_counts (cats);
+  guint64 bytes[WICK_SNAPSHOT_N_CATEGORIES];
+  printf ("  the trace's records: %" G_GUINT64_FORMAT " lifetimes with a CUDA address, %"
+          G_GUINT64_FORMAT " records without an address, %" G_GUINT64_FORMAT
+          " of another device, %" G_GUINT64_FORMAT " bad addresses; clock from %s, offset %"
+          G_GINT64_FORMAT " us (%" G_GINT64_FORMAT " us from %" G_GUINT64_FORMAT " pairs)\n",
+          c->record_lifetimes, c->records_without_address, c->records_other_device,
+          c->records_bad_address, wick_snapshot_clock_to_string (c->clock), c->offset_us,
+          c->correction_us, c->refined_pairs);
+  printf ("  allocations: %" G_GUINT64_FORMAT " matched to a record, %" G_GUINT64_FORMAT
+          " unmatched, %" G_GUINT64_FORMAT " ambiguous (of %" G_GUINT64_FORMAT
+          "); categories from records %" G_GUINT64_FORMAT ", from frames %" G_GUINT64_FORMAT
+          ", unknown %" G_GUINT64_FORMAT "\n",
+          c->matched, c->unmatched, c->ambiguous, c->allocations, c->from_record, c->from_frames,
+          c->unknown);
+  wick_snapshot_categories_at_snapshot (cats, bytes);
+  printf ("  allocated at the snapshot by category:");
+  for (guint i = 0; i < WICK_SNAPSHOT_N_CATEGORIES; i++)
+    {
+      g_autofree char *size = g_format_size_full (bytes[i], G_FORMAT_SIZE_IEC_UNITS);
+      printf ("%s %s %s", i == 0 ? "" : ",", wick_memory_snapshot_category_name (i), size);
+    }
+  printf ("\n");
 }
 
 int
@@ -277,12 +391,16 @@ wick_trace_memory (int argc, char **argv)
   gboolean json = FALSE;
   int top_n = 10;
   gint64 from_us = G_MININT64, to_us = G_MAXINT64;
+  g_autofree char *trace = NULL;
   const GOptionEntry entries[] = {
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
     { "top", 0, 0, G_OPTION_ARG_INT, &top_n, "How many stacks to list (default 10)", "N" },
     { "from", 0, 0, G_OPTION_ARG_INT64, &from_us,
       "Keep only the history from this time_us on (the state then is rebuilt)", "US" },
     { "to", 0, 0, G_OPTION_ARG_INT64, &to_us, "Keep only the history up to this time_us", "US" },
+    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
+      "A Wick trace of the same run: categories from its memory records (matched by device, "
+      "address and lifetime)", "TRACE" },
     G_OPTION_ENTRY_NULL,
   };
   int status = wick_trace_parse_options (
@@ -308,10 +426,23 @@ wick_trace_memory (int argc, char **argv)
       fprintf (stderr, "wick-trace memory: %s\n", error->message);
       return error->domain == WICK_DOCUMENT_ERROR ? WICK_TRACE_EXIT_PARSE : WICK_TRACE_EXIT_USAGE;
     }
+  g_autoptr (WickDocument) document = NULL;
+  g_autoptr (WickSnapshotCategories) cats = NULL;
+  if (trace != NULL)
+    {
+      document = wick_document_new_with_extensions (TRUE);
+      if (!wick_document_load_file_auto (document, trace, NULL, NULL, NULL, &error))
+        {
+          fprintf (stderr, "wick-trace memory: --trace %s: %s\n", trace, error->message);
+          return error->domain == WICK_DOCUMENT_ERROR ? WICK_TRACE_EXIT_PARSE
+                                                      : WICK_TRACE_EXIT_USAGE;
+        }
+      cats = wick_snapshot_categories_new (s, document);
+    }
   if (json)
-    print_json (s, (guint)top_n);
+    print_json (s, (guint)top_n, cats);
   else
-    print_text (argv[1], s, (guint)top_n);
+    print_text (argv[1], s, (guint)top_n, cats);
   return WICK_TRACE_EXIT_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "wick-memory-snapshot.h"
+#include "wick-snapshot-categories.h"
 #include "wick-pickle.h"
 
 static const char *wick_trace;
@@ -388,6 +389,112 @@ assert_matches_reference (const char *path)
   g_autoptr (JsonNode) a = parse_json (theirs);
   g_autoptr (JsonNode) b = parse_json (ours);
   assert_json_equal (a, b);
+}
+
+/* A snapshot and a Wick trace of one made-up run (make-snapshot.py pair):
+ * the categories from records against the reference, with the meta's clock
+ * and with the trace-end guess; the existing keys unchanged by --trace; the
+ * matcher's counts as the script documents them. */
+static void
+test_snapshot_categories (void)
+{
+  if (!have_python ())
+    return;
+  g_autofree char *dir = g_dir_make_tmp ("wick-snapshot-XXXXXX", NULL);
+  g_autofree char *snap = g_build_filename (dir, "pair.pickle", NULL);
+  g_autofree char *trace = g_build_filename (dir, "pair.jsonl", NULL);
+  g_autofree char *make = script_path ("make-snapshot.py");
+  g_autofree char *reference = script_path ("memory-snapshot-reference.py");
+  const char *variants[] = { NULL, "bad-timestamp" };
+  for (guint v = 0; v < G_N_ELEMENTS (variants); v++)
+    {
+      const char *make_argv[] = { python, make, "pair", snap, trace, variants[v], NULL };
+      g_autofree char *made = NULL, *made_err = NULL;
+      if (run_argv (make_argv, &made, &made_err) != 0)
+        g_error ("make-snapshot.py pair: %s", made_err);
+      const char *ours_argv[] = { wick_trace, "memory", "--json", snap, "--trace", trace, NULL };
+      const char *theirs_argv[] = { python, reference, snap, "--trace", trace, NULL };
+      g_autofree char *ours = NULL, *theirs = NULL, *err1 = NULL, *err2 = NULL;
+      g_assert_cmpint (run_argv (ours_argv, &ours, &err1), ==, 0);
+      if (run_argv (theirs_argv, &theirs, &err2) != 0)
+        g_error ("memory-snapshot-reference.py --trace: %s", err2);
+      g_test_message ("%s", ours);
+      g_autoptr (JsonNode) a = parse_json (theirs);
+      g_autoptr (JsonNode) b = parse_json (ours);
+      assert_json_equal (a, b);
+      /* every key of the plain object, unchanged */
+      g_autofree char *plain_text = run_memory_json (snap);
+      g_autoptr (JsonNode) plain = parse_json (plain_text);
+      json_object_remove_member (json_node_get_object (b), "categories");
+      assert_json_equal (plain, b);
+    }
+
+  /* the matcher itself: the counts the script's comment implies */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WickMemorySnapshot) s = wick_memory_snapshot_load (snap, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
+  g_assert_true (wick_document_load_file (doc, trace, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (WickSnapshotCategories) cats = wick_snapshot_categories_new (s, doc);
+  const WickSnapshotMatchCounts *c = wick_snapshot_categories_get_counts (cats);
+  g_assert_cmpuint (c->allocations, ==, 12);
+  g_assert_cmpuint (c->matched, ==, 9);
+  g_assert_cmpuint (c->unmatched, ==, 2);
+  g_assert_cmpuint (c->ambiguous, ==, 1);
+  g_assert_cmpuint (c->matched + c->unmatched + c->ambiguous, ==, c->allocations);
+  g_assert_cmpuint (c->live, ==, 3);
+  g_assert_cmpuint (c->live_matched, ==, 3);
+  g_assert_cmpuint (c->from_record, ==, 8);
+  g_assert_cmpuint (c->from_frames, ==, 3);
+  g_assert_cmpuint (c->unknown, ==, 1);
+  g_assert_cmpuint (c->record_lifetimes, ==, 13);
+  g_assert_cmpuint (c->lifetimes_matched, ==, 9);
+  g_assert_cmpuint (c->records_other_device, ==, 2);
+  g_assert_cmpuint (c->records_without_address, ==, 4);
+  g_assert_cmpuint (c->records_bad_address, ==, 2);
+  g_assert_cmpint (c->clock, ==, WICK_SNAPSHOT_CLOCK_TRACE_END); /* the last variant made */
+  guint64 bytes[WICK_SNAPSHOT_N_CATEGORIES];
+  wick_snapshot_categories_at_snapshot (cats, bytes);
+  g_assert_cmpuint (bytes[WICK_CATEGORY_PARAMETER], ==, 8 << 20);
+  g_assert_cmpuint (bytes[WICK_CATEGORY_GRADIENT], ==, 1 << 20);
+  g_assert_cmpuint (bytes[WICK_CATEGORY_ACTIVATION], ==, 4096);
+  guint64 sum = 0;
+  for (guint i = 0; i < WICK_SNAPSHOT_N_CATEGORIES; i++)
+    sum += bytes[i];
+  g_assert_cmpuint (sum, ==, wick_memory_snapshot_get_allocated (s));
+  /* the ambiguous one takes its stack's category (an optimizer's frames),
+   * and the live-before-history parameter its record's */
+  guint n;
+  const WickSnapshotAllocation *allocs = wick_memory_snapshot_get_allocations (s, &n);
+  guint seen = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      WickSnapshotMatch match;
+      WickSnapshotCategorySource source;
+      guint32 record;
+      WickMemoryCategory category = wick_snapshot_categories_get (cats, i, &match, &source, &record);
+      if (match == WICK_SNAPSHOT_AMBIGUOUS)
+        {
+          g_assert_cmpint (category, ==, WICK_CATEGORY_OPTIMIZER);
+          g_assert_cmpint (source, ==, WICK_SNAPSHOT_CATEGORY_FROM_FRAMES);
+          g_assert_cmpuint (record, ==, G_MAXUINT32);
+          seen++;
+        }
+      if (allocs[i].alloc_us == G_MININT64 && allocs[i].block != G_MAXUINT32)
+        {
+          g_assert_cmpint (match, ==, WICK_SNAPSHOT_MATCHED);
+          g_assert_cmpint (category, ==, WICK_CATEGORY_PARAMETER);
+          const WickMemoryEvent *memory = wick_document_get_memory (doc, &n);
+          g_assert_cmpstr (wick_document_str (doc, memory[record].storage_id), ==, "param");
+          n = c->allocations;
+          seen++;
+        }
+    }
+  g_assert_cmpuint (seen, ==, 2);
+  g_unlink (snap);
+  g_unlink (trace);
+  g_rmdir (dir);
 }
 
 /* Public snapshots from a GPT-2-medium training and inference run (CS336). */
@@ -837,6 +944,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   wick_trace = argc > 1 ? argv[1] : g_getenv ("WICK_TRACE");
   g_test_add_func ("/snapshot/pickle/data-opcodes", test_pickle_data_opcodes);
+  g_test_add_func ("/snapshot/categories", test_snapshot_categories);
   g_test_add_func ("/snapshot/pickle/refused-opcodes", test_pickle_refused_opcodes);
   g_test_add_func ("/snapshot/pickle/bounds", test_pickle_bounds);
   g_test_add_func ("/snapshot/pickle/truncated", test_pickle_truncated);
