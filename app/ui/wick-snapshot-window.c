@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/wick-input.h"
+#include "model/wick-snapshot-categories.h"
 #include "wick-format.h"
 #include "wick-palette.h"
 
@@ -81,6 +82,12 @@ struct _WickSnapshotWindow
   GPtrArray *dflame_names; /* frame texts */
   guint dflame_selected;
   gboolean dflame_python_only, dflame_width_a;
+  /* as a trace window's page: the trace's memory records give the
+   * categories (wick-snapshot-categories.h) */
+  WickDocument *trace;
+  WickSnapshotCategories *categories;
+  guint32 *block_allocation; /* per block: its allocation, or G_MAXUINT32 */
+  guint matched_records;     /* the trace's memory records when matched */
 };
 
 G_DEFINE_FINAL_TYPE (WickSnapshotWindow, wick_snapshot_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -92,6 +99,39 @@ is_dark (void)
 }
 
 /* ---- derived data ---- */
+
+/* Allocation @i's category: from the trace's records when a trace is shown
+ * with the snapshot (its frames where no record tells), else its frames. */
+static WickMemoryCategory
+allocation_category (WickSnapshotWindow *self, guint i, const WickSnapshotAllocation *a)
+{
+  if (self->categories != NULL)
+    return wick_snapshot_categories_get (self->categories, i, NULL, NULL, NULL);
+  return wick_memory_snapshot_stack_category (self->snapshot, a->stack);
+}
+
+/* The categories from the trace's records, matched again for this snapshot
+ * and trace; nothing without a trace. */
+static void
+update_categories (WickSnapshotWindow *self)
+{
+  g_clear_pointer (&self->categories, wick_snapshot_categories_free);
+  g_clear_pointer (&self->block_allocation, g_free);
+  if (self->snapshot == NULL || self->trace == NULL)
+    return;
+  self->categories = wick_snapshot_categories_new (self->snapshot, self->trace);
+  wick_document_get_memory (self->trace, &self->matched_records);
+  guint n_blocks, n;
+  wick_memory_snapshot_get_blocks (self->snapshot, &n_blocks);
+  const WickSnapshotAllocation *allocations
+    = wick_memory_snapshot_get_allocations (self->snapshot, &n);
+  self->block_allocation = g_new (guint32, MAX (n_blocks, 1));
+  for (guint i = 0; i < n_blocks; i++)
+    self->block_allocation[i] = G_MAXUINT32;
+  for (guint i = 0; i < n; i++)
+    if (allocations[i].block < n_blocks)
+      self->block_allocation[allocations[i].block] = i;
+}
 
 typedef struct
 {
@@ -117,6 +157,7 @@ build_category_points (WickSnapshotWindow *self)
   const WickSnapshotAllocation *allocations = wick_memory_snapshot_get_allocations (s, &n);
   g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (CategoryChange));
   CategoryPoint start = { 0 };
+  g_clear_pointer (&self->points, g_array_unref);
   guint n_entries;
   const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n_entries);
   self->has_time = n_entries > 0;
@@ -137,7 +178,7 @@ build_category_points (WickSnapshotWindow *self)
   for (guint i = 0; i < n; i++)
     {
       const WickSnapshotAllocation *a = &allocations[i];
-      guint8 c = (guint8)wick_memory_snapshot_stack_category (s, a->stack);
+      guint8 c = (guint8)allocation_category (self, i, a);
       /* live when the chart starts: before the history, or before a range loaded alone */
       if (a->alloc_us == G_MININT64 || a->alloc_us < self->t0)
         start.bytes[c] += a->size;
@@ -466,6 +507,15 @@ on_load_range_clicked (GtkButton *button, gpointer data)
 static WickRgb
 block_colour (WickSnapshotWindow *self, const WickSnapshotBlock *b, gboolean dark)
 {
+  guint n_blocks;
+  const WickSnapshotBlock *blocks = wick_memory_snapshot_get_blocks (self->snapshot, &n_blocks);
+  guint index = (guint)(b - blocks);
+  if (b->state == WICK_BLOCK_ACTIVE_ALLOCATED && self->block_allocation != NULL
+      && index < n_blocks && self->block_allocation[index] != G_MAXUINT32)
+    return wick_palette_category (
+      wick_snapshot_categories_get (self->categories, self->block_allocation[index], NULL, NULL,
+                                    NULL),
+      dark);
   if (b->state == WICK_BLOCK_ACTIVE_ALLOCATED)
     return wick_palette_category (wick_memory_snapshot_stack_category (self->snapshot, b->stack),
                                   dark);
@@ -959,13 +1009,39 @@ show_details (WickSnapshotWindow *self)
   g_autofree char *alloc = format_time (self, a->alloc_us);
   g_autofree char *req = format_time (self, a->free_requested_us);
   g_autofree char *done = format_time (self, a->free_completed_us);
-  WickMemoryCategory category = wick_memory_snapshot_stack_category (s, a->stack);
+  WickMemoryCategory category = allocation_category (self, (guint)self->selected_allocation, a);
   g_autofree char *address = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", a->address);
   /* TRANSLATORS: address · size · device index · category */
   g_string_append_printf (text, _ ("%s · %s requested · device %u · %s\n"), address, size,
                           a->device_index,
                           category == WICK_CATEGORY_OTHER ? _ ("unknown")
                                                           : wick_palette_category_name (category));
+  if (self->categories != NULL
+      && wick_snapshot_categories_get_counts (self->categories)->record_lifetimes > 0)
+    {
+      WickSnapshotMatch match;
+      WickSnapshotCategorySource source;
+      guint32 record;
+      wick_snapshot_categories_get (self->categories, (guint)self->selected_allocation, &match,
+                                    &source, &record);
+      guint n_memory;
+      const WickMemoryEvent *memory = wick_document_get_memory (self->trace, &n_memory);
+      const char *from = source == WICK_SNAPSHOT_CATEGORY_FROM_RECORD ? _ ("its record's")
+                         : source == WICK_SNAPSHOT_CATEGORY_FROM_FRAMES ? _ ("its frames'")
+                                                                        : _ ("none known");
+      if (match == WICK_SNAPSHOT_MATCHED && record < n_memory)
+        /* TRANSLATORS: the trace's storage id, then where the category came from */
+        g_string_append_printf (text, _ ("The trace's record: storage %s · category: %s\n"),
+                                wick_document_str (self->trace, memory[record].storage_id), from);
+      else if (match == WICK_SNAPSHOT_AMBIGUOUS)
+        g_string_append_printf (text,
+                                _ ("Several of the trace's records overlap it about equally: "
+                                   "ambiguous · category: %s\n"),
+                                from);
+      else
+        g_string_append_printf (text, _ ("No record of the trace at its address · category: %s\n"),
+                                from);
+    }
   if (a->free_completed_us == G_MAXINT64)
     g_string_append_printf (text, _ ("alloc %s · live at the snapshot\n"), alloc);
   else
@@ -1042,12 +1118,13 @@ update_live (WickSnapshotWindow *self)
   guint64 total = 0;
   for (guint i = 0; i < self->live->len; i++)
     {
-      const WickSnapshotAllocation *a = &allocations[g_array_index (self->live, guint32, i)];
+      guint index = g_array_index (self->live, guint32, i);
+      const WickSnapshotAllocation *a = &allocations[index];
       total += a->size;
       g_autofree char *size = wick_format_bytes (a->size);
       g_autofree char *owned = NULL;
       const char *frame = python_frame (s, a->stack, &owned);
-      WickMemoryCategory category = wick_memory_snapshot_stack_category (s, a->stack);
+      WickMemoryCategory category = allocation_category (self, index, a);
       g_autofree char *text = g_strdup_printf (
         "%s · %s · %s", size,
         category == WICK_CATEGORY_OTHER ? _ ("unknown") : wick_palette_category_name (category),
@@ -1146,6 +1223,7 @@ static void
 show_snapshot (WickSnapshotWindow *self)
 {
   WickMemorySnapshot *s = self->snapshot;
+  update_categories (self);
   build_category_points (self);
   guint n_segments, n_entries;
   wick_memory_snapshot_get_segments (s, &n_segments);
@@ -1166,6 +1244,21 @@ show_snapshot (WickSnapshotWindow *self)
                            base, (unsigned long long)n_outside);
       g_free (base);
       base = g_steal_pointer (&ranged);
+    }
+  /* a trace whose records carry no device address matches nothing: the
+   * frames' categories, said as without a trace */
+  if (self->categories != NULL
+      && wick_snapshot_categories_get_counts (self->categories)->record_lifetimes > 0)
+    {
+      const WickSnapshotMatchCounts *c = wick_snapshot_categories_get_counts (self->categories);
+      /* TRANSLATORS: allocations matched to the trace's records, of all, and the ambiguous ones */
+      g_autofree char *matched = g_strdup_printf (
+        _ ("%s · categories from the trace's records: %llu of %llu allocations matched, %llu "
+           "ambiguous"),
+        subtitle, (unsigned long long)c->matched, (unsigned long long)c->allocations,
+        (unsigned long long)c->ambiguous);
+      g_free (subtitle);
+      subtitle = g_steal_pointer (&matched);
     }
   adw_window_title_set_title (ADW_WINDOW_TITLE (self->title), base);
   adw_window_title_set_subtitle (ADW_WINDOW_TITLE (self->title), subtitle);
@@ -1665,6 +1758,9 @@ wick_snapshot_window_finalize (GObject *object)
 {
   WickSnapshotWindow *self = WICK_SNAPSHOT_WINDOW (object);
   g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->categories, wick_snapshot_categories_free);
+  g_clear_pointer (&self->block_allocation, g_free);
+  g_clear_object (&self->trace);
   g_clear_pointer (&self->snapshot, wick_memory_snapshot_free);
   g_clear_pointer (&self->points, g_array_unref);
   g_clear_pointer (&self->live, g_array_unref);
@@ -2180,9 +2276,20 @@ struct _WickSnapshotPage
 
 G_DEFINE_FINAL_TYPE (WickSnapshotPage, wick_snapshot_page, WICK_TYPE_PAGE)
 
+/* The trace shown with the snapshot gives the categories (its memory
+ * records, matched by device, address and lifetime). */
+static void
+wick_snapshot_page_refresh (WickPage *page, WickDocument *document, WickPageRefreshFlags flags)
+{
+  WickSnapshotWindow *self = wick_snapshot_window_from_page (GTK_WIDGET (page));
+  if (self != NULL && !self->gone)
+    wick_snapshot_window_set_trace (self, document);
+}
+
 static void
 wick_snapshot_page_class_init (WickSnapshotPageClass *klass)
 {
+  WICK_PAGE_CLASS (klass)->refresh = wick_snapshot_page_refresh;
 }
 
 static void
@@ -2223,6 +2330,30 @@ wick_snapshot_window_new_page (const char *path)
   g_object_set_data (G_OBJECT (page), "wick-snapshot-window", self);
   g_object_weak_ref (G_OBJECT (page), page_gone, self);
   return page;
+}
+
+void
+wick_snapshot_window_set_trace (WickSnapshotWindow *self, WickDocument *document)
+{
+  g_return_if_fail (WICK_IS_SNAPSHOT_WINDOW (self));
+  guint n_records = 0;
+  if (document != NULL)
+    wick_document_get_memory (document, &n_records);
+  /* again when the trace is another, or grew (a live one) */
+  if (document == self->trace
+      && (document == NULL || self->snapshot == NULL
+          || (self->categories != NULL && n_records == self->matched_records)))
+    return;
+  g_set_object (&self->trace, document);
+  if (self->snapshot != NULL && self->snapshot_b == NULL)
+    show_snapshot (self);
+}
+
+const WickSnapshotMatchCounts *
+wick_snapshot_window_get_match_counts (WickSnapshotWindow *self)
+{
+  g_return_val_if_fail (WICK_IS_SNAPSHOT_WINDOW (self), NULL);
+  return self->categories != NULL ? wick_snapshot_categories_get_counts (self->categories) : NULL;
 }
 
 WickSnapshotWindow *

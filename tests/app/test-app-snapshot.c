@@ -387,6 +387,89 @@ test_snapshot_beside_trace (void)
   g_rmdir (dir);
 }
 
+static gboolean
+has_match_counts (gpointer window)
+{
+  return wick_snapshot_window_get_match_counts (window) != NULL;
+}
+
+/* A trace with a snapshot beside it whose records carry wick_address
+ * (make-snapshot.py pair): the page takes the categories from the records.
+ * The live-before-history parameter (no stack: "unknown" by its frames) is
+ * a parameter on the chart, in the segment map and in its details; the
+ * title says the match counts. With WICK_SCREENSHOT_DIR set the page is
+ * saved as snapshot-records.png there. */
+static void
+test_snapshot_categories_from_records (void)
+{
+  if (!g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("no /usr/bin/python3 for make-snapshot.py");
+      return;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("wick-records-XXXXXX", NULL);
+  g_autofree char *trace = g_build_filename (dir, "run.jsonl", NULL);
+  g_autofree char *snap = g_build_filename (dir, "run.memory.pickle", NULL);
+  g_autofree char *script
+    = g_build_filename (WICK_SOURCE_DIR, "tests", "model", "make-snapshot.py", NULL);
+  const char *argv[] = { "/usr/bin/python3", script, "pair", snap, trace, NULL };
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                               &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+
+  WickWindow *main_window = app_test_window_new (app, 1400, 900);
+  g_autoptr (GFile) file = g_file_new_for_path (trace);
+  wick_window_load_file (main_window, file);
+  APP_TEST_WAIT (has_document, main_window, 60000);
+  WickSnapshotWindow *window = wait_snapshot_page (main_window, 2);
+  wick_window_show_page (main_window, "memory-snapshot");
+  APP_TEST_WAIT (has_match_counts, window, 20000);
+  const WickSnapshotMatchCounts *c = wick_snapshot_window_get_match_counts (window);
+  g_assert_cmpuint (c->matched, ==, 9);
+  g_assert_cmpuint (c->unmatched, ==, 2);
+  g_assert_cmpuint (c->ambiguous, ==, 1);
+
+  /* at the snapshot: the parameter's 8 MiB are the largest live row */
+  WickMemorySnapshot *s = wick_snapshot_window_get_snapshot (window);
+  guint n;
+  const WickSnapshotEntry *entries = wick_memory_snapshot_get_entries (s, &n);
+  gint64 last = G_MININT64;
+  for (guint i = 0; i < n; i++)
+    last = MAX (last, entries[i].time_us);
+  wick_snapshot_window_select_time (window, last);
+  g_assert_cmpuint (wick_snapshot_window_get_n_live_rows (window), >=, 1);
+  wick_snapshot_window_select_row (window, 0);
+  const char *details = wick_snapshot_window_get_details (window);
+  g_test_message ("%s", details);
+  g_assert_nonnull (strstr (details, "The trace's record: storage param"));
+  g_assert_nonnull (strstr (details, "· device 0 · parameter\n"));
+  app_test_wait_drawn (wick_snapshot_window_get_chart (window), 20000, "the snapshot chart");
+  app_test_wait_drawn (wick_snapshot_window_get_segment_map (window), 20000, "the segment map");
+  const char *shots = g_getenv ("WICK_SCREENSHOT_DIR");
+  if (shots != NULL)
+    {
+      g_autofree char *png = g_build_filename (shots, "snapshot-records.png", NULL);
+      app_test_save_png (GTK_WIDGET (main_window), png);
+    }
+
+  /* the same snapshot in a window of its own: categories from its frames */
+  WickSnapshotWindow *alone = wick_snapshot_window_new (GTK_APPLICATION (app), snap);
+  APP_TEST_WAIT (not_loading, alone, 20000);
+  g_assert_null (wick_snapshot_window_get_match_counts (alone));
+  wick_snapshot_window_select_time (alone, last);
+  wick_snapshot_window_select_row (alone, 0);
+  g_assert_null (strstr (wick_snapshot_window_get_details (alone), "The trace's record"));
+  g_assert_nonnull (strstr (wick_snapshot_window_get_details (alone), "unknown"));
+  gtk_window_destroy (GTK_WINDOW (alone));
+  app_test_window_close (main_window);
+  g_unlink (trace);
+  g_unlink (snap);
+  g_rmdir (dir);
+}
+
 /* A pickle that would run a command: the error page, nothing run. */
 static void
 test_snapshot_hostile (void)
@@ -428,5 +511,7 @@ main (int argc, char **argv)
   g_test_add_func ("/snapshot-window/range", test_snapshot_range);
   g_test_add_func ("/snapshot-window/compare", test_snapshot_compare);
   g_test_add_func ("/snapshot-window/beside-trace", test_snapshot_beside_trace);
+  g_test_add_func ("/snapshot-window/categories-from-records",
+                   test_snapshot_categories_from_records);
   return app_test_ui_run (app);
 }

@@ -246,7 +246,7 @@ def pair(snap_out, trace_out, bad_timestamp=False):
     records.sort(key=lambda r: r["timestamp_ns"])
     end_ns = 100 * ms * 1000
     lines = [meta, {"kind": "span_start", "id": "s1", "name": "run", "start_ns": 0,
-                    "span_kind": "function"}]
+                    "span_kind": "function", "measured": True}]
     lines += records
     lines += [{"kind": "span_end", "id": "s1", "duration_ns": end_ns},
               {"kind": "terminal", "outcome": "complete", "timestamp_ns": end_ns}]
