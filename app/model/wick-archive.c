@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "wick-archive.h"
+#include "wick-archive-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -54,9 +54,6 @@ typedef struct _WickArchive WickArchive;
 /* NULL with @error when @path is neither or its directory is broken. */
 WickArchive *wick_archive_open (const char *path, const WickArchiveLimits *limits,
                                 GError **error);
-/* The same from memory (borrowed), for tests and fuzzing. */
-WickArchive *wick_archive_new_for_data (const void *data, gsize len, const char *name,
-                                        const WickArchiveLimits *limits, GError **error);
 void wick_archive_free (WickArchive *archive);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickArchive, wick_archive_free)
 

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "wick-chrome-import.h"
+#include "wick-chrome-import-private.h"
 
 #include <glib/gi18n-lib.h>
 #include <math.h>

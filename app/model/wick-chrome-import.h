@@ -46,20 +46,8 @@ G_BEGIN_DECLS
  * file (wick_document_is_synthetic_span() says which span it is). */
 #define WICK_CHROME_ROOT_SPAN_ID "s1"
 
-/* TRUE when @data (a whole file, possibly compressed) is trace-event JSON or a
- * torch memory timeline rather than candle-graph JSONL, judged from its
- * top-level structure (see wick-chrome-stream.h). */
-gboolean wick_chrome_sniff (const char *data, gsize len);
-
-/* Imports into a new, empty document. On errors the document holds nothing
- * and @error says why (not JSON, no traceEvents array, ...). */
-gboolean wick_chrome_import_data (WickDocument *document, const char *data, gsize len,
-                                  const char *name, GError **error);
 gboolean wick_chrome_import_file (WickDocument *document, const char *path,
                                   GCancellable *cancellable, GError **error);
-/* For tests: -1 (the default) reads on a thread of its own for inputs of
- * 8 MiB or more, 1 always, 0 never. */
-void wick_chrome_import_set_pipeline (int mode);
 
 /* What an import read, kept on the document (NULL for candle-graph files). */
 typedef struct

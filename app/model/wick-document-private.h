@@ -182,4 +182,18 @@ wick_document_str_is_blank (WickDocument *self, WickStr str)
                              wick_string_pool_get_len (self->pool, str));
 }
 
+/* What only the tests call. */
+gboolean wick_document_get_extensions_enabled (WickDocument *self);
+/* SHA-256 (hex) over everything the reader stored: every array with its
+ * strings by their bytes, the meta, the terminal, the Wick facts, the stream
+ * rules' verdict. Two documents of the same records, however they were
+ * committed (a file, lines fed one by one, a live ring), have the same
+ * digest; derived models (health, tracks) are not in it. */
+char *wick_document_digest (WickDocument *self);
+guint64 wick_document_get_n_records (WickDocument *self);
+const WickEdge *wick_document_get_edges (WickDocument *self, guint *n);
+const char *wick_document_get_schema (WickDocument *self);
+const char *wick_document_get_run_id (WickDocument *self);
+WickPhase wick_document_get_phase (WickDocument *self);
+
 G_END_DECLS

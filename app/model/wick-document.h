@@ -318,7 +318,6 @@ WickDocument *wick_document_new (void);
  * say "candle-graph would reject line N". With FALSE they are decode errors, as
  * candle-graph has them (unknown variant). */
 WickDocument *wick_document_new_with_extensions (gboolean extensions);
-gboolean wick_document_get_extensions_enabled (WickDocument *self);
 /* Entries of "wick_records" keys that were not Wick records (not an object,
  * no wick_ kind): counted, not kept (extension mode). */
 guint64 wick_document_get_wick_records_skipped (WickDocument *self);
@@ -340,13 +339,6 @@ gboolean wick_document_is_partial (WickDocument *self);
 
 /* What the writer says was lost (WickLossFacts: wick-capture-facts.h). */
 void wick_document_get_losses (WickDocument *self, WickLossFacts *out);
-
-/* SHA-256 (hex) over everything the reader stored: every array with its
- * strings by their bytes, the meta, the terminal, the Wick facts, the stream
- * rules' verdict. Two documents of the same records, however they were
- * committed (a file, lines fed one by one, a live ring), have the same
- * digest; derived models (health, tracks) are not in it. */
-char *wick_document_digest (WickDocument *self);
 
 /* Signal "changed" (no arguments) is emitted on the calling thread by
  * wick_document_analyze() and wick_document_finish(): a live reader feeds a
@@ -417,7 +409,6 @@ void wick_document_analyze (WickDocument *self);
 gboolean wick_document_is_finished (WickDocument *self);
 /* Physical lines and records (non-empty lines of the candle-graph stream) read. */
 guint64 wick_document_get_n_lines (WickDocument *self);
-guint64 wick_document_get_n_records (WickDocument *self);
 
 const char *wick_document_str (WickDocument *self, WickStr str);
 const char *wick_document_get_path (WickDocument *self);
@@ -433,7 +424,6 @@ const WickMemoryEvent *wick_document_get_memory (WickDocument *self, guint *n);
 const WickDeviceMemorySample *wick_document_get_device_memory (WickDocument *self, guint *n);
 const WickDeviceInterval *wick_document_get_device_intervals (WickDocument *self, guint *n);
 const WickGradient *wick_document_get_gradients (WickDocument *self, guint *n);
-const WickEdge *wick_document_get_edges (WickDocument *self, guint *n);
 const WickExtensionRecord *wick_document_get_extensions (WickDocument *self, guint *n);
 const guint64 *wick_document_get_shape (WickDocument *self, guint32 offset);
 const WickStr *wick_document_get_op_inputs (WickDocument *self, const WickOp *op);
@@ -454,10 +444,7 @@ guint64 wick_document_get_record_count (WickDocument *self, WickRecordType type)
 /* Meta as read (NULL strings when absent); JSON text of the whole meta line. */
 const char *wick_document_get_meta_json (WickDocument *self);
 const WickTraceMeta *wick_document_get_meta (WickDocument *self);
-const char *wick_document_get_schema (WickDocument *self);
 const char *wick_document_get_entrypoint (WickDocument *self);
-const char *wick_document_get_run_id (WickDocument *self);
-WickPhase wick_document_get_phase (WickDocument *self);
 gboolean wick_document_has_terminal (WickDocument *self);
 gboolean wick_document_get_capture_complete (WickDocument *self);
 const char *wick_document_get_terminal_reason (WickDocument *self);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-json-scanner.h"
+#include "wick-json-scanner-private.h"
 #include "common/wick-json.h"
 #include "common/wick-utf8.h"
 

@@ -303,7 +303,6 @@ void wick_json_append_string (GString *out, const char *str, gsize len);
 /* Rust's {:?} of a str and of an f64. */
 void wick_rust_debug_str (GString *out, const char *str, gsize len);
 void wick_rust_debug_f64 (GString *out, double value);
-void wick_rust_display_f64 (GString *out, double value);
 /* Rust's str::trim(): TRUE when only Unicode White_Space. */
 gboolean wick_rust_is_blank (const char *str, gsize len);
 /* Rust's str::trim() bounds. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-memory-snapshot.h"
+#include "wick-memory-snapshot-private.h"
 
 #include <string.h>
 

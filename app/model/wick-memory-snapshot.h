@@ -140,8 +140,6 @@ WickMemorySnapshot *wick_memory_snapshot_load_range (const char *path, gint64 fr
  * count of entries left out. */
 gboolean wick_memory_snapshot_get_range (WickMemorySnapshot *s, gint64 *from_us, gint64 *to_us,
                                          guint64 *n_outside);
-WickMemorySnapshot *wick_memory_snapshot_load_data (const void *data, gsize len, const char *name,
-                                                    GError **error);
 void wick_memory_snapshot_free (WickMemorySnapshot *snapshot);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickMemorySnapshot, wick_memory_snapshot_free)
 

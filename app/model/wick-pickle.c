@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-pickle.h"
+#include "wick-pickle-private.h"
 
 #include "wick-document-error.h"
 

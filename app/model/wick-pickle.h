@@ -125,10 +125,6 @@ gboolean wick_pickle_reader_read (WickPickleReader *reader, WickPickleValue *res
 /* Decoded bytes read so far. */
 guint64 wick_pickle_reader_get_offset (WickPickleReader *reader);
 
-/* Whole-buffer convenience (tests, fuzzing): no streaming. */
-gboolean wick_pickle_parse_data (const void *data, gsize len, WickPickleValue *result,
-                                 GError **error);
-
 void wick_pickle_value_clear (WickPickleValue *value);
 
 /* Reading values (all accept NULL and the wrong type, answering "no"). */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-span-costs.h"
+#include "wick-span-costs-private.h"
 
 #include <string.h>
 

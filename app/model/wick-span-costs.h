@@ -33,7 +33,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickSpanIndex, wick_span_index_free)
  * in file order. */
 const guint32 *wick_span_index_get_ops (WickSpanIndex *index, guint span, guint *n);
 const guint32 *wick_span_index_get_tensors (WickSpanIndex *index, guint span, guint *n);
-const guint32 *wick_span_index_get_memory (WickSpanIndex *index, guint span, guint *n);
 const guint32 *wick_span_index_get_device_intervals (WickSpanIndex *index, guint span, guint *n);
 /* Direct children (spans whose parent_id names @span), in file order. */
 const guint32 *wick_span_index_get_children (WickSpanIndex *index, guint span, guint *n);

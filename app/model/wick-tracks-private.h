@@ -35,4 +35,21 @@ void wick_tracks_add_device_slice (WickTracks *self, guint32 track, gint32 sourc
                                    guint64 duration, WickStr name, WickStr category);
 void wick_tracks_add_counter_sample (WickTracks *self, guint32 track, guint64 t, double value);
 
+/* What only the tests call. */
+/* "count", "bytes", "percent", "ns". */
+const char *wick_counter_unit_to_string (WickCounterUnit unit);
+/* The same with the interval's correlation id (0: none), which links it to
+ * the slice given the same id by wick_tracks_slice_set_correlation(). */
+void wick_tracks_device_add_correlated (WickTracks *self, guint32 track, gint64 ts_ns,
+                                        gint64 duration_ns, WickStr name, WickStr category,
+                                        WickStr args, gint64 correlation);
+/* How many of the flows Wick added: the arrows from a launch to a kernel,
+ * memcpy or memset the file has no flow to (category "correlation"), after
+ * the file's own flows. */
+guint wick_tracks_get_n_launch_flows (WickTracks *self);
+/* The correlation id a span carries, 0 when none. */
+gint64 wick_tracks_span_correlation (WickTracks *self, guint32 span);
+/* Bytes held by the model (tables and indices, not the document's spans). */
+gsize wick_tracks_get_size (WickTracks *self);
+
 G_END_DECLS

@@ -113,9 +113,6 @@ typedef enum
   WICK_COUNTER_UNIT_NS,      /* a duration in nanoseconds */
 } WickCounterUnit;
 
-/* "count", "bytes", "percent", "ns". */
-const char *wick_counter_unit_to_string (WickCounterUnit unit);
-
 /* What an instants track holds: instants (Chrome i/I/R, Wick records), the
  * object events of a process (Chrome O/N/D) or the samples of a thread
  * (Chrome P). `wick-trace tracks` names the last two "objects" and "samples". */
@@ -372,11 +369,6 @@ guint32 wick_tracks_thread_device_track (WickTracks *self, guint32 thread, WickS
  * events included. */
 guint32 wick_tracks_thread_implied_device_track (WickTracks *self, guint32 thread, WickStr device,
                                                  WickStr stream, WickStr name);
-/* The same with the interval's correlation id (0: none), which links it to
- * the slice given the same id by wick_tracks_slice_set_correlation(). */
-void wick_tracks_device_add_correlated (WickTracks *self, guint32 track, gint64 ts_ns,
-                                        gint64 duration_ns, WickStr name, WickStr category,
-                                        WickStr args, gint64 correlation);
 /* The same with the interval's External id (Kineto's "External id", the
  * operator that launched it; 0: none), used only when neither a correlation
  * id nor a flow links it (see wick_tracks_slice_set_external_id and
@@ -462,17 +454,11 @@ const WickCounterSample *wick_tracks_get_counter_samples (WickTracks *self, guin
 const WickInstant *wick_tracks_get_instants (WickTracks *self, guint *n);
 const WickDeviceSlice *wick_tracks_get_device_slices (WickTracks *self, guint *n);
 const WickFlow *wick_tracks_get_flows (WickTracks *self, guint *n);
-/* How many of the flows Wick added: the arrows from a launch to a kernel,
- * memcpy or memset the file has no flow to (category "correlation"), after
- * the file's own flows. */
-guint wick_tracks_get_n_launch_flows (WickTracks *self);
 
 /* Slices track of a span, G_MAXUINT32 when none. */
 guint32 wick_tracks_span_track (WickTracks *self, guint32 span);
 /* The Chrome category of a span ("cpu_op", "cuda_runtime", ...), NULL when none. */
 const char *wick_tracks_span_category (WickTracks *self, guint32 span);
-/* The correlation id a span carries, 0 when none. */
-gint64 wick_tracks_span_correlation (WickTracks *self, guint32 span);
 /* Device intervals launched by @span (indices into
  * wick_tracks_get_device_slices(), by start). Returns how many; writes at
  * most @max into @out. */
@@ -539,8 +525,5 @@ const char *wick_tracks_get_skipped (WickTracks *self, guint i, guint64 *count);
  * samples is "objects" or "samples". */
 const char *wick_track_describe_kind (const WickTrack *track);
 const char *wick_trace_format_to_string (WickTraceFormat format);
-
-/* Bytes held by the model (tables and indices, not the document's spans). */
-gsize wick_tracks_get_size (WickTracks *self);
 
 G_END_DECLS

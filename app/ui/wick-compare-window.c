@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-compare-window.h"
+#include "wick-compare-window-private.h"
 
 #include <glib/gi18n.h>
 #include <math.h>

@@ -1,6 +1,7 @@
 /* wick-costs-page.c — see wick-costs-page.h for the contract; the static widget tree is
  * the template data/ui/wick-costs-page.ui. */
 #include "wick-costs-page.h"
+#include "wick-costs-page-private.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>

@@ -30,12 +30,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickCostsPage, wick_costs_page, WICK, COSTS_PAGE, WickPage)
 
 GtkWidget *wick_costs_page_new (WickSelection *selection);
-void wick_costs_page_set_document (WickCostsPage *self, WickDocument *document);
-void wick_costs_page_document_changed (WickCostsPage *self);
-WickTable *wick_costs_page_get_table (WickCostsPage *self,
-                                      const char *name); /* "spans", "ops", "tensors" */
 void wick_costs_page_set_filter (WickCostsPage *self, const char *text);
-/* Shows the table named "spans", "steps", "ops", "tensors" or "stats". */
-void wick_costs_page_show_table (WickCostsPage *self, const char *name);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* wick-coverage-page.c — see wick-coverage-page.h for the contract; the static widget tree is
  * the template data/ui/wick-coverage-page.ui. */
 #include "wick-coverage-page.h"
+#include "wick-coverage-page-private.h"
 
 #include <glib/gi18n.h>
 
@@ -249,12 +250,6 @@ void
 wick_coverage_page_set_document (WickCoveragePage *self, WickDocument *document)
 {
   wick_page_set_document (WICK_PAGE (self), document);
-}
-
-void
-wick_coverage_page_document_changed (WickCoveragePage *self)
-{
-  wick_page_document_changed (WICK_PAGE (self));
 }
 
 WickTable *

@@ -20,9 +20,5 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickCoveragePage, wick_coverage_page, WICK, COVERAGE_PAGE, WickPage)
 
 GtkWidget *wick_coverage_page_new (WickSelection *selection);
-void wick_coverage_page_set_document (WickCoveragePage *self, WickDocument *document);
-void wick_coverage_page_document_changed (WickCoveragePage *self);
-WickTable *wick_coverage_page_get_table (WickCoveragePage *self);
-const char *wick_coverage_page_get_verdict_text (WickCoveragePage *self);
 
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* wick-details-pane.c — see wick-details-pane.h for the contract. */
 #include "wick-details-pane.h"
+#include "wick-details-pane-private.h"
 
 #include <adwaita.h>
 

@@ -1,5 +1,6 @@
 /* wick-format.c — see wick-format.h. */
 #include "wick-format.h"
+#include "wick-format-private.h"
 
 char *
 wick_format_duration (guint64 ns)

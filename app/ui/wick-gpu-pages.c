@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-gpu-pages.h"
+#include "wick-gpu-pages-private.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>

@@ -44,26 +44,18 @@ typedef enum
 G_DECLARE_FINAL_TYPE (WickGpuTablePage, wick_gpu_table_page, WICK, GPU_TABLE_PAGE, WickPage)
 
 GtkWidget *wick_gpu_table_page_new (WickSelection *selection, WickGpuTableKind kind);
-void wick_gpu_table_page_set_document (WickGpuTablePage *self, WickDocument *document);
-WickTable *wick_gpu_table_page_get_table (WickGpuTablePage *self);
 void wick_gpu_table_page_set_filter (WickGpuTablePage *self, const char *text);
 /* The slices of row @index of the analysis (not a shown position): WickEventRef, by start. */
 GArray *wick_gpu_table_page_get_instances (WickGpuTablePage *self, guint index);
 /* The instance the timeline shows (@current of @n; -1 for none): the label
  * beside the previous/next buttons. */
 void wick_gpu_table_page_set_position (WickGpuTablePage *self, gint current, guint n);
-const char *wick_gpu_table_page_get_position_text (WickGpuTablePage *self);
 
 #define WICK_TYPE_GPU_OVERVIEW_PAGE (wick_gpu_overview_page_get_type ())
 G_DECLARE_FINAL_TYPE (WickGpuOverviewPage, wick_gpu_overview_page, WICK, GPU_OVERVIEW_PAGE,
                       WickPage)
 
 GtkWidget *wick_gpu_overview_page_new (WickSelection *selection);
-void wick_gpu_overview_page_set_document (WickGpuOverviewPage *self, WickDocument *document);
-/* "steps" or "devices". */
-WickTable *wick_gpu_overview_page_get_table (WickGpuOverviewPage *self, const char *name);
-/* The launch figures' line, as shown. */
-const char *wick_gpu_overview_page_get_launches_text (WickGpuOverviewPage *self);
 /* The step whose bar is at @x of the chart (its allocation's coordinates),
  * -1 when none. */
 gint wick_gpu_overview_page_step_at (WickGpuOverviewPage *self, double x);

@@ -1,6 +1,7 @@
 /* wick-health-page.c — see wick-health-page.h for the contract; the static widget tree is
  * the template data/ui/wick-health-page.ui. */
 #include "wick-health-page.h"
+#include "wick-health-page-private.h"
 
 #include <glib/gi18n.h>
 
@@ -262,12 +263,6 @@ void
 wick_health_page_set_document (WickHealthPage *self, WickDocument *document)
 {
   wick_page_set_document (WICK_PAGE (self), document);
-}
-
-void
-wick_health_page_document_changed (WickHealthPage *self)
-{
-  wick_page_document_changed (WICK_PAGE (self));
 }
 
 WickTable *

@@ -20,13 +20,5 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickHealthPage, wick_health_page, WICK, HEALTH_PAGE, WickPage)
 
 GtkWidget *wick_health_page_new (WickSelection *selection);
-void wick_health_page_set_document (WickHealthPage *self, WickDocument *document);
-void wick_health_page_document_changed (WickHealthPage *self);
-WickTable *wick_health_page_get_table (WickHealthPage *self);
-guint wick_health_page_get_n_errors (WickHealthPage *self);
-guint wick_health_page_get_n_warnings (WickHealthPage *self);
-/* Pending issues of a run in progress (provisional health), and the header. */
-guint wick_health_page_get_n_pending (WickHealthPage *self);
-const char *wick_health_page_get_title (WickHealthPage *self);
 
 G_END_DECLS

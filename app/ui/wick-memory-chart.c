@@ -1,5 +1,6 @@
 /* wick-memory-chart.c — see wick-memory-chart.h for the contract. */
 #include "wick-memory-chart.h"
+#include "wick-memory-chart-private.h"
 
 #include <glib/gi18n.h>
 #include <math.h>

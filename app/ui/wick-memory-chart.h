@@ -50,9 +50,6 @@ void wick_memory_chart_free (WickMemoryChart *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickMemoryChart, wick_memory_chart_free)
 
 guint wick_memory_chart_get_n_devices (WickMemoryChart *self);
-const char *wick_memory_chart_get_device_name (WickMemoryChart *self, guint i);
-/* Logical series of device @i, NULL when it has no memory events. */
-const WickMemorySeries *wick_memory_chart_get_logical (WickMemoryChart *self, guint i);
 void wick_memory_chart_get_extent (WickMemoryChart *self, guint64 *start_ns, guint64 *end_ns);
 
 void wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemoryViewport *view);
@@ -82,11 +79,6 @@ void wick_memory_chart_y_axis (WickMemoryChart *self, const WickMemoryViewport *
  * highest value ("cuda:0 — reserved 60 GiB (off scale)"). */
 char *wick_memory_chart_panel_title (WickMemoryChart *self, const WickMemoryViewport *view,
                                      guint i);
-/* The peak markers of device @i as drawn, with their label boxes: placed
- * labels never overlap each other, a marker or the axis. Returns how many. */
-guint wick_memory_chart_peak_labels (WickMemoryChart *self, cairo_t *cr,
-                                     const WickMemoryViewport *view, guint i,
-                                     WickMemoryPeakLabel out[5]);
 /* Bottom-to-top drawing order of the categories. */
 extern const guint wick_memory_stack_order[5];
 

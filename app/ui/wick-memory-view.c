@@ -1,5 +1,6 @@
 /* wick-memory-view.c — see wick-memory-view.h for the contract. */
 #include "wick-memory-view.h"
+#include "wick-memory-view-private.h"
 #include "wick-rebuild-throttle.h"
 #include "wick-timeline-axis.h"
 

@@ -34,8 +34,4 @@ void wick_memory_view_toggle_series (WickMemoryView *self, guint bit);
 /* The y-axis as log10(1 + bytes), as the legend's "log scale" box switches it. */
 void wick_memory_view_set_log_scale (WickMemoryView *self, gboolean log_scale);
 
-/* Shows the readout as if the pointer were at widget x @x (< 0 hides it);
- * for tests and screenshots. */
-void wick_memory_view_set_hover (WickMemoryView *self, double x);
-
 G_END_DECLS

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "wick-ranks-page.h"
+#include "wick-ranks-page-private.h"
 
 #include <adwaita.h>
 #include <errno.h>

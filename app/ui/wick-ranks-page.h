@@ -26,14 +26,6 @@ G_DECLARE_FINAL_TYPE (WickRanksPage, wick_ranks_page, WICK, RANKS_PAGE, WickPage
  * page only; else the merged trace is rewritten on the new clocks and
  * reloaded into @window. */
 GtkWidget *wick_ranks_page_new (WickRankJob *job, WickWindow *window, const char *merged);
-const WickRankJob *wick_ranks_page_get_job (WickRanksPage *self);
-
-/* For tests: a rank's offset entry (µs, Enter sets it) and pin button, and
- * whether the timeline's trace is being rewritten. */
-GtkWidget *wick_ranks_page_get_offset_entry (WickRanksPage *self, int rank);
-GtkWidget *wick_ranks_page_get_pin_button (WickRanksPage *self, int rank);
-GtkWidget *wick_ranks_page_get_load_button (WickRanksPage *self, int rank);
-gboolean wick_ranks_page_is_realigning (WickRanksPage *self);
 
 /* Opens @files (n >= 2 PyTorch profiler traces, one a rank) in @window as one
  * job: the reduction and the merged, aligned trace on a worker thread

@@ -1,5 +1,6 @@
 /* wick-selection.c — see wick-selection.h for the contract. */
 #include "wick-selection.h"
+#include "wick-selection-private.h"
 
 struct _WickSelection
 {

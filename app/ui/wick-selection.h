@@ -33,7 +33,6 @@ void wick_selection_set_visible (WickSelection *self, guint64 start_ns, guint64 
 
 void wick_selection_get_range (WickSelection *self, guint64 *start_ns, guint64 *end_ns);
 void wick_selection_set_range (WickSelection *self, guint64 start_ns, guint64 end_ns);
-gboolean wick_selection_has_range (WickSelection *self);
 
 WickRecordType wick_selection_get_record (WickSelection *self, gint64 *index);
 /* Selects a document record; a span also selects its slice event. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-snapshot-window.h"
+#include "wick-snapshot-window-private.h"
 
 #include <glib/gi18n.h>
 #include <math.h>

@@ -1,5 +1,6 @@
 /* wick-table.c — see wick-table.h for the contract. */
 #include "wick-table.h"
+#include "wick-table-private.h"
 
 #include "wick-document.h"
 
@@ -1552,10 +1553,4 @@ wick_table_set_class_func (WickTable *self, WickTableClassFunc func)
   g_return_if_fail (self->columns->len > 0);
   Column *column = g_ptr_array_index (self->columns, self->columns->len - 1);
   column->style = func;
-}
-
-gboolean
-wick_table_page_can_wait (GtkWidget *page, WickDocument *document)
-{
-  return document != NULL && !wick_document_is_finished (document) && !gtk_widget_get_mapped (page);
 }

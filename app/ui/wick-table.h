@@ -43,18 +43,6 @@ void wick_table_free (WickTable *self);
 
 /* The scrolled window holding the column view (owned by the table until packed). */
 GtkWidget *wick_table_get_widget (WickTable *self);
-/* NULL for a drawn table. */
-GtkColumnView *wick_table_get_column_view (WickTable *self);
-/* The drawn table's widget (inside wick_table_get_widget's), NULL otherwise. */
-GtkWidget *wick_table_get_drawn (WickTable *self);
-/* The rows shown, sorted and filtered, with the selection. */
-GtkSelectionModel *wick_table_get_model (WickTable *self);
-guint wick_table_get_n_columns (WickTable *self);
-/* A drawn table's middle of the row shown at @position in its widget's
- * coordinates (G_MAXUINT: the header's), scrolled as it is; -1 otherwise. */
-double wick_table_get_row_y (WickTable *self, guint position);
-/* Activates the row shown at @position, as Enter or a double click does. */
-void wick_table_activate (WickTable *self, guint position);
 
 void wick_table_add_column (WickTable *self, const char *title, WickTableTextFunc text,
                             WickTableCompareFunc compare, gboolean expand, gboolean numeric);
@@ -123,18 +111,9 @@ char *wick_table_get_text (WickTable *self, guint position, guint column);
  * (their titles say "(ns)", "(B)"), other cells as shown; tabs and
  * newlines inside a cell become spaces. NULL when no row is selected. */
 char *wick_table_to_tsv (WickTable *self, gboolean selected);
-/* The position of the selected row, GTK_INVALID_LIST_POSITION when none. */
-guint wick_table_get_selected (WickTable *self);
 /* Called when a row is selected or activated. */
 void wick_table_set_row_func (WickTable *self, WickTableRowFunc func);
 /* Selects the shown row with this kind and index, if shown. */
 gboolean wick_table_select (WickTable *self, guint kind, guint index);
-
-/* Pages of tables over a document: TRUE when a refresh may wait because @page
- * is not on screen and @document is still growing (a live one). Rebuilding
- * tables relayouts their rows, which took most of a live window's main
- * thread while the pages were hidden (docs/performance.md, "Live view"); the
- * page then refreshes when it is mapped again, or when its getters are read. */
-gboolean wick_table_page_can_wait (GtkWidget *page, WickDocument *document);
 
 G_END_DECLS

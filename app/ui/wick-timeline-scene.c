@@ -1,5 +1,6 @@
 /* wick-timeline-scene.c — see wick-timeline-scene.h for the contract. */
 #include "wick-timeline-scene.h"
+#include "wick-timeline-scene-private.h"
 
 #include <glib/gi18n.h>
 #include <math.h>

@@ -114,8 +114,6 @@ guint wick_timeline_scene_get_n_tracks (WickTimelineScene *self);
 guint32 wick_timeline_scene_get_track (WickTimelineScene *self, guint i);
 /* The name the gutter shows for model track @track. */
 const char *wick_timeline_scene_get_track_name (WickTimelineScene *self, guint32 track);
-/* Height in pixels of model track @track as laid out. */
-int wick_timeline_scene_get_track_height (WickTimelineScene *self, guint32 track);
 /* Where track @track is drawn in @view (x is the plot, y its top); FALSE
  * when hidden (collapsed) or scrolled out. */
 gboolean wick_timeline_scene_track_rect (WickTimelineScene *self, const WickTimelineViewport *view,
@@ -140,35 +138,15 @@ gboolean wick_timeline_scene_get_track_collapsed (WickTimelineScene *self, guint
 /* Every process and every collapsible track collapsed (@collapsed), or all
  * expanded, deep threads included: Collapse All and Expand All. */
 void wick_timeline_scene_set_all_collapsed (WickTimelineScene *self, gboolean collapsed);
-/* The share of [@t0, @t1) that process @process (>= 0), else track @track,
- * is busy, as the summary row draws it: 0 to 1. */
-double wick_timeline_scene_busy_fraction (WickTimelineScene *self, gint32 process, guint32 track,
-                                          guint64 t0, guint64 t1);
 /* Copies collapsed processes, collapsed or expanded tracks (the user's
  * choices; defaults are the new scene's own) and pinned tracks of @from (a
  * scene of an earlier version of the same document), matched by pid and by
  * (pid, tid, kind, name). */
 void wick_timeline_scene_copy_state (WickTimelineScene *self, WickTimelineScene *from);
 
-/* The legend of the last frame drawn with view->legend on a Chrome trace:
- * the names that took the most of the screen (their drawn width over every
- * visible row, as time: the @i-th's @visible_ns), at most
- * WICK_TIMELINE_LEGEND_MAX, most first, each drawn with its stable hue (a
- * candle-graph trace's legend shows the step hues instead). Returns how many. */
-guint wick_timeline_scene_get_legend (WickTimelineScene *self, guint i, const char **name,
-                                      guint64 *visible_ns);
-
 /* The CUDA graphs of the document (model/wick-gpu-graphs.h), built on first use. */
 WickGpuGraphs *wick_timeline_scene_get_graphs (WickTimelineScene *self);
 
-/* ProfilerStep#N steps shown in the step row, and the row's top (-1 without steps). */
-guint wick_timeline_scene_get_n_steps (WickTimelineScene *self);
-int wick_timeline_scene_get_step_row_top (WickTimelineScene *self);
-/* The short label drawn by a Wick record's marker ("mark: step 3",
- * "evict embed", "denoise accepted"). */
-const char *wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension);
-/* Aligned (host-time) start of a candle-graph device interval. */
-guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval);
 /* Start and end of @event as drawn (device clocks aligned). */
 void wick_timeline_scene_event_extent (WickTimelineScene *self, WickEventRef event,
                                        guint64 *start_ns, guint64 *end_ns);
@@ -228,9 +206,6 @@ WickTimelineGutterHit wick_timeline_scene_hit_gutter (WickTimelineScene *self,
                                                       const WickTimelineViewport *view, double x,
                                                       double y, guint32 *index);
 
-/* Where a span is drawn (before clipping to the view); FALSE when off-screen. */
-gboolean wick_timeline_scene_span_rect (WickTimelineScene *self, const WickTimelineViewport *view,
-                                        guint span, cairo_rectangle_t *rect);
 /* Where any event is drawn; FALSE when off-screen or hidden. Zero-length
  * events get the width of their mark. */
 gboolean wick_timeline_scene_event_rect (WickTimelineScene *self, const WickTimelineViewport *view,

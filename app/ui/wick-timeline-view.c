@@ -1,5 +1,6 @@
 /* wick-timeline-view.c — see wick-timeline-view.h for the contract. */
 #include "wick-timeline-view.h"
+#include "wick-timeline-view-private.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>

@@ -88,15 +88,12 @@ gboolean wick_timeline_view_click (WickTimelineView *self, double x, double y);
 /* What a double-click at (x, y) does: fits the slice there (a span, an async
  * slice, a GPU kernel or other device interval) and selects it. */
 void wick_timeline_view_double_click (WickTimelineView *self, double x, double y);
-/* What `f` does: fits the selected slice, of any of those kinds. */
-gboolean wick_timeline_view_fit_selected (WickTimelineView *self);
 /* The full name of the track whose label is at (x, y) in the gutter (what
  * its tooltip shows), NULL elsewhere; g_free it. */
 char *wick_timeline_view_label_at (WickTimelineView *self, double x, double y);
 /* The label column's width (WICK_TIMELINE_GUTTER), what dragging its right
  * edge sets, clamped to [WICK_TIMELINE_GUTTER_MIN, _MAX]. */
 void wick_timeline_view_set_gutter_width (WickTimelineView *self, int width);
-int wick_timeline_view_get_gutter_width (WickTimelineView *self);
 /* Selects the event one flow step from the selected one (] and [ keys):
  * @direction > 0 along its outgoing flow, < 0 back along an incoming one,
  * and reveals it. FALSE when there is none. */

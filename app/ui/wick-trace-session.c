@@ -207,12 +207,6 @@ wick_trace_session_get_document_serial (WickTraceSession *self)
   return self->document_serial;
 }
 
-gboolean
-wick_trace_session_is_growing (WickTraceSession *self)
-{
-  return self->document != NULL && !wick_document_is_finished (self->document);
-}
-
 WickTimelineScene *
 wick_trace_session_take_scene (WickTraceSession *self)
 {
@@ -223,12 +217,6 @@ WickMemoryChart *
 wick_trace_session_take_chart (WickTraceSession *self)
 {
   return g_steal_pointer (&self->chart);
-}
-
-WickTracks *
-wick_trace_session_get_tracks (WickTraceSession *self)
-{
-  return self->document ? wick_document_get_tracks (self->document) : NULL;
 }
 
 gboolean

@@ -61,16 +61,12 @@ void wick_trace_session_document_changed (WickTraceSession *self);
 guint64 wick_trace_session_get_generation (WickTraceSession *self);
 /* Counts every document set only. */
 guint64 wick_trace_session_get_document_serial (WickTraceSession *self);
-/* TRUE while the document may still grow (set and not finished). */
-gboolean wick_trace_session_is_growing (WickTraceSession *self);
 
 /* The loading worker's scene and chart for the current document, each
  * given once (NULL when none or taken). */
 WickTimelineScene *wick_trace_session_take_scene (WickTraceSession *self);
 WickMemoryChart *wick_trace_session_take_chart (WickTraceSession *self);
 
-/* The document's track model, NULL without a document. */
-WickTracks *wick_trace_session_get_tracks (WickTraceSession *self);
 /* TRUE when @document has GPU work (a kernel, memcpy or memset of a
  * trace-event file): the GPU pages are shown. */
 gboolean wick_trace_session_document_has_gpu_work (WickDocument *document);

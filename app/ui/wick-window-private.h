@@ -42,4 +42,10 @@ gboolean wick_window_export_trace_finish (WickWindow *self, GAsyncResult *result
 /* TRUE while an Export Trace of the window runs. */
 gboolean wick_window_get_exporting (WickWindow *self);
 
+/* What only the tests call. */
+gboolean wick_window_get_live (WickWindow *self);
+gboolean wick_window_get_follow_newest (WickWindow *self);
+/* The message of banner @id, NULL when it is not shown (for tests). */
+const char *wick_window_get_banner (WickWindow *self, const char *id);
+
 G_END_DECLS

@@ -63,9 +63,7 @@ GtkWidget *wick_window_get_timeline (WickWindow *self);
 
 /* Live mode: follow-newest timeline, live title decorations. */
 void wick_window_set_live (WickWindow *self, gboolean live);
-gboolean wick_window_get_live (WickWindow *self);
 void wick_window_set_follow_newest (WickWindow *self, gboolean follow);
-gboolean wick_window_get_follow_newest (WickWindow *self);
 
 /* Title and subtitle of the header (e.g. program name, "pid 1234 · live"). */
 void wick_window_set_title_text (WickWindow *self, const char *title, const char *subtitle);
@@ -81,8 +79,6 @@ void wick_window_add_page (WickWindow *self, const char *name, const char *title
 void wick_window_show_banner (WickWindow *self, const char *id, const char *message,
                               const char *button_label, const char *action_name);
 void wick_window_hide_banner (WickWindow *self, const char *id);
-/* The message of banner @id, NULL when it is not shown (for tests). */
-const char *wick_window_get_banner (WickWindow *self, const char *id);
 
 void wick_window_add_toast (WickWindow *self, AdwToast *toast);
 

@@ -41,8 +41,11 @@
 #include "app-test-ui.h"
 #include "model/wick-gpu-analysis.h"
 #include "model/wick-tracks.h"
+#include "model/wick-tracks-private.h"
 #include "ui/wick-costs-page.h"
+#include "ui/wick-costs-page-private.h"
 #include "ui/wick-gpu-pages.h"
+#include "ui/wick-gpu-pages-private.h"
 
 #define RUNS 5
 

@@ -18,6 +18,7 @@
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
 #include "ui/wick-snapshot-window.h"
+#include "ui/wick-snapshot-window-private.h"
 
 #define RUNS 20
 #define ROW 18 /* SEGMENT_ROW_HEIGHT */

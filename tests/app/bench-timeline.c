@@ -26,6 +26,7 @@
 
 #include "model/wick-document.h"
 #include "model/wick-tracks.h"
+#include "model/wick-tracks-private.h"
 #include "ui/wick-timeline-scene.h"
 
 static void

@@ -14,6 +14,7 @@
 #include "compare-workload.h"
 #include "ui/wick-application.h"
 #include "ui/wick-compare-window.h"
+#include "ui/wick-compare-window-private.h"
 #include "ui/wick-timeline-view.h"
 
 static WickApplication *app;

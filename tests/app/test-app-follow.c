@@ -17,11 +17,14 @@
 
 #include "app-test-ui.h"
 #include "ui/session/wick-follow-session.h"
+#include "ui/session/wick-follow-session-private.h"
 #include "ui/session/wick-live-session.h"
 #include "ui/wick-application.h"
 #include "ui/wick-health-page.h"
+#include "ui/wick-health-page-private.h"
 #include "ui/wick-window-private.h"
 #include "ui/wick-timeline-scene.h"
+#include "ui/wick-timeline-scene-private.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-window.h"
 

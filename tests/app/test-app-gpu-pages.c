@@ -18,12 +18,15 @@
 #include "model/wick-gpu-analysis.h"
 #include "ui/wick-application.h"
 #include "ui/wick-details-pane.h"
+#include "ui/wick-details-pane-private.h"
 #include "ui/wick-format.h"
 #include "ui/wick-gpu-pages.h"
+#include "ui/wick-gpu-pages-private.h"
 #include "ui/wick-record-text.h"
 #include "ui/wick-timeline-scene.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-window-private.h"
+#include "ui/wick-table-private.h"
 
 static WickApplication *app;
 

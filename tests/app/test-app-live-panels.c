@@ -15,8 +15,11 @@
 
 #include "app-test-ui.h"
 #include "ui/session/wick-live-session.h"
+#include "ui/session/wick-live-session-private.h"
 #include "ui/session/wick-stages-panel.h"
+#include "ui/session/wick-stages-panel-private.h"
 #include "ui/session/wick-weights-panel.h"
+#include "ui/session/wick-weights-panel-private.h"
 #include "ui/wick-application.h"
 #include "ui/wick-window.h"
 

@@ -12,8 +12,11 @@
 #include "app-test-ui.h"
 #include "app-test-util.h"
 #include "ui/wick-costs-page.h"
+#include "ui/wick-costs-page-private.h"
 #include "ui/wick-coverage-page.h"
+#include "ui/wick-coverage-page-private.h"
 #include "ui/wick-health-page.h"
+#include "ui/wick-health-page-private.h"
 
 static GObject *
 template_child (gpointer page, GType type, const char *name, GType expected)

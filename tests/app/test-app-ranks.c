@@ -13,6 +13,7 @@
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
 #include "ui/wick-ranks-page.h"
+#include "ui/wick-ranks-page-private.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-timeline-scene.h"
 #include <json-glib/json-glib.h>

@@ -11,9 +11,11 @@
 
 #include "app-test-ui.h"
 #include "ui/wick-compare-window.h"
+#include "ui/wick-compare-window-private.h"
 #include "ui/wick-costs-page.h"
 #include "ui/wick-coverage-page.h"
 #include "ui/wick-details-pane.h"
+#include "ui/wick-details-pane-private.h"
 #include "ui/wick-health-page.h"
 #include "ui/wick-memory-view.h"
 #include "ui/wick-timeline-overview.h"

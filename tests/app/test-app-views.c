@@ -8,14 +8,19 @@
 
 #include "app-test-util.h"
 #include "model/wick-chrome-import.h"
+#include "model/wick-chrome-import-private.h"
 #include "ui/wick-format.h"
+#include "ui/wick-format-private.h"
 #include "ui/wick-memory-chart.h"
+#include "ui/wick-memory-chart-private.h"
 #include "ui/wick-palette.h"
 #include "ui/wick-render.h"
 #include "ui/wick-selection.h"
+#include "ui/wick-selection-private.h"
 #include "ui/wick-timeline-axis.h"
 #include "ui/wick-record-text.h"
 #include "ui/wick-timeline-scene.h"
+#include "ui/wick-timeline-scene-private.h"
 
 #define META APP_TEST_META
 

@@ -22,6 +22,7 @@
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
 #include "ui/wick-snapshot-window.h"
+#include "ui/wick-snapshot-window-private.h"
 #include "ui/wick-window-private.h"
 #include "ui/wick-window.h"
 

@@ -11,6 +11,7 @@
 
 #include "client/wick-live-stream.h"
 #include "wick-document.h"
+#include "wick-document-private.h"
 #include "wick-record.h"
 
 #define META                                                                                       \

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "wick-archive.h"
+#include "wick-archive-private.h"
 #include "wick-ranks.h"
 
 static const char *generator, *maker, *wick_trace;

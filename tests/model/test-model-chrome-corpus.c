@@ -11,6 +11,7 @@
 #include "model-test-util.h"
 #include "wick-chrome-import.h"
 #include "wick-tracks.h"
+#include "wick-tracks-private.h"
 
 static char *
 corpus_dir (const char *sub)

@@ -9,6 +9,7 @@
 #include "model-test-util.h"
 #include "wick-chrome-export.h"
 #include "wick-chrome-import.h"
+#include "wick-chrome-import-private.h"
 #include "wick-device-clock.h"
 #include "wick-tracks.h"
 

@@ -12,9 +12,11 @@
 
 #include "model-test-util.h"
 #include "wick-chrome-import.h"
+#include "wick-chrome-import-private.h"
 #include "wick-input.h"
 #include "wick-memory-series.h"
 #include "wick-tracks.h"
+#include "wick-document-private.h"
 
 static char *
 write_temp (const char *name, const void *data, gsize len)

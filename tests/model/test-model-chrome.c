@@ -9,10 +9,12 @@
 
 #include "model-test-util.h"
 #include "wick-chrome-import.h"
+#include "wick-chrome-import-private.h"
 #include "wick-compare.h"
 #include "wick-memory-series.h"
 #include "wick-span-costs.h"
 #include "wick-tracks.h"
+#include "wick-document-private.h"
 
 static char *
 data_path (const char *name)

@@ -8,6 +8,8 @@
 #include <math.h>
 
 #include "wick-json-scanner.h"
+#include "wick-json-scanner-private.h"
+#include "wick-document-private.h"
 
 typedef struct
 {

@@ -6,6 +6,7 @@
 #include "wick-memory-series.h"
 #include "wick-range-summary.h"
 #include "wick-span-costs.h"
+#include "wick-span-costs-private.h"
 
 static WickDocument *
 load_train (void)

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "wick-document.h"
+#include "wick-document-private.h"
 #include "wick-input.h"
 
 static char *dir;

@@ -6,6 +6,7 @@
 
 #include "model-test-util.h"
 #include "wick-tracks.h"
+#include "wick-document-private.h"
 
 static char *
 data_path (const char *name)

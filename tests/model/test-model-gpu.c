@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "wick-chrome-import.h"
+#include "wick-chrome-import-private.h"
 #include "wick-gpu-analysis.h"
 #include "wick-gpu-graphs.h"
 #include "wick-tracks.h"
+#include "wick-tracks-private.h"
 
 /* µs. Host: ProfilerStep#1 [0, 100) > aten::mm [10, 40) > cudaLaunchKernel
  * [12, 17) (correlation 7), and cudaGraphLaunch [50, 55) (correlation 9).

@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include "wick-document.h"
+#include "wick-document-private.h"
 
 static char *
 source_text (gsize *length)

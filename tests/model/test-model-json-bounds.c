@@ -25,7 +25,9 @@
 #include <zlib.h>
 
 #include "wick-chrome-import.h"
+#include "wick-chrome-import-private.h"
 #include "wick-document.h"
+#include "wick-document-private.h"
 #include "wick-input.h"
 
 static const char *wick_trace;

@@ -15,7 +15,9 @@
 
 #include "wick-memory-snapshot.h"
 #include "wick-snapshot-categories.h"
+#include "wick-memory-snapshot-private.h"
 #include "wick-pickle.h"
+#include "wick-pickle-private.h"
 
 static const char *wick_trace;
 static const char *python = "/usr/bin/python3";

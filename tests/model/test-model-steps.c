@@ -5,6 +5,7 @@
 
 #include "model-test-util.h"
 #include "wick-chrome-import.h"
+#include "wick-chrome-import-private.h"
 #include "wick-steps.h"
 
 static const char torch_trace[]

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "model-test-util.h"
+#include "wick-document-private.h"
 
 #define STATS(fields) "{\"kind\":\"tensor_stats\",\"span_id\":\"s1\"," fields "}"
 #define STATS_OK(label, shape, elements, non_finite, rms, abs_max, mean)                           \

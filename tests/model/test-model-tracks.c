@@ -5,6 +5,7 @@
 
 #include "model-test-util.h"
 #include "wick-tracks.h"
+#include "wick-tracks-private.h"
 
 static WickStr
 S (WickTracks *t, const char *s)

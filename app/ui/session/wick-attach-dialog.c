@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-attach-dialog.h"
+#include "wick-attach-dialog-private.h"
 
 #include <glib/gi18n.h>
 

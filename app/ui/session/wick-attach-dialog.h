@@ -23,8 +23,6 @@ G_DECLARE_FINAL_TYPE (WickAttachDialog, wick_attach_dialog, WICK, ATTACH_DIALOG,
 
 WickAttachDialog *wick_attach_dialog_new (WickApplication *app, GtkWindow *parent);
 void wick_attach_dialog_refresh (WickAttachDialog *self);
-/* Sessions listed (tests wait for the listing with wick_attach_dialog_is_listing). */
-guint wick_attach_dialog_get_n_sessions (WickAttachDialog *self);
 gboolean wick_attach_dialog_is_listing (WickAttachDialog *self);
 /* Attaches to the @index-th session listed; returns the window that will
  * show it (the attach runs in a worker thread; wick_live_session_from_window

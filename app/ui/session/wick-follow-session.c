@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-follow-session.h"
+#include "wick-follow-session-private.h"
 
 #include <glib/gi18n.h>
 

@@ -30,18 +30,7 @@ G_DECLARE_FINAL_TYPE (WickFollowSession, wick_follow_session, WICK, FOLLOW_SESSI
 /* Follows @path in @window (one on its welcome page, or a new one). NULL with
  * @error when the file cannot be opened. */
 WickFollowSession *wick_follow_session_start (WickWindow *window, const char *path, GError **error);
-WickFollowSession *wick_follow_session_from_window (WickWindow *window);
 
-WickDocument *wick_follow_session_get_document (WickFollowSession *self);
-/* TRUE once the terminal arrived, the writer went away, or a line failed. */
-gboolean wick_follow_session_is_ended (WickFollowSession *self);
-/* Times the file was truncated or replaced and read again from the start. */
-guint wick_follow_session_get_restarts (WickFollowSession *self);
-/* The last restart or end message shown in a banner, NULL before any. */
-const char *wick_follow_session_get_message (WickFollowSession *self);
-/* How many times the session looked for the file's writer after the file had
- * not grown for a second (when a writer gone is decided; tests wait on it). */
-guint wick_follow_session_get_idle_checks (WickFollowSession *self);
 /* Polls now (tests; the window polls by itself). */
 void wick_follow_session_poll (WickFollowSession *self);
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-live-session.h"
+#include "wick-live-session-private.h"
 
 #include <glib-unix.h>
 #include <glib/gi18n.h>

@@ -54,27 +54,10 @@ void wick_live_session_attach_async (WickWindow *window, const char *socket_path
 WickLiveSession *wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result,
                                                   GError **error);
 
-const char *wick_live_session_get_socket_path (WickLiveSession *self);
-/* TRUE once the process finished or died and the ring is drained. */
-gboolean wick_live_session_is_ended (WickLiveSession *self);
-/* A remote session whose link was lost: the reason its banner gives (NULL
- * while the link is up or after a clean end). */
-const char *wick_live_session_get_link_lost (WickLiveSession *self);
-/* A remote session's ssh (the attach link's), 0 for a local one. */
-int wick_live_session_get_ssh_pid (WickLiveSession *self);
-/* Tests: while @hold, no batch is committed, as when the main thread is
- * busy (a long analysis, a loaded machine); the worker's queue fills. */
-void wick_live_session_hold_commits (WickLiveSession *self, gboolean hold);
-guint64 wick_live_session_get_dropped (WickLiveSession *self);
-/* How often the view started over at its history limit. */
-guint wick_live_session_get_restarts (WickLiveSession *self);
 /* Commits what is ready and writes the lines the document holds as JSONL
  * (with a failed terminal saying the capture was cut when the process still
  * runs), copied from the spool. */
 gboolean wick_live_session_save (WickLiveSession *self, const char *path, GError **error);
-/* The Weights and Stages pages (WickWeightsPanel, WickStagesPanel). */
-GtkWidget *wick_live_session_get_weights_panel (WickLiveSession *self);
-GtkWidget *wick_live_session_get_stages_panel (WickLiveSession *self);
 /* The session shown in @window, or NULL. */
 WickLiveSession *wick_live_session_from_window (WickWindow *window);
 /* Shows @message as a toast on @window (wick-live-toasts.c): messages of
@@ -83,9 +66,6 @@ WickLiveSession *wick_live_session_from_window (WickWindow *window);
  * dismissed only from the frame clock, never by libadwaita 1.2's timer (which
  * crashes its toast overlay when it fires during the show animation). */
 void wick_live_window_toast_kind (WickWindow *window, const char *kind, const char *message);
-/* Toasts put on screen, messages merged into another, and toasts waiting. */
-void wick_live_window_get_toast_counts (WickWindow *window, guint *raised, guint *coalesced,
-                                        guint *waiting);
 /* The "run in progress" banner (wick-live-progress.c): while @document's
  * health is provisional, says the run is in progress and how many health
  * rules are pending until it ends (button: Health); hidden once the health is

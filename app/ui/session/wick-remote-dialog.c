@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-remote-dialog.h"
+#include "wick-remote-dialog-private.h"
 
 #include <glib/gi18n.h>
 

@@ -14,7 +14,6 @@
 
 #include <adwaita.h>
 
-
 G_BEGIN_DECLS
 
 /* The application that owns the windows (wick-application.h): opaque here,
@@ -35,17 +34,9 @@ void wick_remote_dialog_use_askpass (void);
 
 WickRemoteDialog *wick_remote_dialog_new (WickApplication *app, GtkWindow *parent);
 
-/* The hosts offered from ~/.ssh/config. */
-guint wick_remote_dialog_get_n_hosts (WickRemoteDialog *self);
-const char *wick_remote_dialog_get_host (WickRemoteDialog *self, guint index);
 /* Lists the sessions of @host (a config name or [ssh://][user@]host[:port]),
  * as picking its row or typing it does. */
 void wick_remote_dialog_list (WickRemoteDialog *self, const char *host);
-gboolean wick_remote_dialog_is_listing (WickRemoteDialog *self);
-guint wick_remote_dialog_get_n_sessions (WickRemoteDialog *self);
-gint64 wick_remote_dialog_get_session_pid (WickRemoteDialog *self, guint index);
-/* Why the last listing failed (NULL: it did not). */
-const char *wick_remote_dialog_get_error (WickRemoteDialog *self);
 /* Attaches the @index-th session listed (ssh://host/PID) and closes the
  * dialog; the window that will show it. */
 GtkWindow *wick_remote_dialog_attach (WickRemoteDialog *self, guint index);

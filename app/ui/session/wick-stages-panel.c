@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-stages-panel.h"
+#include "wick-stages-panel-private.h"
 
 #include <glib/gi18n.h>
 #include <math.h>

@@ -27,12 +27,5 @@ GtkWidget *wick_stages_panel_new (WickWindow *window, const char *socket_path);
 void wick_stages_panel_refresh (WickStagesPanel *self);
 void wick_stages_panel_capture (WickStagesPanel *self, const char *stage);
 void wick_stages_panel_release (WickStagesPanel *self, const char *stage);
-/* For tests: stages shown, a stage's state, the reason capture is off (NULL
- * when it is available), the last certificate's verdict (NULL before one). */
-guint wick_stages_panel_get_n_stages (WickStagesPanel *self);
-const char *wick_stages_panel_get_state (WickStagesPanel *self, const char *stage);
-const char *wick_stages_panel_get_unavailable_reason (WickStagesPanel *self);
-const char *wick_stages_panel_get_last_verdict (WickStagesPanel *self);
-guint wick_stages_panel_get_pending (WickStagesPanel *self);
 
 G_END_DECLS

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-weights-panel.h"
+#include "wick-weights-panel-private.h"
 
 #include <glib/gi18n.h>
 

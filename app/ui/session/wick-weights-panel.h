@@ -24,17 +24,10 @@ GtkWidget *wick_weights_panel_new (WickWindow *window, const char *socket_path);
 
 /* Asks the process for its modules now (tests call this, then iterate). */
 void wick_weights_panel_refresh (WickWeightsPanel *self);
-/* Rows shown, for tests: module count, and a module's "where", NULL if absent. */
-guint wick_weights_panel_get_n_modules (WickWeightsPanel *self);
-const char *wick_weights_panel_get_where (WickWeightsPanel *self, const char *module);
-/* A module row's subtitle as shown (size, parameters, where), NULL if absent. */
-const char *wick_weights_panel_get_subtitle (WickWeightsPanel *self, const char *module);
 /* What the buttons do (tier "auto", "disk" or "ram"). */
 void wick_weights_panel_evict (WickWeightsPanel *self, const char *module, const char *tier);
 void wick_weights_panel_restore (WickWeightsPanel *self, const char *module);
 void wick_weights_panel_restore_all (WickWeightsPanel *self);
-/* Requests in flight (tests wait for 0). */
-guint wick_weights_panel_get_pending (WickWeightsPanel *self);
 
 /* The words the page shows, in the current language with their plural forms
  * (tests check them): a module row's subtitle ("4.0 MiB · 1 parameter ·

@@ -5,6 +5,7 @@
 #include <wick/wick.h>
 
 #include "wick-document.h"
+#include "wick-document-private.h"
 
 #include <glib.h>
 #include <unistd.h>

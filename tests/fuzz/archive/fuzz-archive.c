@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "wick-archive.h"
+#include "wick-archive-private.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "wick-chrome-import.h"
+#include "wick-chrome-import-private.h"
 #include "wick-tracks.h"
 #include "wick-input.h"
 

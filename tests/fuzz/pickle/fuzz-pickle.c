@@ -6,7 +6,9 @@
  *   segment's block range, stacks' frames exist), or an error.
  * Bounds (lengths, depth, memo, stack) keep every input small in memory. */
 #include "wick-memory-snapshot.h"
+#include "wick-memory-snapshot-private.h"
 #include "wick-pickle.h"
+#include "wick-pickle-private.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -23,6 +23,7 @@
 #include "session/wick-live-session.h"
 #include "wick-application.h"
 #include "wick-window.h"
+#include "model/wick-document-private.h"
 
 static double
 process_cpu_seconds (void)

@@ -30,8 +30,10 @@
 
 #include "live-test-util.h"
 #include "session/wick-live-session.h"
+#include "session/wick-live-session-private.h"
 #include "wick-application.h"
 #include "wick-window.h"
+#include "model/wick-document-private.h"
 
 static gint64
 thread_cpu_us (void)

@@ -31,6 +31,7 @@
 #include "live-test-util.h"
 #include "session/wick-follow-session.h"
 #include "session/wick-live-session.h"
+#include "session/wick-live-session-private.h"
 #include "session/wick-weights-panel.h"
 #include "wick-application.h"
 #include "wick-window.h"

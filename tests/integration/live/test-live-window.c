@@ -18,13 +18,19 @@
 
 #include "live-test-util.h"
 #include "session/wick-attach-dialog.h"
+#include "session/wick-attach-dialog-private.h"
 #include "session/wick-live-session.h"
+#include "session/wick-live-session-private.h"
 #include "session/wick-stages-panel.h"
+#include "session/wick-stages-panel-private.h"
 #include "session/wick-weights-panel.h"
+#include "session/wick-weights-panel-private.h"
 #include "wick-application.h"
 #include "wick-health-page.h"
+#include "wick-health-page-private.h"
 #include "wick-window-private.h"
 #include "wick-window.h"
+#include "model/wick-document-private.h"
 
 static char *runtime_dir;
 

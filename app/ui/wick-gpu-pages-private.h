@@ -1,0 +1,19 @@
+/* wick-gpu-pages-private.h — what only the tests call of wick-gpu-pages.h (the app
+ * includes wick-gpu-pages.h alone). It declares no types: include it after
+ * wick-gpu-pages.h. */
+#pragma once
+
+G_BEGIN_DECLS
+
+void wick_gpu_table_page_set_document (WickGpuTablePage *self, WickDocument *document);
+WickTable *wick_gpu_table_page_get_table (WickGpuTablePage *self);
+const char *wick_gpu_table_page_get_position_text (WickGpuTablePage *self);
+void wick_gpu_overview_page_set_document (WickGpuOverviewPage *self, WickDocument *document);
+
+/* "steps" or "devices". */
+WickTable *wick_gpu_overview_page_get_table (WickGpuOverviewPage *self, const char *name);
+
+/* The launch figures' line, as shown. */
+const char *wick_gpu_overview_page_get_launches_text (WickGpuOverviewPage *self);
+
+G_END_DECLS

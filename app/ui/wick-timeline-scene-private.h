@@ -1,0 +1,39 @@
+/* wick-timeline-scene-private.h — what only the tests call of wick-timeline-scene.h (the app
+ * includes wick-timeline-scene.h alone). It declares no types: include it after
+ * wick-timeline-scene.h. */
+#pragma once
+
+G_BEGIN_DECLS
+
+/* Height in pixels of model track @track as laid out. */
+int wick_timeline_scene_get_track_height (WickTimelineScene *self, guint32 track);
+
+/* The share of [@t0, @t1) that process @process (>= 0), else track @track,
+ * is busy, as the summary row draws it: 0 to 1. */
+double wick_timeline_scene_busy_fraction (WickTimelineScene *self, gint32 process, guint32 track,
+                                          guint64 t0, guint64 t1);
+
+/* The legend of the last frame drawn with view->legend on a Chrome trace:
+ * the names that took the most of the screen (their drawn width over every
+ * visible row, as time: the @i-th's @visible_ns), at most
+ * WICK_TIMELINE_LEGEND_MAX, most first, each drawn with its stable hue (a
+ * candle-graph trace's legend shows the step hues instead). Returns how many. */
+guint wick_timeline_scene_get_legend (WickTimelineScene *self, guint i, const char **name,
+                                      guint64 *visible_ns);
+
+/* ProfilerStep#N steps shown in the step row, and the row's top (-1 without steps). */
+guint wick_timeline_scene_get_n_steps (WickTimelineScene *self);
+int wick_timeline_scene_get_step_row_top (WickTimelineScene *self);
+
+/* The short label drawn by a Wick record's marker ("mark: step 3",
+ * "evict embed", "denoise accepted"). */
+const char *wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension);
+
+/* Aligned (host-time) start of a candle-graph device interval. */
+guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval);
+
+/* Where a span is drawn (before clipping to the view); FALSE when off-screen. */
+gboolean wick_timeline_scene_span_rect (WickTimelineScene *self, const WickTimelineViewport *view,
+                                        guint span, cairo_rectangle_t *rect);
+
+G_END_DECLS
