@@ -9,11 +9,11 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
-#include <zlib.h>
 
 #include "wick-document.h"
 #include "wick-document-private.h"
 #include "wick-input.h"
+#include "model-test-gzip.h"
 
 static char *dir;
 
@@ -25,25 +25,6 @@ data_file (const char *folder, const char *name)
   gsize length = 0;
   g_assert_true (g_file_get_contents (path, &text, &length, NULL));
   return g_bytes_new_take (text, length);
-}
-
-static GBytes *
-gzip_bytes (GBytes *plain)
-{
-  gsize length;
-  const guint8 *data = g_bytes_get_data (plain, &length);
-  z_stream z = { 0 };
-  g_assert_cmpint (deflateInit2 (&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), ==, Z_OK);
-  gsize cap = deflateBound (&z, length) + 64;
-  guint8 *out = g_malloc (cap);
-  z.next_in = (guint8 *)data;
-  z.avail_in = (uInt)length;
-  z.next_out = out;
-  z.avail_out = (uInt)cap;
-  g_assert_cmpint (deflate (&z, Z_FINISH), ==, Z_STREAM_END);
-  gsize n = z.total_out;
-  deflateEnd (&z);
-  return g_bytes_new_take (out, n);
 }
 
 static char *
@@ -76,7 +57,8 @@ static void
 test_jsonl_gzip_cut_off (void)
 {
   g_autoptr (GBytes) plain = data_file ("model", "train-contract.jsonl");
-  g_autoptr (GBytes) gz = gzip_bytes (plain);
+  g_autoptr (GBytes) gz
+    = model_test_gzip_bytes (g_bytes_get_data (plain, NULL), g_bytes_get_size (plain));
   g_autofree char *path
     = write_file ("cut.jsonl.gz", g_bytes_get_data (gz, NULL), g_bytes_get_size (gz) / 2);
   g_autoptr (WickDocument) doc = load_failing (path, WICK_DOCUMENT_ERROR_TRUNCATED);
@@ -89,7 +71,7 @@ static void
 test_jsonl_gzip_corrupt (void)
 {
   g_autoptr (GBytes) plain = data_file ("model", "train-contract.jsonl");
-  g_autoptr (GBytes) gz = gzip_bytes (plain);
+  g_autoptr (GBytes) gz = model_test_gzip_bytes (g_bytes_get_data (plain, NULL), g_bytes_get_size (plain));
   gsize n = g_bytes_get_size (gz);
   g_autofree guint8 *bytes = g_memdup2 (g_bytes_get_data (gz, NULL), n);
   /* a run of 0xff in the middle of the deflate stream: an invalid block */
@@ -103,7 +85,7 @@ static void
 test_jsonl_over_decompression_limit (void)
 {
   g_autoptr (GBytes) plain = data_file ("model", "train-contract.jsonl");
-  g_autoptr (GBytes) gz = gzip_bytes (plain);
+  g_autoptr (GBytes) gz = model_test_gzip_bytes (g_bytes_get_data (plain, NULL), g_bytes_get_size (plain));
   g_autofree char *path
     = write_file ("large.jsonl.gz", g_bytes_get_data (gz, NULL), g_bytes_get_size (gz));
   g_assert_cmpuint (g_bytes_get_size (plain), >, 2048);

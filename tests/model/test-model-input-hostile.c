@@ -7,11 +7,11 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include "wick-document.h"
 #include "wick-document-private.h"
+#include "model-test-gzip.h"
 
 static char *
 source_text (gsize *length)
@@ -21,23 +21,6 @@ source_text (gsize *length)
   char *text = NULL;
   g_assert_true (g_file_get_contents (path, &text, length, NULL));
   return text;
-}
-
-static GBytes *
-gzip_bytes (const char *data, gsize length)
-{
-  z_stream z = { 0 };
-  g_assert_cmpint (deflateInit2 (&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), ==, Z_OK);
-  gsize cap = deflateBound (&z, length) + 64;
-  guint8 *out = g_malloc (cap);
-  z.next_in = (guint8 *)data;
-  z.avail_in = (uInt)length;
-  z.next_out = out;
-  z.avail_out = (uInt)cap;
-  g_assert_cmpint (deflate (&z, Z_FINISH), ==, Z_STREAM_END);
-  gsize n = z.total_out;
-  deflateEnd (&z);
-  return g_bytes_new_take (out, n);
 }
 
 /* A zstd stream with a 2 GiB window and no content size in its header, as
@@ -92,7 +75,7 @@ test_cut_compressed_keeps_records (void)
   gsize length;
   g_autofree char *text = source_text (&length);
   g_autofree char *dir = g_dir_make_tmp ("wick-input-XXXXXX", NULL);
-  g_autoptr (GBytes) gz = gzip_bytes (text, length);
+  g_autoptr (GBytes) gz = model_test_gzip_bytes (text, length);
   gsize zlength;
   const char *z = g_bytes_get_data (gz, &zlength);
   g_autoptr (GBytes) zst = zstd_long_bytes (text, length);

@@ -22,34 +22,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include <zlib.h>
 
 #include "wick-chrome-import.h"
 #include "wick-chrome-import-private.h"
 #include "wick-document.h"
 #include "wick-document-private.h"
 #include "wick-input.h"
+#include "model-test-gzip.h"
 
 static const char *wick_trace;
 static char *dir;
-
-/* One gzip member of @data. */
-static void
-append_member (GByteArray *out, const void *data, gsize length)
-{
-  z_stream z = { 0 };
-  g_assert_cmpint (deflateInit2 (&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), ==, Z_OK);
-  gsize cap = deflateBound (&z, length) + 64;
-  gsize at = out->len;
-  g_byte_array_set_size (out, (guint)(at + cap));
-  z.next_in = (guint8 *)data;
-  z.avail_in = (uInt)length;
-  z.next_out = out->data + at;
-  z.avail_out = (uInt)cap;
-  g_assert_cmpint (deflate (&z, Z_FINISH), ==, Z_STREAM_END);
-  g_byte_array_set_size (out, (guint)(at + z.total_out));
-  deflateEnd (&z);
-}
 
 /* head, then @repeat times @unit (64 MiB of it, compressed once), then tail:
  * concatenated gzip members, as `cat a.gz b.gz` makes them. */
@@ -62,11 +44,11 @@ write_bomb (const char *name, const char *head, const char *unit, guint repeat, 
   g_autofree char *plain = g_malloc (chunk_len);
   for (gsize i = 0; i < chunk_len; i += unit_len)
     memcpy (plain + i, unit, unit_len);
-  append_member (chunk, plain, chunk_len);
-  append_member (out, head, strlen (head));
+  model_test_gzip_append (chunk, plain, chunk_len, 9, 9);
+  model_test_gzip_append (out, head, strlen (head), 9, 9);
   for (guint i = 0; i < repeat; i++)
     g_byte_array_append (out, chunk->data, chunk->len);
-  append_member (out, tail, strlen (tail));
+  model_test_gzip_append (out, tail, strlen (tail), 9, 9);
   char *path = g_build_filename (dir, name, NULL);
   g_assert_true (g_file_set_contents (path, (const char *)out->data, out->len, NULL));
   g_test_message ("%s: %u bytes compressed, %" G_GUINT64_FORMAT " decompressed", name, out->len,
@@ -241,7 +223,7 @@ test_limits_in_process (void)
   gsize length;
   g_assert_true (g_file_get_contents (source, &text, &length, NULL));
   g_autoptr (GByteArray) gz = g_byte_array_new ();
-  append_member (gz, text, length);
+  model_test_gzip_append (gz, text, length, 9, 9);
   g_autofree char *path = g_build_filename (dir, "train.jsonl.gz", NULL);
   g_assert_true (g_file_set_contents (path, (const char *)gz->data, gz->len, NULL));
 
@@ -267,7 +249,7 @@ test_limits_in_process (void)
       g_string_append (chrome, ev);
     g_string_append (chrome, "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"end\",\"ts\":2,\"pid\":1,\"tid\":1}]}");
     g_autoptr (GByteArray) cz = g_byte_array_new ();
-    append_member (cz, chrome->str, chrome->len);
+    model_test_gzip_append (cz, chrome->str, chrome->len, 9, 9);
     g_autofree char *cpath = g_build_filename (dir, "repeated.json.gz", NULL);
     g_assert_true (g_file_set_contents (cpath, (const char *)cz->data, cz->len, NULL));
     g_test_message ("repeated.json.gz: %u bytes, ratio %" G_GSIZE_FORMAT ":1", cz->len,
