@@ -12,8 +12,9 @@
 #include "model/wick-gpu-analysis.h"
 #include "wick-format.h"
 
-gboolean
-wick_gpu_pages_wanted (WickDocument *document)
+/* Both pages are for a document with GPU work. */
+static gboolean
+gpu_page_wanted (WickPage *page, WickDocument *document)
 {
   return wick_trace_session_document_has_gpu_work (document);
 }
@@ -207,6 +208,7 @@ wick_gpu_table_page_dispose (GObject *object)
 static void
 wick_gpu_table_page_class_init (WickGpuTablePageClass *klass)
 {
+  WICK_PAGE_CLASS (klass)->wanted = gpu_page_wanted;
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   G_OBJECT_CLASS (klass)->dispose = wick_gpu_table_page_dispose;
   WICK_PAGE_CLASS (klass)->refresh = wick_gpu_table_page_refresh;
@@ -726,6 +728,7 @@ wick_gpu_overview_page_dispose (GObject *object)
 static void
 wick_gpu_overview_page_class_init (WickGpuOverviewPageClass *klass)
 {
+  WICK_PAGE_CLASS (klass)->wanted = gpu_page_wanted;
   G_OBJECT_CLASS (klass)->dispose = wick_gpu_overview_page_dispose;
   WICK_PAGE_CLASS (klass)->refresh = wick_gpu_overview_page_refresh;
 }

@@ -60,7 +60,4 @@ GtkWidget *wick_gpu_overview_page_new (WickSelection *selection);
  * -1 when none. */
 gint wick_gpu_overview_page_step_at (WickGpuOverviewPage *self, double x);
 
-/* TRUE when @document has GPU work: the window shows the pages. */
-gboolean wick_gpu_pages_wanted (WickDocument *document);
-
 G_END_DECLS

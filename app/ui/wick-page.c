@@ -288,6 +288,14 @@ wick_page_ensure_session (WickPage *self)
   return priv->session;
 }
 
+gboolean
+wick_page_is_wanted (WickPage *self, WickDocument *document)
+{
+  g_return_val_if_fail (WICK_IS_PAGE (self), FALSE);
+  WickPageClass *klass = WICK_PAGE_GET_CLASS (self);
+  return klass->wanted == NULL || klass->wanted (self, document);
+}
+
 void
 wick_page_set_document (WickPage *self, WickDocument *document)
 {

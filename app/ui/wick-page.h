@@ -58,8 +58,11 @@ struct _WickPageClass
    * schedules a throttled refresh; a page that redraws every frame (the
    * timeline) does its own. */
   void (*document_grew) (WickPage *self);
+  /* Whether the page has anything to show for @document (NULL: none);
+   * the window shows only the pages that do. The default: TRUE. */
+  gboolean (*wanted) (WickPage *self, WickDocument *document);
 
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 WickTraceSession *wick_page_get_session (WickPage *self);
@@ -68,6 +71,7 @@ WickSelection *wick_page_get_selection (WickPage *self);
 void wick_page_set_selection (WickPage *self, WickSelection *selection);
 /* The session's document (NULL without a session or document). */
 WickDocument *wick_page_get_document (WickPage *self);
+gboolean wick_page_is_wanted (WickPage *self, WickDocument *document);
 
 const char *wick_page_get_title (WickPage *self);
 void wick_page_set_title (WickPage *self, const char *title);

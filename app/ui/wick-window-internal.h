@@ -64,7 +64,6 @@ struct _WickWindow
   GtkWidget *details;
   /* the GPU pages (wick-gpu-pages.h), shown for documents with GPU work */
   GtkWidget *gpu_overview, *kernels, *operators;
-  AdwViewStackPage *gpu_stack_pages[3];
   GtkWidget *match_page; /* the Kernels or Operators page whose row the matches are */
 
   WickDocument *document;

@@ -33,15 +33,20 @@ static GParamSpec *properties[N_PROPS];
 
 /* ---- document ---- */
 
-/* The GPU pages, shown for a document with GPU work (they read it from the
- * session). */
+/* The pages shown are those with something to show for @document
+ * (wick_page_is_wanted: the GPU pages for GPU work). */
 static void
-gpu_pages_set_document (WickWindow *self, WickDocument *document)
+pages_set_document (WickWindow *self, WickDocument *document)
 {
-  gboolean wanted = wick_gpu_pages_wanted (document);
   self->match_page = NULL;
-  for (guint i = 0; i < G_N_ELEMENTS (self->gpu_stack_pages); i++)
-    adw_view_stack_page_set_visible (self->gpu_stack_pages[i], wanted);
+  g_autoptr (GListModel) pages = G_LIST_MODEL (adw_view_stack_get_pages (self->views));
+  for (guint i = 0; i < g_list_model_get_n_items (pages); i++)
+    {
+      g_autoptr (AdwViewStackPage) page = g_list_model_get_item (pages, i);
+      GtkWidget *child = adw_view_stack_page_get_child (page);
+      if (WICK_IS_PAGE (child))
+        adw_view_stack_page_set_visible (page, wick_page_is_wanted (WICK_PAGE (child), document));
+    }
 }
 
 /* A Kernels or Operators row: its slices become the timeline's matches,
@@ -86,11 +91,11 @@ gpu_pages_init (WickWindow *self)
     {
       WickPage *page = WICK_PAGE (pages[i].widget);
       wick_page_set_session (page, self->session);
-      self->gpu_stack_pages[i] = adw_view_stack_add_titled (self->views, pages[i].widget,
-                                                            pages[i].name,
-                                                            wick_page_get_title (page));
-      adw_view_stack_page_set_icon_name (self->gpu_stack_pages[i], wick_page_get_icon_name (page));
-      adw_view_stack_page_set_visible (self->gpu_stack_pages[i], FALSE);
+      AdwViewStackPage *stack_page = adw_view_stack_add_titled (self->views, pages[i].widget,
+                                                                pages[i].name,
+                                                                wick_page_get_title (page));
+      adw_view_stack_page_set_icon_name (stack_page, wick_page_get_icon_name (page));
+      adw_view_stack_page_set_visible (stack_page, wick_page_is_wanted (page, NULL));
     }
   for (guint i = 1; i < G_N_ELEMENTS (pages); i++)
     {
@@ -112,7 +117,7 @@ views_set_document (WickWindow *self, WickDocument *document, WickWindowDerived 
                                            g_steal_pointer (&derived->scene),
                                            g_steal_pointer (&derived->chart),
                                            g_steal_pointer (&derived->costs));
-  gpu_pages_set_document (self, document);
+  pages_set_document (self, document);
 }
 
 /* The pages refresh when shown (wick-page.h); the timeline is told even
