@@ -456,6 +456,54 @@ test_snapshot_categories_from_records (void)
       app_test_save_png (GTK_WIDGET (main_window), png);
     }
 
+  /* wick.torch's own pair from an H200 (tests/data/snapshot/h200-pair.*):
+   * every storage it tracked is found in the allocator's history */
+  g_autofree char *real_trace = g_build_filename (dir, "h200.jsonl.gz", NULL);
+  g_autofree char *real_snap = g_build_filename (dir, "h200.memory.pickle", NULL);
+  {
+    g_autofree char *t = NULL, *p = NULL;
+    gsize n_t, n_p;
+    g_autofree char *src_t = data_path ("h200-pair.jsonl.gz");
+    g_autofree char *src_p = data_path ("h200-pair.memory.pickle.gz");
+    g_assert_true (g_file_get_contents (src_t, &t, &n_t, NULL));
+    g_assert_true (g_file_get_contents (src_p, &p, &n_p, NULL));
+    g_assert_true (g_file_set_contents (real_trace, t, (gssize)n_t, NULL));
+    g_assert_true (g_file_set_contents (real_snap, p, (gssize)n_p, NULL));
+  }
+  g_autoptr (GFile) real_file = g_file_new_for_path (real_trace);
+  wick_window_load_file (main_window, real_file);
+  APP_TEST_WAIT (has_document, main_window, 60000);
+  WickSnapshotWindow *real = wait_snapshot_page (main_window, 9);
+  wick_window_show_page (main_window, "memory-snapshot");
+  APP_TEST_WAIT (has_match_counts, real, 20000);
+  const WickSnapshotMatchCounts *rc = wick_snapshot_window_get_match_counts (real);
+  g_test_message ("h200 pair: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " matched",
+                  rc->matched, rc->allocations);
+  g_assert_cmpuint (rc->lifetimes_matched, ==, rc->record_lifetimes);
+  g_assert_cmpuint (rc->record_lifetimes, >, 30);
+  WickMemorySnapshot *rs = wick_snapshot_window_get_snapshot (real);
+  guint64 peak;
+  gint64 peak_us;
+  g_assert_true (wick_memory_snapshot_get_peak (rs, &peak, &peak_us));
+  wick_snapshot_window_select_time (real, peak_us);
+  /* the largest live row a record explains */
+  for (guint row = 0; row < wick_snapshot_window_get_n_live_rows (real); row++)
+    {
+      wick_snapshot_window_select_row (real, row);
+      if (strstr (wick_snapshot_window_get_details (real), "The trace's record") != NULL)
+        break;
+    }
+  g_test_message ("%s", wick_snapshot_window_get_details (real));
+  g_assert_nonnull (strstr (wick_snapshot_window_get_details (real), "The trace's record"));
+  app_test_wait_drawn (wick_snapshot_window_get_chart (real), 20000, "the snapshot chart");
+  if (shots != NULL)
+    {
+      g_autofree char *png = g_build_filename (shots, "snapshot-records-h200.png", NULL);
+      app_test_save_png (GTK_WIDGET (main_window), png);
+    }
+  g_unlink (real_trace);
+  g_unlink (real_snap);
+
   /* the same snapshot in a window of its own: categories from its frames */
   WickSnapshotWindow *alone = wick_snapshot_window_new (GTK_APPLICATION (app), snap);
   APP_TEST_WAIT (not_loading, alone, 20000);

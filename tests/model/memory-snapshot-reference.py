@@ -110,7 +110,9 @@ def categories(snap, trace_path, peak_us):
     definitions in app/model/wick-snapshot-categories.h."""
     import datetime
     meta, events, bad = None, [], 0
-    with open(trace_path) as f:
+    with open(trace_path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    with (gzip.open(trace_path, "rt") if gz else open(trace_path)) as f:
         for line in f:
             if not line.strip():
                 continue

@@ -431,6 +431,34 @@ test_snapshot_categories (void)
       assert_json_equal (plain, b);
     }
 
+  /* a real pair: wick.torch's trace and the snapshot it wrote beside it (H200) */
+  {
+    g_autofree char *data = snapshot_data_dir ();
+    g_autofree char *real_snap = g_build_filename (data, "h200-pair.memory.pickle.gz", NULL);
+    g_autofree char *real_trace = g_build_filename (data, "h200-pair.jsonl.gz", NULL);
+    const char *ours_argv[] = { wick_trace, "memory", "--json", real_snap, "--trace", real_trace,
+                                NULL };
+    const char *theirs_argv[] = { python, reference, real_snap, "--trace", real_trace, NULL };
+    g_autofree char *ours = NULL, *theirs = NULL, *err1 = NULL, *err2 = NULL;
+    g_assert_cmpint (run_argv (ours_argv, &ours, &err1), ==, 0);
+    if (run_argv (theirs_argv, &theirs, &err2) != 0)
+      g_error ("memory-snapshot-reference.py --trace: %s", err2);
+    g_test_message ("%s", ours);
+    g_autoptr (JsonNode) a = parse_json (theirs);
+    g_autoptr (JsonNode) b = parse_json (ours);
+    assert_json_equal (a, b);
+    JsonObject *cats = json_object_get_object_member (json_node_get_object (b), "categories");
+    JsonObject *records = json_object_get_object_member (cats, "records");
+    JsonObject *clock = json_object_get_object_member (cats, "clock");
+    g_assert_cmpstr (json_object_get_string_member (clock, "source"), ==, "meta_timestamp");
+    /* the meta's millisecond and the tracker's lag: well under 2 ms */
+    g_assert_cmpint (ABS (json_object_get_int_member (clock, "correction_us")), <, 2000);
+    g_assert_cmpint (json_object_get_int_member (records, "lifetimes"), >, 30);
+    g_assert_cmpint (json_object_get_int_member (records, "lifetimes_matched"), ==,
+                     json_object_get_int_member (records, "lifetimes"));
+    g_assert_cmpint (json_object_get_int_member (cats, "ambiguous"), ==, 0);
+  }
+
   /* the matcher itself: the counts the script's comment implies */
   g_autoptr (GError) error = NULL;
   g_autoptr (WickMemorySnapshot) s = wick_memory_snapshot_load (snap, NULL, NULL, NULL, &error);
