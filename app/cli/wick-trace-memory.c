@@ -247,10 +247,11 @@ print_json (WickMemorySnapshot *s, guint top_n, WickSnapshotCategories *cats)
     }
   json_builder_set_member_name (b, "oom");
   json_builder_begin_array (b);
-  for (guint i = 0; i < n_entries; i++)
+  guint n_ooms;
+  const guint32 *ooms = wick_memory_snapshot_get_oom_entries (s, &n_ooms);
+  for (guint o = 0; o < n_ooms; o++)
     {
-      if (entries[i].action != WICK_TRACE_OOM)
-        continue;
+      guint i = ooms[o];
       json_builder_begin_object (b);
       json_builder_set_member_name (b, "device");
       json_builder_add_int_value (b, entries[i].device_index);
@@ -332,15 +333,17 @@ print_text (const char *file, WickMemorySnapshot *s, guint top_n, WickSnapshotCa
               " entries outside it left out); %s allocated at its start\n",
               from_us, to_us, n_outside, at_start);
     }
-  for (guint i = 0; i < n_entries; i++)
-    if (entries[i].action == WICK_TRACE_OOM)
-      {
-        g_autofree char *want = g_format_size_full (entries[i].size, G_FORMAT_SIZE_IEC_UNITS);
-        g_autofree char *free_bytes = g_format_size_full (entries[i].addr, G_FORMAT_SIZE_IEC_UNITS);
-        printf ("  OOM on device %u at time_us %" G_GINT64_FORMAT
-                ": %s asked, %s free on the device\n",
-                entries[i].device_index, entries[i].time_us, want, free_bytes);
-      }
+  guint n_ooms;
+  const guint32 *ooms = wick_memory_snapshot_get_oom_entries (s, &n_ooms);
+  for (guint o = 0; o < n_ooms; o++)
+    {
+      guint i = ooms[o];
+      g_autofree char *want = g_format_size_full (entries[i].size, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *free_bytes = g_format_size_full (entries[i].addr, G_FORMAT_SIZE_IEC_UNITS);
+      printf ("  OOM on device %u at time_us %" G_GINT64_FORMAT
+              ": %s asked, %s free on the device\n",
+              entries[i].device_index, entries[i].time_us, want, free_bytes);
+    }
   g_autoptr (GArray) top = top_stacks (s);
   if (top->len > 0)
     printf ("  largest live stacks:\n");

@@ -34,6 +34,7 @@ struct _WickMemorySnapshot
   GArray *allocated;      /* WickSnapshotPoint */
   GArray *reserved;
   GArray *allocations; /* WickSnapshotAllocation */
+  GArray *ooms;        /* guint32: the oom entries' indices, in entry order */
   guint n_devices;
   guint64 allocated_now, reserved_now;
   gboolean has_peak;
@@ -178,6 +179,8 @@ typedef struct _ListState
   guint64 n_seen; /* entries read, in the range or not */
   guint64 n_extra;   /* allocations made after the entries (live blocks) */
   guint64 n_dropped; /* slots dropped (freed before the range) */
+  guint64 bytes_before_history; /* sizes of the slots with alloc_us G_MININT64 */
+  GArray *ooms;      /* guint32: oom entries of the range, indexing @entries */
   /* Appends to entries, alloc_changes and reserve_changes go through these
    * first and are flushed a batch at a time (g_array_append_val is a call
    * and a capacity check per entry); list_state_flush before any reads. */
@@ -243,6 +246,7 @@ list_state_new (void)
   ls->free_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
   ls->alloc_changes = g_array_new (FALSE, FALSE, sizeof (Change));
   ls->reserve_changes = g_array_new (FALSE, FALSE, sizeof (Change));
+  ls->ooms = g_array_new (FALSE, FALSE, sizeof (guint32));
   ls->first_us = G_MAXINT64;
   return ls;
 }
@@ -258,6 +262,7 @@ list_state_free (gpointer p)
   g_array_unref (ls->free_slots);
   g_array_unref (ls->alloc_changes);
   g_array_unref (ls->reserve_changes);
+  g_array_unref (ls->ooms);
   g_free (ls);
 }
 
@@ -581,7 +586,11 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
     ls->first_us = t; /* the series starts at the first entry's time, as the viewer's */
   ls->n_seen++;
   if (in_range)
-    stage_entry (ls, e);
+    {
+      if (G_UNLIKELY (e->action == WICK_TRACE_OOM))
+        g_array_append_val (ls->ooms, index);
+      stage_entry (ls, e);
+    }
   else
     l->n_outside++;
 
@@ -599,6 +608,8 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
           if (in_range)
             a.alloc_entry = index;
           guint32 slot = alloc_slot (ls, &a);
+          if (G_UNLIKELY (t == G_MININT64))
+            ls->bytes_before_history += a.size; /* counted as live before, as derive_device would */
           addr_map_insert (&ls->open, e->addr, slot + 1);
           if (in_range)
             {
@@ -642,6 +653,7 @@ match_entry (Loader *l, ListState *ls, const WickSnapshotEntry *e)
               WickSnapshotAllocation a
                 = { e->addr, e->size, G_MININT64, t, t, NO_INDEX, NO_INDEX, NO_INDEX, 0, e->stack };
               alloc_slot (ls, &a);
+              ls->bytes_before_history += a.size;
             }
           if (in_range)
             {
@@ -825,6 +837,25 @@ on_item (guint64 list_id, guint64 index, const WickPickleValue *item, gpointer u
   return WICK_PICKLE_KEEP;
 }
 
+/* A history entry the reader gives as a record (wick_pickle_reader_set_record_func):
+ * what on_item does with a dict that has "action" and "addr" or "device_free". */
+static WickPickleVerdict
+on_record (guint64 list_id, guint64 index, const WickPickleValue *const *found,
+           gpointer user_data, GError **error)
+{
+  Loader *l = user_data;
+  (void)index;
+  if (l->progress != NULL && (++l->n_items_seen & 4095) == 0)
+    l->progress (wick_input_get_consumed (l->input), wick_input_get_size (l->input),
+                 l->progress_data);
+  Keys k;
+  memcpy (k.found, found, sizeof k.found);
+  return read_entry (l, list_id, &k, error) ? WICK_PICKLE_TAKEN : WICK_PICKLE_FAILED;
+}
+
+/* The keys on_item takes an entry by (bits of scan_names). */
+static const guint32 entry_masks[] = { 1u << 0 | 1u << 1, 1u << 0 | 1u << 8 };
+
 static WickMemorySnapshot *
 snapshot_new (const char *name)
 {
@@ -843,6 +874,7 @@ snapshot_new (const char *name)
   s->allocated = g_array_new (FALSE, FALSE, sizeof (WickSnapshotPoint));
   s->reserved = g_array_new (FALSE, FALSE, sizeof (WickSnapshotPoint));
   s->allocations = g_array_new (FALSE, FALSE, sizeof (WickSnapshotAllocation));
+  s->ooms = g_array_new (FALSE, FALSE, sizeof (guint32));
   s->unmodelled_names = g_ptr_array_new_with_free_func (g_free);
   s->unmodelled_counts = g_array_new (FALSE, FALSE, sizeof (guint64));
   s->from_us = G_MININT64;
@@ -867,6 +899,7 @@ wick_memory_snapshot_free (WickMemorySnapshot *s)
   g_array_unref (s->allocated);
   g_array_unref (s->reserved);
   g_array_unref (s->allocations);
+  g_array_unref (s->ooms);
   g_ptr_array_unref (s->unmodelled_names);
   g_array_unref (s->unmodelled_counts);
   g_free (s);
@@ -1020,8 +1053,9 @@ derive_device (Loader *l, guint device, ListState *ls, GArray **alloc_changes,
     ls = empty = list_state_new ();
   list_state_flush (ls);
   guint32 offset = s->entries->len;
-  for (guint i = 0; i < ls->entries->len; i++)
-    g_array_index (ls->entries, WickSnapshotEntry, i).device_index = device;
+  if (device != 0) /* (entries are made with device_index 0) */
+    for (guint i = 0; i < ls->entries->len; i++)
+      g_array_index (ls->entries, WickSnapshotEntry, i).device_index = device;
   if (s->entries->len == 0)
     {
       /* the usual one device: take the array rather than copy it */
@@ -1033,6 +1067,11 @@ derive_device (Loader *l, guint device, ListState *ls, GArray **alloc_changes,
     g_array_append_vals (s->entries, ls->entries->data, ls->entries->len);
   if (ls->n_seen > 0)
     *first_us = MIN (*first_us, ls->first_us);
+  for (guint i = 0; i < ls->ooms->len; i++)
+    {
+      guint32 oom = g_array_index (ls->ooms, guint32, i) + offset;
+      g_array_append_val (s->ooms, oom);
+    }
 
   guint64 reserved_now = 0;
   for (guint k = 0; k < s->segments->len; k++)
@@ -1060,6 +1099,7 @@ derive_device (Loader *l, guint device, ListState *ls, GArray **alloc_changes,
                 b->stack,   NO_INDEX,          bi,         device,     NO_INDEX };
           ls->n_extra++;
           alloc_slot (ls, &a);
+          ls->bytes_before_history += a.size;
         }
     }
 
@@ -1068,15 +1108,22 @@ derive_device (Loader *l, guint device, ListState *ls, GArray **alloc_changes,
    * in that order already: fixed up in place and taken, not copied. */
   if (ls->n_dropped == 0 && s->allocations->len == 0)
     {
-      guint64 start = 0;
-      for (guint i = 0; i < ls->allocs->len; i++)
+      guint64 start = ls->bytes_before_history;
+      /* a pass over the slots only where it changes them or the start is
+       * not yet known: a device after the first, or a range (slots are
+       * made with device_index 0) */
+      if (device != 0 || offset != 0 || l->from_us != G_MININT64)
         {
-          WickSnapshotAllocation *a = &g_array_index (ls->allocs, WickSnapshotAllocation, i);
-          a->device_index = device;
-          if (a->alloc_entry != NO_INDEX)
-            a->alloc_entry += offset;
-          if (a->alloc_us == G_MININT64 || a->alloc_us < l->from_us)
-            start += a->size;
+          start = 0;
+          for (guint i = 0; i < ls->allocs->len; i++)
+            {
+              WickSnapshotAllocation *a = &g_array_index (ls->allocs, WickSnapshotAllocation, i);
+              a->device_index = device;
+              if (a->alloc_entry != NO_INDEX)
+                a->alloc_entry += offset;
+              if (a->alloc_us == G_MININT64 || a->alloc_us < l->from_us)
+                start += a->size;
+            }
         }
       GArray *tmp = s->allocations;
       s->allocations = ls->allocs;
@@ -1090,7 +1137,7 @@ changes:;
   GArray **all[2] = { alloc_changes, reserve_changes };
   for (guint k = 0; k < 2; k++)
     {
-      for (guint i = 0; i < (*mine[k])->len; i++)
+      for (guint i = 0; i < (*mine[k])->len && offset != 0; i++)
         g_array_index (*mine[k], Change, i).entry += offset;
       if ((*all[k])->len == 0)
         {
@@ -1201,6 +1248,8 @@ load_input (WickInput *input, const char *name, gint64 from_us, gint64 to_us,
   l.stack_by_content = g_hash_table_new_full (stack_key_hash, stack_key_equal, g_free, NULL);
   l.keys = wick_pickle_key_cache_new (scan_names, G_N_ELEMENTS (scan_names));
   wick_pickle_reader_set_element_func (reader, on_item, &l);
+  wick_pickle_reader_set_record_func (reader, l.keys, entry_masks, G_N_ELEMENTS (entry_masks),
+                                      on_record, &l);
   wick_pickle_reader_set_cancellable (reader, cancellable);
   l.input = input;
   l.progress = progress;
@@ -1307,6 +1356,13 @@ wick_memory_snapshot_get_entries (WickMemorySnapshot *s, guint *n)
 {
   *n = s->entries->len;
   return (const WickSnapshotEntry *)(gpointer)s->entries->data;
+}
+
+const guint32 *
+wick_memory_snapshot_get_oom_entries (WickMemorySnapshot *s, guint *n)
+{
+  *n = s->ooms->len;
+  return (const guint32 *)(gpointer)s->ooms->data;
 }
 
 guint

@@ -153,6 +153,8 @@ const WickSnapshotSegment *wick_memory_snapshot_get_segments (WickMemorySnapshot
 const WickSnapshotBlock *wick_memory_snapshot_get_blocks (WickMemorySnapshot *s, guint *n);
 /* Entries of every device, device by device, each in file order. */
 const WickSnapshotEntry *wick_memory_snapshot_get_entries (WickMemorySnapshot *s, guint *n);
+/* The indices of the oom entries (WICK_TRACE_OOM) among them, in their order. */
+const guint32 *wick_memory_snapshot_get_oom_entries (WickMemorySnapshot *s, guint *n);
 guint wick_memory_snapshot_get_n_devices (WickMemorySnapshot *s); /* device_traces' length */
 
 guint64 wick_memory_snapshot_get_allocated (WickMemorySnapshot *s);

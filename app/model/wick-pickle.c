@@ -21,6 +21,22 @@
 #define MEMO_PAGE_BITS 12
 #define MEMO_PAGE_SLOTS (1u << MEMO_PAGE_BITS)
 #define SPARE_ITEMS_MAX 64 /* a kept container's item array is at most this long */
+#define KEY_CACHE_MAX 16
+/* Records (fast_records): a batch begun with fewer bytes than this left in
+ * the buffer first moves them to its front and reads more; at most this many
+ * items and pairs an item, else the batch is read the ordinary way. */
+#define REFILL_AHEAD (128 * 1024)
+#define RECORDS_MAX 2048
+#define RECORD_PAIRS_MAX 32
+#define RECORD_MASKS_MAX 4
+
+/* A PUT inside a batch of records, made when the batch is: @value is the
+ * PUT's value, or of type VALUE_RELEASED for the item's own dict. */
+typedef struct
+{
+  guint64 key;
+  WickPickleValue value;
+} RecordPut;
 
 struct _WickPickleObject
 {
@@ -87,6 +103,25 @@ struct _WickPickleReader
    * arrays: a snapshot makes and drops one dict per history entry. */
   WickPickleObject *spare[FREE_OBJECTS_MAX];
   guint n_spare;
+
+  /* Records (wick_pickle_reader_set_record_func, fast_records) */
+  WickPickleRecordFunc record_func;
+  gpointer record_data;
+  WickPickleKeyCache *record_keys;
+  guint32 record_masks[RECORD_MASKS_MAX];
+  guint n_record_masks;
+  WickPickleValue *record_values; /* n keys per item of the batch */
+  const WickPickleValue **record_found; /* n keys per item: into record_values, or NULL */
+  RecordPut *record_puts;
+  gsize n_record_puts_max;
+  WickPickleObject **record_made; /* strs the batch made, its references */
+  guint rec_put_kind; /* 1: MEMOIZE, 2: BINPUT/LONG_BINPUT (a batch uses one kind) */
+  guint64 rec_last_put, rec_memo_count;
+  gsize rec_n_puts;
+  gsize n_record_made_max;
+  /* A read error of refill_ahead, given when the bytes past it are needed
+   * (where the ordinary read would have met it). */
+  GError *pending_error;
 };
 
 static const char *const opcode_names[256] = {
@@ -335,7 +370,6 @@ wick_pickle_value_lookup (const WickPickleValue *value, const char *key)
   return NULL;
 }
 
-#define KEY_CACHE_MAX 16
 #define KEY_TAG_BITS 5 /* key index + 1, or KEY_TAG_NONE */
 #define KEY_TAG_NONE 31
 
@@ -376,6 +410,26 @@ wick_pickle_key_cache_free (WickPickleKeyCache *cache)
   g_free (cache);
 }
 
+/* @text's key in @cache: its index + 1, or KEY_TAG_NONE; remembered in its key_tag. */
+static inline guint
+key_cache_index (const WickPickleKeyCache *cache, WickPickleObject *text)
+{
+  guint32 mine = cache->serial << KEY_TAG_BITS;
+  guint32 tag = text->key_tag;
+  if (G_UNLIKELY ((tag & ~(guint32)KEY_TAG_NONE) != mine))
+    {
+      tag = mine | KEY_TAG_NONE;
+      for (guint k = 0; k < cache->n; k++)
+        if (text->len == cache->lengths[k] && memcmp (text->data, cache->keys[k], text->len) == 0)
+          {
+            tag = mine | (k + 1);
+            break;
+          }
+      text->key_tag = tag;
+    }
+  return tag & KEY_TAG_NONE;
+}
+
 void
 wick_pickle_value_lookup_cached (const WickPickleValue *value, WickPickleKeyCache *cache,
                                  const WickPickleValue **out)
@@ -386,27 +440,12 @@ wick_pickle_value_lookup_cached (const WickPickleValue *value, WickPickleKeyCach
   if (value == NULL || value->type != WICK_PICKLE_DICT)
     return;
   const WickPickleObject *dict = value->as.object;
-  guint32 mine = cache->serial << KEY_TAG_BITS;
   const WickPickleValue *key = dict->items, *end = dict->items + (dict->len & ~(gsize)1);
   for (; key < end; key += 2)
     {
       if (key->type != WICK_PICKLE_STR)
         continue;
-      WickPickleObject *text = key->as.object;
-      guint32 tag = text->key_tag;
-      if (G_UNLIKELY ((tag & ~(guint32)KEY_TAG_NONE) != mine))
-        {
-          tag = mine | KEY_TAG_NONE;
-          for (guint k = 0; k < n; k++)
-            if (text->len == cache->lengths[k]
-                && memcmp (text->data, cache->keys[k], text->len) == 0)
-              {
-                tag = mine | (k + 1);
-                break;
-              }
-          text->key_tag = tag;
-        }
-      guint k = tag & KEY_TAG_NONE;
+      guint k = key_cache_index (cache, key->as.object);
       if (k != KEY_TAG_NONE)
         out[k - 1] = key + 1; /* the last one when repeated */
     }
@@ -488,6 +527,11 @@ wick_pickle_reader_free (WickPickleReader *reader)
       g_free (reader->spare[i]);
     }
   memo_free (reader);
+  g_free (reader->record_values);
+  g_free (reader->record_found);
+  g_free (reader->record_puts);
+  g_free (reader->record_made);
+  g_clear_error (&reader->pending_error);
   g_free (reader->marks.at);
   g_clear_object (&reader->cancellable);
   g_free (reader->buffer);
@@ -509,6 +553,20 @@ wick_pickle_reader_set_element_func (WickPickleReader *reader, WickPickleElement
 {
   reader->element_func = func;
   reader->element_data = user_data;
+}
+
+void
+wick_pickle_reader_set_record_func (WickPickleReader *reader, WickPickleKeyCache *keys,
+                                    const guint32 *masks, guint n_masks,
+                                    WickPickleRecordFunc func, gpointer user_data)
+{
+  g_return_if_fail (n_masks <= RECORD_MASKS_MAX && (func == NULL || (keys != NULL && n_masks > 0)));
+  reader->record_func = func;
+  reader->record_data = user_data;
+  reader->record_keys = keys;
+  reader->n_record_masks = n_masks;
+  for (guint i = 0; i < n_masks; i++)
+    reader->record_masks[i] = masks[i];
 }
 
 void
@@ -595,6 +653,11 @@ need_slow (WickPickleReader *reader, gsize n, GError **error)
     }
   while (reader->len < n && !reader->eof)
     {
+      if (G_UNLIKELY (reader->pending_error != NULL))
+        {
+          g_propagate_error (error, g_steal_pointer (&reader->pending_error));
+          return FALSE;
+        }
       gssize got = wick_input_read (reader->input, reader->buffer + reader->len,
                                     BUFFER_SIZE - reader->len, error);
       if (got < 0)
@@ -609,6 +672,33 @@ need_slow (WickPickleReader *reader, gsize n, GError **error)
                      " more bytes needed at byte %" G_GUINT64_FORMAT ")",
                      n - reader->len, reader->base + reader->len);
   return TRUE;
+}
+
+/* Moves what is left to the buffer's front and reads until it is full, the
+ * input ends or fails; a failure is kept in pending_error for need_slow,
+ * which gives it when the bytes are needed, as its own read would have. */
+static void
+refill_ahead (WickPickleReader *reader)
+{
+  if (reader->eof || reader->pending_error != NULL || reader->len - reader->pos == BUFFER_SIZE)
+    return;
+  if (reader->pos > 0)
+    {
+      memmove (reader->buffer, reader->buffer + reader->pos, reader->len - reader->pos);
+      reader->base += reader->pos;
+      reader->len -= reader->pos;
+      reader->pos = 0;
+    }
+  while (reader->len < BUFFER_SIZE && !reader->eof)
+    {
+      gssize got = wick_input_read (reader->input, reader->buffer + reader->len,
+                                    BUFFER_SIZE - reader->len, &reader->pending_error);
+      if (got < 0)
+        return;
+      if (got == 0)
+        reader->eof = TRUE;
+      reader->len += (gsize)got;
+    }
 }
 
 /* Copies @n bytes into @dest, any length. */
@@ -1507,6 +1597,398 @@ step (WickPickleReader *reader, gboolean *stop, WickPickleValue *result, GError 
 /* Bytes left in the buffer for fast_run: more than any operand it reads. */
 #define FAST_MARGIN 16
 
+/* The value memo slot @key holds, or NULL: never set, released, or past the memo. */
+static inline const WickPickleValue *
+memo_value_at (const MemoPage *pages, guint64 memo_len, guint64 key)
+{
+  if (key >= memo_len)
+    return NULL;
+  const MemoPage *page = &pages[key >> MEMO_PAGE_BITS];
+  if (page->slots == NULL)
+    return NULL;
+  const WickPickleValue *slot = &page->slots[key & (MEMO_PAGE_SLOTS - 1)];
+  return slot->type > WICK_PICKLE_DICT ? NULL : slot;
+}
+
+static inline gboolean
+is_put_op (guint8 op)
+{
+  return op == 0x94 || op == 'q' || op == 'r';
+}
+
+/* Past any FRAME opcodes at @q (framing may come between any two opcodes);
+ * buffer[q] may be read for q < end + FAST_MARGIN. */
+static inline gsize
+skip_frames (const guint8 *buffer, gsize q, gsize end)
+{
+  while (G_UNLIKELY (buffer[q] == 0x95) && q < end)
+    q += 9;
+  return q;
+}
+
+/* The PUT at buffer[q] inside a batch of records, of @v (VALUE_RELEASED: the
+ * item's own dict), checked and set aside in record_puts: the offset after
+ * it, or 0 when the batch cannot go on as records. Its state is in the
+ * reader's rec_ fields, so that fast_records' locals stay in registers. */
+static G_NO_INLINE gsize
+record_put (WickPickleReader *reader, gsize q, WickPickleValue v)
+{
+  const guint8 *op = reader->buffer + q;
+  guint64 key;
+  if (op[0] == 0x94)
+    {
+      if (reader->rec_put_kind == 2)
+        return 0;
+      reader->rec_put_kind = 1;
+      key = reader->rec_memo_count;
+      q += 1;
+    }
+  else
+    {
+      key = op[0] == 'q' ? op[1] : read_le (op + 1, 4);
+      q += op[0] == 'q' ? 2 : 5;
+      /* increasing keys within the memo's slots: none PUT twice */
+      if (reader->rec_put_kind == 1 || (reader->rec_put_kind == 2 && key <= reader->rec_last_put)
+          || key >= reader->memo_len)
+        return 0;
+      reader->rec_put_kind = 2;
+      reader->rec_last_put = key;
+    }
+  if (key >= reader->limits.max_memo)
+    return 0;
+  if (key < reader->memo_len)
+    {
+      const MemoPage *page = &reader->memo_pages[key >> MEMO_PAGE_BITS];
+      guint i = (guint)(key & (MEMO_PAGE_SLOTS - 1));
+      if ((page->slots != NULL ? page->slots[i].type : memo_page_bit_state (page, i))
+          != VALUE_UNSET)
+        return 0;
+    }
+  if (reader->rec_n_puts == reader->n_record_puts_max)
+    {
+      reader->n_record_puts_max = MAX (256, reader->n_record_puts_max * 2);
+      reader->record_puts = g_renew (RecordPut, reader->record_puts, reader->n_record_puts_max);
+    }
+  reader->record_puts[reader->rec_n_puts].key = key;
+  reader->record_puts[reader->rec_n_puts].value = v;
+  reader->rec_n_puts++;
+  reader->rec_memo_count++;
+  return q;
+}
+
+/* What memo_put does for a PUT that fast_records checked: the slot was never
+ * set, the key is under the limit and at most the memo's end. */
+static void
+memo_commit_put (WickPickleReader *reader, const RecordPut *put)
+{
+  guint64 key = put->key;
+  if (reader->memo_len <= key)
+    {
+      guint from = reader->memo_len;
+      reader->memo_len = MAX ((guint)key + 1, from + from / 2 + 64);
+      guint n_pages = (reader->memo_len + MEMO_PAGE_SLOTS - 1) / MEMO_PAGE_SLOTS;
+      if (n_pages > reader->n_memo_pages)
+        {
+          reader->memo_pages = g_renew (MemoPage, reader->memo_pages, n_pages);
+          memset (reader->memo_pages + reader->n_memo_pages, 0,
+                  (n_pages - reader->n_memo_pages) * sizeof (MemoPage));
+          reader->n_memo_pages = n_pages;
+        }
+    }
+  MemoPage *page = &reader->memo_pages[key >> MEMO_PAGE_BITS];
+  WickPickleValue *slot = &memo_page_slots (page)[key & (MEMO_PAGE_SLOTS - 1)];
+  reader->memo_count++;
+  if (put->value.type == VALUE_RELEASED)
+    {
+      /* the item's dict: put, then taken and released (release_memo) */
+      slot->type = VALUE_RELEASED;
+      return;
+    }
+  page->n_values++;
+  value_ref (slot, &put->value);
+  if (is_object_type (slot->type))
+    slot->as.object->memo_slot = (gint64)key;
+}
+
+/* The item arrays, at their whole size once: record_found points into record_values. */
+static void
+records_alloc (WickPickleReader *reader)
+{
+  gsize n = (gsize)RECORDS_MAX * reader->record_keys->n;
+  reader->record_values = g_new (WickPickleValue, n);
+  reader->record_found = g_new (const WickPickleValue *, n);
+}
+
+/* A batch of records (wick_pickle_reader_set_record_func) from the MARK at
+ * *@pos_io, the list being on top of the @sl values of the stack: 1 when it
+ * was read whole up to its APPENDS (*@pos_io past it), 0 when it is not one
+ * (nothing changed but the keys' cached tags: fast_run or step() read it),
+ * -1 with @error when the record callback failed.
+ *
+ * The batch is read once: each item's known values into record_values, its
+ * PUTs and the strs it makes set aside. Every check that the ordinary reading
+ * of these opcodes makes is made on the way (the marks, the stack and the
+ * items kept against their limits, a PUT's slot never set, a GET's slot set
+ * before the batch, nesting); anything else, a GET of a slot the batch itself
+ * PUTs among them, stops it with 0. Only at the APPENDS do the PUTs go into
+ * the memo, and then the callback is called for each item. */
+static int
+fast_records (WickPickleReader *reader, gsize *pos_io, guint sl, GError **error)
+{
+  const guint8 *buffer = reader->buffer;
+  gsize end = reader->len > FAST_MARGIN ? reader->len - FAST_MARGIN : 0;
+  const MemoPage *pages = reader->memo_pages;
+  guint64 memo_len = reader->memo_len;
+  const WickPickleKeyCache *cache = reader->record_keys;
+  guint n_keys = cache->n;
+  guint max_depth = reader->limits.max_depth;
+  WickPickleObject *list = reader->stack.values[sl - 1].as.object;
+
+  /* MARK twice (the batch's, an item's) and APPENDS' checks */
+  if (list->sealed || (guint64)reader->marks.len + 2 > reader->limits.max_marks
+      || (reader->marks.len > 0 && reader->marks.at[reader->marks.len - 1] >= sl))
+    return 0;
+
+  if (reader->record_values == NULL)
+    records_alloc (reader);
+  guint n_records = 0, n_made = 0;
+  guint64 kept = 0;
+  reader->rec_put_kind = 0;
+  reader->rec_last_put = 0;
+  reader->rec_memo_count = reader->memo_count;
+  reader->rec_n_puts = 0;
+  gsize q = *pos_io + 1;
+  int result = 0;
+  for (;;)
+    {
+      q = skip_frames (buffer, q, end);
+      if (q >= end)
+        goto stop;
+      if (buffer[q] == 'e')
+        break;
+      /* EMPTY_DICT, its PUT, MARK */
+      if (buffer[q] != '}' || n_records == RECORDS_MAX)
+        goto stop;
+      WickPickleValue *values = reader->record_values + (gsize)n_records * n_keys;
+      const WickPickleValue **found = reader->record_found + (gsize)n_records * n_keys;
+      for (guint k = 0; k < n_keys; k++)
+        found[k] = NULL;
+      guint32 present = 0;
+      guint n_values = 0;
+      WickPickleValue v = { .type = VALUE_RELEASED };
+      q = skip_frames (buffer, q + 1, end);
+      if (q >= end || (is_put_op (buffer[q]) && (q = record_put (reader, q, v)) == 0))
+        goto stop;
+      q = skip_frames (buffer, q, end);
+      if (q >= end || buffer[q] != '(')
+        goto stop;
+      q++;
+      for (;;)
+        {
+          /* a pair without its str's bytes is at most 20 bytes, its PUT 5 more */
+          if (q + 32 > end)
+            goto stop;
+          guint8 op = buffer[q];
+          if (op == 'u')
+            {
+              q++;
+              break;
+            }
+          if (G_UNLIKELY (op == 0x95))
+            {
+              q = skip_frames (buffer, q, end);
+              continue;
+            }
+          /* the key: a memoized str */
+          guint64 key;
+          if (op == 'h')
+            key = buffer[q + 1], q += 2;
+          else if (op == 'j')
+            key = read_le (buffer + q + 1, 4), q += 5;
+          else
+            goto stop;
+          const WickPickleValue *slot = memo_value_at (pages, memo_len, key);
+          if (slot == NULL || slot->type != WICK_PICKLE_STR || n_values == 2 * RECORD_PAIRS_MAX)
+            goto stop;
+          guint k = key_cache_index (cache, slot->as.object);
+          /* the value */
+          op = buffer[q];
+          if (G_UNLIKELY (op == 0x95))
+            {
+              q = skip_frames (buffer, q, end);
+              if (q + 32 > end)
+                goto stop;
+              op = buffer[q];
+            }
+          const guint8 *p = buffer + q + 1;
+          switch (op)
+            {
+              case 'h':
+              case 'j':
+                key = op == 'h' ? p[0] : read_le (p, 4);
+                q += op == 'h' ? 2 : 5;
+                slot = memo_value_at (pages, memo_len, key);
+                if (slot == NULL)
+                  goto stop;
+                /* a container going in must be inside another one already
+                 * (so sealing it changes nothing) and not too deep */
+                if (is_container_type (slot->type)
+                    && (!slot->as.object->sealed
+                        || (guint)slot->as.object->depth + 1 > max_depth))
+                  goto stop;
+                v = *slot;
+                break;
+              case 'K':
+                v.type = WICK_PICKLE_INT;
+                v.as.i = p[0];
+                q += 2;
+                break;
+              case 'M':
+                v.type = WICK_PICKLE_INT;
+                v.as.i = (gint64)read_le (p, 2);
+                q += 3;
+                break;
+              case 'J':
+                v.type = WICK_PICKLE_INT;
+                v.as.i = (gint32)(guint32)read_le (p, 4);
+                q += 5;
+                break;
+              case 'N':
+                v.type = WICK_PICKLE_NONE;
+                v.as.i = 0;
+                q += 1;
+                break;
+              case 0x88:
+              case 0x89:
+                v.type = WICK_PICKLE_BOOL;
+                v.as.i = op == 0x88;
+                q += 1;
+                break;
+              case 0x8a: /* LONG1 of at most 8 bytes, as fast_run's */
+                {
+                  guint n = p[0];
+                  if (n > 8 || n > reader->limits.max_string)
+                    goto stop;
+                  v.type = WICK_PICKLE_INT;
+                  v.as.i = 0;
+                  if (n > 0)
+                    {
+                      guint64 u = read_le (p + 1, 8);
+                      if (n < 8)
+                        {
+                          u &= ~(~(guint64)0 << (8 * n));
+                          if (p[n] & 0x80)
+                            u |= ~(guint64)0 << (8 * n);
+                        }
+                      v.as.i = (gint64)u;
+                    }
+                  q += 2 + n;
+                  break;
+                }
+              case 0x8c: /* SHORT_BINUNICODE */
+                {
+                  gsize n = p[0];
+                  if (n > reader->limits.max_string || q + 2 + n + 16 > end)
+                    goto stop;
+                  q += 2 + n;
+                  gsize after = skip_frames (buffer, q, end);
+                  if (k == KEY_TAG_NONE && !(after < end && is_put_op (buffer[after])))
+                    {
+                      v.type = WICK_PICKLE_NONE; /* not kept by anything: not made */
+                      break;
+                    }
+                  if (n_made == reader->n_record_made_max)
+                    {
+                      reader->n_record_made_max = MAX (64, reader->n_record_made_max * 2);
+                      reader->record_made = g_renew (WickPickleObject *, reader->record_made,
+                                                     reader->n_record_made_max);
+                    }
+                  WickPickleObject *object = object_new (WICK_PICKLE_STR, n);
+                  object->len = n;
+                  memcpy (object->data, p + 1, n);
+                  reader->record_made[n_made++] = object;
+                  v = object_value (object);
+                  break;
+                }
+              default:
+                goto stop;
+            }
+          n_values += 2;
+          if (k != KEY_TAG_NONE)
+            {
+              values[k - 1] = v; /* the last one when repeated */
+              found[k - 1] = &values[k - 1];
+              present |= 1u << (k - 1);
+            }
+          if (G_UNLIKELY (buffer[q] == 0x95))
+            {
+              q = skip_frames (buffer, q, end);
+              if (q >= end)
+                goto stop;
+            }
+          if (is_put_op (buffer[q]) && (q = record_put (reader, q, v)) == 0)
+            goto stop;
+        }
+      /* the stack at the item's SETITEMS: the list, the items before, the
+       * dict, its pairs (nothing is pushed here: its capacity does not matter) */
+      if ((guint64)sl + n_records + 1 + n_values > reader->limits.max_stack)
+        goto stop;
+      kept += n_values;
+      guint m = 0;
+      while (m < reader->n_record_masks
+             && (present & reader->record_masks[m]) != reader->record_masks[m])
+        m++;
+      if (m == reader->n_record_masks)
+        goto stop;
+      n_records++;
+    }
+  if (n_records == 0 || reader->kept_items + kept > reader->limits.max_kept_items)
+    goto stop;
+
+  /* APPENDS: the PUTs, then each item to the callback. */
+  reader->op = 'e';
+  reader->op_offset = reader->base + q;
+  reader->pos = *pos_io = q + 1;
+  gsize n_puts = reader->rec_n_puts;
+  for (gsize i = 0; i < n_puts; i++)
+    memo_commit_put (reader, &reader->record_puts[i]);
+  for (gsize i = 0; i < n_puts; i++)
+    if (reader->record_puts[i].value.type == VALUE_RELEASED
+        && (i + 1 == n_puts
+            || (reader->record_puts[i + 1].key >> MEMO_PAGE_BITS)
+                 != (reader->record_puts[i].key >> MEMO_PAGE_BITS)))
+      memo_page_fold (reader, reader->record_puts[i].key >> MEMO_PAGE_BITS);
+  result = 1;
+  for (guint i = 0; i < n_records; i++)
+    {
+      const WickPickleValue *const *found = reader->record_found + (gsize)i * n_keys;
+      GError *local = NULL;
+      WickPickleVerdict verdict = reader->record_func (list->list_id, list->len + list->taken,
+                                                       found, reader->record_data, &local);
+      if (G_UNLIKELY (verdict != WICK_PICKLE_TAKEN))
+        {
+          if (local != NULL && verdict == WICK_PICKLE_FAILED)
+            g_propagate_error (error, local);
+          else
+            {
+              g_clear_error (&local);
+              fail (reader, error, verdict == WICK_PICKLE_FAILED
+                                     ? "the reader's callback failed without a reason"
+                                     : "the record callback kept an item it had to take");
+            }
+          result = -1;
+          break;
+        }
+      if (G_UNLIKELY (local != NULL))
+        g_clear_error (&local);
+      list->taken++;
+    }
+stop:
+  for (guint i = 0; i < n_made; i++)
+    object_unref (reader->record_made[i]);
+  return result;
+}
+
 /* The opcodes a snapshot's history is made of (GETs, MEMOIZE, MARK, small
  * ints, LONG1 addresses, short strings, empty containers, SETITEMS and
  * APPENDS), run with the buffer and the stack in locals while the buffer
@@ -1595,6 +2077,36 @@ fast_run (WickPickleReader *reader, GError **error)
             pos += width;
             continue;
           case '(': /* MARK */
+            if (reader->record_func != NULL && sl > 0 && sv[sl - 1].type == WICK_PICKLE_LIST)
+              {
+                if (reader->len - pos < REFILL_AHEAD)
+                  {
+                    reader->pos = pos;
+                    refill_ahead (reader);
+                    pos = reader->pos;
+                    end = reader->len > FAST_MARGIN ? reader->len - FAST_MARGIN : 0;
+                  }
+                int read = fast_records (reader, &pos, sl, error);
+                if (read < 0)
+                  {
+                    ok = FALSE;
+                    goto out;
+                  }
+                if (read > 0)
+                  {
+                    pages = reader->memo_pages;
+                    memo_len = reader->memo_len;
+                    if (reader->base + pos >= reader->next_cancel_check)
+                      {
+                        /* reader_read's check, made here: going out would
+                         * leave the next batch's MARK to step() */
+                        if (g_cancellable_is_cancelled (reader->cancellable))
+                          goto out;
+                        reader->next_cancel_check = reader->base + pos + CANCEL_CHECK_BYTES;
+                      }
+                    continue;
+                  }
+              }
             if (reader->marks.len >= reader->limits.max_marks
                 || reader->marks.len == reader->marks.capacity)
               goto out;

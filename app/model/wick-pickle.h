@@ -113,6 +113,28 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickPickleReader, wick_pickle_reader_free)
 void wick_pickle_reader_set_limits (WickPickleReader *reader, const WickPickleLimits *limits);
 void wick_pickle_reader_set_element_func (WickPickleReader *reader, WickPickleElementFunc func,
                                           gpointer user_data);
+/* Records. A batch of a list's items written as a snapshot writes its history
+ * (MARK, then for each item EMPTY_DICT, a PUT, MARK, pairs, SETITEMS, and
+ * APPENDS at the end), where every key is a memoized str and every value a
+ * memo GET, an int of at most 64 bits, None, a bool or a short str, is read
+ * without building the dicts: at the APPENDS, for each item in order, @func
+ * gets what wick_pickle_value_lookup_cached (@keys) would give for the dict
+ * (@found: @keys' values, NULL where absent; borrowed for the call). Only
+ * batches whose every item holds all the keys of one of @masks (bit k for
+ * @keys' key k; at most 4 masks) go this way, and @func must take each item
+ * (WICK_PICKLE_TAKEN: the item counts as taken from its list, its memo slot
+ * released) or fail; the element callback would have had to take them too,
+ * for everything else (reading, errors, offsets, the memo and the bounds) is
+ * as if the batch had been built and offered to it: any batch that does not
+ * fit this shape, or that a check of the reader would refuse, is read the
+ * ordinary way. @keys is borrowed (it must outlive the reads), @masks copied. */
+typedef struct _WickPickleKeyCache WickPickleKeyCache;
+typedef WickPickleVerdict (*WickPickleRecordFunc) (guint64 list_id, guint64 index,
+                                                   const WickPickleValue *const *found,
+                                                   gpointer user_data, GError **error);
+void wick_pickle_reader_set_record_func (WickPickleReader *reader, WickPickleKeyCache *keys,
+                                         const guint32 *masks, guint n_masks,
+                                         WickPickleRecordFunc func, gpointer user_data);
 /* Checked between opcodes every 64 KiB of input; cancelling gives G_IO_ERROR_CANCELLED. */
 void wick_pickle_reader_set_cancellable (WickPickleReader *reader, GCancellable *cancellable);
 
@@ -148,7 +170,6 @@ const WickPickleValue *wick_pickle_value_lookup (const WickPickleValue *value, c
  * pointer, not by comparing text.
  * The cache holds a reference on each key object it remembers (an address
  * is never reused while remembered). At most 16 keys. */
-typedef struct _WickPickleKeyCache WickPickleKeyCache;
 WickPickleKeyCache *wick_pickle_key_cache_new (const char *const *keys, guint n);
 void wick_pickle_key_cache_free (WickPickleKeyCache *cache);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickPickleKeyCache, wick_pickle_key_cache_free)

@@ -3,13 +3,18 @@
  * - wick_pickle_parse_data: a value, or an error that names a byte;
  * - wick_memory_snapshot_load_data: a snapshot whose derived figures hold
  *   together (the series starts at its first point, every block lies in its
- *   segment's block range, stacks' frames exist), or an error.
+ *   segment's block range, stacks' frames exist), or an error;
+ * - the reader twice, the ordinary way and with the record callback that the
+ *   model reads history entries with (tests/model/pickle-records-diff.h):
+ *   the same callbacks, values, result or error, else abort.
  * Bounds (lengths, depth, memo, stack) keep every input small in memory. */
+#include "../../model/pickle-records-diff.h"
 #include "wick-memory-snapshot.h"
 #include "wick-memory-snapshot-private.h"
 #include "wick-pickle.h"
 #include "wick-pickle-private.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +72,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   else
     check_error (error);
   g_clear_error (&error);
+
+  char *diff = records_diff (data, size);
+  if (diff != NULL)
+    {
+      fprintf (stderr, "fuzz-pickle: the record path differs:\n%s\n", diff);
+      abort ();
+    }
 
   WickMemorySnapshot *s = wick_memory_snapshot_load_data (data, size, "fuzz.pickle", &error);
   if (s != NULL)
