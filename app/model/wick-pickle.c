@@ -14,7 +14,7 @@
 #define VALUE_UNSET 100
 #define VALUE_RELEASED 101
 
-#define BUFFER_SIZE (256 * 1024)
+#define BUFFER_SIZE (1024 * 1024)
 #define MEMO_GAP_MAX (1u << 20) /* a PUT may skip at most this many slots */
 #define CANCEL_CHECK_BYTES (64 * 1024)
 #define FREE_OBJECTS_MAX 2048
