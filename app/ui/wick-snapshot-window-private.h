@@ -63,4 +63,9 @@ void wick_snapshot_window_select_flame_node (WickSnapshotWindow *self, guint nod
 void wick_snapshot_window_render_segment_map (WickSnapshotWindow *self, cairo_t *cr, int width,
                                               int height);
 
+/* The matcher's counts when the page's trace gave the categories
+ * (wick-snapshot-categories.h); NULL without a trace (or before the
+ * snapshot is read). */
+const WickSnapshotMatchCounts *wick_snapshot_window_get_match_counts (WickSnapshotWindow *self);
+
 G_END_DECLS

@@ -2277,6 +2277,8 @@ struct _WickSnapshotPage
 
 G_DEFINE_FINAL_TYPE (WickSnapshotPage, wick_snapshot_page, WICK_TYPE_PAGE)
 
+static void set_trace (WickSnapshotWindow *self, WickDocument *document);
+
 /* The trace shown with the snapshot gives the categories (its memory
  * records, matched by device, address and lifetime). */
 static void
@@ -2284,7 +2286,7 @@ wick_snapshot_page_refresh (WickPage *page, WickDocument *document, WickPageRefr
 {
   WickSnapshotWindow *self = wick_snapshot_window_from_page (GTK_WIDGET (page));
   if (self != NULL && !self->gone)
-    wick_snapshot_window_set_trace (self, document);
+    set_trace (self, document);
 }
 
 static void
@@ -2333,10 +2335,13 @@ wick_snapshot_window_new_page (const char *path)
   return page;
 }
 
-void
-wick_snapshot_window_set_trace (WickSnapshotWindow *self, WickDocument *document)
+/* The trace shown with the snapshot (the page's document; NULL: none): its
+ * memory records give the categories of the chart, the segment map, the live
+ * list and the details, the frames where no record tells; the title says
+ * how many allocations were matched. */
+static void
+set_trace (WickSnapshotWindow *self, WickDocument *document)
 {
-  g_return_if_fail (WICK_IS_SNAPSHOT_WINDOW (self));
   guint n_records = 0;
   if (document != NULL)
     wick_document_get_memory (document, &n_records);

@@ -12,7 +12,7 @@
 #include <adwaita.h>
 
 #include "model/wick-memory-snapshot.h"
-#include "model/wick-snapshot-categories.h"
+#include "model/wick-snapshot-categories.h" /* WickSnapshotMatchCounts (the private header) */
 #include "wick-page.h"
 
 G_BEGIN_DECLS
@@ -47,13 +47,7 @@ G_DECLARE_FINAL_TYPE (WickSnapshotPage, wick_snapshot_page, WICK, SNAPSHOT_PAGE,
 
 GtkWidget *wick_snapshot_window_new_page (const char *path);
 WickSnapshotWindow *wick_snapshot_window_from_page (GtkWidget *page);
-/* The trace shown with the snapshot (the page's document; NULL: none): its
- * memory records give the categories of the chart, the segment map, the live
- * list and the details (wick-snapshot-categories.h), the frames where no
- * record tells; the title says how many allocations were matched. */
-void wick_snapshot_window_set_trace (WickSnapshotWindow *self, WickDocument *document);
-/* NULL without a trace (or before the snapshot is read). */
-const WickSnapshotMatchCounts *wick_snapshot_window_get_match_counts (WickSnapshotWindow *self);
+
 
 /* TRUE when @path's first bytes (after gzip/zstd) are a pickle's. */
 gboolean wick_snapshot_window_sniff (const char *path);
