@@ -659,12 +659,61 @@ plan_find_key (PyObject *obj, PyObject *key)
   return PyLong_FromLong (wick_gradient_plan_find_key (((PlanObject *)obj)->plan, text));
 }
 
+/* Span names of this session already interned, by the str object: a span
+ * from Python looks its name up by pointer (the cache holds the str, so the
+ * pointer stays that string's) instead of measuring, hashing and comparing it
+ * in libwick's table on every begin. Direct mapped, replaced on a miss. */
+#define NAME_CACHE_SLOTS 64
+
+typedef struct
+{
+  PyObject *name; /* a str, held; NULL: empty */
+  WickString handle;
+} NameCacheSlot;
+
 typedef struct
 {
   PyObject_HEAD WickSession *session;
   PyObject *entrypoint;
   WickWeightStore *store;
+  NameCacheSlot names[NAME_CACHE_SLOTS];
 } SessionObject;
+
+static void
+name_cache_clear (SessionObject *self)
+{
+  for (int i = 0; i < NAME_CACHE_SLOTS; i++)
+    {
+      Py_CLEAR (self->names[i].name);
+      self->names[i].handle = 0;
+    }
+}
+
+/* name's handle in the open session self (0 when the string arena has no
+ * room: libwick records such a span under its lost-name string); false with
+ * the error set when name is not a str without NUL characters. */
+static bool
+session_name_handle (SessionObject *self, PyObject *name, WickString *handle)
+{
+  NameCacheSlot *slot = &self->names[((uintptr_t)name >> 4) & (NAME_CACHE_SLOTS - 1)];
+  if (slot->name == name)
+    {
+      *handle = slot->handle;
+      return true;
+    }
+  const char *text = arg_string (name, "name");
+  if (text == NULL)
+    return false;
+  *handle = wick_intern (self->session, text);
+  if (*handle != 0)
+    {
+      PyObject *old = slot->name;
+      slot->name = Py_NewRef (name);
+      slot->handle = *handle;
+      Py_XDECREF (old);
+    }
+  return true;
+}
 
 static bool session_check (SessionObject *self, const char *what);
 static PyObject *session_span (PyObject *obj, PyObject *const *args, Py_ssize_t nargs,
@@ -917,6 +966,7 @@ session_dealloc (PyObject *obj)
       Py_END_ALLOW_THREADS
     }
   Py_XDECREF (self->entrypoint);
+  name_cache_clear (self);
   freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
   tp_free (obj);
   Py_DECREF (type);
@@ -954,6 +1004,7 @@ session_close (PyObject *obj, PyObject *unused)
   WickSession *session = self->session;
   self->session = NULL;
   self->store = NULL;
+  name_cache_clear (self);
   if (session != NULL)
     {
       Py_BEGIN_ALLOW_THREADS wick_session_close (session);
@@ -982,13 +1033,19 @@ session_span_begin (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
       PyErr_SetString (PyExc_TypeError, "span_begin(name, kind, step) takes 3 arguments");
       return NULL;
     }
-  const char *name = arg_string (args[0], "name");
-  if (name == NULL || !session_check (self, "span"))
+  WickString name;
+  if (!PyUnicode_Check (args[0]))
+    {
+      arg_string (args[0], "name");
+      return NULL;
+    }
+  if (!session_check (self, "span") || !session_name_handle (self, args[0], &name))
     return NULL;
   long kind = PyLong_AsLong (args[1]), step = PyLong_AsLong (args[2]);
   if (PyErr_Occurred ())
     return NULL;
-  WickSpanId id = wick_span_begin_step (self->session, name, (WickSpanKind)kind, (WickStep)step);
+  WickSpanId id = wick_span_begin_step_interned (self->session, name, (WickSpanKind)kind,
+                                                 (WickStep)step);
   return PyLong_FromUnsignedLongLong (id);
 }
 
@@ -3033,8 +3090,7 @@ tracker_init_strings (void)
 typedef struct
 {
   PyObject_HEAD SessionObject *session;
-  PyObject *name;
-  const char *name_utf8;
+  PyObject *name; /* a str without NUL characters */
   int kind, step;
   int depth;
   WickSpanId ids[SPAN_DEPTH];
@@ -3059,7 +3115,6 @@ span_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return NULL;
   self->session = (SessionObject *)Py_NewRef (session);
   self->name = Py_NewRef (name);
-  self->name_utf8 = text;
   self->kind = k;
   self->step = s;
   return (PyObject *)self;
@@ -3070,9 +3125,11 @@ static PyObject *span_decorator; /* wick._decorate (span, fn), set by the packag
 static PyObject *
 span_make (SessionObject *session, PyObject *name, PyObject *kind, PyObject *step)
 {
-  const char *text = arg_string (name, "name");
+  /* a name in the session's cache was checked when it went in */
+  bool checked = session->names[((uintptr_t)name >> 4) & (NAME_CACHE_SLOTS - 1)].name == name;
   int k = WICK_SPAN_FUNCTION, s = WICK_STEP_NONE;
-  if (text == NULL || (kind != NULL && kind != Py_None && !arg_enum (kind, span_kinds, "kind", &k))
+  if ((!checked && arg_string (name, "name") == NULL)
+      || (kind != NULL && kind != Py_None && !arg_enum (kind, span_kinds, "kind", &k))
       || (step != NULL && step != Py_None && !arg_enum (step, steps, "step", &s)))
     return NULL;
   SpanObject *self = PyObject_New (SpanObject, (PyTypeObject *)SpanType);
@@ -3080,7 +3137,6 @@ span_make (SessionObject *session, PyObject *name, PyObject *kind, PyObject *ste
     return NULL;
   self->session = (SessionObject *)Py_NewRef ((PyObject *)session);
   self->name = Py_NewRef (name);
-  self->name_utf8 = text;
   self->kind = k;
   self->step = s;
   self->depth = 0;
@@ -3170,13 +3226,16 @@ span_enter (PyObject *obj, PyObject *unused)
     return NULL;
   if (self->depth == SPAN_DEPTH)
     {
-      PyErr_Format (WickErrorType, "span '%s' is entered %d times without leaving", self->name_utf8,
+      PyErr_Format (WickErrorType, "span '%U' is entered %d times without leaving", self->name,
                     SPAN_DEPTH);
       return NULL;
     }
+  WickString name;
+  if (!session_name_handle (self->session, self->name, &name))
+    return NULL;
   self->threads[self->depth] = PyThread_get_thread_ident ();
-  self->ids[self->depth++] = wick_span_begin_step (self->session->session, self->name_utf8,
-                                                   (WickSpanKind)self->kind, (WickStep)self->step);
+  self->ids[self->depth++] = wick_span_begin_step_interned (
+    self->session->session, name, (WickSpanKind)self->kind, (WickStep)self->step);
   return Py_NewRef (obj);
 }
 
@@ -3186,7 +3245,7 @@ span_exit (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
   SpanObject *self = (SpanObject *)obj;
   if (self->depth == 0)
     {
-      PyErr_Format (WickErrorType, "span '%s' is left without being entered", self->name_utf8);
+      PyErr_Format (WickErrorType, "span '%U' is left without being entered", self->name);
       return NULL;
     }
   WickSpanId id = self->ids[--self->depth];
@@ -3201,9 +3260,9 @@ span_exit (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
       WickError error = { "" };
       wick_span_end_checked (self->session->session, id, &error);
       PyErr_Format (WickErrorType,
-                    "span '%s' was begun on thread %lu and cannot be ended on thread %lu: a "
+                    "span '%U' was begun on thread %lu and cannot be ended on thread %lu: a "
                     "span ends on the thread that began it (it stays open there)",
-                    self->name_utf8, began, here);
+                    self->name, began, here);
       return NULL;
     }
   wick_span_end (self->session->session, id);

@@ -146,6 +146,47 @@ def test_finished_session_refuses_and_keeps_what_was_recorded():
     assert any(r["kind"] == "span_start" and r["name"] == "kept" for r in records)
 
 
+def test_span_names_cached_by_object():
+    """Span names go through the session's cache of interned names (keyed by
+    the str object): 300 names made at run time (distinct objects, colliding
+    slots), each used by span(), a reused Span and span_begin, twice, record
+    their own names; equal strings in new objects too; a NUL and a non-str
+    still raise; a second session interns its names anew."""
+    tmp = tempfile.mkdtemp()
+    for round_ in range(2):
+        path = os.path.join(tmp, "names%d.jsonl" % round_)
+        want = []
+        with wick.Session("unit.names", jsonl_path=path) as s:
+            names = ["n%d.%d" % (round_, i) for i in range(300)]
+            for _ in range(2):
+                for i, name in enumerate(names):
+                    with s.span(name):
+                        pass
+                    want.append(name)
+                    copy = "".join(list(name))  # equal, another object
+                    with s.span(copy):
+                        pass
+                    want.append(name)
+                    if i % 7 == 0:
+                        reused = s.span(name)
+                        with reused:
+                            pass
+                        with reused:
+                            pass
+                        want += [name, name]
+                    sid = s._s.span_begin(name, 1, 0)
+                    s._s.span_end(sid)
+                    want.append(name)
+            expect(ValueError, s.span, "a\0b", contains="must not contain NUL")
+            expect(ValueError, s._s.span_begin, "a\0b", 1, 0, contains="must not contain NUL")
+            expect(TypeError, s._s.span_begin, 3, 1, 0, contains="name must be a str, not int")
+        e = expect(wick.Error, lambda: s.span(names[0]).__enter__())
+        assert "closed" in str(e) or "finished" in str(e), str(e)
+        got = [r["name"] for r in wicktest.read_records(path)
+               if r["kind"] == "span_start" and r["name"] != "unit.names"]  # the root
+        assert got == want, (len(got), len(want), [(a, b) for a, b in zip(got, want) if a != b][:5])
+
+
 def test_span_cost():
     import time
 
