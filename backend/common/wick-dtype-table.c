@@ -37,11 +37,15 @@ _Static_assert (N_ROWS == WICK_N_DTYPES + 1, "every safetensors dtype has a row,
 size_t
 wick_dtype_table_size (const char *name, size_t length)
 {
-  if (name == NULL)
+  if (name == NULL || length == 0)
     return 0;
+  /* every tensor record asks (its dense bytes): the first letter before the
+   * rest; strncasecmp equal over length means the row has that many letters,
+   * so its terminator is in bounds */
+  int first = name[0] | 0x20;
   for (size_t i = 0; i < N_ROWS; i++)
-    if (rows[i].trace != NULL && strlen (rows[i].trace) == length
-        && strncasecmp (rows[i].trace, name, length) == 0)
+    if (rows[i].trace != NULL && (rows[i].trace[0] | 0x20) == first
+        && strncasecmp (rows[i].trace, name, length) == 0 && rows[i].trace[length] == '\0')
       return rows[i].size;
   return 0;
 }
