@@ -21,7 +21,8 @@
 #   hotpathab the same, ../src-before (another packed tree) against this one, alternating
 #   gptN      tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler), the
 #             package of this tree and, where .device-oldwick/wick holds one, an older
-#             one's .py files beside it (same _wick extension), alternating, N pairs;
+#             one's .py files beside it (this tree's _wick extension, or the older one's
+#             when .device-oldwick/_wick.c is there), alternating, N pairs;
 #             WICK_GPT_ARGS replaces its arguments (default --rounds 7 --steps 20)
 #   stagepool bench-stage-replay with its buffers pooled / after a large allocation
 #   probe     tests/bench/stages/bench-graph-probe.py (why torch's 128-node graph is faster; Wick's
@@ -229,7 +230,15 @@ for s in "$@"; do
         tools/device/run-python-cuda.sh >/dev/null 2>&1
       variants=new
       if [ -d .device-oldwick/wick ]; then
-        cp $B/python-abi3/wick/_wick.abi3.so .device-oldwick/wick/ && variants="old new"
+        if [ -f .device-oldwick/_wick.c ]; then
+          # the older tree's extension too, built as run-python-cuda.sh builds this one's
+          gcc -shared -fPIC -O2 -std=gnu17 -fvisibility=hidden -DPy_LIMITED_API=0x030B0000 -D_GNU_SOURCE \
+            -I/tmp/wick-py311/usr/include/python3.11 -I/tmp/wick-py311/usr/include -I$B -I. -Ibackend -I$B/backend \
+            .device-oldwick/_wick.c -L$B/backend -lwick -Wl,-rpath,"$PWD/$B/backend" \
+            -o .device-oldwick/wick/_wick.abi3.so && variants="old new"
+        else
+          cp $B/python-abi3/wick/_wick.abi3.so .device-oldwick/wick/ && variants="old new"
+        fi
       fi
       for pair in $(seq 1 ${s#gpt}); do
         for v in $variants; do
