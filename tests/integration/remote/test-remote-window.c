@@ -763,6 +763,11 @@ test_remote_node_dies_mid_request (void)
   g_assert_cmpfloat (hang_s, <, (2000 + WICK_REMOTE_CHANNEL_MARGIN_MS) / 1e3 + 10);
   g_assert_cmpfloat (stall_ms, <, STALL_MAX_MS);
   g_assert_cmpuint (spans_during, >, spans_before); /* the attach link ran on */
+  if (wick_live_session_is_ended (session))
+    g_test_message ("the attach session ended while the control node was stopped: %s",
+                    wick_document_has_terminal (wick_window_get_document (window))
+                      ? wick_document_get_terminal_reason (wick_window_get_document (window))
+                      : "(no terminal)");
   g_assert_false (wick_live_session_is_ended (session));
   kill (serve, SIGKILL);
   g_clear_error (&hang.error);
