@@ -43,7 +43,18 @@ typedef struct WickProducerStruct
   uint64_t capacity;
   uint64_t mask;
   uint64_t fast_end; /* head + size <= fast_end: the record fits without checks */
-  uint32_t seq;
+  /* The next record's seq; seq_word is seq << 32 (seq_zero stays 0), the
+   * seq's place in a record header word, so a span record's header is that
+   * word with the size and kind or'ed in and the count is one add to memory. */
+  union
+  {
+    uint64_t seq_word;
+    struct
+    {
+      uint32_t seq_zero;
+      uint32_t seq;
+    };
+  };
   uint32_t index;
   uint64_t next_id; /* span ids of this thread's current block */
   uint64_t id_end;
@@ -202,17 +213,26 @@ wick_producer_get (WickSession *session)
 }
 
 
-/* The slot of the session's thread-pointer cache that thread pointer tp
- * hashes to. */
+/* The byte offset of the slot of the session's thread-pointer cache that
+ * thread pointer tp hashes to: bits 12-17 of tp. glibc puts a thread's
+ * pointer at the top of its stack, and the stacks of threads alive at once
+ * are their size plus a guard page apart (8 MiB + 4 KiB by default), so those
+ * bits differ from one thread to the next (a multiplicative hash of the whole
+ * pointer sent 6 of 13 threads to a taken slot); a thread whose slot is taken
+ * takes the TLS path. */
+static inline uint64_t
+wick_thread_slot_offset (uintptr_t tp)
+{
+  _Static_assert (sizeof (WickThreadSlot) == 16 && WICK_THREAD_SLOTS == 64, "slot offset");
+  return ((uint64_t)tp >> 8) & 0x3f0;
+}
+
 static inline WickThreadSlot *
 wick_thread_slot_mine (WickSession *session, uintptr_t tp)
 {
-  /* the slot's byte offset straight from the hash: one shift, no index */
-  _Static_assert (sizeof (WickThreadSlot) == 16 && WICK_THREAD_SLOTS == 64, "slot offset");
-  uint64_t offset = ((uint64_t)tp * UINT64_C (0x9e3779b97f4a7c15)) >> 54 & 0x3f0;
-  return (WickThreadSlot *)(void *)((uint8_t *)session->thread_slots + offset);
+  return (WickThreadSlot *)(void *)((uint8_t *)session->thread_slots
+                                    + wick_thread_slot_offset (tp));
 }
-
 
 /* This thread's producer for session from the thread-pointer cache: true
  * with *producer set when the slot is this thread's; false when it has none
@@ -224,9 +244,16 @@ static inline __attribute__ ((always_inline)) bool
 wick_producer_fast_get (WickSession *session, WickProducer **producer)
 {
   uintptr_t tp = (uintptr_t)__builtin_thread_pointer ();
-  WickThreadSlot *slot = wick_thread_slot_mine (session, tp);
+  uint64_t offset = wick_thread_slot_offset (tp);
+  /* the two loads indexed from session itself (no slot address computed) */
+  uint8_t *slots = (uint8_t *)session + offsetof (WickSession, thread_slots);
+  WickThreadSlot *slot = (WickThreadSlot *)(void *)(slots + offset);
   *producer = slot->producer;
-  return __builtin_expect (atomic_load_explicit (&slot->tp, memory_order_relaxed) == tp, 1);
+  /* a plain read (x86: any aligned 8-byte load is atomic), so that the
+   * compare takes it as its memory operand */
+  uintptr_t owner;
+  memcpy (&owner, (const void *)&slot->tp, sizeof owner);
+  return __builtin_expect (owner == tp, 1);
 }
 
 /* Installs producer (this thread's, never wick_producer_none) in its slot

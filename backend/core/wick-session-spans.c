@@ -25,10 +25,11 @@ span_word (WickString name, WickSpanKind kind, WickStep step, bool measured)
          | (uint64_t)measured << 48;
 }
 
+/* A record header word from the producer's seq_word (seq << 32). */
 static inline uint64_t
-record_header_word (uint64_t size, uint8_t kind, uint32_t seq)
+record_header_word (uint64_t size, uint8_t kind, uint64_t seq_word)
 {
-  return size / 8 | (uint64_t)kind << 16 | UINT64_C (1) << 24 | (uint64_t)seq << 32;
+  return seq_word | size / 8 | (uint64_t)kind << 16 | UINT64_C (1) << 24;
 }
 
 static inline void
@@ -53,19 +54,20 @@ static inline __attribute__ ((always_inline)) WickSpanId
 span_start_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint64_t parent,
                   uint64_t word, uint64_t now)
 {
-  uint32_t seq = producer->seq;
+  uint64_t seq_word = producer->seq_word;
   WickSpanId id = producer->next_id;
   WickRingControl *control = producer->control;
   uint8_t *record = producer->data + (head & producer->mask);
-  producer->next_id = id + 1;
-  producer->seq = seq + 1;
   atomic_thread_fence (memory_order_release);
   /* In an order that keeps few values live at once (no callee-saved
-   * register to push): the record but its parent, then the stack entry. */
-  store_u64 (record, record_header_word (sizeof (WickSpanStartRecord), WICK_KIND_SPAN_START, seq));
+   * register to push): the record but its parent, then the stack entry;
+   * the counts as adds to memory, no register for the new values. */
+  store_u64 (record, record_header_word (sizeof (WickSpanStartRecord), WICK_KIND_SPAN_START, seq_word));
   store_u64 (record + 8, id);
   store_u64 (record + 24, word);
   store_u64 (record + 32, now);
+  producer->seq++;
+  producer->next_id++;
   uint32_t depth = (uint32_t)depth_gen;
   uint8_t *entry = (uint8_t *)control + offsetof (WickRingControl, stack)
                    + (uint64_t)depth * sizeof (WickSpanPayload);
@@ -125,7 +127,17 @@ span_begin_slow (WickSession *session, WickProducer *producer, uint64_t parent, 
     atomic_load_explicit (&producer->control->depth_gen, memory_order_relaxed), parent, word, now);
 }
 
-/* parent 0: the innermost span open on this thread, else the root. */
+/* span_begin_slow for a producer from the thread-pointer cache (never
+ * wick_producer_none): its session is its own, so the fast path need not keep
+ * the session in a register past the clock read. */
+static __attribute__ ((noinline, cold)) WickSpanId
+span_begin_slow_own (WickProducer *producer, uint64_t parent, uint64_t word, uint64_t now)
+{
+  return span_begin_slow (producer->session, producer, parent, word, now);
+}
+
+/* parent 0: the innermost span open on this thread, else the root. session
+ * NULL: the producer's own (a producer from the thread-pointer cache). */
 static inline __attribute__ ((always_inline)) WickSpanId
 span_begin_with (WickSession *session, WickProducer *producer, uint64_t now, WickSpanId parent,
                  uint64_t word)
@@ -137,7 +149,8 @@ span_begin_with (WickSession *session, WickProducer *producer, uint64_t now, Wic
                           || (uint32_t)depth_gen >= WICK_RING_MAX_DEPTH || (uint32_t)word == 0
                           || producer->next_id == producer->id_end,
                         0))
-    return span_begin_slow (session, producer, parent, word, now);
+    return session != NULL ? span_begin_slow (session, producer, parent, word, now)
+                           : span_begin_slow_own (producer, parent, word, now);
   return span_start_store (producer, head, depth_gen, parent, word, now);
 }
 
@@ -160,7 +173,7 @@ span_begin (WickSession *session, WickSpanId parent, WickString name, WickSpanKi
 #if WICK_CLOCK_HAS_TSC
   WickProducer *producer;
   if (wick_producer_fast_get (session, &producer))
-    return span_begin_with (session, producer, wick_session_tsc_clock (session), parent, word);
+    return span_begin_with (NULL, producer, wick_session_tsc_clock (session), parent, word);
 #endif
   return span_begin_general (session, parent, word);
 }
@@ -171,14 +184,14 @@ static inline __attribute__ ((always_inline)) void
 span_end_store (WickProducer *producer, WickRingControl *control, uint64_t head,
                 uint64_t depth_gen, const uint8_t *entry, uint64_t id, uint64_t now)
 {
-  uint32_t seq = producer->seq;
+  uint64_t seq_word = producer->seq_word;
   uint8_t *record = producer->data + (head & producer->mask);
-  producer->seq = seq + 1;
+  producer->seq++;
   atomic_thread_fence (memory_order_release);
   /* each word loaded just before its store: with -fno-strict-aliasing the
    * loads cannot pass the stores, so loading them all first keeps them all
    * in registers at once (and the function pushes callee-saved ones) */
-  store_u64 (record, record_header_word (sizeof (WickSpanEndRecord), WICK_KIND_SPAN_END, seq));
+  store_u64 (record, record_header_word (sizeof (WickSpanEndRecord), WICK_KIND_SPAN_END, seq_word));
   store_u64 (record + 8, id);
   store_u64 (record + 16, load_u64 (entry + 8));
   store_u64 (record + 24, load_u64 (entry + 16));
