@@ -18,7 +18,8 @@
 #   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
 #   same      bench-graph-probe.py's SAME cells alone (Wick's stage, torch.cuda.CUDAGraph and a bare
 #             graph of one library's kernels, one torch process)
-#   hotpathab the same, ../src-before (another packed tree) against this one, alternating
+#   hotpathab the same, ../src-before (another packed tree; WICK_HOTPATH_BEFORE names another
+#             place) against this one, alternating
 #   gptN      tests/bench/python/bench-torch-gpt.py (instrument vs plain vs profiler), the
 #             package of this tree and, where .device-oldwick/wick holds one, an older
 #             one's .py files beside it (this tree's _wick extension, or the older one's
@@ -204,7 +205,7 @@ for s in "$@"; do
       # packed beside this one) against this tree, alternating on one machine,
       # 2 rounds x cores 3 and 5 x (static + dlopen, linked at start), 0.2 s drain
       need 60 "hotpath before/after" || continue
-      before=$PWD/../src-before
+      before=${WICK_HOTPATH_BEFORE:-$PWD/../src-before}
       if [ ! -d "$before" ]; then say "no ../src-before: skipped"; continue; fi
       (cd "$before" && mkdir -p .device && ln -sfn "$PWD/../debs" .device/debs \
         && WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 tests/bench/core/bench-ring-hot-path" \
