@@ -11,7 +11,13 @@
  *    "graphs":[{"graph","graph_id","nodes","replays","kernels","gpu_ns","stage"}],
  *    "stages":[{"name","graphs","replays","kernels","gpu_ns",
  *               "by_kernel":[{"name","count","total_ns"}]}],
- *    "launches":{"flows","to_kernel","unmatched","delay_p50_ns","delay_p99_ns"}}
+ *    "launches":{"flows","to_kernel","unmatched","delay_p50_ns","delay_p99_ns",
+ *                "short_kernels","short_kernel_ns","short_threshold_ns"},
+ *    "idle":[{"device","stream","host_wait_ns","kernel_wait_ns","other_ns","stretches"}],
+ *    "launch_bound":{"stretches","total_ns","gpu_span_ns","share","kernel_wait_threshold_ns",
+ *                    "launch_slack_ns","longest":[{"start_ns","dur_ns","device","stream",
+ *                                                 "launch","operator"}]}}
+ * (steps also carry "launch_bound_ns").
  * Without, a short text report. Exit status as `check`: 0 valid, 1 health
  * errors, 2 parse error (what was read before it is still analysed), 3
  * usage or I/O error.
@@ -60,6 +66,25 @@ print_text (const char *file, WickDocument *doc, const WickGpuAnalysis *a)
           "p99 %.3f ms\n",
           a->launches.to_kernel, a->launches.flows, a->launches.unmatched,
           a->launches.delay_p50_ns / 1e6, a->launches.delay_p99_ns / 1e6);
+  printf ("short kernels (under %.0f µs): %" G_GUINT64_FORMAT ", %.3f ms\n",
+          WICK_GPU_SHORT_KERNEL_NS / 1e3, a->launches.short_kernels,
+          a->launches.short_kernel_ns / 1e6);
+  printf ("GPU waiting on launches: %" G_GUINT64_FORMAT " stretches, %.3f ms (%.1f%% of the "
+          "GPU's %.3f ms)\n",
+          a->n_stretches, a->stretch_ns / 1e6,
+          a->gpu_span_ns > 0 ? 100.0 * (double)a->stretch_ns / (double)a->gpu_span_ns : 0.0,
+          a->gpu_span_ns / 1e6);
+  guint n_spans;
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+  for (guint i = 0; i < MIN (a->longest->len, 5); i++)
+    {
+      const WickGpuStretch *st = &g_array_index (a->longest, WickGpuStretch, i);
+      printf ("  %8.3f ms at %.3f ms, waiting on %s%s%s\n", (st->end_ns - st->start_ns) / 1e6,
+              st->start_ns / 1e6,
+              st->launch < n_spans ? wick_document_str (doc, spans[st->launch].name) : "?",
+              st->op < n_spans ? " in " : "",
+              st->op < n_spans ? wick_document_str (doc, spans[st->op].name) : "");
+    }
 }
 
 int

@@ -354,6 +354,8 @@ analysis_free (gpointer data)
   g_array_unref (a->kernels);
   g_array_unref (a->operators);
   g_array_unref (a->steps);
+  g_array_unref (a->stream_idle);
+  g_array_unref (a->longest);
   g_free (a->kernel_of_device);
   g_free (a->operator_of_span);
   g_free (a);
@@ -486,6 +488,150 @@ device_name (WickDocument *doc, WickTracks *tracks, const WickTrack *track_list,
   return g_strdup (dev);
 }
 
+/* ---- idle gaps of each stream ------------------------------------------- */
+
+typedef struct
+{
+  const WickDeviceSlice *d;
+} WorkOrder;
+
+static int
+compare_work (gconstpointer pa, gconstpointer pb, gpointer data)
+{
+  const WickDeviceSlice *d = ((const WorkOrder *)data)->d;
+  const WickDeviceSlice *a = &d[*(const guint32 *)pa], *b = &d[*(const guint32 *)pb];
+  if (a->track != b->track)
+    return a->track < b->track ? -1 : 1;
+  if (a->start_ns != b->start_ns)
+    return a->start_ns < b->start_ns ? -1 : 1;
+  return a->duration_ns < b->duration_ns ? -1 : a->duration_ns > b->duration_ns;
+}
+
+/* Whether the gap [@idle_from, next start) before @next waits on its
+ * launch: the launch began after the stream went idle (HTA's host wait),
+ * or was still running then and the interval started within
+ * WICK_GPU_LAUNCH_SLACK_NS of its return. */
+static gboolean
+gap_waits_on_launch (const WickDeviceSlice *next, const WickSpan *spans, guint n_spans,
+                     guint64 idle_from)
+{
+  if (next->launcher >= n_spans)
+    return FALSE;
+  guint64 ls = spans[next->launcher].start_ns;
+  guint64 le = ls + spans[next->launcher].duration_ns;
+  return ls > idle_from || (le > idle_from && next->start_ns < le + WICK_GPU_LAUNCH_SLACK_NS);
+}
+
+static int
+compare_stretch_len (gconstpointer pa, gconstpointer pb)
+{
+  const WickGpuStretch *a = pa, *b = pb;
+  guint64 la = a->end_ns - a->start_ns, lb = b->end_ns - b->start_ns;
+  if (la != lb)
+    return la > lb ? -1 : 1;
+  return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+/* Keeps @st among the longest stretches (a few: insertion into a short
+ * sorted array). */
+static void
+keep_longest (GArray *longest, const WickGpuStretch *st)
+{
+  if (longest->len == WICK_GPU_LONGEST_STRETCHES
+      && compare_stretch_len (st, &g_array_index (longest, WickGpuStretch, longest->len - 1)) >= 0)
+    return;
+  guint i = longest->len;
+  while (i > 0 && compare_stretch_len (st, &g_array_index (longest, WickGpuStretch, i - 1)) < 0)
+    i--;
+  g_array_insert_val (longest, i, *st);
+  if (longest->len > WICK_GPU_LONGEST_STRETCHES)
+    g_array_set_size (longest, WICK_GPU_LONGEST_STRETCHES);
+}
+
+/* The innermost operator around span @s, G_MAXUINT32 when none. */
+static guint32
+enclosing_operator (const WickSpan *spans, guint n_spans, const guint8 *is_op, guint32 s)
+{
+  for (gint32 p = (gint32)s; p >= 0 && (guint)p < n_spans; p = spans[p].parent)
+    if (is_op[p])
+      return (guint32)p;
+  return G_MAXUINT32;
+}
+
+/* Per stream its idle gaps by cause, the launch-bound stretches (count,
+ * total, the longest) and each step's share of them. */
+static void
+analyze_idle (WickGpuAnalysis *a, const WickDeviceSlice *d, guint nd, const WickSpan *spans,
+              guint n_spans, const guint8 *is_op)
+{
+  g_autoptr (GArray) order = g_array_sized_new (FALSE, FALSE, sizeof (guint32), MAX (nd, 1));
+  gboolean sorted = TRUE;
+  WorkOrder wo = { d };
+  guint64 first = G_MAXUINT64, last = 0;
+  for (guint32 i = 0; i < nd; i++)
+    if (WICK_DEVICE_KIND_IS_WORK (d[i].kind))
+      {
+        if (order->len > 0
+            && compare_work (&g_array_index (order, guint32, order->len - 1), &i, &wo) > 0)
+          sorted = FALSE;
+        g_array_append_val (order, i);
+        first = MIN (first, d[i].start_ns);
+        last = MAX (last, d[i].start_ns + d[i].duration_ns);
+      }
+  if (!sorted)
+    g_array_sort_with_data (order, compare_work, &wo);
+  a->gpu_span_ns = last > first ? last - first : 0;
+  g_autoptr (GArray) stretches = g_array_new (FALSE, FALSE, sizeof (WickGpuStretch));
+  const guint32 *o = (const guint32 *)(gpointer)order->data;
+  guint64 idle_from = 0;
+  WickGpuStreamIdle *cur = NULL;
+  for (guint k = 0; k < order->len; k++)
+    {
+      const WickDeviceSlice *x = &d[o[k]];
+      guint64 end = x->start_ns + x->duration_ns;
+      if (cur == NULL || cur->track != x->track)
+        {
+          WickGpuStreamIdle si = { .track = x->track };
+          g_array_append_val (a->stream_idle, si);
+          cur = &g_array_index (a->stream_idle, WickGpuStreamIdle, a->stream_idle->len - 1);
+          idle_from = end;
+          continue;
+        }
+      if (x->start_ns > idle_from)
+        {
+          guint64 gap = x->start_ns - idle_from;
+          if (gap_waits_on_launch (x, spans, n_spans, idle_from))
+            {
+              WickGpuStretch st = { idle_from, x->start_ns, x->track, x->launcher,
+                                    enclosing_operator (spans, n_spans, is_op, x->launcher) };
+              cur->host_wait_ns += gap;
+              cur->n_host_wait++;
+              a->n_stretches++;
+              a->stretch_ns += gap;
+              keep_longest (a->longest, &st);
+              g_array_append_val (stretches, st);
+            }
+          else if (gap < WICK_GPU_KERNEL_WAIT_NS)
+            cur->kernel_wait_ns += gap;
+          else
+            cur->other_ns += gap;
+        }
+      idle_from = MAX (idle_from, end);
+    }
+  /* each step's launch-bound time: the stretches (by start) clipped to it;
+   * a stretch begins with its [start, end) as an Interval does */
+  g_array_sort (stretches, compare_intervals);
+  const WickGpuStretch *sv = (const WickGpuStretch *)(gpointer)stretches->data;
+  for (guint i = 0; i < a->steps->len; i++)
+    {
+      WickGpuStep *step = &g_array_index (a->steps, WickGpuStep, i);
+      guint64 s = step->start_ns, e = step->start_ns + step->dur_ns;
+      for (guint k = 0; k < stretches->len && sv[k].start_ns < e; k++)
+        if (sv[k].end_ns > s)
+          step->launch_bound_ns += MIN (sv[k].end_ns, e) - MAX (sv[k].start_ns, s);
+    }
+}
+
 static WickGpuAnalysis *
 analyze (WickDocument *doc, WickTracks *tracks)
 {
@@ -499,6 +645,8 @@ analyze (WickDocument *doc, WickTracks *tracks)
   a->kernels = g_array_new (FALSE, TRUE, sizeof (WickGpuKernel));
   a->operators = g_array_new (FALSE, TRUE, sizeof (WickGpuOperator));
   a->steps = g_array_new (FALSE, TRUE, sizeof (WickGpuStep));
+  a->stream_idle = g_array_new (FALSE, TRUE, sizeof (WickGpuStreamIdle));
+  a->longest = g_array_new (FALSE, TRUE, sizeof (WickGpuStretch));
   a->n_device = nd;
   a->kernel_of_device = g_new (gint32, MAX (nd, 1));
   a->n_spans = n_spans;
@@ -600,7 +748,10 @@ analyze (WickDocument *doc, WickTracks *tracks)
           if (klass == WICK_GPU_COMMUNICATION)
             dev->comm_ns += x->duration_ns;
           if (x->duration_ns < WICK_GPU_SHORT_KERNEL_NS)
-            a->launches.short_kernels++;
+            {
+              a->launches.short_kernels++;
+              a->launches.short_kernel_ns += x->duration_ns;
+            }
           if (x->flags & WICK_DEVICE_FLAG_GRAPH)
             a->launches.graph_kernels++;
           WickGpuKernel *k = &g_array_index (a->kernels, WickGpuKernel, row - 1);
@@ -910,6 +1061,7 @@ analyze (WickDocument *doc, WickTracks *tracks)
       for (guint i = 0; i < a->steps->len; i++)
         steps[i].slow = steps[i].dur_ns * 4 >= median * 5 && steps[i].dur_ns > median;
     }
+  analyze_idle (a, d, nd, spans, n_spans, is_op);
   return a;
 }
 
@@ -1080,6 +1232,76 @@ add_graphs_and_stages (JsonBuilder *b, WickDocument *doc)
   json_builder_end_array (b);
 }
 
+/* "device" and "stream" members of device track @t */
+static void
+member_stream (JsonBuilder *b, WickDocument *doc, guint32 t)
+{
+  WickTracks *tracks = wick_document_get_tracks (doc);
+  guint n_tracks;
+  const WickTrack *track_list = wick_tracks_get_tracks (tracks, &n_tracks);
+  g_autofree char *dev = device_name (doc, tracks, track_list, n_tracks, t);
+  json_builder_set_member_name (b, "device");
+  json_builder_add_string_value (b, dev);
+  json_builder_set_member_name (b, "stream");
+  json_builder_add_string_value (
+    b, t < n_tracks && track_list[t].stream ? wick_document_str (doc, track_list[t].stream) : "");
+}
+
+/* "idle": per stream its gaps by cause; "launch_bound": the stretches the
+ * GPU waits on launches, with the longest */
+static void
+add_idle (JsonBuilder *b, const WickGpuAnalysis *a, WickDocument *doc)
+{
+  gint64 origin = wick_tracks_get_origin_ns (wick_document_get_tracks (doc));
+  json_builder_set_member_name (b, "idle");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < a->stream_idle->len; i++)
+    {
+      const WickGpuStreamIdle *si = &g_array_index (a->stream_idle, WickGpuStreamIdle, i);
+      json_builder_begin_object (b);
+      member_stream (b, doc, si->track);
+      member_int (b, "host_wait_ns", (gint64)si->host_wait_ns);
+      member_int (b, "kernel_wait_ns", (gint64)si->kernel_wait_ns);
+      member_int (b, "other_ns", (gint64)si->other_ns);
+      member_int (b, "stretches", (gint64)si->n_host_wait);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "launch_bound");
+  json_builder_begin_object (b);
+  member_int (b, "stretches", (gint64)a->n_stretches);
+  member_int (b, "total_ns", (gint64)a->stretch_ns);
+  member_int (b, "gpu_span_ns", (gint64)a->gpu_span_ns);
+  json_builder_set_member_name (b, "share");
+  json_builder_add_double_value (
+    b, a->gpu_span_ns > 0 ? (double)a->stretch_ns / (double)a->gpu_span_ns : 0);
+  member_int (b, "kernel_wait_threshold_ns", WICK_GPU_KERNEL_WAIT_NS);
+  member_int (b, "launch_slack_ns", WICK_GPU_LAUNCH_SLACK_NS);
+  json_builder_set_member_name (b, "longest");
+  json_builder_begin_array (b);
+  guint n_spans;
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+  for (guint i = 0; i < a->longest->len; i++)
+    {
+      const WickGpuStretch *st = &g_array_index (a->longest, WickGpuStretch, i);
+      json_builder_begin_object (b);
+      member_int (b, "start_ns", origin + (gint64)st->start_ns);
+      member_int (b, "dur_ns", (gint64)(st->end_ns - st->start_ns));
+      member_stream (b, doc, st->track);
+      json_builder_set_member_name (b, "launch");
+      json_builder_add_string_value (
+        b, st->launch < n_spans ? wick_document_str (doc, spans[st->launch].name) : "");
+      json_builder_set_member_name (b, "operator");
+      if (st->op < n_spans)
+        json_builder_add_string_value (b, wick_document_str (doc, spans[st->op].name));
+      else
+        json_builder_add_null_value (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+}
+
 char *
 wick_gpu_analysis_to_json (const WickGpuAnalysis *a, WickDocument *doc)
 {
@@ -1154,6 +1376,7 @@ wick_gpu_analysis_to_json (const WickGpuAnalysis *a, WickDocument *doc)
       member_int (b, "comm_ns", (gint64)s->comm_ns);
       member_int (b, "memcpy_ns", (gint64)s->memcpy_ns);
       member_int (b, "cpu_only_ns", (gint64)s->cpu_only_ns);
+      member_int (b, "launch_bound_ns", (gint64)s->launch_bound_ns);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -1165,7 +1388,11 @@ wick_gpu_analysis_to_json (const WickGpuAnalysis *a, WickDocument *doc)
   member_int (b, "unmatched", (gint64)a->launches.unmatched);
   member_int (b, "delay_p50_ns", a->launches.delay_p50_ns);
   member_int (b, "delay_p99_ns", a->launches.delay_p99_ns);
+  member_int (b, "short_kernels", (gint64)a->launches.short_kernels);
+  member_int (b, "short_kernel_ns", (gint64)a->launches.short_kernel_ns);
+  member_int (b, "short_threshold_ns", WICK_GPU_SHORT_KERNEL_NS);
   json_builder_end_object (b);
+  add_idle (b, a, doc);
   json_builder_end_object (b);
 
   g_autoptr (JsonNode) root = json_builder_get_root (b);

@@ -78,6 +78,7 @@ typedef struct
   guint64 memcpy_ns;   /* busy time with only copies and fills */
   guint64 cpu_only_ns; /* idle time with a host operator or runtime call running (part of idle) */
   gboolean slow;       /* dur at least 1.25 × the median step's */
+  guint64 launch_bound_ns; /* launch-bound stretches inside the window (summed over streams) */
 } WickGpuStep;
 
 typedef struct
@@ -88,9 +89,34 @@ typedef struct
   gint64 delay_p50_ns, delay_p99_ns; /* launch start to GPU start, nearest rank */
   guint64 short_kernels;             /* kernels shorter than WICK_GPU_SHORT_KERNEL_NS */
   guint64 graph_kernels;             /* kernels launched by a CUDA graph launch */
+  guint64 short_kernel_ns;           /* their total time */
 } WickGpuLaunches;
 
 #define WICK_GPU_SHORT_KERNEL_NS 10000
+
+/* The idle gaps of one stream (a device track), between its first and last
+ * work interval, by cause (docs/gpu.md, "Idle gaps"): the GPU waiting on a
+ * launch (host wait), the gap between back-to-back work (kernel wait, below
+ * WICK_GPU_KERNEL_WAIT_NS), or other. */
+typedef struct
+{
+  guint32 track;
+  guint64 host_wait_ns, kernel_wait_ns, other_ns;
+  guint64 n_host_wait; /* launch-bound stretches on it */
+} WickGpuStreamIdle;
+
+/* A launch-bound stretch: a host-wait gap of one stream. */
+typedef struct
+{
+  guint64 start_ns, end_ns; /* document time */
+  guint32 track;
+  guint32 launch;   /* span index of the next interval's launch */
+  guint32 op;       /* innermost cpu_op around that launch, G_MAXUINT32 when none */
+} WickGpuStretch;
+
+#define WICK_GPU_KERNEL_WAIT_NS 10000
+#define WICK_GPU_LAUNCH_SLACK_NS 5000
+#define WICK_GPU_LONGEST_STRETCHES 10
 
 typedef struct
 {
@@ -99,6 +125,11 @@ typedef struct
   GArray *operators; /* WickGpuOperator, by GPU time descending, then CPU total, then name */
   GArray *steps;     /* WickGpuStep, by start */
   WickGpuLaunches launches;
+  GArray *stream_idle;  /* WickGpuStreamIdle, by track */
+  GArray *longest;      /* WickGpuStretch, the longest (at most WICK_GPU_LONGEST_STRETCHES) */
+  guint64 n_stretches;  /* launch-bound stretches over every stream */
+  guint64 stretch_ns;   /* their total length */
+  guint64 gpu_span_ns;  /* first work start to last work end (the share's denominator) */
   guint64 gpu_total_ns; /* sum of kernel durations (the shares' denominator) */
   /* per device slice: its row in kernels, -1 when it is no kernel */
   gint32 *kernel_of_device;

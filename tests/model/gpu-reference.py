@@ -90,6 +90,7 @@ def within(u, s, e):
 def reference(path):
     events = load(path)
     work = []   # (start, end, kind, name, device, correlation)
+    stream_work = []  # (device, stream, start, end, correlation)
     graph_work = []  # the same and the `graph id` arg (None when not written)
     host = collections.defaultdict(list)  # thread -> [(ts, -dur, seq, event)]
     # a job merged by wick-trace ranks names each rank's processes
@@ -119,6 +120,9 @@ def reference(path):
             device = rank_of_pid.get(str(e.get("pid", 0)), "") + device
             corr = number(args.get("correlation")) or 0
             work.append((ts, ts + dur, kind, e.get("name", ""), device, corr))
+            st = number(args.get("stream"))
+            stream = str(st) if st is not None else str(e.get("tid", 0))
+            stream_work.append((device, stream, ts, ts + dur, corr))
             gid = number(args.get("graph id"))
             graph_work.append((ts, ts + dur, kind, e.get("name", ""), device, corr,
                                gid if gid is not None and gid >= 0 else None))
@@ -271,7 +275,21 @@ def reference(path):
     for st in stages.values():
         st["by_kernel"] = sorted(st["by_kernel"].values(), key=lambda k: k["name"])
 
+    idle, stretches = idle_gaps(stream_work, spans, launcher)
+    for st in steps:
+        a, b = st["start_ns"], st["start_ns"] + st["dur_ns"]
+        st["launch_bound_ns"] = sum(max(0, min(e, b) - max(s, a)) for s, e, *_ in stretches)
+    short = [k for s, e, kind, *_ in work if kind == "kernel" for k in [e - s] if k < SHORT_NS]
+    span_ns = (max(e for s, e, *_ in work) - min(s for s, *_ in work)) if work else 0
+    total = sum(e - s for s, e, *_ in stretches)
+    longest = sorted(stretches, key=lambda x: (-(x[1] - x[0]), x[0]))[:10]
     return {
+        "idle": idle,
+        "launch_bound": {"stretches": len(stretches), "total_ns": total, "gpu_span_ns": span_ns,
+                         "share": total / span_ns if span_ns else 0,
+                         "longest": [{"start_ns": s, "dur_ns": e - s, "device": d, "stream": st,
+                                      "launch": ln, "operator": op}
+                                     for s, e, d, st, ln, op in longest]},
         "graphs": sorted(graphs.values(), key=graph_key),
         "stages": sorted(stages.values(), key=lambda st: st["name"]),
         "devices": [{"device": k, "busy_ns": within(union(v["busy"]), 0, 1 << 63),
@@ -282,8 +300,58 @@ def reference(path):
         "operators": sorted(operators.values(), key=lambda o: o["name"]),
         "steps": steps,
         "launches": {"flows": len(delays), "to_kernel": len(launches), "unmatched": unmatched,
-                     "delay_p50_ns": rank(50), "delay_p99_ns": rank(99)},
+                     "delay_p50_ns": rank(50), "delay_p99_ns": rank(99),
+                     "short_kernels": len(short), "short_kernel_ns": sum(short),
+                     "short_threshold_ns": SHORT_NS},
     }
+
+
+SHORT_NS = 10000       # a kernel shorter than this is short
+KERNEL_WAIT_NS = 10000  # a gap shorter than this, not waiting on a launch, is kernel wait
+LAUNCH_SLACK_NS = 5000  # a start this soon after its launch returned waited on it
+
+
+def idle_gaps(stream_work, spans, launcher):
+    """Per stream (device, stream): its gaps between consecutive work (by
+    start; the gap runs from the latest end so far) as host wait (the next
+    interval's launch began after the stream went idle, or was still running
+    then and the interval started within LAUNCH_SLACK_NS of its return),
+    kernel wait (shorter than KERNEL_WAIT_NS) or other; and every host-wait
+    gap as a stretch (start, end, device, stream, launch name, operator)."""
+    by_stream = collections.defaultdict(list)
+    for device, stream, s, e, corr in stream_work:
+        by_stream[(device, stream)].append((s, e, corr))
+    idle, stretches = [], []
+    for (device, stream), items in sorted(by_stream.items()):
+        row = {"device": device, "stream": stream, "host_wait_ns": 0, "kernel_wait_ns": 0,
+               "other_ns": 0, "stretches": 0}
+        items.sort(key=lambda x: (x[0], x[1]))
+        idle_from = items[0][1]
+        for s, e, corr in items[1:]:
+            if s > idle_from:
+                gap = s - idle_from
+                L = launcher.get(corr) if corr else None
+                waits = False
+                if L is not None:
+                    ls, le = spans[L][0], spans[L][0] + spans[L][1]
+                    waits = ls > idle_from or (le > idle_from and s < le + LAUNCH_SLACK_NS)
+                if waits:
+                    row["host_wait_ns"] += gap
+                    row["stretches"] += 1
+                    op, p = None, L
+                    while p >= 0:
+                        if spans[p][3] in OPERATOR:
+                            op = spans[p][2]
+                            break
+                        p = spans[p][4]
+                    stretches.append((idle_from, s, device, stream, spans[L][2], op))
+                elif gap < KERNEL_WAIT_NS:
+                    row["kernel_wait_ns"] += gap
+                else:
+                    row["other_ns"] += gap
+            idle_from = max(idle_from, e)
+        idle.append(row)
+    return idle, stretches
 
 
 RANK_PROCESS = re.compile(r"^rank ([0-9]+) \u00b7 ")
@@ -310,6 +378,23 @@ def differences(got, want):
         if got[key] != want[key]:
             out.append("%s: %s, the reference says %s"
                        % (key, json.dumps(got[key])[:400], json.dumps(want[key])[:400]))
+    got_idle = sorted(got.get("idle", []), key=lambda r: (r["device"], r["stream"]))
+    if got_idle != want["idle"]:
+        out.append("idle: %s, the reference says %s"
+                   % (json.dumps(got_idle)[:600], json.dumps(want["idle"])[:600]))
+    glb, wlb = got.get("launch_bound", {}), want["launch_bound"]
+    for field in ("stretches", "total_ns", "gpu_span_ns"):
+        if glb.get(field) != wlb[field]:
+            out.append("launch_bound: %s is %r, the reference says %r"
+                       % (field, glb.get(field), wlb[field]))
+    if abs(glb.get("share", -1) - wlb["share"]) > 1e-12:
+        out.append("launch_bound: share is %r, the reference says %r"
+                   % (glb.get("share"), wlb["share"]))
+    # the longest by length (ties by start; equal ones in either order)
+    key = lambda x: (-x["dur_ns"], x["start_ns"], x["device"], x["stream"])
+    if sorted(glb.get("longest", []), key=key) != sorted(wlb["longest"], key=key):
+        out.append("launch_bound longest: %s, the reference says %s"
+                   % (json.dumps(glb.get("longest"))[:600], json.dumps(wlb["longest"])[:600]))
     for key in ("devices", "kernels", "operators", "steps"):
         g, w = got[key], want[key]
         if len(g) != len(w):
