@@ -15,5 +15,9 @@ WickTable *wick_gpu_overview_page_get_table (WickGpuOverviewPage *self, const ch
 
 /* The launch figures' line, as shown. */
 const char *wick_gpu_overview_page_get_launches_text (WickGpuOverviewPage *self);
+/* The launch-bound stretches' line, and the button of the @i-th longest
+ * (NULL when none). */
+const char *wick_gpu_overview_page_get_waiting_text (WickGpuOverviewPage *self);
+GtkWidget *wick_gpu_overview_page_get_stretch_button (WickGpuOverviewPage *self, guint i);
 
 G_END_DECLS

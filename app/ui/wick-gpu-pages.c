@@ -421,6 +421,8 @@ struct _WickGpuOverviewPage
   GtkWidget *box;
   GtkWidget *devices_slot, *steps_slot;
   GtkWidget *launches;
+  GtkWidget *waiting; /* the launch-bound stretches: a label */
+  GtkWidget *longest; /* and a button per longest stretch */
   GtkWidget *chart;
   GtkWidget *steps_heading;
   WickTable *steps, *devices;
@@ -754,6 +756,14 @@ wick_gpu_overview_page_init (WickGpuOverviewPage *self)
   gtk_label_set_selectable (GTK_LABEL (self->launches), TRUE);
   gtk_widget_set_focusable (self->launches, FALSE);
   gtk_box_append (GTK_BOX (self->box), self->launches);
+  self->waiting = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (self->waiting), 0);
+  gtk_label_set_wrap (GTK_LABEL (self->waiting), TRUE);
+  gtk_label_set_selectable (GTK_LABEL (self->waiting), TRUE);
+  gtk_widget_set_focusable (self->waiting, FALSE);
+  gtk_box_append (GTK_BOX (self->box), self->waiting);
+  self->longest = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_box_append (GTK_BOX (self->box), self->longest);
 
   self->steps_heading = heading (_ ("Step time"));
   gtk_widget_set_margin_top (self->steps_heading, 6);
@@ -813,6 +823,93 @@ launches_text (const WickGpuAnalysis *a)
                           flows, calls, unmatched, p50, p99, short_kernels, graph);
 }
 
+static char *
+waiting_text (const WickGpuAnalysis *a)
+{
+  g_autofree char *n = count_text (a->n_stretches);
+  g_autofree char *total = wick_format_duration (a->stretch_ns);
+  g_autofree char *share = wick_format_share ((double)a->stretch_ns, (double)a->gpu_span_ns);
+  g_autofree char *span = wick_format_duration (a->gpu_span_ns);
+  /* stretches, their total time, its share of the next figure, the time
+   * from the first GPU work to the last */
+  return g_strdup_printf (_ ("GPU waiting on launches: %s stretches where a stream ran dry "
+                             "before its next launch, %s in all (%s of the %s from the first GPU "
+                             "work to the last). The longest:"),
+                          n, total, share, span);
+}
+
+/* A stretch's button: selects its range and shows it with as much again
+ * either side. */
+static void
+on_stretch_clicked (GtkButton *button, gpointer data)
+{
+  WickGpuOverviewPage *self = data;
+  guint i = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (button), "wick-stretch"));
+  if (self->analysis == NULL || i >= self->analysis->longest->len)
+    return;
+  const WickGpuStretch *st = &g_array_index (self->analysis->longest, WickGpuStretch, i);
+  WickSelection *selection = wick_page_get_selection (WICK_PAGE (self));
+  guint64 len = st->end_ns - st->start_ns;
+  wick_selection_set_range (selection, st->start_ns, st->end_ns);
+  wick_selection_set_visible (selection, st->start_ns > len ? st->start_ns - len : 0,
+                              st->end_ns + len);
+}
+
+static char *
+stretch_text (WickGpuOverviewPage *self, const WickGpuStretch *st)
+{
+  WickTracks *tracks = wick_document_get_tracks (self->document);
+  guint n_tracks, n_spans;
+  const WickTrack *track_list = wick_tracks_get_tracks (tracks, &n_tracks);
+  const WickSpan *spans = wick_document_get_spans (self->document, &n_spans);
+  g_autofree char *dur = wick_format_duration (st->end_ns - st->start_ns);
+  g_autofree char *at = wick_format_duration (st->start_ns);
+  const char *stream = st->track < n_tracks && track_list[st->track].name
+                         ? wick_document_str (self->document, track_list[st->track].name)
+                         : "";
+  const char *launch
+    = st->launch < n_spans ? wick_document_str (self->document, spans[st->launch].name) : "";
+  if (st->op < n_spans)
+    /* length, start, stream, runtime call, operator */
+    return g_strdup_printf (_ ("%s at %s on %s, waiting on %s in %s"), dur, at, stream, launch,
+                            wick_document_str (self->document, spans[st->op].name));
+  /* length, start, stream, runtime call */
+  return g_strdup_printf (_ ("%s at %s on %s, waiting on %s"), dur, at, stream, launch);
+}
+
+static void
+waiting_build (WickGpuOverviewPage *self)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (self->longest)) != NULL)
+    gtk_box_remove (GTK_BOX (self->longest), child);
+  gboolean any = self->analysis != NULL && self->analysis->n_stretches > 0;
+  gtk_widget_set_visible (self->waiting, any);
+  gtk_widget_set_visible (self->longest, any);
+  if (!any)
+    return;
+  g_autofree char *text = waiting_text (self->analysis);
+  gtk_label_set_text (GTK_LABEL (self->waiting), text);
+  for (guint i = 0; i < MIN (self->analysis->longest->len, 5); i++)
+    {
+      g_autofree char *label
+        = stretch_text (self, &g_array_index (self->analysis->longest, WickGpuStretch, i));
+      GtkWidget *button = gtk_button_new_with_label (label);
+      gtk_widget_add_css_class (button, "flat");
+      gtk_widget_set_halign (button, GTK_ALIGN_START);
+      GtkWidget *l = gtk_button_get_child (GTK_BUTTON (button));
+      if (GTK_IS_LABEL (l))
+        {
+          gtk_label_set_xalign (GTK_LABEL (l), 0);
+          gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
+        }
+      gtk_widget_set_tooltip_text (button, _ ("Select this stretch on the timeline"));
+      g_object_set_data (G_OBJECT (button), "wick-stretch", GUINT_TO_POINTER (i));
+      g_signal_connect (button, "clicked", G_CALLBACK (on_stretch_clicked), self);
+      gtk_box_append (GTK_BOX (self->longest), button);
+    }
+}
+
 void
 wick_gpu_overview_page_set_document (WickGpuOverviewPage *self, WickDocument *document)
 {
@@ -865,6 +962,7 @@ overview_build (WickGpuOverviewPage *self)
 
   g_autofree char *launches = self->analysis ? launches_text (self->analysis) : NULL;
   gtk_label_set_text (GTK_LABEL (self->launches), launches ? launches : "");
+  waiting_build (self);
   gtk_widget_queue_draw (self->chart);
 }
 
@@ -880,4 +978,21 @@ wick_gpu_overview_page_get_launches_text (WickGpuOverviewPage *self)
 {
   wick_page_ensure_current (WICK_PAGE (self));
   return gtk_label_get_text (GTK_LABEL (self->launches));
+}
+
+const char *
+wick_gpu_overview_page_get_waiting_text (WickGpuOverviewPage *self)
+{
+  wick_page_ensure_current (WICK_PAGE (self));
+  return gtk_label_get_text (GTK_LABEL (self->waiting));
+}
+
+GtkWidget *
+wick_gpu_overview_page_get_stretch_button (WickGpuOverviewPage *self, guint i)
+{
+  wick_page_ensure_current (WICK_PAGE (self));
+  GtkWidget *c = gtk_widget_get_first_child (self->longest);
+  while (c != NULL && i-- > 0)
+    c = gtk_widget_get_next_sibling (c);
+  return c;
 }

@@ -370,6 +370,25 @@ test_operators_and_overview (void)
   g_autofree char *flows = g_strdup_printf ("Launches: %" G_GUINT64_FORMAT " kernels",
                                             a->launches.flows);
   g_assert_true (g_str_has_prefix (launches, flows));
+  /* the launch-bound stretches: their count, and the longest's button
+   * selects its range */
+  const char *waiting
+    = wick_gpu_overview_page_get_waiting_text (WICK_GPU_OVERVIEW_PAGE (overview));
+  g_autofree char *waiting_want = g_strdup_printf (
+    "GPU waiting on launches: %" G_GUINT64_FORMAT " stretches", a->n_stretches);
+  g_assert_cmpuint (a->n_stretches, >, 0);
+  g_assert_true (g_str_has_prefix (waiting, waiting_want));
+  GtkWidget *stretch
+    = wick_gpu_overview_page_get_stretch_button (WICK_GPU_OVERVIEW_PAGE (overview), 0);
+  g_assert_nonnull (stretch);
+  g_signal_emit_by_name (stretch, "clicked");
+  {
+    const WickGpuStretch *st = &g_array_index (a->longest, WickGpuStretch, 0);
+    guint64 rs, re;
+    wick_selection_get_range (selection, &rs, &re);
+    g_assert_cmpuint (rs, ==, st->start_ns);
+    g_assert_cmpuint (re, ==, st->end_ns);
+  }
   /* the chart: a bar per step, left to right; a click selects the step */
   GtkWidget *chart = NULL;
   for (GtkWidget *c = gtk_widget_get_first_child (gtk_widget_get_first_child (overview)); c;
