@@ -635,6 +635,11 @@ typedef struct
   /* an allocation's */
   char *storage_id, *tensor_id, *device, *dtype, *op_name, *category;
   guint64 bytes;
+  /* "address" (optional): the allocation's device address, 0 when absent;
+   * address_problem says why a value that is there is not one */
+  guint64 address;
+  const char *address_problem;
+  gboolean has_address;
   gboolean has_shape, shape_is_array;
   guint rank;
   guint64 shape[SNAPSHOT_MAX_RANK];
@@ -718,6 +723,57 @@ read_member_uint (WickJsonScanner *scanner, guint64 *out)
     return FALSE;
   if (number.kind == WICK_JSON_U64)
     *out = number.u64;
+  return TRUE;
+}
+
+/* An allocation's "address" (docs/protocol.md, "snapshot"), checked as the
+ * trace's "wick_address" is (docs/format.md): the raw value must be a string
+ * of "0x" and 1 to 16 hex digits, not zero; an escape is not a hex digit. Any
+ * other value leaves the problem in @fields (check_allocation refuses it). */
+static gboolean
+read_address (WickJsonScanner *scanner, SnapshotFields *fields)
+{
+  wick_json_skip_whitespace (scanner);
+  const char *value = scanner->p;
+  if (!wick_json_skip_value (scanner))
+    return FALSE;
+  gsize length = (gsize)(scanner->p - value);
+  fields->has_address = TRUE;
+  fields->address = 0;
+  if (length < 2 || value[0] != '"' || value[length - 1] != '"')
+    {
+      fields->address_problem = "not a string";
+      return TRUE;
+    }
+  const char *digits = value + 1, *end = value + length - 1;
+  if (end - digits < 3 || digits[0] != '0' || digits[1] != 'x')
+    {
+      fields->address_problem = "not \"0x\" and hex digits";
+      return TRUE;
+    }
+  digits += 2;
+  if (end - digits > 16)
+    {
+      fields->address_problem = "more than 16 hex digits";
+      return TRUE;
+    }
+  guint64 address = 0;
+  for (const char *p = digits; p < end; p++)
+    {
+      int v = g_ascii_xdigit_value (*p);
+      if (v < 0)
+        {
+          fields->address_problem = "not \"0x\" and hex digits";
+          return TRUE;
+        }
+      address = address << 4 | (guint64)v;
+    }
+  if (address == 0)
+    {
+      fields->address_problem = "zero";
+      return TRUE;
+    }
+  fields->address = address;
   return TRUE;
 }
 
@@ -817,6 +873,8 @@ snapshot_line_decode (SnapshotDecoder *decoder, const char *line, gsize length,
             ok = read_member_string (&scanner, &fields->category);
           else if (strcmp (name, "shape") == 0)
             ok = read_shape (&scanner, fields);
+          else if (strcmp (name, "address") == 0)
+            ok = read_address (&scanner, fields);
           else
             ok = wick_json_skip_value (&scanner);
           if (ok && keep_fields)
@@ -855,6 +913,7 @@ emit_snapshot_allocation (WickLiveStream *self, const SnapshotFields *fields)
   parse_category (fields->category, &memory.category);
   memory.shape = fields->shape;
   memory.rank = fields->shape_is_array ? fields->rank : 0;
+  memory.address = fields->address; /* 0: none sent (an older libwick) */
   WickRingRecord record = { .kind = WICK_RING_RECORD_MEMORY };
   record.memory = memory;
   g_autofree char *key = g_strdup_printf ("%s\x1f%s", memory.device, memory.storage_id);
@@ -1148,6 +1207,13 @@ check_allocation (const SnapshotFields *fields, guint line, GError **error)
     {
       g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
                    "attach snapshot line %u: \"shape\" is not an array", line);
+      return FALSE;
+    }
+  if (fields->has_address && fields->address_problem != NULL)
+    {
+      g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_PROTOCOL,
+                   "attach snapshot line %u: \"address\" is not an address (%s)", line,
+                   fields->address_problem);
       return FALSE;
     }
   return TRUE;

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,14 @@ on_allocation (const WickMemoryRecord *allocation, void *user_data)
   wick_control_writer_string (&line, "dtype", allocation->dtype);
   wick_control_writer_string (&line, "category",
                               wick_memory_category_to_string (allocation->category));
+  if (allocation->address != 0)
+    {
+      /* the allocation's device address, as the trace's "wick_address":
+       * "0x" and lower-case hex (a JSON number past 2^53 loses digits) */
+      char address[24];
+      snprintf (address, sizeof address, "0x%" PRIx64, allocation->address);
+      wick_control_writer_string (&line, "address", address);
+    }
   wick_control_writer_end_object (&line);
   buffer_line (buffer, &line);
   wick_control_writer_clear (&line);

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
+#include "model/wick-memory-snapshot.h"
+#include "model/wick-snapshot-categories.h"
 
 static char *runtime_dir;
 
@@ -243,6 +246,210 @@ test_snapshot_late_attach_demo (void)
   g_spawn_close_pid (pid);
 }
 
+/* The attach snapshot carries each live allocation's address: the stream's
+ * snapshot alloc records have the "wick_address" the process recorded (none
+ * for one recorded without), and the categories from records then match them
+ * to an allocator snapshot's blocks at those addresses. */
+static void
+test_snapshot_addresses (void)
+{
+  static const struct
+  {
+    const char *storage;
+    guint64 address, bytes;
+    WickMemoryCategory category;
+  } live[] = {
+    { "weights", 0x7f2000000000u, 4u << 20, WICK_CATEGORY_PARAMETER },
+    { "momentum", 0x7f2000400000u, 2u << 20, WICK_CATEGORY_OPTIMIZER },
+    { "grad", 0x7f2000600000u, 1u << 20, WICK_CATEGORY_GRADIENT },
+    { "noaddr", 0, 4096, WICK_CATEGORY_ACTIVATION },
+  };
+  const char *python = "/usr/bin/python3";
+  WickSession *session = open_session ();
+  static const uint64_t shape[] = { 4 };
+  WickError error = { "" };
+  for (gsize i = 0; i < G_N_ELEMENTS (live); i++)
+    {
+      WickMemoryRecord record = {
+        .timestamp_ns = WICK_NOW, .storage_id = live[i].storage, .tensor_id = live[i].storage,
+        .span = 1, .device = "cuda:0", .bytes = live[i].bytes, .action = WICK_MEMORY_ALLOC,
+        .shape = shape, .rank = 1, .dtype = "f32", .category = live[i].category,
+        .address = live[i].address,
+      };
+      g_assert_true (wick_session_record_memory (session, &record, &error));
+    }
+  WickLiveStream *stream = attach (session, FALSE);
+  g_assert_true (wick_session_finish (session, &error));
+  g_autoptr (GString) lines = g_string_new (NULL);
+  wick_live_stream_drain (stream, 0, collect, lines);
+  wick_live_stream_finish (stream, "cut", collect, lines);
+  wick_live_stream_free (stream);
+  wick_session_close (session);
+
+  /* the lines, as wick-trace attach writes them */
+  g_assert_cmpuint (count (lines->str, "\"wick_snapshot\":true"), ==, G_N_ELEMENTS (live));
+  for (gsize i = 0; i < G_N_ELEMENTS (live); i++)
+    {
+      g_autofree char *storage = g_strdup_printf ("\"storage_id\":\"%s\"", live[i].storage);
+      const char *at = strstr (lines->str, storage);
+      g_assert_nonnull (at);
+      const char *end = strchr (at, '\n');
+      g_autofree char *line = g_strndup (at, end - at);
+      g_assert_nonnull (strstr (line, "\"wick_snapshot\":true"));
+      if (live[i].address == 0)
+        g_assert_null (strstr (line, "wick_address"));
+      else
+        {
+          g_autofree char *address
+            = g_strdup_printf ("\"wick_address\":\"0x%" G_GINT64_MODIFIER "x\"", live[i].address);
+          g_assert_nonnull (strstr (line, address));
+        }
+    }
+
+  /* the document the app builds of them */
+  g_autofree char *trace = g_build_filename (runtime_dir, "snapshot-addresses.jsonl", NULL);
+  g_assert_true (g_file_set_contents (trace, lines->str, -1, NULL));
+  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  g_autoptr (GError) gerror = NULL;
+  g_assert_true (wick_document_load_file (document, trace, NULL, NULL, NULL, &gerror));
+  g_assert_no_error (gerror);
+  guint n = 0;
+  const WickMemoryEvent *memory = wick_document_get_memory (document, &n);
+  g_assert_cmpuint (n, ==, G_N_ELEMENTS (live));
+  for (guint i = 0; i < n; i++)
+    {
+      gboolean found = FALSE;
+      for (gsize j = 0; j < G_N_ELEMENTS (live); j++)
+        if (memory[i].bytes == live[j].bytes)
+          {
+            g_assert_cmpuint (memory[i].address, ==, live[j].address);
+            found = TRUE;
+          }
+      g_assert_true (found);
+    }
+  g_assert_cmpuint (wick_document_get_bad_addresses (document, NULL), ==, 0);
+
+  /* an allocator snapshot with a block at each address */
+  if (!g_file_test (python, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_message ("no %s: the matcher's half is not run", python);
+      g_unlink (trace);
+      return;
+    }
+  g_autofree char *pickle = g_build_filename (runtime_dir, "snapshot-addresses.pickle", NULL);
+  g_autoptr (GString) blocks = g_string_new (NULL);
+  guint64 total = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (live); i++)
+    if (live[i].address != 0)
+      {
+        g_string_append_printf (blocks,
+                                "{'address': %" G_GUINT64_FORMAT ", 'size': %" G_GUINT64_FORMAT
+                                ", 'requested_size': %" G_GUINT64_FORMAT
+                                ", 'state': 'active_allocated', 'frames': []},",
+                                live[i].address, live[i].bytes, live[i].bytes);
+        total += live[i].bytes;
+      }
+  g_autofree char *script = g_strdup_printf (
+    "import pickle, sys\n"
+    "blocks = [%s]\n"
+    "seg = {'device': 0, 'address': %" G_GUINT64_FORMAT ", 'total_size': %" G_GUINT64_FORMAT ",\n"
+    "       'allocated_size': %" G_GUINT64_FORMAT ", 'active_size': %" G_GUINT64_FORMAT ",\n"
+    "       'requested_size': %" G_GUINT64_FORMAT ", 'stream': 0, 'segment_type': 'large',\n"
+    "       'segment_pool_id': (0, 0), 'is_expandable': False, 'frames': [], 'blocks': blocks}\n"
+    "pickle.dump({'segments': [seg], 'device_traces': [[]]}, open(sys.argv[1], 'wb'), protocol=4)\n",
+    blocks->str, live[0].address, total, total, total, total);
+  const char *argv[] = { python, "-c", script, pickle, NULL };
+  int status = 0;
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                               NULL, &status, &gerror));
+  g_assert_no_error (gerror);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  WickMemorySnapshot *snapshot = wick_memory_snapshot_load (pickle, NULL, NULL, NULL, &gerror);
+  g_assert_no_error (gerror);
+  g_assert_nonnull (snapshot);
+  WickSnapshotCategories *categories = wick_snapshot_categories_new (snapshot, document);
+  const WickSnapshotMatchCounts *counts = wick_snapshot_categories_get_counts (categories);
+  g_test_message ("allocations %" G_GUINT64_FORMAT ", live matched %" G_GUINT64_FORMAT
+                  ", from records %" G_GUINT64_FORMAT ", records without address %"
+                  G_GUINT64_FORMAT,
+                  counts->allocations, counts->live_matched, counts->from_record,
+                  counts->records_without_address);
+  g_assert_cmpuint (counts->live, ==, 3);
+  g_assert_cmpuint (counts->live_matched, ==, 3);
+  g_assert_cmpuint (counts->live_ambiguous, ==, 0);
+  g_assert_cmpuint (counts->from_record, ==, 3);
+  g_assert_cmpuint (counts->records_without_address, ==, 1);
+  g_assert_cmpuint (counts->lifetimes_matched, ==, 3);
+  guint64 bytes[WICK_SNAPSHOT_N_CATEGORIES] = { 0 };
+  wick_snapshot_categories_at_snapshot (categories, bytes);
+  for (gsize i = 0; i < G_N_ELEMENTS (live); i++)
+    if (live[i].address != 0)
+      g_assert_cmpuint (bytes[live[i].category], ==, live[i].bytes);
+  wick_snapshot_categories_free (categories);
+  wick_memory_snapshot_free (snapshot);
+  g_unlink (pickle);
+  g_unlink (trace);
+}
+
+/* A snapshot allocation's "address" from a hostile peer: anything but "0x"
+ * and 1 to 16 hex digits, not zero, refuses the snapshot and names why. */
+static void
+test_snapshot_bad_address (void)
+{
+  static const struct
+  {
+    const char *value, *why;
+  } cases[] = {
+    { "\"0x7f00\"", NULL },
+    { "140737488355328", "not a string" },
+    { "null", "not a string" },
+    { "\"7f00\"", "not \"0x\" and hex digits" },
+    { "\"0x\"", "not \"0x\" and hex digits" },
+    { "\"0x1g\"", "not \"0x\" and hex digits" },
+    { "\"0x\\u0031\"", "not \"0x\" and hex digits" },
+    { "\"0x1ffffffffffffffff\"", "more than 16 hex digits" },
+    { "\"0x0\"", "zero" },
+  };
+  WickSession *session = open_session ();
+  g_autofree char *path = g_build_filename (runtime_dir, "snapshot-bad-address", NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf (
+        "{\"kind\":\"wick_attach_snapshot\",\"timestamp_ns\":10,\"allocations\":1,"
+        "\"allocated_bytes\":64,\"incomplete\":false,\"modules\":0,\"stages\":0}\n"
+        "{\"kind\":\"wick_snapshot_allocation\",\"timestamp_ns\":5,\"storage_id\":\"a\","
+        "\"tensor_id\":\"a\",\"span_id\":\"s1\",\"device\":\"cuda:0\",\"bytes\":64,"
+        "\"shape\":[16],\"dtype\":\"f32\",\"category\":\"activation\",\"address\":%s}\n",
+        cases[i].value);
+      g_assert_true (g_file_set_contents (path, text, -1, NULL));
+      g_autoptr (GError) error = NULL;
+      WickLiveStream *stream = wick_live_stream_new (wick_session_get_ring_fd (session), FALSE,
+                                                     &error);
+      g_assert_no_error (error);
+      int fd = g_open (path, O_RDONLY, 0);
+      g_assert_cmpint (fd, >=, 0);
+      gboolean ok = wick_live_stream_apply_snapshot (stream, fd, &error);
+      close (fd);
+      if (cases[i].why == NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_true (ok);
+        }
+      else
+        {
+          g_assert_false (ok);
+          g_assert_nonnull (error);
+          g_autofree char *expected
+            = g_strdup_printf ("attach snapshot line 2: \"address\" is not an address (%s)",
+                               cases[i].why);
+          g_assert_cmpstr (error->message, ==, expected);
+        }
+      wick_live_stream_free (stream);
+    }
+  g_unlink (path);
+  wick_session_close (session);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -251,6 +458,8 @@ main (int argc, char **argv)
   g_test_add_func ("/live/snapshot/in-process", test_snapshot_in_process);
   g_test_add_func ("/live/snapshot/ring-and-snapshot-overlap", test_snapshot_overlap);
   g_test_add_func ("/live/snapshot/late-attach-demo", test_snapshot_late_attach_demo);
+  g_test_add_func ("/live/snapshot/addresses", test_snapshot_addresses);
+  g_test_add_func ("/live/snapshot/bad-address", test_snapshot_bad_address);
   int status = g_test_run ();
   live_test_runtime_dir_remove (runtime_dir);
   return status;
