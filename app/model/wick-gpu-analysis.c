@@ -222,6 +222,14 @@ tagged_less (const Tagged *a, const Tagged *b)
 DEFINE_RUN_SORT (sort_intervals, Interval, interval_less)
 DEFINE_RUN_SORT (sort_tagged, Tagged, tagged_less)
 
+static inline gboolean
+u64_less (const guint64 *a, const guint64 *b)
+{
+  return *a < *b;
+}
+
+DEFINE_RUN_SORT (sort_u64, guint64, u64_less)
+
 /* Intervals sorted, in a GArray (taken). */
 static GArray *
 intervals_sorted (GArray *raw)
@@ -558,6 +566,32 @@ enclosing_operator (const WickSpan *spans, guint n_spans, const guint8 *is_op, g
   return G_MAXUINT32;
 }
 
+/* How many of the @n sorted values @v are below @t. */
+static guint
+count_below (const guint64 *v, guint n, guint64 t)
+{
+  guint lo = 0, hi = n;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (v[mid] < t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* The stretches' total length before @t: their starts and ends sorted,
+ * with prefix sums (sum[k]: of the first k). */
+static guint64
+stretch_length_before (const guint64 *starts, const guint64 *start_sum, const guint64 *ends,
+                       const guint64 *end_sum, guint n, guint64 t)
+{
+  guint ns = count_below (starts, n, t), ne = count_below (ends, n, t);
+  return ((guint64)ns * t - start_sum[ns]) - ((guint64)ne * t - end_sum[ne]);
+}
+
 /* Per stream its idle gaps by cause, the launch-bound stretches (count,
  * total, the longest) and each step's share of them. */
 static void
@@ -618,17 +652,35 @@ analyze_idle (WickGpuAnalysis *a, const WickDeviceSlice *d, guint nd, const Wick
         }
       idle_from = MAX (idle_from, end);
     }
-  /* each step's launch-bound time: the stretches (by start) clipped to it;
-   * a stretch begins with its [start, end) as an Interval does */
-  g_array_sort (stretches, compare_intervals);
-  const WickGpuStretch *sv = (const WickGpuStretch *)(gpointer)stretches->data;
+  /* each step's launch-bound time, F(end) - F(start), where F(t) is the
+   * stretches' length before t: over the stretches starting before t,
+   * t - start, less over those ending before t, t - end; two sorted
+   * arrays with prefix sums, a binary search each */
+  guint n = stretches->len;
+  /* by stream, each by start (and end): a run per stream to merge */
+  g_autofree guint64 *buf = g_new (guint64, 4 * (gsize)n + 4);
+  guint64 *starts = buf, *ends = buf + n + 1;
+  for (guint k = 0; k < n; k++)
+    {
+      const WickGpuStretch *st = &g_array_index (stretches, WickGpuStretch, k);
+      starts[k] = st->start_ns;
+      ends[k] = st->end_ns;
+    }
+  starts = sort_u64 (starts, buf + 2 * ((gsize)n + 1), n);
+  ends = sort_u64 (ends, buf + 3 * ((gsize)n + 1), n);
+  g_autofree guint64 *start_sum = g_new (guint64, n + 1), *end_sum = g_new (guint64, n + 1);
+  start_sum[0] = end_sum[0] = 0;
+  for (guint k = 0; k < n; k++)
+    {
+      start_sum[k + 1] = start_sum[k] + starts[k];
+      end_sum[k + 1] = end_sum[k] + ends[k];
+    }
   for (guint i = 0; i < a->steps->len; i++)
     {
       WickGpuStep *step = &g_array_index (a->steps, WickGpuStep, i);
       guint64 s = step->start_ns, e = step->start_ns + step->dur_ns;
-      for (guint k = 0; k < stretches->len && sv[k].start_ns < e; k++)
-        if (sv[k].end_ns > s)
-          step->launch_bound_ns += MIN (sv[k].end_ns, e) - MAX (sv[k].start_ns, s);
+      step->launch_bound_ns = stretch_length_before (starts, start_sum, ends, end_sum, n, e)
+                              - stretch_length_before (starts, start_sum, ends, end_sum, n, s);
     }
 }
 
