@@ -440,6 +440,8 @@ wick_pickle_value_lookup_cached (const WickPickleValue *value, WickPickleKeyCach
   if (value == NULL || value->type != WICK_PICKLE_DICT)
     return;
   const WickPickleObject *dict = value->as.object;
+  if (dict->len < 2)
+    return; /* an empty dict may have no items array (NULL + 0 is undefined) */
   const WickPickleValue *key = dict->items, *end = dict->items + (dict->len & ~(gsize)1);
   for (; key < end; key += 2)
     {
