@@ -1095,7 +1095,8 @@ fill_from_stack (WickPickleReader *reader, WickPickleObject *object, guint at, g
             depth = MAX (depth, (guint)child->depth + 1);
           }
       object->depth = (guint16)depth;
-      memcpy (object->items + object->len, from, n * sizeof (WickPickleValue));
+      if (n > 0) /* an empty container may have no items array (NULL + 0 is undefined) */
+        memcpy (object->items + object->len, from, n * sizeof (WickPickleValue));
       object->len += n;
       reader->kept_items += n;
       reader->stack.len = at;
