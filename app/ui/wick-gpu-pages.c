@@ -715,6 +715,19 @@ heading (const char *text)
   return label;
 }
 
+/* A paragraph of the page: left-aligned, wrapped, selectable for copying
+ * but not a tab stop. */
+static GtkWidget *
+paragraph (void)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_widget_set_focusable (label, FALSE);
+  return label;
+}
+
 static void
 wick_gpu_overview_page_dispose (GObject *object)
 {
@@ -750,17 +763,9 @@ wick_gpu_overview_page_init (WickGpuOverviewPage *self)
   gtk_box_append (GTK_BOX (self->box), heading (_ ("GPU time by device")));
   self->devices_slot = adw_bin_new ();
   gtk_box_append (GTK_BOX (self->box), self->devices_slot);
-  self->launches = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (self->launches), 0);
-  gtk_label_set_wrap (GTK_LABEL (self->launches), TRUE);
-  gtk_label_set_selectable (GTK_LABEL (self->launches), TRUE);
-  gtk_widget_set_focusable (self->launches, FALSE);
+  self->launches = paragraph ();
   gtk_box_append (GTK_BOX (self->box), self->launches);
-  self->waiting = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (self->waiting), 0);
-  gtk_label_set_wrap (GTK_LABEL (self->waiting), TRUE);
-  gtk_label_set_selectable (GTK_LABEL (self->waiting), TRUE);
-  gtk_widget_set_focusable (self->waiting, FALSE);
+  self->waiting = paragraph ();
   gtk_box_append (GTK_BOX (self->box), self->waiting);
   self->longest = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   gtk_box_append (GTK_BOX (self->box), self->longest);
