@@ -158,6 +158,9 @@ for s in "$@"; do
       ;;
     gptprofile)
       need 40 gptprofile || continue
+      # the package of this tree, built as the gpt step builds it
+      OUT=/tmp/session-logs WICK_DEVICE_BUILD_ONLY=1 WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" \
+        tools/device/run-python-cuda.sh >/dev/null 2>&1
       PYTHONPATH=$PWD/$B/python-abi3 timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py --rounds 3 --steps 10 \
         --no-profiler --profile /tmp/gpt.prof >/tmp/session-logs/gpt-profile.log 2>&1
       echo "gptprofile rc=$?"; grep -E "RESULT|tottime|wick|weakref" /tmp/session-logs/gpt-profile.log | head -30
