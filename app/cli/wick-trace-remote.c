@@ -170,11 +170,7 @@ wick_trace_remote_fetch (const char *remote_path, char **directory_out)
         }
       if (frame.type == WICK_REMOTE_ERROR)
         {
-          g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "error", NULL);
-          g_autofree char *message
-            = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
-                ? clean_string (json_node_get_object (node), "error", "?")
-                : g_strdup ("?");
+          g_autofree char *message = wick_remote_read_error (frame.payload, "?");
           fprintf (stderr, "wick-trace convert: %s: %s\n", wick_remote_link_get_name (link),
                    message);
           wick_remote_frame_clear (&frame);
@@ -280,15 +276,13 @@ feed_record (const WickRingRecord *record, gpointer user_data)
 static void
 take_stats (RemoteAttach *attach, GBytes *payload)
 {
-  g_autoptr (JsonNode) node = wick_remote_parse_json (payload, "stats", NULL);
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-    return;
-  JsonObject *object = json_node_get_object (node);
-  attach->node_lost = clean_uint (object, "lost");
-  attach->node_records = clean_uint (object, "records");
-  attach->raw_bytes = clean_uint (object, "raw_bytes");
+  WickRemoteStats stats;
+  wick_remote_read_stats (payload, &stats);
+  attach->node_lost = stats.lost;
+  attach->node_records = stats.records;
+  attach->raw_bytes = stats.raw_bytes;
   g_free (attach->producer_state);
-  attach->producer_state = clean_string (object, "producer_state", "running");
+  attach->producer_state = g_steal_pointer (&stats.producer_state);
 }
 
 int
@@ -407,19 +401,14 @@ wick_trace_remote_attach (gint64 pid, gboolean strict, double duration, const ch
             break;
           case WICK_REMOTE_END:
             {
-              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "end", NULL);
-              if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
-                end_state = clean_string (json_node_get_object (node), "producer_state", NULL);
+              g_free (end_state);
+              end_state = wick_remote_read_end_state (frame.payload);
               ended = TRUE;
               break;
             }
           case WICK_REMOTE_ERROR:
             {
-              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "error", NULL);
-              g_autofree char *message
-                = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
-                    ? clean_string (json_node_get_object (node), "error", "?")
-                    : g_strdup ("?");
+              g_autofree char *message = wick_remote_read_error (frame.payload, "?");
               g_set_error (&link_error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_REFUSED, "%s: %s", host,
                            message);
               break;

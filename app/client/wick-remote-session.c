@@ -35,6 +35,51 @@ wick_remote_clean_uint (JsonObject *object, const char *name)
   return value > 0 ? (guint64)value : 0;
 }
 
+/* The payload's object, or NULL when it is no bounded JSON object. */
+static JsonNode *
+frame_object (GBytes *payload, const char *what)
+{
+  JsonNode *node = wick_remote_parse_json (payload, what, NULL);
+  if (node != NULL && !JSON_NODE_HOLDS_OBJECT (node))
+    g_clear_pointer (&node, json_node_unref);
+  return node;
+}
+
+void
+wick_remote_read_stats (GBytes *payload, WickRemoteStats *stats)
+{
+  g_autoptr (JsonNode) node = frame_object (payload, "stats");
+  JsonObject *object = node != NULL ? json_node_get_object (node) : NULL;
+  stats->lost = object != NULL ? wick_remote_clean_uint (object, "lost") : 0;
+  stats->records = object != NULL ? wick_remote_clean_uint (object, "records") : 0;
+  stats->raw_bytes = object != NULL ? wick_remote_clean_uint (object, "raw_bytes") : 0;
+  stats->producer_state = object != NULL
+                            ? wick_remote_clean_string (object, "producer_state", "running")
+                            : g_strdup ("running");
+}
+
+void
+wick_remote_stats_clear (WickRemoteStats *stats)
+{
+  g_clear_pointer (&stats->producer_state, g_free);
+}
+
+char *
+wick_remote_read_end_state (GBytes *payload)
+{
+  g_autoptr (JsonNode) node = frame_object (payload, "end");
+  return node != NULL ? wick_remote_clean_string (json_node_get_object (node), "producer_state", NULL)
+                      : NULL;
+}
+
+char *
+wick_remote_read_error (GBytes *payload, const char *fallback)
+{
+  g_autoptr (JsonNode) node = frame_object (payload, "error");
+  return node != NULL ? wick_remote_clean_string (json_node_get_object (node), "error", fallback)
+                      : g_strdup (fallback);
+}
+
 WickLiveSessionInfo *
 wick_remote_session_from_json (JsonNode *node, const char *host, GError **error)
 {

@@ -18,6 +18,23 @@ G_BEGIN_DECLS
 char *wick_remote_clean_string (JsonObject *object, const char *name, const char *fallback);
 guint64 wick_remote_clean_uint (JsonObject *object, const char *name);
 
+/* The attach's small frames, read from their JSON payloads (bounded as every
+ * payload is; a payload that is not a JSON object reads as one with no
+ * members), each member cleaned as wick_remote_clean_string does. */
+typedef struct
+{
+  guint64 lost;         /* records the node lost, 0 when absent */
+  guint64 records;      /* records the node sent, 0 when absent */
+  guint64 raw_bytes;    /* ring bytes the node read, 0 when absent */
+  char *producer_state; /* "running" when absent */
+} WickRemoteStats;
+void wick_remote_read_stats (GBytes *payload, WickRemoteStats *stats);
+void wick_remote_stats_clear (WickRemoteStats *stats);
+/* END's producer_state, NULL when absent. */
+char *wick_remote_read_end_state (GBytes *payload);
+/* ERROR's sentence, @fallback when absent. */
+char *wick_remote_read_error (GBytes *payload, const char *fallback);
+
 /* A session object of SESSIONS or ATTACHED; NULL with @error when it is not
  * an object with a pid in 1..INT32_MAX. */
 WickLiveSessionInfo *wick_remote_session_from_json (JsonNode *node, const char *host,

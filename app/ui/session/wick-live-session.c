@@ -232,30 +232,22 @@ remote_drain (LiveWorker *worker, WickLiveLineFunc emit, guint max_lines, gint64
             break;
           case WICK_REMOTE_STATS:
             {
-              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "stats", NULL);
-              if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
-                worker->link_node_lost
-                  = wick_remote_clean_uint (json_node_get_object (node), "lost");
+              WickRemoteStats stats;
+              wick_remote_read_stats (frame.payload, &stats);
+              worker->link_node_lost = stats.lost;
+              wick_remote_stats_clear (&stats);
               break;
             }
           case WICK_REMOTE_END:
             {
-              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "end", NULL);
-              g_autofree char *state
-                = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
-                    ? wick_remote_clean_string (json_node_get_object (node), "producer_state", NULL)
-                    : NULL;
+              g_autofree char *state = wick_remote_read_end_state (frame.payload);
               worker->remote_state
                 = g_strcmp0 (state, "dead") == 0 ? WICK_PRODUCER_DEAD : WICK_PRODUCER_FINISHED;
               break;
             }
           case WICK_REMOTE_ERROR:
             {
-              g_autoptr (JsonNode) node = wick_remote_parse_json (frame.payload, "error", NULL);
-              g_autofree char *message
-                = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
-                    ? wick_remote_clean_string (json_node_get_object (node), "error", "?")
-                    : g_strdup ("?");
+              g_autofree char *message = wick_remote_read_error (frame.payload, "?");
               remote_fail (worker, message);
               break;
             }
