@@ -20,6 +20,19 @@
  * with the whole record as args; a record that is not a JSON object is counted
  * skipped. What is read of a Wick record was decoded when it was committed
  * (WickExtensionRecord's typed fields).
+ *
+ * A live document (not finished) keeps a CandleLive beside its model after
+ * a whole build, and the next wick_document_get_tracks() appends what was
+ * committed since (live_append): the same builder calls in the same order
+ * as a whole build makes them for those records, so the model comes out
+ * the same. Where the order of a whole build cannot be kept by appending
+ * (a thread, Wick record kind or memory device that a whole build would
+ * place before tracks already made; a memory event earlier than the last;
+ * a span whose parent comes later or arrives after its children; a
+ * repeated span id), the append gives up with a reason and the model is
+ * rebuilt whole, counted (wick_tracks_get_update_stats()). An op or
+ * device interval gets its span when the live analysis resolves it: the
+ * intervals named before that are renamed then.
  */
 #include "config.h"
 
@@ -264,15 +277,749 @@ wick_tracks_build_candle_graph (WickTracks *self)
   wick_tracks_finish (self);
 }
 
+
+/* ---- live: appending what a growing document committed ------------------- */
+
+/* The whole build makes tracks in these phases, in this order. */
+enum
+{
+  PHASE_INSTANTS,
+  PHASE_SLICES,
+  PHASE_DEVICE,
+  PHASE_MEMORY,
+  PHASE_DEVICE_MEMORY,
+};
+
+#define NO_OP G_MAXUINT32
+
+typedef struct
+{
+  guint64 bytes;
+  guint8 category;
+} LiveAllocation;
+
+typedef struct
+{
+  guint n_spans, n_ext, n_ops, n_intervals, n_memory, n_device_memory;
+  guint32 process;
+  GArray *rows;          /* guint16 per span: its row on its track */
+  GArray *op_first;      /* guint32 per span: its first named op, NO_OP when none */
+  GArray *has_interval;  /* guint8 per span: an interval was named after it */
+  GArray *open;          /* guint32: spans open at the last build */
+  GArray *unresolved_ops, *unresolved_intervals; /* guint32: span_id set, span not yet resolved */
+  GHashTable *missing_parents; /* WickStr: parent ids no span had */
+  GHashTable *by_number;       /* wick_thread number -> thread + 1 */
+  guint32 *key_track;          /* per thread number: its slices track, G_MAXUINT32 none */
+  guint n_keys;
+  guint n_record_threads;   /* threads made from wick_thread records (the first ones) */
+  guint8 phase;             /* the latest phase a track was made in */
+  gint64 device_memory_key; /* device order * 4 + series of the last device memory track */
+  GHashTable *allocations;  /* (device << 32 | storage) -> LiveAllocation */
+  GHashTable *totals;       /* device -> guint64[WICK_N_CATEGORIES] */
+  GHashTable *memory_track; /* device -> track + 1 */
+  gboolean any_memory;
+  guint64 memory_last_ns;
+  GHashTable *device_memory_order; /* device -> order + 1 */
+  GHashTable *device_memory_track; /* order * 4 + series + 1 -> track + 1 */
+} CandleLive;
+
+static void
+candle_live_free (gpointer p)
+{
+  CandleLive *live = p;
+  g_array_unref (live->rows);
+  g_array_unref (live->op_first);
+  g_array_unref (live->has_interval);
+  g_array_unref (live->open);
+  g_array_unref (live->unresolved_ops);
+  g_array_unref (live->unresolved_intervals);
+  g_hash_table_unref (live->missing_parents);
+  g_hash_table_unref (live->by_number);
+  g_free (live->key_track);
+  g_hash_table_unref (live->allocations);
+  g_hash_table_unref (live->totals);
+  g_hash_table_unref (live->memory_track);
+  g_hash_table_unref (live->device_memory_order);
+  g_hash_table_unref (live->device_memory_track);
+  g_free (live);
+}
+
+static guint
+track_phase (WickTracks *self, const WickTrack *t)
+{
+  switch (t->kind)
+    {
+      case WICK_TRACK_INSTANTS:
+        return PHASE_INSTANTS;
+      case WICK_TRACK_SLICES:
+        return PHASE_SLICES;
+      case WICK_TRACK_DEVICE:
+        return PHASE_DEVICE;
+      default:
+        return g_str_has_prefix (wick_document_str (wick_tracks_get_document (self), t->name),
+                                 "device memory ")
+                 ? PHASE_DEVICE_MEMORY
+                 : PHASE_MEMORY;
+    }
+}
+
+/* A track made now, in @phase: FALSE when a whole build would have made it
+ * before tracks that exist. */
+static gboolean
+note_new_track (CandleLive *live, guint phase)
+{
+  if (phase < live->phase)
+    return FALSE;
+  live->phase = (guint8)phase;
+  return TRUE;
+}
+
+static void
+span_rows_from (CandleLive *live, const WickSpan *spans, guint from, guint n)
+{
+  g_array_set_size (live->rows, n);
+  guint16 *rows = (guint16 *)(gpointer)live->rows->data;
+  for (guint i = from; i < n; i++)
+    {
+      gint32 p = spans[i].parent;
+      rows[i] = (p < 0 || spans[p].thread != spans[i].thread)
+                  ? 0
+                  : (guint16)MIN (rows[p] + 1u, G_MAXUINT16);
+    }
+}
+
+static void
+grow_span_columns (CandleLive *live, guint n)
+{
+  guint old = live->op_first->len;
+  g_array_set_size (live->op_first, n);
+  g_array_set_size (live->has_interval, n);
+  for (guint i = old; i < n; i++)
+    {
+      g_array_index (live->op_first, guint32, i) = NO_OP;
+      g_array_index (live->has_interval, guint8, i) = 0;
+    }
+}
+
+/* Op @i with its span resolved: is it that span's first named op now?
+ * TRUE when a name changed for a span that named intervals already. */
+static gboolean
+note_op (CandleLive *live, const WickOp *ops, guint32 i)
+{
+  gint32 s = ops[i].span;
+  if (s < 0 || (guint)s >= live->op_first->len || ops[i].op_name == 0)
+    return FALSE;
+  guint32 *first = &g_array_index (live->op_first, guint32, s);
+  if (*first != NO_OP && *first < i)
+    return FALSE;
+  *first = i;
+  return g_array_index (live->has_interval, guint8, s) != 0;
+}
+
+static WickStr
+interval_name (CandleLive *live, const WickOp *ops, const WickSpan *spans,
+               const WickDeviceInterval *d)
+{
+  WickStr name = 0;
+  if (d->span >= 0 && (guint)d->span < live->op_first->len)
+    {
+      guint32 first = g_array_index (live->op_first, guint32, d->span);
+      name = first != NO_OP ? ops[first].op_name : spans[d->span].name;
+    }
+  return name ? name : d->span_id;
+}
+
+static void
+memory_replay (CandleLive *live, WickTracks *self, const WickMemoryEvent *m, guint32 track)
+{
+  gint64 key = (gint64)(((guint64)m->device << 32) | m->storage_id);
+  LiveAllocation *allocation = g_hash_table_lookup (live->allocations, &key);
+  guint64 *current = g_hash_table_lookup (live->totals, GUINT_TO_POINTER (m->device));
+  if (current == NULL)
+    {
+      current = g_new0 (guint64, WICK_N_CATEGORIES);
+      g_hash_table_insert (live->totals, GUINT_TO_POINTER (m->device), current);
+    }
+  if (m->action == WICK_MEMORY_ALLOC && allocation == NULL)
+    {
+      allocation = g_new (LiveAllocation, 1);
+      allocation->bytes = m->bytes;
+      allocation->category = m->category;
+      g_hash_table_insert (live->allocations, g_memdup2 (&key, sizeof key), allocation);
+      current[m->category] += m->bytes;
+    }
+  else if (m->action == WICK_MEMORY_FREE && allocation != NULL)
+    {
+      current[allocation->category] -= MIN (current[allocation->category], allocation->bytes);
+      g_hash_table_remove (live->allocations, &key);
+    }
+  if (track != G_MAXUINT32)
+    {
+      guint64 total = 0;
+      for (guint c = 0; c < WICK_N_CATEGORIES; c++)
+        total += current[c];
+      wick_tracks_add_counter_sample (self, track, m->timestamp_ns, (double)total);
+    }
+}
+
+static int
+compare_memory_time (gconstpointer a, gconstpointer b, gpointer events)
+{
+  guint64 x = ((const WickMemoryEvent *)events)[*(const guint32 *)a].timestamp_ns;
+  guint64 y = ((const WickMemoryEvent *)events)[*(const guint32 *)b].timestamp_ns;
+  if (x != y)
+    return x < y ? -1 : 1;
+  return *(const guint32 *)a < *(const guint32 *)b ? -1 : *(const guint32 *)a > *(const guint32 *)b;
+}
+
+/* Memory events @from.. in the (stable) time order of a whole build. */
+static guint32 *
+memory_order (const WickMemoryEvent *events, guint from, guint n)
+{
+  guint32 *order = g_new (guint32, MAX (n - from, 1));
+  for (guint i = from; i < n; i++)
+    order[i - from] = i;
+  g_qsort_with_data (order, (gint)(n - from), sizeof (guint32), compare_memory_time,
+                     (gpointer)events);
+  return order;
+}
+
+static guint
+device_memory_order (CandleLive *live, WickStr device)
+{
+  guint order = GPOINTER_TO_UINT (g_hash_table_lookup (live->device_memory_order,
+                                                       GUINT_TO_POINTER (device)));
+  if (order == 0)
+    {
+      order = g_hash_table_size (live->device_memory_order) + 1;
+      g_hash_table_insert (live->device_memory_order, GUINT_TO_POINTER (device),
+                           GUINT_TO_POINTER (order));
+    }
+  return order - 1;
+}
+
+/* The present bit and the value of device memory series @k (WickDeviceSeriesKind). */
+static const guint8 series_bit[WICK_N_DEVICE_SERIES]
+  = { WICK_DEVICE_MEMORY_USED, WICK_DEVICE_MEMORY_RESERVED, WICK_DEVICE_MEMORY_CAPACITY,
+      WICK_DEVICE_MEMORY_FREE };
+
+static guint64
+series_value (const WickDeviceMemorySample *s, guint k)
+{
+  const guint64 values[WICK_N_DEVICE_SERIES]
+    = { s->used_bytes, s->reserved_bytes, s->capacity_bytes, s->free_bytes };
+  return values[k];
+}
+
+/* The state a whole build leaves, for the appends after it; NULL when its
+ * spans cannot be followed by appending (a parent after its child). */
+static CandleLive *
+candle_live_new (WickTracks *self)
+{
+  WickDocument *doc = wick_tracks_get_document (self);
+  CandleLive *live = g_new0 (CandleLive, 1);
+  guint n_spans, n_ext, n_ops, n_intervals, n_memory, n_device_memory;
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+  const WickExtensionRecord *ext = wick_document_get_extensions (doc, &n_ext);
+  const WickOp *ops = wick_document_get_ops (doc, &n_ops);
+  const WickDeviceInterval *intervals = wick_document_get_device_intervals (doc, &n_intervals);
+  const WickMemoryEvent *memory = wick_document_get_memory (doc, &n_memory);
+  const WickDeviceMemorySample *samples = wick_document_get_device_memory (doc, &n_device_memory);
+
+  live->rows = g_array_new (FALSE, FALSE, sizeof (guint16));
+  live->op_first = g_array_new (FALSE, FALSE, sizeof (guint32));
+  live->has_interval = g_array_new (FALSE, FALSE, sizeof (guint8));
+  live->open = g_array_new (FALSE, FALSE, sizeof (guint32));
+  live->unresolved_ops = g_array_new (FALSE, FALSE, sizeof (guint32));
+  live->unresolved_intervals = g_array_new (FALSE, FALSE, sizeof (guint32));
+  live->missing_parents = g_hash_table_new (NULL, NULL);
+  live->by_number = g_hash_table_new (NULL, NULL);
+  live->key_track = g_new (guint32, G_MAXUINT16 + 1);
+  for (guint k = 0; k <= G_MAXUINT16; k++)
+    live->key_track[k] = G_MAXUINT32;
+  live->allocations = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  live->totals = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  live->memory_track = g_hash_table_new (NULL, NULL);
+  live->device_memory_order = g_hash_table_new (NULL, NULL);
+  live->device_memory_track = g_hash_table_new (NULL, NULL);
+  live->device_memory_key = -1;
+  live->n_spans = n_spans;
+  live->n_ext = n_ext;
+  live->n_ops = n_ops;
+  live->n_intervals = n_intervals;
+  live->n_memory = n_memory;
+  live->n_device_memory = n_device_memory;
+  live->process = 0;
+
+  for (guint i = 0; i < n_spans; i++)
+    {
+      if (spans[i].parent_id != 0)
+        {
+          gint64 p = wick_id_map_lookup (&doc->span_ids, spans[i].parent_id);
+          if (p < 0)
+            g_hash_table_add (live->missing_parents, GUINT_TO_POINTER (spans[i].parent_id));
+          else if (p >= (gint64)i)
+            {
+              candle_live_free (live);
+              return NULL;
+            }
+        }
+      if (!(spans[i].flags & WICK_SPAN_FLAG_CLOSED))
+        g_array_append_val (live->open, i);
+    }
+  span_rows_from (live, spans, 0, n_spans);
+
+  /* threads, as read_thread_records and the span loop made them */
+  g_autoptr (GHashTable) record_threads = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < n_ext; i++)
+    if ((ext[i].flags & WICK_EXTENSION_OBJECT) && ext[i].thread != 0
+        && strcmp (wick_document_str (doc, ext[i].kind), "wick_thread") == 0
+        && !g_hash_table_contains (live->by_number, GUINT_TO_POINTER (ext[i].thread)))
+      {
+        gint64 os_tid = (ext[i].flags & WICK_EXTENSION_HAS_OS_TID) ? ext[i].os_tid : ext[i].thread;
+        guint32 thread = wick_tracks_add_thread (self, live->process, os_tid);
+        g_hash_table_insert (live->by_number, GUINT_TO_POINTER (ext[i].thread),
+                             GUINT_TO_POINTER (thread + 1));
+        g_hash_table_add (record_threads, GUINT_TO_POINTER (thread));
+      }
+  live->n_record_threads = g_hash_table_size (record_threads);
+  for (guint i = 0; i < n_spans; i++)
+    if (live->key_track[spans[i].thread] == G_MAXUINT32)
+      {
+        live->key_track[spans[i].thread] = wick_tracks_span_track (self, i);
+        live->n_keys++;
+      }
+
+  grow_span_columns (live, n_spans);
+  for (guint i = 0; i < n_ops; i++)
+    {
+      if (ops[i].span < 0 && ops[i].span_id != 0)
+        g_array_append_val (live->unresolved_ops, i);
+      note_op (live, ops, i);
+    }
+  for (guint i = 0; i < n_intervals; i++)
+    {
+      if (intervals[i].span >= 0 && (guint)intervals[i].span < n_spans)
+        g_array_index (live->has_interval, guint8, intervals[i].span) = 1;
+      else if (intervals[i].span_id != 0)
+        g_array_append_val (live->unresolved_intervals, i);
+    }
+
+  guint n_tracks;
+  const WickTrack *tracks = wick_tracks_get_tracks (self, &n_tracks);
+  for (guint t = 0; t < n_tracks; t++)
+    live->phase = (guint8)MAX (live->phase, track_phase (self, &tracks[t]));
+
+  g_autofree guint32 *order = memory_order (memory, 0, n_memory);
+  for (guint k = 0; k < n_memory; k++)
+    {
+      const WickMemoryEvent *m = &memory[order[k]];
+      memory_replay (live, self, m, G_MAXUINT32);
+      live->any_memory = TRUE;
+      live->memory_last_ns = MAX (live->memory_last_ns, m->timestamp_ns);
+      if (!g_hash_table_contains (live->memory_track, GUINT_TO_POINTER (m->device)))
+        {
+          g_autofree char *name = g_strdup_printf ("memory %s", wick_document_str (doc, m->device));
+          guint32 track = wick_tracks_counter_track (self, (gint32)live->process, intern (self, name));
+          g_hash_table_insert (live->memory_track, GUINT_TO_POINTER (m->device),
+                               GUINT_TO_POINTER (track + 1));
+        }
+    }
+  for (guint i = 0; i < n_device_memory; i++)
+    {
+      guint order_of = device_memory_order (live, samples[i].device);
+      for (guint k = 0; k < WICK_N_DEVICE_SERIES; k++)
+        {
+          if (!(samples[i].present & series_bit[k]))
+            continue;
+          gint64 key = (gint64)order_of * 4 + k;
+          if (g_hash_table_contains (live->device_memory_track, GSIZE_TO_POINTER ((gsize)key + 1)))
+            continue;
+          g_autofree char *name
+            = g_strdup_printf ("device memory %s %s", wick_document_str (doc, samples[i].device),
+                               wick_device_series_to_string ((WickDeviceSeriesKind)k));
+          guint32 track = wick_tracks_counter_track (self, (gint32)live->process, intern (self, name));
+          g_hash_table_insert (live->device_memory_track, GSIZE_TO_POINTER ((gsize)key + 1),
+                               GUINT_TO_POINTER (track + 1));
+          live->device_memory_key = MAX (live->device_memory_key, key);
+        }
+    }
+  return live;
+}
+
+/* The wick_ records committed since: thread names and the process's instants. */
+static gboolean
+append_extensions (CandleLive *live, WickTracks *self, const char **why)
+{
+  WickDocument *doc = wick_tracks_get_document (self);
+  guint n;
+  const WickExtensionRecord *ext = wick_document_get_extensions (doc, &n);
+  for (guint i = live->n_ext; i < n; i++)
+    {
+      const char *kind = wick_document_str (doc, ext[i].kind);
+      if (!(ext[i].flags & WICK_EXTENSION_OBJECT))
+        {
+          g_autofree char *construct = g_strdup_printf ("%s record not JSON", kind);
+          wick_tracks_skip (self, construct, 1);
+          continue;
+        }
+      if (strcmp (kind, "wick_thread") != 0)
+        {
+          guint n_tracks;
+          wick_tracks_get_tracks (self, &n_tracks);
+          WickStr name = ext[i].label != 0
+                           ? wick_tracks_intern (self, wick_document_str (doc, ext[i].label),
+                                                 wick_document_str_len (doc, ext[i].label))
+                           : ext[i].kind;
+          wick_tracks_instant_add (self, WICK_INSTANT_SCOPE_PROCESS, (gint32)live->process, -1,
+                                   (gint64)ext[i].timestamp_ns, name, ext[i].kind, ext[i].json);
+          guint n_after;
+          wick_tracks_get_tracks (self, &n_after);
+          if (n_after != n_tracks && (n_tracks > 0 || !note_new_track (live, PHASE_INSTANTS)))
+            {
+              *why = "the first Wick record came after other tracks";
+              return FALSE;
+            }
+          continue;
+        }
+      if (ext[i].thread == 0)
+        {
+          wick_tracks_skip (self, "wick_thread record without a thread number", 1);
+          continue;
+        }
+      if (g_hash_table_contains (live->by_number, GUINT_TO_POINTER (ext[i].thread)))
+        continue;
+      guint n_threads;
+      wick_tracks_get_threads (self, &n_threads);
+      if (n_threads != live->n_record_threads)
+        {
+          *why = "a thread record came after a thread of spans";
+          return FALSE;
+        }
+      gint64 os_tid = (ext[i].flags & WICK_EXTENSION_HAS_OS_TID) ? ext[i].os_tid : ext[i].thread;
+      guint32 thread = wick_tracks_add_thread (self, live->process, os_tid);
+      if (thread < n_threads)
+        {
+          *why = "a thread record names a thread already known";
+          return FALSE;
+        }
+      g_autofree char *fallback = g_strdup_printf ("thread %u", ext[i].thread);
+      g_autofree char *named = ext[i].name != 0
+                                 ? g_strndup (wick_document_str (doc, ext[i].name),
+                                              wick_document_str_len (doc, ext[i].name))
+                                 : NULL;
+      wick_tracks_set_thread_name (self, thread, intern (self, named ? named : fallback));
+      wick_tracks_set_thread_sort_index (self, thread, (gint32)ext[i].thread);
+      g_hash_table_insert (live->by_number, GUINT_TO_POINTER (ext[i].thread),
+                           GUINT_TO_POINTER (thread + 1));
+      live->n_record_threads++;
+    }
+  return TRUE;
+}
+
+/* Parents and depths of the spans committed since, as
+ * wick_document_resolve_hierarchy() would find them with the spans before
+ * unchanged. */
+static gboolean
+resolve_new_spans (CandleLive *live, WickDocument *doc, const char **why)
+{
+  WickSpan *spans = (WickSpan *)(gpointer)doc->spans->data;
+  guint n = doc->spans->len;
+  for (guint i = live->n_spans; i < n; i++)
+    {
+      if (wick_id_map_lookup (&doc->span_ids, spans[i].id) != (gint64)i)
+        {
+          *why = "a span id repeats";
+          return FALSE;
+        }
+      if (g_hash_table_contains (live->missing_parents, GUINT_TO_POINTER (spans[i].id)))
+        {
+          *why = "a parent came after its children";
+          return FALSE;
+        }
+      gint64 p = spans[i].parent_id ? wick_id_map_lookup (&doc->span_ids, spans[i].parent_id) : -1;
+      if (p >= (gint64)i)
+        {
+          *why = "a span's parent comes after it";
+          return FALSE;
+        }
+      if (p < 0 && spans[i].parent_id != 0)
+        g_hash_table_add (live->missing_parents, GUINT_TO_POINTER (spans[i].parent_id));
+      spans[i].parent = (gint32)p;
+      spans[i].depth = p < 0 ? 0 : (guint16)MIN (spans[p].depth + 1u, G_MAXUINT16);
+    }
+  return TRUE;
+}
+
+/* The slices track of thread number @number, made as the whole build's span loop makes it. */
+static gboolean
+key_track (CandleLive *live, WickTracks *self, guint16 number, const char **why)
+{
+  if (live->key_track[number] != G_MAXUINT32)
+    return TRUE;
+  if (!note_new_track (live, PHASE_SLICES))
+    {
+      *why = "a new thread came after device or memory tracks";
+      return FALSE;
+    }
+  guint32 thread_plus_1
+    = number ? GPOINTER_TO_UINT (g_hash_table_lookup (live->by_number, GUINT_TO_POINTER (number)))
+             : 0;
+  if (number != 0 && thread_plus_1 == 0)
+    {
+      guint32 thread = wick_tracks_add_thread (self, live->process, number);
+      g_autofree char *name = g_strdup_printf ("thread %u", number);
+      wick_tracks_set_thread_name (self, thread, intern (self, name));
+      wick_tracks_set_thread_sort_index (self, thread, (gint32)number);
+      thread_plus_1 = thread + 1;
+    }
+  if (number == 0)
+    {
+      guint32 thread = wick_tracks_add_thread (self, live->process, 0);
+      wick_tracks_set_thread_name (self, thread, intern (self, "host"));
+      thread_plus_1 = thread + 1;
+    }
+  live->key_track[number] = wick_tracks_thread_slices_track (self, thread_plus_1 - 1);
+  wick_tracks_map_thread_key (self, number, live->key_track[number]);
+  if (++live->n_keys > 1)
+    wick_tracks_set_rows_are_depths (self, FALSE);
+  return TRUE;
+}
+
+static gboolean
+append_spans (CandleLive *live, WickTracks *self, const char **why)
+{
+  WickDocument *doc = wick_tracks_get_document (self);
+  if (!resolve_new_spans (live, doc, why))
+    return FALSE;
+  guint n;
+  const WickSpan *spans = wick_document_get_spans (doc, &n);
+  span_rows_from (live, spans, live->n_spans, n);
+  const guint16 *rows = (const guint16 *)(gconstpointer)live->rows->data;
+  for (guint i = live->n_spans; i < n; i++)
+    {
+      if (!key_track (live, self, spans[i].thread, why))
+        return FALSE;
+      wick_tracks_note_slice (self, live->key_track[spans[i].thread], rows[i]);
+    }
+  /* the spans open before: their ends moved (closed, or running on to the new end) */
+  guint kept = 0;
+  for (guint k = 0; k < live->open->len; k++)
+    {
+      guint32 s = g_array_index (live->open, guint32, k);
+      wick_tracks_append_dirty_span (self, s);
+      if (!(spans[s].flags & WICK_SPAN_FLAG_CLOSED))
+        g_array_index (live->open, guint32, kept++) = s;
+    }
+  g_array_set_size (live->open, kept);
+  for (guint i = live->n_spans; i < n; i++)
+    if (!(spans[i].flags & WICK_SPAN_FLAG_CLOSED))
+      g_array_append_val (live->open, i);
+  grow_span_columns (live, n);
+  return TRUE;
+}
+
+/* Ops and intervals: the new ones, and the ones the live analysis resolved
+ * to their spans since (which renames intervals). */
+static gboolean
+append_intervals (CandleLive *live, WickTracks *self, const char **why)
+{
+  WickDocument *doc = wick_tracks_get_document (self);
+  guint n_spans, n_ops, n;
+  const WickSpan *spans = wick_document_get_spans (doc, &n_spans);
+  const WickOp *ops = wick_document_get_ops (doc, &n_ops);
+  const WickDeviceInterval *intervals = wick_document_get_device_intervals (doc, &n);
+  gboolean rename_all = FALSE;
+  guint kept = 0;
+  for (guint k = 0; k < live->unresolved_ops->len; k++)
+    {
+      guint32 i = g_array_index (live->unresolved_ops, guint32, k);
+      if (ops[i].span < 0)
+        g_array_index (live->unresolved_ops, guint32, kept++) = i;
+      else
+        rename_all |= note_op (live, ops, i);
+    }
+  g_array_set_size (live->unresolved_ops, kept);
+  for (guint i = live->n_ops; i < n_ops; i++)
+    {
+      if (ops[i].span < 0 && ops[i].span_id != 0)
+        g_array_append_val (live->unresolved_ops, i);
+      rename_all |= note_op (live, ops, i);
+    }
+
+  guint n_slices;
+  WickDeviceSlice *slices = (WickDeviceSlice *)wick_tracks_get_device_slices (self, &n_slices);
+  kept = 0;
+  for (guint k = 0; k < live->unresolved_intervals->len; k++)
+    {
+      guint32 i = g_array_index (live->unresolved_intervals, guint32, k);
+      if (intervals[i].span < 0 || (guint)intervals[i].span >= n_spans)
+        {
+          g_array_index (live->unresolved_intervals, guint32, kept++) = i;
+          continue;
+        }
+      g_array_index (live->has_interval, guint8, intervals[i].span) = 1;
+      slices[i].name = interval_name (live, ops, spans, &intervals[i]);
+    }
+  g_array_set_size (live->unresolved_intervals, kept);
+  if (rename_all)
+    for (guint i = 0; i < live->n_intervals; i++)
+      slices[i].name = interval_name (live, ops, spans, &intervals[i]);
+
+  for (guint i = live->n_intervals; i < n; i++)
+    {
+      const WickDeviceInterval *d = &intervals[i];
+      guint n_tracks, n_after;
+      wick_tracks_get_tracks (self, &n_tracks);
+      guint32 track
+        = wick_tracks_device_track (self, (gint32)live->process, d->device, d->stream_id, 0);
+      wick_tracks_get_tracks (self, &n_after);
+      if (n_after != n_tracks && !note_new_track (live, PHASE_DEVICE))
+        {
+          *why = "a new device stream came after memory tracks";
+          return FALSE;
+        }
+      if (d->span >= 0 && (guint)d->span < n_spans)
+        g_array_index (live->has_interval, guint8, d->span) = 1;
+      else if (d->span_id != 0)
+        g_array_append_val (live->unresolved_intervals, i);
+      wick_tracks_add_device_slice (self, track, (gint32)i, d->start_ns, d->duration_ns,
+                                    interval_name (live, ops, spans, d), d->backend);
+    }
+  return TRUE;
+}
+
+static gboolean
+append_memory (CandleLive *live, WickTracks *self, const char **why)
+{
+  WickDocument *doc = wick_tracks_get_document (self);
+  guint n;
+  const WickMemoryEvent *memory = wick_document_get_memory (doc, &n);
+  for (guint i = live->n_memory; i < n; i++)
+    if (live->any_memory && memory[i].timestamp_ns < live->memory_last_ns)
+      {
+        *why = "a memory event is earlier than the last one";
+        return FALSE;
+      }
+  g_autofree guint32 *order = memory_order (memory, live->n_memory, n);
+  /* the series' tracks in the devices' order of first appearance */
+  for (guint i = live->n_memory; i < n; i++)
+    {
+      WickStr device = memory[i].device;
+      if (g_hash_table_contains (live->memory_track, GUINT_TO_POINTER (device)))
+        continue;
+      if (!note_new_track (live, PHASE_MEMORY))
+        {
+          *why = "a new memory device came after device memory tracks";
+          return FALSE;
+        }
+      g_autofree char *name = g_strdup_printf ("memory %s", wick_document_str (doc, device));
+      guint32 track = wick_tracks_counter_track (self, (gint32)live->process, intern (self, name));
+      wick_tracks_counter_set_unit (self, track, WICK_COUNTER_UNIT_BYTES);
+      g_hash_table_insert (live->memory_track, GUINT_TO_POINTER (device),
+                           GUINT_TO_POINTER (track + 1));
+    }
+  for (guint k = 0; k < n - live->n_memory; k++)
+    {
+      const WickMemoryEvent *m = &memory[order[k]];
+      guint32 track
+        = GPOINTER_TO_UINT (g_hash_table_lookup (live->memory_track, GUINT_TO_POINTER (m->device)))
+          - 1;
+      memory_replay (live, self, m, track);
+      live->any_memory = TRUE;
+      live->memory_last_ns = MAX (live->memory_last_ns, m->timestamp_ns);
+    }
+
+  guint n_samples;
+  const WickDeviceMemorySample *samples = wick_document_get_device_memory (doc, &n_samples);
+  for (guint i = live->n_device_memory; i < n_samples; i++)
+    {
+      guint order_of = device_memory_order (live, samples[i].device);
+      for (guint k = 0; k < WICK_N_DEVICE_SERIES; k++)
+        {
+          if (!(samples[i].present & series_bit[k]))
+            continue;
+          gint64 key = (gint64)order_of * 4 + k;
+          guint32 track = GPOINTER_TO_UINT (g_hash_table_lookup (
+                            live->device_memory_track, GSIZE_TO_POINTER ((gsize)key + 1)))
+                          - 1;
+          if (track == G_MAXUINT32)
+            {
+              if (key < live->device_memory_key || !note_new_track (live, PHASE_DEVICE_MEMORY))
+                {
+                  *why = "a device memory series came after later ones";
+                  return FALSE;
+                }
+              g_autofree char *name = g_strdup_printf (
+                "device memory %s %s", wick_document_str (doc, samples[i].device),
+                wick_device_series_to_string ((WickDeviceSeriesKind)k));
+              track = wick_tracks_counter_track (self, (gint32)live->process, intern (self, name));
+              wick_tracks_counter_set_unit (self, track, WICK_COUNTER_UNIT_BYTES);
+              g_hash_table_insert (live->device_memory_track, GSIZE_TO_POINTER ((gsize)key + 1),
+                                   GUINT_TO_POINTER (track + 1));
+              live->device_memory_key = key;
+            }
+          wick_tracks_add_counter_sample (self, track, samples[i].timestamp_ns,
+                                          (double)series_value (&samples[i], k));
+        }
+    }
+  return TRUE;
+}
+
+/* Appends what @self's document committed since the last build or append;
+ * FALSE (with @why) when a whole build is needed. */
+static gboolean
+live_append (CandleLive *live, WickTracks *self, const char **why)
+{
+  WickDocument *doc = wick_tracks_get_document (self);
+  if (doc->spans->len < live->n_spans)
+    {
+      *why = "the document has fewer spans";
+      return FALSE;
+    }
+  wick_tracks_append_begin (self);
+  if (!append_extensions (live, self, why) || !append_spans (live, self, why)
+      || !append_intervals (live, self, why) || !append_memory (live, self, why))
+    return FALSE;
+  if (!wick_tracks_append_end (self, (const guint16 *)(gconstpointer)live->rows->data, why))
+    return FALSE;
+  live->n_spans = doc->spans->len;
+  wick_document_get_extensions (doc, &live->n_ext);
+  wick_document_get_ops (doc, &live->n_ops);
+  wick_document_get_device_intervals (doc, &live->n_intervals);
+  wick_document_get_memory (doc, &live->n_memory);
+  wick_document_get_device_memory (doc, &live->n_device_memory);
+  doc->resolved_records = doc->n_records + 1; /* resolve_new_spans did it */
+  return TRUE;
+}
+
 WickTracks *
 wick_document_get_tracks (WickDocument *document)
 {
-  WickTracks *self;
-
   g_return_val_if_fail (WICK_IS_DOCUMENT (document), NULL);
+  WickTracks *self = wick_tracks_peek (document);
+  if (!wick_tracks_is_stale (self))
+    return self;
+  CandleLive *live = wick_tracks_get_live (self);
+  if (live != NULL && !document->finished)
+    {
+      const char *why = NULL;
+      if (live_append (live, self, &why))
+        {
+          wick_tracks_mark_current (self);
+          wick_tracks_count_append (self);
+          return self;
+        }
+      wick_tracks_count_fallback (self, why);
+    }
   self = wick_tracks_begin_rebuild (document);
-  if (self == NULL)
-    return wick_tracks_peek (document);
   wick_tracks_build_candle_graph (self);
+  wick_tracks_count_build (self);
+  if (!document->finished && wick_document_get_incremental_tracks (document))
+    {
+      CandleLive *fresh = candle_live_new (self);
+      if (fresh != NULL)
+        wick_tracks_set_live (self, fresh, candle_live_free);
+    }
   return self;
 }

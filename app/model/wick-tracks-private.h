@@ -31,9 +31,44 @@ void wick_tracks_note_slice (WickTracks *self, guint32 track, guint row);
 /* Each span's row when rows are not depths (taken, freed after indexing);
  * NULL: rows are depths. */
 void wick_tracks_set_build_rows (WickTracks *self, guint16 *rows);
+/* FALSE: a span's row is not its depth (spans of several threads). */
+void wick_tracks_set_rows_are_depths (WickTracks *self, gboolean depths);
 void wick_tracks_add_device_slice (WickTracks *self, guint32 track, gint32 source, guint64 start,
                                    guint64 duration, WickStr name, WickStr category);
 void wick_tracks_add_counter_sample (WickTracks *self, guint32 track, guint64 t, double value);
+
+/* ---- incremental growth of a candle-graph model (wick-tracks-candle.c) ---- */
+
+/* Begins appending to a finished model: the builder functions work again;
+ * what is added from here on is new. */
+void wick_tracks_append_begin (WickTracks *self);
+/* An event indexed before whose end may have moved (an open span). */
+void wick_tracks_append_dirty_span (WickTracks *self, guint32 span);
+/* Indexes what was added since wick_tracks_append_begin(): the spans after
+ * the ones indexed (their rows in @span_rows, indexed by span), the other
+ * kinds' new entries, the dirty spans' new ends, the extent and the
+ * summaries. FALSE (with @why, static text) when that cannot equal a whole
+ * build: an event that would not be last in its row, a start moved
+ * earlier, a finer zoom base; the model is then unusable until rebuilt. */
+gboolean wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, const char **why);
+/* Whether the next candle-graph build of the document may append, and the
+ * state the candle builder keeps for it (owned, freed with the model's
+ * arrays). */
+gpointer wick_tracks_get_live (WickTracks *self);
+void wick_tracks_set_live (WickTracks *self, gpointer live, GDestroyNotify free_func);
+/* The document has records the model has not seen. */
+gboolean wick_tracks_is_stale (WickTracks *self);
+/* The model now matches the document's records (after an append). */
+void wick_tracks_mark_current (WickTracks *self);
+/* Counts a whole build, an append or a fallback (@why). */
+void wick_tracks_count_build (WickTracks *self);
+void wick_tracks_count_append (WickTracks *self);
+void wick_tracks_count_fallback (WickTracks *self, const char *why);
+/* Off: every growth rebuilds the model whole (the benchmark's baseline). */
+void wick_document_set_incremental_tracks (WickDocument *document, gboolean on);
+gboolean wick_document_get_incremental_tracks (WickDocument *document);
+/* The per-block maximum of ends of a row (tests compare two models). */
+const guint64 *wick_tracks_row_block_max (WickTracks *self, guint32 track, guint row, guint *n);
 
 /* What only the tests call. */
 /* "count", "bytes", "percent", "ns". */

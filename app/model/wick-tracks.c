@@ -73,6 +73,11 @@ typedef struct
   guint64 *block_max; /* prefix max of ends at the end of each block */
   WickTrackMip **levels;
   guint *level_counts;
+  /* room for appends (wick_tracks_append_end): events (and their blocks),
+   * entries per level, level slots */
+  guint capacity;
+  guint *level_caps;
+  guint level_slots;
 } Row;
 
 typedef struct
@@ -131,6 +136,19 @@ struct _WickTracks
   GHashTable *skip_map; /* name -> index+1 */
 
   TrackIndex *index; /* per track */
+  guint n_indexed_tracks;  /* tracks the index has */
+  guint n_indexed_spans;   /* spans the index has placed */
+  gboolean extent_any;     /* an event set the extent (else it is the empty one) */
+  guint64 raw_end;         /* the latest end, before the start + 1 floor */
+  /* appending (wick_tracks_append_begin .. _end): the first new entry of each kind */
+  guint append_async, append_counters, append_instants, append_device;
+  GArray *append_dirty;    /* guint32: indexed spans whose end may have moved */
+  gpointer live;           /* the candle builder's state for its next append */
+  GDestroyNotify live_free;
+  /* kept across rebuilds */
+  guint64 build_serial, append_serial;
+  WickTracksUpdateStats stats;
+  gboolean incremental_off;
   guint64 base_ns;
   guint base_shift;
   GArray *display_order;
@@ -202,7 +220,7 @@ index_free (WickTracks *self)
 {
   if (self->index == NULL)
     return;
-  for (guint t = 0; t < self->tracks->len; t++)
+  for (guint t = 0; t < self->n_indexed_tracks; t++)
     {
       TrackIndex *ti = &self->index[t];
       for (guint r = 0; r < ti->n_rows; r++)
@@ -214,6 +232,7 @@ index_free (WickTracks *self)
             g_free (row->levels[l]);
           g_free (row->levels);
           g_free (row->level_counts);
+          g_free (row->level_caps);
         }
       g_free (ti->rows);
     }
@@ -224,6 +243,11 @@ static void
 clear_arrays (WickTracks *self)
 {
   index_free (self);
+  if (self->live != NULL && self->live_free != NULL)
+    self->live_free (self->live);
+  self->live = NULL;
+  self->live_free = NULL;
+  g_clear_pointer (&self->append_dirty, g_array_unref);
   g_clear_pointer (&self->processes, g_array_unref);
   g_clear_pointer (&self->threads, g_array_unref);
   g_clear_pointer (&self->tracks, g_array_unref);
@@ -303,6 +327,11 @@ init_arrays (WickTracks *self)
   self->start_ns = self->end_ns = 0;
   self->span_base = self->doc ? self->doc->spans->len : 0;
   self->n_pending_span = 0;
+  self->append_dirty = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->n_indexed_tracks = self->n_indexed_spans = 0;
+  self->extent_any = FALSE;
+  self->raw_end = 0;
+  self->build_serial++;
 }
 
 WickTracks *
@@ -1616,8 +1645,8 @@ build_row (WickTracks *self, Row *row)
       g_free (items);
     }
 
-  guint n_blocks = (n + BLOCK - 1) / BLOCK;
-  row->block_max = g_new (guint64, MAX (n_blocks, 1));
+  row->capacity = MAX (n, 1);
+  row->block_max = g_new (guint64, (row->capacity + BLOCK - 1) / BLOCK);
   guint64 running = 0;
   for (guint i = 0; i < n; i++)
     {
@@ -1681,6 +1710,10 @@ build_row (WickTracks *self, Row *row)
   g_free (st);
   g_free (en);
   row->pub.n_levels = levels->len;
+  row->level_slots = levels->len;
+  row->level_caps = g_new (guint, MAX (levels->len, 1));
+  for (guint l = 0; l < levels->len; l++)
+    row->level_caps[l] = MAX (g_array_index (counts, guint, l), 1);
   row->levels = (WickTrackMip **)g_ptr_array_free (levels, FALSE);
   row->level_counts = (guint *)g_array_free (counts, FALSE);
   row->pub.levels = (const WickTrackMip *const *)row->levels;
@@ -1796,6 +1829,7 @@ build_index (WickTracks *self)
   index_free (self);
   guint nt = self->tracks->len;
   self->index = g_new0 (TrackIndex, MAX (nt, 1));
+  self->n_indexed_tracks = nt;
   for (guint t = 0; t < nt; t++)
     {
       const WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
@@ -1822,6 +1856,7 @@ build_index (WickTracks *self)
   for (guint t = 0; t < nt; t++)
     for (guint r = 0; r < self->index[t].n_rows; r++)
       build_row (self, &self->index[t].rows[r]);
+  self->n_indexed_spans = self->doc->spans->len;
 }
 
 /* ---- finish: flows -------------------------------------------------------- */
@@ -2703,9 +2738,11 @@ compute_extent (WickTracks *self)
     }
   if (self->format == WICK_TRACE_FORMAT_CANDLE_GRAPH)
     end = MAX (end, wick_document_get_end_ns (self->doc));
+  self->extent_any = start != G_MAXUINT64;
   if (start == G_MAXUINT64)
     start = 0;
   self->start_ns = start;
+  self->raw_end = end;
   self->end_ns = MAX (end, start + 1);
 }
 
@@ -3045,6 +3082,12 @@ wick_tracks_set_build_rows (WickTracks *self, guint16 *rows)
 }
 
 void
+wick_tracks_set_rows_are_depths (WickTracks *self, gboolean depths)
+{
+  self->rows_are_depths = depths;
+}
+
+void
 wick_tracks_note_slice (WickTracks *self, guint32 track, guint row)
 {
   WickTrack *t = &g_array_index (self->tracks, WickTrack, track);
@@ -3068,4 +3111,633 @@ wick_tracks_add_counter_sample (WickTracks *self, guint32 track, guint64 t, doub
   WickCounterSample s = { track, t, value };
   g_array_append_val (self->counters, s);
   g_array_index (self->tracks, WickTrack, track).n_events++;
+}
+
+/* ---- incremental growth (a live candle-graph document) --------------------
+ *
+ * A whole build sorts each row by (start, longer first, index) and
+ * summarises it level by level; an append keeps that exact state. New
+ * events go at the end of their rows and must sort there; an event indexed
+ * before whose end moved (an open span, closed or running on) is "dirty"
+ * from its position. From the first dirty position p of a row: the order
+ * is checked, the blocks' maxima recomputed from p's block, and each
+ * level's entries recomputed from the bucket of p (level 0 from the raw
+ * events of that bucket on, level L+1 from level L's entries of its
+ * bucket's halves), since the entries before it summarise events that did
+ * not change. A coarser zoom base (the extent grew) is the old levels less
+ * the finer ones: level L at base b is level L+1 at base b/2. Top levels
+ * are added while the whole build's stop rule (one entry, or one bucket
+ * over the extent) does not hold. */
+
+void
+wick_tracks_get_update_stats (WickTracks *self, WickTracksUpdateStats *stats)
+{
+  g_return_if_fail (self != NULL && stats != NULL);
+  *stats = self->stats;
+}
+
+guint64
+wick_tracks_get_build_serial (WickTracks *self)
+{
+  return self->build_serial;
+}
+
+guint64
+wick_tracks_get_append_serial (WickTracks *self)
+{
+  return self->append_serial;
+}
+
+gpointer
+wick_tracks_get_live (WickTracks *self)
+{
+  return self->live;
+}
+
+void
+wick_tracks_set_live (WickTracks *self, gpointer live, GDestroyNotify free_func)
+{
+  if (self->live != NULL && self->live_free != NULL)
+    self->live_free (self->live);
+  self->live = live;
+  self->live_free = free_func;
+}
+
+gboolean
+wick_tracks_is_stale (WickTracks *self)
+{
+  return self->format == WICK_TRACE_FORMAT_CANDLE_GRAPH
+         && (self->built_records != self->doc->n_records + 1
+             || self->built_finished != self->doc->finished);
+}
+
+void
+wick_tracks_mark_current (WickTracks *self)
+{
+  self->built_records = self->doc->n_records + 1;
+  self->built_finished = self->doc->finished;
+}
+
+void
+wick_tracks_count_build (WickTracks *self)
+{
+  self->stats.builds++;
+}
+
+void
+wick_tracks_count_append (WickTracks *self)
+{
+  self->stats.appends++;
+}
+
+void
+wick_tracks_count_fallback (WickTracks *self, const char *why)
+{
+  self->stats.fallbacks++;
+  self->stats.last_fallback = why;
+}
+
+void
+wick_document_set_incremental_tracks (WickDocument *document, gboolean on)
+{
+  tracks_of (document)->incremental_off = !on;
+}
+
+gboolean
+wick_document_get_incremental_tracks (WickDocument *document)
+{
+  return !tracks_of (document)->incremental_off;
+}
+
+const guint64 *
+wick_tracks_row_block_max (WickTracks *self, guint32 track, guint row, guint *n)
+{
+  if (self->index == NULL || track >= self->tracks->len || row >= self->index[track].n_rows)
+    {
+      *n = 0;
+      return NULL;
+    }
+  const Row *r = &self->index[track].rows[row];
+  *n = (r->pub.n_events + BLOCK - 1) / BLOCK;
+  return r->block_max;
+}
+
+void
+wick_tracks_append_begin (WickTracks *self)
+{
+  g_return_if_fail (self->finished && self->index != NULL);
+  self->finished = FALSE;
+  self->append_async = self->async->len;
+  self->append_counters = self->counters->len;
+  self->append_instants = self->instants->len;
+  self->append_device = self->device->len;
+  g_array_set_size (self->append_dirty, 0);
+}
+
+void
+wick_tracks_append_dirty_span (WickTracks *self, guint32 span)
+{
+  g_array_append_val (self->append_dirty, span);
+}
+
+/* What one append does to one row. */
+typedef struct
+{
+  guint first_dirty; /* position of its first dirty event, G_MAXUINT when none */
+  GArray *added;     /* guint32: its new events, in index order */
+} RowChange;
+
+static void
+row_change_free (gpointer p)
+{
+  RowChange *c = p;
+  if (c->added != NULL)
+    g_array_unref (c->added);
+  g_free (c);
+}
+
+static RowChange *
+row_change (GHashTable *changes, guint32 track, guint row)
+{
+  guint64 key = ((guint64)track << 32) | row;
+  RowChange *c = g_hash_table_lookup (changes, &key);
+  if (c == NULL)
+    {
+      c = g_new0 (RowChange, 1);
+      c->first_dirty = G_MAXUINT;
+      g_hash_table_insert (changes, g_memdup2 (&key, sizeof key), c);
+    }
+  return c;
+}
+
+static void
+row_change_add (GHashTable *changes, guint32 track, guint row, guint32 event)
+{
+  RowChange *c = row_change (changes, track, row);
+  if (c->added == NULL)
+    c->added = g_array_new (FALSE, FALSE, sizeof (guint32));
+  g_array_append_val (c->added, event);
+}
+
+/* Grows @*p (elements of @size, room for @*cap) to hold @need. */
+static void
+ensure_room (gpointer *p, guint *cap, guint need, gsize size)
+{
+  if (need <= *cap)
+    return;
+  guint n = MAX (*cap, 1);
+  while (n < need)
+    n = n > G_MAXUINT / 2 ? need : n * 2;
+  *p = g_realloc_n (*p, n, size);
+  *cap = n;
+}
+
+/* (start, end, index) of @a sorts before that of @b as a whole build sorts a row. */
+static gboolean
+sorts_before (WickTracks *self, guint kind, guint32 a, guint32 b)
+{
+  guint64 sa = event_start (self, kind, a), sb = event_start (self, kind, b);
+  if (sa != sb)
+    return sa < sb;
+  guint64 ea = event_end (self, kind, a), eb = event_end (self, kind, b);
+  if (ea != eb)
+    return ea > eb;
+  return a < b;
+}
+
+/* Position of @event in @row (sorted by start), G_MAXUINT when absent. */
+static guint
+row_position (WickTracks *self, const Row *row, guint32 event)
+{
+  guint kind = row->pub.event_kind;
+  guint64 s = event_start (self, kind, event);
+  guint lo = 0, hi = row->pub.n_events;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (event_start (self, kind, row->pub.events[mid]) < s)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  for (guint i = lo; i < row->pub.n_events && event_start (self, kind, row->pub.events[i]) == s;
+       i++)
+    if (row->pub.events[i] == event)
+      return i;
+  return G_MAXUINT;
+}
+
+static inline double
+mip_weight (WickTracks *self, guint kind, guint32 event)
+{
+  if (kind == WICK_EVENT_COUNTER)
+    return event_weight (self, kind, event);
+  return (double)(event_end (self, kind, event) - event_start (self, kind, event));
+}
+
+static void
+row_drop_levels (Row *row, guint k)
+{
+  k = MIN (k, row->pub.n_levels);
+  for (guint l = 0; l < k; l++)
+    g_free (row->levels[l]);
+  guint left = row->pub.n_levels - k;
+  memmove (row->levels, row->levels + k, left * sizeof (WickTrackMip *));
+  memmove (row->level_counts, row->level_counts + k, left * sizeof (guint));
+  memmove (row->level_caps, row->level_caps + k, left * sizeof (guint));
+  row->pub.n_levels = left;
+}
+
+static void
+row_add_level (Row *row)
+{
+  if (row->pub.n_levels == row->level_slots)
+    {
+      guint slots = MAX (row->level_slots * 2, 4);
+      row->levels = g_renew (WickTrackMip *, row->levels, slots);
+      row->level_counts = g_renew (guint, row->level_counts, slots);
+      row->level_caps = g_renew (guint, row->level_caps, slots);
+      row->level_slots = slots;
+    }
+  guint l = row->pub.n_levels++;
+  row->levels[l] = g_new (WickTrackMip, 1);
+  row->level_counts[l] = 0;
+  row->level_caps[l] = 1;
+}
+
+/* Recomputes @row's levels from its event at position @from (n_events: none
+ * changed) and adds or drops top levels by the whole build's stop rule. */
+static void
+row_update_levels (WickTracks *self, Row *row, guint from)
+{
+  guint n = row->pub.n_events, kind = row->pub.event_kind;
+  const guint32 *events = row->pub.events;
+  /* the first bucket (at the current level) whose entries are recomputed */
+  guint64 bucket_from = G_MAXUINT64;
+  if (from < n)
+    bucket_from = (event_start (self, kind, events[from]) - self->start_ns) >> self->base_shift;
+  for (guint level = 0; level < 64; level++)
+    {
+      guint shift = self->base_shift + level;
+      if (level >= row->pub.n_levels)
+        {
+          row_add_level (row);
+          bucket_from = 0; /* a new level: all of it */
+        }
+      else if (level > 0 && bucket_from != G_MAXUINT64)
+        bucket_from >>= 1;
+      if (bucket_from != G_MAXUINT64)
+        {
+          WickTrackMip *entries = row->levels[level];
+          guint count = row->level_counts[level];
+          while (count > 0 && entries[count - 1].bucket >= bucket_from)
+            count--;
+          guint cap = level == 0 ? n : row->level_counts[level - 1];
+          guint first = 0;
+          if (level == 0)
+            {
+              /* the raw events of bucket_from on */
+              first = MIN (from, n);
+              while (first > 0
+                     && ((event_start (self, kind, events[first - 1]) - self->start_ns) >> shift)
+                          >= bucket_from)
+                first--;
+            }
+          else
+            {
+              const WickTrackMip *below = row->levels[level - 1];
+              first = cap;
+              while (first > 0 && (below[first - 1].bucket >> 1) >= bucket_from)
+                first--;
+            }
+          ensure_room ((gpointer *)&row->levels[level], &row->level_caps[level],
+                       count + (cap - first), sizeof (WickTrackMip));
+          entries = row->levels[level];
+          double last_w = 0;
+          guint fresh = count; /* entries from here on were made in this pass */
+          for (guint i = first; i < cap; i++)
+            {
+              guint32 ev, bucket;
+              if (level == 0)
+                {
+                  ev = events[i];
+                  bucket = (guint32)((event_start (self, kind, ev) - self->start_ns) >> shift);
+                }
+              else
+                {
+                  ev = row->levels[level - 1][i].event;
+                  bucket = row->levels[level - 1][i].bucket >> 1;
+                }
+              double weight = mip_weight (self, kind, ev);
+              if (count > fresh && entries[count - 1].bucket == bucket)
+                {
+                  if (weight > last_w)
+                    {
+                      entries[count - 1].event = ev;
+                      last_w = weight;
+                    }
+                  continue;
+                }
+              last_w = weight;
+              entries[count++] = (WickTrackMip){ bucket, ev };
+            }
+          row->level_counts[level] = count;
+        }
+      if (row->level_counts[level] <= 1 || ((self->end_ns - self->start_ns) >> shift) == 0)
+        {
+          for (guint l = level + 1; l < row->pub.n_levels; l++)
+            g_free (row->levels[l]);
+          row->pub.n_levels = level + 1;
+          break;
+        }
+    }
+}
+
+/* Appends @added to @row and brings its order check, blocks and levels up
+ * to date from @first_dirty. FALSE when the result would not sort as a
+ * whole build sorts it. */
+static gboolean
+row_append (WickTracks *self, Row *row, GArray *added, guint first_dirty, guint drop_levels)
+{
+  guint old_n = row->pub.n_events, kind = row->pub.event_kind;
+  guint n_added = added ? added->len : 0;
+  guint n = old_n + n_added;
+  if (n_added > 0)
+    {
+      guint cap = row->capacity;
+      ensure_room ((gpointer *)&row->pub.events, &row->capacity, n, sizeof (guint32));
+      if (row->capacity != cap)
+        row->block_max
+          = g_renew (guint64, row->block_max, (row->capacity + BLOCK - 1) / BLOCK);
+      memcpy ((guint32 *)row->pub.events + old_n, added->data, n_added * sizeof (guint32));
+      row->pub.n_events = n;
+    }
+  guint from = MIN (first_dirty, old_n);
+  const guint32 *events = row->pub.events;
+  for (guint i = MAX (from, 1); i < n; i++)
+    if (!sorts_before (self, kind, events[i - 1], events[i]))
+      return FALSE;
+  if (from < n)
+    {
+      guint b = from >> BLOCK_SHIFT;
+      guint64 running = b > 0 ? row->block_max[b - 1] : 0;
+      for (guint i = b << BLOCK_SHIFT; i < n; i++)
+        {
+          running = MAX (running, event_end (self, kind, events[i]));
+          if ((i & (BLOCK - 1)) == BLOCK - 1 || i == n - 1)
+            row->block_max[i >> BLOCK_SHIFT] = running;
+        }
+    }
+  if (drop_levels > 0)
+    {
+      if (row->pub.n_levels > drop_levels)
+        row_drop_levels (row, drop_levels);
+      else
+        {
+          row_drop_levels (row, row->pub.n_levels);
+          from = 0; /* summarised coarser than it was: all of it again */
+        }
+    }
+  row_update_levels (self, row, from);
+  row->pub.levels = (const WickTrackMip *const *)row->levels;
+  row->pub.level_counts = row->level_counts;
+  return TRUE;
+}
+
+static guint
+track_rows_wanted (const WickTrack *track)
+{
+  return (track->kind == WICK_TRACK_SLICES || track->kind == WICK_TRACK_ASYNC
+          || track->kind == WICK_TRACK_DEVICE)
+           ? (guint)track->max_depth + 1
+           : 1;
+}
+
+/* New tracks and rows get empty rows, summarised as a whole build
+ * summarises an empty row (their events come as appends). */
+static void
+grow_index (WickTracks *self)
+{
+  guint nt = self->tracks->len;
+  if (nt > self->n_indexed_tracks)
+    {
+      self->index = g_renew (TrackIndex, self->index, MAX (nt, 1));
+      memset (self->index + self->n_indexed_tracks, 0,
+              (nt - self->n_indexed_tracks) * sizeof (TrackIndex));
+    }
+  for (guint t = 0; t < nt; t++)
+    {
+      const WickTrack *track = &g_array_index (self->tracks, WickTrack, t);
+      TrackIndex *ti = &self->index[t];
+      guint want = track_rows_wanted (track);
+      if (want <= ti->n_rows)
+        continue;
+      ti->rows = g_renew (Row, ti->rows, want);
+      memset (ti->rows + ti->n_rows, 0, (want - ti->n_rows) * sizeof (Row));
+      for (guint r = ti->n_rows; r < want; r++)
+        {
+          Row *row = &ti->rows[r];
+          row->pub.event_kind = track_event_kind (track);
+          row->pub.events = g_new (guint32, 1);
+          row->capacity = 1;
+          row->block_max = g_new (guint64, 1);
+          row->levels = g_new (WickTrackMip *, 1);
+          row->level_counts = g_new (guint, 1);
+          row->level_caps = g_new (guint, 1);
+          row->level_slots = 1;
+          row->pub.changed = self->append_serial + 1;
+        }
+      ti->n_rows = want;
+    }
+  self->n_indexed_tracks = nt;
+}
+
+static void
+extent_add (guint64 *start, guint64 *end, guint64 s, guint64 e)
+{
+  *start = MIN (*start, s);
+  *end = MAX (*end, e);
+}
+
+/* The extent with what was added and what moved, as compute_extent()
+ * would find it now; FALSE when its start moved (every bucket would). */
+static gboolean
+append_extent (WickTracks *self, const char **why)
+{
+  guint64 start = G_MAXUINT64, end = self->raw_end;
+  const WickSpan *spans = spans_of (self);
+  for (guint i = self->n_indexed_spans; i < self->doc->spans->len; i++)
+    extent_add (&start, &end, spans[i].start_ns,
+                spans[i].start_ns
+                  + ((spans[i].flags & WICK_SPAN_FLAG_CLOSED) ? spans[i].duration_ns : 0));
+  for (guint k = 0; k < self->append_dirty->len; k++)
+    {
+      const WickSpan *s = &spans[g_array_index (self->append_dirty, guint32, k)];
+      if (s->flags & WICK_SPAN_FLAG_CLOSED)
+        end = MAX (end, s->start_ns + s->duration_ns);
+    }
+  for (guint i = self->append_async; i < self->async->len; i++)
+    {
+      const WickAsyncSlice *a = &g_array_index (self->async, WickAsyncSlice, i);
+      extent_add (&start, &end, a->start_ns, a->start_ns + a->duration_ns);
+    }
+  for (guint i = self->append_counters; i < self->counters->len; i++)
+    {
+      guint64 t = g_array_index (self->counters, WickCounterSample, i).timestamp_ns;
+      extent_add (&start, &end, t, t);
+    }
+  for (guint i = self->append_instants; i < self->instants->len; i++)
+    {
+      guint64 t = g_array_index (self->instants, WickInstant, i).timestamp_ns;
+      extent_add (&start, &end, t, t);
+    }
+  for (guint i = self->append_device; i < self->device->len; i++)
+    {
+      const WickDeviceSlice *d = &g_array_index (self->device, WickDeviceSlice, i);
+      extent_add (&start, &end, d->start_ns, d->start_ns + d->duration_ns);
+    }
+  if (self->format == WICK_TRACE_FORMAT_CANDLE_GRAPH)
+    end = MAX (end, wick_document_get_end_ns (self->doc));
+  if (self->extent_any && start < self->start_ns)
+    {
+      *why = "an event starts before the model's start";
+      return FALSE;
+    }
+  if (!self->extent_any && start != G_MAXUINT64)
+    {
+      /* the first events: every row was empty, nothing is summarised yet */
+      self->start_ns = start;
+      self->extent_any = TRUE;
+    }
+  self->raw_end = end;
+  self->end_ns = MAX (end, self->start_ns + 1);
+  return TRUE;
+}
+
+static void
+collect_changes (WickTracks *self, GHashTable *changes, const guint16 *span_rows)
+{
+  const WickSpan *spans = spans_of (self);
+  for (guint i = self->n_indexed_spans; i < self->doc->spans->len; i++)
+    {
+      guint32 t = wick_tracks_span_track (self, i);
+      guint r = span_rows ? span_rows[i] : spans[i].depth;
+      if (t != G_MAXUINT32 && r < self->index[t].n_rows)
+        row_change_add (changes, t, r, i);
+    }
+  for (guint i = self->append_async; i < self->async->len; i++)
+    {
+      guint32 t = async_track_of (self, i);
+      if (t != G_MAXUINT32 && async_row_of (self, i) < self->index[t].n_rows)
+        row_change_add (changes, t, async_row_of (self, i), i);
+    }
+  for (guint i = self->append_counters; i < self->counters->len; i++)
+    row_change_add (changes, counter_track_of (self, i), 0, i);
+  for (guint i = self->append_instants; i < self->instants->len; i++)
+    row_change_add (changes, instant_track_of (self, i), 0, i);
+  for (guint i = self->append_device; i < self->device->len; i++)
+    {
+      guint32 t = device_track_of (self, i);
+      if (device_row_of (self, i) < self->index[t].n_rows)
+        row_change_add (changes, t, device_row_of (self, i), i);
+    }
+}
+
+static gboolean
+mark_dirty (WickTracks *self, GHashTable *changes, const guint16 *span_rows, const char **why)
+{
+  const WickSpan *spans = spans_of (self);
+  for (guint k = 0; k < self->append_dirty->len; k++)
+    {
+      guint32 span = g_array_index (self->append_dirty, guint32, k);
+      guint32 t = wick_tracks_span_track (self, span);
+      guint r = span_rows ? span_rows[span] : spans[span].depth;
+      if (t == G_MAXUINT32 || r >= self->index[t].n_rows)
+        continue;
+      guint at = row_position (self, &self->index[t].rows[r], span);
+      if (at == G_MAXUINT)
+        {
+          *why = "an open span is not in its row";
+          return FALSE;
+        }
+      RowChange *c = row_change (changes, t, r);
+      c->first_dirty = MIN (c->first_dirty, at);
+    }
+  return TRUE;
+}
+
+/* Counter tracks' extents with their new samples (@old_n: the row's samples before). */
+static void
+counter_extent_add (WickTracks *self, guint32 track, guint old_n, GArray *added)
+{
+  WickTrack *t = &g_array_index (self->tracks, WickTrack, track);
+  for (guint k = 0; k < added->len; k++)
+    {
+      double v = g_array_index (self->counters, WickCounterSample,
+                                g_array_index (added, guint32, k))
+                   .value;
+      if (old_n == 0 && k == 0)
+        t->min = t->max = v;
+      t->min = MIN (t->min, v);
+      t->max = MAX (t->max, v);
+    }
+}
+
+gboolean
+wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, const char **why)
+{
+  g_return_val_if_fail (!self->finished && self->index != NULL, FALSE);
+  self->finished = TRUE;
+  if (!append_extent (self, why))
+    return FALSE;
+  grow_index (self);
+  g_autoptr (GHashTable) changes
+    = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, row_change_free);
+  collect_changes (self, changes, span_rows);
+  if (!mark_dirty (self, changes, span_rows, why))
+    return FALSE;
+
+  guint nt = self->tracks->len, widest = 1;
+  for (guint t = 0; t < nt; t++)
+    for (guint r = 0; r < self->index[t].n_rows; r++)
+      {
+        guint64 key = ((guint64)t << 32) | r;
+        RowChange *c = g_hash_table_lookup (changes, &key);
+        widest = MAX (widest, self->index[t].rows[r].pub.n_events
+                                + (c && c->added ? c->added->len : 0));
+      }
+  guint old_shift = self->base_shift;
+  choose_base (self, widest);
+  if (self->base_shift < old_shift)
+    {
+      *why = "the zoom base became finer";
+      return FALSE;
+    }
+  guint drop = self->base_shift - old_shift;
+  guint64 serial = self->append_serial + 1;
+  for (guint t = 0; t < nt; t++)
+    for (guint r = 0; r < self->index[t].n_rows; r++)
+      {
+        Row *row = &self->index[t].rows[r];
+        guint64 key = ((guint64)t << 32) | r;
+        RowChange *c = g_hash_table_lookup (changes, &key);
+        guint old_n = row->pub.n_events;
+        if (!row_append (self, row, c ? c->added : NULL, c ? c->first_dirty : G_MAXUINT, drop))
+          {
+            *why = "an event would not sort last in its row";
+            return FALSE;
+          }
+        if (c != NULL || drop > 0)
+          row->pub.changed = serial;
+        if (c != NULL && c->added != NULL && row->pub.event_kind == WICK_EVENT_COUNTER)
+          counter_extent_add (self, t, old_n, c->added);
+      }
+  self->n_indexed_spans = self->doc->spans->len;
+  self->append_serial = serial;
+
+  g_array_set_size (self->display_order, nt);
+  for (guint t = 0; t < nt; t++)
+    g_array_index (self->display_order, guint32, t) = t;
+  g_qsort_with_data (self->display_order->data, (gint)nt, sizeof (guint32), compare_order, self);
+  return TRUE;
 }

@@ -45,9 +45,18 @@
  * parent indices the document resolved.
  *
  * A candle-graph document builds its model when it finishes; a live one
- * (still fed) rebuilds it on the first wick_document_get_tracks() after each
- * batch of lines, so pointers from the model are valid until the document
- * changes.
+ * (still fed) brings it up to date on the first wick_document_get_tracks()
+ * after each batch of lines: by appending the new records to the model it
+ * has (new events at the end of their rows, new tracks and rows, the
+ * summaries recomputed from the first bucket that changed; the open spans'
+ * ends move with the end of what was read) when the growth allows it, else
+ * by a whole rebuild, counted (wick_tracks_get_update_stats()). Either way
+ * the model equals a whole build of the document as it stands (the model
+ * suite's tracks-live test checks it batch by batch; a counter sample's
+ * index may differ, its track, time and value not). Pointers from the model
+ * are valid until the document changes; indices of events and tracks stay
+ * valid across appends and change only with a whole rebuild
+ * (wick_tracks_get_build_serial()).
  *
  * Not thread-safe; build on one thread, then read from any number.
  */
@@ -500,6 +509,9 @@ typedef struct
   guint n_levels;
   const WickTrackMip *const *levels;
   const guint *level_counts;
+  /* wick_tracks_get_append_serial() when this row last changed (its events,
+   * an open event's end, its summary); 0 since its build */
+  guint64 changed;
 } WickTrackRow;
 
 guint wick_tracks_track_n_rows (WickTracks *self, guint32 track);
@@ -516,6 +528,23 @@ gboolean wick_tracks_event_at (WickTracks *self, guint32 track, guint row, guint
                                guint64 slop_ns, WickEventRef *event);
 /* Counter value in effect at @t (the last sample at or before it); FALSE before the first. */
 gboolean wick_tracks_counter_value_at (WickTracks *self, guint32 track, guint64 t, double *value);
+
+/* How a live document's model kept up with it. */
+typedef struct
+{
+  guint64 builds;    /* whole builds, the first one included */
+  guint64 appends;   /* incremental updates (records appended to the model) */
+  guint64 fallbacks; /* whole rebuilds where an append was tried and not possible */
+  const char *last_fallback; /* why the last fallback happened (static text), NULL when none */
+} WickTracksUpdateStats;
+
+void wick_tracks_get_update_stats (WickTracks *self, WickTracksUpdateStats *stats);
+/* Changes with every whole (re)build: event and track indices of an older
+ * serial are not valid any more. Appends keep it. */
+guint64 wick_tracks_get_build_serial (WickTracks *self);
+/* Counts the appends; a row's `changed` is the serial of the append that
+ * last changed it. */
+guint64 wick_tracks_get_append_serial (WickTracks *self);
 
 /* Skipped constructs, in first-seen order (names are static or pooled). */
 guint wick_tracks_get_n_skipped (WickTracks *self);
