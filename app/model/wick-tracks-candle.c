@@ -277,7 +277,6 @@ wick_tracks_build_candle_graph (WickTracks *self)
   wick_tracks_finish (self);
 }
 
-
 /* ---- live: appending what a growing document committed ------------------- */
 
 /* The whole build makes tracks in these phases, in this order. */
@@ -302,14 +301,14 @@ typedef struct
 {
   guint n_spans, n_ext, n_ops, n_intervals, n_memory, n_device_memory;
   guint32 process;
-  GArray *rows;          /* guint16 per span: its row on its track */
-  GArray *op_first;      /* guint32 per span: its first named op, NO_OP when none */
-  GArray *has_interval;  /* guint8 per span: an interval was named after it */
-  GArray *open;          /* guint32: spans open at the last build */
+  GArray *rows;         /* guint16 per span: its row on its track */
+  GArray *op_first;     /* guint32 per span: its first named op, NO_OP when none */
+  GArray *has_interval; /* guint8 per span: an interval was named after it */
+  GArray *open;         /* guint32: spans open at the last build */
   GArray *unresolved_ops, *unresolved_intervals; /* guint32: span_id set, span not yet resolved */
-  GHashTable *missing_parents; /* WickStr: parent ids no span had */
-  GHashTable *by_number;       /* wick_thread number -> thread + 1 */
-  guint32 *key_track;          /* per thread number: its slices track, G_MAXUINT32 none */
+  GHashTable *missing_parents;                   /* WickStr: parent ids no span had */
+  GHashTable *by_number;                         /* wick_thread number -> thread + 1 */
+  guint32 *key_track; /* per thread number: its slices track, G_MAXUINT32 none */
   guint n_keys;
   guint n_record_threads;   /* threads made from wick_thread records (the first ones) */
   guint8 phase;             /* the latest phase a track was made in */
@@ -487,8 +486,8 @@ memory_order (const WickMemoryEvent *events, guint from, guint n)
 static guint
 device_memory_order (CandleLive *live, WickStr device)
 {
-  guint order = GPOINTER_TO_UINT (g_hash_table_lookup (live->device_memory_order,
-                                                       GUINT_TO_POINTER (device)));
+  guint order
+    = GPOINTER_TO_UINT (g_hash_table_lookup (live->device_memory_order, GUINT_TO_POINTER (device)));
   if (order == 0)
     {
       order = g_hash_table_size (live->device_memory_order) + 1;
@@ -620,7 +619,8 @@ candle_live_new (WickTracks *self)
       if (!g_hash_table_contains (live->memory_track, GUINT_TO_POINTER (m->device)))
         {
           g_autofree char *name = g_strdup_printf ("memory %s", wick_document_str (doc, m->device));
-          guint32 track = wick_tracks_counter_track (self, (gint32)live->process, intern (self, name));
+          guint32 track
+            = wick_tracks_counter_track (self, (gint32)live->process, intern (self, name));
           g_hash_table_insert (live->memory_track, GUINT_TO_POINTER (m->device),
                                GUINT_TO_POINTER (track + 1));
         }
@@ -638,7 +638,8 @@ candle_live_new (WickTracks *self)
           g_autofree char *name
             = g_strdup_printf ("device memory %s %s", wick_document_str (doc, samples[i].device),
                                wick_device_series_to_string ((WickDeviceSeriesKind)k));
-          guint32 track = wick_tracks_counter_track (self, (gint32)live->process, intern (self, name));
+          guint32 track
+            = wick_tracks_counter_track (self, (gint32)live->process, intern (self, name));
           g_hash_table_insert (live->device_memory_track, GSIZE_TO_POINTER ((gsize)key + 1),
                                GUINT_TO_POINTER (track + 1));
           live->device_memory_key = MAX (live->device_memory_key, key);
@@ -940,8 +941,8 @@ append_memory (CandleLive *live, WickTracks *self, const char **why)
           if (!(samples[i].present & series_bit[k]))
             continue;
           gint64 key = (gint64)order_of * 4 + k;
-          guint32 track = GPOINTER_TO_UINT (g_hash_table_lookup (
-                            live->device_memory_track, GSIZE_TO_POINTER ((gsize)key + 1)))
+          guint32 track = GPOINTER_TO_UINT (g_hash_table_lookup (live->device_memory_track,
+                                                                 GSIZE_TO_POINTER ((gsize)key + 1)))
                           - 1;
           if (track == G_MAXUINT32)
             {

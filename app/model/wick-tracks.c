@@ -136,14 +136,14 @@ struct _WickTracks
   GHashTable *skip_map; /* name -> index+1 */
 
   TrackIndex *index; /* per track */
-  guint n_indexed_tracks;  /* tracks the index has */
-  guint n_indexed_spans;   /* spans the index has placed */
-  gboolean extent_any;     /* an event set the extent (else it is the empty one) */
-  guint64 raw_end;         /* the latest end, before the start + 1 floor */
+  guint n_indexed_tracks; /* tracks the index has */
+  guint n_indexed_spans;  /* spans the index has placed */
+  gboolean extent_any;    /* an event set the extent (else it is the empty one) */
+  guint64 raw_end;        /* the latest end, before the start + 1 floor */
   /* appending (wick_tracks_append_begin .. _end): the first new entry of each kind */
   guint append_async, append_counters, append_instants, append_device;
-  GArray *append_dirty;    /* guint32: indexed spans whose end may have moved */
-  gpointer live;           /* the candle builder's state for its next append */
+  GArray *append_dirty; /* guint32: indexed spans whose end may have moved */
+  gpointer live;        /* the candle builder's state for its next append */
   GDestroyNotify live_free;
   /* kept across rebuilds */
   guint64 build_serial, append_serial;
@@ -3467,8 +3467,7 @@ row_append (WickTracks *self, Row *row, GArray *added, guint first_dirty, guint 
       guint cap = row->capacity;
       ensure_room ((gpointer *)&row->pub.events, &row->capacity, n, sizeof (guint32));
       if (row->capacity != cap)
-        row->block_max
-          = g_renew (guint64, row->block_max, (row->capacity + BLOCK - 1) / BLOCK);
+        row->block_max = g_renew (guint64, row->block_max, (row->capacity + BLOCK - 1) / BLOCK);
       memcpy ((guint32 *)row->pub.events + old_n, added->data, n_added * sizeof (guint32));
       row->pub.n_events = n;
     }
@@ -3673,9 +3672,9 @@ counter_extent_add (WickTracks *self, guint32 track, guint old_n, GArray *added)
   WickTrack *t = &g_array_index (self->tracks, WickTrack, track);
   for (guint k = 0; k < added->len; k++)
     {
-      double v = g_array_index (self->counters, WickCounterSample,
-                                g_array_index (added, guint32, k))
-                   .value;
+      double v
+        = g_array_index (self->counters, WickCounterSample, g_array_index (added, guint32, k))
+            .value;
       if (old_n == 0 && k == 0)
         t->min = t->max = v;
       t->min = MIN (t->min, v);
@@ -3703,8 +3702,8 @@ wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, const char *
       {
         guint64 key = ((guint64)t << 32) | r;
         RowChange *c = g_hash_table_lookup (changes, &key);
-        widest = MAX (widest, self->index[t].rows[r].pub.n_events
-                                + (c && c->added ? c->added->len : 0));
+        widest
+          = MAX (widest, self->index[t].rows[r].pub.n_events + (c && c->added ? c->added->len : 0));
       }
   guint old_shift = self->base_shift;
   choose_base (self, widest);

@@ -532,9 +532,9 @@ gboolean wick_tracks_counter_value_at (WickTracks *self, guint32 track, guint64 
 /* How a live document's model kept up with it. */
 typedef struct
 {
-  guint64 builds;    /* whole builds, the first one included */
-  guint64 appends;   /* incremental updates (records appended to the model) */
-  guint64 fallbacks; /* whole rebuilds where an append was tried and not possible */
+  guint64 builds;            /* whole builds, the first one included */
+  guint64 appends;           /* incremental updates (records appended to the model) */
+  guint64 fallbacks;         /* whole rebuilds where an append was tried and not possible */
   const char *last_fallback; /* why the last fallback happened (static text), NULL when none */
 } WickTracksUpdateStats;
 

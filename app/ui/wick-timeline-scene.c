@@ -115,6 +115,15 @@ struct _WickTimelineScene
    * selection, the range box) draws them again without reading the events. */
   GHashTable *row_cache;
   gboolean row_cache_off; /* wick_timeline_scene_set_row_cache (the benchmark's baseline) */
+  /* What wick_timeline_scene_update() starts from: the model's serials, the
+   * counts of what was seen, the spans open then, the extent before the
+   * document's end, the terminal and the device tracks joined it. */
+  guint64 build_serial, append_serial;
+  guint n_counters_seen, n_instants_seen, n_ext_seen, n_device_seen;
+  GArray *open_spans;
+  guint64 host_start, host_end; /* host_start G_MAXUINT64: nothing yet */
+  guint64 device_start, device_end;
+  gboolean any_device;
 };
 
 typedef struct
@@ -522,6 +531,7 @@ wick_timeline_scene_new (WickDocument *document)
       start = MIN (start, ext[i].timestamp_ns);
       end = MAX (end, ext[i].timestamp_ns);
     }
+  self->host_start = start;
   if (start == G_MAXUINT64)
     start = 0;
   if (candle)
@@ -540,13 +550,46 @@ wick_timeline_scene_new (WickDocument *document)
   /* Device clocks that start before the host: the extent covers them. */
   guint n_device;
   const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, &n_device);
+  self->device_start = G_MAXUINT64;
   for (guint i = 0; i < n_device; i++)
     if (candle)
       {
         guint64 s = shift (device[i].start_ns, self->track_offset[device[i].track]);
-        self->extent_start = MIN (self->extent_start, s);
-        self->extent_end = MAX (self->extent_end, wick_time_add (s, device[i].duration_ns));
+        self->device_start = MIN (self->device_start, s);
+        self->device_end = MAX (self->device_end, wick_time_add (s, device[i].duration_ns));
+        self->any_device = TRUE;
       }
+  if (self->any_device)
+    {
+      self->extent_start = MIN (self->extent_start, self->device_start);
+      self->extent_end = MAX (self->extent_end, self->device_end);
+    }
+  self->build_serial = wick_tracks_get_build_serial (self->tracks);
+  self->append_serial = wick_tracks_get_append_serial (self->tracks);
+  wick_tracks_get_counter_samples (self->tracks, &self->n_counters_seen);
+  wick_tracks_get_instants (self->tracks, &self->n_instants_seen);
+  self->n_ext_seen = n_ext;
+  self->n_device_seen = n_device;
+  /* the host extent's end less the open spans (an open span's drawn end
+   * moves, and falls back when it closes) */
+  self->open_spans = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->host_end = 0;
+  for (guint i = 0; i < self->n_spans; i++)
+    if (!(self->spans[i].flags & WICK_SPAN_FLAG_CLOSED))
+      g_array_append_val (self->open_spans, i);
+    else
+      self->host_end = MAX (self->host_end, self->spans[i].start_ns + self->spans[i].duration_ns);
+  {
+    guint n;
+    const WickCounterSample *samples = wick_tracks_get_counter_samples (self->tracks, &n);
+    for (guint i = 0; i < n; i++)
+      self->host_end = MAX (self->host_end, samples[i].timestamp_ns);
+    const WickInstant *instants = wick_tracks_get_instants (self->tracks, &n);
+    for (guint i = 0; i < n; i++)
+      self->host_end = MAX (self->host_end, instants[i].timestamp_ns);
+    for (guint i = 0; i < n_ext; i++)
+      self->host_end = MAX (self->host_end, ext[i].timestamp_ns);
+  }
 
   self->track_names = g_new0 (char *, self->n_tracks + 1);
   for (guint t = 0; t < self->n_tracks; t++)
@@ -663,6 +706,7 @@ wick_timeline_scene_free (WickTimelineScene *self)
   g_clear_pointer (&self->gutter, cairo_surface_destroy);
   g_ptr_array_unref (self->marker_labels);
   g_array_unref (self->steps);
+  g_array_unref (self->open_spans);
   g_object_unref (self->document);
   g_free (self);
 }
@@ -1166,6 +1210,211 @@ wick_timeline_scene_copy_state (WickTimelineScene *self, WickTimelineScene *from
         self->track_collapsed[found - 1] = from->track_user[t] == TRACK_USER_COLLAPSED;
     }
   relayout (self);
+}
+
+/* ---- a grown document ------------------------------------------------------ */
+
+/* The ops committed since, merged into the time order (a stable sort of
+ * all of them gives the same: ties keep the index order). */
+static void
+update_ops (WickTimelineScene *self)
+{
+  guint n;
+  const WickOp *ops = wick_document_get_ops (self->document, &n);
+  guint old = self->n_ops;
+  if (n == old)
+    return;
+  guint32 *fresh = g_new (guint32, n - old);
+  for (guint i = old; i < n; i++)
+    fresh[i - old] = i;
+  g_qsort_with_data (fresh, (gint)(n - old), sizeof (guint32), compare_ops, (gpointer)ops);
+  guint32 *merged = g_new (guint32, n);
+  guint a = 0, b = 0, k = 0;
+  while (a < old && b < n - old)
+    merged[k++] = ops[fresh[b]].timestamp_ns < ops[self->ops_by_time[a]].timestamp_ns
+                    ? fresh[b++]
+                    : self->ops_by_time[a++];
+  while (a < old)
+    merged[k++] = self->ops_by_time[a++];
+  while (b < n - old)
+    merged[k++] = fresh[b++];
+  g_free (fresh);
+  g_free (self->ops_by_time);
+  self->ops_by_time = merged;
+  self->n_ops = n;
+}
+
+/* The extent with what was added since, as wick_timeline_scene_new() finds
+ * it; FALSE when a device clock moved (the device tracks' placement). */
+static gboolean
+update_extent (WickTimelineScene *self, guint old_spans)
+{
+  guint64 start = self->host_start, end = self->host_end;
+  for (guint i = old_spans; i < self->n_spans; i++)
+    start = MIN (start, self->spans[i].start_ns);
+  /* the spans that closed join the fixed part; the open ones run to the model's end */
+  guint kept = 0;
+  for (guint k = 0; k < self->open_spans->len; k++)
+    {
+      guint32 i = g_array_index (self->open_spans, guint32, k);
+      if (!(self->spans[i].flags & WICK_SPAN_FLAG_CLOSED))
+        g_array_index (self->open_spans, guint32, kept++) = i;
+      else
+        end = MAX (end, self->spans[i].start_ns + self->spans[i].duration_ns);
+    }
+  g_array_set_size (self->open_spans, kept);
+  for (guint i = old_spans; i < self->n_spans; i++)
+    if (!(self->spans[i].flags & WICK_SPAN_FLAG_CLOSED))
+      g_array_append_val (self->open_spans, i);
+    else
+      end = MAX (end, self->spans[i].start_ns + self->spans[i].duration_ns);
+  guint n;
+  const WickCounterSample *samples = wick_tracks_get_counter_samples (self->tracks, &n);
+  for (guint i = self->n_counters_seen; i < n; i++)
+    {
+      start = MIN (start, samples[i].timestamp_ns);
+      end = MAX (end, samples[i].timestamp_ns);
+    }
+  self->n_counters_seen = n;
+  const WickInstant *instants = wick_tracks_get_instants (self->tracks, &n);
+  for (guint i = self->n_instants_seen; i < n; i++)
+    {
+      start = MIN (start, instants[i].timestamp_ns);
+      end = MAX (end, instants[i].timestamp_ns);
+    }
+  self->n_instants_seen = n;
+  const WickExtensionRecord *ext = wick_document_get_extensions (self->document, &n);
+  for (guint i = self->n_ext_seen; i < n; i++)
+    {
+      start = MIN (start, ext[i].timestamp_ns);
+      end = MAX (end, ext[i].timestamp_ns);
+    }
+  self->n_ext_seen = n;
+  self->host_start = start;
+  self->host_end = end;
+  for (guint k = 0; k < self->open_spans->len; k++)
+    {
+      WickEventRef ref = { WICK_EVENT_SLICE, g_array_index (self->open_spans, guint32, k) };
+      end = MAX (end, wick_tracks_event_end (self->tracks, ref));
+    }
+  if (start == G_MAXUINT64)
+    start = 0;
+  end = MAX (end, wick_document_get_end_ns (self->document));
+  if (wick_document_has_terminal (self->document))
+    end = MAX (end, wick_document_get_terminal_ns (self->document));
+  self->extent_start = start;
+  self->extent_end = MAX (end, start);
+
+  const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, &n);
+  if (n > 0)
+    {
+      g_autofree gint64 *before = g_memdup2 (self->track_offset, self->n_tracks * sizeof (gint64));
+      for (guint t = 0; t < self->n_tracks; t++)
+        self->track_offset[t] = G_MININT64;
+      build_offsets (self);
+      if (memcmp (before, self->track_offset, self->n_tracks * sizeof (gint64)) != 0)
+        return FALSE;
+    }
+  for (guint i = self->n_device_seen; i < n; i++)
+    {
+      guint64 s = shift (device[i].start_ns, self->track_offset[device[i].track]);
+      self->device_start = MIN (self->device_start, s);
+      self->device_end = MAX (self->device_end, wick_time_add (s, device[i].duration_ns));
+      self->any_device = TRUE;
+    }
+  self->n_device_seen = n;
+  if (self->any_device)
+    {
+      self->extent_start = MIN (self->extent_start, self->device_start);
+      self->extent_end = MAX (self->extent_end, self->device_end);
+    }
+  if (self->extent_end < wick_time_add (self->extent_start, 1000))
+    self->extent_end = wick_time_add (self->extent_start, 1000);
+  if (self->extent_end - self->extent_start < 1000)
+    self->extent_start = self->extent_end - 1000;
+  return TRUE;
+}
+
+/* Cached pixels of the rows that changed since the scene last looked. */
+static void
+drop_changed_rows (WickTimelineScene *self)
+{
+  GHashTableIter iter;
+  gpointer key;
+  g_hash_table_iter_init (&iter, self->row_cache);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      guint64 k = *(const guint64 *)key;
+      const WickTrackRow *row
+        = wick_tracks_track_row (self->tracks, (guint32)(k >> 32), (guint)(k & G_MAXUINT32));
+      if (row == NULL || row->changed > self->append_serial)
+        g_hash_table_iter_remove (&iter);
+    }
+}
+
+gboolean
+wick_timeline_scene_update (WickTimelineScene *self)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+  WickTracks *tracks = wick_document_get_tracks (self->document);
+  guint n_tracks, n_processes, n_spans;
+  wick_tracks_get_tracks (tracks, &n_tracks);
+  wick_tracks_get_processes (tracks, &n_processes);
+  const WickSpan *spans = wick_document_get_spans (self->document, &n_spans);
+  if (tracks != self->tracks || wick_tracks_get_format (tracks) != WICK_TRACE_FORMAT_CANDLE_GRAPH
+      || wick_tracks_get_build_serial (tracks) != self->build_serial || n_tracks != self->n_tracks
+      || n_processes != self->n_processes || n_spans < self->n_spans || self->steps->len > 0)
+    return FALSE;
+  for (guint i = self->n_spans; i < n_spans; i++)
+    if (wick_is_profiler_step (wick_document_str (self->document, spans[i].name)))
+      return FALSE; /* a step row now: a new scene lays it out */
+  guint old_spans = self->n_spans;
+  self->spans = spans;
+  self->n_spans = n_spans;
+  if (!update_extent (self, old_spans))
+    return FALSE;
+
+  /* the model's display order (its array may have moved), less the instants */
+  const WickTrack *track_list = wick_tracks_get_tracks (tracks, NULL);
+  guint n_order;
+  const guint32 *order = wick_tracks_get_display_order (tracks, &n_order);
+  guint k = 0;
+  for (guint i = 0; i < n_order; i++)
+    if (track_list[order[i]].kind != WICK_TRACK_INSTANTS)
+      self->own_order[k++] = order[i];
+  self->order = self->own_order;
+  self->n_order = k;
+
+  update_ops (self);
+  extend_marker_labels (self);
+  self->has_markers = self->marker_labels->len > 0 || wick_document_has_terminal (self->document);
+  self->colour_ids = g_renew (guint8, self->colour_ids, MAX (n_spans, 1));
+  for (guint i = old_spans; i < n_spans; i++)
+    self->colour_ids[i] = wick_palette_span_colour_id (
+      spans[i].step, wick_document_str (self->document, spans[i].name));
+  {
+    /* intervals are renamed when their spans resolve: all of them again */
+    g_autoptr (GHashTable) cache = g_hash_table_new (NULL, NULL);
+    guint nd;
+    const WickDeviceSlice *d = wick_tracks_get_device_slices (tracks, &nd);
+    self->device_colour_ids = g_renew (guint8, self->device_colour_ids, MAX (nd, 1));
+    for (guint i = 0; i < nd; i++)
+      self->device_colour_ids[i] = name_colour_id (cache, self->document, d[i].name);
+  }
+  for (guint t = 0; t < self->n_tracks; t++)
+    {
+      g_clear_pointer (&self->track_cover[t], coverage_free);
+      if (self->track_user[t] == TRACK_USER_DEFAULT)
+        self->track_collapsed[t]
+          = track_collapsible (self, t) && track_collapsed_by_default (self, t);
+    }
+  for (guint p = 0; p < self->n_processes; p++)
+    g_clear_pointer (&self->process_cover[p], coverage_free);
+  g_clear_pointer (&self->graphs, wick_gpu_graphs_free);
+  drop_changed_rows (self);
+  self->append_serial = wick_tracks_get_append_serial (tracks);
+  relayout (self);
+  return TRUE;
 }
 
 WickDocument *

@@ -90,6 +90,15 @@ typedef struct
 } WickTimelineViewport;
 
 WickTimelineScene *wick_timeline_scene_new (WickDocument *document);
+/* The document grew: brings the scene up to date in place when its track
+ * model grew by appending (model/wick-tracks.h: the same tracks and event
+ * indices) — the new spans' colours, the new ops in time order, the
+ * extent, the markers, the layout (rows may have been added) — and drops
+ * the cached pixels of the rows that changed only. FALSE when the model
+ * was rebuilt whole, got tracks, a device clock moved or a step row
+ * appeared: build a new scene (wick_timeline_scene_copy_state() keeps the
+ * layout). */
+gboolean wick_timeline_scene_update (WickTimelineScene *self);
 void wick_timeline_scene_free (WickTimelineScene *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickTimelineScene, wick_timeline_scene_free)
 

@@ -75,10 +75,12 @@ is_dark (void)
   return adw_style_manager_get_dark (adw_style_manager_get_default ());
 }
 
-/* A growing document rebuilds the scene at most once per four build times
+/* A growing document updates the scene in place (the track model appended
+ * the new records: wick_timeline_scene_update()) or, when it cannot,
+ * rebuilds it; either at most once per four update times
  * (wick-rebuild-throttle.h), so a live session with a large trace keeps its
  * frame rate: the view keeps scrolling (follow mode) and the new spans
- * appear at the next rebuild. */
+ * appear at the next update. */
 static void
 ensure_scene_throttled (WickTimelineView *self, gboolean force)
 {
@@ -86,10 +88,14 @@ ensure_scene_throttled (WickTimelineView *self, gboolean force)
     return;
   if (!wick_rebuild_throttle_begin (&self->throttle, force || self->scene == NULL))
     return;
-  WickTimelineScene *scene = wick_timeline_scene_new (self->document);
-  wick_timeline_scene_copy_state (scene, self->scene);
-  g_clear_pointer (&self->scene, wick_timeline_scene_free);
-  self->scene = scene;
+  if (self->scene == NULL || wick_timeline_scene_get_document (self->scene) != self->document
+      || !wick_timeline_scene_update (self->scene))
+    {
+      WickTimelineScene *scene = wick_timeline_scene_new (self->document);
+      wick_timeline_scene_copy_state (scene, self->scene);
+      g_clear_pointer (&self->scene, wick_timeline_scene_free);
+      self->scene = scene;
+    }
   self->scene_dirty = FALSE;
   self->generation++;
   g_clear_pointer (&self->collectives, g_hash_table_unref);

@@ -1708,6 +1708,104 @@ test_timeline_row_cache (void)
   wick_timeline_scene_free (scene);
 }
 
+/* Draws @scene over [@start, @end) into a new surface. */
+static cairo_surface_t *
+draw_scene_range (WickTimelineScene *scene, guint64 start, guint64 end, int width)
+{
+  WickTimelineViewport view = { .width = width,
+                                .height = 600,
+                                .start_ns = start,
+                                .end_ns = end,
+                                .selected_type = WICK_RECORD_NONE,
+                                .selected_index = -1,
+                                .hover_x = -1 };
+  cairo_surface_t *surface
+    = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+  cairo_t *cr = cairo_create (surface);
+  wick_timeline_scene_draw (scene, cr, &view);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+  return surface;
+}
+
+static void
+assert_same_pixels (cairo_surface_t *a, cairo_surface_t *b)
+{
+  int stride = cairo_image_surface_get_stride (a), h = cairo_image_surface_get_height (a);
+  g_assert_cmpint (stride, ==, cairo_image_surface_get_stride (b));
+  g_assert_cmpmem (cairo_image_surface_get_data (a), stride * h, cairo_image_surface_get_data (b),
+                   stride * h);
+}
+
+/* A live document: the scene updated in place after each batch
+ * (wick_timeline_scene_update(), its unchanged rows' cached pixels kept)
+ * draws what a scene built afresh draws, over the start of the run (where
+ * the row cache is kept from frame to frame) and over all of it. */
+static void
+test_timeline_live_update (void)
+{
+  g_autofree char *path = app_test_example_path ();
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  g_autoptr (WickLineDecoder) decoder = wick_line_decoder_new (TRUE);
+  g_autoptr (WickTimelineScene) scene = NULL;
+  guint updates = 0, rebuilds = 0;
+  guint64 early_end = 0;
+  static const guint sizes[] = { 5, 40, 1, 120, 17, 300 };
+  for (guint i = 0, b = 0; lines[i] != NULL; b++)
+    {
+      g_autoptr (WickLineBatch) batch = wick_line_batch_new ();
+      for (guint k = 0; k < sizes[b % G_N_ELEMENTS (sizes)] && lines[i] != NULL; i++)
+        if (*g_strstrip (lines[i]))
+          {
+            g_assert_true (wick_line_batch_add (batch, decoder, lines[i], strlen (lines[i])));
+            k++;
+          }
+      g_assert_true (wick_document_commit_batch (document, batch, NULL));
+      if (b % 4 == 3)
+        wick_document_analyze (document);
+      if (scene != NULL && wick_timeline_scene_update (scene))
+        updates++;
+      else
+        {
+          g_clear_pointer (&scene, wick_timeline_scene_free);
+          scene = wick_timeline_scene_new (document);
+          rebuilds++;
+        }
+      g_autoptr (WickTimelineScene) fresh = wick_timeline_scene_new (document);
+      guint64 s0, e0, s1, e1;
+      wick_timeline_scene_get_extent (scene, &s0, &e0);
+      wick_timeline_scene_get_extent (fresh, &s1, &e1);
+      g_assert_cmpuint (s0, ==, s1);
+      g_assert_cmpuint (e0, ==, e1);
+      g_assert_cmpint (wick_timeline_scene_get_content_height (scene), ==,
+                       wick_timeline_scene_get_content_height (fresh));
+      g_assert_cmpuint (wick_timeline_scene_get_n_tracks (scene), ==,
+                        wick_timeline_scene_get_n_tracks (fresh));
+      for (guint t = 0; t < wick_timeline_scene_get_n_tracks (scene); t++)
+        g_assert_cmpuint (wick_timeline_scene_get_track (scene, t), ==,
+                          wick_timeline_scene_get_track (fresh, t));
+      if (early_end == 0 && e0 - s0 > 1000000)
+        early_end = s0 + (e0 - s0) / 3;
+      /* narrow: the rows are dense there, so their pixels are cached */
+      guint64 ranges[3][2]
+        = { { s0, early_end ? early_end : e0 }, { s0, e0 }, { s0, early_end ? early_end : e0 } };
+      const int widths[3] = { 1200, 1200, WICK_TIMELINE_GUTTER + 24 };
+      for (guint r = 0; r < 3; r++)
+        {
+          cairo_surface_t *a = draw_scene_range (scene, ranges[r][0], ranges[r][1], widths[r]);
+          cairo_surface_t *c = draw_scene_range (fresh, ranges[r][0], ranges[r][1], widths[r]);
+          assert_same_pixels (a, c);
+          cairo_surface_destroy (a);
+          cairo_surface_destroy (c);
+        }
+    }
+  g_test_message ("%u updates in place, %u scenes built", updates, rebuilds);
+  g_assert_cmpuint (updates, >, rebuilds);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1736,5 +1834,6 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/search-zoomed-out", test_timeline_search_zoomed_out);
   g_test_add_func ("/views/timeline/steps", test_timeline_steps);
   g_test_add_func ("/views/timeline/row-cache", test_timeline_row_cache);
+  g_test_add_func ("/views/timeline/live-update", test_timeline_live_update);
   return g_test_run ();
 }

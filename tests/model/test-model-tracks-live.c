@@ -99,7 +99,8 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
     {
       g_assert_cmpint (ta[i].tid, ==, tb[i].tid);
       g_assert_cmpuint (ta[i].process, ==, tb[i].process);
-      g_assert_cmpstr (wick_document_str (doc, ta[i].name), ==, wick_document_str (doc, tb[i].name));
+      g_assert_cmpstr (wick_document_str (doc, ta[i].name), ==,
+                       wick_document_str (doc, tb[i].name));
       g_assert_cmpint (ta[i].sort_index, ==, tb[i].sort_index);
       g_assert_cmpuint (ta[i].flags, ==, tb[i].flags);
     }
@@ -115,7 +116,8 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
       g_assert_cmpuint (ka[i].max_depth, ==, kb[i].max_depth);
       g_assert_cmpint (ka[i].process, ==, kb[i].process);
       g_assert_cmpint (ka[i].thread, ==, kb[i].thread);
-      g_assert_cmpstr (wick_document_str (doc, ka[i].name), ==, wick_document_str (doc, kb[i].name));
+      g_assert_cmpstr (wick_document_str (doc, ka[i].name), ==,
+                       wick_document_str (doc, kb[i].name));
       g_assert_cmpuint (ka[i].category, ==, kb[i].category);
       g_assert_cmpuint (ka[i].stream, ==, kb[i].stream);
       g_assert_cmpuint (ka[i].n_events, ==, kb[i].n_events);
@@ -139,7 +141,8 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
       g_assert_cmpuint (wick_tracks_event_row (a, ref), ==, wick_tracks_event_row (b, ref));
       g_assert_cmpuint (wick_tracks_event_end (a, ref), ==, wick_tracks_event_end (b, ref));
     }
-  g_assert_cmpuint (wick_tracks_get_async (a, &na) == NULL, ==, wick_tracks_get_async (b, &nb) == NULL);
+  g_assert_cmpuint (wick_tracks_get_async (a, &na) == NULL, ==,
+                    wick_tracks_get_async (b, &nb) == NULL);
   g_assert_cmpuint (na, ==, nb);
   const WickInstant *ia = wick_tracks_get_instants (a, &na);
   const WickInstant *ib = wick_tracks_get_instants (b, &nb);
@@ -162,7 +165,8 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
       g_assert_cmpint (da[i].source, ==, db[i].source);
       g_assert_cmpuint (da[i].start_ns, ==, db[i].start_ns);
       g_assert_cmpuint (da[i].duration_ns, ==, db[i].duration_ns);
-      g_assert_cmpstr (wick_document_str (doc, da[i].name), ==, wick_document_str (doc, db[i].name));
+      g_assert_cmpstr (wick_document_str (doc, da[i].name), ==,
+                       wick_document_str (doc, db[i].name));
       g_assert_cmpuint (da[i].category, ==, db[i].category);
       g_assert_cmpuint (da[i].row, ==, db[i].row);
       g_assert_cmpuint (da[i].launcher, ==, db[i].launcher);
@@ -179,7 +183,8 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
   for (guint i = 0; i < wick_tracks_get_n_skipped (a); i++)
     {
       guint64 ca, cb;
-      g_assert_cmpstr (wick_tracks_get_skipped (a, i, &ca), ==, wick_tracks_get_skipped (b, i, &cb));
+      g_assert_cmpstr (wick_tracks_get_skipped (a, i, &ca), ==,
+                       wick_tracks_get_skipped (b, i, &cb));
       g_assert_cmpuint (ca, ==, cb);
     }
 }
@@ -269,20 +274,19 @@ check_file (const char *path, gboolean expect_appends)
 static void
 test_example_trace (void)
 {
-  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "..", "data", "example-trace.jsonl", NULL);
+  g_autofree char *path
+    = g_test_build_filename (G_TEST_DIST, "..", "data", "example-trace.jsonl", NULL);
   check_file (path, TRUE);
 }
 
 static void
 test_model_files (void)
 {
-  static const char *const files[]
-    = { "train-contract.jsonl", "valid-infer.jsonl", "with-extensions.jsonl",
-        "with-wick-keys.jsonl" };
+  static const char *const files[] = { "train-contract.jsonl", "valid-infer.jsonl",
+                                       "with-extensions.jsonl", "with-wick-keys.jsonl" };
   for (guint i = 0; i < G_N_ELEMENTS (files); i++)
     {
-      g_autofree char *path
-        = g_test_build_filename (G_TEST_DIST, "data", "model", files[i], NULL);
+      g_autofree char *path = g_test_build_filename (G_TEST_DIST, "data", "model", files[i], NULL);
       check_file (path, FALSE);
     }
 }
@@ -325,12 +329,12 @@ test_fallback_counted (void)
   g_ptr_array_add (lines, g_strdup (ROOT_START));
   static const guint64 times[] = { 10, 20, 15, 30 };
   for (guint i = 0; i < G_N_ELEMENTS (times); i++)
-    g_ptr_array_add (lines,
-                     g_strdup_printf ("{\"kind\":\"memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT
-                                      ",\"storage_id\":\"m%u\",\"tensor_id\":\"t%u\",\"span_id\":\"s1\","
-                                      "\"device\":\"cpu\",\"bytes\":64,\"action\":\"alloc\","
-                                      "\"shape\":[8],\"dtype\":\"f32\",\"category\":\"activation\"}",
-                                      times[i], i, i));
+    g_ptr_array_add (
+      lines, g_strdup_printf ("{\"kind\":\"memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT
+                              ",\"storage_id\":\"m%u\",\"tensor_id\":\"t%u\",\"span_id\":\"s1\","
+                              "\"device\":\"cpu\",\"bytes\":64,\"action\":\"alloc\","
+                              "\"shape\":[8],\"dtype\":\"f32\",\"category\":\"activation\"}",
+                              times[i], i, i));
   g_ptr_array_add (lines, g_strdup (ROOT_END));
   static const guint one[] = { 1 };
   Fed fed = feed_and_compare (lines, one, 1);

@@ -12,12 +12,14 @@
  * prints the thread CPU of each part per record, over the whole session and
  * over its last tenth (the marginal cost at that document size).
  *
- *   bench-model-live-commit [RECORDS] [--every-batch]
+ *   bench-model-live-commit [RECORDS] [--every-batch] [--whole]
  *
  * --every-batch asks for the tracks after every batch (no throttle): the
- * track model's cost alone, growing with the document.
- * Only the public document API is used, so that the same file builds
- * against older trees for baselines. */
+ * track model's cost alone. The model is brought up to date by appending
+ * the new records (wick-tracks.h); --whole turns that off, so that every
+ * change rebuilds the model whole (the way before appending, the baseline
+ * of the same binary). The last line says how the model kept up: whole
+ * builds, appends, and fallbacks (appends given up for a whole rebuild). */
 #include "config.h"
 
 #include <stdio.h>
@@ -27,6 +29,7 @@
 
 #include "wick-document.h"
 #include "wick-tracks.h"
+#include "wick-tracks-private.h"
 
 #define BATCH_LINES 2048
 
@@ -111,10 +114,16 @@ int
 main (int argc, char **argv)
 {
   guint target = argc > 1 ? (guint)strtoul (argv[1], NULL, 10) : 100000;
-  gboolean every_batch = argc > 2 && strcmp (argv[2], "--every-batch") == 0;
+  gboolean every_batch = FALSE, whole = FALSE;
+  for (int a = 2; a < argc; a++)
+    {
+      every_batch |= strcmp (argv[a], "--every-batch") == 0;
+      whole |= strcmp (argv[a], "--whole") == 0;
+    }
   g_autoptr (GPtrArray) lines = make_lines (target);
   g_autoptr (WickDocument) doc = wick_document_new ();
   g_autoptr (WickLineDecoder) decoder = wick_line_decoder_new (TRUE);
+  wick_document_set_incremental_tracks (doc, !whole);
   Parts all = { 0 }, tail = { 0 };
   guint tail_from = lines->len - lines->len / 10;
   gint64 last_analyze = G_MININT64 / 2, analyze_cost = 0;
@@ -172,9 +181,9 @@ main (int argc, char **argv)
           }
     }
   double n_all = lines->len, n_tail = lines->len - tail_from;
-  printf ("records %u batches %u mode %s wall %.3f s\n", lines->len,
+  printf ("records %u batches %u mode %s %s wall %.3f s\n", lines->len,
           (lines->len + BATCH_LINES - 1) / BATCH_LINES, every_batch ? "every-batch" : "throttled",
-          (double)(g_get_monotonic_time () - wall0) / 1e6);
+          whole ? "whole" : "incremental", (double)(g_get_monotonic_time () - wall0) / 1e6);
   const struct
   {
     const char *what;
@@ -191,5 +200,11 @@ main (int argc, char **argv)
               (double)p->analyze / rows[k].n, (double)p->tracks / rows[k].n, p->n_tracks,
               (double)p->decode / rows[k].n);
     }
+  WickTracksUpdateStats stats;
+  wick_tracks_get_update_stats (wick_document_get_tracks (doc), &stats);
+  printf ("tracks: %" G_GUINT64_FORMAT " whole builds, %" G_GUINT64_FORMAT
+          " appends, %" G_GUINT64_FORMAT " fallbacks (last: %s)\n",
+          stats.builds, stats.appends, stats.fallbacks,
+          stats.last_fallback ? stats.last_fallback : "none");
   return 0;
 }
