@@ -24,6 +24,7 @@
 #include "wick-application.h"
 #include "wick-window.h"
 #include "model/wick-document-private.h"
+#include "model/wick-tracks.h"
 
 static double
 process_cpu_seconds (void)
@@ -96,6 +97,12 @@ run_round (WickApplication *app, double seconds, guint number)
            "%.2f s (%.0f%% of one core): %.2f us a record\n",
            number, records, wall, round.records_per_s, cpu, 100 * round.core_share,
            round.us_per_record);
+  WickTracksUpdateStats stats;
+  wick_tracks_get_update_stats (wick_document_get_tracks (live), &stats);
+  g_print ("round %u: tracks %" G_GUINT64_FORMAT " whole builds, %" G_GUINT64_FORMAT
+           " appends, %" G_GUINT64_FORMAT " fallbacks (last: %s)\n",
+           number, stats.builds, stats.appends, stats.fallbacks,
+           stats.last_fallback ? stats.last_fallback : "none");
   gtk_window_destroy (GTK_WINDOW (window));
   for (gint64 drain = g_get_monotonic_time () + G_USEC_PER_SEC / 2; g_get_monotonic_time () < drain;)
     g_main_context_iteration (NULL, FALSE);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
+#include "model/wick-tracks.h"
 #include "session/wick-attach-dialog.h"
 #include "session/wick-attach-dialog-private.h"
 #include "session/wick-live-session.h"
@@ -357,6 +358,16 @@ test_live_window (void)
   wick_window_show_page (window, "coverage");
   screenshot ("live-coverage.png");
   wick_window_show_page (window, "timeline");
+  {
+    /* how the timeline's track model kept up: appends, and whole rebuilds with their reason */
+    WickTracksUpdateStats stats;
+    wick_tracks_get_update_stats (wick_document_get_tracks (document), &stats);
+    g_test_message ("tracks: %" G_GUINT64_FORMAT " whole builds, %" G_GUINT64_FORMAT
+                    " appends, %" G_GUINT64_FORMAT " fallbacks (last: %s)",
+                    stats.builds, stats.appends, stats.fallbacks,
+                    stats.last_fallback ? stats.last_fallback : "none");
+    g_assert_cmpuint (stats.appends, >, 0);
+  }
   check_saved_trace (session);
 
   /* The end of the process is shown: the session ends, the document finishes. */
