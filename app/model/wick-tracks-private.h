@@ -49,7 +49,7 @@ void wick_tracks_append_dirty_span (WickTracks *self, guint32 span);
  * kinds' new entries, the dirty spans' new ends, the extent and the
  * summaries. FALSE (with @why, static text) when that cannot equal a whole
  * build: an event that would not be last in its row, a start moved
- * earlier, a finer zoom base; the model is then unusable until rebuilt. */
+ * earlier; the model is then unusable until rebuilt. */
 gboolean wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, const char **why);
 /* Whether the next candle-graph build of the document may append, and the
  * state the candle builder keeps for it (owned, freed with the model's

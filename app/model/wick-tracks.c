@@ -78,6 +78,10 @@ typedef struct
   guint capacity;
   guint *level_caps;
   guint level_slots;
+  /* levels[] holds n_all levels, the first `hidden` of them finer than the
+   * zoom base (kept by appends when the base grew coarser, so that a base
+   * that turns finer again needs no new summary): pub shows the others */
+  guint n_all, hidden;
 } Row;
 
 typedef struct
@@ -228,7 +232,7 @@ index_free (WickTracks *self)
           Row *row = &ti->rows[r];
           g_free ((gpointer)row->pub.events);
           g_free (row->block_max);
-          for (guint l = 0; l < row->pub.n_levels; l++)
+          for (guint l = 0; l < row->n_all; l++)
             g_free (row->levels[l]);
           g_free (row->levels);
           g_free (row->level_counts);
@@ -1710,6 +1714,8 @@ build_row (WickTracks *self, Row *row)
   g_free (st);
   g_free (en);
   row->pub.n_levels = levels->len;
+  row->n_all = levels->len;
+  row->hidden = 0;
   row->level_slots = levels->len;
   row->level_caps = g_new (guint, MAX (levels->len, 1));
   for (guint l = 0; l < levels->len; l++)
@@ -3065,7 +3071,7 @@ wick_tracks_get_size (WickTracks *self)
           const Row *row = &self->index[t].rows[r];
           size += row->pub.n_events * sizeof (guint32)
                   + ((row->pub.n_events + BLOCK - 1) / BLOCK) * sizeof (guint64);
-          for (guint l = 0; l < row->pub.n_levels; l++)
+          for (guint l = 0; l < row->n_all; l++)
             size += row->level_counts[l] * sizeof (WickTrackMip);
         }
   return size;
@@ -3125,9 +3131,12 @@ wick_tracks_add_counter_sample (WickTracks *self, guint32 track, guint64 t, doub
  * events of that bucket on, level L+1 from level L's entries of its
  * bucket's halves), since the entries before it summarise events that did
  * not change. A coarser zoom base (the extent grew) is the old levels less
- * the finer ones: level L at base b is level L+1 at base b/2. Top levels
- * are added while the whole build's stop rule (one entry, or one bucket
- * over the extent) does not hold. */
+ * the finer ones: level L at base b is level L+1 at base b/2; the finest
+ * one dropped is kept hidden and updated like the others, so that a base
+ * that turns finer again (the widest row grew faster than the extent) shows
+ * it again (a row without one is summarised again from its events). Top
+ * levels are added while the whole build's stop rule (one entry, or one
+ * bucket over the extent) does not hold. */
 
 void
 wick_tracks_get_update_stats (WickTracks *self, WickTracksUpdateStats *stats)
@@ -3335,23 +3344,24 @@ mip_weight (WickTracks *self, guint kind, guint32 event)
   return (double)(event_end (self, kind, event) - event_start (self, kind, event));
 }
 
+/* Frees the @k finest levels. */
 static void
 row_drop_levels (Row *row, guint k)
 {
-  k = MIN (k, row->pub.n_levels);
+  k = MIN (k, row->n_all);
   for (guint l = 0; l < k; l++)
     g_free (row->levels[l]);
-  guint left = row->pub.n_levels - k;
+  guint left = row->n_all - k;
   memmove (row->levels, row->levels + k, left * sizeof (WickTrackMip *));
   memmove (row->level_counts, row->level_counts + k, left * sizeof (guint));
   memmove (row->level_caps, row->level_caps + k, left * sizeof (guint));
-  row->pub.n_levels = left;
+  row->n_all = left;
 }
 
 static void
 row_add_level (Row *row)
 {
-  if (row->pub.n_levels == row->level_slots)
+  if (row->n_all == row->level_slots)
     {
       guint slots = MAX (row->level_slots * 2, 4);
       row->levels = g_renew (WickTrackMip *, row->levels, slots);
@@ -3359,27 +3369,29 @@ row_add_level (Row *row)
       row->level_caps = g_renew (guint, row->level_caps, slots);
       row->level_slots = slots;
     }
-  guint l = row->pub.n_levels++;
+  guint l = row->n_all++;
   row->levels[l] = g_new (WickTrackMip, 1);
   row->level_counts[l] = 0;
   row->level_caps[l] = 1;
 }
 
-/* Recomputes @row's levels from its event at position @from (n_events: none
- * changed) and adds or drops top levels by the whole build's stop rule. */
+/* Recomputes @row's levels (the hidden ones too) from its event at
+ * position @from (n_events: none changed) and adds or drops top levels by
+ * the whole build's stop rule. */
 static void
 row_update_levels (WickTracks *self, Row *row, guint from)
 {
   guint n = row->pub.n_events, kind = row->pub.event_kind;
   const guint32 *events = row->pub.events;
+  guint finest = self->base_shift - row->hidden;
   /* the first bucket (at the current level) whose entries are recomputed */
   guint64 bucket_from = G_MAXUINT64;
   if (from < n)
-    bucket_from = (event_start (self, kind, events[from]) - self->start_ns) >> self->base_shift;
+    bucket_from = (event_start (self, kind, events[from]) - self->start_ns) >> finest;
   for (guint level = 0; level < 64; level++)
     {
-      guint shift = self->base_shift + level;
-      if (level >= row->pub.n_levels)
+      guint shift = finest + level;
+      if (level >= row->n_all)
         {
           row_add_level (row);
           bucket_from = 0; /* a new level: all of it */
@@ -3443,11 +3455,12 @@ row_update_levels (WickTracks *self, Row *row, guint from)
             }
           row->level_counts[level] = count;
         }
-      if (row->level_counts[level] <= 1 || ((self->end_ns - self->start_ns) >> shift) == 0)
+      if (level >= row->hidden
+          && (row->level_counts[level] <= 1 || ((self->end_ns - self->start_ns) >> shift) == 0))
         {
-          for (guint l = level + 1; l < row->pub.n_levels; l++)
+          for (guint l = level + 1; l < row->n_all; l++)
             g_free (row->levels[l]);
-          row->pub.n_levels = level + 1;
+          row->n_all = level + 1;
           break;
         }
     }
@@ -3456,8 +3469,10 @@ row_update_levels (WickTracks *self, Row *row, guint from)
 /* Appends @added to @row and brings its order check, blocks and levels up
  * to date from @first_dirty. FALSE when the result would not sort as a
  * whole build sorts it. */
+#define HIDDEN_LEVELS_MAX 1
+
 static gboolean
-row_append (WickTracks *self, Row *row, GArray *added, guint first_dirty, guint drop_levels)
+row_append (WickTracks *self, Row *row, GArray *added, guint first_dirty, int base_change)
 {
   guint old_n = row->pub.n_events, kind = row->pub.event_kind;
   guint n_added = added ? added->len : 0;
@@ -3487,19 +3502,33 @@ row_append (WickTracks *self, Row *row, GArray *added, guint first_dirty, guint 
             row->block_max[i >> BLOCK_SHIFT] = running;
         }
     }
-  if (drop_levels > 0)
+  /* the levels keep their bucket widths: a coarser base hides the finer
+   * ones (at most HIDDEN_LEVELS_MAX kept), a finer one shows them again */
+  if (base_change > 0)
     {
-      if (row->pub.n_levels > drop_levels)
-        row_drop_levels (row, drop_levels);
+      row->hidden += (guint)base_change;
+      if (row->hidden > HIDDEN_LEVELS_MAX)
+        {
+          row_drop_levels (row, row->hidden - HIDDEN_LEVELS_MAX);
+          row->hidden = HIDDEN_LEVELS_MAX;
+        }
+    }
+  else if (base_change < 0)
+    {
+      if (row->hidden >= (guint)-base_change)
+        row->hidden -= (guint)-base_change;
       else
         {
-          row_drop_levels (row, row->pub.n_levels);
-          from = 0; /* summarised coarser than it was: all of it again */
+          /* finer than kept: this row's summary again, from its events */
+          row_drop_levels (row, row->n_all);
+          row->hidden = 0;
+          from = 0;
         }
     }
   row_update_levels (self, row, from);
-  row->pub.levels = (const WickTrackMip *const *)row->levels;
-  row->pub.level_counts = row->level_counts;
+  row->pub.levels = (const WickTrackMip *const *)(row->levels + row->hidden);
+  row->pub.level_counts = row->level_counts + row->hidden;
+  row->pub.n_levels = row->n_all - row->hidden;
   return TRUE;
 }
 
@@ -3707,12 +3736,7 @@ wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, const char *
       }
   guint old_shift = self->base_shift;
   choose_base (self, widest);
-  if (self->base_shift < old_shift)
-    {
-      *why = "the zoom base became finer";
-      return FALSE;
-    }
-  guint drop = self->base_shift - old_shift;
+  int base_change = (int)self->base_shift - (int)old_shift;
   guint64 serial = self->append_serial + 1;
   for (guint t = 0; t < nt; t++)
     for (guint r = 0; r < self->index[t].n_rows; r++)
@@ -3721,12 +3745,13 @@ wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, const char *
         guint64 key = ((guint64)t << 32) | r;
         RowChange *c = g_hash_table_lookup (changes, &key);
         guint old_n = row->pub.n_events;
-        if (!row_append (self, row, c ? c->added : NULL, c ? c->first_dirty : G_MAXUINT, drop))
+        if (!row_append (self, row, c ? c->added : NULL, c ? c->first_dirty : G_MAXUINT,
+                         base_change))
           {
             *why = "an event would not sort last in its row";
             return FALSE;
           }
-        if (c != NULL || drop > 0)
+        if (c != NULL || base_change != 0)
           row->pub.changed = serial;
         if (c != NULL && c->added != NULL && row->pub.event_kind == WICK_EVENT_COUNTER)
           counter_extent_add (self, t, old_n, c->added);
