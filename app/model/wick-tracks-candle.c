@@ -25,12 +25,15 @@
  * a whole build, and the next wick_document_get_tracks() appends what was
  * committed since (live_append): the same builder calls in the same order
  * as a whole build makes them for those records, so the model comes out
- * the same. Where the order of a whole build cannot be kept by appending
- * (a thread, Wick record kind or memory device that a whole build would
- * place before tracks already made; a memory event earlier than the last;
- * a span whose parent comes later or arrives after its children; a
- * repeated span id), the append gives up with a reason and the model is
- * rebuilt whole, counted (wick_tracks_get_update_stats()). An op or
+ * the same, but for the index of a track made after tracks a whole build
+ * makes later (a new thread, stream or the first Wick record's track: it
+ * is appended, and shown where a whole build shows it). Where the order of
+ * a whole build cannot be kept by appending (a thread record after a
+ * thread made from spans; a memory device or device memory series that a
+ * whole build would place before counters already made; a memory event
+ * earlier than the last; a span whose parent comes later or arrives after
+ * its children; a repeated span id), the append gives up with a reason and
+ * the model is rebuilt whole, counted (wick_tracks_get_update_stats()). An op or
  * device interval gets its span when the live analysis resolves it: the
  * intervals named before that are renamed then.
  */
@@ -279,12 +282,15 @@ wick_tracks_build_candle_graph (WickTracks *self)
 
 /* ---- live: appending what a growing document committed ------------------- */
 
-/* The whole build makes tracks in these phases, in this order. */
+/* A whole build makes the memory counters before the device memory ones;
+ * counters of a process are shown in the order they were made. (A new
+ * thread, stream or Wick-record track is appended after the others: it
+ * may then have another index than in a whole build, but it is shown in
+ * the same place, since threads, streams and instants are shown by their
+ * own order, not by index.) */
 enum
 {
-  PHASE_INSTANTS,
-  PHASE_SLICES,
-  PHASE_DEVICE,
+  PHASE_NONE,
   PHASE_MEMORY,
   PHASE_DEVICE_MEMORY,
 };
@@ -346,24 +352,16 @@ candle_live_free (gpointer p)
 static guint
 track_phase (WickTracks *self, const WickTrack *t)
 {
-  switch (t->kind)
-    {
-      case WICK_TRACK_INSTANTS:
-        return PHASE_INSTANTS;
-      case WICK_TRACK_SLICES:
-        return PHASE_SLICES;
-      case WICK_TRACK_DEVICE:
-        return PHASE_DEVICE;
-      default:
-        return g_str_has_prefix (wick_document_str (wick_tracks_get_document (self), t->name),
-                                 "device memory ")
-                 ? PHASE_DEVICE_MEMORY
-                 : PHASE_MEMORY;
-    }
+  if (t->kind != WICK_TRACK_COUNTER)
+    return PHASE_NONE;
+  return g_str_has_prefix (wick_document_str (wick_tracks_get_document (self), t->name),
+                           "device memory ")
+           ? PHASE_DEVICE_MEMORY
+           : PHASE_MEMORY;
 }
 
-/* A track made now, in @phase: FALSE when a whole build would have made it
- * before tracks that exist. */
+/* A counter track made now, in @phase: FALSE when a whole build would have
+ * made it before counters that exist. */
 static gboolean
 note_new_track (CandleLive *live, guint phase)
 {
@@ -666,21 +664,12 @@ append_extensions (CandleLive *live, WickTracks *self, const char **why)
         }
       if (strcmp (kind, "wick_thread") != 0)
         {
-          guint n_tracks;
-          wick_tracks_get_tracks (self, &n_tracks);
           WickStr name = ext[i].label != 0
                            ? wick_tracks_intern (self, wick_document_str (doc, ext[i].label),
                                                  wick_document_str_len (doc, ext[i].label))
                            : ext[i].kind;
           wick_tracks_instant_add (self, WICK_INSTANT_SCOPE_PROCESS, (gint32)live->process, -1,
                                    (gint64)ext[i].timestamp_ns, name, ext[i].kind, ext[i].json);
-          guint n_after;
-          wick_tracks_get_tracks (self, &n_after);
-          if (n_after != n_tracks && (n_tracks > 0 || !note_new_track (live, PHASE_INSTANTS)))
-            {
-              *why = "the first Wick record came after other tracks";
-              return FALSE;
-            }
           continue;
         }
       if (ext[i].thread == 0)
@@ -758,11 +747,6 @@ key_track (CandleLive *live, WickTracks *self, guint16 number, const char **why)
 {
   if (live->key_track[number] != G_MAXUINT32)
     return TRUE;
-  if (!note_new_track (live, PHASE_SLICES))
-    {
-      *why = "a new thread came after device or memory tracks";
-      return FALSE;
-    }
   guint32 thread_plus_1
     = number ? GPOINTER_TO_UINT (g_hash_table_lookup (live->by_number, GUINT_TO_POINTER (number)))
              : 0;
@@ -870,16 +854,8 @@ append_intervals (CandleLive *live, WickTracks *self, const char **why)
   for (guint i = live->n_intervals; i < n; i++)
     {
       const WickDeviceInterval *d = &intervals[i];
-      guint n_tracks, n_after;
-      wick_tracks_get_tracks (self, &n_tracks);
       guint32 track
         = wick_tracks_device_track (self, (gint32)live->process, d->device, d->stream_id, 0);
-      wick_tracks_get_tracks (self, &n_after);
-      if (n_after != n_tracks && !note_new_track (live, PHASE_DEVICE))
-        {
-          *why = "a new device stream came after memory tracks";
-          return FALSE;
-        }
       if (d->span >= 0 && (guint)d->span < n_spans)
         g_array_index (live->has_interval, guint8, d->span) = 1;
       else if (d->span_id != 0)

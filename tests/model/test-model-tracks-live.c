@@ -11,7 +11,10 @@
  * event, flows, skips, the extent and zoom base, and each row's events,
  * block maxima and every level of its summary. Counter samples are compared
  * by track, time and value (an append numbers them in arrival order, a whole
- * build series by series). */
+ * build series by series). Tracks are matched by what they are (kind,
+ * process, thread, name, device, stream): a track an append made after
+ * others may have another index than in a whole build; the display order is
+ * compared through that match. */
 #include "config.h"
 
 #include <glib/gstdio.h>
@@ -20,12 +23,42 @@
 #include "wick-tracks.h"
 #include "wick-tracks-private.h"
 
+/* The whole build's index of each track of the appended model. */
+static guint32 *track_map;
+#define MAPPED(t) ((t) == G_MAXUINT32 ? G_MAXUINT32 : track_map[t])
+
+static void
+match_tracks (WickTracks *a, WickTracks *b)
+{
+  guint na, nb;
+  const WickTrack *ka = wick_tracks_get_tracks (a, &na);
+  const WickTrack *kb = wick_tracks_get_tracks (b, &nb);
+  g_assert_cmpuint (na, ==, nb);
+  g_free (track_map);
+  track_map = g_new (guint32, MAX (na, 1));
+  g_autofree guint8 *taken = g_new0 (guint8, MAX (nb, 1));
+  for (guint i = 0; i < na; i++)
+    {
+      track_map[i] = G_MAXUINT32;
+      for (guint j = 0; j < nb && track_map[i] == G_MAXUINT32; j++)
+        if (!taken[j] && ka[i].kind == kb[j].kind && ka[i].process == kb[j].process
+            && ka[i].thread == kb[j].thread && ka[i].name == kb[j].name
+            && ka[i].category == kb[j].category && ka[i].stream == kb[j].stream
+            && ka[i].scope == kb[j].scope)
+          {
+            track_map[i] = j;
+            taken[j] = 1;
+          }
+      g_assert_cmpuint (track_map[i], !=, G_MAXUINT32);
+    }
+}
+
 static void
 assert_counter_same (WickTracks *a, guint32 ia, WickTracks *b, guint32 ib)
 {
   const WickCounterSample *sa = &wick_tracks_get_counter_samples (a, NULL)[ia];
   const WickCounterSample *sb = &wick_tracks_get_counter_samples (b, NULL)[ib];
-  g_assert_cmpuint (sa->track, ==, sb->track);
+  g_assert_cmpuint (MAPPED (sa->track), ==, sb->track);
   g_assert_cmpuint (sa->timestamp_ns, ==, sb->timestamp_ns);
   g_assert_cmpfloat (sa->value, ==, sb->value);
 }
@@ -40,20 +73,20 @@ assert_event_same (WickTracks *a, WickTracks *b, guint kind, guint32 ea, guint32
 }
 
 static void
-assert_rows_same (WickTracks *a, WickTracks *b, guint32 t)
+assert_rows_same (WickTracks *a, WickTracks *b, guint32 t, guint32 u)
 {
-  g_assert_cmpuint (wick_tracks_track_n_rows (a, t), ==, wick_tracks_track_n_rows (b, t));
+  g_assert_cmpuint (wick_tracks_track_n_rows (a, t), ==, wick_tracks_track_n_rows (b, u));
   for (guint r = 0; r < wick_tracks_track_n_rows (a, t); r++)
     {
       const WickTrackRow *ra = wick_tracks_track_row (a, t, r);
-      const WickTrackRow *rb = wick_tracks_track_row (b, t, r);
+      const WickTrackRow *rb = wick_tracks_track_row (b, u, r);
       g_assert_cmpuint (ra->event_kind, ==, rb->event_kind);
       g_assert_cmpuint (ra->n_events, ==, rb->n_events);
       for (guint i = 0; i < ra->n_events; i++)
         assert_event_same (a, b, ra->event_kind, ra->events[i], rb->events[i]);
       guint na, nb;
       const guint64 *ma = wick_tracks_row_block_max (a, t, r, &na);
-      const guint64 *mb = wick_tracks_row_block_max (b, t, r, &nb);
+      const guint64 *mb = wick_tracks_row_block_max (b, u, r, &nb);
       g_assert_cmpuint (na, ==, nb);
       for (guint k = 0; k < na; k++)
         g_assert_cmpuint (ma[k], ==, mb[k]);
@@ -104,11 +137,13 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
       g_assert_cmpint (ta[i].sort_index, ==, tb[i].sort_index);
       g_assert_cmpuint (ta[i].flags, ==, tb[i].flags);
     }
+  match_tracks (a, b);
   const WickTrack *ka = wick_tracks_get_tracks (a, &na);
-  const WickTrack *kb = wick_tracks_get_tracks (b, &nb);
+  const WickTrack *kb0 = wick_tracks_get_tracks (b, &nb);
   g_assert_cmpuint (na, ==, nb);
   for (guint i = 0; i < na; i++)
     {
+      const WickTrack *kb = kb0 + track_map[i] - i; /* kb[i]: the match of ka[i] */
       g_assert_cmpuint (ka[i].kind, ==, kb[i].kind);
       g_assert_cmpuint (ka[i].scope, ==, kb[i].scope);
       g_assert_cmpuint (ka[i].role, ==, kb[i].role);
@@ -124,20 +159,20 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
       g_assert_cmpuint (ka[i].n_instants, ==, kb[i].n_instants);
       g_assert_cmpfloat (ka[i].min, ==, kb[i].min);
       g_assert_cmpfloat (ka[i].max, ==, kb[i].max);
-      assert_rows_same (a, b, i);
+      assert_rows_same (a, b, i, track_map[i]);
     }
   const guint32 *oa = wick_tracks_get_display_order (a, &na);
   const guint32 *ob = wick_tracks_get_display_order (b, &nb);
   g_assert_cmpuint (na, ==, nb);
   for (guint i = 0; i < na; i++)
-    g_assert_cmpuint (oa[i], ==, ob[i]);
+    g_assert_cmpuint (track_map[oa[i]], ==, ob[i]);
 
   guint ns;
   wick_document_get_spans (doc, &ns);
   for (guint i = 0; i < ns; i++)
     {
       WickEventRef ref = { WICK_EVENT_SLICE, i };
-      g_assert_cmpuint (wick_tracks_span_track (a, i), ==, wick_tracks_span_track (b, i));
+      g_assert_cmpuint (MAPPED (wick_tracks_span_track (a, i)), ==, wick_tracks_span_track (b, i));
       g_assert_cmpuint (wick_tracks_event_row (a, ref), ==, wick_tracks_event_row (b, ref));
       g_assert_cmpuint (wick_tracks_event_end (a, ref), ==, wick_tracks_event_end (b, ref));
     }
@@ -149,7 +184,7 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
   g_assert_cmpuint (na, ==, nb);
   for (guint i = 0; i < na; i++)
     {
-      g_assert_cmpuint (ia[i].track, ==, ib[i].track);
+      g_assert_cmpuint (MAPPED (ia[i].track), ==, ib[i].track);
       g_assert_cmpuint (ia[i].timestamp_ns, ==, ib[i].timestamp_ns);
       g_assert_cmpuint (ia[i].name, ==, ib[i].name);
       g_assert_cmpuint (ia[i].category, ==, ib[i].category);
@@ -161,7 +196,7 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
   g_assert_cmpuint (na, ==, nb);
   for (guint i = 0; i < na; i++)
     {
-      g_assert_cmpuint (da[i].track, ==, db[i].track);
+      g_assert_cmpuint (MAPPED (da[i].track), ==, db[i].track);
       g_assert_cmpint (da[i].source, ==, db[i].source);
       g_assert_cmpuint (da[i].start_ns, ==, db[i].start_ns);
       g_assert_cmpuint (da[i].duration_ns, ==, db[i].duration_ns);
@@ -178,7 +213,13 @@ assert_tracks_same (WickTracks *a, WickTracks *b)
   const WickFlow *fb = wick_tracks_get_flows (b, &nb);
   g_assert_cmpuint (na, ==, nb);
   for (guint i = 0; i < na; i++)
-    g_assert_cmpmem (&fa[i], sizeof fa[i], &fb[i], sizeof fb[i]);
+    {
+      g_assert_cmpuint (MAPPED (fa[i].from.track), ==, fb[i].from.track);
+      g_assert_cmpuint (MAPPED (fa[i].to.track), ==, fb[i].to.track);
+      g_assert_cmpuint (fa[i].from.timestamp_ns, ==, fb[i].from.timestamp_ns);
+      g_assert_cmpuint (fa[i].to.timestamp_ns, ==, fb[i].to.timestamp_ns);
+      g_assert_cmpuint (fa[i].id, ==, fb[i].id);
+    }
   g_assert_cmpuint (wick_tracks_get_n_skipped (a), ==, wick_tracks_get_n_skipped (b));
   for (guint i = 0; i < wick_tracks_get_n_skipped (a); i++)
     {
