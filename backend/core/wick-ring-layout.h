@@ -59,7 +59,8 @@
  * WickRingControl.stack and publishes depth_gen = generation << 32 | depth
  * with release after each push and pop (generation increments each time). A
  * late reader snapshots entries [0, depth) between two equal reads of
- * depth_gen (seqlock) and synthesizes their span_start records.
+ * depth_gen (seqlock) and synthesizes their span_start records. The entry
+ * just below stack[0] (below_stack) has id 1, the root's.
  */
 #pragma once
 
@@ -215,7 +216,12 @@ typedef struct
   _Atomic int32_t owner_tid; /* 0: free */
   uint32_t next_seq;         /* seq the next owner continues from */
   uint64_t reserved1[5];
-  uint64_t reserved3[WICK_RING_MAX_HOLDERS]; /* format 1: hold tails (now in the cursors memfd) */
+  uint64_t reserved3[WICK_RING_MAX_HOLDERS / 2]; /* format 1: hold tails (now in the cursors memfd) */
+  /* Format 1's other hold tails; written by the producer at claim as an
+   * entry whose id is 1 (the root s1), so that the entry below stack[depth]
+   * is a new span's parent at every depth (no test for depth 0). Readers
+   * ignore it. */
+  WickSpanPayload below_stack;
   WickSpanPayload stack[WICK_RING_MAX_DEPTH];
   /* The owner's thread identity (published at claim and on a rename, before
    * the THREAD record that announces it; read by late readers only). */
@@ -245,6 +251,11 @@ typedef struct
 } WickRingCursors;
 
 _Static_assert(sizeof (WickRingCursors) <= WICK_CURSORS_HEADER_BYTES, "cursors header fits");
+
+/* The inline span calls (wick/wick-thread.h) use these offsets. */
+_Static_assert(offsetof (WickRingControl, depth_gen) == 64, "depth_gen at 64");
+_Static_assert(offsetof (WickRingControl, below_stack) == 160, "root entry at 160");
+_Static_assert(offsetof (WickRingControl, stack) == 192, "stack at 192");
 
 #define WICK_RING_CONTROL_BYTES 8192
 _Static_assert(sizeof (WickRingControl) <= WICK_RING_CONTROL_BYTES, "control fits");

@@ -112,6 +112,9 @@ release_producer_locked (WickSession *session, WickProducer *producer)
       producer->control->next_seq = producer->seq;
       atomic_store_explicit (&producer->control->owner_tid, 0, memory_order_release);
       producer->in_use = 0;
+      /* a WickThread this thread kept (a destructor that runs after this
+       * one) takes the slow path, which finds no producer of its own */
+      wick_producer_stop_fast (producer);
     }
   pthread_mutex_unlock (&session->lock);
 }
@@ -511,6 +514,7 @@ refresh_fast_end (WickSession *session, WickProducer *producer)
   producer->fast_end = limit < end ? limit : end;
   if (producer->thread_pending)
     producer->fast_end = 0; /* the next record takes the slow path, which writes it first */
+  wick_producer_update_limits (producer);
 }
 
 /* ---------------------------------------------------------------------------
@@ -556,7 +560,7 @@ producer_announce_thread (WickProducer *producer)
   atomic_store_explicit (&producer->control->thread_number, producer->thread,
                          memory_order_release);
   producer->thread_pending = true;
-  producer->fast_end = 0;
+  wick_producer_stop_fast (producer);
 }
 
 #define THREAD_RECORD_BYTES (8 + 3 * 8 + 8 + WICK_THREAD_NAME_BYTES)
@@ -600,6 +604,29 @@ wick_thread_set_name (const char *name)
   pthread_mutex_unlock (&live_lock);
 }
 
+/* The WickThread part of a producer that is not a ring's: the session's
+ * clock and the slow paths (wick-session-spans.c). */
+void
+wick_producer_set_thread (WickSession *session, WickProducer *producer)
+{
+  producer->tsc_base = session->tsc_base;
+  producer->tsc_mult = session->tsc_mult;
+  producer->tsc_offset = session->tsc_offset;
+  producer->begin_slow = wick_thread_begin_slow;
+  producer->end_slow = wick_thread_end_slow;
+}
+
+void
+wick_producer_init_unclaimed (WickSession *session)
+{
+  WickProducer *producer = &session->unclaimed;
+  memset (producer, 0, sizeof *producer);
+  producer->session = session;
+  producer->serial = session->serial;
+  producer->control = wick_producer_none.control;
+  wick_producer_set_thread (session, producer);
+}
+
 WickProducer *
 wick_producer_get_slow (WickSession *session)
 {
@@ -636,6 +663,7 @@ wick_producer_get_slow (WickSession *session)
         memset (producer, 0, sizeof *producer);
         producer->session = session;
         producer->serial = session->serial;
+        wick_producer_set_thread (session, producer);
         producer->control = control;
         producer->data = session->data + (uint64_t)i * session->ring_bytes;
         producer->capacity = session->ring_bytes;
@@ -646,6 +674,7 @@ wick_producer_get_slow (WickSession *session)
         producer->index = i;
         atomic_store (&control->depth_gen,
                       atomic_load (&control->depth_gen) & ~UINT64_C (0xffffffff));
+        control->below_stack.id = 1;
         producer->tid = (int)syscall (SYS_gettid);
         producer->in_use = 1;
         producer->thread = atomic_fetch_add (&session->next_thread, 1);

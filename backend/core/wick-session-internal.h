@@ -36,13 +36,14 @@ typedef struct
 
 typedef struct WickProducerStruct
 {
-  WickSession *session;
-  uint64_t serial;
+  /* The prefix the inline span calls of wick/wick-thread.h read and write:
+   * the layout of WickThread, field for field (asserted below), so that a
+   * producer is its thread's WickThread. */
   WickRingControl *control;
   uint8_t *data;
-  uint64_t capacity;
   uint64_t mask;
-  uint64_t fast_end; /* head + size <= fast_end: the record fits without checks */
+  uint64_t begin_limit; /* wick_producer_update_limits: fast_end, less for ids */
+  uint64_t end_limit;   /* fast_end; both 0 off the TSC clock */
   /* The next record's seq; seq_word is seq << 32 (seq_zero stays 0), the
    * seq's place in a record header word, so a span record's header is that
    * word with the size and kind or'ed in and the count is one add to memory. */
@@ -55,8 +56,19 @@ typedef struct WickProducerStruct
       uint32_t seq;
     };
   };
-  uint32_t index;
   uint64_t next_id; /* span ids of this thread's current block */
+  uint64_t tsc_base; /* the session's TSC clock (wick_session_tsc_clock) */
+  uint64_t tsc_mult;
+  uint64_t tsc_offset;
+  WickSpanId (*begin_slow) (WickThread *thread, uint64_t word);
+  bool (*end_slow) (WickThread *thread, WickSpanId span, WickError *error);
+  uint64_t thread_reserved[4];
+
+  WickSession *session;
+  uint64_t serial;
+  uint64_t capacity;
+  uint64_t fast_end; /* head + size <= fast_end: the record fits without checks */
+  uint32_t index;
   uint64_t id_end;
   uint64_t pending_drops; /* dropped since the last DROPPED record */
   uint64_t first_drop_ns;
@@ -78,6 +90,60 @@ typedef struct WickProducerStruct
   bool thread_pending; /* its THREAD record is still to be written (fast_end is 0) */
   char thread_name[WICK_THREAD_NAME_BYTES];
 } WickProducer;
+
+#define WICK_PRODUCER_AS_THREAD(field, thread_field)                                               \
+  _Static_assert (offsetof (WickProducer, field) == offsetof (WickThread, thread_field),          \
+                  "WickProducer." #field " is WickThread." #thread_field)
+WICK_PRODUCER_AS_THREAD (control, _wick_control);
+WICK_PRODUCER_AS_THREAD (data, _wick_data);
+WICK_PRODUCER_AS_THREAD (mask, _wick_mask);
+WICK_PRODUCER_AS_THREAD (begin_limit, _wick_begin_limit);
+WICK_PRODUCER_AS_THREAD (end_limit, _wick_end_limit);
+WICK_PRODUCER_AS_THREAD (seq_word, _wick_seq_word);
+WICK_PRODUCER_AS_THREAD (next_id, _wick_next_id);
+WICK_PRODUCER_AS_THREAD (tsc_base, _wick_tsc_base);
+WICK_PRODUCER_AS_THREAD (tsc_mult, _wick_tsc_mult);
+WICK_PRODUCER_AS_THREAD (tsc_offset, _wick_tsc_offset);
+WICK_PRODUCER_AS_THREAD (begin_slow, _wick_begin_slow);
+WICK_PRODUCER_AS_THREAD (end_slow, _wick_end_slow);
+WICK_PRODUCER_AS_THREAD (thread_reserved, _wick_reserved);
+_Static_assert (offsetof (WickProducer, session) == sizeof (WickThread), "WickThread prefix");
+_Static_assert (_WICK_CONTROL_DEPTH_GEN == offsetof (WickRingControl, depth_gen)
+                  && _WICK_CONTROL_STACK == offsetof (WickRingControl, stack)
+                  && _WICK_MAX_DEPTH == WICK_RING_MAX_DEPTH
+                  && _WICK_SPAN_START_BYTES == sizeof (WickSpanStartRecord)
+                  && _WICK_SPAN_END_BYTES == sizeof (WickSpanEndRecord),
+                "wick-thread.h's ring constants");
+
+/* Sets begin_limit and end_limit from fast_end (after every change of
+ * fast_end, and after an id block refill): 0 off the TSC clock (the inline
+ * calls read the TSC); the begin limit also no further than one span_start
+ * for each id left in the block, so that an inline begin never runs out of
+ * ids (each begin moves the head by 40 bytes and takes one id; every other
+ * record only moves the head on). */
+static inline void
+wick_producer_update_limits (WickProducer *producer)
+{
+  if (!wick_clock.use_tsc || producer->fast_end == 0)
+    {
+      producer->begin_limit = 0;
+      producer->end_limit = 0;
+      return;
+    }
+  uint64_t head = atomic_load_explicit (&producer->control->commit, memory_order_relaxed);
+  uint64_t ids = head + (producer->id_end - producer->next_id) * sizeof (WickSpanStartRecord);
+  producer->begin_limit = ids < producer->fast_end ? ids : producer->fast_end;
+  producer->end_limit = producer->fast_end;
+}
+
+/* fast_end 0 (the next record takes the slow path), with the limits. */
+static inline void
+wick_producer_stop_fast (WickProducer *producer)
+{
+  producer->fast_end = 0;
+  producer->begin_limit = 0;
+  producer->end_limit = 0;
+}
 
 struct WickSession
 {
@@ -120,6 +186,10 @@ struct WickSession
    * which costs a call to _dl_tlsdesc_dynamic (17 instructions) each time in
    * a libwick.so that was dlopen()ed (`import wick`). */
   WickThreadSlot thread_slots[WICK_THREAD_SLOTS];
+  /* The WickThread of a thread that has no ring (every ring taken, or in a
+   * forked child): no ring of its own, its limits 0, so that every inline
+   * call takes the slow path, which counts what it cannot record. */
+  WickProducer unclaimed;
   /* Spans begun with no name handle (the string arena full, or no name):
    * recorded under name_lost, counted here and said on stderr (docs/ring.md,
    * "When the string arena is full"). */
@@ -154,7 +224,11 @@ struct WickSession
   } slots[WICK_N_SLOTS];
 };
 
-#define WICK_SPAN_ID_BLOCK 256
+/* Span ids a thread takes at once: enough span_starts (40 bytes) to fill more
+ * than a chunk, so that the inline begin's limit for ids left
+ * (wick_producer_update_limits) binds less often than the chunk's end. */
+#define WICK_SPAN_ID_BLOCK 2048
+_Static_assert (WICK_SPAN_ID_BLOCK * 40 > WICK_RING_CHUNK_BYTES, "an id block outlasts a chunk");
 
 /* The name of a span begun without a name handle (see names_lost). */
 #define WICK_NAME_NOT_RECORDED "(name not recorded: string arena full)"
@@ -255,6 +329,15 @@ wick_producer_fast_get (WickSession *session, WickProducer **producer)
   memcpy (&owner, (const void *)&slot->tp, sizeof owner);
   return __builtin_expect (owner == tp, 1);
 }
+
+/* WickThread (wick/wick-thread.h): the session's clock and the slow paths in
+ * a producer (at claim), the session's stand-in for a thread with no ring,
+ * and the slow paths themselves (wick-session-spans.c). */
+void wick_producer_set_thread (WickSession *session, WickProducer *producer);
+void wick_producer_init_unclaimed (WickSession *session);
+WickSpanId wick_thread_begin_slow (WickThread *thread, uint64_t word) __attribute__ ((cold));
+bool wick_thread_end_slow (WickThread *thread, WickSpanId span, WickError *error)
+  __attribute__ ((cold));
 
 /* Installs producer (this thread's, never wick_producer_none) in its slot
  * when the slot is free and the clock is the TSC; a slot another live thread

@@ -71,8 +71,8 @@ span_start_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uin
   uint32_t depth = (uint32_t)depth_gen;
   uint8_t *entry = (uint8_t *)control + offsetof (WickRingControl, stack)
                    + (uint64_t)depth * sizeof (WickSpanPayload);
-  if (parent == 0) /* the id of the entry below entry, or the root */
-    parent = depth > 0 ? load_u64 (entry - sizeof (WickSpanPayload)) : 1;
+  if (parent == 0) /* the id of the entry below entry (below_stack's is the root's) */
+    parent = load_u64 (entry - sizeof (WickSpanPayload));
   store_u64 (record + 16, parent);
   store_u64 (entry, id);
   store_u64 (entry + 8, parent);
@@ -82,6 +82,18 @@ span_start_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uin
                          memory_order_release);
   atomic_store_explicit (&control->depth_gen, depth_gen + WICK_DEPTH_PUSH, memory_order_release);
   return id;
+}
+
+/* A new block of span ids (higher than every id this thread took before, so
+ * ids still increase within the thread; what was left of the old block is
+ * not used). */
+static void
+refill_ids (WickSession *session, WickProducer *producer)
+{
+  producer->next_id = atomic_fetch_add_explicit (&session->next_id_block, WICK_SPAN_ID_BLOCK,
+                                                 memory_order_relaxed);
+  producer->id_end = producer->next_id + WICK_SPAN_ID_BLOCK;
+  wick_producer_update_limits (producer);
 }
 
 static __attribute__ ((noinline, cold)) WickSpanId
@@ -115,11 +127,7 @@ span_begin_slow (WickSession *session, WickProducer *producer, uint64_t parent, 
                  (unsigned long long)session->header->arena_capacity, WICK_NAME_NOT_RECORDED);
     }
   if (producer->next_id == producer->id_end)
-    {
-      producer->next_id = atomic_fetch_add_explicit (&session->next_id_block, WICK_SPAN_ID_BLOCK,
-                                                     memory_order_relaxed);
-      producer->id_end = producer->next_id + WICK_SPAN_ID_BLOCK;
-    }
+    refill_ids (session, producer);
   if (wick_producer_reserve (producer, sizeof (WickSpanStartRecord)) == NULL)
     return 0;
   return span_start_store (
@@ -373,6 +381,65 @@ wick_span_end_checked (WickSession *session, WickSpanId span, WickError *error)
                   "session)",
                   (unsigned long long)span);
   return false;
+}
+
+/* ---------------------------------------------------------------------------
+ * WickThread (wick/wick-thread.h): the inline calls' slow paths are the
+ * session calls' general paths, which find the thread's own producer again;
+ * then the handle's limits are set again when it is that producer.
+ */
+
+WickThread *
+wick_thread_get (WickSession *session)
+{
+  if (session == NULL)
+    return NULL;
+  WickProducer *producer = wick_producer_get (session);
+  if (producer == &wick_producer_none || producer->session != session)
+    return (WickThread *)(void *)&session->unclaimed;
+  wick_thread_slot_install (session, producer);
+  return (WickThread *)(void *)producer;
+}
+
+static bool
+thread_is_mine (WickSession *session, WickProducer *producer)
+{
+  return producer != &session->unclaimed && !session->forked
+         && wick_producer_get (session) == producer;
+}
+
+static void
+thread_limits_again (WickSession *session, WickProducer *producer)
+{
+  if (thread_is_mine (session, producer))
+    wick_producer_update_limits (producer);
+}
+
+WickSpanId
+wick_thread_begin_slow (WickThread *thread, uint64_t word)
+{
+  WickProducer *producer = (WickProducer *)(void *)thread;
+  WickSession *session = producer->session;
+  /* Sent here by the ids left rather than by the ring: a new block now, so
+   * that the next slow begin is the ring's (a block's span_starts fill more
+   * than a chunk), not one every few dozen spans as the ids run down. */
+  if (thread_is_mine (session, producer) && producer->begin_limit < producer->fast_end
+      && wick_producer_head (producer) + sizeof (WickSpanStartRecord) > producer->begin_limit)
+    refill_ids (session, producer);
+  WickSpanId id = span_begin_general (session, 0, word);
+  thread_limits_again (session, producer);
+  return id;
+}
+
+bool
+wick_thread_end_slow (WickThread *thread, WickSpanId span, WickError *error)
+{
+  WickProducer *producer = (WickProducer *)(void *)thread;
+  WickSession *session = producer->session;
+  bool ended = error != NULL ? wick_span_end_checked (session, span, error)
+                             : span_end_general (session, span);
+  thread_limits_again (session, producer);
+  return ended;
 }
 
 uint64_t

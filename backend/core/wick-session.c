@@ -593,6 +593,7 @@ session_new (const WickSessionOptions *options, const WickRunInfo *run, WickErro
   session->tsc_base = wick_clock.tsc_base;
   session->tsc_mult = wick_clock.mult;
   session->tsc_offset = wick_clock.mono_base - session->start_ns; /* mod 2^64 */
+  wick_producer_init_unclaimed (session);
   session->program = strdup (program_invocation_short_name);
   session->entrypoint = strdup (run->entrypoint);
   session->run_id
@@ -712,7 +713,7 @@ wick_session_after_fork_child (WickSession *session)
     (void)mmap (session->cursors, session->cursors_bytes, PROT_READ | PROT_WRITE,
                 MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
   for (uint32_t i = 0; session->producers != NULL && i < session->n_rings; i++)
-    session->producers[i].fast_end = 0;
+    wick_producer_stop_fast (&session->producers[i]);
   wick_thread_slots_clear (session); /* the forking thread's pointer is the child's */
   pthread_mutex_init (&session->lock, NULL);
   atomic_store (&session->writer_holding, 0);

@@ -9,6 +9,13 @@
  *   libwick.so   the ring through the shared library (WICK_LIBWICK), dlopen()ed,
  *             or linked at start when run under LD_PRELOAD=libwick.so.1: its
  *             TLS descriptors, which the static link above does not see.
+ *   thread    the same spans through a WickThread handle (wick/wick-thread.h:
+ *             wick_thread_get once, then the inline wick_span_begin_on /
+ *             wick_span_end_on), static and through libwick.so's handle.
+ * Each link mode's session and thread-handle figures end in one RESULT line
+ * each: mode (static, dlopen, linked-at-start), variant (session, thread),
+ * ns/span (median over rounds) and the ratio to the floor (median of the
+ * per-round ratios), plus the thread handle's ratio to the session calls.
  * Then the drain rate: one producer at full speed on a 16 MiB ring against a
  * reader (decode only, decode + JSONL formatting, hold reader under drop).
  *
@@ -110,6 +117,21 @@ run_ring (uint64_t spans)
     }
 }
 
+/* The same spans on the thread's handle: the span calls inlined here. */
+static WickThread *ring_thread;
+
+static __attribute__ ((noinline)) void
+run_thread (uint64_t spans)
+{
+  WickThread *thread = ring_thread;
+  WickString name = ring_name;
+  for (uint64_t i = 0; i < spans; i++)
+    {
+      WickSpanId span = wick_span_begin_on (thread, name, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+      wick_span_end_on (thread, span);
+    }
+}
+
 /* The same calls into libwick.so, loaded with dlopen (path in WICK_LIBWICK):
  * what a program linked against libwick pays, TLS descriptors
  * (-mtls-dialect=gnu2) included, where the static link above lets the
@@ -124,8 +146,10 @@ static struct
   WickString (*intern) (WickSession *, const char *);
   WickSpanId (*begin) (WickSession *, WickString, WickSpanKind);
   bool (*end) (WickSession *, WickSpanId);
+  WickThread *(*thread_get) (WickSession *);
   WickSession *session;
   WickString name;
+  WickThread *thread;
 } shared;
 
 static bool
@@ -139,8 +163,9 @@ shared_open (void)
   shared.intern = (void *)dlsym (shared.handle, "wick_intern");
   shared.begin = (void *)dlsym (shared.handle, "wick_span_begin_interned");
   shared.end = (void *)dlsym (shared.handle, "wick_span_end");
+  shared.thread_get = (void *)dlsym (shared.handle, "wick_thread_get");
   if (shared.open == NULL || shared.close == NULL || shared.intern == NULL || shared.begin == NULL
-      || shared.end == NULL)
+      || shared.end == NULL || shared.thread_get == NULL)
     return false;
   WickSessionOptions options = { .policy = WICK_RING_DROP, .ring_bytes = RING_BYTES, .max_threads = 4 };
   WickError error;
@@ -148,6 +173,7 @@ shared_open (void)
   if (shared.session == NULL)
     return false;
   shared.name = shared.intern (shared.session, "work");
+  shared.thread = shared.thread_get (shared.session);
   return true;
 }
 
@@ -158,6 +184,19 @@ run_shared (uint64_t spans)
     {
       WickSpanId span = shared.begin (shared.session, shared.name, WICK_SPAN_FUNCTION);
       shared.end (shared.session, span);
+    }
+}
+
+/* libwick.so's handle: the inline calls here, its slow paths in libwick.so. */
+static __attribute__ ((noinline)) void
+run_shared_thread (uint64_t spans)
+{
+  WickThread *thread = shared.thread;
+  WickString name = shared.name;
+  for (uint64_t i = 0; i < spans; i++)
+    {
+      WickSpanId span = wick_span_begin_on (thread, name, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+      wick_span_end_on (thread, span);
     }
 }
 
@@ -219,6 +258,8 @@ typedef struct
   const char *name;
   void (*run) (uint64_t spans);
   double *samples;
+  const char *mode; /* RESULT line: link mode and variant (NULL: none) */
+  const char *variant;
 } Contender;
 
 static int
@@ -249,26 +290,35 @@ bench_hot_path (int rounds, uint64_t spans)
   floor_buffer = aligned_alloc (4096, RING_BYTES);
   ring_session = open_session (WICK_RING_DROP);
   ring_name = wick_intern (ring_session, "work");
+  ring_thread = wick_thread_get (ring_session);
   int null_fd = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   sysprof_writer = sysprof_capture_writer_new_from_fd (null_fd, RING_BYTES);
 
+  /* LD_PRELOAD names libwick.so: it was loaded at start (static TLS); else
+   * dlopen() loads it now (dynamic TLS). valgrind sets LD_PRELOAD too. */
+  const char *preload = getenv ("LD_PRELOAD");
+  bool at_start = preload != NULL && strstr (preload, "libwick") != NULL;
+  const char *shared_mode = at_start ? "linked-at-start" : "dlopen";
   Contender contenders[] = {
-    { "floor (thread-local buffer)", run_floor, NULL },
-    { "wick ring", run_ring, NULL },
-    { "wick ring + follow reader", run_ring, NULL },
+    { "floor (thread-local buffer)", run_floor, NULL, NULL, NULL },
+    { "wick ring", run_ring, NULL, "static", "session" },
+    { "wick ring, thread handle (inline)", run_thread, NULL, "static", "thread" },
+    { "wick ring + follow reader", run_ring, NULL, NULL, NULL },
     { lttng_ust_tracepoint_enabled (wick_bench, span_begin) ? "lttng-ust tracepoints (session)"
                                                             : "lttng-ust tracepoints (no session)",
-      run_lttng, NULL },
-    { "libsysprof-capture mark", run_sysprof, NULL },
-    { getenv ("LD_PRELOAD") != NULL ? "wick ring, libwick.so linked at start"
-                                    : "wick ring, libwick.so dlopen()ed",
-      run_shared, NULL },
+      run_lttng, NULL, NULL, NULL },
+    { "libsysprof-capture mark", run_sysprof, NULL, NULL, NULL },
+    { at_start ? "wick ring, libwick.so linked at start" : "wick ring, libwick.so dlopen()ed",
+      run_shared, NULL, shared_mode, "session" },
+    { at_start ? "thread handle, libwick.so linked at start"
+               : "thread handle, libwick.so dlopen()ed",
+      run_shared_thread, NULL, shared_mode, "thread" },
   };
   int n = sizeof contenders / sizeof contenders[0];
   if (!shared_open ())
     {
-      printf ("  (no libwick.so contender: WICK_LIBWICK is not set or did not load)\n");
-      n--;
+      printf ("  (no libwick.so contenders: WICK_LIBWICK is not set or did not load)\n");
+      n -= 2;
     }
   for (int c = 0; c < n; c++)
     contenders[c].samples = calloc ((size_t)rounds, sizeof (double));
@@ -281,14 +331,14 @@ bench_hot_path (int rounds, uint64_t spans)
       {
         pthread_t reader_thread;
         WickRingReader *reader = NULL;
-        if (c == 2)
+        if (c == 3)
           {
             reader = wick_ring_reader_new (wick_session_get_ring_fd (ring_session), NULL);
             reader_stop = 0;
             pthread_create (&reader_thread, NULL, follow_reader_thread, reader);
           }
         contenders[c].samples[r] = time_round (contenders[c].run, spans);
-        if (c == 2)
+        if (c == 3)
           {
             reader_stop = 1;
             pthread_join (reader_thread, NULL);
@@ -305,14 +355,42 @@ bench_hot_path (int rounds, uint64_t spans)
           rounds, (unsigned long long) spans, wick_clock_describe ());
   double *floor_samples = calloc ((size_t) rounds, sizeof (double));
   memcpy (floor_samples, contenders[0].samples, (size_t) rounds * sizeof (double));
+  double floor_median = 0, ratio_of[8] = { 0 }, median_of[8] = { 0 };
+  /* the session contender of the same mode, for the handle's ratio to it */
+  double *sessions[8] = { NULL };
   for (int c = 0; c < n; c++)
     {
+      if (contenders[c].variant != NULL && strcmp (contenders[c].variant, "thread") == 0)
+        for (int d = 0; d < n; d++)
+          if (contenders[d].mode != NULL && strcmp (contenders[d].mode, contenders[c].mode) == 0
+              && strcmp (contenders[d].variant, "session") == 0)
+            sessions[c] = contenders[d].samples;
       for (int r = 0; r < rounds; r++)
         ratios[r] = contenders[c].samples[r] / floor_samples[r];
-      double ratio = median (ratios, rounds);
-      double m = median (contenders[c].samples, rounds);
-      printf ("  %-38s %7.2f ns  (min %6.2f)  %.2fx floor\n", contenders[c].name, m,
-              contenders[c].samples[0], ratio);
+      ratio_of[c] = median (ratios, rounds);
+      double *sorted = calloc ((size_t)rounds, sizeof (double));
+      memcpy (sorted, contenders[c].samples, (size_t)rounds * sizeof (double));
+      median_of[c] = median (sorted, rounds);
+      printf ("  %-42s %7.2f ns  (min %6.2f)  %.2fx floor\n", contenders[c].name, median_of[c],
+              sorted[0], ratio_of[c]);
+      free (sorted);
+    }
+  floor_median = median_of[0];
+  for (int c = 0; c < n; c++)
+    {
+      if (contenders[c].mode == NULL)
+        continue;
+      double to_session = 1.0;
+      if (sessions[c] != NULL)
+        {
+          for (int r = 0; r < rounds; r++)
+            ratios[r] = contenders[c].samples[r] / sessions[c][r];
+          to_session = median (ratios, rounds);
+        }
+      printf ("RESULT mode=%s variant=%s ns_per_span=%.2f floor_ns=%.2f ratio_to_floor=%.3f "
+              "ratio_to_session=%.3f target=1.10 %s\n",
+              contenders[c].mode, contenders[c].variant, median_of[c], floor_median, ratio_of[c],
+              to_session, ratio_of[c] <= 1.10 ? "met" : "not-met");
     }
   free (ratios);
   free (floor_samples);
