@@ -252,7 +252,7 @@ typedef struct
 
 _Static_assert(sizeof (WickRingCursors) <= WICK_CURSORS_HEADER_BYTES, "cursors header fits");
 
-/* The inline span calls (wick/wick-thread.h) use these offsets. */
+/* The inline span calls (wick/wick-thread-handle.h) use these offsets. */
 _Static_assert(offsetof (WickRingControl, depth_gen) == 64, "depth_gen at 64");
 _Static_assert(offsetof (WickRingControl, below_stack) == 160, "root entry at 160");
 _Static_assert(offsetof (WickRingControl, stack) == 192, "stack at 192");

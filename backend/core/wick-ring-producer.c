@@ -112,7 +112,7 @@ release_producer_locked (WickSession *session, WickProducer *producer)
       producer->control->next_seq = producer->seq;
       atomic_store_explicit (&producer->control->owner_tid, 0, memory_order_release);
       producer->in_use = 0;
-      /* a WickThread this thread kept (a destructor that runs after this
+      /* a WickThreadHandle this thread kept (a destructor that runs after this
        * one) takes the slow path, which finds no producer of its own */
       wick_producer_stop_fast (producer);
     }
@@ -604,7 +604,7 @@ wick_thread_set_name (const char *name)
   pthread_mutex_unlock (&live_lock);
 }
 
-/* The WickThread part of a producer that is not a ring's: the session's
+/* The WickThreadHandle part of a producer that is not a ring's: the session's
  * clock and the slow paths (wick-session-spans.c). */
 void
 wick_producer_set_thread (WickSession *session, WickProducer *producer)

@@ -36,9 +36,9 @@ typedef struct
 
 typedef struct WickProducerStruct
 {
-  /* The prefix the inline span calls of wick/wick-thread.h read and write:
-   * the layout of WickThread, field for field (asserted below), so that a
-   * producer is its thread's WickThread. */
+  /* The prefix the inline span calls of wick/wick-thread-handle.h read and write:
+   * the layout of WickThreadHandle, field for field (asserted below), so that a
+   * producer is its thread's WickThreadHandle. */
   WickRingControl *control;
   uint8_t *data;
   uint64_t mask;
@@ -60,8 +60,8 @@ typedef struct WickProducerStruct
   uint64_t tsc_base; /* the session's TSC clock (wick_session_tsc_clock) */
   uint64_t tsc_mult;
   uint64_t tsc_offset;
-  WickSpanId (*begin_slow) (WickThread *thread, uint64_t word);
-  bool (*end_slow) (WickThread *thread, WickSpanId span, WickError *error);
+  WickSpanId (*begin_slow) (WickThreadHandle *thread, uint64_t word);
+  bool (*end_slow) (WickThreadHandle *thread, WickSpanId span, WickError *error);
   uint64_t thread_reserved[4];
 
   WickSession *session;
@@ -92,8 +92,8 @@ typedef struct WickProducerStruct
 } WickProducer;
 
 #define WICK_PRODUCER_AS_THREAD(field, thread_field)                                               \
-  _Static_assert (offsetof (WickProducer, field) == offsetof (WickThread, thread_field),          \
-                  "WickProducer." #field " is WickThread." #thread_field)
+  _Static_assert (offsetof (WickProducer, field) == offsetof (WickThreadHandle, thread_field),          \
+                  "WickProducer." #field " is WickThreadHandle." #thread_field)
 WICK_PRODUCER_AS_THREAD (control, _wick_control);
 WICK_PRODUCER_AS_THREAD (data, _wick_data);
 WICK_PRODUCER_AS_THREAD (mask, _wick_mask);
@@ -107,13 +107,13 @@ WICK_PRODUCER_AS_THREAD (tsc_offset, _wick_tsc_offset);
 WICK_PRODUCER_AS_THREAD (begin_slow, _wick_begin_slow);
 WICK_PRODUCER_AS_THREAD (end_slow, _wick_end_slow);
 WICK_PRODUCER_AS_THREAD (thread_reserved, _wick_reserved);
-_Static_assert (offsetof (WickProducer, session) == sizeof (WickThread), "WickThread prefix");
+_Static_assert (offsetof (WickProducer, session) == sizeof (WickThreadHandle), "WickThreadHandle prefix");
 _Static_assert (_WICK_CONTROL_DEPTH_GEN == offsetof (WickRingControl, depth_gen)
                   && _WICK_CONTROL_STACK == offsetof (WickRingControl, stack)
                   && _WICK_MAX_DEPTH == WICK_RING_MAX_DEPTH
                   && _WICK_SPAN_START_BYTES == sizeof (WickSpanStartRecord)
                   && _WICK_SPAN_END_BYTES == sizeof (WickSpanEndRecord),
-                "wick-thread.h's ring constants");
+                "wick-thread-handle.h's ring constants");
 
 /* Sets begin_limit and end_limit from fast_end (after every change of
  * fast_end, and after an id block refill): 0 off the TSC clock (the inline
@@ -186,7 +186,7 @@ struct WickSession
    * which costs a call to _dl_tlsdesc_dynamic (17 instructions) each time in
    * a libwick.so that was dlopen()ed (`import wick`). */
   WickThreadSlot thread_slots[WICK_THREAD_SLOTS];
-  /* The WickThread of a thread that has no ring (every ring taken, or in a
+  /* The WickThreadHandle of a thread that has no ring (every ring taken, or in a
    * forked child): no ring of its own, its limits 0, so that every inline
    * call takes the slow path, which counts what it cannot record. */
   WickProducer unclaimed;
@@ -330,13 +330,13 @@ wick_producer_fast_get (WickSession *session, WickProducer **producer)
   return __builtin_expect (owner == tp, 1);
 }
 
-/* WickThread (wick/wick-thread.h): the session's clock and the slow paths in
+/* WickThreadHandle (wick/wick-thread-handle.h): the session's clock and the slow paths in
  * a producer (at claim), the session's stand-in for a thread with no ring,
  * and the slow paths themselves (wick-session-spans.c). */
 void wick_producer_set_thread (WickSession *session, WickProducer *producer);
 void wick_producer_init_unclaimed (WickSession *session);
-WickSpanId wick_thread_begin_slow (WickThread *thread, uint64_t word) __attribute__ ((cold));
-bool wick_thread_end_slow (WickThread *thread, WickSpanId span, WickError *error)
+WickSpanId wick_thread_begin_slow (WickThreadHandle *thread, uint64_t word) __attribute__ ((cold));
+bool wick_thread_end_slow (WickThreadHandle *thread, WickSpanId span, WickError *error)
   __attribute__ ((cold));
 
 /* Installs producer (this thread's, never wick_producer_none) in its slot

@@ -384,21 +384,21 @@ wick_span_end_checked (WickSession *session, WickSpanId span, WickError *error)
 }
 
 /* ---------------------------------------------------------------------------
- * WickThread (wick/wick-thread.h): the inline calls' slow paths are the
+ * WickThreadHandle (wick/wick-thread-handle.h): the inline calls' slow paths are the
  * session calls' general paths, which find the thread's own producer again;
  * then the handle's limits are set again when it is that producer.
  */
 
-WickThread *
-wick_thread_get (WickSession *session)
+WickThreadHandle *
+wick_thread_handle_get (WickSession *session)
 {
   if (session == NULL)
     return NULL;
   WickProducer *producer = wick_producer_get (session);
   if (producer == &wick_producer_none || producer->session != session)
-    return (WickThread *)(void *)&session->unclaimed;
+    return (WickThreadHandle *)(void *)&session->unclaimed;
   wick_thread_slot_install (session, producer);
-  return (WickThread *)(void *)producer;
+  return (WickThreadHandle *)(void *)producer;
 }
 
 static bool
@@ -416,7 +416,7 @@ thread_limits_again (WickSession *session, WickProducer *producer)
 }
 
 WickSpanId
-wick_thread_begin_slow (WickThread *thread, uint64_t word)
+wick_thread_begin_slow (WickThreadHandle *thread, uint64_t word)
 {
   WickProducer *producer = (WickProducer *)(void *)thread;
   WickSession *session = producer->session;
@@ -432,7 +432,7 @@ wick_thread_begin_slow (WickThread *thread, uint64_t word)
 }
 
 bool
-wick_thread_end_slow (WickThread *thread, WickSpanId span, WickError *error)
+wick_thread_end_slow (WickThreadHandle *thread, WickSpanId span, WickError *error)
 {
   WickProducer *producer = (WickProducer *)(void *)thread;
   WickSession *session = producer->session;

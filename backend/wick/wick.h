@@ -9,7 +9,7 @@
 #define WICK_INSIDE
 #include "wick-version-macros.h"
 #include "wick-session.h"
-#include "wick-thread.h"
+#include "wick-thread-handle.h"
 #include "wick-ring.h"
 #include "wick-live.h"
 #include "wick-weights.h"

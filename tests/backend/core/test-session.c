@@ -1010,6 +1010,139 @@ test_fork_children (void)
   g_unlink (path);
 }
 
+/* WickThreadHandle (wick/wick-thread-handle.h): the inline span calls write
+ * the same records as the session calls, mixed on one thread, across chunk
+ * ends and id blocks (a 256 KiB ring under block, 3000 spans of three levels);
+ * a span begun elsewhere is refused with the reason; 128 levels at most; a
+ * thread with no ring counts what it cannot record; a forked child records
+ * nothing through its parent's handle. */
+static gpointer
+handle_end_elsewhere (gpointer data)
+{
+  WickSession *session = ((gpointer *)data)[0];
+  WickSpanId span = GPOINTER_TO_SIZE (((gpointer *)data)[1]);
+  WickThreadHandle *handle = wick_thread_handle_get (session);
+  WickError error = { "" };
+  gboolean ok = !wick_span_end_checked_on (handle, span, &error)
+                && error.code == WICK_ERROR_WRONG_THREAD
+                && strstr (error.message, "cannot be ended on wick thread") != NULL;
+  return GINT_TO_POINTER (ok);
+}
+
+static gpointer
+handle_without_ring (gpointer data)
+{
+  WickSession *session = data;
+  WickThreadHandle *handle = wick_thread_handle_get (session);
+  WickString name = wick_intern (session, "no-ring");
+  WickSpanId span = wick_span_begin_on (handle, name, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+  wick_span_end_on (handle, span);
+  return GSIZE_TO_POINTER (span);
+}
+
+#define HANDLE_SPANS 3000
+
+static void
+test_thread_handle (void)
+{
+  g_autofree char *path = temp_path ("wick-test-handle.jsonl");
+  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK,
+                                 .ring_bytes = 256 << 10, .max_threads = 2 };
+  WickSession *session
+    = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, NULL);
+  g_assert_nonnull (session);
+  WickThreadHandle *handle = wick_thread_handle_get (session);
+  g_assert_true (handle == wick_thread_handle_get (session));
+  WickString outer = wick_intern (session, "outer"), inner = wick_intern (session, "inner");
+  WickSpanId last = 0;
+  for (int i = 0; i < HANDLE_SPANS; i++)
+    {
+      WickSpanId a = wick_span_begin_on (handle, outer, WICK_SPAN_MODULE, WICK_STEP_FORWARD);
+      WickSpanId b = wick_span_begin (session, "middle", WICK_SPAN_FUNCTION);
+      WickSpanId c = wick_span_begin_on (handle, inner, WICK_SPAN_OP, WICK_STEP_NONE);
+      g_assert_cmpuint (a, >, last);
+      g_assert_cmpuint (b, >, a);
+      g_assert_cmpuint (c, >, b);
+      g_assert_cmpuint (wick_span_current (session), ==, c);
+      g_assert_true (wick_span_end_on (handle, c));
+      g_assert_true (wick_span_end_on (handle, b));
+      g_assert_true (wick_span_end (session, a));
+      last = c;
+    }
+  /* another thread's handle: the span stays open here */
+  WickSpanId open = wick_span_begin_on (handle, outer, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+  gpointer args[2] = { session, GSIZE_TO_POINTER (open) };
+  GThread *other = g_thread_new ("other", handle_end_elsewhere, args);
+  g_assert_true (GPOINTER_TO_INT (g_thread_join (other)));
+  WickError why = { "" };
+  g_assert_false (wick_span_end_checked_on (handle, 0, &why));
+  g_assert_cmpint (why.code, ==, WICK_ERROR_DROPPED);
+  g_assert_false (wick_span_end_on (handle, open + 1000));
+  g_assert_true (wick_span_end_checked_on (handle, open, &why));
+  /* a session of one ring: another thread has none */
+  WickSessionOptions one = { .max_threads = 1 };
+  WickSession *lone = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &one, NULL);
+  GThread *third = g_thread_new ("third", handle_without_ring, lone);
+  g_assert_cmpuint (GPOINTER_TO_SIZE (g_thread_join (third)), ==, 0);
+  g_assert_cmpuint (wick_session_get_dropped (lone), ==, 1);
+  wick_session_close (lone);
+  /* 128 levels at most, as the session calls */
+  WickSpanId deep[128];
+  for (int i = 0; i < 128; i++)
+    g_assert_cmpuint ((deep[i] = wick_span_begin_on (handle, inner, WICK_SPAN_FUNCTION,
+                                                     WICK_STEP_NONE)),
+                      !=, 0);
+  g_assert_cmpuint (wick_span_begin_on (handle, inner, WICK_SPAN_FUNCTION, WICK_STEP_NONE), ==, 0);
+  for (int i = 127; i >= 0; i--)
+    g_assert_true (wick_span_end_on (handle, deep[i]));
+  /* a forked child's spans through the parent's handle are not recorded */
+  pid_t child = fork ();
+  g_assert_cmpint (child, >=, 0);
+  if (child == 0)
+    {
+      alarm (20);
+      WickString name = wick_intern (session, "child-handle");
+      for (int i = 0; i < 1000; i++)
+        if (wick_span_end_on (handle, wick_span_begin_on (handle, name, WICK_SPAN_FUNCTION,
+                                                         WICK_STEP_NONE)))
+          _exit (40);
+      _exit (0);
+    }
+  int status = 0;
+  g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+  g_assert_true (wick_session_finish (session, NULL));
+  wick_session_close (session);
+
+  guint n;
+  g_auto (GStrv) lines = read_lines (path, &n);
+  guint starts = 0, ends = 0, outer_lines = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_null (strstr (lines[i], "child-handle"));
+      if (g_str_has_prefix (lines[i], "{\"kind\":\"span_start\""))
+        starts++;
+      ends += g_str_has_prefix (lines[i], "{\"kind\":\"span_end\"");
+      outer_lines += strstr (lines[i], "\"name\":\"outer\",\"start_ns\"") != NULL;
+    }
+  g_assert_cmpuint (starts, ==, 1 + 3 * HANDLE_SPANS + 1 + 128);
+  g_assert_cmpuint (ends, ==, starts);
+  g_assert_cmpuint (outer_lines, ==, HANDLE_SPANS + 1);
+  /* nesting through both kinds of call: outer in s1, middle in outer, inner in middle */
+  g_assert_true (g_str_has_prefix (lines[2], "{\"kind\":\"span_start\",\"id\":\"s2\","
+                                             "\"parent_id\":\"s1\",\"name\":\"outer\""));
+  g_assert_true (g_str_has_prefix (lines[3], "{\"kind\":\"span_start\",\"id\":\"s3\","
+                                             "\"parent_id\":\"s2\",\"name\":\"middle\""));
+  g_assert_true (g_str_has_prefix (lines[4], "{\"kind\":\"span_start\",\"id\":\"s4\","
+                                             "\"parent_id\":\"s3\",\"name\":\"inner\""));
+  g_assert_nonnull (strstr (lines[2], "\"span_kind\":\"module\",\"measured\":false,\"step\":\"forward\""));
+  g_assert_true (g_str_has_prefix (lines[5], "{\"kind\":\"span_end\",\"id\":\"s4\","));
+  g_assert_true (g_str_has_prefix (lines[n - 1], "{\"kind\":\"terminal\",\"outcome\":\"failed\""));
+  g_assert_nonnull (strstr (lines[n - 1], "records were lost: 1 dropped by the recorder"));
+  g_unlink (path);
+}
+
 /* A child forked from a session can open its own: that one records. */
 static void
 test_fork_own_session (void)
@@ -1111,6 +1244,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/session/fork-children", test_fork_children);
   g_test_add_func ("/core/session/sequential-threads", test_sequential_threads);
   g_test_add_func ("/core/session/fork-own-session", test_fork_own_session);
+  g_test_add_func ("/core/session/thread-handle", test_thread_handle);
   g_test_add_func ("/core/gradient/manifest-digest", test_manifest_digest);
   g_test_add_func ("/core/gradient/contract-validation", test_contract_validation);
   g_test_add_func ("/core/gradient/plan-sorting-duplicates-empty",

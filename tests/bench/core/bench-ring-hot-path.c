@@ -9,8 +9,8 @@
  *   libwick.so   the ring through the shared library (WICK_LIBWICK), dlopen()ed,
  *             or linked at start when run under LD_PRELOAD=libwick.so.1: its
  *             TLS descriptors, which the static link above does not see.
- *   thread    the same spans through a WickThread handle (wick/wick-thread.h:
- *             wick_thread_get once, then the inline wick_span_begin_on /
+ *   thread    the same spans through a WickThreadHandle (wick/wick-thread-handle.h:
+ *             wick_thread_handle_get once, then the inline wick_span_begin_on /
  *             wick_span_end_on), static and through libwick.so's handle.
  * Each link mode's session and thread-handle figures end in one RESULT line
  * each: mode (static, dlopen, linked-at-start), variant (session, thread),
@@ -118,12 +118,12 @@ run_ring (uint64_t spans)
 }
 
 /* The same spans on the thread's handle: the span calls inlined here. */
-static WickThread *ring_thread;
+static WickThreadHandle *ring_thread;
 
 static __attribute__ ((noinline)) void
 run_thread (uint64_t spans)
 {
-  WickThread *thread = ring_thread;
+  WickThreadHandle *thread = ring_thread;
   WickString name = ring_name;
   for (uint64_t i = 0; i < spans; i++)
     {
@@ -146,10 +146,10 @@ static struct
   WickString (*intern) (WickSession *, const char *);
   WickSpanId (*begin) (WickSession *, WickString, WickSpanKind);
   bool (*end) (WickSession *, WickSpanId);
-  WickThread *(*thread_get) (WickSession *);
+  WickThreadHandle *(*thread_get) (WickSession *);
   WickSession *session;
   WickString name;
-  WickThread *thread;
+  WickThreadHandle *thread;
 } shared;
 
 static bool
@@ -163,7 +163,7 @@ shared_open (void)
   shared.intern = (void *)dlsym (shared.handle, "wick_intern");
   shared.begin = (void *)dlsym (shared.handle, "wick_span_begin_interned");
   shared.end = (void *)dlsym (shared.handle, "wick_span_end");
-  shared.thread_get = (void *)dlsym (shared.handle, "wick_thread_get");
+  shared.thread_get = (void *)dlsym (shared.handle, "wick_thread_handle_get");
   if (shared.open == NULL || shared.close == NULL || shared.intern == NULL || shared.begin == NULL
       || shared.end == NULL || shared.thread_get == NULL)
     return false;
@@ -191,7 +191,7 @@ run_shared (uint64_t spans)
 static __attribute__ ((noinline)) void
 run_shared_thread (uint64_t spans)
 {
-  WickThread *thread = shared.thread;
+  WickThreadHandle *thread = shared.thread;
   WickString name = shared.name;
   for (uint64_t i = 0; i < spans; i++)
     {
@@ -290,7 +290,7 @@ bench_hot_path (int rounds, uint64_t spans)
   floor_buffer = aligned_alloc (4096, RING_BYTES);
   ring_session = open_session (WICK_RING_DROP);
   ring_name = wick_intern (ring_session, "work");
-  ring_thread = wick_thread_get (ring_session);
+  ring_thread = wick_thread_handle_get (ring_session);
   int null_fd = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   sysprof_writer = sysprof_capture_writer_new_from_fd (null_fd, RING_BYTES);
 

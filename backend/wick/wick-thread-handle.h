@@ -1,10 +1,10 @@
-/* wick-thread.h — spans on a thread handle: the span hot path inlined into
+/* wick-thread-handle.h — spans on a thread handle: the span hot path inlined into
  * the caller.
  *
  * wick_span_begin_interned (session, …) finds the calling thread's ring from
  * the session on every call (its thread pointer hashed into a table), and is
  * a call into libwick. A thread that records many spans can instead ask once
- * for its handle, WickThread, and pass it to the static inline calls below,
+ * for its handle, WickThreadHandle, and pass it to the static inline calls below,
  * which write the span records into the thread's ring in the caller's own
  * code and call into libwick only on a slow path (a chunk boundary, a full
  * ring, an id block used up, nesting deeper than 128, a name handle 0, the
@@ -12,19 +12,19 @@
  * published open-span stack are exactly those of the session calls
  * (docs/ring.md); the two kinds of call may be mixed on one thread.
  *
- *   WickThread *thread = wick_thread_get (session);     once per thread
+ *   WickThreadHandle *thread = wick_thread_handle_get (session);     once per thread
  *   WickSpanId span = wick_span_begin_on (thread, name, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
  *   wick_span_end_on (thread, span);
  *
  * A handle belongs to the thread that got it and to its session: use it only
  * on that thread, while it lives and while the session is open (a handle is
  * not a lock: another thread's handle would write that thread's ring at the
- * same time as it). wick_thread_get is cheap after a thread's first call
+ * same time as it). wick_thread_handle_get is cheap after a thread's first call
  * (a thread-local lookup); it never returns NULL for an open session: when
  * every ring is taken its handle counts what it cannot record, as the session
  * calls do.
  *
- * ABI: the fields of WickThread are libwick's, read and written only by the
+ * ABI: the fields of WickThreadHandle are libwick's, read and written only by the
  * inline calls of this header; their layout is part of libwick 1.0, so code
  * compiled against this header keeps working with a later libwick. A libwick
  * that needs another layout keeps both limits at 0, and every inline call then
@@ -40,9 +40,9 @@
 
 WICK_BEGIN_DECLS
 
-typedef struct WickThread WickThread;
+typedef struct WickThreadHandle WickThreadHandle;
 
-struct WickThread
+struct WickThreadHandle
 {
   /* The ring control of the thread's ring (commit at byte 0, depth_gen at
    * 64, the open-span stack at 192, 32 bytes an entry, with the root's entry
@@ -64,15 +64,15 @@ struct WickThread
   /* The slow paths, in the libwick that made the handle (so that the inline
    * calls work as well on a libwick that was dlopen()ed). error NULL: as
    * wick_span_end; else as wick_span_end_checked. */
-  WickSpanId (*_wick_begin_slow) (WickThread *thread, uint64_t word);
-  bool (*_wick_end_slow) (WickThread *thread, WickSpanId span, WickError *error);
+  WickSpanId (*_wick_begin_slow) (WickThreadHandle *thread, uint64_t word);
+  bool (*_wick_end_slow) (WickThreadHandle *thread, WickSpanId span, WickError *error);
   uint64_t _wick_reserved[4];
 };
 
 /* The calling thread's handle in session (it claims the thread's ring if the
  * thread has none yet). */
 WICK_AVAILABLE_IN_1_0
-WickThread *wick_thread_get (WickSession *session);
+WickThreadHandle *wick_thread_handle_get (WickSession *session);
 
 #define _WICK_CONTROL_DEPTH_GEN 64
 #define _WICK_CONTROL_STACK 192
@@ -105,13 +105,13 @@ _wick_load (const uint8_t *where)
 typedef uint32_t __attribute__ ((__may_alias__)) _WickSeq;
 
 static inline void
-_wick_count_record (WickThread *thread)
+_wick_count_record (WickThreadHandle *thread)
 {
   ((_WickSeq *)(void *)&thread->_wick_seq_word)[1]++;
 }
 
 static inline uint64_t
-_wick_thread_now (const WickThread *thread)
+_wick_thread_now (const WickThreadHandle *thread)
 {
   __extension__ typedef unsigned __int128 _WickU128;
   uint64_t ticks = __builtin_ia32_rdtsc () - thread->_wick_tsc_base;
@@ -125,7 +125,7 @@ _wick_thread_now (const WickThread *thread)
  * is the innermost span open on this thread (s1 when none); 0 when the span
  * could not be recorded (counted, as there). */
 static inline WickSpanId
-wick_span_begin_on (WickThread *thread, WickString name, WickSpanKind kind, WickStep step)
+wick_span_begin_on (WickThreadHandle *thread, WickString name, WickSpanKind kind, WickStep step)
 {
   uint64_t word = (uint64_t)name | (uint64_t)(uint8_t)kind << 32 | (uint64_t)(uint8_t)step << 40;
 #if _WICK_INLINE_SPANS
@@ -167,7 +167,7 @@ wick_span_begin_on (WickThread *thread, WickString name, WickSpanKind kind, Wick
 }
 
 static inline bool
-_wick_span_end_on (WickThread *thread, WickSpanId span, WickError *error)
+_wick_span_end_on (WickThreadHandle *thread, WickSpanId span, WickError *error)
 {
 #if _WICK_INLINE_SPANS
   uint8_t *control = thread->_wick_control;
@@ -206,7 +206,7 @@ _wick_span_end_on (WickThread *thread, WickSpanId span, WickError *error)
 
 /* wick_span_end on the calling thread's handle (the same results). */
 static inline bool
-wick_span_end_on (WickThread *thread, WickSpanId span)
+wick_span_end_on (WickThreadHandle *thread, WickSpanId span)
 {
   return _wick_span_end_on (thread, span, (WickError *)0);
 }
@@ -215,7 +215,7 @@ wick_span_end_on (WickThread *thread, WickSpanId span)
  * (wrong thread, not open, 0) in error, never on stderr. error must not be
  * NULL. */
 static inline bool
-wick_span_end_checked_on (WickThread *thread, WickSpanId span, WickError *error)
+wick_span_end_checked_on (WickThreadHandle *thread, WickSpanId span, WickError *error)
 {
   return _wick_span_end_on (thread, span, error);
 }
