@@ -59,13 +59,20 @@ loader_thread (void *data)
   pthread_setname_np (pthread_self (), "data_loader");
   wick_thread_set_name ("data_loader");
   WickSession *session = loader->session;
+  /* this thread's own loop: its handle and its names, once (the spans are
+   * written inline, wick/wick-thread-handle.h) */
+  WickThreadHandle *thread = wick_thread_handle_get (session);
+  WickString load_batch = wick_intern (session, "load_batch");
+  WickString sample_tokens = wick_intern (session, "sample_tokens");
+  WickString collate_name = wick_intern (session, "collate");
   for (;;)
     {
-      WickSpanId batch = wick_span_begin (session, "load_batch", WICK_SPAN_FUNCTION);
-      WickSpanId sample = wick_span_begin (session, "sample_tokens", WICK_SPAN_FUNCTION);
+      WickSpanId batch = wick_span_begin_on (thread, load_batch, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+      WickSpanId sample
+        = wick_span_begin_on (thread, sample_tokens, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
       wick_demo_model_draw_tokens (loader->model, &loader->rng, loader->staging);
-      wick_span_end (session, sample);
-      wick_span_end (session, batch);
+      wick_span_end_on (thread, sample);
+      wick_span_end_on (thread, batch);
       /* idle (not recorded) until the trainer took the previous batch */
       pthread_mutex_lock (&loader->lock);
       while (loader->has_ready && !loader->stop)
@@ -75,14 +82,15 @@ loader_thread (void *data)
           pthread_mutex_unlock (&loader->lock);
           break;
         }
-      WickSpanId collate = wick_span_begin (session, "collate", WICK_SPAN_FUNCTION);
+      WickSpanId collate
+        = wick_span_begin_on (thread, collate_name, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
       uint64_t start = wick_session_now_ns (session);
       memcpy (loader->ready, loader->staging, loader->n_tokens * sizeof (uint32_t));
       loader->has_ready = true;
       pthread_cond_broadcast (&loader->changed);
       pthread_mutex_unlock (&loader->lock);
       record_collate (loader, collate, start);
-      wick_span_end (session, collate);
+      wick_span_end_on (thread, collate);
       loader->batches++;
     }
   return NULL;
