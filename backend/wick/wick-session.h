@@ -386,7 +386,8 @@ WICK_AVAILABLE_IN_1_0
 void wick_thread_set_name (const char *name);
 
 /* ---------------------------------------------------------------------------
- * Spans (hot path)
+ * Spans (hot path). A thread that records many spans can take its handle once
+ * and use the inline calls of wick-thread-handle.h instead (the same records).
  */
 
 /* An interned string: a handle to a string stored once in the ring's string

@@ -15,7 +15,9 @@
 #   weightsdiag  bench-weight-store with its diagnostics (WICK_BENCH_WEIGHT_DIAGNOSTICS=1)
 #   weightsx3 bench-weight-store, the default, 3 processes
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
-#   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5
+#   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5;
+#             RESULT lines: mode (static, dlopen, linked-at-start) x variant (session calls,
+#             thread handle) against the floor of the same process
 #   same      bench-graph-probe.py's SAME cells alone (Wick's stage, torch.cuda.CUDAGraph and a bare
 #             graph of one library's kernels, one torch process)
 #   hotpathab the same, ../src-before (another packed tree; WICK_HOTPATH_BEFORE names another
@@ -194,6 +196,10 @@ for s in "$@"; do
           $B/tests/bench/core/bench-ring-hot-path 31 300000 1 >/tmp/session-logs/hotpath-$core-preload.log 2>&1
         echo "rc=$?"; cat /tmp/session-logs/hotpath-$core-preload.log | head -40
       done
+      # one line a (core, link mode, variant): session calls and the thread handle's
+      # inline calls (wick/wick-thread-handle.h), each against the floor of its process
+      say "hotpath RESULT lines (static appears in both processes of a core)"
+      grep -H "^RESULT" /tmp/session-logs/hotpath-*.log | sed 's|/tmp/session-logs/hotpath-||; s|\.log:| |'
       ;;
     same)
       # Wick's certified stage beside torch.cuda.CUDAGraph and a bare graph of the same
@@ -226,7 +232,8 @@ for s in "$@"; do
           done
         done
       done
-      grep -H "x floor" /tmp/session-logs/hp-*.log | grep -E "floor \(|wick ring  |libwick.so" | sed 's|/tmp/session-logs/||'
+      grep -H "x floor" /tmp/session-logs/hp-*.log | grep -E "floor \(|wick ring  |libwick.so|thread handle" | sed 's|/tmp/session-logs/||'
+      grep -H "^RESULT" /tmp/session-logs/hp-*.log | sed 's|/tmp/session-logs/||'
       ;;
     gpt*)
       wait_data
