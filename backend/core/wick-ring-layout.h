@@ -216,7 +216,7 @@ typedef struct
   _Atomic int32_t owner_tid; /* 0: free */
   uint32_t next_seq;         /* seq the next owner continues from */
   uint64_t reserved1[5];
-  uint64_t reserved3[WICK_RING_MAX_HOLDERS / 2]; /* format 1: hold tails (now in the cursors memfd) */
+  uint64_t reserved3[WICK_RING_MAX_HOLDERS / 2]; /* format 1: hold tails (now in cursors) */
   /* Format 1's other hold tails; written by the producer at claim as an
    * entry whose id is 1 (the root s1), so that the entry below stack[depth]
    * is a new span's parent at every depth (no test for depth 0). Readers

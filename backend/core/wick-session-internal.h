@@ -92,8 +92,8 @@ typedef struct WickProducerStruct
 } WickProducer;
 
 #define WICK_PRODUCER_AS_THREAD(field, thread_field)                                               \
-  _Static_assert (offsetof (WickProducer, field) == offsetof (WickThreadHandle, thread_field),          \
-                  "WickProducer." #field " is WickThreadHandle." #thread_field)
+  _Static_assert(offsetof (WickProducer, field) == offsetof (WickThreadHandle, thread_field),      \
+                 "WickProducer." #field " is WickThreadHandle." #thread_field)
 WICK_PRODUCER_AS_THREAD (control, _wick_control);
 WICK_PRODUCER_AS_THREAD (data, _wick_data);
 WICK_PRODUCER_AS_THREAD (mask, _wick_mask);
@@ -107,13 +107,14 @@ WICK_PRODUCER_AS_THREAD (tsc_offset, _wick_tsc_offset);
 WICK_PRODUCER_AS_THREAD (begin_slow, _wick_begin_slow);
 WICK_PRODUCER_AS_THREAD (end_slow, _wick_end_slow);
 WICK_PRODUCER_AS_THREAD (thread_reserved, _wick_reserved);
-_Static_assert (offsetof (WickProducer, session) == sizeof (WickThreadHandle), "WickThreadHandle prefix");
-_Static_assert (_WICK_CONTROL_DEPTH_GEN == offsetof (WickRingControl, depth_gen)
-                  && _WICK_CONTROL_STACK == offsetof (WickRingControl, stack)
-                  && _WICK_MAX_DEPTH == WICK_RING_MAX_DEPTH
-                  && _WICK_SPAN_START_BYTES == sizeof (WickSpanStartRecord)
-                  && _WICK_SPAN_END_BYTES == sizeof (WickSpanEndRecord),
-                "wick-thread-handle.h's ring constants");
+_Static_assert(offsetof (WickProducer, session) == sizeof (WickThreadHandle),
+               "WickThreadHandle prefix");
+_Static_assert(_WICK_CONTROL_DEPTH_GEN == offsetof (WickRingControl, depth_gen)
+                 && _WICK_CONTROL_STACK == offsetof (WickRingControl, stack)
+                 && _WICK_MAX_DEPTH == WICK_RING_MAX_DEPTH
+                 && _WICK_SPAN_START_BYTES == sizeof (WickSpanStartRecord)
+                 && _WICK_SPAN_END_BYTES == sizeof (WickSpanEndRecord),
+               "wick-thread-handle.h's ring constants");
 
 /* Sets begin_limit and end_limit from fast_end (after every change of
  * fast_end, and after an id block refill): 0 off the TSC clock (the inline
@@ -228,7 +229,7 @@ struct WickSession
  * than a chunk, so that the inline begin's limit for ids left
  * (wick_producer_update_limits) binds less often than the chunk's end. */
 #define WICK_SPAN_ID_BLOCK 2048
-_Static_assert (WICK_SPAN_ID_BLOCK * 40 > WICK_RING_CHUNK_BYTES, "an id block outlasts a chunk");
+_Static_assert(WICK_SPAN_ID_BLOCK * 40 > WICK_RING_CHUNK_BYTES, "an id block outlasts a chunk");
 
 /* The name of a span begun without a name handle (see names_lost). */
 #define WICK_NAME_NOT_RECORDED "(name not recorded: string arena full)"

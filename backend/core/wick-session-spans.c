@@ -90,8 +90,8 @@ span_start_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uin
 static void
 refill_ids (WickSession *session, WickProducer *producer)
 {
-  producer->next_id = atomic_fetch_add_explicit (&session->next_id_block, WICK_SPAN_ID_BLOCK,
-                                                 memory_order_relaxed);
+  producer->next_id
+    = atomic_fetch_add_explicit (&session->next_id_block, WICK_SPAN_ID_BLOCK, memory_order_relaxed);
   producer->id_end = producer->next_id + WICK_SPAN_ID_BLOCK;
   wick_producer_update_limits (producer);
 }

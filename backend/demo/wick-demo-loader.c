@@ -67,7 +67,8 @@ loader_thread (void *data)
   WickString collate_name = wick_intern (session, "collate");
   for (;;)
     {
-      WickSpanId batch = wick_span_begin_on (thread, load_batch, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+      WickSpanId batch
+        = wick_span_begin_on (thread, load_batch, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
       WickSpanId sample
         = wick_span_begin_on (thread, sample_tokens, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
       wick_demo_model_draw_tokens (loader->model, &loader->rng, loader->staging);

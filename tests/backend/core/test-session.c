@@ -1046,8 +1046,8 @@ static void
 test_thread_handle (void)
 {
   g_autofree char *path = temp_path ("wick-test-handle.jsonl");
-  WickSessionOptions options = { .jsonl_path = path, .policy = WICK_RING_BLOCK,
-                                 .ring_bytes = 256 << 10, .max_threads = 2 };
+  WickSessionOptions options
+    = { .jsonl_path = path, .policy = WICK_RING_BLOCK, .ring_bytes = 256 << 10, .max_threads = 2 };
   WickSession *session
     = wick_session_open (&train_run, &(WickCaptureContract){ 0 }, &options, NULL);
   g_assert_nonnull (session);
@@ -1089,9 +1089,8 @@ test_thread_handle (void)
   /* 128 levels at most, as the session calls */
   WickSpanId deep[128];
   for (int i = 0; i < 128; i++)
-    g_assert_cmpuint ((deep[i] = wick_span_begin_on (handle, inner, WICK_SPAN_FUNCTION,
-                                                     WICK_STEP_NONE)),
-                      !=, 0);
+    g_assert_cmpuint (
+      (deep[i] = wick_span_begin_on (handle, inner, WICK_SPAN_FUNCTION, WICK_STEP_NONE)), !=, 0);
   g_assert_cmpuint (wick_span_begin_on (handle, inner, WICK_SPAN_FUNCTION, WICK_STEP_NONE), ==, 0);
   for (int i = 127; i >= 0; i--)
     g_assert_true (wick_span_end_on (handle, deep[i]));
@@ -1103,8 +1102,8 @@ test_thread_handle (void)
       alarm (20);
       WickString name = wick_intern (session, "child-handle");
       for (int i = 0; i < 1000; i++)
-        if (wick_span_end_on (handle, wick_span_begin_on (handle, name, WICK_SPAN_FUNCTION,
-                                                         WICK_STEP_NONE)))
+        if (wick_span_end_on (
+              handle, wick_span_begin_on (handle, name, WICK_SPAN_FUNCTION, WICK_STEP_NONE)))
           _exit (40);
       _exit (0);
     }
@@ -1136,7 +1135,8 @@ test_thread_handle (void)
                                              "\"parent_id\":\"s2\",\"name\":\"middle\""));
   g_assert_true (g_str_has_prefix (lines[4], "{\"kind\":\"span_start\",\"id\":\"s4\","
                                              "\"parent_id\":\"s3\",\"name\":\"inner\""));
-  g_assert_nonnull (strstr (lines[2], "\"span_kind\":\"module\",\"measured\":false,\"step\":\"forward\""));
+  g_assert_nonnull (
+    strstr (lines[2], "\"span_kind\":\"module\",\"measured\":false,\"step\":\"forward\""));
   g_assert_true (g_str_has_prefix (lines[5], "{\"kind\":\"span_end\",\"id\":\"s4\","));
   g_assert_true (g_str_has_prefix (lines[n - 1], "{\"kind\":\"terminal\",\"outcome\":\"failed\""));
   g_assert_nonnull (strstr (lines[n - 1], "records were lost: 1 dropped by the recorder"));
