@@ -423,8 +423,9 @@ wick_thread_begin_slow (WickThreadHandle *thread, uint64_t word)
   /* Sent here by the ids left rather than by the ring: a new block now, so
    * that the next slow begin is the ring's (a block's span_starts fill more
    * than a chunk), not one every few dozen spans as the ids run down. */
-  if (thread_is_mine (session, producer) && producer->begin_limit < producer->fast_end
-      && wick_producer_head (producer) + sizeof (WickSpanStartRecord) > producer->begin_limit)
+  if (producer->begin_limit < producer->end_limit /* limits live (TSC), the ids' lower */
+      && wick_producer_head (producer) + sizeof (WickSpanStartRecord) > producer->begin_limit
+      && thread_is_mine (session, producer))
     refill_ids (session, producer);
   WickSpanId id = span_begin_general (session, 0, word);
   thread_limits_again (session, producer);
