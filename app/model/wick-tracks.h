@@ -52,8 +52,10 @@
  * ends move with the end of what was read) when the growth allows it, else
  * by a whole rebuild, counted (wick_tracks_get_update_stats()). Either way
  * the model equals a whole build of the document as it stands (the model
- * suite's tracks-live test checks it batch by batch; a counter sample's
- * index may differ, its track, time and value not). Pointers from the model
+ * suite's tracks-live test checks it batch by batch), but for indices: a
+ * counter sample's may differ (not its track, time and value), and so may a
+ * track's that an append made after the counters (a new thread or stream;
+ * the display order is the same). Pointers from the model
  * are valid until the document changes; indices of events and tracks stay
  * valid across appends and change only with a whole rebuild
  * (wick_tracks_get_build_serial()).
