@@ -61,6 +61,25 @@ typedef struct
   guint64 *before; /* busy time of the intervals before the i-th */
 } Coverage;
 
+/* The scrolled band's pixels (below the pinned tracks), with what they were
+ * drawn for: a frame of the same horizontal view, layout and content blits
+ * them, moved by a vertical scroll of whole pixels with only the exposed
+ * strip drawn (the same pixels as a full draw: every box is snapped to whole
+ * pixels and nothing in the band depends on the scroll but its offset). */
+typedef struct
+{
+  cairo_surface_t *surface; /* ARGB32, the frame's size; NULL: none yet */
+  guint64 start_ns, end_ns;
+  int width, height, gutter;
+  double top; /* the band's top */
+  gboolean dark, hide_ops, labels;
+  guint layout_generation;
+  guint64 stamp; /* content_stamp() */
+  double scroll_y;
+  double min_width;         /* the label threshold its text was drawn with */
+  GHashTable *label_counts; /* track << 32 | row: label candidates (TracksPass) */
+} PlotLayer;
+
 struct _WickTimelineScene
 {
   WickDocument *document;
@@ -124,6 +143,7 @@ struct _WickTimelineScene
   guint64 host_start, host_end; /* host_start G_MAXUINT64: nothing yet */
   guint64 device_start, device_end;
   gboolean any_device;
+  PlotLayer layer;
 };
 
 typedef struct
@@ -625,6 +645,7 @@ wick_timeline_scene_new (WickDocument *document)
   for (guint i = 0; i < N_BATCHES; i++)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (Rect));
   self->row_cache = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, row_cache_free);
+  self->layer.label_counts = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   self->compiled = g_array_new (FALSE, FALSE, sizeof (WickEventRef));
   if (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME)
     {
@@ -702,6 +723,8 @@ wick_timeline_scene_free (WickTimelineScene *self)
   for (guint i = 0; i < N_BATCHES; i++)
     g_array_unref (self->batches[i]);
   g_hash_table_unref (self->row_cache);
+  g_clear_pointer (&self->layer.surface, cairo_surface_destroy);
+  g_hash_table_unref (self->layer.label_counts);
   g_clear_object (&self->layout);
   g_clear_pointer (&self->gutter, cairo_surface_destroy);
   g_ptr_array_unref (self->marker_labels);
@@ -1523,8 +1546,9 @@ batch_rect (WickTimelineScene *self, guint batch, double x0, double x1, double y
  * sample them without antialiasing (a pixel whose centre is inside), when
  * nothing stands between user space and the pixels: at tens of thousands of
  * boxes a frame, cairo's path and box machinery costs more than the fill. */
+/* @cr draws 1:1 onto the pixels of a 32-bit image surface. */
 static gboolean
-fill_direct (cairo_t *cr, GArray *rects, WickRgb rgb)
+draws_on_pixels (cairo_t *cr)
 {
   cairo_surface_t *target = cairo_get_target (cr);
   if (cairo_surface_get_type (target) != CAIRO_SURFACE_TYPE_IMAGE
@@ -1536,8 +1560,54 @@ fill_direct (cairo_t *cr, GArray *rects, WickRgb rgb)
   double sx, sy, ox, oy;
   cairo_surface_get_device_scale (target, &sx, &sy);
   cairo_surface_get_device_offset (target, &ox, &oy);
-  if (m.xx != 1 || m.yy != 1 || m.xy != 0 || m.yx != 0 || m.x0 != 0 || m.y0 != 0 || sx != 1
-      || sy != 1 || ox != 0 || oy != 0)
+  return m.xx == 1 && m.yy == 1 && m.xy == 0 && m.yx == 0 && m.x0 == 0 && m.y0 == 0 && sx == 1
+         && sy == 1 && ox == 0 && oy == 0;
+}
+
+/* Moves the pixels of columns [x0, x1) in rows [y0, y1) of @surface up by
+ * @dy rows (down when negative); the rows left behind keep what they had. */
+static void
+scroll_pixels (cairo_surface_t *surface, int x0, int x1, int y0, int y1, int dy)
+{
+  cairo_surface_flush (surface);
+  guint8 *data = cairo_image_surface_get_data (surface);
+  int stride = cairo_image_surface_get_stride (surface);
+  gsize bytes = (gsize)(x1 - x0) * 4;
+  if (dy > 0)
+    for (int y = y0; y + dy < y1; y++)
+      memcpy (data + (gsize)y * stride + (gsize)x0 * 4,
+              data + (gsize)(y + dy) * stride + (gsize)x0 * 4, bytes);
+  else
+    for (int y = y1 - 1; y + dy >= y0; y--)
+      memcpy (data + (gsize)y * stride + (gsize)x0 * 4,
+              data + (gsize)(y + dy) * stride + (gsize)x0 * 4, bytes);
+  cairo_surface_mark_dirty (surface);
+}
+
+/* Columns [x0, x1) of rows [y0, y1) of @from into the same place of @to
+ * (both 32-bit images; @from opaque there). */
+static void
+copy_pixels (cairo_surface_t *to, cairo_surface_t *from, int x0, int x1, int y0, int y1)
+{
+  cairo_surface_flush (to);
+  cairo_surface_flush (from);
+  x1 = MIN (x1, MIN (cairo_image_surface_get_width (to), cairo_image_surface_get_width (from)));
+  y1 = MIN (y1, MIN (cairo_image_surface_get_height (to), cairo_image_surface_get_height (from)));
+  guint8 *dst = cairo_image_surface_get_data (to);
+  const guint8 *src = cairo_image_surface_get_data (from);
+  int dst_stride = cairo_image_surface_get_stride (to),
+      src_stride = cairo_image_surface_get_stride (from);
+  for (int y = MAX (y0, 0); y < y1 && x0 < x1; y++)
+    memcpy (dst + (gsize)y * dst_stride + (gsize)x0 * 4,
+            src + (gsize)y * src_stride + (gsize)x0 * 4, (gsize)(x1 - x0) * 4);
+  cairo_surface_mark_dirty (to);
+}
+
+static gboolean
+fill_direct (cairo_t *cr, GArray *rects, WickRgb rgb)
+{
+  cairo_surface_t *target = cairo_get_target (cr);
+  if (!draws_on_pixels (cr))
     return FALSE;
   cairo_rectangle_list_t *clips = cairo_copy_clip_rectangle_list (cr);
   if (clips->status != CAIRO_STATUS_SUCCESS || clips->num_rectangles != 1)
@@ -1804,7 +1874,11 @@ wick_timeline_scene_set_row_cache (WickTimelineScene *self, gboolean on)
 {
   self->row_cache_off = !on;
   if (!on)
-    g_hash_table_remove_all (self->row_cache);
+    {
+      g_hash_table_remove_all (self->row_cache);
+      g_clear_pointer (&self->layer.surface, cairo_surface_destroy);
+      g_clear_pointer (&self->gutter, cairo_surface_destroy);
+    }
 }
 
 /* One row of a slices, async or device track: raw events when they are few
@@ -2020,15 +2094,21 @@ draw_text (WickTimelineScene *self, cairo_t *cr, const char *text, double x, dou
   pango_cairo_show_layout (cr, layout);
 }
 
+/* Text is the costly part of a frame: with very many candidates (@n in the
+ * band drawn), only the wider events get their names. */
+static double
+label_min_width (guint n)
+{
+  return n > 600 ? 96 : n > 300 ? 60 : 24;
+}
+
 static void
-draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view, GArray *labels)
+draw_labels (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view, GArray *labels,
+             double min_width)
 {
   PangoLayout *layout = scene_layout (self, cr);
   cairo_set_source_rgb (cr, view->dark ? 0.95 : 0.1, view->dark ? 0.95 : 0.1,
                         view->dark ? 0.95 : 0.12);
-  /* Text is the costly part of a frame: with very many candidates, only the
-   * wider events get their names. */
-  double min_width = labels->len > 600 ? 96 : labels->len > 300 ? 60 : 24;
   for (guint i = 0; i < labels->len; i++)
     {
       Label *label = &g_array_index (labels, Label, i);
@@ -2246,6 +2326,28 @@ static guint64
 ruler_step (const WickTimelineViewport *view)
 {
   return wick_time_axis_step (view_ns_per_px (view), 90);
+}
+
+/* The ruler's grid lines alone, as draw_ruler() draws them under the tracks. */
+static void
+draw_grid (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  guint64 step = ruler_step (view);
+  guint64 origin = self->extent_start;
+  WickTimeTicks ticks;
+  guint64 rel;
+  wick_time_ticks_init (&ticks, origin, view->start_ns, view->end_ns, step,
+                        (guint)(view->width / 8) + 2);
+  wick_palette_set (cr, wick_palette_grid (view->dark), 1);
+  while (wick_time_ticks_next (&ticks, &rel))
+    {
+      double x = floor (wick_timeline_viewport_time_to_x (view, wick_time_add (origin, rel))) + 0.5;
+      if (x < WICK_TIMELINE_GUTTER)
+        continue;
+      cairo_move_to (cr, x, WICK_TIMELINE_RULER);
+      cairo_line_to (cr, x, view->height);
+      cairo_stroke (cr);
+    }
 }
 
 static void
@@ -2554,12 +2656,41 @@ draw_busy_strip (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewpor
   cairo_fill (cr);
 }
 
+/* What one pass over the tracks draws: its band of the screen, and in it the
+ * strip to draw (the whole band, or the rows a scroll exposed; the caller
+ * clips to it). @label_counts, when set, keeps each row's label candidates
+ * (by track << 32 | row): a row outside the strip is drawn only when its
+ * count is not known yet, so that the pass knows every visible row's. */
+typedef struct
+{
+  double clip_top, clip_bottom;
+  double strip_top, strip_bottom;
+  GHashTable *label_counts;
+} TracksPass;
+
+static gboolean
+pass_row_known (const TracksPass *tp, guint32 track, guint row)
+{
+  gint64 key = (gint64)((guint64)track << 32 | row);
+  return tp->label_counts != NULL && g_hash_table_contains (tp->label_counts, &key);
+}
+
+static void
+pass_row_count (const TracksPass *tp, guint32 track, guint row, guint n)
+{
+  if (tp->label_counts == NULL)
+    return;
+  gint64 key = (gint64)((guint64)track << 32 | row);
+  g_hash_table_insert (tp->label_counts, g_memdup2 (&key, sizeof key), GUINT_TO_POINTER (n));
+}
+
 static void
 draw_track (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view,
-            const LayoutItem *item, double top, GArray *labels, guint zebra)
+            const LayoutItem *item, double top, GArray *labels, guint zebra, const TracksPass *tp)
 {
   const WickTrack *track = &wick_tracks_get_tracks (self->tracks, NULL)[item->index];
-  if (zebra % 2)
+  gboolean in_strip = top + item->height >= tp->strip_top && top <= tp->strip_bottom;
+  if (zebra % 2 && in_strip)
     {
       set_blended (cr, wick_palette_grid (view->dark), 0.3, view->dark);
       cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width - WICK_TIMELINE_GUTTER,
@@ -2568,16 +2699,20 @@ draw_track (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
     }
   if (self->track_collapsed[item->index])
     {
-      draw_busy_strip (self, cr, view, -1, item->index, top, item->height);
+      if (in_strip)
+        draw_busy_strip (self, cr, view, -1, item->index, top, item->height);
       return;
     }
   switch (track->kind)
     {
       case WICK_TRACK_COUNTER:
         /* Steps are axis-aligned: no antialiasing needed, and much cheaper. */
-        draw_counter (self, cr, view, item->index, top, item->height);
+        if (in_strip)
+          draw_counter (self, cr, view, item->index, top, item->height);
         break;
       case WICK_TRACK_INSTANTS:
+        if (!in_strip)
+          break;
         cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
         draw_instants (self, cr, view, item->index, top, item->height);
         cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
@@ -2591,8 +2726,13 @@ draw_track (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *vi
               double y = top + r * WICK_TIMELINE_ROW;
               if (y + WICK_TIMELINE_ROW < WICK_TIMELINE_RULER || y > view->height)
                 continue;
+              if ((y + WICK_TIMELINE_ROW < tp->strip_top || y > tp->strip_bottom)
+                  && pass_row_known (tp, item->index, r))
+                continue;
+              guint before = labels != NULL ? labels->len : 0;
               draw_row (self, view, item->index, r, device ? y + 2 : y,
                         device ? WICK_TIMELINE_ROW - 4 : WICK_TIMELINE_ROW - 1, labels);
+              pass_row_count (tp, item->index, r, labels != NULL ? labels->len - before : 0);
             }
           break;
         }
@@ -2713,6 +2853,8 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
       draw_text (self, cr, _ ("Steps"), 10, step_row_top (self) + 2, WICK_TIMELINE_GUTTER - 16);
     }
   const WickProcess *processes = wick_tracks_get_processes (self->tracks, NULL);
+  double clip_x0, clip_y0, clip_x1, clip_y1;
+  cairo_clip_extents (cr, &clip_x0, &clip_y0, &clip_x1, &clip_y1);
   for (int pass = 0; pass < 2; pass++)
     {
       /* Scrolled items first, then the pinned ones over them. */
@@ -2728,7 +2870,8 @@ draw_gutter (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *v
           if (item->pinned != pass)
             continue;
           double top = item_top (self, view, item);
-          if (top > view->height || top + item->height < WICK_TIMELINE_RULER)
+          if (top > view->height || top + item->height < WICK_TIMELINE_RULER || top > clip_y1
+              || top + item->height < clip_y0)
             continue;
           if (item->type == ITEM_PROCESS)
             {
@@ -2798,13 +2941,38 @@ draw_gutter_cached (WickTimelineScene *self, cairo_t *cr, const WickTimelineView
       draw_gutter (self, cr, view);
       return;
     }
-  if (self->gutter == NULL || self->gutter_generation != self->layout_generation
-      || self->gutter_scroll != view->scroll_y || self->gutter_height != view->height
-      || self->gutter_dark != view->dark)
+  double dy = view->scroll_y - self->gutter_scroll;
+  int band_top = (int)scrolled_top (self), band_bottom = view->height;
+  if (self->gutter != NULL && !self->row_cache_off
+      && self->gutter_generation == self->layout_generation && self->gutter_height == view->height
+      && self->gutter_dark == view->dark
+      && cairo_image_surface_get_width (self->gutter) == WICK_TIMELINE_GUTTER
+      && cairo_image_surface_get_height (self->gutter) == view->height && dy != 0
+      && dy == floor (dy) && fabs (dy) < band_bottom - band_top)
+    {
+      /* scrolled by whole pixels: the labels still shown move, the exposed
+       * strip is drawn */
+      scroll_pixels (self->gutter, 0, WICK_TIMELINE_GUTTER, band_top, band_bottom, (int)dy);
+      cairo_t *gcr = cairo_create (self->gutter);
+      cairo_set_line_width (gcr, 1);
+      if (dy > 0)
+        cairo_rectangle (gcr, 0, band_bottom - dy, WICK_TIMELINE_GUTTER, dy);
+      else
+        cairo_rectangle (gcr, 0, band_top, WICK_TIMELINE_GUTTER, -dy);
+      cairo_clip (gcr);
+      draw_gutter (self, gcr, view);
+      cairo_destroy (gcr);
+      g_clear_object (&self->layout);
+      self->gutter_scroll = view->scroll_y;
+    }
+  double sx, sy;
+  cairo_surface_get_device_scale (target, &sx, &sy);
+  if (self->gutter == NULL || self->row_cache_off
+      || self->gutter_generation != self->layout_generation || self->gutter_scroll != view->scroll_y
+      || self->gutter_height != view->height || self->gutter_dark != view->dark
+      || cairo_image_surface_get_width (self->gutter) != (int)ceil (WICK_TIMELINE_GUTTER * sx))
     {
       g_clear_pointer (&self->gutter, cairo_surface_destroy);
-      double sx, sy;
-      cairo_surface_get_device_scale (target, &sx, &sy);
       self->gutter = cairo_image_surface_create (
         CAIRO_FORMAT_RGB24, (int)ceil (WICK_TIMELINE_GUTTER * sx), (int)ceil (view->height * sy));
       cairo_surface_set_device_scale (self->gutter, sx, sy);
@@ -3266,14 +3434,233 @@ draw_hover_time (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewpor
     }
 }
 
+/* The items of @pass in @tp's strip: process headers and tracks, their
+ * boxes, the ops, torch.compile's regions and the search hits; their labels
+ * into @labels (drawn by the caller, which knows how many the band has). */
+static void
+draw_tracks_pass (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view, int pass,
+                  const TracksPass *tp, GArray *labels)
+{
+  cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
+  guint zebra = 0;
+  for (guint i = 0; i < self->items->len; i++)
+    {
+      const LayoutItem *item = &g_array_index (self->items, LayoutItem, i);
+      if (item->pinned != pass)
+        continue;
+      double top = item_top (self, view, item);
+      if (item->type == ITEM_PROCESS)
+        {
+          /* a process's stripes count from its header, shown or scrolled
+           * out: they stay put while the list scrolls */
+          zebra = 0;
+          if (top + item->height < tp->strip_top || top > tp->strip_bottom)
+            continue;
+          set_blended (cr, wick_palette_foreground (view->dark), 0.05, view->dark);
+          cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width, item->height);
+          cairo_fill (cr);
+          if (self->collapsed[item->index])
+            draw_busy_strip (self, cr, view, (gint32)item->index, 0, top, item->height);
+          continue;
+        }
+      if (top + item->height < tp->clip_top || top > tp->clip_bottom)
+        {
+          zebra++;
+          continue;
+        }
+      draw_track (self, cr, view, item, top, labels, zebra++, tp);
+    }
+  flush_batches (self, cr, view->dark);
+  if (!view->hide_ops && pass == 0)
+    draw_ops (self, cr, view);
+  draw_compiled (self, cr, view);
+  draw_search_hits (self, view);
+  flush_batches (self, cr, view->dark);
+  cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+}
+
+/* The label candidates of every row the band of @tp shows, from the counts a
+ * pass kept; FALSE when a row's is not known. */
+static gboolean
+band_label_total (WickTimelineScene *self, const WickTimelineViewport *view, const TracksPass *tp,
+                  guint *total)
+{
+  const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, NULL);
+  *total = 0;
+  for (guint i = 0; i < self->items->len; i++)
+    {
+      const LayoutItem *item = &g_array_index (self->items, LayoutItem, i);
+      if (item->pinned || item->type != ITEM_TRACK || self->track_collapsed[item->index])
+        continue;
+      WickTrackKind kind = tracks[item->index].kind;
+      if (kind == WICK_TRACK_COUNTER || kind == WICK_TRACK_INSTANTS)
+        continue;
+      double top = item_top (self, view, item);
+      if (top + item->height < tp->clip_top || top > tp->clip_bottom)
+        continue;
+      guint rows = wick_tracks_track_n_rows (self->tracks, item->index);
+      for (guint r = 0; r < rows; r++)
+        {
+          double y = top + r * WICK_TIMELINE_ROW;
+          if (y + WICK_TIMELINE_ROW < WICK_TIMELINE_RULER || y > view->height)
+            continue;
+          gint64 key = (gint64)((guint64)item->index << 32 | r);
+          gpointer count;
+          if (!g_hash_table_lookup_extended (tp->label_counts, &key, NULL, &count))
+            return FALSE;
+          *total += GPOINTER_TO_UINT (count);
+        }
+    }
+  return TRUE;
+}
+
+/* Changes when the model's tracks gain events (a live document's scene may
+ * outlive a change of its tracks). */
+static guint64
+content_stamp (WickTimelineScene *self)
+{
+  guint n;
+  const WickTrack *tracks = wick_tracks_get_tracks (self->tracks, &n);
+  guint64 stamp = n;
+  for (guint i = 0; i < n; i++)
+    stamp = stamp * 31 + tracks[i].n_events;
+  return stamp;
+}
+
+/* The scrolled band is drawn through the layer when the frame lands on an
+ * image's pixels 1:1 and nothing in it is measured or dimmed per frame (the
+ * legend, a search). */
+static gboolean
+layer_usable (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  return !self->row_cache_off && !self->legend_on && view->matches == NULL
+         && view->device_matches == NULL && view->match_list == NULL && draws_on_pixels (cr);
+}
+
+/* What the scrolled band's pixels depend on besides the vertical scroll. */
+static gboolean
+layer_matches (WickTimelineScene *self, const WickTimelineViewport *view, double top)
+{
+  const PlotLayer *l = &self->layer;
+  return l->surface != NULL && l->start_ns == view->start_ns && l->end_ns == view->end_ns
+         && l->width == view->width && l->height == view->height && l->top == top
+         && l->gutter == WICK_TIMELINE_GUTTER && l->dark == view->dark
+         && l->hide_ops == view->hide_ops && l->labels == !view->no_labels
+         && l->layout_generation == self->layout_generation && l->stamp == content_stamp (self);
+}
+
+/* The band's background and the ruler's grid lines, in the clip of @cr. */
+static void
+layer_clear (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
+{
+  wick_palette_set (cr, wick_palette_background (view->dark), 1);
+  cairo_paint (cr);
+  draw_grid (self, cr, view);
+}
+
+/* Draws the whole band into the layer. */
+static void
+layer_redraw (WickTimelineScene *self, const WickTimelineViewport *view, double top, double bottom,
+              GArray *labels)
+{
+  PlotLayer *l = &self->layer;
+  if (l->surface == NULL || cairo_image_surface_get_width (l->surface) != view->width
+      || cairo_image_surface_get_height (l->surface) != view->height)
+    {
+      g_clear_pointer (&l->surface, cairo_surface_destroy);
+      l->surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view->width, view->height);
+    }
+  g_hash_table_remove_all (l->label_counts);
+  cairo_t *cr = cairo_create (l->surface);
+  cairo_set_line_width (cr, 1);
+  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width - WICK_TIMELINE_GUTTER, bottom - top);
+  cairo_clip (cr);
+  layer_clear (self, cr, view);
+  TracksPass tp = { top, bottom, top, bottom, l->label_counts };
+  draw_tracks_pass (self, cr, view, 0, &tp, labels);
+  l->min_width = label_min_width (labels != NULL ? labels->len : 0);
+  if (labels != NULL)
+    draw_labels (self, cr, view, labels, l->min_width);
+  cairo_destroy (cr);
+  l->start_ns = view->start_ns;
+  l->end_ns = view->end_ns;
+  l->width = view->width;
+  l->height = view->height;
+  l->top = top;
+  l->gutter = WICK_TIMELINE_GUTTER;
+  l->dark = view->dark;
+  l->hide_ops = view->hide_ops;
+  l->labels = !view->no_labels;
+  l->layout_generation = self->layout_generation;
+  l->stamp = content_stamp (self);
+  l->scroll_y = view->scroll_y;
+}
+
+/* The layer scrolled by whole pixels: the rows still shown move, the strip
+ * the scroll exposed is drawn. FALSE when the frame's labels would need
+ * another width threshold than the layer's (then it is drawn afresh). */
+static gboolean
+layer_scroll (WickTimelineScene *self, const WickTimelineViewport *view, double top, double bottom,
+              int dy, GArray *labels)
+{
+  PlotLayer *l = &self->layer;
+  int x0 = WICK_TIMELINE_GUTTER, x1 = view->width, y0 = (int)top, y1 = (int)bottom;
+  scroll_pixels (l->surface, x0, x1, y0, y1, dy);
+  double strip_top = dy > 0 ? y1 - dy : y0, strip_bottom = dy > 0 ? y1 : y0 - dy;
+  cairo_t *cr = cairo_create (l->surface);
+  cairo_set_line_width (cr, 1);
+  cairo_rectangle (cr, x0, strip_top, x1 - x0, strip_bottom - strip_top);
+  cairo_clip (cr);
+  layer_clear (self, cr, view);
+  TracksPass tp = { top, bottom, strip_top, strip_bottom, l->label_counts };
+  draw_tracks_pass (self, cr, view, 0, &tp, labels);
+  guint total;
+  gboolean same
+    = band_label_total (self, view, &tp, &total) && label_min_width (total) == l->min_width;
+  if (same && labels != NULL)
+    draw_labels (self, cr, view, labels, l->min_width);
+  cairo_destroy (cr);
+  l->scroll_y = view->scroll_y;
+  return same;
+}
+
+/* The scrolled band through the layer: kept while the horizontal view and
+ * the layout stay, moved by a scroll of whole pixels, and painted onto @cr. */
+static void
+draw_scrolled_layer (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view,
+                     double top, double bottom, GArray *labels)
+{
+  PlotLayer *l = &self->layer;
+  double dy = view->scroll_y - l->scroll_y;
+  if (!layer_matches (self, view, top) || dy != floor (dy) || fabs (dy) >= bottom - top
+      || (dy != 0 && !layer_scroll (self, view, top, bottom, (int)dy, labels)))
+    {
+      if (labels != NULL)
+        g_array_set_size (labels, 0);
+      layer_redraw (self, view, top, bottom, labels);
+    }
+  if (labels != NULL)
+    g_array_set_size (labels, 0);
+  copy_pixels (cairo_get_target (cr), l->surface, WICK_TIMELINE_GUTTER, view->width, (int)top,
+               (int)bottom);
+}
+
 void
 wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
   g_return_if_fail (view->end_ns > view->start_ns);
+  self->legend_on = view->legend && !view->no_labels
+                    && wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME;
+  self->legend_compiled = FALSE;
+  /* the scrolled band comes whole from the layer: no background under it */
+  gboolean use_layer = layer_usable (self, cr, view) && scrolled_top (self) < view->height;
   cairo_save (cr);
   cairo_set_line_width (cr, 1);
   wick_palette_set (cr, wick_palette_background (view->dark), 1);
-  cairo_rectangle (cr, 0, 0, view->width, view->height);
+  cairo_rectangle (cr, 0, 0, view->width, use_layer ? scrolled_top (self) : view->height);
+  if (use_layer)
+    cairo_rectangle (cr, 0, scrolled_top (self), WICK_TIMELINE_GUTTER,
+                     view->height - scrolled_top (self));
   cairo_fill (cr);
 
   draw_ruler (self, cr, view);
@@ -3283,9 +3670,6 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
                    view->width - WICK_TIMELINE_GUTTER, view->height - WICK_TIMELINE_RULER);
   cairo_clip (cr);
   g_autoptr (GArray) labels = view->no_labels ? NULL : g_array_new (FALSE, FALSE, sizeof (Label));
-  self->legend_on = view->legend && !view->no_labels
-                    && wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME;
-  self->legend_compiled = FALSE;
   if (self->legend_on)
     {
       if (self->legend_slots == NULL)
@@ -3293,19 +3677,19 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
       else
         memset (self->legend_slots, 0, LEGEND_SLOTS * sizeof (LegendSlot));
     }
-  const WickProcess *processes = wick_tracks_get_processes (self->tracks, NULL);
-  (void)processes;
   /* Scrolled tracks under the pinned ones. */
   for (int pass = 0; pass < 2; pass++)
     {
-      cairo_save (cr);
       double clip_top = pass == 0 ? scrolled_top (self) : top_of_tracks (self);
       double clip_bottom = pass == 0 ? view->height : scrolled_top (self);
       if (clip_bottom <= clip_top)
+        continue;
+      if (pass == 0 && use_layer)
         {
-          cairo_restore (cr);
+          draw_scrolled_layer (self, cr, view, clip_top, clip_bottom, labels);
           continue;
         }
+      cairo_save (cr);
       cairo_rectangle (cr, WICK_TIMELINE_GUTTER, clip_top, view->width, clip_bottom - clip_top);
       cairo_clip (cr);
       if (pass == 1)
@@ -3313,41 +3697,11 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
           wick_palette_set (cr, wick_palette_background (view->dark), 1);
           cairo_paint (cr);
         }
-      cairo_set_antialias (cr, CAIRO_ANTIALIAS_NONE);
-      guint zebra = 0;
-      for (guint i = 0; i < self->items->len; i++)
-        {
-          const LayoutItem *item = &g_array_index (self->items, LayoutItem, i);
-          if (item->pinned != pass)
-            continue;
-          double top = item_top (self, view, item);
-          if (top + item->height < clip_top || top > clip_bottom)
-            {
-              zebra++;
-              continue;
-            }
-          if (item->type == ITEM_PROCESS)
-            {
-              set_blended (cr, wick_palette_foreground (view->dark), 0.05, view->dark);
-              cairo_rectangle (cr, WICK_TIMELINE_GUTTER, top, view->width, item->height);
-              cairo_fill (cr);
-              if (self->collapsed[item->index])
-                draw_busy_strip (self, cr, view, (gint32)item->index, 0, top, item->height);
-              zebra = 0;
-              continue;
-            }
-          draw_track (self, cr, view, item, top, labels, zebra++);
-        }
-      flush_batches (self, cr, view->dark);
-      if (!view->hide_ops && pass == 0)
-        draw_ops (self, cr, view);
-      draw_compiled (self, cr, view);
-      draw_search_hits (self, view);
-      flush_batches (self, cr, view->dark);
-      cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+      TracksPass tp = { clip_top, clip_bottom, clip_top, clip_bottom, NULL };
+      draw_tracks_pass (self, cr, view, pass, &tp, labels);
       if (labels)
         {
-          draw_labels (self, cr, view, labels);
+          draw_labels (self, cr, view, labels, label_min_width (labels->len));
           g_array_set_size (labels, 0);
         }
       cairo_restore (cr);

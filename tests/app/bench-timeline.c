@@ -272,6 +272,9 @@ main (int argc, char **argv)
   guint64 n_spans = env ? g_ascii_strtoull (env, NULL, 10) : 10000000;
   /* WICK_BENCH_PART=tracks: the track list alone (profiling; no single-track ratio) */
   gboolean tracks_only = g_strcmp0 (g_getenv ("WICK_BENCH_PART"), "tracks") == 0;
+  /* WICK_BENCH_PART=scroll: the track list's scrolled frames alone (profiling) */
+  gboolean scroll_only = g_strcmp0 (g_getenv ("WICK_BENCH_PART"), "scroll") == 0;
+  tracks_only |= scroll_only;
   static const struct
   {
     const char *name;
@@ -336,7 +339,7 @@ track_list:;
           build_s, scene_s, (double)wick_tracks_get_size (tracks) / MAX (n, 1));
   printf ("  %-26s %12s %16s %16s %8s %16s\n", "view", "tracks (ms)", "+ flows (ms)",
           "single-track (ms)", "ratio", "no row cache (ms)");
-  for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
+  for (guint z = 0; z < G_N_ELEMENTS (zooms) && !scroll_only; z++)
     {
       bench_selected = (WickEventRef){ WICK_EVENT_NONE, 0 };
       /* the same run's baseline: every frame reads the events */
@@ -359,7 +362,7 @@ track_list:;
   for (int round = 0; round < 3; round++)
     {
       wick_timeline_scene_set_row_cache (scene, FALSE);
-      double off = time_frames (draw_scene, scene, start, end, 1.0, 21, cr);
+      double off = scroll_only ? 0 : time_frames (draw_scene, scene, start, end, 1.0, 21, cr);
       wick_timeline_scene_set_row_cache (scene, TRUE);
       double cold = time_frames (draw_scene, scene, start, end, 1.0, 1, cr);
       double on = time_frames (draw_scene, scene, start, end, 1.0, 21, cr);

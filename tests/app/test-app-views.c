@@ -1804,6 +1804,104 @@ test_timeline_live_update (void)
     }
   g_test_message ("%u updates in place, %u scenes built", updates, rebuilds);
   g_assert_cmpuint (updates, >, rebuilds);
+/* Two processes of nested dense threads and a counter: process headers and
+ * stripes scroll out of view, rows are drawn from the summary zoomed out and
+ * carry labels zoomed in. */
+static WickDocument *
+scrolled_tracks_document (void)
+{
+  WickDocument *document = wick_document_new ();
+  WickTracks *tracks = wick_document_begin_tracks (document, WICK_TRACE_FORMAT_CHROME);
+  WickStr cat = wick_tracks_intern (tracks, "cpu_op", 6);
+  static const char *text[] = { "step", "forward", "matmul", "relu" };
+  WickStr names[4];
+  for (guint i = 0; i < 4; i++)
+    names[i] = wick_tracks_intern (tracks, text[i], strlen (text[i]));
+  for (guint pid = 1; pid <= 2; pid++)
+    {
+      guint32 process = wick_tracks_add_process (tracks, pid);
+      for (guint th = 0; th < 9; th++)
+        {
+          guint32 thread = wick_tracks_add_thread (tracks, process, pid * 100 + th);
+          for (guint u = 0; u < 20000; u++)
+            {
+              gint64 t = 5 + (gint64)u * 1000 + th * 13;
+              wick_tracks_slice_complete (tracks, thread, t, 990, names[u % 2], cat, 0);
+              wick_tracks_slice_complete (tracks, thread, t + 10, 400 + (u * 7919) % 500,
+                                          names[2 + u % 2], cat, 0);
+              if (u % 3 == 0)
+                wick_tracks_slice_complete (tracks, thread, t + 20, 200, names[3], cat, 0);
+            }
+        }
+      guint32 counter = wick_tracks_counter_track (tracks, (gint32)process,
+                                                   wick_tracks_intern (tracks, "queue", 5));
+      for (guint i = 0; i < 5000; i++)
+        wick_tracks_counter_add (tracks, counter, (gint64)i * 4000,
+                                 (double)((i * 2654435761u) % 97));
+    }
+  wick_tracks_finish (tracks);
+  return document;
+}
+
+/* The scrolled band is kept as pixels and moved by a vertical scroll of whole
+ * pixels, only the exposed strip drawn (the gutter's labels too): every frame
+ * of a run of scrolls, up and down, by small and large steps, fractional
+ * ones, with a collapsed track, zoomed out and zoomed in with labels, is the
+ * same pixels as the frame drawn afresh by a scene without any cache. */
+static void
+test_timeline_scrolled_layer (void)
+{
+  g_autoptr (WickDocument) document = scrolled_tracks_document ();
+  WickTimelineScene *kept = wick_timeline_scene_new (document);
+  WickTimelineScene *fresh = wick_timeline_scene_new (document);
+  wick_timeline_scene_set_row_cache (fresh, FALSE);
+  guint64 start, end;
+  wick_timeline_scene_get_extent (kept, &start, &end);
+  /* a collapsed thread (its busy strip) in the second process */
+  guint32 collapsed = wick_timeline_scene_get_track (kept, 12);
+  g_assert_true (wick_timeline_scene_get_track_collapsible (kept, collapsed));
+  wick_timeline_scene_set_track_collapsed (kept, collapsed, TRUE);
+  wick_timeline_scene_set_track_collapsed (fresh, collapsed, TRUE);
+  int max_scroll = wick_timeline_scene_get_content_height (kept) - 500;
+  g_assert_cmpint (max_scroll, >, 600);
+  static const double scrolls[] = { 0, 40, 41, 17, 300, 301.5, 302.5, 290.5, 610, 0, 1, 480, 3 };
+  const struct
+  {
+    guint64 start, end;
+  } ranges[] = {
+    { start, end },                       /* every row from the summary */
+    { start + 3000000, start + 3020000 }, /* spans 44 px wide: labelled */
+  };
+  cairo_surface_t *a = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  cairo_surface_t *b = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  guint64 differs_from_previous = 0;
+  g_autofree guint8 *previous = g_malloc0 (500 * 900 * 4);
+  for (guint r = 0; r < G_N_ELEMENTS (ranges); r++)
+    for (guint f = 0; f < G_N_ELEMENTS (scrolls); f++)
+      {
+        draw_frame (kept, a, ranges[r].start, ranges[r].end, scrolls[f]);
+        draw_frame (fresh, b, ranges[r].start, ranges[r].end, scrolls[f]);
+        int stride = cairo_image_surface_get_stride (a);
+        const guint8 *pa = cairo_image_surface_get_data (a), *pb = cairo_image_surface_get_data (b);
+        for (int y = 0; y < 500; y++)
+          for (int x = 0; x < 900; x++)
+            {
+              guint32 ka = ((const guint32 *)(gconstpointer)(pa + (gsize)y * stride))[x];
+              guint32 kb = ((const guint32 *)(gconstpointer)(pb + (gsize)y * stride))[x];
+              if (ka != kb)
+                g_error ("range %u, scroll %.1f: pixel (%d, %d) is %08x kept, %08x drawn afresh", r,
+                         scrolls[f], x, y, ka, kb);
+              guint32 *was = (guint32 *)(gpointer)(previous + ((gsize)y * 900 + x) * 4);
+              differs_from_previous += *was != ka;
+              *was = ka;
+            }
+      }
+  /* the frames did move */
+  g_assert_cmpuint (differs_from_previous, >, 100000);
+  cairo_surface_destroy (a);
+  cairo_surface_destroy (b);
+  wick_timeline_scene_free (kept);
+  wick_timeline_scene_free (fresh);
 }
 
 int
@@ -1835,5 +1933,6 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/steps", test_timeline_steps);
   g_test_add_func ("/views/timeline/row-cache", test_timeline_row_cache);
   g_test_add_func ("/views/timeline/live-update", test_timeline_live_update);
+  g_test_add_func ("/views/timeline/scrolled-layer", test_timeline_scrolled_layer);
   return g_test_run ();
 }
