@@ -36,4 +36,8 @@ guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint inter
 gboolean wick_timeline_scene_span_rect (WickTimelineScene *self, const WickTimelineViewport *view,
                                         guint span, cairo_rectangle_t *rect);
 
+/* A progressive frame's time for its rows' summary walks (µs; at least one
+ * row is walked a frame): tests make it 0 to see every frame sketch. */
+void wick_timeline_scene_set_row_budget (WickTimelineScene *self, gint64 budget_us);
+
 G_END_DECLS

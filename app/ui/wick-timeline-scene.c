@@ -77,7 +77,13 @@ typedef struct
   guint64 stamp; /* content_stamp() */
   double scroll_y;
   double min_width;         /* the label threshold its text was drawn with */
+  gboolean complete;        /* no row of it was sketched (a progressive frame's) */
   GHashTable *label_counts; /* track << 32 | row: label candidates (TracksPass) */
+  /* the last frame drawn straight onto its target: a frame of a new range
+   * (zooming, panning) does not pay for the layer; the layer is made by the
+   * next frame of the same range */
+  guint64 direct_start, direct_end;
+  int direct_width;
 } PlotLayer;
 
 struct _WickTimelineScene
@@ -144,7 +150,19 @@ struct _WickTimelineScene
   guint64 device_start, device_end;
   gboolean any_device;
   PlotLayer layer;
+  /* progressive frames: past this time (µs, 0: never) an uncached summary
+   * row is drawn from a coarser level and the frame is not complete */
+  gint64 row_deadline;
+  gint64 row_budget_us; /* ROW_BUDGET_US unless a test sets it */
+  guint rows_walked;    /* summary walks this frame: at least one, whatever the time */
+  gboolean incomplete;
 };
+
+/* A progressive frame's time for the summary walks of its rows (µs): with
+ * the rest of a frame it stays within 8 ms. */
+#define ROW_BUDGET_US 3000
+/* An unfinished row is drawn this many levels coarser (1/16 the entries). */
+#define PLACEHOLDER_LEVELS 4
 
 typedef struct
 {
@@ -646,6 +664,7 @@ wick_timeline_scene_new (WickDocument *document)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (Rect));
   self->row_cache = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, row_cache_free);
   self->layer.label_counts = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  self->row_budget_us = ROW_BUDGET_US;
   self->compiled = g_array_new (FALSE, FALSE, sizeof (WickEventRef));
   if (wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME)
     {
@@ -1933,6 +1952,18 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
     {
       gint64 key = (gint64)((guint64)track << 32 | row);
       cache = g_hash_table_lookup (self->row_cache, &key);
+      gboolean hit = cache != NULL && cache->start_ns == view->start_ns
+                     && cache->end_ns == view->end_ns && cache->width == view->width
+                     && cache->level == level && cache->n_events == r->n_events
+                     && cache->level_count == r->level_counts[level];
+      if (!hit && self->row_deadline != 0 && level + PLACEHOLDER_LEVELS < (int)r->n_levels
+          && self->rows_walked > 0 && g_get_monotonic_time () >= self->row_deadline)
+        {
+          /* over the frame's budget: a coarse sketch now, the row next frame */
+          self->incomplete = TRUE;
+          draw_row_summary (self, r, &d, level + PLACEHOLDER_LEVELS, q0, q1, first);
+          return;
+        }
       if (cache != NULL && cache->start_ns == view->start_ns && cache->end_ns == view->end_ns
           && cache->width == view->width && cache->level == level && cache->offset == d.offset
           && cache->n_events == r->n_events && cache->level_count == r->level_counts[level]
@@ -1972,6 +2003,7 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
       for (guint b = 0; b < N_BATCHES; b++)
         before[b] = self->batches[b]->len;
     }
+  self->rows_walked++;
   draw_row_summary (self, r, &d, level, q0, q1, first);
   if (cache == NULL)
     return;
@@ -1988,6 +2020,9 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
     g_array_append_vals (cache->labels_x, &g_array_index (labels, Label, labels_before),
                          labels->len - labels_before);
 }
+
+/* How many summary entries ahead of the one drawn its event is fetched. */
+#define SUMMARY_PREFETCH 12
 
 /* draw_row's summary walk: the entries of @level overlapping [q0, q1). */
 static void
@@ -2023,8 +2058,20 @@ draw_row_summary (WickTimelineScene *self, const WickTrackRow *r, RowDraw *dp, i
     }
   if (lo > 0)
     lo--;
+  /* Zoomed out, consecutive entries are far apart in the event table: their
+   * reads are cache misses, fetched ahead so that they overlap. */
+  const WickSpan *spans = d.kind == WICK_EVENT_SLICE ? self->spans : NULL;
   for (guint i = lo; i < count; i++)
     {
+      if (spans != NULL && i + SUMMARY_PREFETCH < count)
+        {
+          guint32 ahead = entries[i + SUMMARY_PREFETCH].event;
+          if (ahead < self->n_spans)
+            {
+              __builtin_prefetch (&spans[ahead]);
+              __builtin_prefetch (&self->colour_ids[ahead]);
+            }
+        }
       guint64 s, e;
       raw_extent (self, d.kind, entries[i].event, &s, &e);
       if (s >= q1)
@@ -3542,9 +3589,9 @@ static gboolean
 layer_matches (WickTimelineScene *self, const WickTimelineViewport *view, double top)
 {
   const PlotLayer *l = &self->layer;
-  return l->surface != NULL && l->start_ns == view->start_ns && l->end_ns == view->end_ns
-         && l->width == view->width && l->height == view->height && l->top == top
-         && l->gutter == WICK_TIMELINE_GUTTER && l->dark == view->dark
+  return l->surface != NULL && l->complete && l->start_ns == view->start_ns
+         && l->end_ns == view->end_ns && l->width == view->width && l->height == view->height
+         && l->top == top && l->gutter == WICK_TIMELINE_GUTTER && l->dark == view->dark
          && l->hide_ops == view->hide_ops && l->labels == !view->no_labels
          && l->layout_generation == self->layout_generation && l->stamp == content_stamp (self);
 }
@@ -3594,6 +3641,7 @@ layer_redraw (WickTimelineScene *self, const WickTimelineViewport *view, double 
   l->layout_generation = self->layout_generation;
   l->stamp = content_stamp (self);
   l->scroll_y = view->scroll_y;
+  l->complete = !self->incomplete;
 }
 
 /* The layer scrolled by whole pixels: the rows still shown move, the strip
@@ -3615,8 +3663,8 @@ layer_scroll (WickTimelineScene *self, const WickTimelineViewport *view, double 
   TracksPass tp = { top, bottom, strip_top, strip_bottom, l->label_counts };
   draw_tracks_pass (self, cr, view, 0, &tp, labels);
   guint total;
-  gboolean same
-    = band_label_total (self, view, &tp, &total) && label_min_width (total) == l->min_width;
+  gboolean same = band_label_total (self, view, &tp, &total)
+                  && label_min_width (total) == l->min_width && !self->incomplete;
   if (same && labels != NULL)
     draw_labels (self, cr, view, labels, l->min_width);
   cairo_destroy (cr);
@@ -3649,11 +3697,24 @@ void
 wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
   g_return_if_fail (view->end_ns > view->start_ns);
+  self->row_deadline = view->progressive ? g_get_monotonic_time () + self->row_budget_us : 0;
+  self->rows_walked = 0;
+  self->incomplete = FALSE;
   self->legend_on = view->legend && !view->no_labels
                     && wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME;
   self->legend_compiled = FALSE;
   /* the scrolled band comes whole from the layer: no background under it */
-  gboolean use_layer = layer_usable (self, cr, view) && scrolled_top (self) < view->height;
+  gboolean use_layer
+    = layer_usable (self, cr, view) && scrolled_top (self) < view->height
+      && (layer_matches (self, view, scrolled_top (self))
+          || (self->layer.direct_start == view->start_ns && self->layer.direct_end == view->end_ns
+              && self->layer.direct_width == view->width));
+  if (!use_layer)
+    {
+      self->layer.direct_start = view->start_ns;
+      self->layer.direct_end = view->end_ns;
+      self->layer.direct_width = view->width;
+    }
   cairo_save (cr);
   cairo_set_line_width (cr, 1);
   wick_palette_set (cr, wick_palette_background (view->dark), 1);
@@ -3743,6 +3804,18 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
     }
   draw_gutter_cached (self, cr, view);
   cairo_restore (cr);
+}
+
+gboolean
+wick_timeline_scene_get_complete (WickTimelineScene *self)
+{
+  return !self->incomplete;
+}
+
+void
+wick_timeline_scene_set_row_budget (WickTimelineScene *self, gint64 budget_us)
+{
+  self->row_budget_us = budget_us;
 }
 
 void

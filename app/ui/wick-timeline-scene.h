@@ -87,6 +87,11 @@ typedef struct
    * collective's kernels on every rank of a job); may be NULL */
   const WickEventRef *related;
   guint n_related;
+  /* a frame on screen: rows whose summary walk would pass the frame's
+   * budget are drawn from a coarser level and finished by the next frames
+   * of the same view (wick_timeline_scene_get_complete()); FALSE: every
+   * row in full (export, tests) */
+  gboolean progressive;
 } WickTimelineViewport;
 
 WickTimelineScene *wick_timeline_scene_new (WickDocument *document);
@@ -166,6 +171,9 @@ void wick_timeline_scene_event_extent (WickTimelineScene *self, WickEventRef eve
 void wick_timeline_scene_set_row_cache (WickTimelineScene *self, gboolean on);
 void wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr,
                                const WickTimelineViewport *view);
+/* FALSE when the last frame drawn (progressive) left rows to finish: draw
+ * the same view again. */
+gboolean wick_timeline_scene_get_complete (WickTimelineScene *self);
 /* Only the hover line, the pointer's time in the ruler and the counters'
  * values at it (drawn by wick_timeline_scene_draw too), for a widget that
  * caches the rest. */

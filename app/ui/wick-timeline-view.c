@@ -40,6 +40,7 @@ struct _WickTimelineView
   guint generation, cached_generation;
   GskRenderNode *cached;
   WickTimelineViewport cached_view;
+  guint finish_tick; /* a progressive frame left rows to finish */
   gboolean follow;
   gboolean selecting; /* a selection made on the timeline itself is being set */
   gboolean follow_fit; /* following: fit all the data, not the newest width */
@@ -330,6 +331,14 @@ same_view (const WickTimelineViewport *a, const WickTimelineViewport *b)
          && a->related == b->related && a->n_related == b->n_related;
 }
 
+static gboolean
+finish_rows (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
+{
+  WICK_TIMELINE_VIEW (widget)->finish_tick = 0;
+  gtk_widget_queue_draw (widget);
+  return G_SOURCE_REMOVE;
+}
+
 /* The scene without the hover line is cached as a render node, so moving the
  * pointer repaints only the line and the time in the ruler. */
 static void
@@ -354,11 +363,20 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       cairo_t *cr = gtk_snapshot_append_cairo (base, &bounds);
       WickTimelineViewport without_hover = view;
       without_hover.hover_x = -1;
+      without_hover.progressive = TRUE;
       wick_timeline_scene_draw (self->scene, cr, &without_hover);
       cairo_destroy (cr);
       self->cached = gtk_snapshot_free_to_node (base);
       self->cached_view = view;
       self->cached_generation = self->generation;
+      if (!wick_timeline_scene_get_complete (self->scene))
+        {
+          /* rows were sketched to keep the frame short: the next frame
+           * finishes them */
+          self->cached_generation = self->generation - 1;
+          if (self->finish_tick == 0)
+            self->finish_tick = gtk_widget_add_tick_callback (widget, finish_rows, NULL, NULL);
+        }
     }
   if (self->cached)
     gtk_snapshot_append_node (snapshot, self->cached);
@@ -1091,6 +1109,9 @@ wick_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->related, g_array_unref);
   wick_rebuild_throttle_clear (&self->throttle);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
+  if (self->finish_tick != 0)
+    gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->finish_tick);
+  self->finish_tick = 0;
   gtk_widget_dispose_template (GTK_WIDGET (self), WICK_TYPE_TIMELINE_VIEW);
   G_OBJECT_CLASS (wick_timeline_view_parent_class)->dispose (object);
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/wick-document.h"
 #include "model/wick-tracks.h"
@@ -235,12 +236,25 @@ draw_baseline (gpointer data, cairo_t *cr, const WickTimelineViewport *view)
 static WickEventRef bench_selected = { WICK_EVENT_NONE, 0 };
 
 static double scroll_step; /* > 0: frame f is scrolled down f * scroll_step pixels */
+static gboolean bench_progressive; /* frames as the widget draws them (rows over budget sketched) */
+
+/* The calling thread's CPU time in µs: on a shared machine, what a frame
+ * costs without the time it waited for a core. */
+static gint64
+thread_cpu_us (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (gint64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static double last_cpu_ms; /* the CPU-time median of the last time_frames() */
 
 static double
 time_frames (DrawFunc draw, gpointer data, guint64 start, guint64 end, double fraction,
              guint frames, cairo_t *cr)
 {
-  double *times = g_new (double, frames);
+  double *times = g_new (double, frames), *cpu = g_new (double, frames);
   guint64 width = MAX ((guint64)((end - start) * fraction), 1000);
   for (guint f = 0; f < frames; f++)
     {
@@ -254,14 +268,18 @@ time_frames (DrawFunc draw, gpointer data, guint64 start, guint64 end, double fr
                                     .selected_event_kind = bench_selected.kind,
                                     .selected_event_index = bench_selected.index,
                                     .scroll_y = scroll_step * f,
-                                    .hover_x = -1 };
-      gint64 t0 = g_get_monotonic_time ();
+                                    .hover_x = -1,
+                                    .progressive = bench_progressive };
+      gint64 t0 = g_get_monotonic_time (), c0 = thread_cpu_us ();
       draw (data, cr, &view);
       cairo_surface_flush (cairo_get_target (cr));
       times[f] = (g_get_monotonic_time () - t0) / 1000.0;
+      cpu[f] = (thread_cpu_us () - c0) / 1000.0;
     }
   double m = median (times, frames);
+  last_cpu_ms = median (cpu, frames);
   g_free (times);
+  g_free (cpu);
   return m;
 }
 
@@ -337,40 +355,85 @@ track_list:;
           n_samples, n_flows_read);
   printf ("  model built (builder + finish) in %.1f s; scene in %.2f s; model %.0f B/span\n",
           build_s, scene_s, (double)wick_tracks_get_size (tracks) / MAX (n, 1));
-  printf ("  %-26s %12s %16s %16s %8s %16s\n", "view", "tracks (ms)", "+ flows (ms)",
-          "single-track (ms)", "ratio", "no row cache (ms)");
+  printf ("  wall ms (thread CPU ms), medians of 21 frames\n");
+  printf ("  %-20s %16s %16s %16s %8s %18s %18s\n", "view", "tracks (ms)", "+ flows (ms)",
+          "single-track (ms)", "ratio", "no caches (ms)", "progressive (ms)");
+  /* WICK_BENCH_ZOOM=N: only the N-th zoom (profiling) */
+  const char *zoom_env = g_getenv ("WICK_BENCH_ZOOM");
   for (guint z = 0; z < G_N_ELEMENTS (zooms) && !scroll_only; z++)
     {
+      if (zoom_env != NULL && z != g_ascii_strtoull (zoom_env, NULL, 10))
+        continue;
       bench_selected = (WickEventRef){ WICK_EVENT_NONE, 0 };
       /* the same run's baseline: every frame reads the events */
       wick_timeline_scene_set_row_cache (scene, FALSE);
       double uncached = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
+      double uncached_cpu = last_cpu_ms;
       wick_timeline_scene_set_row_cache (scene, TRUE);
       double plain = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
+      double plain_cpu = last_cpu_ms;
       /* A span with flows selected: its arrows and the chain behind them. */
       if (n_flows_read > 0)
         bench_selected = flows[n_flows_read / 2].from.event;
       double with_flows = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
-      printf ("  %-26s %12.2f %16.2f %16.2f %7.2fx %16.2f\n", zooms[z].name, plain, with_flows,
-              single[z], MAX (plain, with_flows) / single[z], uncached);
+      double flows_cpu = last_cpu_ms;
+      /* as the widget draws: a new range's rows over the frame's budget
+       * sketched, finished by the frames after it */
+      bench_selected = (WickEventRef){ WICK_EVENT_NONE, 0 };
+      bench_progressive = TRUE;
+      double progressive = time_frames (draw_scene, scene, start, end, zooms[z].fraction, 21, cr);
+      bench_progressive = FALSE;
+      printf ("  %-20s %7.2f (%6.2f) %7.2f (%6.2f) %16.2f %7.2fx %8.2f (%6.2f) %8.2f (%6.2f)\n",
+              zooms[z].name, plain, plain_cpu, with_flows, flows_cpu, single[z],
+              MAX (plain, with_flows) / single[z], uncached, uncached_cpu, progressive,
+              last_cpu_ms);
     }
   /* The whole trace scrolled: frames of one time range, each scrolled 40 px
    * further (rows come into view), the first of them cold (the row cache
    * emptied before it), against the same frames with no row cache. */
   bench_selected = (WickEventRef){ WICK_EVENT_NONE, 0 };
   scroll_step = 40;
-  for (int round = 0; round < 3; round++)
+  for (int round = 0; round < 3 && zoom_env == NULL; round++)
     {
       wick_timeline_scene_set_row_cache (scene, FALSE);
       double off = scroll_only ? 0 : time_frames (draw_scene, scene, start, end, 1.0, 21, cr);
+      double off_cpu = last_cpu_ms;
       wick_timeline_scene_set_row_cache (scene, TRUE);
       double cold = time_frames (draw_scene, scene, start, end, 1.0, 1, cr);
+      double cold_cpu = last_cpu_ms;
       double on = time_frames (draw_scene, scene, start, end, 1.0, 21, cr);
-      printf ("  whole trace, scrolling 40 px a frame (round %d): row cache %.2f ms, its cold "
-              "first frame %.2f ms; no row cache %.2f ms\n",
-              round + 1, on, cold, off);
+      printf ("  whole trace, scrolling 40 px a frame (round %d): caches %.2f ms (CPU %.2f), their "
+              "cold first frame %.2f ms (CPU %.2f); no caches %.2f ms (CPU %.2f)\n",
+              round + 1, on, last_cpu_ms, cold, cold_cpu, off, off_cpu);
     }
   scroll_step = 0;
+  /* The whole trace's first frame as the widget draws it, cold: the frames
+   * of the same view until every row is drawn in full. */
+  for (int round = 0; round < 3 && zoom_env == NULL; round++)
+    {
+      wick_timeline_scene_set_row_cache (scene, FALSE);
+      wick_timeline_scene_set_row_cache (scene, TRUE);
+      bench_progressive = TRUE;
+      double first = 0, worst = 0, total = 0, first_cpu = 0;
+      guint frames = 0;
+      do
+        {
+          double ms = time_frames (draw_scene, scene, start, end, 1.0, 1, cr);
+          if (frames == 0)
+            {
+              first = ms;
+              first_cpu = last_cpu_ms;
+            }
+          worst = MAX (worst, ms);
+          total += ms;
+          frames++;
+        }
+      while (!wick_timeline_scene_get_complete (scene) && frames < 1000);
+      bench_progressive = FALSE;
+      printf ("  whole trace, cold, progressive (round %d): first frame %.2f ms (CPU %.2f), "
+              "complete after %u frames, the longest %.2f ms, %.1f ms in all\n",
+              round + 1, first, first_cpu, frames, worst, total);
+    }
   cairo_destroy (cr);
   cairo_surface_destroy (surface);
   wick_timeline_scene_free (scene);

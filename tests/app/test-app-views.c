@@ -1904,6 +1904,81 @@ test_timeline_scrolled_layer (void)
   wick_timeline_scene_free (fresh);
 }
 
+/* A progressive frame over its budget sketches the rows it has no time for
+ * from a coarser level and says it is not complete; the frames after it
+ * finish them, and the last is the same pixels as a frame drawn in full. */
+static void
+test_timeline_progressive (void)
+{
+  g_autoptr (WickDocument) document = scrolled_tracks_document ();
+  WickTimelineScene *scene = wick_timeline_scene_new (document);
+  WickTimelineScene *fresh = wick_timeline_scene_new (document);
+  wick_timeline_scene_set_row_cache (fresh, FALSE);
+  wick_timeline_scene_set_row_budget (scene, 0); /* one row a frame */
+  guint64 start, end;
+  wick_timeline_scene_get_extent (scene, &start, &end);
+  cairo_surface_t *a = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  cairo_surface_t *b = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  static const double scrolls[] = { 0, 0, 0, 40, 40 }; /* a scroll while unfinished */
+  guint frames = 0;
+  for (guint s = 0; s < G_N_ELEMENTS (scrolls); s++)
+    {
+      WickTimelineViewport view = { .start_ns = start,
+                                    .end_ns = end,
+                                    .width = 900,
+                                    .height = 500,
+                                    .scroll_y = scrolls[s],
+                                    .selected_type = WICK_RECORD_NONE,
+                                    .selected_index = -1,
+                                    .selected_event_kind = WICK_EVENT_NONE,
+                                    .hover_x = -1,
+                                    .progressive = TRUE };
+      cairo_t *cr = cairo_create (a);
+      wick_timeline_scene_draw (scene, cr, &view);
+      cairo_destroy (cr);
+      frames++;
+      g_assert_false (wick_timeline_scene_get_complete (scene));
+    }
+  for (; frames < 500; frames++)
+    {
+      WickTimelineViewport view = { .start_ns = start,
+                                    .end_ns = end,
+                                    .width = 900,
+                                    .height = 500,
+                                    .scroll_y = 40,
+                                    .selected_type = WICK_RECORD_NONE,
+                                    .selected_index = -1,
+                                    .selected_event_kind = WICK_EVENT_NONE,
+                                    .hover_x = -1,
+                                    .progressive = TRUE };
+      cairo_t *cr = cairo_create (a);
+      wick_timeline_scene_draw (scene, cr, &view);
+      cairo_destroy (cr);
+      if (wick_timeline_scene_get_complete (scene))
+        break;
+    }
+  g_assert_cmpuint (frames, <, 500);
+  g_assert_cmpuint (frames, >, 10);
+  draw_frame (fresh, b, start, end, 40);
+  cairo_surface_flush (a);
+  int stride = cairo_image_surface_get_stride (a);
+  g_assert_cmpint (memcmp (cairo_image_surface_get_data (a), cairo_image_surface_get_data (b),
+                           (gsize)stride * 500),
+                   ==, 0);
+  /* a frame that is not progressive draws every row in full at once */
+  wick_timeline_scene_set_row_cache (scene, FALSE);
+  wick_timeline_scene_set_row_cache (scene, TRUE);
+  draw_frame (scene, a, start, end, 40);
+  g_assert_true (wick_timeline_scene_get_complete (scene));
+  g_assert_cmpint (memcmp (cairo_image_surface_get_data (a), cairo_image_surface_get_data (b),
+                           (gsize)stride * 500),
+                   ==, 0);
+  cairo_surface_destroy (a);
+  cairo_surface_destroy (b);
+  wick_timeline_scene_free (scene);
+  wick_timeline_scene_free (fresh);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1934,5 +2009,6 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/row-cache", test_timeline_row_cache);
   g_test_add_func ("/views/timeline/live-update", test_timeline_live_update);
   g_test_add_func ("/views/timeline/scrolled-layer", test_timeline_scrolled_layer);
+  g_test_add_func ("/views/timeline/progressive", test_timeline_progressive);
   return g_test_run ();
 }
