@@ -84,6 +84,7 @@ typedef struct
    * next frame of the same range */
   guint64 direct_start, direct_end;
   int direct_width;
+  gboolean direct_complete; /* an unfinished range goes on without the layer */
 } PlotLayer;
 
 struct _WickTimelineScene
@@ -3708,7 +3709,7 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
     = layer_usable (self, cr, view) && scrolled_top (self) < view->height
       && (layer_matches (self, view, scrolled_top (self))
           || (self->layer.direct_start == view->start_ns && self->layer.direct_end == view->end_ns
-              && self->layer.direct_width == view->width));
+              && self->layer.direct_width == view->width && self->layer.direct_complete));
   if (!use_layer)
     {
       self->layer.direct_start = view->start_ns;
@@ -3804,6 +3805,8 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
     }
   draw_gutter_cached (self, cr, view);
   cairo_restore (cr);
+  if (!use_layer)
+    self->layer.direct_complete = !self->incomplete;
 }
 
 gboolean
