@@ -111,6 +111,8 @@ struct _WickTimelineScene
    * open-addressed table), then its top entries. */
   LegendSlot *legend_slots;
   gboolean legend_on;
+  GArray *legend_capture; /* LegendSlot: the row being cached's share, or NULL */
+  gboolean legend_capture_full;
   LegendSlot legend[WICK_TIMELINE_LEGEND_MAX];
   guint64 legend_ns[WICK_TIMELINE_LEGEND_MAX];
   guint n_legend;
@@ -182,6 +184,9 @@ typedef struct
   gboolean labels;
   GArray *rects;  /* CachedRect, in the order they were batched */
   GArray *labels_x; /* Label with y unset */
+  gboolean measured;    /* drawn with the legend on: its share of it is in legend */
+  gboolean legend_full; /* more names than ROW_LEGEND_MAX: not replayable */
+  GArray *legend;       /* LegendSlot, in the order the names first came */
 } RowCache;
 
 static void
@@ -190,6 +195,7 @@ row_cache_free (gpointer data)
   RowCache *c = data;
   g_array_unref (c->rects);
   g_array_unref (c->labels_x);
+  g_array_unref (c->legend);
   g_free (c);
 }
 
@@ -1776,8 +1782,65 @@ event_name_str (WickTimelineScene *self, guint kind, guint32 e)
     }
 }
 
-/* Counts @px of drawn width for @e's name (linear probing, 8 probes: a frame
- * with more names than the table holds drops the rarest late comers). */
+/* The slot of @name, or the free one it goes into (linear probing, 8
+ * probes: a frame with more names than the table holds drops the rarest late
+ * comers); NULL when none. */
+static LegendSlot *
+legend_slot (WickTimelineScene *self, WickStr name)
+{
+  guint h = (guint)(((guint64)name * 2654435761u) >> 4) & (LEGEND_SLOTS - 1);
+  for (guint probe = 0; probe < 8; probe++)
+    {
+      LegendSlot *slot = &self->legend_slots[(h + probe) & (LEGEND_SLOTS - 1)];
+      if (slot->name == name || slot->name == 0)
+        return slot;
+    }
+  return NULL;
+}
+
+/* @px more of drawn width for @name, drawn in @colour where it is new. */
+static void
+legend_slot_add (WickTimelineScene *self, WickStr name, guint8 colour, double px)
+{
+  LegendSlot *slot = legend_slot (self, name);
+  if (slot == NULL)
+    return;
+  if (slot->name == 0)
+    {
+      slot->name = name;
+      slot->colour = colour;
+      slot->px = 0;
+    }
+  slot->px += px;
+}
+
+/* A row's share of the legend, kept with its cached rectangles (at most
+ * this many names; a row of more is not cached while the legend is on). */
+#define ROW_LEGEND_MAX 64
+
+static void
+legend_capture (WickTimelineScene *self, WickStr name, guint8 colour, double px)
+{
+  GArray *row = self->legend_capture;
+  for (guint i = row->len; i-- > 0;)
+    {
+      LegendSlot *slot = &g_array_index (row, LegendSlot, i);
+      if (slot->name == name)
+        {
+          slot->px += px;
+          return;
+        }
+    }
+  if (row->len >= ROW_LEGEND_MAX)
+    {
+      self->legend_capture_full = TRUE;
+      return;
+    }
+  LegendSlot slot = { name, colour, px };
+  g_array_append_val (row, slot);
+}
+
+/* Counts @px of drawn width for @e's name. */
 static void
 legend_add (WickTimelineScene *self, const WickTimelineViewport *view, guint kind, guint32 e,
             double px)
@@ -1785,23 +1848,15 @@ legend_add (WickTimelineScene *self, const WickTimelineViewport *view, guint kin
   WickStr name = event_name_str (self, kind, e);
   if (name == 0)
     return;
-  guint h = (guint)(((guint64)name * 2654435761u) >> 4) & (LEGEND_SLOTS - 1);
-  for (guint probe = 0; probe < 8; probe++)
-    {
-      LegendSlot *slot = &self->legend_slots[(h + probe) & (LEGEND_SLOTS - 1)];
-      if (slot->name == name)
-        {
-          slot->px += px;
-          return;
-        }
-      if (slot->name == 0)
-        {
-          slot->name = name;
-          slot->px = px;
-          slot->colour = (guint8)(event_batch (self, view, kind, e) % WICK_SPAN_COLOURS);
-          return;
-        }
-    }
+  LegendSlot *slot = legend_slot (self, name);
+  guint8 colour = slot != NULL && slot->name == name
+                    ? slot->colour
+                    : (guint8)(event_batch (self, view, kind, e) % WICK_SPAN_COLOURS);
+  if (slot != NULL)
+    legend_slot_add (self, name, colour, px);
+  if (self->legend_capture != NULL)
+    legend_capture (self, name, (guint8)(event_batch (self, view, kind, e) % WICK_SPAN_COLOURS),
+                    px);
 }
 
 static int
@@ -1945,18 +2000,18 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
   level = MIN ((guint)MAX (level, 0), r->n_levels - 1);
   /* The row's rectangles and labels of the last frame with this time range
    * and width, when nothing else they depend on changed (a search dims
-   * them and the legend measures them: neither is cached). */
+   * them: not cached), with its share of the legend. */
   RowCache *cache = NULL;
   guint before[N_BATCHES], labels_before = labels != NULL ? labels->len : 0;
-  if (!self->row_cache_off && !self->legend_on && view->matches == NULL
-      && view->device_matches == NULL)
+  if (!self->row_cache_off && view->matches == NULL && view->device_matches == NULL)
     {
       gint64 key = (gint64)((guint64)track << 32 | row);
       cache = g_hash_table_lookup (self->row_cache, &key);
       gboolean hit = cache != NULL && cache->start_ns == view->start_ns
                      && cache->end_ns == view->end_ns && cache->width == view->width
                      && cache->level == level && cache->n_events == r->n_events
-                     && cache->level_count == r->level_counts[level];
+                     && cache->level_count == r->level_counts[level]
+                     && (!self->legend_on || (cache->measured && !cache->legend_full));
       if (!hit && self->row_deadline != 0 && level + PLACEHOLDER_LEVELS < (int)r->n_levels
           && self->rows_walked > 0 && g_get_monotonic_time () >= self->row_deadline)
         {
@@ -1968,8 +2023,14 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
       if (cache != NULL && cache->start_ns == view->start_ns && cache->end_ns == view->end_ns
           && cache->width == view->width && cache->level == level && cache->offset == d.offset
           && cache->n_events == r->n_events && cache->level_count == r->level_counts[level]
-          && cache->h == h && cache->labels == (labels != NULL))
+          && cache->h == h && cache->labels == (labels != NULL)
+          && (!self->legend_on || (cache->measured && !cache->legend_full)))
         {
+          for (guint i = 0; self->legend_on && i < cache->legend->len; i++)
+            {
+              const LegendSlot *slot = &g_array_index (cache->legend, LegendSlot, i);
+              legend_slot_add (self, slot->name, slot->colour, slot->px);
+            }
           for (guint i = 0; i < cache->rects->len; i++)
             {
               const CachedRect *c = &g_array_index (cache->rects, CachedRect, i);
@@ -1988,6 +2049,7 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
           cache = g_new0 (RowCache, 1);
           cache->rects = g_array_new (FALSE, FALSE, sizeof (CachedRect));
           cache->labels_x = g_array_new (FALSE, FALSE, sizeof (Label));
+          cache->legend = g_array_new (FALSE, FALSE, sizeof (LegendSlot));
           g_hash_table_insert (self->row_cache, g_memdup2 (&key, sizeof key), cache);
         }
       cache->start_ns = view->start_ns;
@@ -2001,6 +2063,13 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
       cache->labels = labels != NULL;
       g_array_set_size (cache->rects, 0);
       g_array_set_size (cache->labels_x, 0);
+      g_array_set_size (cache->legend, 0);
+      cache->measured = self->legend_on;
+      if (self->legend_on)
+        {
+          self->legend_capture = cache->legend;
+          self->legend_capture_full = FALSE;
+        }
       for (guint b = 0; b < N_BATCHES; b++)
         before[b] = self->batches[b]->len;
     }
@@ -2008,6 +2077,8 @@ draw_row (WickTimelineScene *self, const WickTimelineViewport *view, guint32 tra
   draw_row_summary (self, r, &d, level, q0, q1, first);
   if (cache == NULL)
     return;
+  cache->legend_full = self->legend_capture_full;
+  self->legend_capture = NULL;
   /* Rows are at distinct y: none of this row's rectangles merged into an
    * earlier one, so they are the ones after before[]. */
   for (guint b = 0; b < N_BATCHES; b++)

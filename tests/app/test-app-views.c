@@ -1979,6 +1979,85 @@ test_timeline_progressive (void)
   wick_timeline_scene_free (fresh);
 }
 
+/* With the name legend on, each cached row brings its share of the legend:
+ * the legend and the pixels of frames drawn from the row cache (and
+ * progressively) are those of frames drawn afresh. */
+static void
+test_timeline_row_cache_legend (void)
+{
+  g_autoptr (WickDocument) document = scrolled_tracks_document ();
+  WickTimelineScene *kept = wick_timeline_scene_new (document);
+  WickTimelineScene *fresh = wick_timeline_scene_new (document);
+  wick_timeline_scene_set_row_cache (fresh, FALSE);
+  wick_timeline_scene_set_row_budget (kept, 0);
+  guint64 start, end;
+  wick_timeline_scene_get_extent (kept, &start, &end);
+  cairo_surface_t *a = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  cairo_surface_t *b = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 900, 500);
+  const struct
+  {
+    guint64 start, end;
+    double scroll;
+  } frames[] = {
+    { start, end, 0 },      { start, end, 0 },     { start, end, 60 },
+    { start, end / 2, 60 }, { start, end / 2, 0 },
+  };
+  guint sketched = 0;
+  for (guint f = 0; f < G_N_ELEMENTS (frames); f++)
+    {
+      WickTimelineViewport view = { .start_ns = frames[f].start,
+                                    .end_ns = frames[f].end,
+                                    .width = 900,
+                                    .height = 500,
+                                    .scroll_y = frames[f].scroll,
+                                    .selected_type = WICK_RECORD_NONE,
+                                    .selected_index = -1,
+                                    .selected_event_kind = WICK_EVENT_NONE,
+                                    .hover_x = -1,
+                                    .legend = TRUE,
+                                    .progressive = TRUE };
+      for (guint n = 0; n < 200; n++)
+        {
+          cairo_t *cr = cairo_create (a);
+          wick_timeline_scene_draw (kept, cr, &view);
+          cairo_destroy (cr);
+          if (wick_timeline_scene_get_complete (kept))
+            break;
+          sketched++;
+        }
+      g_assert_true (wick_timeline_scene_get_complete (kept));
+      view.progressive = FALSE;
+      cairo_t *cr = cairo_create (b);
+      wick_timeline_scene_draw (fresh, cr, &view);
+      cairo_destroy (cr);
+      cairo_surface_flush (a);
+      cairo_surface_flush (b);
+      g_assert_cmpuint (wick_timeline_scene_get_legend (kept, 0, NULL, NULL), >, 0);
+      g_assert_cmpuint (wick_timeline_scene_get_legend (kept, 0, NULL, NULL), ==,
+                        wick_timeline_scene_get_legend (fresh, 0, NULL, NULL));
+      for (guint i = 0; i < wick_timeline_scene_get_legend (kept, 0, NULL, NULL); i++)
+        {
+          const char *name_a, *name_b;
+          guint64 ns_a, ns_b;
+          wick_timeline_scene_get_legend (kept, i, &name_a, &ns_a);
+          wick_timeline_scene_get_legend (fresh, i, &name_b, &ns_b);
+          g_assert_cmpstr (name_a, ==, name_b);
+          g_assert_cmpuint (ns_a, ==, ns_b);
+        }
+      int stride = cairo_image_surface_get_stride (a);
+      for (int y = 0; y < 500; y++)
+        if (memcmp (cairo_image_surface_get_data (a) + (gsize)y * stride,
+                    cairo_image_surface_get_data (b) + (gsize)y * stride, 900 * 4)
+            != 0)
+          g_error ("frame %u: row %d of the cached frame differs from the fresh one", f, y);
+    }
+  g_assert_cmpuint (sketched, >, 0);
+  cairo_surface_destroy (a);
+  cairo_surface_destroy (b);
+  wick_timeline_scene_free (kept);
+  wick_timeline_scene_free (fresh);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2010,5 +2089,6 @@ main (int argc, char **argv)
   g_test_add_func ("/views/timeline/live-update", test_timeline_live_update);
   g_test_add_func ("/views/timeline/scrolled-layer", test_timeline_scrolled_layer);
   g_test_add_func ("/views/timeline/progressive", test_timeline_progressive);
+  g_test_add_func ("/views/timeline/row-cache-legend", test_timeline_row_cache_legend);
   return g_test_run ();
 }
