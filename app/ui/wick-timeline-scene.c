@@ -113,6 +113,7 @@ struct _WickTimelineScene
   gboolean legend_on;
   GArray *legend_capture; /* LegendSlot: the row being cached's share, or NULL */
   gboolean legend_capture_full;
+  guint legend_capture_last; /* where the last name was found in it */
   LegendSlot legend[WICK_TIMELINE_LEGEND_MAX];
   guint64 legend_ns[WICK_TIMELINE_LEGEND_MAX];
   guint n_legend;
@@ -1819,25 +1820,33 @@ legend_slot_add (WickTimelineScene *self, WickStr name, guint8 colour, double px
 #define ROW_LEGEND_MAX 64
 
 static void
-legend_capture (WickTimelineScene *self, WickStr name, guint8 colour, double px)
+legend_capture (WickTimelineScene *self, const WickTimelineViewport *view, guint kind, guint32 e,
+                WickStr name, double px)
 {
   GArray *row = self->legend_capture;
-  for (guint i = row->len; i-- > 0;)
+  LegendSlot *slots = (LegendSlot *)(gpointer)row->data;
+  /* neighbours often share a name: the last one found first */
+  guint last = self->legend_capture_last;
+  if (last < row->len && slots[last].name == name)
     {
-      LegendSlot *slot = &g_array_index (row, LegendSlot, i);
-      if (slot->name == name)
-        {
-          slot->px += px;
-          return;
-        }
+      slots[last].px += px;
+      return;
     }
+  for (guint i = 0; i < row->len; i++)
+    if (slots[i].name == name)
+      {
+        slots[i].px += px;
+        self->legend_capture_last = i;
+        return;
+      }
   if (row->len >= ROW_LEGEND_MAX)
     {
       self->legend_capture_full = TRUE;
       return;
     }
-  LegendSlot slot = { name, colour, px };
+  LegendSlot slot = { name, (guint8)(event_batch (self, view, kind, e) % WICK_SPAN_COLOURS), px };
   g_array_append_val (row, slot);
+  self->legend_capture_last = row->len - 1;
 }
 
 /* Counts @px of drawn width for @e's name. */
@@ -1854,9 +1863,8 @@ legend_add (WickTimelineScene *self, const WickTimelineViewport *view, guint kin
                     : (guint8)(event_batch (self, view, kind, e) % WICK_SPAN_COLOURS);
   if (slot != NULL)
     legend_slot_add (self, name, colour, px);
-  if (self->legend_capture != NULL)
-    legend_capture (self, name, (guint8)(event_batch (self, view, kind, e) % WICK_SPAN_COLOURS),
-                    px);
+  if (self->legend_capture != NULL && !self->legend_capture_full)
+    legend_capture (self, view, kind, e, name, px);
 }
 
 static int
