@@ -22,8 +22,20 @@ wick_rebuild_throttle_begin (WickRebuildThrottle *self, gboolean force)
   gint64 now = g_get_monotonic_time ();
   gint64 wait_us = 4 * self->build_cost_us - (now - self->last_build_us);
   if (self->deferred && !force)
-    wait_us = MAX (wait_us, 1); /* this frame draws the old result */
-  self->deferred = FALSE;
+    {
+      /* the whole frame draws the old result (the timeline's overview asks
+       * for the same scene in the switch's frame), the next one rebuilds */
+      GdkFrameClock *clock = gtk_widget_get_frame_clock (self->widget);
+      gint64 frame = clock != NULL ? gdk_frame_clock_get_frame_counter (clock) : -1;
+      if (self->deferred_frame < 0)
+        self->deferred_frame = frame;
+      if (frame == self->deferred_frame)
+        wait_us = MAX (wait_us, 1);
+      if (frame != self->deferred_frame || clock == NULL)
+        self->deferred = FALSE; /* no frame clock: this one begin */
+    }
+  else
+    self->deferred = FALSE;
   if (!force && wait_us > 0)
     {
       /* Rounded up: the redraw finds the wait over, not a millisecond short. */
@@ -39,6 +51,7 @@ void
 wick_rebuild_throttle_defer (WickRebuildThrottle *self)
 {
   self->deferred = TRUE;
+  self->deferred_frame = -1;
 }
 
 void

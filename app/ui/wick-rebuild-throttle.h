@@ -14,8 +14,9 @@
  *
  * A page shown again with a stale result (wick-page.h: a tab switch paints
  * what the page had) defers its rebuild by one frame with
- * wick_rebuild_throttle_defer(): the next begin that is not forced draws the
- * old result and queues a redraw for after that frame.
+ * wick_rebuild_throttle_defer(): the begins that are not forced in the frame
+ * of the next one (every widget drawing the result in that frame) draw the old
+ * result, and a redraw is queued for after that frame.
  *
  * The throttle lives in the widget's instance struct; init it in the
  * widget's init and clear it in dispose (that removes the queued redraw).
@@ -33,7 +34,8 @@ typedef struct
   gint64 last_build_us; /* when the last build ended (monotonic µs) */
   gint64 build_cost_us; /* how long it took */
   guint redraw_source;  /* the queued redraw, 0 when none */
-  gboolean deferred;    /* the next unforced begin waits one frame */
+  gboolean deferred;    /* the unforced begins of the next frame wait */
+  gint64 deferred_frame; /* that frame's counter, -1 until its first begin */
 } WickRebuildThrottle;
 
 void wick_rebuild_throttle_init (WickRebuildThrottle *self, GtkWidget *widget);
@@ -41,7 +43,8 @@ void wick_rebuild_throttle_init (WickRebuildThrottle *self, GtkWidget *widget);
  * wick_rebuild_throttle_end (). FALSE: too soon; a redraw of the widget is
  * queued for when a rebuild may run (one at a time). */
 gboolean wick_rebuild_throttle_begin (WickRebuildThrottle *self, gboolean force);
-/* The next unforced begin returns FALSE, queuing a redraw after its frame. */
+/* The unforced begins of the frame of the next one return FALSE, queuing a
+ * redraw after that frame. */
 void wick_rebuild_throttle_defer (WickRebuildThrottle *self);
 /* The rebuild begun is done: its cost sets the next wait. */
 void wick_rebuild_throttle_end (WickRebuildThrottle *self);

@@ -114,6 +114,37 @@ test_redraw_later (void)
   app_test_window_close (window);
 }
 
+/* Deferred (a page shown again): every unforced begin of the next frame
+ * draws the old result (the timeline and its overview both ask in the
+ * switch's frame), and the frame after it rebuilds. */
+static void
+test_deferred_frame (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *area = gtk_drawing_area_new ();
+  gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (area), 50);
+  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (area), 50);
+  Drawn drawn = { 0 };
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (area), count_draw, &drawn, NULL);
+  gtk_window_set_child (GTK_WINDOW (window), area);
+  gtk_window_present (GTK_WINDOW (window));
+  app_test_wait_drawn (area, 20000, "the drawing area");
+  app_test_iterate_pending (2000);
+  wick_rebuild_throttle_init (&drawn.throttle, area);
+  drawn.throttle.last_build_us = g_get_monotonic_time () - 10 * G_USEC_PER_SEC; /* long ago */
+  drawn.throttle.build_cost_us = 1000;
+  wick_rebuild_throttle_defer (&drawn.throttle);
+  g_assert_false (wick_rebuild_throttle_begin (&drawn.throttle, FALSE));
+  g_assert_false (wick_rebuild_throttle_begin (&drawn.throttle, FALSE)); /* the same frame */
+  g_assert_cmpuint (drawn.throttle.redraw_source, !=, 0);
+  drawn.draws = 0;
+  APP_TEST_WAIT (redraw_done, &drawn, 20000);
+  g_assert_true (wick_rebuild_throttle_begin (&drawn.throttle, FALSE));
+  wick_rebuild_throttle_end (&drawn.throttle);
+  wick_rebuild_throttle_clear (&drawn.throttle);
+  app_test_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -122,5 +153,6 @@ main (int argc, char **argv)
   g_test_add_func ("/throttle/first-build", test_first_build);
   g_test_add_func ("/throttle/too-soon", test_too_soon);
   g_test_add_func ("/throttle/redraw-later", test_redraw_later);
+  g_test_add_func ("/throttle/deferred-frame", test_deferred_frame);
   return g_test_run ();
 }
