@@ -98,6 +98,7 @@ struct _WickTimelineScene
   guint64 extent_start, extent_end;
   guint8 *colour_ids;      /* per span */
   guint8 *device_colour_ids; /* per device slice of a Chrome trace */
+  guint n_device_colours;
   gint64 *track_offset;    /* per track: device clock shift (candle-graph) */
   char **track_names;      /* per track, as the gutter shows it */
   guint8 *collapsed;       /* per process */
@@ -665,6 +666,7 @@ wick_timeline_scene_new (WickDocument *document)
                   : wick_palette_span_colour_id (self->spans[i].step,
                                                  wick_document_str (document, self->spans[i].name));
     self->device_colour_ids = g_new (guint8, MAX (nd, 1));
+    self->n_device_colours = nd;
     for (guint i = 0; i < nd; i++)
       self->device_colour_ids[i] = name_colour_id (cache, document, d[i].name);
   }
@@ -1703,6 +1705,15 @@ flush_batches (WickTimelineScene *self, cairo_t *cr, gboolean dark)
     }
 }
 
+/* A growing document's span array moves as it grows: the scene, drawn until
+ * its rebuild, reads it where it is now (its colours cover the spans it was
+ * built with). */
+static void
+follow_spans (WickTimelineScene *self)
+{
+  self->spans = wick_document_get_spans (self->document, NULL);
+}
+
 static guint
 name_colour (WickStr name)
 {
@@ -1728,7 +1739,7 @@ event_batch (WickTimelineScene *self, const WickTimelineViewport *view, guint ki
           if (d->source >= 0 && (guint)d->source < n && iv[d->source].span >= 0
               && (guint)iv[d->source].span < self->n_spans)
             span = iv[d->source].span;
-          else
+          else if (e < self->n_device_colours)
             colour = self->device_colour_ids[e];
           break;
         }
@@ -1740,7 +1751,9 @@ event_batch (WickTimelineScene *self, const WickTimelineViewport *view, guint ki
     }
   if (span >= 0)
     {
-      colour = self->colour_ids[span];
+      /* a span the document gained after the scene was built (a live
+       * document's old scene, drawn until its rebuild): no colour of its own */
+      colour = (guint)span < self->n_spans ? self->colour_ids[span] : 0;
       return colour + (view->matches && !view->matches[span] ? WICK_SPAN_COLOURS : 0);
     }
   if (kind == WICK_EVENT_DEVICE && view->device_matches != NULL && view->device_matches[e])
@@ -3777,6 +3790,7 @@ void
 wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimelineViewport *view)
 {
   g_return_if_fail (view->end_ns > view->start_ns);
+  follow_spans (self);
   self->row_deadline = view->progressive ? g_get_monotonic_time () + self->row_budget_us : 0;
   self->rows_walked = 0;
   self->incomplete = FALSE;
@@ -3986,6 +4000,7 @@ gboolean
 wick_timeline_scene_hit_event (WickTimelineScene *self, const WickTimelineViewport *view, double x,
                                double y, WickEventRef *event)
 {
+  follow_spans (self);
   event->kind = WICK_EVENT_NONE;
   event->index = 0;
   if (x < WICK_TIMELINE_GUTTER || y < top_of_tracks (self))
@@ -4048,6 +4063,7 @@ WickRecordType
 wick_timeline_scene_hit (WickTimelineScene *self, const WickTimelineViewport *view, double x,
                          double y, gint64 *index)
 {
+  follow_spans (self);
   *index = -1;
   if (x < WICK_TIMELINE_GUTTER || y < WICK_TIMELINE_RULER)
     return WICK_RECORD_NONE;
@@ -4129,6 +4145,7 @@ wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
                                    guint64 visible_end)
 {
   g_return_if_fail (view->end_ns > view->start_ns);
+  follow_spans (self);
   cairo_save (cr);
   cairo_set_line_width (cr, 1);
   cairo_set_source_rgba (cr, view->dark ? 0.16 : 0.96, view->dark ? 0.16 : 0.96,
