@@ -1450,6 +1450,7 @@ wick_timeline_scene_update (WickTimelineScene *self)
     guint nd;
     const WickDeviceSlice *d = wick_tracks_get_device_slices (tracks, &nd);
     self->device_colour_ids = g_renew (guint8, self->device_colour_ids, MAX (nd, 1));
+    self->n_device_colours = nd;
     for (guint i = 0; i < nd; i++)
       self->device_colour_ids[i] = name_colour_id (cache, self->document, d[i].name);
   }

@@ -1804,6 +1804,8 @@ test_timeline_live_update (void)
     }
   g_test_message ("%u updates in place, %u scenes built", updates, rebuilds);
   g_assert_cmpuint (updates, >, rebuilds);
+}
+
 /* Two processes of nested dense threads and a counter: process headers and
  * stripes scroll out of view, rows are drawn from the summary zoomed out and
  * carry labels zoomed in. */
