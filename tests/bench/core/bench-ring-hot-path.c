@@ -13,7 +13,8 @@
  *             wick_thread_handle_get once, then the inline wick_span_begin_on /
  *             wick_span_end_on), static and through libwick.so's handle.
  * Each link mode's session and thread-handle figures end in one RESULT line
- * each: mode (static, dlopen, linked-at-start), variant (session, thread),
+ * each: mode (static, dlopen, linked-at-start), variant (session, thread, and
+ * the contenders thread2, thread3, thread4 below),
  * ns/span (median over rounds) and the ratio to the floor (median of the
  * per-round ratios), plus the thread handle's ratio to the session calls.
  * Then the drain rate: one producer at full speed on a 16 MiB ring against a
@@ -167,7 +168,8 @@ shared_open (void)
   if (shared.open == NULL || shared.close == NULL || shared.intern == NULL || shared.begin == NULL
       || shared.end == NULL || shared.thread_get == NULL)
     return false;
-  WickSessionOptions options = { .policy = WICK_RING_DROP, .ring_bytes = RING_BYTES, .max_threads = 4 };
+  WickSessionOptions options
+    = { .policy = WICK_RING_DROP, .ring_bytes = RING_BYTES, .max_threads = 4 };
   WickError error;
   shared.session = shared.open (&run, &(WickCaptureContract){ 0 }, &options, &error);
   if (shared.session == NULL)
@@ -198,6 +200,315 @@ run_shared_thread (uint64_t spans)
       WickSpanId span = wick_span_begin_on (thread, name, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
       wick_span_end_on (thread, span);
     }
+}
+
+/* ---------------------------------------------------------------------------
+ * Contenders (hot22b) for the handle's inline calls: copies of
+ * wick_span_begin_on / wick_span_end_on with one change each, timed in the
+ * same rounds as the floor and the header's version, so that one run on the
+ * H200 decides which becomes the header's. Same records, seq, ids and
+ * published stack as the header's version.
+ *
+ *   thread2  the seq counted with a 64-bit store of seq_word + 2^32 from a
+ *            register (and next_id stored as id + 1), where the header's
+ *            version adds 1 to the seq's upper 32-bit half in memory: the
+ *            next record's 64-bit load of seq_word then covers a narrower
+ *            store still in the store buffer, which x86 cannot forward (the
+ *            load waits for the store to reach L1), twice a span. The
+ *            floor's id counter is a 64-bit word.
+ *   thread4  the header's version with only the seq's load changed: the
+ *            32-bit half that is counted with an add to memory read as that
+ *            32-bit word (then shifted), so the load is forwarded from the
+ *            add's store; one instruction a record more than the header's.
+ *   thread3  thread2, and every field of the handle and of the top stack
+ *            entry read into locals before the first store (no reload after
+ *            a record store that might alias them, under -fno-strict-aliasing),
+ *            the end's checks' loads first.
+ */
+
+#if _WICK_INLINE_SPANS
+/* thread4: the seq's half of seq_word read as the 32-bit word that
+ * _wick_count_record adds 1 to, so that the load matches the store before it
+ * and is forwarded from it. */
+static inline uint64_t
+thread4_seq_word (const WickThreadHandle *thread)
+{
+  return (uint64_t)((const _WickSeq *)(const void *)&thread->_wick_seq_word)[1] << 32;
+}
+
+static inline WickSpanId
+thread4_span_begin_on (WickThreadHandle *thread, WickString name, WickSpanKind kind, WickStep step)
+{
+  uint64_t word = (uint64_t)name | (uint64_t)(uint8_t)kind << 32 | (uint64_t)(uint8_t)step << 40;
+  uint8_t *control = thread->_wick_control;
+  uint64_t head = __atomic_load_n ((uint64_t *)(void *)control, __ATOMIC_RELAXED);
+  uint64_t depth_gen
+    = __atomic_load_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), __ATOMIC_RELAXED);
+  if (__builtin_expect (head + _WICK_SPAN_START_BYTES > thread->_wick_begin_limit
+                          || (uint32_t)depth_gen >= _WICK_MAX_DEPTH || name == 0,
+                        0))
+    return thread->_wick_begin_slow (thread, word);
+  uint64_t now = _wick_thread_now (thread);
+  uint64_t header = thread4_seq_word (thread) | _WICK_SPAN_START_HEADER;
+  WickSpanId id = thread->_wick_next_id;
+  uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
+  __atomic_thread_fence (__ATOMIC_RELEASE);
+  _wick_store (record, header);
+  _wick_store (record + 8, id);
+  _wick_store (record + 24, word);
+  _wick_store (record + 32, now);
+  _wick_count_record (thread);
+  thread->_wick_next_id++;
+  /* entry depth's place; the entry below it is the parent's (the root's
+   * below entry 0) */
+  uint8_t *entries = control + (uint64_t)(uint32_t)depth_gen * 32;
+  uint64_t parent = _wick_load (entries + _WICK_CONTROL_STACK - 32);
+  _wick_store (record + 16, parent);
+  _wick_store (entries + _WICK_CONTROL_STACK, id);
+  _wick_store (entries + _WICK_CONTROL_STACK + 8, parent);
+  _wick_store (entries + _WICK_CONTROL_STACK + 16, word);
+  _wick_store (entries + _WICK_CONTROL_STACK + 24, now);
+  __atomic_store_n ((uint64_t *)(void *)control, head + _WICK_SPAN_START_BYTES, __ATOMIC_RELEASE);
+  __atomic_store_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN),
+                    depth_gen + _WICK_DEPTH_PUSH, __ATOMIC_RELEASE);
+  return id;
+}
+
+static inline bool
+thread4_span_end_on_ (WickThreadHandle *thread, WickSpanId span, WickError *error)
+{
+  uint8_t *control = thread->_wick_control;
+  uint64_t head = __atomic_load_n ((uint64_t *)(void *)control, __ATOMIC_RELAXED);
+  uint64_t depth_gen
+    = __atomic_load_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), __ATOMIC_RELAXED);
+  /* the innermost open span's entry is the one below depth's place */
+  const uint8_t *entries = control + (uint64_t)(uint32_t)depth_gen * 32;
+  const uint8_t *entry = entries + _WICK_CONTROL_STACK - 32;
+  if (__builtin_expect ((uint32_t)depth_gen == 0 || _wick_load (entry) != span
+                          || head + _WICK_SPAN_END_BYTES > thread->_wick_end_limit,
+                        0))
+    return thread->_wick_end_slow (thread, span, error);
+  uint64_t now = _wick_thread_now (thread);
+  uint64_t header = thread4_seq_word (thread) | _WICK_SPAN_END_HEADER;
+  uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
+  __atomic_thread_fence (__ATOMIC_RELEASE);
+  _wick_store (record, header);
+  _wick_count_record (thread);
+  _wick_store (record + 8, span);
+  _wick_store (record + 16, _wick_load (entry + 8));
+  _wick_store (record + 24, _wick_load (entry + 16));
+  uint64_t start = _wick_load (entry + 24);
+  _wick_store (record + 32, start);
+  if (__builtin_expect (now < start, 0)) /* another core's TSC behind */
+    now = start;
+  _wick_store (record + 40, now - start);
+  __atomic_store_n ((uint64_t *)(void *)control, head + _WICK_SPAN_END_BYTES, __ATOMIC_RELEASE);
+  __atomic_store_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), depth_gen - 1,
+                    __ATOMIC_RELEASE);
+  return true;
+}
+
+static inline bool
+thread4_span_end_on (WickThreadHandle *thread, WickSpanId span)
+{
+  return thread4_span_end_on_ (thread, span, (WickError *)0);
+}
+
+static inline WickSpanId
+thread2_span_begin_on (WickThreadHandle *thread, WickString name, WickSpanKind kind, WickStep step)
+{
+  uint64_t word = (uint64_t)name | (uint64_t)(uint8_t)kind << 32 | (uint64_t)(uint8_t)step << 40;
+  uint8_t *control = thread->_wick_control;
+  uint64_t head = __atomic_load_n ((uint64_t *)(void *)control, __ATOMIC_RELAXED);
+  uint64_t depth_gen
+    = __atomic_load_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), __ATOMIC_RELAXED);
+  if (__builtin_expect (head + _WICK_SPAN_START_BYTES > thread->_wick_begin_limit
+                          || (uint32_t)depth_gen >= _WICK_MAX_DEPTH || name == 0,
+                        0))
+    return thread->_wick_begin_slow (thread, word);
+  uint64_t now = _wick_thread_now (thread);
+  uint64_t seq_word = thread->_wick_seq_word;
+  WickSpanId id = thread->_wick_next_id;
+  uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
+  __atomic_thread_fence (__ATOMIC_RELEASE);
+  _wick_store (record, seq_word | _WICK_SPAN_START_HEADER);
+  _wick_store (record + 8, id);
+  _wick_store (record + 24, word);
+  _wick_store (record + 32, now);
+  thread->_wick_seq_word = seq_word + (UINT64_C (1) << 32);
+  thread->_wick_next_id = id + 1;
+  uint8_t *entries = control + (uint64_t)(uint32_t)depth_gen * 32;
+  uint64_t parent = _wick_load (entries + _WICK_CONTROL_STACK - 32);
+  _wick_store (record + 16, parent);
+  _wick_store (entries + _WICK_CONTROL_STACK, id);
+  _wick_store (entries + _WICK_CONTROL_STACK + 8, parent);
+  _wick_store (entries + _WICK_CONTROL_STACK + 16, word);
+  _wick_store (entries + _WICK_CONTROL_STACK + 24, now);
+  __atomic_store_n ((uint64_t *)(void *)control, head + _WICK_SPAN_START_BYTES, __ATOMIC_RELEASE);
+  __atomic_store_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN),
+                    depth_gen + _WICK_DEPTH_PUSH, __ATOMIC_RELEASE);
+  return id;
+}
+
+static inline bool
+thread2_span_end_on (WickThreadHandle *thread, WickSpanId span)
+{
+  uint8_t *control = thread->_wick_control;
+  uint64_t head = __atomic_load_n ((uint64_t *)(void *)control, __ATOMIC_RELAXED);
+  uint64_t depth_gen
+    = __atomic_load_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), __ATOMIC_RELAXED);
+  const uint8_t *entries = control + (uint64_t)(uint32_t)depth_gen * 32;
+  const uint8_t *entry = entries + _WICK_CONTROL_STACK - 32;
+  if (__builtin_expect ((uint32_t)depth_gen == 0 || _wick_load (entry) != span
+                          || head + _WICK_SPAN_END_BYTES > thread->_wick_end_limit,
+                        0))
+    return thread->_wick_end_slow (thread, span, (WickError *)0);
+  uint64_t now = _wick_thread_now (thread);
+  uint64_t seq_word = thread->_wick_seq_word;
+  uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
+  __atomic_thread_fence (__ATOMIC_RELEASE);
+  _wick_store (record, seq_word | _WICK_SPAN_END_HEADER);
+  thread->_wick_seq_word = seq_word + (UINT64_C (1) << 32);
+  _wick_store (record + 8, span);
+  _wick_store (record + 16, _wick_load (entry + 8));
+  _wick_store (record + 24, _wick_load (entry + 16));
+  uint64_t start = _wick_load (entry + 24);
+  _wick_store (record + 32, start);
+  if (__builtin_expect (now < start, 0))
+    now = start;
+  _wick_store (record + 40, now - start);
+  __atomic_store_n ((uint64_t *)(void *)control, head + _WICK_SPAN_END_BYTES, __ATOMIC_RELEASE);
+  __atomic_store_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), depth_gen - 1,
+                    __ATOMIC_RELEASE);
+  return true;
+}
+
+static inline WickSpanId
+thread3_span_begin_on (WickThreadHandle *thread, WickString name, WickSpanKind kind, WickStep step)
+{
+  uint64_t word = (uint64_t)name | (uint64_t)(uint8_t)kind << 32 | (uint64_t)(uint8_t)step << 40;
+  uint8_t *control = thread->_wick_control;
+  uint64_t head = __atomic_load_n ((uint64_t *)(void *)control, __ATOMIC_RELAXED);
+  uint64_t depth_gen
+    = __atomic_load_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), __ATOMIC_RELAXED);
+  if (__builtin_expect (head + _WICK_SPAN_START_BYTES > thread->_wick_begin_limit
+                          || (uint32_t)depth_gen >= _WICK_MAX_DEPTH || name == 0,
+                        0))
+    return thread->_wick_begin_slow (thread, word);
+  uint64_t now = _wick_thread_now (thread);
+  uint64_t seq_word = thread->_wick_seq_word;
+  WickSpanId id = thread->_wick_next_id;
+  uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
+  uint8_t *entry = control + (uint64_t)(uint32_t)depth_gen * 32 + _WICK_CONTROL_STACK;
+  uint64_t parent = _wick_load (entry - 32);
+  __atomic_thread_fence (__ATOMIC_RELEASE);
+  thread->_wick_seq_word = seq_word + (UINT64_C (1) << 32);
+  thread->_wick_next_id = id + 1;
+  _wick_store (record, seq_word | _WICK_SPAN_START_HEADER);
+  _wick_store (record + 8, id);
+  _wick_store (record + 16, parent);
+  _wick_store (record + 24, word);
+  _wick_store (record + 32, now);
+  _wick_store (entry, id);
+  _wick_store (entry + 8, parent);
+  _wick_store (entry + 16, word);
+  _wick_store (entry + 24, now);
+  __atomic_store_n ((uint64_t *)(void *)control, head + _WICK_SPAN_START_BYTES, __ATOMIC_RELEASE);
+  __atomic_store_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN),
+                    depth_gen + _WICK_DEPTH_PUSH, __ATOMIC_RELEASE);
+  return id;
+}
+
+static inline bool
+thread3_span_end_on (WickThreadHandle *thread, WickSpanId span)
+{
+  uint8_t *control = thread->_wick_control;
+  uint64_t head = __atomic_load_n ((uint64_t *)(void *)control, __ATOMIC_RELAXED);
+  uint64_t depth_gen
+    = __atomic_load_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), __ATOMIC_RELAXED);
+  const uint8_t *entry = control + (uint64_t)(uint32_t)depth_gen * 32 + _WICK_CONTROL_STACK - 32;
+  if (__builtin_expect ((uint32_t)depth_gen == 0 || _wick_load (entry) != span
+                          || head + _WICK_SPAN_END_BYTES > thread->_wick_end_limit,
+                        0))
+    return thread->_wick_end_slow (thread, span, (WickError *)0);
+  uint64_t now = _wick_thread_now (thread);
+  uint64_t seq_word = thread->_wick_seq_word;
+  uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
+  uint64_t parent = _wick_load (entry + 8);
+  uint64_t word = _wick_load (entry + 16);
+  uint64_t start = _wick_load (entry + 24);
+  if (__builtin_expect (now < start, 0))
+    now = start;
+  __atomic_thread_fence (__ATOMIC_RELEASE);
+  thread->_wick_seq_word = seq_word + (UINT64_C (1) << 32);
+  _wick_store (record, seq_word | _WICK_SPAN_END_HEADER);
+  _wick_store (record + 8, span);
+  _wick_store (record + 16, parent);
+  _wick_store (record + 24, word);
+  _wick_store (record + 32, start);
+  _wick_store (record + 40, now - start);
+  __atomic_store_n ((uint64_t *)(void *)control, head + _WICK_SPAN_END_BYTES, __ATOMIC_RELEASE);
+  __atomic_store_n ((uint64_t *)(void *)(control + _WICK_CONTROL_DEPTH_GEN), depth_gen - 1,
+                    __ATOMIC_RELEASE);
+  return true;
+}
+#else
+#define thread2_span_begin_on wick_span_begin_on
+#define thread2_span_end_on wick_span_end_on
+#define thread3_span_begin_on wick_span_begin_on
+#define thread3_span_end_on wick_span_end_on
+#define thread4_span_begin_on wick_span_begin_on
+#define thread4_span_end_on wick_span_end_on
+#endif
+
+/* A loop of spans on a handle through one contender's calls. */
+#define RUN_SPANS_ON(handle, name_of, begin, end)                                                  \
+  do                                                                                               \
+    {                                                                                              \
+      WickThreadHandle *thread_ = (handle);                                                        \
+      WickString name_ = (name_of);                                                                \
+      for (uint64_t i = 0; i < spans; i++)                                                         \
+        {                                                                                          \
+          WickSpanId span = begin (thread_, name_, WICK_SPAN_FUNCTION, WICK_STEP_NONE);            \
+          end (thread_, span);                                                                     \
+        }                                                                                          \
+    }                                                                                              \
+  while (0)
+
+static __attribute__ ((noinline)) void
+run_thread2 (uint64_t spans)
+{
+  RUN_SPANS_ON (ring_thread, ring_name, thread2_span_begin_on, thread2_span_end_on);
+}
+
+static __attribute__ ((noinline)) void
+run_thread3 (uint64_t spans)
+{
+  RUN_SPANS_ON (ring_thread, ring_name, thread3_span_begin_on, thread3_span_end_on);
+}
+
+static __attribute__ ((noinline)) void
+run_thread4 (uint64_t spans)
+{
+  RUN_SPANS_ON (ring_thread, ring_name, thread4_span_begin_on, thread4_span_end_on);
+}
+
+static __attribute__ ((noinline)) void
+run_shared_thread4 (uint64_t spans)
+{
+  RUN_SPANS_ON (shared.thread, shared.name, thread4_span_begin_on, thread4_span_end_on);
+}
+
+static __attribute__ ((noinline)) void
+run_shared_thread2 (uint64_t spans)
+{
+  RUN_SPANS_ON (shared.thread, shared.name, thread2_span_begin_on, thread2_span_end_on);
+}
+
+static __attribute__ ((noinline)) void
+run_shared_thread3 (uint64_t spans)
+{
+  RUN_SPANS_ON (shared.thread, shared.name, thread3_span_begin_on, thread3_span_end_on);
 }
 
 /* A follow reader draining ring_session on another thread. */
@@ -308,17 +619,29 @@ bench_hot_path (int rounds, uint64_t spans)
                                                             : "lttng-ust tracepoints (no session)",
       run_lttng, NULL, NULL, NULL },
     { "libsysprof-capture mark", run_sysprof, NULL, NULL, NULL },
+    { "wick ring, thread handle, contender 2", run_thread2, NULL, "static", "thread2" },
+    { "wick ring, thread handle, contender 3", run_thread3, NULL, "static", "thread3" },
+    { "wick ring, thread handle, contender 4", run_thread4, NULL, "static", "thread4" },
     { at_start ? "wick ring, libwick.so linked at start" : "wick ring, libwick.so dlopen()ed",
       run_shared, NULL, shared_mode, "session" },
     { at_start ? "thread handle, libwick.so linked at start"
                : "thread handle, libwick.so dlopen()ed",
       run_shared_thread, NULL, shared_mode, "thread" },
+    { at_start ? "thread handle 2, libwick.so linked at start"
+               : "thread handle 2, libwick.so dlopen()ed",
+      run_shared_thread2, NULL, shared_mode, "thread2" },
+    { at_start ? "thread handle 3, libwick.so linked at start"
+               : "thread handle 3, libwick.so dlopen()ed",
+      run_shared_thread3, NULL, shared_mode, "thread3" },
+    { at_start ? "thread handle 4, libwick.so linked at start"
+               : "thread handle 4, libwick.so dlopen()ed",
+      run_shared_thread4, NULL, shared_mode, "thread4" },
   };
   int n = sizeof contenders / sizeof contenders[0];
   if (!shared_open ())
     {
       printf ("  (no libwick.so contenders: WICK_LIBWICK is not set or did not load)\n");
-      n -= 2;
+      n -= 5; /* the libwick.so contenders are the last five */
     }
   for (int c = 0; c < n; c++)
     contenders[c].samples = calloc ((size_t)rounds, sizeof (double));
@@ -349,18 +672,18 @@ bench_hot_path (int rounds, uint64_t spans)
   /* Each round runs every contender once, back to back: the ratio to the
    * floor within a round is robust to the load of a shared machine drifting
    * between rounds, so that is what the ratio column is (median over rounds). */
-  double *ratios = calloc ((size_t) rounds, sizeof (double));
+  double *ratios = calloc ((size_t)rounds, sizeof (double));
   printf ("span begin+end, %d rounds of %llu spans, clock %s, ns/span (median, min) and "
           "the median of the per-round ratio to the floor:\n",
-          rounds, (unsigned long long) spans, wick_clock_describe ());
-  double *floor_samples = calloc ((size_t) rounds, sizeof (double));
-  memcpy (floor_samples, contenders[0].samples, (size_t) rounds * sizeof (double));
-  double floor_median = 0, ratio_of[8] = { 0 }, median_of[8] = { 0 };
+          rounds, (unsigned long long)spans, wick_clock_describe ());
+  double *floor_samples = calloc ((size_t)rounds, sizeof (double));
+  memcpy (floor_samples, contenders[0].samples, (size_t)rounds * sizeof (double));
+  double floor_median = 0, ratio_of[16] = { 0 }, median_of[16] = { 0 };
   /* the session contender of the same mode, for the handle's ratio to it */
-  double *sessions[8] = { NULL };
+  double *sessions[16] = { NULL };
   for (int c = 0; c < n; c++)
     {
-      if (contenders[c].variant != NULL && strcmp (contenders[c].variant, "thread") == 0)
+      if (contenders[c].variant != NULL && strncmp (contenders[c].variant, "thread", 6) == 0)
         for (int d = 0; d < n; d++)
           if (contenders[d].mode != NULL && strcmp (contenders[d].mode, contenders[c].mode) == 0
               && strcmp (contenders[d].variant, "session") == 0)
@@ -371,7 +694,7 @@ bench_hot_path (int rounds, uint64_t spans)
       double *sorted = calloc ((size_t)rounds, sizeof (double));
       memcpy (sorted, contenders[c].samples, (size_t)rounds * sizeof (double));
       median_of[c] = median (sorted, rounds);
-      printf ("  %-42s %7.2f ns  (min %6.2f)  %.2fx floor\n", contenders[c].name, median_of[c],
+      printf ("  %-44s %7.2f ns  (min %6.2f)  %.2fx floor\n", contenders[c].name, median_of[c],
               sorted[0], ratio_of[c]);
       free (sorted);
     }
