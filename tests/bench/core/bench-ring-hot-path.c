@@ -230,10 +230,20 @@ run_shared_thread (uint64_t spans)
 /* thread4: the seq's half of seq_word read as the 32-bit word that
  * _wick_count_record adds 1 to, so that the load matches the store before it
  * and is forwarded from it. */
+typedef uint32_t __attribute__ ((__may_alias__)) Thread4Seq;
+
 static inline uint64_t
 thread4_seq_word (const WickThreadHandle *thread)
 {
-  return (uint64_t)((const _WickSeq *)(const void *)&thread->_wick_seq_word)[1] << 32;
+  return (uint64_t)((const Thread4Seq *)(const void *)&thread->_wick_seq_word)[1] << 32;
+}
+
+/* The header's _wick_count_record, copied so that the contender stays as it
+ * is whichever version the header takes. */
+static inline void
+thread4_count_record (WickThreadHandle *thread)
+{
+  ((Thread4Seq *)(void *)&thread->_wick_seq_word)[1]++;
 }
 
 static inline WickSpanId
@@ -257,7 +267,7 @@ thread4_span_begin_on (WickThreadHandle *thread, WickString name, WickSpanKind k
   _wick_store (record + 8, id);
   _wick_store (record + 24, word);
   _wick_store (record + 32, now);
-  _wick_count_record (thread);
+  thread4_count_record (thread);
   thread->_wick_next_id++;
   /* entry depth's place; the entry below it is the parent's (the root's
    * below entry 0) */
@@ -293,7 +303,7 @@ thread4_span_end_on_ (WickThreadHandle *thread, WickSpanId span, WickError *erro
   uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
   __atomic_thread_fence (__ATOMIC_RELEASE);
   _wick_store (record, header);
-  _wick_count_record (thread);
+  thread4_count_record (thread);
   _wick_store (record + 8, span);
   _wick_store (record + 16, _wick_load (entry + 8));
   _wick_store (record + 24, _wick_load (entry + 16));
