@@ -19,16 +19,17 @@
 #include <stdlib.h>
 
 typedef struct Entry Entry;
+/* One allocation an entry: the struct, its shape, then its strings. */
 struct Entry
 {
   Entry *next;
   uint32_t hash;
-  char *key; /* device \0 storage_id \0 tensor_id \0 dtype \0 [op_name \0] */
+  char *key; /* device \0 storage_id \0 tensor_id \0 dtype \0 [op_name \0], in the entry */
   size_t device_length, storage_length;
   const char *tensor_id;
   const char *dtype;
   const char *op_name; /* NULL when none */
-  uint64_t *shape;
+  uint64_t *shape; /* in the entry */
   size_t rank;
   uint64_t bytes;
   uint64_t timestamp_ns;
@@ -61,8 +62,6 @@ wick_live_state_new (void)
 static void
 entry_free (Entry *entry)
 {
-  free (entry->key);
-  free (entry->shape);
   free (entry);
 }
 
@@ -142,16 +141,13 @@ entry_new (const WickMemoryRecord *memory, uint32_t hash)
   size_t dtype_length = strlen (memory->dtype);
   size_t op_length = memory->op_name != NULL ? strlen (memory->op_name) : 0;
   size_t total = device_length + storage_length + tensor_length + dtype_length + op_length + 5;
-  Entry *entry = calloc (1, sizeof *entry);
-  char *key = malloc (total);
-  uint64_t *shape = memory->rank > 0 ? malloc (memory->rank * sizeof *shape) : NULL;
-  if (entry == NULL || key == NULL || (memory->rank > 0 && shape == NULL))
-    {
-      free (entry);
-      free (key);
-      free (shape);
-      return NULL;
-    }
+  _Static_assert (sizeof (Entry) % sizeof (uint64_t) == 0, "the shape follows the struct");
+  Entry *entry = malloc (sizeof *entry + memory->rank * sizeof (uint64_t) + total);
+  if (entry == NULL)
+    return NULL;
+  uint64_t *shape = memory->rank > 0 ? (uint64_t *)(void *)(entry + 1) : NULL;
+  char *key = (char *)(entry + 1) + memory->rank * sizeof (uint64_t);
+  entry->op_name = NULL;
   char *p = key;
   memcpy (p, memory->device, device_length + 1);
   p += device_length + 1;

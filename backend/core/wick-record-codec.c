@@ -14,38 +14,47 @@ round8 (size_t n)
   return (n + 7) & ~(size_t)7;
 }
 
-void
-wick_encode_u64 (WickEncoder *encoder, uint64_t value)
+/* The encoder's cells. Inlined into encode_payload, which wick_encode_payload
+ * instantiates twice: measuring (base NULL, only the position moves) and
+ * writing; a record is measured and then written (wick-session-records.c), so
+ * neither pass calls out for a cell. */
+#define ENCODE_INLINE static inline __attribute__ ((always_inline))
+
+ENCODE_INLINE void
+encode_u64 (WickEncoder *encoder, uint64_t value)
 {
   if (encoder->base != NULL)
     memcpy (encoder->base + encoder->pos, &value, 8);
   encoder->pos += 8;
 }
 
-void
-wick_encode_double (WickEncoder *encoder, double value)
+ENCODE_INLINE void
+encode_double (WickEncoder *encoder, double value)
 {
   uint64_t bits;
   memcpy (&bits, &value, 8);
-  wick_encode_u64 (encoder, bits);
+  encode_u64 (encoder, bits);
 }
 
-static void
+ENCODE_INLINE void
 encode_string_len (WickEncoder *encoder, const char *string, uint32_t length)
 {
   size_t size = round8 (4 + (size_t)length + 1);
   if (encoder->base != NULL)
     {
       uint8_t *p = encoder->base + encoder->pos;
+      /* the NUL and the padding lie in the cell's last word (size >= 8):
+       * zeroed first, then the length and the bytes over it */
+      uint64_t zero = 0;
+      memcpy (p + size - 8, &zero, 8);
       memcpy (p, &length, 4);
       memcpy (p + 4, string, length);
-      memset (p + 4 + length, 0, size - 4 - length);
     }
   encoder->pos += size;
 }
 
-void
-wick_encode_string (WickEncoder *encoder, const char *string)
+ENCODE_INLINE void
+encode_string (WickEncoder *encoder, const char *string)
 {
   if (string == NULL)
     string = "";
@@ -55,12 +64,12 @@ wick_encode_string (WickEncoder *encoder, const char *string)
   encode_string_len (encoder, string, (uint32_t)length);
 }
 
-void
-wick_encode_optional_string (WickEncoder *encoder, const char *string)
+ENCODE_INLINE void
+encode_optional_string (WickEncoder *encoder, const char *string)
 {
   if (string != NULL)
     {
-      wick_encode_string (encoder, string);
+      encode_string (encoder, string);
       return;
     }
   if (encoder->base != NULL)
@@ -72,141 +81,154 @@ wick_encode_optional_string (WickEncoder *encoder, const char *string)
   encoder->pos += 8;
 }
 
-void
-wick_encode_u64_array (WickEncoder *encoder, const uint64_t *values, size_t n)
+ENCODE_INLINE void
+encode_u64_array (WickEncoder *encoder, const uint64_t *values, size_t n)
 {
-  wick_encode_u64 (encoder, n);
-  for (size_t i = 0; i < n; i++)
-    wick_encode_u64 (encoder, values[i]);
+  encode_u64 (encoder, n);
+  if (encoder->base != NULL && n > 0)
+    memcpy (encoder->base + encoder->pos, values, n * 8);
+  encoder->pos += n * 8;
 }
 
-void
-wick_encode_string_array (WickEncoder *encoder, const char *const *values, size_t n)
+ENCODE_INLINE void
+encode_string_array (WickEncoder *encoder, const char *const *values, size_t n)
 {
-  wick_encode_u64 (encoder, n);
+  encode_u64 (encoder, n);
   for (size_t i = 0; i < n; i++)
-    wick_encode_string (encoder, values[i]);
+    encode_string (encoder, values[i]);
 }
 
-void
-wick_encode_payload (WickEncoder *e, uint8_t kind, const WickRingRecord *r)
+ENCODE_INLINE void
+encode_payload (WickEncoder *e, uint8_t kind, const WickRingRecord *r)
 {
   switch (kind)
     {
       case WICK_KIND_OP:
-        wick_encode_u64 (e, r->op.span);
-        wick_encode_string (e, r->op.op_name);
-        wick_encode_string_array (e, r->op.inputs, r->op.n_inputs);
-        wick_encode_optional_string (e, r->op.output);
-        wick_encode_u64_array (e, r->op.shape, r->op.rank);
-        wick_encode_string (e, r->op.dtype);
-        wick_encode_string (e, r->op.device);
-        wick_encode_u64 (e, r->op.duration_ns);
-        wick_encode_u64 (e, r->op.timestamp_ns);
-        wick_encode_u64 (e, r->op.has_output_dense_bytes);
-        wick_encode_u64 (e, r->op.output_dense_bytes);
-        wick_encode_u64 (e, r->op.input_dense_bytes);
+        encode_u64 (e, r->op.span);
+        encode_string (e, r->op.op_name);
+        encode_string_array (e, r->op.inputs, r->op.n_inputs);
+        encode_optional_string (e, r->op.output);
+        encode_u64_array (e, r->op.shape, r->op.rank);
+        encode_string (e, r->op.dtype);
+        encode_string (e, r->op.device);
+        encode_u64 (e, r->op.duration_ns);
+        encode_u64 (e, r->op.timestamp_ns);
+        encode_u64 (e, r->op.has_output_dense_bytes);
+        encode_u64 (e, r->op.output_dense_bytes);
+        encode_u64 (e, r->op.input_dense_bytes);
         break;
       case WICK_KIND_TENSOR:
-        wick_encode_u64 (e, r->tensor.span);
-        wick_encode_string (e, r->tensor.tensor_id);
-        wick_encode_optional_string (e, r->tensor.label);
-        wick_encode_u64_array (e, r->tensor.shape, r->tensor.rank);
-        wick_encode_string (e, r->tensor.dtype);
-        wick_encode_string (e, r->tensor.device);
-        wick_encode_u64 (e, (r->tensor.requires_grad ? 1u : 0u)
+        encode_u64 (e, r->tensor.span);
+        encode_string (e, r->tensor.tensor_id);
+        encode_optional_string (e, r->tensor.label);
+        encode_u64_array (e, r->tensor.shape, r->tensor.rank);
+        encode_string (e, r->tensor.dtype);
+        encode_string (e, r->tensor.device);
+        encode_u64 (e, (r->tensor.requires_grad ? 1u : 0u)
                               | (r->tensor.has_dense_bytes ? 2u : 0u));
-        wick_encode_u64 (e, r->tensor.dense_bytes);
-        wick_encode_u64 (e, (uint64_t)r->tensor.category);
+        encode_u64 (e, r->tensor.dense_bytes);
+        encode_u64 (e, (uint64_t)r->tensor.category);
         break;
       case WICK_KIND_TENSOR_STATS:
-        wick_encode_u64 (e, r->tensor_stats.span);
-        wick_encode_string (e, r->tensor_stats.label);
-        wick_encode_u64_array (e, r->tensor_stats.shape, r->tensor_stats.rank);
-        wick_encode_string (e, r->tensor_stats.dtype);
-        wick_encode_u64 (e, r->tensor_stats.elements);
-        wick_encode_u64 (e, r->tensor_stats.non_finite);
-        wick_encode_double (e, r->tensor_stats.rms);
-        wick_encode_double (e, r->tensor_stats.abs_max);
-        wick_encode_double (e, r->tensor_stats.mean);
+        encode_u64 (e, r->tensor_stats.span);
+        encode_string (e, r->tensor_stats.label);
+        encode_u64_array (e, r->tensor_stats.shape, r->tensor_stats.rank);
+        encode_string (e, r->tensor_stats.dtype);
+        encode_u64 (e, r->tensor_stats.elements);
+        encode_u64 (e, r->tensor_stats.non_finite);
+        encode_double (e, r->tensor_stats.rms);
+        encode_double (e, r->tensor_stats.abs_max);
+        encode_double (e, r->tensor_stats.mean);
         break;
       case WICK_KIND_MEMORY:
-        wick_encode_u64 (e, r->memory.timestamp_ns);
-        wick_encode_string (e, r->memory.storage_id);
-        wick_encode_string (e, r->memory.tensor_id);
-        wick_encode_u64 (e, r->memory.span);
-        wick_encode_optional_string (e, r->memory.op_name);
-        wick_encode_string (e, r->memory.device);
-        wick_encode_u64 (e, r->memory.bytes);
-        wick_encode_u64 (e, (uint64_t)r->memory.action);
-        wick_encode_u64_array (e, r->memory.shape, r->memory.rank);
-        wick_encode_string (e, r->memory.dtype);
-        wick_encode_u64 (e, (uint64_t)r->memory.category);
-        wick_encode_u64 (e, r->memory.address); /* appended: readers of the prefix skip it */
+        encode_u64 (e, r->memory.timestamp_ns);
+        encode_string (e, r->memory.storage_id);
+        encode_string (e, r->memory.tensor_id);
+        encode_u64 (e, r->memory.span);
+        encode_optional_string (e, r->memory.op_name);
+        encode_string (e, r->memory.device);
+        encode_u64 (e, r->memory.bytes);
+        encode_u64 (e, (uint64_t)r->memory.action);
+        encode_u64_array (e, r->memory.shape, r->memory.rank);
+        encode_string (e, r->memory.dtype);
+        encode_u64 (e, (uint64_t)r->memory.category);
+        encode_u64 (e, r->memory.address); /* appended: readers of the prefix skip it */
         break;
       case WICK_KIND_DEVICE_MEMORY:
-        wick_encode_u64 (e, r->device_memory.timestamp_ns);
-        wick_encode_string (e, r->device_memory.device);
-        wick_encode_u64 (e, (r->device_memory.has_used_bytes ? 1u : 0u)
+        encode_u64 (e, r->device_memory.timestamp_ns);
+        encode_string (e, r->device_memory.device);
+        encode_u64 (e, (r->device_memory.has_used_bytes ? 1u : 0u)
                               | (r->device_memory.has_free_bytes ? 2u : 0u)
                               | (r->device_memory.has_reserved_bytes ? 4u : 0u)
                               | (r->device_memory.has_capacity_bytes ? 8u : 0u));
-        wick_encode_u64 (e, r->device_memory.used_bytes);
-        wick_encode_u64 (e, r->device_memory.free_bytes);
-        wick_encode_u64 (e, r->device_memory.reserved_bytes);
-        wick_encode_u64 (e, r->device_memory.capacity_bytes);
+        encode_u64 (e, r->device_memory.used_bytes);
+        encode_u64 (e, r->device_memory.free_bytes);
+        encode_u64 (e, r->device_memory.reserved_bytes);
+        encode_u64 (e, r->device_memory.capacity_bytes);
         break;
       case WICK_KIND_DEVICE_INTERVAL:
-        wick_encode_u64 (e, r->device_interval.span);
-        wick_encode_string (e, r->device_interval.device);
-        wick_encode_string (e, r->device_interval.stream_id);
-        wick_encode_string (e, r->device_interval.clock_id);
-        wick_encode_string (e, r->device_interval.backend);
-        wick_encode_u64 (e, r->device_interval.start_ns);
-        wick_encode_u64 (e, r->device_interval.duration_ns);
+        encode_u64 (e, r->device_interval.span);
+        encode_string (e, r->device_interval.device);
+        encode_string (e, r->device_interval.stream_id);
+        encode_string (e, r->device_interval.clock_id);
+        encode_string (e, r->device_interval.backend);
+        encode_u64 (e, r->device_interval.start_ns);
+        encode_u64 (e, r->device_interval.duration_ns);
         break;
       case WICK_KIND_GRADIENT:
-        wick_encode_u64 (e, r->gradient.event_number);
-        wick_encode_string (e, r->gradient.root);
-        wick_encode_string (e, r->gradient.key);
-        wick_encode_u64 (e, (uint64_t)r->gradient.state);
-        wick_encode_u64 (e, r->gradient.has_norm);
-        wick_encode_double (e, r->gradient.norm);
+        encode_u64 (e, r->gradient.event_number);
+        encode_string (e, r->gradient.root);
+        encode_string (e, r->gradient.key);
+        encode_u64 (e, (uint64_t)r->gradient.state);
+        encode_u64 (e, r->gradient.has_norm);
+        encode_double (e, r->gradient.norm);
         break;
       case WICK_KIND_CALL_EDGE:
-        wick_encode_u64 (e, r->call_edge.from);
-        wick_encode_u64 (e, r->call_edge.to);
-        wick_encode_u64 (e, r->call_edge.host_duration_ns);
+        encode_u64 (e, r->call_edge.from);
+        encode_u64 (e, r->call_edge.to);
+        encode_u64 (e, r->call_edge.host_duration_ns);
         break;
       case WICK_KIND_DATA_EDGE:
-        wick_encode_string (e, r->data_edge.from_tensor);
-        wick_encode_string (e, r->data_edge.to_tensor);
+        encode_string (e, r->data_edge.from_tensor);
+        encode_string (e, r->data_edge.to_tensor);
         break;
       case WICK_KIND_TERMINAL:
-        wick_encode_u64 (e, (uint64_t)r->terminal.outcome);
-        wick_encode_u64 (e, r->terminal.timestamp_ns);
-        wick_encode_optional_string (e, r->terminal.reason);
+        encode_u64 (e, (uint64_t)r->terminal.outcome);
+        encode_u64 (e, r->terminal.timestamp_ns);
+        encode_optional_string (e, r->terminal.reason);
         break;
       case WICK_KIND_EXTENSION:
-        wick_encode_string (e, r->extension.kind);
-        wick_encode_u64 (e, r->extension.timestamp_ns);
-        wick_encode_string (e, r->extension.json_fields);
+        encode_string (e, r->extension.kind);
+        encode_u64 (e, r->extension.timestamp_ns);
+        encode_string (e, r->extension.json_fields);
         break;
       case WICK_KIND_DROPPED:
-        wick_encode_u64 (e, r->dropped.count);
-        wick_encode_u64 (e, r->dropped.first_ns);
-        wick_encode_u64 (e, r->dropped.last_ns);
-        wick_encode_u64 (e, r->dropped.total);
+        encode_u64 (e, r->dropped.count);
+        encode_u64 (e, r->dropped.first_ns);
+        encode_u64 (e, r->dropped.last_ns);
+        encode_u64 (e, r->dropped.total);
         break;
       case WICK_KIND_THREAD:
-        wick_encode_u64 (e, r->thread.number);
-        wick_encode_u64 (e, (uint64_t)(uint32_t)r->thread.os_tid);
-        wick_encode_u64 (e, r->thread.timestamp_ns);
-        wick_encode_string (e, r->thread.name);
+        encode_u64 (e, r->thread.number);
+        encode_u64 (e, (uint64_t)(uint32_t)r->thread.os_tid);
+        encode_u64 (e, r->thread.timestamp_ns);
+        encode_string (e, r->thread.name);
         break;
       default:
         break;
     }
+}
+
+void
+wick_encode_payload (WickEncoder *encoder, uint8_t kind, const WickRingRecord *record)
+{
+  /* a local copy: its base is known NULL or not through the whole pass */
+  WickEncoder e = *encoder;
+  if (e.base == NULL)
+    encode_payload (&e, kind, record);
+  else
+    encode_payload (&e, kind, record);
+  encoder->pos = e.pos;
 }
 
 /* ---------------------------------------------------------------------------

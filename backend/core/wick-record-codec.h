@@ -22,13 +22,6 @@ typedef struct
   size_t pos;
 } WickEncoder;
 
-void wick_encode_u64 (WickEncoder *encoder, uint64_t value);
-void wick_encode_double (WickEncoder *encoder, double value);
-void wick_encode_string (WickEncoder *encoder, const char *string);
-void wick_encode_optional_string (WickEncoder *encoder, const char *string);
-void wick_encode_u64_array (WickEncoder *encoder, const uint64_t *values, size_t n);
-void wick_encode_string_array (WickEncoder *encoder, const char *const *values, size_t n);
-
 /* Encodes the payload of a variable record of the given kind from a
  * WickRingRecord view (kind-specific union member). */
 void wick_encode_payload (WickEncoder *encoder, uint8_t kind, const WickRingRecord *record);

@@ -2395,23 +2395,59 @@ static PyType_Spec session_spec = {
  * a tensor we saw on it is alive, a free when that tensor object is
  * collected (a weak reference whose callback is the storage's entry); a
  * tensor record for every storage seen the first time and for every labelled
- * tensor. The table is a dict (storage data pointer -> entry) touched only
- * under the GIL with no Python code between a lookup and its insert, so two
- * threads tracking one storage record one alloc. */
+ * tensor (tests/python/test_tracker_records.py holds the contract in plain
+ * Python and compares the records).
+ *
+ * What a new storage costs is torch's attribute calls (its storage, the data
+ * pointer, bytes, shape, dtype, device, requires_grad) and two records; the
+ * rest is kept small (docs/performance.md, "fifth round (mem22)"): the table
+ * is the tracker's own, open addressing on the data pointer (no int object,
+ * no dict), its entries also in a list in insertion order (free_all frees in
+ * that order); dtype and device names come from small caches (a dtype by
+ * identity, a device by equality) that also hold the dtype's element size,
+ * so libwick is given the tensor's dense bytes; a storage id is a str only
+ * when track() returns it. Everything is touched under the GIL with no Python
+ * code between a lookup and its insert, so two threads tracking one storage
+ * record one alloc. */
 
 typedef struct TrackerObject TrackerObject;
+typedef struct EntryObject EntryObject;
+
+struct EntryObject
+{
+  PyObject_HEAD TrackerObject *tracker; /* borrowed: the tracker clears it (and ref) first */
+  EntryObject *prev, *next;             /* the tracker's insertion order, while tracker is set */
+  PyObject *ref;                        /* the weak reference to the tensor; NULL once fired */
+  PyObject *label;                      /* the tensor id when labelled (str); NULL: the storage id */
+  PyObject *device, *dtype;             /* str */
+  PyObject *sid_object;                 /* the storage id as a str, made when track() returns it */
+  uint64_t address, bytes;
+  int category;
+  int sid_length;
+  char sid[24]; /* "st" and the counter */
+  size_t rank;
+  uint64_t dims[MAX_RANK];
+};
 
 typedef struct
 {
-  PyObject_HEAD TrackerObject *tracker; /* borrowed: the tracker clears it (and ref) first */
-  PyObject *key;                        /* the storage's data pointer, an int */
-  PyObject *sid, *tid, *device, *dtype; /* str */
-  PyObject *ref;                        /* the weak reference to the tensor; NULL once fired */
-  uint64_t address, bytes;
-  int category;
-  size_t rank;
-  uint64_t dims[MAX_RANK];
-} EntryObject;
+  uint64_t address; /* 0: empty */
+  EntryObject *entry;
+} TrackerSlot;
+
+#define TRACKER_DTYPES 16
+#define TRACKER_DEVICES 4
+
+typedef struct
+{
+  PyObject *dtype, *name; /* held; NULL: empty */
+  uint64_t size;          /* wick_dtype_size of the name (0: not known to libwick) */
+} DtypeName;
+
+typedef struct
+{
+  PyObject *device, *name; /* held; NULL: empty */
+} DeviceName;
 
 struct TrackerObject
 {
@@ -2420,7 +2456,14 @@ struct TrackerObject
   PyObject *dtypes, *dtype_name;   /* {torch.dtype: str}, its fallback callable */
   PyObject *devices, *device_name; /* {torch.device: str}, its fallback callable */
   PyObject *storage_method;        /* "untyped_storage", "_storage" or "storage" */
-  PyObject *live;                  /* {data pointer: entry} */
+  TrackerSlot *slots;              /* capacity slots (a power of two), or NULL */
+  size_t capacity, count;
+  int shift; /* 64 - log2 (capacity) */
+  EntryObject *first, *last; /* every entry of the table, oldest first */
+  DtypeName dtype_names[TRACKER_DTYPES];
+  DeviceName device_names[TRACKER_DEVICES];
+  PyObject *category_object; /* the category str seen last (held) and its value */
+  int category;
   unsigned long long counter, errors;
 };
 
@@ -2434,15 +2477,168 @@ entry_dealloc (PyObject *obj)
 {
   EntryObject *e = (EntryObject *)obj;
   PyTypeObject *type = Py_TYPE (obj);
-  Py_XDECREF (e->key);
-  Py_XDECREF (e->sid);
-  Py_XDECREF (e->tid);
+  Py_XDECREF (e->ref);
+  Py_XDECREF (e->label);
   Py_XDECREF (e->device);
   Py_XDECREF (e->dtype);
-  Py_XDECREF (e->ref);
+  Py_XDECREF (e->sid_object);
   freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
   tp_free (obj);
   Py_DECREF (type);
+}
+
+/* The storage id as a str (a new reference), made once. */
+static PyObject *
+entry_sid (EntryObject *e)
+{
+  if (e->sid_object == NULL)
+    e->sid_object = PyUnicode_FromStringAndSize (e->sid, e->sid_length);
+  return Py_XNewRef (e->sid_object);
+}
+
+/* --- the table: linear probing on the data pointer, deletion by backward
+ * shift (no tombstones), at most half full --- */
+
+static size_t
+tracker_slot_of (const TrackerObject *self, uint64_t address)
+{
+  /* Fibonacci hashing: the product's top bits */
+  return (size_t)((address * UINT64_C (0x9E3779B97F4A7C15)) >> self->shift);
+}
+
+static EntryObject *
+tracker_lookup (const TrackerObject *self, uint64_t address)
+{
+  if (self->count == 0)
+    return NULL;
+  for (size_t i = tracker_slot_of (self, address);; i = (i + 1) & (self->capacity - 1))
+    {
+      if (self->slots[i].address == address)
+        return self->slots[i].entry;
+      if (self->slots[i].address == 0)
+        return NULL;
+    }
+}
+
+static bool
+tracker_grow (TrackerObject *self)
+{
+  size_t capacity = self->capacity != 0 ? self->capacity * 2 : 256;
+  TrackerSlot *slots = PyMem_Calloc (capacity, sizeof *slots);
+  if (slots == NULL)
+    {
+      PyErr_NoMemory ();
+      return false;
+    }
+  TrackerSlot *old = self->slots;
+  size_t old_capacity = self->capacity;
+  self->slots = slots;
+  self->capacity = capacity;
+  self->shift = 64 - __builtin_ctzll (capacity);
+  for (size_t i = 0; i < old_capacity; i++)
+    if (old[i].address != 0)
+      {
+        size_t j = tracker_slot_of (self, old[i].address);
+        while (slots[j].address != 0)
+          j = (j + 1) & (capacity - 1);
+        slots[j] = old[i];
+      }
+  PyMem_Free (old);
+  return true;
+}
+
+/* Adds address -> e (not present): the table holds a reference, and e goes
+ * last in the insertion order. */
+static bool
+tracker_insert (TrackerObject *self, uint64_t address, EntryObject *e)
+{
+  if ((self->count + 1) * 2 > self->capacity && !tracker_grow (self))
+    return false;
+  size_t i = tracker_slot_of (self, address);
+  while (self->slots[i].address != 0)
+    i = (i + 1) & (self->capacity - 1);
+  self->slots[i].address = address;
+  self->slots[i].entry = (EntryObject *)Py_NewRef ((PyObject *)e);
+  self->count++;
+  e->prev = self->last;
+  e->next = NULL;
+  if (self->last != NULL)
+    self->last->next = e;
+  else
+    self->first = e;
+  self->last = e;
+  return true;
+}
+
+/* Takes address's entry out of the table and the order: the table's
+ * reference passes to the caller; NULL when there is none. */
+static EntryObject *
+tracker_remove (TrackerObject *self, uint64_t address)
+{
+  if (self->count == 0)
+    return NULL;
+  size_t mask = self->capacity - 1;
+  size_t i = tracker_slot_of (self, address);
+  while (self->slots[i].address != address)
+    {
+      if (self->slots[i].address == 0)
+        return NULL;
+      i = (i + 1) & mask;
+    }
+  EntryObject *e = self->slots[i].entry;
+  /* shift back the entries after i whose home slot is not in (i, j] */
+  for (size_t j = (i + 1) & mask; self->slots[j].address != 0; j = (j + 1) & mask)
+    {
+      size_t home = tracker_slot_of (self, self->slots[j].address);
+      if (((j - home) & mask) >= ((j - i) & mask))
+        {
+          self->slots[i] = self->slots[j];
+          i = j;
+        }
+    }
+  self->slots[i].address = 0;
+  self->slots[i].entry = NULL;
+  self->count--;
+  if (e->prev != NULL)
+    e->prev->next = e->next;
+  else
+    self->first = e->next;
+  if (e->next != NULL)
+    e->next->prev = e->prev;
+  else
+    self->last = e->prev;
+  e->prev = e->next = NULL;
+  return e;
+}
+
+/* Empties the table; its entries, oldest first, come back as a list through
+ * their next pointers, each with the table's reference, detached: its weak
+ * reference dropped (its callback never runs) and no tracker. */
+static EntryObject *
+tracker_take_all (TrackerObject *self)
+{
+  EntryObject *first = self->first;
+  PyMem_Free (self->slots);
+  self->slots = NULL;
+  self->capacity = self->count = 0;
+  self->first = self->last = NULL;
+  for (EntryObject *e = first; e != NULL; e = e->next)
+    {
+      e->tracker = NULL;
+      Py_CLEAR (e->ref);
+    }
+  return first;
+}
+
+static void
+entries_release (EntryObject *first)
+{
+  while (first != NULL)
+    {
+      EntryObject *next = first->next;
+      Py_DECREF ((PyObject *)first);
+      first = next;
+    }
 }
 
 /* A memory record of an entry; a failure is counted, never raised (the
@@ -2457,19 +2653,18 @@ tracker_record_memory (TrackerObject *self, EntryObject *e, int action, WickSpan
       return;
     }
   WickMemoryRecord r = { .timestamp_ns = WICK_NOW };
-  r.storage_id = PyUnicode_AsUTF8AndSize (e->sid, NULL);
-  r.tensor_id = PyUnicode_AsUTF8AndSize (e->tid, NULL);
+  r.storage_id = e->sid;
+  r.tensor_id = e->label != NULL ? PyUnicode_AsUTF8AndSize (e->label, NULL) : e->sid;
   r.device = PyUnicode_AsUTF8AndSize (e->device, NULL);
   r.dtype = PyUnicode_AsUTF8AndSize (e->dtype, NULL);
   r.bytes = e->bytes;
-  r.address = e->address; /* the storage's data_ptr() */
   r.action = action;
   r.category = e->category;
   r.address = e->address; /* the storage's data_ptr(): an allocator snapshot's block address */
   r.shape = e->dims;
   r.rank = e->rank;
   r.span = fill_span (self->session, span);
-  WickError error = { "" };
+  WickError error; /* written when the call fails; only counted here */
   if (!wick_session_record_memory (self->session->session, &r, &error))
     self->errors++;
 }
@@ -2480,17 +2675,9 @@ entry_call (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   EntryObject *e = (EntryObject *)obj;
   TrackerObject *self = e->tracker;
-  if (self == NULL)
+  if (self == NULL || tracker_lookup (self, e->address) != e)
     Py_RETURN_NONE;
-  PyObject *current = PyDict_GetItemWithError (self->live, e->key);
-  if (current != obj)
-    {
-      PyErr_Clear ();
-      Py_RETURN_NONE;
-    }
-  Py_INCREF (obj);
-  if (PyDict_DelItem (self->live, e->key) < 0)
-    PyErr_Clear ();
+  tracker_remove (self, e->address); /* its reference is ours now */
   Py_CLEAR (e->ref);
   e->tracker = NULL;
   if (self->session->session != NULL && !wick_session_is_finished (self->session->session))
@@ -2529,6 +2716,7 @@ tracker_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   TrackerObject *self = PyObject_New (TrackerObject, type);
   if (self == NULL)
     return NULL;
+  memset ((char *)self + sizeof (PyObject), 0, sizeof *self - sizeof (PyObject));
   self->session = (SessionObject *)Py_NewRef (session);
   self->tensor_type = Py_NewRef (tensor_type);
   self->dtypes = Py_NewRef (dtypes);
@@ -2536,29 +2724,7 @@ tracker_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   self->devices = Py_NewRef (devices);
   self->device_name = Py_NewRef (device_name);
   self->storage_method = Py_NewRef (method);
-  self->counter = self->errors = 0;
-  self->live = PyDict_New ();
-  if (self->live == NULL)
-    {
-      Py_DECREF (self);
-      return NULL;
-    }
   return (PyObject *)self;
-}
-
-/* Detaches every entry of a table from the tracker: its weak reference is
- * dropped (its callback never runs) and the entry no longer points here. */
-static void
-tracker_detach (PyObject *live)
-{
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  while (PyDict_Next (live, &pos, &key, &value))
-    {
-      EntryObject *e = (EntryObject *)value;
-      e->tracker = NULL;
-      Py_CLEAR (e->ref);
-    }
 }
 
 static void
@@ -2566,9 +2732,18 @@ tracker_dealloc (PyObject *obj)
 {
   TrackerObject *self = (TrackerObject *)obj;
   PyTypeObject *type = Py_TYPE (obj);
-  if (self->live != NULL)
-    tracker_detach (self->live);
-  Py_XDECREF (self->live);
+  entries_release (tracker_take_all (self));
+  for (int i = 0; i < TRACKER_DTYPES; i++)
+    {
+      Py_XDECREF (self->dtype_names[i].dtype);
+      Py_XDECREF (self->dtype_names[i].name);
+    }
+  for (int i = 0; i < TRACKER_DEVICES; i++)
+    {
+      Py_XDECREF (self->device_names[i].device);
+      Py_XDECREF (self->device_names[i].name);
+    }
+  Py_XDECREF (self->category_object);
   Py_XDECREF ((PyObject *)self->session);
   Py_XDECREF (self->tensor_type);
   Py_XDECREF (self->dtypes);
@@ -2595,22 +2770,29 @@ tracker_storage (TrackerObject *self, PyObject *t)
   return storage;
 }
 
-/* storage.data_ptr() as an int object (new reference); NULL with no error set
- * when the call refuses as tracker_storage does. */
-static PyObject *
-tracker_data_ptr (PyObject *storage)
+/* storage.data_ptr() into *address: 1, or 0 with no error set when the call
+ * refuses as tracker_storage does, or -1 with the error set. */
+static int
+tracker_data_ptr (PyObject *storage, uint64_t *address)
 {
   PyObject *ptr = PyObject_CallMethodObjArgs (storage, str_data_ptr, NULL);
-  if (ptr == NULL
-      && (PyErr_ExceptionMatches (PyExc_RuntimeError)
-          || PyErr_ExceptionMatches (PyExc_NotImplementedError)))
-    PyErr_Clear ();
-  if (ptr != NULL && !PyLong_Check (ptr))
+  if (ptr == NULL)
+    {
+      if (!PyErr_ExceptionMatches (PyExc_RuntimeError)
+          && !PyErr_ExceptionMatches (PyExc_NotImplementedError))
+        return -1;
+      PyErr_Clear ();
+      return 0;
+    }
+  if (!PyLong_Check (ptr))
     {
       PyErr_Format (PyExc_TypeError, "storage.data_ptr() returned %s, not an int", type_name (ptr));
-      Py_CLEAR (ptr);
+      Py_DECREF (ptr);
+      return -1;
     }
-  return ptr;
+  *address = PyLong_AsUnsignedLongLong (ptr);
+  Py_DECREF (ptr);
+  return *address == (uint64_t)-1 && PyErr_Occurred () ? -1 : 1;
 }
 
 /* A str from a cache dict, else from the fallback callable: a new reference. */
@@ -2631,6 +2813,96 @@ tracker_name (PyObject *cache, PyObject *fallback, PyObject *key, const char *wh
   return name;
 }
 
+/* The tensor's dtype name (a new reference) and element size: torch's dtypes
+ * are singletons, so the object itself is the key. NULL with the error set. */
+static PyObject *
+tracker_dtype (TrackerObject *self, PyObject *t, uint64_t *size)
+{
+  PyObject *dtype = PyObject_GetAttr (t, str_dtype);
+  if (dtype == NULL)
+    return NULL;
+  DtypeName *free_slot = NULL;
+  for (int i = 0; i < TRACKER_DTYPES; i++)
+    {
+      DtypeName *slot = &self->dtype_names[i];
+      if (slot->dtype == dtype)
+        {
+          Py_DECREF (dtype);
+          *size = slot->size;
+          return Py_NewRef (slot->name);
+        }
+      if (slot->dtype == NULL && free_slot == NULL)
+        free_slot = slot;
+    }
+  PyObject *name = tracker_name (self->dtypes, self->dtype_name, dtype, "dtype");
+  const char *text = name != NULL ? PyUnicode_AsUTF8AndSize (name, NULL) : NULL;
+  if (text == NULL)
+    {
+      Py_DECREF (dtype);
+      Py_XDECREF (name);
+      return NULL;
+    }
+  *size = wick_dtype_size (text);
+  if (free_slot == NULL)
+    free_slot = &self->dtype_names[TRACKER_DTYPES - 1]; /* more dtypes than slots: the last is replaced */
+  PyObject *old_dtype = free_slot->dtype, *old_name = free_slot->name;
+  free_slot->dtype = dtype; /* the reference we were given */
+  free_slot->name = Py_NewRef (name);
+  free_slot->size = *size;
+  Py_XDECREF (old_dtype);
+  Py_XDECREF (old_name);
+  return name;
+}
+
+/* The tensor's device name (a new reference): a torch.device is a new object
+ * each time it is read, so a device is found by equality (type and index)
+ * among the few seen. NULL with the error set. */
+static PyObject *
+tracker_device (TrackerObject *self, PyObject *t)
+{
+  PyObject *device = PyObject_GetAttr (t, str_device);
+  if (device == NULL)
+    return NULL;
+  DeviceName *free_slot = NULL;
+  for (int i = 0; i < TRACKER_DEVICES; i++)
+    {
+      DeviceName *slot = &self->device_names[i];
+      if (slot->device == NULL)
+        {
+          if (free_slot == NULL)
+            free_slot = slot;
+          continue;
+        }
+      if (Py_TYPE (slot->device) != Py_TYPE (device))
+        continue;
+      int equal = PyObject_RichCompareBool (slot->device, device, Py_EQ);
+      if (equal < 0)
+        {
+          Py_DECREF (device);
+          return NULL;
+        }
+      if (equal)
+        {
+          Py_DECREF (device);
+          return Py_NewRef (slot->name);
+        }
+    }
+  PyObject *name = tracker_name (self->devices, self->device_name, device, "device");
+  if (name == NULL)
+    {
+      Py_DECREF (device);
+      return NULL;
+    }
+  if (free_slot == NULL)
+    free_slot = &self->device_names[TRACKER_DEVICES - 1];
+  PyObject *old_device = free_slot->device, *old_name = free_slot->name;
+  free_slot->device = device;
+  free_slot->name = Py_NewRef (name);
+  Py_XDECREF (old_device);
+  Py_XDECREF (old_name);
+  return name;
+}
+
 /* A tensor's shape into dims (torch.Size is a tuple of ints). */
 static bool
 tracker_shape (PyObject *t, uint64_t *dims, size_t *rank)
@@ -2638,151 +2910,160 @@ tracker_shape (PyObject *t, uint64_t *dims, size_t *rank)
   PyObject *shape = PyObject_GetAttr (t, str_shape);
   if (shape == NULL)
     return false;
-  bool ok = arg_shape (shape, "shape", dims, rank);
+  Py_ssize_t n = PyTuple_Check (shape) ? PyTuple_Size (shape) : -1;
+  bool fast = n >= 0 && n <= MAX_RANK;
+  for (Py_ssize_t i = 0; fast && i < n; i++)
+    {
+      PyObject *item = PyTuple_GetItem (shape, i);
+      fast = PyLong_CheckExact (item)
+             && (dims[i] = PyLong_AsUnsignedLongLong (item)) != (unsigned long long)-1;
+    }
+  bool ok = fast;
+  if (fast)
+    *rank = (size_t)n;
+  else
+    {
+      PyErr_Clear ();
+      ok = arg_shape (shape, "shape", dims, rank); /* names what is wrong */
+    }
   Py_DECREF (shape);
   return ok;
 }
 
-/* "st" and the counter in decimal, without printf's format machinery (a new
- * storage's id, about 190 a training step of the GPT benchmark). */
-static PyObject *
-storage_id_new (unsigned long long counter)
+/* trace/10's dense bytes: libwick's wick_dense_bytes, from the cached size. */
+static bool
+tracker_dense_bytes (const uint64_t *dims, size_t rank, uint64_t size, uint64_t *out)
 {
-  char text[2 + 20];
+  if (size == 0)
+    return false;
+  for (size_t i = 0; i < rank; i++)
+    if (__builtin_mul_overflow (size, dims[i], &size))
+      return false;
+  *out = size;
+  return true;
+}
+
+static EntryObject *
+tracker_entry_new (TrackerObject *self, uint64_t address, uint64_t nbytes, int category,
+                   PyObject *label, PyObject *dtype, PyObject *device, const uint64_t *dims,
+                   size_t rank)
+{
+  EntryObject *e = PyObject_New (EntryObject, (PyTypeObject *)EntryType);
+  if (e == NULL)
+    return NULL;
+  e->tracker = self;
+  e->prev = e->next = NULL;
+  e->ref = e->sid_object = NULL;
+  e->label = Py_XNewRef (label);
+  e->device = Py_NewRef (device);
+  e->dtype = Py_NewRef (dtype);
+  e->address = address;
+  e->bytes = nbytes;
+  e->category = category;
+  e->rank = rank;
+  memcpy (e->dims, dims, rank * sizeof dims[0]);
+  /* "st" and the counter in decimal, without printf's format machinery */
+  unsigned long long counter = ++self->counter;
   char digits[20];
-  size_t n = 0;
+  int n = 0;
   do
     digits[n++] = (char)('0' + counter % 10);
   while ((counter /= 10) != 0);
-  text[0] = 's';
-  text[1] = 't';
-  for (size_t i = 0; i < n; i++)
-    text[2 + i] = digits[n - 1 - i];
-  return PyUnicode_FromStringAndSize (text, (Py_ssize_t)(2 + n));
+  e->sid[0] = 's';
+  e->sid[1] = 't';
+  for (int i = 0; i < n; i++)
+    e->sid[2 + i] = digits[n - 1 - i];
+  e->sid[2 + n] = '\0';
+  e->sid_length = 2 + n;
+  return e;
 }
 
-/* Records one tensor (see the section's comment): its storage's id (a new
- * reference), None when it has no storage or no bytes, NULL on an error that
- * is not libwick's (libwick's refusals are counted in errors). */
-static PyObject *
+/* Records one tensor (see the section's comment). 1 with *out its storage's
+ * entry (a new reference); 0 when it has no storage or no bytes; -1 on an
+ * error that is not libwick's (libwick's refusals are counted in errors). */
+static int
 tracker_track_one (TrackerObject *self, PyObject *t, int category, PyObject *label,
-                   WickSpanId span)
+                   WickSpanId span, EntryObject **out)
 {
-  uint64_t dims[MAX_RANK];
-  size_t rank;
-  PyObject *dtype = NULL, *device = NULL, *dtype_obj = NULL, *device_obj = NULL;
-  int requires_grad = -1;
   PyObject *storage = tracker_storage (self, t);
   if (storage == NULL)
-    return PyErr_Occurred () ? NULL : Py_NewRef (Py_None);
-  PyObject *key = tracker_data_ptr (storage);
-  if (key == NULL)
+    return PyErr_Occurred () ? -1 : 0;
+  uint64_t address = 0;
+  int got = tracker_data_ptr (storage, &address);
+  if (got <= 0 || address == 0)
     {
       Py_DECREF (storage);
-      return PyErr_Occurred () ? NULL : Py_NewRef (Py_None);
-    }
-  uint64_t address = PyLong_AsUnsignedLongLong (key);
-  if (address == (uint64_t)-1 && PyErr_Occurred ())
-    {
-      Py_DECREF (storage);
-      Py_DECREF (key);
-      return NULL;
-    }
-  if (address == 0)
-    {
-      Py_DECREF (storage);
-      Py_DECREF (key);
-      return Py_NewRef (Py_None);
+      return got < 0 ? -1 : 0;
     }
   /* a storage seen before, unlabelled: nothing to record (the optimizer's
    * state after its first step, an activation passed up unchanged) */
-  EntryObject *seen = (EntryObject *)PyDict_GetItemWithError (self->live, key);
-  if (seen == NULL && PyErr_Occurred ())
-    goto fail_storage;
-  if (seen != NULL && label == NULL)
+  EntryObject *e = tracker_lookup (self, address);
+  if (e != NULL && label == NULL)
     {
       Py_DECREF (storage);
-      Py_DECREF (key);
-      return Py_NewRef (seen->sid);
+      *out = (EntryObject *)Py_NewRef ((PyObject *)e);
+      return 1;
     }
   PyObject *nbytes_obj = PyObject_CallMethodObjArgs (storage, str_nbytes, NULL);
-  Py_CLEAR (storage);
+  Py_DECREF (storage);
   uint64_t nbytes;
   bool ok = nbytes_obj != NULL && arg_u64 (nbytes_obj, "storage.nbytes()", &nbytes);
   Py_XDECREF (nbytes_obj);
   if (!ok)
-    goto fail;
+    return -1;
   if (nbytes == 0)
+    return 0;
+  uint64_t dims[MAX_RANK], dtype_size = 0;
+  size_t rank;
+  PyObject *dtype = NULL, *device = NULL, *rg = NULL;
+  int requires_grad = -1;
+  if (tracker_shape (t, dims, &rank) && (dtype = tracker_dtype (self, t, &dtype_size)) != NULL
+      && (device = tracker_device (self, t)) != NULL
+      && (rg = PyObject_GetAttr (t, str_requires_grad)) != NULL)
+    requires_grad = PyObject_IsTrue (rg);
+  Py_XDECREF (rg);
+  if (requires_grad < 0)
     {
-      Py_DECREF (key);
-      return Py_NewRef (Py_None);
+      Py_XDECREF (dtype);
+      Py_XDECREF (device);
+      return -1;
     }
-  if (!tracker_shape (t, dims, &rank))
-    goto fail;
-  if ((dtype_obj = PyObject_GetAttr (t, str_dtype)) == NULL
-      || (dtype = tracker_name (self->dtypes, self->dtype_name, dtype_obj, "dtype")) == NULL
-      || (device_obj = PyObject_GetAttr (t, str_device)) == NULL
-      || (device = tracker_name (self->devices, self->device_name, device_obj, "device")) == NULL)
-    goto fail_names;
-  PyObject *rg = PyObject_GetAttr (t, str_requires_grad);
-  if (rg == NULL || (requires_grad = PyObject_IsTrue (rg)) < 0)
-    {
-      Py_XDECREF (rg);
-      goto fail_names;
-    }
-  Py_DECREF (rg);
-  Py_CLEAR (dtype_obj);
-  Py_CLEAR (device_obj);
 
   /* From here to the insert no Python code runs: the lookup and the insert
    * are one step under the GIL. */
-  EntryObject *e = (EntryObject *)PyDict_GetItemWithError (self->live, key);
+  e = tracker_lookup (self, address);
   bool is_new = e == NULL;
   if (is_new)
     {
-      if (PyErr_Occurred ())
-        goto fail_names;
-      e = PyObject_New (EntryObject, (PyTypeObject *)EntryType);
-      if (e == NULL)
-        goto fail_names;
-      e->tracker = self;
-      e->key = Py_NewRef (key);
-      e->ref = NULL;
-      e->tid = e->device = e->dtype = NULL;
-      e->sid = storage_id_new (++self->counter);
-      if (e->sid == NULL)
+      e = tracker_entry_new (self, address, nbytes, category, label, dtype, device, dims, rank);
+      ok = e != NULL && tracker_insert (self, address, e);
+      if (!ok)
         {
-          Py_DECREF (e);
-          goto fail_names;
+          Py_XDECREF ((PyObject *)e);
+          Py_DECREF (dtype);
+          Py_DECREF (device);
+          return -1;
         }
-      e->tid = Py_NewRef (label != NULL ? label : e->sid);
-      e->device = Py_NewRef (device);
-      e->dtype = Py_NewRef (dtype);
-      e->address = address;
-      e->bytes = nbytes;
-      e->category = category;
-      e->rank = rank;
-      memcpy (e->dims, dims, rank * sizeof dims[0]);
-      int added = PyDict_SetItem (self->live, key, (PyObject *)e);
-      Py_DECREF (e); /* the table holds it */
-      if (added < 0)
-        goto fail_names;
     }
-  else if (label == NULL)
+  else
     {
-      /* another thread recorded it while this one read the tensor */
+      Py_INCREF ((PyObject *)e);
+      if (label == NULL)
+        {
+          /* another thread recorded it while this one read the tensor */
+          Py_DECREF (dtype);
+          Py_DECREF (device);
+          *out = e;
+          return 1;
+        }
+    }
+  const char *tensor_id = label != NULL ? PyUnicode_AsUTF8AndSize (label, NULL) : e->sid;
+  if (tensor_id == NULL)
+    {
+      Py_DECREF ((PyObject *)e);
       Py_DECREF (dtype);
       Py_DECREF (device);
-      Py_DECREF (key);
-      return Py_NewRef (e->sid);
-    }
-  Py_INCREF ((PyObject *)e);
-  const char *tensor_id = PyUnicode_AsUTF8AndSize (label != NULL ? label : e->tid, NULL);
-  const char *label_text = label != NULL ? PyUnicode_AsUTF8AndSize (label, NULL) : NULL;
-  if (tensor_id == NULL || (label != NULL && label_text == NULL))
-    {
-      Py_DECREF (e);
-      goto fail_names;
+      return -1;
     }
   if (!session_check (self->session, "record_tensor"))
     {
@@ -2793,14 +3074,15 @@ tracker_track_one (TrackerObject *self, PyObject *t, int category, PyObject *lab
     {
       WickTensorRecord r = { .requires_grad = requires_grad == 1 };
       r.tensor_id = tensor_id;
-      r.label = label_text;
+      r.label = label != NULL ? tensor_id : NULL;
       r.shape = dims;
       r.rank = rank;
       r.dtype = PyUnicode_AsUTF8AndSize (dtype, NULL);
       r.device = PyUnicode_AsUTF8AndSize (device, NULL);
       r.category = category;
+      r.has_dense_bytes = tracker_dense_bytes (dims, rank, dtype_size, &r.dense_bytes);
       r.span = fill_span (self->session, span);
-      WickError error = { "" };
+      WickError error; /* written when the call fails; only counted here */
       if (!wick_session_record_tensor (self->session->session, &r, &error))
         self->errors++;
       else if (is_new)
@@ -2808,38 +3090,37 @@ tracker_track_one (TrackerObject *self, PyObject *t, int category, PyObject *lab
     }
   Py_DECREF (dtype);
   Py_DECREF (device);
-  Py_DECREF (key);
   if (is_new)
     {
       /* the free is recorded when this tensor object is collected */
       e->ref = PyWeakref_NewRef (t, (PyObject *)e);
       if (e->ref == NULL)
         {
-          Py_DECREF (e);
-          return NULL;
+          Py_DECREF ((PyObject *)e);
+          return -1;
         }
     }
-  PyObject *sid = Py_NewRef (e->sid);
-  Py_DECREF (e);
-  return sid;
-
-fail_names:
-  Py_XDECREF (dtype_obj);
-  Py_XDECREF (device_obj);
-  Py_XDECREF (dtype);
-  Py_XDECREF (device);
-  goto fail;
-fail_storage:
-  Py_XDECREF (storage);
-fail:
-  Py_DECREF (key);
-  return NULL;
+  *out = e;
+  return 1;
 }
 
+/* A category argument: the str seen last is taken by identity (the callers
+ * pass the same literal each time). */
 static bool
-tracker_category (PyObject *obj, int *out)
+tracker_category (TrackerObject *self, PyObject *obj, int *out)
 {
-  return arg_enum (obj, categories, "category", out);
+  if (obj == self->category_object && obj != NULL)
+    {
+      *out = self->category;
+      return true;
+    }
+  if (!arg_enum (obj, categories, "category", out))
+    return false;
+  PyObject *old = self->category_object;
+  self->category_object = Py_NewRef (obj);
+  self->category = *out;
+  Py_XDECREF (old);
+  return true;
 }
 
 static bool
@@ -2847,6 +3128,18 @@ tracker_is_tensor (TrackerObject *self, PyObject *obj, int *is)
 {
   *is = PyObject_IsInstance (obj, self->tensor_type);
   return *is >= 0;
+}
+
+/* tracker_track_one for a call that does not want the entry: false on an
+ * error (set). */
+static bool
+tracker_track_quiet (TrackerObject *self, PyObject *t, int category, PyObject *label,
+                     WickSpanId span)
+{
+  EntryObject *e = NULL;
+  int got = tracker_track_one (self, t, category, label, span, &e);
+  Py_XDECREF ((PyObject *)e);
+  return got >= 0;
 }
 
 /* track (tensor, category, label=None, span=None): the storage's id, or None
@@ -2863,12 +3156,19 @@ tracker_track (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
   int category, is;
   PyObject *label = nargs > 2 && args[2] != Py_None ? args[2] : NULL;
   WickSpanId span = 0;
-  if (!tracker_category (args[1], &category) || (label != NULL && arg_string (label, "label") == NULL)
+  if (!tracker_category (self, args[1], &category)
+      || (label != NULL && arg_string (label, "label") == NULL)
       || !optional_span (nargs > 3 ? args[3] : NULL, &span) || !tracker_is_tensor (self, args[0], &is))
     return NULL;
   if (!is)
     Py_RETURN_NONE;
-  return tracker_track_one (self, args[0], category, label, span);
+  EntryObject *e = NULL;
+  int got = tracker_track_one (self, args[0], category, label, span, &e);
+  if (got <= 0)
+    return got < 0 ? NULL : Py_NewRef (Py_None);
+  PyObject *sid = entry_sid (e);
+  Py_DECREF ((PyObject *)e);
+  return sid;
 }
 
 /* track_all (objects, category, span): track() of a tensor, or of each tensor
@@ -2884,7 +3184,7 @@ tracker_track_all (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
     }
   int category, is;
   WickSpanId span;
-  if (!tracker_category (args[1], &category) || !optional_span (args[2], &span))
+  if (!tracker_category (self, args[1], &category) || !optional_span (args[2], &span))
     return NULL;
   PyObject *objects = args[0];
   bool tuple = PyTuple_Check (objects);
@@ -2892,12 +3192,8 @@ tracker_track_all (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
     {
       if (!tracker_is_tensor (self, objects, &is))
         return NULL;
-      if (!is)
-        Py_RETURN_NONE;
-      PyObject *sid = tracker_track_one (self, objects, category, NULL, span);
-      if (sid == NULL)
+      if (is && !tracker_track_quiet (self, objects, category, NULL, span))
         return NULL;
-      Py_DECREF (sid);
       Py_RETURN_NONE;
     }
   /* a list may change under a collection's callback: its length is read
@@ -2908,13 +3204,11 @@ tracker_track_all (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
       if (item == NULL)
         return NULL;
       Py_INCREF (item);
-      PyObject *sid = NULL;
-      if (tracker_is_tensor (self, item, &is))
-        sid = is ? tracker_track_one (self, item, category, NULL, span) : Py_NewRef (Py_None);
+      bool ok = tracker_is_tensor (self, item, &is)
+                && (!is || tracker_track_quiet (self, item, category, NULL, span));
       Py_DECREF (item);
-      if (sid == NULL)
+      if (!ok)
         return NULL;
-      Py_DECREF (sid);
     }
   Py_RETURN_NONE;
 }
@@ -2952,17 +3246,14 @@ tracker_track_gradients (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
       Py_INCREF (pair);
       PyObject *label = PyTuple_GetItem (pair, 0);
       PyObject *grad = PyObject_GetAttr (PyTuple_GetItem (pair, 1), str_grad);
-      PyObject *sid = NULL;
       int is = 0;
-      if (grad != NULL && arg_string (label, "label") != NULL
-          && (grad == Py_None || tracker_is_tensor (self, grad, &is)))
-        sid = is ? tracker_track_one (self, grad, WICK_CATEGORY_GRADIENT, label, span)
-                 : Py_NewRef (Py_None);
+      bool ok = grad != NULL && arg_string (label, "label") != NULL
+                && (grad == Py_None || tracker_is_tensor (self, grad, &is))
+                && (!is || tracker_track_quiet (self, grad, WICK_CATEGORY_GRADIENT, label, span));
       Py_XDECREF (grad);
       Py_DECREF (pair);
-      if (sid == NULL)
+      if (!ok)
         return NULL;
-      Py_DECREF (sid);
     }
   Py_RETURN_NONE;
 }
@@ -2983,25 +3274,19 @@ tracker_forget (PyObject *obj, PyObject *tensors)
   while (ok && (t = PyIter_Next (iter)) != NULL)
     {
       PyObject *storage = tracker_storage (self, t);
-      PyObject *key = storage != NULL ? tracker_data_ptr (storage) : NULL;
+      uint64_t address = 0;
+      int got = storage != NULL ? tracker_data_ptr (storage, &address) : 0;
       Py_XDECREF (storage);
-      if (key == NULL)
-        {
-          ok = !PyErr_Occurred ();
-          Py_DECREF (t);
-          continue;
-        }
-      PyObject *e = PyDict_GetItemWithError (self->live, key);
+      EntryObject *e = got > 0 && address != 0 ? tracker_remove (self, address) : NULL;
       if (e != NULL)
         {
           PyObject *id = PyLong_FromVoidPtr (t);
-          ok = id != NULL && PyList_Append (entries, e) == 0 && PyDict_DelItem (self->live, key) == 0
-               && PySet_Add (freed, id) == 0;
+          ok = id != NULL && PyList_Append (entries, (PyObject *)e) == 0 && PySet_Add (freed, id) == 0;
           Py_XDECREF (id);
+          Py_DECREF ((PyObject *)e);
         }
       else
-        ok = !PyErr_Occurred ();
-      Py_DECREF (key);
+        ok = got >= 0 && !PyErr_Occurred ();
       Py_DECREF (t);
     }
   Py_DECREF (iter);
@@ -3022,29 +3307,23 @@ tracker_forget (PyObject *obj, PyObject *tensors)
   return freed;
 }
 
-/* free_all (): frees every storage still live (at the end of the session). */
+/* free_all (): frees every storage still live (at the end of the session),
+ * oldest first. */
 static PyObject *
 tracker_free_all (PyObject *obj, PyObject *unused)
 {
   TrackerObject *self = (TrackerObject *)obj;
-  PyObject *fresh = PyDict_New ();
-  if (fresh == NULL)
-    return NULL;
-  PyObject *live = self->live;
-  self->live = fresh;
-  tracker_detach (live);
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  while (PyDict_Next (live, &pos, &key, &value))
-    tracker_record_memory (self, (EntryObject *)value, WICK_MEMORY_FREE, 0);
-  Py_DECREF (live);
+  EntryObject *first = tracker_take_all (self);
+  for (EntryObject *e = first; e != NULL; e = e->next)
+    tracker_record_memory (self, e, WICK_MEMORY_FREE, 0);
+  entries_release (first);
   Py_RETURN_NONE;
 }
 
 static PyObject *
 tracker_get_live (PyObject *obj, void *closure)
 {
-  return PyLong_FromSsize_t (PyDict_Size (((TrackerObject *)obj)->live));
+  return PyLong_FromSize_t (((TrackerObject *)obj)->count);
 }
 
 static PyObject *
