@@ -3466,9 +3466,60 @@ row_update_levels (WickTracks *self, Row *row, guint from)
     }
 }
 
-/* Appends @added to @row and brings its order check, blocks and levels up
- * to date from @first_dirty. FALSE when the result would not sort as a
- * whole build sorts it. */
+typedef struct
+{
+  WickTracks *self;
+  guint kind;
+} SortContext;
+
+static int
+compare_canonical (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const SortContext *c = data;
+  guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+  if (x == y)
+    return 0;
+  return sorts_before (c->self, c->kind, x, y) ? -1 : 1;
+}
+
+/* Puts the @n_added events after the row's first @old_n in their places
+ * (the whole build's order: samples of two threads may come out of time
+ * order) and returns the first position that moved. */
+static guint
+merge_added (WickTracks *self, Row *row, guint old_n, guint n_added)
+{
+  guint kind = row->pub.event_kind;
+  guint32 *events = (guint32 *)row->pub.events;
+  SortContext context = { self, kind };
+  g_qsort_with_data (events + old_n, (gint)n_added, sizeof (guint32), compare_canonical, &context);
+  if (old_n == 0 || sorts_before (self, kind, events[old_n - 1], events[old_n]))
+    return old_n;
+  guint lo = 0, hi = old_n;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (sorts_before (self, kind, events[old_n], events[mid]))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  guint n_tail = old_n - lo;
+  g_autofree guint32 *tail = g_memdup2 (events + lo, n_tail * sizeof (guint32));
+  g_autofree guint32 *fresh = g_memdup2 (events + old_n, n_added * sizeof (guint32));
+  guint a = 0, b = 0, k = lo;
+  while (a < n_tail && b < n_added)
+    events[k++] = sorts_before (self, kind, fresh[b], tail[a]) ? fresh[b++] : tail[a++];
+  while (a < n_tail)
+    events[k++] = tail[a++];
+  while (b < n_added)
+    events[k++] = fresh[b++];
+  return lo;
+}
+
+/* Adds @added to @row in their places and brings its order check, blocks
+ * and levels up to date from @first_dirty or the first position that moved.
+ * FALSE when the result would not sort as a whole build sorts it (an
+ * indexed event whose end moved past a neighbour of the same start). */
 #define HIDDEN_LEVELS_MAX 1
 
 static gboolean
@@ -3487,6 +3538,11 @@ row_append (WickTracks *self, Row *row, GArray *added, guint first_dirty, int ba
       row->pub.n_events = n;
     }
   guint from = MIN (first_dirty, old_n);
+  if (n_added > 0)
+    {
+      guint moved = merge_added (self, row, old_n, n_added); /* once: MIN evaluates twice */
+      from = MIN (from, moved);
+    }
   const guint32 *events = row->pub.events;
   for (guint i = MAX (from, 1); i < n; i++)
     if (!sorts_before (self, kind, events[i - 1], events[i]))
@@ -3748,7 +3804,15 @@ wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, const char *
         if (!row_append (self, row, c ? c->added : NULL, c ? c->first_dirty : G_MAXUINT,
                          base_change))
           {
-            *why = "an event would not sort last in its row";
+            static const char *const kinds[] = {
+              [WICK_EVENT_NONE] = "an event would not sort last in its row",
+              [WICK_EVENT_SLICE] = "a span would not sort last in its row",
+              [WICK_EVENT_ASYNC] = "an async slice would not sort last in its row",
+              [WICK_EVENT_COUNTER] = "a counter sample would not sort last in its row",
+              [WICK_EVENT_INSTANT] = "an instant would not sort last in its row",
+              [WICK_EVENT_DEVICE] = "a device interval would not sort last in its row",
+            };
+            *why = kinds[row->pub.event_kind <= WICK_EVENT_DEVICE ? row->pub.event_kind : 0];
             return FALSE;
           }
         if (c != NULL || base_change != 0)

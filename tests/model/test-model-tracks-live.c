@@ -383,6 +383,28 @@ test_fallback_counted (void)
   g_assert_cmpuint (fed.appends, ==, fed.batches - 1 - fed.fallbacks);
 }
 
+/* Samples recorded by two threads reach the document out of time order:
+ * each goes to its place in its row (the summary recomputed from there),
+ * no whole rebuild, the model still equal. */
+static void
+test_out_of_order_samples (void)
+{
+  g_autoptr (GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (lines, g_strdup (META_INFER));
+  g_ptr_array_add (lines, g_strdup (ROOT_START));
+  static const guint64 times[] = { 10, 40, 20, 30, 60, 50, 50, 5 };
+  for (guint i = 0; i < G_N_ELEMENTS (times); i++)
+    g_ptr_array_add (
+      lines, g_strdup_printf ("{\"kind\":\"device_memory\",\"timestamp_ns\":%" G_GUINT64_FORMAT
+                              ",\"device\":\"cpu\",\"used_bytes\":%u}",
+                              times[i], 1000 + i));
+  g_ptr_array_add (lines, g_strdup (ROOT_END));
+  static const guint one[] = { 1 };
+  Fed fed = feed_and_compare (lines, one, 1);
+  g_assert_cmpuint (fed.fallbacks, ==, 0);
+  g_assert_cmpuint (fed.appends, ==, fed.batches - 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -391,5 +413,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tracks-live/model-files", test_model_files);
   g_test_add_func ("/tracks-live/demo-run", test_demo_run);
   g_test_add_func ("/tracks-live/fallback-counted", test_fallback_counted);
+  g_test_add_func ("/tracks-live/out-of-order-samples", test_out_of_order_samples);
   return g_test_run ();
 }
