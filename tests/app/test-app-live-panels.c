@@ -36,13 +36,23 @@ static WickApplication *app;
   "0,\"ram\":0,\"restored_count\":0}],\"cuda\":false,\"cuda_unavailable\":\"no CUDA device\","     \
   "\"weights\":true,\"capture\":true}"
 
+#define RAM_LIST                                                                                   \
+  "{\"v\":1,\"ok\":true,\"stages\":[{\"name\":\"denoise\",\"state\":\"eager\"}],\"modules\":"      \
+  "[{\"name\":\"embedding\",\"bytes\":4194304,\"parameters\":1,\"where\":\"ram\",\"disk\":"        \
+  "0,\"ram\":1,\"restored_count\":0}],\"cuda\":false,\"cuda_unavailable\":\"no CUDA device\","     \
+  "\"weights\":true,\"capture\":true}"
+
 /* The fake session: each connection gets one request read and one reply,
- * the reply of the current phase. */
+ * the reply of the current phase (chosen when the request is read, as a
+ * session answers from its state then); while @hold is set, the reply waits. */
 typedef struct
 {
   GSocketListener *listener;
   char *path;
   volatile gint good; /* answer GOOD_LIST from now on */
+  volatile gint ram;  /* answer RAM_LIST (the module evicted) from now on */
+  volatile gint hold; /* keep the reply until this is cleared */
+  volatile gint read; /* requests read */
   volatile gint served;
   GThread *thread;
   volatile gint stop;
@@ -81,7 +91,12 @@ serve (gpointer data)
       g_autofree guint8 *body = g_malloc (length + 1);
       if (!read_exactly (socket, body, length))
         continue;
-      const char *reply = g_atomic_int_get (&fake->good) ? GOOD_LIST : BAD_LIST;
+      const char *reply = g_atomic_int_get (&fake->ram)    ? RAM_LIST
+                          : g_atomic_int_get (&fake->good) ? GOOD_LIST
+                                                           : BAD_LIST;
+      g_atomic_int_inc (&fake->read);
+      while (g_atomic_int_get (&fake->hold) && !g_atomic_int_get (&fake->stop))
+        g_usleep (1000);
       guint32 n = (guint32)strlen (reply);
       guint8 out[4] = { n & 0xff, n >> 8 & 0xff, n >> 16 & 0xff, n >> 24 & 0xff };
       g_socket_send (socket, (const char *)out, 4, NULL, NULL);
@@ -189,6 +204,44 @@ test_malformed_list (void)
   g_rmdir (dir);
 }
 
+static gboolean
+fake_read_one (gpointer data)
+{
+  return g_atomic_int_get (&((FakeSession *)data)->read) >= 1;
+}
+
+/* A refresh asked for while a `list` is in flight (an eviction's reply comes
+ * while the periodic list is out) is not lost: the list goes again after the
+ * one in flight, so a reply read before the eviction took effect is not the
+ * page's last word (live-window once saw "resident" after an eviction). */
+static void
+test_list_again (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("wick-panels-XXXXXX", NULL);
+  FakeSession fake = { 0 };
+  g_atomic_int_set (&fake.good, 1);
+  g_atomic_int_set (&fake.hold, 1);
+  fake_start (&fake, dir);
+  WickWindow *window = wick_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  WickWeightsPanel *weights = WICK_WEIGHTS_PANEL (wick_weights_panel_new (window, fake.path));
+  g_object_ref_sink (weights);
+  /* The panel's first list is read and answered "resident", held. */
+  iterate_until (fake_read_one, &fake, "the first list read");
+  /* Then the module is evicted and the page asked again, the list still out. */
+  g_atomic_int_set (&fake.ram, 1);
+  wick_weights_panel_refresh (weights);
+  g_atomic_int_set (&fake.hold, 0);
+  iterate_until (weights_idle, weights, "the lists");
+  g_assert_cmpstr (wick_weights_panel_get_where (weights, "embedding"), ==, "ram");
+  g_assert_cmpint (g_atomic_int_get (&fake.served), ==, 2);
+
+  g_object_unref (weights);
+  app_test_window_close (window);
+  fake_stop (&fake);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -196,5 +249,6 @@ main (int argc, char **argv)
   if (app == NULL)
     return 0;
   g_test_add_func ("/live-panels/malformed-list", test_malformed_list);
+  g_test_add_func ("/live-panels/list-again", test_list_again);
   return app_test_ui_run (app);
 }

@@ -61,9 +61,27 @@ on_reply (GObject *source, GAsyncResult *async_result, gpointer user_data)
     say (request, error->message);
   if (is_list)
     requests->listing = FALSE;
+  if (is_list && requests->list_again)
+    {
+      requests->list_again = FALSE;
+      if (requests->relist != NULL)
+        requests->relist (request->panel);
+    }
   g_free (request->what);
   g_object_unref (request->panel);
   g_free (request);
+}
+
+gboolean
+wick_panel_requests_begin_list (WickPanelRequests *requests)
+{
+  if (requests->listing)
+    {
+      requests->list_again = TRUE;
+      return FALSE;
+    }
+  requests->listing = TRUE;
+  return TRUE;
 }
 
 void

@@ -17,6 +17,11 @@ typedef struct
 {
   guint pending;       /* requests in flight */
   gboolean listing;    /* a `list` is among them */
+  gboolean list_again; /* a `list` was asked for while that one was in flight */
+  /* Sends the panel's `list` again (its refresh): called when a `list` asked
+   * for while another was in flight can go, after that one's reply, so that a
+   * reply read before an evict or a capture took effect is not the last. */
+  void (*relist) (gpointer panel);
   char *last_problem;  /* the protocol error of the last malformed `list` reply */
   guint64 n_malformed; /* replies that broke the protocol */
 } WickPanelRequests;
@@ -34,6 +39,10 @@ void wick_panel_requests_send (WickPanelRequests *requests, GObject *panel,
                                WickWindow *const *window, const char *socket_path,
                                WickControlCommand command, JsonObject *object, int timeout_ms,
                                WickPanelReplyFunc func, const char *what);
+/* TRUE when the panel's `list` may be sent now (it is then in flight); FALSE
+ * when one is in flight already: it is sent again (relist) after that one's
+ * reply. */
+gboolean wick_panel_requests_begin_list (WickPanelRequests *requests);
 /* Frees what @requests holds (the panel's finalize). */
 void wick_panel_requests_clear (WickPanelRequests *requests);
 

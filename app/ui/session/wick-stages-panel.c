@@ -260,9 +260,8 @@ void
 wick_stages_panel_refresh (WickStagesPanel *self)
 {
   g_return_if_fail (WICK_IS_STAGES_PANEL (self));
-  if (self->requests.listing)
+  if (!wick_panel_requests_begin_list (&self->requests))
     return;
-  self->requests.listing = TRUE;
   g_autoptr (JsonObject) request = wick_live_request_new ("list");
   send_request (self, WICK_CONTROL_RESULT_LIST, request, WICK_LIVE_REQUEST_TIMEOUT_MS, on_list,
                 "list");
@@ -373,10 +372,17 @@ wick_stages_panel_class_init (WickStagesPanelClass *klass)
 }
 
 static void
+relist (gpointer panel)
+{
+  wick_stages_panel_refresh (panel);
+}
+
+static void
 wick_stages_panel_init (WickStagesPanel *self)
 {
   self->rows
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)stage_row_free);
+  self->requests.relist = relist;
   gtk_widget_init_template (GTK_WIDGET (self));
   wick_page_set_title (WICK_PAGE (self), _ ("Stages"));
   wick_page_set_icon_name (WICK_PAGE (self), "media-record-symbolic");

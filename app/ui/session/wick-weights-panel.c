@@ -224,9 +224,8 @@ void
 wick_weights_panel_refresh (WickWeightsPanel *self)
 {
   g_return_if_fail (WICK_IS_WEIGHTS_PANEL (self));
-  if (self->requests.listing)
+  if (!wick_panel_requests_begin_list (&self->requests))
     return;
-  self->requests.listing = TRUE;
   g_autoptr (JsonObject) request = wick_live_request_new ("list");
   send_request (self, WICK_CONTROL_RESULT_LIST, request, on_list, "list");
 }
@@ -333,10 +332,17 @@ wick_weights_panel_class_init (WickWeightsPanelClass *klass)
 }
 
 static void
+relist (gpointer panel)
+{
+  wick_weights_panel_refresh (panel);
+}
+
+static void
 wick_weights_panel_init (WickWeightsPanel *self)
 {
   self->rows
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)module_row_free);
+  self->requests.relist = relist;
   gtk_widget_init_template (GTK_WIDGET (self));
   wick_page_set_title (WICK_PAGE (self), _ ("Weights"));
   wick_page_set_icon_name (WICK_PAGE (self), "drive-harddisk-symbolic");
