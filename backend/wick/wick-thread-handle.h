@@ -110,6 +110,16 @@ _wick_count_record (WickThreadHandle *thread)
   ((_WickSeq *)(void *)&thread->_wick_seq_word)[1]++;
 }
 
+/* _wick_seq_word read as the 32-bit word that _wick_count_record adds to: a
+ * 64-bit load after that 32-bit store would be wider than it, which x86
+ * does not forward from the store buffer (the load waits for the store to
+ * reach the cache), twice a span. */
+static inline uint64_t
+_wick_seq_word (const WickThreadHandle *thread)
+{
+  return (uint64_t)((const _WickSeq *)(const void *)&thread->_wick_seq_word)[1] << 32;
+}
+
 static inline uint64_t
 _wick_thread_now (const WickThreadHandle *thread)
 {
@@ -138,7 +148,7 @@ wick_span_begin_on (WickThreadHandle *thread, WickString name, WickSpanKind kind
                         0))
     return thread->_wick_begin_slow (thread, word);
   uint64_t now = _wick_thread_now (thread);
-  uint64_t header = thread->_wick_seq_word | _WICK_SPAN_START_HEADER;
+  uint64_t header = _wick_seq_word (thread) | _WICK_SPAN_START_HEADER;
   WickSpanId id = thread->_wick_next_id;
   uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
   __atomic_thread_fence (__ATOMIC_RELEASE);
@@ -182,7 +192,7 @@ _wick_span_end_on (WickThreadHandle *thread, WickSpanId span, WickError *error)
                         0))
     return thread->_wick_end_slow (thread, span, error);
   uint64_t now = _wick_thread_now (thread);
-  uint64_t header = thread->_wick_seq_word | _WICK_SPAN_END_HEADER;
+  uint64_t header = _wick_seq_word (thread) | _WICK_SPAN_END_HEADER;
   uint8_t *record = thread->_wick_data + (head & thread->_wick_mask);
   __atomic_thread_fence (__ATOMIC_RELEASE);
   _wick_store (record, header);
