@@ -58,6 +58,33 @@ thread_record_clear (gpointer p)
   g_free (((ThreadRecord *)p)->name);
 }
 
+/* A Wick record other than a thread name (a mark, a weight move, a stage
+ * verdict) as an instant of @process, named by its label or kind, the whole
+ * record as its args; a record that is not a JSON object is counted
+ * skipped. The record's facts were decoded when it was committed. FALSE for
+ * a wick_thread record: the caller's, which the whole build and the live
+ * append read differently. */
+static gboolean
+add_record_instant (WickDocument *doc, WickTracks *self, const WickExtensionRecord *ext,
+                    guint32 process)
+{
+  const char *kind = wick_document_str (doc, ext->kind);
+  if (!(ext->flags & WICK_EXTENSION_OBJECT))
+    {
+      g_autofree char *construct = g_strdup_printf ("%s record not JSON", kind);
+      wick_tracks_skip (self, construct, 1);
+      return TRUE;
+    }
+  if (strcmp (kind, "wick_thread") == 0)
+    return FALSE;
+  WickStr name = ext->label != 0 ? wick_tracks_intern (self, wick_document_str (doc, ext->label),
+                                                       wick_document_str_len (doc, ext->label))
+                                 : ext->kind;
+  wick_tracks_instant_add (self, WICK_INSTANT_SCOPE_PROCESS, (gint32)process, -1,
+                           (gint64)ext->timestamp_ns, name, ext->kind, ext->json);
+  return TRUE;
+}
+
 static GArray *
 read_thread_records (WickDocument *doc, WickTracks *self)
 {
@@ -67,27 +94,8 @@ read_thread_records (WickDocument *doc, WickTracks *self)
   const WickExtensionRecord *ext = wick_document_get_extensions (doc, &n);
   for (guint i = 0; i < n; i++)
     {
-      /* the record's facts were decoded when it was committed */
-      const char *kind = wick_document_str (doc, ext[i].kind);
-      if (!(ext[i].flags & WICK_EXTENSION_OBJECT))
-        {
-          g_autofree char *construct = g_strdup_printf ("%s record not JSON", kind);
-          wick_tracks_skip (self, construct, 1);
-          continue;
-        }
-      if (strcmp (kind, "wick_thread") != 0)
-        {
-          /* Other Wick records (marks, weight moves, stage verdicts): an
-           * instant of the process, named by its label or kind, the whole
-           * record as its args. */
-          WickStr name = ext[i].label != 0
-                           ? wick_tracks_intern (self, wick_document_str (doc, ext[i].label),
-                                                 wick_document_str_len (doc, ext[i].label))
-                           : ext[i].kind;
-          wick_tracks_instant_add (self, WICK_INSTANT_SCOPE_PROCESS, 0, -1,
-                                   (gint64)ext[i].timestamp_ns, name, ext[i].kind, ext[i].json);
-          continue;
-        }
+      if (add_record_instant (doc, self, &ext[i], 0))
+        continue;
       if (ext[i].thread == 0)
         {
           wick_tracks_skip (self, "wick_thread record without a thread number", 1);
@@ -655,23 +663,8 @@ append_extensions (CandleLive *live, WickTracks *self, const char **why)
   const WickExtensionRecord *ext = wick_document_get_extensions (doc, &n);
   for (guint i = live->n_ext; i < n; i++)
     {
-      const char *kind = wick_document_str (doc, ext[i].kind);
-      if (!(ext[i].flags & WICK_EXTENSION_OBJECT))
-        {
-          g_autofree char *construct = g_strdup_printf ("%s record not JSON", kind);
-          wick_tracks_skip (self, construct, 1);
-          continue;
-        }
-      if (strcmp (kind, "wick_thread") != 0)
-        {
-          WickStr name = ext[i].label != 0
-                           ? wick_tracks_intern (self, wick_document_str (doc, ext[i].label),
-                                                 wick_document_str_len (doc, ext[i].label))
-                           : ext[i].kind;
-          wick_tracks_instant_add (self, WICK_INSTANT_SCOPE_PROCESS, (gint32)live->process, -1,
-                                   (gint64)ext[i].timestamp_ns, name, ext[i].kind, ext[i].json);
-          continue;
-        }
+      if (add_record_instant (doc, self, &ext[i], live->process))
+        continue;
       if (ext[i].thread == 0)
         {
           wick_tracks_skip (self, "wick_thread record without a thread number", 1);
