@@ -210,7 +210,7 @@ for s in "$@"; do
       echo "same rc=$?"; grep -E "^SAME|Error|error" /tmp/session-logs/same.log | head -20
       ;;
     hotpathab)
-      # helper hotpath's request: bench-ring-hot-path of ../src-before (a tree
+      # bench-ring-hot-path of ../src-before (a tree
       # packed beside this one) against this tree, alternating on one machine,
       # 2 rounds x cores 3 and 5 x (static + dlopen, linked at start), 0.2 s drain
       need 60 "hotpath before/after" || continue

@@ -3,7 +3,7 @@
 # the benchmark's loop included) of every bench-ring-hot-path contender, from
 # callgrind's inclusive count of the function that runs it (warm-up included):
 # floor, the session calls (static, libwick.so) and the thread handle's
-# inline calls (static, libwick.so) with its contenders thread2-4.
+# inline calls (static, libwick.so).
 # One round of SPANS (200000) spans, no drain. Under valgrind libwick.so is
 # dlopen()ed (valgrind's LD_PRELOAD is not libwick's); instruction counts are
 # the same linked at start.
@@ -25,19 +25,13 @@ callgrind_annotate --inclusive=yes "$out/cg" | awk -v spans="$spans" '
     count[name] = $1 / n
   }
   END {
-    split("run_floor run_ring run_thread run_thread2 run_thread3 run_thread4 run_shared run_shared_thread run_shared_thread2 run_shared_thread3 run_shared_thread4", order, " ")
+    n = split("run_floor run_ring run_thread run_shared run_shared_thread", order, " ")
     label["run_floor"] = "floor"
     label["run_ring"] = "static, session calls"
     label["run_thread"] = "static, thread handle (inline)"
     label["run_shared"] = "libwick.so, session calls"
     label["run_shared_thread"] = "libwick.so, thread handle (inline)"
-    label["run_thread2"] = "static, thread handle, contender 2"
-    label["run_thread3"] = "static, thread handle, contender 3"
-    label["run_shared_thread2"] = "libwick.so, thread handle, contender 2"
-    label["run_shared_thread3"] = "libwick.so, thread handle, contender 3"
-    label["run_thread4"] = "static, thread handle, contender 4"
-    label["run_shared_thread4"] = "libwick.so, thread handle, contender 4"
-    for (i = 1; i <= 11; i++)
+    for (i = 1; i <= n; i++)
       if (order[i] in count)
         printf "CALLGRIND %-36s %7.1f instructions a span (%+.1f over the floor)\n",
           label[order[i]], count[order[i]], count[order[i]] - count["run_floor"]
