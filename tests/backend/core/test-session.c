@@ -584,6 +584,21 @@ test_span_nesting (void)
   g_autofree char *b_end = g_strdup_printf (
     "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":%" G_GUINT64_FORMAT, b_ns);
   g_assert_true (g_str_has_prefix (lines[5], b_end));
+  /* and nothing else: the line as it was, or with foreign ends riding on it */
+  const char *rest = lines[5] + strlen (b_end);
+  if (strcmp (rest, "}") != 0)
+    {
+      g_assert_true (g_str_has_prefix (rest, ",\"wick_records\":[{\"kind\":\"wick_span_end_foreign\","));
+      g_assert_true (g_str_has_suffix (rest, "}]}"));
+      guint records = 0, foreign_here = 0;
+      for (const char *at = strstr (rest, "{\"kind\":"); at != NULL; at = strstr (at + 1, "{\"kind\":"))
+        records++;
+      for (const char *at = strstr (rest, "{\"kind\":\"wick_span_end_foreign\",");
+           at != NULL; at = strstr (at + 1, "{\"kind\":\"wick_span_end_foreign\","))
+        foreign_here++;
+      g_test_message ("s3's end carries %u foreign ends: %s", foreign_here, rest);
+      g_assert_cmpuint (records, ==, foreign_here);
+    }
   /* two foreign ends of s4 (threads 2 and 3), each a Wick record on a standard line */
   guint foreign = 0;
   for (guint i = 0; i < n; i++)
