@@ -50,11 +50,21 @@ load_u64 (const void *where)
  * the published stack, then commit and depth. Everything is read into locals
  * first: with -fno-strict-aliasing the record's stores would otherwise force
  * the producer's fields to be reloaded. */
+/* The producer's seq_word read as the 32-bit seq that producer->seq++ adds
+ * to: a 64-bit load after that 32-bit store would be wider than it, which
+ * x86 does not forward from the store buffer (the load waits until the
+ * store reaches the cache), twice a span. */
+static inline uint64_t
+producer_seq_word (const WickProducer *producer)
+{
+  return (uint64_t)producer->seq << 32;
+}
+
 static inline __attribute__ ((always_inline)) WickSpanId
 span_start_store (WickProducer *producer, uint64_t head, uint64_t depth_gen, uint64_t parent,
                   uint64_t word, uint64_t now)
 {
-  uint64_t seq_word = producer->seq_word;
+  uint64_t seq_word = producer_seq_word (producer);
   WickSpanId id = producer->next_id;
   WickRingControl *control = producer->control;
   uint8_t *record = producer->data + (head & producer->mask);
@@ -192,14 +202,13 @@ static inline __attribute__ ((always_inline)) void
 span_end_store (WickProducer *producer, WickRingControl *control, uint64_t head,
                 uint64_t depth_gen, const uint8_t *entry, uint64_t id, uint64_t now)
 {
-  uint64_t seq_word = producer->seq_word;
   uint8_t *record = producer->data + (head & producer->mask);
-  producer->seq++;
   atomic_thread_fence (memory_order_release);
   /* each word loaded just before its store: with -fno-strict-aliasing the
    * loads cannot pass the stores, so loading them all first keeps them all
-   * in registers at once (and the function pushes callee-saved ones) */
-  store_u64 (record, record_header_word (sizeof (WickSpanEndRecord), WICK_KIND_SPAN_END, seq_word));
+   * in registers at once (and the function pushes callee-saved ones); the
+   * header last, once the entry's pointer is no longer needed, so that the
+   * seq has a free register, and the count after it as an add to memory */
   store_u64 (record + 8, id);
   store_u64 (record + 16, load_u64 (entry + 8));
   store_u64 (record + 24, load_u64 (entry + 16));
@@ -208,6 +217,9 @@ span_end_store (WickProducer *producer, WickRingControl *control, uint64_t head,
   if (__builtin_sub_overflow (now, start, &duration))
     duration = 0;
   store_u64 (record + 40, duration);
+  store_u64 (record, record_header_word (sizeof (WickSpanEndRecord), WICK_KIND_SPAN_END,
+                                         producer_seq_word (producer)));
+  producer->seq++;
   atomic_store_explicit (&control->commit, head + sizeof (WickSpanEndRecord), memory_order_release);
   atomic_store_explicit (&control->depth_gen, depth_gen + WICK_DEPTH_POP, memory_order_release);
 }
