@@ -69,7 +69,8 @@ socket_pid (const char *path)
   return value;
 }
 
-gboolean
+/* TRUE when /proc says @pid is stopped (SIGSTOP, ptrace): it cannot answer. */
+static gboolean
 wick_live_process_is_stopped (gint64 pid)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/stat", pid);

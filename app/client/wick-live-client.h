@@ -74,9 +74,6 @@ GPtrArray *wick_live_list_all_sessions (GError **error);
  * exists (WICK_LIVE_ERROR_NOT_FOUND only when the pid has no socket). */
 char *wick_live_find_socket (gint64 pid, GError **error);
 
-/* TRUE when /proc says @pid is stopped (SIGSTOP, ptrace): it cannot answer. */
-gboolean wick_live_process_is_stopped (gint64 pid);
-
 typedef struct _WickLiveConnection WickLiveConnection;
 
 WickLiveConnection *wick_live_connection_new (const char *socket_path, GError **error);

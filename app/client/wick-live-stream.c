@@ -15,6 +15,10 @@
 #include "wick-record.h"
 #include "common/wick-utf8.h"
 
+static guint64 wick_live_stream_get_missing (WickLiveStream *self);
+
+static char *wick_live_stream_describe_partial (WickLiveStream *self);
+
 /* A snapshot larger than this is refused (a million live storages is ~250 MiB). */
 #define SNAPSHOT_MAX_BYTES (G_GUINT64_CONSTANT (512) << 20)
 /* ... and one of more lines: its lines are kept as text (24 bytes of index
@@ -1418,7 +1422,7 @@ wick_live_stream_get_attached_ns (WickLiveStream *self)
   return self->has_snapshot ? self->snapshot_ns : self->start.opened_ns;
 }
 
-guint64
+static guint64
 wick_live_stream_get_missing (WickLiveStream *self)
 {
   return self->start.records_before > self->start.redelivered
@@ -1432,7 +1436,7 @@ wick_live_stream_is_partial (WickLiveStream *self)
   return wick_live_stream_get_missing (self) > 0 || !self->start.exact;
 }
 
-char *
+static char *
 wick_live_stream_describe_partial (WickLiveStream *self)
 {
   if (!wick_live_stream_is_partial (self))

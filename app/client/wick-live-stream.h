@@ -110,9 +110,7 @@ WickLiveStream *wick_live_stream_attach (WickLiveConnection *connection, gboolea
  * missing (...)". A partial stream's terminal is failed with that reason
  * first; the meta line carries "wick_attach" (extension mode). */
 guint64 wick_live_stream_get_attached_ns (WickLiveStream *self);
-guint64 wick_live_stream_get_missing (WickLiveStream *self);
 gboolean wick_live_stream_is_partial (WickLiveStream *self);
-char *wick_live_stream_describe_partial (WickLiveStream *self);
 
 /* Emits the terminal (once): the session's own, or a failed one with @reason. */
 void wick_live_stream_finish (WickLiveStream *self, const char *reason, WickLiveLineFunc emit,

@@ -563,7 +563,7 @@ write_all (WickRemoteLink *self, const guint8 *data, gsize length, GError **erro
   return TRUE;
 }
 
-gboolean
+static gboolean
 wick_remote_link_send_json (WickRemoteLink *self, guint type, JsonNode *node, GError **error)
 {
   g_autoptr (GBytes) frame = wick_remote_frame_encode_json (type, node);

@@ -72,8 +72,6 @@ const char *wick_remote_link_get_name (WickRemoteLink *self);
 int wick_remote_link_get_pid (WickRemoteLink *self);
 guint64 wick_remote_link_get_bytes_received (WickRemoteLink *self);
 
-gboolean wick_remote_link_send_json (WickRemoteLink *self, guint type, JsonNode *node,
-                                     GError **error);
 gboolean wick_remote_link_send_object (WickRemoteLink *self, guint type, JsonObject *object,
                                        GError **error);
 /* The next frame, waiting at most @timeout_ms for it. An ERROR frame is

@@ -80,7 +80,9 @@ wick_remote_read_error (GBytes *payload, const char *fallback)
                       : g_strdup (fallback);
 }
 
-WickLiveSessionInfo *
+/* A session object of SESSIONS or ATTACHED; NULL with @error when it is not
+ * an object with a pid in 1..INT32_MAX. */
+static WickLiveSessionInfo *
 wick_remote_session_from_json (JsonNode *node, const char *host, GError **error)
 {
   if (!JSON_NODE_HOLDS_OBJECT (node))

@@ -35,11 +35,6 @@ char *wick_remote_read_end_state (GBytes *payload);
 /* ERROR's sentence, @fallback when absent. */
 char *wick_remote_read_error (GBytes *payload, const char *fallback);
 
-/* A session object of SESSIONS or ATTACHED; NULL with @error when it is not
- * an object with a pid in 1..INT32_MAX. */
-WickLiveSessionInfo *wick_remote_session_from_json (JsonNode *node, const char *host,
-                                                    GError **error);
-
 /* ATTACH @pid on @link: the session's info and a fed stream with the attach
  * snapshot applied (@snapshot_error says why there is none). */
 WickLiveStream *wick_remote_attach (WickRemoteLink *link, gint64 pid, gboolean strict,

@@ -381,13 +381,13 @@ read_zstd (WickInput *input, guint8 *buffer, gsize len, GError **error)
   return (gssize)zout.pos;
 }
 
-guint64
+static guint64
 wick_max_decompressed_bytes (void)
 {
   return max_decompressed > 0 ? max_decompressed : WICK_DEFAULT_MAX_DECOMPRESSED;
 }
 
-guint
+static guint
 wick_max_compression_ratio (void)
 {
   return max_ratio > 0 ? max_ratio : WICK_DEFAULT_MAX_COMPRESSION_RATIO;

@@ -79,8 +79,6 @@ gboolean wick_parse_ratio (const char *text, guint *ratio);
 #define WICK_DEFAULT_MAX_DECOMPRESSED ((guint64)32 << 30)
 #define WICK_DEFAULT_MAX_COMPRESSION_RATIO 200u
 #define WICK_COMPRESSION_RATIO_FLOOR ((guint64)64 << 20)
-guint64 wick_max_decompressed_bytes (void);
-guint wick_max_compression_ratio (void);
 void wick_set_max_decompressed_bytes (guint64 bytes); /* 0: the default */
 void wick_set_max_compression_ratio (guint ratio);    /* 0: the default */
 

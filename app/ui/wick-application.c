@@ -48,7 +48,8 @@ active_window (WickApplication *self)
   return gtk_application_get_active_window (GTK_APPLICATION (self));
 }
 
-void
+/* Opens @file in a window: reuses @reuse when it shows the welcome page, else a new one. */
+static void
 wick_application_open_file (WickApplication *self, GFile *file, GtkWindow *reuse)
 {
   WickWindow *window = NULL;

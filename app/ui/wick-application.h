@@ -21,8 +21,6 @@ G_DECLARE_FINAL_TYPE (WickApplication, wick_application, WICK, APPLICATION, AdwA
 
 WickApplication *wick_application_new (void);
 
-/* Opens @file in a window: reuses @reuse when it shows the welcome page, else a new one. */
-void wick_application_open_file (WickApplication *self, GFile *file, GtkWindow *reuse);
 /* Several files: as one job in one window when there are two or more and
  * every one is trace-event JSON (the ranks of a distributed run,
  * wick-ranks-page.h), else wick_application_open_file for each. */

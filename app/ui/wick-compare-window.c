@@ -15,6 +15,8 @@
 #include "wick-selection.h"
 #include "wick-timeline-view.h"
 
+static void wick_compare_window_compare_anyway (WickCompareWindow *self);
+
 struct _WickCompareWindow
 {
   AdwApplicationWindow parent_instance;
@@ -486,7 +488,7 @@ on_compare_anyway (GtkButton *button, WickCompareWindow *self)
   wick_compare_window_compare_anyway (self);
 }
 
-void
+static void
 wick_compare_window_compare_anyway (WickCompareWindow *self)
 {
   g_return_if_fail (WICK_IS_COMPARE_WINDOW (self));

@@ -24,6 +24,4 @@ G_DECLARE_FINAL_TYPE (WickCompareWindow, wick_compare_window, WICK, COMPARE_WIND
 /* Loads both files on a worker thread, compares, then shows the result. */
 WickCompareWindow *wick_compare_window_new (GtkApplication *application, GFile *a, GFile *b);
 
-void wick_compare_window_compare_anyway (WickCompareWindow *self);
-
 G_END_DECLS

@@ -168,7 +168,7 @@ sample_at (const WickDeviceMemorySeries *series, WickDeviceSeriesKind kind, guin
   return found;
 }
 
-double
+static double
 wick_memory_viewport_time_to_x (const WickMemoryViewport *view, guint64 t)
 {
   double plot = MAX (view->width - WICK_MEMORY_AXIS - 16, 1);

@@ -57,7 +57,6 @@ void wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemor
  * a widget that keeps the rest of the chart cached between pointer moves. */
 void wick_memory_chart_draw_readout (WickMemoryChart *self, cairo_t *cr,
                                      const WickMemoryViewport *view);
-double wick_memory_viewport_time_to_x (const WickMemoryViewport *view, guint64 t);
 guint64 wick_memory_viewport_x_to_time (const WickMemoryViewport *view, double x);
 /* The panel rectangle of device @i (plot area, without axis). */
 void wick_memory_chart_panel (WickMemoryChart *self, const WickMemoryViewport *view, guint i,

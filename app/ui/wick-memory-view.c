@@ -8,6 +8,10 @@
 #include <glib/gi18n.h>
 #include <math.h>
 
+static void wick_memory_view_toggle_series (WickMemoryView *self, guint bit);
+
+static void wick_memory_view_set_log_scale (WickMemoryView *self, gboolean log_scale);
+
 struct _WickMemoryView
 {
   WickPage parent_instance;
@@ -314,7 +318,9 @@ wick_memory_view_set_hover (WickMemoryView *self, double x)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-void
+/* Shows or hides a series, as clicking its legend item does (bits of
+ * WickMemoryViewport.hidden). */
+static void
 wick_memory_view_toggle_series (WickMemoryView *self, guint bit)
 {
   g_return_if_fail (bit < 8);
@@ -322,7 +328,8 @@ wick_memory_view_toggle_series (WickMemoryView *self, guint bit)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-void
+/* The y-axis as log10(1 + bytes), as the legend's "log scale" box switches it. */
+static void
 wick_memory_view_set_log_scale (WickMemoryView *self, gboolean log_scale)
 {
   self->log_scale = log_scale;

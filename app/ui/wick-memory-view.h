@@ -27,11 +27,4 @@ GtkWidget *wick_memory_view_new (WickSelection *selection);
 /* The chart's parameters for the current size and range. */
 void wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out);
 
-/* Shows or hides a series, as clicking its legend item does (bits of
- * WickMemoryViewport.hidden). */
-void wick_memory_view_toggle_series (WickMemoryView *self, guint bit);
-
-/* The y-axis as log10(1 + bytes), as the legend's "log scale" box switches it. */
-void wick_memory_view_set_log_scale (WickMemoryView *self, gboolean log_scale);
-
 G_END_DECLS

@@ -3,6 +3,8 @@
 
 #include "wick-page.h"
 
+static void wick_page_set_selection (WickPage *self, WickSelection *selection);
+
 typedef struct
 {
   WickTraceSession *session;
@@ -90,7 +92,8 @@ page_refresh (WickPage *self, gboolean now)
     note_refreshed (self);
 }
 
-gboolean
+/* TRUE when the session changed since the page's last refresh. */
+static gboolean
 wick_page_is_stale (WickPage *self)
 {
   g_return_val_if_fail (WICK_IS_PAGE (self), FALSE);
@@ -129,7 +132,8 @@ refresh_due (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-void
+/* Schedules a throttled refresh (what document_grew does by default). */
+static void
 wick_page_schedule_refresh (WickPage *self)
 {
   g_return_if_fail (WICK_IS_PAGE (self));
@@ -258,7 +262,7 @@ wick_page_get_selection (WickPage *self)
   return priv->selection;
 }
 
-void
+static void
 wick_page_set_selection (WickPage *self, WickSelection *selection)
 {
   g_return_if_fail (WICK_IS_PAGE (self));

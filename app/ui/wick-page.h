@@ -68,7 +68,6 @@ struct _WickPageClass
 WickTraceSession *wick_page_get_session (WickPage *self);
 void wick_page_set_session (WickPage *self, WickTraceSession *session);
 WickSelection *wick_page_get_selection (WickPage *self);
-void wick_page_set_selection (WickPage *self, WickSelection *selection);
 /* The session's document (NULL without a session or document). */
 WickDocument *wick_page_get_document (WickPage *self);
 gboolean wick_page_is_wanted (WickPage *self, WickDocument *document);
@@ -89,12 +88,8 @@ void wick_page_set_document (WickPage *self, WickDocument *document);
 /* The page's document grew: its session says so to every page of it. */
 void wick_page_document_changed (WickPage *self);
 
-/* TRUE when the session changed since the page's last refresh. */
-gboolean wick_page_is_stale (WickPage *self);
 /* Refreshes now when stale (synchronously: the result is there on return). */
 void wick_page_ensure_current (WickPage *self);
-/* Schedules a throttled refresh (what document_grew does by default). */
-void wick_page_schedule_refresh (WickPage *self);
 
 /* Worker-thread refreshes (see the contract above). */
 GCancellable *wick_page_begin_work (WickPage *self);

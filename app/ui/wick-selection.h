@@ -59,16 +59,9 @@ void wick_selection_set_record_event (WickSelection *self, WickRecordType type, 
  * old selection are disconnected; @on_changed, when given, is connected to the
  * new one's "changed" (as void (*) (WickSelection *, guint what, view)) and
  * called once with WICK_SELECTION_CHANGED_ALL. FALSE when *@slot already was
- * @selection (nothing done).
- *
- * wick_selection_install_property () is for a view whose only property is
- * "selection" (a WickSelection * at @struct_offset in its instance): it
- * installs the property as property id 1 with the class's get_property and
- * set_property, which notify "selection" when it changes. */
+ * @selection (nothing done). */
 gboolean wick_selection_attach (WickSelection **slot, WickSelection *selection,
                                 GCallback on_changed, gpointer view);
 GParamSpec *wick_selection_param_spec (void);
-void wick_selection_install_property (GObjectClass *klass, goffset struct_offset,
-                                      GCallback on_changed);
 
 G_END_DECLS

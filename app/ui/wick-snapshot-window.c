@@ -13,6 +13,8 @@
 #include "wick-format.h"
 #include "wick-palette.h"
 
+static void wick_snapshot_window_cancel (WickSnapshotWindow *self);
+
 #define N_CATEGORIES 5
 #define LIVE_ROWS 50
 #define SEGMENT_ROW_HEIGHT 18
@@ -2061,7 +2063,7 @@ wick_snapshot_window_get_error (WickSnapshotWindow *self)
   return self->error;
 }
 
-void
+static void
 wick_snapshot_window_cancel (WickSnapshotWindow *self)
 {
   if (self->cancellable != NULL)

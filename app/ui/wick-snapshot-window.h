@@ -52,7 +52,6 @@ WickSnapshotWindow *wick_snapshot_window_from_page (GtkWidget *page);
 /* TRUE when @path's first bytes (after gzip/zstd) are a pickle's. */
 gboolean wick_snapshot_window_sniff (const char *path);
 
-void wick_snapshot_window_cancel (WickSnapshotWindow *self);
 /* Selects the time (time_us) the live list shows. */
 void wick_snapshot_window_select_time (WickSnapshotWindow *self, gint64 time_us);
 

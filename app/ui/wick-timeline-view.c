@@ -801,7 +801,10 @@ wick_timeline_view_set_all_collapsed (WickTimelineView *self, gboolean collapsed
   scroll_tracks (self, 0);
 }
 
-gboolean
+/* Collapses or expands the group at widget y @y (a collapsible track, else
+ * its process; a process header), else the selected event's track (or its
+ * process): the `c` key. FALSE when there is none. */
+static gboolean
 wick_timeline_view_toggle_collapsed (WickTimelineView *self, double x, double y)
 {
   if (self->scene == NULL)

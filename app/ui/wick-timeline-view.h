@@ -101,10 +101,6 @@ gboolean wick_timeline_view_follow_flow (WickTimelineView *self, int direction);
 
 /* Draws the hover line at widget x @x (< 0 hides it); for tests and screenshots. */
 void wick_timeline_view_set_hover (WickTimelineView *self, double x);
-/* Collapses or expands the group at widget y @y (a collapsible track, else
- * its process; a process header), else the selected event's track (or its
- * process): the `c` key. FALSE when there is none. */
-gboolean wick_timeline_view_toggle_collapsed (WickTimelineView *self, double x, double y);
 /* Collapses (or expands) every process and track: Shift+C, Shift+E and
  * the window's win.collapse-all / win.expand-all. */
 void wick_timeline_view_set_all_collapsed (WickTimelineView *self, gboolean collapsed);

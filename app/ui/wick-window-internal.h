@@ -80,10 +80,6 @@ struct _WickWindow
   GDestroyNotify save_destroy;
 };
 
-/* Shows @document with what was derived from it on the loading's worker
- * (NULL: the views derive it here). */
-void wick_window_show_document (WickWindow *self, WickDocument *document,
-                                WickWindowDerived *derived);
 /* Moves to the next (+1) or previous (-1) search match. */
 void wick_window_step_match (WickWindow *self, int direction);
 

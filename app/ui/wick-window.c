@@ -20,6 +20,9 @@
 #include "wick-timeline-overview.h"
 #include "wick-timeline-view.h"
 
+static void wick_window_show_document (WickWindow *self, WickDocument *document,
+                                       WickWindowDerived *derived);
+
 G_DEFINE_FINAL_TYPE (WickWindow, wick_window, ADW_TYPE_APPLICATION_WINDOW)
 
 enum
@@ -239,7 +242,9 @@ wick_window_set_document (WickWindow *self, WickDocument *document)
   wick_window_show_document (self, document, NULL);
 }
 
-void
+/* Shows @document with what was derived from it on the loading's worker
+ * (NULL: the views derive it here). */
+static void
 wick_window_show_document (WickWindow *self, WickDocument *document, WickWindowDerived *derived)
 {
   if (self->document && self->changed_handler)

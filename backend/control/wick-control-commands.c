@@ -38,7 +38,7 @@ require_store (WickSession *session, WickControlWriter *reply)
   return store;
 }
 
-const char *
+static const char *
 wick_control_stage_state_name (WickStageState state)
 {
   switch (state)

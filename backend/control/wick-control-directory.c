@@ -101,7 +101,7 @@ wick_control_directory (char *out, size_t out_size, WickError *error)
   return check_directory (out, error);
 }
 
-bool
+static bool
 wick_control_parse_socket_name (const char *name, pid_t *pid)
 {
   char *end;

@@ -17,8 +17,6 @@
 /* Room for "<dir>/<pid>-<n>.sock" in sockaddr_un.sun_path (108 bytes). */
 #define WICK_CONTROL_MAX_DIRECTORY 80
 
-bool wick_control_parse_socket_name (const char *name, pid_t *pid);
-
 /* What "hello" reports about the session. */
 typedef struct
 {
@@ -55,7 +53,6 @@ size_t wick_control_foreach_module (WickSession *session, WickControlModuleFunc 
 size_t wick_control_foreach_stage (WickSession *session, WickControlStageFunc func, void *data);
 void wick_control_write_module (WickControlWriter *writer, const WickWeightStats *stats);
 void wick_control_write_stage (WickControlWriter *writer, WickStage *stage);
-const char *wick_control_stage_state_name (WickStageState state);
 
 /* "snapshot" (wick-control-snapshot.c): the live storages, modules and
  * stages as a sealed memfd passed with the reply. */

@@ -15,8 +15,6 @@
 /* Sets error's code and formats its sentence. */
 void wick_set_error (WickError *error, WickErrorCode code, const char *format, ...)
   __attribute__ ((format (printf, 3, 4)));
-void wick_set_error_valist (WickError *error, WickErrorCode code, const char *format,
-                            va_list args) __attribute__ ((format (printf, 3, 0)));
 /* wick_set_error that returns false, for `return wick_fail (error, ...)`. */
 bool wick_fail (WickError *error, WickErrorCode code, const char *format, ...)
   __attribute__ ((format (printf, 3, 4)));

@@ -6,7 +6,7 @@
 #include "wick-error-private.h"
 #include "common/wick-utf8.h"
 
-void
+static void
 wick_set_error_valist (WickError *error, WickErrorCode code, const char *format, va_list args)
 {
   if (error == NULL)

@@ -80,7 +80,7 @@ wick_thread_slot_install (WickSession *session, WickProducer *producer)
     slot->producer = producer;
 }
 
-void
+static void
 wick_thread_slot_release (WickSession *session)
 {
   uintptr_t tp = (uintptr_t)__builtin_thread_pointer ();
@@ -606,7 +606,7 @@ wick_thread_set_name (const char *name)
 
 /* The WickThreadHandle part of a producer that is not a ring's: the session's
  * clock and the slow paths (wick-session-spans.c). */
-void
+static void
 wick_producer_set_thread (WickSession *session, WickProducer *producer)
 {
   producer->tsc_base = session->tsc_base;

@@ -334,7 +334,6 @@ wick_producer_fast_get (WickSession *session, WickProducer **producer)
 /* WickThreadHandle (wick/wick-thread-handle.h): the session's clock and the slow paths in
  * a producer (at claim), the session's stand-in for a thread with no ring,
  * and the slow paths themselves (wick-session-spans.c). */
-void wick_producer_set_thread (WickSession *session, WickProducer *producer);
 void wick_producer_init_unclaimed (WickSession *session);
 WickSpanId wick_thread_begin_slow (WickThreadHandle *thread, uint64_t word) __attribute__ ((cold));
 bool wick_thread_end_slow (WickThreadHandle *thread, WickSpanId span, WickError *error)
@@ -345,7 +344,6 @@ bool wick_thread_end_slow (WickThreadHandle *thread, WickSpanId span, WickError 
  * holds stays its. */
 void wick_thread_slot_install (WickSession *session, WickProducer *producer);
 /* Clears the calling thread's slot (it exits) / every slot (after fork). */
-void wick_thread_slot_release (WickSession *session);
 void wick_thread_slots_clear (WickSession *session);
 
 /* The write position is the ring's commit word itself (the producer's own

@@ -34,11 +34,6 @@ extern "C"
 
   /* The step rate of step s of `steps`. */
   float wick_demo_denoise_rate (int step, int steps);
-  /* A standard-normal-ish draw from (seed, step, index): the CPU twin of the
-   * device's generator (the same bits; float rounding may differ). */
-  float wick_demo_gauss (uint64_t seed, int step, uint32_t index);
-
-  void wick_demo_denoise_cpu (const WickDemoDenoise *d, float *x, uint64_t seed);
 
   /* Device side; absent from builds without CUDA. */
   void wick_demo_denoise_launch (const WickDemoDenoise *d, float *x, uint64_t seed, void *stream);

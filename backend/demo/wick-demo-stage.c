@@ -43,7 +43,9 @@ demo_mix (uint64_t z)
   return z ^ (z >> 31);
 }
 
-float
+/* A standard-normal-ish draw from (seed, step, index): the CPU twin of the
+ * device's generator (the same bits; float rounding may differ). */
+static float
 wick_demo_gauss (uint64_t seed, int step, uint32_t index)
 {
   uint64_t bits = demo_mix (seed ^ demo_mix (((uint64_t)(uint32_t)step << 32) | index));
@@ -53,7 +55,7 @@ wick_demo_gauss (uint64_t seed, int step, uint32_t index)
   return (sum - 2.0f) * 1.7320508f;
 }
 
-void
+static void
 wick_demo_denoise_cpu (const WickDemoDenoise *d, float *x, uint64_t seed)
 {
   int n = d->batch * d->dim;

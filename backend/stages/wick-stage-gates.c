@@ -212,7 +212,10 @@ wick_gate_parity_host (WickStageDType dtype, const void *out, const void *ref, s
   return true;
 }
 
-void
+/* Writes `value` with the fewest decimals (at least `min_decimals`, at most
+ * 9) that keep it on its side of `threshold`, so "0.9989 < 0.999" never reads
+ * "0.9990 < 0.999". */
+static void
 wick_gate_format_figure (char *buffer, size_t size, double value, double threshold,
                          int min_decimals)
 {

@@ -66,12 +66,6 @@ extern "C"
    * the reason is that sentence. */
   void wick_gate_judge (WickCertification *cert, const char *failure);
 
-  /* Writes `value` with the fewest decimals (at least `min_decimals`, at most
-   * 9) that keep it on its side of `threshold`, so "0.9989 < 0.999" never reads
-   * "0.9990 < 0.999". */
-  void wick_gate_format_figure (char *buffer, size_t size, double value, double threshold,
-                                int min_decimals);
-
 #ifdef __cplusplus
 }
 #endif

@@ -34,9 +34,6 @@ extern "C"
   bool wick_capture_options_validate (const WickCaptureOptions *options, WickCaptureOptions *out,
                                       WickError *error);
 
-  /* "[64, 64]" */
-  void wick_stage_format_shape (char *buffer, size_t size, const int64_t *shape, size_t rank);
-
 #ifdef __cplusplus
 }
 #endif

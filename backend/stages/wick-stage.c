@@ -108,7 +108,8 @@ wick_stage_dtype_size (WickStageDType dtype)
   return row != NULL ? row->size : 0;
 }
 
-void
+/* "[64, 64]" */
+static void
 wick_stage_format_shape (char *buffer, size_t size, const int64_t *shape, size_t rank)
 {
   size_t used = (size_t)snprintf (buffer, size, "[");

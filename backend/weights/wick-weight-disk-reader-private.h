@@ -53,9 +53,6 @@ typedef struct
   bool device_tried;
 } WickDiskStaging;
 
-/* The reader threads a read uses (WICK_WEIGHT_DISK_READERS, else 8). */
-unsigned wick_disk_readers (void);
-
 /* Allocates staging for up to slot_bytes a slot, two slots for each of
  * wick_disk_readers() (lazily grown). */
 bool wick_disk_staging_reserve (WickDiskStaging *staging, const WickWeightBacking *backing,

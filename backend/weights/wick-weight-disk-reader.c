@@ -42,7 +42,8 @@ typedef struct
   unsigned reader;
 } Reader;
 
-unsigned
+/* The reader threads a read uses (WICK_WEIGHT_DISK_READERS, else 8). */
+static unsigned
 wick_disk_readers (void)
 {
   const char *text = getenv ("WICK_WEIGHT_DISK_READERS");

@@ -31,7 +31,10 @@ WickWeightPhaseTimes wick_weight_phase_times;
 
 /* ---- provenance ------------------------------------------------------------ */
 
-size_t
+/* The candidate checkpoint keys of "module.param": the full name, then with
+ * 1, 2 and 3 leading components stripped. Returns how many (at most 4); each
+ * is a pointer into full. */
+static size_t
 wick_weight_candidate_keys (const char *full, const char *out[4])
 {
   size_t n = 0;

@@ -144,10 +144,5 @@ void wick_weight_module_free_spills (WickWeightModule *module);
 void wick_weight_module_record_storages (WickWeightStore *store, WickWeightModule *module,
                                          WickMemoryAction action, const bool *which);
 
-/* The candidate checkpoint keys of "module.param": the full name, then with
- * 1, 2 and 3 leading components stripped. Returns how many (at most 4); each
- * is a pointer into full. */
-size_t wick_weight_candidate_keys (const char *full, const char *out[4]);
-
 /* How long evict waits for users (use_begin without use_end), in seconds. */
 extern unsigned wick_weight_store_evict_wait_seconds;

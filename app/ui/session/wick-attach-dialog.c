@@ -137,7 +137,7 @@ on_listed (GObject *source, GAsyncResult *result, gpointer user_data)
   show_sessions (self);
 }
 
-void
+static void
 wick_attach_dialog_refresh (WickAttachDialog *self)
 {
   g_return_if_fail (WICK_IS_ATTACH_DIALOG (self));

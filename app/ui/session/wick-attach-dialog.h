@@ -22,7 +22,6 @@ typedef struct _WickApplication WickApplication;
 G_DECLARE_FINAL_TYPE (WickAttachDialog, wick_attach_dialog, WICK, ATTACH_DIALOG, AdwWindow)
 
 WickAttachDialog *wick_attach_dialog_new (WickApplication *app, GtkWindow *parent);
-void wick_attach_dialog_refresh (WickAttachDialog *self);
 gboolean wick_attach_dialog_is_listing (WickAttachDialog *self);
 /* Attaches to the @index-th session listed; returns the window that will
  * show it (the attach runs in a worker thread; wick_live_session_from_window

@@ -11,6 +11,8 @@
 #include "wick-live-session.h"
 #include "wick-panel-requests.h"
 
+static void wick_stages_panel_release (WickStagesPanel *self, const char *stage);
+
 #define REFRESH_INTERVAL_S 1
 
 typedef struct
@@ -280,7 +282,7 @@ wick_stages_panel_capture (WickStagesPanel *self, const char *stage)
                 on_captured, _ ("Capture"));
 }
 
-void
+static void
 wick_stages_panel_release (WickStagesPanel *self, const char *stage)
 {
   g_autoptr (JsonObject) request = wick_live_request_new ("release");

@@ -26,6 +26,5 @@ GtkWidget *wick_stages_panel_new (WickWindow *window, const char *socket_path);
 
 void wick_stages_panel_refresh (WickStagesPanel *self);
 void wick_stages_panel_capture (WickStagesPanel *self, const char *stage);
-void wick_stages_panel_release (WickStagesPanel *self, const char *stage);
 
 G_END_DECLS
