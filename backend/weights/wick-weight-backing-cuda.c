@@ -18,6 +18,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include "core/wick-error-private.h"
 
 typedef CUresult (*ReserveFn) (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
@@ -337,9 +339,57 @@ cuda_synchronize (WickError *error)
   return runtime_ok (cudaDeviceSynchronize (), "cudaDeviceSynchronize", error);
 }
 
+/* Host memory pinned by cudaHostRegister (wick_weight_pin_registered): the
+ * pages mapped for it, so that the free unmaps what was mapped. */
+typedef struct Registered
+{
+  struct Registered *next;
+  void *memory;      /* what host_alloc returned (2 MiB aligned) */
+  void *mapping;     /* what mmap returned */
+  size_t mapped;     /* its length */
+} Registered;
+static pthread_mutex_t registered_lock = PTHREAD_MUTEX_INITIALIZER;
+static Registered *registered;
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static void *
+registered_alloc (size_t bytes)
+{
+  Registered *entry = calloc (1, sizeof *entry);
+  if (entry == NULL)
+    return NULL;
+  size_t size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  entry->mapped = size + HUGE_PAGE;
+  entry->mapping = mmap (NULL, entry->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+  if (entry->mapping == MAP_FAILED)
+    {
+      free (entry);
+      return NULL;
+    }
+  uintptr_t at = ((uintptr_t)entry->mapping + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  entry->memory = (void *)at;
+  madvise (entry->memory, size, MADV_HUGEPAGE); /* a hint: without THP, small pages */
+  if (cudaHostRegister (entry->memory, size, cudaHostRegisterDefault) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      munmap (entry->mapping, entry->mapped);
+      free (entry);
+      return NULL;
+    }
+  pthread_mutex_lock (&registered_lock);
+  entry->next = registered;
+  registered = entry;
+  pthread_mutex_unlock (&registered_lock);
+  return entry->memory;
+}
+
 static void *
 cuda_host_alloc (size_t bytes)
 {
+  if (wick_weight_pin_registered)
+    return registered_alloc (bytes ? bytes : 1);
   void *memory = NULL;
   if (cudaHostAlloc (&memory, bytes ? bytes : 1, cudaHostAllocDefault) != cudaSuccess)
     return NULL;
@@ -349,8 +399,25 @@ cuda_host_alloc (size_t bytes)
 static void
 cuda_host_free (void *memory, size_t bytes)
 {
-  if (memory != NULL)
-    cudaFreeHost (memory);
+  (void)bytes;
+  if (memory == NULL)
+    return;
+  pthread_mutex_lock (&registered_lock);
+  Registered **link = &registered;
+  while (*link != NULL && (*link)->memory != memory)
+    link = &(*link)->next;
+  Registered *entry = *link;
+  if (entry != NULL)
+    *link = entry->next;
+  pthread_mutex_unlock (&registered_lock);
+  if (entry == NULL)
+    {
+      cudaFreeHost (memory);
+      return;
+    }
+  cudaHostUnregister (entry->memory);
+  munmap (entry->mapping, entry->mapped);
+  free (entry);
 }
 
 static bool

@@ -45,3 +45,10 @@ wick_device_digests_wait (WickDeviceDigests *digests, uint64_t *out, size_t n, W
   (void)digests, (void)out, (void)n;
   return wick_fail (error, WICK_ERROR_UNSUPPORTED, "libwick was built without CUDA");
 }
+
+bool
+wick_device_digests_fence (WickDeviceDigests *digests, void *event, WickError *error)
+{
+  (void)digests, (void)event;
+  return wick_fail (error, WICK_ERROR_UNSUPPORTED, "libwick was built without CUDA");
+}

@@ -65,6 +65,10 @@ bool wick_device_digests_queue (WickDeviceDigests *digests, size_t slot, const v
  * that the same digests serve another round. */
 bool wick_device_digests_reset (WickDeviceDigests *digests, WickError *error);
 
+/* Records @event (a cudaEvent_t) on the digests' stream after the digests
+ * queued so far: once it completes, they have read their bytes. */
+bool wick_device_digests_fence (WickDeviceDigests *digests, void *event, WickError *error);
+
 /* Waits for every queued digest and copies the first @n slots into @out. */
 bool wick_device_digests_wait (WickDeviceDigests *digests, uint64_t *out, size_t n,
                                WickError *error);

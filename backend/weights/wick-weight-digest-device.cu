@@ -288,6 +288,12 @@ wick_device_digests_reset (WickDeviceDigests *digests, WickError *error)
 }
 
 extern "C" bool
+wick_device_digests_fence (WickDeviceDigests *digests, void *event, WickError *error)
+{
+  return check (cudaEventRecord ((cudaEvent_t) event, digests->stream), "cudaEventRecord", error);
+}
+
+extern "C" bool
 wick_device_digests_wait (WickDeviceDigests *digests, uint64_t *out, size_t n, WickError *error)
 {
   if (n > digests->used)

@@ -54,3 +54,20 @@ void wick_digest_pipe_truncate (WickDigestPipe *pipe, size_t mark);
 /* Runs the queued work to its end on up to 16 threads (the caller's
  * included). False with the first error (a failed copy or fence). */
 bool wick_digest_pipe_run (WickDigestPipe *pipe, WickError *error);
+
+/* Whether the GPU takes this pipe's digests (wick_digest_pipe_landed works). */
+bool wick_digest_pipe_on_device (const WickDigestPipe *pipe);
+
+/* GPU digests only: fences after every copy and every digest queued so
+ * far (record), and waiting for them (wait, which also frees them; free
+ * alone drops them): once waited, the device memory those copies and
+ * digests read may be released (the digests' values come with run). */
+typedef struct
+{
+  void *copied, *hashed;
+} WickDigestLanding;
+bool wick_digest_pipe_landing_record (WickDigestPipe *pipe, WickDigestLanding *landing,
+                                      WickError *error);
+bool wick_digest_pipe_landing_wait (WickDigestPipe *pipe, WickDigestLanding *landing,
+                                    WickError *error);
+void wick_digest_pipe_landing_free (WickDigestPipe *pipe, WickDigestLanding *landing);

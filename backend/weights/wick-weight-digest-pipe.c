@@ -4,6 +4,7 @@
 
 #include "wick-weight-digest-device-private.h"
 #include "wick-weight-hash-private.h"
+#include "wick-weight-store-private.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -52,6 +53,47 @@ struct WickDigestPipe
   WickError error;
 };
 
+/* With wick_weight_move_options.keep_digests: one GPU digest stream and its
+ * slots kept for the next pipe, instead of a stream and a stream-ordered
+ * allocation made and freed by every eviction and restore. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static WickDeviceDigests *kept_digests;
+
+static WickDeviceDigests *
+take_digests (void)
+{
+  WickDeviceDigests *digests = NULL;
+  if (wick_weight_move_options.keep_digests)
+    {
+      pthread_mutex_lock (&kept_lock);
+      digests = kept_digests;
+      kept_digests = NULL;
+      pthread_mutex_unlock (&kept_lock);
+    }
+  return digests != NULL ? digests : wick_device_digests_new (NULL);
+}
+
+static void
+give_back_digests (WickDeviceDigests *digests)
+{
+  if (digests == NULL)
+    return;
+  WickError ignored;
+  /* waits for its kernels (so no later release is read), zeroes the slots */
+  if (wick_weight_move_options.keep_digests && wick_device_digests_wait (digests, NULL, 0, &ignored)
+      && wick_device_digests_reset (digests, &ignored))
+    {
+      pthread_mutex_lock (&kept_lock);
+      WickDeviceDigests *old = kept_digests;
+      if (old == NULL)
+        kept_digests = digests;
+      pthread_mutex_unlock (&kept_lock);
+      if (old == NULL)
+        return;
+    }
+  wick_device_digests_free (digests);
+}
+
 WickDigestPipe *
 wick_digest_pipe_new (const WickWeightBacking *backing)
 {
@@ -63,7 +105,7 @@ wick_digest_pipe_new (const WickWeightBacking *backing)
   /* On the GPU where libwick has the kernels (WICK_WEIGHT_GPU_DIGESTS=0
    * switches it off); without a stream for them the CPU workers hash. */
   if (backing->memory == WICK_WEIGHT_MEMORY_CUDA && wick_device_digests_enabled ())
-    pipe->device = wick_device_digests_new (NULL);
+    pipe->device = take_digests ();
   return pipe;
 }
 
@@ -72,7 +114,7 @@ wick_digest_pipe_free (WickDigestPipe *pipe)
 {
   if (pipe == NULL)
     return;
-  wick_device_digests_free (pipe->device); /* waits for its kernels first */
+  give_back_digests (pipe->device); /* waits for its kernels first */
   for (size_t i = 0; i < pipe->n_fences; i++)
     pipe->backing->fence_free (pipe->fences[i].fence);
   free (pipe->fences);
@@ -302,6 +344,51 @@ run_device (WickDigestPipe *pipe, WickError *error)
   for (size_t i = 0; ok && i < pipe->n; i++)
     *pipe->pieces[i].digest = sums[pipe->pieces[i].index];
   free (sums);
+  return ok;
+}
+
+bool
+wick_digest_pipe_on_device (const WickDigestPipe *pipe)
+{
+  return pipe->device != NULL;
+}
+
+void
+wick_digest_pipe_landing_free (WickDigestPipe *pipe, WickDigestLanding *landing)
+{
+  if (landing->copied != NULL)
+    pipe->backing->fence_free (landing->copied);
+  if (landing->hashed != NULL)
+    pipe->backing->fence_free (landing->hashed);
+  landing->copied = landing->hashed = NULL;
+}
+
+bool
+wick_digest_pipe_landing_record (WickDigestPipe *pipe, WickDigestLanding *landing,
+                                 WickError *error)
+{
+  landing->copied = landing->hashed = NULL;
+  if (pipe->device == NULL)
+    return wick_fail (error, WICK_ERROR_UNSUPPORTED, "the digests are not taken on the GPU");
+  landing->copied = pipe->backing->fence_new ();
+  landing->hashed = pipe->backing->fence_new ();
+  bool ok = landing->copied != NULL && landing->hashed != NULL;
+  if (!ok)
+    wick_fail (error, WICK_ERROR_NO_MEMORY, "cannot create a copy fence");
+  ok = ok && pipe->backing->fence_record (landing->copied, error)
+       && wick_device_digests_fence (pipe->device, landing->hashed, error);
+  if (!ok)
+    wick_digest_pipe_landing_free (pipe, landing);
+  return ok;
+}
+
+bool
+wick_digest_pipe_landing_wait (WickDigestPipe *pipe, WickDigestLanding *landing,
+                               WickError *error)
+{
+  bool ok = landing->copied != NULL && pipe->backing->fence_wait (landing->copied, error)
+            && pipe->backing->fence_wait (landing->hashed, error);
+  wick_digest_pipe_landing_free (pipe, landing);
   return ok;
 }
 

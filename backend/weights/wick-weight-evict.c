@@ -29,6 +29,43 @@ now_seconds (void)
 
 WickWeightPhaseTimes wick_weight_phase_times;
 
+WickWeightMoveOptions wick_weight_move_options = {
+  .release_early = false,
+  .map = WICK_WEIGHT_MAP_FIRST,
+  .keep_digests = false,
+};
+
+/* The environment may pick another contender for a whole process (read at
+ * the first eviction or restore): WICK_WEIGHT_RELEASE_EARLY=1,
+ * WICK_WEIGHT_MAP=first|thread|interleaved, WICK_WEIGHT_KEEP_DIGESTS=1,
+ * WICK_WEIGHT_PIN_REGISTERED=1; anything else keeps the default. */
+static pthread_once_t options_once = PTHREAD_ONCE_INIT;
+
+static bool
+env_on (const char *name, bool fallback)
+{
+  const char *value = getenv (name);
+  if (value == NULL)
+    return fallback;
+  return strcmp (value, "1") == 0 ? true : strcmp (value, "0") == 0 ? false : fallback;
+}
+
+static void
+options_from_environment (void)
+{
+  WickWeightMoveOptions *o = &wick_weight_move_options;
+  o->release_early = env_on ("WICK_WEIGHT_RELEASE_EARLY", o->release_early);
+  o->keep_digests = env_on ("WICK_WEIGHT_KEEP_DIGESTS", o->keep_digests);
+  wick_weight_pin_registered = env_on ("WICK_WEIGHT_PIN_REGISTERED", wick_weight_pin_registered);
+  const char *map = getenv ("WICK_WEIGHT_MAP");
+  if (map != NULL && strcmp (map, "first") == 0)
+    o->map = WICK_WEIGHT_MAP_FIRST;
+  else if (map != NULL && strcmp (map, "thread") == 0)
+    o->map = WICK_WEIGHT_MAP_THREAD;
+  else if (map != NULL && strcmp (map, "interleaved") == 0)
+    o->map = WICK_WEIGHT_MAP_INTERLEAVED;
+}
+
 /* ---- provenance ------------------------------------------------------------ */
 
 /* The candidate checkpoint keys of "module.param": the full name, then with
@@ -250,9 +287,61 @@ wick_weight_module_free_spills (WickWeightModule *module)
     }
 }
 
+static bool
+allocate_spill (WickWeightModule *module, WickWeightStorage *storage, WickError *error)
+{
+  if (storage->spill != NULL)
+    return true;
+  storage->spill = module->backing->host_alloc (storage->bytes);
+  storage->spill_size = storage->bytes;
+  if (storage->spill == NULL)
+    return wick_fail (error, WICK_ERROR_NO_MEMORY,
+                      "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
+                      storage->bytes,
+                      module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
+                      module->params[storage->param].name);
+  return true;
+}
+
+bool
+wick_weight_module_prepare_spills (WickWeightModule *module, WickError *error)
+{
+  for (size_t s = 0; s < module->n_storages; s++)
+    if (!allocate_spill (module, &module->storages[s], error))
+      return false;
+  return true;
+}
+
+/* With wick_weight_move_options.release_early and GPU digests: releases
+ * each mapping none of whose RAM-tier storages lies at or after @queued (the
+ * storages whose copies @landing follows), once @landing's copies landed and
+ * its digests read them. The later copies keep running meanwhile. */
+static bool
+release_landed (WickWeightModule *module, WickDigestPipe *pipe, WickDigestLanding *landing,
+                size_t queued, WickError *error)
+{
+  if (!wick_digest_pipe_landing_wait (pipe, landing, error))
+    return false;
+  for (size_t m = 0; m < module->n_mappings; m++)
+    {
+      WickWeightMapping *mapping = &module->mappings[m];
+      if (mapping->released)
+        continue;
+      bool ready = true;
+      for (size_t s = queued; s < module->n_storages && ready; s++)
+        ready = module->storages[s].mapping != m || module->storages[s].tier != WICK_TIER_RAM;
+      if (ready && !module->backing->release (mapping->base, mapping->size, error))
+        return false;
+      mapping->released = mapping->released || ready;
+    }
+  return true;
+}
+
 /* Copies the RAM-tier storages out, taking each one's digest on the way
  * (wick-weight-digest-pipe-private.h). Pinned spills of CUDA modules are kept
- * after a restore and reused here (pinning costs more than the copy). */
+ * after a restore and reused here (pinning costs more than the copy). With
+ * release_early, mappings are released while later copies run (a release
+ * that fails leaves the rest to release_mappings, which rolls back). */
 static bool
 spill_ram_storages (WickWeightModule *module, WickError *error)
 {
@@ -260,30 +349,52 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
   if (pipe == NULL)
     return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   bool ok = true;
+  WickDigestLanding *landings = NULL;
+  size_t *landing_after = NULL, n_landings = 0;
+  if (wick_weight_move_options.release_early && wick_digest_pipe_on_device (pipe))
+    {
+      landings = calloc (module->n_storages + 1, sizeof *landings);
+      landing_after = calloc (module->n_storages + 1, sizeof *landing_after);
+      if (landings == NULL || landing_after == NULL)
+        {
+          free (landings), free (landing_after);
+          landings = NULL, landing_after = NULL;
+        }
+    }
   for (size_t s = 0; ok && s < module->n_storages; s++)
     {
       WickWeightStorage *storage = &module->storages[s];
       if (storage->tier != WICK_TIER_RAM)
         continue;
-      if (storage->spill == NULL)
-        {
-          storage->spill = module->backing->host_alloc (storage->bytes);
-          storage->spill_size = storage->bytes;
-          if (storage->spill == NULL)
-            {
-              ok = wick_fail (error, WICK_ERROR_NO_MEMORY,
-                              "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
-                              storage->bytes,
-                              module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
-                              module->params[storage->param].name);
-              break;
-            }
-        }
+      if (!(ok = allocate_spill (module, storage, error)))
+        break;
       /* Queued: copies run back to back while the next spill is allocated. */
       ok = wick_digest_pipe_add_copy (pipe, true, storage->data, storage->spill, storage->bytes,
                                       &storage->digest, error);
       storage->spill_holds_data = ok;
+      bool ends_mapping = true;
+      for (size_t t = s + 1; t < module->n_storages && ends_mapping; t++)
+        ends_mapping = module->storages[t].mapping != storage->mapping
+                       || module->storages[t].tier != WICK_TIER_RAM;
+      WickError landing_error; /* without a landing the mapping waits for the end */
+      if (ok && ends_mapping && landings != NULL
+          && wick_digest_pipe_landing_record (pipe, &landings[n_landings], &landing_error))
+        landing_after[n_landings++] = s + 1;
     }
+  /* Early releases: a landing after each storage that ends its mapping's
+   * RAM-tier copies, waited for in order once all are queued; a release
+   * that fails is retried (and rolled back) by release_mappings. */
+  bool early = ok && wick_weight_move_options.release_early && wick_digest_pipe_on_device (pipe);
+  for (size_t i = 0; early && i < n_landings; i++)
+    {
+      WickError release_error;
+      if (!release_landed (module, pipe, &landings[i], landing_after[i], &release_error))
+        early = false;
+    }
+  for (size_t i = 0; i < n_landings; i++)
+    wick_digest_pipe_landing_free (pipe, &landings[i]);
+  free (landings);
+  free (landing_after);
   /* The digests are of the spills' bytes once the pipe has run. */
   WickError later_error;
   if (ok)
@@ -487,6 +598,144 @@ read_disk_batch (WickWeightStore *store, WickWeightModule *module, const DiskBat
   return ok && refused == 0;
 }
 
+/* A worker thread that recommits a restore's mappings in order while the
+ * caller queues the copies of each one made (WICK_WEIGHT_MAP_THREAD). */
+typedef struct
+{
+  WickWeightModule *module;
+  const size_t *todo;
+  size_t n_todo;
+  size_t n_ready; /* todo[0 .. n_ready) are mapped */
+  bool done, failed;
+  WickError error;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+} MapAhead;
+
+static void *
+map_ahead (void *data)
+{
+  MapAhead *ahead = data;
+  bool ok = true;
+  for (size_t i = 0; ok && i < ahead->n_todo; i++)
+    {
+      WickError error;
+      ok = recommit_mapping (ahead->module, ahead->todo[i], &error);
+      pthread_mutex_lock (&ahead->lock);
+      if (ok)
+        ahead->n_ready++;
+      else
+        ahead->failed = true, ahead->error = error;
+      pthread_cond_broadcast (&ahead->changed);
+      pthread_mutex_unlock (&ahead->lock);
+    }
+  pthread_mutex_lock (&ahead->lock);
+  ahead->done = true;
+  pthread_cond_broadcast (&ahead->changed);
+  pthread_mutex_unlock (&ahead->lock);
+  return NULL;
+}
+
+/* Fills mapping @m (made just now); on failure releases it again. */
+static void
+fill_made (WickWeightModule *module, size_t m, DiskBatch *batch, WickDigestPipe *pipe,
+           uint64_t *ram_digests, bool *ram_queued, bool *filled, WickError *later_error)
+{
+  if (*filled
+      && (*filled = fill_mapping (module, m, batch, pipe, ram_digests, ram_queued, later_error)))
+    return;
+  release_again (module, m);
+  for (size_t s = 0; s < module->n_storages; s++)
+    if (module->storages[s].mapping == m)
+      ram_queued[s] = false;
+}
+
+/* Recommits every released mapping and queues its refill, in the order
+ * wick_weight_move_options.map says; made[] lists the mappings made. A
+ * failed recommit stops the recommits (*ok false, @error says why); the
+ * mappings made before it are still refilled. A failed fill (*filled false,
+ * @later_error) releases its mapping and every later one again. Sets the
+ * phase time restore_map (the time spent making mappings, or waiting for
+ * the worker that makes them). */
+static void
+make_and_fill (WickWeightModule *module, size_t *made, size_t *n_made, DiskBatch *batch,
+               WickDigestPipe *pipe, uint64_t *ram_digests, bool *ram_queued, bool *ok,
+               WickError *error, bool *filled, WickError *later_error)
+{
+  double mapping = 0.0, start = now_seconds ();
+  WickWeightMapOrder order = wick_weight_move_options.map;
+  size_t n_todo = 0;
+  for (size_t m = 0; m < module->n_mappings; m++)
+    if (module->mappings[m].released)
+      made[n_todo++] = m;
+  MapAhead ahead = { .module = module, .todo = made, .n_todo = n_todo };
+  pthread_t worker;
+  if (order == WICK_WEIGHT_MAP_THREAD)
+    {
+      pthread_mutex_init (&ahead.lock, NULL);
+      pthread_cond_init (&ahead.changed, NULL);
+      if (pthread_create (&worker, NULL, map_ahead, &ahead) != 0)
+        {
+          pthread_mutex_destroy (&ahead.lock);
+          pthread_cond_destroy (&ahead.changed);
+          order = WICK_WEIGHT_MAP_FIRST;
+        }
+    }
+  if (order == WICK_WEIGHT_MAP_FIRST)
+    {
+      size_t n = 0;
+      for (; n < n_todo && *ok; n++)
+        if (!(*ok = recommit_mapping (module, made[n], error)))
+          break;
+      mapping = now_seconds () - start;
+      for (size_t i = 0; i < n; i++)
+        fill_made (module, made[i], batch, pipe, ram_digests, ram_queued, filled, later_error);
+      *n_made = n;
+    }
+  else if (order == WICK_WEIGHT_MAP_INTERLEAVED)
+    {
+      size_t n = 0;
+      for (; n < n_todo; n++)
+        {
+          double at = now_seconds ();
+          *ok = recommit_mapping (module, made[n], error);
+          mapping += now_seconds () - at;
+          if (!*ok)
+            break;
+          fill_made (module, made[n], batch, pipe, ram_digests, ram_queued, filled, later_error);
+        }
+      *n_made = n;
+    }
+  else
+    {
+      size_t n = 0;
+      for (;; n++)
+        {
+          double at = now_seconds ();
+          pthread_mutex_lock (&ahead.lock);
+          while (ahead.n_ready <= n && !ahead.done)
+            pthread_cond_wait (&ahead.changed, &ahead.lock);
+          bool ready = ahead.n_ready > n;
+          pthread_mutex_unlock (&ahead.lock);
+          mapping += now_seconds () - at;
+          if (!ready)
+            break;
+          fill_made (module, made[n], batch, pipe, ram_digests, ram_queued, filled, later_error);
+        }
+      pthread_join (worker, NULL);
+      if (ahead.failed)
+        {
+          *ok = false;
+          if (error != NULL)
+            *error = ahead.error;
+        }
+      pthread_mutex_destroy (&ahead.lock);
+      pthread_cond_destroy (&ahead.changed);
+      *n_made = n;
+    }
+  wick_weight_phase_times.restore_map = mapping;
+}
+
 /* Recommits every released mapping, then refills them. All mappings are
  * made before any copy is queued: new physical memory maps in about 1 ms
  * per 1.5 GB on an idle H200, but waits behind copies in flight. A failure
@@ -508,33 +757,17 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
   if (!ok)
     wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
   double phase = now_seconds ();
-  for (size_t m = 0; ok && m < module->n_mappings; m++)
-    if (module->mappings[m].released)
-      {
-        ok = recommit_mapping (module, m, error);
-        if (ok)
-          made[n_made++] = m;
-      }
-  wick_weight_phase_times.restore_map = now_seconds () - phase;
-  phase = now_seconds ();
   WickError later_error;
   bool filled = true;
-  for (size_t i = 0; i < n_made; i++)
-    if (!filled
-        || !(filled = fill_mapping (module, made[i], &batch, pipe, ram_digests, ram_queued,
-                                    &later_error)))
-      {
-        release_again (module, made[i]);
-        for (size_t s = 0; s < module->n_storages; s++)
-          if (module->storages[s].mapping == made[i])
-            ram_queued[s] = false;
-      }
+  if (ok)
+    make_and_fill (module, made, &n_made, &batch, pipe, ram_digests, ram_queued, &ok, error,
+                   &filled, &later_error);
+  wick_weight_phase_times.restore_queue = now_seconds () - phase - wick_weight_phase_times.restore_map;
   if (!filled && ok)
     {
       *error = later_error;
       ok = false;
     }
-  wick_weight_phase_times.restore_queue = now_seconds () - phase;
   phase = now_seconds ();
   /* Hash the RAM copies while they run, then wait for the copies. */
   bool hashed = pipe == NULL || wick_digest_pipe_run (pipe, &later_error);
@@ -730,6 +963,8 @@ release_mappings (WickWeightStore *store, WickWeightModule *module, uint64_t *fr
     {
       WickWeightMapping *mapping = &module->mappings[m];
       WickError release_error;
+      if (mapping->released) /* released early, while the spill ran */
+        continue;
       if (module->backing->release (mapping->base, mapping->size, &release_error))
         {
           mapping->released = true;
@@ -770,6 +1005,21 @@ evict_steps (WickWeightStore *store, WickWeightModule *module, WickTier tier, ui
   bool ok = plan_tiers (module, tier, checkpoint_ok ? NULL : checkpoint_error.message, error);
   double spill_start = now_seconds ();
   ok = ok && spill_ram_storages (module, error);
+  bool released_early = false;
+  for (size_t m = 0; m < module->n_mappings; m++)
+    released_early = released_early || module->mappings[m].released;
+  if (!ok && released_early && error != NULL)
+    {
+      /* a copy or digest after an early release failed: put back what went */
+      WickError rollback_error;
+      bool rolled_back = roll_back (store, module, &rollback_error);
+      size_t used = strlen (error->message);
+      snprintf (error->message + used, sizeof error->message - used, "; %s%s",
+                rolled_back ? "the parameters already released were restored"
+                            : "restoring the parameters already released failed too: ",
+                rolled_back ? "" : rollback_error.message);
+      wick_utf8_trim_end (error->message);
+    }
   double release_start = now_seconds ();
   ok = ok && release_mappings (store, module, freed, error);
   wick_weight_phase_times.evict_spill = release_start - spill_start;
@@ -788,6 +1038,7 @@ bool
 wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, WickTier tier,
                           WickError *error)
 {
+  pthread_once (&options_once, options_from_environment);
   double start = now_seconds ();
   uint64_t freed = 0;
   bool *was_released = released_now (module);
@@ -846,6 +1097,7 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
 bool
 wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, WickError *error)
 {
+  pthread_once (&options_once, options_from_environment);
   double start = now_seconds ();
   uint64_t bytes = 0;
   uint64_t disk = module->stats.disk, ram = module->stats.ram;

@@ -133,6 +133,34 @@ typedef struct
 } WickWeightPhaseTimes;
 extern WickWeightPhaseTimes wick_weight_phase_times;
 
+/* How an eviction and a restore of a CUDA module order their work. The
+ * contenders of issue 22 item 1, timed beside each other and the pinned
+ * copies in one process by bench-weight-store (docs/performance.md, "Weight
+ * eviction"); process-wide, set by benchmarks between calls, defaults below
+ * (wick-weight-evict.c). */
+typedef enum
+{
+  WICK_WEIGHT_MAP_FIRST,       /* every mapping made before any copy is queued */
+  WICK_WEIGHT_MAP_THREAD,      /* a worker thread makes them in order while the
+                                * caller queues each one's copies once it is made */
+  WICK_WEIGHT_MAP_INTERLEAVED, /* make mapping m, queue its copies, make m + 1 ... */
+} WickWeightMapOrder;
+
+typedef struct
+{
+  /* evict, GPU digests: each mapping released as soon as its copies out
+   * landed and its digests read it, while the later copies run */
+  bool release_early;
+  WickWeightMapOrder map;
+  /* the digest pipe's GPU stream and slots kept for the next call */
+  bool keep_digests;
+} WickWeightMoveOptions;
+extern WickWeightMoveOptions wick_weight_move_options;
+
+/* Allocates the pinned spill of every storage that has none, ahead of the
+ * first RAM-tier eviction (which otherwise pins it in its timed path). */
+bool wick_weight_module_prepare_spills (WickWeightModule *module, WickError *error);
+
 bool wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, WickTier tier,
                                WickError *error);
 bool wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module,

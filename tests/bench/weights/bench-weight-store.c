@@ -694,6 +694,252 @@ cycle (WickWeightStore *store, WickTier tier, int reps, int settle_ms, Timing *e
   free (e), free (r);
 }
 
+/* ---- contenders (issue 22 item 1) ---------------------------------------
+ * Ways of ordering an eviction's and a restore's work
+ * (wick_weight_move_options), each timed as a RAM-tier evict + restore at
+ * once, in rounds that rotate their order, each round with its own pinned
+ * copies (one pinned buffer <-> cudaMalloc memory) as the baseline. */
+
+typedef struct
+{
+  const char *name;
+  bool release_early;
+  WickWeightMapOrder map;
+  bool keep_digests;
+} Contender;
+
+static const Contender contenders[] = {
+  { "current", false, WICK_WEIGHT_MAP_FIRST, false },
+  { "keep-digests", false, WICK_WEIGHT_MAP_FIRST, true },
+  { "release-early", true, WICK_WEIGHT_MAP_FIRST, false },
+  { "map-thread", false, WICK_WEIGHT_MAP_THREAD, false },
+  { "map-interleaved", false, WICK_WEIGHT_MAP_INTERLEAVED, false },
+  { "release-early+map-thread+keep-digests", true, WICK_WEIGHT_MAP_THREAD, true },
+};
+enum { N_CONTENDERS = sizeof contenders / sizeof contenders[0] };
+
+static double
+min_of (const double *v, int n)
+{
+  double m = v[0];
+  for (int i = 1; i < n; i++)
+    m = v[i] < m ? v[i] : m;
+  return m;
+}
+
+static double
+max_of (const double *v, int n)
+{
+  double m = v[0];
+  for (int i = 1; i < n; i++)
+    m = v[i] > m ? v[i] : m;
+  return m;
+}
+
+/* median (min-max) of a copy, so the caller's order is kept */
+static void
+summary (const double *v, int n, double out[3])
+{
+  double *copy = malloc ((size_t)n * sizeof *copy);
+  memcpy (copy, v, (size_t)n * sizeof *copy);
+  out[0] = median (copy, n);
+  out[1] = min_of (v, n);
+  out[2] = max_of (v, n);
+  free (copy);
+}
+
+static void
+run_contenders (WickWeightStore *store, size_t each, int n, int rounds)
+{
+  void *pinned;
+  void **device = calloc ((size_t)n, sizeof *device);
+  check_cuda (cudaHostAlloc (&pinned, each, cudaHostAllocDefault), "cudaHostAlloc");
+  memset (pinned, 7, each);
+  for (int i = 0; i < n; i++)
+    check_cuda (cudaMalloc (&device[i], each), "cudaMalloc");
+  double (*evict)[64] = calloc (N_CONTENDERS, sizeof *evict);
+  double (*restore)[64] = calloc (N_CONTENDERS, sizeof *restore);
+  double (*phase)[5][64] = calloc (N_CONTENDERS, sizeof *phase);
+  double h2d_rounds[64], d2h_rounds[64];
+  if (rounds > 64)
+    rounds = 64;
+  WickWeightMoveOptions saved = wick_weight_move_options;
+  for (int r = -1; r < rounds; r++)
+    {
+      double h2d = time_pinned_copy (device, pinned, each, n, true);
+      double d2h = time_pinned_copy (device, pinned, each, n, false);
+      for (int k = 0; k < N_CONTENDERS; k++)
+        {
+          int c = (k + (r < 0 ? 0 : r)) % N_CONTENDERS;
+          wick_weight_move_options.release_early = contenders[c].release_early;
+          wick_weight_move_options.map = contenders[c].map;
+          wick_weight_move_options.keep_digests = contenders[c].keep_digests;
+          WickWeightStats stats;
+          WickError error;
+          if (!wick_weight_store_evict (store, "bench", WICK_TIER_RAM, &stats, &error))
+            die ("evict (contender)", error.message);
+          double e = stats.evict_seconds;
+          double spill = wick_weight_phase_times.evict_spill;
+          double release = wick_weight_phase_times.evict_release;
+          if (!wick_weight_store_restore (store, "bench", &stats, &error))
+            die ("restore (contender)", error.message);
+          if (r < 0)
+            continue;
+          evict[c][r] = 100 * d2h / e;
+          restore[c][r] = 100 * h2d / stats.restore_seconds;
+          phase[c][0][r] = spill * 1e3;
+          phase[c][1][r] = release * 1e3;
+          phase[c][2][r] = wick_weight_phase_times.restore_map * 1e3;
+          phase[c][3][r] = wick_weight_phase_times.restore_queue * 1e3;
+          phase[c][4][r] = wick_weight_phase_times.restore_wait * 1e3;
+        }
+      if (r >= 0)
+        h2d_rounds[r] = h2d, d2h_rounds[r] = d2h;
+    }
+  wick_weight_move_options = saved;
+  double gb = (double)each * n / 1e9, h[3], d[3];
+  summary (h2d_rounds, rounds, h);
+  summary (d2h_rounds, rounds, d);
+  printf ("contenders: RAM-tier evict + restore at once, %d rounds, order rotated, each round's own "
+          "pinned copies as the baseline (H2D %.2f GB/s, D2H %.2f GB/s, medians)\n",
+          rounds, gb / h[0], gb / d[0]);
+  for (int c = 0; c < N_CONTENDERS; c++)
+    {
+      double ev[3], re[3], ph[5][3];
+      summary (evict[c], rounds, ev);
+      summary (restore[c], rounds, re);
+      for (int k = 0; k < 5; k++)
+        summary (phase[c][k], rounds, ph[k]);
+      printf ("RESULT weights contender=%s evict_pct_d2h=%.1f evict_min=%.1f evict_max=%.1f "
+              "restore_pct_h2d=%.1f restore_min=%.1f restore_max=%.1f target=97 %s\n",
+              contenders[c].name, ev[0], ev[1], ev[2], re[0], re[1], re[2],
+              ev[0] >= 97 && re[0] >= 97 ? "met" : "NOT-met");
+      printf ("  %-40s evict: copies %.2f + release %.2f ms; restore: map %.2f + queue %.2f + wait "
+              "%.2f ms (medians)\n",
+              contenders[c].name, ph[0][0], ph[1][0], ph[2][0], ph[3][0], ph[4][0]);
+    }
+  for (int i = 0; i < n; i++)
+    cudaFree (device[i]);
+  cudaFreeHost (pinned);
+  free (device), free (evict), free (restore), free (phase);
+}
+
+/* The spills' pinning: cudaHostAlloc against anonymous huge pages pinned by
+ * cudaHostRegister (wick_weight_pin_registered), n buffers of @each as a
+ * module's spills: the time to allocate them, the copies into and out of
+ * them against cudaMalloc memory (share of the round's copies with one
+ * cudaHostAlloc'd buffer), the time to free them. Then the first RAM-tier
+ * eviction after a trim (spills freed), with each pinning, cold (it pins)
+ * and with its spills prepared ahead (wick_weight_module_prepare_spills,
+ * timed apart). */
+static void
+run_pinning (WickWeightStore *store, void **params, size_t each, int n, int rounds)
+{
+  const WickWeightBacking *backing = wick_weight_backing_for (WICK_WEIGHT_MEMORY_CUDA);
+  void **spills = calloc ((size_t)n, sizeof *spills);
+  void **device = calloc ((size_t)n, sizeof *device);
+  void *one;
+  check_cuda (cudaHostAlloc (&one, each, cudaHostAllocDefault), "cudaHostAlloc");
+  memset (one, 9, each);
+  for (int i = 0; i < n; i++)
+    check_cuda (cudaMalloc (&device[i], each), "cudaMalloc");
+  double gb = (double)each * n / 1e9;
+  bool saved = wick_weight_pin_registered;
+  if (rounds > 16)
+    rounds = 16;
+  double alloc[2][16], up[2][16], down[2][16], freeing[2][16];
+  for (int r = 0; r < rounds; r++)
+    for (int k = 0; k < 2; k++)
+      {
+        int m = (k + r) % 2;
+        wick_weight_pin_registered = m == 1;
+        struct timespec a, b;
+        clock_gettime (CLOCK_MONOTONIC, &a);
+        for (int i = 0; i < n; i++)
+          if ((spills[i] = backing->host_alloc (each)) == NULL)
+            die ("pinning", "host_alloc failed");
+        clock_gettime (CLOCK_MONOTONIC, &b);
+        alloc[m][r] = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+        double base_down = time_pinned_copy (device, one, each, n, false);
+        double base_up = time_pinned_copy (device, one, each, n, true);
+        cudaEvent_t start, stop;
+        check_cuda (cudaEventCreate (&start), "cudaEventCreate");
+        check_cuda (cudaEventCreate (&stop), "cudaEventCreate");
+        for (int dir = 0; dir < 2; dir++)
+          {
+            check_cuda (cudaEventRecord (start, 0), "cudaEventRecord");
+            for (int i = 0; i < n; i++)
+              check_cuda (cudaMemcpyAsync (dir ? device[i] : spills[i], dir ? spills[i] : device[i],
+                                           each, dir ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                                           0),
+                          "cudaMemcpyAsync");
+            check_cuda (cudaEventRecord (stop, 0), "cudaEventRecord");
+            double t = seconds_between (start, stop);
+            if (dir)
+              up[m][r] = 100 * base_up / t;
+            else
+              down[m][r] = 100 * base_down / t;
+          }
+        cudaEventDestroy (start);
+        cudaEventDestroy (stop);
+        clock_gettime (CLOCK_MONOTONIC, &a);
+        for (int i = 0; i < n; i++)
+          backing->host_free (spills[i], each);
+        clock_gettime (CLOCK_MONOTONIC, &b);
+        freeing[m][r] = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+      }
+  static const char *names[2] = { "cudaHostAlloc", "hugepages+cudaHostRegister" };
+  printf ("spill pinning: %d buffers of %zu bytes, %d rounds alternating\n", n, each, rounds);
+  for (int m = 0; m < 2; m++)
+    {
+      double al[3], u[3], dn[3], fr[3];
+      summary (alloc[m], rounds, al);
+      summary (up[m], rounds, u);
+      summary (down[m], rounds, dn);
+      summary (freeing[m], rounds, fr);
+      printf ("RESULT weights pin=%s alloc_s=%.3f alloc_gbps=%.2f alloc_min_s=%.3f alloc_max_s=%.3f "
+              "d2h_pct=%.1f h2d_pct=%.1f free_s=%.3f\n",
+              names[m], al[0], gb / al[0], al[1], al[2], dn[0], u[0], fr[0]);
+    }
+  /* the first eviction after a trim: cold (pins its spills) and prepared */
+  WickWeightModule *module = store->modules[0];
+  for (int m = 0; m < 2; m++)
+    for (int prepared = 0; prepared < 2; prepared++)
+      {
+        wick_weight_pin_registered = m == 1;
+        wick_weight_store_trim (store);
+        double prepare_s = 0;
+        WickError error;
+        if (prepared)
+          {
+            struct timespec a, b;
+            clock_gettime (CLOCK_MONOTONIC, &a);
+            if (!wick_weight_module_prepare_spills (module, &error))
+              die ("prepare spills", error.message);
+            clock_gettime (CLOCK_MONOTONIC, &b);
+            prepare_s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+          }
+        WickWeightStats stats;
+        double d2h = time_pinned_copy (device, one, each, n, false);
+        if (!wick_weight_store_evict (store, "bench", WICK_TIER_RAM, &stats, &error))
+          die ("evict (first)", error.message);
+        double evict_s = stats.evict_seconds;
+        if (!wick_weight_store_restore (store, "bench", &stats, &error))
+          die ("restore (first)", error.message);
+        printf ("RESULT weights first-eviction pin=%s prepared=%s evict_s=%.4f evict_gbps=%.2f "
+                "evict_pct_d2h=%.1f prepare_s=%.3f\n",
+                names[m], prepared ? "yes" : "no", evict_s, gb / evict_s, 100 * d2h / evict_s,
+                prepare_s);
+      }
+  wick_weight_pin_registered = saved;
+  wick_weight_store_trim (store); /* the next spills pinned the default way */
+  (void)params;
+  for (int i = 0; i < n; i++)
+    cudaFree (device[i]);
+  cudaFreeHost (one);
+  free (spills), free (device);
+}
+
 static void
 verify (void **params, const unsigned char *expected, size_t each, int n)
 {
@@ -773,6 +1019,14 @@ main (int argc, char **argv)
   verify (params, source, each, n);
   cycle (store, WICK_TIER_DISK, options.reps, 200, &s_disk_evict, &s_disk_restore, &s_disk_phases);
   verify (params, source, each, n);
+  if (getenv ("WICK_BENCH_WEIGHT_CONTENDERS") == NULL
+      || strcmp (getenv ("WICK_BENCH_WEIGHT_CONTENDERS"), "0") != 0)
+    {
+      run_contenders (store, each, n, options.reps < 7 ? 7 : options.reps);
+      verify (params, source, each, n);
+      run_pinning (store, params, each, n, 3);
+      verify (params, source, each, n);
+    }
   double torch = torch_load_seconds (options.script, path, options.reps);
 
   printf ("weight store on CUDA: %d parameters, %.2f GB, median of %d (cold run apart)\n", n, gb,
