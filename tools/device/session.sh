@@ -14,7 +14,9 @@
 #   weightsN  bench-weight-store, CPU digests (WICK_WEIGHT_GPU_DIGESTS=0) then the GPU's (round N)
 #   weightsdiag  bench-weight-store with its diagnostics (WICK_BENCH_WEIGHT_DIAGNOSTICS=1)
 #   weightsx3 bench-weight-store, the default, 3 processes
-#   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph)
+#   weightsc  bench-weight-store's contenders (RESULT weights contender=/pin=/first-eviction), 2 processes
+#   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph),
+#             then its CONTENDER table (replay contenders at 128/512/2048 against bare and torch)
 #   hotpath   bench-ring-hot-path: static + dlopen, then linked at start (LD_PRELOAD), cores 3 and 5;
 #             RESULT lines: mode (static, dlopen, linked-at-start) x variant (session calls,
 #             thread handle) against the floor of the same process
@@ -141,6 +143,21 @@ for s in "$@"; do
         echo "weights default $round rc=$?"; cat /tmp/session-logs/weights-default-$round.log
       done
       ;;
+    weightsc)
+      # the RAM tier's contenders (bench-weight-store's run_contenders and run_pinning:
+      # early release, mapping on a thread or interleaved, a kept digest stream, huge-page
+      # registered spills, spills prepared ahead), 2 processes
+      wait_data
+      for round in 1 2; do
+        need 60 "weights contenders ($round)" || continue
+        LD_LIBRARY_PATH=$ld timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
+          --gib 2 --params 8 --reps 7 --script tests/bench/weights/bench-safetensors-load.py \
+          >/tmp/session-logs/weights-contenders-$round.log 2>&1
+        echo "weights contenders $round rc=$?"
+        grep -E "^RESULT|^contenders|^spill|baseline|evict: copies|evict, RAM tier  |restore, RAM tier  |restore, disk tier  |torch safetensors|fresh VMM|die|bench-weight-store:" \
+          /tmp/session-logs/weights-contenders-$round.log
+      done
+      ;;
     py:*)
       need 40 "$s" || continue
       OUT=/tmp/session-logs WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" \
@@ -182,7 +199,8 @@ for s in "$@"; do
       wait_data
       need 60 stages || continue
       OUT=/tmp/session-logs timeout $(( $(left) - 10 )) tools/device/bench-stages.sh >/tmp/session-logs/stages-full.log 2>&1
-      echo "stages rc=$?"; grep -E "^\||RESULT|GAP|error|certif" /tmp/session-logs/stages-full.log | head -60
+      echo "stages rc=$?"; grep -E "^\||RESULT kernels|GAP|error|certif" /tmp/session-logs/stages-full.log | head -60
+      grep -E "^CONTENDER" /tmp/session-logs/stages-full.log
       ;;
     hotpath)
       wait_data

@@ -12,13 +12,18 @@
  * the per-round ratio wick/bare), and the wall time of wick_stage_capture()
  * (warm-up, capture, parity, speedup timing). Target: wick/bare <= 1.05.
  * tools/device/bench-stages.sh runs it beside bench-torch-graph.py.
+ * First, the replay contenders (bench_contenders: what torch.cuda.CUDAGraph
+ * and this process do differently, one RESULT contender=... line each);
+ * WICK_BENCH_CONTENDERS=0 skips them, =only runs nothing else.
  *
  * Exits 77 (skipped) where no CUDA device is available. */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stage-test-kernels.h"
 #include "stages/wick-stage-private.h"
@@ -315,6 +320,185 @@ bench_gaps (int kernels)
   bench_teardown (&bench);
 }
 
+/* The contender functions of stage-test-kernels.cu, from this binary or
+ * from libstage-replay-bench.so dlopen()ed beside it (its own copy of the
+ * kernels and of the static CUDA runtime, as a Python process that loads
+ * it with ctypes has them: a probe found the same graph 0.83 µs a kernel
+ * there against 1.01 in this process). */
+typedef struct
+{
+  int (*count) (void);
+  void (*name) (int, char *, size_t);
+  StageTestContender *(*make) (int, int, int, char *, size_t);
+  double (*time) (StageTestContender *, int);
+  void (*destroy) (StageTestContender *);
+} ContenderOps;
+
+static const ContenderOps here = { stage_test_contender_count, stage_test_contender_name,
+                                   stage_test_contender_new, stage_test_contender_time,
+                                   stage_test_contender_free };
+
+/* NULL where the library is not beside the binary (WICK_BENCH_LIB names another). */
+static const ContenderOps *
+library_ops (void)
+{
+  static ContenderOps ops;
+  static int loaded = -1;
+  if (loaded >= 0)
+    return loaded ? &ops : NULL;
+  loaded = 0;
+  char path[4096];
+  const char *named = getenv ("WICK_BENCH_LIB");
+  if (named != NULL)
+    snprintf (path, sizeof path, "%s", named);
+  else
+    {
+      ssize_t n = readlink ("/proc/self/exe", path, sizeof path - 64);
+      if (n <= 0)
+        return NULL;
+      path[n] = '\0';
+      char *slash = strrchr (path, '/');
+      if (slash == NULL)
+        return NULL;
+      snprintf (slash + 1, 64, "libstage-replay-bench.so");
+    }
+  void *lib = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL)
+    {
+      printf ("CONTENDER dlopen of %s failed: %s\n", path, dlerror ());
+      return NULL;
+    }
+  ops.count = (int (*) (void))dlsym (lib, "stage_test_contender_count");
+  ops.name = (void (*) (int, char *, size_t))dlsym (lib, "stage_test_contender_name");
+  ops.make = (StageTestContender * (*)(int, int, int, char *, size_t))
+    dlsym (lib, "stage_test_contender_new");
+  ops.time = (double (*) (StageTestContender *, int))dlsym (lib, "stage_test_contender_time");
+  ops.destroy = (void (*) (StageTestContender *))dlsym (lib, "stage_test_contender_free");
+  loaded = ops.count && ops.name && ops.make && ops.time && ops.destroy;
+  if (!loaded)
+    printf ("CONTENDER %s lacks the contender functions\n", path);
+  return loaded ? &ops : NULL;
+}
+
+typedef struct
+{
+  const ContenderOps *ops;
+  StageTestContender *c;
+  char name[64];
+  bool failed;
+} Entry;
+
+/* The replay contenders (stage_test_contender_name), each timed in the
+ * same rounds as wick_stage_run() ("wick") and the bench's own bare graph
+ * ("bench-bare"), the order rotated each round; plus "dlopen:bare" and
+ * "dlopen:torch-like", made by the library's copy. A line a contender: its
+ * median µs a kernel and the median (min-max) of its per-round ratio to the
+ * contender "bare" (tools/device/bench-stages.sh adds the ratio to torch's
+ * figure of the same call). */
+static void
+bench_contenders (int kernels)
+{
+  Bench bench;
+  WickCertification cert;
+  double capture_ms;
+  if (!bench_setup (&bench, kernels, 128, false, &cert, &capture_ms))
+    {
+      bench_teardown (&bench);
+      return;
+    }
+  int n = stage_test_contender_count ();
+  const ContenderOps *lib = library_ops ();
+  static const char *const from_lib[] = { "bare", "torch-like" };
+  int total = n + 2 + (lib != NULL ? 2 : 0);
+  Entry *e = calloc ((size_t)total, sizeof *e);
+  double (*cost)[BENCH_ROUNDS] = calloc ((size_t)total, sizeof *cost);
+  double (*ratio)[BENCH_ROUNDS] = calloc ((size_t)total, sizeof *ratio);
+  for (int i = 0; i < n; i++)
+    {
+      e[i].ops = &here;
+      here.name (i, e[i].name, sizeof e[i].name);
+      char why[256] = "";
+      if ((e[i].c = here.make (i, kernels, 128, why, sizeof why)) == NULL)
+        {
+          printf ("CONTENDER kernels=%d contender=%s unavailable: %s\n", kernels, e[i].name, why);
+          e[i].failed = true;
+        }
+    }
+  snprintf (e[n].name, sizeof e[n].name, "wick");
+  snprintf (e[n + 1].name, sizeof e[n + 1].name, "bench-bare");
+  for (int j = 0; lib != NULL && j < 2; j++)
+    {
+      Entry *x = &e[n + 2 + j];
+      x->ops = lib;
+      snprintf (x->name, sizeof x->name, "dlopen:%s", from_lib[j]);
+      int which = -1;
+      for (int i = 0; i < lib->count () && which < 0; i++)
+        {
+          char name[64];
+          lib->name (i, name, sizeof name);
+          if (strcmp (name, from_lib[j]) == 0)
+            which = i;
+        }
+      char why[256] = "not in the library";
+      if (which < 0 || (x->c = lib->make (which, kernels, 128, why, sizeof why)) == NULL)
+        {
+          printf ("CONTENDER kernels=%d contender=%s unavailable: %s\n", kernels, x->name, why);
+          x->failed = true;
+        }
+    }
+  for (int r = -1; r < BENCH_ROUNDS; r++)
+    {
+      for (int k = 0; k < total; k++)
+        {
+          int i = (k + (r < 0 ? 0 : r * 5)) % total;
+          double us;
+          if (e[i].failed)
+            continue;
+          if (e[i].ops != NULL)
+            {
+              double ms = e[i].ops->time (e[i].c, bench.launches);
+              if (ms < 0)
+                {
+                  printf ("CONTENDER kernels=%d contender=%s failed while timed\n", kernels,
+                          e[i].name);
+                  e[i].failed = true;
+                  continue;
+                }
+              us = ms * 1e3 / ((double)bench.launches * kernels);
+            }
+          else
+            us = time_block (&bench, i == n ? RUN_WICK : RUN_BARE);
+          if (r >= 0)
+            cost[i][r] = us;
+        }
+      if (r >= 0 && !e[0].failed)
+        for (int i = 0; i < total; i++)
+          ratio[i][r] = cost[i][r] / cost[0][r];
+    }
+  for (int i = 0; i < total; i++)
+    {
+      if (e[i].failed)
+        continue;
+      double lo = cost[i][0], hi = cost[i][0], rlo = ratio[i][0], rhi = ratio[i][0];
+      for (int r = 1; r < BENCH_ROUNDS; r++)
+        {
+          lo = fmin (lo, cost[i][r]), hi = fmax (hi, cost[i][r]);
+          rlo = fmin (rlo, ratio[i][r]), rhi = fmax (rhi, ratio[i][r]);
+        }
+      bool base = !e[0].failed;
+      printf ("RESULT contender=%s kernels=%d us_per_kernel=%.4f min=%.4f max=%.4f "
+              "over_bare=%.4f over_bare_min=%.4f over_bare_max=%.4f\n",
+              e[i].name, kernels, wick_gate_median (cost[i], BENCH_ROUNDS), lo, hi,
+              base ? wick_gate_median (ratio[i], BENCH_ROUNDS) : 0.0, base ? rlo : 0.0,
+              base ? rhi : 0.0);
+    }
+  for (int i = 0; i < total; i++)
+    if (e[i].c != NULL)
+      e[i].ops->destroy (e[i].c);
+  free (e), free (cost), free (ratio);
+  bench_teardown (&bench);
+}
+
 int
 main (void)
 {
@@ -336,8 +520,17 @@ main (void)
     }
   if (getenv ("WICK_BENCH_POOL") != NULL)
     bench_pool = stage_test_alloc (BENCH_POOL_BYTES);
-  printf ("BENCH prealloc_mib=%s pool=%s\n", prealloc ? prealloc : "0", bench_pool ? "yes" : "no");
+  const char *loading = getenv ("CUDA_MODULE_LOADING");
+  printf ("BENCH prealloc_mib=%s pool=%s module_loading=%s\n", prealloc ? prealloc : "0",
+          bench_pool ? "yes" : "no", loading ? loading : "default");
   int status = 0;
+  /* WICK_BENCH_CONTENDERS=only: the contenders alone; =0: none */
+  const char *which = getenv ("WICK_BENCH_CONTENDERS");
+  if (which == NULL || strcmp (which, "0") != 0)
+    for (int i = 0; i < 3; i++)
+      bench_contenders (i == 0 ? 128 : i == 1 ? 512 : 2048);
+  if (which != NULL && strcmp (which, "only") == 0)
+    return status;
   /* 128 threads a block, as torch's elementwise kernels on 128 floats; then
    * the 128-kernel chain at 32 and 256 threads, to show the launch shape's
    * share of the per-kernel cost */

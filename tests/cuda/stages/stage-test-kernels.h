@@ -75,6 +75,21 @@ extern "C"
    * host spinning between two (events around the block). */
   double stage_test_time_launches (void *exec, void *stream, int launches, double gap_us);
 
+  /* Replay contenders: the varying chain of @kernels kernels (@threads a
+   * block) as a graph built, uploaded and launched in one of the ways
+   * torch.cuda.CUDAGraph and the C benchmark differ in (names from
+   * stage_test_contender_name: bare, auto-free, ..., created-context,
+   * offset-00 .. offset-15). NULL with why filled where one cannot be made
+   * on this device. time returns milliseconds of a block of @launches
+   * launches, negative on an error. */
+  typedef struct StageTestContender StageTestContender;
+  int stage_test_contender_count (void);
+  void stage_test_contender_name (int which, char *out, size_t size);
+  StageTestContender *stage_test_contender_new (int which, int kernels, int threads, char *why,
+                                                size_t why_size);
+  double stage_test_contender_time (StageTestContender *contender, int launches);
+  void stage_test_contender_free (StageTestContender *contender);
+
 #ifdef __cplusplus
 }
 #endif
