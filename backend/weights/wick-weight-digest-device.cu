@@ -175,6 +175,7 @@ check (cudaError_t err, const char *what, WickError *error)
 
 struct WickDeviceDigests
 {
+  int device; /* whose stream */
   cudaStream_t stream;
   unsigned long long *slots; /* device, capacity entries, zeroed */
   size_t capacity;
@@ -197,7 +198,8 @@ wick_device_digests_new (WickError *error)
       fail (error, WICK_ERROR_NO_MEMORY, "GPU digest: out of memory");
       return NULL;
     }
-  if (!check (cudaStreamCreateWithFlags (&digests->stream, cudaStreamNonBlocking),
+  if (!check (cudaGetDevice (&digests->device), "cudaGetDevice", error)
+      || !check (cudaStreamCreateWithFlags (&digests->stream, cudaStreamNonBlocking),
               "cudaStreamCreateWithFlags", error))
     {
       free (digests);
@@ -285,6 +287,18 @@ wick_device_digests_reset (WickDeviceDigests *digests, WickError *error)
   return check (cudaMemsetAsync (digests->slots, 0, digests->capacity * sizeof *digests->slots,
                                  digests->stream),
                 "cudaMemsetAsync (digest slots)", error);
+}
+
+extern "C" bool
+wick_device_digests_on_current_device (const WickDeviceDigests *digests)
+{
+  int device = -1;
+  if (cudaGetDevice (&device) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return false;
+    }
+  return device == digests->device;
 }
 
 extern "C" bool

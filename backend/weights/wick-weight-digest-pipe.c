@@ -70,6 +70,12 @@ take_digests (void)
       kept_digests = NULL;
       pthread_mutex_unlock (&kept_lock);
     }
+  /* a stream of another device's is of no use here */
+  if (digests != NULL && !wick_device_digests_on_current_device (digests))
+    {
+      wick_device_digests_free (digests);
+      digests = NULL;
+    }
   return digests != NULL ? digests : wick_device_digests_new (NULL);
 }
 

@@ -318,10 +318,10 @@ wick_weight_module_prepare_spills (WickWeightModule *module, WickError *error)
  * its digests read them. The later copies keep running meanwhile. */
 static bool
 release_landed (WickWeightModule *module, WickDigestPipe *pipe, WickDigestLanding *landing,
-                size_t queued, WickError *error)
+                size_t queued, size_t *failed_mapping, WickError *error)
 {
   if (!wick_digest_pipe_landing_wait (pipe, landing, error))
-    return false;
+    return false; /* the copies' fences fail again at the pipe's end */
   for (size_t m = 0; m < module->n_mappings; m++)
     {
       WickWeightMapping *mapping = &module->mappings[m];
@@ -331,7 +331,10 @@ release_landed (WickWeightModule *module, WickDigestPipe *pipe, WickDigestLandin
       for (size_t s = queued; s < module->n_storages && ready; s++)
         ready = module->storages[s].mapping != m || module->storages[s].tier != WICK_TIER_RAM;
       if (ready && !module->backing->release (mapping->base, mapping->size, error))
-        return false;
+        {
+          *failed_mapping = m;
+          return false;
+        }
       mapping->released = mapping->released || ready;
     }
   return true;
@@ -340,11 +343,13 @@ release_landed (WickWeightModule *module, WickDigestPipe *pipe, WickDigestLandin
 /* Copies the RAM-tier storages out, taking each one's digest on the way
  * (wick-weight-digest-pipe-private.h). Pinned spills of CUDA modules are kept
  * after a restore and reused here (pinning costs more than the copy). With
- * release_early, mappings are released while later copies run (a release
- * that fails leaves the rest to release_mappings, which rolls back). */
+ * release_early, mappings are released while later copies run; a release
+ * that fails sets *failed_mapping and @release_error (else SIZE_MAX). */
 static bool
-spill_ram_storages (WickWeightModule *module, WickError *error)
+spill_ram_storages (WickWeightModule *module, size_t *failed_mapping, WickError *release_error,
+                    WickError *error)
 {
+  *failed_mapping = SIZE_MAX;
   WickDigestPipe *pipe = wick_digest_pipe_new (module->backing);
   if (pipe == NULL)
     return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
@@ -383,14 +388,11 @@ spill_ram_storages (WickWeightModule *module, WickError *error)
     }
   /* Early releases: a landing after each storage that ends its mapping's
    * RAM-tier copies, waited for in order once all are queued; a release
-   * that fails is retried (and rolled back) by release_mappings. */
+   * that fails stops them (*failed_mapping: the caller rolls back). */
   bool early = ok && wick_weight_move_options.release_early && wick_digest_pipe_on_device (pipe);
   for (size_t i = 0; early && i < n_landings; i++)
-    {
-      WickError release_error;
-      if (!release_landed (module, pipe, &landings[i], landing_after[i], &release_error))
-        early = false;
-    }
+    early = release_landed (module, pipe, &landings[i], landing_after[i], failed_mapping,
+                            release_error);
   for (size_t i = 0; i < n_landings; i++)
     wick_digest_pipe_landing_free (pipe, &landings[i]);
   free (landings);
@@ -955,6 +957,25 @@ roll_back (WickWeightStore *store, WickWeightModule *module, WickError *error)
   return refill_storages (store, module, &bytes, error);
 }
 
+/* Mapping @m could not be released: the ones released before it are
+ * restored, and the error says so. False. */
+static bool
+release_failed (WickWeightStore *store, WickWeightModule *module, size_t m,
+                const WickError *release_error, WickError *error)
+{
+  const char *name = "";
+  for (size_t s = 0; s < module->n_storages && name[0] == '\0'; s++)
+    if (module->storages[s].mapping == m)
+      name = module->params[module->storages[s].param].name;
+  WickError rollback_error;
+  bool rolled_back = roll_back (store, module, &rollback_error);
+  return wick_fail (error, WICK_ERROR_IO, "module '%s': releasing parameter '%s' failed: %s; %s%s",
+                    module->name, name, release_error->message,
+                    rolled_back ? "the parameters already released were restored"
+                                : "restoring the parameters already released failed too: ",
+                    rolled_back ? "" : rollback_error.message);
+}
+
 static bool
 release_mappings (WickWeightStore *store, WickWeightModule *module, uint64_t *freed,
                   WickError *error)
@@ -970,18 +991,7 @@ release_mappings (WickWeightStore *store, WickWeightModule *module, uint64_t *fr
           mapping->released = true;
           continue;
         }
-      const char *name = "";
-      for (size_t s = 0; s < module->n_storages && name[0] == '\0'; s++)
-        if (module->storages[s].mapping == m)
-          name = module->params[module->storages[s].param].name;
-      WickError rollback_error;
-      bool rolled_back = roll_back (store, module, &rollback_error);
-      return wick_fail (error, WICK_ERROR_IO,
-                        "module '%s': releasing parameter '%s' failed: %s; %s%s", module->name,
-                        name, release_error.message,
-                        rolled_back ? "the parameters already released were restored"
-                                    : "restoring the parameters already released failed too: ",
-                        rolled_back ? "" : rollback_error.message);
+      return release_failed (store, module, m, &release_error, error);
     }
   for (size_t s = 0; s < module->n_storages; s++)
     *freed += module->storages[s].bytes;
@@ -1004,11 +1014,20 @@ evict_steps (WickWeightStore *store, WickWeightModule *module, WickTier tier, ui
     }
   bool ok = plan_tiers (module, tier, checkpoint_ok ? NULL : checkpoint_error.message, error);
   double spill_start = now_seconds ();
-  ok = ok && spill_ram_storages (module, error);
+  size_t failed_mapping = SIZE_MAX;
+  WickError release_error;
+  bool *was_released = calloc (module->n_mappings + 1, sizeof *was_released);
+  for (size_t m = 0; was_released != NULL && m < module->n_mappings; m++)
+    was_released[m] = module->mappings[m].released;
+  ok = ok && spill_ram_storages (module, &failed_mapping, &release_error, error);
   bool released_early = false;
   for (size_t m = 0; m < module->n_mappings; m++)
-    released_early = released_early || module->mappings[m].released;
-  if (!ok && released_early && error != NULL)
+    released_early = released_early
+                     || (module->mappings[m].released && (was_released == NULL || !was_released[m]));
+  free (was_released);
+  if (ok && failed_mapping != SIZE_MAX)
+    ok = release_failed (store, module, failed_mapping, &release_error, error);
+  else if (!ok && released_early && error != NULL)
     {
       /* a copy or digest after an early release failed: put back what went */
       WickError rollback_error;

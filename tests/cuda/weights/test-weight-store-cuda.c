@@ -639,6 +639,70 @@ test_cpu_digests (gconstpointer data)
   g_unsetenv ("WICK_WEIGHT_GPU_DIGESTS");
 }
 
+/* The same tests under each ordering of the moves that bench-weight-store
+ * times (wick_weight_move_options, wick_weight_pin_registered): bytes,
+ * refusals and rollback must not depend on it. */
+typedef struct
+{
+  WickWeightMoveOptions options;
+  bool pin_registered;
+  void (*test) (void);
+} UnderOptions;
+
+static void
+test_under_options (gconstpointer data)
+{
+  const UnderOptions *under = data;
+  WickWeightMoveOptions saved = wick_weight_move_options;
+  bool saved_pin = wick_weight_pin_registered;
+  wick_weight_move_options = under->options;
+  wick_weight_pin_registered = under->pin_registered;
+  under->test ();
+  wick_weight_move_options = saved;
+  wick_weight_pin_registered = saved_pin;
+}
+
+static void
+add_under_options (void)
+{
+  static const struct
+  {
+    const char *name;
+    WickWeightMoveOptions options;
+    bool pin_registered;
+  } kinds[] = {
+    { "release-early", { true, WICK_WEIGHT_MAP_FIRST, false }, false },
+    { "map-thread", { false, WICK_WEIGHT_MAP_THREAD, false }, false },
+    { "map-interleaved", { false, WICK_WEIGHT_MAP_INTERLEAVED, false }, false },
+    { "keep-digests", { false, WICK_WEIGHT_MAP_FIRST, true }, false },
+    { "pin-registered", { false, WICK_WEIGHT_MAP_FIRST, false }, true },
+    { "all", { true, WICK_WEIGHT_MAP_THREAD, true }, true },
+  };
+  static const struct
+  {
+    const char *name;
+    void (*test) (void);
+  } tests[] = {
+    { "round-trip-ram", test_round_trip_ram },
+    { "round-trip-disk", test_round_trip_disk },
+    { "rollback-and-restore-all", test_rollback_and_restore_all },
+    { "ram-copy-changed-refused", test_ram_copy_changed_refused },
+  };
+  enum { N_KINDS = sizeof kinds / sizeof kinds[0], N_TESTS = sizeof tests / sizeof tests[0] };
+  static UnderOptions under[N_KINDS * N_TESTS];
+  for (size_t k = 0; k < N_KINDS; k++)
+    for (size_t t = 0; t < N_TESTS; t++)
+      {
+        UnderOptions *u = &under[k * N_TESTS + t];
+        u->options = kinds[k].options;
+        u->pin_registered = kinds[k].pin_registered;
+        u->test = tests[t].test;
+        char *path = g_strdup_printf ("/weights/cuda/%s/%s", kinds[k].name, tests[t].name);
+        g_test_add_data_func (path, u, test_under_options);
+        g_free (path);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -660,5 +724,6 @@ main (int argc, char **argv)
                         test_cpu_digests);
   g_test_add_data_func ("/weights/cuda/cpu-digests/hostile-checkpoint", test_hostile_checkpoint,
                         test_cpu_digests);
+  add_under_options ();
   return g_test_run ();
 }
