@@ -255,8 +255,19 @@ instantiate (Capture *c)
       ok = false;
     }
   else
-    ok = check (cudaGraphInstantiate (&c->exec, graph, 0), "cudaGraphInstantiate", &c->failure)
-         && check (cudaGraphUpload (c->exec, c->side), "cudaGraphUpload", &c->failure);
+    {
+      /* WICK_STAGE_GRAPH=torch: instantiated as torch.cuda.CUDAGraph does
+       * (AutoFreeOnLaunch | UseNodePriority, no upload before the first
+       * launch), a contender bench-stage-replay times beside the default */
+      const char *how = getenv ("WICK_STAGE_GRAPH");
+      bool torch = how != NULL && strcmp (how, "torch") == 0;
+      unsigned long long flags
+        = torch ? cudaGraphInstantiateFlagAutoFreeOnLaunch | cudaGraphInstantiateFlagUseNodePriority
+                : 0;
+      ok = check (cudaGraphInstantiateWithFlags (&c->exec, graph, flags), "cudaGraphInstantiate",
+                  &c->failure)
+           && (torch || check (cudaGraphUpload (c->exec, c->side), "cudaGraphUpload", &c->failure));
+    }
   cudaGraphDestroy (graph);
   return ok;
 }

@@ -389,8 +389,9 @@ typedef struct
 } Entry;
 
 /* The replay contenders (stage_test_contender_name), each timed in the
- * same rounds as wick_stage_run() ("wick") and the bench's own bare graph
- * ("bench-bare"), the order rotated each round; plus "dlopen:bare" and
+ * same rounds as wick_stage_run() ("wick"), the same stage instantiated as
+ * torch does ("wick-torch-flags", WICK_STAGE_GRAPH=torch) and the bench's
+ * own bare graph ("bench-bare"), the order rotated each round; plus "dlopen:bare" and
  * "dlopen:torch-like", made by the library's copy. A line a contender: its
  * median µs a kernel and the median (min-max) of its per-round ratio to the
  * contender "bare" (tools/device/bench-stages.sh adds the ratio to torch's
@@ -406,10 +407,16 @@ bench_contenders (int kernels)
       bench_teardown (&bench);
       return;
     }
+  /* the same chain as a stage instantiated as torch does (WICK_STAGE_GRAPH=torch) */
+  Bench torch_flags;
+  WickCertification torch_cert;
+  setenv ("WICK_STAGE_GRAPH", "torch", 1);
+  bool have_torch_flags = bench_setup (&torch_flags, kernels, 128, false, &torch_cert, &capture_ms);
+  unsetenv ("WICK_STAGE_GRAPH");
   int n = stage_test_contender_count ();
   const ContenderOps *lib = library_ops ();
   static const char *const from_lib[] = { "bare", "torch-like" };
-  int total = n + 2 + (lib != NULL ? 2 : 0);
+  int total = n + 3 + (lib != NULL ? 2 : 0);
   Entry *e = calloc ((size_t)total, sizeof *e);
   double (*cost)[BENCH_ROUNDS] = calloc ((size_t)total, sizeof *cost);
   double (*ratio)[BENCH_ROUNDS] = calloc ((size_t)total, sizeof *ratio);
@@ -426,9 +433,13 @@ bench_contenders (int kernels)
     }
   snprintf (e[n].name, sizeof e[n].name, "wick");
   snprintf (e[n + 1].name, sizeof e[n + 1].name, "bench-bare");
+  snprintf (e[n + 2].name, sizeof e[n + 2].name, "wick-torch-flags");
+  e[n + 2].failed = !have_torch_flags;
+  if (!have_torch_flags)
+    printf ("CONTENDER kernels=%d contender=wick-torch-flags unavailable\n", kernels);
   for (int j = 0; lib != NULL && j < 2; j++)
     {
-      Entry *x = &e[n + 2 + j];
+      Entry *x = &e[n + 3 + j];
       x->ops = lib;
       snprintf (x->name, sizeof x->name, "dlopen:%s", from_lib[j]);
       int which = -1;
@@ -466,6 +477,8 @@ bench_contenders (int kernels)
                 }
               us = ms * 1e3 / ((double)bench.launches * kernels);
             }
+          else if (i == n + 2)
+            us = time_block (&torch_flags, RUN_WICK);
           else
             us = time_block (&bench, i == n ? RUN_WICK : RUN_BARE);
           if (r >= 0)
@@ -496,6 +509,7 @@ bench_contenders (int kernels)
     if (e[i].c != NULL)
       e[i].ops->destroy (e[i].c);
   free (e), free (cost), free (ratio);
+  bench_teardown (&torch_flags);
   bench_teardown (&bench);
 }
 
