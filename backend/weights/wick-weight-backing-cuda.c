@@ -344,9 +344,9 @@ cuda_synchronize (WickError *error)
 typedef struct Registered
 {
   struct Registered *next;
-  void *memory;      /* what host_alloc returned (2 MiB aligned) */
-  void *mapping;     /* what mmap returned */
-  size_t mapped;     /* its length */
+  void *memory;  /* what host_alloc returned (2 MiB aligned) */
+  void *mapping; /* what mmap returned */
+  size_t mapped; /* its length */
 } Registered;
 static pthread_mutex_t registered_lock = PTHREAD_MUTEX_INITIALIZER;
 static Registered *registered;
@@ -361,8 +361,8 @@ registered_alloc (size_t bytes)
     return NULL;
   size_t size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
   entry->mapped = size + HUGE_PAGE;
-  entry->mapping = mmap (NULL, entry->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                         -1, 0);
+  entry->mapping
+    = mmap (NULL, entry->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (entry->mapping == MAP_FAILED)
     {
       free (entry);

@@ -200,7 +200,7 @@ wick_device_digests_new (WickError *error)
     }
   if (!check (cudaGetDevice (&digests->device), "cudaGetDevice", error)
       || !check (cudaStreamCreateWithFlags (&digests->stream, cudaStreamNonBlocking),
-              "cudaStreamCreateWithFlags", error))
+                 "cudaStreamCreateWithFlags", error))
     {
       free (digests);
       return NULL;
@@ -304,7 +304,7 @@ wick_device_digests_on_current_device (const WickDeviceDigests *digests)
 extern "C" bool
 wick_device_digests_fence (WickDeviceDigests *digests, void *event, WickError *error)
 {
-  return check (cudaEventRecord ((cudaEvent_t) event, digests->stream), "cudaEventRecord", error);
+  return check (cudaEventRecord ((cudaEvent_t)event, digests->stream), "cudaEventRecord", error);
 }
 
 extern "C" bool

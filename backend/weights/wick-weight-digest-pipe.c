@@ -370,8 +370,7 @@ wick_digest_pipe_landing_free (WickDigestPipe *pipe, WickDigestLanding *landing)
 }
 
 bool
-wick_digest_pipe_landing_record (WickDigestPipe *pipe, WickDigestLanding *landing,
-                                 WickError *error)
+wick_digest_pipe_landing_record (WickDigestPipe *pipe, WickDigestLanding *landing, WickError *error)
 {
   landing->copied = landing->hashed = NULL;
   if (pipe->device == NULL)
@@ -389,8 +388,7 @@ wick_digest_pipe_landing_record (WickDigestPipe *pipe, WickDigestLanding *landin
 }
 
 bool
-wick_digest_pipe_landing_wait (WickDigestPipe *pipe, WickDigestLanding *landing,
-                               WickError *error)
+wick_digest_pipe_landing_wait (WickDigestPipe *pipe, WickDigestLanding *landing, WickError *error)
 {
   bool ok = landing->copied != NULL && pipe->backing->fence_wait (landing->copied, error)
             && pipe->backing->fence_wait (landing->hashed, error);

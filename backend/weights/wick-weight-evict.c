@@ -295,11 +295,10 @@ allocate_spill (WickWeightModule *module, WickWeightStorage *storage, WickError 
   storage->spill = module->backing->host_alloc (storage->bytes);
   storage->spill_size = storage->bytes;
   if (storage->spill == NULL)
-    return wick_fail (error, WICK_ERROR_NO_MEMORY,
-                      "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
-                      storage->bytes,
-                      module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
-                      module->params[storage->param].name);
+    return wick_fail (
+      error, WICK_ERROR_NO_MEMORY, "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
+      storage->bytes, module->memory == WICK_WEIGHT_MEMORY_CUDA ? "pinned host" : "host",
+      module->params[storage->param].name);
   return true;
 }
 
@@ -764,7 +763,8 @@ refill_storages (WickWeightStore *store, WickWeightModule *module, uint64_t *res
   if (ok)
     make_and_fill (module, made, &n_made, &batch, pipe, ram_digests, ram_queued, &ok, error,
                    &filled, &later_error);
-  wick_weight_phase_times.restore_queue = now_seconds () - phase - wick_weight_phase_times.restore_map;
+  wick_weight_phase_times.restore_queue
+    = now_seconds () - phase - wick_weight_phase_times.restore_map;
   if (!filled && ok)
     {
       *error = later_error;
@@ -1022,8 +1022,9 @@ evict_steps (WickWeightStore *store, WickWeightModule *module, WickTier tier, ui
   ok = ok && spill_ram_storages (module, &failed_mapping, &release_error, error);
   bool released_early = false;
   for (size_t m = 0; m < module->n_mappings; m++)
-    released_early = released_early
-                     || (module->mappings[m].released && (was_released == NULL || !was_released[m]));
+    released_early
+      = released_early
+        || (module->mappings[m].released && (was_released == NULL || !was_released[m]));
   free (was_released);
   if (ok && failed_mapping != SIZE_MAX)
     ok = release_failed (store, module, failed_mapping, &release_error, error);

@@ -334,9 +334,9 @@ typedef struct
   void (*destroy) (StageTestContender *);
 } ContenderOps;
 
-static const ContenderOps here = { stage_test_contender_count, stage_test_contender_name,
-                                   stage_test_contender_new, stage_test_contender_time,
-                                   stage_test_contender_free };
+static const ContenderOps here
+  = { stage_test_contender_count, stage_test_contender_name, stage_test_contender_new,
+      stage_test_contender_time, stage_test_contender_free };
 
 /* NULL where the library is not beside the binary (WICK_BENCH_LIB names another). */
 static const ContenderOps *

@@ -716,7 +716,10 @@ static const Contender contenders[] = {
   { "map-interleaved", false, WICK_WEIGHT_MAP_INTERLEAVED, false },
   { "release-early+map-thread+keep-digests", true, WICK_WEIGHT_MAP_THREAD, true },
 };
-enum { N_CONTENDERS = sizeof contenders / sizeof contenders[0] };
+enum
+{
+  N_CONTENDERS = sizeof contenders / sizeof contenders[0]
+};
 
 static double
 min_of (const double *v, int n)
@@ -800,9 +803,10 @@ run_contenders (WickWeightStore *store, size_t each, int n, int rounds)
   double gb = (double)each * n / 1e9, h[3], d[3];
   summary (h2d_rounds, rounds, h);
   summary (d2h_rounds, rounds, d);
-  printf ("contenders: RAM-tier evict + restore at once, %d rounds, order rotated, each round's own "
-          "pinned copies as the baseline (H2D %.2f GB/s, D2H %.2f GB/s, medians)\n",
-          rounds, gb / h[0], gb / d[0]);
+  printf (
+    "contenders: RAM-tier evict + restore at once, %d rounds, order rotated, each round's own "
+    "pinned copies as the baseline (H2D %.2f GB/s, D2H %.2f GB/s, medians)\n",
+    rounds, gb / h[0], gb / d[0]);
   for (int c = 0; c < N_CONTENDERS; c++)
     {
       double ev[3], re[3], ph[5][3];
@@ -869,10 +873,10 @@ run_pinning (WickWeightStore *store, void **params, size_t each, int n, int roun
           {
             check_cuda (cudaEventRecord (start, 0), "cudaEventRecord");
             for (int i = 0; i < n; i++)
-              check_cuda (cudaMemcpyAsync (dir ? device[i] : spills[i], dir ? spills[i] : device[i],
-                                           each, dir ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
-                                           0),
-                          "cudaMemcpyAsync");
+              check_cuda (
+                cudaMemcpyAsync (dir ? device[i] : spills[i], dir ? spills[i] : device[i], each,
+                                 dir ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, 0),
+                "cudaMemcpyAsync");
             check_cuda (cudaEventRecord (stop, 0), "cudaEventRecord");
             double t = seconds_between (start, stop);
             if (dir)
@@ -897,9 +901,10 @@ run_pinning (WickWeightStore *store, void **params, size_t each, int n, int roun
       summary (up[m], rounds, u);
       summary (down[m], rounds, dn);
       summary (freeing[m], rounds, fr);
-      printf ("RESULT weights pin=%s alloc_s=%.3f alloc_gbps=%.2f alloc_min_s=%.3f alloc_max_s=%.3f "
-              "d2h_pct=%.1f h2d_pct=%.1f free_s=%.3f\n",
-              names[m], al[0], gb / al[0], al[1], al[2], dn[0], u[0], fr[0]);
+      printf (
+        "RESULT weights pin=%s alloc_s=%.3f alloc_gbps=%.2f alloc_min_s=%.3f alloc_max_s=%.3f "
+        "d2h_pct=%.1f h2d_pct=%.1f free_s=%.3f\n",
+        names[m], al[0], gb / al[0], al[1], al[2], dn[0], u[0], fr[0]);
     }
   /* the first eviction after a trim: cold (pins its spills) and prepared */
   WickWeightModule *module = store->modules[0];

@@ -363,35 +363,35 @@ namespace
 
 enum Contender
 {
-  C_BARE,           /* as stage_test_bare_graph_variant's default */
-  C_AUTO_FREE,      /* + cudaGraphInstantiateFlagAutoFreeOnLaunch */
-  C_NODE_PRIORITY,  /* + cudaGraphInstantiateFlagUseNodePriority */
-  C_TORCH_FLAGS,    /* both, as torch instantiates */
-  C_NO_UPLOAD,      /* no cudaGraphUpload before the first launch */
-  C_OTHER_STREAM,   /* captured on one stream, launched on another (as stages do) */
-  C_BLOCKING,       /* launched on a blocking stream (cudaStreamCreate) */
-  C_LEGACY,         /* launched on the legacy default stream */
-  C_PER_THREAD,     /* launched on cudaStreamPerThread */
-  C_HIGH_PRIORITY,  /* launched on a non-blocking stream of the highest priority */
-  C_TORCH_LIKE,     /* all of torch's: global capture on a priority-0 non-blocking
-                     * stream, torch's flags, no upload, launched on the legacy stream */
-  C_SCHED_SPIN,     /* the context's CU_CTX_SCHED_SPIN while timed (cuCtxSetFlags) */
-  C_SCHED_YIELD,    /* CU_CTX_SCHED_YIELD */
-  C_SCHED_BLOCKING, /* CU_CTX_SCHED_BLOCKING_SYNC */
-  C_WALL_SYNC,      /* timed by the host clock to a cudaStreamSynchronize, not events */
-  C_SYNC_EACH,      /* host clock, a cudaStreamSynchronize after every launch */
+  C_BARE,            /* as stage_test_bare_graph_variant's default */
+  C_AUTO_FREE,       /* + cudaGraphInstantiateFlagAutoFreeOnLaunch */
+  C_NODE_PRIORITY,   /* + cudaGraphInstantiateFlagUseNodePriority */
+  C_TORCH_FLAGS,     /* both, as torch instantiates */
+  C_NO_UPLOAD,       /* no cudaGraphUpload before the first launch */
+  C_OTHER_STREAM,    /* captured on one stream, launched on another (as stages do) */
+  C_BLOCKING,        /* launched on a blocking stream (cudaStreamCreate) */
+  C_LEGACY,          /* launched on the legacy default stream */
+  C_PER_THREAD,      /* launched on cudaStreamPerThread */
+  C_HIGH_PRIORITY,   /* launched on a non-blocking stream of the highest priority */
+  C_TORCH_LIKE,      /* all of torch's: global capture on a priority-0 non-blocking
+                      * stream, torch's flags, no upload, launched on the legacy stream */
+  C_SCHED_SPIN,      /* the context's CU_CTX_SCHED_SPIN while timed (cuCtxSetFlags) */
+  C_SCHED_YIELD,     /* CU_CTX_SCHED_YIELD */
+  C_SCHED_BLOCKING,  /* CU_CTX_SCHED_BLOCKING_SYNC */
+  C_WALL_SYNC,       /* timed by the host clock to a cudaStreamSynchronize, not events */
+  C_SYNC_EACH,       /* host clock, a cudaStreamSynchronize after every launch */
   C_CREATED_CONTEXT, /* everything in a context of its own (cuCtxCreate), not the primary */
-  C_OFFSET_FIRST,   /* the bare graph with its buffers at 16 places in one 64 MiB
-                     * allocation (k x (2 MiB + 4 KiB + 256 B)): whether the cost
-                     * a kernel follows where its 512 bytes lie */
+  C_OFFSET_FIRST,    /* the bare graph with its buffers at 16 places in one 64 MiB
+                      * allocation (k x (2 MiB + 4 KiB + 256 B)): whether the cost
+                      * a kernel follows where its 512 bytes lie */
   C_COUNT = C_OFFSET_FIRST + 16,
 };
 
 const char *const kNames[C_OFFSET_FIRST] = {
-  "bare",        "auto-free",    "node-priority", "torch-flags", "no-upload",
+  "bare",         "auto-free",       "node-priority", "torch-flags",       "no-upload",
   "other-stream", "blocking-stream", "legacy-stream", "per-thread-stream", "high-priority",
-  "torch-like",  "sched-spin",   "sched-yield",   "sched-blocking", "wall-sync",
-  "sync-each",   "created-context",
+  "torch-like",   "sched-spin",      "sched-yield",   "sched-blocking",    "wall-sync",
+  "sync-each",    "created-context",
 };
 
 typedef CUresult (*CtxCreateFn) (CUcontext *, unsigned int, CUdevice);
@@ -430,12 +430,12 @@ driver (void)
   static bool loaded = false;
   if (!loaded)
     {
-      d.create = (CtxCreateFn) entry ("cuCtxCreate", 12000);
-      d.push = (CtxPushFn) entry ("cuCtxPushCurrent", 12000);
-      d.pop = (CtxPopFn) entry ("cuCtxPopCurrent", 12000);
-      d.destroy = (CtxDestroyFn) entry ("cuCtxDestroy", 12000);
-      d.get_flags = (CtxFlagsFn) entry ("cuCtxGetFlags", 12010);
-      d.set_flags = (CtxSetFlagsFn) entry ("cuCtxSetFlags", 12010);
+      d.create = (CtxCreateFn)entry ("cuCtxCreate", 12000);
+      d.push = (CtxPushFn)entry ("cuCtxPushCurrent", 12000);
+      d.pop = (CtxPopFn)entry ("cuCtxPopCurrent", 12000);
+      d.destroy = (CtxDestroyFn)entry ("cuCtxDestroy", 12000);
+      d.get_flags = (CtxFlagsFn)entry ("cuCtxGetFlags", 12010);
+      d.set_flags = (CtxSetFlagsFn)entry ("cuCtxSetFlags", 12010);
       loaded = true;
     }
   return &d;
@@ -486,7 +486,7 @@ extern "C" void stage_test_contender_free (StageTestContender *c);
 extern "C" StageTestContender *
 stage_test_contender_new (int which, int kernels, int threads, char *why, size_t why_size)
 {
-  StageTestContender *c = (StageTestContender *) calloc (1, sizeof *c);
+  StageTestContender *c = (StageTestContender *)calloc (1, sizeof *c);
   c->which = which;
   c->kernels = kernels;
   const Driver *d = driver ();
@@ -495,7 +495,7 @@ stage_test_contender_new (int which, int kernels, int threads, char *why, size_t
       int device = 0;
       cudaGetDevice (&device);
       if (d->create == NULL || d->push == NULL || d->pop == NULL || d->destroy == NULL
-          || d->create (&c->context, 0, (CUdevice) device) != CUDA_SUCCESS)
+          || d->create (&c->context, 0, (CUdevice)device) != CUDA_SUCCESS)
         {
           snprintf (why, why_size, "cuCtxCreate failed or is missing");
           free (c);
@@ -512,29 +512,30 @@ stage_test_contender_new (int which, int kernels, int threads, char *why, size_t
     }
   cudaError_t err;
   bool ok = true;
-  size_t bytes = (size_t) 128 * sizeof (float);
+  size_t bytes = (size_t)128 * sizeof (float);
   if (which >= C_OFFSET_FIRST)
     {
-      if (offset_pool == NULL && (err = cudaMalloc ((void **) &offset_pool, (size_t) 64 << 20)) != cudaSuccess)
+      if (offset_pool == NULL
+          && (err = cudaMalloc ((void **)&offset_pool, (size_t)64 << 20)) != cudaSuccess)
         ok = contender_fail (why, why_size, "cudaMalloc (pool)", err);
-      size_t k = (size_t) (which - C_OFFSET_FIRST);
-      size_t at = k * (((size_t) 2 << 20) + 4096 + 256);
+      size_t k = (size_t)(which - C_OFFSET_FIRST);
+      size_t at = k * (((size_t)2 << 20) + 4096 + 256);
       if (ok)
         {
-          c->input = (float *) (offset_pool + at);
-          c->output = (float *) (offset_pool + at + 1024);
+          c->input = (float *)(offset_pool + at);
+          c->output = (float *)(offset_pool + at + 1024);
         }
     }
   else
     {
       c->own_buffers = true;
-      if ((err = cudaMalloc ((void **) &c->input, bytes)) != cudaSuccess
-          || (err = cudaMalloc ((void **) &c->output, bytes)) != cudaSuccess)
+      if ((err = cudaMalloc ((void **)&c->input, bytes)) != cudaSuccess
+          || (err = cudaMalloc ((void **)&c->output, bytes)) != cudaSuccess)
         ok = contender_fail (why, why_size, "cudaMalloc", err);
     }
   float host[128];
   for (int i = 0; i < 128; i++)
-    host[i] = sinf ((float) i);
+    host[i] = sinf ((float)i);
   if (ok && (err = cudaMemcpy (c->input, host, sizeof host, cudaMemcpyHostToDevice)) != cudaSuccess)
     ok = contender_fail (why, why_size, "cudaMemcpy", err);
   if (ok)
@@ -553,37 +554,38 @@ stage_test_contender_new (int which, int kernels, int threads, char *why, size_t
       err = cudaSuccess;
       switch (which)
         {
-        case C_OTHER_STREAM:
-          err = cudaStreamCreateWithFlags (&c->launch, cudaStreamNonBlocking);
-          c->own_launch = true;
-          break;
-        case C_BLOCKING:
-          err = cudaStreamCreate (&c->launch);
-          c->own_launch = true;
-          break;
-        case C_LEGACY:
-        case C_TORCH_LIKE:
-          c->launch = cudaStreamLegacy;
-          break;
-        case C_PER_THREAD:
-          c->launch = cudaStreamPerThread;
-          break;
-        case C_HIGH_PRIORITY:
-          cudaDeviceGetStreamPriorityRange (&least, &greatest);
-          err = cudaStreamCreateWithPriority (&c->launch, cudaStreamNonBlocking, greatest);
-          c->own_launch = true;
-          break;
-        default:
-          break;
+          case C_OTHER_STREAM:
+            err = cudaStreamCreateWithFlags (&c->launch, cudaStreamNonBlocking);
+            c->own_launch = true;
+            break;
+          case C_BLOCKING:
+            err = cudaStreamCreate (&c->launch);
+            c->own_launch = true;
+            break;
+          case C_LEGACY:
+          case C_TORCH_LIKE:
+            c->launch = cudaStreamLegacy;
+            break;
+          case C_PER_THREAD:
+            c->launch = cudaStreamPerThread;
+            break;
+          case C_HIGH_PRIORITY:
+            cudaDeviceGetStreamPriorityRange (&least, &greatest);
+            err = cudaStreamCreateWithPriority (&c->launch, cudaStreamNonBlocking, greatest);
+            c->own_launch = true;
+            break;
+          default:
+            break;
         }
       if (err != cudaSuccess)
         ok = contender_fail (why, why_size, "the launch stream", err);
     }
   cudaGraph_t graph = NULL;
   bool global = which == C_TORCH_LIKE;
-  if (ok && (err = cudaStreamBeginCapture (c->capture, global ? cudaStreamCaptureModeGlobal
-                                                              : cudaStreamCaptureModeThreadLocal))
-              != cudaSuccess)
+  if (ok
+      && (err = cudaStreamBeginCapture (c->capture, global ? cudaStreamCaptureModeGlobal
+                                                           : cudaStreamCaptureModeThreadLocal))
+           != cudaSuccess)
     ok = contender_fail (why, why_size, "cudaStreamBeginCapture", err);
   if (ok)
     {
@@ -625,7 +627,7 @@ stage_test_contender_new (int which, int kernels, int threads, char *why, size_t
 static double
 host_ms (const struct timespec *a, const struct timespec *b)
 {
-  return (double) (b->tv_sec - a->tv_sec) * 1e3 + (double) (b->tv_nsec - a->tv_nsec) / 1e6;
+  return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
 
 /* Milliseconds of one block of @launches launches (negative on an error). */
@@ -636,15 +638,15 @@ stage_test_contender_time (StageTestContender *c, int launches)
   if (c->context != NULL)
     d->push (c->context);
   unsigned int saved = 0;
-  bool sched = c->which == C_SCHED_SPIN || c->which == C_SCHED_YIELD
-               || c->which == C_SCHED_BLOCKING;
+  bool sched
+    = c->which == C_SCHED_SPIN || c->which == C_SCHED_YIELD || c->which == C_SCHED_BLOCKING;
   if (sched)
     {
       d->get_flags (&saved);
       unsigned int mode = c->which == C_SCHED_SPIN    ? CU_CTX_SCHED_SPIN
                           : c->which == C_SCHED_YIELD ? CU_CTX_SCHED_YIELD
                                                       : CU_CTX_SCHED_BLOCKING_SYNC;
-      d->set_flags ((saved & ~(unsigned int) CU_CTX_SCHED_MASK) | mode);
+      d->set_flags ((saved & ~(unsigned int)CU_CTX_SCHED_MASK) | mode);
     }
   double ms = -1.0;
   bool ok = true;
@@ -674,7 +676,7 @@ stage_test_contender_time (StageTestContender *c, int launches)
            && cudaEventSynchronize (c->stop) == cudaSuccess
            && cudaEventElapsedTime (&elapsed, c->start, c->stop) == cudaSuccess;
       if (ok)
-        ms = (double) elapsed;
+        ms = (double)elapsed;
     }
   if (!ok)
     cudaGetLastError ();

@@ -688,7 +688,11 @@ add_under_options (void)
     { "rollback-and-restore-all", test_rollback_and_restore_all },
     { "ram-copy-changed-refused", test_ram_copy_changed_refused },
   };
-  enum { N_KINDS = sizeof kinds / sizeof kinds[0], N_TESTS = sizeof tests / sizeof tests[0] };
+  enum
+  {
+    N_KINDS = sizeof kinds / sizeof kinds[0],
+    N_TESTS = sizeof tests / sizeof tests[0]
+  };
   static UnderOptions under[N_KINDS * N_TESTS];
   for (size_t k = 0; k < N_KINDS; k++)
     for (size_t t = 0; t < N_TESTS; t++)
