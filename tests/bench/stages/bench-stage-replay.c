@@ -12,7 +12,7 @@
  * the per-round ratio wick/bare), and the wall time of wick_stage_capture()
  * (warm-up, capture, parity, speedup timing). Target: wick/bare <= 1.05.
  * tools/device/bench-stages.sh runs it beside bench-torch-graph.py.
- * First, the replay contenders (bench_contenders: what torch.cuda.CUDAGraph
+ * Last, the replay contenders (bench_contenders: what torch.cuda.CUDAGraph
  * and this process do differently, one RESULT contender=... line each);
  * WICK_BENCH_CONTENDERS=0 skips them, =only runs nothing else.
  *
@@ -538,13 +538,16 @@ main (void)
   printf ("BENCH prealloc_mib=%s pool=%s module_loading=%s\n", prealloc ? prealloc : "0",
           bench_pool ? "yes" : "no", loading ? loading : "default");
   int status = 0;
-  /* WICK_BENCH_CONTENDERS=only: the contenders alone; =0: none */
+  /* WICK_BENCH_CONTENDERS=only: the contenders alone; =0: none. They run
+   * last, so that one that breaks the process leaves the figures above. */
   const char *which = getenv ("WICK_BENCH_CONTENDERS");
-  if (which == NULL || strcmp (which, "0") != 0)
-    for (int i = 0; i < 3; i++)
-      bench_contenders (i == 0 ? 128 : i == 1 ? 512 : 2048);
+  bool contenders = which == NULL || strcmp (which, "0") != 0;
   if (which != NULL && strcmp (which, "only") == 0)
-    return status;
+    {
+      for (int i = 0; i < 3; i++)
+        bench_contenders (i == 0 ? 128 : i == 1 ? 512 : 2048);
+      return status;
+    }
   /* 128 threads a block, as torch's elementwise kernels on 128 floats; then
    * the 128-kernel chain at 32 and 256 threads, to show the launch shape's
    * share of the per-kernel cost */
@@ -558,5 +561,8 @@ main (void)
   bench_variants (512);
   bench_gaps (128);
   bench_gaps (512);
+  fflush (stdout);
+  for (int i = 0; contenders && i < 3; i++)
+    bench_contenders (i == 0 ? 128 : i == 1 ? 512 : 2048);
   return status;
 }

@@ -646,7 +646,15 @@ stage_test_contender_time (StageTestContender *c, int launches)
       unsigned int mode = c->which == C_SCHED_SPIN    ? CU_CTX_SCHED_SPIN
                           : c->which == C_SCHED_YIELD ? CU_CTX_SCHED_YIELD
                                                       : CU_CTX_SCHED_BLOCKING_SYNC;
-      d->set_flags ((saved & ~(unsigned int)CU_CTX_SCHED_MASK) | mode);
+      if (d->set_flags ((saved & ~(unsigned int)CU_CTX_SCHED_MASK) | mode) != CUDA_SUCCESS)
+        {
+          if (c->context != NULL)
+            {
+              CUcontext popped;
+              d->pop (&popped);
+            }
+          return -1.0; /* reported as failed: the flags were not changed */
+        }
     }
   double ms = -1.0;
   bool ok = true;
