@@ -3,6 +3,8 @@
 
 #include "wick-demo-loader.h"
 
+#include "wick-demo-recording.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,7 @@ record_collate (WickDemoLoader *loader, WickSpanId span, uint64_t start)
     .output_dense_bytes = loader->n_tokens * sizeof (uint32_t),
   };
   WickError error;
+  wick_demo_count_records (1);
   if (!wick_session_record_op (loader->session, &op, &error)
       && strstr (error.message, "dropped") == NULL)
     fprintf (stderr, "wick-demo: recording the loader's op: %s\n", error.message);
@@ -67,6 +70,7 @@ loader_thread (void *data)
   WickString collate_name = wick_intern (session, "collate");
   for (;;)
     {
+      wick_demo_count_records (4); /* load_batch and sample_tokens, begun and ended */
       WickSpanId batch
         = wick_span_begin_on (thread, load_batch, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
       WickSpanId sample
@@ -83,6 +87,7 @@ loader_thread (void *data)
           pthread_mutex_unlock (&loader->lock);
           break;
         }
+      wick_demo_count_records (2);
       WickSpanId collate
         = wick_span_begin_on (thread, collate_name, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
       uint64_t start = wick_session_now_ns (session);
@@ -137,7 +142,8 @@ wick_demo_loader_take (WickDemoLoader *loader, WickDemoModel *model)
   pthread_mutex_lock (&loader->lock);
   WickSpanId wait = 0;
   if (!loader->has_ready && !loader->stop)
-    wait = wick_span_begin (loader->session, "wait_for_batch", WICK_SPAN_FUNCTION);
+    wait = wick_demo_span_begin (loader->session, "wait_for_batch", WICK_SPAN_FUNCTION,
+                                 WICK_STEP_NONE);
   while (!loader->has_ready && !loader->stop)
     pthread_cond_wait (&loader->changed, &loader->lock);
   bool ok = loader->has_ready;
@@ -149,7 +155,7 @@ wick_demo_loader_take (WickDemoLoader *loader, WickDemoModel *model)
     }
   pthread_mutex_unlock (&loader->lock);
   if (wait != 0)
-    wick_span_end (loader->session, wait);
+    wick_demo_span_end (loader->session, wait);
   return ok;
 }
 

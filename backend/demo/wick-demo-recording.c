@@ -3,6 +3,7 @@
 
 #include "wick-demo-recording.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,35 @@ enum
 };
 
 static const char *const activation_names[N_ACTIVATIONS] = { "input", "h1", "h2", "output" };
+
+static _Atomic uint64_t records_asked;
+
+void
+wick_demo_count_records (uint64_t n)
+{
+  atomic_fetch_add_explicit (&records_asked, n, memory_order_relaxed);
+}
+
+uint64_t
+wick_demo_get_records (void)
+{
+  return atomic_load_explicit (&records_asked, memory_order_relaxed);
+}
+
+WickSpanId
+wick_demo_span_begin (WickSession *session, const char *name, WickSpanKind kind, WickStep step)
+{
+  wick_demo_count_records (1);
+  return step == WICK_STEP_NONE ? wick_span_begin (session, name, kind)
+                                : wick_span_begin_step (session, name, kind, step);
+}
+
+void
+wick_demo_span_end (WickSession *session, WickSpanId span)
+{
+  wick_demo_count_records (1);
+  wick_span_end (session, span);
+}
 
 static void
 report (bool ok, const WickError *error, const char *what)
@@ -57,6 +87,7 @@ record_memory (WickSession *session, WickSpanId span, const char *storage, const
     .category = category,
   };
   WickError error;
+  wick_demo_count_records (1);
   report (wick_session_record_memory (session, &record, &error), &error, "memory");
 }
 
@@ -76,6 +107,7 @@ record_tensor (WickSession *session, WickSpanId span, const char *id, const char
     .category = category,
   };
   WickError error;
+  wick_demo_count_records (1);
   report (wick_session_record_tensor (session, &record, &error), &error, "tensor");
 }
 
@@ -100,6 +132,7 @@ record_op (WickSession *session, WickSpanId span, const char *name, const char *
     .input_dense_bytes = input_bytes,
   };
   WickError error;
+  wick_demo_count_records (1);
   report (wick_session_record_op (session, &record, &error), &error, "op");
 }
 
@@ -113,7 +146,7 @@ void
 wick_demo_record_setup (WickDemoRecorder *recorder)
 {
   WickSession *session = recorder->session;
-  WickSpanId span = wick_span_begin (session, "setup", WICK_SPAN_FUNCTION);
+  WickSpanId span = wick_demo_span_begin (session, "setup", WICK_SPAN_FUNCTION, WICK_STEP_NONE);
   for (int p = 0; p < WICK_DEMO_N_PARAMS; p++)
     {
       uint64_t dims[2];
@@ -133,14 +166,14 @@ wick_demo_record_setup (WickDemoRecorder *recorder)
                      rank);
     }
   wick_demo_record_host_memory (session);
-  wick_span_end (session, span);
+  wick_demo_span_end (session, span);
 }
 
 void
 wick_demo_record_teardown (WickDemoRecorder *recorder)
 {
   WickSession *session = recorder->session;
-  WickSpanId span = wick_span_begin (session, "teardown", WICK_SPAN_FUNCTION);
+  WickSpanId span = wick_demo_span_begin (session, "teardown", WICK_SPAN_FUNCTION, WICK_STEP_NONE);
   for (int p = 0; p < WICK_DEMO_N_PARAMS; p++)
     {
       uint64_t dims[2];
@@ -153,7 +186,7 @@ wick_demo_record_teardown (WickDemoRecorder *recorder)
       record_memory (session, span, id, id, bytes, WICK_MEMORY_FREE, WICK_CATEGORY_OPTIMIZER, dims,
                      rank);
     }
-  wick_span_end (session, span);
+  wick_demo_span_end (session, span);
 }
 
 /* Allocation (or free) of one activation of this step. */
@@ -176,11 +209,12 @@ static void
 step_data (WickDemoRecorder *recorder)
 {
   WickSession *session = recorder->session;
-  WickSpanId span = wick_span_begin (session, "data", WICK_SPAN_FUNCTION);
+  WickSpanId span = wick_demo_span_begin (session, "data", WICK_SPAN_FUNCTION, WICK_STEP_NONE);
   if (recorder->loader == NULL || !wick_demo_loader_take (recorder->loader, recorder->model))
     wick_demo_model_draw_tokens (recorder->model, &recorder->model->rng, recorder->model->tokens);
   uint64_t start = wick_session_now_ns (session);
-  wick_demo_model_embed_batch (recorder->model);
+  if (!recorder->skip_compute)
+    wick_demo_model_embed_batch (recorder->model);
   uint64_t shape[2];
   activation_shape (recorder->model, ACT_INPUT, shape);
   const char *inputs[] = { "embedding.weight" };
@@ -189,7 +223,7 @@ step_data (WickDemoRecorder *recorder)
   activation_memory (recorder, span, ACT_INPUT, WICK_MEMORY_ALLOC);
   record_op (session, span, "embedding_bag_mean", inputs, 1, output, shape, 2, start,
              (uint64_t)recorder->model->shape.batch * recorder->model->shape.bag * 4);
-  wick_span_end (session, span);
+  wick_demo_span_end (session, span);
 }
 
 /* An op over activations a → b with the weight w: "linear" with its shape. */
@@ -214,7 +248,7 @@ static double
 step_forward (WickDemoRecorder *recorder)
 {
   WickSession *session = recorder->session;
-  WickSpanId span = wick_span_begin_step (session, "forward", WICK_SPAN_MODULE, WICK_STEP_FORWARD);
+  WickSpanId span = wick_demo_span_begin (session, "forward", WICK_SPAN_MODULE, WICK_STEP_FORWARD);
   for (int a = ACT_H1; a < N_ACTIVATIONS; a++)
     activation_memory (recorder, span, a, WICK_MEMORY_ALLOC);
   static const char *const layer_ops[WICK_DEMO_N_LAYERS]
@@ -224,7 +258,8 @@ step_forward (WickDemoRecorder *recorder)
   for (int layer = 0; layer < WICK_DEMO_N_LAYERS; layer++)
     {
       uint64_t start = wick_session_now_ns (session);
-      wick_demo_model_forward_layer (recorder->model, layer);
+      if (!recorder->skip_compute)
+        wick_demo_model_forward_layer (recorder->model, layer);
       forward_linear (recorder, span, layer_ops[layer], ACT_INPUT + layer, ACT_INPUT + layer + 1,
                       layer_weights[layer], start);
     }
@@ -245,8 +280,9 @@ step_forward (WickDemoRecorder *recorder)
   stats.dtype = DTYPE;
   wick_tensor_stats_compute_f32 (recorder->model->output, shape[0] * shape[1], &stats);
   WickError error;
+  wick_demo_count_records (1);
   report (wick_session_record_tensor_stats (session, &stats, &error), &error, "tensor_stats");
-  wick_span_end (session, span);
+  wick_demo_span_end (session, span);
   return loss;
 }
 
@@ -255,9 +291,10 @@ step_backward (WickDemoRecorder *recorder, WickParameterGradient gradients[WICK_
 {
   WickSession *session = recorder->session;
   WickSpanId span
-    = wick_span_begin_step (session, "backward", WICK_SPAN_MODULE, WICK_STEP_BACKWARD);
+    = wick_demo_span_begin (session, "backward", WICK_SPAN_MODULE, WICK_STEP_BACKWARD);
   uint64_t start = wick_session_now_ns (session);
-  wick_demo_model_backward (recorder->model);
+  if (!recorder->skip_compute)
+    wick_demo_model_backward (recorder->model);
   /* The model's backward is one call: one op for it, honestly timed. */
   uint64_t shape[2];
   activation_shape (recorder->model, ACT_H2, shape);
@@ -283,7 +320,7 @@ step_backward (WickDemoRecorder *recorder, WickParameterGradient gradients[WICK_
                      WICK_MEMORY_ALLOC, WICK_CATEGORY_GRADIENT, dims, rank);
       record_tensor (session, span, id, id, dims, rank, false, WICK_CATEGORY_GRADIENT);
     }
-  wick_span_end (session, span);
+  wick_demo_span_end (session, span);
 }
 
 static void
@@ -291,9 +328,10 @@ step_optimizer (WickDemoRecorder *recorder)
 {
   WickSession *session = recorder->session;
   WickSpanId span
-    = wick_span_begin_step (session, "optimizer", WICK_SPAN_FUNCTION, WICK_STEP_OPTIMIZER);
+    = wick_demo_span_begin (session, "optimizer", WICK_SPAN_FUNCTION, WICK_STEP_OPTIMIZER);
   uint64_t start = wick_session_now_ns (session);
-  wick_demo_model_optimizer_step (recorder->model);
+  if (!recorder->skip_compute)
+    wick_demo_model_optimizer_step (recorder->model);
   uint64_t total = 0;
   for (int p = 0; p < WICK_DEMO_N_PARAMS; p++)
     if (wick_demo_param_trainable (p))
@@ -316,7 +354,7 @@ step_optimizer (WickDemoRecorder *recorder)
     }
   for (int a = ACT_INPUT; a < N_ACTIVATIONS; a++)
     activation_memory (recorder, span, a, WICK_MEMORY_FREE);
-  wick_span_end (session, span);
+  wick_demo_span_end (session, span);
 }
 
 double
@@ -352,5 +390,6 @@ wick_demo_record_host_memory (WickSession *session)
     .capacity_bytes = pages > 0 ? (uint64_t)pages * (uint64_t)page : 0,
   };
   WickError error;
+  wick_demo_count_records (1);
   report (wick_session_record_device_memory (session, &sample, &error), &error, "device_memory");
 }

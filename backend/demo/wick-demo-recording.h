@@ -6,6 +6,10 @@
  * of the loss input, and host memory samples (device_memory on device "cpu":
  * the process's resident set from /proc/self/statm and the machine's memory
  * as capacity — host RSS, not a GPU's memory; the meta's tags say so).
+ *
+ * Every record the demo asks libwick for (a span's begin and its end count
+ * one each) is counted (wick_demo_get_records): --flood paces on the count
+ * and reports it, so that a reader can check it lost nothing.
  */
 #pragma once
 
@@ -20,7 +24,22 @@ typedef struct
   WickDemoModel *model;
   uint64_t step;
   WickDemoLoader *loader; /* NULL: the data span draws the batch itself */
+  /* --flood: the same records without the model's arithmetic (embedding,
+   * layers, backward, optimizer): the step's records at the recording's own
+   * speed */
+  bool skip_compute;
 } WickDemoRecorder;
+
+/* Counts @n records asked of libwick (any thread). */
+void wick_demo_count_records (uint64_t n);
+/* The records counted so far. */
+uint64_t wick_demo_get_records (void);
+
+/* wick_span_begin_step / wick_span_end (wick_span_begin for WICK_STEP_NONE),
+ * each counted as one record. */
+WickSpanId wick_demo_span_begin (WickSession *session, const char *name, WickSpanKind kind,
+                                 WickStep step);
+void wick_demo_span_end (WickSession *session, WickSpanId span);
 
 /* Parameters and optimizer state: tensors and allocations, in a "setup" span. */
 void wick_demo_record_setup (WickDemoRecorder *recorder);

@@ -23,10 +23,22 @@
  * --strict (no wick_ records in that file), --checkpoint FILE, --quiet,
  * --ring-bytes N (each thread's live ring; a small one makes a slow reader
  * lose records sooner: the remote slow-link test).
+ *
+ * --flood RECORDS_PER_SECOND (0: as fast as it can) records what a training
+ * step records — the spans, ops, tensors, memory, tensor stats, host memory
+ * samples, the loader thread's spans and the capture step's gradients —
+ * without the model's arithmetic or the demo stage's run, paced to that many
+ * records a second: a producer for measuring a reader's cost a record. At
+ * the end it prints the records it asked libwick for from its first step on
+ * (the session's closing records among them) and those the ring dropped.
+ * --start-on-signal waits after setup for SIGUSR1
+ * before the first step, so that a reader attached first sees every record
+ * of the steps.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +60,7 @@ static const char *const module_names[] = { "embedding", "trunk", "head" };
 #define N_MODULES (sizeof module_names / sizeof module_names[0])
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t start_requested;
 
 typedef struct
 {
@@ -59,6 +72,9 @@ typedef struct
   bool restore_on_demand;
   bool quiet;
   uint64_t ring_bytes;
+  bool flood;
+  double flood_rate; /* records a second; 0: as fast as it can */
+  bool start_on_signal;
 } DemoOptions;
 
 typedef struct
@@ -73,6 +89,7 @@ typedef struct
   bool have_stages;
   WickDemoLoader *loader; /* the data-loader thread */
   bool refused; /* a module's restore was refused: the run cannot go on */
+  uint64_t dropped; /* the ring's drops, read at the end */
 } Demo;
 
 static void
@@ -81,12 +98,18 @@ on_stop_signal (int signal_number)
   stop_requested = 1;
 }
 
+static void
+on_start_signal (int signal_number)
+{
+  start_requested = 1;
+}
+
 static int
 usage (void)
 {
   fprintf (stderr, "Usage: wick-demo [--steps N] [--rate STEPS_PER_SECOND] [--trace FILE] "
                    "[--strict] [--checkpoint FILE] [--restore-on-demand] [--quiet] "
-                   "[--ring-bytes N]\n");
+                   "[--ring-bytes N] [--flood RECORDS_PER_SECOND] [--start-on-signal]\n");
   return 2;
 }
 
@@ -118,6 +141,15 @@ parse_options (int argc, char **argv, DemoOptions *options)
         options->quiet = true;
       else if (strcmp (arg, "--ring-bytes") == 0 && i + 1 < argc)
         options->ring_bytes = strtoull (argv[++i], &end, 10);
+      else if (strcmp (arg, "--flood") == 0 && i + 1 < argc)
+        {
+          options->flood = true;
+          options->flood_rate = strtod (argv[++i], &end);
+          if (!(options->flood_rate >= 0))
+            return false;
+        }
+      else if (strcmp (arg, "--start-on-signal") == 0)
+        options->start_on_signal = true;
       else
         return false;
       if (end != NULL && *end != '\0')
@@ -323,12 +355,13 @@ weights_ready (Demo *demo)
 static void
 wait_for_weights (Demo *demo)
 {
-  WickSpanId span = wick_span_begin (demo->session, "waiting_for_weights", WICK_SPAN_FUNCTION);
+  WickSpanId span = wick_demo_span_begin (demo->session, "waiting_for_weights", WICK_SPAN_FUNCTION,
+                                          WICK_STEP_NONE);
   struct timespec slice = { 0, WAIT_SLICE_NS };
   for (int i = 0; i < 4 && !stop_requested && !weights_ready (demo); i++)
     nanosleep (&slice, NULL);
   wick_demo_record_host_memory (demo->session);
-  wick_span_end (demo->session, span);
+  wick_demo_span_end (demo->session, span);
 }
 
 /* Holds every module resident for one step; false if one cannot be held. */
@@ -360,6 +393,7 @@ record_gradients (Demo *demo, const WickParameterGradient by_param[WICK_DEMO_N_P
       if (strcmp (wick_gradient_plan_get_key (demo->plan, i), wick_demo_param_name (p)) == 0)
         in_manifest_order[i] = by_param[p];
   WickError error;
+  wick_demo_count_records (n);
   if (!wick_gradient_plan_record (demo->plan, demo->session, in_manifest_order, n, &error))
     fprintf (stderr, "wick-demo: recording gradients: %s\n", error.message);
 }
@@ -368,23 +402,32 @@ static double
 train_step (Demo *demo, uint64_t step)
 {
   WickError error;
-  WickSpanId span = step == CAPTURE_STEP
-                      ? wick_measurement_begin (demo->session, "train_step", &error)
-                      : wick_span_begin (demo->session, "train_step", WICK_SPAN_FUNCTION);
-  WickDemoRecorder recorder = { demo->session, &demo->model, step, demo->loader };
+  WickSpanId span;
+  if (step == CAPTURE_STEP)
+    {
+      wick_demo_count_records (1);
+      span = wick_measurement_begin (demo->session, "train_step", &error);
+    }
+  else
+    span = wick_demo_span_begin (demo->session, "train_step", WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+  bool flood = demo->options.flood;
+  WickDemoRecorder recorder = { demo->session, &demo->model, step, demo->loader, flood };
   WickParameterGradient gradients[WICK_DEMO_N_PARAMS];
-  double loss = wick_demo_record_step (&recorder, gradients);
+  /* a flood reads the gradients' norms only where it records them */
+  double loss
+    = wick_demo_record_step (&recorder, !flood || step == CAPTURE_STEP ? gradients : NULL);
   if (step == CAPTURE_STEP)
     record_gradients (demo, gradients);
-  if (demo->have_stages)
+  if (demo->have_stages && !flood)
     {
-      WickSpanId stage = wick_span_begin (demo->session, "denoise_stage", WICK_SPAN_FUNCTION);
+      WickSpanId stage
+        = wick_demo_span_begin (demo->session, "denoise_stage", WICK_SPAN_FUNCTION, WICK_STEP_NONE);
       if (!wick_demo_stage_step (demo->session, step, &error))
         fprintf (stderr, "wick-demo: stage step: %s\n", error.message);
-      wick_span_end (demo->session, stage);
+      wick_demo_span_end (demo->session, stage);
     }
   wick_demo_record_host_memory (demo->session);
-  wick_span_end (demo->session, span);
+  wick_demo_span_end (demo->session, span);
   return loss;
 }
 
@@ -405,11 +448,37 @@ pace (const DemoOptions *options, struct timespec *next)
     ;
 }
 
+/* --flood: sleeps until @records records since @start are due at the rate. */
+static void
+pace_records (const DemoOptions *options, const struct timespec *start, uint64_t records)
+{
+  if (options->flood_rate <= 0)
+    return;
+  double due = records / options->flood_rate;
+  struct timespec next = *start;
+  next.tv_sec += (time_t)due;
+  next.tv_nsec += (long)((due - (double)(time_t)due) * 1e9);
+  next.tv_sec += next.tv_nsec / 1000000000L;
+  next.tv_nsec %= 1000000000L;
+  while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR && !stop_requested)
+    ;
+}
+
+static void
+wait_for_start (void)
+{
+  struct timespec slice = { 0, 10000000L };
+  while (!start_requested && !stop_requested)
+    nanosleep (&slice, NULL);
+}
+
 static void
 run (Demo *demo)
 {
   struct timespec next;
   clock_gettime (CLOCK_MONOTONIC, &next);
+  struct timespec flood_start = next;
+  uint64_t first_record = wick_demo_get_records ();
   uint64_t step = 1;
   while (!stop_requested && (demo->options.steps == 0 || step <= demo->options.steps))
     {
@@ -442,8 +511,24 @@ run (Demo *demo)
         printf ("step %llu loss %.6f\n", (unsigned long long)step, loss);
       fflush (stdout);
       step++;
-      pace (&demo->options, &next);
+      if (demo->options.flood)
+        pace_records (&demo->options, &flood_start, wick_demo_get_records () - first_record);
+      else
+        pace (&demo->options, &next);
     }
+}
+
+/* What wick_session_finish writes for the demo: the weight store's frees of
+ * the resident modules' parameters, the root span's end and the terminal. */
+static void
+count_finish_records (Demo *demo)
+{
+  for (size_t m = 0; demo->store != NULL && m < N_MODULES; m++)
+    if (wick_weight_store_is_resident (demo->store, module_names[m]))
+      for (int p = 0; p < WICK_DEMO_N_PARAMS; p++)
+        if (strcmp (wick_demo_param_module (p), module_names[m]) == 0)
+          wick_demo_count_records (1);
+  wick_demo_count_records (2);
 }
 
 static int
@@ -459,11 +544,13 @@ finish (Demo *demo)
       WickDemoRecorder recorder = { demo->session, &demo->model, 0, NULL };
       if (demo->model.params[0] != NULL)
         wick_demo_record_teardown (&recorder);
+      count_finish_records (demo);
       if (!wick_session_finish (demo->session, &error))
         {
           fprintf (stderr, "wick-demo: finishing the trace: %s\n", error.message);
           status = 1;
         }
+      demo->dropped = wick_session_get_dropped (demo->session);
       wick_session_close (demo->session); /* frees the weight store */
     }
   wick_demo_model_clear (&demo->model);
@@ -485,6 +572,9 @@ main (int argc, char **argv)
   sigaction (SIGTERM, &action, NULL);
   signal (SIGPIPE, SIG_IGN);
 
+  struct sigaction start_action = { .sa_handler = on_start_signal };
+  sigaction (SIGUSR1, &start_action, NULL);
+
   WickError error;
   if (!setup (&demo, &error))
     {
@@ -496,7 +586,22 @@ main (int argc, char **argv)
     printf ("wick-demo: pid %ld, control socket %s\n", (long)getpid (),
             wick_session_get_control_socket_path (demo.session));
   fflush (stdout);
+  if (demo.options.start_on_signal)
+    wait_for_start ();
+  uint64_t first_record = wick_demo_get_records ();
+  struct timespec begun, ended;
+  clock_gettime (CLOCK_MONOTONIC, &begun);
   run (&demo);
   int status = finish (&demo);
+  clock_gettime (CLOCK_MONOTONIC, &ended);
+  if (demo.options.flood)
+    {
+      uint64_t records = wick_demo_get_records () - first_record;
+      double seconds = (ended.tv_sec - begun.tv_sec) + (ended.tv_nsec - begun.tv_nsec) / 1e9;
+      printf ("wick-demo: flood: %" PRIu64 " records from the first step to the end, %" PRIu64
+              " dropped by the ring, in %.3f s (%.0f records/s)\n",
+              records, demo.dropped, seconds, seconds > 0 ? records / seconds : 0.0);
+      fflush (stdout);
+    }
   return demo.refused ? 1 : status;
 }

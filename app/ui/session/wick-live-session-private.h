@@ -21,6 +21,8 @@ int wick_live_session_get_ssh_pid (WickLiveSession *self);
  * busy (a long analysis, a loaded machine); the worker's queue fills. */
 void wick_live_session_hold_commits (WickLiveSession *self, gboolean hold);
 guint64 wick_live_session_get_dropped (WickLiveSession *self);
+/* Records the window's reader lost (the ring overwrote them before it read them). */
+guint64 wick_live_session_get_lost (WickLiveSession *self);
 
 /* How often the view started over at its history limit. */
 guint wick_live_session_get_restarts (WickLiveSession *self);

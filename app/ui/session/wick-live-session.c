@@ -1411,6 +1411,12 @@ wick_live_session_get_dropped (WickLiveSession *self)
   return self->dropped;
 }
 
+guint64
+wick_live_session_get_lost (WickLiveSession *self)
+{
+  return self->lost;
+}
+
 guint
 wick_live_session_get_restarts (WickLiveSession *self)
 {
