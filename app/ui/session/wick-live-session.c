@@ -460,7 +460,12 @@ worker_main (gpointer data)
               wick_live_stream_finish (worker->view, reason, NULL, worker);
             }
           else
-            wick_live_stream_finish (worker->stream, reason, spool_on_line, worker);
+            {
+              /* the terminal came on one thread's ring: the others may still
+               * hold records written before it (a reader behind the producer) */
+              drain_all (worker, worker->stream, spool_on_line, 0, 0);
+              wick_live_stream_finish (worker->stream, reason, spool_on_line, worker);
+            }
           batch->terminal = wick_live_stream_has_terminal (worker->stream);
           end = aligned = TRUE;
         }
