@@ -75,6 +75,12 @@ env_number (const char *name, double fallback)
   return text != NULL ? g_ascii_strtod (text, NULL) : fallback;
 }
 
+static void
+count_frame (GdkFrameClock *clock, gpointer data)
+{
+  (*(guint64 *)data)++;
+}
+
 typedef struct
 {
   double us_per_record;
@@ -82,6 +88,7 @@ typedef struct
   double records_per_s;
   double core_share;
   double lost;
+  double frames_per_s;
 } Round;
 
 static void
@@ -147,6 +154,11 @@ run_round (WickApplication *app, double seconds, const char *flood, guint number
 
   /* the first records in, the window drawn */
   pump_for (1);
+  guint64 frames = 0;
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
+  gulong frame_handler
+    = clock != NULL ? g_signal_connect (clock, "after-paint", G_CALLBACK (count_frame), &frames)
+                    : 0;
   guint64 records_at_start = wick_document_get_n_records (live);
   guint64 lost_at_start = wick_live_session_get_lost (session);
   if (flood != NULL)
@@ -157,6 +169,7 @@ run_round (WickApplication *app, double seconds, const char *flood, guint number
 
   guint64 records_before = wick_document_get_n_records (live);
   guint64 lost_before = wick_live_session_get_lost (session);
+  guint64 frames_before = frames;
   double cpu_before = process_cpu_seconds ();
   double main_before = main_thread_cpu_seconds ();
   gint64 wall_before = g_get_monotonic_time ();
@@ -168,13 +181,18 @@ run_round (WickApplication *app, double seconds, const char *flood, guint number
   guint64 lost = wick_live_session_get_lost (session) - lost_before;
   g_assert_cmpuint (records, >, 0);
 
-  Round round = { 1e6 * cpu / (double)records, 1e6 * main_cpu / (double)records, records / wall,
-                  cpu / wall, (double)lost };
+  Round round = { 1e6 * cpu / (double)records,
+                  1e6 * main_cpu / (double)records,
+                  records / wall,
+                  cpu / wall,
+                  (double)lost,
+                  (frames - frames_before) / wall };
   g_print ("round %u: %" G_GUINT64_FORMAT " records in %.1f s (%.0f records/s committed, "
            "%" G_GUINT64_FORMAT " lost), app CPU %.2f s (%.0f%% of one core; main thread "
            "%.2f s): %.2f us a record (main thread %.2f)\n",
            number, records, wall, round.records_per_s, lost, cpu, 100 * round.core_share, main_cpu,
            round.us_per_record, round.main_us_per_record);
+  g_print ("round %u: %.0f frames/s painted\n", number, round.frames_per_s);
   WickTracksUpdateStats stats;
   wick_tracks_get_update_stats (wick_document_get_tracks (live), &stats);
   g_print ("round %u: tracks %" G_GUINT64_FORMAT " whole builds, %" G_GUINT64_FORMAT
@@ -222,6 +240,8 @@ run_round (WickApplication *app, double seconds, const char *flood, guint number
       waitpid (pid, NULL, 0);
     }
   close (out_fd);
+  if (frame_handler != 0)
+    g_signal_handler_disconnect (clock, frame_handler);
   g_object_unref (session);
   gtk_window_destroy (GTK_WINDOW (window));
   pump_for (0.5);
