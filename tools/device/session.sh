@@ -14,6 +14,7 @@
 #   weightsN  bench-weight-store, CPU digests (WICK_WEIGHT_GPU_DIGESTS=0) then the GPU's (round N)
 #   weightsdiag  bench-weight-store with its diagnostics (WICK_BENCH_WEIGHT_DIAGNOSTICS=1)
 #   weightsx3 bench-weight-store, the default, 3 processes
+#   weightsdisk the default, 3 processes, disk readers 16/8/16 (WICK_WEIGHT_DISK_READERS)
 #   weightsc  bench-weight-store's contenders (RESULT weights contender=/pin=/first-eviction), 2 processes
 #   stages    tools/device/bench-stages.sh (wick stage replay, bare graph, torch.cuda.CUDAGraph),
 #             then its CONTENDER table (replay contenders at 128/512/2048 against bare and torch)
@@ -141,6 +142,21 @@ for s in "$@"; do
           --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
           >/tmp/session-logs/weights-default-$round.log 2>&1
         echo "weights default $round rc=$?"; cat /tmp/session-logs/weights-default-$round.log
+      done
+      ;;
+    weightsdisk)
+      # the default in 3 processes, the disk tier's reader threads alternated
+      # (WICK_WEIGHT_DISK_READERS 16, 8, 16): RAM-tier figures from all three,
+      # the disk restore against torch's load for both reader counts
+      wait_data
+      for run in 1:16 2:8 3:16; do
+        readers=${run#*:}
+        need 40 "weights readers=$readers" || continue
+        WICK_BENCH_WEIGHT_CONTENDERS=0 WICK_WEIGHT_DISK_READERS=$readers LD_LIBRARY_PATH=$ld \
+          timeout $(( $(left) - 10 )) $B/tests/bench/weights/bench-weight-store \
+          --gib 2 --params 8 --reps 5 --script tests/bench/weights/bench-safetensors-load.py \
+          >/tmp/session-logs/weights-readers-${run%%:*}.log 2>&1
+        echo "weights readers=$readers rc=$?"; cat /tmp/session-logs/weights-readers-${run%%:*}.log
       done
       ;;
     weightsc)
