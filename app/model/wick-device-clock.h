@@ -25,6 +25,11 @@ G_BEGIN_DECLS
 typedef struct _WickDeviceClocks WickDeviceClocks;
 
 WickDeviceClocks *wick_device_clocks_new (WickDocument *document);
+/* Folds in what @document (the one the clocks were made from) gained since:
+ * new spans and intervals, spans that closed, intervals whose spans the live
+ * analysis resolved. The offsets then equal a new fit's, without a pass over
+ * what was there already. */
+void wick_device_clocks_update (WickDeviceClocks *clocks, WickDocument *document);
 void wick_device_clocks_free (WickDeviceClocks *clocks);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickDeviceClocks, wick_device_clocks_free)
 

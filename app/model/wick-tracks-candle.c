@@ -838,11 +838,15 @@ append_intervals (CandleLive *live, WickTracks *self, const char **why)
         }
       g_array_index (live->has_interval, guint8, intervals[i].span) = 1;
       slices[i].name = interval_name (live, ops, spans, &intervals[i]);
+      wick_tracks_note_device_renamed (self, i);
     }
   g_array_set_size (live->unresolved_intervals, kept);
   if (rename_all)
-    for (guint i = 0; i < live->n_intervals; i++)
-      slices[i].name = interval_name (live, ops, spans, &intervals[i]);
+    {
+      for (guint i = 0; i < live->n_intervals; i++)
+        slices[i].name = interval_name (live, ops, spans, &intervals[i]);
+      wick_tracks_note_device_renamed_all (self);
+    }
 
   for (guint i = live->n_intervals; i < n; i++)
     {

@@ -56,6 +56,10 @@ gboolean wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, con
  * arrays). */
 gpointer wick_tracks_get_live (WickTracks *self);
 void wick_tracks_set_live (WickTracks *self, gpointer live, GDestroyNotify free_func);
+/* A device slice renamed by an append / every one of them
+ * (wick_tracks_get_device_renames). */
+void wick_tracks_note_device_renamed (WickTracks *self, guint32 slice);
+void wick_tracks_note_device_renamed_all (WickTracks *self);
 /* The document has records the model has not seen. */
 gboolean wick_tracks_is_stale (WickTracks *self);
 /* The model now matches the document's records (after an append). */

@@ -147,6 +147,10 @@ struct _WickTracks
   /* appending (wick_tracks_append_begin .. _end): the first new entry of each kind */
   guint append_async, append_counters, append_instants, append_device;
   GArray *append_dirty; /* guint32: indexed spans whose end may have moved */
+  /* device slices renamed since the build: one by one (guint32 indices, in
+   * the order of the renames) and every one at once (how many times) */
+  GArray *device_renamed;
+  guint device_renamed_all;
   gpointer live;        /* the candle builder's state for its next append */
   GDestroyNotify live_free;
   /* kept across rebuilds */
@@ -252,6 +256,7 @@ clear_arrays (WickTracks *self)
   self->live = NULL;
   self->live_free = NULL;
   g_clear_pointer (&self->append_dirty, g_array_unref);
+  g_clear_pointer (&self->device_renamed, g_array_unref);
   g_clear_pointer (&self->processes, g_array_unref);
   g_clear_pointer (&self->threads, g_array_unref);
   g_clear_pointer (&self->tracks, g_array_unref);
@@ -332,6 +337,8 @@ init_arrays (WickTracks *self)
   self->span_base = self->doc ? self->doc->spans->len : 0;
   self->n_pending_span = 0;
   self->append_dirty = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->device_renamed = g_array_new (FALSE, FALSE, sizeof (guint32));
+  self->device_renamed_all = 0;
   self->n_indexed_tracks = self->n_indexed_spans = 0;
   self->extent_any = FALSE;
   self->raw_end = 0;
@@ -3155,6 +3162,29 @@ guint64
 wick_tracks_get_append_serial (WickTracks *self)
 {
   return self->append_serial;
+}
+
+void
+wick_tracks_note_device_renamed (WickTracks *self, guint32 slice)
+{
+  g_array_append_val (self->device_renamed, slice);
+}
+
+void
+wick_tracks_note_device_renamed_all (WickTracks *self)
+{
+  self->device_renamed_all++;
+}
+
+const guint32 *
+wick_tracks_get_device_renames (WickTracks *self, guint *n, guint *all)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  if (n != NULL)
+    *n = self->device_renamed->len;
+  if (all != NULL)
+    *all = self->device_renamed_all;
+  return (const guint32 *)(void *)self->device_renamed->data;
 }
 
 gpointer

@@ -547,6 +547,13 @@ guint64 wick_tracks_get_build_serial (WickTracks *self);
 /* Counts the appends; a row's `changed` is the serial of the append that
  * last changed it. */
 guint64 wick_tracks_get_append_serial (WickTracks *self);
+/* Device slices whose names changed since the build (an append renames an
+ * interval when the live analysis resolves its span, or renames every one
+ * when a span's first op changes): the slices renamed one by one, @n indices
+ * into wick_tracks_get_device_slices() in the order of the renames, and in
+ * @all how many appends renamed them all. What a reader saw before stays
+ * where it was: it reads on from its last @n, and renames all when @all grew. */
+const guint32 *wick_tracks_get_device_renames (WickTracks *self, guint *n, guint *all);
 
 /* Skipped constructs, in first-seen order (names are static or pooled). */
 guint wick_tracks_get_n_skipped (WickTracks *self);

@@ -29,6 +29,12 @@ int wick_timeline_scene_get_step_row_top (WickTimelineScene *self);
  * "evict embed", "denoise accepted"). */
 const char *wick_timeline_scene_get_marker_label (WickTimelineScene *self, guint extension);
 
+/* The colour id of device slice @slice (wick_tracks_get_device_slices()), and
+ * how many device colours the scene's updates computed (the new slices and
+ * the renamed ones: an update that colours every slice again counts them all). */
+guint wick_timeline_scene_get_device_colour (WickTimelineScene *self, guint slice);
+guint wick_timeline_scene_get_device_colours_renewed (WickTimelineScene *self);
+
 /* Aligned (host-time) start of a candle-graph device interval. */
 guint64 wick_timeline_scene_interval_start (WickTimelineScene *self, guint interval);
 

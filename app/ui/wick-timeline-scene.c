@@ -99,7 +99,15 @@ struct _WickTimelineScene
   guint8 *colour_ids;      /* per span */
   guint8 *device_colour_ids; /* per device slice of a Chrome trace */
   guint n_device_colours;
+  GHashTable *device_name_colours; /* WickStr -> colour id, kept for updates */
+  guint n_renames_seen, renames_all_seen; /* wick_tracks_get_device_renames() read */
+  guint device_colours_renewed;           /* by updates, for the tests */
   gint64 *track_offset;    /* per track: device clock shift (candle-graph) */
+  /* The device clocks (candle-graph), folded in by updates, and each track's
+   * clock: its first interval's (-1: none yet), from the device slices seen. */
+  WickDeviceClocks *clocks;
+  gint64 *track_clock;
+  guint n_offset_slices;
   char **track_names;      /* per track, as the gutter shows it */
   guint8 *collapsed;       /* per process */
   guint8 *pinned;          /* per track */
@@ -236,7 +244,10 @@ shift (guint64 t, gint64 offset)
 
 /* Device tracks of a candle-graph trace: one clock offset per track (its
  * first interval's clock's, wick-device-clock.h), so the model's per-row index still answers
- * "what overlaps [t0, t1)" for the shifted range. */
+ * "what overlaps [t0, t1)" for the shifted range. Called again by an update:
+ * the clocks fold in what the document gained, and only the device slices
+ * added since are looked at for a track's clock (a slice's interval is
+ * there when the slice is: the model makes it from it). */
 static void
 build_offsets (WickTimelineScene *self)
 {
@@ -244,18 +255,23 @@ build_offsets (WickTimelineScene *self)
   const WickDeviceInterval *intervals
     = wick_document_get_device_intervals (self->document, &n_intervals);
   const WickDeviceSlice *device = wick_tracks_get_device_slices (self->tracks, &n_device);
-  g_autoptr (WickDeviceClocks) clocks = n_intervals ? wick_device_clocks_new (self->document) : NULL;
-  for (guint i = 0; i < n_device; i++)
+  if (self->clocks != NULL)
+    wick_device_clocks_update (self->clocks, self->document);
+  else if (n_intervals > 0)
+    self->clocks = wick_device_clocks_new (self->document);
+  for (guint i = self->n_offset_slices; i < n_device; i++)
     {
       if (device[i].source < 0 || (guint)device[i].source >= n_intervals
-          || device[i].track >= self->n_tracks || self->track_offset[device[i].track] != G_MININT64)
+          || device[i].track >= self->n_tracks || self->track_clock[device[i].track] >= 0)
         continue;
-      self->track_offset[device[i].track]
-        = wick_device_clocks_get_offset (clocks, intervals[device[i].source].clock_id);
+      self->track_clock[device[i].track] = intervals[device[i].source].clock_id;
     }
+  self->n_offset_slices = n_device;
   for (guint t = 0; t < self->n_tracks; t++)
-    if (self->track_offset[t] == G_MININT64)
-      self->track_offset[t] = 0;
+    self->track_offset[t]
+      = self->track_clock[t] >= 0
+          ? wick_device_clocks_get_offset (self->clocks, (WickStr)self->track_clock[t])
+          : 0;
 }
 
 static int
@@ -591,8 +607,9 @@ wick_timeline_scene_new (WickDocument *document)
   self->extent_end = MAX (end, start);
 
   self->track_offset = g_new (gint64, MAX (self->n_tracks, 1));
+  self->track_clock = g_new (gint64, MAX (self->n_tracks, 1));
   for (guint t = 0; t < self->n_tracks; t++)
-    self->track_offset[t] = G_MININT64;
+    self->track_clock[t] = -1;
   build_offsets (self);
   /* Device clocks that start before the host: the extent covers them. */
   guint n_device;
@@ -657,7 +674,7 @@ wick_timeline_scene_new (WickDocument *document)
      * goes by name, a stable hue per name from one file to the next (the
      * string's hash, not where it was interned). */
     gboolean by_name = wick_tracks_get_format (self->tracks) == WICK_TRACE_FORMAT_CHROME;
-    g_autoptr (GHashTable) cache = g_hash_table_new (NULL, NULL);
+    GHashTable *cache = g_hash_table_new (NULL, NULL);
     guint nd;
     const WickDeviceSlice *d = wick_tracks_get_device_slices (self->tracks, &nd);
     for (guint i = 0; i < self->n_spans; i++)
@@ -669,6 +686,8 @@ wick_timeline_scene_new (WickDocument *document)
     self->n_device_colours = nd;
     for (guint i = 0; i < nd; i++)
       self->device_colour_ids[i] = name_colour_id (cache, document, d[i].name);
+    self->device_name_colours = cache;
+    wick_tracks_get_device_renames (self->tracks, &self->n_renames_seen, &self->renames_all_seen);
   }
   for (guint i = 0; i < N_BATCHES; i++)
     self->batches[i] = g_array_new (FALSE, FALSE, sizeof (Rect));
@@ -732,7 +751,10 @@ wick_timeline_scene_free (WickTimelineScene *self)
   g_free (self->ops_by_time);
   g_free (self->colour_ids);
   g_free (self->device_colour_ids);
+  g_clear_pointer (&self->device_name_colours, g_hash_table_unref);
   g_free (self->track_offset);
+  g_free (self->track_clock);
+  wick_device_clocks_free (self->clocks);
   g_strfreev (self->track_names);
   g_free (self->collapsed);
   g_free (self->pinned);
@@ -1361,8 +1383,6 @@ update_extent (WickTimelineScene *self, guint old_spans)
   if (n > 0)
     {
       g_autofree gint64 *before = g_memdup2 (self->track_offset, self->n_tracks * sizeof (gint64));
-      for (guint t = 0; t < self->n_tracks; t++)
-        self->track_offset[t] = G_MININT64;
       build_offsets (self);
       if (memcmp (before, self->track_offset, self->n_tracks * sizeof (gint64)) != 0)
         return FALSE;
@@ -1445,14 +1465,30 @@ wick_timeline_scene_update (WickTimelineScene *self)
     self->colour_ids[i] = wick_palette_span_colour_id (
       spans[i].step, wick_document_str (self->document, spans[i].name));
   {
-    /* intervals are renamed when their spans resolve: all of them again */
-    g_autoptr (GHashTable) cache = g_hash_table_new (NULL, NULL);
-    guint nd;
+    /* the new intervals' colours, and the ones of the intervals the model
+     * renamed since (their spans resolved), all of them when it renamed all */
+    guint nd, n_renamed, renamed_all;
     const WickDeviceSlice *d = wick_tracks_get_device_slices (tracks, &nd);
+    const guint32 *renamed = wick_tracks_get_device_renames (tracks, &n_renamed, &renamed_all);
+    guint from = MIN (self->n_device_colours, nd);
     self->device_colour_ids = g_renew (guint8, self->device_colour_ids, MAX (nd, 1));
+    if (renamed_all != self->renames_all_seen)
+      from = 0;
+    else
+      for (guint r = self->n_renames_seen; r < n_renamed; r++)
+        if (renamed[r] < from)
+          {
+            self->device_colour_ids[renamed[r]]
+              = name_colour_id (self->device_name_colours, self->document, d[renamed[r]].name);
+            self->device_colours_renewed++;
+          }
+    for (guint i = from; i < nd; i++)
+      self->device_colour_ids[i]
+        = name_colour_id (self->device_name_colours, self->document, d[i].name);
+    self->device_colours_renewed += nd - from;
     self->n_device_colours = nd;
-    for (guint i = 0; i < nd; i++)
-      self->device_colour_ids[i] = name_colour_id (cache, self->document, d[i].name);
+    self->n_renames_seen = n_renamed;
+    self->renames_all_seen = renamed_all;
   }
   for (guint t = 0; t < self->n_tracks; t++)
     {
@@ -1487,6 +1523,19 @@ wick_timeline_scene_get_extent (WickTimelineScene *self, guint64 *start_ns, guin
 {
   *start_ns = self->extent_start;
   *end_ns = self->extent_end;
+}
+
+guint
+wick_timeline_scene_get_device_colour (WickTimelineScene *self, guint slice)
+{
+  g_return_val_if_fail (slice < self->n_device_colours, G_MAXUINT);
+  return self->device_colour_ids[slice];
+}
+
+guint
+wick_timeline_scene_get_device_colours_renewed (WickTimelineScene *self)
+{
+  return self->device_colours_renewed;
 }
 
 guint64

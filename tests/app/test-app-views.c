@@ -1737,22 +1737,30 @@ assert_same_pixels (cairo_surface_t *a, cairo_surface_t *b)
                    stride * h);
 }
 
-/* A live document: the scene updated in place after each batch
- * (wick_timeline_scene_update(), its unchanged rows' cached pixels kept)
- * draws what a scene built afresh draws, over the start of the run (where
- * the row cache is kept from frame to frame) and over all of it. */
-static void
-test_timeline_live_update (void)
+/* What live_update_run() counted. */
+typedef struct
 {
-  g_autofree char *path = app_test_example_path ();
-  g_autofree char *text = NULL;
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint updates, rebuilds;
+  /* device colours the updates computed, what colouring every slice again
+   * at each update would have computed, and the slices the model renamed
+   * one by one (their spans resolved) */
+  guint renewed, whole, renamed;
+  guint clock_moves; /* batches after which a device clock's offset changed */
+} LiveUpdateRun;
+
+/* The trace's @lines committed in batches: the scene updated in place after
+ * each batch (wick_timeline_scene_update(), its unchanged rows' cached
+ * pixels kept) draws what a scene built afresh draws, over the start of the
+ * run (where the row cache is kept from frame to frame) and over all of it,
+ * and places and colours every device interval as that scene does. */
+static void
+live_update_run (char **lines, LiveUpdateRun *run)
+{
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
   g_autoptr (WickLineDecoder) decoder = wick_line_decoder_new (TRUE);
   g_autoptr (WickTimelineScene) scene = NULL;
-  guint updates = 0, rebuilds = 0;
-  guint64 early_end = 0;
+  guint64 early_end = 0, first_interval = G_MAXUINT64;
+  *run = (LiveUpdateRun){ 0 };
   static const guint sizes[] = { 5, 40, 1, 120, 17, 300 };
   for (guint i = 0, b = 0; lines[i] != NULL; b++)
     {
@@ -1766,15 +1774,47 @@ test_timeline_live_update (void)
       g_assert_true (wick_document_commit_batch (document, batch, NULL));
       if (b % 4 == 3)
         wick_document_analyze (document);
+      guint before = scene != NULL ? wick_timeline_scene_get_device_colours_renewed (scene) : 0;
       if (scene != NULL && wick_timeline_scene_update (scene))
-        updates++;
+        {
+          run->updates++;
+          run->renewed += wick_timeline_scene_get_device_colours_renewed (scene) - before;
+          guint nd;
+          wick_tracks_get_device_slices (wick_timeline_scene_get_tracks (scene), &nd);
+          run->whole += nd;
+        }
       else
         {
           g_clear_pointer (&scene, wick_timeline_scene_free);
           scene = wick_timeline_scene_new (document);
-          rebuilds++;
+          run->rebuilds++;
         }
       g_autoptr (WickTimelineScene) fresh = wick_timeline_scene_new (document);
+      /* every device interval where a new scene places it (its clock) and in its colour */
+      {
+        WickTracks *model = wick_timeline_scene_get_tracks (fresh);
+        guint nd, n_renamed;
+        wick_tracks_get_device_slices (model, &nd);
+        wick_tracks_get_device_renames (model, &n_renamed, NULL);
+        run->renamed = MAX (run->renamed, n_renamed);
+        for (guint d = 0; d < nd; d++)
+          {
+            WickEventRef ref = { WICK_EVENT_DEVICE, d };
+            guint64 a0, a1, f0, f1;
+            wick_timeline_scene_event_extent (scene, ref, &a0, &a1);
+            wick_timeline_scene_event_extent (fresh, ref, &f0, &f1);
+            g_assert_cmpuint (a0, ==, f0);
+            g_assert_cmpuint (a1, ==, f1);
+            g_assert_cmpuint (wick_timeline_scene_get_device_colour (scene, d), ==,
+                              wick_timeline_scene_get_device_colour (fresh, d));
+          }
+        if (nd > 0)
+          {
+            guint64 at = wick_timeline_scene_interval_start (fresh, 0);
+            run->clock_moves += first_interval != G_MAXUINT64 && at != first_interval;
+            first_interval = at;
+          }
+      }
       guint64 s0, e0, s1, e1;
       wick_timeline_scene_get_extent (scene, &s0, &e0);
       wick_timeline_scene_get_extent (fresh, &s1, &e1);
@@ -1802,8 +1842,91 @@ test_timeline_live_update (void)
           cairo_surface_destroy (c);
         }
     }
-  g_test_message ("%u updates in place, %u scenes built", updates, rebuilds);
-  g_assert_cmpuint (updates, >, rebuilds);
+  g_test_message ("%u updates in place, %u scenes built; the updates coloured %u device "
+                  "intervals (%u renamed one by one in the model), %u if each had coloured them "
+                  "all; the device clock moved %u times",
+                  run->updates, run->rebuilds, run->renewed, run->renamed, run->whole,
+                  run->clock_moves);
+}
+
+/* The example trace live, as it is and with its device clock moving: every
+ * 60th kernel starts earlier on the device clock than the one before it
+ * did, by more each time, so that the clock's offset to the host grows
+ * while the run plays (and the scene is built again then, its placement of
+ * every interval moved). */
+static void
+test_timeline_live_update (void)
+{
+  g_autofree char *path = app_test_example_path ();
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  LiveUpdateRun run;
+  live_update_run (lines, &run);
+  g_assert_cmpuint (run.updates, >, run.rebuilds);
+  /* the example's kernels arrive while it plays, some renamed when their spans
+   * resolve: updates colour the new and the renamed ones, not all again */
+  g_assert_cmpuint (run.renamed, >, 0);
+  g_assert_cmpuint (run.renewed, >, 0);
+  g_assert_cmpuint (run.renewed, <, run.whole / 2);
+
+  guint kernels = 0;
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *at = strstr (lines[i], ",\"start_ns\":");
+      if (strstr (lines[i], "{\"kind\":\"device_interval\"") == NULL || at == NULL)
+        continue;
+      if (kernels++ % 60 != 59)
+        continue;
+      guint64 start = g_ascii_strtoull (at + strlen (",\"start_ns\":"), NULL, 10);
+      const char *rest = strchr (at + 1, ',');
+      g_assert_nonnull (rest);
+      char *moved = g_strdup_printf ("%.*s,\"start_ns\":%" G_GUINT64_FORMAT "%s",
+                                     (int)(at - lines[i]), lines[i],
+                                     start - (guint64)kernels * 20000, rest);
+      g_free (lines[i]);
+      lines[i] = moved;
+    }
+  live_update_run (lines, &run);
+  g_assert_cmpuint (run.clock_moves, >, 0);
+  g_assert_cmpuint (run.updates, >, run.rebuilds);
+
+  /* Every kernel 500 µs after its launch: the clock is the host's (offset 0)
+   * while every kernel starts before the end of the host's spans so far, and
+   * shifted back when the newest starts after it (spans still open end at
+   * their start); the offset follows the spans as they close. */
+  g_autoptr (GHashTable) launches = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *id = strstr (lines[i], "\"id\":\"");
+      const char *at = strstr (lines[i], ",\"start_ns\":");
+      if (g_str_has_prefix (lines[i], "{\"kind\":\"span_start\"") && id != NULL && at != NULL)
+        g_hash_table_insert (launches, g_strndup (id + 6, strcspn (id + 6, "\"")),
+                             GSIZE_TO_POINTER (g_ascii_strtoull (at + 12, NULL, 10)));
+    }
+  guint on_host = 0;
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *span = strstr (lines[i], "\"span_id\":\"");
+      const char *at = strstr (lines[i], ",\"start_ns\":");
+      if (!g_str_has_prefix (lines[i], "{\"kind\":\"device_interval\"") || span == NULL
+          || at == NULL)
+        continue;
+      g_autofree char *id = g_strndup (span + 11, strcspn (span + 11, "\""));
+      gpointer launch;
+      g_assert_true (g_hash_table_lookup_extended (launches, id, NULL, &launch));
+      char *moved = g_strdup_printf ("%.*s,\"start_ns\":%" G_GUINT64_FORMAT "%s",
+                                     (int)(at - lines[i]), lines[i],
+                                     (guint64)GPOINTER_TO_SIZE (launch) + 500000,
+                                     strchr (at + 1, ','));
+      g_free (lines[i]);
+      lines[i] = moved;
+      on_host++;
+    }
+  g_assert_cmpuint (on_host, ==, kernels);
+  live_update_run (lines, &run);
+  g_assert_cmpuint (run.clock_moves, >, 0);
+  g_assert_cmpuint (run.updates, >, 0);
 }
 
 /* Two processes of nested dense threads and a counter: process headers and

@@ -84,6 +84,73 @@ test_export_device_clock (void)
   g_assert_null (strstr (text, "\"name\":\"wick\""));
 }
 
+/* One batch of @lines (NULL-terminated) committed to @doc, then the live
+ * analysis that resolves spans. */
+static void
+commit_lines (WickDocument *doc, WickLineDecoder *decoder, const char *const *lines)
+{
+  g_autoptr (WickLineBatch) batch = wick_line_batch_new ();
+  for (guint i = 0; lines[i] != NULL; i++)
+    g_assert_true (wick_line_batch_add (batch, decoder, lines[i], strlen (lines[i])));
+  g_assert_true (wick_document_commit_batch (doc, batch, NULL));
+  wick_document_analyze (doc);
+}
+
+/* Device clocks kept across a live document's batches
+ * (wick_device_clocks_update) give the offsets clocks made afresh give,
+ * batch after batch: a kernel that moves its clock's fit, a kernel whose
+ * span comes after it (and moves the fit then), a span whose end (when it
+ * closes) takes the host's end past a kernel (the clock is the host's
+ * again). */
+static void
+test_device_clock_update (void)
+{
+  static const char *const b1[] = { META_INFER, ROOT_START,
+    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"a\","
+    "\"start_ns\":10,\"span_kind\":\"module\"}",
+    /* on a clock of the host's, after every end so far: s2 is open */
+    INTERVAL ("s2", "host", "40", "5"), INTERVAL ("s2", "gpu", "7000", "5"), NULL };
+  static const char *const b2[] = {
+    /* s2 closes at 60: the host kernel lies inside the host's spans now */
+    "{\"kind\":\"span_end\",\"id\":\"s2\",\"duration_ns\":50}",
+    /* launched by s3, which comes in the next batch */
+    INTERVAL ("s3", "gpu", "6850", "5"), NULL };
+  static const char *const b3[] = {
+    "{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s1\",\"name\":\"b\","
+    "\"start_ns\":70,\"span_kind\":\"module\"}",
+    "{\"kind\":\"span_end\",\"id\":\"s3\",\"duration_ns\":5}",
+    /* the kernel of batch 2 has the gpu clock's largest launch - start now,
+     * not this one */
+    INTERVAL ("s3", "gpu", "6900", "5"), NULL };
+  static const char *const b4[] = {
+    /* this one has it */
+    INTERVAL ("s3", "gpu", "6800", "5"), INTERVAL ("s3", "host", "90", "5"), ROOT_END, TERMINAL,
+    NULL };
+  static const char *const *const batches[] = { b1, b2, b3, b4 };
+  /* host, gpu after each batch */
+  static const gint64 expected[][2] = { { -30, 10 - 7000 }, { 0, 10 - 7000 },
+                                        { 0, 70 - 6850 }, { 0, 70 - 6800 } };
+  g_autoptr (WickDocument) doc = wick_document_new_with_extensions (TRUE);
+  g_autoptr (WickLineDecoder) decoder = wick_line_decoder_new (TRUE);
+  g_autoptr (WickDeviceClocks) kept = NULL;
+  for (guint b = 0; b < G_N_ELEMENTS (batches); b++)
+    {
+      commit_lines (doc, decoder, batches[b]);
+      if (kept == NULL)
+        kept = wick_device_clocks_new (doc);
+      else
+        wick_device_clocks_update (kept, doc);
+      g_autoptr (WickDeviceClocks) fresh = wick_device_clocks_new (doc);
+      guint n;
+      const WickDeviceInterval *d = wick_document_get_device_intervals (doc, &n);
+      for (guint i = 0; i < n; i++)
+        g_assert_cmpint (wick_device_clocks_get_offset (kept, d[i].clock_id), ==,
+                         wick_device_clocks_get_offset (fresh, d[i].clock_id));
+      g_assert_cmpint (wick_device_clocks_get_offset (kept, d[0].clock_id), ==, expected[b][0]);
+      g_assert_cmpint (wick_device_clocks_get_offset (kept, d[1].clock_id), ==, expected[b][1]);
+    }
+}
+
 static const char objects_trace[]
   = "{\"traceEvents\":["
     "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"Renderer\"}},"
@@ -201,6 +268,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/model/chrome-export/device-clock", test_export_device_clock);
+  g_test_add_func ("/model/chrome-export/device-clock-update", test_device_clock_update);
   g_test_add_func ("/model/chrome-export/objects-samples", test_export_objects_samples);
   g_test_add_func ("/model/chrome-export/file-gzip", test_export_file_gzip);
   return g_test_run ();
