@@ -14,8 +14,10 @@
 # a display (xvfb-run -a -s "-screen 0 1600x1000x24" dbus-run-session -- ...).
 # Prints each round's lines, the load average before each, and a summary:
 # median (min-max) of µs a record, main thread µs a record, records/s
-# committed, the app's cores (CPU seconds a second), frames painted a second
-# and records lost, by rate
+# committed, the app's cores (CPU seconds a second), frames painted a second,
+# the main thread's CPU a frame, the app's CPU outside the frames a record
+# (the worker, the commits, the live analysis; not the scene update and
+# drawing, which a following view does each frame) and records lost, by rate
 # and build; new/old of the medians; and each build's marginal µs a record
 # between successive rates (the rise in cores over the rise in records/s:
 # the cost a record adds beyond the frames a following view draws anyway).
@@ -62,10 +64,10 @@ run_one () { # BUILD_NAME BUILD_DIR RATE SERIES
   }
   echo "# series $4, rate $3, $1 ($2), load $load"
   echo "$out" | grep '^round'
-  fps=$(echo "$out" | sed -n 's/^round 1: \([0-9]*\) frames\/s painted$/\1/p')
+  frames=$(echo "$out" | sed -n 's/^round 1: \([0-9]*\) frames\/s painted, \([0-9.]*\) ms of main thread CPU a frame (.*); outside the frames \([0-9.]*\) us a record$/\1 \2 \3/p')
   echo "$out" | sed -n 's/^round 1: \([0-9]*\) records in \([0-9.]*\) s (\([0-9]*\) records\/s committed, \([0-9]*\) lost), .*: \([0-9.]*\) us a record (main thread \([0-9.]*\))$/\5 \6 \3 \4/p' \
     | while read -r us main rate lost; do
-        echo "$3 $1 $us $main $rate $lost $(echo "$us $rate" | awk '{ printf "%.3f", $1 * $2 / 1e6 }') ${fps:-0}"
+        echo "$3 $1 $us $main $rate $lost $(echo "$us $rate" | awk '{ printf "%.3f", $1 * $2 / 1e6 }') ${frames:-0 0 0}"
       done >> "$results"
 }
 s=1
@@ -86,17 +88,17 @@ awk '
     return sprintf("%s (%s-%s)", v[int((n + 1) / 2)], v[1], v[n])
   }
   { key = $1 " " $2; if (!(key in seen)) { seen[key] = 1; order[++k] = key }
-    for (c = 3; c <= 8; c++) vals[key, c] = vals[key, c] " " $c; count[key]++ }
+    for (c = 3; c <= 10; c++) vals[key, c] = vals[key, c] " " $c; count[key]++ }
   END {
-    printf "%-8s %-4s %-7s %-22s %-22s %-24s %-22s %-16s %s\n", "rate", "app", "rounds", "us a record", "main thread us", "records/s", "cores", "frames/s", "lost"
+    printf "%-8s %-4s %-7s %-22s %-22s %-22s %-24s %-22s %-16s %-20s %s\n", "rate", "app", "rounds", "us a record", "main thread us", "outside frames us", "records/s", "cores", "frames/s", "ms a frame", "lost"
     for (i = 1; i <= k; i++) {
       key = order[i]; split(key, p, " ")
-      printf "%-8s %-4s %-7s %-22s %-22s %-24s %-22s %-16s %s\n", p[1], p[2], count[key], stat(key, 3), stat(key, 4), stat(key, 5), stat(key, 7), stat(key, 8), stat(key, 6)
+      printf "%-8s %-4s %-7s %-22s %-22s %-22s %-24s %-22s %-16s %-20s %s\n", p[1], p[2], count[key], stat(key, 3), stat(key, 4), stat(key, 10), stat(key, 5), stat(key, 7), stat(key, 8), stat(key, 9), stat(key, 6)
     }
     for (i = 1; i <= k; i++) {
       key = order[i]; split(key, p, " ")
       if (p[2] == "new" && ((p[1] " old", 3) in med) && med[p[1] " old", 3] > 0)
-        printf "rate %s: new/old of the medians: %.2f (main thread %.2f)\n", p[1], med[key, 3] / med[p[1] " old", 3], med[key, 4] / med[p[1] " old", 4]
+        printf "rate %s: new/old of the medians: %.2f (main thread %.2f, outside the frames %.2f)\n", p[1], med[key, 3] / med[p[1] " old", 3], med[key, 4] / med[p[1] " old", 4], med[p[1] " old", 10] > 0 ? med[key, 10] / med[p[1] " old", 10] : 0
     }
     # the marginal cost: the cores of the app against the records/s committed,
     # between successive rates (what a record adds beyond the frames)
