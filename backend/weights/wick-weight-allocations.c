@@ -16,7 +16,7 @@ static size_t registry_length;
 static size_t registry_capacity;
 
 unsigned wick_weight_fail_release_after;
-bool wick_weight_pin_registered;
+bool wick_weight_pin_registered = true;
 unsigned wick_weight_fail_recommit_after;
 
 bool

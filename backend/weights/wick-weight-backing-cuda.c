@@ -371,7 +371,7 @@ registered_alloc (size_t bytes)
   uintptr_t at = ((uintptr_t)entry->mapping + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
   entry->memory = (void *)at;
   madvise (entry->memory, size, MADV_HUGEPAGE); /* a hint: without THP, small pages */
-  if (cudaHostRegister (entry->memory, size, cudaHostRegisterDefault) != cudaSuccess)
+  if (cudaHostRegister (entry->memory, size, cudaHostRegisterPortable) != cudaSuccess)
     {
       cudaGetLastError ();
       munmap (entry->mapping, entry->mapped);
@@ -385,13 +385,16 @@ registered_alloc (size_t bytes)
   return entry->memory;
 }
 
+/* Portable: pinned for every context, as the spills may be made on a
+ * thread other than the one that copies (prepared ahead). Registered pages
+ * where that works, cudaHostAlloc where it does not. */
 static void *
 cuda_host_alloc (size_t bytes)
 {
-  if (wick_weight_pin_registered)
-    return registered_alloc (bytes ? bytes : 1);
-  void *memory = NULL;
-  if (cudaHostAlloc (&memory, bytes ? bytes : 1, cudaHostAllocDefault) != cudaSuccess)
+  void *memory = wick_weight_pin_registered ? registered_alloc (bytes ? bytes : 1) : NULL;
+  if (memory != NULL)
+    return memory;
+  if (cudaHostAlloc (&memory, bytes ? bytes : 1, cudaHostAllocPortable) != cudaSuccess)
     return NULL;
   return memory;
 }

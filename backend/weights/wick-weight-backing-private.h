@@ -96,11 +96,13 @@ bool wick_weight_allocation_remove (void *base, WickWeightMemory memory, WickWei
                                     WickError *error);
 void wick_weight_allocation_set_released (void *base, bool released, uint64_t handle);
 
-/* How the CUDA backing pins host memory (spills, staging): false,
- * cudaHostAlloc; true, anonymous pages 2 MiB aligned with transparent huge
- * pages asked for (madvise), pinned by cudaHostRegister (fewer, larger
- * pages to fault in and pin). Process-wide, for benchmarks; memory is freed
- * the way it was made whatever the setting is then. */
+/* How the CUDA backing pins host memory (spills, staging): true (the
+ * default), anonymous pages 2 MiB aligned with transparent huge pages asked
+ * for (madvise), pinned by cudaHostRegister (fewer, larger pages to fault
+ * in and pin; about half cudaHostAlloc's time and a fifth of its free on an
+ * H200 host), cudaHostAlloc where registering fails; false, cudaHostAlloc.
+ * Process-wide (WICK_WEIGHT_PIN_REGISTERED=0, or benchmarks); memory is
+ * freed the way it was made whatever the setting is then. */
 extern bool wick_weight_pin_registered;
 
 /* Fault injection for the rollback tests (wick-weight-store-private.h). */

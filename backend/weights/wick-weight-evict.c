@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +31,17 @@ now_seconds (void)
 WickWeightPhaseTimes wick_weight_phase_times;
 
 WickWeightMoveOptions wick_weight_move_options = {
-  .release_early = false,
+  .release_early = true,
   .map = WICK_WEIGHT_MAP_FIRST,
   .keep_digests = false,
+  .prepare_spills = true,
 };
 
 /* The environment may pick another contender for a whole process (read at
  * the first eviction or restore): WICK_WEIGHT_RELEASE_EARLY=1,
  * WICK_WEIGHT_MAP=first|thread|interleaved, WICK_WEIGHT_KEEP_DIGESTS=1,
- * WICK_WEIGHT_PIN_REGISTERED=1; anything else keeps the default. */
+ * WICK_WEIGHT_PIN_REGISTERED=0|1, WICK_WEIGHT_PREPARE_SPILLS=0|1 (each
+ * also =0 where a default is on); anything else keeps the default. */
 static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 
 static bool
@@ -57,6 +60,7 @@ options_from_environment (void)
   o->release_early = env_on ("WICK_WEIGHT_RELEASE_EARLY", o->release_early);
   o->keep_digests = env_on ("WICK_WEIGHT_KEEP_DIGESTS", o->keep_digests);
   wick_weight_pin_registered = env_on ("WICK_WEIGHT_PIN_REGISTERED", wick_weight_pin_registered);
+  o->prepare_spills = env_on ("WICK_WEIGHT_PREPARE_SPILLS", o->prepare_spills);
   const char *map = getenv ("WICK_WEIGHT_MAP");
   if (map != NULL && strcmp (map, "first") == 0)
     o->map = WICK_WEIGHT_MAP_FIRST;
@@ -64,6 +68,12 @@ options_from_environment (void)
     o->map = WICK_WEIGHT_MAP_THREAD;
   else if (map != NULL && strcmp (map, "interleaved") == 0)
     o->map = WICK_WEIGHT_MAP_INTERLEAVED;
+}
+
+void
+wick_weight_move_options_init (void)
+{
+  pthread_once (&options_once, options_from_environment);
 }
 
 /* ---- provenance ------------------------------------------------------------ */
@@ -276,11 +286,15 @@ plan_tiers (WickWeightModule *module, WickTier tier, const char *checkpoint_erro
 void
 wick_weight_module_free_spills (WickWeightModule *module)
 {
+  wick_weight_module_stop_preparing (module);
   for (size_t s = 0; s < module->n_storages; s++)
     {
       WickWeightStorage *storage = &module->storages[s];
       if (storage->spill != NULL)
-        module->backing->host_free (storage->spill, storage->spill_size);
+        {
+          module->backing->host_free (storage->spill, storage->spill_size);
+          atomic_fetch_sub (&module->spill_bytes, storage->spill_size);
+        }
       storage->spill = NULL;
       storage->spill_size = 0;
       storage->spill_holds_data = false;
@@ -294,6 +308,8 @@ allocate_spill (WickWeightModule *module, WickWeightStorage *storage, WickError 
     return true;
   storage->spill = module->backing->host_alloc (storage->bytes);
   storage->spill_size = storage->bytes;
+  if (storage->spill != NULL)
+    atomic_fetch_add (&module->spill_bytes, storage->spill_size);
   if (storage->spill == NULL)
     return wick_fail (
       error, WICK_ERROR_NO_MEMORY, "cannot allocate %" PRIu64 " bytes of %s RAM for parameter '%s'",
@@ -302,9 +318,68 @@ allocate_spill (WickWeightModule *module, WickWeightStorage *storage, WickError 
   return true;
 }
 
+/* The preparing thread: the storages' spills in order, until told to stop
+ * or an allocation fails (the eviction then allocates the rest, or says why
+ * it cannot). Only this thread writes the spills while it runs. */
+static void *
+prepare_spills_thread (void *data)
+{
+  WickWeightModule *module = data;
+  for (size_t s = 0; s < module->n_storages && !atomic_load (&module->stop_preparing); s++)
+    {
+      WickError ignored;
+      if (!allocate_spill (module, &module->storages[s], &ignored))
+        break;
+    }
+  return NULL;
+}
+
+void
+wick_weight_module_start_preparing (WickWeightModule *module)
+{
+  wick_weight_move_options_init ();
+  if (!wick_weight_move_options.prepare_spills || module->memory != WICK_WEIGHT_MEMORY_CUDA)
+    return;
+  pthread_mutex_lock (&module->prepare_lock);
+  if (!module->preparing)
+    {
+      atomic_store (&module->stop_preparing, false);
+      module->preparing
+        = pthread_create (&module->preparer, NULL, prepare_spills_thread, module) == 0;
+    }
+  pthread_mutex_unlock (&module->prepare_lock);
+}
+
+static void
+join_preparing (WickWeightModule *module, bool stop)
+{
+  pthread_mutex_lock (&module->prepare_lock);
+  if (module->preparing)
+    {
+      if (stop)
+        atomic_store (&module->stop_preparing, true);
+      pthread_join (module->preparer, NULL);
+      module->preparing = false;
+    }
+  pthread_mutex_unlock (&module->prepare_lock);
+}
+
+void
+wick_weight_module_stop_preparing (WickWeightModule *module)
+{
+  join_preparing (module, true);
+}
+
+void
+wick_weight_module_wait_prepared (WickWeightModule *module)
+{
+  join_preparing (module, false);
+}
+
 bool
 wick_weight_module_prepare_spills (WickWeightModule *module, WickError *error)
 {
+  wick_weight_module_stop_preparing (module);
   for (size_t s = 0; s < module->n_storages; s++)
     if (!allocate_spill (module, &module->storages[s], error))
       return false;
@@ -349,6 +424,8 @@ spill_ram_storages (WickWeightModule *module, size_t *failed_mapping, WickError 
                     WickError *error)
 {
   *failed_mapping = SIZE_MAX;
+  /* the spills a preparing thread has not reached are allocated here */
+  wick_weight_module_stop_preparing (module);
   WickDigestPipe *pipe = wick_digest_pipe_new (module->backing);
   if (pipe == NULL)
     return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
@@ -1058,7 +1135,7 @@ bool
 wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, WickTier tier,
                           WickError *error)
 {
-  pthread_once (&options_once, options_from_environment);
+  wick_weight_move_options_init ();
   double start = now_seconds ();
   uint64_t freed = 0;
   bool *was_released = released_now (module);
@@ -1117,7 +1194,7 @@ wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, Wick
 bool
 wick_weight_module_restore (WickWeightStore *store, WickWeightModule *module, WickError *error)
 {
-  pthread_once (&options_once, options_from_environment);
+  wick_weight_move_options_init ();
   double start = now_seconds ();
   uint64_t bytes = 0;
   uint64_t disk = module->stats.disk, ram = module->stats.ram;

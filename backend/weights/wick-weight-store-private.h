@@ -22,6 +22,7 @@
 #include "wick-weight-hash-private.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 typedef struct
 {
@@ -99,7 +100,18 @@ typedef struct
    * use_begin and ensure_resident answer with it instead of waiting. */
   bool refused;
   WickError refusal;
-  WickWeightStats stats;
+  WickWeightStats stats; /* its spill_bytes is filled from spill_bytes below when copied out */
+  /* Host memory the storages' spills hold now (pinned for CUDA modules),
+   * written by the preparing thread too: WickWeightStats.spill_bytes. */
+  _Atomic uint64_t spill_bytes;
+  /* Spills prepared ahead (wick_weight_module_start_preparing): a thread
+   * that allocates every storage's spill after registration. Whatever else
+   * touches the spills stops and joins it first
+   * (wick_weight_module_stop_preparing); prepare_lock guards the join. */
+  pthread_mutex_t prepare_lock;
+  pthread_t preparer;
+  bool preparing; /* started and not yet joined */
+  atomic_bool stop_preparing;
 } WickWeightModule;
 
 struct WickWeightStore
@@ -149,17 +161,39 @@ typedef enum
 typedef struct
 {
   /* evict, GPU digests: each mapping released as soon as its copies out
-   * landed and its digests read it, while the later copies run */
+   * landed and its digests read it, while the later copies run (default) */
   bool release_early;
   WickWeightMapOrder map;
   /* the digest pipe's GPU stream and slots kept for the next call */
   bool keep_digests;
+  /* CUDA modules: every storage's pinned spill allocated on a thread of
+   * its own when the module is registered (default), so that the first
+   * RAM-tier eviction does not pin in its timed path */
+  bool prepare_spills;
 } WickWeightMoveOptions;
 extern WickWeightMoveOptions wick_weight_move_options;
 
+/* Reads the environment's choices into wick_weight_move_options and
+ * wick_weight_pin_registered once a process (WICK_WEIGHT_RELEASE_EARLY,
+ * WICK_WEIGHT_MAP, WICK_WEIGHT_KEEP_DIGESTS, WICK_WEIGHT_PIN_REGISTERED,
+ * WICK_WEIGHT_PREPARE_SPILLS; docs/weights.md). */
+void wick_weight_move_options_init (void);
+
 /* Allocates the pinned spill of every storage that has none, ahead of the
- * first RAM-tier eviction (which otherwise pins it in its timed path). */
+ * first RAM-tier eviction (which otherwise pins it in its timed path);
+ * stops a preparing thread first. */
 bool wick_weight_module_prepare_spills (WickWeightModule *module, WickError *error);
+/* With wick_weight_move_options.prepare_spills and a CUDA module: starts
+ * the thread that allocates the spills (a module registered just now, not
+ * yet busy). Without a thread, the first eviction allocates them. */
+void wick_weight_module_start_preparing (WickWeightModule *module);
+/* Stops the preparing thread after the allocation it is in and joins it
+ * (at once where none runs): the spills are the caller's from here; the
+ * ones it did not reach are allocated by the eviction that needs them. */
+void wick_weight_module_stop_preparing (WickWeightModule *module);
+/* Waits for the preparing thread to finish (benchmarks: time what follows
+ * without it running beside). */
+void wick_weight_module_wait_prepared (WickWeightModule *module);
 
 bool wick_weight_module_evict (WickWeightStore *store, WickWeightModule *module, WickTier tier,
                                WickError *error);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,16 @@ module_free (WickWeightModule *module)
   free (module->storages);
   free (module->mappings);
   free (module->checkpoint_path);
+  pthread_mutex_destroy (&module->prepare_lock);
   free (module);
+}
+
+/* A module's stats as the caller sees them (store->lock held). */
+static void
+copy_stats (WickWeightModule *module, WickWeightStats *out)
+{
+  *out = module->stats;
+  out->spill_bytes = atomic_load (&module->spill_bytes);
 }
 
 void
@@ -275,6 +285,7 @@ module_new (const WickWeightModuleInfo *info, WickError *error)
   WickWeightModule *module = calloc (1, sizeof *module);
   if (module == NULL)
     return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory"), NULL;
+  pthread_mutex_init (&module->prepare_lock, NULL);
   snprintf (module->name, sizeof module->name, "%s", info->name);
   module->memory = info->memory;
   module->backing = wick_weight_backing_for (info->memory);
@@ -337,8 +348,13 @@ wick_weight_store_register_module (WickWeightStore *store, const WickWeightModul
   if (!ok)
     module_free (module);
   else
-    /* its storages are the session's parameters from now */
-    wick_weight_module_record_storages (store, module, WICK_MEMORY_ALLOC, NULL);
+    {
+      /* its storages are the session's parameters from now */
+      wick_weight_module_record_storages (store, module, WICK_MEMORY_ALLOC, NULL);
+      /* the pinned spills of its first eviction, allocated beside the
+       * caller (wick_weight_module_start_preparing) */
+      wick_weight_module_start_preparing (module);
+    }
   return ok;
 }
 
@@ -412,7 +428,7 @@ wick_weight_store_evict (WickWeightStore *store, const char *name, WickTier tier
         ok = wick_weight_module_evict (store, module, tier, error);
       pthread_mutex_lock (&store->lock);
       if (out != NULL)
-        *out = module->stats;
+        copy_stats (module, out);
       release_locked (store, module);
     }
   pthread_mutex_unlock (&store->lock);
@@ -440,7 +456,7 @@ restore_module_locked (WickWeightStore *store, WickWeightModule *module, WickWei
     }
   pthread_mutex_lock (&store->lock);
   if (out != NULL)
-    *out = module->stats;
+    copy_stats (module, out);
   release_locked (store, module);
   return ok;
 }
@@ -680,7 +696,7 @@ wick_weight_store_get_module_stats (WickWeightStore *store, size_t index, WickWe
   pthread_mutex_lock (&store->lock);
   bool ok = index < store->n_modules;
   if (ok)
-    *out = store->modules[index]->stats;
+    copy_stats (store->modules[index], out);
   pthread_mutex_unlock (&store->lock);
   return ok;
 }
@@ -693,7 +709,7 @@ wick_weight_store_find_stats (WickWeightStore *store, const char *name, WickWeig
   pthread_mutex_lock (&store->lock);
   WickWeightModule *module = find_locked (store, name);
   if (module != NULL)
-    *out = module->stats;
+    copy_stats (module, out);
   pthread_mutex_unlock (&store->lock);
   return module != NULL;
 }
@@ -721,6 +737,7 @@ wick_weight_store_get_total_stats (WickWeightStore *store, WickWeightStats *out)
       out->evict_seconds += s->evict_seconds;
       out->restore_seconds += s->restore_seconds;
       out->resident = out->resident && s->resident;
+      out->spill_bytes += atomic_load (&store->modules[i]->spill_bytes);
     }
   pthread_mutex_unlock (&store->lock);
 }

@@ -62,7 +62,12 @@ WICK_BEGIN_DECLS
     double evict_seconds;    /* duration of the last eviction */
     double restore_seconds;  /* duration of the last restore */
     bool resident;
-    uint64_t _wick_reserved[8]; /* room to grow: written as zero by libwick */
+    /* host memory held now for the module's RAM-tier copies (pinned for a
+     * CUDA module): prepared ahead of the first eviction, holding an evicted
+     * module's bytes, or kept after a restore for the next eviction;
+     * wick_weight_store_trim frees what a resident module keeps */
+    uint64_t spill_bytes;
+    uint64_t _wick_reserved[7]; /* room to grow: written as zero by libwick */
   } WickWeightStats;
 
   /* The weight store registered with a session, or NULL. */

@@ -630,6 +630,112 @@ test_checkpoint_changed_refused (void)
   g_free (before), g_free (path), g_free (dir);
 }
 
+/* Spills prepared ahead (the default): the registration starts a thread
+ * that pins every storage's spill, counted in the stats' spill_bytes; an
+ * eviction that arrives while it runs stops it and allocates the rest; trim
+ * frees what a resident module keeps; unregistering right after registering
+ * joins the thread; with the preparation off, nothing is pinned before the
+ * first eviction. Bytes are checked after every restore. */
+static void
+test_spills_prepared_ahead (void)
+{
+  if (skip_without_device ())
+    return;
+  wick_weight_move_options_init (); /* the environment's word is taken before ours */
+  bool saved_prepare = wick_weight_move_options.prepare_spills;
+  wick_weight_move_options.prepare_spills = true;
+  DeviceModel model;
+  model_init (&model, FALSE);
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  WickWeightStats stats;
+  WickWeightModule *module = model.store->modules[0];
+  wick_weight_module_wait_prepared (module);
+  g_assert_true (wick_weight_store_find_stats (model.store, "net", &stats));
+  g_assert_cmpuint (stats.spill_bytes, ==, model_bytes);
+  for (size_t s = 0; s < module->n_storages; s++)
+    g_assert_nonnull (module->storages[s].spill);
+  WickWeightStats total;
+  wick_weight_store_get_total_stats (model.store, &total);
+  g_assert_cmpuint (total.spill_bytes, ==, model_bytes);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, &stats, &error));
+  g_assert_cmpuint (stats.spill_bytes, ==, model_bytes);
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  assert_hashes (&model, &before);
+  g_assert_cmpuint (stats.spill_bytes, ==, model_bytes); /* kept for the next eviction */
+  wick_weight_store_trim (model.store);
+  g_assert_true (wick_weight_store_find_stats (model.store, "net", &stats));
+  g_assert_cmpuint (stats.spill_bytes, ==, 0);
+
+  /* evictions and unregistrations right after registering, racing the
+   * thread: 32 storages of 1 MiB, in rounds */
+  enum
+  {
+    N_RACING = 32,
+    RACING_BYTES = 1 << 20
+  };
+  static char names[N_RACING][32];
+  uint64_t shape[1] = { RACING_BYTES / 4 };
+  WickWeightParam params[N_RACING];
+  float *racing[N_RACING];
+  char *racing_hash[N_RACING];
+  for (int i = 0; i < N_RACING; i++)
+    {
+      racing[i] = device_alloc (RACING_BYTES);
+      float *host = g_new (float, RACING_BYTES / 4);
+      weights_test_fill_bf16_exact_f32 (host, RACING_BYTES / 4, (uint32_t)(40 + i));
+      to_device (racing[i], host, RACING_BYTES);
+      racing_hash[i] = weights_test_sha256 (host, RACING_BYTES);
+      g_free (host);
+      snprintf (names[i], sizeof names[i], "layers.%d", i);
+      params[i] = (WickWeightParam){ names[i], racing[i], WICK_DTYPE_F32, shape, 1 };
+    }
+  WickWeightModuleInfo info = { "racing", params, N_RACING, WICK_WEIGHT_MEMORY_CUDA, NULL };
+  for (int round = 0; round < 8; round++)
+    {
+      g_assert_true (wick_weight_store_register_module (model.store, &info, &error));
+      if (round % 2 == 1)
+        {
+          g_assert_true (wick_weight_store_unregister_module (model.store, "racing", &error));
+          continue;
+        }
+      g_assert_true (wick_weight_store_evict (model.store, "racing", WICK_TIER_RAM, &stats, &error));
+      g_assert_cmpuint (stats.ram, ==, N_RACING);
+      g_assert_cmpuint (stats.spill_bytes, ==, (uint64_t)N_RACING * RACING_BYTES);
+      g_assert_true (wick_weight_store_restore (model.store, "racing", &stats, &error));
+      for (int i = 0; i < N_RACING; i++)
+        {
+          char *now = device_sha256 (racing[i], RACING_BYTES);
+          g_assert_cmpstr (now, ==, racing_hash[i]);
+          g_free (now);
+        }
+      g_assert_true (wick_weight_store_unregister_module (model.store, "racing", &error));
+    }
+
+  /* preparation off: nothing pinned until the first eviction pins it */
+  wick_weight_move_options.prepare_spills = false;
+  g_assert_true (wick_weight_store_register_module (model.store, &info, &error));
+  WickWeightModule *late = model.store->modules[model.store->n_modules - 1];
+  g_assert_false (late->preparing);
+  g_assert_true (wick_weight_store_find_stats (model.store, "racing", &stats));
+  g_assert_cmpuint (stats.spill_bytes, ==, 0);
+  g_assert_true (wick_weight_store_evict (model.store, "racing", WICK_TIER_RAM, &stats, &error));
+  g_assert_cmpuint (stats.spill_bytes, ==, (uint64_t)N_RACING * RACING_BYTES);
+  g_assert_true (wick_weight_store_restore (model.store, "racing", &stats, &error));
+  g_assert_true (wick_weight_store_unregister_module (model.store, "racing", &error));
+  wick_weight_move_options.prepare_spills = saved_prepare;
+  for (int i = 0; i < N_RACING; i++)
+    {
+      char *now = device_sha256 (racing[i], RACING_BYTES);
+      g_assert_cmpstr (now, ==, racing_hash[i]);
+      g_free (now);
+      g_free (racing_hash[i]);
+      g_assert_true (wick_weight_free_device (racing[i], &error));
+    }
+  hashes_free (&before);
+  model_clear (&model);
+}
+
 /* The same round trips with the CPU threads hashing (WICK_WEIGHT_GPU_DIGESTS=0). */
 static void
 test_cpu_digests (gconstpointer data)
@@ -671,12 +777,15 @@ add_under_options (void)
     WickWeightMoveOptions options;
     bool pin_registered;
   } kinds[] = {
-    { "release-early", { true, WICK_WEIGHT_MAP_FIRST, false }, false },
-    { "map-thread", { false, WICK_WEIGHT_MAP_THREAD, false }, false },
-    { "map-interleaved", { false, WICK_WEIGHT_MAP_INTERLEAVED, false }, false },
-    { "keep-digests", { false, WICK_WEIGHT_MAP_FIRST, true }, false },
-    { "pin-registered", { false, WICK_WEIGHT_MAP_FIRST, false }, true },
-    { "all", { true, WICK_WEIGHT_MAP_THREAD, true }, true },
+    /* the default, spelled out (the plain paths run it too) */
+    { "release-early", { true, WICK_WEIGHT_MAP_FIRST, false, true }, true },
+    { "release-late", { false, WICK_WEIGHT_MAP_FIRST, false, true }, true },
+    { "no-prepare", { true, WICK_WEIGHT_MAP_FIRST, false, false }, true },
+    { "map-thread", { false, WICK_WEIGHT_MAP_THREAD, false, true }, true },
+    { "map-interleaved", { false, WICK_WEIGHT_MAP_INTERLEAVED, false, true }, true },
+    { "keep-digests", { false, WICK_WEIGHT_MAP_FIRST, true, true }, true },
+    { "pin-host-alloc", { true, WICK_WEIGHT_MAP_FIRST, false, false }, false },
+    { "all", { true, WICK_WEIGHT_MAP_THREAD, true, true }, true },
   };
   static const struct
   {
@@ -722,6 +831,7 @@ main (int argc, char **argv)
   g_test_add_func ("/weights/cuda/gpu-digest-matches-cpu", test_gpu_digest_matches_cpu);
   g_test_add_func ("/weights/cuda/ram-copy-changed-refused", test_ram_copy_changed_refused);
   g_test_add_func ("/weights/cuda/checkpoint-changed-refused", test_checkpoint_changed_refused);
+  g_test_add_func ("/weights/cuda/spills-prepared-ahead", test_spills_prepared_ahead);
   g_test_add_data_func ("/weights/cuda/cpu-digests/round-trip-disk", test_round_trip_disk,
                         test_cpu_digests);
   g_test_add_data_func ("/weights/cuda/cpu-digests/round-trip-ram", test_round_trip_ram,
