@@ -30,6 +30,9 @@
 #             one's .py files beside it (this tree's _wick extension, or the older one's
 #             when .device-oldwick/_wick.c is there), alternating, N pairs;
 #             WICK_GPT_ARGS replaces its arguments (default --rounds 7 --steps 20)
+#   stagesproc  bench-stage-replay's bare, wick and torch-like contenders in 3 processes with
+#             CUDA_MODULE_LOADING=LAZY and 3 with EAGER alternated, bench-torch-graph.py once
+#             each way, then tools/device/stages-processes.py's STAGESPROC table (~60-100 s)
 #   stagepool bench-stage-replay with its buffers pooled / after a large allocation
 #   probe     tests/bench/stages/bench-graph-probe.py (why torch's 128-node graph is faster; Wick's
 #             stage beside torch.cuda.CUDAGraph of the same kernels in one torch process), then
@@ -210,6 +213,31 @@ for s in "$@"; do
         echo "$env rc=$?"; grep -E "^BENCH|RESULT kernels=(128|512) threads=128|VARIANT kernels=128 variant=default" \
           /tmp/session-logs/stagepool-$(echo $env | tr -c 'A-Za-z0-9=' _).log
       done
+      ;;
+    stagesproc)
+      # does eager module loading make the 128-kernel graph fast? one process a line is not
+      # enough (process-to-process variation): 3 lazy and 3 eager processes alternated
+      wait_data
+      need 100 stagesproc || continue
+      sp=/tmp/session-logs/stagesproc.log; : >$sp
+      for round in 1 2 3; do
+        for mode in LAZY EAGER; do
+          [ "$(left)" -lt 40 ] && { say "stagesproc: stopped before $mode $round"; break 2; }
+          echo "PROCESS loading=$mode round=$round" >>$sp
+          CUDA_MODULE_LOADING=$mode WICK_BENCH_CONTENDERS=only WICK_BENCH_CONTENDER_NAMES=bare,wick,torch-like \
+            LD_LIBRARY_PATH=$ld timeout 40 $B/tests/bench/stages/bench-stage-replay >>$sp 2>&1
+          echo "PROCESS rc=$?" >>$sp
+        done
+      done
+      for mode in LAZY EAGER; do
+        [ "$(left)" -lt 30 ] && { say "stagesproc: torch $mode skipped"; continue; }
+        echo "PROCESS loading=$mode round=torch" >>$sp
+        CUDA_MODULE_LOADING=$mode timeout 40 python3 tests/bench/stages/bench-torch-graph.py >>$sp 2>&1
+        echo "PROCESS rc=$?" >>$sp
+      done
+      echo "stagesproc: $(grep -c '^PROCESS loading' $sp) processes"
+      grep -E "^BENCH|Error|error" $sp | sort | uniq -c | head -8
+      python3 tools/device/stages-processes.py $sp
       ;;
     stages)
       wait_data

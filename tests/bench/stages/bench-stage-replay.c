@@ -14,7 +14,8 @@
  * tools/device/bench-stages.sh runs it beside bench-torch-graph.py.
  * Last, the replay contenders (bench_contenders: what torch.cuda.CUDAGraph
  * and this process do differently, one RESULT contender=... line each);
- * WICK_BENCH_CONTENDERS=0 skips them, =only runs nothing else.
+ * WICK_BENCH_CONTENDERS=0 skips them, =only runs nothing else;
+ * WICK_BENCH_CONTENDER_NAMES=bare,wick,torch-like times only those named.
  *
  * Exits 77 (skipped) where no CUDA device is available. */
 #include <dlfcn.h>
@@ -396,6 +397,29 @@ typedef struct
  * median µs a kernel and the median (min-max) of its per-round ratio to the
  * contender "bare" (tools/device/bench-stages.sh adds the ratio to torch's
  * figure of the same call). */
+/* WICK_BENCH_CONTENDER_NAMES=bare,wick,torch-like: only the contenders named
+ * (comma-separated) are made and timed; unset, all of them. The ratios are
+ * to "bare", so a list without it gives none. */
+static bool
+contender_wanted (const char *name)
+{
+  const char *list = getenv ("WICK_BENCH_CONTENDER_NAMES");
+  if (list == NULL || list[0] == '\0')
+    return true;
+  size_t n = strlen (name);
+  for (const char *at = list; *at != '\0';)
+    {
+      const char *end = strchr (at, ',');
+      size_t len = end != NULL ? (size_t)(end - at) : strlen (at);
+      if (len == n && strncmp (at, name, n) == 0)
+        return true;
+      if (end == NULL)
+        break;
+      at = end + 1;
+    }
+  return false;
+}
+
 static void
 bench_contenders (int kernels)
 {
@@ -410,8 +434,11 @@ bench_contenders (int kernels)
   /* the same chain as a stage instantiated as torch does (WICK_STAGE_GRAPH=torch) */
   Bench torch_flags;
   WickCertification torch_cert;
+  bool want_torch_flags = contender_wanted ("wick-torch-flags");
+  memset (&torch_flags, 0, sizeof torch_flags);
   setenv ("WICK_STAGE_GRAPH", "torch", 1);
-  bool have_torch_flags = bench_setup (&torch_flags, kernels, 128, false, &torch_cert, &capture_ms);
+  bool have_torch_flags
+    = want_torch_flags && bench_setup (&torch_flags, kernels, 128, false, &torch_cert, &capture_ms);
   unsetenv ("WICK_STAGE_GRAPH");
   int n = stage_test_contender_count ();
   const ContenderOps *lib = library_ops ();
@@ -425,7 +452,9 @@ bench_contenders (int kernels)
       e[i].ops = &here;
       here.name (i, e[i].name, sizeof e[i].name);
       char why[256] = "";
-      if ((e[i].c = here.make (i, kernels, 128, why, sizeof why)) == NULL)
+      if (!contender_wanted (e[i].name))
+        e[i].failed = true;
+      else if ((e[i].c = here.make (i, kernels, 128, why, sizeof why)) == NULL)
         {
           printf ("CONTENDER kernels=%d contender=%s unavailable: %s\n", kernels, e[i].name, why);
           e[i].failed = true;
@@ -434,8 +463,10 @@ bench_contenders (int kernels)
   snprintf (e[n].name, sizeof e[n].name, "wick");
   snprintf (e[n + 1].name, sizeof e[n + 1].name, "bench-bare");
   snprintf (e[n + 2].name, sizeof e[n + 2].name, "wick-torch-flags");
+  e[n].failed = !contender_wanted ("wick");
+  e[n + 1].failed = !contender_wanted ("bench-bare");
   e[n + 2].failed = !have_torch_flags;
-  if (!have_torch_flags)
+  if (!have_torch_flags && want_torch_flags)
     printf ("CONTENDER kernels=%d contender=wick-torch-flags unavailable\n", kernels);
   for (int j = 0; lib != NULL && j < 2; j++)
     {
@@ -451,7 +482,9 @@ bench_contenders (int kernels)
             which = i;
         }
       char why[256] = "not in the library";
-      if (which < 0 || (x->c = lib->make (which, kernels, 128, why, sizeof why)) == NULL)
+      if (!contender_wanted (x->name))
+        x->failed = true;
+      else if (which < 0 || (x->c = lib->make (which, kernels, 128, why, sizeof why)) == NULL)
         {
           printf ("CONTENDER kernels=%d contender=%s unavailable: %s\n", kernels, x->name, why);
           x->failed = true;
@@ -509,7 +542,8 @@ bench_contenders (int kernels)
     if (e[i].c != NULL)
       e[i].ops->destroy (e[i].c);
   free (e), free (cost), free (ratio);
-  bench_teardown (&torch_flags);
+  if (want_torch_flags) /* set up (or tried): a teardown of what was made */
+    bench_teardown (&torch_flags);
   bench_teardown (&bench);
 }
 
