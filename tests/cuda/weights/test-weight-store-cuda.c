@@ -630,6 +630,39 @@ test_checkpoint_changed_refused (void)
   g_free (before), g_free (path), g_free (dir);
 }
 
+/* A release that fails during a RAM-tier eviction (with release-early, the
+ * default: while later copies still run) puts back what went; the module
+ * stays resident and bit-exact, and the next eviction and restore work. */
+static void
+test_rollback_ram (void)
+{
+  if (skip_without_device ())
+    return;
+  DeviceModel model;
+  model_init (&model, FALSE);
+  Hashes before = model_hash (&model);
+  WickError error = { "" };
+  WickWeightStats stats;
+  wick_weight_fail_release_after = 2; /* the second mapping's release fails */
+  g_assert_false (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, &stats, &error));
+  wick_weight_fail_release_after = 0;
+  g_assert_true (g_str_has_prefix (error.message, "module 'net': releasing parameter '"));
+  g_assert_true (g_str_has_suffix (error.message,
+                                   "failed (injected); the parameters already released were "
+                                   "restored"));
+  g_assert_true (stats.resident);
+  WickWeightModule *module = model.store->modules[0];
+  for (size_t m = 0; m < module->n_mappings; m++)
+    g_assert_false (module->mappings[m].released);
+  assert_hashes (&model, &before);
+  g_assert_true (wick_weight_store_evict (model.store, "net", WICK_TIER_RAM, &stats, &error));
+  g_assert_cmpuint (stats.freed_bytes, ==, model_bytes);
+  g_assert_true (wick_weight_store_restore (model.store, "net", &stats, &error));
+  assert_hashes (&model, &before);
+  hashes_free (&before);
+  model_clear (&model);
+}
+
 /* Spills prepared ahead (the default): the registration starts a thread
  * that pins every storage's spill, counted in the stats' spill_bytes; an
  * eviction that arrives while it runs stops it and allocates the rest; trim
@@ -699,7 +732,8 @@ test_spills_prepared_ahead (void)
           g_assert_true (wick_weight_store_unregister_module (model.store, "racing", &error));
           continue;
         }
-      g_assert_true (wick_weight_store_evict (model.store, "racing", WICK_TIER_RAM, &stats, &error));
+      g_assert_true (
+        wick_weight_store_evict (model.store, "racing", WICK_TIER_RAM, &stats, &error));
       g_assert_cmpuint (stats.ram, ==, N_RACING);
       g_assert_cmpuint (stats.spill_bytes, ==, (uint64_t)N_RACING * RACING_BYTES);
       g_assert_true (wick_weight_store_restore (model.store, "racing", &stats, &error));
@@ -795,6 +829,7 @@ add_under_options (void)
     { "round-trip-ram", test_round_trip_ram },
     { "round-trip-disk", test_round_trip_disk },
     { "rollback-and-restore-all", test_rollback_and_restore_all },
+    { "rollback-ram", test_rollback_ram },
     { "ram-copy-changed-refused", test_ram_copy_changed_refused },
   };
   enum
@@ -831,6 +866,7 @@ main (int argc, char **argv)
   g_test_add_func ("/weights/cuda/gpu-digest-matches-cpu", test_gpu_digest_matches_cpu);
   g_test_add_func ("/weights/cuda/ram-copy-changed-refused", test_ram_copy_changed_refused);
   g_test_add_func ("/weights/cuda/checkpoint-changed-refused", test_checkpoint_changed_refused);
+  g_test_add_func ("/weights/cuda/rollback-ram", test_rollback_ram);
   g_test_add_func ("/weights/cuda/spills-prepared-ahead", test_spills_prepared_ahead);
   g_test_add_data_func ("/weights/cuda/cpu-digests/round-trip-disk", test_round_trip_disk,
                         test_cpu_digests);
