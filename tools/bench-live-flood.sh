@@ -52,18 +52,24 @@ if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
 fi
 
 results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+trap 'rm -f "$results" "$results.mismatch"' EXIT
 run_one () { # BUILD_NAME BUILD_DIR RATE SERIES
   load=$(cut -d' ' -f1-3 /proc/loadavg)
+  status=0
   out=$(env GSETTINGS_BACKEND=memory GSETTINGS_SCHEMA_DIR="$2/data" GTK_A11Y=none \
           NO_AT_BRIDGE=1 WICK_DEMO="$demo" WICK_BENCH_FLOOD="$3" WICK_BENCH_ROUNDS=1 \
-          WICK_BENCH_SECONDS="$seconds" "$2/tests/integration/live/bench-live-app" 2>&1) || {
+          WICK_BENCH_SECONDS="$seconds" "$2/tests/integration/live/bench-live-app" 2>&1) || status=$?
+  if ! echo "$out" | grep -q '^round 1: count:'; then
     echo "$out" >&2
-    echo "$0: $1 at rate $3 failed" >&2
+    echo "$0: $1 at rate $3 failed (exit status $status)" >&2
     exit 1
-  }
+  fi
   echo "# series $4, rate $3, $1 ($2), load $load"
   echo "$out" | grep '^round'
+  if [ "$status" -ne 0 ]; then
+    echo "# COUNT MISMATCH: $1 at rate $3 (records missing or extra without a loss)"
+    echo "$3 $1" >> "$results.mismatch"
+  fi
   frames=$(echo "$out" | sed -n 's/^round 1: \([0-9]*\) frames\/s painted, \([0-9.]*\) ms of main thread CPU a frame (.*); outside the frames \([0-9.]*\) us a record$/\1 \2 \3/p')
   echo "$out" | sed -n 's/^round 1: \([0-9]*\) records in \([0-9.]*\) s (\([0-9]*\) records\/s committed, \([0-9]*\) lost), .*: \([0-9.]*\) us a record (main thread \([0-9.]*\))$/\5 \6 \3 \4/p' \
     | while read -r us main rate lost; do
@@ -79,6 +85,10 @@ while [ "$s" -le "$series" ]; do
   s=$((s + 1))
 done
 
+if [ -s "$results.mismatch" ]; then
+  echo "# rounds whose count did not match (rate, app):"
+  sort "$results.mismatch" | uniq -c
+fi
 echo "# summary: median (min-max); rate 0 is as fast as the demo can"
 awk '
   function stat(key, col,   n, i, j, t, v) {
@@ -98,7 +108,7 @@ awk '
     for (i = 1; i <= k; i++) {
       key = order[i]; split(key, p, " ")
       if (p[2] == "new" && ((p[1] " old", 3) in med) && med[p[1] " old", 3] > 0)
-        printf "rate %s: new/old of the medians: %.2f (main thread %.2f, outside the frames %.2f)\n", p[1], med[key, 3] / med[p[1] " old", 3], med[key, 4] / med[p[1] " old", 4], med[p[1] " old", 10] > 0 ? med[key, 10] / med[p[1] " old", 10] : 0
+        printf "rate %s: new/old of the medians: %.2f (main thread %.2f, outside the frames %.2f)\n", p[1], med[key, 3] / med[p[1] " old", 3], med[key, 4] / med[p[1] " old", 4], (med[p[1] " old", 10] > 0 ? med[key, 10] / med[p[1] " old", 10] : 0)
     }
     # the marginal cost: the cores of the app against the records/s committed,
     # between successive rates (what a record adds beyond the frames)
