@@ -5,7 +5,7 @@
  *
  * Protocol: the work is cut into chunks of at most one staging slot; chunk c
  * uses slot c % n_slots and is read by reader thread (c % n_slots) % n_readers,
- * so a slot always has one reader. n_readers is 8, or WICK_WEIGHT_DISK_READERS
+ * so a slot always has one reader. n_readers is 16, or WICK_WEIGHT_DISK_READERS
  * (1 to 16) from the environment; there are two slots a reader.
  * A reader waits until its slot is empty and the fence of the slot's last
  * copy has passed, reads (converting the dtype if the file's differs from the
@@ -28,7 +28,7 @@
 
 #define WICK_DISK_MAX_READERS 16
 #define WICK_DISK_MAX_SLOTS (2 * WICK_DISK_MAX_READERS)
-#define WICK_DISK_READERS 8 /* the default */
+#define WICK_DISK_READERS 16 /* the default */
 #define WICK_DISK_SLOT_BYTES (8u << 20)
 
 typedef struct

@@ -42,7 +42,7 @@ typedef struct
   unsigned reader;
 } Reader;
 
-/* The reader threads a read uses (WICK_WEIGHT_DISK_READERS, else 8). */
+/* The reader threads a read uses (WICK_WEIGHT_DISK_READERS, else 16). */
 static unsigned
 wick_disk_readers (void)
 {
