@@ -141,8 +141,9 @@ wick_page_schedule_refresh (WickPage *self)
   if (priv->busy || priv->refresh_source != 0)
     return; /* the work's end, or the refresh already due, comes first */
   gint64 wait_us = MAX (priv->refresh_at - g_get_monotonic_time (), 0);
-  /* after the frames already due: the page is drawn with what it had */
-  priv->refresh_source = g_timeout_add_full (G_PRIORITY_DEFAULT_IDLE, (guint)(wait_us / 1000),
+  /* after the frames already due: the page is drawn with what it had;
+   * the wait rounded up to whole milliseconds, never shorter than asked */
+  priv->refresh_source = g_timeout_add_full (G_PRIORITY_DEFAULT_IDLE, (guint)((wait_us + 999) / 1000),
                                              refresh_due, self, NULL);
 }
 
