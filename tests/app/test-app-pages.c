@@ -341,6 +341,11 @@ test_costs_page_rows_drawn (void)
   for (guint t = 0; t < G_N_ELEMENTS (tables); t++)
     g_assert_nonnull (wick_table_get_drawn (wick_costs_page_get_table (costs, tables[t])));
   g_assert_cmpuint (count_labels (page), ==, labels_empty);
+  /* the stack is sized by the table shown: the hidden ones are not
+   * measured at every refresh */
+  GObject *stack = template_child (page, WICK_TYPE_COSTS_PAGE, "stack", GTK_TYPE_STACK);
+  g_assert_false (gtk_stack_get_hhomogeneous (GTK_STACK (stack)));
+  g_assert_false (gtk_stack_get_vhomogeneous (GTK_STACK (stack)));
 
   gtk_window_destroy (GTK_WINDOW (window));
 }
