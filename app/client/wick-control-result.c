@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-control-result.h"
+#include "wick-control-result-private.h"
 
 #include <math.h>
 #include <string.h>

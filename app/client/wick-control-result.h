@@ -117,16 +117,10 @@ typedef struct
   };
 } WickControlResult;
 
-/* The request's "command" name ("restore-all", ...). */
-const char *wick_control_result_command_name (WickControlCommand command);
-
 /* The typed result of @reply to @command, or NULL with a
  * WICK_LIVE_ERROR_PROTOCOL error (see above). */
 WickControlResult *wick_control_result_parse (WickControlCommand command, JsonObject *reply,
                                               GError **error);
-/* The same from the reply's text (tests, replay). */
-WickControlResult *wick_control_result_parse_text (WickControlCommand command, const char *text,
-                                                   gssize length, GError **error);
 void wick_control_result_free (WickControlResult *result);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickControlResult, wick_control_result_free)
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-follow-file.h"
+#include "wick-follow-file-private.h"
 
 #include "wick-input.h"
 

@@ -41,8 +41,6 @@ gsize wick_follow_file_get_pending (WickFollowFile *self);
 guint wick_follow_file_get_restarts (WickFollowFile *self);
 /* Lines longer than the limit, skipped (a partial one being skipped counts). */
 guint64 wick_follow_file_get_skipped_lines (WickFollowFile *self);
-/* The longest line kept (0: wick_max_line_length ()). */
-void wick_follow_file_set_max_line (WickFollowFile *self, gsize bytes);
 
 /* Whether a process that this user may inspect has the file open for
  * writing now (its /proc/PID/fd entries, with the access mode from

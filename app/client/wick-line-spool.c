@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-line-spool.h"
+#include "wick-line-spool-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

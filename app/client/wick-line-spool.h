@@ -28,7 +28,6 @@ gboolean wick_line_spool_flush (WickLineSpool *self, GError **error);
 /* Lines and bytes flushed so far; lines lost to a write error. */
 guint64 wick_line_spool_get_lines (WickLineSpool *self);
 guint64 wick_line_spool_get_bytes (WickLineSpool *self);
-guint64 wick_line_spool_get_lost_lines (WickLineSpool *self);
 
 /* Writes the first @length flushed bytes (a value get_bytes returned, so
  * whole lines) to @path, followed by @trailer when it is not NULL. @path is

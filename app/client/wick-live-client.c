@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-live-client.h"
+#include "wick-live-client-private.h"
 
 #include <errno.h>
 #include <poll.h>

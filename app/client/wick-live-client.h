@@ -88,9 +88,6 @@ const char *wick_live_connection_get_path (WickLiveConnection *self);
  * descriptor passed with the reply, or -1. */
 JsonObject *wick_live_connection_request (WickLiveConnection *self, JsonObject *request,
                                           int timeout_ms, int *received_fd, GError **error);
-/* Sends raw bytes as one frame (tests of malformed messages). */
-JsonObject *wick_live_connection_request_raw (WickLiveConnection *self, const char *body,
-                                              gsize length, int timeout_ms, GError **error);
 
 /* Says hello: the session's metadata, and its ring's memfd in @ring_fd (-1 when none). */
 WickLiveSessionInfo *wick_live_connection_hello (WickLiveConnection *self, int *ring_fd,

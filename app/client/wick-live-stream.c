@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-live-stream.h"
+#include "wick-live-stream-private.h"
 
 #include <errno.h>
 #include <math.h>

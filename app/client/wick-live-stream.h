@@ -33,9 +33,6 @@ typedef void (*WickLiveLineFunc) (const char *line, gsize length, gpointer user_
 typedef void (*WickLiveRecordFunc) (WickRecordBuilder *builder, const char *line, gsize length,
                                     gpointer user_data);
 
-/* Takes a duplicate of @ring_fd (the caller keeps its own). With @strict the
- * wick_ extension lines are left out (pure trace/10). */
-WickLiveStream *wick_live_stream_new (int ring_fd, gboolean strict, GError **error);
 /* A stream fed records by the caller (the remote client: records decoded
  * from a node's frames) instead of a ring; the same lines, snapshot and
  * counters. wick_live_stream_drain does nothing on it; producer state is
@@ -66,10 +63,6 @@ gboolean wick_live_stream_has_terminal (WickLiveStream *self);
  * lost, and the session time of the last drop (0 when none). */
 guint64 wick_live_stream_get_dropped (WickLiveStream *self);
 guint64 wick_live_stream_get_lost (WickLiveStream *self);
-guint64 wick_live_stream_get_last_drop_ns (WickLiveStream *self);
-/* Frees of storages allocated before the attach, left out of the lines so
- * that the memory pairing of the trace holds. */
-guint64 wick_live_stream_get_skipped_frees (WickLiveStream *self);
 /* Records read and lines emitted so far. */
 guint64 wick_live_stream_get_records (WickLiveStream *self);
 guint64 wick_live_stream_get_lines (WickLiveStream *self);
@@ -88,11 +81,6 @@ void wick_live_stream_get_reader_stats (WickLiveStream *self, WickRingReaderStat
  * snapshot holds them. apply reads a snapshot file (its fd is not kept);
  * request asks the session for one on @connection. */
 gboolean wick_live_stream_apply_snapshot (WickLiveStream *self, int fd, GError **error);
-gboolean wick_live_stream_request_snapshot (WickLiveStream *self, WickLiveConnection *connection,
-                                            GError **error);
-gboolean wick_live_stream_has_snapshot (WickLiveStream *self);
-guint64 wick_live_stream_get_snapshot_allocated_bytes (WickLiveStream *self);
-guint64 wick_live_stream_get_snapshot_duplicates (WickLiveStream *self);
 
 /* Says hello on @connection, opens the ring and takes the attach snapshot.
  * NULL with @error when there is no stream; a stream without snapshot sets

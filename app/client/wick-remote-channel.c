@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-remote-channel.h"
+#include "wick-remote-channel-private.h"
 
 #include <string.h>
 

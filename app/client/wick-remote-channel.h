@@ -37,8 +37,4 @@ gboolean wick_remote_channel_exists (const char *url);
 JsonObject *wick_remote_channel_request (const char *url, JsonObject *request, int timeout_ms,
                                          GError **error);
 
-/* Tests: the channel's ssh pid (0: no link open) and links opened so far. */
-int wick_remote_channel_get_ssh_pid (const char *url);
-guint wick_remote_channel_get_links_opened (const char *url);
-
 G_END_DECLS

@@ -51,20 +51,10 @@ typedef struct
 
 typedef struct _WickArchive WickArchive;
 
-/* NULL with @error when @path is neither or its directory is broken. */
-WickArchive *wick_archive_open (const char *path, const WickArchiveLimits *limits,
-                                GError **error);
 void wick_archive_free (WickArchive *archive);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickArchive, wick_archive_free)
 
 WickArchiveFormat wick_archive_get_format (WickArchive *archive);
-
-/* The next member: TRUE and @member, FALSE at the end (@error unset) or on
- * failure. The data of a member not read is skipped. */
-gboolean wick_archive_next (WickArchive *archive, WickArchiveMember *member, GError **error);
-/* The current member's data: up to @len bytes, 0 at its end (then its CRC
- * was checked, for a zip), -1 with @error. */
-gssize wick_archive_read (WickArchive *archive, void *buffer, gsize len, GError **error);
 
 /* A job given as one path: a directory (its files, four levels deep, links
  * not followed), a .zip or a .tar(.gz/.zst). Returns the rank traces in it

@@ -196,4 +196,8 @@ const char *wick_document_get_schema (WickDocument *self);
 const char *wick_document_get_run_id (WickDocument *self);
 WickPhase wick_document_get_phase (WickDocument *self);
 
+/* Entries of "wick_records" keys that were not Wick records (not an object,
+ * no wick_ kind): counted, not kept (extension mode). */
+guint64 wick_document_get_wick_records_skipped (WickDocument *self);
+
 G_END_DECLS

@@ -318,9 +318,6 @@ WickDocument *wick_document_new (void);
  * say "candle-graph would reject line N". With FALSE they are decode errors, as
  * candle-graph has them (unknown variant). */
 WickDocument *wick_document_new_with_extensions (gboolean extensions);
-/* Entries of "wick_records" keys that were not Wick records (not an object,
- * no wick_ kind): counted, not kept (extension mode). */
-guint64 wick_document_get_wick_records_skipped (WickDocument *self);
 /* Memory records whose "wick_address" is not an address (not a string, not
  * "0x" and 1-16 hex digits, zero, the key twice): their address is 0 and
  * the health says so ("wick_address_invalid"). @first_line: the first's

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "wick-gpu-analysis.h"
+#include "wick-gpu-analysis-private.h"
 
 /* json-glib only writes the gpu --json report here; it parses nothing. */
 #include <json-glib/json-glib.h>

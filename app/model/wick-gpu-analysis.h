@@ -26,13 +26,6 @@ typedef enum
   WICK_GPU_MEMORY,        /* a memcpy or memset */
 } WickGpuClass;
 
-/* TRUE for the kernels of a communication library: names containing "nccl"
- * or "rccl" in any case (ncclKernel_AllReduce_..., ncclDevKernel_...), as
- * HTA's "nccl" rule, plus RCCL's. gloo runs on the CPU and has no kernels. */
-gboolean wick_gpu_is_communication_kernel (const char *name);
-/* What a device interval of @kind named @name counts as. */
-WickGpuClass wick_gpu_classify (WickDeviceKind kind, const char *name);
-
 typedef struct
 {
   char *device;      /* "cuda:0" (its device tracks' device) */

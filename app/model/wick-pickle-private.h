@@ -9,4 +9,6 @@ G_BEGIN_DECLS
 gboolean wick_pickle_parse_data (const void *data, gsize len, WickPickleValue *result,
                                  GError **error);
 
+void wick_pickle_limits_init (WickPickleLimits *limits);
+
 G_END_DECLS

@@ -88,8 +88,6 @@ typedef struct
   guint64 max_kept_items; /* items in kept (not streamed) containers (default 256 Mi) */
 } WickPickleLimits;
 
-void wick_pickle_limits_init (WickPickleLimits *limits);
-
 typedef enum
 {
   WICK_PICKLE_KEEP,   /* the item stays in its list */

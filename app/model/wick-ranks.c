@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-ranks.h"
+#include "wick-ranks-private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>

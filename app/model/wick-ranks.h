@@ -223,11 +223,6 @@ gboolean wick_rank_job_write_merged_some (const WickRankJob *job, const char *pa
 gboolean wick_ranks_parse_offset (const char *text, gint64 default_unit_ns, gint64 *ns,
                                   GError **error);
 
-/* NCCL's bus-bandwidth factor of a collective over @n ranks (nccl-tests'
- * PERFORMANCE.md): all-reduce 2(n-1)/n, all-gather, reduce-scatter and
- * all-to-all (n-1)/n, the others 1. */
-double wick_collective_busbw_factor (const char *name, guint n);
-
 /* TRUE for an NCCL/RCCL kernel's name. */
 gboolean wick_is_nccl_kernel (const char *name, gsize len);
 

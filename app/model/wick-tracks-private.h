@@ -91,4 +91,6 @@ gint64 wick_tracks_span_correlation (WickTracks *self, guint32 span);
 /* Bytes held by the model (tables and indices, not the document's spans). */
 gsize wick_tracks_get_size (WickTracks *self);
 
+void wick_tracks_get_update_stats (WickTracks *self, WickTracksUpdateStats *stats);
+
 G_END_DECLS

@@ -540,7 +540,6 @@ typedef struct
   const char *last_fallback; /* why the last fallback happened (static text), NULL when none */
 } WickTracksUpdateStats;
 
-void wick_tracks_get_update_stats (WickTracks *self, WickTracksUpdateStats *stats);
 /* Changes with every whole (re)build: event and track indices of an older
  * serial are not valid any more. Appends keep it. */
 guint64 wick_tracks_get_build_serial (WickTracks *self);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-application.h"
+#include "wick-application-private.h"
 
 #include <glib/gi18n.h>
 #include <stdlib.h>

@@ -21,19 +21,10 @@ G_DECLARE_FINAL_TYPE (WickApplication, wick_application, WICK, APPLICATION, AdwA
 
 WickApplication *wick_application_new (void);
 
-/* Several files: as one job in one window when there are two or more and
- * every one is trace-event JSON (the ranks of a distributed run,
- * wick-ranks-page.h), else wick_application_open_file for each. */
-void wick_application_open_files (WickApplication *self, GFile **files, guint n_files,
-                                  GtkWindow *reuse);
-
 /* The example trace bundled in data/ (installed or in the source tree). */
 char *wick_application_get_example_path (void);
 
 /* Non-zero when the command line was refused after startup (`wick --compare A`). */
 int wick_application_get_exit_status (WickApplication *self);
-
-/* Opens a compare window of @a against @b (wick-compare-window.h). */
-void wick_application_compare_files (WickApplication *self, GFile *a, GFile *b);
 
 G_END_DECLS

@@ -13,4 +13,6 @@ WickTable *wick_costs_page_get_table (WickCostsPage *self,
 /* Shows the table named "spans", "steps", "ops", "tensors" or "stats". */
 void wick_costs_page_show_table (WickCostsPage *self, const char *name);
 
+void wick_costs_page_set_filter (WickCostsPage *self, const char *text);
+
 G_END_DECLS

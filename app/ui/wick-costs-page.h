@@ -30,6 +30,5 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickCostsPage, wick_costs_page, WICK, COSTS_PAGE, WickPage)
 
 GtkWidget *wick_costs_page_new (WickSelection *selection);
-void wick_costs_page_set_filter (WickCostsPage *self, const char *text);
 
 G_END_DECLS

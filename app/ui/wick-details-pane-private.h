@@ -29,4 +29,6 @@ gboolean wick_details_pane_activate_link (WickDetailsPane *self, guint nth);
 /* The title shown (record name), for tests. */
 const char *wick_details_pane_get_title (WickDetailsPane *self);
 
+void wick_details_pane_set_document (WickDetailsPane *self, WickDocument *document);
+
 G_END_DECLS

@@ -26,6 +26,5 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickDetailsPane, wick_details_pane, WICK, DETAILS_PANE, WickPage)
 
 GtkWidget *wick_details_pane_new (WickSelection *selection);
-void wick_details_pane_set_document (WickDetailsPane *self, WickDocument *document);
 
 G_END_DECLS

@@ -20,4 +20,13 @@ const char *wick_gpu_overview_page_get_launches_text (WickGpuOverviewPage *self)
 const char *wick_gpu_overview_page_get_waiting_text (WickGpuOverviewPage *self);
 GtkWidget *wick_gpu_overview_page_get_stretch_button (WickGpuOverviewPage *self, guint i);
 
+void wick_gpu_table_page_set_filter (WickGpuTablePage *self, const char *text);
+
+/* The slices of row @index of the analysis (not a shown position): WickEventRef, by start. */
+GArray *wick_gpu_table_page_get_instances (WickGpuTablePage *self, guint index);
+
+/* The step whose bar is at @x of the chart (its allocation's coordinates),
+ * -1 when none. */
+gint wick_gpu_overview_page_step_at (WickGpuOverviewPage *self, double x);
+
 G_END_DECLS

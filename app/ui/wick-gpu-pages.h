@@ -44,9 +44,6 @@ typedef enum
 G_DECLARE_FINAL_TYPE (WickGpuTablePage, wick_gpu_table_page, WICK, GPU_TABLE_PAGE, WickPage)
 
 GtkWidget *wick_gpu_table_page_new (WickSelection *selection, WickGpuTableKind kind);
-void wick_gpu_table_page_set_filter (WickGpuTablePage *self, const char *text);
-/* The slices of row @index of the analysis (not a shown position): WickEventRef, by start. */
-GArray *wick_gpu_table_page_get_instances (WickGpuTablePage *self, guint index);
 /* The instance the timeline shows (@current of @n; -1 for none): the label
  * beside the previous/next buttons. */
 void wick_gpu_table_page_set_position (WickGpuTablePage *self, gint current, guint n);
@@ -56,8 +53,5 @@ G_DECLARE_FINAL_TYPE (WickGpuOverviewPage, wick_gpu_overview_page, WICK, GPU_OVE
                       WickPage)
 
 GtkWidget *wick_gpu_overview_page_new (WickSelection *selection);
-/* The step whose bar is at @x of the chart (its allocation's coordinates),
- * -1 when none. */
-gint wick_gpu_overview_page_step_at (WickGpuOverviewPage *self, double x);
 
 G_END_DECLS

@@ -58,9 +58,6 @@ void wick_memory_chart_draw (WickMemoryChart *self, cairo_t *cr, const WickMemor
 void wick_memory_chart_draw_readout (WickMemoryChart *self, cairo_t *cr,
                                      const WickMemoryViewport *view);
 guint64 wick_memory_viewport_x_to_time (const WickMemoryViewport *view, double x);
-/* The panel rectangle of device @i (plot area, without axis). */
-void wick_memory_chart_panel (WickMemoryChart *self, const WickMemoryViewport *view, guint i,
-                              cairo_rectangle_t *rect);
 /* The memory event in effect at (x, y): the last one at or before the
  * pointer's time on the device panel under it; -1 when none. */
 gint64 wick_memory_chart_event_at (WickMemoryChart *self, const WickMemoryViewport *view, double x,
@@ -68,16 +65,6 @@ gint64 wick_memory_chart_event_at (WickMemoryChart *self, const WickMemoryViewpo
 /* The legend item at (x, y): a bit of WickMemoryViewport.hidden, 8 for the
  * log-scale switch, or -1. */
 int wick_memory_chart_legend_hit (const WickMemoryViewport *view, double x, double y);
-/* The y-axis of device @i's panel: its top value, from the series shown
- * (legend items switched off do not count) in the visible range, and
- * whether it is a log axis (view->log_scale). */
-void wick_memory_chart_y_axis (WickMemoryChart *self, const WickMemoryViewport *view, guint i,
-                               guint64 *max, gboolean *log_scale);
-/* Panel @i's title: its device, and the device series (used, reserved,
- * capacity) that rise above its axis in the visible range, with their
- * highest value ("cuda:0 — reserved 60 GiB (off scale)"). */
-char *wick_memory_chart_panel_title (WickMemoryChart *self, const WickMemoryViewport *view,
-                                     guint i);
 /* Bottom-to-top drawing order of the categories. */
 extern const guint wick_memory_stack_order[5];
 

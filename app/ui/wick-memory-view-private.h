@@ -9,4 +9,7 @@ G_BEGIN_DECLS
  * for tests and screenshots. */
 void wick_memory_view_set_hover (WickMemoryView *self, double x);
 
+/* The chart's parameters for the current size and range. */
+void wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out);
+
 G_END_DECLS

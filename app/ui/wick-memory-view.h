@@ -24,7 +24,5 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickMemoryView, wick_memory_view, WICK, MEMORY_VIEW, WickPage)
 
 GtkWidget *wick_memory_view_new (WickSelection *selection);
-/* The chart's parameters for the current size and range. */
-void wick_memory_view_get_params (WickMemoryView *self, WickMemoryViewport *out);
 
 G_END_DECLS

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-page.h"
+#include "wick-page-private.h"
 
 static void wick_page_set_selection (WickPage *self, WickSelection *selection);
 

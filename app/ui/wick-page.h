@@ -68,8 +68,6 @@ struct _WickPageClass
 WickTraceSession *wick_page_get_session (WickPage *self);
 void wick_page_set_session (WickPage *self, WickTraceSession *session);
 WickSelection *wick_page_get_selection (WickPage *self);
-/* The session's document (NULL without a session or document). */
-WickDocument *wick_page_get_document (WickPage *self);
 gboolean wick_page_is_wanted (WickPage *self, WickDocument *document);
 
 const char *wick_page_get_title (WickPage *self);

@@ -1,5 +1,6 @@
 /* wick-render.c — see wick-render.h. */
 #include "wick-render.h"
+#include "wick-render-private.h"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>

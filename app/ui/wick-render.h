@@ -32,9 +32,6 @@ typedef struct
 gboolean wick_render_view_from_string (const char *name, WickRenderView *view);
 const char *wick_render_view_to_string (WickRenderView view);
 
-/* Draws onto any cairo context of options->width × options->height. */
-void wick_render_draw (WickDocument *document, const WickRenderOptions *options, cairo_t *cr);
-
 gboolean wick_render_to_file (WickDocument *document, const WickRenderOptions *options,
                               const char *path, GError **error);
 

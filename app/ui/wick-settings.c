@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-settings.h"
+#include "wick-settings-private.h"
 
 #define SCHEMA_ID "io.github.wickprofiler.Wick"
 #define MAX_RECENT 10

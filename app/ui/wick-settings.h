@@ -13,11 +13,6 @@
 G_BEGIN_DECLS
 
 GSettings *wick_settings_get (void); /* NULL without the schema; not a new reference */
-/* The schema as wick_settings_get finds it: the build tree's when run from it,
- * else GLib's search path, else the one compiled under the install prefix.
- * where (optional) gets that directory, or "system" for GLib's path. NULL when
- * there is none. */
-GSettingsSchema *wick_settings_lookup_schema (char **where);
 /* Whether the running binary is one of this build tree's: then the build
  * tree's schema (above) and message catalogs (<build>/po, main.c) are used. */
 gboolean wick_running_from_build_tree (void);

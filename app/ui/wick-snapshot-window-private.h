@@ -68,4 +68,21 @@ void wick_snapshot_window_render_segment_map (WickSnapshotWindow *self, cairo_t 
  * snapshot is read). */
 const WickSnapshotMatchCounts *wick_snapshot_window_get_match_counts (WickSnapshotWindow *self);
 
+/* The same, reading only the history from @from_us to @to_us (time_us), the
+ * state at its start rebuilt (wick_memory_snapshot_load_range). Dragging
+ * on a window's chart offers "Load Range Alone", which opens one. */
+WickSnapshotWindow *wick_snapshot_window_new_range (GtkApplication *application, const char *path,
+                                                    gint64 from_us, gint64 to_us);
+
+/* The range dragged on the chart (FALSE when none), and setting it as a drag would. */
+gboolean wick_snapshot_window_get_drag_range (WickSnapshotWindow *self, gint64 *from_us,
+                                              gint64 *to_us);
+
+const char *wick_snapshot_window_get_diff_details (WickSnapshotWindow *self);
+
+WickSnapshotWindow *wick_snapshot_window_from_page (GtkWidget *page);
+
+/* Selects the time (time_us) the live list shows. */
+void wick_snapshot_window_select_time (WickSnapshotWindow *self, gint64 time_us);
+
 G_END_DECLS

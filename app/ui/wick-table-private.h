@@ -25,4 +25,12 @@ void wick_table_activate (WickTable *self, guint position);
 /* The position of the selected row, GTK_INVALID_LIST_POSITION when none. */
 guint wick_table_get_selected (WickTable *self);
 
+guint wick_table_get_n_shown (WickTable *self);
+
+/* The row shown at @position (kind and index), FALSE past the end. */
+gboolean wick_table_get_shown (WickTable *self, guint position, guint *kind, guint *index);
+
+/* The text of column @column in the row shown at @position, NULL past the end. */
+char *wick_table_get_text (WickTable *self, guint position, guint column);
+
 G_END_DECLS

@@ -100,11 +100,6 @@ void wick_table_set_tree (WickTable *self, WickTableChildrenFunc children);
 void wick_table_set_filter (WickTable *self, const char *text);
 /* Sorts by column @column (descending when @descending). */
 void wick_table_sort_by (WickTable *self, guint column, gboolean descending);
-guint wick_table_get_n_shown (WickTable *self);
-/* The row shown at @position (kind and index), FALSE past the end. */
-gboolean wick_table_get_shown (WickTable *self, guint position, guint *kind, guint *index);
-/* The text of column @column in the row shown at @position, NULL past the end. */
-char *wick_table_get_text (WickTable *self, guint position, guint column);
 /* The rows shown (all of them, or only the selected one when @selected)
  * as tab-separated values, one line per row, the column titles first.
  * Durations, counts and bytes of declared columns are plain numbers

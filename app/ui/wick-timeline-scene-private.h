@@ -46,4 +46,34 @@ gboolean wick_timeline_scene_span_rect (WickTimelineScene *self, const WickTimel
  * row is walked a frame): tests make it 0 to see every frame sketch. */
 void wick_timeline_scene_set_row_budget (WickTimelineScene *self, gint64 budget_us);
 
+/* A GPU process: labelled "GPU N" or "MTIA ..." (Kineto's process_labels),
+ * or one of device tracks alone. In a Chrome trace the scene shows each run
+ * of GPU processes ahead of the run of host processes before it (Kineto
+ * sorts them after the host), so the streams are on the first screen. */
+gboolean wick_timeline_scene_process_is_gpu (WickTimelineScene *self, guint32 process);
+
+/* Zoomed out, each dense row's rectangles are kept for the next frame with
+ * the same time range and width (on by default; off: every frame reads the
+ * events, the benchmark's baseline). */
+void wick_timeline_scene_set_row_cache (WickTimelineScene *self, gboolean on);
+
+double wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t);
+
+/* The label the ruler shows for the pointer at @x: its time since the trace's
+ * start to the finest digit one pixel resolves, rounded to nearest, in the
+ * ruler's unit. */
+char *wick_timeline_scene_cursor_label (WickTimelineScene *self, const WickTimelineViewport *view,
+                                        double x);
+
+/* The value counter track @track shows at widget x @x ("12.5 MiB" style for
+ * byte series, else the number); NULL before its first sample. */
+char *wick_timeline_scene_counter_label (WickTimelineScene *self, const WickTimelineViewport *view,
+                                         guint32 track, double x);
+
+/* The flows drawn for @event: its own, incoming and outgoing, then the ones
+ * reached by following them from event to event across tracks (at most
+ * @max). Returns how many; the first @n_direct are @event's own. */
+guint wick_timeline_scene_flow_chain (WickTimelineScene *self, WickEventRef event, guint32 *flows,
+                                      guint max, guint *n_direct);
+
 G_END_DECLS

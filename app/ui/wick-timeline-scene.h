@@ -116,12 +116,6 @@ void wick_timeline_scene_get_extent (WickTimelineScene *self, guint64 *start_ns,
  * scrolled), plus those two. */
 int wick_timeline_scene_get_content_height (WickTimelineScene *self);
 
-/* A GPU process: labelled "GPU N" or "MTIA ..." (Kineto's process_labels),
- * or one of device tracks alone. In a Chrome trace the scene shows each run
- * of GPU processes ahead of the run of host processes before it (Kineto
- * sorts them after the host), so the streams are on the first screen. */
-gboolean wick_timeline_scene_process_is_gpu (WickTimelineScene *self, guint32 process);
-
 /* Tracks of the model, in display order (see above for GPU processes). */
 guint wick_timeline_scene_get_n_tracks (WickTimelineScene *self);
 /* The @i-th track in display order: its model index. */
@@ -165,10 +159,6 @@ WickGpuGraphs *wick_timeline_scene_get_graphs (WickTimelineScene *self);
 void wick_timeline_scene_event_extent (WickTimelineScene *self, WickEventRef event,
                                        guint64 *start_ns, guint64 *end_ns);
 
-/* Zoomed out, each dense row's rectangles are kept for the next frame with
- * the same time range and width (on by default; off: every frame reads the
- * events, the benchmark's baseline). */
-void wick_timeline_scene_set_row_cache (WickTimelineScene *self, gboolean on);
 void wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr,
                                const WickTimelineViewport *view);
 /* FALSE when the last frame drawn (progressive) left rows to finish: draw
@@ -188,18 +178,7 @@ void wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
                                         const WickTimelineViewport *view, guint64 visible_start,
                                         guint64 visible_end);
 
-double wick_timeline_viewport_time_to_x (const WickTimelineViewport *view, guint64 t);
 guint64 wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x);
-
-/* The label the ruler shows for the pointer at @x: its time since the trace's
- * start to the finest digit one pixel resolves, rounded to nearest, in the
- * ruler's unit. */
-char *wick_timeline_scene_cursor_label (WickTimelineScene *self, const WickTimelineViewport *view,
-                                        double x);
-/* The value counter track @track shows at widget x @x ("12.5 MiB" style for
- * byte series, else the number); NULL before its first sample. */
-char *wick_timeline_scene_counter_label (WickTimelineScene *self, const WickTimelineViewport *view,
-                                         guint32 track, double x);
 
 /* The event under (x, y): any kind, or a flow end of the selected event's
  * flows (then @event->kind is WICK_TIMELINE_EVENT_FLOW and its index the
@@ -228,11 +207,6 @@ WickTimelineGutterHit wick_timeline_scene_hit_gutter (WickTimelineScene *self,
 gboolean wick_timeline_scene_event_rect (WickTimelineScene *self, const WickTimelineViewport *view,
                                          WickEventRef event, cairo_rectangle_t *rect);
 
-/* The flows drawn for @event: its own, incoming and outgoing, then the ones
- * reached by following them from event to event across tracks (at most
- * @max). Returns how many; the first @n_direct are @event's own. */
-guint wick_timeline_scene_flow_chain (WickTimelineScene *self, WickEventRef event, guint32 *flows,
-                                      guint max, guint *n_direct);
 /* The event one flow step from @event: @direction > 0 follows its first
  * outgoing flow, < 0 its first incoming one. FALSE when there is none. */
 gboolean wick_timeline_scene_follow_flow (WickTimelineScene *self, WickEventRef event,

@@ -53,11 +53,7 @@ WickTimelineScene *wick_timeline_view_get_scene (WickTimelineView *self);
 
 /* Zoom by @factor (< 1 zooms in) keeping the time under widget x @anchor_x. */
 void wick_timeline_view_zoom (WickTimelineView *self, double factor, double anchor_x);
-/* Pan by @dx pixels (positive moves later in time). */
-void wick_timeline_view_pan (WickTimelineView *self, double dx);
 void wick_timeline_view_zoom_to_fit (WickTimelineView *self);
-/* Selects @span and fits it in the view with a margin (double-click). */
-void wick_timeline_view_zoom_to_span (WickTimelineView *self, guint span);
 
 /* Search: spans whose name contains @text (case-insensitive); NULL or "" clears.
  * Returns the number of matches; next/previous select and reveal one. */
@@ -80,32 +76,10 @@ gboolean wick_timeline_view_is_selecting (WickTimelineView *self);
 /* View option: draw op ticks inside spans (default TRUE). */
 void wick_timeline_view_set_show_ops (WickTimelineView *self, gboolean show);
 
-/* A click at (x, y) as the pointer does it: a process header collapses or
- * expands its group, a track's pin pins or unpins it, an event is selected
- * (any kind: span, async slice, counter sample, instant, device interval,
- * flow end). Returns TRUE when it hit something. */
-gboolean wick_timeline_view_click (WickTimelineView *self, double x, double y);
-/* What a double-click at (x, y) does: fits the slice there (a span, an async
- * slice, a GPU kernel or other device interval) and selects it. */
-void wick_timeline_view_double_click (WickTimelineView *self, double x, double y);
-/* The full name of the track whose label is at (x, y) in the gutter (what
- * its tooltip shows), NULL elsewhere; g_free it. */
-char *wick_timeline_view_label_at (WickTimelineView *self, double x, double y);
-/* The label column's width (WICK_TIMELINE_GUTTER), what dragging its right
- * edge sets, clamped to [WICK_TIMELINE_GUTTER_MIN, _MAX]. */
-void wick_timeline_view_set_gutter_width (WickTimelineView *self, int width);
-/* Selects the event one flow step from the selected one (] and [ keys):
- * @direction > 0 along its outgoing flow, < 0 back along an incoming one,
- * and reveals it. FALSE when there is none. */
-gboolean wick_timeline_view_follow_flow (WickTimelineView *self, int direction);
-
 /* Draws the hover line at widget x @x (< 0 hides it); for tests and screenshots. */
 void wick_timeline_view_set_hover (WickTimelineView *self, double x);
 /* Collapses (or expands) every process and track: Shift+C, Shift+E and
  * the window's win.collapse-all / win.expand-all. */
 void wick_timeline_view_set_all_collapsed (WickTimelineView *self, gboolean collapsed);
-
-/* The view's parameters as of the last layout (for tests and export). */
-void wick_timeline_view_get_viewport (WickTimelineView *self, WickTimelineViewport *out);
 
 G_END_DECLS

@@ -48,4 +48,8 @@ gboolean wick_window_get_follow_newest (WickWindow *self);
 /* The message of banner @id, NULL when it is not shown (for tests). */
 const char *wick_window_get_banner (WickWindow *self, const char *id);
 
+/* Switches the view stack to the named page ("timeline", "memory", "coverage",
+ * "health", "costs", or a page added above). */
+void wick_window_show_page (WickWindow *self, const char *name);
+
 G_END_DECLS

@@ -87,8 +87,4 @@ typedef void (*WickSaveHandler) (WickWindow *window, gpointer user_data);
 void wick_window_set_save_handler (WickWindow *self, WickSaveHandler handler, gpointer user_data,
                                    GDestroyNotify destroy);
 
-/* Switches the view stack to the named page ("timeline", "memory", "coverage",
- * "health", "costs", or a page added above). */
-void wick_window_show_page (WickWindow *self, const char *name);
-
 G_END_DECLS

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "common/wick-json.h"
+#include "common/wick-json-private.h"
 #include "common/wick-utf8.h"
 
 #include <math.h>

@@ -55,9 +55,6 @@ void wick_json_string_array (WickJson *json, const char *const *values, size_t n
 #define WICK_JSON_ESCAPED_MAX(length) (6 * (length) + 2)
 size_t wick_json_escape (const char *string, size_t length, char *out);
 
-/* Decimal digits of value into buffer (>= 20 bytes), no NUL; returns the length. */
-size_t wick_format_u64 (uint64_t value, char *buffer);
-
 /* The shortest decimal digits that read back as @value (finite, positive, not
  * 0) into @digits (NUL-terminated, no trailing zeros), their count in
  * *@n_digits; returns the decimal exponent of the first digit. */

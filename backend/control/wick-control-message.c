@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "wick-control-message.h"
+#include "wick-control-message-private.h"
 #include "common/wick-json-reader.h"
 #include "common/wick-json.h"
 #include "common/wick-utf8.h"

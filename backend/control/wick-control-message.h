@@ -59,8 +59,6 @@ bool wick_control_request_parse (WickControlRequest *request, const char *data, 
                                  WickError *error);
 void wick_control_request_clear (WickControlRequest *request);
 
-const WickControlField *wick_control_request_get (const WickControlRequest *request,
-                                                  const char *key);
 /* NULL when absent; fails (returns NULL and fills @error) when not a string. */
 const char *wick_control_request_get_string (const WickControlRequest *request, const char *key,
                                              bool required, WickError *error);
@@ -110,5 +108,3 @@ void wick_control_writer_uint (WickControlWriter *writer, const char *key, uint6
 void wick_control_writer_int (WickControlWriter *writer, const char *key, int64_t value);
 void wick_control_writer_double (WickControlWriter *writer, const char *key, double value);
 void wick_control_writer_bool (WickControlWriter *writer, const char *key, bool value);
-/* A JSON value written verbatim (the caller guarantees it is valid JSON). */
-void wick_control_writer_raw (WickControlWriter *writer, const char *key, const char *json);

@@ -1,5 +1,6 @@
 /* wick-clock.c — calibration of the session clock (see wick-clock.h). */
 #include "wick-clock.h"
+#include "wick-clock-private.h"
 
 #include <pthread.h>
 #include <stdio.h>

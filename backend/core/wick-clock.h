@@ -24,7 +24,6 @@ typedef struct
 extern WickClock wick_clock;
 
 void wick_clock_init (void);
-const char *wick_clock_describe (void);
 uint64_t wick_clock_monotonic_ns (void);
 
 #if defined(__x86_64__)

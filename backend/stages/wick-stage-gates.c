@@ -1,6 +1,7 @@
 /* wick-stage-gates.c — cosine, order statistics, median of ratios and the
  * verdict sentences of stage certification. See wick-stage-gates.h. */
 #include "wick-stage-gates.h"
+#include "wick-stage-gates-private.h"
 
 #include <math.h>
 #include <stdio.h>

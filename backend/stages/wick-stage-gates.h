@@ -37,9 +37,6 @@ extern "C"
 
   double wick_gate_cosine (double dot, double out_squared, double ref_squared);
 
-  /* The k-th smallest value (0-based) of v[0..n), NaN above +inf. Reorders v. */
-  double wick_gate_order_statistic (double *v, size_t n, size_t k);
-
   /* Nearest-rank p99 of v[0..n) (n >= 1). Reorders v. NaN for n == 0. */
   double wick_gate_p99 (double *v, size_t n);
 
@@ -51,14 +48,6 @@ extern "C"
   void wick_gate_speedup_summary (const double *eager_ms, const double *replay_ms, size_t n,
                                   double *median, double *min, double *max, double *eager_median_ms,
                                   double *replay_median_ms);
-
-  /* One element of a float buffer as a double (f32, f16, bf16, f64). */
-  double wick_gate_element_to_double (WickStageDType dtype, const void *data, size_t index);
-
-  /* Parity of out against ref, n elements of dtype, on the CPU with float64
-   * accumulation: the reference implementation of the device kernels. */
-  bool wick_gate_parity_host (WickStageDType dtype, const void *out, const void *ref, size_t n,
-                              WickParity *result);
 
   /* Fills cert->accepted, verdict and reason from the figures, thresholds and
    * parity_checked / speedup_checked already in cert. `failure`, when not

@@ -46,6 +46,8 @@
 #include "ui/wick-costs-page-private.h"
 #include "ui/wick-gpu-pages.h"
 #include "ui/wick-gpu-pages-private.h"
+#include "ui/wick-table.h"
+#include "ui/wick-table-private.h"
 
 #define RUNS 5
 

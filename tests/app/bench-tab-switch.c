@@ -45,6 +45,7 @@
 #include "ui/wick-window-private.h"
 #include "client/wick-live-client.h"
 #include "ui/session/wick-live-session.h"
+#include "ui/session/wick-live-session-private.h"
 #include "model/wick-document-private.h"
 
 static void

@@ -29,6 +29,7 @@
 #include "model/wick-tracks.h"
 #include "model/wick-tracks-private.h"
 #include "ui/wick-timeline-scene.h"
+#include "ui/wick-timeline-scene-private.h"
 
 static void
 feed (WickDocument *document, const char *line)

@@ -16,6 +16,7 @@
 #include "ui/wick-compare-window.h"
 #include "ui/wick-compare-window-private.h"
 #include "ui/wick-timeline-view.h"
+#include "ui/wick-timeline-view-private.h"
 
 static WickApplication *app;
 static char *dir;

@@ -19,6 +19,7 @@
 #include "ui/session/wick-follow-session.h"
 #include "ui/session/wick-follow-session-private.h"
 #include "ui/session/wick-live-session.h"
+#include "ui/session/wick-live-session-private.h"
 #include "ui/wick-application.h"
 #include "ui/wick-health-page.h"
 #include "ui/wick-health-page-private.h"
@@ -26,6 +27,7 @@
 #include "ui/wick-timeline-scene.h"
 #include "ui/wick-timeline-scene-private.h"
 #include "ui/wick-timeline-view.h"
+#include "ui/wick-timeline-view-private.h"
 #include "ui/wick-window.h"
 
 static WickApplication *app;

@@ -15,6 +15,7 @@
 
 #include "app-test-util.h"
 #include "ui/session/wick-weights-panel.h"
+#include "ui/session/wick-weights-panel-private.h"
 
 static char *
 module_text (guint64 parameters)

@@ -12,9 +12,11 @@
 
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
+#include "ui/wick-application-private.h"
 #include "ui/wick-ranks-page.h"
 #include "ui/wick-ranks-page-private.h"
 #include "ui/wick-timeline-view.h"
+#include "ui/wick-timeline-view-private.h"
 #include "ui/wick-timeline-scene.h"
 #include <json-glib/json-glib.h>
 #include <stdio.h>

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "ui/wick-settings.h"
+#include "ui/wick-settings-private.h"
 
 static char *self_path;
 

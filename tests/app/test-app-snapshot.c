@@ -12,6 +12,7 @@
 
 #include "app-test-ui.h"
 #include "ui/wick-application.h"
+#include "ui/wick-application-private.h"
 #include "ui/wick-snapshot-window.h"
 #include "ui/wick-snapshot-window-private.h"
 #include "ui/wick-window.h"

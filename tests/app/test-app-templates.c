@@ -18,6 +18,7 @@
 #include "ui/wick-details-pane-private.h"
 #include "ui/wick-health-page.h"
 #include "ui/wick-memory-view.h"
+#include "ui/wick-memory-view-private.h"
 #include "ui/wick-timeline-overview.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-window-private.h"

@@ -15,6 +15,7 @@
 #include "ui/wick-memory-chart-private.h"
 #include "ui/wick-palette.h"
 #include "ui/wick-render.h"
+#include "ui/wick-render-private.h"
 #include "ui/wick-selection.h"
 #include "ui/wick-selection-private.h"
 #include "ui/wick-timeline-axis.h"

@@ -33,6 +33,8 @@
 #include "model/wick-gradient-report.h"
 #include "ui/wick-settings.h"
 #include "ui/wick-window-private.h"
+#include "ui/wick-page.h"
+#include "ui/wick-page-private.h"
 #include "ui/session/wick-stages-panel.h"
 #include "ui/session/wick-weights-panel.h"
 #include "ui/wick-table-private.h"

@@ -33,7 +33,9 @@
 #include "ui/wick-application.h"
 #include "ui/wick-selection.h"
 #include "ui/wick-timeline-scene.h"
+#include "ui/wick-timeline-scene-private.h"
 #include "ui/wick-timeline-view.h"
+#include "ui/wick-timeline-view-private.h"
 #include "ui/wick-window-internal.h"
 #include "ui/wick-window-private.h"
 

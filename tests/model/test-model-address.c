@@ -10,6 +10,7 @@
 #include <wick/wick.h>
 
 #include "client/wick-live-stream.h"
+#include "client/wick-live-stream-private.h"
 #include "wick-document.h"
 #include "wick-document-private.h"
 #include "wick-record.h"

@@ -13,6 +13,7 @@
 #include "wick-chrome-import.h"
 #include "wick-chrome-import-private.h"
 #include "wick-gpu-analysis.h"
+#include "wick-gpu-analysis-private.h"
 #include "wick-gpu-graphs.h"
 #include "wick-tracks.h"
 #include "wick-tracks-private.h"

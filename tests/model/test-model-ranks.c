@@ -16,6 +16,7 @@
 #include "wick-chrome-import.h"
 #include "wick-chrome-stream.h"
 #include "wick-ranks.h"
+#include "wick-ranks-private.h"
 #include "wick-tracks.h"
 
 static const char *generator, *data_dir, *wick_trace;

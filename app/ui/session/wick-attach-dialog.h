@@ -22,11 +22,6 @@ typedef struct _WickApplication WickApplication;
 G_DECLARE_FINAL_TYPE (WickAttachDialog, wick_attach_dialog, WICK, ATTACH_DIALOG, AdwWindow)
 
 WickAttachDialog *wick_attach_dialog_new (WickApplication *app, GtkWindow *parent);
-gboolean wick_attach_dialog_is_listing (WickAttachDialog *self);
-/* Attaches to the @index-th session listed; returns the window that will
- * show it (the attach runs in a worker thread; wick_live_session_from_window
- * is set once it is done, a banner names the process and reason if it fails). */
-GtkWindow *wick_attach_dialog_attach (WickAttachDialog *self, guint index, GError **error);
 
 /* A session's row (program, pid, entrypoint, start, ring, drops), activatable;
  * the remote dialog shows the same rows. */

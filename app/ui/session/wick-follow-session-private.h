@@ -21,4 +21,7 @@ const char *wick_follow_session_get_message (WickFollowSession *self);
  * not grown for a second (when a writer gone is decided; tests wait on it). */
 guint wick_follow_session_get_idle_checks (WickFollowSession *self);
 
+/* Polls now (tests; the window polls by itself). */
+void wick_follow_session_poll (WickFollowSession *self);
+
 G_END_DECLS

@@ -31,7 +31,4 @@ G_DECLARE_FINAL_TYPE (WickFollowSession, wick_follow_session, WICK, FOLLOW_SESSI
  * @error when the file cannot be opened. */
 WickFollowSession *wick_follow_session_start (WickWindow *window, const char *path, GError **error);
 
-/* Polls now (tests; the window polls by itself). */
-void wick_follow_session_poll (WickFollowSession *self);
-
 G_END_DECLS

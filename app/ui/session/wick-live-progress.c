@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "wick-live-session.h"
+#include "wick-live-session-private.h"
 
 #include <glib/gi18n.h>
 

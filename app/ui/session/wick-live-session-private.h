@@ -35,4 +35,20 @@ GtkWidget *wick_live_session_get_stages_panel (WickLiveSession *self);
 void wick_live_window_get_toast_counts (WickWindow *window, guint *raised, guint *coalesced,
                                         guint *waiting);
 
+guint64 wick_live_history_limit (void);
+
+/* Commits what is ready and writes the lines the document holds as JSONL
+ * (with a failed terminal saying the capture was cut when the process still
+ * runs), copied from the spool. */
+gboolean wick_live_session_save (WickLiveSession *self, const char *path, GError **error);
+
+/* The session shown in @window, or NULL. */
+WickLiveSession *wick_live_session_from_window (WickWindow *window);
+
+const char *wick_live_window_get_progress (WickWindow *window);
+
+/* Commits batches until one made when the ring was empty or @budget_us
+ * passed, waiting for the worker meanwhile (tests, screenshots). */
+void wick_live_session_pump (WickLiveSession *self, gint64 budget_us);
+
 G_END_DECLS

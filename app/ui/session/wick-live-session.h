@@ -30,7 +30,6 @@ G_BEGIN_DECLS
  * banner saying so; the spool keeps the whole run for Save As…. 0: no limit.
  * WICK_LIVE_HISTORY (a count) overrides the setting live-history-records. */
 #define WICK_LIVE_HISTORY_DEFAULT G_GUINT64_CONSTANT (1000000)
-guint64 wick_live_history_limit (void);
 
 #define WICK_TYPE_LIVE_SESSION (wick_live_session_get_type ())
 G_DECLARE_FINAL_TYPE (WickLiveSession, wick_live_session, WICK, LIVE_SESSION, GObject)
@@ -54,12 +53,6 @@ void wick_live_session_attach_async (WickWindow *window, const char *socket_path
 WickLiveSession *wick_live_session_attach_finish (WickWindow *window, GAsyncResult *result,
                                                   GError **error);
 
-/* Commits what is ready and writes the lines the document holds as JSONL
- * (with a failed terminal saying the capture was cut when the process still
- * runs), copied from the spool. */
-gboolean wick_live_session_save (WickLiveSession *self, const char *path, GError **error);
-/* The session shown in @window, or NULL. */
-WickLiveSession *wick_live_session_from_window (WickWindow *window);
 /* Shows @message as a toast on @window (wick-live-toasts.c): messages of
  * one @kind within a second become one toast with a count, one toast is on
  * screen at a time (3 s of frames each, the rest wait), and toasts are
@@ -72,9 +65,5 @@ void wick_live_window_toast_kind (WickWindow *window, const char *kind, const ch
  * final (or @document is NULL). Returns the banner's text, NULL when hidden;
  * wick_live_window_get_progress says the same without updating. */
 const char *wick_live_window_update_progress (WickWindow *window, WickDocument *document);
-const char *wick_live_window_get_progress (WickWindow *window);
-/* Commits batches until one made when the ring was empty or @budget_us
- * passed, waiting for the worker meanwhile (tests, screenshots). */
-void wick_live_session_pump (WickLiveSession *self, gint64 budget_us);
 
 G_END_DECLS

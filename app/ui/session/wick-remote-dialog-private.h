@@ -15,4 +15,12 @@ gint64 wick_remote_dialog_get_session_pid (WickRemoteDialog *self, guint index);
 /* Why the last listing failed (NULL: it did not). */
 const char *wick_remote_dialog_get_error (WickRemoteDialog *self);
 
+/* Lists the sessions of @host (a config name or [ssh://][user@]host[:port]),
+ * as picking its row or typing it does. */
+void wick_remote_dialog_list (WickRemoteDialog *self, const char *host);
+
+/* Attaches the @index-th session listed (ssh://host/PID) and closes the
+ * dialog; the window that will show it. */
+GtkWindow *wick_remote_dialog_attach (WickRemoteDialog *self, guint index);
+
 G_END_DECLS

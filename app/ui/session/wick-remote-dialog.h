@@ -34,11 +34,4 @@ void wick_remote_dialog_use_askpass (void);
 
 WickRemoteDialog *wick_remote_dialog_new (WickApplication *app, GtkWindow *parent);
 
-/* Lists the sessions of @host (a config name or [ssh://][user@]host[:port]),
- * as picking its row or typing it does. */
-void wick_remote_dialog_list (WickRemoteDialog *self, const char *host);
-/* Attaches the @index-th session listed (ssh://host/PID) and closes the
- * dialog; the window that will show it. */
-GtkWindow *wick_remote_dialog_attach (WickRemoteDialog *self, guint index);
-
 G_END_DECLS

@@ -13,4 +13,7 @@ const char *wick_stages_panel_get_unavailable_reason (WickStagesPanel *self);
 const char *wick_stages_panel_get_last_verdict (WickStagesPanel *self);
 guint wick_stages_panel_get_pending (WickStagesPanel *self);
 
+void wick_stages_panel_refresh (WickStagesPanel *self);
+void wick_stages_panel_capture (WickStagesPanel *self, const char *stage);
+
 G_END_DECLS

@@ -24,7 +24,4 @@ G_DECLARE_FINAL_TYPE (WickStagesPanel, wick_stages_panel, WICK, STAGES_PANEL, Wi
 
 GtkWidget *wick_stages_panel_new (WickWindow *window, const char *socket_path);
 
-void wick_stages_panel_refresh (WickStagesPanel *self);
-void wick_stages_panel_capture (WickStagesPanel *self, const char *stage);
-
 G_END_DECLS

@@ -15,6 +15,7 @@
 #include "common/wick-spellings.h"
 #include "common/wick-json-reader.h"
 #include "common/wick-json.h"
+#include "common/wick-json-private.h"
 #include "common/wick-utf8.h"
 #include "wick/wick.h"
 

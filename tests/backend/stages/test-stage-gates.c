@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "stages/wick-stage-private.h"
+#include "stages/wick-stage-gates.h"
+#include "stages/wick-stage-gates-private.h"
 
 static void
 test_cosine_known_vectors (void)

@@ -15,6 +15,7 @@
 #include "baseline-jsonl-formatter.h"
 
 #include "common/wick-json.h"
+#include "common/wick-json-private.h"
 #include "wick-record-codec.h"
 
 #include <stdio.h>

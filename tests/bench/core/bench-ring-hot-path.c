@@ -23,6 +23,7 @@
  * Arguments: [rounds] [spans per round] [drain seconds].
  */
 #include "wick-session-internal.h"
+#include "wick-clock-private.h"
 
 #include "bench-lttng-tp.h"
 

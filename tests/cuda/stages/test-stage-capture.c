@@ -18,6 +18,8 @@
 #include "stage-test-kernels.h"
 #include "demo/wick-demo-stage.h"
 #include "stages/wick-stage-private.h"
+#include "stages/wick-stage-gates.h"
+#include "stages/wick-stage-gates-private.h"
 
 #define CHAIN_N 4096
 #define CHAIN_KERNELS 64

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client/wick-live-stream.h"
+#include "client/wick-live-stream-private.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

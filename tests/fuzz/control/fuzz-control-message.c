@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "control/wick-control-message.h"
+#include "control/wick-control-message-private.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client/wick-follow-file.h"
+#include "client/wick-follow-file-private.h"
 #include "wick-document.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);

@@ -42,6 +42,7 @@
 #include "wick-window.h"
 #include "model/wick-document-private.h"
 #include "model/wick-tracks.h"
+#include "model/wick-tracks-private.h"
 
 #define END_WAIT_S 120
 

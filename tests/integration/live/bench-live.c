@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
+#include "client/wick-live-stream-private.h"
 
 #define ROUND_TRIPS 2000
 

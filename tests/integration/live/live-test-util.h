@@ -14,6 +14,7 @@
 
 #include "client/wick-live-client.h"
 #include "client/wick-live-stream.h"
+#include "client/wick-live-stream-private.h"
 #include "wick-test-wait.h"
 
 /* How long a live wait may take before it fails: generous, since a sanitizer

@@ -9,6 +9,7 @@
 
 #include "common/wick-utf8.h"
 #include "control/wick-control-message.h"
+#include "control/wick-control-message-private.h"
 
 static void
 assert_parse_error (const char *body, const char *expected)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "client/wick-control-result.h"
+#include "client/wick-control-result-private.h"
 #include "live-test-util.h"
 
 static char *runtime_dir;

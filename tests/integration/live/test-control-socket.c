@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
+#include "client/wick-live-client-private.h"
+#include "client/wick-live-stream-private.h"
 
 static char *runtime_dir;
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "wick-line-spool.h"
+#include "wick-line-spool-private.h"
 
 static char *directory;
 

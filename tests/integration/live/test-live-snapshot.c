@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "live-test-util.h"
+#include "client/wick-live-stream-private.h"
 #include "model/wick-memory-snapshot.h"
 #include "model/wick-snapshot-categories.h"
 

@@ -33,8 +33,10 @@
 #include "session/wick-live-session.h"
 #include "session/wick-live-session-private.h"
 #include "session/wick-weights-panel.h"
+#include "session/wick-weights-panel-private.h"
 #include "wick-application.h"
 #include "wick-window.h"
+#include "wick-window-private.h"
 
 /* the longest the main loop may stall while a producer is hostile (the
  * blocking this guards against is 3 s of hello or 10 s of snapshot; a loaded

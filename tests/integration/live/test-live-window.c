@@ -18,6 +18,7 @@
 
 #include "live-test-util.h"
 #include "model/wick-tracks.h"
+#include "model/wick-tracks-private.h"
 #include "session/wick-attach-dialog.h"
 #include "session/wick-attach-dialog-private.h"
 #include "session/wick-live-session.h"

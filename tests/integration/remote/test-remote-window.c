@@ -29,6 +29,7 @@
 #include "session/wick-live-session.h"
 #include "session/wick-live-session-private.h"
 #include "client/wick-remote-channel.h"
+#include "client/wick-remote-channel-private.h"
 #include "session/wick-remote-dialog.h"
 #include "session/wick-remote-dialog-private.h"
 #include "client/wick-remote-session.h"
@@ -38,6 +39,7 @@
 #include "session/wick-weights-panel-private.h"
 #include "wick-application.h"
 #include "wick-window.h"
+#include "wick-window-private.h"
 
 static void
 iterate_for (int ms)
