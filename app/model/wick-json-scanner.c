@@ -4,7 +4,6 @@
 #include "wick-json-scanner.h"
 #include "wick-json-scanner-private.h"
 #include "common/wick-json.h"
-#include "common/wick-utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -59,230 +58,92 @@ wick_json_fail_eof (WickJsonScanner *scanner, const char *message)
   return FALSE;
 }
 
-static gboolean
-skip_ident (WickJsonScanner *scanner, const char *ident)
-{
-  gsize len = strlen (ident);
-
-  for (gsize i = 0; i < len; i++)
-    {
-      if (scanner->p + i >= scanner->end)
-        return wick_json_fail_eof (scanner, "EOF while parsing a value");
-      if (scanner->p[i] != ident[i])
-        return wick_json_fail (scanner, "expected ident");
-    }
-  scanner->p += len;
-  return TRUE;
-}
-
 /* ---- strings ---------------------------------------------------------- */
 
-static int
-hex_value (char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
+/* serde_json's words for a string's fault, with the cursor where it stops:
+ * it reads \u digits one at a time and a surrogate pair's "\u" byte by byte,
+ * and steps over a control character or a bad escape once the string has had
+ * an escape (its unescaping loop reads a byte before looking at it). */
 static gboolean
-read_hex4 (WickJsonScanner *scanner, guint *out)
+string_failed (WickJsonScanner *scanner, const char *literal, const WickJsonLexFailure *failure)
 {
-  guint n = 0;
+  const char *at = failure->at, *end = scanner->end;
 
-  for (int i = 0; i < 4; i++)
+  switch (failure->code)
     {
-      int v;
-      if (scanner->p >= scanner->end)
-        return wick_json_fail_eof (scanner, "EOF while parsing a string");
-      v = hex_value (*scanner->p);
-      if (v < 0)
-        return wick_json_fail (scanner, "invalid escape");
-      n = n * 16 + (guint)v;
-      scanner->p++;
-    }
-  *out = n;
-  return TRUE;
-}
-
-static gboolean
-read_unicode_escape (WickJsonScanner *scanner, guint *cp)
-{
-  guint n, n2;
-
-  if (!read_hex4 (scanner, &n))
-    return FALSE;
-  if (n >= 0xDC00 && n <= 0xDFFF)
-    return wick_json_fail (scanner, "lone leading surrogate in hex escape");
-  if (n < 0xD800 || n > 0xDBFF)
-    {
-      *cp = n;
-      return TRUE;
-    }
-  if (scanner->p >= scanner->end)
-    return wick_json_fail_eof (scanner, "EOF while parsing a string");
-  if (*scanner->p != '\\')
-    return wick_json_fail (scanner, "unexpected end of hex escape");
-  scanner->p++;
-  if (scanner->p >= scanner->end)
-    return wick_json_fail_eof (scanner, "EOF while parsing a string");
-  if (*scanner->p != 'u')
-    return wick_json_fail (scanner, "unexpected end of hex escape");
-  scanner->p++;
-  if (!read_hex4 (scanner, &n2))
-    return FALSE;
-  if (n2 < 0xDC00 || n2 > 0xDFFF)
-    return wick_json_fail (scanner, "lone leading surrogate in hex escape");
-  *cp = 0x10000 + ((n - 0xD800) << 10) + (n2 - 0xDC00);
-  return TRUE;
-}
-
-static G_GNUC_NO_INLINE gboolean
-read_escaped_tail (WickJsonScanner *scanner, const char *literal_start, const char **str,
-                   gsize *len)
-{
-  char *out = scanner->unescape + scanner->unescape_len;
-  char *o = out;
-  gsize prefix = (gsize)(scanner->p - literal_start);
-
-  memcpy (o, literal_start, prefix);
-  o += prefix;
-  for (;;)
-    {
-      unsigned char c;
-      if (scanner->p >= scanner->end)
-        return wick_json_fail_eof (scanner, "EOF while parsing a string");
-      c = (unsigned char)*scanner->p++;
-      if (c == '"')
-        break;
-      if (c < 0x20)
+      case WICK_JSON_READ_CONTROL_CHARACTER:
+        scanner->p = at + (memchr (literal, '\\', (gsize)(at - literal)) != NULL);
         return wick_json_fail (scanner,
                                "control character (\\u0000-\\u001F) found while parsing a string");
-      if (c != '\\')
-        {
-          *o++ = (char)c;
-          continue;
-        }
-      if (scanner->p >= scanner->end)
-        return wick_json_fail_eof (scanner, "EOF while parsing a string");
-      c = (unsigned char)*scanner->p++;
-      switch (c)
-        {
-          case '"':
-            *o++ = '"';
-            break;
-          case '\\':
-            *o++ = '\\';
-            break;
-          case '/':
-            *o++ = '/';
-            break;
-          case 'b':
-            *o++ = '\b';
-            break;
-          case 'f':
-            *o++ = '\f';
-            break;
-          case 'n':
-            *o++ = '\n';
-            break;
-          case 'r':
-            *o++ = '\r';
-            break;
-          case 't':
-            *o++ = '\t';
-            break;
-          case 'u':
+      case WICK_JSON_READ_INVALID_ESCAPE:
+        scanner->p = at + 1;
+        return wick_json_fail (scanner, "invalid escape");
+      case WICK_JSON_READ_TRUNCATED_HEX:
+        for (; at < end; at++)
+          if (!g_ascii_isxdigit (*at))
             {
-              guint cp = 0;
-              if (!read_unicode_escape (scanner, &cp))
-                return FALSE;
-              o += wick_utf8_encode (cp, o);
-              break;
+              scanner->p = at;
+              return wick_json_fail (scanner, "invalid escape");
             }
-          default:
-            return wick_json_fail (scanner, "invalid escape");
-        }
+        break;
+      case WICK_JSON_READ_INVALID_HEX:
+        scanner->p = at;
+        return wick_json_fail (scanner, "invalid escape");
+      case WICK_JSON_READ_LONE_LOW_SURROGATE:
+        scanner->p = at;
+        return wick_json_fail (scanner, "lone leading surrogate in hex escape");
+      case WICK_JSON_READ_LONE_HIGH_SURROGATE:
+        if (at - failure->start == 12) /* the second escape is not a low surrogate */
+          {
+            scanner->p = at;
+            return wick_json_fail (scanner, "lone leading surrogate in hex escape");
+          }
+        /* no "\u" after the high escape: serde_json looks at '\\', then 'u' */
+        if (at < end && *at == '\\')
+          at++;
+        if (at < end)
+          {
+            scanner->p = at;
+            return wick_json_fail (scanner, "unexpected end of hex escape");
+          }
+        break;
+      case WICK_JSON_READ_UNTERMINATED_STRING:
+      case WICK_JSON_READ_TRUNCATED_ESCAPE:
+      default: /* the others (UTF-8, NUL) are not asked for */
+        break;
     }
-  *str = out;
-  *len = (gsize)(o - out);
-  scanner->unescape_len += *len;
-  return TRUE;
+  scanner->p = end;
+  return wick_json_fail_eof (scanner, "EOF while parsing a string");
 }
 
 gboolean
-wick_json_read_string_from (WickJsonScanner *scanner, const char *literal_start, const char *p,
+wick_json_read_string_from (WickJsonScanner *scanner, const char *literal, const char *p,
                             const char **str, gsize *len)
 {
-  /* eight bytes at a time: the lowest flagged byte of the zero-byte test is
-   * exactly the first '"', '\\' or control character of the chunk */
-  while (scanner->end - p >= 8)
-    {
-      guint64 v, quote, backslash, control, mask;
-      memcpy (&v, p, 8);
-      quote = v ^ 0x2222222222222222ull;
-      backslash = v ^ 0x5c5c5c5c5c5c5c5cull;
-      quote = (quote - 0x0101010101010101ull) & ~quote;
-      backslash = (backslash - 0x0101010101010101ull) & ~backslash;
-      control = (v - 0x2020202020202020ull) & ~v;
-      mask = (quote | backslash | control) & 0x8080808080808080ull;
-      if (mask == 0)
-        {
-          p += 8;
-          continue;
-        }
-      p += __builtin_ctzll (mask) / 8;
-      if (*p == '"')
-        {
-          *str = literal_start;
-          *len = (gsize)(p - literal_start);
-          scanner->p = p + 1;
-          return TRUE;
-        }
-      break;
-    }
-  for (; p < scanner->end; p++)
-    {
-      unsigned char c = (unsigned char)*p;
-      if (c == '"')
-        {
-          *str = literal_start;
-          *len = (gsize)(p - literal_start);
-          scanner->p = p + 1;
-          return TRUE;
-        }
-      if (c == '\\')
-        {
-          scanner->p = p;
-          return read_escaped_tail (scanner, literal_start, str, len);
-        }
-      if (c < 0x20)
-        {
-          scanner->p = p;
-          return wick_json_fail (
-            scanner, "control character (\\u0000-\\u001F) found while parsing a string");
-        }
-    }
-  scanner->p = p;
-  return wick_json_fail_eof (scanner, "EOF while parsing a string");
+  char *out = scanner->unescape + scanner->unescape_len;
+  WickJsonLexFailure failure;
+  const char *next
+    = wick_json_lex_string_rest (literal, p, scanner->end, out, 0, str, len, &failure);
+
+  if (next == NULL)
+    return string_failed (scanner, literal, &failure);
+  if (*str == out)
+    scanner->unescape_len += *len;
+  scanner->p = next;
+  return TRUE;
 }
 
 /* ---- numbers ---------------------------------------------------------- */
 
+/* serde_json's words for a number's fault: the cursor at the byte where a
+ * digit was due, or the end. */
 static gboolean
-scan_digits (WickJsonScanner *scanner)
+number_failed (WickJsonScanner *scanner, const WickJsonLexFailure *failure)
 {
-  if (scanner->p >= scanner->end)
+  scanner->p = failure->at;
+  if (failure->at >= scanner->end)
     return wick_json_fail_eof (scanner, "EOF while parsing a value");
-  if (!g_ascii_isdigit (*scanner->p))
-    return wick_json_fail (scanner, "invalid number");
-  while (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
-    scanner->p++;
-  return TRUE;
+  return wick_json_fail (scanner, "invalid number");
 }
 
 static gboolean
@@ -307,63 +168,20 @@ parse_float_token (WickJsonScanner *scanner, const char *token, gsize len, doubl
 gboolean
 wick_json_read_number (WickJsonScanner *scanner, WickJsonNumber *number)
 {
-  const char *token = scanner->p;
-  gboolean negative = FALSE;
-  gboolean overflow = FALSE;
-  gboolean is_float = FALSE;
-  guint64 significand = 0;
+  WickJsonLexNumber lexed;
+  WickJsonLexFailure failure;
+  const char *next = wick_json_lex_number (scanner->p, scanner->end, true, &lexed, &failure);
+  guint64 significand = lexed.significand;
 
-  if (*scanner->p == '-')
-    {
-      negative = TRUE;
-      scanner->p++;
-    }
-  if (scanner->p >= scanner->end)
-    return wick_json_fail_eof (scanner, "EOF while parsing a value");
-  if (*scanner->p == '0')
-    {
-      scanner->p++;
-      if (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
-        return wick_json_fail (scanner, "invalid number");
-    }
-  else if (*scanner->p >= '1' && *scanner->p <= '9')
-    {
-      while (scanner->p < scanner->end && g_ascii_isdigit (*scanner->p))
-        {
-          guint digit = (guint)(*scanner->p - '0');
-          if (significand > (G_MAXUINT64 - digit) / 10)
-            overflow = TRUE;
-          else
-            significand = significand * 10 + digit;
-          scanner->p++;
-        }
-    }
-  else
-    return wick_json_fail (scanner, "invalid number");
-
-  if (scanner->p < scanner->end && *scanner->p == '.')
-    {
-      scanner->p++;
-      is_float = TRUE;
-      if (!scan_digits (scanner))
-        return FALSE;
-    }
-  if (scanner->p < scanner->end && (*scanner->p == 'e' || *scanner->p == 'E'))
-    {
-      scanner->p++;
-      is_float = TRUE;
-      if (scanner->p < scanner->end && (*scanner->p == '+' || *scanner->p == '-'))
-        scanner->p++;
-      if (!scan_digits (scanner))
-        return FALSE;
-    }
-
-  if (is_float || overflow)
+  if (next == NULL)
+    return number_failed (scanner, &failure);
+  scanner->p = next;
+  if (!lexed.integer || lexed.overflow)
     {
       number->kind = WICK_JSON_F64;
-      return parse_float_token (scanner, token, (gsize)(scanner->p - token), &number->f64);
+      return parse_float_token (scanner, lexed.start, (gsize)(next - lexed.start), &number->f64);
     }
-  if (!negative)
+  if (!lexed.negative)
     {
       number->kind = WICK_JSON_U64;
       number->u64 = significand;
@@ -404,70 +222,43 @@ wick_json_array_begin (WickJsonScanner *scanner)
   return TRUE;
 }
 
-#define IS_DIGIT(c) ((guint)((c) - '0') < 10)
-
 /* A number's syntax only, as serde_json's ignore_value checks it: no value,
  * so no "number out of range" for a skipped 1e999. */
 gboolean
 wick_json_skip_number (WickJsonScanner *scanner)
 {
-  const char *p = scanner->p, *end = scanner->end;
+  WickJsonLexNumber lexed;
+  WickJsonLexFailure failure;
+  const char *next = wick_json_lex_number (scanner->p, scanner->end, false, &lexed, &failure);
 
-  if (*p == '-')
-    p++;
-  if (p >= end)
-    {
-      scanner->p = p;
-      return wick_json_fail_eof (scanner, "EOF while parsing a value");
-    }
-  if (*p == '0')
-    {
-      p++;
-      if (p < end && IS_DIGIT (*p))
-        {
-          scanner->p = p;
-          return wick_json_fail (scanner, "invalid number");
-        }
-    }
-  else if ((guint)(*p - '1') < 9)
-    for (p++; p < end && IS_DIGIT (*p); p++)
-      ;
-  else
-    {
-      scanner->p = p;
-      return wick_json_fail (scanner, "invalid number");
-    }
-  scanner->p = p;
-  if (p < end && *p == '.')
-    {
-      scanner->p++;
-      if (!scan_digits (scanner))
-        return FALSE;
-    }
-  if (scanner->p < end && (*scanner->p == 'e' || *scanner->p == 'E'))
-    {
-      scanner->p++;
-      if (scanner->p < end && (*scanner->p == '+' || *scanner->p == '-'))
-        scanner->p++;
-      if (!scan_digits (scanner))
-        return FALSE;
-    }
+  if (next == NULL)
+    return number_failed (scanner, &failure);
+  scanner->p = next;
   return TRUE;
 }
 
+/* A literal; serde_json says "expected ident" at the first byte that differs,
+ * "EOF while parsing a value" when the buffer ends first, with the cursor
+ * left at the literal's start. */
 static gboolean
 skip_literal (WickJsonScanner *scanner, const char *ident, gsize len)
 {
-  if ((gsize)(scanner->end - scanner->p) >= len && memcmp (scanner->p, ident, len) == 0)
+  WickJsonLexFailure failure;
+  const char *next = wick_json_lex_literal (scanner->p, scanner->end, ident, len, &failure);
+
+  if (next != NULL)
     {
-      scanner->p += len;
+      scanner->p = next;
       return TRUE;
     }
-  return skip_ident (scanner, ident); /* words the error */
+  if (failure.at >= scanner->end)
+    return wick_json_fail_eof (scanner, "EOF while parsing a value");
+  return wick_json_fail (scanner, "expected ident");
 }
 
-/* The common members of args objects, in place: a plain integer or a string
- * without escapes; FALSE (cursor unchanged) for anything else. */
+/* The common members of args objects, in place: a number or a string
+ * without a fault; FALSE (cursor unchanged) for anything else, which the
+ * general path then reads or words. */
 static inline gboolean
 skip_simple_scalar (WickJsonScanner *scanner)
 {
@@ -475,13 +266,14 @@ skip_simple_scalar (WickJsonScanner *scanner)
 
   if (p >= end)
     return FALSE;
-  if ((guint)(*p - '1') < 9)
+  if (*p == '-' || WICK_JSON_LEX_IS_DIGIT (*p))
     {
-      for (p++; p < end && IS_DIGIT (*p); p++)
-        ;
-      if (p >= end || *p == '.' || *p == 'e' || *p == 'E')
+      WickJsonLexNumber lexed;
+      WickJsonLexFailure failure;
+      const char *next = wick_json_lex_number (p, end, false, &lexed, &failure);
+      if (next == NULL)
         return FALSE;
-      scanner->p = p;
+      scanner->p = next;
       return TRUE;
     }
   if (*p == '"')

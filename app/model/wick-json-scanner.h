@@ -10,16 +10,18 @@
  * "number out of range"; nesting deeper than 127 arrays/objects is "recursion
  * limit exceeded".
  *
- * The scanner works on a borrowed buffer [start, end) and never reads outside
- * it. Errors are serde_json's message texts (without "at line L column C"),
- * stored in the scanner; functions return FALSE once an error is set.
+ * The tokens are read by the shared JSON lexer (common/wick-json-reader.h);
+ * this layer keeps serde_json's structure rules, recursion limit, number
+ * classification and wording. The scanner works on a borrowed buffer
+ * [start, end) and never reads outside it. Errors are serde_json's message
+ * texts (without "at line L column C"), stored in the scanner, with the
+ * cursor where serde_json stops; functions return FALSE once an error is set.
  */
 #pragma once
 
 #include <glib.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+
+#include "common/wick-json-reader.h"
 
 G_BEGIN_DECLS
 
@@ -74,12 +76,7 @@ gboolean wick_json_fail_eof (WickJsonScanner *scanner, const char *message);
 static inline void
 wick_json_skip_whitespace (WickJsonScanner *scanner)
 {
-  /* every byte that is not whitespace but might be is below '!': one
-   * comparison for the common case of none */
-  while (
-    scanner->p < scanner->end && (guchar)*scanner->p <= ' '
-    && (*scanner->p == ' ' || *scanner->p == '\n' || *scanner->p == '\t' || *scanner->p == '\r'))
-    scanner->p++;
+  scanner->p = wick_json_lex_whitespace (scanner->p, scanner->end);
 }
 /* Validates a number's syntax at the cursor and steps over it (no value, no
  * range check: serde_json's ignore_value). */
@@ -91,10 +88,10 @@ gboolean wick_json_skip_value (WickJsonScanner *scanner);
  * into the line when it has no escapes, into the unescape buffer otherwise;
  * it stays valid until the scanner is re-initialised.
  *
- * Inline: sixteen bytes at a time (SSE2, part of x86-64) while that many are
- * left, looking for '"', '\\' or a control character; the rest (the last
- * bytes of the buffer, escapes, errors) in wick_json_read_string_from(),
- * which continues at @p with the string's text starting at @literal. */
+ * Inline: the lexer's plain run (sixteen bytes at a time with SSE2); the rest
+ * (the last bytes of the buffer, escapes, errors) in
+ * wick_json_read_string_from(), which continues at @p with the string's text
+ * starting at @literal. */
 gboolean wick_json_read_string_from (WickJsonScanner *scanner, const char *literal, const char *p,
                                      const char **str, gsize *len);
 
@@ -102,35 +99,15 @@ static inline gboolean
 wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
 {
   const char *literal = scanner->p + 1;
-  const char *p = literal;
+  const char *p = wick_json_lex_string_scan (literal, scanner->end, 0);
 
-#if defined(__SSE2__)
-  while (scanner->end - p >= 16)
+  if (p < scanner->end && *p == '"')
     {
-      __m128i v = _mm_loadu_si128 ((const __m128i *)(gconstpointer)p);
-      __m128i quote = _mm_cmpeq_epi8 (v, _mm_set1_epi8 ('"'));
-      __m128i backslash = _mm_cmpeq_epi8 (v, _mm_set1_epi8 ('\\'));
-      /* c <= 0x1f, unsigned: max (c, 0x1f) == 0x1f */
-      __m128i control
-        = _mm_cmpeq_epi8 (_mm_max_epu8 (v, _mm_set1_epi8 (0x1f)), _mm_set1_epi8 (0x1f));
-      unsigned mask
-        = (unsigned)_mm_movemask_epi8 (_mm_or_si128 (_mm_or_si128 (quote, backslash), control));
-      if (mask == 0)
-        {
-          p += 16;
-          continue;
-        }
-      p += __builtin_ctz (mask);
-      if (*p == '"')
-        {
-          *str = literal;
-          *len = (gsize)(p - literal);
-          scanner->p = p + 1;
-          return TRUE;
-        }
-      break;
+      *str = literal;
+      *len = (gsize)(p - literal);
+      scanner->p = p + 1;
+      return TRUE;
     }
-#endif
   return wick_json_read_string_from (scanner, literal, p, str, len);
 }
 

@@ -1,4 +1,5 @@
-/* wick-json-reader.c — the bounded JSON lexer of wick-json-reader.h. */
+/* wick-json-reader.c — the JSON lexer's out-of-line parts and libwick's reader
+ * over it (wick-json-reader.h). */
 #include "config.h"
 
 #include "common/wick-json-reader.h"
@@ -6,22 +7,7 @@
 
 #include <string.h>
 
-void
-wick_json_reader_init (WickJsonReader *reader, const void *data, size_t length)
-{
-  memset (reader, 0, sizeof *reader);
-  reader->data = data;
-  reader->length = length;
-}
-
-static bool
-fail (WickJsonReader *reader, WickJsonReadError error, size_t start, size_t at)
-{
-  reader->error = error;
-  reader->error_start = start;
-  reader->error_at = at;
-  return false;
-}
+/* ---- the lexer ---------------------------------------------------------- */
 
 static int
 hex_value (unsigned char c)
@@ -35,166 +21,290 @@ hex_value (unsigned char c)
   return -1;
 }
 
-/* Four hex digits at the cursor; escape is where the backslash stood. */
-static bool
-read_hex4 (WickJsonReader *reader, size_t escape, uint32_t *out)
+/* Four hex digits at @p; @escape is where the backslash stood. */
+static const char *
+lex_hex4 (const char *p, const char *end, const char *escape, uint32_t *out,
+          WickJsonLexFailure *failure)
 {
-  if (reader->length - reader->pos < 4)
-    return fail (reader, WICK_JSON_READ_TRUNCATED_HEX, escape, reader->pos);
+  if (end - p < 4)
+    return wick_json_lex_fail (failure, WICK_JSON_READ_TRUNCATED_HEX, escape, p);
   uint32_t value = 0;
-  for (size_t i = 0; i < 4; i++)
+  for (int i = 0; i < 4; i++)
     {
-      int digit = hex_value (reader->data[reader->pos + i]);
+      int digit = hex_value ((unsigned char)p[i]);
       if (digit < 0)
-        return fail (reader, WICK_JSON_READ_INVALID_HEX, escape, reader->pos + i);
+        return wick_json_lex_fail (failure, WICK_JSON_READ_INVALID_HEX, escape, p + i);
       value = value << 4 | (uint32_t)digit;
     }
-  reader->pos += 4;
   *out = value;
-  return true;
+  return p + 4;
 }
 
-/* One escape; the cursor is after the backslash at @escape. */
-static bool
-decode_escape (WickJsonReader *reader, size_t escape, char **out, unsigned flags)
+/* One escape at the backslash @escape; its decoding goes to *@out. */
+static const char *
+lex_escape (const char *escape, const char *end, char **out, unsigned flags,
+            WickJsonLexFailure *failure)
 {
-  if (reader->pos >= reader->length)
-    return fail (reader, WICK_JSON_READ_TRUNCATED_ESCAPE, escape, reader->pos);
-  unsigned char c = reader->data[reader->pos];
-  static const char simple_from[] = "\"\\/bfnrt";
-  static const char simple_to[] = "\"\\/\b\f\n\r\t";
-  const char *simple = c != '\0' ? strchr (simple_from, c) : NULL;
-  if (simple != NULL)
+  const char *p = escape + 1;
+  if (p >= end)
+    return wick_json_lex_fail (failure, WICK_JSON_READ_TRUNCATED_ESCAPE, escape, p);
+  char simple;
+  switch (*p)
     {
-      *(*out)++ = simple_to[simple - simple_from];
-      reader->pos++;
-      return true;
+      case '"':
+      case '\\':
+      case '/':
+        simple = *p;
+        break;
+      case 'b':
+        simple = '\b';
+        break;
+      case 'f':
+        simple = '\f';
+        break;
+      case 'n':
+        simple = '\n';
+        break;
+      case 'r':
+        simple = '\r';
+        break;
+      case 't':
+        simple = '\t';
+        break;
+      case 'u':
+        simple = 0;
+        break;
+      default:
+        wick_json_lex_fail (failure, WICK_JSON_READ_INVALID_ESCAPE, escape, p);
+        failure->byte = (unsigned char)*p;
+        return NULL;
     }
-  if (c != 'u')
+  if (simple != 0)
     {
-      reader->error_byte = c;
-      return fail (reader, WICK_JSON_READ_INVALID_ESCAPE, escape, reader->pos);
+      *(*out)++ = simple;
+      return p + 1;
     }
-  reader->pos++;
   uint32_t code;
-  if (!read_hex4 (reader, escape, &code))
-    return false;
+  if ((p = lex_hex4 (p + 1, end, escape, &code, failure)) == NULL)
+    return NULL;
   if (code >= 0xdc00 && code <= 0xdfff)
-    return fail (reader, WICK_JSON_READ_LONE_LOW_SURROGATE, escape, reader->pos);
+    return wick_json_lex_fail (failure, WICK_JSON_READ_LONE_LOW_SURROGATE, escape, p);
   if (code >= 0xd800 && code <= 0xdbff)
     {
-      if (reader->length - reader->pos < 2 || reader->data[reader->pos] != '\\'
-          || reader->data[reader->pos + 1] != 'u')
-        return fail (reader, WICK_JSON_READ_LONE_HIGH_SURROGATE, escape, reader->pos);
-      reader->pos += 2;
+      if (end - p < 2 || p[0] != '\\' || p[1] != 'u')
+        return wick_json_lex_fail (failure, WICK_JSON_READ_LONE_HIGH_SURROGATE, escape, p);
       uint32_t low;
-      if (!read_hex4 (reader, escape, &low))
-        return false;
+      if ((p = lex_hex4 (p + 2, end, escape, &low, failure)) == NULL)
+        return NULL;
       if (low < 0xdc00 || low > 0xdfff)
-        return fail (reader, WICK_JSON_READ_LONE_HIGH_SURROGATE, escape, reader->pos);
+        return wick_json_lex_fail (failure, WICK_JSON_READ_LONE_HIGH_SURROGATE, escape, p);
       code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
     }
   if (code == 0 && (flags & WICK_JSON_READ_NO_NUL))
-    return fail (reader, WICK_JSON_READ_NUL_CHARACTER, escape, reader->pos);
+    return wick_json_lex_fail (failure, WICK_JSON_READ_NUL_CHARACTER, escape, p);
   *out += wick_utf8_encode (code, *out);
-  return true;
+  return p;
+}
+
+static const char *
+lex_control (const char *text, const char *p, WickJsonLexFailure *failure)
+{
+  wick_json_lex_fail (failure, WICK_JSON_READ_CONTROL_CHARACTER, text - 1, p);
+  failure->byte = (unsigned char)*p;
+  return NULL;
+}
+
+/* The part of a string from its first escape, decoded into @out. */
+static const char *
+lex_escaped (const char *text, const char *p, const char *end, char *out, unsigned flags,
+             const char **str, size_t *length, WickJsonLexFailure *failure)
+{
+  char *o = out;
+  memcpy (o, text, (size_t)(p - text));
+  o += p - text;
+  for (;;)
+    {
+      if (p >= end)
+        return wick_json_lex_fail (failure, WICK_JSON_READ_UNTERMINATED_STRING, text - 1, end);
+      unsigned char c = (unsigned char)*p;
+      if (c == '"')
+        break;
+      if (c == '\\')
+        {
+          if ((p = lex_escape (p, end, &o, flags, failure)) == NULL)
+            return NULL;
+          continue;
+        }
+      if (c < 0x20)
+        return lex_control (text, p, failure);
+      if (c >= 0x80 && (flags & WICK_JSON_LEX_UTF8))
+        {
+          size_t n = wick_utf8_sequence_length ((const unsigned char *)p, (size_t)(end - p));
+          if (n == 0)
+            return wick_json_lex_fail (failure, WICK_JSON_READ_INVALID_UTF8, text - 1, p);
+          memcpy (o, p, n);
+          o += n;
+          p += n;
+          continue;
+        }
+      *o++ = (char)c;
+      p++;
+    }
+  *str = out;
+  *length = (size_t)(o - out);
+  return p + 1;
+}
+
+const char *
+wick_json_lex_string_rest (const char *text, const char *p, const char *end, char *out,
+                           unsigned flags, const char **str, size_t *length,
+                           WickJsonLexFailure *failure)
+{
+  const uint64_t high = (flags & WICK_JSON_LEX_UTF8) ? 0x8080808080808080ull : 0;
+  for (;;)
+    {
+      /* eight bytes at a time: the lowest flagged byte of the zero-byte test
+       * is exactly the first '"', '\\' or control character of the chunk (or
+       * byte above 0x7f, when UTF-8 is checked) */
+      while (end - p >= 8)
+        {
+          uint64_t v, quote, backslash, control, mask;
+          memcpy (&v, p, 8);
+          quote = v ^ 0x2222222222222222ull;
+          backslash = v ^ 0x5c5c5c5c5c5c5c5cull;
+          quote = (quote - 0x0101010101010101ull) & ~quote;
+          backslash = (backslash - 0x0101010101010101ull) & ~backslash;
+          control = (v - 0x2020202020202020ull) & ~v;
+          mask = (quote | backslash | control | (v & high)) & 0x8080808080808080ull;
+          if (mask != 0)
+            {
+              p += __builtin_ctzll (mask) / 8;
+              break;
+            }
+          p += 8;
+        }
+      if (p >= end)
+        return wick_json_lex_fail (failure, WICK_JSON_READ_UNTERMINATED_STRING, text - 1, end);
+      unsigned char c = (unsigned char)*p;
+      if (c == '"')
+        {
+          *str = text;
+          *length = (size_t)(p - text);
+          return p + 1;
+        }
+      if (c == '\\')
+        return lex_escaped (text, p, end, out, flags, str, length, failure);
+      if (c < 0x20)
+        return lex_control (text, p, failure);
+      if (c >= 0x80 && (flags & WICK_JSON_LEX_UTF8))
+        {
+          size_t n = wick_utf8_sequence_length ((const unsigned char *)p, (size_t)(end - p));
+          if (n == 0)
+            return wick_json_lex_fail (failure, WICK_JSON_READ_INVALID_UTF8, text - 1, p);
+          p += n;
+          continue;
+        }
+      p++;
+    }
+}
+
+const char *
+wick_json_lex_literal_failed (const char *p, const char *end, const char *word, size_t length,
+                              WickJsonLexFailure *failure)
+{
+  size_t i = 0;
+  while (i < length && p + i < end && p[i] == word[i])
+    i++;
+  return wick_json_lex_fail (failure, WICK_JSON_READ_INVALID_LITERAL, p, p + i);
+}
+
+/* ---- the reader --------------------------------------------------------- */
+
+void
+wick_json_reader_init (WickJsonReader *reader, const void *data, size_t length)
+{
+  memset (reader, 0, sizeof *reader);
+  reader->data = data;
+  reader->length = length;
+}
+
+/* The lexer's failure as the reader's offsets: a leading zero and a literal
+ * are placed at the token's start, a high surrogate without its low one is
+ * one code whichever way it lacks it. */
+static bool
+reader_failed (WickJsonReader *reader, const WickJsonLexFailure *failure)
+{
+  const char *data = (const char *)reader->data;
+  reader->error = failure->code;
+  reader->error_start = (size_t)(failure->start - data);
+  reader->error_at = (size_t)(failure->at - data);
+  reader->pos = reader->error_at;
+  switch (failure->code)
+    {
+      case WICK_JSON_READ_LEADING_ZERO:
+      case WICK_JSON_READ_INVALID_LITERAL:
+        reader->error_at = reader->error_start;
+        break;
+      case WICK_JSON_READ_CONTROL_CHARACTER:
+      case WICK_JSON_READ_INVALID_ESCAPE:
+        reader->error_byte = failure->byte;
+        break;
+      default:
+        break;
+    }
+  return false;
 }
 
 bool
 wick_json_reader_string (WickJsonReader *reader, char *out, size_t *out_length, unsigned flags)
 {
-  size_t start = reader->pos++; /* the opening quote */
-  char *o = out;
-  for (;;)
-    {
-      if (reader->pos >= reader->length)
-        return fail (reader, WICK_JSON_READ_UNTERMINATED_STRING, start, reader->pos);
-      unsigned char c = reader->data[reader->pos];
-      if (c == '"')
-        {
-          reader->pos++;
-          break;
-        }
-      if (c == '\\')
-        {
-          size_t escape = reader->pos++;
-          if (!decode_escape (reader, escape, &o, flags))
-            return false;
-          continue;
-        }
-      if (c < 0x20)
-        {
-          reader->error_byte = c;
-          return fail (reader, WICK_JSON_READ_CONTROL_CHARACTER, start, reader->pos);
-        }
-      if (c < 0x80)
-        {
-          *o++ = (char)c;
-          reader->pos++;
-          continue;
-        }
-      size_t n
-        = wick_utf8_sequence_length (reader->data + reader->pos, reader->length - reader->pos);
-      if (n == 0)
-        return fail (reader, WICK_JSON_READ_INVALID_UTF8, start, reader->pos);
-      memcpy (o, reader->data + reader->pos, n);
-      o += n;
-      reader->pos += n;
-    }
-  *o = '\0';
-  *out_length = (size_t)(o - out);
+  const char *data = (const char *)reader->data;
+  const char *str;
+  size_t length;
+  WickJsonLexFailure failure;
+  const char *next = wick_json_lex_string (data + reader->pos, data + reader->length, out,
+                                           flags | WICK_JSON_LEX_UTF8, &str, &length, &failure);
+  if (next == NULL)
+    return reader_failed (reader, &failure);
+  if (str != out)
+    memcpy (out, str, length);
+  out[length] = '\0';
+  *out_length = length;
+  reader->pos = (size_t)(next - data);
   return true;
-}
-
-static size_t
-skip_digits (WickJsonReader *reader)
-{
-  size_t start = reader->pos;
-  while (reader->pos < reader->length && reader->data[reader->pos] >= '0'
-         && reader->data[reader->pos] <= '9')
-    reader->pos++;
-  return reader->pos - start;
 }
 
 bool
 wick_json_reader_number (WickJsonReader *reader, WickJsonNumberText *number)
 {
+  const char *data = (const char *)reader->data;
+  WickJsonLexNumber lexed;
+  WickJsonLexFailure failure;
   memset (number, 0, sizeof *number);
-  size_t start = reader->pos;
-  number->start = start;
-  number->negative = wick_json_reader_accept (reader, '-');
-  number->digits_start = reader->pos;
-  number->n_digits = skip_digits (reader);
-  if (number->n_digits == 0)
-    return fail (reader, WICK_JSON_READ_NO_DIGITS, start, reader->pos);
-  if (number->n_digits > 1 && reader->data[number->digits_start] == '0')
-    return fail (reader, WICK_JSON_READ_LEADING_ZERO, start, start);
-  number->integer = true;
-  if (wick_json_reader_accept (reader, '.'))
-    {
-      number->integer = false;
-      if (skip_digits (reader) == 0)
-        return fail (reader, WICK_JSON_READ_NO_FRACTION_DIGITS, start, reader->pos);
-    }
-  if (wick_json_reader_accept (reader, 'e') || wick_json_reader_accept (reader, 'E'))
-    {
-      number->integer = false;
-      if (!wick_json_reader_accept (reader, '+'))
-        wick_json_reader_accept (reader, '-');
-      if (skip_digits (reader) == 0)
-        return fail (reader, WICK_JSON_READ_NO_EXPONENT_DIGITS, start, reader->pos);
-    }
-  number->length = reader->pos - start;
+  const char *next
+    = wick_json_lex_number (data + reader->pos, data + reader->length, false, &lexed, &failure);
+  if (next == NULL)
+    return reader_failed (reader, &failure);
+  number->start = reader->pos;
+  number->length = (size_t)(next - lexed.start);
+  number->negative = lexed.negative;
+  number->integer = lexed.integer;
+  number->digits_start = (size_t)(lexed.digits - data);
+  number->n_digits = lexed.n_digits;
+  reader->pos = (size_t)(next - data);
   return true;
 }
 
 bool
 wick_json_reader_literal (WickJsonReader *reader, const char *word)
 {
-  size_t n = strlen (word);
-  if (reader->length - reader->pos < n || memcmp (reader->data + reader->pos, word, n) != 0)
-    return fail (reader, WICK_JSON_READ_INVALID_LITERAL, reader->pos, reader->pos);
-  reader->pos += n;
+  const char *data = (const char *)reader->data;
+  WickJsonLexFailure failure;
+  const char *next = wick_json_lex_literal (data + reader->pos, data + reader->length, word,
+                                            strlen (word), &failure);
+  if (next == NULL)
+    return reader_failed (reader, &failure);
+  reader->pos = (size_t)(next - data);
   return true;
 }
 

@@ -1,25 +1,41 @@
-/* wick-json-reader.h — libwick's one JSON reader (private, not installed):
- * a bounded lexer over bytes that came from elsewhere, shared by the control
- * protocol's requests (control/wick-control-message.c) and the weight store's
- * safetensors headers and checkpoint indexes (weights/wick-weights-json.c).
+/* wick-json-reader.h — the one JSON lexer of libwick and the model (private,
+ * not installed), over bytes that came from elsewhere.
  *
- * The grammar is RFC 8259's: whitespace is space, \t, \n, \r; strings are
- * strict UTF-8 (no overlong forms, no encoded surrogates, nothing above
- * U+10FFFF), no control characters, the standard escapes, \u surrogates paired;
- * numbers are -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; literals are
- * true, false and null. The reader never looks outside [data, data + length).
+ * The grammar is RFC 8259's: whitespace is space, \t, \n, \r; strings have no
+ * control characters, the standard escapes, \u surrogates paired, and (with
+ * WICK_JSON_LEX_UTF8) strict UTF-8 (no overlong forms, no encoded surrogates,
+ * nothing above U+10FFFF); numbers are -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?;
+ * literals are true, false and null. Nothing here reads outside the bounds it
+ * is given.
+ *
+ * Two layers. The lexer (wick_json_lex_*) works on pointers over [p, end): it
+ * reads one token, returns where it stopped, and on a fault returns NULL with
+ * a WickJsonLexFailure (a code and where). Its hot parts are inline: the
+ * whitespace skip, a string's plain run (sixteen bytes at a time with SSE2),
+ * numbers and literals; escapes, UTF-8 and the last bytes of the input are in
+ * wick_json_lex_string_rest(). The model's serde_json scanner
+ * (app/model/wick-json-scanner.h) is built on it and words faults as
+ * serde_json does. The reader (wick_json_reader_*) is libwick's cursor over
+ * the lexer with byte offsets, used by the control protocol's requests
+ * (control/wick-control-message.c) and the weight store's safetensors headers
+ * and checkpoint indexes (weights/wick-weights-json.c); its strings are always
+ * strict UTF-8.
  *
  * Structure (objects, arrays, members, limits on members, nesting and size) is
  * the caller's: each user builds what it needs from these tokens and keeps its
- * own limits. A failed call returns false and leaves the error in the reader
- * as a code and two byte offsets; the caller words it (each protocol has its
- * own sentences, and tests pin them), typically with wick_set_error.
+ * own limits. A failed reader call returns false and leaves the error in the
+ * reader as a code and two byte offsets; the caller words it (each protocol has
+ * its own sentences, and tests pin them), typically with wick_set_error.
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 typedef enum
 {
@@ -41,11 +57,211 @@ typedef enum
   WICK_JSON_READ_INVALID_LITERAL,     /* not true / false / null */
 } WickJsonReadError;
 
-/* Flags for wick_json_reader_string. */
+/* Flags for wick_json_reader_string and wick_json_lex_string. */
 enum
 {
   WICK_JSON_READ_NO_NUL = 1 << 0, /* refuse \u0000 (the result is a C string) */
+  WICK_JSON_LEX_UTF8 = 1 << 1,    /* check strict UTF-8 (the reader always does) */
 };
+
+/* ---- the lexer ---------------------------------------------------------- */
+
+/* Where a token failed. @start is the token's first byte: a string's opening
+ * quote, the backslash of a faulty escape (the first of a surrogate pair), a
+ * number's or a literal's first byte. @at is where the fault was found:
+ *   UNTERMINATED_STRING, TRUNCATED_ESCAPE: the end of the input;
+ *   CONTROL_CHARACTER, INVALID_ESCAPE: the byte (also in @byte);
+ *   INVALID_UTF8: the first byte of the bad sequence;
+ *   TRUNCATED_HEX: the first hex digit's place (fewer than four bytes remain);
+ *   INVALID_HEX: the first byte of the four that is not a hex digit;
+ *   LONE_LOW_SURROGATE, NUL_CHARACTER: after the escape;
+ *   LONE_HIGH_SURROGATE: after the high escape when no "\u" follows it
+ *     (@at == @start + 6), after the second escape when that is not a low
+ *     surrogate (@at == @start + 12);
+ *   NO_DIGITS, NO_FRACTION_DIGITS, NO_EXPONENT_DIGITS: where a digit was due
+ *     (the byte, or the end of the input);
+ *   LEADING_ZERO: the digit after the leading '0';
+ *   INVALID_LITERAL: the first byte that differs from the word, or the end. */
+typedef struct
+{
+  WickJsonReadError code;
+  const char *start;
+  const char *at;
+  unsigned char byte;
+} WickJsonLexFailure;
+
+/* A number as the lexer read it. */
+typedef struct
+{
+  const char *start; /* '-' or the first digit */
+  const char *end;
+  const char *digits; /* the integer digits, after any '-' */
+  size_t n_digits;
+  bool negative;
+  bool integer; /* no fraction, no exponent */
+  /* With want_value: the integer digits' value, unless they overflow 64 bits. */
+  bool overflow;
+  uint64_t significand;
+} WickJsonLexNumber;
+
+static inline const char *
+wick_json_lex_whitespace (const char *p, const char *end)
+{
+  /* every byte that is not whitespace but might be is below '!': one
+   * comparison for the common case of none */
+  while (p < end && (unsigned char)*p <= ' ' && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+    p++;
+  return p;
+}
+
+/* The plain run of a string's text from @p: the first '"', '\\' or control
+ * byte (or, with WICK_JSON_LEX_UTF8, byte above 0x7f) found sixteen bytes at a
+ * time, or the place where fewer than sixteen bytes were left. */
+static inline const char *
+wick_json_lex_string_scan (const char *p, const char *end, unsigned flags)
+{
+#if defined(__SSE2__)
+  while (end - p >= 16)
+    {
+      __m128i v = _mm_loadu_si128 ((const __m128i *)(const void *)p);
+      __m128i quote = _mm_cmpeq_epi8 (v, _mm_set1_epi8 ('"'));
+      __m128i backslash = _mm_cmpeq_epi8 (v, _mm_set1_epi8 ('\\'));
+      /* c <= 0x1f, unsigned: max (c, 0x1f) == 0x1f */
+      __m128i control
+        = _mm_cmpeq_epi8 (_mm_max_epu8 (v, _mm_set1_epi8 (0x1f)), _mm_set1_epi8 (0x1f));
+      unsigned mask
+        = (unsigned)_mm_movemask_epi8 (_mm_or_si128 (_mm_or_si128 (quote, backslash), control));
+      if (flags & WICK_JSON_LEX_UTF8)
+        mask |= (unsigned)_mm_movemask_epi8 (v); /* the high bit of every byte */
+      if (mask != 0)
+        return p + __builtin_ctz (mask);
+      p += 16;
+    }
+#else
+  (void)end;
+  (void)flags;
+#endif
+  return p;
+}
+
+/* A string from @p onwards, its text starting at @text (after the opening
+ * quote): see wick_json_lex_string. */
+const char *wick_json_lex_string_rest (const char *text, const char *p, const char *end, char *out,
+                                       unsigned flags, const char **str, size_t *length,
+                                       WickJsonLexFailure *failure);
+
+/* Reads the string whose opening quote is at @quote. *@str and *@length are
+ * its text: in the input when it has no escape, else decoded at @out, which
+ * must have room for as many bytes as the rest of the input (a decoded string
+ * is never longer than its quoted text; nothing is written after it). Returns
+ * the byte after the closing quote, or NULL with @failure set. */
+static inline const char *
+wick_json_lex_string (const char *quote, const char *end, char *out, unsigned flags,
+                      const char **str, size_t *length, WickJsonLexFailure *failure)
+{
+  const char *text = quote + 1;
+  const char *p = wick_json_lex_string_scan (text, end, flags);
+  /* a quote where the scan stopped closes the string, whether the scan
+   * stopped on it or for want of sixteen bytes: all before it is plain */
+  if (p < end && *p == '"')
+    {
+      *str = text;
+      *length = (size_t)(p - text);
+      return p + 1;
+    }
+  return wick_json_lex_string_rest (text, p, end, out, flags, str, length, failure);
+}
+
+static inline const char *
+wick_json_lex_fail (WickJsonLexFailure *failure, WickJsonReadError code, const char *start,
+                    const char *at)
+{
+  failure->code = code;
+  failure->start = start;
+  failure->at = at;
+  failure->byte = 0;
+  return NULL;
+}
+
+#define WICK_JSON_LEX_IS_DIGIT(c) ((unsigned)((c) - '0') < 10)
+
+/* Reads the number at @p ('-' or a digit expected) by the grammar; with
+ * @want_value (a constant) also its integer digits' value. Returns the byte
+ * after it, or NULL with @failure set. */
+static inline const char *
+wick_json_lex_number (const char *p, const char *end, bool want_value, WickJsonLexNumber *number,
+                      WickJsonLexFailure *failure)
+{
+  const char *start = p;
+  uint64_t significand = 0;
+  bool overflow = false;
+
+  number->start = start;
+  number->negative = p < end && *p == '-';
+  if (number->negative)
+    p++;
+  number->digits = p;
+  if (p >= end || !WICK_JSON_LEX_IS_DIGIT (*p))
+    return wick_json_lex_fail (failure, WICK_JSON_READ_NO_DIGITS, start, p);
+  if (*p == '0')
+    {
+      p++;
+      if (p < end && WICK_JSON_LEX_IS_DIGIT (*p))
+        return wick_json_lex_fail (failure, WICK_JSON_READ_LEADING_ZERO, start, p);
+    }
+  else if (want_value)
+    for (; p < end && WICK_JSON_LEX_IS_DIGIT (*p); p++)
+      {
+        uint64_t digit = (uint64_t)(*p - '0');
+        if (__builtin_mul_overflow (significand, 10, &significand)
+            || __builtin_add_overflow (significand, digit, &significand))
+          overflow = true;
+      }
+  else
+    for (p++; p < end && WICK_JSON_LEX_IS_DIGIT (*p); p++)
+      ;
+  number->n_digits = (size_t)(p - number->digits);
+  number->integer = true;
+  if (p < end && *p == '.')
+    {
+      number->integer = false;
+      p++;
+      if (p >= end || !WICK_JSON_LEX_IS_DIGIT (*p))
+        return wick_json_lex_fail (failure, WICK_JSON_READ_NO_FRACTION_DIGITS, start, p);
+      while (p < end && WICK_JSON_LEX_IS_DIGIT (*p))
+        p++;
+    }
+  if (p < end && (*p == 'e' || *p == 'E'))
+    {
+      number->integer = false;
+      p++;
+      if (p < end && (*p == '+' || *p == '-'))
+        p++;
+      if (p >= end || !WICK_JSON_LEX_IS_DIGIT (*p))
+        return wick_json_lex_fail (failure, WICK_JSON_READ_NO_EXPONENT_DIGITS, start, p);
+      while (p < end && WICK_JSON_LEX_IS_DIGIT (*p))
+        p++;
+    }
+  number->end = p;
+  number->overflow = overflow;
+  number->significand = significand;
+  return p;
+}
+
+const char *wick_json_lex_literal_failed (const char *p, const char *end, const char *word,
+                                          size_t length, WickJsonLexFailure *failure);
+
+/* Steps over @word ("true", "false", "null"; @length its length) at @p. */
+static inline const char *
+wick_json_lex_literal (const char *p, const char *end, const char *word, size_t length,
+                       WickJsonLexFailure *failure)
+{
+  if ((size_t)(end - p) >= length && memcmp (p, word, length) == 0)
+    return p + length;
+  return wick_json_lex_literal_failed (p, end, word, length, failure);
+}
+
+/* ---- the reader: libwick's cursor with byte offsets --------------------- */
 
 typedef struct
 {
@@ -77,13 +293,8 @@ void wick_json_reader_init (WickJsonReader *reader, const void *data, size_t len
 static inline void
 wick_json_reader_skip_whitespace (WickJsonReader *reader)
 {
-  while (reader->pos < reader->length)
-    {
-      unsigned char c = reader->data[reader->pos];
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-        break;
-      reader->pos++;
-    }
+  const char *data = (const char *)reader->data;
+  reader->pos = (size_t)(wick_json_lex_whitespace (data + reader->pos, data + reader->length) - data);
 }
 
 static inline bool
@@ -111,8 +322,8 @@ wick_json_reader_accept (WickJsonReader *reader, char c)
   return false;
 }
 
-/* Reads the string whose opening quote is at the cursor, decoding it into
- * @out, which must have room for as many bytes as the rest of the input (a
+/* Reads the string whose opening quote is at the cursor (strict UTF-8),
+ * decoding it into @out, which must not overlap the input and must have room for as many bytes as the rest of the input (a
  * decoded string is never longer than its quoted text); a NUL is written after
  * it. *@out_length excludes that NUL (the text may hold "\u0000" unless
  * WICK_JSON_READ_NO_NUL is given). */
