@@ -237,21 +237,13 @@ wick_json_skip_number (WickJsonScanner *scanner)
   return TRUE;
 }
 
-/* A literal; serde_json says "expected ident" at the first byte that differs,
- * "EOF while parsing a value" when the buffer ends first, with the cursor
- * left at the literal's start. */
-static gboolean
-skip_literal (WickJsonScanner *scanner, const char *ident, gsize len)
+/* A literal's fault: serde_json says "expected ident" at the first byte that
+ * differs, "EOF while parsing a value" when the buffer ends first, with the
+ * cursor left at the literal's start. */
+gboolean
+wick_json_literal_failed (WickJsonScanner *scanner, const WickJsonLexFailure *failure)
 {
-  WickJsonLexFailure failure;
-  const char *next = wick_json_lex_literal (scanner->p, scanner->end, ident, len, &failure);
-
-  if (next != NULL)
-    {
-      scanner->p = next;
-      return TRUE;
-    }
-  if (failure.at >= scanner->end)
+  if (failure->at >= scanner->end)
     return wick_json_fail_eof (scanner, "EOF while parsing a value");
   return wick_json_fail (scanner, "expected ident");
 }
@@ -296,11 +288,11 @@ wick_json_skip_value (WickJsonScanner *scanner)
   switch (*scanner->p)
     {
       case 'n':
-        return skip_literal (scanner, "null", 4);
+        return wick_json_skip_literal (scanner, WICK_JSON_NULL);
       case 't':
-        return skip_literal (scanner, "true", 4);
+        return wick_json_skip_literal (scanner, WICK_JSON_TRUE);
       case 'f':
-        return skip_literal (scanner, "false", 5);
+        return wick_json_skip_literal (scanner, WICK_JSON_FALSE);
       case '-':
       case '0' ... '9':
         return wick_json_skip_number (scanner);

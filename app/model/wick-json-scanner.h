@@ -157,6 +157,24 @@ wick_json_peek_type (WickJsonScanner *scanner, WickJsonType *type)
     }
 }
 
+gboolean wick_json_literal_failed (WickJsonScanner *scanner, const WickJsonLexFailure *failure);
+
+/* Steps over the literal whose type wick_json_peek_type() found (null, true
+ * or false), reading it whole: serde_json's "expected ident" for "trux". */
+static inline gboolean
+wick_json_skip_literal (WickJsonScanner *scanner, WickJsonType type)
+{
+  WickJsonLexFailure failure;
+  const char *word = type == WICK_JSON_NULL ? "null" : type == WICK_JSON_TRUE ? "true" : "false";
+  const char *next = wick_json_lex_literal (scanner->p, scanner->end, word,
+                                            type == WICK_JSON_FALSE ? 5 : 4, &failure);
+
+  if (next == NULL)
+    return wick_json_literal_failed (scanner, &failure);
+  scanner->p = next;
+  return TRUE;
+}
+
 /* Object iteration, continued: call wick_json_object_next() until it returns
  * FALSE with no error (end of object); on TRUE the cursor is at the member's
  * value. */

@@ -436,22 +436,16 @@ decode_u64 (WickTraceDecoder *decoder, guint32 slot)
     return fail_invalid_type (decoder, "u64");
   if (decoder->scanner.p[0] != '-')
     {
-      /* fast path: plain digits */
-      const char *p = decoder->scanner.p;
-      const char *end = decoder->scanner.end;
-      guint64 v = 0;
-      int n = 0;
-      while (p < end && *p >= '0' && *p <= '9' && n < 19)
+      /* fast path: an unsigned integer that fits, read by the lexer in place;
+       * anything else is classified and worded below */
+      WickJsonLexNumber lexed;
+      WickJsonLexFailure failure;
+      const char *next = wick_json_lex_number (decoder->scanner.p, decoder->scanner.end, TRUE,
+                                               &lexed, &failure);
+      if (next != NULL && lexed.integer && !lexed.overflow)
         {
-          v = v * 10 + (guint64)(*p - '0');
-          p++;
-          n++;
-        }
-      if (n > 0 && (n == 1 || decoder->scanner.p[0] != '0')
-          && (p == end || (*p != '.' && *p != 'e' && *p != 'E' && !(*p >= '0' && *p <= '9'))))
-        {
-          decoder->scanner.p = p;
-          decoder->values[slot].u64 = v;
+          decoder->scanner.p = next;
+          decoder->values[slot].u64 = lexed.significand;
           decoder->values[slot].set = TRUE;
           return TRUE;
         }
@@ -504,9 +498,10 @@ decode_bool (WickTraceDecoder *decoder, guint32 slot)
     return FALSE;
   if (type != WICK_JSON_TRUE && type != WICK_JSON_FALSE)
     return fail_invalid_type (decoder, "a boolean");
+  if (!wick_json_skip_literal (&decoder->scanner, type))
+    return FALSE;
   decoder->values[slot].boolean = type == WICK_JSON_TRUE;
   decoder->values[slot].set = TRUE;
-  decoder->scanner.p += type == WICK_JSON_TRUE ? 4 : 5;
   return TRUE;
 }
 
@@ -923,7 +918,8 @@ decode_object_fields (WickTraceDecoder *decoder, const WickRecordSchema *schema,
         return FALSE;
       if (type == WICK_JSON_NULL && field->mode == WICK_FIELD_OPTIONAL)
         {
-          scanner->p += 4;
+          if (!wick_json_skip_literal (scanner, type))
+            return FALSE;
           continue;
         }
       if (!decode_value (decoder, field, block + (guint32)index))

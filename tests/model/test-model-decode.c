@@ -101,6 +101,12 @@ static const DecodeCase cases[] = {
   { TENSOR_PREFIX "\"category\":null}", "invalid type: null, expected string or map" },
   { TENSOR_PREFIX "\"requires_grad\":null}", "invalid type: null, expected a boolean" },
   { TENSOR_PREFIX "\"label\":null}", NULL },
+  /* a literal is read whole, also where only its first byte tells the type */
+  { TENSOR_PREFIX "\"requires_grad\":trux}", "expected ident" },
+  { TENSOR_PREFIX "\"requires_grad\":falsy}", "expected ident" },
+  { TENSOR_PREFIX "\"requires_grad\":tru}", "expected ident" },
+  { TENSOR_PREFIX "\"label\":nulx}", "expected ident" },
+  { TENSOR_PREFIX "\"label\":nul}", "expected ident" },
   { TENSOR_PREFIX "\"device\":null}", "duplicate field `device`" },
   { "{\"kind\":\"span_end\",\"id\":null}", "invalid type: null, expected a string" },
   { "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":null}",
