@@ -1375,9 +1375,7 @@ parse_timeline (WickJsonScanner *s, gpointer data)
     }
   /* [[t, action, bytes, category], [t, ...], ...]: the raw form (its second
    * element holds numbers, where the sizes' holds rows) */
-  const char *q = s->p + 1;
-  while (q < s->end && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t'))
-    q++;
+  const char *q = wick_json_lex_whitespace (s->p + 1, s->end);
   if (n == 4 && q < s->end && (*q == '-' || (*q >= '0' && *q <= '9')))
     {
       t->raw = TRUE;
