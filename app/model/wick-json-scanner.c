@@ -251,7 +251,7 @@ wick_json_literal_failed (WickJsonScanner *scanner, const WickJsonLexFailure *fa
 /* The common members of args objects, in place: a number or a string
  * without a fault; FALSE (cursor unchanged) for anything else, which the
  * general path then reads or words. */
-static inline gboolean
+static inline __attribute__ ((always_inline)) gboolean
 skip_simple_scalar (WickJsonScanner *scanner)
 {
   const char *p = scanner->p, *end = scanner->end;

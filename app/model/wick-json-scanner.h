@@ -98,14 +98,14 @@ gboolean wick_json_read_string_from (WickJsonScanner *scanner, const char *liter
 static inline gboolean
 wick_json_read_string (WickJsonScanner *scanner, const char **str, gsize *len)
 {
-  const char *literal = scanner->p + 1;
-  const char *p = wick_json_lex_string_scan (literal, scanner->end, 0);
+  const char *literal = scanner->p + 1, *p;
+  const char *close = wick_json_lex_string_plain (literal, scanner->end, 0, &p);
 
-  if (p < scanner->end && *p == '"')
+  if (close != NULL)
     {
       *str = literal;
-      *len = (gsize)(p - literal);
-      scanner->p = p + 1;
+      *len = (gsize)(close - literal);
+      scanner->p = close + 1;
       return TRUE;
     }
   return wick_json_read_string_from (scanner, literal, p, str, len);

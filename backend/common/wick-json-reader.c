@@ -106,18 +106,11 @@ lex_escape (const char *escape, const char *end, char **out, unsigned flags,
   return p;
 }
 
-static const char *
-lex_control (const char *text, const char *p, WickJsonLexFailure *failure)
-{
-  wick_json_lex_fail (failure, WICK_JSON_READ_CONTROL_CHARACTER, text - 1, p);
-  failure->byte = (unsigned char)*p;
-  return NULL;
-}
-
 /* The part of a string from its first escape, decoded into @out. */
-static const char *
-lex_escaped (const char *text, const char *p, const char *end, char *out, unsigned flags,
-             const char **str, size_t *length, WickJsonLexFailure *failure)
+const char *
+wick_json_lex_string_escaped (const char *text, const char *p, const char *end, char *out,
+                              unsigned flags, const char **str, size_t *length,
+                              WickJsonLexFailure *failure)
 {
   char *o = out;
   memcpy (o, text, (size_t)(p - text));
@@ -136,7 +129,7 @@ lex_escaped (const char *text, const char *p, const char *end, char *out, unsign
           continue;
         }
       if (c < 0x20)
-        return lex_control (text, p, failure);
+        return wick_json_lex_control (text, p, failure);
       if (c >= 0x80 && (flags & WICK_JSON_LEX_UTF8))
         {
           size_t n = wick_utf8_sequence_length ((const unsigned char *)p, (size_t)(end - p));
@@ -153,59 +146,6 @@ lex_escaped (const char *text, const char *p, const char *end, char *out, unsign
   *str = out;
   *length = (size_t)(o - out);
   return p + 1;
-}
-
-const char *
-wick_json_lex_string_rest (const char *text, const char *p, const char *end, char *out,
-                           unsigned flags, const char **str, size_t *length,
-                           WickJsonLexFailure *failure)
-{
-  const uint64_t high = (flags & WICK_JSON_LEX_UTF8) ? 0x8080808080808080ull : 0;
-  for (;;)
-    {
-      /* eight bytes at a time: the lowest flagged byte of the zero-byte test
-       * is exactly the first '"', '\\' or control character of the chunk (or
-       * byte above 0x7f, when UTF-8 is checked) */
-      while (end - p >= 8)
-        {
-          uint64_t v, quote, backslash, control, mask;
-          memcpy (&v, p, 8);
-          quote = v ^ 0x2222222222222222ull;
-          backslash = v ^ 0x5c5c5c5c5c5c5c5cull;
-          quote = (quote - 0x0101010101010101ull) & ~quote;
-          backslash = (backslash - 0x0101010101010101ull) & ~backslash;
-          control = (v - 0x2020202020202020ull) & ~v;
-          mask = (quote | backslash | control | (v & high)) & 0x8080808080808080ull;
-          if (mask != 0)
-            {
-              p += __builtin_ctzll (mask) / 8;
-              break;
-            }
-          p += 8;
-        }
-      if (p >= end)
-        return wick_json_lex_fail (failure, WICK_JSON_READ_UNTERMINATED_STRING, text - 1, end);
-      unsigned char c = (unsigned char)*p;
-      if (c == '"')
-        {
-          *str = text;
-          *length = (size_t)(p - text);
-          return p + 1;
-        }
-      if (c == '\\')
-        return lex_escaped (text, p, end, out, flags, str, length, failure);
-      if (c < 0x20)
-        return lex_control (text, p, failure);
-      if (c >= 0x80 && (flags & WICK_JSON_LEX_UTF8))
-        {
-          size_t n = wick_utf8_sequence_length ((const unsigned char *)p, (size_t)(end - p));
-          if (n == 0)
-            return wick_json_lex_fail (failure, WICK_JSON_READ_INVALID_UTF8, text - 1, p);
-          p += n;
-          continue;
-        }
-      p++;
-    }
 }
 
 const char *

@@ -33,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "common/wick-utf8.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -104,7 +106,11 @@ typedef struct
   uint64_t significand;
 } WickJsonLexNumber;
 
-static inline const char *
+/* The lexer's hot parts are inlined into each reader's loop whatever the
+ * compiler's size heuristics say: they run for every token. */
+#define WICK_JSON_LEX_INLINE static inline __attribute__ ((always_inline))
+
+WICK_JSON_LEX_INLINE const char *
 wick_json_lex_whitespace (const char *p, const char *end)
 {
   /* every byte that is not whitespace but might be is below '!': one
@@ -114,12 +120,14 @@ wick_json_lex_whitespace (const char *p, const char *end)
   return p;
 }
 
-/* The plain run of a string's text from @p: the first '"', '\\' or control
- * byte (or, with WICK_JSON_LEX_UTF8, byte above 0x7f) found sixteen bytes at a
- * time, or the place where fewer than sixteen bytes were left. */
-static inline const char *
-wick_json_lex_string_scan (const char *p, const char *end, unsigned flags)
+/* The plain run of a string's text from @text, sixteen bytes at a time: the
+ * closing quote when the run ends at one; else NULL, with *@stop at the first
+ * '\\' or control byte (or, with WICK_JSON_LEX_UTF8, byte above 0x7f), or
+ * where fewer than sixteen bytes were left. */
+WICK_JSON_LEX_INLINE const char *
+wick_json_lex_string_plain (const char *text, const char *end, unsigned flags, const char **stop)
 {
+  const char *p = text;
 #if defined(__SSE2__)
   while (end - p >= 16)
     {
@@ -134,45 +142,23 @@ wick_json_lex_string_scan (const char *p, const char *end, unsigned flags)
       if (flags & WICK_JSON_LEX_UTF8)
         mask |= (unsigned)_mm_movemask_epi8 (v); /* the high bit of every byte */
       if (mask != 0)
-        return p + __builtin_ctz (mask);
+        {
+          p += __builtin_ctz (mask);
+          if (*p == '"')
+            return p;
+          break;
+        }
       p += 16;
     }
 #else
   (void)end;
   (void)flags;
 #endif
-  return p;
+  *stop = p;
+  return NULL;
 }
 
-/* A string from @p onwards, its text starting at @text (after the opening
- * quote): see wick_json_lex_string. */
-const char *wick_json_lex_string_rest (const char *text, const char *p, const char *end, char *out,
-                                       unsigned flags, const char **str, size_t *length,
-                                       WickJsonLexFailure *failure);
-
-/* Reads the string whose opening quote is at @quote. *@str and *@length are
- * its text: in the input when it has no escape, else decoded at @out, which
- * must have room for as many bytes as the rest of the input (a decoded string
- * is never longer than its quoted text; nothing is written after it). Returns
- * the byte after the closing quote, or NULL with @failure set. */
-static inline const char *
-wick_json_lex_string (const char *quote, const char *end, char *out, unsigned flags,
-                      const char **str, size_t *length, WickJsonLexFailure *failure)
-{
-  const char *text = quote + 1;
-  const char *p = wick_json_lex_string_scan (text, end, flags);
-  /* a quote where the scan stopped closes the string, whether the scan
-   * stopped on it or for want of sixteen bytes: all before it is plain */
-  if (p < end && *p == '"')
-    {
-      *str = text;
-      *length = (size_t)(p - text);
-      return p + 1;
-    }
-  return wick_json_lex_string_rest (text, p, end, out, flags, str, length, failure);
-}
-
-static inline const char *
+WICK_JSON_LEX_INLINE const char *
 wick_json_lex_fail (WickJsonLexFailure *failure, WickJsonReadError code, const char *start,
                     const char *at)
 {
@@ -183,12 +169,105 @@ wick_json_lex_fail (WickJsonLexFailure *failure, WickJsonReadError code, const c
   return NULL;
 }
 
+static inline const char *
+wick_json_lex_control (const char *text, const char *p, WickJsonLexFailure *failure)
+{
+  wick_json_lex_fail (failure, WICK_JSON_READ_CONTROL_CHARACTER, text - 1, p);
+  failure->byte = (unsigned char)*p;
+  return NULL;
+}
+
+/* A string from its first escape at @p (its text from @text), decoded into
+ * @out: see wick_json_lex_string. */
+const char *wick_json_lex_string_escaped (const char *text, const char *p, const char *end,
+                                          char *out, unsigned flags, const char **str,
+                                          size_t *length, WickJsonLexFailure *failure);
+
+/* A string from @p onwards, its text starting at @text (after the opening
+ * quote), once the plain run stopped: eight bytes at a time, then bytes; an
+ * escape goes to wick_json_lex_string_escaped(). Inline so that each reader's
+ * own slow path compiles it for its constant @flags. */
+static inline const char *
+wick_json_lex_string_rest (const char *text, const char *p, const char *end, char *out,
+                           unsigned flags, const char **str, size_t *length,
+                           WickJsonLexFailure *failure)
+{
+  const uint64_t high = (flags & WICK_JSON_LEX_UTF8) ? 0x8080808080808080ull : 0;
+
+  for (;;)
+    {
+      /* the lowest flagged byte of the zero-byte test is exactly the first
+       * '"', '\\' or control character of the chunk (or byte above 0x7f,
+       * when UTF-8 is checked) */
+      while (end - p >= 8)
+        {
+          uint64_t v, quote, backslash, control, mask;
+          memcpy (&v, p, 8);
+          quote = v ^ 0x2222222222222222ull;
+          backslash = v ^ 0x5c5c5c5c5c5c5c5cull;
+          quote = (quote - 0x0101010101010101ull) & ~quote;
+          backslash = (backslash - 0x0101010101010101ull) & ~backslash;
+          control = (v - 0x2020202020202020ull) & ~v;
+          mask = (quote | backslash | control | (v & high)) & 0x8080808080808080ull;
+          if (mask != 0)
+            {
+              p += __builtin_ctzll (mask) / 8;
+              break;
+            }
+          p += 8;
+        }
+      for (; p < end; p++)
+        {
+          unsigned char c = (unsigned char)*p;
+          if (c == '"' || c == '\\' || c < 0x20 || (c >= 0x80 && (flags & WICK_JSON_LEX_UTF8)))
+            break;
+        }
+      if (p >= end)
+        return wick_json_lex_fail (failure, WICK_JSON_READ_UNTERMINATED_STRING, text - 1, end);
+      unsigned char c = (unsigned char)*p;
+      if (c == '"')
+        {
+          *str = text;
+          *length = (size_t)(p - text);
+          return p + 1;
+        }
+      if (c == '\\')
+        return wick_json_lex_string_escaped (text, p, end, out, flags, str, length, failure);
+      if (c < 0x20)
+        return wick_json_lex_control (text, p, failure);
+      size_t n = wick_utf8_sequence_length ((const unsigned char *)p, (size_t)(end - p));
+      if (n == 0)
+        return wick_json_lex_fail (failure, WICK_JSON_READ_INVALID_UTF8, text - 1, p);
+      p += n;
+    }
+}
+
+/* Reads the string whose opening quote is at @quote. *@str and *@length are
+ * its text: in the input when it has no escape, else decoded at @out, which
+ * must have room for as many bytes as the rest of the input (a decoded string
+ * is never longer than its quoted text; nothing is written after it). Returns
+ * the byte after the closing quote, or NULL with @failure set. */
+WICK_JSON_LEX_INLINE const char *
+wick_json_lex_string (const char *quote, const char *end, char *out, unsigned flags,
+                      const char **str, size_t *length, WickJsonLexFailure *failure)
+{
+  const char *text = quote + 1, *p;
+  const char *close = wick_json_lex_string_plain (text, end, flags, &p);
+  if (close != NULL)
+    {
+      *str = text;
+      *length = (size_t)(close - text);
+      return close + 1;
+    }
+  return wick_json_lex_string_rest (text, p, end, out, flags, str, length, failure);
+}
+
 #define WICK_JSON_LEX_IS_DIGIT(c) ((unsigned)((c) - '0') < 10)
 
 /* Reads the number at @p ('-' or a digit expected) by the grammar; with
  * @want_value (a constant) also its integer digits' value. Returns the byte
  * after it, or NULL with @failure set. */
-static inline const char *
+WICK_JSON_LEX_INLINE const char *
 wick_json_lex_number (const char *p, const char *end, bool want_value, WickJsonLexNumber *number,
                       WickJsonLexFailure *failure)
 {
@@ -252,7 +331,7 @@ const char *wick_json_lex_literal_failed (const char *p, const char *end, const 
                                           size_t length, WickJsonLexFailure *failure);
 
 /* Steps over @word ("true", "false", "null"; @length its length) at @p. */
-static inline const char *
+WICK_JSON_LEX_INLINE const char *
 wick_json_lex_literal (const char *p, const char *end, const char *word, size_t length,
                        WickJsonLexFailure *failure)
 {
