@@ -339,8 +339,52 @@ finish_rows (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* The scene as GTK's cairo node (a recording its renderer replays). Drawn
+ * into an image of the widget's own and painted into the node, the hover
+ * frames were cheaper but scrolled and new-range frames 1.5-6 ms dearer on
+ * GTK 4.8's cairo renderer (one more full composite a frame), and a
+ * GdkMemoryTexture of that image 5-7 ms dearer still (docs/performance.md,
+ * "frame22c"). */
+static GskRenderNode *
+scene_node (WickTimelineView *self, const WickTimelineViewport *view)
+{
+  graphene_rect_t bounds = GRAPHENE_RECT_INIT (0, 0, view->width, view->height);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &bounds);
+  wick_timeline_scene_draw (self->scene, cr, view);
+  cairo_destroy (cr);
+  return gtk_snapshot_free_to_node (snapshot);
+}
+
+/* The pointer's time line and labels as a node of their own extent: a
+ * pointer move damages those columns, not the whole plot. */
+static void
+append_hover (WickTimelineView *self, GtkSnapshot *snapshot, const WickTimelineViewport *view)
+{
+  cairo_surface_t *recording = cairo_recording_surface_create (CAIRO_CONTENT_COLOR_ALPHA, NULL);
+  cairo_t *rc = cairo_create (recording);
+  wick_timeline_scene_draw_hover (self->scene, rc, view);
+  cairo_destroy (rc);
+  double x, y, w, h;
+  cairo_recording_surface_ink_extents (recording, &x, &y, &w, &h);
+  /* whole pixels around the ink, within the widget */
+  double x0 = MAX (floor (x) - 1, 0), y0 = MAX (floor (y) - 1, 0);
+  double x1 = MIN (ceil (x + w) + 1, view->width), y1 = MIN (ceil (y + h) + 1, view->height);
+  if (w > 0 && h > 0 && x1 > x0 && y1 > y0)
+    {
+      graphene_rect_t bounds = GRAPHENE_RECT_INIT (x0, y0, x1 - x0, y1 - y0);
+      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &bounds);
+      cairo_set_source_surface (cr, recording, 0, 0);
+      cairo_paint (cr);
+      cairo_destroy (cr);
+    }
+  cairo_surface_destroy (recording);
+}
+
 /* The scene without the hover line is cached as a render node, so moving the
- * pointer repaints only the line and the time in the ruler. */
+ * pointer repaints only the line and the time in the ruler: their node is
+ * as wide as they are, so GTK redraws those columns alone (a node as large
+ * as the widget made every pointer move replay the whole plot). */
 static void
 wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -354,19 +398,14 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   wick_timeline_view_get_viewport (self, &view);
   if (view.end_ns <= wick_time_add (view.start_ns, 1))
     return;
-  graphene_rect_t bounds = GRAPHENE_RECT_INIT (0, 0, width, height);
   if (self->cached == NULL || self->cached_generation != self->generation
       || !same_view (&view, &self->cached_view))
     {
       g_clear_pointer (&self->cached, gsk_render_node_unref);
-      GtkSnapshot *base = gtk_snapshot_new ();
-      cairo_t *cr = gtk_snapshot_append_cairo (base, &bounds);
       WickTimelineViewport without_hover = view;
       without_hover.hover_x = -1;
       without_hover.progressive = TRUE;
-      wick_timeline_scene_draw (self->scene, cr, &without_hover);
-      cairo_destroy (cr);
-      self->cached = gtk_snapshot_free_to_node (base);
+      self->cached = scene_node (self, &without_hover);
       self->cached_view = view;
       self->cached_generation = self->generation;
       if (!wick_timeline_scene_get_complete (self->scene))
@@ -381,11 +420,7 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   if (self->cached)
     gtk_snapshot_append_node (snapshot, self->cached);
   if (view.hover_x >= WICK_TIMELINE_GUTTER)
-    {
-      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &bounds);
-      wick_timeline_scene_draw_hover (self->scene, cr, &view);
-      cairo_destroy (cr);
-    }
+    append_hover (self, snapshot, &view);
 }
 
 static gboolean

@@ -372,6 +372,125 @@ test_selection_propagates (void)
   app_test_window_close (window);
 }
 
+/* The first node of @type in @node's tree (depth first), NULL when none. */
+static GskRenderNode *
+find_node (GskRenderNode *node, GskRenderNodeType type)
+{
+  if (node == NULL || gsk_render_node_get_node_type (node) == type)
+    return node;
+  switch (gsk_render_node_get_node_type (node))
+    {
+    case GSK_CONTAINER_NODE:
+      for (guint i = 0; i < gsk_container_node_get_n_children (node); i++)
+        {
+          GskRenderNode *found = find_node (gsk_container_node_get_child (node, i), type);
+          if (found != NULL)
+            return found;
+        }
+      return NULL;
+    case GSK_TRANSFORM_NODE:
+      return find_node (gsk_transform_node_get_child (node), type);
+    case GSK_CLIP_NODE:
+      return find_node (gsk_clip_node_get_child (node), type);
+    case GSK_OPACITY_NODE:
+      return find_node (gsk_opacity_node_get_child (node), type);
+    case GSK_DEBUG_NODE:
+      return find_node (gsk_debug_node_get_child (node), type);
+    default:
+      return NULL;
+    }
+}
+
+/* Pixels of @a and @b that differ by more than @tolerance in a channel. */
+static guint
+count_different (cairo_surface_t *a, cairo_surface_t *b, int tolerance)
+{
+  int w = cairo_image_surface_get_width (a), h = cairo_image_surface_get_height (a);
+  g_assert_cmpint (cairo_image_surface_get_width (b), ==, w);
+  g_assert_cmpint (cairo_image_surface_get_height (b), ==, h);
+  guint n = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        guint32 p = app_test_pixel (a, x, y), q = app_test_pixel (b, x, y);
+        for (int shift = 0; shift < 24; shift += 8)
+          if (abs ((int)((p >> shift) & 0xff) - (int)((q >> shift) & 0xff)) > tolerance)
+            {
+              n++;
+              break;
+            }
+      }
+  return n;
+}
+
+/* The timeline shows the scene as drawn onto an image, pixel for pixel;
+ * the pointer's time line is a node of its own, as narrow as what it draws,
+ * over the same plot node (a pointer move redraws that column alone). */
+static void
+test_timeline_texture (void)
+{
+  WickWindow *window = open_example ();
+  GtkWidget *widget = wick_window_get_view (window, "timeline");
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  GskRenderNode *last_plot = NULL;
+  for (int hover = 0; hover < 2; hover++)
+    {
+      wick_timeline_view_set_hover (timeline, hover ? width / 2.0 : -1);
+      app_test_wait_drawn (widget, 10000, "the timeline");
+      g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+      GtkSnapshot *snapshot = gtk_snapshot_new ();
+      gdk_paintable_snapshot (paintable, snapshot, width, height);
+      g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+      GskRenderNode *plot = find_node (node, GSK_CAIRO_NODE);
+      g_assert_nonnull (plot);
+      graphene_rect_t bounds;
+      gsk_render_node_get_bounds (plot, &bounds);
+      g_assert_cmpfloat (bounds.size.width, ==, width);
+      g_assert_cmpfloat (bounds.size.height, ==, height);
+      if (hover)
+        {
+          /* the plot's node is the one kept from the frame before */
+          g_assert_true (plot == last_plot);
+          GskRenderNode *parent = find_node (node, GSK_CONTAINER_NODE);
+          g_assert_nonnull (parent);
+          GskRenderNode *line = NULL;
+          for (guint i = 0; i < gsk_container_node_get_n_children (parent); i++)
+            if (gsk_container_node_get_child (parent, i) != plot
+                && gsk_render_node_get_node_type (gsk_container_node_get_child (parent, i))
+                     == GSK_CAIRO_NODE)
+              line = gsk_container_node_get_child (parent, i);
+          g_assert_nonnull (line);
+          gsk_render_node_get_bounds (line, &bounds);
+          g_assert_cmpfloat (bounds.size.width, <, width / 4.0);
+          g_assert_cmpfloat (bounds.origin.x, <=, width / 2.0);
+          g_assert_cmpfloat (bounds.origin.x + bounds.size.width, >, width / 2.0);
+        }
+      last_plot = plot;
+
+      /* the same pixels as the scene drawn straight onto an image */
+      cairo_surface_t *shown = app_test_render_widget (widget);
+      WickTimelineViewport view;
+      wick_timeline_view_get_viewport (timeline, &view);
+      view.hover_x = -1;
+      cairo_surface_t *drawn = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+      cairo_t *cr = cairo_create (drawn);
+      WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+      wick_timeline_scene_draw (scene, cr, &view);
+      if (hover)
+        {
+          view.hover_x = width / 2.0;
+          wick_timeline_scene_draw_hover (scene, cr, &view);
+        }
+      cairo_destroy (cr);
+      g_assert_cmpuint (count_different (shown, drawn, 2), ==, 0);
+      cairo_surface_destroy (shown);
+      cairo_surface_destroy (drawn);
+    }
+  wick_timeline_view_set_hover (timeline, -1);
+  app_test_window_close (window);
+}
+
 static const char *broken_trace
   = "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/"
     "10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
@@ -1712,6 +1831,7 @@ main (int argc, char **argv)
     return 0;
   g_test_add_func ("/window/widget-state", test_widget_state);
   g_test_add_func ("/window/pixels", test_timeline_pixels);
+  g_test_add_func ("/window/timeline-texture", test_timeline_texture);
   g_test_add_func ("/window/zoom-pan-search", test_zoom_pan);
   g_test_add_func ("/window/selection-propagates", test_selection_propagates);
   g_test_add_func ("/window/health-errors-shown", test_health_errors_shown);
