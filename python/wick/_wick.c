@@ -676,8 +676,53 @@ typedef struct
   PyObject_HEAD WickSession *session;
   PyObject *entrypoint;
   WickWeightStore *store;
+  uint64_t serial; /* this open session's number in the process, from 1 (thread_cache) */
   NameCacheSlot names[NAME_CACHE_SLOTS];
 } SessionObject;
+
+/* The calling thread's handle (wick/wick-thread-handle.h) in the session it
+ * last recorded a span in from Python, with the session's serial: spans from
+ * Python take the handle's inline calls, and the thread asks libwick for it
+ * once per session. Serials are never reused (a new session at a closed
+ * one's address does not match), and a closed session is refused before the
+ * cache is read (self->session NULL). A thread with no ring gets the
+ * session's unclaimed handle, whose calls take libwick's slow path, which
+ * claims a ring when one is free; a forked child keeps its parent's handle,
+ * whose calls all take that path too (they record nothing, counted). */
+typedef struct
+{
+  uint64_t serial; /* 0: none */
+  WickThreadHandle *thread;
+  unsigned long ident; /* PyThread_get_thread_ident () */
+} ThreadCache;
+
+static __thread ThreadCache thread_cache;
+static uint64_t session_serials; /* the last serial given (under the GIL) */
+
+static __attribute__ ((noinline)) WickThreadHandle *
+session_thread_slow (SessionObject *self)
+{
+  thread_cache.thread = wick_thread_handle_get (self->session);
+  thread_cache.ident = PyThread_get_thread_ident ();
+  thread_cache.serial = self->serial;
+  return thread_cache.thread;
+}
+
+/* The calling thread's handle in the open session self. */
+static inline WickThreadHandle *
+session_thread (SessionObject *self)
+{
+  if (__builtin_expect (thread_cache.serial == self->serial, 1))
+    return thread_cache.thread;
+  return session_thread_slow (self);
+}
+
+/* The calling thread's PyThread_get_thread_ident, after session_thread. */
+static inline unsigned long
+thread_ident (void)
+{
+  return thread_cache.ident;
+}
 
 static void
 name_cache_clear (SessionObject *self)
@@ -952,6 +997,7 @@ session_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
   self->session = session;
   self->entrypoint = Py_NewRef (entrypoint);
+  self->serial = ++session_serials;
   return (PyObject *)self;
 }
 
@@ -1044,8 +1090,8 @@ session_span_begin (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
   long kind = PyLong_AsLong (args[1]), step = PyLong_AsLong (args[2]);
   if (PyErr_Occurred ())
     return NULL;
-  WickSpanId id = wick_span_begin_step_interned (self->session, name, (WickSpanKind)kind,
-                                                 (WickStep)step);
+  WickSpanId id
+    = wick_span_begin_on (session_thread (self), name, (WickSpanKind)kind, (WickStep)step);
   return PyLong_FromUnsignedLongLong (id);
 }
 
@@ -1083,9 +1129,10 @@ session_span_end (PyObject *obj, PyObject *id_obj)
   if (PyErr_Occurred ())
     return NULL;
   /* a span begun on another thread is an error with its sentence; a span
-   * not open anywhere (ended already) or 0 stays a False, as before */
-  WickError error = { "" };
-  if (wick_span_end_checked (self->session, id, &error))
+   * not open anywhere (ended already) or 0 stays a False, as before (a
+   * failing call fills error) */
+  WickError error;
+  if (wick_span_end_checked_on (session_thread (self), id, &error))
     Py_RETURN_TRUE;
   if (error.code == WICK_ERROR_WRONG_THREAD)
     return raise_wick (&error);
@@ -3390,6 +3437,7 @@ typedef struct
   PyObject *name; /* a str without NUL characters */
   int kind, step;
   int depth;
+  bool from_alloc; /* made by span_alloc (PyObject_New): may go to span_free_list */
   WickSpanId ids[SPAN_DEPTH];
   unsigned long threads[SPAN_DEPTH]; /* the thread that began each (PyThread_get_thread_ident) */
 } SpanObject;
@@ -3419,6 +3467,25 @@ span_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 static PyObject *span_decorator; /* wick._decorate (span, fn), set by the package */
 
+/* Span objects that session.span() made and that were freed, kept for the
+ * next (a span in a `with` is made and freed once per use): no allocator
+ * call a span. Only the GIL's holder touches it. */
+#define SPAN_FREE_MAX 16
+static SpanObject *span_free_list[SPAN_FREE_MAX];
+static int span_free_count;
+
+static SpanObject *
+span_alloc (void)
+{
+  if (span_free_count > 0)
+    {
+      SpanObject *self = span_free_list[--span_free_count];
+      PyObject_Init ((PyObject *)self, (PyTypeObject *)SpanType); /* takes a type reference */
+      return self;
+    }
+  return PyObject_New (SpanObject, (PyTypeObject *)SpanType);
+}
+
 static PyObject *
 span_make (SessionObject *session, PyObject *name, PyObject *kind, PyObject *step)
 {
@@ -3429,7 +3496,7 @@ span_make (SessionObject *session, PyObject *name, PyObject *kind, PyObject *ste
       || (kind != NULL && kind != Py_None && !arg_enum (kind, span_kinds, "kind", &k))
       || (step != NULL && step != Py_None && !arg_enum (step, steps, "step", &s)))
     return NULL;
-  SpanObject *self = PyObject_New (SpanObject, (PyTypeObject *)SpanType);
+  SpanObject *self = span_alloc ();
   if (self == NULL)
     return NULL;
   self->session = (SessionObject *)Py_NewRef ((PyObject *)session);
@@ -3437,6 +3504,7 @@ span_make (SessionObject *session, PyObject *name, PyObject *kind, PyObject *ste
   self->kind = k;
   self->step = s;
   self->depth = 0;
+  self->from_alloc = true;
   return (PyObject *)self;
 }
 
@@ -3510,6 +3578,14 @@ span_dealloc (PyObject *obj)
   PyTypeObject *type = Py_TYPE (obj);
   Py_XDECREF ((PyObject *)self->session);
   Py_XDECREF (self->name);
+  /* only spans of the exact type, allocated by PyObject_New (span_alloc:
+   * Span() from Python is a GenericAlloc'ed object, not kept) */
+  if (type == (PyTypeObject *)SpanType && self->from_alloc && span_free_count < SPAN_FREE_MAX)
+    {
+      span_free_list[span_free_count++] = self;
+      Py_DECREF (type);
+      return;
+    }
   freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
   tp_free (obj);
   Py_DECREF (type);
@@ -3530,9 +3606,10 @@ span_enter (PyObject *obj, PyObject *unused)
   WickString name;
   if (!session_name_handle (self->session, self->name, &name))
     return NULL;
-  self->threads[self->depth] = PyThread_get_thread_ident ();
-  self->ids[self->depth++] = wick_span_begin_step_interned (
-    self->session->session, name, (WickSpanKind)self->kind, (WickStep)self->step);
+  WickThreadHandle *thread = session_thread (self->session);
+  self->threads[self->depth] = thread_ident ();
+  self->ids[self->depth++]
+    = wick_span_begin_on (thread, name, (WickSpanKind)self->kind, (WickStep)self->step);
   return Py_NewRef (obj);
 }
 
@@ -3546,10 +3623,11 @@ span_exit (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
       return NULL;
     }
   WickSpanId id = self->ids[--self->depth];
-  unsigned long began = self->threads[self->depth], here = PyThread_get_thread_ident ();
   /* a finished session keeps its spans open: nothing to end */
   if (self->session->session == NULL || wick_session_is_finished (self->session->session))
     Py_RETURN_FALSE;
+  WickThreadHandle *thread = session_thread (self->session);
+  unsigned long began = self->threads[self->depth], here = thread_ident ();
   if (began != here)
     {
       /* libwick keeps a stack per thread: this thread's has no such span;
@@ -3562,7 +3640,7 @@ span_exit (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
                     self->name, began, here);
       return NULL;
     }
-  wick_span_end (self->session->session, id);
+  wick_span_end_on (thread, id);
   Py_RETURN_FALSE;
 }
 

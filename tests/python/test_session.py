@@ -187,6 +187,67 @@ def test_span_names_cached_by_object():
         assert got == want, (len(got), len(want), [(a, b) for a, b in zip(got, want) if a != b][:5])
 
 
+def test_spans_find_their_session_and_thread():
+    """Spans from Python go through each thread's handle in the session it
+    last used: sessions used in turn on one thread, nested across each
+    other, record every span in their own file with their own parents;
+    sessions closed and opened again (a new one may take a closed one's
+    address) record all of theirs; threads each record theirs, a thread
+    that is started after others have ended included."""
+    import threading
+
+    tmp = tempfile.mkdtemp()
+    pa, pb = os.path.join(tmp, "a.jsonl"), os.path.join(tmp, "b.jsonl")
+    with wick.Session("unit.a", jsonl_path=pa) as a, wick.Session("unit.b", jsonl_path=pb) as b:
+        for i in range(50):
+            with a.span("a1"):
+                with b.span("b1"):
+                    with a.span("a2"):
+                        sid = b._s.span_begin("b2", 1, 0)
+                        assert b._s.span_end(sid) is True
+    for path, root, outer, inner in ((pa, "unit.a", "a1", "a2"), (pb, "unit.b", "b1", "b2")):
+        records = wicktest.read_records(path)
+        starts = {r["id"]: r for r in records if r["kind"] == "span_start"}
+        ends = {r["id"] for r in records if r["kind"] == "span_end"}
+        got = [r for r in starts.values() if r["name"] in (outer, inner)]
+        assert len(got) == 100 and all(r["id"] in ends for r in got), (path, len(got))
+        for r in got:
+            parent = starts.get(r.get("parent_id"))
+            want = outer if r["name"] == inner else root
+            assert parent is not None and parent["name"] == want, (path, r, parent)
+    for round_ in range(20):
+        path = os.path.join(tmp, "r%d.jsonl" % round_)
+        with wick.Session("unit.r%d" % round_, jsonl_path=path) as s:
+            for _ in range(30):
+                with s.span("work"):
+                    sid = s._s.span_begin("inner", 1, 0)
+                    s._s.span_end(sid)
+        records = wicktest.read_records(path)
+        assert sum(1 for r in records if r["kind"] == "span_end") >= 60, (round_, len(records))
+    path = os.path.join(tmp, "threads.jsonl")
+    with wick.Session("unit.threads", jsonl_path=path) as s:
+        def work(name):
+            for _ in range(200):
+                with s.span(name):
+                    pass
+        for wave in range(3):
+            threads = [threading.Thread(target=work, args=("t%d.%d" % (wave, i),)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        work("main")
+        assert s.dropped == 0
+    records = wicktest.read_records(path)
+    ended = {r["id"] for r in records if r["kind"] == "span_end"}
+    names = {}
+    for r in records:
+        if r["kind"] == "span_start" and r["id"] in ended:
+            names[r["name"]] = names.get(r["name"], 0) + 1
+    assert all(names.get("t%d.%d" % (w, i)) == 200 for w in range(3) for i in range(4)), names
+    assert names.get("main") == 200, names
+
+
 def test_span_cost():
     import time
 
