@@ -358,19 +358,6 @@ class Instrumentation:
             stack = self._local.stack = []
         return stack
 
-    def _forward_pre(self, module, inputs):
-        raw = self.raw
-        stack = self._stack()
-        top = module is self.model
-        if top and not stack and _torch.is_grad_enabled() and self.session._s is raw:
-            # the step's forward span, kind module, step forward
-            sid = raw.span_begin("forward", _wick.SPAN_MODULE, _wick.STEP_FORWARD)
-        else:
-            sid = raw.span_begin(self._names.get(module, type(module).__name__), _wick.SPAN_MODULE, _wick.STEP_NONE)
-        stack.append((module, sid))
-        if top and self.memory:
-            self.tracker.track_all(inputs, "other", sid)
-
     def _unwind(self, module, include):
         """Ends the spans this thread's stack holds above module's newest
         entry (innermost first) and, with include, module's own; False when
@@ -395,13 +382,41 @@ class Instrumentation:
         original = _torch.nn.Module.__call__
         inst = self
         raw = self.raw
+        session = self.session
         spanned = self._spanned
-        pre, post = self._forward_pre, self._forward_post
+        model = self.model
+        local = self._local
+        tracker = self.tracker
+        span_begin, span_end = raw.span_begin, raw.span_end
+        is_grad_enabled = _torch.is_grad_enabled
+        SPAN_MODULE, STEP_FORWARD, STEP_NONE = _wick.SPAN_MODULE, _wick.STEP_FORWARD, _wick.STEP_NONE
 
+        # One Python frame a module call: the module's span (the step's
+        # `forward` for the model's outermost call with grad on), the
+        # model's inputs and every output tracked, the thread's stack of
+        # (module, span id) that _unwind reads
         def call(module, *args, **kwargs):
-            if inst._suspended or raw.finished or module not in spanned:
+            if inst._suspended or raw.finished:
                 return original(module, *args, **kwargs)
-            pre(module, args)
+            name = spanned.get(module)
+            if name is None:
+                return original(module, *args, **kwargs)
+            try:
+                stack = local.stack
+            except AttributeError:
+                stack = local.stack = []
+            if module is model:
+                if not stack and is_grad_enabled() and session._s is raw:
+                    # the step's forward span, kind module, step forward
+                    sid = span_begin("forward", SPAN_MODULE, STEP_FORWARD)
+                else:
+                    sid = span_begin(name, SPAN_MODULE, STEP_NONE)
+                stack.append((module, sid))
+                if inst.memory:
+                    tracker.track_all(args, "other", sid)
+            else:
+                sid = span_begin(name, SPAN_MODULE, STEP_NONE)
+                stack.append((module, sid))
             try:
                 output = original(module, *args, **kwargs)
             except BaseException:
@@ -409,27 +424,22 @@ class Instrumentation:
                 # exception unwinds the user's own context managers
                 inst._unwind(module, include=True)
                 raise
-            post(module, args, output)
+            if not stack:
+                return output
+            if stack[-1][0] is not module:
+                # spans of submodules that raised inside this forward (the
+                # forward caught it): they end before this one
+                if not inst._unwind(module, include=False):
+                    return output
+            sid = stack.pop()[1]
+            if not raw.finished:
+                if inst.memory:
+                    tracker.track_all(output, "activation", sid)
+                span_end(sid)
             return output
 
         self._patched_call = original
         _torch.nn.Module.__call__ = call
-
-    def _forward_post(self, module, inputs, output):
-        raw = self.raw
-        stack = self._stack()
-        if not stack:
-            return
-        if stack[-1][0] is not module:
-            # spans of submodules that raised inside this forward (the
-            # forward caught it): they end before this one
-            if not self._unwind(module, include=False):
-                return
-        _, sid = stack.pop()
-        if self.memory and not raw.finished:
-            self.tracker.track_all(output, "activation", sid)
-        if not raw.finished:
-            raw.span_end(sid)
 
     # --- backward -------------------------------------------------------------------
 
