@@ -3440,6 +3440,7 @@ typedef struct
   bool from_alloc; /* made by span_alloc (PyObject_New): may go to span_free_list */
   WickSpanId ids[SPAN_DEPTH];
   unsigned long threads[SPAN_DEPTH]; /* the thread that began each (PyThread_get_thread_ident) */
+  WickThreadHandle *handles[SPAN_DEPTH]; /* that thread's handle in the session */
 } SpanObject;
 
 static PyObject *
@@ -3607,6 +3608,7 @@ span_enter (PyObject *obj, PyObject *unused)
   if (!session_name_handle (self->session, self->name, &name))
     return NULL;
   WickThreadHandle *thread = session_thread (self->session);
+  self->handles[self->depth] = thread;
   self->threads[self->depth] = thread_ident ();
   self->ids[self->depth++]
     = wick_span_begin_on (thread, name, (WickSpanKind)self->kind, (WickStep)self->step);
@@ -3626,8 +3628,10 @@ span_exit (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
   /* a finished session keeps its spans open: nothing to end */
   if (self->session->session == NULL || wick_session_is_finished (self->session->session))
     Py_RETURN_FALSE;
-  WickThreadHandle *thread = session_thread (self->session);
-  unsigned long began = self->threads[self->depth], here = thread_ident ();
+  /* the handle it began on, when this is that thread (the session is the
+   * same open one: no thread-local read) */
+  unsigned long began = self->threads[self->depth], here = PyThread_get_thread_ident ();
+  WickThreadHandle *thread = self->handles[self->depth];
   if (began != here)
     {
       /* libwick keeps a stack per thread: this thread's has no such span;
