@@ -117,8 +117,10 @@ main (int argc, char **argv)
 {
   if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
     {
+      /* a TAP plan of no tests is meson's skip; an exit status of 77
+       * would be read as an error under protocol: 'tap' */
       g_print ("1..0 # SKIP no display: run under Xvfb\n");
-      return 77;
+      return 0;
     }
   g_test_init (&argc, &argv, NULL);
   if (g_getenv ("WICK_DEMO") == NULL)
