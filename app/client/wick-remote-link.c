@@ -631,7 +631,7 @@ wick_remote_link_next (WickRemoteLink *self, WickRemoteFrame *frame, int timeout
         {
           g_set_error (error, WICK_LIVE_ERROR, WICK_LIVE_ERROR_TIMEOUT,
                        "%s sent nothing for %d s (the link or the node stopped)", self->name,
-                       MAX (timeout_ms / 1000, 1));
+                       MAX ((timeout_ms + 999) / 1000, 1));
           return FALSE;
         }
       struct pollfd pfd[2] = { { self->from_node, POLLIN, 0 }, { self->ssh_stderr, POLLIN, 0 } };
