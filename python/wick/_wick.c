@@ -12,8 +12,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -699,29 +701,32 @@ typedef struct
 static __thread ThreadCache thread_cache;
 static uint64_t session_serials; /* the last serial given (under the GIL) */
 
-static __attribute__ ((noinline)) WickThreadHandle *
+static __attribute__ ((noinline)) ThreadCache *
 session_thread_slow (SessionObject *self)
 {
-  thread_cache.thread = wick_thread_handle_get (self->session);
-  thread_cache.ident = PyThread_get_thread_ident ();
-  thread_cache.serial = self->serial;
-  return thread_cache.thread;
+  ThreadCache *cache = &thread_cache;
+  cache->thread = wick_thread_handle_get (self->session);
+  cache->ident = PyThread_get_thread_ident ();
+  cache->serial = self->serial;
+  return cache;
+}
+
+/* The calling thread's cache, filled for the open session self: its handle
+ * and thread ident (one thread-local address on either path). */
+static inline ThreadCache *
+session_thread_cache (SessionObject *self)
+{
+  ThreadCache *cache = &thread_cache;
+  if (__builtin_expect (cache->serial != self->serial, 0))
+    cache = session_thread_slow (self);
+  return cache;
 }
 
 /* The calling thread's handle in the open session self. */
 static inline WickThreadHandle *
 session_thread (SessionObject *self)
 {
-  if (__builtin_expect (thread_cache.serial == self->serial, 1))
-    return thread_cache.thread;
-  return session_thread_slow (self);
-}
-
-/* The calling thread's PyThread_get_thread_ident, after session_thread. */
-static inline unsigned long
-thread_ident (void)
-{
-  return thread_cache.ident;
+  return session_thread_cache (self)->thread;
 }
 
 static void
@@ -3438,6 +3443,7 @@ typedef struct
   int kind, step;
   int depth;
   bool from_alloc; /* made by span_alloc (PyObject_New): may go to span_free_list */
+  WickString handle; /* the name's in the session, 0: looked up when entered */
   WickSpanId ids[SPAN_DEPTH];
   unsigned long threads[SPAN_DEPTH]; /* the thread that began each (PyThread_get_thread_ident) */
   WickThreadHandle *handles[SPAN_DEPTH]; /* that thread's handle in the session */
@@ -3470,47 +3476,83 @@ static PyObject *span_decorator; /* wick._decorate (span, fn), set by the packag
 
 /* Span objects that session.span() made and that were freed, kept for the
  * next (a span in a `with` is made and freed once per use): no allocator
- * call a span. Only the GIL's holder touches it. */
+ * call a span. A kept object keeps its reference to the type, so taking it
+ * back is setting its count. Only the GIL's holder touches it. */
 #define SPAN_FREE_MAX 16
 static SpanObject *span_free_list[SPAN_FREE_MAX];
 static int span_free_count;
 
-static SpanObject *
+static inline SpanObject *
 span_alloc (void)
 {
-  if (span_free_count > 0)
+  if (__builtin_expect (span_free_count > 0, 1))
     {
       SpanObject *self = span_free_list[--span_free_count];
-      PyObject_Init ((PyObject *)self, (PyTypeObject *)SpanType); /* takes a type reference */
+      Py_SET_REFCNT ((PyObject *)self, 1);
       return self;
     }
   return PyObject_New (SpanObject, (PyTypeObject *)SpanType);
 }
 
-static PyObject *
-span_make (SessionObject *session, PyObject *name, PyObject *kind, PyObject *step)
+/* A Span of session named name (checked), its handle (0: looked up when
+ * entered), kind and step. */
+static inline PyObject *
+span_fill (SessionObject *session, PyObject *name, WickString handle, int kind, int step)
 {
-  /* a name in the session's cache was checked when it went in */
-  bool checked = session->names[((uintptr_t)name >> 4) & (NAME_CACHE_SLOTS - 1)].name == name;
-  int k = WICK_SPAN_FUNCTION, s = WICK_STEP_NONE;
-  if ((!checked && arg_string (name, "name") == NULL)
-      || (kind != NULL && kind != Py_None && !arg_enum (kind, span_kinds, "kind", &k))
-      || (step != NULL && step != Py_None && !arg_enum (step, steps, "step", &s)))
-    return NULL;
   SpanObject *self = span_alloc ();
   if (self == NULL)
     return NULL;
   self->session = (SessionObject *)Py_NewRef ((PyObject *)session);
   self->name = Py_NewRef (name);
-  self->kind = k;
-  self->step = s;
+  self->kind = kind;
+  self->step = step;
   self->depth = 0;
   self->from_alloc = true;
+  self->handle = handle;
   return (PyObject *)self;
 }
 
+/* The slot of session's name cache that name would be in. */
+static inline NameCacheSlot *
+name_cache_slot (SessionObject *session, PyObject *name)
+{
+  return &session->names[((uintptr_t)name >> 4) & (NAME_CACHE_SLOTS - 1)];
+}
+
+static PyObject *
+span_make (SessionObject *session, PyObject *name, PyObject *kind, PyObject *step)
+{
+  /* a name in the session's cache was checked when it went in, and its
+   * handle is the session's for as long as the session is open */
+  NameCacheSlot *slot = name_cache_slot (session, name);
+  WickString handle = slot->name == name ? slot->handle : 0;
+  int k = WICK_SPAN_FUNCTION, s = WICK_STEP_NONE;
+  if ((handle == 0 && arg_string (name, "name") == NULL)
+      || (kind != NULL && kind != Py_None && !arg_enum (kind, span_kinds, "kind", &k))
+      || (step != NULL && step != Py_None && !arg_enum (step, steps, "step", &s)))
+    return NULL;
+  return span_fill (session, name, handle, k, s);
+}
+
+static __attribute__ ((noinline)) PyObject *
+session_span_general (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
 static PyObject *
 session_span (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+  /* span(name) of a name in the cache: the usual call */
+  if (__builtin_expect (nargs == 1 && kwnames == NULL, 1))
+    {
+      SessionObject *session = (SessionObject *)obj;
+      NameCacheSlot *slot = name_cache_slot (session, args[0]);
+      if (slot->name == args[0])
+        return span_fill (session, args[0], slot->handle, WICK_SPAN_FUNCTION, WICK_STEP_NONE);
+    }
+  return session_span_general (obj, args, nargs, kwnames);
+}
+
+static PyObject *
+session_span_general (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
   PyObject *values[3] = { NULL, NULL, NULL };
   static const char *const names[3] = { "name", "kind", "step" };
@@ -3583,8 +3625,7 @@ span_dealloc (PyObject *obj)
    * Span() from Python is a GenericAlloc'ed object, not kept) */
   if (type == (PyTypeObject *)SpanType && self->from_alloc && span_free_count < SPAN_FREE_MAX)
     {
-      span_free_list[span_free_count++] = self;
-      Py_DECREF (type);
+      span_free_list[span_free_count++] = self; /* with its type reference */
       return;
     }
   freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
@@ -3596,22 +3637,31 @@ static PyObject *
 span_enter (PyObject *obj, PyObject *unused)
 {
   SpanObject *self = (SpanObject *)obj;
-  if (!session_check (self->session, "span"))
-    return NULL;
+  SessionObject *session = self->session;
+  if (__builtin_expect (session->session == NULL || wick_session_is_finished (session->session), 0))
+    {
+      session_check (session, "span"); /* sets the error */
+      return NULL;
+    }
   if (self->depth == SPAN_DEPTH)
     {
       PyErr_Format (WickErrorType, "span '%U' is entered %d times without leaving", self->name,
                     SPAN_DEPTH);
       return NULL;
     }
-  WickString name;
-  if (!session_name_handle (self->session, self->name, &name))
-    return NULL;
-  WickThreadHandle *thread = session_thread (self->session);
-  self->handles[self->depth] = thread;
-  self->threads[self->depth] = thread_ident ();
-  self->ids[self->depth++]
-    = wick_span_begin_on (thread, name, (WickSpanKind)self->kind, (WickStep)self->step);
+  WickString name = self->handle;
+  if (name == 0)
+    {
+      if (!session_name_handle (session, self->name, &name))
+        return NULL;
+      self->handle = name;
+    }
+  ThreadCache *cache = session_thread_cache (session);
+  int depth = self->depth++;
+  self->handles[depth] = cache->thread;
+  self->threads[depth] = cache->ident;
+  self->ids[depth]
+    = wick_span_begin_on (cache->thread, name, (WickSpanKind)self->kind, (WickStep)self->step);
   return Py_NewRef (obj);
 }
 
@@ -3680,11 +3730,294 @@ span_get_session (PyObject *obj, void *closure)
   return Py_NewRef ((PyObject *)((SpanObject *)obj)->session);
 }
 
-static PyMethodDef span_methods[] = {
-  { "__enter__", span_enter, METH_NOARGS, NULL },
-  { "__exit__", (PyCFunction)(void (*) (void))span_exit, METH_FASTCALL, NULL },
+/* Span.__enter__ and Span.__exit__. A `with` statement looks both up on
+ * every use, and a method of tp_methods binds to a new builtin method object
+ * each time (a GC-tracked allocation, its free and its call wrapper: more
+ * than half the cost of a span from Python). These descriptors bind to a
+ * SpanMethod from a free list instead, called by vectorcall; it holds its
+ * span as a bound method does (`m = span.__enter__` works later), and the
+ * descriptors are callable unbound (`Span.__exit__(span, None, None, None)`,
+ * as contextlib.ExitStack calls it). */
+
+/* The vectorcall protocol is in the limited API from 3.12; the 3.11
+ * interpreter implements it the same (PEP 590), so these are its values. */
+#ifndef PY_VECTORCALL_ARGUMENTS_OFFSET
+#define PY_VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof (size_t) - 1))
+typedef PyObject *(*vectorcallfunc) (PyObject *callable, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames);
+#endif
+#ifndef Py_TPFLAGS_HAVE_VECTORCALL
+#define Py_TPFLAGS_HAVE_VECTORCALL (1UL << 11)
+#endif
+
+static PyObject *SpanMethodType;      /* bound: a span's __enter__ or __exit__ */
+static PyObject *SpanDescriptorType;  /* Span.__enter__, Span.__exit__ */
+
+typedef struct
+{
+  PyObject_HEAD vectorcallfunc vectorcall;
+  SpanObject *span; /* held; NULL while kept in span_method_free_list */
+  bool exit;
+} SpanMethodObject;
+
+typedef struct
+{
+  PyObject_HEAD bool exit;
+} SpanDescriptorObject;
+
+/* SpanMethod objects freed, kept for the next binding with their type
+ * reference (one is alive per open `with` for its __exit__). Only the GIL's
+ * holder touches it. */
+#define SPAN_METHOD_FREE_MAX 32
+static SpanMethodObject *span_method_free_list[SPAN_METHOD_FREE_MAX];
+static int span_method_free_count;
+
+/* __enter__ (no arguments) or __exit__ (any, as its METH_FASTCALL method took
+ * them) of span, with the arguments after the span's */
+static PyObject *
+span_method_run (bool exit, PyObject *span, PyObject *const *args, Py_ssize_t nargs,
+                 PyObject *kwnames)
+{
+  if (kwnames != NULL && PyTuple_Size (kwnames) > 0)
+    {
+      PyErr_Format (PyExc_TypeError, "Span.%s() takes no keyword arguments",
+                    exit ? "__exit__" : "__enter__");
+      return NULL;
+    }
+  if (exit)
+    return span_exit (span, args, nargs);
+  if (nargs != 0)
+    {
+      PyErr_Format (PyExc_TypeError, "Span.__enter__() takes no arguments (%zd given)", nargs);
+      return NULL;
+    }
+  return span_enter (span, NULL);
+}
+
+static PyObject *
+span_method_vectorcall (PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+  SpanMethodObject *self = (SpanMethodObject *)obj;
+  Py_ssize_t nargs = (Py_ssize_t)(nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET);
+  if (__builtin_expect (kwnames == NULL, 1))
+    {
+      if (self->exit)
+        return span_exit ((PyObject *)self->span, args, nargs);
+      if (nargs == 0)
+        return span_enter ((PyObject *)self->span, NULL);
+    }
+  return span_method_run (self->exit, (PyObject *)self->span, args, nargs, kwnames);
+}
+
+/* args (a tuple) and kwargs (a dict or NULL) as a vector with kwnames, for
+ * the calls that do not come by vectorcall; false with the error set */
+#define SPAN_CALL_MAX_ARGS 8
+
+static bool
+span_call_vector (PyObject *args, PyObject *kwargs, PyObject **vector, Py_ssize_t *nargs,
+                  PyObject **kwnames)
+{
+  *nargs = PyTuple_Size (args);
+  *kwnames = NULL;
+  if (kwargs != NULL && PyDict_Size (kwargs) > 0)
+    {
+      /* only to name the error: no method of a Span takes keywords */
+      *kwnames = PyTuple_New (0);
+      return *kwnames != NULL;
+    }
+  if (*nargs < 0 || *nargs > SPAN_CALL_MAX_ARGS)
+    {
+      if (!PyErr_Occurred ())
+        PyErr_Format (PyExc_TypeError, "a Span's method takes at most %d arguments",
+                      SPAN_CALL_MAX_ARGS);
+      return false;
+    }
+  for (Py_ssize_t i = 0; i < *nargs; i++)
+    vector[i] = PyTuple_GetItem (args, i);
+  return true;
+}
+
+static PyObject *
+span_method_call (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  SpanMethodObject *self = (SpanMethodObject *)obj;
+  PyObject *vector[SPAN_CALL_MAX_ARGS], *kwnames;
+  Py_ssize_t nargs;
+  if (!span_call_vector (args, kwargs, vector, &nargs, &kwnames))
+    return NULL;
+  if (kwnames != NULL)
+    {
+      Py_DECREF (kwnames);
+      PyErr_Format (PyExc_TypeError, "Span.%s() takes no keyword arguments",
+                    self->exit ? "__exit__" : "__enter__");
+      return NULL;
+    }
+  return span_method_run (self->exit, (PyObject *)self->span, vector, nargs, NULL);
+}
+
+static void
+span_method_dealloc (PyObject *obj)
+{
+  SpanMethodObject *self = (SpanMethodObject *)obj;
+  SpanObject *span = self->span;
+  self->span = NULL;
+  if (span_method_free_count < SPAN_METHOD_FREE_MAX)
+    span_method_free_list[span_method_free_count++] = self; /* with its type reference */
+  else
+    {
+      PyTypeObject *type = Py_TYPE (obj);
+      freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+      tp_free (obj);
+      Py_DECREF (type);
+    }
+  Py_XDECREF ((PyObject *)span);
+}
+
+static PyObject *
+span_method_repr (PyObject *obj)
+{
+  SpanMethodObject *self = (SpanMethodObject *)obj;
+  return PyUnicode_FromFormat ("<bound method Span.%s of %R>",
+                               self->exit ? "__exit__" : "__enter__", (PyObject *)self->span);
+}
+
+static PyObject *
+span_method_get_self (PyObject *obj, void *closure)
+{
+  return Py_NewRef ((PyObject *)((SpanMethodObject *)obj)->span);
+}
+
+static PyObject *
+span_method_get_name (PyObject *obj, void *closure)
+{
+  return PyUnicode_FromString (((SpanMethodObject *)obj)->exit ? "__exit__" : "__enter__");
+}
+
+static PyGetSetDef span_method_getset[] = {
+  { "__self__", span_method_get_self, NULL, NULL, NULL },
+  { "__name__", span_method_get_name, NULL, NULL, NULL },
   { NULL }
 };
+
+static PyMemberDef span_method_members[] = {
+  { "__vectorcalloffset__", T_PYSSIZET, offsetof (SpanMethodObject, vectorcall), READONLY, NULL },
+  { NULL }
+};
+
+static PyType_Slot span_method_slots[] = {
+  { Py_tp_call, span_method_call },
+  { Py_tp_dealloc, span_method_dealloc },
+  { Py_tp_repr, span_method_repr },
+  { Py_tp_getset, span_method_getset },
+  { Py_tp_members, span_method_members },
+  { 0, NULL },
+};
+
+static PyType_Spec span_method_spec = {
+  "wick._wick.SpanMethod", sizeof (SpanMethodObject), 0,
+  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, span_method_slots,
+};
+
+static PyObject *
+span_descriptor_get (PyObject *obj, PyObject *instance, PyObject *owner)
+{
+  SpanDescriptorObject *descriptor = (SpanDescriptorObject *)obj;
+  if (instance == NULL)
+    return Py_NewRef (obj);
+  if (!PyObject_TypeCheck (instance, (PyTypeObject *)SpanType))
+    {
+      PyErr_Format (PyExc_TypeError,
+                    "descriptor '%s' for 'wick._wick.Span' objects doesn't apply to a '%s' object",
+                    descriptor->exit ? "__exit__" : "__enter__", type_name (instance));
+      return NULL;
+    }
+  SpanMethodObject *self;
+  if (__builtin_expect (span_method_free_count > 0, 1))
+    {
+      self = span_method_free_list[--span_method_free_count];
+      Py_SET_REFCNT ((PyObject *)self, 1);
+    }
+  else
+    {
+      self = PyObject_New (SpanMethodObject, (PyTypeObject *)SpanMethodType);
+      if (self == NULL)
+        return NULL;
+      self->vectorcall = span_method_vectorcall;
+    }
+  self->span = (SpanObject *)Py_NewRef (instance);
+  self->exit = descriptor->exit;
+  return (PyObject *)self;
+}
+
+/* Span.__enter__(span) / Span.__exit__(span, ...) */
+static PyObject *
+span_descriptor_call (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  SpanDescriptorObject *descriptor = (SpanDescriptorObject *)obj;
+  const char *name = descriptor->exit ? "__exit__" : "__enter__";
+  PyObject *vector[SPAN_CALL_MAX_ARGS], *kwnames;
+  Py_ssize_t nargs;
+  if (!span_call_vector (args, kwargs, vector, &nargs, &kwnames))
+    return NULL;
+  if (kwnames != NULL)
+    {
+      Py_DECREF (kwnames);
+      PyErr_Format (PyExc_TypeError, "Span.%s() takes no keyword arguments", name);
+      return NULL;
+    }
+  if (nargs < 1)
+    {
+      PyErr_Format (PyExc_TypeError, "unbound method Span.%s() needs an argument", name);
+      return NULL;
+    }
+  if (!PyObject_TypeCheck (vector[0], (PyTypeObject *)SpanType))
+    {
+      PyErr_Format (PyExc_TypeError,
+                    "descriptor '%s' for 'wick._wick.Span' objects doesn't apply to a '%s' object",
+                    name, type_name (vector[0]));
+      return NULL;
+    }
+  return span_method_run (descriptor->exit, vector[0], vector + 1, nargs - 1, NULL);
+}
+
+static PyObject *
+span_descriptor_repr (PyObject *obj)
+{
+  return PyUnicode_FromFormat ("<method '%s' of 'wick._wick.Span' objects>",
+                               ((SpanDescriptorObject *)obj)->exit ? "__exit__" : "__enter__");
+}
+
+static PyType_Slot span_descriptor_slots[] = {
+  { Py_tp_descr_get, span_descriptor_get },
+  { Py_tp_call, span_descriptor_call },
+  { Py_tp_repr, span_descriptor_repr },
+  { 0, NULL },
+};
+
+static PyType_Spec span_descriptor_spec = {
+  "wick._wick.SpanDescriptor", sizeof (SpanDescriptorObject), 0, Py_TPFLAGS_DEFAULT,
+  span_descriptor_slots,
+};
+
+/* Span.__enter__ and Span.__exit__ as SpanDescriptors (after the types) */
+static int
+span_add_methods (void)
+{
+  for (int exit = 0; exit < 2; exit++)
+    {
+      SpanDescriptorObject *descriptor
+        = PyObject_New (SpanDescriptorObject, (PyTypeObject *)SpanDescriptorType);
+      if (descriptor == NULL)
+        return -1;
+      descriptor->exit = exit;
+      int rc = PyObject_SetAttrString (SpanType, exit ? "__exit__" : "__enter__",
+                                       (PyObject *)descriptor);
+      Py_DECREF (descriptor);
+      if (rc < 0)
+        return -1;
+    }
+  return 0;
+}
 
 static PyGetSetDef span_getset[] = {
   { "id", span_get_id, NULL, "The N of sN while entered, 0 otherwise.", NULL },
@@ -3699,7 +4032,6 @@ static PyType_Slot span_slots[] = {
   { Py_tp_new, span_new },
   { Py_tp_call, span_call },
   { Py_tp_dealloc, span_dealloc },
-  { Py_tp_methods, span_methods },
   { Py_tp_getset, span_getset },
   { Py_tp_doc, "Span(session, name, kind='function', step=None): a span as a context manager." },
   { 0, NULL },
@@ -3939,6 +4271,9 @@ PyInit__wick (void)
   if (WickErrorType == NULL || PyModule_AddObjectRef (module, "Error", WickErrorType) < 0
       || add_type (module, &session_spec, "Session", &SessionType) < 0
       || add_type (module, &span_spec, "Span", &SpanType) < 0
+      || (SpanMethodType = PyType_FromSpec (&span_method_spec)) == NULL
+      || (SpanDescriptorType = PyType_FromSpec (&span_descriptor_spec)) == NULL
+      || span_add_methods () < 0
       || add_type (module, &contract_spec, "GradientContract", &ContractType) < 0
       || add_type (module, &plan_spec, "GradientCapturePlan", &PlanType) < 0
       || add_type (module, &stage_spec, "Stage", &StageType) < 0

@@ -248,6 +248,56 @@ def test_spans_find_their_session_and_thread():
     assert names.get("main") == 200, names
 
 
+def test_span_methods_are_methods():
+    """A Span's __enter__ and __exit__ behave as bound methods (a `with`
+    statement, a method kept after its span is dropped, contextlib.ExitStack's
+    unbound calls, nesting deeper than any object pool) and record their spans
+    with their parents; wrong calls raise TypeError naming the method."""
+    import contextlib
+    import gc
+
+    tmp = tempfile.mkdtemp()
+    path = os.path.join(tmp, "methods.jsonl")
+    with wick.Session("unit.methods", jsonl_path=path) as s:
+        with s.span("with") as got:
+            assert got.name == "with" and got.id > 1
+        enter = s.span("kept").__enter__  # the span itself is dropped here
+        gc.collect()
+        assert enter.__self__.name == "kept"
+        kept = enter()
+        assert kept.name == "kept" and kept.id > 1
+        leave = kept.__exit__
+        del kept, enter
+        gc.collect()
+        assert leave(None, None, None) is False
+        with contextlib.ExitStack() as stack:
+            outer = stack.enter_context(s.span("stack.outer"))
+            stack.enter_context(s.span("stack.inner"))
+            assert s.current_span() != outer.id  # the inner one is innermost
+        span = wick.Span.__enter__(s.span("unbound"))
+        assert wick.Span.__exit__(span, None, None, None) is False
+
+        def nest(depth):
+            if depth:
+                with s.span("deep%d" % depth):
+                    nest(depth - 1)
+        nest(60)
+        expect(TypeError, s.span("x").__enter__, 1, contains="Span.__enter__() takes no arguments")
+        expect(TypeError, lambda: s.span("x").__exit__(tb=None), contains="Span.__exit__() takes no keyword")
+        expect(TypeError, wick.Span.__enter__, 3, contains="doesn't apply to a 'int' object")
+        expect(TypeError, wick.Span.__dict__["__exit__"].__get__, 3, contains="doesn't apply to a 'int'")
+        expect(wick.Error, s.span("x").__exit__, None, None, None, contains="left without being entered")
+    records = wicktest.read_records(path)
+    starts = {r["id"]: r for r in records if r["kind"] == "span_start"}
+    ended = {r["id"] for r in records if r["kind"] == "span_end"}
+    names = {r["name"]: r for r in starts.values()}
+    for name in ["with", "kept", "stack.outer", "stack.inner", "unbound"] + ["deep%d" % d for d in range(1, 61)]:
+        assert name in names and names[name]["id"] in ended, name
+    assert starts[names["stack.inner"]["parent_id"]]["name"] == "stack.outer"
+    for d in range(1, 60):
+        assert starts[names["deep%d" % d]["parent_id"]]["name"] == "deep%d" % (d + 1), d
+
+
 def test_span_cost():
     import time
 
