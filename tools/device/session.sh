@@ -29,7 +29,8 @@
 #             package of this tree and, where .device-oldwick/wick holds one, an older
 #             one's .py files beside it (this tree's _wick extension, or the older one's
 #             when .device-oldwick/_wick.c is there), alternating, N pairs;
-#             WICK_GPT_ARGS replaces its arguments (default --rounds 7 --steps 20)
+#             WICK_GPT_ARGS replaces its arguments (default: none, the benchmark's own: 30 rounds
+#             of 6 steps, the modes in every order in turn, 3 torch.profiler rounds)
 #   stagesproc  bench-stage-replay's bare, wick and torch-like contenders in 3 processes with
 #             CUDA_MODULE_LOADING=LAZY and 3 with EAGER alternated, bench-torch-graph.py once
 #             each way, then tools/device/stages-processes.py's STAGESPROC table (~60-100 s)
@@ -317,7 +318,7 @@ for s in "$@"; do
         for v in $variants; do
           need 75 "gpt $v ($pair)" || continue
           if [ $v = new ]; then pp=$PWD/$B/python-abi3; else pp=$PWD/.device-oldwick; fi
-          PYTHONPATH=$pp timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py ${WICK_GPT_ARGS:---rounds 7 --steps 20} \
+          PYTHONPATH=$pp timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py ${WICK_GPT_ARGS:-} \
             >/tmp/session-logs/gpt-$v-$pair.log 2>&1
           echo "gpt $v $pair rc=$?"; grep -E "^GPT|RESULT|Error|error" /tmp/session-logs/gpt-$v-$pair.log | head -12
         done
