@@ -3946,10 +3946,30 @@ wick_timeline_scene_draw (WickTimelineScene *self, cairo_t *cr, const WickTimeli
                      view->height / 3.0);
       pango_cairo_show_layout (cr, layout);
     }
-  draw_gutter_cached (self, cr, view);
+  if (!view->no_gutter)
+    draw_gutter_cached (self, cr, view);
   cairo_restore (cr);
   if (!use_layer)
     self->layer.direct_complete = !self->incomplete;
+}
+
+void
+wick_timeline_scene_draw_gutter (WickTimelineScene *self, cairo_t *cr,
+                                 const WickTimelineViewport *view)
+{
+  follow_spans (self);
+  cairo_save (cr);
+  cairo_set_line_width (cr, 1);
+  cairo_rectangle (cr, 0, 0, WICK_TIMELINE_GUTTER, view->height);
+  cairo_clip (cr);
+  draw_gutter (self, cr, view);
+  cairo_restore (cr);
+}
+
+guint64
+wick_timeline_scene_get_gutter_stamp (WickTimelineScene *self)
+{
+  return (guint64)self->layout_generation * 1000003u ^ content_stamp (self);
 }
 
 gboolean

@@ -92,6 +92,10 @@ typedef struct
    * of the same view (wick_timeline_scene_get_complete()); FALSE: every
    * row in full (export, tests) */
   gboolean progressive;
+  /* the label column left out (the plot alone, under it anything):
+   * wick_timeline_scene_draw_gutter() draws it, so a frame of a new time
+   * range need not draw the labels again */
+  gboolean no_gutter;
 } WickTimelineViewport;
 
 WickTimelineScene *wick_timeline_scene_new (WickDocument *document);
@@ -104,6 +108,15 @@ WickTimelineScene *wick_timeline_scene_new (WickDocument *document);
  * appeared: build a new scene (wick_timeline_scene_copy_state() keeps the
  * layout). */
 gboolean wick_timeline_scene_update (WickTimelineScene *self);
+/* The label column alone, [0, WICK_TIMELINE_GUTTER) by the view's height,
+ * as wick_timeline_scene_draw() draws it over the plot; it does not depend
+ * on the time range. */
+void wick_timeline_scene_draw_gutter (WickTimelineScene *self, cairo_t *cr,
+                                      const WickTimelineViewport *view);
+/* Changes when what the label column shows may have changed other than by
+ * the viewport's height, scroll and style: the layout (collapse, pins,
+ * rows) or the tracks' events (a counter's maximum). */
+guint64 wick_timeline_scene_get_gutter_stamp (WickTimelineScene *self);
 void wick_timeline_scene_free (WickTimelineScene *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickTimelineScene, wick_timeline_scene_free)
 

@@ -40,6 +40,15 @@ struct _WickTimelineView
   guint generation, cached_generation;
   GskRenderNode *cached;
   WickTimelineViewport cached_view;
+  /* The label column: a node of its own, kept while the layout, the tracks'
+   * events, the height, the scroll and the style stay, so a frame of a new
+   * time range neither draws nor renders it again. */
+  GskRenderNode *gutter_node;
+  guint gutter_generation;
+  guint64 gutter_stamp;
+  int gutter_width, gutter_height;
+  double gutter_scroll;
+  gboolean gutter_dark;
   guint finish_tick; /* a progressive frame left rows to finish */
   gboolean follow;
   gboolean selecting; /* a selection made on the timeline itself is being set */
@@ -381,10 +390,39 @@ append_hover (WickTimelineView *self, GtkSnapshot *snapshot, const WickTimelineV
   cairo_surface_destroy (recording);
 }
 
+/* The label column as its own node (bounds: the column), drawn afresh only
+ * when what it shows may have changed. */
+static void
+ensure_gutter_node (WickTimelineView *self, const WickTimelineViewport *view)
+{
+  guint64 stamp = wick_timeline_scene_get_gutter_stamp (self->scene);
+  if (self->gutter_node != NULL && self->gutter_generation == self->generation
+      && self->gutter_stamp == stamp && self->gutter_width == WICK_TIMELINE_GUTTER
+      && self->gutter_height == view->height && self->gutter_scroll == view->scroll_y
+      && self->gutter_dark == view->dark)
+    return;
+  g_clear_pointer (&self->gutter_node, gsk_render_node_unref);
+  graphene_rect_t bounds = GRAPHENE_RECT_INIT (0, 0, WICK_TIMELINE_GUTTER, view->height);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &bounds);
+  wick_timeline_scene_draw_gutter (self->scene, cr, view);
+  cairo_destroy (cr);
+  self->gutter_node = gtk_snapshot_free_to_node (snapshot);
+  self->gutter_generation = self->generation;
+  self->gutter_stamp = stamp;
+  self->gutter_width = WICK_TIMELINE_GUTTER;
+  self->gutter_height = view->height;
+  self->gutter_scroll = view->scroll_y;
+  self->gutter_dark = view->dark;
+}
+
 /* The scene without the hover line is cached as a render node, so moving the
  * pointer repaints only the line and the time in the ruler: their node is
  * as wide as they are, so GTK redraws those columns alone (a node as large
- * as the widget made every pointer move replay the whole plot). */
+ * as the widget made every pointer move replay the whole plot). The label
+ * column is a node of its own over the plot's, which is clipped to the
+ * right of it: a new time range damages the plot alone, and GTK neither
+ * replays nor redraws the labels. */
 static void
 wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -405,6 +443,7 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       WickTimelineViewport without_hover = view;
       without_hover.hover_x = -1;
       without_hover.progressive = TRUE;
+      without_hover.no_gutter = TRUE;
       self->cached = scene_node (self, &without_hover);
       self->cached_view = view;
       self->cached_generation = self->generation;
@@ -417,8 +456,16 @@ wick_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
             self->finish_tick = gtk_widget_add_tick_callback (widget, finish_rows, NULL, NULL);
         }
     }
+  ensure_gutter_node (self, &view);
   if (self->cached)
-    gtk_snapshot_append_node (snapshot, self->cached);
+    {
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (WICK_TIMELINE_GUTTER, 0,
+                                                             width - WICK_TIMELINE_GUTTER, height));
+      gtk_snapshot_append_node (snapshot, self->cached);
+      gtk_snapshot_pop (snapshot);
+    }
+  if (self->gutter_node)
+    gtk_snapshot_append_node (snapshot, self->gutter_node);
   if (view.hover_x >= WICK_TIMELINE_GUTTER)
     append_hover (self, snapshot, &view);
 }
@@ -1147,6 +1194,7 @@ wick_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->related, g_array_unref);
   wick_rebuild_throttle_clear (&self->throttle);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
+  g_clear_pointer (&self->gutter_node, gsk_render_node_unref);
   if (self->finish_tick != 0)
     gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->finish_tick);
   self->finish_tick = 0;

@@ -500,6 +500,114 @@ test_timeline_texture (void)
   app_test_window_close (window);
 }
 
+/* The widget's pixels against the scene drawn straight onto an image. */
+static guint
+pixels_off_scene (GtkWidget *widget)
+{
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  app_test_wait_drawn (widget, 10000, "the timeline");
+  cairo_surface_t *shown = app_test_render_widget (widget);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  view.hover_x = -1;
+  cairo_surface_t *drawn = cairo_image_surface_create (
+    CAIRO_FORMAT_ARGB32, gtk_widget_get_width (widget), gtk_widget_get_height (widget));
+  cairo_t *cr = cairo_create (drawn);
+  wick_timeline_scene_draw (wick_timeline_view_get_scene (timeline), cr, &view);
+  cairo_destroy (cr);
+  guint n = count_different (shown, drawn, 2);
+  cairo_surface_destroy (shown);
+  cairo_surface_destroy (drawn);
+  return n;
+}
+
+/* The label column's node of the widget's last frame: a cairo node at x 0
+ * as wide as the column. */
+static GskRenderNode *
+gutter_node (GtkWidget *widget)
+{
+  app_test_wait_drawn (widget, 10000, "the timeline");
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
+                          gtk_widget_get_height (widget));
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  GskRenderNode *parent = find_node (node, GSK_CONTAINER_NODE);
+  g_assert_nonnull (parent);
+  GskRenderNode *found = NULL;
+  for (guint i = 0; i < gsk_container_node_get_n_children (parent); i++)
+    {
+      GskRenderNode *child = gsk_container_node_get_child (parent, i);
+      graphene_rect_t bounds;
+      gsk_render_node_get_bounds (child, &bounds);
+      if (gsk_render_node_get_node_type (child) == GSK_CAIRO_NODE && bounds.origin.x == 0
+          && bounds.size.width == WICK_TIMELINE_GUTTER)
+        found = child;
+    }
+  g_assert_nonnull (found);
+  return found; /* the widget's own reference keeps it while it is shown */
+}
+
+/* The label column is a node kept across frames of other time ranges (a new
+ * range does not draw the labels again) and drawn afresh when it changes:
+ * the tracks scrolled, collapsed, the style; each frame's pixels equal the
+ * scene drawn whole onto an image. */
+static void
+test_timeline_gutter_node (void)
+{
+  g_autofree char *path = app_test_example_path ();
+  /* short: the example's tracks scroll */
+  WickWindow *window = app_test_window_open (app, path, 1400, 360);
+  GtkWidget *widget = wick_window_get_view (window, "timeline");
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  WickSelection *selection = wick_window_get_selection (window);
+  app_test_wait_drawn (widget, 10000, "the timeline");
+  g_assert_cmpint (wick_timeline_scene_get_content_height (scene), >,
+                   gtk_widget_get_height (widget) + 40);
+  g_assert_cmpuint (pixels_off_scene (widget), ==, 0);
+  GskRenderNode *first = gutter_node (widget);
+
+  /* a new time range: the same labels' node */
+  guint64 start, end;
+  wick_selection_get_visible (selection, &start, &end);
+  wick_selection_set_visible (selection, start + (end - start) / 4, end - (end - start) / 4);
+  app_test_wait_drawn (widget, 10000, "the timeline zoomed");
+  g_assert_true (gutter_node (widget) == first);
+  g_assert_cmpuint (pixels_off_scene (widget), ==, 0);
+
+  /* scrolled by the wheel: the labels move */
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+  GtkEventController *scroll = NULL;
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+      if (GTK_IS_EVENT_CONTROLLER_SCROLL (c))
+        scroll = GTK_EVENT_CONTROLLER (c);
+    }
+  g_assert_nonnull (scroll);
+  gboolean handled;
+  g_signal_emit_by_name (scroll, "scroll", 0.0, 2.0, &handled);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  g_assert_cmpfloat (view.scroll_y, >, 0);
+  g_assert_cmpuint (pixels_off_scene (widget), ==, 0);
+
+  /* every process collapsed and expanded again: the layout changed */
+  wick_timeline_view_set_all_collapsed (timeline, TRUE);
+  g_assert_cmpuint (pixels_off_scene (widget), ==, 0);
+  wick_timeline_view_set_all_collapsed (timeline, FALSE);
+  g_assert_cmpuint (pixels_off_scene (widget), ==, 0);
+
+  /* the dark style */
+  AdwStyleManager *style = adw_style_manager_get_default ();
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_DARK);
+  g_assert_cmpuint (pixels_off_scene (widget), ==, 0);
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
+  g_assert_cmpuint (pixels_off_scene (widget), ==, 0);
+  app_test_window_close (window);
+}
+
 static const char *broken_trace
   = "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/"
     "10\",\"run_id\":\"r\",\"correlation_id\":\"c\","
@@ -1841,6 +1949,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/widget-state", test_widget_state);
   g_test_add_func ("/window/pixels", test_timeline_pixels);
   g_test_add_func ("/window/timeline-texture", test_timeline_texture);
+  g_test_add_func ("/window/timeline-gutter-node", test_timeline_gutter_node);
   g_test_add_func ("/window/zoom-pan-search", test_zoom_pan);
   g_test_add_func ("/window/selection-propagates", test_selection_propagates);
   g_test_add_func ("/window/health-errors-shown", test_health_errors_shown);
