@@ -10,6 +10,13 @@ struct _WickTimelineOverview
   GtkWidget parent_instance;
   WickTimelineView *timeline; /* not owned: a sibling in the same page */
   WickSelection *selection;
+  /* The rows, kept while the scene, its tracks, the extent, the size and the
+   * style stay: a new visible range draws the veil alone. */
+  GskRenderNode *rows;
+  WickTimelineScene *rows_scene;
+  guint64 rows_stamp, rows_start, rows_end;
+  int rows_width, rows_height, rows_gutter;
+  gboolean rows_dark;
 };
 
 G_DEFINE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, GTK_TYPE_WIDGET)
@@ -44,18 +51,46 @@ full_view (WickTimelineOverview *self, WickTimelineViewport *view)
 }
 
 static void
+ensure_rows (WickTimelineOverview *self, WickTimelineScene *scene, const WickTimelineViewport *view)
+{
+  guint64 stamp = wick_timeline_scene_get_gutter_stamp (scene);
+  if (self->rows != NULL && self->rows_scene == scene && self->rows_stamp == stamp
+      && self->rows_start == view->start_ns && self->rows_end == view->end_ns
+      && self->rows_width == view->width && self->rows_height == view->height
+      && self->rows_gutter == WICK_TIMELINE_GUTTER && self->rows_dark == view->dark)
+    return;
+  g_clear_pointer (&self->rows, gsk_render_node_unref);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  cairo_t *cr
+    = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, view->width, view->height));
+  wick_timeline_scene_draw_overview_rows (scene, cr, view);
+  cairo_destroy (cr);
+  self->rows = gtk_snapshot_free_to_node (snapshot);
+  self->rows_scene = scene;
+  self->rows_stamp = stamp;
+  self->rows_start = view->start_ns;
+  self->rows_end = view->end_ns;
+  self->rows_width = view->width;
+  self->rows_height = view->height;
+  self->rows_gutter = WICK_TIMELINE_GUTTER;
+  self->rows_dark = view->dark;
+}
+
+static void
 wick_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (widget);
   WickTimelineViewport view;
   if (!full_view (self, &view))
     return;
+  WickTimelineScene *scene = wick_timeline_view_get_scene (self->timeline);
+  ensure_rows (self, scene, &view);
+  gtk_snapshot_append_node (snapshot, self->rows);
   guint64 start, end;
   wick_selection_get_visible (self->selection, &start, &end);
   cairo_t *cr
     = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, view.width, view.height));
-  wick_timeline_scene_draw_overview (wick_timeline_view_get_scene (self->timeline), cr, &view,
-                                     start, end);
+  wick_timeline_scene_draw_overview_band (scene, cr, &view, start, end);
   cairo_destroy (cr);
 }
 
@@ -136,6 +171,8 @@ wick_timeline_overview_dispose (GObject *object)
   WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (object);
   wick_selection_attach (&self->selection, NULL, NULL, self);
   self->timeline = NULL;
+  g_clear_pointer (&self->rows, gsk_render_node_unref);
+  self->rows_scene = NULL;
   G_OBJECT_CLASS (wick_timeline_overview_parent_class)->dispose (object);
 }
 

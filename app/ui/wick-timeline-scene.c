@@ -3969,7 +3969,10 @@ wick_timeline_scene_draw_gutter (WickTimelineScene *self, cairo_t *cr,
 guint64
 wick_timeline_scene_get_gutter_stamp (WickTimelineScene *self)
 {
-  return (guint64)self->layout_generation * 1000003u ^ content_stamp (self);
+  guint64 stamp = self->layout_generation;
+  stamp = stamp * 1000003u ^ content_stamp (self);
+  stamp = stamp * 1000003u ^ wick_tracks_get_build_serial (self->tracks);
+  return stamp * 1000003u ^ wick_tracks_get_append_serial (self->tracks);
 }
 
 gboolean
@@ -4210,9 +4213,8 @@ wick_timeline_scene_hit_gutter (WickTimelineScene *self, const WickTimelineViewp
 /* ---- overview ------------------------------------------------------------ */
 
 void
-wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
-                                   const WickTimelineViewport *view, guint64 visible_start,
-                                   guint64 visible_end)
+wick_timeline_scene_draw_overview_rows (WickTimelineScene *self, cairo_t *cr,
+                                        const WickTimelineViewport *view)
 {
   g_return_if_fail (view->end_ns > view->start_ns);
   follow_spans (self);
@@ -4261,7 +4263,30 @@ wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
       wick_palette_set (cr, wick_palette_accent (view->dark), 1);
       cairo_fill (cr);
     }
-  cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+  cairo_restore (cr);
+  wick_palette_set (cr, wick_palette_foreground (view->dark), 0.7);
+  draw_text (self, cr, _ ("Overview"), 10, view->height / 2.0 - 7, WICK_TIMELINE_GUTTER - 16);
+  if (view->match_list && view->n_match_list > 0)
+    {
+      g_autofree char *hits = g_strdup_printf (
+        g_dngettext (NULL, "%u hit", "%u hits", view->n_match_list), view->n_match_list);
+      wick_palette_set (cr, wick_palette_accent (view->dark), 1);
+      draw_text (self, cr, hits, 10, view->height / 2.0 + 5, WICK_TIMELINE_GUTTER - 16);
+    }
+  cairo_restore (cr);
+}
+
+void
+wick_timeline_scene_draw_overview_band (WickTimelineScene *self, cairo_t *cr,
+                                        const WickTimelineViewport *view, guint64 visible_start,
+                                        guint64 visible_end)
+{
+  g_return_if_fail (view->end_ns > view->start_ns);
+  cairo_save (cr);
+  cairo_set_line_width (cr, 1);
+  cairo_save (cr);
+  cairo_rectangle (cr, WICK_TIMELINE_GUTTER, 0, view->width - WICK_TIMELINE_GUTTER, view->height);
+  cairo_clip (cr);
   /* The visible range: the rest is veiled. */
   double x0 = CLAMP (wick_timeline_viewport_time_to_x (view, visible_start), WICK_TIMELINE_GUTTER,
                      view->width);
@@ -4276,18 +4301,18 @@ wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
   cairo_rectangle (cr, floor (x0) + 0.5, 0.5, floor (x1 - x0), view->height - 1);
   cairo_stroke (cr);
   cairo_restore (cr);
-  wick_palette_set (cr, wick_palette_foreground (view->dark), 0.7);
-  draw_text (self, cr, _ ("Overview"), 10, view->height / 2.0 - 7, WICK_TIMELINE_GUTTER - 16);
-  if (view->match_list && view->n_match_list > 0)
-    {
-      g_autofree char *hits = g_strdup_printf (
-        g_dngettext (NULL, "%u hit", "%u hits", view->n_match_list), view->n_match_list);
-      wick_palette_set (cr, wick_palette_accent (view->dark), 1);
-      draw_text (self, cr, hits, 10, view->height / 2.0 + 5, WICK_TIMELINE_GUTTER - 16);
-    }
   wick_palette_set (cr, wick_palette_foreground (view->dark), 0.25);
   cairo_move_to (cr, 0, view->height - 0.5);
   cairo_line_to (cr, view->width, view->height - 0.5);
   cairo_stroke (cr);
   cairo_restore (cr);
+}
+
+void
+wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
+                                   const WickTimelineViewport *view, guint64 visible_start,
+                                   guint64 visible_end)
+{
+  wick_timeline_scene_draw_overview_rows (self, cr, view);
+  wick_timeline_scene_draw_overview_band (self, cr, view, visible_start, visible_end);
 }

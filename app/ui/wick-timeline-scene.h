@@ -190,6 +190,14 @@ void wick_timeline_scene_draw_hover (WickTimelineScene *self, cairo_t *cr,
 void wick_timeline_scene_draw_overview (WickTimelineScene *self, cairo_t *cr,
                                         const WickTimelineViewport *view, guint64 visible_start,
                                         guint64 visible_end);
+/* The overview in two parts, drawn one over the other: the rows, hits and
+ * title, which do not depend on the visible range, and the veil, outline
+ * and bottom rule that show it. */
+void wick_timeline_scene_draw_overview_rows (WickTimelineScene *self, cairo_t *cr,
+                                             const WickTimelineViewport *view);
+void wick_timeline_scene_draw_overview_band (WickTimelineScene *self, cairo_t *cr,
+                                             const WickTimelineViewport *view,
+                                             guint64 visible_start, guint64 visible_end);
 
 guint64 wick_timeline_viewport_x_to_time (const WickTimelineViewport *view, double x);
 

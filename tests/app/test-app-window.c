@@ -28,6 +28,7 @@
 #include "ui/wick-memory-view.h"
 #include "ui/wick-palette.h"
 #include "ui/wick-ranks-page.h"
+#include "ui/wick-timeline-overview.h"
 #include "ui/wick-timeline-view.h"
 #include "ui/wick-timeline-view-private.h"
 #include "model/wick-gradient-report.h"
@@ -896,6 +897,109 @@ static gboolean
 scene_has_51_slices (gpointer timeline)
 {
   return scene_n_slices (timeline) == 51;
+}
+
+/* The first widget of @type under @widget (itself included), NULL when none. */
+static GtkWidget *
+find_widget (GtkWidget *widget, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The overview's pixels against wick_timeline_scene_draw_overview() onto an
+ * image, the window's visible range outlined. */
+static guint
+overview_off_scene (WickWindow *window, GtkWidget *overview)
+{
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
+  app_test_wait_drawn (overview, 10000, "the overview");
+  cairo_surface_t *shown = app_test_render_widget (overview);
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  WickTimelineViewport view = { 0 };
+  wick_timeline_scene_get_extent (scene, &view.start_ns, &view.end_ns);
+  view.width = gtk_widget_get_width (overview);
+  view.height = gtk_widget_get_height (overview);
+  view.dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
+  view.selected_type = WICK_RECORD_NONE;
+  view.selected_index = -1;
+  view.hover_x = -1;
+  view.no_labels = TRUE;
+  guint64 start, end;
+  wick_selection_get_visible (wick_window_get_selection (window), &start, &end);
+  cairo_surface_t *drawn = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, view.width, view.height);
+  cairo_t *cr = cairo_create (drawn);
+  wick_timeline_scene_draw_overview (scene, cr, &view, start, end);
+  cairo_destroy (cr);
+  guint n = count_different (shown, drawn, 2);
+  cairo_surface_destroy (shown);
+  cairo_surface_destroy (drawn);
+  return n;
+}
+
+/* The overview's rows node of its last frame (its first cairo node). */
+static GskRenderNode *
+overview_rows_node (GtkWidget *overview)
+{
+  app_test_wait_drawn (overview, 10000, "the overview");
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (overview);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (overview),
+                          gtk_widget_get_height (overview));
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  GskRenderNode *rows = find_node (node, GSK_CAIRO_NODE);
+  g_assert_nonnull (rows);
+  return rows; /* the overview's own reference keeps it while it is shown */
+}
+
+/* The overview keeps its rows across changes of the visible range (only the
+ * veil is drawn again) and draws them afresh when they change: the style,
+ * a document that grew; its pixels always equal the overview drawn whole. */
+static void
+test_overview_rows_node (void)
+{
+  WickWindow *window = open_example ();
+  GtkWidget *overview = find_widget (GTK_WIDGET (window), WICK_TYPE_TIMELINE_OVERVIEW);
+  g_assert_nonnull (overview);
+  g_assert_cmpuint (overview_off_scene (window, overview), ==, 0);
+  GskRenderNode *first = overview_rows_node (overview);
+  WickSelection *selection = wick_window_get_selection (window);
+  guint64 start, end;
+  wick_selection_get_visible (selection, &start, &end);
+  wick_selection_set_visible (selection, start + (end - start) / 3, end - (end - start) / 3);
+  g_assert_cmpuint (overview_off_scene (window, overview), ==, 0);
+  g_assert_true (overview_rows_node (overview) == first);
+  AdwStyleManager *style = adw_style_manager_get_default ();
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_FORCE_DARK);
+  g_assert_cmpuint (overview_off_scene (window, overview), ==, 0);
+  adw_style_manager_set_color_scheme (style, ADW_COLOR_SCHEME_DEFAULT);
+  g_assert_cmpuint (overview_off_scene (window, overview), ==, 0);
+  app_test_window_close (window);
+
+  /* a document that grows while shown */
+  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  g_auto (GStrv) lines = g_strsplit (broken_trace, "\n", -1);
+  window = app_test_window_new (app, 1200, 700);
+  wick_window_set_document (window, document);
+  overview = find_widget (GTK_WIDGET (window), WICK_TYPE_TIMELINE_OVERVIEW);
+  g_assert_nonnull (overview);
+  for (guint i = 0; i < 5; i++)
+    {
+      feed (document, lines[i]);
+      if (i < 2)
+        continue;
+      wick_window_document_changed (window);
+      wick_selection_get_visible (wick_window_get_selection (window), &start, &end);
+      g_assert_cmpuint (overview_off_scene (window, overview), ==, 0);
+    }
+  app_test_window_close (window);
 }
 
 static void
@@ -1950,6 +2054,7 @@ main (int argc, char **argv)
   g_test_add_func ("/window/pixels", test_timeline_pixels);
   g_test_add_func ("/window/timeline-texture", test_timeline_texture);
   g_test_add_func ("/window/timeline-gutter-node", test_timeline_gutter_node);
+  g_test_add_func ("/window/overview-rows-node", test_overview_rows_node);
   g_test_add_func ("/window/zoom-pan-search", test_zoom_pan);
   g_test_add_func ("/window/selection-propagates", test_selection_propagates);
   g_test_add_func ("/window/health-errors-shown", test_health_errors_shown);
