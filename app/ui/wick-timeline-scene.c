@@ -4218,6 +4218,11 @@ wick_timeline_scene_draw_overview_rows (WickTimelineScene *self, cairo_t *cr,
 {
   g_return_if_fail (view->end_ns > view->start_ns);
   follow_spans (self);
+  /* Every row in full, whatever is left of the main frame's budget (its
+   * widget keeps these pixels), and the main frame's completeness as it was. */
+  gint64 deadline = self->row_deadline;
+  gboolean incomplete = self->incomplete;
+  self->row_deadline = 0;
   cairo_save (cr);
   cairo_set_line_width (cr, 1);
   cairo_set_source_rgba (cr, view->dark ? 0.16 : 0.96, view->dark ? 0.16 : 0.96,
@@ -4274,6 +4279,8 @@ wick_timeline_scene_draw_overview_rows (WickTimelineScene *self, cairo_t *cr,
       draw_text (self, cr, hits, 10, view->height / 2.0 + 5, WICK_TIMELINE_GUTTER - 16);
     }
   cairo_restore (cr);
+  self->row_deadline = deadline;
+  self->incomplete = incomplete;
 }
 
 void
