@@ -53,6 +53,12 @@ struct _WickTimelineView
   gboolean follow;
   gboolean selecting; /* a selection made on the timeline itself is being set */
   gboolean follow_fit; /* following: fit all the data, not the newest width */
+  /* A cap on a following view's updates (wick_timeline_view_set_follow_interval):
+   * the last applied, and the source that applies the next. */
+  gint64 follow_interval_us, follow_applied_us;
+  guint follow_source;
+  guint64 follow_applied_lines; /* the document's lines and finished state then */
+  gboolean follow_applied_finished;
   /* drag */
   guint64 drag_start_ns, drag_end_ns;
   double drag_scroll_y;
@@ -78,6 +84,11 @@ static GParamSpec *properties[N_PROPS];
  * collapsed or expanded), for a page that acts on it (a job's summary row
  * loads its rank). */
 static guint process_toggled_signal;
+
+/* "document-applied": a document change was applied (the visible range
+ * followed it and the plot was queued for redrawing), at once or, with a
+ * follow interval, after coalescing; the window redraws the overview then. */
+static guint document_applied_signal;
 
 static gboolean
 is_dark (void)
@@ -1195,6 +1206,7 @@ wick_timeline_view_dispose (GObject *object)
   wick_rebuild_throttle_clear (&self->throttle);
   g_clear_pointer (&self->cached, gsk_render_node_unref);
   g_clear_pointer (&self->gutter_node, gsk_render_node_unref);
+  g_clear_handle_id (&self->follow_source, g_source_remove);
   if (self->finish_tick != 0)
     gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->finish_tick);
   self->finish_tick = 0;
@@ -1251,6 +1263,8 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
   process_toggled_signal = g_signal_new ("process-toggled", G_TYPE_FROM_CLASS (klass),
                                          G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 1,
                                          G_TYPE_UINT);
+  document_applied_signal = g_signal_new ("document-applied", G_TYPE_FROM_CLASS (klass),
+                                          G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   gtk_widget_class_set_css_name (widget_class, "wicktimeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
   gtk_widget_class_set_template_from_resource (
@@ -1317,9 +1331,53 @@ show_document (WickTimelineView *self, WickDocument *document, WickTimelineScene
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-void
+static void apply_document_change (WickTimelineView *self);
+
+static gboolean
+follow_due (gpointer user_data)
+{
+  WickTimelineView *self = user_data;
+  self->follow_source = 0;
+  apply_document_change (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* A following view with an interval set applies a change at most once per
+ * interval: the changes in between are coalesced into the next, which a
+ * timeout applies (the visible range moved to the newest records, the
+ * scene updated and the plot redrawn once for all of them). */
+gboolean
 wick_timeline_view_document_changed (WickTimelineView *self)
 {
+  g_return_val_if_fail (WICK_IS_TIMELINE_VIEW (self), FALSE);
+  self->scene_dirty = TRUE;
+  if (self->follow && self->document && self->follow_interval_us > 0)
+    {
+      gint64 now = g_get_monotonic_time ();
+      gint64 wait = self->follow_applied_us + self->follow_interval_us - now;
+      if (self->follow_source != 0)
+        return FALSE;
+      if (wait > 0 && wick_document_get_n_lines (self->document) == self->follow_applied_lines
+          && wick_document_is_finished (self->document) == self->follow_applied_finished)
+        return FALSE; /* told again of the change just applied */
+      if (wait > 0)
+        {
+          self->follow_source
+            = g_timeout_add_full (G_PRIORITY_DEFAULT, (guint)((wait + 999) / 1000), follow_due,
+                                  self, NULL);
+          return FALSE;
+        }
+    }
+  apply_document_change (self);
+  return TRUE;
+}
+
+static void
+apply_document_change (WickTimelineView *self)
+{
+  self->follow_applied_us = g_get_monotonic_time ();
+  self->follow_applied_lines = self->document ? wick_document_get_n_lines (self->document) : 0;
+  self->follow_applied_finished = self->document && wick_document_is_finished (self->document);
   self->scene_dirty = TRUE;
   if (self->follow && self->document && self->follow_fit)
     {
@@ -1337,6 +1395,33 @@ wick_timeline_view_document_changed (WickTimelineView *self)
                                   MAX (newest, width));
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_signal_emit (self, document_applied_signal, 0);
+}
+
+void
+wick_timeline_view_set_follow_interval (WickTimelineView *self, gint64 interval_us)
+{
+  g_return_if_fail (WICK_IS_TIMELINE_VIEW (self));
+  self->follow_interval_us = MAX (interval_us, 0);
+  if (self->follow_interval_us == 0 && self->follow_source != 0)
+    {
+      g_clear_handle_id (&self->follow_source, g_source_remove);
+      apply_document_change (self);
+    }
+}
+
+gint64
+wick_timeline_view_get_follow_interval (WickTimelineView *self)
+{
+  g_return_val_if_fail (WICK_IS_TIMELINE_VIEW (self), 0);
+  return self->follow_interval_us;
+}
+
+gboolean
+wick_timeline_view_get_change_pending (WickTimelineView *self)
+{
+  g_return_val_if_fail (WICK_IS_TIMELINE_VIEW (self), FALSE);
+  return self->follow_source != 0;
 }
 
 void
@@ -1346,7 +1431,7 @@ wick_timeline_view_set_follow (WickTimelineView *self, gboolean follow)
     return;
   self->follow = follow;
   if (follow)
-    wick_timeline_view_document_changed (self);
+    apply_document_change (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FOLLOW]);
 }
 
@@ -1361,7 +1446,7 @@ wick_timeline_view_set_follow_fit (WickTimelineView *self, gboolean fit)
 {
   self->follow_fit = fit;
   if (fit && self->follow)
-    wick_timeline_view_document_changed (self);
+    apply_document_change (self);
 }
 
 static int

@@ -130,7 +130,6 @@ wick_window_document_changed (WickWindow *self)
 {
   g_return_if_fail (WICK_IS_WINDOW (self));
   wick_timeline_view_document_changed (WICK_TIMELINE_VIEW (self->timeline));
-  gtk_widget_queue_draw (self->overview);
   wick_trace_session_document_changed (self->session);
 }
 
@@ -866,6 +865,10 @@ wick_window_init (WickWindow *self)
   /* the overview's left edge is the timeline's label column */
   g_signal_connect_swapped (self->timeline, "notify::gutter-width",
                             G_CALLBACK (gtk_widget_queue_draw), self->overview);
+  /* the overview draws the whole document: redrawn when the timeline applies
+   * a change (at once, or coalesced while following a live run) */
+  g_signal_connect_swapped (self->timeline, "document-applied",
+                            G_CALLBACK (gtk_widget_queue_draw), self->overview);
   self->banner_widgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_signal_connect (self->selection, "changed", G_CALLBACK (on_selection_record), self);
 
@@ -919,6 +922,13 @@ wick_window_set_follow_newest (WickWindow *self, gboolean follow)
   g_return_if_fail (WICK_IS_WINDOW (self));
   wick_timeline_view_set_follow (WICK_TIMELINE_VIEW (self->timeline), follow);
   on_follow_notify (NULL, NULL, self);
+}
+
+void
+wick_window_set_follow_interval (WickWindow *self, gint64 interval_us)
+{
+  g_return_if_fail (WICK_IS_WINDOW (self));
+  wick_timeline_view_set_follow_interval (WICK_TIMELINE_VIEW (self->timeline), interval_us);
 }
 
 gboolean

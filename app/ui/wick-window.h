@@ -64,6 +64,8 @@ GtkWidget *wick_window_get_timeline (WickWindow *self);
 /* Live mode: follow-newest timeline, live title decorations. */
 void wick_window_set_live (WickWindow *self, gboolean live);
 void wick_window_set_follow_newest (WickWindow *self, gboolean follow);
+/* The following timeline's update cap (wick_timeline_view_set_follow_interval). */
+void wick_window_set_follow_interval (WickWindow *self, gint64 interval_us);
 
 /* Title and subtitle of the header (e.g. program name, "pid 1234 · live"). */
 void wick_window_set_title_text (WickWindow *self, const char *title, const char *subtitle);

@@ -108,6 +108,95 @@ test_provisional_health (void)
   app_test_window_close (window);
 }
 
+static void
+count_applied (WickTimelineView *view, guint *n)
+{
+  (*n)++;
+}
+
+static gboolean
+change_applied (gpointer view)
+{
+  return !wick_timeline_view_get_change_pending (view);
+}
+
+/* A live window's following timeline with an update interval: of a burst of
+ * changes inside one interval the first is applied at once and the rest are
+ * coalesced into one update after it (the visible range then at the newest
+ * record); without the interval every change is applied at once; lifting
+ * the interval applies a waiting change at once. */
+static void
+test_follow_interval (void)
+{
+  g_auto (GStrv) lines = fixture_lines ();
+  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  WickWindow *window = app_test_window_new (app, 1200, 700);
+  wick_window_set_document (window, document);
+  wick_window_set_live (window, TRUE);
+  wick_window_set_follow_newest (window, TRUE);
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
+  WickSelection *selection = wick_window_get_selection (window);
+  guint applied = 0;
+  g_signal_connect (timeline, "document-applied", G_CALLBACK (count_applied), &applied);
+  guint n = g_strv_length (lines), i = 0;
+  g_assert_cmpuint (n, >, 24);
+
+  /* no interval: each change at once */
+  g_assert_cmpint (wick_timeline_view_get_follow_interval (timeline), ==, 0);
+  for (guint k = 0; k < 4; k++, i++)
+    {
+      g_assert_true (wick_document_feed_line (document, lines[i], strlen (lines[i]), NULL));
+      wick_window_document_changed (window);
+    }
+  g_assert_cmpuint (applied, >=, 4); /* the timeline page is told too */
+  g_assert_false (wick_timeline_view_get_change_pending (timeline));
+
+  /* a long interval: one update now, the burst after it coalesced into one */
+  wick_window_set_follow_interval (window, 60 * G_USEC_PER_SEC);
+  applied = 0;
+  wick_timeline_view_set_follow (timeline, FALSE);
+  wick_selection_set_visible (selection, 0, 2); /* narrower than the records to come */
+  wick_window_set_follow_newest (window, TRUE); /* applies at once, and counts */
+  g_assert_cmpuint (applied, ==, 1);
+  guint64 start, end, applied_end;
+  wick_selection_get_visible (selection, &start, &applied_end);
+  for (guint k = 0; k < 10 && lines[i + 1] != NULL; k++, i++)
+    if (lines[i][0] != '\0')
+      {
+        g_assert_true (wick_document_feed_line (document, lines[i], strlen (lines[i]), NULL));
+        wick_window_document_changed (window);
+      }
+  g_assert_cmpuint (applied, ==, 1);
+  g_assert_true (wick_timeline_view_get_change_pending (timeline));
+  wick_selection_get_visible (selection, &start, &end);
+  g_assert_cmpuint (end, ==, applied_end); /* not moved yet */
+  guint64 width = end - start, newest = wick_document_get_end_ns (document);
+  g_assert_cmpuint (MAX (newest, width), >, applied_end);
+  /* lifting the interval applies the waiting change at once */
+  wick_window_set_follow_interval (window, 0);
+  g_assert_cmpuint (applied, ==, 2);
+  g_assert_false (wick_timeline_view_get_change_pending (timeline));
+  wick_selection_get_visible (selection, &start, &end);
+  g_assert_cmpuint (end, ==, MAX (newest, width));
+
+  /* a short interval: the coalesced update comes by itself */
+  wick_window_set_follow_interval (window, 100 * 1000);
+  applied = 0;
+  for (guint k = 0; k < 8 && lines[i + 1] != NULL; k++, i++)
+    if (lines[i][0] != '\0')
+      {
+        g_assert_true (wick_document_feed_line (document, lines[i], strlen (lines[i]), NULL));
+        wick_window_document_changed (window);
+      }
+  g_assert_cmpuint (applied, <=, 1);
+  app_test_wait_until (change_applied, timeline, 10000, "the coalesced update");
+  g_assert_cmpuint (applied, <=, 2);
+  g_assert_cmpuint (applied, >=, 1);
+  wick_selection_get_visible (selection, &start, &end);
+  g_assert_cmpuint (end, ==, MAX (wick_document_get_end_ns (document), width));
+  app_test_window_close (window);
+}
+
 /* The writer: a separate process appending to @path the lines of @source on
  * command (one per line on its stdin, answered "ok" once written and flushed):
  * "write N" (up to line N), "half" / "rest" (the next line in two writes),
@@ -548,6 +637,7 @@ main (int argc, char **argv)
     return 0;
   g_test_add_func ("/follow/provisional-health", test_provisional_health);
   g_test_add_func ("/follow/click-keeps-view", test_click_keeps_view);
+  g_test_add_func ("/follow/interval-coalesces", test_follow_interval);
   g_test_add_func ("/follow/writer-process", test_follow_writer);
   g_test_add_func ("/follow/writer-gone", test_follow_writer_gone);
   g_test_add_func ("/follow/missing-file", test_follow_missing);

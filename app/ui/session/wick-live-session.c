@@ -23,6 +23,13 @@
 /* The time the timeline shows when the first records arrive (follow mode then
  * keeps this width and slides it along). */
 #define INITIAL_WINDOW_NS G_GUINT64_CONSTANT (3000000000)
+/* While records stream, the following timeline applies the new records and
+ * redraws at most this many times a second (records arriving in between
+ * are coalesced into the next update), not at the frame clock's rate: the
+ * plot's redraw is most of the app's CPU while following a flood
+ * (docs/performance.md, "Live CPU per record"). WICK_LIVE_FOLLOW_HZ
+ * overrides it (0: no cap); the end of the run lifts it. */
+#define FOLLOW_HZ_DEFAULT 10
 /* The worker: records read from the ring per drain call, lines and time per
  * batch, batches in flight (the bounded queue: a worker without room waits,
  * and what the ring then overwrites is counted as lost), and how long it
@@ -736,6 +743,8 @@ show_end (WickLiveSession *self, WickProducerState state, gboolean terminal)
   g_autofree char *subtitle = g_strdup_printf (_ ("pid %lld · ended"), (long long)self->info->pid);
   wick_window_set_title_text (self->window, self->info->program, subtitle);
   wick_window_set_live (self->window, FALSE);
+  /* nothing streams any more: the last records are shown at once */
+  wick_window_set_follow_interval (self->window, 0);
 }
 
 /* An empty document gives the timeline a zero-width range; once records
@@ -1052,6 +1061,21 @@ on_save_as (WickWindow *window, gpointer user_data)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
+/* The following view's update interval while records stream (FOLLOW_HZ_DEFAULT). */
+static gint64
+follow_interval_us (void)
+{
+  guint64 hz = FOLLOW_HZ_DEFAULT;
+  const char *env = g_getenv ("WICK_LIVE_FOLLOW_HZ");
+  g_autoptr (GError) error = NULL;
+  if (env != NULL && !g_ascii_string_to_unsigned (env, 10, 0, 1000, &hz, &error))
+    {
+      g_warning ("WICK_LIVE_FOLLOW_HZ=%s: %s (using %d)", env, error->message, FOLLOW_HZ_DEFAULT);
+      hz = FOLLOW_HZ_DEFAULT;
+    }
+  return hz == 0 ? 0 : (gint64)(G_USEC_PER_SEC / hz);
+}
+
 static void
 setup_window (WickLiveSession *self)
 {
@@ -1059,6 +1083,7 @@ setup_window (WickLiveSession *self)
   wick_window_set_document (window, self->document);
   wick_window_set_live (window, TRUE);
   wick_window_set_follow_newest (window, TRUE);
+  wick_window_set_follow_interval (window, follow_interval_us ());
   show_live_title (self);
   wick_window_set_save_handler (window, on_save_as, self, NULL);
   self->weights_panel = wick_weights_panel_new (window, self->info->socket_path);
