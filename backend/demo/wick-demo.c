@@ -27,7 +27,8 @@
  * --flood RECORDS_PER_SECOND (0: as fast as it can) records what a training
  * step records — the spans, ops, tensors, memory, tensor stats, host memory
  * samples, the loader thread's spans and the capture step's gradients —
- * without the model's arithmetic or the demo stage's run, paced to that many
+ * without the model's arithmetic (but at the capture step, whose gradients
+ * are real) or the demo stage's run, paced to that many
  * records a second: a producer for measuring a reader's cost a record. At
  * the end it prints the records it asked libwick for from its first step on
  * (the session's closing records among them) and those the ring dropped.
@@ -411,7 +412,10 @@ train_step (Demo *demo, uint64_t step)
   else
     span = wick_demo_span_begin (demo->session, "train_step", WICK_SPAN_FUNCTION, WICK_STEP_NONE);
   bool flood = demo->options.flood;
-  WickDemoRecorder recorder = { demo->session, &demo->model, step, demo->loader, flood };
+  /* a flood computes only the capture step, so that the gradients it records
+   * are real (present, not zero): its trace passes the gradient contract */
+  WickDemoRecorder recorder
+    = { demo->session, &demo->model, step, demo->loader, flood && step != CAPTURE_STEP };
   WickParameterGradient gradients[WICK_DEMO_N_PARAMS];
   /* a flood reads the gradients' norms only where it records them */
   double loss
