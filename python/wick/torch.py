@@ -396,10 +396,8 @@ class Instrumentation:
         # model's inputs and every output tracked, the thread's stack of
         # (module, span id) that _unwind reads
         def call(module, *args, **kwargs):
-            if inst._suspended or raw.finished:
-                return original(module, *args, **kwargs)
             name = spanned.get(module)
-            if name is None:
+            if name is None or inst._suspended or raw.finished:
                 return original(module, *args, **kwargs)
             try:
                 stack = local.stack
@@ -418,7 +416,8 @@ class Instrumentation:
                 sid = span_begin(name, SPAN_MODULE, STEP_NONE)
                 stack.append((module, sid))
             try:
-                output = original(module, *args, **kwargs)
+                # without keywords, no new dict to pass on
+                output = original(module, *args, **kwargs) if kwargs else original(module, *args)
             except BaseException:
                 # the forward, or a hook, raised: end what it opened, as the
                 # exception unwinds the user's own context managers

@@ -31,6 +31,8 @@
 #             when .device-oldwick/_wick.c is there), alternating, N pairs;
 #             WICK_GPT_ARGS replaces its arguments (default: none, the benchmark's own: 30 rounds
 #             of 6 steps, the modes in every order in turn, 3 torch.profiler rounds)
+#   gptprofile  bench-torch-gpt.py under cProfile, 3 rounds of 10 steps, the instrumented steps
+#             with memory tracking (WICK_GPT_PROFILE_MODE=instrument-no-memory: those without)
 #   stagesproc  bench-stage-replay's bare, wick and torch-like contenders in 3 processes with
 #             CUDA_MODULE_LOADING=LAZY and 3 with EAGER alternated, bench-torch-graph.py once
 #             each way, then tools/device/stages-processes.py's STAGESPROC table (~60-100 s)
@@ -201,7 +203,8 @@ for s in "$@"; do
       OUT=/tmp/session-logs WICK_DEVICE_BUILD_ONLY=1 WICK_DEVICE_TARGETS="backend/libwick.so.1.0.0 app/cli/wick-trace" \
         tools/device/run-python-cuda.sh >/dev/null 2>&1
       PYTHONPATH=$PWD/$B/python-abi3 timeout $(( $(left) - 10 )) python3 tests/bench/python/bench-torch-gpt.py --rounds 3 --steps 10 \
-        --no-profiler --profile /tmp/gpt.prof >/tmp/session-logs/gpt-profile.log 2>&1
+        --no-profiler --profile /tmp/gpt.prof --profile-mode ${WICK_GPT_PROFILE_MODE:-instrument} \
+        >/tmp/session-logs/gpt-profile.log 2>&1
       echo "gptprofile rc=$?"; grep -E "RESULT|tottime|wick|weakref" /tmp/session-logs/gpt-profile.log | head -30
       ;;
     stagepool)

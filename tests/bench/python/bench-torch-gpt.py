@@ -22,7 +22,8 @@ ended from Python, in loops short enough for the ring to drain between them
 
     python3 tests/bench/python/bench-torch-gpt.py [--device cuda] [--rounds 30] [--steps 6]
         [--batch 16] [--seq 256] [--vocab 32768] [--width 512] [--layers 8] [--heads 8]
-        [--profile FILE]  (cProfile of the instrumented steps, for the Python side's hot spots)
+        [--profile FILE [--profile-mode instrument-no-memory]]  (cProfile of the instrumented steps,
+        with memory tracking by default, for the Python side's hot spots)
 """
 import argparse
 import itertools
@@ -104,6 +105,8 @@ def main():
     p.add_argument("--heads", type=int, default=8)
     p.add_argument("--no-profiler", action="store_true")
     p.add_argument("--profile", default=None)
+    p.add_argument("--profile-mode", default="instrument", choices=["instrument", "instrument-no-memory"],
+                   help="the mode whose steps --profile profiles")
     args = p.parse_args()
     dev = torch.device(args.device)
     torch.manual_seed(0)
@@ -164,7 +167,7 @@ def main():
                 inst._install(True)
                 inst.optimizer = opt
             sync()
-            if profiler is not None and mode == "instrument":
+            if profiler is not None and mode == args.profile_mode:
                 profiler.enable()
             t0 = time.perf_counter()
             if mode == "torch.profiler":
@@ -183,7 +186,7 @@ def main():
                     step()
                 sync()
             this[mode] = (time.perf_counter() - t0) / args.steps * 1e3
-            if profiler is not None and mode == "instrument":
+            if profiler is not None and mode == args.profile_mode:
                 profiler.disable()
             if mode.startswith("instrument"):
                 inst.remove()
