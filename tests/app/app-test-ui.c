@@ -136,6 +136,31 @@ app_test_wait_drawn (GtkWidget *widget, guint timeout_ms, const char *what)
   g_signal_handler_disconnect (clock, handler);
 }
 
+GtkWidget *
+app_test_present_page (GtkWidget *page, int width, int height, const char *what)
+{
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_child (GTK_WINDOW (window), page);
+  gtk_window_set_default_size (GTK_WINDOW (window), width, height);
+  gtk_window_present (GTK_WINDOW (window));
+  app_test_wait_drawn (page, 10000, what);
+  return window;
+}
+
+WickDocument *
+app_test_live_document (void)
+{
+  WickDocument *document = wick_document_new_with_extensions (TRUE);
+  const char *meta = APP_TEST_META;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (wick_document_feed_line (document, meta, strlen (meta) - 1, &error));
+  const char *root = "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,"
+                     "\"span_kind\":\"function\",\"measured\":true}";
+  g_assert_true (wick_document_feed_line (document, root, strlen (root), &error));
+  g_assert_no_error (error);
+  return document;
+}
+
 gboolean
 app_test_window_is_document (gpointer window)
 {

@@ -55,6 +55,14 @@ void app_test_iterate_pending (guint timeout_ms);
  * fails naming @what after @timeout_ms. */
 void app_test_wait_drawn (GtkWidget *widget, guint timeout_ms, const char *what);
 
+/* A plain window @width × @height with @page as its child, presented; waits
+ * until @page is drawn (app_test_wait_drawn, naming @what). */
+GtkWidget *app_test_present_page (GtkWidget *page, int width, int height, const char *what);
+
+/* A growing (live) document with extensions: APP_TEST_META's meta line and
+ * an open measured root span "r" fed, not finished. */
+WickDocument *app_test_live_document (void);
+
 /* Conditions for app_test_wait_until on a WickWindow. */
 gboolean app_test_window_is_document (gpointer window);
 gboolean app_test_window_not_loading (gpointer window);

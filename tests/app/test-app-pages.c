@@ -255,20 +255,9 @@ test_costs_page_live (void)
   g_autoptr (WickSelection) selection = wick_selection_new ();
   GtkWidget *page = wick_costs_page_new (selection);
   WickCostsPage *costs = WICK_COSTS_PAGE (page);
-  GtkWidget *window = gtk_window_new ();
-  gtk_window_set_child (GTK_WINDOW (window), page);
-  gtk_window_set_default_size (GTK_WINDOW (window), 800, 600);
-  gtk_window_present (GTK_WINDOW (window));
-  app_test_wait_drawn (page, 10000, "the costs page");
+  GtkWidget *window = app_test_present_page (page, 800, 600, "the costs page");
 
-  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
-  const char *meta = APP_TEST_META;
-  g_autoptr (GError) error = NULL;
-  g_assert_true (wick_document_feed_line (document, meta, strlen (meta) - 1, &error));
-  const char *root = "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,"
-                     "\"span_kind\":\"function\",\"measured\":true}";
-  g_assert_true (wick_document_feed_line (document, root, strlen (root), &error));
-  g_assert_no_error (error);
+  g_autoptr (WickDocument) document = app_test_live_document ();
   feed_span (document, 0);
   g_assert_false (wick_document_is_finished (document));
   WickTable *spans = wick_costs_page_get_table (costs, "spans");
@@ -306,20 +295,11 @@ test_costs_page_rows_drawn (void)
   g_autoptr (WickSelection) selection = wick_selection_new ();
   GtkWidget *page = wick_costs_page_new (selection);
   WickCostsPage *costs = WICK_COSTS_PAGE (page);
-  GtkWidget *window = gtk_window_new ();
-  gtk_window_set_child (GTK_WINDOW (window), page);
-  gtk_window_set_default_size (GTK_WINDOW (window), 800, 600);
-  gtk_window_present (GTK_WINDOW (window));
-  app_test_wait_drawn (page, 10000, "the costs page");
+  GtkWidget *window = app_test_present_page (page, 800, 600, "the costs page");
   guint labels_empty = count_labels (page);
 
-  g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
+  g_autoptr (WickDocument) document = app_test_live_document ();
   g_autoptr (GError) error = NULL;
-  const char *meta = APP_TEST_META;
-  g_assert_true (wick_document_feed_line (document, meta, strlen (meta) - 1, &error));
-  const char *root = "{\"kind\":\"span_start\",\"id\":\"r\",\"name\":\"root\",\"start_ns\":0,"
-                     "\"span_kind\":\"function\",\"measured\":true}";
-  g_assert_true (wick_document_feed_line (document, root, strlen (root), &error));
   enum { N_OPS = 2000 };
   for (guint i = 0; i < N_OPS; i++)
     {
