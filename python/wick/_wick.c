@@ -3809,22 +3809,22 @@ span_method_vectorcall (PyObject *obj, PyObject *const *args, size_t nargsf, PyO
   return span_method_run (self->exit, (PyObject *)self->span, args, nargs, kwnames);
 }
 
-/* args (a tuple) and kwargs (a dict or NULL) as a vector with kwnames, for
- * the calls that do not come by vectorcall; false with the error set */
+/* args (a tuple) as a vector, for the calls of Span.__enter__/__exit__
+ * (@exit) that do not come by vectorcall; no method of a Span takes
+ * keywords. False with the error set. */
 #define SPAN_CALL_MAX_ARGS 8
 
 static bool
-span_call_vector (PyObject *args, PyObject *kwargs, PyObject **vector, Py_ssize_t *nargs,
-                  PyObject **kwnames)
+span_call_vector (PyObject *args, PyObject *kwargs, bool exit, PyObject **vector,
+                  Py_ssize_t *nargs)
 {
-  *nargs = PyTuple_Size (args);
-  *kwnames = NULL;
   if (kwargs != NULL && PyDict_Size (kwargs) > 0)
     {
-      /* only to name the error: no method of a Span takes keywords */
-      *kwnames = PyTuple_New (0);
-      return *kwnames != NULL;
+      PyErr_Format (PyExc_TypeError, "Span.%s() takes no keyword arguments",
+                    exit ? "__exit__" : "__enter__");
+      return false;
     }
+  *nargs = PyTuple_Size (args);
   if (*nargs < 0 || *nargs > SPAN_CALL_MAX_ARGS)
     {
       if (!PyErr_Occurred ())
@@ -3841,17 +3841,10 @@ static PyObject *
 span_method_call (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   SpanMethodObject *self = (SpanMethodObject *)obj;
-  PyObject *vector[SPAN_CALL_MAX_ARGS], *kwnames;
+  PyObject *vector[SPAN_CALL_MAX_ARGS];
   Py_ssize_t nargs;
-  if (!span_call_vector (args, kwargs, vector, &nargs, &kwnames))
+  if (!span_call_vector (args, kwargs, self->exit, vector, &nargs))
     return NULL;
-  if (kwnames != NULL)
-    {
-      Py_DECREF (kwnames);
-      PyErr_Format (PyExc_TypeError, "Span.%s() takes no keyword arguments",
-                    self->exit ? "__exit__" : "__enter__");
-      return NULL;
-    }
   return span_method_run (self->exit, (PyObject *)self->span, vector, nargs, NULL);
 }
 
@@ -3955,16 +3948,10 @@ span_descriptor_call (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   SpanDescriptorObject *descriptor = (SpanDescriptorObject *)obj;
   const char *name = descriptor->exit ? "__exit__" : "__enter__";
-  PyObject *vector[SPAN_CALL_MAX_ARGS], *kwnames;
+  PyObject *vector[SPAN_CALL_MAX_ARGS];
   Py_ssize_t nargs;
-  if (!span_call_vector (args, kwargs, vector, &nargs, &kwnames))
+  if (!span_call_vector (args, kwargs, descriptor->exit, vector, &nargs))
     return NULL;
-  if (kwnames != NULL)
-    {
-      Py_DECREF (kwnames);
-      PyErr_Format (PyExc_TypeError, "Span.%s() takes no keyword arguments", name);
-      return NULL;
-    }
   if (nargs < 1)
     {
       PyErr_Format (PyExc_TypeError, "unbound method Span.%s() needs an argument", name);

@@ -61,6 +61,16 @@ health_final (gpointer page)
          && !g_str_has_prefix (wick_health_page_get_title (page), "Run in progress");
 }
 
+/* A window showing @document as a live session's, as records reach it. */
+static WickWindow *
+live_window_new (WickDocument *document)
+{
+  WickWindow *window = app_test_window_new (app, 1200, 700);
+  wick_window_set_document (window, document);
+  wick_window_set_live (window, TRUE);
+  return window;
+}
+
 /* A training trace fed up to its first gradient: the Health page and the
  * banner say the run is in progress with its six pending rules, the window
  * shows no health-error banner; fed to the end and finished, the final
@@ -70,9 +80,7 @@ test_provisional_health (void)
 {
   g_auto (GStrv) lines = fixture_lines ();
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
-  WickWindow *window = app_test_window_new (app, 1200, 700);
-  wick_window_set_document (window, document);
-  wick_window_set_live (window, TRUE);
+  WickWindow *window = live_window_new (document);
   guint i = 0;
   for (; i < 20; i++)
     g_assert_true (wick_document_feed_line (document, lines[i], strlen (lines[i]), NULL));
@@ -130,9 +138,7 @@ test_follow_interval (void)
 {
   g_auto (GStrv) lines = fixture_lines ();
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
-  WickWindow *window = app_test_window_new (app, 1200, 700);
-  wick_window_set_document (window, document);
-  wick_window_set_live (window, TRUE);
+  WickWindow *window = live_window_new (document);
   wick_window_set_follow_newest (window, TRUE);
   WickTimelineView *timeline = WICK_TIMELINE_VIEW (wick_window_get_view (window, "timeline"));
   WickSelection *selection = wick_window_get_selection (window);
@@ -582,9 +588,7 @@ test_click_keeps_view (void)
 {
   g_auto (GStrv) lines = fixture_lines ();
   g_autoptr (WickDocument) document = wick_document_new_with_extensions (TRUE);
-  WickWindow *window = app_test_window_new (app, 1200, 700);
-  wick_window_set_document (window, document);
-  wick_window_set_live (window, TRUE);
+  WickWindow *window = live_window_new (document);
   /* every record but the root's end and the terminal: the root is running */
   for (guint i = 0; lines[i] != NULL; i++)
     if (!g_str_has_prefix (lines[i], "{\"kind\":\"span_end\",\"id\":\"s1\"")

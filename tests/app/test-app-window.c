@@ -424,6 +424,50 @@ count_different (cairo_surface_t *a, cairo_surface_t *b, int tolerance)
   return n;
 }
 
+/* The render node of @widget's frame once one is drawn; the caller's. */
+static GskRenderNode *
+widget_frame_node (GtkWidget *widget, const char *what)
+{
+  app_test_wait_drawn (widget, 10000, what);
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
+                          gtk_widget_get_height (widget));
+  return gtk_snapshot_free_to_node (snapshot);
+}
+
+/* Pixels of the timeline @widget as shown that differ from its scene drawn
+ * straight onto an image, with the time line where the view has it when the
+ * widget is rendered: the test's, or Xvfb's pointer's where it lies over the
+ * window (its motion may reach the view after set_hover, even with no hover
+ * set). */
+static guint
+pixels_off_scene (GtkWidget *widget)
+{
+  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
+  app_test_wait_drawn (widget, 10000, "the timeline");
+  cairo_surface_t *shown = app_test_render_widget (widget);
+  WickTimelineViewport view;
+  wick_timeline_view_get_viewport (timeline, &view);
+  double shown_hover = view.hover_x;
+  view.hover_x = -1;
+  cairo_surface_t *drawn = cairo_image_surface_create (
+    CAIRO_FORMAT_ARGB32, gtk_widget_get_width (widget), gtk_widget_get_height (widget));
+  cairo_t *cr = cairo_create (drawn);
+  WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
+  wick_timeline_scene_draw (scene, cr, &view);
+  if (shown_hover >= WICK_TIMELINE_GUTTER)
+    {
+      view.hover_x = shown_hover;
+      wick_timeline_scene_draw_hover (scene, cr, &view);
+    }
+  cairo_destroy (cr);
+  guint n = count_different (shown, drawn, 2);
+  cairo_surface_destroy (shown);
+  cairo_surface_destroy (drawn);
+  return n;
+}
+
 /* The timeline shows the scene as drawn onto an image, pixel for pixel;
  * the pointer's time line is a node of its own, as narrow as what it draws,
  * over the same plot node (a pointer move redraws that column alone). */
@@ -438,11 +482,7 @@ test_timeline_texture (void)
   for (int hover = 0; hover < 2; hover++)
     {
       wick_timeline_view_set_hover (timeline, hover ? width / 2.0 : -1);
-      app_test_wait_drawn (widget, 10000, "the timeline");
-      g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-      GtkSnapshot *snapshot = gtk_snapshot_new ();
-      gdk_paintable_snapshot (paintable, snapshot, width, height);
-      g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+      g_autoptr (GskRenderNode) node = widget_frame_node (widget, "the timeline");
       GskRenderNode *plot = find_node (node, GSK_CAIRO_NODE);
       g_assert_nonnull (plot);
       graphene_rect_t bounds;
@@ -474,52 +514,11 @@ test_timeline_texture (void)
         }
       last_plot = plot;
 
-      /* the same pixels as the scene drawn straight onto an image, with the
-       * time line where the view has it when the widget is rendered: the
-       * test's, or Xvfb's pointer's where it lies over the window (its
-       * motion may reach the view after set_hover, even with no hover set) */
-      cairo_surface_t *shown = app_test_render_widget (widget);
-      WickTimelineViewport view;
-      wick_timeline_view_get_viewport (timeline, &view);
-      double shown_hover = view.hover_x;
-      view.hover_x = -1;
-      cairo_surface_t *drawn = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-      cairo_t *cr = cairo_create (drawn);
-      WickTimelineScene *scene = wick_timeline_view_get_scene (timeline);
-      wick_timeline_scene_draw (scene, cr, &view);
-      if (shown_hover >= WICK_TIMELINE_GUTTER)
-        {
-          view.hover_x = shown_hover;
-          wick_timeline_scene_draw_hover (scene, cr, &view);
-        }
-      cairo_destroy (cr);
-      g_assert_cmpuint (count_different (shown, drawn, 2), ==, 0);
-      cairo_surface_destroy (shown);
-      cairo_surface_destroy (drawn);
+      /* the same pixels as the scene drawn straight onto an image */
+      g_assert_cmpuint (pixels_off_scene (widget), ==, 0);
     }
   wick_timeline_view_set_hover (timeline, -1);
   app_test_window_close (window);
-}
-
-/* The widget's pixels against the scene drawn straight onto an image. */
-static guint
-pixels_off_scene (GtkWidget *widget)
-{
-  WickTimelineView *timeline = WICK_TIMELINE_VIEW (widget);
-  app_test_wait_drawn (widget, 10000, "the timeline");
-  cairo_surface_t *shown = app_test_render_widget (widget);
-  WickTimelineViewport view;
-  wick_timeline_view_get_viewport (timeline, &view);
-  view.hover_x = -1;
-  cairo_surface_t *drawn = cairo_image_surface_create (
-    CAIRO_FORMAT_ARGB32, gtk_widget_get_width (widget), gtk_widget_get_height (widget));
-  cairo_t *cr = cairo_create (drawn);
-  wick_timeline_scene_draw (wick_timeline_view_get_scene (timeline), cr, &view);
-  cairo_destroy (cr);
-  guint n = count_different (shown, drawn, 2);
-  cairo_surface_destroy (shown);
-  cairo_surface_destroy (drawn);
-  return n;
 }
 
 /* The label column's node of the widget's last frame: a cairo node at x 0
@@ -527,12 +526,7 @@ pixels_off_scene (GtkWidget *widget)
 static GskRenderNode *
 gutter_node (GtkWidget *widget)
 {
-  app_test_wait_drawn (widget, 10000, "the timeline");
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
-                          gtk_widget_get_height (widget));
-  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  g_autoptr (GskRenderNode) node = widget_frame_node (widget, "the timeline");
   GskRenderNode *parent = find_node (node, GSK_CONTAINER_NODE);
   g_assert_nonnull (parent);
   GskRenderNode *found = NULL;
@@ -948,12 +942,7 @@ overview_off_scene (WickWindow *window, GtkWidget *overview)
 static GskRenderNode *
 overview_rows_node (GtkWidget *overview)
 {
-  app_test_wait_drawn (overview, 10000, "the overview");
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (overview);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (overview),
-                          gtk_widget_get_height (overview));
-  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  g_autoptr (GskRenderNode) node = widget_frame_node (overview, "the overview");
   GskRenderNode *rows = find_node (node, GSK_CAIRO_NODE);
   g_assert_nonnull (rows);
   return rows; /* the overview's own reference keeps it while it is shown */
