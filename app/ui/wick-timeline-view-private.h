@@ -5,6 +5,11 @@
 
 G_BEGIN_DECLS
 
+/* The follow interval set (wick_timeline_view_set_follow_interval). */
+gint64 wick_timeline_view_get_follow_interval (WickTimelineView *self);
+/* TRUE while a coalesced change waits for its update. */
+gboolean wick_timeline_view_get_change_pending (WickTimelineView *self);
+
 /* What `f` does: fits the selected slice, of any of those kinds. */
 gboolean wick_timeline_view_fit_selected (WickTimelineView *self);
 int wick_timeline_view_get_gutter_width (WickTimelineView *self);

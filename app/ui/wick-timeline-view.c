@@ -1346,30 +1346,29 @@ follow_due (gpointer user_data)
  * interval: the changes in between are coalesced into the next, which a
  * timeout applies (the visible range moved to the newest records, the
  * scene updated and the plot redrawn once for all of them). */
-gboolean
+void
 wick_timeline_view_document_changed (WickTimelineView *self)
 {
-  g_return_val_if_fail (WICK_IS_TIMELINE_VIEW (self), FALSE);
+  g_return_if_fail (WICK_IS_TIMELINE_VIEW (self));
   self->scene_dirty = TRUE;
   if (self->follow && self->document && self->follow_interval_us > 0)
     {
       gint64 now = g_get_monotonic_time ();
       gint64 wait = self->follow_applied_us + self->follow_interval_us - now;
       if (self->follow_source != 0)
-        return FALSE;
+        return;
       if (wait > 0 && wick_document_get_n_lines (self->document) == self->follow_applied_lines
           && wick_document_is_finished (self->document) == self->follow_applied_finished)
-        return FALSE; /* told again of the change just applied */
+        return; /* told again of the change just applied */
       if (wait > 0)
         {
           self->follow_source
             = g_timeout_add_full (G_PRIORITY_DEFAULT, (guint)((wait + 999) / 1000), follow_due,
                                   self, NULL);
-          return FALSE;
+          return;
         }
     }
   apply_document_change (self);
-  return TRUE;
 }
 
 static void

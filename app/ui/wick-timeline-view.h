@@ -45,18 +45,15 @@ GtkWidget *wick_timeline_view_new (WickSelection *selection);
 void wick_timeline_view_set_document (WickTimelineView *self, WickDocument *document);
 /* The document grew: rebuild the scene before the next frame, and, in follow
  * mode, move the shared visible range to the newest time (the window calls
- * it for every change, shown or not: the other views follow that range). */
-/* Returns TRUE when the change was applied now, FALSE when a follow interval
- * coalesces it into the next update ("document-applied" says when). */
-gboolean wick_timeline_view_document_changed (WickTimelineView *self);
+ * it for every change, shown or not: the other views follow that range).
+ * With a follow interval the change may be coalesced into the next update
+ * ("document-applied" says when it is applied). */
+void wick_timeline_view_document_changed (WickTimelineView *self);
 /* A following view applies document changes at most once per @interval_us
  * (0, the default: every change at once); the live session sets it while
  * records stream, so that a flood of records redraws the plot at that rate,
  * not at the frame clock's. */
 void wick_timeline_view_set_follow_interval (WickTimelineView *self, gint64 interval_us);
-gint64 wick_timeline_view_get_follow_interval (WickTimelineView *self);
-/* TRUE while a coalesced change waits for its update. */
-gboolean wick_timeline_view_get_change_pending (WickTimelineView *self);
 /* The scene drawn now (after a change it may lag the document by one
  * rebuild; see the throttle in wick-timeline-view.c). */
 WickTimelineScene *wick_timeline_view_get_scene (WickTimelineView *self);
