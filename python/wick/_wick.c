@@ -3194,6 +3194,33 @@ tracker_track_quiet (TrackerObject *self, PyObject *t, int category, PyObject *l
   return got >= 0;
 }
 
+/* track_all's work: a tensor, or each tensor in a tuple or list (not
+ * recursive), tracked with category and span; false with the error set. */
+static bool
+tracker_track_objects (TrackerObject *self, PyObject *objects, int category, WickSpanId span)
+{
+  int is;
+  bool tuple = PyTuple_Check (objects);
+  if (!tuple && !PyList_Check (objects))
+    return tracker_is_tensor (self, objects, &is)
+           && (!is || tracker_track_quiet (self, objects, category, NULL, span));
+  /* a list may change under a collection's callback: its length is read
+   * each round and each item held while it is tracked */
+  for (Py_ssize_t i = 0; i < (tuple ? PyTuple_Size (objects) : PyList_Size (objects)); i++)
+    {
+      PyObject *item = tuple ? PyTuple_GetItem (objects, i) : PyList_GetItem (objects, i);
+      if (item == NULL)
+        return false;
+      Py_INCREF (item);
+      bool ok = tracker_is_tensor (self, item, &is)
+                && (!is || tracker_track_quiet (self, item, category, NULL, span));
+      Py_DECREF (item);
+      if (!ok)
+        return false;
+    }
+  return true;
+}
+
 /* track (tensor, category, label=None, span=None): the storage's id, or None
  * for anything that is not a tensor with a storage of some bytes. */
 static PyObject *
@@ -3234,34 +3261,11 @@ tracker_track_all (PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
       PyErr_Format (PyExc_TypeError, "track_all takes 3 arguments (%zd given)", nargs);
       return NULL;
     }
-  int category, is;
+  int category;
   WickSpanId span;
-  if (!tracker_category (self, args[1], &category) || !optional_span (args[2], &span))
+  if (!tracker_category (self, args[1], &category) || !optional_span (args[2], &span)
+      || !tracker_track_objects (self, args[0], category, span))
     return NULL;
-  PyObject *objects = args[0];
-  bool tuple = PyTuple_Check (objects);
-  if (!tuple && !PyList_Check (objects))
-    {
-      if (!tracker_is_tensor (self, objects, &is))
-        return NULL;
-      if (is && !tracker_track_quiet (self, objects, category, NULL, span))
-        return NULL;
-      Py_RETURN_NONE;
-    }
-  /* a list may change under a collection's callback: its length is read
-   * each round and each item held while it is tracked */
-  for (Py_ssize_t i = 0; i < (tuple ? PyTuple_Size (objects) : PyList_Size (objects)); i++)
-    {
-      PyObject *item = tuple ? PyTuple_GetItem (objects, i) : PyList_GetItem (objects, i);
-      if (item == NULL)
-        return NULL;
-      Py_INCREF (item);
-      bool ok = tracker_is_tensor (self, item, &is)
-                && (!is || tracker_track_quiet (self, item, category, NULL, span));
-      Py_DECREF (item);
-      if (!ok)
-        return NULL;
-    }
   Py_RETURN_NONE;
 }
 
@@ -4240,6 +4244,493 @@ add_type (PyObject *module, PyType_Spec *spec, const char *name, PyObject **out)
   return PyModule_AddObjectRef (module, name, *out);
 }
 
+/* ------------------------------------------------------------------------ */
+/* ModuleCall: wick.torch's replacement of torch.nn.Module.__call__ while a
+ * model is instrumented, one C call a module call instead of a Python frame.
+ *
+ * For a module in `spanned` ({module: span name}) while the session records
+ * and `suspended` is 0: a span of kind module (the model's outermost call
+ * with grad on and the session still the Python session's own is the step's
+ * `forward`), pushed as (module, span id) on the calling thread's stack
+ * (`local.stack`, a list the Python layer's _unwind reads too); the model's
+ * positional inputs tracked as "other" when `memory`; then the original
+ * __call__; then every output tracked as "activation" and the span ended.
+ * A call that raises has `unwind(module, True)` end what it opened; spans of
+ * submodules left above this one (a forward that caught their exception) end
+ * through `unwind(module, False)`. Every other module call is the original's
+ * alone. It is a method descriptor: the interpreter calls it with the module
+ * first, as it calls a function. */
+
+#define MODULE_CALL_MAX_ARGS 64
+
+/* In the limited API from 3.12; 3.9 and later export it (PEP 590). */
+#if defined(Py_LIMITED_API) && Py_LIMITED_API + 0 < 0x030C0000
+PyAPI_FUNC (PyObject *)
+  PyObject_Vectorcall (PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames);
+#endif
+
+typedef struct
+{
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject *original, *spanned, *model, *session, *local, *unwind, *is_grad_enabled;
+  SessionObject *raw;
+  PyObject *tracker; /* a _Tracker (called in C), or an object with its track_all */
+  bool native;       /* tracker is a _Tracker */
+  uint64_t serial;   /* this object's number, for the thread's stack cache */
+  int suspended;     /* suspended() blocks in progress */
+  int memory;
+} ModuleCallObject;
+
+static PyObject *ModuleCallType;
+static PyObject *method_type; /* types.MethodType, for a ModuleCall bound to a module */
+static PyObject *str_forward, *str_stack, *str_s, *str_track_all, *str_other, *str_activation;
+static uint64_t module_call_serials; /* the last serial given (under the GIL) */
+
+/* The calling thread's stack list of the ModuleCall with this serial,
+ * borrowed from its `local` (which keeps it for the thread's life: the
+ * Python layer never replaces it). */
+static __thread struct
+{
+  uint64_t serial;
+  PyObject *stack;
+} module_stack_cache;
+
+static PyObject *
+module_call_stack (ModuleCallObject *self)
+{
+  if (__builtin_expect (module_stack_cache.serial == self->serial, 1))
+    return module_stack_cache.stack;
+  PyObject *stack = PyObject_GetAttr (self->local, str_stack);
+  if (stack == NULL)
+    {
+      if (!PyErr_ExceptionMatches (PyExc_AttributeError))
+        return NULL;
+      PyErr_Clear ();
+      stack = PyList_New (0);
+      if (stack == NULL || PyObject_SetAttr (self->local, str_stack, stack) < 0)
+        {
+          Py_XDECREF (stack);
+          return NULL;
+        }
+    }
+  if (!PyList_Check (stack))
+    {
+      PyErr_SetString (PyExc_TypeError, "wick.torch: the thread's module stack is not a list");
+      Py_DECREF (stack);
+      return NULL;
+    }
+  Py_DECREF (stack); /* the local holds it */
+  module_stack_cache.serial = self->serial;
+  module_stack_cache.stack = stack;
+  return stack;
+}
+
+/* tracker.track_all (objects, category, id); false with the error set */
+static bool
+module_call_track (ModuleCallObject *self, PyObject *objects, int category, WickSpanId id)
+{
+  if (self->native)
+    return tracker_track_objects ((TrackerObject *)self->tracker, objects, category, id);
+  PyObject *id_object = PyLong_FromUnsignedLongLong (id);
+  if (id_object == NULL)
+    return false;
+  PyObject *name = category == WICK_CATEGORY_OTHER ? str_other : str_activation;
+  PyObject *r
+    = PyObject_CallMethodObjArgs (self->tracker, str_track_all, objects, name, id_object, NULL);
+  Py_DECREF (id_object);
+  Py_XDECREF (r);
+  return r != NULL;
+}
+
+/* The model's positional inputs (args after the module) tracked as "other" */
+static bool
+module_call_track_inputs (ModuleCallObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          WickSpanId id)
+{
+  if (self->native)
+    {
+      TrackerObject *tracker = (TrackerObject *)self->tracker;
+      for (Py_ssize_t i = 1; i < nargs; i++)
+        {
+          int is;
+          if (!tracker_is_tensor (tracker, args[i], &is)
+              || (is && !tracker_track_quiet (tracker, args[i], WICK_CATEGORY_OTHER, NULL, id)))
+            return false;
+        }
+      return true;
+    }
+  PyObject *inputs = PyTuple_New (nargs - 1);
+  if (inputs == NULL)
+    return false;
+  for (Py_ssize_t i = 1; i < nargs; i++)
+    PyTuple_SetItem (inputs, i - 1, Py_NewRef (args[i]));
+  bool ok = module_call_track (self, inputs, WICK_CATEGORY_OTHER, id);
+  Py_DECREF (inputs);
+  return ok;
+}
+
+/* unwind(module, include): true when it returned True, false with no
+ * error when it returned anything else, -1 with the error set. */
+static int
+module_call_unwind (ModuleCallObject *self, PyObject *module, bool include)
+{
+  PyObject *r
+    = PyObject_CallFunctionObjArgs (self->unwind, module, include ? Py_True : Py_False, NULL);
+  if (r == NULL)
+    return -1;
+  int found = r == Py_True;
+  Py_DECREF (r);
+  return found;
+}
+
+/* The original call raised: unwind with the exception kept, a new one from
+ * unwind chained to it as its context. Returns NULL. */
+static PyObject *
+module_call_raised (ModuleCallObject *self, PyObject *module)
+{
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch (&type, &value, &traceback);
+  if (module_call_unwind (self, module, true) >= 0)
+    {
+      PyErr_Restore (type, value, traceback);
+      return NULL;
+    }
+  PyObject *type2, *value2, *traceback2;
+  PyErr_Fetch (&type2, &value2, &traceback2);
+  PyErr_NormalizeException (&type, &value, &traceback);
+  PyErr_NormalizeException (&type2, &value2, &traceback2);
+  if (value != NULL && traceback != NULL)
+    PyException_SetTraceback (value, traceback);
+  if (value2 != NULL && value != NULL)
+    PyException_SetContext (value2, value); /* steals value */
+  else
+    Py_XDECREF (value);
+  Py_XDECREF (type);
+  Py_XDECREF (traceback);
+  PyErr_Restore (type2, value2, traceback2);
+  return NULL;
+}
+
+static bool
+module_call_recording (ModuleCallObject *self)
+{
+  return self->suspended == 0 && self->raw->session != NULL
+         && !wick_session_is_finished (self->raw->session);
+}
+
+/* The span a call of module (named name) opens: 0 with the error set when
+ * it failed. */
+static WickSpanId
+module_call_begin (ModuleCallObject *self, PyObject *module, PyObject *name, PyObject *stack)
+{
+  WickStep step = WICK_STEP_NONE;
+  if (module == self->model && PyList_Size (stack) == 0)
+    {
+      PyObject *grad = PyObject_CallNoArgs (self->is_grad_enabled);
+      if (grad == NULL)
+        return 0;
+      int on = PyObject_IsTrue (grad);
+      Py_DECREF (grad);
+      if (on < 0)
+        return 0;
+      if (on)
+        {
+          PyObject *current = PyObject_GetAttr (self->session, str_s);
+          if (current == NULL)
+            return 0;
+          if (current == (PyObject *)self->raw)
+            {
+              name = str_forward;
+              step = WICK_STEP_FORWARD;
+            }
+          Py_DECREF (current);
+        }
+    }
+  WickString handle;
+  if (!session_check (self->raw, "span") || !session_name_handle (self->raw, name, &handle))
+    return 0;
+  WickSpanId id = wick_span_begin_on (session_thread (self->raw), handle, WICK_SPAN_MODULE, step);
+  PyObject *id_object = PyLong_FromUnsignedLongLong (id);
+  PyObject *entry = id_object != NULL ? PyTuple_Pack (2, module, id_object) : NULL;
+  Py_XDECREF (id_object);
+  int appended = entry != NULL ? PyList_Append (stack, entry) : -1;
+  Py_XDECREF (entry);
+  return appended < 0 ? 0 : (id != 0 ? id : 1);
+}
+
+/* After the original call returned output: this call's entry off the
+ * stack, the outputs tracked, its span ended. False with the error set. */
+static bool
+module_call_end (ModuleCallObject *self, PyObject *module, PyObject *stack, PyObject *output)
+{
+  Py_ssize_t n = PyList_Size (stack);
+  if (n <= 0)
+    return n == 0;
+  PyObject *top = PyList_GetItem (stack, n - 1);
+  PyObject *owner = top != NULL && PyTuple_Check (top) ? PyTuple_GetItem (top, 0) : NULL;
+  if (owner != module)
+    {
+      int found = module_call_unwind (self, module, false);
+      if (found <= 0)
+        return found == 0;
+      n = PyList_Size (stack);
+      if (n <= 0)
+        return n == 0;
+    }
+  PyObject *entry = PyList_GetItem (stack, n - 1);
+  if (entry == NULL)
+    return false;
+  Py_INCREF (entry);
+  if (PyList_SetSlice (stack, n - 1, n, NULL) < 0)
+    {
+      Py_DECREF (entry);
+      return false;
+    }
+  PyObject *id_object = PyTuple_Check (entry) ? PyTuple_GetItem (entry, 1) : NULL;
+  unsigned long long id = id_object != NULL ? PyLong_AsUnsignedLongLong (id_object) : 0;
+  Py_DECREF (entry);
+  if (PyErr_Occurred ())
+    return false;
+  SessionObject *raw = self->raw;
+  if (raw->session == NULL || wick_session_is_finished (raw->session))
+    return true;
+  if (self->memory && !module_call_track (self, output, WICK_CATEGORY_ACTIVATION, (WickSpanId)id))
+    return false;
+  if (raw->session == NULL)
+    return true;
+  WickError error;
+  if (!wick_span_end_checked_on (session_thread (raw), id, &error)
+      && error.code == WICK_ERROR_WRONG_THREAD)
+    {
+      raise_wick (&error);
+      return false;
+    }
+  return true;
+}
+
+static PyObject *
+module_call_vectorcall (PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+  ModuleCallObject *self = (ModuleCallObject *)obj;
+  Py_ssize_t nargs = (Py_ssize_t)(nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET);
+  if (nargs < 1)
+    return PyObject_Vectorcall (self->original, args, nargsf, kwnames);
+  PyObject *module = args[0];
+  PyObject *name = PyDict_GetItemWithError (self->spanned, module);
+  if (name == NULL && PyErr_Occurred ())
+    return NULL;
+  if (name == NULL || !module_call_recording (self))
+    return PyObject_Vectorcall (self->original, args, nargsf, kwnames);
+  Py_INCREF (name);
+  PyObject *stack = module_call_stack (self);
+  if (stack == NULL)
+    {
+      Py_DECREF (name);
+      return NULL;
+    }
+  Py_INCREF (stack);
+  WickSpanId id = module_call_begin (self, module, name, stack);
+  Py_DECREF (name);
+  if (id == 0)
+    {
+      Py_DECREF (stack);
+      return NULL;
+    }
+  if (module == self->model && self->memory && !module_call_track_inputs (self, args, nargs, id))
+    {
+      Py_DECREF (stack);
+      return NULL;
+    }
+  PyObject *output = PyObject_Vectorcall (self->original, args, nargsf, kwnames);
+  if (output == NULL)
+    {
+      Py_DECREF (stack);
+      return module_call_raised (self, module);
+    }
+  bool ended = module_call_end (self, module, stack, output);
+  Py_DECREF (stack);
+  if (!ended)
+    Py_CLEAR (output);
+  return output;
+}
+
+/* A call that did not come by vectorcall (Module.__call__(m, x) through
+ * PyObject_Call): its arguments as a vector, at most MODULE_CALL_MAX_ARGS. */
+static PyObject *
+module_call_call (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  Py_ssize_t nargs = PyTuple_Size (args);
+  Py_ssize_t nkw = kwargs != NULL ? PyDict_Size (kwargs) : 0;
+  if (nargs < 0 || nkw < 0)
+    return NULL;
+  if (nargs + nkw > MODULE_CALL_MAX_ARGS)
+    {
+      PyErr_Format (PyExc_TypeError, "wick.torch: a module call takes at most %d arguments here",
+                    MODULE_CALL_MAX_ARGS);
+      return NULL;
+    }
+  PyObject *vector[MODULE_CALL_MAX_ARGS];
+  for (Py_ssize_t i = 0; i < nargs; i++)
+    vector[i] = PyTuple_GetItem (args, i);
+  PyObject *kwnames = NULL;
+  if (nkw > 0)
+    {
+      kwnames = PyTuple_New (nkw);
+      if (kwnames == NULL)
+        return NULL;
+      Py_ssize_t pos = 0, i = 0;
+      PyObject *key, *value;
+      while (i < nkw && PyDict_Next (kwargs, &pos, &key, &value))
+        {
+          PyTuple_SetItem (kwnames, i, Py_NewRef (key));
+          vector[nargs + i++] = value;
+        }
+    }
+  PyObject *result = module_call_vectorcall (obj, vector, (size_t)nargs, kwnames);
+  Py_XDECREF (kwnames);
+  return result;
+}
+
+/* Module.__call__ is the ModuleCall; module.__call__ a method bound to it. */
+static PyObject *
+module_call_get (PyObject *obj, PyObject *instance, PyObject *owner)
+{
+  if (instance == NULL || instance == Py_None)
+    return Py_NewRef (obj);
+  return PyObject_CallFunctionObjArgs (method_type, obj, instance, NULL);
+}
+
+static PyObject *
+module_call_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *kwlist[] = { "original", "spanned", "model",           "session", "raw", "tracker",
+                            "local",    "unwind",  "is_grad_enabled", "memory",  NULL };
+  PyObject *original, *spanned, *model, *session, *raw, *tracker, *local, *unwind, *grad;
+  int memory;
+  if (!PyArg_ParseTupleAndKeywords (
+        args, kwargs, "OO!OOO!OOOOp:_ModuleCall", kwlist, &original, &PyDict_Type, &spanned, &model,
+        &session, (PyTypeObject *)SessionType, &raw, &tracker, &local, &unwind, &grad, &memory))
+    return NULL;
+  if (!PyCallable_Check (original) || !PyCallable_Check (unwind) || !PyCallable_Check (grad))
+    {
+      PyErr_SetString (PyExc_TypeError,
+                       "_ModuleCall: original, unwind and is_grad_enabled must be callable");
+      return NULL;
+    }
+  allocfunc alloc = (allocfunc)PyType_GetSlot (type, Py_tp_alloc);
+  ModuleCallObject *self = (ModuleCallObject *)alloc (type, 0);
+  if (self == NULL)
+    return NULL;
+  self->vectorcall = module_call_vectorcall;
+  self->original = Py_NewRef (original);
+  self->spanned = Py_NewRef (spanned);
+  self->model = Py_NewRef (model);
+  self->session = Py_NewRef (session);
+  self->raw = (SessionObject *)Py_NewRef (raw);
+  self->tracker = Py_NewRef (tracker);
+  self->native = Py_IS_TYPE (tracker, (PyTypeObject *)TrackerType);
+  self->local = Py_NewRef (local);
+  self->unwind = Py_NewRef (unwind);
+  self->is_grad_enabled = Py_NewRef (grad);
+  self->memory = memory;
+  self->serial = ++module_call_serials;
+  return (PyObject *)self;
+}
+
+static int
+module_call_traverse (PyObject *obj, visitproc visit, void *arg)
+{
+  ModuleCallObject *self = (ModuleCallObject *)obj;
+  Py_VISIT (Py_TYPE (obj));
+  Py_VISIT (self->original);
+  Py_VISIT (self->spanned);
+  Py_VISIT (self->model);
+  Py_VISIT (self->session);
+  Py_VISIT ((PyObject *)self->raw);
+  Py_VISIT (self->tracker);
+  Py_VISIT (self->local);
+  Py_VISIT (self->unwind);
+  Py_VISIT (self->is_grad_enabled);
+  return 0;
+}
+
+static int
+module_call_clear (PyObject *obj)
+{
+  ModuleCallObject *self = (ModuleCallObject *)obj;
+  /* a cleared object records nothing (module_call_recording reads raw) */
+  self->suspended = 1;
+  Py_CLEAR (self->spanned);
+  Py_CLEAR (self->model);
+  Py_CLEAR (self->session);
+  Py_CLEAR (self->local);
+  Py_CLEAR (self->unwind);
+  Py_CLEAR (self->is_grad_enabled);
+  Py_CLEAR (self->tracker);
+  return 0;
+}
+
+static void
+module_call_dealloc (PyObject *obj)
+{
+  ModuleCallObject *self = (ModuleCallObject *)obj;
+  PyTypeObject *type = Py_TYPE (obj);
+  PyObject_GC_UnTrack (obj);
+  module_call_clear (obj);
+  Py_CLEAR (self->original);
+  Py_CLEAR (self->raw);
+  freefunc tp_free = (freefunc)PyType_GetSlot (type, Py_tp_free);
+  tp_free (obj);
+  Py_DECREF (type);
+}
+
+static PyMemberDef module_call_members[]
+  = { { "__vectorcalloffset__", T_PYSSIZET, offsetof (ModuleCallObject, vectorcall), READONLY,
+        NULL },
+      { "suspended", T_INT, offsetof (ModuleCallObject, suspended), 0,
+        "suspended() blocks in progress (module calls record nothing while > 0)" },
+      { "memory", T_BOOL, offsetof (ModuleCallObject, memory), READONLY, NULL },
+      { NULL } };
+
+static PyType_Slot module_call_slots[] = {
+  { Py_tp_new, module_call_new },
+  { Py_tp_call, module_call_call },
+  { Py_tp_descr_get, module_call_get },
+  { Py_tp_traverse, module_call_traverse },
+  { Py_tp_clear, module_call_clear },
+  { Py_tp_dealloc, module_call_dealloc },
+  { Py_tp_members, module_call_members },
+  { Py_tp_doc, "wick.torch's torch.nn.Module.__call__ while a model is instrumented." },
+  { 0, NULL },
+};
+
+static PyType_Spec module_call_spec = {
+  "wick._wick._ModuleCall",
+  sizeof (ModuleCallObject),
+  0,
+  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL
+    | Py_TPFLAGS_METHOD_DESCRIPTOR,
+  module_call_slots,
+};
+
+static int
+module_call_init (PyObject *module)
+{
+  PyObject *types = PyImport_ImportModule ("types");
+  if (types == NULL)
+    return -1;
+  method_type = PyObject_GetAttrString (types, "MethodType");
+  Py_DECREF (types);
+  if (method_type == NULL || (str_forward = PyUnicode_InternFromString ("forward")) == NULL
+      || (str_stack = PyUnicode_InternFromString ("stack")) == NULL
+      || (str_s = PyUnicode_InternFromString ("_s")) == NULL
+      || (str_track_all = PyUnicode_InternFromString ("track_all")) == NULL
+      || (str_other = PyUnicode_InternFromString ("other")) == NULL
+      || (str_activation = PyUnicode_InternFromString ("activation")) == NULL)
+    return -1;
+  return add_type (module, &module_call_spec, "_ModuleCall", &ModuleCallType);
+}
+
 static struct PyModuleDef module_def = {
   PyModuleDef_HEAD_INIT, "_wick", "libwick for Python (the wick package's core).", -1,
   module_methods,
@@ -4263,18 +4754,17 @@ PyInit__wick (void)
       || span_add_methods () < 0
       || add_type (module, &contract_spec, "GradientContract", &ContractType) < 0
       || add_type (module, &plan_spec, "GradientCapturePlan", &PlanType) < 0
-      || add_type (module, &stage_spec, "Stage", &StageType) < 0
-      || tracker_init_strings () < 0
+      || add_type (module, &stage_spec, "Stage", &StageType) < 0 || tracker_init_strings () < 0
       || add_type (module, &entry_spec, "_TrackedStorage", &EntryType) < 0
       || add_type (module, &tracker_spec, "_Tracker", &TrackerType) < 0
+      || module_call_init (module) < 0
       || PyModule_AddIntConstant (module, "SPAN_FUNCTION", WICK_SPAN_FUNCTION) < 0
       || PyModule_AddIntConstant (module, "SPAN_OP", WICK_SPAN_OP) < 0
       || PyModule_AddIntConstant (module, "SPAN_MODULE", WICK_SPAN_MODULE) < 0
       || PyModule_AddIntConstant (module, "STEP_NONE", WICK_STEP_NONE) < 0
       || PyModule_AddIntConstant (module, "STEP_FORWARD", WICK_STEP_FORWARD) < 0
       || PyModule_AddIntConstant (module, "STEP_BACKWARD", WICK_STEP_BACKWARD) < 0
-      || PyModule_AddIntConstant (module, "STEP_OPTIMIZER", WICK_STEP_OPTIMIZER) < 0
-      )
+      || PyModule_AddIntConstant (module, "STEP_OPTIMIZER", WICK_STEP_OPTIMIZER) < 0)
     {
       Py_DECREF (module);
       return NULL;

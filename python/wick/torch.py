@@ -204,7 +204,7 @@ class Instrumentation:
         self._module_spans = {}  # thread-local stacks of (module, span id)
         self._local = _threading.local()
         self._backward_span = 0
-        self._suspended = 0  # suspended() blocks in progress
+        self._module_call = None  # the wick._wick._ModuleCall, made by _patch_call
         self._patched_backward = None
         self._patched_call = None
         self._op_mode = _OpMode(self) if ops else None
@@ -212,6 +212,15 @@ class Instrumentation:
         self._install(module_spans)
         session._closers.append(self.remove)
         session._wick_torch = self
+
+    @property
+    def _suspended(self):
+        """suspended() blocks in progress (the module call reads it in C)."""
+        return self._module_call.suspended
+
+    @_suspended.setter
+    def _suspended(self, value):
+        self._module_call.suspended = value
 
     @property
     def record_errors(self):
@@ -380,65 +389,15 @@ class Instrumentation:
         if self._patched_call is not None:
             return
         original = _torch.nn.Module.__call__
-        inst = self
-        raw = self.raw
-        session = self.session
-        spanned = self._spanned
-        model = self.model
-        local = self._local
-        tracker = self.tracker
-        span_begin, span_end = raw.span_begin, raw.span_end
-        is_grad_enabled = _torch.is_grad_enabled
-        SPAN_MODULE, STEP_FORWARD, STEP_NONE = _wick.SPAN_MODULE, _wick.STEP_FORWARD, _wick.STEP_NONE
-
-        # One Python frame a module call: the module's span (the step's
-        # `forward` for the model's outermost call with grad on), the
-        # model's inputs and every output tracked, the thread's stack of
+        # One C call a module call (wick._wick._ModuleCall): the module's span
+        # (the step's `forward` for the model's outermost call with grad on),
+        # the model's inputs and every output tracked, the thread's stack of
         # (module, span id) that _unwind reads
-        def call(module, *args, **kwargs):
-            name = spanned.get(module)
-            if name is None or inst._suspended or raw.finished:
-                return original(module, *args, **kwargs)
-            try:
-                stack = local.stack
-            except AttributeError:
-                stack = local.stack = []
-            if module is model:
-                if not stack and is_grad_enabled() and session._s is raw:
-                    # the step's forward span, kind module, step forward
-                    sid = span_begin("forward", SPAN_MODULE, STEP_FORWARD)
-                else:
-                    sid = span_begin(name, SPAN_MODULE, STEP_NONE)
-                stack.append((module, sid))
-                if inst.memory:
-                    tracker.track_all(args, "other", sid)
-            else:
-                sid = span_begin(name, SPAN_MODULE, STEP_NONE)
-                stack.append((module, sid))
-            try:
-                # without keywords, no new dict to pass on
-                output = original(module, *args, **kwargs) if kwargs else original(module, *args)
-            except BaseException:
-                # the forward, or a hook, raised: end what it opened, as the
-                # exception unwinds the user's own context managers
-                inst._unwind(module, include=True)
-                raise
-            if not stack:
-                return output
-            if stack[-1][0] is not module:
-                # spans of submodules that raised inside this forward (the
-                # forward caught it): they end before this one
-                if not inst._unwind(module, include=False):
-                    return output
-            sid = stack.pop()[1]
-            if not raw.finished:
-                if inst.memory:
-                    tracker.track_all(output, "activation", sid)
-                span_end(sid)
-            return output
-
+        self._module_call = _wick._ModuleCall(
+            original, self._spanned, self.model, self.session, self.raw, self.tracker, self._local,
+            self._unwind, _torch.is_grad_enabled, bool(self.memory))
         self._patched_call = original
-        _torch.nn.Module.__call__ = call
+        _torch.nn.Module.__call__ = self._module_call
 
     # --- backward -------------------------------------------------------------------
 

@@ -140,5 +140,79 @@ def test_tracker_records_each_storage_once():
     assert [t.get("label") for t in tensors] == [None, "labelled", None, None], tensors
 
 
+def test_module_call_in_c():
+    """While instrumented, Module.__call__ is wick's C _ModuleCall (torch's own
+    back after remove()); every way of calling a module records the same: a
+    span per module of the model (keywords passed on, the step's `forward` for
+    the model), its outputs tracked under it, a raising forward's spans ended
+    with the exception intact, modules outside the model and calls inside
+    suspended() recording nothing."""
+    import torch
+    import wick
+    import wick.torch
+
+    class Scale(torch.nn.Module):
+        def forward(self, x, factor=1.0):
+            return x * factor
+
+    class Fails(torch.nn.Module):
+        def forward(self, x):
+            raise KeyError("fails")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 2)
+            self.scale = Scale()
+            self.fails = Fails()
+
+        def forward(self, x):
+            try:
+                self.fails(x)
+            except KeyError:
+                pass
+            return self.scale(self.lin(x), factor=2.0)
+
+    original = torch.nn.Module.__call__
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    model, outside = Net(), torch.nn.Linear(3, 2)
+    x = torch.ones(1, 3)
+    with wick.Session("module-call", device="cpu", jsonl_path=path) as s:
+        inst = wick.torch.instrument(s, model, None)
+        assert type(torch.nn.Module.__call__) is wick._wick._ModuleCall
+        with inst.step():
+            y = model(x)
+            torch.nn.Module.__call__(model.lin, x)  # through tp_call
+            model.scale.__call__(x, factor=3.0)  # a bound method, a keyword
+            outside(x)
+            with inst.suspended():
+                model(x)
+            try:
+                model.fails(x)
+                raise AssertionError("the forward's exception was lost")
+            except KeyError as e:
+                assert e.args == ("fails",)
+        assert inst._stack() == [] and inst._suspended == 0
+        inst.remove()
+        assert torch.nn.Module.__call__ is original
+        assert torch.equal(y, model.lin(x) * 2.0)
+    records = wicktest.read_records(path)
+    starts = [r for r in records if r["kind"] == "span_start" and r["span_kind"] == "module"]
+    ends = {r["id"] for r in records if r["kind"] == "span_end"}
+    assert [r["name"] for r in starts] == ["forward", "fails", "lin", "scale", "lin", "scale", "fails"], starts
+    assert starts[0].get("step") == "forward" and all("step" not in r for r in starts[1:]), starts
+    assert all(r["id"] in ends for r in starts), (starts, ends)
+    by_name = {}
+    for r in starts[1:4]:
+        by_name[r["name"]] = r
+    assert all(r["parent_id"] == starts[0]["id"] for r in by_name.values()), starts
+    allocs = [r for r in records if r["kind"] == "memory" and r["action"] == "alloc"
+              and r["category"] in ("activation", "other")]
+    spans = {r["id"]: r["name"] for r in starts}
+    assert [(spans[r["span_id"]], r["category"]) for r in allocs] == [
+        ("forward", "other"), ("lin", "activation"), ("scale", "activation"),  # y is scale's
+        ("lin", "activation"), ("scale", "activation")], allocs
+
+
 if __name__ == "__main__":
     wicktest.run_tests(globals())
