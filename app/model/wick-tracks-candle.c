@@ -31,9 +31,12 @@
  * a whole build cannot be kept by appending (a thread record after a
  * thread made from spans; a memory device or device memory series that a
  * whole build would place before counters already made; a memory event
- * earlier than the last; a span whose parent comes later or arrives after
- * its children; a repeated span id), the append gives up with a reason and
- * the model is rebuilt whole, counted (wick_tracks_get_update_stats()). An op or
+ * earlier than the last; a parent that arrives after children already
+ * appended, or a parent cycle among the new spans; a repeated span id), the
+ * append gives up with a reason and the model is rebuilt whole, counted
+ * (wick_tracks_get_update_stats()); the appends go on after that build. A
+ * parent after its child, in a build or inside one append (a reader that
+ * lost a span's start writes it at the span's end), is appended. An op or
  * device interval gets its span when the live analysis resolves it: the
  * intervals named before that are renamed then.
  */
@@ -379,17 +382,40 @@ note_new_track (CandleLive *live, guint phase)
   return TRUE;
 }
 
+/* The rows of spans @from..@n as the whole build finds them (the rows before
+ * @from kept): a parent may come after its child (a reader that lost a
+ * span's start writes it at the span's end, after its children), so each
+ * row is found by walking up to the nearest ancestor on another thread or
+ * before @from, memoised. Parents are resolved (acyclic), so each walk ends. */
 static void
-span_rows_from (CandleLive *live, const WickSpan *spans, guint from, guint n)
+span_rows (CandleLive *live, const WickSpan *spans, guint from, guint n)
 {
   g_array_set_size (live->rows, n);
   guint16 *rows = (guint16 *)(gpointer)live->rows->data;
+  g_autofree guint8 *done = g_new0 (guint8, MAX (n - from, 1));
+  g_autoptr (GArray) walk = g_array_new (FALSE, FALSE, sizeof (guint32));
   for (guint i = from; i < n; i++)
     {
-      gint32 p = spans[i].parent;
-      rows[i] = (p < 0 || spans[p].thread != spans[i].thread)
-                  ? 0
-                  : (guint16)MIN (rows[p] + 1u, G_MAXUINT16);
+      guint32 j = i;
+      g_array_set_size (walk, 0);
+      while (j >= from && !done[j - from])
+        {
+          gint32 p = spans[j].parent;
+          if (p < 0 || spans[p].thread != spans[j].thread)
+            {
+              rows[j] = 0;
+              done[j - from] = 1;
+              break;
+            }
+          g_array_append_val (walk, j);
+          j = (guint32)p;
+        }
+      for (gint k = (gint)walk->len - 1; k >= 0; k--)
+        {
+          guint32 s = g_array_index (walk, guint32, k);
+          rows[s] = (guint16)MIN (rows[spans[s].parent] + 1u, G_MAXUINT16);
+          done[s - from] = 1;
+        }
     }
 }
 
@@ -516,8 +542,7 @@ series_value (const WickDeviceMemorySample *s, guint k)
   return values[k];
 }
 
-/* The state a whole build leaves, for the appends after it; NULL when its
- * spans cannot be followed by appending (a parent after its child). */
+/* The state a whole build leaves, for the appends after it. */
 static CandleLive *
 candle_live_new (WickTracks *self)
 {
@@ -558,21 +583,12 @@ candle_live_new (WickTracks *self)
 
   for (guint i = 0; i < n_spans; i++)
     {
-      if (spans[i].parent_id != 0)
-        {
-          gint64 p = wick_id_map_lookup (&doc->span_ids, spans[i].parent_id);
-          if (p < 0)
-            g_hash_table_add (live->missing_parents, GUINT_TO_POINTER (spans[i].parent_id));
-          else if (p >= (gint64)i)
-            {
-              candle_live_free (live);
-              return NULL;
-            }
-        }
+      if (spans[i].parent_id != 0 && wick_id_map_lookup (&doc->span_ids, spans[i].parent_id) < 0)
+        g_hash_table_add (live->missing_parents, GUINT_TO_POINTER (spans[i].parent_id));
       if (!(spans[i].flags & WICK_SPAN_FLAG_CLOSED))
         g_array_append_val (live->open, i);
     }
-  span_rows_from (live, spans, 0, n_spans);
+  span_rows (live, spans, 0, n_spans);
 
   /* threads, as read_thread_records and the span loop made them */
   g_autoptr (GHashTable) record_threads = g_hash_table_new (NULL, NULL);
@@ -702,13 +718,14 @@ append_extensions (CandleLive *live, WickTracks *self, const char **why)
 
 /* Parents and depths of the spans committed since, as
  * wick_document_resolve_hierarchy() would find them with the spans before
- * unchanged. */
+ * unchanged. A parent among them may come after its child (its depth is
+ * found first); a parent cycle among them is left to a whole build. */
 static gboolean
 resolve_new_spans (CandleLive *live, WickDocument *doc, const char **why)
 {
   WickSpan *spans = (WickSpan *)(gpointer)doc->spans->data;
-  guint n = doc->spans->len;
-  for (guint i = live->n_spans; i < n; i++)
+  guint from = live->n_spans, n = doc->spans->len;
+  for (guint i = from; i < n; i++)
     {
       if (wick_id_map_lookup (&doc->span_ids, spans[i].id) != (gint64)i)
         {
@@ -721,15 +738,35 @@ resolve_new_spans (CandleLive *live, WickDocument *doc, const char **why)
           return FALSE;
         }
       gint64 p = spans[i].parent_id ? wick_id_map_lookup (&doc->span_ids, spans[i].parent_id) : -1;
-      if (p >= (gint64)i)
-        {
-          *why = "a span's parent comes after it";
-          return FALSE;
-        }
       if (p < 0 && spans[i].parent_id != 0)
         g_hash_table_add (live->missing_parents, GUINT_TO_POINTER (spans[i].parent_id));
       spans[i].parent = (gint32)p;
-      spans[i].depth = p < 0 ? 0 : (guint16)MIN (spans[p].depth + 1u, G_MAXUINT16);
+    }
+  /* depths: 0 unknown, 1 on the walk, 2 known */
+  g_autofree guint8 *state = g_new0 (guint8, MAX (n - from, 1));
+  g_autoptr (GArray) walk = g_array_new (FALSE, FALSE, sizeof (guint32));
+  for (guint i = from; i < n; i++)
+    {
+      gint32 j = (gint32)i;
+      g_array_set_size (walk, 0);
+      while (j >= (gint32)from && state[j - from] == 0)
+        {
+          state[j - from] = 1;
+          g_array_append_val (walk, j);
+          j = spans[j].parent;
+        }
+      if (j >= (gint32)from && state[j - from] == 1)
+        {
+          *why = "a parent cycle";
+          return FALSE;
+        }
+      for (gint k = (gint)walk->len - 1; k >= 0; k--)
+        {
+          guint32 s = g_array_index (walk, guint32, k);
+          gint32 p = spans[s].parent;
+          spans[s].depth = p < 0 ? 0 : (guint16)MIN (spans[p].depth + 1u, G_MAXUINT16);
+          state[s - from] = 2;
+        }
     }
   return TRUE;
 }
@@ -772,7 +809,7 @@ append_spans (CandleLive *live, WickTracks *self, const char **why)
     return FALSE;
   guint n;
   const WickSpan *spans = wick_document_get_spans (doc, &n);
-  span_rows_from (live, spans, live->n_spans, n);
+  span_rows (live, spans, live->n_spans, n);
   const guint16 *rows = (const guint16 *)(gconstpointer)live->rows->data;
   for (guint i = live->n_spans; i < n; i++)
     {

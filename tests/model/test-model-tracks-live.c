@@ -405,6 +405,39 @@ test_out_of_order_samples (void)
   g_assert_cmpuint (fed.appends, ==, fed.batches - 1);
 }
 
+/* A span committed before its parent (a reader that lost the parent's start
+ * writes it at the parent's end, after its children), in the first build and
+ * inside an append: the first build is whole, every later one an append, the
+ * model still equal to a whole build after each batch. */
+static void
+test_parent_after_child (void)
+{
+  g_autoptr (GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (lines, g_strdup (META_INFER));
+  g_ptr_array_add (lines, g_strdup ("{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\","
+                                    "\"name\":\"early\",\"start_ns\":5,\"span_kind\":\"function\","
+                                    "\"measured\":true}"));
+  g_ptr_array_add (lines, g_strdup (ROOT_START));
+  for (guint i = 3; i < 10; i++)
+    g_ptr_array_add (lines,
+                     g_strdup_printf ("{\"kind\":\"span_start\",\"id\":\"s%u\",\"parent_id\":"
+                                      "\"s%u\",\"name\":\"later\",\"start_ns\":%u,"
+                                      "\"span_kind\":\"function\",\"measured\":true}",
+                                      i, i - 1, 10 * i));
+  /* ... and a child before its parent inside one append */
+  g_ptr_array_add (lines, g_strdup ("{\"kind\":\"span_start\",\"id\":\"s20\",\"parent_id\":"
+                                    "\"s21\",\"name\":\"early\",\"start_ns\":95,"
+                                    "\"span_kind\":\"function\",\"measured\":true}"));
+  g_ptr_array_add (lines, g_strdup ("{\"kind\":\"span_start\",\"id\":\"s21\",\"parent_id\":"
+                                    "\"s9\",\"name\":\"late\",\"start_ns\":94,"
+                                    "\"span_kind\":\"function\",\"measured\":true}"));
+  static const guint sizes[] = { 3, 1, 1, 1, 1, 1, 1, 1, 2 };
+  Fed fed = feed_and_compare (lines, sizes, G_N_ELEMENTS (sizes));
+  g_assert_cmpuint (fed.batches, ==, 9);
+  g_assert_cmpuint (fed.fallbacks, ==, 0);
+  g_assert_cmpuint (fed.appends, ==, fed.batches - 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -414,5 +447,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tracks-live/demo-run", test_demo_run);
   g_test_add_func ("/tracks-live/fallback-counted", test_fallback_counted);
   g_test_add_func ("/tracks-live/out-of-order-samples", test_out_of_order_samples);
+  g_test_add_func ("/tracks-live/parent-after-child", test_parent_after_child);
   return g_test_run ();
 }
