@@ -6,6 +6,8 @@
 #include "common/wick-utf8.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,17 +230,55 @@ wick_json_i64 (WickJson *json, int64_t value)
   wick_json_append (json, buffer, n);
 }
 
+/* @value with @precision digits after the first into @buffer: TRUE when it
+ * reads back as @value. */
+static bool
+round_trips (double value, int precision, char buffer[40])
+{
+  snprintf (buffer, 40, "%.*e", precision, value);
+  return strtod (buffer, NULL) == value;
+}
+
+/* An exact power of two (a normal one): the doubles below it are half as
+ * far as those above, the one case where more digits can stop reading back. */
+static bool
+is_power_of_two (double value)
+{
+  uint64_t bits;
+  memcpy (&bits, &value, sizeof bits);
+  return (bits & ((UINT64_C (1) << 52) - 1)) == 0 && (bits >> 52 & 0x7ff) != 0;
+}
+
 int
 wick_format_shortest_digits (double value, char digits[24], int *n_digits)
 {
   int exponent;
   char buffer[40];
-  for (int precision = 0; precision <= 16; precision++)
+  /* The fewest digits after the first that read back (16 always do). The
+   * nearest decimal of p + 1 digits is at least as near as that of p digits,
+   * so once p reads back every larger p does and a binary search finds the
+   * fewest (4 or 5 conversions instead of up to 17); a power of two, whose
+   * neighbours are not equally far, is searched one precision at a time. */
+  int precision = 16;
+  if (is_power_of_two (value))
     {
-      snprintf (buffer, sizeof buffer, "%.*e", precision, value);
-      if (strtod (buffer, NULL) == value || precision == 16)
-        break;
+      for (precision = 0; precision < 16; precision++)
+        if (round_trips (value, precision, buffer))
+          break;
     }
+  else
+    {
+      int low = 0;
+      while (low < precision)
+        {
+          int middle = (low + precision) / 2;
+          if (round_trips (value, middle, buffer))
+            precision = middle;
+          else
+            low = middle + 1;
+        }
+    }
+  snprintf (buffer, sizeof buffer, "%.*e", precision, value);
   /* buffer is d.ddde[+-]XX (value is positive here) */
   int n = 0;
   const char *p = buffer;

@@ -8,6 +8,7 @@
 
 #include <glib.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,6 +260,73 @@ test_numbers (void)
   char u64[24];
   g_assert_cmpuint (wick_format_u64 (G_MAXUINT64, u64), ==, 20);
   g_assert_cmpmem (u64, 20, "18446744073709551615", 20);
+}
+
+/* The fewest digits, found one precision at a time: what the binary search
+ * must give. */
+static int
+shortest_digits_linear (double value, char digits[24], int *n_digits)
+{
+  char buffer[40];
+  for (int precision = 0; precision <= 16; precision++)
+    {
+      snprintf (buffer, sizeof buffer, "%.*e", precision, value);
+      if (strtod (buffer, NULL) == value || precision == 16)
+        break;
+    }
+  int n = 0;
+  const char *p = buffer;
+  for (; *p != '\0' && *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9' && n < 23)
+      digits[n++] = *p;
+  int exponent = *p == 'e' ? atoi (p + 1) : 0;
+  while (n > 1 && digits[n - 1] == '0')
+    n--;
+  digits[n] = '\0';
+  *n_digits = n;
+  return exponent;
+}
+
+static void
+check_shortest (double value)
+{
+  char expected[24], digits[24];
+  int expected_n = 0, n = 0;
+  int expected_e = shortest_digits_linear (value, expected, &expected_n);
+  g_assert_cmpint (wick_format_shortest_digits (value, digits, &n), ==, expected_e);
+  g_assert_cmpstr (digits, ==, expected);
+  g_assert_cmpint (n, ==, expected_n);
+}
+
+/* Random bit patterns, short decimals, powers of two and their neighbours,
+ * subnormals: the same digits as a search one precision at a time. */
+static void
+test_shortest_digits (void)
+{
+  GRand *rand = g_rand_new_with_seed (21);
+  for (int i = 0; i < 100000; i++)
+    {
+      guint64 bits
+        = ((guint64)g_rand_int (rand) << 32 | g_rand_int (rand)) & ~(G_GUINT64_CONSTANT (1) << 63);
+      double value;
+      memcpy (&value, &bits, sizeof value);
+      if (isfinite (value) && value != 0)
+        check_shortest (value);
+      check_shortest ((double)g_rand_int_range (rand, 1, 1000000)
+                      / pow (10, g_rand_int_range (rand, 0, 12)));
+      check_shortest (g_rand_double (rand));
+    }
+  for (int e = -1074; e <= 1023; e++)
+    {
+      double power = ldexp (1, e);
+      check_shortest (power);
+      check_shortest (nextafter (power, 0));
+      if (e < 1023)
+        check_shortest (nextafter (power, INFINITY));
+    }
+  check_shortest (5e-324);
+  check_shortest (1.7976931348623157e308);
+  g_rand_free (rand);
 }
 
 /* Every control byte: the five short escapes serde_json writes, \u00XX for
@@ -550,6 +618,7 @@ main (int argc, char **argv)
   g_test_add_func ("/common/json/utf8", test_utf8);
   g_test_add_func ("/common/json/writer", test_writer);
   g_test_add_func ("/common/json/numbers", test_numbers);
+  g_test_add_func ("/common/json/shortest-digits", test_shortest_digits);
   g_test_add_func ("/common/json/escape-controls", test_escape_controls);
   g_test_add_func ("/common/json/escape-invalid-utf8", test_escape_invalid_utf8);
   g_test_add_func ("/common/json/reader-number-edges", test_reader_number_edges);
