@@ -30,6 +30,11 @@
  * (docs/performance.md, "Live CPU per record"). WICK_LIVE_FOLLOW_HZ
  * overrides it (0: no cap); the end of the run lifts it. */
 #define FOLLOW_HZ_DEFAULT 10
+/* While the window loses records, the counts in the lost and dropped banners
+ * are renewed at most this often (a new text is a new layout and a frame of
+ * the whole window; a flood changes them at every commit): the first loss is
+ * shown at once, the counts after it within the interval, the end's at once. */
+#define LOSS_BANNER_INTERVAL_US (G_USEC_PER_SEC / 2)
 /* The worker: records read from the ring per drain call, lines and time per
  * batch, batches in flight (the bounded queue: a worker without room waits,
  * and what the ring then overwrites is counted as lost), and how long it
@@ -157,6 +162,8 @@ struct _WickLiveSession
   /* a remote session: ssh's exit (its pidfd) and its stdout's hang-up,
    * watched here so the banner does not wait for the batches in flight */
   guint exit_watch;
+  gint64 losses_shown_us; /* when the loss banners' counts were last renewed */
+  guint losses_timeout;   /* renews them once the interval is over */
   guint hup_watch;
   gboolean hold_commits; /* tests: the main thread as if busy (no batch committed) */
   char *channel_url; /* a remote session's control channel, held while the window is */
@@ -621,6 +628,7 @@ wick_live_session_dispose (GObject *object)
 {
   WickLiveSession *self = WICK_LIVE_SESSION (object);
   g_clear_handle_id (&self->exit_watch, g_source_remove);
+  g_clear_handle_id (&self->losses_timeout, g_source_remove);
   g_clear_handle_id (&self->hup_watch, g_source_remove);
   if (self->channel_url != NULL)
     {
@@ -661,11 +669,52 @@ wick_live_session_init (WickLiveSession *self)
 {
 }
 
+static void update_loss_banners (WickLiveSession *self);
+
+static gboolean
+on_losses_timeout (gpointer user_data)
+{
+  WickLiveSession *self = user_data;
+  self->losses_timeout = 0;
+  if (self->window != NULL)
+    update_loss_banners (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* TRUE when the loss banners' counts may be renewed now; else a renewal is
+ * set for the end of the interval. */
+static gboolean
+losses_due (WickLiveSession *self)
+{
+  gboolean shown = self->shown_dropped != 0 || self->shown_lost != 0 || self->broken_shown;
+  gint64 now = g_get_monotonic_time ();
+  gint64 left = self->losses_shown_us + LOSS_BANNER_INTERVAL_US - now;
+  if (!shown || self->ended || left <= 0)
+    {
+      g_clear_handle_id (&self->losses_timeout, g_source_remove);
+      self->losses_shown_us = now;
+      return TRUE;
+    }
+  if (self->losses_timeout == 0)
+    self->losses_timeout = g_timeout_add ((guint)(left / 1000) + 1, on_losses_timeout, self);
+  return FALSE;
+}
+
 static void
 update_loss_banners (WickLiveSession *self)
 {
   guint64 dropped = self->dropped;
   guint64 lost = self->lost;
+  gboolean counts_changed
+    = dropped != self->shown_dropped
+      || (self->broken_error != NULL ? !self->broken_shown || lost != self->shown_broken_lost
+                                     : lost != self->shown_lost);
+  if (counts_changed && !losses_due (self))
+    {
+      dropped = self->shown_dropped;
+      lost = self->broken_error != NULL && self->broken_shown ? self->shown_broken_lost
+                                                              : self->shown_lost;
+    }
   if (dropped != self->shown_dropped)
     {
       self->shown_dropped = dropped;

@@ -111,6 +111,12 @@ has_spans (gpointer window)
 }
 
 static gboolean
+has_lost_banner (gpointer window)
+{
+  return wick_window_get_banner (window, "lost") != NULL;
+}
+
+static gboolean
 session_ended (gpointer session)
 {
   return wick_live_session_is_ended (session);
@@ -472,6 +478,70 @@ test_close_while_running (void)
   g_assert_cmpint (stop_demo (), ==, 0);
 }
 
+/* A window that falls behind a flood: the lost banner's count is renewed at
+ * most twice a second while records stream (a new text is a new layout and
+ * a frame of the whole window), and at the end it gives the exact count. */
+static void
+test_loss_banner (void)
+{
+  if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
+    {
+      g_test_skip ("no display: the live window test runs under Xvfb (tools/test.sh)");
+      return;
+    }
+  const char *demo = g_getenv ("WICK_DEMO");
+  g_assert_nonnull (demo);
+  const char *argv[] = { demo, "--quiet", "--flood", "0", "--ring-bytes", "262144", NULL };
+  g_autoptr (GError) error = NULL;
+  g_spawn_async (NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                 wick_test_die_with_parent, NULL, &demo_pid, &error);
+  g_assert_no_error (error);
+  g_autofree char *socket = live_test_wait_for_socket (demo_pid);
+  WickWindow *window = wick_window_new (GTK_APPLICATION (shared_app ()));
+  gtk_window_present (GTK_WINDOW (window));
+  WickLiveSession *session = wick_live_session_attach (window, socket, &error);
+  g_assert_no_error (error);
+  iterate_until (has_spans, window);
+  /* behind for a while: the ring laps the reader */
+  wick_live_session_hold_commits (session, TRUE);
+  g_usleep (300 * 1000);
+  wick_live_session_hold_commits (session, FALSE);
+  iterate_until (has_lost_banner, window);
+  g_autofree char *shown = g_strdup (wick_window_get_banner (window, "lost"));
+  guint renewed = 0;
+  gint64 start = g_get_monotonic_time ();
+  guint64 lost_at_start = wick_live_session_get_lost (session);
+  while (g_get_monotonic_time () - start < 2 * G_USEC_PER_SEC)
+    {
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (1000);
+      const char *now = wick_window_get_banner (window, "lost");
+      if (g_strcmp0 (now, shown) != 0)
+        {
+          renewed++;
+          g_free (shown);
+          shown = g_strdup (now);
+        }
+    }
+  g_test_message ("the lost banner renewed %u times in 2 s (%" G_GUINT64_FORMAT
+                  " records lost meanwhile)",
+                  renewed, wick_live_session_get_lost (session) - lost_at_start);
+  g_assert_cmpuint (wick_live_session_get_lost (session), >, lost_at_start);
+  g_assert_cmpuint (renewed, >=, 1);
+  g_assert_cmpuint (renewed, <=, 5); /* 2 s at two a second, and the edges */
+  kill (demo_pid, SIGINT);
+  iterate_until (session_ended, session);
+  guint64 lost = wick_live_session_get_lost (session);
+  g_autofree char *expected = g_strdup_printf (
+    "%" G_GUINT64_FORMAT " records lost: this window fell behind the process", lost);
+  g_assert_cmpstr (wick_window_get_banner (window, "lost"), ==, expected);
+  int status = wick_test_wait_child (demo_pid, LIVE_TEST_WAIT_S, "wick-demo (after SIGINT)");
+  g_spawn_close_pid (demo_pid);
+  g_assert_true (WIFEXITED (status));
+  gtk_window_destroy (GTK_WINDOW (window));
+  iterate_for (100);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -482,6 +552,7 @@ main (int argc, char **argv)
   g_test_add_func ("/live/window/attach-weights-stages-save-end", test_live_window);
   g_test_add_func ("/live/window/history-limit", test_history_limit);
   g_test_add_func ("/live/window/close-while-running", test_close_while_running);
+  g_test_add_func ("/live/window/loss-banner", test_loss_banner);
   int status = g_test_run ();
   live_test_runtime_dir_remove (runtime_dir);
   return status;
