@@ -200,6 +200,7 @@ class Instrumentation:
         self.ops_recorded = 0
         self.tracker = _tracker(self.raw)
         self._torch_device = None
+        self._statm = None  # (fd, pid, page size, memory bytes) of /proc/self/statm, on CPU
         self._handles = []
         self._module_spans = {}  # thread-local stacks of (module, span id)
         self._local = _threading.local()
@@ -282,6 +283,7 @@ class Instrumentation:
         if self.memory and not raw.closed and not raw.finished and self.tracker.live:
             with self.session.span("teardown"):
                 self.tracker.free_all()
+        self._close_statm()
         for h in self._handles:
             h.remove()
         self._handles = []
@@ -501,16 +503,28 @@ class Instrumentation:
                     capacity_bytes=int(total),
                 )
             else:
-                with open("/proc/self/statm") as f:
-                    resident = int(f.read().split()[1])
-                page = _os.sysconf("SC_PAGE_SIZE")
-                raw.record_device_memory(
-                    "cpu",
-                    used_bytes=resident * page,
-                    capacity_bytes=_os.sysconf("SC_PHYS_PAGES") * page,
-                )
+                statm = self._statm
+                if statm is None or statm[1] != _os.getpid():
+                    statm = self._open_statm()
+                resident = int(_os.pread(statm[0], 128, 0).split()[1])
+                raw.record_device_memory("cpu", used_bytes=resident * statm[2], capacity_bytes=statm[3])
         except (Error, OSError, ValueError):
             self.record_errors += 1
+
+    def _open_statm(self):
+        """/proc/self/statm kept open for the steps' samples (read again from
+        its start each step: procfs renews it), with the process it belongs
+        to (a forked child opens its own), the page size and the memory."""
+        self._close_statm()
+        fd = _os.open("/proc/self/statm", _os.O_RDONLY | getattr(_os, "O_CLOEXEC", 0))
+        page = _os.sysconf("SC_PAGE_SIZE")
+        self._statm = (fd, _os.getpid(), page, _os.sysconf("SC_PHYS_PAGES") * page)
+        return self._statm
+
+    def _close_statm(self):
+        statm, self._statm = self._statm, None
+        if statm is not None and statm[1] == _os.getpid():
+            _os.close(statm[0])
 
 
 def memory_history_path_for(jsonl_path):

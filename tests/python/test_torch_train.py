@@ -214,5 +214,47 @@ def test_module_call_in_c():
         ("lin", "activation"), ("scale", "activation")], allocs
 
 
+def test_cpu_memory_sample_opens_no_file():
+    """On CPU a step's device memory sample rereads /proc/self/statm from a
+    descriptor kept open (no file opened a step): with open() refused during
+    the steps every step still records its sample, no error counted; the
+    descriptor is closed at remove()."""
+    import builtins
+    import io
+    import torch
+    import wick
+    import wick.torch
+
+    path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    model = torch.nn.Linear(3, 2)
+    with wick.Session("statm", device="cpu", jsonl_path=path) as s:
+        inst = wick.torch.instrument(s, model, None, memory=False)
+
+        def refuse(*args, **kwargs):
+            raise OSError("no file is opened in a step")
+
+        saved = builtins.open, io.open
+        builtins.open = io.open = refuse
+        try:
+            for _ in range(3):
+                with inst.step():
+                    model(torch.ones(1, 3))
+        finally:
+            builtins.open, io.open = saved
+        assert inst.record_errors == 0
+        fd = inst._statm[0]
+        inst.remove()
+        try:
+            os.fstat(fd)
+            raise AssertionError("the statm descriptor was left open")
+        except OSError:
+            pass
+    samples = [r for r in wicktest.wick_records(path) + wicktest.read_records(path)
+               if r["kind"] == "device_memory"]
+    assert len(samples) == 4, samples  # the setup's, then one a step
+    assert all(r["device"] == "cpu" and r["used_bytes"] > 0 and r["capacity_bytes"] >= r["used_bytes"]
+               for r in samples), samples
+
+
 if __name__ == "__main__":
     wicktest.run_tests(globals())
