@@ -259,26 +259,34 @@ wick_format_shortest_digits (double value, char digits[24], int *n_digits)
    * so once p reads back every larger p does and a binary search finds the
    * fewest (4 or 5 conversions instead of up to 17); a power of two, whose
    * neighbours are not equally far, is searched one precision at a time. */
-  int precision = 16;
+  int precision = 16, in_buffer = -1; /* the precision @buffer holds */
   if (is_power_of_two (value))
     {
       for (precision = 0; precision < 16; precision++)
         if (round_trips (value, precision, buffer))
-          break;
+          {
+            in_buffer = precision;
+            break;
+          }
     }
   else
     {
+      char scratch[40];
       int low = 0;
       while (low < precision)
         {
           int middle = (low + precision) / 2;
-          if (round_trips (value, middle, buffer))
-            precision = middle;
+          if (round_trips (value, middle, scratch))
+            {
+              precision = in_buffer = middle;
+              memcpy (buffer, scratch, sizeof buffer);
+            }
           else
             low = middle + 1;
         }
     }
-  snprintf (buffer, sizeof buffer, "%.*e", precision, value);
+  if (in_buffer != precision)
+    snprintf (buffer, sizeof buffer, "%.*e", precision, value);
   /* buffer is d.ddde[+-]XX (value is positive here) */
   int n = 0;
   const char *p = buffer;
