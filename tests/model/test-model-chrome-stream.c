@@ -7,6 +7,7 @@
  * time with a maximum length. */
 #include "config.h"
 
+#include <time.h>
 #include <glib/gstdio.h>
 #include <zstd.h>
 
@@ -427,7 +428,16 @@ test_memory_timeline_raw (void)
   g_assert_nonnull (strstr (error->message, "category is not 0 to 7"));
 }
 
-/* A JSONL line of @mib MiB; returns the seconds the load took. */
+static gint64
+cpu_time_us (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
+/* A JSONL line of @mib MiB; returns the CPU seconds the load took. */
 static double
 load_long_line (gsize mib, gboolean *failed, char **cause)
 {
@@ -445,9 +455,11 @@ load_long_line (gsize mib, gboolean *failed, char **cause)
     fwrite (block, 1, sizeof block, f);
   fputs ("\"}\n", f);
   fclose (f);
-  t0 = g_get_monotonic_time ();
+  /* the process's CPU time, not the wall clock: CI runs other tests
+   * beside this one on two cores, and a wait for a core is not work */
+  t0 = cpu_time_us ();
   *failed = !wick_document_load_file (doc, path, NULL, NULL, NULL, NULL);
-  seconds = (double)(g_get_monotonic_time () - t0) / 1e6;
+  seconds = (double)(cpu_time_us () - t0) / 1e6;
   *cause = g_strdup (wick_document_get_parse_error (doc)->cause);
   g_unlink (path);
   g_rmdir (dir);
@@ -461,13 +473,25 @@ test_long_lines (void)
   g_autofree char *cause1 = NULL, *cause2 = NULL, *cause3 = NULL;
   double t16, t64;
 
-  /* linear: 4x the bytes is well under 16x the time (quadratic before) */
-  t16 = load_long_line (16, &failed, &cause1);
-  g_assert_true (failed);
-  g_assert_nonnull (strstr (cause1, "missing field"));
-  t64 = load_long_line (64, &failed, &cause2);
-  g_assert_true (failed);
-  g_test_message ("16 MiB line %.3f s, 64 MiB line %.3f s", t16, t64);
+  /* linear: 4x the bytes is well under 16x the time (quadratic before).
+   * The fastest of up to three pairs: a pair slowed by something else
+   * running (page reclaim, a neighbour's cache) is measured again, while
+   * a quadratic reader fails all three. */
+  t16 = G_MAXDOUBLE;
+  t64 = G_MAXDOUBLE;
+  for (int attempt = 0; attempt < 3; attempt++)
+    {
+      g_clear_pointer (&cause1, g_free);
+      g_clear_pointer (&cause2, g_free);
+      t16 = MIN (t16, load_long_line (16, &failed, &cause1));
+      g_assert_true (failed);
+      g_assert_nonnull (strstr (cause1, "missing field"));
+      t64 = MIN (t64, load_long_line (64, &failed, &cause2));
+      g_assert_true (failed);
+      g_test_message ("16 MiB line %.3f s, 64 MiB line %.3f s (fastest so far)", t16, t64);
+      if (t64 < 10 * t16 + 0.5)
+        break;
+    }
   g_assert_cmpfloat (t64, <, 10 * t16 + 0.5);
   /* beyond the maximum: a clear error as soon as it is exceeded */
   wick_set_max_line_length (8 << 20);
