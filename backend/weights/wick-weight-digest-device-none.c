@@ -52,10 +52,3 @@ wick_device_digests_fence (WickDeviceDigests *digests, void *event, WickError *e
   (void)digests, (void)event;
   return wick_fail (error, WICK_ERROR_UNSUPPORTED, "libwick was built without CUDA");
 }
-
-bool
-wick_device_digests_on_current_device (const WickDeviceDigests *digests)
-{
-  (void)digests;
-  return false;
-}

@@ -65,9 +65,6 @@ bool wick_device_digests_queue (WickDeviceDigests *digests, size_t slot, const v
  * that the same digests serve another round. */
 bool wick_device_digests_reset (WickDeviceDigests *digests, WickError *error);
 
-/* Whether the digests' stream is on the calling thread's current device. */
-bool wick_device_digests_on_current_device (const WickDeviceDigests *digests);
-
 /* Records @event (a cudaEvent_t) on the digests' stream after the digests
  * queued so far: once it completes, they have read their bytes. */
 bool wick_device_digests_fence (WickDeviceDigests *digests, void *event, WickError *error);

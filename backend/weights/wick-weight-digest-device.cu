@@ -290,18 +290,6 @@ wick_device_digests_reset (WickDeviceDigests *digests, WickError *error)
 }
 
 extern "C" bool
-wick_device_digests_on_current_device (const WickDeviceDigests *digests)
-{
-  int device = -1;
-  if (cudaGetDevice (&device) != cudaSuccess)
-    {
-      cudaGetLastError ();
-      return false;
-    }
-  return device == digests->device;
-}
-
-extern "C" bool
 wick_device_digests_fence (WickDeviceDigests *digests, void *event, WickError *error)
 {
   return check (cudaEventRecord ((cudaEvent_t)event, digests->stream), "cudaEventRecord", error);

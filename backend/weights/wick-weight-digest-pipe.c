@@ -53,53 +53,6 @@ struct WickDigestPipe
   WickError error;
 };
 
-/* With wick_weight_move_options.keep_digests: one GPU digest stream and its
- * slots kept for the next pipe, instead of a stream and a stream-ordered
- * allocation made and freed by every eviction and restore. */
-static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-static WickDeviceDigests *kept_digests;
-
-static WickDeviceDigests *
-take_digests (void)
-{
-  WickDeviceDigests *digests = NULL;
-  if (wick_weight_move_options.keep_digests)
-    {
-      pthread_mutex_lock (&kept_lock);
-      digests = kept_digests;
-      kept_digests = NULL;
-      pthread_mutex_unlock (&kept_lock);
-    }
-  /* a stream of another device's is of no use here */
-  if (digests != NULL && !wick_device_digests_on_current_device (digests))
-    {
-      wick_device_digests_free (digests);
-      digests = NULL;
-    }
-  return digests != NULL ? digests : wick_device_digests_new (NULL);
-}
-
-static void
-give_back_digests (WickDeviceDigests *digests)
-{
-  if (digests == NULL)
-    return;
-  WickError ignored;
-  /* waits for its kernels (so no later release is read), zeroes the slots */
-  if (wick_weight_move_options.keep_digests && wick_device_digests_wait (digests, NULL, 0, &ignored)
-      && wick_device_digests_reset (digests, &ignored))
-    {
-      pthread_mutex_lock (&kept_lock);
-      WickDeviceDigests *old = kept_digests;
-      if (old == NULL)
-        kept_digests = digests;
-      pthread_mutex_unlock (&kept_lock);
-      if (old == NULL)
-        return;
-    }
-  wick_device_digests_free (digests);
-}
-
 WickDigestPipe *
 wick_digest_pipe_new (const WickWeightBacking *backing)
 {
@@ -111,7 +64,7 @@ wick_digest_pipe_new (const WickWeightBacking *backing)
   /* On the GPU where libwick has the kernels (WICK_WEIGHT_GPU_DIGESTS=0
    * switches it off); without a stream for them the CPU workers hash. */
   if (backing->memory == WICK_WEIGHT_MEMORY_CUDA && wick_device_digests_enabled ())
-    pipe->device = take_digests ();
+    pipe->device = wick_device_digests_new (NULL);
   return pipe;
 }
 
@@ -120,7 +73,7 @@ wick_digest_pipe_free (WickDigestPipe *pipe)
 {
   if (pipe == NULL)
     return;
-  give_back_digests (pipe->device); /* waits for its kernels first */
+  wick_device_digests_free (pipe->device); /* waits for its kernels first */
   for (size_t i = 0; i < pipe->n_fences; i++)
     pipe->backing->fence_free (pipe->fences[i].fence);
   free (pipe->fences);

@@ -32,16 +32,13 @@ WickWeightPhaseTimes wick_weight_phase_times;
 
 WickWeightMoveOptions wick_weight_move_options = {
   .release_early = true,
-  .map = WICK_WEIGHT_MAP_FIRST,
-  .keep_digests = false,
   .prepare_spills = true,
 };
 
 /* The environment may pick another contender for a whole process (read at
- * the first eviction or restore): WICK_WEIGHT_RELEASE_EARLY=1,
- * WICK_WEIGHT_MAP=first|thread|interleaved, WICK_WEIGHT_KEEP_DIGESTS=1,
- * WICK_WEIGHT_PIN_REGISTERED=0|1, WICK_WEIGHT_PREPARE_SPILLS=0|1 (each
- * also =0 where a default is on); anything else keeps the default. */
+ * the first eviction or restore): WICK_WEIGHT_RELEASE_EARLY=0|1,
+ * WICK_WEIGHT_PIN_REGISTERED=0|1, WICK_WEIGHT_PREPARE_SPILLS=0|1; anything
+ * else keeps the default. */
 static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 
 static bool
@@ -58,16 +55,8 @@ options_from_environment (void)
 {
   WickWeightMoveOptions *o = &wick_weight_move_options;
   o->release_early = env_on ("WICK_WEIGHT_RELEASE_EARLY", o->release_early);
-  o->keep_digests = env_on ("WICK_WEIGHT_KEEP_DIGESTS", o->keep_digests);
   wick_weight_pin_registered = env_on ("WICK_WEIGHT_PIN_REGISTERED", wick_weight_pin_registered);
   o->prepare_spills = env_on ("WICK_WEIGHT_PREPARE_SPILLS", o->prepare_spills);
-  const char *map = getenv ("WICK_WEIGHT_MAP");
-  if (map != NULL && strcmp (map, "first") == 0)
-    o->map = WICK_WEIGHT_MAP_FIRST;
-  else if (map != NULL && strcmp (map, "thread") == 0)
-    o->map = WICK_WEIGHT_MAP_THREAD;
-  else if (map != NULL && strcmp (map, "interleaved") == 0)
-    o->map = WICK_WEIGHT_MAP_INTERLEAVED;
 }
 
 void
@@ -283,24 +272,6 @@ plan_tiers (WickWeightModule *module, WickTier tier, const char *checkpoint_erro
 
 /* ---- spills ------------------------------------------------------------------ */
 
-void
-wick_weight_module_free_spills (WickWeightModule *module)
-{
-  wick_weight_module_stop_preparing (module);
-  for (size_t s = 0; s < module->n_storages; s++)
-    {
-      WickWeightStorage *storage = &module->storages[s];
-      if (storage->spill != NULL)
-        {
-          module->backing->host_free (storage->spill, storage->spill_size);
-          atomic_fetch_sub (&module->spill_bytes, storage->spill_size);
-        }
-      storage->spill = NULL;
-      storage->spill_size = 0;
-      storage->spill_holds_data = false;
-    }
-}
-
 static bool
 allocate_spill (WickWeightModule *module, WickWeightStorage *storage, WickError *error)
 {
@@ -365,21 +336,33 @@ join_preparing (WickWeightModule *module, bool stop)
 }
 
 void
-wick_weight_module_stop_preparing (WickWeightModule *module)
-{
-  join_preparing (module, true);
-}
-
-void
 wick_weight_module_wait_prepared (WickWeightModule *module)
 {
   join_preparing (module, false);
 }
 
+void
+wick_weight_module_free_spills (WickWeightModule *module)
+{
+  join_preparing (module, true);
+  for (size_t s = 0; s < module->n_storages; s++)
+    {
+      WickWeightStorage *storage = &module->storages[s];
+      if (storage->spill != NULL)
+        {
+          module->backing->host_free (storage->spill, storage->spill_size);
+          atomic_fetch_sub (&module->spill_bytes, storage->spill_size);
+        }
+      storage->spill = NULL;
+      storage->spill_size = 0;
+      storage->spill_holds_data = false;
+    }
+}
+
 bool
 wick_weight_module_prepare_spills (WickWeightModule *module, WickError *error)
 {
-  wick_weight_module_stop_preparing (module);
+  join_preparing (module, true);
   for (size_t s = 0; s < module->n_storages; s++)
     if (!allocate_spill (module, &module->storages[s], error))
       return false;
@@ -425,7 +408,7 @@ spill_ram_storages (WickWeightModule *module, size_t *failed_mapping, WickError 
 {
   *failed_mapping = SIZE_MAX;
   /* the spills a preparing thread has not reached are allocated here */
-  wick_weight_module_stop_preparing (module);
+  join_preparing (module, true);
   WickDigestPipe *pipe = wick_digest_pipe_new (module->backing);
   if (pipe == NULL)
     return wick_fail (error, WICK_ERROR_NO_MEMORY, "out of memory");
@@ -676,44 +659,6 @@ read_disk_batch (WickWeightStore *store, WickWeightModule *module, const DiskBat
   return ok && refused == 0;
 }
 
-/* A worker thread that recommits a restore's mappings in order while the
- * caller queues the copies of each one made (WICK_WEIGHT_MAP_THREAD). */
-typedef struct
-{
-  WickWeightModule *module;
-  const size_t *todo;
-  size_t n_todo;
-  size_t n_ready; /* todo[0 .. n_ready) are mapped */
-  bool done, failed;
-  WickError error;
-  pthread_mutex_t lock;
-  pthread_cond_t changed;
-} MapAhead;
-
-static void *
-map_ahead (void *data)
-{
-  MapAhead *ahead = data;
-  bool ok = true;
-  for (size_t i = 0; ok && i < ahead->n_todo; i++)
-    {
-      WickError error;
-      ok = recommit_mapping (ahead->module, ahead->todo[i], &error);
-      pthread_mutex_lock (&ahead->lock);
-      if (ok)
-        ahead->n_ready++;
-      else
-        ahead->failed = true, ahead->error = error;
-      pthread_cond_broadcast (&ahead->changed);
-      pthread_mutex_unlock (&ahead->lock);
-    }
-  pthread_mutex_lock (&ahead->lock);
-  ahead->done = true;
-  pthread_cond_broadcast (&ahead->changed);
-  pthread_mutex_unlock (&ahead->lock);
-  return NULL;
-}
-
 /* Fills mapping @m (made just now); on failure releases it again. */
 static void
 fill_made (WickWeightModule *module, size_t m, DiskBatch *batch, WickDigestPipe *pipe,
@@ -728,90 +673,32 @@ fill_made (WickWeightModule *module, size_t m, DiskBatch *batch, WickDigestPipe 
       ram_queued[s] = false;
 }
 
-/* Recommits every released mapping and queues its refill, in the order
- * wick_weight_move_options.map says; made[] lists the mappings made. A
- * failed recommit stops the recommits (*ok false, @error says why); the
+/* Recommits every released mapping, then queues their refills; made[]
+ * lists the mappings made. Every mapping is made before any copy is queued:
+ * a mapping made while copies run waits behind them (a worker thread making
+ * them ahead and one making them between the copies were timed on the H200
+ * three times, 2026-12-03 and -04, and gained nothing: docs/performance.md).
+ * A failed recommit stops the recommits (*ok false, @error says why); the
  * mappings made before it are still refilled. A failed fill (*filled false,
  * @later_error) releases its mapping and every later one again. Sets the
- * phase time restore_map (the time spent making mappings, or waiting for
- * the worker that makes them). */
+ * phase time restore_map. */
 static void
 make_and_fill (WickWeightModule *module, size_t *made, size_t *n_made, DiskBatch *batch,
                WickDigestPipe *pipe, uint64_t *ram_digests, bool *ram_queued, bool *ok,
                WickError *error, bool *filled, WickError *later_error)
 {
-  double mapping = 0.0, start = now_seconds ();
-  WickWeightMapOrder order = wick_weight_move_options.map;
-  size_t n_todo = 0;
+  double start = now_seconds ();
+  size_t n_todo = 0, n = 0;
   for (size_t m = 0; m < module->n_mappings; m++)
     if (module->mappings[m].released)
       made[n_todo++] = m;
-  MapAhead ahead = { .module = module, .todo = made, .n_todo = n_todo };
-  pthread_t worker;
-  if (order == WICK_WEIGHT_MAP_THREAD)
-    {
-      pthread_mutex_init (&ahead.lock, NULL);
-      pthread_cond_init (&ahead.changed, NULL);
-      if (pthread_create (&worker, NULL, map_ahead, &ahead) != 0)
-        {
-          pthread_mutex_destroy (&ahead.lock);
-          pthread_cond_destroy (&ahead.changed);
-          order = WICK_WEIGHT_MAP_FIRST;
-        }
-    }
-  if (order == WICK_WEIGHT_MAP_FIRST)
-    {
-      size_t n = 0;
-      for (; n < n_todo && *ok; n++)
-        if (!(*ok = recommit_mapping (module, made[n], error)))
-          break;
-      mapping = now_seconds () - start;
-      for (size_t i = 0; i < n; i++)
-        fill_made (module, made[i], batch, pipe, ram_digests, ram_queued, filled, later_error);
-      *n_made = n;
-    }
-  else if (order == WICK_WEIGHT_MAP_INTERLEAVED)
-    {
-      size_t n = 0;
-      for (; n < n_todo; n++)
-        {
-          double at = now_seconds ();
-          *ok = recommit_mapping (module, made[n], error);
-          mapping += now_seconds () - at;
-          if (!*ok)
-            break;
-          fill_made (module, made[n], batch, pipe, ram_digests, ram_queued, filled, later_error);
-        }
-      *n_made = n;
-    }
-  else
-    {
-      size_t n = 0;
-      for (;; n++)
-        {
-          double at = now_seconds ();
-          pthread_mutex_lock (&ahead.lock);
-          while (ahead.n_ready <= n && !ahead.done)
-            pthread_cond_wait (&ahead.changed, &ahead.lock);
-          bool ready = ahead.n_ready > n;
-          pthread_mutex_unlock (&ahead.lock);
-          mapping += now_seconds () - at;
-          if (!ready)
-            break;
-          fill_made (module, made[n], batch, pipe, ram_digests, ram_queued, filled, later_error);
-        }
-      pthread_join (worker, NULL);
-      if (ahead.failed)
-        {
-          *ok = false;
-          if (error != NULL)
-            *error = ahead.error;
-        }
-      pthread_mutex_destroy (&ahead.lock);
-      pthread_cond_destroy (&ahead.changed);
-      *n_made = n;
-    }
-  wick_weight_phase_times.restore_map = mapping;
+  for (; n < n_todo; n++)
+    if (!(*ok = recommit_mapping (module, made[n], error)))
+      break;
+  wick_weight_phase_times.restore_map = now_seconds () - start;
+  for (size_t i = 0; i < n; i++)
+    fill_made (module, made[i], batch, pipe, ram_digests, ram_queued, filled, later_error);
+  *n_made = n;
 }
 
 /* Recommits every released mapping, then refills them. All mappings are

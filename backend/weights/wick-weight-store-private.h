@@ -107,7 +107,7 @@ typedef struct
   /* Spills prepared ahead (wick_weight_module_start_preparing): a thread
    * that allocates every storage's spill after registration. Whatever else
    * touches the spills stops and joins it first
-   * (wick_weight_module_stop_preparing); prepare_lock guards the join. */
+   * (join_preparing in wick-weight-evict.c); prepare_lock guards the join. */
   pthread_mutex_t prepare_lock;
   pthread_t preparer;
   bool preparing; /* started and not yet joined */
@@ -145,27 +145,16 @@ typedef struct
 } WickWeightPhaseTimes;
 extern WickWeightPhaseTimes wick_weight_phase_times;
 
-/* How an eviction and a restore of a CUDA module order their work. The
- * contenders of issue 22 item 1, timed beside each other and the pinned
- * copies in one process by bench-weight-store (docs/performance.md, "Weight
- * eviction"); process-wide, set by benchmarks between calls, defaults below
- * (wick-weight-evict.c). */
-typedef enum
-{
-  WICK_WEIGHT_MAP_FIRST,       /* every mapping made before any copy is queued */
-  WICK_WEIGHT_MAP_THREAD,      /* a worker thread makes them in order while the
-                                * caller queues each one's copies once it is made */
-  WICK_WEIGHT_MAP_INTERLEAVED, /* make mapping m, queue its copies, make m + 1 ... */
-} WickWeightMapOrder;
-
+/* How an eviction of a CUDA module orders its work, timed against the old
+ * order and the pinned copies in one process by bench-weight-store
+ * (docs/performance.md, "Issue 22 items 1 and 2"); process-wide, set by
+ * benchmarks between calls, defaults in wick-weight-evict.c. */
 typedef struct
 {
   /* evict, GPU digests: each mapping released as soon as its copies out
-   * landed and its digests read it, while the later copies run (default) */
+   * landed and its digests read it, while the later copies run (default);
+   * false: every copy, then every release */
   bool release_early;
-  WickWeightMapOrder map;
-  /* the digest pipe's GPU stream and slots kept for the next call */
-  bool keep_digests;
   /* CUDA modules: every storage's pinned spill allocated on a thread of
    * its own when the module is registered (default), so that the first
    * RAM-tier eviction does not pin in its timed path */
@@ -175,8 +164,7 @@ extern WickWeightMoveOptions wick_weight_move_options;
 
 /* Reads the environment's choices into wick_weight_move_options and
  * wick_weight_pin_registered once a process (WICK_WEIGHT_RELEASE_EARLY,
- * WICK_WEIGHT_MAP, WICK_WEIGHT_KEEP_DIGESTS, WICK_WEIGHT_PIN_REGISTERED,
- * WICK_WEIGHT_PREPARE_SPILLS; docs/weights.md). */
+ * WICK_WEIGHT_PIN_REGISTERED, WICK_WEIGHT_PREPARE_SPILLS; docs/weights.md). */
 void wick_weight_move_options_init (void);
 
 /* Allocates the pinned spill of every storage that has none, ahead of the
@@ -187,10 +175,6 @@ bool wick_weight_module_prepare_spills (WickWeightModule *module, WickError *err
  * the thread that allocates the spills (a module registered just now, not
  * yet busy). Without a thread, the first eviction allocates them. */
 void wick_weight_module_start_preparing (WickWeightModule *module);
-/* Stops the preparing thread after the allocation it is in and joins it
- * (at once where none runs): the spills are the caller's from here; the
- * ones it did not reach are allocated by the eviction that needs them. */
-void wick_weight_module_stop_preparing (WickWeightModule *module);
 /* Waits for the preparing thread to finish (benchmarks: time what follows
  * without it running beside). */
 void wick_weight_module_wait_prepared (WickWeightModule *module);

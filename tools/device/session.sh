@@ -167,8 +167,8 @@ for s in "$@"; do
       ;;
     weightsc)
       # the RAM tier's contenders (bench-weight-store's run_contenders and run_pinning:
-      # early release, mapping on a thread or interleaved, a kept digest stream, huge-page
-      # registered spills, spills prepared ahead), 2 processes
+      # early release against the old order, huge-page registered spills, spills
+      # prepared ahead), 2 processes
       wait_data
       for round in 1 2; do
         need 60 "weights contenders ($round)" || continue

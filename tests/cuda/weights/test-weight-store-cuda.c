@@ -812,14 +812,11 @@ add_under_options (void)
     bool pin_registered;
   } kinds[] = {
     /* the default, spelled out (the plain paths run it too) */
-    { "release-early", { true, WICK_WEIGHT_MAP_FIRST, false, true }, true },
-    { "release-late", { false, WICK_WEIGHT_MAP_FIRST, false, true }, true },
-    { "no-prepare", { true, WICK_WEIGHT_MAP_FIRST, false, false }, true },
-    { "map-thread", { false, WICK_WEIGHT_MAP_THREAD, false, true }, true },
-    { "map-interleaved", { false, WICK_WEIGHT_MAP_INTERLEAVED, false, true }, true },
-    { "keep-digests", { false, WICK_WEIGHT_MAP_FIRST, true, true }, true },
-    { "pin-host-alloc", { true, WICK_WEIGHT_MAP_FIRST, false, false }, false },
-    { "all", { true, WICK_WEIGHT_MAP_THREAD, true, true }, true },
+    { "release-early", { .release_early = true, .prepare_spills = true }, true },
+    { "release-late", { .release_early = false, .prepare_spills = true }, true },
+    { "no-prepare", { .release_early = true, .prepare_spills = false }, true },
+    { "pin-host-alloc", { .release_early = true, .prepare_spills = false }, false },
+    { "release-late-host-alloc", { .release_early = false, .prepare_spills = false }, false },
   };
   static const struct
   {
