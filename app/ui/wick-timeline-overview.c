@@ -10,11 +10,13 @@ struct _WickTimelineOverview
   GtkWidget parent_instance;
   WickTimelineView *timeline; /* not owned: a sibling in the same page */
   WickSelection *selection;
-  /* The rows, kept while the scene, its tracks, the extent, the size and the
-   * style stay: a new visible range draws the veil alone. */
+  /* The rows, kept while the scene, its tracks, the document's records (the
+   * scene draws the document's spans as they are now, a span's end included,
+   * before the scene itself is updated), the extent, the size and the style
+   * stay: a new visible range draws the veil alone. */
   GskRenderNode *rows;
   WickTimelineScene *rows_scene;
-  guint64 rows_stamp, rows_start, rows_end;
+  guint64 rows_stamp, rows_lines, rows_start, rows_end;
   int rows_width, rows_height, rows_gutter;
   gboolean rows_dark;
 };
@@ -54,8 +56,9 @@ static void
 ensure_rows (WickTimelineOverview *self, WickTimelineScene *scene, const WickTimelineViewport *view)
 {
   guint64 stamp = wick_timeline_scene_get_gutter_stamp (scene);
+  guint64 lines = wick_document_get_n_lines (wick_timeline_scene_get_document (scene));
   if (self->rows != NULL && self->rows_scene == scene && self->rows_stamp == stamp
-      && self->rows_start == view->start_ns && self->rows_end == view->end_ns
+      && self->rows_lines == lines      && self->rows_start == view->start_ns && self->rows_end == view->end_ns
       && self->rows_width == view->width && self->rows_height == view->height
       && self->rows_gutter == WICK_TIMELINE_GUTTER && self->rows_dark == view->dark)
     return;
@@ -68,6 +71,7 @@ ensure_rows (WickTimelineOverview *self, WickTimelineScene *scene, const WickTim
   self->rows = gtk_snapshot_free_to_node (snapshot);
   self->rows_scene = scene;
   self->rows_stamp = stamp;
+  self->rows_lines = lines;
   self->rows_start = view->start_ns;
   self->rows_end = view->end_ns;
   self->rows_width = view->width;

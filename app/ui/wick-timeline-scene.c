@@ -169,6 +169,9 @@ struct _WickTimelineScene
   gint64 row_budget_us; /* ROW_BUDGET_US unless a test sets it */
   guint rows_walked;    /* summary walks this frame: at least one, whatever the time */
   gboolean incomplete;
+  /* process-unique: a scene made where a freed one was (the same address)
+   * never shares a stamp with it; bumped by each update in place */
+  guint64 serial;
 };
 
 /* A progressive frame's time for the summary walks of its rows (µs): with
@@ -528,7 +531,9 @@ gpu_processes_first (WickTimelineScene *self)
 WickTimelineScene *
 wick_timeline_scene_new (WickDocument *document)
 {
+  static gint next_serial; /* loading workers make scenes too */
   WickTimelineScene *self = g_new0 (WickTimelineScene, 1);
+  self->serial = (guint64) (guint) g_atomic_int_add (&next_serial, 1) << 32;
   self->document = g_object_ref (document);
   self->tracks = wick_document_get_tracks (document);
   self->spans = wick_document_get_spans (document, &self->n_spans);
@@ -1443,6 +1448,7 @@ wick_timeline_scene_update (WickTimelineScene *self)
   guint old_spans = self->n_spans;
   self->spans = spans;
   self->n_spans = n_spans;
+  self->serial++;
   if (!update_extent (self, old_spans))
     return FALSE;
 
@@ -3969,7 +3975,8 @@ wick_timeline_scene_draw_gutter (WickTimelineScene *self, cairo_t *cr,
 guint64
 wick_timeline_scene_get_gutter_stamp (WickTimelineScene *self)
 {
-  guint64 stamp = self->layout_generation;
+  guint64 stamp = self->serial;
+  stamp = stamp * 1000003u ^ self->layout_generation;
   stamp = stamp * 1000003u ^ content_stamp (self);
   stamp = stamp * 1000003u ^ wick_tracks_get_build_serial (self->tracks);
   return stamp * 1000003u ^ wick_tracks_get_append_serial (self->tracks);

@@ -89,6 +89,10 @@ static guint process_toggled_signal;
  * followed it and the plot was queued for redrawing), at once or, with a
  * follow interval, after coalescing; the window redraws the overview then. */
 static guint document_applied_signal;
+/* "scene-changed": the scene was updated or made anew (in a frame, after the
+ * widgets above the timeline drew theirs from the scene as it was); the
+ * window redraws the overview then. */
+static guint scene_changed_signal;
 
 static gboolean
 is_dark (void)
@@ -122,6 +126,7 @@ ensure_scene_throttled (WickTimelineView *self, gboolean force)
   g_clear_pointer (&self->collectives, g_hash_table_unref);
   g_clear_pointer (&self->related, g_array_unref);
   wick_rebuild_throttle_end (&self->throttle);
+  g_signal_emit (self, scene_changed_signal, 0);
 }
 
 static void
@@ -1265,6 +1270,8 @@ wick_timeline_view_class_init (WickTimelineViewClass *klass)
                                          G_TYPE_UINT);
   document_applied_signal = g_signal_new ("document-applied", G_TYPE_FROM_CLASS (klass),
                                           G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  scene_changed_signal = g_signal_new ("scene-changed", G_TYPE_FROM_CLASS (klass),
+                                       G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   gtk_widget_class_set_css_name (widget_class, "wicktimeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
   gtk_widget_class_set_template_from_resource (

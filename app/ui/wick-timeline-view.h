@@ -55,7 +55,8 @@ void wick_timeline_view_document_changed (WickTimelineView *self);
  * not at the frame clock's. */
 void wick_timeline_view_set_follow_interval (WickTimelineView *self, gint64 interval_us);
 /* The scene drawn now (after a change it may lag the document by one
- * rebuild; see the throttle in wick-timeline-view.c). */
+ * rebuild; see the throttle in wick-timeline-view.c). "scene-changed" is
+ * emitted when it was updated or made anew. */
 WickTimelineScene *wick_timeline_view_get_scene (WickTimelineView *self);
 
 /* Zoom by @factor (< 1 zooms in) keeping the time under widget x @anchor_x. */
