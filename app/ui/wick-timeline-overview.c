@@ -58,9 +58,10 @@ ensure_rows (WickTimelineOverview *self, WickTimelineScene *scene, const WickTim
   guint64 stamp = wick_timeline_scene_get_gutter_stamp (scene);
   guint64 lines = wick_document_get_n_lines (wick_timeline_scene_get_document (scene));
   if (self->rows != NULL && self->rows_scene == scene && self->rows_stamp == stamp
-      && self->rows_lines == lines      && self->rows_start == view->start_ns && self->rows_end == view->end_ns
-      && self->rows_width == view->width && self->rows_height == view->height
-      && self->rows_gutter == WICK_TIMELINE_GUTTER && self->rows_dark == view->dark)
+      && self->rows_lines == lines && self->rows_start == view->start_ns
+      && self->rows_end == view->end_ns && self->rows_width == view->width
+      && self->rows_height == view->height && self->rows_gutter == WICK_TIMELINE_GUTTER
+      && self->rows_dark == view->dark)
     return;
   g_clear_pointer (&self->rows, gsk_render_node_unref);
   GtkSnapshot *snapshot = gtk_snapshot_new ();

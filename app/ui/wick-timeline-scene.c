@@ -533,7 +533,7 @@ wick_timeline_scene_new (WickDocument *document)
 {
   static gint next_serial; /* loading workers make scenes too */
   WickTimelineScene *self = g_new0 (WickTimelineScene, 1);
-  self->serial = (guint64) (guint) g_atomic_int_add (&next_serial, 1) << 32;
+  self->serial = (guint64)(guint)g_atomic_int_add (&next_serial, 1) << 32;
   self->document = g_object_ref (document);
   self->tracks = wick_document_get_tracks (document);
   self->spans = wick_document_get_spans (document, &self->n_spans);
