@@ -14,6 +14,7 @@
 #include "wick-json-scanner.h"
 #include "wick-live-client.h"
 #include "wick-record.h"
+#include "common/wick-json.h"
 #include "common/wick-utf8.h"
 
 static guint64 wick_live_stream_get_missing (WickLiveStream *self);
@@ -167,7 +168,7 @@ wick_live_stream_get_info (WickLiveStream *self)
 typedef struct _RingValues
 {
   WickRecordBuilder builder;
-  char ids[4][24];       /* "sN" span ids, gradient event ids */
+  char ids[4][32];       /* "sN" span ids, gradient event ids */
   GPtrArray *repaired;   /* strings made valid UTF-8, for this record */
   GString *records_json; /* the facts' "[...]" */
   /* variant indices of libwick's enums in the schema (-1: none) */
@@ -254,8 +255,11 @@ put_str (RingValues *v, guint32 at, const char *s)
 static void
 put_span_id (RingValues *v, guint which, guint32 at, guint64 id)
 {
-  int n = g_snprintf (v->ids[which], sizeof v->ids[which], "s%" G_GUINT64_FORMAT, id);
-  wick_record_builder_str (&v->builder, at, v->ids[which], n);
+  char *text = v->ids[which];
+  text[0] = 's';
+  gsize n = 1 + wick_format_u64 (id, text + 1);
+  text[n] = '\0';
+  wick_record_builder_str (&v->builder, at, text, (gssize)n);
 }
 
 static void
@@ -421,9 +425,11 @@ ring_record_values (RingValues *v, const WickFormattedRecord *formatted)
       case WICK_RING_RECORD_GRADIENT:
         {
           wick_record_builder_begin (b, WICK_KIND_GRADIENT, 0);
-          int n = g_snprintf (v->ids[0], sizeof v->ids[0], "gradient-%" G_GUINT64_FORMAT,
-                              r->gradient.event_number);
-          wick_record_builder_str (b, GR_EVENT_ID, v->ids[0], n);
+          char *text = v->ids[0];
+          memcpy (text, "gradient-", 9);
+          gsize n = 9 + wick_format_u64 (r->gradient.event_number, text + 9);
+          text[n] = '\0';
+          wick_record_builder_str (b, GR_EVENT_ID, text, (gssize)n);
           put_str (v, GR_ROOT, r->gradient.root);
           put_str (v, GR_KEY, r->gradient.key);
           if (!put_variant (v, GR_STATE, v->state, G_N_ELEMENTS (v->state), r->gradient.state))
@@ -580,10 +586,28 @@ wick_live_stream_set_record_func (WickLiveStream *self, WickLiveRecordFunc func)
  * attach snapshot announced the storage. Memory records of a snapshot storage
  * stamped at or before the snapshot are already in it (the reader began
  * before the snapshot was taken) and are left out too. */
+/* A storage's key in live_storages, "DEVICE\x1fSTORAGE_ID", in @stack when
+ * it fits (one record a storage's allocation and free: no allocation to look
+ * it up), else in *@heap. */
+static const char *
+storage_key (const char *device, const char *storage_id, char *stack, gsize size, char **heap)
+{
+  device = device != NULL ? device : "(null)";
+  storage_id = storage_id != NULL ? storage_id : "(null)";
+  gsize a = strlen (device), b = strlen (storage_id);
+  char *key = a + b + 2 <= size ? stack : (*heap = g_malloc (a + b + 2));
+  memcpy (key, device, a);
+  key[a] = '\x1f';
+  memcpy (key + a + 1, storage_id, b + 1);
+  return key;
+}
+
 static gboolean
 keep_memory_record (WickLiveStream *self, const WickMemoryRecord *memory)
 {
-  g_autofree char *key = g_strdup_printf ("%s\x1f%s", memory->device, memory->storage_id);
+  char stack[256];
+  g_autofree char *heap = NULL;
+  const char *key = storage_key (memory->device, memory->storage_id, stack, sizeof stack, &heap);
   LiveStorage *live = g_hash_table_lookup (self->live_storages, key);
   if (live != NULL && live->from_snapshot && memory->timestamp_ns <= self->snapshot_ns)
     {
@@ -596,7 +620,7 @@ keep_memory_record (WickLiveStream *self, const WickMemoryRecord *memory)
         {
           live = g_new0 (LiveStorage, 1);
           live->alloc_ns = memory->timestamp_ns;
-          g_hash_table_insert (self->live_storages, g_steal_pointer (&key), live);
+          g_hash_table_insert (self->live_storages, g_strdup (key), live);
         }
       return TRUE;
     }

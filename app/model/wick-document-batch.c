@@ -95,6 +95,21 @@ wick_line_batch_decode (WickLineBatch *batch, WickTraceDecoder *decoder, GString
   return TRUE;
 }
 
+/* The arrays a batch grew, on huge pages once big: a live document or a
+ * load fills hundreds of MB, and each 4 KiB of it is a page fault otherwise
+ * (10-15 % of a live session's CPU on a VM whose faults are dear). */
+static void
+advise_huge_pages (WickDocument *self)
+{
+  GArray *arrays[]
+    = { self->spans,  self->ops,           self->tensors,          self->tensor_stats,
+        self->memory, self->device_memory, self->device_intervals, self->gradients,
+        self->edges,  self->u64_pool,      self->str_list };
+  G_STATIC_ASSERT (G_N_ELEMENTS (arrays) <= G_N_ELEMENTS (self->huge_pages));
+  for (guint i = 0; i < G_N_ELEMENTS (arrays); i++)
+    wick_huge_pages_advise_array (arrays[i], &self->huge_pages[i]);
+}
+
 void
 wick_document_commit_batch_records (WickDocument *self, const WickLineBatch *batch)
 {
@@ -129,6 +144,7 @@ wick_document_commit_batch_records (WickDocument *self, const WickLineBatch *bat
         }
     }
   self->n_lines = MAX (self->n_lines, batch->last_line);
+  advise_huge_pages (self);
 }
 
 /* ---- the public side (live sessions) -------------------------------------- */

@@ -4,6 +4,7 @@
 
 #include "wick-document.h"
 #include "common/wick-utf8.h" /* wick_utf8_validate: Rust's str::from_utf8 */
+#include "wick-huge-pages.h"
 #include "wick-string-pool.h"
 #include "wick-json-scanner.h"
 #include "wick-trace-record.h"
@@ -42,6 +43,9 @@ struct _WickDocument
     *gradients, *edges, *extension_records;
   GArray *u64_pool; /* guint64: shapes */
   GArray *str_list; /* WickStr: op inputs, labels, tags */
+  /* those arrays, on huge pages once big (wick-huge-pages.h; advised after
+   * each batch of records) */
+  WickHugePagesAdvised huge_pages[12];
 
   WickTraceMeta meta;
   char *meta_json;

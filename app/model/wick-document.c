@@ -72,6 +72,10 @@ id_map_grow (WickIdMap *map)
   bigger.n_items = 0;
   bigger.keys = g_new0 (guint32, bigger.n_slots);
   bigger.values = g_new0 (guint32, bigger.n_slots);
+  /* new blocks, not touched yet: on huge pages once big (wick-huge-pages.h) */
+  WickHugePagesAdvised none = { 0 };
+  wick_huge_pages_advise (bigger.keys, &none);
+  wick_huge_pages_advise (bigger.values, &none);
   for (gsize i = 0; i < map->n_slots; i++)
     if (map->keys[i] != 0)
       wick_id_map_insert (&bigger, map->keys[i], map->values[i]);

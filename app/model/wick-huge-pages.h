@@ -56,3 +56,11 @@ wick_huge_pages_advise (gconstpointer data, WickHugePagesAdvised *last)
   (void)last;
 #endif
 }
+
+/* The same for a GArray's data (nothing when @array is NULL). */
+static inline void
+wick_huge_pages_advise_array (const GArray *array, WickHugePagesAdvised *last)
+{
+  if (array != NULL)
+    wick_huge_pages_advise (array->data, last);
+}

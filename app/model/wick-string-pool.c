@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "wick-string-pool.h"
+#include "wick-huge-pages.h"
 
 #include <string.h>
 
@@ -20,6 +21,9 @@ struct _WickStringPool
   gsize n_slots; /* power of two */
   gsize n_strings;
   guint64 recent[RECENT_SIZE]; /* same layout as slots */
+  /* the bytes and the table grow with the strings: on huge pages once big
+   * (wick-huge-pages.h) */
+  WickHugePagesAdvised advised_data, advised_slots;
 };
 
 guint64
@@ -111,6 +115,7 @@ grow_table (WickStringPool *pool)
 {
   gsize n_slots = pool->n_slots * 2;
   guint64 *slots = g_new0 (guint64, n_slots);
+  wick_huge_pages_advise (slots, &pool->advised_slots);
 
   for (gsize i = 0; i < pool->n_slots; i++)
     {
@@ -228,6 +233,7 @@ wick_string_pool_intern_hashed (WickStringPool *pool, const char *str, gsize len
       while (pool->size + len + 5 > pool->capacity)
         pool->capacity *= 2;
       pool->data = g_realloc (pool->data, pool->capacity);
+      wick_huge_pages_advise (pool->data, &pool->advised_data);
     }
   memcpy (pool->data + pool->size, &len32, 4);
   offset = (guint32)(pool->size + 4);

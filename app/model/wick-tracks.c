@@ -16,6 +16,8 @@
 
 #include "wick-tracks-private.h"
 
+#include "wick-huge-pages.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -156,6 +158,7 @@ struct _WickTracks
   /* kept across rebuilds */
   guint64 build_serial, append_serial;
   WickTracksUpdateStats stats;
+  WickHugePagesAdvised huge_pages[8]; /* the arrays of advise_huge_pages() */
   gboolean incremental_off;
   guint64 base_ns;
   guint base_shift;
@@ -2800,10 +2803,23 @@ counter_extents (WickTracks *self)
       tracks[t].min = tracks[t].max = 0;
 }
 
+/* The event arrays that grow with a live document, on huge pages once big
+ * (wick-huge-pages.h): after a build and after each append. */
+static void
+advise_huge_pages (WickTracks *self)
+{
+  GArray *arrays[] = { self->counters, self->async,     self->instants,      self->device,
+                       self->flows,    self->span_args, self->span_category, self->key_track };
+  G_STATIC_ASSERT (G_N_ELEMENTS (arrays) == G_N_ELEMENTS (self->huge_pages));
+  for (guint i = 0; i < G_N_ELEMENTS (arrays); i++)
+    wick_huge_pages_advise_array (arrays[i], &self->huge_pages[i]);
+}
+
 void
 wick_tracks_finish (WickTracks *self)
 {
   g_return_if_fail (!self->finished);
+  advise_huge_pages (self);
   if (self->format == WICK_TRACE_FORMAT_CHROME)
     {
       self->origin = min_raw_time (self);
@@ -3802,6 +3818,7 @@ wick_tracks_append_end (WickTracks *self, const guint16 *span_rows, const char *
 {
   g_return_val_if_fail (!self->finished && self->index != NULL, FALSE);
   self->finished = TRUE;
+  advise_huge_pages (self);
   if (!append_extent (self, why))
     return FALSE;
   grow_index (self);

@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include "common/wick-json.h"
-#include "common/wick-json-private.h"
 #include "common/wick-utf8.h"
 
 #include <math.h>
@@ -205,6 +204,18 @@ wick_format_u64 (uint64_t value, char *buffer)
   while (value != 0);
   for (size_t i = 0; i < n; i++)
     buffer[i] = digits[n - 1 - i];
+  return n;
+}
+
+size_t
+wick_format_hex_u64 (uint64_t value, char *buffer)
+{
+  static const char hex[] = "0123456789abcdef";
+  size_t n = 1;
+  while (n < 16 && (value >> (4 * n)) != 0)
+    n++;
+  for (size_t i = 0; i < n; i++)
+    buffer[i] = hex[(value >> (4 * (n - 1 - i))) & 0xf];
   return n;
 }
 

@@ -62,3 +62,9 @@ int wick_format_shortest_digits (double value, char digits[24], int *n_digits);
 
 /* Shortest round-trip text of a finite double into buffer (>= 32 bytes). */
 size_t wick_format_double (double value, char *buffer);
+
+/* Decimal digits of @value into @buffer (>= 20 bytes), no NUL; returns the length. */
+size_t wick_format_u64 (uint64_t value, char *buffer);
+/* Lower-case hex digits of @value, no "0x", no leading zeros, into @buffer
+ * (>= 16 bytes), no NUL; returns the length. */
+size_t wick_format_hex_u64 (uint64_t value, char *buffer);

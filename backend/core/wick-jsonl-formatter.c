@@ -549,9 +549,13 @@ format_memory (WickJson *json, StringCache *cache, const WickMemoryRecord *m, bo
   if (m->address != 0 && !strict)
     {
       /* A hex string: a JSON number past 2^53 loses digits in many readers. */
-      char text[48]; /* the key, "0x" and 16 digits: 37 bytes */
-      int n = snprintf (text, sizeof text, ",\"wick_address\":\"0x%" PRIx64 "\"", m->address);
-      lit (json, text, (size_t)n);
+      static const char key[] = ",\"wick_address\":\"0x";
+      char text[sizeof key + 17]; /* the key, 16 digits and the quote */
+      memcpy (text, key, sizeof key - 1);
+      size_t n = sizeof key - 1;
+      n += wick_format_hex_u64 (m->address, text + n);
+      text[n++] = '"';
+      lit (json, text, n);
     }
   category (json, m->category);
 }

@@ -16,7 +16,6 @@
 #include "common/wick-spellings.h"
 #include "common/wick-json-reader.h"
 #include "common/wick-json.h"
-#include "common/wick-json-private.h"
 #include "common/wick-utf8.h"
 #include "wick/wick.h"
 
@@ -260,6 +259,18 @@ test_numbers (void)
   char u64[24];
   g_assert_cmpuint (wick_format_u64 (G_MAXUINT64, u64), ==, 20);
   g_assert_cmpmem (u64, 20, "18446744073709551615", 20);
+  /* hex as printf's PRIx64 writes it, for every length */
+  guint64 hex_cases[] = { 0, 1, 0xf, 0x10, 0xabc, 0x7f00dead0000, G_MAXUINT64 };
+  for (guint i = 0; i < G_N_ELEMENTS (hex_cases); i++)
+    for (guint shift = 0; shift < 64; shift += 4)
+      {
+        guint64 value = hex_cases[i] >> shift;
+        char hex[17] = { 0 }, expected[24];
+        gsize n = wick_format_hex_u64 (value, hex);
+        g_snprintf (expected, sizeof expected, "%" G_GINT64_MODIFIER "x", value);
+        g_assert_cmpuint (n, ==, strlen (expected));
+        g_assert_cmpmem (hex, n, expected, strlen (expected));
+      }
 }
 
 /* The fewest digits, found one precision at a time: what the binary search

@@ -15,7 +15,6 @@
 #include "baseline-jsonl-formatter.h"
 
 #include "common/wick-json.h"
-#include "common/wick-json-private.h"
 #include "wick-record-codec.h"
 
 #include <stdio.h>
