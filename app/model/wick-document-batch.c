@@ -188,6 +188,25 @@ wick_line_batch_free (WickLineBatch *batch)
   g_free (batch);
 }
 
+void
+wick_line_batch_reset (WickLineBatch *batch)
+{
+  g_return_if_fail (batch != NULL && batch->text != NULL);
+  g_clear_pointer (&batch->buffer, g_free);
+  g_string_chunk_clear (batch->text);
+  g_array_set_size (batch->records, 0);
+  g_array_set_size (batch->values, 0);
+  g_string_chunk_clear (batch->strings);
+  if (batch->facts != NULL)
+    g_array_set_size (batch->facts, 0);
+  batch->n_lines = 0;
+  batch->last_line = 0;
+  g_clear_pointer (&batch->decode_verb, g_free);
+  g_clear_pointer (&batch->decode_cause, g_free);
+  batch->decode_code = 0;
+  batch->error_line = 0;
+}
+
 gboolean
 wick_line_batch_add (WickLineBatch *batch, WickLineDecoder *decoder, const char *line,
                      gsize length)

@@ -379,6 +379,10 @@ void wick_line_decoder_free (WickLineDecoder *decoder);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickLineDecoder, wick_line_decoder_free)
 WickLineBatch *wick_line_batch_new (void);
 void wick_line_batch_free (WickLineBatch *batch);
+/* Empties @batch for reuse, keeping what its arrays and chunks allocated (a
+ * live worker's batches go round between the two threads: no allocation, no
+ * fresh pages a batch). */
+void wick_line_batch_reset (WickLineBatch *batch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WickLineBatch, wick_line_batch_free)
 /* FALSE once a line of @decoder failed to decode: that line ends the batch
  * (its error is the document's at commit) and no later line is taken. */

@@ -19,6 +19,7 @@ struct _WickTimelineOverview
   guint64 rows_stamp, rows_lines, rows_start, rows_end;
   int rows_width, rows_height, rows_gutter;
   gboolean rows_dark;
+  gboolean drawing; /* in its snapshot: a scene change there is drawn already */
 };
 
 G_DEFINE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, GTK_TYPE_WIDGET)
@@ -86,7 +87,13 @@ wick_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   WickTimelineOverview *self = WICK_TIMELINE_OVERVIEW (widget);
   WickTimelineViewport view;
-  if (!full_view (self, &view))
+  /* full_view brings the timeline's scene up to date (throttled): this
+   * frame draws that, and the scene-changed it gives is not a reason to
+   * draw again */
+  self->drawing = TRUE;
+  gboolean shown = full_view (self, &view);
+  self->drawing = FALSE;
+  if (!shown)
     return;
   WickTimelineScene *scene = wick_timeline_view_get_scene (self->timeline);
   ensure_rows (self, scene, &view);
@@ -220,3 +227,10 @@ wick_timeline_overview_init (WickTimelineOverview *self)
                            G_CALLBACK (gtk_widget_queue_draw), self, G_CONNECT_SWAPPED);
 }
 
+void
+wick_timeline_overview_scene_changed (WickTimelineOverview *self)
+{
+  g_return_if_fail (WICK_IS_TIMELINE_OVERVIEW (self));
+  if (!self->drawing)
+    gtk_widget_queue_draw (GTK_WIDGET (self));
+}

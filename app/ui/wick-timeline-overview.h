@@ -16,5 +16,8 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (WickTimelineOverview, wick_timeline_overview, WICK, TIMELINE_OVERVIEW,
                       GtkWidget)
 
+/* The timeline's scene changed (its "scene-changed"): redrawn, unless the
+ * change came from the overview's own drawing, which drew it. */
+void wick_timeline_overview_scene_changed (WickTimelineOverview *self);
 
 G_END_DECLS

@@ -871,8 +871,8 @@ wick_window_init (WickWindow *self)
                             G_CALLBACK (gtk_widget_queue_draw), self->overview);
   /* and when the timeline's scene follows it (the overview, above the
    * timeline, drew that frame from the scene before the update) */
-  g_signal_connect_swapped (self->timeline, "scene-changed", G_CALLBACK (gtk_widget_queue_draw),
-                            self->overview);
+  g_signal_connect_swapped (self->timeline, "scene-changed",
+                            G_CALLBACK (wick_timeline_overview_scene_changed), self->overview);
   self->banner_widgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_signal_connect (self->selection, "changed", G_CALLBACK (on_selection_record), self);
 

@@ -287,14 +287,24 @@ typedef struct
   guint n_lines;
   guint per_batch;
   GAsyncQueue *out;
+  /* batches committed, emptied (wick_line_batch_reset) and given back; NULL:
+   * a new batch each time. With it one batch goes round at a time, so every
+   * batch after the first is a reused one. */
+  GAsyncQueue *back;
 } BatchJob;
+
+static WickLineBatch *
+next_batch (BatchJob *job, gboolean first)
+{
+  return job->back != NULL && !first ? g_async_queue_pop (job->back) : wick_line_batch_new ();
+}
 
 static gpointer
 decode_batches (gpointer data)
 {
   BatchJob *job = data;
   g_autoptr (WickLineDecoder) decoder = wick_line_decoder_new (TRUE);
-  WickLineBatch *batch = wick_line_batch_new ();
+  WickLineBatch *batch = next_batch (job, TRUE);
   for (guint i = 0; i < job->n_lines; i++)
     {
       char *copy = g_strdup (job->lines[i]);
@@ -305,7 +315,7 @@ decode_batches (gpointer data)
       if (!ok || wick_line_batch_get_n_lines (batch) == job->per_batch)
         {
           g_async_queue_push (job->out, batch);
-          batch = wick_line_batch_new ();
+          batch = next_batch (job, FALSE);
         }
       if (!ok)
         {
@@ -320,9 +330,11 @@ decode_batches (gpointer data)
 }
 
 static WickDocument *
-parse_in_batches (const char *const *lines, guint n_lines, guint per_batch, GError **error)
+parse_in_batches_with (const char *const *lines, guint n_lines, guint per_batch, gboolean recycle,
+                       GError **error)
 {
-  BatchJob job = { lines, n_lines, per_batch, g_async_queue_new () };
+  BatchJob job = { lines, n_lines, per_batch, g_async_queue_new (),
+                   recycle ? g_async_queue_new_full ((GDestroyNotify)wick_line_batch_free) : NULL };
   GThread *thread = g_thread_new ("decode", decode_batches, &job);
   WickDocument *doc = wick_document_new_with_extensions (TRUE);
   gboolean ok = TRUE;
@@ -334,9 +346,15 @@ parse_in_batches (const char *const *lines, guint n_lines, guint per_batch, GErr
       g_autoptr (WickLineBatch) batch = item;
       if (ok)
         ok = wick_document_commit_batch (doc, batch, error);
+      if (job.back != NULL)
+        {
+          wick_line_batch_reset (batch);
+          g_async_queue_push (job.back, g_steal_pointer (&batch));
+        }
     }
   g_thread_join (thread);
   g_async_queue_unref (job.out);
+  g_clear_pointer (&job.back, g_async_queue_unref);
   if (ok)
     wick_document_finish (doc, error);
   return doc;
@@ -405,10 +423,13 @@ test_stream_batches (void)
   };
   g_autoptr (WickDocument) fed = parse_fed (lines, G_N_ELEMENTS (lines));
   g_assert_false (wick_document_get_parse_error (fed)->failed);
-  for (guint per = 1; per <= G_N_ELEMENTS (lines); per++)
+  for (guint i = 0; i < 2 * G_N_ELEMENTS (lines); i++)
     {
+      /* each batch size with new batches, then with batches reused */
+      guint per = i % G_N_ELEMENTS (lines) + 1;
       g_autoptr (GError) error = NULL;
-      g_autoptr (WickDocument) doc = parse_in_batches (lines, G_N_ELEMENTS (lines), per, &error);
+      g_autoptr (WickDocument) doc = parse_in_batches_with (lines, G_N_ELEMENTS (lines), per,
+                                                            i >= G_N_ELEMENTS (lines), &error);
       g_assert_no_error (error);
       assert_same_document (doc, fed);
       guint n;
@@ -429,17 +450,20 @@ test_stream_batch_error (void)
   g_autoptr (WickDocument) fed = parse_fed (lines, G_N_ELEMENTS (lines));
   g_assert_true (wick_document_get_parse_error (fed)->failed);
   g_assert_cmpuint (wick_document_get_parse_error (fed)->line, ==, 4);
-  for (guint per = 1; per <= G_N_ELEMENTS (lines); per++)
+  for (guint i = 0; i < 2 * G_N_ELEMENTS (lines); i++)
     {
+      /* each batch size with new batches, then with batches reused */
+      guint per = i % G_N_ELEMENTS (lines) + 1;
       g_autoptr (GError) error = NULL;
-      g_autoptr (WickDocument) doc = parse_in_batches (lines, G_N_ELEMENTS (lines), per, &error);
+      g_autoptr (WickDocument) doc = parse_in_batches_with (lines, G_N_ELEMENTS (lines), per,
+                                                            i >= G_N_ELEMENTS (lines), &error);
       g_assert_error (error, WICK_DOCUMENT_ERROR, WICK_DOCUMENT_ERROR_INVALID);
       assert_same_document (doc, fed);
     }
   const char *const bad_utf8[] = { META_INFER, "{\"kind\":\"span_start\",\"id\":\"\xff\"}" };
   g_autoptr (WickDocument) fed2 = parse_fed (bad_utf8, 2);
   g_autoptr (GError) error = NULL;
-  g_autoptr (WickDocument) doc = parse_in_batches (bad_utf8, 2, 1, &error);
+  g_autoptr (WickDocument) doc = parse_in_batches_with (bad_utf8, 2, 1, TRUE, &error);
   g_assert_nonnull (error);
   assert_same_document (doc, fed2);
   g_assert_cmpstr (wick_document_get_parse_error (doc)->cause, ==,

@@ -100,6 +100,7 @@ typedef struct
   LiveBatch *current;
   GAsyncQueue *batches; /* worker -> main thread */
   GAsyncQueue *tokens;  /* main thread -> worker: room for a batch */
+  GAsyncQueue *recycled; /* main thread -> worker: committed line batches, emptied */
   GSource *ready;       /* its ready time is set by the worker */
   GMutex lock;
   GCond wake;
@@ -376,12 +377,24 @@ close_link_thread (gpointer link)
   return NULL;
 }
 
+/* A committed batch's lines back to the worker, emptied, for its next batch
+ * (at most as many as can be in flight: the tokens and the one it fills). */
+static void
+recycle_lines (LiveWorker *worker, LiveBatch *batch)
+{
+  if (batch->lines == NULL || g_async_queue_length (worker->recycled) > IN_FLIGHT)
+    return;
+  wick_line_batch_reset (batch->lines);
+  g_async_queue_push (worker->recycled, g_steal_pointer (&batch->lines));
+}
+
 static void
 worker_destroy (LiveWorker *worker)
 {
   g_source_unref (worker->ready);
   g_async_queue_unref (worker->batches);
   g_async_queue_unref (worker->tokens);
+  g_async_queue_unref (worker->recycled);
   wick_live_stream_free (worker->stream);
   g_clear_pointer (&worker->view, wick_live_stream_free);
   /* the node's serve exits when its stdin closes; waiting for ssh to exit
@@ -434,7 +447,9 @@ worker_main (gpointer data)
       if (worker->history > 0 && worker->epoch_lines >= worker->history)
         restart_view (worker);
       LiveBatch *batch = g_new0 (LiveBatch, 1);
-      batch->lines = wick_line_batch_new ();
+      batch->lines = g_async_queue_try_pop (worker->recycled);
+      if (batch->lines == NULL)
+        batch->lines = wick_line_batch_new ();
       batch->epoch = worker->epoch;
       batch->epoch_first_record = worker->epoch_first_record;
       batch->restart_error = g_steal_pointer (&worker->restart_error);
@@ -512,6 +527,7 @@ worker_main (gpointer data)
           && batch->spool_bytes == sent_bytes)
         {
           /* nothing new: keep the room, look again shortly */
+          recycle_lines (worker, batch);
           live_batch_free (batch);
           g_async_queue_push (worker->tokens, TOKEN);
           worker_sleep (worker, POLL_US);
@@ -572,6 +588,7 @@ worker_start (WickLiveSession *session, WickLiveStream *stream, WickRemoteLink *
   worker->decoder = wick_line_decoder_new (TRUE);
   worker->batches = g_async_queue_new_full ((GDestroyNotify)live_batch_free);
   worker->tokens = g_async_queue_new ();
+  worker->recycled = g_async_queue_new_full ((GDestroyNotify)wick_line_batch_free);
   for (int i = 0; i < IN_FLIGHT; i++)
     g_async_queue_push (worker->tokens, TOKEN);
   g_mutex_init (&worker->lock);
@@ -1020,6 +1037,7 @@ commit_ready (WickLiveSession *self, gint64 budget_us, gint64 wait_us, gboolean 
         break;
       changed |= apply_batch (self, batch);
       gboolean caught_up = batch->caught_up;
+      recycle_lines (worker, batch);
       live_batch_free (batch);
       g_async_queue_push (worker->tokens, TOKEN);
       if (until_caught_up && caught_up)
